@@ -1,0 +1,218 @@
+//! Tickets, CSRF tokens and API tokens (pve-common `Ticket.pm`,
+//! pve-manager `HTTPServer.pm::auth_handler`).
+//!
+//! A ticket reads `PVE:<userid>:<8 hex digits of its time>::<signature>`
+//! and lives two hours; the CSRF token that goes with it reads
+//! `<8 hex digits>:<signature>`. Signatures are HMAC-SHA256 with keys made
+//! at start, so tickets from one fake-pve process are not valid in another.
+
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
+use hmac::{Hmac, Mac};
+use http::HeaderMap;
+use sha2::Sha256;
+
+/// How long a ticket or CSRF token is valid, in seconds.
+pub const TICKET_LIFETIME: i64 = 7200;
+/// How far in the future a ticket's time may lie (clock skew), in seconds.
+const MAX_SKEW: i64 = 300;
+
+/// The signing keys of one server.
+#[derive(Clone)]
+pub struct Keys {
+    ticket: [u8; 32],
+    csrf: [u8; 32],
+}
+
+impl std::fmt::Debug for Keys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Keys(..)")
+    }
+}
+
+impl Keys {
+    /// Fresh random keys.
+    pub fn random() -> Self {
+        Self {
+            ticket: rand::random(),
+            csrf: rand::random(),
+        }
+    }
+
+    fn mac(key: &[u8], data: &str) -> Vec<u8> {
+        let mut m = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key length");
+        m.update(data.as_bytes());
+        m.finalize().into_bytes().to_vec()
+    }
+
+    /// A ticket for `userid` made at `time`.
+    pub fn ticket(&self, userid: &str, time: i64) -> String {
+        let plain = format!("PVE:{userid}:{time:08X}");
+        let sig = STANDARD.encode(Self::mac(&self.ticket, &plain));
+        format!("{plain}::{sig}")
+    }
+
+    /// Checks a ticket at `now` and returns its user and time.
+    pub fn verify_ticket(&self, ticket: &str, now: i64) -> Option<(String, i64)> {
+        let (plain, sig) = ticket.split_once("::")?;
+        let rest = plain.strip_prefix("PVE:")?;
+        let (userid, time_hex) = rest.rsplit_once(':')?;
+        if time_hex.len() != 8 {
+            return None;
+        }
+        let time = i64::from_str_radix(time_hex, 16).ok()?;
+        let want = STANDARD.encode(Self::mac(&self.ticket, plain));
+        if !constant_eq(want.as_bytes(), sig.as_bytes()) {
+            return None;
+        }
+        let age = now - time;
+        (-MAX_SKEW..=TICKET_LIFETIME)
+            .contains(&age)
+            .then(|| (userid.to_string(), time))
+    }
+
+    /// The CSRF prevention token for `userid` made at `time`.
+    pub fn csrf(&self, userid: &str, time: i64) -> String {
+        let stamp = format!("{time:08X}");
+        let sig = STANDARD_NO_PAD.encode(Self::mac(&self.csrf, &format!("{stamp}:{userid}")));
+        format!("{stamp}:{sig}")
+    }
+
+    /// Checks a CSRF token for `userid` at `now`.
+    pub fn verify_csrf(&self, token: &str, userid: &str, now: i64) -> bool {
+        let Some((stamp, sig)) = token.split_once(':') else {
+            return false;
+        };
+        let Ok(time) = i64::from_str_radix(stamp, 16) else {
+            return false;
+        };
+        if stamp.len() != 8 {
+            return false;
+        }
+        let want = STANDARD_NO_PAD.encode(Self::mac(&self.csrf, &format!("{stamp}:{userid}")));
+        let age = now - time;
+        constant_eq(want.as_bytes(), sig.as_bytes()) && (-MAX_SKEW..=TICKET_LIFETIME).contains(&age)
+    }
+}
+
+fn constant_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The credentials a request carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credentials {
+    /// A ticket from the `PVEAuthCookie` cookie or `Authorization` header.
+    Ticket(String),
+    /// `PVEAPIToken=USER@REALM!TOKENID=SECRET`.
+    Token {
+        /// `USER@REALM!TOKENID`.
+        authid: String,
+        /// The secret.
+        secret: String,
+    },
+    /// A malformed `PVEAPIToken` header.
+    BadToken,
+}
+
+/// Reads the credentials of a request as PVE does: the `PVEAuthCookie`
+/// cookie first, then a ticket in `Authorization`, and only without a
+/// ticket an API token in `Authorization`.
+pub fn credentials(headers: &HeaderMap) -> Option<Credentials> {
+    let values = |name| {
+        headers
+            .get_all(name)
+            .into_iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .map(str::trim)
+    };
+    if let Some(t) = values(http::header::COOKIE).find_map(|p| p.strip_prefix("PVEAuthCookie=")) {
+        return Some(Credentials::Ticket(unescape(t)));
+    }
+    if let Some(t) =
+        values(http::header::AUTHORIZATION).find_map(|p| p.strip_prefix("PVEAuthCookie="))
+    {
+        return Some(Credentials::Ticket(unescape(t)));
+    }
+    let token = values(http::header::AUTHORIZATION).find_map(|p| p.strip_prefix("PVEAPIToken"))?;
+    match token.strip_prefix(['=', ' ']) {
+        Some(rest) => Some(parse_token(rest.trim_start())),
+        None => Some(Credentials::BadToken),
+    }
+}
+
+/// `USER@REALM!TOKENID=SECRET`, split at the last `=` as PVE does.
+fn parse_token(s: &str) -> Credentials {
+    let Some((authid, secret)) = s.trim().rsplit_once('=') else {
+        return Credentials::BadToken;
+    };
+    if authid.is_empty() {
+        return Credentials::BadToken;
+    }
+    Credentials::Token {
+        authid: authid.to_string(),
+        secret: secret.to_string(),
+    }
+}
+
+fn unescape(s: &str) -> String {
+    percent_encoding::percent_decode_str(s.trim())
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+    use rstest::rstest;
+
+    #[test]
+    fn tickets_live_two_hours() {
+        let k = Keys::random();
+        let t = k.ticket("root@pam", 1_000_000);
+        assert!(t.starts_with("PVE:root@pam:000F4240::"), "{t}");
+        assert_eq!(k.verify_ticket(&t, 1_000_000), Some(("root@pam".into(), 1_000_000)));
+        assert!(k.verify_ticket(&t, 1_000_000 + 7200).is_some());
+        assert!(k.verify_ticket(&t, 1_000_000 + 7201).is_none());
+        assert!(k.verify_ticket(&t, 1_000_000 - 301).is_none());
+        assert!(Keys::random().verify_ticket(&t, 1_000_000).is_none());
+        let forged = t.replace("root@pam", "root@pve");
+        assert!(k.verify_ticket(&forged, 1_000_000).is_none());
+    }
+
+    #[test]
+    fn csrf_tokens_bind_the_user() {
+        let k = Keys::random();
+        let c = k.csrf("root@pam", 1_000_000);
+        assert!(k.verify_csrf(&c, "root@pam", 1_000_100));
+        assert!(!k.verify_csrf(&c, "bob@pve", 1_000_100));
+        assert!(!k.verify_csrf(&c, "root@pam", 1_000_000 + 7201));
+        assert!(!k.verify_csrf("garbage", "root@pam", 1_000_000));
+    }
+
+    #[rstest]
+    #[case("PVEAPIToken=root@pam!ci=abc-123", Some(Credentials::Token { authid: "root@pam!ci".into(), secret: "abc-123".into() }))]
+    #[case("PVEAPIToken root@pam!ci=abc", Some(Credentials::Token { authid: "root@pam!ci".into(), secret: "abc".into() }))]
+    #[case("PVEAPIToken=root@pam!ci abc-123", Some(Credentials::BadToken))]
+    #[case("PVEAPIToken=root@pam=abc", Some(Credentials::Token { authid: "root@pam".into(), secret: "abc".into() }))]
+    #[case("PVEAPIToken=root@pam!ci", Some(Credentials::BadToken))]
+    #[case("PVEAuthCookie=PVE%3Aroot%40pam%3A1::x", Some(Credentials::Ticket("PVE:root@pam:1::x".into())))]
+    #[case("Bearer x", None)]
+    fn authorization_headers(#[case] header: &str, #[case] want: Option<Credentials>) {
+        let mut h = HeaderMap::new();
+        h.insert(http::header::AUTHORIZATION, HeaderValue::from_str(header).expect("header"));
+        assert_eq!(credentials(&h), want);
+    }
+
+    #[test]
+    fn cookie_raw_or_escaped() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            http::header::COOKIE,
+            HeaderValue::from_static("lang=en; PVEAuthCookie=PVE:root@pam:1::a+b/c="),
+        );
+        assert_eq!(credentials(&h), Some(Credentials::Ticket("PVE:root@pam:1::a+b/c=".into())));
+    }
+}

@@ -1,0 +1,633 @@
+//! The wire: PVE's `/api2/json` (and `/api2/extjs`) with its envelope,
+//! authentication, status lines and reason phrases (pve-http-server
+//! `AnyEvent.pm`, `Formatter/Standard.pm`; pve-manager `HTTPServer.pm`).
+//!
+//! Each area has a module with a `routes()` list, one line per route.
+//! Handlers are thin: read parameters, call the model under the lock,
+//! answer with the `data` member.
+
+pub mod access;
+pub mod auth;
+pub mod cluster;
+pub mod nodes;
+pub mod params;
+pub mod tasks;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
+use http_body_util::Full;
+use serde_json::{Value, json};
+
+use crate::model::{AuthId, Error, Result};
+use crate::state::State;
+use auth::Credentials;
+pub use params::Params;
+
+/// What a handler answers: the `data` member, and `total` where PVE sets it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    /// The `data` member.
+    pub data: Value,
+    /// The top-level `total` (left out when zero, as PVE does).
+    pub total: Option<u64>,
+}
+
+impl From<Value> for Reply {
+    fn from(data: Value) -> Self {
+        Self { data, total: None }
+    }
+}
+
+/// One request as a handler sees it.
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    /// The server state.
+    pub state: &'a State,
+    /// Who asks; `None` on the calls that need no authentication.
+    pub who: Option<AuthId>,
+    /// Path, query and body parameters, merged.
+    pub params: Params,
+}
+
+impl Ctx<'_> {
+    /// The authenticated identity.
+    ///
+    /// # Errors
+    /// 401 when the call was made without credentials.
+    pub fn who(&self) -> Result<&AuthId> {
+        self.who.as_ref().ok_or_else(|| Error::Status {
+            code: 401,
+            msg: "No ticket".into(),
+        })
+    }
+
+    /// Runs `f` on the cluster (see [`State::with`]).
+    pub fn with<R>(&self, f: impl FnOnce(&mut crate::model::Cluster) -> R) -> R {
+        self.state.with(f)
+    }
+
+    /// Now, in epoch seconds.
+    pub fn now(&self) -> i64 {
+        self.state.clock().now()
+    }
+
+    /// A required path or body parameter as text.
+    ///
+    /// # Errors
+    /// 400 when it is missing.
+    pub fn param(&self, name: &str) -> Result<String> {
+        self.params.req_str(name)
+    }
+}
+
+/// A handler: parameters in, `data` out.
+pub type Handler = fn(&Ctx<'_>) -> Result<Reply>;
+
+/// One route: method, path template and handler.
+#[derive(Clone)]
+pub struct Route {
+    method: Method,
+    segments: Vec<Segment>,
+    handler: Handler,
+    /// Parameters the call takes besides those of the path.
+    params: &'static [&'static str],
+    perm: Perm,
+    proxy: bool,
+    allowtoken: bool,
+}
+
+/// The permission check a route makes before anything else, as the
+/// schema's `permissions` says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Perm {
+    /// `user: world` or `user: all`, or a check the handler makes itself.
+    Handler,
+    /// `["perm", path, [privs]]`; `{name}` in the path is replaced by the
+    /// parameter.
+    Check(&'static str, &'static [&'static str]),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Segment {
+    Literal(&'static str),
+    Param(&'static str),
+}
+
+impl Route {
+    /// A route. `path` uses PVE's `{name}` placeholders.
+    pub fn new(method: Method, path: &'static str, handler: Handler, params: &'static [&'static str]) -> Self {
+        let segments = path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(|s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                Some(name) => Segment::Param(name),
+                None => Segment::Literal(s),
+            })
+            .collect();
+        Self {
+            method,
+            segments,
+            handler,
+            params,
+            perm: Perm::Handler,
+            proxy: false,
+            allowtoken: true,
+        }
+    }
+
+    /// Sets the permission check.
+    #[must_use]
+    pub fn perm(mut self, path: &'static str, privs: &'static [&'static str]) -> Self {
+        self.perm = Perm::Check(path, privs);
+        self
+    }
+
+    /// Marks a call PVE proxies to the node named by `{node}`.
+    #[must_use]
+    pub fn proxy(mut self) -> Self {
+        self.proxy = true;
+        self
+    }
+
+    /// Marks a call that refuses API tokens (`allowtoken: 0`).
+    #[must_use]
+    pub fn no_token(mut self) -> Self {
+        self.allowtoken = false;
+        self
+    }
+
+    fn matches(&self, segs: &[String]) -> Option<Vec<(&'static str, String)>> {
+        if segs.len() != self.segments.len() {
+            return None;
+        }
+        let mut out = Vec::new();
+        for (seg, want) in segs.iter().zip(&self.segments) {
+            match want {
+                Segment::Literal(l) if l == seg => {}
+                Segment::Literal(_) => return None,
+                Segment::Param(name) => out.push((*name, seg.clone())),
+            }
+        }
+        Some(out)
+    }
+}
+
+/// Shorthand for `Route::new(Method::GET, ...)`.
+pub fn get(path: &'static str, handler: Handler, params: &'static [&'static str]) -> Route {
+    Route::new(Method::GET, path, handler, params)
+}
+
+/// Shorthand for a POST route.
+pub fn post(path: &'static str, handler: Handler, params: &'static [&'static str]) -> Route {
+    Route::new(Method::POST, path, handler, params)
+}
+
+/// Shorthand for a PUT route.
+pub fn put(path: &'static str, handler: Handler, params: &'static [&'static str]) -> Route {
+    Route::new(Method::PUT, path, handler, params)
+}
+
+/// Shorthand for a DELETE route.
+pub fn delete(path: &'static str, handler: Handler, params: &'static [&'static str]) -> Route {
+    Route::new(Method::DELETE, path, handler, params)
+}
+
+/// Every `/api2` route.
+pub struct Router {
+    routes: Vec<Route>,
+}
+
+impl Default for Router {
+    fn default() -> Self {
+        let mut routes = Vec::new();
+        routes.extend(access::routes());
+        routes.extend(cluster::routes());
+        routes.extend(nodes::routes());
+        routes.extend(tasks::routes());
+        Self { routes }
+    }
+}
+
+impl Router {
+    fn find(&self, method: &Method, segs: &[String]) -> Option<(&Route, Vec<(&'static str, String)>)> {
+        self.routes
+            .iter()
+            .filter(|r| r.method == method)
+            .find_map(|r| r.matches(segs).map(|m| (r, m)))
+    }
+}
+
+/// The answer format after `/api2/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `/api2/json`.
+    Json,
+    /// `/api2/extjs`: the ExtJS form with `success`.
+    Extjs,
+}
+
+/// The calls PVE answers without authentication (pve-manager
+/// `HTTPServer.pm::auth_handler`).
+fn needs_no_auth(method: &Method, rel: &str) -> bool {
+    let rel = rel.trim_end_matches('/');
+    matches!(
+        (method.as_str(), rel),
+        ("GET", "/access/domains")
+            | ("GET" | "POST", "/access/ticket")
+            | ("POST", "/access/vncticket")
+            | ("POST", "/access/openid/auth-url" | "/access/openid/login")
+    )
+}
+
+/// A refusal from the authentication layer: status line only, no body.
+#[derive(Debug)]
+pub(crate) struct AuthReject(pub(crate) String);
+
+/// Checks the credentials of a request and returns who makes it. Before
+/// 9.1.5 (and 8.4.17) PVE said why; since then every refusal but the
+/// missing ticket and the CSRF check reads `Authentication failed!`.
+pub(crate) fn authenticate(
+    state: &State,
+    method: &Method,
+    headers: &HeaderMap,
+) -> std::result::Result<AuthId, AuthReject> {
+    let v = state.settings().version;
+    let say = |old: String| {
+        AuthReject(if v.is_v9() {
+            v.invalid_ticket_message().to_string()
+        } else {
+            old
+        })
+    };
+    let now = state.clock().now();
+    match auth::credentials(headers) {
+        None => Err(AuthReject("No ticket".into())),
+        Some(Credentials::BadToken) => Err(say("no tokenid specified".into())),
+        Some(Credentials::Ticket(t)) => {
+            let Some((userid, _)) = state.keys().verify_ticket(&t, now) else {
+                return Err(say(v.invalid_ticket_message().into()));
+            };
+            state
+                .with(|c| c.access.check_user_enabled(&userid, now).map(|_| ()))
+                .map_err(|e| say(e.to_string()))?;
+            if method != Method::GET {
+                let csrf = headers
+                    .get("CSRFPreventionToken")
+                    .and_then(|h| h.to_str().ok())
+                    .unwrap_or("");
+                if !state.keys().verify_csrf(csrf, &userid, now) {
+                    return Err(AuthReject("Permission denied - invalid csrf token".into()));
+                }
+            }
+            Ok(AuthId::User(userid))
+        }
+        Some(Credentials::Token { authid, secret }) => {
+            let Some(AuthId::Token { userid, tokenid }) = AuthId::parse(&authid) else {
+                return Err(say(format!(
+                    "'{authid}' is not a valid token ID - not able to split into user and token parts"
+                )));
+            };
+            state
+                .with(|c| c.access.check_token(&userid, &tokenid, &secret, now))
+                .map_err(|e| say(e.to_string()))?;
+            Ok(AuthId::Token { userid, tokenid })
+        }
+    }
+}
+
+/// A request as the wire layer received it.
+#[derive(Debug)]
+pub struct Request {
+    /// The method.
+    pub method: Method,
+    /// The path, still percent-encoded.
+    pub path: String,
+    /// The raw query string.
+    pub query: Option<String>,
+    /// The headers.
+    pub headers: HeaderMap,
+    /// The body.
+    pub body: Bytes,
+}
+
+/// The body size PVE accepts (`$limit_max_post`).
+pub const MAX_BODY: usize = 512 * 1024;
+
+/// Splits `/api2/<format>/<rest>` as PVE does: `None` when the path has
+/// no format.
+fn split_api2(path: &str) -> Option<(&str, &str)> {
+    let rest = path.strip_prefix("/api2/")?.trim_start_matches('/');
+    let end = rest.find('/').unwrap_or(rest.len());
+    let (fmt, rel) = rest.split_at(end);
+    let b = fmt.as_bytes();
+    let ok = !b.is_empty()
+        && b[0].is_ascii_lowercase()
+        && b.len() >= 2
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    ok.then_some((fmt, rel))
+}
+
+/// Answers one `/api2` request (the caller has read the body, up to
+/// [`MAX_BODY`] and one byte more).
+pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Full<Bytes>> {
+    let decoded = percent_encoding::percent_decode_str(&req.path)
+        .decode_utf8_lossy()
+        .into_owned();
+    let split = split_api2(&decoded);
+    let rel = match split {
+        Some((_, "")) | None => "/".to_string(),
+        Some((_, r)) => r.to_string(),
+    };
+
+    let who = if needs_no_auth(&req.method, &rel) {
+        None
+    } else {
+        match authenticate(state, &req.method, &req.headers) {
+            Ok(who) => Some(who),
+            Err(AuthReject(msg)) => {
+                delay(state).await;
+                return status_only(401, &msg);
+            }
+        }
+    };
+    let format = match split {
+        None => return plain(501, "no such uri"),
+        Some(("json", _)) => Format::Json,
+        Some(("extjs", _)) => Format::Extjs,
+        Some((other, _)) => return plain(501, &format!("no formatter for uri {rel}, {other}")),
+    };
+    if !req.body.is_empty() && req.method != Method::POST && req.method != Method::PUT {
+        return plain(501, &format!("Unexpected content for method '{}'", req.method));
+    }
+    if req.body.len() > MAX_BODY {
+        return plain(501, "for data too large");
+    }
+    let body = match body_params(&req) {
+        Ok(b) => b,
+        Err(resp) => return resp,
+    };
+
+    let started = tokio::time::Instant::now();
+    let result = dispatch(state, router, &req, &rel, who, body);
+    if matches!(result, Err(Error::Status { code: 401, .. })) {
+        let d = state.settings().auth_failure_delay;
+        tokio::time::sleep_until(started + d).await;
+    }
+    match result {
+        Ok(reply) => success(format, reply),
+        Err(e) => failure(format, &e),
+    }
+}
+
+pub(crate) async fn delay(state: &State) {
+    let d = state.settings().auth_failure_delay;
+    if d > Duration::ZERO {
+        tokio::time::sleep(d).await;
+    }
+}
+
+fn dispatch(
+    state: &State,
+    router: &Router,
+    req: &Request,
+    rel: &str,
+    who: Option<AuthId>,
+    mut map: BTreeMap<String, Value>,
+) -> Result<Reply> {
+    let segs: Vec<String> = rel
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let Some((route, path_params)) = router.find(&req.method, &segs) else {
+        return Err(Error::Status {
+            code: 501,
+            msg: format!("Method '{} {rel}' not implemented", req.method),
+        });
+    };
+    if let Some(q) = &req.query {
+        for (k, v) in form_urlencoded::parse(q.as_bytes()) {
+            map.insert(k.into_owned(), Value::String(v.into_owned()));
+        }
+    }
+    map.remove("_dc");
+    for (name, value) in &path_params {
+        if let Some(other) = map.get(*name)
+            && params::value_text(other) != *value
+        {
+            return Err(Error::invalid(
+                *name,
+                "duplicate parameter (already defined in URI) with conflicting values!",
+            ));
+        }
+        map.insert((*name).to_string(), Value::String(value.clone()));
+    }
+    if let Some(who) = &who {
+        if !route.allowtoken && who.is_token() {
+            return Err(Error::Forbidden(format!(
+                "Permission check failed (URI '{rel}' not available with API token, need proper ticket.\n)"
+            )));
+        }
+        if let Perm::Check(path, privs) = route.perm {
+            let mut path = path.to_string();
+            for (name, value) in &path_params {
+                path = path.replace(&format!("{{{name}}}"), value);
+            }
+            state.with(|c| c.access.check_perm(who, &path, privs))?;
+        }
+    }
+    if route.proxy
+        && let Some((_, node)) = path_params.iter().find(|(n, _)| *n == "node")
+    {
+        state.with(|c| c.node(node).map(|_| ()))?;
+    }
+    let params = Params::new(map);
+    let allowed: Vec<&str> = route
+        .params
+        .iter()
+        .copied()
+        .chain(path_params.iter().map(|(n, _)| *n))
+        .collect();
+    params.only(&allowed)?;
+    let ctx = Ctx { state, who, params };
+    (route.handler)(&ctx)
+}
+
+/// Reads a POST/PUT body: JSON, or a form (also without Content-Type).
+pub(crate) fn body_params(req: &Request) -> std::result::Result<BTreeMap<String, Value>, Response<Full<Bytes>>> {
+    let mut map = BTreeMap::new();
+    if req.body.is_empty() {
+        return Ok(map);
+    }
+    let ctype = req
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if ctype == "application/json" {
+        match serde_json::from_slice::<Value>(&req.body) {
+            Ok(Value::Object(o)) => map.extend(o.into_iter().filter(|(_, v)| !v.is_null())),
+            Ok(_) => {
+                return Err(plain(
+                    500,
+                    "malformed JSON string, neither array, object, number, string or atom",
+                ));
+            }
+            Err(e) => return Err(plain(500, &format!("malformed JSON string: {e}"))),
+        }
+    } else if ctype.is_empty() || ctype == "application/x-www-form-urlencoded" {
+        for (k, v) in form_urlencoded::parse(&req.body) {
+            map.insert(k.into_owned(), Value::String(v.into_owned()));
+        }
+    } else {
+        return Err(plain(506, &format!("upload 'Content-Type '{ctype}' not implemented")));
+    }
+    Ok(map)
+}
+
+/// The content type of every JSON answer, byte for byte as PVE sends it.
+pub const JSON_CONTENT_TYPE: &str = "application/json;charset=UTF-8";
+
+fn base_response(code: u16, reason: &str) -> http::response::Builder {
+    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut b = Response::builder()
+        .status(status)
+        .header("Cache-Control", "max-age=0")
+        .header("Pragma", "no-cache")
+        .header("Expires", http_date(now))
+        .header("Server", "pve-api-daemon/3.0");
+    // pveproxy closes the connection after every error answer.
+    if code >= 400 {
+        b = b.header(http::header::CONNECTION, "close");
+    }
+    if let Some(r) = reason_phrase(status, reason) {
+        b = b.extension(r);
+    }
+    b
+}
+
+/// An RFC 7231 date (`Sun, 06 Nov 1994 08:49:37 GMT`).
+pub fn http_date(epoch: u64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let days = epoch / 86_400;
+    let secs = epoch % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = i64::try_from(days).unwrap_or(0) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
+        DAYS[usize::try_from(days % 7).unwrap_or(0)],
+        MONTHS[usize::try_from(month - 1).unwrap_or(0)],
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+fn reason_phrase(status: StatusCode, msg: &str) -> Option<hyper::ext::ReasonPhrase> {
+    let first = msg.lines().next().unwrap_or("").trim_end();
+    if first.is_empty() || status.canonical_reason() == Some(first) {
+        return None;
+    }
+    hyper::ext::ReasonPhrase::try_from(first.as_bytes().to_vec()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_dates() {
+        assert_eq!(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+        assert_eq!(http_date(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(http_date(1_795_000_000), "Wed, 18 Nov 2026 11:06:40 GMT");
+    }
+
+    #[test]
+    fn api2_paths() {
+        assert_eq!(split_api2("/api2/json/version"), Some(("json", "/version")));
+        assert_eq!(split_api2("/api2/json"), Some(("json", "")));
+        assert_eq!(split_api2("/api2//extjs/nodes"), Some(("extjs", "/nodes")));
+        assert_eq!(split_api2("/api2/"), None);
+        assert_eq!(split_api2("/api2/JSON/version"), None);
+    }
+}
+
+fn build(b: http::response::Builder, body: Bytes) -> Response<Full<Bytes>> {
+    b.body(Full::new(body))
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+}
+
+/// An answer with the message as its reason phrase and as a plain body
+/// (the transport layer's errors).
+pub fn plain(code: u16, msg: &str) -> Response<Full<Bytes>> {
+    build(base_response(code, msg), Bytes::from(msg.to_string()))
+}
+
+/// An answer with a status line and no body (the authentication layer).
+pub fn status_only(code: u16, msg: &str) -> Response<Full<Bytes>> {
+    build(base_response(code, msg), Bytes::new())
+}
+
+fn json_response(code: u16, reason: &str, body: &Value) -> Response<Full<Bytes>> {
+    let b = base_response(code, reason).header(http::header::CONTENT_TYPE, HeaderValue::from_static(JSON_CONTENT_TYPE));
+    build(b, Bytes::from(body.to_string()))
+}
+
+/// The success answer.
+pub fn success(format: Format, reply: Reply) -> Response<Full<Bytes>> {
+    let mut body = json!({ "data": reply.data });
+    if let Some(t) = reply.total.filter(|t| *t != 0) {
+        body["total"] = json!(t);
+    }
+    if format == Format::Extjs {
+        body["success"] = json!(1);
+    }
+    json_response(200, "", &body)
+}
+
+/// The error answer for a domain error.
+pub fn failure(format: Format, e: &Error) -> Response<Full<Bytes>> {
+    let (code, msg, errors) = match e {
+        Error::Failed(m) => (500, m.clone(), None),
+        Error::Invalid(errs) => (400, "Parameter verification failed.".to_string(), Some(errs)),
+        Error::Forbidden(m) => (403, m.clone(), None),
+        Error::Status { code, msg } => (*code, msg.clone(), None),
+    };
+    // PVE's own 501 for an unknown method has no newline; every `die`
+    // message has one.
+    let msg = if msg.ends_with('\n') || code == 501 {
+        msg
+    } else {
+        format!("{msg}\n")
+    };
+    let mut body = json!({ "data": null, "message": msg });
+    if let Some(errs) = errors {
+        body["errors"] = json!(errs);
+    }
+    if format == Format::Extjs {
+        body["success"] = json!(0);
+        body["status"] = json!(code);
+        return json_response(200, "", &body);
+    }
+    json_response(code, &msg, &body)
+}

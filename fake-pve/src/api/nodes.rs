@@ -1,0 +1,233 @@
+//! `/nodes`: the members, their status and version, and the node-wide
+//! power calls (pve-manager `API2/Nodes.pm`).
+
+use serde_json::{Value, json};
+
+use super::{Ctx, Reply, Route, get, post};
+use crate::model::{Error, Result, TaskEffect, Worker};
+
+/// The routes of this area.
+pub fn routes() -> Vec<Route> {
+    vec![
+        get("/nodes", list_nodes, &[]),
+        get("/nodes/{node}", node_index, &[]),
+        get("/nodes/{node}/status", node_status, &[]).perm("/nodes/{node}", &["Sys.Audit"]).proxy(),
+        get("/nodes/{node}/version", node_version, &[]).proxy(),
+        post("/nodes/{node}/startall", startall, &["force", "vms", "max-workers"]).proxy(),
+        post("/nodes/{node}/stopall", stopall, &["force-stop", "timeout", "vms", "max-workers"]).proxy(),
+    ]
+}
+
+/// The children of `/nodes/{node}`, as 9.x lists them.
+const NODE_DIRS_9: &[&str] = &[
+    "aplinfo", "apt", "capabilities", "ceph", "certificates", "config", "disks", "dns", "firewall",
+    "hardware", "hosts", "journal", "lxc", "migrateall", "netstat", "network", "qemu",
+    "query-oci-repo-tags", "query-url-metadata", "replication", "report", "rrd", "rrddata", "scan",
+    "sdn", "services", "spiceshell", "startall", "status", "stopall", "storage", "subscription",
+    "suspendall", "syslog", "tasks", "termproxy", "time", "version", "vncshell", "vzdump",
+    "wakeonlan",
+];
+
+/// `GET /nodes`: every member; the figures only with Sys.Audit.
+fn list_nodes(ctx: &Ctx<'_>) -> Result<Reply> {
+    let who = ctx.who()?;
+    let now = ctx.now();
+    let items = ctx.with(|c| {
+        c.nodes_view(now)
+            .into_iter()
+            .map(|mut item| {
+                let name = item["node"].as_str().unwrap_or_default().to_string();
+                if !c.access.has_priv(who, &format!("/nodes/{name}"), "Sys.Audit")
+                    && let Some(o) = item.as_object_mut()
+                {
+                    for k in ["cpu", "maxcpu", "mem", "maxmem", "disk", "maxdisk", "uptime", "level"] {
+                        o.remove(k);
+                    }
+                }
+                item
+            })
+            .collect::<Vec<_>>()
+    });
+    Ok(Value::Array(items).into())
+}
+
+/// `GET /nodes/{node}`: answered for any well-formed name (not proxied).
+fn node_index(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.param("node")?;
+    check_node_name(&node)?;
+    let v9 = ctx.with(|c| c.version.is_v9());
+    let mut dirs: Vec<&str> = NODE_DIRS_9
+        .iter()
+        .copied()
+        .filter(|d| v9 || (*d != "query-oci-repo-tags" && *d != "sdn"))
+        .collect();
+    if !v9 {
+        dirs.push("sdn");
+    }
+    Ok(json!(dirs.iter().map(|d| json!({ "name": d })).collect::<Vec<_>>()).into())
+}
+
+/// The `pve-node` format.
+///
+/// # Errors
+/// 400 on `node` when the name is not a valid node name.
+pub fn check_node_name(node: &str) -> Result<()> {
+    let b = node.as_bytes();
+    let ok = !b.is_empty()
+        && b.len() <= 63
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid("node", "invalid format - value does not look like a valid node name\n"))
+    }
+}
+
+/// The node a call names, `localhost` resolved.
+fn node_name(ctx: &Ctx<'_>) -> Result<String> {
+    let node = ctx.param("node")?;
+    ctx.with(|c| c.node(&node).map(|n| n.name.clone()))
+}
+
+/// `GET /nodes/{node}/status`.
+fn node_status(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let now = ctx.now();
+    ctx.with(|c| {
+        let (mem, running) = c.guest_load(&node);
+        Ok(c.node(&node)?.status_view(now, mem, running, c.version).into())
+    })
+}
+
+/// `GET /nodes/{node}/version`.
+fn node_version(ctx: &Ctx<'_>) -> Result<Reply> {
+    node_name(ctx)?;
+    let v = ctx.state.settings().version;
+    Ok(json!({ "version": v.version(), "release": v.release(), "repoid": v.repoid() }).into())
+}
+
+/// The `vms` list of startall/stopall: VMIDs separated by `,`, `;` or
+/// white space.
+fn vm_list(ctx: &Ctx<'_>) -> Result<Option<Vec<u32>>> {
+    let Some(text) = ctx.params.str("vms") else {
+        return Ok(None);
+    };
+    text.split([',', ';', ' ', '\t', '\n'])
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            if super::cluster::valid_vmid_text(s) {
+                s.parse().map_err(|_| bad_vmid_list(s))
+            } else {
+                Err(bad_vmid_list(s))
+            }
+        })
+        .collect::<Result<Vec<u32>>>()
+        .map(Some)
+}
+
+fn bad_vmid_list(item: &str) -> Error {
+    Error::invalid(
+        "vms",
+        format!("invalid format - value '{item}' does not look like a valid VM ID\n"),
+    )
+}
+
+/// The permission of startall/stopall: VM.PowerMgmt on `/`, or on each
+/// listed VM.
+fn check_power(ctx: &Ctx<'_>, vms: Option<&[u32]>) -> Result<()> {
+    let who = ctx.who()?;
+    ctx.with(|c| {
+        if c.access.has_priv(who, "/", "VM.PowerMgmt") {
+            return Ok(());
+        }
+        match vms {
+            Some(list) if !list.is_empty() => list
+                .iter()
+                .try_for_each(|id| c.access.check_perm(who, &format!("/vms/{id}"), &["VM.PowerMgmt"])),
+            _ => c.access.check_perm(who, "/", &["VM.PowerMgmt"]),
+        }
+    })
+}
+
+/// `max-workers`, which 9.x added to startall and stopall.
+fn check_max_workers(ctx: &Ctx<'_>) -> Result<()> {
+    if !ctx.with(|c| c.version.is_v9()) && ctx.params.get("max-workers").is_some() {
+        return Err(Error::invalid(
+            "max-workers",
+            "property is not defined in schema and the schema does not allow additional properties",
+        ));
+    }
+    ctx.params.int("max-workers", Some(1), Some(64)).map(|_| ())
+}
+
+/// `POST /nodes/{node}/startall`: starts the guests marked `onboot` (or
+/// all with `force`, or those listed in `vms`), skipping templates and
+/// guests already running.
+fn startall(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let force = ctx.params.bool("force")?.unwrap_or(false);
+    let vms = vm_list(ctx)?;
+    check_power(ctx, vms.as_deref())?;
+    check_max_workers(ctx)?;
+    let who = ctx.who()?.to_string();
+    let now_ms = ctx.state.clock().now_millis();
+    let latency = ctx.state.latency();
+    let upid = ctx.with(|c| {
+        let ids: Vec<u32> = c
+            .vms
+            .values()
+            .filter(|v| v.node == node && !v.running() && !v.template())
+            .filter(|v| match &vms {
+                Some(list) => list.contains(&v.vmid),
+                None => force || v.config.get("onboot").is_some_and(|o| o == "1"),
+            })
+            .map(|v| v.vmid)
+            .collect();
+        let mut worker = Worker::new("startall", "");
+        for id in &ids {
+            worker = worker.log(format!("Starting VM {id}"));
+        }
+        let worker = worker.effect(TaskEffect::SetVmStatus {
+            vmids: ids,
+            status: "running".into(),
+        });
+        c.start_task(&node, worker, &who, now_ms, latency.task_ms("startall"))
+    });
+    Ok(json!(upid).into())
+}
+
+/// `POST /nodes/{node}/stopall`: stops the running guests, highest VMID
+/// first.
+fn stopall(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    ctx.params.bool("force-stop")?;
+    let timeout = ctx.params.int("timeout", Some(0), Some(7200))?.unwrap_or(180);
+    let vms = vm_list(ctx)?;
+    check_power(ctx, vms.as_deref())?;
+    check_max_workers(ctx)?;
+    let who = ctx.who()?.to_string();
+    let now_ms = ctx.state.clock().now_millis();
+    let latency = ctx.state.latency();
+    let upid = ctx.with(|c| {
+        let mut ids: Vec<u32> = c
+            .vms
+            .values()
+            .filter(|v| v.node == node && v.running())
+            .filter(|v| vms.as_ref().is_none_or(|list| list.contains(&v.vmid)))
+            .map(|v| v.vmid)
+            .collect();
+        ids.reverse();
+        let mut worker = Worker::new("stopall", "");
+        for id in &ids {
+            worker = worker.log(format!("Stopping VM {id} (timeout = {timeout} seconds)"));
+        }
+        let worker = worker.effect(TaskEffect::SetVmStatus {
+            vmids: ids,
+            status: "stopped".into(),
+        });
+        c.start_task(&node, worker, &who, now_ms, latency.task_ms("stopall"))
+    });
+    Ok(json!(upid).into())
+}

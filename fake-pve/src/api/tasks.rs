@@ -1,0 +1,153 @@
+//! `/nodes/{node}/tasks`: listing, status, log and stop (pve-manager
+//! `API2/Tasks.pm`).
+
+use serde_json::{Value, json};
+
+use super::{Ctx, Reply, Route, delete, get};
+use crate::model::tasks::TaskFilter;
+use crate::model::{AuthId, Error, Result, Task};
+
+/// The routes of this area.
+pub fn routes() -> Vec<Route> {
+    vec![
+        get("/nodes/{node}/tasks", node_tasks, &["start", "limit", "userfilter", "typefilter", "vmid", "errors", "source", "since", "until", "statusfilter"]).proxy(),
+        get("/nodes/{node}/tasks/{upid}", upid_index, &[]),
+        get("/nodes/{node}/tasks/{upid}/status", read_task_status, &[]).proxy(),
+        get("/nodes/{node}/tasks/{upid}/log", read_task_log, &["start", "limit", "download"]).proxy(),
+        delete("/nodes/{node}/tasks/{upid}", stop_task, &[]).proxy(),
+    ]
+}
+
+/// Whether `who` started `task` (a user owns the tasks of its tokens).
+fn owns(who: &AuthId, task: &Task) -> bool {
+    let owner = &task.upid.user;
+    match who {
+        AuthId::User(u) => owner == u || owner.split_once('!').is_some_and(|(o, _)| o == u),
+        AuthId::Token { .. } => *owner == who.to_string(),
+    }
+}
+
+/// `GET /nodes/{node}/tasks`.
+fn node_tasks(ctx: &Ctx<'_>) -> Result<Reply> {
+    let p = &ctx.params;
+    let node = ctx.with(|c| c.node(&ctx.param("node")?).map(|n| n.name.clone()))?;
+    let statusfilter = match p.str("statusfilter") {
+        None => None,
+        Some(list) => {
+            let items: Vec<String> = list
+                .split([',', ';', ' ', '\t', '\n'])
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect();
+            if let Some(bad) = items.iter().find(|s| !["ok", "warning", "error", "unknown"].contains(&s.as_str())) {
+                return Err(Error::invalid(
+                    "statusfilter",
+                    format!("invalid format - value '{bad}' does not have a value in the enumeration 'ok, warning, error, unknown'\n"),
+                ));
+            }
+            Some(items)
+        }
+    };
+    let vmid = match p.int("vmid", None, None)? {
+        None => None,
+        Some(n) => {
+            if !super::cluster::valid_vmid_text(&n.to_string()) {
+                return Err(Error::invalid("vmid", "invalid format - value does not look like a valid VM ID\n"));
+            }
+            u32::try_from(n).ok()
+        }
+    };
+    let filter = TaskFilter {
+        start: usize::try_from(p.int("start", Some(0), None)?.unwrap_or(0)).unwrap_or(0),
+        limit: usize::try_from(p.int("limit", Some(0), None)?.unwrap_or(50)).unwrap_or(50),
+        userfilter: p.str("userfilter"),
+        typefilter: p.str("typefilter"),
+        vmid,
+        errors: p.bool("errors")?.unwrap_or(false),
+        source: p
+            .enumeration("source", &["archive", "active", "all"])?
+            .unwrap_or_else(|| "archive".into()),
+        since: p.int("since", None, None)?,
+        until: p.int("until", None, None)?,
+        statusfilter,
+    };
+    let who = ctx.who()?;
+    let (items, total) = ctx.with(|c| {
+        let audit = c.access.has_priv(who, &format!("/nodes/{node}"), "Sys.Audit");
+        c.list_tasks(&node, &filter, |t| audit || owns(who, t))
+    });
+    Ok(Reply {
+        data: Value::Array(items),
+        total: Some(total as u64),
+    })
+}
+
+/// `GET /nodes/{node}/tasks/{upid}`.
+fn upid_index(ctx: &Ctx<'_>) -> Result<Reply> {
+    let upid = ctx.param("upid")?;
+    ctx.with(|c| c.task(&upid).map(|_| ()))?;
+    Ok(json!([{ "name": "log" }, { "name": "status" }]).into())
+}
+
+/// Runs `f` on the task the call names, after the owner-or-privilege
+/// check PVE makes.
+fn with_task<R>(ctx: &Ctx<'_>, privilege: &str, f: impl FnOnce(&Task) -> R) -> Result<R> {
+    let upid = ctx.param("upid")?;
+    let node = ctx.param("node")?;
+    let who = ctx.who()?;
+    ctx.with(|c| {
+        let node = c.node(&node)?.name.clone();
+        let task = c.task(&upid)?;
+        if task.upid.node != node {
+            return Err(Error::invalid("upid", "no such task"));
+        }
+        if !owns(who, task) {
+            c.access.check_perm(who, &format!("/nodes/{node}"), &[privilege])?;
+        }
+        Ok(f(task))
+    })
+}
+
+/// `GET /nodes/{node}/tasks/{upid}/status`.
+fn read_task_status(ctx: &Ctx<'_>) -> Result<Reply> {
+    Ok(with_task(ctx, "Sys.Audit", Task::status_view)?.into())
+}
+
+/// `GET /nodes/{node}/tasks/{upid}/log`: `[{n, t}]` with `total`.
+fn read_task_log(ctx: &Ctx<'_>) -> Result<Reply> {
+    let p = &ctx.params;
+    let start = usize::try_from(p.int("start", Some(0), None)?.unwrap_or(0)).unwrap_or(0);
+    let limit = usize::try_from(p.int("limit", Some(0), None)?.unwrap_or(50)).unwrap_or(50);
+    if p.bool("download")?.unwrap_or(false) {
+        return Err(Error::failed("downloading task logs is not emulated; read them with start and limit"));
+    }
+    let log = with_task(ctx, "Sys.Audit", |t| t.log.clone())?;
+    if log.is_empty() {
+        return Ok(Reply {
+            data: json!([{ "n": 1, "t": "no content" }]),
+            total: Some(1),
+        });
+    }
+    let take = if limit == 0 { usize::MAX } else { limit };
+    let items: Vec<Value> = log
+        .iter()
+        .enumerate()
+        .skip(start)
+        .take(take)
+        .map(|(i, t)| json!({ "n": i + 1, "t": t }))
+        .collect();
+    Ok(Reply {
+        data: Value::Array(items),
+        total: Some(log.len() as u64),
+    })
+}
+
+/// `DELETE /nodes/{node}/tasks/{upid}`: interrupts a running task;
+/// answers `null` for a stopped one too.
+fn stop_task(ctx: &Ctx<'_>) -> Result<Reply> {
+    let upid = ctx.param("upid")?;
+    with_task(ctx, "Sys.Modify", |_| ())?;
+    let now = ctx.now();
+    ctx.with(|c| c.stop_task(&upid, now))?;
+    Ok(Value::Null.into())
+}

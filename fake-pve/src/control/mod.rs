@@ -1,0 +1,121 @@
+//! `/_fake/...`: everything that is not PVE. Health, reset, state dumps,
+//! seeding, the clock and task durations, for root@pam only.
+
+use bytes::Bytes;
+use http::{Method, Response};
+use http_body_util::Full;
+use serde_json::{Value, json};
+
+use crate::api::{self, Format, Params, Reply, Request};
+use crate::model::scenario::Scenario;
+use crate::model::{AuthId, Error, Result};
+use crate::state::{Latency, State};
+
+/// Answers one `/_fake` request.
+pub async fn handle(state: &State, req: Request) -> Response<Full<Bytes>> {
+    let who = match api::authenticate(state, &req.method, &req.headers) {
+        Ok(who) => who,
+        Err(api::AuthReject(msg)) => {
+            api::delay(state).await;
+            return api::status_only(401, &msg);
+        }
+    };
+    if who.userid() != "root@pam" {
+        return api::failure(Format::Json, &Error::permission("/_fake", &["root@pam"]));
+    }
+    let path = req.path.trim_end_matches('/').to_string();
+    let result = route(state, &req, &path, &who);
+    match result {
+        Ok(reply) => api::success(Format::Json, reply),
+        Err(e) => api::failure(Format::Json, &e),
+    }
+}
+
+fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Reply> {
+    match (req.method.clone(), path) {
+        (Method::GET, "/_fake/health") => Ok(health(state).into()),
+        (Method::POST, "/_fake/reset") => {
+            state.reset();
+            Ok(Value::Null.into())
+        }
+        (Method::GET, "/_fake/state") => Ok(dump(state).into()),
+        (Method::POST, "/_fake/seed") => seed(state, req),
+        (Method::GET, "/_fake/clock") => Ok(clock(state).into()),
+        (Method::POST, "/_fake/clock") => {
+            let p = params(req)?;
+            let secs = p.int("advance", Some(0), None)?.unwrap_or(0);
+            let ms = p.int("advance_ms", Some(0), None)?.unwrap_or(0);
+            state.clock().advance_millis(secs.saturating_mul(1000).saturating_add(ms));
+            state.with(|_| ());
+            Ok(clock(state).into())
+        }
+        (Method::GET, "/_fake/latency") => Ok(json!(state.latency()).into()),
+        (Method::PUT, "/_fake/latency") => {
+            let l: Latency = serde_json::from_slice(&req.body).map_err(|e| {
+                Error::invalid("latency", format!("expected {{\"default_ms\": N, \"tasks\": {{TYPE: N}}}}: {e}"))
+            })?;
+            state.set_latency(l);
+            Ok(json!(state.latency()).into())
+        }
+        (m, p) => Err(Error::Status {
+            code: 501,
+            msg: format!("Method '{m} {p}' not implemented"),
+        }),
+    }
+}
+
+fn params(req: &Request) -> Result<Params> {
+    let mut map = api::body_params(req).map_err(|_| Error::failed("unreadable body"))?;
+    if let Some(q) = &req.query {
+        for (k, v) in form_urlencoded::parse(q.as_bytes()) {
+            map.insert(k.into_owned(), Value::String(v.into_owned()));
+        }
+    }
+    Ok(Params::new(map))
+}
+
+fn health(state: &State) -> Value {
+    let v = state.settings().version;
+    state.with(|c| {
+        json!({
+            "status": "ok",
+            "version": v.version(),
+            "release": v.release(),
+            "nodes": c.nodes.len(),
+            "vms": c.vms.len(),
+            "tasks": c.tasks.len(),
+            "time": state.clock().now(),
+        })
+    })
+}
+
+fn clock(state: &State) -> Value {
+    let c = state.clock();
+    json!({
+        "now": c.now(),
+        "now_ms": c.now_millis(),
+        "manual": c.is_manual(),
+        "advanced_ms": c.advanced_millis(),
+    })
+}
+
+fn dump(state: &State) -> Value {
+    let cluster = state.with(|c| serde_json::to_value(&*c).unwrap_or(Value::Null));
+    json!({
+        "cluster": cluster,
+        "clock": clock(state),
+        "latency": state.latency(),
+    })
+}
+
+/// `POST /_fake/seed`: the body is a scenario (YAML or JSON).
+fn seed(state: &State, req: &Request) -> Result<Reply> {
+    let text = std::str::from_utf8(&req.body)
+        .map_err(|_| Error::invalid("scenario", "the scenario is not UTF-8 text"))?;
+    let scenario = Scenario::parse(text, "<request body>")
+        .map_err(|e| Error::invalid("scenario", e.to_string()))?;
+    state
+        .load(scenario)
+        .map_err(|e| Error::invalid("scenario", e.to_string()))?;
+    Ok(health(state).into())
+}

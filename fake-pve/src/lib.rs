@@ -1,0 +1,60 @@
+//! fake-pve: an in-memory Proxmox VE emulator that speaks the real API.
+//!
+//! Real PVE clients (proxmoxer, the Terraform and Ansible providers, Packer,
+//! this workspace's `pve-client`) log in, read the cluster and wait on
+//! tasks exactly as they do against a PVE host. Start one in-process:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), fake_pve::Error> {
+//! let pve = fake_pve::FakePve::builder()
+//!     .listen("127.0.0.1:0".parse().expect("address"))
+//!     .auth_failure_delay(std::time::Duration::ZERO)
+//!     .start()
+//!     .await?;
+//! println!("PVE at {} (fingerprint {:?})", pve.api_url(), pve.fingerprint());
+//! pve.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! # Layout
+//! - [`model`]: the state of one cluster (nodes, storages, guests, users,
+//!   tokens, tasks) and PVE's rules, as plain synchronous Rust.
+//! - [`api`]: the wire. Routing, authentication, parameters, and PVE's
+//!   envelope, status lines and reason phrases; one module per API area.
+//! - [`control`]: `/_fake/...`, the calls that are not PVE's (health,
+//!   reset, seeding, state dumps, clock, task durations).
+//! - [`state`]: the shared handle around the model, the clock and keys.
+//! - [`server`]: [`FakePve::builder`], TLS and the HTTP/1.1 loop.
+//! - [`clock`]: the injectable clock tests advance instead of sleeping.
+//! - [`tls`]: certificates and the rustls configuration.
+
+pub mod api;
+pub mod clock;
+pub mod control;
+pub mod model;
+pub mod server;
+pub mod state;
+pub mod tls;
+
+pub use clock::Clock;
+pub use model::PveVersion;
+pub use model::scenario::{Scenario, ScenarioError};
+pub use server::{Builder, FakePve, Running, Tls};
+pub use state::{Latency, State};
+
+/// Why fake-pve could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The listen address could not be bound.
+    #[error("cannot listen on {0}: {1}")]
+    Bind(std::net::SocketAddr, #[source] std::io::Error),
+    /// TLS could not be set up.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// The scenario is malformed.
+    #[error("scenario {0}")]
+    Scenario(#[from] ScenarioError),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,149 @@
+//! The `fake-pve` binary: parses flags (each with a `FAKE_PVE_*`
+//! environment twin) and runs the emulator until Ctrl-C or SIGTERM.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+use fake_pve::{FakePve, Latency, PveVersion, Scenario, Tls};
+
+/// A Proxmox VE API emulator.
+#[derive(Debug, Parser)]
+#[command(name = "fake-pve", version, about)]
+struct Args {
+    /// Address to listen on.
+    #[arg(long, env = "FAKE_PVE_LISTEN", default_value = "127.0.0.1:8006")]
+    listen: SocketAddr,
+    /// Serve plain HTTP instead of HTTPS.
+    #[arg(long, env = "FAKE_PVE_HTTP")]
+    http: bool,
+    /// PEM certificate chain (with --key); a self-signed one is made otherwise.
+    #[arg(long, env = "FAKE_PVE_CERT", requires = "key")]
+    cert: Option<PathBuf>,
+    /// PEM private key (with --cert).
+    #[arg(long, env = "FAKE_PVE_KEY", requires = "cert")]
+    key: Option<PathBuf>,
+    /// root@pam's password.
+    #[arg(long, env = "FAKE_PVE_ROOT_PASSWORD", default_value = "password")]
+    root_password: String,
+    /// Scenario file (YAML) describing the cluster; a fresh single node otherwise.
+    #[arg(long, env = "FAKE_PVE_SEED")]
+    seed: Option<PathBuf>,
+    /// PVE release to impersonate: 8.4 or 9.1.
+    #[arg(long, env = "FAKE_PVE_PVE_VERSION", default_value = "9.1", value_parser = parse_version)]
+    pve_version: PveVersion,
+    /// Seconds to wait before answering a failed authentication (PVE: 3).
+    #[arg(long, env = "FAKE_PVE_AUTH_FAILURE_DELAY", default_value = "3")]
+    auth_failure_delay: f64,
+    /// Task durations in milliseconds: a default (`500`) or per task type
+    /// (`qmstart=800`); repeat or separate with commas.
+    #[arg(long, env = "FAKE_PVE_TASK_DURATION", value_delimiter = ',')]
+    task_duration: Vec<String>,
+}
+
+fn parse_version(s: &str) -> Result<PveVersion, String> {
+    PveVersion::parse(s).ok_or_else(|| format!("unsupported PVE version '{s}' (use 8.4 or 9.1)"))
+}
+
+fn parse_latency(items: &[String]) -> Result<Latency, String> {
+    let mut l = Latency::default();
+    for item in items {
+        let bad = || format!("invalid task duration '{item}' (use MS or TYPE=MS)");
+        match item.split_once('=') {
+            Some((kind, ms)) => {
+                l.tasks.insert(kind.trim().to_string(), ms.trim().parse().map_err(|_| bad())?);
+            }
+            None => l.default_ms = item.trim().parse().map_err(|_| bad())?,
+        }
+    }
+    Ok(l)
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let args = Args::parse();
+    match run(args).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fake-pve: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    let scenario = match &args.seed {
+        Some(path) => Scenario::load(path).map_err(|e| format!("scenario {e}"))?,
+        None => Scenario::default_single_node(),
+    };
+    let tls = match (args.http, &args.cert, &args.key) {
+        (true, _, _) => Tls::Off,
+        (false, Some(cert), Some(key)) => Tls::Pem {
+            cert: cert.clone(),
+            key: key.clone(),
+        },
+        _ => Tls::SelfSigned,
+    };
+    if !(0.0..=3600.0).contains(&args.auth_failure_delay) {
+        return Err("--auth-failure-delay must be between 0 and 3600 seconds".into());
+    }
+    let pve = FakePve::builder()
+        .listen(args.listen)
+        .tls(tls)
+        .root_password(args.root_password.clone())
+        .pve_version(args.pve_version)
+        .auth_failure_delay(Duration::from_secs_f64(args.auth_failure_delay))
+        .latency(parse_latency(&args.task_duration)?)
+        .scenario(scenario)
+        .start()
+        .await
+        .map_err(|e| e.to_string())?;
+
+    let url = pve.url();
+    let insecure = if pve.fingerprint().is_some() { " -k" } else { "" };
+    println!("fake-pve: Proxmox VE {} API at {}/api2/json", args.pve_version.version(), url);
+    if let Some(fp) = pve.fingerprint() {
+        println!("  TLS fingerprint (SHA-256): {fp}");
+    }
+    println!("  login: root@pam / {}", args.root_password);
+    println!("  try:");
+    println!(
+        "    TICKET=$(curl -s{insecure} -d username=root@pam -d password={} {url}/api2/json/access/ticket | sed 's/.*\"ticket\":\"\\([^\"]*\\)\".*/\\1/')",
+        args.root_password
+    );
+    println!("    curl -s{insecure} -b \"PVEAuthCookie=$TICKET\" {url}/api2/json/version");
+    tracing::info!("ready");
+
+    shutdown_signal().await;
+    tracing::info!("shutting down");
+    pve.shutdown().await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

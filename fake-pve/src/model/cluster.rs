@@ -1,0 +1,455 @@
+//! The whole emulated cluster: members, storages, guests, users and tasks.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::access::Access;
+use super::nodes::{Node, NodeStatus};
+use super::tasks::{Task, TaskEffect, TaskFilter, TaskState, Upid, Worker};
+use super::{Error, PveVersion, Result};
+
+/// The lowest VMID `/cluster/nextid` hands out.
+pub const NEXTID_LOWER: u32 = 100;
+/// One past the highest VMID `/cluster/nextid` hands out.
+pub const NEXTID_UPPER: u32 = 1_000_000;
+
+/// A storage definition of `storage.cfg`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Storage {
+    /// Storage id (`local-lvm`).
+    pub storage: String,
+    /// Plugin type: `dir`, `lvmthin`, `lvm`, `zfspool`, `nfs`, ...
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Content types (`images`, `rootdir`, `iso`, ...), in order.
+    pub content: Vec<String>,
+    /// Whether every node sees the same storage.
+    pub shared: bool,
+    /// Nodes it is restricted to; `None` for all.
+    pub nodes: Option<Vec<String>>,
+    /// Disabled storages are configured but not active.
+    pub disable: bool,
+    /// Capacity in bytes.
+    pub total: u64,
+    /// Bytes in use before any volume the emulator allocates.
+    pub used: u64,
+    /// Other options (`path`, `thinpool`, `vgname`, `server`, `export`...).
+    pub options: BTreeMap<String, String>,
+}
+
+impl Storage {
+    /// Whether the storage is configured for `node` and enabled.
+    pub fn active_on(&self, node: &str) -> bool {
+        !self.disable && self.nodes.as_ref().is_none_or(|n| n.iter().any(|x| x == node))
+    }
+}
+
+/// A guest as far as the cluster-wide views need it; the QEMU area
+/// gives VMs their full behaviour.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Vm {
+    /// The VMID.
+    pub vmid: u32,
+    /// The node that holds its config.
+    pub node: String,
+    /// `running` or `stopped`.
+    pub status: String,
+    /// The configuration, key by key, as PVE stores it.
+    pub config: BTreeMap<String, String>,
+}
+
+impl Vm {
+    /// Whether the VM runs.
+    pub fn running(&self) -> bool {
+        self.status == "running"
+    }
+
+    /// Configured memory in bytes (`memory` is in MiB, default 512).
+    pub fn maxmem(&self) -> u64 {
+        let mib = self
+            .config
+            .get("memory")
+            .and_then(|m| m.split(',').next())
+            .and_then(|m| m.trim_start_matches("current=").parse::<u64>().ok())
+            .unwrap_or(512);
+        mib * 1024 * 1024
+    }
+
+    /// Configured vCPUs: sockets × cores (defaults 1).
+    pub fn maxcpu(&self) -> u64 {
+        let get = |k: &str| {
+            self.config
+                .get(k)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(1)
+        };
+        self.config
+            .get("vcpus")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| get("sockets") * get("cores"))
+    }
+
+    /// Whether the VM is a template.
+    pub fn template(&self) -> bool {
+        self.config.get("template").is_some_and(|t| t == "1")
+    }
+}
+
+/// One emulated cluster (or standalone node).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cluster {
+    /// The release the cluster impersonates.
+    pub version: PveVersion,
+    /// The cluster name; `None` for a standalone node.
+    pub name: Option<String>,
+    /// The node clients connect to (the first one listed).
+    pub local_node: String,
+    /// Members, in `nodelist` order.
+    pub nodes: Vec<Node>,
+    /// `storage.cfg`.
+    pub storages: Vec<Storage>,
+    /// Guests by VMID.
+    pub vms: BTreeMap<u32, Vm>,
+    /// Users and tokens.
+    pub access: Access,
+    /// Every task, oldest first.
+    pub tasks: Vec<Task>,
+    /// The next worker pid.
+    pub next_pid: u32,
+}
+
+impl Cluster {
+    /// The node a node-scoped call names, as PVE's proxy resolves it:
+    /// `localhost` and the local name are local, another member is
+    /// proxied to (and fails if it is offline), anything else fails the
+    /// host name lookup.
+    ///
+    /// # Errors
+    /// 500 for an unknown name, 595 for an offline member.
+    pub fn node(&self, name: &str) -> Result<&Node> {
+        let name = if name == "localhost" {
+            self.local_node.as_str()
+        } else {
+            name
+        };
+        let Some(node) = self.nodes.iter().find(|n| n.name == name) else {
+            return Err(Error::failed(format!(
+                "hostname lookup '{name}' failed - failed to get address info for: {name}: Name or service not known"
+            )));
+        };
+        if node.status == NodeStatus::Offline {
+            return Err(Error::Status {
+                code: 595,
+                msg: "No route to host".into(),
+            });
+        }
+        Ok(node)
+    }
+
+    /// Memory of the running guests on `node`, and how many run.
+    pub fn guest_load(&self, node: &str) -> (u64, usize) {
+        self.vms
+            .values()
+            .filter(|v| v.node == node && v.running())
+            .fold((0, 0), |(m, n), v| (m + v.maxmem(), n + 1))
+    }
+
+    /// `GET /nodes` items.
+    pub fn nodes_view(&self, now: i64) -> Vec<Value> {
+        self.nodes
+            .iter()
+            .map(|n| {
+                let (mem, running) = self.guest_load(&n.name);
+                n.list_item(now, mem, running, false)
+            })
+            .collect()
+    }
+
+    /// `GET /cluster/status`.
+    pub fn status_view(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        if let Some(name) = &self.name {
+            let online = self
+                .nodes
+                .iter()
+                .filter(|n| n.status == NodeStatus::Online)
+                .count();
+            out.push(json!({
+                "type": "cluster",
+                "id": "cluster",
+                "name": name,
+                "nodes": self.nodes.len(),
+                "quorate": u8::from(online * 2 > self.nodes.len()),
+                "version": self.nodes.len(),
+            }));
+        }
+        for n in &self.nodes {
+            out.push(json!({
+                "type": "node",
+                "id": format!("node/{}", n.name),
+                "name": n.name,
+                "nodeid": n.nodeid,
+                "ip": n.ip,
+                "local": u8::from(n.name == self.local_node),
+                "online": u8::from(n.status == NodeStatus::Online),
+                "level": n.level,
+            }));
+        }
+        out
+    }
+
+    /// `GET /cluster/resources`, optionally filtered by `type`.
+    pub fn resources_view(&self, kind: Option<&str>, now: i64) -> Vec<Value> {
+        let mut out = Vec::new();
+        let want = |k: &str| kind.is_none_or(|t| t == k);
+        if want("vm") {
+            let mut vms: Vec<&Vm> = self.vms.values().collect();
+            vms.sort_by_key(|v| v.vmid.to_string());
+            out.extend(vms.into_iter().map(|v| self.vm_resource(v, now)));
+        }
+        if want("node") {
+            for n in &self.nodes {
+                let (mem, running) = self.guest_load(&n.name);
+                out.push(n.list_item(now, mem, running, true));
+            }
+        }
+        if want("storage") {
+            for n in &self.nodes {
+                for s in self.storages.iter().filter(|s| s.active_on(&n.name)) {
+                    out.push(json!({
+                        "id": format!("storage/{}/{}", n.name, s.storage),
+                        "storage": s.storage,
+                        "node": n.name,
+                        "type": "storage",
+                        "plugintype": s.kind,
+                        "status": if n.status == NodeStatus::Online { "available" } else { "unknown" },
+                        "shared": u8::from(s.shared),
+                        "content": s.content.join(","),
+                        "maxdisk": s.total,
+                        "disk": s.used,
+                    }));
+                }
+            }
+        }
+        if !self.version.is_v9() && want("sdn") {
+            for n in &self.nodes {
+                out.push(json!({
+                    "id": format!("sdn/{}/localnetwork", n.name),
+                    "sdn": "localnetwork",
+                    "node": n.name,
+                    "type": "sdn",
+                    "status": "ok",
+                }));
+            }
+        }
+        if self.version.is_v9() && kind.is_none() {
+            for n in &self.nodes {
+                out.push(json!({
+                    "id": format!("network/{}/zone/localnetwork", n.name),
+                    "network": "localnetwork",
+                    "network-type": "zone",
+                    "zone-type": "local",
+                    "node": n.name,
+                    "type": "network",
+                    "status": "ok",
+                }));
+            }
+        }
+        out
+    }
+
+    fn vm_resource(&self, v: &Vm, now: i64) -> Value {
+        let running = v.running();
+        let uptime = if running {
+            self.nodes
+                .iter()
+                .find(|n| n.name == v.node)
+                .map_or(0, |n| n.uptime(now).min(3600))
+        } else {
+            0
+        };
+        let mut item = json!({
+            "id": format!("qemu/{}", v.vmid),
+            "vmid": v.vmid,
+            "type": "qemu",
+            "node": v.node,
+            "name": v.config.get("name").cloned().unwrap_or_else(|| format!("VM {}", v.vmid)),
+            "status": v.status,
+            "template": u8::from(v.template()),
+            "uptime": uptime,
+            "maxcpu": v.maxcpu(),
+            "cpu": if running { 0.01 } else { 0.0 },
+            "maxmem": v.maxmem(),
+            "mem": if running { v.maxmem() / 2 } else { 0 },
+            "maxdisk": 0,
+            "disk": 0,
+            "netin": 0,
+            "netout": 0,
+            "diskread": 0,
+            "diskwrite": 0,
+        });
+        if self.version.is_v9() {
+            item["memhost"] = item["mem"].clone();
+        }
+        for key in ["lock", "tags"] {
+            if let Some(val) = v.config.get(key) {
+                item[key] = json!(val);
+            }
+        }
+        item
+    }
+
+    /// `GET /cluster/nextid`: the lowest free VMID, or a check of `vmid`.
+    ///
+    /// # Errors
+    /// 400 `VM N already exists` on `vmid`; 500 when no id is free.
+    pub fn nextid(&self, vmid: Option<u32>) -> Result<String> {
+        if let Some(id) = vmid {
+            if self.vms.contains_key(&id) {
+                return Err(Error::invalid("vmid", format!("VM {id} already exists")));
+            }
+            return Ok(id.to_string());
+        }
+        (NEXTID_LOWER..NEXTID_UPPER)
+            .find(|id| !self.vms.contains_key(id))
+            .map(|id| id.to_string())
+            .ok_or_else(|| Error::failed("unable to get any free VMID in range [100, 999999]"))
+    }
+
+    /// Starts a task on `node` for `user` and returns its UPID. A zero
+    /// `duration_ms` ends it at once.
+    pub fn start_task(
+        &mut self,
+        node: &str,
+        worker: Worker,
+        user: &str,
+        now_ms: i64,
+        duration_ms: u64,
+    ) -> String {
+        let now = now_ms.div_euclid(1000);
+        let boot = self
+            .nodes
+            .iter()
+            .find(|n| n.name == node)
+            .map_or(now, |n| n.boot_time);
+        let pid = self.next_pid;
+        self.next_pid = self.next_pid.wrapping_add(1).max(1000);
+        let upid = Upid {
+            node: node.to_string(),
+            pid,
+            pstart: u64::try_from((now - boot).max(0) * 100).unwrap_or(0) + 3_000,
+            starttime: now,
+            kind: worker.kind.clone(),
+            id: worker.id.clone(),
+            user: user.to_string(),
+        };
+        let upid_str = upid.to_string();
+        let until_ms = now_ms.saturating_add(i64::try_from(duration_ms).unwrap_or(i64::MAX));
+        let task = Task {
+            upid,
+            upid_str: upid_str.clone(),
+            log: worker.start_lines.clone(),
+            state: TaskState::Running { until_ms },
+            worker,
+        };
+        self.tasks.push(task);
+        self.advance(now_ms);
+        upid_str
+    }
+
+    /// Ends every task whose time has come, in the order they end, and
+    /// applies what they do.
+    pub fn advance(&mut self, now_ms: i64) {
+        loop {
+            let due = self
+                .tasks
+                .iter()
+                .enumerate()
+                .filter_map(|(i, t)| match t.state {
+                    TaskState::Running { until_ms } if until_ms <= now_ms => Some((until_ms, i)),
+                    _ => None,
+                })
+                .min();
+            let Some((until_ms, i)) = due else { break };
+            let effect = self.tasks[i].worker.effect.clone();
+            let error = if self.tasks[i].worker.outcome.is_ok() {
+                self.apply(effect).err()
+            } else {
+                None
+            };
+            self.tasks[i].finish(until_ms.div_euclid(1000), error);
+        }
+    }
+
+    fn apply(&mut self, effect: TaskEffect) -> std::result::Result<(), String> {
+        match effect {
+            TaskEffect::None => Ok(()),
+            TaskEffect::SetVmStatus { vmids, status } => {
+                for id in vmids {
+                    if let Some(vm) = self.vms.get_mut(&id) {
+                        vm.status.clone_from(&status);
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Finds a task by its UPID text.
+    ///
+    /// # Errors
+    /// 400 `unable to parse worker upid` or `no such task`.
+    pub fn task(&self, upid: &str) -> Result<&Task> {
+        let i = self.task_index(upid)?;
+        Ok(&self.tasks[i])
+    }
+
+    fn task_index(&self, upid: &str) -> Result<usize> {
+        if Upid::parse(upid).is_none() {
+            return Err(Error::invalid("upid", "unable to parse worker upid"));
+        }
+        self.tasks
+            .iter()
+            .position(|t| t.upid_str == upid)
+            .ok_or_else(|| Error::invalid("upid", "no such task"))
+    }
+
+    /// `DELETE .../tasks/{upid}`: a running task is interrupted and ends
+    /// with an error; a stopped one is left as it is.
+    ///
+    /// # Errors
+    /// As [`Cluster::task`].
+    pub fn stop_task(&mut self, upid: &str, now: i64) -> Result<()> {
+        let i = self.task_index(upid)?;
+        let task = &mut self.tasks[i];
+        if task.running() {
+            task.finish(now, Some("received interrupt".into()));
+        }
+        Ok(())
+    }
+
+    /// `GET /nodes/{node}/tasks`: the items and the `total` of all that
+    /// matched.
+    pub fn list_tasks(&self, node: &str, f: &TaskFilter, visible: impl Fn(&Task) -> bool) -> (Vec<Value>, usize) {
+        let active = f.source == "active" || f.source == "all";
+        let archive = f.source == "archive" || f.source == "all";
+        let on_node = |t: &&Task| t.upid.node == node && visible(t) && f.matches(t);
+        let running = self.tasks.iter().filter(|t| t.running()).filter(on_node);
+        let done = self.tasks.iter().rev().filter(|t| !t.running()).filter(on_node);
+        let all: Vec<&Task> = match (active, archive) {
+            (true, true) => running.chain(done).collect(),
+            (true, false) => running.collect(),
+            _ => done.collect(),
+        };
+        let total = all.len();
+        let items = all
+            .into_iter()
+            .skip(f.start)
+            .take(f.limit)
+            .map(Task::list_item)
+            .collect();
+        (items, total)
+    }
+}

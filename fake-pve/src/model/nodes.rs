@@ -1,0 +1,174 @@
+//! Cluster members and what PVE reports about them.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::PveVersion;
+
+/// Whether a member answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeStatus {
+    /// Up and in the quorum.
+    #[default]
+    Online,
+    /// Down: its calls fail as PVE's proxy fails to reach it.
+    Offline,
+}
+
+/// One cluster member.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Node {
+    /// The node name (`pve`).
+    pub name: String,
+    /// corosync node id (1-based in a cluster, 0 for a standalone node).
+    pub nodeid: u32,
+    /// The address PVE lists in `/cluster/status`.
+    pub ip: String,
+    /// Online or offline.
+    pub status: NodeStatus,
+    /// Logical CPUs.
+    pub cpus: u32,
+    /// CPU sockets.
+    pub sockets: u32,
+    /// CPU model name as `/proc/cpuinfo` gives it.
+    pub cpu_model: String,
+    /// Memory in bytes.
+    pub memory: u64,
+    /// Root file system size in bytes.
+    pub rootfs: u64,
+    /// Swap size in bytes.
+    pub swap: u64,
+    /// Subscription level: `""`, `c`, `b`, `s` or `p`.
+    pub level: String,
+    /// Boot time, epoch seconds (uptime is measured from it).
+    pub boot_time: i64,
+    /// SHA-256 fingerprint of the node certificate, colon-separated.
+    pub ssl_fingerprint: String,
+    /// Linux bridges on the node (`vmbr0`).
+    pub bridges: Vec<String>,
+}
+
+/// Memory the host itself uses, before any guest.
+const BASE_MEM_USED: u64 = 1_288_490_188;
+
+impl Node {
+    /// Seconds since boot at `now`.
+    pub fn uptime(&self, now: i64) -> i64 {
+        (now - self.boot_time).max(0)
+    }
+
+    fn online(&self) -> bool {
+        self.status == NodeStatus::Online
+    }
+
+    /// Memory in use, given the memory of the running guests on the node.
+    pub fn mem_used(&self, guest_mem: u64) -> u64 {
+        (BASE_MEM_USED + guest_mem).min(self.memory)
+    }
+
+    /// Root file system bytes in use.
+    pub fn rootfs_used(&self) -> u64 {
+        self.rootfs / 8
+    }
+
+    /// CPU load fraction given the number of running guests.
+    pub fn cpu_load(&self, running: usize) -> f64 {
+        let load = 0.003 + 0.01 * running as f64 / f64::from(self.cpus.max(1));
+        (load * 10_000.0).round() / 10_000.0
+    }
+
+    /// The `/nodes` list item (and, without `ssl_fingerprint`, the
+    /// `/cluster/resources` node item).
+    pub fn list_item(&self, now: i64, guest_mem: u64, running: usize, resources: bool) -> Value {
+        let mut v = json!({
+            "id": format!("node/{}", self.name),
+            "node": self.name,
+            "type": "node",
+            "status": if self.online() { "online" } else { "offline" },
+            "level": self.level,
+            "maxcpu": self.cpus,
+            "maxmem": self.memory,
+            "maxdisk": self.rootfs,
+        });
+        let obj = v.as_object_mut().expect("object literal");
+        if resources {
+            obj.insert("cgroup-mode".into(), json!(2));
+        } else {
+            obj.insert("ssl_fingerprint".into(), json!(self.ssl_fingerprint));
+        }
+        if self.online() {
+            obj.insert("uptime".into(), json!(self.uptime(now)));
+            obj.insert("cpu".into(), json!(self.cpu_load(running)));
+            obj.insert("mem".into(), json!(self.mem_used(guest_mem)));
+            obj.insert("disk".into(), json!(self.rootfs_used()));
+        }
+        v
+    }
+
+    /// `GET /nodes/{node}/status`.
+    pub fn status_view(&self, now: i64, guest_mem: u64, running: usize, version: PveVersion) -> Value {
+        let used = self.mem_used(guest_mem);
+        let cores = (self.cpus / self.sockets.max(1)).max(1);
+        let kernel_release = if version.is_v9() {
+            "6.17.2-1-pve"
+        } else {
+            "6.8.12-15-pve"
+        };
+        let kernel_version = if version.is_v9() {
+            "#1 SMP PREEMPT_DYNAMIC PMX 6.17.2-1 (2025-10-21T11:55Z)"
+        } else {
+            "#1 SMP PREEMPT_DYNAMIC PMX 6.8.12-15 (2025-09-12T11:02Z)"
+        };
+        let load = self.cpu_load(running);
+        let loadavg = format!("{:.2}", load * f64::from(self.cpus));
+        let mut memory = json!({
+            "total": self.memory,
+            "used": used,
+            "free": self.memory - used,
+        });
+        if version.is_v9() {
+            memory["available"] = json!(self.memory - used);
+        }
+        let mut cpuinfo = json!({
+            "user_hz": 100,
+            "model": self.cpu_model,
+            "mhz": "2899.998",
+            "cpus": self.cpus,
+            "sockets": self.sockets,
+            "cores": cores,
+            "flags": "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ht syscall nx pdpe1gb rdtscp lm constant_tsc rep_good nopl cpuid pni pclmulqdq vmx ssse3 fma cx16 pcid sse4_1 sse4_2 x2apic movbe popcnt aes xsave avx f16c rdrand hypervisor lahf_lm abm avx2 bmi1 bmi2",
+            "hvm": "1",
+        });
+        if version.is_v9() {
+            cpuinfo["vendor"] = json!("GenuineIntel");
+            cpuinfo["family"] = json!("6");
+        }
+        json!({
+            "uptime": self.uptime(now),
+            "idle": 0,
+            "cpu": load,
+            "wait": 0.0002,
+            "loadavg": [loadavg.clone(), loadavg.clone(), loadavg],
+            "kversion": format!("Linux {kernel_release} {kernel_version}"),
+            "current-kernel": {
+                "sysname": "Linux",
+                "release": kernel_release,
+                "version": kernel_version,
+                "machine": "x86_64",
+            },
+            "boot-info": { "mode": "efi", "secureboot": 0 },
+            "cpuinfo": cpuinfo,
+            "memory": memory,
+            "swap": { "total": self.swap, "used": 0, "free": self.swap },
+            "ksm": { "shared": 0 },
+            "rootfs": {
+                "total": self.rootfs,
+                "avail": self.rootfs - self.rootfs_used(),
+                "used": self.rootfs_used(),
+                "free": self.rootfs - self.rootfs_used(),
+            },
+            "pveversion": format!("pve-manager/{}/{}", version.version(), version.repoid()),
+        })
+    }
+}

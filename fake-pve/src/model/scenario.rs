@@ -1,0 +1,691 @@
+//! Scenario files: the YAML that describes the cluster fake-pve starts
+//! with (nodes, storages, bridges, users, tokens and guests).
+//!
+//! ```yaml
+//! cluster: lab            # omit for a standalone node
+//! nodes:
+//!   - name: pve1
+//!     cpus: 16
+//!     memory: 64G
+//!     bridges: [vmbr0, vmbr1]
+//! users:
+//!   - userid: ci@pve
+//!     password: secret
+//!     tokens:
+//!       - { tokenid: runner, secret: 0b7d..., privsep: false }
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Deserialize;
+
+use super::access::{Access, Token, User, valid_tokenid, valid_userid};
+use super::cluster::{Cluster, Storage, Vm};
+use super::nodes::{Node, NodeStatus};
+use super::PveVersion;
+
+/// A parsed scenario file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Cluster name; a standalone node when absent.
+    #[serde(default)]
+    pub cluster: Option<String>,
+    /// Members; the first is the node clients talk to.
+    #[serde(default)]
+    pub nodes: Vec<NodeSpec>,
+    /// Cluster-wide storages (`storage.cfg`).
+    #[serde(default)]
+    pub storages: Vec<StorageSpec>,
+    /// Users besides root@pam (root@pam may be listed to give it tokens).
+    #[serde(default)]
+    pub users: Vec<UserSpec>,
+    /// Guests that already exist.
+    #[serde(default)]
+    pub vms: Vec<VmSpec>,
+    /// Where the text came from, for messages.
+    #[serde(skip)]
+    pub source: String,
+    /// The text itself, to find lines for semantic errors.
+    #[serde(skip)]
+    pub text: String,
+}
+
+/// A node of a scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    /// Node name.
+    pub name: String,
+    /// Logical CPUs (default 8).
+    #[serde(default)]
+    pub cpus: Option<u32>,
+    /// CPU sockets (default 1).
+    #[serde(default)]
+    pub sockets: Option<u32>,
+    /// Memory: bytes or a size such as `32G` (default 32 GiB).
+    #[serde(default)]
+    pub memory: Option<Size>,
+    /// Root disk size (default 100 GiB).
+    #[serde(default)]
+    pub disk: Option<Size>,
+    /// `online` (default) or `offline`.
+    #[serde(default)]
+    pub status: NodeStatus,
+    /// Address shown in `/cluster/status` (default `192.0.2.<n>`).
+    #[serde(default)]
+    pub ip: Option<String>,
+    /// Subscription level (default none).
+    #[serde(default)]
+    pub level: Option<String>,
+    /// Bridges (default `[vmbr0]`).
+    #[serde(default)]
+    pub bridges: Option<Vec<String>>,
+    /// Storages only this node has.
+    #[serde(default)]
+    pub storages: Vec<StorageSpec>,
+}
+
+/// A storage of a scenario. Keys other than those below are kept as the
+/// storage's type-specific options.
+#[derive(Debug, Clone, Deserialize)]
+pub struct StorageSpec {
+    /// Storage id.
+    pub id: String,
+    /// Plugin type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Content types.
+    #[serde(default)]
+    pub content: Option<Vec<String>>,
+    /// Shared between nodes.
+    #[serde(default)]
+    pub shared: Option<bool>,
+    /// Restricted to these nodes.
+    #[serde(default)]
+    pub nodes: Option<Vec<String>>,
+    /// Configured but disabled.
+    #[serde(default)]
+    pub disable: bool,
+    /// Capacity (default 100 GiB).
+    #[serde(default)]
+    pub size: Option<Size>,
+    /// Already used (default 0).
+    #[serde(default)]
+    pub used: Option<Size>,
+    /// Type-specific options (`path`, `thinpool`, `vgname`, ...).
+    #[serde(flatten)]
+    pub options: BTreeMap<String, serde_yaml::Value>,
+}
+
+/// A user of a scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserSpec {
+    /// `name@realm` (realm `pam` or `pve`).
+    pub userid: String,
+    /// Login password.
+    #[serde(default)]
+    pub password: Option<String>,
+    /// Default true.
+    #[serde(default = "yes")]
+    pub enable: bool,
+    /// Expiry, epoch seconds (0 never).
+    #[serde(default)]
+    pub expire: i64,
+    /// Comment.
+    #[serde(default)]
+    pub comment: Option<String>,
+    /// E-mail.
+    #[serde(default)]
+    pub email: Option<String>,
+    /// API tokens.
+    #[serde(default)]
+    pub tokens: Vec<TokenSpec>,
+}
+
+/// A token of a scenario user.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenSpec {
+    /// Token name.
+    pub tokenid: String,
+    /// The secret; a UUID is generated when absent.
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// Privilege separation (default true, as PVE).
+    #[serde(default = "yes")]
+    pub privsep: bool,
+    /// Expiry, epoch seconds.
+    #[serde(default)]
+    pub expire: i64,
+    /// Comment.
+    #[serde(default)]
+    pub comment: Option<String>,
+}
+
+/// A pre-existing guest.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VmSpec {
+    /// VMID.
+    pub vmid: u32,
+    /// Node (default: the first).
+    #[serde(default)]
+    pub node: Option<String>,
+    /// Name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `running` or `stopped` (default).
+    #[serde(default)]
+    pub status: Option<String>,
+    /// Other config keys, as PVE stores them.
+    #[serde(default)]
+    pub config: BTreeMap<String, serde_yaml::Value>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A byte size: a number of bytes or text such as `32G`, `512M`, `1.5T`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size(pub u64);
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Size;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a size in bytes or a number with K, M, G or T")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Size, E> {
+                Ok(Size(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Size, E> {
+                u64::try_from(v)
+                    .map(Size)
+                    .map_err(|_| E::custom(format!("invalid size {v}")))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Size, E> {
+                parse_size(s).map(Size).ok_or_else(|| {
+                    E::custom(format!(
+                        "invalid size '{s}' (use bytes or a number with K, M, G or T)"
+                    ))
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Parses `123`, `64K`, `512M`, `32G`, `1.5T` (optionally `iB`/`B`).
+pub fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let s = s
+        .strip_suffix("iB")
+        .or_else(|| s.strip_suffix('B'))
+        .unwrap_or(s);
+    let (num, mult) = match s.chars().last()? {
+        'K' | 'k' => (&s[..s.len() - 1], 1u64 << 10),
+        'M' | 'm' => (&s[..s.len() - 1], 1 << 20),
+        'G' | 'g' => (&s[..s.len() - 1], 1 << 30),
+        'T' | 't' => (&s[..s.len() - 1], 1 << 40),
+        _ => (s, 1),
+    };
+    let v: f64 = num.trim().parse().ok()?;
+    (v.is_finite() && v >= 0.0).then(|| (v * mult as f64) as u64)
+}
+
+/// Why a scenario was refused: the file, the line if known, and the reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}{}: {reason}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ScenarioError {
+    /// The file (or `<inline>`).
+    pub file: String,
+    /// 1-based line.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub reason: String,
+}
+
+const GIB: u64 = 1 << 30;
+
+impl Scenario {
+    /// The built-in default: a fresh single-node install.
+    pub fn default_single_node() -> Self {
+        Self {
+            nodes: vec![NodeSpec {
+                name: "pve".into(),
+                cpus: None,
+                sockets: None,
+                memory: None,
+                disk: None,
+                status: NodeStatus::Online,
+                ip: None,
+                level: None,
+                bridges: None,
+                storages: vec![],
+            }],
+            source: "<built-in>".into(),
+            ..Self::default()
+        }
+    }
+
+    /// Parses YAML (JSON is YAML too).
+    ///
+    /// # Errors
+    /// The source, line and reason of the first problem.
+    pub fn parse(text: &str, source: &str) -> Result<Self, ScenarioError> {
+        let mut s: Scenario = if text.trim().is_empty() {
+            Scenario::default()
+        } else {
+            serde_yaml::from_str(text).map_err(|e| ScenarioError {
+                file: source.into(),
+                line: e.location().map(|l| l.line()),
+                reason: strip_location(&e.to_string()),
+            })?
+        };
+        s.source = source.into();
+        s.text = text.into();
+        if s.nodes.is_empty() {
+            s.nodes = Self::default_single_node().nodes;
+        }
+        s.build(PveVersion::default(), "x", 0)?;
+        Ok(s)
+    }
+
+    /// Reads and parses a file.
+    ///
+    /// # Errors
+    /// When the file cannot be read or is malformed.
+    pub fn load(path: &std::path::Path) -> Result<Self, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: path.display().to_string(),
+            line: None,
+            reason: e.to_string(),
+        })?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    fn err(&self, needle: &str, reason: String) -> ScenarioError {
+        let line = self
+            .text
+            .lines()
+            .position(|l| l.contains(needle))
+            .map(|i| i + 1);
+        ScenarioError {
+            file: self.source.clone(),
+            line,
+            reason,
+        }
+    }
+
+    /// Builds the cluster this scenario describes.
+    ///
+    /// # Errors
+    /// Names that are invalid, duplicated or refer to nothing.
+    pub fn build(
+        &self,
+        version: PveVersion,
+        root_password: &str,
+        now: i64,
+    ) -> Result<Cluster, ScenarioError> {
+        let mut nodes = Vec::new();
+        let mut seen = BTreeSet::new();
+        let clustered = self.cluster.is_some() || self.nodes.len() > 1;
+        if let Some(c) = &self.cluster
+            && !valid_name(c, 15)
+        {
+            return Err(self.err(c, format!("invalid cluster name '{c}'")));
+        }
+        for (i, n) in self.nodes.iter().enumerate() {
+            if !valid_name(&n.name, 63) {
+                return Err(self.err(&n.name, format!("invalid node name '{}'", n.name)));
+            }
+            if !seen.insert(n.name.clone()) {
+                return Err(self.err(&n.name, format!("duplicate node name '{}'", n.name)));
+            }
+            let bridges = n.bridges.clone().unwrap_or_else(|| vec!["vmbr0".into()]);
+            for b in &bridges {
+                if !valid_bridge(b) {
+                    return Err(self.err(b, format!("invalid bridge name '{b}'")));
+                }
+            }
+            let cpus = n.cpus.unwrap_or(8);
+            if cpus == 0 {
+                return Err(self.err(&n.name, format!("node '{}' needs at least one cpu", n.name)));
+            }
+            let idx = u32::try_from(i).unwrap_or(u32::MAX).saturating_add(1);
+            nodes.push(Node {
+                name: n.name.clone(),
+                nodeid: if clustered { idx } else { 0 },
+                ip: n.ip.clone().unwrap_or_else(|| format!("192.0.2.{}", 10 + i)),
+                status: n.status,
+                cpus,
+                sockets: n.sockets.unwrap_or(1).max(1),
+                cpu_model: "Intel(R) Xeon(R) Gold 6248R CPU @ 3.00GHz".into(),
+                memory: n.memory.map_or(32 * GIB, |m| m.0),
+                rootfs: n.disk.map_or(100 * GIB, |m| m.0),
+                swap: 8 * GIB,
+                level: n.level.clone().unwrap_or_default(),
+                boot_time: now - 3 * 86_400 - 4_242 * i64::from(idx),
+                ssl_fingerprint: fake_fingerprint(&n.name),
+                bridges,
+            });
+        }
+        let storages = self.build_storages(&nodes)?;
+        let access = self.build_access(root_password)?;
+        let mut vms = BTreeMap::new();
+        for v in &self.vms {
+            if !(100..=999_999_999).contains(&v.vmid) {
+                return Err(self.err(&v.vmid.to_string(), format!("invalid vmid {}", v.vmid)));
+            }
+            let node = v.node.clone().unwrap_or_else(|| nodes[0].name.clone());
+            if !nodes.iter().any(|n| n.name == node) {
+                return Err(self.err(&node, format!("VM {}: unknown node '{node}'", v.vmid)));
+            }
+            let status = v.status.clone().unwrap_or_else(|| "stopped".into());
+            if status != "running" && status != "stopped" {
+                return Err(self.err(&status, format!("VM {}: status must be running or stopped", v.vmid)));
+            }
+            let mut config: BTreeMap<String, String> = v
+                .config
+                .iter()
+                .map(|(k, val)| (k.clone(), yaml_scalar(val)))
+                .collect();
+            if let Some(name) = &v.name {
+                config.insert("name".into(), name.clone());
+            }
+            if vms.insert(v.vmid, Vm { vmid: v.vmid, node, status, config }).is_some() {
+                return Err(self.err(&v.vmid.to_string(), format!("duplicate vmid {}", v.vmid)));
+            }
+        }
+        Ok(Cluster {
+            version,
+            name: self.cluster.clone(),
+            local_node: nodes[0].name.clone(),
+            nodes,
+            storages,
+            vms,
+            access,
+            tasks: Vec::new(),
+            next_pid: 4_000 + u32::try_from(now.rem_euclid(50_000)).unwrap_or(0),
+        })
+    }
+
+    fn build_storages(&self, nodes: &[Node]) -> Result<Vec<Storage>, ScenarioError> {
+        let mut specs: Vec<(StorageSpec, Option<String>)> =
+            self.storages.iter().map(|s| (s.clone(), None)).collect();
+        for n in &self.nodes {
+            specs.extend(n.storages.iter().map(|s| (s.clone(), Some(n.name.clone()))));
+        }
+        if specs.is_empty() {
+            specs = default_storages().into_iter().map(|s| (s, None)).collect();
+        }
+        let mut out: Vec<Storage> = Vec::new();
+        for (spec, owner) in specs {
+            if !valid_storage_id(&spec.id) {
+                return Err(self.err(&spec.id, format!("invalid storage id '{}'", spec.id)));
+            }
+            let Some(default_content) = default_content(&spec.kind) else {
+                return Err(self.err(
+                    &spec.kind,
+                    format!("storage '{}': unknown storage type '{}'", spec.id, spec.kind),
+                ));
+            };
+            for n in spec.nodes.iter().flatten() {
+                if !nodes.iter().any(|x| &x.name == n) {
+                    return Err(self.err(n, format!("storage '{}': unknown node '{n}'", spec.id)));
+                }
+            }
+            if let Some(existing) = out.iter_mut().find(|s| s.storage == spec.id) {
+                match (&owner, &mut existing.nodes) {
+                    (Some(o), Some(list)) if existing.kind == spec.kind => {
+                        list.push(o.clone());
+                        continue;
+                    }
+                    _ => {
+                        return Err(self.err(&spec.id, format!("duplicate storage id '{}'", spec.id)));
+                    }
+                }
+            }
+            let options = spec
+                .options
+                .iter()
+                .map(|(k, v)| (k.clone(), yaml_scalar(v)))
+                .collect();
+            out.push(Storage {
+                storage: spec.id.clone(),
+                shared: spec
+                    .shared
+                    .unwrap_or(matches!(spec.kind.as_str(), "nfs" | "cifs" | "rbd" | "cephfs" | "pbs")),
+                content: spec
+                    .content
+                    .clone()
+                    .unwrap_or_else(|| default_content.iter().map(|c| (*c).to_string()).collect()),
+                nodes: owner.map(|o| vec![o]).or(spec.nodes.clone()),
+                disable: spec.disable,
+                total: spec.size.map_or(100 * GIB, |s| s.0),
+                used: spec.used.map_or(0, |s| s.0),
+                kind: spec.kind,
+                options,
+            });
+        }
+        Ok(out)
+    }
+
+    fn build_access(&self, root_password: &str) -> Result<Access, ScenarioError> {
+        let mut access = Access::default();
+        let mut root = User::new("root@pam");
+        root.password = Some(root_password.to_string());
+        root.email = Some("root@localhost".into());
+        access.users.insert(root.userid.clone(), root);
+        for u in &self.users {
+            if !valid_userid(&u.userid) {
+                return Err(self.err(&u.userid, format!("invalid userid '{}'", u.userid)));
+            }
+            let realm = u.userid.rsplit('@').next().unwrap_or_default();
+            if realm != "pam" && realm != "pve" {
+                return Err(self.err(
+                    &u.userid,
+                    format!("user '{}': unknown realm '{realm}' (pam or pve)", u.userid),
+                ));
+            }
+            let is_root = u.userid == "root@pam";
+            if !is_root && access.users.contains_key(&u.userid) {
+                return Err(self.err(&u.userid, format!("duplicate user '{}'", u.userid)));
+            }
+            let mut user = access
+                .users
+                .remove(&u.userid)
+                .unwrap_or_else(|| User::new(&u.userid));
+            if !is_root || u.password.is_some() {
+                user.password.clone_from(&u.password);
+            }
+            user.enable = u.enable;
+            user.expire = u.expire;
+            user.comment.clone_from(&u.comment);
+            if u.email.is_some() {
+                user.email.clone_from(&u.email);
+            }
+            for t in &u.tokens {
+                if !valid_tokenid(&t.tokenid) {
+                    return Err(self.err(&t.tokenid, format!("invalid token id '{}'", t.tokenid)));
+                }
+                let token = Token {
+                    tokenid: t.tokenid.clone(),
+                    secret: t
+                        .secret
+                        .clone()
+                        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+                    privsep: t.privsep,
+                    expire: t.expire,
+                    comment: t.comment.clone(),
+                };
+                if user.tokens.insert(t.tokenid.clone(), token).is_some() {
+                    return Err(self.err(&t.tokenid, format!("duplicate token '{}'", t.tokenid)));
+                }
+            }
+            access.users.insert(u.userid.clone(), user);
+        }
+        Ok(access)
+    }
+}
+
+fn default_storages() -> Vec<StorageSpec> {
+    let spec = |id: &str, kind: &str, content: &[&str], opts: &[(&str, &str)]| StorageSpec {
+        id: id.into(),
+        kind: kind.into(),
+        content: Some(content.iter().map(|c| (*c).to_string()).collect()),
+        shared: Some(false),
+        nodes: None,
+        disable: false,
+        size: None,
+        used: None,
+        options: opts
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), serde_yaml::Value::String((*v).to_string())))
+            .collect(),
+    };
+    vec![
+        spec(
+            "local",
+            "dir",
+            &["iso", "vztmpl", "backup", "snippets"],
+            &[("path", "/var/lib/vz")],
+        ),
+        spec(
+            "local-lvm",
+            "lvmthin",
+            &["images", "rootdir"],
+            &[("thinpool", "data"), ("vgname", "pve")],
+        ),
+    ]
+}
+
+/// The content types a storage type allows by default; `None` for an
+/// unknown type.
+fn default_content(kind: &str) -> Option<&'static [&'static str]> {
+    Some(match kind {
+        "dir" | "nfs" | "cifs" | "cephfs" | "glusterfs" => &["images", "rootdir", "iso", "vztmpl", "backup", "snippets"],
+        "lvmthin" | "lvm" | "zfspool" | "rbd" | "iscsi" | "zfs" | "iscsidirect" | "esxi" => &["images", "rootdir"],
+        "pbs" => &["backup"],
+        _ => return None,
+    })
+}
+
+fn yaml_scalar(v: &serde_yaml::Value) -> String {
+    match v {
+        serde_yaml::Value::String(s) => s.clone(),
+        serde_yaml::Value::Bool(b) => if *b { "1" } else { "0" }.into(),
+        serde_yaml::Value::Number(n) => n.to_string(),
+        other => serde_yaml::to_string(other).unwrap_or_default().trim().to_string(),
+    }
+}
+
+fn strip_location(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+/// Node and cluster names: letters, digits and `-`, not starting or ending
+/// with `-`.
+fn valid_name(s: &str, max: usize) -> bool {
+    !s.is_empty()
+        && s.len() <= max
+        && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+/// `pve-storage-id`: a letter, then letters, digits, `-`, `_`, `.`.
+fn valid_storage_id(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_alphabetic()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// `pve-bridge-id`: a letter, then letters, digits, `-`, `_`, `.`; at most
+/// 15 characters.
+fn valid_bridge(s: &str) -> bool {
+    s.len() <= 15 && valid_storage_id(s)
+}
+
+fn fake_fingerprint(name: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(format!("fake-pve node {name}").as_bytes());
+    d.iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("1024", Some(1024))]
+    #[case("1K", Some(1024))]
+    #[case("512M", Some(512 << 20))]
+    #[case("32G", Some(32 << 30))]
+    #[case("32GiB", Some(32 << 30))]
+    #[case("1.5T", Some(3 << 39))]
+    #[case("x", None)]
+    #[case("-1G", None)]
+    fn sizes(#[case] s: &str, #[case] v: Option<u64>) {
+        assert_eq!(parse_size(s), v);
+    }
+
+    #[test]
+    fn default_is_a_fresh_install() {
+        let c = Scenario::default_single_node()
+            .build(PveVersion::V9_1, "pw", 1_700_000_000)
+            .expect("default builds");
+        assert_eq!(c.local_node, "pve");
+        assert_eq!(c.name, None);
+        assert_eq!(c.nodes[0].bridges, vec!["vmbr0"]);
+        let ids: Vec<_> = c.storages.iter().map(|s| s.storage.as_str()).collect();
+        assert_eq!(ids, ["local", "local-lvm"]);
+        assert_eq!(c.storages[0].content, ["iso", "vztmpl", "backup", "snippets"]);
+        assert!(c.access.users.contains_key("root@pam"));
+    }
+
+    #[rstest]
+    #[case("nodes: [{name: pve, cpus: many}]", Some(1), "invalid type")]
+    #[case("nodes:\n  - name: pve\n    colour: red\n", Some(3), "unknown field `colour`")]
+    #[case("nodes:\n  - name: a\n  - name: a\n", Some(2), "duplicate node name 'a'")]
+    #[case("nodes:\n  - name: -bad\n", Some(2), "invalid node name '-bad'")]
+    #[case("users:\n  - userid: bob\n", Some(2), "invalid userid 'bob'")]
+    #[case("users:\n  - userid: bob@ldap\n", Some(2), "unknown realm 'ldap'")]
+    #[case("vms:\n  - vmid: 100\n    node: nope\n", Some(3), "unknown node 'nope'")]
+    #[case("storages:\n  - id: s1\n    type: floppy\n", Some(3), "unknown storage type 'floppy'")]
+    #[case("nodes:\n  - name: pve\n    memory: lots\n", Some(3), "invalid size 'lots'")]
+    fn bad_scenarios(#[case] text: &str, #[case] line: Option<usize>, #[case] reason: &str) {
+        let e = Scenario::parse(text, "s.yaml").expect_err("must be refused");
+        assert_eq!(e.file, "s.yaml");
+        assert_eq!(e.line, line, "{e}");
+        assert!(e.reason.contains(reason), "{e}");
+    }
+
+    #[test]
+    fn node_storages_merge_by_id() {
+        let s = Scenario::parse(
+            "cluster: lab\nnodes:\n  - name: a\n    storages: [{id: fast, type: zfspool, pool: rpool}]\n  - name: b\n    storages: [{id: fast, type: zfspool, pool: rpool}]\n",
+            "s.yaml",
+        )
+        .expect("valid");
+        let c = s.build(PveVersion::V8_4, "pw", 0).expect("builds");
+        let fast = c.storages.iter().find(|s| s.storage == "fast").expect("fast");
+        assert_eq!(fast.nodes.as_deref(), Some(&["a".to_string(), "b".to_string()][..]));
+        assert_eq!(fast.options.get("pool").map(String::as_str), Some("rpool"));
+        assert_eq!(c.nodes[1].nodeid, 2);
+    }
+}

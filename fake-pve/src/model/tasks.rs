@@ -1,0 +1,439 @@
+//! The task engine: UPIDs, task logs and their life from running to
+//! stopped (pve-common `UPID.pm`, `RESTEnvironment.pm`; pve-manager
+//! `API2/Tasks.pm`).
+//!
+//! A task is created with a [`Worker`]: the lines it logs, how it ends and
+//! the [`TaskEffect`] it has on the cluster. It stays running until the
+//! clock reaches its end time; the cluster then applies the effect and
+//! writes the closing `TASK OK` / `TASK WARNINGS: n` / `TASK ERROR: msg`.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// A parsed task id:
+/// `UPID:<node>:<pid %08X>:<pstart %08X>:<starttime %08X>:<type>:<id>:<user>:`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Upid {
+    /// Node that runs the task.
+    pub node: String,
+    /// Worker process id.
+    pub pid: u32,
+    /// Worker process start, in clock ticks since boot.
+    pub pstart: u64,
+    /// Start time, epoch seconds.
+    pub starttime: i64,
+    /// Task type (`qmstart`, `startall`, ...).
+    pub kind: String,
+    /// Task id, usually the VMID; may be empty.
+    pub id: String,
+    /// `user@realm` or `user@realm!token`.
+    pub user: String,
+}
+
+impl Upid {
+    /// Parses a UPID as PVE's `decode_upid` does.
+    pub fn parse(s: &str) -> Option<Self> {
+        let rest = s.strip_prefix("UPID:")?.strip_suffix(':')?;
+        let parts: Vec<&str> = rest.split(':').collect();
+        let [node, pid, pstart, starttime, kind, id, user] = parts.as_slice() else {
+            return None;
+        };
+        let node_ok = !node.is_empty()
+            && node.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-')
+            && !node.starts_with('-')
+            && !node.ends_with('-');
+        let hex = |v: &str, lens: &[usize]| {
+            lens.contains(&v.len()) && v.bytes().all(|c| c.is_ascii_hexdigit())
+        };
+        let word = |v: &str| !v.chars().any(|c| c.is_whitespace());
+        if !node_ok
+            || !hex(pid, &[8])
+            || !hex(pstart, &[8, 9])
+            || !hex(starttime, &[8])
+            || kind.is_empty()
+            || !word(kind)
+            || !word(id)
+            || user.is_empty()
+            || !word(user)
+        {
+            return None;
+        }
+        Some(Upid {
+            node: (*node).to_string(),
+            pid: u32::from_str_radix(pid, 16).ok()?,
+            pstart: u64::from_str_radix(pstart, 16).ok()?,
+            starttime: i64::from_str_radix(starttime, 16).ok()?,
+            kind: (*kind).to_string(),
+            id: (*id).to_string(),
+            user: (*user).to_string(),
+        })
+    }
+}
+
+impl fmt::Display for Upid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "UPID:{}:{:08X}:{:08X}:{:08X}:{}:{}:{}:",
+            self.node, self.pid, self.pstart, self.starttime, self.kind, self.id, self.user
+        )
+    }
+}
+
+/// What a finished task does to the cluster. Each area adds its variants.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(tag = "effect", rename_all = "snake_case")]
+pub enum TaskEffect {
+    /// Nothing beyond its log.
+    #[default]
+    None,
+    /// Sets the power state of guests (startall, stopall).
+    SetVmStatus {
+        /// The guests.
+        vmids: Vec<u32>,
+        /// `running` or `stopped`.
+        status: String,
+    },
+}
+
+/// The plan of a task: what it logs and how it ends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Worker {
+    /// Task type.
+    pub kind: String,
+    /// Task id (a VMID, a storage, or empty).
+    pub id: String,
+    /// Lines logged when the task starts.
+    pub start_lines: Vec<String>,
+    /// Lines logged when it ends, before the closing line.
+    pub end_lines: Vec<String>,
+    /// `Err(msg)` ends it with `TASK ERROR: msg`.
+    pub outcome: Result<(), String>,
+    /// Applied when the task ends successfully.
+    pub effect: TaskEffect,
+}
+
+impl Worker {
+    /// A worker that logs nothing and ends OK.
+    pub fn new(kind: &str, id: &str) -> Self {
+        Self {
+            kind: kind.to_string(),
+            id: id.to_string(),
+            start_lines: Vec::new(),
+            end_lines: Vec::new(),
+            outcome: Ok(()),
+            effect: TaskEffect::None,
+        }
+    }
+
+    /// Adds a line logged at the start.
+    #[must_use]
+    pub fn log(mut self, line: impl Into<String>) -> Self {
+        self.start_lines.push(line.into());
+        self
+    }
+
+    /// Adds a line logged at the end.
+    #[must_use]
+    pub fn log_end(mut self, line: impl Into<String>) -> Self {
+        self.end_lines.push(line.into());
+        self
+    }
+
+    /// Makes the task fail with `msg`.
+    #[must_use]
+    pub fn fail(mut self, msg: impl Into<String>) -> Self {
+        self.outcome = Err(msg.into());
+        self
+    }
+
+    /// Sets the effect applied on success.
+    #[must_use]
+    pub fn effect(mut self, effect: TaskEffect) -> Self {
+        self.effect = effect;
+        self
+    }
+}
+
+/// Where a task is in its life.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum TaskState {
+    /// Running until the clock reaches `until_ms`.
+    Running {
+        /// Planned end, epoch milliseconds.
+        until_ms: i64,
+    },
+    /// Finished.
+    Stopped {
+        /// End time, epoch seconds.
+        endtime: i64,
+        /// `OK`, `WARNINGS: n`, the error text or `unexpected status`.
+        exitstatus: String,
+    },
+}
+
+/// One task with its log.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Task {
+    /// The parsed id.
+    pub upid: Upid,
+    /// The id as text, as clients see it.
+    pub upid_str: String,
+    /// Log lines so far.
+    pub log: Vec<String>,
+    /// Running or stopped.
+    pub state: TaskState,
+    /// What is left to do when it ends.
+    pub worker: Worker,
+}
+
+impl Task {
+    /// Whether the task still runs.
+    pub fn running(&self) -> bool {
+        matches!(self.state, TaskState::Running { .. })
+    }
+
+    /// The exit status once stopped.
+    pub fn exitstatus(&self) -> Option<&str> {
+        match &self.state {
+            TaskState::Stopped { exitstatus, .. } => Some(exitstatus),
+            TaskState::Running { .. } => None,
+        }
+    }
+
+    /// Ends the task: logs the end lines (unless `error` overrides the
+    /// outcome) and the closing line, and records the exit status.
+    pub fn finish(&mut self, now: i64, error: Option<String>) {
+        let error = error.or_else(|| self.worker.outcome.clone().err());
+        if error.is_none() {
+            let lines = std::mem::take(&mut self.worker.end_lines);
+            self.log.extend(lines);
+        }
+        let warnings = self.log.iter().filter(|l| l.starts_with("WARN: ")).count();
+        let exitstatus = match error {
+            Some(e) => {
+                let e = e.trim_end().replace(['\n', '\r'], " ");
+                self.log.push(format!("TASK ERROR: {e}"));
+                e
+            }
+            None if warnings > 0 => {
+                self.log.push(format!("TASK WARNINGS: {warnings}"));
+                format!("WARNINGS: {warnings}")
+            }
+            None => {
+                self.log.push("TASK OK".into());
+                "OK".into()
+            }
+        };
+        self.state = TaskState::Stopped {
+            endtime: now,
+            exitstatus,
+        };
+    }
+
+    /// `GET .../tasks/{upid}/status`.
+    pub fn status_view(&self) -> Value {
+        let u = &self.upid;
+        let mut v = json!({
+            "upid": self.upid_str,
+            "node": u.node,
+            "pid": u.pid,
+            "pstart": u.pstart,
+            "starttime": u.starttime,
+            "type": u.kind,
+            "id": u.id,
+            "user": u.user,
+            "status": if self.running() { "running" } else { "stopped" },
+        });
+        if let Some((user, tokenid)) = u.user.split_once('!') {
+            v["user"] = json!(user);
+            v["tokenid"] = json!(tokenid);
+        }
+        if let Some(e) = self.exitstatus() {
+            v["exitstatus"] = json!(e);
+        }
+        v
+    }
+
+    /// An item of `GET /nodes/{node}/tasks`.
+    pub fn list_item(&self) -> Value {
+        let u = &self.upid;
+        let mut v = json!({
+            "upid": self.upid_str,
+            "node": u.node,
+            "pid": u.pid,
+            "pstart": u.pstart,
+            "starttime": u.starttime,
+            "type": u.kind,
+            "id": u.id,
+            "user": u.user,
+        });
+        if let Some((user, tokenid)) = u.user.split_once('!') {
+            v["user"] = json!(user);
+            v["tokenid"] = json!(tokenid);
+        }
+        match &self.state {
+            TaskState::Stopped {
+                endtime,
+                exitstatus,
+            } => {
+                v["endtime"] = json!(endtime);
+                v["status"] = json!(exitstatus);
+            }
+            TaskState::Running { .. } => {
+                // As the `active` file lists it.
+                v["saved"] = json!("0");
+                v["status"] = json!("RUNNING");
+            }
+        }
+        v
+    }
+
+    /// The status class used by `statusfilter`: ok, warning, error or
+    /// unknown.
+    pub fn status_class(&self) -> &'static str {
+        match self.exitstatus() {
+            None => "unknown",
+            Some("OK") => "ok",
+            Some(s) if s.starts_with("WARNINGS: ") => "warning",
+            Some("") | Some("unexpected status") => "unknown",
+            Some(_) => "error",
+        }
+    }
+}
+
+/// The filters of `GET /nodes/{node}/tasks`.
+#[derive(Debug, Clone, Default)]
+pub struct TaskFilter {
+    /// First item to return.
+    pub start: usize,
+    /// How many items at most (`0` returns none).
+    pub limit: usize,
+    /// Case-insensitive substring of the user.
+    pub userfilter: Option<String>,
+    /// Exact task type.
+    pub typefilter: Option<String>,
+    /// Task id equal to this VMID.
+    pub vmid: Option<u32>,
+    /// Only tasks that did not end OK.
+    pub errors: bool,
+    /// `archive`, `active` or `all`.
+    pub source: String,
+    /// Started at or after.
+    pub since: Option<i64>,
+    /// Started at or before.
+    pub until: Option<i64>,
+    /// Status classes to keep.
+    pub statusfilter: Option<Vec<String>>,
+}
+
+impl TaskFilter {
+    /// Whether `task` passes the filters other than paging and source.
+    pub fn matches(&self, task: &Task) -> bool {
+        let u = &task.upid;
+        if let Some(f) = &self.userfilter
+            && !u.user.to_lowercase().contains(&f.to_lowercase())
+        {
+            return false;
+        }
+        if self.typefilter.as_ref().is_some_and(|t| *t != u.kind) {
+            return false;
+        }
+        if self.vmid.is_some_and(|v| v.to_string() != u.id) {
+            return false;
+        }
+        if self.since.is_some_and(|s| u.starttime < s) || self.until.is_some_and(|s| u.starttime > s) {
+            return false;
+        }
+        // A running task has no status yet: its class is `unknown`.
+        let class = task.status_class();
+        if self.errors {
+            return class != "ok";
+        }
+        match &self.statusfilter {
+            Some(list) => list.iter().any(|s| s == class),
+            None => true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[test]
+    fn upid_round_trip() {
+        let s = "UPID:pve:000A1B2C:0012D687:6740F1A2:qmstart:100:root@pam:";
+        let u = Upid::parse(s).expect("parse");
+        assert_eq!(u.node, "pve");
+        assert_eq!(u.pid, 0x000A_1B2C);
+        assert_eq!(u.kind, "qmstart");
+        assert_eq!(u.id, "100");
+        assert_eq!(u.to_string(), s);
+        let t = "UPID:node-2:00000001:00000002:00000003:startall::root@pam!ci:";
+        let u = Upid::parse(t).expect("token upid");
+        assert_eq!(u.user, "root@pam!ci");
+        assert_eq!(u.id, "");
+        assert_eq!(u.to_string(), t);
+    }
+
+    #[rstest]
+    #[case("")]
+    #[case("UPID:pve:000A1B2C:0012D687:6740F1A2:qmstart:100:root@pam")]
+    #[case("UPID:pve:0A1B2C:0012D687:6740F1A2:qmstart:100:root@pam:")]
+    #[case("UPID:-pve:000A1B2C:0012D687:6740F1A2:qmstart:100:root@pam:")]
+    #[case("UPID:pve:000A1B2G:0012D687:6740F1A2:qmstart:100:root@pam:")]
+    #[case("UPID:pve:000A1B2C:0012D687:6740F1A2::100:root@pam:")]
+    #[case("UPID:pve:000A1B2C:0012D687:6740F1A2:qmstart:100::")]
+    #[case("XUPID:pve:000A1B2C:0012D687:6740F1A2:qmstart:100:root@pam:")]
+    fn bad_upids(#[case] s: &str) {
+        assert!(Upid::parse(s).is_none(), "{s}");
+    }
+
+    fn task(exit: Option<&str>) -> Task {
+        let upid = Upid::parse("UPID:pve:00000001:00000002:00000003:qmstart:100:root@pam:")
+            .expect("upid");
+        Task {
+            upid_str: upid.to_string(),
+            upid,
+            log: vec![],
+            state: match exit {
+                None => TaskState::Running { until_ms: 0 },
+                Some(e) => TaskState::Stopped {
+                    endtime: 4,
+                    exitstatus: e.into(),
+                },
+            },
+            worker: Worker::new("qmstart", "100"),
+        }
+    }
+
+    #[rstest]
+    #[case(Some("OK"), "ok")]
+    #[case(Some("WARNINGS: 2"), "warning")]
+    #[case(Some("unexpected status"), "unknown")]
+    #[case(Some("VM 100 already running"), "error")]
+    #[case(None, "unknown")]
+    fn status_classes(#[case] exit: Option<&str>, #[case] class: &str) {
+        assert_eq!(task(exit).status_class(), class);
+    }
+
+    #[test]
+    fn finish_writes_closing_lines() {
+        let mut t = task(None);
+        t.worker = Worker::new("qmstart", "100").log_end("WARN: a").log_end("WARN: b");
+        t.finish(9, None);
+        assert_eq!(t.log.last().map(String::as_str), Some("TASK WARNINGS: 2"));
+        assert_eq!(t.exitstatus(), Some("WARNINGS: 2"));
+
+        let mut t = task(None);
+        t.worker = Worker::new("qmstart", "100").log_end("never").fail("boom\nbang");
+        t.finish(9, None);
+        assert_eq!(t.log, vec!["TASK ERROR: boom bang".to_string()]);
+        assert_eq!(t.exitstatus(), Some("boom bang"));
+    }
+}

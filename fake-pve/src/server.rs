@@ -1,0 +1,395 @@
+//! The server: a builder that binds, TLS, and one hyper HTTP/1.1
+//! connection per client, as pveproxy serves them.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{Method, Response};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::api::{self, Router};
+use crate::clock::Clock;
+use crate::model::PveVersion;
+use crate::model::scenario::Scenario;
+use crate::state::{Latency, Settings, State};
+use crate::tls::Identity;
+use crate::{Error, control};
+
+/// How the server speaks TLS.
+#[derive(Debug, Clone, Default)]
+pub enum Tls {
+    /// A self-signed certificate made at start (the default).
+    #[default]
+    SelfSigned,
+    /// Certificate chain and key from PEM files.
+    Pem {
+        /// The certificate chain.
+        cert: PathBuf,
+        /// The private key.
+        key: PathBuf,
+    },
+    /// Plain HTTP.
+    Off,
+}
+
+/// The emulator, to be started with [`FakePve::builder`].
+#[derive(Debug)]
+pub struct FakePve;
+
+impl FakePve {
+    /// A builder with PVE's defaults: `127.0.0.1:8006`, TLS, root@pam
+    /// with password `password`, PVE 9.1, a 3 s failed-auth delay, the
+    /// built-in single-node scenario, the system clock and instant tasks.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+}
+
+/// Settings for one server.
+#[derive(Debug, Clone)]
+pub struct Builder {
+    listen: SocketAddr,
+    tls: Tls,
+    root_password: String,
+    version: PveVersion,
+    auth_failure_delay: Duration,
+    scenario: Option<Scenario>,
+    clock: Option<Clock>,
+    latency: Latency,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8006)),
+            tls: Tls::SelfSigned,
+            root_password: "password".into(),
+            version: PveVersion::default(),
+            auth_failure_delay: Duration::from_secs(3),
+            scenario: None,
+            clock: None,
+            latency: Latency::default(),
+        }
+    }
+}
+
+impl Builder {
+    /// The address to bind (port 0 picks a free port).
+    #[must_use]
+    pub fn listen(mut self, addr: SocketAddr) -> Self {
+        self.listen = addr;
+        self
+    }
+
+    /// TLS mode.
+    #[must_use]
+    pub fn tls(mut self, tls: Tls) -> Self {
+        self.tls = tls;
+        self
+    }
+
+    /// root@pam's password.
+    #[must_use]
+    pub fn root_password(mut self, pw: impl Into<String>) -> Self {
+        self.root_password = pw.into();
+        self
+    }
+
+    /// The release to impersonate.
+    #[must_use]
+    pub fn pve_version(mut self, v: PveVersion) -> Self {
+        self.version = v;
+        self
+    }
+
+    /// Delay before answering a failed authentication.
+    #[must_use]
+    pub fn auth_failure_delay(mut self, d: Duration) -> Self {
+        self.auth_failure_delay = d;
+        self
+    }
+
+    /// The scenario to start from.
+    #[must_use]
+    pub fn scenario(mut self, s: Scenario) -> Self {
+        self.scenario = Some(s);
+        self
+    }
+
+    /// The clock (for tests: [`Clock::manual`]).
+    #[must_use]
+    pub fn clock(mut self, c: Clock) -> Self {
+        self.clock = Some(c);
+        self
+    }
+
+    /// Task durations.
+    #[must_use]
+    pub fn latency(mut self, l: Latency) -> Self {
+        self.latency = l;
+        self
+    }
+
+    /// Binds and starts serving in the background.
+    ///
+    /// # Errors
+    /// When the address cannot be bound, TLS cannot be set up or the
+    /// scenario is invalid.
+    pub async fn start(self) -> Result<Running, Error> {
+        let scenario = self.scenario.unwrap_or_else(Scenario::default_single_node);
+        let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
+        let identity = match &self.tls {
+            Tls::SelfSigned => Some(Identity::self_signed(&names)?),
+            Tls::Pem { cert, key } => Some(Identity::from_pem_files(cert, key)?),
+            Tls::Off => None,
+        };
+        let fingerprint = identity.as_ref().map(Identity::fingerprint);
+        let acceptor = match &identity {
+            Some(id) => Some(tokio_rustls::TlsAcceptor::from(id.server_config()?)),
+            None => None,
+        };
+        let settings = Settings {
+            version: self.version,
+            root_password: self.root_password,
+            auth_failure_delay: self.auth_failure_delay,
+            fingerprint: fingerprint.clone(),
+        };
+        let clock = self.clock.unwrap_or_else(Clock::system);
+        let state = State::new(scenario, settings, clock, self.latency).map_err(Error::Scenario)?;
+        let listener = TcpListener::bind(self.listen)
+            .await
+            .map_err(|e| Error::Bind(self.listen, e))?;
+        let addr = listener.local_addr().map_err(|e| Error::Bind(self.listen, e))?;
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let app = Arc::new(App {
+            state: state.clone(),
+            router: Router::default(),
+        });
+        let task = tokio::spawn(serve(listener, acceptor, app, stop_rx));
+        Ok(Running {
+            addr,
+            tls: identity.is_some(),
+            fingerprint,
+            cert_pem: identity.map(|i| i.cert_pem),
+            state,
+            stop: stop_tx,
+            task: Some(task),
+        })
+    }
+}
+
+struct App {
+    state: State,
+    router: Router,
+}
+
+/// A running server. Dropping it stops the server.
+#[derive(Debug)]
+pub struct Running {
+    addr: SocketAddr,
+    tls: bool,
+    fingerprint: Option<String>,
+    cert_pem: Option<String>,
+    state: State,
+    stop: watch::Sender<bool>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Running {
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `https://127.0.0.1:PORT` (or `http://`).
+    pub fn url(&self) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The base URL of the API: `{url}/api2/json`.
+    pub fn api_url(&self) -> String {
+        format!("{}/api2/json", self.url())
+    }
+
+    /// The certificate's SHA-256 fingerprint, when serving TLS.
+    pub fn fingerprint(&self) -> Option<&str> {
+        self.fingerprint.as_deref()
+    }
+
+    /// The certificate in PEM, when serving TLS (for clients that pin it).
+    pub fn cert_pem(&self) -> Option<&str> {
+        self.cert_pem.as_deref()
+    }
+
+    /// The state, for tests that look inside.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &Clock {
+        self.state.clock()
+    }
+
+    /// Stops accepting connections and waits for the accept loop to end.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(t) = self.task.take() {
+            let _ = t.await;
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+async fn serve(
+    listener: TcpListener,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    app: Arc<App>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut conns = tokio::task::JoinSet::new();
+    loop {
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            _ = stop.changed() => break,
+        };
+        let (stream, peer) = match accepted {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::warn!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let acceptor = acceptor.clone();
+        let mut conn_stop = stop.clone();
+        conns.spawn(async move {
+            let svc = service_fn(move |req| {
+                let app = app.clone();
+                async move { Ok::<_, Infallible>(respond(&app, req, peer).await) }
+            });
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.keep_alive(true).max_headers(64).header_read_timeout(Duration::from_secs(30));
+            let result = match acceptor {
+                Some(acc) => match acc.accept(stream).await {
+                    Ok(tls) => {
+                        let conn = http.serve_connection(TokioIo::new(tls), svc);
+                        tokio::pin!(conn);
+                        tokio::select! {
+                            r = conn.as_mut() => r,
+                            _ = conn_stop.changed() => { conn.as_mut().graceful_shutdown(); conn.await }
+                        }
+                    }
+                    Err(e) => {
+                        tracing::debug!(%peer, "TLS handshake failed: {e}");
+                        return;
+                    }
+                },
+                None => {
+                    let conn = http.serve_connection(TokioIo::new(stream), svc);
+                    tokio::pin!(conn);
+                    tokio::select! {
+                        r = conn.as_mut() => r,
+                        _ = conn_stop.changed() => { conn.as_mut().graceful_shutdown(); conn.await }
+                    }
+                }
+            };
+            if let Err(e) = result {
+                tracing::debug!(%peer, "connection ended: {e}");
+            }
+        });
+        while conns.try_join_next().is_some() {}
+    }
+    conns.shutdown().await;
+}
+
+async fn respond(app: &App, req: http::Request<Incoming>, peer: SocketAddr) -> Response<Full<Bytes>> {
+    let started = Instant::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let resp = answer(app, req).await;
+    tracing::info!(
+        target: "fake_pve::request",
+        %peer,
+        "{method} {path} -> {} ({:.1} ms)",
+        resp.status().as_u16(),
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    resp
+}
+
+async fn answer(app: &App, req: http::Request<Incoming>) -> Response<Full<Bytes>> {
+    let (parts, body) = req.into_parts();
+    let method = parts.method.clone();
+    if !matches!(method, Method::GET | Method::POST | Method::PUT | Method::DELETE) {
+        return api::status_only(501, &format!("method '{method}' not available"));
+    }
+    if parts
+        .headers
+        .get(http::header::TRANSFER_ENCODING)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"chunked"))
+    {
+        return api::plain(501, "chunked transfer encoding not supported");
+    }
+    let declared = parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    // Too large a body is refused (after authentication) without reading it.
+    let body = if declared > api::MAX_BODY {
+        Bytes::from(vec![0u8; api::MAX_BODY + 1])
+    } else {
+        match Limited::new(body, api::MAX_BODY).collect().await {
+            Ok(b) => b.to_bytes(),
+            Err(_) => Bytes::from(vec![0u8; api::MAX_BODY + 1]),
+        }
+    };
+    let path = parts.uri.path().to_string();
+    let req = api::Request {
+        method,
+        path: path.clone(),
+        query: parts.uri.query().map(str::to_string),
+        headers: parts.headers,
+        body,
+    };
+    if path == "/api2" || path.starts_with("/api2/") {
+        api::handle(&app.state, &app.router, req).await
+    } else if path == "/_fake" || path.starts_with("/_fake/") {
+        control::handle(&app.state, req).await
+    } else if path == "/" && req.method == Method::GET {
+        index_page()
+    } else {
+        api::plain(500, &format!("no such file '{path}'\n"))
+    }
+}
+
+fn index_page() -> Response<Full<Bytes>> {
+    let html = "<!DOCTYPE html>\n<html><head><title>fake-pve</title></head><body>\
+<p>This is fake-pve, a Proxmox VE API emulator. The API is served under \
+<code>/api2/json</code>; there is no web interface.</p></body></html>\n";
+    Response::builder()
+        .header(http::header::CONTENT_TYPE, "text/html; charset=utf-8")
+        .header("Server", "pve-api-daemon/3.0")
+        .body(Full::new(Bytes::from(html)))
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+}

@@ -1,0 +1,90 @@
+//! TLS as pveproxy offers it: HTTP/1.1 only in ALPN, a self-signed
+//! certificate made at start unless PEM files are given.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls::ServerConfig;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use sha2::{Digest, Sha256};
+
+use crate::Error;
+
+/// A server certificate with its key and fingerprint.
+pub struct Identity {
+    /// The certificate chain, leaf first.
+    pub chain: Vec<CertificateDer<'static>>,
+    /// The private key.
+    pub key: PrivateKeyDer<'static>,
+    /// The leaf certificate's PEM text.
+    pub cert_pem: String,
+}
+
+impl Identity {
+    /// A new self-signed certificate for `localhost`, `127.0.0.1`, `::1`
+    /// and the given node names.
+    ///
+    /// # Errors
+    /// When the certificate cannot be generated.
+    pub fn self_signed(names: &[String]) -> Result<Self, Error> {
+        let mut sans = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()];
+        sans.extend(names.iter().cloned());
+        let ck = rcgen::generate_simple_self_signed(sans).map_err(|e| Error::Tls(e.to_string()))?;
+        let cert_pem = ck.cert.pem();
+        Ok(Self {
+            chain: vec![ck.cert.der().clone()],
+            key: PrivateKeyDer::Pkcs8(ck.signing_key.serialize_der().into()),
+            cert_pem,
+        })
+    }
+
+    /// Reads a certificate chain and key from PEM files.
+    ///
+    /// # Errors
+    /// When a file cannot be read or holds no certificate or key.
+    pub fn from_pem_files(cert: &Path, key: &Path) -> Result<Self, Error> {
+        let cert_pem = std::fs::read_to_string(cert)
+            .map_err(|e| Error::Tls(format!("{}: {e}", cert.display())))?;
+        let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem.as_bytes())
+            .collect::<Result<_, _>>()
+            .map_err(|e| Error::Tls(format!("{}: {e}", cert.display())))?;
+        if chain.is_empty() {
+            return Err(Error::Tls(format!("{}: no certificate found", cert.display())));
+        }
+        let key = PrivateKeyDer::from_pem_file(key)
+            .map_err(|e| Error::Tls(format!("{}: {e}", key.display())))?;
+        Ok(Self { chain, key, cert_pem })
+    }
+
+    /// The SHA-256 fingerprint of the leaf, as PVE shows it
+    /// (`AB:CD:...`).
+    pub fn fingerprint(&self) -> String {
+        fingerprint(&self.chain[0])
+    }
+
+    /// The rustls configuration: TLS 1.2 and 1.3, ALPN `http/1.1`.
+    ///
+    /// # Errors
+    /// When the key does not match the certificate.
+    pub fn server_config(&self) -> Result<Arc<ServerConfig>, Error> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut cfg = ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| Error::Tls(e.to_string()))?
+            .with_no_client_auth()
+            .with_single_cert(self.chain.clone(), self.key.clone_key())
+            .map_err(|e| Error::Tls(e.to_string()))?;
+        cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(Arc::new(cfg))
+    }
+}
+
+/// SHA-256 of a DER certificate, upper-case hex pairs joined by `:`.
+pub fn fingerprint(der: &[u8]) -> String {
+    Sha256::digest(der)
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
