@@ -52,7 +52,10 @@ fn parse_latency(items: &[String]) -> Result<Latency, String> {
         let bad = || format!("invalid task duration '{item}' (use MS or TYPE=MS)");
         match item.split_once('=') {
             Some((kind, ms)) => {
-                l.tasks.insert(kind.trim().to_string(), ms.trim().parse().map_err(|_| bad())?);
+                l.tasks.insert(
+                    kind.trim().to_string(),
+                    ms.trim().parse().map_err(|_| bad())?,
+                );
             }
             None => l.default_ms = item.trim().parse().map_err(|_| bad())?,
         }
@@ -107,8 +110,16 @@ async fn run(args: Args) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
 
     let url = pve.url();
-    let insecure = if pve.fingerprint().is_some() { " -k" } else { "" };
-    println!("fake-pve: Proxmox VE {} API at {}/api2/json", args.pve_version.version(), url);
+    let insecure = if pve.fingerprint().is_some() {
+        " -k"
+    } else {
+        ""
+    };
+    println!(
+        "fake-pve: Proxmox VE {} API at {}/api2/json",
+        args.pve_version.version(),
+        url
+    );
     if let Some(fp) = pve.fingerprint() {
         println!("  TLS fingerprint (SHA-256): {fp}");
     }

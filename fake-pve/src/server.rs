@@ -169,7 +169,9 @@ impl Builder {
         let listener = TcpListener::bind(self.listen)
             .await
             .map_err(|e| Error::Bind(self.listen, e))?;
-        let addr = listener.local_addr().map_err(|e| Error::Bind(self.listen, e))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| Error::Bind(self.listen, e))?;
         let (stop_tx, stop_rx) = watch::channel(false);
         let app = Arc::new(App {
             state: state.clone(),
@@ -287,7 +289,10 @@ async fn serve(
                 async move { Ok::<_, Infallible>(respond(&app, req, peer).await) }
             });
             let mut http = hyper::server::conn::http1::Builder::new();
-            http.keep_alive(true).max_headers(64).header_read_timeout(Duration::from_secs(30));
+            http.keep_alive(true)
+                .max_headers(64)
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(30));
             let result = match acceptor {
                 Some(acc) => match acc.accept(stream).await {
                     Ok(tls) => {
@@ -321,7 +326,11 @@ async fn serve(
     conns.shutdown().await;
 }
 
-async fn respond(app: &App, req: http::Request<Incoming>, peer: SocketAddr) -> Response<Full<Bytes>> {
+async fn respond(
+    app: &App,
+    req: http::Request<Incoming>,
+    peer: SocketAddr,
+) -> Response<Full<Bytes>> {
     let started = Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_string();
@@ -339,7 +348,10 @@ async fn respond(app: &App, req: http::Request<Incoming>, peer: SocketAddr) -> R
 async fn answer(app: &App, req: http::Request<Incoming>) -> Response<Full<Bytes>> {
     let (parts, body) = req.into_parts();
     let method = parts.method.clone();
-    if !matches!(method, Method::GET | Method::POST | Method::PUT | Method::DELETE) {
+    if !matches!(
+        method,
+        Method::GET | Method::POST | Method::PUT | Method::DELETE
+    ) {
         return api::status_only(501, &format!("method '{method}' not available"));
     }
     if parts

@@ -28,7 +28,11 @@ impl Identity {
     /// # Errors
     /// When the certificate cannot be generated.
     pub fn self_signed(names: &[String]) -> Result<Self, Error> {
-        let mut sans = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()];
+        let mut sans = vec![
+            "localhost".to_string(),
+            "127.0.0.1".to_string(),
+            "::1".to_string(),
+        ];
         sans.extend(names.iter().cloned());
         let ck = rcgen::generate_simple_self_signed(sans).map_err(|e| Error::Tls(e.to_string()))?;
         let cert_pem = ck.cert.pem();
@@ -46,15 +50,23 @@ impl Identity {
     pub fn from_pem_files(cert: &Path, key: &Path) -> Result<Self, Error> {
         let cert_pem = std::fs::read_to_string(cert)
             .map_err(|e| Error::Tls(format!("{}: {e}", cert.display())))?;
-        let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem.as_bytes())
-            .collect::<Result<_, _>>()
-            .map_err(|e| Error::Tls(format!("{}: {e}", cert.display())))?;
+        let chain: Vec<CertificateDer<'static>> =
+            CertificateDer::pem_slice_iter(cert_pem.as_bytes())
+                .collect::<Result<_, _>>()
+                .map_err(|e| Error::Tls(format!("{}: {e}", cert.display())))?;
         if chain.is_empty() {
-            return Err(Error::Tls(format!("{}: no certificate found", cert.display())));
+            return Err(Error::Tls(format!(
+                "{}: no certificate found",
+                cert.display()
+            )));
         }
         let key = PrivateKeyDer::from_pem_file(key)
             .map_err(|e| Error::Tls(format!("{}: {e}", key.display())))?;
-        Ok(Self { chain, key, cert_pem })
+        Ok(Self {
+            chain,
+            key,
+            cert_pem,
+        })
     }
 
     /// The SHA-256 fingerprint of the leaf, as PVE shows it

@@ -12,11 +12,33 @@ pub fn routes() -> Vec<Route> {
     vec![
         get("/access/domains", list_domains, &[]),
         get("/access/ticket", get_ticket, &[]),
-        post("/access/ticket", create_ticket, &["username", "password", "realm", "otp", "new-format", "path", "privs", "tfa-challenge"]).no_token(),
+        post(
+            "/access/ticket",
+            create_ticket,
+            &[
+                "username",
+                "password",
+                "realm",
+                "otp",
+                "new-format",
+                "path",
+                "privs",
+                "tfa-challenge",
+            ],
+        )
+        .no_token(),
         get("/access/users/{userid}/token", token_index, &[]),
         get("/access/users/{userid}/token/{tokenid}", read_token, &[]),
-        post("/access/users/{userid}/token/{tokenid}", generate_token, &["comment", "expire", "privsep"]),
-        put("/access/users/{userid}/token/{tokenid}", update_token_info, &["comment", "expire", "privsep", "delete"]),
+        post(
+            "/access/users/{userid}/token/{tokenid}",
+            generate_token,
+            &["comment", "expire", "privsep"],
+        ),
+        put(
+            "/access/users/{userid}/token/{tokenid}",
+            update_token_info,
+            &["comment", "expire", "privsep", "delete"],
+        ),
         super::delete("/access/users/{userid}/token/{tokenid}", remove_token, &[]),
     ]
 }
@@ -41,20 +63,36 @@ fn create_ticket(ctx: &Ctx<'_>) -> Result<Reply> {
     let p = &ctx.params;
     let username = p.req_str("username")?;
     if username.chars().count() > 64 {
-        return Err(Error::invalid("username", "value may only be 64 characters long"));
+        return Err(Error::invalid(
+            "username",
+            "value may only be 64 characters long",
+        ));
     }
     let password = p.req_str("password")?;
     let realm = p.str("realm");
     if let Some(r) = &realm
         && !valid_realm(r)
     {
-        return Err(Error::invalid("realm", "invalid format - value does not look like a valid realm\n"));
+        return Err(Error::invalid(
+            "realm",
+            "invalid format - value does not look like a valid realm\n",
+        ));
     }
     let path_privs = match (p.str("path"), p.str("privs")) {
         (Some(path), Some(privs)) => Some((path, privs)),
         (None, None) => None,
-        (Some(_), None) => return Err(Error::invalid("privs", "missing property required by 'path'")),
-        (None, Some(_)) => return Err(Error::invalid("path", "missing property required by 'privs'")),
+        (Some(_), None) => {
+            return Err(Error::invalid(
+                "privs",
+                "missing property required by 'path'",
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(Error::invalid(
+                "path",
+                "missing property required by 'privs'",
+            ));
+        }
     };
     p.bool("new-format")?;
     let userid = match realm {
@@ -63,18 +101,28 @@ fn create_ticket(ctx: &Ctx<'_>) -> Result<Reply> {
     };
     let now = ctx.now();
     let state = ctx.state;
-    let renewal = password.starts_with("PVE:").then(|| state.keys().verify_ticket(&password, now)).flatten();
+    let renewal = password
+        .starts_with("PVE:")
+        .then(|| state.keys().verify_ticket(&password, now))
+        .flatten();
     let who = AuthId::User(userid.clone());
     ctx.with(|c| -> Result<Reply> {
         match renewal {
             Some((owner, _)) if owner == userid || owner == "root@pam" => {
-                c.access.check_user_enabled(&userid, now).map_err(|_| auth_failure())?;
+                c.access
+                    .check_user_enabled(&userid, now)
+                    .map_err(|_| auth_failure())?;
             }
             _ => c.access.check_password(&userid, &password, now)?,
         }
         if let Some((path, privs)) = path_privs {
-            let privs: Vec<&str> = privs.split([',', ';', ' ']).filter(|s| !s.is_empty()).collect();
-            c.access.check_perm(&who, &path, &privs).map_err(|_| auth_failure())?;
+            let privs: Vec<&str> = privs
+                .split([',', ';', ' '])
+                .filter(|s| !s.is_empty())
+                .collect();
+            c.access
+                .check_perm(&who, &path, &privs)
+                .map_err(|_| auth_failure())?;
             return Ok(json!({ "username": userid }).into());
         }
         let mut data = json!({
@@ -97,29 +145,106 @@ fn create_ticket(ctx: &Ctx<'_>) -> Result<Reply> {
 pub fn capabilities(version: PveVersion, all: bool) -> Value {
     let vm_privs: &[&str] = if version.is_v9() {
         &[
-            "VM.Allocate", "VM.Audit", "VM.Backup", "VM.Clone", "VM.Config.CDROM", "VM.Config.CPU",
-            "VM.Config.Cloudinit", "VM.Config.Disk", "VM.Config.HWType", "VM.Config.Memory",
-            "VM.Config.Network", "VM.Config.Options", "VM.Console", "VM.GuestAgent.Audit",
-            "VM.GuestAgent.FileRead", "VM.GuestAgent.FileSystemMgmt", "VM.GuestAgent.FileWrite",
-            "VM.GuestAgent.Unrestricted", "VM.Migrate", "VM.PowerMgmt", "VM.Replicate",
-            "VM.Snapshot", "VM.Snapshot.Rollback", "Permissions.Modify",
+            "VM.Allocate",
+            "VM.Audit",
+            "VM.Backup",
+            "VM.Clone",
+            "VM.Config.CDROM",
+            "VM.Config.CPU",
+            "VM.Config.Cloudinit",
+            "VM.Config.Disk",
+            "VM.Config.HWType",
+            "VM.Config.Memory",
+            "VM.Config.Network",
+            "VM.Config.Options",
+            "VM.Console",
+            "VM.GuestAgent.Audit",
+            "VM.GuestAgent.FileRead",
+            "VM.GuestAgent.FileSystemMgmt",
+            "VM.GuestAgent.FileWrite",
+            "VM.GuestAgent.Unrestricted",
+            "VM.Migrate",
+            "VM.PowerMgmt",
+            "VM.Replicate",
+            "VM.Snapshot",
+            "VM.Snapshot.Rollback",
+            "Permissions.Modify",
         ]
     } else {
         &[
-            "VM.Allocate", "VM.Audit", "VM.Backup", "VM.Clone", "VM.Config.CDROM", "VM.Config.CPU",
-            "VM.Config.Cloudinit", "VM.Config.Disk", "VM.Config.HWType", "VM.Config.Memory",
-            "VM.Config.Network", "VM.Config.Options", "VM.Console", "VM.Migrate", "VM.Monitor",
-            "VM.PowerMgmt", "VM.Snapshot", "VM.Snapshot.Rollback", "Permissions.Modify",
+            "VM.Allocate",
+            "VM.Audit",
+            "VM.Backup",
+            "VM.Clone",
+            "VM.Config.CDROM",
+            "VM.Config.CPU",
+            "VM.Config.Cloudinit",
+            "VM.Config.Disk",
+            "VM.Config.HWType",
+            "VM.Config.Memory",
+            "VM.Config.Network",
+            "VM.Config.Options",
+            "VM.Console",
+            "VM.Migrate",
+            "VM.Monitor",
+            "VM.PowerMgmt",
+            "VM.Snapshot",
+            "VM.Snapshot.Rollback",
+            "Permissions.Modify",
         ]
     };
     let areas: [(&str, &[&str]); 7] = [
         ("vms", vm_privs),
-        ("access", &["User.Modify", "Group.Allocate", "Permissions.Modify"]),
-        ("storage", &["Datastore.Allocate", "Datastore.AllocateSpace", "Datastore.AllocateTemplate", "Datastore.Audit", "Permissions.Modify"]),
-        ("nodes", &["Sys.Audit", "Sys.Console", "Sys.Syslog", "Sys.Modify", "Sys.PowerMgmt", "Sys.Incoming", "Sys.AccessNetwork", "Permissions.Modify"]),
-        ("sdn", &["SDN.Allocate", "SDN.Audit", "SDN.Use", "Permissions.Modify"]),
-        ("dc", &["Sys.Audit", "Sys.Modify", "SDN.Allocate", "SDN.Audit", "SDN.Use"]),
-        ("mapping", &["Mapping.Audit", "Mapping.Modify", "Mapping.Use", "Permissions.Modify"]),
+        (
+            "access",
+            &["User.Modify", "Group.Allocate", "Permissions.Modify"],
+        ),
+        (
+            "storage",
+            &[
+                "Datastore.Allocate",
+                "Datastore.AllocateSpace",
+                "Datastore.AllocateTemplate",
+                "Datastore.Audit",
+                "Permissions.Modify",
+            ],
+        ),
+        (
+            "nodes",
+            &[
+                "Sys.Audit",
+                "Sys.Console",
+                "Sys.Syslog",
+                "Sys.Modify",
+                "Sys.PowerMgmt",
+                "Sys.Incoming",
+                "Sys.AccessNetwork",
+                "Permissions.Modify",
+            ],
+        ),
+        (
+            "sdn",
+            &["SDN.Allocate", "SDN.Audit", "SDN.Use", "Permissions.Modify"],
+        ),
+        (
+            "dc",
+            &[
+                "Sys.Audit",
+                "Sys.Modify",
+                "SDN.Allocate",
+                "SDN.Audit",
+                "SDN.Use",
+            ],
+        ),
+        (
+            "mapping",
+            &[
+                "Mapping.Audit",
+                "Mapping.Modify",
+                "Mapping.Use",
+                "Permissions.Modify",
+            ],
+        ),
     ];
     let mut cap = Map::new();
     for (area, privs) in areas {
@@ -139,7 +264,10 @@ pub fn capabilities(version: PveVersion, all: bool) -> Value {
 fn token_target(ctx: &Ctx<'_>, with_token: bool) -> Result<(String, String)> {
     let userid = ctx.param("userid")?;
     if userid.len() > 64 {
-        return Err(Error::invalid("userid", "value may only be 64 characters long"));
+        return Err(Error::invalid(
+            "userid",
+            "value may only be 64 characters long",
+        ));
     }
     if !valid_userid(&userid) {
         return Err(Error::invalid(
@@ -150,7 +278,10 @@ fn token_target(ctx: &Ctx<'_>, with_token: bool) -> Result<(String, String)> {
     let tokenid = if with_token {
         let t = ctx.param("tokenid")?;
         if !valid_tokenid(&t) {
-            return Err(Error::invalid("tokenid", "value does not match the regex pattern"));
+            return Err(Error::invalid(
+                "tokenid",
+                "value does not match the regex pattern",
+            ));
         }
         t
     } else {
@@ -255,7 +386,9 @@ fn update_token_info(ctx: &Ctx<'_>) -> Result<Reply> {
     }
     ctx.with(|c| {
         c.access.token(&userid, &tokenid)?;
-        let mut token = c.access.update_token(&userid, &tokenid, privsep, expire, comment)?;
+        let mut token = c
+            .access
+            .update_token(&userid, &tokenid, privsep, expire, comment)?;
         if drop_comment {
             token = c.access.clear_token_comment(&userid, &tokenid)?;
         }

@@ -173,7 +173,10 @@ mod tests {
         let k = Keys::random();
         let t = k.ticket("root@pam", 1_000_000);
         assert!(t.starts_with("PVE:root@pam:000F4240::"), "{t}");
-        assert_eq!(k.verify_ticket(&t, 1_000_000), Some(("root@pam".into(), 1_000_000)));
+        assert_eq!(
+            k.verify_ticket(&t, 1_000_000),
+            Some(("root@pam".into(), 1_000_000))
+        );
         assert!(k.verify_ticket(&t, 1_000_000 + 7200).is_some());
         assert!(k.verify_ticket(&t, 1_000_000 + 7201).is_none());
         assert!(k.verify_ticket(&t, 1_000_000 - 301).is_none());
@@ -202,7 +205,10 @@ mod tests {
     #[case("Bearer x", None)]
     fn authorization_headers(#[case] header: &str, #[case] want: Option<Credentials>) {
         let mut h = HeaderMap::new();
-        h.insert(http::header::AUTHORIZATION, HeaderValue::from_str(header).expect("header"));
+        h.insert(
+            http::header::AUTHORIZATION,
+            HeaderValue::from_str(header).expect("header"),
+        );
         assert_eq!(credentials(&h), want);
     }
 
@@ -213,6 +219,9 @@ mod tests {
             http::header::COOKIE,
             HeaderValue::from_static("lang=en; PVEAuthCookie=PVE:root@pam:1::a+b/c="),
         );
-        assert_eq!(credentials(&h), Some(Credentials::Ticket("PVE:root@pam:1::a+b/c=".into())));
+        assert_eq!(
+            credentials(&h),
+            Some(Credentials::Ticket("PVE:root@pam:1::a+b/c=".into()))
+        );
     }
 }

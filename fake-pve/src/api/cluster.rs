@@ -20,7 +20,12 @@ pub fn routes() -> Vec<Route> {
 /// `GET /api2/json/`.
 fn api_index(_: &Ctx<'_>) -> Result<Reply> {
     let dirs = ["version", "cluster", "nodes", "storage", "access", "pools"];
-    Ok(json!(dirs.iter().map(|d| json!({ "subdir": d })).collect::<Vec<_>>()).into())
+    Ok(json!(
+        dirs.iter()
+            .map(|d| json!({ "subdir": d }))
+            .collect::<Vec<_>>()
+    )
+    .into())
 }
 
 /// `GET /version`.
@@ -36,7 +41,9 @@ fn get_status(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /cluster/resources`.
 fn resources(ctx: &Ctx<'_>) -> Result<Reply> {
-    let kind = ctx.params.enumeration("type", &["vm", "storage", "node", "sdn"])?;
+    let kind = ctx
+        .params
+        .enumeration("type", &["vm", "storage", "node", "sdn"])?;
     let now = ctx.now();
     Ok(Value::Array(ctx.with(|c| c.resources_view(kind.as_deref(), now))).into())
 }
@@ -54,7 +61,9 @@ fn nextid(ctx: &Ctx<'_>) -> Result<Reply> {
                     "invalid format - value does not look like a valid VM ID\n",
                 ));
             }
-            Some(u32::try_from(n).map_err(|_| Error::invalid("vmid", "value must have a maximum value of 999999999"))?)
+            Some(u32::try_from(n).map_err(|_| {
+                Error::invalid("vmid", "value must have a maximum value of 999999999")
+            })?)
         }
     };
     Ok(json!(ctx.with(|c| c.nextid(vmid))?).into())

@@ -118,14 +118,21 @@ enum Segment {
 
 impl Route {
     /// A route. `path` uses PVE's `{name}` placeholders.
-    pub fn new(method: Method, path: &'static str, handler: Handler, params: &'static [&'static str]) -> Self {
+    pub fn new(
+        method: Method,
+        path: &'static str,
+        handler: Handler,
+        params: &'static [&'static str],
+    ) -> Self {
         let segments = path
             .split('/')
             .filter(|s| !s.is_empty())
-            .map(|s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
-                Some(name) => Segment::Param(name),
-                None => Segment::Literal(s),
-            })
+            .map(
+                |s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                    Some(name) => Segment::Param(name),
+                    None => Segment::Literal(s),
+                },
+            )
             .collect();
         Self {
             method,
@@ -212,7 +219,11 @@ impl Default for Router {
 }
 
 impl Router {
-    fn find(&self, method: &Method, segs: &[String]) -> Option<(&Route, Vec<(&'static str, String)>)> {
+    fn find(
+        &self,
+        method: &Method,
+        segs: &[String],
+    ) -> Option<(&Route, Vec<(&'static str, String)>)> {
         self.routes
             .iter()
             .filter(|r| r.method == method)
@@ -326,7 +337,8 @@ fn split_api2(path: &str) -> Option<(&str, &str)> {
     let ok = !b.is_empty()
         && b[0].is_ascii_lowercase()
         && b.len() >= 2
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
     ok.then_some((fmt, rel))
 }
 
@@ -360,14 +372,17 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
         Some((other, _)) => return plain(501, &format!("no formatter for uri {rel}, {other}")),
     };
     if !req.body.is_empty() && req.method != Method::POST && req.method != Method::PUT {
-        return plain(501, &format!("Unexpected content for method '{}'", req.method));
+        return plain(
+            501,
+            &format!("Unexpected content for method '{}'", req.method),
+        );
     }
     if req.body.len() > MAX_BODY {
         return plain(501, "for data too large");
     }
     let body = match body_params(&req) {
         Ok(b) => b,
-        Err(resp) => return resp,
+        Err((code, msg)) => return plain(code, &msg),
     };
 
     let started = tokio::time::Instant::now();
@@ -457,7 +472,9 @@ fn dispatch(
 }
 
 /// Reads a POST/PUT body: JSON, or a form (also without Content-Type).
-pub(crate) fn body_params(req: &Request) -> std::result::Result<BTreeMap<String, Value>, Response<Full<Bytes>>> {
+pub(crate) fn body_params(
+    req: &Request,
+) -> std::result::Result<BTreeMap<String, Value>, (u16, String)> {
     let mut map = BTreeMap::new();
     if req.body.is_empty() {
         return Ok(map);
@@ -476,19 +493,22 @@ pub(crate) fn body_params(req: &Request) -> std::result::Result<BTreeMap<String,
         match serde_json::from_slice::<Value>(&req.body) {
             Ok(Value::Object(o)) => map.extend(o.into_iter().filter(|(_, v)| !v.is_null())),
             Ok(_) => {
-                return Err(plain(
+                return Err((
                     500,
-                    "malformed JSON string, neither array, object, number, string or atom",
+                    "malformed JSON string, neither array, object, number, string or atom".into(),
                 ));
             }
-            Err(e) => return Err(plain(500, &format!("malformed JSON string: {e}"))),
+            Err(e) => return Err((500, format!("malformed JSON string: {e}"))),
         }
     } else if ctype.is_empty() || ctype == "application/x-www-form-urlencoded" {
         for (k, v) in form_urlencoded::parse(&req.body) {
             map.insert(k.into_owned(), Value::String(v.into_owned()));
         }
     } else {
-        return Err(plain(506, &format!("upload 'Content-Type '{ctype}' not implemented")));
+        return Err((
+            506,
+            format!("upload 'Content-Type '{ctype}' not implemented"),
+        ));
     }
     Ok(map)
 }
@@ -520,7 +540,9 @@ fn base_response(code: u16, reason: &str) -> http::response::Builder {
 /// An RFC 7231 date (`Sun, 06 Nov 1994 08:49:37 GMT`).
 pub fn http_date(epoch: u64) -> String {
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
     let days = epoch / 86_400;
     let secs = epoch % 86_400;
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
@@ -551,27 +573,6 @@ fn reason_phrase(status: StatusCode, msg: &str) -> Option<hyper::ext::ReasonPhra
     hyper::ext::ReasonPhrase::try_from(first.as_bytes().to_vec()).ok()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn http_dates() {
-        assert_eq!(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
-        assert_eq!(http_date(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT");
-        assert_eq!(http_date(1_795_000_000), "Wed, 18 Nov 2026 11:06:40 GMT");
-    }
-
-    #[test]
-    fn api2_paths() {
-        assert_eq!(split_api2("/api2/json/version"), Some(("json", "/version")));
-        assert_eq!(split_api2("/api2/json"), Some(("json", "")));
-        assert_eq!(split_api2("/api2//extjs/nodes"), Some(("extjs", "/nodes")));
-        assert_eq!(split_api2("/api2/"), None);
-        assert_eq!(split_api2("/api2/JSON/version"), None);
-    }
-}
-
 fn build(b: http::response::Builder, body: Bytes) -> Response<Full<Bytes>> {
     b.body(Full::new(body))
         .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
@@ -589,7 +590,10 @@ pub fn status_only(code: u16, msg: &str) -> Response<Full<Bytes>> {
 }
 
 fn json_response(code: u16, reason: &str, body: &Value) -> Response<Full<Bytes>> {
-    let b = base_response(code, reason).header(http::header::CONTENT_TYPE, HeaderValue::from_static(JSON_CONTENT_TYPE));
+    let b = base_response(code, reason).header(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static(JSON_CONTENT_TYPE),
+    );
     build(b, Bytes::from(body.to_string()))
 }
 
@@ -609,7 +613,11 @@ pub fn success(format: Format, reply: Reply) -> Response<Full<Bytes>> {
 pub fn failure(format: Format, e: &Error) -> Response<Full<Bytes>> {
     let (code, msg, errors) = match e {
         Error::Failed(m) => (500, m.clone(), None),
-        Error::Invalid(errs) => (400, "Parameter verification failed.".to_string(), Some(errs)),
+        Error::Invalid(errs) => (
+            400,
+            "Parameter verification failed.".to_string(),
+            Some(errs),
+        ),
         Error::Forbidden(m) => (403, m.clone(), None),
         Error::Status { code, msg } => (*code, msg.clone(), None),
     };
@@ -630,4 +638,25 @@ pub fn failure(format: Format, e: &Error) -> Response<Full<Bytes>> {
         return json_response(200, "", &body);
     }
     json_response(code, &msg, &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_dates() {
+        assert_eq!(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+        assert_eq!(http_date(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(http_date(1_795_000_000), "Wed, 18 Nov 2026 11:06:40 GMT");
+    }
+
+    #[test]
+    fn api2_paths() {
+        assert_eq!(split_api2("/api2/json/version"), Some(("json", "/version")));
+        assert_eq!(split_api2("/api2/json"), Some(("json", "")));
+        assert_eq!(split_api2("/api2//extjs/nodes"), Some(("extjs", "/nodes")));
+        assert_eq!(split_api2("/api2/"), None);
+        assert_eq!(split_api2("/api2/JSON/version"), None);
+    }
 }

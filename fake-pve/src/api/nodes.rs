@@ -11,20 +11,67 @@ pub fn routes() -> Vec<Route> {
     vec![
         get("/nodes", list_nodes, &[]),
         get("/nodes/{node}", node_index, &[]),
-        get("/nodes/{node}/status", node_status, &[]).perm("/nodes/{node}", &["Sys.Audit"]).proxy(),
+        get("/nodes/{node}/status", node_status, &[])
+            .perm("/nodes/{node}", &["Sys.Audit"])
+            .proxy(),
         get("/nodes/{node}/version", node_version, &[]).proxy(),
-        post("/nodes/{node}/startall", startall, &["force", "vms", "max-workers"]).proxy(),
-        post("/nodes/{node}/stopall", stopall, &["force-stop", "timeout", "vms", "max-workers"]).proxy(),
+        post(
+            "/nodes/{node}/startall",
+            startall,
+            &["force", "vms", "max-workers"],
+        )
+        .proxy(),
+        post(
+            "/nodes/{node}/stopall",
+            stopall,
+            &["force-stop", "timeout", "vms", "max-workers"],
+        )
+        .proxy(),
     ]
 }
 
 /// The children of `/nodes/{node}`, as 9.x lists them.
 const NODE_DIRS_9: &[&str] = &[
-    "aplinfo", "apt", "capabilities", "ceph", "certificates", "config", "disks", "dns", "firewall",
-    "hardware", "hosts", "journal", "lxc", "migrateall", "netstat", "network", "qemu",
-    "query-oci-repo-tags", "query-url-metadata", "replication", "report", "rrd", "rrddata", "scan",
-    "sdn", "services", "spiceshell", "startall", "status", "stopall", "storage", "subscription",
-    "suspendall", "syslog", "tasks", "termproxy", "time", "version", "vncshell", "vzdump",
+    "aplinfo",
+    "apt",
+    "capabilities",
+    "ceph",
+    "certificates",
+    "config",
+    "disks",
+    "dns",
+    "firewall",
+    "hardware",
+    "hosts",
+    "journal",
+    "lxc",
+    "migrateall",
+    "netstat",
+    "network",
+    "qemu",
+    "query-oci-repo-tags",
+    "query-url-metadata",
+    "replication",
+    "report",
+    "rrd",
+    "rrddata",
+    "scan",
+    "sdn",
+    "services",
+    "spiceshell",
+    "startall",
+    "status",
+    "stopall",
+    "storage",
+    "subscription",
+    "suspendall",
+    "syslog",
+    "tasks",
+    "termproxy",
+    "time",
+    "version",
+    "vncshell",
+    "vzdump",
     "wakeonlan",
 ];
 
@@ -37,10 +84,14 @@ fn list_nodes(ctx: &Ctx<'_>) -> Result<Reply> {
             .into_iter()
             .map(|mut item| {
                 let name = item["node"].as_str().unwrap_or_default().to_string();
-                if !c.access.has_priv(who, &format!("/nodes/{name}"), "Sys.Audit")
+                if !c
+                    .access
+                    .has_priv(who, &format!("/nodes/{name}"), "Sys.Audit")
                     && let Some(o) = item.as_object_mut()
                 {
-                    for k in ["cpu", "maxcpu", "mem", "maxmem", "disk", "maxdisk", "uptime", "level"] {
+                    for k in [
+                        "cpu", "maxcpu", "mem", "maxmem", "disk", "maxdisk", "uptime", "level",
+                    ] {
                         o.remove(k);
                     }
                 }
@@ -64,7 +115,12 @@ fn node_index(ctx: &Ctx<'_>) -> Result<Reply> {
     if !v9 {
         dirs.push("sdn");
     }
-    Ok(json!(dirs.iter().map(|d| json!({ "name": d })).collect::<Vec<_>>()).into())
+    Ok(json!(
+        dirs.iter()
+            .map(|d| json!({ "name": d }))
+            .collect::<Vec<_>>()
+    )
+    .into())
 }
 
 /// The `pve-node` format.
@@ -81,7 +137,10 @@ pub fn check_node_name(node: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::invalid("node", "invalid format - value does not look like a valid node name\n"))
+        Err(Error::invalid(
+            "node",
+            "invalid format - value does not look like a valid node name\n",
+        ))
     }
 }
 
@@ -97,7 +156,9 @@ fn node_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let now = ctx.now();
     ctx.with(|c| {
         let (mem, running) = c.guest_load(&node);
-        Ok(c.node(&node)?.status_view(now, mem, running, c.version).into())
+        Ok(c.node(&node)?
+            .status_view(now, mem, running, c.version)
+            .into())
     })
 }
 
@@ -143,9 +204,10 @@ fn check_power(ctx: &Ctx<'_>, vms: Option<&[u32]>) -> Result<()> {
             return Ok(());
         }
         match vms {
-            Some(list) if !list.is_empty() => list
-                .iter()
-                .try_for_each(|id| c.access.check_perm(who, &format!("/vms/{id}"), &["VM.PowerMgmt"])),
+            Some(list) if !list.is_empty() => list.iter().try_for_each(|id| {
+                c.access
+                    .check_perm(who, &format!("/vms/{id}"), &["VM.PowerMgmt"])
+            }),
             _ => c.access.check_perm(who, "/", &["VM.PowerMgmt"]),
         }
     })
@@ -203,7 +265,10 @@ fn startall(ctx: &Ctx<'_>) -> Result<Reply> {
 fn stopall(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     ctx.params.bool("force-stop")?;
-    let timeout = ctx.params.int("timeout", Some(0), Some(7200))?.unwrap_or(180);
+    let timeout = ctx
+        .params
+        .int("timeout", Some(0), Some(7200))?
+        .unwrap_or(180);
     let vms = vm_list(ctx)?;
     check_power(ctx, vms.as_deref())?;
     check_max_workers(ctx)?;

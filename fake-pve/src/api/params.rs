@@ -60,7 +60,10 @@ impl Params {
                 Some(b) => Ok(Some(b)),
                 None => Err(Error::invalid(
                     name,
-                    format!("type check ('boolean') failed - got '{}'", value_text(other)),
+                    format!(
+                        "type check ('boolean') failed - got '{}'",
+                        value_text(other)
+                    ),
                 )),
             },
         }
@@ -80,17 +83,26 @@ impl Params {
             _ => parse_int(&text),
         }
         .ok_or_else(|| {
-            Error::invalid(name, format!("type check ('integer') failed - got '{text}'"))
+            Error::invalid(
+                name,
+                format!("type check ('integer') failed - got '{text}'"),
+            )
         })?;
         if let Some(m) = min
             && n < m
         {
-            return Err(Error::invalid(name, format!("value must have a minimum value of {m}")));
+            return Err(Error::invalid(
+                name,
+                format!("value must have a minimum value of {m}"),
+            ));
         }
         if let Some(m) = max
             && n > m
         {
-            return Err(Error::invalid(name, format!("value must have a maximum value of {m}")));
+            return Err(Error::invalid(
+                name,
+                format!("value must have a maximum value of {m}"),
+            ));
         }
         Ok(Some(n))
     }
@@ -224,7 +236,10 @@ mod tests {
         let Err(Error::Invalid(e)) = p(json!("pool")).enumeration("x", &["vm", "node"]) else {
             panic!("must fail")
         };
-        assert_eq!(e["x"], "value 'pool' does not have a value in the enumeration 'vm, node'");
+        assert_eq!(
+            e["x"],
+            "value 'pool' does not have a value in the enumeration 'vm, node'"
+        );
         let Err(Error::Invalid(e)) = p(json!(1)).only(&["y"]) else {
             panic!("must fail")
         };

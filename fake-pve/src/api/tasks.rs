@@ -10,10 +10,31 @@ use crate::model::{AuthId, Error, Result, Task};
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
     vec![
-        get("/nodes/{node}/tasks", node_tasks, &["start", "limit", "userfilter", "typefilter", "vmid", "errors", "source", "since", "until", "statusfilter"]).proxy(),
+        get(
+            "/nodes/{node}/tasks",
+            node_tasks,
+            &[
+                "start",
+                "limit",
+                "userfilter",
+                "typefilter",
+                "vmid",
+                "errors",
+                "source",
+                "since",
+                "until",
+                "statusfilter",
+            ],
+        )
+        .proxy(),
         get("/nodes/{node}/tasks/{upid}", upid_index, &[]),
         get("/nodes/{node}/tasks/{upid}/status", read_task_status, &[]).proxy(),
-        get("/nodes/{node}/tasks/{upid}/log", read_task_log, &["start", "limit", "download"]).proxy(),
+        get(
+            "/nodes/{node}/tasks/{upid}/log",
+            read_task_log,
+            &["start", "limit", "download"],
+        )
+        .proxy(),
         delete("/nodes/{node}/tasks/{upid}", stop_task, &[]).proxy(),
     ]
 }
@@ -39,10 +60,15 @@ fn node_tasks(ctx: &Ctx<'_>) -> Result<Reply> {
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
                 .collect();
-            if let Some(bad) = items.iter().find(|s| !["ok", "warning", "error", "unknown"].contains(&s.as_str())) {
+            if let Some(bad) = items
+                .iter()
+                .find(|s| !["ok", "warning", "error", "unknown"].contains(&s.as_str()))
+            {
                 return Err(Error::invalid(
                     "statusfilter",
-                    format!("invalid format - value '{bad}' does not have a value in the enumeration 'ok, warning, error, unknown'\n"),
+                    format!(
+                        "invalid format - value '{bad}' does not have a value in the enumeration 'ok, warning, error, unknown'\n"
+                    ),
                 ));
             }
             Some(items)
@@ -52,7 +78,10 @@ fn node_tasks(ctx: &Ctx<'_>) -> Result<Reply> {
         None => None,
         Some(n) => {
             if !super::cluster::valid_vmid_text(&n.to_string()) {
-                return Err(Error::invalid("vmid", "invalid format - value does not look like a valid VM ID\n"));
+                return Err(Error::invalid(
+                    "vmid",
+                    "invalid format - value does not look like a valid VM ID\n",
+                ));
             }
             u32::try_from(n).ok()
         }
@@ -73,7 +102,9 @@ fn node_tasks(ctx: &Ctx<'_>) -> Result<Reply> {
     };
     let who = ctx.who()?;
     let (items, total) = ctx.with(|c| {
-        let audit = c.access.has_priv(who, &format!("/nodes/{node}"), "Sys.Audit");
+        let audit = c
+            .access
+            .has_priv(who, &format!("/nodes/{node}"), "Sys.Audit");
         c.list_tasks(&node, &filter, |t| audit || owns(who, t))
     });
     Ok(Reply {
@@ -102,7 +133,8 @@ fn with_task<R>(ctx: &Ctx<'_>, privilege: &str, f: impl FnOnce(&Task) -> R) -> R
             return Err(Error::invalid("upid", "no such task"));
         }
         if !owns(who, task) {
-            c.access.check_perm(who, &format!("/nodes/{node}"), &[privilege])?;
+            c.access
+                .check_perm(who, &format!("/nodes/{node}"), &[privilege])?;
         }
         Ok(f(task))
     })
@@ -119,7 +151,9 @@ fn read_task_log(ctx: &Ctx<'_>) -> Result<Reply> {
     let start = usize::try_from(p.int("start", Some(0), None)?.unwrap_or(0)).unwrap_or(0);
     let limit = usize::try_from(p.int("limit", Some(0), None)?.unwrap_or(50)).unwrap_or(50);
     if p.bool("download")?.unwrap_or(false) {
-        return Err(Error::failed("downloading task logs is not emulated; read them with start and limit"));
+        return Err(Error::failed(
+            "downloading task logs is not emulated; read them with start and limit",
+        ));
     }
     let log = with_task(ctx, "Sys.Audit", |t| t.log.clone())?;
     if log.is_empty() {

@@ -45,14 +45,19 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Repl
             let p = params(req)?;
             let secs = p.int("advance", Some(0), None)?.unwrap_or(0);
             let ms = p.int("advance_ms", Some(0), None)?.unwrap_or(0);
-            state.clock().advance_millis(secs.saturating_mul(1000).saturating_add(ms));
+            state
+                .clock()
+                .advance_millis(secs.saturating_mul(1000).saturating_add(ms));
             state.with(|_| ());
             Ok(clock(state).into())
         }
         (Method::GET, "/_fake/latency") => Ok(json!(state.latency()).into()),
         (Method::PUT, "/_fake/latency") => {
             let l: Latency = serde_json::from_slice(&req.body).map_err(|e| {
-                Error::invalid("latency", format!("expected {{\"default_ms\": N, \"tasks\": {{TYPE: N}}}}: {e}"))
+                Error::invalid(
+                    "latency",
+                    format!("expected {{\"default_ms\": N, \"tasks\": {{TYPE: N}}}}: {e}"),
+                )
             })?;
             state.set_latency(l);
             Ok(json!(state.latency()).into())
@@ -65,7 +70,7 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Repl
 }
 
 fn params(req: &Request) -> Result<Params> {
-    let mut map = api::body_params(req).map_err(|_| Error::failed("unreadable body"))?;
+    let mut map = api::body_params(req).map_err(|(code, msg)| Error::Status { code, msg })?;
     if let Some(q) = &req.query {
         for (k, v) in form_urlencoded::parse(q.as_bytes()) {
             map.insert(k.into_owned(), Value::String(v.into_owned()));

@@ -55,7 +55,6 @@ impl User {
             tokens: BTreeMap::new(),
         }
     }
-
 }
 
 /// An API token of a user.
@@ -151,7 +150,9 @@ pub fn valid_userid(s: &str) -> bool {
         return false;
     };
     !name.is_empty()
-        && !name.chars().any(|c| c.is_whitespace() || c == ':' || c == '/')
+        && !name
+            .chars()
+            .any(|c| c.is_whitespace() || c == ':' || c == '/')
         && valid_realm(realm)
 }
 
@@ -422,7 +423,9 @@ mod tests {
     fn tokens_round_trip() {
         let mut a = Access::default();
         a.users.insert("root@pam".into(), User::new("root@pam"));
-        let t = a.create_token("root@pam", "ci", false, 0, None).expect("create");
+        let t = a
+            .create_token("root@pam", "ci", false, 0, None)
+            .expect("create");
         assert!(a.check_token("root@pam", "ci", &t.secret, 0).is_ok());
         assert_eq!(
             a.check_token("root@pam", "ci", "wrong", 0),
@@ -434,7 +437,8 @@ mod tests {
         );
         assert!(a.is_superuser(&AuthId::parse("root@pam!ci").expect("id")));
         assert!(a.create_token("root@pam", "ci", true, 0, None).is_err());
-        a.update_token("root@pam", "ci", Some(true), None, None).expect("update");
+        a.update_token("root@pam", "ci", Some(true), None, None)
+            .expect("update");
         assert!(!a.is_superuser(&AuthId::parse("root@pam!ci").expect("id")));
         a.delete_token("root@pam", "ci").expect("delete");
         assert!(a.delete_token("root@pam", "ci").is_err());

@@ -42,7 +42,11 @@ pub struct Storage {
 impl Storage {
     /// Whether the storage is configured for `node` and enabled.
     pub fn active_on(&self, node: &str) -> bool {
-        !self.disable && self.nodes.as_ref().is_none_or(|n| n.iter().any(|x| x == node))
+        !self.disable
+            && self
+                .nodes
+                .as_ref()
+                .is_none_or(|n| n.iter().any(|x| x == node))
     }
 }
 
@@ -432,12 +436,22 @@ impl Cluster {
 
     /// `GET /nodes/{node}/tasks`: the items and the `total` of all that
     /// matched.
-    pub fn list_tasks(&self, node: &str, f: &TaskFilter, visible: impl Fn(&Task) -> bool) -> (Vec<Value>, usize) {
+    pub fn list_tasks(
+        &self,
+        node: &str,
+        f: &TaskFilter,
+        visible: impl Fn(&Task) -> bool,
+    ) -> (Vec<Value>, usize) {
         let active = f.source == "active" || f.source == "all";
         let archive = f.source == "archive" || f.source == "all";
         let on_node = |t: &&Task| t.upid.node == node && visible(t) && f.matches(t);
         let running = self.tasks.iter().filter(|t| t.running()).filter(on_node);
-        let done = self.tasks.iter().rev().filter(|t| !t.running()).filter(on_node);
+        let done = self
+            .tasks
+            .iter()
+            .rev()
+            .filter(|t| !t.running())
+            .filter(on_node);
         let all: Vec<&Task> = match (active, archive) {
             (true, true) => running.chain(done).collect(),
             (true, false) => running.collect(),

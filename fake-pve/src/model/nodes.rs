@@ -107,7 +107,13 @@ impl Node {
     }
 
     /// `GET /nodes/{node}/status`.
-    pub fn status_view(&self, now: i64, guest_mem: u64, running: usize, version: PveVersion) -> Value {
+    pub fn status_view(
+        &self,
+        now: i64,
+        guest_mem: u64,
+        running: usize,
+        version: PveVersion,
+    ) -> Value {
         let used = self.mem_used(guest_mem);
         let cores = (self.cpus / self.sockets.max(1)).max(1);
         let kernel_release = if version.is_v9() {

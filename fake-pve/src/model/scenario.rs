@@ -19,10 +19,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
+use super::PveVersion;
 use super::access::{Access, Token, User, valid_tokenid, valid_userid};
 use super::cluster::{Cluster, Storage, Vm};
 use super::nodes::{Node, NodeStatus};
-use super::PveVersion;
 
 /// A parsed scenario file.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -235,7 +235,7 @@ pub fn parse_size(s: &str) -> Option<u64> {
         _ => (s, 1),
     };
     let v: f64 = num.trim().parse().ok()?;
-    (v.is_finite() && v >= 0.0).then(|| (v * mult as f64) as u64)
+    (v.is_finite() && v >= 0.0).then_some((v * mult as f64) as u64)
 }
 
 /// Why a scenario was refused: the file, the line if known, and the reason.
@@ -309,15 +309,33 @@ impl Scenario {
         Self::parse(&text, &path.display().to_string())
     }
 
+    /// An error at the first line where `needle` stands as a whole word.
     fn err(&self, needle: &str, reason: String) -> ScenarioError {
-        let line = self
-            .text
-            .lines()
-            .position(|l| l.contains(needle))
-            .map(|i| i + 1);
+        self.err_at(needle, reason, false)
+    }
+
+    /// An error at the last line where `needle` stands: for duplicates,
+    /// the second occurrence is the wrong one.
+    fn dup_err(&self, needle: &str, reason: String) -> ScenarioError {
+        self.err_at(needle, reason, true)
+    }
+
+    fn err_at(&self, needle: &str, reason: String, last: bool) -> ScenarioError {
+        let word = |l: &str| {
+            l.match_indices(needle).any(|(i, _)| {
+                let before = l[..i].chars().next_back();
+                let after = l[i + needle.len()..].chars().next();
+                let edge = |c: Option<char>| {
+                    c.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '@')))
+                };
+                edge(before) && edge(after)
+            })
+        };
+        let mut lines = self.text.lines().enumerate().filter(|(_, l)| word(l));
+        let found = if last { lines.last() } else { lines.next() };
         ScenarioError {
             file: self.source.clone(),
-            line,
+            line: found.map(|(i, _)| i + 1),
             reason,
         }
     }
@@ -345,7 +363,7 @@ impl Scenario {
                 return Err(self.err(&n.name, format!("invalid node name '{}'", n.name)));
             }
             if !seen.insert(n.name.clone()) {
-                return Err(self.err(&n.name, format!("duplicate node name '{}'", n.name)));
+                return Err(self.dup_err(&n.name, format!("duplicate node name '{}'", n.name)));
             }
             let bridges = n.bridges.clone().unwrap_or_else(|| vec!["vmbr0".into()]);
             for b in &bridges {
@@ -361,7 +379,10 @@ impl Scenario {
             nodes.push(Node {
                 name: n.name.clone(),
                 nodeid: if clustered { idx } else { 0 },
-                ip: n.ip.clone().unwrap_or_else(|| format!("192.0.2.{}", 10 + i)),
+                ip: n
+                    .ip
+                    .clone()
+                    .unwrap_or_else(|| format!("192.0.2.{}", 10 + i)),
                 status: n.status,
                 cpus,
                 sockets: n.sockets.unwrap_or(1).max(1),
@@ -388,7 +409,10 @@ impl Scenario {
             }
             let status = v.status.clone().unwrap_or_else(|| "stopped".into());
             if status != "running" && status != "stopped" {
-                return Err(self.err(&status, format!("VM {}: status must be running or stopped", v.vmid)));
+                return Err(self.err(
+                    &status,
+                    format!("VM {}: status must be running or stopped", v.vmid),
+                ));
             }
             let mut config: BTreeMap<String, String> = v
                 .config
@@ -398,8 +422,19 @@ impl Scenario {
             if let Some(name) = &v.name {
                 config.insert("name".into(), name.clone());
             }
-            if vms.insert(v.vmid, Vm { vmid: v.vmid, node, status, config }).is_some() {
-                return Err(self.err(&v.vmid.to_string(), format!("duplicate vmid {}", v.vmid)));
+            if vms
+                .insert(
+                    v.vmid,
+                    Vm {
+                        vmid: v.vmid,
+                        node,
+                        status,
+                        config,
+                    },
+                )
+                .is_some()
+            {
+                return Err(self.dup_err(&v.vmid.to_string(), format!("duplicate vmid {}", v.vmid)));
             }
         }
         Ok(Cluster {
@@ -432,7 +467,10 @@ impl Scenario {
             let Some(default_content) = default_content(&spec.kind) else {
                 return Err(self.err(
                     &spec.kind,
-                    format!("storage '{}': unknown storage type '{}'", spec.id, spec.kind),
+                    format!(
+                        "storage '{}': unknown storage type '{}'",
+                        spec.id, spec.kind
+                    ),
                 ));
             };
             for n in spec.nodes.iter().flatten() {
@@ -447,7 +485,9 @@ impl Scenario {
                         continue;
                     }
                     _ => {
-                        return Err(self.err(&spec.id, format!("duplicate storage id '{}'", spec.id)));
+                        return Err(
+                            self.dup_err(&spec.id, format!("duplicate storage id '{}'", spec.id))
+                        );
                     }
                 }
             }
@@ -458,9 +498,10 @@ impl Scenario {
                 .collect();
             out.push(Storage {
                 storage: spec.id.clone(),
-                shared: spec
-                    .shared
-                    .unwrap_or(matches!(spec.kind.as_str(), "nfs" | "cifs" | "rbd" | "cephfs" | "pbs")),
+                shared: spec.shared.unwrap_or(matches!(
+                    spec.kind.as_str(),
+                    "nfs" | "cifs" | "rbd" | "cephfs" | "pbs"
+                )),
                 content: spec
                     .content
                     .clone()
@@ -495,7 +536,7 @@ impl Scenario {
             }
             let is_root = u.userid == "root@pam";
             if !is_root && access.users.contains_key(&u.userid) {
-                return Err(self.err(&u.userid, format!("duplicate user '{}'", u.userid)));
+                return Err(self.dup_err(&u.userid, format!("duplicate user '{}'", u.userid)));
             }
             let mut user = access
                 .users
@@ -525,7 +566,9 @@ impl Scenario {
                     comment: t.comment.clone(),
                 };
                 if user.tokens.insert(t.tokenid.clone(), token).is_some() {
-                    return Err(self.err(&t.tokenid, format!("duplicate token '{}'", t.tokenid)));
+                    return Err(
+                        self.dup_err(&t.tokenid, format!("duplicate token '{}'", t.tokenid))
+                    );
                 }
             }
             access.users.insert(u.userid.clone(), user);
@@ -546,7 +589,12 @@ fn default_storages() -> Vec<StorageSpec> {
         used: None,
         options: opts
             .iter()
-            .map(|(k, v)| ((*k).to_string(), serde_yaml::Value::String((*v).to_string())))
+            .map(|(k, v)| {
+                (
+                    (*k).to_string(),
+                    serde_yaml::Value::String((*v).to_string()),
+                )
+            })
             .collect(),
     };
     vec![
@@ -569,8 +617,12 @@ fn default_storages() -> Vec<StorageSpec> {
 /// unknown type.
 fn default_content(kind: &str) -> Option<&'static [&'static str]> {
     Some(match kind {
-        "dir" | "nfs" | "cifs" | "cephfs" | "glusterfs" => &["images", "rootdir", "iso", "vztmpl", "backup", "snippets"],
-        "lvmthin" | "lvm" | "zfspool" | "rbd" | "iscsi" | "zfs" | "iscsidirect" | "esxi" => &["images", "rootdir"],
+        "dir" | "nfs" | "cifs" | "cephfs" | "glusterfs" => {
+            &["images", "rootdir", "iso", "vztmpl", "backup", "snippets"]
+        }
+        "lvmthin" | "lvm" | "zfspool" | "rbd" | "iscsi" | "zfs" | "iscsidirect" | "esxi" => {
+            &["images", "rootdir"]
+        }
         "pbs" => &["backup"],
         _ => return None,
     })
@@ -581,7 +633,10 @@ fn yaml_scalar(v: &serde_yaml::Value) -> String {
         serde_yaml::Value::String(s) => s.clone(),
         serde_yaml::Value::Bool(b) => if *b { "1" } else { "0" }.into(),
         serde_yaml::Value::Number(n) => n.to_string(),
-        other => serde_yaml::to_string(other).unwrap_or_default().trim().to_string(),
+        other => serde_yaml::to_string(other)
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
     }
 }
 
@@ -654,20 +709,43 @@ mod tests {
         assert_eq!(c.nodes[0].bridges, vec!["vmbr0"]);
         let ids: Vec<_> = c.storages.iter().map(|s| s.storage.as_str()).collect();
         assert_eq!(ids, ["local", "local-lvm"]);
-        assert_eq!(c.storages[0].content, ["iso", "vztmpl", "backup", "snippets"]);
+        assert_eq!(
+            c.storages[0].content,
+            ["iso", "vztmpl", "backup", "snippets"]
+        );
         assert!(c.access.users.contains_key("root@pam"));
     }
 
     #[rstest]
     #[case("nodes: [{name: pve, cpus: many}]", Some(1), "invalid type")]
-    #[case("nodes:\n  - name: pve\n    colour: red\n", Some(3), "unknown field `colour`")]
-    #[case("nodes:\n  - name: a\n  - name: a\n", Some(2), "duplicate node name 'a'")]
+    #[case(
+        "nodes:\n  - name: pve\n    colour: red\n",
+        Some(3),
+        "unknown field `colour`"
+    )]
+    #[case(
+        "nodes:\n  - name: a\n  - name: a\n",
+        Some(3),
+        "duplicate node name 'a'"
+    )]
     #[case("nodes:\n  - name: -bad\n", Some(2), "invalid node name '-bad'")]
     #[case("users:\n  - userid: bob\n", Some(2), "invalid userid 'bob'")]
     #[case("users:\n  - userid: bob@ldap\n", Some(2), "unknown realm 'ldap'")]
-    #[case("vms:\n  - vmid: 100\n    node: nope\n", Some(3), "unknown node 'nope'")]
-    #[case("storages:\n  - id: s1\n    type: floppy\n", Some(3), "unknown storage type 'floppy'")]
-    #[case("nodes:\n  - name: pve\n    memory: lots\n", Some(3), "invalid size 'lots'")]
+    #[case(
+        "vms:\n  - vmid: 100\n    node: nope\n",
+        Some(3),
+        "unknown node 'nope'"
+    )]
+    #[case(
+        "storages:\n  - id: s1\n    type: floppy\n",
+        Some(3),
+        "unknown storage type 'floppy'"
+    )]
+    #[case(
+        "nodes:\n  - name: pve\n    memory: lots\n",
+        Some(3),
+        "invalid size 'lots'"
+    )]
     fn bad_scenarios(#[case] text: &str, #[case] line: Option<usize>, #[case] reason: &str) {
         let e = Scenario::parse(text, "s.yaml").expect_err("must be refused");
         assert_eq!(e.file, "s.yaml");
@@ -683,8 +761,15 @@ mod tests {
         )
         .expect("valid");
         let c = s.build(PveVersion::V8_4, "pw", 0).expect("builds");
-        let fast = c.storages.iter().find(|s| s.storage == "fast").expect("fast");
-        assert_eq!(fast.nodes.as_deref(), Some(&["a".to_string(), "b".to_string()][..]));
+        let fast = c
+            .storages
+            .iter()
+            .find(|s| s.storage == "fast")
+            .expect("fast");
+        assert_eq!(
+            fast.nodes.as_deref(),
+            Some(&["a".to_string(), "b".to_string()][..])
+        );
         assert_eq!(fast.options.get("pool").map(String::as_str), Some("rpool"));
         assert_eq!(c.nodes[1].nodeid, 2);
     }

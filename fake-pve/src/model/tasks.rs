@@ -345,7 +345,9 @@ impl TaskFilter {
         if self.vmid.is_some_and(|v| v.to_string() != u.id) {
             return false;
         }
-        if self.since.is_some_and(|s| u.starttime < s) || self.until.is_some_and(|s| u.starttime > s) {
+        if self.since.is_some_and(|s| u.starttime < s)
+            || self.until.is_some_and(|s| u.starttime > s)
+        {
             return false;
         }
         // A running task has no status yet: its class is `unknown`.
@@ -395,8 +397,8 @@ mod tests {
     }
 
     fn task(exit: Option<&str>) -> Task {
-        let upid = Upid::parse("UPID:pve:00000001:00000002:00000003:qmstart:100:root@pam:")
-            .expect("upid");
+        let upid =
+            Upid::parse("UPID:pve:00000001:00000002:00000003:qmstart:100:root@pam:").expect("upid");
         Task {
             upid_str: upid.to_string(),
             upid,
@@ -425,13 +427,17 @@ mod tests {
     #[test]
     fn finish_writes_closing_lines() {
         let mut t = task(None);
-        t.worker = Worker::new("qmstart", "100").log_end("WARN: a").log_end("WARN: b");
+        t.worker = Worker::new("qmstart", "100")
+            .log_end("WARN: a")
+            .log_end("WARN: b");
         t.finish(9, None);
         assert_eq!(t.log.last().map(String::as_str), Some("TASK WARNINGS: 2"));
         assert_eq!(t.exitstatus(), Some("WARNINGS: 2"));
 
         let mut t = task(None);
-        t.worker = Worker::new("qmstart", "100").log_end("never").fail("boom\nbang");
+        t.worker = Worker::new("qmstart", "100")
+            .log_end("never")
+            .fail("boom\nbang");
         t.finish(9, None);
         assert_eq!(t.log, vec!["TASK ERROR: boom bang".to_string()]);
         assert_eq!(t.exitstatus(), Some("boom bang"));

@@ -1,0 +1,291 @@
+//! The cluster read side: nodes, status, resources and nextid.
+
+mod common;
+
+use common::{start, start_scenario, start_version};
+use fake_pve::PveVersion;
+use serde_json::json;
+
+const LAB: &str = "cluster: lab
+nodes:
+  - { name: pve1, cpus: 16, memory: 64G }
+  - { name: pve2, cpus: 16, memory: 64G }
+  - { name: pve3, status: offline }
+storages:
+  - { id: local, type: dir, path: /var/lib/vz, content: [iso, vztmpl, backup] }
+  - { id: ceph, type: rbd, pool: vms, size: 10T }
+vms:
+  - { vmid: 100, node: pve1, name: web, status: running, config: { memory: 2048, cores: 2 } }
+  - { vmid: 101, node: pve2 }
+  - { vmid: 1000, node: pve2, config: { template: 1 } }
+";
+
+#[tokio::test]
+async fn single_node_defaults() {
+    let pve = start().await;
+    let root = pve.root().await;
+    let nodes = pve.get("/nodes", &root).await.data();
+    assert_eq!(nodes.as_array().map(Vec::len), Some(1));
+    let n = &nodes[0];
+    assert_eq!(
+        (
+            n["id"].as_str(),
+            n["node"].as_str(),
+            n["type"].as_str(),
+            n["status"].as_str()
+        ),
+        (Some("node/pve"), Some("pve"), Some("node"), Some("online"))
+    );
+    for k in [
+        "cpu",
+        "maxcpu",
+        "mem",
+        "maxmem",
+        "disk",
+        "maxdisk",
+        "uptime",
+        "level",
+        "ssl_fingerprint",
+    ] {
+        assert!(n.get(k).is_some(), "{k} missing in {n}");
+    }
+    let status = pve.get("/cluster/status", &root).await.data();
+    assert_eq!(
+        status.as_array().map(Vec::len),
+        Some(1),
+        "a standalone node lists only itself"
+    );
+    assert_eq!(status[0]["type"], "node");
+    assert_eq!(
+        (
+            status[0]["local"].clone(),
+            status[0]["nodeid"].clone(),
+            status[0]["online"].clone()
+        ),
+        (json!(1), json!(0), json!(1))
+    );
+    let storages = pve
+        .get("/cluster/resources?type=storage", &root)
+        .await
+        .data();
+    let ids: Vec<&str> = storages
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|s| s["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["storage/pve/local", "storage/pve/local-lvm"]);
+    assert_eq!(storages[0]["content"], "iso,vztmpl,backup,snippets");
+    assert_eq!(storages[1]["plugintype"], "lvmthin");
+    assert_eq!(
+        pve.get("/cluster/resources?type=vm", &root).await.data(),
+        json!([])
+    );
+    assert_eq!(pve.get("/cluster/nextid", &root).await.data(), json!("100"));
+}
+
+#[tokio::test]
+async fn node_status_and_version() {
+    let pve = start().await;
+    let root = pve.root().await;
+    let st = pve.get("/nodes/pve/status", &root).await.data();
+    for k in [
+        "uptime",
+        "idle",
+        "cpu",
+        "wait",
+        "loadavg",
+        "kversion",
+        "current-kernel",
+        "boot-info",
+        "cpuinfo",
+        "memory",
+        "swap",
+        "ksm",
+        "rootfs",
+        "pveversion",
+    ] {
+        assert!(st.get(k).is_some(), "{k} missing");
+    }
+    assert_eq!(st["idle"], 0);
+    assert!(
+        st["loadavg"]
+            .as_array()
+            .is_some_and(|l| l.len() == 3 && l.iter().all(|x| x.is_string()))
+    );
+    assert!(
+        st["memory"]["available"].is_u64(),
+        "9.x reports available memory"
+    );
+    assert_eq!(st["cpuinfo"]["cpus"], 8);
+    assert_eq!(st["pveversion"], "pve-manager/9.1.5/80cf92a64bef6889");
+    let v = pve.get("/nodes/localhost/version", &root).await.data();
+    assert_eq!(
+        v,
+        json!({"version": "9.1.5", "release": "9.1", "repoid": "80cf92a64bef6889"})
+    );
+    let idx = pve.get("/nodes/pve", &root).await.data();
+    assert!(
+        idx.as_array()
+            .expect("list")
+            .contains(&json!({"name": "tasks"}))
+    );
+    // Not proxied: any well-formed name answers.
+    assert_eq!(pve.get("/nodes/elsewhere", &root).await.status, 200);
+    pve.get("/nodes/bad_name", &root).await.assert_param_error(
+        "node",
+        "invalid format - value does not look like a valid node name\n",
+    );
+    let pve8 = start_version(PveVersion::V8_4).await;
+    let root8 = pve8.root().await;
+    let st8 = pve8.get("/nodes/pve/status", &root8).await.data();
+    assert!(st8["memory"].get("available").is_none());
+}
+
+#[tokio::test]
+async fn three_node_cluster() {
+    let pve = start_scenario(LAB).await;
+    let root = pve.root().await;
+    let login = pve
+        .post(
+            "/access/ticket",
+            &common::Auth::None,
+            "username=root@pam&password=password",
+        )
+        .await
+        .data();
+    assert_eq!(login["clustername"], "lab");
+    let status = pve.get("/cluster/status", &root).await.data();
+    assert_eq!(
+        status[0],
+        json!({"type": "cluster", "id": "cluster", "name": "lab", "nodes": 3, "quorate": 1, "version": 3})
+    );
+    assert_eq!(status[1]["name"], "pve1");
+    assert_eq!(
+        (status[1]["local"].clone(), status[1]["nodeid"].clone()),
+        (json!(1), json!(1))
+    );
+    assert_eq!(
+        (status[3]["online"].clone(), status[3]["local"].clone()),
+        (json!(0), json!(0))
+    );
+    let nodes = pve.get("/nodes", &root).await.data();
+    let off = &nodes[2];
+    assert_eq!(off["status"], "offline");
+    assert!(off.get("uptime").is_none() && off.get("cpu").is_none() && off.get("mem").is_none());
+    assert!(
+        off.get("maxmem").is_some(),
+        "an offline node keeps its max figures"
+    );
+
+    // Calls proxied to an offline member fail as pveproxy's proxy does.
+    let r = pve.get("/nodes/pve3/status", &root).await;
+    assert_eq!((r.status, r.reason.as_str()), (595, "No route to host"));
+    pve.get("/nodes/pve9/status", &root).await.assert_error(
+        500,
+        "hostname lookup 'pve9' failed - failed to get address info for: pve9: Name or service not known\n",
+    );
+    assert_eq!(pve.get("/nodes/pve2/status", &root).await.status, 200);
+}
+
+#[tokio::test]
+async fn resources_list_guests_nodes_and_storage() {
+    let pve = start_scenario(LAB).await;
+    let root = pve.root().await;
+    let all = pve.get("/cluster/resources", &root).await.data();
+    let ids: Vec<&str> = all
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "qemu/100",
+            "qemu/1000",
+            "qemu/101",
+            "node/pve1",
+            "node/pve2",
+            "node/pve3",
+            "storage/pve1/local",
+            "storage/pve1/ceph",
+            "storage/pve2/local",
+            "storage/pve2/ceph",
+            "storage/pve3/local",
+            "storage/pve3/ceph",
+            "network/pve1/zone/localnetwork",
+            "network/pve2/zone/localnetwork",
+            "network/pve3/zone/localnetwork"
+        ]
+    );
+    let web = &all[0];
+    assert_eq!(
+        (
+            web["name"].as_str(),
+            web["status"].as_str(),
+            web["node"].as_str()
+        ),
+        (Some("web"), Some("running"), Some("pve1"))
+    );
+    assert_eq!(
+        (
+            web["maxmem"].clone(),
+            web["maxcpu"].clone(),
+            web["template"].clone()
+        ),
+        (json!(2_147_483_648_u64), json!(2), json!(0))
+    );
+    assert!(web["memhost"].is_u64());
+    assert_eq!(all[1]["template"], 1);
+    assert_eq!(all[6]["shared"], 0);
+    assert_eq!(all[7]["shared"], 1);
+    assert_eq!(all[11]["status"], "unknown", "storage of an offline node");
+    let nodes = pve.get("/cluster/resources?type=node", &root).await.data();
+    assert_eq!(nodes.as_array().map(Vec::len), Some(3));
+    assert!(nodes[0].get("ssl_fingerprint").is_none());
+    assert_eq!(nodes[0]["cgroup-mode"], 2);
+    assert_eq!(
+        pve.get("/cluster/resources?type=sdn", &root).await.data(),
+        json!([]),
+        "9.1 has no sdn entries"
+    );
+
+    let pve8 = common::start_with(
+        common::builder()
+            .pve_version(PveVersion::V8_4)
+            .scenario(fake_pve::Scenario::parse(LAB, "lab").expect("lab")),
+    )
+    .await;
+    let root8 = pve8.root().await;
+    let sdn = pve8.get("/cluster/resources?type=sdn", &root8).await.data();
+    assert_eq!(
+        sdn[0],
+        json!({"id": "sdn/pve1/localnetwork", "sdn": "localnetwork", "node": "pve1", "type": "sdn", "status": "ok"})
+    );
+}
+
+#[tokio::test]
+async fn nextid_semantics() {
+    let pve = start_scenario(LAB).await;
+    let root = pve.root().await;
+    assert_eq!(pve.get("/cluster/nextid", &root).await.data(), json!("102"));
+    assert_eq!(
+        pve.get("/cluster/nextid?vmid=555", &root).await.data(),
+        json!("555")
+    );
+    pve.get("/cluster/nextid?vmid=101", &root)
+        .await
+        .assert_param_error("vmid", "VM 101 already exists");
+    for bad in ["99", "0100", "1000000000", "-5"] {
+        pve.get(&format!("/cluster/nextid?vmid={bad}"), &root)
+            .await
+            .assert_param_error(
+                "vmid",
+                "invalid format - value does not look like a valid VM ID\n",
+            );
+    }
+    pve.get("/cluster/nextid?vmid=abc", &root)
+        .await
+        .assert_param_error("vmid", "type check ('integer') failed - got 'abc'");
+}

@@ -1,0 +1,216 @@
+//! Shared helpers for the integration tests: an in-process fake-pve on a
+//! free loopback port, and a client that keeps PVE's reason phrases.
+#![allow(dead_code, missing_docs)]
+
+use std::time::Duration;
+
+use fake_pve::{Clock, FakePve, PveVersion, Running, Scenario, Tls};
+use reqwest::Method;
+use serde_json::Value;
+
+/// A fixed start time, so that tests can reason about the clock.
+pub const T0: i64 = 1_790_000_000;
+
+pub struct Pve {
+    pub run: Running,
+    pub http: reqwest::Client,
+}
+
+/// What came back.
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub reason: String,
+    pub headers: reqwest::header::HeaderMap,
+    pub text: String,
+}
+
+impl Resp {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.text)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.text))
+    }
+
+    pub fn data(&self) -> Value {
+        assert_eq!(self.status, 200, "{self:?}");
+        self.json()["data"].clone()
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts a 400 with `errors.<param> == msg`.
+    pub fn assert_param_error(&self, param: &str, msg: &str) {
+        assert_eq!(self.status, 400, "{self:?}");
+        assert_eq!(self.reason, "Parameter verification failed.");
+        let j = self.json();
+        assert_eq!(j["message"], "Parameter verification failed.\n");
+        assert_eq!(j["errors"][param], msg, "{j}");
+    }
+
+    /// Asserts an error status with PVE's reason phrase and message body.
+    pub fn assert_error(&self, status: u16, msg: &str) {
+        assert_eq!(self.status, status, "{self:?}");
+        assert_eq!(self.reason, msg.lines().next().unwrap_or(""));
+        let j = self.json();
+        assert_eq!(j["data"], Value::Null);
+        assert_eq!(j["message"].as_str(), Some(msg), "{j}");
+    }
+}
+
+/// How a request authenticates.
+#[derive(Clone, Debug)]
+pub enum Auth {
+    None,
+    Ticket { ticket: String, csrf: String },
+    Token(String),
+    Header(&'static str, String),
+}
+
+pub fn builder() -> fake_pve::Builder {
+    FakePve::builder()
+        .listen("127.0.0.1:0".parse().expect("addr"))
+        .auth_failure_delay(Duration::ZERO)
+        .clock(Clock::manual(T0))
+}
+
+pub async fn start() -> Pve {
+    start_with(builder()).await
+}
+
+pub async fn start_version(v: PveVersion) -> Pve {
+    start_with(builder().pve_version(v)).await
+}
+
+pub async fn start_scenario(yaml: &str) -> Pve {
+    let s = Scenario::parse(yaml, "test.yaml").expect("valid scenario");
+    start_with(builder().scenario(s)).await
+}
+
+pub async fn start_with(b: fake_pve::Builder) -> Pve {
+    let run = b.start().await.expect("fake-pve starts");
+    let http = reqwest::Client::builder()
+        .danger_accept_invalid_certs(true)
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("client");
+    Pve { run, http }
+}
+
+pub async fn start_http() -> Pve {
+    start_with(builder().tls(Tls::Off)).await
+}
+
+impl Pve {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.run.url())
+    }
+
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        auth: &Auth,
+        body: Option<(&str, String)>,
+    ) -> Resp {
+        let mut rb = self.http.request(method.clone(), self.url(path));
+        match auth {
+            Auth::None => {}
+            Auth::Ticket { ticket, csrf } => {
+                rb = rb.header("Cookie", format!("PVEAuthCookie={ticket}"));
+                if method != Method::GET {
+                    rb = rb.header("CSRFPreventionToken", csrf);
+                }
+            }
+            Auth::Token(t) => rb = rb.header("Authorization", t),
+            Auth::Header(name, value) => rb = rb.header(*name, value),
+        }
+        if let Some((ctype, text)) = body {
+            if !ctype.is_empty() {
+                rb = rb.header("Content-Type", ctype);
+            }
+            rb = rb.body(text);
+        }
+        let r = rb.send().await.expect("request");
+        let status = r.status().as_u16();
+        let reason = r
+            .extensions()
+            .get::<hyper::ext::ReasonPhrase>()
+            .map(|p| String::from_utf8_lossy(p.as_bytes()).into_owned())
+            .or_else(|| r.status().canonical_reason().map(str::to_string))
+            .unwrap_or_default();
+        let headers = r.headers().clone();
+        let text = r.text().await.expect("body");
+        Resp {
+            status,
+            reason,
+            headers,
+            text,
+        }
+    }
+
+    pub async fn get(&self, path: &str, auth: &Auth) -> Resp {
+        self.send(Method::GET, &format!("/api2/json{path}"), auth, None)
+            .await
+    }
+
+    pub async fn post(&self, path: &str, auth: &Auth, form: &str) -> Resp {
+        let body =
+            (!form.is_empty()).then(|| ("application/x-www-form-urlencoded", form.to_string()));
+        self.send(Method::POST, &format!("/api2/json{path}"), auth, body)
+            .await
+    }
+
+    pub async fn put(&self, path: &str, auth: &Auth, form: &str) -> Resp {
+        let body =
+            (!form.is_empty()).then(|| ("application/x-www-form-urlencoded", form.to_string()));
+        self.send(Method::PUT, &format!("/api2/json{path}"), auth, body)
+            .await
+    }
+
+    pub async fn delete(&self, path: &str, auth: &Auth) -> Resp {
+        self.send(Method::DELETE, &format!("/api2/json{path}"), auth, None)
+            .await
+    }
+
+    /// Logs in with a form and returns the ticket auth.
+    pub async fn login_as(&self, user: &str, password: &str) -> Auth {
+        let r = self
+            .post(
+                "/access/ticket",
+                &Auth::None,
+                &format!("username={user}&password={password}"),
+            )
+            .await;
+        let d = r.data();
+        Auth::Ticket {
+            ticket: d["ticket"].as_str().expect("ticket").to_string(),
+            csrf: d["CSRFPreventionToken"].as_str().expect("csrf").to_string(),
+        }
+    }
+
+    pub async fn root(&self) -> Auth {
+        self.login_as("root@pam", "password").await
+    }
+
+    /// Waits for a task by advancing the clock, never by sleeping.
+    pub async fn task_status(&self, upid: &str, auth: &Auth) -> Value {
+        let node = upid.split(':').nth(1).expect("node");
+        self.get(&format!("/nodes/{node}/tasks/{}/status", enc(upid)), auth)
+            .await
+            .data()
+    }
+}
+
+/// Percent-encodes a path segment.
+pub fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Drives fake-pve with proxmoxer, a real third-party PVE client, unmodified.
+
+Run by fake-pve/tests/python_clients.rs with the venv from ci/setup-python.
+By hand, against a running fake-pve (or a real PVE node named in PVE_NODE):
+
+    PVE_HOST=127.0.0.1 PVE_PORT=8006 PVE_USER=root@pam PVE_PASSWORD=password \
+    PVE_TOKEN_NAME=ci PVE_TOKEN_VALUE=<uuid> \
+    "$(ci/setup-python | tail -n1)" fake-pve/tests/python/proxmoxer_check.py
+
+Every check prints one line; the last line is ALL OK. Any failure prints
+FAIL with the reason and exits 1.
+"""
+
+import os
+import sys
+import traceback
+
+from proxmoxer import AuthenticationError, ProxmoxAPI, ResourceException
+from proxmoxer.tools import Tasks
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def env(name):
+    value = os.environ.get(name)
+    if not value:
+        raise CheckFailed(f"environment variable {name} is not set")
+    return value
+
+
+def expect(cond, message):
+    if not cond:
+        raise CheckFailed(message)
+
+
+def ok(auth, what):
+    print(f"ok [{auth}] {what}", flush=True)
+
+
+def check_api(prox, auth):
+    # /version
+    version = prox.version.get()
+    expect(isinstance(version, dict), f"/version: expected an object, got {version!r}")
+    for key in ("version", "release", "repoid"):
+        expect(key in version, f"/version: key {key!r} missing from {version!r}")
+        expect(
+            isinstance(version[key], str) and version[key],
+            f"/version: {key!r} should be a non-empty string, got {version[key]!r}",
+        )
+    expect(
+        version["version"].startswith(version["release"]),
+        f"/version: version {version['version']!r} does not start with release {version['release']!r}",
+    )
+    ok(auth, f"GET /version -> {version['version']} (release {version['release']}, repoid {version['repoid']})")
+
+    # /nodes
+    nodes = prox.nodes.get()
+    expect(isinstance(nodes, list) and nodes, f"/nodes: expected a non-empty list, got {nodes!r}")
+    names = []
+    for n in nodes:
+        expect("node" in n, f"/nodes: entry without 'node': {n!r}")
+        expect(n.get("status") == "online", f"/nodes: node {n['node']!r} is not online: {n!r}")
+        names.append(n["node"])
+    node = os.environ.get("PVE_NODE") or names[0]
+    expect(node in names, f"/nodes: node {node!r} not among {names!r}")
+    ok(auth, f"GET /nodes -> {', '.join(names)} (all online)")
+
+    # /cluster/resources
+    resources = prox.cluster.resources.get()
+    expect(isinstance(resources, list) and resources, f"/cluster/resources: expected a non-empty list, got {resources!r}")
+    for r in resources:
+        expect("id" in r and "type" in r, f"/cluster/resources: entry without id/type: {r!r}")
+    res_nodes = sorted(r["node"] for r in resources if r["type"] == "node")
+    expect(
+        res_nodes == sorted(names),
+        f"/cluster/resources: node entries {res_nodes!r} differ from /nodes {sorted(names)!r}",
+    )
+    ok(auth, f"GET /cluster/resources -> {len(resources)} resources")
+
+    only_nodes = prox.cluster.resources.get(type="node")
+    expect(isinstance(only_nodes, list) and only_nodes, f"/cluster/resources?type=node: expected a non-empty list, got {only_nodes!r}")
+    types = {r.get("type") for r in only_nodes}
+    expect(types == {"node"}, f"/cluster/resources?type=node: got types {sorted(map(str, types))!r}")
+    for r in only_nodes:
+        expect(r.get("id") == f"node/{r.get('node')}", f"/cluster/resources?type=node: bad id in {r!r}")
+    expect(
+        sorted(r["node"] for r in only_nodes) == sorted(names),
+        f"/cluster/resources?type=node: nodes {[r['node'] for r in only_nodes]!r} differ from /nodes {names!r}",
+    )
+    ok(auth, f"GET /cluster/resources type=node -> {len(only_nodes)} nodes")
+
+    # /cluster/nextid
+    nextid = prox.cluster.nextid.get()
+    expect(
+        isinstance(nextid, str) and nextid.isdigit(),
+        f"/cluster/nextid: expected a string of digits, got {nextid!r} ({type(nextid).__name__})",
+    )
+    expect(int(nextid) >= 100, f"/cluster/nextid: {nextid} is below 100")
+    ok(auth, f"GET /cluster/nextid -> {nextid!r}")
+
+    # /nodes/{node}/status
+    status = prox.nodes(node).status.get()
+    expect(isinstance(status, dict), f"/nodes/{node}/status: expected an object, got {status!r}")
+    for key in ("uptime", "cpu", "memory", "cpuinfo", "pveversion", "kversion"):
+        expect(key in status, f"/nodes/{node}/status: key {key!r} missing (keys: {sorted(status)!r})")
+    mem = status["memory"]
+    for key in ("total", "used", "free"):
+        expect(isinstance(mem.get(key), int), f"/nodes/{node}/status: memory.{key} should be an integer, got {mem!r}")
+    expect(mem["total"] > 0, f"/nodes/{node}/status: memory.total is {mem['total']}")
+    expect(
+        status["pveversion"].startswith("pve-manager/"),
+        f"/nodes/{node}/status: pveversion {status['pveversion']!r} does not start with 'pve-manager/'",
+    )
+    ok(auth, f"GET /nodes/{node}/status -> {status['pveversion']}, {status['cpuinfo'].get('cpus')} cpus")
+
+    # POST /nodes/{node}/startall and wait on the task
+    upid = prox.nodes(node).startall.post()
+    expect(isinstance(upid, str) and upid.startswith("UPID:"), f"POST /nodes/{node}/startall: expected a UPID, got {upid!r}")
+    decoded = Tasks.decode_upid(upid)
+    expect(decoded["node"] == node, f"UPID {upid!r} names node {decoded['node']!r}, not {node!r}")
+    expect(decoded["type"] == "startall", f"UPID {upid!r} has type {decoded['type']!r}, not 'startall'")
+    ok(auth, f"POST /nodes/{node}/startall -> {upid}")
+
+    task = Tasks.blocking_status(prox, upid, timeout=60, polling_interval=0.1)
+    expect(task is not None, f"task {upid} did not stop within 60 s")
+    expect(task.get("status") == "stopped", f"task {upid}: status {task!r}")
+    expect(task.get("exitstatus") == "OK", f"task {upid}: exitstatus {task.get('exitstatus')!r}, expected 'OK' ({task!r})")
+    expect(task.get("upid") == upid, f"task status names upid {task.get('upid')!r}, expected {upid!r}")
+    ok(auth, f"Tasks.blocking_status({upid}) -> stopped, exitstatus OK")
+
+    log = prox.nodes(node).tasks(upid).log.get()
+    expect(isinstance(log, list) and log, f"task log: expected a non-empty list, got {log!r}")
+    for i, line in enumerate(log, start=1):
+        expect(line.get("n") == i, f"task log: line {i} has n={line.get('n')!r}: {line!r}")
+        expect(isinstance(line.get("t"), str), f"task log: line {i} has no text: {line!r}")
+    expect(log[-1]["t"] == "TASK OK", f"task log: last line is {log[-1]['t']!r}, expected 'TASK OK' (log: {Tasks.decode_log(log)!r})")
+    ok(auth, f"GET /nodes/{node}/tasks/{{upid}}/log -> {len(log)} lines, last 'TASK OK'")
+
+    # an API path that does not exist
+    try:
+        result = prox.nodes(node).nonexistent.get()
+    except ResourceException as e:
+        expect(e.status_code == 501, f"GET /nodes/{node}/nonexistent: status {e.status_code}, expected 501 ({e})")
+        ok(auth, f"GET /nodes/{node}/nonexistent -> ResourceException {e.status_code} {e.content!r}")
+    else:
+        raise CheckFailed(f"GET /nodes/{node}/nonexistent: expected ResourceException 501, got {result!r}")
+
+
+def main():
+    host = env("PVE_HOST")
+    port = int(env("PVE_PORT"))
+    user = env("PVE_USER")
+    password = env("PVE_PASSWORD")
+    token_name = env("PVE_TOKEN_NAME")
+    token_value = env("PVE_TOKEN_VALUE")
+
+    prox = ProxmoxAPI(host, port=port, user=user, password=password, verify_ssl=False)
+    ticket, csrf = prox.get_tokens()
+    expect(ticket and ticket.startswith("PVE:"), f"login: ticket {ticket!r} does not start with 'PVE:'")
+    expect(csrf, "login: no CSRFPreventionToken")
+    ok("password", f"login as {user}")
+    check_api(prox, "password")
+
+    prox = ProxmoxAPI(host, port=port, user=user, token_name=token_name, token_value=token_value, verify_ssl=False)
+    check_api(prox, "token")
+
+    try:
+        ProxmoxAPI(host, port=port, user=user, password=password + "-wrong", verify_ssl=False)
+    except AuthenticationError as e:
+        ok("password", f"wrong password -> AuthenticationError ({e})")
+    else:
+        raise CheckFailed("wrong password: expected AuthenticationError, login succeeded")
+
+    bad = ProxmoxAPI(host, port=port, user=user, token_name=token_name, token_value="00000000-0000-0000-0000-000000000000", verify_ssl=False)
+    try:
+        result = bad.version.get()
+    except ResourceException as e:
+        expect(e.status_code == 401, f"wrong token secret: status {e.status_code}, expected 401 ({e})")
+        ok("token", f"wrong token secret -> ResourceException {e.status_code}")
+    else:
+        raise CheckFailed(f"wrong token secret: expected ResourceException 401, got {result!r}")
+
+    print("ALL OK", flush=True)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except CheckFailed as e:
+        print(f"FAIL: {e}", flush=True)
+        sys.exit(1)
+    except Exception:
+        print("FAIL: unexpected exception", flush=True)
+        traceback.print_exc(file=sys.stdout)
+        sys.exit(1)

@@ -1,0 +1,166 @@
+//! Real third-party PVE clients, unmodified, against an in-process
+//! fake-pve: Python's proxmoxer (with requests) runs
+//! `tests/python/proxmoxer_check.py`.
+//!
+//! The interpreter is `$FAKE_PVE_PYTHON`, else the venv `ci/setup-python`
+//! makes at `$HOME/.cache/fake-pve/venv`. Without either the test is
+//! skipped, unless `FAKE_PVE_REQUIRE_PYTHON=1` (CI), where it fails.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use fake_pve::{FakePve, Scenario};
+
+/// The secret of root@pam's token `ci`.
+const TOKEN_SECRET: &str = "5f1c2a9e-3b7d-4e8a-9c61-0d2f4b8a7e13";
+
+/// One node `pve`; root@pam has the token `ci` without privilege separation.
+fn scenario_yaml() -> String {
+    format!(
+        "nodes:\n  - name: pve\nusers:\n  - userid: root@pam\n    tokens:\n      \
+         - {{ tokenid: ci, secret: {TOKEN_SECRET}, privsep: false }}\n"
+    )
+}
+
+/// How long one script may run.
+const SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The venv's python, or `None` (after failing or printing why) when there
+/// is none.
+fn python() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("FAKE_PVE_PYTHON").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        assert!(
+            p.exists(),
+            "FAKE_PVE_PYTHON={} does not exist; run ci/setup-python",
+            p.display()
+        );
+        return Some(p);
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        let p = Path::new(&home).join(".cache/fake-pve/venv/bin/python");
+        if p.exists() {
+            return Some(p);
+        }
+    }
+    let why = "no Python with proxmoxer: set FAKE_PVE_PYTHON or run ci/setup-python \
+               (it makes $HOME/.cache/fake-pve/venv)";
+    if std::env::var("FAKE_PVE_REQUIRE_PYTHON").is_ok_and(|v| v == "1") {
+        panic!("FAKE_PVE_REQUIRE_PYTHON=1 but {why}");
+    }
+    // Straight to stderr: libtest would swallow eprintln! of a passing test.
+    let _ = writeln!(
+        std::io::stderr(),
+        "proxmoxer_works_unmodified skipped: {why}"
+    );
+    None
+}
+
+/// What a finished script did.
+struct Outcome {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `cmd` to completion on this (blocking) thread, killing it after
+/// `timeout`.
+fn run_with_timeout(mut cmd: Command, timeout: Duration) -> Result<Outcome, String> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let stdout = out.join().unwrap_or_default();
+                return Err(format!(
+                    "{cmd:?} did not finish within {timeout:?}; stdout so far:\n{stdout}"
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("waiting for {cmd:?}: {e}")),
+        }
+    };
+    Ok(Outcome {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
+}
+
+/// Reads a child's pipe to the end on its own thread.
+fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut p) = pipe {
+            let _ = p.read_to_end(&mut buf);
+        }
+        String::from_utf8_lossy(&buf).into_owned()
+    })
+}
+
+#[tokio::test]
+async fn proxmoxer_works_unmodified() {
+    let Some(python) = python() else { return };
+    let scenario = Scenario::parse(&scenario_yaml(), "python_clients").expect("scenario");
+    let pve = FakePve::builder()
+        .listen("127.0.0.1:0".parse().expect("address"))
+        .auth_failure_delay(Duration::ZERO)
+        .scenario(scenario)
+        .start()
+        .await
+        .expect("fake-pve starts");
+    assert!(
+        pve.url().starts_with("https://"),
+        "TLS is expected: {}",
+        pve.url()
+    );
+
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/proxmoxer_check.py");
+    let mut cmd = Command::new(&python);
+    cmd.arg(&script)
+        .env("PVE_HOST", pve.addr().ip().to_string())
+        .env("PVE_PORT", pve.addr().port().to_string())
+        .env("PVE_USER", "root@pam")
+        .env("PVE_PASSWORD", "password")
+        .env("PVE_TOKEN_NAME", "ci")
+        .env("PVE_TOKEN_VALUE", TOKEN_SECRET)
+        .env_remove("PVE_NODE")
+        .env("PYTHONUNBUFFERED", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    // The server runs on this runtime; the script blocks another thread.
+    let outcome = tokio::task::spawn_blocking(move || run_with_timeout(cmd, SCRIPT_TIMEOUT))
+        .await
+        .expect("runner thread")
+        .unwrap_or_else(|e| panic!("{e}"));
+    pve.shutdown().await;
+
+    assert!(
+        outcome.status.success(),
+        "{} {} exited with {}\n--- stdout ---\n{}--- stderr ---\n{}",
+        python.display(),
+        script.display(),
+        outcome.status,
+        outcome.stdout,
+        outcome.stderr
+    );
+    assert!(
+        outcome.stdout.lines().any(|l| l == "ALL OK"),
+        "the script did not print ALL OK\n--- stdout ---\n{}",
+        outcome.stdout
+    );
+    // One line per check, shown with --nocapture.
+    print!("{}", outcome.stdout);
+    eprint!("{}", outcome.stderr);
+}
