@@ -25,14 +25,19 @@
 //!   reset, seeding, state dumps, clock, task durations).
 //! - [`state`]: the shared handle around the model, the clock and keys.
 //! - [`server`]: [`FakePve::builder`], TLS and the HTTP/1.1 loop.
+//! - [`spec`]: the official API schema as data: routing, validation,
+//!   permission checks, property strings, OpenAPI; [`coverage`] reports
+//!   which endpoints have behaviour.
 //! - [`clock`]: the injectable clock tests advance instead of sleeping.
 //! - [`tls`]: certificates and the rustls configuration.
 
 pub mod api;
 pub mod clock;
 pub mod control;
+pub mod coverage;
 pub mod model;
 pub mod server;
+pub mod spec;
 pub mod state;
 pub mod tls;
 

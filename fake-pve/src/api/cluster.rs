@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, get};
-use crate::model::{Error, Result};
+use crate::model::Result;
 
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
@@ -48,46 +48,12 @@ fn resources(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(Value::Array(ctx.with(|c| c.resources_view(kind.as_deref(), now))).into())
 }
 
-/// `GET /cluster/nextid`: a string, as PVE answers it.
+/// `GET /cluster/nextid`: a string, as PVE answers it. The schema has
+/// checked `vmid` (type, `pve-vmid` format, range).
 fn nextid(ctx: &Ctx<'_>) -> Result<Reply> {
-    let vmid = match ctx.params.str("vmid") {
-        None => None,
-        Some(_) => {
-            let n = ctx.params.int("vmid", None, None)?.unwrap_or_default();
-            let text = ctx.params.str("vmid").unwrap_or_default();
-            if !valid_vmid_text(&text) {
-                return Err(Error::invalid(
-                    "vmid",
-                    "invalid format - value does not look like a valid VM ID\n",
-                ));
-            }
-            Some(u32::try_from(n).map_err(|_| {
-                Error::invalid("vmid", "value must have a maximum value of 999999999")
-            })?)
-        }
-    };
+    let vmid = ctx
+        .params
+        .int("vmid", None, None)?
+        .and_then(|n| u32::try_from(n).ok());
     Ok(json!(ctx.with(|c| c.nextid(vmid))?).into())
-}
-
-/// PVE's `pve-vmid` format: `[1-9][0-9]{2,8}`.
-pub fn valid_vmid_text(s: &str) -> bool {
-    let b = s.as_bytes();
-    (3..=9).contains(&b.len()) && b[0] != b'0' && b.iter().all(u8::is_ascii_digit)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rstest::rstest;
-
-    #[rstest]
-    #[case("100", true)]
-    #[case("999999999", true)]
-    #[case("99", false)]
-    #[case("0100", false)]
-    #[case("1000000000", false)]
-    #[case("+100", false)]
-    fn vmid_format(#[case] s: &str, #[case] ok: bool) {
-        assert_eq!(valid_vmid_text(s), ok);
-    }
 }

@@ -90,9 +90,12 @@ pub type Handler = fn(&Ctx<'_>) -> Result<Reply>;
 #[derive(Clone)]
 pub struct Route {
     method: Method,
+    template: &'static str,
     segments: Vec<Segment>,
     handler: Handler,
-    /// Parameters the call takes besides those of the path.
+    /// Parameters the call takes besides those of the path (documentation
+    /// only: the spec validates them).
+    #[allow(dead_code)]
     params: &'static [&'static str],
     perm: Perm,
     proxy: bool,
@@ -136,6 +139,7 @@ impl Route {
             .collect();
         Self {
             method,
+            template: path,
             segments,
             handler,
             params,
@@ -219,6 +223,16 @@ impl Default for Router {
 }
 
 impl Router {
+    /// The handler for a method and path template, if fake-pve has
+    /// behaviour for it.
+    pub fn handler(&self, method: &Method, path: &str) -> Option<Handler> {
+        self.routes
+            .iter()
+            .find(|r| r.method == method && r.template == path)
+            .map(|r| r.handler)
+    }
+
+    #[allow(dead_code)]
     fn find(
         &self,
         method: &Method,
@@ -417,58 +431,143 @@ fn dispatch(
         .filter(|s| !s.is_empty())
         .map(str::to_string)
         .collect();
-    let Some((route, path_params)) = router.find(&req.method, &segs) else {
+    let spec = crate::spec::spec(state.settings().version);
+    if segs.is_empty()
+        && let Some(handler) = router.handler(&req.method, "/")
+    {
+        // The API root is not in the schema, but PVE answers it.
+        let ctx = Ctx {
+            state,
+            who,
+            params: Params::default(),
+        };
+        return handler(&ctx);
+    }
+    let Some(found) = spec.find(req.method.as_str(), &segs) else {
         return Err(Error::Status {
             code: 501,
             msg: format!("Method '{} {rel}' not implemented", req.method),
         });
     };
+    let endpoint = found.endpoint;
     if let Some(q) = &req.query {
         for (k, v) in form_urlencoded::parse(q.as_bytes()) {
             map.insert(k.into_owned(), Value::String(v.into_owned()));
         }
     }
     map.remove("_dc");
-    for (name, value) in &path_params {
-        if let Some(other) = map.get(*name)
+    for (name, value) in &found.params {
+        if let Some(other) = map.get(name)
             && params::value_text(other) != *value
         {
             return Err(Error::invalid(
-                *name,
+                name.clone(),
                 "duplicate parameter (already defined in URI) with conflicting values!",
             ));
         }
-        map.insert((*name).to_string(), Value::String(value.clone()));
+        map.insert(name.clone(), Value::String(value.clone()));
     }
     if let Some(who) = &who {
-        if !route.allowtoken && who.is_token() {
+        if !endpoint.allowtoken && who.is_token() {
             return Err(Error::Forbidden(format!(
                 "Permission check failed (URI '{rel}' not available with API token, need proper ticket.\n)"
             )));
         }
-        if let Perm::Check(path, privs) = route.perm {
-            let mut path = path.to_string();
-            for (name, value) in &path_params {
-                path = path.replace(&format!("{{{name}}}"), value);
-            }
-            state.with(|c| c.access.check_perm(who, &path, privs))?;
-        }
+        state.with(|c| crate::spec::perm::check(&c.access, who, &endpoint.permissions, &map))?;
     }
-    if route.proxy
-        && let Some((_, node)) = path_params.iter().find(|(n, _)| *n == "node")
+    if endpoint.proxyto.as_deref() == Some("node")
+        && let Some(node) = map.get("node").map(params::value_text)
     {
-        state.with(|c| c.node(node).map(|_| ()))?;
+        state.with(|c| c.node(&node).map(|_| ()))?;
     }
-    let params = Params::new(map);
-    let allowed: Vec<&str> = route
-        .params
-        .iter()
-        .copied()
-        .chain(path_params.iter().map(|(n, _)| *n))
-        .collect();
-    params.only(&allowed)?;
-    let ctx = Ctx { state, who, params };
-    (route.handler)(&ctx)
+    crate::spec::validate::validate(endpoint, &map).map_err(Error::Invalid)?;
+    let ctx = Ctx {
+        state,
+        who,
+        params: Params::new(map),
+    };
+    match router.handler(&req.method, &endpoint.path) {
+        Some(handler) => handler(&ctx),
+        None => fallback(endpoint, &format!("/api2/json{rel}")),
+    }
+}
+
+/// What an endpoint without behaviour answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fallback {
+    /// A directory index: its children, from the schema.
+    Index(String),
+    /// A collection that is empty on a fresh install and cannot be filled
+    /// yet.
+    EmptyList,
+    /// 501: not emulated yet.
+    NotEmulated,
+}
+
+/// Collections that are empty on a fresh install and that fake-pve cannot
+/// fill yet, so that `[]` is the truth.
+const EMPTY_ON_FRESH_INSTALL: &[&str] = &[
+    "/pools",
+    "/access/tfa",
+    "/cluster/backup",
+    "/cluster/backup-info/not-backed-up",
+    "/cluster/firewall/aliases",
+    "/cluster/firewall/groups",
+    "/cluster/firewall/ipset",
+    "/cluster/firewall/rules",
+    "/cluster/ha/groups",
+    "/cluster/ha/resources",
+    "/cluster/ha/rules",
+    "/cluster/jobs/realm-sync",
+    "/cluster/mapping/dir",
+    "/cluster/mapping/pci",
+    "/cluster/mapping/usb",
+    "/cluster/metrics/server",
+    "/cluster/replication",
+    "/cluster/sdn/controllers",
+    "/cluster/sdn/dns",
+    "/cluster/sdn/vnets",
+    "/cluster/sdn/zones",
+    "/nodes/{node}/firewall/rules",
+    "/nodes/{node}/lxc",
+    "/nodes/{node}/replication",
+];
+
+/// How an endpoint without a handler answers.
+pub fn fallback_kind(e: &crate::spec::Endpoint) -> Fallback {
+    if e.method != "GET" {
+        return Fallback::NotEmulated;
+    }
+    if !e.children.is_empty()
+        && e.returns_list()
+        && let Some(key) = e.index_key()
+    {
+        return Fallback::Index(key);
+    }
+    if e.returns_list() && EMPTY_ON_FRESH_INSTALL.contains(&e.path.as_str()) {
+        return Fallback::EmptyList;
+    }
+    Fallback::NotEmulated
+}
+
+fn fallback(e: &crate::spec::Endpoint, full_path: &str) -> Result<Reply> {
+    match fallback_kind(e) {
+        Fallback::Index(key) => Ok(Value::Array(
+            e.children
+                .iter()
+                .map(|c| json!({ key.as_str(): c }))
+                .collect(),
+        )
+        .into()),
+        Fallback::EmptyList => Ok(json!([]).into()),
+        Fallback::NotEmulated => Err(Error::Status {
+            code: 501,
+            msg: format!(
+                "Method '{} {full_path}' is not emulated by fake-pve",
+                e.method
+            ),
+        }),
+    }
 }
 
 /// Reads a POST/PUT body: JSON, or a form (also without Content-Type).
@@ -595,6 +694,11 @@ fn json_response(code: u16, reason: &str, body: &Value) -> Response<Full<Bytes>>
         HeaderValue::from_static(JSON_CONTENT_TYPE),
     );
     build(b, Bytes::from(body.to_string()))
+}
+
+/// A JSON document as it is, without PVE's envelope.
+pub fn raw_json(body: &Value) -> Response<Full<Bytes>> {
+    json_response(200, "", body)
 }
 
 /// The success answer.

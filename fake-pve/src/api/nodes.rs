@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, get, post};
-use crate::model::{Error, Result, TaskEffect, Worker};
+use crate::model::{Result, TaskEffect, Worker};
 
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
@@ -104,8 +104,6 @@ fn list_nodes(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}`: answered for any well-formed name (not proxied).
 fn node_index(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = ctx.param("node")?;
-    check_node_name(&node)?;
     let v9 = ctx.with(|c| c.version.is_v9());
     let mut dirs: Vec<&str> = NODE_DIRS_9
         .iter()
@@ -121,27 +119,6 @@ fn node_index(ctx: &Ctx<'_>) -> Result<Reply> {
             .collect::<Vec<_>>()
     )
     .into())
-}
-
-/// The `pve-node` format.
-///
-/// # Errors
-/// 400 on `node` when the name is not a valid node name.
-pub fn check_node_name(node: &str) -> Result<()> {
-    let b = node.as_bytes();
-    let ok = !b.is_empty()
-        && b.len() <= 63
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-');
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::invalid(
-            "node",
-            "invalid format - value does not look like a valid node name\n",
-        ))
-    }
 }
 
 /// The node a call names, `localhost` resolved.
@@ -169,30 +146,15 @@ fn node_version(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(json!({ "version": v.version(), "release": v.release(), "repoid": v.repoid() }).into())
 }
 
-/// The `vms` list of startall/stopall: VMIDs separated by `,`, `;` or
-/// white space.
+/// The `vms` list of startall/stopall (validated by the schema as a
+/// `pve-vmid-list`).
 fn vm_list(ctx: &Ctx<'_>) -> Result<Option<Vec<u32>>> {
-    let Some(text) = ctx.params.str("vms") else {
-        return Ok(None);
-    };
-    text.split([',', ';', ' ', '\t', '\n'])
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            if super::cluster::valid_vmid_text(s) {
-                s.parse().map_err(|_| bad_vmid_list(s))
-            } else {
-                Err(bad_vmid_list(s))
-            }
-        })
-        .collect::<Result<Vec<u32>>>()
-        .map(Some)
-}
-
-fn bad_vmid_list(item: &str) -> Error {
-    Error::invalid(
-        "vms",
-        format!("invalid format - value '{item}' does not look like a valid VM ID\n"),
-    )
+    Ok(ctx.params.str("vms").map(|text| {
+        crate::spec::formats::split_list(&text)
+            .into_iter()
+            .filter_map(|s| s.parse().ok())
+            .collect()
+    }))
 }
 
 /// The permission of startall/stopall: VM.PowerMgmt on `/`, or on each
@@ -213,17 +175,6 @@ fn check_power(ctx: &Ctx<'_>, vms: Option<&[u32]>) -> Result<()> {
     })
 }
 
-/// `max-workers`, which 9.x added to startall and stopall.
-fn check_max_workers(ctx: &Ctx<'_>) -> Result<()> {
-    if !ctx.with(|c| c.version.is_v9()) && ctx.params.get("max-workers").is_some() {
-        return Err(Error::invalid(
-            "max-workers",
-            "property is not defined in schema and the schema does not allow additional properties",
-        ));
-    }
-    ctx.params.int("max-workers", Some(1), Some(64)).map(|_| ())
-}
-
 /// `POST /nodes/{node}/startall`: starts the guests marked `onboot` (or
 /// all with `force`, or those listed in `vms`), skipping templates and
 /// guests already running.
@@ -232,7 +183,6 @@ fn startall(ctx: &Ctx<'_>) -> Result<Reply> {
     let force = ctx.params.bool("force")?.unwrap_or(false);
     let vms = vm_list(ctx)?;
     check_power(ctx, vms.as_deref())?;
-    check_max_workers(ctx)?;
     let who = ctx.who()?.to_string();
     let now_ms = ctx.state.clock().now_millis();
     let latency = ctx.state.latency();
@@ -271,7 +221,6 @@ fn stopall(ctx: &Ctx<'_>) -> Result<Reply> {
         .unwrap_or(180);
     let vms = vm_list(ctx)?;
     check_power(ctx, vms.as_deref())?;
-    check_max_workers(ctx)?;
     let who = ctx.who()?.to_string();
     let now_ms = ctx.state.clock().now_millis();
     let latency = ctx.state.latency();

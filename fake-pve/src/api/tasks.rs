@@ -52,40 +52,16 @@ fn owns(who: &AuthId, task: &Task) -> bool {
 fn node_tasks(ctx: &Ctx<'_>) -> Result<Reply> {
     let p = &ctx.params;
     let node = ctx.with(|c| c.node(&ctx.param("node")?).map(|n| n.name.clone()))?;
-    let statusfilter = match p.str("statusfilter") {
-        None => None,
-        Some(list) => {
-            let items: Vec<String> = list
-                .split([',', ';', ' ', '\t', '\n'])
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .collect();
-            if let Some(bad) = items
-                .iter()
-                .find(|s| !["ok", "warning", "error", "unknown"].contains(&s.as_str()))
-            {
-                return Err(Error::invalid(
-                    "statusfilter",
-                    format!(
-                        "invalid format - value '{bad}' does not have a value in the enumeration 'ok, warning, error, unknown'\n"
-                    ),
-                ));
-            }
-            Some(items)
-        }
-    };
-    let vmid = match p.int("vmid", None, None)? {
-        None => None,
-        Some(n) => {
-            if !super::cluster::valid_vmid_text(&n.to_string()) {
-                return Err(Error::invalid(
-                    "vmid",
-                    "invalid format - value does not look like a valid VM ID\n",
-                ));
-            }
-            u32::try_from(n).ok()
-        }
-    };
+    // The schema has validated every parameter (formats, ranges, enums).
+    let statusfilter = p.str("statusfilter").map(|l| {
+        crate::spec::formats::split_list(&l)
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    });
+    let vmid = p
+        .int("vmid", None, None)?
+        .and_then(|n| u32::try_from(n).ok());
     let filter = TaskFilter {
         start: usize::try_from(p.int("start", Some(0), None)?.unwrap_or(0)).unwrap_or(0),
         limit: usize::try_from(p.int("limit", Some(0), None)?.unwrap_or(50)).unwrap_or(50),

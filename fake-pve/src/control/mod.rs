@@ -24,6 +24,10 @@ pub async fn handle(state: &State, req: Request) -> Response<Full<Bytes>> {
         return api::failure(Format::Json, &Error::permission("/_fake", &["root@pam"]));
     }
     let path = req.path.trim_end_matches('/').to_string();
+    if req.method == Method::GET && path == "/_fake/openapi.json" {
+        // Served bare, not in the `data` envelope, for generic tools.
+        return api::raw_json(openapi(state.settings().version));
+    }
     let result = route(state, &req, &path, &who);
     match result {
         Ok(reply) => api::success(Format::Json, reply),
@@ -67,6 +71,16 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Repl
             msg: format!("Method '{m} {p}' not implemented"),
         }),
     }
+}
+
+/// The OpenAPI document of a release, built once.
+fn openapi(version: crate::model::PveVersion) -> &'static Value {
+    static V8: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    static V9: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    let cell = if version.is_v9() { &V9 } else { &V8 };
+    cell.get_or_init(|| {
+        crate::spec::openapi::document(crate::spec::spec(version), version.version())
+    })
 }
 
 fn params(req: &Request) -> Result<Params> {

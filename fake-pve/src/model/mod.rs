@@ -4,6 +4,7 @@
 //! layer (`crate::api`) turns those into PVE's status lines and bodies.
 
 pub mod access;
+pub mod acl;
 pub mod cluster;
 pub mod nodes;
 pub mod scenario;

@@ -13,6 +13,13 @@
 //!     password: secret
 //!     tokens:
 //!       - { tokenid: runner, secret: 0b7d..., privsep: false }
+//!     groups: [ops]
+//! groups:
+//!   - { groupid: ops, comment: Operators }
+//! roles:
+//!   - { roleid: Starter, privs: [VM.PowerMgmt, VM.Audit] }
+//! acl:
+//!   - { path: /vms, roles: [Starter], groups: [ops] }
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,7 +27,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Deserialize;
 
 use super::PveVersion;
-use super::access::{Access, Token, User, valid_tokenid, valid_userid};
+use super::access::{
+    Access, AclUpdate, AuthId, Group, Token, User, valid_groupid, valid_tokenid, valid_userid,
+};
+use super::acl::{check_path, is_valid_priv, normalize_path, role_is_special};
 use super::cluster::{Cluster, Storage, Vm};
 use super::nodes::{Node, NodeStatus};
 
@@ -43,6 +53,15 @@ pub struct Scenario {
     /// Guests that already exist.
     #[serde(default)]
     pub vms: Vec<VmSpec>,
+    /// User groups.
+    #[serde(default)]
+    pub groups: Vec<GroupSpec>,
+    /// Custom roles (the built-in ones always exist).
+    #[serde(default)]
+    pub roles: Vec<RoleSpec>,
+    /// ACL entries.
+    #[serde(default)]
+    pub acl: Vec<AclSpec>,
     /// Where the text came from, for messages.
     #[serde(skip)]
     pub source: String,
@@ -142,6 +161,56 @@ pub struct UserSpec {
     /// API tokens.
     #[serde(default)]
     pub tokens: Vec<TokenSpec>,
+    /// Groups the user is a member of.
+    #[serde(default)]
+    pub groups: Vec<String>,
+}
+
+/// A group of a scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSpec {
+    /// Group name (letters, digits, `.`, `-`, `_`).
+    pub groupid: String,
+    /// Comment.
+    #[serde(default)]
+    pub comment: Option<String>,
+    /// Member userids (they may also name the group in their `groups`).
+    #[serde(default)]
+    pub members: Vec<String>,
+}
+
+/// A custom role of a scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleSpec {
+    /// Role name; not one of the built-in roles, not starting with `PVE`.
+    pub roleid: String,
+    /// Privileges of the release.
+    #[serde(default)]
+    pub privs: Vec<String>,
+}
+
+/// An ACL entry of a scenario: every role for every user, group and token.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AclSpec {
+    /// ACL path (`/`, `/vms/100`, `/nodes/pve`, ...).
+    pub path: String,
+    /// Built-in or custom roles.
+    pub roles: Vec<String>,
+    /// Userids.
+    #[serde(default)]
+    pub users: Vec<String>,
+    /// Groupids.
+    #[serde(default)]
+    pub groups: Vec<String>,
+    /// Full token ids (`user@realm!token`).
+    #[serde(default)]
+    pub tokens: Vec<String>,
+    /// Whether the entry is inherited below the path (default true).
+    #[serde(default = "yes")]
+    pub propagate: bool,
 }
 
 /// A token of a scenario user.
@@ -397,7 +466,7 @@ impl Scenario {
             });
         }
         let storages = self.build_storages(&nodes)?;
-        let access = self.build_access(root_password)?;
+        let access = self.build_access(version, root_password)?;
         let mut vms = BTreeMap::new();
         for v in &self.vms {
             if !(100..=999_999_999).contains(&v.vmid) {
@@ -517,8 +586,15 @@ impl Scenario {
         Ok(out)
     }
 
-    fn build_access(&self, root_password: &str) -> Result<Access, ScenarioError> {
-        let mut access = Access::default();
+    fn build_access(
+        &self,
+        version: PveVersion,
+        root_password: &str,
+    ) -> Result<Access, ScenarioError> {
+        let mut access = Access {
+            version,
+            ..Access::default()
+        };
         let mut root = User::new("root@pam");
         root.password = Some(root_password.to_string());
         root.email = Some("root@localhost".into());
@@ -573,7 +649,147 @@ impl Scenario {
             }
             access.users.insert(u.userid.clone(), user);
         }
+        self.build_groups(&mut access)?;
+        self.build_roles(&mut access)?;
+        self.build_acl(&mut access)?;
         Ok(access)
+    }
+
+    fn build_groups(&self, access: &mut Access) -> Result<(), ScenarioError> {
+        for g in &self.groups {
+            if !valid_groupid(&g.groupid) {
+                return Err(self.err(&g.groupid, format!("invalid group id '{}'", g.groupid)));
+            }
+            if access.groups.contains_key(&g.groupid) {
+                return Err(self.dup_err(&g.groupid, format!("duplicate group '{}'", g.groupid)));
+            }
+            let mut group = Group {
+                comment: g.comment.clone(),
+                ..Group::default()
+            };
+            for m in &g.members {
+                if !access.users.contains_key(m) {
+                    return Err(self.err(m, format!("group '{}': unknown user '{m}'", g.groupid)));
+                }
+                group.members.insert(m.clone());
+            }
+            access.groups.insert(g.groupid.clone(), group);
+        }
+        for u in &self.users {
+            for g in &u.groups {
+                let Some(group) = access.groups.get_mut(g) else {
+                    return Err(self.err(g, format!("user '{}': unknown group '{g}'", u.userid)));
+                };
+                group.members.insert(u.userid.clone());
+            }
+        }
+        Ok(())
+    }
+
+    fn build_roles(&self, access: &mut Access) -> Result<(), ScenarioError> {
+        for r in &self.roles {
+            if r.roleid.is_empty()
+                || !r
+                    .roleid
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_'))
+            {
+                return Err(self.err(&r.roleid, format!("invalid role id '{}'", r.roleid)));
+            }
+            if role_is_special(&r.roleid) {
+                return Err(self.err(
+                    &r.roleid,
+                    format!("role '{}' is built in and cannot be redefined", r.roleid),
+                ));
+            }
+            if r.roleid.to_ascii_lowercase().starts_with("pve") {
+                return Err(self.err(
+                    &r.roleid,
+                    format!(
+                        "role '{}': cannot use role ID starting with the (case-insensitive) 'PVE' namespace",
+                        r.roleid
+                    ),
+                ));
+            }
+            if access.roles.contains_key(&r.roleid) {
+                return Err(self.dup_err(&r.roleid, format!("duplicate role '{}'", r.roleid)));
+            }
+            for p in &r.privs {
+                if !is_valid_priv(access.version, p) {
+                    return Err(self.err(
+                        p,
+                        format!(
+                            "role '{}': invalid privilege '{p}' in PVE {}",
+                            r.roleid, access.version
+                        ),
+                    ));
+                }
+            }
+            access
+                .roles
+                .insert(r.roleid.clone(), r.privs.iter().cloned().collect());
+        }
+        Ok(())
+    }
+
+    fn build_acl(&self, access: &mut Access) -> Result<(), ScenarioError> {
+        for a in &self.acl {
+            let path = normalize_path(&a.path)
+                .filter(|p| check_path(p))
+                .ok_or_else(|| self.err(&a.path, format!("invalid ACL path '{}'", a.path)))?;
+            if a.roles.is_empty() {
+                return Err(self.err(&a.path, format!("acl '{}': no roles", a.path)));
+            }
+            if a.users.is_empty() && a.groups.is_empty() && a.tokens.is_empty() {
+                return Err(self.err(
+                    &a.path,
+                    format!(
+                        "acl '{}': either users, groups or tokens is required",
+                        a.path
+                    ),
+                ));
+            }
+            for r in &a.roles {
+                if access.role_privs(r).is_none() {
+                    return Err(self.err(r, format!("acl '{}': unknown role '{r}'", a.path)));
+                }
+            }
+            for u in &a.users {
+                if !access.users.contains_key(u) {
+                    return Err(self.err(u, format!("acl '{}': unknown user '{u}'", a.path)));
+                }
+            }
+            for g in &a.groups {
+                if !access.groups.contains_key(g) {
+                    return Err(self.err(g, format!("acl '{}': unknown group '{g}'", a.path)));
+                }
+            }
+            for t in &a.tokens {
+                let known = match AuthId::parse(t) {
+                    Some(AuthId::Token { userid, tokenid }) => {
+                        access.token(&userid, &tokenid).is_ok()
+                    }
+                    _ => false,
+                };
+                if !known {
+                    return Err(self.err(t, format!("acl '{}': unknown token '{t}'", a.path)));
+                }
+            }
+            access
+                .update_acl(
+                    &path,
+                    &AclUpdate {
+                        roles: &a.roles,
+                        users: &a.users,
+                        groups: &a.groups,
+                        tokens: &a.tokens,
+                        propagate: a.propagate,
+                        delete: false,
+                    },
+                )
+                .map_err(|e| self.err(&a.path, format!("acl '{}': {e}", a.path)))?;
+        }
+        Ok(())
     }
 }
 
@@ -746,11 +962,67 @@ mod tests {
         Some(3),
         "invalid size 'lots'"
     )]
+    #[case("groups:\n  - groupid: 'a b'\n", Some(2), "invalid group id 'a b'")]
+    #[case(
+        "users:\n  - userid: bob@pve\n    groups: [ops]\n",
+        Some(3),
+        "user 'bob@pve': unknown group 'ops'"
+    )]
+    #[case(
+        "groups:\n  - groupid: ops\n    members: [eve@pve]\n",
+        Some(3),
+        "group 'ops': unknown user 'eve@pve'"
+    )]
+    #[case(
+        "roles:\n  - roleid: Ops\n    privs: [VM.Audit, VM.Monitor]\n",
+        Some(3),
+        "role 'Ops': invalid privilege 'VM.Monitor' in PVE 9.1"
+    )]
+    #[case("roles:\n  - roleid: PVEVMUser\n", Some(2), "is built in")]
+    #[case("roles:\n  - roleid: pveOps\n", Some(2), "'PVE' namespace")]
+    #[case(
+        "acl:\n  - path: /nowhere\n    roles: [PVEAuditor]\n    users: [root@pam]\n",
+        Some(2),
+        "invalid ACL path '/nowhere'"
+    )]
+    #[case(
+        "acl:\n  - path: /vms\n    roles: [Nope]\n    users: [root@pam]\n",
+        Some(3),
+        "acl '/vms': unknown role 'Nope'"
+    )]
+    #[case(
+        "acl:\n  - path: /vms\n    roles: [PVEAuditor]\n    tokens: [root@pam!ci]\n",
+        Some(4),
+        "acl '/vms': unknown token 'root@pam!ci'"
+    )]
+    #[case(
+        "acl:\n  - path: /vms\n    roles: [PVEAuditor]\n",
+        Some(2),
+        "either users, groups or tokens is required"
+    )]
     fn bad_scenarios(#[case] text: &str, #[case] line: Option<usize>, #[case] reason: &str) {
         let e = Scenario::parse(text, "s.yaml").expect_err("must be refused");
         assert_eq!(e.file, "s.yaml");
         assert_eq!(e.line, line, "{e}");
         assert!(e.reason.contains(reason), "{e}");
+    }
+
+    #[test]
+    fn access_entries_build() {
+        let s = Scenario::parse(
+            "users:\n  - userid: bob@pve\n    groups: [ops]\n    tokens: [{tokenid: ci}]\ngroups:\n  - { groupid: ops, comment: Operators }\n  - { groupid: dev, members: [bob@pve] }\nroles:\n  - { roleid: Starter, privs: [VM.PowerMgmt] }\nacl:\n  - { path: /vms/, roles: [Starter], groups: [ops], propagate: false }\n  - { path: /nodes, roles: [PVEAuditor], tokens: ['bob@pve!ci'] }\n",
+            "s.yaml",
+        )
+        .expect("valid");
+        let c = s.build(PveVersion::V8_4, "pw", 0).expect("builds");
+        let a = &c.access;
+        assert_eq!(a.user_groups("bob@pve"), ["dev", "ops"]);
+        assert_eq!(a.groups["ops"].comment.as_deref(), Some("Operators"));
+        assert!(!a.acl["/vms"].groups["ops"]["Starter"]);
+        assert!(a.acl["/nodes"].tokens["bob@pve!ci"]["PVEAuditor"]);
+        let bob = AuthId::User("bob@pve".into());
+        assert!(a.has_priv(&bob, "/vms", "VM.PowerMgmt"));
+        assert!(!a.has_priv(&bob, "/vms/100", "VM.PowerMgmt"));
     }
 
     #[test]

@@ -14,11 +14,15 @@ pub const T0: i64 = 1_790_000_000;
 pub struct Pve {
     pub run: Running,
     pub http: reqwest::Client,
+    pub version: PveVersion,
 }
 
 /// What came back.
 #[derive(Debug)]
 pub struct Resp {
+    /// The request, as `(METHOD, path after /api2/json)`, for shape checks.
+    pub request: Option<(String, String)>,
+    pub version: PveVersion,
     pub status: u16,
     pub reason: String,
     pub headers: reqwest::header::HeaderMap,
@@ -31,9 +35,26 @@ impl Resp {
             .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.text))
     }
 
+    /// The `data` member of a success, checked against the endpoint's
+    /// `returns` schema.
     pub fn data(&self) -> Value {
         assert_eq!(self.status, 200, "{self:?}");
-        self.json()["data"].clone()
+        let data = self.json()["data"].clone();
+        if let Some((method, rel)) = &self.request {
+            let segs: Vec<String> = rel
+                .split('/')
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect();
+            if let Some(found) = fake_pve::spec::spec(self.version).find(method, &segs) {
+                let problems = fake_pve::spec::returns::check(&found.endpoint.returns, &data);
+                assert!(
+                    problems.is_empty(),
+                    "{method} {rel}: the answer does not fit the schema: {problems:?}\n{data}"
+                );
+            }
+        }
+        data
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -90,12 +111,13 @@ pub async fn start_scenario(yaml: &str) -> Pve {
 
 pub async fn start_with(b: fake_pve::Builder) -> Pve {
     let run = b.start().await.expect("fake-pve starts");
+    let version = run.state().settings().version;
     let http = reqwest::Client::builder()
         .danger_accept_invalid_certs(true)
         .timeout(Duration::from_secs(30))
         .build()
         .expect("client");
-    Pve { run, http }
+    Pve { run, http, version }
 }
 
 pub async fn start_http() -> Pve {
@@ -142,7 +164,14 @@ impl Pve {
             .unwrap_or_default();
         let headers = r.headers().clone();
         let text = r.text().await.expect("body");
+        let request = path
+            .split('?')
+            .next()
+            .and_then(|p| p.strip_prefix("/api2/json"))
+            .map(|rel| (method.to_string(), percent_decode(rel)));
         Resp {
+            request,
+            version: self.version,
             status,
             reason,
             headers,
@@ -203,6 +232,30 @@ impl Pve {
     }
 }
 
+fn percent_decode(s: &str) -> String {
+    let hex = |b: u8| (b as char).to_digit(16);
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push(u8::try_from(h * 16 + l).unwrap_or(b'?'));
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Percent-encodes a path segment.
 pub fn enc(s: &str) -> String {
     s.bytes()
@@ -213,4 +266,9 @@ pub fn enc(s: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+/// Percent-encodes each segment of a path (keeping the slashes).
+pub fn enc_path(path: &str) -> String {
+    path.split('/').map(enc).collect::<Vec<_>>().join("/")
 }

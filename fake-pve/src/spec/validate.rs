@@ -1,0 +1,427 @@
+//! Parameter validation as PVE's JSONSchema does it (pve-common
+//! `JSONSchema.pm`: `check_object`, `check_prop`, `check_type`,
+//! `check_format`), with its messages, before any handler runs.
+//!
+//! Per property the order is PVE's: type, format, pattern, maxLength,
+//! minLength, maximum, minimum, enum; one error per property, several
+//! properties at once.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{Endpoint, Format, Prop, formats, propstring};
+
+/// Errors by parameter path, as PVE's `errors` member.
+pub type Errors = BTreeMap<String, String>;
+
+/// Validates the merged parameters of a request against an endpoint.
+///
+/// # Errors
+/// Every parameter error, keyed by parameter.
+pub fn validate(ep: &Endpoint, params: &BTreeMap<String, Value>) -> Result<(), Errors> {
+    let mut errors = Errors::new();
+    check_object(None, &ep.parameters.properties, params, &mut errors);
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// The property schema for `key`, resolving indexed names (`net3` is
+/// `net[n]` when 3 is below its count).
+pub fn lookup<'a>(props: &'a BTreeMap<String, Prop>, key: &str) -> Option<&'a Prop> {
+    if let Some(p) = props.get(key) {
+        return Some(p);
+    }
+    let digits = key.len() - key.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 || digits == key.len() {
+        return None;
+    }
+    let (base, index) = key.split_at(key.len() - digits);
+    if index.len() > 1 && index.starts_with('0') {
+        return None;
+    }
+    let p = props.get(&format!("{base}[n]"))?;
+    let n: u32 = index.parse().ok()?;
+    (n < p.max_index.unwrap_or(0)).then_some(p)
+}
+
+fn add_error(errors: &mut Errors, path: &str, msg: &str) {
+    let path = if path.is_empty() { "_root" } else { path };
+    match errors.get_mut(path) {
+        // PVE joins with a literal backslash-n.
+        Some(e) => {
+            e.push_str("\\n");
+            e.push_str(msg);
+        }
+        None => {
+            errors.insert(path.to_string(), msg.to_string());
+        }
+    }
+}
+
+fn join(path: Option<&str>, key: &str) -> String {
+    match path {
+        Some(p) => format!("{p}.{key}"),
+        None => key.to_string(),
+    }
+}
+
+fn check_object(
+    path: Option<&str>,
+    props: &BTreeMap<String, Prop>,
+    value: &BTreeMap<String, Value>,
+    errors: &mut Errors,
+) {
+    for (key, prop) in props {
+        if key.ends_with("[n]") {
+            continue;
+        }
+        check_prop(value.get(key), prop, &join(path, key), errors);
+    }
+    for (key, v) in value {
+        let newpath = join(path, key);
+        match lookup(props, key) {
+            Some(prop) => {
+                if key.contains(|c: char| c.is_ascii_digit()) && !props.contains_key(key) {
+                    check_prop(Some(v), prop, &newpath, errors);
+                }
+                if let Some(Value::String(req)) = &prop.requires
+                    && !value.contains_key(req)
+                {
+                    add_error(
+                        errors,
+                        &join(path, req),
+                        &format!("missing property required by '{newpath}'"),
+                    );
+                }
+            }
+            None => add_error(
+                errors,
+                &newpath,
+                "property is not defined in schema and the schema does not allow additional properties",
+            ),
+        }
+    }
+}
+
+/// Perl's `is_number`.
+fn is_number(v: &str) -> bool {
+    let s = v.strip_prefix(['+', '-']).unwrap_or(v);
+    let (mant, exp) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit());
+    let mant_ok = match mant.split_once('.') {
+        Some((a, b)) => (digits(a) && (b.is_empty() || digits(b))) || (a.is_empty() && digits(b)),
+        None => digits(mant),
+    };
+    let exp_ok = exp.is_none_or(|e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)));
+    mant_ok && exp_ok
+}
+
+fn is_integer(v: &str) -> bool {
+    let s = v.strip_prefix(['+', '-']).unwrap_or(v);
+    !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())
+}
+
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn perl_ref(v: &Value) -> &'static str {
+    match v {
+        Value::Array(_) => "ARRAY",
+        Value::Object(_) => "HASH",
+        Value::Bool(_) => "JSON::PP::Boolean",
+        _ => "",
+    }
+}
+
+fn check_type(path: &str, kind: Option<&str>, v: &Value, errors: &mut Errors) -> bool {
+    let Some(kind) = kind else { return true };
+    match kind {
+        "any" => true,
+        "array" => {
+            let ok = v.is_array();
+            if !ok {
+                add_error(errors, path, "type check ('array') failed");
+            }
+            ok
+        }
+        "object" => {
+            let ok = v.is_object();
+            if !ok {
+                add_error(errors, path, "type check ('object') failed");
+            }
+            ok
+        }
+        _ => {
+            if let Some(r) = Some(perl_ref(v)).filter(|r| !r.is_empty()) {
+                if kind == "boolean" && v.is_boolean() {
+                    return true;
+                }
+                add_error(
+                    errors,
+                    path,
+                    &format!("type check ('{kind}') failed - got {r}"),
+                );
+                return false;
+            }
+            let text = scalar_text(v).unwrap_or_default();
+            let ok = match kind {
+                "boolean" => text == "1" || text == "0",
+                "integer" => is_integer(&text),
+                "number" => is_number(&text),
+                _ => true,
+            };
+            if !ok {
+                add_error(
+                    errors,
+                    path,
+                    &format!("type check ('{kind}') failed - got '{text}'"),
+                );
+            }
+            ok
+        }
+    }
+}
+
+fn num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+fn check_prop(value: Option<&Value>, prop: &Prop, path: &str, errors: &mut Errors) {
+    if prop.alias.is_some() {
+        return;
+    }
+    let Some(v) = value.filter(|v| !v.is_null()) else {
+        if !prop.optional {
+            add_error(errors, path, "property is missing and it is not optional");
+        }
+        return;
+    };
+    if !check_type(path, prop.kind.as_deref(), v, errors) {
+        return;
+    }
+    if let Value::Array(items) = v {
+        if let Some(item) = &prop.items {
+            for (i, el) in items.iter().enumerate() {
+                check_prop(Some(el), item, &format!("{path}[{i}]"), errors);
+            }
+        }
+        return;
+    }
+    if v.is_object() {
+        return;
+    }
+    let text = match v {
+        Value::Bool(b) => {
+            if *b {
+                "1".to_string()
+            } else {
+                "0".to_string()
+            }
+        }
+        other => scalar_text(other).unwrap_or_default(),
+    };
+    if let Some(format) = &prop.format
+        && let Err(msg) = check_format(format, &text, path)
+    {
+        add_error(errors, path, &format!("invalid format - {msg}"));
+        return;
+    }
+    if prop.pattern.is_some()
+        && let Some(re) = prop.regex()
+        && !re.is_match(&text)
+    {
+        add_error(errors, path, "value does not match the regex pattern");
+        return;
+    }
+    let len = text.chars().count();
+    if let Some(max) = prop.max_length
+        && len > max
+    {
+        add_error(
+            errors,
+            path,
+            &format!("value may only be {max} characters long"),
+        );
+        return;
+    }
+    if let Some(min) = prop.min_length
+        && len < min
+    {
+        add_error(
+            errors,
+            path,
+            &format!("value must be at least {min} characters long"),
+        );
+        return;
+    }
+    if is_number(&text)
+        && let Ok(n) = text.parse::<f64>()
+    {
+        if let Some(max) = prop.maximum
+            && n > max
+        {
+            add_error(
+                errors,
+                path,
+                &format!("value must have a maximum value of {}", num(max)),
+            );
+            return;
+        }
+        if let Some(min) = prop.minimum
+            && n < min
+        {
+            add_error(
+                errors,
+                path,
+                &format!("value must have a minimum value of {}", num(min)),
+            );
+            return;
+        }
+    }
+    if let Some(values) = &prop.enumeration
+        && !values
+            .iter()
+            .any(|e| scalar_text(e).as_deref() == Some(text.as_str()))
+    {
+        let list: Vec<String> = values.iter().filter_map(scalar_text).collect();
+        add_error(
+            errors,
+            path,
+            &format!(
+                "value '{text}' does not have a value in the enumeration '{}'",
+                list.join(", ")
+            ),
+        );
+    }
+}
+
+/// Checks a value against a named or property-string format.
+///
+/// # Errors
+/// The text that follows `invalid format - ` in PVE's message.
+pub fn check_format(format: &Format, value: &str, path: &str) -> Result<(), String> {
+    match format {
+        Format::Named(name) => formats::check(name, value),
+        Format::Object(keys) => {
+            let parsed = propstring::parse(keys, value)?;
+            let as_values: BTreeMap<String, Value> = parsed
+                .into_iter()
+                .map(|(k, v)| (k, Value::String(v)))
+                .collect();
+            let mut errors = Errors::new();
+            check_object(Some(path), keys, &as_values, &mut errors);
+            if errors.is_empty() {
+                return Ok(());
+            }
+            let mut msg = "format error\n".to_string();
+            for (k, v) in &errors {
+                msg.push_str(&format!("{k}: {v}\n"));
+            }
+            Err(msg)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::PveVersion;
+    use crate::spec::spec;
+    use rstest::rstest;
+    use serde_json::json;
+
+    fn run(version: PveVersion, method: &str, path: &str, params: Value) -> Result<(), Errors> {
+        let ep = spec(version).endpoint(method, path).expect("endpoint");
+        let map: BTreeMap<String, Value> = serde_json::from_value(params).expect("object");
+        validate(ep, &map)
+    }
+
+    fn err(params: Value) -> Errors {
+        run(PveVersion::V9_1, "POST", "/nodes/{node}/qemu", params).expect_err("refused")
+    }
+
+    #[test]
+    fn a_good_create_passes() {
+        run(
+            PveVersion::V9_1,
+            "POST",
+            "/nodes/{node}/qemu",
+            json!({"node": "pve", "vmid": "100", "name": "web", "memory": "2048", "cores": "2",
+                   "net0": "virtio,bridge=vmbr0,firewall=1", "scsi0": "local-lvm:32,discard=on,ssd=1",
+                   "ostype": "l26", "onboot": "1", "agent": "1", "ipconfig0": "ip=dhcp"}),
+        )
+        .expect("valid");
+    }
+
+    #[rstest]
+    #[case(json!({"node": "pve"}), "vmid", "property is missing and it is not optional")]
+    #[case(json!({"node": "pve", "vmid": "abc"}), "vmid", "type check ('integer') failed - got 'abc'")]
+    #[case(json!({"node": "pve", "vmid": "99"}), "vmid", "invalid format - value does not look like a valid VM ID\n")]
+    #[case(json!({"node": "pve", "vmid": 100, "cores": "0"}), "cores", "value must have a minimum value of 1")]
+    #[case(json!({"node": "pve", "vmid": 100, "onboot": "yes"}), "onboot", "type check ('boolean') failed - got 'yes'")]
+    #[case(json!({"node": "pve", "vmid": 100, "onboot": [1]}), "onboot", "type check ('boolean') failed - got ARRAY")]
+    #[case(json!({"node": "pve", "vmid": 100, "ostype": "dos"}), "ostype", "value 'dos' does not have a value in the enumeration 'other, wxp, w2k, w2k3, w2k8, wvista, win7, win8, win10, win11, l24, l26, solaris'")]
+    #[case(json!({"node": "pve", "vmid": 100, "colour": "red"}), "colour", "property is not defined in schema and the schema does not allow additional properties")]
+    #[case(json!({"node": "pve", "vmid": 100, "net32": "virtio"}), "net32", "property is not defined in schema and the schema does not allow additional properties")]
+    #[case(json!({"node": "pve", "vmid": 100, "net01": "virtio"}), "net01", "property is not defined in schema and the schema does not allow additional properties")]
+    #[case(json!({"node": "pve", "vmid": 100, "net0": "virtio,colour=red"}), "net0", "invalid format - invalid key in comma-separated list property: colour\n")]
+    #[case(json!({"node": "pve", "vmid": 100, "net0": "virtio,bridge=vm br"}), "net0", "invalid format - format error\nnet0.bridge: invalid format - invalid bridge ID 'vm br'\n\n")]
+    #[case(json!({"node": "pve", "vmid": 100, "net0": "virtio,tag=5000"}), "net0", "invalid format - format error\nnet0.tag: value must have a maximum value of 4094\n")]
+    #[case(json!({"node": "pve", "vmid": 100, "net0": "bridge=vmbr0"}), "net0", "invalid format - format error\nnet0.model: property is missing and it is not optional\n")]
+    #[case(json!({"node": "pve", "vmid": 100, "name": "a b"}), "name", "invalid format - value does not look like a valid DNS name\n")]
+    fn create_vm_refusals(#[case] params: Value, #[case] key: &str, #[case] msg: &str) {
+        let e = err(params);
+        assert_eq!(e.get(key).map(String::as_str), Some(msg), "{e:?}");
+    }
+
+    #[test]
+    fn several_errors_at_once() {
+        let e = err(json!({"node": "-x", "vmid": "x", "cores": "many"}));
+        assert_eq!(e.len(), 3, "{e:?}");
+    }
+
+    #[test]
+    fn versions_differ() {
+        // `max-workers` exists on startall only since 9.x.
+        let p = json!({"node": "pve", "max-workers": "4"});
+        assert!(
+            run(
+                PveVersion::V9_1,
+                "POST",
+                "/nodes/{node}/startall",
+                p.clone()
+            )
+            .is_ok()
+        );
+        assert!(run(PveVersion::V8_4, "POST", "/nodes/{node}/startall", p).is_err());
+    }
+
+    #[rstest]
+    #[case("1", true)]
+    #[case("-2.5", true)]
+    #[case("1.", true)]
+    #[case(".5", true)]
+    #[case("1e3", true)]
+    #[case("1e", false)]
+    #[case("abc", false)]
+    #[case("", false)]
+    fn perl_numbers(#[case] v: &str, #[case] ok: bool) {
+        assert_eq!(is_number(v), ok);
+    }
+}
