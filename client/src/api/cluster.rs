@@ -1,0 +1,205 @@
+//! `/cluster`: status, resources and the next free VMID.
+
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::Client;
+use crate::de;
+use crate::error::{Error, Result};
+use crate::transport::Params;
+
+/// The `/cluster` area; see [`Client::cluster`].
+#[derive(Debug, Clone, Copy)]
+pub struct Cluster<'a> {
+    client: &'a Client,
+}
+
+impl Client {
+    /// The `/cluster` calls.
+    pub fn cluster(&self) -> Cluster<'_> {
+        Cluster { client: self }
+    }
+}
+
+/// One entry of `/cluster/status`: the cluster itself (`type:
+/// "cluster"`) or a node (`type: "node"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterStatusItem {
+    /// `cluster` or `node/<name>`.
+    pub id: String,
+    /// The cluster's or node's name.
+    pub name: String,
+    /// `cluster` or `node`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// \[node\] its address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip: Option<String>,
+    /// \[node\] the subscription level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
+    /// \[node\] whether it is the node that answered.
+    #[serde(default, deserialize_with = "de::opt_bool01")]
+    pub local: Option<bool>,
+    /// \[node\] its corosync node ID.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub nodeid: Option<u64>,
+    /// \[node\] whether it is online.
+    #[serde(default, deserialize_with = "de::opt_bool01")]
+    pub online: Option<bool>,
+    /// \[cluster\] the number of nodes.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub nodes: Option<u64>,
+    /// \[cluster\] whether it has quorum.
+    #[serde(default, deserialize_with = "de::opt_bool01")]
+    pub quorate: Option<bool>,
+    /// \[cluster\] the config version.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub version: Option<u64>,
+    /// Anything else PVE sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The `type` filter of `/cluster/resources`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResourceType {
+    /// Guests (QEMU and LXC).
+    Vm,
+    /// Storages, one entry per node.
+    Storage,
+    /// Nodes.
+    Node,
+    /// SDN entries.
+    Sdn,
+}
+
+impl ResourceType {
+    /// PVE's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Vm => "vm",
+            Self::Storage => "storage",
+            Self::Node => "node",
+            Self::Sdn => "sdn",
+        }
+    }
+}
+
+/// One entry of `/cluster/resources`. Which fields are set depends on
+/// `kind` (`qemu`, `lxc`, `node`, `storage`, `pool`, `sdn`, `network`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterResource {
+    /// `qemu/100`, `node/pve`, `storage/pve/local`, ...
+    pub id: String,
+    /// The entry's type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The node it lives on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// `running`, `stopped`, `online`, `available`, ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// \[guest\] its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// \[guest\] its VMID.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub vmid: Option<u64>,
+    /// CPU use, a fraction of `maxcpu`.
+    #[serde(default, deserialize_with = "de::opt_f64")]
+    pub cpu: Option<f64>,
+    /// CPUs.
+    #[serde(default, deserialize_with = "de::opt_f64")]
+    pub maxcpu: Option<f64>,
+    /// Memory in use, bytes.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub mem: Option<u64>,
+    /// Memory, bytes.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub maxmem: Option<u64>,
+    /// Disk in use, bytes.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub disk: Option<u64>,
+    /// Disk size, bytes.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub maxdisk: Option<u64>,
+    /// Seconds since start.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub uptime: Option<u64>,
+    /// \[guest\] whether it is a template.
+    #[serde(default, deserialize_with = "de::opt_bool01")]
+    pub template: Option<bool>,
+    /// \[guest\] its lock, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<String>,
+    /// \[guest\] its tags, `;`-separated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<String>,
+    /// \[guest, pool\] its pool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
+    /// \[storage\] its ID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<String>,
+    /// \[storage\] its plugin type (`dir`, `lvmthin`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugintype: Option<String>,
+    /// \[storage\] the content types it holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// \[storage\] whether it is shared.
+    #[serde(default, deserialize_with = "de::opt_bool01")]
+    pub shared: Option<bool>,
+    /// Anything else PVE sent.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Cluster<'_> {
+    /// `GET /cluster/status` (`get_status`): the cluster and its nodes.
+    ///
+    /// # Errors
+    /// [`Error::Permission`] without Sys.Audit on `/`.
+    pub async fn get_status(&self) -> Result<Vec<ClusterStatusItem>> {
+        self.client
+            .call(Method::GET, "/cluster/status", &Params::new())
+            .await
+    }
+
+    /// `GET /cluster/resources` (`resources`), optionally of one type.
+    ///
+    /// # Errors
+    /// As any call.
+    pub async fn resources(&self, kind: Option<ResourceType>) -> Result<Vec<ClusterResource>> {
+        let params = Params::new().opt("type", kind.map(ResourceType::as_str));
+        self.client
+            .call(Method::GET, "/cluster/resources", &params)
+            .await
+    }
+
+    /// `GET /cluster/nextid` (`nextid`): the lowest free VMID, or `vmid`
+    /// itself if it is free. Nothing is reserved: two callers may get the
+    /// same ID.
+    ///
+    /// # Errors
+    /// [`Error::Validation`] (on `vmid`) when `vmid` is taken.
+    pub async fn nextid(&self, vmid: Option<u32>) -> Result<u32> {
+        let params = Params::new().opt("vmid", vmid);
+        let v: Value = self
+            .client
+            .call(Method::GET, "/cluster/nextid", &params)
+            .await?;
+        // PVE answers a string although the schema says integer.
+        let id = match &v {
+            Value::String(s) => s.parse().ok(),
+            Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+            _ => None,
+        };
+        id.ok_or_else(|| Error::Decode {
+            message: format!("/cluster/nextid: not a VMID: {v}"),
+        })
+    }
+}
