@@ -25,9 +25,9 @@
 //!   reset, seeding, state dumps, clock, task durations).
 //! - [`state`]: the shared handle around the model, the clock and keys.
 //! - [`server`]: [`FakePve::builder`], TLS and the HTTP/1.1 loop.
-//! - [`spec`]: the official API schema as data: routing, validation,
-//!   permission checks, property strings, OpenAPI; [`coverage`] reports
-//!   which endpoints have behaviour.
+//! - [`spec`]: the official API schema (crate `pve-schema`) for the
+//!   release impersonated, and its permission checks on fake-pve's ACLs;
+//!   [`coverage`] reports which endpoints have behaviour.
 //! - [`clock`]: the injectable clock tests advance instead of sleeping.
 //! - [`tls`]: certificates and the rustls configuration.
 

@@ -206,31 +206,6 @@ async fn openapi_document() {
     assert!(props.get("net31").is_some() && props.get("net32").is_none());
 }
 
-fn shared() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/pve-schema");
-    dir.is_dir().then_some(dir)
-}
-
-#[test]
-fn committed_spec_is_fresh() {
-    let Some(dir) = shared() else {
-        eprintln!("committed_spec_is_fresh skipped: ../shared/pve-schema is absent");
-        return;
-    };
-    for release in fake_pve::spec::generate::RELEASES {
-        let raw = std::fs::read_to_string(dir.join(format!("pve-{release}.json"))).expect("schema");
-        let fresh = fake_pve::spec::generate::generate(&raw, release).expect("generates");
-        let committed = std::fs::read_to_string(
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("spec/pve-{release}.json")),
-        )
-        .expect("committed spec");
-        assert!(
-            fresh == committed,
-            "fake-pve/spec/pve-{release}.json is stale: run `cargo run -p xtask -- spec`"
-        );
-    }
-}
-
 #[test]
 fn committed_coverage_is_fresh() {
     let committed =

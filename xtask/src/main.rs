@@ -1,7 +1,7 @@
 //! Maintenance commands for the workspace.
 //!
 //! - `cargo run -p xtask -- spec [SCHEMA_DIR]`: regenerate
-//!   `fake-pve/spec/pve-*.json` from the official schema (default
+//!   `schema/spec/pve-*.json` from the official schema (default
 //!   `../shared/pve-schema`, beside the repository).
 //! - `cargo run -p xtask -- coverage`: regenerate `COVERAGE.md`.
 
@@ -15,12 +15,12 @@ fn root() -> PathBuf {
 }
 
 fn spec(schema_dir: &Path) -> Result<(), String> {
-    for release in fake_pve::spec::generate::RELEASES {
+    for release in pve_schema::generate::RELEASES {
         let src = schema_dir.join(format!("pve-{release}.json"));
         let raw = std::fs::read_to_string(&src).map_err(|e| format!("{}: {e}", src.display()))?;
-        let out = fake_pve::spec::generate::generate(&raw, release)
+        let out = pve_schema::generate::generate(&raw, release)
             .map_err(|e| format!("{}: {e}", src.display()))?;
-        let dst = root().join(format!("fake-pve/spec/pve-{release}.json"));
+        let dst = root().join(format!("schema/spec/pve-{release}.json"));
         std::fs::write(&dst, out).map_err(|e| format!("{}: {e}", dst.display()))?;
         println!("wrote {}", dst.display());
     }

@@ -1,7 +1,7 @@
 //! Turns the official API schema (`pve-docs`' `apidata.js`, as JSON) into
 //! the compact spec fake-pve embeds: interface facts only, no prose.
 //!
-//! Run `cargo run -p xtask -- spec` to refresh `fake-pve/spec/*.json` from
+//! Run `cargo run -p xtask -- spec` to refresh `schema/spec/*.json` from
 //! `../shared/pve-schema/`; a test fails when the committed copy is stale.
 
 use serde_json::{Map, Value, json};

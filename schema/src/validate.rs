@@ -341,25 +341,25 @@ pub fn check_format(format: &Format, value: &str, path: &str) -> Result<(), Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::PveVersion;
-    use crate::spec::spec;
+    use crate::Release;
+    use crate::spec;
     use rstest::rstest;
     use serde_json::json;
 
-    fn run(version: PveVersion, method: &str, path: &str, params: Value) -> Result<(), Errors> {
+    fn run(version: Release, method: &str, path: &str, params: Value) -> Result<(), Errors> {
         let ep = spec(version).endpoint(method, path).expect("endpoint");
         let map: BTreeMap<String, Value> = serde_json::from_value(params).expect("object");
         validate(ep, &map)
     }
 
     fn err(params: Value) -> Errors {
-        run(PveVersion::V9_1, "POST", "/nodes/{node}/qemu", params).expect_err("refused")
+        run(Release::V9_1, "POST", "/nodes/{node}/qemu", params).expect_err("refused")
     }
 
     #[test]
     fn a_good_create_passes() {
         run(
-            PveVersion::V9_1,
+            Release::V9_1,
             "POST",
             "/nodes/{node}/qemu",
             json!({"node": "pve", "vmid": "100", "name": "web", "memory": "2048", "cores": "2",
@@ -400,16 +400,8 @@ mod tests {
     fn versions_differ() {
         // `max-workers` exists on startall only since 9.x.
         let p = json!({"node": "pve", "max-workers": "4"});
-        assert!(
-            run(
-                PveVersion::V9_1,
-                "POST",
-                "/nodes/{node}/startall",
-                p.clone()
-            )
-            .is_ok()
-        );
-        assert!(run(PveVersion::V8_4, "POST", "/nodes/{node}/startall", p).is_err());
+        assert!(run(Release::V9_1, "POST", "/nodes/{node}/startall", p.clone()).is_ok());
+        assert!(run(Release::V8_4, "POST", "/nodes/{node}/startall", p).is_err());
     }
 
     #[rstest]

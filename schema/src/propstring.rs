@@ -137,7 +137,7 @@ pub fn print(format: &BTreeMap<String, Prop>, data: &Parsed) -> String {
             return;
         }
         let value = match format.get(key).and_then(|p| match &p.format {
-            Some(super::Format::Named(f)) => Some(f.as_str()),
+            Some(crate::Format::Named(f)) => Some(f.as_str()),
             _ => None,
         }) {
             Some("disk-size") => format_size(value),
@@ -195,15 +195,15 @@ pub fn format_size(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::PveVersion;
+    use crate::Release;
 
     fn net_format() -> &'static BTreeMap<String, Prop> {
-        let spec = crate::spec::spec(PveVersion::V9_1);
+        let spec = crate::spec(Release::V9_1);
         let ep = spec
             .endpoint("POST", "/nodes/{node}/qemu")
             .expect("create_vm");
         match &ep.parameters.properties["net[n]"].format {
-            Some(crate::spec::Format::Object(f)) => f,
+            Some(crate::Format::Object(f)) => f,
             _ => panic!("net[n] has an object format"),
         }
     }

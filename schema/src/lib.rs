@@ -1,0 +1,384 @@
+//! pve-schema: the Proxmox VE API as the official schema describes it,
+//! every path and method with its parameters, permissions and return
+//! shape, for each release, usable without HTTP by the emulator and the
+//! client alike.
+//!
+//! The compact spec in `schema/spec/` is generated from
+//! `../shared/pve-schema/` by [`generate`] (run `cargo run -p xtask --
+//! spec`) and embedded here.
+//!
+//! # Layout
+//! - [`Spec`], [`Endpoint`], [`Prop`], [`Format`]: the spec of a release,
+//!   loaded once by [`spec`]; [`Spec::find`] routes a path.
+//! - [`validate`]: parameter validation as PVE's JSONSchema does it, with
+//!   its messages; [`formats`]: PVE's named formats; [`typetext`]: formats
+//!   known only by their printed syntax.
+//! - [`propstring`]: the property-string codec (`virtio,bridge=vmbr0`).
+//! - [`returns`]: checks an answer against the endpoint's return shape.
+//! - [`openapi`]: an OpenAPI 3 document of a release.
+//! - [`generate`]: the generator of the compact spec.
+
+pub mod formats;
+pub mod generate;
+pub mod openapi;
+pub mod propstring;
+pub mod returns;
+pub mod typetext;
+pub mod validate;
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+/// A PVE release whose schema is embedded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Release {
+    /// PVE 8.4.
+    V8_4,
+    /// PVE 9.1.
+    V9_1,
+}
+
+/// The spec of one release.
+#[derive(Debug, Deserialize)]
+pub struct Spec {
+    /// `8.4` or `9.1`.
+    pub release: String,
+    /// Every endpoint, sorted by path and method.
+    pub endpoints: Vec<Endpoint>,
+}
+
+/// One path and method.
+#[derive(Debug, Deserialize)]
+pub struct Endpoint {
+    /// Path template with `{placeholders}`.
+    pub path: String,
+    /// `GET`, `POST`, `PUT` or `DELETE`.
+    pub method: String,
+    /// PVE's method name (`create_vm`, `vm_start`, ...).
+    pub name: String,
+    /// Whether API tokens may call it.
+    pub allowtoken: bool,
+    /// Whether pveproxy hands it to the privileged daemon.
+    pub protected: bool,
+    /// The parameter naming the node the call is proxied to.
+    #[serde(default)]
+    pub proxyto: Option<String>,
+    /// The permission check, as in the schema.
+    #[serde(default)]
+    pub permissions: Value,
+    /// The parameters.
+    pub parameters: Parameters,
+    /// The shape of `data`.
+    #[serde(default)]
+    pub returns: Value,
+    /// The static children of the path (for directory indexes).
+    #[serde(default)]
+    pub children: Vec<String>,
+    #[serde(skip)]
+    segments: Vec<Seg>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Seg {
+    Lit(String),
+    Param(String),
+}
+
+/// The parameters of an endpoint.
+#[derive(Debug, Deserialize)]
+pub struct Parameters {
+    /// By name; indexed ones as `net[n]`.
+    #[serde(default)]
+    pub properties: BTreeMap<String, Prop>,
+    /// Whether other parameters are allowed (never, in PVE's API).
+    #[serde(rename = "additionalProperties", default)]
+    pub additional: Option<Value>,
+}
+
+/// One property of a parameter list or property string.
+#[derive(Debug, Default, Deserialize)]
+pub struct Prop {
+    /// `string`, `integer`, `number`, `boolean`, `array`, `object`.
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+    /// Whether it may be left out.
+    #[serde(default, deserialize_with = "flag")]
+    pub optional: bool,
+    /// The default (informational; PVE does not fill it in).
+    #[serde(default)]
+    pub default: Option<Value>,
+    /// Allowed values.
+    #[serde(rename = "enum", default)]
+    pub enumeration: Option<Vec<Value>>,
+    /// Lower bound.
+    #[serde(default, deserialize_with = "number")]
+    pub minimum: Option<f64>,
+    /// Upper bound.
+    #[serde(default, deserialize_with = "number")]
+    pub maximum: Option<f64>,
+    /// Longest allowed string.
+    #[serde(rename = "maxLength", default, deserialize_with = "count")]
+    pub max_length: Option<usize>,
+    /// Shortest allowed string.
+    #[serde(rename = "minLength", default, deserialize_with = "count")]
+    pub min_length: Option<usize>,
+    /// Perl regular expression the whole value must match.
+    #[serde(default)]
+    pub pattern: Option<String>,
+    /// A named format or a property-string description.
+    #[serde(default)]
+    pub format: Option<Format>,
+    /// How PVE prints the value's syntax.
+    #[serde(default)]
+    pub typetext: Option<String>,
+    /// Another property this one needs.
+    #[serde(default)]
+    pub requires: Option<Value>,
+    /// The element schema of an array.
+    #[serde(default)]
+    pub items: Option<Box<Prop>>,
+    /// In a property string: this key stands for another.
+    #[serde(default)]
+    pub alias: Option<String>,
+    /// In a property string: the key that records which alias was used.
+    #[serde(rename = "keyAlias", default)]
+    pub key_alias: Option<String>,
+    /// In a property string: the key of a value given without `key=`.
+    #[serde(default, deserialize_with = "flag")]
+    pub default_key: bool,
+    /// For `net[n]`: how many instances exist (`net0` .. `net31`).
+    #[serde(default)]
+    pub max_index: Option<u32>,
+    #[serde(skip)]
+    regex: OnceLock<Option<regex::Regex>>,
+}
+
+/// A `format`: a registered name, or the keys of a property string.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Format {
+    /// `pve-vmid`, `pve-configid-list`, ...
+    Named(String),
+    /// A property string's keys.
+    Object(BTreeMap<String, Prop>),
+}
+
+fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::Bool(b) => b,
+        Value::Number(n) => n.as_i64().unwrap_or(0) != 0,
+        Value::String(s) => s == "1",
+        _ => false,
+    })
+}
+
+/// A number the schema may write as text (`"minimum": "0"`).
+fn number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    })
+}
+
+fn count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    Ok(number(d)?.map(|n| n as usize))
+}
+
+impl Prop {
+    /// The pattern compiled as PVE applies it: anchored at both ends.
+    pub fn regex(&self) -> Option<&regex::Regex> {
+        self.regex
+            .get_or_init(|| {
+                self.pattern
+                    .as_deref()
+                    .and_then(|p| regex::Regex::new(&format!("^(?:{})$", perl_to_rust(p))).ok())
+            })
+            .as_ref()
+    }
+}
+
+/// Rewrites a Perl pattern for the `regex` crate: `(?^:...)` and
+/// `(?^i:...)` groups, atomic groups, `{,n}` and `\0`.
+pub fn perl_to_rust(p: &str) -> String {
+    p.replace("(?^i:", "(?i:")
+        .replace("(?^:", "(?:")
+        .replace("(?>", "(?:")
+        .replace("{,", "{0,")
+        .replace("\\0", "\\x00")
+}
+
+const SPEC_8_4: &str = include_str!("../spec/pve-8.4.json");
+const SPEC_9_1: &str = include_str!("../spec/pve-9.1.json");
+
+/// Gives named property-string formats fake-pve has no validator for a
+/// format derived from their `typetext` ([`typetext::derive`]).
+fn derive_formats(props: &mut BTreeMap<String, Prop>) {
+    for p in props.values_mut() {
+        match &mut p.format {
+            Some(Format::Named(name)) if !formats::known(name) => {
+                if let Some(derived) = p.typetext.as_deref().and_then(typetext::derive) {
+                    p.format = Some(Format::Object(derived));
+                }
+            }
+            Some(Format::Object(inner)) => derive_formats(inner),
+            _ => {}
+        }
+    }
+}
+
+fn load(text: &str) -> Spec {
+    let mut spec: Spec = serde_json::from_str(text).expect("the embedded spec is valid JSON");
+    for e in &mut spec.endpoints {
+        derive_formats(&mut e.parameters.properties);
+        e.segments = e
+            .path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(
+                |s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                    Some(p) => Seg::Param(p.to_string()),
+                    None => Seg::Lit(s.to_string()),
+                },
+            )
+            .collect();
+    }
+    spec
+}
+
+/// The spec of a release, parsed once.
+pub fn spec(release: Release) -> &'static Spec {
+    static V8: OnceLock<Spec> = OnceLock::new();
+    static V9: OnceLock<Spec> = OnceLock::new();
+    match release {
+        Release::V8_4 => V8.get_or_init(|| load(SPEC_8_4)),
+        Release::V9_1 => V9.get_or_init(|| load(SPEC_9_1)),
+    }
+}
+
+/// The endpoint a request reaches, with its path parameters.
+pub struct Found<'a> {
+    /// The endpoint.
+    pub endpoint: &'a Endpoint,
+    /// Path parameters by name.
+    pub params: Vec<(String, String)>,
+}
+
+impl Spec {
+    /// Finds the endpoint for `method` and the path's segments. A literal
+    /// segment wins over a placeholder, as in PVE's router.
+    pub fn find(&self, method: &str, segs: &[String]) -> Option<Found<'_>> {
+        let mut best: Option<(Vec<bool>, &Endpoint)> = None;
+        for e in self
+            .endpoints
+            .iter()
+            .filter(|e| e.method == method && e.segments.len() == segs.len())
+        {
+            let mut rank = Vec::with_capacity(segs.len());
+            let ok = e.segments.iter().zip(segs).all(|(want, got)| match want {
+                Seg::Lit(l) => {
+                    rank.push(false);
+                    l == got
+                }
+                Seg::Param(_) => {
+                    rank.push(true);
+                    true
+                }
+            });
+            if ok && best.as_ref().is_none_or(|(r, _)| rank < *r) {
+                best = Some((rank, e));
+            }
+        }
+        let (_, endpoint) = best?;
+        let params = endpoint
+            .segments
+            .iter()
+            .zip(segs)
+            .filter_map(|(s, v)| match s {
+                Seg::Param(p) => Some((p.clone(), v.clone())),
+                Seg::Lit(_) => None,
+            })
+            .collect();
+        Some(Found { endpoint, params })
+    }
+
+    /// The endpoint with this exact path template and method.
+    pub fn endpoint(&self, method: &str, path: &str) -> Option<&Endpoint> {
+        self.endpoints
+            .iter()
+            .find(|e| e.method == method && e.path == path)
+    }
+}
+
+impl Endpoint {
+    /// Whether the schema says this call answers a list.
+    pub fn returns_list(&self) -> bool {
+        self.returns.get("type").and_then(Value::as_str) == Some("array")
+    }
+
+    /// The key of a directory index's items (`name`, `subdir`, ...), from
+    /// the `links` of its return schema.
+    pub fn index_key(&self) -> Option<String> {
+        let href = self.returns.get("links")?.get(0)?.get("href")?.as_str()?;
+        let key = href.strip_prefix('{')?.strip_suffix('}')?;
+        Some(key.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_releases_load_with_their_endpoint_counts() {
+        assert_eq!(spec(Release::V8_4).endpoints.len(), 605);
+        assert_eq!(spec(Release::V9_1).endpoints.len(), 649);
+        assert_eq!(spec(Release::V9_1).release, "9.1");
+    }
+
+    #[test]
+    fn literal_segments_win() {
+        let s = spec(Release::V9_1);
+        let segs = |p: &str| {
+            p.split('/')
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        let f = s
+            .find("GET", &segs("/nodes/pve/qemu/100/status/current"))
+            .expect("found");
+        assert_eq!(f.endpoint.name, "vm_status");
+        assert_eq!(
+            f.params,
+            [
+                ("node".to_string(), "pve".to_string()),
+                ("vmid".to_string(), "100".to_string())
+            ]
+        );
+        assert!(s.find("GET", &segs("/nodes/pve/nothing")).is_none());
+        let f = s.find("GET", &segs("/version")).expect("version");
+        assert_eq!(f.endpoint.name, "version");
+    }
+
+    #[test]
+    fn perl_patterns_translate() {
+        let p = Prop {
+            pattern: Some("(?^:[A-Za-z][A-Za-z0-9\\.\\-_]+)".into()),
+            ..Prop::default()
+        };
+        let re = p.regex().expect("compiles");
+        assert!(re.is_match("ci-token"));
+        assert!(!re.is_match("1ci"));
+        assert!(!re.is_match("ci token"));
+        let p = Prop {
+            pattern: Some("[A-Za-z0-9\\-_\\s]{,8}".into()),
+            ..Prop::default()
+        };
+        assert!(p.regex().expect("compiles").is_match("ab cd"));
+        assert!(!p.regex().expect("compiles").is_match("abcdefghi"));
+    }
+}
