@@ -40,6 +40,9 @@ struct Args {
     /// (`qmstart=800`); repeat or separate with commas.
     #[arg(long, env = "FAKE_PVE_TASK_DURATION", value_delimiter = ',')]
     task_duration: Vec<String>,
+    /// Seed of every random draw (fault probabilities), for repeatable runs.
+    #[arg(long, env = "FAKE_PVE_RANDOM_SEED", default_value = "1592651789")]
+    random_seed: u64,
 }
 
 fn parse_version(s: &str) -> Result<PveVersion, String> {
@@ -104,6 +107,7 @@ async fn run(args: Args) -> Result<(), String> {
         .pve_version(args.pve_version)
         .auth_failure_delay(Duration::from_secs_f64(args.auth_failure_delay))
         .latency(parse_latency(&args.task_duration)?)
+        .random_seed(args.random_seed)
         .scenario(scenario)
         .start()
         .await

@@ -1,7 +1,6 @@
 //! The server: a builder that binds, TLS, and one hyper HTTP/1.1
 //! connection per client, as pveproxy serves them.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -66,6 +65,7 @@ pub struct Builder {
     scenario: Option<Scenario>,
     clock: Option<Clock>,
     latency: Latency,
+    random_seed: u64,
 }
 
 impl Default for Builder {
@@ -79,6 +79,7 @@ impl Default for Builder {
             scenario: None,
             clock: None,
             latency: Latency::default(),
+            random_seed: 0x5eed_f00d,
         }
     }
 }
@@ -140,6 +141,13 @@ impl Builder {
         self
     }
 
+    /// The seed of every random draw, so that runs repeat.
+    #[must_use]
+    pub fn random_seed(mut self, seed: u64) -> Self {
+        self.random_seed = seed;
+        self
+    }
+
     /// Binds and starts serving in the background.
     ///
     /// # Errors
@@ -163,6 +171,7 @@ impl Builder {
             root_password: self.root_password,
             auth_failure_delay: self.auth_failure_delay,
             fingerprint: fingerprint.clone(),
+            random_seed: self.random_seed,
         };
         let clock = self.clock.unwrap_or_else(Clock::system);
         let state = State::new(scenario, settings, clock, self.latency).map_err(Error::Scenario)?;
@@ -286,7 +295,14 @@ async fn serve(
         conns.spawn(async move {
             let svc = service_fn(move |req| {
                 let app = app.clone();
-                async move { Ok::<_, Infallible>(respond(&app, req, peer).await) }
+                async move {
+                    let resp = respond(&app, req, peer).await;
+                    // An injected `drop` fault: close without answering.
+                    if resp.extensions().get::<api::DropConnection>().is_some() {
+                        return Err(api::DropConnection);
+                    }
+                    Ok(resp)
+                }
             });
             let mut http = hyper::server::conn::http1::Builder::new();
             http.keep_alive(true)

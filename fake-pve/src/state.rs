@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::api::auth::Keys;
 use crate::clock::Clock;
+use crate::model::faults::Faults;
 use crate::model::scenario::{Scenario, ScenarioError};
 use crate::model::{Cluster, PveVersion};
 
@@ -41,6 +42,8 @@ pub struct Settings {
     /// The served certificate's fingerprint, reported as the local node's
     /// `ssl_fingerprint` (plain HTTP: a made-up one).
     pub fingerprint: Option<String>,
+    /// Seed of every random draw (fault probabilities), for repeatable runs.
+    pub random_seed: u64,
 }
 
 fn build(seed: &Scenario, s: &Settings, now: i64) -> Result<Cluster, ScenarioError> {
@@ -56,6 +59,7 @@ fn build(seed: &Scenario, s: &Settings, now: i64) -> Result<Cluster, ScenarioErr
 
 struct Shared {
     cluster: Mutex<Cluster>,
+    faults: Mutex<Faults>,
     seed: Mutex<Scenario>,
     latency: Mutex<Latency>,
     settings: Settings,
@@ -90,6 +94,7 @@ impl State {
         Ok(Self {
             inner: Arc::new(Shared {
                 cluster: Mutex::new(cluster),
+                faults: Mutex::new(Faults::new(settings.random_seed)),
                 seed: Mutex::new(seed),
                 latency: Mutex::new(latency),
                 settings,
@@ -113,6 +118,15 @@ impl State {
         let mut c = self.lock();
         c.advance(self.inner.clock.now_millis());
         f(&mut c)
+    }
+
+    /// Runs `f` on the fault rules.
+    pub fn faults<R>(&self, f: impl FnOnce(&mut Faults) -> R) -> R {
+        f(&mut self
+            .inner
+            .faults
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
     /// The clock.

@@ -11,6 +11,7 @@ pub mod auth;
 pub mod cluster;
 pub mod nodes;
 pub mod params;
+pub mod qemu;
 pub mod tasks;
 
 use std::collections::BTreeMap;
@@ -218,6 +219,7 @@ impl Default for Router {
         routes.extend(cluster::routes());
         routes.extend(nodes::routes());
         routes.extend(tasks::routes());
+        routes.extend(qemu::routes());
         Self { routes }
     }
 }
@@ -338,6 +340,19 @@ pub struct Request {
     pub body: Bytes,
 }
 
+/// Marks a response the server must not send: an injected fault that
+/// closes the connection instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DropConnection;
+
+impl std::fmt::Display for DropConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connection dropped by an injected fault")
+    }
+}
+
+impl std::error::Error for DropConnection {}
+
 /// The body size PVE accepts (`$limit_max_post`).
 pub const MAX_BODY: usize = 512 * 1024;
 
@@ -379,6 +394,28 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
             }
         }
     };
+    let authid = who.as_ref().map(ToString::to_string);
+    if let Some(fault) =
+        state.faults(|f| f.on_request(req.method.as_str(), &rel, authid.as_deref()))
+    {
+        tracing::warn!(rule = fault.rule, method = %req.method, path = %rel, "injected fault");
+        if fault.delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(fault.delay_ms)).await;
+        }
+        if fault.drop {
+            let mut r = Response::new(Full::new(Bytes::new()));
+            r.extensions_mut().insert(DropConnection);
+            return r;
+        }
+        if let Some((code, msg)) = fault.status {
+            let format = if matches!(split, Some(("extjs", _))) {
+                Format::Extjs
+            } else {
+                Format::Json
+            };
+            return failure(format, &Error::Status { code, msg });
+        }
+    }
     let format = match split {
         None => return plain(501, "no such uri"),
         Some(("json", _)) => Format::Json,

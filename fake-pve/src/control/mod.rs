@@ -7,6 +7,7 @@ use http_body_util::Full;
 use serde_json::{Value, json};
 
 use crate::api::{self, Format, Params, Reply, Request};
+use crate::model::faults::FaultRule;
 use crate::model::scenario::Scenario;
 use crate::model::{AuthId, Error, Result};
 use crate::state::{Latency, State};
@@ -54,6 +55,19 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Repl
                 .advance_millis(secs.saturating_mul(1000).saturating_add(ms));
             state.with(|_| ());
             Ok(clock(state).into())
+        }
+        (Method::GET, "/_fake/faults") => Ok(json!(state.faults(|f| f.rules.clone())).into()),
+        (Method::POST, "/_fake/faults") => add_faults(state, req),
+        (Method::DELETE, "/_fake/faults") => {
+            state.faults(crate::model::faults::Faults::clear);
+            Ok(Value::Null.into())
+        }
+        (Method::DELETE, p) if p.starts_with("/_fake/faults/") => {
+            let id = p.trim_start_matches("/_fake/faults/");
+            match id.parse::<u64>() {
+                Ok(id) if state.faults(|f| f.remove(id)) => Ok(Value::Null.into()),
+                _ => Err(Error::failed(format!("no such fault rule '{id}'"))),
+            }
         }
         (Method::GET, "/_fake/latency") => Ok(json!(state.latency()).into()),
         (Method::PUT, "/_fake/latency") => {
@@ -124,7 +138,35 @@ fn dump(state: &State) -> Value {
         "cluster": cluster,
         "clock": clock(state),
         "latency": state.latency(),
+        "faults": state.faults(|f| f.rules.clone()),
     })
+}
+
+/// `POST /_fake/faults`: one rule or a list of rules (JSON); answers the
+/// ids given.
+fn add_faults(state: &State, req: &Request) -> Result<Reply> {
+    let body: Value = serde_json::from_slice(&req.body).map_err(|e| {
+        Error::invalid(
+            "rule",
+            format!("expected a JSON fault rule or a list of them: {e}"),
+        )
+    })?;
+    let list = match body {
+        Value::Array(a) => a,
+        other => vec![other],
+    };
+    let rules: Vec<FaultRule> = list
+        .into_iter()
+        .map(serde_json::from_value)
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| Error::invalid("rule", e.to_string()))?;
+    let ids = state.faults(|f| {
+        rules
+            .into_iter()
+            .map(|r| f.add(r))
+            .collect::<std::result::Result<Vec<u64>, String>>()
+    });
+    Ok(json!(ids.map_err(|e| Error::invalid("rule", e))?).into())
 }
 
 /// `POST /_fake/seed`: the body is a scenario (YAML or JSON).

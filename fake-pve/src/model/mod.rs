@@ -6,6 +6,7 @@
 pub mod access;
 pub mod acl;
 pub mod cluster;
+pub mod faults;
 pub mod nodes;
 pub mod scenario;
 pub mod tasks;
