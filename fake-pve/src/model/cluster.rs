@@ -7,6 +7,8 @@ use serde_json::{Value, json};
 
 use super::access::Access;
 use super::nodes::{Node, NodeStatus};
+pub use super::qemu::Vm;
+use super::storage::Volumes;
 use super::tasks::{Task, TaskEffect, TaskFilter, TaskState, Upid, Worker};
 use super::{Error, PveVersion, Result};
 
@@ -50,57 +52,6 @@ impl Storage {
     }
 }
 
-/// A guest as far as the cluster-wide views need it; the QEMU area
-/// gives VMs their full behaviour.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Vm {
-    /// The VMID.
-    pub vmid: u32,
-    /// The node that holds its config.
-    pub node: String,
-    /// `running` or `stopped`.
-    pub status: String,
-    /// The configuration, key by key, as PVE stores it.
-    pub config: BTreeMap<String, String>,
-}
-
-impl Vm {
-    /// Whether the VM runs.
-    pub fn running(&self) -> bool {
-        self.status == "running"
-    }
-
-    /// Configured memory in bytes (`memory` is in MiB, default 512).
-    pub fn maxmem(&self) -> u64 {
-        let mib = self
-            .config
-            .get("memory")
-            .and_then(|m| m.split(',').next())
-            .and_then(|m| m.trim_start_matches("current=").parse::<u64>().ok())
-            .unwrap_or(512);
-        mib * 1024 * 1024
-    }
-
-    /// Configured vCPUs: sockets × cores (defaults 1).
-    pub fn maxcpu(&self) -> u64 {
-        let get = |k: &str| {
-            self.config
-                .get(k)
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(1)
-        };
-        self.config
-            .get("vcpus")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| get("sockets") * get("cores"))
-    }
-
-    /// Whether the VM is a template.
-    pub fn template(&self) -> bool {
-        self.config.get("template").is_some_and(|t| t == "1")
-    }
-}
-
 /// One emulated cluster (or standalone node).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cluster {
@@ -118,6 +69,9 @@ pub struct Cluster {
     pub vms: BTreeMap<u32, Vm>,
     /// Users and tokens.
     pub access: Access,
+    /// Volumes allocated on the storages.
+    #[serde(default)]
+    pub volumes: Volumes,
     /// Every task, oldest first.
     pub tasks: Vec<Task>,
     /// The next worker pid.
@@ -232,7 +186,7 @@ impl Cluster {
                         "shared": u8::from(s.shared),
                         "content": s.content.join(","),
                         "maxdisk": s.total,
-                        "disk": s.used,
+                        "disk": self.storage_used(s, &n.name),
                     }));
                 }
             }
@@ -265,32 +219,24 @@ impl Cluster {
     }
 
     fn vm_resource(&self, v: &Vm, now: i64) -> Value {
-        let running = v.running();
-        let uptime = if running {
-            self.nodes
-                .iter()
-                .find(|n| n.name == v.node)
-                .map_or(0, |n| n.uptime(now).min(3600))
-        } else {
-            0
-        };
+        let st = self.vm_status(v, now.saturating_mul(1000), false, false);
         let mut item = json!({
             "id": format!("qemu/{}", v.vmid),
             "vmid": v.vmid,
             "type": "qemu",
             "node": v.node,
-            "name": v.config.get("name").cloned().unwrap_or_else(|| format!("VM {}", v.vmid)),
-            "status": v.status,
+            "name": st["name"],
+            "status": v.qmpstatus.clone().unwrap_or_else(|| v.status.clone()),
             "template": u8::from(v.template()),
-            "uptime": uptime,
-            "maxcpu": v.maxcpu(),
-            "cpu": if running { 0.01 } else { 0.0 },
-            "maxmem": v.maxmem(),
-            "mem": if running { v.maxmem() / 2 } else { 0 },
-            "maxdisk": 0,
+            "uptime": st["uptime"],
+            "maxcpu": st["cpus"],
+            "cpu": st["cpu"],
+            "maxmem": st["maxmem"],
+            "mem": st["mem"],
+            "maxdisk": st["maxdisk"],
             "disk": 0,
-            "netin": 0,
-            "netout": 0,
+            "netin": st["netin"],
+            "netout": st["netout"],
             "diskread": 0,
             "diskwrite": 0,
         });
@@ -332,6 +278,21 @@ impl Cluster {
         now_ms: i64,
         duration_ms: u64,
     ) -> String {
+        let upid = self.spawn_task(node, worker, user, now_ms, duration_ms);
+        self.advance(now_ms);
+        upid
+    }
+
+    /// Records a running task without ending any; used by task effects
+    /// that start a follow-up task (a create with `start=1`, a reboot).
+    pub(crate) fn spawn_task(
+        &mut self,
+        node: &str,
+        worker: Worker,
+        user: &str,
+        now_ms: i64,
+        duration_ms: u64,
+    ) -> String {
         let now = now_ms.div_euclid(1000);
         let boot = self
             .nodes
@@ -359,7 +320,6 @@ impl Cluster {
             worker,
         };
         self.tasks.push(task);
-        self.advance(now_ms);
         upid_str
     }
 
@@ -378,26 +338,46 @@ impl Cluster {
                 .min();
             let Some((until_ms, i)) = due else { break };
             let effect = self.tasks[i].worker.effect.clone();
-            let error = if self.tasks[i].worker.outcome.is_ok() {
-                self.apply(effect).err()
+            let outcome = if self.tasks[i].worker.outcome.is_ok() {
+                self.apply(effect, until_ms)
             } else {
-                None
+                Ok(Vec::new())
             };
-            self.tasks[i].finish(until_ms.div_euclid(1000), error);
+            let task = &mut self.tasks[i];
+            match outcome {
+                Ok(lines) => {
+                    task.worker.end_lines.extend(lines);
+                    task.finish(until_ms.div_euclid(1000), None);
+                }
+                Err((lines, e)) => {
+                    task.log.extend(lines);
+                    task.finish(until_ms.div_euclid(1000), Some(e));
+                }
+            }
         }
     }
 
-    fn apply(&mut self, effect: TaskEffect) -> std::result::Result<(), String> {
+    fn apply(&mut self, effect: TaskEffect, end_ms: i64) -> super::qemu::EffectResult {
         match effect {
-            TaskEffect::None => Ok(()),
+            TaskEffect::None => Ok(Vec::new()),
             TaskEffect::SetVmStatus { vmids, status } => {
                 for id in vmids {
-                    if let Some(vm) = self.vms.get_mut(&id) {
+                    if status == "running" {
+                        // startall: a guest that cannot start is skipped.
+                        let _ = self.apply_qemu(
+                            id,
+                            super::qemu::QemuOp::Start { skiplock: false },
+                            end_ms,
+                        );
+                    } else if let Some(vm) = self.vms.get_mut(&id) {
                         vm.status.clone_from(&status);
+                        vm.qmpstatus = None;
+                        vm.started_ms = None;
                     }
                 }
-                Ok(())
+                Ok(Vec::new())
             }
+            TaskEffect::Qemu { vmid, op } => self.apply_qemu(vmid, op, end_ms),
         }
     }
 

@@ -8,7 +8,9 @@ pub mod acl;
 pub mod cluster;
 pub mod faults;
 pub mod nodes;
+pub mod qemu;
 pub mod scenario;
+pub mod storage;
 pub mod tasks;
 
 use std::collections::BTreeMap;

@@ -492,21 +492,13 @@ impl Scenario {
                 config.insert("name".into(), name.clone());
             }
             if vms
-                .insert(
-                    v.vmid,
-                    Vm {
-                        vmid: v.vmid,
-                        node,
-                        status,
-                        config,
-                    },
-                )
+                .insert(v.vmid, Vm::new(v.vmid, &node, &status, config))
                 .is_some()
             {
                 return Err(self.dup_err(&v.vmid.to_string(), format!("duplicate vmid {}", v.vmid)));
             }
         }
-        Ok(Cluster {
+        let mut cluster = Cluster {
             version,
             name: self.cluster.clone(),
             local_node: nodes[0].name.clone(),
@@ -514,9 +506,12 @@ impl Scenario {
             storages,
             vms,
             access,
+            volumes: Default::default(),
             tasks: Vec::new(),
             next_pid: 4_000 + u32::try_from(now.rem_euclid(50_000)).unwrap_or(0),
-        })
+        };
+        cluster.adopt_seed_vms(now);
+        Ok(cluster)
     }
 
     fn build_storages(&self, nodes: &[Node]) -> Result<Vec<Storage>, ScenarioError> {

@@ -96,6 +96,13 @@ pub enum TaskEffect {
         /// `running` or `stopped`.
         status: String,
     },
+    /// What a VM task does (create, power, config, destroy, ...).
+    Qemu {
+        /// The VM.
+        vmid: u32,
+        /// The operation.
+        op: super::qemu::QemuOp,
+    },
 }
 
 /// The plan of a task: what it logs and how it ends.

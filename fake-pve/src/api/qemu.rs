@@ -1,0 +1,548 @@
+//! `/nodes/{node}/qemu`: VMs, their config and pending changes, their
+//! power state, creation and destruction (qemu-server `API2/Qemu.pm`).
+//!
+//! The schema has checked permissions, types and formats before a
+//! handler runs; handlers make PVE's own checks and call the model.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::{Ctx, Reply, Route, delete, get, post, put};
+use crate::model::qemu::{self, ConfigUpdate, CreateRequest, QemuOp};
+use crate::model::{Error, Result, TaskEffect, Worker};
+
+/// The routes of this area.
+pub fn routes() -> Vec<Route> {
+    vec![
+        get("/nodes/{node}/qemu", vmlist, &[]),
+        post("/nodes/{node}/qemu", create_vm, &[]),
+        delete("/nodes/{node}/qemu/{vmid}", destroy_vm, &[]),
+        get("/nodes/{node}/qemu/{vmid}/config", vm_config, &[]),
+        put("/nodes/{node}/qemu/{vmid}/config", update_vm, &[]),
+        post("/nodes/{node}/qemu/{vmid}/config", update_vm_async, &[]),
+        get("/nodes/{node}/qemu/{vmid}/pending", vm_pending, &[]),
+        get("/nodes/{node}/qemu/{vmid}/status/current", vm_status, &[]),
+        post("/nodes/{node}/qemu/{vmid}/status/start", vm_start, &[]),
+        post("/nodes/{node}/qemu/{vmid}/status/stop", vm_stop, &[]),
+        post(
+            "/nodes/{node}/qemu/{vmid}/status/shutdown",
+            vm_shutdown,
+            &[],
+        ),
+        post("/nodes/{node}/qemu/{vmid}/status/reboot", vm_reboot, &[]),
+        post("/nodes/{node}/qemu/{vmid}/status/reset", vm_reset, &[]),
+        post("/nodes/{node}/qemu/{vmid}/status/suspend", vm_suspend, &[]),
+        post("/nodes/{node}/qemu/{vmid}/status/resume", vm_resume, &[]),
+        get(
+            "/nodes/{node}/storage/{storage}/content",
+            storage_content,
+            &[],
+        ),
+    ]
+}
+
+/// The node a call names, `localhost` resolved.
+fn node_name(ctx: &Ctx<'_>) -> Result<String> {
+    let node = ctx.param("node")?;
+    ctx.with(|c| c.node(&node).map(|n| n.name.clone()))
+}
+
+fn vmid(ctx: &Ctx<'_>) -> Result<u32> {
+    ctx.params
+        .int("vmid", Some(100), Some(999_999_999))?
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| super::params::missing("vmid"))
+}
+
+/// `raise_param_exc({ <param> => "Only root may use this option." })`.
+fn root_only(ctx: &Ctx<'_>, param: &str) -> Result<bool> {
+    let set = ctx.params.bool(param)?.unwrap_or(false);
+    if set && ctx.who()?.to_string() != "root@pam" {
+        return Err(Error::invalid(param, "Only root may use this option."));
+    }
+    Ok(set)
+}
+
+/// Starts a VM task and answers its UPID.
+fn run_task(ctx: &Ctx<'_>, node: &str, worker: Worker) -> Result<Reply> {
+    let who = ctx.who()?.to_string();
+    let now_ms = ctx.state.clock().now_millis();
+    let ms = ctx.state.latency().task_ms(&worker.kind);
+    let upid = ctx.with(|c| c.start_task(node, worker, &who, now_ms, ms));
+    Ok(json!(upid).into())
+}
+
+fn qemu_worker(kind: &str, vmid: u32, op: QemuOp) -> Worker {
+    Worker::new(kind, &vmid.to_string()).effect(TaskEffect::Qemu { vmid, op })
+}
+
+/// `GET /nodes/{node}/qemu`: the VMs the caller may audit.
+fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let full = ctx.params.bool("full")?.unwrap_or(false);
+    let who = ctx.who()?.clone();
+    let now_ms = ctx.state.clock().now_millis();
+    let items = ctx.with(|c| {
+        c.vms_on(&node)
+            .filter(|v| {
+                c.access
+                    .has_priv(&who, &format!("/vms/{}", v.vmid), "VM.Audit")
+            })
+            .map(|v| c.vm_status(v, now_ms, full, false))
+            .collect::<Vec<_>>()
+    });
+    Ok(Value::Array(items).into())
+}
+
+/// The parameters of `create_vm` that are not config keys.
+const CREATE_PARAMS: &[&str] = &[
+    "node",
+    "vmid",
+    "archive",
+    "bwlimit",
+    "force",
+    "pool",
+    "start",
+    "storage",
+    "unique",
+    "live-restore",
+    "import-working-storage",
+    "ha-managed",
+];
+
+/// `POST /nodes/{node}/qemu`.
+fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    if ctx.params.get("archive").is_some() {
+        return Err(Error::Status {
+            code: 501,
+            msg: "restoring from 'archive' is not emulated by fake-pve".into(),
+        });
+    }
+    if let Some(pool) = ctx.params.str("pool") {
+        return Err(Error::failed(format!("pool '{pool}' does not exist")));
+    }
+    let start = ctx.params.bool("start")?.unwrap_or(false);
+    let storage = ctx.params.str("storage");
+    let config: BTreeMap<String, String> = ctx
+        .params
+        .names()
+        .filter(|k| !CREATE_PARAMS.contains(k))
+        .filter_map(|k| Some((k.to_string(), ctx.params.str(k)?)))
+        .collect();
+    let who = ctx.who()?.to_string();
+    let now_ms = ctx.state.clock().now_millis();
+    let latency = ctx.state.latency();
+    let start = start.then(|| (who.clone(), latency.task_ms("qmstart")));
+    let ms = latency.task_ms("qmcreate");
+    let upid = ctx.with(|c| {
+        let worker = c.create_vm(CreateRequest {
+            vmid,
+            node: node.clone(),
+            config,
+            storage,
+            start,
+        })?;
+        Ok::<_, Error>(c.start_task(&node, worker, &who, now_ms, ms))
+    })?;
+    Ok(json!(upid).into())
+}
+
+/// `GET .../config`.
+fn vm_config(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let current = ctx.params.bool("current")?.unwrap_or(false);
+    let snapshot = ctx.params.str("snapshot");
+    ctx.with(|c| {
+        if let Some(snap) = snapshot {
+            let vm = c.vm(&node, vmid)?;
+            let Some(conf) = vm.snapshots.get(&snap) else {
+                return Err(Error::failed(format!("snapshot '{snap}' does not exist")));
+            };
+            let mut out = serde_json::Map::new();
+            for (k, v) in conf {
+                out.insert(k.clone(), qemu::typed(c.version, k, v));
+            }
+            return Ok(Value::Object(out).into());
+        }
+        Ok(c.config_view(&node, vmid, current)?.into())
+    })
+}
+
+/// Parameters of update_vm that are not config keys.
+const UPDATE_PARAMS: &[&str] = &[
+    "node",
+    "vmid",
+    "delete",
+    "revert",
+    "digest",
+    "skiplock",
+    "force",
+    "background_delay",
+    "skip_cloud_init",
+    "import-working-storage",
+];
+
+/// Reads and checks an update as `update_vm_api` does before locking.
+fn parse_update(ctx: &Ctx<'_>, vmid: u32) -> Result<ConfigUpdate> {
+    let version = ctx.state.settings().version;
+    let mut paramarr = Vec::new();
+    for k in ctx.params.names() {
+        if matches!(
+            k,
+            "node"
+                | "vmid"
+                | "digest"
+                | "background_delay"
+                | "skip_cloud_init"
+                | "import-working-storage"
+        ) {
+            continue;
+        }
+        let v = if k == "cipassword" {
+            "<hidden>".to_string()
+        } else {
+            ctx.params.str(k).unwrap_or_default()
+        };
+        paramarr.push(format!("-{k} {v}"));
+    }
+    let skiplock = root_only(ctx, "skiplock")?;
+    let force = ctx.params.bool("force")?.unwrap_or(false);
+    let mut set: BTreeMap<String, String> = ctx
+        .params
+        .names()
+        .filter(|k| !UPDATE_PARAMS.contains(k))
+        .filter_map(|k| Some((k.to_string(), ctx.params.str(k)?)))
+        .collect();
+    let delete_str = ctx.params.str("delete").unwrap_or_default();
+    let revert_str = ctx.params.str("revert").unwrap_or_default();
+    if delete_str.is_empty() && revert_str.is_empty() && set.is_empty() {
+        return Err(Error::failed("no options specified"));
+    }
+    if let Some(cd) = set.remove("cdrom") {
+        set.insert("ide2".into(), format!("{cd},media=cdrom"));
+    }
+    let split = |s: &str| -> Vec<String> {
+        s.split([',', ';', ' ', '\t', '\n', '\0'])
+            .filter(|x| !x.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let mut revert = Vec::new();
+    for opt in split(&revert_str) {
+        if !qemu::option_exists(version, &opt) {
+            return Err(Error::invalid("revert", format!("unknown option '{opt}'")));
+        }
+        if set.contains_key(&opt) {
+            return Err(Error::invalid(
+                "delete",
+                format!("you can't use '-{opt}' and -revert {opt}' at the same time"),
+            ));
+        }
+        revert.push(opt);
+    }
+    let mut delete = Vec::new();
+    for opt in split(&delete_str) {
+        let opt = if opt == "cdrom" {
+            "ide2".to_string()
+        } else {
+            opt
+        };
+        if set.contains_key(&opt) {
+            return Err(Error::invalid(
+                "delete",
+                format!("you can't use '-{opt}' and -delete {opt}' at the same time"),
+            ));
+        }
+        if revert.contains(&opt) {
+            return Err(Error::invalid(
+                "revert",
+                format!("you can't use '-delete {opt}' and -revert {opt}' at the same time"),
+            ));
+        }
+        if !qemu::option_exists(version, &opt) {
+            return Err(Error::invalid("delete", format!("unknown option '{opt}'")));
+        }
+        delete.push(opt);
+    }
+    for (k, v) in &mut set {
+        if !qemu::is_drive_key(k) {
+            *v = qemu::canonical(version, k, v)?;
+        }
+    }
+    Ok(ConfigUpdate {
+        set,
+        delete,
+        revert,
+        force,
+        skiplock,
+        digest: ctx.params.str("digest"),
+        log: format!("update VM {vmid}: {}", paramarr.join(" ")),
+    })
+}
+
+/// `PUT .../config`: synchronous, answers null.
+fn update_vm(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let u = parse_update(ctx, vmid)?;
+    let now = ctx.now();
+    ctx.with(|c| {
+        c.vm(&node, vmid)?;
+        c.check_update(&node, vmid, &u)?;
+        c.update_config(&node, vmid, &u, now).map_err(|(_, e)| e)
+    })?;
+    Ok(Value::Null.into())
+}
+
+/// `POST .../config`: a `qmconfig` task.
+fn update_vm_async(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let u = parse_update(ctx, vmid)?;
+    ctx.with(|c| c.check_update(&node, vmid, &u))?;
+    run_task(ctx, &node, qemu_worker("qmconfig", vmid, QemuOp::Config(u)))
+}
+
+/// `GET .../pending`.
+fn vm_pending(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    Ok(ctx.with(|c| c.pending_view(&node, vmid))?.into())
+}
+
+/// `GET .../status/current`.
+fn vm_status(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let now_ms = ctx.state.clock().now_millis();
+    ctx.with(|c| {
+        let vm = c.vm(&node, vmid)?;
+        Ok(c.vm_status(vm, now_ms, true, true).into())
+    })
+}
+
+/// `POST .../status/start`.
+fn vm_start(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let skiplock = root_only(ctx, "skiplock")?;
+    if ctx.params.get("migratedfrom").is_some() && ctx.who()?.to_string() != "root@pam" {
+        return Err(Error::invalid(
+            "migratedfrom",
+            "Only root may use this option.",
+        ));
+    }
+    ctx.with(|c| c.vm(&node, vmid).map(|_| ()))?;
+    run_task(
+        ctx,
+        &node,
+        qemu_worker("qmstart", vmid, QemuOp::Start { skiplock }),
+    )
+}
+
+/// `POST .../status/stop`.
+fn vm_stop(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let skiplock = root_only(ctx, "skiplock")?;
+    root_only(ctx, "keepActive")?;
+    ctx.with(|c| c.vm(&node, vmid).map(|_| ()))?;
+    run_task(
+        ctx,
+        &node,
+        qemu_worker("qmstop", vmid, QemuOp::Stop { skiplock }),
+    )
+}
+
+/// `POST .../status/shutdown`.
+fn vm_shutdown(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    root_only(ctx, "skiplock")?;
+    root_only(ctx, "keepActive")?;
+    let force_stop = ctx.params.bool("forceStop")?.unwrap_or(false);
+    let timeout = ctx.params.int("timeout", Some(0), None)?.unwrap_or(60);
+    let paused = ctx.with(|c| c.vm(&node, vmid).map(|v| v.paused()))?;
+    if paused && !force_stop {
+        return Err(Error::failed("VM is paused - cannot shutdown"));
+    }
+    run_task(
+        ctx,
+        &node,
+        qemu_worker(
+            "qmshutdown",
+            vmid,
+            QemuOp::Shutdown {
+                force_stop,
+                timeout: u64::try_from(timeout).unwrap_or(60),
+                hard: paused,
+            },
+        ),
+    )
+}
+
+/// `check_running` for calls that need a running VM.
+fn must_run(ctx: &Ctx<'_>, node: &str, vmid: u32, paused_msg: bool) -> Result<()> {
+    ctx.with(|c| {
+        let vm = c.vm_on_node(node, vmid)?;
+        if paused_msg && vm.paused() {
+            return Err(Error::failed("VM is paused - cannot shutdown"));
+        }
+        if !vm.running() {
+            return Err(Error::failed(format!("VM {vmid} not running")));
+        }
+        Ok(())
+    })
+}
+
+/// `POST .../status/reboot`.
+fn vm_reboot(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    must_run(ctx, &node, vmid, true)?;
+    run_task(ctx, &node, qemu_worker("qmreboot", vmid, QemuOp::Reboot))
+}
+
+/// `POST .../status/reset`.
+fn vm_reset(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let skiplock = root_only(ctx, "skiplock")?;
+    must_run(ctx, &node, vmid, false)?;
+    run_task(
+        ctx,
+        &node,
+        qemu_worker("qmreset", vmid, QemuOp::Reset { skiplock }),
+    )
+}
+
+/// `POST .../status/suspend`: `qmpause`, or `qmsuspend` with `todisk`.
+fn vm_suspend(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let skiplock = root_only(ctx, "skiplock")?;
+    let todisk = ctx.params.bool("todisk")?.unwrap_or(false);
+    must_run(ctx, &node, vmid, false)?;
+    let statestorage = if todisk {
+        let given = ctx.params.str("statestorage");
+        Some(ctx.with(|c| {
+            let vm = c.vm(&node, vmid)?;
+            if vm.config.keys().any(|k| k.starts_with("hostpci")) {
+                return Err(Error::failed(
+                    "cannot suspend VM to disk due to passed-through PCI device(s), which lack the possibility to save/restore their internal state",
+                ));
+            }
+            Ok::<_, Error>(given.unwrap_or_else(|| find_vmstate_storage(&vm.config)))
+        })?)
+    } else {
+        None
+    };
+    let kind = if todisk { "qmsuspend" } else { "qmpause" };
+    run_task(
+        ctx,
+        &node,
+        qemu_worker(
+            kind,
+            vmid,
+            QemuOp::Suspend {
+                skiplock,
+                todisk: statestorage,
+            },
+        ),
+    )
+}
+
+/// `find_vmstate_storage`: `vmstatestorage`, else the storage of the
+/// first disk, else `local`.
+fn find_vmstate_storage(conf: &BTreeMap<String, String>) -> String {
+    if let Some(s) = conf.get("vmstatestorage") {
+        return s.clone();
+    }
+    conf.iter()
+        .filter(|(k, v)| qemu::is_drive_key(k) && !v.contains("media=cdrom"))
+        .find_map(|(_, v)| {
+            qemu::drive_file(v)
+                .split_once(':')
+                .map(|(s, _)| s.to_string())
+        })
+        .unwrap_or_else(|| "local".into())
+}
+
+/// `POST .../status/resume`.
+fn vm_resume(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let skiplock = root_only(ctx, "skiplock")?;
+    ctx.with(|c| {
+        let vm = c.vm(&node, vmid)?;
+        if vm.lock() != Some("suspended") && !vm.running() {
+            return Err(Error::failed(format!("VM {vmid} not running")));
+        }
+        Ok(())
+    })?;
+    run_task(
+        ctx,
+        &node,
+        qemu_worker("qmresume", vmid, QemuOp::Resume { skiplock }),
+    )
+}
+
+/// `DELETE /nodes/{node}/qemu/{vmid}`.
+fn destroy_vm(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let skiplock = root_only(ctx, "skiplock")?;
+    let purge = ctx.params.bool("purge")?.unwrap_or(false);
+    let unreferenced = ctx
+        .params
+        .bool("destroy-unreferenced-disks")?
+        .unwrap_or(false);
+    ctx.with(|c| {
+        let vm = c.vm(&node, vmid)?;
+        if vm.config.get("protection").is_some_and(|p| p == "1") {
+            return Err(Error::failed(format!(
+                "can't remove VM {vmid} - protection mode enabled"
+            )));
+        }
+        if vm.running() {
+            return Err(Error::failed(format!(
+                "VM {vmid} is running - destroy failed"
+            )));
+        }
+        Ok(())
+    })?;
+    run_task(
+        ctx,
+        &node,
+        qemu_worker(
+            "qmdestroy",
+            vmid,
+            QemuOp::Destroy {
+                skiplock,
+                purge,
+                unreferenced,
+            },
+        ),
+    )
+}
+
+/// `GET /nodes/{node}/storage/{storage}/content`: the VM images (other
+/// content types are not emulated yet, so they list as empty).
+fn storage_content(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let sid = ctx.param("storage")?;
+    let content = ctx.params.str("content");
+    let vmid = ctx
+        .params
+        .int("vmid", None, None)?
+        .and_then(|n| u32::try_from(n).ok());
+    let items = ctx.with(|c| c.image_content(&sid, &node, vmid))?;
+    if content.as_deref().is_some_and(|c| c != "images") {
+        return Ok(json!([]).into());
+    }
+    Ok(Value::Array(items).into())
+}

@@ -1,0 +1,367 @@
+//! Volumes on storages: allocation with PVE's naming rules per storage
+//! type, capacity and usage, and the image listing of a storage's content
+//! (pve-storage `Plugin.pm`, `LvmThinPlugin.pm`, `LVMPlugin.pm`,
+//! `ZFSPoolPlugin.pm`, `API2/Storage/Content.pm`).
+//!
+//! A storage that is not shared has one set of volumes per node (the
+//! `local-lvm` of `pve1` is not that of `pve2`); a shared one has a single
+//! set that every node sees.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::cluster::{Cluster, Storage};
+use super::{Error, Result};
+
+/// One volume (a disk image, a cloud-init drive or a saved VM state).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Volume {
+    /// The storage id.
+    pub storage: String,
+    /// The volume name within the storage (`vm-100-disk-0`,
+    /// `100/vm-100-disk-0.qcow2`).
+    pub name: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// `raw`, `qcow2`, `vmdk` or `subvol`.
+    pub format: String,
+    /// The owning guest.
+    pub vmid: u32,
+    /// Creation time, epoch seconds.
+    pub ctime: i64,
+}
+
+impl Volume {
+    /// `<storage>:<name>`.
+    pub fn volid(&self) -> String {
+        format!("{}:{}", self.storage, self.name)
+    }
+}
+
+/// Every allocated volume: storage → scope (`""` for a shared storage,
+/// otherwise the node) → name → volume.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Volumes {
+    map: BTreeMap<String, BTreeMap<String, BTreeMap<String, Volume>>>,
+}
+
+/// What a new volume is for; decides its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VolumeKind {
+    /// `vm-<vmid>-disk-<n>`, with the lowest free `n`.
+    Disk,
+    /// `vm-<vmid>-cloudinit`.
+    CloudInit,
+    /// `vm-<vmid>-state-<name>` (snapshots with vmstate, hibernation).
+    State(String),
+}
+
+/// Storage types whose volumes are files under a path.
+pub fn path_based(kind: &str) -> bool {
+    matches!(
+        kind,
+        "dir" | "nfs" | "cifs" | "cephfs" | "glusterfs" | "btrfs"
+    )
+}
+
+/// Splits `storage:name`.
+pub fn parse_volid(volid: &str) -> Option<(&str, &str)> {
+    let (s, n) = volid.split_once(':')?;
+    (!s.is_empty() && !n.is_empty()).then_some((s, n))
+}
+
+impl Volumes {
+    fn scope<'a>(storage: &Storage, node: &'a str) -> &'a str {
+        if storage.shared { "" } else { node }
+    }
+
+    /// The volumes of one storage as `node` sees it.
+    pub fn on(&self, storage: &Storage, node: &str) -> impl Iterator<Item = &Volume> {
+        self.map
+            .get(&storage.storage)
+            .and_then(|m| m.get(Self::scope(storage, node)))
+            .into_iter()
+            .flat_map(BTreeMap::values)
+    }
+
+    /// A volume by name.
+    pub fn get(&self, storage: &Storage, node: &str, name: &str) -> Option<&Volume> {
+        self.map
+            .get(&storage.storage)?
+            .get(Self::scope(storage, node))?
+            .get(name)
+    }
+
+    /// A volume by name, to change it.
+    pub fn get_mut(&mut self, storage: &Storage, node: &str, name: &str) -> Option<&mut Volume> {
+        self.map
+            .get_mut(&storage.storage)?
+            .get_mut(Self::scope(storage, node))?
+            .get_mut(name)
+    }
+
+    /// Bytes allocated on a storage as `node` sees it.
+    pub fn allocated(&self, storage: &Storage, node: &str) -> u64 {
+        self.on(storage, node).map(|v| v.size).sum()
+    }
+
+    /// Records a volume.
+    pub fn insert(&mut self, storage: &Storage, node: &str, vol: Volume) {
+        self.map
+            .entry(storage.storage.clone())
+            .or_default()
+            .entry(Self::scope(storage, node).to_string())
+            .or_default()
+            .insert(vol.name.clone(), vol);
+    }
+
+    /// Removes a volume.
+    pub fn remove(&mut self, storage: &Storage, node: &str, name: &str) -> Option<Volume> {
+        self.map
+            .get_mut(&storage.storage)?
+            .get_mut(Self::scope(storage, node))?
+            .remove(name)
+    }
+}
+
+/// `storage 'x' does not exist`.
+pub fn no_such_storage(sid: &str) -> Error {
+    Error::failed(format!("storage '{sid}' does not exist"))
+}
+
+impl Cluster {
+    /// The storage `sid`.
+    ///
+    /// # Errors
+    /// 500 `storage 'x' does not exist`.
+    pub fn storage(&self, sid: &str) -> Result<&Storage> {
+        self.storages
+            .iter()
+            .find(|s| s.storage == sid)
+            .ok_or_else(|| no_such_storage(sid))
+    }
+
+    /// A storage that `node` can allocate on, as `activate_storage` checks
+    /// it.
+    ///
+    /// # Errors
+    /// `storage 'x' does not exist`, `storage 'x' is disabled`, `storage 'x'
+    /// is not available on node 'n'`.
+    pub fn usable_storage(&self, sid: &str, node: &str) -> Result<&Storage> {
+        let s = self.storage(sid)?;
+        if s.disable {
+            return Err(Error::failed(format!("storage '{sid}' is disabled")));
+        }
+        if !s.active_on(node) {
+            return Err(Error::failed(format!(
+                "storage '{sid}' is not available on node '{node}'"
+            )));
+        }
+        Ok(s)
+    }
+
+    /// Bytes used on a storage as `node` sees it.
+    pub fn storage_used(&self, s: &Storage, node: &str) -> u64 {
+        s.used.saturating_add(self.volumes.allocated(s, node))
+    }
+
+    /// Allocates a volume as `vdisk_alloc` does; answers its volid and the
+    /// lines the storage tools print.
+    ///
+    /// # Errors
+    /// The storage checks of [`Cluster::usable_storage`]; on thick LVM
+    /// `not enough free space (<free> < <KiB>)`; on a non-sparse ZFS pool
+    /// `out of space`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn alloc_volume(
+        &mut self,
+        sid: &str,
+        node: &str,
+        vmid: u32,
+        kind: &VolumeKind,
+        format: Option<&str>,
+        size: u64,
+        now: i64,
+    ) -> Result<(String, Vec<String>)> {
+        let s = self.usable_storage(sid, node)?.clone();
+        let is_path = path_based(&s.kind);
+        let format = if is_path {
+            format
+                .map(str::to_string)
+                .or_else(|| s.options.get("format").cloned())
+                .unwrap_or_else(|| {
+                    if matches!(kind, VolumeKind::CloudInit) {
+                        "qcow2".into()
+                    } else {
+                        "raw".into()
+                    }
+                })
+        } else {
+            "raw".to_string()
+        };
+        let ext = if is_path {
+            format!(".{format}")
+        } else {
+            String::new()
+        };
+        let base = match kind {
+            VolumeKind::Disk => {
+                let taken = |n: u32| {
+                    ["vm", "base"].iter().any(|p| {
+                        let name = format!("{p}-{vmid}-disk-{n}");
+                        let name = if is_path {
+                            format!("{vmid}/{name}{ext}")
+                        } else {
+                            name
+                        };
+                        self.volumes.get(&s, node, &name).is_some()
+                    })
+                };
+                let n = (0..u32::MAX).find(|n| !taken(*n)).unwrap_or(u32::MAX);
+                format!("vm-{vmid}-disk-{n}")
+            }
+            VolumeKind::CloudInit => format!("vm-{vmid}-cloudinit"),
+            VolumeKind::State(name) => format!("vm-{vmid}-state-{name}"),
+        };
+        let name = if is_path {
+            format!("{vmid}/{base}{ext}")
+        } else {
+            base.clone()
+        };
+        if self.volumes.get(&s, node, &name).is_some() {
+            return Err(Error::failed(format!(
+                "volume '{}:{name}' already exists",
+                s.storage
+            )));
+        }
+        let free = s.total.saturating_sub(self.storage_used(&s, node));
+        let mut log = Vec::new();
+        match s.kind.as_str() {
+            "lvm" => {
+                if size > free {
+                    return Err(Error::failed(format!(
+                        "not enough free space ({free} < {})",
+                        size / 1024
+                    )));
+                }
+                log.push(format!("  Logical volume \"{base}\" created."));
+            }
+            "lvmthin" => log.push(format!("  Logical volume \"{base}\" created.")),
+            "zfspool" => {
+                let sparse = s.options.get("sparse").is_some_and(|v| v == "1");
+                if !sparse && size > free {
+                    let pool = s.options.get("pool").map_or("rpool/data", String::as_str);
+                    return Err(Error::failed(format!(
+                        "zfs error: cannot create '{pool}/{base}': out of space"
+                    )));
+                }
+            }
+            k if path_based(k) => {
+                let path = s.options.get("path").map_or("/var/lib/vz", String::as_str);
+                let file = format!("{path}/images/{name}");
+                log.push(if format == "qcow2" {
+                    format!(
+                        "Formatting '{file}', fmt=qcow2 cluster_size=65536 extended_l2=off preallocation=metadata compression_type=zlib size={size} lazy_refcounts=off refcount_bits=16"
+                    )
+                } else {
+                    format!("Formatting '{file}', fmt={format} size={size}")
+                });
+            }
+            _ => {}
+        }
+        let vol = Volume {
+            storage: s.storage.clone(),
+            name,
+            size,
+            format,
+            vmid,
+            ctime: now,
+        };
+        let volid = vol.volid();
+        self.volumes.insert(&s, node, vol);
+        Ok((volid, log))
+    }
+
+    /// Frees a volume as `vdisk_free` does; answers the lines the storage
+    /// tools print, or `None` if there was no such volume.
+    pub fn free_volume(&mut self, volid: &str, node: &str) -> Option<Vec<String>> {
+        let (sid, name) = parse_volid(volid)?;
+        let s = self.storages.iter().find(|s| s.storage == sid)?.clone();
+        let vol = self.volumes.remove(&s, node, name)?;
+        Some(match s.kind.as_str() {
+            "lvm" | "lvmthin" => vec![format!(
+                "  Logical volume \"{}\" successfully removed.",
+                vol.name
+            )],
+            _ => Vec::new(),
+        })
+    }
+
+    /// The volume `volid` as `node` sees it.
+    pub fn volume(&self, volid: &str, node: &str) -> Option<&Volume> {
+        let (sid, name) = parse_volid(volid)?;
+        let s = self.storages.iter().find(|s| s.storage == sid)?;
+        self.volumes.get(s, node, name)
+    }
+
+    /// Records a volume that a scenario's VM refers to, unless it exists.
+    pub fn adopt_volume(&mut self, volid: &str, node: &str, vmid: u32, size: u64, now: i64) {
+        let Some((sid, name)) = parse_volid(volid) else {
+            return;
+        };
+        let Some(s) = self.storages.iter().find(|s| s.storage == sid).cloned() else {
+            return;
+        };
+        if self.volumes.get(&s, node, name).is_some() {
+            return;
+        }
+        let format = match name.rsplit_once('.') {
+            Some((_, ext)) if path_based(&s.kind) => ext.to_string(),
+            _ => "raw".to_string(),
+        };
+        self.volumes.insert(
+            &s,
+            node,
+            Volume {
+                storage: s.storage.clone(),
+                name: name.to_string(),
+                size,
+                format,
+                vmid,
+                ctime: now,
+            },
+        );
+    }
+
+    /// The VM images of `GET /nodes/{node}/storage/{storage}/content`,
+    /// sorted by volid as PVE sorts them.
+    ///
+    /// # Errors
+    /// `storage 'x' does not exist`.
+    pub fn image_content(&self, sid: &str, node: &str, vmid: Option<u32>) -> Result<Vec<Value>> {
+        let s = self.storage(sid)?;
+        let mut items: Vec<Value> = self
+            .volumes
+            .on(s, node)
+            .filter(|v| vmid.is_none_or(|id| id == v.vmid))
+            .map(|v| {
+                let mut item = json!({
+                    "volid": v.volid(),
+                    "content": "images",
+                    "format": v.format,
+                    "size": v.size,
+                    "vmid": v.vmid,
+                    "ctime": v.ctime,
+                });
+                if path_based(&s.kind) {
+                    item["used"] = json!(0);
+                }
+                item
+            })
+            .collect();
+        items.sort_by_key(|v| v["volid"].as_str().unwrap_or_default().to_lowercase());
+        Ok(items)
+    }
+}
