@@ -4,14 +4,15 @@
 //! uptime) reads this clock instead of the system one, so that tests can
 //! freeze it and move it forward instead of sleeping.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A shared, cheap-to-clone clock measured in milliseconds since the epoch.
 ///
-/// A *system* clock follows the wall clock plus an offset that
-/// [`Clock::advance`] grows; a *manual* clock stands still until advanced.
+/// A *system* clock follows the wall clock, at `scale` emulated seconds per
+/// real second, plus whatever [`Clock::advance`] added; a *manual* clock
+/// stands still until advanced.
 #[derive(Clone, Debug)]
 pub struct Clock {
     inner: Arc<Inner>,
@@ -20,10 +21,17 @@ pub struct Clock {
 #[derive(Debug)]
 struct Inner {
     manual: bool,
-    /// Manual: the current time. System: the offset added to the wall clock.
-    millis: AtomicI64,
+    state: Mutex<Anchor>,
     /// Total milliseconds ever advanced, for `/_fake/clock`.
     advanced: AtomicU64,
+}
+
+/// Emulated time is `emul + (wall now - wall) * scale` (manual: `emul`).
+#[derive(Debug, Clone, Copy)]
+struct Anchor {
+    wall: i64,
+    emul: i64,
+    scale: f64,
 }
 
 fn wall_millis() -> i64 {
@@ -36,26 +44,47 @@ fn wall_millis() -> i64 {
 impl Clock {
     /// A clock that follows the system time.
     pub fn system() -> Self {
-        Self::new(false, 0)
+        let now = wall_millis();
+        Self::new(false, now, now)
     }
 
-    /// A clock frozen at `epoch_secs` until [`Clock::advance`] moves it.
+    /// A frozen clock at `epoch_secs` until [`Clock::advance`] moves it.
     pub fn manual(epoch_secs: i64) -> Self {
-        Self::new(true, epoch_secs.saturating_mul(1000))
+        Self::new(true, 0, epoch_secs.saturating_mul(1000))
     }
 
     /// A frozen clock that starts at the current wall-clock time.
     pub fn manual_now() -> Self {
-        Self::new(true, wall_millis())
+        Self::new(true, 0, wall_millis())
     }
 
-    fn new(manual: bool, millis: i64) -> Self {
+    fn new(manual: bool, wall: i64, emul: i64) -> Self {
         Self {
             inner: Arc::new(Inner {
                 manual,
-                millis: AtomicI64::new(millis),
+                state: Mutex::new(Anchor {
+                    wall,
+                    emul,
+                    scale: 1.0,
+                }),
                 advanced: AtomicU64::new(0),
             }),
+        }
+    }
+
+    fn anchor(&self) -> std::sync::MutexGuard<'_, Anchor> {
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn at(a: &Anchor, manual: bool) -> i64 {
+        if manual {
+            a.emul
+        } else {
+            let real = wall_millis().saturating_sub(a.wall) as f64;
+            a.emul.saturating_add((real * a.scale) as i64)
         }
     }
 
@@ -66,12 +95,7 @@ impl Clock {
 
     /// Milliseconds since the Unix epoch.
     pub fn now_millis(&self) -> i64 {
-        let v = self.inner.millis.load(Ordering::SeqCst);
-        if self.inner.manual {
-            v
-        } else {
-            wall_millis().saturating_add(v)
-        }
+        Self::at(&self.anchor(), self.inner.manual)
     }
 
     /// Whole seconds since the Unix epoch, as PVE stores times.
@@ -84,7 +108,8 @@ impl Clock {
         if millis <= 0 {
             return;
         }
-        self.inner.millis.fetch_add(millis, Ordering::SeqCst);
+        let mut a = self.anchor();
+        a.emul = a.emul.saturating_add(millis);
         self.inner
             .advanced
             .fetch_add(millis.unsigned_abs(), Ordering::SeqCst);
@@ -98,6 +123,25 @@ impl Clock {
     /// How far the clock has been advanced in total, in milliseconds.
     pub fn advanced_millis(&self) -> u64 {
         self.inner.advanced.load(Ordering::SeqCst)
+    }
+
+    /// Emulated seconds per real second (a manual clock ignores it).
+    pub fn scale(&self) -> f64 {
+        self.anchor().scale
+    }
+
+    /// Sets how fast a system clock runs, without a jump in time.
+    pub fn set_scale(&self, scale: f64) {
+        if !(scale.is_finite() && scale > 0.0) {
+            return;
+        }
+        let mut a = self.anchor();
+        let now = Self::at(&a, self.inner.manual);
+        *a = Anchor {
+            wall: wall_millis(),
+            emul: now,
+            scale,
+        };
     }
 }
 
@@ -114,6 +158,24 @@ mod tests {
         c.advance(-5);
         assert_eq!(c.now(), 1_700_007_200);
         assert_eq!(c.advanced_millis(), 7_200_000);
+    }
+
+    #[test]
+    fn scale_changes_without_a_jump() {
+        let c = Clock::system();
+        let before = c.now_millis();
+        c.set_scale(1000.0);
+        let after = c.now_millis();
+        assert!(
+            after >= before && after - before < 60_000,
+            "{before} {after}"
+        );
+        assert!((c.scale() - 1000.0).abs() < f64::EPSILON);
+        c.set_scale(0.0);
+        assert!(
+            (c.scale() - 1000.0).abs() < f64::EPSILON,
+            "nonsense ignored"
+        );
     }
 
     #[test]

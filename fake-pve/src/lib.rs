@@ -28,13 +28,15 @@
 //! - [`spec`]: the official API schema (crate `pve-schema`) for the
 //!   release impersonated, and its permission checks on fake-pve's ACLs;
 //!   [`coverage`] reports which endpoints have behaviour.
-//! - [`clock`]: the injectable clock tests advance instead of sleeping.
+//! - [`clock`]: the injectable clock tests advance instead of sleeping;
+//!   [`latency`]: how long tasks and requests take (profiles).
 //! - [`tls`]: certificates and the rustls configuration.
 
 pub mod api;
 pub mod clock;
 pub mod control;
 pub mod coverage;
+pub mod latency;
 pub mod model;
 pub mod server;
 pub mod spec;

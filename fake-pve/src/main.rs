@@ -36,8 +36,15 @@ struct Args {
     /// Seconds to wait before answering a failed authentication (PVE: 3).
     #[arg(long, env = "FAKE_PVE_AUTH_FAILURE_DELAY", default_value = "3")]
     auth_failure_delay: f64,
-    /// Task durations in milliseconds: a default (`500`) or per task type
-    /// (`qmstart=800`); repeat or separate with commas.
+    /// Latency profile: `instant` (tasks end at once), `documented` (PVE's
+    /// published timings) or a YAML file.
+    #[arg(long, env = "FAKE_PVE_PROFILE", default_value = "instant")]
+    profile: String,
+    /// Emulated seconds per real second (speeds up or slows down tasks).
+    #[arg(long, env = "FAKE_PVE_TIME_SCALE")]
+    time_scale: Option<f64>,
+    /// Task durations in milliseconds over the profile: a default (`500`)
+    /// or per task type (`qmstart=800`); repeat or separate with commas.
     #[arg(long, env = "FAKE_PVE_TASK_DURATION", value_delimiter = ',')]
     task_duration: Vec<String>,
     /// Seed of every random draw (fault probabilities), for repeatable runs.
@@ -49,20 +56,34 @@ fn parse_version(s: &str) -> Result<PveVersion, String> {
     PveVersion::parse(s).ok_or_else(|| format!("unsupported PVE version '{s}' (use 8.4 or 9.1)"))
 }
 
-fn parse_latency(items: &[String]) -> Result<Latency, String> {
-    let mut l = Latency::default();
-    for item in items {
+fn parse_latency(args: &Args) -> Result<Latency, String> {
+    let mut l = match Latency::builtin(&args.profile) {
+        Some(l) => l,
+        None => {
+            let text = std::fs::read_to_string(&args.profile).map_err(|e| {
+                format!(
+                    "--profile {}: not instant, documented or a readable file: {e}",
+                    args.profile
+                )
+            })?;
+            Latency::from_yaml(&text).map_err(|e| format!("--profile {}: {e}", args.profile))?
+        }
+    };
+    for item in &args.task_duration {
         let bad = || format!("invalid task duration '{item}' (use MS or TYPE=MS)");
         match item.split_once('=') {
-            Some((kind, ms)) => {
-                l.tasks.insert(
-                    kind.trim().to_string(),
-                    ms.trim().parse().map_err(|_| bad())?,
-                );
+            Some((kind, ms)) => l.set_task_ms(kind.trim(), ms.trim().parse().map_err(|_| bad())?),
+            None => {
+                l.default_ms = item.trim().parse().map_err(|_| bad())?;
+                l.default_task = None;
             }
-            None => l.default_ms = item.trim().parse().map_err(|_| bad())?,
         }
     }
+    if let Some(t) = args.time_scale {
+        l.time_scale = t;
+    }
+    l.seed = args.random_seed;
+    l.check().map_err(|e| format!("latency: {e}"))?;
     Ok(l)
 }
 
@@ -106,7 +127,7 @@ async fn run(args: Args) -> Result<(), String> {
         .root_password(args.root_password.clone())
         .pve_version(args.pve_version)
         .auth_failure_delay(Duration::from_secs_f64(args.auth_failure_delay))
-        .latency(parse_latency(&args.task_duration)?)
+        .latency(parse_latency(&args)?)
         .random_seed(args.random_seed)
         .scenario(scenario)
         .start()

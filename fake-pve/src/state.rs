@@ -2,33 +2,15 @@
 //! `std::sync::Mutex` around the model (never held across `.await`), the
 //! clock, the signing keys and the settings that outlive a reset.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::api::auth::Keys;
 use crate::clock::Clock;
+pub use crate::latency::Latency;
 use crate::model::faults::Faults;
 use crate::model::scenario::{Scenario, ScenarioError};
 use crate::model::{Cluster, PveVersion};
-
-/// How long tasks take, per task type. Everything ends at once by default.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Latency {
-    /// Duration of a task type not listed in `tasks`, in milliseconds.
-    pub default_ms: u64,
-    /// Duration by task type (`qmstart`, `startall`...), in milliseconds.
-    pub tasks: BTreeMap<String, u64>,
-}
-
-impl Latency {
-    /// The duration of a task of type `kind`.
-    pub fn task_ms(&self, kind: &str) -> u64 {
-        self.tasks.get(kind).copied().unwrap_or(self.default_ms)
-    }
-}
 
 /// Settings that stay as they are across `/_fake/reset`.
 #[derive(Debug, Clone)]
@@ -91,6 +73,7 @@ impl State {
         latency: Latency,
     ) -> Result<Self, ScenarioError> {
         let cluster = build(&seed, &settings, clock.now())?;
+        clock.set_scale(latency.time_scale);
         Ok(Self {
             inner: Arc::new(Shared {
                 cluster: Mutex::new(cluster),
@@ -144,7 +127,7 @@ impl State {
         &self.inner.settings
     }
 
-    /// The task latency model in force.
+    /// The latency profile in force.
     pub fn latency(&self) -> Latency {
         self.inner
             .latency
@@ -153,8 +136,9 @@ impl State {
             .clone()
     }
 
-    /// Replaces the task latency model.
+    /// Replaces the latency profile (and the clock's speed with it).
     pub fn set_latency(&self, latency: Latency) {
+        self.inner.clock.set_scale(latency.time_scale);
         *self
             .inner
             .latency

@@ -143,6 +143,8 @@ fn help_names_every_environment_twin() {
         "FAKE_PVE_PVE_VERSION",
         "FAKE_PVE_AUTH_FAILURE_DELAY",
         "FAKE_PVE_TASK_DURATION",
+        "FAKE_PVE_PROFILE",
+        "FAKE_PVE_TIME_SCALE",
         "FAKE_PVE_RANDOM_SEED",
     ] {
         assert!(help.contains(var), "{var} missing from --help");

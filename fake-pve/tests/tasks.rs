@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
 use common::{Auth, T0, builder, enc, start_with};
 use fake_pve::{Latency, Scenario};
 use serde_json::{Value, json};
@@ -12,10 +10,8 @@ use serde_json::{Value, json};
 const SECRET: &str = "11111111-2222-3333-4444-555555555555";
 
 async fn pve_with_slow_startall() -> common::Pve {
-    let latency = Latency {
-        default_ms: 0,
-        tasks: BTreeMap::from([("startall".to_string(), 5_000)]),
-    };
+    let mut latency = Latency::instant();
+    latency.set_task_ms("startall", 5_000);
     let scenario = Scenario::parse(
         &format!(
             "users:\n  - userid: root@pam\n    tokens: [{{tokenid: ci, secret: {SECRET}, privsep: false}}]\n\

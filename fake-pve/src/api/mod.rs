@@ -437,7 +437,14 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
     };
 
     let started = tokio::time::Instant::now();
-    let result = dispatch(state, router, &req, &rel, who, body);
+    let (name, result) = dispatch(state, router, &req, &rel, who, body);
+    // The latency profile's time for this PVE method.
+    if let Some(name) = name {
+        let ms = state.latency().request_ms(name);
+        if ms > 0 {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+    }
     if matches!(result, Err(Error::Status { code: 401, .. })) {
         let d = state.settings().auth_failure_delay;
         tokio::time::sleep_until(started + d).await;
@@ -455,7 +462,29 @@ pub(crate) async fn delay(state: &State) {
     }
 }
 
+/// Routes, checks and answers a request; also names the PVE method it
+/// reached, for the latency profile.
 fn dispatch(
+    state: &State,
+    router: &Router,
+    req: &Request,
+    rel: &str,
+    who: Option<AuthId>,
+    map: BTreeMap<String, Value>,
+) -> (Option<&'static str>, Result<Reply>) {
+    let spec = crate::spec::spec(state.settings().version);
+    let segs: Vec<String> = rel
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let name = spec
+        .find(req.method.as_str(), &segs)
+        .map(|f| f.endpoint.name.as_str());
+    (name, answer(state, router, req, rel, who, map))
+}
+
+fn answer(
     state: &State,
     router: &Router,
     req: &Request,

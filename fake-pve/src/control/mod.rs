@@ -71,12 +71,10 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Repl
         }
         (Method::GET, "/_fake/latency") => Ok(json!(state.latency()).into()),
         (Method::PUT, "/_fake/latency") => {
-            let l: Latency = serde_json::from_slice(&req.body).map_err(|e| {
-                Error::invalid(
-                    "latency",
-                    format!("expected {{\"default_ms\": N, \"tasks\": {{TYPE: N}}}}: {e}"),
-                )
+            let v: Value = serde_json::from_slice(&req.body).map_err(|e| {
+                Error::invalid("latency", format!("expected a JSON latency profile: {e}"))
             })?;
+            let l = Latency::from_json(v).map_err(|e| Error::invalid("latency", e))?;
             state.set_latency(l);
             Ok(json!(state.latency()).into())
         }

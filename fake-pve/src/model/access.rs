@@ -184,7 +184,8 @@ pub fn valid_groupid(s: &str) -> bool {
 /// `pve-tokenid`: a letter, then letters, digits, `.`, `-` or `_`.
 pub fn valid_tokenid(s: &str) -> bool {
     let b = s.as_bytes();
-    !b.is_empty()
+    // `[A-Za-z][A-Za-z0-9.\-_]+`: at least two characters.
+    b.len() >= 2
         && b.len() <= 64
         && b[0].is_ascii_alphabetic()
         && b.iter()
@@ -1106,6 +1107,7 @@ mod tests {
     #[rstest]
     #[case("root@pam!ci", true)]
     #[case("root@pam!1ci", false)]
+    #[case("root@pam!c", false)]
     #[case("root@pam!", false)]
     #[case("root@pam", true)]
     fn authids(#[case] id: &str, #[case] ok: bool) {
