@@ -30,6 +30,14 @@ pub struct Settings {
 
 fn build(seed: &Scenario, s: &Settings, now: i64) -> Result<Cluster, ScenarioError> {
     let mut c = seed.build(s.version, &s.root_password, now)?;
+    c.faults = Faults::new(s.random_seed);
+    for rule in &seed.faults {
+        c.faults.add(rule.clone()).map_err(|reason| ScenarioError {
+            file: seed.source.clone(),
+            line: None,
+            reason: format!("faults: {reason}"),
+        })?;
+    }
     if let Some(fp) = &s.fingerprint {
         let local = c.local_node.clone();
         if let Some(n) = c.nodes.iter_mut().find(|n| n.name == local) {
@@ -41,7 +49,6 @@ fn build(seed: &Scenario, s: &Settings, now: i64) -> Result<Cluster, ScenarioErr
 
 struct Shared {
     cluster: Mutex<Cluster>,
-    faults: Mutex<Faults>,
     seed: Mutex<Scenario>,
     latency: Mutex<Latency>,
     settings: Settings,
@@ -77,7 +84,6 @@ impl State {
         Ok(Self {
             inner: Arc::new(Shared {
                 cluster: Mutex::new(cluster),
-                faults: Mutex::new(Faults::new(settings.random_seed)),
                 seed: Mutex::new(seed),
                 latency: Mutex::new(latency),
                 settings,
@@ -103,13 +109,10 @@ impl State {
         f(&mut c)
     }
 
-    /// Runs `f` on the fault rules.
+    /// Runs `f` on the fault rules (kept with the cluster, so that a
+    /// reset returns to the scenario's rules).
     pub fn faults<R>(&self, f: impl FnOnce(&mut Faults) -> R) -> R {
-        f(&mut self
-            .inner
-            .faults
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner))
+        f(&mut self.lock().faults)
     }
 
     /// The clock.

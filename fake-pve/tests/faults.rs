@@ -165,3 +165,59 @@ async fn bad_rules_are_refused() {
     let b = bob.login_as("bob@pve", "pw").await;
     assert_eq!(add(&bob, &b, json!({"status": 500})).await.status, 403);
 }
+
+#[tokio::test]
+async fn task_faults_and_scenario_rules() {
+    let pve = common::start_scenario(
+        "faults:\n  - {task_type: stopall, task_error: \"stop failed: injected\", count: 1}\n",
+    )
+    .await;
+    let root = pve.root().await;
+    let upid = pve.post("/nodes/pve/stopall", &root, "").await.data();
+    let st = pve.task_status(upid.as_str().expect("upid"), &root).await;
+    assert_eq!(st["exitstatus"], "stop failed: injected");
+    let upid = pve.post("/nodes/pve/stopall", &root, "").await.data();
+    assert_eq!(
+        pve.task_status(upid.as_str().expect("upid"), &root).await["exitstatus"],
+        "OK",
+        "count spent"
+    );
+    // A reset brings the scenario's rule back, unspent.
+    assert_eq!(
+        pve.send(Method::POST, "/_fake/reset", &root, None)
+            .await
+            .status,
+        200
+    );
+    let upid = pve.post("/nodes/pve/stopall", &root, "").await.data();
+    assert_eq!(
+        pve.task_status(upid.as_str().expect("upid"), &root).await["exitstatus"],
+        "stop failed: injected"
+    );
+    // Rules added at run time.
+    add(
+        &pve,
+        &root,
+        json!({"task_type": "startall", "task_error": "no quorum"}),
+    )
+    .await
+    .data();
+    let upid = pve.post("/nodes/pve/startall", &root, "").await.data();
+    let log = pve
+        .get(
+            &format!(
+                "/nodes/pve/tasks/{}/log",
+                common::enc(upid.as_str().expect("upid"))
+            ),
+            &root,
+        )
+        .await
+        .data();
+    assert_eq!(log, json!([{"n": 1, "t": "TASK ERROR: no quorum"}]));
+    let e =
+        fake_pve::Scenario::parse("faults: [{task_type: qmstart}]", "s.yaml").expect_err("refused");
+    assert_eq!(
+        e.to_string(),
+        "s.yaml:1: faults: a fault rule needs an effect: status, delay_ms, drop or task_error"
+    );
+}

@@ -136,7 +136,6 @@ fn dump(state: &State) -> Value {
         "cluster": cluster,
         "clock": clock(state),
         "latency": state.latency(),
-        "faults": state.faults(|f| f.rules.clone()),
     })
 }
 

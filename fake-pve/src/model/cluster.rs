@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::access::Access;
+use super::faults::Faults;
 use super::nodes::{Node, NodeStatus};
 pub use super::qemu::Vm;
 use super::storage::Volumes;
@@ -76,6 +77,9 @@ pub struct Cluster {
     pub tasks: Vec<Task>,
     /// The next worker pid.
     pub next_pid: u32,
+    /// Fault rules in force (`/_fake/faults`, a scenario's `faults:`).
+    #[serde(default)]
+    pub faults: Faults,
 }
 
 impl Cluster {
@@ -312,6 +316,11 @@ impl Cluster {
         };
         let upid_str = upid.to_string();
         let until_ms = now_ms.saturating_add(i64::try_from(duration_ms).unwrap_or(i64::MAX));
+        let mut worker = worker;
+        if let Some((rule, error)) = self.faults.on_task(&worker.kind, user) {
+            tracing::warn!(rule, task = %upid_str, "injected task fault");
+            worker.outcome = Err(error);
+        }
         let task = Task {
             upid,
             upid_str: upid_str.clone(),

@@ -32,6 +32,7 @@ use super::access::{
 };
 use super::acl::{check_path, is_valid_priv, normalize_path, role_is_special};
 use super::cluster::{Cluster, Storage, Vm};
+use super::faults::{FaultRule, Faults};
 use super::nodes::{Node, NodeStatus};
 
 /// A parsed scenario file.
@@ -53,6 +54,9 @@ pub struct Scenario {
     /// Guests that already exist.
     #[serde(default)]
     pub vms: Vec<VmSpec>,
+    /// Fault rules in force from the start (see `model::faults`).
+    #[serde(default)]
+    pub faults: Vec<FaultRule>,
     /// User groups.
     #[serde(default)]
     pub groups: Vec<GroupSpec>,
@@ -362,6 +366,12 @@ impl Scenario {
             s.nodes = Self::default_single_node().nodes;
         }
         s.build(PveVersion::default(), "x", 0)?;
+        let mut check = Faults::default();
+        for rule in &s.faults {
+            check
+                .add(rule.clone())
+                .map_err(|reason| s.err("faults", format!("faults: {reason}")))?;
+        }
         Ok(s)
     }
 
@@ -509,6 +519,7 @@ impl Scenario {
             volumes: Default::default(),
             tasks: Vec::new(),
             next_pid: 4_000 + u32::try_from(now.rem_euclid(50_000)).unwrap_or(0),
+            faults: Faults::default(),
         };
         cluster.adopt_seed_vms(now);
         Ok(cluster)
