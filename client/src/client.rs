@@ -3,11 +3,13 @@
 //! [`Client::access`], [`Client::version`]); [`Client::get`] and friends
 //! reach anything not typed yet.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use reqwest::Method;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use pve_schema::{Release, Spec};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -24,6 +26,8 @@ pub struct Client {
 struct Inner {
     config: Config,
     transport: Transport,
+    /// The release `/version` reported, once known.
+    release: OnceLock<Release>,
 }
 
 /// Characters a raw path may not carry as they are.
@@ -46,7 +50,11 @@ impl Client {
     pub fn new(config: Config) -> Result<Self> {
         let transport = Transport::new(&config)?;
         Ok(Self {
-            inner: Arc::new(Inner { config, transport }),
+            inner: Arc::new(Inner {
+                config,
+                transport,
+                release: OnceLock::new(),
+            }),
         })
     }
 
@@ -89,6 +97,35 @@ impl Client {
         self.inner.transport.renew().await
     }
 
+    /// The PVE release whose schema describes the server: the one its
+    /// `/version` reported ([`Client::connect`] and [`Client::version`]
+    /// read it), else 9.1. See [`crate::schema::release_for`].
+    pub fn release(&self) -> Release {
+        self.known_release().unwrap_or(Release::V9_1)
+    }
+
+    /// The release the server reported, if the client has asked yet.
+    pub fn known_release(&self) -> Option<Release> {
+        self.inner.release.get().copied()
+    }
+
+    /// The embedded API schema of [`Client::release`].
+    pub fn spec(&self) -> &'static Spec {
+        pve_schema::spec(self.release())
+    }
+
+    /// Remembers the release `/version` reported.
+    pub(crate) fn note_release(&self, release: &str) {
+        let _ = self.inner.release.set(crate::schema::release_for(release));
+    }
+
+    /// Hands a successful answer to the configured observer.
+    fn observe(&self, method: &Method, path: &str, answer: &Answer) {
+        if let Some(o) = &self.inner.config.observer {
+            (o.0)(method, path, answer);
+        }
+    }
+
     /// The ticket in use (user and issue time by PVE's clock), if any.
     pub async fn ticket_info(&self) -> Option<TicketInfo> {
         self.inner.transport.ticket_info().await
@@ -106,7 +143,13 @@ impl Client {
             format!("/{path}")
         };
         let path = percent_encoding::utf8_percent_encode(&path, RAW_PATH).to_string();
-        self.inner.transport.call(method, &path, params).await
+        let answer = self
+            .inner
+            .transport
+            .call(method.clone(), &path, params)
+            .await?;
+        self.observe(&method, &path, &answer);
+        Ok(answer)
     }
 
     /// `GET path`: the `data` member.
@@ -150,7 +193,12 @@ impl Client {
         path: &str,
         params: &Params,
     ) -> Result<T> {
-        let answer = self.inner.transport.call(method, path, params).await?;
+        let answer = self
+            .inner
+            .transport
+            .call(method.clone(), path, params)
+            .await?;
+        self.observe(&method, path, &answer);
         decode(answer.data, path)
     }
 
@@ -161,7 +209,12 @@ impl Client {
         path: &str,
         params: &Params,
     ) -> Result<(T, Option<u64>)> {
-        let answer = self.inner.transport.call(method, path, params).await?;
+        let answer = self
+            .inner
+            .transport
+            .call(method.clone(), path, params)
+            .await?;
+        self.observe(&method, path, &answer);
         Ok((decode(answer.data, path)?, answer.total))
     }
 }

@@ -105,6 +105,20 @@ pub(crate) fn ticket_user(ticket: &str) -> Option<&str> {
     rest.rsplit_once(':').map(|(user, _)| user)
 }
 
+/// What [`ConfigBuilder::observer`] installs: called with the method,
+/// the (encoded) path relative to `/api2/json`, and the answer.
+#[derive(Clone)]
+pub struct Observer(pub(crate) std::sync::Arc<ObserverFn>);
+
+/// The function an [`Observer`] calls.
+type ObserverFn = dyn Fn(&reqwest::Method, &str, &crate::transport::Answer) + Send + Sync;
+
+impl fmt::Debug for Observer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Observer(..)")
+    }
+}
+
 /// A complete, checked configuration. Make one with [`Config::builder`]
 /// or [`Config::from_env`].
 #[derive(Clone, Debug)]
@@ -118,6 +132,7 @@ pub struct Config {
     pub(crate) retry: RetryPolicy,
     pub(crate) ticket_renew_after: Duration,
     pub(crate) wait: WaitOptions,
+    pub(crate) observer: Option<Observer>,
 }
 
 impl Config {
@@ -189,6 +204,7 @@ pub struct ConfigBuilder {
     retry: RetryPolicy,
     ticket_renew_after: Duration,
     wait: WaitOptions,
+    observer: Option<Observer>,
 }
 
 impl Default for ConfigBuilder {
@@ -209,6 +225,7 @@ impl Default for ConfigBuilder {
             retry: RetryPolicy::default(),
             ticket_renew_after: Duration::from_secs(3600),
             wait: WaitOptions::default(),
+            observer: None,
         }
     }
 }
@@ -338,6 +355,20 @@ impl ConfigBuilder {
         self
     }
 
+    /// Calls `f` with every successful answer of a call made through the
+    /// [`crate::Client`] (typed and raw calls; not the client's own
+    /// logins): for metrics, audit trails, or checking answers against
+    /// the schema's `returns` in tests. The answer may hold secrets (a
+    /// new token's value, a ticket): an observer must not log it as is.
+    #[must_use]
+    pub fn observer(
+        mut self,
+        f: impl Fn(&reqwest::Method, &str, &crate::transport::Answer) + Send + Sync + 'static,
+    ) -> Self {
+        self.observer = Some(Observer(std::sync::Arc::new(f)));
+        self
+    }
+
     /// Takes the settings of the `PVE_*` variables that `lookup` finds
     /// (empty values count as unset), over those already given.
     ///
@@ -418,6 +449,7 @@ impl ConfigBuilder {
             retry: self.retry,
             ticket_renew_after: self.ticket_renew_after,
             wait: self.wait,
+            observer: self.observer,
         })
     }
 

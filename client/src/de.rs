@@ -74,6 +74,39 @@ readers!(u64_lenient, opt_u64, u64, to_u64, "an unsigned integer");
 readers!(i64_lenient, opt_i64, i64, to_i64, "an integer");
 readers!(f64_lenient, opt_f64, f64, to_f64, "a number");
 
+/// A list PVE sends either as text (`"a,b"`, its `-list` formats) or
+/// as an array; `null` and `""` are empty.
+#[allow(dead_code)]
+pub fn list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let v = Value::deserialize(d)?;
+    match v {
+        Value::Null => Ok(Vec::new()),
+        Value::String(s) => Ok(s
+            .split([',', ';', ' '])
+            .filter(|x| !x.is_empty())
+            .map(str::to_string)
+            .collect()),
+        Value::Array(items) => items
+            .iter()
+            .map(|i| match i {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(wrong("a string", other)),
+            })
+            .collect(),
+        other => Err(wrong("a list", &other)),
+    }
+}
+
+/// A value that may be `null` for "none" (`tokens` of a user).
+#[allow(dead_code)]
+pub fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +128,22 @@ mod tests {
         let t: T = serde_json::from_str(r#"{"n":1}"#).expect("ok");
         assert_eq!(t.b, None);
         assert!(serde_json::from_str::<T>(r#"{"n":"x"}"#).is_err());
+    }
+
+    #[derive(Deserialize)]
+    struct L {
+        #[serde(default, deserialize_with = "list")]
+        l: Vec<String>,
+    }
+
+    #[test]
+    fn lists_as_text_or_arrays() {
+        let l = |j: &str| serde_json::from_str::<L>(j).map(|l| l.l);
+        assert_eq!(l(r#"{"l":"a,b"}"#).expect("ok"), ["a", "b"]);
+        assert_eq!(l(r#"{"l":["a","b"]}"#).expect("ok"), ["a", "b"]);
+        assert!(l(r#"{"l":""}"#).expect("ok").is_empty());
+        assert!(l(r#"{"l":null}"#).expect("ok").is_empty());
+        assert!(l(r#"{}"#).expect("ok").is_empty());
+        assert!(l(r#"{"l":[1]}"#).is_err());
     }
 }

@@ -100,20 +100,33 @@
 //! - [`tls`]: certificate verification, CA bundles, fingerprint pinning.
 //! - [`api`]: one module per PVE area, methods named after PVE's:
 //!   [`api::version`], [`api::cluster`], [`api::nodes`], [`api::tasks`],
-//!   [`api::access`].
+//!   [`api::access`] (users, groups, roles, ACLs, permissions, password,
+//!   tokens).
+//! - [`schema`]: the embedded API schema of the server's release
+//!   ([`Client::release`]): usage text, directory children.
+//! - [`propstring`]: typed property strings ([`propstring::NetworkDevice`],
+//!   [`propstring::Disk`], [`propstring::IpConfig`],
+//!   [`propstring::PropertyString`]) with PVE's canonical printing.
 //! - `src/bin/pve.rs`: the `pve` command line (`get`, `create`, `set`,
-//!   `delete`, `ls`, `--output-format`, `--wait`).
+//!   `delete`, `ls`, `usage`, `--output-format`, `--wait`).
+//!
+//! [`schema`] and [`propstring`] need no HTTP: they work on
+//! [`pve_schema`], re-exported here.
 
 pub mod api;
 pub mod client;
 pub mod config;
 mod de;
 pub mod error;
+pub mod propstring;
+pub mod schema;
 pub mod tls;
 pub mod transport;
 
+pub use pve_schema;
+
 pub use client::Client;
-pub use config::{Config, ConfigBuilder, Credentials, Secret};
+pub use config::{Config, ConfigBuilder, Credentials, Observer, Secret};
 pub use error::{Category, Error, Result};
 pub use reqwest::Method;
 pub use transport::{Answer, Params, RetryPolicy, TicketInfo};

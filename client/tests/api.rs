@@ -35,8 +35,25 @@ async fn version_of_an_8_4_server() {
         .start()
         .await
         .expect("starts");
-    let v = client(&run, Mode::Token).version().await.expect("version");
+    let pve = client(&run, Mode::Token);
+    // Until the client has asked, it assumes the newest schema.
+    assert_eq!(pve.known_release(), None);
+    assert_eq!(pve.release(), pve_client::pve_schema::Release::V9_1);
+    let v = pve.version().await.expect("version");
     assert_eq!(v.release, "8.4");
+    assert_eq!(pve.release(), pve_client::pve_schema::Release::V8_4);
+    assert_eq!(pve.spec().release, "8.4");
+    let connected = pve_client::Client::connect(
+        common::config(&run, Mode::Password)
+            .build()
+            .expect("config"),
+    )
+    .await
+    .expect("connects");
+    assert_eq!(
+        connected.known_release(),
+        Some(pve_client::pve_schema::Release::V8_4)
+    );
 }
 
 #[tokio::test]

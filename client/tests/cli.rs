@@ -97,9 +97,40 @@ async fn ls_lists_children() {
     let run = start().await;
     let root = stdout(&pve(password_env(&run), &["ls", "/"]).await);
     let names: Vec<&str> = root.lines().collect();
+    // pvesh's flags: D has children, then r(GET) w(PUT) c(POST) d(DELETE).
     assert_eq!(
         names,
-        ["version", "cluster", "nodes", "storage", "access", "pools"]
+        [
+            "-r---        version",
+            "Dr---        cluster",
+            "Dr---        nodes",
+            "Dr-c-        storage",
+            "Dr---        access",
+            "Drwcd        pools"
+        ]
+    );
+    // The schema's link key names the children (`userid` here).
+    let users = stdout(&pve(token_env(&run), &["ls", "/access/users"]).await);
+    assert_eq!(
+        users.lines().collect::<Vec<_>>(),
+        ["Drw-d        ci@pve", "Drw-d        root@pam"]
+    );
+    let roles = json(
+        &pve(
+            token_env(&run),
+            &["ls", "/access/roles", "--output-format", "json"],
+        )
+        .await,
+    );
+    let roles: Vec<&str> = roles
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|r| r.as_str())
+        .collect();
+    assert!(
+        roles.contains(&"PVEAdmin") && roles.contains(&"NoAccess"),
+        "{roles:?}"
     );
     let nodes = json(
         &pve(
@@ -237,5 +268,79 @@ async fn waiting_times_out_on_a_long_task() {
     assert!(
         err.contains("timeout: task UPID:pve:") && err.contains("still running"),
         "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_follows_the_servers_release() {
+    let nine = start().await;
+    let eight = common::builder()
+        .pve_version(fake_pve::PveVersion::V8_4)
+        .start()
+        .await
+        .expect("starts");
+    let new = stdout(&pve(token_env(&nine), &["usage", "/nodes/pve/startall"]).await);
+    assert!(
+        new.starts_with("USAGE: pve create /nodes/{node}/startall [OPTIONS]\n"),
+        "{new}"
+    );
+    assert!(
+        new.contains("\n  --force <boolean>\n        optional, default: off\n"),
+        "{new}"
+    );
+    assert!(
+        new.contains("\n  --max-workers <integer> (1 - 64)\n"),
+        "{new}"
+    );
+    // An 8.4 server has no max-workers: its own schema is used.
+    let old = stdout(&pve(password_env(&eight), &["usage", "/nodes/pve/startall"]).await);
+    assert!(old.contains("--force <boolean>"), "{old}");
+    assert!(!old.contains("max-workers"), "{old}");
+    // Asked for explicitly, a release wins over the server's.
+    let asked = stdout(
+        &pve(
+            token_env(&nine),
+            &["usage", "/nodes/pve/startall", "--release", "8.4"],
+        )
+        .await,
+    );
+    assert_eq!(asked, old);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_without_a_server_and_verbose() {
+    // No PVE_ENDPOINT: the 9.1 schema.
+    let acl = stdout(&pve(vec![], &["usage", "/access/acl", "--verbose"]).await);
+    assert!(acl.starts_with("USAGE: pve get /access/acl\n"), "{acl}");
+    assert!(
+        acl.contains("USAGE: pve set /access/acl --path <string> --roles <string> [OPTIONS]\n"),
+        "{acl}"
+    );
+    assert!(
+        acl.contains("\n  --propagate <boolean>\n        optional, default: 1\n"),
+        "{acl}"
+    );
+    assert!(acl.contains("        format: pve-roleid-list\n"), "{acl}");
+    assert!(acl.contains("  permissions: "), "{acl}");
+    let qemu = stdout(&pve(vec![], &["usage", "/nodes/{node}/qemu", "-v"]).await);
+    assert!(
+        qemu.contains("\n  --net[n] [model=]<enum> [,bridge=<bridge>]"),
+        "{qemu}"
+    );
+    assert!(qemu.contains("        names: net0 .. net31\n"), "{qemu}");
+    assert!(
+        qemu.contains(
+            "          tag=<integer>\n              optional\n              range: 1 - 4094\n"
+        ),
+        "{qemu}"
+    );
+    let brief = stdout(&pve(vec![], &["usage", "/nodes/{node}/qemu"]).await);
+    assert!(!brief.contains("names: net0"), "{brief}");
+
+    let unknown = pve(vec![], &["usage", "/nodes/pve/nothing"]).await;
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr)
+            .contains("not found: no such resource '/nodes/pve/nothing'")
     );
 }

@@ -23,10 +23,14 @@ pub struct Version {
 
 impl Client {
     /// `GET /version` (`version`): the PVE release the endpoint runs.
+    /// The client remembers the release, to use that release's schema
+    /// ([`Client::release`]).
     ///
     /// # Errors
     /// As any call; `/version` needs authentication.
     pub async fn version(&self) -> Result<Version> {
-        self.call(Method::GET, "/version", &Params::new()).await
+        let v: Version = self.call(Method::GET, "/version", &Params::new()).await?;
+        self.note_release(&v.release);
+        Ok(v)
     }
 }

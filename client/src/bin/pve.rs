@@ -7,6 +7,7 @@
 //! pve set /access/users/root@pam/token/ci --comment "CI runner"
 //! pve delete /access/users/root@pam/token/ci
 //! pve ls /nodes/pve
+//! pve usage /nodes/{node}/qemu --verbose
 //! ```
 //!
 //! API parameters follow the path as `--name value` (or `--name=value`;
@@ -19,6 +20,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use pve_client::api::tasks::{Upid, WaitOptions};
+use pve_client::schema::{self, Release};
 use pve_client::{Category, Client, Config, Error, Method, Params};
 use serde_json::Value;
 
@@ -71,8 +73,25 @@ enum Command {
     Set(Call),
     /// DELETE a path.
     Delete(Call),
-    /// List the children of a path.
+    /// List the children of a path, with what each allows (pvesh's
+    /// `Drwcd` flags).
     Ls(Call),
+    /// Show the API's usage of a path, from the embedded schema of the
+    /// server's release.
+    Usage(UsageArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct UsageArgs {
+    /// The API path (e.g. /nodes/pve/qemu or /nodes/{node}/qemu).
+    path: String,
+    /// Also show permissions and format details.
+    #[arg(long, short)]
+    verbose: bool,
+    /// The schema release (8.4 or 9.1); by default the server's, when
+    /// PVE_ENDPOINT is set and answers, else 9.1.
+    #[arg(long, value_parser = ["8.4", "9.1"])]
+    release: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -173,19 +192,6 @@ fn config(cli: &Cli) -> pve_client::Result<Config> {
     b.build()
 }
 
-/// The name of a child in a directory listing.
-fn child_name(item: &Value) -> Option<String> {
-    const KEYS: &[&str] = &[
-        "subdir", "name", "node", "storage", "vmid", "realm", "userid", "tokenid", "groupid",
-        "roleid", "iface", "upid", "volid", "id",
-    ];
-    match item {
-        Value::Object(o) => KEYS.iter().find_map(|k| o.get(*k)).map(scalar),
-        Value::Null => None,
-        other => Some(scalar(other)),
-    }
-}
-
 fn scalar(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
@@ -279,25 +285,59 @@ fn render(format: Format, v: &Value) -> String {
     }
 }
 
+/// `pve usage`: the schema of the release asked for, or the server's
+/// when it can be asked, else 9.1.
+async fn usage(args: &UsageArgs, client: Option<&Client>) -> pve_client::Result<String> {
+    let release = match (&args.release, client) {
+        (Some(r), _) => schema::release_for(r),
+        (None, Some(c)) => match c.version().await {
+            Ok(_) => c.release(),
+            Err(e) => {
+                eprintln!("pve: cannot read the server's release ({e}); using 9.1");
+                Release::V9_1
+            }
+        },
+        (None, None) => Release::V9_1,
+    };
+    schema::usage(
+        pve_client::pve_schema::spec(release),
+        &args.path,
+        args.verbose,
+    )
+}
+
+/// `pve ls`: the children of a directory, named by the schema's link
+/// key, with the methods each allows.
+async fn ls(cli: &Cli, client: &Client, path: &str, params: &Params) -> pve_client::Result<String> {
+    let data = client.request(Method::GET, path, params).await?.data;
+    if client.known_release().is_none() {
+        // Learn the release so that the right schema names the children.
+        client.version().await?;
+    }
+    let children = schema::children(client.spec(), path, &data);
+    if cli.output_format == Format::Text {
+        return Ok(children
+            .iter()
+            .map(|c| format!("{:<12} {}\n", c.flags, c.name))
+            .collect());
+    }
+    let names = children
+        .into_iter()
+        .map(|c| Value::String(c.name))
+        .collect();
+    Ok(render(cli.output_format, &Value::Array(names)))
+}
+
 async fn run(cli: &Cli, client: &Client, params: Params) -> pve_client::Result<String> {
     let (method, path) = match &cli.command {
-        Command::Get(c) | Command::Ls(c) => (Method::GET, &c.path),
+        Command::Get(c) => (Method::GET, &c.path),
         Command::Create(c) => (Method::POST, &c.path),
         Command::Set(c) => (Method::PUT, &c.path),
         Command::Delete(c) => (Method::DELETE, &c.path),
+        Command::Ls(c) => return ls(cli, client, &c.path, &params).await,
+        Command::Usage(u) => return usage(u, Some(client)).await,
     };
     let data = client.request(method, path, &params).await?.data;
-    if let Command::Ls(_) = cli.command {
-        let names: Vec<Value> = match &data {
-            Value::Array(items) => items
-                .iter()
-                .filter_map(child_name)
-                .map(Value::String)
-                .collect(),
-            _ => Vec::new(),
-        };
-        return Ok(render(cli.output_format, &Value::Array(names)));
-    }
     let upid = data
         .as_str()
         .filter(|s| s.starts_with("UPID:"))
@@ -337,18 +377,12 @@ fn main() -> ExitCode {
         | Command::Set(c)
         | Command::Delete(c)
         | Command::Ls(c) => c.args.clone(),
+        Command::Usage(_) => Vec::new(),
     };
     let params = match split_args(&mut cli, &args) {
         Ok(p) => p,
         Err(Usage(m)) => {
             eprintln!("pve: {m}");
-            return ExitCode::from(2);
-        }
-    };
-    let client = match config(&cli).and_then(Client::new) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("pve: {e}");
             return ExitCode::from(2);
         }
     };
@@ -362,7 +396,27 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(&cli, &client, params)) {
+    let client = match config(&cli).and_then(Client::new) {
+        Ok(c) => c,
+        // `usage` works without a server: from the 9.1 schema, or the
+        // release asked for.
+        Err(_) if matches!(cli.command, Command::Usage(_)) => {
+            let Command::Usage(u) = &cli.command else {
+                return ExitCode::from(2);
+            };
+            return finish(runtime.block_on(usage(u, None)));
+        }
+        Err(e) => {
+            eprintln!("pve: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    finish(runtime.block_on(run(&cli, &client, params)))
+}
+
+/// Prints the outcome and picks the exit status.
+fn finish(outcome: pve_client::Result<String>) -> ExitCode {
+    match outcome {
         Ok(out) => {
             print!("{out}");
             ExitCode::SUCCESS

@@ -2,12 +2,14 @@
 //! manual clock, and clients for it in either authentication mode.
 #![allow(dead_code, missing_docs)]
 
-use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fake_pve::{Clock, FakePve, Latency, Running, Scenario};
 use pve_client::api::tasks::WaitOptions;
-use pve_client::{Client, Config, ConfigBuilder, RetryPolicy};
+use pve_client::pve_schema::{self, Release, returns};
+use pve_client::schema::{release_for, segments};
+use pve_client::{Answer, Client, Config, ConfigBuilder, Method, RetryPolicy};
 
 /// The emulated clock's start.
 pub const T0: i64 = 1_790_000_000;
@@ -56,11 +58,12 @@ pub async fn start() -> Running {
 
 /// Tasks of `kind` take `ms` of emulated time.
 pub async fn start_with_latency(kind: &str, ms: u64) -> Running {
+    let mut latency = Latency::instant();
+    latency
+        .tasks
+        .insert(kind.to_string(), fake_pve::latency::Dist::Fixed(ms));
     builder()
-        .latency(Latency {
-            default_ms: 0,
-            tasks: BTreeMap::from([(kind.to_string(), ms)]),
-        })
+        .latency(latency)
         .start()
         .await
         .expect("fake-pve starts")
@@ -82,14 +85,83 @@ pub fn fast(b: ConfigBuilder) -> ConfigBuilder {
     )
 }
 
+/// What the answer `data` of `method path` breaks in the endpoint's
+/// `returns` schema of `release` (empty when it fits, or when the schema
+/// has no such path, as for `/_fake/...`).
+pub fn shape_problems(
+    release: Release,
+    method: &Method,
+    path: &str,
+    data: &serde_json::Value,
+) -> Vec<String> {
+    let spec = pve_schema::spec(release);
+    match spec.find(method.as_str(), &segments(path)) {
+        Some(found) => returns::check(&found.endpoint.returns, data)
+            .into_iter()
+            .map(|p| format!("{method} {path} ({}): {p}", found.endpoint.name))
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// The calls a shape checker has checked, as `METHOD name` (the
+/// schema's name of the endpoint).
+#[derive(Clone, Default)]
+pub struct Checked(Arc<Mutex<Vec<String>>>);
+
+impl Checked {
+    pub fn names(&self) -> Vec<String> {
+        self.0.lock().expect("lock").clone()
+    }
+}
+
+/// An observer that checks an answer against the schema's `returns` of
+/// the server's release (9.1 until a `/version` answer says otherwise),
+/// panicking (failing the test) on a mismatch, and records the calls it
+/// checked.
+pub fn shape_observer(
+    checked: &Checked,
+) -> impl Fn(&Method, &str, &Answer) + Send + Sync + 'static {
+    let log = checked.clone();
+    let release = Arc::new(Mutex::new(Release::V9_1));
+    move |method: &Method, path: &str, answer: &Answer| {
+        if path == "/version"
+            && let Some(r) = answer.data.get("release").and_then(|r| r.as_str())
+        {
+            *release.lock().expect("lock") = release_for(r);
+        }
+        let r = *release.lock().expect("lock");
+        let problems = shape_problems(r, method, path, &answer.data);
+        assert!(
+            problems.is_empty(),
+            "answer does not fit the schema: {problems:#?}"
+        );
+        if let Some(f) = pve_schema::spec(r).find(method.as_str(), &segments(path)) {
+            log.0
+                .lock()
+                .expect("lock")
+                .push(format!("{method} {}", f.endpoint.name));
+        }
+    }
+}
+
+/// Checks every successful answer of a client built from `b` (see
+/// [`shape_observer`]).
+pub fn check_shapes(b: ConfigBuilder) -> (ConfigBuilder, Checked) {
+    let checked = Checked::default();
+    let b = b.observer(shape_observer(&checked));
+    (b, checked)
+}
+
 /// A configuration that trusts the fake's certificate through the CA
-/// bundle, without credentials.
+/// bundle, without credentials, and checks every answer's shape.
 pub fn base(run: &Running) -> ConfigBuilder {
-    fast(
+    check_shapes(fast(
         Config::builder()
             .endpoint(run.url())
             .ca_bundle_pem(run.cert_pem().expect("TLS")),
-    )
+    ))
+    .0
 }
 
 pub fn config(run: &Running, mode: Mode) -> ConfigBuilder {
@@ -101,4 +173,23 @@ pub fn config(run: &Running, mode: Mode) -> ConfigBuilder {
 
 pub fn client(run: &Running, mode: Mode) -> Client {
     Client::new(config(run, mode).build().expect("config")).expect("client")
+}
+
+/// A client whose every answer is shape-checked, with the record of the
+/// calls checked.
+pub fn checked_client(run: &Running, mode: Mode) -> (Client, Checked) {
+    let b = fast(
+        Config::builder()
+            .endpoint(run.url())
+            .ca_bundle_pem(run.cert_pem().expect("TLS")),
+    );
+    let b = match mode {
+        Mode::Password => b.password("root@pam", "password"),
+        Mode::Token => b.token(ROOT_TOKEN, ROOT_TOKEN_SECRET),
+    };
+    let (b, checked) = check_shapes(b);
+    (
+        Client::new(b.build().expect("config")).expect("client"),
+        checked,
+    )
 }
