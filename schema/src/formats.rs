@@ -116,6 +116,24 @@ fn table() -> &'static [(&'static str, Kind)] {
             }),
         ),
         (
+            "pve-ipv4-config",
+            Fn(|v| {
+                ok(
+                    matches!(v, "dhcp" | "manual") || is_cidr(v, false),
+                    "value does not look like a valid ipv4 network configuration\n",
+                )
+            }),
+        ),
+        (
+            "pve-ipv6-config",
+            Fn(|v| {
+                ok(
+                    matches!(v, "auto" | "dhcp" | "manual") || is_cidr(v, true),
+                    "value does not look like a valid ipv6 network configuration\n",
+                )
+            }),
+        ),
+        (
             "email",
             Re(EMAIL, "value does not look like a valid email address\n"),
         ),
@@ -486,6 +504,19 @@ mod tests {
     #[case("pve-vlan-id-or-range", "1", Some("invalid VLAN tag '1'\n"))]
     #[case("pve-tag-list", "web;db", None)]
     #[case("pve-tag-list", "web;d b!", Some("invalid characters in tag\n"))]
+    #[case("pve-ipv4-config", "dhcp", None)]
+    #[case("pve-ipv4-config", "192.0.2.10/24", None)]
+    #[case(
+        "pve-ipv4-config",
+        "garbage",
+        Some("value does not look like a valid ipv4 network configuration\n")
+    )]
+    #[case("pve-ipv6-config", "auto", None)]
+    #[case(
+        "pve-ipv6-config",
+        "192.0.2.10/24",
+        Some("value does not look like a valid ipv6 network configuration\n")
+    )]
     #[case("some-unknown-format", "anything", None)]
     fn named_formats(#[case] format: &str, #[case] value: &str, #[case] err: Option<&str>) {
         assert_eq!(

@@ -81,6 +81,19 @@ fn value_prop(value: &str) -> Prop {
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
             && !w.bytes().all(|c| c.is_ascii_digit() || c == b'-')
     };
+    // Placeholders PVE prints for formats it registers by name.
+    let named = match inner {
+        "IPv4Format/CIDR" => Some("pve-ipv4-config"),
+        "IPv6Format/CIDR" => Some("pve-ipv6-config"),
+        "GatewayIPv4" => Some("ipv4"),
+        "GatewayIPv6" => Some("ipv6"),
+        _ => None,
+    };
+    if let Some(f) = named {
+        p.kind = Some("string".into());
+        p.format = Some(super::Format::Named(f.into()));
+        return p;
+    }
     if inner == "1|0" {
         p.kind = Some("boolean".into());
     } else if inner == "integer" || inner == "N" || inner == "\\d+" {
@@ -144,6 +157,8 @@ mod tests {
             .expect("keys");
         assert_eq!(f.keys().collect::<Vec<_>>(), ["gw", "gw6", "ip", "ip6"]);
         assert!(f.values().all(|p| p.optional && !p.default_key));
+        assert!(matches!(&f["ip"].format, Some(crate::Format::Named(n)) if n == "pve-ipv4-config"));
+        assert!(matches!(&f["gw6"].format, Some(crate::Format::Named(n)) if n == "ipv6"));
         let w = derive("[[model=]<i6300esb|ib700>] [,action=<enum>]").expect("keys");
         assert!(w["model"].default_key && w["model"].optional);
         assert_eq!(w["model"].enumeration.as_ref().map(Vec::len), Some(2));

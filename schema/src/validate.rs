@@ -385,6 +385,8 @@ mod tests {
     #[case(json!({"node": "pve", "vmid": 100, "net0": "virtio,tag=5000"}), "net0", "invalid format - format error\nnet0.tag: value must have a maximum value of 4094\n")]
     #[case(json!({"node": "pve", "vmid": 100, "net0": "bridge=vmbr0"}), "net0", "invalid format - format error\nnet0.model: property is missing and it is not optional\n")]
     #[case(json!({"node": "pve", "vmid": 100, "name": "a b"}), "name", "invalid format - value does not look like a valid DNS name\n")]
+    #[case(json!({"node": "pve", "vmid": 100, "ipconfig0": "ip=garbage"}), "ipconfig0", "invalid format - format error\nipconfig0.ip: invalid format - value does not look like a valid ipv4 network configuration\n\n")]
+    #[case(json!({"node": "pve", "vmid": 100, "ipconfig0": "mtu=9000"}), "ipconfig0", "invalid format - invalid key in comma-separated list property: mtu\n")]
     fn create_vm_refusals(#[case] params: Value, #[case] key: &str, #[case] msg: &str) {
         let e = err(params);
         assert_eq!(e.get(key).map(String::as_str), Some(msg), "{e:?}");
