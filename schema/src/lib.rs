@@ -22,7 +22,9 @@ pub mod formats;
 pub mod generate;
 pub mod openapi;
 pub mod propstring;
+pub mod registered;
 pub mod returns;
+mod sysdata;
 pub mod typetext;
 pub mod validate;
 
@@ -99,7 +101,7 @@ pub struct Parameters {
 }
 
 /// One property of a parameter list or property string.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 pub struct Prop {
     /// `string`, `integer`, `number`, `boolean`, `array`, `object`.
     #[serde(rename = "type", default)]
@@ -154,10 +156,14 @@ pub struct Prop {
     pub max_index: Option<u32>,
     #[serde(skip)]
     regex: OnceLock<Option<regex::Regex>>,
+    /// The validator PVE attaches to the registered format this
+    /// property string was named by ([`registered::validator`]).
+    #[serde(skip)]
+    pub(crate) validator: Option<registered::Validator>,
 }
 
 /// A `format`: a registered name, or the keys of a property string.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum Format {
     /// `pve-vmid`, `pve-configid-list`, ...
@@ -214,18 +220,41 @@ pub fn perl_to_rust(p: &str) -> String {
 const SPEC_8_4: &str = include_str!("../spec/pve-8.4.json");
 const SPEC_9_1: &str = include_str!("../spec/pve-9.1.json");
 
-/// Gives named property-string formats fake-pve has no validator for a
-/// format derived from their `typetext` ([`typetext::derive`]).
+/// Gives named property-string formats their keys: those PVE registers
+/// by name get the exact definition of [`registered`] (with the validator
+/// PVE attaches), `pve-qm-ide` the keys of the endpoint's `ide[n]`, and
+/// names fake-pve does not know at all a format derived from their
+/// `typetext` ([`typetext::derive`]).
 fn derive_formats(props: &mut BTreeMap<String, Prop>) {
+    let ide = props.get("ide[n]").and_then(|p| match &p.format {
+        Some(Format::Object(keys)) => Some(keys.clone()),
+        _ => None,
+    });
     for p in props.values_mut() {
         match &mut p.format {
-            Some(Format::Named(name)) if !formats::known(name) => {
-                if let Some(derived) = p.typetext.as_deref().and_then(typetext::derive) {
+            Some(Format::Named(name)) if name == "pve-qm-ide" => {
+                if let Some(keys) = &ide {
+                    p.format = Some(Format::Object(keys.clone()));
+                }
+            }
+            Some(Format::Named(name)) => {
+                if let Some(mut keys) = registered::keys(name) {
+                    p.validator = registered::validator(name);
+                    derive_formats(&mut keys);
+                    p.format = Some(Format::Object(keys));
+                } else if !formats::known(name)
+                    && let Some(derived) = p.typetext.as_deref().and_then(typetext::derive)
+                {
                     p.format = Some(Format::Object(derived));
                 }
             }
             Some(Format::Object(inner)) => derive_formats(inner),
             _ => {}
+        }
+        if let Some(item) = p.items.as_deref_mut() {
+            let mut one = BTreeMap::from([(String::new(), std::mem::take(item))]);
+            derive_formats(&mut one);
+            *item = one.remove("").unwrap_or_default();
         }
     }
 }
@@ -362,6 +391,59 @@ mod tests {
         assert!(s.find("GET", &segs("/nodes/pve/nothing")).is_none());
         let f = s.find("GET", &segs("/version")).expect("version");
         assert_eq!(f.endpoint.name, "version");
+    }
+
+    /// Every named format of the raw spec text, nested ones included.
+    fn named_formats(v: &Value, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(f)) = m.get("format") {
+                    out.insert(f.clone());
+                }
+                m.values().for_each(|x| named_formats(x, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| named_formats(x, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_named_format_is_validated_or_accepted_on_purpose() {
+        let mut names = std::collections::BTreeSet::new();
+        for text in [SPEC_8_4, SPEC_9_1] {
+            let v: Value = serde_json::from_str(text).expect("json");
+            for e in v["endpoints"].as_array().expect("endpoints") {
+                named_formats(&e["parameters"], &mut names);
+            }
+        }
+        assert!(names.len() > 100, "{names:?}");
+        let missing: Vec<&String> = names
+            .iter()
+            .filter(|n| !formats::known(n) && !formats::ACCEPTED_AS_IS.iter().any(|(a, _)| a == n))
+            .collect();
+        assert!(missing.is_empty(), "silently unvalidated: {missing:?}");
+        for (name, why) in formats::ACCEPTED_AS_IS {
+            assert!(!why.is_empty() && !formats::known(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn registered_formats_replace_the_typetext() {
+        let s = spec(Release::V9_1);
+        let ep = s.endpoint("POST", "/nodes/{node}/qemu").expect("create_vm");
+        let keys = |p: &str| match &ep.parameters.properties[p].format {
+            Some(Format::Object(k)) => k.keys().cloned().collect::<Vec<_>>(),
+            other => panic!("{p}: {other:?}"),
+        };
+        assert_eq!(keys("boot"), ["legacy", "order"]);
+        assert!(keys("cdrom").contains(&"file".to_string()));
+        assert!(keys("cpu").contains(&"reported-model".to_string()));
+        assert!(ep.parameters.properties["cpu"].validator.is_some());
+        // a simple validator stays a name
+        assert!(matches!(
+            &ep.parameters.properties["startup"].format,
+            Some(Format::Named(n)) if n == "pve-startup-order"
+        ));
     }
 
     #[test]

@@ -237,7 +237,15 @@ fn check_prop(value: Option<&Value>, prop: &Prop, path: &str, errors: &mut Error
         other => scalar_text(other).unwrap_or_default(),
     };
     if let Some(format) = &prop.format
-        && let Err(msg) = check_format(format, &text, path)
+        && let Err(msg) = check_format(format, &text, path).and_then(|()| {
+            // The validator PVE attaches to a registered property string.
+            match (format, prop.validator) {
+                (Format::Object(keys), Some(validator)) => {
+                    validator(&propstring::parse(keys, &text)?)
+                }
+                _ => Ok(()),
+            }
+        })
     {
         add_error(errors, path, &format!("invalid format - {msg}"));
         return;
@@ -325,7 +333,12 @@ pub fn check_format(format: &Format, value: &str, path: &str) -> Result<(), Stri
                 .map(|(k, v)| (k, Value::String(v)))
                 .collect();
             let mut errors = Errors::new();
-            check_object(Some(path), keys, &as_values, &mut errors);
+            check_object(
+                (!path.is_empty()).then_some(path),
+                keys,
+                &as_values,
+                &mut errors,
+            );
             if errors.is_empty() {
                 return Ok(());
             }
@@ -389,6 +402,59 @@ mod tests {
     #[case(json!({"node": "pve", "vmid": 100, "ipconfig0": "mtu=9000"}), "ipconfig0", "invalid format - invalid key in comma-separated list property: mtu\n")]
     fn create_vm_refusals(#[case] params: Value, #[case] key: &str, #[case] msg: &str) {
         let e = err(params);
+        assert_eq!(e.get(key).map(String::as_str), Some(msg), "{e:?}");
+    }
+
+    #[test]
+    fn registered_formats_pass_when_valid() {
+        run(
+            Release::V9_1,
+            "POST",
+            "/nodes/{node}/qemu",
+            json!({"node": "pve", "vmid": "100", "cpu": "host,flags=+aes;-pcid",
+                   "boot": "order=scsi0;ide2;net0", "startup": "order=1,up=30",
+                   "cdrom": "local:iso/debian.iso", "hotplug": "network,disk",
+                   "watchdog": "i6300esb,action=reset", "rng0": "source=/dev/urandom",
+                   "affinity": "0-3", "bootdisk": "scsi0", "ipconfig0": "ip=10.0.0.5/24,gw=10.0.0.1"}),
+        )
+        .expect("valid");
+        run(
+            Release::V8_4,
+            "POST",
+            "/nodes/{node}/qemu",
+            json!({"node": "pve", "vmid": "100", "cpu": "x86-64-v2-AES"}),
+        )
+        .expect("valid");
+    }
+
+    #[rstest]
+    #[case(json!({"node": "pve", "vmid": 100, "boot": "order=scsi0;foo"}), "boot", "invalid format - format error\nboot.order: invalid format - invalid boot device 'foo'\n\n")]
+    #[case(json!({"node": "pve", "vmid": 100, "startup": "order=1,up=x"}), "startup", "invalid format - unable to parse startup options\n")]
+    #[case(json!({"node": "pve", "vmid": 100, "cpu": "host,flags=+avx2"}), "cpu", "invalid format - VM-specific CPU flags must be a subset of: nested-virt, md-clear, pcid, spec-ctrl, ssbd, ibpb, virt-ssbd, amd-ssbd, amd-no-ssb, pdpe1gb, hv-tlbflush, hv-evmcs, aes\n")]
+    #[case(json!({"node": "pve", "vmid": 100, "cpu": "host,flags=aes"}), "cpu", "invalid format - format error\ncpu.flags: value does not match the regex pattern\n")]
+    #[case(json!({"node": "pve", "vmid": 100, "cpu": "host,colour=red"}), "cpu", "invalid format - invalid key in comma-separated list property: colour\n")]
+    #[case(json!({"node": "pve", "vmid": 100, "cdrom": "debian.iso"}), "cdrom", "invalid format - format error\ncdrom.file: invalid format - unable to parse volume ID 'debian.iso'\n\n")]
+    #[case(json!({"node": "pve", "vmid": 100, "hotplug": "gpu"}), "hotplug", "invalid format - unable to parse hotplug option\n")]
+    #[case(json!({"node": "pve", "vmid": 100, "affinity": "3-1"}), "affinity", "invalid format - unable to parse cpuset option\n")]
+    #[case(json!({"node": "pve", "vmid": 100, "ipconfig0": "gw=10.0.0.1"}), "ipconfig0", "invalid format - format error\nipconfig0.ip: missing property required by 'ipconfig0.gw'\n")]
+    fn registered_format_refusals(#[case] params: Value, #[case] key: &str, #[case] msg: &str) {
+        let e = err(params);
+        assert_eq!(e.get(key).map(String::as_str), Some(msg), "{e:?}");
+    }
+
+    #[rstest]
+    #[case("POST", "/cluster/firewall/rules", json!({"action": "ACCEPT", "type": "in", "dport": "90:80"}), "dport", "invalid format - backwards range '90:80' not allowed, did you mean '80:90'?\n")]
+    #[case("POST", "/cluster/backup", json!({"schedule": "every day", "all": 1}), "schedule", "invalid format - invalid calendar event 'every day' - unable to parse calendar event\n")]
+    #[case("PUT", "/access/roles/{roleid}", json!({"roleid": "r", "privs": "VM.Audit,VM.Fly"}), "privs", "invalid format - invalid privilege 'VM.Fly'\n")]
+    #[case("POST", "/nodes/{node}/vzdump", json!({"node": "pve", "fleecing": "enabled=1"}), "fleecing", "invalid format - 'storage' parameter is required when 'enabled' is set\n")]
+    fn other_endpoints_refuse(
+        #[case] method: &str,
+        #[case] path: &str,
+        #[case] params: Value,
+        #[case] key: &str,
+        #[case] msg: &str,
+    ) {
+        let e = run(Release::V9_1, method, path, params).expect_err("refused");
         assert_eq!(e.get(key).map(String::as_str), Some(msg), "{e:?}");
     }
 
