@@ -1,0 +1,36 @@
+@fake-only @not-emulated
+Feature: What fake-pve does not emulate
+  fake-pve serves every endpoint of the release: it routes, authenticates,
+  checks permissions and validates each of them, then answers as an empty
+  PVE would, or says plainly that it does not emulate the call. It never
+  invents placeholder items.
+
+  Scenario: A call without behaviour says it is not emulated
+    When I call GET "/nodes/pve/dns"
+    Then PVE answers 501 "Method 'GET /api2/json/nodes/pve/dns' is not emulated by fake-pve"
+
+  Scenario: It is still validated and permission-checked first
+    When I call PUT "/nodes/pve/dns"
+      | search | example.com |
+      | dns1   | not-an-ip   |
+    Then parameter "dns1" is rejected with "invalid format - value does not look like a valid IP address"
+    Given a user "bob" with password "builder1"
+    And "bob" logs in with password "builder1"
+    When I act as "bob"
+    And I call GET "/nodes/pve/dns"
+    Then PVE answers 403 "Permission check failed (/nodes/pve, Sys.Audit)"
+
+  Scenario: A collection that is empty on a fresh install answers an empty list
+    When I call GET "/cluster/ha/resources"
+    Then the answer is a list of 0 items
+    When I call GET "/cluster/replication"
+    Then the answer is a list of 0 items
+
+  Scenario: A directory answers the children the schema names
+    When I call GET "/cluster/ha"
+    Then the answer lists "id" = "resources"
+    And the answer lists "id" = "status"
+
+  Scenario: An unknown path is not implemented, as on PVE
+    When I call GET "/nodes/pve/teleport"
+    Then PVE answers 501 "Method 'GET /nodes/pve/teleport' not implemented"

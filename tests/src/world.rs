@@ -1,0 +1,840 @@
+//! [`PveWorld`]: one scenario's state. Its target (a fresh fake-pve, or
+//! the real cluster), the clients it speaks through (the administrator
+//! and whoever the scenario logs in as), what the last call answered, and
+//! everything the scenario made, to be removed after it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use pve_client::api::tasks::Upid;
+use pve_client::{Category, Client, Config, Method, Params, RetryPolicy};
+use pve_schema::Release;
+use serde_json::Value;
+
+use crate::raw::{Raw, RawReply, Trust};
+use crate::target::{Kind, Target};
+
+/// The fixed start of a fake-pve's manual clock: tasks and tickets age
+/// only when a scenario says so.
+pub const FAKE_T0: i64 = 1_790_000_000;
+
+/// root@pam's password on fake-pve.
+pub const FAKE_ROOT_PASSWORD: &str = "password";
+
+/// The actor every scenario starts as.
+pub const ADMIN: &str = "admin";
+
+static SCENARIO_SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// What a call answered, as a client observes it.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// `GET /nodes`, for messages.
+    pub request: String,
+    /// The HTTP status (200 for a success; 0 when nothing answered).
+    pub status: u16,
+    /// The `data` member.
+    pub data: Value,
+    /// The top-level `total`, where PVE sends one.
+    pub total: Option<u64>,
+    /// PVE's message on failure, without its trailing newline.
+    pub message: String,
+    /// Per-parameter messages of a 400, without trailing newlines.
+    pub errors: BTreeMap<String, String>,
+    /// The client's error category, for calls made through `pve-client`.
+    pub category: Option<Category>,
+    /// The status line's reason phrase, for raw calls.
+    pub reason: Option<String>,
+    /// The body as sent, for raw calls.
+    pub body: Option<String>,
+}
+
+impl Outcome {
+    fn from_client(request: String, r: pve_client::Result<pve_client::Answer>) -> Self {
+        match r {
+            Ok(a) => Self {
+                request,
+                status: 200,
+                data: a.data,
+                total: a.total,
+                ..Self::default()
+            },
+            Err(e) => Self {
+                request,
+                status: e.status().unwrap_or(0),
+                message: e.message().to_string(),
+                errors: e.param_errors().cloned().unwrap_or_default(),
+                category: Some(e.category()),
+                ..Self::default()
+            },
+        }
+    }
+
+    fn from_raw(request: String, r: RawReply) -> Self {
+        let json = r.json();
+        let get = |k: &str| json.as_ref().and_then(|j| j.get(k)).cloned();
+        let message = get("message")
+            .and_then(|m| m.as_str().map(|s| s.trim_end().to_string()))
+            .unwrap_or_else(|| {
+                if r.status == 200 {
+                    String::new()
+                } else {
+                    r.reason.clone()
+                }
+            });
+        let errors = get("errors")
+            .and_then(|e| e.as_object().cloned())
+            .map(|o| {
+                o.into_iter()
+                    .map(|(k, v)| {
+                        let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                        (k, text.trim_end().to_string())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            request,
+            status: r.status,
+            data: get("data").unwrap_or(Value::Null),
+            total: get("total").and_then(|t| {
+                t.as_u64()
+                    .or_else(|| t.as_str().and_then(|s| s.parse().ok()))
+            }),
+            message,
+            errors,
+            category: None,
+            reason: Some(r.reason),
+            body: Some(r.text),
+        }
+    }
+
+    /// Whether the call succeeded.
+    pub fn ok(&self) -> bool {
+        self.status == 200 && self.message.is_empty()
+    }
+}
+
+/// Something a scenario made, removed again after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Made {
+    /// A user (with its tokens and ACL entries).
+    User(String),
+    /// A group.
+    Group(String),
+    /// A role.
+    Role(String),
+    /// An API token: user, token ID.
+    Token(String, String),
+    /// An ACL entry: path, role, `users`/`groups`/`tokens`, who.
+    Acl {
+        /// The ACL path.
+        path: String,
+        /// The role.
+        role: String,
+        /// `users`, `groups` or `tokens`.
+        kind: String,
+        /// The user, group or token.
+        who: String,
+    },
+}
+
+/// The state of one scenario.
+#[derive(Default, cucumber::World)]
+#[world(init = Self::default)]
+pub struct PveWorld {
+    target: Option<Arc<Target>>,
+    fake: Option<fake_pve::Running>,
+    fake_only: bool,
+    release: Option<Release>,
+    prefix: String,
+    admin_principal: String,
+    raw: Option<Raw>,
+    actor: String,
+    clients: HashMap<String, Client>,
+    /// userid → password, for the users the scenario made.
+    pub passwords: HashMap<String, String>,
+    /// actor → (ticket, CSRF token), for ticket logins.
+    pub tickets: HashMap<String, (String, String)>,
+    /// full token ID → secret, for the tokens the scenario made.
+    pub secrets: HashMap<String, String>,
+    /// What the last call answered.
+    pub last: Option<Outcome>,
+    /// The tasks started, the last one last.
+    pub upids: Vec<Upid>,
+    made: Vec<Made>,
+}
+
+impl fmt::Debug for PveWorld {
+    /// Without tickets, passwords or secrets.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PveWorld")
+            .field("target", &self.target.as_ref().map(|t| t.describe()))
+            .field("release", &self.release)
+            .field("prefix", &self.prefix)
+            .field("actor", &self.actor)
+            .field("last", &self.last)
+            .field("upids", &self.upids)
+            .field("made", &self.made)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PveWorld {
+    /// Sets the scenario up: a fresh fake-pve of the release its tags ask
+    /// for, or the real cluster, and the administrator's client.
+    ///
+    /// # Panics
+    /// When the target cannot be reached (the scenario then fails).
+    pub async fn setup(&mut self, target: Arc<Target>, tags: &[String]) {
+        let has = |t: &str| tags.iter().any(|x| x == t);
+        self.fake_only = has("fake-only");
+        self.prefix = format!(
+            "{}{}",
+            target.prefix,
+            SCENARIO_SEQ.fetch_add(1, Ordering::Relaxed)
+        );
+        self.actor = ADMIN.into();
+        match &target.kind {
+            Kind::Fake { release } => {
+                let release = if has("pve8") && !has("pve9") {
+                    Release::V8_4
+                } else if has("pve9") && !has("pve8") {
+                    Release::V9_1
+                } else {
+                    *release
+                };
+                let version = match release {
+                    Release::V8_4 => fake_pve::PveVersion::V8_4,
+                    Release::V9_1 => fake_pve::PveVersion::V9_1,
+                };
+                let fake = fake_pve::FakePve::builder()
+                    .listen(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+                    .auth_failure_delay(Duration::ZERO)
+                    .clock(fake_pve::Clock::manual(FAKE_T0))
+                    .pve_version(version)
+                    .start()
+                    .await
+                    .unwrap_or_else(|e| panic!("fake-pve does not start: {e}"));
+                let cert = fake.cert_pem().unwrap_or_default().to_string();
+                let config = Config::builder()
+                    .endpoint(fake.url())
+                    .password("root@pam", FAKE_ROOT_PASSWORD)
+                    .ca_bundle_pem(cert.clone())
+                    .retry(RetryPolicy::none())
+                    .build()
+                    .unwrap_or_else(|e| panic!("client configuration: {e}"));
+                let admin = Client::connect(config)
+                    .await
+                    .unwrap_or_else(|e| panic!("cannot log in to fake-pve: {e}"));
+                self.raw = Some(
+                    Raw::new(&fake.api_url(), &Trust::CaPem(cert))
+                        .unwrap_or_else(|e| panic!("{e}")),
+                );
+                self.admin_principal = "root@pam".into();
+                self.clients.insert(ADMIN.into(), admin);
+                self.fake = Some(fake);
+                self.release = Some(release);
+            }
+            Kind::Real(real) => {
+                assert!(
+                    !self.fake_only,
+                    "a @fake-only scenario must not run against a real cluster"
+                );
+                let admin = Client::connect(real.admin.clone())
+                    .await
+                    .unwrap_or_else(|e| panic!("cannot connect to the cluster: {e}"));
+                self.raw = Some(
+                    Raw::new(real.admin.api_url(), &real.trust).unwrap_or_else(|e| panic!("{e}")),
+                );
+                self.admin_principal = real.admin.credentials().principal();
+                self.clients.insert(ADMIN.into(), admin);
+                self.release = Some(real.release);
+            }
+        }
+        self.target = Some(target);
+    }
+
+    /// The target.
+    ///
+    /// # Panics
+    /// Before [`PveWorld::setup`].
+    pub fn target(&self) -> &Target {
+        self.target
+            .as_deref()
+            .unwrap_or_else(|| panic!("the scenario has no target"))
+    }
+
+    /// The release that answers.
+    pub fn release(&self) -> Release {
+        self.release.unwrap_or(Release::V9_1)
+    }
+
+    /// The in-process fake-pve, for `@fake-only` steps.
+    ///
+    /// # Panics
+    /// Against a real cluster, or when the scenario is not tagged
+    /// `@fake-only` (so that the tag filter keeps it off real clusters).
+    pub fn fake(&self) -> &fake_pve::Running {
+        assert!(
+            self.fake_only,
+            "this step needs fake-pve's controls: tag the scenario @fake-only"
+        );
+        self.fake
+            .as_ref()
+            .unwrap_or_else(|| panic!("this step needs fake-pve, not a real cluster"))
+    }
+
+    /// Raw HTTP to the target.
+    pub fn raw(&self) -> &Raw {
+        self.raw
+            .as_ref()
+            .unwrap_or_else(|| panic!("the scenario has no target"))
+    }
+
+    /// Who the scenario acts as now.
+    pub fn actor(&self) -> &str {
+        &self.actor
+    }
+
+    /// Acts as `actor` from now on (its client must exist).
+    pub fn act_as(&mut self, actor: &str) {
+        assert!(
+            self.clients.contains_key(actor),
+            "no session for '{actor}': log in or create the token first"
+        );
+        self.actor = actor.to_string();
+    }
+
+    /// The client of the current actor.
+    pub fn client(&self) -> Client {
+        self.client_of(&self.actor)
+    }
+
+    /// The client of `actor`.
+    pub fn client_of(&self, actor: &str) -> Client {
+        self.clients
+            .get(actor)
+            .cloned()
+            .unwrap_or_else(|| panic!("no session for '{actor}'"))
+    }
+
+    /// The administrator's client.
+    pub fn admin(&self) -> Client {
+        self.client_of(ADMIN)
+    }
+
+    /// Who the administrator is (`root@pam`, or the configured user or
+    /// token).
+    pub fn admin_principal(&self) -> &str {
+        &self.admin_principal
+    }
+
+    /// A configuration builder for the target without credentials.
+    fn builder(&self) -> pve_client::ConfigBuilder {
+        let b = match &self.target().kind {
+            Kind::Fake { .. } => {
+                let fake = self.fake.as_ref().unwrap_or_else(|| panic!("no fake-pve"));
+                Config::builder()
+                    .endpoint(fake.url())
+                    .ca_bundle_pem(fake.cert_pem().unwrap_or_default())
+            }
+            Kind::Real(real) => real.builder().unwrap_or_else(|e| panic!("{e}")),
+        };
+        b.retry(RetryPolicy::none())
+    }
+
+    /// Adds a session for `actor` that uses a ticket (and CSRF token).
+    pub fn add_ticket_session(&mut self, actor: &str, ticket: &str, csrf: &str) {
+        let config = self
+            .builder()
+            .ticket(ticket.to_string(), csrf.to_string())
+            .build()
+            .unwrap_or_else(|e| panic!("client configuration: {e}"));
+        let client = Client::new(config).unwrap_or_else(|e| panic!("{e}"));
+        self.clients.insert(actor.to_string(), client);
+        self.tickets
+            .insert(actor.to_string(), (ticket.to_string(), csrf.to_string()));
+    }
+
+    /// Adds a session for `actor` that logs in with a password.
+    ///
+    /// # Panics
+    /// When the login fails.
+    pub async fn add_password_session(&mut self, actor: &str, userid: &str, password: &str) {
+        let config = self
+            .builder()
+            .password(userid.to_string(), password.to_string())
+            .build()
+            .unwrap_or_else(|e| panic!("client configuration: {e}"));
+        let client = Client::connect(config)
+            .await
+            .unwrap_or_else(|e| panic!("{userid} cannot log in: {e}"));
+        self.clients.insert(actor.to_string(), client);
+    }
+
+    /// Adds a session for `actor` that uses an API token.
+    pub fn add_token_session(&mut self, actor: &str, full_tokenid: &str, secret: &str) {
+        let config = self
+            .builder()
+            .token(full_tokenid.to_string(), secret.to_string())
+            .build()
+            .unwrap_or_else(|e| panic!("client configuration: {e}"));
+        let client = Client::new(config).unwrap_or_else(|e| panic!("{e}"));
+        self.clients.insert(actor.to_string(), client);
+    }
+
+    // ---- names -------------------------------------------------------
+
+    /// The scenario's prefix for what it makes (`cnf1a2b3c7`).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The user ID for a name in a feature: `alice` is the scenario's own
+    /// `<prefix>-alice@pve`; a full ID (`root@pam`) stays as it is.
+    pub fn userid(&self, name: &str) -> String {
+        if name.contains('@') {
+            name.to_string()
+        } else {
+            format!("{}-{name}@pve", self.prefix)
+        }
+    }
+
+    /// The full token ID for `alice!ci` (or `root@pam!ci`).
+    pub fn tokenid(&self, name: &str) -> String {
+        match name.split_once('!') {
+            Some((user, token)) => format!("{}!{token}", self.userid(user)),
+            None => panic!("a token is named USER!TOKEN, not '{name}'"),
+        }
+    }
+
+    /// The group ID for a name in a feature.
+    pub fn groupid(&self, name: &str) -> String {
+        format!("{}-{name}", self.prefix)
+    }
+
+    /// The role ID for a name in a feature; PVE's built-in roles (and
+    /// `NoAccess`, `Administrator`) stay as they are.
+    pub fn roleid(&self, name: &str) -> String {
+        if name.starts_with("PVE") || name == "NoAccess" || name == "Administrator" {
+            name.to_string()
+        } else {
+            format!("{}-{name}", self.prefix)
+        }
+    }
+
+    /// The VMID `{vmN}` stands for: the N-th of the reserved range.
+    ///
+    /// # Panics
+    /// When it falls outside the range.
+    pub fn vm(&self, n: u32) -> u32 {
+        let start = *self.target().vmids.start();
+        let id = start + n.saturating_sub(1);
+        self.guard_vmid(id);
+        id
+    }
+
+    /// Refuses any VMID outside the reserved range: scenarios never touch
+    /// guests they do not own, on fake-pve as on a real cluster.
+    ///
+    /// # Panics
+    /// When `vmid` is outside the range.
+    pub fn guard_vmid(&self, vmid: u32) {
+        let r = &self.target().vmids;
+        assert!(
+            r.contains(&vmid),
+            "refusing to touch VM {vmid}: outside the reserved VMID range {}-{}",
+            r.start(),
+            r.end()
+        );
+    }
+
+    /// Replaces the placeholders of a feature's text: `{node}`,
+    /// `{storage}`, `{bridge}`, `{vmN}`, `{user:alice}`, `{token:alice!ci}`,
+    /// `{group:ops}`, `{role:Starter}`, `{me}` (the administrator),
+    /// `{upid}` (the last task), `{release}`, `{prefix}`.
+    ///
+    /// # Panics
+    /// On an unknown placeholder.
+    pub fn expand(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}') else {
+                break;
+            };
+            let key = &rest[open + 1..open + close];
+            let is_key = !key.is_empty()
+                && key
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || ":!@._-".contains(c));
+            if !is_key {
+                // Not a placeholder (a YAML flow mapping, say): keep it.
+                out.push_str(&rest[..=open]);
+                rest = &rest[open + 1..];
+                continue;
+            }
+            out.push_str(&rest[..open]);
+            out.push_str(&self.placeholder(key));
+            rest = &rest[open + close + 1..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    fn placeholder(&self, key: &str) -> String {
+        let t = self.target();
+        if let Some(n) = key.strip_prefix("vm").and_then(|n| n.parse::<u32>().ok()) {
+            return self.vm(n).to_string();
+        }
+        if let Some((kind, name)) = key.split_once(':') {
+            return match kind {
+                "user" => self.userid(name),
+                "token" => self.tokenid(name),
+                "group" => self.groupid(name),
+                "role" => self.roleid(name),
+                "secret" => self
+                    .secrets
+                    .get(&self.tokenid(name))
+                    .cloned()
+                    .unwrap_or_else(|| panic!("no secret known for token {name}")),
+                "ticket" => self.ticket_of(name).0,
+                "csrf" => self.ticket_of(name).1,
+                "ticket-escaped" => pve_client::api::seg(&self.ticket_of(name).0),
+                _ => panic!("unknown placeholder {{{key}}}"),
+            };
+        }
+        match key {
+            "node" => t.node.clone(),
+            "storage" => t.storage.clone(),
+            "bridge" => t.bridge.clone(),
+            "me" => self.admin_principal.clone(),
+            "prefix" => self.prefix.clone(),
+            "release" => crate::target::release_name(self.release()).to_string(),
+            "upid" => self.last_upid().to_string(),
+            "T0" => FAKE_T0.to_string(),
+            _ => panic!("unknown placeholder {{{key}}}"),
+        }
+    }
+
+    /// The ticket and CSRF token `actor` logged in with.
+    pub fn ticket_of(&self, actor: &str) -> (String, String) {
+        self.tickets
+            .get(actor)
+            .cloned()
+            .unwrap_or_else(|| panic!("'{actor}' has not logged in"))
+    }
+
+    /// The last task started.
+    pub fn last_upid(&self) -> &Upid {
+        self.upids
+            .last()
+            .unwrap_or_else(|| panic!("no task has been started"))
+    }
+
+    // ---- calls -------------------------------------------------------
+
+    /// Refuses requests a scenario must not make: VMIDs outside the
+    /// reserved range anywhere; and, unless the scenario is `@fake-only`,
+    /// writes outside `/access` and the test node, to users, groups and
+    /// roles the scenario did not make, and node-wide power calls that
+    /// would reach guests outside the range.
+    ///
+    /// # Panics
+    /// When the request is refused.
+    pub fn guard_request(&self, method: &Method, path: &str, params: &Params) {
+        let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        for w in segs.windows(2) {
+            if matches!(w[0], "qemu" | "lxc")
+                && let Ok(id) = w[1].parse::<u32>()
+            {
+                self.guard_vmid(id);
+            }
+        }
+        for (k, v) in params.pairs() {
+            if matches!(k.as_str(), "vmid" | "newid" | "vms") {
+                for id in v
+                    .split([',', ';', ' '])
+                    .filter_map(|x| x.parse::<u32>().ok())
+                {
+                    self.guard_vmid(id);
+                }
+            }
+        }
+        if self.fake_only || *method == Method::GET {
+            return;
+        }
+        let refuse = |why: &str| -> ! {
+            panic!("refusing {method} {path}: {why} (a scenario that needs it must be @fake-only)")
+        };
+        let mine = |id: &str| id.starts_with(&self.prefix);
+        match segs.as_slice() {
+            ["access", "ticket"] => {}
+            ["access", "users" | "groups" | "roles", id, ..] if !mine(id) => {
+                refuse("not made by this scenario");
+            }
+            ["access", "users" | "groups" | "roles", ..] => {}
+            ["access", "acl"] => {
+                for (k, v) in params.pairs() {
+                    if matches!(k.as_str(), "users" | "groups" | "tokens")
+                        && v.split(',').any(|x| !mine(x))
+                    {
+                        refuse("an ACL entry for someone this scenario did not make");
+                    }
+                }
+            }
+            ["access", "password"] => {
+                if params
+                    .pairs()
+                    .iter()
+                    .any(|(k, v)| k == "userid" && !mine(v))
+                {
+                    refuse("another user's password");
+                }
+            }
+            ["nodes", node, rest @ ..] => {
+                if *node != self.target().node {
+                    refuse("not the test node");
+                }
+                if matches!(rest, ["startall" | "stopall"])
+                    && !params.pairs().iter().any(|(k, _)| k == "vms")
+                {
+                    refuse("startall/stopall without `vms` would reach every guest of the node");
+                }
+            }
+            _ => refuse("outside /access and the test node"),
+        }
+    }
+
+    /// Calls `method path` as the current actor through `pve-client`,
+    /// checks a success against the official return schema, and keeps the
+    /// outcome.
+    ///
+    /// # Panics
+    /// When the request is refused by [`PveWorld::guard_request`] or the
+    /// answer does not fit the schema.
+    pub async fn call(&mut self, method: Method, path: &str, params: Params) -> &Outcome {
+        self.guard_request(&method, path, &params);
+        let request = format!("{method} {path}");
+        let r = self.client().request(method.clone(), path, &params).await;
+        let outcome = Outcome::from_client(request, r);
+        if outcome.ok() {
+            self.check_shape(&method, path, &outcome.data);
+        }
+        self.last.insert(outcome)
+    }
+
+    /// Sends `method path` (after `/api2/json`) over plain HTTP with these
+    /// headers, and keeps the outcome.
+    ///
+    /// # Panics
+    /// As [`PveWorld::call`], and when nothing answers.
+    pub async fn call_raw(
+        &mut self,
+        method: Method,
+        path: &str,
+        headers: &[(String, String)],
+        params: Params,
+    ) -> &Outcome {
+        self.guard_request(&method, path, &params);
+        let request = format!("{method} {path}");
+        let reply = self
+            .raw()
+            .send(
+                method.clone(),
+                &format!("/api2/json{path}"),
+                headers,
+                params.pairs(),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let outcome = Outcome::from_raw(request, reply);
+        if outcome.ok() {
+            self.check_shape(&method, path, &outcome.data);
+        }
+        self.last.insert(outcome)
+    }
+
+    /// Checks `data` against the `returns` schema of the endpoint.
+    ///
+    /// # Panics
+    /// When it does not fit.
+    pub fn check_shape(&self, method: &Method, path: &str, data: &Value) {
+        let path = path.split('?').next().unwrap_or(path);
+        let segs: Vec<String> = path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(percent_decode)
+            .collect();
+        if let Some(found) = pve_schema::spec(self.release()).find(method.as_str(), &segs) {
+            let problems = pve_schema::returns::check(&found.endpoint.returns, data);
+            assert!(
+                problems.is_empty(),
+                "{method} {path}: the answer does not fit PVE's return schema: {problems:?}\n{data}"
+            );
+        }
+    }
+
+    /// The last outcome.
+    ///
+    /// # Panics
+    /// When nothing was called yet.
+    pub fn last(&self) -> &Outcome {
+        self.last
+            .as_ref()
+            .unwrap_or_else(|| panic!("no call has been made yet"))
+    }
+
+    /// A `/_fake` control call as root@pam (fake-pve only).
+    ///
+    /// # Panics
+    /// When the control API refuses.
+    pub async fn control(&self, method: Method, path: &str, body: Option<(&str, String)>) -> Value {
+        let fake = self.fake();
+        let (ticket, csrf) = self.root_ticket().await;
+        let http = reqwest::Client::builder()
+            .add_root_certificate(
+                reqwest::Certificate::from_pem(fake.cert_pem().unwrap_or_default().as_bytes())
+                    .unwrap_or_else(|e| panic!("{e}")),
+            )
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut rb = http
+            .request(method.clone(), format!("{}{path}", fake.url()))
+            .header("Cookie", format!("PVEAuthCookie={ticket}"))
+            .header("CSRFPreventionToken", csrf);
+        if let Some((ctype, text)) = body {
+            rb = rb.header("Content-Type", ctype).body(text);
+        }
+        let r = rb
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        let status = r.status();
+        let text = r.text().await.unwrap_or_default();
+        assert!(status.is_success(), "{method} {path}: {status} {text}");
+        serde_json::from_str::<Value>(&text)
+            .map(|v| v["data"].clone())
+            .unwrap_or(Value::Null)
+    }
+
+    async fn root_ticket(&self) -> (String, String) {
+        let reply = self
+            .raw()
+            .send(
+                Method::POST,
+                "/api2/json/access/ticket",
+                &[],
+                &[
+                    ("username".into(), "root@pam".into()),
+                    ("password".into(), FAKE_ROOT_PASSWORD.into()),
+                ],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let j = reply.json().unwrap_or(Value::Null);
+        (
+            j["data"]["ticket"].as_str().unwrap_or_default().to_string(),
+            j["data"]["CSRFPreventionToken"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        )
+    }
+
+    // ---- what the scenario made ----------------------------------------
+
+    /// Remembers something to remove after the scenario.
+    pub fn made(&mut self, m: Made) {
+        if !self.made.contains(&m) {
+            self.made.push(m);
+        }
+    }
+
+    /// Forgets something the scenario removed itself.
+    pub fn unmade(&mut self, m: &Made) {
+        self.made.retain(|x| x != m);
+    }
+
+    /// Removes everything the scenario made, newest first, as the
+    /// administrator. Called after every scenario, failed or not; what is
+    /// already gone is fine, anything else is reported.
+    pub async fn cleanup(&mut self) -> Vec<String> {
+        let Some(admin) = self.clients.get(ADMIN).cloned() else {
+            return Vec::new();
+        };
+        let mut problems = Vec::new();
+        while let Some(m) = self.made.pop() {
+            let seg = pve_client::api::seg;
+            let (method, path, params) = match &m {
+                Made::User(u) => (
+                    Method::DELETE,
+                    format!("/access/users/{}", seg(u)),
+                    Params::new(),
+                ),
+                Made::Group(g) => (
+                    Method::DELETE,
+                    format!("/access/groups/{}", seg(g)),
+                    Params::new(),
+                ),
+                Made::Role(r) => (
+                    Method::DELETE,
+                    format!("/access/roles/{}", seg(r)),
+                    Params::new(),
+                ),
+                Made::Token(u, t) => (
+                    Method::DELETE,
+                    format!("/access/users/{}/token/{}", seg(u), seg(t)),
+                    Params::new(),
+                ),
+                Made::Acl {
+                    path,
+                    role,
+                    kind,
+                    who,
+                } => (
+                    Method::PUT,
+                    "/access/acl".to_string(),
+                    Params::new()
+                        .set("path", path.as_str())
+                        .set("roles", role.as_str())
+                        .set(kind.as_str(), who.as_str())
+                        .set("delete", true),
+                ),
+            };
+            if let Err(e) = admin.request(method, &path, &params).await {
+                let msg = e.message();
+                let gone = msg.contains("does not exist")
+                    || msg.contains("no such")
+                    || msg.contains("not found");
+                if !gone {
+                    problems.push(format!("cleaning up {m:?}: {e}"));
+                }
+            }
+        }
+        problems
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Ok(b) = u8::from_str_radix(s.get(i + 1..i + 3).unwrap_or(""), 16)
+        {
+            out.push(b);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
