@@ -7,11 +7,14 @@
 //! answer with the `data` member.
 
 pub mod access;
+pub mod agent;
 pub mod auth;
 pub mod cluster;
+pub mod network;
 pub mod nodes;
 pub mod params;
 pub mod qemu;
+pub mod storage;
 pub mod tasks;
 
 use std::collections::BTreeMap;
@@ -34,11 +37,18 @@ pub struct Reply {
     pub data: Value,
     /// The top-level `total` (left out when zero, as PVE does).
     pub total: Option<u64>,
+    /// Other top-level members a handler sets (`set_result_attrib`, e.g.
+    /// the `changes` of `GET /nodes/{node}/network`).
+    pub attribs: serde_json::Map<String, Value>,
 }
 
 impl From<Value> for Reply {
     fn from(data: Value) -> Self {
-        Self { data, total: None }
+        Self {
+            data,
+            total: None,
+            attribs: serde_json::Map::new(),
+        }
     }
 }
 
@@ -220,6 +230,9 @@ impl Default for Router {
         routes.extend(nodes::routes());
         routes.extend(tasks::routes());
         routes.extend(qemu::routes());
+        routes.extend(network::routes());
+        routes.extend(agent::routes());
+        routes.extend(storage::routes());
         Self { routes }
     }
 }
@@ -667,7 +680,16 @@ pub(crate) fn body_params(
         }
     } else if ctype.is_empty() || ctype == "application/x-www-form-urlencoded" {
         for (k, v) in form_urlencoded::parse(&req.body) {
-            map.insert(k.into_owned(), Value::String(v.into_owned()));
+            // A repeated key is a list (`command=ls&command=-l`), as
+            // clients send array parameters.
+            let v = Value::String(v.into_owned());
+            match map.get_mut(k.as_ref()) {
+                Some(Value::Array(list)) => list.push(v),
+                Some(first) => *first = Value::Array(vec![first.take(), v]),
+                None => {
+                    map.insert(k.into_owned(), v);
+                }
+            }
         }
     } else {
         return Err((
@@ -772,6 +794,9 @@ pub fn success(format: Format, reply: Reply) -> Response<Full<Bytes>> {
     let mut body = json!({ "data": reply.data });
     if let Some(t) = reply.total.filter(|t| *t != 0) {
         body["total"] = json!(t);
+    }
+    for (k, v) in reply.attribs {
+        body[k.as_str()] = v;
     }
     if format == Format::Extjs {
         body["success"] = json!(1);

@@ -39,6 +39,30 @@ pub fn routes() -> Vec<Route> {
             storage_content,
             &[],
         ),
+        post("/nodes/{node}/qemu/{vmid}/clone", clone_vm, &[]),
+        post("/nodes/{node}/qemu/{vmid}/template", template, &[]),
+        get("/nodes/{node}/qemu/{vmid}/snapshot", snapshot_list, &[]),
+        post("/nodes/{node}/qemu/{vmid}/snapshot", snapshot, &[]),
+        get(
+            "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config",
+            get_snapshot_config,
+            &[],
+        ),
+        put(
+            "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config",
+            update_snapshot_config,
+            &[],
+        ),
+        post(
+            "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/rollback",
+            rollback,
+            &[],
+        ),
+        delete(
+            "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}",
+            delsnapshot,
+            &[],
+        ),
     ]
 }
 
@@ -156,17 +180,19 @@ fn vm_config(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = vmid(ctx)?;
     let current = ctx.params.bool("current")?.unwrap_or(false);
     let snapshot = ctx.params.str("snapshot");
+    if snapshot.as_deref().is_some_and(|s| !s.is_empty()) && current {
+        let msg = "cannot use 'snapshot' parameter with 'current'";
+        let mut errors = BTreeMap::new();
+        errors.insert("snapshot".to_string(), msg.to_string());
+        errors.insert("current".to_string(), msg.to_string());
+        return Err(Error::Invalid(errors));
+    }
     ctx.with(|c| {
         if let Some(snap) = snapshot {
-            let vm = c.vm(&node, vmid)?;
-            let Some(conf) = vm.snapshots.get(&snap) else {
-                return Err(Error::failed(format!("snapshot '{snap}' does not exist")));
-            };
-            let mut out = serde_json::Map::new();
-            for (k, v) in conf {
-                out.insert(k.clone(), qemu::typed(c.version, k, v));
-            }
-            return Ok(Value::Object(out).into());
+            // load_snapshot_config adds the digest of the file.
+            let mut conf = c.snapshot_config(&node, vmid, &snap)?;
+            conf["digest"] = json!(c.vm(&node, vmid)?.digest());
+            return Ok(conf.into());
         }
         Ok(c.config_view(&node, vmid, current)?.into())
     })
@@ -545,4 +571,131 @@ fn storage_content(ctx: &Ctx<'_>) -> Result<Reply> {
         return Ok(json!([]).into());
     }
     Ok(Value::Array(items).into())
+}
+
+/// `POST .../clone` (`clone_vm`): a `qmclone` task whose id is the
+/// source VMID.
+fn clone_vm(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let newid = ctx
+        .params
+        .int("newid", Some(100), Some(999_999_999))?
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| super::params::missing("newid"))?;
+    let req = qemu::CloneRequest {
+        node: node.clone(),
+        vmid,
+        newid,
+        name: ctx.params.str("name"),
+        description: ctx.params.str("description"),
+        pool: ctx.params.str("pool"),
+        snapname: ctx.params.str("snapname"),
+        storage: ctx.params.str("storage"),
+        format: ctx.params.str("format"),
+        full: ctx.params.bool("full")?,
+        target: ctx.params.str("target"),
+        who: Some(ctx.who()?.clone()),
+    };
+    let who = ctx.who()?.to_string();
+    let now_ms = ctx.state.clock().now_millis();
+    let ms = ctx.state.latency().task_ms("qmclone");
+    let upid = ctx.with(|c| {
+        let worker = c.clone_vm(req)?;
+        Ok::<_, Error>(c.start_task(&node, worker, &who, now_ms, ms))
+    })?;
+    Ok(json!(upid).into())
+}
+
+/// `POST .../template`: a `qmtemplate` task.
+fn template(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let disk = ctx.params.str("disk");
+    ctx.with(|c| c.check_template(&node, vmid, disk.as_deref()))?;
+    run_task(
+        ctx,
+        &node,
+        qemu_worker("qmtemplate", vmid, QemuOp::Template { disk }),
+    )
+}
+
+/// `GET .../snapshot`.
+fn snapshot_list(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    Ok(ctx.with(|c| c.snapshot_list(&node, vmid))?.into())
+}
+
+/// Starts a task whose worker the model prepared.
+fn start_prepared(
+    ctx: &Ctx<'_>,
+    node: &str,
+    prepare: impl FnOnce(&mut crate::model::Cluster) -> Result<Worker>,
+) -> Result<Reply> {
+    let who = ctx.who()?.to_string();
+    let now_ms = ctx.state.clock().now_millis();
+    let latency = ctx.state.latency();
+    let upid = ctx.with(|c| {
+        let worker = prepare(c)?;
+        let ms = latency.task_ms(&worker.kind);
+        Ok::<_, Error>(c.start_task(node, worker, &who, now_ms, ms))
+    })?;
+    Ok(json!(upid).into())
+}
+
+/// `POST .../snapshot`: a `qmsnapshot` task.
+fn snapshot(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let name = ctx.param("snapname")?;
+    let vmstate = ctx.params.bool("vmstate")?.unwrap_or(false);
+    let description = ctx.params.str("description");
+    let now = ctx.now();
+    start_prepared(ctx, &node, |c| {
+        c.snapshot_vm(&node, vmid, &name, vmstate, description, now)
+    })
+}
+
+/// `GET .../snapshot/{snapname}/config`.
+fn get_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let name = ctx.param("snapname")?;
+    Ok(ctx.with(|c| c.snapshot_config(&node, vmid, &name))?.into())
+}
+
+/// `PUT .../snapshot/{snapname}/config`: the description; answers null.
+fn update_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let name = ctx.param("snapname")?;
+    let description = ctx.params.str("description");
+    ctx.with(|c| c.update_snapshot(&node, vmid, &name, description))?;
+    Ok(Value::Null.into())
+}
+
+/// `POST .../snapshot/{snapname}/rollback`: a `qmrollback` task.
+fn rollback(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let name = ctx.param("snapname")?;
+    let start = ctx.params.bool("start")?.unwrap_or(false);
+    if start {
+        let who = ctx.who()?.clone();
+        let path = format!("/vms/{vmid}");
+        if !ctx.with(|c| c.access.has_priv(&who, &path, "VM.PowerMgmt")) {
+            return Err(Error::permission(&path, &["VM.PowerMgmt"]));
+        }
+    }
+    start_prepared(ctx, &node, |c| Ok(c.rollback_vm(&node, vmid, &name, start)))
+}
+
+/// `DELETE .../snapshot/{snapname}`: a `qmdelsnapshot` task.
+fn delsnapshot(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let name = ctx.param("snapname")?;
+    let _force = ctx.params.bool("force")?.unwrap_or(false);
+    start_prepared(ctx, &node, |c| Ok(c.delete_snapshot(&node, vmid, &name)))
 }

@@ -86,6 +86,7 @@ fn node_tasks(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(Reply {
         data: Value::Array(items),
         total: Some(total as u64),
+        attribs: Default::default(),
     })
 }
 
@@ -136,6 +137,7 @@ fn read_task_log(ctx: &Ctx<'_>) -> Result<Reply> {
         return Ok(Reply {
             data: json!([{ "n": 1, "t": "no content" }]),
             total: Some(1),
+            attribs: Default::default(),
         });
     }
     let take = if limit == 0 { usize::MAX } else { limit };
@@ -149,6 +151,7 @@ fn read_task_log(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(Reply {
         data: Value::Array(items),
         total: Some(log.len() as u64),
+        attribs: Default::default(),
     })
 }
 

@@ -78,6 +78,13 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Repl
             state.set_latency(l);
             Ok(json!(state.latency()).into())
         }
+        (Method::GET, p) if p.starts_with("/_fake/guests/") => {
+            let vmid = guest_vmid(state, p)?;
+            Ok(state
+                .with(|c| serde_json::to_value(c.guest_mut(vmid)).unwrap_or(Value::Null))
+                .into())
+        }
+        (Method::PUT, p) if p.starts_with("/_fake/guests/") => put_guest(state, req, p),
         (m, p) => Err(Error::Status {
             code: 501,
             msg: format!("Method '{m} {p}' not implemented"),
@@ -176,4 +183,39 @@ fn seed(state: &State, req: &Request) -> Result<Reply> {
         .load(scenario)
         .map_err(|e| Error::invalid("scenario", e.to_string()))?;
     Ok(health(state).into())
+}
+
+/// The VMID of `/_fake/guests/{vmid}`, which must exist.
+fn guest_vmid(state: &State, path: &str) -> Result<u32> {
+    let id = path.trim_start_matches("/_fake/guests/");
+    let vmid: u32 = id
+        .parse()
+        .map_err(|_| Error::invalid("vmid", format!("invalid VMID '{id}'")))?;
+    if !state.with(|c| c.vms.contains_key(&vmid)) {
+        return Err(Error::failed(format!("VM {vmid} does not exist")));
+    }
+    Ok(vmid)
+}
+
+/// `PUT /_fake/guests/{vmid}`: the members given (JSON, as a scenario's
+/// `guests:` entry) replace those of the guest; answers the guest.
+fn put_guest(state: &State, req: &Request, path: &str) -> Result<Reply> {
+    let vmid = guest_vmid(state, path)?;
+    let body: Value = serde_json::from_slice(&req.body)
+        .map_err(|e| Error::invalid("guest", format!("expected a JSON object: {e}")))?;
+    let Value::Object(changes) = body else {
+        return Err(Error::invalid("guest", "expected a JSON object"));
+    };
+    state.with(|c| {
+        let guest = c.guest_mut(vmid);
+        let mut merged = match serde_json::to_value(&*guest) {
+            Ok(Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        };
+        merged.extend(changes);
+        let new: crate::model::agent::Guest = serde_json::from_value(Value::Object(merged))
+            .map_err(|e| Error::invalid("guest", e.to_string()))?;
+        *guest = new;
+        Ok(serde_json::to_value(&*guest).unwrap_or(Value::Null).into())
+    })
 }

@@ -80,6 +80,12 @@ pub struct Cluster {
     /// Fault rules in force (`/_fake/faults`, a scenario's `faults:`).
     #[serde(default)]
     pub faults: Faults,
+    /// Network configuration per node (`/etc/network/interfaces`).
+    #[serde(default)]
+    pub network: BTreeMap<String, super::network::NodeNetwork>,
+    /// Guest-agent state per VM.
+    #[serde(default)]
+    pub guests: BTreeMap<u32, super::agent::Guest>,
 }
 
 impl Cluster {
@@ -350,6 +356,7 @@ impl Cluster {
             let outcome = if self.tasks[i].worker.outcome.is_ok() {
                 self.apply(effect, until_ms)
             } else {
+                self.abort(&effect);
                 Ok(Vec::new())
             };
             let task = &mut self.tasks[i];
@@ -390,6 +397,13 @@ impl Cluster {
         }
     }
 
+    /// Undoes the start of a task that ends without its effect.
+    fn abort(&mut self, effect: &TaskEffect) {
+        if let TaskEffect::Qemu { vmid, op } = effect {
+            self.abort_qemu(*vmid, op);
+        }
+    }
+
     /// Finds a task by its UPID text.
     ///
     /// # Errors
@@ -419,6 +433,8 @@ impl Cluster {
         let task = &mut self.tasks[i];
         if task.running() {
             task.finish(now, Some("received interrupt".into()));
+            let effect = task.worker.effect.clone();
+            self.abort(&effect);
         }
         Ok(())
     }

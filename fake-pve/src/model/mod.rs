@@ -5,13 +5,17 @@
 
 pub mod access;
 pub mod acl;
+pub mod agent;
 pub mod cluster;
 pub mod faults;
+pub mod network;
 pub mod nodes;
 pub mod qemu;
 pub mod scenario;
 pub mod storage;
+pub mod storage_cfg;
 pub mod tasks;
+pub mod volume_ops;
 
 use std::collections::BTreeMap;
 

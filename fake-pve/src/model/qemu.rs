@@ -19,6 +19,11 @@ use super::tasks::{TaskEffect, Worker};
 use super::{Error, PveVersion, Result};
 use crate::spec::{Format, Prop, propstring};
 
+mod clone;
+mod snapshot;
+
+pub use clone::CloneRequest;
+
 /// One emulated VM.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Vm {
@@ -45,6 +50,32 @@ pub struct Vm {
     /// Snapshot sections by name.
     #[serde(default)]
     pub snapshots: BTreeMap<String, BTreeMap<String, String>>,
+    /// The flock on `/var/lock/qemu-server/lock-<vmid>.conf` that running
+    /// tasks hold (a clone holds it for its whole run).
+    #[serde(default)]
+    pub flock: FileLock,
+}
+
+/// Holders of a VM's config file lock (`lock_config_full`,
+/// `lock_config_shared`), distinct from the `lock:` key of the config.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileLock {
+    /// Shared holders (clones of a stopped VM).
+    pub shared: u32,
+    /// An exclusive holder (a clone of a running VM).
+    pub exclusive: bool,
+}
+
+impl FileLock {
+    /// Whether anybody holds it.
+    pub fn held(&self) -> bool {
+        self.exclusive || self.shared > 0
+    }
+}
+
+/// `lock_file_full`'s timeout: `can't lock file '...' - got timeout`.
+pub fn lock_timeout(vmid: u32) -> String {
+    format!("can't lock file '/var/lock/qemu-server/lock-{vmid}.conf' - got timeout")
 }
 
 impl Vm {
@@ -60,6 +91,7 @@ impl Vm {
             qmpstatus: None,
             started_ms: None,
             snapshots: BTreeMap::new(),
+            flock: FileLock::default(),
         }
     }
 
@@ -594,6 +626,30 @@ pub enum QemuOp {
     },
     /// `qmconfig`: a config update.
     Config(ConfigUpdate),
+    /// `qmclone`: copy the disks and write the target's config.
+    Clone(Box<clone::CloneJob>),
+    /// `qmtemplate`: base volumes and `template: 1`.
+    Template {
+        /// Only this disk.
+        disk: Option<String>,
+    },
+    /// `qmsnapshot`: commit the prepared snapshot.
+    Snapshot {
+        /// The snapshot.
+        name: String,
+    },
+    /// `qmrollback`: make the snapshot's config current.
+    Rollback {
+        /// The snapshot.
+        name: String,
+        /// Start afterwards.
+        start: bool,
+    },
+    /// `qmdelsnapshot`: remove the snapshot.
+    DeleteSnapshot {
+        /// The snapshot.
+        name: String,
+    },
 }
 
 /// A config update as PUT/POST config ask for it.
@@ -893,6 +949,16 @@ impl Cluster {
         Ok((out, vols))
     }
 
+    /// Undoes what the start of a VM task did when the task fails without
+    /// running its effect (an injected fault, `DELETE .../tasks/{upid}`).
+    pub(crate) fn abort_qemu(&mut self, vmid: u32, op: &QemuOp) {
+        match op {
+            QemuOp::Clone(job) => self.abort_clone(vmid, job),
+            QemuOp::Snapshot { name } => self.abort_snapshot(vmid, name),
+            _ => {}
+        }
+    }
+
     /// Applies the effect of a VM task that ended at `end_ms`.
     pub(crate) fn apply_qemu(&mut self, vmid: u32, op: QemuOp, end_ms: i64) -> EffectResult {
         let now = end_ms.div_euclid(1000);
@@ -901,7 +967,18 @@ impl Cluster {
             None => return Err((vec![], format!("VM {vmid} does not exist"))),
         };
         let fail = |e: Error| (Vec::new(), e.to_string());
+        let takes_flock = !matches!(op, QemuOp::Clone(_) | QemuOp::Create { .. });
+        if takes_flock && self.vms.get(&vmid).is_some_and(|v| v.flock.held()) {
+            return Err((vec!["trying to acquire lock...".into()], lock_timeout(vmid)));
+        }
         match op {
+            QemuOp::Clone(job) => self.finish_clone(vmid, *job, now),
+            QemuOp::Template { disk } => self.finish_template(&node, vmid, disk.as_deref()),
+            QemuOp::Snapshot { name } => self.commit_snapshot(&node, vmid, &name),
+            QemuOp::Rollback { name, start } => {
+                self.finish_rollback(&node, vmid, &name, start, end_ms)
+            }
+            QemuOp::DeleteSnapshot { name } => self.finish_delete_snapshot(&node, vmid, &name),
             QemuOp::Create {
                 config,
                 storage,
@@ -1262,6 +1339,9 @@ impl Cluster {
     /// `checksum mismatch (file change by other user?)`, `VM is locked`.
     pub fn check_update(&self, node: &str, vmid: u32, u: &ConfigUpdate) -> Result<()> {
         let vm = self.vm(node, vmid)?;
+        if vm.flock.held() {
+            return Err(Error::failed(lock_timeout(vmid)));
+        }
         if let Some(d) = &u.digest
             && *d != vm.digest()
         {
@@ -1855,7 +1935,8 @@ impl Cluster {
             if vm.running() {
                 vm.started_ms = Some((now - 3_600) * 1000);
             }
-            for (k, v) in &vm.config {
+            let sections = std::iter::once(&vm.config).chain(vm.snapshots.values());
+            for (k, v) in sections.flat_map(|c| c.iter()) {
                 let (file, size) = if k.starts_with("unused") || k == "vmstate" {
                     (v.as_str(), None)
                 } else if is_drive_key(k) && !drive_is_cdrom(v) {

@@ -66,6 +66,9 @@ pub struct Scenario {
     /// ACL entries.
     #[serde(default)]
     pub acl: Vec<AclSpec>,
+    /// What the guest agents of VMs report, by VMID (see `model::agent`).
+    #[serde(default)]
+    pub guests: BTreeMap<u32, super::agent::Guest>,
     /// Where the text came from, for messages.
     #[serde(skip)]
     pub source: String,
@@ -255,6 +258,11 @@ pub struct VmSpec {
     /// Other config keys, as PVE stores them.
     #[serde(default)]
     pub config: BTreeMap<String, serde_yaml::Value>,
+    /// Snapshot sections by name, keys as PVE stores them (`snaptime`,
+    /// `description`, `parent`, `vmstate`, config keys). The current
+    /// config's `parent` names the newest one.
+    #[serde(default)]
+    pub snapshots: BTreeMap<String, BTreeMap<String, serde_yaml::Value>>,
 }
 
 fn yes() -> bool {
@@ -501,11 +509,45 @@ impl Scenario {
             if let Some(name) = &v.name {
                 config.insert("name".into(), name.clone());
             }
-            if vms
-                .insert(v.vmid, Vm::new(v.vmid, &node, &status, config))
-                .is_some()
-            {
+            let mut vm = Vm::new(v.vmid, &node, &status, config);
+            for (name, section) in &v.snapshots {
+                let valid = name.len() >= 2
+                    && name.len() <= 40
+                    && name.starts_with(|c: char| c.is_ascii_alphabetic())
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                if !valid || name == "current" || name.eq_ignore_ascii_case("pending") {
+                    return Err(self.err(
+                        name,
+                        format!("VM {}: invalid snapshot name '{name}'", v.vmid),
+                    ));
+                }
+                let section: BTreeMap<String, String> = section
+                    .iter()
+                    .map(|(k, val)| (k.clone(), yaml_scalar(val)))
+                    .collect();
+                vm.snapshots.insert(name.clone(), section);
+            }
+            let parents = vm
+                .snapshots
+                .values()
+                .filter_map(|s| s.get("parent"))
+                .chain(vm.config.get("parent"));
+            for p in parents {
+                if !vm.snapshots.contains_key(p) {
+                    return Err(
+                        self.err(p, format!("VM {}: parent '{p}' is not a snapshot", v.vmid))
+                    );
+                }
+            }
+            if vms.insert(v.vmid, vm).is_some() {
                 return Err(self.dup_err(&v.vmid.to_string(), format!("duplicate vmid {}", v.vmid)));
+            }
+        }
+        for vmid in self.guests.keys() {
+            if !vms.contains_key(vmid) {
+                return Err(self.err(&vmid.to_string(), format!("guests: unknown VM {vmid}")));
             }
         }
         let mut cluster = Cluster {
@@ -520,6 +562,8 @@ impl Scenario {
             tasks: Vec::new(),
             next_pid: 4_000 + u32::try_from(now.rem_euclid(50_000)).unwrap_or(0),
             faults: Faults::default(),
+            network: BTreeMap::new(),
+            guests: self.guests.clone(),
         };
         cluster.adopt_seed_vms(now);
         Ok(cluster)

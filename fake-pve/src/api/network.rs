@@ -1,0 +1,132 @@
+//! `/nodes/{node}/network`: a node's interfaces, their pending changes,
+//! apply and revert (pve-manager `API2/Network.pm`).
+
+use serde_json::{Value, json};
+
+use super::{Ctx, Reply, Route, delete, get, post, put};
+use crate::model::network::split_list;
+use crate::model::{Result, Worker};
+
+/// The routes of this area.
+pub fn routes() -> Vec<Route> {
+    vec![
+        get("/nodes/{node}/network", network_index, &[]),
+        post("/nodes/{node}/network", create_network, &[]),
+        put("/nodes/{node}/network", reload_network_config, &[]),
+        delete("/nodes/{node}/network", revert_network_changes, &[]),
+        get("/nodes/{node}/network/{iface}", network_config, &[]),
+        put("/nodes/{node}/network/{iface}", update_network, &[]),
+        delete("/nodes/{node}/network/{iface}", delete_network, &[]),
+    ]
+}
+
+fn node_name(ctx: &Ctx<'_>) -> Result<String> {
+    let node = ctx.param("node")?;
+    ctx.with(|c| c.node(&node).map(|n| n.name.clone()))
+}
+
+/// The request's parameters as a map.
+fn params(ctx: &Ctx<'_>) -> std::collections::BTreeMap<String, Value> {
+    ctx.params
+        .names()
+        .filter_map(|k| Some((k.to_string(), ctx.params.get(k)?.clone())))
+        .collect()
+}
+
+/// `GET /nodes/{node}/network`: bridges need SDN.Audit or SDN.Use on
+/// `/sdn/zones/localnetwork/<bridge>` unless the caller is root@pam.
+fn network_index(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let filter = ctx.params.str("type");
+    let who = ctx.who()?.clone();
+    let now = ctx.now();
+    let (items, changes) = ctx.with(|c| {
+        let access = c.access.clone();
+        let root = who.to_string() == "root@pam";
+        c.network_list(
+            &node,
+            filter.as_deref(),
+            |br| {
+                let path = format!("/sdn/zones/localnetwork/{br}");
+                root || access.has_priv(&who, &path, "SDN.Audit")
+                    || access.has_priv(&who, &path, "SDN.Use")
+            },
+            now,
+        )
+    });
+    let mut reply = Reply::from(Value::Array(items));
+    if let Some(ch) = changes {
+        reply.attribs.insert("changes".into(), json!(ch));
+    }
+    Ok(reply)
+}
+
+/// `POST /nodes/{node}/network`.
+fn create_network(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let iface = ctx.param("iface")?;
+    let p = params(ctx);
+    let now = ctx.now();
+    ctx.with(|c| c.network_create(&node, &iface, &p, now))?;
+    Ok(Value::Null.into())
+}
+
+/// `GET /nodes/{node}/network/{iface}`.
+fn network_config(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let iface = ctx.param("iface")?;
+    let now = ctx.now();
+    Ok(ctx.with(|c| c.network_iface(&node, &iface, now))?.into())
+}
+
+/// `PUT /nodes/{node}/network/{iface}`.
+fn update_network(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let iface = ctx.param("iface")?;
+    let delete = ctx
+        .params
+        .str("delete")
+        .map(|d| split_list(&d))
+        .unwrap_or_default();
+    let p = params(ctx);
+    let now = ctx.now();
+    ctx.with(|c| c.network_update(&node, &iface, &p, &delete, now))?;
+    Ok(Value::Null.into())
+}
+
+/// `DELETE /nodes/{node}/network/{iface}`: answers null, not a task.
+fn delete_network(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let iface = ctx.param("iface")?;
+    let now = ctx.now();
+    ctx.with(|c| c.network_delete(&node, &iface, now))?;
+    Ok(Value::Null.into())
+}
+
+/// `DELETE /nodes/{node}/network`: unlinks `interfaces.new`.
+fn revert_network_changes(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let now = ctx.now();
+    ctx.with(|c| c.network_revert(&node, now));
+    Ok(Value::Null.into())
+}
+
+/// `PUT /nodes/{node}/network`: a `srvreload` task whose worker first
+/// moves the pending file into place, then reloads.
+fn reload_network_config(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let who = ctx.who()?.to_string();
+    let now_ms = ctx.state.clock().now_millis();
+    let ms = ctx.state.latency().task_ms("srvreload");
+    let upid = ctx.with(|c| {
+        c.network_apply(&node, now_ms.div_euclid(1000));
+        c.start_task(
+            &node,
+            Worker::new("srvreload", "networking"),
+            &who,
+            now_ms,
+            ms,
+        )
+    });
+    Ok(json!(upid).into())
+}

@@ -1,0 +1,1038 @@
+//! A node's network configuration as `/etc/network/interfaces` holds it,
+//! with PVE's pending copy `interfaces.new` (pve-manager `API2/Network.pm`,
+//! pve-common `Network/Interfaces.pm`, `INotify.pm`).
+//!
+//! Every create, update or delete rewrites the whole configuration into
+//! the pending copy; `GET` then lists the pending configuration with a
+//! unified diff in `changes`. `PUT /network` applies it (the interfaces
+//! come up, the node's bridge list follows), `DELETE /network` drops it.
+//! Interfaces are kept in the form PVE reads them back from the file:
+//! values are strings, flags are `1`, `cidr` is derived.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::cluster::Cluster;
+use super::{Error, Result};
+
+/// One interface: PVE's keys (`type`, `method`, `bridge_ports`, ...).
+pub type IfaceConf = Map<String, Value>;
+
+/// The network configuration of one node.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NodeNetwork {
+    /// `/etc/network/interfaces`, by interface name.
+    pub current: BTreeMap<String, IfaceConf>,
+    /// `/etc/network/interfaces.new`, when there are pending changes.
+    pub pending: Option<BTreeMap<String, IfaceConf>>,
+    /// Physical NICs (they `exist` whether configured or not).
+    pub physical: BTreeSet<String>,
+    /// Interfaces that are up (`active`).
+    pub up: BTreeSet<String>,
+    /// Modification time of `interfaces`, epoch seconds.
+    pub mtime: i64,
+    /// Modification time of `interfaces.new`.
+    pub pending_mtime: i64,
+}
+
+/// The types the `type` filter of `GET /network` selects by name.
+pub const IFACE_TYPES: &[&str] = &[
+    "bridge",
+    "bond",
+    "eth",
+    "alias",
+    "vlan",
+    "fabric",
+    "OVSBridge",
+    "OVSBond",
+    "OVSPort",
+    "OVSIntPort",
+    "vnet",
+    "any_bridge",
+    "any_local_bridge",
+    "include_sdn",
+];
+
+fn s(v: &str) -> Value {
+    Value::String(v.to_string())
+}
+
+fn text(c: &IfaceConf, k: &str) -> Option<String> {
+    match c.get(k)? {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn kind(c: &IfaceConf) -> &str {
+    c.get("type").and_then(Value::as_str).unwrap_or("unknown")
+}
+
+fn is_bridge(c: &IfaceConf) -> bool {
+    matches!(kind(c), "bridge" | "OVSBridge")
+}
+
+/// The ports an interface enslaves (`bridge_ports`, `ovs_ports`,
+/// `slaves`, `ovs_bonds`), with the first key that names any.
+fn ports(c: &IfaceConf) -> (Vec<String>, Option<&'static str>) {
+    let mut out = Vec::new();
+    let mut key = None;
+    for k in ["bridge_ports", "ovs_ports", "slaves", "ovs_bonds"] {
+        if let Some(v) = text(c, k) {
+            key.get_or_insert(k);
+            out.extend(split_list(&v));
+        }
+    }
+    (out, key)
+}
+
+/// PVE's `split_list`: commas, semicolons and white space.
+pub fn split_list(v: &str) -> Vec<String> {
+    v.split(|c: char| c == ',' || c == ';' || c.is_whitespace())
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+impl NodeNetwork {
+    /// A fresh install: two NICs, `vmbr0` on `eno1` with the node's
+    /// address, and any further bridges without ports.
+    pub fn fresh(ip: &str, bridges: &[String], now: i64) -> Self {
+        let mut current = BTreeMap::new();
+        let mut prio = 2;
+        for nic in ["eno1", "eno2"] {
+            let mut c = IfaceConf::new();
+            c.insert("type".into(), s("eth"));
+            c.insert("method".into(), s("manual"));
+            c.insert("method6".into(), s("manual"));
+            c.insert("families".into(), json!(["inet"]));
+            c.insert("priority".into(), json!(prio));
+            prio += 1;
+            current.insert(nic.to_string(), c);
+        }
+        let gw = match ip.rsplit_once('.') {
+            Some((net, _)) => format!("{net}.1"),
+            None => String::new(),
+        };
+        for (i, b) in bridges.iter().enumerate() {
+            let mut c = IfaceConf::new();
+            c.insert("type".into(), s("bridge"));
+            c.insert("autostart".into(), json!(1));
+            c.insert("families".into(), json!(["inet"]));
+            c.insert("method6".into(), s("manual"));
+            c.insert("priority".into(), json!(prio));
+            prio += 1;
+            if i == 0 {
+                c.insert("method".into(), s("static"));
+                c.insert("address".into(), s(ip));
+                c.insert("netmask".into(), s("24"));
+                c.insert("cidr".into(), s(&format!("{ip}/24")));
+                if !gw.is_empty() && gw != ip {
+                    c.insert("gateway".into(), s(&gw));
+                }
+                c.insert("bridge_ports".into(), s("eno1"));
+            } else {
+                c.insert("method".into(), s("manual"));
+                c.insert("bridge_ports".into(), s(""));
+            }
+            c.insert("bridge_stp".into(), s("off"));
+            c.insert("bridge_fd".into(), s("0"));
+            current.insert(b.clone(), c);
+        }
+        let mut n = Self {
+            current,
+            pending: None,
+            physical: ["eno1", "eno2"].iter().map(|x| (*x).to_string()).collect(),
+            up: BTreeSet::new(),
+            mtime: now - 86_400,
+            pending_mtime: now,
+        };
+        n.up = n.brought_up(&n.current);
+        n
+    }
+
+    /// What `ifreload -a` leaves up: `auto` interfaces, the ports they
+    /// enslave, and NICs that carry a link.
+    fn brought_up(&self, conf: &BTreeMap<String, IfaceConf>) -> BTreeSet<String> {
+        let mut up: BTreeSet<String> = conf
+            .iter()
+            .filter(|(_, c)| c.get("autostart").and_then(Value::as_i64) == Some(1))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for name in up.clone() {
+            if let Some(c) = conf.get(&name) {
+                up.extend(ports(c).0);
+            }
+        }
+        up.retain(|n| conf.contains_key(n) || self.physical.contains(n));
+        up
+    }
+
+    /// The configuration GET shows: the pending one while it exists.
+    pub fn visible(&self) -> &BTreeMap<String, IfaceConf> {
+        self.pending.as_ref().unwrap_or(&self.current)
+    }
+
+    /// Names of the bridges of the applied configuration.
+    pub fn bridges(&self) -> Vec<String> {
+        self.current
+            .iter()
+            .filter(|(_, c)| is_bridge(c))
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// An interface as GET shows it (with `exists` and `active`), or a
+    /// physical NIC that the file does not mention.
+    fn view(&self, name: &str) -> Option<Value> {
+        let conf = self.visible();
+        let mut c = match conf.get(name) {
+            Some(c) => c.clone(),
+            None if self.physical.contains(name) => {
+                let mut c = IfaceConf::new();
+                c.insert("type".into(), s("eth"));
+                c.insert("method".into(), s("manual"));
+                c.insert("method6".into(), s("manual"));
+                c.insert("families".into(), json!(["inet"]));
+                c
+            }
+            None => return None,
+        };
+        if self.physical.contains(name) {
+            c.insert("exists".into(), json!(1));
+        }
+        if matches!(kind(&c), "vlan" | "alias") {
+            let parent = text(&c, "vlan-raw-device")
+                .or_else(|| name.split(['.', ':']).next().map(str::to_string))
+                .unwrap_or_default();
+            if self.physical.contains(&parent) {
+                c.insert("exists".into(), json!(1));
+            } else if conf.get(&parent).is_some_and(is_bridge) {
+                c.insert("exists".into(), Value::Null);
+            }
+        }
+        if self.up.contains(name) {
+            c.insert("active".into(), json!(1));
+        }
+        c.insert("iface".into(), s(name));
+        Some(Value::Object(c))
+    }
+
+    /// Every interface GET lists (loopback left out).
+    fn names(&self) -> BTreeSet<String> {
+        let mut names: BTreeSet<String> = self.visible().keys().cloned().collect();
+        names.extend(self.physical.iter().cloned());
+        names
+    }
+
+    /// The file text PVE writes for a configuration.
+    pub fn render(conf: &BTreeMap<String, IfaceConf>) -> String {
+        let mut out = String::from(
+            "# network interface settings; autogenerated\n\
+             # Please do NOT modify this file directly, unless you know what\n\
+             # you're doing.\n\
+             #\n\
+             # If you want to manage parts of the network configuration manually,\n\
+             # please utilize the 'source' or 'source-directory' directives to do\n\
+             # so.\n\
+             # PVE will preserve these directives, but will NOT read its network\n\
+             # configuration from sourced files, so do not attempt to move any of\n\
+             # the PVE managed interfaces into external files!\n\n\
+             auto lo\niface lo inet loopback\n\n",
+        );
+        let type_prio = |name: &str| -> i64 {
+            let root = name.split(['.', ':']).next().unwrap_or(name);
+            let level = i64::try_from(name.matches(['.', ':']).count()).unwrap_or(0);
+            let base = match conf.get(root).map(kind) {
+                Some("eth" | "OVSPort") => 200_000,
+                Some("OVSIntPort") => 300_000,
+                Some("bond" | "OVSBond") => 400_000,
+                Some("bridge" | "OVSBridge") => 500_000,
+                Some("vlan" | "vxlan") => 600_000,
+                Some("dummy") => 100_000,
+                _ => 0,
+            };
+            base + level
+        };
+        let mut names: Vec<&String> = conf.keys().collect();
+        names.sort_by_key(|n| {
+            let p = conf
+                .get(*n)
+                .and_then(|c| c.get("priority"))
+                .and_then(Value::as_i64)
+                .unwrap_or(50_000);
+            (type_prio(n) + p, (*n).clone())
+        });
+        for name in names {
+            let Some(c) = conf.get(name) else { continue };
+            if c.get("autostart").and_then(Value::as_i64) == Some(1) {
+                out.push_str(&format!("auto {name}\n"));
+            }
+            let method = text(c, "method").unwrap_or_else(|| "manual".into());
+            out.push_str(&format!("iface {name} inet {method}\n"));
+            if let Some(cidr) = text(c, "cidr") {
+                out.push_str(&format!("\taddress {cidr}\n"));
+            }
+            if let Some(gw) = text(c, "gateway") {
+                out.push_str(&format!("\tgateway {gw}\n"));
+            }
+            let mut keys: Vec<(&str, &str)> = vec![
+                ("bridge_ports", "bridge-ports"),
+                ("bridge_stp", "bridge-stp"),
+                ("bridge_fd", "bridge-fd"),
+                ("bridge_vlan_aware", "bridge-vlan-aware"),
+                ("bridge_vids", "bridge-vids"),
+                ("slaves", "bond-slaves"),
+                ("bond_miimon", "bond-miimon"),
+                ("bond_mode", "bond-mode"),
+                ("bond-primary", "bond-primary"),
+                ("bond_xmit_hash_policy", "bond-xmit-hash-policy"),
+                ("vlan-raw-device", "vlan-raw-device"),
+                ("vlan-id", "vlan-id"),
+                ("mtu", "mtu"),
+            ];
+            if kind(c) == "bridge" && text(c, "bridge_ports").is_none() {
+                out.push_str("\tbridge-ports none\n");
+                keys.remove(0);
+            }
+            for (k, file) in keys {
+                let v = match c.get(k) {
+                    Some(Value::String(v)) if !v.is_empty() => v.clone(),
+                    Some(Value::Number(n)) if k == "bridge_vlan_aware" => {
+                        if n.as_i64() == Some(1) {
+                            "yes".into()
+                        } else {
+                            continue;
+                        }
+                    }
+                    Some(Value::Number(n)) => n.to_string(),
+                    _ => continue,
+                };
+                out.push_str(&format!("\t{file} {v}\n"));
+            }
+            if let Some(cidr6) = text(c, "cidr6") {
+                let m6 = text(c, "method6").unwrap_or_else(|| "static".into());
+                out.push_str(&format!("\niface {name} inet6 {m6}\n\taddress {cidr6}\n"));
+                if let Some(gw) = text(c, "gateway6") {
+                    out.push_str(&format!("\tgateway {gw}\n"));
+                }
+            }
+            if let Some(com) = text(c, "comments") {
+                for l in com.lines() {
+                    out.push_str(&format!("#{l}\n"));
+                }
+            }
+            out.push('\n');
+        }
+        out.push_str("\nsource /etc/network/interfaces.d/*\n");
+        out
+    }
+
+    /// `diff -b -N -u interfaces interfaces.new`, or `None` when nothing
+    /// is pending.
+    pub fn changes(&self) -> Option<String> {
+        let new = self.pending.as_ref()?;
+        let a = Self::render(&self.current);
+        let b = Self::render(new);
+        let body = unified_diff(&a, &b);
+        Some(format!(
+            "--- /etc/network/interfaces\t{}\n+++ /etc/network/interfaces.new\t{}\n{body}",
+            diff_time(self.mtime),
+            diff_time(self.pending_mtime)
+        ))
+    }
+}
+
+/// A diff timestamp: `2025-05-10 12:00:00.000000000 +0000`.
+fn diff_time(epoch: i64) -> String {
+    let days = epoch.div_euclid(86_400);
+    let secs = epoch.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.000000000 +0000",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// The hunks of a unified diff with three lines of context.
+pub fn unified_diff(a: &str, b: &str) -> String {
+    let a: Vec<&str> = a.lines().collect();
+    let b: Vec<&str> = b.lines().collect();
+    let (n, m) = (a.len(), b.len());
+    // Longest common subsequence table, from the ends.
+    let mut lcs = vec![vec![0usize; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    // Edit script: (tag, line, old index, new index).
+    let mut ops: Vec<(char, &str)> = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < n || j < m {
+        if i < n && j < m && a[i] == b[j] {
+            ops.push((' ', a[i]));
+            i += 1;
+            j += 1;
+        } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            ops.push(('+', b[j]));
+            j += 1;
+        } else {
+            ops.push(('-', a[i]));
+            i += 1;
+        }
+    }
+    const CTX: usize = 3;
+    let changed: Vec<usize> = ops
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.0 != ' ')
+        .map(|(k, _)| k)
+        .collect();
+    let mut out = String::new();
+    let mut k = 0;
+    while k < changed.len() {
+        let start = changed[k].saturating_sub(CTX);
+        let mut end = changed[k];
+        while k < changed.len() && changed[k] <= end + 2 * CTX + 1 {
+            end = changed[k];
+            k += 1;
+        }
+        let end = (end + CTX + 1).min(ops.len());
+        let old_before = ops[..start].iter().filter(|o| o.0 != '+').count();
+        let new_before = ops[..start].iter().filter(|o| o.0 != '-').count();
+        let old_len = ops[start..end].iter().filter(|o| o.0 != '+').count();
+        let new_len = ops[start..end].iter().filter(|o| o.0 != '-').count();
+        let range = |before: usize, len: usize| {
+            let first = if len == 0 { before } else { before + 1 };
+            if len == 1 {
+                format!("{first}")
+            } else {
+                format!("{first},{len}")
+            }
+        };
+        out.push_str(&format!(
+            "@@ -{} +{} @@\n",
+            range(old_before, old_len),
+            range(new_before, new_len)
+        ));
+        for (tag, line) in &ops[start..end] {
+            out.push(*tag);
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Keys of create/update that are flags in the file.
+const FLAGS: &[&str] = &["autostart", "bridge_vlan_aware"];
+/// Request parameters that are not interface settings.
+const NOT_SETTINGS: &[&str] = &["node", "iface", "delete", "digest"];
+
+/// Reads the settings of a create or update request into the form PVE
+/// reads back from the file.
+fn settings(params: &BTreeMap<String, Value>) -> IfaceConf {
+    let mut out = IfaceConf::new();
+    for (k, v) in params {
+        if NOT_SETTINGS.contains(&k.as_str()) {
+            continue;
+        }
+        let t = match v {
+            Value::String(s) => s.clone(),
+            Value::Bool(b) => u8::from(*b).to_string(),
+            Value::Null => continue,
+            other => other.to_string(),
+        };
+        if FLAGS.contains(&k.as_str()) {
+            if t == "1" || t == "true" {
+                out.insert(k.clone(), json!(1));
+            }
+            continue;
+        }
+        out.insert(k.clone(), Value::String(t));
+    }
+    out
+}
+
+/// `cidr`/`cidr6` into address and netmask, as `map_cidr_to_address_netmask`.
+fn map_cidr(p: &mut IfaceConf) -> Result<()> {
+    for (cidr, addr, mask) in [
+        ("cidr", "address", "netmask"),
+        ("cidr6", "address6", "netmask6"),
+    ] {
+        if let Some(c) = text(p, cidr) {
+            if p.contains_key(addr) {
+                return Err(Error::invalid(
+                    addr,
+                    format!("{addr} conflicts with {cidr}"),
+                ));
+            }
+            if p.contains_key(mask) {
+                return Err(Error::invalid(
+                    mask,
+                    format!("{mask} conflicts with {cidr}"),
+                ));
+            }
+            let (a, m) = c.rsplit_once('/').unwrap_or((c.as_str(), ""));
+            p.insert(addr.into(), s(a));
+            p.insert(mask.into(), s(m));
+            p.remove(cidr);
+        }
+    }
+    Ok(())
+}
+
+/// Bits of a dotted netmask, or the prefix as it is.
+fn mask_bits(mask: &str) -> Option<u32> {
+    if let Ok(n) = mask.parse::<u32>() {
+        return Some(n);
+    }
+    let ip: std::net::Ipv4Addr = mask.parse().ok()?;
+    let v = u32::from(ip);
+    (v.leading_ones() + v.trailing_zeros() == 32).then(|| v.leading_ones())
+}
+
+/// Derives `cidr`/`netmask` as the reader does.
+fn derive_cidr(c: &mut IfaceConf) {
+    c.remove("cidr");
+    c.remove("cidr6");
+    if let Some(addr) = text(c, "address") {
+        match text(c, "netmask").and_then(|m| mask_bits(&m)) {
+            Some(bits) => {
+                c.insert("netmask".into(), s(&bits.to_string()));
+                c.insert("cidr".into(), s(&format!("{addr}/{bits}")));
+            }
+            None => {
+                c.insert("cidr".into(), s(&format!("{addr}/32")));
+            }
+        }
+    }
+    if let Some(addr) = text(c, "address6") {
+        let cidr = match text(c, "netmask6") {
+            Some(m) => format!("{addr}/{m}"),
+            None => format!("{addr}/128"),
+        };
+        c.insert("cidr6".into(), s(&cidr));
+    }
+}
+
+fn check_ipv6(address: &str, netmask: &str) -> Result<()> {
+    let bits: i64 = netmask.parse().unwrap_or(0);
+    if !(0..=128).contains(&bits) {
+        return Err(Error::invalid(
+            "netmask",
+            format!("{netmask} is not a valid subnet length for ipv6"),
+        ));
+    }
+    let Ok(ip) = address.parse::<std::net::Ipv6Addr>() else {
+        return Err(Error::invalid(
+            "address",
+            format!("{address} is not a valid host IPv6 address."),
+        ));
+    };
+    let kind = if ip.is_loopback() {
+        Some("LOOPBACK")
+    } else if ip.is_unspecified() {
+        Some("UNSPECIFIED")
+    } else if ip.is_multicast() {
+        Some("MULTICAST")
+    } else {
+        None
+    };
+    if let Some(t) = kind {
+        return Err(Error::invalid(
+            "address",
+            format!("{address} with type '{t}', cannot be used as host IPv6 address."),
+        ));
+    }
+    Ok(())
+}
+
+fn check_duplicate(
+    conf: &BTreeMap<String, IfaceConf>,
+    iface: &str,
+    key: &str,
+    what: &str,
+) -> Result<()> {
+    for (name, c) in conf {
+        if name != iface && text(c, key).is_some() {
+            return Err(Error::invalid(
+                key,
+                format!("{what} already exists on interface '{name}'."),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_duplicate_ports(
+    conf: &BTreeMap<String, IfaceConf>,
+    iface: &str,
+    new: &IfaceConf,
+) -> Result<()> {
+    let (new_ports, key) = ports(new);
+    let Some(key) = key else { return Ok(()) };
+    for (name, c) in conf {
+        if name == iface {
+            continue;
+        }
+        for p in ports(c).0 {
+            if new_ports.contains(&p) {
+                return Err(Error::invalid(
+                    key,
+                    format!("{p} is already used on interface '{name}'."),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The checks of `__write_etc_network_interfaces` over the whole file.
+fn check_write(conf: &BTreeMap<String, IfaceConf>, physical: &BTreeSet<String>) -> Result<()> {
+    let exists = |p: &str| conf.contains_key(p) || physical.contains(p);
+    let type_of = |p: &str| match conf.get(p) {
+        Some(c) => kind(c).to_string(),
+        None => "eth".to_string(),
+    };
+    let mut used: BTreeMap<String, String> = BTreeMap::new();
+    for (name, c) in conf {
+        for p in ports(c).0 {
+            if let Some(other) = used.get(&p)
+                && other != name
+            {
+                return Err(Error::failed(format!(
+                    "port '{p}' is already used on interface '{other}'"
+                )));
+            }
+            used.insert(p, name.clone());
+        }
+    }
+    for (name, c) in conf {
+        if kind(c) == "bond" {
+            for p in text(c, "slaves")
+                .map(|v| split_list(&v))
+                .unwrap_or_default()
+            {
+                if !exists(&p) {
+                    return Err(Error::failed(format!(
+                        "bond '{name}' - unable to find slave '{p}'"
+                    )));
+                }
+                let t = type_of(&p);
+                if t != "eth" && t != "bond" {
+                    return Err(Error::failed(format!(
+                        "bond '{name}' - wrong interface type on slave '{p}' ('{t}' != 'eth or bond')"
+                    )));
+                }
+            }
+        }
+    }
+    for (name, c) in conf {
+        if kind(c) != "vlan" {
+            continue;
+        }
+        let (parent, id) = if let Some((p, id)) = name
+            .rsplit_once('.')
+            .filter(|(_, id)| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
+        {
+            (p.to_string(), id.parse::<u64>().unwrap_or(0))
+        } else {
+            let Some(p) = text(c, "vlan-raw-device") else {
+                return Err(Error::failed("missing vlan-raw-device option"));
+            };
+            let id = if let Some(n) = name.strip_prefix("vlan").and_then(|n| n.parse().ok()) {
+                n
+            } else {
+                let Some(id) = text(c, "vlan-id") else {
+                    return Err(Error::failed("missing vlan-id option"));
+                };
+                id.parse().unwrap_or(0)
+            };
+            (p, id)
+        };
+        if id > 4094 {
+            return Err(Error::failed(format!(
+                "vlan '{name}' - vlan-id {id} should be <= 4094"
+            )));
+        }
+        if !exists(&parent) {
+            return Err(Error::failed(format!(
+                "vlan '{name}' - unable to find parent '{parent}'"
+            )));
+        }
+        let t = type_of(&parent);
+        if !matches!(t.as_str(), "eth" | "bridge" | "bond" | "vlan") {
+            return Err(Error::failed(format!(
+                "vlan '{name}' - wrong interface type on parent '{parent}' ('{t}' != 'eth|bond|bridge|vlan' )"
+            )));
+        }
+    }
+    for (name, c) in conf {
+        if kind(c) != "bridge" {
+            continue;
+        }
+        for p in text(c, "bridge_ports")
+            .map(|v| split_list(&v))
+            .unwrap_or_default()
+        {
+            let vlan_port = p
+                .rsplit_once('.')
+                .is_some_and(|(_, id)| id.bytes().all(|b| b.is_ascii_digit()));
+            if !exists(&p) && !vlan_port {
+                return Err(Error::failed(format!(
+                    "bridge '{name}' - unable to find bridge port '{p}'"
+                )));
+            }
+            if let Some(pc) = conf.get(&p) {
+                let v4 = text(pc, "method").as_deref() == Some("static")
+                    && text(pc, "address").as_deref() != Some("0.0.0.0");
+                let v6 = text(pc, "method6").as_deref() == Some("static")
+                    && text(pc, "address6").as_deref() != Some("::");
+                if v4 || v6 {
+                    return Err(Error::failed(format!(
+                        "iface {p} - ip address can't be set on interface if bridged in {name}"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `interface does not exist` (400 on `iface`).
+fn no_iface() -> Error {
+    Error::invalid("iface", "interface does not exist")
+}
+
+impl Cluster {
+    /// The network configuration of `node`, made on first use from the
+    /// node's bridges.
+    pub fn network_mut(&mut self, node: &str, now: i64) -> &mut NodeNetwork {
+        if !self.network.contains_key(node) {
+            let (ip, bridges) = self
+                .nodes
+                .iter()
+                .find(|n| n.name == node)
+                .map(|n| (n.ip.clone(), n.bridges.clone()))
+                .unwrap_or_default();
+            self.network
+                .insert(node.to_string(), NodeNetwork::fresh(&ip, &bridges, now));
+        }
+        self.network.entry(node.to_string()).or_default()
+    }
+
+    /// `GET /nodes/{node}/network`: the items (bridges only if `can_see`
+    /// allows them) and the pending `changes`.
+    pub fn network_list(
+        &mut self,
+        node: &str,
+        filter: Option<&str>,
+        can_see: impl Fn(&str) -> bool,
+        now: i64,
+    ) -> (Vec<Value>, Option<String>) {
+        let net = self.network_mut(node, now);
+        let mut items = Vec::new();
+        for name in net.names() {
+            let Some(item) = net.view(&name) else {
+                continue;
+            };
+            let t = item["type"].as_str().unwrap_or_default();
+            let bridge = t == "bridge" || t == "OVSBridge";
+            let keep = match filter {
+                None | Some("include_sdn") => true,
+                Some("any_bridge" | "any_local_bridge") => bridge,
+                Some(f) => f == t,
+            };
+            if keep && (!bridge || can_see(&name)) {
+                items.push(item);
+            }
+        }
+        (items, net.changes())
+    }
+
+    /// `GET /nodes/{node}/network/{iface}`.
+    ///
+    /// # Errors
+    /// 400 `interface does not exist`.
+    pub fn network_iface(&mut self, node: &str, iface: &str, now: i64) -> Result<Value> {
+        let net = self.network_mut(node, now);
+        if !net.visible().contains_key(iface) {
+            return Err(no_iface());
+        }
+        let mut v = net.view(iface).ok_or_else(no_iface)?;
+        if let Some(o) = v.as_object_mut() {
+            o.remove("iface");
+        }
+        Ok(v)
+    }
+
+    /// Writes a new pending configuration after the writer's checks.
+    fn write_network(
+        &mut self,
+        node: &str,
+        conf: BTreeMap<String, IfaceConf>,
+        now: i64,
+    ) -> Result<()> {
+        let net = self.network_mut(node, now);
+        check_write(&conf, &net.physical)?;
+        net.pending = Some(conf);
+        net.pending_mtime = now;
+        Ok(())
+    }
+
+    /// `POST /nodes/{node}/network`.
+    ///
+    /// # Errors
+    /// PVE's parameter and writer refusals.
+    pub fn network_create(
+        &mut self,
+        node: &str,
+        iface: &str,
+        params: &BTreeMap<String, Value>,
+        now: i64,
+    ) -> Result<()> {
+        let mut conf = self.network_mut(node, now).visible().clone();
+        if conf.contains_key(iface) {
+            return Err(Error::invalid("iface", "interface already exists"));
+        }
+        let mut p = settings(params);
+        if text(&p, "gateway").is_some() {
+            check_duplicate(&conf, iface, "gateway", "Default gateway")?;
+        }
+        if text(&p, "gateway6").is_some() {
+            check_duplicate(&conf, iface, "gateway6", "Default ipv6 gateway")?;
+        }
+        check_duplicate_ports(&conf, iface, &p)?;
+        map_cidr(&mut p)?;
+        if let Some(a6) = text(&p, "address6") {
+            check_ipv6(&a6, &text(&p, "netmask6").unwrap_or_default())?;
+        }
+        let mut families = Vec::new();
+        if text(&p, "address").is_some() {
+            families.push("inet");
+        }
+        if text(&p, "address6").is_some() {
+            families.push("inet6");
+        }
+        if families.is_empty() {
+            families.push("inet");
+        }
+        p.insert("families".into(), json!(families));
+        let m4 = if text(&p, "address").is_some() {
+            "static"
+        } else {
+            "manual"
+        };
+        let m6 = if text(&p, "address6").is_some() {
+            "static"
+        } else {
+            "manual"
+        };
+        p.insert("method".into(), s(m4));
+        p.insert("method6".into(), s(m6));
+        if kind(&p).starts_with("OVS") {
+            return Err(Error::failed(
+                "Open VSwitch is not installed (need package 'openvswitch-switch')",
+            ));
+        }
+        normalize_vids(&mut p)?;
+        if kind(&p) == "bridge" {
+            let ports = text(&p, "bridge_ports")
+                .map(|v| {
+                    let mut l = split_list(&v);
+                    l.sort();
+                    l.join(" ")
+                })
+                .unwrap_or_default();
+            p.insert("bridge_ports".into(), s(&ports));
+            p.entry("bridge_stp").or_insert_with(|| s("off"));
+            p.entry("bridge_fd").or_insert_with(|| json!(0));
+        }
+        if let Some(c) = text(&p, "comments") {
+            p.insert(
+                "comments".into(),
+                s(&format!("{}\n", c.trim_end_matches('\n'))),
+            );
+        }
+        let prio = conf
+            .values()
+            .filter_map(|c| c.get("priority").and_then(Value::as_i64))
+            .max()
+            .unwrap_or(1)
+            + 1;
+        p.insert("priority".into(), json!(prio));
+        derive_cidr(&mut p);
+        conf.insert(iface.to_string(), p);
+        self.write_network(node, conf, now)
+    }
+
+    /// `PUT /nodes/{node}/network/{iface}`.
+    ///
+    /// # Errors
+    /// PVE's parameter and writer refusals.
+    pub fn network_update(
+        &mut self,
+        node: &str,
+        iface: &str,
+        params: &BTreeMap<String, Value>,
+        delete: &[String],
+        now: i64,
+    ) -> Result<()> {
+        let mut conf = self.network_mut(node, now).visible().clone();
+        let Some(mut cur) = conf.get(iface).cloned() else {
+            return Err(no_iface());
+        };
+        let mut p = settings(params);
+        for k in delete {
+            cur.remove(k);
+            match k.as_str() {
+                "cidr" => {
+                    cur.remove("address");
+                    cur.remove("netmask");
+                }
+                "cidr6" => {
+                    cur.remove("address6");
+                    cur.remove("netmask6");
+                }
+                _ => {}
+            }
+        }
+        map_cidr(&mut p)?;
+        if text(&p, "gateway").is_some() {
+            check_duplicate(&conf, iface, "gateway", "Default gateway")?;
+        }
+        if text(&p, "gateway6").is_some() {
+            check_duplicate(&conf, iface, "gateway6", "Default ipv6 gateway")?;
+        }
+        check_duplicate_ports(&conf, iface, &p)?;
+        let mut families = Vec::new();
+        if text(&p, "address").is_some() {
+            families.push("inet");
+        }
+        if let Some(a6) = text(&p, "address6") {
+            check_ipv6(&a6, &text(&p, "netmask6").unwrap_or_default())?;
+            families.push("inet6");
+        }
+        if families.is_empty() {
+            families.push("inet");
+        }
+        let m4 = if text(&p, "address").is_some() {
+            "static"
+        } else {
+            "manual"
+        };
+        let m6 = if text(&p, "address6").is_some() {
+            "static"
+        } else {
+            "manual"
+        };
+        p.insert("families".into(), json!(families));
+        p.insert("method".into(), s(m4));
+        p.insert("method6".into(), s(m6));
+        normalize_vids(&mut p)?;
+        if let Some(ports) = text(&p, "bridge_ports") {
+            let mut l = split_list(&ports);
+            l.sort();
+            p.insert("bridge_ports".into(), s(&l.join(" ")));
+        }
+        if let Some(c) = text(&p, "comments") {
+            p.insert(
+                "comments".into(),
+                s(&format!("{}\n", c.trim_end_matches('\n'))),
+            );
+        }
+        for (k, v) in p {
+            cur.insert(k, v);
+        }
+        derive_cidr(&mut cur);
+        conf.insert(iface.to_string(), cur);
+        self.write_network(node, conf, now)
+    }
+
+    /// `DELETE /nodes/{node}/network/{iface}`.
+    ///
+    /// # Errors
+    /// 400 `interface does not exist`; the writer's refusals.
+    pub fn network_delete(&mut self, node: &str, iface: &str, now: i64) -> Result<()> {
+        let mut conf = self.network_mut(node, now).visible().clone();
+        if conf.remove(iface).is_none() {
+            return Err(no_iface());
+        }
+        self.write_network(node, conf, now)
+    }
+
+    /// `DELETE /nodes/{node}/network`: drops the pending configuration.
+    pub fn network_revert(&mut self, node: &str, now: i64) {
+        self.network_mut(node, now).pending = None;
+    }
+
+    /// What the `srvreload` worker does first: the pending file replaces
+    /// the current one, `ifreload -a` brings interfaces up and down, and
+    /// the node's bridges are those of the new configuration.
+    pub fn network_apply(&mut self, node: &str, now: i64) {
+        let net = self.network_mut(node, now);
+        if let Some(new) = net.pending.take() {
+            net.current = new;
+            net.mtime = now;
+        }
+        net.up = net.brought_up(&net.current);
+        let bridges = net.bridges();
+        if let Some(n) = self.nodes.iter_mut().find(|n| n.name == node) {
+            n.bridges = bridges;
+        }
+    }
+}
+
+/// `bridge_vids` must not be empty and is kept space separated.
+fn normalize_vids(p: &mut IfaceConf) -> Result<()> {
+    if let Some(Value::String(v)) = p.get("bridge_vids").cloned() {
+        let l = split_list(&v);
+        if l.is_empty() {
+            return Err(Error::invalid("bridge_vids", "VLAN list items are empty"));
+        }
+        p.insert("bridge_vids".into(), s(&l.join(" ")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diffs_are_unified() {
+        let a = "a\nb\nc\nd\ne\nf\ng\nh\n";
+        let b = "a\nb\nc\nd\nX\ne\nf\ng\nh\n";
+        assert_eq!(
+            unified_diff(a, b),
+            "@@ -2,6 +2,7 @@\n b\n c\n d\n+X\n e\n f\n g\n"
+        );
+        assert_eq!(unified_diff(a, a), "");
+    }
+
+    #[test]
+    fn netmasks() {
+        assert_eq!(mask_bits("255.255.255.0"), Some(24));
+        assert_eq!(mask_bits("24"), Some(24));
+        assert_eq!(mask_bits("255.0.255.0"), None);
+    }
+}

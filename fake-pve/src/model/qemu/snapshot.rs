@@ -1,0 +1,564 @@
+//! Snapshots: create (with the VM state of a running VM), list as a
+//! tree, read and describe, roll back, delete (pve-guest-common
+//! `AbstractConfig.pm` `snapshot_create`/`snapshot_rollback`/
+//! `snapshot_delete`; qemu-server `QemuConfig.pm`, `API2/Qemu.pm`).
+//!
+//! The part of a task that PVE runs at once (prepare: checks, lock,
+//! snapshot section with `snapstate`) happens when the task starts; the
+//! commit happens when it ends.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::clone::is_cloudinit;
+use super::{
+    Cluster, EffectResult, Error, Lines, QemuOp, Result, TaskEffect, Worker, config_missing,
+    drive_file, drive_is_cdrom, drive_order, is_drive_key, lock_timeout, power_off,
+    running_machine, typed, uuid,
+};
+use crate::model::storage::{VolumeKind, parse_volid};
+use crate::model::volume_ops::Feature;
+
+/// Keys `__snapshot_copy_config` leaves out.
+fn not_copied(k: &str) -> bool {
+    matches!(
+        k,
+        "snapshots" | "snapstate" | "snaptime" | "vmstate" | "lock" | "digest" | "description"
+    ) || k.starts_with("unused")
+}
+
+/// PVE's `render_bytes` (two decimals).
+fn render_bytes2(bytes: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = bytes as f64;
+    let mut i = 0;
+    if bytes > 1023 {
+        i = ((v.ln() / 1024f64.ln()) as usize).min(units.len() - 1);
+        v /= 1024f64.powi(i32::try_from(i).unwrap_or(0));
+    }
+    format!("{v:.2} {}", units[i])
+}
+
+/// The disks of a config section (not CD-ROMs, not cloud-init), in
+/// `foreach_volume` order.
+fn disks(conf: &BTreeMap<String, String>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = conf
+        .iter()
+        .filter(|(k, v)| is_drive_key(k) && !drive_is_cdrom(v))
+        .map(|(k, v)| (k.clone(), drive_file(v).to_string()))
+        .collect();
+    out.sort_by_key(|(k, _)| drive_order(k));
+    out
+}
+
+/// The volumes a section refers to, cloud-init drives included
+/// (`drive_is_cdrom($drive, 1)`).
+fn volumes_of(conf: &BTreeMap<String, String>) -> Vec<String> {
+    conf.iter()
+        .filter(|(k, v)| is_drive_key(k) && (!drive_is_cdrom(v) || is_cloudinit(v)))
+        .map(|(_, v)| drive_file(v).to_string())
+        .collect()
+}
+
+/// `find_vmstate_storage`: `vmstatestorage`, else the storage of the
+/// first disk, else `local`.
+pub fn find_vmstate_storage(conf: &BTreeMap<String, String>) -> String {
+    if let Some(s) = conf.get("vmstatestorage") {
+        return s.clone();
+    }
+    disks(conf)
+        .into_iter()
+        .find_map(|(_, f)| parse_volid(&f).map(|(s, _)| s.to_string()))
+        .unwrap_or_else(|| "local".into())
+}
+
+fn reserved(name: &str) -> Result<()> {
+    if name == "current" {
+        return Err(Error::failed(
+            "unable to use snapshot name 'current' (reserved name)",
+        ));
+    }
+    if name.eq_ignore_ascii_case("pending") {
+        return Err(Error::failed(
+            "unable to use snapshot name 'pending' (reserved name)",
+        ));
+    }
+    Ok(())
+}
+
+impl Cluster {
+    fn storage_kind_of(&self, volid: &str) -> Option<String> {
+        let (sid, _) = parse_volid(volid)?;
+        self.storages
+            .iter()
+            .find(|s| s.storage == sid)
+            .map(|s| s.kind.clone())
+    }
+
+    fn lv_name(volid: &str) -> &str {
+        parse_volid(volid).map_or(volid, |(_, n)| n)
+    }
+
+    /// `POST .../snapshot`: the synchronous refusals, then the prepare
+    /// step of the `qmsnapshot` worker.
+    ///
+    /// # Errors
+    /// Reserved names; a missing VM.
+    pub fn snapshot_vm(
+        &mut self,
+        node: &str,
+        vmid: u32,
+        name: &str,
+        vmstate: bool,
+        description: Option<String>,
+        now: i64,
+    ) -> Result<Worker> {
+        reserved(name)?;
+        let version = self.version;
+        let vm = self.vm(node, vmid)?;
+        let worker = Worker::new("qmsnapshot", &vmid.to_string());
+        if vm.flock.held() {
+            return Ok(worker
+                .log("trying to acquire lock...")
+                .fail(lock_timeout(vmid)));
+        }
+        if vm.template() {
+            return Ok(worker.fail("you can't take a snapshot if it's a template"));
+        }
+        if let Err(e) = vm.check_lock() {
+            return Ok(worker.fail(e.to_string()));
+        }
+        if vm.snapshots.contains_key(name) {
+            return Ok(worker.fail(format!("snapshot name '{name}' already used")));
+        }
+        let conf = vm.config.clone();
+        let running = vm.running();
+        let mem = vm.maxmem();
+        let vols = disks(&conf);
+        if vols
+            .iter()
+            .any(|(_, f)| !self.volume_has_feature(Feature::Snapshot, f, false))
+        {
+            return Ok(worker.fail("snapshot feature is not available"));
+        }
+        let mut snap: BTreeMap<String, String> = conf
+            .iter()
+            .filter(|(k, _)| !not_copied(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut lines = Vec::new();
+        if vmstate && running {
+            let sid = find_vmstate_storage(&conf);
+            let size = 2 * mem + (500 << 20);
+            let fmt = self
+                .storage(&sid)
+                .ok()
+                .filter(|s| crate::model::storage::path_based(&s.kind))
+                .map(|_| "raw");
+            let (volid, _) = match self.alloc_volume(
+                &sid,
+                node,
+                vmid,
+                &VolumeKind::State(name.to_string()),
+                fmt,
+                size,
+                now,
+            ) {
+                Ok(v) => v,
+                Err(e) => return Ok(worker.fail(e.to_string())),
+            };
+            lines.push(format!("saving VM state and RAM using storage '{sid}'"));
+            let used = mem / 4;
+            lines.push(format!("{} in 1s", render_bytes2(used / 2)));
+            lines.push(format!(
+                "completed saving the VM state in 2s, saved {}",
+                render_bytes2(used)
+            ));
+            snap.insert("vmstate".into(), volid);
+            snap.insert("runningmachine".into(), running_machine(version, &conf));
+            snap.insert(
+                "runningcpu".into(),
+                "kvm64,enforce,+kvm_pv_eoi,+kvm_pv_unhalt,+lahf_lm,+sep".into(),
+            );
+        }
+        for (k, f) in &vols {
+            lines.push(format!("snapshotting 'drive-{k}' ({f})"));
+            if self.storage_kind_of(f).as_deref() == Some("lvmthin") {
+                lines.push(format!(
+                    "  Logical volume \"snap_{}_{name}\" created.",
+                    Self::lv_name(f)
+                ));
+            }
+        }
+        snap.insert("snapstate".into(), "prepare".into());
+        snap.insert("snaptime".into(), now.to_string());
+        if let Some(d) = description.filter(|d| !d.is_empty()) {
+            snap.insert("description".into(), d);
+        }
+        if let Some(vm) = self.vms.get_mut(&vmid) {
+            vm.config.insert("lock".into(), "snapshot".into());
+            vm.snapshots.insert(name.to_string(), snap);
+        }
+        let mut w = worker.effect(TaskEffect::Qemu {
+            vmid,
+            op: QemuOp::Snapshot {
+                name: name.to_string(),
+            },
+        });
+        for l in lines {
+            w = w.log(l);
+        }
+        Ok(w)
+    }
+
+    /// `__snapshot_commit`.
+    pub(super) fn commit_snapshot(&mut self, node: &str, vmid: u32, name: &str) -> EffectResult {
+        let vm = self
+            .vm_mut(node, vmid)
+            .map_err(|e| (vec![], e.to_string()))?;
+        if vm.lock() != Some("snapshot") {
+            return Err((vec![], "missing snapshot lock".into()));
+        }
+        let Some(snap) = vm.snapshots.get_mut(name) else {
+            return Err((vec![], format!("snapshot '{name}' does not exist")));
+        };
+        snap.remove("snapstate");
+        vm.config.remove("lock");
+        vm.config.insert("parent".into(), name.to_string());
+        Ok(vec![])
+    }
+
+    /// Undoes a snapshot whose task failed or was stopped.
+    pub(super) fn abort_snapshot(&mut self, vmid: u32, name: &str) {
+        let Some(vm) = self.vms.get_mut(&vmid) else {
+            return;
+        };
+        let node = vm.node.clone();
+        if vm
+            .snapshots
+            .get(name)
+            .is_some_and(|s| s.get("snapstate").is_some_and(|st| st == "prepare"))
+        {
+            let snap = vm.snapshots.remove(name);
+            if vm.lock() == Some("snapshot") {
+                vm.config.remove("lock");
+            }
+            if let Some(state) = snap.and_then(|s| s.get("vmstate").cloned()) {
+                self.free_volume(&state, &node);
+            }
+        }
+    }
+
+    /// `GET .../snapshot`: every snapshot, then `current`.
+    ///
+    /// # Errors
+    /// A missing VM.
+    pub fn snapshot_list(&self, node: &str, vmid: u32) -> Result<Value> {
+        let vm = self.vm(node, vmid)?;
+        let mut out = Vec::new();
+        for (name, s) in &vm.snapshots {
+            let mut item = json!({
+                "name": name,
+                "snaptime": s.get("snaptime").and_then(|t| t.parse::<i64>().ok()).unwrap_or(0),
+                "vmstate": u8::from(s.get("vmstate").is_some_and(|v| !v.is_empty() && v != "0")),
+                "description": s.get("description").cloned().unwrap_or_default(),
+            });
+            if let Some(p) = s.get("parent").filter(|p| !p.is_empty()) {
+                item["parent"] = json!(p);
+            }
+            if let Some(st) = s.get("snapstate") {
+                item["snapstate"] = json!(st);
+            }
+            out.push(item);
+        }
+        let mut current = json!({
+            "name": "current",
+            "digest": vm.digest(),
+            "running": u8::from(vm.running()),
+            "description": "You are here!",
+        });
+        if let Some(p) = vm.config.get("parent").filter(|p| !p.is_empty()) {
+            current["parent"] = json!(p);
+        }
+        out.push(current);
+        Ok(Value::Array(out))
+    }
+
+    /// `GET .../snapshot/{snapname}/config` (and `GET config?snapshot=`).
+    ///
+    /// # Errors
+    /// A missing VM or snapshot.
+    pub fn snapshot_config(&self, node: &str, vmid: u32, name: &str) -> Result<Value> {
+        let vm = self.vm(node, vmid)?;
+        let Some(conf) = vm.snapshots.get(name) else {
+            return Err(Error::failed(format!("snapshot '{name}' does not exist")));
+        };
+        let mut out = serde_json::Map::new();
+        for (k, v) in conf {
+            let v = if k == "cipassword" { "**********" } else { v };
+            let value = match (k.as_str(), v.parse::<i64>()) {
+                ("snaptime", Ok(n)) => json!(n),
+                _ => typed(self.version, k, v),
+            };
+            out.insert(k.clone(), value);
+        }
+        Ok(Value::Object(out))
+    }
+
+    /// `PUT .../snapshot/{snapname}/config`: the description.
+    ///
+    /// # Errors
+    /// The file lock, `VM is locked`, a missing snapshot.
+    pub fn update_snapshot(
+        &mut self,
+        node: &str,
+        vmid: u32,
+        name: &str,
+        description: Option<String>,
+    ) -> Result<()> {
+        let Some(description) = description else {
+            return Ok(());
+        };
+        let vm = self.vm_mut(node, vmid)?;
+        if vm.flock.held() {
+            return Err(Error::failed(lock_timeout(vmid)));
+        }
+        vm.check_lock()?;
+        let Some(snap) = vm.snapshots.get_mut(name) else {
+            return Err(Error::failed(format!("snapshot '{name}' does not exist")));
+        };
+        if description.is_empty() {
+            snap.remove("description");
+        } else {
+            snap.insert("description".into(), description);
+        }
+        Ok(())
+    }
+
+    /// `POST .../snapshot/{snapname}/rollback`: the prepare step of the
+    /// `qmrollback` worker (a running VM is stopped hard).
+    pub fn rollback_vm(&mut self, node: &str, vmid: u32, name: &str, start: bool) -> Worker {
+        let worker = Worker::new("qmrollback", &vmid.to_string());
+        let Some(vm) = self.vms.get(&vmid).filter(|v| v.node == node) else {
+            return worker.fail(config_missing(node, vmid).to_string());
+        };
+        if vm.flock.held() {
+            return worker
+                .log("trying to acquire lock...")
+                .fail(lock_timeout(vmid));
+        }
+        if vm.template() {
+            return worker.fail("you can't rollback if vm is a template");
+        }
+        let Some(snap) = vm.snapshots.get(name) else {
+            return worker.fail(format!("snapshot '{name}' does not exist"));
+        };
+        if let Some(st) = snap.get("snapstate") {
+            return worker.fail(format!(
+                "unable to rollback to incomplete snapshot (snapstate = {st})"
+            ));
+        }
+        if let Err(e) = vm.check_lock() {
+            return worker.fail(e.to_string());
+        }
+        let mut end = Vec::new();
+        for (_, f) in disks(snap) {
+            if self.storage_kind_of(&f).as_deref() == Some("lvmthin") {
+                let lv = Self::lv_name(&f);
+                end.push(format!("  Logical volume \"{lv}\" successfully removed."));
+                end.push(format!("  Logical volume \"{lv}\" created."));
+            }
+        }
+        if let Some(vm) = self.vms.get_mut(&vmid) {
+            power_off(vm);
+            vm.config.insert("lock".into(), "rollback".into());
+        }
+        let mut w = worker.effect(TaskEffect::Qemu {
+            vmid,
+            op: QemuOp::Rollback {
+                name: name.to_string(),
+                start,
+            },
+        });
+        for l in end {
+            w = w.log(l);
+        }
+        w
+    }
+
+    /// The end of `qmrollback`: the snapshot's config becomes current.
+    pub(super) fn finish_rollback(
+        &mut self,
+        node: &str,
+        vmid: u32,
+        name: &str,
+        start: bool,
+        end_ms: i64,
+    ) -> EffectResult {
+        let fail = |e: Error| (Vec::new(), e.to_string());
+        let vm = self.vm(node, vmid).map_err(fail)?;
+        if vm.lock() != Some("rollback") {
+            return Err((vec![], "got wrong lock".into()));
+        }
+        let Some(snap) = vm.snapshots.get(name).cloned() else {
+            return Err((vec![], format!("snapshot '{name}' does not exist")));
+        };
+        let keep: Vec<String> = volumes_of(&snap);
+        let unused: Vec<String> = volumes_of(&vm.config)
+            .into_iter()
+            .filter(|v| !keep.contains(v))
+            .collect();
+        let old = vm.config.clone();
+        let mut log: Lines = Vec::new();
+        let mut conf: BTreeMap<String, String> = old
+            .iter()
+            .filter(|(k, _)| k.starts_with("unused") || *k == "description")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (k, v) in &snap {
+            if !not_copied(k) {
+                conf.insert(k.clone(), v.clone());
+            }
+        }
+        conf.insert("parent".into(), name.to_string());
+        conf.remove("runningmachine");
+        conf.remove("runningcpu");
+        conf.remove("running-nets-host-mtu");
+        if conf
+            .get("vmgenid")
+            .is_some_and(|v| !v.is_empty() && v != "0")
+        {
+            conf.insert("vmgenid".into(), uuid());
+        }
+        if let Some(vm) = self.vms.get_mut(&vmid) {
+            vm.config = conf;
+            vm.pending.clear();
+            vm.pending_delete.clear();
+        }
+        for v in unused {
+            if is_cloudinit(&v) {
+                log.push(format!("found unused cloudinit disk '{v}', removing it"));
+                self.free_volume(&v, node);
+            } else {
+                self.register_unused(node, vmid, &v);
+            }
+        }
+        let with_state = snap.get("vmstate").is_some_and(|v| !v.is_empty());
+        if (with_state || start)
+            && let Some(vm) = self.vms.get_mut(&vmid)
+        {
+            vm.status = "running".into();
+            vm.qmpstatus = None;
+            vm.started_ms = Some(end_ms);
+        }
+        Ok(log)
+    }
+
+    /// `DELETE .../snapshot/{snapname}`: the prepare step of the
+    /// `qmdelsnapshot` worker.
+    pub fn delete_snapshot(&mut self, node: &str, vmid: u32, name: &str) -> Worker {
+        let worker = Worker::new("qmdelsnapshot", &vmid.to_string());
+        let Some(vm) = self.vms.get_mut(&vmid).filter(|v| v.node == node) else {
+            return worker.fail(config_missing(node, vmid).to_string());
+        };
+        if vm.flock.held() {
+            return worker
+                .log("trying to acquire lock...")
+                .fail(lock_timeout(vmid));
+        }
+        if !vm.snapshots.contains_key(name) {
+            return worker.fail(format!("snapshot '{name}' does not exist"));
+        }
+        if let Err(e) = vm.check_lock() {
+            return worker.fail(e.to_string());
+        }
+        vm.config.insert("lock".into(), "snapshot-delete".into());
+        if vm.template() {
+            return worker.fail("you can't delete a snapshot if vm is a template");
+        }
+        if let Some(s) = vm.snapshots.get_mut(name) {
+            s.insert("snapstate".into(), "delete".into());
+        }
+        worker.effect(TaskEffect::Qemu {
+            vmid,
+            op: QemuOp::DeleteSnapshot {
+                name: name.to_string(),
+            },
+        })
+    }
+
+    /// The end of `qmdelsnapshot`.
+    pub(super) fn finish_delete_snapshot(
+        &mut self,
+        node: &str,
+        vmid: u32,
+        name: &str,
+    ) -> EffectResult {
+        let vm = self.vm(node, vmid).map_err(|e| (vec![], e.to_string()))?;
+        if vm.lock() != Some("snapshot-delete") {
+            return Err((
+                vec![],
+                "encountered invalid lock, expected 'snapshot-delete'".into(),
+            ));
+        }
+        let Some(snap) = vm.snapshots.get(name).cloned() else {
+            return Err((vec![], format!("snapshot '{name}' does not exist")));
+        };
+        let mut log = Vec::new();
+        if let Some(state) = snap.get("vmstate").filter(|s| !s.is_empty())
+            && let Some(l) = self.free_volume(state, node)
+        {
+            log.extend(l);
+        }
+        for (_, f) in disks(&snap) {
+            if self.storage_kind_of(&f).as_deref() == Some("lvmthin") {
+                log.push(format!(
+                    "  Logical volume \"snap_{}_{name}\" successfully removed.",
+                    Self::lv_name(&f)
+                ));
+            }
+        }
+        let parent = snap.get("parent").cloned().filter(|p| !p.is_empty());
+        let mut orphans = Vec::new();
+        if let Some(vm) = self.vms.get_mut(&vmid) {
+            vm.snapshots.remove(name);
+            let relink = |c: &mut BTreeMap<String, String>| {
+                if c.get("parent").is_some_and(|p| p == name) {
+                    match &parent {
+                        Some(p) => {
+                            c.insert("parent".into(), p.clone());
+                        }
+                        None => {
+                            c.remove("parent");
+                        }
+                    }
+                }
+            };
+            relink(&mut vm.config);
+            for s in vm.snapshots.values_mut() {
+                relink(s);
+            }
+            vm.config.remove("lock");
+            let mut still: Vec<String> = volumes_of(&vm.config);
+            still.extend(vm.pending.values().map(|v| drive_file(v).to_string()));
+            for s in vm.snapshots.values() {
+                still.extend(volumes_of(s));
+            }
+            for v in volumes_of(&snap) {
+                if !still.contains(&v) {
+                    orphans.push(v);
+                }
+            }
+        }
+        for v in orphans {
+            if is_cloudinit(&v) {
+                log.push(format!("found unused cloudinit disk '{v}', removing it"));
+                self.free_volume(&v, node);
+            } else {
+                self.register_unused(node, vmid, &v);
+            }
+        }
+        Ok(log)
+    }
+}

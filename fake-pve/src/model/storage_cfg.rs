@@ -1,0 +1,266 @@
+//! `storage.cfg` as the API shows and changes it, and each storage's
+//! status on a node (pve-storage `API2/Storage/Config.pm`,
+//! `API2/Storage/Status.pm`, `Storage.pm::storage_info`).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::cluster::{Cluster, Storage};
+use super::qemu::sha1_hex;
+use super::storage::no_such_storage;
+use super::{Error, Result};
+
+/// Storage types whose entries are always shared.
+fn always_shared(kind: &str) -> bool {
+    matches!(
+        kind,
+        "nfs" | "cifs" | "rbd" | "cephfs" | "iscsi" | "iscsidirect" | "zfs" | "drbd" | "pbs"
+    )
+}
+
+/// Options that are not type-specific (kept in [`Storage`]'s own fields).
+const COMMON: &[&str] = &[
+    "storage", "type", "content", "shared", "nodes", "disable", "digest", "delete",
+];
+
+impl Storage {
+    /// The section of `storage.cfg`.
+    fn section(&self) -> String {
+        let mut s = format!("{}: {}\n", self.kind, self.storage);
+        for (k, v) in &self.options {
+            s.push_str(&format!("\t{k} {v}\n"));
+        }
+        s.push_str(&format!("\tcontent {}\n", self.content_text()));
+        if let Some(n) = &self.nodes {
+            s.push_str(&format!("\tnodes {}\n", n.join(",")));
+        }
+        if self.shared && !always_shared(&self.kind) {
+            s.push_str("\tshared 1\n");
+        }
+        if self.disable {
+            s.push_str("\tdisable\n");
+        }
+        s
+    }
+
+    /// `content` as PVE prints it (`none` when empty).
+    pub fn content_text(&self) -> String {
+        if self.content.is_empty() {
+            "none".into()
+        } else {
+            self.content.join(",")
+        }
+    }
+}
+
+impl Cluster {
+    /// The SHA-1 of `storage.cfg`, as `digest`.
+    pub fn storage_digest(&self) -> String {
+        let text: String = self
+            .storages
+            .iter()
+            .map(|s| format!("{}\n", s.section()))
+            .collect();
+        sha1_hex(text.as_bytes())
+    }
+
+    /// One entry of `GET /storage`.
+    pub fn storage_config_view(&self, s: &Storage) -> Value {
+        let mut v = json!({
+            "storage": s.storage,
+            "type": s.kind,
+            "content": s.content_text(),
+            "digest": self.storage_digest(),
+        });
+        for (k, val) in &s.options {
+            v[k.as_str()] = match val.parse::<i64>() {
+                Ok(n) if matches!(k.as_str(), "sparse" | "krbd" | "saferemove" | "tagged_only") => {
+                    json!(n)
+                }
+                _ => json!(val),
+            };
+        }
+        if s.shared || always_shared(&s.kind) {
+            v["shared"] = json!(1);
+        }
+        if s.disable {
+            v["disable"] = json!(1);
+        }
+        if let Some(n) = &s.nodes {
+            v["nodes"] = json!(n.join(","));
+        }
+        v
+    }
+
+    /// `POST /storage`: answers `{storage, type}`.
+    ///
+    /// # Errors
+    /// `storage ID 'x' already defined`; unknown nodes.
+    pub fn storage_create(&mut self, p: &BTreeMap<String, String>) -> Result<Value> {
+        let sid = p.get("storage").cloned().unwrap_or_default();
+        let kind = p.get("type").cloned().unwrap_or_default();
+        if self.storages.iter().any(|s| s.storage == sid) {
+            return Err(Error::failed(format!(
+                "create storage failed: storage ID '{sid}' already defined"
+            )));
+        }
+        let mut s = Storage {
+            storage: sid.clone(),
+            kind: kind.clone(),
+            content: default_content(&kind),
+            shared: always_shared(&kind),
+            nodes: None,
+            disable: false,
+            total: 100 << 30,
+            used: 0,
+            options: BTreeMap::new(),
+        };
+        apply_options(&mut s, p, &[]);
+        self.storages.push(s);
+        Ok(json!({ "storage": sid, "type": kind }))
+    }
+
+    /// `PUT /storage/{storage}`.
+    ///
+    /// # Errors
+    /// `storage 'x' does not exist`; a digest mismatch; setting and
+    /// deleting the same option.
+    pub fn storage_update(
+        &mut self,
+        sid: &str,
+        p: &BTreeMap<String, String>,
+        delete: &[String],
+    ) -> Result<Value> {
+        if let Some(d) = p.get("digest")
+            && *d != self.storage_digest()
+        {
+            return Err(Error::failed(
+                "update storage failed: detected modified configuration - file changed by other user? Try again.",
+            ));
+        }
+        for k in delete {
+            if p.contains_key(k) {
+                return Err(Error::failed(format!(
+                    "update storage failed: cannot set and delete property '{k}' at the same time!"
+                )));
+            }
+        }
+        let s = self
+            .storages
+            .iter_mut()
+            .find(|s| s.storage == sid)
+            .ok_or_else(|| {
+                Error::failed(format!(
+                    "update storage failed: storage '{sid}' does not exist"
+                ))
+            })?;
+        apply_options(s, p, delete);
+        Ok(json!({ "storage": sid, "type": s.kind }))
+    }
+
+    /// `DELETE /storage/{storage}`.
+    ///
+    /// # Errors
+    /// `storage 'x' does not exist`.
+    pub fn storage_delete(&mut self, sid: &str) -> Result<()> {
+        let i = self
+            .storages
+            .iter()
+            .position(|s| s.storage == sid)
+            .ok_or_else(|| {
+                Error::failed(format!("delete storage failed: {}", no_such_storage(sid)))
+            })?;
+        self.storages.remove(i);
+        Ok(())
+    }
+
+    /// `storage_info` of one storage on `node`, or `None` if the storage
+    /// is not configured there or has none of `content`.
+    pub fn storage_status(&self, s: &Storage, node: &str, content: Option<&str>) -> Option<Value> {
+        if s.nodes
+            .as_ref()
+            .is_some_and(|n| !n.iter().any(|x| x == node))
+        {
+            return None;
+        }
+        if let Some(c) = content
+            && !c.split(',').any(|c| s.content.iter().any(|x| x == c))
+        {
+            return None;
+        }
+        let active = !s.disable;
+        let (total, used) = if active {
+            (s.total, self.storage_used(s, node))
+        } else {
+            (0, 0)
+        };
+        let avail = total.saturating_sub(used);
+        let mut v = json!({
+            "storage": s.storage,
+            "type": s.kind,
+            "content": s.content_text(),
+            "shared": u8::from(s.shared || always_shared(&s.kind)),
+            "enabled": u8::from(!s.disable),
+            "active": u8::from(active),
+            "total": total,
+            "used": used,
+            "avail": avail,
+        });
+        if total > 0 {
+            v["used_fraction"] = json!(used as f64 / total as f64);
+        }
+        Some(v)
+    }
+}
+
+fn default_content(kind: &str) -> Vec<String> {
+    let c: &[&str] = match kind {
+        "dir" | "nfs" | "cifs" | "cephfs" | "glusterfs" | "btrfs" => &["images", "rootdir"],
+        "lvmthin" => &["images", "rootdir"],
+        "pbs" => &["backup"],
+        _ => &["images"],
+    };
+    c.iter().map(|x| (*x).to_string()).collect()
+}
+
+fn apply_options(s: &mut Storage, p: &BTreeMap<String, String>, delete: &[String]) {
+    for k in delete {
+        match k.as_str() {
+            "nodes" => s.nodes = None,
+            "disable" => s.disable = false,
+            "shared" => s.shared = always_shared(&s.kind),
+            "content" => s.content = default_content(&s.kind),
+            other => {
+                s.options.remove(other);
+            }
+        }
+    }
+    for (k, v) in p {
+        match k.as_str() {
+            "content" => {
+                s.content = v
+                    .split([',', ';', ' '])
+                    .filter(|c| !c.is_empty() && *c != "none")
+                    .map(str::to_string)
+                    .collect();
+            }
+            "nodes" => {
+                let n: Vec<String> = v
+                    .split([',', ';', ' '])
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string)
+                    .collect();
+                s.nodes = (!n.is_empty()).then_some(n);
+            }
+            "shared" => s.shared = v == "1" || always_shared(&s.kind),
+            "disable" => s.disable = v == "1",
+            k if COMMON.contains(&k) => {}
+            // Secrets are not written to storage.cfg.
+            "password" | "keyring" | "encryption-key" | "master-pubkey" => {}
+            _ => {
+                s.options.insert(k.to_string(), v.clone());
+            }
+        }
+    }
+}
