@@ -318,6 +318,7 @@ pub async fn run_to(
     summary.failed_scenarios = failed.load(Ordering::Relaxed);
     if let Kind::Real(real) = &target.kind {
         sweep(&real.admin, &target.prefix, &problems).await;
+        sweep_vms(&real.admin, &target, &problems).await;
     }
     summary.cleanup_problems = problems.lock().map(|p| p.clone()).unwrap_or_default();
     Ok(summary)
@@ -374,6 +375,34 @@ async fn sweep(admin: &pve_client::Config, prefix: &str, problems: &Mutex<Vec<St
             {
                 p.push(format!("sweeping {id}: {e}"));
             }
+        }
+    }
+}
+
+/// Stops and destroys whatever VMs of the reserved range are left on the
+/// test node of a real cluster (a scenario's own cleanup removes its VMs;
+/// this catches what an interrupted one left).
+async fn sweep_vms(admin: &pve_client::Config, target: &Target, problems: &Mutex<Vec<String>>) {
+    let Ok(client) = Client::connect(admin.clone()).await else {
+        return;
+    };
+    let path = format!("/nodes/{}/qemu", pve_client::api::seg(&target.node));
+    let Ok(Value::Array(items)) = client.get(&path, &Params::new()).await else {
+        return;
+    };
+    let as_root = admin.credentials().principal() == "root@pam";
+    let mut vmids: Vec<u32> = items
+        .iter()
+        .filter_map(|i| i["vmid"].as_u64().and_then(|v| u32::try_from(v).ok()))
+        .filter(|v| target.vmids.contains(v))
+        .collect();
+    // Linked clones (higher VMIDs) before their templates.
+    vmids.sort_unstable_by(|a, b| b.cmp(a));
+    for vmid in vmids {
+        if let Err(e) = crate::world::remove_vm(&client, &target.node, vmid, as_root).await
+            && let Ok(mut p) = problems.lock()
+        {
+            p.push(format!("sweeping VM {vmid}: {e}"));
         }
     }
 }

@@ -140,7 +140,21 @@ pub enum Made {
         /// The user, group or token.
         who: String,
     },
+    /// A VM (stopped, then destroyed with `purge`).
+    Vm(u32),
+    /// A storage definition.
+    Storage(String),
 }
+
+/// How many VMIDs of the reserved range one scenario gets (`{vm1}` ..
+/// `{vm10}`). Against a real cluster concurrent scenarios get disjoint
+/// blocks; against fake-pve every scenario has its own server and starts
+/// at the range's first VMID.
+pub const VM_BLOCK: u32 = 10;
+
+/// Blocks of the reserved range in use by running scenarios (real target).
+static VM_BLOCKS: std::sync::Mutex<std::collections::BTreeSet<u32>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
 
 /// The state of one scenario.
 #[derive(Default, cucumber::World)]
@@ -165,7 +179,13 @@ pub struct PveWorld {
     pub last: Option<Outcome>,
     /// The tasks started, the last one last.
     pub upids: Vec<Upid>,
+    /// Values a scenario remembered (`{var:NAME}` in texts).
+    pub vars: HashMap<String, String>,
     made: Vec<Made>,
+    /// The first VMID of this scenario's block (`{vm1}`).
+    vm_base: u32,
+    /// The block taken from [`VM_BLOCKS`], to give back after the scenario.
+    vm_block: Option<u32>,
 }
 
 impl fmt::Debug for PveWorld {
@@ -198,6 +218,19 @@ impl PveWorld {
             SCENARIO_SEQ.fetch_add(1, Ordering::Relaxed)
         );
         self.actor = ADMIN.into();
+        self.vm_base = *target.vmids.start();
+        if target.is_real() {
+            let blocks = (target.vmids.end() - target.vmids.start() + 1) / VM_BLOCK;
+            let mut busy = VM_BLOCKS
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let free = (0..blocks).find(|b| !busy.contains(b)).unwrap_or_else(|| {
+                panic!("the reserved VMID range has no free block of {VM_BLOCK} VMIDs left")
+            });
+            busy.insert(free);
+            self.vm_block = Some(free);
+            self.vm_base = target.vmids.start() + free * VM_BLOCK;
+        }
         match &target.kind {
             Kind::Fake { release } => {
                 let release = if has("pve8") && !has("pve9") {
@@ -432,10 +465,19 @@ impl PveWorld {
     /// # Panics
     /// When it falls outside the range.
     pub fn vm(&self, n: u32) -> u32 {
-        let start = *self.target().vmids.start();
-        let id = start + n.saturating_sub(1);
+        assert!(
+            (1..=VM_BLOCK).contains(&n),
+            "{{vm{n}}}: a scenario has {{vm1}} to {{vm{VM_BLOCK}}}"
+        );
+        let id = self.vm_base + n - 1;
         self.guard_vmid(id);
         id
+    }
+
+    /// The storage ID for a name in a feature: the scenario's own
+    /// `<prefix>-<name>`.
+    pub fn storageid(&self, name: &str) -> String {
+        format!("{}-{name}", self.prefix)
     }
 
     /// Refuses any VMID outside the reserved range: scenarios never touch
@@ -455,8 +497,9 @@ impl PveWorld {
 
     /// Replaces the placeholders of a feature's text: `{node}`,
     /// `{storage}`, `{bridge}`, `{vmN}`, `{user:alice}`, `{token:alice!ci}`,
-    /// `{group:ops}`, `{role:Starter}`, `{me}` (the administrator),
-    /// `{upid}` (the last task), `{release}`, `{prefix}`.
+    /// `{group:ops}`, `{role:Starter}`, `{storage:isos}` (the scenario's
+    /// own storage ID), `{var:NAME}` (a remembered value), `{me}` (the
+    /// administrator), `{upid}` (the last task), `{release}`, `{prefix}`.
     ///
     /// # Panics
     /// On an unknown placeholder.
@@ -468,7 +511,9 @@ impl PveWorld {
                 break;
             };
             let key = &rest[open + 1..open + close];
+            // `{2}` and `{2,8}` are regex repetitions, not placeholders.
             let is_key = !key.is_empty()
+                && !key.chars().all(|c| c.is_ascii_digit() || c == ',')
                 && key
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || ":!@._-".contains(c));
@@ -497,6 +542,12 @@ impl PveWorld {
                 "token" => self.tokenid(name),
                 "group" => self.groupid(name),
                 "role" => self.roleid(name),
+                "storage" => self.storageid(name),
+                "var" => self
+                    .vars
+                    .get(name)
+                    .cloned()
+                    .unwrap_or_else(|| panic!("nothing remembered as {name}")),
                 "secret" => self
                     .secrets
                     .get(&self.tokenid(name))
@@ -606,7 +657,18 @@ impl PveWorld {
                     refuse("startall/stopall without `vms` would reach every guest of the node");
                 }
             }
-            _ => refuse("outside /access and the test node"),
+            ["storage"] => {
+                if !params
+                    .pairs()
+                    .iter()
+                    .any(|(k, v)| k == "storage" && mine(v))
+                {
+                    refuse("a storage this scenario does not name as its own");
+                }
+            }
+            ["storage", id, ..] if !mine(id) => refuse("a storage this scenario did not make"),
+            ["storage", ..] => {}
+            _ => refuse("outside /access, the scenario's storages and the test node"),
         }
     }
 
@@ -722,7 +784,36 @@ impl PveWorld {
             .unwrap_or(Value::Null)
     }
 
+    /// Headers that authenticate the administrator on raw requests: a
+    /// root@pam ticket on fake-pve; the `PVE_*` token (or a ticket for
+    /// `PVE_USERNAME`) on a real cluster.
+    pub async fn admin_headers(&self) -> Vec<(String, String)> {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let (ticket, csrf) = match (&self.target().kind, env("PVE_TOKEN_ID")) {
+            (Kind::Real(_), Some(id)) => {
+                let secret = env("PVE_TOKEN_SECRET").unwrap_or_default();
+                return vec![("Authorization".into(), format!("PVEAPIToken={id}={secret}"))];
+            }
+            (Kind::Real(_), None) => {
+                self.login_raw(
+                    &env("PVE_USERNAME").unwrap_or_default(),
+                    &env("PVE_PASSWORD").unwrap_or_default(),
+                )
+                .await
+            }
+            (Kind::Fake { .. }, _) => self.root_ticket().await,
+        };
+        vec![
+            ("Cookie".into(), format!("PVEAuthCookie={ticket}")),
+            ("CSRFPreventionToken".into(), csrf),
+        ]
+    }
+
     async fn root_ticket(&self) -> (String, String) {
+        self.login_raw("root@pam", FAKE_ROOT_PASSWORD).await
+    }
+
+    async fn login_raw(&self, username: &str, password: &str) -> (String, String) {
         let reply = self
             .raw()
             .send(
@@ -730,8 +821,8 @@ impl PveWorld {
                 "/api2/json/access/ticket",
                 &[],
                 &[
-                    ("username".into(), "root@pam".into()),
-                    ("password".into(), FAKE_ROOT_PASSWORD.into()),
+                    ("username".into(), username.into()),
+                    ("password".into(), password.into()),
                 ],
             )
             .await
@@ -764,13 +855,42 @@ impl PveWorld {
     /// administrator. Called after every scenario, failed or not; what is
     /// already gone is fine, anything else is reported.
     pub async fn cleanup(&mut self) -> Vec<String> {
+        let problems = self.remove_made().await;
+        if let Some(b) = self.vm_block.take() {
+            VM_BLOCKS
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .remove(&b);
+        }
+        problems
+    }
+
+    async fn remove_made(&mut self) -> Vec<String> {
         let Some(admin) = self.clients.get(ADMIN).cloned() else {
             return Vec::new();
         };
+        if let Some(fake) = &self.fake {
+            // Let whatever tasks the scenario left running end (well
+            // within the tickets' two hours).
+            fake.clock().advance(600);
+        }
+        let as_root = self.admin_principal == "root@pam";
         let mut problems = Vec::new();
         while let Some(m) = self.made.pop() {
             let seg = pve_client::api::seg;
             let (method, path, params) = match &m {
+                Made::Vm(vmid) => {
+                    let node = self.target().node.clone();
+                    if let Err(e) = remove_vm(&admin, &node, *vmid, as_root).await {
+                        problems.push(format!("cleaning up VM {vmid}: {e}"));
+                    }
+                    continue;
+                }
+                Made::Storage(id) => (
+                    Method::DELETE,
+                    format!("/storage/{}", seg(id)),
+                    Params::new(),
+                ),
                 Made::User(u) => (
                     Method::DELETE,
                     format!("/access/users/{}", seg(u)),
@@ -806,17 +926,114 @@ impl PveWorld {
                         .set("delete", true),
                 ),
             };
-            if let Err(e) = admin.request(method, &path, &params).await {
-                let msg = e.message();
-                let gone = msg.contains("does not exist")
-                    || msg.contains("no such")
-                    || msg.contains("not found");
-                if !gone {
-                    problems.push(format!("cleaning up {m:?}: {e}"));
-                }
+            if let Err(e) = admin.request(method, &path, &params).await
+                && !gone(e.message())
+            {
+                problems.push(format!("cleaning up {m:?}: {e}"));
             }
         }
         problems
+    }
+}
+
+/// Whether a message says that what was asked for is gone.
+fn gone(msg: &str) -> bool {
+    msg.contains("does not exist") || msg.contains("no such") || msg.contains("not found")
+}
+
+/// Waits for a task to end (polling every 200 ms, at most five minutes)
+/// and answers its exit status.
+///
+/// # Errors
+/// When its status cannot be read or it does not end in time.
+pub async fn wait_task(client: &Client, upid: &str) -> Result<String, String> {
+    let node = upid.split(':').nth(1).unwrap_or_default();
+    let path = format!(
+        "/nodes/{}/tasks/{}/status",
+        pve_client::api::seg(node),
+        pve_client::api::seg(upid)
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(300);
+    loop {
+        let st = client
+            .get(&path, &Params::new())
+            .await
+            .map_err(|e| format!("status of {upid}: {e}"))?;
+        if st["status"] != "running" {
+            return Ok(st["exitstatus"].as_str().unwrap_or_default().to_string());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!("{upid} still runs after 5 minutes"));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Stops and destroys VM `vmid` on `node` with `purge` (and its
+/// unreferenced disks), after taking its protection away; a VM that is
+/// already gone is fine. root@pam also skips locks; anyone else waits up
+/// to a minute for a lock to go.
+///
+/// # Errors
+/// What PVE answered when it refused, or a task's error.
+pub async fn remove_vm(
+    client: &Client,
+    node: &str,
+    vmid: u32,
+    as_root: bool,
+) -> Result<(), String> {
+    let base = format!("/nodes/{}/qemu/{vmid}", pve_client::api::seg(node));
+    let skip = |p: Params| if as_root { p.set("skiplock", true) } else { p };
+    let config = match client.get(&format!("{base}/config"), &Params::new()).await {
+        Ok(c) => c,
+        Err(e) if gone(e.message()) => return Ok(()),
+        Err(e) => return Err(format!("reading its config: {e}")),
+    };
+    let status = client
+        .get(&format!("{base}/status/current"), &Params::new())
+        .await
+        .map_err(|e| format!("reading its status: {e}"))?;
+    if status["status"] == "running" {
+        let upid = client
+            .post(&format!("{base}/status/stop"), &skip(Params::new()))
+            .await
+            .map_err(|e| format!("stopping it: {e}"))?;
+        let exit = wait_task(client, upid.as_str().unwrap_or_default()).await?;
+        if exit != "OK" {
+            return Err(format!("stopping it: {exit}"));
+        }
+    }
+    if config["protection"] == 1 {
+        client
+            .put(
+                &format!("{base}/config"),
+                &skip(Params::new().set("delete", "protection")),
+            )
+            .await
+            .map_err(|e| format!("removing its protection: {e}"))?;
+    }
+    let params = skip(
+        Params::new()
+            .set("purge", true)
+            .set("destroy-unreferenced-disks", true),
+    );
+    let mut tries = 0;
+    let upid = loop {
+        match client.delete(&base, &params).await {
+            Ok(u) => break u,
+            Err(e) if gone(e.message()) => return Ok(()),
+            Err(e) if e.message().contains("is locked") && tries < 60 => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Err(e) => return Err(format!("destroying it: {e}")),
+        }
+    };
+    let exit = wait_task(client, upid.as_str().unwrap_or_default()).await?;
+    if exit == "OK" {
+        Ok(())
+    } else {
+        Err(format!("destroying it: {exit}"))
     }
 }
 

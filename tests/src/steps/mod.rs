@@ -9,10 +9,16 @@
 //! see [`crate::world::PveWorld::expand`]).
 
 pub mod access;
+pub mod agent;
 pub mod auth;
+pub mod clone;
 pub mod cluster;
 pub mod fake;
+pub mod network;
+pub mod snapshot;
+pub mod storage;
 pub mod tasks;
+pub mod vm;
 
 use cucumber::gherkin::Step;
 use cucumber::{given, then, when};

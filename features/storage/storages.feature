@@ -1,0 +1,76 @@
+@storage
+Feature: Storage configuration and capacity
+  /storage holds storage.cfg (with a digest); /nodes/{node}/storage shows
+  each storage's capacity as the node sees it, following the volumes
+  its VMs allocate.
+
+  Scenario: The storages and their capacity
+    When I list the storages
+    Then the answer lists "storage" = "{storage}"
+    And every item has "digest"
+    And every item has "content"
+    When I read storage "{storage}"
+    Then the answer has "storage" = "{storage}"
+    And the answer has "digest" matching "[0-9a-f]{40}"
+    When I list the storages of node "{node}"
+    Then the item with "storage" = "{storage}" has "enabled" = "1"
+    And the item with "storage" = "{storage}" has "active" = "1"
+    When I list the storages of node "{node}"
+      | content | images |
+    Then the answer lists "storage" = "{storage}"
+    When I list the storages of node "{node}"
+      | storage | nosuch |
+    Then parameter "storage" is rejected with "No such storage."
+    When I read the status of storage "{storage}" on node "{node}"
+    Then the storage's usage adds up
+    When I read storage "nosuch"
+    Then PVE answers 500 "storage 'nosuch' does not exist"
+
+  Scenario: Define, update and remove a storage
+    When I define storage "{storage:isos}" with:
+      | type    | dir                   |
+      | path    | /var/tmp/{prefix}     |
+      | content | iso                   |
+      | disable | 1                     |
+    Then the call succeeds
+    When I read storage "{storage:isos}"
+    Then the answer has "type" = "dir"
+    And the answer has "content" = "iso"
+    And the answer has "path" = "/var/tmp/{prefix}"
+    When I remember the answer's "digest" as "digest"
+    And I update storage "{storage:isos}" with:
+      | content | iso,vztmpl   |
+      | digest  | {var:digest} |
+    Then the call succeeds
+    When I update storage "{storage:isos}" with:
+      | content | iso          |
+      | digest  | {var:digest} |
+    Then PVE answers 500 "update storage failed: detected modified configuration - file changed by other user? Try again."
+    When I define storage "{storage:isos}" with:
+      | type | dir      |
+      | path | /var/tmp |
+    Then PVE answers 500 "create storage failed: storage ID '{storage:isos}' already defined"
+    When I list the storages
+      | type | dir |
+    Then every item has "type" = "dir"
+    And the answer lists "storage" = "{storage:isos}"
+    When I remove storage "{storage:isos}"
+    Then the answer is null
+    When I remove storage "{storage:isos}"
+    Then PVE answers 500 "delete storage failed: storage '{storage:isos}' does not exist"
+
+  @fake-only
+  Scenario: A VM's disks are volumes that use the storage's capacity
+    When I read the status of storage "{storage}" on node "{node}"
+    And I remember the answer's "used" as "before"
+    Given VM "{vm1}" was created with:
+      | memory | 128          |
+      | scsi0  | {storage}:8  |
+    When I read the status of storage "{storage}" on node "{node}"
+    Then the answer's "used" differs from "before"
+    When I list the cluster resources of type "storage"
+    Then the answer lists "storage" = "{storage}"
+    When I destroy VM "{vm1}"
+    Then the task ends with "OK"
+    When I read the status of storage "{storage}" on node "{node}"
+    Then the answer's "used" is "{var:before}"
