@@ -1,0 +1,1241 @@
+//! The executor: connects to clusters, observes PVE, calls the planner,
+//! carries out one step at a time and observes again, and reports status
+//! and conditions. Shared by every reconcile (VMID reservations,
+//! connections, metrics).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use pve_client::api::cluster::ClusterResource;
+use pve_client::api::tasks::Upid;
+use pve_client::{Client, Config, ConfigBuilder, Params};
+use serde_json::Value;
+use tracing::{info, warn};
+
+use crate::error::{Error, Result};
+use crate::metrics::Metrics;
+use crate::plan::{
+    self, Desired, NodeInfo, Observed, ObservedVm, Peer, SourceState, Step, has_mark,
+};
+use crate::types::{
+    Condition, MachineImageSpec, MachineImageStatus, MachineSnapshotSpec, MachineSnapshotStatus,
+    MachineSpec, MachineStatus, NodeResources, NodeStatusEntry, Object, Phase, ProxmoxClusterSpec,
+    ProxmoxClusterStatus, ProxmoxNodeSpec, ProxmoxNodeStatus, SecretObject, Usage, ValueSource,
+    now_rfc3339, set_condition,
+};
+use crate::validate::{self, ImageRef};
+
+/// Everything a reconcile may look at: the declared objects and the
+/// statuses known so far.
+#[derive(Debug, Clone, Default)]
+pub struct World {
+    /// Clusters by name.
+    pub clusters: BTreeMap<String, Object<ProxmoxClusterSpec>>,
+    /// Nodes.
+    pub nodes: Vec<Object<ProxmoxNodeSpec>>,
+    /// Secrets by name.
+    pub secrets: BTreeMap<String, SecretObject>,
+    /// Machines and their statuses, by name.
+    pub machines: BTreeMap<String, (Object<MachineSpec>, MachineStatus)>,
+    /// Images and their statuses, by name.
+    pub images: BTreeMap<String, (Object<MachineImageSpec>, MachineImageStatus)>,
+    /// The directory `file:` references are relative to.
+    pub dir: PathBuf,
+}
+
+/// Adjusts every client the operator builds (tests shorten polls).
+pub type ClientTuning = Arc<dyn Fn(ConfigBuilder) -> ConfigBuilder + Send + Sync>;
+
+/// The shared state of all reconciles.
+pub struct Operator {
+    /// The metrics.
+    pub metrics: Arc<Metrics>,
+    conns: Mutex<HashMap<String, (String, Client)>>,
+    reserved: Mutex<BTreeSet<u32>>,
+    tuning: Option<ClientTuning>,
+}
+
+impl std::fmt::Debug for Operator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Operator").finish_non_exhaustive()
+    }
+}
+
+/// A client that counts its requests in the metrics.
+#[derive(Clone)]
+pub struct Pve {
+    client: Client,
+    metrics: Arc<Metrics>,
+}
+
+impl Pve {
+    async fn call(&self, method: pve_client::Method, path: &str, params: Params) -> Result<Value> {
+        let r = self.client.request(method.clone(), path, &params).await;
+        let status = match &r {
+            Ok(_) => "200".to_string(),
+            Err(e) => e
+                .status()
+                .map_or_else(|| "error".to_string(), |s| s.to_string()),
+        };
+        self.metrics.api_request(method.as_str(), path, &status);
+        Ok(r?.data)
+    }
+
+    /// GET.
+    ///
+    /// # Errors
+    /// PVE's.
+    pub async fn get(&self, path: &str, params: Params) -> Result<Value> {
+        self.call(pve_client::Method::GET, path, params).await
+    }
+
+    async fn post(&self, path: &str, params: Params) -> Result<Value> {
+        self.call(pve_client::Method::POST, path, params).await
+    }
+
+    async fn put(&self, path: &str, params: Params) -> Result<Value> {
+        self.call(pve_client::Method::PUT, path, params).await
+    }
+
+    async fn delete(&self, path: &str, params: Params) -> Result<Value> {
+        self.call(pve_client::Method::DELETE, path, params).await
+    }
+
+    /// Waits for the task a call answered, if it answered one.
+    async fn wait(&self, answer: Value) -> Result<()> {
+        if let Some(s) = answer.as_str().filter(|s| s.starts_with("UPID:")) {
+            let upid: Upid = s
+                .parse()
+                .map_err(|_| Error::Config(format!("PVE answered a malformed UPID {s}")))?;
+            self.client.tasks().wait(&upid).await?;
+        }
+        Ok(())
+    }
+
+    /// `/cluster/resources`.
+    async fn resources(&self) -> Result<Vec<ClusterResource>> {
+        let v = self.get("/cluster/resources", Params::new()).await?;
+        serde_json::from_value(v)
+            .map_err(|e| Error::Config(format!("unexpected /cluster/resources answer: {e}")))
+    }
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// What one reconcile of a Machine ended with.
+#[derive(Debug)]
+pub struct MachineOutcome {
+    /// The new status.
+    pub status: MachineStatus,
+    /// The deletion finished: drop the finalizer.
+    pub finalized: bool,
+    /// Something runs in PVE: look again soon.
+    pub wait: bool,
+    /// The error to back off on.
+    pub error: Option<Error>,
+}
+
+const MAX_STEPS: usize = 16;
+
+impl Operator {
+    /// An operator with its own metrics.
+    pub fn new(tuning: Option<ClientTuning>) -> Self {
+        Self {
+            metrics: Arc::new(Metrics::default()),
+            conns: Mutex::new(HashMap::new()),
+            reserved: Mutex::new(BTreeSet::new()),
+            tuning,
+        }
+    }
+
+    fn resolve(&self, world: &World, v: &ValueSource, what: &str) -> Result<String> {
+        if let Some(r) = &v.secret_ref {
+            let s = world
+                .secrets
+                .get(&r.name)
+                .ok_or_else(|| Error::Config(format!("{what}: secret '{}' not found", r.name)))?;
+            return s.string_data.get(&r.key).cloned().ok_or_else(|| {
+                Error::Config(format!(
+                    "{what}: secret '{}' has no key '{}'",
+                    r.name, r.key
+                ))
+            });
+        }
+        if let Some(f) = &v.file {
+            let p = world.dir.join(f);
+            return std::fs::read_to_string(&p)
+                .map(|s| s.trim().to_string())
+                .map_err(|e| Error::Config(format!("{what}: {}: {e}", p.display())));
+        }
+        v.value
+            .clone()
+            .ok_or_else(|| Error::Config(format!("{what}: give secretRef, file or value")))
+    }
+
+    /// A connected client for a cluster (cached while its settings stay
+    /// the same).
+    ///
+    /// # Errors
+    /// Missing cluster or secrets, unreachable PVE, refused credentials.
+    pub async fn connect(&self, world: &World, cluster: &str) -> Result<Pve> {
+        let c = world
+            .clusters
+            .get(cluster)
+            .ok_or_else(|| Error::Config(format!("ProxmoxCluster '{cluster}' not found")))?;
+        let s = &c.spec;
+        let mut b = Config::builder().endpoint(&s.endpoint);
+        let creds = &s.credentials;
+        let mut fp = format!(
+            "{}|{}|{:?}",
+            s.endpoint, s.insecure_skip_tls_verify, s.fingerprint
+        );
+        if let (Some(id), Some(sec)) = (creds.full_token_id(), &creds.token_secret) {
+            let secret = self.resolve(world, sec, "credentials.tokenSecret")?;
+            fp.push_str(&format!("|t:{id}:{secret}"));
+            b = b.token(id, secret);
+        } else if let Some(pw) = &creds.password {
+            let password = self.resolve(world, pw, "credentials.password")?;
+            fp.push_str(&format!("|p:{}:{password}", creds.username));
+            b = b.password(creds.username.clone(), password);
+        } else {
+            return Err(Error::Config(
+                "credentials: give password or tokenID with tokenSecret".into(),
+            ));
+        }
+        if s.insecure_skip_tls_verify {
+            b = b.insecure_skip_verify(true);
+        }
+        if let Some(f) = &s.fingerprint {
+            b = b.fingerprint(f.clone());
+        }
+        if let Some(ca) = &s.ca_certificate {
+            let pem = self.resolve(world, ca, "caCertificate")?;
+            fp.push_str(&format!("|ca:{}", pem.len()));
+            b = b.ca_bundle_pem(pem);
+        }
+        if let Some(t) = &self.tuning {
+            b = t(b);
+        }
+        if let Some((f, client)) = self
+            .conns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(cluster)
+            && *f == fp
+        {
+            return Ok(Pve {
+                client: client.clone(),
+                metrics: self.metrics.clone(),
+            });
+        }
+        let config = b.build().map_err(Error::Pve)?;
+        let client = Client::connect(config).await;
+        self.metrics.api_request(
+            "GET",
+            "/version",
+            if client.is_ok() { "200" } else { "error" },
+        );
+        let client = client?;
+        self.conns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(cluster.to_string(), (fp, client.clone()));
+        Ok(Pve {
+            client,
+            metrics: self.metrics.clone(),
+        })
+    }
+
+    /// Forgets a cluster's client (after authentication failures).
+    fn drop_conn(&self, cluster: &str) {
+        self.conns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(cluster);
+    }
+
+    // -----------------------------------------------------------------
+    // Clusters and nodes
+
+    /// Checks a cluster: version, nodes, their use.
+    pub async fn reconcile_cluster(&self, world: &World, name: &str) -> ProxmoxClusterStatus {
+        let start = Instant::now();
+        let mut st = ProxmoxClusterStatus {
+            last_health_check: Some(now_rfc3339()),
+            ..Default::default()
+        };
+        let r = async {
+            let pve = self.connect(world, name).await?;
+            let v = pve.get("/version", Params::new()).await?;
+            let res = pve.resources().await?;
+            Ok::<_, Error>((text(&v["version"]), res))
+        }
+        .await;
+        match r {
+            Ok((version, res)) => {
+                st.ready = true;
+                st.version = Some(version);
+                st.nodes = node_entries(&res);
+                let online = st.nodes.iter().filter(|n| n.ready).count() as u64;
+                self.metrics.set_cluster(name, true, online);
+            }
+            Err(e) => {
+                self.metrics.error(e.error_type().as_str(), "cluster");
+                self.metrics.set_cluster(name, false, 0);
+                if matches!(e.error_type(), crate::error::ErrorType::Authentication) {
+                    self.drop_conn(name);
+                }
+                warn!(cluster = name, error = %e, "cluster health check failed");
+                st.message = Some(e.to_string());
+            }
+        }
+        self.metrics
+            .reconcile_duration("cluster", start.elapsed().as_secs_f64());
+        st
+    }
+
+    /// A ProxmoxNode's status, from the cluster's resources.
+    pub async fn reconcile_node(
+        &self,
+        world: &World,
+        n: &Object<ProxmoxNodeSpec>,
+    ) -> ProxmoxNodeStatus {
+        let start = Instant::now();
+        let mut st = ProxmoxNodeStatus {
+            last_updated: Some(now_rfc3339()),
+            ..Default::default()
+        };
+        let r = async {
+            let pve = self.connect(world, &n.spec.cluster).await?;
+            pve.resources().await
+        }
+        .await;
+        match r {
+            Ok(res) => {
+                if let Some(e) = node_entries(&res)
+                    .into_iter()
+                    .find(|e| e.name == n.spec.node_name)
+                {
+                    st.ready = e.ready;
+                    st.resources = e.resources;
+                    st.vm_count = e.vm_count;
+                }
+            }
+            Err(e) => {
+                self.metrics.error(e.error_type().as_str(), "node");
+            }
+        }
+        self.metrics
+            .reconcile_duration("node", start.elapsed().as_secs_f64());
+        st
+    }
+
+    // -----------------------------------------------------------------
+    // Machines
+
+    /// Finds the Machine's VM by its ownership mark: the VMID in its
+    /// status first, then every VM of its name.
+    async fn find_vm(
+        &self,
+        pve: &Pve,
+        res: &[ClusterResource],
+        cluster: &str,
+        d: &Desired,
+        hint: Option<u32>,
+    ) -> Result<Option<ObservedVm>> {
+        let mut candidates: Vec<&ClusterResource> = Vec::new();
+        for r in res.iter().filter(|r| r.kind == "qemu") {
+            let by_hint = hint.is_some() && r.vmid.map(|v| v as u32) == hint;
+            if by_hint || r.name.as_deref() == Some(d.vm_name.as_str()) {
+                candidates.push(r);
+            }
+        }
+        candidates.sort_by_key(|r| (r.vmid.map(|v| v as u32) != hint, r.vmid));
+        for r in candidates {
+            let (Some(node), Some(vmid)) = (r.node.clone(), r.vmid) else {
+                continue;
+            };
+            let vmid = vmid as u32;
+            let base = format!("/nodes/{node}/qemu/{vmid}");
+            let cfg = match pve.get(&format!("{base}/config"), Params::new()).await {
+                Ok(c) => c,
+                Err(e) if e.error_type() == crate::error::ErrorType::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            let config: BTreeMap<String, String> = cfg
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .filter(|(k, _)| k.as_str() != "digest")
+                        .map(|(k, v)| (k.clone(), text(v)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            // The mark, or the VM this Machine's status names still
+            // carrying its name (its description was edited behind our
+            // back: drift to undo, not a stranger).
+            let by_hint = hint == Some(vmid) && config.get("name") == Some(&d.vm_name);
+            if !by_hint
+                && !has_mark(
+                    config.get("description").map(String::as_str),
+                    cluster,
+                    &d.machine,
+                )
+            {
+                continue;
+            }
+            let mut pending = BTreeMap::new();
+            if let Ok(Value::Array(items)) =
+                pve.get(&format!("{base}/pending"), Params::new()).await
+            {
+                for i in items {
+                    let key = text(&i["key"]);
+                    if i.get("pending").is_some() {
+                        pending.insert(key, text(&i["pending"]));
+                    } else if i.get("delete").is_some() {
+                        pending.insert(key, String::new());
+                    }
+                }
+            }
+            let running = r.status.as_deref() == Some("running");
+            let lock = config
+                .get("lock")
+                .cloned()
+                .or_else(|| r.lock.clone().filter(|l| !l.is_empty()));
+            let mut vm = ObservedVm {
+                vmid,
+                node: node.clone(),
+                running,
+                config,
+                pending,
+                lock,
+                ip_addresses: Vec::new(),
+            };
+            if running
+                && vm
+                    .config
+                    .get("agent")
+                    .is_some_and(|a| a.starts_with('1') || a.contains("enabled=1"))
+            {
+                // Graceful: no agent, no addresses.
+                if let Ok(v) = pve
+                    .get(
+                        &format!("{base}/agent/network-get-interfaces"),
+                        Params::new(),
+                    )
+                    .await
+                {
+                    vm.ip_addresses = plan::agent_ips(&v);
+                }
+            }
+            return Ok(Some(vm));
+        }
+        Ok(None)
+    }
+
+    async fn observe(
+        &self,
+        pve: &Pve,
+        world: &World,
+        d: &Desired,
+        hint: Option<u32>,
+        extra_used: &BTreeSet<u32>,
+    ) -> Result<Observed> {
+        let cluster = d.spec.cluster.clone();
+        let res = pve.resources().await?;
+        let vm = self.find_vm(pve, &res, &cluster, d, hint).await?;
+        let cspec = world
+            .clusters
+            .get(&cluster)
+            .map(|c| c.spec.clone())
+            .unwrap_or_default();
+        let mut nodes = Vec::new();
+        for e in node_entries(&res) {
+            let pn = world
+                .nodes
+                .iter()
+                .find(|n| n.spec.cluster == cluster && n.spec.node_name == e.name);
+            let allocated: u64 = res
+                .iter()
+                .filter(|r| r.kind == "qemu" && r.node.as_deref() == Some(e.name.as_str()))
+                .filter_map(|r| r.maxmem)
+                .sum();
+            nodes.push(NodeInfo {
+                name: e.name.clone(),
+                online: e.ready,
+                maxmem: e.resources.memory.total,
+                allocated_mem: allocated,
+                maxcpu: e.resources.cpu.total,
+                vm_count: e.vm_count,
+                bridges: None,
+                labels: pn.map(|p| p.metadata.labels.clone()).unwrap_or_default(),
+                max_vms: pn.and_then(|p| p.spec.max_vms),
+            });
+        }
+        if vm.is_none() {
+            for n in nodes.iter_mut().filter(|n| n.online) {
+                let path = format!("/nodes/{}/network", n.name);
+                if let Ok(Value::Array(list)) = pve.get(&path, Params::new()).await {
+                    n.bridges = Some(
+                        list.iter()
+                            .filter(|i| matches!(i["type"].as_str(), Some("bridge" | "OVSBridge")))
+                            .map(|i| text(&i["iface"]))
+                            .collect(),
+                    );
+                }
+            }
+        }
+        let mut used: BTreeSet<u32> = res
+            .iter()
+            .filter_map(|r| r.vmid.map(|v| v as u32))
+            .collect();
+        used.extend(
+            self.reserved
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter(),
+        );
+        used.extend(extra_used);
+        let source = match d.spec.source.as_ref() {
+            None => SourceState::None,
+            Some(s) => {
+                if let Some(t) = &s.template {
+                    find_template(&res, t)
+                } else if let Some(i) = &s.image {
+                    match world.images.get(i) {
+                        Some((_, st)) if st.ready => match (st.node.clone(), st.vmid) {
+                            (Some(node), Some(vmid)) => SourceState::Found { node, vmid },
+                            _ => SourceState::Missing(format!("MachineImage '{i}' is not ready")),
+                        },
+                        Some(_) => SourceState::Missing(format!("MachineImage '{i}' is not ready")),
+                        None => SourceState::Missing(format!("MachineImage '{i}' not found")),
+                    }
+                } else {
+                    SourceState::None
+                }
+            }
+        };
+        let peers = world
+            .machines
+            .values()
+            .filter(|(m, st)| m.spec.cluster == cluster && st.node.is_some())
+            .map(|(m, st)| Peer {
+                machine: m.metadata.name.clone(),
+                labels: m.metadata.labels.clone(),
+                node: st.node.clone().unwrap_or_default(),
+            })
+            .collect();
+        Ok(Observed {
+            cluster,
+            vm,
+            nodes,
+            used_vmids: used,
+            peers,
+            source,
+            allowed_nodes: cspec.nodes,
+            allowed_storages: cspec.storages,
+            allowed_bridges: cspec.bridges,
+        })
+    }
+
+    /// Reserves a VMID for a create; false when another reconcile holds it.
+    fn reserve(&self, vmid: u32) -> bool {
+        self.reserved
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(vmid)
+    }
+
+    fn release(&self, vmid: u32) {
+        self.reserved
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&vmid);
+    }
+
+    /// Carries out one step.
+    ///
+    /// # Errors
+    /// PVE's, and failed tasks.
+    pub async fn execute(&self, pve: &Pve, step: &Step) -> Result<()> {
+        let span = tracing::info_span!("step", step = step.name());
+        let _e = span.enter();
+        let q = |base: String| base;
+        match step {
+            Step::Create {
+                node, vmid, params, ..
+            } => {
+                let mut p = Params::new().set("vmid", *vmid);
+                for (k, v) in params {
+                    p.push(k.clone(), v.clone());
+                }
+                let a = pve.post(&q(format!("/nodes/{node}/qemu")), p).await?;
+                pve.wait(a).await?;
+                info!(
+                    vmid = *vmid,
+                    node = node.as_str(),
+                    "Successfully created VM vmid={vmid} node={node}"
+                );
+            }
+            Step::Clone {
+                node,
+                source,
+                vmid,
+                target,
+                name,
+                description,
+                full,
+                storage,
+                ..
+            } => {
+                let p = Params::new()
+                    .set("newid", *vmid)
+                    .set("name", name.as_str())
+                    .set("description", description.as_str())
+                    .set("full", *full)
+                    .opt("target", target.as_deref())
+                    .opt("storage", storage.as_deref());
+                let a = pve
+                    .post(&format!("/nodes/{node}/qemu/{source}/clone"), p)
+                    .await?;
+                pve.wait(a).await?;
+                let at = target.as_deref().unwrap_or(node);
+                info!(
+                    vmid = *vmid,
+                    node = at,
+                    source = *source,
+                    "Successfully created VM vmid={vmid} node={at}"
+                );
+            }
+            Step::Configure {
+                node,
+                vmid,
+                set,
+                delete,
+            } => {
+                let mut p = Params::new();
+                for (k, v) in set {
+                    p.push(k.clone(), v.clone());
+                }
+                if !delete.is_empty() {
+                    p.push("delete", delete.join(","));
+                }
+                let a = pve
+                    .post(&format!("/nodes/{node}/qemu/{vmid}/config"), p)
+                    .await?;
+                pve.wait(a).await?;
+                info!(vmid = *vmid, keys = ?set.iter().map(|x| &x.0).collect::<Vec<_>>(), deleted = ?delete, "configured VM");
+            }
+            Step::Resize {
+                node,
+                vmid,
+                disk,
+                size,
+            } => {
+                let p = Params::new()
+                    .set("disk", disk.as_str())
+                    .set("size", size.as_str());
+                let a = pve
+                    .put(&format!("/nodes/{node}/qemu/{vmid}/resize"), p)
+                    .await?;
+                pve.wait(a).await?;
+                info!(
+                    vmid = *vmid,
+                    disk = disk.as_str(),
+                    size = size.as_str(),
+                    "resized disk"
+                );
+            }
+            Step::Start { node, vmid } | Step::Stop { node, vmid } => {
+                let action = step.name();
+                let a = pve
+                    .post(
+                        &format!("/nodes/{node}/qemu/{vmid}/status/{action}"),
+                        Params::new(),
+                    )
+                    .await?;
+                pve.wait(a).await?;
+                info!(vmid = *vmid, node = node.as_str(), "{action}ed VM");
+            }
+            Step::Destroy { node, vmid } => {
+                let p = Params::new()
+                    .set("purge", true)
+                    .set("destroy-unreferenced-disks", true);
+                let a = pve.delete(&format!("/nodes/{node}/qemu/{vmid}"), p).await?;
+                pve.wait(a).await?;
+                info!(
+                    vmid = *vmid,
+                    node = node.as_str(),
+                    "Successfully deleted VM vmid={vmid} node={node}"
+                );
+            }
+            Step::Snapshot {
+                node,
+                vmid,
+                name,
+                description,
+                vmstate,
+            } => {
+                let p = Params::new()
+                    .set("snapname", name.as_str())
+                    .opt("description", description.as_deref())
+                    .opt("vmstate", vmstate.then_some(true));
+                let a = pve
+                    .post(&format!("/nodes/{node}/qemu/{vmid}/snapshot"), p)
+                    .await?;
+                pve.wait(a).await?;
+                info!(vmid = *vmid, snapshot = name.as_str(), "took snapshot");
+            }
+            Step::Rollback { node, vmid, name } => {
+                let a = pve
+                    .post(
+                        &format!("/nodes/{node}/qemu/{vmid}/snapshot/{name}/rollback"),
+                        Params::new(),
+                    )
+                    .await?;
+                pve.wait(a).await?;
+                info!(vmid = *vmid, snapshot = name.as_str(), "rolled back");
+            }
+            Step::DeleteSnapshot { node, vmid, name } => {
+                let a = pve
+                    .delete(
+                        &format!("/nodes/{node}/qemu/{vmid}/snapshot/{name}"),
+                        Params::new(),
+                    )
+                    .await?;
+                pve.wait(a).await?;
+                info!(vmid = *vmid, snapshot = name.as_str(), "deleted snapshot");
+            }
+            Step::DownloadUrl {
+                node,
+                storage,
+                url,
+                filename,
+                checksum,
+            } => {
+                let mut p = Params::new()
+                    .set("content", "import")
+                    .set("filename", filename.as_str())
+                    .set("url", url.as_str());
+                if let Some((sum, alg)) = checksum {
+                    p.push("checksum", sum.as_str());
+                    p.push("checksum-algorithm", alg.as_str());
+                }
+                let a = pve
+                    .post(&format!("/nodes/{node}/storage/{storage}/download-url"), p)
+                    .await?;
+                pve.wait(a).await?;
+                info!(
+                    url = url.as_str(),
+                    storage = storage.as_str(),
+                    "downloaded image"
+                );
+            }
+            Step::Template { node, vmid } => {
+                let a = pve
+                    .post(
+                        &format!("/nodes/{node}/qemu/{vmid}/template"),
+                        Params::new(),
+                    )
+                    .await?;
+                pve.wait(a).await?;
+                info!(vmid = *vmid, "turned VM into a template");
+            }
+        }
+        Ok(())
+    }
+
+    /// One reconcile of a Machine: observe, plan, one step, again, until
+    /// PVE matches the spec (or it is deleted, when `deleting`).
+    pub async fn reconcile_machine(
+        &self,
+        world: &World,
+        m: &Object<MachineSpec>,
+        old: &MachineStatus,
+        deleting: bool,
+    ) -> MachineOutcome {
+        let start = Instant::now();
+        let span = tracing::info_span!("reconcile", machine = m.metadata.name.as_str());
+        let _e = span.enter();
+        let mut status = old.clone();
+        let out = self.machine_inner(world, m, &mut status, deleting).await;
+        let now = now_rfc3339();
+        status.last_updated = Some(now.clone());
+        let outcome = match out {
+            Ok((finalized, wait)) => MachineOutcome {
+                status,
+                finalized,
+                wait,
+                error: None,
+            },
+            Err(e) => {
+                let t = e.error_type();
+                self.metrics.error(t.as_str(), "machine");
+                if t == crate::error::ErrorType::Authentication {
+                    self.drop_conn(&m.spec.cluster);
+                }
+                warn!(machine = m.metadata.name.as_str(), error = %e, error_type = t.as_str(), "reconcile failed");
+                let reason = if matches!(&e, Error::Pve(p) if p.status() == Some(595)) {
+                    "NodeUnhealthy"
+                } else {
+                    t.reason()
+                };
+                set_condition(
+                    &mut status.conditions,
+                    Condition::new("Ready", false, reason, e.to_string()),
+                    &now,
+                );
+                if status.vmid.is_none() && !t.is_retryable() {
+                    status.phase = Phase::Error;
+                }
+                MachineOutcome {
+                    status,
+                    finalized: false,
+                    wait: false,
+                    error: Some(e),
+                }
+            }
+        };
+        self.metrics
+            .reconcile_duration("machine", start.elapsed().as_secs_f64());
+        outcome
+    }
+
+    async fn machine_inner(
+        &self,
+        world: &World,
+        m: &Object<MachineSpec>,
+        status: &mut MachineStatus,
+        deleting: bool,
+    ) -> Result<(bool, bool)> {
+        let d = Desired::from_machine(m);
+        let now = now_rfc3339();
+        if !d.errors.is_empty() && !deleting {
+            let p = plan::plan_machine(&d, &Observed::default());
+            apply(status, &p, &now);
+            return Ok((false, false));
+        }
+        let pve = self.connect(world, &m.spec.cluster).await?;
+        let mut extra_used = BTreeSet::new();
+        for _ in 0..MAX_STEPS {
+            let o = self
+                .observe(&pve, world, &d, status.vmid, &extra_used)
+                .await?;
+            if deleting {
+                let dp = plan::plan_delete(m.spec.deletion_policy, o.vm.as_ref());
+                if dp.done {
+                    if let Some(vm) = &o.vm {
+                        info!(vmid = vm.vmid, "orphaning VM: deletionPolicy is Orphan");
+                    }
+                    return Ok((true, false));
+                }
+                if let Some(b) = dp.blocked {
+                    set_condition(
+                        &mut status.conditions,
+                        Condition::new("Ready", false, "DeletionBlocked", b),
+                        &now,
+                    );
+                    return Ok((false, false));
+                }
+                match dp.steps.first() {
+                    Some(s) => self.execute(&pve, s).await?,
+                    None => return Ok((false, true)),
+                }
+                continue;
+            }
+            let p = plan::plan_machine(&d, &o);
+            apply(status, &p, &now);
+            if let Some(vm) = &o.vm {
+                status.ip_addresses = vm.ip_addresses.clone();
+            }
+            let Some(step) = p.steps.first() else {
+                return Ok((false, p.wait));
+            };
+            match step {
+                Step::Create { vmid, auto, .. } | Step::Clone { vmid, auto, .. } => {
+                    if !self.reserve(*vmid) {
+                        extra_used.insert(*vmid);
+                        continue;
+                    }
+                    let r = self.execute(&pve, step).await;
+                    self.release(*vmid);
+                    match r {
+                        Err(e) if *auto && e.is_already_exists() => {
+                            info!(vmid = *vmid, "VMID taken meanwhile; choosing another");
+                            extra_used.insert(*vmid);
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                        Ok(()) => {
+                            status.vmid = Some(*vmid);
+                            status.node = p.node.clone();
+                        }
+                    }
+                }
+                s => self.execute(&pve, s).await?,
+            }
+        }
+        Ok((false, true))
+    }
+
+    // -----------------------------------------------------------------
+    // Snapshots
+
+    /// One reconcile of a MachineSnapshot. Returns the status, whether the
+    /// deletion finished, and the error to back off on.
+    pub async fn reconcile_snapshot(
+        &self,
+        world: &World,
+        s: &Object<MachineSnapshotSpec>,
+        old: &MachineSnapshotStatus,
+        deleting: bool,
+    ) -> (MachineSnapshotStatus, bool, Option<Error>) {
+        let start = Instant::now();
+        let mut st = old.clone();
+        st.last_updated = Some(now_rfc3339());
+        let r = self.snapshot_inner(world, s, &mut st, deleting).await;
+        self.metrics
+            .reconcile_duration("snapshot", start.elapsed().as_secs_f64());
+        match r {
+            Ok(done) => (st, done, None),
+            Err(e) => {
+                self.metrics.error(e.error_type().as_str(), "snapshot");
+                st.message = Some(e.to_string());
+                (st, false, Some(e))
+            }
+        }
+    }
+
+    async fn snapshot_inner(
+        &self,
+        world: &World,
+        s: &Object<MachineSnapshotSpec>,
+        st: &mut MachineSnapshotStatus,
+        deleting: bool,
+    ) -> Result<bool> {
+        let errors = validate::validate_snapshot(&s.metadata.name, &s.spec);
+        if !errors.is_empty() {
+            st.ready = false;
+            st.message = Some(
+                errors
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {v}"))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            );
+            return Ok(deleting);
+        }
+        let name = validate::snapshot_name(&s.metadata.name, &s.spec);
+        st.snapshot_name = Some(name.clone());
+        let machine = world.machines.get(&s.spec.machine);
+        let target =
+            machine.and_then(|(m, ms)| Some((m.spec.cluster.clone(), ms.node.clone()?, ms.vmid?)));
+        let Some((cluster, node, vmid)) = target.or_else(|| {
+            Some((
+                world.clusters.keys().next()?.clone(),
+                st.node.clone()?,
+                st.vmid?,
+            ))
+            .filter(|_| deleting)
+        }) else {
+            st.ready = false;
+            st.message = Some(format!(
+                "waiting for machine '{}' to be created",
+                s.spec.machine
+            ));
+            return Ok(deleting);
+        };
+        st.node = Some(node.clone());
+        st.vmid = Some(vmid);
+        let pve = self.connect(world, &cluster).await?;
+        for _ in 0..4 {
+            let list = match pve
+                .get(
+                    &format!("/nodes/{node}/qemu/{vmid}/snapshot"),
+                    Params::new(),
+                )
+                .await
+            {
+                Ok(v) => v,
+                Err(e) if deleting && e.error_type() == crate::error::ErrorType::NotFound => {
+                    return Ok(true);
+                }
+                Err(e) => return Err(e),
+            };
+            let names: Vec<String> = list
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|x| text(&x["name"]))
+                        .filter(|n| n != "current")
+                        .collect()
+                })
+                .unwrap_or_default();
+            let steps =
+                plan::plan_snapshot(&name, &s.spec, st, Some((&node, vmid)), &names, deleting);
+            let Some(step) = steps.first() else {
+                st.ready = !deleting;
+                st.message = None;
+                return Ok(deleting);
+            };
+            self.execute(&pve, step).await?;
+            if matches!(step, Step::Rollback { .. }) {
+                st.last_rollback = s.spec.rollback_request.clone();
+            }
+        }
+        Ok(false)
+    }
+
+    // -----------------------------------------------------------------
+    // Images
+
+    /// One reconcile of a MachineImage: the template exists, or is made.
+    pub async fn reconcile_image(
+        &self,
+        world: &World,
+        i: &Object<MachineImageSpec>,
+        old: &MachineImageStatus,
+    ) -> (MachineImageStatus, Option<Error>) {
+        let start = Instant::now();
+        let mut st = old.clone();
+        st.last_updated = Some(now_rfc3339());
+        let r = self.image_inner(world, i, &mut st).await;
+        self.metrics
+            .reconcile_duration("image", start.elapsed().as_secs_f64());
+        match r {
+            Ok(()) => (st, None),
+            Err(e) => {
+                self.metrics.error(e.error_type().as_str(), "image");
+                st.ready = false;
+                st.message = Some(e.to_string());
+                (st, Some(e))
+            }
+        }
+    }
+
+    async fn image_inner(
+        &self,
+        world: &World,
+        i: &Object<MachineImageSpec>,
+        st: &mut MachineImageStatus,
+    ) -> Result<()> {
+        let errors = validate::validate_image(&i.metadata.name, &i.spec);
+        if !errors.is_empty() {
+            st.ready = false;
+            st.message = Some(
+                errors
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {v}"))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            );
+            return Ok(());
+        }
+        let pve = self.connect(world, &i.spec.cluster).await?;
+        let name = validate::pve_name(i.spec.name.as_deref().unwrap_or(&i.metadata.name));
+        for _ in 0..6 {
+            let res = pve.resources().await?;
+            if let Some(t) = &i.spec.template {
+                match find_template(&res, t) {
+                    SourceState::Found { node, vmid } => {
+                        st.ready = true;
+                        st.node = Some(node);
+                        st.vmid = Some(vmid);
+                        st.message = None;
+                    }
+                    SourceState::Missing(m) => {
+                        st.ready = false;
+                        st.message = Some(m);
+                    }
+                    SourceState::None => st.ready = false,
+                }
+                return Ok(());
+            }
+            // From a URL: a VM of this name with our mark, made a template.
+            let mark = plan::ownership_mark(&i.spec.cluster, &format!("image/{}", i.metadata.name));
+            let mut mine = None;
+            for r in res
+                .iter()
+                .filter(|r| r.kind == "qemu" && r.name.as_deref() == Some(&name))
+            {
+                let (Some(node), Some(vmid)) = (r.node.clone(), r.vmid) else {
+                    continue;
+                };
+                let cfg = pve
+                    .get(&format!("/nodes/{node}/qemu/{vmid}/config"), Params::new())
+                    .await?;
+                if text(&cfg["description"]).lines().any(|l| l.trim() == mark) {
+                    mine = Some((node, vmid as u32, r.template == Some(true)));
+                    break;
+                }
+            }
+            let node = match (&mine, &i.spec.node) {
+                (Some((n, _, _)), _) => n.clone(),
+                (None, Some(n)) => n.clone(),
+                (None, None) => node_entries(&res)
+                    .into_iter()
+                    .find(|n| n.ready)
+                    .map(|n| n.name)
+                    .ok_or_else(|| Error::Config("no online node".into()))?,
+            };
+            if let Some((node, vmid, true)) = &mine {
+                st.ready = true;
+                st.node = Some(node.clone());
+                st.vmid = Some(*vmid);
+                st.message = None;
+                return Ok(());
+            }
+            let url = i.spec.url.clone().unwrap_or_default();
+            let file = i
+                .spec
+                .file_name
+                .clone()
+                .unwrap_or_else(|| url.rsplit('/').next().unwrap_or_default().to_string());
+            let step = if let Some((node, vmid, false)) = mine {
+                Step::Template { node, vmid }
+            } else {
+                let volid = format!("{}:import/{file}", i.spec.download_storage);
+                let content = pve
+                    .get(
+                        &format!("/nodes/{node}/storage/{}/content", i.spec.download_storage),
+                        Params::new(),
+                    )
+                    .await?;
+                let have = content
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|v| text(&v["volid"]) == volid));
+                if have {
+                    let used: BTreeSet<u32> = res
+                        .iter()
+                        .filter_map(|r| r.vmid.map(|v| v as u32))
+                        .collect();
+                    let vmid = match i.spec.vmid {
+                        Some(v) => v,
+                        None => plan::assign_vmid(&used)
+                            .ok_or_else(|| Error::Config("no free VMID".into()))?,
+                    };
+                    Step::Create {
+                        node: node.clone(),
+                        vmid,
+                        auto: i.spec.vmid.is_none(),
+                        params: vec![
+                            ("name".into(), name.clone()),
+                            ("description".into(), mark.clone()),
+                            ("tags".into(), plan::MARK_TAG.into()),
+                            (
+                                "scsi0".into(),
+                                format!("{}:0,import-from={volid}", i.spec.storage),
+                            ),
+                            ("scsihw".into(), "virtio-scsi-single".into()),
+                        ],
+                    }
+                } else {
+                    Step::DownloadUrl {
+                        node: node.clone(),
+                        storage: i.spec.download_storage.clone(),
+                        url: url.clone(),
+                        filename: file.clone(),
+                        checksum: i.spec.checksum.clone().map(|c| {
+                            (
+                                c,
+                                i.spec
+                                    .checksum_algorithm
+                                    .clone()
+                                    .unwrap_or_else(|| "sha256".into()),
+                            )
+                        }),
+                    }
+                }
+            };
+            st.message = Some(format!("{} in progress", step.name()));
+            self.execute(&pve, &step).await?;
+        }
+        Ok(())
+    }
+}
+
+/// A template by VMID or name.
+fn find_template(res: &[ClusterResource], t: &str) -> SourceState {
+    let found = match validate::parse_image(t) {
+        Ok(ImageRef::Vmid(v)) => res
+            .iter()
+            .find(|r| r.kind == "qemu" && r.vmid == Some(u64::from(v))),
+        Ok(ImageRef::Name(n)) => res.iter().find(|r| {
+            r.kind == "qemu" && r.template == Some(true) && r.name.as_deref() == Some(&n)
+        }),
+        _ => None,
+    };
+    match found {
+        Some(r) if r.template == Some(true) => SourceState::Found {
+            node: r.node.clone().unwrap_or_default(),
+            vmid: r.vmid.unwrap_or_default() as u32,
+        },
+        Some(r) => SourceState::Missing(format!(
+            "VM {} is not a template",
+            r.vmid.unwrap_or_default()
+        )),
+        None => SourceState::Missing(format!("template '{t}' not found")),
+    }
+}
+
+/// Per-node entries from `/cluster/resources`.
+fn node_entries(res: &[ClusterResource]) -> Vec<NodeStatusEntry> {
+    res.iter()
+        .filter(|r| r.kind == "node")
+        .map(|r| {
+            let name = r.node.clone().unwrap_or_default();
+            let vms: Vec<&ClusterResource> = res
+                .iter()
+                .filter(|g| g.kind == "qemu" && g.node.as_deref() == Some(name.as_str()))
+                .collect();
+            NodeStatusEntry {
+                ready: r.status.as_deref() == Some("online"),
+                resources: NodeResources {
+                    cpu: Usage {
+                        total: r.maxcpu.unwrap_or(0.0) as u64,
+                        used: vms
+                            .iter()
+                            .filter(|g| g.status.as_deref() == Some("running"))
+                            .map(|g| g.maxcpu.unwrap_or(0.0) as u64)
+                            .sum(),
+                    },
+                    memory: Usage {
+                        total: r.maxmem.unwrap_or(0),
+                        used: r.mem.unwrap_or(0),
+                    },
+                    storage: Usage {
+                        total: r.maxdisk.unwrap_or(0),
+                        used: r.disk.unwrap_or(0),
+                    },
+                },
+                vm_count: vms.len() as u32,
+                name,
+            }
+        })
+        .collect()
+}
+
+/// Writes a plan's phase, placement and conditions into a status.
+fn apply(status: &mut MachineStatus, p: &plan::Plan, now: &str) {
+    status.phase = p.phase;
+    if p.vmid.is_some()
+        && !p
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::Create { .. } | Step::Clone { .. }))
+    {
+        status.vmid = p.vmid;
+        status.node = p.node.clone();
+    }
+    for c in &p.conditions {
+        set_condition(&mut status.conditions, c.clone(), now);
+    }
+}

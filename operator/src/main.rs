@@ -1,0 +1,177 @@
+//! `pve-operator`: the standalone operator.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+use pve_operator::standalone::{Options, Standalone, check_dir, status_table};
+use pve_operator::{Operator, http};
+
+#[derive(Parser)]
+#[command(
+    name = "pve-operator",
+    version,
+    about = "Reconciles declared machines into Proxmox VE"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Reconcile the resources of a manifest directory until stopped.
+    Run {
+        /// The directory of YAML manifests.
+        #[arg(long, env = "PVE_OPERATOR_MANIFESTS")]
+        manifests: PathBuf,
+        /// Periodic resync, seconds (or with an `s`/`m` suffix).
+        #[arg(long, env = "RECONCILE_INTERVAL", default_value = "30s")]
+        reconcile_interval: String,
+        /// Reconciles at once.
+        #[arg(long, env = "MAX_CONCURRENT_RECONCILES", default_value_t = 5)]
+        max_concurrent_reconciles: usize,
+        /// Where /metrics is served (`0` turns it off).
+        #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = ":8080")]
+        metrics_bind_address: String,
+        /// Where /healthz and /readyz are served (`0` turns it off).
+        #[arg(long, env = "HEALTH_PROBE_BIND_ADDRESS", default_value = ":8081")]
+        health_probe_bind_address: String,
+        /// How often the directory is looked at, milliseconds.
+        #[arg(long, env = "PVE_OPERATOR_POLL_MS", default_value_t = 1000)]
+        poll_ms: u64,
+    },
+    /// Print the machines of a manifest directory: phase, node, VMID, IPs.
+    Status {
+        /// The directory of YAML manifests.
+        dir: PathBuf,
+    },
+    /// Read and validate a manifest directory without contacting PVE.
+    Check {
+        /// The directory of YAML manifests.
+        dir: PathBuf,
+    },
+}
+
+fn duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (n, mult) = if let Some(m) = s.strip_suffix('m') {
+        (m, 60.0)
+    } else if let Some(x) = s.strip_suffix('s') {
+        (x, 1.0)
+    } else {
+        (s, 1.0)
+    };
+    let v: f64 = n.parse().map_err(|_| format!("invalid duration {s:?}"))?;
+    if v <= 0.0 {
+        return Err(format!("invalid duration {s:?}"));
+    }
+    Ok(Duration::from_secs_f64(v * mult))
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Status { dir } => {
+            print!("{}", status_table(&dir));
+            std::process::ExitCode::SUCCESS
+        }
+        Cmd::Check { dir } => match check_dir(&dir) {
+            Ok(list) => {
+                let mut bad = false;
+                for r in &list {
+                    let errors = match r {
+                        pve_operator::types::Resource::Machine(m) => {
+                            let name = m
+                                .spec
+                                .name
+                                .clone()
+                                .unwrap_or_else(|| m.metadata.name.clone());
+                            pve_operator::validate::validate_machine(&name, &m.spec)
+                        }
+                        pve_operator::types::Resource::MachineSnapshot(s) => {
+                            pve_operator::validate::validate_snapshot(&s.metadata.name, &s.spec)
+                        }
+                        pve_operator::types::Resource::MachineImage(i) => {
+                            pve_operator::validate::validate_image(&i.metadata.name, &i.spec)
+                        }
+                        _ => Default::default(),
+                    };
+                    for (k, v) in &errors {
+                        bad = true;
+                        println!("{}: {k}: {v}", r.key());
+                    }
+                }
+                println!("{} resources", list.len());
+                if bad {
+                    std::process::ExitCode::FAILURE
+                } else {
+                    std::process::ExitCode::SUCCESS
+                }
+            }
+            Err(e) => {
+                eprintln!("pve-operator: {e}");
+                std::process::ExitCode::from(2)
+            }
+        },
+        Cmd::Run {
+            manifests,
+            reconcile_interval,
+            max_concurrent_reconciles,
+            metrics_bind_address,
+            health_probe_bind_address,
+            poll_ms,
+        } => {
+            let resync = match duration(&reconcile_interval) {
+                Ok(d) => d,
+                Err(e) => {
+                    eprintln!("pve-operator: RECONCILE_INTERVAL: {e}");
+                    return std::process::ExitCode::from(2);
+                }
+            };
+            let mut opts = Options::new(manifests);
+            opts.resync = resync;
+            opts.max_concurrent = max_concurrent_reconciles.max(1);
+            opts.poll = Duration::from_millis(poll_ms.max(50));
+            let op = Arc::new(Operator::new(None));
+            let mut sa = Standalone::new(opts, op.clone());
+            for (what, addr) in [
+                ("metrics", &metrics_bind_address),
+                ("health probes", &health_probe_bind_address),
+            ] {
+                match http::parse_bind(addr) {
+                    Ok(Some(a)) => {
+                        match http::serve(a, op.metrics.clone(), sa.health.clone()).await {
+                            Ok((bound, _)) => tracing::info!("serving {what} on {bound}"),
+                            Err(e) => {
+                                eprintln!("pve-operator: {what} on {a}: {e}");
+                                return std::process::ExitCode::from(2);
+                            }
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        eprintln!("pve-operator: {e}");
+                        return std::process::ExitCode::from(2);
+                    }
+                }
+            }
+            tracing::info!(dir = %sa.opts.dir.display(), "pve-operator started");
+            sa.run(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await;
+            std::process::ExitCode::SUCCESS
+        }
+    }
+}

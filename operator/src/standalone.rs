@@ -1,0 +1,663 @@
+//! Standalone mode: resources come from YAML files in a directory, which
+//! is polled for changes; each object's status goes to a status file
+//! beside its manifest (`web.yaml` -> `web.status.yaml`), never into the
+//! user's file. A Machine or MachineSnapshot whose document disappears is
+//! deleted through its finalizer, recorded in the status file so that a
+//! restarted operator still finishes the deletion.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::Semaphore;
+use tracing::{info, warn};
+
+use crate::controller::{Operator, World};
+use crate::error::{Backoff, Error, Result};
+use crate::http::Health;
+use crate::types::{
+    API_VERSION, Key, MachineImageStatus, MachineSnapshotStatus, MachineStatus,
+    ProxmoxClusterStatus, ProxmoxNodeStatus, Resource,
+};
+
+/// Settings of the standalone loop.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The manifest directory.
+    pub dir: PathBuf,
+    /// Periodic resync (`RECONCILE_INTERVAL`, default 30 s).
+    pub resync: Duration,
+    /// Reconciles at once (`MAX_CONCURRENT_RECONCILES`, default 5).
+    pub max_concurrent: usize,
+    /// How often the directory is looked at.
+    pub poll: Duration,
+    /// Requeue backoff for retryable errors.
+    pub backoff: Backoff,
+}
+
+impl Options {
+    /// Defaults for `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self {
+            dir: dir.into(),
+            resync: Duration::from_secs(30),
+            max_concurrent: 5,
+            poll: Duration::from_secs(1),
+            backoff: Backoff::default(),
+        }
+    }
+}
+
+/// One entry of a status file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusEntry {
+    /// Kind.
+    pub kind: String,
+    /// Name.
+    pub name: String,
+    /// The status.
+    pub status: Value,
+    /// The object as last applied, while its deletion is pending
+    /// (Machines and MachineSnapshots).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finalizer: Option<Resource>,
+}
+
+#[derive(Debug, Clone)]
+struct Tracked {
+    res: Resource,
+    file: PathBuf,
+    status: Value,
+    deleting: bool,
+    attempts: u32,
+    due: Instant,
+}
+
+/// The status file of a manifest.
+pub fn status_path(manifest: &Path) -> PathBuf {
+    let stem = manifest
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    manifest.with_file_name(format!("{stem}.status.yaml"))
+}
+
+fn is_manifest(p: &Path) -> bool {
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    (name.ends_with(".yaml") || name.ends_with(".yml"))
+        && !name.ends_with(".status.yaml")
+        && !name.starts_with('.')
+}
+
+/// Reads every resource of a directory's manifests (sorted by file),
+/// with the errors of the documents that could not be read.
+pub fn load_dir(dir: &Path) -> (Vec<(Resource, PathBuf)>, Vec<Error>) {
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| is_manifest(p))
+            .collect(),
+        Err(e) => return (Vec::new(), vec![Error::Io(e)]),
+    };
+    files.sort();
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for f in files {
+        let text = match std::fs::read_to_string(&f) {
+            Ok(t) => t,
+            Err(e) => {
+                errors.push(Error::Io(e));
+                continue;
+            }
+        };
+        for (i, doc) in serde_yaml::Deserializer::from_str(&text).enumerate() {
+            let v = match serde_yaml::Value::deserialize(doc) {
+                Ok(serde_yaml::Value::Null) => continue,
+                Ok(v) => v,
+                Err(e) => {
+                    errors.push(Error::Manifest {
+                        path: f.display().to_string(),
+                        message: e.to_string(),
+                    });
+                    break;
+                }
+            };
+            match serde_yaml::from_value::<Resource>(v) {
+                Ok(r) => {
+                    let want = if matches!(r, Resource::Secret(_)) {
+                        "v1"
+                    } else {
+                        API_VERSION
+                    };
+                    if r.api_version() != want {
+                        errors.push(Error::Manifest {
+                            path: f.display().to_string(),
+                            message: format!(
+                                "document {}: apiVersion {} of {} should be {want}",
+                                i + 1,
+                                r.api_version(),
+                                r.kind()
+                            ),
+                        });
+                        continue;
+                    }
+                    out.push((r, f.clone()));
+                }
+                Err(e) => errors.push(Error::Manifest {
+                    path: f.display().to_string(),
+                    message: format!("document {}: {e}", i + 1),
+                }),
+            }
+        }
+    }
+    (out, errors)
+}
+
+/// Every status entry of a directory, with its status file.
+pub fn read_statuses(dir: &Path) -> Vec<(StatusEntry, PathBuf)> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".status.yaml"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let Ok(t) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        match serde_yaml::from_str::<Vec<StatusEntry>>(&t) {
+            Ok(list) => out.extend(list.into_iter().map(|e| (e, f.clone()))),
+            Err(e) => warn!(file = %f.display(), error = %e, "unreadable status file"),
+        }
+    }
+    out
+}
+
+fn manifest_of(status_file: &Path) -> PathBuf {
+    let s = status_file.to_string_lossy();
+    PathBuf::from(s.trim_end_matches(".status.yaml").to_string() + ".yaml")
+}
+
+/// The standalone operator.
+pub struct Standalone {
+    /// Settings.
+    pub opts: Options,
+    /// The shared reconcile state and metrics.
+    pub operator: Arc<Operator>,
+    /// Probes.
+    pub health: Arc<Health>,
+    objects: BTreeMap<Key, Tracked>,
+    started: bool,
+    written: BTreeMap<PathBuf, String>,
+}
+
+impl std::fmt::Debug for Standalone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Standalone")
+            .field("opts", &self.opts)
+            .finish_non_exhaustive()
+    }
+}
+
+fn has_finalizer(r: &Resource) -> bool {
+    matches!(r, Resource::Machine(_) | Resource::MachineSnapshot(_))
+}
+
+impl Standalone {
+    /// A standalone operator over `opts.dir`.
+    pub fn new(opts: Options, operator: Arc<Operator>) -> Self {
+        Self {
+            opts,
+            operator,
+            health: Arc::new(Health::default()),
+            objects: BTreeMap::new(),
+            started: false,
+            written: BTreeMap::new(),
+        }
+    }
+
+    /// The status of an object, as last written.
+    pub fn status(&self, kind: &str, name: &str) -> Option<&Value> {
+        self.objects
+            .get(&Key {
+                kind: kind.into(),
+                name: name.into(),
+            })
+            .map(|t| &t.status)
+    }
+
+    /// A Machine's status.
+    pub fn machine_status(&self, name: &str) -> Option<MachineStatus> {
+        self.status("Machine", name)
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+    }
+
+    /// Whether an object is still tracked (a deleted one until its
+    /// finalizer ran).
+    pub fn tracks(&self, kind: &str, name: &str) -> bool {
+        self.objects.contains_key(&Key {
+            kind: kind.into(),
+            name: name.into(),
+        })
+    }
+
+    fn scan(&mut self) {
+        let now = Instant::now();
+        if !self.started {
+            self.started = true;
+            for (e, file) in read_statuses(&self.opts.dir) {
+                let key = Key {
+                    kind: e.kind.clone(),
+                    name: e.name.clone(),
+                };
+                let res = match e.finalizer.clone() {
+                    Some(r) => r,
+                    None => continue,
+                };
+                self.objects.insert(
+                    key,
+                    Tracked {
+                        res,
+                        file: manifest_of(&file),
+                        status: e.status,
+                        deleting: true, // until a manifest says otherwise
+                        attempts: 0,
+                        due: now,
+                    },
+                );
+            }
+            for (e, _) in read_statuses(&self.opts.dir) {
+                let key = Key {
+                    kind: e.kind,
+                    name: e.name,
+                };
+                if let Some(t) = self.objects.get_mut(&key) {
+                    t.status = e.status;
+                }
+            }
+        }
+        let (found, errors) = load_dir(&self.opts.dir);
+        for e in errors {
+            warn!(error = %e, "manifest skipped");
+        }
+        let mut seen = BTreeSet::new();
+        for (r, file) in found {
+            let key = r.key();
+            if !seen.insert(key.clone()) {
+                warn!(object = %key, file = %file.display(), "duplicate object ignored");
+                continue;
+            }
+            match self.objects.get_mut(&key) {
+                Some(t) => {
+                    if t.res != r || t.deleting {
+                        t.res = r;
+                        t.deleting = false;
+                        t.attempts = 0;
+                        t.due = now;
+                    }
+                    t.file = file;
+                }
+                None => {
+                    self.objects.insert(
+                        key,
+                        Tracked {
+                            res: r,
+                            file,
+                            status: Value::Null,
+                            deleting: false,
+                            attempts: 0,
+                            due: now,
+                        },
+                    );
+                }
+            }
+        }
+        let gone: Vec<Key> = self
+            .objects
+            .keys()
+            .filter(|k| !seen.contains(*k))
+            .cloned()
+            .collect();
+        for k in gone {
+            let needed = self.objects.get(&k).is_some_and(|t| has_finalizer(&t.res));
+            let referenced = self.referenced(&k);
+            match self.objects.get_mut(&k) {
+                Some(t) if needed => {
+                    if !t.deleting {
+                        info!(object = %k, "removed from the manifests: finalizing");
+                        t.deleting = true;
+                        t.attempts = 0;
+                        t.due = now;
+                    }
+                }
+                // Clusters and secrets stay while deletions need them.
+                Some(t) if referenced => t.deleting = true,
+                _ => {
+                    self.objects.remove(&k);
+                }
+            }
+        }
+    }
+
+    /// Whether a deleting object still needs `k` (a cluster or secret).
+    fn referenced(&self, k: &Key) -> bool {
+        if !matches!(k.kind.as_str(), "ProxmoxCluster" | "Secret") {
+            return false;
+        }
+        self.objects
+            .values()
+            .any(|t| t.deleting && has_finalizer(&t.res))
+    }
+
+    fn world(&self) -> World {
+        let mut w = World {
+            dir: self.opts.dir.clone(),
+            ..World::default()
+        };
+        for t in self.objects.values() {
+            match &t.res {
+                Resource::ProxmoxCluster(c) => {
+                    w.clusters.insert(c.metadata.name.clone(), c.clone());
+                }
+                Resource::ProxmoxNode(n) => w.nodes.push(n.clone()),
+                Resource::Secret(s) => {
+                    w.secrets.insert(s.metadata.name.clone(), s.clone());
+                }
+                Resource::Machine(m) => {
+                    let st = serde_json::from_value(t.status.clone()).unwrap_or_default();
+                    w.machines.insert(m.metadata.name.clone(), (m.clone(), st));
+                }
+                Resource::MachineImage(i) => {
+                    let st = serde_json::from_value(t.status.clone()).unwrap_or_default();
+                    w.images.insert(i.metadata.name.clone(), (i.clone(), st));
+                }
+                Resource::MachineSnapshot(_) => {}
+            }
+        }
+        w
+    }
+
+    fn schedule(&mut self, key: &Key, error: Option<&Error>, wait: bool) {
+        let (resync, backoff) = (self.opts.resync, self.opts.backoff);
+        if let Some(t) = self.objects.get_mut(key) {
+            let delay = match error {
+                Some(e) if e.is_retryable() => {
+                    t.attempts += 1;
+                    backoff.delay(t.attempts)
+                }
+                Some(_) => {
+                    t.attempts = 0;
+                    resync
+                }
+                None if wait => {
+                    t.attempts = 0;
+                    backoff.base
+                }
+                None => {
+                    t.attempts = 0;
+                    resync
+                }
+            };
+            t.due = Instant::now() + delay;
+        }
+    }
+
+    /// One pass: read the directory, reconcile what is due (everything
+    /// with `force`), write the status files. Returns how many objects
+    /// were reconciled.
+    pub async fn pass(&mut self, force: bool) -> usize {
+        self.scan();
+        let now = Instant::now();
+        let due = |t: &Tracked| force || t.due <= now;
+        let mut count = 0;
+        let order = [
+            "ProxmoxCluster",
+            "ProxmoxNode",
+            "MachineImage",
+            "Machine",
+            "MachineSnapshot",
+        ];
+        for kind in order {
+            let world = Arc::new(self.world());
+            let keys: Vec<Key> = self
+                .objects
+                .iter()
+                .filter(|(k, t)| k.kind == kind && due(t) && (!t.deleting || has_finalizer(&t.res)))
+                .map(|(k, _)| k.clone())
+                .collect();
+            let sem = Arc::new(Semaphore::new(self.opts.max_concurrent.max(1)));
+            let mut set = tokio::task::JoinSet::new();
+            for k in keys {
+                let Some(t) = self.objects.get(&k).cloned() else {
+                    continue;
+                };
+                let (op, world, sem) = (self.operator.clone(), world.clone(), sem.clone());
+                count += 1;
+                set.spawn(async move {
+                    let _permit = sem.acquire_owned().await;
+                    let r = reconcile_one(&op, &world, &t).await;
+                    (k, r)
+                });
+            }
+            while let Some(j) = set.join_next().await {
+                let Ok((k, (status, finalized, error, wait))) = j else {
+                    continue;
+                };
+                if finalized {
+                    info!(object = %k, "finalized");
+                    self.objects.remove(&k);
+                    continue;
+                }
+                if let Some(t) = self.objects.get_mut(&k) {
+                    t.status = status;
+                }
+                self.schedule(&k, error.as_ref(), wait);
+            }
+        }
+        self.update_metrics();
+        self.write_statuses();
+        self.health.beat();
+        self.health.set_ready(true);
+        count
+    }
+
+    fn update_metrics(&self) {
+        let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
+        for t in self.objects.values() {
+            if let Resource::Machine(_) = t.res {
+                let st: MachineStatus =
+                    serde_json::from_value(t.status.clone()).unwrap_or_default();
+                *counts
+                    .entry((st.phase.as_str().to_string(), st.node.unwrap_or_default()))
+                    .or_default() += 1;
+            }
+        }
+        self.operator.metrics.set_machines(counts);
+    }
+
+    fn write_statuses(&mut self) {
+        let mut files: BTreeMap<PathBuf, Vec<StatusEntry>> = BTreeMap::new();
+        for (k, t) in &self.objects {
+            if matches!(t.res, Resource::Secret(_)) || (t.deleting && !has_finalizer(&t.res)) {
+                continue;
+            }
+            files
+                .entry(status_path(&t.file))
+                .or_default()
+                .push(StatusEntry {
+                    kind: k.kind.clone(),
+                    name: k.name.clone(),
+                    status: t.status.clone(),
+                    finalizer: has_finalizer(&t.res).then(|| t.res.clone()),
+                });
+        }
+        // Status files of manifests whose objects are all gone.
+        let stale: Vec<PathBuf> = self
+            .written
+            .keys()
+            .filter(|p| !files.contains_key(*p))
+            .cloned()
+            .chain(
+                read_statuses(&self.opts.dir)
+                    .into_iter()
+                    .map(|(_, f)| f)
+                    .filter(|f| !files.contains_key(f)),
+            )
+            .collect();
+        for p in stale {
+            let _ = std::fs::remove_file(&p);
+            self.written.remove(&p);
+        }
+        for (p, entries) in files {
+            let text = match serde_yaml::to_string(&entries) {
+                Ok(t) => format!("# Written by pve-operator; edits are overwritten.\n{t}"),
+                Err(e) => {
+                    warn!(error = %e, "status not serializable");
+                    continue;
+                }
+            };
+            if self.written.get(&p) == Some(&text) {
+                continue;
+            }
+            let tmp = p.with_extension("yaml.tmp");
+            let ok = std::fs::write(&tmp, &text).and_then(|()| std::fs::rename(&tmp, &p));
+            match ok {
+                Ok(()) => {
+                    self.written.insert(p, text);
+                }
+                Err(e) => warn!(file = %p.display(), error = %e, "cannot write status"),
+            }
+        }
+    }
+
+    /// Runs until `stop` resolves: passes every `poll`.
+    pub async fn run(&mut self, stop: impl std::future::Future<Output = ()>) {
+        tokio::pin!(stop);
+        loop {
+            self.pass(false).await;
+            tokio::select! {
+                () = &mut stop => break,
+                () = tokio::time::sleep(self.opts.poll) => {}
+            }
+        }
+    }
+}
+
+type One = (Value, bool, Option<Error>, bool);
+
+async fn reconcile_one(op: &Operator, world: &World, t: &Tracked) -> One {
+    match &t.res {
+        Resource::ProxmoxCluster(c) => {
+            let st: ProxmoxClusterStatus = op.reconcile_cluster(world, &c.metadata.name).await;
+            (js(&st), false, None, false)
+        }
+        Resource::ProxmoxNode(n) => {
+            let st: ProxmoxNodeStatus = op.reconcile_node(world, n).await;
+            (js(&st), false, None, false)
+        }
+        Resource::Machine(m) => {
+            let old: MachineStatus = serde_json::from_value(t.status.clone()).unwrap_or_default();
+            let o = op.reconcile_machine(world, m, &old, t.deleting).await;
+            (js(&o.status), o.finalized, o.error, o.wait)
+        }
+        Resource::MachineSnapshot(s) => {
+            let old: MachineSnapshotStatus =
+                serde_json::from_value(t.status.clone()).unwrap_or_default();
+            let (st, done, e) = op.reconcile_snapshot(world, s, &old, t.deleting).await;
+            (js(&st), done, e, false)
+        }
+        Resource::MachineImage(i) => {
+            let old: MachineImageStatus =
+                serde_json::from_value(t.status.clone()).unwrap_or_default();
+            let (st, e) = op.reconcile_image(world, i, &old).await;
+            let wait = !st.ready && e.is_none() && st.message.is_some();
+            (js(&st), false, e, wait)
+        }
+        Resource::Secret(_) => (Value::Null, false, None, false),
+    }
+}
+
+fn js<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+/// The `status` command's table: machines with phase, node, VMID and IPs.
+pub fn status_table(dir: &Path) -> String {
+    let mut rows = vec![[
+        "NAME".to_string(),
+        "PHASE".into(),
+        "NODE".into(),
+        "VMID".into(),
+        "IPS".into(),
+        "MESSAGE".into(),
+    ]];
+    for (e, _) in read_statuses(dir) {
+        if e.kind != "Machine" {
+            continue;
+        }
+        let st: MachineStatus = serde_json::from_value(e.status).unwrap_or_default();
+        let msg = st
+            .conditions
+            .iter()
+            .find(|c| c.kind == "Ready" && !c.is_true())
+            .map(|c| format!("{}: {}", c.reason, c.message))
+            .unwrap_or_default();
+        let phase = st.phase.as_str().to_string();
+        rows.push([
+            e.name,
+            phase,
+            st.node.unwrap_or_else(|| "-".into()),
+            st.vmid.map_or_else(|| "-".into(), |v| v.to_string()),
+            if st.ip_addresses.is_empty() {
+                "-".into()
+            } else {
+                st.ip_addresses.join(",")
+            },
+            msg,
+        ]);
+    }
+    let widths: Vec<usize> = (0..6)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i == 5 {
+                    c.clone()
+                } else {
+                    format!("{c:<w$}", w = widths[i])
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Loads a directory once and checks it, for `pve-operator check`.
+///
+/// # Errors
+/// The first unreadable document.
+pub fn check_dir(dir: &Path) -> Result<Vec<Resource>> {
+    let (found, mut errors) = load_dir(dir);
+    if let Some(e) = errors.drain(..).next() {
+        return Err(e);
+    }
+    Ok(found.into_iter().map(|(r, _)| r).collect())
+}

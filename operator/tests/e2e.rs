@@ -1,0 +1,719 @@
+//! End to end: the standalone operator against an in-process fake-pve
+//! (manual clock, instant tasks), driven pass by pass.
+#![allow(missing_docs, clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use fake_pve::{Clock, FakePve, Latency, Running, Scenario};
+use pve_client::RetryPolicy;
+use pve_client::api::tasks::WaitOptions;
+use pve_operator::types::{MachineStatus, Phase};
+use pve_operator::{Operator, Options, Standalone};
+use serde_json::Value;
+
+const TOKEN: &str = "root@pam!automation";
+const SECRET: &str = "0f6c2b1e-5d4a-4e39-8b7c-2a1d9e8f7c60";
+
+const SCENARIO: &str = r"
+users:
+  - userid: root@pam
+    tokens:
+      - { tokenid: automation, secret: 0f6c2b1e-5d4a-4e39-8b7c-2a1d9e8f7c60, privsep: false }
+vms:
+  - { vmid: 100, node: pve, name: gateway, status: running }
+  - { vmid: 9000, node: pve, name: ubuntu-tpl, config: { template: 1, scsi0: 'local-lvm:base-9000-disk-0,size=8G', cores: 1, memory: 1024 } }
+";
+
+struct Env {
+    pve: Running,
+    dir: PathBuf,
+    sa: Standalone,
+    http: reqwest::Client,
+}
+
+static N: AtomicUsize = AtomicUsize::new(0);
+
+fn operator() -> Arc<Operator> {
+    Arc::new(Operator::new(Some(Arc::new(|b| {
+        b.retry(RetryPolicy::none())
+            .timeout(Duration::from_millis(1500))
+            .wait_options(
+                WaitOptions::default()
+                    .poll_interval(Duration::from_millis(5))
+                    .timeout(Duration::from_secs(10)),
+            )
+    }))))
+}
+
+fn options(dir: &std::path::Path) -> Options {
+    let mut o = Options::new(dir);
+    o.max_concurrent = 10;
+    o
+}
+
+async fn env() -> Env {
+    let pve = FakePve::builder()
+        .listen("127.0.0.1:0".parse().unwrap())
+        .auth_failure_delay(Duration::ZERO)
+        .clock(Clock::manual(1_790_000_000))
+        .latency(Latency::instant())
+        .scenario(Scenario::parse(SCENARIO, "operator.yaml").unwrap())
+        .start()
+        .await
+        .unwrap();
+    let dir = std::env::temp_dir().join(format!(
+        "pve-operator-e2e-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca = pve.cert_pem().unwrap().to_string();
+    let cluster = format!(
+        "apiVersion: pve.fake-pve.io/v1alpha1
+kind: ProxmoxCluster
+metadata: {{ name: lab }}
+spec:
+  endpoint: {}
+  caCertificate: {{ file: ca.pem }}
+  credentials:
+    tokenID: '{TOKEN}'
+    tokenSecret: {{ secretRef: {{ name: pve-token, key: secret }} }}
+---
+apiVersion: v1
+kind: Secret
+metadata: {{ name: pve-token }}
+stringData: {{ secret: {SECRET} }}
+",
+        pve.url()
+    );
+    std::fs::write(dir.join("ca.pem"), ca).unwrap();
+    std::fs::write(dir.join("cluster.yaml"), cluster).unwrap();
+    let sa = Standalone::new(options(&dir), operator());
+    let http = reqwest::Client::builder()
+        .danger_accept_invalid_certs(true)
+        .build()
+        .unwrap();
+    Env { pve, dir, sa, http }
+}
+
+fn machine(name: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: pve.fake-pve.io/v1alpha1
+kind: Machine
+metadata: {{ name: {name} }}
+spec:
+  cluster: lab
+  cpu: {{ cores: 2 }}
+  memory: 512Mi
+  disks: [{{ size: 4G }}]
+  networks: [{{ bridge: vmbr0, vlan: 100 }}]
+{}",
+        extra
+            .lines()
+            .map(|l| format!("  {l}\n"))
+            .collect::<String>()
+    )
+}
+
+impl Env {
+    fn write(&self, file: &str, text: &str) {
+        std::fs::write(self.dir.join(file), text).unwrap();
+    }
+
+    fn remove(&self, file: &str) {
+        std::fs::remove_file(self.dir.join(file)).unwrap();
+    }
+
+    fn status(&self, name: &str) -> MachineStatus {
+        self.sa.machine_status(name).unwrap_or_default()
+    }
+
+    /// Passes until `done` holds; at most `max` passes.
+    async fn converge(&mut self, max: usize, done: impl Fn(&Self) -> bool) {
+        for _ in 0..max {
+            self.sa.pass(true).await;
+            if done(self) {
+                return;
+            }
+        }
+        panic!(
+            "did not converge in {max} passes; statuses: {}",
+            std::fs::read_dir(&self.dir)
+                .unwrap()
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".status.yaml"))
+                .map(|e| std::fs::read_to_string(e.path()).unwrap())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+
+    async fn running(&mut self, name: &str) -> MachineStatus {
+        self.converge(8, |e| e.status(name).phase == Phase::Running)
+            .await;
+        self.status(name)
+    }
+
+    async fn call(&self, method: reqwest::Method, path: &str, form: &[(&str, &str)]) -> Value {
+        let url = if path.starts_with("/_fake") {
+            format!("{}{path}", self.pve.url())
+        } else {
+            format!("{}{path}", self.pve.api_url())
+        };
+        let mut rb = self
+            .http
+            .request(method, url)
+            .header("Authorization", format!("PVEAPIToken={TOKEN}={SECRET}"));
+        if !form.is_empty() {
+            rb = rb.form(form);
+        }
+        let r = rb.send().await.unwrap();
+        let status = r.status();
+        let v: Value = r.json().await.unwrap_or(Value::Null);
+        assert!(status.is_success(), "{path}: {status} {v}");
+        v["data"].clone()
+    }
+
+    async fn get(&self, path: &str) -> Value {
+        self.call(reqwest::Method::GET, path, &[]).await
+    }
+
+    async fn fault(&self, rule: Value) {
+        let r = self
+            .http
+            .post(format!("{}/_fake/faults", self.pve.url()))
+            .header("Authorization", format!("PVEAPIToken={TOKEN}={SECRET}"))
+            .json(&rule)
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+    }
+
+    async fn clear_faults(&self) {
+        self.call(reqwest::Method::DELETE, "/_fake/faults", &[])
+            .await;
+    }
+
+    async fn config(&self, vmid: u32) -> Value {
+        self.get(&format!("/nodes/pve/qemu/{vmid}/config")).await
+    }
+
+    /// VMs carrying the operator's mark for `name`.
+    async fn owned(&self, name: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        for r in self
+            .get("/cluster/resources?type=vm")
+            .await
+            .as_array()
+            .unwrap()
+        {
+            let vmid = r["vmid"].as_u64().unwrap() as u32;
+            let c = self.config(vmid).await;
+            if c["description"]
+                .as_str()
+                .is_some_and(|d| d.trim() == format!("managed-by=pve-operator machine=lab/{name}"))
+            {
+                out.push(vmid);
+            }
+        }
+        out
+    }
+}
+
+fn cond(st: &MachineStatus, kind: &str) -> (String, String, String) {
+    st.conditions
+        .iter()
+        .find(|c| c.kind == kind)
+        .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn machine_lifecycle_create_update_power_drift_delete() {
+    let mut e = env().await;
+    e.write("web.yaml", &machine("web", "tags: [web]\ntenant: acme\n"));
+    let st = e.running("web").await;
+    assert_eq!(st.vmid, Some(10000), "lowest free operator VMID");
+    assert_eq!(st.node.as_deref(), Some("pve"));
+    assert_eq!(cond(&st, "Ready").0, "True");
+    assert_eq!(cond(&st, "VMCreated").1, "CreationSucceeded");
+    let c = e.config(10000).await;
+    assert_eq!(c["cores"], 2);
+    assert!(c["net0"].as_str().unwrap().contains("tag=100"), "{c}");
+    let tags = c["tags"].as_str().unwrap();
+    assert!(
+        tags.contains("tenant_acme") && tags.contains("pve-operator"),
+        "{c}"
+    );
+    assert_eq!(
+        e.get("/nodes/pve/qemu/10000/status/current").await["status"],
+        "running"
+    );
+    // the status file sits beside the manifest, the manifest is untouched
+    let status_file = std::fs::read_to_string(e.dir.join("web.status.yaml")).unwrap();
+    assert!(status_file.contains("phase: Running"), "{status_file}");
+    assert!(
+        std::fs::read_to_string(e.dir.join("web.yaml"))
+            .unwrap()
+            .starts_with("apiVersion")
+    );
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(table.lines().nth(1).unwrap().starts_with("web"), "{table}");
+    assert!(
+        table.contains("Running") && table.contains("10000"),
+        "{table}"
+    );
+
+    // memory increase: online (hot-plug)
+    e.write("web.yaml", &machine("web", "").replace("512Mi", "1Gi"));
+    e.converge(4, |e| cond(&e.status("web"), "Ready").0 == "True")
+        .await;
+    let c = e.config(10000).await;
+    assert_eq!(c["memory"].to_string().trim_matches('"'), "1024");
+    assert_eq!(
+        e.get("/nodes/pve/qemu/10000/status/current").await["status"],
+        "running"
+    );
+
+    // memory decrease while running: reported, not applied
+    e.write("web.yaml", &machine("web", "").replace("512Mi", "256Mi"));
+    e.sa.pass(true).await;
+    let st = e.status("web");
+    let (s, reason, msg) = cond(&st, "ResourcesAllocated");
+    assert_eq!(
+        (s.as_str(), reason.as_str()),
+        ("False", "PowerCycleRequired"),
+        "{msg}"
+    );
+    assert_eq!(
+        msg,
+        "takes effect after a power cycle: memory 1024 MiB -> 256 MiB"
+    );
+    assert_eq!(
+        e.config(10000).await["memory"]
+            .to_string()
+            .trim_matches('"'),
+        "1024"
+    );
+
+    // disk shrink: refused with a condition
+    e.write("web.yaml", &machine("web", "").replace("4G", "2G"));
+    e.sa.pass(true).await;
+    let (_, reason, msg) = cond(&e.status("web"), "ResourcesAllocated");
+    assert_eq!(reason, "DiskShrinkRefused");
+    assert_eq!(msg, "scsi0 is 4G, shrinking to 2G is not supported");
+
+    // power off: the pending memory decrease applies while stopped
+    e.write(
+        "web.yaml",
+        &machine("web", "powerState: Off\n").replace("512Mi", "256Mi"),
+    );
+    e.converge(4, |e| e.status("web").phase == Phase::Stopped)
+        .await;
+    e.sa.pass(true).await;
+    assert_eq!(
+        e.get("/nodes/pve/qemu/10000/status/current").await["status"],
+        "stopped"
+    );
+    assert_eq!(
+        e.config(10000).await["memory"]
+            .to_string()
+            .trim_matches('"'),
+        "256"
+    );
+
+    // cpu increase on a stopped VM, then on again
+    e.write(
+        "web.yaml",
+        &machine("web", "").replace("cores: 2", "cores: 4"),
+    );
+    e.running("web").await;
+    assert_eq!(e.config(10000).await["cores"], 4);
+
+    // drift: changed in PVE behind the operator's back, undone next pass
+    e.call(
+        reqwest::Method::PUT,
+        "/nodes/pve/qemu/10000/config",
+        &[
+            ("net1", "e1000,bridge=vmbr0"),
+            ("tags", "hacked"),
+            ("description", "mine now"),
+        ],
+    )
+    .await;
+    e.call(
+        reqwest::Method::POST,
+        "/nodes/pve/qemu/10000/status/stop",
+        &[],
+    )
+    .await;
+    e.sa.pass(true).await;
+    let c = e.config(10000).await;
+    assert!(c.get("net1").is_none(), "extra NIC removed: {c}");
+    assert!(c["tags"].as_str().unwrap().contains("pve-operator"), "{c}");
+    assert_eq!(
+        c["description"].as_str().unwrap().trim(),
+        "managed-by=pve-operator machine=lab/web"
+    );
+    assert_eq!(
+        e.get("/nodes/pve/qemu/10000/status/current").await["status"],
+        "running"
+    );
+    assert_eq!(e.owned("web").await, vec![10000]);
+
+    // delete: removing the file destroys the VM and the status file
+    e.remove("web.yaml");
+    e.converge(4, |e| !e.sa.tracks("Machine", "web")).await;
+    assert!(e.owned("web").await.is_empty());
+    assert!(!e.dir.join("web.status.yaml").exists());
+}
+
+#[tokio::test]
+async fn orphan_policy_and_protection_keep_the_vm() {
+    let mut e = env().await;
+    e.write("keep.yaml", &machine("keep", "deletionPolicy: Orphan\n"));
+    e.write("prot.yaml", &machine("prot", "protection: true\n"));
+    e.converge(8, |e| {
+        e.status("keep").phase == Phase::Running && e.status("prot").phase == Phase::Running
+    })
+    .await;
+    let keep = e.status("keep").vmid.unwrap();
+    let prot = e.status("prot").vmid.unwrap();
+    e.remove("keep.yaml");
+    e.remove("prot.yaml");
+    e.sa.pass(true).await;
+    e.sa.pass(true).await;
+    assert!(!e.sa.tracks("Machine", "keep"), "orphaned: finalizer done");
+    assert_eq!(e.owned("keep").await, vec![keep]);
+    assert!(
+        e.sa.tracks("Machine", "prot"),
+        "protected: deletion blocked"
+    );
+    assert_eq!(e.owned("prot").await, vec![prot]);
+    let (_, reason, _) = cond(&e.status("prot"), "Ready");
+    assert_eq!(reason, "DeletionBlocked");
+    // protection lifted in PVE: the deletion goes through
+    e.call(
+        reqwest::Method::PUT,
+        &format!("/nodes/pve/qemu/{prot}/config"),
+        &[("delete", "protection")],
+    )
+    .await;
+    e.converge(3, |e| !e.sa.tracks("Machine", "prot")).await;
+    assert!(e.owned("prot").await.is_empty());
+}
+
+#[tokio::test]
+async fn validation_failures_create_nothing() {
+    let mut e = env().await;
+    e.write(
+        "bad.yaml",
+        &machine("bad", "")
+            .replace("512Mi", "64Mi")
+            .replace("vlan: 100", "vlan: 5000"),
+    );
+    e.write(
+        "nobridge.yaml",
+        &machine("nobridge", "node: pve\n").replace("vmbr0", "vmbr9"),
+    );
+    e.sa.pass(true).await;
+    let st = e.status("bad");
+    assert_eq!(st.phase, Phase::Error);
+    let (_, reason, msg) = cond(&st, "Ready");
+    assert_eq!(reason, "ValidationFailed");
+    assert_eq!(
+        msg,
+        "spec.memory: memory 64Mi is below minimum of 128 MB; spec.networks[0].vlan: VLAN 5000 out of range 1-4094"
+    );
+    let st = e.status("nobridge");
+    assert_eq!(st.phase, Phase::Error);
+    assert_eq!(
+        cond(&st, "NetworkConfigured"),
+        (
+            "False".into(),
+            "NetworkError".into(),
+            "network bridge 'vmbr9' does not exist on node 'pve'".into()
+        )
+    );
+    assert_eq!(
+        e.get("/cluster/resources?type=vm")
+            .await
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn fifty_machines_converge_without_duplicates() {
+    let mut e = env().await;
+    let docs: Vec<String> = (0..50)
+        .map(|i| machine(&format!("m{i:02}"), "").replace("512Mi", "256Mi"))
+        .collect();
+    e.write("fleet.yaml", &docs.join("---\n"));
+    e.converge(10, |e| {
+        (0..50).all(|i| e.status(&format!("m{i:02}")).phase == Phase::Running)
+    })
+    .await;
+    let mut vmids: Vec<u32> = (0..50)
+        .map(|i| e.status(&format!("m{i:02}")).vmid.unwrap())
+        .collect();
+    vmids.sort_unstable();
+    vmids.dedup();
+    assert_eq!(vmids.len(), 50);
+    assert_eq!(vmids.first(), Some(&10000));
+    assert_eq!(vmids.last(), Some(&10049));
+    let all = e.get("/cluster/resources?type=vm").await;
+    assert_eq!(
+        all.as_array().unwrap().len(),
+        52,
+        "50 machines, the gateway and the template"
+    );
+}
+
+#[tokio::test]
+async fn a_restarted_operator_adopts_instead_of_duplicating() {
+    let mut e = env().await;
+    // The first operator creates the VM but its start task fails.
+    e.fault(serde_json::json!({"task_type": "qmstart", "task_error": "start failed: injected", "count": 1}))
+        .await;
+    e.write("app.yaml", &machine("app", ""));
+    e.sa.pass(true).await;
+    let st = e.status("app");
+    assert_eq!(st.vmid, Some(10000));
+    assert_ne!(st.phase, Phase::Running);
+    // A new operator over the same directory, without memory of the first.
+    std::fs::remove_file(e.dir.join("app.status.yaml")).unwrap();
+    e.sa = Standalone::new(options(&e.dir), operator());
+    let st = e.running("app").await;
+    assert_eq!(st.vmid, Some(10000));
+    assert_eq!(e.owned("app").await, vec![10000]);
+    // and one that restarts after the manifest was removed still deletes
+    e.remove("app.yaml");
+    e.sa = Standalone::new(options(&e.dir), operator());
+    e.converge(3, |e| !e.sa.tracks("Machine", "app")).await;
+    assert!(e.owned("app").await.is_empty());
+}
+
+#[tokio::test]
+async fn faults_are_retried_until_they_stop() {
+    let mut e = env().await;
+    e.fault(serde_json::json!({"method": "POST", "path": "/nodes/pve/qemu", "status": 503, "message": "injected", "count": 2}))
+        .await;
+    e.fault(serde_json::json!({"task_type": "qmcreate", "task_error": "unable to create VM: injected", "count": 1}))
+        .await;
+    e.fault(serde_json::json!({"method": "GET", "path": "/nodes/pve/qemu/*/config", "status": 500, "message": "VM is locked (backup)", "count": 1}))
+        .await;
+    e.write("f.yaml", &machine("f", ""));
+    e.sa.pass(true).await;
+    let (s, reason, msg) = cond(&e.status("f"), "Ready");
+    assert_eq!(
+        (s.as_str(), reason.as_str()),
+        ("False", "TransientError"),
+        "{msg}"
+    );
+    e.converge(8, |e| e.status("f").phase == Phase::Running)
+        .await;
+    assert_eq!(e.owned("f").await.len(), 1);
+
+    // timeouts: answers slower than the client waits
+    e.fault(serde_json::json!({"method": "POST", "path": "/nodes/pve/qemu/*/status/stop", "delay_ms": 2500, "count": 1}))
+        .await;
+    e.write("f.yaml", &machine("f", "powerState: Off\n"));
+    e.sa.pass(true).await;
+    let (_, reason, _) = cond(&e.status("f"), "Ready");
+    assert_eq!(reason, "NetworkError");
+    e.converge(6, |e| e.status("f").phase == Phase::Stopped)
+        .await;
+
+    // authentication failures are not retried with backoff
+    e.clear_faults().await;
+    e.write(
+        "cluster.yaml",
+        &std::fs::read_to_string(e.dir.join("cluster.yaml"))
+            .unwrap()
+            .replace(SECRET, "00000000-0000-0000-0000-000000000000"),
+    );
+    e.write("g.yaml", &machine("g", ""));
+    e.sa.pass(true).await;
+    let (_, reason, _) = cond(&e.status("g"), "Ready");
+    assert_eq!(reason, "AuthenticationError");
+    let metrics = e.sa.operator.metrics.render();
+    assert!(
+        metrics.contains(
+            "proxmox_operator_errors_total{error_type=\"authentication\",controller=\"machine\"}"
+        ),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("proxmox_cluster_connection_status{cluster=\"lab\"} 0"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn clones_linked_and_full() {
+    let mut e = env().await;
+    e.write(
+        "c.yaml",
+        &[
+            machine("linked", "source: { template: ubuntu-tpl }\n"),
+            machine(
+                "full",
+                "source: { template: '9000', linked: false, storage: local-lvm }\n",
+            ),
+        ]
+        .join("---\n"),
+    );
+    e.converge(8, |e| {
+        e.status("linked").phase == Phase::Running && e.status("full").phase == Phase::Running
+    })
+    .await;
+    let l = e.status("linked").vmid.unwrap();
+    let f = e.status("full").vmid.unwrap();
+    let lc = e.config(l).await;
+    let fc = e.config(f).await;
+    // Both carry the template's 8G disk (the spec's 4G is a refused shrink).
+    assert!(
+        lc["scsi0"].as_str().unwrap().contains("size=8G"),
+        "linked: {lc}"
+    );
+    assert!(
+        fc["scsi0"].as_str().unwrap().contains("size=8G"),
+        "full: {fc}"
+    );
+    assert!(
+        !fc["scsi0"].as_str().unwrap().contains("base-9000"),
+        "full: {fc}"
+    );
+    assert_eq!(
+        cond(&e.status("linked"), "ResourcesAllocated").1,
+        "DiskShrinkRefused"
+    );
+    assert_eq!(lc["cores"], 2);
+    assert!(lc["net0"].as_str().unwrap().contains("tag=100"));
+    assert_eq!(e.owned("linked").await, vec![l]);
+    // a missing template is reported and nothing is made
+    e.write(
+        "m.yaml",
+        &machine("missing", "source: { template: nope }\n"),
+    );
+    e.sa.pass(true).await;
+    let st = e.status("missing");
+    assert_eq!(st.phase, Phase::Pending);
+    assert_eq!(cond(&st, "VMCreated").2, "template 'nope' not found");
+}
+
+#[tokio::test]
+async fn snapshot_and_rollback() {
+    let mut e = env().await;
+    e.write("s.yaml", &machine("s", ""));
+    let st = e.running("s").await;
+    let vmid = st.vmid.unwrap();
+    let snap = "apiVersion: pve.fake-pve.io/v1alpha1
+kind: MachineSnapshot
+metadata: { name: before }
+spec: { machine: s, description: before the change }
+";
+    e.write("snap.yaml", snap);
+    e.sa.pass(true).await;
+    let st = e.sa.status("MachineSnapshot", "before").cloned().unwrap();
+    assert_eq!(st["ready"], true, "{st}");
+    let list = e.get(&format!("/nodes/pve/qemu/{vmid}/snapshot")).await;
+    assert!(
+        list.as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "before"),
+        "{list}"
+    );
+    // change, then roll back
+    e.write("s.yaml", &machine("s", "").replace("cores: 2", "cores: 3"));
+    e.sa.pass(true).await;
+    assert_eq!(e.config(vmid).await["cores"], 3);
+    e.write(
+        "snap.yaml",
+        &snap.replace(
+            "before the change }",
+            "before the change, rollbackRequest: '1' }",
+        ),
+    );
+    e.write("s.yaml", &machine("s", ""));
+    e.sa.pass(true).await;
+    let st = e.sa.status("MachineSnapshot", "before").cloned().unwrap();
+    assert_eq!(st["lastRollback"], "1", "{st}");
+    assert_eq!(e.config(vmid).await["cores"], 2);
+    // deleting the MachineSnapshot deletes the snapshot
+    e.remove("snap.yaml");
+    e.converge(3, |e| !e.sa.tracks("MachineSnapshot", "before"))
+        .await;
+    let list = e.get(&format!("/nodes/pve/qemu/{vmid}/snapshot")).await;
+    assert!(
+        !list
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "before"),
+        "{list}"
+    );
+}
+
+#[tokio::test]
+async fn metrics_and_probes_are_served() {
+    let mut e = env().await;
+    let (addr, task) = pve_operator::http::serve(
+        "127.0.0.1:0".parse().unwrap(),
+        e.sa.operator.metrics.clone(),
+        e.sa.health.clone(),
+    )
+    .await
+    .unwrap();
+    let client = e.http.clone();
+    let get = |p: &'static str| {
+        let http = client.clone();
+        async move {
+            let r = http.get(format!("http://{addr}{p}")).send().await.unwrap();
+            (r.status().as_u16(), r.text().await.unwrap())
+        }
+    };
+    assert_eq!(get("/readyz").await.0, 500);
+    e.write("w.yaml", &machine("w", ""));
+    e.running("w").await;
+    assert_eq!(get("/readyz").await.0, 200);
+    assert_eq!(get("/healthz").await.0, 200);
+    let (code, text) = get("/metrics").await;
+    assert_eq!(code, 200);
+    for want in [
+        "proxmox_operator_machines_total{phase=\"Running\",node=\"pve\"} 1",
+        "proxmox_operator_api_requests_total{method=\"POST\",endpoint=\"/nodes/{node}/qemu\",status=\"200\"} 1",
+        "proxmox_cluster_connection_status{cluster=\"lab\"} 1",
+        "proxmox_cluster_nodes_available{cluster=\"lab\"} 1",
+        "proxmox_operator_reconciliation_duration_seconds_count{controller=\"machine\"}",
+    ] {
+        assert!(text.contains(want), "missing {want}:\n{text}");
+    }
+    task.abort();
+}
+
+#[tokio::test]
+async fn disks_grow_online() {
+    let mut e = env().await;
+    e.write("d.yaml", &machine("d", ""));
+    let vmid = e.running("d").await.vmid.unwrap();
+    e.write("d.yaml", &machine("d", "").replace("4G", "6G"));
+    e.converge(3, |e| cond(&e.status("d"), "Ready").0 == "True")
+        .await;
+    let c = e.config(vmid).await;
+    assert!(c["scsi0"].as_str().unwrap().contains("size=6G"), "{c}");
+    assert_eq!(
+        e.get(&format!("/nodes/pve/qemu/{vmid}/status/current"))
+            .await["status"],
+        "running"
+    );
+}
