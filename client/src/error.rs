@@ -311,7 +311,9 @@ fn is_lock_message(m: &str) -> bool {
 }
 
 fn is_conflict_message(m: &str) -> bool {
-    m.contains("already exists") || m.contains("checksum mismatch")
+    m.contains("already exists")
+        || m.contains("checksum mismatch")
+        || m.contains("detected modified configuration")
 }
 
 fn is_not_found_message(m: &str) -> bool {
@@ -349,6 +351,12 @@ mod tests {
         500,
         "Configuration file 'nodes/pve/qemu-server/100.conf' does not exist",
         Category::NotFound,
+        false
+    )]
+    #[case(
+        500,
+        "update storage failed: detected modified configuration - file changed by other user? Try again.",
+        Category::Conflict,
         false
     )]
     #[case(501, "Method 'GET /nope' not implemented", Category::NotFound, false)]

@@ -91,7 +91,8 @@
 //! # Layout
 //! - [`config`]: [`Config`] from a builder or the `PVE_*` environment,
 //!   checked at start ([`Credentials`], [`Secret`]).
-//! - [`client`]: [`Client`], its typed areas and the raw
+//! - [`client`]: [`Client`], its typed areas ([`Client::qemu`],
+//!   [`Client::agent`], [`Client::storage`], [`Client::network`], ...) and the raw
 //!   `get`/`post`/`put`/`delete` calls.
 //! - [`transport`]: login, CSRF, ticket renewal, [`RetryPolicy`] with
 //!   backoff and jitter, the `{"data": ...}` envelope, PVE's messages.
@@ -101,7 +102,10 @@
 //! - [`api`]: one module per PVE area, methods named after PVE's:
 //!   [`api::version`], [`api::cluster`], [`api::nodes`], [`api::tasks`],
 //!   [`api::access`] (users, groups, roles, ACLs, permissions, password,
-//!   tokens).
+//!   tokens), [`api::qemu`] (VMs: config with digests, power, clones,
+//!   templates, snapshots; `*_and_wait` variants), [`api::agent`] (the
+//!   guest agent, with usable IP addresses), [`api::storage`],
+//!   [`api::network`].
 //! - [`schema`]: the embedded API schema of the server's release
 //!   ([`Client::release`]): usage text, directory children.
 //! - [`propstring`]: typed property strings ([`propstring::NetworkDevice`],

@@ -99,9 +99,10 @@ impl RetryPolicy {
 }
 
 /// Request parameters: `key=value` pairs, in order. A key may repeat
-/// (PVE's array parameters, such as an agent `command`).
+/// (PVE's array parameters, such as an agent `command`); keys added with
+/// [`Params::array`] are sent as JSON arrays (see there).
 #[derive(Clone, Default, PartialEq, Eq)]
-pub struct Params(Vec<(String, String)>);
+pub struct Params(Vec<(String, String)>, Vec<String>);
 
 impl fmt::Debug for Params {
     /// Keys only: values may be passwords.
@@ -178,6 +179,45 @@ impl Params {
     /// Adds `key=value` in place.
     pub fn push(&mut self, key: impl Into<String>, value: impl ParamValue) {
         self.0.push((key.into(), value.to_param()));
+    }
+
+    /// Adds an array parameter (PVE's `type => 'array'`, such as the
+    /// agent's `exec` `command`). A POST or PUT that has one is sent as
+    /// a JSON body, since PVE refuses a form's single `key=value` for an
+    /// array (`type check ('array') failed`).
+    #[must_use]
+    pub fn array<V: ParamValue>(mut self, key: impl Into<String>, values: &[V]) -> Self {
+        let key = key.into();
+        for v in values {
+            self.0.push((key.clone(), v.to_param()));
+        }
+        if !self.1.contains(&key) {
+            self.1.push(key);
+        }
+        self
+    }
+
+    /// The body of a request with array parameters: an object of strings,
+    /// and of arrays for the array keys.
+    fn json_body(&self) -> Value {
+        let mut obj = serde_json::Map::new();
+        for (k, v) in &self.0 {
+            if self.1.contains(k) {
+                let entry = obj
+                    .entry(k.clone())
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if let Value::Array(a) = entry {
+                    a.push(Value::String(v.clone()));
+                }
+            } else {
+                obj.insert(k.clone(), Value::String(v.clone()));
+            }
+        }
+        for k in &self.1 {
+            obj.entry(k.clone())
+                .or_insert_with(|| Value::Array(Vec::new()));
+        }
+        Value::Object(obj)
     }
 
     /// Whether there are none.
@@ -490,6 +530,8 @@ impl Transport {
         if !params.is_empty() {
             rb = if *method == Method::GET || *method == Method::DELETE {
                 rb.query(params.pairs())
+            } else if !params.1.is_empty() {
+                rb.json(&params.json_body())
             } else {
                 rb.form(params.pairs())
             };

@@ -4,8 +4,12 @@
 //! conformance step of a call.
 
 pub mod access;
+pub mod agent;
 pub mod cluster;
+pub mod network;
 pub mod nodes;
+pub mod qemu;
+pub mod storage;
 pub mod tasks;
 pub mod version;
 
