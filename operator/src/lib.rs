@@ -13,7 +13,9 @@
 //! same types would serve as Kubernetes custom resources.
 //!
 //! # Layout
-//! - [`types`]: the resources and their statuses (serde).
+//! - [`types`]: the resources and their statuses (serde), and the
+//!   Kubernetes custom resources derived from them.
+//! - [`crd`]: the CustomResourceDefinitions, as `pve-operator crd` prints.
 //! - [`validate`]: the Crossplane provider's validation rules, memory and
 //!   disk quantities, image references.
 //! - [`plan`]: `plan(desired, observed) -> steps`, node selection, VMID
@@ -24,13 +26,16 @@
 //!   backoff.
 //! - [`metrics`]: the Prometheus series of the operator reference.
 //! - [`http`]: `/metrics`, `/healthz`, `/readyz`.
+//! - [`k8s`]: the requests the operator makes on Kubernetes (RBAC).
 //! - [`standalone`]: the manifest directory loop, status files,
 //!   finalizers, the `status` table.
 //! - `src/main.rs`: the `pve-operator` command (`run`, `status`, `check`).
 
 pub mod controller;
+pub mod crd;
 pub mod error;
 pub mod http;
+pub mod k8s;
 pub mod metrics;
 pub mod plan;
 pub mod standalone;

@@ -48,6 +48,13 @@ enum Cmd {
         /// The directory of YAML manifests.
         dir: PathBuf,
     },
+    /// Print the CustomResourceDefinitions (`pve-operator crd | kubectl apply -f -`).
+    Crd {
+        /// Write one file per CRD and a kustomization.yaml into this
+        /// directory instead (`operator/config/crd`).
+        #[arg(long)]
+        write: Option<PathBuf>,
+    },
     /// Read and validate a manifest directory without contacting PVE.
     Check {
         /// The directory of YAML manifests.
@@ -82,6 +89,37 @@ async fn main() -> std::process::ExitCode {
         .init();
     let cli = Cli::parse();
     match cli.cmd {
+        Cmd::Crd { write: None } => match pve_operator::crd::yaml() {
+            Ok(y) => {
+                print!("{y}");
+                std::process::ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("pve-operator: {e}");
+                std::process::ExitCode::FAILURE
+            }
+        },
+        Cmd::Crd { write: Some(dir) } => {
+            let files = match pve_operator::crd::files() {
+                Ok(f) => f,
+                Err(e) => {
+                    eprintln!("pve-operator: {e}");
+                    return std::process::ExitCode::FAILURE;
+                }
+            };
+            let all = files.into_iter().chain([(
+                "kustomization.yaml".to_string(),
+                pve_operator::crd::kustomization(),
+            )]);
+            for (name, text) in all {
+                let path = dir.join(name);
+                if let Err(e) = std::fs::write(&path, text) {
+                    eprintln!("pve-operator: {}: {e}", path.display());
+                    return std::process::ExitCode::FAILURE;
+                }
+            }
+            std::process::ExitCode::SUCCESS
+        }
         Cmd::Status { dir } => {
             print!("{}", status_table(&dir));
             std::process::ExitCode::SUCCESS

@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use kube::CustomResource;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The API group and version every resource of this operator carries.
@@ -133,10 +135,26 @@ pub struct SecretObject {
 // ProxmoxCluster
 
 /// How to reach and trust one PVE cluster.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema, CustomResource)]
+#[kube(
+    group = "pve.fake-pve.io",
+    version = "v1alpha1",
+    kind = "ProxmoxCluster",
+    doc = "A PVE cluster: endpoint, TLS trust and credentials.",
+    plural = "proxmoxclusters",
+    namespaced,
+    status = "ProxmoxClusterStatus",
+    shortname = "pvecluster",
+    category = "pve",
+    printcolumn = r#"{"name":"Endpoint","type":"string","jsonPath":".spec.endpoint"}"#,
+    printcolumn = r#"{"name":"Ready","type":"boolean","jsonPath":".status.ready"}"#,
+    printcolumn = r#"{"name":"Version","type":"string","jsonPath":".status.version"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
 #[serde(rename_all = "camelCase")]
 pub struct ProxmoxClusterSpec {
     /// `https://pve.example.com:8006`.
+    #[schemars(regex(pattern = r"^https?://.+"))]
     pub endpoint: String,
     /// Accept any certificate (development only).
     #[serde(default, rename = "insecureSkipTLSVerify")]
@@ -161,7 +179,7 @@ pub struct ProxmoxClusterSpec {
 }
 
 /// Credentials of a cluster. Either `password` or `tokenSecret`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterCredentials {
     /// `operator@pve`.
@@ -193,7 +211,7 @@ impl ClusterCredentials {
 
 /// Where a secret value comes from: a Secret object, a file (relative to
 /// the manifest directory), or inline (development only).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ValueSource {
     /// A key of a `v1/Secret`.
@@ -208,16 +226,18 @@ pub struct ValueSource {
 }
 
 /// A key of a Secret.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SecretKeyRef {
     /// The Secret's name.
+    #[schemars(length(min = 1))]
     pub name: String,
     /// The key.
+    #[schemars(length(min = 1))]
     pub key: String,
 }
 
 /// What the operator found out about a cluster.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProxmoxClusterStatus {
     /// Connected and authenticated.
@@ -237,7 +257,7 @@ pub struct ProxmoxClusterStatus {
 }
 
 /// One node in a cluster's status.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeStatusEntry {
     /// The node's name.
@@ -254,12 +274,30 @@ pub struct NodeStatusEntry {
 // ProxmoxNode
 
 /// A node's limits for placement.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema, CustomResource)]
+#[kube(
+    group = "pve.fake-pve.io",
+    version = "v1alpha1",
+    kind = "ProxmoxNode",
+    doc = "A PVE node's labels and limits for placement.",
+    plural = "proxmoxnodes",
+    namespaced,
+    status = "ProxmoxNodeStatus",
+    shortname = "pvenode",
+    category = "pve",
+    printcolumn = r#"{"name":"Cluster","type":"string","jsonPath":".spec.cluster"}"#,
+    printcolumn = r#"{"name":"Node","type":"string","jsonPath":".spec.nodeName"}"#,
+    printcolumn = r#"{"name":"Ready","type":"boolean","jsonPath":".status.ready"}"#,
+    printcolumn = r#"{"name":"VMs","type":"integer","jsonPath":".status.vmCount"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
 #[serde(rename_all = "camelCase")]
 pub struct ProxmoxNodeSpec {
     /// The ProxmoxCluster's name.
+    #[schemars(length(min = 1))]
     pub cluster: String,
     /// The node's name in PVE.
+    #[schemars(length(min = 1))]
     pub node_name: String,
     /// At most this many guests.
     #[serde(default, rename = "maxVMs", skip_serializing_if = "Option::is_none")]
@@ -267,7 +305,7 @@ pub struct ProxmoxNodeSpec {
 }
 
 /// A node as the operator saw it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProxmoxNodeStatus {
     /// Online.
@@ -282,7 +320,7 @@ pub struct ProxmoxNodeStatus {
 }
 
 /// Totals and use of a node.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeResources {
     /// CPUs.
     pub cpu: Usage,
@@ -293,7 +331,7 @@ pub struct NodeResources {
 }
 
 /// A total and how much of it is used.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
     /// Total.
     pub total: u64,
@@ -305,16 +343,35 @@ pub struct Usage {
 // Machine
 
 /// A virtual machine as wanted.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema, CustomResource)]
+#[kube(
+    group = "pve.fake-pve.io",
+    version = "v1alpha1",
+    kind = "Machine",
+    doc = "A virtual machine in PVE.",
+    plural = "machines",
+    namespaced,
+    status = "MachineStatus",
+    shortname = "pvm",
+    category = "pve",
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
+    printcolumn = r#"{"name":"Node","type":"string","jsonPath":".status.node"}"#,
+    printcolumn = r#"{"name":"VMID","type":"integer","jsonPath":".status.vmid"}"#,
+    printcolumn = r#"{"name":"IP","type":"string","jsonPath":".status.ipAddresses[0]"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineSpec {
     /// The ProxmoxCluster (site) it lives on.
+    #[schemars(length(min = 1))]
     pub cluster: String,
     /// The VM's name in PVE (default: `metadata.name`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 100))]
     pub name: Option<String>,
     /// A fixed VMID; otherwise the lowest free one in 10000-99999.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 100, max = 999_999_999))]
     pub vmid: Option<u32>,
     /// A fixed node; otherwise `placement` chooses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -336,6 +393,7 @@ pub struct MachineSpec {
     pub disks: Vec<DiskSpec>,
     /// NICs, `net0`, `net1`, ... in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 32))]
     pub networks: Vec<NetworkSpec>,
     /// Cloud-init settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -343,9 +401,13 @@ pub struct MachineSpec {
     /// `linux`, `windows`, `solaris`, `other`, or a PVE `ostype`
     /// (`l26`, `win11`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["linux", "windows", "solaris", "other", "l26", "l24", "win11", "win10", "win8", "win7", "wvista", "w2k8", "w2k3", "w2k", "wxp"]))]
     pub os_type: Option<String>,
     /// `disk`, `network`, `cdrom`, or device names (`scsi0`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(inner(regex(
+        pattern = r"^(disk|network|cdrom|(scsi|virtio|sata|ide|net)[0-9]+)$"
+    )))]
     pub boot_order: Vec<String>,
     /// The QEMU guest agent.
     #[serde(default = "yes")]
@@ -358,10 +420,12 @@ pub struct MachineSpec {
     pub protection: bool,
     /// PVE tags.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(inner(regex(pattern = r"^[A-Za-z0-9_][A-Za-z0-9_+.-]*$")))]
     pub tags: Vec<String>,
     /// Tenant: the tag `tenant_{id}` (else the `tenant-id` or
     /// `tenant.sankofa.nexus/id` label).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_+.-]+$"))]
     pub tenant: Option<String>,
     /// On (default) or Off.
     #[serde(default)]
@@ -389,6 +453,23 @@ pub enum Quantity {
     Str(String),
 }
 
+/// Kubernetes' int-or-string (as `resource.Quantity` and `IntOrString`):
+/// an untagged enum's `anyOf` is not a structural schema. The units are
+/// checked by the operator (`validate::parse_memory`, `parse_disk`).
+impl JsonSchema for Quantity {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Quantity".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "x-kubernetes-int-or-string": true })
+    }
+}
+
 impl Default for Quantity {
     fn default() -> Self {
         default_memory()
@@ -405,7 +486,7 @@ impl std::fmt::Display for Quantity {
 }
 
 /// Where a machine may go.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Placement {
     /// Labels the node's ProxmoxNode must carry.
@@ -428,7 +509,7 @@ pub struct Placement {
 }
 
 /// What a machine starts from: exactly one of these.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Source {
     /// A template, by name or VMID.
@@ -449,18 +530,21 @@ pub struct Source {
 }
 
 /// CPU topology.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Cpu {
     /// Cores per socket, 1-128.
     #[serde(default = "one")]
+    #[schemars(range(min = 1, max = 128))]
     pub cores: u32,
     /// Sockets, 1-4.
     #[serde(default = "one")]
+    #[schemars(range(min = 1, max = 4))]
     pub sockets: u32,
     /// Threads per core, 1-2 (validated; QEMU guests on PVE have no SMT
     /// setting, so it is not sent).
     #[serde(default = "one", alias = "threadsPerCore")]
+    #[schemars(range(min = 1, max = 2))]
     pub threads: u32,
 }
 
@@ -479,7 +563,7 @@ impl Default for Cpu {
 }
 
 /// One disk.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DiskSpec {
     /// A label (not sent to PVE).
@@ -489,15 +573,19 @@ pub struct DiskSpec {
     pub size: Quantity,
     /// Storage (default `local-lvm`).
     #[serde(default = "default_storage")]
+    #[schemars(length(min = 1))]
     pub storage: String,
     /// `scsi` (default), `virtio`, `sata`, `ide`.
     #[serde(default = "default_bus", alias = "type")]
+    #[schemars(extend("enum" = ["scsi", "virtio", "sata", "ide"]))]
     pub bus: String,
     /// `none`, `writethrough`, `writeback`, `directsync`, `unsafe`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["none", "writethrough", "writeback", "directsync", "unsafe"]))]
     pub cache: Option<String>,
     /// `raw`, `qcow2`, `vmdk`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["raw", "qcow2", "vmdk"]))]
     pub format: Option<String>,
 }
 
@@ -510,7 +598,7 @@ fn default_bus() -> String {
 }
 
 /// One NIC.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NetworkSpec {
     /// A label (not sent to PVE).
@@ -518,15 +606,19 @@ pub struct NetworkSpec {
     pub name: Option<String>,
     /// `vmbr0` (default).
     #[serde(default = "default_bridge")]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_-]+$"))]
     pub bridge: String,
     /// `virtio` (default), `e1000`, `e1000e`, `rtl8139`, `vmxnet3`.
     #[serde(default = "default_model")]
+    #[schemars(extend("enum" = ["virtio", "e1000", "e1000e", "rtl8139", "vmxnet3"]))]
     pub model: String,
     /// A fixed MAC; otherwise PVE generates one and it is kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$"))]
     pub mac_address: Option<String>,
     /// VLAN tag, 1-4094.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 4094))]
     pub vlan: Option<u32>,
     /// PVE's firewall on this NIC.
     #[serde(default)]
@@ -548,7 +640,7 @@ fn default_model() -> String {
 }
 
 /// Cloud-init settings.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CloudInit {
     /// Default user.
@@ -577,7 +669,7 @@ pub struct CloudInit {
 }
 
 /// Wanted power state.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum PowerState {
     /// Running.
     #[default]
@@ -587,7 +679,7 @@ pub enum PowerState {
 }
 
 /// What happens to the VM when its Machine is removed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum DeletionPolicy {
     /// Destroy the VM and its disks (unless PVE's protection is on).
     #[default]
@@ -598,7 +690,18 @@ pub enum DeletionPolicy {
 
 /// Phase of a machine.
 #[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
 )]
 pub enum Phase {
     /// Waiting to be created (no node, source missing, retrying).
@@ -628,7 +731,7 @@ impl Phase {
 }
 
 /// A Machine's observed state.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineStatus {
     /// Where it is in its life.
@@ -651,7 +754,7 @@ pub struct MachineStatus {
 }
 
 /// A Kubernetes-style condition.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
     /// `Ready`, `VMCreated`, ...
@@ -707,10 +810,26 @@ pub fn set_condition(list: &mut Vec<Condition>, mut c: Condition, now: &str) {
 // MachineSnapshot
 
 /// A snapshot of a machine.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema, CustomResource)]
+#[kube(
+    group = "pve.fake-pve.io",
+    version = "v1alpha1",
+    kind = "MachineSnapshot",
+    doc = "A snapshot of a Machine's VM.",
+    plural = "machinesnapshots",
+    namespaced,
+    status = "MachineSnapshotStatus",
+    shortname = "pvsnap",
+    category = "pve",
+    printcolumn = r#"{"name":"Machine","type":"string","jsonPath":".spec.machine"}"#,
+    printcolumn = r#"{"name":"Snapshot","type":"string","jsonPath":".status.snapshotName"}"#,
+    printcolumn = r#"{"name":"Ready","type":"boolean","jsonPath":".status.ready"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineSnapshotSpec {
     /// The Machine's name.
+    #[schemars(length(min = 1))]
     pub machine: String,
     /// The snapshot's name in PVE (default: `metadata.name` with
     /// characters PVE refuses replaced by `_`).
@@ -729,7 +848,7 @@ pub struct MachineSnapshotSpec {
 }
 
 /// A snapshot as observed.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineSnapshotStatus {
     /// Taken and present.
@@ -758,10 +877,27 @@ pub struct MachineSnapshotStatus {
 // MachineImage
 
 /// A template that machines can be cloned from.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema, CustomResource)]
+#[kube(
+    group = "pve.fake-pve.io",
+    version = "v1alpha1",
+    kind = "MachineImage",
+    doc = "A template Machines are cloned from.",
+    plural = "machineimages",
+    namespaced,
+    status = "MachineImageStatus",
+    shortname = "pvimg",
+    category = "pve",
+    printcolumn = r#"{"name":"Cluster","type":"string","jsonPath":".spec.cluster"}"#,
+    printcolumn = r#"{"name":"Node","type":"string","jsonPath":".status.node"}"#,
+    printcolumn = r#"{"name":"VMID","type":"integer","jsonPath":".status.vmid"}"#,
+    printcolumn = r#"{"name":"Ready","type":"boolean","jsonPath":".status.ready"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineImageSpec {
     /// The ProxmoxCluster.
+    #[schemars(length(min = 1))]
     pub cluster: String,
     /// The node the template lives on (default: the first online one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -800,7 +936,7 @@ fn default_download_storage() -> String {
 }
 
 /// A MachineImage as observed.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MachineImageStatus {
     /// The template exists.
