@@ -58,6 +58,32 @@ fn area(path: &str) -> String {
     }
 }
 
+/// One line per release with the totals, as the README states them.
+pub fn summary() -> String {
+    let router = Router::default();
+    let mut out = String::new();
+    for version in [PveVersion::V9_1, PveVersion::V8_4] {
+        let s = spec(version);
+        let count = |l: Level| {
+            s.endpoints
+                .iter()
+                .filter(|e| level(&router, e) == l)
+                .count()
+        };
+        let _ = writeln!(
+            out,
+            "- PVE {}: {} endpoints; {} with behaviour, {} directory indexes, {} empty lists, {} validation only.",
+            s.release,
+            s.endpoints.len(),
+            count(Level::Behaviour),
+            count(Level::Index),
+            count(Level::Empty),
+            count(Level::ValidationOnly)
+        );
+    }
+    out
+}
+
 /// The whole report as Markdown.
 pub fn report() -> String {
     let router = Router::default();

@@ -135,11 +135,11 @@ async fn releases_differ_where_the_schemas_do() {
 async fn honest_answers_without_behaviour() {
     let pve = start_with(builder()).await;
     let root = pve.root().await;
-    pve.get("/nodes/pve/qemu/100/rrddata?timeframe=hour", &root)
+    pve.get("/nodes/pve/rrddata?timeframe=hour", &root)
         .await
         .assert_error(
             501,
-            "Method 'GET /api2/json/nodes/pve/qemu/100/rrddata' is not emulated by fake-pve",
+            "Method 'GET /api2/json/nodes/pve/rrddata' is not emulated by fake-pve",
         );
     // Directory indexes come from the schema's tree.
     let cluster = pve.get("/cluster", &root).await.data();
@@ -162,15 +162,12 @@ async fn honest_answers_without_behaviour() {
     assert_eq!(pve.get("/pools", &root).await.data(), json!([]));
     assert_eq!(pve.get("/nodes/pve/lxc", &root).await.data(), json!([]));
     // Validation happens before the 501.
-    pve.get(
-        "/nodes/pve/qemu/100/rrddata?timeframe=year&cf=MEDIAN",
-        &root,
-    )
-    .await
-    .assert_param_error(
-        "cf",
-        "value 'MEDIAN' does not have a value in the enumeration 'AVERAGE, MAX'",
-    );
+    pve.get("/nodes/pve/rrddata?timeframe=year&cf=MEDIAN", &root)
+        .await
+        .assert_param_error(
+            "cf",
+            "value 'MEDIAN' does not have a value in the enumeration 'AVERAGE, MAX'",
+        );
     pve.post("/nodes/pve/qemu", &root, "vmid=100&net0=virtio,bridge=vm%20br")
         .await
         .assert_param_error("net0", "invalid format - format error\nnet0.bridge: invalid format - invalid bridge ID 'vm br'\n\n");
@@ -214,5 +211,17 @@ fn committed_coverage_is_fresh() {
     assert!(
         committed == fake_pve::coverage::report(),
         "COVERAGE.md is stale: run `cargo run -p xtask -- coverage`"
+    );
+}
+
+#[test]
+fn readme_states_the_coverage_totals() {
+    let readme =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .expect("README.md");
+    let summary = fake_pve::coverage::summary();
+    assert!(
+        readme.contains(&summary),
+        "README.md's coverage totals are stale; put these lines there:\n{summary}"
     );
 }

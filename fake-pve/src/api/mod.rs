@@ -486,15 +486,28 @@ fn dispatch(
     map: BTreeMap<String, Value>,
 ) -> (Option<&'static str>, Result<Reply>) {
     let spec = crate::spec::spec(state.settings().version);
-    let segs: Vec<String> = rel
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect();
+    let segs = path_segments(rel);
     let name = spec
         .find(req.method.as_str(), &segs)
         .map(|f| f.endpoint.name.as_str());
     (name, answer(state, router, req, rel, who, map))
+}
+
+/// The path segments as PVE's router splits them: after
+/// `/nodes/{node}/storage/{storage}/content` the rest is one segment,
+/// because volume IDs may contain a slash (`fragmentDelimiter => ''` in
+/// pve-storage `API2/Storage/Status.pm`).
+fn path_segments(rel: &str) -> Vec<String> {
+    let mut segs: Vec<String> = rel
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    if segs.len() > 6 && segs[0] == "nodes" && segs[2] == "storage" && segs[4] == "content" {
+        let rest = segs.split_off(5).join("/");
+        segs.push(rest);
+    }
+    segs
 }
 
 fn answer(
@@ -505,11 +518,7 @@ fn answer(
     who: Option<AuthId>,
     mut map: BTreeMap<String, Value>,
 ) -> Result<Reply> {
-    let segs: Vec<String> = rel
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect();
+    let segs = path_segments(rel);
     let spec = crate::spec::spec(state.settings().version);
     if segs.is_empty()
         && let Some(handler) = router.handler(&req.method, "/")

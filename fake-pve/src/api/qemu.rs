@@ -34,9 +34,27 @@ pub fn routes() -> Vec<Route> {
         post("/nodes/{node}/qemu/{vmid}/status/reset", vm_reset, &[]),
         post("/nodes/{node}/qemu/{vmid}/status/suspend", vm_suspend, &[]),
         post("/nodes/{node}/qemu/{vmid}/status/resume", vm_resume, &[]),
+        put("/nodes/{node}/qemu/{vmid}/resize", resize_vm, &[]),
+        post("/nodes/{node}/qemu/{vmid}/move_disk", move_vm_disk, &[]),
+        put("/nodes/{node}/qemu/{vmid}/unlink", unlink, &[]),
         get(
-            "/nodes/{node}/storage/{storage}/content",
-            storage_content,
+            "/nodes/{node}/qemu/{vmid}/migrate",
+            migrate_vm_precondition,
+            &[],
+        ),
+        post("/nodes/{node}/qemu/{vmid}/migrate", migrate_vm, &[]),
+        get("/nodes/{node}/qemu/{vmid}/feature", vm_feature, &[]),
+        put("/nodes/{node}/qemu/{vmid}/sendkey", vm_sendkey, &[]),
+        get("/nodes/{node}/qemu/{vmid}/rrddata", rrddata, &[]),
+        get(
+            "/nodes/{node}/qemu/{vmid}/cloudinit",
+            cloudinit_pending,
+            &[],
+        ),
+        put("/nodes/{node}/qemu/{vmid}/cloudinit", cloudinit_update, &[]),
+        get(
+            "/nodes/{node}/qemu/{vmid}/cloudinit/dump",
+            cloudinit_generated_config_dump,
             &[],
         ),
         post("/nodes/{node}/qemu/{vmid}/clone", clone_vm, &[]),
@@ -556,23 +574,6 @@ fn destroy_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     )
 }
 
-/// `GET /nodes/{node}/storage/{storage}/content`: the VM images (other
-/// content types are not emulated yet, so they list as empty).
-fn storage_content(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let sid = ctx.param("storage")?;
-    let content = ctx.params.str("content");
-    let vmid = ctx
-        .params
-        .int("vmid", None, None)?
-        .and_then(|n| u32::try_from(n).ok());
-    let items = ctx.with(|c| c.image_content(&sid, &node, vmid))?;
-    if content.as_deref().is_some_and(|c| c != "images") {
-        return Ok(json!([]).into());
-    }
-    Ok(Value::Array(items).into())
-}
-
 /// `POST .../clone` (`clone_vm`): a `qmclone` task whose id is the
 /// source VMID.
 fn clone_vm(ctx: &Ctx<'_>) -> Result<Reply> {
@@ -698,4 +699,256 @@ fn delsnapshot(ctx: &Ctx<'_>) -> Result<Reply> {
     let name = ctx.param("snapname")?;
     let _force = ctx.params.bool("force")?.unwrap_or(false);
     start_prepared(ctx, &node, |c| Ok(c.delete_snapshot(&node, vmid, &name)))
+}
+
+/// `PUT .../resize`: a `resize` task (asynchronous on 8.4 too); every
+/// check, the missing disk and shrinking included, happens in the task.
+fn resize_vm(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let skiplock = root_only(ctx, "skiplock")?;
+    let job = qemu::ResizeJob {
+        node: node.clone(),
+        disk: ctx.param("disk")?,
+        size: ctx.param("size")?,
+        skiplock,
+        digest: ctx.params.str("digest"),
+        who: ctx.who()?.clone(),
+    };
+    run_task(
+        ctx,
+        &node,
+        qemu_worker("resize", vmid, QemuOp::Resize(Box::new(job))),
+    )
+}
+
+/// `POST .../move_disk` (`move_vm_disk`): a `qmmove` task, to another
+/// storage or (`target-vmid`) to another VM.
+fn move_vm_disk(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let storage = ctx.params.str("storage");
+    let target = ctx.params.str("target-vmid");
+    let storage = match (storage, target) {
+        (Some(_), Some(_)) => {
+            let msg = "either set 'storage' or 'target-vmid', but not both";
+            let mut errors = BTreeMap::new();
+            errors.insert("target-vmid".to_string(), msg.to_string());
+            errors.insert("storage".to_string(), msg.to_string());
+            return Err(Error::Invalid(errors));
+        }
+        (None, Some(t)) => return reassign_disk(ctx, &node, vmid, &t),
+        (None, None) => {
+            let msg = "both 'storage' and 'target-vmid' missing, either needs to be set";
+            let mut errors = BTreeMap::new();
+            errors.insert("target-vmid".to_string(), msg.to_string());
+            errors.insert("storage".to_string(), msg.to_string());
+            return Err(Error::Invalid(errors));
+        }
+        (Some(s), None) => s,
+    };
+    let who = ctx.who()?.clone();
+    let path = format!("/storage/{storage}");
+    if !ctx.with(|c| c.access.has_priv(&who, &path, "Datastore.AllocateSpace")) {
+        return Err(Error::permission(&path, &["Datastore.AllocateSpace"]));
+    }
+    let job = qemu::MoveJob {
+        disk: ctx.param("disk")?,
+        storage,
+        format: ctx.params.str("format"),
+        delete: ctx.params.bool("delete")?.unwrap_or(false),
+        digest: ctx.params.str("digest"),
+    };
+    ctx.with(|c| c.check_move_disk(&node, vmid, &job))?;
+    run_task(
+        ctx,
+        &node,
+        qemu_worker("qmmove", vmid, QemuOp::MoveDisk(Box::new(job))),
+    )
+}
+
+/// `PUT .../unlink`: `update_vm` with `delete=<idlist>`; answers null.
+fn unlink(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let version = ctx.state.settings().version;
+    let idlist = ctx.param("idlist")?;
+    let force = ctx.params.bool("force")?.unwrap_or(false);
+    let mut delete = Vec::new();
+    for opt in idlist
+        .split([',', ';', ' ', '\t', '\n', '\0'])
+        .filter(|x| !x.is_empty())
+    {
+        let opt = if opt == "cdrom" { "ide2" } else { opt };
+        if !qemu::option_exists(version, opt) {
+            return Err(Error::invalid("delete", format!("unknown option '{opt}'")));
+        }
+        delete.push(opt.to_string());
+    }
+    let mut log = format!("update VM {vmid}: -delete {idlist}");
+    if force {
+        log.push_str(" -force 1");
+    }
+    let u = ConfigUpdate {
+        delete,
+        force,
+        log,
+        ..ConfigUpdate::default()
+    };
+    let now = ctx.now();
+    ctx.with(|c| {
+        c.vm(&node, vmid)?;
+        c.check_update(&node, vmid, &u)?;
+        c.update_config(&node, vmid, &u, now).map_err(|(_, e)| e)
+    })?;
+    Ok(Value::Null.into())
+}
+
+/// `POST .../migrate`: a `qmigrate` task (`lock: migrate` while it runs).
+fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let target = ctx.param("target")?;
+    if target == node {
+        return Err(Error::invalid("target", "target is local node."));
+    }
+    ctx.with(|c| {
+        if c.nodes.iter().any(|n| n.name == target) {
+            Ok(())
+        } else {
+            Err(Error::failed(format!("no such cluster node '{target}'")))
+        }
+    })?;
+    root_only(ctx, "force")?;
+    for p in ["migration_type", "migration_network"] {
+        if ctx.params.str(p).is_some() && ctx.who()?.to_string() != "root@pam" {
+            return Err(Error::invalid(p, "Only root may use this option."));
+        }
+    }
+    let req = qemu::MigrateRequest {
+        node: node.clone(),
+        vmid,
+        target,
+        online: ctx.params.bool("online")?.unwrap_or(false),
+        with_local_disks: ctx.params.bool("with-local-disks")?.unwrap_or(false),
+        targetstorage: ctx.params.str("targetstorage"),
+        who: ctx.who()?.clone(),
+        now: ctx.now(),
+    };
+    start_prepared(ctx, &node, |c| c.migrate_vm(req))
+}
+
+/// `GET .../migrate` (`migrate_vm_precondition`).
+fn migrate_vm_precondition(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    Ok(ctx.with(|c| c.migrate_precondition(&node, vmid))?.into())
+}
+
+/// `GET .../feature` (`vm_feature`): `{hasFeature, nodes}`.
+fn vm_feature(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let feature = ctx.param("feature")?;
+    let snapname = ctx.params.str("snapname");
+    Ok(ctx
+        .with(|c| c.vm_feature(&node, vmid, &feature, snapname.as_deref()))?
+        .into())
+}
+
+/// `PUT .../sendkey`: the key goes to the VM's monitor; answers null.
+fn vm_sendkey(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    root_only(ctx, "skiplock")?;
+    ctx.param("key")?;
+    ctx.with(|c| c.vm_sendkey(&node, vmid))?;
+    Ok(Value::Null.into())
+}
+
+/// `GET .../cloudinit`: cloud-init options with the values the drive
+/// still holds.
+fn cloudinit_pending(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    Ok(ctx.with(|c| c.cloudinit_pending(&node, vmid))?.into())
+}
+
+/// `PUT .../cloudinit`: regenerates the drive; answers null.
+fn cloudinit_update(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    ctx.with(|c| c.cloudinit_update(&node, vmid))?;
+    Ok(Value::Null.into())
+}
+
+/// `GET .../cloudinit/dump`: the generated user, network or meta data;
+/// the password is masked for callers without VM.Config.Cloudinit.
+fn cloudinit_generated_config_dump(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let kind = ctx.param("type")?;
+    let who = ctx.who()?.clone();
+    let path = format!("/vms/{vmid}");
+    let text = ctx.with(|c| {
+        let mask = !c.access.has_priv(&who, &path, "VM.Config.Cloudinit");
+        c.cloudinit_dump(&node, vmid, &kind, mask)
+    })?;
+    Ok(json!(text).into())
+}
+
+/// `GET .../rrddata`: the statistics series of a time frame.
+fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let timeframe = ctx.param("timeframe")?;
+    let now_ms = ctx.state.clock().now_millis();
+    Ok(ctx
+        .with(|c| c.vm_rrddata(&node, vmid, &timeframe, now_ms))?
+        .into())
+}
+
+/// `move_vm_disk` with `target-vmid`: a `qmmove` task whose id is
+/// `<vmid>-<disk>><target>-<target-disk>`.
+fn reassign_disk(ctx: &Ctx<'_>, node: &str, vmid: u32, target: &str) -> Result<Reply> {
+    let who = ctx.who()?.clone();
+    let target_vmid: u32 = target
+        .parse()
+        .map_err(|_| Error::invalid("target-vmid", "invalid format"))?;
+    if who.to_string() != "root@pam" {
+        let path = format!("/vms/{target_vmid}");
+        if !ctx.with(|c| c.access.has_priv(&who, &path, "VM.Config.Disk")) {
+            return Err(Error::permission(&path, &["VM.Config.Disk"]));
+        }
+    }
+    if target_vmid == vmid {
+        return Err(Error::invalid(
+            "target-vmid",
+            "must be different than source VMID to reassign disk",
+        ));
+    }
+    let disk = ctx.param("disk")?;
+    let job = qemu::ReassignJob {
+        node: node.to_string(),
+        target_disk: ctx
+            .params
+            .str("target-disk")
+            .unwrap_or_else(|| disk.clone()),
+        disk,
+        target_vmid,
+        digest: ctx.params.str("digest"),
+        target_digest: ctx.params.str("target-digest"),
+    };
+    let volid = ctx.with(|c| c.check_reassign(vmid, &job))?;
+    let sid = volid.split(':').next().unwrap_or_default().to_string();
+    let path = format!("/storage/{sid}");
+    if !ctx.with(|c| c.access.has_priv(&who, &path, "Datastore.AllocateSpace")) {
+        return Err(Error::permission(&path, &["Datastore.AllocateSpace"]));
+    }
+    let id = format!("{vmid}-{}>{target_vmid}-{}", job.disk, job.target_disk);
+    let worker = Worker::new("qmmove", &id).effect(TaskEffect::Qemu {
+        vmid,
+        op: QemuOp::Reassign(Box::new(job)),
+    });
+    run_task(ctx, node, worker)
 }

@@ -3,10 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, delete, get, post, put};
-use crate::model::{Error, Result};
+use crate::model::storage_content;
+use crate::model::{Error, Result, Worker};
 
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
@@ -18,6 +19,42 @@ pub fn routes() -> Vec<Route> {
         delete("/storage/{storage}", delete_storage, &[]),
         get("/nodes/{node}/storage", node_storage_index, &[]),
         get("/nodes/{node}/storage/{storage}/status", read_status, &[]),
+        get(
+            "/nodes/{node}/storage/{storage}/content",
+            content_index,
+            &[],
+        ),
+        post(
+            "/nodes/{node}/storage/{storage}/content",
+            content_create,
+            &[],
+        ),
+        get(
+            "/nodes/{node}/storage/{storage}/content/{volume}",
+            content_info,
+            &[],
+        ),
+        put(
+            "/nodes/{node}/storage/{storage}/content/{volume}",
+            content_update,
+            &[],
+        ),
+        delete(
+            "/nodes/{node}/storage/{storage}/content/{volume}",
+            content_delete,
+            &[],
+        ),
+        post(
+            "/nodes/{node}/storage/{storage}/content/{volume}",
+            content_copy,
+            &[],
+        ),
+        post(
+            "/nodes/{node}/storage/{storage}/download-url",
+            download_url,
+            &[],
+        ),
+        get("/nodes/{node}/query-url-metadata", query_url_metadata, &[]),
     ]
 }
 
@@ -170,4 +207,229 @@ fn read_status(ctx: &Ctx<'_>) -> Result<Reply> {
             .map(Reply::from)
             .ok_or_else(|| Error::invalid("storage", "No such storage."))
     })
+}
+
+fn run_task(ctx: &Ctx<'_>, node: &str, worker: Worker) -> Result<String> {
+    let who = ctx.who()?.to_string();
+    let now_ms = ctx.state.clock().now_millis();
+    let ms = ctx.state.latency().task_ms(&worker.kind);
+    Ok(ctx.with(|c| c.start_task(node, worker, &who, now_ms, ms)))
+}
+
+fn opt_vmid(ctx: &Ctx<'_>) -> Result<Option<u32>> {
+    Ok(ctx
+        .params
+        .int("vmid", None, None)?
+        .and_then(|n| u32::try_from(n).ok()))
+}
+
+/// `GET /nodes/{node}/storage/{storage}/content`: `content` and `vmid`
+/// filters.
+fn content_index(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let sid = ctx.param("storage")?;
+    let content = ctx.params.str("content");
+    let vmid = opt_vmid(ctx)?;
+    let items = ctx.with(|c| c.content_list(&sid, &node, content.as_deref(), vmid))?;
+    Ok(Value::Array(items).into())
+}
+
+/// `POST /nodes/{node}/storage/{storage}/content`: allocates a disk image
+/// (`size` in KiB, or with an `M`/`G` suffix).
+fn content_create(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let sid = ctx.param("storage")?;
+    let name = ctx.param("filename")?;
+    let vmid = opt_vmid(ctx)?.ok_or_else(|| super::params::missing("vmid"))?;
+    let sizestr = ctx.param("size")?;
+    let parse = |s: &str, mul: u64| s.parse::<u64>().ok().map(|n| n.saturating_mul(mul));
+    let size = if let Some(m) = sizestr.strip_suffix('M') {
+        parse(m, 1024)
+    } else if let Some(g) = sizestr.strip_suffix('G') {
+        parse(g, 1024 * 1024)
+    } else {
+        parse(&sizestr, 1)
+    }
+    .ok_or_else(|| Error::invalid("size", format!("unable to parse size '{sizestr}'")))?;
+    let mut format = ctx.params.str("format");
+    if let Some((_, ext)) = name.rsplit_once('.')
+        && ["raw", "qcow2", "vmdk"].contains(&ext)
+    {
+        if let Some(f) = &format
+            && f != ext
+        {
+            return Err(Error::invalid(
+                "format",
+                format!("different storage formats ({f} != {ext})"),
+            ));
+        }
+        format = Some(ext.to_string());
+    }
+    let now = ctx.now();
+    let volid =
+        ctx.with(|c| c.alloc_named_volume(&sid, &node, vmid, &name, format.as_deref(), size, now))?;
+    Ok(json!(volid).into())
+}
+
+/// The storage and volume name a `{volume}` call is about.
+fn volume_of(ctx: &Ctx<'_>, param: &str) -> Result<(String, String)> {
+    let sid = ctx.param("storage")?;
+    let volume = ctx.param(param)?;
+    storage_content::real_volume_id(&sid, &volume)
+}
+
+/// `GET .../content/{volume}`.
+fn content_info(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let (sid, name) = volume_of(ctx, "volume")?;
+    Ok(ctx.with(|c| c.volume_info(&sid, &node, &name))?.into())
+}
+
+/// `PUT .../content/{volume}`: `notes`, `protected`.
+fn content_update(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let (sid, name) = volume_of(ctx, "volume")?;
+    let notes = ctx.params.str("notes");
+    let protected = ctx.params.bool("protected")?;
+    ctx.with(|c| c.update_volume_attrs(&sid, &node, &name, notes, protected))?;
+    Ok(Value::Null.into())
+}
+
+/// `DELETE .../content/{volume}`: task `imgdel`; with `delay`, `null`
+/// when the task ended in time.
+fn content_delete(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let (sid, name) = volume_of(ctx, "volume")?;
+    let delay = ctx.params.int("delay", Some(1), Some(30))?;
+    let who = ctx.who()?.clone();
+    let (id, plan) = ctx.with(|c| {
+        let (id, plan) = c.plan_volume_delete(&sid, &node, &name)?;
+        let storage_path = format!("/storage/{sid}");
+        let owner = id.split_once('@').map(|(o, _)| o.to_string());
+        let backup = storage_content::vtype(&name) == "backup";
+        if let (true, Some(o)) = (backup, &owner) {
+            for (path, privilege) in [
+                (storage_path.clone(), "Datastore.AllocateSpace"),
+                (format!("/vms/{o}"), "VM.Backup"),
+            ] {
+                if !c.access.has_priv(&who, &path, privilege) {
+                    return Err(Error::permission(&path, &[privilege]));
+                }
+            }
+        } else if !c.access.has_priv(&who, &storage_path, "Datastore.Allocate") {
+            return Err(Error::permission(&storage_path, &["Datastore.Allocate"]));
+        }
+        if plan.is_ok() {
+            c.drop_volume(&sid, &node, &name);
+        }
+        Ok((id, plan))
+    })?;
+    let mut w = Worker::new("imgdel", &id);
+    match plan {
+        Ok(lines) => {
+            for l in lines {
+                w = w.log(l);
+            }
+        }
+        Err(e) => w = w.fail(e),
+    }
+    let upid = run_task(ctx, &node, w)?;
+    if delay.is_some() {
+        let done = ctx.with(|c| {
+            c.task(&upid)
+                .ok()
+                .and_then(|t| t.exitstatus().map(str::to_string))
+        });
+        match done.as_deref() {
+            Some("OK") => return Ok(Value::Null.into()),
+            Some(s) if s.starts_with("WARNINGS") => return Ok(Value::Null.into()),
+            Some(e) => return Err(Error::failed(e.to_string())),
+            None => {}
+        }
+    }
+    Ok(json!(upid).into())
+}
+
+/// `POST .../content/{volume}` (copy): task `imgcopy` with an empty id.
+fn content_copy(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let (sid, name) = volume_of(ctx, "volume")?;
+    let (tsid, tname) = volume_of(ctx, "target")?;
+    let target_node = match ctx.params.str("target_node") {
+        Some(n) => ctx.with(|c| c.node(&n).map(|n| n.name.clone()))?,
+        None => node.clone(),
+    };
+    let now = ctx.now();
+    let outcome = ctx.with(|c| -> Result<std::result::Result<(), String>> {
+        let s = c.usable_storage(&sid, &node)?.clone();
+        let Some(vol) = c.volumes.get(&s, &node, &name).cloned() else {
+            return Ok(Err(format!(
+                "volume_size_info on '{sid}:{name}' failed - no format"
+            )));
+        };
+        let t = match c.usable_storage(&tsid, &target_node) {
+            Ok(t) => t.clone(),
+            Err(e) => return Ok(Err(e.to_string())),
+        };
+        if c.volumes.get(&t, &target_node, &tname).is_some() {
+            return Ok(Err(format!(
+                "volume '{tsid}:{tname}' already exists on '{target_node}'"
+            )));
+        }
+        let mut copy = vol;
+        copy.storage.clone_from(&tsid);
+        copy.name.clone_from(&tname);
+        copy.ctime = now;
+        c.put_file_volume(&t, &target_node, copy);
+        Ok(Ok(()))
+    })?;
+    let w = Worker::new("imgcopy", "")
+        .log("DEBUG: starting worker {upid}")
+        .log_end("DEBUG: end worker {upid}");
+    let w = match outcome {
+        Ok(()) => w,
+        Err(e) => w.fail(e),
+    };
+    let upid = run_task(ctx, &node, w)?;
+    ctx.with(|c| {
+        if let Some(t) = c.tasks.iter_mut().find(|t| t.upid_str == upid) {
+            for l in t.log.iter_mut().chain(t.worker.end_lines.iter_mut()) {
+                *l = l.replace("{upid}", &upid);
+            }
+        }
+    });
+    Ok(json!(upid).into())
+}
+
+/// `POST /nodes/{node}/storage/{storage}/download-url`: task `download`.
+/// Nothing is fetched: the file's size and checksum come from the table
+/// of known URLs.
+fn download_url(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let mut req = storage_content::DownloadRequest {
+        node: node.clone(),
+        storage: ctx.param("storage")?,
+        content: ctx.param("content")?,
+        filename: ctx.param("filename")?,
+        url: ctx.param("url")?,
+        checksum: ctx.params.str("checksum"),
+        checksum_algorithm: ctx.params.str("checksum-algorithm"),
+        compression: ctx.params.str("compression"),
+        verify_certificates: ctx.params.bool("verify-certificates")?.unwrap_or(true),
+        pid: 0,
+        now: ctx.now(),
+    };
+    let worker = ctx.with(|c| {
+        req.pid = c.next_pid;
+        c.download_task(&req)
+    })?;
+    Ok(json!(run_task(ctx, &node, worker)?).into())
+}
+
+/// `GET /nodes/{node}/query-url-metadata`.
+fn query_url_metadata(ctx: &Ctx<'_>) -> Result<Reply> {
+    node_name(ctx)?;
+    let url = ctx.param("url")?;
+    let verify = ctx.params.bool("verify-certificates")?.unwrap_or(true);
+    Ok(ctx.with(|c| c.query_url_metadata(&url, verify))?.into())
 }

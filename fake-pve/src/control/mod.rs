@@ -78,6 +78,10 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Repl
             state.set_latency(l);
             Ok(json!(state.latency()).into())
         }
+        (Method::GET, "/_fake/downloads") => {
+            Ok(json!(state.with(|c| c.volumes.downloads.clone())).into())
+        }
+        (Method::PUT, "/_fake/downloads") => put_downloads(state, req),
         (Method::GET, p) if p.starts_with("/_fake/guests/") => {
             let vmid = guest_vmid(state, p)?;
             Ok(state
@@ -171,6 +175,25 @@ fn add_faults(state: &State, req: &Request) -> Result<Reply> {
             .collect::<std::result::Result<Vec<u64>, String>>()
     });
     Ok(json!(ids.map_err(|e| Error::invalid("rule", e))?).into())
+}
+
+/// `PUT /_fake/downloads`: replaces the table of known URLs with a JSON
+/// list of `{url, size, checksum, checksum-algorithm, filename, mimetype,
+/// insecure, fail}`.
+fn put_downloads(state: &State, req: &Request) -> Result<Reply> {
+    let list: Vec<crate::model::storage_content::KnownUrl> = serde_json::from_slice(&req.body)
+        .map_err(|e| Error::invalid("downloads", format!("expected a JSON list of URLs: {e}")))?;
+    if let Some(bad) = list
+        .iter()
+        .find(|d| !d.url.starts_with("http://") && !d.url.starts_with("https://"))
+    {
+        return Err(Error::invalid(
+            "downloads",
+            format!("'{}' is not an http(s) URL", bad.url),
+        ));
+    }
+    state.with(|c| c.volumes.downloads.clone_from(&list));
+    Ok(json!(list).into())
 }
 
 /// `POST /_fake/seed`: the body is a scenario (YAML or JSON).

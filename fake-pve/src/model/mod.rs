@@ -14,6 +14,7 @@ pub mod qemu;
 pub mod scenario;
 pub mod storage;
 pub mod storage_cfg;
+pub mod storage_content;
 pub mod tasks;
 pub mod volume_ops;
 

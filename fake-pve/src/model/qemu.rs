@@ -20,9 +20,18 @@ use super::{Error, PveVersion, Result};
 use crate::spec::{Format, Prop, propstring};
 
 mod clone;
+mod cloudinit;
+mod feature;
+mod migrate;
+mod move_disk;
+mod resize;
+mod rrd;
 mod snapshot;
 
 pub use clone::CloneRequest;
+pub use migrate::{MigrateJob, MigrateRequest, StorageMap};
+pub use move_disk::{MoveJob, ReassignJob};
+pub use resize::ResizeJob;
 
 /// One emulated VM.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -54,6 +63,11 @@ pub struct Vm {
     /// tasks hold (a clone holds it for its whole run).
     #[serde(default)]
     pub flock: FileLock,
+    /// The `[special:cloudinit]` section: values the generated cloud-init
+    /// drive still holds for options changed on the running VM, and
+    /// `added` for options it lacks.
+    #[serde(default)]
+    pub ci_changes: BTreeMap<String, String>,
 }
 
 /// Holders of a VM's config file lock (`lock_config_full`,
@@ -92,6 +106,7 @@ impl Vm {
             started_ms: None,
             snapshots: BTreeMap::new(),
             flock: FileLock::default(),
+            ci_changes: BTreeMap::new(),
         }
     }
 
@@ -199,6 +214,10 @@ impl Vm {
             }
             raw.push_str("\n[PENDING]\n");
             raw.push_str(&section(&p, true));
+        }
+        if !self.ci_changes.is_empty() && cloudinit::has_cloudinit(&self.config) {
+            raw.push_str("\n[special:cloudinit]\n");
+            raw.push_str(&section(&self.ci_changes, false));
         }
         for (name, snap) in &self.snapshots {
             raw.push_str(&format!("\n[{name}]\n"));
@@ -650,6 +669,14 @@ pub enum QemuOp {
         /// The snapshot.
         name: String,
     },
+    /// `resize`: grow a disk.
+    Resize(Box<ResizeJob>),
+    /// `qmmove`: move a disk to another storage.
+    MoveDisk(Box<MoveJob>),
+    /// `qmmove` with `target-vmid`: give a disk to another VM.
+    Reassign(Box<ReassignJob>),
+    /// `qmigrate`: move the VM to another node.
+    Migrate(Box<MigrateJob>),
 }
 
 /// A config update as PUT/POST config ask for it.
@@ -955,6 +982,7 @@ impl Cluster {
         match op {
             QemuOp::Clone(job) => self.abort_clone(vmid, job),
             QemuOp::Snapshot { name } => self.abort_snapshot(vmid, name),
+            QemuOp::Migrate(_) => self.abort_migrate(vmid),
             _ => {}
         }
     }
@@ -962,9 +990,13 @@ impl Cluster {
     /// Applies the effect of a VM task that ended at `end_ms`.
     pub(crate) fn apply_qemu(&mut self, vmid: u32, op: QemuOp, end_ms: i64) -> EffectResult {
         let now = end_ms.div_euclid(1000);
-        let node = match self.vms.get(&vmid) {
-            Some(v) => v.node.clone(),
-            None => return Err((vec![], format!("VM {vmid} does not exist"))),
+        let node = match (self.vms.get(&vmid), &op) {
+            (Some(v), _) => v.node.clone(),
+            // PVE forks a resize before loading the config.
+            (None, QemuOp::Resize(job)) => {
+                return Err((vec![], config_missing(&job.node, vmid).to_string()));
+            }
+            (None, _) => return Err((vec![], format!("VM {vmid} does not exist"))),
         };
         let fail = |e: Error| (Vec::new(), e.to_string());
         let takes_flock = !matches!(op, QemuOp::Clone(_) | QemuOp::Create { .. });
@@ -979,6 +1011,10 @@ impl Cluster {
                 self.finish_rollback(&node, vmid, &name, start, end_ms)
             }
             QemuOp::DeleteSnapshot { name } => self.finish_delete_snapshot(&node, vmid, &name),
+            QemuOp::Resize(job) => self.finish_resize(vmid, &job),
+            QemuOp::MoveDisk(job) => self.finish_move_disk(&node, vmid, &job, now),
+            QemuOp::Reassign(job) => self.finish_reassign(vmid, &job, now),
+            QemuOp::Migrate(job) => self.finish_migrate(&node, vmid, &job, now),
             QemuOp::Create {
                 config,
                 storage,
@@ -1199,6 +1235,10 @@ impl Cluster {
             lines.push("generating cloud-init ISO".to_string());
         }
         self.apply_pending(vmid, &mut lines);
+        // The start regenerates the cloud-init drive from the config.
+        if let Some(vm) = self.vms.get_mut(&vmid) {
+            vm.ci_changes.clear();
+        }
         if hibernated {
             let state = self.vms.get_mut(&vmid).and_then(|vm| {
                 vm.config.remove("lock");
@@ -1590,6 +1630,12 @@ impl Cluster {
         {
             let file = drive_file(&old).to_string();
             if value.as_deref().map(drive_file) != Some(file.as_str()) {
+                if drive_is_cdrom(&old)
+                    && file.contains("-cloudinit")
+                    && let Some(vm) = self.vms.get_mut(&vmid)
+                {
+                    vm.ci_changes.clear();
+                }
                 if force || drive_is_cdrom(&old) && file.contains("-cloudinit") {
                     if self.volume(&file, node).is_some_and(|v| v.vmid == vmid)
                         && let Some(l) = self.free_volume(&file, node)
@@ -1678,15 +1724,22 @@ impl Cluster {
             apply.push((k, v));
         }
         for (k, force) in live_deletes {
+            let old = self
+                .vms
+                .get(&vmid)
+                .and_then(|vm| vm.config.get(&k).cloned());
+            self.record_ci_change(vmid, &k, old.as_deref(), None);
             self.apply_one(vmid, &node, &k, None, force, log);
             if let Some(vm) = self.vms.get_mut(&vmid) {
                 vm.pending_delete.remove(&k);
             }
         }
         for (k, v) in apply {
-            if let Some(vm) = self.vms.get_mut(&vmid) {
+            let old = self.vms.get_mut(&vmid).and_then(|vm| {
                 vm.pending.remove(&k);
-            }
+                vm.config.get(&k).cloned()
+            });
+            self.record_ci_change(vmid, &k, old.as_deref(), Some(&v));
             self.apply_one(vmid, &node, &k, Some(v), false, log);
         }
         if errors.is_empty() {

@@ -69,6 +69,10 @@ pub struct Scenario {
     /// What the guest agents of VMs report, by VMID (see `model::agent`).
     #[serde(default)]
     pub guests: BTreeMap<u32, super::agent::Guest>,
+    /// The URLs `download-url` and `query-url-metadata` know (see
+    /// `model::storage_content`).
+    #[serde(default)]
+    pub downloads: Vec<super::storage_content::KnownUrl>,
     /// Where the text came from, for messages.
     #[serde(skip)]
     pub source: String,
@@ -565,6 +569,15 @@ impl Scenario {
             network: BTreeMap::new(),
             guests: self.guests.clone(),
         };
+        for d in &self.downloads {
+            if !d.url.starts_with("http://") && !d.url.starts_with("https://") {
+                return Err(self.err(
+                    &d.url,
+                    format!("downloads: '{}' is not an http(s) URL", d.url),
+                ));
+            }
+        }
+        cluster.volumes.downloads = self.downloads.clone();
         cluster.adopt_seed_vms(now);
         Ok(cluster)
     }

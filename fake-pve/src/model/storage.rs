@@ -45,6 +45,14 @@ impl Volume {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Volumes {
     map: BTreeMap<String, BTreeMap<String, BTreeMap<String, Volume>>>,
+    /// Notes and protection by `<scope>|<volid>` (see
+    /// `model::storage_content`).
+    #[serde(default)]
+    pub(crate) attrs: BTreeMap<String, super::storage_content::VolumeAttrs>,
+    /// The URLs the emulated network knows (`download-url`,
+    /// `query-url-metadata`); kept here as the state of the storage area.
+    #[serde(default)]
+    pub downloads: Vec<super::storage_content::KnownUrl>,
 }
 
 /// What a new volume is for; decides its name.

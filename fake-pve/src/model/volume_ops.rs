@@ -22,6 +22,8 @@ pub enum Feature {
     Template,
     /// Full copy.
     Copy,
+    /// Rename (reassign to another VM).
+    Rename,
 }
 
 /// Which state of the volume a feature is asked for.
@@ -59,23 +61,31 @@ pub fn storage_has_feature(
     let kind = s.kind.as_str();
     let any = |states: &[&str]| states.contains(&state);
     match kind {
+        _ if feature == Feature::Rename => {
+            let image = !path_based(kind) || matches!(fmt, "qcow2" | "raw" | "vmdk");
+            matches!(kind, "lvmthin" | "lvm" | "zfspool" | "zfs" | "rbd") && any(&["current"])
+                || path_based(kind) && image && any(&["current"])
+        }
         "lvmthin" => match feature {
             Feature::Snapshot => any(&["current"]),
             Feature::Clone => any(&["base", "snap"]),
             Feature::Template => any(&["current"]),
             Feature::Copy => any(&["base", "current", "snap"]),
+            Feature::Rename => false,
         },
         "zfspool" | "zfs" => match feature {
             Feature::Snapshot => any(&["current", "snap"]),
             Feature::Clone => any(&["base"]),
             Feature::Template => any(&["current"]),
             Feature::Copy => any(&["base", "current"]),
+            Feature::Rename => false,
         },
         "rbd" => match feature {
             Feature::Snapshot => any(&["current", "snap"]),
             Feature::Clone => any(&["base", "snap"]),
             Feature::Template => any(&["current"]),
             Feature::Copy => any(&["base", "current", "snap"]),
+            Feature::Rename => false,
         },
         "lvm" => {
             let chain = v9
@@ -87,6 +97,7 @@ pub fn storage_has_feature(
                 Feature::Clone => false,
                 Feature::Template => false,
                 Feature::Copy => any(&["base", "current"]),
+                Feature::Rename => false,
             }
         }
         k if path_based(k) => {
@@ -97,6 +108,7 @@ pub fn storage_has_feature(
                 Feature::Clone => image && any(&["base"]),
                 Feature::Template => (image || fmt == "subvol") && any(&["current"]),
                 Feature::Copy => (image && any(&["base", "current"])) || (qcow2 && any(&["snap"])),
+                Feature::Rename => false,
             }
         }
         _ => false,
@@ -232,15 +244,27 @@ impl Cluster {
         Ok((volid, log))
     }
 
-    /// Sets the size of a volume (`volume_resize`).
+    /// Sets the size of a volume (`volume_resize`) and answers what the
+    /// storage tools print. QEMU resizes the image of a running VM on a
+    /// path-based storage itself, so `qemu-img` prints nothing then.
     ///
     /// # Errors
-    /// An unknown volume.
-    pub fn resize_volume(&mut self, volid: &str, node: &str, size: u64) -> Result<Vec<String>> {
+    /// An unknown volume; an image format other than raw or qcow2 on a
+    /// path-based storage (`can't resize this image format`).
+    pub fn resize_volume(
+        &mut self,
+        volid: &str,
+        node: &str,
+        size: u64,
+        running: bool,
+    ) -> Result<Vec<String>> {
         let s = self
             .storage_of_volid(volid)
             .ok_or_else(|| Error::failed(format!("unable to parse volume ID '{volid}'")))?;
         let (_, name) = parse_volid(volid).unwrap_or_default();
+        if path_based(&s.kind) && !matches!(format_of(name), "raw" | "qcow2") {
+            return Err(Error::failed("can't resize this image format"));
+        }
         let Some(vol) = self.volumes.get_mut(&s, node, name) else {
             return Err(Error::failed(format!("volume '{volid}' does not exist")));
         };
@@ -252,15 +276,16 @@ impl Cluster {
                 let last = name.rsplit('/').next().unwrap_or(name);
                 vec![
                     format!(
-                        "  Size of logical volume {vg}/{last} changed from {} to {}.",
+                        "  Size of logical volume {vg}/{last} changed from {} ({} extents) to {} ({} extents).",
                         lvm_size(old),
-                        lvm_size(size)
+                        old.div_ceil(LVM_EXTENT),
+                        lvm_size(size),
+                        size.div_ceil(LVM_EXTENT)
                     ),
                     format!("  Logical volume {vg}/{last} successfully resized."),
                 ]
             }
-            "zfspool" => Vec::new(),
-            k if path_based(k) => vec![format!("Image resized.")],
+            k if path_based(k) && !running => vec!["Image resized.".to_string()],
             _ => Vec::new(),
         })
     }
@@ -320,6 +345,9 @@ impl Cluster {
         true
     }
 }
+
+/// LVM's default physical extent: 4 MiB.
+const LVM_EXTENT: u64 = 4 << 20;
 
 /// LVM's size rendering: `8.00 GiB`.
 fn lvm_size(bytes: u64) -> String {

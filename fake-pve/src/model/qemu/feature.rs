@@ -1,0 +1,86 @@
+//! `GET .../feature` (`vm_feature`: `QemuConfig::has_feature`,
+//! `QemuServer::shared_nodes`) and `PUT .../sendkey` (`vm_sendkey`).
+
+use serde_json::{Value, json};
+
+use super::{Cluster, Error, Result, drive_file, drive_is_cdrom, is_drive_key};
+use crate::model::storage::parse_volid;
+use crate::model::volume_ops::Feature;
+
+impl Cluster {
+    /// `vm_feature`: whether every disk of the config (or of snapshot
+    /// `snapname`) offers `feature`, and the nodes whose storages hold
+    /// all its volumes.
+    ///
+    /// # Errors
+    /// A missing VM or snapshot; an unknown feature name.
+    pub fn vm_feature(
+        &self,
+        node: &str,
+        vmid: u32,
+        feature: &str,
+        snapname: Option<&str>,
+    ) -> Result<Value> {
+        let vm = self.vm(node, vmid)?;
+        let conf = match snapname {
+            Some(s) => vm
+                .snapshots
+                .get(s)
+                .ok_or_else(|| Error::failed(format!("snapshot '{s}' does not exist")))?,
+            None => &vm.config,
+        };
+        let feature = match feature {
+            "snapshot" => Feature::Snapshot,
+            "clone" => Feature::Clone,
+            "copy" => Feature::Copy,
+            other => {
+                return Err(Error::invalid(
+                    "feature",
+                    format!(
+                        "value '{other}' does not have a value in the enumeration 'snapshot, clone, copy'"
+                    ),
+                ));
+            }
+        };
+        let mut has = true;
+        let mut nodes: Vec<String> = self.nodes.iter().map(|n| n.name.clone()).collect();
+        for (k, v) in conf {
+            if !is_drive_key(k) {
+                continue;
+            }
+            let volid = drive_file(v);
+            if !drive_is_cdrom(v) && !self.volume_has_feature(feature, volid, snapname.is_some()) {
+                has = false;
+            }
+            if volid.is_empty() || volid.starts_with('/') {
+                continue;
+            }
+            let Some((sid, _)) = parse_volid(volid) else {
+                continue;
+            };
+            let Some(s) = self.storages.iter().find(|s| s.storage == sid) else {
+                continue;
+            };
+            if s.disable {
+                nodes.clear();
+            } else if let Some(avail) = &s.nodes {
+                nodes.retain(|n| avail.contains(n));
+            } else if !s.shared {
+                nodes.retain(|n| n == node);
+            }
+        }
+        Ok(json!({ "hasFeature": u8::from(has), "nodes": nodes }))
+    }
+
+    /// `vm_sendkey`: the HMP `sendkey` of a running VM.
+    ///
+    /// # Errors
+    /// A missing or stopped VM.
+    pub fn vm_sendkey(&self, node: &str, vmid: u32) -> Result<()> {
+        let vm = self.vm(node, vmid)?;
+        if !vm.running() {
+            return Err(Error::failed(format!("VM {vmid} not running")));
+        }
+        Ok(())
+    }
+}

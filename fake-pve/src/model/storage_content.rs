@@ -1,0 +1,905 @@
+//! What a storage holds besides VM images: ISO images, container
+//! templates, backups, snippets and import sources, with their
+//! attributes (notes, protection), and the volume calls of
+//! `/nodes/{node}/storage/{storage}/content` and `.../download-url`
+//! (pve-storage `API2/Storage/Content.pm`, `API2/Storage/Status.pm`,
+//! `Storage.pm`, `Storage/Plugin.pm`, `Storage/DirPlugin.pm`; pve-common
+//! `Tools.pm::download_file_from_url`; pve-manager `Nodes.pm`
+//! `query_url_metadata`).
+//!
+//! The emulator has no network: the URLs it "downloads" come from a table
+//! (a scenario's `downloads:`, `/_fake/downloads`) that says how large
+//! each file is, its checksum, and which downloads fail.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::cluster::{Cluster, Storage};
+use super::storage::{Volume, parse_volid, path_based};
+use super::{Error, Result};
+
+/// The content types in the order `volume_list` walks them.
+pub const CONTENT_TYPES: [&str; 7] = [
+    "rootdir", "images", "vztmpl", "iso", "backup", "snippets", "import",
+];
+
+/// The size of a downloaded file whose URL the table does not know.
+pub const DEFAULT_DOWNLOAD_SIZE: u64 = 512 << 20;
+
+/// Attributes of a volume besides its size (`notes`, `protected`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VolumeAttrs {
+    /// The notes file of a backup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    /// Whether a `.protected` file exists.
+    #[serde(default)]
+    pub protected: bool,
+}
+
+/// A URL the emulated network knows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnownUrl {
+    /// The URL, exactly as clients send it.
+    pub url: String,
+    /// Size in bytes (the `Content-Length`).
+    #[serde(default)]
+    pub size: Option<u64>,
+    /// The file's digest with `checksum-algorithm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<String>,
+    /// `md5`, `sha1`, `sha224`, `sha256`, `sha384` or `sha512`.
+    #[serde(
+        default,
+        rename = "checksum-algorithm",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub checksum_algorithm: Option<String>,
+    /// The name from `Content-Disposition`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+    /// The `Content-Type`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mimetype: Option<String>,
+    /// The server's certificate is not trusted: downloads fail unless
+    /// `verify-certificates=0`.
+    #[serde(default)]
+    pub insecure: bool,
+    /// The error a download of it ends with (`download failed: ...`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail: Option<String>,
+}
+
+/// The content type of a volume name (`iso/x.iso` is `iso`,
+/// `100/vm-100-disk-0.qcow2` and `vm-100-disk-0` are `images`).
+pub fn vtype(name: &str) -> &'static str {
+    match name.split_once('/').map(|(d, _)| d) {
+        Some("iso") => "iso",
+        Some("vztmpl") => "vztmpl",
+        Some("backup") => "backup",
+        Some("snippets") => "snippets",
+        Some("import") => "import",
+        _ => "images",
+    }
+}
+
+/// The file extension rules of PVE (`$ISO_EXT_RE_0`, `$VZTMPL_EXT_RE_1`,
+/// `$BACKUP_EXT_RE_2`, `$IMPORT_EXT_RE_1`): the format of a file name of
+/// content type `ct`, or `None` if the name does not fit.
+pub fn file_format(ct: &str, file: &str) -> Option<String> {
+    let lower = file.to_ascii_lowercase();
+    match ct {
+        "iso" => (lower.ends_with(".iso") || lower.ends_with(".img")).then(|| "iso".into()),
+        "vztmpl" => {
+            if lower.ends_with(".tar") {
+                return Some("tar".into());
+            }
+            ["gz", "xz", "zst", "bz2"]
+                .iter()
+                .find(|c| lower.ends_with(&format!(".tar.{c}")))
+                .map(|c| format!("t{c}"))
+        }
+        "backup" => {
+            if file.ends_with(".tgz") {
+                return Some("tgz".into());
+            }
+            for base in ["tar", "vma"] {
+                if file.ends_with(&format!(".{base}")) {
+                    return Some(base.into());
+                }
+                for c in ["gz", "lzo", "zst", "bz2"] {
+                    if file.ends_with(&format!(".{base}.{c}")) {
+                        return Some(format!("{base}.{c}"));
+                    }
+                }
+            }
+            None
+        }
+        "snippets" => Some("snippet".into()),
+        "import" => {
+            let safe = file
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-.+=_".contains(&b));
+            let ext = file.rsplit_once('.').map(|(_, e)| e)?;
+            (safe && ["ova", "ovf", "qcow2", "raw", "vmdk"].contains(&ext)).then(|| ext.into())
+        }
+        _ => None,
+    }
+}
+
+/// `archive_info` of a backup name: subtype, owner and time from a
+/// standard `vzdump-<type>-<vmid>-YYYY_MM_DD-hh_mm_ss` name.
+fn backup_info(file: &str) -> (Option<String>, Option<u32>, Option<i64>) {
+    let Some(rest) = file.strip_prefix("vzdump-") else {
+        return (None, None, None);
+    };
+    let Some((kind, rest)) = rest.split_once('-') else {
+        return (None, None, None);
+    };
+    if !["lxc", "openvz", "qemu"].contains(&kind) {
+        return (None, None, None);
+    }
+    let mut parts = rest.splitn(3, '-');
+    let vmid = parts
+        .next()
+        .filter(|v| (3..=9).contains(&v.len()) && !v.starts_with('0'))
+        .and_then(|v| v.parse::<u32>().ok());
+    let ctime = parts.next().zip(parts.next()).and_then(|(d, t)| {
+        let t = t.get(..8)?;
+        let num = |s: &str| s.parse::<i64>().ok();
+        let d: Vec<i64> = d.split('_').filter_map(num).collect();
+        let t: Vec<i64> = t.split('_').filter_map(num).collect();
+        let ([y, mo, da], [h, mi, s]) = (d.as_slice(), t.as_slice()) else {
+            return None;
+        };
+        Some(days_from_civil(*y, *mo, *da) * 86_400 + h * 3600 + mi * 60 + s)
+    });
+    (Some(kind.to_string()), vmid, ctime)
+}
+
+/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The owner of a volume as `parse_volname` finds it.
+pub fn owner(vol: &Volume) -> Option<u32> {
+    match vtype(&vol.name) {
+        "images" => Some(vol.vmid),
+        "backup" => vol.name.split_once('/').and_then(|(_, f)| backup_info(f).1),
+        _ => None,
+    }
+}
+
+/// The Perl class of a storage type, as PVE names it in messages.
+fn plugin_class(kind: &str) -> String {
+    let name = match kind {
+        "dir" => "DirPlugin",
+        "nfs" => "NFSPlugin",
+        "cifs" => "CIFSPlugin",
+        "cephfs" => "CephFSPlugin",
+        "btrfs" => "BTRFSPlugin",
+        "lvm" => "LVMPlugin",
+        "lvmthin" => "LvmThinPlugin",
+        "zfspool" => "ZFSPoolPlugin",
+        "zfs" => "ZFSPlugin",
+        "rbd" => "RBDPlugin",
+        "iscsi" => "ISCSIPlugin",
+        "pbs" => "PBSPlugin",
+        _ => "Plugin",
+    };
+    format!("PVE::Storage::{name}")
+}
+
+/// The subdirectory of a content type under a directory storage's path.
+pub fn subdir(ct: &str) -> &'static str {
+    match ct {
+        "iso" => "template/iso",
+        "vztmpl" => "template/cache",
+        "backup" => "dump",
+        "snippets" => "snippets",
+        "import" => "import",
+        "rootdir" => "private",
+        _ => "images",
+    }
+}
+
+fn storage_path(s: &Storage) -> &str {
+    s.options.get("path").map_or("/var/lib/vz", String::as_str)
+}
+
+/// The path of a volume (`PVE::Storage::path`).
+pub fn volume_path(s: &Storage, name: &str) -> String {
+    let ct = vtype(name);
+    if path_based(&s.kind) {
+        let file = if ct == "images" {
+            name
+        } else {
+            name.split_once('/').map_or(name, |(_, f)| f)
+        };
+        return format!("{}/{}/{file}", storage_path(s), subdir(ct));
+    }
+    match s.kind.as_str() {
+        "zfspool" => format!(
+            "/dev/zvol/{}/{name}",
+            s.options.get("pool").map_or("rpool/data", String::as_str)
+        ),
+        "rbd" => format!(
+            "rbd:{}/{name}",
+            s.options.get("pool").map_or("rbd", String::as_str)
+        ),
+        _ => format!(
+            "/dev/{}/{name}",
+            s.options.get("vgname").map_or("pve", String::as_str)
+        ),
+    }
+}
+
+/// `real_volume_id` of `Content.pm`: a volume name alone or a full
+/// volume ID of the same storage.
+///
+/// # Errors
+/// 400 `errors.volume`: `storage ID mismatch (a != b)`, `unable to parse
+/// volume ID 'x'`.
+pub fn real_volume_id(sid: &str, volume: &str) -> Result<(String, String)> {
+    if volume.contains(':') {
+        let Some((s, n)) = parse_volid(volume) else {
+            return Err(Error::invalid(
+                "volume",
+                format!("unable to parse volume ID '{volume}'\n"),
+            ));
+        };
+        if s != sid {
+            return Err(Error::invalid(
+                "volume",
+                format!("storage ID mismatch ({s} != {sid})\n"),
+            ));
+        }
+        return Ok((s.to_string(), n.to_string()));
+    }
+    Ok((sid.to_string(), volume.to_string()))
+}
+
+fn attr_key(s: &Storage, node: &str, name: &str) -> String {
+    let scope = if s.shared { "" } else { node };
+    format!("{scope}|{}:{name}", s.storage)
+}
+
+/// What `download-url` asks for.
+#[derive(Debug, Clone)]
+pub struct DownloadRequest {
+    /// The node.
+    pub node: String,
+    /// The storage.
+    pub storage: String,
+    /// `iso`, `vztmpl` or `import`.
+    pub content: String,
+    /// The file name as given.
+    pub filename: String,
+    /// The URL.
+    pub url: String,
+    /// The expected digest.
+    pub checksum: Option<String>,
+    /// Its algorithm.
+    pub checksum_algorithm: Option<String>,
+    /// `gz`, `lzo`, `zst` or `bz2`.
+    pub compression: Option<String>,
+    /// Whether wget checks the certificate.
+    pub verify_certificates: bool,
+    /// Process id the worker will have (for the temporary file name).
+    pub pid: u32,
+    /// Now, epoch seconds.
+    pub now: i64,
+}
+
+impl Cluster {
+    /// The attributes of a volume.
+    pub fn volume_attrs(&self, s: &Storage, node: &str, name: &str) -> VolumeAttrs {
+        self.volumes
+            .attrs
+            .get(&attr_key(s, node, name))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn set_volume_attrs(&mut self, s: &Storage, node: &str, name: &str, a: VolumeAttrs) {
+        let key = attr_key(s, node, name);
+        if a == VolumeAttrs::default() {
+            self.volumes.attrs.remove(&key);
+        } else {
+            self.volumes.attrs.insert(key, a);
+        }
+    }
+
+    /// Records a file volume (an ISO, a template, a backup...) and drops
+    /// attributes a former volume of that name left.
+    pub fn put_file_volume(&mut self, s: &Storage, node: &str, vol: Volume) {
+        self.set_volume_attrs(s, node, &vol.name.clone(), VolumeAttrs::default());
+        self.volumes.insert(s, node, vol);
+    }
+
+    /// `GET /nodes/{node}/storage/{storage}/content`, as `volume_list`
+    /// builds it: only the content types the storage is configured for,
+    /// sorted case-insensitively by volid.
+    ///
+    /// # Errors
+    /// `storage 'x' does not exist`, `... is disabled`, `... is not
+    /// available on node 'n'`.
+    pub fn content_list(
+        &self,
+        sid: &str,
+        node: &str,
+        content: Option<&str>,
+        vmid: Option<u32>,
+    ) -> Result<Vec<Value>> {
+        let s = self.usable_storage(sid, node)?;
+        let wanted: Vec<&str> = CONTENT_TYPES
+            .iter()
+            .copied()
+            .filter(|ct| content.is_none_or(|c| c == *ct))
+            .filter(|ct| s.content.iter().any(|x| x == ct))
+            .collect();
+        let mut items = Vec::new();
+        if wanted.contains(&"images") {
+            // Images as the image listing shows them (no LXC guests are
+            // emulated, so nothing is `rootdir`).
+            items.extend(
+                self.image_content(sid, node, vmid)?
+                    .into_iter()
+                    .filter(|v| {
+                        v["volid"]
+                            .as_str()
+                            .and_then(parse_volid)
+                            .is_some_and(|(_, n)| vtype(n) == "images")
+                    }),
+            );
+        }
+        if path_based(&s.kind) {
+            for vol in self.volumes.on(s, node) {
+                let ct = vtype(&vol.name);
+                if ct == "images" || !wanted.contains(&ct) {
+                    continue;
+                }
+                if vmid.is_some() && matches!(ct, "iso" | "vztmpl") {
+                    continue;
+                }
+                let file = vol.name.split_once('/').map_or("", |(_, f)| f);
+                let mut item = json!({
+                    "volid": vol.volid(),
+                    "content": ct,
+                    "format": vol.format,
+                    "size": vol.size,
+                    "ctime": vol.ctime,
+                });
+                if ct == "backup" {
+                    if let Some(id) = vmid
+                        && !file.contains(&format!("-{id}-"))
+                    {
+                        continue;
+                    }
+                    let (kind, owner, ctime) = backup_info(file);
+                    item["subtype"] = json!(kind.unwrap_or_else(|| "unknown".into()));
+                    if let Some(t) = ctime {
+                        item["ctime"] = json!(t);
+                    }
+                    if let Some(o) = vmid.or(owner) {
+                        item["vmid"] = json!(o);
+                    }
+                    let a = self.volume_attrs(s, node, &vol.name);
+                    if let Some(n) = a.notes.filter(|n| !n.is_empty()) {
+                        item["notes"] = json!(n.lines().next().unwrap_or_default());
+                    }
+                    if a.protected {
+                        item["protected"] = json!(1);
+                    }
+                }
+                items.push(item);
+            }
+        }
+        items.sort_by_key(|v| v["volid"].as_str().unwrap_or_default().to_lowercase());
+        Ok(items)
+    }
+
+    /// `GET .../content/{volume}`: `path`, `size`, `used`, `format`, and
+    /// for backups `notes` and `protected`.
+    ///
+    /// # Errors
+    /// The storage checks; `volume_size_info on 'x' failed - no format`.
+    pub fn volume_info(&self, sid: &str, node: &str, name: &str) -> Result<Value> {
+        let s = self.usable_storage(sid, node)?;
+        let Some(vol) = self.volumes.get(s, node, name) else {
+            return Err(Error::failed(format!(
+                "volume_size_info on '{sid}:{name}' failed - no format"
+            )));
+        };
+        let ct = vtype(name);
+        let mut v = json!({
+            "path": volume_path(s, name),
+            "size": vol.size,
+            "used": if ct == "images" { 0 } else { vol.size },
+            "format": vol.format,
+        });
+        if path_based(&s.kind) && ct == "backup" {
+            let a = self.volume_attrs(s, node, name);
+            v["notes"] = json!(a.notes.unwrap_or_default());
+            v["protected"] = json!(u8::from(a.protected));
+        }
+        Ok(v)
+    }
+
+    /// `PUT .../content/{volume}`: `notes`, then `protected`, as the
+    /// storage plugin allows them.
+    ///
+    /// # Errors
+    /// `only backups can have notes`, `only backups support attribute
+    /// 'protected'`, `volume notes are not supported for <class> ...`,
+    /// `attribute 'protected' is not supported for storage type 'x'`.
+    pub fn update_volume_attrs(
+        &mut self,
+        sid: &str,
+        node: &str,
+        name: &str,
+        notes: Option<String>,
+        protected: Option<bool>,
+    ) -> Result<()> {
+        let s = self.usable_storage(sid, node)?.clone();
+        if self.volumes.get(&s, node, name).is_none() {
+            return Err(Error::failed(format!(
+                "volume_size_info on '{sid}:{name}' failed - no format"
+            )));
+        }
+        let backup = vtype(name) == "backup";
+        let mut a = self.volume_attrs(&s, node, name);
+        if let Some(n) = notes {
+            if !path_based(&s.kind) {
+                return Err(Error::failed(format!(
+                    "volume notes are not supported for {} at /usr/share/perl5/PVE/Storage/Plugin.pm line 1300.",
+                    plugin_class(&s.kind)
+                )));
+            }
+            if !backup {
+                return Err(Error::failed("only backups can have notes"));
+            }
+            a.notes = (!n.is_empty()).then_some(n);
+            self.set_volume_attrs(&s, node, name, a.clone());
+        }
+        if let Some(p) = protected {
+            if !path_based(&s.kind) {
+                return Err(Error::failed(format!(
+                    "attribute 'protected' is not supported for storage type '{}'",
+                    s.kind
+                )));
+            }
+            if !backup {
+                return Err(Error::failed("only backups support attribute 'protected'"));
+            }
+            a.protected = p;
+            self.set_volume_attrs(&s, node, name, a);
+        }
+        Ok(())
+    }
+
+    /// The task id of `imgdel` for a volume (`<owner>@<sid>` or `<sid>`)
+    /// and what the removal would log or fail with.
+    ///
+    /// # Errors
+    /// The storage checks.
+    pub fn plan_volume_delete(
+        &self,
+        sid: &str,
+        node: &str,
+        name: &str,
+    ) -> Result<(String, std::result::Result<Vec<String>, String>)> {
+        let s = self.usable_storage(sid, node)?;
+        let vol = self.volumes.get(s, node, name);
+        let owner = match vol {
+            Some(v) => owner(v),
+            None if vtype(name) == "images" => {
+                name.split(['/', '-']).find_map(|p| p.parse::<u32>().ok())
+            }
+            None => None,
+        };
+        let id = owner.map_or_else(|| sid.to_string(), |o| format!("{o}@{sid}"));
+        let volid = format!("{sid}:{name}");
+        let Some(_) = vol else {
+            if path_based(&s.kind) {
+                return Ok((
+                    id,
+                    Ok(vec![
+                        format!("disk image '{}' does not exist", volume_path(s, name)),
+                        format!("Removed volume '{volid}'"),
+                    ]),
+                ));
+            }
+            let vg = s.options.get("vgname").map_or("pve", String::as_str);
+            return Ok((
+                id,
+                Err(format!(
+                    "lvremove '{vg}/{name}' error:   Failed to find logical volume \"{vg}/{name}\""
+                )),
+            ));
+        };
+        if self.volume_attrs(s, node, name).protected {
+            let msg = format!("cannot remove protected volume '{name}' on '{sid}'");
+            return Ok((id, Err(msg)));
+        }
+        let mut lines = match s.kind.as_str() {
+            "lvm" | "lvmthin" => vec![format!("  Logical volume \"{name}\" successfully removed.")],
+            _ => Vec::new(),
+        };
+        lines.push(format!("Removed volume '{volid}'"));
+        Ok((id, Ok(lines)))
+    }
+
+    /// Removes a volume and its attributes.
+    pub fn drop_volume(&mut self, sid: &str, node: &str, name: &str) {
+        let Some(s) = self.storages.iter().find(|s| s.storage == sid).cloned() else {
+            return;
+        };
+        self.volumes.remove(&s, node, name);
+        self.set_volume_attrs(&s, node, name, VolumeAttrs::default());
+    }
+
+    /// `POST .../content`: `vdisk_alloc` with a given name; `size` in KiB.
+    ///
+    /// # Errors
+    /// The storage checks and PVE's name rules and capacity refusals.
+    #[allow(clippy::too_many_arguments)]
+    pub fn alloc_named_volume(
+        &mut self,
+        sid: &str,
+        node: &str,
+        vmid: u32,
+        name: &str,
+        format: Option<&str>,
+        size_kib: u64,
+        now: i64,
+    ) -> Result<String> {
+        let s = self.usable_storage(sid, node)?.clone();
+        let size = size_kib.saturating_mul(1024);
+        let free = s.total.saturating_sub(self.storage_used(&s, node));
+        let is_path = path_based(&s.kind);
+        let fmt = match format {
+            Some(f) => f.to_string(),
+            None if is_path => s
+                .options
+                .get("format")
+                .cloned()
+                .unwrap_or_else(|| "raw".into()),
+            None => "raw".into(),
+        };
+        let volname = if is_path {
+            let parsed = parse_name_dir(name)?;
+            if parsed != fmt {
+                return Err(Error::failed(format!(
+                    "illegal name '{name}' - wrong extension for format ('{parsed} != '{fmt}')"
+                )));
+            }
+            let volname = format!("{vmid}/{name}");
+            if self.volumes.get(&s, node, &volname).is_some() {
+                return Err(Error::failed(format!(
+                    "disk image '{}' already exists",
+                    volume_path(&s, &volname)
+                )));
+            }
+            volname
+        } else {
+            if fmt != "raw" {
+                return Err(Error::failed(format!(
+                    "unsupported format '{fmt}' at /usr/share/perl5/PVE/Storage/{}.pm line 101.",
+                    plugin_class(&s.kind).trim_start_matches("PVE::Storage::")
+                )));
+            }
+            let prefix = format!("vm-{vmid}-");
+            let ok = name.starts_with(&prefix)
+                || (s.kind != "lvmthin" && name.starts_with(&format!("base-{vmid}-")));
+            if !ok {
+                return Err(Error::failed(format!(
+                    "illegal name '{name}' - should be 'vm-{vmid}-*'"
+                )));
+            }
+            let vg = s.options.get("vgname").map_or("pve", String::as_str);
+            if self.volumes.get(&s, node, name).is_some() {
+                return Err(Error::failed(match s.kind.as_str() {
+                    "lvm" | "lvmthin" => format!(
+                        "lvcreate '{vg}/{name}' error:   Logical Volume \"{name}\" already exists in volume group \"{vg}\""
+                    ),
+                    _ => format!("volume '{sid}:{name}' already exists"),
+                }));
+            }
+            match s.kind.as_str() {
+                "lvm" if size > free => {
+                    return Err(Error::failed(format!(
+                        "not enough free space ({free} < {size_kib})"
+                    )));
+                }
+                "zfspool" if s.options.get("sparse").is_none_or(|v| v != "1") && size > free => {
+                    let pool = s.options.get("pool").map_or("rpool/data", String::as_str);
+                    return Err(Error::failed(format!(
+                        "zfs error: cannot create '{pool}/{name}': out of space"
+                    )));
+                }
+                _ => {}
+            }
+            name.to_string()
+        };
+        let vol = Volume {
+            storage: s.storage.clone(),
+            name: volname,
+            size,
+            format: fmt,
+            vmid,
+            ctime: now,
+        };
+        let volid = vol.volid();
+        self.put_file_volume(&s, node, vol);
+        Ok(volid)
+    }
+
+    /// Checks of `download-url` made before the task starts; answers the
+    /// normalised file name and the volume name.
+    ///
+    /// # Errors
+    /// `can't upload to storage type 'x', not a file based storage!`,
+    /// `storage 'x' is not configured for content-type 'y'`, 400
+    /// `errors.filename`.
+    pub fn download_check(
+        &self,
+        sid: &str,
+        node: &str,
+        content: &str,
+        filename: &str,
+    ) -> Result<(String, String)> {
+        let s = self.usable_storage(sid, node)?;
+        if !path_based(&s.kind) {
+            return Err(Error::failed(format!(
+                "can't upload to storage type '{}', not a file based storage!",
+                s.kind
+            )));
+        }
+        if !s.content.iter().any(|c| c == content) {
+            return Err(Error::failed(format!(
+                "storage '{sid}' is not configured for content-type '{content}'"
+            )));
+        }
+        let file = normalize_filename(filename);
+        let ok = match content {
+            "import" => file_format("import", &file).is_some_and(|f| f != "ovf"),
+            ct => file_format(ct, &file).is_some() && file.len() > 4,
+        };
+        if !ok {
+            let msg = if content == "import" {
+                "invalid filename or wrong extension"
+            } else {
+                "wrong file extension"
+            };
+            return Err(Error::invalid("filename", msg));
+        }
+        Ok((file.clone(), format!("{content}/{file}")))
+    }
+
+    /// The known URL, if any.
+    pub fn known_url(&self, url: &str) -> Option<&KnownUrl> {
+        self.volumes.downloads.iter().find(|k| k.url == url)
+    }
+
+    /// The task of `download-url`: its log and outcome; the volume is
+    /// recorded at once when the download succeeds.
+    pub fn download_task(&mut self, r: &DownloadRequest) -> Result<super::Worker> {
+        let (file, volname) = self.download_check(&r.storage, &r.node, &r.content, &r.filename)?;
+        let s = self.usable_storage(&r.storage, &r.node)?.clone();
+        let dest = volume_path(&s, &volname);
+        let tmp = format!("{dest}.tmp_dwnl.{}", r.pid);
+        let mut w = super::Worker::new("download", &encode_text(&file));
+        if r.compression.is_some() && r.content != "iso" {
+            return Ok(w.fail(format!("decompression not supported for {}", r.content)));
+        }
+        w = w.log(format!("downloading {} to {dest}", r.url));
+        if self.volumes.get(&s, &r.node, &volname).is_some() {
+            if let (Some(expect), Some(_)) = (&r.checksum, &r.checksum_algorithm) {
+                let got = self.known_url(&r.url).and_then(|k| k.checksum.clone());
+                let got = got.unwrap_or_else(|| expect.clone());
+                if got.eq_ignore_ascii_case(expect) {
+                    return Ok(w.log(
+                        "calculating checksum of existing file...OK, got correct file already, no need to download",
+                    ));
+                }
+                return Ok(w
+                    .log("calculating checksum of existing file...")
+                    .fail(format!(
+                        "checksum mismatch: got '{got}' != expect '{expect}', aborting"
+                    )));
+            }
+            return Ok(w.fail(format!("refusing to override existing file '{dest}'")));
+        }
+        let known = self.known_url(&r.url).cloned();
+        if let Some(msg) = known.as_ref().and_then(|k| k.fail.clone()) {
+            return Ok(w.fail(msg));
+        }
+        if r.verify_certificates && known.as_ref().is_some_and(|k| k.insecure) {
+            // wget refuses a certificate it cannot verify (exit code 5).
+            return Ok(w.fail(format!(
+                "download failed: command 'wget --progress=dot:giga -O {tmp} {}' failed: exit code 5",
+                r.url
+            )));
+        }
+        let size = known
+            .as_ref()
+            .and_then(|k| k.size)
+            .unwrap_or(DEFAULT_DOWNLOAD_SIZE);
+        w = w
+            .log(format!("Saving to: '{tmp}'"))
+            .log(format!("Length: {size}"))
+            .log(format!("'{tmp}' saved [{size}/{size}]"));
+        if let (Some(expect), Some(alg)) = (&r.checksum, &r.checksum_algorithm) {
+            let got = known
+                .as_ref()
+                .filter(|k| k.checksum_algorithm.as_deref().is_none_or(|a| a == alg))
+                .and_then(|k| k.checksum.clone())
+                .unwrap_or_else(|| expect.clone());
+            if !got.eq_ignore_ascii_case(expect) {
+                return Ok(w.log("calculating checksum...").fail(format!(
+                    "checksum mismatch: got '{got}' != expect '{expect}'"
+                )));
+            }
+            w = w.log("calculating checksum...OK, checksum verified");
+        }
+        if r.compression.is_some() {
+            let dcom = format!("{dest}.tmp_dcom.{}", r.pid);
+            w = w.log(format!("decompressing {tmp} to {dcom}"));
+        }
+        let format = file_format(&r.content, &file).unwrap_or_else(|| "raw".into());
+        self.put_file_volume(
+            &s,
+            &r.node,
+            Volume {
+                storage: s.storage.clone(),
+                name: volname,
+                size,
+                format,
+                vmid: 0,
+                ctime: r.now,
+            },
+        );
+        Ok(w.log(format!("download of '{}' to '{dest}' finished", r.url)))
+    }
+
+    /// `GET /nodes/{node}/query-url-metadata`.
+    ///
+    /// # Errors
+    /// `invalid server response: '404 Not Found'` for a URL the table does
+    /// not know or that fails.
+    pub fn query_url_metadata(&self, url: &str, verify: bool) -> Result<Value> {
+        let Some(k) = self.known_url(url).filter(|k| k.fail.is_none()) else {
+            return Err(Error::failed("invalid server response: '404 Not Found'"));
+        };
+        if verify && k.insecure {
+            let host = url
+                .split("://")
+                .nth(1)
+                .and_then(|r| r.split(['/', '?']).next())
+                .unwrap_or_default();
+            let host = if host.contains(':') {
+                host.to_string()
+            } else {
+                format!("{host}:443")
+            };
+            return Err(Error::failed(format!(
+                "invalid server response: '500 Can't connect to {host} (certificate verify failed)'"
+            )));
+        }
+        let mut v = json!({});
+        let name = k.filename.clone().or_else(|| {
+            let path = url.split('?').next().unwrap_or(url);
+            let (_, last) = path.rsplit_once('/')?;
+            (!last.is_empty()).then(|| last.to_string())
+        });
+        if let Some(n) = name {
+            v["filename"] = json!(n);
+        }
+        if let Some(sz) = k.size.filter(|s| *s > 0) {
+            v["size"] = json!(sz);
+        }
+        let mime = k.mimetype.clone().unwrap_or_else(|| {
+            if url.to_ascii_lowercase().ends_with(".iso") {
+                "application/x-iso9660-image".into()
+            } else {
+                "application/octet-stream".into()
+            }
+        });
+        v["mimetype"] = json!(mime.split(';').next().unwrap_or_default());
+        Ok(v)
+    }
+}
+
+/// `normalize_content_filename`: no path, and only `[a-zA-Z0-9_.-]`.
+pub fn normalize_filename(f: &str) -> String {
+    let f = f.trim_end_matches('\n');
+    let f = f.rsplit(['/', '\\']).next().unwrap_or(f);
+    f.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_.-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// `encode_text` for a task id: `:`, `%` and control characters escaped.
+fn encode_text(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c == ':' || c == '%' || c.is_control() {
+                format!("%{:02X}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// `parse_name_dir`: the format of an image file name.
+fn parse_name_dir(name: &str) -> Result<String> {
+    let bad = || Error::failed(format!("unable to parse volume filename '{name}'"));
+    if name.contains('/') || name.chars().any(char::is_whitespace) {
+        return Err(bad());
+    }
+    if name.starts_with("snap-") && name.ends_with(".qcow2") {
+        return Err(Error::failed(format!(
+            "'{name}' is a snapshot filename, not a volume!"
+        )));
+    }
+    let (stem, ext) = name.rsplit_once('.').ok_or_else(bad)?;
+    if stem.is_empty() || !["raw", "qcow2", "vmdk", "subvol"].contains(&ext) {
+        return Err(bad());
+    }
+    Ok(ext.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("iso", "debian.iso", Some("iso"))]
+    #[case("iso", "DEBIAN.IMG", Some("iso"))]
+    #[case("iso", "debian.qcow2", None)]
+    #[case("vztmpl", "debian-12.tar.zst", Some("tzst"))]
+    #[case("vztmpl", "alpine.tar", Some("tar"))]
+    #[case("vztmpl", "alpine.zip", None)]
+    #[case(
+        "backup",
+        "vzdump-qemu-100-2025_01_02-03_04_05.vma.zst",
+        Some("vma.zst")
+    )]
+    #[case("import", "disk.vmdk", Some("vmdk"))]
+    #[case("import", "my disk.vmdk", None)]
+    fn formats(#[case] ct: &str, #[case] file: &str, #[case] want: Option<&str>) {
+        assert_eq!(file_format(ct, file).as_deref(), want);
+    }
+
+    #[test]
+    fn backup_names() {
+        let (kind, vmid, ctime) = backup_info("vzdump-qemu-100-2025_01_02-03_04_05.vma.zst");
+        assert_eq!(kind.as_deref(), Some("qemu"));
+        assert_eq!(vmid, Some(100));
+        assert_eq!(ctime, Some(1_735_787_045));
+        assert_eq!(backup_info("other.vma").0, None);
+    }
+
+    #[test]
+    fn filenames_are_normalised() {
+        assert_eq!(normalize_filename("../a b/c:d.iso"), "c_d.iso");
+        assert_eq!(encode_text("a:b%c"), "a%3Ab%25c");
+    }
+}
