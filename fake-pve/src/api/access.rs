@@ -19,76 +19,33 @@ use crate::model::{AuthId, Error, Result};
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
     vec![
-        get("/access/domains", list_domains, &[]),
-        get("/access/ticket", get_ticket, &[]),
-        post(
-            "/access/ticket",
-            create_ticket,
-            &[
-                "username",
-                "password",
-                "realm",
-                "otp",
-                "new-format",
-                "path",
-                "privs",
-                "tfa-challenge",
-            ],
-        )
-        .no_token(),
-        get("/access/users", list_users, &["enabled", "full"]),
-        post("/access/users", create_user, USER_PARAMS),
-        get("/access/users/{userid}", read_user, &[]),
-        put("/access/users/{userid}", update_user, USER_UPDATE_PARAMS),
-        delete("/access/users/{userid}", delete_user, &[]),
-        get("/access/groups", list_groups, &[]),
-        post("/access/groups", create_group, &["groupid", "comment"])
-            .perm("/access/groups", &["Group.Allocate"]),
-        get("/access/groups/{groupid}", read_group, &[]),
-        put("/access/groups/{groupid}", update_group, &["comment"])
-            .perm("/access/groups", &["Group.Allocate"]),
-        delete("/access/groups/{groupid}", delete_group, &[])
-            .perm("/access/groups", &["Group.Allocate"]),
-        get("/access/roles", list_roles, &[]),
-        post("/access/roles", create_role, &["roleid", "privs"]).perm("/access", &["Sys.Modify"]),
-        get("/access/roles/{roleid}", read_role, &[]),
-        put("/access/roles/{roleid}", update_role, &["privs", "append"])
-            .perm("/access", &["Sys.Modify"]),
-        delete("/access/roles/{roleid}", delete_role, &[]).perm("/access", &["Sys.Modify"]),
-        get("/access/acl", read_acl, &[]),
-        put(
-            "/access/acl",
-            update_acl,
-            &[
-                "path",
-                "roles",
-                "users",
-                "groups",
-                "tokens",
-                "propagate",
-                "delete",
-            ],
-        ),
-        get("/access/permissions", permissions, &["userid", "path"]),
-        put(
-            "/access/password",
-            change_password,
-            &["userid", "password", "confirmation-password"],
-        )
-        .no_token(),
-        get("/access/users/{userid}/token", token_index, &[]),
-        get("/access/users/{userid}/token/{tokenid}", read_token, &[]),
-        post(
-            "/access/users/{userid}/token/{tokenid}",
-            generate_token,
-            &["comment", "expire", "privsep"],
-        ),
-        put(
-            "/access/users/{userid}/token/{tokenid}",
-            update_token_info,
-            &["comment", "expire", "privsep", "delete"],
-        ),
-        delete("/access/users/{userid}/token/{tokenid}", remove_token, &[]),
+        get("/access/domains", list_domains),
+        get("/access/ticket", get_ticket),
+        post("/access/ticket", create_ticket),
+        get("/access/users", list_users),
+        post("/access/users", create_user),
+        get("/access/users/{userid}", read_user),
+        put("/access/users/{userid}", update_user),
+        delete("/access/users/{userid}", delete_user),
+        get("/access/groups", list_groups),
+        post("/access/groups", create_group),
+        get("/access/groups/{groupid}", read_group),
+        put("/access/groups/{groupid}", update_group),
+        delete("/access/groups/{groupid}", delete_group),
+        get("/access/roles", list_roles),
+        post("/access/roles", create_role),
+        get("/access/roles/{roleid}", read_role),
+        put("/access/roles/{roleid}", update_role),
+        delete("/access/roles/{roleid}", delete_role),
+        get("/access/acl", read_acl),
+        put("/access/acl", update_acl),
+        get("/access/permissions", permissions),
+        put("/access/password", change_password),
+        get("/access/users/{userid}/token", token_index),
+        get("/access/users/{userid}/token/{tokenid}", read_token),
+        post("/access/users/{userid}/token/{tokenid}", generate_token),
+        put("/access/users/{userid}/token/{tokenid}", update_token_info),
+        delete("/access/users/{userid}/token/{tokenid}", remove_token),
     ]
 }
 
@@ -330,39 +287,6 @@ fn update_token_info(ctx: &Ctx<'_>) -> Result<Reply> {
         Ok(token.info().into())
     })
 }
-
-/// `DELETE /access/users/{userid}/token/{tokenid}`.
-fn remove_token(ctx: &Ctx<'_>) -> Result<Reply> {
-    let (userid, tokenid) = token_target(ctx, true)?;
-    ctx.with(|c| c.access.delete_token(&userid, &tokenid))?;
-    Ok(Value::Null.into())
-}
-
-const USER_PARAMS: &[&str] = &[
-    "userid",
-    "enable",
-    "expire",
-    "firstname",
-    "lastname",
-    "email",
-    "comment",
-    "keys",
-    "password",
-    "groups",
-];
-
-const USER_UPDATE_PARAMS: &[&str] = &[
-    "enable",
-    "expire",
-    "firstname",
-    "lastname",
-    "email",
-    "comment",
-    "keys",
-    "groups",
-    "append",
-];
-
 /// `check_api2_permissions` lets root@pam through before any test.
 fn is_root(who: &AuthId) -> bool {
     matches!(who, AuthId::User(u) if u == "root@pam")
@@ -1204,4 +1128,11 @@ fn change_password(ctx: &Ctx<'_>) -> Result<Reply> {
         }
         Ok(Value::Null.into())
     })
+}
+
+/// `DELETE /access/users/{userid}/token/{tokenid}`.
+fn remove_token(ctx: &Ctx<'_>) -> Result<Reply> {
+    let (userid, tokenid) = token_target(ctx, true)?;
+    ctx.with(|c| c.access.delete_token(&userid, &tokenid))?;
+    Ok(Value::Null.into())
 }

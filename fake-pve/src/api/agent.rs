@@ -48,95 +48,58 @@ commands! {
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
     vec![
-        post("/nodes/{node}/qemu/{vmid}/agent", agent, &[]),
-        post("/nodes/{node}/qemu/{vmid}/agent/ping", ping, &[]),
-        get("/nodes/{node}/qemu/{vmid}/agent/info", info, &[]),
-        get("/nodes/{node}/qemu/{vmid}/agent/get-time", get_time, &[]),
+        post("/nodes/{node}/qemu/{vmid}/agent", agent),
+        post("/nodes/{node}/qemu/{vmid}/agent/ping", ping),
+        get("/nodes/{node}/qemu/{vmid}/agent/info", info),
+        get("/nodes/{node}/qemu/{vmid}/agent/get-time", get_time),
         get(
             "/nodes/{node}/qemu/{vmid}/agent/network-get-interfaces",
             network_get_interfaces,
-            &[],
         ),
-        get("/nodes/{node}/qemu/{vmid}/agent/get-vcpus", get_vcpus, &[]),
-        get(
-            "/nodes/{node}/qemu/{vmid}/agent/get-fsinfo",
-            get_fsinfo,
-            &[],
-        ),
+        get("/nodes/{node}/qemu/{vmid}/agent/get-vcpus", get_vcpus),
+        get("/nodes/{node}/qemu/{vmid}/agent/get-fsinfo", get_fsinfo),
         get(
             "/nodes/{node}/qemu/{vmid}/agent/get-memory-blocks",
             get_memory_blocks,
-            &[],
         ),
         get(
             "/nodes/{node}/qemu/{vmid}/agent/get-memory-block-info",
             get_memory_block_info,
-            &[],
         ),
         get(
             "/nodes/{node}/qemu/{vmid}/agent/get-host-name",
             get_host_name,
-            &[],
         ),
-        get(
-            "/nodes/{node}/qemu/{vmid}/agent/get-osinfo",
-            get_osinfo,
-            &[],
-        ),
-        get("/nodes/{node}/qemu/{vmid}/agent/get-users", get_users, &[]),
-        get(
-            "/nodes/{node}/qemu/{vmid}/agent/get-timezone",
-            get_timezone,
-            &[],
-        ),
+        get("/nodes/{node}/qemu/{vmid}/agent/get-osinfo", get_osinfo),
+        get("/nodes/{node}/qemu/{vmid}/agent/get-users", get_users),
+        get("/nodes/{node}/qemu/{vmid}/agent/get-timezone", get_timezone),
         post(
             "/nodes/{node}/qemu/{vmid}/agent/fsfreeze-status",
             fsfreeze_status,
-            &[],
         ),
         post(
             "/nodes/{node}/qemu/{vmid}/agent/fsfreeze-freeze",
             fsfreeze_freeze,
-            &[],
         ),
         post(
             "/nodes/{node}/qemu/{vmid}/agent/fsfreeze-thaw",
             fsfreeze_thaw,
-            &[],
         ),
-        post("/nodes/{node}/qemu/{vmid}/agent/fstrim", fstrim, &[]),
-        post(
-            "/nodes/{node}/qemu/{vmid}/agent/suspend-disk",
-            suspend_disk,
-            &[],
-        ),
-        post(
-            "/nodes/{node}/qemu/{vmid}/agent/suspend-ram",
-            suspend_ram,
-            &[],
-        ),
+        post("/nodes/{node}/qemu/{vmid}/agent/fstrim", fstrim),
+        post("/nodes/{node}/qemu/{vmid}/agent/suspend-disk", suspend_disk),
+        post("/nodes/{node}/qemu/{vmid}/agent/suspend-ram", suspend_ram),
         post(
             "/nodes/{node}/qemu/{vmid}/agent/suspend-hybrid",
             suspend_hybrid,
-            &[],
         ),
-        post("/nodes/{node}/qemu/{vmid}/agent/shutdown", shutdown, &[]),
-        post("/nodes/{node}/qemu/{vmid}/agent/exec", exec, &[]),
-        get(
-            "/nodes/{node}/qemu/{vmid}/agent/exec-status",
-            exec_status,
-            &[],
-        ),
-        get("/nodes/{node}/qemu/{vmid}/agent/file-read", file_read, &[]),
-        post(
-            "/nodes/{node}/qemu/{vmid}/agent/file-write",
-            file_write,
-            &[],
-        ),
+        post("/nodes/{node}/qemu/{vmid}/agent/shutdown", shutdown),
+        post("/nodes/{node}/qemu/{vmid}/agent/exec", exec),
+        get("/nodes/{node}/qemu/{vmid}/agent/exec-status", exec_status),
+        get("/nodes/{node}/qemu/{vmid}/agent/file-read", file_read),
+        post("/nodes/{node}/qemu/{vmid}/agent/file-write", file_write),
         post(
             "/nodes/{node}/qemu/{vmid}/agent/set-user-password",
             set_user_password,
-            &[],
         ),
     ]
 }

@@ -9,11 +9,11 @@ use crate::model::Result;
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
     vec![
-        get("/", api_index, &[]),
-        get("/version", version, &[]),
-        get("/cluster/status", get_status, &[]).perm("/", &["Sys.Audit"]),
-        get("/cluster/resources", resources, &["type"]),
-        get("/cluster/nextid", nextid, &["vmid"]),
+        get("/", api_index),
+        get("/version", version),
+        get("/cluster/status", get_status),
+        get("/cluster/resources", resources),
+        get("/cluster/nextid", nextid),
     ]
 }
 

@@ -97,124 +97,45 @@ impl Ctx<'_> {
 /// A handler: parameters in, `data` out.
 pub type Handler = fn(&Ctx<'_>) -> Result<Reply>;
 
-/// One route: method, path template and handler.
+/// One route: method, path template (as the schema spells it) and the
+/// handler that gives it behaviour. Routing, permissions and parameter
+/// validation come from the schema, not from here.
 #[derive(Clone)]
 pub struct Route {
     method: Method,
     template: &'static str,
-    segments: Vec<Segment>,
     handler: Handler,
-    /// Parameters the call takes besides those of the path (documentation
-    /// only: the spec validates them).
-    #[allow(dead_code)]
-    params: &'static [&'static str],
-    perm: Perm,
-    proxy: bool,
-    allowtoken: bool,
-}
-
-/// The permission check a route makes before anything else, as the
-/// schema's `permissions` says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Perm {
-    /// `user: world` or `user: all`, or a check the handler makes itself.
-    Handler,
-    /// `["perm", path, [privs]]`; `{name}` in the path is replaced by the
-    /// parameter.
-    Check(&'static str, &'static [&'static str]),
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Segment {
-    Literal(&'static str),
-    Param(&'static str),
 }
 
 impl Route {
-    /// A route. `path` uses PVE's `{name}` placeholders.
-    pub fn new(
-        method: Method,
-        path: &'static str,
-        handler: Handler,
-        params: &'static [&'static str],
-    ) -> Self {
-        let segments = path
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .map(
-                |s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
-                    Some(name) => Segment::Param(name),
-                    None => Segment::Literal(s),
-                },
-            )
-            .collect();
+    /// A route. `path` is the schema's path template.
+    pub fn new(method: Method, path: &'static str, handler: Handler) -> Self {
         Self {
             method,
             template: path,
-            segments,
             handler,
-            params,
-            perm: Perm::Handler,
-            proxy: false,
-            allowtoken: true,
         }
-    }
-
-    /// Sets the permission check.
-    #[must_use]
-    pub fn perm(mut self, path: &'static str, privs: &'static [&'static str]) -> Self {
-        self.perm = Perm::Check(path, privs);
-        self
-    }
-
-    /// Marks a call PVE proxies to the node named by `{node}`.
-    #[must_use]
-    pub fn proxy(mut self) -> Self {
-        self.proxy = true;
-        self
-    }
-
-    /// Marks a call that refuses API tokens (`allowtoken: 0`).
-    #[must_use]
-    pub fn no_token(mut self) -> Self {
-        self.allowtoken = false;
-        self
-    }
-
-    fn matches(&self, segs: &[String]) -> Option<Vec<(&'static str, String)>> {
-        if segs.len() != self.segments.len() {
-            return None;
-        }
-        let mut out = Vec::new();
-        for (seg, want) in segs.iter().zip(&self.segments) {
-            match want {
-                Segment::Literal(l) if l == seg => {}
-                Segment::Literal(_) => return None,
-                Segment::Param(name) => out.push((*name, seg.clone())),
-            }
-        }
-        Some(out)
     }
 }
 
-/// Shorthand for `Route::new(Method::GET, ...)`.
-pub fn get(path: &'static str, handler: Handler, params: &'static [&'static str]) -> Route {
-    Route::new(Method::GET, path, handler, params)
+/// Shorthand for a GET route.
+pub fn get(path: &'static str, handler: Handler) -> Route {
+    Route::new(Method::GET, path, handler)
 }
 
 /// Shorthand for a POST route.
-pub fn post(path: &'static str, handler: Handler, params: &'static [&'static str]) -> Route {
-    Route::new(Method::POST, path, handler, params)
+pub fn post(path: &'static str, handler: Handler) -> Route {
+    Route::new(Method::POST, path, handler)
 }
 
 /// Shorthand for a PUT route.
-pub fn put(path: &'static str, handler: Handler, params: &'static [&'static str]) -> Route {
-    Route::new(Method::PUT, path, handler, params)
+pub fn put(path: &'static str, handler: Handler) -> Route {
+    Route::new(Method::PUT, path, handler)
 }
 
 /// Shorthand for a DELETE route.
-pub fn delete(path: &'static str, handler: Handler, params: &'static [&'static str]) -> Route {
-    Route::new(Method::DELETE, path, handler, params)
+pub fn delete(path: &'static str, handler: Handler) -> Route {
+    Route::new(Method::DELETE, path, handler)
 }
 
 /// Every `/api2` route.
@@ -245,18 +166,6 @@ impl Router {
             .iter()
             .find(|r| r.method == method && r.template == path)
             .map(|r| r.handler)
-    }
-
-    #[allow(dead_code)]
-    fn find(
-        &self,
-        method: &Method,
-        segs: &[String],
-    ) -> Option<(&Route, Vec<(&'static str, String)>)> {
-        self.routes
-            .iter()
-            .filter(|r| r.method == method)
-            .find_map(|r| r.matches(segs).map(|m| (r, m)))
     }
 }
 

@@ -10,13 +10,13 @@ use crate::model::{Result, Worker};
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
     vec![
-        get("/nodes/{node}/network", network_index, &[]),
-        post("/nodes/{node}/network", create_network, &[]),
-        put("/nodes/{node}/network", reload_network_config, &[]),
-        delete("/nodes/{node}/network", revert_network_changes, &[]),
-        get("/nodes/{node}/network/{iface}", network_config, &[]),
-        put("/nodes/{node}/network/{iface}", update_network, &[]),
-        delete("/nodes/{node}/network/{iface}", delete_network, &[]),
+        get("/nodes/{node}/network", network_index),
+        post("/nodes/{node}/network", create_network),
+        put("/nodes/{node}/network", reload_network_config),
+        delete("/nodes/{node}/network", revert_network_changes),
+        get("/nodes/{node}/network/{iface}", network_config),
+        put("/nodes/{node}/network/{iface}", update_network),
+        delete("/nodes/{node}/network/{iface}", delete_network),
     ]
 }
 

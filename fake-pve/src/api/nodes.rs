@@ -9,24 +9,12 @@ use crate::model::{Result, TaskEffect, Worker};
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
     vec![
-        get("/nodes", list_nodes, &[]),
-        get("/nodes/{node}", node_index, &[]),
-        get("/nodes/{node}/status", node_status, &[])
-            .perm("/nodes/{node}", &["Sys.Audit"])
-            .proxy(),
-        get("/nodes/{node}/version", node_version, &[]).proxy(),
-        post(
-            "/nodes/{node}/startall",
-            startall,
-            &["force", "vms", "max-workers"],
-        )
-        .proxy(),
-        post(
-            "/nodes/{node}/stopall",
-            stopall,
-            &["force-stop", "timeout", "vms", "max-workers"],
-        )
-        .proxy(),
+        get("/nodes", list_nodes),
+        get("/nodes/{node}", node_index),
+        get("/nodes/{node}/status", node_status),
+        get("/nodes/{node}/version", node_version),
+        post("/nodes/{node}/startall", startall),
+        post("/nodes/{node}/stopall", stopall),
     ]
 }
 

@@ -12,49 +12,33 @@ use crate::model::{Error, Result, Worker};
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
     vec![
-        get("/storage", storage_index, &[]),
-        post("/storage", create_storage, &[]),
-        get("/storage/{storage}", read_storage, &[]),
-        put("/storage/{storage}", update_storage, &[]),
-        delete("/storage/{storage}", delete_storage, &[]),
-        get("/nodes/{node}/storage", node_storage_index, &[]),
-        get("/nodes/{node}/storage/{storage}/status", read_status, &[]),
-        get(
-            "/nodes/{node}/storage/{storage}/content",
-            content_index,
-            &[],
-        ),
-        post(
-            "/nodes/{node}/storage/{storage}/content",
-            content_create,
-            &[],
-        ),
+        get("/storage", storage_index),
+        post("/storage", create_storage),
+        get("/storage/{storage}", read_storage),
+        put("/storage/{storage}", update_storage),
+        delete("/storage/{storage}", delete_storage),
+        get("/nodes/{node}/storage", node_storage_index),
+        get("/nodes/{node}/storage/{storage}/status", read_status),
+        get("/nodes/{node}/storage/{storage}/content", content_index),
+        post("/nodes/{node}/storage/{storage}/content", content_create),
         get(
             "/nodes/{node}/storage/{storage}/content/{volume}",
             content_info,
-            &[],
         ),
         put(
             "/nodes/{node}/storage/{storage}/content/{volume}",
             content_update,
-            &[],
         ),
         delete(
             "/nodes/{node}/storage/{storage}/content/{volume}",
             content_delete,
-            &[],
         ),
         post(
             "/nodes/{node}/storage/{storage}/content/{volume}",
             content_copy,
-            &[],
         ),
-        post(
-            "/nodes/{node}/storage/{storage}/download-url",
-            download_url,
-            &[],
-        ),
-        get("/nodes/{node}/query-url-metadata", query_url_metadata, &[]),
+        post("/nodes/{node}/storage/{storage}/download-url", download_url),
+        get("/nodes/{node}/query-url-metadata", query_url_metadata),
     ]
 }
 

@@ -10,32 +10,11 @@ use crate::model::{AuthId, Error, Result, Task};
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
     vec![
-        get(
-            "/nodes/{node}/tasks",
-            node_tasks,
-            &[
-                "start",
-                "limit",
-                "userfilter",
-                "typefilter",
-                "vmid",
-                "errors",
-                "source",
-                "since",
-                "until",
-                "statusfilter",
-            ],
-        )
-        .proxy(),
-        get("/nodes/{node}/tasks/{upid}", upid_index, &[]),
-        get("/nodes/{node}/tasks/{upid}/status", read_task_status, &[]).proxy(),
-        get(
-            "/nodes/{node}/tasks/{upid}/log",
-            read_task_log,
-            &["start", "limit", "download"],
-        )
-        .proxy(),
-        delete("/nodes/{node}/tasks/{upid}", stop_task, &[]).proxy(),
+        get("/nodes/{node}/tasks", node_tasks),
+        get("/nodes/{node}/tasks/{upid}", upid_index),
+        get("/nodes/{node}/tasks/{upid}/status", read_task_status),
+        get("/nodes/{node}/tasks/{upid}/log", read_task_log),
+        delete("/nodes/{node}/tasks/{upid}", stop_task),
     ]
 }
 
