@@ -15,6 +15,10 @@ use serde_json::{Value, json};
 
 /// A cluster of 10 nodes with `n` guests spread over them.
 fn big_scenario(n: u32) -> Scenario {
+    Scenario::parse(&big_yaml(n), "bench").expect("valid scenario")
+}
+
+fn big_yaml(n: u32) -> String {
     let mut y = String::from("cluster: big\nnodes:\n");
     for i in 0..10 {
         let _ = writeln!(y, "  - {{name: node{i}, cpus: 64, memory: 512G}}");
@@ -29,7 +33,7 @@ fn big_scenario(n: u32) -> Scenario {
             if v % 3 == 0 { "running" } else { "stopped" }
         );
     }
-    Scenario::parse(&y, "bench").expect("valid scenario")
+    y
 }
 
 fn auth(c: &mut Criterion) {
@@ -85,6 +89,87 @@ fn views(c: &mut Criterion) {
     });
 }
 
+/// Per-VM calls on the model with 10,000 guests present: they must not
+/// grow with the number of guests.
+fn vms(c: &mut Criterion) {
+    use fake_pve::model::qemu::{CloneRequest, CreateRequest};
+    for n in [10_u32, 10_000] {
+        let yaml = big_yaml(n)
+            + "  - {vmid: 900000, node: node0, config: {template: 1, scsi0: 'local-lvm:base-900000-disk-0,size=8G'}}\n";
+        let scenario = Scenario::parse(&yaml, "bench").expect("valid scenario");
+        let mut cluster = scenario
+            .build(PveVersion::V9_1, "pw", 1_790_000_000)
+            .expect("builds");
+        cluster.adopt_seed_vms(1_790_000_000);
+        let probe = 100 + n / 2;
+        let probe_node = format!("node{}", (probe - 100) % 10);
+        assert!(
+            cluster.config_view(&probe_node, probe, false).is_ok(),
+            "the probe VM exists"
+        );
+        let now_ms = 1_790_000_000_000;
+        c.bench_function(&format!("vm/status_current with {n} guests"), |b| {
+            b.iter(|| {
+                let vm = cluster.vm(&probe_node, black_box(probe)).expect("vm");
+                black_box(cluster.vm_status(vm, now_ms, true, true))
+            })
+        });
+        c.bench_function(&format!("vm/config read with {n} guests"), |b| {
+            b.iter(|| {
+                black_box(
+                    cluster
+                        .config_view("node0", black_box(probe), false)
+                        .is_ok(),
+                )
+            })
+        });
+        let mut next = 1_000_000_u32;
+        c.bench_function(&format!("vm/create with {n} guests"), |b| {
+            b.iter(|| {
+                next += 1;
+                let config = std::collections::BTreeMap::from([
+                    ("name".to_string(), format!("b{next}")),
+                    ("memory".to_string(), "2048".to_string()),
+                    ("net0".to_string(), "virtio,bridge=vmbr0".to_string()),
+                    ("scsi0".to_string(), "local-lvm:8".to_string()),
+                ]);
+                let worker = cluster
+                    .create_vm(CreateRequest {
+                        vmid: next,
+                        node: "node0".into(),
+                        config,
+                        storage: None,
+                        start: None,
+                    })
+                    .expect("create");
+                black_box(cluster.start_task("node0", worker, "root@pam", now_ms, 0))
+            })
+        });
+        c.bench_function(&format!("vm/clone (linked) with {n} guests"), |b| {
+            b.iter(|| {
+                next += 1;
+                let worker = cluster
+                    .clone_vm(CloneRequest {
+                        node: "node0".into(),
+                        vmid: 900_000,
+                        newid: next,
+                        name: None,
+                        description: None,
+                        pool: None,
+                        snapname: None,
+                        storage: None,
+                        format: None,
+                        full: None,
+                        target: None,
+                        who: None,
+                    })
+                    .expect("clone");
+                black_box(cluster.start_task("node0", worker, "root@pam", now_ms, 0))
+            })
+        });
+    }
+}
+
 fn wire(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -135,5 +220,5 @@ fn wire(c: &mut Criterion) {
     rt.block_on(pve.shutdown());
 }
 
-criterion_group!(benches, auth, routing, views, wire);
+criterion_group!(benches, auth, routing, views, vms, wire);
 criterion_main!(benches);

@@ -80,6 +80,9 @@ pub struct Cluster {
     /// Fault rules in force (`/_fake/faults`, a scenario's `faults:`).
     #[serde(default)]
     pub faults: Faults,
+    /// Lookups into `tasks`, rebuilt when missing (they are not saved).
+    #[serde(skip)]
+    pub task_index: TaskIndex,
     /// Network configuration per node (`/etc/network/interfaces`).
     #[serde(default)]
     pub network: BTreeMap<String, super::network::NodeNetwork>,
@@ -88,7 +91,31 @@ pub struct Cluster {
     pub guests: BTreeMap<u32, super::agent::Guest>,
 }
 
+/// Where tasks are, so that a request never scans every task: running
+/// ones by their end, all of them by UPID.
+#[derive(Debug, Clone, Default)]
+pub struct TaskIndex {
+    running: std::collections::BTreeSet<(i64, usize)>,
+    by_upid: std::collections::HashMap<String, usize>,
+}
+
 impl Cluster {
+    /// Rebuilds the task lookups when they do not cover every task (after
+    /// loading a saved state).
+    fn index_tasks(&mut self) {
+        if self.task_index.by_upid.len() == self.tasks.len() {
+            return;
+        }
+        let mut idx = TaskIndex::default();
+        for (i, t) in self.tasks.iter().enumerate() {
+            idx.by_upid.insert(t.upid_str.clone(), i);
+            if let TaskState::Running { until_ms } = t.state {
+                idx.running.insert((until_ms, i));
+            }
+        }
+        self.task_index = idx;
+    }
+
     /// The node a node-scoped call names, as PVE's proxy resolves it:
     /// `localhost` and the local name are local, another member is
     /// proxied to (and fails if it is offline), anything else fails the
@@ -334,24 +361,27 @@ impl Cluster {
             state: TaskState::Running { until_ms },
             worker,
         };
+        self.index_tasks();
+        let i = self.tasks.len();
         self.tasks.push(task);
+        self.task_index.by_upid.insert(upid_str.clone(), i);
+        self.task_index.running.insert((until_ms, i));
         upid_str
     }
 
     /// Ends every task whose time has come, in the order they end, and
     /// applies what they do.
     pub fn advance(&mut self, now_ms: i64) {
+        self.index_tasks();
         loop {
-            let due = self
-                .tasks
-                .iter()
-                .enumerate()
-                .filter_map(|(i, t)| match t.state {
-                    TaskState::Running { until_ms } if until_ms <= now_ms => Some((until_ms, i)),
-                    _ => None,
-                })
-                .min();
-            let Some((until_ms, i)) = due else { break };
+            let due = self.task_index.running.first().copied();
+            let Some((until_ms, i)) = due.filter(|(until, _)| *until <= now_ms) else {
+                break;
+            };
+            self.task_index.running.remove(&(until_ms, i));
+            if !self.tasks[i].running() {
+                continue;
+            }
             let effect = self.tasks[i].worker.effect.clone();
             let outcome = if self.tasks[i].worker.outcome.is_ok() {
                 self.apply(effect, until_ms)
@@ -409,18 +439,20 @@ impl Cluster {
     /// # Errors
     /// 400 `unable to parse worker upid` or `no such task`.
     pub fn task(&self, upid: &str) -> Result<&Task> {
-        let i = self.task_index(upid)?;
+        let i = self.find_task(upid)?;
         Ok(&self.tasks[i])
     }
 
-    fn task_index(&self, upid: &str) -> Result<usize> {
+    fn find_task(&self, upid: &str) -> Result<usize> {
         if Upid::parse(upid).is_none() {
             return Err(Error::invalid("upid", "unable to parse worker upid"));
         }
-        self.tasks
-            .iter()
-            .position(|t| t.upid_str == upid)
-            .ok_or_else(|| Error::invalid("upid", "no such task"))
+        let found = if self.task_index.by_upid.len() == self.tasks.len() {
+            self.task_index.by_upid.get(upid).copied()
+        } else {
+            self.tasks.iter().position(|t| t.upid_str == upid)
+        };
+        found.ok_or_else(|| Error::invalid("upid", "no such task"))
     }
 
     /// `DELETE .../tasks/{upid}`: a running task is interrupted and ends
@@ -429,9 +461,10 @@ impl Cluster {
     /// # Errors
     /// As [`Cluster::task`].
     pub fn stop_task(&mut self, upid: &str, now: i64) -> Result<()> {
-        let i = self.task_index(upid)?;
-        let task = &mut self.tasks[i];
-        if task.running() {
+        let i = self.find_task(upid)?;
+        if let TaskState::Running { until_ms } = self.tasks[i].state {
+            self.task_index.running.remove(&(until_ms, i));
+            let task = &mut self.tasks[i];
             task.finish(now, Some("received interrupt".into()));
             let effect = task.worker.effect.clone();
             self.abort(&effect);

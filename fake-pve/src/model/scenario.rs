@@ -566,6 +566,7 @@ impl Scenario {
             tasks: Vec::new(),
             next_pid: 4_000 + u32::try_from(now.rem_euclid(50_000)).unwrap_or(0),
             faults: Faults::default(),
+            task_index: Default::default(),
             network: BTreeMap::new(),
             guests: self.guests.clone(),
         };

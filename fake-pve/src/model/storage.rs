@@ -244,10 +244,13 @@ impl Cluster {
                 s.storage
             )));
         }
-        let free = s.total.saturating_sub(self.storage_used(&s, node));
+        // Only thick storages check room; summing a storage's volumes is
+        // not done on the others (thin pools and directories overcommit).
+        let free = || s.total.saturating_sub(self.storage_used(&s, node));
         let mut log = Vec::new();
         match s.kind.as_str() {
             "lvm" => {
+                let free = free();
                 if size > free {
                     return Err(Error::failed(format!(
                         "not enough free space ({free} < {})",
@@ -259,7 +262,7 @@ impl Cluster {
             "lvmthin" => log.push(format!("  Logical volume \"{base}\" created.")),
             "zfspool" => {
                 let sparse = s.options.get("sparse").is_some_and(|v| v == "1");
-                if !sparse && size > free {
+                if !sparse && size > free() {
                     let pool = s.options.get("pool").map_or("rpool/data", String::as_str);
                     return Err(Error::failed(format!(
                         "zfs error: cannot create '{pool}/{base}': out of space"

@@ -148,6 +148,18 @@ impl Cluster {
     /// it, counting every name whose last component is
     /// `vm-<vmid>-disk-<n>` or `base-<vmid>-disk-<n>`.
     fn free_disk_number(&self, s: &Storage, node: &str, vmid: u32) -> u32 {
+        if matches!(s.kind.as_str(), "lvm" | "lvmthin") {
+            // LVM names volumes plainly (even linked clones): look the
+            // candidates up instead of reading every volume of the storage.
+            let taken = |n: u32| {
+                ["vm", "base"].iter().any(|p| {
+                    self.volumes
+                        .get(s, node, &format!("{p}-{vmid}-disk-{n}"))
+                        .is_some()
+                })
+            };
+            return (0..u32::MAX).find(|n| !taken(*n)).unwrap_or(u32::MAX);
+        }
         let used: std::collections::BTreeSet<u32> = self
             .volumes
             .on(s, node)
