@@ -145,6 +145,33 @@ impl Clock {
     }
 }
 
+/// A UTC calendar time: `(year, month, day, hour, minute, second,
+/// weekday)` of an epoch time in seconds, the weekday counted from Sunday
+/// (0). Howard Hinnant's `civil_from_days`.
+pub fn civil(epoch: i64) -> (i64, u32, u32, u32, u32, u32, u32) {
+    let days = epoch.div_euclid(86_400);
+    let secs = epoch.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let small = |v: i64| u32::try_from(v).unwrap_or(0);
+    (
+        year,
+        small(month),
+        small(day),
+        small(secs / 3600),
+        small(secs / 60 % 60),
+        small(secs % 60),
+        small((days + 4).rem_euclid(7)),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +185,14 @@ mod tests {
         c.advance(-5);
         assert_eq!(c.now(), 1_700_007_200);
         assert_eq!(c.advanced_millis(), 7_200_000);
+    }
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil(0), (1970, 1, 1, 0, 0, 0, 4));
+        assert_eq!(civil(784_111_777), (1994, 11, 6, 8, 49, 37, 0));
+        assert_eq!(civil(951_782_400), (2000, 2, 29, 0, 0, 0, 2));
+        assert_eq!(civil(-1), (1969, 12, 31, 23, 59, 59, 3));
     }
 
     #[test]

@@ -644,29 +644,15 @@ fn base_response(code: u16, reason: &str) -> http::response::Builder {
 
 /// An RFC 7231 date (`Sun, 06 Nov 1994 08:49:37 GMT`).
 pub fn http_date(epoch: u64) -> String {
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
-    let days = epoch / 86_400;
-    let secs = epoch % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = i64::try_from(days).unwrap_or(0) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day, h, m, sec, wd) = crate::clock::civil(i64::try_from(epoch).unwrap_or(0));
     format!(
-        "{}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
-        DAYS[usize::try_from(days % 7).unwrap_or(0)],
-        MONTHS[usize::try_from(month - 1).unwrap_or(0)],
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
+        "{}, {day:02} {} {year} {h:02}:{m:02}:{sec:02} GMT",
+        DAYS[wd as usize % 7],
+        MONTHS[(month as usize + 11) % 12]
     )
 }
 

@@ -348,23 +348,8 @@ impl NodeNetwork {
 
 /// A diff timestamp: `2025-05-10 12:00:00.000000000 +0000`.
 fn diff_time(epoch: i64) -> String {
-    let days = epoch.div_euclid(86_400);
-    let secs = epoch.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.000000000 +0000",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
+    let (year, month, day, h, m, sec, _) = crate::clock::civil(epoch);
+    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{sec:02}.000000000 +0000")
 }
 
 /// The hunks of a unified diff with three lines of context.

@@ -2116,17 +2116,7 @@ pub fn default_boot(conf: &BTreeMap<String, String>) -> String {
 
 /// `YYYY-MM-DD` of an epoch time (UTC).
 pub fn ymd(epoch: i64) -> String {
-    let days = epoch.div_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d, ..) = crate::clock::civil(epoch);
     format!("{y:04}-{m:02}-{d:02}")
 }
 
