@@ -97,3 +97,37 @@ async fn pve8_resolutions() {
     assert!(s[0].get("memhost").is_none());
     assert_eq!(series(&pve, &root, "timeframe=year").await.len(), 70);
 }
+
+#[tokio::test]
+async fn rrd_graph_names_its_file() {
+    for (version, dir) in [
+        (PveVersion::V9_1, "pve-vm-9.0"),
+        (PveVersion::V8_4, "pve2-vm"),
+    ] {
+        let pve = common::start_version(version).await;
+        let root = pve.root().await;
+        let r = pve
+            .post("/nodes/pve/qemu", &root, "vmid=100&scsi0=local-lvm%3A8")
+            .await;
+        ok(&pve, &root, &r).await;
+        let g = pve
+            .get("/nodes/pve/qemu/100/rrd?timeframe=hour&ds=cpu,mem", &root)
+            .await
+            .data();
+        assert_eq!(
+            g["filename"],
+            format!("/var/lib/rrdcached/db/{dir}/100_cpu_mem.png")
+        );
+        let image = g["image"].as_str().expect("image");
+        assert!(image.starts_with("\u{89}PNG\r\n\u{1a}\n"), "{image:?}");
+        pve.get("/nodes/pve/qemu/101/rrd?timeframe=hour&ds=cpu", &root)
+            .await
+            .assert_error(
+                500,
+                &format!("RRD error: opening '/var/lib/rrdcached/db/{dir}/101': No such file or directory\n"),
+            );
+        pve.get("/nodes/pve/qemu/100/rrd?timeframe=hour", &root)
+            .await
+            .assert_param_error("ds", "property is missing and it is not optional");
+    }
+}

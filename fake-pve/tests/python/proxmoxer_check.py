@@ -149,6 +149,74 @@ def check_api(prox, auth):
         raise CheckFailed(f"GET /nodes/{node}/nonexistent: expected ResourceException 501, got {result!r}")
 
 
+def wait_ok(prox, upid, what):
+    expect(isinstance(upid, str) and upid.startswith("UPID:"), f"{what}: expected a UPID, got {upid!r}")
+    task = Tasks.blocking_status(prox, upid, timeout=60, polling_interval=0.1)
+    expect(task is not None, f"{what}: task {upid} did not stop within 60 s")
+    expect(task.get("exitstatus") == "OK", f"{what}: task {upid} ended {task.get('exitstatus')!r}")
+    return task
+
+
+def check_vm_lifecycle(prox, auth, node, storage, bridge):
+    """create -> configure -> start -> snapshot -> clone -> stop -> delete."""
+    vmid = int(prox.cluster.nextid.get())
+    qemu = prox.nodes(node).qemu
+    upid = qemu.post(vmid=vmid, name=f"proxmoxer-{vmid}", memory=1024, cores=1,
+                     net0=f"virtio,bridge={bridge}", scsi0=f"{storage}:4", ostype="l26")
+    task = wait_ok(prox, upid, "create_vm")
+    expect(task["type"] == "qmcreate" and task["id"] == str(vmid), f"create_vm: task {task!r}")
+    config = qemu(vmid).config.get()
+    expect(config.get("net0", "").startswith("virtio=") and f"bridge={bridge}" in config["net0"],
+           f"config net0: {config.get('net0')!r}")
+    expect(config.get("scsi0", "").startswith(f"{storage}:") and "size=4G" in config["scsi0"],
+           f"config scsi0: {config.get('scsi0')!r}")
+    expect(len(config.get("digest", "")) == 40, f"config digest: {config.get('digest')!r}")
+    ok(auth, f"create_vm {vmid} -> net0 {config['net0']}, scsi0 {config['scsi0']}")
+
+    result = qemu(vmid).config.put(cores=2, digest=config["digest"])
+    expect(result is None, f"update_vm: expected null, got {result!r}")
+    expect(qemu(vmid).config.get()["cores"] == 2, "update_vm: cores did not change")
+    try:
+        qemu(vmid).config.put(cores=3, digest=config["digest"])
+    except ResourceException as e:
+        expect(e.status_code == 500 and "checksum mismatch" in str(e.content),
+               f"update_vm with a stale digest: {e.status_code} {e.content!r}")
+    else:
+        raise CheckFailed("update_vm with a stale digest: expected a refusal")
+    ok(auth, "update_vm with digest; a stale digest is refused")
+
+    wait_ok(prox, qemu(vmid).status.start.post(), "vm_start")
+    current = qemu(vmid).status.current.get()
+    expect(current.get("status") == "running" and current.get("qmpstatus") == "running",
+           f"status/current after start: {current!r}")
+    ok(auth, f"vm_start -> running, {current.get('cpus')} cpus")
+
+    wait_ok(prox, qemu(vmid).snapshot.post(snapname="before", description="proxmoxer"), "snapshot")
+    names = [s["name"] for s in qemu(vmid).snapshot.get()]
+    expect("before" in names and names[-1] == "current", f"snapshot list: {names!r}")
+    ok(auth, f"snapshot -> {names!r}")
+
+    newid = vmid + 1
+    task = wait_ok(prox, qemu(vmid).clone.post(newid=newid, full=1, name=f"proxmoxer-{newid}"), "clone_vm")
+    expect(task["type"] == "qmclone" and task["id"] == str(vmid), f"clone_vm: task {task!r}")
+    clone = qemu(newid).config.get()
+    expect(clone.get("net0") != config.get("net0") and clone["net0"].startswith("virtio="),
+           f"clone net0 should get a new MAC: {clone.get('net0')!r} vs {config.get('net0')!r}")
+    ok(auth, f"clone_vm {vmid} -> {newid} ({clone['net0']})")
+
+    wait_ok(prox, qemu(vmid).status.stop.post(), "vm_stop")
+    expect(qemu(vmid).status.current.get()["status"] == "stopped", "vm_stop: still running")
+    for v in (newid, vmid):
+        wait_ok(prox, qemu(v).delete(purge=1), f"destroy_vm {v}")
+        try:
+            qemu(v).config.get()
+        except ResourceException as e:
+            expect(e.status_code == 500 and "does not exist" in str(e.content), f"config after destroy: {e.content!r}")
+        else:
+            raise CheckFailed(f"VM {v} still has a config after destroy")
+    ok(auth, f"vm_stop, destroy_vm {newid} and {vmid}")
+
+
 def main():
     host = env("PVE_HOST")
     port = int(env("PVE_PORT"))
@@ -163,9 +231,14 @@ def main():
     expect(csrf, "login: no CSRFPreventionToken")
     ok("password", f"login as {user}")
     check_api(prox, "password")
+    node = os.environ.get("PVE_NODE") or prox.nodes.get()[0]["node"]
+    storage = os.environ.get("PVE_STORAGE", "local-lvm")
+    bridge = os.environ.get("PVE_BRIDGE", "vmbr0")
+    check_vm_lifecycle(prox, "password", node, storage, bridge)
 
     prox = ProxmoxAPI(host, port=port, user=user, token_name=token_name, token_value=token_value, verify_ssl=False)
     check_api(prox, "token")
+    check_vm_lifecycle(prox, "token", node, storage, bridge)
 
     try:
         ProxmoxAPI(host, port=port, user=user, password=password + "-wrong", verify_ssl=False)
