@@ -442,6 +442,11 @@ fn new_disk(file: &str) -> Option<(Option<&str>, f64)> {
     Some((sid, size.parse().ok()?))
 }
 
+/// Bytes as qemu-img's progress prints them (`8.0 GiB`).
+fn qemu_clone_bytes(bytes: u64) -> String {
+    clone::render_bytes1(bytes)
+}
+
 /// `STORAGE:cloudinit` or `cloudinit`.
 fn cloudinit_storage(file: &str) -> Option<Option<&str>> {
     match file.split_once(':') {
@@ -779,6 +784,19 @@ impl Cluster {
                 .insert("ide2".into(), format!("{cd},media=cdrom"));
         }
         self.check_storage_access(&req.config, req.storage.as_deref())?;
+        // `import-from` needs `<storage>:0` (qemu-server API2/Qemu.pm,
+        // check_drive_param).
+        for (k, v) in &req.config {
+            if is_drive_key(k) && v.split(',').any(|p| p.starts_with("import-from=")) {
+                let file = v.split(',').next().unwrap_or_default();
+                if new_disk(file).is_none_or(|(_, size)| size != 0.0) {
+                    return Err(Error::invalid(
+                        k.clone(),
+                        "'import-from' requires special syntax - use <storage ID>:0,import-from=<source>",
+                    ));
+                }
+            }
+        }
         let version = self.version;
         for (k, v) in &mut req.config {
             if !is_drive_key(k) {
@@ -919,6 +937,27 @@ impl Cluster {
                         "tpmstate0" => 4 << 20,
                         _ => (gib * f64::from(1u32 << 30)) as u64,
                     };
+                    // `import-from`: the new volume takes the source's size
+                    // and content (`import_from_volid` in API2/Qemu.pm).
+                    let import = value
+                        .split(',')
+                        .find_map(|p| p.strip_prefix("import-from="))
+                        .map(str::to_string);
+                    let size = match &import {
+                        None => size,
+                        Some(src) => {
+                            if src.contains("cloudinit") {
+                                return Err(Error::failed(format!(
+                                    "cannot import from '{src}' - cannot import from cloudinit disk"
+                                )));
+                            }
+                            self.volume(src, node).map(|v| v.size).ok_or_else(|| {
+                                Error::failed(format!(
+                                    "cannot import from '{src}' - could not get size of {src}"
+                                ))
+                            })?
+                        }
+                    };
                     let fmt = value
                         .split(',')
                         .find_map(|p| p.strip_prefix("format="))
@@ -934,6 +973,11 @@ impl Cluster {
                     )?;
                     vols.push(volid.clone());
                     log.extend(lines);
+                    if import.is_some() {
+                        let total = qemu_clone_bytes(size);
+                        log.push(format!("transferred 0.0 B of {total} (0.00%)"));
+                        log.push(format!("transferred {total} of {total} (100.00%)"));
+                    }
                     let size_text = propstring::format_size(&size.to_string());
                     let printed = drive_with(
                         version,
