@@ -217,6 +217,23 @@ impl Client {
         self.observe(&method, path, &answer);
         Ok((decode(answer.data, path)?, answer.total))
     }
+
+    /// A typed call that also returns the other top-level members
+    /// (`extra`, as in [`Answer::extra`]).
+    pub(crate) async fn call_with_extra<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        params: &Params,
+    ) -> Result<(T, serde_json::Map<String, Value>)> {
+        let answer = self
+            .inner
+            .transport
+            .call(method.clone(), path, params)
+            .await?;
+        self.observe(&method, path, &answer);
+        Ok((decode(answer.data, path)?, answer.extra))
+    }
 }
 
 fn decode<T: DeserializeOwned>(data: Value, path: &str) -> Result<T> {

@@ -241,14 +241,17 @@ impl<K: Into<String>, V: ParamValue> FromIterator<(K, V)> for Params {
     }
 }
 
-/// A successful answer: the `data` member, and `total` where PVE sends
-/// one (task logs and lists).
-#[derive(Debug, Clone, PartialEq)]
+/// A successful answer: the `data` member, `total` where PVE sends one
+/// (task logs and lists), and any other top-level member (`changes` of
+/// `GET /nodes/{node}/network`) in `extra`.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Answer {
     /// The `data` member.
     pub data: Value,
     /// The top-level `total`.
     pub total: Option<u64>,
+    /// The other top-level members besides `data` and `total`.
+    pub extra: serde_json::Map<String, Value>,
 }
 
 /// A logged-in session.
@@ -648,10 +651,7 @@ fn find_tls_error(e: &(dyn std::error::Error + 'static)) -> Option<String> {
 /// `{"data": ..., "total": n}`.
 fn decode_success(body: &[u8]) -> Result<Answer> {
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Answer {
-            data: Value::Null,
-            total: None,
-        });
+        return Ok(Answer::default());
     }
     let v: Value = serde_json::from_slice(body).map_err(|e| Error::Decode {
         message: format!("the answer is not JSON ({e})"),
@@ -662,10 +662,15 @@ fn decode_success(body: &[u8]) -> Result<Answer> {
         _ => None,
     });
     match v {
-        Value::Object(mut o) => Ok(Answer {
-            data: o.remove("data").unwrap_or(Value::Null),
-            total,
-        }),
+        Value::Object(mut o) => {
+            let data = o.remove("data").unwrap_or(Value::Null);
+            o.remove("total");
+            Ok(Answer {
+                data,
+                total,
+                extra: o,
+            })
+        }
         _ => Err(Error::Decode {
             message: "the answer has no data member".into(),
         }),
@@ -748,6 +753,10 @@ mod tests {
         let a = decode_success(br#"{"data":[{"n":1,"t":"TASK OK"}],"total":1}"#).expect("ok");
         assert_eq!(a.total, Some(1));
         assert_eq!(a.data[0]["t"], "TASK OK");
+        assert!(a.extra.is_empty());
+        let a = decode_success(br#"{"data":[],"changes":"--- a\n+++ b\n"}"#).expect("ok");
+        assert_eq!(a.extra["changes"], "--- a\n+++ b\n");
+        assert_eq!(a.total, None);
         let n = decode_success(br#"{"data":null}"#).expect("ok");
         assert_eq!(n.data, Value::Null);
         assert!(decode_success(b"<html>").is_err());

@@ -396,7 +396,7 @@ fn the_observer_fails_a_test_on_a_wrong_shape() {
     let observe = common::shape_observer(&common::Checked::default());
     let answer = pve_client::Answer {
         data: json!([{"privs": "VM.Audit"}]),
-        total: None,
+        ..pve_client::Answer::default()
     };
     observe(&Method::GET, "/access/roles", &answer);
 }

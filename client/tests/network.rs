@@ -44,6 +44,10 @@ async fn interfaces_pending_changes_apply_and_revert() {
                 .map(String::as_str),
             Some("interface already exists")
         );
+        let pending = n.index_with_changes(NODE, None).await.expect("index");
+        assert!(pending.interfaces.iter().any(|i| i.iface == "vmbr9"));
+        let diff = pending.changes.expect("a pending diff");
+        assert!(diff.contains("vmbr9"), "{diff}");
         let i = n.network_config(NODE, "vmbr9").await.expect("read");
         assert_eq!(i.iface, "vmbr9");
         assert_eq!(i.cidr.as_deref(), Some("192.0.2.1/24"));
@@ -69,6 +73,8 @@ async fn interfaces_pending_changes_apply_and_revert() {
         // Applying makes the change current.
         let st = n.reload_network_config_and_wait(NODE).await.expect("apply");
         assert_eq!(st.kind, "srvreload");
+        let applied = n.index_with_changes(NODE, None).await.expect("index");
+        assert_eq!(applied.changes, None, "nothing pending once applied");
         let i = n.network_config(NODE, "vmbr9").await.expect("read");
         assert_eq!(i.mtu, Some(9000));
 

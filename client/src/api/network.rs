@@ -200,6 +200,17 @@ impl NetworkOptions {
     }
 }
 
+/// What `GET /nodes/{node}/network` answers in full: the interfaces and
+/// the top-level `changes`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetworkIndex {
+    /// The interfaces, with pending changes applied.
+    pub interfaces: Vec<NetworkInterface>,
+    /// The pending changes as a unified diff of `/etc/network/interfaces`
+    /// against `interfaces.new`; `None` when nothing is pending.
+    pub changes: Option<String>,
+}
+
 fn net_path(node: &str, iface: Option<&str>) -> String {
     match iface {
         Some(i) => format!("/nodes/{}/network/{}", seg(node), seg(i)),
@@ -219,6 +230,28 @@ impl Network<'_> {
         self.client
             .call(Method::GET, &net_path(node, None), &params)
             .await
+    }
+
+    /// `GET /nodes/{node}/network` (`index`) with the answer's top-level
+    /// `changes` member: the pending changes as a diff, if any.
+    ///
+    /// # Errors
+    /// As [`Network::index`].
+    pub async fn index_with_changes(&self, node: &str, kind: Option<&str>) -> Result<NetworkIndex> {
+        let params = Params::new().opt("type", kind);
+        let (interfaces, extra): (Vec<NetworkInterface>, _) = self
+            .client
+            .call_with_extra(Method::GET, &net_path(node, None), &params)
+            .await?;
+        let changes = extra
+            .get("changes")
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty())
+            .map(str::to_string);
+        Ok(NetworkIndex {
+            interfaces,
+            changes,
+        })
     }
 
     /// `GET /nodes/{node}/network/{iface}` (`network_config`).

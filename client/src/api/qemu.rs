@@ -1189,6 +1189,559 @@ impl Qemu<'_> {
     }
 }
 
+/// The request of `resize_vm`: grow `disk` by `+N` (`+2G`) or to an
+/// absolute size (`10G`); PVE refuses to shrink.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResizeVm {
+    /// The disk (`scsi0`, `virtio1`, ...).
+    pub disk: String,
+    /// `+<size>[KMGT]` to grow by, `<size>[KMGT]` for the new size.
+    pub size: String,
+    /// Refuse unless the config still has this digest.
+    pub digest: Option<String>,
+    /// Ignore the lock (root only).
+    pub skiplock: Option<bool>,
+}
+
+impl ResizeVm {
+    /// Resizes `disk` to `size` (`+2G` or `10G`).
+    pub fn new(disk: &str, size: &str) -> Self {
+        Self {
+            disk: disk.into(),
+            size: size.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Applies only if the config still has `digest`.
+    #[must_use]
+    pub fn digest(mut self, digest: impl Into<String>) -> Self {
+        self.digest = Some(digest.into());
+        self
+    }
+
+    fn params(&self) -> Params {
+        Params::new()
+            .set("disk", &self.disk)
+            .set("size", &self.size)
+            .opt("digest", self.digest.as_deref())
+            .opt("skiplock", self.skiplock)
+    }
+}
+
+/// The request of `move_vm_disk`: to another storage (`storage`), or to
+/// another VM (`target_vmid`, `target_disk`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MoveDisk {
+    /// The disk to move (`scsi0`, `unused0`, ...).
+    pub disk: String,
+    /// The target storage.
+    pub storage: Option<String>,
+    /// The target format (`raw`, `qcow2`, `vmdk`).
+    pub format: Option<String>,
+    /// Delete the source afterwards (otherwise it stays as `unused[n]`).
+    pub delete: Option<bool>,
+    /// The VM to move it to.
+    pub target_vmid: Option<u32>,
+    /// The key it gets there.
+    pub target_disk: Option<String>,
+    /// Refuse unless the source config still has this digest.
+    pub digest: Option<String>,
+    /// Refuse unless the target config still has this digest.
+    pub target_digest: Option<String>,
+    /// Bandwidth limit, KiB/s.
+    pub bwlimit: Option<u64>,
+}
+
+impl MoveDisk {
+    /// Moves `disk` to `storage`.
+    pub fn to_storage(disk: &str, storage: &str) -> Self {
+        Self {
+            disk: disk.into(),
+            storage: Some(storage.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Reassigns `disk` to VM `vmid` as `target_disk`.
+    pub fn to_vm(disk: &str, vmid: u32, target_disk: &str) -> Self {
+        Self {
+            disk: disk.into(),
+            target_vmid: Some(vmid),
+            target_disk: Some(target_disk.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Deletes the source afterwards.
+    #[must_use]
+    pub fn delete(mut self, yes: bool) -> Self {
+        self.delete = Some(yes);
+        self
+    }
+
+    /// The target format.
+    #[must_use]
+    pub fn format(mut self, format: &str) -> Self {
+        self.format = Some(format.into());
+        self
+    }
+
+    fn params(&self) -> Params {
+        Params::new()
+            .set("disk", &self.disk)
+            .opt("storage", self.storage.as_deref())
+            .opt("format", self.format.as_deref())
+            .opt("delete", self.delete)
+            .opt("target-vmid", self.target_vmid)
+            .opt("target-disk", self.target_disk.as_deref())
+            .opt("digest", self.digest.as_deref())
+            .opt("target-digest", self.target_digest.as_deref())
+            .opt("bwlimit", self.bwlimit)
+    }
+}
+
+/// The request of `migrate_vm`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MigrateVm {
+    /// The target node.
+    pub target: String,
+    /// Live migration of a running VM.
+    pub online: Option<bool>,
+    /// Copy local disks too.
+    pub with_local_disks: Option<bool>,
+    /// Target storage (`<storage>` or `<source>:<target>` pairs).
+    pub targetstorage: Option<String>,
+    /// Allow migrating VMs with local devices (root only).
+    pub force: Option<bool>,
+    /// Bandwidth limit, KiB/s.
+    pub bwlimit: Option<u64>,
+    /// `secure` or `insecure`.
+    pub migration_type: Option<String>,
+    /// The migration network (CIDR).
+    pub migration_network: Option<String>,
+}
+
+impl MigrateVm {
+    /// A migration to `target` with PVE's defaults (offline).
+    pub fn new(target: &str) -> Self {
+        Self {
+            target: target.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Live migration.
+    #[must_use]
+    pub fn online(mut self, yes: bool) -> Self {
+        self.online = Some(yes);
+        self
+    }
+
+    /// Copy local disks too.
+    #[must_use]
+    pub fn with_local_disks(mut self, yes: bool) -> Self {
+        self.with_local_disks = Some(yes);
+        self
+    }
+
+    /// The target storage.
+    #[must_use]
+    pub fn targetstorage(mut self, storage: &str) -> Self {
+        self.targetstorage = Some(storage.into());
+        self
+    }
+
+    fn params(&self) -> Params {
+        Params::new()
+            .set("target", &self.target)
+            .opt("online", self.online)
+            .opt("with-local-disks", self.with_local_disks)
+            .opt("targetstorage", self.targetstorage.as_deref())
+            .opt("force", self.force)
+            .opt("bwlimit", self.bwlimit)
+            .opt("migration_type", self.migration_type.as_deref())
+            .opt("migration_network", self.migration_network.as_deref())
+    }
+}
+
+/// A local disk in [`MigratePrecondition::local_disks`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LocalDisk {
+    /// The volume.
+    pub volid: String,
+    /// Size, bytes.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub size: Option<u64>,
+    /// Whether it is a CD-ROM image.
+    #[serde(default, deserialize_with = "de::opt_bool01")]
+    pub cdrom: Option<bool>,
+    /// Whether it is only referenced as `unused[n]`.
+    #[serde(default, deserialize_with = "de::opt_bool01")]
+    pub is_unused: Option<bool>,
+    /// Anything else (`drivename`, `is_attached`, `is_cloudinit`, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// What `GET .../migrate` (`migrate_vm_precondition`) answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MigratePrecondition {
+    /// Whether the VM runs.
+    #[serde(deserialize_with = "de::bool01")]
+    pub running: bool,
+    /// The nodes it may migrate to (offline).
+    #[serde(default, deserialize_with = "de::list")]
+    pub allowed_nodes: Vec<String>,
+    /// The nodes it may not migrate to, with the reasons
+    /// (`unavailable_storages`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_allowed_nodes: Option<Map<String, Value>>,
+    /// Its local disks.
+    #[serde(default)]
+    pub local_disks: Vec<LocalDisk>,
+    /// Local resources that prevent migration (`hostpci0`, ...).
+    #[serde(default, deserialize_with = "de::list")]
+    pub local_resources: Vec<String>,
+    /// Mapped resources.
+    #[serde(rename = "mapped-resources", default, deserialize_with = "de::list")]
+    pub mapped_resources: Vec<String>,
+    /// Anything else (`has-dbus-vmstate`, `mapped-resource-info`, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// What `GET .../feature` (`vm_feature`) answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VmFeature {
+    /// Whether the feature is available.
+    #[serde(rename = "hasFeature", deserialize_with = "de::bool01")]
+    pub has_feature: bool,
+    /// The nodes where it is.
+    #[serde(default, deserialize_with = "de::list")]
+    pub nodes: Vec<String>,
+}
+
+/// The feature `vm_feature` asks about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feature {
+    /// Taking snapshots.
+    Snapshot,
+    /// Linked clones.
+    Clone,
+    /// Full copies.
+    Copy,
+}
+
+impl Feature {
+    /// PVE's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Snapshot => "snapshot",
+            Self::Clone => "clone",
+            Self::Copy => "copy",
+        }
+    }
+}
+
+/// Which generated cloud-init file `cloudinit_generated_config_dump`
+/// reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloudInitDump {
+    /// `user-data`.
+    User,
+    /// `network-config`.
+    Network,
+    /// `meta-data`.
+    Meta,
+}
+
+impl CloudInitDump {
+    /// PVE's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Network => "network",
+            Self::Meta => "meta",
+        }
+    }
+}
+
+/// The span of `rrddata`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timeframe {
+    /// The last hour (one point a minute).
+    Hour,
+    /// The last day.
+    Day,
+    /// The last week.
+    Week,
+    /// The last month.
+    Month,
+    /// The last year.
+    Year,
+}
+
+impl Timeframe {
+    /// PVE's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Hour => "hour",
+            Self::Day => "day",
+            Self::Week => "week",
+            Self::Month => "month",
+            Self::Year => "year",
+        }
+    }
+}
+
+/// The consolidation of `rrddata`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consolidation {
+    /// Averages (PVE's default).
+    Average,
+    /// Maxima.
+    Max,
+}
+
+/// One point of `GET .../rrddata` (`rrddata`); a field is `None` where
+/// the RRD has no value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RrdPoint {
+    /// Epoch seconds.
+    #[serde(deserialize_with = "de::i64_lenient")]
+    pub time: i64,
+    /// CPU use, a fraction of `maxcpu`.
+    #[serde(default, deserialize_with = "de::opt_f64")]
+    pub cpu: Option<f64>,
+    /// CPUs.
+    #[serde(default, deserialize_with = "de::opt_f64")]
+    pub maxcpu: Option<f64>,
+    /// Memory in use, bytes.
+    #[serde(default, deserialize_with = "de::opt_f64")]
+    pub mem: Option<f64>,
+    /// Memory, bytes.
+    #[serde(default, deserialize_with = "de::opt_f64")]
+    pub maxmem: Option<f64>,
+    /// Disk in use, bytes.
+    #[serde(default, deserialize_with = "de::opt_f64")]
+    pub disk: Option<f64>,
+    /// Disk size, bytes.
+    #[serde(default, deserialize_with = "de::opt_f64")]
+    pub maxdisk: Option<f64>,
+    /// Network in, bytes/s.
+    #[serde(default, deserialize_with = "de::opt_f64")]
+    pub netin: Option<f64>,
+    /// Network out, bytes/s.
+    #[serde(default, deserialize_with = "de::opt_f64")]
+    pub netout: Option<f64>,
+    /// Disk reads, bytes/s.
+    #[serde(default, deserialize_with = "de::opt_f64")]
+    pub diskread: Option<f64>,
+    /// Disk writes, bytes/s.
+    #[serde(default, deserialize_with = "de::opt_f64")]
+    pub diskwrite: Option<f64>,
+    /// Anything else (`memhost`, `pressure*`, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Qemu<'_> {
+    /// `PUT .../resize` (`resize_vm`): a `resize` task. A refusal (a
+    /// shrink: `shrinking disks is not supported`; an unknown disk; a
+    /// stale digest) fails the task, not the call.
+    ///
+    /// # Errors
+    /// [`crate::Error::Validation`] for a malformed size.
+    pub async fn resize_vm(&self, node: &str, vmid: u32, req: &ResizeVm) -> Result<Upid> {
+        self.task(Method::PUT, &vm_path(node, vmid, "/resize"), &req.params())
+            .await
+    }
+
+    /// `POST .../move_disk` (`move_vm_disk`): a `qmmove` task.
+    ///
+    /// # Errors
+    /// `you can't move to the same storage with same format`, `disk
+    /// 'scsi5' does not exist`, `you can't move a cdrom`, a lock.
+    pub async fn move_vm_disk(&self, node: &str, vmid: u32, req: &MoveDisk) -> Result<Upid> {
+        self.task(
+            Method::POST,
+            &vm_path(node, vmid, "/move_disk"),
+            &req.params(),
+        )
+        .await
+    }
+
+    /// `PUT .../unlink` (`unlink`): removes disks from the config;
+    /// `force` also deletes their volumes (else they become `unused`).
+    ///
+    /// # Errors
+    /// As [`Qemu::update_vm`].
+    pub async fn unlink(&self, node: &str, vmid: u32, idlist: &[&str], force: bool) -> Result<()> {
+        let params = Params::new()
+            .set("idlist", idlist.join(","))
+            .opt("force", force.then_some(true));
+        let _: Value = self
+            .client
+            .call(Method::PUT, &vm_path(node, vmid, "/unlink"), &params)
+            .await?;
+        Ok(())
+    }
+
+    /// `POST .../migrate` (`migrate_vm`): a `qmigrate` task.
+    ///
+    /// # Errors
+    /// `target is local node.` (validation), `no such cluster node 'x'`,
+    /// `can't migrate running VM without --online`, a lock.
+    pub async fn migrate_vm(&self, node: &str, vmid: u32, req: &MigrateVm) -> Result<Upid> {
+        self.task(
+            Method::POST,
+            &vm_path(node, vmid, "/migrate"),
+            &req.params(),
+        )
+        .await
+    }
+
+    /// `GET .../migrate` (`migrate_vm_precondition`): whether and where
+    /// the VM may migrate, and its local disks.
+    ///
+    /// # Errors
+    /// As [`Qemu::vm_config`].
+    pub async fn migrate_vm_precondition(
+        &self,
+        node: &str,
+        vmid: u32,
+        target: Option<&str>,
+    ) -> Result<MigratePrecondition> {
+        let params = Params::new().opt("target", target);
+        self.client
+            .call(Method::GET, &vm_path(node, vmid, "/migrate"), &params)
+            .await
+    }
+
+    /// `GET .../feature` (`vm_feature`): whether the VM (or its snapshot
+    /// `snapname`) supports `feature`, and on which nodes.
+    ///
+    /// # Errors
+    /// `snapshot 'x' does not exist`.
+    pub async fn vm_feature(
+        &self,
+        node: &str,
+        vmid: u32,
+        feature: Feature,
+        snapname: Option<&str>,
+    ) -> Result<VmFeature> {
+        let params = Params::new()
+            .set("feature", feature.as_str())
+            .opt("snapname", snapname);
+        self.client
+            .call(Method::GET, &vm_path(node, vmid, "/feature"), &params)
+            .await
+    }
+
+    /// `PUT .../sendkey` (`vm_sendkey`): a key press (`ctrl-alt-delete`).
+    ///
+    /// # Errors
+    /// `VM 100 not running`.
+    pub async fn vm_sendkey(&self, node: &str, vmid: u32, key: &str, skiplock: bool) -> Result<()> {
+        let params = Params::new()
+            .set("key", key)
+            .opt("skiplock", skiplock.then_some(true));
+        let _: Value = self
+            .client
+            .call(Method::PUT, &vm_path(node, vmid, "/sendkey"), &params)
+            .await?;
+        Ok(())
+    }
+
+    /// `GET .../cloudinit` (`cloudinit_pending`): the cloud-init keys
+    /// with their value in the generated image (`value`) and the one it
+    /// will get (`pending`, or `delete`).
+    ///
+    /// # Errors
+    /// As [`Qemu::vm_config`].
+    pub async fn cloudinit_pending(&self, node: &str, vmid: u32) -> Result<Vec<PendingItem>> {
+        self.client
+            .call(
+                Method::GET,
+                &vm_path(node, vmid, "/cloudinit"),
+                &Params::new(),
+            )
+            .await
+    }
+
+    /// `PUT .../cloudinit` (`cloudinit_update`): regenerates the
+    /// cloud-init drive with the pending values.
+    ///
+    /// # Errors
+    /// A lock (`VM is locked (backup)`).
+    pub async fn cloudinit_update(&self, node: &str, vmid: u32) -> Result<()> {
+        let _: Value = self
+            .client
+            .call(
+                Method::PUT,
+                &vm_path(node, vmid, "/cloudinit"),
+                &Params::new(),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// `GET .../cloudinit/dump` (`cloudinit_generated_config_dump`): the
+    /// generated `user-data`, `network-config` or `meta-data`.
+    ///
+    /// # Errors
+    /// As [`Qemu::vm_config`].
+    pub async fn cloudinit_generated_config_dump(
+        &self,
+        node: &str,
+        vmid: u32,
+        kind: CloudInitDump,
+    ) -> Result<String> {
+        let params = Params::new().set("type", kind.as_str());
+        self.client
+            .call(
+                Method::GET,
+                &vm_path(node, vmid, "/cloudinit/dump"),
+                &params,
+            )
+            .await
+    }
+
+    /// `GET .../rrddata` (`rrddata`): the VM's statistics over
+    /// `timeframe`, oldest first.
+    ///
+    /// # Errors
+    /// As [`Qemu::vm_config`].
+    pub async fn rrddata(
+        &self,
+        node: &str,
+        vmid: u32,
+        timeframe: Timeframe,
+        cf: Option<Consolidation>,
+    ) -> Result<Vec<RrdPoint>> {
+        let params = Params::new().set("timeframe", timeframe.as_str()).opt(
+            "cf",
+            cf.map(|c| match c {
+                Consolidation::Average => "AVERAGE",
+                Consolidation::Max => "MAX",
+            }),
+        );
+        self.client
+            .call(Method::GET, &vm_path(node, vmid, "/rrddata"), &params)
+            .await
+    }
+
+    and_wait! {
+        /// [`Qemu::resize_vm`], then waits for the task.
+        resize_vm_and_wait => resize_vm(node: &str, vmid: u32, req: &ResizeVm);
+        /// [`Qemu::move_vm_disk`], then waits for the task.
+        move_vm_disk_and_wait => move_vm_disk(node: &str, vmid: u32, req: &MoveDisk);
+        /// [`Qemu::migrate_vm`], then waits for the task.
+        migrate_vm_and_wait => migrate_vm(node: &str, vmid: u32, req: &MigrateVm);
+    }
+}
+
 impl fmt::Display for ConfigView {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::seg;
+use super::tasks::{TaskStatus, Upid};
 use crate::Client;
 use crate::de;
 use crate::error::Result;
@@ -367,5 +368,411 @@ impl Storage<'_> {
             s.storage = storage.to_string();
         }
         Ok(s)
+    }
+}
+
+/// The content area of a node's storages (`/nodes/{node}/storage/{storage}/content`);
+/// see [`Client::storage_content`]. `volume` arguments take a volume
+/// name (`iso/debian.iso`, `vm-100-disk-0`) or a full volume ID
+/// (`local:iso/debian.iso`).
+#[derive(Debug, Clone, Copy)]
+pub struct StorageContent<'a> {
+    client: &'a Client,
+}
+
+impl Client {
+    /// The storage content calls.
+    pub fn storage_content(&self) -> StorageContent<'_> {
+        StorageContent { client: self }
+    }
+}
+
+/// One volume of `GET .../content` (`index`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContentItem {
+    /// The volume ID (`local:iso/debian.iso`).
+    pub volid: String,
+    /// The content type (`images`, `iso`, `vztmpl`, `backup`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// The format (`raw`, `qcow2`, `iso`, `vma.zst`, ...).
+    pub format: String,
+    /// Size, bytes.
+    #[serde(deserialize_with = "de::u64_lenient")]
+    pub size: u64,
+    /// Used, bytes (not every storage reports it).
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub used: Option<u64>,
+    /// The owning guest.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub vmid: Option<u64>,
+    /// Creation time, epoch seconds.
+    #[serde(default, deserialize_with = "de::opt_i64")]
+    pub ctime: Option<i64>,
+    /// The first line of the notes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    /// Whether it is protected from removal.
+    #[serde(default, deserialize_with = "de::opt_bool01")]
+    pub protected: Option<bool>,
+    /// The base volume of a linked clone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// Anything else (`subtype`, `encrypted`, `verification`, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The filters of `GET .../content`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContentFilter {
+    /// Only this content type.
+    pub content: Option<String>,
+    /// Only volumes of this guest.
+    pub vmid: Option<u32>,
+}
+
+/// The request of `POST .../content` (`create`): allocates a disk image.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllocateVolume {
+    /// The name (`vm-100-disk-1`, `vm-100-disk-1.qcow2` on file storages).
+    pub filename: String,
+    /// Size in KiB, or with an `M`/`G` suffix.
+    pub size: String,
+    /// The owning VM.
+    pub vmid: u32,
+    /// `raw`, `qcow2`, `subvol`, `vmdk`.
+    pub format: Option<String>,
+}
+
+impl AllocateVolume {
+    /// A volume `filename` of `size` for `vmid`.
+    pub fn new(vmid: u32, filename: &str, size: &str) -> Self {
+        Self {
+            filename: filename.into(),
+            size: size.into(),
+            vmid,
+            format: None,
+        }
+    }
+
+    /// The format.
+    #[must_use]
+    pub fn format(mut self, format: &str) -> Self {
+        self.format = Some(format.into());
+        self
+    }
+}
+
+/// What `GET .../content/{volume}` (`info`) answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VolumeInfo {
+    /// The path on the node.
+    pub path: String,
+    /// Size, bytes.
+    #[serde(deserialize_with = "de::u64_lenient")]
+    pub size: u64,
+    /// Used, bytes.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub used: Option<u64>,
+    /// The format.
+    pub format: String,
+    /// The notes (backups).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    /// Whether it is protected (backups).
+    #[serde(default, deserialize_with = "de::opt_bool01")]
+    pub protected: Option<bool>,
+    /// Anything else.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The request of `PUT .../content/{volume}` (`updateattributes`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VolumeAttributes {
+    /// New notes (an empty text removes them).
+    pub notes: Option<String>,
+    /// Protect from removal, or not.
+    pub protected: Option<bool>,
+}
+
+/// The request of `POST .../download-url` (`download_url`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DownloadUrl {
+    /// The URL.
+    pub url: String,
+    /// `iso`, `vztmpl` or `import`.
+    pub content: String,
+    /// The file name on the storage.
+    pub filename: String,
+    /// The expected checksum.
+    pub checksum: Option<String>,
+    /// `md5`, `sha1`, `sha224`, `sha256`, `sha384`, `sha512`.
+    pub checksum_algorithm: Option<String>,
+    /// Decompress with `zstd`, `gz`, `lzo`, `bz2`.
+    pub compression: Option<String>,
+    /// Check the server's certificate (PVE's default: yes).
+    pub verify_certificates: Option<bool>,
+}
+
+impl DownloadUrl {
+    /// Downloads `url` as `filename` of type `content`.
+    pub fn new(url: &str, content: &str, filename: &str) -> Self {
+        Self {
+            url: url.into(),
+            content: content.into(),
+            filename: filename.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Verifies the file against `checksum` with `algorithm`.
+    #[must_use]
+    pub fn checksum(mut self, algorithm: &str, checksum: &str) -> Self {
+        self.checksum_algorithm = Some(algorithm.into());
+        self.checksum = Some(checksum.into());
+        self
+    }
+
+    fn params(&self) -> Params {
+        Params::new()
+            .set("url", &self.url)
+            .set("content", &self.content)
+            .set("filename", &self.filename)
+            .opt("checksum", self.checksum.as_deref())
+            .opt("checksum-algorithm", self.checksum_algorithm.as_deref())
+            .opt("compression", self.compression.as_deref())
+            .opt("verify-certificates", self.verify_certificates)
+    }
+}
+
+/// What `GET /nodes/{node}/query-url-metadata` answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UrlMetadata {
+    /// The file name the server suggests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+    /// The `Content-Type`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mimetype: Option<String>,
+    /// The `Content-Length`.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub size: Option<u64>,
+}
+
+fn content_path(node: &str, storage: &str, volume: Option<&str>) -> String {
+    let base = format!("/nodes/{}/storage/{}/content", seg(node), seg(storage));
+    match volume {
+        Some(v) => format!("{base}/{}", seg(v)),
+        None => base,
+    }
+}
+
+impl StorageContent<'_> {
+    /// `GET .../content` (`index`): the volumes, sorted by volume ID.
+    ///
+    /// # Errors
+    /// `storage 'x' does not exist`.
+    pub async fn index(
+        &self,
+        node: &str,
+        storage: &str,
+        filter: &ContentFilter,
+    ) -> Result<Vec<ContentItem>> {
+        let params = Params::new()
+            .opt("content", filter.content.as_deref())
+            .opt("vmid", filter.vmid);
+        self.client
+            .call(Method::GET, &content_path(node, storage, None), &params)
+            .await
+    }
+
+    /// `POST .../content` (`create`): allocates a disk image and answers
+    /// its volume ID.
+    ///
+    /// # Errors
+    /// PVE's refusals: `illegal name 'vm-101-disk-0' - should be
+    /// 'vm-100-*'`, `not enough free space (...)`, a taken name.
+    pub async fn create(&self, node: &str, storage: &str, req: &AllocateVolume) -> Result<String> {
+        let params = Params::new()
+            .set("filename", &req.filename)
+            .set("size", &req.size)
+            .set("vmid", req.vmid)
+            .opt("format", req.format.as_deref());
+        self.client
+            .call(Method::POST, &content_path(node, storage, None), &params)
+            .await
+    }
+
+    /// `GET .../content/{volume}` (`info`).
+    ///
+    /// # Errors
+    /// `volume_size_info on 'local:iso/x.iso' failed - no format` for a
+    /// missing volume.
+    pub async fn info(&self, node: &str, storage: &str, volume: &str) -> Result<VolumeInfo> {
+        self.client
+            .call(
+                Method::GET,
+                &content_path(node, storage, Some(volume)),
+                &Params::new(),
+            )
+            .await
+    }
+
+    /// `PUT .../content/{volume}` (`updateattributes`): notes and
+    /// protection.
+    ///
+    /// # Errors
+    /// `attribute 'protected' is not supported for storage type 'lvmthin'`.
+    pub async fn updateattributes(
+        &self,
+        node: &str,
+        storage: &str,
+        volume: &str,
+        attrs: &VolumeAttributes,
+    ) -> Result<()> {
+        let params = Params::new()
+            .opt("notes", attrs.notes.as_deref())
+            .opt("protected", attrs.protected);
+        let _: Value = self
+            .client
+            .call(
+                Method::PUT,
+                &content_path(node, storage, Some(volume)),
+                &params,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// `DELETE .../content/{volume}` (`delete`): an `imgdel` task; with
+    /// `delay` (1 to 30 s) PVE waits that long and answers no UPID when
+    /// the task ended well in time.
+    ///
+    /// # Errors
+    /// As any call; a refusal (`cannot remove protected volume ...`)
+    /// fails the task, or the call when it ended within `delay`.
+    pub async fn delete(
+        &self,
+        node: &str,
+        storage: &str,
+        volume: &str,
+        delay: Option<u32>,
+    ) -> Result<Option<Upid>> {
+        let params = Params::new().opt("delay", delay);
+        self.client
+            .call(
+                Method::DELETE,
+                &content_path(node, storage, Some(volume)),
+                &params,
+            )
+            .await
+    }
+
+    /// [`StorageContent::delete`], then waits for the task if there is
+    /// one.
+    ///
+    /// # Errors
+    /// As [`StorageContent::delete`] and [`crate::api::tasks::Tasks::wait`].
+    pub async fn delete_and_wait(
+        &self,
+        node: &str,
+        storage: &str,
+        volume: &str,
+        delay: Option<u32>,
+    ) -> Result<Option<TaskStatus>> {
+        match self.delete(node, storage, volume, delay).await? {
+            Some(upid) => Ok(Some(self.client.tasks().wait(&upid).await?)),
+            None => Ok(None),
+        }
+    }
+
+    /// `POST .../content/{volume}` (`copy`): an `imgcopy` task copying
+    /// the volume to `target` (a volume ID), on `target_node` if given.
+    ///
+    /// # Errors
+    /// As any call; a missing source or taken target fails the task.
+    pub async fn copy(
+        &self,
+        node: &str,
+        storage: &str,
+        volume: &str,
+        target: &str,
+        target_node: Option<&str>,
+    ) -> Result<Upid> {
+        let params = Params::new()
+            .set("target", target)
+            .opt("target_node", target_node);
+        self.client
+            .call(
+                Method::POST,
+                &content_path(node, storage, Some(volume)),
+                &params,
+            )
+            .await
+    }
+
+    /// [`StorageContent::copy`], then waits for the task.
+    ///
+    /// # Errors
+    /// As [`StorageContent::copy`] and [`crate::api::tasks::Tasks::wait`].
+    pub async fn copy_and_wait(
+        &self,
+        node: &str,
+        storage: &str,
+        volume: &str,
+        target: &str,
+        target_node: Option<&str>,
+    ) -> Result<TaskStatus> {
+        let upid = self
+            .copy(node, storage, volume, target, target_node)
+            .await?;
+        self.client.tasks().wait(&upid).await
+    }
+}
+
+impl Storage<'_> {
+    /// `POST /nodes/{node}/storage/{storage}/download-url`
+    /// (`download_url`): a `download` task.
+    ///
+    /// # Errors
+    /// [`crate::Error::Validation`] for a bad file name (`filename`:
+    /// `wrong file extension`); a failed download or checksum mismatch
+    /// fails the task.
+    pub async fn download_url(&self, node: &str, storage: &str, req: &DownloadUrl) -> Result<Upid> {
+        let path = format!("/nodes/{}/storage/{}/download-url", seg(node), seg(storage));
+        self.client.call(Method::POST, &path, &req.params()).await
+    }
+
+    /// [`Storage::download_url`], then waits for the task.
+    ///
+    /// # Errors
+    /// As [`Storage::download_url`] and [`crate::api::tasks::Tasks::wait`].
+    pub async fn download_url_and_wait(
+        &self,
+        node: &str,
+        storage: &str,
+        req: &DownloadUrl,
+    ) -> Result<TaskStatus> {
+        let upid = self.download_url(node, storage, req).await?;
+        self.client.tasks().wait(&upid).await
+    }
+
+    /// `GET /nodes/{node}/query-url-metadata` (`query_url_metadata`).
+    ///
+    /// # Errors
+    /// PVE's message: `invalid server response: '404 Not Found'`.
+    pub async fn query_url_metadata(
+        &self,
+        node: &str,
+        url: &str,
+        verify_certificates: Option<bool>,
+    ) -> Result<UrlMetadata> {
+        let path = format!("/nodes/{}/query-url-metadata", seg(node));
+        let params = Params::new()
+            .set("url", url)
+            .opt("verify-certificates", verify_certificates);
+        self.client.call(Method::GET, &path, &params).await
     }
 }
