@@ -213,9 +213,13 @@ async fn create_refusals() {
     pve.post("/nodes/pve/qemu", &root, "vmid=101&scsi0=local%3A8")
         .await
         .assert_param_error("storage", "storage 'local' does not support vm images");
+    // A size without a storage is no volume ID: the schema refuses it.
     pve.post("/nodes/pve/qemu", &root, "vmid=101&scsi0=8")
         .await
-        .assert_error(500, "no storage ID specified (and no default storage)\n");
+        .assert_param_error(
+            "scsi0",
+            "invalid format - format error\nscsi0.file: invalid format - unable to parse volume ID '8'\n\n",
+        );
     let r = pve
         .post(
             "/nodes/pve/qemu",

@@ -144,6 +144,9 @@ pub enum Made {
     Vm(u32),
     /// A storage definition.
     Storage(String),
+    /// A volume allocated (or downloaded) on a storage of the test node:
+    /// storage ID, full volume ID.
+    Volume(String, String),
 }
 
 /// How many VMIDs of the reserved range one scenario gets (`{vm1}` ..
@@ -886,6 +889,13 @@ impl PveWorld {
                     }
                     continue;
                 }
+                Made::Volume(sid, volid) => {
+                    let node = self.target().node.clone();
+                    if let Err(e) = remove_volume(&admin, &node, sid, volid).await {
+                        problems.push(format!("cleaning up volume {volid}: {e}"));
+                    }
+                    continue;
+                }
                 Made::Storage(id) => (
                     Method::DELETE,
                     format!("/storage/{}", seg(id)),
@@ -1034,6 +1044,44 @@ pub async fn remove_vm(
         Ok(())
     } else {
         Err(format!("destroying it: {exit}"))
+    }
+}
+
+/// Deletes volume `volid` of storage `sid` on `node` and waits for the
+/// `imgdel` task; a volume that is already gone (or a storage that no
+/// longer answers for it) is fine.
+///
+/// # Errors
+/// What PVE answered when it refused, or the task's error.
+pub async fn remove_volume(
+    client: &Client,
+    node: &str,
+    sid: &str,
+    volid: &str,
+) -> Result<(), String> {
+    let seg = pve_client::api::seg;
+    let path = format!(
+        "/nodes/{}/storage/{}/content/{}",
+        seg(node),
+        seg(sid),
+        seg(volid)
+    );
+    if client.get(&path, &Params::new()).await.is_err() {
+        return Ok(());
+    }
+    let upid = match client.delete(&path, &Params::new()).await {
+        Ok(u) => u,
+        Err(e) if gone(e.message()) => return Ok(()),
+        Err(e) => return Err(format!("deleting it: {e}")),
+    };
+    let Some(upid) = upid.as_str() else {
+        return Ok(());
+    };
+    let exit = wait_task(client, upid).await?;
+    if exit == "OK" || gone(&exit) {
+        Ok(())
+    } else {
+        Err(format!("deleting it: {exit}"))
     }
 }
 

@@ -6,7 +6,7 @@
 //! scenario's prefix) and removed after it.
 
 use cucumber::gherkin::Step;
-use cucumber::{then, when};
+use cucumber::{given, then, when};
 use pve_client::api::seg;
 use pve_client::{Method, Params};
 
@@ -26,6 +26,7 @@ async fn storage_read(w: &mut PveWorld, id: String) {
 }
 
 #[when(expr = "I define storage {string} with:")]
+#[given(expr = "I define storage {string} with:")]
 async fn storage_create(w: &mut PveWorld, step: &Step, id: String) {
     let id = w.expand(&id);
     w.made(Made::Storage(id.clone()));

@@ -1,0 +1,49 @@
+@vm @rrd
+Feature: A VM's statistics
+  rrddata answers a VM's series for a time frame at the resolution of
+  the release's RRD layout: pve2-vm (70 points a frame) on PVE 8,
+  pve-vm-9.0 (finer, with the host's view of memory and pressure) on
+  PVE 9.
+
+  Scenario: An hour at one point a minute, and refused frames
+    Given VM "{vm1}" was created
+    When I read the hour statistics of VM "{vm1}"
+    Then the points are 60 seconds apart
+    And every item has "maxmem" = "134217728"
+    And every item has "maxcpu"
+    When I read the decade statistics of VM "{vm1}"
+    Then parameter "timeframe" is rejected with "value 'decade' does not have a value in the enumeration 'hour, day, week, month, year'"
+    When I read the hour statistics of VM "{vm2}"
+    Then PVE answers 500 "Configuration file 'nodes/{node}/qemu-server/{vm2}.conf' does not exist"
+
+  @pve8
+  Scenario: PVE 8 keeps a day as 70 half-hour points
+    Given VM "{vm1}" was created
+    When I read the day statistics of VM "{vm1}"
+    Then the answer is a list of 70 items
+    And the points are 1800 seconds apart
+    And the answer has no "0/memhost"
+
+  @pve9
+  Scenario: PVE 9 keeps a day at one point a minute
+    Given VM "{vm1}" was created
+    When I read the day statistics of VM "{vm1}"
+      | cf | MAX |
+    Then the answer is a list of 1440 items
+    And the points are 60 seconds apart
+    And every item has "memhost"
+    And every item has "pressurememorysome"
+
+  @pve8
+  Scenario: PVE 8 keeps a week as 70 three-hour points
+    Given VM "{vm1}" was created
+    When I read the week statistics of VM "{vm1}"
+    Then the answer is a list of 70 items
+    And the points are 10800 seconds apart
+
+  @pve9
+  Scenario: PVE 9 keeps a week as 336 half-hour points
+    Given VM "{vm1}" was created
+    When I read the week statistics of VM "{vm1}"
+    Then the answer is a list of 336 items
+    And the points are 1800 seconds apart
