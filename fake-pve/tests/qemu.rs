@@ -230,13 +230,14 @@ async fn create_refusals() {
     assert_eq!(r.status, 501, "{r:?}");
     // Nothing was left behind.
     assert_eq!(pve.get("/cluster/nextid", &root).await.data(), "101");
-    // A default storage serves bare sizes.
-    let (exit, _) = create(&pve, &root, "vmid=101&scsi0=4&storage=local-lvm").await;
-    assert_eq!(exit, "OK");
-    assert_eq!(
-        config(&pve, &root, 101).await["scsi0"],
-        "local-lvm:vm-101-disk-0,size=4G"
-    );
+    // A bare size is no volume ID, even with a default `storage`: the
+    // schema's `pve-volume-id` check refuses it before the handler runs.
+    pve.post("/nodes/pve/qemu", &root, "vmid=101&scsi0=4&storage=local-lvm")
+        .await
+        .assert_param_error(
+            "scsi0",
+            "invalid format - format error\nscsi0.file: invalid format - unable to parse volume ID '4'\n\n",
+        );
 }
 
 #[tokio::test]
