@@ -196,11 +196,19 @@ async fn refusals_before_the_task() {
     migrate(&pve, &root, "target=pve3&targetstorage=only1")
         .await
         .assert_error(500, "storage 'only1' is not available on node 'pve3'\n");
-    migrate(&pve, &root, "target=pve3&targetstorage=a%2Cb")
+    // Two bare storage IDs pass the schema's `storage-pair-list` check, and
+    // the handler's map parser refuses them.
+    migrate(&pve, &root, "target=pve3&targetstorage=aa%2Cbb")
         .await
         .assert_param_error(
             "targetstorage",
             "failed to parse storage map: default target ID can only be provided once\n",
+        );
+    migrate(&pve, &root, "target=pve3&targetstorage=a%2Cb")
+        .await
+        .assert_param_error(
+            "targetstorage",
+            "invalid format - entry 'a' contains invalid ID - storage ID 'a' cannot be shorter than 2 characters\n\n\n",
         );
     pve.post("/nodes/pve/qemu/101/migrate", &root, "target=pve2")
         .await
