@@ -377,6 +377,45 @@ async fn answer(app: &App, req: http::Request<Incoming>) -> Response<Full<Bytes>
     {
         return api::plain(501, "chunked transfer encoding not supported");
     }
+    // An upload is streamed: its file is counted and hashed, never kept.
+    let path = parts.uri.path().to_string();
+    if method == Method::POST
+        && api::upload::is_upload_path(&path)
+        && let Some(boundary) = parts
+            .headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(api::upload::boundary)
+    {
+        let pid = std::process::id();
+        let (fields, info) = match api::upload::read(body, &boundary, pid).await {
+            Ok(x) => x,
+            Err(msg) if msg == "for data too large" => return api::plain(501, &msg),
+            Err(msg) => return api::plain(400, &msg),
+        };
+        let form = {
+            let mut form = form_urlencoded::Serializer::new(String::new());
+            for (k, v) in &fields {
+                form.append_pair(k, v);
+            }
+            form.append_pair("tmpfilename", &info.tmpfilename);
+            form.finish()
+        };
+        let mut headers = parts.headers;
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/x-www-form-urlencoded"),
+        );
+        let req = api::Request {
+            method,
+            path,
+            query: parts.uri.query().map(str::to_string),
+            headers,
+            body: Bytes::from(form),
+            upload: Some(info),
+        };
+        return api::handle(&app.state, &app.router, req).await;
+    }
     let declared = parts
         .headers
         .get(http::header::CONTENT_LENGTH)
@@ -392,13 +431,13 @@ async fn answer(app: &App, req: http::Request<Incoming>) -> Response<Full<Bytes>
             Err(_) => Bytes::from(vec![0u8; api::MAX_BODY + 1]),
         }
     };
-    let path = parts.uri.path().to_string();
     let req = api::Request {
         method,
         path: path.clone(),
         query: parts.uri.query().map(str::to_string),
         headers: parts.headers,
         body,
+        upload: None,
     };
     if path == "/api2" || path.starts_with("/api2/") {
         api::handle(&app.state, &app.router, req).await

@@ -648,3 +648,195 @@ async fn url_metadata_and_the_control_table_agree() {
         .await;
     assert_eq!(r.status, 400, "{r:?}");
 }
+
+/// A `multipart/form-data` body as browsers and PVE clients send it: the
+/// fields first, the file part last.
+fn multipart(fields: &[(&str, &str)], file: (&str, &[u8])) -> (String, String) {
+    let boundary = "----fakepve-test-boundary-7d91";
+    let mut body = String::new();
+    for (k, v) in fields {
+        body.push_str(&format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n"
+        ));
+    }
+    body.push_str(&format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"filename\"; filename=\"{}\"\r\nContent-Type: application/octet-stream\r\n\r\n",
+        file.0
+    ));
+    body.push_str(std::str::from_utf8(file.1).expect("text file"));
+    body.push_str(&format!("\r\n--{boundary}--\r\n"));
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+async fn upload(
+    pve: &Pve,
+    auth: &Auth,
+    sid: &str,
+    fields: &[(&str, &str)],
+    file: (&str, &[u8]),
+) -> common::Resp {
+    let (ctype, body) = multipart(fields, file);
+    pve.send(
+        Method::POST,
+        &format!("/api2/json/nodes/pve/storage/{sid}/upload"),
+        auth,
+        Some((ctype.as_str(), body)),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn upload_streams_the_file_checks_its_checksum_and_stores_the_volume() {
+    use sha2::Digest;
+    let pve = start_scenario(SCENARIO).await;
+    let root = pve.root().await;
+    let data = "not really an ISO image\n".repeat(1000);
+    let sha = hex(&sha2::Sha256::digest(data.as_bytes()));
+
+    let r = upload(
+        &pve,
+        &root,
+        "local",
+        &[
+            ("content", "iso"),
+            ("checksum", &sha),
+            ("checksum-algorithm", "sha256"),
+        ],
+        ("My Disk.iso", data.as_bytes()),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let id = upid(&r);
+    assert!(id.contains(":imgcopy::root@pam:"), "{id}");
+    let (st, log) = task(&pve, &root, &id).await;
+    assert_eq!(st["exitstatus"], "OK", "{log:?}");
+    let tmp = log[0]
+        .strip_prefix("starting file import from: ")
+        .expect("first line names the spool file");
+    assert!(tmp.starts_with("/var/tmp/pveupload-"), "{tmp}");
+    assert_eq!(
+        log[1..],
+        [
+            "calculating checksum...OK, checksum verified".to_string(),
+            "target node: pve".into(),
+            "target file: /var/lib/vz/template/iso/My_Disk.iso".into(),
+            format!("file size is: {}", data.len()),
+            format!("command: cp -- {tmp} /var/lib/vz/template/iso/My_Disk.iso"),
+            "finished file import successfully".into(),
+            "TASK OK".into(),
+        ]
+    );
+    let isos = list(&pve, &root, "local", "?content=iso").await;
+    let vol = isos
+        .iter()
+        .find(|v| v["volid"] == "local:iso/My_Disk.iso")
+        .expect("the uploaded volume is listed");
+    assert_eq!(vol["size"], data.len() as u64);
+    assert_eq!(vol["format"], "iso");
+
+    // A wrong checksum fails the task; the file is not stored.
+    let r = upload(
+        &pve,
+        &root,
+        "local",
+        &[
+            ("content", "vztmpl"),
+            ("checksum", "00ff"),
+            ("checksum-algorithm", "md5"),
+        ],
+        ("alpine.tar.gz", data.as_bytes()),
+    )
+    .await;
+    let (st, log) = task(&pve, &root, &upid(&r)).await;
+    let md5 = hex(&md5::Md5::digest(data.as_bytes()));
+    let msg = format!("checksum mismatch: got '{md5}' != expect '00ff'");
+    assert_eq!(st["exitstatus"], msg);
+    assert_eq!(
+        log[1..],
+        [
+            "calculating checksum...".to_string(),
+            format!("TASK ERROR: {msg}")
+        ]
+    );
+    assert!(
+        list(&pve, &root, "local", "?content=vztmpl")
+            .await
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn upload_refuses_as_pve_before_any_task() {
+    let pve = start_scenario(SCENARIO).await;
+    let root = pve.root().await;
+    let file = ("a.iso", b"x".as_slice());
+    upload(
+        &pve,
+        &root,
+        "local",
+        &[("content", "iso")],
+        ("notes.txt", b"x"),
+    )
+    .await
+    .assert_param_error("filename", "wrong file extension");
+    upload(
+        &pve,
+        &root,
+        "local",
+        &[("content", "import")],
+        ("a.ovf", b"x"),
+    )
+    .await
+    .assert_param_error("filename", "invalid filename or wrong extension");
+    upload(&pve, &root, "local", &[("content", "backup")], file)
+        .await
+        .assert_param_error(
+            "content",
+            "value 'backup' does not have a value in the enumeration 'iso, vztmpl, import'",
+        );
+    upload(&pve, &root, "thick", &[("content", "iso")], file)
+        .await
+        .assert_error(500, "can't upload to storage type 'lvm'\n");
+    upload(
+        &pve,
+        &root,
+        "isos",
+        &[("content", "vztmpl")],
+        ("a.tar.gz", b"x"),
+    )
+    .await
+    .assert_error(500, "storage 'isos' does not support 'vztmpl' content\n");
+    upload(&pve, &root, "nope", &[("content", "iso")], file)
+        .await
+        .assert_error(500, "storage 'nope' does not exist\n");
+    // Without a file part there is no spool file.
+    pve.post(
+        "/nodes/pve/storage/local/upload",
+        &root,
+        "content=iso&filename=a.iso",
+    )
+    .await
+    .assert_error(500, "missing temporary file name\n");
+    pve.post(
+        "/nodes/pve/storage/local/upload",
+        &root,
+        "content=iso&filename=a.iso&tmpfilename=%2Fvar%2Ftmp%2Fpveupload-abc",
+    )
+    .await
+    .assert_error(
+        500,
+        "temporary file '/var/tmp/pveupload-abc' does not exist\n",
+    );
+    // Without a login the call is refused.
+    let anon = Auth::None;
+    assert_eq!(
+        upload(&pve, &anon, "local", &[("content", "iso")], file)
+            .await
+            .status,
+        401
+    );
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -16,6 +16,7 @@ pub mod params;
 pub mod qemu;
 pub mod storage;
 pub mod tasks;
+pub mod upload;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -61,6 +62,8 @@ pub struct Ctx<'a> {
     pub who: Option<AuthId>,
     /// Path, query and body parameters, merged.
     pub params: Params,
+    /// The spooled file of an upload.
+    pub upload: Option<upload::UploadInfo>,
 }
 
 impl Ctx<'_> {
@@ -202,6 +205,7 @@ pub(crate) fn authenticate(
     state: &State,
     method: &Method,
     headers: &HeaderMap,
+    csrf_exempt: bool,
 ) -> std::result::Result<AuthId, AuthReject> {
     let v = state.settings().version;
     let say = |old: String| {
@@ -222,7 +226,8 @@ pub(crate) fn authenticate(
             state
                 .with(|c| c.access.check_user_enabled(&userid, now).map(|_| ()))
                 .map_err(|e| say(e.to_string()))?;
-            if method != Method::GET {
+            // Uploads come from a browser form without the header.
+            if method != Method::GET && !csrf_exempt {
                 let csrf = headers
                     .get("CSRFPreventionToken")
                     .and_then(|h| h.to_str().ok())
@@ -260,6 +265,8 @@ pub struct Request {
     pub headers: HeaderMap,
     /// The body.
     pub body: Bytes,
+    /// The spooled file of an upload (`.../storage/{storage}/upload`).
+    pub upload: Option<upload::UploadInfo>,
 }
 
 /// Marks a response the server must not send: an injected fault that
@@ -308,7 +315,12 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
     let who = if needs_no_auth(&req.method, &rel) {
         None
     } else {
-        match authenticate(state, &req.method, &req.headers) {
+        match authenticate(
+            state,
+            &req.method,
+            &req.headers,
+            upload::is_upload_path(&req.path),
+        ) {
             Ok(who) => Some(who),
             Err(AuthReject(msg)) => {
                 delay(state).await;
@@ -437,6 +449,7 @@ fn answer(
             state,
             who,
             params: Params::default(),
+            upload: None,
         };
         return handler(&ctx);
     }
@@ -482,6 +495,7 @@ fn answer(
         state,
         who,
         params: Params::new(map),
+        upload: req.upload.clone(),
     };
     match router.handler(&req.method, &endpoint.path) {
         Some(handler) => handler(&ctx),

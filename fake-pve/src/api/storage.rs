@@ -38,6 +38,7 @@ pub fn routes() -> Vec<Route> {
             content_copy,
         ),
         post("/nodes/{node}/storage/{storage}/download-url", download_url),
+        post("/nodes/{node}/storage/{storage}/upload", upload),
         get("/nodes/{node}/query-url-metadata", query_url_metadata),
     ]
 }
@@ -407,6 +408,45 @@ fn download_url(ctx: &Ctx<'_>) -> Result<Reply> {
         req.pid = c.next_pid;
         c.download_task(&req)
     })?;
+    Ok(json!(run_task(ctx, &node, worker)?).into())
+}
+
+/// `POST /nodes/{node}/storage/{storage}/upload`: task `imgcopy`. The
+/// file part was streamed and hashed on arrival (see `api::upload`);
+/// only its size and digests are kept.
+fn upload(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let tmpfilename = ctx
+        .params
+        .str("tmpfilename")
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| Error::failed("missing temporary file name"))?;
+    let Some(info) = ctx.upload.as_ref().filter(|u| u.tmpfilename == tmpfilename) else {
+        return Err(Error::failed(format!(
+            "temporary file '{tmpfilename}' does not exist"
+        )));
+    };
+    let checksum = match (
+        ctx.params.str("checksum"),
+        ctx.params.str("checksum-algorithm"),
+    ) {
+        (Some(expect), Some(alg)) => {
+            let got = info.digests.get(&alg).cloned().unwrap_or_default();
+            Some((expect, got))
+        }
+        _ => None,
+    };
+    let req = storage_content::UploadRequest {
+        node: node.clone(),
+        storage: ctx.param("storage")?,
+        content: ctx.param("content")?,
+        filename: ctx.param("filename")?,
+        tmpfilename,
+        size: info.size,
+        checksum,
+        now: ctx.now(),
+    };
+    let worker = ctx.with(|c| c.upload_task(&req))?;
     Ok(json!(run_task(ctx, &node, worker)?).into())
 }
 

@@ -14,7 +14,7 @@ use crate::state::{Latency, State};
 
 /// Answers one `/_fake` request.
 pub async fn handle(state: &State, req: Request) -> Response<Full<Bytes>> {
-    let who = match api::authenticate(state, &req.method, &req.headers) {
+    let who = match api::authenticate(state, &req.method, &req.headers, false) {
         Ok(who) => who,
         Err(api::AuthReject(msg)) => {
             api::delay(state).await;

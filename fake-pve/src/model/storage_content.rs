@@ -272,6 +272,27 @@ fn attr_key(s: &Storage, node: &str, name: &str) -> String {
     format!("{scope}|{}:{name}", s.storage)
 }
 
+/// What the `upload` task needs.
+#[derive(Debug, Clone)]
+pub struct UploadRequest {
+    /// The node.
+    pub node: String,
+    /// The storage.
+    pub storage: String,
+    /// `iso`, `vztmpl` or `import`.
+    pub content: String,
+    /// The file name as sent.
+    pub filename: String,
+    /// The spool file.
+    pub tmpfilename: String,
+    /// Bytes of the file.
+    pub size: u64,
+    /// The expected and the actual digest, when a checksum was sent.
+    pub checksum: Option<(String, String)>,
+    /// Creation time of the volume.
+    pub now: i64,
+}
+
 /// What `download-url` asks for.
 #[derive(Debug, Clone)]
 pub struct DownloadRequest {
@@ -769,6 +790,94 @@ impl Cluster {
             },
         );
         Ok(w.log(format!("download of '{}' to '{dest}' finished", r.url)))
+    }
+
+    /// Checks of `upload` made before the task starts, in PVE's order;
+    /// answers the normalised file name.
+    ///
+    /// # Errors
+    /// `can't upload to storage type 'x'`, 400 `errors.filename` or
+    /// `errors.content`, `storage 'x' does not support 'y' content`.
+    pub fn upload_check(
+        &self,
+        sid: &str,
+        node: &str,
+        content: &str,
+        filename: &str,
+    ) -> Result<String> {
+        let s = self.usable_storage(sid, node)?;
+        if !path_based(&s.kind) {
+            return Err(Error::failed(format!(
+                "can't upload to storage type '{}'",
+                s.kind
+            )));
+        }
+        let file = normalize_filename(filename);
+        match content {
+            "iso" | "vztmpl" => {
+                if file_format(content, &file).is_none() || file.len() <= 4 {
+                    return Err(Error::invalid("filename", "wrong file extension"));
+                }
+            }
+            "import" => {
+                if file_format("import", &file).is_none_or(|f| f == "ovf") {
+                    return Err(Error::invalid(
+                        "filename",
+                        "invalid filename or wrong extension",
+                    ));
+                }
+            }
+            other => {
+                return Err(Error::invalid(
+                    "content",
+                    format!("upload content type '{other}' not allowed"),
+                ));
+            }
+        }
+        if !s.content.iter().any(|c| c == content) {
+            return Err(Error::failed(format!(
+                "storage '{sid}' does not support '{content}' content"
+            )));
+        }
+        Ok(file)
+    }
+
+    /// The task of `upload` (`imgcopy`): the spooled file is copied into
+    /// the storage; a volume of the same name is replaced.
+    pub fn upload_task(&mut self, r: &UploadRequest) -> Result<super::Worker> {
+        let file = self.upload_check(&r.storage, &r.node, &r.content, &r.filename)?;
+        let s = self.usable_storage(&r.storage, &r.node)?.clone();
+        let volname = format!("{}/{file}", r.content);
+        let dest = volume_path(&s, &volname);
+        let mut w = super::Worker::new("imgcopy", "")
+            .log(format!("starting file import from: {}", r.tmpfilename));
+        if let Some((expect, got)) = &r.checksum {
+            if !got.eq_ignore_ascii_case(expect) {
+                return Ok(w.log("calculating checksum...").fail(format!(
+                    "checksum mismatch: got '{got}' != expect '{expect}'"
+                )));
+            }
+            w = w.log("calculating checksum...OK, checksum verified");
+        }
+        w = w
+            .log(format!("target node: {}", r.node))
+            .log(format!("target file: {dest}"))
+            .log(format!("file size is: {}", r.size))
+            .log(format!("command: cp -- {} {dest}", r.tmpfilename));
+        let format = file_format(&r.content, &file).unwrap_or_else(|| "raw".into());
+        self.put_file_volume(
+            &s,
+            &r.node,
+            Volume {
+                storage: s.storage.clone(),
+                name: volname,
+                size: r.size,
+                format,
+                vmid: 0,
+                ctime: r.now,
+            },
+        );
+        Ok(w.log("finished file import successfully"))
     }
 
     /// `GET /nodes/{node}/query-url-metadata`.
