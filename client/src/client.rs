@@ -202,6 +202,23 @@ impl Client {
         decode(answer.data, path)
     }
 
+    /// A typed `multipart/form-data` upload.
+    pub(crate) async fn call_upload<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        fields: &[(String, String)],
+        file_name: &str,
+        data: &[u8],
+    ) -> Result<T> {
+        let answer = self
+            .inner
+            .transport
+            .upload(path, fields, file_name, data)
+            .await?;
+        self.observe(&Method::POST, path, &answer);
+        decode(answer.data, path)
+    }
+
     /// A typed call that also returns `total`.
     pub(crate) async fn call_with_total<T: DeserializeOwned>(
         &self,

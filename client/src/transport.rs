@@ -552,11 +552,74 @@ impl Transport {
                 }
             }
         }
-        tracing::debug!(%method, path, "request");
-        let resp = rb
-            .send()
+        self.exchange(rb, method, path, &url).await
+    }
+
+    /// Sends a `multipart/form-data` upload: the text fields, then the
+    /// file as part `filename`. Not retried: PVE may have stored part of
+    /// it.
+    pub(crate) async fn upload(
+        &self,
+        path: &str,
+        fields: &[(String, String)],
+        file_name: &str,
+        data: &[u8],
+    ) -> Result<Answer> {
+        let auth = self.auth().await?;
+        let url = format!("{}{path}", self.base);
+        let boundary = format!("pve-client-{:016x}", rand::random::<u64>());
+        let mut head = Vec::new();
+        for (k, v) in fields {
+            head.extend_from_slice(
+                format!(
+                    "--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n"
+                )
+                .as_bytes(),
+            );
+        }
+        let quoted = file_name.replace(['"', '\r', '\n'], "_");
+        head.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"filename\"; filename=\"{quoted}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        let mut body = head;
+        body.extend_from_slice(data);
+        body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+        let mut rb = self
+            .http
+            .post(&url)
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                format!("multipart/form-data; boundary={boundary}"),
+            )
+            .body(body);
+        match &auth {
+            Auth::None => {}
+            Auth::Token(header) => rb = rb.header(reqwest::header::AUTHORIZATION, header),
+            Auth::Ticket(s) => {
+                rb = rb.header(
+                    reqwest::header::COOKIE,
+                    format!("PVEAuthCookie={}", s.ticket.expose()),
+                );
+            }
+        }
+        self.exchange(rb, &Method::POST, path, &url)
             .await
-            .map_err(|e| self.transport_error(&e, &url))?;
+            .map_err(|f| f.error)
+    }
+
+    /// Sends a built request and decodes PVE's answer.
+    async fn exchange(
+        &self,
+        rb: reqwest::RequestBuilder,
+        method: &Method,
+        path: &str,
+        url: &str,
+    ) -> std::result::Result<Answer, Failure> {
+        tracing::debug!(%method, path, "request");
+        let resp = rb.send().await.map_err(|e| self.transport_error(&e, url))?;
         let status = resp.status();
         let reason = resp
             .extensions()
@@ -567,7 +630,7 @@ impl Transport {
         let body = resp
             .bytes()
             .await
-            .map_err(|e| self.transport_error(&e, &url))?;
+            .map_err(|e| self.transport_error(&e, url))?;
         if status.is_success() {
             return decode_success(&body).map_err(Failure::from);
         }

@@ -353,3 +353,75 @@ async fn downloads_and_url_metadata() {
         );
     }
 }
+
+#[tokio::test]
+async fn uploads_a_file_as_multipart_in_both_modes() {
+    // sha256 of "hello\n", a well-known test vector.
+    const HELLO_SHA256: &str = "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03";
+    for mode in MODES {
+        let run = start().await;
+        let (pve, checked) = checked_client(&run, mode);
+        let s = pve.storage();
+        let st = s
+            .upload_and_wait(
+                NODE,
+                "local",
+                &pve_client::api::storage::Upload::new(
+                    "iso",
+                    "hello world.iso",
+                    b"hello\n".to_vec(),
+                )
+                .checksum("sha256", HELLO_SHA256),
+            )
+            .await
+            .expect("upload");
+        assert_eq!(st.kind, "imgcopy", "{mode:?}");
+        let isos = pve
+            .storage_content()
+            .index(
+                NODE,
+                "local",
+                &ContentFilter {
+                    content: Some("iso".into()),
+                    ..ContentFilter::default()
+                },
+            )
+            .await
+            .expect("isos");
+        let iso = isos
+            .iter()
+            .find(|i| i.volid == "local:iso/hello_world.iso")
+            .expect("uploaded, with the name normalised");
+        assert_eq!(iso.size, 6);
+
+        let e = s
+            .upload_and_wait(
+                NODE,
+                "local",
+                &pve_client::api::storage::Upload::new("iso", "bad.iso", b"hello\n".to_vec())
+                    .checksum("sha256", "00"),
+            )
+            .await
+            .expect_err("checksum");
+        assert_eq!(
+            task_failed(&e),
+            format!("checksum mismatch: got '{HELLO_SHA256}' != expect '00'")
+        );
+        let e = s
+            .upload(
+                NODE,
+                "local",
+                &pve_client::api::storage::Upload::new("iso", "hello.txt", b"x".to_vec()),
+            )
+            .await
+            .expect_err("extension");
+        assert_eq!(e.category(), Category::Validation);
+        assert_eq!(
+            e.param_errors()
+                .and_then(|p| p.get("filename"))
+                .map(String::as_str),
+            Some("wrong file extension")
+        );
+        assert_checked(&checked.names(), &["POST upload"]);
+    }
+}

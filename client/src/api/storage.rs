@@ -497,6 +497,52 @@ pub struct VolumeAttributes {
     pub protected: Option<bool>,
 }
 
+/// The request of `POST .../upload` (`upload`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Upload {
+    /// `iso`, `vztmpl` or `import`.
+    pub content: String,
+    /// The file name on the storage (PVE normalises it).
+    pub filename: String,
+    /// The file's bytes.
+    pub data: Vec<u8>,
+    /// The expected checksum.
+    pub checksum: Option<String>,
+    /// `md5`, `sha1`, `sha224`, `sha256`, `sha384`, `sha512`.
+    pub checksum_algorithm: Option<String>,
+}
+
+impl Upload {
+    /// Uploads `data` as `filename` of type `content`.
+    pub fn new(content: &str, filename: &str, data: impl Into<Vec<u8>>) -> Self {
+        Self {
+            content: content.into(),
+            filename: filename.into(),
+            data: data.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Verifies the file against `checksum` with `algorithm`.
+    #[must_use]
+    pub fn checksum(mut self, algorithm: &str, checksum: &str) -> Self {
+        self.checksum_algorithm = Some(algorithm.into());
+        self.checksum = Some(checksum.into());
+        self
+    }
+
+    fn fields(&self) -> Vec<(String, String)> {
+        let mut f = vec![("content".to_string(), self.content.clone())];
+        if let Some(c) = &self.checksum {
+            f.push(("checksum".into(), c.clone()));
+        }
+        if let Some(a) = &self.checksum_algorithm {
+            f.push(("checksum-algorithm".into(), a.clone()));
+        }
+        f
+    }
+}
+
 /// The request of `POST .../download-url` (`download_url`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DownloadUrl {
@@ -743,6 +789,33 @@ impl Storage<'_> {
     pub async fn download_url(&self, node: &str, storage: &str, req: &DownloadUrl) -> Result<Upid> {
         let path = format!("/nodes/{}/storage/{}/download-url", seg(node), seg(storage));
         self.client.call(Method::POST, &path, &req.params()).await
+    }
+
+    /// `POST /nodes/{node}/storage/{storage}/upload` (`upload`): sends the
+    /// file as `multipart/form-data`; an `imgcopy` task stores it.
+    ///
+    /// # Errors
+    /// [`crate::Error::Validation`] for a bad file name (`filename`:
+    /// `wrong file extension`); a checksum mismatch fails the task.
+    pub async fn upload(&self, node: &str, storage: &str, req: &Upload) -> Result<Upid> {
+        let path = format!("/nodes/{}/storage/{}/upload", seg(node), seg(storage));
+        self.client
+            .call_upload(&path, &req.fields(), &req.filename, &req.data)
+            .await
+    }
+
+    /// [`Storage::upload`], then waits for the task.
+    ///
+    /// # Errors
+    /// As [`Storage::upload`] and [`crate::api::tasks::Tasks::wait`].
+    pub async fn upload_and_wait(
+        &self,
+        node: &str,
+        storage: &str,
+        req: &Upload,
+    ) -> Result<TaskStatus> {
+        let upid = self.upload(node, storage, req).await?;
+        self.client.tasks().wait(&upid).await
     }
 
     /// [`Storage::download_url`], then waits for the task.
