@@ -1,6 +1,6 @@
 //! Criterion benchmarks of the client against an in-process fake-pve
-//! over loopback TLS: one round trip (`GET /version` with an API token),
-//! and a whole create → start → stop → destroy cycle of a VM with its
+//! over loopback TLS: one round trip (`GET /version`, and a VM's
+//! `status/current`, with an API token), and a whole create → start → stop → destroy cycle of a VM with its
 //! task waits.
 //!
 //! `cargo bench -p pve-client --bench round_trip`
@@ -61,6 +61,15 @@ fn round_trips(c: &mut Criterion) {
     });
 
     let q = pve.qemu();
+    rt.block_on(async {
+        q.create_vm_and_wait("pve", &CreateVm::new(901).name("watched"))
+            .await
+            .expect("create the watched VM");
+    });
+    c.bench_function("client/status_current_round_trip", |b| {
+        b.iter(|| rt.block_on(async { black_box(q.vm_status("pve", 901).await.expect("status")) }));
+    });
+
     let create = CreateVm::new(900).name("bench").memory(512).net(
         0,
         &NetworkDevice {
