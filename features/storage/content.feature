@@ -4,7 +4,7 @@ Feature: A storage's content
   fields and filters; POST allocates a disk image by name under PVE's
   naming rules; single volumes are read, annotated (backups only) and
   deleted as imgdel tasks. download-url fetches ISO images and
-  templates in a task.
+  templates in a task; upload sends them from the client.
 
   Background:
     Given I define storage "{storage:scratch}" with:
@@ -107,3 +107,21 @@ Feature: A storage's content
     Then the task ends with "checksum mismatch: got 'abc123' != expect 'ffff'"
     When I download "https://example.com/debian-12.iso" as iso "a.iso" to storage "{storage}"
     Then PVE answers 500 "can't upload to storage type 'lvmthin', not a file based storage!"
+
+  Scenario: Upload an ISO image, checked against its checksum
+    When I upload "hello" as iso "hello world.iso" to storage "{storage:scratch}"
+      | checksum           | 2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824 |
+      | checksum-algorithm | sha256                                                           |
+    Then the task ID names node "{node}", type "imgcopy", ID "" and user "{me}"
+    And the task ends with "OK"
+    When I list the content of storage "{storage:scratch}"
+      | content | iso |
+    Then the item with "volid" = "{storage:scratch}:iso/hello_world.iso" has "size" = "5"
+    When I upload "hello" as iso "bad.iso" to storage "{storage:scratch}"
+      | checksum           | 00  |
+      | checksum-algorithm | md5 |
+    Then the task ends with "checksum mismatch: got '5d41402abc4b2a76b9719d911017c592' != expect '00'"
+    When I upload "hello" as iso "notes.txt" to storage "{storage:scratch}"
+    Then parameter "filename" is rejected with "wrong file extension"
+    When I upload "hello" as iso "a.iso" to storage "{storage}"
+    Then PVE answers 500 "can't upload to storage type 'lvmthin'"

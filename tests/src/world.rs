@@ -693,6 +693,40 @@ impl PveWorld {
         self.last.insert(outcome)
     }
 
+    /// Uploads a file through `pve-client` (`multipart/form-data`) as the
+    /// current actor, and keeps the outcome.
+    ///
+    /// # Panics
+    /// As [`PveWorld::call`].
+    pub async fn call_upload(
+        &mut self,
+        sid: &str,
+        req: &pve_client::api::storage::Upload,
+    ) -> &Outcome {
+        let node = self.target().node.clone();
+        let path = format!(
+            "/nodes/{}/storage/{}/upload",
+            pve_client::api::seg(&node),
+            pve_client::api::seg(sid)
+        );
+        self.guard_request(&Method::POST, &path, &Params::new());
+        let request = format!("POST {path}");
+        let r = self.client().storage().upload(&node, sid, req).await;
+        let outcome = match r {
+            Ok(upid) => Outcome {
+                request,
+                status: 200,
+                data: Value::String(upid.to_string()),
+                ..Outcome::default()
+            },
+            Err(e) => Outcome::from_client(request, Err(e)),
+        };
+        if outcome.ok() {
+            self.check_shape(&Method::POST, &path, &outcome.data);
+        }
+        self.last.insert(outcome)
+    }
+
     /// Sends `method path` (after `/api2/json`) over plain HTTP with these
     /// headers, and keeps the outcome.
     ///

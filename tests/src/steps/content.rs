@@ -105,6 +105,38 @@ async fn download_url(
     call_task(w, Method::POST, &path, params).await;
 }
 
+#[when(expr = "I upload {string} as {word} {string} to storage {string}")]
+async fn upload(
+    w: &mut PveWorld,
+    step: &Step,
+    text: String,
+    content: String,
+    file: String,
+    storage: String,
+) {
+    let sid = w.expand(&storage);
+    let file = w.expand(&file);
+    let name = file.rsplit('/').next().unwrap_or(&file).replace(' ', "_");
+    w.made(Made::Volume(sid.clone(), format!("{sid}:{content}/{name}")));
+    let mut req =
+        pve_client::api::storage::Upload::new(&content, &file, w.expand(&text).into_bytes());
+    for (k, v) in table_params(w, step).pairs() {
+        match k.as_str() {
+            "checksum" => req.checksum = Some(v.clone()),
+            "checksum-algorithm" => req.checksum_algorithm = Some(v.clone()),
+            other => panic!("upload has no parameter '{other}' in this step"),
+        }
+    }
+    w.call_upload(&sid, &req).await;
+    let o = w.last();
+    if o.ok()
+        && let Some(u) = o.data.as_str()
+    {
+        let upid = u.parse().unwrap_or_else(|e| panic!("{u}: {e}"));
+        w.upids.push(upid);
+    }
+}
+
 #[when(expr = "I query the metadata of URL {string}")]
 async fn query_url_metadata(w: &mut PveWorld, url: String) {
     let path = format!("/nodes/{}/query-url-metadata", seg(&w.target().node));
