@@ -43,11 +43,22 @@ async fn the_configuration_lists_with_a_digest_and_changes() {
     let dirs = pve.get("/storage?type=dir", &root).await.data();
     assert_eq!(dirs.as_array().map(Vec::len), Some(1));
 
+    // Each type's required options, as PVE's storage plugins declare them.
+    pve.post(
+        "/storage",
+        &root,
+        "storage=isos&type=nfs&server=192.0.2.50&path=%2Fmnt%2Fpve%2Fisos",
+    )
+    .await
+    .assert_error(500, "missing value for required option 'export'\n");
+    pve.post("/storage", &root, "storage=thin&type=lvmthin&vgname=pve")
+        .await
+        .assert_error(500, "missing value for required option 'thinpool'\n");
     let r = pve
         .post(
             "/storage",
             &root,
-            "storage=isos&type=nfs&server=192.0.2.50&export=%2Fexport%2Fiso&content=iso,vztmpl",
+            "storage=isos&type=nfs&server=192.0.2.50&export=%2Fexport%2Fiso&path=%2Fmnt%2Fpve%2Fisos&content=iso,vztmpl",
         )
         .await;
     assert_eq!(
@@ -66,6 +77,19 @@ async fn the_configuration_lists_with_a_digest_and_changes() {
             "create storage failed: storage ID 'isos' already defined\n",
         );
 
+    // Required options are fixed once the storage exists.
+    pve.put("/storage/isos", &root, "server=192.0.2.51")
+        .await
+        .assert_error(
+            500,
+            "update storage failed: can't change value of fixed parameter 'server'\n",
+        );
+    pve.put("/storage/isos", &root, "delete=export")
+        .await
+        .assert_error(
+            500,
+            "update storage failed: unable to delete required option 'export'\n",
+        );
     pve.put(
         "/storage/isos",
         &root,

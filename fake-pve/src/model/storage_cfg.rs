@@ -12,6 +12,25 @@ use super::storage::no_such_storage;
 use super::{Error, Result};
 
 /// Storage types whose entries are always shared.
+/// The options a storage type requires at creation, which are also fixed
+/// afterwards (the `options` of PVE's storage plugins without
+/// `optional`), sorted.
+fn required_options(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "dir" | "btrfs" | "cephfs" => &["path"],
+        "nfs" => &["export", "path", "server"],
+        "cifs" => &["path", "server", "share"],
+        "lvm" => &["vgname"],
+        "lvmthin" => &["thinpool", "vgname"],
+        "iscsi" | "iscsidirect" => &["portal", "target"],
+        "zfspool" => &["pool"],
+        "zfs" => &["blocksize", "iscsiprovider", "pool", "portal", "target"],
+        "pbs" => &["datastore", "server"],
+        "esxi" => &["server", "username"],
+        _ => &[],
+    }
+}
+
 fn always_shared(kind: &str) -> bool {
     matches!(
         kind,
@@ -100,6 +119,14 @@ impl Cluster {
     pub fn storage_create(&mut self, p: &BTreeMap<String, String>) -> Result<Value> {
         let sid = p.get("storage").cloned().unwrap_or_default();
         let kind = p.get("type").cloned().unwrap_or_default();
+        if let Some(k) = required_options(&kind)
+            .iter()
+            .find(|k| !p.contains_key(**k))
+        {
+            return Err(Error::failed(format!(
+                "missing value for required option '{k}'"
+            )));
+        }
         if self.storages.iter().any(|s| s.storage == sid) {
             return Err(Error::failed(format!(
                 "create storage failed: storage ID '{sid}' already defined"
@@ -139,7 +166,24 @@ impl Cluster {
                 "update storage failed: detected modified configuration - file changed by other user? Try again.",
             ));
         }
+        let kind = self
+            .storages
+            .iter()
+            .find(|s| s.storage == sid)
+            .map(|s| s.kind.clone())
+            .unwrap_or_default();
+        let required = required_options(&kind);
+        if let Some(k) = required.iter().find(|k| p.contains_key(**k)) {
+            return Err(Error::failed(format!(
+                "update storage failed: can't change value of fixed parameter '{k}'"
+            )));
+        }
         for k in delete {
+            if required.contains(&k.as_str()) {
+                return Err(Error::failed(format!(
+                    "update storage failed: unable to delete required option '{k}'"
+                )));
+            }
             if p.contains_key(k) {
                 return Err(Error::failed(format!(
                     "update storage failed: cannot set and delete property '{k}' at the same time!"
