@@ -169,8 +169,29 @@ async fn storage_status_per_node() {
         let e = s.read_status("pve", "nope").await.expect_err("unknown");
         assert_eq!(e.category(), Category::Validation);
 
+        let series = s
+            .rrddata(
+                "pve",
+                "local-lvm",
+                pve_client::api::qemu::Timeframe::Hour,
+                None,
+            )
+            .await
+            .expect("rrddata");
+        assert_eq!(series.len(), 60, "{mode:?}");
+        let last = series.last().expect("a point");
+        assert!(st.total.is_some_and(|t| t > 0), "{st:?}");
+        assert_eq!(last.total, st.total.map(|t| t as f64));
+        assert_eq!(last.used, st.used.map(|u| u as f64));
+        assert_eq!(series[1].time - series[0].time, 60);
+        let e = s
+            .rrddata("pve", "nope", pve_client::api::qemu::Timeframe::Day, None)
+            .await
+            .expect_err("no statistics");
+        assert!(e.message().starts_with("RRD error: opening '"), "{e}");
+
         let names = checked.names();
-        for want in ["GET index", "GET read_status"] {
+        for want in ["GET index", "GET read_status", "GET rrddata"] {
             assert!(
                 names.iter().any(|n| n == want),
                 "{mode:?}: {want} not checked"

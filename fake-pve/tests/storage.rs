@@ -238,3 +238,62 @@ async fn capacity_follows_the_disks_thin_overcommits_thick_refuses() {
     assert_eq!(status(&pve, &root, "local-lvm").await["used"], 0);
     let _ = enc("");
 }
+
+#[tokio::test]
+async fn rrddata_and_rrd_follow_the_status_per_release() {
+    use fake_pve::PveVersion;
+    for (version, frame, points, reso, layout) in [
+        (PveVersion::V9_1, "hour", 60, 60, "pve-storage-9.0"),
+        (PveVersion::V9_1, "week", 336, 1800, "pve-storage-9.0"),
+        (PveVersion::V8_4, "day", 70, 1800, "pve2-storage"),
+    ] {
+        let pve = common::start_version(version).await;
+        let root = pve.root().await;
+        let now = status(&pve, &root, "local-lvm").await;
+        let series = pve
+            .get(
+                &format!("/nodes/pve/storage/local-lvm/rrddata?timeframe={frame}"),
+                &root,
+            )
+            .await
+            .data();
+        let series = series.as_array().expect("points");
+        assert_eq!(series.len(), points, "{version:?} {frame}");
+        let t0 = series[0]["time"].as_i64().expect("time");
+        assert_eq!(t0 % reso, 0, "aligned to the resolution");
+        assert_eq!(series[1]["time"].as_i64(), Some(t0 + reso));
+        let last = &series[points - 1];
+        assert_eq!(last["total"], now["total"]);
+        assert_eq!(last["used"], now["used"]);
+        let end = last["time"].as_i64().expect("time") + reso;
+        assert!(
+            end <= common::T0 && end + reso > common::T0,
+            "the last full step before now: {end}"
+        );
+        pve.get("/nodes/pve/storage/nope/rrddata?timeframe=hour", &root)
+            .await
+            .assert_error(
+                500,
+                &format!(
+                    "RRD error: opening '/var/lib/rrdcached/db/{layout}/pve/nope': No such file or directory\n"
+                ),
+            );
+        let graph = pve
+            .get(
+                "/nodes/pve/storage/local/rrd?timeframe=day&ds=total,used",
+                &root,
+            )
+            .await
+            .data();
+        assert_eq!(
+            graph["filename"],
+            "/var/lib/rrdcached/db/pve2-storage/pve/local_total_used.png"
+        );
+        assert!(
+            graph["image"]
+                .as_str()
+                .is_some_and(|i| i.starts_with("\u{89}PNG")),
+            "{graph}"
+        );
+    }
+}

@@ -369,6 +369,45 @@ impl Storage<'_> {
         }
         Ok(s)
     }
+
+    /// `GET /nodes/{node}/storage/{storage}/rrddata` (`rrddata`): the
+    /// storage's size and usage over `timeframe`, oldest first.
+    ///
+    /// # Errors
+    /// PVE's `RRD error: opening '...': No such file or directory` for a
+    /// storage the node keeps no statistics of.
+    pub async fn rrddata(
+        &self,
+        node: &str,
+        storage: &str,
+        timeframe: super::qemu::Timeframe,
+        cf: Option<super::qemu::Consolidation>,
+    ) -> Result<Vec<StorageRrdPoint>> {
+        let path = format!("/nodes/{}/storage/{}/rrddata", seg(node), seg(storage));
+        let params = Params::new().set("timeframe", timeframe.as_str()).opt(
+            "cf",
+            cf.map(|c| match c {
+                super::qemu::Consolidation::Average => "AVERAGE",
+                super::qemu::Consolidation::Max => "MAX",
+            }),
+        );
+        self.client.call(Method::GET, &path, &params).await
+    }
+}
+
+/// One point of a storage's `rrddata`; a field is `None` where the RRD
+/// has no value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StorageRrdPoint {
+    /// Epoch seconds.
+    #[serde(deserialize_with = "de::i64_lenient")]
+    pub time: i64,
+    /// Size, bytes.
+    #[serde(default, deserialize_with = "de::opt_f64")]
+    pub total: Option<f64>,
+    /// Bytes in use.
+    #[serde(default, deserialize_with = "de::opt_f64")]
+    pub used: Option<f64>,
 }
 
 /// The content area of a node's storages (`/nodes/{node}/storage/{storage}/content`);

@@ -899,6 +899,12 @@ const BLANK_PNG: &[u8] = &[
     0xAE, 0x42, 0x60, 0x82,
 ];
 
+/// The blank PNG as PVE's JSON formatter sends image bytes: a string of
+/// code points 0-255.
+pub(crate) fn blank_png_image() -> String {
+    BLANK_PNG.iter().map(|b| char::from(*b)).collect()
+}
+
 /// `GET .../rrd`: PVE renders a PNG graph of the data sources with
 /// rrdtool and answers its file name and bytes (pve-cluster `RRD.pm`
 /// `create_rrd_graph`; the JSON formatter carries the bytes as a string of
@@ -925,8 +931,10 @@ fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
             "RRD error: opening '{file}': No such file or directory"
         )));
     }
-    let image: String = BLANK_PNG.iter().map(|b| char::from(*b)).collect();
-    Ok(json!({ "filename": format!("{file}_{}.png", ds.join("_")), "image": image }).into())
+    Ok(
+        json!({ "filename": format!("{file}_{}.png", ds.join("_")), "image": blank_png_image() })
+            .into(),
+    )
 }
 
 /// `move_vm_disk` with `target-vmid`: a `qmmove` task whose id is

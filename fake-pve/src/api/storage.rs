@@ -19,6 +19,8 @@ pub fn routes() -> Vec<Route> {
         delete("/storage/{storage}", delete_storage),
         get("/nodes/{node}/storage", node_storage_index),
         get("/nodes/{node}/storage/{storage}/status", read_status),
+        get("/nodes/{node}/storage/{storage}/rrddata", rrddata),
+        get("/nodes/{node}/storage/{storage}/rrd", rrd),
         get("/nodes/{node}/storage/{storage}/content", content_index),
         post("/nodes/{node}/storage/{storage}/content", content_create),
         get(
@@ -192,6 +194,46 @@ fn read_status(ctx: &Ctx<'_>) -> Result<Reply> {
             .map(Reply::from)
             .ok_or_else(|| Error::invalid("storage", "No such storage."))
     })
+}
+
+/// `GET /nodes/{node}/storage/{storage}/rrddata`.
+fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let sid = ctx.param("storage")?;
+    let timeframe = ctx.param("timeframe")?;
+    let now_ms = ctx.state.clock().now_millis();
+    Ok(ctx
+        .with(|c| c.storage_rrddata(&node, &sid, &timeframe, now_ms))?
+        .into())
+}
+
+/// `GET /nodes/{node}/storage/{storage}/rrd`: the graph's file name and
+/// PNG bytes (see the QEMU `rrd` call).
+fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let sid = ctx.param("storage")?;
+    let ds: Vec<String> = crate::spec::formats::split_list(&ctx.param("ds")?)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let file = crate::model::Cluster::storage_rrd_file(&node, &sid, false);
+    let known = ctx.with(|c| {
+        c.storages
+            .iter()
+            .find(|s| s.storage == sid)
+            .and_then(|s| c.storage_status(s, &node, None))
+            .is_some()
+    });
+    if !known {
+        return Err(Error::failed(format!(
+            "RRD error: opening '{file}': No such file or directory"
+        )));
+    }
+    Ok(json!({
+        "filename": format!("{file}_{}.png", ds.join("_")),
+        "image": super::qemu::blank_png_image(),
+    })
+    .into())
 }
 
 fn run_task(ctx: &Ctx<'_>, node: &str, worker: Worker) -> Result<String> {

@@ -25,7 +25,7 @@ mod feature;
 mod migrate;
 mod move_disk;
 mod resize;
-mod rrd;
+pub(crate) mod rrd;
 mod snapshot;
 
 pub use clone::CloneRequest;

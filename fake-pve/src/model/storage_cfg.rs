@@ -258,6 +258,54 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// The RRD file of a storage on a node, as `rrddata` (`v9_layout`:
+    /// `pve-storage-9.0` on 9.x) or `rrd` (always `pve2-storage`) opens it.
+    pub fn storage_rrd_file(node: &str, sid: &str, v9_layout: bool) -> String {
+        let dir = if v9_layout {
+            "pve-storage-9.0"
+        } else {
+            "pve2-storage"
+        };
+        format!("/var/lib/rrdcached/db/{dir}/{node}/{sid}")
+    }
+
+    /// `GET /nodes/{node}/storage/{storage}/rrddata`: the storage's `total`
+    /// and `used` for `timeframe` at PVE's resolutions, as
+    /// `/nodes/{node}/storage/{storage}/status` reports them now.
+    ///
+    /// # Errors
+    /// `RRD error: opening '<file>': No such file or directory` when the
+    /// node keeps no statistics of the storage.
+    pub fn storage_rrddata(
+        &self,
+        node: &str,
+        sid: &str,
+        timeframe: &str,
+        now_ms: i64,
+    ) -> Result<Value> {
+        let v9 = self.version.is_v9();
+        let status = self
+            .storages
+            .iter()
+            .find(|s| s.storage == sid)
+            .and_then(|s| self.storage_status(s, node, None))
+            .ok_or_else(|| {
+                Error::failed(format!(
+                    "RRD error: opening '{}': No such file or directory",
+                    Self::storage_rrd_file(node, sid, v9)
+                ))
+            })?;
+        let (reso, count) = super::qemu::rrd::setup(v9, timeframe);
+        let ctime = reso * now_ms.div_euclid(1000).div_euclid(reso);
+        let start = ctime - reso * count;
+        let points = (0..count)
+            .map(|i| json!({ "time": start + i * reso, "total": status["total"], "used": status["used"] }))
+            .collect();
+        Ok(Value::Array(points))
+    }
+}
+
 fn default_content(kind: &str) -> Vec<String> {
     let c: &[&str] = match kind {
         "dir" | "nfs" | "cifs" | "cephfs" | "glusterfs" | "btrfs" => &["images", "rootdir"],

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::{Cluster, Result};
 
 /// `[resolution seconds, points]` per time frame.
-fn setup(v9: bool, timeframe: &str) -> (i64, i64) {
+pub(crate) fn setup(v9: bool, timeframe: &str) -> (i64, i64) {
     if v9 {
         match timeframe {
             "day" => (60, 1440),
