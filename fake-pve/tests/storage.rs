@@ -297,3 +297,52 @@ async fn rrddata_and_rrd_follow_the_status_per_release() {
         );
     }
 }
+
+#[tokio::test]
+async fn the_format_flag_adds_each_plugins_formats_per_release() {
+    use fake_pve::PveVersion;
+    let by_id = |list: &Value, sid: &str| {
+        list.as_array()
+            .and_then(|l| l.iter().find(|s| s["storage"] == sid).cloned())
+            .unwrap_or(Value::Null)
+    };
+    let pve = common::start_version(PveVersion::V9_1).await;
+    let root = pve.root().await;
+    let list = pve.get("/nodes/pve/storage?format=1", &root).await.data();
+    let local = by_id(&list, "local");
+    assert_eq!(
+        local["formats"],
+        serde_json::json!({"supported": ["qcow2", "raw", "subvol", "vmdk"], "default": "raw"})
+    );
+    assert_eq!(
+        local["format"],
+        serde_json::json!([{"qcow2": 1, "raw": 1, "subvol": 1, "vmdk": 1}, "raw"])
+    );
+    let thin = by_id(&list, "local-lvm");
+    assert_eq!(
+        thin["formats"],
+        serde_json::json!({"supported": ["raw"], "default": "raw"}),
+        "a plugin without formats is raw-only"
+    );
+    let plain = pve.get("/nodes/pve/storage", &root).await.data();
+    assert_eq!(
+        by_id(&plain, "local").get("formats"),
+        None,
+        "only on request"
+    );
+
+    let pve = common::start_version(PveVersion::V8_4).await;
+    let root = pve.root().await;
+    let list = pve.get("/nodes/pve/storage?format=1", &root).await.data();
+    let local = by_id(&list, "local");
+    assert_eq!(local.get("formats"), None, "8.4 has no `formats`");
+    assert_eq!(
+        local["format"],
+        serde_json::json!([{"qcow2": 1, "raw": 1, "subvol": 1, "vmdk": 1}, "raw"])
+    );
+    assert_eq!(
+        by_id(&list, "local-lvm").get("format"),
+        None,
+        "lvmthin declares no formats"
+    );
+}

@@ -136,12 +136,13 @@ fn node_name(ctx: &Ctx<'_>) -> Result<String> {
 }
 
 /// `GET /nodes/{node}/storage`: `storage`, `content`, `enabled`,
-/// `target` filters.
+/// `target` filters; `format` adds the image formats.
 fn node_storage_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let storage = ctx.params.str("storage");
     let content = ctx.params.str("content");
     let enabled = ctx.params.bool("enabled")?.unwrap_or(false);
+    let with_formats = ctx.params.bool("format")?.unwrap_or(false);
     let target = ctx
         .params
         .str("target")
@@ -175,6 +176,10 @@ fn node_storage_index(ctx: &Ctx<'_>) -> Result<Reply> {
                 && (!s.shared || !s.nodes.as_ref().is_none_or(|n| n.contains(t)))
             {
                 continue;
+            }
+            let mut data = data;
+            if with_formats {
+                c.add_format_info(s, &mut data);
             }
             out.push(data);
         }

@@ -258,7 +258,46 @@ impl Cluster {
     }
 }
 
+/// The image formats a storage plugin declares (`plugindata`'s `format`),
+/// sorted, with the default; `None` where the plugin declares none.
+fn plugin_formats(kind: &str, v9: bool) -> Option<&'static [&'static str]> {
+    Some(match kind {
+        "dir" => &["qcow2", "raw", "subvol", "vmdk"],
+        "nfs" | "cifs" | "glusterfs" | "esxi" => &["qcow2", "raw", "vmdk"],
+        "btrfs" | "zfspool" => &["raw", "subvol"],
+        "lvm" if v9 => &["qcow2", "raw"],
+        _ => return None,
+    })
+}
+
 impl Cluster {
+    /// What `GET /nodes/{node}/storage?format=1` adds to a storage's
+    /// entry: on 8.4 the plugin's `format` (`[{fmt: 1, ...}, default]`)
+    /// where it declares one; on 9.x also `formats` (`supported`,
+    /// `default`), raw-only for plugins without formats; and
+    /// `select_existing` for iSCSI.
+    pub fn add_format_info(&self, s: &Storage, entry: &mut Value) {
+        let v9 = self.version.is_v9();
+        let declared = plugin_formats(&s.kind, v9);
+        let default = s
+            .options
+            .get("format")
+            .filter(|_| v9)
+            .cloned()
+            .unwrap_or_else(|| "raw".to_string());
+        if let Some(valid) = declared.or(v9.then_some(&["raw"][..])) {
+            let map: serde_json::Map<String, Value> =
+                valid.iter().map(|f| ((*f).to_string(), json!(1))).collect();
+            entry["format"] = json!([map, default]);
+            if v9 {
+                entry["formats"] = json!({ "supported": valid, "default": default });
+            }
+        }
+        if matches!(s.kind.as_str(), "iscsi" | "iscsidirect") {
+            entry["select_existing"] = json!(1);
+        }
+    }
+
     /// The RRD file of a storage on a node, as `rrddata` (`v9_layout`:
     /// `pve-storage-9.0` on 9.x) or `rrd` (always `pve2-storage`) opens it.
     pub fn storage_rrd_file(node: &str, sid: &str, v9_layout: bool) -> String {
