@@ -539,19 +539,8 @@ impl Transport {
                 rb.form(params.pairs())
             };
         }
-        match auth {
-            Auth::None => {}
-            Auth::Token(header) => rb = rb.header(reqwest::header::AUTHORIZATION, header),
-            Auth::Ticket(s) => {
-                rb = rb.header(
-                    reqwest::header::COOKIE,
-                    format!("PVEAuthCookie={}", s.ticket.expose()),
-                );
-                if *method != Method::GET {
-                    rb = rb.header("CSRFPreventionToken", s.csrf.expose());
-                }
-            }
-        }
+        // pveproxy wants the CSRF token on every write.
+        let rb = with_auth(rb, auth, *method != Method::GET);
         self.exchange(rb, method, path, &url).await
     }
 
@@ -587,7 +576,7 @@ impl Transport {
         let mut body = head;
         body.extend_from_slice(data);
         body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-        let mut rb = self
+        let rb = self
             .http
             .post(&url)
             .header(
@@ -595,16 +584,8 @@ impl Transport {
                 format!("multipart/form-data; boundary={boundary}"),
             )
             .body(body);
-        match &auth {
-            Auth::None => {}
-            Auth::Token(header) => rb = rb.header(reqwest::header::AUTHORIZATION, header),
-            Auth::Ticket(s) => {
-                rb = rb.header(
-                    reqwest::header::COOKIE,
-                    format!("PVEAuthCookie={}", s.ticket.expose()),
-                );
-            }
-        }
+        // An upload needs no CSRF token: an HTML form cannot send one.
+        let rb = with_auth(rb, &auth, false);
         self.exchange(rb, &Method::POST, path, &url)
             .await
             .map_err(|f| f.error)
@@ -670,6 +651,25 @@ impl Transport {
             connect_failed,
         }
     }
+}
+
+/// A request with the credentials: the API token header, or the ticket
+/// cookie plus, when `csrf`, the CSRF token header.
+fn with_auth(mut rb: reqwest::RequestBuilder, auth: &Auth, csrf: bool) -> reqwest::RequestBuilder {
+    match auth {
+        Auth::None => {}
+        Auth::Token(header) => rb = rb.header(reqwest::header::AUTHORIZATION, header),
+        Auth::Ticket(s) => {
+            rb = rb.header(
+                reqwest::header::COOKIE,
+                format!("PVEAuthCookie={}", s.ticket.expose()),
+            );
+            if csrf {
+                rb = rb.header("CSRFPreventionToken", s.csrf.expose());
+            }
+        }
+    }
+    rb
 }
 
 /// The sources of an error, joined, without repeats.

@@ -1504,6 +1504,16 @@ pub enum Consolidation {
     Max,
 }
 
+impl Consolidation {
+    /// PVE's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Average => "AVERAGE",
+            Self::Max => "MAX",
+        }
+    }
+}
+
 /// One point of `GET .../rrddata` (`rrddata`); a field is `None` where
 /// the RRD has no value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -1720,13 +1730,9 @@ impl Qemu<'_> {
         timeframe: Timeframe,
         cf: Option<Consolidation>,
     ) -> Result<Vec<RrdPoint>> {
-        let params = Params::new().set("timeframe", timeframe.as_str()).opt(
-            "cf",
-            cf.map(|c| match c {
-                Consolidation::Average => "AVERAGE",
-                Consolidation::Max => "MAX",
-            }),
-        );
+        let params = Params::new()
+            .set("timeframe", timeframe.as_str())
+            .opt("cf", cf.map(Consolidation::as_str));
         self.client
             .call(Method::GET, &vm_path(node, vmid, "/rrddata"), &params)
             .await

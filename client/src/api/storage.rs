@@ -384,13 +384,9 @@ impl Storage<'_> {
         cf: Option<super::qemu::Consolidation>,
     ) -> Result<Vec<StorageRrdPoint>> {
         let path = format!("/nodes/{}/storage/{}/rrddata", seg(node), seg(storage));
-        let params = Params::new().set("timeframe", timeframe.as_str()).opt(
-            "cf",
-            cf.map(|c| match c {
-                super::qemu::Consolidation::Average => "AVERAGE",
-                super::qemu::Consolidation::Max => "MAX",
-            }),
-        );
+        let params = Params::new()
+            .set("timeframe", timeframe.as_str())
+            .opt("cf", cf.map(super::qemu::Consolidation::as_str));
         self.client.call(Method::GET, &path, &params).await
     }
 }

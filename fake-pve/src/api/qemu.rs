@@ -899,10 +899,14 @@ const BLANK_PNG: &[u8] = &[
     0xAE, 0x42, 0x60, 0x82,
 ];
 
-/// The blank PNG as PVE's JSON formatter sends image bytes: a string of
-/// code points 0-255.
-pub(crate) fn blank_png_image() -> String {
-    BLANK_PNG.iter().map(|b| char::from(*b)).collect()
+/// What `rrd` answers once the RRD file is found: the graph's file name
+/// (`<file>_<ds>_<ds>.png`) and the PNG bytes as PVE's JSON formatter
+/// sends them, a string of code points 0-255.
+pub(crate) fn rrd_graph(ctx: &Ctx<'_>, file: &str) -> Result<Reply> {
+    let ds = ctx.param("ds")?;
+    let ds = crate::spec::formats::split_list(&ds).join("_");
+    let image: String = BLANK_PNG.iter().map(|b| char::from(*b)).collect();
+    Ok(json!({ "filename": format!("{file}_{ds}.png"), "image": image }).into())
 }
 
 /// `GET .../rrd`: PVE renders a PNG graph of the data sources with
@@ -912,10 +916,6 @@ pub(crate) fn blank_png_image() -> String {
 fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
-    let ds: Vec<String> = crate::spec::formats::split_list(&ctx.param("ds")?)
-        .into_iter()
-        .map(str::to_string)
-        .collect();
     let v9 = ctx.with(|c| c.version.is_v9());
     let rrdname = if v9 {
         format!("pve-vm-9.0/{vmid}")
@@ -931,10 +931,7 @@ fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
             "RRD error: opening '{file}': No such file or directory"
         )));
     }
-    Ok(
-        json!({ "filename": format!("{file}_{}.png", ds.join("_")), "image": blank_png_image() })
-            .into(),
-    )
+    rrd_graph(ctx, &file)
 }
 
 /// `move_vm_disk` with `target-vmid`: a `qmmove` task whose id is

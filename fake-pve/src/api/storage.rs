@@ -217,28 +217,9 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
 fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let sid = ctx.param("storage")?;
-    let ds: Vec<String> = crate::spec::formats::split_list(&ctx.param("ds")?)
-        .into_iter()
-        .map(str::to_string)
-        .collect();
     let file = crate::model::Cluster::storage_rrd_file(&node, &sid, false);
-    let known = ctx.with(|c| {
-        c.storages
-            .iter()
-            .find(|s| s.storage == sid)
-            .and_then(|s| c.storage_status(s, &node, None))
-            .is_some()
-    });
-    if !known {
-        return Err(Error::failed(format!(
-            "RRD error: opening '{file}': No such file or directory"
-        )));
-    }
-    Ok(json!({
-        "filename": format!("{file}_{}.png", ds.join("_")),
-        "image": super::qemu::blank_png_image(),
-    })
-    .into())
+    ctx.with(|c| c.storage_rrd_status(&node, &sid, &file))?;
+    super::qemu::rrd_graph(ctx, &file)
 }
 
 fn run_task(ctx: &Ctx<'_>, node: &str, worker: Worker) -> Result<String> {

@@ -309,13 +309,29 @@ impl Cluster {
         format!("/var/lib/rrdcached/db/{dir}/{node}/{sid}")
     }
 
+    /// The status behind a storage's RRD `file`, which the node keeps for
+    /// the storages it sees.
+    ///
+    /// # Errors
+    /// `RRD error: opening '<file>': No such file or directory`.
+    pub fn storage_rrd_status(&self, node: &str, sid: &str, file: &str) -> Result<Value> {
+        self.storages
+            .iter()
+            .find(|s| s.storage == sid)
+            .and_then(|s| self.storage_status(s, node, None))
+            .ok_or_else(|| {
+                Error::failed(format!(
+                    "RRD error: opening '{file}': No such file or directory"
+                ))
+            })
+    }
+
     /// `GET /nodes/{node}/storage/{storage}/rrddata`: the storage's `total`
     /// and `used` for `timeframe` at PVE's resolutions, as
     /// `/nodes/{node}/storage/{storage}/status` reports them now.
     ///
     /// # Errors
-    /// `RRD error: opening '<file>': No such file or directory` when the
-    /// node keeps no statistics of the storage.
+    /// As [`Cluster::storage_rrd_status`].
     pub fn storage_rrddata(
         &self,
         node: &str,
@@ -324,17 +340,7 @@ impl Cluster {
         now_ms: i64,
     ) -> Result<Value> {
         let v9 = self.version.is_v9();
-        let status = self
-            .storages
-            .iter()
-            .find(|s| s.storage == sid)
-            .and_then(|s| self.storage_status(s, node, None))
-            .ok_or_else(|| {
-                Error::failed(format!(
-                    "RRD error: opening '{}': No such file or directory",
-                    Self::storage_rrd_file(node, sid, v9)
-                ))
-            })?;
+        let status = self.storage_rrd_status(node, sid, &Self::storage_rrd_file(node, sid, v9))?;
         let (reso, count) = super::qemu::rrd::setup(v9, timeframe);
         let ctime = reso * now_ms.div_euclid(1000).div_euclid(reso);
         let start = ctime - reso * count;

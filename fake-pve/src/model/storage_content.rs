@@ -690,19 +690,7 @@ impl Cluster {
                 "storage '{sid}' is not configured for content-type '{content}'"
             )));
         }
-        let file = normalize_filename(filename);
-        let ok = match content {
-            "import" => file_format("import", &file).is_some_and(|f| f != "ovf"),
-            ct => file_format(ct, &file).is_some() && file.len() > 4,
-        };
-        if !ok {
-            let msg = if content == "import" {
-                "invalid filename or wrong extension"
-            } else {
-                "wrong file extension"
-            };
-            return Err(Error::invalid("filename", msg));
-        }
+        let file = checked_filename(content, filename)?;
         Ok((file.clone(), format!("{content}/{file}")))
     }
 
@@ -812,28 +800,13 @@ impl Cluster {
                 s.kind
             )));
         }
-        let file = normalize_filename(filename);
-        match content {
-            "iso" | "vztmpl" => {
-                if file_format(content, &file).is_none() || file.len() <= 4 {
-                    return Err(Error::invalid("filename", "wrong file extension"));
-                }
-            }
-            "import" => {
-                if file_format("import", &file).is_none_or(|f| f == "ovf") {
-                    return Err(Error::invalid(
-                        "filename",
-                        "invalid filename or wrong extension",
-                    ));
-                }
-            }
-            other => {
-                return Err(Error::invalid(
-                    "content",
-                    format!("upload content type '{other}' not allowed"),
-                ));
-            }
+        if !matches!(content, "iso" | "vztmpl" | "import") {
+            return Err(Error::invalid(
+                "content",
+                format!("upload content type '{content}' not allowed"),
+            ));
         }
+        let file = checked_filename(content, filename)?;
         if !s.content.iter().any(|c| c == content) {
             return Err(Error::failed(format!(
                 "storage '{sid}' does not support '{content}' content"
@@ -926,6 +899,27 @@ impl Cluster {
         v["mimetype"] = json!(mime.split(';').next().unwrap_or_default());
         Ok(v)
     }
+}
+
+/// The normalised name of a file `download-url` or `upload` stores as
+/// `content` (`iso`, `vztmpl` or `import`).
+///
+/// # Errors
+/// 400 `errors.filename`: `wrong file extension`, or for `import`
+/// `invalid filename or wrong extension`.
+fn checked_filename(content: &str, filename: &str) -> Result<String> {
+    let file = normalize_filename(filename);
+    if content == "import" {
+        if file_format("import", &file).is_none_or(|f| f == "ovf") {
+            return Err(Error::invalid(
+                "filename",
+                "invalid filename or wrong extension",
+            ));
+        }
+    } else if file_format(content, &file).is_none() || file.len() <= 4 {
+        return Err(Error::invalid("filename", "wrong file extension"));
+    }
+    Ok(file)
 }
 
 /// `normalize_content_filename`: no path, and only `[a-zA-Z0-9_.-]`.

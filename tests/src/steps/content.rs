@@ -14,7 +14,7 @@ use pve_client::{Method, Params};
 use serde_json::{Value, json};
 
 use super::table_params;
-use super::vm::{call_task, vmid};
+use super::vm::{call_task, remember_upid, vmid};
 use crate::world::{Made, PveWorld};
 
 fn content_path(w: &PveWorld, storage: &str, tail: &str) -> String {
@@ -128,13 +128,7 @@ async fn upload(
         }
     }
     w.call_upload(&sid, &req).await;
-    let o = w.last();
-    if o.ok()
-        && let Some(u) = o.data.as_str()
-    {
-        let upid = u.parse().unwrap_or_else(|e| panic!("{u}: {e}"));
-        w.upids.push(upid);
-    }
+    remember_upid(w);
 }
 
 #[when(expr = "I query the metadata of URL {string}")]

@@ -37,6 +37,11 @@ pub fn vm_path(w: &PveWorld, vm: &str, tail: &str) -> String {
 /// last task.
 pub async fn call_task(w: &mut PveWorld, method: Method, path: &str, params: Params) {
     w.call(method, path, params).await;
+    remember_upid(w);
+}
+
+/// Keeps the UPID the last call answered, if it started a task.
+pub fn remember_upid(w: &mut PveWorld) {
     let o = w.last();
     if o.ok()
         && let Some(u) = o.data.as_str()
