@@ -74,3 +74,43 @@ Feature: Storage configuration and capacity
     Then the task ends with "OK"
     When I read the status of storage "{storage}" on node "{node}"
     Then the answer's "used" is "{var:before}"
+
+  Scenario: Each storage type's required options are fixed once defined
+    When I define storage "{storage:nfs}" with:
+      | type   | nfs               |
+      | server | 192.0.2.50        |
+      | path   | /mnt/pve/{prefix} |
+    Then PVE answers 500 "missing value for required option 'export'"
+    When I define storage "{storage:nfs}" with:
+      | type    | nfs               |
+      | server  | 192.0.2.50        |
+      | export  | /export/{prefix}  |
+      | path    | /mnt/pve/{prefix} |
+      | disable | 1                 |
+    Then the call succeeds
+    When I update storage "{storage:nfs}" with:
+      | server | 192.0.2.51 |
+    Then PVE answers 500 "update storage failed: can't change value of fixed parameter 'server'"
+    When I update storage "{storage:nfs}" with:
+      | delete | export |
+    Then PVE answers 500 "update storage failed: unable to delete required option 'export'"
+
+  Scenario: A storage's statistics over an hour
+    When I call GET "/nodes/{node}/storage/{storage}/rrddata"
+      | timeframe | hour |
+    Then the answer is a list of 60 items
+    And every item has "time"
+    And every item has "total"
+    And every item has "used"
+    When I call GET "/nodes/{node}/storage/{storage}/rrd"
+      | timeframe | hour       |
+      | ds        | total,used |
+    Then the answer has "filename" = "/var/lib/rrdcached/db/pve2-storage/{node}/{storage}_total_used.png"
+
+  @pve9
+  Scenario: The format flag adds the formats of every storage
+    When I list the storages of node "{node}"
+      | format | 1 |
+    Then every item has "formats"
+    When I list the storages of node "{node}"
+    Then the item with "storage" = "{storage}" has no "formats"
