@@ -387,6 +387,11 @@ async fn answer(app: &App, req: http::Request<Incoming>) -> Response<Full<Bytes>
             .and_then(|v| v.to_str().ok())
             .and_then(api::upload::boundary)
     {
+        if let Some(refused) =
+            api::refuse_unauthenticated_upload(&app.state, &method, &parts.headers).await
+        {
+            return refused;
+        }
         let pid = std::process::id();
         let (fields, info) = match api::upload::read(body, &boundary, pid).await {
             Ok(x) => x,

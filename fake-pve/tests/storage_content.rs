@@ -840,3 +840,133 @@ async fn upload_refuses_as_pve_before_any_task() {
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+async fn isos(pve: &Pve, root: &Auth) -> String {
+    volids(&list(pve, root, "local", "?content=iso").await).join(",")
+}
+
+async fn status(pve: &Pve, root: &Auth, id: String) -> Value {
+    pve.task_status(&id, root).await["status"].clone()
+}
+
+/// With tasks that take time, a volume written or removed by a task
+/// appears or goes when the task ends, as on PVE, not when it is asked.
+#[tokio::test]
+async fn task_volume_changes_take_effect_when_the_task_ends() {
+    let mut latency = fake_pve::latency::Latency::instant();
+    for kind in ["download", "imgcopy", "imgdel"] {
+        latency.set_task_ms(kind, 3_000);
+    }
+    let s = fake_pve::model::scenario::Scenario::parse(SCENARIO, "test.yaml").expect("scenario");
+    let pve = common::start_with(common::builder().scenario(s).latency(latency)).await;
+    let root = pve.root().await;
+    // download-url: the ISO is there once the task has ended.
+    let r = pve
+        .post(
+            "/nodes/pve/storage/local/download-url",
+            &root,
+            &format!(
+                "content=iso&filename=debian-12.iso&url={}",
+                enc("https://example.com/debian-12.iso")
+            ),
+        )
+        .await;
+    let dl = upid(&r);
+    assert_eq!(status(&pve, &root, dl.clone()).await, "running");
+    assert_eq!(isos(&pve, &root).await, "");
+    let (_, log) = task(&pve, &root, &dl).await;
+    assert!(!log.iter().any(|l| l.starts_with("download of")), "{log:?}");
+    pve.run.clock().advance(3);
+    assert_eq!(status(&pve, &root, dl.clone()).await, "stopped");
+    assert_eq!(isos(&pve, &root).await, "local:iso/debian-12.iso");
+
+    // upload: the file is copied into the storage by the imgcopy task.
+    let r = upload(
+        &pve,
+        &root,
+        "local",
+        &[("content", "iso")],
+        ("up.iso", b"abc"),
+    )
+    .await;
+    let up = upid(&r);
+    assert_eq!(isos(&pve, &root).await, "local:iso/debian-12.iso");
+    pve.run.clock().advance(3);
+    assert_eq!(task(&pve, &root, &up).await.0["exitstatus"], "OK");
+    assert_eq!(
+        isos(&pve, &root).await,
+        "local:iso/debian-12.iso,local:iso/up.iso"
+    );
+
+    // copy: the target appears at the end.
+    let r = pve
+        .post(
+            "/nodes/pve/storage/local/content/iso%2Fup.iso",
+            &root,
+            "target=local%3Aiso%2Fcopy.iso",
+        )
+        .await;
+    let cp = upid(&r);
+    assert_eq!(isos(&pve, &root).await.matches(',').count(), 1);
+    pve.run.clock().advance(3);
+    assert_eq!(task(&pve, &root, &cp).await.0["exitstatus"], "OK");
+    assert_eq!(
+        isos(&pve, &root).await,
+        "local:iso/copy.iso,local:iso/debian-12.iso,local:iso/up.iso"
+    );
+
+    // delete: the volume stays listed while imgdel runs; an interrupted
+    // delete leaves it in place.
+    let r = pve
+        .delete(
+            "/nodes/pve/storage/local/content/local%3Aiso%2Fcopy.iso",
+            &root,
+        )
+        .await;
+    let del = upid(&r);
+    assert!(isos(&pve, &root).await.contains("copy.iso"));
+    pve.run.clock().advance(3);
+    assert_eq!(task(&pve, &root, &del).await.0["exitstatus"], "OK");
+    assert!(!isos(&pve, &root).await.contains("copy.iso"));
+
+    let r = pve
+        .delete(
+            "/nodes/pve/storage/local/content/local%3Aiso%2Fup.iso",
+            &root,
+        )
+        .await;
+    let del = upid(&r);
+    pve.delete(&format!("/nodes/pve/tasks/{}", enc(&del)), &root)
+        .await
+        .data();
+    pve.run.clock().advance(3);
+    let (st, _) = task(&pve, &root, &del).await;
+    assert_eq!(st["exitstatus"], "received interrupt");
+    assert!(isos(&pve, &root).await.contains("up.iso"));
+}
+
+/// As pveproxy, an upload is authenticated from its headers before its
+/// body is read: a client without credentials gets 401 while it is still
+/// sending the file.
+#[tokio::test]
+async fn an_unauthenticated_upload_is_refused_before_its_body_is_read() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let s = fake_pve::model::scenario::Scenario::parse(SCENARIO, "test.yaml").expect("scenario");
+    let pve = common::start_with(common::builder().scenario(s).tls(fake_pve::Tls::Off)).await;
+    let mut conn = tokio::net::TcpStream::connect(pve.run.addr())
+        .await
+        .expect("connect");
+    let head = "POST /api2/json/nodes/pve/storage/local/upload HTTP/1.1\r\n\
+        Host: 127.0.0.1\r\n\
+        Content-Type: multipart/form-data; boundary=XyZ\r\n\
+        Content-Length: 10000000000\r\n\r\n\
+        --XyZ\r\nContent-Disposition: form-data; name=\"content\"\r\n\r\niso\r\n";
+    conn.write_all(head.as_bytes()).await.expect("send");
+    let mut answer = vec![0u8; 512];
+    let n = tokio::time::timeout(std::time::Duration::from_secs(10), conn.read(&mut answer))
+        .await
+        .expect("answered before the body was sent")
+        .expect("read");
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 401 No ticket"), "{answer}");
+}

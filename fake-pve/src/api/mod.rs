@@ -300,6 +300,23 @@ fn split_api2(path: &str) -> Option<(&str, &str)> {
     ok.then_some((fmt, rel))
 }
 
+/// pveproxy checks a request's credentials from its headers before it
+/// reads the body: an upload without valid credentials is refused with
+/// 401 before any of its file is read.
+pub async fn refuse_unauthenticated_upload(
+    state: &State,
+    method: &Method,
+    headers: &HeaderMap,
+) -> Option<Response<Full<Bytes>>> {
+    match authenticate(state, method, headers, true) {
+        Ok(_) => None,
+        Err(AuthReject(msg)) => {
+            delay(state).await;
+            Some(status_only(401, &msg))
+        }
+    }
+}
+
 /// Answers one `/api2` request (the caller has read the body, up to
 /// [`MAX_BODY`] and one byte more).
 pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Full<Bytes>> {

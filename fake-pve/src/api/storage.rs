@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, delete, get, post, put};
+use crate::model::storage::Volume;
 use crate::model::storage_content;
-use crate::model::{Error, Result, Worker};
+use crate::model::{Error, Result, TaskEffect, VolumeChange, Worker};
 
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
@@ -332,17 +333,21 @@ fn content_delete(ctx: &Ctx<'_>) -> Result<Reply> {
         } else if !c.access.has_priv(&who, &storage_path, "Datastore.Allocate") {
             return Err(Error::permission(&storage_path, &["Datastore.Allocate"]));
         }
-        if plan.is_ok() {
-            c.drop_volume(&sid, &node, &name);
-        }
         Ok((id, plan))
     })?;
     let mut w = Worker::new("imgdel", &id);
     match plan {
         Ok(lines) => {
             for l in lines {
-                w = w.log(l);
+                w = w.log_end(l);
             }
+            w = w.effect(TaskEffect::Volume {
+                node: node.clone(),
+                change: VolumeChange::Drop {
+                    storage: sid.clone(),
+                    name: name.clone(),
+                },
+            });
         }
         Err(e) => w = w.fail(e),
     }
@@ -373,7 +378,7 @@ fn content_copy(ctx: &Ctx<'_>) -> Result<Reply> {
         None => node.clone(),
     };
     let now = ctx.now();
-    let outcome = ctx.with(|c| -> Result<std::result::Result<(), String>> {
+    let outcome = ctx.with(|c| -> Result<std::result::Result<Volume, String>> {
         let s = c.usable_storage(&sid, &node)?.clone();
         let Some(vol) = c.volumes.get(&s, &node, &name).cloned() else {
             return Ok(Err(format!(
@@ -393,14 +398,13 @@ fn content_copy(ctx: &Ctx<'_>) -> Result<Reply> {
         copy.storage.clone_from(&tsid);
         copy.name.clone_from(&tname);
         copy.ctime = now;
-        c.put_file_volume(&t, &target_node, copy);
-        Ok(Ok(()))
+        Ok(Ok(copy))
     })?;
     let w = Worker::new("imgcopy", "")
         .log("DEBUG: starting worker {upid}")
         .log_end("DEBUG: end worker {upid}");
     let w = match outcome {
-        Ok(()) => w,
+        Ok(copy) => w.effect(storage_content::put_effect(&target_node, copy)),
         Err(e) => w.fail(e),
     };
     let upid = run_task(ctx, &node, w)?;

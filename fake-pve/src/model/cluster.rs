@@ -424,6 +424,10 @@ impl Cluster {
                 Ok(Vec::new())
             }
             TaskEffect::Qemu { vmid, op } => self.apply_qemu(vmid, op, end_ms),
+            TaskEffect::Volume { node, change } => {
+                self.apply_volume_change(&node, change);
+                Ok(Vec::new())
+            }
         }
     }
 

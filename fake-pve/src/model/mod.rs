@@ -26,7 +26,7 @@ pub use access::{AuthId, Token, User};
 pub use cluster::{Cluster, Storage, Vm};
 pub use nodes::{Node, NodeStatus};
 pub use scenario::Scenario;
-pub use tasks::{Task, TaskEffect, TaskState, Upid, Worker};
+pub use tasks::{Task, TaskEffect, TaskState, Upid, VolumeChange, Worker};
 
 /// A refusal from the model, in PVE's words.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use super::cluster::{Cluster, Storage};
 use super::storage::{Volume, parse_volid, path_based};
+use super::tasks::{TaskEffect, VolumeChange, Worker};
 use super::{Error, Result};
 
 /// The content types in the order `volume_list` walks them.
@@ -559,6 +560,22 @@ impl Cluster {
         Ok((id, Ok(lines)))
     }
 
+    /// Applies what a finished storage task does. A storage removed while
+    /// the task ran takes the change with it.
+    pub fn apply_volume_change(&mut self, node: &str, change: VolumeChange) {
+        match change {
+            VolumeChange::Put { volume } => {
+                let s = self.storages.iter().find(|s| s.storage == volume.storage);
+                if let Some(s) = s.cloned() {
+                    self.put_file_volume(&s, node, volume);
+                }
+            }
+            VolumeChange::Drop { storage, name } => {
+                self.drop_volume(&storage, node, &name);
+            }
+        }
+    }
+
     /// Removes a volume and its attributes.
     pub fn drop_volume(&mut self, sid: &str, node: &str, name: &str) {
         let Some(s) = self.storages.iter().find(|s| s.storage == sid).cloned() else {
@@ -699,14 +716,14 @@ impl Cluster {
         self.volumes.downloads.iter().find(|k| k.url == url)
     }
 
-    /// The task of `download-url`: its log and outcome; the volume is
-    /// recorded at once when the download succeeds.
-    pub fn download_task(&mut self, r: &DownloadRequest) -> Result<super::Worker> {
+    /// The task of `download-url`: its log and outcome; the volume
+    /// appears when the task ends successfully.
+    pub fn download_task(&self, r: &DownloadRequest) -> Result<Worker> {
         let (file, volname) = self.download_check(&r.storage, &r.node, &r.content, &r.filename)?;
         let s = self.usable_storage(&r.storage, &r.node)?.clone();
         let dest = volume_path(&s, &volname);
         let tmp = format!("{dest}.tmp_dwnl.{}", r.pid);
-        let mut w = super::Worker::new("download", &encode_text(&file));
+        let mut w = Worker::new("download", &encode_text(&file));
         if r.compression.is_some() && r.content != "iso" {
             return Ok(w.fail(format!("decompression not supported for {}", r.content)));
         }
@@ -765,19 +782,18 @@ impl Cluster {
             w = w.log(format!("decompressing {tmp} to {dcom}"));
         }
         let format = file_format(&r.content, &file).unwrap_or_else(|| "raw".into());
-        self.put_file_volume(
-            &s,
-            &r.node,
-            Volume {
-                storage: s.storage.clone(),
-                name: volname,
-                size,
-                format,
-                vmid: 0,
-                ctime: r.now,
-            },
-        );
-        Ok(w.log(format!("download of '{}' to '{dest}' finished", r.url)))
+        let volume = Volume {
+            storage: s.storage.clone(),
+            name: volname,
+            size,
+            format,
+            vmid: 0,
+            ctime: r.now,
+        };
+        Ok(
+            w.log_end(format!("download of '{}' to '{dest}' finished", r.url))
+                .effect(put_effect(&r.node, volume)),
+        )
     }
 
     /// Checks of `upload` made before the task starts, in PVE's order;
@@ -817,13 +833,13 @@ impl Cluster {
 
     /// The task of `upload` (`imgcopy`): the spooled file is copied into
     /// the storage; a volume of the same name is replaced.
-    pub fn upload_task(&mut self, r: &UploadRequest) -> Result<super::Worker> {
+    pub fn upload_task(&self, r: &UploadRequest) -> Result<Worker> {
         let file = self.upload_check(&r.storage, &r.node, &r.content, &r.filename)?;
         let s = self.usable_storage(&r.storage, &r.node)?.clone();
         let volname = format!("{}/{file}", r.content);
         let dest = volume_path(&s, &volname);
-        let mut w = super::Worker::new("imgcopy", "")
-            .log(format!("starting file import from: {}", r.tmpfilename));
+        let mut w =
+            Worker::new("imgcopy", "").log(format!("starting file import from: {}", r.tmpfilename));
         if let Some((expect, got)) = &r.checksum {
             if !got.eq_ignore_ascii_case(expect) {
                 return Ok(w.log("calculating checksum...").fail(format!(
@@ -838,19 +854,16 @@ impl Cluster {
             .log(format!("file size is: {}", r.size))
             .log(format!("command: cp -- {} {dest}", r.tmpfilename));
         let format = file_format(&r.content, &file).unwrap_or_else(|| "raw".into());
-        self.put_file_volume(
-            &s,
-            &r.node,
-            Volume {
-                storage: s.storage.clone(),
-                name: volname,
-                size: r.size,
-                format,
-                vmid: 0,
-                ctime: r.now,
-            },
-        );
-        Ok(w.log("finished file import successfully"))
+        let volume = Volume {
+            storage: s.storage.clone(),
+            name: volname,
+            size: r.size,
+            format,
+            vmid: 0,
+            ctime: r.now,
+        };
+        Ok(w.log_end("finished file import successfully")
+            .effect(put_effect(&r.node, volume)))
     }
 
     /// `GET /nodes/{node}/query-url-metadata`.
@@ -907,6 +920,14 @@ impl Cluster {
 /// # Errors
 /// 400 `errors.filename`: `wrong file extension`, or for `import`
 /// `invalid filename or wrong extension`.
+/// The effect of a task that writes `volume` on `node`.
+pub fn put_effect(node: &str, volume: Volume) -> TaskEffect {
+    TaskEffect::Volume {
+        node: node.to_string(),
+        change: VolumeChange::Put { volume },
+    }
+}
+
 fn checked_filename(content: &str, filename: &str) -> Result<String> {
     let file = normalize_filename(filename);
     if content == "import" {

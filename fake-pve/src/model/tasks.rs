@@ -103,6 +103,32 @@ pub enum TaskEffect {
         /// The operation.
         op: super::qemu::QemuOp,
     },
+    /// Adds or removes a storage volume (upload, download, copy, delete):
+    /// on PVE the file appears or goes when the worker gets there.
+    Volume {
+        /// The node whose view of the storage changes.
+        node: String,
+        /// What happens to the volume.
+        change: VolumeChange,
+    },
+}
+
+/// A change to one storage volume made by a task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub enum VolumeChange {
+    /// The volume is written (an existing one of that name is replaced).
+    Put {
+        /// The new volume.
+        volume: super::storage::Volume,
+    },
+    /// The volume is removed with its attributes.
+    Drop {
+        /// Storage id.
+        storage: String,
+        /// Volume name on that storage.
+        name: String,
+    },
 }
 
 /// The plan of a task: what it logs and how it ends.
