@@ -347,6 +347,9 @@ async fn respond(
     req: http::Request<Incoming>,
     peer: SocketAddr,
 ) -> Response<Full<Bytes>> {
+    if !tracing::enabled!(target: "fake_pve::request", tracing::Level::INFO) {
+        return answer(app, req).await;
+    }
     let started = Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_string();

@@ -50,6 +50,9 @@ pub struct Spec {
     pub release: String,
     /// Every endpoint, sorted by path and method.
     pub endpoints: Vec<Endpoint>,
+    /// Endpoint indexes by method and number of path segments.
+    #[serde(skip)]
+    by_shape: std::collections::HashMap<(String, usize), Vec<usize>>,
 }
 
 /// One path and method.
@@ -275,6 +278,12 @@ fn load(text: &str) -> Spec {
             )
             .collect();
     }
+    for (i, e) in spec.endpoints.iter().enumerate() {
+        spec.by_shape
+            .entry((e.method.clone(), e.segments.len()))
+            .or_default()
+            .push(i);
+    }
     spec
 }
 
@@ -300,21 +309,23 @@ impl Spec {
     /// Finds the endpoint for `method` and the path's segments. A literal
     /// segment wins over a placeholder, as in PVE's router.
     pub fn find(&self, method: &str, segs: &[String]) -> Option<Found<'_>> {
-        let mut best: Option<(Vec<bool>, &Endpoint)> = None;
-        for e in self
-            .endpoints
-            .iter()
-            .filter(|e| e.method == method && e.segments.len() == segs.len())
-        {
-            let mut rank = Vec::with_capacity(segs.len());
-            let ok = e.segments.iter().zip(segs).all(|(want, got)| match want {
-                Seg::Lit(l) => {
-                    rank.push(false);
-                    l == got
-                }
-                Seg::Param(_) => {
-                    rank.push(true);
-                    true
+        // The rank has a bit per segment, the first segment highest, set
+        // for a placeholder: the lowest rank is the most literal match.
+        let mut best: Option<(u128, &Endpoint)> = None;
+        let candidates = self
+            .by_shape
+            .get(&(method.to_string(), segs.len()))
+            .map_or(&[][..], Vec::as_slice);
+        for e in candidates.iter().map(|&i| &self.endpoints[i]) {
+            let mut rank = 0u128;
+            let ok = e.segments.iter().zip(segs).all(|(want, got)| {
+                rank <<= 1;
+                match want {
+                    Seg::Lit(l) => l == got,
+                    Seg::Param(_) => {
+                        rank |= 1;
+                        true
+                    }
                 }
             });
             if ok && best.as_ref().is_none_or(|(r, _)| rank < *r) {

@@ -423,12 +423,9 @@ fn dispatch(
     who: Option<AuthId>,
     map: BTreeMap<String, Value>,
 ) -> (Option<&'static str>, Result<Reply>) {
-    let spec = crate::spec::spec(state.settings().version);
-    let segs = path_segments(rel);
-    let name = spec
-        .find(req.method.as_str(), &segs)
-        .map(|f| f.endpoint.name.as_str());
-    (name, answer(state, router, req, rel, who, map))
+    let mut name = None;
+    let result = answer(state, router, req, rel, who, map, &mut name);
+    (name, result)
 }
 
 /// The path segments as PVE's router splits them: after
@@ -455,6 +452,7 @@ fn answer(
     rel: &str,
     who: Option<AuthId>,
     mut map: BTreeMap<String, Value>,
+    name: &mut Option<&'static str>,
 ) -> Result<Reply> {
     let segs = path_segments(rel);
     let spec = crate::spec::spec(state.settings().version);
@@ -477,6 +475,7 @@ fn answer(
         });
     };
     let endpoint = found.endpoint;
+    *name = Some(endpoint.name.as_str());
     if let Some(q) = &req.query {
         for (k, v) in form_urlencoded::parse(q.as_bytes()) {
             map.insert(k.into_owned(), Value::String(v.into_owned()));
@@ -661,7 +660,7 @@ fn base_response(code: u16, reason: &str) -> http::response::Builder {
         .status(status)
         .header("Cache-Control", "max-age=0")
         .header("Pragma", "no-cache")
-        .header("Expires", http_date(now))
+        .header("Expires", expires(now))
         .header("Server", "pve-api-daemon/3.0");
     // pveproxy closes the connection after every error answer.
     if code >= 400 {
@@ -671,6 +670,23 @@ fn base_response(code: u16, reason: &str) -> http::response::Builder {
         b = b.extension(r);
     }
     b
+}
+
+/// [`http_date`] of `now`, made once a second per thread.
+fn expires(now: u64) -> HeaderValue {
+    thread_local! {
+        static LAST: std::cell::RefCell<(u64, HeaderValue)> =
+            const { std::cell::RefCell::new((u64::MAX, HeaderValue::from_static(""))) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.0 != now {
+            let v = HeaderValue::from_str(&http_date(now))
+                .unwrap_or_else(|_| HeaderValue::from_static(""));
+            *last = (now, v);
+        }
+        last.1.clone()
+    })
 }
 
 /// An RFC 7231 date (`Sun, 06 Nov 1994 08:49:37 GMT`).
@@ -716,7 +732,7 @@ fn json_response(code: u16, reason: &str, body: &Value) -> Response<Full<Bytes>>
         http::header::CONTENT_TYPE,
         HeaderValue::from_static(JSON_CONTENT_TYPE),
     );
-    build(b, Bytes::from(body.to_string()))
+    build(b, Bytes::from(serde_json::to_vec(body).unwrap_or_default()))
 }
 
 /// A JSON document as it is, without PVE's envelope.
@@ -726,17 +742,33 @@ pub fn raw_json(body: &Value) -> Response<Full<Bytes>> {
 
 /// The success answer.
 pub fn success(format: Format, reply: Reply) -> Response<Full<Bytes>> {
-    let mut body = json!({ "data": reply.data });
+    // The envelope is written around the data (`{"data":...,"total":n,
+    // <attribs>,"success":1}`) instead of moving it into a new value.
+    // Writing a `Value` into a `Vec` cannot fail.
+    let mut out = Vec::with_capacity(512);
+    out.extend_from_slice(b"{\"data\":");
+    let _ = serde_json::to_writer(&mut out, &reply.data);
     if let Some(t) = reply.total.filter(|t| *t != 0) {
-        body["total"] = json!(t);
+        out.extend_from_slice(format!(",\"total\":{t}").as_bytes());
     }
-    for (k, v) in reply.attribs {
-        body[k.as_str()] = v;
+    for (k, v) in &reply.attribs {
+        if matches!(k.as_str(), "data" | "total" | "success") {
+            continue;
+        }
+        out.push(b',');
+        let _ = serde_json::to_writer(&mut out, k);
+        out.push(b':');
+        let _ = serde_json::to_writer(&mut out, v);
     }
     if format == Format::Extjs {
-        body["success"] = json!(1);
+        out.extend_from_slice(b",\"success\":1");
     }
-    json_response(200, "", &body)
+    out.push(b'}');
+    let b = base_response(200, "").header(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static(JSON_CONTENT_TYPE),
+    );
+    build(b, Bytes::from(out))
 }
 
 /// The error answer for a domain error.
