@@ -24,6 +24,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub mod scale;
+pub mod throughput;
+
 use goose::config::GooseConfiguration;
 use goose::prelude::*;
 use serde_json::Value;
