@@ -8,7 +8,9 @@
 //! a scenario is about (fake-pve impersonates that release for it; a real
 //! cluster of the other release leaves it out); `@destructive` scenarios
 //! run against a real cluster only with `--destructive`; `@slow` ones are
-//! left out with `--skip-slow`. Skipped and undefined steps fail the run.
+//! left out with `--skip-slow`; `@load` ones (full load runs, minutes
+//! long) run only when `--tags` selects scenarios. Skipped and undefined
+//! steps fail the run.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -291,6 +293,8 @@ pub async fn run_to(
                 .filter_run(opts.features.clone(), move |feature, rule, scenario| {
                     let tags = all_tags(feature, rule, scenario);
                     wanted(&t2, &t3, &tags)
+                        // Full load runs (@load) only when tags ask for them.
+                        && (tag_filter.is_some() || !tags.iter().any(|t| t == "load"))
                         && name_filter
                             .as_ref()
                             .is_none_or(|re| re.is_match(&scenario.name))

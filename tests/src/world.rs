@@ -189,6 +189,8 @@ pub struct PveWorld {
     vm_base: u32,
     /// The block taken from [`VM_BLOCKS`], to give back after the scenario.
     vm_block: Option<u32>,
+    /// A load run (`features/load/`).
+    pub load: crate::steps::load::LoadRun,
 }
 
 impl fmt::Debug for PveWorld {

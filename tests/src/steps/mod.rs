@@ -17,6 +17,7 @@ pub mod cluster;
 pub mod content;
 pub mod fake;
 pub mod feature;
+pub mod load;
 pub mod migrate;
 pub mod move_disk;
 pub mod network;
