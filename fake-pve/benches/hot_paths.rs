@@ -89,6 +89,36 @@ fn views(c: &mut Criterion) {
     });
 }
 
+/// Checkpoints and state documents of a world with 10,000 guests
+/// (target: a restore well under a second).
+fn worlds(c: &mut Criterion) {
+    use fake_pve::state::{Settings, State};
+    let settings = Settings {
+        version: PveVersion::V9_1,
+        root_password: "pw".into(),
+        auth_failure_delay: Duration::ZERO,
+        fingerprint: None,
+        random_seed: 1,
+    };
+    let state = State::new(
+        big_scenario(10_000),
+        settings,
+        Clock::manual(1_790_000_000),
+        fake_pve::Latency::instant(),
+    )
+    .expect("state");
+    state.checkpoint("bench").expect("checkpoint");
+    c.bench_function("world/checkpoint with 10000 guests", |b| {
+        b.iter(|| state.checkpoint("again").expect("checkpoint"))
+    });
+    c.bench_function("world/restore with 10000 guests", |b| {
+        b.iter(|| state.restore("bench").expect("restore"))
+    });
+    c.bench_function("world/export as JSON with 10000 guests", |b| {
+        b.iter(|| black_box(serde_json::to_vec(&state.export()).map(|v| v.len())))
+    });
+}
+
 /// Per-VM calls on the model with 10,000 guests present: they must not
 /// grow with the number of guests.
 fn vms(c: &mut Criterion) {
@@ -220,5 +250,5 @@ fn wire(c: &mut Criterion) {
     rt.block_on(pve.shutdown());
 }
 
-criterion_group!(benches, auth, routing, views, vms, wire);
+criterion_group!(benches, auth, routing, views, worlds, vms, wire);
 criterion_main!(benches);

@@ -253,6 +253,24 @@ impl Running {
         self.state.clock()
     }
 
+    /// Saves the current world as checkpoint `name` (see
+    /// [`State::checkpoint`]): seed once, then [`Running::restore`] before
+    /// each test.
+    ///
+    /// # Errors
+    /// An invalid name.
+    pub fn checkpoint(&self, name: &str) -> Result<(), String> {
+        self.state.checkpoint(name)
+    }
+
+    /// Returns to checkpoint `name` (see [`State::restore`]).
+    ///
+    /// # Errors
+    /// An unknown checkpoint.
+    pub fn restore(&self, name: &str) -> Result<(), String> {
+        self.state.restore(name)
+    }
+
     /// Stops accepting connections and waits for the accept loop to end.
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);

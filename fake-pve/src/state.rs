@@ -10,6 +10,7 @@ use crate::clock::Clock;
 pub use crate::latency::Latency;
 use crate::model::faults::Faults;
 use crate::model::scenario::{Scenario, ScenarioError};
+use crate::model::world::{self, StateDoc};
 use crate::model::{Cluster, PveVersion};
 
 /// Settings that stay as they are across `/_fake/reset`.
@@ -30,6 +31,11 @@ pub struct Settings {
 
 fn build(seed: &Scenario, s: &Settings, now: i64) -> Result<Cluster, ScenarioError> {
     let mut c = seed.build(s.version, &s.root_password, now)?;
+    if seed.world.is_some() {
+        // A saved world keeps its fault rules, their random state and its
+        // nodes' fingerprints.
+        return Ok(c);
+    }
     c.faults = Faults::new(s.random_seed);
     for rule in &seed.faults {
         c.faults.add(rule.clone()).map_err(|reason| ScenarioError {
@@ -47,8 +53,18 @@ fn build(seed: &Scenario, s: &Settings, now: i64) -> Result<Cluster, ScenarioErr
     Ok(c)
 }
 
+/// A saved world: `POST /_fake/checkpoints`.
+#[derive(Debug, Clone)]
+struct Checkpoint {
+    cluster: Arc<Cluster>,
+    latency: Latency,
+    /// Emulated time it was taken at, epoch seconds.
+    taken: i64,
+}
+
 struct Shared {
     cluster: Mutex<Cluster>,
+    checkpoints: Mutex<std::collections::BTreeMap<String, Checkpoint>>,
     seed: Mutex<Scenario>,
     latency: Mutex<Latency>,
     settings: Settings,
@@ -84,6 +100,7 @@ impl State {
         Ok(Self {
             inner: Arc::new(Shared {
                 cluster: Mutex::new(cluster),
+                checkpoints: Mutex::default(),
                 seed: Mutex::new(seed),
                 latency: Mutex::new(latency),
                 settings,
@@ -178,4 +195,143 @@ impl State {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = seed;
         Ok(())
     }
+
+    /// The whole world as a state document (`GET /_fake/state`).
+    pub fn export(&self) -> StateDoc {
+        let cluster = self.with(|c| c.clone());
+        let c = self.clock();
+        StateDoc {
+            format: world::FORMAT.into(),
+            version: world::VERSION,
+            pve: cluster.version.release().into(),
+            cluster,
+            latency: serde_json::to_value(self.latency()).ok(),
+            clock: Some(serde_json::json!({
+                "now": c.now(),
+                "now_ms": c.now_millis(),
+                "manual": c.is_manual(),
+                "advanced_ms": c.advanced_millis(),
+            })),
+        }
+    }
+
+    /// Replaces the world with a state document's (`PUT /_fake/state`):
+    /// the cluster and, when the document has one, the latency profile.
+    /// The clock is left as it is; tasks that were running end when their
+    /// time has come. What `reset` returns to does not change.
+    ///
+    /// # Errors
+    /// A document of another release, or a latency profile that does not
+    /// parse; the world is then left as it was.
+    pub fn import(&self, doc: StateDoc) -> Result<(), String> {
+        let version = self.settings().version;
+        if doc.cluster.version != version {
+            return Err(format!(
+                "the state is of PVE {}, but this fake-pve impersonates PVE {}",
+                doc.cluster.version.release(),
+                version.release()
+            ));
+        }
+        let latency = match doc.latency {
+            Some(v) => Some(Latency::from_json(v)?),
+            None => None,
+        };
+        *self.lock() = doc.cluster;
+        if let Some(l) = latency {
+            self.set_latency(l);
+        }
+        Ok(())
+    }
+
+    fn checkpoints(&self) -> MutexGuard<'_, std::collections::BTreeMap<String, Checkpoint>> {
+        self.inner
+            .checkpoints
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Saves the current world (with its latency profile) as checkpoint
+    /// `name`, replacing one of the same name.
+    ///
+    /// # Errors
+    /// A name that is not 1 to 64 letters, digits, `-`, `_` or `.`
+    /// starting with a letter or digit.
+    pub fn checkpoint(&self, name: &str) -> Result<(), String> {
+        if !valid_checkpoint_name(name) {
+            return Err(format!("invalid checkpoint name '{name}'"));
+        }
+        let cluster = Arc::new(self.with(|c| c.clone()));
+        let cp = Checkpoint {
+            cluster,
+            latency: self.latency(),
+            taken: self.clock().now(),
+        };
+        self.checkpoints().insert(name.to_string(), cp);
+        Ok(())
+    }
+
+    /// Returns to checkpoint `name`: its cluster and latency profile. The
+    /// clock and the signing keys stay (tickets remain valid); tasks that
+    /// were running then end when their time has come.
+    ///
+    /// # Errors
+    /// `checkpoint 'x' does not exist`.
+    pub fn restore(&self, name: &str) -> Result<(), String> {
+        let cp = self
+            .checkpoints()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| format!("checkpoint '{name}' does not exist"))?;
+        *self.lock() = (*cp.cluster).clone();
+        self.set_latency(cp.latency);
+        Ok(())
+    }
+
+    /// Removes checkpoint `name`.
+    ///
+    /// # Errors
+    /// `checkpoint 'x' does not exist`.
+    pub fn drop_checkpoint(&self, name: &str) -> Result<(), String> {
+        self.checkpoints()
+            .remove(name)
+            .map(|_| ())
+            .ok_or_else(|| format!("checkpoint '{name}' does not exist"))
+    }
+
+    /// The checkpoints: name, emulated time taken, number of guests and
+    /// tasks, sorted by name.
+    pub fn list_checkpoints(&self) -> Vec<CheckpointInfo> {
+        self.checkpoints()
+            .iter()
+            .map(|(name, cp)| CheckpointInfo {
+                name: name.clone(),
+                time: cp.taken,
+                vms: cp.cluster.vms.len(),
+                tasks: cp.cluster.tasks.len(),
+            })
+            .collect()
+    }
+}
+
+/// What `GET /_fake/checkpoints` lists of a checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CheckpointInfo {
+    /// Its name.
+    pub name: String,
+    /// Emulated time it was taken at, epoch seconds.
+    pub time: i64,
+    /// Guests in it.
+    pub vms: usize,
+    /// Tasks in it.
+    pub tasks: usize,
+}
+
+/// 1 to 64 letters, digits, `-`, `_` or `.`, starting with a letter or a
+/// digit.
+pub fn valid_checkpoint_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }

@@ -43,7 +43,40 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Repl
             state.reset();
             Ok(Value::Null.into())
         }
-        (Method::GET, "/_fake/state") => Ok(dump(state).into()),
+        (Method::GET, "/_fake/state") => Ok(serde_json::to_value(state.export())
+            .unwrap_or(Value::Null)
+            .into()),
+        (Method::PUT, "/_fake/state") => {
+            let text = std::str::from_utf8(&req.body)
+                .map_err(|_| Error::invalid("state", "the state is not UTF-8 text"))?;
+            let doc = crate::model::world::parse(text, "<request body>")
+                .map_err(|e| Error::invalid("state", e.reason))?;
+            state.import(doc).map_err(|e| Error::invalid("state", e))?;
+            Ok(health(state).into())
+        }
+        (Method::GET, "/_fake/checkpoints") => Ok(json!(state.list_checkpoints()).into()),
+        (Method::POST, "/_fake/checkpoints") => {
+            let p = params(req)?;
+            let name = p.str("name").ok_or_else(|| {
+                Error::invalid("name", "property is missing and it is not optional")
+            })?;
+            state
+                .checkpoint(&name)
+                .map_err(|e| Error::invalid("name", e))?;
+            Ok(json!(name).into())
+        }
+        (Method::POST, p) if p.starts_with("/_fake/checkpoints/") && p.ends_with("/restore") => {
+            let name = p
+                .trim_start_matches("/_fake/checkpoints/")
+                .trim_end_matches("/restore");
+            state.restore(name).map_err(Error::failed)?;
+            Ok(health(state).into())
+        }
+        (Method::DELETE, p) if p.starts_with("/_fake/checkpoints/") => {
+            let name = p.trim_start_matches("/_fake/checkpoints/");
+            state.drop_checkpoint(name).map_err(Error::failed)?;
+            Ok(Value::Null.into())
+        }
         (Method::POST, "/_fake/seed") => seed(state, req),
         (Method::GET, "/_fake/clock") => Ok(clock(state).into()),
         (Method::POST, "/_fake/clock") => {
@@ -141,15 +174,6 @@ fn clock(state: &State) -> Value {
     })
 }
 
-fn dump(state: &State) -> Value {
-    let cluster = state.with(|c| serde_json::to_value(&*c).unwrap_or(Value::Null));
-    json!({
-        "cluster": cluster,
-        "clock": clock(state),
-        "latency": state.latency(),
-    })
-}
-
 /// `POST /_fake/faults`: one rule or a list of rules (JSON); answers the
 /// ids given.
 fn add_faults(state: &State, req: &Request) -> Result<Reply> {
@@ -196,7 +220,8 @@ fn put_downloads(state: &State, req: &Request) -> Result<Reply> {
     Ok(json!(list).into())
 }
 
-/// `POST /_fake/seed`: the body is a scenario (YAML or JSON).
+/// `POST /_fake/seed`: the body is a scenario (YAML or JSON) or a state
+/// document (`GET /_fake/state`).
 fn seed(state: &State, req: &Request) -> Result<Reply> {
     let text = std::str::from_utf8(&req.body)
         .map_err(|_| Error::invalid("scenario", "the scenario is not UTF-8 text"))?;

@@ -17,6 +17,7 @@ pub mod storage_cfg;
 pub mod storage_content;
 pub mod tasks;
 pub mod volume_ops;
+pub mod world;
 
 use std::collections::BTreeMap;
 

@@ -79,10 +79,14 @@ pub struct Scenario {
     /// The text itself, to find lines for semantic errors.
     #[serde(skip)]
     pub text: String,
+    /// A saved world (a state document given where a scenario goes): the
+    /// cluster is this, as it was.
+    #[serde(skip)]
+    pub world: Option<Box<Cluster>>,
 }
 
 /// A node of a scenario.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NodeSpec {
     /// Node name.
@@ -363,6 +367,10 @@ impl Scenario {
     /// # Errors
     /// The source, line and reason of the first problem.
     pub fn parse(text: &str, source: &str) -> Result<Self, ScenarioError> {
+        if super::world::is_state_doc(text) {
+            let doc = super::world::parse(text, source)?;
+            return Ok(Self::from_world(doc.cluster, source));
+        }
         let mut s: Scenario = if text.trim().is_empty() {
             Scenario::default()
         } else {
@@ -385,6 +393,23 @@ impl Scenario {
                 .map_err(|reason| s.err("faults", format!("faults: {reason}")))?;
         }
         Ok(s)
+    }
+
+    /// A scenario that is a saved world: building it gives `cluster` back.
+    pub fn from_world(cluster: Cluster, source: &str) -> Self {
+        Self {
+            nodes: cluster
+                .nodes
+                .iter()
+                .map(|n| NodeSpec {
+                    name: n.name.clone(),
+                    ..NodeSpec::default()
+                })
+                .collect(),
+            source: source.to_string(),
+            world: Some(Box::new(cluster)),
+            ..Self::default()
+        }
     }
 
     /// Reads and parses a file.
@@ -441,6 +466,20 @@ impl Scenario {
         root_password: &str,
         now: i64,
     ) -> Result<Cluster, ScenarioError> {
+        if let Some(world) = &self.world {
+            if world.version != version {
+                return Err(ScenarioError {
+                    file: self.source.clone(),
+                    line: None,
+                    reason: format!(
+                        "the state is of PVE {}, but this fake-pve impersonates PVE {}",
+                        world.version.release(),
+                        version.release()
+                    ),
+                });
+            }
+            return Ok((**world).clone());
+        }
         let mut nodes = Vec::new();
         let mut seen = BTreeSet::new();
         let clustered = self.cluster.is_some() || self.nodes.len() > 1;

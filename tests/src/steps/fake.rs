@@ -94,3 +94,24 @@ async fn guest_status(w: &mut PveWorld, vmid: String, status: String) {
         .map(|v| super::text(&v["status"]));
     assert_eq!(got.as_deref(), Some(status.as_str()), "{data}");
 }
+
+#[when(expr = "I save the world as checkpoint {string}")]
+#[given(expr = "the world is saved as checkpoint {string}")]
+async fn save_checkpoint(w: &mut PveWorld, name: String) {
+    w.control(
+        Method::POST,
+        "/_fake/checkpoints",
+        Some(("application/x-www-form-urlencoded", format!("name={name}"))),
+    )
+    .await;
+}
+
+#[when(expr = "I restore checkpoint {string}")]
+async fn restore_checkpoint(w: &mut PveWorld, name: String) {
+    w.control(
+        Method::POST,
+        &format!("/_fake/checkpoints/{name}/restore"),
+        None,
+    )
+    .await;
+}
