@@ -93,9 +93,45 @@ impl Clock {
         self.inner.manual
     }
 
-    /// Milliseconds since the Unix epoch.
+    /// Milliseconds since the Unix epoch (the request's instant while a
+    /// journaled request runs, see [`crate::pin`]).
     pub fn now_millis(&self) -> i64 {
+        if let Some(ms) = crate::pin::now() {
+            return ms;
+        }
         Self::at(&self.anchor(), self.inner.manual)
+    }
+
+    /// What a saved world keeps of the clock.
+    pub fn saved(&self) -> SavedClock {
+        let a = *self.anchor();
+        SavedClock {
+            now_ms: Self::at(&a, self.inner.manual),
+            wall_ms: wall_millis(),
+            scale: a.scale,
+            advanced_ms: self.advanced_millis(),
+        }
+    }
+
+    /// Takes the clock back to a saved state: a manual clock stands at the
+    /// saved time; a system clock goes on from it, counting the time that
+    /// passed since (at its speed).
+    pub fn restore(&self, s: &SavedClock) {
+        let mut a = self.anchor();
+        *a = if self.inner.manual {
+            Anchor {
+                wall: 0,
+                emul: s.now_ms,
+                scale: s.scale,
+            }
+        } else {
+            Anchor {
+                wall: s.wall_ms,
+                emul: s.now_ms,
+                scale: s.scale,
+            }
+        };
+        self.inner.advanced.store(s.advanced_ms, Ordering::SeqCst);
     }
 
     /// Whole seconds since the Unix epoch, as PVE stores times.
@@ -143,6 +179,19 @@ impl Clock {
             scale,
         };
     }
+}
+
+/// A clock's state in a saved world.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SavedClock {
+    /// Emulated time, epoch milliseconds.
+    pub now_ms: i64,
+    /// Wall-clock time it was saved at, epoch milliseconds.
+    pub wall_ms: i64,
+    /// Emulated seconds per real second.
+    pub scale: f64,
+    /// Milliseconds advanced in total.
+    pub advanced_ms: u64,
 }
 
 /// A UTC calendar time: `(year, month, day, hour, minute, second,

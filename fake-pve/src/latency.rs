@@ -275,7 +275,12 @@ impl Latency {
     /// How long a task of `kind` runs, in emulated milliseconds.
     pub fn task_ms(&self, kind: &str) -> u64 {
         match self.tasks.get(kind).or(self.default_task.as_ref()) {
-            Some(d) => d.at(self.draw(kind)),
+            // A journaled request draws from its own seed (see `pin`), so
+            // that replaying it gives the task the same duration.
+            Some(d) => match crate::pin::seeded_u64() {
+                Some(x) => d.at(((x >> 11) as f64 + 0.5) / (1u64 << 53) as f64),
+                None => d.at(self.draw(kind)),
+            },
             None => self.default_ms,
         }
     }

@@ -38,6 +38,8 @@ pub mod control;
 pub mod coverage;
 pub mod latency;
 pub mod model;
+pub mod persist;
+pub mod pin;
 pub mod server;
 pub mod spec;
 pub mod state;
@@ -61,6 +63,12 @@ pub enum Error {
     /// The scenario is malformed.
     #[error("scenario {0}")]
     Scenario(#[from] ScenarioError),
+    /// The data directory cannot be used.
+    #[error("{0}")]
+    Store(#[from] persist::StoreError),
+    /// The data directory holds a world this fake-pve cannot take up.
+    #[error("{0}")]
+    Restore(String),
 }
 
 /// `Result` with this crate's [`Error`].

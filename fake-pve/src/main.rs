@@ -55,6 +55,19 @@ struct Args {
     /// Seed of every random draw (fault probabilities), for repeatable runs.
     #[arg(long, env = "FAKE_PVE_RANDOM_SEED", default_value = "1592651789")]
     random_seed: u64,
+    /// Keep the world in this directory: reloaded at start, every change
+    /// journaled before it is answered.
+    #[arg(long, env = "FAKE_PVE_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// With --data-dir: when journal writes reach the disk: always (before
+    /// every answer), interval (about once a second) or never.
+    #[arg(
+        long,
+        env = "FAKE_PVE_FSYNC",
+        default_value = "interval",
+        requires = "data_dir"
+    )]
+    fsync: fake_pve::persist::Fsync,
 }
 
 fn parse_version(s: &str) -> Result<PveVersion, String> {
@@ -126,7 +139,11 @@ async fn run(args: Args) -> Result<(), String> {
     if !(0.0..=3600.0).contains(&args.auth_failure_delay) {
         return Err("--auth-failure-delay must be between 0 and 3600 seconds".into());
     }
-    let pve = FakePve::builder()
+    let mut builder = FakePve::builder();
+    if let Some(dir) = &args.data_dir {
+        builder = builder.data_dir(dir).fsync(args.fsync);
+    }
+    let pve = builder
         .listen(args.listen)
         .tls(tls)
         .root_password(args.root_password.clone())
@@ -152,6 +169,9 @@ async fn run(args: Args) -> Result<(), String> {
     );
     if let Some(fp) = pve.fingerprint() {
         println!("  TLS fingerprint (SHA-256): {fp}");
+    }
+    if let Some(dir) = &args.data_dir {
+        println!("  data directory: {}", dir.display());
     }
     println!("  login: root@pam / {}", args.root_password);
     println!("  try:");

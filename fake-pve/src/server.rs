@@ -66,6 +66,8 @@ pub struct Builder {
     clock: Option<Clock>,
     latency: Latency,
     random_seed: u64,
+    data_dir: Option<std::path::PathBuf>,
+    fsync: crate::persist::Fsync,
 }
 
 impl Default for Builder {
@@ -80,6 +82,8 @@ impl Default for Builder {
             clock: None,
             latency: Latency::default(),
             random_seed: 0x5eed_f00d,
+            data_dir: None,
+            fsync: crate::persist::Fsync::default(),
         }
     }
 }
@@ -120,6 +124,22 @@ impl Builder {
         self
     }
 
+    /// Keeps the world in `dir` (see [`crate::persist`]): reloaded at
+    /// start when the directory holds one (the scenario is then only what
+    /// a first start builds), journaled as it changes.
+    #[must_use]
+    pub fn data_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.data_dir = Some(dir.into());
+        self
+    }
+
+    /// When journal writes reach the disk (with [`Builder::data_dir`]).
+    #[must_use]
+    pub fn fsync(mut self, mode: crate::persist::Fsync) -> Self {
+        self.fsync = mode;
+        self
+    }
+
     /// The scenario to start from.
     #[must_use]
     pub fn scenario(mut self, s: Scenario) -> Self {
@@ -156,8 +176,17 @@ impl Builder {
     pub async fn start(self) -> Result<Running, Error> {
         let scenario = self.scenario.unwrap_or_else(Scenario::default_single_node);
         let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
+        let loaded = match &self.data_dir {
+            Some(dir) => Some(crate::persist::Store::open(dir, self.fsync)?),
+            None => None,
+        };
         let identity = match &self.tls {
-            Tls::SelfSigned => Some(Identity::self_signed(&names)?),
+            Tls::SelfSigned => match &self.data_dir {
+                // The certificate is kept with the world, so that pinned
+                // fingerprints stay valid across restarts.
+                Some(dir) => Some(crate::tls::Identity::kept_in(dir, &names)?),
+                None => Some(Identity::self_signed(&names)?),
+            },
             Tls::Pem { cert, key } => Some(Identity::from_pem_files(cert, key)?),
             Tls::Off => None,
         };
@@ -174,7 +203,50 @@ impl Builder {
             random_seed: self.random_seed,
         };
         let clock = self.clock.unwrap_or_else(Clock::system);
-        let state = State::new(scenario, settings, clock, self.latency).map_err(Error::Scenario)?;
+        let router = Router::default();
+        let state = match loaded {
+            None => State::new(scenario, settings, clock, self.latency).map_err(Error::Scenario)?,
+            Some(loaded) => {
+                let state = State::with_keys(scenario, settings, clock, self.latency, loaded.keys)
+                    .map_err(Error::Scenario)?;
+                let mut last_ms = None;
+                if let Some(snap) = loaded.snapshot {
+                    last_ms = Some(snap.clock.now_ms);
+                    state.restore_snapshot(snap).map_err(Error::Restore)?;
+                }
+                let replayed = loaded.records.len();
+                for rec in &loaded.records {
+                    if let Some(t) = rec.now_ms {
+                        last_ms = Some(last_ms.map_or(t, |l: i64| l.max(t)));
+                    }
+                    match rec.kind {
+                        crate::persist::Kind::Api => crate::api::replay(&state, &router, rec),
+                        crate::persist::Kind::Control => crate::control::replay(&state, rec),
+                    }
+                }
+                // Tasks that ran when the process died end as after a
+                // node crash.
+                let at = last_ms.unwrap_or_else(|| state.clock().now_millis());
+                let interrupted = state.interrupt_running_tasks(at.max(0));
+                if let Some(fp) = &fingerprint {
+                    state.with(|c| {
+                        let local = c.local_node.clone();
+                        if let Some(n) = c.nodes.iter_mut().find(|n| n.name == local) {
+                            n.ssl_fingerprint.clone_from(fp);
+                        }
+                    });
+                }
+                loaded.store.write_snapshot(state.snapshot())?;
+                tracing::info!(
+                    dir = %loaded.store.dir().display(),
+                    replayed,
+                    interrupted,
+                    "world loaded from the data directory"
+                );
+                state.attach_store(loaded.store);
+                state
+            }
+        };
         let listener = TcpListener::bind(self.listen)
             .await
             .map_err(|e| Error::Bind(self.listen, e))?;
@@ -184,7 +256,7 @@ impl Builder {
         let (stop_tx, stop_rx) = watch::channel(false);
         let app = Arc::new(App {
             state: state.clone(),
-            router: Router::default(),
+            router,
         });
         let task = tokio::spawn(serve(listener, acceptor, app, stop_rx));
         Ok(Running {
@@ -271,11 +343,18 @@ impl Running {
         self.state.restore(name)
     }
 
-    /// Stops accepting connections and waits for the accept loop to end.
+    /// Stops accepting connections and waits for the accept loop to end;
+    /// with a data directory, also writes a snapshot.
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
         if let Some(t) = self.task.take() {
             let _ = t.await;
+        }
+        if let Some(store) = self.state.store() {
+            let _gate = store.gate();
+            if let Err(e) = store.write_snapshot(self.state.snapshot()) {
+                tracing::error!("snapshot at shutdown failed: {e}");
+            }
         }
     }
 }

@@ -70,6 +70,7 @@ struct Shared {
     settings: Settings,
     clock: Clock,
     keys: Keys,
+    store: std::sync::OnceLock<Arc<crate::persist::Store>>,
 }
 
 /// A handle to the state of one fake-pve server.
@@ -95,6 +96,20 @@ impl State {
         clock: Clock,
         latency: Latency,
     ) -> Result<Self, ScenarioError> {
+        Self::with_keys(seed, settings, clock, latency, Keys::random())
+    }
+
+    /// As [`State::new`], with the given signing keys.
+    ///
+    /// # Errors
+    /// As [`State::new`].
+    pub fn with_keys(
+        seed: Scenario,
+        settings: Settings,
+        clock: Clock,
+        latency: Latency,
+        keys: Keys,
+    ) -> Result<Self, ScenarioError> {
         let cluster = build(&seed, &settings, clock.now())?;
         clock.set_scale(latency.time_scale);
         Ok(Self {
@@ -105,7 +120,8 @@ impl State {
                 latency: Mutex::new(latency),
                 settings,
                 clock,
-                keys: Keys::random(),
+                keys,
+                store: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -310,6 +326,115 @@ impl State {
                 tasks: cp.cluster.tasks.len(),
             })
             .collect()
+    }
+}
+
+impl State {
+    /// The data directory's store, when fake-pve keeps its world on disk.
+    pub fn store(&self) -> Option<&Arc<crate::persist::Store>> {
+        self.inner.store.get()
+    }
+
+    /// Starts journaling into `store` (once).
+    pub(crate) fn attach_store(&self, store: Arc<crate::persist::Store>) {
+        let _ = self.inner.store.set(store);
+    }
+
+    /// Everything a data directory keeps, as of now.
+    pub fn snapshot(&self) -> crate::persist::Snapshot {
+        use crate::persist::{SavedCheckpoint, SavedSeed, Snapshot};
+        let seed = self
+            .inner
+            .seed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let checkpoints = self
+            .checkpoints()
+            .iter()
+            .map(|(name, cp)| {
+                (
+                    name.clone(),
+                    SavedCheckpoint {
+                        cluster: (*cp.cluster).clone(),
+                        latency: cp.latency.clone(),
+                        taken: cp.taken,
+                    },
+                )
+            })
+            .collect();
+        Snapshot {
+            format: String::new(),
+            version: 0,
+            seq: 0,
+            cluster: self.lock().clone(),
+            seed: SavedSeed {
+                text: seed.world.is_none().then(|| seed.text.clone()),
+                source: seed.source.clone(),
+                world: seed.world.as_deref().cloned(),
+            },
+            latency: self.latency(),
+            clock: self.clock().saved(),
+            checkpoints,
+        }
+    }
+
+    /// Takes the state back to a snapshot of a data directory.
+    ///
+    /// # Errors
+    /// A saved world of another release, or a saved scenario that no
+    /// longer parses.
+    pub fn restore_snapshot(&self, snap: crate::persist::Snapshot) -> Result<(), String> {
+        let version = self.settings().version;
+        if snap.cluster.version != version {
+            return Err(format!(
+                "the data directory holds a world of PVE {}, but this fake-pve impersonates PVE {}",
+                snap.cluster.version.release(),
+                version.release()
+            ));
+        }
+        let seed = match (snap.seed.world, snap.seed.text) {
+            (Some(w), _) => Scenario::from_world(w, &snap.seed.source),
+            (None, Some(text)) => {
+                Scenario::parse(&text, &snap.seed.source).map_err(|e| e.to_string())?
+            }
+            (None, None) => Scenario::default_single_node(),
+        };
+        self.clock().restore(&snap.clock);
+        let mut cluster = snap.cluster;
+        cluster.task_index = Default::default();
+        *self.lock() = cluster;
+        *self
+            .inner
+            .seed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = seed;
+        self.set_latency(snap.latency);
+        let cps = snap
+            .checkpoints
+            .into_iter()
+            .map(|(name, cp)| {
+                (
+                    name,
+                    Checkpoint {
+                        cluster: Arc::new(cp.cluster),
+                        latency: cp.latency,
+                        taken: cp.taken,
+                    },
+                )
+            })
+            .collect();
+        *self.checkpoints() = cps;
+        Ok(())
+    }
+
+    /// Ends, as a node crash does, the tasks still running at `at_ms`
+    /// (epoch milliseconds) after those due by then: `unexpected status`,
+    /// without their effect; locks stay as the tasks left them.
+    pub fn interrupt_running_tasks(&self, at_ms: i64) -> usize {
+        let mut c = self.lock();
+        c.advance(at_ms);
+        c.interrupt_running(at_ms.div_euclid(1000))
     }
 }
 

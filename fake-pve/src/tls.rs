@@ -43,6 +43,27 @@ impl Identity {
         })
     }
 
+    /// The self-signed certificate kept in `dir` (`cert.pem`, `key.pem`),
+    /// made and saved there on first use.
+    ///
+    /// # Errors
+    /// When the files cannot be read or written, or do not hold a
+    /// certificate and key.
+    pub fn kept_in(dir: &Path, names: &[String]) -> Result<Self, Error> {
+        let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+        if cert.exists() && key.exists() {
+            return Self::from_pem_files(&cert, &key);
+        }
+        let id = Self::self_signed(names)?;
+        let key_pem = pem("PRIVATE KEY", id.key.secret_der());
+        let write = |path: &Path, text: &str| {
+            std::fs::write(path, text).map_err(|e| Error::Tls(format!("{}: {e}", path.display())))
+        };
+        write(&key, &key_pem)?;
+        write(&cert, &id.cert_pem)?;
+        Ok(id)
+    }
+
     /// Reads a certificate chain and key from PEM files.
     ///
     /// # Errors
@@ -99,4 +120,17 @@ pub fn fingerprint(der: &[u8]) -> String {
         .map(|b| format!("{b:02X}"))
         .collect::<Vec<_>>()
         .join(":")
+}
+
+/// PEM text of a DER object.
+fn pem(label: &str, der: &[u8]) -> String {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut out = format!("-----BEGIN {label}-----\n");
+    for chunk in b64.as_bytes().chunks(64) {
+        out.push_str(&String::from_utf8_lossy(chunk));
+        out.push('\n');
+    }
+    out.push_str(&format!("-----END {label}-----\n"));
+    out
 }

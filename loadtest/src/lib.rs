@@ -147,6 +147,9 @@ pub struct Options {
     pub report_dir: Option<PathBuf>,
     /// Print goose's own metrics too.
     pub goose_metrics: bool,
+    /// The in-process fake-pve keeps its world in this directory
+    /// (journaled, default fsync mode), to measure what that costs.
+    pub data_dir: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -166,6 +169,7 @@ impl Default for Options {
             vmid_base: 900_000,
             report_dir: None,
             goose_metrics: false,
+            data_dir: None,
         }
     }
 }
@@ -916,7 +920,11 @@ pub async fn run(opts: &Options) -> Result<Outcome, String> {
                 opts.time_scale
             };
             latency.time_scale = scale;
-            let pve = fake_pve::FakePve::builder()
+            let mut b = fake_pve::FakePve::builder();
+            if let Some(dir) = &opts.data_dir {
+                b = b.data_dir(dir);
+            }
+            let pve = b
                 .listen(SocketAddr::from(([127, 0, 0, 1], 0)))
                 .auth_failure_delay(Duration::ZERO)
                 .latency(latency.clone())

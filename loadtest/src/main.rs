@@ -64,6 +64,10 @@ struct Args {
     /// Print goose's own metrics and error summary too.
     #[arg(long)]
     goose_metrics: bool,
+    /// The in-process fake-pve keeps its world in this directory (to
+    /// measure what `--data-dir` costs).
+    #[arg(long, conflicts_with = "url")]
+    data_dir: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -96,6 +100,7 @@ async fn main() -> ExitCode {
         vmid_base: a.vmid_base,
         report_dir: Some(a.report_dir.clone()),
         goose_metrics: a.goose_metrics,
+        data_dir: a.data_dir.clone(),
     };
     match pve_loadtest::run(&opts).await {
         Ok(out) => {

@@ -39,6 +39,22 @@ impl Keys {
         }
     }
 
+    /// The keys as text, to keep them in a data directory.
+    pub fn to_text(&self) -> String {
+        format!("{}\n{}\n", hex::encode(self.ticket), hex::encode(self.csrf))
+    }
+
+    /// Keys saved with [`Keys::to_text`].
+    pub fn from_text(text: &str) -> Option<Self> {
+        let mut lines = text.lines();
+        let mut key =
+            || -> Option<[u8; 32]> { hex::decode(lines.next()?.trim()).ok()?.try_into().ok() };
+        Some(Self {
+            ticket: key()?,
+            csrf: key()?,
+        })
+    }
+
     fn mac(key: &[u8], data: &str) -> Vec<u8> {
         let mut m = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key length");
         m.update(data.as_bytes());

@@ -346,49 +346,56 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
         }
     };
     let authid = who.as_ref().map(ToString::to_string);
-    if let Some(fault) =
-        state.faults(|f| f.on_request(req.method.as_str(), &rel, authid.as_deref()))
-    {
-        tracing::warn!(rule = fault.rule, method = %req.method, path = %rel, "injected fault");
-        if fault.delay_ms > 0 {
-            tokio::time::sleep(Duration::from_millis(fault.delay_ms)).await;
+    // A request that can change the world is journaled before it runs and
+    // runs alone, at one instant, with its own random draws (see
+    // `crate::persist`). GETs count too while fault rules are in force.
+    let step = match state.store() {
+        Some(store) if req.method != Method::GET || state.faults(|f| !f.rules.is_empty()) => {
+            let _gate = store.gate();
+            let now_ms = state.clock().now_millis();
+            let seed = rand::random();
+            let mut rec = journal_record(&req, authid.as_deref(), now_ms, seed);
+            if let Err(e) = store.append(&mut rec) {
+                tracing::error!("journal write failed: {e}");
+                return failure(
+                    Format::Json,
+                    &Error::failed(format!("unable to write the journal - {e}")),
+                );
+            }
+            let step = crate::pin::run(Some(now_ms), seed, || {
+                core(state, router, &req, &rel, split, who)
+            });
+            if store.wants_snapshot()
+                && let Err(e) = store.write_snapshot(state.snapshot())
+            {
+                tracing::error!("snapshot failed: {e}");
+            }
+            step
         }
-        if fault.drop {
-            let mut r = Response::new(Full::new(Bytes::new()));
-            r.extensions_mut().insert(DropConnection);
-            return r;
-        }
-        if let Some((code, msg)) = fault.status {
-            let format = if matches!(split, Some(("extjs", _))) {
-                Format::Extjs
-            } else {
-                Format::Json
-            };
+        _ => core(state, router, &req, &rel, split, who),
+    };
+    let (format, name, result) = match step {
+        Step::Answer(r) => return r,
+        Step::Fault(fault, format) => {
+            if fault.delay_ms > 0 {
+                tokio::time::sleep(Duration::from_millis(fault.delay_ms)).await;
+            }
+            if fault.drop {
+                let mut r = Response::new(Full::new(Bytes::new()));
+                r.extensions_mut().insert(DropConnection);
+                return r;
+            }
+            let (code, msg) = fault.status.unwrap_or((500, "injected fault".into()));
             return failure(format, &Error::Status { code, msg });
         }
-    }
-    let format = match split {
-        None => return plain(501, "no such uri"),
-        Some(("json", _)) => Format::Json,
-        Some(("extjs", _)) => Format::Extjs,
-        Some((other, _)) => return plain(501, &format!("no formatter for uri {rel}, {other}")),
+        Step::Dispatched(format, name, result, delay_ms) => {
+            if delay_ms > 0 {
+                tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+            }
+            (format, name, result)
+        }
     };
-    if !req.body.is_empty() && req.method != Method::POST && req.method != Method::PUT {
-        return plain(
-            501,
-            &format!("Unexpected content for method '{}'", req.method),
-        );
-    }
-    if req.body.len() > MAX_BODY {
-        return plain(501, "for data too large");
-    }
-    let body = match body_params(&req) {
-        Ok(b) => b,
-        Err((code, msg)) => return plain(code, &msg),
-    };
-
     let started = tokio::time::Instant::now();
-    let (name, result) = dispatch(state, router, &req, &rel, who, body);
     // The latency profile's time for this PVE method.
     if let Some(name) = name {
         let ms = state.latency().request_ms(name);
@@ -404,6 +411,136 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
         Ok(reply) => success(format, reply),
         Err(e) => failure(format, &e),
     }
+}
+
+/// Where the synchronous part of a request ended.
+enum Step {
+    /// An answer made already (a malformed request).
+    Answer(Response<Full<Bytes>>),
+    /// An injected fault, with the format to answer in.
+    Fault(crate::model::faults::RequestFault, Format),
+    /// The handler ran; answer after the injected delay (milliseconds).
+    Dispatched(Format, Option<&'static str>, Result<Reply>, u64),
+}
+
+/// The part of a request that reads or changes the world: injected
+/// faults, the body's checks, routing and the handler.
+fn core(
+    state: &State,
+    router: &Router,
+    req: &Request,
+    rel: &str,
+    split: Option<(&str, &str)>,
+    who: Option<AuthId>,
+) -> Step {
+    let authid = who.as_ref().map(ToString::to_string);
+    let format = if matches!(split, Some(("extjs", _))) {
+        Format::Extjs
+    } else {
+        Format::Json
+    };
+    let mut delay_ms = 0;
+    if let Some(fault) = state.faults(|f| f.on_request(req.method.as_str(), rel, authid.as_deref()))
+    {
+        tracing::warn!(rule = fault.rule, method = %req.method, path = %rel, "injected fault");
+        if fault.drop || fault.status.is_some() {
+            return Step::Fault(fault, format);
+        }
+        // A delay alone: the request runs, and its answer waits.
+        delay_ms = fault.delay_ms;
+    }
+    match split {
+        None => return Step::Answer(plain(501, "no such uri")),
+        Some(("json" | "extjs", _)) => {}
+        Some((other, _)) => {
+            return Step::Answer(plain(501, &format!("no formatter for uri {rel}, {other}")));
+        }
+    }
+    if !req.body.is_empty() && req.method != Method::POST && req.method != Method::PUT {
+        return Step::Answer(plain(
+            501,
+            &format!("Unexpected content for method '{}'", req.method),
+        ));
+    }
+    if req.body.len() > MAX_BODY {
+        return Step::Answer(plain(501, "for data too large"));
+    }
+    let body = match body_params(req) {
+        Ok(b) => b,
+        Err((code, msg)) => return Step::Answer(plain(code, &msg)),
+    };
+    let (name, result) = dispatch(state, router, req, rel, who, body);
+    Step::Dispatched(format, name, result, delay_ms)
+}
+
+/// The journal record of an API request.
+fn journal_record(
+    req: &Request,
+    who: Option<&str>,
+    now_ms: i64,
+    seed: u64,
+) -> crate::persist::Record {
+    let mut rec = crate::persist::Record {
+        seq: 0,
+        kind: crate::persist::Kind::Api,
+        method: req.method.to_string(),
+        path: req.path.clone(),
+        query: req.query.clone(),
+        content_type: req
+            .headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
+        body: String::new(),
+        body_hex: None,
+        who: who.map(str::to_string),
+        now_ms: Some(now_ms),
+        seed,
+        upload: req.upload.as_ref().map(|u| crate::persist::SavedUpload {
+            tmpfilename: u.tmpfilename.clone(),
+            size: u.size,
+            digests: u.digests.clone(),
+        }),
+    };
+    rec.set_body(&req.body);
+    rec
+}
+
+/// Runs a journaled API request again, as it ran (when a data directory
+/// is loaded).
+pub fn replay(state: &State, router: &Router, rec: &crate::persist::Record) {
+    let mut headers = HeaderMap::new();
+    if let Some(ct) = rec
+        .content_type
+        .as_deref()
+        .and_then(|c| HeaderValue::from_str(c).ok())
+    {
+        headers.insert(http::header::CONTENT_TYPE, ct);
+    }
+    let req = Request {
+        method: Method::from_bytes(rec.method.as_bytes()).unwrap_or(Method::GET),
+        path: rec.path.clone(),
+        query: rec.query.clone(),
+        headers,
+        body: Bytes::from(rec.body_bytes()),
+        upload: rec.upload.as_ref().map(|u| upload::UploadInfo {
+            tmpfilename: u.tmpfilename.clone(),
+            size: u.size,
+            digests: u.digests.clone(),
+        }),
+    };
+    let decoded = percent_encoding::percent_decode_str(&req.path)
+        .decode_utf8_lossy()
+        .into_owned();
+    let split = split_api2(&decoded);
+    let rel = match split {
+        Some((_, "")) | None => "/".to_string(),
+        Some((_, r)) => r.to_string(),
+    };
+    let who = rec.who.as_deref().and_then(AuthId::parse);
+    crate::pin::run(rec.now_ms, rec.seed, || {
+        let _ = core(state, router, &req, &rel, split, who);
+    });
 }
 
 pub(crate) async fn delay(state: &State) {

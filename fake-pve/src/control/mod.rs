@@ -29,11 +29,80 @@ pub async fn handle(state: &State, req: Request) -> Response<Full<Bytes>> {
         // Served bare, not in the `data` envelope, for generic tools.
         return api::raw_json(openapi(state.settings().version));
     }
-    let result = route(state, &req, &path, &who);
+    let result = match state.store() {
+        Some(store) if req.method != Method::GET => {
+            let _gate = store.gate();
+            // Moving the clock runs at the moved time, not a fixed one.
+            let now_ms = (path != "/_fake/clock").then(|| state.clock().now_millis());
+            let seed = rand::random();
+            let mut rec = crate::persist::Record {
+                seq: 0,
+                kind: crate::persist::Kind::Control,
+                method: req.method.to_string(),
+                path: path.clone(),
+                query: req.query.clone(),
+                content_type: req
+                    .headers
+                    .get(http::header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string),
+                body: String::new(),
+                body_hex: None,
+                who: Some(who.to_string()),
+                now_ms,
+                seed,
+                upload: None,
+            };
+            rec.set_body(&req.body);
+            if let Err(e) = store.append(&mut rec) {
+                tracing::error!("journal write failed: {e}");
+                return api::failure(
+                    Format::Json,
+                    &Error::failed(format!("unable to write the journal - {e}")),
+                );
+            }
+            let r = crate::pin::run(now_ms, seed, || route(state, &req, &path, &who));
+            if store.wants_snapshot()
+                && let Err(e) = store.write_snapshot(state.snapshot())
+            {
+                tracing::error!("snapshot failed: {e}");
+            }
+            r
+        }
+        _ => route(state, &req, &path, &who),
+    };
     match result {
         Ok(reply) => api::success(Format::Json, reply),
         Err(e) => api::failure(Format::Json, &e),
     }
+}
+
+/// Runs a journaled control request again, as it ran.
+pub fn replay(state: &State, rec: &crate::persist::Record) {
+    let mut headers = http::HeaderMap::new();
+    if let Some(ct) = rec
+        .content_type
+        .as_deref()
+        .and_then(|c| http::HeaderValue::from_str(c).ok())
+    {
+        headers.insert(http::header::CONTENT_TYPE, ct);
+    }
+    let req = Request {
+        method: Method::from_bytes(rec.method.as_bytes()).unwrap_or(Method::GET),
+        path: rec.path.clone(),
+        query: rec.query.clone(),
+        headers,
+        body: Bytes::from(rec.body_bytes()),
+        upload: None,
+    };
+    let who = rec
+        .who
+        .as_deref()
+        .and_then(AuthId::parse)
+        .unwrap_or_else(|| AuthId::parse("root@pam").expect("root@pam parses"));
+    crate::pin::run(rec.now_ms, rec.seed, || {
+        let _ = route(state, &req, &rec.path, &who);
+    });
 }
 
 fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Reply> {
@@ -118,7 +187,11 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Repl
         (Method::GET, p) if p.starts_with("/_fake/guests/") => {
             let vmid = guest_vmid(state, p)?;
             Ok(state
-                .with(|c| serde_json::to_value(c.guest_mut(vmid)).unwrap_or(Value::Null))
+                .with(|c| {
+                    c.leaving_no_trace(vmid, |c| {
+                        serde_json::to_value(c.guest_mut(vmid)).unwrap_or(Value::Null)
+                    })
+                })
                 .into())
         }
         (Method::PUT, p) if p.starts_with("/_fake/guests/") => put_guest(state, req, p),

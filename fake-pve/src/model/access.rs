@@ -989,7 +989,7 @@ impl Access {
         }
         let token = Token {
             tokenid: tokenid.to_string(),
-            secret: uuid::Uuid::new_v4().to_string(),
+            secret: crate::pin::uuid_v4(),
             privsep,
             expire,
             comment,

@@ -447,6 +447,24 @@ impl Cluster {
         self.guests.entry(vmid).or_default()
     }
 
+    /// Forgets the guest model of `vmid` again if `f` left it as a fresh
+    /// one that was not there before: reading a guest leaves no trace in
+    /// the world (so that only writes change it, as the journal of
+    /// `--data-dir` expects).
+    pub fn leaving_no_trace<R>(&mut self, vmid: u32, f: impl FnOnce(&mut Self) -> R) -> R {
+        let existed = self.guests.contains_key(&vmid);
+        let r = f(self);
+        if !existed
+            && self
+                .guests
+                .get(&vmid)
+                .is_some_and(|g| *g == Guest::default())
+        {
+            self.guests.remove(&vmid);
+        }
+        r
+    }
+
     /// PVE's three checks, in order: an `agent` option, a running VM, and
     /// an agent that answers `guest-ping` (booted, not paused).
     ///
@@ -479,7 +497,7 @@ impl Cluster {
     ///
     /// # Errors
     /// The checks of [`Cluster::agent_available`]; `Agent error: ...`.
-    pub fn agent_command(
+    fn agent_command_inner(
         &mut self,
         node: &str,
         vmid: u32,
@@ -623,11 +641,63 @@ impl Cluster {
         Ok(json!({ "pid": pid }))
     }
 
-    /// `exec-status`: PVE's form (booleans as 1/0, data decoded).
+    /// A guest agent command (see the inner function); reads leave no
+    /// trace.
+    ///
+    /// # Errors
+    /// The agent checks and the command's refusals.
+    pub fn agent_command(
+        &mut self,
+        node: &str,
+        vmid: u32,
+        cmd: &str,
+        args: &BTreeMap<String, Value>,
+        now_ms: i64,
+    ) -> Result<Value> {
+        self.leaving_no_trace(vmid, |c| {
+            c.agent_command_inner(node, vmid, cmd, args, now_ms)
+        })
+    }
+
+    /// `exec-status`; leaves no trace.
     ///
     /// # Errors
     /// `Agent error: Invalid parameter 'pid'`; the agent checks.
     pub fn agent_exec_status(
+        &mut self,
+        node: &str,
+        vmid: u32,
+        pid: u32,
+        now_ms: i64,
+    ) -> Result<Value> {
+        self.leaving_no_trace(vmid, |c| c.agent_exec_status_inner(node, vmid, pid, now_ms))
+    }
+
+    /// `file-read`; leaves no trace.
+    ///
+    /// # Errors
+    /// `Agent error: failed to open file ...`; the agent checks.
+    #[allow(clippy::too_many_arguments)]
+    pub fn agent_file_read(
+        &mut self,
+        node: &str,
+        vmid: u32,
+        file: &str,
+        count: Option<usize>,
+        offset: usize,
+        decode: bool,
+        now_ms: i64,
+    ) -> Result<Value> {
+        self.leaving_no_trace(vmid, |c| {
+            c.agent_file_read_inner(node, vmid, file, count, offset, decode, now_ms)
+        })
+    }
+
+    /// `exec-status`: PVE's form (booleans as 1/0, data decoded).
+    ///
+    /// # Errors
+    /// `Agent error: Invalid parameter 'pid'`; the agent checks.
+    fn agent_exec_status_inner(
         &mut self,
         node: &str,
         vmid: u32,
@@ -653,7 +723,7 @@ impl Cluster {
     /// # Errors
     /// `Agent error: failed to open file ...`; the agent checks.
     #[allow(clippy::too_many_arguments)]
-    pub fn agent_file_read(
+    fn agent_file_read_inner(
         &mut self,
         node: &str,
         vmid: u32,

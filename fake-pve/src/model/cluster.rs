@@ -438,6 +438,21 @@ impl Cluster {
         }
     }
 
+    /// Ends every running task as a node crash does (`unexpected status`
+    /// at `now`, epoch seconds), without its effect; answers how many.
+    pub fn interrupt_running(&mut self, now: i64) -> usize {
+        let mut n = 0;
+        for t in self.tasks.iter_mut().filter(|t| t.running()) {
+            t.state = TaskState::Stopped {
+                endtime: now,
+                exitstatus: "unexpected status".into(),
+            };
+            n += 1;
+        }
+        self.task_index = TaskIndex::default();
+        n
+    }
+
     /// Finds a task by its UPID text.
     ///
     /// # Errors

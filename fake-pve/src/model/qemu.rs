@@ -457,12 +457,12 @@ fn cloudinit_storage(file: &str) -> Option<Option<&str>> {
 }
 
 fn random_mac() -> String {
-    let b: [u8; 3] = rand::random();
+    let b = crate::pin::random_u64().to_le_bytes();
     format!("BC:24:11:{:02X}:{:02X}:{:02X}", b[0], b[1], b[2])
 }
 
 fn uuid() -> String {
-    uuid::Uuid::new_v4().to_string()
+    crate::pin::uuid_v4()
 }
 
 /// Cloud-init options, applied at once even on a running VM.

@@ -1,0 +1,631 @@
+//! Keeping the world in a data directory (`--data-dir`): a snapshot and
+//! an append-only journal of the requests since.
+//!
+//! Every request that can change the world (any method but GET to the API
+//! or the control API; GETs too while fault rules are in force, since
+//! they count) is written to the journal *before* it runs, then runs
+//! alone at the instant it arrived with random draws from a seed of its
+//! own (see [`crate::pin`]). Replaying the journal over the snapshot
+//! therefore gives the same world: a request acknowledged to a client is
+//! never lost, and one that was in flight when the process died is either
+//! not there or there whole. A journal that cannot be written refuses the
+//! request with a 500 before it changes anything.
+//!
+//! The directory holds `lock` (held while fake-pve runs: a second process
+//! is refused), `keys` (the ticket and CSRF signing keys, so that tickets
+//! survive a restart), `snapshot.json` (written to a temporary file,
+//! synced and renamed into place) and `journal.log`: records of a 4-byte
+//! little-endian length, a 4-byte CRC-32 of the payload and the payload
+//! (JSON). A record cut short at the end of the journal (a crash while
+//! writing) is dropped with a warning; any other damage stops the start
+//! with the file and offset.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::SavedClock;
+use crate::model::Cluster;
+
+/// When journal writes are also flushed to the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fsync {
+    /// Before every answer: survives power loss.
+    Always,
+    /// About once a second: a crash of fake-pve loses nothing, power
+    /// loss at most the last second.
+    #[default]
+    Interval,
+    /// Left to the operating system.
+    Never,
+}
+
+impl std::str::FromStr for Fsync {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "always" => Ok(Self::Always),
+            "interval" => Ok(Self::Interval),
+            "never" => Ok(Self::Never),
+            other => Err(format!(
+                "unknown fsync mode '{other}' (always, interval or never)"
+            )),
+        }
+    }
+}
+
+/// Which server a journaled request went to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// `/api2/...`.
+    Api,
+    /// `/_fake/...`.
+    Control,
+}
+
+/// What an upload's file was, as the handler sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedUpload {
+    /// The spool file name.
+    pub tmpfilename: String,
+    /// Bytes.
+    pub size: u64,
+    /// Digests by algorithm.
+    pub digests: BTreeMap<String, String>,
+}
+
+/// One journaled request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Position in the journal, from 1.
+    pub seq: u64,
+    /// API or control.
+    pub kind: Kind,
+    /// HTTP method.
+    pub method: String,
+    /// Path as received (percent-encoded).
+    pub path: String,
+    /// Query string.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// The body's content type.
+    #[serde(default)]
+    pub content_type: Option<String>,
+    /// The body (UTF-8; bodies that are not are kept as hex in `body_hex`).
+    #[serde(default)]
+    pub body: String,
+    /// A body that is not UTF-8, hex-encoded.
+    #[serde(default)]
+    pub body_hex: Option<String>,
+    /// Who made it (`user@realm` or `user@realm!token`).
+    #[serde(default)]
+    pub who: Option<String>,
+    /// The instant it ran at, epoch milliseconds (none for clock moves).
+    #[serde(default)]
+    pub now_ms: Option<i64>,
+    /// The seed of its random draws.
+    pub seed: u64,
+    /// An upload's file.
+    #[serde(default)]
+    pub upload: Option<SavedUpload>,
+}
+
+impl Record {
+    /// The body as bytes.
+    pub fn body_bytes(&self) -> Vec<u8> {
+        match &self.body_hex {
+            Some(h) => hex::decode(h).unwrap_or_default(),
+            None => self.body.as_bytes().to_vec(),
+        }
+    }
+
+    /// Sets the body from bytes.
+    pub fn set_body(&mut self, bytes: &[u8]) {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => s.clone_into(&mut self.body),
+            Err(_) => self.body_hex = Some(hex::encode(bytes)),
+        }
+    }
+}
+
+/// A checkpoint as saved.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SavedCheckpoint {
+    /// The world.
+    pub cluster: Cluster,
+    /// Its latency profile.
+    pub latency: crate::latency::Latency,
+    /// Emulated time it was taken at, epoch seconds.
+    pub taken: i64,
+}
+
+/// What a reset returns to, as saved.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SavedSeed {
+    /// The scenario's text (YAML or JSON), when it was a scenario.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Where it came from.
+    #[serde(default)]
+    pub source: String,
+    /// The world, when the seed was a saved world.
+    #[serde(default)]
+    pub world: Option<Cluster>,
+}
+
+/// `snapshot.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// `fake-pve-data`.
+    pub format: String,
+    /// 1.
+    pub version: u32,
+    /// The last journal record it includes.
+    pub seq: u64,
+    /// The world.
+    pub cluster: Cluster,
+    /// What a reset returns to.
+    pub seed: SavedSeed,
+    /// The latency profile.
+    pub latency: crate::latency::Latency,
+    /// The clock.
+    pub clock: SavedClock,
+    /// The checkpoints.
+    #[serde(default)]
+    pub checkpoints: BTreeMap<String, SavedCheckpoint>,
+}
+
+const SNAPSHOT_FORMAT: &str = "fake-pve-data";
+
+/// The journal grows to at least this many bytes before a snapshot.
+const MIN_JOURNAL_BYTES: u64 = 16 << 20;
+
+/// The largest record read back (a longer length is damage).
+const MAX_RECORD: u32 = 512 << 20;
+
+/// Why a data directory cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Another process holds the lock.
+    #[error("data directory {0} is in use by another fake-pve")]
+    Busy(PathBuf),
+    /// An I/O error on a file.
+    #[error("{path}: {err}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        err: std::io::Error,
+    },
+    /// A damaged file.
+    #[error("{path}: corrupt at offset {offset}: {reason}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the damage.
+        offset: u64,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |err| StoreError::Io {
+        path: path.to_path_buf(),
+        err,
+    }
+}
+
+struct Journal {
+    file: File,
+    seq: u64,
+    since_snapshot: u64,
+    /// Bytes in the journal file.
+    bytes: u64,
+    /// Bytes of the last snapshot written.
+    snapshot_bytes: u64,
+    dirty: bool,
+}
+
+/// An open data directory.
+pub struct Store {
+    dir: PathBuf,
+    _lock: File,
+    journal: Mutex<Journal>,
+    gate: Mutex<()>,
+    fsync: Fsync,
+    fail_writes: AtomicBool,
+    /// Records between snapshots when set (0: by size).
+    snapshot_every: std::sync::atomic::AtomicU64,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("dir", &self.dir)
+            .field("fsync", &self.fsync)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What an opened data directory held.
+pub struct Loaded {
+    /// The store, ready to append.
+    pub store: Arc<Store>,
+    /// The signing keys (made and saved on first use).
+    pub keys: crate::api::auth::Keys,
+    /// The last snapshot, if any.
+    pub snapshot: Option<Snapshot>,
+    /// The journal records after it.
+    pub records: Vec<Record>,
+}
+
+impl Store {
+    /// Opens (creating) `dir`: takes the lock, reads the keys, the
+    /// snapshot and the journal after it.
+    ///
+    /// # Errors
+    /// A directory in use, unreadable or damaged files.
+    pub fn open(dir: &Path, fsync: Fsync) -> Result<Loaded, StoreError> {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let lock_path = dir.join("lock");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io(&lock_path))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(StoreError::Busy(dir.to_path_buf()));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(&lock_path)(e)),
+        }
+        let keys = Self::keys(dir)?;
+        let snapshot = Self::read_snapshot(dir)?;
+        let after = snapshot.as_ref().map_or(0, |s| s.seq);
+        let journal_path = dir.join("journal.log");
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&journal_path)
+            .map_err(io(&journal_path))?;
+        let (all, good_len) = read_journal(&mut file, &journal_path)?;
+        let len = file.metadata().map_err(io(&journal_path))?.len();
+        if good_len < len {
+            tracing::warn!(
+                file = %journal_path.display(),
+                offset = good_len,
+                "dropping a journal record cut short by a crash"
+            );
+            file.set_len(good_len).map_err(io(&journal_path))?;
+        }
+        file.seek(SeekFrom::End(0)).map_err(io(&journal_path))?;
+        let seq = all.last().map_or(after, |r| r.seq.max(after));
+        let snapshot_bytes = std::fs::metadata(dir.join("snapshot.json")).map_or(0, |m| m.len());
+        let records: Vec<Record> = all.into_iter().filter(|r| r.seq > after).collect();
+        let store = Arc::new(Store {
+            dir: dir.to_path_buf(),
+            _lock: lock,
+            journal: Mutex::new(Journal {
+                file,
+                seq,
+                since_snapshot: records.len() as u64,
+                bytes: good_len,
+                snapshot_bytes,
+                dirty: false,
+            }),
+            gate: Mutex::new(()),
+            fsync,
+            fail_writes: AtomicBool::new(false),
+            snapshot_every: std::sync::atomic::AtomicU64::new(0),
+        });
+        if fsync == Fsync::Interval {
+            let weak = Arc::downgrade(&store);
+            std::thread::Builder::new()
+                .name("fake-pve-fsync".into())
+                .spawn(move || {
+                    while let Some(store) = weak.upgrade() {
+                        store.sync_if_dirty();
+                        drop(store);
+                        std::thread::sleep(Duration::from_secs(1));
+                    }
+                })
+                .map_err(io(dir))?;
+        }
+        Ok(Loaded {
+            store,
+            keys,
+            snapshot,
+            records,
+        })
+    }
+
+    fn keys(dir: &Path) -> Result<crate::api::auth::Keys, StoreError> {
+        let path = dir.join("keys");
+        match std::fs::read_to_string(&path) {
+            Ok(text) => crate::api::auth::Keys::from_text(&text).ok_or(StoreError::Corrupt {
+                path,
+                offset: 0,
+                reason: "not two 32-byte hex keys".into(),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let keys = crate::api::auth::Keys::random();
+                write_atomically(&path, keys.to_text().as_bytes())?;
+                Ok(keys)
+            }
+            Err(e) => Err(io(&path)(e)),
+        }
+    }
+
+    fn read_snapshot(dir: &Path) -> Result<Option<Snapshot>, StoreError> {
+        let path = dir.join("snapshot.json");
+        let text = match std::fs::read(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io(&path)(e)),
+        };
+        let snap: Snapshot = serde_json::from_slice(&text).map_err(|e| StoreError::Corrupt {
+            path: path.clone(),
+            offset: 0,
+            reason: format!("line {} column {}: {e}", e.line(), e.column()),
+        })?;
+        if snap.format != SNAPSHOT_FORMAT || snap.version != 1 {
+            return Err(StoreError::Corrupt {
+                path,
+                offset: 0,
+                reason: format!(
+                    "format '{}' version {} is not '{SNAPSHOT_FORMAT}' version 1",
+                    snap.format, snap.version
+                ),
+            });
+        }
+        Ok(Some(snap))
+    }
+
+    /// The data directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Makes journal writes fail as on a full disk (for tests of that).
+    pub fn simulate_full_disk(&self, full: bool) {
+        self.fail_writes.store(full, Ordering::SeqCst);
+    }
+
+    /// Held while a request that can change the world runs, so that such
+    /// requests run one at a time, in journal order.
+    pub fn gate(&self) -> MutexGuard<'_, ()> {
+        self.gate
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn journal(&self) -> MutexGuard<'_, Journal> {
+        self.journal
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Appends `rec` (its `seq` is set here); with `--fsync always`, also
+    /// flushes it to the disk. Call with the gate held.
+    ///
+    /// # Errors
+    /// When the record could not be written; the journal is left as it
+    /// was.
+    pub fn append(&self, rec: &mut Record) -> std::io::Result<()> {
+        let mut j = self.journal();
+        rec.seq = j.seq + 1;
+        let payload = serde_json::to_vec(rec).map_err(std::io::Error::other)?;
+        let len = u32::try_from(payload.len())
+            .ok()
+            .filter(|l| *l <= MAX_RECORD)
+            .ok_or_else(|| std::io::Error::other("request too large for the journal"))?;
+        let mut buf = Vec::with_capacity(payload.len() + 8);
+        buf.extend_from_slice(&len.to_le_bytes());
+        buf.extend_from_slice(&crc32(&payload).to_le_bytes());
+        buf.extend_from_slice(&payload);
+        let start = j.file.stream_position()?;
+        let written = if self.fail_writes.load(Ordering::SeqCst) {
+            Err(std::io::Error::from(std::io::ErrorKind::StorageFull))
+        } else {
+            j.file.write_all(&buf)
+        };
+        if let Err(e) = written {
+            // Take back whatever part was written.
+            let _ = j.file.set_len(start);
+            let _ = j.file.seek(SeekFrom::Start(start));
+            return Err(e);
+        }
+        if self.fsync == Fsync::Always {
+            j.file.sync_data()?;
+        } else {
+            j.dirty = true;
+        }
+        j.seq = rec.seq;
+        j.since_snapshot += 1;
+        j.bytes += buf.len() as u64;
+        Ok(())
+    }
+
+    fn sync_if_dirty(&self) {
+        let mut j = self.journal();
+        if j.dirty {
+            if let Err(e) = j.file.sync_data() {
+                tracing::warn!("journal fsync failed: {e}");
+            }
+            j.dirty = false;
+        }
+    }
+
+    /// Whether the journal has grown enough for a snapshot: as large as
+    /// the last snapshot and at least 16 MiB, so that the cost of
+    /// snapshots stays in proportion to what is journaled, and replaying
+    /// at start reads at most about a world's size of journal.
+    pub fn wants_snapshot(&self) -> bool {
+        let j = self.journal();
+        match self.snapshot_every.load(Ordering::Relaxed) {
+            0 => j.bytes >= j.snapshot_bytes.max(MIN_JOURNAL_BYTES),
+            n => j.since_snapshot >= n,
+        }
+    }
+
+    /// A snapshot every `n` records instead (for tests).
+    pub fn set_snapshot_every(&self, n: u64) {
+        self.snapshot_every.store(n.max(1), Ordering::Relaxed);
+    }
+
+    /// Writes a snapshot of everything journaled so far and empties the
+    /// journal. Call with the gate held (or before serving).
+    ///
+    /// # Errors
+    /// When the snapshot cannot be written; the journal is then kept.
+    pub fn write_snapshot(&self, mut snap: Snapshot) -> Result<(), StoreError> {
+        let mut j = self.journal();
+        snap.format = SNAPSHOT_FORMAT.into();
+        snap.version = 1;
+        snap.seq = j.seq;
+        let path = self.dir.join("snapshot.json");
+        let bytes = serde_json::to_vec(&snap).map_err(|e| io(&path)(std::io::Error::other(e)))?;
+        write_atomically(&path, &bytes)?;
+        let jpath = self.dir.join("journal.log");
+        j.file.set_len(0).map_err(io(&jpath))?;
+        j.file.seek(SeekFrom::Start(0)).map_err(io(&jpath))?;
+        j.file.sync_all().map_err(io(&jpath))?;
+        j.since_snapshot = 0;
+        j.bytes = 0;
+        j.snapshot_bytes = bytes.len() as u64;
+        j.dirty = false;
+        Ok(())
+    }
+
+    /// The sequence number of the last record.
+    pub fn seq(&self) -> u64 {
+        self.journal().seq
+    }
+}
+
+/// Writes `path` through a temporary file, synced and renamed into place.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let tmp = path.with_extension("tmp");
+    let mut f = File::create(&tmp).map_err(io(&tmp))?;
+    f.write_all(bytes).map_err(io(&tmp))?;
+    f.sync_all().map_err(io(&tmp))?;
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(io(path))?;
+    if let Some(dir) = path.parent()
+        && let Ok(d) = File::open(dir)
+    {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Reads every whole record; answers them and the length of the good
+/// part. A record cut short at the end is left out; damage elsewhere is
+/// an error.
+fn read_journal(file: &mut File, path: &Path) -> Result<(Vec<Record>, u64), StoreError> {
+    let mut bytes = Vec::new();
+    file.seek(SeekFrom::Start(0)).map_err(io(path))?;
+    file.read_to_end(&mut bytes).map_err(io(path))?;
+    let total = bytes.len();
+    let mut records = Vec::new();
+    let mut at = 0usize;
+    let corrupt = |offset: usize, reason: String| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        offset: offset as u64,
+        reason,
+    };
+    while at < total {
+        if total - at < 8 {
+            break; // a header cut short
+        }
+        let len = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        let crc = u32::from_le_bytes([bytes[at + 4], bytes[at + 5], bytes[at + 6], bytes[at + 7]]);
+        let end = at + 8 + len as usize;
+        if len > MAX_RECORD {
+            return Err(corrupt(at, format!("record length {len} is too large")));
+        }
+        if end > total {
+            break; // a payload cut short
+        }
+        let payload = &bytes[at + 8..end];
+        if crc32(payload) != crc {
+            if end == total {
+                break; // the last record, torn
+            }
+            return Err(corrupt(at, "checksum mismatch".into()));
+        }
+        let rec: Record = serde_json::from_slice(payload)
+            .map_err(|e| corrupt(at, format!("unreadable record: {e}")))?;
+        if let Some(prev) = records.last().map(|r: &Record| r.seq)
+            && rec.seq != prev + 1
+        {
+            return Err(corrupt(
+                at,
+                format!("record {} follows record {prev}", rec.seq),
+            ));
+        }
+        records.push(rec);
+        at = end;
+    }
+    Ok((records, at as u64))
+}
+
+/// CRC-32 (IEEE 802.3), as zlib computes it.
+pub fn crc32(data: &[u8]) -> u32 {
+    const TABLE: [u32; 256] = {
+        let mut t = [0u32; 256];
+        let mut i = 0;
+        while i < 256 {
+            let mut c = i as u32;
+            let mut k = 0;
+            while k < 8 {
+                c = if c & 1 != 0 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+                k += 1;
+            }
+            t[i] = c;
+            i += 1;
+        }
+        t
+    };
+    let mut c = !0u32;
+    for &b in data {
+        c = TABLE[((c ^ u32::from(b)) & 0xFF) as usize] ^ (c >> 8);
+    }
+    !c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc32_is_zlibs() {
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        assert_eq!(crc32(b""), 0);
+    }
+
+    #[test]
+    fn fsync_modes_parse() {
+        assert_eq!("always".parse::<Fsync>(), Ok(Fsync::Always));
+        assert_eq!(
+            "sometimes".parse::<Fsync>(),
+            Err("unknown fsync mode 'sometimes' (always, interval or never)".into())
+        );
+    }
+}
