@@ -377,3 +377,20 @@ async fn tasks_running_at_a_crash_end_as_after_a_node_crash() {
         let _ = std::fs::remove_dir_all(d);
     }
 }
+
+#[tokio::test]
+async fn logins_are_not_journaled_and_their_passwords_stay_out() {
+    let dir = temp_dir("logins");
+    let pve = start_in(&dir).await;
+    let root = pve.root().await;
+    let _alice = pve.login_as("alice@pve", "secret12").await;
+    let r = pve.post("/nodes/pve/qemu", &root, "vmid=500").await;
+    assert_eq!(r.status, 200);
+    let journal = std::fs::read(dir.join("journal.log")).expect("journal");
+    let text = String::from_utf8_lossy(&journal);
+    assert!(text.contains("vmid=500"), "the write is journaled");
+    assert!(!text.contains("secret12"), "{text}");
+    assert!(!text.contains("access/ticket"), "{text}");
+    pve.run.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
