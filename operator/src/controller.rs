@@ -54,7 +54,21 @@ pub struct Operator {
     pub metrics: Arc<Metrics>,
     conns: Mutex<HashMap<String, (String, Client)>>,
     reserved: Mutex<BTreeSet<u32>>,
+    /// Nodes chosen for machines whose choice the world does not show yet
+    /// (placed in this pass), by cluster and machine; held while a machine
+    /// without a VM is placed, so that machines reconciled at once see
+    /// each other's choices (anti-affinity, memory, VM counts).
+    placing: tokio::sync::Mutex<BTreeMap<(String, String), Placed>>,
     tuning: Option<ClientTuning>,
+}
+
+/// A node chosen for a machine.
+#[derive(Debug, Clone)]
+struct Placed {
+    node: String,
+    labels: BTreeMap<String, String>,
+    memory: u64,
+    vmid: u32,
 }
 
 impl std::fmt::Debug for Operator {
@@ -152,6 +166,7 @@ impl Operator {
             metrics: Arc::new(Metrics::default()),
             conns: Mutex::new(HashMap::new()),
             reserved: Mutex::new(BTreeSet::new()),
+            placing: tokio::sync::Mutex::new(BTreeMap::new()),
             tuning,
         }
     }
@@ -826,9 +841,19 @@ impl Operator {
         let pve = self.connect(world, &m.spec.cluster).await?;
         let mut extra_used = BTreeSet::new();
         for _ in 0..MAX_STEPS {
-            let o = self
+            // A machine without a VM is placed alone, seeing the choices
+            // made for the others in this pass.
+            let mut placing = if status.vmid.is_none() && !deleting {
+                Some(self.placing.lock().await)
+            } else {
+                None
+            };
+            let mut o = self
                 .observe(&pve, world, &d, status.vmid, &extra_used)
                 .await?;
+            if let Some(placed) = placing.as_mut() {
+                add_placed(&mut o, placed, world, &m.spec.cluster, &m.metadata.name);
+            }
             if deleting {
                 let dp = plan::plan_delete(m.spec.deletion_policy, o.vm.as_ref());
                 if dp.done {
@@ -859,6 +884,20 @@ impl Operator {
             let Some(step) = p.steps.first() else {
                 return Ok((false, p.wait));
             };
+            if let (Some(placed), Some(node)) = (placing.as_mut(), p.node.as_ref())
+                && let Step::Create { vmid, .. } | Step::Clone { vmid, .. } = step
+            {
+                placed.insert(
+                    (m.spec.cluster.clone(), m.metadata.name.clone()),
+                    Placed {
+                        node: node.clone(),
+                        labels: m.metadata.labels.clone(),
+                        memory: d.memory_mib * plan::MIB,
+                        vmid: *vmid,
+                    },
+                );
+            }
+            drop(placing);
             match step {
                 Step::Create { vmid, auto, .. } | Step::Clone { vmid, auto, .. } => {
                     if !self.reserve(*vmid) {
@@ -1237,5 +1276,42 @@ fn apply(status: &mut MachineStatus, p: &plan::Plan, now: &str) {
     }
     for c in &p.conditions {
         set_condition(&mut status.conditions, c.clone(), now);
+    }
+}
+
+/// Adds to what is observed the machines placed in this pass that the
+/// world does not show yet: as peers (anti-affinity), and on their node's
+/// figures while their VM is not in the cluster's resources yet.
+fn add_placed(
+    o: &mut Observed,
+    placed: &mut BTreeMap<(String, String), Placed>,
+    world: &World,
+    cluster: &str,
+    me: &str,
+) {
+    // Choices the world shows now (or of machines gone) are done with.
+    placed.retain(|(_, name), _| {
+        world
+            .machines
+            .get(name)
+            .is_some_and(|(_, st)| st.node.is_none())
+    });
+    for ((c, name), p) in placed.iter() {
+        if c != cluster || name == me {
+            continue;
+        }
+        if !o.peers.iter().any(|x| &x.machine == name) {
+            o.peers.push(plan::Peer {
+                machine: name.clone(),
+                labels: p.labels.clone(),
+                node: p.node.clone(),
+            });
+        }
+        if !o.used_vmids.contains(&p.vmid)
+            && let Some(n) = o.nodes.iter_mut().find(|n| n.name == p.node)
+        {
+            n.allocated_mem += p.memory;
+            n.vm_count += 1;
+        }
     }
 }

@@ -19,7 +19,8 @@ pub const MARK_TAG: &str = "pve-operator";
 /// The operator's VMID range.
 pub const VMID_RANGE: std::ops::RangeInclusive<u32> = 10_000..=99_999;
 
-const MIB: u64 = 1 << 20;
+/// Bytes in a MiB.
+pub const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 
 /// The description that marks a VM as made by this operator for one

@@ -55,15 +55,41 @@ fn options(dir: &std::path::Path) -> Options {
 }
 
 async fn env() -> Env {
-    let pve = FakePve::builder()
+    env_with(SCENARIO).await
+}
+
+async fn fake(scenario: &str) -> Running {
+    FakePve::builder()
         .listen("127.0.0.1:0".parse().unwrap())
         .auth_failure_delay(Duration::ZERO)
         .clock(Clock::manual(1_790_000_000))
         .latency(Latency::instant())
-        .scenario(Scenario::parse(SCENARIO, "operator.yaml").unwrap())
+        .scenario(Scenario::parse(scenario, "operator.yaml").unwrap())
         .start()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// A ProxmoxCluster manifest named `name` for `pve` (its CA in `ca-NAME.pem`).
+fn cluster_manifest(dir: &std::path::Path, name: &str, pve: &Running) -> String {
+    std::fs::write(dir.join(format!("ca-{name}.pem")), pve.cert_pem().unwrap()).unwrap();
+    format!(
+        "apiVersion: pve.fake-pve.io/v1alpha1
+kind: ProxmoxCluster
+metadata: {{ name: {name} }}
+spec:
+  endpoint: {}
+  caCertificate: {{ file: ca-{name}.pem }}
+  credentials:
+    tokenID: '{TOKEN}'
+    tokenSecret: {{ secretRef: {{ name: pve-token, key: secret }} }}
+",
+        pve.url()
+    )
+}
+
+async fn env_with(scenario: &str) -> Env {
+    let pve = fake(scenario).await;
     let dir = std::env::temp_dir().join(format!(
         "pve-operator-e2e-{}-{}",
         std::process::id(),
@@ -71,26 +97,15 @@ async fn env() -> Env {
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let ca = pve.cert_pem().unwrap().to_string();
     let cluster = format!(
-        "apiVersion: pve.fake-pve.io/v1alpha1
-kind: ProxmoxCluster
-metadata: {{ name: lab }}
-spec:
-  endpoint: {}
-  caCertificate: {{ file: ca.pem }}
-  credentials:
-    tokenID: '{TOKEN}'
-    tokenSecret: {{ secretRef: {{ name: pve-token, key: secret }} }}
----
+        "{}---
 apiVersion: v1
 kind: Secret
 metadata: {{ name: pve-token }}
 stringData: {{ secret: {SECRET} }}
 ",
-        pve.url()
+        cluster_manifest(&dir, "lab", &pve)
     );
-    std::fs::write(dir.join("ca.pem"), ca).unwrap();
     std::fs::write(dir.join("cluster.yaml"), cluster).unwrap();
     let sa = Standalone::new(options(&dir), operator());
     let http = reqwest::Client::builder()
@@ -716,4 +731,308 @@ async fn disks_grow_online() {
             .await["status"],
         "running"
     );
+}
+
+#[tokio::test]
+async fn guest_agent_addresses_reach_the_status_without_loopback_or_link_local() {
+    let mut e = env().await;
+    e.write(
+        "app.yaml",
+        "apiVersion: pve.fake-pve.io/v1alpha1
+kind: Machine
+metadata: { name: app }
+spec:
+  cluster: lab
+  memory: 512Mi
+  agent: true
+  networks: [{ bridge: vmbr0, ip: 192.0.2.50/24, gateway: 192.0.2.1 }]
+",
+    );
+    let st = e.running("app").await;
+    // The agent answers once the guest has booted.
+    assert!(st.ip_addresses.is_empty(), "{st:?}");
+    e.pve.clock().advance(10);
+    e.converge(4, |e| !e.status("app").ip_addresses.is_empty())
+        .await;
+    let ips = e.status("app").ip_addresses;
+    assert!(ips.contains(&"192.0.2.50".to_string()), "{ips:?}");
+    for ip in &ips {
+        let a: std::net::IpAddr = ip.parse().unwrap();
+        assert!(!a.is_loopback(), "{ips:?}");
+        assert!(
+            !ip.starts_with("fe80:") && !ip.starts_with("169.254."),
+            "{ips:?}"
+        );
+    }
+    // What the guest reports does include them.
+    let vmid = e.status("app").vmid.unwrap();
+    let raw = e
+        .get(&format!(
+            "/nodes/pve/qemu/{vmid}/agent/network-get-interfaces"
+        ))
+        .await;
+    assert!(raw.to_string().contains("127.0.0.1"), "{raw}");
+}
+
+const IMAGE_SCENARIO: &str = r"
+users:
+  - userid: root@pam
+    tokens:
+      - { tokenid: automation, secret: 0f6c2b1e-5d4a-4e39-8b7c-2a1d9e8f7c60, privsep: false }
+storages:
+  - { id: local, type: dir, path: /var/lib/vz, content: [iso, import, vztmpl, backup, snippets] }
+  - { id: local-lvm, type: lvmthin, thinpool: data, vgname: pve, size: 100G }
+downloads:
+  - { url: 'https://cloud.example.com/debian-12-generic-amd64.qcow2', size: 341835776 }
+";
+
+#[tokio::test]
+async fn an_image_from_a_url_becomes_a_template_that_machines_clone() {
+    let mut e = env_with(IMAGE_SCENARIO).await;
+    e.write(
+        "image.yaml",
+        "apiVersion: pve.fake-pve.io/v1alpha1
+kind: MachineImage
+metadata: { name: debian-12 }
+spec:
+  cluster: lab
+  url: https://cloud.example.com/debian-12-generic-amd64.qcow2
+  downloadStorage: local
+  storage: local-lvm
+",
+    );
+    e.write("web.yaml", &machine("web", "source: { image: debian-12 }"));
+    let st = e.running("web").await;
+    // The download is in the storage, the template made from it.
+    let content = e.get("/nodes/pve/storage/local/content").await;
+    assert!(
+        content
+            .to_string()
+            .contains("local:import/debian-12-generic-amd64.qcow2"),
+        "{content}"
+    );
+    let templates: Vec<Value> = e
+        .get("/cluster/resources?type=vm")
+        .await
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["template"] == 1)
+        .cloned()
+        .collect();
+    assert_eq!(templates.len(), 1, "{templates:?}");
+    assert_eq!(templates[0]["name"], "debian-12");
+    // The machine is a clone of it.
+    let tpl = templates[0]["vmid"].as_u64().unwrap();
+    let clones = e.get("/nodes/pve/tasks?typefilter=qmclone").await;
+    assert!(
+        clones
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["id"].as_str() == Some(tpl.to_string().as_str())),
+        "{clones}"
+    );
+    assert_eq!(e.config(st.vmid.unwrap()).await["name"], "web");
+    // Another pass changes nothing: the image is not downloaded again.
+    let tasks_before = e.get("/nodes/pve/tasks?typefilter=download").await;
+    e.sa.pass(true).await;
+    assert_eq!(
+        e.get("/nodes/pve/tasks?typefilter=download").await,
+        tasks_before
+    );
+}
+
+const NODES_SCENARIO: &str = r"
+users:
+  - userid: root@pam
+    tokens:
+      - { tokenid: automation, secret: 0f6c2b1e-5d4a-4e39-8b7c-2a1d9e8f7c60, privsep: false }
+cluster: lab
+nodes:
+  - { name: pve1 }
+  - { name: pve2 }
+  - { name: pve3 }
+";
+
+#[tokio::test]
+async fn placement_spreads_machines_over_the_nodes() {
+    let mut e = env_with(NODES_SCENARIO).await;
+    for (node, zone) in [("pve1", "a"), ("pve2", "b"), ("pve3", "a")] {
+        e.write(
+            &format!("node-{node}.yaml"),
+            &format!(
+                "apiVersion: pve.fake-pve.io/v1alpha1
+kind: ProxmoxNode
+metadata: {{ name: {node}, labels: {{ zone: {zone} }} }}
+spec: {{ cluster: lab, nodeName: {node} }}
+"
+            ),
+        );
+    }
+    // Three web machines that must not share a node.
+    for i in 0..3 {
+        e.write(
+            &format!("web-{i}.yaml"),
+            &format!(
+                "apiVersion: pve.fake-pve.io/v1alpha1
+kind: Machine
+metadata: {{ name: web-{i}, labels: {{ app: web }} }}
+spec:
+  cluster: lab
+  memory: 512Mi
+  placement: {{ antiAffinity: [app] }}
+"
+            ),
+        );
+    }
+    // One that must go to zone b.
+    e.write(
+        "db.yaml",
+        "apiVersion: pve.fake-pve.io/v1alpha1
+kind: Machine
+metadata: { name: db }
+spec:
+  cluster: lab
+  memory: 512Mi
+  placement: { nodeSelector: { zone: b } }
+",
+    );
+    e.converge(12, |e| {
+        ["web-0", "web-1", "web-2", "db"]
+            .iter()
+            .all(|m| e.status(m).phase == Phase::Running)
+    })
+    .await;
+    let mut nodes: Vec<String> = (0..3)
+        .map(|i| e.status(&format!("web-{i}")).node.unwrap())
+        .collect();
+    nodes.sort();
+    assert_eq!(nodes, ["pve1", "pve2", "pve3"]);
+    assert_eq!(e.status("db").node.as_deref(), Some("pve2"));
+    // A fourth web machine has nowhere to go, and says why.
+    e.write(
+        "web-3.yaml",
+        "apiVersion: pve.fake-pve.io/v1alpha1
+kind: Machine
+metadata: { name: web-3, labels: { app: web } }
+spec:
+  cluster: lab
+  memory: 512Mi
+  placement: { antiAffinity: [app] }
+",
+    );
+    e.sa.pass(true).await;
+    let st = e.status("web-3");
+    assert_ne!(st.phase, Phase::Running);
+    let (_, reason, message) = cond(&st, "ResourcesAllocated");
+    assert!(message.contains("anti-affinity"), "{reason}: {message}");
+}
+
+#[tokio::test]
+async fn machines_go_to_the_cluster_they_name() {
+    let mut e = env().await;
+    let site_b = fake(SCENARIO).await;
+    e.write("site-b.yaml", &cluster_manifest(&e.dir, "site-b", &site_b));
+    e.write("a.yaml", &machine("a", ""));
+    e.write(
+        "b.yaml",
+        &machine("b", "").replace("cluster: lab", "cluster: site-b"),
+    );
+    e.converge(10, |e| {
+        e.status("a").phase == Phase::Running && e.status("b").phase == Phase::Running
+    })
+    .await;
+    let on = |pve: &Running, vmid: u32| {
+        let url = format!("{}/nodes/pve/qemu/{vmid}/config", pve.api_url());
+        let http = e.http.clone();
+        async move {
+            http.get(url)
+                .header("Authorization", format!("PVEAPIToken={TOKEN}={SECRET}"))
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .is_success()
+        }
+    };
+    let (va, vb) = (e.status("a").vmid.unwrap(), e.status("b").vmid.unwrap());
+    let a_names = e.config(va).await["name"].clone();
+    assert_eq!(a_names, "a");
+    assert!(on(&site_b, vb).await, "b is on site-b");
+    // Both may use the same VMID: they are different clusters. What counts
+    // is that neither landed on the other.
+    if va != vb {
+        assert!(!on(&e.pve, vb).await, "b is not on lab");
+        assert!(!on(&site_b, va).await, "a is not on site-b");
+    }
+}
+
+#[tokio::test]
+async fn the_watcher_follows_the_directory() {
+    let e = env().await;
+    let mut opts = options(&e.dir);
+    opts.poll = Duration::from_millis(50);
+    let mut sa = Standalone::new(opts, operator());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let runner = tokio::spawn(async move {
+        sa.run(async {
+            let _ = stopped.await;
+        })
+        .await;
+    });
+    let until = |what: &'static str, f: Box<dyn Fn(Vec<Value>) -> bool + Send>| {
+        let e = &e;
+        async move {
+            for _ in 0..200 {
+                let vms = e.get("/nodes/pve/qemu").await;
+                if f(vms.as_array().cloned().unwrap_or_default()) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            panic!("the watcher did not {what}");
+        }
+    };
+    e.write("watched.yaml", &machine("watched", ""));
+    until(
+        "create the machine",
+        Box::new(|vms| {
+            vms.iter()
+                .any(|v| v["name"] == "watched" && v["status"] == "running")
+        }),
+    )
+    .await;
+    e.write(
+        "watched.yaml",
+        &machine("watched", "").replace("cores: 2", "cores: 4"),
+    );
+    let vmid = loop {
+        let vms = e.get("/nodes/pve/qemu").await;
+        if let Some(v) = vms
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == "watched")
+        {
+            break v["vmid"].as_u64().unwrap() as u32;
+        }
+    };
+    let mut cores = 0;
+    for _ in 0..200 {
+        cores = e.config(vmid).await["cores"].as_u64().unwrap_or(0);
+        if cores == 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(cores, 4, "the watcher did not apply the change");
+    e.remove("watched.yaml");
+    until(
+        "delete the machine",
+        Box::new(|vms| !vms.iter().any(|v| v["name"] == "watched")),
+    )
+    .await;
+    let _ = stop.send(());
+    runner.await.unwrap();
 }
