@@ -1036,3 +1036,51 @@ async fn the_watcher_follows_the_directory() {
     let _ = stop.send(());
     runner.await.unwrap();
 }
+
+/// The README's walk-through: the shipped examples against fake-pve's
+/// default scenario (only the endpoint differs) are created, started and
+/// given addresses.
+#[tokio::test]
+async fn the_shipped_examples_converge_against_the_default_scenario() {
+    let pve = FakePve::builder()
+        .listen("127.0.0.1:0".parse().unwrap())
+        .auth_failure_delay(Duration::ZERO)
+        .clock(Clock::manual(1_790_000_000))
+        .start()
+        .await
+        .unwrap();
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/manifests");
+    let dir = std::env::temp_dir().join(format!(
+        "pve-operator-examples-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for e in std::fs::read_dir(&src).unwrap().flatten() {
+        let text = std::fs::read_to_string(e.path())
+            .unwrap()
+            .replace("https://127.0.0.1:8006", &pve.url());
+        std::fs::write(dir.join(e.file_name()), text).unwrap();
+    }
+    let mut sa = Standalone::new(options(&dir), operator());
+    let status = |sa: &Standalone, n: &str| sa.machine_status(n).unwrap_or_default();
+    for _ in 0..10 {
+        sa.pass(true).await;
+        if ["web-1", "db-1"]
+            .iter()
+            .all(|m| status(&sa, m).phase == Phase::Running)
+        {
+            break;
+        }
+    }
+    assert_eq!(status(&sa, "web-1").phase, Phase::Running);
+    assert_eq!(status(&sa, "db-1").phase, Phase::Running);
+    assert_eq!(status(&sa, "db-1").vmid, Some(1500));
+    pve.clock().advance(10);
+    sa.pass(true).await;
+    assert_eq!(status(&sa, "web-1").ip_addresses, ["192.0.2.10"]);
+    let table = pve_operator::standalone::status_table(&dir);
+    assert!(table.contains("192.0.2.10"), "{table}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
