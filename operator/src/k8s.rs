@@ -1,9 +1,9 @@
 //! The Kubernetes side of the operator: what it asks of the API server.
 //!
-//! The controller (kube-rs `Controller` driving [`crate::controller`]) is
-//! not written yet; this module fixes the contract it will keep, so that
-//! the RBAC of `operator/config/rbac/` can be checked against it now
-//! (tests/k8s_manifests.rs) and the controller's mocked-API tests later.
+//! The controller ([`crate::kubernetes`]) keeps this contract: the RBAC of
+//! `operator/config/rbac/` is checked against it (tests/k8s_manifests.rs),
+//! and the controller's requests against a mocked API server
+//! (tests/kubernetes.rs).
 
 /// One kind of request: API group (`""` for the core group), resource
 /// (with `/status` for the subresource) and verb, as RBAC names them.

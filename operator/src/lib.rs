@@ -36,6 +36,7 @@ pub mod crd;
 pub mod error;
 pub mod http;
 pub mod k8s;
+pub mod kubernetes;
 pub mod metrics;
 pub mod plan;
 pub mod standalone;

@@ -24,9 +24,17 @@ struct Cli {
 enum Cmd {
     /// Reconcile the resources of a manifest directory until stopped.
     Run {
-        /// The directory of YAML manifests.
-        #[arg(long, env = "PVE_OPERATOR_MANIFESTS")]
-        manifests: PathBuf,
+        /// The directory of YAML manifests (standalone mode).
+        #[arg(
+            long,
+            env = "PVE_OPERATOR_MANIFESTS",
+            required_unless_present = "kubernetes"
+        )]
+        manifests: Option<PathBuf>,
+        /// Run as a Kubernetes controller (the default inside a cluster,
+        /// when no --manifests is given).
+        #[arg(long, env = "PVE_OPERATOR_KUBERNETES", conflicts_with = "manifests")]
+        kubernetes: bool,
         /// Periodic resync, seconds (or with an `s`/`m` suffix).
         #[arg(long, env = "RECONCILE_INTERVAL", default_value = "30s")]
         reconcile_interval: String,
@@ -164,6 +172,7 @@ async fn main() -> std::process::ExitCode {
         },
         Cmd::Run {
             manifests,
+            kubernetes,
             reconcile_interval,
             max_concurrent_reconciles,
             metrics_bind_address,
@@ -174,6 +183,23 @@ async fn main() -> std::process::ExitCode {
                 Ok(d) => d,
                 Err(e) => {
                     eprintln!("pve-operator: RECONCILE_INTERVAL: {e}");
+                    return std::process::ExitCode::from(2);
+                }
+            };
+            let in_cluster = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some();
+            let manifests = match manifests {
+                Some(m) if !kubernetes => m,
+                _ if kubernetes || in_cluster => {
+                    return run_kubernetes(
+                        resync,
+                        max_concurrent_reconciles,
+                        &metrics_bind_address,
+                        &health_probe_bind_address,
+                    )
+                    .await;
+                }
+                _ => {
+                    eprintln!("pve-operator: run needs --manifests DIR or --kubernetes");
                     return std::process::ExitCode::from(2);
                 }
             };
@@ -211,5 +237,45 @@ async fn main() -> std::process::ExitCode {
             .await;
             std::process::ExitCode::SUCCESS
         }
+    }
+}
+
+/// `run --kubernetes`: the controllers of [`pve_operator::kubernetes`],
+/// with the same metrics and probes as standalone.
+async fn run_kubernetes(
+    resync: Duration,
+    max_concurrent: usize,
+    metrics_addr: &str,
+    health_addr: &str,
+) -> std::process::ExitCode {
+    let op = Arc::new(Operator::new(None));
+    let health = Arc::new(http::Health::default());
+    for (what, addr) in [("metrics", metrics_addr), ("health probes", health_addr)] {
+        match http::parse_bind(addr) {
+            Ok(Some(a)) => match http::serve(a, op.metrics.clone(), health.clone()).await {
+                Ok((bound, _)) => tracing::info!("serving {what} on {bound}"),
+                Err(e) => {
+                    eprintln!("pve-operator: {what} on {a}: {e}");
+                    return std::process::ExitCode::from(2);
+                }
+            },
+            Ok(None) => {}
+            Err(e) => {
+                eprintln!("pve-operator: {e}");
+                return std::process::ExitCode::from(2);
+            }
+        }
+    }
+    let o = pve_operator::kubernetes::KubeOptions::from_env(resync, max_concurrent);
+    tracing::info!(namespace = %o.lease_namespace, "pve-operator started on Kubernetes");
+    tokio::select! {
+        r = pve_operator::kubernetes::run(op, o, health) => match r {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("pve-operator: {e}");
+                std::process::ExitCode::from(2)
+            }
+        },
+        _ = tokio::signal::ctrl_c() => std::process::ExitCode::SUCCESS,
     }
 }
