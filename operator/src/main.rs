@@ -209,26 +209,15 @@ async fn main() -> std::process::ExitCode {
             opts.poll = Duration::from_millis(poll_ms.max(50));
             let op = Arc::new(Operator::new(None));
             let mut sa = Standalone::new(opts, op.clone());
-            for (what, addr) in [
-                ("metrics", &metrics_bind_address),
-                ("health probes", &health_probe_bind_address),
-            ] {
-                match http::parse_bind(addr) {
-                    Ok(Some(a)) => {
-                        match http::serve(a, op.metrics.clone(), sa.health.clone()).await {
-                            Ok((bound, _)) => tracing::info!("serving {what} on {bound}"),
-                            Err(e) => {
-                                eprintln!("pve-operator: {what} on {a}: {e}");
-                                return std::process::ExitCode::from(2);
-                            }
-                        }
-                    }
-                    Ok(None) => {}
-                    Err(e) => {
-                        eprintln!("pve-operator: {e}");
-                        return std::process::ExitCode::from(2);
-                    }
-                }
+            if let Err(code) = serve_http(
+                &op,
+                &sa.health,
+                &metrics_bind_address,
+                &health_probe_bind_address,
+            )
+            .await
+            {
+                return code;
             }
             tracing::info!(dir = %sa.opts.dir.display(), "pve-operator started");
             sa.run(async {
@@ -250,21 +239,8 @@ async fn run_kubernetes(
 ) -> std::process::ExitCode {
     let op = Arc::new(Operator::new(None));
     let health = Arc::new(http::Health::default());
-    for (what, addr) in [("metrics", metrics_addr), ("health probes", health_addr)] {
-        match http::parse_bind(addr) {
-            Ok(Some(a)) => match http::serve(a, op.metrics.clone(), health.clone()).await {
-                Ok((bound, _)) => tracing::info!("serving {what} on {bound}"),
-                Err(e) => {
-                    eprintln!("pve-operator: {what} on {a}: {e}");
-                    return std::process::ExitCode::from(2);
-                }
-            },
-            Ok(None) => {}
-            Err(e) => {
-                eprintln!("pve-operator: {e}");
-                return std::process::ExitCode::from(2);
-            }
-        }
+    if let Err(code) = serve_http(&op, &health, metrics_addr, health_addr).await {
+        return code;
     }
     let o = pve_operator::kubernetes::KubeOptions::from_env(resync, max_concurrent);
     tracing::info!(namespace = %o.lease_namespace, "pve-operator started on Kubernetes");
@@ -278,4 +254,30 @@ async fn run_kubernetes(
         },
         _ = tokio::signal::ctrl_c() => std::process::ExitCode::SUCCESS,
     }
+}
+
+/// Serves `/metrics` and the probes on their addresses (`0`: not served).
+async fn serve_http(
+    op: &Operator,
+    health: &Arc<http::Health>,
+    metrics_addr: &str,
+    health_addr: &str,
+) -> Result<(), std::process::ExitCode> {
+    for (what, addr) in [("metrics", metrics_addr), ("health probes", health_addr)] {
+        match http::parse_bind(addr) {
+            Ok(Some(a)) => match http::serve(a, op.metrics.clone(), health.clone()).await {
+                Ok((bound, _)) => tracing::info!("serving {what} on {bound}"),
+                Err(e) => {
+                    eprintln!("pve-operator: {what} on {a}: {e}");
+                    return Err(std::process::ExitCode::from(2));
+                }
+            },
+            Ok(None) => {}
+            Err(e) => {
+                eprintln!("pve-operator: {e}");
+                return Err(std::process::ExitCode::from(2));
+            }
+        }
+    }
+    Ok(())
 }

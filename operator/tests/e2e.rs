@@ -2,20 +2,17 @@
 //! (manual clock, instant tasks), driven pass by pass.
 #![allow(missing_docs, clippy::unwrap_used)]
 
+mod common;
+
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use fake_pve::{Clock, FakePve, Latency, Running, Scenario};
-use pve_client::RetryPolicy;
-use pve_client::api::tasks::WaitOptions;
+use common::{SECRET, TOKEN, fake, operator};
+use fake_pve::{Clock, FakePve, Running};
 use pve_operator::types::{MachineStatus, Phase};
-use pve_operator::{Operator, Options, Standalone};
+use pve_operator::{Options, Standalone};
 use serde_json::Value;
-
-const TOKEN: &str = "root@pam!automation";
-const SECRET: &str = "0f6c2b1e-5d4a-4e39-8b7c-2a1d9e8f7c60";
 
 const SCENARIO: &str = r"
 users:
@@ -36,18 +33,6 @@ struct Env {
 
 static N: AtomicUsize = AtomicUsize::new(0);
 
-fn operator() -> Arc<Operator> {
-    Arc::new(Operator::new(Some(Arc::new(|b| {
-        b.retry(RetryPolicy::none())
-            .timeout(Duration::from_millis(1500))
-            .wait_options(
-                WaitOptions::default()
-                    .poll_interval(Duration::from_millis(5))
-                    .timeout(Duration::from_secs(10)),
-            )
-    }))))
-}
-
 fn options(dir: &std::path::Path) -> Options {
     let mut o = Options::new(dir);
     o.max_concurrent = 10;
@@ -56,18 +41,6 @@ fn options(dir: &std::path::Path) -> Options {
 
 async fn env() -> Env {
     env_with(SCENARIO).await
-}
-
-async fn fake(scenario: &str) -> Running {
-    FakePve::builder()
-        .listen("127.0.0.1:0".parse().unwrap())
-        .auth_failure_delay(Duration::ZERO)
-        .clock(Clock::manual(1_790_000_000))
-        .latency(Latency::instant())
-        .scenario(Scenario::parse(scenario, "operator.yaml").unwrap())
-        .start()
-        .await
-        .unwrap()
 }
 
 /// A ProxmoxCluster manifest named `name` for `pve` (its CA in `ca-NAME.pem`).

@@ -8,21 +8,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use fake_pve::{Clock, FakePve, Latency, Running, Scenario};
+use fake_pve::Running;
 use http::{Method, Request, Response};
 use kube::client::Body;
 use kube::runtime::events::{Recorder, Reporter};
-use pve_client::RetryPolicy;
-use pve_client::api::tasks::WaitOptions;
-use pve_operator::Operator;
 use pve_operator::controller::World;
 use pve_operator::kubernetes::{Ctx, FINALIZER, FixedWorld, reconcile_machine};
 use pve_operator::types::{Machine, Object, ProxmoxClusterSpec, SecretObject};
 use serde_json::{Value, json};
 use tower_test::mock::{Handle, pair};
 
-const TOKEN: &str = "root@pam!automation";
-const SECRET: &str = "0f6c2b1e-5d4a-4e39-8b7c-2a1d9e8f7c60";
+mod common;
+
+use common::{SECRET, TOKEN, operator};
 
 const SCENARIO: &str = r"
 users:
@@ -34,15 +32,7 @@ users:
 const BASE: &str = "/apis/pve.fake-pve.io/v1alpha1/namespaces/default/machines";
 
 async fn fake() -> Running {
-    FakePve::builder()
-        .listen("127.0.0.1:0".parse().unwrap())
-        .auth_failure_delay(Duration::ZERO)
-        .clock(Clock::manual(1_790_000_000))
-        .latency(Latency::instant())
-        .scenario(Scenario::parse(SCENARIO, "k8s.yaml").unwrap())
-        .start()
-        .await
-        .unwrap()
+    common::fake(SCENARIO).await
 }
 
 fn world(pve: &Running) -> World {
@@ -98,15 +88,7 @@ fn machine(finalizer: bool, deleting: bool, status: Value) -> Machine {
 fn ctx(pve_world: World) -> (Arc<Ctx>, Handle<Request<Body>, Response<Body>>) {
     let (svc, handle) = pair::<Request<Body>, Response<Body>>();
     let client = kube::Client::new(svc, "default");
-    let operator = Arc::new(Operator::new(Some(Arc::new(|b| {
-        b.retry(RetryPolicy::none())
-            .timeout(Duration::from_millis(1500))
-            .wait_options(
-                WaitOptions::default()
-                    .poll_interval(Duration::from_millis(5))
-                    .timeout(Duration::from_secs(10)),
-            )
-    }))));
+    let operator = operator();
     let recorder = Recorder::new(
         client.clone(),
         Reporter {
@@ -195,21 +177,7 @@ async fn a_new_machine_first_gets_the_finalizer() {
     );
     task.await.unwrap().unwrap();
     // Nothing was made in PVE yet.
-    let vms = reqwest::Client::builder()
-        .add_root_certificate(
-            reqwest::Certificate::from_pem(pve.cert_pem().unwrap().as_bytes()).unwrap(),
-        )
-        .build()
-        .unwrap()
-        .get(format!("{}/nodes/pve/qemu", pve.api_url()))
-        .header("Authorization", format!("PVEAPIToken={TOKEN}={SECRET}"))
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap();
-    assert_eq!(vms["data"], json!([]));
+    assert_eq!(pve_vms(&pve).await, json!([]));
 }
 
 async fn pve_vms(pve: &Running) -> Value {
