@@ -225,8 +225,21 @@ impl Builder {
                     }
                 }
                 // Tasks that ran when the process died end as after a
-                // node crash.
-                let at = last_ms.unwrap_or_else(|| state.clock().now_millis());
+                // node crash. When did it die? A manual clock only moves
+                // through the journal, so its time now is that moment; a
+                // running clock's last sign of life is the journal's last
+                // record or the heartbeat written every second.
+                let at = if state.clock().is_manual() {
+                    state.clock().now_millis()
+                } else {
+                    let alive = std::fs::read_to_string(loaded.store.dir().join("alive"))
+                        .ok()
+                        .and_then(|t| t.trim().parse::<i64>().ok());
+                    match (last_ms, alive) {
+                        (Some(a), Some(b)) => a.max(b),
+                        (a, b) => a.or(b).unwrap_or_else(|| state.clock().now_millis()),
+                    }
+                };
                 let interrupted = state.interrupt_running_tasks(at.max(0));
                 if let Some(fp) = &fingerprint {
                     state.with(|c| {
@@ -254,6 +267,24 @@ impl Builder {
             .local_addr()
             .map_err(|e| Error::Bind(self.listen, e))?;
         let (stop_tx, stop_rx) = watch::channel(false);
+        if let Some(store) = state.store() {
+            // A heartbeat of the emulated time, so that a restart after a
+            // crash knows when the process was last alive.
+            let (path, clock, mut stop) = (
+                store.dir().join("alive"),
+                state.clock().clone(),
+                stop_rx.clone(),
+            );
+            tokio::spawn(async move {
+                loop {
+                    let _ = std::fs::write(&path, clock.now_millis().to_string());
+                    tokio::select! {
+                        _ = stop.changed() => break,
+                        () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    }
+                }
+            });
+        }
         let app = Arc::new(App {
             state: state.clone(),
             router,

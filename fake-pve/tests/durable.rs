@@ -394,3 +394,44 @@ async fn logins_are_not_journaled_and_their_passwords_stay_out() {
     pve.run.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn tasks_that_ended_before_a_crash_stay_ended() {
+    let dir = temp_dir("ended");
+    let mut latency = fake_pve::latency::Latency::instant();
+    latency.set_task_ms("qmstart", 10_000);
+    let s = Scenario::parse(SCENARIO, "durable.yaml").expect("scenario");
+    let pve = start_with(builder().scenario(s).latency(latency).data_dir(&dir)).await;
+    let root = pve.root().await;
+    let r = pve.post("/nodes/pve/qemu", &root, "vmid=410").await;
+    assert_eq!(r.status, 200);
+    let r = pve
+        .post("/nodes/pve/qemu/410/status/start", &root, "")
+        .await;
+    let upid = r.data().as_str().expect("upid").to_string();
+    // The (manual) clock moves past the task's end: it ends OK.
+    let r = control(
+        &pve,
+        &root,
+        Method::POST,
+        "/_fake/clock",
+        Some("advance=20".into()),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(pve.task_status(&upid, &root).await["exitstatus"], "OK");
+    let copy = crash_copy(&dir, "ended-copy");
+    pve.run.shutdown().await;
+
+    let again = start_in(&copy).await;
+    assert_eq!(again.task_status(&upid, &root).await["exitstatus"], "OK");
+    let cur = again
+        .get("/nodes/pve/qemu/410/status/current", &root)
+        .await
+        .data();
+    assert_eq!(cur["status"], "running");
+    again.run.shutdown().await;
+    for d in [dir, copy] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
