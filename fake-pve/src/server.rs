@@ -470,6 +470,10 @@ async fn serve(
     conns.shutdown().await;
 }
 
+/// The largest body the control API reads (a state document of a large
+/// world).
+const CONTROL_MAX_BODY: usize = 1 << 30;
+
 async fn respond(
     app: &App,
     req: http::Request<Incoming>,
@@ -558,14 +562,28 @@ async fn answer(app: &App, req: http::Request<Incoming>) -> Response<Full<Bytes>
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok())
         .unwrap_or(0);
-    // Too large a body is refused (after authentication) without reading it.
-    let body = if declared > api::MAX_BODY {
-        Bytes::from(vec![0u8; api::MAX_BODY + 1])
+    // Too large a body is refused (after authentication) without reading
+    // it. The control API takes whole worlds (state documents, scenarios).
+    let control = path == "/_fake" || path.starts_with("/_fake/");
+    let limit = if control {
+        CONTROL_MAX_BODY
     } else {
-        match Limited::new(body, api::MAX_BODY).collect().await {
-            Ok(b) => b.to_bytes(),
-            Err(_) => Bytes::from(vec![0u8; api::MAX_BODY + 1]),
-        }
+        api::MAX_BODY
+    };
+    let body = if declared > limit {
+        None
+    } else {
+        Limited::new(body, limit)
+            .collect()
+            .await
+            .ok()
+            .map(http_body_util::Collected::to_bytes)
+    };
+    let body = match body {
+        Some(b) => b,
+        None if control => return api::plain(501, "for data too large"),
+        // The API refuses it after authentication, as PVE does.
+        None => Bytes::from(vec![0u8; api::MAX_BODY + 1]),
     };
     let req = api::Request {
         method,

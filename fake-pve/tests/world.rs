@@ -325,3 +325,33 @@ async fn the_library_seeds_once_and_restores_per_test() {
         Err("invalid checkpoint name 'a/b'".into())
     );
 }
+
+#[tokio::test]
+async fn large_worlds_fit_through_the_control_api() {
+    let mut yaml = String::from("vms:\n");
+    for v in 0..1500 {
+        yaml.push_str(&format!(
+            "  - {{ vmid: {}, name: vm-{v}, config: {{ scsi0: 'local-lvm:vm-{}-disk-0,size=8G', net0: 'virtio=BC:24:11:00:{:02X}:{:02X},bridge=vmbr0' }} }}\n",
+            1000 + v,
+            1000 + v,
+            v / 256,
+            v % 256
+        ));
+    }
+    let s = Scenario::parse(&yaml, "big.yaml").expect("scenario");
+    let a = start_with(builder().scenario(s)).await;
+    let root = a.root().await;
+    let doc = state(&a, &root).await;
+    let text = doc.to_string();
+    assert!(text.len() > 512 * 1024, "{} bytes", text.len());
+    let b = common::start().await;
+    let broot = b.root().await;
+    let r = control(&b, &broot, Method::PUT, "/_fake/state", Some(text)).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.data()["vms"], 1500);
+    assert_eq!(state(&b, &broot).await, doc);
+    // The API keeps PVE's limit.
+    let big = format!("description={}", "x".repeat(600 * 1024));
+    let r = b.put("/nodes/pve/qemu/1000/config", &broot, &big).await;
+    assert_eq!(r.status, 501);
+}
