@@ -599,53 +599,44 @@ pub async fn run(
         interval: o.interval,
     });
     let cfg = kube::runtime::controller::Config::default().concurrency(o.max_concurrent);
-    fn log<T, E: std::fmt::Display>(
-        what: &'static str,
-    ) -> impl FnMut(Result<T, E>) -> futures::future::Ready<()> {
-        move |r| {
+    health.set_ready(true);
+    tokio::join!(
+        control(&client, &cfg, "machine", reconcile_machine, &ctx),
+        control(&client, &cfg, "snapshot", reconcile_snapshot, &ctx),
+        control(&client, &cfg, "image", reconcile_image, &ctx),
+        control(&client, &cfg, "cluster", reconcile_cluster, &ctx),
+        control(&client, &cfg, "node", reconcile_node, &ctx),
+    );
+    Ok(())
+}
+
+/// A controller of kind `K` running `reconcile` until its watch ends,
+/// logging failed reconciles.
+async fn control<K, F, Fut>(
+    client: &Client,
+    cfg: &kube::runtime::controller::Config,
+    what: &'static str,
+    reconcile: F,
+    ctx: &Arc<Ctx>,
+) where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+    F: FnMut(Arc<K>, Arc<Ctx>) -> Fut,
+    Fut: futures::TryFuture<Ok = Action, Error = Error> + Send + 'static,
+{
+    Controller::new(Api::<K>::all(client.clone()), watcher::Config::default())
+        .with_config(cfg.clone())
+        .run(reconcile, error_policy, ctx.clone())
+        .for_each(|r| {
             if let Err(e) = r {
                 warn!(controller = what, "reconcile failed: {e}");
             }
             futures::future::ready(())
-        }
-    }
-    health.set_ready(true);
-    tokio::join!(
-        Controller::new(
-            Api::<Machine>::all(client.clone()),
-            watcher::Config::default()
-        )
-        .with_config(cfg.clone())
-        .run(reconcile_machine, error_policy, ctx.clone())
-        .for_each(log("machine")),
-        Controller::new(
-            Api::<MachineSnapshot>::all(client.clone()),
-            watcher::Config::default()
-        )
-        .with_config(cfg.clone())
-        .run(reconcile_snapshot, error_policy, ctx.clone())
-        .for_each(log("snapshot")),
-        Controller::new(
-            Api::<MachineImage>::all(client.clone()),
-            watcher::Config::default()
-        )
-        .with_config(cfg.clone())
-        .run(reconcile_image, error_policy, ctx.clone())
-        .for_each(log("image")),
-        Controller::new(
-            Api::<ProxmoxCluster>::all(client.clone()),
-            watcher::Config::default()
-        )
-        .with_config(cfg.clone())
-        .run(reconcile_cluster, error_policy, ctx.clone())
-        .for_each(log("cluster")),
-        Controller::new(
-            Api::<ProxmoxNode>::all(client.clone()),
-            watcher::Config::default()
-        )
-        .with_config(cfg)
-        .run(reconcile_node, error_policy, ctx.clone())
-        .for_each(log("node")),
-    );
-    Ok(())
+        })
+        .await;
 }
