@@ -159,6 +159,42 @@ fn crash_copy(from: &Path, name: &str) -> PathBuf {
     to
 }
 
+/// fake-pve on `dir` whose `qmstart` tasks take `ms` (emulated).
+async fn start_slow(dir: &Path, ms: u64) -> Pve {
+    let mut latency = fake_pve::latency::Latency::instant();
+    latency.set_task_ms("qmstart", ms);
+    let s = Scenario::parse(SCENARIO, "durable.yaml").expect("scenario");
+    start_with(builder().scenario(s).latency(latency).data_dir(dir)).await
+}
+
+/// Creates VM `vmid` and starts it; answers the start's UPID.
+async fn create_and_start(pve: &Pve, root: &Auth, vmid: u32) -> String {
+    let r = pve
+        .post("/nodes/pve/qemu", root, &format!("vmid={vmid}"))
+        .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = pve
+        .post(&format!("/nodes/pve/qemu/{vmid}/status/start"), root, "")
+        .await;
+    r.data().as_str().expect("upid").to_string()
+}
+
+/// What a crash now would leave, started again: copies the directory,
+/// stops the running fake-pve and starts one on the copy. Answers it and
+/// the copy's path.
+async fn crash_and_restart(pve: Pve, dir: &Path, name: &str) -> (Pve, PathBuf) {
+    let copy = crash_copy(dir, name);
+    pve.run.shutdown().await;
+    (start_in(&copy).await, copy)
+}
+
+async fn finish(pve: Pve, dirs: &[&Path]) {
+    pve.run.shutdown().await;
+    for d in dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
 #[tokio::test]
 async fn every_kind_of_state_survives_a_clean_restart() {
     let dir = temp_dir("clean");
@@ -190,21 +226,15 @@ async fn a_crash_at_any_moment_is_replayed_from_the_journal() {
     let before = state(&pve, &root).await;
     // What the disk holds now: the start's snapshot and a journal of
     // every request since (nothing was compacted).
-    let copy = crash_copy(&dir, "crash-copy");
     assert!(
-        std::fs::metadata(copy.join("journal.log"))
+        std::fs::metadata(dir.join("journal.log"))
             .expect("journal")
             .len()
             > 0
     );
-    pve.run.shutdown().await;
-
-    let again = start_in(&copy).await;
+    let (again, copy) = crash_and_restart(pve, &dir, "crash-copy").await;
     assert_eq!(state(&again, &root).await, before);
-    again.run.shutdown().await;
-    for d in [dir, copy] {
-        let _ = std::fs::remove_dir_all(d);
-    }
+    finish(again, &[&dir, &copy]).await;
 }
 
 #[tokio::test]
@@ -219,14 +249,9 @@ async fn snapshots_compact_the_journal_as_it_grows() {
     let root = pve.root().await;
     change_everything(&pve, &root).await;
     let before = state(&pve, &root).await;
-    let copy = crash_copy(&dir, "compact-copy");
-    pve.run.shutdown().await;
-    let again = start_in(&copy).await;
+    let (again, copy) = crash_and_restart(pve, &dir, "compact-copy").await;
     assert_eq!(state(&again, &root).await, before);
-    again.run.shutdown().await;
-    for d in [dir, copy] {
-        let _ = std::fs::remove_dir_all(d);
-    }
+    finish(again, &[&dir, &copy]).await;
 }
 
 #[tokio::test]
@@ -348,22 +373,11 @@ async fn a_full_disk_refuses_the_request_and_changes_nothing() {
 #[tokio::test]
 async fn tasks_running_at_a_crash_end_as_after_a_node_crash() {
     let dir = temp_dir("tasks");
-    let mut latency = fake_pve::latency::Latency::instant();
-    latency.set_task_ms("qmstart", 60_000);
-    let s = Scenario::parse(SCENARIO, "durable.yaml").expect("scenario");
-    let pve = start_with(builder().scenario(s).latency(latency).data_dir(&dir)).await;
+    let pve = start_slow(&dir, 60_000).await;
     let root = pve.root().await;
-    let r = pve.post("/nodes/pve/qemu", &root, "vmid=400").await;
-    assert_eq!(r.status, 200);
-    let r = pve
-        .post("/nodes/pve/qemu/400/status/start", &root, "")
-        .await;
-    let upid = r.data().as_str().expect("upid").to_string();
+    let upid = create_and_start(&pve, &root, 400).await;
     assert_eq!(pve.task_status(&upid, &root).await["status"], "running");
-    let copy = crash_copy(&dir, "tasks-copy");
-    pve.run.shutdown().await;
-
-    let again = start_in(&copy).await;
+    let (again, copy) = crash_and_restart(pve, &dir, "tasks-copy").await;
     let st = again.task_status(&upid, &root).await;
     assert_eq!(st["status"], "stopped");
     assert_eq!(st["exitstatus"], "unexpected status");
@@ -372,10 +386,7 @@ async fn tasks_running_at_a_crash_end_as_after_a_node_crash() {
         .await
         .data();
     assert_eq!(cur["status"], "stopped");
-    again.run.shutdown().await;
-    for d in [dir, copy] {
-        let _ = std::fs::remove_dir_all(d);
-    }
+    finish(again, &[&dir, &copy]).await;
 }
 
 #[tokio::test]
@@ -398,17 +409,9 @@ async fn logins_are_not_journaled_and_their_passwords_stay_out() {
 #[tokio::test]
 async fn tasks_that_ended_before_a_crash_stay_ended() {
     let dir = temp_dir("ended");
-    let mut latency = fake_pve::latency::Latency::instant();
-    latency.set_task_ms("qmstart", 10_000);
-    let s = Scenario::parse(SCENARIO, "durable.yaml").expect("scenario");
-    let pve = start_with(builder().scenario(s).latency(latency).data_dir(&dir)).await;
+    let pve = start_slow(&dir, 10_000).await;
     let root = pve.root().await;
-    let r = pve.post("/nodes/pve/qemu", &root, "vmid=410").await;
-    assert_eq!(r.status, 200);
-    let r = pve
-        .post("/nodes/pve/qemu/410/status/start", &root, "")
-        .await;
-    let upid = r.data().as_str().expect("upid").to_string();
+    let upid = create_and_start(&pve, &root, 410).await;
     // The (manual) clock moves past the task's end: it ends OK.
     let r = control(
         &pve,
@@ -420,18 +423,12 @@ async fn tasks_that_ended_before_a_crash_stay_ended() {
     .await;
     assert_eq!(r.status, 200);
     assert_eq!(pve.task_status(&upid, &root).await["exitstatus"], "OK");
-    let copy = crash_copy(&dir, "ended-copy");
-    pve.run.shutdown().await;
-
-    let again = start_in(&copy).await;
+    let (again, copy) = crash_and_restart(pve, &dir, "ended-copy").await;
     assert_eq!(again.task_status(&upid, &root).await["exitstatus"], "OK");
     let cur = again
         .get("/nodes/pve/qemu/410/status/current", &root)
         .await
         .data();
     assert_eq!(cur["status"], "running");
-    again.run.shutdown().await;
-    for d in [dir, copy] {
-        let _ = std::fs::remove_dir_all(d);
-    }
+    finish(again, &[&dir, &copy]).await;
 }
