@@ -5,45 +5,9 @@
 
 mod common;
 
-use common::{Auth, Pve, builder, enc, start_scenario, start_with};
+use common::{Auth, Pve, builder, enc, ok, start_scenario, start_with, task, upid};
 use fake_pve::Latency;
 use serde_json::Value;
-
-fn upid(r: &common::Resp) -> String {
-    r.data().as_str().expect("a UPID").to_string()
-}
-
-async fn log(pve: &Pve, auth: &Auth, upid: &str) -> Vec<String> {
-    let node = upid.split(':').nth(1).expect("node");
-    let r = pve
-        .get(
-            &format!("/nodes/{node}/tasks/{}/log?limit=500", enc(upid)),
-            auth,
-        )
-        .await;
-    r.data()
-        .as_array()
-        .expect("lines")
-        .iter()
-        .map(|l| l["t"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
-async fn task(pve: &Pve, auth: &Auth, r: &common::Resp) -> (String, Vec<String>) {
-    let u = upid(r);
-    let st = pve.task_status(&u, auth).await;
-    assert_eq!(st["status"], "stopped", "{st}");
-    (
-        st["exitstatus"].as_str().unwrap_or_default().to_string(),
-        log(pve, auth, &u).await,
-    )
-}
-
-async fn ok(pve: &Pve, auth: &Auth, r: &common::Resp) -> Vec<String> {
-    let (exit, lines) = task(pve, auth, r).await;
-    assert_eq!(exit, "OK", "{lines:?}");
-    lines
-}
 
 async fn config(pve: &Pve, auth: &Auth, vmid: u32) -> Value {
     pve.get(&format!("/nodes/pve/qemu/{vmid}/config"), auth)

@@ -6,42 +6,9 @@
 
 mod common;
 
-use common::{Auth, Pve, builder, enc, start_with};
+use common::{Auth, Pve, builder, ok, start_with, task, upid};
 use fake_pve::Latency;
 use serde_json::json;
-
-fn upid(r: &common::Resp) -> String {
-    r.data().as_str().expect("a UPID").to_string()
-}
-
-async fn task(pve: &Pve, auth: &Auth, r: &common::Resp) -> (String, Vec<String>) {
-    let u = upid(r);
-    let st = pve.task_status(&u, auth).await;
-    assert_eq!(st["status"], "stopped", "{st}");
-    let node = u.split(':').nth(1).expect("node");
-    let lines = pve
-        .get(
-            &format!("/nodes/{node}/tasks/{}/log?limit=500", enc(&u)),
-            auth,
-        )
-        .await
-        .data()
-        .as_array()
-        .expect("lines")
-        .iter()
-        .map(|l| l["t"].as_str().unwrap_or_default().to_string())
-        .collect();
-    (
-        st["exitstatus"].as_str().unwrap_or_default().to_string(),
-        lines,
-    )
-}
-
-async fn ok(pve: &Pve, auth: &Auth, r: &common::Resp) -> Vec<String> {
-    let (exit, lines) = task(pve, auth, r).await;
-    assert_eq!(exit, "OK", "{lines:?}");
-    lines
-}
 
 const LAB: &str = "nodes:\n  - name: pve\n  - name: pve2\n    ip: 10.0.0.2\n  - name: pve3\nstorages:\n  - { id: local, type: dir, path: /var/lib/vz, content: [images, iso] }\n  - { id: local-lvm, type: lvmthin, thinpool: data, vgname: pve }\n  - { id: nfs, type: nfs, server: 192.0.2.1, export: /x, path: /mnt/pve/nfs, content: [images] }\n  - { id: only1, type: dir, path: /only1, content: [images], nodes: [pve, pve2] }\n";
 

@@ -5,40 +5,11 @@
 
 mod common;
 
-use common::{Auth, Pve, builder, enc, start_scenario, start_with};
+use common::{Auth, Pve, builder, ok, start_scenario, start_with, task, upid};
 use fake_pve::Latency;
 use serde_json::Value;
 
 const GIB: u64 = 1 << 30;
-
-fn upid(r: &common::Resp) -> String {
-    r.data().as_str().expect("a UPID").to_string()
-}
-
-async fn task(pve: &Pve, auth: &Auth, r: &common::Resp) -> (String, Vec<String>) {
-    let u = upid(r);
-    let st = pve.task_status(&u, auth).await;
-    assert_eq!(st["status"], "stopped", "{st}");
-    let lines = pve
-        .get(&format!("/nodes/pve/tasks/{}/log?limit=500", enc(&u)), auth)
-        .await
-        .data()
-        .as_array()
-        .expect("lines")
-        .iter()
-        .map(|l| l["t"].as_str().unwrap_or_default().to_string())
-        .collect();
-    (
-        st["exitstatus"].as_str().unwrap_or_default().to_string(),
-        lines,
-    )
-}
-
-async fn ok(pve: &Pve, auth: &Auth, r: &common::Resp) -> Vec<String> {
-    let (exit, lines) = task(pve, auth, r).await;
-    assert_eq!(exit, "OK", "{lines:?}");
-    lines
-}
 
 /// Asserts that the task failed with `msg` as its only line.
 async fn task_error(pve: &Pve, auth: &Auth, r: &common::Resp, msg: &str) {

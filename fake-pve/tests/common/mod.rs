@@ -272,3 +272,42 @@ pub fn enc(s: &str) -> String {
 pub fn enc_path(path: &str) -> String {
     path.split('/').map(enc).collect::<Vec<_>>().join("/")
 }
+
+/// The UPID a task-starting call answered.
+pub fn upid(r: &Resp) -> String {
+    r.data().as_str().expect("a UPID").to_string()
+}
+
+/// The lines of a task's log (up to 500).
+pub async fn task_log(pve: &Pve, auth: &Auth, upid: &str) -> Vec<String> {
+    let node = upid.split(':').nth(1).expect("node");
+    pve.get(
+        &format!("/nodes/{node}/tasks/{}/log?limit=500", enc(upid)),
+        auth,
+    )
+    .await
+    .data()
+    .as_array()
+    .expect("lines")
+    .iter()
+    .map(|l| l["t"].as_str().unwrap_or_default().to_string())
+    .collect()
+}
+
+/// The exit status and log of the (stopped) task `r` started.
+pub async fn task(pve: &Pve, auth: &Auth, r: &Resp) -> (String, Vec<String>) {
+    let u = upid(r);
+    let st = pve.task_status(&u, auth).await;
+    assert_eq!(st["status"], "stopped", "{st}");
+    (
+        st["exitstatus"].as_str().unwrap_or_default().to_string(),
+        task_log(pve, auth, &u).await,
+    )
+}
+
+/// The log of the task `r` started, which ended OK.
+pub async fn ok(pve: &Pve, auth: &Auth, r: &Resp) -> Vec<String> {
+    let (exit, lines) = task(pve, auth, r).await;
+    assert_eq!(exit, "OK", "{lines:?}");
+    lines
+}
