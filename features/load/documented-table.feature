@@ -1,4 +1,4 @@
-@fake-only
+@fake-only @serial
 Feature: Load: the documented latency table
   The VirtRigaud provider publishes per-operation latency targets it
   measured against a fake PVE server. With the documented latency profile
@@ -7,9 +7,9 @@ Feature: Load: the documented latency table
   task is seen stopped. With the instant profile the same load shows what
   fake-pve itself costs.
 
-  The short scenarios run in CI; those tagged @load run the full table on
-  demand, each alone (@serial): cargo test -p conformance --test features
-  -- --tags @load
+  Each runs alone (@serial), so that other scenarios do not share its
+  machine. The short ones run in CI; those tagged @load run the full table
+  on demand: cargo test -p conformance --test features -- --tags @load
 
   Scenario: A short load measures every operation at the documented latencies
     Given fake-pve with the documented latency profile
@@ -26,7 +26,7 @@ Feature: Load: the documented latency table
     And the p95 of create_vm is under 2 s
     And the p95 of vm_status is under 1 s
 
-  @load @serial
+  @load
   Scenario: The documented table, each row within 10 %
     Given fake-pve with the documented latency profile
     And emulated time runs 5 times faster than real time
@@ -34,7 +34,7 @@ Feature: Load: the documented latency table
     Then every operation was measured and none failed
     And every operation is within 10 % of its documented p50 and p95
 
-  @load @serial
+  @load
   Scenario: Operators running the whole VM lifecycle
     Given fake-pve with the documented latency profile
     And emulated time runs 5 times faster than real time
