@@ -654,6 +654,20 @@ fn setup(ctx: &Arc<Ctx>, vm: bool, running: bool, template: bool) -> Transaction
     Transaction::new(f).set_name("setup").set_on_start()
 }
 
+/// After a measured transaction: destroy the guest it made.
+fn cleanup(ctx: &Arc<Ctx>) -> Transaction {
+    tx(
+        ctx,
+        "cleanup",
+        step!(|ctx, user| {
+            if let Some(id) = session(user).scratch.take() {
+                destroy(user, &ctx, id).await?;
+            }
+            Ok(())
+        }),
+    )
+}
+
 fn teardown(ctx: &Arc<Ctx>) -> Transaction {
     tx(
         ctx,
@@ -693,19 +707,7 @@ fn scenarios(ctx: &Arc<Ctx>) -> Result<Vec<Scenario>, GooseError> {
             )
             .set_sequence(1),
         )
-        .register_transaction(
-            tx(
-                ctx,
-                "cleanup",
-                step!(|ctx, user| {
-                    if let Some(id) = session(user).scratch.take() {
-                        destroy(user, &ctx, id).await?;
-                    }
-                    Ok(())
-                }),
-            )
-            .set_sequence(2),
-        )
+        .register_transaction(cleanup(ctx).set_sequence(2))
         .register_transaction(teardown(ctx));
     let power = Scenario::new("Power")
         .register_transaction(setup(ctx, true, false, false))
@@ -835,19 +837,7 @@ fn scenarios(ctx: &Arc<Ctx>) -> Result<Vec<Scenario>, GooseError> {
             )
             .set_sequence(1),
         )
-        .register_transaction(
-            tx(
-                ctx,
-                "cleanup",
-                step!(|ctx, user| {
-                    if let Some(id) = session(user).scratch.take() {
-                        destroy(user, &ctx, id).await?;
-                    }
-                    Ok(())
-                }),
-            )
-            .set_sequence(2),
-        )
+        .register_transaction(cleanup(ctx).set_sequence(2))
         .register_transaction(teardown(ctx));
     let operator = Scenario::new("Operator")
         .register_transaction(setup(ctx, false, false, true))
