@@ -314,11 +314,16 @@ fn update_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
     let u = parse_update(ctx, vmid)?;
+    apply_update(ctx, &node, vmid, &u)
+}
+
+/// Checks and applies a config update at once; answers null.
+fn apply_update(ctx: &Ctx<'_>, node: &str, vmid: u32, u: &ConfigUpdate) -> Result<Reply> {
     let now = ctx.now();
     ctx.with(|c| {
-        c.vm(&node, vmid)?;
-        c.check_update(&node, vmid, &u)?;
-        c.update_config(&node, vmid, &u, now).map_err(|(_, e)| e)
+        c.vm(node, vmid)?;
+        c.check_update(node, vmid, u)?;
+        c.update_config(node, vmid, u, now).map_err(|(_, e)| e)
     })?;
     Ok(Value::Null.into())
 }
@@ -776,13 +781,7 @@ fn unlink(ctx: &Ctx<'_>) -> Result<Reply> {
         log,
         ..ConfigUpdate::default()
     };
-    let now = ctx.now();
-    ctx.with(|c| {
-        c.vm(&node, vmid)?;
-        c.check_update(&node, vmid, &u)?;
-        c.update_config(&node, vmid, &u, now).map_err(|(_, e)| e)
-    })?;
-    Ok(Value::Null.into())
+    apply_update(ctx, &node, vmid, &u)
 }
 
 /// `POST .../migrate`: a `qmigrate` task (`lock: migrate` while it runs).
