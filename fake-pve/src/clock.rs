@@ -102,6 +102,16 @@ impl Clock {
         Self::at(&self.anchor(), self.inner.manual)
     }
 
+    /// `{now, now_ms, manual, advanced_ms}`, as `/_fake/clock` shows it.
+    pub fn view(&self) -> serde_json::Value {
+        serde_json::json!({
+            "now": self.now(),
+            "now_ms": self.now_millis(),
+            "manual": self.is_manual(),
+            "advanced_ms": self.advanced_millis(),
+        })
+    }
+
     /// What a saved world keeps of the clock.
     pub fn saved(&self) -> SavedClock {
         let a = *self.anchor();

@@ -70,17 +70,6 @@ pub enum Kind {
     Control,
 }
 
-/// What an upload's file was, as the handler sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SavedUpload {
-    /// The spool file name.
-    pub tmpfilename: String,
-    /// Bytes.
-    pub size: u64,
-    /// Digests by algorithm.
-    pub digests: BTreeMap<String, String>,
-}
-
 /// One journaled request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
@@ -114,10 +103,62 @@ pub struct Record {
     pub seed: u64,
     /// An upload's file.
     #[serde(default)]
-    pub upload: Option<SavedUpload>,
+    pub upload: Option<crate::api::upload::UploadInfo>,
 }
 
 impl Record {
+    /// The record of `req` to the `kind` server, made by `who`, run at
+    /// `now_ms` (none: at the clock's own time) with random draws from
+    /// `seed`; its `seq` is set when it is appended.
+    pub fn of(
+        kind: Kind,
+        req: &crate::api::Request,
+        who: Option<String>,
+        now_ms: Option<i64>,
+        seed: u64,
+    ) -> Self {
+        let mut rec = Self {
+            seq: 0,
+            kind,
+            method: req.method.to_string(),
+            path: req.path.clone(),
+            query: req.query.clone(),
+            content_type: req
+                .headers
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string),
+            body: String::new(),
+            body_hex: None,
+            who,
+            now_ms,
+            seed,
+            upload: req.upload.clone(),
+        };
+        rec.set_body(&req.body);
+        rec
+    }
+
+    /// The request again, as it came.
+    pub fn request(&self) -> crate::api::Request {
+        let mut headers = http::HeaderMap::new();
+        if let Some(ct) = self
+            .content_type
+            .as_deref()
+            .and_then(|c| http::HeaderValue::from_str(c).ok())
+        {
+            headers.insert(http::header::CONTENT_TYPE, ct);
+        }
+        crate::api::Request {
+            method: http::Method::from_bytes(self.method.as_bytes()).unwrap_or(http::Method::GET),
+            path: self.path.clone(),
+            query: self.query.clone(),
+            headers,
+            body: bytes::Bytes::from(self.body_bytes()),
+            upload: self.upload.clone(),
+        }
+    }
+
     /// The body as bytes.
     pub fn body_bytes(&self) -> Vec<u8> {
         match &self.body_hex {
@@ -415,6 +456,40 @@ impl Store {
         self.journal
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Journals `req` (to the `kind` server, by `who`) and runs `f`: alone
+    /// (the gate held), at the instant it arrived unless `clock_moves`
+    /// (then at the clock's own time), with random draws from a seed of its
+    /// own (see [`crate::pin`]); then writes a snapshot when one is due.
+    ///
+    /// # Errors
+    /// `unable to write the journal - ...`, before `f` ran.
+    pub fn journaled<R>(
+        &self,
+        state: &crate::state::State,
+        kind: Kind,
+        req: &crate::api::Request,
+        who: Option<String>,
+        clock_moves: bool,
+        f: impl FnOnce() -> R,
+    ) -> Result<R, crate::model::Error> {
+        let _gate = self.gate();
+        let now_ms = (!clock_moves).then(|| state.clock().now_millis());
+        let mut rec = Record::of(kind, req, who, now_ms, rand::random());
+        if let Err(e) = self.append(&mut rec) {
+            tracing::error!("journal write failed: {e}");
+            return Err(crate::model::Error::failed(format!(
+                "unable to write the journal - {e}"
+            )));
+        }
+        let r = crate::pin::run(rec.now_ms, rec.seed, f);
+        if self.wants_snapshot()
+            && let Err(e) = self.write_snapshot(state.snapshot())
+        {
+            tracing::error!("snapshot failed: {e}");
+        }
+        Ok(r)
     }
 
     /// Appends `rec` (its `seq` is set here); with `--fsync always`, also

@@ -242,12 +242,7 @@ impl Builder {
                 };
                 let interrupted = state.interrupt_running_tasks(at.max(0));
                 if let Some(fp) = &fingerprint {
-                    state.with(|c| {
-                        let local = c.local_node.clone();
-                        if let Some(n) = c.nodes.iter_mut().find(|n| n.name == local) {
-                            n.ssl_fingerprint.clone_from(fp);
-                        }
-                    });
+                    state.with(|c| c.set_local_fingerprint(fp));
                 }
                 loaded.store.write_snapshot(state.snapshot())?;
                 tracing::info!(

@@ -45,10 +45,7 @@ fn build(seed: &Scenario, s: &Settings, now: i64) -> Result<Cluster, ScenarioErr
         })?;
     }
     if let Some(fp) = &s.fingerprint {
-        let local = c.local_node.clone();
-        if let Some(n) = c.nodes.iter_mut().find(|n| n.name == local) {
-            n.ssl_fingerprint.clone_from(fp);
-        }
+        c.set_local_fingerprint(fp);
     }
     Ok(c)
 }
@@ -222,12 +219,7 @@ impl State {
             pve: cluster.version.release().into(),
             cluster,
             latency: serde_json::to_value(self.latency()).ok(),
-            clock: Some(serde_json::json!({
-                "now": c.now(),
-                "now_ms": c.now_millis(),
-                "manual": c.is_manual(),
-                "advanced_ms": c.advanced_millis(),
-            })),
+            clock: Some(c.view()),
         }
     }
 
@@ -242,11 +234,7 @@ impl State {
     pub fn import(&self, doc: StateDoc) -> Result<(), String> {
         let version = self.settings().version;
         if doc.cluster.version != version {
-            return Err(format!(
-                "the state is of PVE {}, but this fake-pve impersonates PVE {}",
-                doc.cluster.version.release(),
-                version.release()
-            ));
+            return Err(world::release_mismatch(doc.cluster.version, version));
         }
         let latency = match doc.latency {
             Some(v) => Some(Latency::from_json(v)?),

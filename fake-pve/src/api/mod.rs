@@ -320,14 +320,9 @@ pub async fn refuse_unauthenticated_upload(
 /// Answers one `/api2` request (the caller has read the body, up to
 /// [`MAX_BODY`] and one byte more).
 pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Full<Bytes>> {
-    let decoded = percent_encoding::percent_decode_str(&req.path)
-        .decode_utf8_lossy()
-        .into_owned();
+    let decoded = decoded_path(&req.path);
     let split = split_api2(&decoded);
-    let rel = match split {
-        Some((_, "")) | None => "/".to_string(),
-        Some((_, r)) => r.to_string(),
-    };
+    let rel = relative(split);
 
     let who = if needs_no_auth(&req.method, &rel) {
         None
@@ -355,26 +350,18 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
         req.method != Method::GET && !(req.method == Method::POST && rel == "/access/ticket");
     let step = match state.store() {
         Some(store) if changes || state.faults(|f| !f.rules.is_empty()) => {
-            let _gate = store.gate();
-            let now_ms = state.clock().now_millis();
-            let seed = rand::random();
-            let mut rec = journal_record(&req, authid.as_deref(), now_ms, seed);
-            if let Err(e) = store.append(&mut rec) {
-                tracing::error!("journal write failed: {e}");
-                return failure(
-                    Format::Json,
-                    &Error::failed(format!("unable to write the journal - {e}")),
-                );
+            let journaled = store.journaled(
+                state,
+                crate::persist::Kind::Api,
+                &req,
+                authid.clone(),
+                false,
+                || core(state, router, &req, &rel, split, who),
+            );
+            match journaled {
+                Ok(step) => step,
+                Err(e) => return failure(Format::Json, &e),
             }
-            let step = crate::pin::run(Some(now_ms), seed, || {
-                core(state, router, &req, &rel, split, who)
-            });
-            if store.wants_snapshot()
-                && let Err(e) = store.write_snapshot(state.snapshot())
-            {
-                tracing::error!("snapshot failed: {e}");
-            }
-            step
         }
         _ => core(state, router, &req, &rel, split, who),
     };
@@ -477,70 +464,28 @@ fn core(
     Step::Dispatched(format, name, result, delay_ms)
 }
 
-/// The journal record of an API request.
-fn journal_record(
-    req: &Request,
-    who: Option<&str>,
-    now_ms: i64,
-    seed: u64,
-) -> crate::persist::Record {
-    let mut rec = crate::persist::Record {
-        seq: 0,
-        kind: crate::persist::Kind::Api,
-        method: req.method.to_string(),
-        path: req.path.clone(),
-        query: req.query.clone(),
-        content_type: req
-            .headers
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string),
-        body: String::new(),
-        body_hex: None,
-        who: who.map(str::to_string),
-        now_ms: Some(now_ms),
-        seed,
-        upload: req.upload.as_ref().map(|u| crate::persist::SavedUpload {
-            tmpfilename: u.tmpfilename.clone(),
-            size: u.size,
-            digests: u.digests.clone(),
-        }),
-    };
-    rec.set_body(&req.body);
-    rec
+/// A request path with its percent-escapes decoded.
+fn decoded_path(path: &str) -> String {
+    percent_encoding::percent_decode_str(path)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// The path below `/api2/{format}` (`/` for the root).
+fn relative(split: Option<(&str, &str)>) -> String {
+    match split {
+        Some((_, "")) | None => "/".to_string(),
+        Some((_, r)) => r.to_string(),
+    }
 }
 
 /// Runs a journaled API request again, as it ran (when a data directory
 /// is loaded).
 pub fn replay(state: &State, router: &Router, rec: &crate::persist::Record) {
-    let mut headers = HeaderMap::new();
-    if let Some(ct) = rec
-        .content_type
-        .as_deref()
-        .and_then(|c| HeaderValue::from_str(c).ok())
-    {
-        headers.insert(http::header::CONTENT_TYPE, ct);
-    }
-    let req = Request {
-        method: Method::from_bytes(rec.method.as_bytes()).unwrap_or(Method::GET),
-        path: rec.path.clone(),
-        query: rec.query.clone(),
-        headers,
-        body: Bytes::from(rec.body_bytes()),
-        upload: rec.upload.as_ref().map(|u| upload::UploadInfo {
-            tmpfilename: u.tmpfilename.clone(),
-            size: u.size,
-            digests: u.digests.clone(),
-        }),
-    };
-    let decoded = percent_encoding::percent_decode_str(&req.path)
-        .decode_utf8_lossy()
-        .into_owned();
+    let req = rec.request();
+    let decoded = decoded_path(&req.path);
     let split = split_api2(&decoded);
-    let rel = match split {
-        Some((_, "")) | None => "/".to_string(),
-        Some((_, r)) => r.to_string(),
-    };
+    let rel = relative(split);
     let who = rec.who.as_deref().and_then(AuthId::parse);
     crate::pin::run(rec.now_ms, rec.seed, || {
         let _ = core(state, router, &req, &rel, split, who);

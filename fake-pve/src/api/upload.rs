@@ -21,7 +21,7 @@ const MAX_FIELD: usize = 64 << 10;
 
 /// What an upload left behind: its size and digests, as the handler sees
 /// the spooled file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct UploadInfo {
     /// The spool file name PVE would use.
     pub tmpfilename: String,

@@ -31,43 +31,19 @@ pub async fn handle(state: &State, req: Request) -> Response<Full<Bytes>> {
     }
     let result = match state.store() {
         Some(store) if req.method != Method::GET => {
-            let _gate = store.gate();
             // Moving the clock runs at the moved time, not a fixed one.
-            let now_ms = (path != "/_fake/clock").then(|| state.clock().now_millis());
-            let seed = rand::random();
-            let mut rec = crate::persist::Record {
-                seq: 0,
-                kind: crate::persist::Kind::Control,
-                method: req.method.to_string(),
-                path: path.clone(),
-                query: req.query.clone(),
-                content_type: req
-                    .headers
-                    .get(http::header::CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_string),
-                body: String::new(),
-                body_hex: None,
-                who: Some(who.to_string()),
-                now_ms,
-                seed,
-                upload: None,
-            };
-            rec.set_body(&req.body);
-            if let Err(e) = store.append(&mut rec) {
-                tracing::error!("journal write failed: {e}");
-                return api::failure(
-                    Format::Json,
-                    &Error::failed(format!("unable to write the journal - {e}")),
-                );
+            let journaled = store.journaled(
+                state,
+                crate::persist::Kind::Control,
+                &req,
+                Some(who.to_string()),
+                path == "/_fake/clock",
+                || route(state, &req, &path, &who),
+            );
+            match journaled {
+                Ok(r) => r,
+                Err(e) => return api::failure(Format::Json, &e),
             }
-            let r = crate::pin::run(now_ms, seed, || route(state, &req, &path, &who));
-            if store.wants_snapshot()
-                && let Err(e) = store.write_snapshot(state.snapshot())
-            {
-                tracing::error!("snapshot failed: {e}");
-            }
-            r
         }
         _ => route(state, &req, &path, &who),
     };
@@ -79,29 +55,15 @@ pub async fn handle(state: &State, req: Request) -> Response<Full<Bytes>> {
 
 /// Runs a journaled control request again, as it ran.
 pub fn replay(state: &State, rec: &crate::persist::Record) {
-    let mut headers = http::HeaderMap::new();
-    if let Some(ct) = rec
-        .content_type
-        .as_deref()
-        .and_then(|c| http::HeaderValue::from_str(c).ok())
-    {
-        headers.insert(http::header::CONTENT_TYPE, ct);
-    }
-    let req = Request {
-        method: Method::from_bytes(rec.method.as_bytes()).unwrap_or(Method::GET),
-        path: rec.path.clone(),
-        query: rec.query.clone(),
-        headers,
-        body: Bytes::from(rec.body_bytes()),
-        upload: None,
-    };
+    let req = rec.request();
+    let path = req.path.trim_end_matches('/');
     let who = rec
         .who
         .as_deref()
         .and_then(AuthId::parse)
         .unwrap_or_else(|| AuthId::parse("root@pam").expect("root@pam parses"));
     crate::pin::run(rec.now_ms, rec.seed, || {
-        let _ = route(state, &req, &rec.path, &who);
+        let _ = route(state, &req, path, &who);
     });
 }
 
@@ -147,7 +109,7 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Repl
             Ok(Value::Null.into())
         }
         (Method::POST, "/_fake/seed") => seed(state, req),
-        (Method::GET, "/_fake/clock") => Ok(clock(state).into()),
+        (Method::GET, "/_fake/clock") => Ok(state.clock().view().into()),
         (Method::POST, "/_fake/clock") => {
             let p = params(req)?;
             let secs = p.int("advance", Some(0), None)?.unwrap_or(0);
@@ -156,7 +118,7 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Repl
                 .clock()
                 .advance_millis(secs.saturating_mul(1000).saturating_add(ms));
             state.with(|_| ());
-            Ok(clock(state).into())
+            Ok(state.clock().view().into())
         }
         (Method::GET, "/_fake/faults") => Ok(json!(state.faults(|f| f.rules.clone())).into()),
         (Method::POST, "/_fake/faults") => add_faults(state, req),
@@ -234,16 +196,6 @@ fn health(state: &State) -> Value {
             "tasks": c.tasks.len(),
             "time": state.clock().now(),
         })
-    })
-}
-
-fn clock(state: &State) -> Value {
-    let c = state.clock();
-    json!({
-        "now": c.now(),
-        "now_ms": c.now_millis(),
-        "manual": c.is_manual(),
-        "advanced_ms": c.advanced_millis(),
     })
 }
 

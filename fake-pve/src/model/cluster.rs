@@ -438,6 +438,14 @@ impl Cluster {
         }
     }
 
+    /// Sets the local node's `ssl_fingerprint` (the served certificate's).
+    pub fn set_local_fingerprint(&mut self, fp: &str) {
+        let local = self.local_node.clone();
+        if let Some(n) = self.nodes.iter_mut().find(|n| n.name == local) {
+            fp.clone_into(&mut n.ssl_fingerprint);
+        }
+    }
+
     /// Ends every running task as a node crash does (`unexpected status`
     /// at `now`, epoch seconds), without its effect; answers how many.
     pub fn interrupt_running(&mut self, now: i64) -> usize {

@@ -471,11 +471,7 @@ impl Scenario {
                 return Err(ScenarioError {
                     file: self.source.clone(),
                     line: None,
-                    reason: format!(
-                        "the state is of PVE {}, but this fake-pve impersonates PVE {}",
-                        world.version.release(),
-                        version.release()
-                    ),
+                    reason: super::world::release_mismatch(world.version, version),
                 });
             }
             return Ok((**world).clone());

@@ -41,6 +41,16 @@ pub struct StateDoc {
     pub clock: Option<Value>,
 }
 
+/// Why a world of release `found` cannot be taken up by a fake-pve that
+/// impersonates `wanted`.
+pub fn release_mismatch(found: super::PveVersion, wanted: super::PveVersion) -> String {
+    format!(
+        "the state is of PVE {}, but this fake-pve impersonates PVE {}",
+        found.release(),
+        wanted.release()
+    )
+}
+
 /// Whether `text` is a state document rather than a scenario: a JSON
 /// object whose `format` is [`FORMAT`].
 pub fn is_state_doc(text: &str) -> bool {
