@@ -251,11 +251,16 @@ pub async fn reconcile_machine(m: Arc<Machine>, ctx: Arc<Ctx>) -> Result<Action,
         }
     })
     .await
-    .map_err(|e| match e {
+    .map_err(unwrap_finalizer)
+}
+
+/// The reconcile's own error out of the finalizer helper's.
+fn unwrap_finalizer(e: kube::runtime::finalizer::Error<Error>) -> Error {
+    match e {
         kube::runtime::finalizer::Error::ApplyFailed(e)
         | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
         other => Error::Finalizer(other.to_string()),
-    })
+    }
 }
 
 async fn machine(
@@ -342,11 +347,7 @@ pub async fn reconcile_snapshot(s: Arc<MachineSnapshot>, ctx: Arc<Ctx>) -> Resul
         }
     })
     .await
-    .map_err(|e| match e {
-        kube::runtime::finalizer::Error::ApplyFailed(e)
-        | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
-        other => Error::Finalizer(other.to_string()),
-    })
+    .map_err(unwrap_finalizer)
 }
 
 /// One reconcile of a MachineImage.

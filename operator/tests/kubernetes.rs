@@ -115,33 +115,9 @@ struct Seen {
     body: Value,
 }
 
-/// Answers the next request with `answer` (JSON) and returns it.
+/// Answers the next request with `answer` (JSON, 200) and returns it.
 async fn expect(handle: &mut Handle<Request<Body>, Response<Body>>, answer: Value) -> Seen {
-    let (req, send) = tokio::time::timeout(Duration::from_secs(10), handle.next_request())
-        .await
-        .expect("a request in time")
-        .expect("a request");
-    let method = req.method().clone();
-    let uri = req.uri().to_string();
-    let content_type = req
-        .headers()
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    let bytes = req.into_body().collect_bytes().await.unwrap();
-    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    send.send_response(
-        Response::builder()
-            .body(Body::from(serde_json::to_vec(&answer).unwrap()))
-            .unwrap(),
-    );
-    Seen {
-        method,
-        uri,
-        content_type,
-        body,
-    }
+    answer_status(handle, 200, answer).await
 }
 
 fn event_answer() -> Value {
@@ -336,6 +312,8 @@ async fn a_machine_pve_refuses_gets_a_warning_event_and_backs_off() {
     );
 }
 
+/// Answers the next request with `answer` (JSON) and status `code`, and
+/// returns it.
 async fn answer_status(
     handle: &mut Handle<Request<Body>, Response<Body>>,
     code: u16,
@@ -345,22 +323,28 @@ async fn answer_status(
         .await
         .expect("a request in time")
         .expect("a request");
-    let seen = Seen {
-        method: req.method().clone(),
-        uri: req.uri().to_string(),
-        content_type: String::new(),
-        body: {
-            let b = req.into_body().collect_bytes().await.unwrap();
-            serde_json::from_slice(&b).unwrap_or(Value::Null)
-        },
-    };
+    let method = req.method().clone();
+    let uri = req.uri().to_string();
+    let content_type = req
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let bytes = req.into_body().collect_bytes().await.unwrap();
+    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     send.send_response(
         Response::builder()
             .status(code)
             .body(Body::from(serde_json::to_vec(&answer).unwrap()))
             .unwrap(),
     );
-    seen
+    Seen {
+        method,
+        uri,
+        content_type,
+        body,
+    }
 }
 
 fn lease_opts() -> pve_operator::kubernetes::KubeOptions {
