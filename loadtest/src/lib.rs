@@ -31,6 +31,40 @@ use goose::config::GooseConfiguration;
 use goose::prelude::*;
 use serde_json::Value;
 
+/// A client that trusts an in-process fake-pve's certificate, logged in
+/// as root@pam: the client, the ticket and the CSRF token.
+///
+/// # Errors
+/// The certificate, the connection or the login.
+pub async fn root_session(
+    pve: &fake_pve::Running,
+) -> Result<(reqwest::Client, String, String), String> {
+    let http = reqwest::Client::builder()
+        .add_root_certificate(
+            reqwest::Certificate::from_pem(pve.cert_pem().unwrap_or_default().as_bytes())
+                .map_err(|e| e.to_string())?,
+        )
+        .build()
+        .map_err(|e| e.to_string())?;
+    let v: Value = http
+        .post(format!("{}/access/ticket", pve.api_url()))
+        .form(&[("username", "root@pam"), ("password", "password")])
+        .send()
+        .await
+        .map_err(|e| e.to_string())?
+        .json()
+        .await
+        .map_err(|e| e.to_string())?;
+    let field = |k: &str| {
+        v["data"][k]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| format!("no {k} in {v}"))
+    };
+    let (ticket, csrf) = (field("ticket")?, field("CSRFPreventionToken")?);
+    Ok((http, ticket, csrf))
+}
+
 /// One row of the documented table.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Row {

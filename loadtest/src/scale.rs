@@ -229,30 +229,7 @@ async fn world(nodes: u32, vms: u32, opts: &Options) -> Result<World, String> {
 }
 
 async fn calls(pve: &Running, nodes: u32, vms: u32, requests: u32) -> Result<Vec<Latency>, String> {
-    let http = reqwest::Client::builder()
-        .add_root_certificate(
-            reqwest::Certificate::from_pem(pve.cert_pem().unwrap_or_default().as_bytes())
-                .map_err(|e| e.to_string())?,
-        )
-        .build()
-        .map_err(|e| e.to_string())?;
-    let login: serde_json::Value = http
-        .post(format!("{}/access/ticket", pve.api_url()))
-        .form(&[("username", "root@pam"), ("password", "password")])
-        .send()
-        .await
-        .map_err(|e| e.to_string())?
-        .json()
-        .await
-        .map_err(|e| e.to_string())?;
-    let ticket = login["data"]["ticket"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    let csrf = login["data"]["CSRFPreventionToken"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let (http, ticket, csrf) = crate::root_session(pve).await?;
     let cookie = format!("PVEAuthCookie={ticket}");
     let mut rng = 0x9E37_79B9_7F4A_7C15_u64;
     let mut out = Vec::new();

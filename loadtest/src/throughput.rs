@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use fake_pve::tls::Identity;
-use fake_pve::{FakePve, Running, Scenario};
+use fake_pve::{FakePve, Scenario};
 use http_body_util::{BodyExt, Empty};
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::pem::PemObject;
@@ -174,7 +174,7 @@ pub async fn compare(opts: &Options) -> Result<Report, String> {
         .with_no_client_auth();
     let connector = TlsConnector::from(Arc::new(client_cfg));
 
-    let ticket = login(&pve).await?;
+    let (_, ticket, _) = crate::root_session(&pve).await?;
     let fake = Target {
         addr: pve.addr(),
         cookie: format!("PVEAuthCookie={ticket}"),
@@ -207,30 +207,6 @@ fn add(total: &mut Measured, m: Measured) {
     total.ok += m.ok;
     total.failed += m.failed;
     total.elapsed += m.elapsed;
-}
-
-/// `POST /access/ticket` as root@pam; answers the ticket.
-async fn login(pve: &Running) -> Result<String, String> {
-    let http = reqwest::Client::builder()
-        .add_root_certificate(
-            reqwest::Certificate::from_pem(pve.cert_pem().unwrap_or_default().as_bytes())
-                .map_err(|e| e.to_string())?,
-        )
-        .build()
-        .map_err(|e| e.to_string())?;
-    let v: serde_json::Value = http
-        .post(format!("{}/access/ticket", pve.api_url()))
-        .form(&[("username", "root@pam"), ("password", "password")])
-        .send()
-        .await
-        .map_err(|e| e.to_string())?
-        .json()
-        .await
-        .map_err(|e| e.to_string())?;
-    v["data"]["ticket"]
-        .as_str()
-        .map(str::to_string)
-        .ok_or_else(|| format!("no ticket in {v}"))
 }
 
 type Sender = hyper::client::conn::http1::SendRequest<Empty<Bytes>>;
