@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Auth, Pve, builder, start_with};
+use common::{Auth, Pve, builder, control, start_with};
 use fake_pve::Scenario;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -43,24 +43,6 @@ fn rand_suffix() -> u64 {
 async fn start_in(dir: &Path) -> Pve {
     let s = Scenario::parse(SCENARIO, "durable.yaml").expect("scenario");
     start_with(builder().scenario(s).data_dir(dir)).await
-}
-
-async fn control(
-    pve: &Pve,
-    root: &Auth,
-    method: Method,
-    path: &str,
-    body: Option<String>,
-) -> common::Resp {
-    let body = body.map(|b| {
-        let ctype = if b.starts_with('{') || b.starts_with('[') {
-            "application/json"
-        } else {
-            "application/x-www-form-urlencoded"
-        };
-        (ctype, b)
-    });
-    pve.send(method, path, root, body).await
 }
 
 async fn state(pve: &Pve, root: &Auth) -> Value {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Auth, Pve, builder, start_with};
+use common::{Auth, Pve, builder, control, start_with};
 use fake_pve::{PveVersion, Scenario};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -36,24 +36,6 @@ faults:
 async fn start() -> Pve {
     let s = Scenario::parse(SCENARIO, "world.yaml").expect("scenario");
     start_with(builder().scenario(s)).await
-}
-
-async fn control(
-    pve: &Pve,
-    root: &Auth,
-    method: Method,
-    path: &str,
-    body: Option<String>,
-) -> common::Resp {
-    let body = body.map(|b| {
-        let ctype = if b.starts_with('{') {
-            "application/json"
-        } else {
-            "application/x-www-form-urlencoded"
-        };
-        (ctype, b)
-    });
-    pve.send(method, path, root, body).await
 }
 
 async fn state(pve: &Pve, root: &Auth) -> Value {

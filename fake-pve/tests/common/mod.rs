@@ -311,3 +311,23 @@ pub async fn ok(pve: &Pve, auth: &Auth, r: &Resp) -> Vec<String> {
     assert_eq!(exit, "OK", "{lines:?}");
     lines
 }
+
+/// A control API call (`/_fake/...`); a body starting with `{` or `[` is
+/// sent as JSON, any other as a form.
+pub async fn control(
+    pve: &Pve,
+    auth: &Auth,
+    method: Method,
+    path: &str,
+    body: Option<String>,
+) -> Resp {
+    let body = body.map(|b| {
+        let ctype = if b.starts_with('{') || b.starts_with('[') {
+            "application/json"
+        } else {
+            "application/x-www-form-urlencoded"
+        };
+        (ctype, b)
+    });
+    pve.send(method, path, auth, body).await
+}
