@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Auth, Pve, builder, enc, ok, start_scenario, start_with, task, upid};
+use common::{Auth, Pve, builder, enc, ok, start_scenario, start_with, task, upid, volids};
 use fake_pve::Latency;
 use serde_json::Value;
 
@@ -13,17 +13,6 @@ async fn config(pve: &Pve, auth: &Auth, vmid: u32) -> Value {
     pve.get(&format!("/nodes/pve/qemu/{vmid}/config"), auth)
         .await
         .data()
-}
-
-async fn volids(pve: &Pve, auth: &Auth, storage: &str) -> Vec<String> {
-    pve.get(&format!("/nodes/pve/storage/{storage}/content"), auth)
-        .await
-        .data()
-        .as_array()
-        .expect("list")
-        .iter()
-        .filter_map(|v| v["volid"].as_str().map(str::to_string))
-        .collect()
 }
 
 const SOURCE: &str = "vmid=100&name=src&memory=2048&net0=virtio%2Cbridge%3Dvmbr0&net1=e1000%2Cbridge%3Dvmbr0%2Ctag%3D5&scsi0=local-lvm%3A8&ide2=local-lvm%3Acloudinit&smbios1=uuid%3D01234567-890a-bcde-f012-34567890abcd%2Cmanufacturer%3DQUNNRQ%3D%3D%2Cbase64%3D1";
@@ -88,7 +77,7 @@ async fn full_clone_of_a_stopped_vm() {
     assert_ne!(c["vmgenid"], src["vmgenid"]);
     assert!(c.get("lock").is_none());
     assert!(c.get("template").is_none());
-    let vols = volids(&pve, &root, "local-lvm").await;
+    let vols = volids(&pve, &root, "pve", "local-lvm").await;
     assert_eq!(
         vols,
         [
@@ -181,7 +170,7 @@ async fn clone_refusals() {
         .await
         .assert_error(500, "unable to create VM 101: config file already exists\n");
     // Nothing was left behind by the refusals.
-    assert_eq!(volids(&pve, &root, "local-lvm").await.len(), 2);
+    assert_eq!(volids(&pve, &root, "pve", "local-lvm").await.len(), 2);
     // The target parameter naming the local node is ignored.
     let r = post("newid=102&target=pve").await;
     ok(&pve, &root, &r).await;
@@ -375,7 +364,7 @@ async fn templates_and_linked_clones() {
         lines.contains(&"create full clone of drive scsi0 (local-lvm:base-100-disk-0)".to_string())
     );
     assert_eq!(
-        volids(&pve, &root, "local-lvm").await,
+        volids(&pve, &root, "pve", "local-lvm").await,
         [
             "local-lvm:base-100-disk-0",
             "local-lvm:vm-100-cloudinit",
@@ -410,7 +399,7 @@ async fn templates_and_linked_clones() {
         "local:200/base-200-disk-0.qcow2/201/vm-201-disk-0.qcow2,size=1G"
     );
     assert!(
-        volids(&pve, &root, "local")
+        volids(&pve, &root, "pve", "local")
             .await
             .contains(&"local:200/base-200-disk-0.qcow2/201/vm-201-disk-0.qcow2".to_string())
     );
@@ -506,7 +495,7 @@ async fn many_clients_clone_one_template_at_once() {
         assert_eq!(c["scsi0"], format!("local-lvm:vm-{id}-disk-0,size=2G"));
         assert_eq!(c["scsi1"], format!("local-lvm:vm-{id}-disk-1,size=1G"));
     }
-    let vols = volids(&pve, &root, "local-lvm").await;
+    let vols = volids(&pve, &root, "pve", "local-lvm").await;
     assert_eq!(vols.len(), 2 + 2 * started.len(), "{vols:?}");
     pve.put("/nodes/pve/qemu/100/config", &root, "name=x")
         .await

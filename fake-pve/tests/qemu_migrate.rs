@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{Auth, Pve, builder, ok, start_with, task, upid};
+use common::{Auth, Pve, builder, ok, start_with, task, upid, volids};
 use fake_pve::Latency;
 use serde_json::json;
 
@@ -37,17 +37,6 @@ async fn lab(latency: Option<Latency>) -> (Pve, Auth) {
 async fn create(pve: &Pve, root: &Auth, form: &str) {
     let r = pve.post("/nodes/pve/qemu", root, form).await;
     ok(pve, root, &r).await;
-}
-
-async fn volids(pve: &Pve, auth: &Auth, node: &str, sid: &str) -> Vec<String> {
-    pve.get(&format!("/nodes/{node}/storage/{sid}/content"), auth)
-        .await
-        .data()
-        .as_array()
-        .expect("list")
-        .iter()
-        .map(|v| v["volid"].as_str().unwrap_or_default().to_string())
-        .collect()
 }
 
 async fn migrate(pve: &Pve, auth: &Auth, form: &str) -> common::Resp {

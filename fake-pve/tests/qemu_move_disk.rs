@@ -5,23 +5,12 @@
 
 mod common;
 
-use common::{Auth, Pve, builder, ok, start_scenario, start_with, task, upid};
+use common::{Auth, Pve, builder, ok, start_scenario, start_with, task, upid, volids};
 use fake_pve::Latency;
 use serde_json::Value;
 
 async fn config(pve: &Pve, auth: &Auth) -> Value {
     pve.get("/nodes/pve/qemu/100/config", auth).await.data()
-}
-
-async fn content(pve: &Pve, auth: &Auth, sid: &str) -> Vec<String> {
-    pve.get(&format!("/nodes/pve/storage/{sid}/content"), auth)
-        .await
-        .data()
-        .as_array()
-        .expect("list")
-        .iter()
-        .map(|v| v["volid"].as_str().unwrap_or_default().to_string())
-        .collect()
 }
 
 const LAB: &str = "storages:\n  - { id: local, type: dir, path: /var/lib/vz, content: [images, iso, vztmpl] }\n  - { id: local-lvm, type: lvmthin, thinpool: data, vgname: pve }\n  - { id: isos, type: dir, path: /isos, content: [iso] }\n  - { id: off, type: dir, path: /off, content: [images], disable: true }\n";
@@ -74,12 +63,12 @@ async fn moves_to_a_directory_and_keeps_the_source_unused() {
     assert_eq!(c["scsi0"], "local:100/vm-100-disk-0.qcow2,size=8G");
     assert_eq!(c["unused0"], "local-lvm:vm-100-disk-0");
     assert!(
-        content(&pve, &root, "local")
+        volids(&pve, &root, "pve", "local")
             .await
             .contains(&"local:100/vm-100-disk-0.qcow2".to_string())
     );
     assert!(
-        content(&pve, &root, "local-lvm")
+        volids(&pve, &root, "pve", "local-lvm")
             .await
             .contains(&"local-lvm:vm-100-disk-0".to_string())
     );
@@ -103,7 +92,7 @@ async fn moves_to_a_directory_and_keeps_the_source_unused() {
     assert_eq!(c["scsi0"], "local-lvm:vm-100-disk-1,size=8G");
     assert!(c.get("unused1").is_none());
     assert!(
-        !content(&pve, &root, "local")
+        !volids(&pve, &root, "pve", "local")
             .await
             .iter()
             .any(|v| v.contains("vm-100-disk-0"))
@@ -318,7 +307,7 @@ async fn unlink_detaches_or_destroys() {
     assert!(c.get("scsi2").is_none());
     assert!(c.get("unused1").is_none());
     assert!(
-        !content(&pve, &root, "local-lvm")
+        !volids(&pve, &root, "pve", "local-lvm")
             .await
             .contains(&"local-lvm:vm-100-disk-2".to_string())
     );
@@ -328,7 +317,7 @@ async fn unlink_detaches_or_destroys() {
         .data();
     assert!(config(&pve, &root).await.get("unused0").is_none());
     assert!(
-        !content(&pve, &root, "local-lvm")
+        !volids(&pve, &root, "pve", "local-lvm")
             .await
             .contains(&"local-lvm:vm-100-disk-1".to_string())
     );
@@ -412,7 +401,7 @@ async fn reassign_to_another_vm() {
     let c101 = pve.get("/nodes/pve/qemu/101/config", &root).await.data();
     assert_eq!(c101["virtio0"], "local-lvm:vm-101-disk-1,size=2G");
     assert!(
-        content(&pve, &root, "local-lvm")
+        volids(&pve, &root, "pve", "local-lvm")
             .await
             .contains(&"local-lvm:vm-101-disk-1".to_string())
     );

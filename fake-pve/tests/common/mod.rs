@@ -331,3 +331,15 @@ pub async fn control(
     });
     pve.send(method, path, auth, body).await
 }
+
+/// The volume IDs of a storage as `node` lists them.
+pub async fn volids(pve: &Pve, auth: &Auth, node: &str, sid: &str) -> Vec<String> {
+    pve.get(&format!("/nodes/{node}/storage/{sid}/content"), auth)
+        .await
+        .data()
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|v| v["volid"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
