@@ -556,8 +556,8 @@ pub async fn run(
             }
         });
     }
-    // Stores of what reconciles read.
-    fn store<K>(client: Client) -> (Store<K>, impl futures::Future<Output = ()>)
+    // Stores of what reconciles read, each filled by its own reflector.
+    fn store<K>(client: &Client) -> Store<K>
     where
         K: Resource<DynamicType = ()>
             + Clone
@@ -570,24 +570,21 @@ pub async fn run(
         let (reader, writer) = reflector::store();
         let stream = reflector::reflector(
             writer,
-            watcher(Api::<K>::all(client), watcher::Config::default()),
+            watcher(Api::<K>::all(client.clone()), watcher::Config::default()),
         )
         .default_backoff()
         .applied_objects()
         .for_each(|_| futures::future::ready(()));
-        (reader, stream)
+        tokio::spawn(stream);
+        reader
     }
-    let (clusters, s1) = store::<ProxmoxCluster>(client.clone());
-    let (nodes, s2) = store::<ProxmoxNode>(client.clone());
-    let (machines, s3) = store::<Machine>(client.clone());
-    let (images, s4) = store::<MachineImage>(client.clone());
-    let (secrets, s5) = store::<Secret>(client.clone());
-    tokio::spawn(s1);
-    tokio::spawn(s2);
-    tokio::spawn(s3);
-    tokio::spawn(s4);
-    tokio::spawn(s5);
-    let stores = Stores::new(clusters, nodes, machines, images, secrets);
+    let stores = Stores::new(
+        store(&client),
+        store(&client),
+        store(&client),
+        store(&client),
+        store(&client),
+    );
     let reporter = Reporter {
         controller: MANAGER.into(),
         instance: Some(o.identity.clone()),
