@@ -108,6 +108,34 @@ Feature: A storage's content
     When I download "https://example.com/debian-12.iso" as iso "a.iso" to storage "{storage}"
     Then PVE answers 500 "can't upload to storage type 'lvmthin', not a file based storage!"
 
+  @fake-only
+  Scenario: A downloaded image appears when its task ends, a deleted one goes then
+    Given the internet serves:
+      | url                               | size      |
+      | https://example.com/debian-12.iso | 658505728 |
+    And download tasks take 3 seconds
+    When I download "https://example.com/debian-12.iso" as iso "debian.iso" to storage "{storage:scratch}"
+    Then the task is still running
+    When I list the content of storage "{storage:scratch}"
+      | content | iso |
+    Then the answer does not list "volid" = "{storage:scratch}:iso/debian.iso"
+    When 3 seconds pass
+    Then the task ends with "OK"
+    When I list the content of storage "{storage:scratch}"
+      | content | iso |
+    Then the answer lists "volid" = "{storage:scratch}:iso/debian.iso"
+    Given imgdel tasks take 3 seconds
+    When I delete volume "iso/debian.iso" of storage "{storage:scratch}"
+    Then the task is still running
+    When I list the content of storage "{storage:scratch}"
+      | content | iso |
+    Then the answer lists "volid" = "{storage:scratch}:iso/debian.iso"
+    When 3 seconds pass
+    Then the task ends with "OK"
+    When I list the content of storage "{storage:scratch}"
+      | content | iso |
+    Then the answer does not list "volid" = "{storage:scratch}:iso/debian.iso"
+
   Scenario: Upload an ISO image, checked against its checksum
     When I upload "hello" as iso "hello world.iso" to storage "{storage:scratch}"
       | checksum           | 2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824 |
