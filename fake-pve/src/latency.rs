@@ -112,6 +112,19 @@ pub fn inverse_normal(p: f64) -> f64 {
     }
 }
 
+/// A latency profile that does not parse or makes no sense, with what
+/// is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct LatencyError(pub String);
+
+/// The control API puts the message in its refusals.
+impl From<LatencyError> for String {
+    fn from(e: LatencyError) -> Self {
+        e.0
+    }
+}
+
 /// A latency profile.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -229,8 +242,8 @@ impl Latency {
     ///
     /// # Errors
     /// The parser's message, with its line.
-    pub fn from_yaml(text: &str) -> Result<Self, String> {
-        let l: Self = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn from_yaml(text: &str) -> Result<Self, LatencyError> {
+        let l: Self = serde_yaml::from_str(text).map_err(|e| LatencyError(e.to_string()))?;
         l.check()?;
         Ok(l)
     }
@@ -239,12 +252,12 @@ impl Latency {
     ///
     /// # Errors
     /// What is wrong.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), LatencyError> {
         if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
-            return Err(format!(
+            return Err(LatencyError(format!(
                 "time_scale must be positive, got {}",
                 self.time_scale
-            ));
+            )));
         }
         for (k, d) in self
             .tasks
@@ -255,9 +268,9 @@ impl Latency {
             if let Dist::LogNormal { p50_ms, p95_ms } = d
                 && (p50_ms.is_nan() || *p50_ms < 0.0 || p95_ms.is_nan() || p95_ms < p50_ms)
             {
-                return Err(format!(
+                return Err(LatencyError(format!(
                     "{k}: need 0 <= p50_ms <= p95_ms, got {p50_ms} and {p95_ms}"
-                ));
+                )));
             }
         }
         Ok(())
@@ -300,26 +313,33 @@ impl Latency {
     ///
     /// # Errors
     /// What is wrong with it.
-    pub fn from_json(v: serde_json::Value) -> Result<Self, String> {
+    pub fn from_json(v: serde_json::Value) -> Result<Self, LatencyError> {
         if let Some(name) = v.get("profile").and_then(serde_json::Value::as_str) {
-            let mut l = Self::builtin(name)
-                .ok_or_else(|| format!("unknown profile '{name}' (instant or documented)"))?;
+            let mut l = Self::builtin(name).ok_or_else(|| {
+                LatencyError(format!("unknown profile '{name}' (instant or documented)"))
+            })?;
             if let Some(extra) = v.as_object().and_then(|o| {
                 o.keys()
                     .find(|k| !["profile", "time_scale", "seed"].contains(&k.as_str()))
             }) {
-                return Err(format!("unknown field `{extra}` next to `profile`"));
+                return Err(LatencyError(format!(
+                    "unknown field `{extra}` next to `profile`"
+                )));
             }
             if let Some(t) = v.get("time_scale") {
-                l.time_scale = t.as_f64().ok_or("time_scale must be a number")?;
+                l.time_scale = t
+                    .as_f64()
+                    .ok_or_else(|| LatencyError("time_scale must be a number".into()))?;
             }
             if let Some(s) = v.get("seed") {
-                l.seed = s.as_u64().ok_or("seed must be a whole number")?;
+                l.seed = s
+                    .as_u64()
+                    .ok_or_else(|| LatencyError("seed must be a whole number".into()))?;
             }
             l.check()?;
             return Ok(l);
         }
-        let l: Self = serde_json::from_value(v).map_err(|e| e.to_string())?;
+        let l: Self = serde_json::from_value(v).map_err(|e| LatencyError(e.to_string()))?;
         l.check()?;
         Ok(l)
     }

@@ -49,7 +49,7 @@ pub use clock::Clock;
 pub use model::PveVersion;
 pub use model::scenario::{Scenario, ScenarioError};
 pub use server::{Builder, FakePve, Running, Tls};
-pub use state::{Latency, State};
+pub use state::{Latency, State, StateError};
 
 /// Why fake-pve could not start.
 #[derive(Debug, thiserror::Error)]
@@ -68,7 +68,7 @@ pub enum Error {
     Store(#[from] persist::StoreError),
     /// The data directory holds a world this fake-pve cannot take up.
     #[error("{0}")]
-    Restore(String),
+    Restore(#[from] state::StateError),
 }
 
 /// `Result` with this crate's [`Error`].

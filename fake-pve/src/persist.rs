@@ -46,16 +46,19 @@ pub enum Fsync {
     Never,
 }
 
+/// An `--fsync` value that is none of the modes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown fsync mode '{0}' (always, interval or never)")]
+pub struct ParseFsyncError(pub String);
+
 impl std::str::FromStr for Fsync {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseFsyncError;
+    fn from_str(s: &str) -> Result<Self, ParseFsyncError> {
         match s {
             "always" => Ok(Self::Always),
             "interval" => Ok(Self::Interval),
             "never" => Ok(Self::Never),
-            other => Err(format!(
-                "unknown fsync mode '{other}' (always, interval or never)"
-            )),
+            other => Err(ParseFsyncError(other.to_string())),
         }
     }
 }
@@ -698,9 +701,10 @@ mod tests {
     #[test]
     fn fsync_modes_parse() {
         assert_eq!("always".parse::<Fsync>(), Ok(Fsync::Always));
+        let e = "sometimes".parse::<Fsync>().expect_err("refused");
         assert_eq!(
-            "sometimes".parse::<Fsync>(),
-            Err("unknown fsync mode 'sometimes' (always, interval or never)".into())
+            e.to_string(),
+            "unknown fsync mode 'sometimes' (always, interval or never)"
         );
     }
 }

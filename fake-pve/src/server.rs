@@ -357,7 +357,7 @@ impl Running {
     ///
     /// # Errors
     /// An invalid name.
-    pub fn checkpoint(&self, name: &str) -> Result<(), String> {
+    pub fn checkpoint(&self, name: &str) -> Result<(), crate::state::StateError> {
         self.state.checkpoint(name)
     }
 
@@ -365,7 +365,7 @@ impl Running {
     ///
     /// # Errors
     /// An unknown checkpoint.
-    pub fn restore(&self, name: &str) -> Result<(), String> {
+    pub fn restore(&self, name: &str) -> Result<(), crate::state::StateError> {
         self.state.restore(name)
     }
 

@@ -50,6 +50,51 @@ fn build(seed: &Scenario, s: &Settings, now: i64) -> Result<Cluster, ScenarioErr
     Ok(c)
 }
 
+/// Why the world could not be saved, taken back or replaced.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StateError {
+    /// A checkpoint name that is not 1 to 64 letters, digits, `-`, `_`
+    /// or `.` starting with a letter or digit.
+    #[error("invalid checkpoint name '{0}'")]
+    InvalidCheckpointName(String),
+    /// No checkpoint of that name.
+    #[error("checkpoint '{0}' does not exist")]
+    NoSuchCheckpoint(String),
+    /// A state document of another release.
+    #[error("{}", world::release_mismatch(*found, *serving))]
+    DocumentRelease {
+        /// The document's release.
+        found: PveVersion,
+        /// The release this fake-pve impersonates.
+        serving: PveVersion,
+    },
+    /// A data directory holding a world of another release.
+    #[error(
+        "the data directory holds a world of PVE {}, but this fake-pve impersonates PVE {}",
+        found.release(),
+        serving.release()
+    )]
+    DataDirRelease {
+        /// The saved world's release.
+        found: PveVersion,
+        /// The release this fake-pve impersonates.
+        serving: PveVersion,
+    },
+    /// A latency profile that does not parse.
+    #[error(transparent)]
+    Latency(#[from] crate::latency::LatencyError),
+    /// A saved scenario that no longer parses.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+}
+
+/// The control API puts the message in its refusals.
+impl From<StateError> for String {
+    fn from(e: StateError) -> Self {
+        e.to_string()
+    }
+}
+
 /// A saved world: `POST /_fake/checkpoints`.
 #[derive(Debug, Clone)]
 struct Checkpoint {
@@ -231,10 +276,13 @@ impl State {
     /// # Errors
     /// A document of another release, or a latency profile that does not
     /// parse; the world is then left as it was.
-    pub fn import(&self, doc: StateDoc) -> Result<(), String> {
+    pub fn import(&self, doc: StateDoc) -> Result<(), StateError> {
         let version = self.settings().version;
         if doc.cluster.version != version {
-            return Err(world::release_mismatch(doc.cluster.version, version));
+            return Err(StateError::DocumentRelease {
+                found: doc.cluster.version,
+                serving: version,
+            });
         }
         let latency = match doc.latency {
             Some(v) => Some(Latency::from_json(v)?),
@@ -260,9 +308,9 @@ impl State {
     /// # Errors
     /// A name that is not 1 to 64 letters, digits, `-`, `_` or `.`
     /// starting with a letter or digit.
-    pub fn checkpoint(&self, name: &str) -> Result<(), String> {
+    pub fn checkpoint(&self, name: &str) -> Result<(), StateError> {
         if !valid_checkpoint_name(name) {
-            return Err(format!("invalid checkpoint name '{name}'"));
+            return Err(StateError::InvalidCheckpointName(name.to_string()));
         }
         let cluster = Arc::new(self.with(|c| c.clone()));
         let cp = Checkpoint {
@@ -280,12 +328,12 @@ impl State {
     ///
     /// # Errors
     /// `checkpoint 'x' does not exist`.
-    pub fn restore(&self, name: &str) -> Result<(), String> {
+    pub fn restore(&self, name: &str) -> Result<(), StateError> {
         let cp = self
             .checkpoints()
             .get(name)
             .cloned()
-            .ok_or_else(|| format!("checkpoint '{name}' does not exist"))?;
+            .ok_or_else(|| StateError::NoSuchCheckpoint(name.to_string()))?;
         *self.lock() = (*cp.cluster).clone();
         self.set_latency(cp.latency);
         Ok(())
@@ -295,11 +343,11 @@ impl State {
     ///
     /// # Errors
     /// `checkpoint 'x' does not exist`.
-    pub fn drop_checkpoint(&self, name: &str) -> Result<(), String> {
+    pub fn drop_checkpoint(&self, name: &str) -> Result<(), StateError> {
         self.checkpoints()
             .remove(name)
             .map(|_| ())
-            .ok_or_else(|| format!("checkpoint '{name}' does not exist"))
+            .ok_or_else(|| StateError::NoSuchCheckpoint(name.to_string()))
     }
 
     /// The checkpoints: name, emulated time taken, number of guests and
@@ -372,20 +420,17 @@ impl State {
     /// # Errors
     /// A saved world of another release, or a saved scenario that no
     /// longer parses.
-    pub fn restore_snapshot(&self, snap: crate::persist::Snapshot) -> Result<(), String> {
+    pub fn restore_snapshot(&self, snap: crate::persist::Snapshot) -> Result<(), StateError> {
         let version = self.settings().version;
         if snap.cluster.version != version {
-            return Err(format!(
-                "the data directory holds a world of PVE {}, but this fake-pve impersonates PVE {}",
-                snap.cluster.version.release(),
-                version.release()
-            ));
+            return Err(StateError::DataDirRelease {
+                found: snap.cluster.version,
+                serving: version,
+            });
         }
         let seed = match (snap.seed.world, snap.seed.text) {
             (Some(w), _) => Scenario::from_world(w, &snap.seed.source),
-            (None, Some(text)) => {
-                Scenario::parse(&text, &snap.seed.source).map_err(|e| e.to_string())?
-            }
+            (None, Some(text)) => Scenario::parse(&text, &snap.seed.source)?,
             (None, None) => Scenario::default_single_node(),
         };
         self.clock().restore(&snap.clock);

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{Auth, Pve, builder, control, start_with};
-use fake_pve::{PveVersion, Scenario};
+use fake_pve::{PveVersion, Scenario, StateError};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -298,14 +298,11 @@ async fn the_library_seeds_once_and_restores_per_test() {
         );
         pve.run.restore("seeded").expect("restore");
     }
-    assert_eq!(
-        pve.run.restore("other"),
-        Err("checkpoint 'other' does not exist".into())
-    );
-    assert_eq!(
-        pve.run.checkpoint("a/b"),
-        Err("invalid checkpoint name 'a/b'".into())
-    );
+    let e = pve.run.restore("other").expect_err("no such checkpoint");
+    assert_eq!(e, StateError::NoSuchCheckpoint("other".into()));
+    assert_eq!(e.to_string(), "checkpoint 'other' does not exist");
+    let e = pve.run.checkpoint("a/b").expect_err("a bad name");
+    assert_eq!(e.to_string(), "invalid checkpoint name 'a/b'");
 }
 
 #[tokio::test]

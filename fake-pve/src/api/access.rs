@@ -484,7 +484,7 @@ fn check_userid_group(
     groups: &[String],
 ) -> Result<()> {
     if mode != GroupsParam::Create && !access.user_exists(userid) {
-        return Err(Error::failed(format!("no such user ('{userid}')")));
+        return Err(Error::not_found(format!("no such user ('{userid}')")));
     }
     if access.check_userid_group(who, userid, privs, mode, groups)? {
         Ok(())
@@ -584,20 +584,20 @@ fn create_user(ctx: &Ctx<'_>) -> Result<Reply> {
                 &groups,
             )?;
         }
-        let failed = |e: Error| Error::failed(format!("create user failed: {e}"));
+        let failed = |e: Error| e.map_message(|m| format!("create user failed: {m}"));
         if a.user_exists(&userid) {
-            return Err(failed(Error::failed(format!(
+            return Err(failed(Error::exists(format!(
                 "user '{userid}' already exists"
             ))));
         }
         if password.is_some() && !REALMS.iter().any(|(r, _, _)| *r == realm) {
-            return Err(failed(Error::failed(format!(
+            return Err(failed(Error::not_found(format!(
                 "auth domain '{realm}' does not exist"
             ))));
         }
         let groups = f.groups.clone().unwrap_or_default();
         if let Some(g) = groups.iter().find(|g| !a.groups.contains_key(*g)) {
-            return Err(failed(Error::failed(format!("no such group '{g}'"))));
+            return Err(failed(Error::not_found(format!("no such group '{g}'"))));
         }
         let mut user = User::new(&userid);
         user.enable = f.enable.unwrap_or(true);
@@ -659,7 +659,7 @@ fn update_user(ctx: &Ctx<'_>) -> Result<Reply> {
                 &groups,
             )?;
         }
-        let failed = |e: Error| Error::failed(format!("update user failed: {e}"));
+        let failed = |e: Error| e.map_message(|m| format!("update user failed: {m}"));
         a.user(&userid).map_err(failed)?;
         if let Some(groups) = &f.groups {
             a.set_user_groups(&userid, groups, !append.unwrap_or(false))
@@ -755,7 +755,7 @@ fn read_group(ctx: &Ctx<'_>) -> Result<Reply> {
         let g = a
             .groups
             .get(&groupid)
-            .ok_or_else(|| Error::failed(format!("group '{groupid}' does not exist")))?;
+            .ok_or_else(|| Error::not_found(format!("group '{groupid}' does not exist")))?;
         let mut v = json!({ "members": g.members });
         if let Some(cm) = &g.comment {
             v["comment"] = json!(cm);
@@ -770,7 +770,7 @@ fn update_group(ctx: &Ctx<'_>) -> Result<Reply> {
     let comment = ctx.params.str("comment");
     ctx.with(|c| {
         let g = c.access.groups.get_mut(&groupid).ok_or_else(|| {
-            Error::failed(format!(
+            Error::not_found(format!(
                 "update group failed: group '{groupid}' does not exist"
             ))
         })?;
@@ -844,7 +844,7 @@ fn read_role(ctx: &Ctx<'_>) -> Result<Reply> {
         let privs = c
             .access
             .role_privs(&roleid)
-            .ok_or_else(|| Error::failed(format!("role '{roleid}' does not exist")))?;
+            .ok_or_else(|| Error::not_found(format!("role '{roleid}' does not exist")))?;
         let m: Map<String, Value> = privs.into_iter().map(|p| (p, json!(1))).collect();
         Ok(Value::Object(m).into())
     })
@@ -974,7 +974,7 @@ fn update_acl(ctx: &Ctx<'_>) -> Result<Reply> {
             let verb = if delete { "remove" } else { "add" };
             for role in &roles {
                 let Some(privs) = a.role_privs(role) else {
-                    return Err(failed(Error::failed(format!(
+                    return Err(failed(Error::not_found(format!(
                         "role '{role}' does not exist"
                     ))));
                 };

@@ -26,7 +26,7 @@ use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
 use http_body_util::Full;
 use serde_json::{Value, json};
 
-use crate::model::{AuthId, Error, Result};
+use crate::model::{AuthId, Error, ErrorKind, Result};
 use crate::state::State;
 use auth::Credentials;
 pub use params::Params;
@@ -72,10 +72,9 @@ impl Ctx<'_> {
     /// # Errors
     /// 401 when the call was made without credentials.
     pub fn who(&self) -> Result<&AuthId> {
-        self.who.as_ref().ok_or_else(|| Error::Status {
-            code: 401,
-            msg: "No ticket".into(),
-        })
+        self.who
+            .as_ref()
+            .ok_or_else(|| Error::Unauthorized("No ticket".into()))
     }
 
     /// Runs `f` on the cluster (see [`State::with`]).
@@ -377,7 +376,7 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
                 return r;
             }
             let (code, msg) = fault.status.unwrap_or((500, "injected fault".into()));
-            return failure(format, &Error::Status { code, msg });
+            return failure_status(format, code, &msg, None);
         }
         Step::Dispatched(format, name, result, delay_ms) => {
             if delay_ms > 0 {
@@ -394,7 +393,7 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
             tokio::time::sleep(Duration::from_millis(ms)).await;
         }
     }
-    if matches!(result, Err(Error::Status { code: 401, .. })) {
+    if matches!(result, Err(Error::Unauthorized(_))) {
         let d = state.settings().auth_failure_delay;
         tokio::time::sleep_until(started + d).await;
     }
@@ -555,10 +554,10 @@ fn answer(
         return handler(&ctx);
     }
     let Some(found) = spec.find(req.method.as_str(), &segs) else {
-        return Err(Error::Status {
-            code: 501,
-            msg: format!("Method '{} {rel}' not implemented", req.method),
-        });
+        return Err(Error::NotImplemented(format!(
+            "Method '{} {rel}' not implemented",
+            req.method
+        )));
     };
     let endpoint = found.endpoint;
     *name = Some(endpoint.name.as_str());
@@ -673,13 +672,10 @@ fn fallback(e: &crate::spec::Endpoint, full_path: &str) -> Result<Reply> {
         )
         .into()),
         Fallback::EmptyList => Ok(json!([]).into()),
-        Fallback::NotEmulated => Err(Error::Status {
-            code: 501,
-            msg: format!(
-                "Method '{} {full_path}' is not emulated by fake-pve",
-                e.method
-            ),
-        }),
+        Fallback::NotEmulated => Err(Error::NotImplemented(format!(
+            "Method '{} {full_path}' is not emulated by fake-pve",
+            e.method
+        ))),
     }
 }
 
@@ -857,22 +853,42 @@ pub fn success(format: Format, reply: Reply) -> Response<Full<Bytes>> {
     build(b, Bytes::from(out))
 }
 
+/// The status a refusal of each kind is answered with: PVE `die`s with
+/// 500 whatever the reason, except for parameters (400), permissions
+/// (403), credentials (401), unreachable nodes (pveproxy's 595) and
+/// methods it does not have (501).
+pub fn status_of(e: &Error) -> u16 {
+    match e.kind() {
+        ErrorKind::Invalid => 400,
+        ErrorKind::Unauthorized => 401,
+        ErrorKind::Forbidden => 403,
+        ErrorKind::NotImplemented => 501,
+        ErrorKind::Unreachable => 595,
+        ErrorKind::Failed
+        | ErrorKind::NotFound
+        | ErrorKind::Exists
+        | ErrorKind::Locked
+        | ErrorKind::Conflict => 500,
+    }
+}
+
 /// The error answer for a domain error.
 pub fn failure(format: Format, e: &Error) -> Response<Full<Bytes>> {
-    let (code, msg, errors) = match e {
-        Error::Failed(m) => (500, m.clone(), None),
-        Error::Invalid(errs) => (
-            400,
-            "Parameter verification failed.".to_string(),
-            Some(errs),
-        ),
-        Error::Forbidden(m) => (403, m.clone(), None),
-        Error::Status { code, msg } => (*code, msg.clone(), None),
-    };
+    failure_status(format, status_of(e), e.message(), e.errors())
+}
+
+/// The error answer with a given status (an injected fault's, or a
+/// refusal's).
+pub fn failure_status(
+    format: Format,
+    code: u16,
+    msg: &str,
+    errors: Option<&BTreeMap<String, String>>,
+) -> Response<Full<Bytes>> {
     // PVE's own 501 for an unknown method has no newline; every `die`
     // message has one.
     let msg = if msg.ends_with('\n') || code == 501 {
-        msg
+        msg.to_string()
     } else {
         format!("{msg}\n")
     };
@@ -906,5 +922,88 @@ mod tests {
         assert_eq!(split_api2("/api2//extjs/nodes"), Some(("extjs", "/nodes")));
         assert_eq!(split_api2("/api2/"), None);
         assert_eq!(split_api2("/api2/JSON/version"), None);
+    }
+
+    /// Each kind of refusal gets PVE's status line and body: the message
+    /// (with the newline of a `die`) as reason phrase and `message`.
+    #[rstest::rstest]
+    #[case(Error::failed("boom"), 500, "boom")]
+    #[case(
+        Error::not_found("volume 'x' does not exist"),
+        500,
+        "volume 'x' does not exist"
+    )]
+    #[case(
+        Error::exists("user 'a@pve' already exists"),
+        500,
+        "user 'a@pve' already exists"
+    )]
+    #[case(Error::locked("VM is locked (backup)"), 500, "VM is locked (backup)")]
+    #[case(Error::conflict("VM 100 not running"), 500, "VM 100 not running")]
+    #[case(
+        Error::invalid("vmid", "value must be at least 100"),
+        400,
+        "Parameter verification failed."
+    )]
+    #[case(Error::Forbidden("Permission check failed (/, Sys.Audit)".into()), 403, "Permission check failed (/, Sys.Audit)")]
+    #[case(Error::Unauthorized("authentication failure".into()), 401, "authentication failure")]
+    #[case(Error::Unreachable("No route to host".into()), 595, "No route to host")]
+    fn refusals_become_status_lines(#[case] e: Error, #[case] code: u16, #[case] msg: &str) {
+        assert_eq!(status_of(&e), code);
+        let r = failure(Format::Json, &e);
+        assert_eq!(r.status().as_u16(), code);
+        let reason = r
+            .extensions()
+            .get::<hyper::ext::ReasonPhrase>()
+            .map(|p| String::from_utf8_lossy(p.as_bytes()).into_owned());
+        assert_eq!(reason.as_deref(), Some(msg));
+        let body = futures_body(r);
+        assert_eq!(body["message"], format!("{msg}\n"));
+        assert_eq!(body["data"], Value::Null);
+        assert_eq!(body.get("errors").is_some(), code == 400);
+    }
+
+    /// PVE's own 501s carry no newline.
+    #[test]
+    fn not_implemented_keeps_its_message_bare() {
+        let e = Error::NotImplemented("Method 'GET /nodes/x' not implemented".into());
+        assert_eq!(status_of(&e), 501);
+        let body = futures_body(failure(Format::Json, &e));
+        assert_eq!(body["message"], "Method 'GET /nodes/x' not implemented");
+    }
+
+    /// In the extjs format every refusal is a 200 with `success: 0`.
+    #[test]
+    fn extjs_refusals_are_200_with_their_status_inside() {
+        let r = failure(Format::Extjs, &Error::locked("VM is locked (clone)"));
+        assert_eq!(r.status().as_u16(), 200);
+        let body = futures_body(r);
+        assert_eq!(body["success"], 0);
+        assert_eq!(body["status"], 500);
+    }
+
+    /// A wrapped message keeps its kind; a parameter error becomes a plain
+    /// refusal with its summary line, as PVE's `"... failed: $@"` does.
+    #[test]
+    fn wrapped_refusals_keep_their_kind() {
+        let e = Error::exists("role 'x' already exists")
+            .map_message(|m| format!("create role failed: {m}"));
+        assert_eq!(e.kind(), ErrorKind::Exists);
+        assert_eq!(e.message(), "create role failed: role 'x' already exists");
+        let e = Error::invalid("privs", "bad").map_message(|m| format!("update failed: {m}"));
+        assert_eq!(
+            e,
+            Error::failed("update failed: Parameter verification failed.")
+        );
+    }
+
+    fn futures_body(r: Response<Full<Bytes>>) -> Value {
+        use http_body_util::BodyExt;
+        let collected = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime")
+            .block_on(r.into_body().collect());
+        let Ok(collected) = collected;
+        serde_json::from_slice(&collected.to_bytes()).expect("JSON body")
     }
 }

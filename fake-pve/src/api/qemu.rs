@@ -139,13 +139,12 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
     if ctx.params.get("archive").is_some() {
-        return Err(Error::Status {
-            code: 501,
-            msg: "restoring from 'archive' is not emulated by fake-pve".into(),
-        });
+        return Err(Error::NotImplemented(
+            "restoring from 'archive' is not emulated by fake-pve".into(),
+        ));
     }
     if let Some(pool) = ctx.params.str("pool") {
-        return Err(Error::failed(format!("pool '{pool}' does not exist")));
+        return Err(Error::not_found(format!("pool '{pool}' does not exist")));
     }
     let start = ctx.params.bool("start")?.unwrap_or(false);
     let storage = ctx.params.str("storage");
@@ -398,7 +397,7 @@ fn vm_shutdown(ctx: &Ctx<'_>) -> Result<Reply> {
     let timeout = ctx.params.int("timeout", Some(0), None)?.unwrap_or(60);
     let paused = ctx.with(|c| c.vm(&node, vmid).map(|v| v.paused()))?;
     if paused && !force_stop {
-        return Err(Error::failed("VM is paused - cannot shutdown"));
+        return Err(Error::conflict("VM is paused - cannot shutdown"));
     }
     run_task(
         ctx,
@@ -420,10 +419,10 @@ fn must_run(ctx: &Ctx<'_>, node: &str, vmid: u32, paused_msg: bool) -> Result<()
     ctx.with(|c| {
         let vm = c.vm_on_node(node, vmid)?;
         if paused_msg && vm.paused() {
-            return Err(Error::failed("VM is paused - cannot shutdown"));
+            return Err(Error::conflict("VM is paused - cannot shutdown"));
         }
         if !vm.running() {
-            return Err(Error::failed(format!("VM {vmid} not running")));
+            return Err(Error::conflict(format!("VM {vmid} not running")));
         }
         Ok(())
     })
@@ -510,7 +509,7 @@ fn vm_resume(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.with(|c| {
         let vm = c.vm(&node, vmid)?;
         if vm.lock() != Some("suspended") && !vm.running() {
-            return Err(Error::failed(format!("VM {vmid} not running")));
+            return Err(Error::conflict(format!("VM {vmid} not running")));
         }
         Ok(())
     })?;
@@ -534,12 +533,12 @@ fn destroy_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.with(|c| {
         let vm = c.vm(&node, vmid)?;
         if vm.config.get("protection").is_some_and(|p| p == "1") {
-            return Err(Error::failed(format!(
+            return Err(Error::conflict(format!(
                 "can't remove VM {vmid} - protection mode enabled"
             )));
         }
         if vm.running() {
-            return Err(Error::failed(format!(
+            return Err(Error::conflict(format!(
                 "VM {vmid} is running - destroy failed"
             )));
         }
@@ -796,7 +795,7 @@ fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         if c.nodes.iter().any(|n| n.name == target) {
             Ok(())
         } else {
-            Err(Error::failed(format!("no such cluster node '{target}'")))
+            Err(Error::not_found(format!("no such cluster node '{target}'")))
         }
     })?;
     root_only(ctx, "force")?;

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::storage::Volume;
 use crate::model::storage_content;
+use crate::model::tasks::TaskFailure;
 use crate::model::{Error, Result, TaskEffect, VolumeChange, Worker};
 
 /// The routes of this area.
@@ -349,7 +350,7 @@ fn content_delete(ctx: &Ctx<'_>) -> Result<Reply> {
                 },
             });
         }
-        Err(e) => w = w.fail(e),
+        Err(e) => w = w.fail(e.0),
     }
     let upid = run_task(ctx, &node, w)?;
     if delay.is_some() {
@@ -378,21 +379,21 @@ fn content_copy(ctx: &Ctx<'_>) -> Result<Reply> {
         None => node.clone(),
     };
     let now = ctx.now();
-    let outcome = ctx.with(|c| -> Result<std::result::Result<Volume, String>> {
+    let outcome = ctx.with(|c| -> Result<std::result::Result<Volume, TaskFailure>> {
         let s = c.usable_storage(&sid, &node)?.clone();
         let Some(vol) = c.volumes.get(&s, &node, &name).cloned() else {
-            return Ok(Err(format!(
+            return Ok(Err(TaskFailure(format!(
                 "volume_size_info on '{sid}:{name}' failed - no format"
-            )));
+            ))));
         };
         let t = match c.usable_storage(&tsid, &target_node) {
             Ok(t) => t.clone(),
-            Err(e) => return Ok(Err(e.to_string())),
+            Err(e) => return Ok(Err(e.into())),
         };
         if c.volumes.get(&t, &target_node, &tname).is_some() {
-            return Ok(Err(format!(
+            return Ok(Err(TaskFailure(format!(
                 "volume '{tsid}:{tname}' already exists on '{target_node}'"
-            )));
+            ))));
         }
         let mut copy = vol;
         copy.storage.clone_from(&tsid);
@@ -405,7 +406,7 @@ fn content_copy(ctx: &Ctx<'_>) -> Result<Reply> {
         .log_end("DEBUG: end worker {upid}");
     let w = match outcome {
         Ok(copy) => w.effect(storage_content::put_effect(&target_node, copy)),
-        Err(e) => w.fail(e),
+        Err(e) => w.fail(e.0),
     };
     let upid = run_task(ctx, &node, w)?;
     ctx.with(|c| {
@@ -454,7 +455,7 @@ fn upload(ctx: &Ctx<'_>) -> Result<Reply> {
         .filter(|t| !t.is_empty())
         .ok_or_else(|| Error::failed("missing temporary file name"))?;
     let Some(info) = ctx.upload.as_ref().filter(|u| u.tmpfilename == tmpfilename) else {
-        return Err(Error::failed(format!(
+        return Err(Error::not_found(format!(
             "temporary file '{tmpfilename}' does not exist"
         )));
     };

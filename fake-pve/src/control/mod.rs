@@ -130,7 +130,7 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Repl
             let id = p.trim_start_matches("/_fake/faults/");
             match id.parse::<u64>() {
                 Ok(id) if state.faults(|f| f.remove(id)) => Ok(Value::Null.into()),
-                _ => Err(Error::failed(format!("no such fault rule '{id}'"))),
+                _ => Err(Error::not_found(format!("no such fault rule '{id}'"))),
             }
         }
         (Method::GET, "/_fake/latency") => Ok(json!(state.latency()).into()),
@@ -157,10 +157,9 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Repl
                 .into())
         }
         (Method::PUT, p) if p.starts_with("/_fake/guests/") => put_guest(state, req, p),
-        (m, p) => Err(Error::Status {
-            code: 501,
-            msg: format!("Method '{m} {p}' not implemented"),
-        }),
+        (m, p) => Err(Error::NotImplemented(format!(
+            "Method '{m} {p}' not implemented"
+        ))),
     }
 }
 
@@ -175,7 +174,10 @@ fn openapi(version: crate::model::PveVersion) -> &'static Value {
 }
 
 fn params(req: &Request) -> Result<Params> {
-    let mut map = api::body_params(req).map_err(|(code, msg)| Error::Status { code, msg })?;
+    let mut map = api::body_params(req).map_err(|(code, msg)| match code {
+        500 => Error::Failed(msg),
+        _ => Error::NotImplemented(msg),
+    })?;
     if let Some(q) = &req.query {
         for (k, v) in form_urlencoded::parse(q.as_bytes()) {
             map.insert(k.into_owned(), Value::String(v.into_owned()));
@@ -221,9 +223,9 @@ fn add_faults(state: &State, req: &Request) -> Result<Reply> {
         rules
             .into_iter()
             .map(|r| f.add(r))
-            .collect::<std::result::Result<Vec<u64>, String>>()
+            .collect::<Result<Vec<u64>>>()
     });
-    Ok(json!(ids.map_err(|e| Error::invalid("rule", e))?).into())
+    Ok(json!(ids.map_err(|e| Error::invalid("rule", e.to_string()))?).into())
 }
 
 /// `PUT /_fake/downloads`: replaces the table of known URLs with a JSON
@@ -265,7 +267,7 @@ fn guest_vmid(state: &State, path: &str) -> Result<u32> {
         .parse()
         .map_err(|_| Error::invalid("vmid", format!("invalid VMID '{id}'")))?;
     if !state.with(|c| c.vms.contains_key(&vmid)) {
-        return Err(Error::failed(format!("VM {vmid} does not exist")));
+        return Err(Error::not_found(format!("VM {vmid} does not exist")));
     }
     Ok(vmid)
 }

@@ -732,17 +732,17 @@ impl Access {
         let mut node = self.acl.get(path).cloned().unwrap_or_default();
         for role in roles {
             if self.role_privs(role).is_none() {
-                return Err(Error::failed(format!("role '{role}' does not exist")));
+                return Err(Error::not_found(format!("role '{role}' does not exist")));
             }
             for g in groups {
                 if !self.groups.contains_key(g) {
-                    return Err(Error::failed(format!("group '{g}' does not exist")));
+                    return Err(Error::not_found(format!("group '{g}' does not exist")));
                 }
                 set_role(&mut node.groups, g, role, propagate, delete);
             }
             for u in users {
                 if !self.users.contains_key(u) {
-                    return Err(Error::failed(format!("user '{u}' does not exist")));
+                    return Err(Error::not_found(format!("user '{u}' does not exist")));
                 }
                 if u != "root@pam" {
                     set_role(&mut node.users, u, role, propagate, delete);
@@ -799,13 +799,13 @@ impl Access {
     /// 500 `create role failed: ...` as PVE words it.
     pub fn create_role(&mut self, roleid: &str, privs: &[String]) -> Result<()> {
         if self.role_privs(roleid).is_some() {
-            return Err(Error::failed(format!(
+            return Err(Error::exists(format!(
                 "create role failed: role '{roleid}' already exists"
             )));
         }
         let set = self
             .checked_privs(privs)
-            .map_err(|e| Error::failed(format!("create role failed: {e}")))?;
+            .map_err(|e| e.map_message(|m| format!("create role failed: {m}")))?;
         self.roles.insert(roleid.to_string(), set);
         Ok(())
     }
@@ -821,13 +821,13 @@ impl Access {
             )));
         }
         if !self.roles.contains_key(roleid) {
-            return Err(Error::failed(format!(
+            return Err(Error::not_found(format!(
                 "update role failed: role '{roleid}' does not exist"
             )));
         }
         let set = self
             .checked_privs(privs)
-            .map_err(|e| Error::failed(format!("update role failed: {e}")))?;
+            .map_err(|e| e.map_message(|m| format!("update role failed: {m}")))?;
         let role = self.roles.entry(roleid.to_string()).or_default();
         if !append {
             role.clear();
@@ -847,7 +847,7 @@ impl Access {
             )));
         }
         if self.roles.remove(roleid).is_none() {
-            return Err(Error::failed(format!(
+            return Err(Error::not_found(format!(
                 "delete role failed: role '{roleid}' does not exist"
             )));
         }
@@ -874,7 +874,7 @@ impl Access {
     /// 500 `create group failed: group '<g>' already exists`.
     pub fn create_group(&mut self, groupid: &str, comment: Option<String>) -> Result<()> {
         if self.groups.contains_key(groupid) {
-            return Err(Error::failed(format!(
+            return Err(Error::exists(format!(
                 "create group failed: group '{groupid}' already exists"
             )));
         }
@@ -894,7 +894,7 @@ impl Access {
     /// 500 `delete group failed: group '<g>' does not exist`.
     pub fn delete_group(&mut self, groupid: &str) -> Result<()> {
         if self.groups.remove(groupid).is_none() {
-            return Err(Error::failed(format!(
+            return Err(Error::not_found(format!(
                 "delete group failed: group '{groupid}' does not exist"
             )));
         }
@@ -916,7 +916,7 @@ impl Access {
         if let Some(g) = groups.iter().find(|g| !self.groups.contains_key(*g)) {
             // PVE has removed the old memberships by then, but the whole
             // change is not written.
-            return Err(Error::failed(format!("no such group '{g}'")));
+            return Err(Error::not_found(format!("no such group '{g}'")));
         }
         if replace {
             for g in self.groups.values_mut() {
@@ -951,13 +951,13 @@ impl Access {
     pub fn user(&self, userid: &str) -> Result<&User> {
         self.users
             .get(userid)
-            .ok_or_else(|| Error::failed(format!("no such user ('{userid}')")))
+            .ok_or_else(|| Error::not_found(format!("no such user ('{userid}')")))
     }
 
     fn user_mut(&mut self, userid: &str) -> Result<&mut User> {
         self.users
             .get_mut(userid)
-            .ok_or_else(|| Error::failed(format!("no such user ('{userid}')")))
+            .ok_or_else(|| Error::not_found(format!("no such user ('{userid}')")))
     }
 
     /// Looks up a token.
@@ -1074,15 +1074,12 @@ fn set_role(
 }
 
 fn no_such_token(userid: &str, tokenid: &str) -> Error {
-    Error::failed(format!("no such token '{tokenid}' for user '{userid}'"))
+    Error::not_found(format!("no such token '{tokenid}' for user '{userid}'"))
 }
 
 /// The 401 of a failed login.
 pub fn auth_failure() -> Error {
-    Error::Status {
-        code: 401,
-        msg: "authentication failure".into(),
-    }
+    Error::Unauthorized("authentication failure".into())
 }
 
 #[cfg(test)]
@@ -1128,7 +1125,7 @@ mod tests {
         );
         assert_eq!(
             a.check_token("root@pam", "cd", &t.secret, 0),
-            Err(Error::failed("no such token 'cd' for user 'root@pam'"))
+            Err(Error::not_found("no such token 'cd' for user 'root@pam'"))
         );
         assert!(a.is_superuser(&AuthId::parse("root@pam!ci").expect("id")));
         assert!(a.create_token("root@pam", "ci", true, 0, None).is_err());

@@ -477,7 +477,7 @@ impl Cluster {
             return Err(Error::failed("No QEMU guest agent configured"));
         };
         if !vm.running() {
-            return Err(Error::failed(format!("VM {vmid} is not running")));
+            return Err(Error::conflict(format!("VM {vmid} is not running")));
         }
         let delay = self
             .guests
@@ -487,7 +487,7 @@ impl Cluster {
             .started_ms
             .is_none_or(|t| now_ms >= t.saturating_add(i64::try_from(delay).unwrap_or(i64::MAX)));
         if !agent_enabled(agent) || vm.paused() || !booted {
-            return Err(Error::failed("QEMU guest agent is not running"));
+            return Err(Error::conflict("QEMU guest agent is not running"));
         }
         Ok(())
     }

@@ -135,10 +135,7 @@ impl Cluster {
             )));
         };
         if node.status == NodeStatus::Offline {
-            return Err(Error::Status {
-                code: 595,
-                msg: "No route to host".into(),
-            });
+            return Err(Error::Unreachable("No route to host".into()));
         }
         Ok(node)
     }
@@ -352,7 +349,7 @@ impl Cluster {
         let mut worker = worker;
         if let Some((rule, error)) = self.faults.on_task(&worker.kind, user) {
             tracing::warn!(rule, task = %upid_str, "injected task fault");
-            worker.outcome = Err(error);
+            worker.outcome = Err(super::tasks::TaskFailure(error));
         }
         let task = Task {
             upid,

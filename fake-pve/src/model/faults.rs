@@ -158,28 +158,32 @@ impl Faults {
     ///
     /// # Errors
     /// A message when the rule has no effect or a bad probability.
-    pub fn add(&mut self, mut rule: FaultRule) -> Result<u64, String> {
+    pub fn add(&mut self, mut rule: FaultRule) -> Result<u64, super::Error> {
         if rule.status.is_none()
             && rule.delay_ms.is_none()
             && !rule.drop
             && rule.task_error.is_none()
         {
-            return Err(
-                "a fault rule needs an effect: status, delay_ms, drop or task_error".into(),
-            );
+            return Err(super::Error::failed(
+                "a fault rule needs an effect: status, delay_ms, drop or task_error",
+            ));
         }
         if rule.task_error.is_some() && rule.task_type.is_none() {
-            return Err("task_error needs task_type".into());
+            return Err(super::Error::failed("task_error needs task_type"));
         }
         if let Some(p) = rule.probability
             && !(0.0..=1.0).contains(&p)
         {
-            return Err(format!("probability must be between 0 and 1, got {p}"));
+            return Err(super::Error::failed(format!(
+                "probability must be between 0 and 1, got {p}"
+            )));
         }
         if let Some(s) = rule.status
             && !(100..=999).contains(&s)
         {
-            return Err(format!("status must be an HTTP status code, got {s}"));
+            return Err(super::Error::failed(format!(
+                "status must be an HTTP status code, got {s}"
+            )));
         }
         rule.id = self.next_id;
         rule.hits = 0;

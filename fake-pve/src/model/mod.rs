@@ -29,40 +29,104 @@ pub use nodes::{Node, NodeStatus};
 pub use scenario::Scenario;
 pub use tasks::{Task, TaskEffect, TaskState, Upid, VolumeChange, Worker};
 
-/// A refusal from the model, in PVE's words.
+/// A refusal from the model, in PVE's words: what kind of refusal it is
+/// and the message PVE gives.
+///
+/// Most of PVE's refusals are a plain `die` (HTTP 500) whatever their
+/// reason; the kind says the reason, so that the model's callers and
+/// tests can tell them apart. Only the wire (`crate::api`) decides the
+/// status line a kind is answered with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
-    /// A plain `die` in a PVE handler: HTTP 500 with the message.
+    /// A refusal of no more specific kind.
     #[error("{0}")]
     Failed(String),
-    /// A parameter error (`raise_param_exc`): HTTP 400 with `errors`.
+    /// The thing named does not exist (a VM, volume, user, snapshot ...).
+    #[error("{0}")]
+    NotFound(String),
+    /// The thing to be made exists already.
+    #[error("{0}")]
+    Exists(String),
+    /// The guest or file is locked by another operation.
+    #[error("{0}")]
+    Locked(String),
+    /// The request contradicts the current state: a changed digest, a
+    /// guest in the wrong power state, protection mode.
+    #[error("{0}")]
+    Conflict(String),
+    /// Parameters refused (`raise_param_exc`), by parameter name.
     #[error("Parameter verification failed.")]
     Invalid(BTreeMap<String, String>),
-    /// A permission error: HTTP 403 with the full message.
+    /// A permission check failed.
     #[error("{0}")]
     Forbidden(String),
-    /// Any other status PVE answers with, e.g. 401 on a failed login or
-    /// 595 from the proxy to an offline node.
-    #[error("{msg}")]
-    Status {
-        /// The HTTP status code.
-        code: u16,
-        /// The message, which becomes the reason phrase.
-        msg: String,
-    },
+    /// The credentials were refused.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// A node that cannot be reached (pveproxy's 595).
+    #[error("{0}")]
+    Unreachable(String),
+    /// A method PVE does not have, or one fake-pve does not emulate.
+    #[error("{0}")]
+    NotImplemented(String),
+}
+
+/// The kinds of [`Error`], without their messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// [`Error::Failed`].
+    Failed,
+    /// [`Error::NotFound`].
+    NotFound,
+    /// [`Error::Exists`].
+    Exists,
+    /// [`Error::Locked`].
+    Locked,
+    /// [`Error::Conflict`].
+    Conflict,
+    /// [`Error::Invalid`].
+    Invalid,
+    /// [`Error::Forbidden`].
+    Forbidden,
+    /// [`Error::Unauthorized`].
+    Unauthorized,
+    /// [`Error::Unreachable`].
+    Unreachable,
+    /// [`Error::NotImplemented`].
+    NotImplemented,
 }
 
 impl Error {
-    /// A 400 for a single parameter.
+    /// A parameter error for a single parameter.
     pub fn invalid(param: impl Into<String>, msg: impl Into<String>) -> Self {
         let mut errors = BTreeMap::new();
         errors.insert(param.into(), msg.into());
         Error::Invalid(errors)
     }
 
-    /// A 500 with PVE's message.
+    /// A refusal of no more specific kind, with PVE's message.
     pub fn failed(msg: impl Into<String>) -> Self {
         Error::Failed(msg.into())
+    }
+
+    /// The thing named does not exist.
+    pub fn not_found(msg: impl Into<String>) -> Self {
+        Error::NotFound(msg.into())
+    }
+
+    /// The thing to be made exists already.
+    pub fn exists(msg: impl Into<String>) -> Self {
+        Error::Exists(msg.into())
+    }
+
+    /// Locked by another operation.
+    pub fn locked(msg: impl Into<String>) -> Self {
+        Error::Locked(msg.into())
+    }
+
+    /// In contradiction with the current state.
+    pub fn conflict(msg: impl Into<String>) -> Self {
+        Error::Conflict(msg.into())
     }
 
     /// `Permission check failed (<path>, <privs>)`, privileges joined as
@@ -72,6 +136,66 @@ impl Error {
             "Permission check failed ({path}, {})",
             privs.join("|")
         ))
+    }
+
+    /// The kind of refusal.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Failed(_) => ErrorKind::Failed,
+            Error::NotFound(_) => ErrorKind::NotFound,
+            Error::Exists(_) => ErrorKind::Exists,
+            Error::Locked(_) => ErrorKind::Locked,
+            Error::Conflict(_) => ErrorKind::Conflict,
+            Error::Invalid(_) => ErrorKind::Invalid,
+            Error::Forbidden(_) => ErrorKind::Forbidden,
+            Error::Unauthorized(_) => ErrorKind::Unauthorized,
+            Error::Unreachable(_) => ErrorKind::Unreachable,
+            Error::NotImplemented(_) => ErrorKind::NotImplemented,
+        }
+    }
+
+    /// PVE's message (for [`Error::Invalid`], the summary line; the
+    /// parameters' messages are in [`Error::errors`]).
+    pub fn message(&self) -> &str {
+        match self {
+            Error::Invalid(_) => "Parameter verification failed.",
+            Error::Failed(m)
+            | Error::NotFound(m)
+            | Error::Exists(m)
+            | Error::Locked(m)
+            | Error::Conflict(m)
+            | Error::Forbidden(m)
+            | Error::Unauthorized(m)
+            | Error::Unreachable(m)
+            | Error::NotImplemented(m) => m,
+        }
+    }
+
+    /// The refused parameters and their messages, for [`Error::Invalid`].
+    pub fn errors(&self) -> Option<&BTreeMap<String, String>> {
+        match self {
+            Error::Invalid(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The same refusal with its message passed through `f`, as PVE's
+    /// `"update role failed: $@"` wrappers do: the kind stays, except that
+    /// a parameter error becomes a plain one with its summary line.
+    #[must_use]
+    pub fn map_message(self, f: impl FnOnce(&str) -> String) -> Self {
+        match self {
+            Error::Invalid(_) => Error::Failed(f("Parameter verification failed.")),
+            Error::Failed(m) => Error::Failed(f(&m)),
+            Error::NotFound(m) => Error::NotFound(f(&m)),
+            Error::Exists(m) => Error::Exists(f(&m)),
+            Error::Locked(m) => Error::Locked(f(&m)),
+            Error::Conflict(m) => Error::Conflict(f(&m)),
+            Error::Forbidden(m) => Error::Forbidden(f(&m)),
+            Error::Unauthorized(m) => Error::Unauthorized(f(&m)),
+            Error::Unreachable(m) => Error::Unreachable(f(&m)),
+            Error::NotImplemented(m) => Error::NotImplemented(f(&m)),
+        }
     }
 }
 

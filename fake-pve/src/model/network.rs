@@ -604,7 +604,7 @@ fn check_write(conf: &BTreeMap<String, IfaceConf>, physical: &BTreeSet<String>) 
             if let Some(other) = used.get(&p)
                 && other != name
             {
-                return Err(Error::failed(format!(
+                return Err(Error::exists(format!(
                     "port '{p}' is already used on interface '{other}'"
                 )));
             }

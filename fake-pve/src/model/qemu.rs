@@ -161,7 +161,7 @@ impl Vm {
     /// When a lock is set.
     pub fn check_lock(&self) -> Result<()> {
         match self.lock() {
-            Some(l) => Err(Error::failed(format!("VM is locked ({l})"))),
+            Some(l) => Err(Error::locked(format!("VM is locked ({l})"))),
             None => Ok(()),
         }
     }
@@ -725,7 +725,7 @@ type Created = (BTreeMap<String, String>, Vec<String>);
 pub type EffectResult = std::result::Result<Lines, (Lines, String)>;
 
 fn config_missing(node: &str, vmid: u32) -> Error {
-    Error::failed(format!(
+    Error::not_found(format!(
         "Configuration file 'nodes/{node}/qemu-server/{vmid}.conf' does not exist"
     ))
 }
@@ -759,7 +759,7 @@ impl Cluster {
             .get(&vmid)
             .filter(|v| v.node == node)
             .ok_or_else(|| {
-                Error::failed(format!(
+                Error::not_found(format!(
                     "unable to find configuration file for VM {vmid} on node '{node}'"
                 ))
             })
@@ -774,7 +774,7 @@ impl Cluster {
     pub fn create_vm(&mut self, mut req: CreateRequest) -> Result<Worker> {
         let vmid = req.vmid;
         if let Some(v) = self.vms.get(&vmid) {
-            return Err(Error::failed(format!(
+            return Err(Error::exists(format!(
                 "unable to create VM {vmid} - VM {vmid} already exists on node '{}'",
                 v.node
             )));
@@ -888,7 +888,7 @@ impl Cluster {
                         .chain(out.iter())
                         .find(|(k, v)| *k != key && is_drive_key(k) && v.contains("-cloudinit"))
                     {
-                        return Err(Error::failed(format!(
+                        return Err(Error::exists(format!(
                             "{key} - cloud-init drive is already attached at '{}'",
                             other.0
                         )));
@@ -1424,12 +1424,12 @@ impl Cluster {
     pub fn check_update(&self, node: &str, vmid: u32, u: &ConfigUpdate) -> Result<()> {
         let vm = self.vm(node, vmid)?;
         if vm.flock.held() {
-            return Err(Error::failed(lock_timeout(vmid)));
+            return Err(Error::locked(lock_timeout(vmid)));
         }
         if let Some(d) = &u.digest
             && *d != vm.digest()
         {
-            return Err(Error::failed(
+            return Err(Error::conflict(
                 "checksum mismatch (file change by other user?)",
             ));
         }
@@ -1507,7 +1507,7 @@ impl Cluster {
                 if protected {
                     return Err((
                         log,
-                        Error::failed(format!(
+                        Error::conflict(format!(
                             "can't remove unused disk '{val}' - protection mode enabled"
                         )),
                     ));
@@ -1526,7 +1526,7 @@ impl Cluster {
                 if protected {
                     return Err((
                         log,
-                        Error::failed(format!(
+                        Error::conflict(format!(
                             "can't remove drive '{k}' - protection mode enabled"
                         )),
                     ));

@@ -136,7 +136,7 @@ impl Volumes {
 
 /// `storage 'x' does not exist`.
 pub fn no_such_storage(sid: &str) -> Error {
-    Error::failed(format!("storage '{sid}' does not exist"))
+    Error::not_found(format!("storage '{sid}' does not exist"))
 }
 
 impl Cluster {
@@ -239,7 +239,7 @@ impl Cluster {
             base.clone()
         };
         if self.volumes.get(&s, node, &name).is_some() {
-            return Err(Error::failed(format!(
+            return Err(Error::exists(format!(
                 "volume '{}:{name}' already exists",
                 s.storage
             )));

@@ -128,7 +128,7 @@ impl Cluster {
             )));
         }
         if self.storages.iter().any(|s| s.storage == sid) {
-            return Err(Error::failed(format!(
+            return Err(Error::exists(format!(
                 "create storage failed: storage ID '{sid}' already defined"
             )));
         }
@@ -162,7 +162,7 @@ impl Cluster {
         if let Some(d) = p.get("digest")
             && *d != self.storage_digest()
         {
-            return Err(Error::failed(
+            return Err(Error::conflict(
                 "update storage failed: detected modified configuration - file changed by other user? Try again.",
             ));
         }
@@ -195,7 +195,7 @@ impl Cluster {
             .iter_mut()
             .find(|s| s.storage == sid)
             .ok_or_else(|| {
-                Error::failed(format!(
+                Error::not_found(format!(
                     "update storage failed: storage '{sid}' does not exist"
                 ))
             })?;

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::cluster::{Cluster, Storage};
 use super::storage::{Volume, parse_volid, path_based};
-use super::tasks::{TaskEffect, VolumeChange, Worker};
+use super::tasks::{TaskEffect, TaskFailure, VolumeChange, Worker};
 use super::{Error, Result};
 
 /// The content types in the order `volume_list` walks them.
@@ -518,7 +518,7 @@ impl Cluster {
         sid: &str,
         node: &str,
         name: &str,
-    ) -> Result<(String, std::result::Result<Vec<String>, String>)> {
+    ) -> Result<(String, std::result::Result<Vec<String>, TaskFailure>)> {
         let s = self.usable_storage(sid, node)?;
         let vol = self.volumes.get(s, node, name);
         let owner = match vol {
@@ -543,14 +543,14 @@ impl Cluster {
             let vg = s.options.get("vgname").map_or("pve", String::as_str);
             return Ok((
                 id,
-                Err(format!(
+                Err(TaskFailure(format!(
                     "lvremove '{vg}/{name}' error:   Failed to find logical volume \"{vg}/{name}\""
-                )),
+                ))),
             ));
         };
         if self.volume_attrs(s, node, name).protected {
             let msg = format!("cannot remove protected volume '{name}' on '{sid}'");
-            return Ok((id, Err(msg)));
+            return Ok((id, Err(TaskFailure(msg))));
         }
         let mut lines = match s.kind.as_str() {
             "lvm" | "lvmthin" => vec![format!("  Logical volume \"{name}\" successfully removed.")],
@@ -622,7 +622,7 @@ impl Cluster {
             }
             let volname = format!("{vmid}/{name}");
             if self.volumes.get(&s, node, &volname).is_some() {
-                return Err(Error::failed(format!(
+                return Err(Error::exists(format!(
                     "disk image '{}' already exists",
                     volume_path(&s, &volname)
                 )));
@@ -645,7 +645,7 @@ impl Cluster {
             }
             let vg = s.options.get("vgname").map_or("pve", String::as_str);
             if self.volumes.get(&s, node, name).is_some() {
-                return Err(Error::failed(match s.kind.as_str() {
+                return Err(Error::exists(match s.kind.as_str() {
                     "lvm" | "lvmthin" => format!(
                         "lvcreate '{vg}/{name}' error:   Logical Volume \"{name}\" already exists in volume group \"{vg}\""
                     ),

@@ -131,6 +131,18 @@ pub enum VolumeChange {
     },
 }
 
+/// Why a task ends in failure: the message after `TASK ERROR: `.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(transparent)]
+#[error("{0}")]
+pub struct TaskFailure(pub String);
+
+impl From<super::Error> for TaskFailure {
+    fn from(e: super::Error) -> Self {
+        TaskFailure(e.to_string())
+    }
+}
+
 /// The plan of a task: what it logs and how it ends.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Worker {
@@ -142,8 +154,8 @@ pub struct Worker {
     pub start_lines: Vec<String>,
     /// Lines logged when it ends, before the closing line.
     pub end_lines: Vec<String>,
-    /// `Err(msg)` ends it with `TASK ERROR: msg`.
-    pub outcome: Result<(), String>,
+    /// `Err(failure)` ends it with `TASK ERROR: <message>`.
+    pub outcome: Result<(), TaskFailure>,
     /// Applied when the task ends successfully.
     pub effect: TaskEffect,
 }
@@ -178,7 +190,7 @@ impl Worker {
     /// Makes the task fail with `msg`.
     #[must_use]
     pub fn fail(mut self, msg: impl Into<String>) -> Self {
-        self.outcome = Err(msg.into());
+        self.outcome = Err(TaskFailure(msg.into()));
         self
     }
 
@@ -240,7 +252,7 @@ impl Task {
     /// Ends the task: logs the end lines (unless `error` overrides the
     /// outcome) and the closing line, and records the exit status.
     pub fn finish(&mut self, now: i64, error: Option<String>) {
-        let error = error.or_else(|| self.worker.outcome.clone().err());
+        let error = error.or_else(|| self.worker.outcome.clone().err().map(|f| f.0));
         if error.is_none() {
             let lines = std::mem::take(&mut self.worker.end_lines);
             self.log.extend(lines);

@@ -188,7 +188,7 @@ impl Cluster {
             .ok_or_else(|| Error::failed(format!("unable to parse volume ID '{volid}'")))?;
         let (_, name) = parse_volid(volid).unwrap_or_default();
         let Some(mut vol) = self.volumes.remove(&s, node, name) else {
-            return Err(Error::failed(format!("volume '{volid}' does not exist")));
+            return Err(Error::not_found(format!("volume '{volid}' does not exist")));
         };
         let last = name.rsplit('/').next().unwrap_or(name);
         let base_last = last.replacen("vm-", "base-", 1);
@@ -227,7 +227,7 @@ impl Cluster {
             .ok_or_else(|| Error::failed(format!("unable to parse volume ID '{base}'")))?;
         let (_, name) = parse_volid(base).unwrap_or_default();
         let Some(src) = self.volumes.get(&s, node, name).cloned() else {
-            return Err(Error::failed(format!("volume '{base}' does not exist")));
+            return Err(Error::not_found(format!("volume '{base}' does not exist")));
         };
         let n = self.free_disk_number(&s, node, newid);
         let disk = format!("vm-{newid}-disk-{n}");
@@ -278,7 +278,7 @@ impl Cluster {
             return Err(Error::failed("can't resize this image format"));
         }
         let Some(vol) = self.volumes.get_mut(&s, node, name) else {
-            return Err(Error::failed(format!("volume '{volid}' does not exist")));
+            return Err(Error::not_found(format!("volume '{volid}' does not exist")));
         };
         let old = vol.size;
         vol.size = size;
@@ -319,7 +319,7 @@ impl Cluster {
         let (_, name) = parse_volid(volid).unwrap_or_default();
         let n = self.free_disk_number(&s, node, newid);
         let Some(mut vol) = self.volumes.remove(&s, node, name) else {
-            return Err(Error::failed(format!("volume '{volid}' does not exist")));
+            return Err(Error::not_found(format!("volume '{volid}' does not exist")));
         };
         let disk = format!("vm-{newid}-disk-{n}");
         let mut log = Vec::new();

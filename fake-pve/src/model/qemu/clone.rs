@@ -138,12 +138,12 @@ impl Cluster {
             .clone()
             .filter(|t| *t != node && t != "localhost");
         if let Some(pool) = &req.pool {
-            return Err(Error::failed(format!("pool '{pool}' does not exist")));
+            return Err(Error::not_found(format!("pool '{pool}' does not exist")));
         }
         if let Some(t) = &target
             && !self.nodes.iter().any(|n| n.name == *t)
         {
-            return Err(Error::failed(format!("no such cluster node '{t}'")));
+            return Err(Error::not_found(format!("no such cluster node '{t}'")));
         }
         if let Some(sid) = &req.storage {
             let s = self.usable_storage(sid, &node)?;
@@ -169,7 +169,7 @@ impl Cluster {
         if let Some(s) = &req.snapname
             && !vm.snapshots.contains_key(s)
         {
-            return Err(Error::failed(format!("snapshot '{s}' does not exist")));
+            return Err(Error::not_found(format!("snapshot '{s}' does not exist")));
         }
         let full = req.full.unwrap_or(!vm.template());
         if req.storage.is_some() && !full {
@@ -237,7 +237,7 @@ impl Cluster {
             )));
         }
         if self.vms.get(&newid).is_some_and(|v| v.node == node) {
-            return Err(Error::failed(format!(
+            return Err(Error::exists(format!(
                 "unable to create VM {newid}: config file already exists"
             )));
         }
@@ -249,7 +249,9 @@ impl Cluster {
                 continue;
             }
             if full && running && req.snapname.is_none() && opt == "tpmstate0" {
-                return Err(Error::failed("cannot clone TPM state while VM is running"));
+                return Err(Error::conflict(
+                    "cannot clone TPM state while VM is running",
+                ));
             }
             if opt.starts_with("net") && opt[3..].parse::<u32>().is_ok() {
                 let mac = random_mac();
@@ -552,7 +554,7 @@ impl Cluster {
             return Err(Error::failed("you can't convert a template to a template"));
         }
         if vm.running() {
-            return Err(Error::failed(
+            return Err(Error::conflict(
                 "you can't convert a VM to template if VM is running",
             ));
         }

@@ -26,7 +26,7 @@ impl Cluster {
             Some(s) => vm
                 .snapshots
                 .get(s)
-                .ok_or_else(|| Error::failed(format!("snapshot '{s}' does not exist")))?,
+                .ok_or_else(|| Error::not_found(format!("snapshot '{s}' does not exist")))?,
             None => &vm.config,
         };
         let feature = match feature {
@@ -79,7 +79,7 @@ impl Cluster {
     pub fn vm_sendkey(&self, node: &str, vmid: u32) -> Result<()> {
         let vm = self.vm(node, vmid)?;
         if !vm.running() {
-            return Err(Error::failed(format!("VM {vmid} not running")));
+            return Err(Error::conflict(format!("VM {vmid} not running")));
         }
         Ok(())
     }

@@ -37,7 +37,7 @@ impl StorageMap {
     ///
     /// # Errors
     /// The text of `parse_idmap`'s refusal.
-    pub fn parse(s: &str) -> std::result::Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self> {
         let mut map = StorageMap::default();
         for entry in s.split([',', ';', ' ']).filter(|e| !e.is_empty()) {
             if entry == "1" {
@@ -47,19 +47,25 @@ impl StorageMap {
             match entry.split_once(':') {
                 Some((src, dst)) => {
                     if map.entries.insert(src.into(), dst.into()).is_some() {
-                        return Err(format!("duplicate mapping for source '{src}'\n"));
+                        return Err(Error::failed(format!(
+                            "duplicate mapping for source '{src}'\n"
+                        )));
                     }
                 }
                 None => {
                     if map.default.is_some() {
-                        return Err("default target ID can only be provided once\n".into());
+                        return Err(Error::failed(
+                            "default target ID can only be provided once\n",
+                        ));
                     }
                     map.default = Some(entry.into());
                 }
             }
         }
         if map.identity && (map.default.is_some() || !map.entries.is_empty()) {
-            return Err("identity mapping cannot be combined with other mappings\n".into());
+            return Err(Error::failed(
+                "identity mapping cannot be combined with other mappings\n",
+            ));
         }
         Ok(map)
     }
@@ -253,7 +259,7 @@ impl Cluster {
             return Err(Error::invalid("target", "target is local node."));
         }
         if !self.nodes.iter().any(|n| n.name == req.target) {
-            return Err(Error::failed(format!(
+            return Err(Error::not_found(format!(
                 "no such cluster node '{}'",
                 req.target
             )));
@@ -262,7 +268,7 @@ impl Cluster {
         vm.check_lock()?;
         let running = vm.running();
         if running && !req.online {
-            return Err(Error::failed("can't migrate running VM without --online"));
+            return Err(Error::conflict("can't migrate running VM without --online"));
         }
         let conf = vm.config.clone();
         let storagemap = match &req.targetstorage {

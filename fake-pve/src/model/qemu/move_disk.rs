@@ -50,12 +50,15 @@ impl Cluster {
         let vm = self.vm(node, vmid)?;
         vm.check_lock()?;
         if job.digest.as_deref().is_some_and(|d| d != vm.digest()) {
-            return Err(Error::failed(
+            return Err(Error::conflict(
                 "detected modified configuration - file changed by other user? Try again.",
             ));
         }
         let Some(value) = vm.config.get(&job.disk) else {
-            return Err(Error::failed(format!("disk '{}' does not exist", job.disk)));
+            return Err(Error::not_found(format!(
+                "disk '{}' does not exist",
+                job.disk
+            )));
         };
         let old = drive_file(value).to_string();
         if old.is_empty() {
@@ -265,11 +268,11 @@ impl Cluster {
         let src = self
             .vms
             .get(&vmid)
-            .ok_or_else(|| Error::failed(format!("could not find VM {vmid}")))?;
+            .ok_or_else(|| Error::not_found(format!("could not find VM {vmid}")))?;
         let dst = self
             .vms
             .get(&t)
-            .ok_or_else(|| Error::failed(format!("could not find target VM {t}")))?;
+            .ok_or_else(|| Error::not_found(format!("could not find target VM {t}")))?;
         if src.node != dst.node {
             return Err(Error::failed(format!(
                 "Both VMs need to be on the same node ({} != {})",
@@ -295,7 +298,7 @@ impl Cluster {
             return Err(Error::failed(format!("VM {t}: {modified}")));
         }
         let Some(value) = src.config.get(&job.disk) else {
-            return Err(Error::failed(format!(
+            return Err(Error::not_found(format!(
                 "Disk '{}' for VM '{vmid}' does not exist",
                 job.disk
             )));
@@ -348,7 +351,7 @@ impl Cluster {
             ));
         }
         if src.running() && !unused {
-            return Err(Error::failed(
+            return Err(Error::conflict(
                 "Cannot move disk to another VM while the source VM is running - detach first",
             ));
         }

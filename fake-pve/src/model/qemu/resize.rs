@@ -93,7 +93,7 @@ impl Cluster {
     fn resize_checks(&self, node: &str, vmid: u32, job: &ResizeJob) -> Result<(String, bool, u64)> {
         let vm = self.vm(node, vmid)?;
         if job.digest.as_deref().is_some_and(|d| d != vm.digest()) {
-            return Err(Error::failed(
+            return Err(Error::conflict(
                 "checksum mismatch (file change by other user?)",
             ));
         }
@@ -101,7 +101,10 @@ impl Cluster {
             vm.check_lock()?;
         }
         let Some(value) = vm.config.get(&job.disk) else {
-            return Err(Error::failed(format!("disk '{}' does not exist", job.disk)));
+            return Err(Error::not_found(format!(
+                "disk '{}' does not exist",
+                job.disk
+            )));
         };
         let volid = drive_file(value).to_string();
         if volid.is_empty() {

@@ -292,7 +292,9 @@ impl Cluster {
     pub fn snapshot_config(&self, node: &str, vmid: u32, name: &str) -> Result<Value> {
         let vm = self.vm(node, vmid)?;
         let Some(conf) = vm.snapshots.get(name) else {
-            return Err(Error::failed(format!("snapshot '{name}' does not exist")));
+            return Err(Error::not_found(format!(
+                "snapshot '{name}' does not exist"
+            )));
         };
         let mut out = serde_json::Map::new();
         for (k, v) in conf {
@@ -322,11 +324,13 @@ impl Cluster {
         };
         let vm = self.vm_mut(node, vmid)?;
         if vm.flock.held() {
-            return Err(Error::failed(lock_timeout(vmid)));
+            return Err(Error::locked(lock_timeout(vmid)));
         }
         vm.check_lock()?;
         let Some(snap) = vm.snapshots.get_mut(name) else {
-            return Err(Error::failed(format!("snapshot '{name}' does not exist")));
+            return Err(Error::not_found(format!(
+                "snapshot '{name}' does not exist"
+            )));
         };
         if description.is_empty() {
             snap.remove("description");
