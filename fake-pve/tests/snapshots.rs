@@ -55,6 +55,7 @@ storages:
   - { id: nfs-iso, type: nfs, server: 198.51.100.5, export: /export/iso, path: /mnt/pve/nfs-iso, content: [iso, vztmpl], size: 4T, used: 1T }
   - { id: backups, type: pbs, server: backup.example.com, datastore: main, content: [backup], size: 50T }
 downloads:
+  - { url: https://example.com/gone.iso, fail: "download failed: command 'wget --progress=dot:giga -O /var/lib/vz/template/iso/gone.iso.tmp_dwnl https://example.com/gone.iso' failed: exit code 8" }
   - url: https://example.com/debian-12.iso
     size: 658505728
     checksum: 4f2a6c4e1b0b2ad3a3bd1d0fa46c1e1b9ad5b57d83c3bd6aa5ae8c0d6e0a3b1f
@@ -112,9 +113,10 @@ guests:
 "#;
 
 /// One snapshot: its name, the schema path it covers and the request
-/// path (with query). `{create}`, `{running}` and `{pid}` stand for the
-/// UPID of a finished task, the UPID of the running one and the PID of an
-/// agent `exec`, known once the world is built.
+/// path (with query). `{create}`, `{failed}`, `{clone}` and `{running}`
+/// stand for the UPIDs of a finished task, a failed one and two running
+/// ones, `{pid}` for the PID of an agent `exec`: known once the world is
+/// built.
 struct Case {
     name: &'static str,
     template: &'static str,
@@ -201,6 +203,11 @@ const CASES: &[Case] = &[
         "/cluster/resources",
         "/cluster/resources?type=storage",
     ),
+    case(
+        "get_cluster_resources_type_node",
+        "/cluster/resources",
+        "/cluster/resources?type=node",
+    ),
     case("get_cluster_nextid", "/cluster/nextid", "/cluster/nextid"),
     // nodes
     case("get_nodes", "/nodes", "/nodes"),
@@ -209,6 +216,11 @@ const CASES: &[Case] = &[
         "get_nodes_node_status",
         "/nodes/{node}/status",
         "/nodes/pve1/status",
+    ),
+    case(
+        "get_nodes_node_status_other_node",
+        "/nodes/{node}/status",
+        "/nodes/pve2/status",
     ),
     case(
         "get_nodes_node_version",
@@ -229,6 +241,11 @@ const CASES: &[Case] = &[
         "get_nodes_node_network_iface",
         "/nodes/{node}/network/{iface}",
         "/nodes/pve1/network/vmbr0",
+    ),
+    case(
+        "get_nodes_node_network_iface_changed",
+        "/nodes/{node}/network/{iface}",
+        "/nodes/pve1/network/eno2",
     ),
     case(
         "get_nodes_node_network_iface_pending",
@@ -265,6 +282,31 @@ const CASES: &[Case] = &[
         "get_nodes_node_tasks_upid_log",
         "/nodes/{node}/tasks/{upid}/log",
         "/nodes/pve1/tasks/{create}/log",
+    ),
+    case(
+        "get_nodes_node_tasks_upid_status_failed",
+        "/nodes/{node}/tasks/{upid}/status",
+        "/nodes/pve1/tasks/{failed}/status",
+    ),
+    case(
+        "get_nodes_node_tasks_upid_log_failed",
+        "/nodes/{node}/tasks/{upid}/log",
+        "/nodes/pve1/tasks/{failed}/log",
+    ),
+    case(
+        "get_nodes_node_tasks_upid_status_by_token",
+        "/nodes/{node}/tasks/{upid}/status",
+        "/nodes/pve1/tasks/{clone}/status",
+    ),
+    case(
+        "get_nodes_node_tasks_upid_log_running_clone",
+        "/nodes/{node}/tasks/{upid}/log",
+        "/nodes/pve1/tasks/{clone}/log",
+    ),
+    case(
+        "get_nodes_node_tasks_errors",
+        "/nodes/{node}/tasks",
+        "/nodes/pve1/tasks?errors=1",
     ),
     case(
         "get_nodes_node_tasks_upid_log_running",
@@ -321,6 +363,16 @@ const CASES: &[Case] = &[
         "get_nodes_node_qemu_vmid_status_current_template",
         "/nodes/{node}/qemu/{vmid}/status/current",
         "/nodes/pve1/qemu/9000/status/current",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_status_current_cloning",
+        "/nodes/{node}/qemu/{vmid}/status/current",
+        "/nodes/pve1/qemu/103/status/current",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_config_other_node",
+        "/nodes/{node}/qemu/{vmid}/config",
+        "/nodes/pve2/qemu/101/config",
     ),
     case(
         "get_nodes_node_qemu_vmid_migrate",
@@ -506,6 +558,8 @@ struct World {
     csrf: String,
     /// The seed of the next request's random draws.
     seed: Cell<u64>,
+    /// An API token to send instead of the ticket.
+    token: Cell<Option<&'static str>>,
 }
 
 /// Percent-encodes each segment of a path, keeping its query as it is
@@ -540,6 +594,7 @@ impl World {
         // Tasks end at once, but for startall, which stays running.
         let mut latency = Latency::instant();
         latency.set_task_ms("startall", 3_600_000);
+        latency.set_task_ms("qmclone", 3_600_000);
         let state =
             State::new(scenario, settings, Clock::manual(T0), latency).expect("a valid world");
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -553,6 +608,7 @@ impl World {
             ticket: String::new(),
             csrf: String::new(),
             seed: Cell::new(1),
+            token: Cell::new(None),
         };
         let login = w.call(
             Method::POST,
@@ -571,7 +627,9 @@ impl World {
     fn send(&self, method: Method, path: &str, form: &str) -> (u16, Value) {
         let (p, query) = encode(path);
         let mut headers = HeaderMap::new();
-        if !self.ticket.is_empty() {
+        if let Some(token) = self.token.get() {
+            headers.insert(http::header::AUTHORIZATION, HeaderValue::from_static(token));
+        } else if !self.ticket.is_empty() {
             let cookie = format!("PVEAuthCookie={}", self.ticket);
             headers.insert("Cookie", HeaderValue::from_str(&cookie).expect("cookie"));
             if method != Method::GET {
@@ -702,11 +760,39 @@ impl World {
             "/access/users/ci@pve/token/deploy",
             "comment=deployments&expire=1900000000&privsep=1",
         );
+        // A change to an existing interface, pending too.
+        self.call(
+            put,
+            "/nodes/pve1/network/eno2",
+            "type=eth&mtu=9000&comments=storage%20network",
+        );
+        // A download that fails.
+        let failed = self.task(
+            post.clone(),
+            "/nodes/pve1/storage/local/download-url",
+            "url=https%3A%2F%2Fexample.com%2Fgone.iso&content=iso&filename=gone.iso",
+        );
         self.advance(60);
-        // A task still running at the end.
+        // Tasks still running at the end: a full clone of the template
+        // that an API token started, and a startall with nothing to start.
+        self.token.set(Some(
+            "PVEAPIToken=root@pam!automation=2b9e6f31-8c47-4d0a-b5e2-91c3f7a8d604",
+        ));
+        let clone = self.task(
+            post.clone(),
+            "/nodes/pve1/qemu/9000/clone",
+            "newid=103&name=from-template&full=1&storage=local-lvm",
+        );
+        self.token.set(None);
         let running = self.task(post, "/nodes/pve2/startall", "");
         self.advance(5);
-        vec![("{create}", create), ("{running}", running), ("{pid}", pid)]
+        vec![
+            ("{create}", create),
+            ("{failed}", failed),
+            ("{clone}", clone),
+            ("{running}", running),
+            ("{pid}", pid),
+        ]
     }
 }
 
