@@ -20,6 +20,7 @@ mod common;
 
 use std::cell::Cell;
 use std::collections::BTreeSet;
+use std::panic::AssertUnwindSafe;
 
 use bytes::Bytes;
 use fake_pve::api::{self, Request, Router};
@@ -29,7 +30,7 @@ use fake_pve::state::Settings;
 use fake_pve::{Clock, PveVersion, Scenario, State};
 use http::{HeaderMap, HeaderValue, Method};
 use http_body_util::BodyExt;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use common::{T0, enc};
 
@@ -796,6 +797,9 @@ impl World {
     }
 }
 
+/// The releases fake-pve impersonates.
+const PVE_RELEASES: [PveVersion; 2] = [PveVersion::V8_4, PveVersion::V9_1];
+
 fn release(v: PveVersion) -> &'static str {
     match v {
         PveVersion::V8_4 => "pve8.4",
@@ -829,7 +833,7 @@ fn snapshots(version: PveVersion) {
     settings.set_snapshot_suffix(release(version));
     settings.set_prepend_module_to_snapshot(true);
     settings.set_omit_expression(true);
-    let mut misfits = Vec::new();
+    let mut problems = Vec::new();
     settings.bind(|| {
         for c in CASES {
             if c.template != "/"
@@ -844,14 +848,27 @@ fn snapshots(version: PveVersion) {
                 path = path.replace(k, v);
             }
             let (status, body) = world.send(Method::GET, &path, "");
-            assert_eq!(status, 200, "GET {path}: {body}");
-            if let Err(e) = fits(version, c.template, &body["data"]) {
-                misfits.push(e);
+            if status != 200 {
+                problems.push(format!("GET {path}: status {status}: {body}"));
+                continue;
             }
-            insta::assert_json_snapshot!(c.name, body);
+            if let Err(e) = fits(version, c.template, &body["data"]) {
+                problems.push(e);
+            }
+            // Compare every case, not only up to the first mismatch: insta
+            // prints each diff as it panics, and the names come at the end.
+            let compared = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                insta::assert_json_snapshot!(c.name, body);
+            }));
+            if compared.is_err() {
+                problems.push(format!(
+                    "{}: the answer differs from its snapshot, or has none",
+                    c.name
+                ));
+            }
         }
     });
-    assert!(misfits.is_empty(), "{}", misfits.join("\n\n"));
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }
 
 #[test]
@@ -870,7 +887,7 @@ fn every_modelled_get_has_a_snapshot() {
     let router = Router::default();
     let covered: BTreeSet<&str> = CASES.iter().map(|c| c.template).collect();
     let mut missing = BTreeSet::new();
-    for version in [PveVersion::V8_4, PveVersion::V9_1] {
+    for version in PVE_RELEASES {
         for e in &fake_pve::spec::spec(version).endpoints {
             if e.method == "GET"
                 && level(&router, e) == Level::Behaviour
@@ -888,4 +905,42 @@ fn every_modelled_get_has_a_snapshot() {
         "modelled GETs without a snapshot in CASES:\n{}",
         missing.into_iter().collect::<Vec<_>>().join("\n")
     );
+    // And no case names a path without behaviour (a snapshot of a
+    // fallback answer, or a typo).
+    let stale: Vec<&str> = covered
+        .into_iter()
+        .filter(|t| {
+            router.handler(&Method::GET, t).is_none()
+                || (*t != "/"
+                    && PVE_RELEASES
+                        .iter()
+                        .all(|v| fake_pve::spec::spec(*v).endpoint("GET", t).is_none()))
+        })
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "cases of paths without behaviour: {stale:?}"
+    );
+    let mut names = BTreeSet::new();
+    for c in CASES {
+        assert!(names.insert(c.name), "two cases named {}", c.name);
+    }
+}
+
+/// The check each answer goes through does refuse a wrong shape.
+#[test]
+fn the_schema_check_refuses_a_wrong_shape() {
+    for v in PVE_RELEASES {
+        assert!(fits(v, "/version", &json!({ "version": ["9"] })).is_err());
+        assert!(fits(v, "/nodes", &json!("pve1")).is_err());
+        assert!(fits(v, "/nodes/{node}/qemu", &json!([{ "vmid": "x" }])).is_err());
+        assert!(
+            fits(
+                v,
+                "/nodes/{node}/qemu",
+                &json!([{ "vmid": 100, "status": "running" }])
+            )
+            .is_ok()
+        );
+    }
 }
