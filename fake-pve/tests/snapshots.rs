@@ -1,0 +1,951 @@
+//! Snapshots of the answer of every GET endpoint fake-pve has behaviour
+//! for, in both releases, so that a change of shape shows in review.
+//!
+//! The requests go through `api::handle` in-process, without a socket,
+//! against one rich world built from a scenario and then through the API
+//! itself (VMs made, started, snapshotted and reconfigured; a network
+//! change left pending; users and tokens added; tasks finished and one
+//! still running). The world is deterministic: the clock is manual, the
+//! random draws of each request come from a seed of its own (as a
+//! journaled request's do, see `fake_pve::pin`), and the tasks last what
+//! the latency profile below says.
+//!
+//! Every answer is also checked against its endpoint's `returns` schema,
+//! so that a snapshot never freezes a wrong shape.
+//!
+//! Update the snapshots with `INSTA_UPDATE=always cargo test -p fake-pve
+//! --test snapshots` and review the `.snap` files before committing them.
+
+mod common;
+
+use std::cell::Cell;
+use std::collections::BTreeSet;
+use std::panic::AssertUnwindSafe;
+
+use bytes::Bytes;
+use fake_pve::api::{self, Request, Router};
+use fake_pve::coverage::{Level, level};
+use fake_pve::latency::Latency;
+use fake_pve::state::Settings;
+use fake_pve::{Clock, PveVersion, Scenario, State};
+use http::{HeaderMap, HeaderValue, Method};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+
+use common::{T0, enc};
+
+/// The world: three nodes (one offline), storages of five types, users,
+/// a group, a custom role, ACLs, API tokens, a running VM with the guest
+/// agent up and a snapshot, a stopped VM on the second node and a
+/// template.
+const SCENARIO: &str = r#"
+cluster: lab
+nodes:
+  - { name: pve1, cpus: 32, sockets: 2, memory: 256G, disk: 200G, ip: 192.0.2.11, level: c, bridges: [vmbr0, vmbr1] }
+  - name: pve2
+    cpus: 16
+    memory: 128G
+    ip: 192.0.2.12
+    storages:
+      - { id: fast, type: zfspool, pool: rpool, content: [images, rootdir], size: 2T, used: 500G }
+  - { name: pve3, status: offline, ip: 192.0.2.13 }
+storages:
+  - { id: local, type: dir, path: /var/lib/vz, content: [iso, vztmpl, backup, snippets, import, images], size: 100G }
+  - { id: local-lvm, type: lvmthin, thinpool: data, vgname: pve, content: [images, rootdir], size: 1T, used: 100G }
+  - { id: ceph-vm, type: rbd, pool: vm-pool, content: [images, rootdir], size: 20T, used: 3T }
+  - { id: nfs-iso, type: nfs, server: 198.51.100.5, export: /export/iso, path: /mnt/pve/nfs-iso, content: [iso, vztmpl], size: 4T, used: 1T }
+  - { id: backups, type: pbs, server: backup.example.com, datastore: main, content: [backup], size: 50T }
+downloads:
+  - { url: https://example.com/gone.iso, fail: "download failed: command 'wget --progress=dot:giga -O /var/lib/vz/template/iso/gone.iso.tmp_dwnl https://example.com/gone.iso' failed: exit code 8" }
+  - url: https://example.com/debian-12.iso
+    size: 658505728
+    checksum: 4f2a6c4e1b0b2ad3a3bd1d0fa46c1e1b9ad5b57d83c3bd6aa5ae8c0d6e0a3b1f
+    checksum-algorithm: sha256
+    mimetype: application/x-iso9660-image
+users:
+  - userid: ci@pve
+    password: ci-password
+    comment: CI pipelines
+    email: ci@example.com
+    groups: [ops]
+    tokens:
+      - { tokenid: runner, secret: 7d1c4a52-0e2b-4b8f-9a61-3f5e8d2c9b10, privsep: true, comment: pipeline runner }
+  - { userid: alice@pve, password: alice-password, expire: 1800000000, comment: Alice }
+  - userid: root@pam
+    tokens:
+      - { tokenid: automation, secret: 2b9e6f31-8c47-4d0a-b5e2-91c3f7a8d604, privsep: false }
+groups:
+  - { groupid: ops, comment: Operators }
+roles:
+  - { roleid: Starter, privs: [VM.PowerMgmt, VM.Audit] }
+acl:
+  - { path: /vms, roles: [Starter], groups: [ops] }
+  - { path: /nodes, roles: [PVEAuditor], tokens: ['ci@pve!runner'], propagate: false }
+  - { path: /storage/local, roles: [PVEDatastoreUser], users: [alice@pve] }
+vms:
+  - vmid: 100
+    node: pve1
+    name: gateway
+    status: running
+    config:
+      agent: 1
+      cores: 2
+      memory: 2048
+      onboot: 1
+      ostype: l26
+      tags: infra;prod
+      net0: 'virtio=BC:24:11:AA:BB:CC,bridge=vmbr0'
+      scsi0: 'local-lvm:vm-100-disk-0,size=32G'
+  - vmid: 101
+    node: pve2
+    name: build-agent
+    config: { cores: 8, memory: 16384, scsi0: 'fast:vm-101-disk-0,size=64G' }
+  - vmid: 9000
+    node: pve1
+    name: debian-12-template
+    config: { cores: 2, memory: 2048, template: 1, scsi0: 'local-lvm:base-9000-disk-0,size=8G' }
+guests:
+  100:
+    hostname: gateway
+    osinfo: { id: debian, name: Debian GNU/Linux, version-id: '12' }
+    timezone: { zone: CET, offset: 3600 }
+    users: [{ user: alice, login-time: 1790000000.5 }]
+    files: { /etc/motd: "hello\n" }
+"#;
+
+/// One snapshot: its name, the schema path it covers and the request
+/// path (with query). `{create}`, `{failed}`, `{clone}` and `{running}`
+/// stand for the UPIDs of a finished task, a failed one and two running
+/// ones, `{pid}` for the PID of an agent `exec`: known once the world is
+/// built.
+struct Case {
+    name: &'static str,
+    template: &'static str,
+    path: &'static str,
+}
+
+const fn case(name: &'static str, template: &'static str, path: &'static str) -> Case {
+    Case {
+        name,
+        template,
+        path,
+    }
+}
+
+const CASES: &[Case] = &[
+    case("get_root", "/", "/"),
+    case("get_version", "/version", "/version"),
+    // access
+    case("get_access_domains", "/access/domains", "/access/domains"),
+    case("get_access_ticket", "/access/ticket", "/access/ticket"),
+    case("get_access_users", "/access/users", "/access/users"),
+    case(
+        "get_access_users_full",
+        "/access/users",
+        "/access/users?full=1",
+    ),
+    case(
+        "get_access_users_userid",
+        "/access/users/{userid}",
+        "/access/users/ci@pve",
+    ),
+    case("get_access_groups", "/access/groups", "/access/groups"),
+    case(
+        "get_access_groups_groupid",
+        "/access/groups/{groupid}",
+        "/access/groups/ops",
+    ),
+    case("get_access_roles", "/access/roles", "/access/roles"),
+    case(
+        "get_access_roles_roleid",
+        "/access/roles/{roleid}",
+        "/access/roles/Starter",
+    ),
+    case(
+        "get_access_roles_roleid_builtin",
+        "/access/roles/{roleid}",
+        "/access/roles/PVEAuditor",
+    ),
+    case("get_access_acl", "/access/acl", "/access/acl"),
+    case(
+        "get_access_permissions",
+        "/access/permissions",
+        "/access/permissions?userid=ci@pve",
+    ),
+    case(
+        "get_access_permissions_path",
+        "/access/permissions",
+        "/access/permissions?userid=alice@pve&path=/storage/local",
+    ),
+    case(
+        "get_access_users_userid_token",
+        "/access/users/{userid}/token",
+        "/access/users/ci@pve/token",
+    ),
+    case(
+        "get_access_users_userid_token_tokenid",
+        "/access/users/{userid}/token/{tokenid}",
+        "/access/users/ci@pve/token/deploy",
+    ),
+    // cluster
+    case("get_cluster_status", "/cluster/status", "/cluster/status"),
+    case(
+        "get_cluster_resources",
+        "/cluster/resources",
+        "/cluster/resources",
+    ),
+    case(
+        "get_cluster_resources_type_vm",
+        "/cluster/resources",
+        "/cluster/resources?type=vm",
+    ),
+    case(
+        "get_cluster_resources_type_storage",
+        "/cluster/resources",
+        "/cluster/resources?type=storage",
+    ),
+    case(
+        "get_cluster_resources_type_node",
+        "/cluster/resources",
+        "/cluster/resources?type=node",
+    ),
+    case("get_cluster_nextid", "/cluster/nextid", "/cluster/nextid"),
+    // nodes
+    case("get_nodes", "/nodes", "/nodes"),
+    case("get_nodes_node", "/nodes/{node}", "/nodes/pve1"),
+    case(
+        "get_nodes_node_status",
+        "/nodes/{node}/status",
+        "/nodes/pve1/status",
+    ),
+    case(
+        "get_nodes_node_status_other_node",
+        "/nodes/{node}/status",
+        "/nodes/pve2/status",
+    ),
+    case(
+        "get_nodes_node_version",
+        "/nodes/{node}/version",
+        "/nodes/pve1/version",
+    ),
+    case(
+        "get_nodes_node_network",
+        "/nodes/{node}/network",
+        "/nodes/pve1/network",
+    ),
+    case(
+        "get_nodes_node_network_type_bridge",
+        "/nodes/{node}/network",
+        "/nodes/pve1/network?type=bridge",
+    ),
+    case(
+        "get_nodes_node_network_iface",
+        "/nodes/{node}/network/{iface}",
+        "/nodes/pve1/network/vmbr0",
+    ),
+    case(
+        "get_nodes_node_network_iface_changed",
+        "/nodes/{node}/network/{iface}",
+        "/nodes/pve1/network/eno2",
+    ),
+    case(
+        "get_nodes_node_network_iface_pending",
+        "/nodes/{node}/network/{iface}",
+        "/nodes/pve1/network/vmbr5",
+    ),
+    // tasks
+    case(
+        "get_nodes_node_tasks",
+        "/nodes/{node}/tasks",
+        "/nodes/pve1/tasks",
+    ),
+    case(
+        "get_nodes_node_tasks_running",
+        "/nodes/{node}/tasks",
+        "/nodes/pve2/tasks?source=active",
+    ),
+    case(
+        "get_nodes_node_tasks_upid",
+        "/nodes/{node}/tasks/{upid}",
+        "/nodes/pve1/tasks/{create}",
+    ),
+    case(
+        "get_nodes_node_tasks_upid_status",
+        "/nodes/{node}/tasks/{upid}/status",
+        "/nodes/pve1/tasks/{create}/status",
+    ),
+    case(
+        "get_nodes_node_tasks_upid_status_running",
+        "/nodes/{node}/tasks/{upid}/status",
+        "/nodes/pve2/tasks/{running}/status",
+    ),
+    case(
+        "get_nodes_node_tasks_upid_log",
+        "/nodes/{node}/tasks/{upid}/log",
+        "/nodes/pve1/tasks/{create}/log",
+    ),
+    case(
+        "get_nodes_node_tasks_upid_status_failed",
+        "/nodes/{node}/tasks/{upid}/status",
+        "/nodes/pve1/tasks/{failed}/status",
+    ),
+    case(
+        "get_nodes_node_tasks_upid_log_failed",
+        "/nodes/{node}/tasks/{upid}/log",
+        "/nodes/pve1/tasks/{failed}/log",
+    ),
+    case(
+        "get_nodes_node_tasks_upid_status_by_token",
+        "/nodes/{node}/tasks/{upid}/status",
+        "/nodes/pve1/tasks/{clone}/status",
+    ),
+    case(
+        "get_nodes_node_tasks_upid_log_running_clone",
+        "/nodes/{node}/tasks/{upid}/log",
+        "/nodes/pve1/tasks/{clone}/log",
+    ),
+    case(
+        "get_nodes_node_tasks_errors",
+        "/nodes/{node}/tasks",
+        "/nodes/pve1/tasks?errors=1",
+    ),
+    case(
+        "get_nodes_node_tasks_upid_log_running",
+        "/nodes/{node}/tasks/{upid}/log",
+        "/nodes/pve2/tasks/{running}/log",
+    ),
+    // qemu
+    case(
+        "get_nodes_node_qemu",
+        "/nodes/{node}/qemu",
+        "/nodes/pve1/qemu",
+    ),
+    case(
+        "get_nodes_node_qemu_full",
+        "/nodes/{node}/qemu",
+        "/nodes/pve1/qemu?full=1",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_config",
+        "/nodes/{node}/qemu/{vmid}/config",
+        "/nodes/pve1/qemu/100/config",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_config_current",
+        "/nodes/{node}/qemu/{vmid}/config",
+        "/nodes/pve1/qemu/100/config?current=1",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_config_cloudinit",
+        "/nodes/{node}/qemu/{vmid}/config",
+        "/nodes/pve1/qemu/102/config",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_config_template",
+        "/nodes/{node}/qemu/{vmid}/config",
+        "/nodes/pve1/qemu/9000/config",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_pending",
+        "/nodes/{node}/qemu/{vmid}/pending",
+        "/nodes/pve1/qemu/100/pending",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_status_current",
+        "/nodes/{node}/qemu/{vmid}/status/current",
+        "/nodes/pve1/qemu/100/status/current",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_status_current_stopped",
+        "/nodes/{node}/qemu/{vmid}/status/current",
+        "/nodes/pve2/qemu/101/status/current",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_status_current_template",
+        "/nodes/{node}/qemu/{vmid}/status/current",
+        "/nodes/pve1/qemu/9000/status/current",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_status_current_cloning",
+        "/nodes/{node}/qemu/{vmid}/status/current",
+        "/nodes/pve1/qemu/103/status/current",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_config_other_node",
+        "/nodes/{node}/qemu/{vmid}/config",
+        "/nodes/pve2/qemu/101/config",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_migrate",
+        "/nodes/{node}/qemu/{vmid}/migrate",
+        "/nodes/pve2/qemu/101/migrate?target=pve1",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_feature",
+        "/nodes/{node}/qemu/{vmid}/feature",
+        "/nodes/pve1/qemu/100/feature?feature=snapshot",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_rrddata",
+        "/nodes/{node}/qemu/{vmid}/rrddata",
+        "/nodes/pve1/qemu/100/rrddata?timeframe=hour",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_rrd",
+        "/nodes/{node}/qemu/{vmid}/rrd",
+        "/nodes/pve1/qemu/100/rrd?timeframe=hour&ds=cpu",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_cloudinit",
+        "/nodes/{node}/qemu/{vmid}/cloudinit",
+        "/nodes/pve1/qemu/102/cloudinit",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_snapshot",
+        "/nodes/{node}/qemu/{vmid}/snapshot",
+        "/nodes/pve1/qemu/100/snapshot",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_cloudinit_dump_user",
+        "/nodes/{node}/qemu/{vmid}/cloudinit/dump",
+        "/nodes/pve1/qemu/102/cloudinit/dump?type=user",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_cloudinit_dump_network",
+        "/nodes/{node}/qemu/{vmid}/cloudinit/dump",
+        "/nodes/pve1/qemu/102/cloudinit/dump?type=network",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_snapshot_snapname_config",
+        "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config",
+        "/nodes/pve1/qemu/100/snapshot/before-upgrade/config",
+    ),
+    // the guest agent
+    case(
+        "get_nodes_node_qemu_vmid_agent_info",
+        "/nodes/{node}/qemu/{vmid}/agent/info",
+        "/nodes/pve1/qemu/100/agent/info",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_agent_get_time",
+        "/nodes/{node}/qemu/{vmid}/agent/get-time",
+        "/nodes/pve1/qemu/100/agent/get-time",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_agent_get_vcpus",
+        "/nodes/{node}/qemu/{vmid}/agent/get-vcpus",
+        "/nodes/pve1/qemu/100/agent/get-vcpus",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_agent_get_fsinfo",
+        "/nodes/{node}/qemu/{vmid}/agent/get-fsinfo",
+        "/nodes/pve1/qemu/100/agent/get-fsinfo",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_agent_get_osinfo",
+        "/nodes/{node}/qemu/{vmid}/agent/get-osinfo",
+        "/nodes/pve1/qemu/100/agent/get-osinfo",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_agent_get_users",
+        "/nodes/{node}/qemu/{vmid}/agent/get-users",
+        "/nodes/pve1/qemu/100/agent/get-users",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_agent_get_timezone",
+        "/nodes/{node}/qemu/{vmid}/agent/get-timezone",
+        "/nodes/pve1/qemu/100/agent/get-timezone",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_agent_get_host_name",
+        "/nodes/{node}/qemu/{vmid}/agent/get-host-name",
+        "/nodes/pve1/qemu/100/agent/get-host-name",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_agent_get_memory_block_info",
+        "/nodes/{node}/qemu/{vmid}/agent/get-memory-block-info",
+        "/nodes/pve1/qemu/100/agent/get-memory-block-info",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_agent_get_memory_blocks",
+        "/nodes/{node}/qemu/{vmid}/agent/get-memory-blocks",
+        "/nodes/pve1/qemu/100/agent/get-memory-blocks",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_agent_network_get_interfaces",
+        "/nodes/{node}/qemu/{vmid}/agent/network-get-interfaces",
+        "/nodes/pve1/qemu/100/agent/network-get-interfaces",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_agent_exec_status",
+        "/nodes/{node}/qemu/{vmid}/agent/exec-status",
+        "/nodes/pve1/qemu/100/agent/exec-status?pid={pid}",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_agent_file_read",
+        "/nodes/{node}/qemu/{vmid}/agent/file-read",
+        "/nodes/pve1/qemu/100/agent/file-read?file=/etc/motd",
+    ),
+    // storage
+    case("get_storage", "/storage", "/storage"),
+    case(
+        "get_storage_storage",
+        "/storage/{storage}",
+        "/storage/local-lvm",
+    ),
+    case(
+        "get_storage_storage_pbs",
+        "/storage/{storage}",
+        "/storage/backups",
+    ),
+    case(
+        "get_nodes_node_storage",
+        "/nodes/{node}/storage",
+        "/nodes/pve1/storage",
+    ),
+    case(
+        "get_nodes_node_storage_content_iso",
+        "/nodes/{node}/storage",
+        "/nodes/pve1/storage?content=iso",
+    ),
+    case(
+        "get_nodes_node_storage_storage_status",
+        "/nodes/{node}/storage/{storage}/status",
+        "/nodes/pve1/storage/local-lvm/status",
+    ),
+    case(
+        "get_nodes_node_storage_storage_rrddata",
+        "/nodes/{node}/storage/{storage}/rrddata",
+        "/nodes/pve1/storage/local-lvm/rrddata?timeframe=hour",
+    ),
+    case(
+        "get_nodes_node_storage_storage_rrd",
+        "/nodes/{node}/storage/{storage}/rrd",
+        "/nodes/pve1/storage/local-lvm/rrd?timeframe=hour&ds=used",
+    ),
+    case(
+        "get_nodes_node_storage_storage_content",
+        "/nodes/{node}/storage/{storage}/content",
+        "/nodes/pve1/storage/local/content",
+    ),
+    case(
+        "get_nodes_node_storage_storage_content_images",
+        "/nodes/{node}/storage/{storage}/content",
+        "/nodes/pve1/storage/local-lvm/content",
+    ),
+    case(
+        "get_nodes_node_storage_storage_content_volume",
+        "/nodes/{node}/storage/{storage}/content/{volume}",
+        "/nodes/pve1/storage/local/content/local:iso/debian-12.iso",
+    ),
+    case(
+        "get_nodes_node_storage_storage_content_volume_image",
+        "/nodes/{node}/storage/{storage}/content/{volume}",
+        "/nodes/pve1/storage/local-lvm/content/local-lvm:vm-102-disk-0",
+    ),
+    case(
+        "get_nodes_node_query_url_metadata",
+        "/nodes/{node}/query-url-metadata",
+        "/nodes/pve1/query-url-metadata?url=https://example.com/debian-12.iso",
+    ),
+];
+
+/// A fake-pve, in-process, with a root@pam ticket.
+struct World {
+    state: State,
+    router: Router,
+    rt: tokio::runtime::Runtime,
+    ticket: String,
+    csrf: String,
+    /// The seed of the next request's random draws.
+    seed: Cell<u64>,
+    /// An API token to send instead of the ticket.
+    token: Cell<Option<&'static str>>,
+}
+
+/// Percent-encodes each segment of a path, keeping its query as it is
+/// (with only the characters a URL cannot hold escaped).
+fn encode(path: &str) -> (String, Option<String>) {
+    let (p, q) = match path.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (path, None),
+    };
+    let p = p.split('/').map(enc).collect::<Vec<_>>().join("/");
+    let q = q.map(|q| {
+        q.replace('@', "%40")
+            .replace('/', "%2F")
+            .replace(':', "%3A")
+    });
+    (p, q)
+}
+
+impl World {
+    fn new(version: PveVersion) -> Self {
+        let scenario = Scenario::parse(SCENARIO, "snapshots.yaml").expect("valid scenario");
+        let settings = Settings {
+            version,
+            root_password: "password".into(),
+            auth_failure_delay: std::time::Duration::ZERO,
+            fingerprint: Some(
+                "AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99"
+                    .into(),
+            ),
+            random_seed: 0x5eed_f00d,
+        };
+        // Tasks end at once, but for startall and qmclone, which stay
+        // running (the world is built in less than an hour).
+        let mut latency = Latency::instant();
+        latency.set_task_ms("startall", 3_600_000);
+        latency.set_task_ms("qmclone", 3_600_000);
+        let state =
+            State::new(scenario, settings, Clock::manual(T0), latency).expect("a valid world");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime");
+        let mut w = Self {
+            state,
+            router: Router::default(),
+            rt,
+            ticket: String::new(),
+            csrf: String::new(),
+            seed: Cell::new(1),
+            token: Cell::new(None),
+        };
+        let login = w.call(
+            Method::POST,
+            "/access/ticket",
+            "username=root@pam&password=password",
+        );
+        w.ticket = login["data"]["ticket"].as_str().expect("a ticket").into();
+        w.csrf = login["data"]["CSRFPreventionToken"]
+            .as_str()
+            .expect("a CSRF token")
+            .into();
+        w
+    }
+
+    /// Sends one request; answers its status and JSON body.
+    fn send(&self, method: Method, path: &str, form: &str) -> (u16, Value) {
+        let (p, query) = encode(path);
+        let mut headers = HeaderMap::new();
+        if let Some(token) = self.token.get() {
+            headers.insert(http::header::AUTHORIZATION, HeaderValue::from_static(token));
+        } else if !self.ticket.is_empty() {
+            let cookie = format!("PVEAuthCookie={}", self.ticket);
+            headers.insert("Cookie", HeaderValue::from_str(&cookie).expect("cookie"));
+            if method != Method::GET {
+                headers.insert(
+                    "CSRFPreventionToken",
+                    HeaderValue::from_str(&self.csrf).expect("csrf"),
+                );
+            }
+        }
+        if !form.is_empty() {
+            headers.insert(
+                http::header::CONTENT_TYPE,
+                HeaderValue::from_static("application/x-www-form-urlencoded"),
+            );
+        }
+        let req = Request {
+            method,
+            path: format!("/api2/json{p}"),
+            query,
+            headers,
+            body: Bytes::from(form.to_string()),
+            upload: None,
+        };
+        let seed = self.seed.get();
+        self.seed.set(seed + 1);
+        // The model's random draws (MAC addresses, UUIDs) come from a seed
+        // of the request's own, as a journaled request's do.
+        let resp = fake_pve::pin::run(None, seed, || {
+            self.rt
+                .block_on(async { api::handle(&self.state, &self.router, req).await })
+        });
+        let status = resp.status().as_u16();
+        let body = self
+            .rt
+            .block_on(resp.into_body().collect())
+            .expect("a body")
+            .to_bytes();
+        let json = serde_json::from_slice(&body)
+            .unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {body:?}"));
+        (status, json)
+    }
+
+    /// A request that must succeed; answers its body.
+    fn call(&self, method: Method, path: &str, form: &str) -> Value {
+        let (status, json) = self.send(method.clone(), path, form);
+        assert_eq!(status, 200, "{method} {path} {form}: {json}");
+        json
+    }
+
+    /// A task-starting request; answers its UPID.
+    fn task(&self, method: Method, path: &str, form: &str) -> String {
+        let j = self.call(method, path, form);
+        j["data"].as_str().expect("a UPID").to_string()
+    }
+
+    fn advance(&self, secs: i64) {
+        self.state.clock().advance(secs);
+    }
+
+    /// Makes the world richer through the API; answers the values the
+    /// cases' placeholders stand for.
+    fn build(&self) -> Vec<(&'static str, String)> {
+        let (post, put) = (Method::POST, Method::PUT);
+        self.advance(60);
+        // A VM with cloud-init, made through the API.
+        let create = self.task(
+            post.clone(),
+            "/nodes/pve1/qemu",
+            "vmid=102&name=web&cores=2&memory=1024&agent=1&ostype=l26&tags=prod%3Bweb\
+             &scsi0=local-lvm%3A8&ide2=local-lvm%3Acloudinit&net0=virtio%2Cbridge%3Dvmbr0\
+             &ciuser=admin&ipconfig0=ip%3D10.1.2.3%2F24%2Cgw%3D10.1.2.1&nameserver=10.1.2.1\
+             &description=a%20web%20server",
+        );
+        self.advance(60);
+        // A snapshot of the running VM, then pending changes on it.
+        self.task(
+            post.clone(),
+            "/nodes/pve1/qemu/100/snapshot",
+            "snapname=before-upgrade&description=before%20the%20upgrade",
+        );
+        self.advance(60);
+        self.call(
+            put.clone(),
+            "/nodes/pve1/qemu/100/config",
+            "cores=4&delete=onboot&description=edge%20router",
+        );
+        // Cloud-init changes that the drive does not hold yet.
+        self.call(
+            put.clone(),
+            "/nodes/pve1/qemu/102/config",
+            "ciuser=ops&sshkeys=ssh-ed25519%2520AAAAC3NzaC1lZDI1NTE5AAAAIGx%2520ops%2540lab",
+        );
+        self.advance(60);
+        // An ISO downloaded, a disk allocated.
+        self.task(
+            post.clone(),
+            "/nodes/pve1/storage/local/download-url",
+            "url=https%3A%2F%2Fexample.com%2Fdebian-12.iso&content=iso&filename=debian-12.iso",
+        );
+        self.call(
+            post.clone(),
+            "/nodes/pve1/storage/local-lvm/content",
+            "vmid=9000&filename=vm-9000-disk-1&size=4G",
+        );
+        self.advance(60);
+        // The agent runs a command.
+        let exec = self.call(
+            post.clone(),
+            "/nodes/pve1/qemu/100/agent/exec",
+            "command=cat&command=%2Fetc%2Fmotd",
+        );
+        let pid = exec["data"]["pid"].to_string();
+        self.advance(60);
+        // A network change left pending.
+        self.call(
+            post.clone(),
+            "/nodes/pve1/network",
+            "iface=vmbr5&type=bridge&bridge_ports=eno2&autostart=1&cidr=10.10.0.1%2F16&comments=lab",
+        );
+        // Users, a group member and a token.
+        self.call(
+            post.clone(),
+            "/access/users",
+            "userid=bob@pve&comment=Bob&groups=ops&email=bob%40example.com",
+        );
+        self.call(
+            post.clone(),
+            "/access/users/ci@pve/token/deploy",
+            "comment=deployments&expire=1900000000&privsep=1",
+        );
+        // A change to an existing interface, pending too.
+        self.call(
+            put,
+            "/nodes/pve1/network/eno2",
+            "type=eth&mtu=9000&comments=storage%20network",
+        );
+        // A download that fails.
+        let failed = self.task(
+            post.clone(),
+            "/nodes/pve1/storage/local/download-url",
+            "url=https%3A%2F%2Fexample.com%2Fgone.iso&content=iso&filename=gone.iso",
+        );
+        self.advance(60);
+        // Tasks still running at the end: a full clone of the template
+        // that an API token started, and a startall with nothing to start.
+        self.token.set(Some(
+            "PVEAPIToken=root@pam!automation=2b9e6f31-8c47-4d0a-b5e2-91c3f7a8d604",
+        ));
+        let clone = self.task(
+            post.clone(),
+            "/nodes/pve1/qemu/9000/clone",
+            "newid=103&name=from-template&full=1&storage=local-lvm",
+        );
+        self.token.set(None);
+        let running = self.task(post, "/nodes/pve2/startall", "");
+        self.advance(5);
+        vec![
+            ("{create}", create),
+            ("{failed}", failed),
+            ("{clone}", clone),
+            ("{running}", running),
+            ("{pid}", pid),
+        ]
+    }
+}
+
+/// The releases fake-pve impersonates.
+const PVE_RELEASES: [PveVersion; 2] = [PveVersion::V8_4, PveVersion::V9_1];
+
+fn release(v: PveVersion) -> &'static str {
+    match v {
+        PveVersion::V8_4 => "pve8.4",
+        PveVersion::V9_1 => "pve9.1",
+    }
+}
+
+/// Checks `data` against the `returns` schema of `GET template`.
+fn fits(version: PveVersion, template: &str, data: &Value) -> Result<(), String> {
+    if template == "/" {
+        // The API root is not in the schema.
+        return Ok(());
+    }
+    let e = fake_pve::spec::spec(version)
+        .endpoint("GET", template)
+        .ok_or_else(|| format!("GET {template}: not in the schema"))?;
+    let problems = fake_pve::spec::returns::check(&e.returns, data);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "GET {template}: the answer does not fit the schema: {problems:?}\n{data}"
+        ))
+    }
+}
+
+fn snapshots(version: PveVersion) {
+    let world = World::new(version);
+    let values = world.build();
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_suffix(release(version));
+    settings.set_prepend_module_to_snapshot(true);
+    settings.set_omit_expression(true);
+    let mut problems = Vec::new();
+    settings.bind(|| {
+        for c in CASES {
+            if c.template != "/"
+                && fake_pve::spec::spec(version)
+                    .endpoint("GET", c.template)
+                    .is_none()
+            {
+                continue;
+            }
+            let mut path = c.path.to_string();
+            for (k, v) in &values {
+                path = path.replace(k, v);
+            }
+            let (status, body) = world.send(Method::GET, &path, "");
+            if status != 200 {
+                problems.push(format!("GET {path}: status {status}: {body}"));
+                continue;
+            }
+            if let Err(e) = fits(version, c.template, &body["data"]) {
+                problems.push(e);
+            }
+            // Nothing is redacted: no GET answer holds a ticket, a CSRF token
+            // or a token secret; every time comes from the manual clock and
+            // every random draw (MAC addresses, UUIDs) from the request's
+            // seed, so that the answers repeat from run to run.
+            // Compare every case, not only up to the first mismatch: insta
+            // prints each diff as it panics, and the names come at the end.
+            let compared = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                insta::assert_json_snapshot!(c.name, body);
+            }));
+            if compared.is_err() {
+                problems.push(format!(
+                    "{}: the answer differs from its snapshot, or has none",
+                    c.name
+                ));
+            }
+        }
+    });
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+#[test]
+fn the_answers_of_pve_9_1() {
+    snapshots(PveVersion::V9_1);
+}
+
+#[test]
+fn the_answers_of_pve_8_4() {
+    snapshots(PveVersion::V8_4);
+}
+
+/// Every GET with behaviour, in either release, has a snapshot above.
+#[test]
+fn every_modelled_get_has_a_snapshot() {
+    let router = Router::default();
+    let covered: BTreeSet<&str> = CASES.iter().map(|c| c.template).collect();
+    let mut missing = BTreeSet::new();
+    for version in PVE_RELEASES {
+        for e in &fake_pve::spec::spec(version).endpoints {
+            if e.method == "GET"
+                && level(&router, e) == Level::Behaviour
+                && !covered.contains(e.path.as_str())
+            {
+                missing.insert(e.path.clone());
+            }
+        }
+    }
+    if router.handler(&Method::GET, "/").is_some() && !covered.contains("/") {
+        missing.insert("/".into());
+    }
+    assert!(
+        missing.is_empty(),
+        "modelled GETs without a snapshot in CASES:\n{}",
+        missing.into_iter().collect::<Vec<_>>().join("\n")
+    );
+    // And no case names a path without behaviour (a snapshot of a
+    // fallback answer, or a typo).
+    let stale: Vec<&str> = covered
+        .into_iter()
+        .filter(|t| {
+            router.handler(&Method::GET, t).is_none()
+                || (*t != "/"
+                    && PVE_RELEASES
+                        .iter()
+                        .all(|v| fake_pve::spec::spec(*v).endpoint("GET", t).is_none()))
+        })
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "cases of paths without behaviour: {stale:?}"
+    );
+    let mut names = BTreeSet::new();
+    for c in CASES {
+        assert!(names.insert(c.name), "two cases named {}", c.name);
+    }
+}
+
+/// The check each answer goes through does refuse a wrong shape.
+#[test]
+fn the_schema_check_refuses_a_wrong_shape() {
+    for v in PVE_RELEASES {
+        assert!(fits(v, "/version", &json!({ "version": ["9"] })).is_err());
+        assert!(fits(v, "/nodes", &json!("pve1")).is_err());
+        assert!(fits(v, "/nodes/{node}/qemu", &json!([{ "vmid": "x" }])).is_err());
+        assert!(
+            fits(
+                v,
+                "/nodes/{node}/qemu",
+                &json!([{ "vmid": 100, "status": "running" }])
+            )
+            .is_ok()
+        );
+    }
+}
