@@ -164,13 +164,16 @@ fn vms(c: &mut Criterion) {
                     ("scsi0".to_string(), "local-lvm:8".to_string()),
                 ]);
                 let worker = cluster
-                    .create_vm(CreateRequest {
-                        vmid: next,
-                        node: "node0".into(),
-                        config,
-                        storage: None,
-                        start: None,
-                    })
+                    .create_vm(
+                        CreateRequest {
+                            vmid: next,
+                            node: "node0".into(),
+                            config,
+                            storage: None,
+                            start: None,
+                        },
+                        &mut fake_pve::model::Context::new(now_ms, next.into()),
+                    )
                     .expect("create");
                 black_box(cluster.start_task("node0", worker, "root@pam", now_ms, 0))
             })
@@ -179,20 +182,23 @@ fn vms(c: &mut Criterion) {
             b.iter(|| {
                 next += 1;
                 let worker = cluster
-                    .clone_vm(CloneRequest {
-                        node: "node0".into(),
-                        vmid: 900_000,
-                        newid: next,
-                        name: None,
-                        description: None,
-                        pool: None,
-                        snapname: None,
-                        storage: None,
-                        format: None,
-                        full: None,
-                        target: None,
-                        who: None,
-                    })
+                    .clone_vm(
+                        CloneRequest {
+                            node: "node0".into(),
+                            vmid: 900_000,
+                            newid: next,
+                            name: None,
+                            description: None,
+                            pool: None,
+                            snapname: None,
+                            storage: None,
+                            format: None,
+                            full: None,
+                            target: None,
+                            who: None,
+                        },
+                        &mut fake_pve::model::Context::new(now_ms, next.into()),
+                    )
                     .expect("clone");
                 black_box(cluster.start_task("node0", worker, "root@pam", now_ms, 0))
             })

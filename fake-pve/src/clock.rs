@@ -93,12 +93,8 @@ impl Clock {
         self.inner.manual
     }
 
-    /// Milliseconds since the Unix epoch (the request's instant while a
-    /// journaled request runs, see [`crate::pin`]).
+    /// Milliseconds since the Unix epoch.
     pub fn now_millis(&self) -> i64 {
-        if let Some(ms) = crate::pin::now() {
-            return ms;
-        }
         Self::at(&self.anchor(), self.inner.manual)
     }
 

@@ -285,12 +285,14 @@ impl Latency {
         ((x >> 11) as f64 + 0.5) / (1u64 << 53) as f64
     }
 
-    /// How long a task of `kind` runs, in emulated milliseconds.
-    pub fn task_ms(&self, kind: &str) -> u64 {
+    /// How long a task of `kind` runs, in emulated milliseconds: drawn
+    /// from `draw` when given (a journaled request's own draw, see
+    /// [`crate::model::Context::duration_draw`], so that replaying it
+    /// gives the task the same duration), else from the profile's seeded
+    /// stream.
+    pub fn task_ms(&self, kind: &str, draw: Option<u64>) -> u64 {
         match self.tasks.get(kind).or(self.default_task.as_ref()) {
-            // A journaled request draws from its own seed (see `pin`), so
-            // that replaying it gives the task the same duration.
-            Some(d) => match crate::pin::seeded_u64() {
+            Some(d) => match draw {
                 Some(x) => d.at(((x >> 11) as f64 + 0.5) / (1u64 << 53) as f64),
                 None => d.at(self.draw(kind)),
             },
@@ -367,24 +369,24 @@ mod tests {
             ("qmstart", 800.0, 1200.0),
             ("qmclone", 1900.0, 3400.0),
         ] {
-            let v: Vec<u64> = (0..20_000).map(|_| l.task_ms(kind)).collect();
+            let v: Vec<u64> = (0..20_000).map(|_| l.task_ms(kind, None)).collect();
             let (m, n) = (percentile(v.clone(), 0.5), percentile(v, 0.95));
             assert!((m - p50).abs() / p50 < 0.05, "{kind} p50 {m} vs {p50}");
             assert!((n - p95).abs() / p95 < 0.05, "{kind} p95 {n} vs {p95}");
         }
-        assert_eq!(l.task_ms("vzdump"), 0);
+        assert_eq!(l.task_ms("vzdump", None), 0);
     }
 
     #[test]
     fn draws_repeat_for_a_seed() {
         let a = Latency::documented();
         let b = Latency::documented();
-        let va: Vec<u64> = (0..50).map(|_| a.task_ms("qmstart")).collect();
-        let vb: Vec<u64> = (0..50).map(|_| b.task_ms("qmstart")).collect();
+        let va: Vec<u64> = (0..50).map(|_| a.task_ms("qmstart", None)).collect();
+        let vb: Vec<u64> = (0..50).map(|_| b.task_ms("qmstart", None)).collect();
         assert_eq!(va, vb);
         let mut c = Latency::documented();
         c.seed = 42;
-        let vc: Vec<u64> = (0..50).map(|_| c.task_ms("qmstart")).collect();
+        let vc: Vec<u64> = (0..50).map(|_| c.task_ms("qmstart", None)).collect();
         assert_ne!(va, vc);
     }
 
@@ -392,8 +394,8 @@ mod tests {
     fn yaml_profiles() {
         let l = Latency::from_yaml("name: lab\ndefault_ms: 5\ntasks: {qmstart: 800, qmcreate: {p50_ms: 10, p95_ms: 20}}\nrequests: {vm_status: 100}\ntime_scale: 10\n")
             .expect("valid");
-        assert_eq!(l.task_ms("qmstart"), 800);
-        assert_eq!(l.task_ms("other"), 5);
+        assert_eq!(l.task_ms("qmstart", None), 800);
+        assert_eq!(l.task_ms("other", None), 5);
         assert_eq!(l.request_ms("vm_status"), 10, "100 ms at 10x");
         assert!(Latency::from_yaml("tasks: {qmstart: {p50_ms: 10, p95_ms: 5}}").is_err());
         assert!(Latency::from_yaml("time_scale: 0").is_err());

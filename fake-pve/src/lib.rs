@@ -39,7 +39,6 @@ pub mod coverage;
 pub mod latency;
 pub mod model;
 pub mod persist;
-pub mod pin;
 pub mod server;
 pub mod spec;
 pub mod state;

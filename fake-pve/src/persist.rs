@@ -142,6 +142,13 @@ impl Record {
         rec
     }
 
+    /// The request's context as it ran: its instant (for a request that
+    /// moved the clock, the clock's time now) and its seed.
+    pub fn context(&self, state: &crate::state::State) -> crate::model::Context {
+        let now_ms = self.now_ms.unwrap_or_else(|| state.clock().now_millis());
+        crate::model::Context::journaled(now_ms, self.seed)
+    }
+
     /// The request again, as it came.
     pub fn request(&self) -> crate::api::Request {
         let mut headers = http::HeaderMap::new();
@@ -475,18 +482,18 @@ impl Store {
         req: &crate::api::Request,
         who: Option<String>,
         clock_moves: bool,
-        f: impl FnOnce() -> R,
+        f: impl FnOnce(crate::model::Context) -> R,
     ) -> Result<R, crate::model::Error> {
         let _gate = self.gate();
         let now_ms = (!clock_moves).then(|| state.clock().now_millis());
-        let mut rec = Record::of(kind, req, who, now_ms, rand::random());
+        let mut rec = Record::of(kind, req, who, now_ms, state.next_seed());
         if let Err(e) = self.append(&mut rec) {
             tracing::error!("journal write failed: {e}");
             return Err(crate::model::Error::failed(format!(
                 "unable to write the journal - {e}"
             )));
         }
-        let r = crate::pin::run(rec.now_ms, rec.seed, f);
+        let r = f(rec.context(state));
         if self.wants_snapshot()
             && let Err(e) = self.write_snapshot(state.snapshot())
         {

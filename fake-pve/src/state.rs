@@ -112,6 +112,7 @@ struct Shared {
     settings: Settings,
     clock: Clock,
     keys: Keys,
+    seeds: crate::model::context::Seeds,
     store: std::sync::OnceLock<Arc<crate::persist::Store>>,
 }
 
@@ -154,6 +155,7 @@ impl State {
     ) -> Result<Self, ScenarioError> {
         let cluster = build(&seed, &settings, clock.now())?;
         clock.set_scale(latency.time_scale);
+        let seeds = crate::model::context::Seeds::new(settings.random_seed);
         Ok(Self {
             inner: Arc::new(Shared {
                 cluster: Mutex::new(cluster),
@@ -163,6 +165,7 @@ impl State {
                 settings,
                 clock,
                 keys,
+                seeds,
                 store: std::sync::OnceLock::new(),
             }),
         })
@@ -177,11 +180,30 @@ impl State {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Runs `f` on the cluster, after ending the tasks whose time has come.
+    /// Runs `f` on the cluster as of the clock's time, after ending the
+    /// tasks whose time has come.
     pub fn with<R>(&self, f: impl FnOnce(&mut Cluster) -> R) -> R {
+        self.at(self.inner.clock.now_millis(), f)
+    }
+
+    /// Runs `f` on the cluster as of `now_ms` (epoch milliseconds): the
+    /// tasks due by then end first (a request's instant, see
+    /// [`crate::model::Context`]).
+    pub fn at<R>(&self, now_ms: i64, f: impl FnOnce(&mut Cluster) -> R) -> R {
         let mut c = self.lock();
-        c.advance(self.inner.clock.now_millis());
+        c.advance(now_ms);
         f(&mut c)
+    }
+
+    /// A context for a request at the clock's time, with the next seed of
+    /// the run's stream (`--random-seed`).
+    pub fn request_context(&self) -> crate::model::Context {
+        crate::model::Context::new(self.inner.clock.now_millis(), self.inner.seeds.draw())
+    }
+
+    /// The next seed of the run's stream, for a journaled request.
+    pub fn next_seed(&self) -> u64 {
+        self.inner.seeds.draw()
     }
 
     /// Runs `f` on the fault rules (kept with the cluster, so that a
@@ -224,8 +246,8 @@ impl State {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = latency;
     }
 
-    /// Goes back to the seed scenario.
-    pub fn reset(&self) {
+    /// Goes back to the seed scenario, built at `now` (epoch seconds).
+    pub fn reset(&self, now: i64) {
         let seed = self
             .inner
             .seed
@@ -233,18 +255,19 @@ impl State {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone();
         // The seed was built once already, so it builds again.
-        if let Ok(c) = build(&seed, &self.inner.settings, self.inner.clock.now()) {
+        if let Ok(c) = build(&seed, &self.inner.settings, now) {
             *self.lock() = c;
         }
     }
 
-    /// Loads a new scenario, which also becomes what `reset` returns to.
+    /// Loads a new scenario, built at `now` (epoch seconds), which also
+    /// becomes what `reset` returns to.
     ///
     /// # Errors
     /// When the scenario does not describe a valid cluster; the state is
     /// then left as it was.
-    pub fn load(&self, seed: Scenario) -> Result<(), ScenarioError> {
-        let c = build(&seed, &self.inner.settings, self.inner.clock.now())?;
+    pub fn load(&self, seed: Scenario, now: i64) -> Result<(), ScenarioError> {
+        let c = build(&seed, &self.inner.settings, now)?;
         *self.lock() = c;
         *self
             .inner

@@ -6,9 +6,9 @@
 //! itself (VMs made, started, snapshotted and reconfigured; a network
 //! change left pending; users and tokens added; tasks finished and one
 //! still running). The world is deterministic: the clock is manual, the
-//! random draws of each request come from a seed of its own (as a
-//! journaled request's do, see `fake_pve::pin`), and the tasks last what
-//! the latency profile below says.
+//! random draws of each request come from the run's seed stream
+//! (`Settings::random_seed`, see `fake_pve::model::Context`), and the
+//! tasks last what the latency profile below says.
 //!
 //! Every answer is also checked against its endpoint's `returns` schema,
 //! so that a snapshot never freezes a wrong shape.
@@ -557,8 +557,6 @@ struct World {
     rt: tokio::runtime::Runtime,
     ticket: String,
     csrf: String,
-    /// The seed of the next request's random draws.
-    seed: Cell<u64>,
     /// An API token to send instead of the ticket.
     token: Cell<Option<&'static str>>,
 }
@@ -609,7 +607,6 @@ impl World {
             rt,
             ticket: String::new(),
             csrf: String::new(),
-            seed: Cell::new(1),
             token: Cell::new(None),
         };
         let login = w.call(
@@ -655,14 +652,11 @@ impl World {
             body: Bytes::from(form.to_string()),
             upload: None,
         };
-        let seed = self.seed.get();
-        self.seed.set(seed + 1);
-        // The model's random draws (MAC addresses, UUIDs) come from a seed
-        // of the request's own, as a journaled request's do.
-        let resp = fake_pve::pin::run(None, seed, || {
-            self.rt
-                .block_on(async { api::handle(&self.state, &self.router, req).await })
-        });
+        // The model's random draws (MAC addresses, UUIDs) come from the
+        // run's seed stream (`Settings::random_seed`), so they repeat.
+        let resp = self
+            .rt
+            .block_on(async { api::handle(&self.state, &self.router, req).await });
         let status = resp.status().as_u16();
         let body = self
             .rt
@@ -858,8 +852,8 @@ fn snapshots(version: PveVersion) {
             }
             // Nothing is redacted: no GET answer holds a ticket, a CSRF token
             // or a token secret; every time comes from the manual clock and
-            // every random draw (MAC addresses, UUIDs) from the request's
-            // seed, so that the answers repeat from run to run.
+            // every random draw (MAC addresses, UUIDs) from the run's seed
+            // stream, so that the answers repeat from run to run.
             // Compare every case, not only up to the first mismatch: insta
             // prints each diff as it panics, and the names come at the end.
             let compared = std::panic::catch_unwind(AssertUnwindSafe(|| {

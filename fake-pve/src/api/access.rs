@@ -231,6 +231,7 @@ fn generate_token(ctx: &Ctx<'_>) -> Result<Reply> {
             privsep.unwrap_or(true),
             expire.unwrap_or(user_expire),
             comment.clone(),
+            &mut ctx.rq(),
         )?;
         // PVE echoes the parameters as it received them.
         let mut info = json!({ "privsep": p.get("privsep").cloned().unwrap_or(json!(1)) });

@@ -118,7 +118,7 @@ fn target(ctx: &Ctx<'_>) -> Result<(String, u32)> {
 
 fn run(ctx: &Ctx<'_>, cmd: &str, args: &BTreeMap<String, Value>) -> Result<Value> {
     let (node, vmid) = target(ctx)?;
-    let now_ms = ctx.state.clock().now_millis();
+    let now_ms = ctx.now_ms();
     ctx.with(|c| c.agent_command(&node, vmid, cmd, args, now_ms))
 }
 
@@ -153,7 +153,7 @@ fn exec(ctx: &Ctx<'_>) -> Result<Reply> {
         None => Vec::new(),
     };
     let input = ctx.params.str("input-data");
-    let now_ms = ctx.state.clock().now_millis();
+    let now_ms = ctx.now_ms();
     let res = ctx.with(|c| c.agent_exec(&node, vmid, &command, input.as_deref(), now_ms))?;
     Ok(res.into())
 }
@@ -166,7 +166,7 @@ fn exec_status(ctx: &Ctx<'_>) -> Result<Reply> {
         .int("pid", Some(0), None)?
         .and_then(|p| u32::try_from(p).ok())
         .unwrap_or(u32::MAX);
-    let now_ms = ctx.state.clock().now_millis();
+    let now_ms = ctx.now_ms();
     Ok(ctx
         .with(|c| c.agent_exec_status(&node, vmid, pid, now_ms))?
         .into())
@@ -186,7 +186,7 @@ fn file_read(ctx: &Ctx<'_>) -> Result<Reply> {
         .and_then(|c| usize::try_from(c).ok())
         .unwrap_or(0);
     let decode = ctx.params.bool("decode")?.unwrap_or(true);
-    let now_ms = ctx.state.clock().now_millis();
+    let now_ms = ctx.now_ms();
     Ok(ctx
         .with(|c| c.agent_file_read(&node, vmid, &file, count, offset, decode, now_ms))?
         .into())
@@ -198,7 +198,7 @@ fn file_write(ctx: &Ctx<'_>) -> Result<Reply> {
     let file = ctx.param("file")?;
     let content = ctx.param("content")?;
     let encode = ctx.params.bool("encode")?.unwrap_or(true);
-    let now_ms = ctx.state.clock().now_millis();
+    let now_ms = ctx.now_ms();
     ctx.with(|c| c.agent_file_write(&node, vmid, &file, &content, encode, now_ms))?;
     Ok(Value::Null.into())
 }

@@ -26,7 +26,7 @@ use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
 use http_body_util::Full;
 use serde_json::{Value, json};
 
-use crate::model::{AuthId, Error, ErrorKind, Result};
+use crate::model::{AuthId, Context, Error, ErrorKind, Result};
 use crate::state::State;
 use auth::Credentials;
 pub use params::Params;
@@ -64,6 +64,8 @@ pub struct Ctx<'a> {
     pub params: Params,
     /// The spooled file of an upload.
     pub upload: Option<upload::UploadInfo>,
+    /// The request's instant and random draws.
+    pub rq: std::cell::RefCell<Context>,
 }
 
 impl Ctx<'_> {
@@ -77,14 +79,31 @@ impl Ctx<'_> {
             .ok_or_else(|| Error::Unauthorized("No ticket".into()))
     }
 
-    /// Runs `f` on the cluster (see [`State::with`]).
+    /// Runs `f` on the cluster as of the request's instant (see
+    /// [`State::at`]).
     pub fn with<R>(&self, f: impl FnOnce(&mut crate::model::Cluster) -> R) -> R {
-        self.state.with(f)
+        self.state.at(self.now_ms(), f)
     }
 
-    /// Now, in epoch seconds.
+    /// The request's instant, in epoch seconds.
     pub fn now(&self) -> i64 {
-        self.state.clock().now()
+        self.rq.borrow().now()
+    }
+
+    /// The request's instant, in epoch milliseconds.
+    pub fn now_ms(&self) -> i64 {
+        self.rq.borrow().now_ms()
+    }
+
+    /// The request's context, for the model calls that draw at random.
+    pub fn rq(&self) -> std::cell::RefMut<'_, Context> {
+        self.rq.borrow_mut()
+    }
+
+    /// How long a task of `kind` runs under the latency profile.
+    pub fn task_ms(&self, kind: &str) -> u64 {
+        let draw = self.rq().duration_draw();
+        self.state.latency().task_ms(kind, draw)
     }
 
     /// A required path or body parameter as text.
@@ -355,14 +374,22 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
                 &req,
                 authid.clone(),
                 false,
-                || core(state, router, &req, &rel, split, who),
+                |rq| core(state, router, &req, &rel, split, who, rq),
             );
             match journaled {
                 Ok(step) => step,
                 Err(e) => return failure(Format::Json, &e),
             }
         }
-        _ => core(state, router, &req, &rel, split, who),
+        _ => core(
+            state,
+            router,
+            &req,
+            &rel,
+            split,
+            who,
+            state.request_context(),
+        ),
     };
     let (format, name, result) = match step {
         Step::Answer(r) => return r,
@@ -422,6 +449,7 @@ fn core(
     rel: &str,
     split: Option<(&str, &str)>,
     who: Option<AuthId>,
+    rq: Context,
 ) -> Step {
     let authid = who.as_ref().map(ToString::to_string);
     let format = if matches!(split, Some(("extjs", _))) {
@@ -459,7 +487,8 @@ fn core(
         Ok(b) => b,
         Err((code, msg)) => return Step::Answer(plain(code, &msg)),
     };
-    let (name, result) = dispatch(state, router, req, rel, who, body);
+    let call = Call { who, map: body, rq };
+    let (name, result) = dispatch(state, router, req, rel, call);
     Step::Dispatched(format, name, result, delay_ms)
 }
 
@@ -486,9 +515,7 @@ pub fn replay(state: &State, router: &Router, rec: &crate::persist::Record) {
     let split = split_api2(&decoded);
     let rel = relative(split);
     let who = rec.who.as_deref().and_then(AuthId::parse);
-    crate::pin::run(rec.now_ms, rec.seed, || {
-        let _ = core(state, router, &req, &rel, split, who);
-    });
+    let _ = core(state, router, &req, &rel, split, who, rec.context(state));
 }
 
 pub(crate) async fn delay(state: &State) {
@@ -498,6 +525,14 @@ pub(crate) async fn delay(state: &State) {
     }
 }
 
+/// What a request brings to its handler besides the request itself: who
+/// asks, the body's parameters and the request's context.
+struct Call {
+    who: Option<AuthId>,
+    map: BTreeMap<String, Value>,
+    rq: Context,
+}
+
 /// Routes, checks and answers a request; also names the PVE method it
 /// reached, for the latency profile.
 fn dispatch(
@@ -505,11 +540,10 @@ fn dispatch(
     router: &Router,
     req: &Request,
     rel: &str,
-    who: Option<AuthId>,
-    map: BTreeMap<String, Value>,
+    call: Call,
 ) -> (Option<&'static str>, Result<Reply>) {
     let mut name = None;
-    let result = answer(state, router, req, rel, who, map, &mut name);
+    let result = answer(state, router, req, rel, call, &mut name);
     (name, result)
 }
 
@@ -535,10 +569,11 @@ fn answer(
     router: &Router,
     req: &Request,
     rel: &str,
-    who: Option<AuthId>,
-    mut map: BTreeMap<String, Value>,
+    call: Call,
     name: &mut Option<&'static str>,
 ) -> Result<Reply> {
+    let Call { who, mut map, rq } = call;
+    let now_ms = rq.now_ms();
     let segs = path_segments(rel);
     let spec = crate::spec::spec(state.settings().version);
     if segs.is_empty()
@@ -550,6 +585,7 @@ fn answer(
             who,
             params: Params::default(),
             upload: None,
+            rq: std::cell::RefCell::new(rq),
         };
         return handler(&ctx);
     }
@@ -584,12 +620,14 @@ fn answer(
                 "Permission check failed (URI '{rel}' not available with API token, need proper ticket.\n)"
             )));
         }
-        state.with(|c| crate::spec::perm::check(&c.access, who, &endpoint.permissions, &map))?;
+        state.at(now_ms, |c| {
+            crate::spec::perm::check(&c.access, who, &endpoint.permissions, &map)
+        })?;
     }
     if endpoint.proxyto.as_deref() == Some("node")
         && let Some(node) = map.get("node").map(params::value_text)
     {
-        state.with(|c| c.node(&node).map(|_| ()))?;
+        state.at(now_ms, |c| c.node(&node).map(|_| ()))?;
     }
     crate::spec::validate::validate(endpoint, &map).map_err(Error::Invalid)?;
     let ctx = Ctx {
@@ -597,6 +635,7 @@ fn answer(
         who,
         params: Params::new(map),
         upload: req.upload.clone(),
+        rq: std::cell::RefCell::new(rq),
     };
     match router.handler(&req.method, &endpoint.path) {
         Some(handler) => handler(&ctx),

@@ -116,8 +116,8 @@ fn revert_network_changes(ctx: &Ctx<'_>) -> Result<Reply> {
 fn reload_network_config(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let who = ctx.who()?.to_string();
-    let now_ms = ctx.state.clock().now_millis();
-    let ms = ctx.state.latency().task_ms("srvreload");
+    let now_ms = ctx.now_ms();
+    let ms = ctx.task_ms("srvreload");
     let upid = ctx.with(|c| {
         c.network_apply(&node, now_ms.div_euclid(1000));
         c.start_task(

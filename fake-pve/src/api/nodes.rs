@@ -172,8 +172,7 @@ fn startall(ctx: &Ctx<'_>) -> Result<Reply> {
     let vms = vm_list(ctx)?;
     check_power(ctx, vms.as_deref())?;
     let who = ctx.who()?.to_string();
-    let now_ms = ctx.state.clock().now_millis();
-    let latency = ctx.state.latency();
+    let now_ms = ctx.now_ms();
     let upid = ctx.with(|c| {
         let ids: Vec<u32> = c
             .vms
@@ -193,7 +192,7 @@ fn startall(ctx: &Ctx<'_>) -> Result<Reply> {
             vmids: ids,
             status: "running".into(),
         });
-        c.start_task(&node, worker, &who, now_ms, latency.task_ms("startall"))
+        c.start_task(&node, worker, &who, now_ms, ctx.task_ms("startall"))
     });
     Ok(json!(upid).into())
 }
@@ -210,8 +209,7 @@ fn stopall(ctx: &Ctx<'_>) -> Result<Reply> {
     let vms = vm_list(ctx)?;
     check_power(ctx, vms.as_deref())?;
     let who = ctx.who()?.to_string();
-    let now_ms = ctx.state.clock().now_millis();
-    let latency = ctx.state.latency();
+    let now_ms = ctx.now_ms();
     let upid = ctx.with(|c| {
         let mut ids: Vec<u32> = c
             .vms
@@ -229,7 +227,7 @@ fn stopall(ctx: &Ctx<'_>) -> Result<Reply> {
             vmids: ids,
             status: "stopped".into(),
         });
-        c.start_task(&node, worker, &who, now_ms, latency.task_ms("stopall"))
+        c.start_task(&node, worker, &who, now_ms, ctx.task_ms("stopall"))
     });
     Ok(json!(upid).into())
 }

@@ -90,8 +90,8 @@ fn root_only(ctx: &Ctx<'_>, param: &str) -> Result<bool> {
 /// Starts a VM task and answers its UPID.
 fn run_task(ctx: &Ctx<'_>, node: &str, worker: Worker) -> Result<Reply> {
     let who = ctx.who()?.to_string();
-    let now_ms = ctx.state.clock().now_millis();
-    let ms = ctx.state.latency().task_ms(&worker.kind);
+    let now_ms = ctx.now_ms();
+    let ms = ctx.task_ms(&worker.kind);
     let upid = ctx.with(|c| c.start_task(node, worker, &who, now_ms, ms));
     Ok(json!(upid).into())
 }
@@ -105,7 +105,7 @@ fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let full = ctx.params.bool("full")?.unwrap_or(false);
     let who = ctx.who()?.clone();
-    let now_ms = ctx.state.clock().now_millis();
+    let now_ms = ctx.now_ms();
     let items = ctx.with(|c| {
         c.vms_on(&node)
             .filter(|v| {
@@ -155,18 +155,20 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         .filter_map(|k| Some((k.to_string(), ctx.params.str(k)?)))
         .collect();
     let who = ctx.who()?.to_string();
-    let now_ms = ctx.state.clock().now_millis();
-    let latency = ctx.state.latency();
-    let start = start.then(|| (who.clone(), latency.task_ms("qmstart")));
-    let ms = latency.task_ms("qmcreate");
+    let now_ms = ctx.now_ms();
+    let start = start.then(|| (who.clone(), ctx.task_ms("qmstart")));
+    let ms = ctx.task_ms("qmcreate");
     let upid = ctx.with(|c| {
-        let worker = c.create_vm(CreateRequest {
-            vmid,
-            node: node.clone(),
-            config,
-            storage,
-            start,
-        })?;
+        let worker = c.create_vm(
+            CreateRequest {
+                vmid,
+                node: node.clone(),
+                config,
+                storage,
+                start,
+            },
+            &mut ctx.rq(),
+        )?;
         Ok::<_, Error>(c.start_task(&node, worker, &who, now_ms, ms))
     })?;
     Ok(json!(upid).into())
@@ -294,7 +296,7 @@ fn parse_update(ctx: &Ctx<'_>, vmid: u32) -> Result<ConfigUpdate> {
     }
     for (k, v) in &mut set {
         if !qemu::is_drive_key(k) {
-            *v = qemu::canonical(version, k, v)?;
+            *v = qemu::canonical_new(version, k, v, &mut ctx.rq())?;
         }
     }
     Ok(ConfigUpdate {
@@ -347,7 +349,7 @@ fn vm_pending(ctx: &Ctx<'_>) -> Result<Reply> {
 fn vm_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
-    let now_ms = ctx.state.clock().now_millis();
+    let now_ms = ctx.now_ms();
     ctx.with(|c| {
         let vm = c.vm(&node, vmid)?;
         Ok(c.vm_status(vm, now_ms, true, true).into())
@@ -584,10 +586,10 @@ fn clone_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         who: Some(ctx.who()?.clone()),
     };
     let who = ctx.who()?.to_string();
-    let now_ms = ctx.state.clock().now_millis();
-    let ms = ctx.state.latency().task_ms("qmclone");
+    let now_ms = ctx.now_ms();
+    let ms = ctx.task_ms("qmclone");
     let upid = ctx.with(|c| {
-        let worker = c.clone_vm(req)?;
+        let worker = c.clone_vm(req, &mut ctx.rq())?;
         Ok::<_, Error>(c.start_task(&node, worker, &who, now_ms, ms))
     })?;
     Ok(json!(upid).into())
@@ -620,11 +622,10 @@ fn start_prepared(
     prepare: impl FnOnce(&mut crate::model::Cluster) -> Result<Worker>,
 ) -> Result<Reply> {
     let who = ctx.who()?.to_string();
-    let now_ms = ctx.state.clock().now_millis();
-    let latency = ctx.state.latency();
+    let now_ms = ctx.now_ms();
     let upid = ctx.with(|c| {
         let worker = prepare(c)?;
-        let ms = latency.task_ms(&worker.kind);
+        let ms = ctx.task_ms(&worker.kind);
         Ok::<_, Error>(c.start_task(node, worker, &who, now_ms, ms))
     })?;
     Ok(json!(upid).into())
@@ -674,7 +675,9 @@ fn rollback(ctx: &Ctx<'_>) -> Result<Reply> {
             return Err(Error::permission(&path, &["VM.PowerMgmt"]));
         }
     }
-    start_prepared(ctx, &node, |c| Ok(c.rollback_vm(&node, vmid, &name, start)))
+    start_prepared(ctx, &node, |c| {
+        Ok(c.rollback_vm(&node, vmid, &name, start, &mut ctx.rq()))
+    })
 }
 
 /// `DELETE .../snapshot/{snapname}`: a `qmdelsnapshot` task.
@@ -881,7 +884,7 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
     let timeframe = ctx.param("timeframe")?;
-    let now_ms = ctx.state.clock().now_millis();
+    let now_ms = ctx.now_ms();
     Ok(ctx
         .with(|c| c.vm_rrddata(&node, vmid, &timeframe, now_ms))?
         .into())

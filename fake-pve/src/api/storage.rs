@@ -208,7 +208,7 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let sid = ctx.param("storage")?;
     let timeframe = ctx.param("timeframe")?;
-    let now_ms = ctx.state.clock().now_millis();
+    let now_ms = ctx.now_ms();
     Ok(ctx
         .with(|c| c.storage_rrddata(&node, &sid, &timeframe, now_ms))?
         .into())
@@ -226,8 +226,8 @@ fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
 
 fn run_task(ctx: &Ctx<'_>, node: &str, worker: Worker) -> Result<String> {
     let who = ctx.who()?.to_string();
-    let now_ms = ctx.state.clock().now_millis();
-    let ms = ctx.state.latency().task_ms(&worker.kind);
+    let now_ms = ctx.now_ms();
+    let ms = ctx.task_ms(&worker.kind);
     Ok(ctx.with(|c| c.start_task(node, worker, &who, now_ms, ms)))
 }
 

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::api::{self, Format, Params, Reply, Request};
 use crate::model::faults::FaultRule;
 use crate::model::scenario::Scenario;
-use crate::model::{AuthId, Error, Result};
+use crate::model::{AuthId, Context, Error, Result};
 use crate::state::{Latency, State};
 
 /// Answers one `/_fake` request.
@@ -38,14 +38,14 @@ pub async fn handle(state: &State, req: Request) -> Response<Full<Bytes>> {
                 &req,
                 Some(who.to_string()),
                 path == "/_fake/clock",
-                || route(state, &req, &path, &who),
+                |rq| route(state, &req, &path, &who, &rq),
             );
             match journaled {
                 Ok(r) => r,
                 Err(e) => return api::failure(Format::Json, &e),
             }
         }
-        _ => route(state, &req, &path, &who),
+        _ => route(state, &req, &path, &who, &state.request_context()),
     };
     match result {
         Ok(reply) => api::success(Format::Json, reply),
@@ -62,16 +62,14 @@ pub fn replay(state: &State, rec: &crate::persist::Record) {
         .as_deref()
         .and_then(AuthId::parse)
         .unwrap_or_else(|| AuthId::parse("root@pam").expect("root@pam parses"));
-    crate::pin::run(rec.now_ms, rec.seed, || {
-        let _ = route(state, &req, path, &who);
-    });
+    let _ = route(state, &req, path, &who, &rec.context(state));
 }
 
-fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Reply> {
+fn route(state: &State, req: &Request, path: &str, _who: &AuthId, rq: &Context) -> Result<Reply> {
     match (req.method.clone(), path) {
-        (Method::GET, "/_fake/health") => Ok(health(state).into()),
+        (Method::GET, "/_fake/health") => Ok(health(state, rq).into()),
         (Method::POST, "/_fake/reset") => {
-            state.reset();
+            state.reset(rq.now());
             Ok(Value::Null.into())
         }
         (Method::GET, "/_fake/state") => Ok(serde_json::to_value(state.export())
@@ -83,7 +81,7 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Repl
             let doc = crate::model::world::parse(text, "<request body>")
                 .map_err(|e| Error::invalid("state", e.reason))?;
             state.import(doc).map_err(|e| Error::invalid("state", e))?;
-            Ok(health(state).into())
+            Ok(health(state, rq).into())
         }
         (Method::GET, "/_fake/checkpoints") => Ok(json!(state.list_checkpoints()).into()),
         (Method::POST, "/_fake/checkpoints") => {
@@ -101,14 +99,14 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Repl
                 .trim_start_matches("/_fake/checkpoints/")
                 .trim_end_matches("/restore");
             state.restore(name).map_err(Error::failed)?;
-            Ok(health(state).into())
+            Ok(health(state, rq).into())
         }
         (Method::DELETE, p) if p.starts_with("/_fake/checkpoints/") => {
             let name = p.trim_start_matches("/_fake/checkpoints/");
             state.drop_checkpoint(name).map_err(Error::failed)?;
             Ok(Value::Null.into())
         }
-        (Method::POST, "/_fake/seed") => seed(state, req),
+        (Method::POST, "/_fake/seed") => seed(state, rq, req),
         (Method::GET, "/_fake/clock") => Ok(state.clock().view().into()),
         (Method::POST, "/_fake/clock") => {
             let p = params(req)?;
@@ -143,20 +141,20 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId) -> Result<Repl
             Ok(json!(state.latency()).into())
         }
         (Method::GET, "/_fake/downloads") => {
-            Ok(json!(state.with(|c| c.volumes.downloads.clone())).into())
+            Ok(json!(state.at(rq.now_ms(), |c| c.volumes.downloads.clone())).into())
         }
-        (Method::PUT, "/_fake/downloads") => put_downloads(state, req),
+        (Method::PUT, "/_fake/downloads") => put_downloads(state, rq, req),
         (Method::GET, p) if p.starts_with("/_fake/guests/") => {
-            let vmid = guest_vmid(state, p)?;
+            let vmid = guest_vmid(state, rq, p)?;
             Ok(state
-                .with(|c| {
+                .at(rq.now_ms(), |c| {
                     c.leaving_no_trace(vmid, |c| {
                         serde_json::to_value(c.guest_mut(vmid)).unwrap_or(Value::Null)
                     })
                 })
                 .into())
         }
-        (Method::PUT, p) if p.starts_with("/_fake/guests/") => put_guest(state, req, p),
+        (Method::PUT, p) if p.starts_with("/_fake/guests/") => put_guest(state, rq, req, p),
         (m, p) => Err(Error::NotImplemented(format!(
             "Method '{m} {p}' not implemented"
         ))),
@@ -186,9 +184,9 @@ fn params(req: &Request) -> Result<Params> {
     Ok(Params::new(map))
 }
 
-fn health(state: &State) -> Value {
+fn health(state: &State, rq: &Context) -> Value {
     let v = state.settings().version;
-    state.with(|c| {
+    state.at(rq.now_ms(), |c| {
         json!({
             "status": "ok",
             "version": v.version(),
@@ -231,7 +229,7 @@ fn add_faults(state: &State, req: &Request) -> Result<Reply> {
 /// `PUT /_fake/downloads`: replaces the table of known URLs with a JSON
 /// list of `{url, size, checksum, checksum-algorithm, filename, mimetype,
 /// insecure, fail}`.
-fn put_downloads(state: &State, req: &Request) -> Result<Reply> {
+fn put_downloads(state: &State, rq: &Context, req: &Request) -> Result<Reply> {
     let list: Vec<crate::model::storage_content::KnownUrl> = serde_json::from_slice(&req.body)
         .map_err(|e| Error::invalid("downloads", format!("expected a JSON list of URLs: {e}")))?;
     if let Some(bad) = list
@@ -243,30 +241,30 @@ fn put_downloads(state: &State, req: &Request) -> Result<Reply> {
             format!("'{}' is not an http(s) URL", bad.url),
         ));
     }
-    state.with(|c| c.volumes.downloads.clone_from(&list));
+    state.at(rq.now_ms(), |c| c.volumes.downloads.clone_from(&list));
     Ok(json!(list).into())
 }
 
 /// `POST /_fake/seed`: the body is a scenario (YAML or JSON) or a state
 /// document (`GET /_fake/state`).
-fn seed(state: &State, req: &Request) -> Result<Reply> {
+fn seed(state: &State, rq: &Context, req: &Request) -> Result<Reply> {
     let text = std::str::from_utf8(&req.body)
         .map_err(|_| Error::invalid("scenario", "the scenario is not UTF-8 text"))?;
     let scenario = Scenario::parse(text, "<request body>")
         .map_err(|e| Error::invalid("scenario", e.to_string()))?;
     state
-        .load(scenario)
+        .load(scenario, rq.now())
         .map_err(|e| Error::invalid("scenario", e.to_string()))?;
-    Ok(health(state).into())
+    Ok(health(state, rq).into())
 }
 
 /// The VMID of `/_fake/guests/{vmid}`, which must exist.
-fn guest_vmid(state: &State, path: &str) -> Result<u32> {
+fn guest_vmid(state: &State, rq: &Context, path: &str) -> Result<u32> {
     let id = path.trim_start_matches("/_fake/guests/");
     let vmid: u32 = id
         .parse()
         .map_err(|_| Error::invalid("vmid", format!("invalid VMID '{id}'")))?;
-    if !state.with(|c| c.vms.contains_key(&vmid)) {
+    if !state.at(rq.now_ms(), |c| c.vms.contains_key(&vmid)) {
         return Err(Error::not_found(format!("VM {vmid} does not exist")));
     }
     Ok(vmid)
@@ -274,14 +272,14 @@ fn guest_vmid(state: &State, path: &str) -> Result<u32> {
 
 /// `PUT /_fake/guests/{vmid}`: the members given (JSON, as a scenario's
 /// `guests:` entry) replace those of the guest; answers the guest.
-fn put_guest(state: &State, req: &Request, path: &str) -> Result<Reply> {
-    let vmid = guest_vmid(state, path)?;
+fn put_guest(state: &State, rq: &Context, req: &Request, path: &str) -> Result<Reply> {
+    let vmid = guest_vmid(state, rq, path)?;
     let body: Value = serde_json::from_slice(&req.body)
         .map_err(|e| Error::invalid("guest", format!("expected a JSON object: {e}")))?;
     let Value::Object(changes) = body else {
         return Err(Error::invalid("guest", "expected a JSON object"));
     };
-    state.with(|c| {
+    state.at(rq.now_ms(), |c| {
         let guest = c.guest_mut(vmid);
         let mut merged = match serde_json::to_value(&*guest) {
             Ok(Value::Object(m)) => m,

@@ -982,6 +982,7 @@ impl Access {
         privsep: bool,
         expire: i64,
         comment: Option<String>,
+        rq: &mut super::Context,
     ) -> Result<Token> {
         let user = self.user_mut(userid)?;
         if user.tokens.contains_key(tokenid) {
@@ -989,7 +990,7 @@ impl Access {
         }
         let token = Token {
             tokenid: tokenid.to_string(),
-            secret: crate::pin::uuid_v4(),
+            secret: rq.uuid_v4(),
             privsep,
             expire,
             comment,
@@ -1116,7 +1117,14 @@ mod tests {
         let mut a = Access::default();
         a.users.insert("root@pam".into(), User::new("root@pam"));
         let t = a
-            .create_token("root@pam", "ci", false, 0, None)
+            .create_token(
+                "root@pam",
+                "ci",
+                false,
+                0,
+                None,
+                &mut crate::model::Context::new(0, 1),
+            )
             .expect("create");
         assert!(a.check_token("root@pam", "ci", &t.secret, 0).is_ok());
         assert_eq!(
@@ -1128,7 +1136,17 @@ mod tests {
             Err(Error::not_found("no such token 'cd' for user 'root@pam'"))
         );
         assert!(a.is_superuser(&AuthId::parse("root@pam!ci").expect("id")));
-        assert!(a.create_token("root@pam", "ci", true, 0, None).is_err());
+        assert!(
+            a.create_token(
+                "root@pam",
+                "ci",
+                true,
+                0,
+                None,
+                &mut crate::model::Context::new(0, 2)
+            )
+            .is_err()
+        );
         a.update_token("root@pam", "ci", Some(true), None, None)
             .expect("update");
         assert!(!a.is_superuser(&AuthId::parse("root@pam!ci").expect("id")));

@@ -7,6 +7,7 @@ pub mod access;
 pub mod acl;
 pub mod agent;
 pub mod cluster;
+pub mod context;
 pub mod faults;
 pub mod network;
 pub mod nodes;
@@ -25,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 pub use access::{AuthId, Token, User};
 pub use cluster::{Cluster, Storage, Vm};
+pub use context::Context;
 pub use nodes::{Node, NodeStatus};
 pub use scenario::Scenario;
 pub use tasks::{Task, TaskEffect, TaskState, Upid, VolumeChange, Worker};

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::cluster::Cluster;
 use super::storage::{VolumeKind, parse_volid, path_based};
 use super::tasks::{TaskEffect, Worker};
-use super::{Error, PveVersion, Result};
+use super::{Context, Error, PveVersion, Result};
 use crate::spec::{Format, Prop, propstring};
 
 mod clone;
@@ -456,13 +456,13 @@ fn cloudinit_storage(file: &str) -> Option<Option<&str>> {
     }
 }
 
-fn random_mac() -> String {
-    let b = crate::pin::random_u64().to_le_bytes();
+fn random_mac(rq: &mut Context) -> String {
+    let b = rq.next_u64().to_le_bytes();
     format!("BC:24:11:{:02X}:{:02X}:{:02X}", b[0], b[1], b[2])
 }
 
-fn uuid() -> String {
-    crate::pin::uuid_v4()
+fn uuid(rq: &mut Context) -> String {
+    rq.uuid_v4()
 }
 
 /// Cloud-init options, applied at once even on a running VM.
@@ -481,12 +481,34 @@ fn is_cloudinit_option(key: &str) -> bool {
 }
 
 /// Normalises a value to the form PVE writes: property strings in
-/// canonical order (with a generated MAC for new NICs), booleans as 0/1,
-/// tags de-duplicated and sorted.
+/// canonical order, booleans as 0/1, tags de-duplicated and sorted.
 ///
 /// # Errors
 /// 400 with the property-string error.
 pub fn canonical(version: PveVersion, key: &str, value: &str) -> Result<String> {
+    canonical_inner(version, key, value, None)
+}
+
+/// As [`canonical`], and a new NIC without `macaddr` gets a generated
+/// one (PVE's `BC:24:11` prefix), drawn from the request's context.
+///
+/// # Errors
+/// As [`canonical`].
+pub fn canonical_new(
+    version: PveVersion,
+    key: &str,
+    value: &str,
+    rq: &mut Context,
+) -> Result<String> {
+    canonical_inner(version, key, value, Some(rq))
+}
+
+fn canonical_inner(
+    version: PveVersion,
+    key: &str,
+    value: &str,
+    rq: Option<&mut Context>,
+) -> Result<String> {
     let Some(prop) = config_prop(version, key) else {
         return Ok(value.to_string());
     };
@@ -511,8 +533,11 @@ pub fn canonical(version: PveVersion, key: &str, value: &str) -> Result<String> 
     };
     let mut parsed = propstring::parse(format, value)
         .map_err(|e| Error::invalid(key, e.trim_end().to_string()))?;
-    if key.starts_with("net") && !parsed.contains_key("macaddr") {
-        parsed.insert("macaddr".into(), random_mac());
+    if let Some(rq) = rq
+        && key.starts_with("net")
+        && !parsed.contains_key("macaddr")
+    {
+        parsed.insert("macaddr".into(), random_mac(rq));
     }
     Ok(propstring::print(format, &parsed))
 }
@@ -588,6 +613,38 @@ fn is_windows(ostype: Option<&String>) -> bool {
 // ---------------------------------------------------------------------
 // Requests and task effects
 
+/// The identities a new VM gets: its SMBIOS UUID and `vmgenid`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreateIds {
+    /// `smbios1: uuid=...`, unless the request gave one.
+    pub smbios_uuid: String,
+    /// `vmgenid`, unless the request gave one (or `0`).
+    pub vmgenid: String,
+}
+
+impl CreateIds {
+    /// These, or (for a task saved before they were drawn up front)
+    /// identities drawn from the VMID and the time.
+    fn or_drawn(self, vmid: u32, now: i64) -> Self {
+        if !self.smbios_uuid.is_empty() {
+            return self;
+        }
+        let mut rq = Context::new(now.saturating_mul(1000), u64::from(vmid));
+        Self {
+            smbios_uuid: uuid(&mut rq),
+            vmgenid: uuid(&mut rq),
+        }
+    }
+}
+
+/// A `qmcreate` task's plan, as [`QemuOp::Create`] holds it.
+struct CreateJob {
+    config: BTreeMap<String, String>,
+    storage: Option<String>,
+    start: Option<(String, u64)>,
+    ids: CreateIds,
+}
+
 /// What a VM task does when it ends.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -600,6 +657,9 @@ pub enum QemuOp {
         storage: Option<String>,
         /// Start afterwards: as whom and how long that start takes.
         start: Option<(String, u64)>,
+        /// The generated identities of the new VM.
+        #[serde(default)]
+        ids: CreateIds,
     },
     /// `qmstart` (also `qmresume` of a hibernated VM).
     Start {
@@ -668,6 +728,10 @@ pub enum QemuOp {
         name: String,
         /// Start afterwards.
         start: bool,
+        /// The new `vmgenid` (when the snapshot has one), drawn by the
+        /// request.
+        #[serde(default)]
+        vmgenid: String,
     },
     /// `qmdelsnapshot`: remove the snapshot.
     DeleteSnapshot {
@@ -771,7 +835,7 @@ impl Cluster {
     ///
     /// # Errors
     /// An existing VMID, unknown storages, storages without `images`.
-    pub fn create_vm(&mut self, mut req: CreateRequest) -> Result<Worker> {
+    pub fn create_vm(&mut self, mut req: CreateRequest, rq: &mut Context) -> Result<Worker> {
         let vmid = req.vmid;
         if let Some(v) = self.vms.get(&vmid) {
             return Err(Error::exists(format!(
@@ -800,9 +864,15 @@ impl Cluster {
         let version = self.version;
         for (k, v) in &mut req.config {
             if !is_drive_key(k) {
-                *v = canonical(version, k, v)?;
+                *v = canonical_new(version, k, v, rq)?;
             }
         }
+        // The identities the VM gets when its task ends, drawn now so
+        // that a replay of this request gives the same ones.
+        let ids = CreateIds {
+            smbios_uuid: uuid(rq),
+            vmgenid: uuid(rq),
+        };
         let mut lock = BTreeMap::new();
         lock.insert("lock".to_string(), "create".to_string());
         self.vms
@@ -814,6 +884,7 @@ impl Cluster {
                     config: req.config,
                     storage: req.storage,
                     start: req.start,
+                    ids,
                 },
             }),
         )
@@ -1051,9 +1122,11 @@ impl Cluster {
             QemuOp::Clone(job) => self.finish_clone(vmid, *job, now),
             QemuOp::Template { disk } => self.finish_template(&node, vmid, disk.as_deref()),
             QemuOp::Snapshot { name } => self.commit_snapshot(&node, vmid, &name),
-            QemuOp::Rollback { name, start } => {
-                self.finish_rollback(&node, vmid, &name, start, end_ms)
-            }
+            QemuOp::Rollback {
+                name,
+                start,
+                vmgenid,
+            } => self.finish_rollback(&node, vmid, &name, start, vmgenid, end_ms),
             QemuOp::DeleteSnapshot { name } => self.finish_delete_snapshot(&node, vmid, &name),
             QemuOp::Resize(job) => self.finish_resize(vmid, &job),
             QemuOp::MoveDisk(job) => self.finish_move_disk(&node, vmid, &job, now),
@@ -1063,7 +1136,16 @@ impl Cluster {
                 config,
                 storage,
                 start,
-            } => self.finish_create(vmid, &node, config, storage.as_deref(), start, now),
+                ids,
+            } => {
+                let job = CreateJob {
+                    config,
+                    storage,
+                    start,
+                    ids,
+                };
+                self.finish_create(vmid, &node, job, now)
+            }
             QemuOp::Start { skiplock } => self.power_on(vmid, skiplock, end_ms),
             QemuOp::Stop { skiplock } => {
                 let vm = self.vm_mut(&node, vmid).map_err(fail)?;
@@ -1166,15 +1248,14 @@ impl Cluster {
         }
     }
 
-    fn finish_create(
-        &mut self,
-        vmid: u32,
-        node: &str,
-        config: BTreeMap<String, String>,
-        storage: Option<&str>,
-        start: Option<(String, u64)>,
-        now: i64,
-    ) -> EffectResult {
+    fn finish_create(&mut self, vmid: u32, node: &str, job: CreateJob, now: i64) -> EffectResult {
+        let CreateJob {
+            config,
+            storage,
+            start,
+            ids,
+        } = job;
+        let storage = storage.as_deref();
         let emsg = format!("unable to create VM {vmid} -");
         let version = self.version;
         let mut log = Vec::new();
@@ -1195,6 +1276,7 @@ impl Cluster {
                 return Err((log, format!("{emsg} {e}")));
             }
         };
+        let ids = ids.or_drawn(vmid, now);
         let mut conf = config;
         conf.extend(drives);
         conf.insert(
@@ -1205,12 +1287,12 @@ impl Cluster {
             conf.insert("boot".into(), default_boot(&conf));
         }
         if !conf.contains_key("smbios1") {
-            conf.insert("smbios1".into(), format!("uuid={}", uuid()));
+            conf.insert("smbios1".into(), format!("uuid={}", ids.smbios_uuid));
         }
         if conf.get("vmgenid").is_none_or(|v| v == "1")
             && conf.get("arch").is_none_or(|a| a != "aarch64")
         {
-            conf.insert("vmgenid".into(), uuid());
+            conf.insert("vmgenid".into(), ids.vmgenid);
         }
         if !conf.contains_key("machine") && is_windows(conf.get("ostype")) {
             let m = format!("pc-i440fx-{}+pve0", machine_version(version));

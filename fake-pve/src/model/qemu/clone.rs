@@ -16,6 +16,7 @@ use super::{
     drive_is_cdrom, drive_order, drive_with, is_drive_key, lock_timeout, random_mac, uuid,
 };
 use crate::model::AuthId;
+use crate::model::Context;
 use crate::model::storage::{VolumeKind, parse_volid, path_based};
 use crate::model::volume_ops::Feature;
 use crate::spec::propstring;
@@ -129,7 +130,7 @@ impl Cluster {
     ///
     /// # Errors
     /// PVE's synchronous refusals (see PVE-ANSWERS Part 1 §3).
-    pub fn clone_vm(&mut self, req: CloneRequest) -> Result<Worker> {
+    pub fn clone_vm(&mut self, req: CloneRequest, rq: &mut Context) -> Result<Worker> {
         let CloneRequest {
             node, vmid, newid, ..
         } = req.clone();
@@ -254,7 +255,7 @@ impl Cluster {
                 ));
             }
             if opt.starts_with("net") && opt[3..].parse::<u32>().is_ok() {
-                let mac = random_mac();
+                let mac = random_mac(rq);
                 conf.insert(
                     opt.clone(),
                     drive_with(version, opt, value, &[("macaddr", &mac)], &[]),
@@ -311,7 +312,7 @@ impl Cluster {
             )));
         }
         let smbios = conf.get("smbios1").cloned().unwrap_or_default();
-        let new_uuid = uuid();
+        let new_uuid = uuid(rq);
         let smbios = if smbios.is_empty() {
             format!("uuid={new_uuid}")
         } else {
@@ -322,7 +323,7 @@ impl Cluster {
             .get("vmgenid")
             .is_some_and(|v| !v.is_empty() && v != "0")
         {
-            conf.insert("vmgenid".into(), uuid());
+            conf.insert("vmgenid".into(), uuid(rq));
         }
         conf.remove("template");
         let name = req

@@ -17,6 +17,7 @@ use super::{
     drive_file, drive_is_cdrom, drive_order, is_drive_key, lock_timeout, power_off,
     running_machine, typed, uuid,
 };
+use crate::model::Context;
 use crate::model::storage::{VolumeKind, parse_volid};
 use crate::model::volume_ops::Feature;
 
@@ -342,7 +343,14 @@ impl Cluster {
 
     /// `POST .../snapshot/{snapname}/rollback`: the prepare step of the
     /// `qmrollback` worker (a running VM is stopped hard).
-    pub fn rollback_vm(&mut self, node: &str, vmid: u32, name: &str, start: bool) -> Worker {
+    pub fn rollback_vm(
+        &mut self,
+        node: &str,
+        vmid: u32,
+        name: &str,
+        start: bool,
+        rq: &mut Context,
+    ) -> Worker {
         let worker = Worker::new("qmrollback", &vmid.to_string());
         let Some(vm) = self.vms.get(&vmid).filter(|v| v.node == node) else {
             return worker.fail(config_missing(node, vmid).to_string());
@@ -383,6 +391,7 @@ impl Cluster {
             op: QemuOp::Rollback {
                 name: name.to_string(),
                 start,
+                vmgenid: uuid(rq),
             },
         });
         for l in end {
@@ -398,6 +407,7 @@ impl Cluster {
         vmid: u32,
         name: &str,
         start: bool,
+        vmgenid: String,
         end_ms: i64,
     ) -> EffectResult {
         let fail = |e: Error| (Vec::new(), e.to_string());
@@ -433,7 +443,13 @@ impl Cluster {
             .get("vmgenid")
             .is_some_and(|v| !v.is_empty() && v != "0")
         {
-            conf.insert("vmgenid".into(), uuid());
+            let vmgenid = if vmgenid.is_empty() {
+                // A task saved before the draw was made up front.
+                uuid(&mut Context::new(end_ms, u64::from(vmid)))
+            } else {
+                vmgenid
+            };
+            conf.insert("vmgenid".into(), vmgenid);
         }
         if let Some(vm) = self.vms.get_mut(&vmid) {
             vm.config = conf;
