@@ -381,8 +381,8 @@ impl State {
             .map(|(name, cp)| CheckpointInfo {
                 name: name.clone(),
                 time: cp.taken,
-                vms: cp.cluster.vms.len(),
-                tasks: cp.cluster.tasks.len(),
+                vms: cp.cluster.guests().len(),
+                tasks: cp.cluster.tasks().len(),
             })
             .collect()
     }
@@ -457,9 +457,7 @@ impl State {
             (None, None) => Scenario::default_single_node(),
         };
         self.clock().restore(&snap.clock);
-        let mut cluster = snap.cluster;
-        cluster.task_index = Default::default();
-        *self.lock() = cluster;
+        *self.lock() = snap.cluster;
         *self
             .inner
             .seed

@@ -175,7 +175,7 @@ fn startall(ctx: &Ctx<'_>) -> Result<Reply> {
     let now_ms = ctx.now_ms();
     let upid = ctx.with(|c| {
         let ids: Vec<u32> = c
-            .vms
+            .guests()
             .values()
             .filter(|v| v.node == node && !v.running() && !v.template())
             .filter(|v| match &vms {
@@ -190,7 +190,7 @@ fn startall(ctx: &Ctx<'_>) -> Result<Reply> {
         }
         let worker = worker.effect(TaskEffect::SetVmStatus {
             vmids: ids,
-            status: "running".into(),
+            status: crate::model::qemu::VmStatus::Running,
         });
         c.start_task(&node, worker, &who, now_ms, ctx.task_ms("startall"))
     });
@@ -212,7 +212,7 @@ fn stopall(ctx: &Ctx<'_>) -> Result<Reply> {
     let now_ms = ctx.now_ms();
     let upid = ctx.with(|c| {
         let mut ids: Vec<u32> = c
-            .vms
+            .guests()
             .values()
             .filter(|v| v.node == node && v.running())
             .filter(|v| vms.as_ref().is_none_or(|list| list.contains(&v.vmid)))
@@ -225,7 +225,7 @@ fn stopall(ctx: &Ctx<'_>) -> Result<Reply> {
         }
         let worker = worker.effect(TaskEffect::SetVmStatus {
             vmids: ids,
-            status: "stopped".into(),
+            status: crate::model::qemu::VmStatus::Stopped,
         });
         c.start_task(&node, worker, &who, now_ms, ctx.task_ms("stopall"))
     });

@@ -927,7 +927,7 @@ fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
     // The RRD files are kept for every guest of the cluster, whatever node
     // the call names; rrdtool reads nothing else.
     let _ = node;
-    if !ctx.with(|c| c.vms.contains_key(&vmid)) {
+    if !ctx.with(|c| c.guests().contains_key(&vmid)) {
         return Err(Error::failed(format!(
             "RRD error: opening '{file}': No such file or directory"
         )));

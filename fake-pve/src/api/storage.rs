@@ -408,14 +408,8 @@ fn content_copy(ctx: &Ctx<'_>) -> Result<Reply> {
         Ok(copy) => w.effect(storage_content::put_effect(&target_node, copy)),
         Err(e) => w.fail(e.0),
     };
+    // The `{upid}` in its lines becomes the task's UPID.
     let upid = run_task(ctx, &node, w)?;
-    ctx.with(|c| {
-        if let Some(t) = c.tasks.iter_mut().find(|t| t.upid_str == upid) {
-            for l in t.log.iter_mut().chain(t.worker.end_lines.iter_mut()) {
-                *l = l.replace("{upid}", &upid);
-            }
-        }
-    });
     Ok(json!(upid).into())
 }
 
@@ -438,7 +432,7 @@ fn download_url(ctx: &Ctx<'_>) -> Result<Reply> {
         now: ctx.now(),
     };
     let worker = ctx.with(|c| {
-        req.pid = c.next_pid;
+        req.pid = c.tasks().next_pid();
         c.download_task(&req)
     })?;
     Ok(json!(run_task(ctx, &node, worker)?).into())

@@ -192,8 +192,8 @@ fn health(state: &State, rq: &Context) -> Value {
             "version": v.version(),
             "release": v.release(),
             "nodes": c.nodes.len(),
-            "vms": c.vms.len(),
-            "tasks": c.tasks.len(),
+            "vms": c.guests().len(),
+            "tasks": c.tasks().len(),
             "time": state.clock().now(),
         })
     })
@@ -264,7 +264,7 @@ fn guest_vmid(state: &State, rq: &Context, path: &str) -> Result<u32> {
     let vmid: u32 = id
         .parse()
         .map_err(|_| Error::invalid("vmid", format!("invalid VMID '{id}'")))?;
-    if !state.at(rq.now_ms(), |c| c.vms.contains_key(&vmid)) {
+    if !state.at(rq.now_ms(), |c| c.guests().contains_key(&vmid)) {
         return Err(Error::not_found(format!("VM {vmid} does not exist")));
     }
     Ok(vmid)

@@ -444,7 +444,7 @@ fn run(guest: &Guest, vm: &Vm, argv: &[String], input: &str) -> Process {
 impl Cluster {
     /// The guest of a VM, made on first use.
     pub fn guest_mut(&mut self, vmid: u32) -> &mut Guest {
-        self.guests.entry(vmid).or_default()
+        self.guests.agent_mut(vmid)
     }
 
     /// Forgets the guest model of `vmid` again if `f` left it as a fresh
@@ -452,15 +452,15 @@ impl Cluster {
     /// the world (so that only writes change it, as the journal of
     /// `--data-dir` expects).
     pub fn leaving_no_trace<R>(&mut self, vmid: u32, f: impl FnOnce(&mut Self) -> R) -> R {
-        let existed = self.guests.contains_key(&vmid);
+        let existed = self.guests.agent(vmid).is_some();
         let r = f(self);
         if !existed
             && self
                 .guests
-                .get(&vmid)
+                .agent(vmid)
                 .is_some_and(|g| *g == Guest::default())
         {
-            self.guests.remove(&vmid);
+            self.guests.forget_agent(vmid);
         }
         r
     }
@@ -481,7 +481,7 @@ impl Cluster {
         }
         let delay = self
             .guests
-            .get(&vmid)
+            .agent(vmid)
             .map_or(DEFAULT_BOOT_DELAY_MS, Guest::boot_delay);
         let booted = vm
             .started_ms

@@ -7,10 +7,11 @@ use serde_json::{Value, json};
 
 use super::access::Access;
 use super::faults::Faults;
+use super::guests::Guests;
 use super::nodes::{Node, NodeStatus};
 pub use super::qemu::Vm;
 use super::storage::Volumes;
-use super::tasks::{Task, TaskEffect, TaskFilter, TaskState, Upid, Worker};
+use super::tasks::{Spawn, Task, TaskEffect, TaskFilter, Tasks, Worker};
 use super::{Error, PveVersion, Result};
 
 /// The lowest VMID `/cluster/nextid` hands out.
@@ -53,14 +54,46 @@ impl Storage {
     }
 }
 
-/// One emulated cluster (or standalone node).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One emulated cluster (or standalone node): the areas of PVE it is
+/// made of, and the operations that span them.
+///
+/// A saved world (state documents, snapshots of a data directory) keeps
+/// it in the shape of [`ClusterDoc`].
+#[derive(Debug, Clone)]
 pub struct Cluster {
     /// The release the cluster impersonates.
     pub version: PveVersion,
     /// The cluster name; `None` for a standalone node.
     pub name: Option<String>,
     /// The node clients connect to (the first one listed).
+    pub local_node: String,
+    /// Members, in `nodelist` order.
+    pub nodes: Vec<Node>,
+    /// `storage.cfg`.
+    pub storages: Vec<Storage>,
+    /// Users and tokens.
+    pub access: Access,
+    /// Volumes allocated on the storages.
+    pub volumes: Volumes,
+    /// Every guest, with what is kept per guest.
+    pub(super) guests: Guests,
+    /// Every task, with its lookups.
+    pub(super) tasks: Tasks,
+    /// Fault rules in force (`/_fake/faults`, a scenario's `faults:`).
+    pub faults: Faults,
+    /// Network configuration per node (`/etc/network/interfaces`).
+    pub network: BTreeMap<String, super::network::NodeNetwork>,
+}
+
+/// A [`Cluster`] as a saved world keeps it: every area's state as plain
+/// data, in the layout state documents have always had.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClusterDoc {
+    /// The release the cluster impersonates.
+    pub version: PveVersion,
+    /// The cluster name; `None` for a standalone node.
+    pub name: Option<String>,
+    /// The node clients connect to.
     pub local_node: String,
     /// Members, in `nodelist` order.
     pub nodes: Vec<Node>,
@@ -77,13 +110,10 @@ pub struct Cluster {
     pub tasks: Vec<Task>,
     /// The next worker pid.
     pub next_pid: u32,
-    /// Fault rules in force (`/_fake/faults`, a scenario's `faults:`).
+    /// Fault rules in force.
     #[serde(default)]
     pub faults: Faults,
-    /// Lookups into `tasks`, rebuilt when missing (they are not saved).
-    #[serde(skip)]
-    pub task_index: TaskIndex,
-    /// Network configuration per node (`/etc/network/interfaces`).
+    /// Network configuration per node.
     #[serde(default)]
     pub network: BTreeMap<String, super::network::NodeNetwork>,
     /// Guest-agent state per VM.
@@ -91,29 +121,80 @@ pub struct Cluster {
     pub guests: BTreeMap<u32, super::agent::Guest>,
 }
 
-/// Where tasks are, so that a request never scans every task: running
-/// ones by their end, all of them by UPID.
-#[derive(Debug, Clone, Default)]
-pub struct TaskIndex {
-    running: std::collections::BTreeSet<(i64, usize)>,
-    by_upid: std::collections::HashMap<String, usize>,
+/// [`ClusterDoc`] by reference, so that saving a world copies nothing.
+#[derive(Serialize)]
+struct ClusterDocRef<'a> {
+    version: PveVersion,
+    name: &'a Option<String>,
+    local_node: &'a str,
+    nodes: &'a [Node],
+    storages: &'a [Storage],
+    vms: &'a BTreeMap<u32, Vm>,
+    access: &'a Access,
+    volumes: &'a Volumes,
+    tasks: &'a [Task],
+    next_pid: u32,
+    faults: &'a Faults,
+    network: &'a BTreeMap<String, super::network::NodeNetwork>,
+    guests: &'a BTreeMap<u32, super::agent::Guest>,
+}
+
+impl Serialize for Cluster {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let (tasks, next_pid) = self.tasks.parts();
+        let (vms, guests) = self.guests.parts();
+        ClusterDocRef {
+            version: self.version,
+            name: &self.name,
+            local_node: &self.local_node,
+            nodes: &self.nodes,
+            storages: &self.storages,
+            vms,
+            access: &self.access,
+            volumes: &self.volumes,
+            tasks,
+            next_pid,
+            faults: &self.faults,
+            network: &self.network,
+            guests,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Cluster {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        ClusterDoc::deserialize(d).map(Cluster::from)
+    }
+}
+
+impl From<ClusterDoc> for Cluster {
+    fn from(d: ClusterDoc) -> Self {
+        Self {
+            version: d.version,
+            name: d.name,
+            local_node: d.local_node,
+            nodes: d.nodes,
+            storages: d.storages,
+            access: d.access,
+            volumes: d.volumes,
+            guests: Guests::new(d.vms, d.guests),
+            tasks: Tasks::new(d.tasks, d.next_pid),
+            faults: d.faults,
+            network: d.network,
+        }
+    }
 }
 
 impl Cluster {
-    /// Rebuilds the task lookups when they do not cover every task (after
-    /// loading a saved state).
-    fn index_tasks(&mut self) {
-        if self.task_index.by_upid.len() == self.tasks.len() {
-            return;
-        }
-        let mut idx = TaskIndex::default();
-        for (i, t) in self.tasks.iter().enumerate() {
-            idx.by_upid.insert(t.upid_str.clone(), i);
-            if let TaskState::Running { until_ms } = t.state {
-                idx.running.insert((until_ms, i));
-            }
-        }
-        self.task_index = idx;
+    /// The tasks.
+    pub fn tasks(&self) -> &Tasks {
+        &self.tasks
+    }
+
+    /// The guests.
+    pub fn guests(&self) -> &Guests {
+        &self.guests
     }
 
     /// The node a node-scoped call names, as PVE's proxy resolves it:
@@ -142,7 +223,7 @@ impl Cluster {
 
     /// Memory of the running guests on `node`, and how many run.
     pub fn guest_load(&self, node: &str) -> (u64, usize) {
-        self.vms
+        self.guests
             .values()
             .filter(|v| v.node == node && v.running())
             .fold((0, 0), |(m, n), v| (m + v.maxmem(), n + 1))
@@ -197,7 +278,7 @@ impl Cluster {
         let mut out = Vec::new();
         let want = |k: &str| kind.is_none_or(|t| t == k);
         if want("vm") {
-            let mut vms: Vec<&Vm> = self.vms.values().collect();
+            let mut vms: Vec<&Vm> = self.guests.values().collect();
             vms.sort_by_key(|v| v.vmid.to_string());
             out.extend(vms.into_iter().map(|v| self.vm_resource(v, now)));
         }
@@ -260,7 +341,7 @@ impl Cluster {
             "type": "qemu",
             "node": v.node,
             "name": st["name"],
-            "status": v.qmpstatus.clone().unwrap_or_else(|| v.status.clone()),
+            "status": v.qmpstatus.map_or(v.status.as_str(), super::qemu::QmpStatus::as_str),
             "template": u8::from(v.template()),
             "uptime": st["uptime"],
             "maxcpu": st["cpus"],
@@ -291,13 +372,13 @@ impl Cluster {
     /// 400 `VM N already exists` on `vmid`; 500 when no id is free.
     pub fn nextid(&self, vmid: Option<u32>) -> Result<String> {
         if let Some(id) = vmid {
-            if self.vms.contains_key(&id) {
+            if self.guests.contains_key(&id) {
                 return Err(Error::invalid("vmid", format!("VM {id} already exists")));
             }
             return Ok(id.to_string());
         }
         (NEXTID_LOWER..NEXTID_UPPER)
-            .find(|id| !self.vms.contains_key(id))
+            .find(|id| !self.guests.contains_key(id))
             .map(|id| id.to_string())
             .ok_or_else(|| Error::failed("unable to get any free VMID in range [100, 999999]"))
     }
@@ -333,69 +414,43 @@ impl Cluster {
             .iter()
             .find(|n| n.name == node)
             .map_or(now, |n| n.boot_time);
-        let pid = self.next_pid;
-        self.next_pid = self.next_pid.wrapping_add(1).max(1000);
-        let upid = Upid {
-            node: node.to_string(),
-            pid,
-            pstart: u64::try_from((now - boot).max(0) * 100).unwrap_or(0) + 3_000,
-            starttime: now,
-            kind: worker.kind.clone(),
-            id: worker.id.clone(),
-            user: user.to_string(),
-        };
-        let upid_str = upid.to_string();
-        let until_ms = now_ms.saturating_add(i64::try_from(duration_ms).unwrap_or(i64::MAX));
         let mut worker = worker;
-        if let Some((rule, error)) = self.faults.on_task(&worker.kind, user) {
-            tracing::warn!(rule, task = %upid_str, "injected task fault");
-            worker.outcome = Err(super::tasks::TaskFailure(error));
+        let fault = self.faults.on_task(&worker.kind, user);
+        if let Some((_, error)) = &fault {
+            worker.outcome = Err(super::tasks::TaskFailure(error.clone()));
         }
-        let task = Task {
-            upid,
-            upid_str: upid_str.clone(),
-            log: worker.start_lines.clone(),
-            state: TaskState::Running { until_ms },
-            worker,
+        let at = Spawn {
+            node,
+            boot,
+            user,
+            now_ms,
+            duration_ms,
         };
-        self.index_tasks();
-        let i = self.tasks.len();
-        self.tasks.push(task);
-        self.task_index.by_upid.insert(upid_str.clone(), i);
-        self.task_index.running.insert((until_ms, i));
-        upid_str
+        let upid = self.tasks.spawn(at, worker);
+        if let Some((rule, _)) = fault {
+            tracing::warn!(rule, task = %upid, "injected task fault");
+        }
+        upid
     }
 
     /// Ends every task whose time has come, in the order they end, and
     /// applies what they do.
     pub fn advance(&mut self, now_ms: i64) {
-        self.index_tasks();
-        loop {
-            let due = self.task_index.running.first().copied();
-            let Some((until_ms, i)) = due.filter(|(until, _)| *until <= now_ms) else {
+        while let Some((i, until_ms)) = self.tasks.next_due(now_ms) {
+            let Some(task) = self.tasks.at(i) else {
                 break;
             };
-            self.task_index.running.remove(&(until_ms, i));
-            if !self.tasks[i].running() {
-                continue;
-            }
-            let effect = self.tasks[i].worker.effect.clone();
-            let outcome = if self.tasks[i].worker.outcome.is_ok() {
+            let effect = task.worker.effect.clone();
+            let outcome = if task.worker.outcome.is_ok() {
                 self.apply(effect, until_ms)
             } else {
                 self.abort(&effect);
                 Ok(Vec::new())
             };
-            let task = &mut self.tasks[i];
+            let end = until_ms.div_euclid(1000);
             match outcome {
-                Ok(lines) => {
-                    task.worker.end_lines.extend(lines);
-                    task.finish(until_ms.div_euclid(1000), None);
-                }
-                Err((lines, e)) => {
-                    task.log.extend(lines);
-                    task.finish(until_ms.div_euclid(1000), Some(e));
-                }
+                Ok(lines) => self.tasks.finish(i, end, lines, None),
+                Err((lines, e)) => self.tasks.finish(i, end, lines, Some(e)),
             }
         }
     }
@@ -405,15 +460,15 @@ impl Cluster {
             TaskEffect::None => Ok(Vec::new()),
             TaskEffect::SetVmStatus { vmids, status } => {
                 for id in vmids {
-                    if status == "running" {
+                    if status == super::qemu::VmStatus::Running {
                         // startall: a guest that cannot start is skipped.
                         let _ = self.apply_qemu(
                             id,
                             super::qemu::QemuOp::Start { skiplock: false },
                             end_ms,
                         );
-                    } else if let Some(vm) = self.vms.get_mut(&id) {
-                        vm.status.clone_from(&status);
+                    } else if let Some(vm) = self.guests.get_mut(&id) {
+                        vm.status = status;
                         vm.qmpstatus = None;
                         vm.started_ms = None;
                     }
@@ -446,16 +501,7 @@ impl Cluster {
     /// Ends every running task as a node crash does (`unexpected status`
     /// at `now`, epoch seconds), without its effect; answers how many.
     pub fn interrupt_running(&mut self, now: i64) -> usize {
-        let mut n = 0;
-        for t in self.tasks.iter_mut().filter(|t| t.running()) {
-            t.state = TaskState::Stopped {
-                endtime: now,
-                exitstatus: "unexpected status".into(),
-            };
-            n += 1;
-        }
-        self.task_index = TaskIndex::default();
-        n
+        self.tasks.interrupt_running(now)
     }
 
     /// Finds a task by its UPID text.
@@ -463,20 +509,7 @@ impl Cluster {
     /// # Errors
     /// 400 `unable to parse worker upid` or `no such task`.
     pub fn task(&self, upid: &str) -> Result<&Task> {
-        let i = self.find_task(upid)?;
-        Ok(&self.tasks[i])
-    }
-
-    fn find_task(&self, upid: &str) -> Result<usize> {
-        if Upid::parse(upid).is_none() {
-            return Err(Error::invalid("upid", "unable to parse worker upid"));
-        }
-        let found = if self.task_index.by_upid.len() == self.tasks.len() {
-            self.task_index.by_upid.get(upid).copied()
-        } else {
-            self.tasks.iter().position(|t| t.upid_str == upid)
-        };
-        found.ok_or_else(|| Error::invalid("upid", "no such task"))
+        self.tasks.get(upid)
     }
 
     /// `DELETE .../tasks/{upid}`: a running task is interrupted and ends
@@ -485,12 +518,7 @@ impl Cluster {
     /// # Errors
     /// As [`Cluster::task`].
     pub fn stop_task(&mut self, upid: &str, now: i64) -> Result<()> {
-        let i = self.find_task(upid)?;
-        if let TaskState::Running { until_ms } = self.tasks[i].state {
-            self.task_index.running.remove(&(until_ms, i));
-            let task = &mut self.tasks[i];
-            task.finish(now, Some("received interrupt".into()));
-            let effect = task.worker.effect.clone();
+        if let Some(effect) = self.tasks.interrupt(upid, now)? {
             self.abort(&effect);
         }
         Ok(())
@@ -504,28 +532,6 @@ impl Cluster {
         f: &TaskFilter,
         visible: impl Fn(&Task) -> bool,
     ) -> (Vec<Value>, usize) {
-        let active = f.source == "active" || f.source == "all";
-        let archive = f.source == "archive" || f.source == "all";
-        let on_node = |t: &&Task| t.upid.node == node && visible(t) && f.matches(t);
-        let running = self.tasks.iter().filter(|t| t.running()).filter(on_node);
-        let done = self
-            .tasks
-            .iter()
-            .rev()
-            .filter(|t| !t.running())
-            .filter(on_node);
-        let all: Vec<&Task> = match (active, archive) {
-            (true, true) => running.chain(done).collect(),
-            (true, false) => running.collect(),
-            _ => done.collect(),
-        };
-        let total = all.len();
-        let items = all
-            .into_iter()
-            .skip(f.start)
-            .take(f.limit)
-            .map(Task::list_item)
-            .collect();
-        (items, total)
+        self.tasks.list(node, f, visible)
     }
 }

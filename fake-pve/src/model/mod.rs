@@ -9,6 +9,7 @@ pub mod agent;
 pub mod cluster;
 pub mod context;
 pub mod faults;
+pub mod guests;
 pub mod network;
 pub mod nodes;
 pub mod qemu;
@@ -25,11 +26,11 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use access::{AuthId, Token, User};
-pub use cluster::{Cluster, Storage, Vm};
+pub use cluster::{Cluster, ClusterDoc, Storage, Vm};
 pub use context::Context;
 pub use nodes::{Node, NodeStatus};
 pub use scenario::Scenario;
-pub use tasks::{Task, TaskEffect, TaskState, Upid, VolumeChange, Worker};
+pub use tasks::{Task, TaskEffect, TaskState, Tasks, Upid, VolumeChange, Worker};
 
 /// A refusal from the model, in PVE's words: what kind of refusal it is
 /// and the message PVE gives.

@@ -33,6 +33,59 @@ pub use migrate::{MigrateJob, MigrateRequest, StorageMap};
 pub use move_disk::{MoveJob, ReassignJob};
 pub use resize::ResizeJob;
 
+/// Whether a guest's process runs (`status` in PVE's answers).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VmStatus {
+    /// No process.
+    #[default]
+    Stopped,
+    /// The process runs (also when QEMU has paused the guest).
+    Running,
+}
+
+impl VmStatus {
+    /// `stopped` or `running`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stopped => "stopped",
+            Self::Running => "running",
+        }
+    }
+
+    /// Parses `stopped` or `running`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "stopped" => Some(Self::Stopped),
+            "running" => Some(Self::Running),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for VmStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// QEMU's run state where it differs from [`VmStatus`] (`qmpstatus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QmpStatus {
+    /// `qm suspend` without `todisk`: the process runs, the guest does not.
+    Paused,
+}
+
+impl QmpStatus {
+    /// `paused`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Paused => "paused",
+        }
+    }
+}
+
 /// One emulated VM.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Vm {
@@ -40,8 +93,8 @@ pub struct Vm {
     pub vmid: u32,
     /// The node that holds its config.
     pub node: String,
-    /// `running` or `stopped`.
-    pub status: String,
+    /// Whether its process runs.
+    pub status: VmStatus,
     /// The current configuration, key by key, as PVE stores it.
     pub config: BTreeMap<String, String>,
     /// `[PENDING]` values.
@@ -52,7 +105,7 @@ pub struct Vm {
     pub pending_delete: BTreeMap<String, bool>,
     /// The QMP run state when it differs from `status` (`paused`).
     #[serde(default)]
-    pub qmpstatus: Option<String>,
+    pub qmpstatus: Option<QmpStatus>,
     /// When the QEMU process started, epoch milliseconds.
     #[serde(default)]
     pub started_ms: Option<i64>,
@@ -94,11 +147,11 @@ pub fn lock_timeout(vmid: u32) -> String {
 
 impl Vm {
     /// A VM with a config and nothing pending.
-    pub fn new(vmid: u32, node: &str, status: &str, config: BTreeMap<String, String>) -> Self {
+    pub fn new(vmid: u32, node: &str, status: VmStatus, config: BTreeMap<String, String>) -> Self {
         Self {
             vmid,
             node: node.to_string(),
-            status: status.to_string(),
+            status,
             config,
             pending: BTreeMap::new(),
             pending_delete: BTreeMap::new(),
@@ -112,12 +165,12 @@ impl Vm {
 
     /// Whether the VM runs (paused counts as running).
     pub fn running(&self) -> bool {
-        self.status == "running"
+        self.status == VmStatus::Running
     }
 
     /// Whether it is paused.
     pub fn paused(&self) -> bool {
-        self.running() && self.qmpstatus.as_deref() == Some("paused")
+        self.running() && self.qmpstatus == Some(QmpStatus::Paused)
     }
 
     /// Configured memory in bytes (`memory` is in MiB, default 512).
@@ -801,14 +854,14 @@ impl Cluster {
     /// `Configuration file 'nodes/<node>/qemu-server/<vmid>.conf' does not
     /// exist`.
     pub fn vm(&self, node: &str, vmid: u32) -> Result<&Vm> {
-        self.vms
+        self.guests
             .get(&vmid)
             .filter(|v| v.node == node)
             .ok_or_else(|| config_missing(node, vmid))
     }
 
     fn vm_mut(&mut self, node: &str, vmid: u32) -> Result<&mut Vm> {
-        self.vms
+        self.guests
             .get_mut(&vmid)
             .filter(|v| v.node == node)
             .ok_or_else(|| config_missing(node, vmid))
@@ -819,7 +872,7 @@ impl Cluster {
     /// # Errors
     /// `unable to find configuration file for VM N on node 'x'`.
     pub fn vm_on_node(&self, node: &str, vmid: u32) -> Result<&Vm> {
-        self.vms
+        self.guests
             .get(&vmid)
             .filter(|v| v.node == node)
             .ok_or_else(|| {
@@ -837,7 +890,7 @@ impl Cluster {
     /// An existing VMID, unknown storages, storages without `images`.
     pub fn create_vm(&mut self, mut req: CreateRequest, rq: &mut Context) -> Result<Worker> {
         let vmid = req.vmid;
-        if let Some(v) = self.vms.get(&vmid) {
+        if let Some(v) = self.guests.get(&vmid) {
             return Err(Error::exists(format!(
                 "unable to create VM {vmid} - VM {vmid} already exists on node '{}'",
                 v.node
@@ -875,8 +928,8 @@ impl Cluster {
         };
         let mut lock = BTreeMap::new();
         lock.insert("lock".to_string(), "create".to_string());
-        self.vms
-            .insert(vmid, Vm::new(vmid, &req.node, "stopped", lock));
+        self.guests
+            .insert(vmid, Vm::new(vmid, &req.node, VmStatus::Stopped, lock));
         Ok(
             Worker::new("qmcreate", &vmid.to_string()).effect(TaskEffect::Qemu {
                 vmid,
@@ -1105,7 +1158,7 @@ impl Cluster {
     /// Applies the effect of a VM task that ended at `end_ms`.
     pub(crate) fn apply_qemu(&mut self, vmid: u32, op: QemuOp, end_ms: i64) -> EffectResult {
         let now = end_ms.div_euclid(1000);
-        let node = match (self.vms.get(&vmid), &op) {
+        let node = match (self.guests.get(&vmid), &op) {
             (Some(v), _) => v.node.clone(),
             // PVE forks a resize before loading the config.
             (None, QemuOp::Resize(job)) => {
@@ -1115,7 +1168,7 @@ impl Cluster {
         };
         let fail = |e: Error| (Vec::new(), e.to_string());
         let takes_flock = !matches!(op, QemuOp::Clone(_) | QemuOp::Create { .. });
-        if takes_flock && self.vms.get(&vmid).is_some_and(|v| v.flock.held()) {
+        if takes_flock && self.guests.get(&vmid).is_some_and(|v| v.flock.held()) {
             return Err((vec!["trying to acquire lock...".into()], lock_timeout(vmid)));
         }
         match op {
@@ -1272,7 +1325,7 @@ impl Cluster {
             Ok(d) => d,
             Err((freed, e)) => {
                 log.extend(freed);
-                self.vms.remove(&vmid);
+                self.guests.remove(&vmid);
                 return Err((log, format!("{emsg} {e}")));
             }
         };
@@ -1301,7 +1354,7 @@ impl Cluster {
             ));
             conf.insert("machine".into(), m);
         }
-        if let Some(vm) = self.vms.get_mut(&vmid) {
+        if let Some(vm) = self.guests.get_mut(&vmid) {
             vm.config = conf;
         }
         if let Some((user, ms)) = start {
@@ -1322,7 +1375,7 @@ impl Cluster {
 
     /// `vm_start`: refusals, bridges, pending changes, then running.
     fn power_on(&mut self, vmid: u32, skiplock: bool, end_ms: i64) -> EffectResult {
-        let Some(vm) = self.vms.get(&vmid) else {
+        let Some(vm) = self.guests.get(&vmid) else {
             return Err((vec![], format!("VM {vmid} does not exist")));
         };
         if vm.template() {
@@ -1362,11 +1415,11 @@ impl Cluster {
         }
         self.apply_pending(vmid, &mut lines);
         // The start regenerates the cloud-init drive from the config.
-        if let Some(vm) = self.vms.get_mut(&vmid) {
+        if let Some(vm) = self.guests.get_mut(&vmid) {
             vm.ci_changes.clear();
         }
         if hibernated {
-            let state = self.vms.get_mut(&vmid).and_then(|vm| {
+            let state = self.guests.get_mut(&vmid).and_then(|vm| {
                 vm.config.remove("lock");
                 vm.config.remove("runningmachine");
                 vm.config.remove("runningcpu");
@@ -1376,8 +1429,8 @@ impl Cluster {
                 self.free_volume(&volid, &node);
             }
         }
-        if let Some(vm) = self.vms.get_mut(&vmid) {
-            vm.status = "running".into();
+        if let Some(vm) = self.guests.get_mut(&vmid) {
+            vm.status = VmStatus::Running;
             vm.qmpstatus = None;
             vm.started_ms = Some(end_ms);
         }
@@ -1403,7 +1456,7 @@ impl Cluster {
             return Err((vec![], format!("VM {vmid} not running")));
         }
         let Some(sid) = todisk else {
-            vm.qmpstatus = Some("paused".into());
+            vm.qmpstatus = Some(QmpStatus::Paused);
             return Ok(vec![]);
         };
         let size = 2 * vm.maxmem() + (500 << 20);
@@ -1421,7 +1474,7 @@ impl Cluster {
             )
             .map_err(|e| (vec![], e.to_string()))?;
         lines.push("suspend vm".into());
-        if let Some(vm) = self.vms.get_mut(&vmid) {
+        if let Some(vm) = self.guests.get_mut(&vmid) {
             vm.config.insert("lock".into(), "suspended".into());
             vm.config.insert("vmstate".into(), volid);
             vm.config.insert("runningmachine".into(), machine);
@@ -1494,7 +1547,7 @@ impl Cluster {
         if purge {
             lines.push(format!("purging VM {vmid} from related configurations.."));
         }
-        self.vms.remove(&vmid);
+        self.guests.remove(&vmid);
         Ok(lines)
     }
 
@@ -1577,7 +1630,7 @@ impl Cluster {
         log.append(&mut warns);
         // Deletions.
         for k in &delete {
-            let Some(vm) = self.vms.get_mut(&vmid) else {
+            let Some(vm) = self.guests.get_mut(&vmid) else {
                 break;
             };
             let Some(val) = vm.config.get(k).or_else(|| vm.pending.get(k)).cloned() else {
@@ -1620,14 +1673,14 @@ impl Cluster {
                     self.register_unused(node, vmid, &file);
                 }
                 if !self
-                    .vms
+                    .guests
                     .get(&vmid)
                     .is_some_and(|v| v.config.contains_key(k))
                 {
                     continue;
                 }
             }
-            if let Some(vm) = self.vms.get_mut(&vmid)
+            if let Some(vm) = self.guests.get_mut(&vmid)
                 && vm.config.contains_key(k)
             {
                 vm.pending_delete.insert(k.clone(), u.force);
@@ -1640,13 +1693,17 @@ impl Cluster {
                 drives.insert(k.clone(), v.clone());
                 continue;
             }
-            if let Some(vm) = self.vms.get_mut(&vmid) {
+            if let Some(vm) = self.guests.get_mut(&vmid) {
                 vm.pending.insert(k.clone(), v.clone());
                 vm.pending_delete.remove(k);
             }
         }
         if !drives.is_empty() {
-            let existing = self.vms.get(&vmid).map(Vm::effective).unwrap_or_default();
+            let existing = self
+                .guests
+                .get(&vmid)
+                .map(Vm::effective)
+                .unwrap_or_default();
             let (created, _) = self
                 .create_disks(vmid, node, &drives, None, &existing, now, &mut log)
                 .map_err(|(lines, e)| {
@@ -1656,7 +1713,7 @@ impl Cluster {
                 })?;
             for (k, v) in created {
                 let old_pending = self
-                    .vms
+                    .guests
                     .get(&vmid)
                     .and_then(|vm| vm.pending.get(&k).cloned());
                 if let Some(old) = old_pending {
@@ -1665,14 +1722,14 @@ impl Cluster {
                         self.register_unused(node, vmid, &file);
                     }
                 }
-                if let Some(vm) = self.vms.get_mut(&vmid) {
+                if let Some(vm) = self.guests.get_mut(&vmid) {
                     vm.pending.insert(k.clone(), v);
                     vm.pending_delete.remove(&k);
                 }
             }
         }
         // Drop pending values equal to the current ones.
-        if let Some(vm) = self.vms.get_mut(&vmid) {
+        if let Some(vm) = self.guests.get_mut(&vmid) {
             let same: Vec<String> = vm
                 .pending
                 .iter()
@@ -1703,7 +1760,7 @@ impl Cluster {
             self.free_volume(volid, node);
             return;
         }
-        let Some(vm) = self.vms.get_mut(&vmid) else {
+        let Some(vm) = self.guests.get_mut(&vmid) else {
             return;
         };
         let used = vm.config.iter().chain(vm.pending.iter()).any(|(k, v)| {
@@ -1719,7 +1776,7 @@ impl Cluster {
 
     /// `vmconfig_apply_pending`: everything pending becomes current.
     fn apply_pending(&mut self, vmid: u32, log: &mut Lines) {
-        let Some(vm) = self.vms.get_mut(&vmid) else {
+        let Some(vm) = self.guests.get_mut(&vmid) else {
             return;
         };
         let node = vm.node.clone();
@@ -1744,7 +1801,7 @@ impl Cluster {
         force: bool,
         log: &mut Lines,
     ) {
-        let old = self.vms.get_mut(&vmid).and_then(|vm| {
+        let old = self.guests.get_mut(&vmid).and_then(|vm| {
             let old = vm.config.remove(key);
             if let Some(v) = &value {
                 vm.config.insert(key.to_string(), v.clone());
@@ -1758,7 +1815,7 @@ impl Cluster {
             if value.as_deref().map(drive_file) != Some(file.as_str()) {
                 if drive_is_cdrom(&old)
                     && file.contains("-cloudinit")
-                    && let Some(vm) = self.vms.get_mut(&vmid)
+                    && let Some(vm) = self.guests.get_mut(&vmid)
                 {
                     vm.ci_changes.clear();
                 }
@@ -1778,7 +1835,7 @@ impl Cluster {
     /// `vmconfig_hotplug_pending`: applies what a running VM can take,
     /// leaves the rest pending.
     fn hotplug_pending(&mut self, vmid: u32, log: &mut Lines) -> Result<()> {
-        let Some(vm) = self.vms.get(&vmid) else {
+        let Some(vm) = self.guests.get(&vmid) else {
             return Ok(());
         };
         let node = vm.node.clone();
@@ -1851,17 +1908,17 @@ impl Cluster {
         }
         for (k, force) in live_deletes {
             let old = self
-                .vms
+                .guests
                 .get(&vmid)
                 .and_then(|vm| vm.config.get(&k).cloned());
             self.record_ci_change(vmid, &k, old.as_deref(), None);
             self.apply_one(vmid, &node, &k, None, force, log);
-            if let Some(vm) = self.vms.get_mut(&vmid) {
+            if let Some(vm) = self.guests.get_mut(&vmid) {
                 vm.pending_delete.remove(&k);
             }
         }
         for (k, v) in apply {
-            let old = self.vms.get_mut(&vmid).and_then(|vm| {
+            let old = self.guests.get_mut(&vmid).and_then(|vm| {
                 vm.pending.remove(&k);
                 vm.config.get(&k).cloned()
             });
@@ -2022,7 +2079,7 @@ impl Cluster {
             s["pid"] = json!(10_000 + vm.vmid);
         }
         if full {
-            s["qmpstatus"] = json!(vm.qmpstatus.clone().unwrap_or_else(|| vm.status.clone()));
+            s["qmpstatus"] = json!(vm.qmpstatus.map_or(vm.status.as_str(), QmpStatus::as_str));
             if running {
                 s["diskread"] = json!(uptime * 4096);
                 s["diskwrite"] = json!(uptime * 2048);
@@ -2110,7 +2167,7 @@ impl Cluster {
     /// for an hour.
     pub fn adopt_seed_vms(&mut self, now: i64) {
         let mut adopt = Vec::new();
-        for vm in self.vms.values_mut() {
+        for vm in self.guests.values_mut() {
             if vm.running() {
                 vm.started_ms = Some((now - 3_600) * 1000);
             }
@@ -2142,7 +2199,7 @@ impl Cluster {
 
     /// The VMs on `node`, in VMID order.
     pub fn vms_on(&self, node: &str) -> impl Iterator<Item = &Vm> {
-        self.vms.values().filter(move |v| v.node == node)
+        self.guests.values().filter(move |v| v.node == node)
     }
 
     /// The `maxdisk` of a VM for `/cluster/resources`.
@@ -2180,7 +2237,7 @@ fn block_stats(uptime: i64) -> Value {
 }
 
 fn power_off(vm: &mut Vm) {
-    vm.status = "stopped".into();
+    vm.status = VmStatus::Stopped;
     vm.qmpstatus = None;
     vm.started_ms = None;
 }

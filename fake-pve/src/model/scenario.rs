@@ -31,7 +31,7 @@ use super::access::{
     Access, AclUpdate, AuthId, Group, Token, User, valid_groupid, valid_tokenid, valid_userid,
 };
 use super::acl::{check_path, is_valid_priv, normalize_path, role_is_special};
-use super::cluster::{Cluster, Storage, Vm};
+use super::cluster::{Cluster, ClusterDoc, Storage, Vm};
 use super::faults::{FaultRule, Faults};
 use super::nodes::{Node, NodeStatus};
 
@@ -533,13 +533,13 @@ impl Scenario {
             if !nodes.iter().any(|n| n.name == node) {
                 return Err(self.err(&node, format!("VM {}: unknown node '{node}'", v.vmid)));
             }
-            let status = v.status.clone().unwrap_or_else(|| "stopped".into());
-            if status != "running" && status != "stopped" {
+            let raw = v.status.as_deref().unwrap_or("stopped");
+            let Some(status) = super::qemu::VmStatus::parse(raw) else {
                 return Err(self.err(
-                    &status,
+                    raw,
                     format!("VM {}: status must be running or stopped", v.vmid),
                 ));
-            }
+            };
             let mut config: BTreeMap<String, String> = v
                 .config
                 .iter()
@@ -548,7 +548,7 @@ impl Scenario {
             if let Some(name) = &v.name {
                 config.insert("name".into(), name.clone());
             }
-            let mut vm = Vm::new(v.vmid, &node, &status, config);
+            let mut vm = Vm::new(v.vmid, &node, status, config);
             for (name, section) in &v.snapshots {
                 let valid = name.len() >= 2
                     && name.len() <= 40
@@ -589,7 +589,7 @@ impl Scenario {
                 return Err(self.err(&vmid.to_string(), format!("guests: unknown VM {vmid}")));
             }
         }
-        let mut cluster = Cluster {
+        let mut cluster = Cluster::from(ClusterDoc {
             version,
             name: self.cluster.clone(),
             local_node: nodes[0].name.clone(),
@@ -601,10 +601,9 @@ impl Scenario {
             tasks: Vec::new(),
             next_pid: 4_000 + u32::try_from(now.rem_euclid(50_000)).unwrap_or(0),
             faults: Faults::default(),
-            task_index: Default::default(),
             network: BTreeMap::new(),
             guests: self.guests.clone(),
-        };
+        });
         for d in &self.downloads {
             if !d.url.starts_with("http://") && !d.url.starts_with("https://") {
                 return Err(self.err(

@@ -93,8 +93,8 @@ pub enum TaskEffect {
     SetVmStatus {
         /// The guests.
         vmids: Vec<u32>,
-        /// `running` or `stopped`.
-        status: String,
+        /// The state they end in.
+        status: super::qemu::VmStatus,
     },
     /// What a VM task does (create, power, config, destroy, ...).
     Qemu {
@@ -347,6 +347,240 @@ impl Task {
             Some("") | Some("unexpected status") => "unknown",
             Some(_) => "error",
         }
+    }
+}
+
+/// Every task of the cluster, oldest first, with the lookups that keep a
+/// request from scanning them all: running ones by their end, all of
+/// them by UPID. Only this type changes the list, so the lookups always
+/// cover it.
+#[derive(Debug, Clone, Default)]
+pub struct Tasks {
+    tasks: Vec<Task>,
+    next_pid: u32,
+    running: std::collections::BTreeSet<(i64, usize)>,
+    by_upid: std::collections::HashMap<String, usize>,
+}
+
+/// Where a new task runs and for whom.
+#[derive(Debug, Clone, Copy)]
+pub struct Spawn<'a> {
+    /// The node.
+    pub node: &'a str,
+    /// The node's boot time, epoch seconds (the UPID's `pstart` counts
+    /// from it).
+    pub boot: i64,
+    /// Who started it.
+    pub user: &'a str,
+    /// When, epoch milliseconds.
+    pub now_ms: i64,
+    /// How long it runs.
+    pub duration_ms: u64,
+}
+
+impl Tasks {
+    /// The tasks of a saved world, with `next_pid` the pid the next task
+    /// gets.
+    pub fn new(tasks: Vec<Task>, next_pid: u32) -> Self {
+        let mut t = Self {
+            tasks,
+            next_pid,
+            running: Default::default(),
+            by_upid: Default::default(),
+        };
+        for (i, task) in t.tasks.iter().enumerate() {
+            t.by_upid.insert(task.upid_str.clone(), i);
+            if let TaskState::Running { until_ms } = task.state {
+                t.running.insert((until_ms, i));
+            }
+        }
+        t
+    }
+
+    /// The tasks, oldest first, and the next pid: what a saved world keeps.
+    pub fn parts(&self) -> (&[Task], u32) {
+        (&self.tasks, self.next_pid)
+    }
+
+    /// How many tasks there are.
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// Every task, oldest first.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Task> {
+        self.tasks.iter()
+    }
+
+    /// The pid the next task gets.
+    pub fn next_pid(&self) -> u32 {
+        self.next_pid
+    }
+
+    /// Records a running task and answers its UPID. A `{upid}` in its log
+    /// lines becomes the UPID.
+    pub fn spawn(&mut self, at: Spawn<'_>, mut worker: Worker) -> String {
+        let now = at.now_ms.div_euclid(1000);
+        let pid = self.next_pid;
+        self.next_pid = self.next_pid.wrapping_add(1).max(1000);
+        let upid = Upid {
+            node: at.node.to_string(),
+            pid,
+            pstart: u64::try_from((now - at.boot).max(0) * 100).unwrap_or(0) + 3_000,
+            starttime: now,
+            kind: worker.kind.clone(),
+            id: worker.id.clone(),
+            user: at.user.to_string(),
+        };
+        let upid_str = upid.to_string();
+        for l in worker
+            .start_lines
+            .iter_mut()
+            .chain(worker.end_lines.iter_mut())
+        {
+            if l.contains("{upid}") {
+                *l = l.replace("{upid}", &upid_str);
+            }
+        }
+        let until_ms = at
+            .now_ms
+            .saturating_add(i64::try_from(at.duration_ms).unwrap_or(i64::MAX));
+        let task = Task {
+            upid,
+            upid_str: upid_str.clone(),
+            log: worker.start_lines.clone(),
+            state: TaskState::Running { until_ms },
+            worker,
+        };
+        let i = self.tasks.len();
+        self.tasks.push(task);
+        self.by_upid.insert(upid_str.clone(), i);
+        self.running.insert((until_ms, i));
+        upid_str
+    }
+
+    /// The first running task due by `now_ms`, taken off the running
+    /// list: its index and end time. It is still marked running; end it
+    /// with [`Tasks::finish`].
+    pub fn next_due(&mut self, now_ms: i64) -> Option<(usize, i64)> {
+        loop {
+            let (until_ms, i) = *self.running.first()?;
+            if until_ms > now_ms {
+                return None;
+            }
+            self.running.remove(&(until_ms, i));
+            if self.tasks[i].running() {
+                return Some((i, until_ms));
+            }
+        }
+    }
+
+    /// The task at `i` (from [`Tasks::next_due`]).
+    pub fn at(&self, i: usize) -> Option<&Task> {
+        self.tasks.get(i)
+    }
+
+    /// Ends the task at `i` (from [`Tasks::next_due`]) at `now` (epoch
+    /// seconds): `extra` lines are added to its end lines on success, or
+    /// logged before its error.
+    pub fn finish(&mut self, i: usize, now: i64, extra: Vec<String>, error: Option<String>) {
+        let Some(task) = self.tasks.get_mut(i) else {
+            return;
+        };
+        if error.is_some() {
+            task.log.extend(extra);
+        } else {
+            task.worker.end_lines.extend(extra);
+        }
+        task.finish(now, error);
+    }
+
+    /// Ends every running task as a node crash does (`unexpected status`
+    /// at `now`, epoch seconds), without its effect; answers how many.
+    pub fn interrupt_running(&mut self, now: i64) -> usize {
+        let mut n = 0;
+        for t in self.tasks.iter_mut().filter(|t| t.running()) {
+            t.state = TaskState::Stopped {
+                endtime: now,
+                exitstatus: "unexpected status".into(),
+            };
+            n += 1;
+        }
+        self.running.clear();
+        n
+    }
+
+    /// Finds a task by its UPID text.
+    ///
+    /// # Errors
+    /// 400 `unable to parse worker upid` or `no such task`.
+    pub fn get(&self, upid: &str) -> Result<&Task, super::Error> {
+        let i = self.find(upid)?;
+        Ok(&self.tasks[i])
+    }
+
+    fn find(&self, upid: &str) -> Result<usize, super::Error> {
+        if Upid::parse(upid).is_none() {
+            return Err(super::Error::invalid("upid", "unable to parse worker upid"));
+        }
+        self.by_upid
+            .get(upid)
+            .copied()
+            .ok_or_else(|| super::Error::invalid("upid", "no such task"))
+    }
+
+    /// Interrupts a running task (`received interrupt`) and answers the
+    /// effect it will not have; a stopped one is left as it is.
+    ///
+    /// # Errors
+    /// As [`Tasks::get`].
+    pub fn interrupt(&mut self, upid: &str, now: i64) -> Result<Option<TaskEffect>, super::Error> {
+        let i = self.find(upid)?;
+        let TaskState::Running { until_ms } = self.tasks[i].state else {
+            return Ok(None);
+        };
+        self.running.remove(&(until_ms, i));
+        let task = &mut self.tasks[i];
+        task.finish(now, Some("received interrupt".into()));
+        Ok(Some(task.worker.effect.clone()))
+    }
+
+    /// `GET /nodes/{node}/tasks`: the items and the `total` of all that
+    /// matched (running ones first, then the others newest first).
+    pub fn list(
+        &self,
+        node: &str,
+        f: &TaskFilter,
+        visible: impl Fn(&Task) -> bool,
+    ) -> (Vec<Value>, usize) {
+        let active = f.source == "active" || f.source == "all";
+        let archive = f.source == "archive" || f.source == "all";
+        let on_node = |t: &&Task| t.upid.node == node && visible(t) && f.matches(t);
+        let running = self.tasks.iter().filter(|t| t.running()).filter(on_node);
+        let done = self
+            .tasks
+            .iter()
+            .rev()
+            .filter(|t| !t.running())
+            .filter(on_node);
+        let all: Vec<&Task> = match (active, archive) {
+            (true, true) => running.chain(done).collect(),
+            (true, false) => running.collect(),
+            _ => done.collect(),
+        };
+        let total = all.len();
+        let items = all
+            .into_iter()
+            .skip(f.start)
+            .take(f.limit)
+            .map(Task::list_item)
+            .collect();
+        (items, total)
     }
 }
 

@@ -237,7 +237,7 @@ impl Cluster {
                 "can't clone VM to node '{t}' (VM uses local storage)"
             )));
         }
-        if self.vms.get(&newid).is_some_and(|v| v.node == node) {
+        if self.guests.get(&newid).is_some_and(|v| v.node == node) {
             return Err(Error::exists(format!(
                 "unable to create VM {newid}: config file already exists"
             )));
@@ -295,7 +295,7 @@ impl Cluster {
         // The worker: lock the source, then create the target config.
         let mut worker = Worker::new("qmclone", &vmid.to_string());
         let flock = self
-            .vms
+            .guests
             .get(&vmid)
             .map(|v| v.flock.clone())
             .unwrap_or_default();
@@ -304,8 +304,8 @@ impl Cluster {
                 .log("trying to acquire lock...")
                 .fail(lock_timeout(vmid)));
         }
-        if let Some(other) = self.vms.get(&newid) {
-            let pid = self.next_pid;
+        if let Some(other) = self.guests.get(&newid) {
+            let pid = self.tasks().next_pid();
             let _ = other;
             return Ok(worker.fail(format!(
                 "unable to open file '/etc/pve/nodes/{node}/qemu-server/{newid}.conf.tmp.{pid}' - File exists"
@@ -342,9 +342,9 @@ impl Cluster {
         }
         let mut lock = BTreeMap::new();
         lock.insert("lock".to_string(), "clone".to_string());
-        self.vms
-            .insert(newid, Vm::new(newid, &node, "stopped", lock));
-        if let Some(src) = self.vms.get_mut(&vmid) {
+        self.guests
+            .insert(newid, Vm::new(newid, &node, super::VmStatus::Stopped, lock));
+        if let Some(src) = self.guests.get_mut(&vmid) {
             if running {
                 src.flock.exclusive = true;
             } else {
@@ -372,7 +372,7 @@ impl Cluster {
     }
 
     fn release_flock(&mut self, vmid: u32, exclusive: bool) {
-        if let Some(vm) = self.vms.get_mut(&vmid) {
+        if let Some(vm) = self.guests.get_mut(&vmid) {
             if exclusive {
                 vm.flock.exclusive = false;
             } else {
@@ -503,11 +503,11 @@ impl Cluster {
                 }
             }
             if self
-                .vms
+                .guests
                 .get(&newid)
                 .is_some_and(|v| v.lock() == Some("clone"))
             {
-                self.vms.remove(&newid);
+                self.guests.remove(&newid);
             }
             return Err((log, format!("clone failed: {e}")));
         }
@@ -517,7 +517,7 @@ impl Cluster {
                 job.pending.join(",")
             ));
         }
-        if let Some(vm) = self.vms.get_mut(&newid) {
+        if let Some(vm) = self.guests.get_mut(&newid) {
             vm.config = conf;
             if let Some(t) = &job.target {
                 vm.node.clone_from(t);
@@ -530,11 +530,11 @@ impl Cluster {
     pub(super) fn abort_clone(&mut self, vmid: u32, job: &CloneJob) {
         self.release_flock(vmid, job.exclusive);
         if self
-            .vms
+            .guests
             .get(&job.newid)
             .is_some_and(|v| v.lock() == Some("clone"))
         {
-            self.vms.remove(&job.newid);
+            self.guests.remove(&job.newid);
         }
     }
 
@@ -574,7 +574,7 @@ impl Cluster {
         let version = self.version;
         let mut log = Vec::new();
         let mut keys: Vec<(String, String)> = self
-            .vms
+            .guests
             .get(&vmid)
             .map(|vm| {
                 vm.config
@@ -586,7 +586,7 @@ impl Cluster {
             })
             .unwrap_or_default();
         keys.sort_by_key(|(k, _)| drive_order(k));
-        if let Some(vm) = self.vms.get_mut(&vmid) {
+        if let Some(vm) = self.guests.get_mut(&vmid) {
             vm.config.insert("template".into(), "1".into());
         }
         for (k, v) in keys {
@@ -599,7 +599,7 @@ impl Cluster {
                 .map_err(|e| (log.clone(), e.to_string()))?;
             log.extend(lines);
             let printed = drive_with(version, &k, &v, &[("file", &new)], &[]);
-            if let Some(vm) = self.vms.get_mut(&vmid) {
+            if let Some(vm) = self.guests.get_mut(&vmid) {
                 vm.config.insert(k, printed);
             }
         }

@@ -300,7 +300,7 @@ impl Cluster {
         if !tracked(key) {
             return;
         }
-        let Some(vm) = self.vms.get_mut(&vmid) else {
+        let Some(vm) = self.guests.get_mut(&vmid) else {
             return;
         };
         let ci = &mut vm.ci_changes;
@@ -414,7 +414,7 @@ impl Cluster {
         if !has_cloudinit(&vm.config) {
             return Ok(());
         }
-        if let Some(vm) = self.vms.get_mut(&vmid) {
+        if let Some(vm) = self.guests.get_mut(&vmid) {
             vm.ci_changes.clear();
         }
         Ok(())

@@ -298,7 +298,7 @@ impl Cluster {
                 None
             }
         };
-        if let Some(vm) = self.vms.get_mut(&vmid) {
+        if let Some(vm) = self.guests.get_mut(&vmid) {
             vm.config.insert("lock".into(), "migrate".into());
         }
         Ok(
@@ -317,7 +317,7 @@ impl Cluster {
 
     /// Undoes `lock: migrate` when the task fails without its effect.
     pub(super) fn abort_migrate(&mut self, vmid: u32) {
-        if let Some(vm) = self.vms.get_mut(&vmid)
+        if let Some(vm) = self.guests.get_mut(&vmid)
             && vm.lock() == Some("migrate")
         {
             vm.config.remove("lock");
@@ -351,7 +351,7 @@ impl Cluster {
             "{t0} starting migration of VM {vmid} to node '{}' ({ip})",
             job.target
         )];
-        let Some(vm) = self.vms.get(&vmid) else {
+        let Some(vm) = self.guests.get(&vmid) else {
             return Err((log, "migration aborted".into()));
         };
         let running = vm.running();
@@ -495,7 +495,7 @@ impl Cluster {
             log.push(format!("{t1} start migrate command to {uri}"));
         }
         // phase3_cleanup: update_volume_ids, move_config_to_node.
-        if let Some(vm) = self.vms.get_mut(&vmid) {
+        if let Some(vm) = self.guests.get_mut(&vmid) {
             let update = |conf: &mut BTreeMap<String, String>| {
                 for (k, v) in conf.iter_mut() {
                     if k.starts_with("unused") {

@@ -211,7 +211,7 @@ impl Cluster {
                 &["format"],
             )
         };
-        if let Some(vm) = self.vms.get_mut(&vmid) {
+        if let Some(vm) = self.guests.get_mut(&vmid) {
             vm.config.insert(job.disk.clone(), printed);
             if !job.delete
                 && let Some(n) = (0..256).find(|n| {
@@ -266,11 +266,11 @@ impl Cluster {
     pub fn check_reassign(&self, vmid: u32, job: &ReassignJob) -> Result<String> {
         let t = job.target_vmid;
         let src = self
-            .vms
+            .guests
             .get(&vmid)
             .ok_or_else(|| Error::not_found(format!("could not find VM {vmid}")))?;
         let dst = self
-            .vms
+            .guests
             .get(&t)
             .ok_or_else(|| Error::not_found(format!("could not find target VM {t}")))?;
         if src.node != dst.node {
@@ -380,11 +380,11 @@ impl Cluster {
             .map_err(|e| (log.clone(), e.to_string()))?;
         log.extend(lines);
         let value = self
-            .vms
+            .guests
             .get(&vmid)
             .and_then(|vm| vm.config.get(&job.disk).cloned())
             .unwrap_or_default();
-        if let Some(vm) = self.vms.get_mut(&vmid) {
+        if let Some(vm) = self.guests.get_mut(&vmid) {
             if let Some(boot) = vm.config.get("boot").cloned()
                 && let Some(order) = boot.strip_prefix("order=")
             {
@@ -419,7 +419,7 @@ impl Cluster {
             new.clone()
         };
         if !is_drive_key(&job.target_disk) {
-            if let Some(vm) = self.vms.get_mut(&t) {
+            if let Some(vm) = self.guests.get_mut(&t) {
                 vm.config.insert(job.target_disk.clone(), drive);
             }
             return Ok(log);

@@ -79,7 +79,7 @@ impl Cluster {
             .map_err(fail)?;
         let version = self.version;
         let size_text = propstring::format_size(&newsize.to_string());
-        if let Some(vm) = self.vms.get_mut(&vmid)
+        if let Some(vm) = self.guests.get_mut(&vmid)
             && let Some(value) = vm.config.get(&job.disk).cloned()
         {
             let printed = drive_with(version, &job.disk, &value, &[("size", &size_text)], &[]);

@@ -197,7 +197,7 @@ impl Cluster {
         if let Some(d) = description.filter(|d| !d.is_empty()) {
             snap.insert("description".into(), d);
         }
-        if let Some(vm) = self.vms.get_mut(&vmid) {
+        if let Some(vm) = self.guests.get_mut(&vmid) {
             vm.config.insert("lock".into(), "snapshot".into());
             vm.snapshots.insert(name.to_string(), snap);
         }
@@ -232,7 +232,7 @@ impl Cluster {
 
     /// Undoes a snapshot whose task failed or was stopped.
     pub(super) fn abort_snapshot(&mut self, vmid: u32, name: &str) {
-        let Some(vm) = self.vms.get_mut(&vmid) else {
+        let Some(vm) = self.guests.get_mut(&vmid) else {
             return;
         };
         let node = vm.node.clone();
@@ -352,7 +352,7 @@ impl Cluster {
         rq: &mut Context,
     ) -> Worker {
         let worker = Worker::new("qmrollback", &vmid.to_string());
-        let Some(vm) = self.vms.get(&vmid).filter(|v| v.node == node) else {
+        let Some(vm) = self.guests.get(&vmid).filter(|v| v.node == node) else {
             return worker.fail(config_missing(node, vmid).to_string());
         };
         if vm.flock.held() {
@@ -382,7 +382,7 @@ impl Cluster {
                 end.push(format!("  Logical volume \"{lv}\" created."));
             }
         }
-        if let Some(vm) = self.vms.get_mut(&vmid) {
+        if let Some(vm) = self.guests.get_mut(&vmid) {
             power_off(vm);
             vm.config.insert("lock".into(), "rollback".into());
         }
@@ -451,7 +451,7 @@ impl Cluster {
             };
             conf.insert("vmgenid".into(), vmgenid);
         }
-        if let Some(vm) = self.vms.get_mut(&vmid) {
+        if let Some(vm) = self.guests.get_mut(&vmid) {
             vm.config = conf;
             vm.pending.clear();
             vm.pending_delete.clear();
@@ -466,9 +466,9 @@ impl Cluster {
         }
         let with_state = snap.get("vmstate").is_some_and(|v| !v.is_empty());
         if (with_state || start)
-            && let Some(vm) = self.vms.get_mut(&vmid)
+            && let Some(vm) = self.guests.get_mut(&vmid)
         {
-            vm.status = "running".into();
+            vm.status = super::VmStatus::Running;
             vm.qmpstatus = None;
             vm.started_ms = Some(end_ms);
         }
@@ -479,7 +479,7 @@ impl Cluster {
     /// `qmdelsnapshot` worker.
     pub fn delete_snapshot(&mut self, node: &str, vmid: u32, name: &str) -> Worker {
         let worker = Worker::new("qmdelsnapshot", &vmid.to_string());
-        let Some(vm) = self.vms.get_mut(&vmid).filter(|v| v.node == node) else {
+        let Some(vm) = self.guests.get_mut(&vmid).filter(|v| v.node == node) else {
             return worker.fail(config_missing(node, vmid).to_string());
         };
         if vm.flock.held() {
@@ -541,7 +541,7 @@ impl Cluster {
         }
         let parent = snap.get("parent").cloned().filter(|p| !p.is_empty());
         let mut orphans = Vec::new();
-        if let Some(vm) = self.vms.get_mut(&vmid) {
+        if let Some(vm) = self.guests.get_mut(&vmid) {
             vm.snapshots.remove(name);
             let relink = |c: &mut BTreeMap<String, String>| {
                 if c.get("parent").is_some_and(|p| p == name) {

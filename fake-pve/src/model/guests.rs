@@ -1,0 +1,152 @@
+//! The guest core: one VMID space for every guest, and what PVE keeps
+//! per guest beside its configuration (the guest agent's state).
+//!
+//! A guest's record ([`Vm`]: node, power state, config with pending
+//! changes and digest, snapshots, locks) lives here and nowhere else, so
+//! that a VMID names one guest and removing a guest removes all that
+//! belongs to it.
+
+use std::collections::BTreeMap;
+
+use super::agent::Guest as Agent;
+use super::qemu::Vm;
+
+/// Every guest of the cluster by VMID, and the guest agents' state.
+#[derive(Debug, Clone, Default)]
+pub struct Guests {
+    vms: BTreeMap<u32, Vm>,
+    agents: BTreeMap<u32, Agent>,
+}
+
+impl Guests {
+    /// The guests of a saved world. Agent state of a VMID without a guest
+    /// is dropped.
+    pub fn new(vms: BTreeMap<u32, Vm>, mut agents: BTreeMap<u32, Agent>) -> Self {
+        agents.retain(|vmid, _| vms.contains_key(vmid));
+        Self { vms, agents }
+    }
+
+    /// The guests and the agents' state, as a saved world keeps them.
+    pub fn parts(&self) -> (&BTreeMap<u32, Vm>, &BTreeMap<u32, Agent>) {
+        (&self.vms, &self.agents)
+    }
+
+    /// The guest `vmid`.
+    pub fn get(&self, vmid: &u32) -> Option<&Vm> {
+        self.vms.get(vmid)
+    }
+
+    /// The guest `vmid`, to change.
+    pub fn get_mut(&mut self, vmid: &u32) -> Option<&mut Vm> {
+        self.vms.get_mut(vmid)
+    }
+
+    /// Whether `vmid` is taken.
+    pub fn contains_key(&self, vmid: &u32) -> bool {
+        self.vms.contains_key(vmid)
+    }
+
+    /// How many guests there are.
+    pub fn len(&self) -> usize {
+        self.vms.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.vms.is_empty()
+    }
+
+    /// The guests by VMID.
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Vm> {
+        self.vms.values()
+    }
+
+    /// The guests by VMID, to change.
+    pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut Vm> {
+        self.vms.values_mut()
+    }
+
+    /// The VMIDs in use, in order.
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &u32> {
+        self.vms.keys()
+    }
+
+    /// `(vmid, guest)` pairs in VMID order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&u32, &Vm)> {
+        self.vms.iter()
+    }
+
+    /// Registers a guest under `vmid`, replacing one there (whose agent
+    /// state goes with it).
+    pub fn insert(&mut self, vmid: u32, vm: Vm) -> Option<Vm> {
+        let old = self.vms.insert(vmid, vm);
+        if old.is_some() {
+            self.agents.remove(&vmid);
+        }
+        old
+    }
+
+    /// Removes a guest and everything kept for it.
+    pub fn remove(&mut self, vmid: &u32) -> Option<Vm> {
+        self.agents.remove(vmid);
+        self.vms.remove(vmid)
+    }
+
+    /// The agent state of `vmid`, if any was kept.
+    pub fn agent(&self, vmid: u32) -> Option<&Agent> {
+        self.agents.get(&vmid)
+    }
+
+    /// The agent state of `vmid`, made on first use.
+    pub fn agent_mut(&mut self, vmid: u32) -> &mut Agent {
+        self.agents.entry(vmid).or_default()
+    }
+
+    /// Forgets the agent state of `vmid`.
+    pub fn forget_agent(&mut self, vmid: u32) {
+        self.agents.remove(&vmid);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::qemu::VmStatus;
+
+    fn vm(vmid: u32) -> Vm {
+        Vm::new(vmid, "pve", VmStatus::Stopped, BTreeMap::new())
+    }
+
+    #[test]
+    fn removing_a_guest_removes_its_agent_state() {
+        let mut g = Guests::default();
+        g.insert(100, vm(100));
+        g.agent_mut(100).hostname = Some("web".into());
+        assert!(g.agent(100).is_some());
+        assert!(g.remove(&100).is_some());
+        assert!(g.agent(100).is_none());
+        // A new guest under the same VMID starts with a fresh agent.
+        g.insert(100, vm(100));
+        assert!(g.agent(100).is_none());
+        assert_eq!(g.agent_mut(100).hostname, None);
+    }
+
+    #[test]
+    fn replacing_a_guest_drops_the_old_agent_state() {
+        let mut g = Guests::default();
+        g.insert(101, vm(101));
+        g.agent_mut(101).hostname = Some("db".into());
+        assert!(g.insert(101, vm(101)).is_some());
+        assert!(g.agent(101).is_none());
+    }
+
+    #[test]
+    fn a_saved_world_keeps_no_agent_without_a_guest() {
+        let vms = BTreeMap::from([(100, vm(100))]);
+        let agents = BTreeMap::from([(100, Agent::default()), (555, Agent::default())]);
+        let g = Guests::new(vms, agents);
+        assert_eq!(g.parts().1.keys().copied().collect::<Vec<_>>(), vec![100]);
+        assert_eq!(g.len(), 1);
+        assert!(g.contains_key(&100) && !g.contains_key(&555));
+    }
+}
