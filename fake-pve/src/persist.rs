@@ -5,7 +5,7 @@
 //! or the control API; GETs too while fault rules are in force, since
 //! they count) is written to the journal *before* it runs, then runs
 //! alone at the instant it arrived with random draws from a seed of its
-//! own (see [`crate::pin`]). Replaying the journal over the snapshot
+//! own (see [`crate::model::Context`]). Replaying the journal over the snapshot
 //! therefore gives the same world: a request acknowledged to a client is
 //! never lost, and one that was in flight when the process died is either
 //! not there or there whole. A journal that cannot be written refuses the
@@ -471,7 +471,7 @@ impl Store {
     /// Journals `req` (to the `kind` server, by `who`) and runs `f`: alone
     /// (the gate held), at the instant it arrived unless `clock_moves`
     /// (then at the clock's own time), with random draws from a seed of its
-    /// own (see [`crate::pin`]); then writes a snapshot when one is due.
+    /// own (see [`crate::model::Context`]); then writes a snapshot when one is due.
     ///
     /// # Errors
     /// `unable to write the journal - ...`, before `f` ran.

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::storage::Volume;
-use crate::model::storage_content;
+use crate::model::storage::content as storage_content;
 use crate::model::tasks::TaskFailure;
 use crate::model::{Error, Result, TaskEffect, VolumeChange, Worker};
 

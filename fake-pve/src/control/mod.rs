@@ -230,7 +230,7 @@ fn add_faults(state: &State, req: &Request) -> Result<Reply> {
 /// list of `{url, size, checksum, checksum-algorithm, filename, mimetype,
 /// insecure, fail}`.
 fn put_downloads(state: &State, rq: &Context, req: &Request) -> Result<Reply> {
-    let list: Vec<crate::model::storage_content::KnownUrl> = serde_json::from_slice(&req.body)
+    let list: Vec<crate::model::storage::content::KnownUrl> = serde_json::from_slice(&req.body)
         .map_err(|e| Error::invalid("downloads", format!("expected a JSON list of URLs: {e}")))?;
     if let Some(bad) = list
         .iter()

@@ -15,10 +15,7 @@ pub mod nodes;
 pub mod qemu;
 pub mod scenario;
 pub mod storage;
-pub mod storage_cfg;
-pub mod storage_content;
 pub mod tasks;
-pub mod volume_ops;
 pub mod world;
 
 use std::collections::BTreeMap;

@@ -70,9 +70,9 @@ pub struct Scenario {
     #[serde(default)]
     pub guests: BTreeMap<u32, super::agent::Guest>,
     /// The URLs `download-url` and `query-url-metadata` know (see
-    /// `model::storage_content`).
+    /// `model::storage::content`).
     #[serde(default)]
-    pub downloads: Vec<super::storage_content::KnownUrl>,
+    pub downloads: Vec<super::storage::content::KnownUrl>,
     /// Where the text came from, for messages.
     #[serde(skip)]
     pub source: String,

@@ -17,8 +17,8 @@ use super::{
 };
 use crate::model::AuthId;
 use crate::model::Context;
+use crate::model::storage::ops::Feature;
 use crate::model::storage::{VolumeKind, parse_volid, path_based};
-use crate::model::volume_ops::Feature;
 use crate::spec::propstring;
 
 /// What `POST .../clone` asks for.

@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use super::{Cluster, Error, Result, drive_file, drive_is_cdrom, is_drive_key};
+use crate::model::storage::ops::Feature;
 use crate::model::storage::parse_volid;
-use crate::model::volume_ops::Feature;
 
 impl Cluster {
     /// `vm_feature`: whether every disk of the config (or of snapshot

@@ -12,8 +12,8 @@ use super::{
     Cluster, EffectResult, Error, Lines, Result, drive_file, drive_is_cdrom, drive_with,
     is_drive_key,
 };
+use crate::model::storage::ops::Feature;
 use crate::model::storage::{VolumeKind, parse_volid, path_based};
-use crate::model::volume_ops::Feature;
 use crate::spec::propstring;
 
 /// What a `qmmove` task was asked to do.

@@ -18,8 +18,8 @@ use super::{
     running_machine, typed, uuid,
 };
 use crate::model::Context;
+use crate::model::storage::ops::Feature;
 use crate::model::storage::{VolumeKind, parse_volid};
-use crate::model::volume_ops::Feature;
 
 /// Keys `__snapshot_copy_config` leaves out.
 fn not_copied(k: &str) -> bool {

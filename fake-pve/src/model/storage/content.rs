@@ -14,10 +14,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::cluster::{Cluster, Storage};
-use super::storage::{Volume, parse_volid, path_based};
-use super::tasks::{TaskEffect, TaskFailure, VolumeChange, Worker};
-use super::{Error, Result};
+use super::{Volume, parse_volid, path_based};
+use crate::model::cluster::{Cluster, Storage};
+use crate::model::tasks::{TaskEffect, TaskFailure, VolumeChange, Worker};
+use crate::model::{Error, Result};
 
 /// The content types in the order `volume_list` walks them.
 pub const CONTENT_TYPES: [&str; 7] = [

@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::cluster::{Cluster, Storage};
-use super::{Error, Result};
+use crate::model::cluster::{Cluster, Storage};
+use crate::model::{Error, Result};
 
 /// One volume (a disk image, a cloud-init drive or a saved VM state).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,13 +46,13 @@ impl Volume {
 pub struct Volumes {
     map: BTreeMap<String, BTreeMap<String, BTreeMap<String, Volume>>>,
     /// Notes and protection by `<scope>|<volid>` (see
-    /// `model::storage_content`).
+    /// `model::storage::content`).
     #[serde(default)]
-    pub(crate) attrs: BTreeMap<String, super::storage_content::VolumeAttrs>,
+    pub(crate) attrs: BTreeMap<String, super::content::VolumeAttrs>,
     /// The URLs the emulated network knows (`download-url`,
     /// `query-url-metadata`); kept here as the state of the storage area.
     #[serde(default)]
-    pub downloads: Vec<super::storage_content::KnownUrl>,
+    pub downloads: Vec<super::content::KnownUrl>,
 }
 
 /// What a new volume is for; decides its name.

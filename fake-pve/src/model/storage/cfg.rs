@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::cluster::{Cluster, Storage};
-use super::qemu::sha1_hex;
-use super::storage::no_such_storage;
-use super::{Error, Result};
+use super::no_such_storage;
+use crate::model::cluster::{Cluster, Storage};
+use crate::model::qemu::sha1_hex;
+use crate::model::{Error, Result};
 
 /// Storage types whose entries are always shared.
 /// The options a storage type requires at creation, which are also fixed
@@ -341,7 +341,7 @@ impl Cluster {
     ) -> Result<Value> {
         let v9 = self.version.is_v9();
         let status = self.storage_rrd_status(node, sid, &Self::storage_rrd_file(node, sid, v9))?;
-        let (reso, count) = super::qemu::rrd::setup(v9, timeframe);
+        let (reso, count) = crate::model::qemu::rrd::setup(v9, timeframe);
         let ctime = reso * now_ms.div_euclid(1000).div_euclid(reso);
         let start = ctime - reso * count;
         let points = (0..count)

@@ -4,12 +4,12 @@
 //! renaming (pve-storage `Plugin.pm`, `LvmThinPlugin.pm`, `LVMPlugin.pm`,
 //! `ZFSPoolPlugin.pm`, `RBDPlugin.pm`).
 //!
-//! Kept apart from `storage.rs` (allocation and listing) so that storage
+//! Kept apart from `volumes` (allocation and listing) so that storage
 //! configuration work and guest work do not collide.
 
-use super::cluster::{Cluster, Storage};
-use super::storage::{Volume, parse_volid, path_based};
-use super::{Error, Result};
+use super::{Volume, parse_volid, path_based};
+use crate::model::cluster::{Cluster, Storage};
+use crate::model::{Error, Result};
 
 /// A storage feature a volume may have, as `volume_has_feature` asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
