@@ -68,7 +68,8 @@ fn may_see(ctx: &Ctx<'_>, c: &crate::model::Cluster, sid: &str) -> bool {
 fn storage_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let kind = ctx.params.str("type");
     let items = ctx.with(|c| {
-        c.storages
+        c.storages()
+            .cfg()
             .iter()
             .filter(|s| kind.as_deref().is_none_or(|k| k == s.kind))
             .filter(|s| may_see(ctx, c, &s.storage))
@@ -151,7 +152,8 @@ fn node_storage_index(ctx: &Ctx<'_>) -> Result<Reply> {
         .filter(|t| *t != node && t != "localhost");
     ctx.with(|c| {
         let infos: Vec<(String, Value)> = c
-            .storages
+            .storages()
+            .cfg()
             .iter()
             .filter_map(|s| {
                 Some((
@@ -194,7 +196,8 @@ fn read_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let sid = ctx.param("storage")?;
     ctx.with(|c| {
-        c.storages
+        c.storages()
+            .cfg()
             .iter()
             .find(|s| s.storage == sid)
             .and_then(|s| c.storage_status(s, &node, None))
@@ -381,7 +384,7 @@ fn content_copy(ctx: &Ctx<'_>) -> Result<Reply> {
     let now = ctx.now();
     let outcome = ctx.with(|c| -> Result<std::result::Result<Volume, TaskFailure>> {
         let s = c.usable_storage(&sid, &node)?.clone();
-        let Some(vol) = c.volumes.get(&s, &node, &name).cloned() else {
+        let Some(vol) = c.storages().volumes().get(&s, &node, &name).cloned() else {
             return Ok(Err(TaskFailure(format!(
                 "volume_size_info on '{sid}:{name}' failed - no format"
             ))));
@@ -390,7 +393,11 @@ fn content_copy(ctx: &Ctx<'_>) -> Result<Reply> {
             Ok(t) => t.clone(),
             Err(e) => return Ok(Err(e.into())),
         };
-        if c.volumes.get(&t, &target_node, &tname).is_some() {
+        if c.storages()
+            .volumes()
+            .get(&t, &target_node, &tname)
+            .is_some()
+        {
             return Ok(Err(TaskFailure(format!(
                 "volume '{tsid}:{tname}' already exists on '{target_node}'"
             ))));

@@ -141,7 +141,7 @@ fn route(state: &State, req: &Request, path: &str, _who: &AuthId, rq: &Context) 
             Ok(json!(state.latency()).into())
         }
         (Method::GET, "/_fake/downloads") => {
-            Ok(json!(state.at(rq.now_ms(), |c| c.volumes.downloads.clone())).into())
+            Ok(json!(state.at(rq.now_ms(), |c| c.storages().volumes().downloads.clone())).into())
         }
         (Method::PUT, "/_fake/downloads") => put_downloads(state, rq, req),
         (Method::GET, p) if p.starts_with("/_fake/guests/") => {
@@ -241,7 +241,9 @@ fn put_downloads(state: &State, rq: &Context, req: &Request) -> Result<Reply> {
             format!("'{}' is not an http(s) URL", bad.url),
         ));
     }
-    state.at(rq.now_ms(), |c| c.volumes.downloads.clone_from(&list));
+    state.at(rq.now_ms(), |c| {
+        c.storages_mut().volumes_mut().downloads.clone_from(&list)
+    });
     Ok(json!(list).into())
 }
 

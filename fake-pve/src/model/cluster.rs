@@ -10,7 +10,7 @@ use super::faults::Faults;
 use super::guests::Guests;
 use super::nodes::{Node, NodeStatus};
 pub use super::qemu::Vm;
-use super::storage::Volumes;
+use super::storage::{Storages, Volumes};
 use super::tasks::{Spawn, Task, TaskEffect, TaskFilter, Tasks, Worker};
 use super::{Error, PveVersion, Result};
 
@@ -69,12 +69,10 @@ pub struct Cluster {
     pub local_node: String,
     /// Members, in `nodelist` order.
     pub nodes: Vec<Node>,
-    /// `storage.cfg`.
-    pub storages: Vec<Storage>,
+    /// `storage.cfg` and the volumes.
+    pub(super) storage: Storages,
     /// Users and tokens.
     pub access: Access,
-    /// Volumes allocated on the storages.
-    pub volumes: Volumes,
     /// Every guest, with what is kept per guest.
     pub(super) guests: Guests,
     /// Every task, with its lookups.
@@ -148,10 +146,10 @@ impl Serialize for Cluster {
             name: &self.name,
             local_node: &self.local_node,
             nodes: &self.nodes,
-            storages: &self.storages,
+            storages: self.storage.cfg(),
             vms,
             access: &self.access,
-            volumes: &self.volumes,
+            volumes: self.storage.volumes(),
             tasks,
             next_pid,
             faults: &self.faults,
@@ -175,9 +173,8 @@ impl From<ClusterDoc> for Cluster {
             name: d.name,
             local_node: d.local_node,
             nodes: d.nodes,
-            storages: d.storages,
+            storage: Storages::new(d.storages, d.volumes),
             access: d.access,
-            volumes: d.volumes,
             guests: Guests::new(d.vms, d.guests),
             tasks: Tasks::new(d.tasks, d.next_pid),
             faults: d.faults,
@@ -190,6 +187,16 @@ impl Cluster {
     /// The tasks.
     pub fn tasks(&self) -> &Tasks {
         &self.tasks
+    }
+
+    /// The storages and their volumes.
+    pub fn storages(&self) -> &Storages {
+        &self.storage
+    }
+
+    /// The storages and their volumes, to change.
+    pub fn storages_mut(&mut self) -> &mut Storages {
+        &mut self.storage
     }
 
     /// The guests.
@@ -290,7 +297,7 @@ impl Cluster {
         }
         if want("storage") {
             for n in &self.nodes {
-                for s in self.storages.iter().filter(|s| s.active_on(&n.name)) {
+                for s in self.storage.cfg().iter().filter(|s| s.active_on(&n.name)) {
                     out.push(json!({
                         "id": format!("storage/{}/{}", n.name, s.storage),
                         "storage": s.storage,

@@ -1529,8 +1529,13 @@ impl Cluster {
             }
         }
         if unreferenced {
-            for s in self.storages.iter().filter(|s| s.active_on(node)) {
-                for v in self.volumes.on(s, node).filter(|v| v.vmid == vmid) {
+            for s in self.storage.cfg().iter().filter(|s| s.active_on(node)) {
+                for v in self
+                    .storage
+                    .volumes()
+                    .on(s, node)
+                    .filter(|v| v.vmid == vmid)
+                {
                     let id = v.volid();
                     if !volids.contains(&id) {
                         volids.push(id);

@@ -612,7 +612,7 @@ impl Scenario {
                 ));
             }
         }
-        cluster.volumes.downloads = self.downloads.clone();
+        cluster.storage.volumes_mut().downloads = self.downloads.clone();
         cluster.adopt_seed_vms(now);
         Ok(cluster)
     }
@@ -1021,10 +1021,10 @@ mod tests {
         assert_eq!(c.local_node, "pve");
         assert_eq!(c.name, None);
         assert_eq!(c.nodes[0].bridges, vec!["vmbr0"]);
-        let ids: Vec<_> = c.storages.iter().map(|s| s.storage.as_str()).collect();
+        let ids: Vec<_> = c.storage.cfg().iter().map(|s| s.storage.as_str()).collect();
         assert_eq!(ids, ["local", "local-lvm"]);
         assert_eq!(
-            c.storages[0].content,
+            c.storage.cfg()[0].content,
             ["iso", "vztmpl", "backup", "snippets"]
         );
         assert!(c.access.users.contains_key("root@pam"));
@@ -1132,7 +1132,8 @@ mod tests {
         .expect("valid");
         let c = s.build(PveVersion::V8_4, "pw", 0).expect("builds");
         let fast = c
-            .storages
+            .storages()
+            .cfg()
             .iter()
             .find(|s| s.storage == "fast")
             .expect("fast");

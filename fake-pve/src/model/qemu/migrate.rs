@@ -198,7 +198,8 @@ impl Cluster {
         }
         match parse_volid(volid) {
             Some((sid, _)) if !volid.starts_with('/') => self
-                .storages
+                .storage
+                .cfg()
                 .iter()
                 .find(|s| s.storage == sid)
                 .is_none_or(|s| !s.shared),
@@ -556,7 +557,7 @@ impl Cluster {
             let Some((sid, _)) = parse_volid(drive_file(v)) else {
                 continue;
             };
-            let Some(s) = self.storages.iter().find(|s| s.storage == sid) else {
+            let Some(s) = self.storage.cfg().iter().find(|s| s.storage == sid) else {
                 continue;
             };
             for n in &self.nodes {

@@ -91,7 +91,8 @@ fn reserved(name: &str) -> Result<()> {
 impl Cluster {
     fn storage_kind_of(&self, volid: &str) -> Option<String> {
         let (sid, _) = parse_volid(volid)?;
-        self.storages
+        self.storage
+            .cfg()
             .iter()
             .find(|s| s.storage == sid)
             .map(|s| s.kind.clone())

@@ -77,7 +77,8 @@ impl Cluster {
     /// The SHA-1 of `storage.cfg`, as `digest`.
     pub fn storage_digest(&self) -> String {
         let text: String = self
-            .storages
+            .storage
+            .cfg()
             .iter()
             .map(|s| format!("{}\n", s.section()))
             .collect();
@@ -127,10 +128,13 @@ impl Cluster {
                 "missing value for required option '{k}'"
             )));
         }
-        if self.storages.iter().any(|s| s.storage == sid) {
-            return Err(Error::exists(format!(
+        let taken = || {
+            Error::exists(format!(
                 "create storage failed: storage ID '{sid}' already defined"
-            )));
+            ))
+        };
+        if self.storage.find(&sid).is_some() {
+            return Err(taken());
         }
         let mut s = Storage {
             storage: sid.clone(),
@@ -144,7 +148,9 @@ impl Cluster {
             options: BTreeMap::new(),
         };
         apply_options(&mut s, p, &[]);
-        self.storages.push(s);
+        if !self.storage.add(s) {
+            return Err(taken());
+        }
         Ok(json!({ "storage": sid, "type": kind }))
     }
 
@@ -167,7 +173,8 @@ impl Cluster {
             ));
         }
         let kind = self
-            .storages
+            .storage
+            .cfg()
             .iter()
             .find(|s| s.storage == sid)
             .map(|s| s.kind.clone())
@@ -190,15 +197,11 @@ impl Cluster {
                 )));
             }
         }
-        let s = self
-            .storages
-            .iter_mut()
-            .find(|s| s.storage == sid)
-            .ok_or_else(|| {
-                Error::not_found(format!(
-                    "update storage failed: storage '{sid}' does not exist"
-                ))
-            })?;
+        let s = self.storage.find_mut(sid).ok_or_else(|| {
+            Error::not_found(format!(
+                "update storage failed: storage '{sid}' does not exist"
+            ))
+        })?;
         apply_options(s, p, delete);
         Ok(json!({ "storage": sid, "type": s.kind }))
     }
@@ -208,14 +211,9 @@ impl Cluster {
     /// # Errors
     /// `storage 'x' does not exist`.
     pub fn storage_delete(&mut self, sid: &str) -> Result<()> {
-        let i = self
-            .storages
-            .iter()
-            .position(|s| s.storage == sid)
-            .ok_or_else(|| {
-                Error::failed(format!("delete storage failed: {}", no_such_storage(sid)))
-            })?;
-        self.storages.remove(i);
+        self.storage.remove(sid).ok_or_else(|| {
+            Error::failed(format!("delete storage failed: {}", no_such_storage(sid)))
+        })?;
         Ok(())
     }
 
@@ -315,7 +313,8 @@ impl Cluster {
     /// # Errors
     /// `RRD error: opening '<file>': No such file or directory`.
     pub fn storage_rrd_status(&self, node: &str, sid: &str, file: &str) -> Result<Value> {
-        self.storages
+        self.storage
+            .cfg()
             .iter()
             .find(|s| s.storage == sid)
             .and_then(|s| self.storage_status(s, node, None))

@@ -324,7 +324,8 @@ pub struct DownloadRequest {
 impl Cluster {
     /// The attributes of a volume.
     pub fn volume_attrs(&self, s: &Storage, node: &str, name: &str) -> VolumeAttrs {
-        self.volumes
+        self.storage
+            .volumes()
             .attrs
             .get(&attr_key(s, node, name))
             .cloned()
@@ -334,9 +335,9 @@ impl Cluster {
     fn set_volume_attrs(&mut self, s: &Storage, node: &str, name: &str, a: VolumeAttrs) {
         let key = attr_key(s, node, name);
         if a == VolumeAttrs::default() {
-            self.volumes.attrs.remove(&key);
+            self.storage.volumes_mut().attrs.remove(&key);
         } else {
-            self.volumes.attrs.insert(key, a);
+            self.storage.volumes_mut().attrs.insert(key, a);
         }
     }
 
@@ -344,7 +345,7 @@ impl Cluster {
     /// attributes a former volume of that name left.
     pub fn put_file_volume(&mut self, s: &Storage, node: &str, vol: Volume) {
         self.set_volume_attrs(s, node, &vol.name.clone(), VolumeAttrs::default());
-        self.volumes.insert(s, node, vol);
+        self.storage.volumes_mut().insert(s, node, vol);
     }
 
     /// `GET /nodes/{node}/storage/{storage}/content`, as `volume_list`
@@ -384,7 +385,7 @@ impl Cluster {
             );
         }
         if path_based(&s.kind) {
-            for vol in self.volumes.on(s, node) {
+            for vol in self.storage.volumes().on(s, node) {
                 let ct = vtype(&vol.name);
                 if ct == "images" || !wanted.contains(&ct) {
                     continue;
@@ -436,7 +437,7 @@ impl Cluster {
     /// The storage checks; `volume_size_info on 'x' failed - no format`.
     pub fn volume_info(&self, sid: &str, node: &str, name: &str) -> Result<Value> {
         let s = self.usable_storage(sid, node)?;
-        let Some(vol) = self.volumes.get(s, node, name) else {
+        let Some(vol) = self.storage.volumes().get(s, node, name) else {
             return Err(Error::failed(format!(
                 "volume_size_info on '{sid}:{name}' failed - no format"
             )));
@@ -472,7 +473,7 @@ impl Cluster {
         protected: Option<bool>,
     ) -> Result<()> {
         let s = self.usable_storage(sid, node)?.clone();
-        if self.volumes.get(&s, node, name).is_none() {
+        if self.storage.volumes().get(&s, node, name).is_none() {
             return Err(Error::failed(format!(
                 "volume_size_info on '{sid}:{name}' failed - no format"
             )));
@@ -520,7 +521,7 @@ impl Cluster {
         name: &str,
     ) -> Result<(String, std::result::Result<Vec<String>, TaskFailure>)> {
         let s = self.usable_storage(sid, node)?;
-        let vol = self.volumes.get(s, node, name);
+        let vol = self.storage.volumes().get(s, node, name);
         let owner = match vol {
             Some(v) => owner(v),
             None if vtype(name) == "images" => {
@@ -565,7 +566,11 @@ impl Cluster {
     pub fn apply_volume_change(&mut self, node: &str, change: VolumeChange) {
         match change {
             VolumeChange::Put { volume } => {
-                let s = self.storages.iter().find(|s| s.storage == volume.storage);
+                let s = self
+                    .storage
+                    .cfg()
+                    .iter()
+                    .find(|s| s.storage == volume.storage);
                 if let Some(s) = s.cloned() {
                     self.put_file_volume(&s, node, volume);
                 }
@@ -578,10 +583,16 @@ impl Cluster {
 
     /// Removes a volume and its attributes.
     pub fn drop_volume(&mut self, sid: &str, node: &str, name: &str) {
-        let Some(s) = self.storages.iter().find(|s| s.storage == sid).cloned() else {
+        let Some(s) = self
+            .storage
+            .cfg()
+            .iter()
+            .find(|s| s.storage == sid)
+            .cloned()
+        else {
             return;
         };
-        self.volumes.remove(&s, node, name);
+        self.storage.volumes_mut().remove(&s, node, name);
         self.set_volume_attrs(&s, node, name, VolumeAttrs::default());
     }
 
@@ -621,7 +632,7 @@ impl Cluster {
                 )));
             }
             let volname = format!("{vmid}/{name}");
-            if self.volumes.get(&s, node, &volname).is_some() {
+            if self.storage.volumes().get(&s, node, &volname).is_some() {
                 return Err(Error::exists(format!(
                     "disk image '{}' already exists",
                     volume_path(&s, &volname)
@@ -644,7 +655,7 @@ impl Cluster {
                 )));
             }
             let vg = s.options.get("vgname").map_or("pve", String::as_str);
-            if self.volumes.get(&s, node, name).is_some() {
+            if self.storage.volumes().get(&s, node, name).is_some() {
                 return Err(Error::exists(match s.kind.as_str() {
                     "lvm" | "lvmthin" => format!(
                         "lvcreate '{vg}/{name}' error:   Logical Volume \"{name}\" already exists in volume group \"{vg}\""
@@ -713,7 +724,11 @@ impl Cluster {
 
     /// The known URL, if any.
     pub fn known_url(&self, url: &str) -> Option<&KnownUrl> {
-        self.volumes.downloads.iter().find(|k| k.url == url)
+        self.storage
+            .volumes()
+            .downloads
+            .iter()
+            .find(|k| k.url == url)
     }
 
     /// The task of `download-url`: its log and outcome; the volume
@@ -728,7 +743,7 @@ impl Cluster {
             return Ok(w.fail(format!("decompression not supported for {}", r.content)));
         }
         w = w.log(format!("downloading {} to {dest}", r.url));
-        if self.volumes.get(&s, &r.node, &volname).is_some() {
+        if self.storage.volumes().get(&s, &r.node, &volname).is_some() {
             if let (Some(expect), Some(_)) = (&r.checksum, &r.checksum_algorithm) {
                 let got = self.known_url(&r.url).and_then(|k| k.checksum.clone());
                 let got = got.unwrap_or_else(|| expect.clone());

@@ -118,7 +118,11 @@ pub fn storage_has_feature(
 impl Cluster {
     fn storage_of_volid(&self, volid: &str) -> Option<Storage> {
         let (sid, _) = parse_volid(volid)?;
-        self.storages.iter().find(|s| s.storage == sid).cloned()
+        self.storage
+            .cfg()
+            .iter()
+            .find(|s| s.storage == sid)
+            .cloned()
     }
 
     /// `volume_has_feature`: whether the volume `volid` offers `feature`
@@ -153,7 +157,8 @@ impl Cluster {
             // candidates up instead of reading every volume of the storage.
             let taken = |n: u32| {
                 ["vm", "base"].iter().any(|p| {
-                    self.volumes
+                    self.storage
+                        .volumes()
                         .get(s, node, &format!("{p}-{vmid}-disk-{n}"))
                         .is_some()
                 })
@@ -161,7 +166,8 @@ impl Cluster {
             return (0..u32::MAX).find(|n| !taken(*n)).unwrap_or(u32::MAX);
         }
         let used: std::collections::BTreeSet<u32> = self
-            .volumes
+            .storage
+            .volumes()
             .on(s, node)
             .filter_map(|v| {
                 let last = v.name.rsplit('/').next()?;
@@ -187,7 +193,7 @@ impl Cluster {
             .storage_of_volid(volid)
             .ok_or_else(|| Error::failed(format!("unable to parse volume ID '{volid}'")))?;
         let (_, name) = parse_volid(volid).unwrap_or_default();
-        let Some(mut vol) = self.volumes.remove(&s, node, name) else {
+        let Some(mut vol) = self.storage.volumes_mut().remove(&s, node, name) else {
             return Err(Error::not_found(format!("volume '{volid}' does not exist")));
         };
         let last = name.rsplit('/').next().unwrap_or(name);
@@ -205,7 +211,7 @@ impl Cluster {
         }
         vol.name = new_name;
         let new = vol.volid();
-        self.volumes.insert(&s, node, vol);
+        self.storage.volumes_mut().insert(&s, node, vol);
         Ok((new, log))
     }
 
@@ -226,7 +232,7 @@ impl Cluster {
             .storage_of_volid(base)
             .ok_or_else(|| Error::failed(format!("unable to parse volume ID '{base}'")))?;
         let (_, name) = parse_volid(base).unwrap_or_default();
-        let Some(src) = self.volumes.get(&s, node, name).cloned() else {
+        let Some(src) = self.storage.volumes().get(&s, node, name).cloned() else {
             return Err(Error::not_found(format!("volume '{base}' does not exist")));
         };
         let n = self.free_disk_number(&s, node, newid);
@@ -252,7 +258,7 @@ impl Cluster {
             ctime: now,
         };
         let volid = vol.volid();
-        self.volumes.insert(&s, node, vol);
+        self.storage.volumes_mut().insert(&s, node, vol);
         Ok((volid, log))
     }
 
@@ -277,7 +283,7 @@ impl Cluster {
         if path_based(&s.kind) && !matches!(format_of(name), "raw" | "qcow2") {
             return Err(Error::failed("can't resize this image format"));
         }
-        let Some(vol) = self.volumes.get_mut(&s, node, name) else {
+        let Some(vol) = self.storage.volumes_mut().get_mut(&s, node, name) else {
             return Err(Error::not_found(format!("volume '{volid}' does not exist")));
         };
         let old = vol.size;
@@ -318,7 +324,7 @@ impl Cluster {
             .ok_or_else(|| Error::failed(format!("unable to parse volume ID '{volid}'")))?;
         let (_, name) = parse_volid(volid).unwrap_or_default();
         let n = self.free_disk_number(&s, node, newid);
-        let Some(mut vol) = self.volumes.remove(&s, node, name) else {
+        let Some(mut vol) = self.storage.volumes_mut().remove(&s, node, name) else {
             return Err(Error::not_found(format!("volume '{volid}' does not exist")));
         };
         let disk = format!("vm-{newid}-disk-{n}");
@@ -336,7 +342,7 @@ impl Cluster {
         }
         vol.vmid = newid;
         let new = vol.volid();
-        self.volumes.insert(&s, node, vol);
+        self.storage.volumes_mut().insert(&s, node, vol);
         Ok((new, log))
     }
 
@@ -350,10 +356,10 @@ impl Cluster {
             return true;
         }
         let (_, name) = parse_volid(volid).unwrap_or_default();
-        let Some(vol) = self.volumes.remove(&s, from, name) else {
+        let Some(vol) = self.storage.volumes_mut().remove(&s, from, name) else {
             return false;
         };
-        self.volumes.insert(&s, to, vol);
+        self.storage.volumes_mut().insert(&s, to, vol);
         true
     }
 }

@@ -145,7 +145,8 @@ impl Cluster {
     /// # Errors
     /// 500 `storage 'x' does not exist`.
     pub fn storage(&self, sid: &str) -> Result<&Storage> {
-        self.storages
+        self.storage
+            .cfg()
             .iter()
             .find(|s| s.storage == sid)
             .ok_or_else(|| no_such_storage(sid))
@@ -172,7 +173,8 @@ impl Cluster {
 
     /// Bytes used on a storage as `node` sees it.
     pub fn storage_used(&self, s: &Storage, node: &str) -> u64 {
-        s.used.saturating_add(self.volumes.allocated(s, node))
+        s.used
+            .saturating_add(self.storage.volumes().allocated(s, node))
     }
 
     /// Allocates a volume as `vdisk_alloc` does; answers its volid and the
@@ -224,7 +226,7 @@ impl Cluster {
                         } else {
                             name
                         };
-                        self.volumes.get(&s, node, &name).is_some()
+                        self.storage.volumes().get(&s, node, &name).is_some()
                     })
                 };
                 let n = (0..u32::MAX).find(|n| !taken(*n)).unwrap_or(u32::MAX);
@@ -238,7 +240,7 @@ impl Cluster {
         } else {
             base.clone()
         };
-        if self.volumes.get(&s, node, &name).is_some() {
+        if self.storage.volumes().get(&s, node, &name).is_some() {
             return Err(Error::exists(format!(
                 "volume '{}:{name}' already exists",
                 s.storage
@@ -291,7 +293,7 @@ impl Cluster {
             ctime: now,
         };
         let volid = vol.volid();
-        self.volumes.insert(&s, node, vol);
+        self.storage.volumes_mut().insert(&s, node, vol);
         Ok((volid, log))
     }
 
@@ -299,8 +301,13 @@ impl Cluster {
     /// tools print, or `None` if there was no such volume.
     pub fn free_volume(&mut self, volid: &str, node: &str) -> Option<Vec<String>> {
         let (sid, name) = parse_volid(volid)?;
-        let s = self.storages.iter().find(|s| s.storage == sid)?.clone();
-        let vol = self.volumes.remove(&s, node, name)?;
+        let s = self
+            .storage
+            .cfg()
+            .iter()
+            .find(|s| s.storage == sid)?
+            .clone();
+        let vol = self.storage.volumes_mut().remove(&s, node, name)?;
         Some(match s.kind.as_str() {
             "lvm" | "lvmthin" => vec![format!(
                 "  Logical volume \"{}\" successfully removed.",
@@ -313,8 +320,8 @@ impl Cluster {
     /// The volume `volid` as `node` sees it.
     pub fn volume(&self, volid: &str, node: &str) -> Option<&Volume> {
         let (sid, name) = parse_volid(volid)?;
-        let s = self.storages.iter().find(|s| s.storage == sid)?;
-        self.volumes.get(s, node, name)
+        let s = self.storage.cfg().iter().find(|s| s.storage == sid)?;
+        self.storage.volumes().get(s, node, name)
     }
 
     /// Records a volume that a scenario's VM refers to, unless it exists.
@@ -322,17 +329,23 @@ impl Cluster {
         let Some((sid, name)) = parse_volid(volid) else {
             return;
         };
-        let Some(s) = self.storages.iter().find(|s| s.storage == sid).cloned() else {
+        let Some(s) = self
+            .storage
+            .cfg()
+            .iter()
+            .find(|s| s.storage == sid)
+            .cloned()
+        else {
             return;
         };
-        if self.volumes.get(&s, node, name).is_some() {
+        if self.storage.volumes().get(&s, node, name).is_some() {
             return;
         }
         let format = match name.rsplit_once('.') {
             Some((_, ext)) if path_based(&s.kind) => ext.to_string(),
             _ => "raw".to_string(),
         };
-        self.volumes.insert(
+        self.storage.volumes_mut().insert(
             &s,
             node,
             Volume {
@@ -354,7 +367,8 @@ impl Cluster {
     pub fn image_content(&self, sid: &str, node: &str, vmid: Option<u32>) -> Result<Vec<Value>> {
         let s = self.storage(sid)?;
         let mut items: Vec<Value> = self
-            .volumes
+            .storage
+            .volumes()
             .on(s, node)
             .filter(|v| vmid.is_none_or(|id| id == v.vmid))
             .map(|v| {
