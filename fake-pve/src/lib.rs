@@ -31,6 +31,10 @@
 //! - [`clock`]: the injectable clock tests advance instead of sleeping;
 //!   [`latency`]: how long tasks and requests take (profiles).
 //! - [`tls`]: certificates and the rustls configuration.
+//!
+//! The `cli` feature (on by default) builds the `fake-pve` binary
+//! (`main.rs`: flags, log output, allocator); crates that only use the
+//! library turn default features off.
 
 pub mod api;
 pub mod clock;
