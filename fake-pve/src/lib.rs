@@ -24,7 +24,12 @@
 //! - [`control`]: `/_fake/...`, the calls that are not PVE's (health,
 //!   reset, seeding, state dumps, clock, task durations).
 //! - [`state`]: the shared handle around the model, the clock and keys.
-//! - [`server`]: [`FakePve::builder`], TLS and the HTTP/1.1 loop.
+//! - [`app`]: the wire as one axum router ([`app()`]), `/api2` to
+//!   [`api::handle`], `/_fake` to [`control`]'s routes, and the layers
+//!   around them (request log, pveproxy's refusals, body limits and
+//!   timeouts); callable without a socket.
+//! - [`server`]: [`FakePve::builder`], TLS, and one hyper HTTP/1.1
+//!   connection per client serving [`app()`].
 //! - [`spec`]: the official API schema (crate `pve-schema`) for the
 //!   release impersonated, and its permission checks on fake-pve's ACLs;
 //!   [`coverage`] reports which endpoints have behaviour.
@@ -37,6 +42,7 @@
 //! library turn default features off.
 
 pub mod api;
+pub mod app;
 pub mod clock;
 pub mod control;
 pub mod coverage;
@@ -49,6 +55,7 @@ pub mod spec;
 pub mod state;
 pub mod tls;
 
+pub use app::app;
 pub use clock::Clock;
 pub use model::PveVersion;
 pub use model::scenario::{Scenario, ScenarioError};
