@@ -28,8 +28,9 @@
 //!   [`api::handle`], `/_fake` to [`control`]'s routes, and the layers
 //!   around them (request log, pveproxy's refusals, body limits and
 //!   timeouts); callable without a socket.
-//! - [`server`]: [`FakePve::builder`], TLS, and one hyper HTTP/1.1
-//!   connection per client serving [`app()`].
+//! - [`server`]: [`FakePve::builder`], TLS (with a handshake timeout),
+//!   one hyper HTTP/1.1 connection per client serving [`app()`], and the
+//!   graceful shutdown.
 //! - [`spec`]: the official API schema (crate `pve-schema`) for the
 //!   release impersonated, and its permission checks on fake-pve's ACLs;
 //!   [`coverage`] reports which endpoints have behaviour.

@@ -1,6 +1,7 @@
 //! The server: a builder that binds, TLS, and one hyper HTTP/1.1
 //! connection per client, as pveproxy serves them, each answered by the
-//! axum router of [`crate::app`].
+//! axum router of [`crate::app`]. Shutting down stops accepting and lets
+//! the requests in flight finish.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -68,6 +69,8 @@ pub struct Builder {
     random_seed: u64,
     data_dir: Option<std::path::PathBuf>,
     fsync: crate::persist::Fsync,
+    handshake_timeout: Duration,
+    shutdown_grace: Duration,
 }
 
 impl Default for Builder {
@@ -84,6 +87,8 @@ impl Default for Builder {
             random_seed: 0x5eed_f00d,
             data_dir: None,
             fsync: crate::persist::Fsync::default(),
+            handshake_timeout: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(10),
         }
     }
 }
@@ -165,6 +170,22 @@ impl Builder {
     #[must_use]
     pub fn random_seed(mut self, seed: u64) -> Self {
         self.random_seed = seed;
+        self
+    }
+
+    /// How long a client may take over the TLS handshake before its
+    /// connection is closed (10 s).
+    #[must_use]
+    pub fn tls_handshake_timeout(mut self, d: Duration) -> Self {
+        self.handshake_timeout = d;
+        self
+    }
+
+    /// How long [`Running::shutdown`] waits for the requests in flight
+    /// before it aborts them (10 s).
+    #[must_use]
+    pub fn shutdown_grace(mut self, d: Duration) -> Self {
+        self.shutdown_grace = d;
         self
     }
 
@@ -283,9 +304,10 @@ impl Builder {
         let conns = Connections {
             app: crate::app::app(state.clone()),
             acceptor,
+            handshake_timeout: self.handshake_timeout,
             stop: stop_rx.clone(),
         };
-        let task = tokio::spawn(serve(listener, conns, stop_rx));
+        let task = tokio::spawn(serve(listener, conns, stop_rx, self.shutdown_grace));
         Ok(Running {
             addr,
             tls: identity.is_some(),
@@ -365,8 +387,10 @@ impl Running {
         self.state.restore(name)
     }
 
-    /// Stops accepting connections and waits for the accept loop to end;
-    /// with a data directory, also writes a snapshot.
+    /// Stops accepting connections, lets the requests in flight finish
+    /// (for up to the [`Builder::shutdown_grace`], then aborts them) and
+    /// closes every connection; with a data directory, then writes a
+    /// snapshot.
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
         if let Some(t) = self.task.take() {
@@ -392,11 +416,19 @@ impl Drop for Running {
 struct Connections {
     app: axum::Router,
     acceptor: Option<tokio_rustls::TlsAcceptor>,
+    handshake_timeout: Duration,
     stop: watch::Receiver<bool>,
 }
 
-/// Accepts connections until told to stop.
-async fn serve(listener: TcpListener, conns: Connections, mut stop: watch::Receiver<bool>) {
+/// Accepts connections until told to stop, then waits for them to end
+/// (each closes once its request in flight is answered) for up to
+/// `grace`, and aborts those left.
+async fn serve(
+    listener: TcpListener,
+    conns: Connections,
+    mut stop: watch::Receiver<bool>,
+    grace: Duration,
+) {
     let mut running = tokio::task::JoinSet::new();
     loop {
         let accepted = tokio::select! {
@@ -415,19 +447,34 @@ async fn serve(listener: TcpListener, conns: Connections, mut stop: watch::Recei
         running.spawn(conns.clone().serve(stream, peer));
         while running.try_join_next().is_some() {}
     }
-    running.shutdown().await;
+    drop(listener);
+    let drained = async { while running.join_next().await.is_some() {} };
+    if tokio::time::timeout(grace, drained).await.is_err() {
+        tracing::warn!(
+            left = running.len(),
+            "requests still running after the shutdown grace period: aborted"
+        );
+        running.shutdown().await;
+    }
 }
 
 impl Connections {
-    /// Serves one connection: the TLS handshake, then HTTP/1.1 with
-    /// keep-alive until the client closes or the server stops.
-    async fn serve(self, stream: tokio::net::TcpStream, peer: SocketAddr) {
+    /// Serves one connection: the TLS handshake (bounded in time), then
+    /// HTTP/1.1 with keep-alive until the client closes or the server
+    /// stops.
+    async fn serve(mut self, stream: tokio::net::TcpStream, peer: SocketAddr) {
         let Some(acceptor) = self.acceptor.clone() else {
             return self.http(stream, peer).await;
         };
-        match acceptor.accept(stream).await {
-            Ok(tls) => self.http(tls, peer).await,
-            Err(e) => tracing::debug!(%peer, "TLS handshake failed: {e}"),
+        let handshake = tokio::time::timeout(self.handshake_timeout, acceptor.accept(stream));
+        let tls = tokio::select! {
+            r = handshake => r,
+            () = stopped(&mut self.stop) => return,
+        };
+        match tls {
+            Ok(Ok(tls)) => self.http(tls, peer).await,
+            Ok(Err(e)) => tracing::debug!(%peer, "TLS handshake failed: {e}"),
+            Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
         }
     }
 
