@@ -1,10 +1,14 @@
 //! The wire as one axum [`Router`](axum::Router): `/api2/...` (every
 //! format) to the schema-driven dispatcher [`api::handle`], `/_fake/...`
 //! to the control API's routes ([`control::routes`]), `/` to an index
-//! page, anything else `no such file`. Around them, layers log each
-//! request, refuse what pveproxy refuses before routing (methods other
-//! than GET, POST, PUT and DELETE; chunked bodies), cap bodies and fail
-//! bodies that stall.
+//! page, anything else `no such file`. Around them, one layer of
+//! pveproxy's own (tower-http's would not answer PVE's bytes) logs each
+//! request, refuses what pveproxy refuses before routing (methods other
+//! than GET, POST, PUT and DELETE; chunked bodies), caps bodies, and
+//! fails bodies that stall (tower-http's `TimeoutBody`). It is one
+//! hand-written service rather than a stack of `from_fn` middlewares:
+//! those clone the route below them and box a future at each level, on
+//! every request.
 //!
 //! [`app`] needs no socket: tests can call it with
 //! `tower::ServiceExt::oneshot`. The server ([`crate::server`]) serves it
@@ -17,15 +21,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
-use axum::extract::{FromRequest, OriginalUri, Request, State as Ext};
-use axum::middleware::{self, Next};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use axum::extract::{FromRequest, NestedPath, Request, State as Ext};
 use axum::response::Response;
 use axum::routing::{any, get};
 use bytes::Bytes;
 use http::{HeaderMap, Method};
 use http_body_util::{BodyExt, Full, Limited};
-use tower_http::map_request_body::MapRequestBodyLayer;
-use tower_http::timeout::RequestBodyTimeoutLayer;
+use hyper::body::Body as _;
+use tower_http::timeout::TimeoutBody;
 
 use crate::api;
 use crate::control;
@@ -76,60 +82,125 @@ pub fn app(state: State) -> axum::Router {
         .fallback(no_such_file)
         .method_not_allowed_fallback(no_such_file)
         .with_state(app)
-        .layer(middleware::from_fn(limit_body))
-        .layer(MapRequestBodyLayer::new(Body::new))
-        .layer(RequestBodyTimeoutLayer::new(BODY_IDLE_TIMEOUT))
-        .layer(middleware::from_fn(refuse_unsupported))
-        .layer(middleware::from_fn(log_request))
+        .layer(FrontLayer)
 }
 
-/// One line per request under the target `fake_pve::request` (only
-/// measured when that target is enabled).
-async fn log_request(req: Request, next: Next) -> Response {
-    if !tracing::enabled!(target: "fake_pve::request", tracing::Level::INFO) {
-        return next.run(req).await;
+/// pveproxy's side of a request before routing, as one layer: the
+/// request log, the refusals and the body limits.
+#[derive(Debug, Clone, Copy)]
+struct FrontLayer;
+
+impl<S> tower::Layer<S> for FrontLayer {
+    type Service = Front<S>;
+
+    fn layer(&self, inner: S) -> Front<S> {
+        Front { inner }
     }
-    let started = Instant::now();
-    let method = req.method().clone();
-    let path = req.uri().path().to_string();
-    let peer = req.extensions().get::<Peer>().copied();
-    let resp = next.run(req).await;
-    let ms = started.elapsed().as_secs_f64() * 1000.0;
-    let status = resp.status().as_u16();
-    match peer {
-        Some(Peer(peer)) => tracing::info!(
-            target: "fake_pve::request",
-            %peer,
-            "{method} {path} -> {status} ({ms:.1} ms)"
-        ),
-        None => tracing::info!(
-            target: "fake_pve::request",
-            "{method} {path} -> {status} ({ms:.1} ms)"
-        ),
+}
+
+/// The service of [`FrontLayer`].
+#[derive(Debug, Clone)]
+struct Front<S> {
+    inner: S,
+}
+
+impl<S> tower::Service<Request> for Front<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
     }
-    resp
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let logged = Logged::start(&req);
+        let answer = match refusal(&req) {
+            Some(refused) => Err(refused),
+            None => Ok(self.inner.call(limit_body(req))),
+        };
+        Box::pin(async move {
+            let resp = match answer {
+                Ok(answer) => answer.await?,
+                Err(refused) => refused,
+            };
+            if let Some(l) = logged {
+                l.finish(&resp);
+            }
+            Ok(resp)
+        })
+    }
+}
+
+/// A request being logged: one line per request under the target
+/// `fake_pve::request`, only measured when that target is enabled.
+struct Logged {
+    started: Instant,
+    method: Method,
+    path: String,
+    peer: Option<Peer>,
+}
+
+impl Logged {
+    fn start(req: &Request) -> Option<Self> {
+        tracing::enabled!(target: "fake_pve::request", tracing::Level::INFO).then(|| Self {
+            started: Instant::now(),
+            method: req.method().clone(),
+            path: req.uri().path().to_string(),
+            peer: req.extensions().get::<Peer>().copied(),
+        })
+    }
+
+    fn finish(self, resp: &Response) {
+        let Self {
+            started,
+            method,
+            path,
+            peer,
+        } = self;
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        let status = resp.status().as_u16();
+        match peer {
+            Some(Peer(peer)) => tracing::info!(
+                target: "fake_pve::request",
+                %peer,
+                "{method} {path} -> {status} ({ms:.1} ms)"
+            ),
+            None => tracing::info!(
+                target: "fake_pve::request",
+                "{method} {path} -> {status} ({ms:.1} ms)"
+            ),
+        }
+    }
 }
 
 /// What pveproxy refuses before it looks at the path.
-async fn refuse_unsupported(req: Request, next: Next) -> Response {
+fn refusal(req: &Request) -> Option<Response> {
     let method = req.method();
     if !matches!(
         *method,
         Method::GET | Method::POST | Method::PUT | Method::DELETE
     ) {
-        return reply(api::status_only(
+        return Some(reply(api::status_only(
             501,
             &format!("method '{method}' not available"),
-        ));
+        )));
     }
     if req
         .headers()
         .get(http::header::TRANSFER_ENCODING)
         .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"chunked"))
     {
-        return reply(api::plain(501, "chunked transfer encoding not supported"));
+        return Some(reply(api::plain(
+            501,
+            "chunked transfer encoding not supported",
+        )));
     }
-    next.run(req).await
+    None
 }
 
 /// Marks a request whose declared body is over its limit: the body is
@@ -140,11 +211,15 @@ struct TooLarge;
 /// Caps the body a handler reads ([`Whole`]): [`api::MAX_BODY`] for the
 /// API (refused after authentication, as PVE does), [`CONTROL_MAX_BODY`]
 /// for the control API (it takes whole worlds), none for a streamed
-/// upload.
-async fn limit_body(req: Request, next: Next) -> Response {
+/// upload. A body that pauses for longer than [`BODY_IDLE_TIMEOUT`]
+/// fails.
+fn limit_body(req: Request) -> Request {
+    if req.body().is_end_stream() {
+        return req;
+    }
     let path = req.uri().path();
     if upload_boundary(req.method(), path, req.headers()).is_some() {
-        return next.run(req).await;
+        return req.map(|b| Body::new(TimeoutBody::new(BODY_IDLE_TIMEOUT, b)));
     }
     let limit = if path == "/_fake" || path.starts_with("/_fake/") {
         CONTROL_MAX_BODY
@@ -157,14 +232,12 @@ async fn limit_body(req: Request, next: Next) -> Response {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok())
         .unwrap_or(0);
-    let req = if declared > limit {
+    if declared > limit {
         let (mut parts, _) = req.into_parts();
         parts.extensions.insert(TooLarge);
-        Request::from_parts(parts, Body::empty())
-    } else {
-        req.map(|b| Body::new(Limited::new(b, limit)))
-    };
-    next.run(req).await
+        return Request::from_parts(parts, Body::empty());
+    }
+    req.map(|b| Body::new(Limited::new(TimeoutBody::new(BODY_IDLE_TIMEOUT, b), limit)))
 }
 
 /// The multipart boundary of an upload, whose body is streamed rather
@@ -180,8 +253,7 @@ fn upload_boundary(method: &Method, path: &str, headers: &HeaderMap) -> Option<S
 }
 
 /// A request with its body read whole, up to the limit [`limit_body`]
-/// set; the path and query are the request's own, also below a nested
-/// router.
+/// set; the path is the request's own, also below a nested router.
 pub enum Whole {
     /// The body was read.
     Read(api::Request),
@@ -203,14 +275,16 @@ impl<S: Send + Sync> FromRequest<S> for Whole {
                 .ok()
                 .map(http_body_util::Collected::to_bytes)
         };
-        let uri = parts
-            .extensions
-            .get::<OriginalUri>()
-            .map_or(&parts.uri, |u| &u.0);
+        // Below a nested router (the control API), the path is the
+        // request's own again.
+        let path = match parts.extensions.get::<NestedPath>() {
+            Some(nested) => format!("{}{}", nested.as_str(), parts.uri.path()),
+            None => parts.uri.path().to_string(),
+        };
         let req = api::Request {
             method: parts.method.clone(),
-            path: uri.path().to_string(),
-            query: uri.query().map(str::to_string),
+            path,
+            query: parts.uri.query().map(str::to_string),
             headers: parts.headers,
             body: body.clone().unwrap_or_default(),
             upload: None,

@@ -519,7 +519,10 @@ async fn answer(
     peer: SocketAddr,
 ) -> Result<axum::response::Response, api::DropConnection> {
     let mut req = req.map(axum::body::Body::new);
-    req.extensions_mut().insert(Peer(peer));
+    // Only the request log reads it.
+    if tracing::enabled!(target: "fake_pve::request", tracing::Level::INFO) {
+        req.extensions_mut().insert(Peer(peer));
+    }
     let Ok(resp) = app.oneshot(req).await;
     if resp.extensions().get::<api::DropConnection>().is_some() {
         return Err(api::DropConnection);
