@@ -29,7 +29,7 @@ use axum::response::Response;
 use axum::routing::{any, get};
 use bytes::Bytes;
 use http::{HeaderMap, Method};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Body as _;
 use tower_http::timeout::TimeoutBody;
 
@@ -41,10 +41,11 @@ use crate::state::State;
 /// world).
 const CONTROL_MAX_BODY: usize = 1 << 30;
 
-/// How long a request body may pause before reading it fails (a client
-/// that stops sending in the middle of a body does not hold its request
-/// forever).
-const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a request body may pause before the connection is closed
+/// (a client that stops sending in the middle of a body does not hold
+/// its request forever), unless the server is told otherwise
+/// ([`crate::Builder::request_body_timeout`]).
+pub const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The client's address, which the server puts on each request for the
 /// request log (absent without a socket).
@@ -66,6 +67,11 @@ struct App {
 /// fault) is one the server does not send: it closes the connection
 /// instead.
 pub fn app(state: State) -> axum::Router {
+    router(state, BODY_IDLE_TIMEOUT)
+}
+
+/// [`app`] with another body timeout.
+pub(crate) fn router(state: State, body_timeout: Duration) -> axum::Router {
     let control = tower::ServiceBuilder::new()
         .map_request(control::trim_trailing_slash)
         .service(control::routes(state.clone()));
@@ -82,19 +88,24 @@ pub fn app(state: State) -> axum::Router {
         .fallback(no_such_file)
         .method_not_allowed_fallback(no_such_file)
         .with_state(app)
-        .layer(FrontLayer)
+        .layer(FrontLayer { body_timeout })
 }
 
 /// pveproxy's side of a request before routing, as one layer: the
 /// request log, the refusals and the body limits.
 #[derive(Debug, Clone, Copy)]
-struct FrontLayer;
+struct FrontLayer {
+    body_timeout: Duration,
+}
 
 impl<S> tower::Layer<S> for FrontLayer {
     type Service = Front<S>;
 
     fn layer(&self, inner: S) -> Front<S> {
-        Front { inner }
+        Front {
+            inner,
+            body_timeout: self.body_timeout,
+        }
     }
 }
 
@@ -102,6 +113,7 @@ impl<S> tower::Layer<S> for FrontLayer {
 #[derive(Debug, Clone)]
 struct Front<S> {
     inner: S,
+    body_timeout: Duration,
 }
 
 impl<S> tower::Service<Request> for Front<S>
@@ -121,7 +133,7 @@ where
         let logged = Logged::start(&req);
         let answer = match refusal(&req) {
             Some(refused) => Err(refused),
-            None => Ok(self.inner.call(limit_body(req))),
+            None => Ok(self.inner.call(limit_body(req, self.body_timeout))),
         };
         Box::pin(async move {
             let resp = match answer {
@@ -211,15 +223,14 @@ struct TooLarge;
 /// Caps the body a handler reads ([`Whole`]): [`api::MAX_BODY`] for the
 /// API (refused after authentication, as PVE does), [`CONTROL_MAX_BODY`]
 /// for the control API (it takes whole worlds), none for a streamed
-/// upload. A body that pauses for longer than [`BODY_IDLE_TIMEOUT`]
-/// fails.
-fn limit_body(req: Request) -> Request {
+/// upload. A body that pauses for longer than `timeout` fails.
+fn limit_body(req: Request, timeout: Duration) -> Request {
     if req.body().is_end_stream() {
         return req;
     }
     let path = req.uri().path();
     if upload_boundary(req.method(), path, req.headers()).is_some() {
-        return req.map(|b| Body::new(TimeoutBody::new(BODY_IDLE_TIMEOUT, b)));
+        return req.map(|b| Body::new(TimeoutBody::new(timeout, b)));
     }
     let limit = if path == "/_fake" || path.starts_with("/_fake/") {
         CONTROL_MAX_BODY
@@ -237,7 +248,7 @@ fn limit_body(req: Request) -> Request {
         parts.extensions.insert(TooLarge);
         return Request::from_parts(parts, Body::empty());
     }
-    req.map(|b| Body::new(Limited::new(TimeoutBody::new(BODY_IDLE_TIMEOUT, b), limit)))
+    req.map(|b| Body::new(Limited::new(TimeoutBody::new(timeout, b), limit)))
 }
 
 /// The multipart boundary of an upload, whose body is streamed rather
@@ -257,9 +268,22 @@ fn upload_boundary(method: &Method, path: &str, headers: &HeaderMap) -> Option<S
 pub enum Whole {
     /// The body was read.
     Read(api::Request),
-    /// The body was over the limit or could not be read: the request
-    /// without it.
+    /// The body was over the limit: the request without it.
     TooLarge(api::Request),
+    /// The body stopped coming (it paused for longer than the body
+    /// timeout, or the client went away): nothing to answer, the
+    /// connection is closed ([`Whole::drop_connection`]).
+    Broken,
+}
+
+impl Whole {
+    /// The answer to a [`Whole::Broken`] request: none, the server closes
+    /// the connection.
+    pub fn drop_connection() -> Response {
+        let mut r = Response::new(Body::empty());
+        r.extensions_mut().insert(api::DropConnection);
+        r
+    }
 }
 
 impl<S: Send + Sync> FromRequest<S> for Whole {
@@ -270,10 +294,16 @@ impl<S: Send + Sync> FromRequest<S> for Whole {
         let body = if parts.extensions.get::<TooLarge>().is_some() {
             None
         } else {
-            body.collect()
-                .await
-                .ok()
-                .map(http_body_util::Collected::to_bytes)
+            match body.collect().await {
+                Ok(b) => Some(b.to_bytes()),
+                Err(e)
+                    if std::error::Error::source(&e)
+                        .is_some_and(|e| e.is::<LengthLimitError>()) =>
+                {
+                    None
+                }
+                Err(_) => return Ok(Self::Broken),
+            }
         };
         // Below a nested router (the control API), the path is the
         // request's own again.
@@ -310,6 +340,7 @@ async fn api_entry(Ext(app): Ext<App>, req: Request) -> Response {
             req.body = Bytes::from(vec![0u8; api::MAX_BODY + 1]);
             req
         }
+        Whole::Broken => return Whole::drop_connection(),
     };
     reply(api::handle(&app.state, &app.router, req).await)
 }
@@ -353,7 +384,10 @@ async fn upload(app: &App, req: Request, boundary: &str) -> http::Response<Full<
 }
 
 /// `GET /`: a page saying what this is.
-async fn index(_: Whole) -> Response {
+async fn index(req: Whole) -> Response {
+    if let Whole::Broken = req {
+        return Whole::drop_connection();
+    }
     let html = "<!DOCTYPE html>\n<html><head><title>fake-pve</title></head><body>\
 <p>This is fake-pve, a Proxmox VE API emulator. The API is served under \
 <code>/api2/json</code>; there is no web interface.</p></body></html>\n";
@@ -366,7 +400,9 @@ async fn index(_: Whole) -> Response {
 
 /// Anything outside `/api2`, `/_fake` and `GET /`.
 async fn no_such_file(req: Whole) -> Response {
-    let (Whole::Read(req) | Whole::TooLarge(req)) = req;
+    let (Whole::Read(req) | Whole::TooLarge(req)) = req else {
+        return Whole::drop_connection();
+    };
     reply(api::plain(500, &format!("no such file '{}'\n", req.path)))
 }
 

@@ -70,6 +70,7 @@ pub struct Builder {
     data_dir: Option<std::path::PathBuf>,
     fsync: crate::persist::Fsync,
     handshake_timeout: Duration,
+    body_timeout: Duration,
     shutdown_grace: Duration,
 }
 
@@ -88,6 +89,7 @@ impl Default for Builder {
             data_dir: None,
             fsync: crate::persist::Fsync::default(),
             handshake_timeout: Duration::from_secs(10),
+            body_timeout: crate::app::BODY_IDLE_TIMEOUT,
             shutdown_grace: Duration::from_secs(10),
         }
     }
@@ -178,6 +180,14 @@ impl Builder {
     #[must_use]
     pub fn tls_handshake_timeout(mut self, d: Duration) -> Self {
         self.handshake_timeout = d;
+        self
+    }
+
+    /// How long a request body may pause before the connection is
+    /// closed without an answer (30 s).
+    #[must_use]
+    pub fn request_body_timeout(mut self, d: Duration) -> Self {
+        self.body_timeout = d;
         self
     }
 
@@ -302,7 +312,7 @@ impl Builder {
             });
         }
         let conns = Connections {
-            app: crate::app::app(state.clone()),
+            app: crate::app::router(state.clone(), self.body_timeout),
             acceptor,
             handshake_timeout: self.handshake_timeout,
             stop: stop_rx.clone(),

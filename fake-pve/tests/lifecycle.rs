@@ -1,12 +1,12 @@
-//! The server's connections over time: a TLS handshake that never comes
-//! is cut off, and shutting down lets the requests in flight finish (for
-//! a bounded time).
+//! The server's connections over time: a TLS handshake or a request body
+//! that never comes is cut off, and shutting down lets the requests in
+//! flight finish (for a bounded time).
 
 use std::time::{Duration, Instant};
 
 use fake_pve::{Clock, FakePve, Running};
 use serde_json::{Value, json};
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 async fn start(b: fake_pve::Builder) -> Running {
     b.listen("127.0.0.1:0".parse().expect("addr"))
@@ -81,6 +81,42 @@ async fn a_stalled_tls_handshake_is_cut_off() {
         .await
         .expect("request");
     assert_eq!(r.status(), 401);
+}
+
+#[tokio::test]
+async fn a_stalled_request_body_closes_the_connection() {
+    let pve = start(
+        FakePve::builder()
+            .tls(fake_pve::Tls::Off)
+            .request_body_timeout(Duration::from_millis(300)),
+    )
+    .await;
+    let mut tcp = tokio::net::TcpStream::connect(pve.addr())
+        .await
+        .expect("connect");
+    // 100 bytes announced, 12 sent.
+    tcp.write_all(
+        b"POST /api2/json/access/ticket HTTP/1.1\r\nHost: pve\r\n\
+Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nusername=roo",
+    )
+    .await
+    .expect("send");
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut answer))
+        .await
+        .expect("the server closes the connection before 10 s")
+        .expect("read");
+    let waited = started.elapsed();
+    assert_eq!(
+        String::from_utf8_lossy(&answer),
+        "",
+        "closed without an answer"
+    );
+    assert!(
+        waited >= Duration::from_millis(250) && waited < Duration::from_secs(5),
+        "closed after {waited:?}"
+    );
 }
 
 #[tokio::test]

@@ -3,12 +3,11 @@
 
 use axum::extract::State as Ext;
 use axum::routing::{MethodFilter, MethodRouter, get, on};
-use bytes::Bytes;
-use http::{Method, Response};
-use http_body_util::Full;
+use http::Method;
 use serde_json::{Value, json};
 
 use crate::api::{self, Format, Params, Reply, Request};
+use crate::app::reply;
 use crate::model::faults::FaultRule;
 use crate::model::scenario::Scenario;
 use crate::model::{AuthId, Error, Result};
@@ -147,23 +146,24 @@ fn below(path: &str) -> &str {
 async fn admit(
     state: &State,
     req: crate::app::Whole,
-) -> std::result::Result<(Request, AuthId), Response<Full<Bytes>>> {
+) -> std::result::Result<(Request, AuthId), axum::response::Response> {
     let req = match req {
         crate::app::Whole::Read(req) => req,
-        crate::app::Whole::TooLarge(_) => return Err(api::plain(501, "for data too large")),
+        crate::app::Whole::TooLarge(_) => return Err(reply(api::plain(501, "for data too large"))),
+        crate::app::Whole::Broken => return Err(crate::app::Whole::drop_connection()),
     };
     let who = match api::authenticate(state, &req.method, &req.headers, false) {
         Ok(who) => who,
         Err(api::AuthReject(msg)) => {
             api::delay(state).await;
-            return Err(api::status_only(401, &msg));
+            return Err(reply(api::status_only(401, &msg)));
         }
     };
     if who.userid() != "root@pam" {
-        return Err(api::failure(
+        return Err(reply(api::failure(
             Format::Json,
             &Error::permission("/_fake", &["root@pam"]),
-        ));
+        )));
     }
     Ok((req, who))
 }
@@ -171,10 +171,9 @@ async fn admit(
 /// `GET /_fake/openapi.json`.
 async fn openapi_document(state: &State, req: crate::app::Whole) -> axum::response::Response {
     match admit(state, req).await {
-        Ok(_) => api::raw_json(openapi(state.settings().version)),
+        Ok(_) => reply(api::raw_json(openapi(state.settings().version))),
         Err(refused) => refused,
     }
-    .map(axum::body::Body::new)
 }
 
 /// Answers one `/_fake` request with `call` (the one its route found;
@@ -186,7 +185,7 @@ async fn answer(
 ) -> axum::response::Response {
     let (req, who) = match admit(state, req).await {
         Ok(x) => x,
-        Err(refused) => return refused.map(axum::body::Body::new),
+        Err(refused) => return refused,
     };
     let path = req.path.trim_end_matches('/').to_string();
     let run = || run(state, &req, &path, call);
@@ -203,16 +202,15 @@ async fn answer(
             );
             match journaled {
                 Ok(r) => r,
-                Err(e) => return api::failure(Format::Json, &e).map(axum::body::Body::new),
+                Err(e) => return reply(api::failure(Format::Json, &e)),
             }
         }
         _ => run(),
     };
-    match result {
-        Ok(reply) => api::success(Format::Json, reply),
+    reply(match result {
+        Ok(r) => api::success(Format::Json, r),
         Err(e) => api::failure(Format::Json, &e),
-    }
-    .map(axum::body::Body::new)
+    })
 }
 
 /// Runs a control call on a request whose (trimmed) path is `path`.
