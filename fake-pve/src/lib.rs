@@ -22,12 +22,13 @@
 //! - [`api`]: the wire. Routing, authentication, parameters, and PVE's
 //!   envelope, status lines and reason phrases; one module per API area.
 //! - [`control`]: `/_fake/...`, the calls that are not PVE's (health,
-//!   reset, seeding, state dumps, clock, task durations).
+//!   reset, seeding, state dumps, clock, task durations), one line each
+//!   in a table that both its axum routes and the journal's replay use.
 //! - [`state`]: the shared handle around the model, the clock and keys.
 //! - [`app`]: the wire as one axum router ([`app()`]), `/api2` to
-//!   [`api::handle`], `/_fake` to [`control`]'s routes, and the layers
-//!   around them (request log, pveproxy's refusals, body limits and
-//!   timeouts); callable without a socket.
+//!   [`api::handle`], `/_fake` to [`control`]'s routes, `/` the index
+//!   page, and the layer in front of them (request log, pveproxy's
+//!   refusals, body limits, body timeout); callable without a socket.
 //! - [`server`]: [`FakePve::builder`], TLS (with a handshake timeout),
 //!   one hyper HTTP/1.1 connection per client serving [`app()`], and the
 //!   graceful shutdown.
