@@ -22,17 +22,29 @@
 //! - [`api`]: the wire. Routing, authentication, parameters, and PVE's
 //!   envelope, status lines and reason phrases; one module per API area.
 //! - [`control`]: `/_fake/...`, the calls that are not PVE's (health,
-//!   reset, seeding, state dumps, clock, task durations).
+//!   reset, seeding, state dumps, clock, task durations), one line each
+//!   in a table that both its axum routes and the journal's replay use.
 //! - [`state`]: the shared handle around the model, the clock and keys.
-//! - [`server`]: [`FakePve::builder`], TLS and the HTTP/1.1 loop.
+//! - [`app`]: the wire as one axum router ([`app()`]), `/api2` to
+//!   [`api::handle`], `/_fake` to [`control`]'s routes, `/` the index
+//!   page, and the layer in front of them (request log, pveproxy's
+//!   refusals, body limits, body timeout); callable without a socket.
+//! - [`server`]: [`FakePve::builder`], TLS (with a handshake timeout),
+//!   one hyper HTTP/1.1 connection per client serving [`app()`], and the
+//!   graceful shutdown.
 //! - [`spec`]: the official API schema (crate `pve-schema`) for the
 //!   release impersonated, and its permission checks on fake-pve's ACLs;
 //!   [`coverage`] reports which endpoints have behaviour.
 //! - [`clock`]: the injectable clock tests advance instead of sleeping;
 //!   [`latency`]: how long tasks and requests take (profiles).
 //! - [`tls`]: certificates and the rustls configuration.
+//!
+//! The `cli` feature (on by default) builds the `fake-pve` binary
+//! (`main.rs`: flags, log output, allocator); crates that only use the
+//! library turn default features off.
 
 pub mod api;
+pub mod app;
 pub mod clock;
 pub mod control;
 pub mod coverage;
@@ -44,6 +56,7 @@ pub mod spec;
 pub mod state;
 pub mod tls;
 
+pub use app::app;
 pub use clock::Clock;
 pub use model::PveVersion;
 pub use model::scenario::{Scenario, ScenarioError};

@@ -1,28 +1,29 @@
 //! The server: a builder that binds, TLS, and one hyper HTTP/1.1
-//! connection per client, as pveproxy serves them.
+//! connection per client, as pveproxy serves them, each answered by the
+//! axum router of [`crate::app`]. Shutting down stops accepting and lets
+//! the requests in flight finish.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use bytes::Bytes;
-use http::{Method, Response};
-use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tower::ServiceExt;
 
+use crate::Error;
 use crate::api::{self, Router};
+use crate::app::Peer;
 use crate::clock::Clock;
 use crate::model::PveVersion;
 use crate::model::scenario::Scenario;
 use crate::state::{Latency, Settings, State};
 use crate::tls::Identity;
-use crate::{Error, control};
 
 /// How the server speaks TLS.
 #[derive(Debug, Clone, Default)]
@@ -68,6 +69,9 @@ pub struct Builder {
     random_seed: u64,
     data_dir: Option<std::path::PathBuf>,
     fsync: crate::persist::Fsync,
+    handshake_timeout: Duration,
+    body_timeout: Duration,
+    shutdown_grace: Duration,
 }
 
 impl Default for Builder {
@@ -84,6 +88,9 @@ impl Default for Builder {
             random_seed: 0x5eed_f00d,
             data_dir: None,
             fsync: crate::persist::Fsync::default(),
+            handshake_timeout: Duration::from_secs(10),
+            body_timeout: crate::app::BODY_IDLE_TIMEOUT,
+            shutdown_grace: Duration::from_secs(10),
         }
     }
 }
@@ -165,6 +172,30 @@ impl Builder {
     #[must_use]
     pub fn random_seed(mut self, seed: u64) -> Self {
         self.random_seed = seed;
+        self
+    }
+
+    /// How long a client may take over the TLS handshake before its
+    /// connection is closed (10 s).
+    #[must_use]
+    pub fn tls_handshake_timeout(mut self, d: Duration) -> Self {
+        self.handshake_timeout = d;
+        self
+    }
+
+    /// How long a request body may pause before the connection is
+    /// closed without an answer (30 s).
+    #[must_use]
+    pub fn request_body_timeout(mut self, d: Duration) -> Self {
+        self.body_timeout = d;
+        self
+    }
+
+    /// How long [`Running::shutdown`] waits for the requests in flight
+    /// before it aborts them (10 s).
+    #[must_use]
+    pub fn shutdown_grace(mut self, d: Duration) -> Self {
+        self.shutdown_grace = d;
         self
     }
 
@@ -280,11 +311,13 @@ impl Builder {
                 }
             });
         }
-        let app = Arc::new(App {
-            state: state.clone(),
-            router,
-        });
-        let task = tokio::spawn(serve(listener, acceptor, app, stop_rx));
+        let conns = Connections {
+            app: crate::app::router(state.clone(), self.body_timeout),
+            acceptor,
+            handshake_timeout: self.handshake_timeout,
+            stop: stop_rx.clone(),
+        };
+        let task = tokio::spawn(serve(listener, conns, stop_rx, self.shutdown_grace));
         Ok(Running {
             addr,
             tls: identity.is_some(),
@@ -295,11 +328,6 @@ impl Builder {
             task: Some(task),
         })
     }
-}
-
-struct App {
-    state: State,
-    router: Router,
 }
 
 /// A running server. Dropping it stops the server.
@@ -369,8 +397,10 @@ impl Running {
         self.state.restore(name)
     }
 
-    /// Stops accepting connections and waits for the accept loop to end;
-    /// with a data directory, also writes a snapshot.
+    /// Stops accepting connections, lets the requests in flight finish
+    /// (for up to the [`Builder::shutdown_grace`], then aborts them) and
+    /// closes every connection; with a data directory, then writes a
+    /// snapshot.
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
         if let Some(t) = self.task.take() {
@@ -391,17 +421,29 @@ impl Drop for Running {
     }
 }
 
+/// What each connection needs.
+#[derive(Clone)]
+struct Connections {
+    app: axum::Router,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    handshake_timeout: Duration,
+    stop: watch::Receiver<bool>,
+}
+
+/// Accepts connections until told to stop, then waits for them to end
+/// (each closes once its request in flight is answered) for up to
+/// `grace`, and aborts those left.
 async fn serve(
     listener: TcpListener,
-    acceptor: Option<tokio_rustls::TlsAcceptor>,
-    app: Arc<App>,
+    conns: Connections,
     mut stop: watch::Receiver<bool>,
+    grace: Duration,
 ) {
-    let mut conns = tokio::task::JoinSet::new();
+    let mut running = tokio::task::JoinSet::new();
     loop {
         let accepted = tokio::select! {
             r = listener.accept() => r,
-            _ = stop.changed() => break,
+            () = stopped(&mut stop) => break,
         };
         let (stream, peer) = match accepted {
             Ok(x) => x,
@@ -412,200 +454,88 @@ async fn serve(
             }
         };
         let _ = stream.set_nodelay(true);
-        let app = app.clone();
-        let acceptor = acceptor.clone();
-        let mut conn_stop = stop.clone();
-        conns.spawn(async move {
-            let svc = service_fn(move |req| {
-                let app = app.clone();
-                async move {
-                    let resp = respond(&app, req, peer).await;
-                    // An injected `drop` fault: close without answering.
-                    if resp.extensions().get::<api::DropConnection>().is_some() {
-                        return Err(api::DropConnection);
-                    }
-                    Ok(resp)
-                }
-            });
-            let mut http = hyper::server::conn::http1::Builder::new();
-            http.keep_alive(true)
-                .max_headers(64)
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(Duration::from_secs(30));
-            let result = match acceptor {
-                Some(acc) => match acc.accept(stream).await {
-                    Ok(tls) => {
-                        let conn = http.serve_connection(TokioIo::new(tls), svc);
-                        tokio::pin!(conn);
-                        tokio::select! {
-                            r = conn.as_mut() => r,
-                            _ = conn_stop.changed() => { conn.as_mut().graceful_shutdown(); conn.await }
-                        }
-                    }
-                    Err(e) => {
-                        tracing::debug!(%peer, "TLS handshake failed: {e}");
-                        return;
-                    }
-                },
-                None => {
-                    let conn = http.serve_connection(TokioIo::new(stream), svc);
-                    tokio::pin!(conn);
-                    tokio::select! {
-                        r = conn.as_mut() => r,
-                        _ = conn_stop.changed() => { conn.as_mut().graceful_shutdown(); conn.await }
-                    }
-                }
-            };
-            if let Err(e) = result {
-                tracing::debug!(%peer, "connection ended: {e}");
-            }
-        });
-        while conns.try_join_next().is_some() {}
+        running.spawn(conns.clone().serve(stream, peer));
+        while running.try_join_next().is_some() {}
     }
-    conns.shutdown().await;
+    drop(listener);
+    let drained = async { while running.join_next().await.is_some() {} };
+    if tokio::time::timeout(grace, drained).await.is_err() {
+        tracing::warn!(
+            left = running.len(),
+            "requests still running after the shutdown grace period: aborted"
+        );
+        running.shutdown().await;
+    }
 }
 
-/// The largest body the control API reads (a state document of a large
-/// world).
-const CONTROL_MAX_BODY: usize = 1 << 30;
+impl Connections {
+    /// Serves one connection: the TLS handshake (bounded in time), then
+    /// HTTP/1.1 with keep-alive until the client closes or the server
+    /// stops.
+    async fn serve(mut self, stream: tokio::net::TcpStream, peer: SocketAddr) {
+        let Some(acceptor) = self.acceptor.clone() else {
+            return self.http(stream, peer).await;
+        };
+        let handshake = tokio::time::timeout(self.handshake_timeout, acceptor.accept(stream));
+        let tls = tokio::select! {
+            r = handshake => r,
+            () = stopped(&mut self.stop) => return,
+        };
+        match tls {
+            Ok(Ok(tls)) => self.http(tls, peer).await,
+            Ok(Err(e)) => tracing::debug!(%peer, "TLS handshake failed: {e}"),
+            Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+        }
+    }
 
-async fn respond(
-    app: &App,
+    async fn http<I>(mut self, io: I, peer: SocketAddr)
+    where
+        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let app = self.app.clone();
+        let svc = service_fn(move |req: http::Request<Incoming>| answer(app.clone(), req, peer));
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.keep_alive(true)
+            .max_headers(64)
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(Duration::from_secs(30));
+        let conn = http.serve_connection(TokioIo::new(io), svc);
+        tokio::pin!(conn);
+        let result = tokio::select! {
+            r = conn.as_mut() => r,
+            () = stopped(&mut self.stop) => {
+                // Finishes the request in flight, if any, then closes.
+                conn.as_mut().graceful_shutdown();
+                conn.await
+            }
+        };
+        if let Err(e) = result {
+            tracing::debug!(%peer, "connection ended: {e}");
+        }
+    }
+}
+
+/// Returns once the server is told to stop (or its handle is gone).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
+}
+
+/// One request through the router; an answer marked
+/// [`api::DropConnection`] (an injected `drop` fault) becomes an error,
+/// on which hyper closes the connection without answering.
+async fn answer(
+    app: axum::Router,
     req: http::Request<Incoming>,
     peer: SocketAddr,
-) -> Response<Full<Bytes>> {
-    if !tracing::enabled!(target: "fake_pve::request", tracing::Level::INFO) {
-        return answer(app, req).await;
+) -> Result<axum::response::Response, api::DropConnection> {
+    let mut req = req.map(axum::body::Body::new);
+    // Only the request log reads it.
+    if tracing::enabled!(target: "fake_pve::request", tracing::Level::INFO) {
+        req.extensions_mut().insert(Peer(peer));
     }
-    let started = Instant::now();
-    let method = req.method().clone();
-    let path = req.uri().path().to_string();
-    let resp = answer(app, req).await;
-    tracing::info!(
-        target: "fake_pve::request",
-        %peer,
-        "{method} {path} -> {} ({:.1} ms)",
-        resp.status().as_u16(),
-        started.elapsed().as_secs_f64() * 1000.0
-    );
-    resp
-}
-
-async fn answer(app: &App, req: http::Request<Incoming>) -> Response<Full<Bytes>> {
-    let (parts, body) = req.into_parts();
-    let method = parts.method.clone();
-    if !matches!(
-        method,
-        Method::GET | Method::POST | Method::PUT | Method::DELETE
-    ) {
-        return api::status_only(501, &format!("method '{method}' not available"));
+    let Ok(resp) = app.oneshot(req).await;
+    if resp.extensions().get::<api::DropConnection>().is_some() {
+        return Err(api::DropConnection);
     }
-    if parts
-        .headers
-        .get(http::header::TRANSFER_ENCODING)
-        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"chunked"))
-    {
-        return api::plain(501, "chunked transfer encoding not supported");
-    }
-    // An upload is streamed: its file is counted and hashed, never kept.
-    let path = parts.uri.path().to_string();
-    if method == Method::POST
-        && api::upload::is_upload_path(&path)
-        && let Some(boundary) = parts
-            .headers
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(api::upload::boundary)
-    {
-        if let Some(refused) =
-            api::refuse_unauthenticated_upload(&app.state, &method, &parts.headers).await
-        {
-            return refused;
-        }
-        let pid = std::process::id();
-        let (fields, info) = match api::upload::read(body, &boundary, pid).await {
-            Ok(x) => x,
-            Err(msg) if msg == "for data too large" => return api::plain(501, &msg),
-            Err(msg) => return api::plain(400, &msg),
-        };
-        let form = {
-            let mut form = form_urlencoded::Serializer::new(String::new());
-            for (k, v) in &fields {
-                form.append_pair(k, v);
-            }
-            form.append_pair("tmpfilename", &info.tmpfilename);
-            form.finish()
-        };
-        let mut headers = parts.headers;
-        headers.insert(
-            http::header::CONTENT_TYPE,
-            http::HeaderValue::from_static("application/x-www-form-urlencoded"),
-        );
-        let req = api::Request {
-            method,
-            path,
-            query: parts.uri.query().map(str::to_string),
-            headers,
-            body: Bytes::from(form),
-            upload: Some(info),
-        };
-        return api::handle(&app.state, &app.router, req).await;
-    }
-    let declared = parts
-        .headers
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(0);
-    // Too large a body is refused (after authentication) without reading
-    // it. The control API takes whole worlds (state documents, scenarios).
-    let control = path == "/_fake" || path.starts_with("/_fake/");
-    let limit = if control {
-        CONTROL_MAX_BODY
-    } else {
-        api::MAX_BODY
-    };
-    let body = if declared > limit {
-        None
-    } else {
-        Limited::new(body, limit)
-            .collect()
-            .await
-            .ok()
-            .map(http_body_util::Collected::to_bytes)
-    };
-    let body = match body {
-        Some(b) => b,
-        None if control => return api::plain(501, "for data too large"),
-        // The API refuses it after authentication, as PVE does.
-        None => Bytes::from(vec![0u8; api::MAX_BODY + 1]),
-    };
-    let req = api::Request {
-        method,
-        path: path.clone(),
-        query: parts.uri.query().map(str::to_string),
-        headers: parts.headers,
-        body,
-        upload: None,
-    };
-    if path == "/api2" || path.starts_with("/api2/") {
-        api::handle(&app.state, &app.router, req).await
-    } else if path == "/_fake" || path.starts_with("/_fake/") {
-        control::handle(&app.state, req).await
-    } else if path == "/" && req.method == Method::GET {
-        index_page()
-    } else {
-        api::plain(500, &format!("no such file '{path}'\n"))
-    }
-}
-
-fn index_page() -> Response<Full<Bytes>> {
-    let html = "<!DOCTYPE html>\n<html><head><title>fake-pve</title></head><body>\
-<p>This is fake-pve, a Proxmox VE API emulator. The API is served under \
-<code>/api2/json</code>; there is no web interface.</p></body></html>\n";
-    Response::builder()
-        .header(http::header::CONTENT_TYPE, "text/html; charset=utf-8")
-        .header("Server", "pve-api-daemon/3.0")
-        .body(Full::new(Bytes::from(html)))
-        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+    Ok(resp)
 }

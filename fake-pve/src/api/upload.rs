@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::{Buf, BytesMut};
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use sha2::Digest;
 
 /// The largest upload accepted (the file part is not kept, only counted).
@@ -120,17 +119,21 @@ fn part_names(head: &str) -> (Option<String>, Option<String>) {
     (name, filename)
 }
 
-/// Reads a multipart body: the fields (the file part's name becomes
+/// Reads a multipart body (any body: the server's is axum's): the fields (the file part's name becomes
 /// `filename` unless a `filename` field is given) and the file's size and
 /// digests.
 ///
 /// # Errors
 /// A malformed body or one over [`MAX_UPLOAD`].
-pub async fn read(
-    mut body: Incoming,
+pub async fn read<B>(
+    mut body: B,
     boundary: &str,
     pid: u32,
-) -> Result<(BTreeMap<String, String>, UploadInfo), String> {
+) -> Result<(BTreeMap<String, String>, UploadInfo), String>
+where
+    B: hyper::body::Body<Data = bytes::Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
     let delim = format!("\r\n--{boundary}").into_bytes();
     let mut buf = BytesMut::new();
     // The first delimiter has no leading CRLF.

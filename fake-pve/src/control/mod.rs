@@ -1,34 +1,195 @@
 //! `/_fake/...`: everything that is not PVE. Health, reset, state dumps,
 //! seeding, the clock and task durations, for root@pam only.
 
-use bytes::Bytes;
-use http::{Method, Response};
-use http_body_util::Full;
+use axum::extract::State as Ext;
+use axum::routing::{MethodFilter, MethodRouter, get, on};
+use http::Method;
 use serde_json::{Value, json};
 
 use crate::api::{self, Format, Params, Reply, Request};
+use crate::app::reply;
 use crate::model::faults::FaultRule;
 use crate::model::scenario::Scenario;
 use crate::model::{AuthId, Context, Error, Result};
 use crate::state::{Latency, State};
 
-/// Answers one `/_fake` request.
-pub async fn handle(state: &State, req: Request) -> Response<Full<Bytes>> {
+/// The path of the OpenAPI document, served bare (not in the `data`
+/// envelope) for generic tools.
+const OPENAPI: &str = "/openapi.json";
+
+/// One control call: the state, the request's context (its instant and
+/// random draws), the request and the values of its path's `{...}`
+/// segments, in order.
+pub type Call = fn(&State, &Context, &Request, &[&str]) -> Result<Reply>;
+
+/// The control API below `/_fake`: one line per call. [`routes`] serves
+/// it, [`find`] looks a recorded request up in it for [`replay`].
+#[rustfmt::skip]
+const CALLS: &[(Method, &str, Call)] = &[
+    (Method::GET,    "/health",                      get_health),
+    (Method::POST,   "/reset",                       reset),
+    (Method::GET,    "/state",                       get_state),
+    (Method::PUT,    "/state",                       put_state),
+    (Method::GET,    "/checkpoints",                 list_checkpoints),
+    (Method::POST,   "/checkpoints",                 add_checkpoint),
+    (Method::POST,   "/checkpoints/{name}/restore",  restore_checkpoint),
+    (Method::DELETE, "/checkpoints/{name}",          drop_checkpoint),
+    (Method::POST,   "/seed",                        seed),
+    (Method::GET,    "/clock",                       get_clock),
+    (Method::POST,   "/clock",                       advance_clock),
+    (Method::GET,    "/faults",                      list_faults),
+    (Method::POST,   "/faults",                      add_faults),
+    (Method::DELETE, "/faults",                      clear_faults),
+    (Method::DELETE, "/faults/{id}",                 drop_fault),
+    (Method::GET,    "/latency",                     get_latency),
+    (Method::PUT,    "/latency",                     put_latency),
+    (Method::GET,    "/downloads",                   list_downloads),
+    (Method::PUT,    "/downloads",                   put_downloads),
+    (Method::GET,    "/guests/{vmid}",               get_guest),
+    (Method::PUT,    "/guests/{vmid}",               put_guest),
+];
+
+/// The control API as an axum router for paths below `/_fake` (nest it
+/// there, behind [`trim_trailing_slash`]): one route per line of
+/// [`CALLS`], the OpenAPI document, and `Method '...' not implemented`
+/// for anything else.
+pub fn routes(state: State) -> axum::Router {
+    let mut by_path: Vec<(&'static str, MethodRouter<State>)> = Vec::new();
+    for (method, pattern, call) in CALLS {
+        let (pattern, call) = (*pattern, *call);
+        let filter = MethodFilter::try_from(method.clone()).expect("the calls' methods are HTTP's");
+        let handler = move |Ext(state): Ext<State>, req: crate::app::Whole| async move {
+            answer(&state, req, Some((pattern, call))).await
+        };
+        match by_path.iter_mut().find(|(p, _)| *p == pattern) {
+            Some((_, m)) => *m = std::mem::take(m).on(filter, handler),
+            None => by_path.push((pattern, on(filter, handler))),
+        }
+    }
+    let not_implemented = |Ext(state): Ext<State>, req: crate::app::Whole| async move {
+        answer(&state, req, None).await
+    };
+    by_path
+        .into_iter()
+        .fold(axum::Router::new(), |r, (p, m)| r.route(p, m))
+        .route(
+            OPENAPI,
+            get(
+                |Ext(state): Ext<State>, req: crate::app::Whole| async move {
+                    openapi_document(&state, req).await
+                },
+            ),
+        )
+        .fallback(not_implemented)
+        .method_not_allowed_fallback(not_implemented)
+        .with_state(state)
+}
+
+/// `/health/` is `/health`: the path below `/_fake` without its trailing
+/// `/`, for [`routes`] (they are matched as before routing).
+pub fn trim_trailing_slash(mut req: axum::extract::Request) -> axum::extract::Request {
+    let path = req.uri().path();
+    if path.len() > 1 && path.ends_with('/') {
+        let trimmed = match path.trim_end_matches('/') {
+            "" => "/",
+            p => p,
+        };
+        let pq = match req.uri().query() {
+            Some(q) => format!("{trimmed}?{q}"),
+            None => trimmed.to_string(),
+        };
+        let mut parts = req.uri().clone().into_parts();
+        if let Ok(pq) = pq.parse() {
+            parts.path_and_query = Some(pq);
+            if let Ok(uri) = http::Uri::from_parts(parts) {
+                *req.uri_mut() = uri;
+            }
+        }
+    }
+    req
+}
+
+/// The call for `method path` (a path below `/_fake`, a trailing `/`
+/// ignored) and its pattern, as the routes of [`routes`] find it.
+pub fn find(method: &Method, path: &str) -> Option<(&'static str, Call)> {
+    let path = path.trim_end_matches('/');
+    CALLS
+        .iter()
+        .find(|(m, p, _)| m == method && captures(p, path).is_some())
+        .map(|(_, p, c)| (*p, *c))
+}
+
+/// The values of `pattern`'s `{...}` segments in `path`, when it matches.
+fn captures<'a>(pattern: &str, path: &'a str) -> Option<Vec<&'a str>> {
+    let mut pat = pattern.split('/');
+    let mut got = path.split('/');
+    let mut values = Vec::new();
+    loop {
+        match (pat.next(), got.next()) {
+            (None, None) => return Some(values),
+            (Some(p), Some(g)) if p.starts_with('{') && p.ends_with('}') && !g.is_empty() => {
+                values.push(g);
+            }
+            (Some(p), Some(g)) if p == g => {}
+            _ => return None,
+        }
+    }
+}
+
+/// The path below `/_fake` of a full request path.
+fn below(path: &str) -> &str {
+    let rest = path.strip_prefix("/_fake").unwrap_or(path);
+    rest.trim_end_matches('/')
+}
+
+/// Authenticates a control request (root@pam only); the refusal when it
+/// is not root@pam's, or the body was too large.
+async fn admit(
+    state: &State,
+    req: crate::app::Whole,
+) -> std::result::Result<(Request, AuthId), axum::response::Response> {
+    let req = match req {
+        crate::app::Whole::Read(req) => req,
+        crate::app::Whole::TooLarge(_) => return Err(reply(api::plain(501, "for data too large"))),
+        crate::app::Whole::Broken => return Err(crate::app::Whole::drop_connection()),
+    };
     let who = match api::authenticate(state, &req.method, &req.headers, false) {
         Ok(who) => who,
         Err(api::AuthReject(msg)) => {
             api::delay(state).await;
-            return api::status_only(401, &msg);
+            return Err(reply(api::status_only(401, &msg)));
         }
     };
     if who.userid() != "root@pam" {
-        return api::failure(Format::Json, &Error::permission("/_fake", &["root@pam"]));
+        return Err(reply(api::failure(
+            Format::Json,
+            &Error::permission("/_fake", &["root@pam"]),
+        )));
     }
+    Ok((req, who))
+}
+
+/// `GET /_fake/openapi.json`.
+async fn openapi_document(state: &State, req: crate::app::Whole) -> axum::response::Response {
+    match admit(state, req).await {
+        Ok(_) => reply(api::raw_json(openapi(state.settings().version))),
+        Err(refused) => refused,
+    }
+}
+
+/// Answers one `/_fake` request with `call` (the one its route found;
+/// `None`: no such call). Changes are journaled with the data directory.
+async fn answer(
+    state: &State,
+    req: crate::app::Whole,
+    call: Option<(&'static str, Call)>,
+) -> axum::response::Response {
+    let (req, who) = match admit(state, req).await {
+        Ok(x) => x,
+        Err(refused) => return refused,
+    };
     let path = req.path.trim_end_matches('/').to_string();
-    if req.method == Method::GET && path == "/_fake/openapi.json" {
-        // Served bare, not in the `data` envelope, for generic tools.
-        return api::raw_json(openapi(state.settings().version));
-    }
+    let run = |rq: Context| run(state, &rq, &req, &path, call);
     let result = match state.store() {
         Some(store) if req.method != Method::GET => {
             // Moving the clock runs at the moved time, not a fixed one.
@@ -38,18 +199,36 @@ pub async fn handle(state: &State, req: Request) -> Response<Full<Bytes>> {
                 &req,
                 Some(who.to_string()),
                 path == "/_fake/clock",
-                |rq| route(state, &req, &path, &who, &rq),
+                run,
             );
             match journaled {
                 Ok(r) => r,
-                Err(e) => return api::failure(Format::Json, &e),
+                Err(e) => return reply(api::failure(Format::Json, &e)),
             }
         }
-        _ => route(state, &req, &path, &who, &state.request_context()),
+        _ => run(state.request_context()),
     };
-    match result {
-        Ok(reply) => api::success(Format::Json, reply),
+    reply(match result {
+        Ok(r) => api::success(Format::Json, r),
         Err(e) => api::failure(Format::Json, &e),
+    })
+}
+
+/// Runs a control call on a request whose (trimmed) path is `path`.
+fn run(
+    state: &State,
+    rq: &Context,
+    req: &Request,
+    path: &str,
+    call: Option<(&'static str, Call)>,
+) -> Result<Reply> {
+    let found = call.and_then(|(pattern, call)| Some((call, captures(pattern, below(path))?)));
+    match found {
+        Some((call, values)) => call(state, rq, req, &values),
+        None => Err(Error::NotImplemented(format!(
+            "Method '{} {path}' not implemented",
+            req.method
+        ))),
     }
 }
 
@@ -57,108 +236,118 @@ pub async fn handle(state: &State, req: Request) -> Response<Full<Bytes>> {
 pub fn replay(state: &State, rec: &crate::persist::Record) {
     let req = rec.request();
     let path = req.path.trim_end_matches('/');
-    let who = rec
-        .who
-        .as_deref()
-        .and_then(AuthId::parse)
-        .unwrap_or_else(|| AuthId::parse("root@pam").expect("root@pam parses"));
-    let _ = route(state, &req, path, &who, &rec.context(state));
+    let call = find(&req.method, below(path));
+    let _ = run(state, &rec.context(state), &req, path, call);
 }
 
-fn route(state: &State, req: &Request, path: &str, _who: &AuthId, rq: &Context) -> Result<Reply> {
-    match (req.method.clone(), path) {
-        (Method::GET, "/_fake/health") => Ok(health(state, rq).into()),
-        (Method::POST, "/_fake/reset") => {
-            state.reset(rq.now());
-            Ok(Value::Null.into())
-        }
-        (Method::GET, "/_fake/state") => Ok(serde_json::to_value(state.export())
-            .unwrap_or(Value::Null)
-            .into()),
-        (Method::PUT, "/_fake/state") => {
-            let text = std::str::from_utf8(&req.body)
-                .map_err(|_| Error::invalid("state", "the state is not UTF-8 text"))?;
-            let doc = crate::model::world::parse(text, "<request body>")
-                .map_err(|e| Error::invalid("state", e.reason))?;
-            state.import(doc).map_err(|e| Error::invalid("state", e))?;
-            Ok(health(state, rq).into())
-        }
-        (Method::GET, "/_fake/checkpoints") => Ok(json!(state.list_checkpoints()).into()),
-        (Method::POST, "/_fake/checkpoints") => {
-            let p = params(req)?;
-            let name = p.str("name").ok_or_else(|| {
-                Error::invalid("name", "property is missing and it is not optional")
-            })?;
-            state
-                .checkpoint(&name)
-                .map_err(|e| Error::invalid("name", e))?;
-            Ok(json!(name).into())
-        }
-        (Method::POST, p) if p.starts_with("/_fake/checkpoints/") && p.ends_with("/restore") => {
-            let name = p
-                .trim_start_matches("/_fake/checkpoints/")
-                .trim_end_matches("/restore");
-            state.restore(name).map_err(Error::failed)?;
-            Ok(health(state, rq).into())
-        }
-        (Method::DELETE, p) if p.starts_with("/_fake/checkpoints/") => {
-            let name = p.trim_start_matches("/_fake/checkpoints/");
-            state.drop_checkpoint(name).map_err(Error::failed)?;
-            Ok(Value::Null.into())
-        }
-        (Method::POST, "/_fake/seed") => seed(state, rq, req),
-        (Method::GET, "/_fake/clock") => Ok(state.clock().view().into()),
-        (Method::POST, "/_fake/clock") => {
-            let p = params(req)?;
-            let secs = p.int("advance", Some(0), None)?.unwrap_or(0);
-            let ms = p.int("advance_ms", Some(0), None)?.unwrap_or(0);
-            state
-                .clock()
-                .advance_millis(secs.saturating_mul(1000).saturating_add(ms));
-            state.with(|_| ());
-            Ok(state.clock().view().into())
-        }
-        (Method::GET, "/_fake/faults") => Ok(json!(state.faults(|f| f.rules.clone())).into()),
-        (Method::POST, "/_fake/faults") => add_faults(state, req),
-        (Method::DELETE, "/_fake/faults") => {
-            state.faults(crate::model::faults::Faults::clear);
-            Ok(Value::Null.into())
-        }
-        (Method::DELETE, p) if p.starts_with("/_fake/faults/") => {
-            let id = p.trim_start_matches("/_fake/faults/");
-            match id.parse::<u64>() {
-                Ok(id) if state.faults(|f| f.remove(id)) => Ok(Value::Null.into()),
-                _ => Err(Error::not_found(format!("no such fault rule '{id}'"))),
-            }
-        }
-        (Method::GET, "/_fake/latency") => Ok(json!(state.latency()).into()),
-        (Method::PUT, "/_fake/latency") => {
-            let v: Value = serde_json::from_slice(&req.body).map_err(|e| {
-                Error::invalid("latency", format!("expected a JSON latency profile: {e}"))
-            })?;
-            let l = Latency::from_json(v).map_err(|e| Error::invalid("latency", e))?;
-            state.set_latency(l);
-            Ok(json!(state.latency()).into())
-        }
-        (Method::GET, "/_fake/downloads") => {
-            Ok(json!(state.at(rq.now_ms(), |c| c.storages().volumes().downloads.clone())).into())
-        }
-        (Method::PUT, "/_fake/downloads") => put_downloads(state, rq, req),
-        (Method::GET, p) if p.starts_with("/_fake/guests/") => {
-            let vmid = guest_vmid(state, rq, p)?;
-            Ok(state
-                .at(rq.now_ms(), |c| {
-                    c.leaving_no_trace(vmid, |c| {
-                        serde_json::to_value(c.guest_mut(vmid)).unwrap_or(Value::Null)
-                    })
-                })
-                .into())
-        }
-        (Method::PUT, p) if p.starts_with("/_fake/guests/") => put_guest(state, rq, req, p),
-        (m, p) => Err(Error::NotImplemented(format!(
-            "Method '{m} {p}' not implemented"
-        ))),
+fn get_health(state: &State, rq: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
+    Ok(health(state, rq).into())
+}
+
+fn reset(state: &State, rq: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
+    state.reset(rq.now());
+    Ok(Value::Null.into())
+}
+
+fn get_state(state: &State, _: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
+    Ok(serde_json::to_value(state.export())
+        .unwrap_or(Value::Null)
+        .into())
+}
+
+fn put_state(state: &State, rq: &Context, req: &Request, _: &[&str]) -> Result<Reply> {
+    let text = std::str::from_utf8(&req.body)
+        .map_err(|_| Error::invalid("state", "the state is not UTF-8 text"))?;
+    let doc = crate::model::world::parse(text, "<request body>")
+        .map_err(|e| Error::invalid("state", e.reason))?;
+    state.import(doc).map_err(|e| Error::invalid("state", e))?;
+    Ok(health(state, rq).into())
+}
+
+fn list_checkpoints(state: &State, _: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
+    Ok(json!(state.list_checkpoints()).into())
+}
+
+fn add_checkpoint(state: &State, _: &Context, req: &Request, _: &[&str]) -> Result<Reply> {
+    let p = params(req)?;
+    let name = p
+        .str("name")
+        .ok_or_else(|| Error::invalid("name", "property is missing and it is not optional"))?;
+    state
+        .checkpoint(&name)
+        .map_err(|e| Error::invalid("name", e))?;
+    Ok(json!(name).into())
+}
+
+fn restore_checkpoint(state: &State, rq: &Context, _: &Request, at: &[&str]) -> Result<Reply> {
+    let name = at.first().copied().unwrap_or_default();
+    state.restore(name).map_err(Error::failed)?;
+    Ok(health(state, rq).into())
+}
+
+fn drop_checkpoint(state: &State, _: &Context, _: &Request, at: &[&str]) -> Result<Reply> {
+    let name = at.first().copied().unwrap_or_default();
+    state.drop_checkpoint(name).map_err(Error::failed)?;
+    Ok(Value::Null.into())
+}
+
+fn get_clock(state: &State, _: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
+    Ok(state.clock().view().into())
+}
+
+fn advance_clock(state: &State, _: &Context, req: &Request, _: &[&str]) -> Result<Reply> {
+    let p = params(req)?;
+    let secs = p.int("advance", Some(0), None)?.unwrap_or(0);
+    let ms = p.int("advance_ms", Some(0), None)?.unwrap_or(0);
+    state
+        .clock()
+        .advance_millis(secs.saturating_mul(1000).saturating_add(ms));
+    state.with(|_| ());
+    Ok(state.clock().view().into())
+}
+
+fn list_faults(state: &State, _: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
+    Ok(json!(state.faults(|f| f.rules.clone())).into())
+}
+
+fn clear_faults(state: &State, _: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
+    state.faults(crate::model::faults::Faults::clear);
+    Ok(Value::Null.into())
+}
+
+fn drop_fault(state: &State, _: &Context, _: &Request, at: &[&str]) -> Result<Reply> {
+    let id = at.first().copied().unwrap_or_default();
+    match id.parse::<u64>() {
+        Ok(id) if state.faults(|f| f.remove(id)) => Ok(Value::Null.into()),
+        _ => Err(Error::not_found(format!("no such fault rule '{id}'"))),
     }
+}
+
+fn get_latency(state: &State, _: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
+    Ok(json!(state.latency()).into())
+}
+
+fn put_latency(state: &State, _: &Context, req: &Request, _: &[&str]) -> Result<Reply> {
+    let v: Value = serde_json::from_slice(&req.body)
+        .map_err(|e| Error::invalid("latency", format!("expected a JSON latency profile: {e}")))?;
+    let l = Latency::from_json(v).map_err(|e| Error::invalid("latency", e))?;
+    state.set_latency(l);
+    Ok(json!(state.latency()).into())
+}
+
+fn list_downloads(state: &State, rq: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
+    Ok(json!(state.at(rq.now_ms(), |c| c.storages().volumes().downloads.clone())).into())
+}
+
+fn get_guest(state: &State, rq: &Context, _: &Request, at: &[&str]) -> Result<Reply> {
+    let vmid = guest_vmid(state, rq, at.first().copied().unwrap_or_default())?;
+    Ok(state
+        .at(rq.now_ms(), |c| {
+            c.leaving_no_trace(vmid, |c| {
+                serde_json::to_value(c.guest_mut(vmid)).unwrap_or(Value::Null)
+            })
+        })
+        .into())
 }
 
 /// The OpenAPI document of a release, built once.
@@ -201,7 +390,7 @@ fn health(state: &State, rq: &Context) -> Value {
 
 /// `POST /_fake/faults`: one rule or a list of rules (JSON); answers the
 /// ids given.
-fn add_faults(state: &State, req: &Request) -> Result<Reply> {
+fn add_faults(state: &State, _: &Context, req: &Request, _: &[&str]) -> Result<Reply> {
     let body: Value = serde_json::from_slice(&req.body).map_err(|e| {
         Error::invalid(
             "rule",
@@ -229,7 +418,7 @@ fn add_faults(state: &State, req: &Request) -> Result<Reply> {
 /// `PUT /_fake/downloads`: replaces the table of known URLs with a JSON
 /// list of `{url, size, checksum, checksum-algorithm, filename, mimetype,
 /// insecure, fail}`.
-fn put_downloads(state: &State, rq: &Context, req: &Request) -> Result<Reply> {
+fn put_downloads(state: &State, rq: &Context, req: &Request, _: &[&str]) -> Result<Reply> {
     let list: Vec<crate::model::storage::content::KnownUrl> = serde_json::from_slice(&req.body)
         .map_err(|e| Error::invalid("downloads", format!("expected a JSON list of URLs: {e}")))?;
     if let Some(bad) = list
@@ -242,14 +431,14 @@ fn put_downloads(state: &State, rq: &Context, req: &Request) -> Result<Reply> {
         ));
     }
     state.at(rq.now_ms(), |c| {
-        c.storages_mut().volumes_mut().downloads.clone_from(&list)
+        c.storages_mut().volumes_mut().downloads.clone_from(&list);
     });
     Ok(json!(list).into())
 }
 
 /// `POST /_fake/seed`: the body is a scenario (YAML or JSON) or a state
 /// document (`GET /_fake/state`).
-fn seed(state: &State, rq: &Context, req: &Request) -> Result<Reply> {
+fn seed(state: &State, rq: &Context, req: &Request, _: &[&str]) -> Result<Reply> {
     let text = std::str::from_utf8(&req.body)
         .map_err(|_| Error::invalid("scenario", "the scenario is not UTF-8 text"))?;
     let scenario = Scenario::parse(text, "<request body>")
@@ -261,8 +450,7 @@ fn seed(state: &State, rq: &Context, req: &Request) -> Result<Reply> {
 }
 
 /// The VMID of `/_fake/guests/{vmid}`, which must exist.
-fn guest_vmid(state: &State, rq: &Context, path: &str) -> Result<u32> {
-    let id = path.trim_start_matches("/_fake/guests/");
+fn guest_vmid(state: &State, rq: &Context, id: &str) -> Result<u32> {
     let vmid: u32 = id
         .parse()
         .map_err(|_| Error::invalid("vmid", format!("invalid VMID '{id}'")))?;
@@ -274,8 +462,8 @@ fn guest_vmid(state: &State, rq: &Context, path: &str) -> Result<u32> {
 
 /// `PUT /_fake/guests/{vmid}`: the members given (JSON, as a scenario's
 /// `guests:` entry) replace those of the guest; answers the guest.
-fn put_guest(state: &State, rq: &Context, req: &Request, path: &str) -> Result<Reply> {
-    let vmid = guest_vmid(state, rq, path)?;
+fn put_guest(state: &State, rq: &Context, req: &Request, at: &[&str]) -> Result<Reply> {
+    let vmid = guest_vmid(state, rq, at.first().copied().unwrap_or_default())?;
     let body: Value = serde_json::from_slice(&req.body)
         .map_err(|e| Error::invalid("guest", format!("expected a JSON object: {e}")))?;
     let Value::Object(changes) = body else {

@@ -1,0 +1,413 @@
+//! The wire as one axum [`Router`](axum::Router): `/api2/...` (every
+//! format) to the schema-driven dispatcher [`api::handle`], `/_fake/...`
+//! to the control API's routes ([`control::routes`]), `/` to an index
+//! page, anything else `no such file`. Around them, one layer of
+//! pveproxy's own (tower-http's would not answer PVE's bytes) logs each
+//! request, refuses what pveproxy refuses before routing (methods other
+//! than GET, POST, PUT and DELETE; chunked bodies), caps bodies, and
+//! fails bodies that stall (tower-http's `TimeoutBody`). It is one
+//! hand-written service rather than a stack of `from_fn` middlewares:
+//! those clone the route below them and box a future at each level, on
+//! every request.
+//!
+//! [`app`] needs no socket: tests can call it with
+//! `tower::ServiceExt::oneshot`. The server ([`crate::server`]) serves it
+//! over TLS and turns an answer marked [`api::DropConnection`] into a
+//! closed connection.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use axum::extract::{FromRequest, NestedPath, Request, State as Ext};
+use axum::response::Response;
+use axum::routing::{any, get};
+use bytes::Bytes;
+use http::{HeaderMap, Method};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::Body as _;
+use tower_http::timeout::TimeoutBody;
+
+use crate::api;
+use crate::control;
+use crate::state::State;
+
+/// The largest body the control API reads (a state document of a large
+/// world).
+const CONTROL_MAX_BODY: usize = 1 << 30;
+
+/// How long a request body may pause before the connection is closed
+/// (a client that stops sending in the middle of a body does not hold
+/// its request forever), unless the server is told otherwise
+/// ([`crate::Builder::request_body_timeout`]).
+pub const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The client's address, which the server puts on each request for the
+/// request log (absent without a socket).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer(pub SocketAddr);
+
+/// What the API's handlers share.
+#[derive(Clone)]
+struct App {
+    state: State,
+    router: Arc<api::Router>,
+}
+
+/// The whole wire of one emulated cluster as an axum router, without a
+/// socket: [`crate::FakePve::builder`] serves it, and tests can call it
+/// directly (`tower::ServiceExt::oneshot`).
+///
+/// An answer that carries [`api::DropConnection`] (an injected `drop`
+/// fault) is one the server does not send: it closes the connection
+/// instead.
+pub fn app(state: State) -> axum::Router {
+    router(state, BODY_IDLE_TIMEOUT)
+}
+
+/// [`app`] with another body timeout.
+pub(crate) fn router(state: State, body_timeout: Duration) -> axum::Router {
+    let control = tower::ServiceBuilder::new()
+        .map_request(control::trim_trailing_slash)
+        .service(control::routes(state.clone()));
+    let app = App {
+        state,
+        router: Arc::new(api::Router::default()),
+    };
+    axum::Router::new()
+        .route("/", get(index))
+        .route("/api2", any(api_entry))
+        .route("/api2/", any(api_entry))
+        .route("/api2/{*path}", any(api_entry))
+        .nest_service("/_fake", control)
+        .fallback(no_such_file)
+        .method_not_allowed_fallback(no_such_file)
+        .with_state(app)
+        .layer(FrontLayer { body_timeout })
+}
+
+/// pveproxy's side of a request before routing, as one layer: the
+/// request log, the refusals and the body limits.
+#[derive(Debug, Clone, Copy)]
+struct FrontLayer {
+    body_timeout: Duration,
+}
+
+impl<S> tower::Layer<S> for FrontLayer {
+    type Service = Front<S>;
+
+    fn layer(&self, inner: S) -> Front<S> {
+        Front {
+            inner,
+            body_timeout: self.body_timeout,
+        }
+    }
+}
+
+/// The service of [`FrontLayer`].
+#[derive(Debug, Clone)]
+struct Front<S> {
+    inner: S,
+    body_timeout: Duration,
+}
+
+impl<S> tower::Service<Request> for Front<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let logged = Logged::start(&req);
+        let answer = match refusal(&req) {
+            Some(refused) => Err(refused),
+            None => Ok(self.inner.call(limit_body(req, self.body_timeout))),
+        };
+        Box::pin(async move {
+            let resp = match answer {
+                Ok(answer) => answer.await?,
+                Err(refused) => refused,
+            };
+            if let Some(l) = logged {
+                l.finish(&resp);
+            }
+            Ok(resp)
+        })
+    }
+}
+
+/// A request being logged: one line per request under the target
+/// `fake_pve::request`, only measured when that target is enabled.
+struct Logged {
+    started: Instant,
+    method: Method,
+    path: String,
+    peer: Option<Peer>,
+}
+
+impl Logged {
+    fn start(req: &Request) -> Option<Self> {
+        tracing::enabled!(target: "fake_pve::request", tracing::Level::INFO).then(|| Self {
+            started: Instant::now(),
+            method: req.method().clone(),
+            path: req.uri().path().to_string(),
+            peer: req.extensions().get::<Peer>().copied(),
+        })
+    }
+
+    fn finish(self, resp: &Response) {
+        let Self {
+            started,
+            method,
+            path,
+            peer,
+        } = self;
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        let status = resp.status().as_u16();
+        match peer {
+            Some(Peer(peer)) => tracing::info!(
+                target: "fake_pve::request",
+                %peer,
+                "{method} {path} -> {status} ({ms:.1} ms)"
+            ),
+            None => tracing::info!(
+                target: "fake_pve::request",
+                "{method} {path} -> {status} ({ms:.1} ms)"
+            ),
+        }
+    }
+}
+
+/// What pveproxy refuses before it looks at the path.
+fn refusal(req: &Request) -> Option<Response> {
+    let method = req.method();
+    if !matches!(
+        *method,
+        Method::GET | Method::POST | Method::PUT | Method::DELETE
+    ) {
+        return Some(reply(api::status_only(
+            501,
+            &format!("method '{method}' not available"),
+        )));
+    }
+    if req
+        .headers()
+        .get(http::header::TRANSFER_ENCODING)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"chunked"))
+    {
+        return Some(reply(api::plain(
+            501,
+            "chunked transfer encoding not supported",
+        )));
+    }
+    None
+}
+
+/// Marks a request whose declared body is over its limit: the body is
+/// not read at all.
+#[derive(Debug, Clone, Copy)]
+struct TooLarge;
+
+/// Caps the body a handler reads ([`Whole`]): [`api::MAX_BODY`] for the
+/// API (refused after authentication, as PVE does), [`CONTROL_MAX_BODY`]
+/// for the control API (it takes whole worlds), none for a streamed
+/// upload. A body that pauses for longer than `timeout` fails.
+fn limit_body(req: Request, timeout: Duration) -> Request {
+    if req.body().is_end_stream() {
+        return req;
+    }
+    let path = req.uri().path();
+    if upload_boundary(req.method(), path, req.headers()).is_some() {
+        return req.map(|b| Body::new(TimeoutBody::new(timeout, b)));
+    }
+    let limit = if path == "/_fake" || path.starts_with("/_fake/") {
+        CONTROL_MAX_BODY
+    } else {
+        api::MAX_BODY
+    };
+    let declared = req
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    if declared > limit {
+        let (mut parts, _) = req.into_parts();
+        parts.extensions.insert(TooLarge);
+        return Request::from_parts(parts, Body::empty());
+    }
+    req.map(|b| Body::new(Limited::new(TimeoutBody::new(timeout, b), limit)))
+}
+
+/// The multipart boundary of an upload, whose body is streamed rather
+/// than read whole.
+fn upload_boundary(method: &Method, path: &str, headers: &HeaderMap) -> Option<String> {
+    if method != Method::POST || !api::upload::is_upload_path(path) {
+        return None;
+    }
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(api::upload::boundary)
+}
+
+/// A request with its body read whole, up to the limit [`limit_body`]
+/// set; the path is the request's own, also below a nested router.
+pub enum Whole {
+    /// The body was read.
+    Read(api::Request),
+    /// The body was over the limit: the request without it.
+    TooLarge(api::Request),
+    /// The body stopped coming (it paused for longer than the body
+    /// timeout, or the client went away): nothing to answer, the
+    /// connection is closed ([`Whole::drop_connection`]).
+    Broken,
+}
+
+impl Whole {
+    /// The answer to a [`Whole::Broken`] request: none, the server closes
+    /// the connection.
+    pub fn drop_connection() -> Response {
+        let mut r = Response::new(Body::empty());
+        r.extensions_mut().insert(api::DropConnection);
+        r
+    }
+}
+
+impl<S: Send + Sync> FromRequest<S> for Whole {
+    type Rejection = Infallible;
+
+    async fn from_request(req: Request, _: &S) -> Result<Self, Infallible> {
+        let (parts, body) = req.into_parts();
+        let body = if parts.extensions.get::<TooLarge>().is_some() {
+            None
+        } else {
+            match body.collect().await {
+                Ok(b) => Some(b.to_bytes()),
+                Err(e)
+                    if std::error::Error::source(&e)
+                        .is_some_and(|e| e.is::<LengthLimitError>()) =>
+                {
+                    None
+                }
+                Err(_) => return Ok(Self::Broken),
+            }
+        };
+        // Below a nested router (the control API), the path is the
+        // request's own again.
+        let path = match parts.extensions.get::<NestedPath>() {
+            Some(nested) => format!("{}{}", nested.as_str(), parts.uri.path()),
+            None => parts.uri.path().to_string(),
+        };
+        let req = api::Request {
+            method: parts.method.clone(),
+            path,
+            query: parts.uri.query().map(str::to_string),
+            headers: parts.headers,
+            body: body.clone().unwrap_or_default(),
+            upload: None,
+        };
+        Ok(match body {
+            Some(_) => Self::Read(req),
+            None => Self::TooLarge(req),
+        })
+    }
+}
+
+/// `/api2/...`: an upload streamed, anything else read whole and handed
+/// to [`api::handle`].
+async fn api_entry(Ext(app): Ext<App>, req: Request) -> Response {
+    if let Some(boundary) = upload_boundary(req.method(), req.uri().path(), req.headers()) {
+        return reply(upload(&app, req, &boundary).await);
+    }
+    let Ok(whole) = Whole::from_request(req, &()).await;
+    let req = match whole {
+        Whole::Read(req) => req,
+        // Refused after authentication, as PVE does.
+        Whole::TooLarge(mut req) => {
+            req.body = Bytes::from(vec![0u8; api::MAX_BODY + 1]);
+            req
+        }
+        Whole::Broken => return Whole::drop_connection(),
+    };
+    reply(api::handle(&app.state, &app.router, req).await)
+}
+
+/// An upload: credentials checked before any of it is read, then its
+/// file counted and hashed as it streams by, never kept.
+async fn upload(app: &App, req: Request, boundary: &str) -> http::Response<Full<Bytes>> {
+    let (parts, body) = req.into_parts();
+    if let Some(refused) =
+        api::refuse_unauthenticated_upload(&app.state, &parts.method, &parts.headers).await
+    {
+        return refused;
+    }
+    let (fields, info) = match api::upload::read(body, boundary, std::process::id()).await {
+        Ok(x) => x,
+        Err(msg) if msg == "for data too large" => return api::plain(501, &msg),
+        Err(msg) => return api::plain(400, &msg),
+    };
+    let form = {
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in &fields {
+            form.append_pair(k, v);
+        }
+        form.append_pair("tmpfilename", &info.tmpfilename);
+        form.finish()
+    };
+    let mut headers = parts.headers;
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/x-www-form-urlencoded"),
+    );
+    let req = api::Request {
+        method: parts.method,
+        path: parts.uri.path().to_string(),
+        query: parts.uri.query().map(str::to_string),
+        headers,
+        body: Bytes::from(form),
+        upload: Some(info),
+    };
+    api::handle(&app.state, &app.router, req).await
+}
+
+/// `GET /`: a page saying what this is.
+async fn index(req: Whole) -> Response {
+    if let Whole::Broken = req {
+        return Whole::drop_connection();
+    }
+    let html = "<!DOCTYPE html>\n<html><head><title>fake-pve</title></head><body>\
+<p>This is fake-pve, a Proxmox VE API emulator. The API is served under \
+<code>/api2/json</code>; there is no web interface.</p></body></html>\n";
+    http::Response::builder()
+        .header(http::header::CONTENT_TYPE, "text/html; charset=utf-8")
+        .header("Server", "pve-api-daemon/3.0")
+        .body(Body::from(html))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// Anything outside `/api2`, `/_fake` and `GET /`.
+async fn no_such_file(req: Whole) -> Response {
+    let (Whole::Read(req) | Whole::TooLarge(req)) = req else {
+        return Whole::drop_connection();
+    };
+    reply(api::plain(500, &format!("no such file '{}'\n", req.path)))
+}
+
+/// An answer of [`api`] as axum's (its extensions, the reason phrase and
+/// [`api::DropConnection`], stay).
+pub(crate) fn reply(r: http::Response<Full<Bytes>>) -> Response {
+    r.map(Body::new)
+}

@@ -1,0 +1,178 @@
+//! The server's connections over time: a TLS handshake or a request body
+//! that never comes is cut off, and shutting down lets the requests in
+//! flight finish (for a bounded time).
+
+use std::time::{Duration, Instant};
+
+use fake_pve::{Clock, FakePve, Running};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+async fn start(b: fake_pve::Builder) -> Running {
+    b.listen("127.0.0.1:0".parse().expect("addr"))
+        .auth_failure_delay(Duration::ZERO)
+        .clock(Clock::manual(1_790_000_000))
+        .start()
+        .await
+        .expect("fake-pve starts")
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .danger_accept_invalid_certs(true)
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("client")
+}
+
+/// root@pam's ticket cookie and CSRF token.
+async fn login(http: &reqwest::Client, pve: &Running) -> (String, String) {
+    let r: Value = http
+        .post(format!("{}/access/ticket", pve.api_url()))
+        .form(&[("username", "root@pam"), ("password", "password")])
+        .send()
+        .await
+        .expect("login")
+        .json()
+        .await
+        .expect("JSON");
+    let field = |k: &str| r["data"][k].as_str().expect("login data").to_string();
+    (
+        format!("PVEAuthCookie={}", field("ticket")),
+        field("CSRFPreventionToken"),
+    )
+}
+
+/// Holds every `GET /version` for `ms` with a delay fault.
+async fn delay_version(http: &reqwest::Client, pve: &Running, auth: &(String, String), ms: u64) {
+    let r = http
+        .post(format!("{}/_fake/faults", pve.url()))
+        .header("Cookie", &auth.0)
+        .header("CSRFPreventionToken", &auth.1)
+        .json(&json!({"path": "/version", "method": "GET", "delay_ms": ms}))
+        .send()
+        .await
+        .expect("fault");
+    assert_eq!(r.status(), 200, "{:?}", r.text().await);
+}
+
+#[tokio::test]
+async fn a_stalled_tls_handshake_is_cut_off() {
+    let pve = start(FakePve::builder().tls_handshake_timeout(Duration::from_millis(300))).await;
+    let mut tcp = tokio::net::TcpStream::connect(pve.addr())
+        .await
+        .expect("connect");
+    let started = Instant::now();
+    let mut buf = [0u8; 16];
+    let n = tokio::time::timeout(Duration::from_secs(10), tcp.read(&mut buf))
+        .await
+        .expect("the server closes the connection before 10 s")
+        .unwrap_or(0);
+    let waited = started.elapsed();
+    assert_eq!(n, 0, "closed without an answer");
+    assert!(
+        waited >= Duration::from_millis(250) && waited < Duration::from_secs(5),
+        "closed after {waited:?}"
+    );
+    // The server still serves.
+    let r = client()
+        .get(format!("{}/api2/json/version", pve.url()))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(r.status(), 401);
+}
+
+#[tokio::test]
+async fn a_stalled_request_body_closes_the_connection() {
+    let pve = start(
+        FakePve::builder()
+            .tls(fake_pve::Tls::Off)
+            .request_body_timeout(Duration::from_millis(300)),
+    )
+    .await;
+    let mut tcp = tokio::net::TcpStream::connect(pve.addr())
+        .await
+        .expect("connect");
+    // 100 bytes announced, 12 sent.
+    tcp.write_all(
+        b"POST /api2/json/access/ticket HTTP/1.1\r\nHost: pve\r\n\
+Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nusername=roo",
+    )
+    .await
+    .expect("send");
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut answer))
+        .await
+        .expect("the server closes the connection before 10 s")
+        .expect("read");
+    let waited = started.elapsed();
+    assert_eq!(
+        String::from_utf8_lossy(&answer),
+        "",
+        "closed without an answer"
+    );
+    assert!(
+        waited >= Duration::from_millis(250) && waited < Duration::from_secs(5),
+        "closed after {waited:?}"
+    );
+}
+
+#[tokio::test]
+async fn shutdown_lets_a_request_in_flight_finish() {
+    let pve = start(FakePve::builder()).await;
+    let http = client();
+    let auth = login(&http, &pve).await;
+    delay_version(&http, &pve, &auth, 800).await;
+    let cookie = auth.0;
+    let url = format!("{}/version", pve.api_url());
+    let addr = pve.addr();
+    let in_flight = tokio::spawn({
+        let (http, cookie) = (http.clone(), cookie.clone());
+        async move {
+            let r = http
+                .get(url)
+                .header("Cookie", cookie)
+                .send()
+                .await
+                .expect("answered");
+            (r.status(), r.text().await.expect("whole body"))
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = Instant::now();
+    pve.shutdown().await;
+    let took = started.elapsed();
+    let (status, body) = in_flight.await.expect("request task");
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).expect("a whole JSON answer");
+    assert!(v["data"]["version"].is_string(), "{v}");
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(5),
+        "shutdown waited {took:?} for the request"
+    );
+    // No longer accepting.
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+}
+
+#[tokio::test]
+async fn shutdown_aborts_what_outlasts_the_grace_period() {
+    let pve = start(FakePve::builder().shutdown_grace(Duration::from_millis(300))).await;
+    let http = client();
+    let auth = login(&http, &pve).await;
+    delay_version(&http, &pve, &auth, 20_000).await;
+    let cookie = auth.0;
+    let url = format!("{}/version", pve.api_url());
+    let in_flight = tokio::spawn({
+        let http = http.clone();
+        async move { http.get(url).header("Cookie", cookie).send().await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = Instant::now();
+    pve.shutdown().await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(5), "shutdown took {took:?}");
+    let r = in_flight.await.expect("request task");
+    assert!(r.is_err(), "aborted without an answer: {r:?}");
+}
