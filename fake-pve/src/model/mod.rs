@@ -19,6 +19,9 @@ pub mod tasks;
 pub mod volume_ops;
 pub mod world;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
