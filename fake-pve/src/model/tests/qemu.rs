@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::{World, cluster, fresh, lab, map, qm_worker, refused, root, user};
 use crate::model::qemu::{
-    CloneRequest, ConfigUpdate, CreateRequest, MigrateRequest, MoveJob, QemuOp, ResizeJob,
-    canonical, default_boot, drive_file, is_drive_key, option_exists,
+    CloneRequest, ConfigUpdate, CreateRequest, MigrateRequest, MoveJob, QemuOp, ReassignJob,
+    ResizeJob, canonical, default_boot, drive_file, is_drive_key, option_exists,
 };
 use crate::model::{Error, PveVersion};
 
@@ -1468,4 +1468,561 @@ fn the_error_helper_reads_every_variant() {
         }),
         (595, "No route to host".into())
     );
+}
+
+// ---------------------------------------------------------------------
+// Hotplug on a running VM (default hotplug: network,disk,usb)
+
+#[rstest]
+#[case("name", "db2", true)]
+#[case("onboot", "1", true)]
+#[case("balloon", "1024", true)]
+#[case("ciuser", "ops", true)]
+#[case("cores", "4", false)]
+#[case("memory", "8192", false)]
+#[case("vcpus", "1", false)]
+#[case("agent", "0", false)]
+#[case("net1", "virtio=BC:24:11:00:01:77,bridge=vmbr1", true)]
+#[case("scsi1", "local-lvm:1", true)]
+#[case("sata1", "local-lvm:1", false)]
+fn what_a_running_vm_takes_at_once(
+    mut lab: World,
+    #[case] key: &str,
+    #[case] value: &str,
+    #[case] live: bool,
+) {
+    lab.c
+        .update_config("pve", 101, &update(&[(key, value)], &[]), lab.now())
+        .expect("accepted");
+    let vm = &lab.c.vms[&101];
+    // A new disk is allocated, so its stored value differs from the request.
+    let applied = if is_drive_key(key) {
+        vm.config.contains_key(key)
+    } else {
+        vm.config.get(key).map(String::as_str) == Some(value)
+    };
+    assert_eq!(applied, live, "config: {:?}", vm.config);
+    assert_eq!(
+        vm.pending.contains_key(key),
+        !live,
+        "pending: {:?}",
+        vm.pending
+    );
+}
+
+#[rstest]
+fn memory_hotplug_when_enabled(mut lab: World) {
+    lab.c
+        .vms
+        .get_mut(&101)
+        .expect("vm")
+        .config
+        .insert("hotplug".into(), "network,disk,memory".into());
+    lab.c
+        .update_config("pve", 101, &update(&[("memory", "8192")], &[]), lab.now())
+        .expect("accepted");
+    assert_eq!(lab.conf(101, "memory").as_deref(), Some("8192"));
+}
+
+#[rstest]
+fn hotplug_off_keeps_even_nics_pending(mut lab: World) {
+    lab.c
+        .vms
+        .get_mut(&101)
+        .expect("vm")
+        .config
+        .insert("hotplug".into(), "0".into());
+    lab.c
+        .update_config(
+            "pve",
+            101,
+            &update(&[("net1", "virtio=BC:24:11:00:01:77,bridge=vmbr1")], &[]),
+            lab.now(),
+        )
+        .expect("accepted");
+    assert!(lab.c.vms[&101].pending.contains_key("net1"));
+}
+
+#[rstest]
+fn the_next_start_applies_what_was_pending(mut lab: World) {
+    let now = lab.now();
+    lab.c
+        .update_config("pve", 101, &update(&[("cores", "4")], &["agent"]), now)
+        .expect("accepted");
+    lab.qm("qmstop", 101, QemuOp::Stop { skiplock: false });
+    assert_eq!(lab.conf(101, "cores"), None, "a stop applies nothing");
+    lab.qm("qmstart", 101, QemuOp::Start { skiplock: false });
+    let vm = &lab.c.vms[&101];
+    assert_eq!(vm.config.get("cores").map(String::as_str), Some("4"));
+    assert!(!vm.config.contains_key("agent"));
+    assert!(vm.pending.is_empty() && vm.pending_delete.is_empty());
+}
+
+#[rstest]
+fn revert_drops_a_pending_delete(mut lab: World) {
+    let now = lab.now();
+    lab.c
+        .update_config("pve", 101, &update(&[], &["agent"]), now)
+        .expect("accepted");
+    assert!(lab.c.vms[&101].pending_delete.contains_key("agent"));
+    let u = ConfigUpdate {
+        revert: vec!["agent".into()],
+        log: "revert".into(),
+        ..ConfigUpdate::default()
+    };
+    lab.c.update_config("pve", 101, &u, now).expect("reverted");
+    let vm = &lab.c.vms[&101];
+    assert!(vm.pending_delete.is_empty());
+    assert!(vm.pending.is_empty());
+    assert_eq!(vm.config.get("agent").map(String::as_str), Some("1"));
+}
+
+#[rstest]
+fn a_forced_pending_delete_is_shown_as_2(mut lab: World) {
+    let mut u = update(&[], &["cores"]);
+    u.force = true;
+    lab.c
+        .vms
+        .get_mut(&101)
+        .expect("vm")
+        .config
+        .insert("cores".into(), "2".into());
+    lab.c
+        .update_config("pve", 101, &u, lab.now())
+        .expect("accepted");
+    let items = lab.c.pending_view("pve", 101).expect("view");
+    let cores = items
+        .as_array()
+        .expect("list")
+        .iter()
+        .find(|i| i["key"] == "cores")
+        .cloned()
+        .expect("cores");
+    assert_eq!(cores["delete"], json!(2));
+    assert!(
+        lab.c.vms[&101]
+            .config_text()
+            .contains("\n[PENDING]\ndelete: !cores\n"),
+        "{}",
+        lab.c.vms[&101].config_text()
+    );
+}
+
+#[rstest]
+fn the_config_text_encodes_the_description_as_comments(mut lab: World) {
+    lab.c
+        .update_config(
+            "pve",
+            100,
+            &update(&[("description", "two\nlines 100%")], &[]),
+            lab.now(),
+        )
+        .expect("accepted");
+    let text = lab.c.vms[&100].config_text();
+    assert!(text.starts_with("#two\n#lines 100%25\n"), "{text}");
+    assert!(!text.contains("description:"), "{text}");
+}
+
+#[rstest]
+fn a_digest_is_the_sha1_of_the_config_text(lab: World) {
+    let vm = &lab.c.vms[&100];
+    assert_eq!(
+        vm.digest(),
+        crate::model::qemu::sha1_hex(vm.config_text().as_bytes())
+    );
+    assert_eq!(vm.digest().len(), 40);
+}
+
+// ---------------------------------------------------------------------
+// More snapshot, rollback, move and migrate rules
+
+#[rstest]
+fn a_snapshot_of_a_running_vm_saves_its_state(mut lab: World) {
+    let now = lab.now();
+    let w = lab
+        .c
+        .snapshot_vm("pve", 101, "live", true, None, now)
+        .expect("accepted");
+    let upid = lab.run("pve", w);
+    assert_eq!(lab.exit(&upid), "OK");
+    let snap = &lab.c.vms[&101].snapshots["live"];
+    let state = snap.get("vmstate").cloned().expect("vmstate");
+    assert!(state.starts_with("local-lvm:vm-101-state-live"), "{state}");
+    assert!(lab.c.volume(&state, "pve").is_some());
+    assert!(lab.c.vms[&101].running(), "a snapshot does not stop the VM");
+    let list = lab.c.snapshot_list("pve", 101).expect("list");
+    assert_eq!(list[0]["vmstate"], json!(1));
+    let w = lab.c.delete_snapshot("pve", 101, "live");
+    lab.run("pve", w);
+    assert!(
+        lab.c.volume(&state, "pve").is_none(),
+        "the state goes with it"
+    );
+}
+
+#[rstest]
+fn rollback_with_start_runs_the_vm_again(mut lab: World) {
+    let now = lab.now();
+    let w = lab
+        .c
+        .snapshot_vm("pve", 100, "s1", false, None, now)
+        .expect("ok");
+    lab.run("pve", w);
+    let w = lab.c.rollback_vm("pve", 100, "s1", true);
+    let upid = lab.run("pve", w);
+    assert_eq!(lab.exit(&upid), "OK");
+    lab.tick(1);
+    assert!(lab.c.vms[&100].running());
+}
+
+#[rstest]
+fn rollback_of_a_template_fails(mut lab: World) {
+    lab.c
+        .vms
+        .get_mut(&900)
+        .expect("vm")
+        .snapshots
+        .insert("s1".into(), map(&[("snaptime", "1")]));
+    let w = lab.c.rollback_vm("pve", 900, "s1", false);
+    let upid = lab.run("pve", w);
+    assert_eq!(lab.exit(&upid), "you can't rollback if vm is a template");
+}
+
+#[rstest]
+fn a_disk_with_snapshots_cannot_move_and_delete_its_source(mut lab: World) {
+    let now = lab.now();
+    let w = lab
+        .c
+        .snapshot_vm("pve", 100, "s1", false, None, now)
+        .expect("ok");
+    lab.run("pve", w);
+    let job = MoveJob {
+        delete: true,
+        ..mv("scsi0", "tank")
+    };
+    assert_eq!(
+        refused(lab.c.check_move_disk("pve", 100, &job)),
+        (
+            500,
+            "you can't move a disk with snapshots and delete the source".into()
+        )
+    );
+    let (old, snapshotted) = lab
+        .c
+        .check_move_disk("pve", 100, &mv("scsi0", "tank"))
+        .expect("a copy is allowed");
+    assert_eq!(
+        (old.as_str(), snapshotted),
+        ("local-lvm:vm-100-disk-0", true)
+    );
+}
+
+#[rstest]
+fn an_offline_migration_copies_local_disks(mut cluster: World) {
+    let w = cluster
+        .c
+        .migrate_vm(migrate(100, "pve2", false))
+        .expect("accepted");
+    let upid = cluster.run("pve1", w);
+    assert_eq!(cluster.exit(&upid), "OK");
+    assert_eq!(cluster.c.vms[&100].node, "pve2");
+    assert!(
+        cluster
+            .c
+            .volume("local-lvm:vm-100-disk-0", "pve2")
+            .is_some()
+    );
+    assert!(
+        cluster
+            .c
+            .volume("local-lvm:vm-100-disk-0", "pve1")
+            .is_none()
+    );
+}
+
+#[rstest]
+fn a_live_migration_needs_with_local_disks(mut cluster: World) {
+    cluster.qm("qmstart", 100, QemuOp::Start { skiplock: false });
+    let w = cluster
+        .c
+        .migrate_vm(migrate(100, "pve2", true))
+        .expect("accepted");
+    let upid = cluster.run("pve1", w);
+    assert_eq!(
+        cluster.exit(&upid),
+        "migration aborted",
+        "{:?}",
+        cluster.task(&upid).log
+    );
+    assert!(
+        cluster.task(&upid).log.iter().any(|l| l
+            .contains("can't live migrate attached local disks without with-local-disks option")),
+        "{:?}",
+        cluster.task(&upid).log
+    );
+    assert_eq!(cluster.c.vms[&100].node, "pve1");
+    assert_eq!(cluster.conf(100, "lock"), None);
+}
+
+#[rstest]
+fn a_locked_vm_does_not_migrate(mut cluster: World) {
+    set_lock(&mut cluster, 100, "backup");
+    assert_eq!(
+        refused(cluster.c.migrate_vm(migrate(100, "pve2", false))),
+        (500, "VM is locked (backup)".into())
+    );
+    assert_eq!(
+        refused(cluster.c.migrate_precondition("pve1", 100)),
+        (500, "VM is locked (backup)".into())
+    );
+}
+
+#[rstest]
+fn a_clone_to_another_node_needs_shared_storage(mut cluster: World) {
+    let req = CloneRequest {
+        node: "pve1".into(),
+        target: Some("pve2".into()),
+        who: Some(root()),
+        ..clone_req(100, 300)
+    };
+    assert_eq!(
+        refused(cluster.c.clone_vm(req)),
+        (
+            500,
+            "can't clone VM to node 'pve2' (VM uses local storage)".into()
+        )
+    );
+    let req = CloneRequest {
+        node: "pve1".into(),
+        target: Some("pve2".into()),
+        storage: Some("local-lvm".into()),
+        who: Some(root()),
+        ..clone_req(100, 300)
+    };
+    assert_eq!(
+        refused(cluster.c.clone_vm(req)),
+        (500, "can't clone to non-shared storage 'local-lvm'".into())
+    );
+}
+
+#[rstest]
+fn a_clone_of_a_vm_on_shared_storage_can_go_to_another_node(mut cluster: World) {
+    cluster.qm("qmstop", 200, QemuOp::Stop { skiplock: false });
+    let req = CloneRequest {
+        node: "pve1".into(),
+        target: Some("pve2".into()),
+        who: Some(root()),
+        ..clone_req(200, 300)
+    };
+    let w = cluster.c.clone_vm(req).expect("accepted");
+    let upid = cluster.run("pve1", w);
+    assert_eq!(cluster.exit(&upid), "OK", "{:?}", cluster.task(&upid).log);
+    assert_eq!(cluster.c.vms[&300].node, "pve2");
+}
+
+// ---------------------------------------------------------------------
+// Reassigning a disk to another VM
+
+fn reassign(disk: &str, target: u32, target_disk: &str) -> ReassignJob {
+    ReassignJob {
+        node: "pve".into(),
+        disk: disk.into(),
+        target_vmid: target,
+        target_disk: target_disk.into(),
+        digest: None,
+        target_digest: None,
+    }
+}
+
+#[rstest]
+#[case(100, reassign("scsi0", 555, "scsi1"), "could not find target VM 555")]
+#[case(
+    100,
+    reassign("scsi0", 900, "scsi1"),
+    "Can't move disks from or to template VMs"
+)]
+#[case(
+    100,
+    reassign("scsi7", 101, "scsi1"),
+    "Disk 'scsi7' for VM '100' does not exist"
+)]
+#[case(
+    100,
+    reassign("scsi0", 101, "scsi0"),
+    "Target disk key 'scsi0' is already in use for VM '101'"
+)]
+#[case(
+    100,
+    reassign("ide2", 101, "ide2"),
+    "CD drive contents can't be moved to another VM"
+)]
+#[case(
+    101,
+    reassign("scsi0", 100, "scsi5"),
+    "Cannot move disk to another VM while the source VM is running - detach first"
+)]
+#[case(100, ReassignJob { digest: Some("0".repeat(40)), ..reassign("scsi0", 101, "scsi1") },
+    "VM 100: detected modified configuration - file changed by other user? Try again.")]
+fn reassign_refusals(lab: World, #[case] vmid: u32, #[case] job: ReassignJob, #[case] msg: &str) {
+    assert_eq!(
+        refused(lab.c.check_reassign(vmid, &job)),
+        (500, msg.to_string())
+    );
+}
+
+#[rstest]
+fn reassigning_renames_the_volume_for_the_target(mut lab: World) {
+    let job = reassign("scsi0", 101, "scsi1");
+    assert_eq!(
+        lab.c.check_reassign(100, &job).expect("allowed"),
+        "local-lvm:vm-100-disk-0"
+    );
+    let st = lab.qm("qmmove", 100, QemuOp::Reassign(Box::new(job)));
+    assert_eq!(st, "OK");
+    assert_eq!(lab.conf(100, "scsi0"), None);
+    let scsi1 = lab.conf(101, "scsi1").expect("given to 101");
+    assert!(scsi1.starts_with("local-lvm:vm-101-disk-"), "{scsi1}");
+    assert_eq!(
+        lab.conf(100, "boot").as_deref(),
+        Some("order=ide2;net0"),
+        "the disk leaves the boot order"
+    );
+}
+
+// ---------------------------------------------------------------------
+// Disks of special kinds
+
+#[rstest]
+#[case("local-lvm", "efidisk0", "local-lvm:1,efitype=4m", 4 << 20)]
+#[case("local", "efidisk0", "local:1,efitype=4m", 540_672)]
+#[case("local", "efidisk0", "local:1,efitype=2m", 128 << 10)]
+#[case("local-lvm", "tpmstate0", "local-lvm:1,version=v2.0", 4 << 20)]
+fn efi_and_tpm_disks_have_fixed_sizes(
+    mut lab: World,
+    #[case] sid: &str,
+    #[case] key: &str,
+    #[case] value: &str,
+    #[case] bytes: u64,
+) {
+    let worker = lab
+        .c
+        .create_vm(CreateRequest {
+            vmid: 300,
+            node: "pve".into(),
+            config: map(&[(key, value)]),
+            ..CreateRequest::default()
+        })
+        .expect("accepted");
+    let upid = lab.run("pve", worker);
+    assert_eq!(lab.exit(&upid), "OK", "{:?}", lab.task(&upid).log);
+    let conf = lab.conf(300, key).expect("drive");
+    let file = drive_file(&conf).to_string();
+    assert!(file.starts_with(&format!("{sid}:")), "{conf}");
+    assert_eq!(lab.c.volume(&file, "pve").map(|v| v.size), Some(bytes));
+}
+
+#[rstest]
+fn import_from_copies_the_source_size(mut lab: World) {
+    let worker = lab
+        .c
+        .create_vm(CreateRequest {
+            vmid: 300,
+            node: "pve".into(),
+            config: map(&[("scsi0", "tank:0,import-from=local-lvm:vm-101-disk-0")]),
+            ..CreateRequest::default()
+        })
+        .expect("accepted");
+    let upid = lab.run("pve", worker);
+    assert_eq!(lab.exit(&upid), "OK");
+    assert_eq!(
+        lab.conf(300, "scsi0").as_deref(),
+        Some("tank:vm-300-disk-0,size=16G")
+    );
+}
+
+#[rstest]
+fn import_from_a_missing_volume_fails_in_the_task(mut lab: World) {
+    let worker = lab
+        .c
+        .create_vm(CreateRequest {
+            vmid: 300,
+            node: "pve".into(),
+            config: map(&[("scsi0", "tank:0,import-from=local-lvm:vm-999-disk-0")]),
+            ..CreateRequest::default()
+        })
+        .expect("accepted");
+    let upid = lab.run("pve", worker);
+    assert_eq!(
+        lab.exit(&upid),
+        "unable to create VM 300 - cannot import from 'local-lvm:vm-999-disk-0' - could not get size of local-lvm:vm-999-disk-0"
+    );
+    assert!(!lab.c.vms.contains_key(&300));
+}
+
+#[rstest]
+fn cloudinit_changes_on_a_running_vm_wait_for_the_drive(mut lab: World) {
+    let now = lab.now();
+    lab.c
+        .update_config(
+            "pve",
+            101,
+            &update(&[("ide2", "local-lvm:cloudinit"), ("ciuser", "old")], &[]),
+            now,
+        )
+        .expect("accepted");
+    lab.qm("qmstop", 101, QemuOp::Stop { skiplock: false });
+    lab.qm("qmstart", 101, QemuOp::Start { skiplock: false });
+    assert!(
+        lab.conf(101, "ide2")
+            .is_some_and(|v| v.contains("vm-101-cloudinit"))
+    );
+    lab.c
+        .update_config("pve", 101, &update(&[("ciuser", "new")], &[]), now)
+        .expect("accepted");
+    let pending = lab.c.cloudinit_pending("pve", 101).expect("view");
+    let ciuser = pending
+        .as_array()
+        .expect("list")
+        .iter()
+        .find(|i| i["key"] == "ciuser")
+        .cloned()
+        .expect("ciuser");
+    assert_eq!(
+        ciuser,
+        json!({"key": "ciuser", "value": "old", "pending": "new"})
+    );
+    lab.c.cloudinit_update("pve", 101).expect("regenerated");
+    let pending = lab.c.cloudinit_pending("pve", 101).expect("view");
+    assert!(
+        pending
+            .as_array()
+            .expect("list")
+            .iter()
+            .any(|i| *i == json!({"key": "ciuser", "value": "new"})),
+        "{pending}"
+    );
+}
+
+#[rstest]
+fn cloudinit_update_of_a_locked_vm(mut lab: World) {
+    set_lock(&mut lab, 100, "backup");
+    assert_eq!(
+        refused(lab.c.cloudinit_update("pve", 100)),
+        (500, "VM is locked (backup)".into())
+    );
+}
+
+#[rstest]
+fn a_feature_is_limited_to_the_nodes_holding_the_disks(cluster: World) {
+    let local = cluster
+        .c
+        .vm_feature("pve1", 100, "copy", None)
+        .expect("answer");
+    assert_eq!(local["nodes"], json!(["pve1"]));
+    let shared = cluster
+        .c
+        .vm_feature("pve1", 200, "snapshot", None)
+        .expect("answer");
+    assert_eq!(shared["hasFeature"], json!(1), "qcow2 on NFS snapshots");
+    assert_eq!(shared["nodes"], json!(["pve1", "pve2", "pve3"]));
 }
