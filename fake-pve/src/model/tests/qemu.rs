@@ -2026,3 +2026,485 @@ fn a_feature_is_limited_to_the_nodes_holding_the_disks(cluster: World) {
     assert_eq!(shared["hasFeature"], json!(1), "qcow2 on NFS snapshots");
     assert_eq!(shared["nodes"], json!(["pve1", "pve2", "pve3"]));
 }
+
+// ---------------------------------------------------------------------
+// PVE-ANSWERS rules: hotplug without the hotplug features
+
+/// `vmconfig_update_net` changes the bridge, tag, trunks, firewall, rate
+/// and link_down of a running NIC without hotplug; only a new model, MAC,
+/// queues or MTU need `network` hotplug.
+#[rstest]
+#[ignore = "hotplug_pending needs the network hotplug feature for every netN change, even a bridge-only one"]
+fn a_bridge_change_is_live_without_network_hotplug(mut lab: World) {
+    lab.c
+        .vms
+        .get_mut(&101)
+        .expect("vm")
+        .config
+        .insert("hotplug".into(), "0".into());
+    lab.c
+        .update_config(
+            "pve",
+            101,
+            &update(&[("net0", "virtio=BC:24:11:00:01:01,bridge=vmbr1")], &[]),
+            lab.now(),
+        )
+        .expect("accepted");
+    assert_eq!(
+        lab.conf(101, "net0").as_deref(),
+        Some("virtio=BC:24:11:00:01:01,bridge=vmbr1")
+    );
+    assert!(lab.c.vms[&101].pending.is_empty());
+}
+
+#[rstest]
+fn a_new_mac_without_network_hotplug_stays_pending(mut lab: World) {
+    lab.c
+        .vms
+        .get_mut(&101)
+        .expect("vm")
+        .config
+        .insert("hotplug".into(), "0".into());
+    lab.c
+        .update_config(
+            "pve",
+            101,
+            &update(&[("net0", "virtio=BC:24:11:00:01:99,bridge=vmbr0")], &[]),
+            lab.now(),
+        )
+        .expect("accepted");
+    assert!(lab.c.vms[&101].pending.contains_key("net0"));
+}
+
+/// `vmconfig_update_agent`: a running VM takes a change of
+/// `fstrim_cloned_disks` alone at once.
+#[rstest]
+#[ignore = "hotplug_pending never applies `agent` live, not even when only fstrim_cloned_disks changes"]
+fn fstrim_cloned_disks_changes_live(mut lab: World) {
+    lab.c
+        .update_config(
+            "pve",
+            101,
+            &update(&[("agent", "1,fstrim_cloned_disks=1")], &[]),
+            lab.now(),
+        )
+        .expect("accepted");
+    assert_eq!(
+        lab.conf(101, "agent").as_deref(),
+        Some("1,fstrim_cloned_disks=1")
+    );
+}
+
+#[rstest]
+fn switching_the_agent_off_waits_for_a_restart(mut lab: World) {
+    lab.c
+        .update_config("pve", 101, &update(&[("agent", "0")], &[]), lab.now())
+        .expect("accepted");
+    assert_eq!(lab.conf(101, "agent").as_deref(), Some("1"));
+    assert_eq!(
+        lab.c.vms[&101].pending.get("agent").map(String::as_str),
+        Some("0")
+    );
+}
+
+#[rstest]
+#[case("efidisk0")]
+#[case("ide2")]
+fn removing_ide_sata_and_efi_never_happens_live(mut lab: World, #[case] key: &str) {
+    let value = if key == "ide2" {
+        "none,media=cdrom"
+    } else {
+        "local-lvm:vm-101-disk-1,size=4M"
+    };
+    lab.c
+        .vms
+        .get_mut(&101)
+        .expect("vm")
+        .config
+        .insert(key.into(), value.into());
+    lab.c
+        .update_config("pve", 101, &update(&[], &[key]), lab.now())
+        .expect("accepted");
+    assert!(lab.c.vms[&101].pending_delete.contains_key(key));
+    assert!(lab.c.vms[&101].config.contains_key(key));
+}
+
+// ---------------------------------------------------------------------
+// Numbering on file storages
+
+/// `get_vm_disk_number`: on NFS (no `subvol` format) only names with the
+/// new disk's extension count.
+#[rstest]
+fn on_nfs_only_the_same_extension_counts(mut cluster: World) {
+    let now = cluster.now();
+    let kind = crate::model::storage::VolumeKind::Disk;
+    let (q, _) = cluster
+        .c
+        .alloc_volume("nfs", "pve1", 300, &kind, Some("qcow2"), 1 << 30, now)
+        .expect("qcow2");
+    let (r, _) = cluster
+        .c
+        .alloc_volume("nfs", "pve1", 300, &kind, Some("raw"), 1 << 30, now)
+        .expect("raw");
+    assert_eq!(q, "nfs:300/vm-300-disk-0.qcow2");
+    assert_eq!(r, "nfs:300/vm-300-disk-0.raw");
+}
+
+// ---------------------------------------------------------------------
+// Clone details
+
+#[rstest]
+fn a_clone_is_named_after_its_source(mut lab: World) {
+    let w = lab.c.clone_vm(clone_req(100, 200)).expect("accepted");
+    lab.run("pve", w);
+    assert_eq!(lab.conf(200, "name").as_deref(), Some("Copy-of-VM-web"));
+    let mut req = clone_req(100, 201);
+    req.name = Some("given".into());
+    let w = lab.c.clone_vm(req).expect("accepted");
+    lab.run("pve", w);
+    assert_eq!(lab.conf(201, "name").as_deref(), Some("given"));
+}
+
+#[rstest]
+fn a_clone_copies_meta_and_renews_vmgenid_only_if_present(mut lab: World) {
+    {
+        let conf = &mut lab.c.vms.get_mut(&100).expect("vm").config;
+        conf.insert("meta".into(), "creation-qemu=9.2.0,ctime=1".into());
+        conf.insert(
+            "vmgenid".into(),
+            "00000000-0000-0000-0000-000000000001".into(),
+        );
+    }
+    let w = lab.c.clone_vm(clone_req(100, 200)).expect("accepted");
+    lab.run("pve", w);
+    assert_eq!(
+        lab.conf(200, "meta").as_deref(),
+        Some("creation-qemu=9.2.0,ctime=1")
+    );
+    let genid = lab.conf(200, "vmgenid").expect("vmgenid");
+    assert_ne!(genid, "00000000-0000-0000-0000-000000000001");
+    let w = lab.c.clone_vm(clone_req(900, 201)).expect("accepted");
+    lab.run("pve", w);
+    assert_eq!(lab.conf(201, "vmgenid"), None, "900 has none");
+}
+
+#[rstest]
+fn a_clone_discards_pending_changes_with_a_warning(mut lab: World) {
+    lab.c
+        .update_config("pve", 101, &update(&[("cores", "4")], &[]), lab.now())
+        .expect("pending");
+    let w = lab.c.clone_vm(clone_req(101, 200)).expect("accepted");
+    let upid = lab.run("pve", w);
+    assert_eq!(lab.conf(200, "cores"), None);
+    assert!(
+        lab.task(&upid)
+            .log
+            .iter()
+            .any(|l| l.contains("found pending changes for 'cores', discarding for clone")),
+        "{:?}",
+        lab.task(&upid).log
+    );
+}
+
+// ---------------------------------------------------------------------
+// Snapshot and rollback details
+
+#[rstest]
+fn vmstate_is_ignored_for_a_stopped_vm(mut lab: World) {
+    let now = lab.now();
+    let w = lab
+        .c
+        .snapshot_vm("pve", 100, "s1", true, None, now)
+        .expect("ok");
+    lab.run("pve", w);
+    assert!(!lab.c.vms[&100].snapshots["s1"].contains_key("vmstate"));
+}
+
+#[rstest]
+fn the_vm_state_takes_twice_the_memory_and_500_mib(mut lab: World) {
+    let now = lab.now();
+    let w = lab
+        .c
+        .snapshot_vm("pve", 101, "s1", true, None, now)
+        .expect("ok");
+    lab.run("pve", w);
+    let state = lab.c.vms[&101].snapshots["s1"]["vmstate"].clone();
+    assert_eq!(
+        lab.c.volume(&state, "pve").map(|v| v.size),
+        Some(2 * (4096 << 20) + (500 << 20))
+    );
+}
+
+#[rstest]
+fn a_snapshot_leaves_out_unused_disks_and_the_description(mut lab: World) {
+    {
+        let conf = &mut lab.c.vms.get_mut(&100).expect("vm").config;
+        conf.insert("unused0".into(), "local-lvm:vm-100-disk-9".into());
+        conf.insert("description".into(), "web server".into());
+    }
+    let now = lab.now();
+    let w = lab
+        .c
+        .snapshot_vm("pve", 100, "s1", false, None, now)
+        .expect("ok");
+    lab.run("pve", w);
+    let snap = &lab.c.vms[&100].snapshots["s1"];
+    assert!(!snap.contains_key("unused0"));
+    assert!(!snap.contains_key("description"));
+    assert_eq!(
+        snap.get("snaptime").map(String::as_str),
+        Some(now.to_string().as_str())
+    );
+}
+
+#[rstest]
+fn rollback_keeps_description_and_unused_and_sets_parent(mut lab: World) {
+    let now = lab.now();
+    let w = lab
+        .c
+        .snapshot_vm("pve", 100, "s1", false, None, now)
+        .expect("ok");
+    lab.run("pve", w);
+    {
+        let conf = &mut lab.c.vms.get_mut(&100).expect("vm").config;
+        conf.insert("description".into(), "kept".into());
+        conf.insert("unused3".into(), "local-lvm:vm-100-disk-3".into());
+        conf.insert("cores".into(), "8".into());
+        conf.insert(
+            "vmgenid".into(),
+            "00000000-0000-0000-0000-000000000001".into(),
+        );
+    }
+    lab.c
+        .vms
+        .get_mut(&100)
+        .expect("vm")
+        .snapshots
+        .get_mut("s1")
+        .expect("s1")
+        .insert(
+            "vmgenid".into(),
+            "00000000-0000-0000-0000-000000000002".into(),
+        );
+    let w = lab.c.rollback_vm("pve", 100, "s1", false);
+    lab.run("pve", w);
+    assert_eq!(lab.conf(100, "description").as_deref(), Some("kept"));
+    assert_eq!(
+        lab.conf(100, "unused3").as_deref(),
+        Some("local-lvm:vm-100-disk-3")
+    );
+    assert_eq!(lab.conf(100, "cores").as_deref(), Some("2"));
+    assert_eq!(lab.conf(100, "parent").as_deref(), Some("s1"));
+    let genid = lab.conf(100, "vmgenid").expect("vmgenid");
+    assert!(
+        !genid.ends_with("0001") && !genid.ends_with("0002"),
+        "a new vmgenid: {genid}"
+    );
+}
+
+#[rstest]
+fn rollback_to_a_snapshot_with_state_resumes_the_vm(mut lab: World) {
+    let now = lab.now();
+    let w = lab
+        .c
+        .snapshot_vm("pve", 101, "live", true, None, now)
+        .expect("ok");
+    lab.run("pve", w);
+    let w = lab.c.rollback_vm("pve", 101, "live", false);
+    let upid = lab.run("pve", w);
+    assert_eq!(lab.exit(&upid), "OK");
+    assert!(lab.c.vms[&101].running());
+}
+
+#[rstest]
+fn task_logs_show_the_storage_tools(mut lab: World) {
+    let now = lab.now();
+    let w = lab
+        .c
+        .snapshot_vm("pve", 100, "snap1", false, None, now)
+        .expect("ok");
+    let upid = lab.run("pve", w);
+    let log = &lab.task(&upid).log;
+    assert!(
+        log.iter()
+            .any(|l| l == "snapshotting 'drive-scsi0' (local-lvm:vm-100-disk-0)"),
+        "{log:?}"
+    );
+    assert!(
+        log.iter()
+            .any(|l| l == "  Logical volume \"snap_vm-100-disk-0_snap1\" created."),
+        "{log:?}"
+    );
+    let w = lab.c.delete_snapshot("pve", 100, "snap1");
+    let upid = lab.run("pve", w);
+    assert!(
+        lab.task(&upid)
+            .log
+            .iter()
+            .any(|l| l == "  Logical volume \"snap_vm-100-disk-0_snap1\" successfully removed."),
+        "{:?}",
+        lab.task(&upid).log
+    );
+    let upid = lab.run(
+        "pve",
+        qm_worker("qmtemplate", 100, QemuOp::Template { disk: None }),
+    );
+    assert!(
+        lab.task(&upid)
+            .log
+            .iter()
+            .any(|l| l
+                == "  Renamed \"vm-100-disk-0\" to \"base-100-disk-0\" in volume group \"pve\""),
+        "{:?}",
+        lab.task(&upid).log
+    );
+    let op = QemuOp::Destroy {
+        skiplock: false,
+        purge: false,
+        unreferenced: false,
+    };
+    let upid = lab.run("pve", qm_worker("qmdestroy", 100, op));
+    assert!(
+        lab.task(&upid)
+            .log
+            .iter()
+            .any(|l| l == "  Logical volume \"base-100-disk-0\" successfully removed."),
+        "{:?}",
+        lab.task(&upid).log
+    );
+}
+
+#[rstest]
+fn a_create_logs_each_created_disk(mut fresh: World) {
+    let worker = fresh
+        .c
+        .create_vm(CreateRequest {
+            vmid: 100,
+            node: "pve".into(),
+            config: map(&[("scsi0", "local-lvm:8")]),
+            ..CreateRequest::default()
+        })
+        .expect("accepted");
+    let upid = fresh.run("pve", worker);
+    assert_eq!(
+        fresh.task(&upid).log,
+        [
+            "  Logical volume \"vm-100-disk-0\" created.",
+            "scsi0: successfully created disk 'local-lvm:vm-100-disk-0,size=8G'",
+            "TASK OK"
+        ]
+    );
+}
+
+#[rstest]
+fn migration_to_a_node_without_the_storage_is_refused(mut cluster: World) {
+    cluster
+        .c
+        .storage_update("local-lvm", &map(&[("nodes", "pve1")]), &[])
+        .expect("restricted");
+    cluster.c.storages.iter_mut().for_each(|s| {
+        if s.storage == "local-lvm" {
+            s.nodes = Some(vec!["pve1".into()]);
+        }
+    });
+    assert_eq!(
+        refused(cluster.c.migrate_vm(migrate(100, "pve2", false))),
+        (
+            500,
+            "storage 'local-lvm' is not available on node 'pve2'".into()
+        )
+    );
+    assert_eq!(cluster.conf(100, "lock"), None);
+}
+
+// ---------------------------------------------------------------------
+// Status details
+
+#[rstest]
+fn a_stopped_vm_in_full_status(lab: World) {
+    let st = lab.c.vm_status(&lab.c.vms[&100], lab.now_ms, true, true);
+    assert_eq!(st["qmpstatus"], json!("stopped"));
+    for absent in [
+        "diskread",
+        "nics",
+        "blockstat",
+        "running-machine",
+        "pid",
+        "balloon",
+    ] {
+        assert!(st.get(absent).is_none(), "{absent}: {st}");
+    }
+    assert!(st.get("agent").is_none(), "100 has no agent");
+}
+
+#[rstest]
+fn status_without_full_has_no_run_details(lab: World) {
+    let st = lab.c.vm_status(&lab.c.vms[&101], lab.now_ms, false, false);
+    for absent in [
+        "qmpstatus",
+        "nics",
+        "blockstat",
+        "ha",
+        "agent",
+        "proxmox-support",
+    ] {
+        assert!(st.get(absent).is_none(), "{absent}: {st}");
+    }
+    assert_eq!(st["pid"], json!(10_101));
+}
+
+#[rstest]
+fn a_hibernated_vm_shows_stopped_with_lock_suspended(mut lab: World) {
+    lab.qm(
+        "qmsuspend",
+        101,
+        QemuOp::Suspend {
+            skiplock: false,
+            todisk: Some("local-lvm".into()),
+        },
+    );
+    let st = lab.c.vm_status(&lab.c.vms[&101], lab.now_ms, true, true);
+    assert_eq!(st["status"], json!("stopped"));
+    assert_eq!(st["qmpstatus"], json!("stopped"));
+    assert_eq!(st["lock"], json!("suspended"));
+}
+
+#[rstest]
+fn status_fields_that_follow_the_config(mut lab: World) {
+    {
+        let conf = &mut lab.c.vms.get_mut(&100).expect("vm").config;
+        conf.insert("sockets".into(), "4".into());
+        conf.insert("cores".into(), "8".into());
+        conf.insert("balloon".into(), "1024".into());
+        conf.insert("serial0".into(), "socket".into());
+        conf.insert("tags".into(), "a;b".into());
+        conf.insert("vga".into(), "std".into());
+    }
+    let st = lab.c.vm_status(&lab.c.vms[&100], lab.now_ms, false, true);
+    assert_eq!(st["cpus"], json!(16), "capped at the host's 16 CPUs");
+    assert_eq!(st["balloon_min"], json!(1024u64 << 20));
+    assert_eq!(st["shares"], json!(1000));
+    assert_eq!(st["serial"], json!(1));
+    assert_eq!(st["tags"], json!("a;b"));
+    assert_eq!(st["clipboard"], json!(null), "present once vga is set");
+    assert!(st.get("spice").is_none());
+    lab.c
+        .vms
+        .get_mut(&100)
+        .expect("vm")
+        .config
+        .insert("vga".into(), "qxl,clipboard=vnc".into());
+    let st = lab.c.vm_status(&lab.c.vms[&100], lab.now_ms, false, true);
+    assert_eq!(st["spice"], json!(1));
+    assert_eq!(st["clipboard"], json!("vnc"));
+}
+
+#[rstest]
+fn vcpus_win_over_sockets_and_cores(mut lab: World) {
+    {
+        let conf = &mut lab.c.vms.get_mut(&100).expect("vm").config;
+        conf.insert("vcpus".into(), "3".into());
+    }
+    let st = lab.c.vm_status(&lab.c.vms[&100], lab.now_ms, false, false);
+    assert_eq!(st["cpus"], json!(3));
+}
