@@ -4,6 +4,7 @@
 use rstest::{fixture, rstest};
 
 use super::{ROOT_PW, T0, World, refused, root, user};
+use crate::model::PveVersion;
 use crate::model::access::{Access, AclUpdate, AuthId, GroupsParam, valid_groupid, valid_tokenid};
 use crate::model::acl::UgKind;
 
@@ -602,4 +603,60 @@ fn root_has_every_privilege_of_the_release(acl: World) {
         all.len(),
         crate::model::acl::valid_privs(acl.c.version).len()
     );
+}
+
+#[rstest]
+fn a_separated_token_ands_the_propagate_flags(mut acl: World) {
+    // The token's own entry on /storage propagates; alice's does not.
+    let (r, t) = (v(&["PVEDatastoreUser"]), v(&["alice@pve!sep"]));
+    acl.c
+        .access
+        .update_acl("/storage", &upd(&r, &[], &[], &t, false))
+        .expect("granted");
+    let eff = acl.c.access.privileges(&user("alice@pve!sep"), "/storage");
+    assert_eq!(eff.get("Datastore.AllocateSpace"), Some(&false));
+    assert!(
+        !acl.c
+            .access
+            .has_priv(&user("alice@pve!sep"), "/storage/local", "Datastore.Audit")
+    );
+}
+
+#[rstest]
+fn a_separated_root_token_gets_exactly_its_own_acl(mut acl: World) {
+    let (r, t) = (v(&["PVEAuditor"]), v(&["root@pam!sep"]));
+    acl.c
+        .access
+        .update_acl("/vms", &upd(&r, &[], &[], &t, false))
+        .expect("granted");
+    let tok = user("root@pam!sep");
+    assert!(acl.c.access.has_priv(&tok, "/vms/100", "VM.Audit"));
+    assert!(!acl.c.access.has_priv(&tok, "/vms/100", "VM.PowerMgmt"));
+    assert!(!acl.c.access.has_priv(&tok, "/nodes", "Sys.Audit"));
+}
+
+#[rstest]
+fn an_unknown_token_has_no_privileges(acl: World) {
+    assert!(
+        a(&acl)
+            .privileges(&user("alice@pve!ghost"), "/vms")
+            .is_empty()
+    );
+}
+
+#[rstest]
+#[case(PveVersion::V8_4, "VM.Monitor", true)]
+#[case(PveVersion::V9_1, "VM.Monitor", false)]
+#[case(PveVersion::V8_4, "VM.GuestAgent.Audit", false)]
+#[case(PveVersion::V9_1, "VM.GuestAgent.Audit", true)]
+fn pveauditor_and_vmadmin_per_release(
+    #[case] version: PveVersion,
+    #[case] privilege: &str,
+    #[case] in_vmadmin: bool,
+) {
+    let w = World::from_yaml_v("", version);
+    let admin = w.c.access.role_privs("PVEVMAdmin").expect("built in");
+    assert_eq!(admin.contains(privilege), in_vmadmin);
+    let auditor = w.c.access.role_privs("PVEAuditor").expect("built in");
+    assert_eq!(auditor.contains("VM.GuestAgent.Audit"), version.is_v9());
 }

@@ -268,3 +268,43 @@ fn tasks_of_another_node_are_not_listed(lab: World) {
     assert!(items.is_empty());
     assert_eq!(total, 0);
 }
+
+#[rstest]
+fn limit_zero_lists_nothing_but_counts_everything(lab: World) {
+    let w = history(lab);
+    let (kinds, total) = list(&w, &TaskFilter { limit: 0, ..all() });
+    assert!(kinds.is_empty());
+    assert_eq!(total, 4);
+}
+
+#[rstest]
+fn errors_ignores_the_statusfilter(lab: World) {
+    let w = history(lab);
+    let f = TaskFilter {
+        errors: true,
+        statusfilter: Some(vec!["ok".into()]),
+        ..all()
+    };
+    assert_eq!(list(&w, &f).0, ["qmclone:900", "vzdump:"]);
+}
+
+#[rstest]
+fn a_task_with_warnings_is_not_ok(mut lab: World) {
+    lab.run("pve", Worker::new("vzdump", "100").log_end("WARN: slow"));
+    let (kinds, _) = list(
+        &lab,
+        &TaskFilter {
+            statusfilter: Some(vec!["warning".into()]),
+            ..all()
+        },
+    );
+    assert_eq!(kinds, ["vzdump:100"]);
+    let (kinds, _) = list(
+        &lab,
+        &TaskFilter {
+            errors: true,
+            ..all()
+        },
+    );
+    assert_eq!(kinds, ["vzdump:100"], "errors=1 lists all but OK");
+}
