@@ -2508,3 +2508,119 @@ fn vcpus_win_over_sockets_and_cores(mut lab: World) {
     let st = lab.c.vm_status(&lab.c.vms[&100], lab.now_ms, false, false);
     assert_eq!(st["cpus"], json!(3));
 }
+
+// ---------------------------------------------------------------------
+// Cloud-init drives in clones and templates, storages without snapshots
+
+fn with_cloudinit(w: &mut World, vmid: u32) {
+    w.c.update_config(
+        "pve",
+        vmid,
+        &update(&[("ide0", "local-lvm:cloudinit")], &[]),
+        w.now(),
+    )
+    .expect("drive added");
+}
+
+#[rstest]
+fn a_clone_gets_a_new_cloudinit_drive(mut lab: World) {
+    with_cloudinit(&mut lab, 100);
+    let w = lab.c.clone_vm(clone_req(100, 200)).expect("accepted");
+    let upid = lab.run("pve", w);
+    assert_eq!(lab.exit(&upid), "OK", "{:?}", lab.task(&upid).log);
+    // clone_disk sets the size of every new drive, cloud-init included.
+    assert_eq!(
+        lab.conf(200, "ide0").as_deref(),
+        Some("local-lvm:vm-200-cloudinit,media=cdrom,size=4M")
+    );
+    assert!(lab.c.volume("local-lvm:vm-200-cloudinit", "pve").is_some());
+    assert!(
+        lab.c.volume("local-lvm:vm-100-cloudinit", "pve").is_some(),
+        "the source keeps its own"
+    );
+}
+
+#[rstest]
+fn a_template_leaves_cloudinit_and_cdrom_drives_alone(mut lab: World) {
+    with_cloudinit(&mut lab, 100);
+    assert_eq!(
+        lab.qm("qmtemplate", 100, QemuOp::Template { disk: None }),
+        "OK"
+    );
+    assert_eq!(
+        lab.conf(100, "ide0").as_deref(),
+        Some("local-lvm:vm-100-cloudinit,media=cdrom")
+    );
+    assert_eq!(
+        lab.conf(100, "ide2").as_deref(),
+        Some("local:iso/debian.iso,media=cdrom")
+    );
+    assert!(
+        lab.conf(100, "scsi0")
+            .is_some_and(|v| v.contains("base-100-disk-0"))
+    );
+}
+
+#[rstest]
+fn a_raw_file_cannot_be_snapshotted(mut lab: World) {
+    let now = lab.now();
+    let (volid, _) = lab
+        .c
+        .alloc_volume(
+            "local",
+            "pve",
+            100,
+            &crate::model::storage::VolumeKind::Disk,
+            Some("raw"),
+            1 << 30,
+            now,
+        )
+        .expect("allocated");
+    lab.c
+        .vms
+        .get_mut(&100)
+        .expect("vm")
+        .config
+        .insert("scsi1".into(), format!("{volid},size=1G"));
+    let w = lab
+        .c
+        .snapshot_vm("pve", 100, "s1", false, None, now)
+        .expect("a task");
+    let upid = lab.run("pve", w);
+    assert_eq!(lab.exit(&upid), "snapshot feature is not available");
+    assert_eq!(lab.conf(100, "lock"), None, "nothing was locked");
+    let f = lab
+        .c
+        .vm_feature("pve", 100, "snapshot", None)
+        .expect("answer");
+    assert_eq!(f["hasFeature"], json!(0));
+}
+
+#[rstest]
+fn a_qcow2_file_can_be_snapshotted(mut lab: World) {
+    let now = lab.now();
+    let (volid, _) = lab
+        .c
+        .alloc_volume(
+            "local",
+            "pve",
+            100,
+            &crate::model::storage::VolumeKind::Disk,
+            Some("qcow2"),
+            1 << 30,
+            now,
+        )
+        .expect("allocated");
+    lab.c
+        .vms
+        .get_mut(&100)
+        .expect("vm")
+        .config
+        .insert("scsi1".into(), format!("{volid},size=1G"));
+    let w = lab
+        .c
+        .snapshot_vm("pve", 100, "s1", false, None, now)
+        .expect("a task");
+    let upid = lab.run("pve", w);
+    assert_eq!(lab.exit(&upid), "OK");
+}

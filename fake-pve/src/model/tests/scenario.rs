@@ -266,3 +266,59 @@ fn the_pid_counter_follows_the_start_time() {
     let b = s.build(PveVersion::V9_1, "x", T0 + 1).expect("b");
     assert_eq!(b.next_pid, a.next_pid + 1);
 }
+
+fn state_doc(w: &World, pve: &str) -> String {
+    serde_json::json!({
+        "format": crate::model::world::FORMAT,
+        "version": crate::model::world::VERSION,
+        "pve": pve,
+        "cluster": w.c,
+    })
+    .to_string()
+}
+
+#[rstest]
+fn a_saved_world_comes_back_with_its_tasks_findable_and_running() {
+    let mut w = World::from_yaml(super::LAB);
+    let done = w.run("pve", crate::model::Worker::new("qmstart", "100"));
+    let running = w.run_as(
+        "pve",
+        super::qm_worker(
+            "qmstart",
+            100,
+            crate::model::qemu::QemuOp::Start { skiplock: false },
+        ),
+        "root@pam",
+        5_000,
+    );
+    let text = state_doc(&w, "9.1");
+    let s = Scenario::parse(&text, "state.json").expect("a state document");
+    let mut c = s.build(PveVersion::V9_1, "pw", T0).expect("same release");
+    assert_eq!(c.task(&done).expect("found").exitstatus(), Some("OK"));
+    assert!(c.task(&running).expect("found").running());
+    c.advance(w.now_ms + 5_000);
+    assert_eq!(c.task(&running).expect("found").exitstatus(), Some("OK"));
+    assert!(c.vms[&100].running(), "the effect survives the round trip");
+    assert_eq!(
+        c.volume("local-lvm:vm-100-disk-0", "pve").map(|v| v.size),
+        Some(8 << 30)
+    );
+}
+
+#[rstest]
+fn a_state_document_of_another_release_is_refused() {
+    let w = World::from_yaml(super::LAB);
+    let s = Scenario::parse(&state_doc(&w, "9.1"), "state.json").expect("parses");
+    let e = s
+        .build(PveVersion::V8_4, "pw", T0)
+        .expect_err("release mismatch");
+    assert_eq!(
+        e.to_string(),
+        "state.json: the state is of PVE 9.1, but this fake-pve impersonates PVE 8.4"
+    );
+    let e = Scenario::parse(&state_doc(&w, "8.4"), "state.json").expect_err("pve disagrees");
+    assert_eq!(
+        e.to_string(),
+        "state.json: 'pve' says 8.4 but the cluster is of PVE 9.1"
+    );
+}
