@@ -18,6 +18,9 @@ pub mod storage;
 pub mod tasks;
 pub mod world;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
