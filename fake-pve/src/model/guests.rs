@@ -108,6 +108,15 @@ impl Guests {
     }
 }
 
+/// `guests[&vmid]`, as a map indexes: panics when there is no such
+/// guest (for tests and invariants already checked).
+impl std::ops::Index<&u32> for Guests {
+    type Output = Vm;
+    fn index(&self, vmid: &u32) -> &Vm {
+        &self.vms[vmid]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 
 use rstest::{fixture, rstest};
 
-use super::{ROOT_PW, T0, World, refused, root, user};
+use super::{ROOT_PW, T0, World, refused, root, rq, user};
 use crate::model::PveVersion;
 use crate::model::access::{Access, AclUpdate, AuthId, GroupsParam, valid_groupid, valid_tokenid};
 use crate::model::acl::UgKind;
@@ -106,16 +106,24 @@ fn creating_a_token_twice_is_a_400(mut acl: World) {
     let t = acl
         .c
         .access
-        .create_token("alice@pve", "new", true, 0, Some("c".into()))
+        .create_token("alice@pve", "new", true, 0, Some("c".into()), &mut rq())
         .expect("created");
     assert_eq!(t.secret.len(), 36, "a UUID secret");
     assert!(t.privsep);
     assert_eq!(
-        refused(acl.c.access.create_token("alice@pve", "new", true, 0, None)),
+        refused(
+            acl.c
+                .access
+                .create_token("alice@pve", "new", true, 0, None, &mut rq())
+        ),
         (400, "tokenid: Token already exists.".into())
     );
     assert_eq!(
-        refused(acl.c.access.create_token("nobody@pve", "x", true, 0, None)),
+        refused(
+            acl.c
+                .access
+                .create_token("nobody@pve", "x", true, 0, None, &mut rq())
+        ),
         (500, "no such user ('nobody@pve')".into())
     );
 }

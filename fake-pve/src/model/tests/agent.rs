@@ -47,7 +47,7 @@ fn a_stopped_vm_is_named(mut up: World) {
 fn when_the_agent_is_not_running(mut up: World, #[case] why: &str) {
     match why {
         "agent: 0" => {
-            up.c.vms
+            up.c.guests
                 .get_mut(&101)
                 .expect("vm")
                 .config
@@ -249,7 +249,7 @@ fn reading_a_missing_file(mut up: World) {
         )
     );
     assert!(
-        !up.c.guests.contains_key(&101),
+        up.c.guests.agent(101).is_none(),
         "a refused read leaves no guest state"
     );
 }
@@ -292,11 +292,11 @@ fn set_user_password_knows_root_and_listed_users(mut up: World) {
 #[rstest]
 fn guest_shutdown_stops_the_vm(mut up: World) {
     assert_eq!(cmd(&mut up, 101, "shutdown").expect("ok"), Value::Null);
-    assert!(!up.c.vms[&101].running());
+    assert!(!up.c.guests[&101].running());
 }
 
 #[rstest]
 fn suspend_ram_pauses_the_vm(mut up: World) {
     cmd(&mut up, 101, "suspend-ram").expect("ok");
-    assert!(up.c.vms[&101].paused());
+    assert!(up.c.guests[&101].paused());
 }

@@ -23,7 +23,10 @@ fn rule(json: &str) -> FaultRule {
 )]
 #[case(r#"{"status": 42}"#, "status must be an HTTP status code, got 42")]
 fn bad_rules(#[case] json: &str, #[case] msg: &str) {
-    assert_eq!(Faults::default().add(rule(json)), Err(msg.to_string()));
+    assert_eq!(
+        Faults::default().add(rule(json)),
+        Err(crate::model::Error::failed(msg))
+    );
 }
 
 #[rstest]
@@ -126,13 +129,13 @@ fn a_task_fault_ends_the_task_without_its_effect(mut lab: World) {
         qm_worker("qmstart", 100, QemuOp::Start { skiplock: false }),
     );
     assert_eq!(lab.exit(&upid), "start failed: injected");
-    assert!(!lab.c.vms[&100].running());
+    assert!(!lab.c.guests[&100].running());
     let again = lab.run(
         "pve",
         qm_worker("qmstart", 100, QemuOp::Start { skiplock: false }),
     );
     assert_eq!(lab.exit(&again), "OK", "the rule fired its count");
-    assert!(lab.c.vms[&100].running());
+    assert!(lab.c.guests[&100].running());
 }
 
 #[rstest]
@@ -156,7 +159,7 @@ fn a_task_fault_on_a_migration_releases_the_lock() {
     let worker = w.c.migrate_vm(req).expect("accepted");
     let upid = w.run("pve1", worker);
     assert_eq!(w.exit(&upid), "migration aborted");
-    assert_eq!(w.c.vms[&200].node, "pve1");
+    assert_eq!(w.c.guests[&200].node, "pve1");
     assert_eq!(w.conf(200, "lock"), None);
 }
 

@@ -29,18 +29,23 @@ pub const ROOT_PW: &str = "rootpw";
 /// A refusal as the wire answers it: the HTTP status and the message
 /// (for a 400, each `param: message` on its own line, sorted by param).
 pub fn refusal(e: &Error) -> (u16, String) {
-    match e {
-        Error::Failed(m) => (500, m.clone()),
-        Error::Invalid(map) => (
-            400,
+    let code = crate::api::status_of(e);
+    match e.errors() {
+        Some(map) => (
+            code,
             map.iter()
                 .map(|(k, v)| format!("{k}: {v}"))
                 .collect::<Vec<_>>()
                 .join("\n"),
         ),
-        Error::Forbidden(m) => (403, m.clone()),
-        Error::Status { code, msg } => (*code, msg.clone()),
+        None => (code, e.message().to_string()),
     }
+}
+
+/// A request context at T0 with a fixed seed, for the model calls that
+/// draw at random.
+pub fn rq() -> crate::model::Context {
+    crate::model::Context::new(T0 * 1000, 7)
 }
 
 /// The refusal of a result that must be one.
@@ -120,7 +125,7 @@ impl World {
     pub fn qm(&mut self, kind: &str, vmid: u32, op: QemuOp) -> String {
         let node = self
             .c
-            .vms
+            .guests
             .get(&vmid)
             .map_or("pve".into(), |v| v.node.clone());
         let upid = self.run(&node, qm_worker(kind, vmid, op));
@@ -143,7 +148,7 @@ impl World {
     /// The current config value of a VM's key.
     pub fn conf(&self, vmid: u32, key: &str) -> Option<String> {
         self.c
-            .vms
+            .guests
             .get(&vmid)
             .and_then(|v| v.config.get(key).cloned())
     }

@@ -146,7 +146,7 @@ fn resources_on_8_4_list_the_sdn_zone() {
 #[rstest]
 fn vm_resources(mut lab: World) {
     lab.c
-        .vms
+        .guests
         .get_mut(&100)
         .expect("vm")
         .config

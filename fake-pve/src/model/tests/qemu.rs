@@ -5,7 +5,7 @@
 use rstest::rstest;
 use serde_json::json;
 
-use super::{World, cluster, fresh, lab, map, qm_worker, refused, root, user};
+use super::{World, cluster, fresh, lab, map, qm_worker, refused, root, rq, user};
 use crate::model::qemu::{
     CloneRequest, ConfigUpdate, CreateRequest, MigrateRequest, MoveJob, QemuOp, ReassignJob,
     ResizeJob, canonical, default_boot, drive_file, is_drive_key, option_exists,
@@ -15,13 +15,16 @@ use crate::model::{Error, PveVersion};
 /// Starts a create of `vmid` on `pve` and runs it to its end.
 fn create(w: &mut World, vmid: u32, conf: &[(&str, &str)], storage: Option<&str>) -> String {
     let worker =
-        w.c.create_vm(CreateRequest {
-            vmid,
-            node: "pve".into(),
-            config: map(conf),
-            storage: storage.map(str::to_string),
-            start: None,
-        })
+        w.c.create_vm(
+            CreateRequest {
+                vmid,
+                node: "pve".into(),
+                config: map(conf),
+                storage: storage.map(str::to_string),
+                start: None,
+            },
+            &mut rq(),
+        )
         .expect("create accepted");
     let upid = w.run("pve", worker);
     w.exit(&upid)
@@ -37,7 +40,7 @@ fn update(set: &[(&str, &str)], delete: &[&str]) -> ConfigUpdate {
 }
 
 fn set_lock(w: &mut World, vmid: u32, lock: &str) {
-    w.c.vms
+    w.c.guests
         .get_mut(&vmid)
         .expect("vm")
         .config
@@ -49,11 +52,14 @@ fn set_lock(w: &mut World, vmid: u32, lock: &str) {
 
 #[rstest]
 fn create_of_an_existing_vmid_names_the_node(mut lab: World) {
-    let r = lab.c.create_vm(CreateRequest {
-        vmid: 100,
-        node: "pve".into(),
-        ..CreateRequest::default()
-    });
+    let r = lab.c.create_vm(
+        CreateRequest {
+            vmid: 100,
+            node: "pve".into(),
+            ..CreateRequest::default()
+        },
+        &mut rq(),
+    );
     assert_eq!(
         refused(r),
         (
@@ -81,27 +87,33 @@ fn create_refuses_bad_storage(
     #[case] code: u16,
     #[case] msg: &str,
 ) {
-    let r = fresh.c.create_vm(CreateRequest {
-        vmid: 100,
-        node: "pve".into(),
-        config: map(conf),
-        storage: storage.map(str::to_string),
-        start: None,
-    });
+    let r = fresh.c.create_vm(
+        CreateRequest {
+            vmid: 100,
+            node: "pve".into(),
+            config: map(conf),
+            storage: storage.map(str::to_string),
+            start: None,
+        },
+        &mut rq(),
+    );
     assert_eq!(refused(r), (code, msg.to_string()));
-    assert!(!fresh.c.vms.contains_key(&100), "nothing is left behind");
+    assert!(!fresh.c.guests.contains_key(&100), "nothing is left behind");
 }
 
 #[rstest]
 fn create_holds_lock_create_until_the_task_ends(mut fresh: World) {
     let worker = fresh
         .c
-        .create_vm(CreateRequest {
-            vmid: 100,
-            node: "pve".into(),
-            config: map(&[("scsi0", "local-lvm:8")]),
-            ..CreateRequest::default()
-        })
+        .create_vm(
+            CreateRequest {
+                vmid: 100,
+                node: "pve".into(),
+                config: map(&[("scsi0", "local-lvm:8")]),
+                ..CreateRequest::default()
+            },
+            &mut rq(),
+        )
         .expect("accepted");
     let upid = fresh.run_as("pve", worker, "root@pam", 5_000);
     assert_eq!(fresh.conf(100, "lock").as_deref(), Some("create"));
@@ -207,33 +219,38 @@ fn create_turns_cdrom_into_ide2(mut fresh: World) {
 #[rstest]
 fn a_create_that_fails_allocating_leaves_no_vm(mut fresh: World) {
     // A thick LVM of 1 GiB cannot hold 8 GiB.
-    fresh.c.storages[1].kind = "lvm".into();
-    fresh.c.storages[1].total = 1 << 30;
+    let s = fresh.c.storage.cfg()[1].storage.clone();
+    let s = fresh.c.storage.find_mut(&s).expect("the second storage");
+    s.kind = "lvm".into();
+    s.total = 1 << 30;
     let st = create(&mut fresh, 100, &[("scsi0", "local-lvm:8")], None);
     assert!(
         st.starts_with("unable to create VM 100 - not enough free space"),
         "{st}"
     );
-    assert!(!fresh.c.vms.contains_key(&100));
+    assert!(!fresh.c.guests.contains_key(&100));
 }
 
 #[rstest]
 fn create_with_start_starts_a_follow_up_task(mut fresh: World) {
     let worker = fresh
         .c
-        .create_vm(CreateRequest {
-            vmid: 100,
-            node: "pve".into(),
-            config: map(&[("scsi0", "local-lvm:1")]),
-            start: Some(("root@pam".into(), 0)),
-            ..CreateRequest::default()
-        })
+        .create_vm(
+            CreateRequest {
+                vmid: 100,
+                node: "pve".into(),
+                config: map(&[("scsi0", "local-lvm:1")]),
+                start: Some(("root@pam".into(), 0)),
+                ..CreateRequest::default()
+            },
+            &mut rq(),
+        )
         .expect("accepted");
     fresh.run("pve", worker);
     let kinds: Vec<&str> = fresh.c.tasks.iter().map(|t| t.upid.kind.as_str()).collect();
     assert_eq!(kinds, ["qmcreate", "qmstart"]);
     fresh.tick(1);
-    assert!(fresh.c.vms[&100].running());
+    assert!(fresh.c.guests[&100].running());
 }
 
 // ---------------------------------------------------------------------
@@ -251,13 +268,13 @@ fn a_stale_digest_is_refused(lab: World) {
 
 #[rstest]
 fn the_current_digest_is_accepted_and_changes_with_the_config(mut lab: World) {
-    let before = lab.c.vms[&100].digest();
+    let before = lab.c.guests[&100].digest();
     let mut u = update(&[("name", "web2")], &[]);
     u.digest = Some(before.clone());
     lab.c
         .update_config("pve", 100, &u, lab.now())
         .expect("applied");
-    let after = lab.c.vms[&100].digest();
+    let after = lab.c.guests[&100].digest();
     assert_ne!(before, after);
     assert_eq!(
         lab.c.config_view("pve", 100, false).expect("view")["digest"],
@@ -290,7 +307,7 @@ fn a_locked_vm_refuses_updates(mut lab: World, #[case] lock: &str) {
 
 #[rstest]
 fn a_held_file_lock_times_out(mut lab: World) {
-    lab.c.vms.get_mut(&100).expect("vm").flock.shared = 1;
+    lab.c.guests.get_mut(&100).expect("vm").flock.shared = 1;
     assert_eq!(
         refused(
             lab.c
@@ -342,7 +359,7 @@ fn a_stopped_vm_applies_changes_at_once(mut lab: World) {
     lab.c
         .update_config("pve", 100, &update(&[("cores", "4")], &["boot"]), lab.now())
         .expect("applied");
-    let vm = &lab.c.vms[&100];
+    let vm = &lab.c.guests[&100];
     assert_eq!(vm.config.get("cores").map(String::as_str), Some("4"));
     assert!(!vm.config.contains_key("boot"));
     assert!(vm.pending.is_empty() && vm.pending_delete.is_empty());
@@ -358,7 +375,7 @@ fn a_running_vm_keeps_cold_changes_pending(mut lab: World) {
             lab.now(),
         )
         .expect("applied");
-    let vm = &lab.c.vms[&101];
+    let vm = &lab.c.guests[&101];
     assert_eq!(vm.pending.get("cores").map(String::as_str), Some("4"));
     assert_eq!(vm.config.get("cores"), None);
     assert_eq!(
@@ -424,7 +441,7 @@ fn revert_drops_a_pending_change(mut lab: World) {
         ..ConfigUpdate::default()
     };
     lab.c.update_config("pve", 101, &u, now).expect("reverted");
-    let vm = &lab.c.vms[&101];
+    let vm = &lab.c.guests[&101];
     assert!(vm.pending.is_empty(), "{:?}", vm.pending);
     assert_eq!(vm.config.get("memory").map(String::as_str), Some("4096"));
 }
@@ -591,7 +608,7 @@ fn start_applies_pending_and_records_the_start(mut lab: World) {
         lab.qm("qmstart", 100, QemuOp::Start { skiplock: false }),
         "OK"
     );
-    let vm = &lab.c.vms[&100];
+    let vm = &lab.c.guests[&100];
     assert!(vm.running());
     assert_eq!(vm.started_ms, Some(lab.now_ms));
 }
@@ -617,7 +634,7 @@ fn start_refusals_end_the_task(
 
 #[rstest]
 fn start_with_a_missing_bridge_fails_in_the_task(mut lab: World) {
-    lab.c.vms.get_mut(&100).expect("vm").config.insert(
+    lab.c.guests.get_mut(&100).expect("vm").config.insert(
         "net1".into(),
         "virtio=BC:24:11:00:01:09,bridge=vmbr9".into(),
     );
@@ -625,7 +642,7 @@ fn start_with_a_missing_bridge_fails_in_the_task(mut lab: World) {
         lab.qm("qmstart", 100, QemuOp::Start { skiplock: false }),
         "bridge 'vmbr9' does not exist"
     );
-    assert!(!lab.c.vms[&100].running());
+    assert!(!lab.c.guests[&100].running());
 }
 
 #[rstest]
@@ -638,15 +655,20 @@ fn stop_of_a_stopped_vm_is_ok(mut lab: World) {
         lab.qm("qmstop", 101, QemuOp::Stop { skiplock: false }),
         "OK"
     );
-    assert!(!lab.c.vms[&101].running());
+    assert!(!lab.c.guests[&101].running());
 }
 
 #[rstest]
 fn shutdown_without_acpi_needs_force_stop(mut lab: World) {
     set_lock(&mut lab, 101, "x");
-    lab.c.vms.get_mut(&101).expect("vm").config.remove("lock");
     lab.c
-        .vms
+        .guests
+        .get_mut(&101)
+        .expect("vm")
+        .config
+        .remove("lock");
+    lab.c
+        .guests
         .get_mut(&101)
         .expect("vm")
         .config
@@ -660,9 +682,9 @@ fn shutdown_without_acpi_needs_force_stop(mut lab: World) {
         lab.qm("qmshutdown", 101, op(false)),
         "VM quit/powerdown failed - got timeout"
     );
-    assert!(lab.c.vms[&101].running());
+    assert!(lab.c.guests[&101].running());
     assert_eq!(lab.qm("qmshutdown", 101, op(true)), "OK");
-    assert!(!lab.c.vms[&101].running());
+    assert!(!lab.c.guests[&101].running());
 }
 
 #[rstest]
@@ -681,8 +703,10 @@ fn pause_and_resume(mut lab: World) {
         todisk: None,
     };
     assert_eq!(lab.qm("qmpause", 101, pause), "OK");
-    assert!(lab.c.vms[&101].paused());
-    let st = lab.c.vm_status(&lab.c.vms[&101], lab.now_ms, true, false);
+    assert!(lab.c.guests[&101].paused());
+    let st = lab
+        .c
+        .vm_status(&lab.c.guests[&101], lab.now_ms, true, false);
     assert_eq!(
         (st["status"].clone(), st["qmpstatus"].clone()),
         (json!("running"), json!("paused"))
@@ -691,7 +715,7 @@ fn pause_and_resume(mut lab: World) {
         lab.qm("qmresume", 101, QemuOp::Resume { skiplock: false }),
         "OK"
     );
-    assert!(!lab.c.vms[&101].paused());
+    assert!(!lab.c.guests[&101].paused());
 }
 
 #[rstest]
@@ -701,7 +725,7 @@ fn hibernate_writes_a_state_volume_and_resume_starts_from_it(mut lab: World) {
         todisk: Some("local-lvm".into()),
     };
     assert_eq!(lab.qm("qmsuspend", 101, op), "OK");
-    let vm = &lab.c.vms[&101];
+    let vm = &lab.c.guests[&101];
     assert!(!vm.running());
     assert_eq!(vm.lock(), Some("suspended"));
     let state = vm.config.get("vmstate").cloned().expect("vmstate");
@@ -711,7 +735,7 @@ fn hibernate_writes_a_state_volume_and_resume_starts_from_it(mut lab: World) {
         lab.qm("qmresume", 101, QemuOp::Resume { skiplock: false }),
         "OK"
     );
-    let vm = &lab.c.vms[&101];
+    let vm = &lab.c.guests[&101];
     assert!(vm.running());
     assert_eq!(vm.lock(), None);
     assert!(lab.c.volume(&state, "pve").is_none(), "state freed");
@@ -720,10 +744,10 @@ fn hibernate_writes_a_state_volume_and_resume_starts_from_it(mut lab: World) {
 #[rstest]
 fn reboot_stops_and_starts_again(mut lab: World) {
     assert_eq!(lab.qm("qmreboot", 101, QemuOp::Reboot), "OK");
-    let last = lab.c.tasks.last().expect("task");
+    let last = lab.c.tasks.iter().last().expect("task");
     assert_eq!(last.upid.kind, "qmstart");
     lab.tick(1);
-    assert!(lab.c.vms[&101].running());
+    assert!(lab.c.guests[&101].running());
 }
 
 #[rstest]
@@ -735,13 +759,13 @@ fn destroy_refusals(mut lab: World, #[case] vmid: u32, #[case] _p: bool, #[case]
         unreferenced: false,
     };
     assert_eq!(lab.qm("qmdestroy", vmid, op), msg);
-    assert!(lab.c.vms.contains_key(&vmid));
+    assert!(lab.c.guests.contains_key(&vmid));
 }
 
 #[rstest]
 fn destroy_of_a_protected_vm_is_refused(mut lab: World) {
     lab.c
-        .vms
+        .guests
         .get_mut(&100)
         .expect("vm")
         .config
@@ -769,7 +793,7 @@ fn destroy_frees_the_disks_and_unreferenced_volumes(mut lab: World) {
     let node = "pve";
     let upid = lab.run(node, qm_worker("qmdestroy", 100, op));
     assert_eq!(lab.exit(&upid), "OK");
-    assert!(!lab.c.vms.contains_key(&100));
+    assert!(!lab.c.guests.contains_key(&100));
     assert!(lab.c.volume("local-lvm:vm-100-disk-0", "pve").is_none());
     assert!(lab.c.volume("local-lvm:vm-100-disk-7", "pve").is_none());
     assert!(
@@ -796,7 +820,7 @@ fn template_refusals(lab: World, #[case] vmid: u32, #[case] disk: Option<&str>, 
 #[rstest]
 fn a_vm_with_snapshots_cannot_become_a_template(mut lab: World) {
     lab.c
-        .vms
+        .guests
         .get_mut(&100)
         .expect("vm")
         .snapshots
@@ -844,7 +868,7 @@ fn a_snapshot_is_prepared_then_committed(mut lab: World) {
         .snapshot_vm("pve", 100, "before", false, Some("first".into()), now)
         .expect("accepted");
     assert_eq!(lab.conf(100, "lock").as_deref(), Some("snapshot"));
-    let snap = &lab.c.vms[&100].snapshots["before"];
+    let snap = &lab.c.guests[&100].snapshots["before"];
     assert_eq!(snap.get("snapstate").map(String::as_str), Some("prepare"));
     let upid = lab.run("pve", worker);
     assert_eq!(lab.exit(&upid), "OK");
@@ -876,7 +900,7 @@ fn snapshot_refusals_end_the_task(mut lab: World, #[case] what: &str, #[case] ms
         "locked" => set_lock(&mut lab, 100, "backup"),
         "dup" => {
             lab.c
-                .vms
+                .guests
                 .get_mut(&100)
                 .expect("vm")
                 .snapshots
@@ -911,7 +935,7 @@ fn a_stopped_snapshot_task_is_undone(mut lab: World) {
     lab.c.stop_task(&upid, now).expect("stopped");
     assert_eq!(lab.exit(&upid), "received interrupt");
     assert_eq!(lab.conf(100, "lock"), None);
-    assert!(!lab.c.vms[&100].snapshots.contains_key("s1"));
+    assert!(!lab.c.guests[&100].snapshots.contains_key("s1"));
 }
 
 #[rstest]
@@ -953,17 +977,17 @@ fn rollback_restores_the_config_and_stops_a_running_vm(mut lab: World) {
     lab.c
         .update_config("pve", 101, &update(&[("name", "changed")], &[]), now)
         .expect("applied");
-    let w = lab.c.rollback_vm("pve", 101, "s1", false);
+    let w = lab.c.rollback_vm("pve", 101, "s1", false, &mut rq());
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "OK");
     assert_eq!(lab.conf(101, "name").as_deref(), Some("db"));
-    assert!(!lab.c.vms[&101].running(), "PVE stops it first");
+    assert!(!lab.c.guests[&101].running(), "PVE stops it first");
     assert_eq!(lab.conf(101, "lock"), None);
 }
 
 #[rstest]
 fn rollback_and_delete_of_a_missing_snapshot_fail_in_the_task(mut lab: World) {
-    let w = lab.c.rollback_vm("pve", 100, "nope", false);
+    let w = lab.c.rollback_vm("pve", 100, "nope", false, &mut rq());
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "snapshot 'nope' does not exist");
     let w = lab.c.delete_snapshot("pve", 100, "nope");
@@ -982,7 +1006,7 @@ fn deleting_a_snapshot_relinks_the_parent(mut lab: World) {
         lab.run("pve", w);
     }
     assert_eq!(
-        lab.c.vms[&100].snapshots["b"]
+        lab.c.guests[&100].snapshots["b"]
             .get("parent")
             .map(String::as_str),
         Some("a")
@@ -991,7 +1015,7 @@ fn deleting_a_snapshot_relinks_the_parent(mut lab: World) {
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "OK");
     assert_eq!(lab.conf(100, "parent").as_deref(), Some("a"));
-    assert!(!lab.c.vms[&100].snapshots.contains_key("b"));
+    assert!(!lab.c.guests[&100].snapshots.contains_key("b"));
 }
 
 // ---------------------------------------------------------------------
@@ -1024,8 +1048,11 @@ fn clone_req(vmid: u32, newid: u32) -> CloneRequest {
     "unable to create VM 101: config file already exists"
 )]
 fn clone_refusals(mut lab: World, #[case] req: CloneRequest, #[case] code: u16, #[case] msg: &str) {
-    assert_eq!(refused(lab.c.clone_vm(req)), (code, msg.to_string()));
-    assert!(!lab.c.vms.contains_key(&200));
+    assert_eq!(
+        refused(lab.c.clone_vm(req, &mut rq())),
+        (code, msg.to_string())
+    );
+    assert!(!lab.c.guests.contains_key(&200));
 }
 
 #[rstest]
@@ -1033,7 +1060,7 @@ fn clone_needs_allocate_space_on_the_target_storage(mut lab: World) {
     let mut req = clone_req(100, 200);
     req.who = Some(user("ci@pve"));
     assert_eq!(
-        refused(lab.c.clone_vm(req)),
+        refused(lab.c.clone_vm(req, &mut rq())),
         (
             403,
             "Permission check failed (/storage/local-lvm, Datastore.AllocateSpace)".into()
@@ -1043,7 +1070,10 @@ fn clone_needs_allocate_space_on_the_target_storage(mut lab: World) {
 
 #[rstest]
 fn a_clone_target_holds_lock_clone_while_it_runs(mut lab: World) {
-    let w = lab.c.clone_vm(clone_req(100, 200)).expect("accepted");
+    let w = lab
+        .c
+        .clone_vm(clone_req(100, 200), &mut rq())
+        .expect("accepted");
     let upid = lab.run_as("pve", w, "root@pam", 10_000);
     assert_eq!(lab.conf(200, "lock").as_deref(), Some("clone"));
     assert_eq!(lab.task(&upid).upid.id, "100", "the task id is the source");
@@ -1058,7 +1088,10 @@ fn a_clone_target_holds_lock_clone_while_it_runs(mut lab: World) {
 
 #[rstest]
 fn a_full_clone_gets_new_macs_and_uuid(mut lab: World) {
-    let w = lab.c.clone_vm(clone_req(100, 200)).expect("accepted");
+    let w = lab
+        .c
+        .clone_vm(clone_req(100, 200), &mut rq())
+        .expect("accepted");
     lab.run("pve", w);
     let old = lab.conf(100, "net0").expect("net0");
     let new = lab.conf(200, "net0").expect("net0");
@@ -1074,7 +1107,10 @@ fn a_full_clone_gets_new_macs_and_uuid(mut lab: World) {
 
 #[rstest]
 fn a_linked_clone_of_a_template_refers_to_the_base(mut lab: World) {
-    let w = lab.c.clone_vm(clone_req(900, 200)).expect("accepted");
+    let w = lab
+        .c
+        .clone_vm(clone_req(900, 200), &mut rq())
+        .expect("accepted");
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "OK");
     // LVM-thin's clone_image answers the new LV's name alone.
@@ -1276,7 +1312,7 @@ fn migrate_takes_lock_migrate_and_moves_the_config(mut cluster: World) {
     assert_eq!(cluster.conf(200, "lock").as_deref(), Some("migrate"));
     let upid = cluster.run("pve1", w);
     assert_eq!(cluster.exit(&upid), "OK");
-    let vm = &cluster.c.vms[&200];
+    let vm = &cluster.c.guests[&200];
     assert_eq!(vm.node, "pve2");
     assert_eq!(vm.lock(), None);
     assert!(vm.running(), "an online migration keeps it running");
@@ -1333,7 +1369,7 @@ fn sendkey_needs_a_running_vm(lab: World) {
 
 #[rstest]
 fn status_of_a_running_vm(lab: World) {
-    let vm = &lab.c.vms[&101];
+    let vm = &lab.c.guests[&101];
     let st = lab.c.vm_status(vm, lab.now_ms, true, true);
     assert_eq!(st["status"], json!("running"));
     assert_eq!(st["qmpstatus"], json!("running"));
@@ -1347,7 +1383,9 @@ fn status_of_a_running_vm(lab: World) {
 
 #[rstest]
 fn status_of_a_stopped_template(lab: World) {
-    let st = lab.c.vm_status(&lab.c.vms[&900], lab.now_ms, false, false);
+    let st = lab
+        .c
+        .vm_status(&lab.c.guests[&900], lab.now_ms, false, false);
     assert_eq!(st["status"], json!("stopped"));
     assert_eq!(st["template"], json!(1));
     assert_eq!(st["uptime"], json!(0));
@@ -1358,7 +1396,7 @@ fn status_of_a_stopped_template(lab: World) {
 #[rstest]
 fn config_view_masks_the_cloudinit_password(mut lab: World) {
     lab.c
-        .vms
+        .guests
         .get_mut(&100)
         .expect("vm")
         .config
@@ -1462,10 +1500,7 @@ fn the_error_helper_reads_every_variant() {
         )
     );
     assert_eq!(
-        super::refusal(&Error::Status {
-            code: 595,
-            msg: "No route to host".into()
-        }),
+        super::refusal(&Error::Unreachable("No route to host".into())),
         (595, "No route to host".into())
     );
 }
@@ -1494,7 +1529,7 @@ fn what_a_running_vm_takes_at_once(
     lab.c
         .update_config("pve", 101, &update(&[(key, value)], &[]), lab.now())
         .expect("accepted");
-    let vm = &lab.c.vms[&101];
+    let vm = &lab.c.guests[&101];
     // A new disk is allocated, so its stored value differs from the request.
     let applied = if is_drive_key(key) {
         vm.config.contains_key(key)
@@ -1513,7 +1548,7 @@ fn what_a_running_vm_takes_at_once(
 #[rstest]
 fn memory_hotplug_when_enabled(mut lab: World) {
     lab.c
-        .vms
+        .guests
         .get_mut(&101)
         .expect("vm")
         .config
@@ -1527,7 +1562,7 @@ fn memory_hotplug_when_enabled(mut lab: World) {
 #[rstest]
 fn hotplug_off_keeps_even_nics_pending(mut lab: World) {
     lab.c
-        .vms
+        .guests
         .get_mut(&101)
         .expect("vm")
         .config
@@ -1540,7 +1575,7 @@ fn hotplug_off_keeps_even_nics_pending(mut lab: World) {
             lab.now(),
         )
         .expect("accepted");
-    assert!(lab.c.vms[&101].pending.contains_key("net1"));
+    assert!(lab.c.guests[&101].pending.contains_key("net1"));
 }
 
 #[rstest]
@@ -1552,7 +1587,7 @@ fn the_next_start_applies_what_was_pending(mut lab: World) {
     lab.qm("qmstop", 101, QemuOp::Stop { skiplock: false });
     assert_eq!(lab.conf(101, "cores"), None, "a stop applies nothing");
     lab.qm("qmstart", 101, QemuOp::Start { skiplock: false });
-    let vm = &lab.c.vms[&101];
+    let vm = &lab.c.guests[&101];
     assert_eq!(vm.config.get("cores").map(String::as_str), Some("4"));
     assert!(!vm.config.contains_key("agent"));
     assert!(vm.pending.is_empty() && vm.pending_delete.is_empty());
@@ -1564,14 +1599,14 @@ fn revert_drops_a_pending_delete(mut lab: World) {
     lab.c
         .update_config("pve", 101, &update(&[], &["agent"]), now)
         .expect("accepted");
-    assert!(lab.c.vms[&101].pending_delete.contains_key("agent"));
+    assert!(lab.c.guests[&101].pending_delete.contains_key("agent"));
     let u = ConfigUpdate {
         revert: vec!["agent".into()],
         log: "revert".into(),
         ..ConfigUpdate::default()
     };
     lab.c.update_config("pve", 101, &u, now).expect("reverted");
-    let vm = &lab.c.vms[&101];
+    let vm = &lab.c.guests[&101];
     assert!(vm.pending_delete.is_empty());
     assert!(vm.pending.is_empty());
     assert_eq!(vm.config.get("agent").map(String::as_str), Some("1"));
@@ -1582,7 +1617,7 @@ fn a_forced_pending_delete_is_shown_as_2(mut lab: World) {
     let mut u = update(&[], &["cores"]);
     u.force = true;
     lab.c
-        .vms
+        .guests
         .get_mut(&101)
         .expect("vm")
         .config
@@ -1600,11 +1635,11 @@ fn a_forced_pending_delete_is_shown_as_2(mut lab: World) {
         .expect("cores");
     assert_eq!(cores["delete"], json!(2));
     assert!(
-        lab.c.vms[&101]
+        lab.c.guests[&101]
             .config_text()
             .contains("\n[PENDING]\ndelete: !cores\n"),
         "{}",
-        lab.c.vms[&101].config_text()
+        lab.c.guests[&101].config_text()
     );
 }
 
@@ -1618,14 +1653,14 @@ fn the_config_text_encodes_the_description_as_comments(mut lab: World) {
             lab.now(),
         )
         .expect("accepted");
-    let text = lab.c.vms[&100].config_text();
+    let text = lab.c.guests[&100].config_text();
     assert!(text.starts_with("#two\n#lines 100%25\n"), "{text}");
     assert!(!text.contains("description:"), "{text}");
 }
 
 #[rstest]
 fn a_digest_is_the_sha1_of_the_config_text(lab: World) {
-    let vm = &lab.c.vms[&100];
+    let vm = &lab.c.guests[&100];
     assert_eq!(
         vm.digest(),
         crate::model::qemu::sha1_hex(vm.config_text().as_bytes())
@@ -1645,11 +1680,14 @@ fn a_snapshot_of_a_running_vm_saves_its_state(mut lab: World) {
         .expect("accepted");
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "OK");
-    let snap = &lab.c.vms[&101].snapshots["live"];
+    let snap = &lab.c.guests[&101].snapshots["live"];
     let state = snap.get("vmstate").cloned().expect("vmstate");
     assert!(state.starts_with("local-lvm:vm-101-state-live"), "{state}");
     assert!(lab.c.volume(&state, "pve").is_some());
-    assert!(lab.c.vms[&101].running(), "a snapshot does not stop the VM");
+    assert!(
+        lab.c.guests[&101].running(),
+        "a snapshot does not stop the VM"
+    );
     let list = lab.c.snapshot_list("pve", 101).expect("list");
     assert_eq!(list[0]["vmstate"], json!(1));
     let w = lab.c.delete_snapshot("pve", 101, "live");
@@ -1668,22 +1706,22 @@ fn rollback_with_start_runs_the_vm_again(mut lab: World) {
         .snapshot_vm("pve", 100, "s1", false, None, now)
         .expect("ok");
     lab.run("pve", w);
-    let w = lab.c.rollback_vm("pve", 100, "s1", true);
+    let w = lab.c.rollback_vm("pve", 100, "s1", true, &mut rq());
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "OK");
     lab.tick(1);
-    assert!(lab.c.vms[&100].running());
+    assert!(lab.c.guests[&100].running());
 }
 
 #[rstest]
 fn rollback_of_a_template_fails(mut lab: World) {
     lab.c
-        .vms
+        .guests
         .get_mut(&900)
         .expect("vm")
         .snapshots
         .insert("s1".into(), map(&[("snaptime", "1")]));
-    let w = lab.c.rollback_vm("pve", 900, "s1", false);
+    let w = lab.c.rollback_vm("pve", 900, "s1", false, &mut rq());
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "you can't rollback if vm is a template");
 }
@@ -1725,7 +1763,7 @@ fn an_offline_migration_copies_local_disks(mut cluster: World) {
         .expect("accepted");
     let upid = cluster.run("pve1", w);
     assert_eq!(cluster.exit(&upid), "OK");
-    assert_eq!(cluster.c.vms[&100].node, "pve2");
+    assert_eq!(cluster.c.guests[&100].node, "pve2");
     assert!(
         cluster
             .c
@@ -1760,7 +1798,7 @@ fn a_live_migration_needs_with_local_disks(mut cluster: World) {
         "{:?}",
         cluster.task(&upid).log
     );
-    assert_eq!(cluster.c.vms[&100].node, "pve1");
+    assert_eq!(cluster.c.guests[&100].node, "pve1");
     assert_eq!(cluster.conf(100, "lock"), None);
 }
 
@@ -1786,7 +1824,7 @@ fn a_clone_to_another_node_needs_shared_storage(mut cluster: World) {
         ..clone_req(100, 300)
     };
     assert_eq!(
-        refused(cluster.c.clone_vm(req)),
+        refused(cluster.c.clone_vm(req, &mut rq())),
         (
             500,
             "can't clone VM to node 'pve2' (VM uses local storage)".into()
@@ -1800,7 +1838,7 @@ fn a_clone_to_another_node_needs_shared_storage(mut cluster: World) {
         ..clone_req(100, 300)
     };
     assert_eq!(
-        refused(cluster.c.clone_vm(req)),
+        refused(cluster.c.clone_vm(req, &mut rq())),
         (500, "can't clone to non-shared storage 'local-lvm'".into())
     );
 }
@@ -1814,10 +1852,10 @@ fn a_clone_of_a_vm_on_shared_storage_can_go_to_another_node(mut cluster: World) 
         who: Some(root()),
         ..clone_req(200, 300)
     };
-    let w = cluster.c.clone_vm(req).expect("accepted");
+    let w = cluster.c.clone_vm(req, &mut rq()).expect("accepted");
     let upid = cluster.run("pve1", w);
     assert_eq!(cluster.exit(&upid), "OK", "{:?}", cluster.task(&upid).log);
-    assert_eq!(cluster.c.vms[&300].node, "pve2");
+    assert_eq!(cluster.c.guests[&300].node, "pve2");
 }
 
 // ---------------------------------------------------------------------
@@ -1906,12 +1944,15 @@ fn efi_and_tpm_disks_have_fixed_sizes(
 ) {
     let worker = lab
         .c
-        .create_vm(CreateRequest {
-            vmid: 300,
-            node: "pve".into(),
-            config: map(&[(key, value)]),
-            ..CreateRequest::default()
-        })
+        .create_vm(
+            CreateRequest {
+                vmid: 300,
+                node: "pve".into(),
+                config: map(&[(key, value)]),
+                ..CreateRequest::default()
+            },
+            &mut rq(),
+        )
         .expect("accepted");
     let upid = lab.run("pve", worker);
     assert_eq!(lab.exit(&upid), "OK", "{:?}", lab.task(&upid).log);
@@ -1925,12 +1966,15 @@ fn efi_and_tpm_disks_have_fixed_sizes(
 fn import_from_copies_the_source_size(mut lab: World) {
     let worker = lab
         .c
-        .create_vm(CreateRequest {
-            vmid: 300,
-            node: "pve".into(),
-            config: map(&[("scsi0", "tank:0,import-from=local-lvm:vm-101-disk-0")]),
-            ..CreateRequest::default()
-        })
+        .create_vm(
+            CreateRequest {
+                vmid: 300,
+                node: "pve".into(),
+                config: map(&[("scsi0", "tank:0,import-from=local-lvm:vm-101-disk-0")]),
+                ..CreateRequest::default()
+            },
+            &mut rq(),
+        )
         .expect("accepted");
     let upid = lab.run("pve", worker);
     assert_eq!(lab.exit(&upid), "OK");
@@ -1944,19 +1988,22 @@ fn import_from_copies_the_source_size(mut lab: World) {
 fn import_from_a_missing_volume_fails_in_the_task(mut lab: World) {
     let worker = lab
         .c
-        .create_vm(CreateRequest {
-            vmid: 300,
-            node: "pve".into(),
-            config: map(&[("scsi0", "tank:0,import-from=local-lvm:vm-999-disk-0")]),
-            ..CreateRequest::default()
-        })
+        .create_vm(
+            CreateRequest {
+                vmid: 300,
+                node: "pve".into(),
+                config: map(&[("scsi0", "tank:0,import-from=local-lvm:vm-999-disk-0")]),
+                ..CreateRequest::default()
+            },
+            &mut rq(),
+        )
         .expect("accepted");
     let upid = lab.run("pve", worker);
     assert_eq!(
         lab.exit(&upid),
         "unable to create VM 300 - cannot import from 'local-lvm:vm-999-disk-0' - could not get size of local-lvm:vm-999-disk-0"
     );
-    assert!(!lab.c.vms.contains_key(&300));
+    assert!(!lab.c.guests.contains_key(&300));
 }
 
 #[rstest]
@@ -2037,7 +2084,7 @@ fn a_feature_is_limited_to_the_nodes_holding_the_disks(cluster: World) {
 #[ignore = "hotplug_pending needs the network hotplug feature for every netN change, even a bridge-only one"]
 fn a_bridge_change_is_live_without_network_hotplug(mut lab: World) {
     lab.c
-        .vms
+        .guests
         .get_mut(&101)
         .expect("vm")
         .config
@@ -2054,13 +2101,13 @@ fn a_bridge_change_is_live_without_network_hotplug(mut lab: World) {
         lab.conf(101, "net0").as_deref(),
         Some("virtio=BC:24:11:00:01:01,bridge=vmbr1")
     );
-    assert!(lab.c.vms[&101].pending.is_empty());
+    assert!(lab.c.guests[&101].pending.is_empty());
 }
 
 #[rstest]
 fn a_new_mac_without_network_hotplug_stays_pending(mut lab: World) {
     lab.c
-        .vms
+        .guests
         .get_mut(&101)
         .expect("vm")
         .config
@@ -2073,7 +2120,7 @@ fn a_new_mac_without_network_hotplug_stays_pending(mut lab: World) {
             lab.now(),
         )
         .expect("accepted");
-    assert!(lab.c.vms[&101].pending.contains_key("net0"));
+    assert!(lab.c.guests[&101].pending.contains_key("net0"));
 }
 
 /// `vmconfig_update_agent`: a running VM takes a change of
@@ -2102,7 +2149,7 @@ fn switching_the_agent_off_waits_for_a_restart(mut lab: World) {
         .expect("accepted");
     assert_eq!(lab.conf(101, "agent").as_deref(), Some("1"));
     assert_eq!(
-        lab.c.vms[&101].pending.get("agent").map(String::as_str),
+        lab.c.guests[&101].pending.get("agent").map(String::as_str),
         Some("0")
     );
 }
@@ -2117,7 +2164,7 @@ fn removing_ide_sata_and_efi_never_happens_live(mut lab: World, #[case] key: &st
         "local-lvm:vm-101-disk-1,size=4M"
     };
     lab.c
-        .vms
+        .guests
         .get_mut(&101)
         .expect("vm")
         .config
@@ -2125,8 +2172,8 @@ fn removing_ide_sata_and_efi_never_happens_live(mut lab: World, #[case] key: &st
     lab.c
         .update_config("pve", 101, &update(&[], &[key]), lab.now())
         .expect("accepted");
-    assert!(lab.c.vms[&101].pending_delete.contains_key(key));
-    assert!(lab.c.vms[&101].config.contains_key(key));
+    assert!(lab.c.guests[&101].pending_delete.contains_key(key));
+    assert!(lab.c.guests[&101].config.contains_key(key));
 }
 
 // ---------------------------------------------------------------------
@@ -2155,12 +2202,15 @@ fn on_nfs_only_the_same_extension_counts(mut cluster: World) {
 
 #[rstest]
 fn a_clone_is_named_after_its_source(mut lab: World) {
-    let w = lab.c.clone_vm(clone_req(100, 200)).expect("accepted");
+    let w = lab
+        .c
+        .clone_vm(clone_req(100, 200), &mut rq())
+        .expect("accepted");
     lab.run("pve", w);
     assert_eq!(lab.conf(200, "name").as_deref(), Some("Copy-of-VM-web"));
     let mut req = clone_req(100, 201);
     req.name = Some("given".into());
-    let w = lab.c.clone_vm(req).expect("accepted");
+    let w = lab.c.clone_vm(req, &mut rq()).expect("accepted");
     lab.run("pve", w);
     assert_eq!(lab.conf(201, "name").as_deref(), Some("given"));
 }
@@ -2168,14 +2218,17 @@ fn a_clone_is_named_after_its_source(mut lab: World) {
 #[rstest]
 fn a_clone_copies_meta_and_renews_vmgenid_only_if_present(mut lab: World) {
     {
-        let conf = &mut lab.c.vms.get_mut(&100).expect("vm").config;
+        let conf = &mut lab.c.guests.get_mut(&100).expect("vm").config;
         conf.insert("meta".into(), "creation-qemu=9.2.0,ctime=1".into());
         conf.insert(
             "vmgenid".into(),
             "00000000-0000-0000-0000-000000000001".into(),
         );
     }
-    let w = lab.c.clone_vm(clone_req(100, 200)).expect("accepted");
+    let w = lab
+        .c
+        .clone_vm(clone_req(100, 200), &mut rq())
+        .expect("accepted");
     lab.run("pve", w);
     assert_eq!(
         lab.conf(200, "meta").as_deref(),
@@ -2183,7 +2236,10 @@ fn a_clone_copies_meta_and_renews_vmgenid_only_if_present(mut lab: World) {
     );
     let genid = lab.conf(200, "vmgenid").expect("vmgenid");
     assert_ne!(genid, "00000000-0000-0000-0000-000000000001");
-    let w = lab.c.clone_vm(clone_req(900, 201)).expect("accepted");
+    let w = lab
+        .c
+        .clone_vm(clone_req(900, 201), &mut rq())
+        .expect("accepted");
     lab.run("pve", w);
     assert_eq!(lab.conf(201, "vmgenid"), None, "900 has none");
 }
@@ -2193,7 +2249,10 @@ fn a_clone_discards_pending_changes_with_a_warning(mut lab: World) {
     lab.c
         .update_config("pve", 101, &update(&[("cores", "4")], &[]), lab.now())
         .expect("pending");
-    let w = lab.c.clone_vm(clone_req(101, 200)).expect("accepted");
+    let w = lab
+        .c
+        .clone_vm(clone_req(101, 200), &mut rq())
+        .expect("accepted");
     let upid = lab.run("pve", w);
     assert_eq!(lab.conf(200, "cores"), None);
     assert!(
@@ -2217,7 +2276,7 @@ fn vmstate_is_ignored_for_a_stopped_vm(mut lab: World) {
         .snapshot_vm("pve", 100, "s1", true, None, now)
         .expect("ok");
     lab.run("pve", w);
-    assert!(!lab.c.vms[&100].snapshots["s1"].contains_key("vmstate"));
+    assert!(!lab.c.guests[&100].snapshots["s1"].contains_key("vmstate"));
 }
 
 #[rstest]
@@ -2228,7 +2287,7 @@ fn the_vm_state_takes_twice_the_memory_and_500_mib(mut lab: World) {
         .snapshot_vm("pve", 101, "s1", true, None, now)
         .expect("ok");
     lab.run("pve", w);
-    let state = lab.c.vms[&101].snapshots["s1"]["vmstate"].clone();
+    let state = lab.c.guests[&101].snapshots["s1"]["vmstate"].clone();
     assert_eq!(
         lab.c.volume(&state, "pve").map(|v| v.size),
         Some(2 * (4096 << 20) + (500 << 20))
@@ -2238,7 +2297,7 @@ fn the_vm_state_takes_twice_the_memory_and_500_mib(mut lab: World) {
 #[rstest]
 fn a_snapshot_leaves_out_unused_disks_and_the_description(mut lab: World) {
     {
-        let conf = &mut lab.c.vms.get_mut(&100).expect("vm").config;
+        let conf = &mut lab.c.guests.get_mut(&100).expect("vm").config;
         conf.insert("unused0".into(), "local-lvm:vm-100-disk-9".into());
         conf.insert("description".into(), "web server".into());
     }
@@ -2248,7 +2307,7 @@ fn a_snapshot_leaves_out_unused_disks_and_the_description(mut lab: World) {
         .snapshot_vm("pve", 100, "s1", false, None, now)
         .expect("ok");
     lab.run("pve", w);
-    let snap = &lab.c.vms[&100].snapshots["s1"];
+    let snap = &lab.c.guests[&100].snapshots["s1"];
     assert!(!snap.contains_key("unused0"));
     assert!(!snap.contains_key("description"));
     assert_eq!(
@@ -2266,7 +2325,7 @@ fn rollback_keeps_description_and_unused_and_sets_parent(mut lab: World) {
         .expect("ok");
     lab.run("pve", w);
     {
-        let conf = &mut lab.c.vms.get_mut(&100).expect("vm").config;
+        let conf = &mut lab.c.guests.get_mut(&100).expect("vm").config;
         conf.insert("description".into(), "kept".into());
         conf.insert("unused3".into(), "local-lvm:vm-100-disk-3".into());
         conf.insert("cores".into(), "8".into());
@@ -2276,7 +2335,7 @@ fn rollback_keeps_description_and_unused_and_sets_parent(mut lab: World) {
         );
     }
     lab.c
-        .vms
+        .guests
         .get_mut(&100)
         .expect("vm")
         .snapshots
@@ -2286,7 +2345,7 @@ fn rollback_keeps_description_and_unused_and_sets_parent(mut lab: World) {
             "vmgenid".into(),
             "00000000-0000-0000-0000-000000000002".into(),
         );
-    let w = lab.c.rollback_vm("pve", 100, "s1", false);
+    let w = lab.c.rollback_vm("pve", 100, "s1", false, &mut rq());
     lab.run("pve", w);
     assert_eq!(lab.conf(100, "description").as_deref(), Some("kept"));
     assert_eq!(
@@ -2310,10 +2369,10 @@ fn rollback_to_a_snapshot_with_state_resumes_the_vm(mut lab: World) {
         .snapshot_vm("pve", 101, "live", true, None, now)
         .expect("ok");
     lab.run("pve", w);
-    let w = lab.c.rollback_vm("pve", 101, "live", false);
+    let w = lab.c.rollback_vm("pve", 101, "live", false, &mut rq());
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "OK");
-    assert!(lab.c.vms[&101].running());
+    assert!(lab.c.guests[&101].running());
 }
 
 #[rstest]
@@ -2378,12 +2437,15 @@ fn task_logs_show_the_storage_tools(mut lab: World) {
 fn a_create_logs_each_created_disk(mut fresh: World) {
     let worker = fresh
         .c
-        .create_vm(CreateRequest {
-            vmid: 100,
-            node: "pve".into(),
-            config: map(&[("scsi0", "local-lvm:8")]),
-            ..CreateRequest::default()
-        })
+        .create_vm(
+            CreateRequest {
+                vmid: 100,
+                node: "pve".into(),
+                config: map(&[("scsi0", "local-lvm:8")]),
+                ..CreateRequest::default()
+            },
+            &mut rq(),
+        )
         .expect("accepted");
     let upid = fresh.run("pve", worker);
     assert_eq!(
@@ -2402,11 +2464,9 @@ fn migration_to_a_node_without_the_storage_is_refused(mut cluster: World) {
         .c
         .storage_update("local-lvm", &map(&[("nodes", "pve1")]), &[])
         .expect("restricted");
-    cluster.c.storages.iter_mut().for_each(|s| {
-        if s.storage == "local-lvm" {
-            s.nodes = Some(vec!["pve1".into()]);
-        }
-    });
+    if let Some(s) = cluster.c.storage.find_mut("local-lvm") {
+        s.nodes = Some(vec!["pve1".into()]);
+    }
     assert_eq!(
         refused(cluster.c.migrate_vm(migrate(100, "pve2", false))),
         (
@@ -2422,7 +2482,7 @@ fn migration_to_a_node_without_the_storage_is_refused(mut cluster: World) {
 
 #[rstest]
 fn a_stopped_vm_in_full_status(lab: World) {
-    let st = lab.c.vm_status(&lab.c.vms[&100], lab.now_ms, true, true);
+    let st = lab.c.vm_status(&lab.c.guests[&100], lab.now_ms, true, true);
     assert_eq!(st["qmpstatus"], json!("stopped"));
     for absent in [
         "diskread",
@@ -2439,7 +2499,9 @@ fn a_stopped_vm_in_full_status(lab: World) {
 
 #[rstest]
 fn status_without_full_has_no_run_details(lab: World) {
-    let st = lab.c.vm_status(&lab.c.vms[&101], lab.now_ms, false, false);
+    let st = lab
+        .c
+        .vm_status(&lab.c.guests[&101], lab.now_ms, false, false);
     for absent in [
         "qmpstatus",
         "nics",
@@ -2463,7 +2525,7 @@ fn a_hibernated_vm_shows_stopped_with_lock_suspended(mut lab: World) {
             todisk: Some("local-lvm".into()),
         },
     );
-    let st = lab.c.vm_status(&lab.c.vms[&101], lab.now_ms, true, true);
+    let st = lab.c.vm_status(&lab.c.guests[&101], lab.now_ms, true, true);
     assert_eq!(st["status"], json!("stopped"));
     assert_eq!(st["qmpstatus"], json!("stopped"));
     assert_eq!(st["lock"], json!("suspended"));
@@ -2472,7 +2534,7 @@ fn a_hibernated_vm_shows_stopped_with_lock_suspended(mut lab: World) {
 #[rstest]
 fn status_fields_that_follow_the_config(mut lab: World) {
     {
-        let conf = &mut lab.c.vms.get_mut(&100).expect("vm").config;
+        let conf = &mut lab.c.guests.get_mut(&100).expect("vm").config;
         conf.insert("sockets".into(), "4".into());
         conf.insert("cores".into(), "8".into());
         conf.insert("balloon".into(), "1024".into());
@@ -2480,7 +2542,9 @@ fn status_fields_that_follow_the_config(mut lab: World) {
         conf.insert("tags".into(), "a;b".into());
         conf.insert("vga".into(), "std".into());
     }
-    let st = lab.c.vm_status(&lab.c.vms[&100], lab.now_ms, false, true);
+    let st = lab
+        .c
+        .vm_status(&lab.c.guests[&100], lab.now_ms, false, true);
     assert_eq!(st["cpus"], json!(16), "capped at the host's 16 CPUs");
     assert_eq!(st["balloon_min"], json!(1024u64 << 20));
     assert_eq!(st["shares"], json!(1000));
@@ -2489,12 +2553,14 @@ fn status_fields_that_follow_the_config(mut lab: World) {
     assert_eq!(st["clipboard"], json!(null), "present once vga is set");
     assert!(st.get("spice").is_none());
     lab.c
-        .vms
+        .guests
         .get_mut(&100)
         .expect("vm")
         .config
         .insert("vga".into(), "qxl,clipboard=vnc".into());
-    let st = lab.c.vm_status(&lab.c.vms[&100], lab.now_ms, false, true);
+    let st = lab
+        .c
+        .vm_status(&lab.c.guests[&100], lab.now_ms, false, true);
     assert_eq!(st["spice"], json!(1));
     assert_eq!(st["clipboard"], json!("vnc"));
 }
@@ -2502,10 +2568,12 @@ fn status_fields_that_follow_the_config(mut lab: World) {
 #[rstest]
 fn vcpus_win_over_sockets_and_cores(mut lab: World) {
     {
-        let conf = &mut lab.c.vms.get_mut(&100).expect("vm").config;
+        let conf = &mut lab.c.guests.get_mut(&100).expect("vm").config;
         conf.insert("vcpus".into(), "3".into());
     }
-    let st = lab.c.vm_status(&lab.c.vms[&100], lab.now_ms, false, false);
+    let st = lab
+        .c
+        .vm_status(&lab.c.guests[&100], lab.now_ms, false, false);
     assert_eq!(st["cpus"], json!(3));
 }
 
@@ -2525,7 +2593,10 @@ fn with_cloudinit(w: &mut World, vmid: u32) {
 #[rstest]
 fn a_clone_gets_a_new_cloudinit_drive(mut lab: World) {
     with_cloudinit(&mut lab, 100);
-    let w = lab.c.clone_vm(clone_req(100, 200)).expect("accepted");
+    let w = lab
+        .c
+        .clone_vm(clone_req(100, 200), &mut rq())
+        .expect("accepted");
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "OK", "{:?}", lab.task(&upid).log);
     // clone_disk sets the size of every new drive, cloud-init included.
@@ -2577,7 +2648,7 @@ fn a_raw_file_cannot_be_snapshotted(mut lab: World) {
         )
         .expect("allocated");
     lab.c
-        .vms
+        .guests
         .get_mut(&100)
         .expect("vm")
         .config
@@ -2612,7 +2683,7 @@ fn a_qcow2_file_can_be_snapshotted(mut lab: World) {
         )
         .expect("allocated");
     lab.c
-        .vms
+        .guests
         .get_mut(&100)
         .expect("vm")
         .config

@@ -143,7 +143,12 @@ fn an_empty_scenario_is_the_default_install() {
     let w = World::from_yaml("");
     assert_eq!(w.c.local_node, "pve");
     assert_eq!(w.c.name, None);
-    let ids: Vec<&str> = w.c.storages.iter().map(|s| s.storage.as_str()).collect();
+    let ids: Vec<&str> =
+        w.c.storage
+            .cfg()
+            .iter()
+            .map(|s| s.storage.as_str())
+            .collect();
     assert_eq!(ids, ["local", "local-lvm"]);
 }
 
@@ -178,7 +183,7 @@ fn two_nodes_without_a_name_are_still_a_cluster_member_list() {
 #[case("zfspool", false)]
 fn shared_defaults_by_type(#[case] kind: &str, #[case] shared: bool) {
     let w = World::from_yaml(&format!("storages:\n  - {{ id: s, type: {kind} }}\n"));
-    assert_eq!(w.c.storages[0].shared, shared);
+    assert_eq!(w.c.storage.cfg()[0].shared, shared);
 }
 
 #[rstest]
@@ -186,10 +191,10 @@ fn storage_sizes_and_content() {
     let w = World::from_yaml(
         "storages:\n  - { id: s, type: lvmthin, size: 1T, used: 100G }\n  - { id: b, type: pbs }\n",
     );
-    let s = &w.c.storages[0];
+    let s = &w.c.storage.cfg()[0];
     assert_eq!((s.total, s.used), (1 << 40, 100 << 30));
     assert_eq!(s.content, ["images", "rootdir"]);
-    assert_eq!(w.c.storages[1].content, ["backup"]);
+    assert_eq!(w.c.storage.cfg()[1].content, ["backup"]);
 }
 
 #[rstest]
@@ -199,8 +204,8 @@ fn seeded_vms_own_their_volumes_and_running_ones_have_run_an_hour() {
         w.c.volume("local-lvm:vm-101-disk-0", "pve")
             .expect("adopted");
     assert_eq!((v.vmid, v.size), (101, 16 << 30));
-    assert_eq!(w.c.vms[&101].started_ms, Some((T0 - 3_600) * 1000));
-    assert_eq!(w.c.vms[&100].started_ms, None);
+    assert_eq!(w.c.guests[&101].started_ms, Some((T0 - 3_600) * 1000));
+    assert_eq!(w.c.guests[&100].started_ms, None);
     assert!(
         w.c.volume("local:iso/debian.iso", "pve").is_none(),
         "a CD-ROM is not a disk"
@@ -233,7 +238,7 @@ fn a_saved_world_rebuilds_only_for_its_release() {
     let again = s
         .build(PveVersion::V9_1, "other", T0 + 99)
         .expect("same release");
-    assert_eq!(again.vms.len(), 3);
+    assert_eq!(again.guests.len(), 3);
     assert_eq!(
         again.nodes[0].boot_time, w.c.nodes[0].boot_time,
         "as it was"
@@ -264,7 +269,7 @@ fn the_pid_counter_follows_the_start_time() {
     let s = Scenario::default_single_node();
     let a = s.build(PveVersion::V9_1, "x", T0).expect("a");
     let b = s.build(PveVersion::V9_1, "x", T0 + 1).expect("b");
-    assert_eq!(b.next_pid, a.next_pid + 1);
+    assert_eq!(b.tasks().next_pid(), a.tasks().next_pid() + 1);
 }
 
 fn state_doc(w: &World, pve: &str) -> String {
@@ -298,7 +303,10 @@ fn a_saved_world_comes_back_with_its_tasks_findable_and_running() {
     assert!(c.task(&running).expect("found").running());
     c.advance(w.now_ms + 5_000);
     assert_eq!(c.task(&running).expect("found").exitstatus(), Some("OK"));
-    assert!(c.vms[&100].running(), "the effect survives the round trip");
+    assert!(
+        c.guests[&100].running(),
+        "the effect survives the round trip"
+    );
     assert_eq!(
         c.volume("local-lvm:vm-100-disk-0", "pve").map(|v| v.size),
         Some(8 << 30)

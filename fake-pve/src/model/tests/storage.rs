@@ -5,10 +5,10 @@ use rstest::rstest;
 use serde_json::json;
 
 use super::{World, cluster, fresh, lab, map, refused};
-use crate::model::storage::{Volume, VolumeKind, parse_volid, path_based};
-use crate::model::storage_content::{
+use crate::model::storage::content::{
     DownloadRequest, UploadRequest, file_format, normalize_filename, real_volume_id, vtype,
 };
+use crate::model::storage::{Volume, VolumeKind, parse_volid, path_based};
 
 fn alloc(w: &mut World, sid: &str, vmid: u32, size: u64) -> Result<String, crate::model::Error> {
     let now = w.now();
@@ -26,12 +26,12 @@ fn alloc(w: &mut World, sid: &str, vmid: u32, size: u64) -> Result<String, crate
 #[case(&[("storage", "s1"), ("type", "zfspool")], "missing value for required option 'pool'")]
 #[case(&[("storage", "local"), ("type", "dir"), ("path", "/x")], "create storage failed: storage ID 'local' already defined")]
 fn storage_create_refusals(mut fresh: World, #[case] p: &[(&str, &str)], #[case] msg: &str) {
-    let before = fresh.c.storages.len();
+    let before = fresh.c.storage.cfg().len();
     assert_eq!(
         refused(fresh.c.storage_create(&map(p))),
         (500, msg.to_string())
     );
-    assert_eq!(fresh.c.storages.len(), before);
+    assert_eq!(fresh.c.storage.cfg().len(), before);
 }
 
 #[rstest]
@@ -161,11 +161,9 @@ fn storage_status_filters_by_content(
 
 #[rstest]
 fn a_disabled_storage_reports_nothing_in_use(mut lab: World) {
-    lab.c.storages.iter_mut().for_each(|s| {
-        if s.storage == "local-lvm" {
-            s.disable = true;
-        }
-    });
+    if let Some(s) = lab.c.storage.find_mut("local-lvm") {
+        s.disable = true;
+    }
     let s = lab.c.storage("local-lvm").expect("s");
     let st = lab.c.storage_status(s, "pve", None).expect("listed");
     assert_eq!(
@@ -271,11 +269,9 @@ fn lvmthin_prints_the_lvcreate_line(mut lab: World) {
 
 #[rstest]
 fn thick_lvm_refuses_what_does_not_fit(mut lab: World) {
-    lab.c.storages.iter_mut().for_each(|s| {
-        if s.storage == "local-lvm" {
-            s.kind = "lvm".into();
-        }
-    });
+    if let Some(s) = lab.c.storage.find_mut("local-lvm") {
+        s.kind = "lvm".into();
+    }
     let (code, msg) = refused(alloc(&mut lab, "local-lvm", 100, 500 << 30));
     assert_eq!(code, 500);
     assert_eq!(
@@ -297,11 +293,9 @@ fn a_zfs_pool_without_sparse_refuses_overcommit(mut lab: World) {
             "zfs error: cannot create 'tank/vm-100-disk-0': out of space".into()
         )
     );
-    lab.c.storages.iter_mut().for_each(|s| {
-        if s.storage == "tank" {
-            s.options.insert("sparse".into(), "1".into());
-        }
-    });
+    if let Some(s) = lab.c.storage.find_mut("tank") {
+        s.options.insert("sparse".into(), "1".into());
+    }
     assert!(
         alloc(&mut lab, "tank", 100, 600 << 30).is_ok(),
         "sparse pools overcommit"
@@ -485,7 +479,7 @@ fn deleting_a_missing_lv_fails_like_lvremove(lab: World) {
     assert_eq!(id, "100@local-lvm");
     assert_eq!(
         plan,
-        Err("lvremove 'pve/vm-100-disk-9' error:   Failed to find logical volume \"pve/vm-100-disk-9\"".into())
+        Err(crate::model::tasks::TaskFailure("lvremove 'pve/vm-100-disk-9' error:   Failed to find logical volume \"pve/vm-100-disk-9\"".into()))
     );
 }
 
@@ -957,7 +951,7 @@ fn backups_list_their_guest_time_notes_and_protection() {
         .expect("planned");
     assert_eq!(
         plan,
-        Err("cannot remove protected volume 'backup/vzdump-qemu-100-2026_09_01-10_20_30.vma.zst' on 'local'".into())
+        Err(crate::model::tasks::TaskFailure("cannot remove protected volume 'backup/vzdump-qemu-100-2026_09_01-10_20_30.vma.zst' on 'local'".into()))
     );
 }
 

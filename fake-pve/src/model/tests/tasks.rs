@@ -125,7 +125,7 @@ fn tasks_end_in_the_order_of_their_end_times(mut lab: World) {
     lab.tick(10_000);
     assert_eq!(lab.exit(&start), "OK");
     assert_eq!(lab.exit(&stop), "OK");
-    assert!(!lab.c.vms[&100].running());
+    assert!(!lab.c.guests[&100].running());
     let ends = |u: &str| {
         lab.task(u).list_item()["endtime"]
             .as_i64()
@@ -143,9 +143,9 @@ fn the_effect_runs_only_when_the_task_ends(mut lab: World) {
         "root@pam",
         3_000,
     );
-    assert!(!lab.c.vms[&100].running());
+    assert!(!lab.c.guests[&100].running());
     lab.tick(3_000);
-    assert!(lab.c.vms[&100].running());
+    assert!(lab.c.guests[&100].running());
     assert_eq!(lab.exit(&upid), "OK");
 }
 
@@ -164,7 +164,7 @@ fn stopping_a_running_task_interrupts_it_without_its_effect(mut lab: World) {
         Some("TASK ERROR: received interrupt")
     );
     lab.tick(10_000);
-    assert!(!lab.c.vms[&100].running(), "the effect never runs");
+    assert!(!lab.c.guests[&100].running(), "the effect never runs");
 }
 
 #[rstest]
@@ -193,12 +193,12 @@ fn a_node_crash_ends_running_tasks_with_unexpected_status(mut lab: World) {
 fn startall_starts_every_vm_it_can(mut lab: World) {
     let w = Worker::new("startall", "").effect(TaskEffect::SetVmStatus {
         vmids: vec![100, 900],
-        status: "running".into(),
+        status: crate::model::qemu::VmStatus::Running,
     });
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "OK", "a template is skipped");
-    assert!(lab.c.vms[&100].running());
-    assert!(!lab.c.vms[&900].running());
+    assert!(lab.c.guests[&100].running());
+    assert!(!lab.c.guests[&900].running());
 }
 
 #[rstest]
