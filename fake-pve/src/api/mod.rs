@@ -10,9 +10,12 @@ pub mod access;
 pub mod agent;
 pub mod auth;
 pub mod cluster;
+mod envelope;
+mod fallback;
 pub mod network;
 pub mod nodes;
 pub mod params;
+mod pipeline;
 pub mod qemu;
 pub mod storage;
 pub mod tasks;
@@ -22,14 +25,17 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
+use http::{HeaderMap, Method, Response};
 use http_body_util::Full;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::model::{AuthId, Context, Error, ErrorKind, Result};
+use crate::model::{AuthId, Context, Error, Result};
 use crate::state::State;
 use auth::Credentials;
+pub use envelope::*;
+pub use fallback::{Fallback, fallback_kind};
 pub use params::Params;
+pub use pipeline::{handle, replay};
 
 /// What a handler answers: the `data` member, and `total` where PVE sets it.
 #[derive(Debug, Clone, PartialEq)]
@@ -303,21 +309,6 @@ impl std::error::Error for DropConnection {}
 /// The body size PVE accepts (`$limit_max_post`).
 pub const MAX_BODY: usize = 512 * 1024;
 
-/// Splits `/api2/<format>/<rest>` as PVE does: `None` when the path has
-/// no format.
-fn split_api2(path: &str) -> Option<(&str, &str)> {
-    let rest = path.strip_prefix("/api2/")?.trim_start_matches('/');
-    let end = rest.find('/').unwrap_or(rest.len());
-    let (fmt, rel) = rest.split_at(end);
-    let b = fmt.as_bytes();
-    let ok = !b.is_empty()
-        && b[0].is_ascii_lowercase()
-        && b.len() >= 2
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-    ok.then_some((fmt, rel))
-}
-
 /// pveproxy checks a request's credentials from its headers before it
 /// reads the body: an upload without valid credentials is refused with
 /// 401 before any of its file is read.
@@ -335,386 +326,10 @@ pub async fn refuse_unauthenticated_upload(
     }
 }
 
-/// Answers one `/api2` request (the caller has read the body, up to
-/// [`MAX_BODY`] and one byte more).
-pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Full<Bytes>> {
-    let decoded = decoded_path(&req.path);
-    let split = split_api2(&decoded);
-    let rel = relative(split);
-
-    let who = if needs_no_auth(&req.method, &rel) {
-        None
-    } else {
-        match authenticate(
-            state,
-            &req.method,
-            &req.headers,
-            upload::is_upload_path(&req.path),
-        ) {
-            Ok(who) => Some(who),
-            Err(AuthReject(msg)) => {
-                delay(state).await;
-                return status_only(401, &msg);
-            }
-        }
-    };
-    let authid = who.as_ref().map(ToString::to_string);
-    // A request that can change the world is journaled before it runs and
-    // runs alone, at one instant, with its own random draws (see
-    // `crate::persist`). Reads are not, nor logins (they change nothing,
-    // and their passwords stay out of the journal), except while fault
-    // rules are in force, since those count every request.
-    let changes =
-        req.method != Method::GET && !(req.method == Method::POST && rel == "/access/ticket");
-    let step = match state.store() {
-        Some(store) if changes || state.faults(|f| !f.rules.is_empty()) => {
-            let journaled = store.journaled(
-                state,
-                crate::persist::Kind::Api,
-                &req,
-                authid.clone(),
-                false,
-                |rq| core(state, router, &req, &rel, split, who, rq),
-            );
-            match journaled {
-                Ok(step) => step,
-                Err(e) => return failure(Format::Json, &e),
-            }
-        }
-        _ => core(
-            state,
-            router,
-            &req,
-            &rel,
-            split,
-            who,
-            state.request_context(),
-        ),
-    };
-    let (format, name, result) = match step {
-        Step::Answer(r) => return r,
-        Step::Fault(fault, format) => {
-            if fault.delay_ms > 0 {
-                tokio::time::sleep(Duration::from_millis(fault.delay_ms)).await;
-            }
-            if fault.drop {
-                let mut r = Response::new(Full::new(Bytes::new()));
-                r.extensions_mut().insert(DropConnection);
-                return r;
-            }
-            let (code, msg) = fault.status.unwrap_or((500, "injected fault".into()));
-            return failure_status(format, code, &msg, None);
-        }
-        Step::Dispatched(format, name, result, delay_ms) => {
-            if delay_ms > 0 {
-                tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-            }
-            (format, name, result)
-        }
-    };
-    let started = tokio::time::Instant::now();
-    // The latency profile's time for this PVE method.
-    if let Some(name) = name {
-        let ms = state.latency().request_ms(name);
-        if ms > 0 {
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-        }
-    }
-    if matches!(result, Err(Error::Unauthorized(_))) {
-        let d = state.settings().auth_failure_delay;
-        tokio::time::sleep_until(started + d).await;
-    }
-    match result {
-        Ok(reply) => success(format, reply),
-        Err(e) => failure(format, &e),
-    }
-}
-
-/// Where the synchronous part of a request ended.
-enum Step {
-    /// An answer made already (a malformed request).
-    Answer(Response<Full<Bytes>>),
-    /// An injected fault, with the format to answer in.
-    Fault(crate::model::faults::RequestFault, Format),
-    /// The handler ran; answer after the injected delay (milliseconds).
-    Dispatched(Format, Option<&'static str>, Result<Reply>, u64),
-}
-
-/// The part of a request that reads or changes the world: injected
-/// faults, the body's checks, routing and the handler.
-fn core(
-    state: &State,
-    router: &Router,
-    req: &Request,
-    rel: &str,
-    split: Option<(&str, &str)>,
-    who: Option<AuthId>,
-    rq: Context,
-) -> Step {
-    let authid = who.as_ref().map(ToString::to_string);
-    let format = if matches!(split, Some(("extjs", _))) {
-        Format::Extjs
-    } else {
-        Format::Json
-    };
-    let mut delay_ms = 0;
-    if let Some(fault) = state.faults(|f| f.on_request(req.method.as_str(), rel, authid.as_deref()))
-    {
-        tracing::warn!(rule = fault.rule, method = %req.method, path = %rel, "injected fault");
-        if fault.drop || fault.status.is_some() {
-            return Step::Fault(fault, format);
-        }
-        // A delay alone: the request runs, and its answer waits.
-        delay_ms = fault.delay_ms;
-    }
-    match split {
-        None => return Step::Answer(plain(501, "no such uri")),
-        Some(("json" | "extjs", _)) => {}
-        Some((other, _)) => {
-            return Step::Answer(plain(501, &format!("no formatter for uri {rel}, {other}")));
-        }
-    }
-    if !req.body.is_empty() && req.method != Method::POST && req.method != Method::PUT {
-        return Step::Answer(plain(
-            501,
-            &format!("Unexpected content for method '{}'", req.method),
-        ));
-    }
-    if req.body.len() > MAX_BODY {
-        return Step::Answer(plain(501, "for data too large"));
-    }
-    let body = match body_params(req) {
-        Ok(b) => b,
-        Err((code, msg)) => return Step::Answer(plain(code, &msg)),
-    };
-    let call = Call { who, map: body, rq };
-    let (name, result) = dispatch(state, router, req, rel, call);
-    Step::Dispatched(format, name, result, delay_ms)
-}
-
-/// A request path with its percent-escapes decoded.
-fn decoded_path(path: &str) -> String {
-    percent_encoding::percent_decode_str(path)
-        .decode_utf8_lossy()
-        .into_owned()
-}
-
-/// The path below `/api2/{format}` (`/` for the root).
-fn relative(split: Option<(&str, &str)>) -> String {
-    match split {
-        Some((_, "")) | None => "/".to_string(),
-        Some((_, r)) => r.to_string(),
-    }
-}
-
-/// Runs a journaled API request again, as it ran (when a data directory
-/// is loaded).
-pub fn replay(state: &State, router: &Router, rec: &crate::persist::Record) {
-    let req = rec.request();
-    let decoded = decoded_path(&req.path);
-    let split = split_api2(&decoded);
-    let rel = relative(split);
-    let who = rec.who.as_deref().and_then(AuthId::parse);
-    let _ = core(state, router, &req, &rel, split, who, rec.context(state));
-}
-
 pub(crate) async fn delay(state: &State) {
     let d = state.settings().auth_failure_delay;
     if d > Duration::ZERO {
         tokio::time::sleep(d).await;
-    }
-}
-
-/// What a request brings to its handler besides the request itself: who
-/// asks, the body's parameters and the request's context.
-struct Call {
-    who: Option<AuthId>,
-    map: BTreeMap<String, Value>,
-    rq: Context,
-}
-
-/// Routes, checks and answers a request; also names the PVE method it
-/// reached, for the latency profile.
-fn dispatch(
-    state: &State,
-    router: &Router,
-    req: &Request,
-    rel: &str,
-    call: Call,
-) -> (Option<&'static str>, Result<Reply>) {
-    let mut name = None;
-    let result = answer(state, router, req, rel, call, &mut name);
-    (name, result)
-}
-
-/// The path segments as PVE's router splits them: after
-/// `/nodes/{node}/storage/{storage}/content` the rest is one segment,
-/// because volume IDs may contain a slash (`fragmentDelimiter => ''` in
-/// pve-storage `API2/Storage/Status.pm`).
-fn path_segments(rel: &str) -> Vec<String> {
-    let mut segs: Vec<String> = rel
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect();
-    if segs.len() > 6 && segs[0] == "nodes" && segs[2] == "storage" && segs[4] == "content" {
-        let rest = segs.split_off(5).join("/");
-        segs.push(rest);
-    }
-    segs
-}
-
-fn answer(
-    state: &State,
-    router: &Router,
-    req: &Request,
-    rel: &str,
-    call: Call,
-    name: &mut Option<&'static str>,
-) -> Result<Reply> {
-    let Call { who, mut map, rq } = call;
-    let now_ms = rq.now_ms();
-    let segs = path_segments(rel);
-    let spec = crate::spec::spec(state.settings().version);
-    if segs.is_empty()
-        && let Some(handler) = router.handler(&req.method, "/")
-    {
-        // The API root is not in the schema, but PVE answers it.
-        let ctx = Ctx {
-            state,
-            who,
-            params: Params::default(),
-            upload: None,
-            rq: std::cell::RefCell::new(rq),
-        };
-        return handler(&ctx);
-    }
-    let Some(found) = spec.find(req.method.as_str(), &segs) else {
-        return Err(Error::NotImplemented(format!(
-            "Method '{} {rel}' not implemented",
-            req.method
-        )));
-    };
-    let endpoint = found.endpoint;
-    *name = Some(endpoint.name.as_str());
-    if let Some(q) = &req.query {
-        for (k, v) in form_urlencoded::parse(q.as_bytes()) {
-            map.insert(k.into_owned(), Value::String(v.into_owned()));
-        }
-    }
-    map.remove("_dc");
-    for (name, value) in &found.params {
-        if let Some(other) = map.get(name)
-            && params::value_text(other) != *value
-        {
-            return Err(Error::invalid(
-                name.clone(),
-                "duplicate parameter (already defined in URI) with conflicting values!",
-            ));
-        }
-        map.insert(name.clone(), Value::String(value.clone()));
-    }
-    if let Some(who) = &who {
-        if !endpoint.allowtoken && who.is_token() {
-            return Err(Error::Forbidden(format!(
-                "Permission check failed (URI '{rel}' not available with API token, need proper ticket.\n)"
-            )));
-        }
-        state.at(now_ms, |c| {
-            crate::spec::perm::check(&c.access, who, &endpoint.permissions, &map)
-        })?;
-    }
-    if endpoint.proxyto.as_deref() == Some("node")
-        && let Some(node) = map.get("node").map(params::value_text)
-    {
-        state.at(now_ms, |c| c.node(&node).map(|_| ()))?;
-    }
-    crate::spec::validate::validate(endpoint, &map).map_err(Error::Invalid)?;
-    let ctx = Ctx {
-        state,
-        who,
-        params: Params::new(map),
-        upload: req.upload.clone(),
-        rq: std::cell::RefCell::new(rq),
-    };
-    match router.handler(&req.method, &endpoint.path) {
-        Some(handler) => handler(&ctx),
-        None => fallback(endpoint, &format!("/api2/json{rel}")),
-    }
-}
-
-/// What an endpoint without behaviour answers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fallback {
-    /// A directory index: its children, from the schema.
-    Index(String),
-    /// A collection that is empty on a fresh install and cannot be filled
-    /// yet.
-    EmptyList,
-    /// 501: not emulated yet.
-    NotEmulated,
-}
-
-/// Collections that are empty on a fresh install and that fake-pve cannot
-/// fill yet, so that `[]` is the truth.
-const EMPTY_ON_FRESH_INSTALL: &[&str] = &[
-    "/pools",
-    "/access/tfa",
-    "/cluster/backup",
-    "/cluster/backup-info/not-backed-up",
-    "/cluster/firewall/aliases",
-    "/cluster/firewall/groups",
-    "/cluster/firewall/ipset",
-    "/cluster/firewall/rules",
-    "/cluster/ha/groups",
-    "/cluster/ha/resources",
-    "/cluster/ha/rules",
-    "/cluster/jobs/realm-sync",
-    "/cluster/mapping/dir",
-    "/cluster/mapping/pci",
-    "/cluster/mapping/usb",
-    "/cluster/metrics/server",
-    "/cluster/replication",
-    "/cluster/sdn/controllers",
-    "/cluster/sdn/dns",
-    "/cluster/sdn/vnets",
-    "/cluster/sdn/zones",
-    "/nodes/{node}/firewall/rules",
-    "/nodes/{node}/lxc",
-    "/nodes/{node}/replication",
-];
-
-/// How an endpoint without a handler answers.
-pub fn fallback_kind(e: &crate::spec::Endpoint) -> Fallback {
-    if e.method != "GET" {
-        return Fallback::NotEmulated;
-    }
-    if !e.children.is_empty()
-        && e.returns_list()
-        && let Some(key) = e.index_key()
-    {
-        return Fallback::Index(key);
-    }
-    if e.returns_list() && EMPTY_ON_FRESH_INSTALL.contains(&e.path.as_str()) {
-        return Fallback::EmptyList;
-    }
-    Fallback::NotEmulated
-}
-
-fn fallback(e: &crate::spec::Endpoint, full_path: &str) -> Result<Reply> {
-    match fallback_kind(e) {
-        Fallback::Index(key) => Ok(Value::Array(
-            e.children
-                .iter()
-                .map(|c| json!({ key.as_str(): c }))
-                .collect(),
-        )
-        .into()),
-        Fallback::EmptyList => Ok(json!([]).into()),
-        Fallback::NotEmulated => Err(Error::NotImplemented(format!(
-            "Method '{} {full_path}' is not emulated by fake-pve",
-            e.method
-        ))),
     }
 }
 
@@ -769,198 +384,16 @@ pub(crate) fn body_params(
     Ok(map)
 }
 
-/// The content type of every JSON answer, byte for byte as PVE sends it.
-pub const JSON_CONTENT_TYPE: &str = "application/json;charset=UTF-8";
-
-fn base_response(code: u16, reason: &str) -> http::response::Builder {
-    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let mut b = Response::builder()
-        .status(status)
-        .header("Cache-Control", "max-age=0")
-        .header("Pragma", "no-cache")
-        .header("Expires", expires(now))
-        .header("Server", "pve-api-daemon/3.0");
-    // pveproxy closes the connection after every error answer.
-    if code >= 400 {
-        b = b.header(http::header::CONNECTION, "close");
-    }
-    if let Some(r) = reason_phrase(status, reason) {
-        b = b.extension(r);
-    }
-    b
-}
-
-/// [`http_date`] of `now`, made once a second per thread.
-fn expires(now: u64) -> HeaderValue {
-    thread_local! {
-        static LAST: std::cell::RefCell<(u64, HeaderValue)> =
-            const { std::cell::RefCell::new((u64::MAX, HeaderValue::from_static(""))) };
-    }
-    LAST.with(|last| {
-        let mut last = last.borrow_mut();
-        if last.0 != now {
-            let v = HeaderValue::from_str(&http_date(now))
-                .unwrap_or_else(|_| HeaderValue::from_static(""));
-            *last = (now, v);
-        }
-        last.1.clone()
-    })
-}
-
-/// An RFC 7231 date (`Sun, 06 Nov 1994 08:49:37 GMT`).
-pub fn http_date(epoch: u64) -> String {
-    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let (year, month, day, h, m, sec, wd) = crate::clock::civil(i64::try_from(epoch).unwrap_or(0));
-    format!(
-        "{}, {day:02} {} {year} {h:02}:{m:02}:{sec:02} GMT",
-        DAYS[wd as usize % 7],
-        MONTHS[(month as usize + 11) % 12]
-    )
-}
-
-fn reason_phrase(status: StatusCode, msg: &str) -> Option<hyper::ext::ReasonPhrase> {
-    let first = msg.lines().next().unwrap_or("").trim_end();
-    if first.is_empty() || status.canonical_reason() == Some(first) {
-        return None;
-    }
-    hyper::ext::ReasonPhrase::try_from(first.as_bytes().to_vec()).ok()
-}
-
-fn build(b: http::response::Builder, body: Bytes) -> Response<Full<Bytes>> {
-    b.body(Full::new(body))
-        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
-}
-
-/// An answer with the message as its reason phrase and as a plain body
-/// (the transport layer's errors).
-pub fn plain(code: u16, msg: &str) -> Response<Full<Bytes>> {
-    build(base_response(code, msg), Bytes::from(msg.to_string()))
-}
-
-/// An answer with a status line and no body (the authentication layer).
-pub fn status_only(code: u16, msg: &str) -> Response<Full<Bytes>> {
-    build(base_response(code, msg), Bytes::new())
-}
-
-fn json_response(code: u16, reason: &str, body: &Value) -> Response<Full<Bytes>> {
-    let b = base_response(code, reason).header(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static(JSON_CONTENT_TYPE),
-    );
-    build(b, Bytes::from(serde_json::to_vec(body).unwrap_or_default()))
-}
-
-/// A JSON document as it is, without PVE's envelope.
-pub fn raw_json(body: &Value) -> Response<Full<Bytes>> {
-    json_response(200, "", body)
-}
-
-/// The success answer.
-pub fn success(format: Format, reply: Reply) -> Response<Full<Bytes>> {
-    // The envelope is written around the data (`{"data":...,"total":n,
-    // <attribs>,"success":1}`) instead of moving it into a new value.
-    // Writing a `Value` into a `Vec` cannot fail.
-    let mut out = Vec::with_capacity(512);
-    out.extend_from_slice(b"{\"data\":");
-    let _ = serde_json::to_writer(&mut out, &reply.data);
-    if let Some(t) = reply.total.filter(|t| *t != 0) {
-        out.extend_from_slice(format!(",\"total\":{t}").as_bytes());
-    }
-    for (k, v) in &reply.attribs {
-        if matches!(k.as_str(), "data" | "total" | "success") {
-            continue;
-        }
-        out.push(b',');
-        let _ = serde_json::to_writer(&mut out, k);
-        out.push(b':');
-        let _ = serde_json::to_writer(&mut out, v);
-    }
-    if format == Format::Extjs {
-        out.extend_from_slice(b",\"success\":1");
-    }
-    out.push(b'}');
-    let b = base_response(200, "").header(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static(JSON_CONTENT_TYPE),
-    );
-    build(b, Bytes::from(out))
-}
-
-/// The status a refusal of each kind is answered with: PVE `die`s with
-/// 500 whatever the reason, except for parameters (400), permissions
-/// (403), credentials (401), unreachable nodes (pveproxy's 595) and
-/// methods it does not have (501).
-pub fn status_of(e: &Error) -> u16 {
-    match e.kind() {
-        ErrorKind::Invalid => 400,
-        ErrorKind::Unauthorized => 401,
-        ErrorKind::Forbidden => 403,
-        ErrorKind::NotImplemented => 501,
-        ErrorKind::Unreachable => 595,
-        ErrorKind::Failed
-        | ErrorKind::NotFound
-        | ErrorKind::Exists
-        | ErrorKind::Locked
-        | ErrorKind::Conflict => 500,
-    }
-}
-
-/// The error answer for a domain error.
-pub fn failure(format: Format, e: &Error) -> Response<Full<Bytes>> {
-    failure_status(format, status_of(e), e.message(), e.errors())
-}
-
-/// The error answer with a given status (an injected fault's, or a
-/// refusal's).
-pub fn failure_status(
-    format: Format,
-    code: u16,
-    msg: &str,
-    errors: Option<&BTreeMap<String, String>>,
-) -> Response<Full<Bytes>> {
-    // PVE's own 501 for an unknown method has no newline; every `die`
-    // message has one.
-    let msg = if msg.ends_with('\n') || code == 501 {
-        msg.to_string()
-    } else {
-        format!("{msg}\n")
-    };
-    let mut body = json!({ "data": null, "message": msg });
-    if let Some(errs) = errors {
-        body["errors"] = json!(errs);
-    }
-    if format == Format::Extjs {
-        body["success"] = json!(0);
-        body["status"] = json!(code);
-        return json_response(200, "", &body);
-    }
-    json_response(code, &msg, &body)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ErrorKind;
 
     #[test]
     fn http_dates() {
         assert_eq!(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
         assert_eq!(http_date(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT");
         assert_eq!(http_date(1_795_000_000), "Wed, 18 Nov 2026 11:06:40 GMT");
-    }
-
-    #[test]
-    fn api2_paths() {
-        assert_eq!(split_api2("/api2/json/version"), Some(("json", "/version")));
-        assert_eq!(split_api2("/api2/json"), Some(("json", "")));
-        assert_eq!(split_api2("/api2//extjs/nodes"), Some(("extjs", "/nodes")));
-        assert_eq!(split_api2("/api2/"), None);
-        assert_eq!(split_api2("/api2/JSON/version"), None);
     }
 
     /// Each kind of refusal gets PVE's status line and body: the message

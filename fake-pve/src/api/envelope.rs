@@ -1,0 +1,188 @@
+//! PVE's envelope and status lines: `{"data": ...}` (and the extjs
+//! form), the error body with `message` and `errors`, reason phrases and
+//! the headers pveproxy sends (pve-http-server `AnyEvent.pm`,
+//! `Formatter/Standard.pm`).
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode};
+use http_body_util::Full;
+use serde_json::{Value, json};
+
+use super::{Format, Reply};
+use crate::model::{Error, ErrorKind};
+
+/// The content type of every JSON answer, byte for byte as PVE sends it.
+pub const JSON_CONTENT_TYPE: &str = "application/json;charset=UTF-8";
+
+fn base_response(code: u16, reason: &str) -> http::response::Builder {
+    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut b = Response::builder()
+        .status(status)
+        .header("Cache-Control", "max-age=0")
+        .header("Pragma", "no-cache")
+        .header("Expires", expires(now))
+        .header("Server", "pve-api-daemon/3.0");
+    // pveproxy closes the connection after every error answer.
+    if code >= 400 {
+        b = b.header(http::header::CONNECTION, "close");
+    }
+    if let Some(r) = reason_phrase(status, reason) {
+        b = b.extension(r);
+    }
+    b
+}
+
+/// [`http_date`] of `now`, made once a second per thread.
+fn expires(now: u64) -> HeaderValue {
+    thread_local! {
+        static LAST: std::cell::RefCell<(u64, HeaderValue)> =
+            const { std::cell::RefCell::new((u64::MAX, HeaderValue::from_static(""))) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.0 != now {
+            let v = HeaderValue::from_str(&http_date(now))
+                .unwrap_or_else(|_| HeaderValue::from_static(""));
+            *last = (now, v);
+        }
+        last.1.clone()
+    })
+}
+
+/// An RFC 7231 date (`Sun, 06 Nov 1994 08:49:37 GMT`).
+pub fn http_date(epoch: u64) -> String {
+    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let (year, month, day, h, m, sec, wd) = crate::clock::civil(i64::try_from(epoch).unwrap_or(0));
+    format!(
+        "{}, {day:02} {} {year} {h:02}:{m:02}:{sec:02} GMT",
+        DAYS[wd as usize % 7],
+        MONTHS[(month as usize + 11) % 12]
+    )
+}
+
+fn reason_phrase(status: StatusCode, msg: &str) -> Option<hyper::ext::ReasonPhrase> {
+    let first = msg.lines().next().unwrap_or("").trim_end();
+    if first.is_empty() || status.canonical_reason() == Some(first) {
+        return None;
+    }
+    hyper::ext::ReasonPhrase::try_from(first.as_bytes().to_vec()).ok()
+}
+
+fn build(b: http::response::Builder, body: Bytes) -> Response<Full<Bytes>> {
+    b.body(Full::new(body))
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+}
+
+/// An answer with the message as its reason phrase and as a plain body
+/// (the transport layer's errors).
+pub fn plain(code: u16, msg: &str) -> Response<Full<Bytes>> {
+    build(base_response(code, msg), Bytes::from(msg.to_string()))
+}
+
+/// An answer with a status line and no body (the authentication layer).
+pub fn status_only(code: u16, msg: &str) -> Response<Full<Bytes>> {
+    build(base_response(code, msg), Bytes::new())
+}
+
+fn json_response(code: u16, reason: &str, body: &Value) -> Response<Full<Bytes>> {
+    let b = base_response(code, reason).header(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static(JSON_CONTENT_TYPE),
+    );
+    build(b, Bytes::from(serde_json::to_vec(body).unwrap_or_default()))
+}
+
+/// A JSON document as it is, without PVE's envelope.
+pub fn raw_json(body: &Value) -> Response<Full<Bytes>> {
+    json_response(200, "", body)
+}
+
+/// The success answer.
+pub fn success(format: Format, reply: Reply) -> Response<Full<Bytes>> {
+    // The envelope is written around the data (`{"data":...,"total":n,
+    // <attribs>,"success":1}`) instead of moving it into a new value.
+    // Writing a `Value` into a `Vec` cannot fail.
+    let mut out = Vec::with_capacity(512);
+    out.extend_from_slice(b"{\"data\":");
+    let _ = serde_json::to_writer(&mut out, &reply.data);
+    if let Some(t) = reply.total.filter(|t| *t != 0) {
+        out.extend_from_slice(format!(",\"total\":{t}").as_bytes());
+    }
+    for (k, v) in &reply.attribs {
+        if matches!(k.as_str(), "data" | "total" | "success") {
+            continue;
+        }
+        out.push(b',');
+        let _ = serde_json::to_writer(&mut out, k);
+        out.push(b':');
+        let _ = serde_json::to_writer(&mut out, v);
+    }
+    if format == Format::Extjs {
+        out.extend_from_slice(b",\"success\":1");
+    }
+    out.push(b'}');
+    let b = base_response(200, "").header(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static(JSON_CONTENT_TYPE),
+    );
+    build(b, Bytes::from(out))
+}
+
+/// The status a refusal of each kind is answered with: PVE `die`s with
+/// 500 whatever the reason, except for parameters (400), permissions
+/// (403), credentials (401), unreachable nodes (pveproxy's 595) and
+/// methods it does not have (501).
+pub fn status_of(e: &Error) -> u16 {
+    match e.kind() {
+        ErrorKind::Invalid => 400,
+        ErrorKind::Unauthorized => 401,
+        ErrorKind::Forbidden => 403,
+        ErrorKind::NotImplemented => 501,
+        ErrorKind::Unreachable => 595,
+        ErrorKind::Failed
+        | ErrorKind::NotFound
+        | ErrorKind::Exists
+        | ErrorKind::Locked
+        | ErrorKind::Conflict => 500,
+    }
+}
+
+/// The error answer for a domain error.
+pub fn failure(format: Format, e: &Error) -> Response<Full<Bytes>> {
+    failure_status(format, status_of(e), e.message(), e.errors())
+}
+
+/// The error answer with a given status (an injected fault's, or a
+/// refusal's).
+pub fn failure_status(
+    format: Format,
+    code: u16,
+    msg: &str,
+    errors: Option<&BTreeMap<String, String>>,
+) -> Response<Full<Bytes>> {
+    // PVE's own 501 for an unknown method has no newline; every `die`
+    // message has one.
+    let msg = if msg.ends_with('\n') || code == 501 {
+        msg.to_string()
+    } else {
+        format!("{msg}\n")
+    };
+    let mut body = json!({ "data": null, "message": msg });
+    if let Some(errs) = errors {
+        body["errors"] = json!(errs);
+    }
+    if format == Format::Extjs {
+        body["success"] = json!(0);
+        body["status"] = json!(code);
+        return json_response(200, "", &body);
+    }
+    json_response(code, &msg, &body)
+}

@@ -1,0 +1,82 @@
+//! What an endpoint of the schema without behaviour answers: its index,
+//! an empty list where a fresh install has nothing, or a 501.
+
+use serde_json::{Value, json};
+
+use super::Reply;
+use crate::model::{Error, Result};
+
+/// What an endpoint without behaviour answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fallback {
+    /// A directory index: its children, from the schema.
+    Index(String),
+    /// A collection that is empty on a fresh install and cannot be filled
+    /// yet.
+    EmptyList,
+    /// 501: not emulated yet.
+    NotEmulated,
+}
+
+/// Collections that are empty on a fresh install and that fake-pve cannot
+/// fill yet, so that `[]` is the truth.
+const EMPTY_ON_FRESH_INSTALL: &[&str] = &[
+    "/pools",
+    "/access/tfa",
+    "/cluster/backup",
+    "/cluster/backup-info/not-backed-up",
+    "/cluster/firewall/aliases",
+    "/cluster/firewall/groups",
+    "/cluster/firewall/ipset",
+    "/cluster/firewall/rules",
+    "/cluster/ha/groups",
+    "/cluster/ha/resources",
+    "/cluster/ha/rules",
+    "/cluster/jobs/realm-sync",
+    "/cluster/mapping/dir",
+    "/cluster/mapping/pci",
+    "/cluster/mapping/usb",
+    "/cluster/metrics/server",
+    "/cluster/replication",
+    "/cluster/sdn/controllers",
+    "/cluster/sdn/dns",
+    "/cluster/sdn/vnets",
+    "/cluster/sdn/zones",
+    "/nodes/{node}/firewall/rules",
+    "/nodes/{node}/lxc",
+    "/nodes/{node}/replication",
+];
+
+/// How an endpoint without a handler answers.
+pub fn fallback_kind(e: &crate::spec::Endpoint) -> Fallback {
+    if e.method != "GET" {
+        return Fallback::NotEmulated;
+    }
+    if !e.children.is_empty()
+        && e.returns_list()
+        && let Some(key) = e.index_key()
+    {
+        return Fallback::Index(key);
+    }
+    if e.returns_list() && EMPTY_ON_FRESH_INSTALL.contains(&e.path.as_str()) {
+        return Fallback::EmptyList;
+    }
+    Fallback::NotEmulated
+}
+
+pub(super) fn fallback(e: &crate::spec::Endpoint, full_path: &str) -> Result<Reply> {
+    match fallback_kind(e) {
+        Fallback::Index(key) => Ok(Value::Array(
+            e.children
+                .iter()
+                .map(|c| json!({ key.as_str(): c }))
+                .collect(),
+        )
+        .into()),
+        Fallback::EmptyList => Ok(json!([]).into()),
+        Fallback::NotEmulated => Err(Error::NotImplemented(format!(
+            "Method '{} {full_path}' is not emulated by fake-pve",
+            e.method
+        ))),
+    }
+}
