@@ -133,8 +133,12 @@ async fn main() -> std::process::ExitCode {
             std::process::ExitCode::SUCCESS
         }
         Cmd::Check { dir } => match check_dir(&dir) {
-            Ok(list) => {
+            Ok((list, errors)) => {
+                let unreadable = !errors.is_empty();
                 let mut bad = false;
+                for e in &errors {
+                    println!("{e}");
+                }
                 for r in &list {
                     let errors = match r {
                         pve_operator::types::Resource::Machine(m) => {
@@ -159,7 +163,9 @@ async fn main() -> std::process::ExitCode {
                     }
                 }
                 println!("{} resources", list.len());
-                if bad {
+                if unreadable {
+                    std::process::ExitCode::from(2)
+                } else if bad {
                     std::process::ExitCode::FAILURE
                 } else {
                     std::process::ExitCode::SUCCESS

@@ -12,6 +12,11 @@ use serde::{Deserialize, Serialize};
 /// The API group and version every resource of this operator carries.
 pub const API_VERSION: &str = "pve.fake-pve.io/v1alpha1";
 
+/// The annotation that asks the standalone operator to delete a Machine
+/// or MachineSnapshot (`"true"`). Nothing else deletes: a document that
+/// vanishes or cannot be read keeps its VM and is reported.
+pub const DELETE_ANNOTATION: &str = "pve.fake-pve.io/delete";
+
 /// Any document of a manifest directory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind")]
@@ -62,6 +67,27 @@ impl Resource {
             Self::MachineImage(o) => &o.metadata.name,
             Self::Secret(o) => &o.metadata.name,
         }
+    }
+
+    /// `metadata`.
+    pub fn metadata(&self) -> &Metadata {
+        match self {
+            Self::ProxmoxCluster(o) => &o.metadata,
+            Self::ProxmoxNode(o) => &o.metadata,
+            Self::Machine(o) => &o.metadata,
+            Self::MachineSnapshot(o) => &o.metadata,
+            Self::MachineImage(o) => &o.metadata,
+            Self::Secret(o) => &o.metadata,
+        }
+    }
+
+    /// Whether the manifest asks for the object's deletion (standalone:
+    /// the [`DELETE_ANNOTATION`] set to `"true"`).
+    pub fn deletion_requested(&self) -> bool {
+        self.metadata()
+            .annotations
+            .get(DELETE_ANNOTATION)
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
     }
 
     /// `apiVersion` as written.

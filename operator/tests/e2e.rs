@@ -107,6 +107,17 @@ spec:
     )
 }
 
+/// A manifest with the standalone delete annotation on its first document.
+fn deleted(doc: &str) -> String {
+    let at = doc.find("metadata: { name: ").unwrap();
+    let end = at + doc[at..].find(" }").unwrap();
+    format!(
+        "{}, annotations: {{ pve.fake-pve.io/delete: 'true' }}{}",
+        &doc[..end],
+        &doc[end..]
+    )
+}
+
 impl Env {
     fn write(&self, file: &str, text: &str) {
         std::fs::write(self.dir.join(file), text).unwrap();
@@ -354,11 +365,136 @@ async fn machine_lifecycle_create_update_power_drift_delete() {
     );
     assert_eq!(e.owned("web").await, vec![10000]);
 
-    // delete: removing the file destroys the VM and the status file
-    e.remove("web.yaml");
+    // delete: the annotation destroys the VM; removing the file then
+    // removes the status file
+    e.write("web.yaml", &deleted(&machine("web", "")));
     e.converge(4, |e| !e.sa.tracks("Machine", "web")).await;
     assert!(e.owned("web").await.is_empty());
+    assert_eq!(cond(&e.status("web"), "Ready").1, "Deleted");
+    e.remove("web.yaml");
+    e.sa.pass(true).await;
     assert!(!e.dir.join("web.status.yaml").exists());
+}
+
+/// Issue #16: an edit that cannot be read (`cores: 2x`) left the VM to
+/// be destroyed as if the Machine had been removed.
+#[tokio::test]
+async fn an_unreadable_edit_keeps_the_vm_and_reports_it() {
+    let mut e = env().await;
+    e.write("web.yaml", &machine("web", ""));
+    let vmid = e.running("web").await.vmid.unwrap();
+    e.write(
+        "web.yaml",
+        &machine("web", "").replace("cores: 2", "cores: 2x"),
+    );
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    assert_eq!(e.owned("web").await, vec![vmid], "the VM is kept");
+    assert!(e.sa.tracks("Machine", "web"));
+    let st = e.status("web");
+    let (ok, reason, msg) = cond(&st, "Ready");
+    assert_eq!((ok.as_str(), reason.as_str()), ("False", "ManifestError"));
+    assert!(
+        msg.contains("web.yaml") && msg.contains("Machine/web"),
+        "{msg}"
+    );
+    assert_eq!(st.vmid, Some(vmid));
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(table.contains("ManifestError"), "{table}");
+    assert!(
+        table.contains("error: ") && table.contains("web.yaml"),
+        "{table}"
+    );
+    // fixed: followed again
+    e.write(
+        "web.yaml",
+        &machine("web", "").replace("cores: 2", "cores: 3"),
+    );
+    e.converge(3, |e| cond(&e.status("web"), "Ready").0 == "True")
+        .await;
+    assert_eq!(e.config(vmid).await["cores"], 3);
+}
+
+/// Issue #16: a YAML syntax error in a multi-document file did it to
+/// every machine of the file.
+#[tokio::test]
+async fn a_syntax_error_keeps_every_vm_of_the_file() {
+    let mut e = env().await;
+    let docs = [machine("a", ""), machine("b", ""), machine("c", "")].join("---\n");
+    e.write("fleet.yaml", &docs);
+    e.converge(8, |e| {
+        ["a", "b", "c"]
+            .iter()
+            .all(|m| e.status(m).phase == Phase::Running)
+    })
+    .await;
+    let before: Vec<Vec<u32>> = vec![e.owned("a").await, e.owned("b").await, e.owned("c").await];
+    e.write("fleet.yaml", &docs.replacen("cpu: {", "cpu: {{ [", 1));
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    let after: Vec<Vec<u32>> = vec![e.owned("a").await, e.owned("b").await, e.owned("c").await];
+    assert_eq!(before, after);
+    for m in ["a", "b", "c"] {
+        assert_eq!(cond(&e.status(m), "Ready").1, "ManifestError", "{m}");
+    }
+}
+
+/// Issue #16: `mv dir dir.x; sleep 3; mv dir.x dir` destroyed every VM and
+/// made them again with new, empty disks.
+#[tokio::test]
+async fn a_vanished_directory_keeps_every_vm() {
+    let mut e = env().await;
+    e.write("a.yaml", &machine("a", ""));
+    e.write("b.yaml", &machine("b", ""));
+    e.converge(8, |e| {
+        e.status("a").phase == Phase::Running && e.status("b").phase == Phase::Running
+    })
+    .await;
+    let (a, b) = (e.owned("a").await, e.owned("b").await);
+    let away = e.dir.with_extension("x");
+    std::fs::rename(&e.dir, &away).unwrap();
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    assert!(e.sa.problem("Machine", "a").is_some());
+    assert_eq!(cond(&e.status("a"), "Ready").1, "ManifestError");
+    assert_eq!(
+        (e.owned("a").await, e.owned("b").await),
+        (a.clone(), b.clone())
+    );
+    assert!(!e.dir.exists(), "the directory is not made again");
+    std::fs::rename(&away, &e.dir).unwrap();
+    e.converge(3, |e| {
+        e.sa.problem("Machine", "a").is_none()
+            && cond(&e.status("a"), "Ready").0 == "True"
+            && cond(&e.status("b"), "Ready").0 == "True"
+    })
+    .await;
+    assert_eq!((e.owned("a").await, e.owned("b").await), (a, b));
+}
+
+/// A document that vanishes is not a deletion: the VM stays, the status
+/// says why, and the annotation deletes it.
+#[tokio::test]
+async fn a_vanished_document_keeps_its_vm_until_deletion_is_asked() {
+    let mut e = env().await;
+    e.write("web.yaml", &machine("web", ""));
+    let vmid = e.running("web").await.vmid.unwrap();
+    e.remove("web.yaml");
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    assert_eq!(e.owned("web").await, vec![vmid]);
+    let (_, reason, msg) = cond(&e.status("web"), "Ready");
+    assert_eq!(reason, "ManifestError");
+    assert!(msg.contains("pve.fake-pve.io/delete"), "{msg}");
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(table.contains("ManifestError"), "{table}");
+    e.write("web.yaml", &deleted(&machine("web", "")));
+    e.converge(3, |e| !e.sa.tracks("Machine", "web")).await;
+    assert!(e.owned("web").await.is_empty());
 }
 
 #[tokio::test]
@@ -372,8 +508,14 @@ async fn orphan_policy_and_protection_keep_the_vm() {
     .await;
     let keep = e.status("keep").vmid.unwrap();
     let prot = e.status("prot").vmid.unwrap();
-    e.remove("keep.yaml");
-    e.remove("prot.yaml");
+    e.write(
+        "keep.yaml",
+        &deleted(&machine("keep", "deletionPolicy: Orphan\n")),
+    );
+    e.write(
+        "prot.yaml",
+        &deleted(&machine("prot", "protection: true\n")),
+    );
     e.sa.pass(true).await;
     e.sa.pass(true).await;
     assert!(!e.sa.tracks("Machine", "keep"), "orphaned: finalizer done");
@@ -482,8 +624,17 @@ async fn a_restarted_operator_adopts_instead_of_duplicating() {
     let st = e.running("app").await;
     assert_eq!(st.vmid, Some(10000));
     assert_eq!(e.owned("app").await, vec![10000]);
-    // and one that restarts after the manifest was removed still deletes
+    // one that restarts after the manifest was removed keeps the VM and
+    // says why
     e.remove("app.yaml");
+    e.sa = Standalone::new(options(&e.dir), operator());
+    e.sa.pass(true).await;
+    e.sa.pass(true).await;
+    assert_eq!(e.owned("app").await, vec![10000]);
+    assert!(e.sa.problem("Machine", "app").is_some());
+    assert_eq!(cond(&e.status("app"), "Ready").1, "ManifestError");
+    // and one that restarts after the deletion was asked for deletes
+    e.write("app.yaml", &deleted(&machine("app", "")));
     e.sa = Standalone::new(options(&e.dir), operator());
     e.converge(3, |e| !e.sa.tracks("Machine", "app")).await;
     assert!(e.owned("app").await.is_empty());
@@ -638,7 +789,7 @@ spec: { machine: s, description: before the change }
     assert_eq!(st["lastRollback"], "1", "{st}");
     assert_eq!(e.config(vmid).await["cores"], 2);
     // deleting the MachineSnapshot deletes the snapshot
-    e.remove("snap.yaml");
+    e.write("snap.yaml", &deleted(snap));
     e.converge(3, |e| !e.sa.tracks("MachineSnapshot", "before"))
         .await;
     let list = e.get(&format!("/nodes/pve/qemu/{vmid}/snapshot")).await;
@@ -1000,7 +1151,7 @@ async fn the_watcher_follows_the_directory() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(cores, 4, "the watcher did not apply the change");
-    e.remove("watched.yaml");
+    e.write("watched.yaml", &deleted(&machine("watched", "")));
     until(
         "delete the machine",
         Box::new(|vms| !vms.iter().any(|v| v["name"] == "watched")),
