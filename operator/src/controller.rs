@@ -128,6 +128,36 @@ impl Pve {
         Ok(())
     }
 
+    /// `GET .../storage/{storage}/content/{volume}` (`info`).
+    async fn volume_info(
+        &self,
+        node: &str,
+        storage: &str,
+        volume: &str,
+    ) -> Result<pve_client::api::storage::VolumeInfo> {
+        let r = self
+            .client
+            .storage_content()
+            .info(node, storage, volume)
+            .await;
+        self.count(
+            "GET",
+            "/nodes/{node}/storage/{storage}/content/{volume}",
+            &r,
+        );
+        Ok(r?)
+    }
+
+    fn count<T>(&self, method: &str, endpoint: &str, r: &pve_client::Result<T>) {
+        let status = match r {
+            Ok(_) => "200".to_string(),
+            Err(e) => e
+                .status()
+                .map_or_else(|| "error".to_string(), |s| s.to_string()),
+        };
+        self.metrics.api_request(method, endpoint, &status);
+    }
+
     /// `/cluster/resources`.
     async fn resources(&self) -> Result<Vec<ClusterResource>> {
         let v = self.get("/cluster/resources", Params::new()).await?;
@@ -433,7 +463,34 @@ impl Operator {
                 pending,
                 lock,
                 ip_addresses: Vec::new(),
+                volume_sizes: BTreeMap::new(),
             };
+            // Disks whose config says less than the spec: the volume may
+            // be larger already (a rollback restores the config's size,
+            // not the volume's).
+            for (key, bytes, _) in &d.disks {
+                let Some(disk) = vm
+                    .config
+                    .get(key)
+                    .and_then(|v| pve_client::propstring::Disk::parse_as(key, v).ok())
+                else {
+                    continue;
+                };
+                let recorded = disk
+                    .size
+                    .as_deref()
+                    .and_then(validate::parse_size_text)
+                    .unwrap_or(0);
+                let Some((storage, _)) = disk.file.split_once(':') else {
+                    continue;
+                };
+                if recorded >= *bytes {
+                    continue;
+                }
+                if let Ok(info) = pve.volume_info(&node, storage, &disk.file).await {
+                    vm.volume_sizes.insert(key.clone(), info.size);
+                }
+            }
             if running
                 && vm
                     .config
@@ -840,6 +897,7 @@ impl Operator {
         }
         let pve = self.connect(world, &m.spec.cluster).await?;
         let mut extra_used = BTreeSet::new();
+        let mut done: Vec<Step> = Vec::new();
         for _ in 0..MAX_STEPS {
             // A machine without a VM is placed alone, seeing the choices
             // made for the others in this pass.
@@ -884,6 +942,15 @@ impl Operator {
             let Some(step) = p.steps.first() else {
                 return Ok((false, p.wait));
             };
+            // A step planned again after it ran changed nothing: stop
+            // instead of sending it for ever.
+            if done.contains(step) {
+                return Err(Error::NoProgress(format!(
+                    "{} of VM {} changed nothing and is planned again",
+                    step.name(),
+                    p.vmid.map_or_else(|| "-".to_string(), |v| v.to_string())
+                )));
+            }
             if let (Some(placed), Some(node)) = (placing.as_mut(), p.node.as_ref())
                 && let Step::Create { vmid, .. } | Step::Clone { vmid, .. } = step
             {
@@ -919,7 +986,10 @@ impl Operator {
                         }
                     }
                 }
-                s => self.execute(&pve, s).await?,
+                s => {
+                    self.execute(&pve, s).await?;
+                    done.push(s.clone());
+                }
             }
         }
         Ok((false, true))

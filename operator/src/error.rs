@@ -26,6 +26,9 @@ pub enum Error {
         /// Why.
         message: String,
     },
+    /// A step ran and PVE still needs it: retrying would not help.
+    #[error("no progress: {0}")]
+    NoProgress(String),
     /// A file could not be read or written.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -113,7 +116,9 @@ impl Error {
                 Category::Server | Category::Decode => ErrorType::Server,
                 _ => ErrorType::Configuration,
             },
-            Self::Config(_) | Self::Manifest { .. } => ErrorType::Configuration,
+            Self::Config(_) | Self::Manifest { .. } | Self::NoProgress(_) => {
+                ErrorType::Configuration
+            }
             Self::Io(_) => ErrorType::Server,
         }
     }

@@ -348,6 +348,11 @@ pub struct ObservedVm {
     pub lock: Option<String>,
     /// Guest-agent addresses.
     pub ip_addresses: Vec<String>,
+    /// The size of a disk's volume as its storage reports it (bytes), for
+    /// the disks whose config says less than the spec: after a rollback
+    /// the config keeps the snapshot's size while the volume stays grown,
+    /// and a resize to the size the volume already has changes nothing.
+    pub volume_sizes: BTreeMap<String, u64>,
 }
 
 impl ObservedVm {
@@ -991,7 +996,8 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
                     .size
                     .as_deref()
                     .and_then(crate::validate::parse_size_text)
-                    .unwrap_or(0);
+                    .unwrap_or(0)
+                    .max(vm.volume_sizes.get(key).copied().unwrap_or(0));
                 if *bytes > have {
                     resizes.push(Step::Resize {
                         node: node.clone(),
@@ -1022,13 +1028,15 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
             delete,
         });
     }
-    p.steps.extend(resizes);
+    // Started before disks grow (they grow online): a resize that cannot
+    // progress must not keep the VM down.
     if want_on && !running {
         p.steps.push(Step::Start {
             node: node.clone(),
             vmid,
         });
     }
+    p.steps.extend(resizes);
 
     // Keys the running VM left pending (not hot-pluggable).
     if running {
@@ -1568,6 +1576,35 @@ tenant: acme
             .expect("c");
         assert_eq!(c.reason, "DiskShrinkRefused");
         assert_eq!(c.message, "scsi0 is 20G, shrinking to 10G is not supported");
+    }
+
+    /// Issue #16: after a rollback PVE's config says 20G while the volume
+    /// kept its 40G; resizing to 40G is a no-op, so planning it again and
+    /// again (with Start behind it) kept the VM down for ever.
+    #[test]
+    fn a_volume_already_grown_is_not_resized_and_start_comes_first() {
+        let d = machine(&BASIC.replace("20G", "40G"));
+        let mut o = observed();
+        let mut vm = created(&machine(BASIC), false);
+        vm.volume_sizes.insert("scsi0".into(), 40 << 30);
+        o.vm = Some(vm);
+        let p = plan_machine(&d, &o);
+        assert_eq!(
+            p.steps,
+            vec![Step::Start {
+                node: "pve".into(),
+                vmid: 10000
+            }]
+        );
+        // a stopped VM whose disk does need to grow: started first
+        let mut vm = created(&machine(BASIC), false);
+        vm.volume_sizes.insert("scsi0".into(), 20 << 30);
+        o.vm = Some(vm);
+        let p = plan_machine(&d, &o);
+        assert!(
+            matches!(&p.steps[..], [Step::Start { .. }, Step::Resize { size, .. }] if size == "40G"),
+            "{p:?}"
+        );
     }
 
     #[test]

@@ -803,6 +803,49 @@ spec: { machine: s, description: before the change }
     );
 }
 
+/// Issue #16: after a rollback PVE's config says 4G while the volume
+/// kept its 6G; every resize to 6G was a no-op, planned again at once
+/// (160 in 10 s), and the Start behind it never came.
+#[tokio::test]
+async fn a_rollback_after_a_disk_grow_starts_the_vm_without_resizing_again() {
+    let mut e = env().await;
+    e.write("s.yaml", &machine("s", ""));
+    let vmid = e.running("s").await.vmid.unwrap();
+    let snap = "apiVersion: pve.fake-pve.io/v1alpha1
+kind: MachineSnapshot
+metadata: { name: before }
+spec: { machine: s }
+";
+    e.write("snap.yaml", snap);
+    e.sa.pass(true).await;
+    e.write("s.yaml", &machine("s", "").replace("4G", "6G"));
+    e.converge(3, |e| cond(&e.status("s"), "Ready").0 == "True")
+        .await;
+    let resizes = |e: &Env| {
+        e.sa.operator
+            .metrics
+            .api_requests("PUT", "/nodes/{node}/qemu/{vmid}/resize")
+    };
+    assert_eq!(resizes(&e), 1);
+    e.write(
+        "snap.yaml",
+        &snap.replace("machine: s }", "machine: s, rollbackRequest: '1' }"),
+    );
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    let c = e.config(vmid).await;
+    assert!(c["scsi0"].as_str().unwrap().contains("size=4G"), "{c}");
+    assert_eq!(
+        e.get(&format!("/nodes/pve/qemu/{vmid}/status/current"))
+            .await["status"],
+        "running",
+        "started again after the rollback"
+    );
+    assert_eq!(resizes(&e), 1, "no resize to the size the volume has");
+    assert_eq!(e.status("s").phase, Phase::Running);
+}
+
 #[tokio::test]
 async fn metrics_and_probes_are_served() {
     let mut e = env().await;
