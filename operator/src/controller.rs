@@ -865,6 +865,13 @@ impl Operator {
                     Condition::new("Ready", false, reason, e.to_string()),
                     &now,
                 );
+                if let Error::Refused { .. } = &e {
+                    set_condition(
+                        &mut status.conditions,
+                        Condition::new("VMCreated", false, "CreationFailed", e.to_string()),
+                        &now,
+                    );
+                }
                 if status.vmid.is_none() && !t.is_retryable() {
                     status.phase = Phase::Error;
                 }
@@ -895,7 +902,29 @@ impl Operator {
             apply(status, &p, &now);
             return Ok((false, false));
         }
-        let pve = self.connect(world, &m.spec.cluster).await?;
+        if deleting && m.spec.deletion_policy == crate::types::DeletionPolicy::Orphan {
+            // Nothing to do in PVE: no need to reach it.
+            info!(
+                vmid = ?status.vmid,
+                "orphaning the VM, if any: deletionPolicy is Orphan"
+            );
+            return Ok((true, false));
+        }
+        if deleting && !world.clusters.contains_key(&m.spec.cluster) {
+            // Nothing can be done in a cluster that is not declared; a
+            // finalizer kept for ever would help nobody.
+            warn!(
+                cluster = m.spec.cluster.as_str(),
+                vmid = ?status.vmid,
+                "ProxmoxCluster not found: the VM, if any, is left in PVE"
+            );
+            return Ok((true, false));
+        }
+        let pve = match self.connect(world, &m.spec.cluster).await {
+            Ok(p) => p,
+            Err(e) if deleting => return Err(Error::Deleting(Box::new(e))),
+            Err(e) => return Err(e),
+        };
         let mut extra_used = BTreeSet::new();
         let mut done: Vec<Step> = Vec::new();
         for _ in 0..MAX_STEPS {
@@ -935,6 +964,17 @@ impl Operator {
                 continue;
             }
             let p = plan::plan_machine(&d, &o);
+            if o.vm.is_none() {
+                // No VM (any more): forget the VMID, node and addresses,
+                // and the conditions that spoke of them (the VMID may
+                // belong to another machine by now).
+                status.vmid = None;
+                status.node = None;
+                status.ip_addresses.clear();
+                status
+                    .conditions
+                    .retain(|c| p.conditions.iter().any(|n| n.kind == c.kind));
+            }
             apply(status, &p, &now);
             if let Some(vm) = &o.vm {
                 status.ip_addresses = vm.ip_addresses.clone();
@@ -978,6 +1018,17 @@ impl Operator {
                             info!(vmid = *vmid, "VMID taken meanwhile; choosing another");
                             extra_used.insert(*vmid);
                             continue;
+                        }
+                        // PVE answered no (500 with its reason): the
+                        // same request would get the same answer.
+                        Err(Error::Pve(source))
+                            if source.status() == Some(500)
+                                && source.category() == pve_client::Category::Server =>
+                        {
+                            return Err(Error::Refused {
+                                step: step.name(),
+                                source,
+                            });
                         }
                         Err(e) => return Err(e),
                         Ok(()) => {
@@ -1047,14 +1098,17 @@ impl Operator {
         let machine = world.machines.get(&s.spec.machine);
         let target =
             machine.and_then(|(m, ms)| Some((m.spec.cluster.clone(), ms.node.clone()?, ms.vmid?)));
-        let Some((cluster, node, vmid)) = target.or_else(|| {
-            Some((
-                world.clusters.keys().next()?.clone(),
-                st.node.clone()?,
-                st.vmid?,
-            ))
-            .filter(|_| deleting)
-        }) else {
+        // The Machine gone (deleted with it): where the snapshot was taken.
+        // (A status written before the cluster was recorded: the only
+        // cluster, never a guess among several.)
+        let recorded = st.cluster.clone().or_else(|| {
+            (world.clusters.len() == 1)
+                .then(|| world.clusters.keys().next().cloned())
+                .flatten()
+        });
+        let Some((cluster, node, vmid)) =
+            target.or_else(|| Some((recorded?, st.node.clone()?, st.vmid?)).filter(|_| deleting))
+        else {
             st.ready = false;
             st.message = Some(format!(
                 "waiting for machine '{}' to be created",
@@ -1062,6 +1116,7 @@ impl Operator {
             ));
             return Ok(deleting);
         };
+        st.cluster = Some(cluster.clone());
         st.node = Some(node.clone());
         st.vmid = Some(vmid);
         let pve = self.connect(world, &cluster).await?;

@@ -26,6 +26,20 @@ pub enum Error {
         /// Why.
         message: String,
     },
+    /// A deletion cannot reach PVE (classified as the error inside).
+    #[error(
+        "cannot delete the VM: {0} (fix the cluster's settings, or set deletionPolicy: Orphan to leave the VM)"
+    )]
+    Deleting(Box<Error>),
+    /// PVE refused to create or clone the VM (an answer, not a failure to
+    /// get one): retrying the same request would get the same answer.
+    #[error("PVE refused to {step} the VM: {source}")]
+    Refused {
+        /// `create` or `clone`.
+        step: &'static str,
+        /// PVE's answer.
+        source: pve_client::Error,
+    },
     /// A step ran and PVE still needs it: retrying would not help.
     #[error("no progress: {0}")]
     NoProgress(String),
@@ -116,6 +130,8 @@ impl Error {
                 Category::Server | Category::Decode => ErrorType::Server,
                 _ => ErrorType::Configuration,
             },
+            Self::Deleting(e) => e.error_type(),
+            Self::Refused { .. } => ErrorType::Validation,
             Self::Config(_) | Self::Manifest { .. } | Self::NoProgress(_) => {
                 ErrorType::Configuration
             }

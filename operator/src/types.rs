@@ -882,6 +882,10 @@ pub struct MachineSnapshotStatus {
     /// The snapshot's name in PVE.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_name: Option<String>,
+    /// The cluster of the VM it belongs to (its deletion goes there once
+    /// the Machine is gone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
     /// The VM it belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vmid: Option<u32>,

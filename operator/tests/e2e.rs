@@ -1135,6 +1135,173 @@ async fn machines_go_to_the_cluster_they_name() {
     }
 }
 
+/// Issue #16: a snapshot deleted with its Machine was deleted in the
+/// alphabetically first cluster, not in the Machine's.
+#[tokio::test]
+async fn a_snapshot_deleted_with_its_machine_is_deleted_in_the_machines_cluster() {
+    let mut e = env().await;
+    let site_b = fake(SCENARIO).await;
+    e.write("site-b.yaml", &cluster_manifest(&e.dir, "site-b", &site_b));
+    let b = machine("b", "deletionPolicy: Orphan\n").replace("cluster: lab", "cluster: site-b");
+    e.write("b.yaml", &b);
+    e.converge(8, |e| e.status("b").phase == Phase::Running)
+        .await;
+    let vmid = e.status("b").vmid.unwrap();
+    let snap = "apiVersion: pve.fake-pve.io/v1alpha1
+kind: MachineSnapshot
+metadata: { name: before }
+spec: { machine: b }
+";
+    e.write("snap.yaml", snap);
+    e.sa.pass(true).await;
+    let client = e.http.clone();
+    let snapshots = || {
+        let url = format!("{}/nodes/pve/qemu/{vmid}/snapshot", site_b.api_url());
+        let http = client.clone();
+        async move {
+            let v: Value = http
+                .get(url)
+                .header("Authorization", format!("PVEAPIToken={TOKEN}={SECRET}"))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            v["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|s| s["name"] != "current")
+                .count()
+        }
+    };
+    assert_eq!(snapshots().await, 1);
+    e.write("b.yaml", &deleted(&b));
+    e.write("snap.yaml", &deleted(snap));
+    e.converge(4, |e| {
+        !e.sa.tracks("Machine", "b") && !e.sa.tracks("MachineSnapshot", "before")
+    })
+    .await;
+    assert_eq!(snapshots().await, 0, "deleted on site-b, where it was");
+}
+
+/// Issue #16: a Machine whose cluster is missing, or refuses the
+/// credentials, could never be deleted (the deletion connected first).
+#[tokio::test]
+async fn a_machine_of_a_missing_or_refusing_cluster_can_be_deleted() {
+    let mut e = env().await;
+    let ghost = machine("ghost", "").replace("cluster: lab", "cluster: nowhere");
+    e.write("ghost.yaml", &ghost);
+    e.write("keep.yaml", &machine("keep", "deletionPolicy: Orphan\n"));
+    e.write("gone.yaml", &machine("gone", ""));
+    e.converge(8, |e| {
+        e.status("keep").phase == Phase::Running && e.status("gone").phase == Phase::Running
+    })
+    .await;
+    assert!(e.sa.tracks("Machine", "ghost"));
+    e.write("ghost.yaml", &deleted(&ghost));
+    e.converge(2, |e| !e.sa.tracks("Machine", "ghost")).await;
+    // credentials refused
+    e.write(
+        "cluster.yaml",
+        &std::fs::read_to_string(e.dir.join("cluster.yaml"))
+            .unwrap()
+            .replace(SECRET, "00000000-0000-0000-0000-000000000000"),
+    );
+    e.write(
+        "keep.yaml",
+        &deleted(&machine("keep", "deletionPolicy: Orphan\n")),
+    );
+    e.write("gone.yaml", &deleted(&machine("gone", "")));
+    e.sa.pass(true).await;
+    e.sa.pass(true).await;
+    assert!(!e.sa.tracks("Machine", "keep"), "Orphan needs no PVE");
+    assert!(e.sa.tracks("Machine", "gone"), "Delete needs PVE");
+    let (_, reason, msg) = cond(&e.status("gone"), "Ready");
+    assert_eq!(reason, "AuthenticationError");
+    assert!(msg.contains("deletionPolicy: Orphan"), "{msg}");
+    // told to leave the VM: done
+    e.write(
+        "gone.yaml",
+        &deleted(&machine("gone", "deletionPolicy: Orphan\n")),
+    );
+    e.converge(2, |e| !e.sa.tracks("Machine", "gone")).await;
+}
+
+/// Issue #16: PVE refusing a clone for good was retried for ever with the
+/// phase at `Creating`.
+#[tokio::test]
+async fn a_refused_clone_is_an_error_not_a_retry() {
+    let mut e = env().await;
+    e.fault(serde_json::json!({"method": "POST", "path": "/nodes/pve/qemu/9000/clone", "status": 500, "message": "can't clone VM to node 'pve2' (VM uses local storage)"}))
+        .await;
+    e.write(
+        "c.yaml",
+        &machine("c", "source: { template: ubuntu-tpl }\n"),
+    );
+    e.sa.pass(true).await;
+    let st = e.status("c");
+    assert_eq!(st.phase, Phase::Error);
+    let (ok, reason, msg) = cond(&st, "VMCreated");
+    assert_eq!((ok.as_str(), reason.as_str()), ("False", "CreationFailed"));
+    assert!(msg.contains("VM uses local storage"), "{msg}");
+    let clones = |e: &Env| {
+        e.sa.operator
+            .metrics
+            .api_requests("POST", "/nodes/{node}/qemu/{vmid}/clone")
+    };
+    assert_eq!(clones(&e), 1);
+    // not due again before the resync
+    e.sa.pass(false).await;
+    assert_eq!(clones(&e), 1);
+    // fixed in PVE: the next reconcile clones
+    e.clear_faults().await;
+    e.converge(4, |e| e.status("c").phase == Phase::Running)
+        .await;
+}
+
+/// Issue #16: a VM gone from PVE left its VMID (soon another machine's)
+/// in the status and its conditions.
+#[tokio::test]
+async fn a_vanished_vm_leaves_no_vmid_in_the_status() {
+    let mut e = env().await;
+    e.write("v.yaml", &machine("v", ""));
+    let vmid = e.running("v").await.vmid.unwrap();
+    e.call(
+        reqwest::Method::POST,
+        &format!("/nodes/pve/qemu/{vmid}/status/stop"),
+        &[],
+    )
+    .await;
+    e.call(
+        reqwest::Method::DELETE,
+        &format!("/nodes/pve/qemu/{vmid}"),
+        &[],
+    )
+    .await;
+    // the VMID goes to another VM, and the re-creation is refused
+    e.call(
+        reqwest::Method::POST,
+        "/nodes/pve/qemu",
+        &[("vmid", &vmid.to_string()), ("name", "stranger")],
+    )
+    .await;
+    e.fault(serde_json::json!({"method": "POST", "path": "/nodes/pve/qemu", "status": 500, "message": "no space left"}))
+        .await;
+    e.sa.pass(true).await;
+    let st = e.status("v");
+    assert_eq!(st.vmid, None);
+    assert_eq!(st.node, None);
+    assert!(
+        !serde_json::to_string(&st.conditions)
+            .unwrap()
+            .contains(&vmid.to_string()),
+        "{:?}",
+        st.conditions
+    );
+}
+
 #[tokio::test]
 async fn the_watcher_follows_the_directory() {
     let e = env().await;
