@@ -134,7 +134,7 @@ pub struct Metadata {
 /// `apiVersion`, `metadata` and `spec`; `status` lives beside the
 /// manifest, never in it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Object<S> {
     /// Must be [`API_VERSION`].
     pub api_version: String,
@@ -177,7 +177,7 @@ pub struct SecretObject {
     printcolumn = r#"{"name":"Version","type":"string","jsonPath":".status.version"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ProxmoxClusterSpec {
     /// `https://pve.example.com:8006`.
     #[schemars(regex(pattern = r"^https?://.+"))]
@@ -206,7 +206,7 @@ pub struct ProxmoxClusterSpec {
 
 /// Credentials of a cluster. Either `password` or `tokenSecret`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ClusterCredentials {
     /// `operator@pve`.
     #[serde(default)]
@@ -238,7 +238,7 @@ impl ClusterCredentials {
 /// Where a secret value comes from: a Secret object, a file (relative to
 /// the manifest directory), or inline (development only).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ValueSource {
     /// A key of a `v1/Secret`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -253,6 +253,7 @@ pub struct ValueSource {
 
 /// A key of a Secret.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SecretKeyRef {
     /// The Secret's name.
     #[schemars(length(min = 1))]
@@ -317,7 +318,7 @@ pub struct NodeStatusEntry {
     printcolumn = r#"{"name":"VMs","type":"integer","jsonPath":".status.vmCount"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ProxmoxNodeSpec {
     /// The ProxmoxCluster's name.
     #[schemars(length(min = 1))]
@@ -386,7 +387,7 @@ pub struct Usage {
     printcolumn = r#"{"name":"IP","type":"string","jsonPath":".status.ipAddresses[0]"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct MachineSpec {
     /// The ProxmoxCluster (site) it lives on.
     #[schemars(length(min = 1))]
@@ -513,7 +514,7 @@ impl std::fmt::Display for Quantity {
 
 /// Where a machine may go.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Placement {
     /// Labels the node's ProxmoxNode must carry.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -536,7 +537,7 @@ pub struct Placement {
 
 /// What a machine starts from: exactly one of these.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Source {
     /// A template, by name or VMID.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -557,7 +558,7 @@ pub struct Source {
 
 /// CPU topology.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Cpu {
     /// Cores per socket, 1-128.
     #[serde(default = "one")]
@@ -590,7 +591,7 @@ impl Default for Cpu {
 
 /// One disk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DiskSpec {
     /// A label (not sent to PVE).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -625,7 +626,7 @@ fn default_bus() -> String {
 
 /// One NIC.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct NetworkSpec {
     /// A label (not sent to PVE).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -667,7 +668,7 @@ fn default_model() -> String {
 
 /// Cloud-init settings.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CloudInit {
     /// Default user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -852,7 +853,7 @@ pub fn set_condition(list: &mut Vec<Condition>, mut c: Condition, now: &str) {
     printcolumn = r#"{"name":"Ready","type":"boolean","jsonPath":".status.ready"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct MachineSnapshotSpec {
     /// The Machine's name.
     #[schemars(length(min = 1))]
@@ -924,7 +925,7 @@ pub struct MachineSnapshotStatus {
     printcolumn = r#"{"name":"Ready","type":"boolean","jsonPath":".status.ready"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct MachineImageSpec {
     /// The ProxmoxCluster.
     #[schemars(length(min = 1))]
@@ -1054,6 +1055,50 @@ spec:
         assert_eq!(m.spec.power_state, PowerState::On);
         assert_eq!(m.spec.deletion_policy, DeletionPolicy::Delete);
         assert!(m.spec.agent && m.spec.balloon && !m.spec.protection);
+    }
+
+    /// Issue #16: misspelt or foreign fields were dropped silently (a
+    /// blank VM made instead of vitistack's `spec.template` clone).
+    #[rstest::rstest]
+    #[case("  memroy: 2Gi\n", "unknown field `memroy`")]
+    #[case("  cpu: { cors: 4 }\n", "unknown field `cors`")]
+    #[case("  template: { name: ubuntu }\n", "unknown field `template`")]
+    #[case("  disks: [{ size: 4G, sotrage: fast }]\n", "unknown field `sotrage`")]
+    #[case("  source: { templat: ubuntu }\n", "unknown field `templat`")]
+    #[case("  networks: [{ bridge: vmbr0, vlna: 5 }]\n", "unknown field `vlna`")]
+    fn unknown_fields_are_refused_by_name(#[case] extra: &str, #[case] want: &str) {
+        let y = format!(
+            "apiVersion: pve.fake-pve.io/v1alpha1\nkind: Machine\nmetadata: {{ name: w }}\nspec:\n  cluster: lab\n{extra}"
+        );
+        let e = serde_yaml::from_str::<Resource>(&y)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains(want), "{e}");
+    }
+
+    #[test]
+    fn aliases_and_kubernetes_metadata_still_read() {
+        let y = r"
+apiVersion: pve.fake-pve.io/v1alpha1
+kind: Machine
+metadata: { name: w, namespace: default, annotations: { a: b } }
+spec:
+  cluster: lab
+  cpu: { cores: 2, threadsPerCore: 1 }
+  disks: [{ size: 4G, type: virtio }]
+";
+        let r: Resource = serde_yaml::from_str(y).expect("parses");
+        assert_eq!(r.key().name, "w");
+        let y = r"
+apiVersion: pve.fake-pve.io/v1alpha1
+kind: ProxmoxCluster
+metadata: { name: lab }
+spec:
+  endpoint: https://pve:8006
+  networks: [vmbr0]
+  credentials: { username: root@pam, password: { value: x } }
+";
+        serde_yaml::from_str::<Resource>(y).expect("parses");
     }
 
     #[test]

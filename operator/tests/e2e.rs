@@ -293,6 +293,12 @@ async fn machine_lifecycle_create_update_power_drift_delete() {
         msg,
         "takes effect after a power cycle: memory 1024 MiB -> 256 MiB"
     );
+    // the status command shows it (issue #16: Ready is True, so it did not)
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(
+        table.contains("PowerCycleRequired: takes effect after a power cycle"),
+        "{table}"
+    );
     assert_eq!(
         e.config(10000).await["memory"]
             .to_string()
@@ -306,6 +312,8 @@ async fn machine_lifecycle_create_update_power_drift_delete() {
     let (_, reason, msg) = cond(&e.status("web"), "ResourcesAllocated");
     assert_eq!(reason, "DiskShrinkRefused");
     assert_eq!(msg, "scsi0 is 4G, shrinking to 2G is not supported");
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(table.contains("DiskShrinkRefused: scsi0 is 4G"), "{table}");
 
     // power off: the pending memory decrease applies while stopped
     e.write(
@@ -414,6 +422,29 @@ async fn an_unreadable_edit_keeps_the_vm_and_reports_it() {
     e.converge(3, |e| cond(&e.status("web"), "Ready").0 == "True")
         .await;
     assert_eq!(e.config(vmid).await["cores"], 3);
+}
+
+/// Issue #16: unknown fields were dropped silently: vitistack's top-level
+/// `spec.template` made a blank VM instead of a clone. `check` stopped at
+/// the first unreadable file.
+#[tokio::test]
+async fn unknown_fields_are_refused_by_name_and_check_lists_every_error() {
+    let mut e = env().await;
+    e.write(
+        "tpl.yaml",
+        &machine("tpl", "template: { name: ubuntu-tpl }\n"),
+    );
+    e.write("typo.yaml", &machine("typo", "memroy: 2Gi\n"));
+    e.sa.pass(true).await;
+    e.sa.pass(true).await;
+    assert!(e.owned("tpl").await.is_empty(), "no blank VM");
+    assert!(e.owned("typo").await.is_empty());
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(table.contains("unknown field `template`"), "{table}");
+    assert!(table.contains("unknown field `memroy`"), "{table}");
+    let (found, errors) = pve_operator::standalone::check_dir(&e.dir).unwrap();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert_eq!(found.len(), 2, "the cluster and its secret");
 }
 
 /// Issue #16: a YAML syntax error in a multi-document file did it to
