@@ -12,7 +12,7 @@ use pve_client::api::cluster::ClusterResource;
 use pve_client::api::tasks::Upid;
 use pve_client::{Client, Config, ConfigBuilder, Params};
 use serde_json::Value;
-use tracing::{info, warn};
+use tracing::{Instrument, info, warn};
 
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
@@ -638,8 +638,13 @@ impl Operator {
     /// # Errors
     /// PVE's, and failed tasks.
     pub async fn execute(&self, pve: &Pve, step: &Step) -> Result<()> {
+        // Instrumented, never entered: a guard held across `.await` would
+        // lend this span to whatever else runs on the thread meanwhile.
         let span = tracing::info_span!("step", step = step.name());
-        let _e = span.enter();
+        self.execute_step(pve, step).instrument(span).await
+    }
+
+    async fn execute_step(&self, pve: &Pve, step: &Step) -> Result<()> {
         let q = |base: String| base;
         match step {
             Step::Create {
@@ -834,9 +839,20 @@ impl Operator {
         old: &MachineStatus,
         deleting: bool,
     ) -> MachineOutcome {
-        let start = Instant::now();
         let span = tracing::info_span!("reconcile", machine = m.metadata.name.as_str());
-        let _e = span.enter();
+        self.reconcile_machine_in_span(world, m, old, deleting)
+            .instrument(span)
+            .await
+    }
+
+    async fn reconcile_machine_in_span(
+        &self,
+        world: &World,
+        m: &Object<MachineSpec>,
+        old: &MachineStatus,
+        deleting: bool,
+    ) -> MachineOutcome {
+        let start = Instant::now();
         let mut status = old.clone();
         let out = self.machine_inner(world, m, &mut status, deleting).await;
         let now = now_rfc3339();
@@ -1061,7 +1077,11 @@ impl Operator {
         let start = Instant::now();
         let mut st = old.clone();
         st.last_updated = Some(now_rfc3339());
-        let r = self.snapshot_inner(world, s, &mut st, deleting).await;
+        let span = tracing::info_span!("snapshot", snapshot = s.metadata.name.as_str());
+        let r = self
+            .snapshot_inner(world, s, &mut st, deleting)
+            .instrument(span)
+            .await;
         self.metrics
             .reconcile_duration("snapshot", start.elapsed().as_secs_f64());
         match r {
@@ -1171,7 +1191,8 @@ impl Operator {
         let start = Instant::now();
         let mut st = old.clone();
         st.last_updated = Some(now_rfc3339());
-        let r = self.image_inner(world, i, &mut st).await;
+        let span = tracing::info_span!("image", image = i.metadata.name.as_str());
+        let r = self.image_inner(world, i, &mut st).instrument(span).await;
         self.metrics
             .reconcile_duration("image", start.elapsed().as_secs_f64());
         match r {

@@ -1449,3 +1449,69 @@ async fn the_shipped_examples_converge_against_the_default_scenario() {
     assert!(table.contains("192.0.2.10"), "{table}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A `MakeWriter` into a shared buffer.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+    type Writer = Self;
+    fn make_writer(&'a self) -> Self {
+        self.clone()
+    }
+}
+
+/// Issue #16: log lines named the wrong machine (a span entered and held
+/// across `.await` while other reconciles ran on the same thread).
+#[tokio::test]
+async fn log_lines_name_the_machine_they_are_about() {
+    let out = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(out.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let mut e = env().await;
+    let names = ["m0", "m1", "m2", "m3", "m4", "m5"];
+    let docs: Vec<String> = names.iter().map(|n| machine(n, "")).collect();
+    e.write("fleet.yaml", &docs.join("---\n"));
+    e.converge(8, |e| {
+        names.iter().all(|n| e.status(n).phase == Phase::Running)
+    })
+    .await;
+    let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+    let mut checked = 0;
+    for n in names {
+        let vmid = e.status(n).vmid.unwrap();
+        for line in text
+            .lines()
+            .filter(|l| l.contains(&format!("vmid={vmid}")) || l.contains(&format!("vmid: {vmid}")))
+        {
+            let spans: Vec<&str> = line
+                .match_indices("machine=")
+                .map(|(i, _)| &line[i..])
+                .collect();
+            assert!(!spans.is_empty(), "no machine on: {line}");
+            for s in spans {
+                assert!(
+                    s.starts_with(&format!("machine={n}"))
+                        || s.starts_with(&format!("machine=\"{n}\"")),
+                    "{n} (VM {vmid}) logged as: {line}"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= names.len(), "{text}");
+}
