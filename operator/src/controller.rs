@@ -9,8 +9,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use pve_client::api::cluster::ClusterResource;
+use pve_client::api::qemu::{
+    CloneVm, ConfigView, CreateVm, DestroyOptions, ResizeVm, SnapshotOptions, StartOptions,
+    StopOptions, UpdateVm,
+};
+use pve_client::api::storage::DownloadUrl;
 use pve_client::api::tasks::Upid;
-use pve_client::{Client, Config, ConfigBuilder, Params};
+use pve_client::{Client, Config, ConfigBuilder};
 use serde_json::Value;
 use tracing::{Instrument, info, warn};
 
@@ -77,55 +82,108 @@ impl std::fmt::Debug for Operator {
     }
 }
 
-/// A client that counts its requests in the metrics.
+/// A connected client. Every request goes through pve-client's typed
+/// calls, named after PVE's methods; the client's observers count them in
+/// the metrics (see [`Operator::connect`]).
 #[derive(Clone)]
 pub struct Pve {
     client: Client,
-    metrics: Arc<Metrics>,
 }
 
 impl Pve {
-    async fn call(&self, method: pve_client::Method, path: &str, params: Params) -> Result<Value> {
-        let r = self.client.request(method.clone(), path, &params).await;
-        let status = match &r {
-            Ok(_) => "200".to_string(),
-            Err(e) => e
-                .status()
-                .map_or_else(|| "error".to_string(), |s| s.to_string()),
-        };
-        self.metrics.api_request(method.as_str(), path, &status);
-        Ok(r?.data)
-    }
-
-    /// GET.
-    ///
-    /// # Errors
-    /// PVE's.
-    pub async fn get(&self, path: &str, params: Params) -> Result<Value> {
-        self.call(pve_client::Method::GET, path, params).await
-    }
-
-    async fn post(&self, path: &str, params: Params) -> Result<Value> {
-        self.call(pve_client::Method::POST, path, params).await
-    }
-
-    async fn put(&self, path: &str, params: Params) -> Result<Value> {
-        self.call(pve_client::Method::PUT, path, params).await
-    }
-
-    async fn delete(&self, path: &str, params: Params) -> Result<Value> {
-        self.call(pve_client::Method::DELETE, path, params).await
-    }
-
-    /// Waits for the task a call answered, if it answered one.
-    async fn wait(&self, answer: Value) -> Result<()> {
-        if let Some(s) = answer.as_str().filter(|s| s.starts_with("UPID:")) {
-            let upid: Upid = s
-                .parse()
-                .map_err(|_| Error::Config(format!("PVE answered a malformed UPID {s}")))?;
-            self.client.tasks().wait(&upid).await?;
-        }
+    /// Waits for a task.
+    async fn wait(&self, upid: Upid) -> Result<()> {
+        self.client.tasks().wait(&upid).await?;
         Ok(())
+    }
+
+    /// `GET /version` (`version`).
+    async fn version(&self) -> Result<String> {
+        Ok(self.client.version().await?.version)
+    }
+
+    /// `GET /cluster/resources` (`resources`).
+    async fn resources(&self) -> Result<Vec<ClusterResource>> {
+        Ok(self.client.cluster().resources(None).await?)
+    }
+
+    /// `GET .../pending` (`vm_pending`): the config as `GET .../config`
+    /// shows it (pending values applied, pending deletions gone) and the
+    /// pending changes (`key -> value`, `key -> ""` for a deletion).
+    async fn vm_state(
+        &self,
+        node: &str,
+        vmid: u32,
+    ) -> Result<(BTreeMap<String, String>, BTreeMap<String, String>)> {
+        let items = self.client.qemu().vm_pending(node, vmid).await?;
+        let mut config = BTreeMap::new();
+        let mut pending = BTreeMap::new();
+        for i in items {
+            if i.key == "digest" {
+                continue;
+            }
+            if i.delete.is_some_and(|d| d > 0) {
+                pending.insert(i.key.clone(), String::new());
+                continue;
+            }
+            if let Some(p) = &i.pending {
+                pending.insert(i.key.clone(), text(p));
+                config.insert(i.key.clone(), text(p));
+            } else if let Some(v) = &i.value {
+                config.insert(i.key.clone(), text(v));
+            }
+        }
+        Ok((config, pending))
+    }
+
+    /// `GET .../agent/network-get-interfaces`: the usable addresses.
+    async fn agent_ips(&self, node: &str, vmid: u32) -> Result<Vec<String>> {
+        let ifaces = self
+            .client
+            .agent()
+            .network_get_interfaces(node, vmid)
+            .await?;
+        Ok(plan::agent_ips(
+            &serde_json::to_value(ifaces).unwrap_or(Value::Null),
+        ))
+    }
+
+    /// `GET /nodes/{node}/network` (`index`): the bridges.
+    async fn bridges(&self, node: &str) -> Result<Vec<String>> {
+        Ok(self
+            .client
+            .network()
+            .index(node, None)
+            .await?
+            .into_iter()
+            .filter(|i| matches!(i.kind.as_str(), "bridge" | "OVSBridge"))
+            .map(|i| i.iface)
+            .collect())
+    }
+
+    /// `GET .../snapshot` (`snapshot_list`): the names, without `current`.
+    async fn snapshot_names(&self, node: &str, vmid: u32) -> Result<Vec<String>> {
+        Ok(self
+            .client
+            .qemu()
+            .snapshot_list(node, vmid)
+            .await?
+            .into_iter()
+            .map(|s| s.name)
+            .filter(|n| n != "current")
+            .collect())
+    }
+
+    /// `GET .../storage/{storage}/content` (`index`): the volume IDs.
+    async fn volids(&self, node: &str, storage: &str) -> Result<Vec<String>> {
+        Ok(self
+            .client
+            .storage_content()
+            .index(node, storage, &Default::default())
+            .await?
+            .into_iter()
+            .map(|c| c.volid)
+            .collect())
     }
 
     /// `GET .../storage/{storage}/content/{volume}` (`info`).
@@ -135,34 +193,11 @@ impl Pve {
         storage: &str,
         volume: &str,
     ) -> Result<pve_client::api::storage::VolumeInfo> {
-        let r = self
+        Ok(self
             .client
             .storage_content()
             .info(node, storage, volume)
-            .await;
-        self.count(
-            "GET",
-            "/nodes/{node}/storage/{storage}/content/{volume}",
-            &r,
-        );
-        Ok(r?)
-    }
-
-    fn count<T>(&self, method: &str, endpoint: &str, r: &pve_client::Result<T>) {
-        let status = match r {
-            Ok(_) => "200".to_string(),
-            Err(e) => e
-                .status()
-                .map_or_else(|| "error".to_string(), |s| s.to_string()),
-        };
-        self.metrics.api_request(method, endpoint, &status);
-    }
-
-    /// `/cluster/resources`.
-    async fn resources(&self) -> Result<Vec<ClusterResource>> {
-        let v = self.get("/cluster/resources", Params::new()).await?;
-        serde_json::from_value(v)
-            .map_err(|e| Error::Config(format!("unexpected /cluster/resources answer: {e}")))
+            .await?)
     }
 }
 
@@ -269,6 +304,16 @@ impl Operator {
         if let Some(t) = &self.tuning {
             b = t(b);
         }
+        // Every call the client makes, typed, counted by its outcome.
+        let (ok, failed) = (self.metrics.clone(), self.metrics.clone());
+        b = b
+            .observer(move |method, path, _| ok.api_request(method.as_str(), path, "200"))
+            .error_observer(move |method, path, e| {
+                let status = e
+                    .status()
+                    .map_or_else(|| "error".to_string(), |s| s.to_string());
+                failed.api_request(method.as_str(), path, &status);
+            });
         if let Some((f, client)) = self
             .conns
             .lock()
@@ -278,7 +323,6 @@ impl Operator {
         {
             return Ok(Pve {
                 client: client.clone(),
-                metrics: self.metrics.clone(),
             });
         }
         let config = b.build().map_err(Error::Pve)?;
@@ -293,10 +337,7 @@ impl Operator {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(cluster.to_string(), (fp, client.clone()));
-        Ok(Pve {
-            client,
-            metrics: self.metrics.clone(),
-        })
+        Ok(Pve { client })
     }
 
     /// Forgets a cluster's client (after authentication failures).
@@ -319,9 +360,9 @@ impl Operator {
         };
         let r = async {
             let pve = self.connect(world, name).await?;
-            let v = pve.get("/version", Params::new()).await?;
+            let version = pve.version().await?;
             let res = pve.resources().await?;
-            Ok::<_, Error>((text(&v["version"]), res))
+            Ok::<_, Error>((version, res))
         }
         .await;
         match r {
@@ -409,21 +450,11 @@ impl Operator {
                 continue;
             };
             let vmid = vmid as u32;
-            let base = format!("/nodes/{node}/qemu/{vmid}");
-            let cfg = match pve.get(&format!("{base}/config"), Params::new()).await {
+            let (config, pending) = match pve.vm_state(&node, vmid).await {
                 Ok(c) => c,
                 Err(e) if e.error_type() == crate::error::ErrorType::NotFound => continue,
                 Err(e) => return Err(e),
             };
-            let config: BTreeMap<String, String> = cfg
-                .as_object()
-                .map(|m| {
-                    m.iter()
-                        .filter(|(k, _)| k.as_str() != "digest")
-                        .map(|(k, v)| (k.clone(), text(v)))
-                        .collect()
-                })
-                .unwrap_or_default();
             // The mark, or the VM this Machine's status names still
             // carrying its name (its description was edited behind our
             // back: drift to undo, not a stranger).
@@ -436,19 +467,6 @@ impl Operator {
                 )
             {
                 continue;
-            }
-            let mut pending = BTreeMap::new();
-            if let Ok(Value::Array(items)) =
-                pve.get(&format!("{base}/pending"), Params::new()).await
-            {
-                for i in items {
-                    let key = text(&i["key"]);
-                    if i.get("pending").is_some() {
-                        pending.insert(key, text(&i["pending"]));
-                    } else if i.get("delete").is_some() {
-                        pending.insert(key, String::new());
-                    }
-                }
             }
             let running = r.status.as_deref() == Some("running");
             let lock = config
@@ -498,14 +516,8 @@ impl Operator {
                     .is_some_and(|a| a.starts_with('1') || a.contains("enabled=1"))
             {
                 // Graceful: no agent, no addresses.
-                if let Ok(v) = pve
-                    .get(
-                        &format!("{base}/agent/network-get-interfaces"),
-                        Params::new(),
-                    )
-                    .await
-                {
-                    vm.ip_addresses = plan::agent_ips(&v);
+                if let Ok(ips) = pve.agent_ips(&node, vmid).await {
+                    vm.ip_addresses = ips;
                 }
             }
             return Ok(Some(vm));
@@ -554,14 +566,8 @@ impl Operator {
         }
         if vm.is_none() {
             for n in nodes.iter_mut().filter(|n| n.online) {
-                let path = format!("/nodes/{}/network", n.name);
-                if let Ok(Value::Array(list)) = pve.get(&path, Params::new()).await {
-                    n.bridges = Some(
-                        list.iter()
-                            .filter(|i| matches!(i["type"].as_str(), Some("bridge" | "OVSBridge")))
-                            .map(|i| text(&i["iface"]))
-                            .collect(),
-                    );
+                if let Ok(list) = pve.bridges(&n.name).await {
+                    n.bridges = Some(list);
                 }
             }
         }
@@ -645,17 +651,16 @@ impl Operator {
     }
 
     async fn execute_step(&self, pve: &Pve, step: &Step) -> Result<()> {
-        let q = |base: String| base;
+        let qemu = pve.client.qemu();
         match step {
             Step::Create {
                 node, vmid, params, ..
             } => {
-                let mut p = Params::new().set("vmid", *vmid);
+                let mut req = CreateVm::new(*vmid);
                 for (k, v) in params {
-                    p.push(k.clone(), v.clone());
+                    req = req.set(k.clone(), v.as_str());
                 }
-                let a = pve.post(&q(format!("/nodes/{node}/qemu")), p).await?;
-                pve.wait(a).await?;
+                pve.wait(qemu.create_vm(node, &req).await?).await?;
                 info!(
                     vmid = *vmid,
                     node = node.as_str(),
@@ -673,17 +678,15 @@ impl Operator {
                 storage,
                 ..
             } => {
-                let p = Params::new()
-                    .set("newid", *vmid)
-                    .set("name", name.as_str())
-                    .set("description", description.as_str())
-                    .set("full", *full)
-                    .opt("target", target.as_deref())
-                    .opt("storage", storage.as_deref());
-                let a = pve
-                    .post(&format!("/nodes/{node}/qemu/{source}/clone"), p)
-                    .await?;
-                pve.wait(a).await?;
+                let req = CloneVm {
+                    name: Some(name.clone()),
+                    description: Some(description.clone()),
+                    full: Some(*full),
+                    target: target.clone(),
+                    storage: storage.clone(),
+                    ..CloneVm::new(*vmid)
+                };
+                pve.wait(qemu.clone_vm(node, *source, &req).await?).await?;
                 let at = target.as_deref().unwrap_or(node);
                 info!(
                     vmid = *vmid,
@@ -698,17 +701,14 @@ impl Operator {
                 set,
                 delete,
             } => {
-                let mut p = Params::new();
+                let mut req = UpdateVm::new();
                 for (k, v) in set {
-                    p.push(k.clone(), v.clone());
+                    req = req.set(k.clone(), v.as_str());
                 }
-                if !delete.is_empty() {
-                    p.push("delete", delete.join(","));
+                for k in delete {
+                    req = req.delete(k);
                 }
-                let a = pve
-                    .post(&format!("/nodes/{node}/qemu/{vmid}/config"), p)
-                    .await?;
-                pve.wait(a).await?;
+                qemu.update_vm(node, *vmid, &req).await?;
                 info!(vmid = *vmid, keys = ?set.iter().map(|x| &x.0).collect::<Vec<_>>(), deleted = ?delete, "configured VM");
             }
             Step::Resize {
@@ -717,13 +717,8 @@ impl Operator {
                 disk,
                 size,
             } => {
-                let p = Params::new()
-                    .set("disk", disk.as_str())
-                    .set("size", size.as_str());
-                let a = pve
-                    .put(&format!("/nodes/{node}/qemu/{vmid}/resize"), p)
-                    .await?;
-                pve.wait(a).await?;
+                let req = ResizeVm::new(disk, size);
+                pve.wait(qemu.resize_vm(node, *vmid, &req).await?).await?;
                 info!(
                     vmid = *vmid,
                     disk = disk.as_str(),
@@ -731,23 +726,23 @@ impl Operator {
                     "resized disk"
                 );
             }
-            Step::Start { node, vmid } | Step::Stop { node, vmid } => {
-                let action = step.name();
-                let a = pve
-                    .post(
-                        &format!("/nodes/{node}/qemu/{vmid}/status/{action}"),
-                        Params::new(),
-                    )
-                    .await?;
-                pve.wait(a).await?;
-                info!(vmid = *vmid, node = node.as_str(), "{action}ed VM");
+            Step::Start { node, vmid } => {
+                let upid = qemu.vm_start(node, *vmid, &StartOptions::default()).await?;
+                pve.wait(upid).await?;
+                info!(vmid = *vmid, node = node.as_str(), "started VM");
+            }
+            Step::Stop { node, vmid } => {
+                let upid = qemu.vm_stop(node, *vmid, &StopOptions::default()).await?;
+                pve.wait(upid).await?;
+                info!(vmid = *vmid, node = node.as_str(), "stopped VM");
             }
             Step::Destroy { node, vmid } => {
-                let p = Params::new()
-                    .set("purge", true)
-                    .set("destroy-unreferenced-disks", true);
-                let a = pve.delete(&format!("/nodes/{node}/qemu/{vmid}"), p).await?;
-                pve.wait(a).await?;
+                let opts = DestroyOptions {
+                    purge: Some(true),
+                    destroy_unreferenced_disks: Some(true),
+                    ..DestroyOptions::default()
+                };
+                pve.wait(qemu.destroy_vm(node, *vmid, &opts).await?).await?;
                 info!(
                     vmid = *vmid,
                     node = node.as_str(),
@@ -761,34 +756,22 @@ impl Operator {
                 description,
                 vmstate,
             } => {
-                let p = Params::new()
-                    .set("snapname", name.as_str())
-                    .opt("description", description.as_deref())
-                    .opt("vmstate", vmstate.then_some(true));
-                let a = pve
-                    .post(&format!("/nodes/{node}/qemu/{vmid}/snapshot"), p)
+                let opts = SnapshotOptions {
+                    vmstate: vmstate.then_some(true),
+                    description: description.clone(),
+                };
+                pve.wait(qemu.snapshot(node, *vmid, name, &opts).await?)
                     .await?;
-                pve.wait(a).await?;
                 info!(vmid = *vmid, snapshot = name.as_str(), "took snapshot");
             }
             Step::Rollback { node, vmid, name } => {
-                let a = pve
-                    .post(
-                        &format!("/nodes/{node}/qemu/{vmid}/snapshot/{name}/rollback"),
-                        Params::new(),
-                    )
+                pve.wait(qemu.rollback(node, *vmid, name, false).await?)
                     .await?;
-                pve.wait(a).await?;
                 info!(vmid = *vmid, snapshot = name.as_str(), "rolled back");
             }
             Step::DeleteSnapshot { node, vmid, name } => {
-                let a = pve
-                    .delete(
-                        &format!("/nodes/{node}/qemu/{vmid}/snapshot/{name}"),
-                        Params::new(),
-                    )
+                pve.wait(qemu.delsnapshot(node, *vmid, name, false).await?)
                     .await?;
-                pve.wait(a).await?;
                 info!(vmid = *vmid, snapshot = name.as_str(), "deleted snapshot");
             }
             Step::DownloadUrl {
@@ -798,18 +781,16 @@ impl Operator {
                 filename,
                 checksum,
             } => {
-                let mut p = Params::new()
-                    .set("content", "import")
-                    .set("filename", filename.as_str())
-                    .set("url", url.as_str());
+                let mut req = DownloadUrl::new(url, "import", filename);
                 if let Some((sum, alg)) = checksum {
-                    p.push("checksum", sum.as_str());
-                    p.push("checksum-algorithm", alg.as_str());
+                    req = req.checksum(alg, sum);
                 }
-                let a = pve
-                    .post(&format!("/nodes/{node}/storage/{storage}/download-url"), p)
+                let upid = pve
+                    .client
+                    .storage()
+                    .download_url(node, storage, &req)
                     .await?;
-                pve.wait(a).await?;
+                pve.wait(upid).await?;
                 info!(
                     url = url.as_str(),
                     storage = storage.as_str(),
@@ -817,13 +798,7 @@ impl Operator {
                 );
             }
             Step::Template { node, vmid } => {
-                let a = pve
-                    .post(
-                        &format!("/nodes/{node}/qemu/{vmid}/template"),
-                        Params::new(),
-                    )
-                    .await?;
-                pve.wait(a).await?;
+                pve.wait(qemu.template(node, *vmid, None).await?).await?;
                 info!(vmid = *vmid, "turned VM into a template");
             }
         }
@@ -1141,28 +1116,13 @@ impl Operator {
         st.vmid = Some(vmid);
         let pve = self.connect(world, &cluster).await?;
         for _ in 0..4 {
-            let list = match pve
-                .get(
-                    &format!("/nodes/{node}/qemu/{vmid}/snapshot"),
-                    Params::new(),
-                )
-                .await
-            {
+            let names = match pve.snapshot_names(&node, vmid).await {
                 Ok(v) => v,
                 Err(e) if deleting && e.error_type() == crate::error::ErrorType::NotFound => {
                     return Ok(true);
                 }
                 Err(e) => return Err(e),
             };
-            let names: Vec<String> = list
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .map(|x| text(&x["name"]))
-                        .filter(|n| n != "current")
-                        .collect()
-                })
-                .unwrap_or_default();
             let steps =
                 plan::plan_snapshot(&name, &s.spec, st, Some((&node, vmid)), &names, deleting);
             let Some(step) = steps.first() else {
@@ -1255,9 +1215,15 @@ impl Operator {
                     continue;
                 };
                 let cfg = pve
-                    .get(&format!("/nodes/{node}/qemu/{vmid}/config"), Params::new())
+                    .client
+                    .qemu()
+                    .vm_config(&node, vmid as u32, &ConfigView::Pending)
                     .await?;
-                if text(&cfg["description"]).lines().any(|l| l.trim() == mark) {
+                if cfg
+                    .description
+                    .as_deref()
+                    .is_some_and(|d| d.lines().any(|l| l.trim() == mark))
+                {
                     mine = Some((node, vmid as u32, r.template == Some(true)));
                     break;
                 }
@@ -1288,15 +1254,10 @@ impl Operator {
                 Step::Template { node, vmid }
             } else {
                 let volid = format!("{}:import/{file}", i.spec.download_storage);
-                let content = pve
-                    .get(
-                        &format!("/nodes/{node}/storage/{}/content", i.spec.download_storage),
-                        Params::new(),
-                    )
-                    .await?;
-                let have = content
-                    .as_array()
-                    .is_some_and(|a| a.iter().any(|v| text(&v["volid"]) == volid));
+                let have = pve
+                    .volids(&node, &i.spec.download_storage)
+                    .await?
+                    .contains(&volid);
                 if have {
                     let used: BTreeSet<u32> = res
                         .iter()

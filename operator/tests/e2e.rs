@@ -279,6 +279,15 @@ async fn machine_lifecycle_create_update_power_drift_delete() {
         "running"
     );
 
+    // Configure is PUT .../config (update_vm), as documented; issue #16:
+    // it was sent as POST
+    let m = &e.sa.operator.metrics;
+    assert!(m.api_requests("PUT", "/nodes/{node}/qemu/{vmid}/config") >= 1);
+    assert_eq!(
+        m.api_requests("POST", "/nodes/{node}/qemu/{vmid}/config"),
+        0
+    );
+
     // memory decrease while running: reported, not applied
     e.write("web.yaml", &machine("web", "").replace("512Mi", "256Mi"));
     e.sa.pass(true).await;
@@ -678,7 +687,7 @@ async fn faults_are_retried_until_they_stop() {
         .await;
     e.fault(serde_json::json!({"task_type": "qmcreate", "task_error": "unable to create VM: injected", "count": 1}))
         .await;
-    e.fault(serde_json::json!({"method": "GET", "path": "/nodes/pve/qemu/*/config", "status": 500, "message": "VM is locked (backup)", "count": 1}))
+    e.fault(serde_json::json!({"method": "GET", "path": "/nodes/pve/qemu/*/pending", "status": 500, "message": "VM is locked (backup)", "count": 1}))
         .await;
     e.write("f.yaml", &machine("f", ""));
     e.sa.pass(true).await;
@@ -691,6 +700,12 @@ async fn faults_are_retried_until_they_stop() {
     e.converge(8, |e| e.status("f").phase == Phase::Running)
         .await;
     assert_eq!(e.owned("f").await.len(), 1);
+    // failed requests are counted by their status too
+    let metrics = e.sa.operator.metrics.render();
+    assert!(
+        metrics.contains("proxmox_operator_api_requests_total{method=\"POST\",endpoint=\"/nodes/{node}/qemu\",status=\"503\"} 2"),
+        "{metrics}"
+    );
 
     // timeouts: answers slower than the client waits
     e.fault(serde_json::json!({"method": "POST", "path": "/nodes/pve/qemu/*/status/stop", "delay_ms": 2500, "count": 1}))
@@ -1475,15 +1490,18 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
 /// across `.await` while other reconciles ran on the same thread).
 #[tokio::test]
 async fn log_lines_name_the_machine_they_are_about() {
+    // Global (scoped subscribers miss events whose callsite interest
+    // another test's thread cached); other tests' lines are told apart by
+    // the machine names.
     let out = Captured::default();
     let subscriber = tracing_subscriber::fmt()
         .with_writer(out.clone())
         .with_ansi(false)
         .with_max_level(tracing::Level::INFO)
         .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    tracing::subscriber::set_global_default(subscriber).unwrap();
     let mut e = env().await;
-    let names = ["m0", "m1", "m2", "m3", "m4", "m5"];
+    let names = ["logged-0", "logged-1", "logged-2", "logged-3", "logged-4"];
     let docs: Vec<String> = names.iter().map(|n| machine(n, "")).collect();
     e.write("fleet.yaml", &docs.join("---\n"));
     e.converge(8, |e| {
@@ -1492,26 +1510,22 @@ async fn log_lines_name_the_machine_they_are_about() {
     .await;
     let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
     let mut checked = 0;
-    for n in names {
-        let vmid = e.status(n).vmid.unwrap();
-        for line in text
-            .lines()
-            .filter(|l| l.contains(&format!("vmid={vmid}")) || l.contains(&format!("vmid: {vmid}")))
-        {
-            let spans: Vec<&str> = line
-                .match_indices("machine=")
-                .map(|(i, _)| &line[i..])
-                .collect();
-            assert!(!spans.is_empty(), "no machine on: {line}");
-            for s in spans {
-                assert!(
-                    s.starts_with(&format!("machine={n}"))
-                        || s.starts_with(&format!("machine=\"{n}\"")),
-                    "{n} (VM {vmid}) logged as: {line}"
-                );
-            }
-            checked += 1;
-        }
+    for line in text
+        .lines()
+        .filter(|l| l.contains("machine=\"logged-") && l.contains("Successfully created VM"))
+    {
+        let named: Vec<&str> = line
+            .match_indices("machine=\"")
+            .map(|(i, _)| line[i + 9..].split('"').next().unwrap())
+            .collect();
+        assert_eq!(named.len(), 1, "one machine per line: {line}");
+        let vmid = e.status(named[0]).vmid.unwrap();
+        assert!(
+            line.contains(&format!("vmid={vmid} ")),
+            "{} (VM {vmid}) logged as: {line}",
+            named[0]
+        );
+        checked += 1;
     }
-    assert!(checked >= names.len(), "{text}");
+    assert_eq!(checked, names.len(), "{text}");
 }
