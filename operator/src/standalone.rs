@@ -397,6 +397,9 @@ impl Standalone {
                     warn!(object = %k, "manifest unreadable: left as it is");
                 }
                 t.problem = Some(errors.join("; "));
+            } else if has_finalizer(&t.res) && !t.finalized && t.deleting {
+                // Its deletion was asked for: it goes on without the
+                // document (as after a restart).
             } else if has_finalizer(&t.res) && !t.finalized {
                 // Only the delete annotation deletes; a vanished
                 // document is an error to report.

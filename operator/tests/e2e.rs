@@ -567,6 +567,11 @@ async fn orphan_policy_and_protection_keep_the_vm() {
     assert_eq!(e.owned("prot").await, vec![prot]);
     let (_, reason, _) = cond(&e.status("prot"), "Ready");
     assert_eq!(reason, "DeletionBlocked");
+    // a deletion asked for goes on once the document is gone too
+    e.remove("prot.yaml");
+    e.sa.pass(true).await;
+    assert_eq!(cond(&e.status("prot"), "Ready").1, "DeletionBlocked");
+    assert!(e.sa.problem("Machine", "prot").is_none());
     // protection lifted in PVE: the deletion goes through
     e.call(
         reqwest::Method::PUT,
