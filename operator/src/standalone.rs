@@ -20,7 +20,7 @@ use tokio::sync::Semaphore;
 use tracing::{info, warn};
 
 use crate::controller::{Operator, World};
-use crate::error::{Backoff, Error, Result};
+use crate::error::{Backoff, Error, Result, Retries};
 use crate::http::Health;
 use crate::types::{
     API_VERSION, Key, MachineImageStatus, MachineSnapshotStatus, MachineStatus,
@@ -86,7 +86,6 @@ struct Tracked {
     /// Why its manifest cannot be followed (unreadable, vanished): the
     /// object is left as it is in PVE and the problem reported.
     problem: Option<String>,
-    attempts: u32,
     due: Instant,
 }
 
@@ -99,7 +98,6 @@ impl Tracked {
             status,
             finalized: false,
             problem: None,
-            attempts: 0,
             due: now,
         }
     }
@@ -249,6 +247,7 @@ pub struct Standalone {
     objects: BTreeMap<Key, Tracked>,
     started: bool,
     written: BTreeMap<PathBuf, String>,
+    retries: Retries,
 }
 
 impl std::fmt::Debug for Standalone {
@@ -266,6 +265,7 @@ fn has_finalizer(r: &Resource) -> bool {
 impl Standalone {
     /// A standalone operator over `opts.dir`.
     pub fn new(opts: Options, operator: Arc<Operator>) -> Self {
+        let opts_backoff = opts.backoff;
         Self {
             opts,
             operator,
@@ -273,6 +273,7 @@ impl Standalone {
             objects: BTreeMap::new(),
             started: false,
             written: BTreeMap::new(),
+            retries: Retries::new(opts_backoff),
         }
     }
 
@@ -369,8 +370,9 @@ impl Standalone {
                         t.deleting = deleting;
                         t.res = r;
                         t.problem = None;
-                        t.attempts = 0;
                         t.due = now;
+                        // A new spec starts its backoff over.
+                        self.retries.succeeded(&key.to_string());
                     }
                     t.file = file;
                 }
@@ -465,27 +467,25 @@ impl Standalone {
         w
     }
 
+    /// When `key` is looked at again: the one retry policy of both modes
+    /// ([`Retries`]) for errors, soon while PVE works, else at the resync.
     fn schedule(&mut self, key: &Key, error: Option<&Error>, wait: bool) {
-        let (resync, backoff) = (self.opts.resync, self.opts.backoff);
+        let k = key.to_string();
+        let delay = match error {
+            Some(e) => self
+                .retries
+                .failed(&k, e.is_retryable())
+                .unwrap_or(self.opts.resync),
+            None => {
+                self.retries.succeeded(&k);
+                if wait {
+                    self.retries.backoff.base
+                } else {
+                    self.opts.resync
+                }
+            }
+        };
         if let Some(t) = self.objects.get_mut(key) {
-            let delay = match error {
-                Some(e) if e.is_retryable() => {
-                    t.attempts += 1;
-                    backoff.delay(t.attempts)
-                }
-                Some(_) => {
-                    t.attempts = 0;
-                    resync
-                }
-                None if wait => {
-                    t.attempts = 0;
-                    backoff.base
-                }
-                None => {
-                    t.attempts = 0;
-                    resync
-                }
-            };
             t.due = Instant::now() + delay;
         }
     }

@@ -1534,3 +1534,32 @@ async fn log_lines_name_the_machine_they_are_about() {
     }
     assert_eq!(checked, names.len(), "{text}");
 }
+
+/// The one retry policy of both modes, standalone: a retryable failure
+/// (here PVE unreachable) is looked at again after 1 s, then 2 s, ...
+#[tokio::test]
+async fn standalone_backs_off_1_2_4_seconds() {
+    let e = env().await;
+    let cluster = std::fs::read_to_string(e.dir.join("cluster.yaml"))
+        .unwrap()
+        .replace(&e.pve.url(), "https://127.0.0.1:1");
+    e.write("cluster.yaml", &cluster);
+    e.write("m.yaml", &machine("m", ""));
+    let mut sa = Standalone::new(options(&e.dir), operator());
+    assert_eq!(sa.pass(false).await, 2, "the cluster and the machine");
+    assert_eq!(
+        cond(&sa.machine_status("m").unwrap(), "Ready").1,
+        "NetworkError"
+    );
+    let started = std::time::Instant::now();
+    let mut retries = Vec::new();
+    while retries.len() < 2 && started.elapsed() < Duration::from_secs(6) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if sa.pass(false).await > 0 {
+            retries.push(started.elapsed().as_secs_f64());
+        }
+    }
+    assert_eq!(retries.len(), 2, "{retries:?}");
+    assert!((0.85..1.6).contains(&retries[0]), "{retries:?}");
+    assert!((2.6..4.0).contains(&retries[1]), "{retries:?}");
+}
