@@ -169,6 +169,9 @@ impl Desired {
         c.insert("name".into(), self.vm_name.clone());
         c.insert("cores".into(), s.cpu.cores.to_string());
         c.insert("sockets".into(), s.cpu.sockets.to_string());
+        if let Some(v) = s.cpu.vcpus {
+            c.insert("vcpus".into(), v.to_string());
+        }
         c.insert("memory".into(), self.memory_mib.to_string());
         if !s.balloon {
             c.insert("balloon".into(), "0".into());
@@ -704,6 +707,7 @@ fn managed_optional(key: &str) -> bool {
     matches!(
         key,
         "balloon"
+            | "vcpus"
             | "protection"
             | "ciuser"
             | "sshkeys"
@@ -1603,6 +1607,28 @@ tenant: acme
         let p = plan_machine(&d, &o);
         assert!(
             matches!(&p.steps[..], [Step::Start { .. }, Step::Resize { size, .. }] if size == "40G"),
+            "{p:?}"
+        );
+    }
+
+    #[test]
+    fn vcpus_are_set_online_and_removed_when_unset() {
+        let d = machine(&BASIC.replace("cores: 2", "cores: 4, vcpus: 2"));
+        let mut o = observed();
+        o.vm = Some(created(&machine(BASIC), true));
+        let p = plan_machine(&d, &o);
+        let Some(Step::Configure { set, delete, .. }) = p.steps.first() else {
+            panic!("{p:?}")
+        };
+        let set: BTreeMap<_, _> = set.iter().cloned().collect();
+        assert_eq!((set["cores"].as_str(), set["vcpus"].as_str()), ("4", "2"));
+        assert!(delete.is_empty());
+        let mut vm = created(&machine(BASIC), true);
+        vm.config.insert("vcpus".into(), "1".into());
+        o.vm = Some(vm);
+        let p = plan_machine(&machine(BASIC), &o);
+        assert!(
+            matches!(&p.steps[..], [Step::Configure { set, delete, .. }] if set.is_empty() && delete == &vec!["vcpus".to_string()]),
             "{p:?}"
         );
     }

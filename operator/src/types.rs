@@ -573,6 +573,11 @@ pub struct Cpu {
     #[serde(default = "one", alias = "threadsPerCore")]
     #[schemars(range(min = 1, max = 2))]
     pub threads: u32,
+    /// vCPUs plugged in, up to cores × sockets (PVE's `vcpus`; all when
+    /// unset). Hot-pluggable: a running VM takes a change at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 512))]
+    pub vcpus: Option<u32>,
 }
 
 fn one() -> u32 {
@@ -585,6 +590,7 @@ impl Default for Cpu {
             cores: 1,
             sockets: 1,
             threads: 1,
+            vcpus: None,
         }
     }
 }

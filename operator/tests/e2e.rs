@@ -952,6 +952,29 @@ async fn disks_grow_online() {
 }
 
 #[tokio::test]
+async fn vcpus_are_hot_plugged() {
+    let mut e = env().await;
+    e.write("v.yaml", &machine("v", "").replace("cores: 2", "cores: 4"));
+    let vmid = e.running("v").await.vmid.unwrap();
+    e.write(
+        "v.yaml",
+        &machine("v", "").replace("cores: 2", "cores: 4, vcpus: 2"),
+    );
+    e.converge(3, |e| cond(&e.status("v"), "Ready").0 == "True")
+        .await;
+    assert_eq!(
+        cond(&e.status("v"), "ResourcesAllocated").1,
+        "AllocationSucceeded"
+    );
+    assert_eq!(e.config(vmid).await["vcpus"], 2);
+    assert_eq!(
+        e.get(&format!("/nodes/pve/qemu/{vmid}/status/current"))
+            .await["status"],
+        "running"
+    );
+}
+
+#[tokio::test]
 async fn guest_agent_addresses_reach_the_status_without_loopback_or_link_local() {
     let mut e = env().await;
     e.write(
