@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use pve_client::api::cluster::ClusterResource;
 use pve_client::api::qemu::{
-    CloneVm, ConfigView, CreateVm, DestroyOptions, ResizeVm, SnapshotOptions, StartOptions,
-    StopOptions, UpdateVm,
+    CloneVm, ConfigView, CreateVm, DestroyOptions, ResizeVm, ShutdownOptions, SnapshotOptions,
+    StartOptions, StopOptions, UpdateVm,
 };
 use pve_client::api::storage::DownloadUrl;
 use pve_client::api::tasks::Upid;
@@ -621,6 +621,7 @@ impl Operator {
             allowed_nodes: cspec.nodes,
             allowed_storages: cspec.storages,
             allowed_bridges: cspec.bridges,
+            last_reboot: None,
         })
     }
 
@@ -735,6 +736,24 @@ impl Operator {
                 let upid = qemu.vm_stop(node, *vmid, &StopOptions::default()).await?;
                 pve.wait(upid).await?;
                 info!(vmid = *vmid, node = node.as_str(), "stopped VM");
+            }
+            Step::Shutdown {
+                node,
+                vmid,
+                timeout,
+            } => {
+                let opts = ShutdownOptions {
+                    force_stop: Some(true),
+                    timeout: Some(*timeout),
+                    ..ShutdownOptions::default()
+                };
+                pve.wait(qemu.vm_shutdown(node, *vmid, &opts).await?)
+                    .await?;
+                info!(vmid = *vmid, node = node.as_str(), "shut VM down");
+            }
+            Step::Reboot { node, vmid } => {
+                pve.wait(qemu.vm_reboot(node, *vmid, None).await?).await?;
+                info!(vmid = *vmid, node = node.as_str(), "rebooted VM");
             }
             Step::Destroy { node, vmid } => {
                 let opts = DestroyOptions {
@@ -929,6 +948,7 @@ impl Operator {
             let mut o = self
                 .observe(&pve, world, &d, status.vmid, &extra_used)
                 .await?;
+            o.last_reboot = status.last_reboot.clone();
             if let Some(placed) = placing.as_mut() {
                 add_placed(&mut o, placed, world, &m.spec.cluster, &m.metadata.name);
             }
@@ -1025,11 +1045,17 @@ impl Operator {
                         Ok(()) => {
                             status.vmid = Some(*vmid);
                             status.node = p.node.clone();
+                            // A new VM needs no reboot.
+                            status.last_reboot = m.spec.reboot_request.clone();
                         }
                     }
                 }
                 s => {
                     self.execute(&pve, s).await?;
+                    // A start boots afresh: it counts as the reboot.
+                    if let Step::Reboot { .. } | Step::Start { .. } = s {
+                        status.last_reboot = m.spec.reboot_request.clone();
+                    }
                     done.push(s.clone());
                 }
             }

@@ -9,7 +9,7 @@ use pve_client::propstring::{Disk, NetworkDevice};
 
 use crate::types::{
     Condition, DeletionPolicy, DiskSpec, MachineSnapshotSpec, MachineSnapshotStatus, MachineSpec,
-    Metadata, Object, Phase, PowerState,
+    Metadata, Object, Phase, PowerOffMode, PowerState,
 };
 use crate::validate::{self, FieldErrors};
 
@@ -389,6 +389,8 @@ pub struct Observed {
     pub allowed_storages: Vec<String>,
     /// Allowed bridges.
     pub allowed_bridges: Vec<String>,
+    /// The last `rebootRequest` carried out (from the status).
+    pub last_reboot: Option<String>,
 }
 
 /// One thing to do in PVE.
@@ -457,6 +459,23 @@ pub enum Step {
     },
     /// `POST .../status/stop`.
     Stop {
+        /// Node.
+        node: String,
+        /// VMID.
+        vmid: u32,
+    },
+    /// `POST .../status/shutdown` with `forceStop`: graceful, then hard
+    /// after `timeout` seconds.
+    Shutdown {
+        /// Node.
+        node: String,
+        /// VMID.
+        vmid: u32,
+        /// Seconds before the hard stop.
+        timeout: u32,
+    },
+    /// `POST .../status/reboot`.
+    Reboot {
         /// Node.
         node: String,
         /// VMID.
@@ -532,6 +551,8 @@ impl Step {
             Self::Resize { .. } => "resize",
             Self::Start { .. } => "start",
             Self::Stop { .. } => "stop",
+            Self::Shutdown { .. } => "shutdown",
+            Self::Reboot { .. } => "reboot",
             Self::Destroy { .. } => "destroy",
             Self::Snapshot { .. } => "snapshot",
             Self::Rollback { .. } => "rollback",
@@ -946,12 +967,26 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
     let want_on = d.spec.power_state == PowerState::On;
     let mut running = vm.running;
     if !want_on && running {
-        p.steps.push(Step::Stop {
-            node: node.clone(),
-            vmid,
+        p.steps.push(match d.spec.power_off_mode {
+            PowerOffMode::Hard => Step::Stop {
+                node: node.clone(),
+                vmid,
+            },
+            PowerOffMode::Graceful => Step::Shutdown {
+                node: node.clone(),
+                vmid,
+                timeout: d.spec.shutdown_timeout_seconds.unwrap_or(60),
+            },
         });
         running = false;
     }
+
+    // A reboot asked for applies what waits for a power cycle: sent
+    // before it (PVE keeps it pending until then).
+    let rebooting = want_on
+        && running
+        && d.spec.reboot_request.is_some()
+        && d.spec.reboot_request != o.last_reboot;
 
     // Config drift, hot-plug rules.
     let desired = d.config(&o.cluster, &vm.config);
@@ -969,7 +1004,7 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
             power_cycle.push(k.clone());
             continue;
         }
-        if k == "memory" && running {
+        if k == "memory" && running && !rebooting {
             let cur: u64 = current.and_then(|c| c.parse().ok()).unwrap_or(0);
             if d.memory_mib < cur {
                 power_cycle.push(format!("memory {cur} MiB -> {} MiB", d.memory_mib));
@@ -1041,6 +1076,13 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
         });
     }
     p.steps.extend(resizes);
+    // A reboot asked for, after the changes it is to apply.
+    if rebooting {
+        p.steps.push(Step::Reboot {
+            node: node.clone(),
+            vmid,
+        });
+    }
 
     // Keys the running VM left pending (not hot-pluggable).
     if running {
@@ -1634,6 +1676,32 @@ tenant: acme
     }
 
     #[test]
+    fn a_reboot_is_asked_once_per_value_after_the_changes() {
+        let d = machine(&format!("{BASIC}rebootRequest: '1'\n").replace("cores: 2", "cores: 4"));
+        let mut o = observed();
+        o.vm = Some(created(&machine(BASIC), true));
+        let p = plan_machine(&d, &o);
+        assert!(
+            matches!(
+                &p.steps[..],
+                [Step::Configure { .. }, Step::Reboot { vmid: 10000, .. }]
+            ),
+            "{p:?}"
+        );
+        o.last_reboot = Some("1".into());
+        let p = plan_machine(&d, &o);
+        assert!(
+            !p.steps.iter().any(|s| matches!(s, Step::Reboot { .. })),
+            "{p:?}"
+        );
+        // not while stopped
+        o.last_reboot = None;
+        o.vm = Some(created(&d, false));
+        let p = plan_machine(&d, &o);
+        assert!(matches!(&p.steps[..], [Step::Start { .. }]), "{p:?}");
+    }
+
+    #[test]
     fn pending_keys_on_a_running_vm_are_reported_not_resent() {
         let d = machine(&BASIC.replace("cores: 2", "cores: 4"));
         let mut o = observed();
@@ -1652,17 +1720,37 @@ tenant: acme
     }
 
     #[test]
-    fn power_off_stops_first() {
+    fn power_off_shuts_down_first_or_stops_when_hard() {
         let d = machine(&format!("{BASIC}powerState: Off\n"));
         let mut o = observed();
         o.vm = Some(created(&d, true));
         let p = plan_machine(&d, &o);
         assert_eq!(
             p.steps,
+            vec![Step::Shutdown {
+                node: "pve".into(),
+                vmid: 10000,
+                timeout: 60
+            }]
+        );
+        let hard = machine(&format!(
+            "{BASIC}powerState: Off\npowerOffMode: Hard\nshutdownTimeoutSeconds: 5\n"
+        ));
+        let p = plan_machine(&hard, &o);
+        assert_eq!(
+            p.steps,
             vec![Step::Stop {
                 node: "pve".into(),
                 vmid: 10000
             }]
+        );
+        let slow = machine(&format!(
+            "{BASIC}powerState: Off\nshutdownTimeoutSeconds: 5\n"
+        ));
+        let p = plan_machine(&slow, &o);
+        assert!(
+            matches!(p.steps[..], [Step::Shutdown { timeout: 5, .. }]),
+            "{p:?}"
         );
         o.vm = Some(created(&d, false));
         let p = plan_machine(&d, &o);

@@ -457,6 +457,20 @@ pub struct MachineSpec {
     /// On (default) or Off.
     #[serde(default)]
     pub power_state: PowerState,
+    /// How `powerState: Off` stops a running VM: `Graceful` (default:
+    /// PVE's shutdown, ACPI or the guest agent, then a hard stop after
+    /// `shutdownTimeoutSeconds`) or `Hard` (an immediate stop).
+    #[serde(default)]
+    pub power_off_mode: PowerOffMode,
+    /// How long a graceful shutdown may take, 1-3600 s (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 3600))]
+    pub shutdown_timeout_seconds: Option<u32>,
+    /// Reboots the running VM once per new value (the last one carried
+    /// out is `status.lastReboot`); a reboot also applies the changes
+    /// that wait for a power cycle. A new VM counts as rebooted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reboot_request: Option<String>,
     /// Delete (default) or Orphan the VM when the Machine goes.
     #[serde(default)]
     pub deletion_policy: DeletionPolicy,
@@ -711,6 +725,17 @@ pub enum PowerState {
     Off,
 }
 
+/// How a running VM is powered off.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum PowerOffMode {
+    /// PVE's shutdown (ACPI or the guest agent), then a hard stop after
+    /// the timeout.
+    #[default]
+    Graceful,
+    /// An immediate stop.
+    Hard,
+}
+
 /// What happens to the VM when its Machine is removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum DeletionPolicy {
@@ -781,6 +806,9 @@ pub struct MachineStatus {
     /// Ready, VMCreated, ResourcesAllocated, NetworkConfigured.
     #[serde(default)]
     pub conditions: Vec<Condition>,
+    /// The last `rebootRequest` carried out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_reboot: Option<String>,
     /// RFC 3339.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_updated: Option<String>,

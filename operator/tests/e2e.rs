@@ -713,7 +713,7 @@ async fn faults_are_retried_until_they_stop() {
     );
 
     // timeouts: answers slower than the client waits
-    e.fault(serde_json::json!({"method": "POST", "path": "/nodes/pve/qemu/*/status/stop", "delay_ms": 2500, "count": 1}))
+    e.fault(serde_json::json!({"method": "POST", "path": "/nodes/pve/qemu/*/status/shutdown", "delay_ms": 2500, "count": 1}))
         .await;
     e.write("f.yaml", &machine("f", "powerState: Off\n"));
     e.sa.pass(true).await;
@@ -949,6 +949,59 @@ async fn disks_grow_online() {
             .await["status"],
         "running"
     );
+}
+
+/// Off shuts the guest down (a hard stop only after the timeout), and a
+/// new `rebootRequest` reboots it once, applying what waited for a power
+/// cycle.
+#[tokio::test]
+async fn power_off_is_graceful_and_reboot_requests_apply_pending_changes() {
+    let mut e = env().await;
+    e.write("p.yaml", &machine("p", "").replace("512Mi", "1Gi"));
+    let vmid = e.running("p").await.vmid.unwrap();
+    let calls = |e: &Env, action: &str| {
+        e.sa.operator.metrics.api_requests(
+            "POST",
+            &format!("/nodes/{{node}}/qemu/{{vmid}}/status/{action}"),
+        )
+    };
+    e.write(
+        "p.yaml",
+        &machine("p", "powerState: Off\n").replace("512Mi", "1Gi"),
+    );
+    e.converge(3, |e| e.status("p").phase == Phase::Stopped)
+        .await;
+    assert_eq!((calls(&e, "shutdown"), calls(&e, "stop")), (1, 0));
+    // started again with a reboot request: the start is the reboot
+    e.write(
+        "p.yaml",
+        &machine("p", "rebootRequest: a\n").replace("512Mi", "1Gi"),
+    );
+    e.running("p").await;
+    e.sa.pass(true).await;
+    assert_eq!(calls(&e, "reboot"), 0);
+    assert_eq!(e.status("p").last_reboot.as_deref(), Some("a"));
+    // a memory decrease waits for a power cycle; the next request gives it
+    e.write("p.yaml", &machine("p", "rebootRequest: a\n"));
+    e.sa.pass(true).await;
+    assert_eq!(
+        cond(&e.status("p"), "ResourcesAllocated").1,
+        "PowerCycleRequired"
+    );
+    e.write("p.yaml", &machine("p", "rebootRequest: b\n"));
+    e.converge(4, |e| {
+        cond(&e.status("p"), "ResourcesAllocated").1 == "AllocationSucceeded"
+            && e.status("p").phase == Phase::Running
+    })
+    .await;
+    assert_eq!(calls(&e, "reboot"), 1);
+    assert_eq!(e.status("p").last_reboot.as_deref(), Some("b"));
+    assert_eq!(
+        e.config(vmid).await["memory"].to_string().trim_matches('"'),
+        "512"
+    );
+    e.sa.pass(true).await;
+    assert_eq!(calls(&e, "reboot"), 1, "once per value");
 }
 
 #[tokio::test]
