@@ -11,7 +11,7 @@ use std::time::Instant;
 use pve_client::api::cluster::ClusterResource;
 use pve_client::api::qemu::{
     CloneVm, ConfigView, CreateVm, DestroyOptions, ResizeVm, ShutdownOptions, SnapshotOptions,
-    StartOptions, StopOptions, UpdateVm,
+    StartOptions, StopOptions, SuspendOptions, UpdateVm,
 };
 use pve_client::api::storage::DownloadUrl;
 use pve_client::api::tasks::Upid;
@@ -134,6 +134,11 @@ impl Pve {
             }
         }
         Ok((config, pending))
+    }
+
+    /// `GET .../status/current` (`vm_status`): whether it is paused.
+    async fn paused(&self, node: &str, vmid: u32) -> Result<bool> {
+        Ok(self.client.qemu().vm_status(node, vmid).await?.is_paused())
     }
 
     /// `GET .../agent/network-get-interfaces`: the usable addresses.
@@ -468,15 +473,21 @@ impl Operator {
             {
                 continue;
             }
-            let running = r.status.as_deref() == Some("running");
+            // A paused VM is a running one (its resource status may say
+            // `paused`).
+            let running = matches!(r.status.as_deref(), Some("running" | "paused"));
             let lock = config
                 .get("lock")
                 .cloned()
                 .or_else(|| r.lock.clone().filter(|l| !l.is_empty()));
+            // Paused (suspended) VMs count as running in the resources.
+            let paused = r.status.as_deref() == Some("paused")
+                || (running && pve.paused(&node, vmid).await?);
             let mut vm = ObservedVm {
                 vmid,
                 node: node.clone(),
                 running,
+                paused,
                 config,
                 pending,
                 lock,
@@ -754,6 +765,15 @@ impl Operator {
             Step::Reboot { node, vmid } => {
                 pve.wait(qemu.vm_reboot(node, *vmid, None).await?).await?;
                 info!(vmid = *vmid, node = node.as_str(), "rebooted VM");
+            }
+            Step::Suspend { node, vmid } => {
+                let opts = SuspendOptions::default();
+                pve.wait(qemu.vm_suspend(node, *vmid, &opts).await?).await?;
+                info!(vmid = *vmid, node = node.as_str(), "suspended VM");
+            }
+            Step::Resume { node, vmid } => {
+                pve.wait(qemu.vm_resume(node, *vmid, false).await?).await?;
+                info!(vmid = *vmid, node = node.as_str(), "resumed VM");
             }
             Step::Destroy { node, vmid } => {
                 let opts = DestroyOptions {
@@ -1375,7 +1395,7 @@ fn node_entries(res: &[ClusterResource]) -> Vec<NodeStatusEntry> {
                         total: r.maxcpu.unwrap_or(0.0) as u64,
                         used: vms
                             .iter()
-                            .filter(|g| g.status.as_deref() == Some("running"))
+                            .filter(|g| matches!(g.status.as_deref(), Some("running" | "paused")))
                             .map(|g| g.maxcpu.unwrap_or(0.0) as u64)
                             .sum(),
                     },

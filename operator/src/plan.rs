@@ -343,6 +343,8 @@ pub struct ObservedVm {
     pub node: String,
     /// Running.
     pub running: bool,
+    /// Running but paused (suspended).
+    pub paused: bool,
     /// The current config, values as text.
     pub config: BTreeMap<String, String>,
     /// Pending values (`key -> value`) and pending deletions (`key -> ""`).
@@ -481,6 +483,20 @@ pub enum Step {
         /// VMID.
         vmid: u32,
     },
+    /// `POST .../status/suspend`: paused, in RAM.
+    Suspend {
+        /// Node.
+        node: String,
+        /// VMID.
+        vmid: u32,
+    },
+    /// `POST .../status/resume`.
+    Resume {
+        /// Node.
+        node: String,
+        /// VMID.
+        vmid: u32,
+    },
     /// `DELETE /nodes/{node}/qemu/{vmid}` with `purge`.
     Destroy {
         /// Node.
@@ -553,6 +569,8 @@ impl Step {
             Self::Stop { .. } => "stop",
             Self::Shutdown { .. } => "shutdown",
             Self::Reboot { .. } => "reboot",
+            Self::Suspend { .. } => "suspend",
+            Self::Resume { .. } => "resume",
             Self::Destroy { .. } => "destroy",
             Self::Snapshot { .. } => "snapshot",
             Self::Rollback { .. } => "rollback",
@@ -965,8 +983,10 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
         format!("VM {vmid} on {node}"),
     );
     let want_on = d.spec.power_state == PowerState::On;
+    let want_running = d.spec.power_state != PowerState::Off;
     let mut running = vm.running;
-    if !want_on && running {
+    let mut paused = vm.running && vm.paused;
+    if !want_running && running {
         p.steps.push(match d.spec.power_off_mode {
             PowerOffMode::Hard => Step::Stop {
                 node: node.clone(),
@@ -979,12 +999,14 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
             },
         });
         running = false;
+        paused = false;
     }
 
     // A reboot asked for applies what waits for a power cycle: sent
     // before it (PVE keeps it pending until then).
     let rebooting = want_on
         && running
+        && !paused
         && d.spec.reboot_request.is_some()
         && d.spec.reboot_request != o.last_reboot;
 
@@ -1069,13 +1091,25 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
     }
     // Started before disks grow (they grow online): a resize that cannot
     // progress must not keep the VM down.
-    if want_on && !running {
+    if want_running && !running {
         p.steps.push(Step::Start {
             node: node.clone(),
             vmid,
         });
     }
     p.steps.extend(resizes);
+    if d.spec.power_state == PowerState::Suspended && !paused {
+        p.steps.push(Step::Suspend {
+            node: node.clone(),
+            vmid,
+        });
+    }
+    if want_on && paused {
+        p.steps.push(Step::Resume {
+            node: node.clone(),
+            vmid,
+        });
+    }
     // A reboot asked for, after the changes it is to apply.
     if rebooting {
         p.steps.push(Step::Reboot {
@@ -1129,7 +1163,9 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
     } else {
         p.cond("NetworkConfigured", false, "Configuring", "");
     }
-    p.phase = if running {
+    p.phase = if paused {
+        Phase::Suspended
+    } else if running {
         Phase::Running
     } else {
         Phase::Stopped
@@ -1139,7 +1175,13 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
             p.cond(
                 "Ready",
                 true,
-                if running { "Running" } else { "Stopped" },
+                if paused {
+                    "Suspended"
+                } else if running {
+                    "Running"
+                } else {
+                    "Stopped"
+                },
                 "",
             );
         } else {
@@ -1699,6 +1741,34 @@ tenant: acme
         o.vm = Some(created(&d, false));
         let p = plan_machine(&d, &o);
         assert!(matches!(&p.steps[..], [Step::Start { .. }]), "{p:?}");
+    }
+
+    #[test]
+    fn suspend_and_resume() {
+        let d = machine(&format!("{BASIC}powerState: Suspended\n"));
+        let mut o = observed();
+        o.vm = Some(created(&d, true));
+        let p = plan_machine(&d, &o);
+        assert!(
+            matches!(&p.steps[..], [Step::Suspend { vmid: 10000, .. }]),
+            "{p:?}"
+        );
+        // stopped: started, then suspended
+        o.vm = Some(created(&d, false));
+        let p = plan_machine(&d, &o);
+        assert!(
+            matches!(&p.steps[..], [Step::Start { .. }, Step::Suspend { .. }]),
+            "{p:?}"
+        );
+        let mut vm = created(&d, true);
+        vm.paused = true;
+        o.vm = Some(vm.clone());
+        let p = plan_machine(&d, &o);
+        assert!(p.steps.is_empty(), "{p:?}");
+        assert_eq!(p.phase, Phase::Suspended);
+        // On again: resumed
+        let p = plan_machine(&machine(BASIC), &o);
+        assert!(matches!(&p.steps[..], [Step::Resume { .. }]), "{p:?}");
     }
 
     #[test]

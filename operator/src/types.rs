@@ -454,7 +454,7 @@ pub struct MachineSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[A-Za-z0-9_+.-]+$"))]
     pub tenant: Option<String>,
-    /// On (default) or Off.
+    /// On (default), Off or Suspended.
     #[serde(default)]
     pub power_state: PowerState,
     /// How `powerState: Off` stops a running VM: `Graceful` (default:
@@ -723,6 +723,8 @@ pub enum PowerState {
     On,
     /// Stopped.
     Off,
+    /// Running but paused, its memory kept (PVE's suspend to RAM).
+    Suspended,
 }
 
 /// How a running VM is powered off.
@@ -771,6 +773,8 @@ pub enum Phase {
     Running,
     /// Stopped.
     Stopped,
+    /// Paused (`powerState: Suspended`).
+    Suspended,
     /// Cannot progress without a change (validation, configuration).
     Error,
 }
@@ -783,6 +787,7 @@ impl Phase {
             Self::Creating => "Creating",
             Self::Running => "Running",
             Self::Stopped => "Stopped",
+            Self::Suspended => "Suspended",
             Self::Error => "Error",
         }
     }

@@ -1005,6 +1005,31 @@ async fn power_off_is_graceful_and_reboot_requests_apply_pending_changes() {
 }
 
 #[tokio::test]
+async fn suspended_machines_are_paused_and_resumed() {
+    let mut e = env().await;
+    e.write("s.yaml", &machine("s", ""));
+    let vmid = e.running("s").await.vmid.unwrap();
+    let path = format!("/nodes/pve/qemu/{vmid}/status/current");
+    e.write("s.yaml", &machine("s", "powerState: Suspended\n"));
+    e.converge(3, |e| e.status("s").phase == Phase::Suspended)
+        .await;
+    assert_eq!(e.get(&path).await["qmpstatus"], "paused");
+    assert_eq!(cond(&e.status("s"), "Ready").1, "Suspended");
+    e.sa.pass(true).await;
+    assert_eq!(e.status("s").phase, Phase::Suspended, "stays so");
+    e.write("s.yaml", &machine("s", ""));
+    e.running("s").await;
+    assert_eq!(e.get(&path).await["qmpstatus"], "running");
+    // Off from suspended: stopped
+    e.write("s.yaml", &machine("s", "powerState: Suspended\n"));
+    e.converge(3, |e| e.status("s").phase == Phase::Suspended)
+        .await;
+    e.write("s.yaml", &machine("s", "powerState: Off\n"));
+    e.converge(3, |e| e.status("s").phase == Phase::Stopped)
+        .await;
+}
+
+#[tokio::test]
 async fn vcpus_are_hot_plugged() {
     let mut e = env().await;
     e.write("v.yaml", &machine("v", "").replace("cores: 2", "cores: 4"));
