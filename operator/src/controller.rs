@@ -65,6 +65,35 @@ pub struct Operator {
     /// each other's choices (anti-affinity, memory, VM counts).
     placing: tokio::sync::Mutex<BTreeMap<(String, String), Placed>>,
     tuning: Option<ClientTuning>,
+    env_cluster: Option<EnvCluster>,
+}
+
+/// A cluster given by the operator's `PVE_*` environment variables
+/// (`PVE_ENDPOINT`, `PVE_TOKEN_ID` and `PVE_TOKEN_SECRET` or
+/// `PVE_USERNAME` and `PVE_PASSWORD`, `PVE_INSECURE_SKIP_VERIFY`,
+/// `PVE_CA_BUNDLE`, ...), as VirtRigaud's provider takes them: Machines
+/// name it like a declared ProxmoxCluster, which wins over it.
+#[derive(Debug, Clone)]
+pub struct EnvCluster {
+    /// The name Machines give as `spec.cluster`.
+    pub name: String,
+    /// The `PVE_*` variables.
+    pub vars: BTreeMap<String, String>,
+}
+
+impl EnvCluster {
+    /// The cluster `name` from `vars` (their `PVE_*` ones), if
+    /// `PVE_ENDPOINT` is among them.
+    pub fn from_env(name: &str, vars: impl IntoIterator<Item = (String, String)>) -> Option<Self> {
+        let vars: BTreeMap<String, String> = vars
+            .into_iter()
+            .filter(|(k, v)| k.starts_with("PVE_") && !v.trim().is_empty())
+            .collect();
+        vars.contains_key("PVE_ENDPOINT").then(|| Self {
+            name: name.to_string(),
+            vars,
+        })
+    }
 }
 
 /// A node chosen for a machine.
@@ -238,7 +267,15 @@ impl Operator {
             reserved: Mutex::new(BTreeSet::new()),
             placing: tokio::sync::Mutex::new(BTreeMap::new()),
             tuning,
+            env_cluster: None,
         }
+    }
+
+    /// Makes the cluster of the `PVE_*` variables available.
+    #[must_use]
+    pub fn with_env_cluster(mut self, env: Option<EnvCluster>) -> Self {
+        self.env_cluster = env;
+        self
     }
 
     fn resolve(&self, world: &World, v: &ValueSource, what: &str) -> Result<String> {
@@ -271,10 +308,14 @@ impl Operator {
     /// # Errors
     /// Missing cluster or secrets, unreachable PVE, refused credentials.
     pub async fn connect(&self, world: &World, cluster: &str) -> Result<Pve> {
-        let c = world
-            .clusters
-            .get(cluster)
-            .ok_or_else(|| Error::Config(format!("ProxmoxCluster '{cluster}' not found")))?;
+        let Some(c) = world.clusters.get(cluster) else {
+            if let Some(env) = self.env_cluster.as_ref().filter(|e| e.name == cluster) {
+                return self.connect_env(env).await;
+            }
+            return Err(Error::Config(format!(
+                "ProxmoxCluster '{cluster}' not found"
+            )));
+        };
         let s = &c.spec;
         let mut b = Config::builder().endpoint(&s.endpoint);
         let creds = &s.credentials;
@@ -306,6 +347,28 @@ impl Operator {
             fp.push_str(&format!("|ca:{}", pem.len()));
             b = b.ca_bundle_pem(pem);
         }
+        self.connect_with(cluster, b, fp).await
+    }
+
+    /// Whether `cluster` is declared, or is the one the environment gives.
+    pub fn knows_cluster(&self, world: &World, cluster: &str) -> bool {
+        world.clusters.contains_key(cluster)
+            || self.env_cluster.as_ref().is_some_and(|e| e.name == cluster)
+    }
+
+    /// The cluster of the `PVE_*` variables (pve-client's
+    /// `ConfigBuilder::with_env`).
+    async fn connect_env(&self, env: &EnvCluster) -> Result<Pve> {
+        let b = Config::builder()
+            .with_env(|k| env.vars.get(k).cloned())
+            .map_err(Error::Pve)?;
+        let fp = format!("env|{:?}", env.vars);
+        self.connect_with(&env.name, b, fp).await
+    }
+
+    /// Tunes, observes, builds and connects (or reuses the client made
+    /// with the same settings, `fp`).
+    async fn connect_with(&self, cluster: &str, mut b: ConfigBuilder, fp: String) -> Result<Pve> {
         if let Some(t) = &self.tuning {
             b = t(b);
         }
@@ -940,7 +1003,7 @@ impl Operator {
             );
             return Ok((true, false));
         }
-        if deleting && !world.clusters.contains_key(&m.spec.cluster) {
+        if deleting && !self.knows_cluster(world, &m.spec.cluster) {
             // Nothing can be done in a cluster that is not declared; a
             // finalizer kept for ever would help nobody.
             warn!(

@@ -1664,3 +1664,37 @@ async fn standalone_backs_off_1_2_4_seconds() {
     assert!((0.85..1.6).contains(&retries[0]), "{retries:?}");
     assert!((2.6..4.0).contains(&retries[1]), "{retries:?}");
 }
+
+/// VirtRigaud's provider takes its PVE from `PVE_*` variables: the
+/// operator offers them as a cluster Machines can name (here `env-pve`),
+/// and a declared ProxmoxCluster of the same name wins.
+#[tokio::test]
+async fn the_pve_variables_give_a_cluster() {
+    let mut e = env().await;
+    let vars = [
+        ("PVE_ENDPOINT", e.pve.url()),
+        ("PVE_TOKEN_ID", TOKEN.to_string()),
+        ("PVE_TOKEN_SECRET", SECRET.to_string()),
+        ("PVE_CA_BUNDLE", e.pve.cert_pem().unwrap().to_string()),
+        ("HOME", "/root".to_string()),
+    ]
+    .map(|(k, v)| (k.to_string(), v));
+    let env_cluster = pve_operator::controller::EnvCluster::from_env("env-pve", vars);
+    assert!(
+        env_cluster
+            .as_ref()
+            .is_some_and(|c| !c.vars.contains_key("HOME"))
+    );
+    let op = std::sync::Arc::new(
+        pve_operator::Operator::new(common::operator_tuning()).with_env_cluster(env_cluster),
+    );
+    e.sa = Standalone::new(options(&e.dir), op);
+    e.write(
+        "v.yaml",
+        &machine("v", "").replace("cluster: lab", "cluster: env-pve"),
+    );
+    let st = e.running("v").await;
+    assert_eq!(e.config(st.vmid.unwrap()).await["name"], "v");
+    // without PVE_ENDPOINT there is none
+    assert!(pve_operator::controller::EnvCluster::from_env("x", []).is_none());
+}
