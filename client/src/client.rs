@@ -126,6 +126,14 @@ impl Client {
         }
     }
 
+    /// Hands a failure to the configured error observer.
+    fn failed<T>(&self, method: &Method, path: &str, r: Result<T>) -> Result<T> {
+        if let (Err(e), Some(o)) = (&r, &self.inner.config.error_observer) {
+            (o.0)(method, path, e);
+        }
+        r
+    }
+
     /// The ticket in use (user and issue time by PVE's clock), if any.
     pub async fn ticket_info(&self) -> Option<TicketInfo> {
         self.inner.transport.ticket_info().await
@@ -143,11 +151,12 @@ impl Client {
             format!("/{path}")
         };
         let path = percent_encoding::utf8_percent_encode(&path, RAW_PATH).to_string();
-        let answer = self
+        let r = self
             .inner
             .transport
             .call(method.clone(), &path, params)
-            .await?;
+            .await;
+        let answer = self.failed(&method, &path, r)?;
         self.observe(&method, &path, &answer);
         Ok(answer)
     }
@@ -193,11 +202,12 @@ impl Client {
         path: &str,
         params: &Params,
     ) -> Result<T> {
-        let answer = self
+        let r = self
             .inner
             .transport
             .call(method.clone(), path, params)
-            .await?;
+            .await;
+        let answer = self.failed(&method, path, r)?;
         self.observe(&method, path, &answer);
         decode(answer.data, path)
     }
@@ -210,11 +220,12 @@ impl Client {
         file_name: &str,
         data: &[u8],
     ) -> Result<T> {
-        let answer = self
+        let r = self
             .inner
             .transport
             .upload(path, fields, file_name, data)
-            .await?;
+            .await;
+        let answer = self.failed(&Method::POST, path, r)?;
         self.observe(&Method::POST, path, &answer);
         decode(answer.data, path)
     }
@@ -226,11 +237,12 @@ impl Client {
         path: &str,
         params: &Params,
     ) -> Result<(T, Option<u64>)> {
-        let answer = self
+        let r = self
             .inner
             .transport
             .call(method.clone(), path, params)
-            .await?;
+            .await;
+        let answer = self.failed(&method, path, r)?;
         self.observe(&method, path, &answer);
         Ok((decode(answer.data, path)?, answer.total))
     }
@@ -243,11 +255,12 @@ impl Client {
         path: &str,
         params: &Params,
     ) -> Result<(T, serde_json::Map<String, Value>)> {
-        let answer = self
+        let r = self
             .inner
             .transport
             .call(method.clone(), path, params)
-            .await?;
+            .await;
+        let answer = self.failed(&method, path, r)?;
         self.observe(&method, path, &answer);
         Ok((decode(answer.data, path)?, answer.extra))
     }

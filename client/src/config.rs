@@ -119,6 +119,20 @@ impl fmt::Debug for Observer {
     }
 }
 
+/// What [`ConfigBuilder::error_observer`] installs: called with the
+/// method, the (encoded) path relative to `/api2/json`, and the error.
+#[derive(Clone)]
+pub struct ErrorObserver(pub(crate) std::sync::Arc<ErrorObserverFn>);
+
+/// The function an [`ErrorObserver`] calls.
+type ErrorObserverFn = dyn Fn(&reqwest::Method, &str, &crate::Error) + Send + Sync;
+
+impl fmt::Debug for ErrorObserver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ErrorObserver(..)")
+    }
+}
+
 /// A complete, checked configuration. Make one with [`Config::builder`]
 /// or [`Config::from_env`].
 #[derive(Clone, Debug)]
@@ -133,6 +147,7 @@ pub struct Config {
     pub(crate) ticket_renew_after: Duration,
     pub(crate) wait: WaitOptions,
     pub(crate) observer: Option<Observer>,
+    pub(crate) error_observer: Option<ErrorObserver>,
 }
 
 impl Config {
@@ -205,6 +220,7 @@ pub struct ConfigBuilder {
     ticket_renew_after: Duration,
     wait: WaitOptions,
     observer: Option<Observer>,
+    error_observer: Option<ErrorObserver>,
 }
 
 impl Default for ConfigBuilder {
@@ -226,6 +242,7 @@ impl Default for ConfigBuilder {
             ticket_renew_after: Duration::from_secs(3600),
             wait: WaitOptions::default(),
             observer: None,
+            error_observer: None,
         }
     }
 }
@@ -369,6 +386,18 @@ impl ConfigBuilder {
         self
     }
 
+    /// Calls `f` with every failed call made through the
+    /// [`crate::Client`] (typed and raw; after the retries): with
+    /// [`ConfigBuilder::observer`], every request's outcome, for metrics.
+    #[must_use]
+    pub fn error_observer(
+        mut self,
+        f: impl Fn(&reqwest::Method, &str, &crate::Error) + Send + Sync + 'static,
+    ) -> Self {
+        self.error_observer = Some(ErrorObserver(std::sync::Arc::new(f)));
+        self
+    }
+
     /// Takes the settings of the `PVE_*` variables that `lookup` finds
     /// (empty values count as unset), over those already given.
     ///
@@ -450,6 +479,7 @@ impl ConfigBuilder {
             ticket_renew_after: self.ticket_renew_after,
             wait: self.wait,
             observer: self.observer,
+            error_observer: self.error_observer,
         })
     }
 

@@ -130,7 +130,7 @@ pub mod transport;
 pub use pve_schema;
 
 pub use client::Client;
-pub use config::{Config, ConfigBuilder, Credentials, Observer, Secret};
+pub use config::{Config, ConfigBuilder, Credentials, ErrorObserver, Observer, Secret};
 pub use error::{Category, Error, Result};
 pub use reqwest::Method;
 pub use transport::{Answer, Params, RetryPolicy, TicketInfo};

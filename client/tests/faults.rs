@@ -127,3 +127,32 @@ async fn failed_tasks_surface_with_their_exit_status() {
     assert_eq!(e.category(), Category::TaskFailed, "{e}");
     assert!(e.to_string().contains("stop failed: injected"), "{e}");
 }
+
+#[tokio::test]
+async fn the_error_observer_sees_every_failed_call_once() {
+    let run = common::start().await;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let pve = pve_client::Client::new(
+        common::fast(common::config(&run, Mode::Token))
+            .error_observer(move |method, path, e| {
+                log.lock()
+                    .expect("lock")
+                    .push(format!("{method} {path} {:?}", e.status()));
+            })
+            .build()
+            .expect("config"),
+    )
+    .expect("client");
+    fault(
+        &run,
+        json!({"path": "/version", "status": 403, "message": "Permission check failed (/, Sys.Audit)", "count": 1}),
+    )
+    .await;
+    pve.version().await.expect_err("403");
+    pve.version().await.expect("answered");
+    assert_eq!(
+        *seen.lock().expect("lock"),
+        vec!["GET /version Some(403)".to_string()]
+    );
+}

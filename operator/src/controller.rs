@@ -9,10 +9,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use pve_client::api::cluster::ClusterResource;
+use pve_client::api::qemu::{
+    CloneVm, ConfigView, CreateVm, DestroyOptions, ResizeVm, ShutdownOptions, SnapshotOptions,
+    StartOptions, StopOptions, SuspendOptions, UpdateVm,
+};
+use pve_client::api::storage::DownloadUrl;
 use pve_client::api::tasks::Upid;
-use pve_client::{Client, Config, ConfigBuilder, Params};
+use pve_client::{Client, Config, ConfigBuilder};
 use serde_json::Value;
-use tracing::{info, warn};
+use tracing::{Instrument, info, warn};
 
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
@@ -60,6 +65,35 @@ pub struct Operator {
     /// each other's choices (anti-affinity, memory, VM counts).
     placing: tokio::sync::Mutex<BTreeMap<(String, String), Placed>>,
     tuning: Option<ClientTuning>,
+    env_cluster: Option<EnvCluster>,
+}
+
+/// A cluster given by the operator's `PVE_*` environment variables
+/// (`PVE_ENDPOINT`, `PVE_TOKEN_ID` and `PVE_TOKEN_SECRET` or
+/// `PVE_USERNAME` and `PVE_PASSWORD`, `PVE_INSECURE_SKIP_VERIFY`,
+/// `PVE_CA_BUNDLE`, ...), as VirtRigaud's provider takes them: Machines
+/// name it like a declared ProxmoxCluster, which wins over it.
+#[derive(Debug, Clone)]
+pub struct EnvCluster {
+    /// The name Machines give as `spec.cluster`.
+    pub name: String,
+    /// The `PVE_*` variables.
+    pub vars: BTreeMap<String, String>,
+}
+
+impl EnvCluster {
+    /// The cluster `name` from `vars` (their `PVE_*` ones), if
+    /// `PVE_ENDPOINT` is among them.
+    pub fn from_env(name: &str, vars: impl IntoIterator<Item = (String, String)>) -> Option<Self> {
+        let vars: BTreeMap<String, String> = vars
+            .into_iter()
+            .filter(|(k, v)| k.starts_with("PVE_") && !v.trim().is_empty())
+            .collect();
+        vars.contains_key("PVE_ENDPOINT").then(|| Self {
+            name: name.to_string(),
+            vars,
+        })
+    }
 }
 
 /// A node chosen for a machine.
@@ -77,62 +111,127 @@ impl std::fmt::Debug for Operator {
     }
 }
 
-/// A client that counts its requests in the metrics.
+/// A connected client. Every request goes through pve-client's typed
+/// calls, named after PVE's methods; the client's observers count them in
+/// the metrics (see [`Operator::connect`]).
 #[derive(Clone)]
 pub struct Pve {
     client: Client,
-    metrics: Arc<Metrics>,
 }
 
 impl Pve {
-    async fn call(&self, method: pve_client::Method, path: &str, params: Params) -> Result<Value> {
-        let r = self.client.request(method.clone(), path, &params).await;
-        let status = match &r {
-            Ok(_) => "200".to_string(),
-            Err(e) => e
-                .status()
-                .map_or_else(|| "error".to_string(), |s| s.to_string()),
-        };
-        self.metrics.api_request(method.as_str(), path, &status);
-        Ok(r?.data)
-    }
-
-    /// GET.
-    ///
-    /// # Errors
-    /// PVE's.
-    pub async fn get(&self, path: &str, params: Params) -> Result<Value> {
-        self.call(pve_client::Method::GET, path, params).await
-    }
-
-    async fn post(&self, path: &str, params: Params) -> Result<Value> {
-        self.call(pve_client::Method::POST, path, params).await
-    }
-
-    async fn put(&self, path: &str, params: Params) -> Result<Value> {
-        self.call(pve_client::Method::PUT, path, params).await
-    }
-
-    async fn delete(&self, path: &str, params: Params) -> Result<Value> {
-        self.call(pve_client::Method::DELETE, path, params).await
-    }
-
-    /// Waits for the task a call answered, if it answered one.
-    async fn wait(&self, answer: Value) -> Result<()> {
-        if let Some(s) = answer.as_str().filter(|s| s.starts_with("UPID:")) {
-            let upid: Upid = s
-                .parse()
-                .map_err(|_| Error::Config(format!("PVE answered a malformed UPID {s}")))?;
-            self.client.tasks().wait(&upid).await?;
-        }
+    /// Waits for a task.
+    async fn wait(&self, upid: Upid) -> Result<()> {
+        self.client.tasks().wait(&upid).await?;
         Ok(())
     }
 
-    /// `/cluster/resources`.
+    /// `GET /version` (`version`).
+    async fn version(&self) -> Result<String> {
+        Ok(self.client.version().await?.version)
+    }
+
+    /// `GET /cluster/resources` (`resources`).
     async fn resources(&self) -> Result<Vec<ClusterResource>> {
-        let v = self.get("/cluster/resources", Params::new()).await?;
-        serde_json::from_value(v)
-            .map_err(|e| Error::Config(format!("unexpected /cluster/resources answer: {e}")))
+        Ok(self.client.cluster().resources(None).await?)
+    }
+
+    /// `GET .../pending` (`vm_pending`): the config as `GET .../config`
+    /// shows it (pending values applied, pending deletions gone) and the
+    /// pending changes (`key -> value`, `key -> ""` for a deletion).
+    async fn vm_state(
+        &self,
+        node: &str,
+        vmid: u32,
+    ) -> Result<(BTreeMap<String, String>, BTreeMap<String, String>)> {
+        let items = self.client.qemu().vm_pending(node, vmid).await?;
+        let mut config = BTreeMap::new();
+        let mut pending = BTreeMap::new();
+        for i in items {
+            if i.key == "digest" {
+                continue;
+            }
+            if i.delete.is_some_and(|d| d > 0) {
+                pending.insert(i.key.clone(), String::new());
+                continue;
+            }
+            if let Some(p) = &i.pending {
+                pending.insert(i.key.clone(), text(p));
+                config.insert(i.key.clone(), text(p));
+            } else if let Some(v) = &i.value {
+                config.insert(i.key.clone(), text(v));
+            }
+        }
+        Ok((config, pending))
+    }
+
+    /// `GET .../status/current` (`vm_status`): whether it is paused.
+    async fn paused(&self, node: &str, vmid: u32) -> Result<bool> {
+        Ok(self.client.qemu().vm_status(node, vmid).await?.is_paused())
+    }
+
+    /// `GET .../agent/network-get-interfaces`: the usable addresses.
+    async fn agent_ips(&self, node: &str, vmid: u32) -> Result<Vec<String>> {
+        let ifaces = self
+            .client
+            .agent()
+            .network_get_interfaces(node, vmid)
+            .await?;
+        Ok(plan::agent_ips(
+            &serde_json::to_value(ifaces).unwrap_or(Value::Null),
+        ))
+    }
+
+    /// `GET /nodes/{node}/network` (`index`): the bridges.
+    async fn bridges(&self, node: &str) -> Result<Vec<String>> {
+        Ok(self
+            .client
+            .network()
+            .index(node, None)
+            .await?
+            .into_iter()
+            .filter(|i| matches!(i.kind.as_str(), "bridge" | "OVSBridge"))
+            .map(|i| i.iface)
+            .collect())
+    }
+
+    /// `GET .../snapshot` (`snapshot_list`): the names, without `current`.
+    async fn snapshot_names(&self, node: &str, vmid: u32) -> Result<Vec<String>> {
+        Ok(self
+            .client
+            .qemu()
+            .snapshot_list(node, vmid)
+            .await?
+            .into_iter()
+            .map(|s| s.name)
+            .filter(|n| n != "current")
+            .collect())
+    }
+
+    /// `GET .../storage/{storage}/content` (`index`): the volume IDs.
+    async fn volids(&self, node: &str, storage: &str) -> Result<Vec<String>> {
+        Ok(self
+            .client
+            .storage_content()
+            .index(node, storage, &Default::default())
+            .await?
+            .into_iter()
+            .map(|c| c.volid)
+            .collect())
+    }
+
+    /// `GET .../storage/{storage}/content/{volume}` (`info`).
+    async fn volume_info(
+        &self,
+        node: &str,
+        storage: &str,
+        volume: &str,
+    ) -> Result<pve_client::api::storage::VolumeInfo> {
+        Ok(self
+            .client
+            .storage_content()
+            .info(node, storage, volume)
+            .await?)
     }
 }
 
@@ -168,7 +267,15 @@ impl Operator {
             reserved: Mutex::new(BTreeSet::new()),
             placing: tokio::sync::Mutex::new(BTreeMap::new()),
             tuning,
+            env_cluster: None,
         }
+    }
+
+    /// Makes the cluster of the `PVE_*` variables available.
+    #[must_use]
+    pub fn with_env_cluster(mut self, env: Option<EnvCluster>) -> Self {
+        self.env_cluster = env;
+        self
     }
 
     fn resolve(&self, world: &World, v: &ValueSource, what: &str) -> Result<String> {
@@ -201,10 +308,14 @@ impl Operator {
     /// # Errors
     /// Missing cluster or secrets, unreachable PVE, refused credentials.
     pub async fn connect(&self, world: &World, cluster: &str) -> Result<Pve> {
-        let c = world
-            .clusters
-            .get(cluster)
-            .ok_or_else(|| Error::Config(format!("ProxmoxCluster '{cluster}' not found")))?;
+        let Some(c) = world.clusters.get(cluster) else {
+            if let Some(env) = self.env_cluster.as_ref().filter(|e| e.name == cluster) {
+                return self.connect_env(env).await;
+            }
+            return Err(Error::Config(format!(
+                "ProxmoxCluster '{cluster}' not found"
+            )));
+        };
         let s = &c.spec;
         let mut b = Config::builder().endpoint(&s.endpoint);
         let creds = &s.credentials;
@@ -236,9 +347,41 @@ impl Operator {
             fp.push_str(&format!("|ca:{}", pem.len()));
             b = b.ca_bundle_pem(pem);
         }
+        self.connect_with(cluster, b, fp).await
+    }
+
+    /// Whether `cluster` is declared, or is the one the environment gives.
+    pub fn knows_cluster(&self, world: &World, cluster: &str) -> bool {
+        world.clusters.contains_key(cluster)
+            || self.env_cluster.as_ref().is_some_and(|e| e.name == cluster)
+    }
+
+    /// The cluster of the `PVE_*` variables (pve-client's
+    /// `ConfigBuilder::with_env`).
+    async fn connect_env(&self, env: &EnvCluster) -> Result<Pve> {
+        let b = Config::builder()
+            .with_env(|k| env.vars.get(k).cloned())
+            .map_err(Error::Pve)?;
+        let fp = format!("env|{:?}", env.vars);
+        self.connect_with(&env.name, b, fp).await
+    }
+
+    /// Tunes, observes, builds and connects (or reuses the client made
+    /// with the same settings, `fp`).
+    async fn connect_with(&self, cluster: &str, mut b: ConfigBuilder, fp: String) -> Result<Pve> {
         if let Some(t) = &self.tuning {
             b = t(b);
         }
+        // Every call the client makes, typed, counted by its outcome.
+        let (ok, failed) = (self.metrics.clone(), self.metrics.clone());
+        b = b
+            .observer(move |method, path, _| ok.api_request(method.as_str(), path, "200"))
+            .error_observer(move |method, path, e| {
+                let status = e
+                    .status()
+                    .map_or_else(|| "error".to_string(), |s| s.to_string());
+                failed.api_request(method.as_str(), path, &status);
+            });
         if let Some((f, client)) = self
             .conns
             .lock()
@@ -248,7 +391,6 @@ impl Operator {
         {
             return Ok(Pve {
                 client: client.clone(),
-                metrics: self.metrics.clone(),
             });
         }
         let config = b.build().map_err(Error::Pve)?;
@@ -263,10 +405,7 @@ impl Operator {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(cluster.to_string(), (fp, client.clone()));
-        Ok(Pve {
-            client,
-            metrics: self.metrics.clone(),
-        })
+        Ok(Pve { client })
     }
 
     /// Forgets a cluster's client (after authentication failures).
@@ -289,9 +428,9 @@ impl Operator {
         };
         let r = async {
             let pve = self.connect(world, name).await?;
-            let v = pve.get("/version", Params::new()).await?;
+            let version = pve.version().await?;
             let res = pve.resources().await?;
-            Ok::<_, Error>((text(&v["version"]), res))
+            Ok::<_, Error>((version, res))
         }
         .await;
         match r {
@@ -379,21 +518,11 @@ impl Operator {
                 continue;
             };
             let vmid = vmid as u32;
-            let base = format!("/nodes/{node}/qemu/{vmid}");
-            let cfg = match pve.get(&format!("{base}/config"), Params::new()).await {
+            let (config, pending) = match pve.vm_state(&node, vmid).await {
                 Ok(c) => c,
                 Err(e) if e.error_type() == crate::error::ErrorType::NotFound => continue,
                 Err(e) => return Err(e),
             };
-            let config: BTreeMap<String, String> = cfg
-                .as_object()
-                .map(|m| {
-                    m.iter()
-                        .filter(|(k, _)| k.as_str() != "digest")
-                        .map(|(k, v)| (k.clone(), text(v)))
-                        .collect()
-                })
-                .unwrap_or_default();
             // The mark, or the VM this Machine's status names still
             // carrying its name (its description was edited behind our
             // back: drift to undo, not a stranger).
@@ -407,33 +536,53 @@ impl Operator {
             {
                 continue;
             }
-            let mut pending = BTreeMap::new();
-            if let Ok(Value::Array(items)) =
-                pve.get(&format!("{base}/pending"), Params::new()).await
-            {
-                for i in items {
-                    let key = text(&i["key"]);
-                    if i.get("pending").is_some() {
-                        pending.insert(key, text(&i["pending"]));
-                    } else if i.get("delete").is_some() {
-                        pending.insert(key, String::new());
-                    }
-                }
-            }
-            let running = r.status.as_deref() == Some("running");
+            // A paused VM is a running one (its resource status may say
+            // `paused`).
+            let running = matches!(r.status.as_deref(), Some("running" | "paused"));
             let lock = config
                 .get("lock")
                 .cloned()
                 .or_else(|| r.lock.clone().filter(|l| !l.is_empty()));
+            // Paused (suspended) VMs count as running in the resources.
+            let paused = r.status.as_deref() == Some("paused")
+                || (running && pve.paused(&node, vmid).await?);
             let mut vm = ObservedVm {
                 vmid,
                 node: node.clone(),
                 running,
+                paused,
                 config,
                 pending,
                 lock,
                 ip_addresses: Vec::new(),
+                volume_sizes: BTreeMap::new(),
             };
+            // Disks whose config says less than the spec: the volume may
+            // be larger already (a rollback restores the config's size,
+            // not the volume's).
+            for (key, bytes, _) in &d.disks {
+                let Some(disk) = vm
+                    .config
+                    .get(key)
+                    .and_then(|v| pve_client::propstring::Disk::parse_as(key, v).ok())
+                else {
+                    continue;
+                };
+                let recorded = disk
+                    .size
+                    .as_deref()
+                    .and_then(validate::parse_size_text)
+                    .unwrap_or(0);
+                let Some((storage, _)) = disk.file.split_once(':') else {
+                    continue;
+                };
+                if recorded >= *bytes {
+                    continue;
+                }
+                if let Ok(info) = pve.volume_info(&node, storage, &disk.file).await {
+                    vm.volume_sizes.insert(key.clone(), info.size);
+                }
+            }
             if running
                 && vm
                     .config
@@ -441,14 +590,8 @@ impl Operator {
                     .is_some_and(|a| a.starts_with('1') || a.contains("enabled=1"))
             {
                 // Graceful: no agent, no addresses.
-                if let Ok(v) = pve
-                    .get(
-                        &format!("{base}/agent/network-get-interfaces"),
-                        Params::new(),
-                    )
-                    .await
-                {
-                    vm.ip_addresses = plan::agent_ips(&v);
+                if let Ok(ips) = pve.agent_ips(&node, vmid).await {
+                    vm.ip_addresses = ips;
                 }
             }
             return Ok(Some(vm));
@@ -497,14 +640,8 @@ impl Operator {
         }
         if vm.is_none() {
             for n in nodes.iter_mut().filter(|n| n.online) {
-                let path = format!("/nodes/{}/network", n.name);
-                if let Ok(Value::Array(list)) = pve.get(&path, Params::new()).await {
-                    n.bridges = Some(
-                        list.iter()
-                            .filter(|i| matches!(i["type"].as_str(), Some("bridge" | "OVSBridge")))
-                            .map(|i| text(&i["iface"]))
-                            .collect(),
-                    );
+                if let Ok(list) = pve.bridges(&n.name).await {
+                    n.bridges = Some(list);
                 }
             }
         }
@@ -558,6 +695,7 @@ impl Operator {
             allowed_nodes: cspec.nodes,
             allowed_storages: cspec.storages,
             allowed_bridges: cspec.bridges,
+            last_reboot: None,
         })
     }
 
@@ -581,19 +719,23 @@ impl Operator {
     /// # Errors
     /// PVE's, and failed tasks.
     pub async fn execute(&self, pve: &Pve, step: &Step) -> Result<()> {
+        // Instrumented, never entered: a guard held across `.await` would
+        // lend this span to whatever else runs on the thread meanwhile.
         let span = tracing::info_span!("step", step = step.name());
-        let _e = span.enter();
-        let q = |base: String| base;
+        self.execute_step(pve, step).instrument(span).await
+    }
+
+    async fn execute_step(&self, pve: &Pve, step: &Step) -> Result<()> {
+        let qemu = pve.client.qemu();
         match step {
             Step::Create {
                 node, vmid, params, ..
             } => {
-                let mut p = Params::new().set("vmid", *vmid);
+                let mut req = CreateVm::new(*vmid);
                 for (k, v) in params {
-                    p.push(k.clone(), v.clone());
+                    req = req.set(k.clone(), v.as_str());
                 }
-                let a = pve.post(&q(format!("/nodes/{node}/qemu")), p).await?;
-                pve.wait(a).await?;
+                pve.wait(qemu.create_vm(node, &req).await?).await?;
                 info!(
                     vmid = *vmid,
                     node = node.as_str(),
@@ -611,17 +753,15 @@ impl Operator {
                 storage,
                 ..
             } => {
-                let p = Params::new()
-                    .set("newid", *vmid)
-                    .set("name", name.as_str())
-                    .set("description", description.as_str())
-                    .set("full", *full)
-                    .opt("target", target.as_deref())
-                    .opt("storage", storage.as_deref());
-                let a = pve
-                    .post(&format!("/nodes/{node}/qemu/{source}/clone"), p)
-                    .await?;
-                pve.wait(a).await?;
+                let req = CloneVm {
+                    name: Some(name.clone()),
+                    description: Some(description.clone()),
+                    full: Some(*full),
+                    target: target.clone(),
+                    storage: storage.clone(),
+                    ..CloneVm::new(*vmid)
+                };
+                pve.wait(qemu.clone_vm(node, *source, &req).await?).await?;
                 let at = target.as_deref().unwrap_or(node);
                 info!(
                     vmid = *vmid,
@@ -636,17 +776,14 @@ impl Operator {
                 set,
                 delete,
             } => {
-                let mut p = Params::new();
+                let mut req = UpdateVm::new();
                 for (k, v) in set {
-                    p.push(k.clone(), v.clone());
+                    req = req.set(k.clone(), v.as_str());
                 }
-                if !delete.is_empty() {
-                    p.push("delete", delete.join(","));
+                for k in delete {
+                    req = req.delete(k);
                 }
-                let a = pve
-                    .post(&format!("/nodes/{node}/qemu/{vmid}/config"), p)
-                    .await?;
-                pve.wait(a).await?;
+                qemu.update_vm(node, *vmid, &req).await?;
                 info!(vmid = *vmid, keys = ?set.iter().map(|x| &x.0).collect::<Vec<_>>(), deleted = ?delete, "configured VM");
             }
             Step::Resize {
@@ -655,13 +792,8 @@ impl Operator {
                 disk,
                 size,
             } => {
-                let p = Params::new()
-                    .set("disk", disk.as_str())
-                    .set("size", size.as_str());
-                let a = pve
-                    .put(&format!("/nodes/{node}/qemu/{vmid}/resize"), p)
-                    .await?;
-                pve.wait(a).await?;
+                let req = ResizeVm::new(disk, size);
+                pve.wait(qemu.resize_vm(node, *vmid, &req).await?).await?;
                 info!(
                     vmid = *vmid,
                     disk = disk.as_str(),
@@ -669,23 +801,50 @@ impl Operator {
                     "resized disk"
                 );
             }
-            Step::Start { node, vmid } | Step::Stop { node, vmid } => {
-                let action = step.name();
-                let a = pve
-                    .post(
-                        &format!("/nodes/{node}/qemu/{vmid}/status/{action}"),
-                        Params::new(),
-                    )
+            Step::Start { node, vmid } => {
+                let upid = qemu.vm_start(node, *vmid, &StartOptions::default()).await?;
+                pve.wait(upid).await?;
+                info!(vmid = *vmid, node = node.as_str(), "started VM");
+            }
+            Step::Stop { node, vmid } => {
+                let upid = qemu.vm_stop(node, *vmid, &StopOptions::default()).await?;
+                pve.wait(upid).await?;
+                info!(vmid = *vmid, node = node.as_str(), "stopped VM");
+            }
+            Step::Shutdown {
+                node,
+                vmid,
+                timeout,
+            } => {
+                let opts = ShutdownOptions {
+                    force_stop: Some(true),
+                    timeout: Some(*timeout),
+                    ..ShutdownOptions::default()
+                };
+                pve.wait(qemu.vm_shutdown(node, *vmid, &opts).await?)
                     .await?;
-                pve.wait(a).await?;
-                info!(vmid = *vmid, node = node.as_str(), "{action}ed VM");
+                info!(vmid = *vmid, node = node.as_str(), "shut VM down");
+            }
+            Step::Reboot { node, vmid } => {
+                pve.wait(qemu.vm_reboot(node, *vmid, None).await?).await?;
+                info!(vmid = *vmid, node = node.as_str(), "rebooted VM");
+            }
+            Step::Suspend { node, vmid } => {
+                let opts = SuspendOptions::default();
+                pve.wait(qemu.vm_suspend(node, *vmid, &opts).await?).await?;
+                info!(vmid = *vmid, node = node.as_str(), "suspended VM");
+            }
+            Step::Resume { node, vmid } => {
+                pve.wait(qemu.vm_resume(node, *vmid, false).await?).await?;
+                info!(vmid = *vmid, node = node.as_str(), "resumed VM");
             }
             Step::Destroy { node, vmid } => {
-                let p = Params::new()
-                    .set("purge", true)
-                    .set("destroy-unreferenced-disks", true);
-                let a = pve.delete(&format!("/nodes/{node}/qemu/{vmid}"), p).await?;
-                pve.wait(a).await?;
+                let opts = DestroyOptions {
+                    purge: Some(true),
+                    destroy_unreferenced_disks: Some(true),
+                    ..DestroyOptions::default()
+                };
+                pve.wait(qemu.destroy_vm(node, *vmid, &opts).await?).await?;
                 info!(
                     vmid = *vmid,
                     node = node.as_str(),
@@ -699,34 +858,22 @@ impl Operator {
                 description,
                 vmstate,
             } => {
-                let p = Params::new()
-                    .set("snapname", name.as_str())
-                    .opt("description", description.as_deref())
-                    .opt("vmstate", vmstate.then_some(true));
-                let a = pve
-                    .post(&format!("/nodes/{node}/qemu/{vmid}/snapshot"), p)
+                let opts = SnapshotOptions {
+                    vmstate: vmstate.then_some(true),
+                    description: description.clone(),
+                };
+                pve.wait(qemu.snapshot(node, *vmid, name, &opts).await?)
                     .await?;
-                pve.wait(a).await?;
                 info!(vmid = *vmid, snapshot = name.as_str(), "took snapshot");
             }
             Step::Rollback { node, vmid, name } => {
-                let a = pve
-                    .post(
-                        &format!("/nodes/{node}/qemu/{vmid}/snapshot/{name}/rollback"),
-                        Params::new(),
-                    )
+                pve.wait(qemu.rollback(node, *vmid, name, false).await?)
                     .await?;
-                pve.wait(a).await?;
                 info!(vmid = *vmid, snapshot = name.as_str(), "rolled back");
             }
             Step::DeleteSnapshot { node, vmid, name } => {
-                let a = pve
-                    .delete(
-                        &format!("/nodes/{node}/qemu/{vmid}/snapshot/{name}"),
-                        Params::new(),
-                    )
+                pve.wait(qemu.delsnapshot(node, *vmid, name, false).await?)
                     .await?;
-                pve.wait(a).await?;
                 info!(vmid = *vmid, snapshot = name.as_str(), "deleted snapshot");
             }
             Step::DownloadUrl {
@@ -736,18 +883,16 @@ impl Operator {
                 filename,
                 checksum,
             } => {
-                let mut p = Params::new()
-                    .set("content", "import")
-                    .set("filename", filename.as_str())
-                    .set("url", url.as_str());
+                let mut req = DownloadUrl::new(url, "import", filename);
                 if let Some((sum, alg)) = checksum {
-                    p.push("checksum", sum.as_str());
-                    p.push("checksum-algorithm", alg.as_str());
+                    req = req.checksum(alg, sum);
                 }
-                let a = pve
-                    .post(&format!("/nodes/{node}/storage/{storage}/download-url"), p)
+                let upid = pve
+                    .client
+                    .storage()
+                    .download_url(node, storage, &req)
                     .await?;
-                pve.wait(a).await?;
+                pve.wait(upid).await?;
                 info!(
                     url = url.as_str(),
                     storage = storage.as_str(),
@@ -755,13 +900,7 @@ impl Operator {
                 );
             }
             Step::Template { node, vmid } => {
-                let a = pve
-                    .post(
-                        &format!("/nodes/{node}/qemu/{vmid}/template"),
-                        Params::new(),
-                    )
-                    .await?;
-                pve.wait(a).await?;
+                pve.wait(qemu.template(node, *vmid, None).await?).await?;
                 info!(vmid = *vmid, "turned VM into a template");
             }
         }
@@ -777,9 +916,20 @@ impl Operator {
         old: &MachineStatus,
         deleting: bool,
     ) -> MachineOutcome {
-        let start = Instant::now();
         let span = tracing::info_span!("reconcile", machine = m.metadata.name.as_str());
-        let _e = span.enter();
+        self.reconcile_machine_in_span(world, m, old, deleting)
+            .instrument(span)
+            .await
+    }
+
+    async fn reconcile_machine_in_span(
+        &self,
+        world: &World,
+        m: &Object<MachineSpec>,
+        old: &MachineStatus,
+        deleting: bool,
+    ) -> MachineOutcome {
+        let start = Instant::now();
         let mut status = old.clone();
         let out = self.machine_inner(world, m, &mut status, deleting).await;
         let now = now_rfc3339();
@@ -808,6 +958,13 @@ impl Operator {
                     Condition::new("Ready", false, reason, e.to_string()),
                     &now,
                 );
+                if let Error::Refused { .. } = &e {
+                    set_condition(
+                        &mut status.conditions,
+                        Condition::new("VMCreated", false, "CreationFailed", e.to_string()),
+                        &now,
+                    );
+                }
                 if status.vmid.is_none() && !t.is_retryable() {
                     status.phase = Phase::Error;
                 }
@@ -838,8 +995,31 @@ impl Operator {
             apply(status, &p, &now);
             return Ok((false, false));
         }
-        let pve = self.connect(world, &m.spec.cluster).await?;
+        if deleting && m.spec.deletion_policy == crate::types::DeletionPolicy::Orphan {
+            // Nothing to do in PVE: no need to reach it.
+            info!(
+                vmid = ?status.vmid,
+                "orphaning the VM, if any: deletionPolicy is Orphan"
+            );
+            return Ok((true, false));
+        }
+        if deleting && !self.knows_cluster(world, &m.spec.cluster) {
+            // Nothing can be done in a cluster that is not declared; a
+            // finalizer kept for ever would help nobody.
+            warn!(
+                cluster = m.spec.cluster.as_str(),
+                vmid = ?status.vmid,
+                "ProxmoxCluster not found: the VM, if any, is left in PVE"
+            );
+            return Ok((true, false));
+        }
+        let pve = match self.connect(world, &m.spec.cluster).await {
+            Ok(p) => p,
+            Err(e) if deleting => return Err(Error::Deleting(Box::new(e))),
+            Err(e) => return Err(e),
+        };
         let mut extra_used = BTreeSet::new();
+        let mut done: Vec<Step> = Vec::new();
         for _ in 0..MAX_STEPS {
             // A machine without a VM is placed alone, seeing the choices
             // made for the others in this pass.
@@ -851,6 +1031,7 @@ impl Operator {
             let mut o = self
                 .observe(&pve, world, &d, status.vmid, &extra_used)
                 .await?;
+            o.last_reboot = status.last_reboot.clone();
             if let Some(placed) = placing.as_mut() {
                 add_placed(&mut o, placed, world, &m.spec.cluster, &m.metadata.name);
             }
@@ -877,6 +1058,17 @@ impl Operator {
                 continue;
             }
             let p = plan::plan_machine(&d, &o);
+            if o.vm.is_none() {
+                // No VM (any more): forget the VMID, node and addresses,
+                // and the conditions that spoke of them (the VMID may
+                // belong to another machine by now).
+                status.vmid = None;
+                status.node = None;
+                status.ip_addresses.clear();
+                status
+                    .conditions
+                    .retain(|c| p.conditions.iter().any(|n| n.kind == c.kind));
+            }
             apply(status, &p, &now);
             if let Some(vm) = &o.vm {
                 status.ip_addresses = vm.ip_addresses.clone();
@@ -884,6 +1076,15 @@ impl Operator {
             let Some(step) = p.steps.first() else {
                 return Ok((false, p.wait));
             };
+            // A step planned again after it ran changed nothing: stop
+            // instead of sending it for ever.
+            if done.contains(step) {
+                return Err(Error::NoProgress(format!(
+                    "{} of VM {} changed nothing and is planned again",
+                    step.name(),
+                    p.vmid.map_or_else(|| "-".to_string(), |v| v.to_string())
+                )));
+            }
             if let (Some(placed), Some(node)) = (placing.as_mut(), p.node.as_ref())
                 && let Step::Create { vmid, .. } | Step::Clone { vmid, .. } = step
             {
@@ -912,14 +1113,34 @@ impl Operator {
                             extra_used.insert(*vmid);
                             continue;
                         }
+                        // PVE answered no (500 with its reason): the
+                        // same request would get the same answer.
+                        Err(Error::Pve(source))
+                            if source.status() == Some(500)
+                                && source.category() == pve_client::Category::Server =>
+                        {
+                            return Err(Error::Refused {
+                                step: step.name(),
+                                source,
+                            });
+                        }
                         Err(e) => return Err(e),
                         Ok(()) => {
                             status.vmid = Some(*vmid);
                             status.node = p.node.clone();
+                            // A new VM needs no reboot.
+                            status.last_reboot = m.spec.reboot_request.clone();
                         }
                     }
                 }
-                s => self.execute(&pve, s).await?,
+                s => {
+                    self.execute(&pve, s).await?;
+                    // A start boots afresh: it counts as the reboot.
+                    if let Step::Reboot { .. } | Step::Start { .. } = s {
+                        status.last_reboot = m.spec.reboot_request.clone();
+                    }
+                    done.push(s.clone());
+                }
             }
         }
         Ok((false, true))
@@ -940,7 +1161,11 @@ impl Operator {
         let start = Instant::now();
         let mut st = old.clone();
         st.last_updated = Some(now_rfc3339());
-        let r = self.snapshot_inner(world, s, &mut st, deleting).await;
+        let span = tracing::info_span!("snapshot", snapshot = s.metadata.name.as_str());
+        let r = self
+            .snapshot_inner(world, s, &mut st, deleting)
+            .instrument(span)
+            .await;
         self.metrics
             .reconcile_duration("snapshot", start.elapsed().as_secs_f64());
         match r {
@@ -977,14 +1202,17 @@ impl Operator {
         let machine = world.machines.get(&s.spec.machine);
         let target =
             machine.and_then(|(m, ms)| Some((m.spec.cluster.clone(), ms.node.clone()?, ms.vmid?)));
-        let Some((cluster, node, vmid)) = target.or_else(|| {
-            Some((
-                world.clusters.keys().next()?.clone(),
-                st.node.clone()?,
-                st.vmid?,
-            ))
-            .filter(|_| deleting)
-        }) else {
+        // The Machine gone (deleted with it): where the snapshot was taken.
+        // (A status written before the cluster was recorded: the only
+        // cluster, never a guess among several.)
+        let recorded = st.cluster.clone().or_else(|| {
+            (world.clusters.len() == 1)
+                .then(|| world.clusters.keys().next().cloned())
+                .flatten()
+        });
+        let Some((cluster, node, vmid)) =
+            target.or_else(|| Some((recorded?, st.node.clone()?, st.vmid?)).filter(|_| deleting))
+        else {
             st.ready = false;
             st.message = Some(format!(
                 "waiting for machine '{}' to be created",
@@ -992,32 +1220,18 @@ impl Operator {
             ));
             return Ok(deleting);
         };
+        st.cluster = Some(cluster.clone());
         st.node = Some(node.clone());
         st.vmid = Some(vmid);
         let pve = self.connect(world, &cluster).await?;
         for _ in 0..4 {
-            let list = match pve
-                .get(
-                    &format!("/nodes/{node}/qemu/{vmid}/snapshot"),
-                    Params::new(),
-                )
-                .await
-            {
+            let names = match pve.snapshot_names(&node, vmid).await {
                 Ok(v) => v,
                 Err(e) if deleting && e.error_type() == crate::error::ErrorType::NotFound => {
                     return Ok(true);
                 }
                 Err(e) => return Err(e),
             };
-            let names: Vec<String> = list
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .map(|x| text(&x["name"]))
-                        .filter(|n| n != "current")
-                        .collect()
-                })
-                .unwrap_or_default();
             let steps =
                 plan::plan_snapshot(&name, &s.spec, st, Some((&node, vmid)), &names, deleting);
             let Some(step) = steps.first() else {
@@ -1046,7 +1260,8 @@ impl Operator {
         let start = Instant::now();
         let mut st = old.clone();
         st.last_updated = Some(now_rfc3339());
-        let r = self.image_inner(world, i, &mut st).await;
+        let span = tracing::info_span!("image", image = i.metadata.name.as_str());
+        let r = self.image_inner(world, i, &mut st).instrument(span).await;
         self.metrics
             .reconcile_duration("image", start.elapsed().as_secs_f64());
         match r {
@@ -1109,9 +1324,15 @@ impl Operator {
                     continue;
                 };
                 let cfg = pve
-                    .get(&format!("/nodes/{node}/qemu/{vmid}/config"), Params::new())
+                    .client
+                    .qemu()
+                    .vm_config(&node, vmid as u32, &ConfigView::Pending)
                     .await?;
-                if text(&cfg["description"]).lines().any(|l| l.trim() == mark) {
+                if cfg
+                    .description
+                    .as_deref()
+                    .is_some_and(|d| d.lines().any(|l| l.trim() == mark))
+                {
                     mine = Some((node, vmid as u32, r.template == Some(true)));
                     break;
                 }
@@ -1142,15 +1363,10 @@ impl Operator {
                 Step::Template { node, vmid }
             } else {
                 let volid = format!("{}:import/{file}", i.spec.download_storage);
-                let content = pve
-                    .get(
-                        &format!("/nodes/{node}/storage/{}/content", i.spec.download_storage),
-                        Params::new(),
-                    )
-                    .await?;
-                let have = content
-                    .as_array()
-                    .is_some_and(|a| a.iter().any(|v| text(&v["volid"]) == volid));
+                let have = pve
+                    .volids(&node, &i.spec.download_storage)
+                    .await?
+                    .contains(&volid);
                 if have {
                     let used: BTreeSet<u32> = res
                         .iter()
@@ -1242,7 +1458,7 @@ fn node_entries(res: &[ClusterResource]) -> Vec<NodeStatusEntry> {
                         total: r.maxcpu.unwrap_or(0.0) as u64,
                         used: vms
                             .iter()
-                            .filter(|g| g.status.as_deref() == Some("running"))
+                            .filter(|g| matches!(g.status.as_deref(), Some("running" | "paused")))
                             .map(|g| g.maxcpu.unwrap_or(0.0) as u64)
                             .sum(),
                     },

@@ -26,6 +26,23 @@ pub enum Error {
         /// Why.
         message: String,
     },
+    /// A deletion cannot reach PVE (classified as the error inside).
+    #[error(
+        "cannot delete the VM: {0} (fix the cluster's settings, or set deletionPolicy: Orphan to leave the VM)"
+    )]
+    Deleting(Box<Error>),
+    /// PVE refused to create or clone the VM (an answer, not a failure to
+    /// get one): retrying the same request would get the same answer.
+    #[error("PVE refused to {step} the VM: {source}")]
+    Refused {
+        /// `create` or `clone`.
+        step: &'static str,
+        /// PVE's answer.
+        source: pve_client::Error,
+    },
+    /// A step ran and PVE still needs it: retrying would not help.
+    #[error("no progress: {0}")]
+    NoProgress(String),
     /// A file could not be read or written.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -113,7 +130,11 @@ impl Error {
                 Category::Server | Category::Decode => ErrorType::Server,
                 _ => ErrorType::Configuration,
             },
-            Self::Config(_) | Self::Manifest { .. } => ErrorType::Configuration,
+            Self::Deleting(e) => e.error_type(),
+            Self::Refused { .. } => ErrorType::Validation,
+            Self::Config(_) | Self::Manifest { .. } | Self::NoProgress(_) => {
+                ErrorType::Configuration
+            }
             Self::Io(_) => ErrorType::Server,
         }
     }
@@ -168,6 +189,48 @@ impl Backoff {
     }
 }
 
+/// The one retry policy of both modes: per object, a retryable failure
+/// waits 1 s, 2 s, 4 s ... up to the cap; a success or a failure that
+/// waits for a fix (the resync) starts over.
+#[derive(Debug, Default)]
+pub struct Retries {
+    /// The delays.
+    pub backoff: Backoff,
+    attempts: std::sync::Mutex<std::collections::HashMap<String, u32>>,
+}
+
+impl Retries {
+    /// A policy with `backoff`.
+    pub fn new(backoff: Backoff) -> Self {
+        Self {
+            backoff,
+            attempts: Default::default(),
+        }
+    }
+
+    fn attempts(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, u32>> {
+        self.attempts.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// After a failure of `key`: the backoff delay when `retryable`, else
+    /// `None` (wait for the resync).
+    pub fn failed(&self, key: &str, retryable: bool) -> Option<Duration> {
+        let mut a = self.attempts();
+        if !retryable {
+            a.remove(key);
+            return None;
+        }
+        let n = a.entry(key.to_string()).or_default();
+        *n = n.saturating_add(1);
+        Some(self.backoff.delay(*n))
+    }
+
+    /// After a success of `key`.
+    pub fn succeeded(&self, key: &str) {
+        self.attempts().remove(key);
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -188,6 +251,26 @@ mod tests {
         assert!(b.delay_with(attempt, 1.0) <= b.cap);
         let d = b.delay(attempt).as_secs_f64();
         assert!(d >= secs as f64 * 0.9 - 1e-9 && d <= (secs as f64 * 1.1).min(300.0) + 1e-9);
+    }
+
+    #[test]
+    fn retries_double_per_object_and_start_over() {
+        let r = Retries::default();
+        let within = |d: Option<Duration>, secs: f64| {
+            let d = d.unwrap().as_secs_f64();
+            assert!(
+                d >= secs * 0.9 - 1e-9 && d <= secs * 1.1 + 1e-9,
+                "{d} vs {secs}"
+            );
+        };
+        within(r.failed("a", true), 1.0);
+        within(r.failed("a", true), 2.0);
+        within(r.failed("b", true), 1.0);
+        within(r.failed("a", true), 4.0);
+        assert_eq!(r.failed("a", false), None);
+        within(r.failed("a", true), 1.0);
+        r.succeeded("b");
+        within(r.failed("b", true), 1.0);
     }
 
     fn pve(status: u16, msg: &str) -> Error {

@@ -185,6 +185,8 @@ pub struct Ctx {
     pub recorder: Recorder,
     /// Periodic resync.
     pub interval: Duration,
+    /// Attempts per object and the backoff (the standalone loop's policy).
+    pub retries: crate::error::Retries,
 }
 
 /// Writes `status` by server-side apply on the status subresource.
@@ -393,14 +395,27 @@ pub async fn reconcile_node(n: Arc<ProxmoxNode>, ctx: Arc<Ctx>) -> Result<Action
     Ok(Action::requeue(ctx.interval))
 }
 
-/// What to do after a failed reconcile: the core's retryable errors back
-/// off (a deletion in progress is looked at again soon), the others wait
-/// for the resync (that is, for a fix).
-pub fn error_policy<K>(_obj: Arc<K>, e: &Error, ctx: Arc<Ctx>) -> Action {
-    match e {
-        Error::Deleting => Action::requeue(Duration::from_secs(2)),
-        Error::Core(c) if !c.is_retryable() => Action::requeue(ctx.interval),
-        _ => Action::requeue(Duration::from_secs(5)),
+/// The key of an object in [`Ctx::retries`].
+fn retry_key<K: Resource<DynamicType = ()>>(k: &K) -> String {
+    format!("{}/{}/{}", K::kind(&()), ns_of(k), k.name_any())
+}
+
+/// What to do after a failed reconcile, as in standalone mode: retryable
+/// errors (the API server's, PVE's transient ones, a deletion still going
+/// on) are looked at again after 1 s, 2 s, 4 s ... up to 5 minutes, per
+/// object; the others wait for the resync (that is, for a fix).
+pub fn error_policy<K: Resource<DynamicType = ()>>(
+    obj: Arc<K>,
+    e: &Error,
+    ctx: Arc<Ctx>,
+) -> Action {
+    let retryable = match e {
+        Error::Core(c) => c.is_retryable(),
+        Error::Deleting | Error::Kube(_) | Error::Finalizer(_) => true,
+    };
+    match ctx.retries.failed(&retry_key(&*obj), retryable) {
+        Some(d) => Action::requeue(d),
+        None => Action::requeue(ctx.interval),
     }
 }
 
@@ -595,6 +610,7 @@ pub async fn run(
         worlds: Arc::new(stores),
         recorder: Recorder::new(client.clone(), reporter),
         interval: o.interval,
+        retries: crate::error::Retries::default(),
     });
     let cfg = kube::runtime::controller::Config::default().concurrency(o.max_concurrent);
     health.set_ready(true);
@@ -625,11 +641,24 @@ async fn control<K, F, Fut>(
         + Sync
         + 'static,
     F: FnMut(Arc<K>, Arc<Ctx>) -> Fut,
-    Fut: futures::TryFuture<Ok = Action, Error = Error> + Send + 'static,
+    Fut: std::future::Future<Output = Result<Action, Error>> + Send + 'static,
 {
+    let mut reconcile = reconcile;
+    // A success starts the object's backoff over.
+    let run = move |obj: Arc<K>, ctx: Arc<Ctx>| {
+        let key = retry_key(&*obj);
+        let fut = reconcile(obj, ctx.clone());
+        async move {
+            let r = fut.await;
+            if r.is_ok() {
+                ctx.retries.succeeded(&key);
+            }
+            r
+        }
+    };
     Controller::new(Api::<K>::all(client.clone()), watcher::Config::default())
         .with_config(cfg.clone())
-        .run(reconcile, error_policy, ctx.clone())
+        .run(run, error_policy, ctx.clone())
         .for_each(|r| {
             if let Err(e) = r {
                 warn!(controller = what, "reconcile failed: {e}");

@@ -133,8 +133,12 @@ async fn main() -> std::process::ExitCode {
             std::process::ExitCode::SUCCESS
         }
         Cmd::Check { dir } => match check_dir(&dir) {
-            Ok(list) => {
+            Ok((list, errors)) => {
+                let unreadable = !errors.is_empty();
                 let mut bad = false;
+                for e in &errors {
+                    println!("{e}");
+                }
                 for r in &list {
                     let errors = match r {
                         pve_operator::types::Resource::Machine(m) => {
@@ -159,7 +163,9 @@ async fn main() -> std::process::ExitCode {
                     }
                 }
                 println!("{} resources", list.len());
-                if bad {
+                if unreadable {
+                    std::process::ExitCode::from(2)
+                } else if bad {
                     std::process::ExitCode::FAILURE
                 } else {
                     std::process::ExitCode::SUCCESS
@@ -207,7 +213,7 @@ async fn main() -> std::process::ExitCode {
             opts.resync = resync;
             opts.max_concurrent = max_concurrent_reconciles.max(1);
             opts.poll = Duration::from_millis(poll_ms.max(50));
-            let op = Arc::new(Operator::new(None));
+            let op = Arc::new(Operator::new(None).with_env_cluster(env_cluster()));
             let mut sa = Standalone::new(opts, op.clone());
             if let Err(code) = serve_http(
                 &op,
@@ -237,7 +243,7 @@ async fn run_kubernetes(
     metrics_addr: &str,
     health_addr: &str,
 ) -> std::process::ExitCode {
-    let op = Arc::new(Operator::new(None));
+    let op = Arc::new(Operator::new(None).with_env_cluster(env_cluster()));
     let health = Arc::new(http::Health::default());
     if let Err(code) = serve_http(&op, &health, metrics_addr, health_addr).await {
         return code;
@@ -280,4 +286,18 @@ async fn serve_http(
         }
     }
     Ok(())
+}
+
+/// The cluster the `PVE_*` variables give (`PVE_ENDPOINT` and
+/// credentials), named `PVE_CLUSTER_NAME` (default `pve`).
+fn env_cluster() -> Option<pve_operator::controller::EnvCluster> {
+    let name = std::env::var("PVE_CLUSTER_NAME").unwrap_or_else(|_| "pve".into());
+    let env = pve_operator::controller::EnvCluster::from_env(&name, std::env::vars());
+    if let Some(e) = &env {
+        tracing::info!(
+            cluster = e.name.as_str(),
+            "the PVE_* variables give a cluster"
+        );
+    }
+    env
 }

@@ -9,7 +9,7 @@ use pve_client::propstring::{Disk, NetworkDevice};
 
 use crate::types::{
     Condition, DeletionPolicy, DiskSpec, MachineSnapshotSpec, MachineSnapshotStatus, MachineSpec,
-    Metadata, Object, Phase, PowerState,
+    Metadata, Object, Phase, PowerOffMode, PowerState,
 };
 use crate::validate::{self, FieldErrors};
 
@@ -169,6 +169,9 @@ impl Desired {
         c.insert("name".into(), self.vm_name.clone());
         c.insert("cores".into(), s.cpu.cores.to_string());
         c.insert("sockets".into(), s.cpu.sockets.to_string());
+        if let Some(v) = s.cpu.vcpus {
+            c.insert("vcpus".into(), v.to_string());
+        }
         c.insert("memory".into(), self.memory_mib.to_string());
         if !s.balloon {
             c.insert("balloon".into(), "0".into());
@@ -340,6 +343,8 @@ pub struct ObservedVm {
     pub node: String,
     /// Running.
     pub running: bool,
+    /// Running but paused (suspended).
+    pub paused: bool,
     /// The current config, values as text.
     pub config: BTreeMap<String, String>,
     /// Pending values (`key -> value`) and pending deletions (`key -> ""`).
@@ -348,6 +353,11 @@ pub struct ObservedVm {
     pub lock: Option<String>,
     /// Guest-agent addresses.
     pub ip_addresses: Vec<String>,
+    /// The size of a disk's volume as its storage reports it (bytes), for
+    /// the disks whose config says less than the spec: after a rollback
+    /// the config keeps the snapshot's size while the volume stays grown,
+    /// and a resize to the size the volume already has changes nothing.
+    pub volume_sizes: BTreeMap<String, u64>,
 }
 
 impl ObservedVm {
@@ -381,6 +391,8 @@ pub struct Observed {
     pub allowed_storages: Vec<String>,
     /// Allowed bridges.
     pub allowed_bridges: Vec<String>,
+    /// The last `rebootRequest` carried out (from the status).
+    pub last_reboot: Option<String>,
 }
 
 /// One thing to do in PVE.
@@ -449,6 +461,37 @@ pub enum Step {
     },
     /// `POST .../status/stop`.
     Stop {
+        /// Node.
+        node: String,
+        /// VMID.
+        vmid: u32,
+    },
+    /// `POST .../status/shutdown` with `forceStop`: graceful, then hard
+    /// after `timeout` seconds.
+    Shutdown {
+        /// Node.
+        node: String,
+        /// VMID.
+        vmid: u32,
+        /// Seconds before the hard stop.
+        timeout: u32,
+    },
+    /// `POST .../status/reboot`.
+    Reboot {
+        /// Node.
+        node: String,
+        /// VMID.
+        vmid: u32,
+    },
+    /// `POST .../status/suspend`: paused, in RAM.
+    Suspend {
+        /// Node.
+        node: String,
+        /// VMID.
+        vmid: u32,
+    },
+    /// `POST .../status/resume`.
+    Resume {
         /// Node.
         node: String,
         /// VMID.
@@ -524,6 +567,10 @@ impl Step {
             Self::Resize { .. } => "resize",
             Self::Start { .. } => "start",
             Self::Stop { .. } => "stop",
+            Self::Shutdown { .. } => "shutdown",
+            Self::Reboot { .. } => "reboot",
+            Self::Suspend { .. } => "suspend",
+            Self::Resume { .. } => "resume",
             Self::Destroy { .. } => "destroy",
             Self::Snapshot { .. } => "snapshot",
             Self::Rollback { .. } => "rollback",
@@ -699,6 +746,7 @@ fn managed_optional(key: &str) -> bool {
     matches!(
         key,
         "balloon"
+            | "vcpus"
             | "protection"
             | "ciuser"
             | "sshkeys"
@@ -935,14 +983,32 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
         format!("VM {vmid} on {node}"),
     );
     let want_on = d.spec.power_state == PowerState::On;
+    let want_running = d.spec.power_state != PowerState::Off;
     let mut running = vm.running;
-    if !want_on && running {
-        p.steps.push(Step::Stop {
-            node: node.clone(),
-            vmid,
+    let mut paused = vm.running && vm.paused;
+    if !want_running && running {
+        p.steps.push(match d.spec.power_off_mode {
+            PowerOffMode::Hard => Step::Stop {
+                node: node.clone(),
+                vmid,
+            },
+            PowerOffMode::Graceful => Step::Shutdown {
+                node: node.clone(),
+                vmid,
+                timeout: d.spec.shutdown_timeout_seconds.unwrap_or(60),
+            },
         });
         running = false;
+        paused = false;
     }
+
+    // A reboot asked for applies what waits for a power cycle: sent
+    // before it (PVE keeps it pending until then).
+    let rebooting = want_on
+        && running
+        && !paused
+        && d.spec.reboot_request.is_some()
+        && d.spec.reboot_request != o.last_reboot;
 
     // Config drift, hot-plug rules.
     let desired = d.config(&o.cluster, &vm.config);
@@ -960,7 +1026,7 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
             power_cycle.push(k.clone());
             continue;
         }
-        if k == "memory" && running {
+        if k == "memory" && running && !rebooting {
             let cur: u64 = current.and_then(|c| c.parse().ok()).unwrap_or(0);
             if d.memory_mib < cur {
                 power_cycle.push(format!("memory {cur} MiB -> {} MiB", d.memory_mib));
@@ -991,7 +1057,8 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
                     .size
                     .as_deref()
                     .and_then(crate::validate::parse_size_text)
-                    .unwrap_or(0);
+                    .unwrap_or(0)
+                    .max(vm.volume_sizes.get(key).copied().unwrap_or(0));
                 if *bytes > have {
                     resizes.push(Step::Resize {
                         node: node.clone(),
@@ -1022,9 +1089,30 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
             delete,
         });
     }
-    p.steps.extend(resizes);
-    if want_on && !running {
+    // Started before disks grow (they grow online): a resize that cannot
+    // progress must not keep the VM down.
+    if want_running && !running {
         p.steps.push(Step::Start {
+            node: node.clone(),
+            vmid,
+        });
+    }
+    p.steps.extend(resizes);
+    if d.spec.power_state == PowerState::Suspended && !paused {
+        p.steps.push(Step::Suspend {
+            node: node.clone(),
+            vmid,
+        });
+    }
+    if want_on && paused {
+        p.steps.push(Step::Resume {
+            node: node.clone(),
+            vmid,
+        });
+    }
+    // A reboot asked for, after the changes it is to apply.
+    if rebooting {
+        p.steps.push(Step::Reboot {
             node: node.clone(),
             vmid,
         });
@@ -1075,7 +1163,9 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
     } else {
         p.cond("NetworkConfigured", false, "Configuring", "");
     }
-    p.phase = if running {
+    p.phase = if paused {
+        Phase::Suspended
+    } else if running {
         Phase::Running
     } else {
         Phase::Stopped
@@ -1085,7 +1175,13 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
             p.cond(
                 "Ready",
                 true,
-                if running { "Running" } else { "Stopped" },
+                if paused {
+                    "Suspended"
+                } else if running {
+                    "Running"
+                } else {
+                    "Stopped"
+                },
                 "",
             );
         } else {
@@ -1570,6 +1666,111 @@ tenant: acme
         assert_eq!(c.message, "scsi0 is 20G, shrinking to 10G is not supported");
     }
 
+    /// Issue #16: after a rollback PVE's config says 20G while the volume
+    /// kept its 40G; resizing to 40G is a no-op, so planning it again and
+    /// again (with Start behind it) kept the VM down for ever.
+    #[test]
+    fn a_volume_already_grown_is_not_resized_and_start_comes_first() {
+        let d = machine(&BASIC.replace("20G", "40G"));
+        let mut o = observed();
+        let mut vm = created(&machine(BASIC), false);
+        vm.volume_sizes.insert("scsi0".into(), 40 << 30);
+        o.vm = Some(vm);
+        let p = plan_machine(&d, &o);
+        assert_eq!(
+            p.steps,
+            vec![Step::Start {
+                node: "pve".into(),
+                vmid: 10000
+            }]
+        );
+        // a stopped VM whose disk does need to grow: started first
+        let mut vm = created(&machine(BASIC), false);
+        vm.volume_sizes.insert("scsi0".into(), 20 << 30);
+        o.vm = Some(vm);
+        let p = plan_machine(&d, &o);
+        assert!(
+            matches!(&p.steps[..], [Step::Start { .. }, Step::Resize { size, .. }] if size == "40G"),
+            "{p:?}"
+        );
+    }
+
+    #[test]
+    fn vcpus_are_set_online_and_removed_when_unset() {
+        let d = machine(&BASIC.replace("cores: 2", "cores: 4, vcpus: 2"));
+        let mut o = observed();
+        o.vm = Some(created(&machine(BASIC), true));
+        let p = plan_machine(&d, &o);
+        let Some(Step::Configure { set, delete, .. }) = p.steps.first() else {
+            panic!("{p:?}")
+        };
+        let set: BTreeMap<_, _> = set.iter().cloned().collect();
+        assert_eq!((set["cores"].as_str(), set["vcpus"].as_str()), ("4", "2"));
+        assert!(delete.is_empty());
+        let mut vm = created(&machine(BASIC), true);
+        vm.config.insert("vcpus".into(), "1".into());
+        o.vm = Some(vm);
+        let p = plan_machine(&machine(BASIC), &o);
+        assert!(
+            matches!(&p.steps[..], [Step::Configure { set, delete, .. }] if set.is_empty() && delete == &vec!["vcpus".to_string()]),
+            "{p:?}"
+        );
+    }
+
+    #[test]
+    fn a_reboot_is_asked_once_per_value_after_the_changes() {
+        let d = machine(&format!("{BASIC}rebootRequest: '1'\n").replace("cores: 2", "cores: 4"));
+        let mut o = observed();
+        o.vm = Some(created(&machine(BASIC), true));
+        let p = plan_machine(&d, &o);
+        assert!(
+            matches!(
+                &p.steps[..],
+                [Step::Configure { .. }, Step::Reboot { vmid: 10000, .. }]
+            ),
+            "{p:?}"
+        );
+        o.last_reboot = Some("1".into());
+        let p = plan_machine(&d, &o);
+        assert!(
+            !p.steps.iter().any(|s| matches!(s, Step::Reboot { .. })),
+            "{p:?}"
+        );
+        // not while stopped
+        o.last_reboot = None;
+        o.vm = Some(created(&d, false));
+        let p = plan_machine(&d, &o);
+        assert!(matches!(&p.steps[..], [Step::Start { .. }]), "{p:?}");
+    }
+
+    #[test]
+    fn suspend_and_resume() {
+        let d = machine(&format!("{BASIC}powerState: Suspended\n"));
+        let mut o = observed();
+        o.vm = Some(created(&d, true));
+        let p = plan_machine(&d, &o);
+        assert!(
+            matches!(&p.steps[..], [Step::Suspend { vmid: 10000, .. }]),
+            "{p:?}"
+        );
+        // stopped: started, then suspended
+        o.vm = Some(created(&d, false));
+        let p = plan_machine(&d, &o);
+        assert!(
+            matches!(&p.steps[..], [Step::Start { .. }, Step::Suspend { .. }]),
+            "{p:?}"
+        );
+        let mut vm = created(&d, true);
+        vm.paused = true;
+        o.vm = Some(vm.clone());
+        let p = plan_machine(&d, &o);
+        assert!(p.steps.is_empty(), "{p:?}");
+        assert_eq!(p.phase, Phase::Suspended);
+        // On again: resumed
+        let p = plan_machine(&machine(BASIC), &o);
+        assert!(matches!(&p.steps[..], [Step::Resume { .. }]), "{p:?}");
+    }
+
     #[test]
     fn pending_keys_on_a_running_vm_are_reported_not_resent() {
         let d = machine(&BASIC.replace("cores: 2", "cores: 4"));
@@ -1589,17 +1790,37 @@ tenant: acme
     }
 
     #[test]
-    fn power_off_stops_first() {
+    fn power_off_shuts_down_first_or_stops_when_hard() {
         let d = machine(&format!("{BASIC}powerState: Off\n"));
         let mut o = observed();
         o.vm = Some(created(&d, true));
         let p = plan_machine(&d, &o);
         assert_eq!(
             p.steps,
+            vec![Step::Shutdown {
+                node: "pve".into(),
+                vmid: 10000,
+                timeout: 60
+            }]
+        );
+        let hard = machine(&format!(
+            "{BASIC}powerState: Off\npowerOffMode: Hard\nshutdownTimeoutSeconds: 5\n"
+        ));
+        let p = plan_machine(&hard, &o);
+        assert_eq!(
+            p.steps,
             vec![Step::Stop {
                 node: "pve".into(),
                 vmid: 10000
             }]
+        );
+        let slow = machine(&format!(
+            "{BASIC}powerState: Off\nshutdownTimeoutSeconds: 5\n"
+        ));
+        let p = plan_machine(&slow, &o);
+        assert!(
+            matches!(p.steps[..], [Step::Shutdown { timeout: 5, .. }]),
+            "{p:?}"
         );
         o.vm = Some(created(&d, false));
         let p = plan_machine(&d, &o);

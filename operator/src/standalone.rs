@@ -1,9 +1,13 @@
 //! Standalone mode: resources come from YAML files in a directory, which
 //! is polled for changes; each object's status goes to a status file
 //! beside its manifest (`web.yaml` -> `web.status.yaml`), never into the
-//! user's file. A Machine or MachineSnapshot whose document disappears is
-//! deleted through its finalizer, recorded in the status file so that a
-//! restarted operator still finishes the deletion.
+//! user's file. A Machine or MachineSnapshot is deleted only when its
+//! manifest asks for it (the annotation `pve.fake-pve.io/delete: "true"`),
+//! through its finalizer, recorded in the status file so that a restarted
+//! operator still finishes the deletion. A document that vanishes or
+//! cannot be read, or a directory that cannot be listed, deletes nothing:
+//! the objects are left as they are and the problem is reported in their
+//! status.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -16,7 +20,7 @@ use tokio::sync::Semaphore;
 use tracing::{info, warn};
 
 use crate::controller::{Operator, World};
-use crate::error::{Backoff, Error, Result};
+use crate::error::{Backoff, Error, Result, Retries};
 use crate::http::Health;
 use crate::types::{
     API_VERSION, Key, MachineImageStatus, MachineSnapshotStatus, MachineStatus,
@@ -72,9 +76,31 @@ struct Tracked {
     res: Resource,
     file: PathBuf,
     status: Value,
+    /// Its deletion was asked for ([`crate::types::DELETE_ANNOTATION`]);
+    /// for clusters and secrets: gone from the manifests but still needed
+    /// by a deletion.
     deleting: bool,
-    attempts: u32,
+    /// The deletion is done: nothing more to do while the manifest says
+    /// the same.
+    finalized: bool,
+    /// Why its manifest cannot be followed (unreadable, vanished): the
+    /// object is left as it is in PVE and the problem reported.
+    problem: Option<String>,
     due: Instant,
+}
+
+impl Tracked {
+    fn new(res: Resource, file: PathBuf, status: Value, now: Instant) -> Self {
+        Self {
+            deleting: has_finalizer(&res) && res.deletion_requested(),
+            res,
+            file,
+            status,
+            finalized: false,
+            problem: None,
+            due: now,
+        }
+    }
 }
 
 /// The status file of a manifest.
@@ -96,25 +122,50 @@ fn is_manifest(p: &Path) -> bool {
         && !name.starts_with('.')
 }
 
+/// What one read of a manifest directory found.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Every resource read, with its file (sorted by file).
+    pub found: Vec<(Resource, PathBuf)>,
+    /// The files that could not be read whole, each with its errors: the
+    /// objects they held before are kept as they were, not removed.
+    pub errors: Vec<(PathBuf, Error)>,
+}
+
+/// `Kind/name` of a document that did not parse, when it says so.
+fn doc_identity(v: &serde_yaml::Value) -> Option<String> {
+    let kind = v.get("kind")?.as_str()?;
+    let name = v.get("metadata")?.get("name")?.as_str()?;
+    Some(format!("{kind}/{name}"))
+}
+
 /// Reads every resource of a directory's manifests (sorted by file),
-/// with the errors of the documents that could not be read.
-pub fn load_dir(dir: &Path) -> (Vec<(Resource, PathBuf)>, Vec<Error>) {
-    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(rd) => rd
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| is_manifest(p))
-            .collect(),
-        Err(e) => return (Vec::new(), vec![Error::Io(e)]),
-    };
+/// with the errors of the files that could not be read whole.
+///
+/// # Errors
+/// The directory itself cannot be listed (missing, unreadable): then
+/// nothing is known, and nothing may be taken as removed.
+pub fn load_dir(dir: &Path) -> Result<Loaded> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::Manifest {
+            path: dir.display().to_string(),
+            message: format!("cannot read the manifest directory: {e}"),
+        })?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| is_manifest(p))
+        .collect();
     files.sort();
-    let mut out = Vec::new();
-    let mut errors = Vec::new();
+    let mut out = Loaded::default();
     for f in files {
+        let bad = |message: String| Error::Manifest {
+            path: f.display().to_string(),
+            message,
+        };
         let text = match std::fs::read_to_string(&f) {
             Ok(t) => t,
             Err(e) => {
-                errors.push(Error::Io(e));
+                out.errors.push((f.clone(), bad(e.to_string())));
                 continue;
             }
         };
@@ -123,13 +174,14 @@ pub fn load_dir(dir: &Path) -> (Vec<(Resource, PathBuf)>, Vec<Error>) {
                 Ok(serde_yaml::Value::Null) => continue,
                 Ok(v) => v,
                 Err(e) => {
-                    errors.push(Error::Manifest {
-                        path: f.display().to_string(),
-                        message: e.to_string(),
-                    });
+                    out.errors.push((f.clone(), bad(e.to_string())));
                     break;
                 }
             };
+            let what = doc_identity(&v).map_or_else(
+                || format!("document {}", i + 1),
+                |k| format!("document {} ({k})", i + 1),
+            );
             match serde_yaml::from_value::<Resource>(v) {
                 Ok(r) => {
                     let want = if matches!(r, Resource::Secret(_)) {
@@ -138,27 +190,21 @@ pub fn load_dir(dir: &Path) -> (Vec<(Resource, PathBuf)>, Vec<Error>) {
                         API_VERSION
                     };
                     if r.api_version() != want {
-                        errors.push(Error::Manifest {
-                            path: f.display().to_string(),
-                            message: format!(
-                                "document {}: apiVersion {} of {} should be {want}",
-                                i + 1,
-                                r.api_version(),
-                                r.kind()
-                            ),
-                        });
+                        let m = format!(
+                            "{what}: apiVersion {} of {} should be {want}",
+                            r.api_version(),
+                            r.kind()
+                        );
+                        out.errors.push((f.clone(), bad(m)));
                         continue;
                     }
-                    out.push((r, f.clone()));
+                    out.found.push((r, f.clone()));
                 }
-                Err(e) => errors.push(Error::Manifest {
-                    path: f.display().to_string(),
-                    message: format!("document {}: {e}", i + 1),
-                }),
+                Err(e) => out.errors.push((f.clone(), bad(format!("{what}: {e}")))),
             }
         }
     }
-    (out, errors)
+    Ok(out)
 }
 
 /// Every status entry of a directory, with its status file.
@@ -201,6 +247,7 @@ pub struct Standalone {
     objects: BTreeMap<Key, Tracked>,
     started: bool,
     written: BTreeMap<PathBuf, String>,
+    retries: Retries,
 }
 
 impl std::fmt::Debug for Standalone {
@@ -218,6 +265,7 @@ fn has_finalizer(r: &Resource) -> bool {
 impl Standalone {
     /// A standalone operator over `opts.dir`.
     pub fn new(opts: Options, operator: Arc<Operator>) -> Self {
+        let opts_backoff = opts.backoff;
         Self {
             opts,
             operator,
@@ -225,6 +273,7 @@ impl Standalone {
             objects: BTreeMap::new(),
             started: false,
             written: BTreeMap::new(),
+            retries: Retries::new(opts_backoff),
         }
     }
 
@@ -247,53 +296,65 @@ impl Standalone {
     /// Whether an object is still tracked (a deleted one until its
     /// finalizer ran).
     pub fn tracks(&self, kind: &str, name: &str) -> bool {
-        self.objects.contains_key(&Key {
-            kind: kind.into(),
-            name: name.into(),
-        })
+        self.objects
+            .get(&Key {
+                kind: kind.into(),
+                name: name.into(),
+            })
+            .is_some_and(|t| !t.finalized)
+    }
+
+    /// Why an object's manifest cannot be followed (unreadable, missing),
+    /// if it cannot.
+    pub fn problem(&self, kind: &str, name: &str) -> Option<&str> {
+        self.objects
+            .get(&Key {
+                kind: kind.into(),
+                name: name.into(),
+            })
+            .and_then(|t| t.problem.as_deref())
     }
 
     fn scan(&mut self) {
         let now = Instant::now();
         if !self.started {
             self.started = true;
+            // Objects known from a previous run: kept (as last applied)
+            // until their manifest is read, so that one missing then is
+            // reported instead of forgotten.
             for (e, file) in read_statuses(&self.opts.dir) {
                 let key = Key {
                     kind: e.kind.clone(),
                     name: e.name.clone(),
                 };
-                let res = match e.finalizer.clone() {
-                    Some(r) => r,
-                    None => continue,
+                let Some(res) = e.finalizer.clone() else {
+                    continue;
                 };
-                self.objects.insert(
-                    key,
-                    Tracked {
-                        res,
-                        file: manifest_of(&file),
-                        status: e.status,
-                        deleting: true, // until a manifest says otherwise
-                        attempts: 0,
-                        due: now,
-                    },
-                );
-            }
-            for (e, _) in read_statuses(&self.opts.dir) {
-                let key = Key {
-                    kind: e.kind,
-                    name: e.name,
-                };
-                if let Some(t) = self.objects.get_mut(&key) {
-                    t.status = e.status;
-                }
+                self.objects
+                    .insert(key, Tracked::new(res, manifest_of(&file), e.status, now));
             }
         }
-        let (found, errors) = load_dir(&self.opts.dir);
-        for e in errors {
-            warn!(error = %e, "manifest skipped");
+        let loaded = match load_dir(&self.opts.dir) {
+            Ok(l) => l,
+            Err(e) => {
+                // Nothing is known: nothing is taken as removed.
+                warn!(error = %e, "manifest directory unreadable: every object is left as it is");
+                let msg = e.to_string();
+                let now = crate::types::now_rfc3339();
+                for t in self.objects.values_mut() {
+                    report_problem(&t.res, &mut t.status, &msg, &now);
+                    t.problem = Some(msg.clone());
+                }
+                return;
+            }
+        };
+        let mut unreadable: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
+        for (f, e) in loaded.errors {
+            warn!(error = %e, "manifest unreadable: its objects are left as they are");
+            unreadable.entry(f).or_default().push(e.to_string());
         }
         let mut seen = BTreeSet::new();
-        for (r, file) in found {
+        for (r, file) in loaded.found {
             let key = r.key();
             if !seen.insert(key.clone()) {
                 warn!(object = %key, file = %file.display(), "duplicate object ignored");
@@ -301,26 +362,23 @@ impl Standalone {
             }
             match self.objects.get_mut(&key) {
                 Some(t) => {
-                    if t.res != r || t.deleting {
+                    let deleting = has_finalizer(&r) && r.deletion_requested();
+                    if t.res != r || t.problem.is_some() || t.deleting != deleting {
+                        if t.res != r {
+                            t.finalized = false;
+                        }
+                        t.deleting = deleting;
                         t.res = r;
-                        t.deleting = false;
-                        t.attempts = 0;
+                        t.problem = None;
                         t.due = now;
+                        // A new spec starts its backoff over.
+                        self.retries.succeeded(&key.to_string());
                     }
                     t.file = file;
                 }
                 None => {
-                    self.objects.insert(
-                        key,
-                        Tracked {
-                            res: r,
-                            file,
-                            status: Value::Null,
-                            deleting: false,
-                            attempts: 0,
-                            due: now,
-                        },
-                    );
+                    self.objects
+                        .insert(key, Tracked::new(r, file, Value::Null, now));
                 }
             }
         }
@@ -331,22 +389,41 @@ impl Standalone {
             .cloned()
             .collect();
         for k in gone {
-            let needed = self.objects.get(&k).is_some_and(|t| has_finalizer(&t.res));
             let referenced = self.referenced(&k);
-            match self.objects.get_mut(&k) {
-                Some(t) if needed => {
-                    if !t.deleting {
-                        info!(object = %k, "removed from the manifests: finalizing");
-                        t.deleting = true;
-                        t.attempts = 0;
-                        t.due = now;
-                    }
+            let Some(t) = self.objects.get_mut(&k) else {
+                continue;
+            };
+            if let Some(errors) = unreadable.get(&t.file) {
+                // Its file is there but unreadable: keep the object.
+                if t.problem.is_none() {
+                    warn!(object = %k, "manifest unreadable: left as it is");
                 }
+                t.problem = Some(errors.join("; "));
+            } else if has_finalizer(&t.res) && !t.finalized && t.deleting {
+                // Its deletion was asked for: it goes on without the
+                // document (as after a restart).
+            } else if has_finalizer(&t.res) && !t.finalized {
+                // Only the delete annotation deletes; a vanished
+                // document is an error to report.
+                if t.problem.is_none() {
+                    warn!(object = %k, file = %t.file.display(), "manifest missing: left as it is; set the annotation pve.fake-pve.io/delete: \"true\" to delete");
+                }
+                t.problem = Some(format!(
+                    "{k} is no longer in {}: left as it is (to delete it, set the annotation {}: \"true\")",
+                    t.file.display(),
+                    crate::types::DELETE_ANNOTATION
+                ));
+            } else if referenced {
                 // Clusters and secrets stay while deletions need them.
-                Some(t) if referenced => t.deleting = true,
-                _ => {
-                    self.objects.remove(&k);
-                }
+                t.deleting = true;
+            } else {
+                self.objects.remove(&k);
+            }
+        }
+        let now = crate::types::now_rfc3339();
+        for t in self.objects.values_mut() {
+            if let Some(p) = &t.problem {
+                report_problem(&t.res, &mut t.status, p, &now);
             }
         }
     }
@@ -358,7 +435,7 @@ impl Standalone {
         }
         self.objects
             .values()
-            .any(|t| t.deleting && has_finalizer(&t.res))
+            .any(|t| t.deleting && !t.finalized && has_finalizer(&t.res))
     }
 
     fn world(&self) -> World {
@@ -375,6 +452,7 @@ impl Standalone {
                 Resource::Secret(s) => {
                     w.secrets.insert(s.metadata.name.clone(), s.clone());
                 }
+                Resource::Machine(_) if t.finalized => {}
                 Resource::Machine(m) => {
                     let st = serde_json::from_value(t.status.clone()).unwrap_or_default();
                     w.machines.insert(m.metadata.name.clone(), (m.clone(), st));
@@ -389,27 +467,25 @@ impl Standalone {
         w
     }
 
+    /// When `key` is looked at again: the one retry policy of both modes
+    /// ([`Retries`]) for errors, soon while PVE works, else at the resync.
     fn schedule(&mut self, key: &Key, error: Option<&Error>, wait: bool) {
-        let (resync, backoff) = (self.opts.resync, self.opts.backoff);
+        let k = key.to_string();
+        let delay = match error {
+            Some(e) => self
+                .retries
+                .failed(&k, e.is_retryable())
+                .unwrap_or(self.opts.resync),
+            None => {
+                self.retries.succeeded(&k);
+                if wait {
+                    self.retries.backoff.base
+                } else {
+                    self.opts.resync
+                }
+            }
+        };
         if let Some(t) = self.objects.get_mut(key) {
-            let delay = match error {
-                Some(e) if e.is_retryable() => {
-                    t.attempts += 1;
-                    backoff.delay(t.attempts)
-                }
-                Some(_) => {
-                    t.attempts = 0;
-                    resync
-                }
-                None if wait => {
-                    t.attempts = 0;
-                    backoff.base
-                }
-                None => {
-                    t.attempts = 0;
-                    resync
-                }
-            };
             t.due = Instant::now() + delay;
         }
     }
@@ -434,7 +510,13 @@ impl Standalone {
             let keys: Vec<Key> = self
                 .objects
                 .iter()
-                .filter(|(k, t)| k.kind == kind && due(t) && (!t.deleting || has_finalizer(&t.res)))
+                .filter(|(k, t)| {
+                    k.kind == kind
+                        && due(t)
+                        && t.problem.is_none()
+                        && !t.finalized
+                        && (!t.deleting || has_finalizer(&t.res))
+                })
                 .map(|(k, _)| k.clone())
                 .collect();
             let sem = Arc::new(Semaphore::new(self.opts.max_concurrent.max(1)));
@@ -455,13 +537,13 @@ impl Standalone {
                 let Ok((k, (status, finalized, error, wait))) = j else {
                     continue;
                 };
-                if finalized {
-                    info!(object = %k, "finalized");
-                    self.objects.remove(&k);
-                    continue;
-                }
                 if let Some(t) = self.objects.get_mut(&k) {
                     t.status = status;
+                    if finalized {
+                        info!(object = %k, "finalized");
+                        t.finalized = true;
+                        report_deleted(&t.res, &mut t.status, &crate::types::now_rfc3339());
+                    }
                 }
                 self.schedule(&k, error.as_ref(), wait);
             }
@@ -589,6 +671,61 @@ async fn reconcile_one(op: &Operator, world: &World, t: &Tracked) -> One {
     }
 }
 
+/// Writes a manifest problem into a status: the Ready condition of a
+/// Machine (reason `ManifestError`, the rest kept), the `message` of the
+/// others.
+fn report_problem(res: &Resource, status: &mut Value, problem: &str, now: &str) {
+    match res {
+        Resource::Machine(_) => {
+            let mut st: MachineStatus = serde_json::from_value(status.clone()).unwrap_or_default();
+            crate::types::set_condition(
+                &mut st.conditions,
+                crate::types::Condition::new("Ready", false, "ManifestError", problem),
+                now,
+            );
+            *status = js(&st);
+        }
+        Resource::Secret(_) => {}
+        _ => {
+            if !status.is_object() {
+                *status = Value::Object(serde_json::Map::new());
+            }
+            status["message"] = Value::String(problem.to_string());
+        }
+    }
+}
+
+/// Writes a finished deletion into a status.
+fn report_deleted(res: &Resource, status: &mut Value, now: &str) {
+    let what = match res {
+        Resource::Machine(m) if m.spec.deletion_policy == crate::types::DeletionPolicy::Orphan => {
+            "deleted; its VM was left in PVE (deletionPolicy Orphan)"
+        }
+        _ => "deleted",
+    };
+    match res {
+        Resource::Machine(_) => {
+            let mut st: MachineStatus = serde_json::from_value(status.clone()).unwrap_or_default();
+            st.vmid = None;
+            st.node = None;
+            st.ip_addresses.clear();
+            crate::types::set_condition(
+                &mut st.conditions,
+                crate::types::Condition::new("Ready", false, "Deleted", what),
+                now,
+            );
+            *status = js(&st);
+        }
+        _ => {
+            if !status.is_object() {
+                *status = Value::Object(serde_json::Map::new());
+            }
+            status["ready"] = Value::Bool(false);
+            status["message"] = Value::String(what.to_string());
+        }
+    }
+}
+
 fn js<T: Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
@@ -608,10 +745,13 @@ pub fn status_table(dir: &Path) -> String {
             continue;
         }
         let st: MachineStatus = serde_json::from_value(e.status).unwrap_or_default();
+        // Why it is not ready, else what else is wrong (a change that
+        // waits for a power cycle, a refused shrink).
         let msg = st
             .conditions
             .iter()
             .find(|c| c.kind == "Ready" && !c.is_true())
+            .or_else(|| st.conditions.iter().find(|c| !c.is_true()))
             .map(|c| format!("{}: {}", c.reason, c.message))
             .unwrap_or_default();
         let phase = st.phase.as_str().to_string();
@@ -647,17 +787,27 @@ pub fn status_table(dir: &Path) -> String {
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
     }
+    // What the operator cannot read is what it leaves alone: say so.
+    match load_dir(dir) {
+        Ok(l) => {
+            for (_, e) in l.errors {
+                out.push_str(&format!("error: {e}\n"));
+            }
+        }
+        Err(e) => out.push_str(&format!("error: {e}\n")),
+    }
     out
 }
 
-/// Loads a directory once and checks it, for `pve-operator check`.
+/// Loads a directory once, for `pve-operator check`: every resource read
+/// and every error (all of them, not the first).
 ///
 /// # Errors
-/// The first unreadable document.
-pub fn check_dir(dir: &Path) -> Result<Vec<Resource>> {
-    let (found, mut errors) = load_dir(dir);
-    if let Some(e) = errors.drain(..).next() {
-        return Err(e);
-    }
-    Ok(found.into_iter().map(|(r, _)| r).collect())
+/// The directory cannot be listed.
+pub fn check_dir(dir: &Path) -> Result<(Vec<Resource>, Vec<Error>)> {
+    let l = load_dir(dir)?;
+    Ok((
+        l.found.into_iter().map(|(r, _)| r).collect(),
+        l.errors.into_iter().map(|(_, e)| e).collect(),
+    ))
 }

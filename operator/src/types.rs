@@ -12,6 +12,11 @@ use serde::{Deserialize, Serialize};
 /// The API group and version every resource of this operator carries.
 pub const API_VERSION: &str = "pve.fake-pve.io/v1alpha1";
 
+/// The annotation that asks the standalone operator to delete a Machine
+/// or MachineSnapshot (`"true"`). Nothing else deletes: a document that
+/// vanishes or cannot be read keeps its VM and is reported.
+pub const DELETE_ANNOTATION: &str = "pve.fake-pve.io/delete";
+
 /// Any document of a manifest directory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind")]
@@ -64,6 +69,27 @@ impl Resource {
         }
     }
 
+    /// `metadata`.
+    pub fn metadata(&self) -> &Metadata {
+        match self {
+            Self::ProxmoxCluster(o) => &o.metadata,
+            Self::ProxmoxNode(o) => &o.metadata,
+            Self::Machine(o) => &o.metadata,
+            Self::MachineSnapshot(o) => &o.metadata,
+            Self::MachineImage(o) => &o.metadata,
+            Self::Secret(o) => &o.metadata,
+        }
+    }
+
+    /// Whether the manifest asks for the object's deletion (standalone:
+    /// the [`DELETE_ANNOTATION`] set to `"true"`).
+    pub fn deletion_requested(&self) -> bool {
+        self.metadata()
+            .annotations
+            .get(DELETE_ANNOTATION)
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+    }
+
     /// `apiVersion` as written.
     pub fn api_version(&self) -> &str {
         match self {
@@ -108,7 +134,7 @@ pub struct Metadata {
 /// `apiVersion`, `metadata` and `spec`; `status` lives beside the
 /// manifest, never in it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Object<S> {
     /// Must be [`API_VERSION`].
     pub api_version: String,
@@ -151,7 +177,7 @@ pub struct SecretObject {
     printcolumn = r#"{"name":"Version","type":"string","jsonPath":".status.version"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ProxmoxClusterSpec {
     /// `https://pve.example.com:8006`.
     #[schemars(regex(pattern = r"^https?://.+"))]
@@ -180,7 +206,7 @@ pub struct ProxmoxClusterSpec {
 
 /// Credentials of a cluster. Either `password` or `tokenSecret`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ClusterCredentials {
     /// `operator@pve`.
     #[serde(default)]
@@ -212,7 +238,7 @@ impl ClusterCredentials {
 /// Where a secret value comes from: a Secret object, a file (relative to
 /// the manifest directory), or inline (development only).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ValueSource {
     /// A key of a `v1/Secret`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -227,6 +253,7 @@ pub struct ValueSource {
 
 /// A key of a Secret.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SecretKeyRef {
     /// The Secret's name.
     #[schemars(length(min = 1))]
@@ -291,7 +318,7 @@ pub struct NodeStatusEntry {
     printcolumn = r#"{"name":"VMs","type":"integer","jsonPath":".status.vmCount"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ProxmoxNodeSpec {
     /// The ProxmoxCluster's name.
     #[schemars(length(min = 1))]
@@ -360,7 +387,7 @@ pub struct Usage {
     printcolumn = r#"{"name":"IP","type":"string","jsonPath":".status.ipAddresses[0]"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct MachineSpec {
     /// The ProxmoxCluster (site) it lives on.
     #[schemars(length(min = 1))]
@@ -427,9 +454,23 @@ pub struct MachineSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[A-Za-z0-9_+.-]+$"))]
     pub tenant: Option<String>,
-    /// On (default) or Off.
+    /// On (default), Off or Suspended.
     #[serde(default)]
     pub power_state: PowerState,
+    /// How `powerState: Off` stops a running VM: `Graceful` (default:
+    /// PVE's shutdown, ACPI or the guest agent, then a hard stop after
+    /// `shutdownTimeoutSeconds`) or `Hard` (an immediate stop).
+    #[serde(default)]
+    pub power_off_mode: PowerOffMode,
+    /// How long a graceful shutdown may take, 1-3600 s (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 3600))]
+    pub shutdown_timeout_seconds: Option<u32>,
+    /// Reboots the running VM once per new value (the last one carried
+    /// out is `status.lastReboot`); a reboot also applies the changes
+    /// that wait for a power cycle. A new VM counts as rebooted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reboot_request: Option<String>,
     /// Delete (default) or Orphan the VM when the Machine goes.
     #[serde(default)]
     pub deletion_policy: DeletionPolicy,
@@ -487,7 +528,7 @@ impl std::fmt::Display for Quantity {
 
 /// Where a machine may go.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Placement {
     /// Labels the node's ProxmoxNode must carry.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -510,7 +551,7 @@ pub struct Placement {
 
 /// What a machine starts from: exactly one of these.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Source {
     /// A template, by name or VMID.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -531,7 +572,7 @@ pub struct Source {
 
 /// CPU topology.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Cpu {
     /// Cores per socket, 1-128.
     #[serde(default = "one")]
@@ -546,6 +587,11 @@ pub struct Cpu {
     #[serde(default = "one", alias = "threadsPerCore")]
     #[schemars(range(min = 1, max = 2))]
     pub threads: u32,
+    /// vCPUs plugged in, up to cores × sockets (PVE's `vcpus`; all when
+    /// unset). Hot-pluggable: a running VM takes a change at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 512))]
+    pub vcpus: Option<u32>,
 }
 
 fn one() -> u32 {
@@ -558,13 +604,14 @@ impl Default for Cpu {
             cores: 1,
             sockets: 1,
             threads: 1,
+            vcpus: None,
         }
     }
 }
 
 /// One disk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DiskSpec {
     /// A label (not sent to PVE).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -599,7 +646,7 @@ fn default_bus() -> String {
 
 /// One NIC.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct NetworkSpec {
     /// A label (not sent to PVE).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -641,7 +688,7 @@ fn default_model() -> String {
 
 /// Cloud-init settings.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CloudInit {
     /// Default user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -676,6 +723,19 @@ pub enum PowerState {
     On,
     /// Stopped.
     Off,
+    /// Running but paused, its memory kept (PVE's suspend to RAM).
+    Suspended,
+}
+
+/// How a running VM is powered off.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum PowerOffMode {
+    /// PVE's shutdown (ACPI or the guest agent), then a hard stop after
+    /// the timeout.
+    #[default]
+    Graceful,
+    /// An immediate stop.
+    Hard,
 }
 
 /// What happens to the VM when its Machine is removed.
@@ -713,6 +773,8 @@ pub enum Phase {
     Running,
     /// Stopped.
     Stopped,
+    /// Paused (`powerState: Suspended`).
+    Suspended,
     /// Cannot progress without a change (validation, configuration).
     Error,
 }
@@ -725,6 +787,7 @@ impl Phase {
             Self::Creating => "Creating",
             Self::Running => "Running",
             Self::Stopped => "Stopped",
+            Self::Suspended => "Suspended",
             Self::Error => "Error",
         }
     }
@@ -748,6 +811,9 @@ pub struct MachineStatus {
     /// Ready, VMCreated, ResourcesAllocated, NetworkConfigured.
     #[serde(default)]
     pub conditions: Vec<Condition>,
+    /// The last `rebootRequest` carried out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_reboot: Option<String>,
     /// RFC 3339.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_updated: Option<String>,
@@ -826,7 +892,7 @@ pub fn set_condition(list: &mut Vec<Condition>, mut c: Condition, now: &str) {
     printcolumn = r#"{"name":"Ready","type":"boolean","jsonPath":".status.ready"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct MachineSnapshotSpec {
     /// The Machine's name.
     #[schemars(length(min = 1))]
@@ -856,6 +922,10 @@ pub struct MachineSnapshotStatus {
     /// The snapshot's name in PVE.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_name: Option<String>,
+    /// The cluster of the VM it belongs to (its deletion goes there once
+    /// the Machine is gone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
     /// The VM it belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vmid: Option<u32>,
@@ -894,7 +964,7 @@ pub struct MachineSnapshotStatus {
     printcolumn = r#"{"name":"Ready","type":"boolean","jsonPath":".status.ready"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
-#[serde(rename_all = "camelCase")]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct MachineImageSpec {
     /// The ProxmoxCluster.
     #[schemars(length(min = 1))]
@@ -1024,6 +1094,50 @@ spec:
         assert_eq!(m.spec.power_state, PowerState::On);
         assert_eq!(m.spec.deletion_policy, DeletionPolicy::Delete);
         assert!(m.spec.agent && m.spec.balloon && !m.spec.protection);
+    }
+
+    /// Issue #16: misspelt or foreign fields were dropped silently (a
+    /// blank VM made instead of vitistack's `spec.template` clone).
+    #[rstest::rstest]
+    #[case("  memroy: 2Gi\n", "unknown field `memroy`")]
+    #[case("  cpu: { cors: 4 }\n", "unknown field `cors`")]
+    #[case("  template: { name: ubuntu }\n", "unknown field `template`")]
+    #[case("  disks: [{ size: 4G, sotrage: fast }]\n", "unknown field `sotrage`")]
+    #[case("  source: { templat: ubuntu }\n", "unknown field `templat`")]
+    #[case("  networks: [{ bridge: vmbr0, vlna: 5 }]\n", "unknown field `vlna`")]
+    fn unknown_fields_are_refused_by_name(#[case] extra: &str, #[case] want: &str) {
+        let y = format!(
+            "apiVersion: pve.fake-pve.io/v1alpha1\nkind: Machine\nmetadata: {{ name: w }}\nspec:\n  cluster: lab\n{extra}"
+        );
+        let e = serde_yaml::from_str::<Resource>(&y)
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains(want), "{e}");
+    }
+
+    #[test]
+    fn aliases_and_kubernetes_metadata_still_read() {
+        let y = r"
+apiVersion: pve.fake-pve.io/v1alpha1
+kind: Machine
+metadata: { name: w, namespace: default, annotations: { a: b } }
+spec:
+  cluster: lab
+  cpu: { cores: 2, threadsPerCore: 1 }
+  disks: [{ size: 4G, type: virtio }]
+";
+        let r: Resource = serde_yaml::from_str(y).expect("parses");
+        assert_eq!(r.key().name, "w");
+        let y = r"
+apiVersion: pve.fake-pve.io/v1alpha1
+kind: ProxmoxCluster
+metadata: { name: lab }
+spec:
+  endpoint: https://pve:8006
+  networks: [vmbr0]
+  credentials: { username: root@pam, password: { value: x } }
+";
+        serde_yaml::from_str::<Resource>(y).expect("parses");
     }
 
     #[test]

@@ -320,6 +320,23 @@ pub fn validate_machine(name: &str, spec: &MachineSpec) -> FieldErrors {
             format!("cpu threads per core {} out of range 1-2", spec.cpu.threads),
         );
     }
+    if let Some(t) = spec.shutdown_timeout_seconds
+        && !(1..=3600).contains(&t)
+    {
+        e.insert(
+            "spec.shutdownTimeoutSeconds".into(),
+            format!("shutdown timeout {t} s out of range 1-3600"),
+        );
+    }
+    let most = spec.cpu.cores.saturating_mul(spec.cpu.sockets);
+    if let Some(v) = spec.cpu.vcpus
+        && !(1..=most).contains(&v)
+    {
+        e.insert(
+            "spec.cpu.vcpus".into(),
+            format!("cpu vcpus {v} out of range 1-{most} (cores x sockets)"),
+        );
+    }
     if let Err(m) = parse_memory(&spec.memory) {
         e.insert("spec.memory".into(), m);
     }
@@ -757,6 +774,9 @@ mod tests {
     #[case::cores0(|s: &mut MachineSpec| s.cpu.cores = 0, "spec.cpu.cores", "cpu cores 0 out of range 1-128")]
     #[case::sockets(|s: &mut MachineSpec| s.cpu.sockets = 5, "spec.cpu.sockets", "cpu sockets 5 out of range 1-4")]
     #[case::threads(|s: &mut MachineSpec| s.cpu.threads = 3, "spec.cpu.threads", "cpu threads per core 3 out of range 1-2")]
+    #[case::vcpus(|s: &mut MachineSpec| { s.cpu.cores = 2; s.cpu.sockets = 2; s.cpu.vcpus = Some(5) }, "spec.cpu.vcpus", "cpu vcpus 5 out of range 1-4 (cores x sockets)")]
+    #[case::vcpus0(|s: &mut MachineSpec| s.cpu.vcpus = Some(0), "spec.cpu.vcpus", "cpu vcpus 0 out of range 1-1 (cores x sockets)")]
+    #[case::shutdown(|s: &mut MachineSpec| s.shutdown_timeout_seconds = Some(0), "spec.shutdownTimeoutSeconds", "shutdown timeout 0 s out of range 1-3600")]
     #[case::memory(|s: &mut MachineSpec| s.memory = Quantity::Str("64Mi".into()), "spec.memory", "memory 64Mi is below minimum of 128 MB")]
     #[case::vmid(|s: &mut MachineSpec| s.vmid = Some(99), "spec.vmid", "vmid 99 is out of range 100-999999999")]
     #[case::vlan(|s: &mut MachineSpec| s.networks = vec![NetworkSpec { vlan: Some(4095), ..net() }], "spec.networks[0].vlan", "VLAN 4095 out of range 1-4094")]

@@ -107,6 +107,17 @@ spec:
     )
 }
 
+/// A manifest with the standalone delete annotation on its first document.
+fn deleted(doc: &str) -> String {
+    let at = doc.find("metadata: { name: ").unwrap();
+    let end = at + doc[at..].find(" }").unwrap();
+    format!(
+        "{}, annotations: {{ pve.fake-pve.io/delete: 'true' }}{}",
+        &doc[..end],
+        &doc[end..]
+    )
+}
+
 impl Env {
     fn write(&self, file: &str, text: &str) {
         std::fs::write(self.dir.join(file), text).unwrap();
@@ -268,6 +279,15 @@ async fn machine_lifecycle_create_update_power_drift_delete() {
         "running"
     );
 
+    // Configure is PUT .../config (update_vm), as documented; issue #16:
+    // it was sent as POST
+    let m = &e.sa.operator.metrics;
+    assert!(m.api_requests("PUT", "/nodes/{node}/qemu/{vmid}/config") >= 1);
+    assert_eq!(
+        m.api_requests("POST", "/nodes/{node}/qemu/{vmid}/config"),
+        0
+    );
+
     // memory decrease while running: reported, not applied
     e.write("web.yaml", &machine("web", "").replace("512Mi", "256Mi"));
     e.sa.pass(true).await;
@@ -282,6 +302,12 @@ async fn machine_lifecycle_create_update_power_drift_delete() {
         msg,
         "takes effect after a power cycle: memory 1024 MiB -> 256 MiB"
     );
+    // the status command shows it (issue #16: Ready is True, so it did not)
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(
+        table.contains("PowerCycleRequired: takes effect after a power cycle"),
+        "{table}"
+    );
     assert_eq!(
         e.config(10000).await["memory"]
             .to_string()
@@ -295,6 +321,8 @@ async fn machine_lifecycle_create_update_power_drift_delete() {
     let (_, reason, msg) = cond(&e.status("web"), "ResourcesAllocated");
     assert_eq!(reason, "DiskShrinkRefused");
     assert_eq!(msg, "scsi0 is 4G, shrinking to 2G is not supported");
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(table.contains("DiskShrinkRefused: scsi0 is 4G"), "{table}");
 
     // power off: the pending memory decrease applies while stopped
     e.write(
@@ -354,11 +382,159 @@ async fn machine_lifecycle_create_update_power_drift_delete() {
     );
     assert_eq!(e.owned("web").await, vec![10000]);
 
-    // delete: removing the file destroys the VM and the status file
-    e.remove("web.yaml");
+    // delete: the annotation destroys the VM; removing the file then
+    // removes the status file
+    e.write("web.yaml", &deleted(&machine("web", "")));
     e.converge(4, |e| !e.sa.tracks("Machine", "web")).await;
     assert!(e.owned("web").await.is_empty());
+    assert_eq!(cond(&e.status("web"), "Ready").1, "Deleted");
+    e.remove("web.yaml");
+    e.sa.pass(true).await;
     assert!(!e.dir.join("web.status.yaml").exists());
+}
+
+/// Issue #16: an edit that cannot be read (`cores: 2x`) left the VM to
+/// be destroyed as if the Machine had been removed.
+#[tokio::test]
+async fn an_unreadable_edit_keeps_the_vm_and_reports_it() {
+    let mut e = env().await;
+    e.write("web.yaml", &machine("web", ""));
+    let vmid = e.running("web").await.vmid.unwrap();
+    e.write(
+        "web.yaml",
+        &machine("web", "").replace("cores: 2", "cores: 2x"),
+    );
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    assert_eq!(e.owned("web").await, vec![vmid], "the VM is kept");
+    assert!(e.sa.tracks("Machine", "web"));
+    let st = e.status("web");
+    let (ok, reason, msg) = cond(&st, "Ready");
+    assert_eq!((ok.as_str(), reason.as_str()), ("False", "ManifestError"));
+    assert!(
+        msg.contains("web.yaml") && msg.contains("Machine/web"),
+        "{msg}"
+    );
+    assert_eq!(st.vmid, Some(vmid));
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(table.contains("ManifestError"), "{table}");
+    assert!(
+        table.contains("error: ") && table.contains("web.yaml"),
+        "{table}"
+    );
+    // fixed: followed again
+    e.write(
+        "web.yaml",
+        &machine("web", "").replace("cores: 2", "cores: 3"),
+    );
+    e.converge(3, |e| cond(&e.status("web"), "Ready").0 == "True")
+        .await;
+    assert_eq!(e.config(vmid).await["cores"], 3);
+}
+
+/// Issue #16: unknown fields were dropped silently: vitistack's top-level
+/// `spec.template` made a blank VM instead of a clone. `check` stopped at
+/// the first unreadable file.
+#[tokio::test]
+async fn unknown_fields_are_refused_by_name_and_check_lists_every_error() {
+    let mut e = env().await;
+    e.write(
+        "tpl.yaml",
+        &machine("tpl", "template: { name: ubuntu-tpl }\n"),
+    );
+    e.write("typo.yaml", &machine("typo", "memroy: 2Gi\n"));
+    e.sa.pass(true).await;
+    e.sa.pass(true).await;
+    assert!(e.owned("tpl").await.is_empty(), "no blank VM");
+    assert!(e.owned("typo").await.is_empty());
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(table.contains("unknown field `template`"), "{table}");
+    assert!(table.contains("unknown field `memroy`"), "{table}");
+    let (found, errors) = pve_operator::standalone::check_dir(&e.dir).unwrap();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert_eq!(found.len(), 2, "the cluster and its secret");
+}
+
+/// Issue #16: a YAML syntax error in a multi-document file did it to
+/// every machine of the file.
+#[tokio::test]
+async fn a_syntax_error_keeps_every_vm_of_the_file() {
+    let mut e = env().await;
+    let docs = [machine("a", ""), machine("b", ""), machine("c", "")].join("---\n");
+    e.write("fleet.yaml", &docs);
+    e.converge(8, |e| {
+        ["a", "b", "c"]
+            .iter()
+            .all(|m| e.status(m).phase == Phase::Running)
+    })
+    .await;
+    let before: Vec<Vec<u32>> = vec![e.owned("a").await, e.owned("b").await, e.owned("c").await];
+    e.write("fleet.yaml", &docs.replacen("cpu: {", "cpu: {{ [", 1));
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    let after: Vec<Vec<u32>> = vec![e.owned("a").await, e.owned("b").await, e.owned("c").await];
+    assert_eq!(before, after);
+    for m in ["a", "b", "c"] {
+        assert_eq!(cond(&e.status(m), "Ready").1, "ManifestError", "{m}");
+    }
+}
+
+/// Issue #16: `mv dir dir.x; sleep 3; mv dir.x dir` destroyed every VM and
+/// made them again with new, empty disks.
+#[tokio::test]
+async fn a_vanished_directory_keeps_every_vm() {
+    let mut e = env().await;
+    e.write("a.yaml", &machine("a", ""));
+    e.write("b.yaml", &machine("b", ""));
+    e.converge(8, |e| {
+        e.status("a").phase == Phase::Running && e.status("b").phase == Phase::Running
+    })
+    .await;
+    let (a, b) = (e.owned("a").await, e.owned("b").await);
+    let away = e.dir.with_extension("x");
+    std::fs::rename(&e.dir, &away).unwrap();
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    assert!(e.sa.problem("Machine", "a").is_some());
+    assert_eq!(cond(&e.status("a"), "Ready").1, "ManifestError");
+    assert_eq!(
+        (e.owned("a").await, e.owned("b").await),
+        (a.clone(), b.clone())
+    );
+    assert!(!e.dir.exists(), "the directory is not made again");
+    std::fs::rename(&away, &e.dir).unwrap();
+    e.converge(3, |e| {
+        e.sa.problem("Machine", "a").is_none()
+            && cond(&e.status("a"), "Ready").0 == "True"
+            && cond(&e.status("b"), "Ready").0 == "True"
+    })
+    .await;
+    assert_eq!((e.owned("a").await, e.owned("b").await), (a, b));
+}
+
+/// A document that vanishes is not a deletion: the VM stays, the status
+/// says why, and the annotation deletes it.
+#[tokio::test]
+async fn a_vanished_document_keeps_its_vm_until_deletion_is_asked() {
+    let mut e = env().await;
+    e.write("web.yaml", &machine("web", ""));
+    let vmid = e.running("web").await.vmid.unwrap();
+    e.remove("web.yaml");
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    assert_eq!(e.owned("web").await, vec![vmid]);
+    let (_, reason, msg) = cond(&e.status("web"), "Ready");
+    assert_eq!(reason, "ManifestError");
+    assert!(msg.contains("pve.fake-pve.io/delete"), "{msg}");
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(table.contains("ManifestError"), "{table}");
+    e.write("web.yaml", &deleted(&machine("web", "")));
+    e.converge(3, |e| !e.sa.tracks("Machine", "web")).await;
+    assert!(e.owned("web").await.is_empty());
 }
 
 #[tokio::test]
@@ -372,8 +548,14 @@ async fn orphan_policy_and_protection_keep_the_vm() {
     .await;
     let keep = e.status("keep").vmid.unwrap();
     let prot = e.status("prot").vmid.unwrap();
-    e.remove("keep.yaml");
-    e.remove("prot.yaml");
+    e.write(
+        "keep.yaml",
+        &deleted(&machine("keep", "deletionPolicy: Orphan\n")),
+    );
+    e.write(
+        "prot.yaml",
+        &deleted(&machine("prot", "protection: true\n")),
+    );
     e.sa.pass(true).await;
     e.sa.pass(true).await;
     assert!(!e.sa.tracks("Machine", "keep"), "orphaned: finalizer done");
@@ -385,6 +567,11 @@ async fn orphan_policy_and_protection_keep_the_vm() {
     assert_eq!(e.owned("prot").await, vec![prot]);
     let (_, reason, _) = cond(&e.status("prot"), "Ready");
     assert_eq!(reason, "DeletionBlocked");
+    // a deletion asked for goes on once the document is gone too
+    e.remove("prot.yaml");
+    e.sa.pass(true).await;
+    assert_eq!(cond(&e.status("prot"), "Ready").1, "DeletionBlocked");
+    assert!(e.sa.problem("Machine", "prot").is_none());
     // protection lifted in PVE: the deletion goes through
     e.call(
         reqwest::Method::PUT,
@@ -482,8 +669,17 @@ async fn a_restarted_operator_adopts_instead_of_duplicating() {
     let st = e.running("app").await;
     assert_eq!(st.vmid, Some(10000));
     assert_eq!(e.owned("app").await, vec![10000]);
-    // and one that restarts after the manifest was removed still deletes
+    // one that restarts after the manifest was removed keeps the VM and
+    // says why
     e.remove("app.yaml");
+    e.sa = Standalone::new(options(&e.dir), operator());
+    e.sa.pass(true).await;
+    e.sa.pass(true).await;
+    assert_eq!(e.owned("app").await, vec![10000]);
+    assert!(e.sa.problem("Machine", "app").is_some());
+    assert_eq!(cond(&e.status("app"), "Ready").1, "ManifestError");
+    // and one that restarts after the deletion was asked for deletes
+    e.write("app.yaml", &deleted(&machine("app", "")));
     e.sa = Standalone::new(options(&e.dir), operator());
     e.converge(3, |e| !e.sa.tracks("Machine", "app")).await;
     assert!(e.owned("app").await.is_empty());
@@ -496,7 +692,7 @@ async fn faults_are_retried_until_they_stop() {
         .await;
     e.fault(serde_json::json!({"task_type": "qmcreate", "task_error": "unable to create VM: injected", "count": 1}))
         .await;
-    e.fault(serde_json::json!({"method": "GET", "path": "/nodes/pve/qemu/*/config", "status": 500, "message": "VM is locked (backup)", "count": 1}))
+    e.fault(serde_json::json!({"method": "GET", "path": "/nodes/pve/qemu/*/pending", "status": 500, "message": "VM is locked (backup)", "count": 1}))
         .await;
     e.write("f.yaml", &machine("f", ""));
     e.sa.pass(true).await;
@@ -509,9 +705,15 @@ async fn faults_are_retried_until_they_stop() {
     e.converge(8, |e| e.status("f").phase == Phase::Running)
         .await;
     assert_eq!(e.owned("f").await.len(), 1);
+    // failed requests are counted by their status too
+    let metrics = e.sa.operator.metrics.render();
+    assert!(
+        metrics.contains("proxmox_operator_api_requests_total{method=\"POST\",endpoint=\"/nodes/{node}/qemu\",status=\"503\"} 2"),
+        "{metrics}"
+    );
 
     // timeouts: answers slower than the client waits
-    e.fault(serde_json::json!({"method": "POST", "path": "/nodes/pve/qemu/*/status/stop", "delay_ms": 2500, "count": 1}))
+    e.fault(serde_json::json!({"method": "POST", "path": "/nodes/pve/qemu/*/status/shutdown", "delay_ms": 2500, "count": 1}))
         .await;
     e.write("f.yaml", &machine("f", "powerState: Off\n"));
     e.sa.pass(true).await;
@@ -638,7 +840,7 @@ spec: { machine: s, description: before the change }
     assert_eq!(st["lastRollback"], "1", "{st}");
     assert_eq!(e.config(vmid).await["cores"], 2);
     // deleting the MachineSnapshot deletes the snapshot
-    e.remove("snap.yaml");
+    e.write("snap.yaml", &deleted(snap));
     e.converge(3, |e| !e.sa.tracks("MachineSnapshot", "before"))
         .await;
     let list = e.get(&format!("/nodes/pve/qemu/{vmid}/snapshot")).await;
@@ -650,6 +852,49 @@ spec: { machine: s, description: before the change }
             .any(|s| s["name"] == "before"),
         "{list}"
     );
+}
+
+/// Issue #16: after a rollback PVE's config says 4G while the volume
+/// kept its 6G; every resize to 6G was a no-op, planned again at once
+/// (160 in 10 s), and the Start behind it never came.
+#[tokio::test]
+async fn a_rollback_after_a_disk_grow_starts_the_vm_without_resizing_again() {
+    let mut e = env().await;
+    e.write("s.yaml", &machine("s", ""));
+    let vmid = e.running("s").await.vmid.unwrap();
+    let snap = "apiVersion: pve.fake-pve.io/v1alpha1
+kind: MachineSnapshot
+metadata: { name: before }
+spec: { machine: s }
+";
+    e.write("snap.yaml", snap);
+    e.sa.pass(true).await;
+    e.write("s.yaml", &machine("s", "").replace("4G", "6G"));
+    e.converge(3, |e| cond(&e.status("s"), "Ready").0 == "True")
+        .await;
+    let resizes = |e: &Env| {
+        e.sa.operator
+            .metrics
+            .api_requests("PUT", "/nodes/{node}/qemu/{vmid}/resize")
+    };
+    assert_eq!(resizes(&e), 1);
+    e.write(
+        "snap.yaml",
+        &snap.replace("machine: s }", "machine: s, rollbackRequest: '1' }"),
+    );
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    let c = e.config(vmid).await;
+    assert!(c["scsi0"].as_str().unwrap().contains("size=4G"), "{c}");
+    assert_eq!(
+        e.get(&format!("/nodes/pve/qemu/{vmid}/status/current"))
+            .await["status"],
+        "running",
+        "started again after the rollback"
+    );
+    assert_eq!(resizes(&e), 1, "no resize to the size the volume has");
+    assert_eq!(e.status("s").phase, Phase::Running);
 }
 
 #[tokio::test]
@@ -699,6 +944,107 @@ async fn disks_grow_online() {
         .await;
     let c = e.config(vmid).await;
     assert!(c["scsi0"].as_str().unwrap().contains("size=6G"), "{c}");
+    assert_eq!(
+        e.get(&format!("/nodes/pve/qemu/{vmid}/status/current"))
+            .await["status"],
+        "running"
+    );
+}
+
+/// Off shuts the guest down (a hard stop only after the timeout), and a
+/// new `rebootRequest` reboots it once, applying what waited for a power
+/// cycle.
+#[tokio::test]
+async fn power_off_is_graceful_and_reboot_requests_apply_pending_changes() {
+    let mut e = env().await;
+    e.write("p.yaml", &machine("p", "").replace("512Mi", "1Gi"));
+    let vmid = e.running("p").await.vmid.unwrap();
+    let calls = |e: &Env, action: &str| {
+        e.sa.operator.metrics.api_requests(
+            "POST",
+            &format!("/nodes/{{node}}/qemu/{{vmid}}/status/{action}"),
+        )
+    };
+    e.write(
+        "p.yaml",
+        &machine("p", "powerState: Off\n").replace("512Mi", "1Gi"),
+    );
+    e.converge(3, |e| e.status("p").phase == Phase::Stopped)
+        .await;
+    assert_eq!((calls(&e, "shutdown"), calls(&e, "stop")), (1, 0));
+    // started again with a reboot request: the start is the reboot
+    e.write(
+        "p.yaml",
+        &machine("p", "rebootRequest: a\n").replace("512Mi", "1Gi"),
+    );
+    e.running("p").await;
+    e.sa.pass(true).await;
+    assert_eq!(calls(&e, "reboot"), 0);
+    assert_eq!(e.status("p").last_reboot.as_deref(), Some("a"));
+    // a memory decrease waits for a power cycle; the next request gives it
+    e.write("p.yaml", &machine("p", "rebootRequest: a\n"));
+    e.sa.pass(true).await;
+    assert_eq!(
+        cond(&e.status("p"), "ResourcesAllocated").1,
+        "PowerCycleRequired"
+    );
+    e.write("p.yaml", &machine("p", "rebootRequest: b\n"));
+    e.converge(4, |e| {
+        cond(&e.status("p"), "ResourcesAllocated").1 == "AllocationSucceeded"
+            && e.status("p").phase == Phase::Running
+    })
+    .await;
+    assert_eq!(calls(&e, "reboot"), 1);
+    assert_eq!(e.status("p").last_reboot.as_deref(), Some("b"));
+    assert_eq!(
+        e.config(vmid).await["memory"].to_string().trim_matches('"'),
+        "512"
+    );
+    e.sa.pass(true).await;
+    assert_eq!(calls(&e, "reboot"), 1, "once per value");
+}
+
+#[tokio::test]
+async fn suspended_machines_are_paused_and_resumed() {
+    let mut e = env().await;
+    e.write("s.yaml", &machine("s", ""));
+    let vmid = e.running("s").await.vmid.unwrap();
+    let path = format!("/nodes/pve/qemu/{vmid}/status/current");
+    e.write("s.yaml", &machine("s", "powerState: Suspended\n"));
+    e.converge(3, |e| e.status("s").phase == Phase::Suspended)
+        .await;
+    assert_eq!(e.get(&path).await["qmpstatus"], "paused");
+    assert_eq!(cond(&e.status("s"), "Ready").1, "Suspended");
+    e.sa.pass(true).await;
+    assert_eq!(e.status("s").phase, Phase::Suspended, "stays so");
+    e.write("s.yaml", &machine("s", ""));
+    e.running("s").await;
+    assert_eq!(e.get(&path).await["qmpstatus"], "running");
+    // Off from suspended: stopped
+    e.write("s.yaml", &machine("s", "powerState: Suspended\n"));
+    e.converge(3, |e| e.status("s").phase == Phase::Suspended)
+        .await;
+    e.write("s.yaml", &machine("s", "powerState: Off\n"));
+    e.converge(3, |e| e.status("s").phase == Phase::Stopped)
+        .await;
+}
+
+#[tokio::test]
+async fn vcpus_are_hot_plugged() {
+    let mut e = env().await;
+    e.write("v.yaml", &machine("v", "").replace("cores: 2", "cores: 4"));
+    let vmid = e.running("v").await.vmid.unwrap();
+    e.write(
+        "v.yaml",
+        &machine("v", "").replace("cores: 2", "cores: 4, vcpus: 2"),
+    );
+    e.converge(3, |e| cond(&e.status("v"), "Ready").0 == "True")
+        .await;
+    assert_eq!(
+        cond(&e.status("v"), "ResourcesAllocated").1,
+        "AllocationSucceeded"
+    );
+    assert_eq!(e.config(vmid).await["vcpus"], 2);
     assert_eq!(
         e.get(&format!("/nodes/pve/qemu/{vmid}/status/current"))
             .await["status"],
@@ -941,6 +1287,173 @@ async fn machines_go_to_the_cluster_they_name() {
     }
 }
 
+/// Issue #16: a snapshot deleted with its Machine was deleted in the
+/// alphabetically first cluster, not in the Machine's.
+#[tokio::test]
+async fn a_snapshot_deleted_with_its_machine_is_deleted_in_the_machines_cluster() {
+    let mut e = env().await;
+    let site_b = fake(SCENARIO).await;
+    e.write("site-b.yaml", &cluster_manifest(&e.dir, "site-b", &site_b));
+    let b = machine("b", "deletionPolicy: Orphan\n").replace("cluster: lab", "cluster: site-b");
+    e.write("b.yaml", &b);
+    e.converge(8, |e| e.status("b").phase == Phase::Running)
+        .await;
+    let vmid = e.status("b").vmid.unwrap();
+    let snap = "apiVersion: pve.fake-pve.io/v1alpha1
+kind: MachineSnapshot
+metadata: { name: before }
+spec: { machine: b }
+";
+    e.write("snap.yaml", snap);
+    e.sa.pass(true).await;
+    let client = e.http.clone();
+    let snapshots = || {
+        let url = format!("{}/nodes/pve/qemu/{vmid}/snapshot", site_b.api_url());
+        let http = client.clone();
+        async move {
+            let v: Value = http
+                .get(url)
+                .header("Authorization", format!("PVEAPIToken={TOKEN}={SECRET}"))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            v["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|s| s["name"] != "current")
+                .count()
+        }
+    };
+    assert_eq!(snapshots().await, 1);
+    e.write("b.yaml", &deleted(&b));
+    e.write("snap.yaml", &deleted(snap));
+    e.converge(4, |e| {
+        !e.sa.tracks("Machine", "b") && !e.sa.tracks("MachineSnapshot", "before")
+    })
+    .await;
+    assert_eq!(snapshots().await, 0, "deleted on site-b, where it was");
+}
+
+/// Issue #16: a Machine whose cluster is missing, or refuses the
+/// credentials, could never be deleted (the deletion connected first).
+#[tokio::test]
+async fn a_machine_of_a_missing_or_refusing_cluster_can_be_deleted() {
+    let mut e = env().await;
+    let ghost = machine("ghost", "").replace("cluster: lab", "cluster: nowhere");
+    e.write("ghost.yaml", &ghost);
+    e.write("keep.yaml", &machine("keep", "deletionPolicy: Orphan\n"));
+    e.write("gone.yaml", &machine("gone", ""));
+    e.converge(8, |e| {
+        e.status("keep").phase == Phase::Running && e.status("gone").phase == Phase::Running
+    })
+    .await;
+    assert!(e.sa.tracks("Machine", "ghost"));
+    e.write("ghost.yaml", &deleted(&ghost));
+    e.converge(2, |e| !e.sa.tracks("Machine", "ghost")).await;
+    // credentials refused
+    e.write(
+        "cluster.yaml",
+        &std::fs::read_to_string(e.dir.join("cluster.yaml"))
+            .unwrap()
+            .replace(SECRET, "00000000-0000-0000-0000-000000000000"),
+    );
+    e.write(
+        "keep.yaml",
+        &deleted(&machine("keep", "deletionPolicy: Orphan\n")),
+    );
+    e.write("gone.yaml", &deleted(&machine("gone", "")));
+    e.sa.pass(true).await;
+    e.sa.pass(true).await;
+    assert!(!e.sa.tracks("Machine", "keep"), "Orphan needs no PVE");
+    assert!(e.sa.tracks("Machine", "gone"), "Delete needs PVE");
+    let (_, reason, msg) = cond(&e.status("gone"), "Ready");
+    assert_eq!(reason, "AuthenticationError");
+    assert!(msg.contains("deletionPolicy: Orphan"), "{msg}");
+    // told to leave the VM: done
+    e.write(
+        "gone.yaml",
+        &deleted(&machine("gone", "deletionPolicy: Orphan\n")),
+    );
+    e.converge(2, |e| !e.sa.tracks("Machine", "gone")).await;
+}
+
+/// Issue #16: PVE refusing a clone for good was retried for ever with the
+/// phase at `Creating`.
+#[tokio::test]
+async fn a_refused_clone_is_an_error_not_a_retry() {
+    let mut e = env().await;
+    e.fault(serde_json::json!({"method": "POST", "path": "/nodes/pve/qemu/9000/clone", "status": 500, "message": "can't clone VM to node 'pve2' (VM uses local storage)"}))
+        .await;
+    e.write(
+        "c.yaml",
+        &machine("c", "source: { template: ubuntu-tpl }\n"),
+    );
+    e.sa.pass(true).await;
+    let st = e.status("c");
+    assert_eq!(st.phase, Phase::Error);
+    let (ok, reason, msg) = cond(&st, "VMCreated");
+    assert_eq!((ok.as_str(), reason.as_str()), ("False", "CreationFailed"));
+    assert!(msg.contains("VM uses local storage"), "{msg}");
+    let clones = |e: &Env| {
+        e.sa.operator
+            .metrics
+            .api_requests("POST", "/nodes/{node}/qemu/{vmid}/clone")
+    };
+    assert_eq!(clones(&e), 1);
+    // not due again before the resync
+    e.sa.pass(false).await;
+    assert_eq!(clones(&e), 1);
+    // fixed in PVE: the next reconcile clones
+    e.clear_faults().await;
+    e.converge(4, |e| e.status("c").phase == Phase::Running)
+        .await;
+}
+
+/// Issue #16: a VM gone from PVE left its VMID (soon another machine's)
+/// in the status and its conditions.
+#[tokio::test]
+async fn a_vanished_vm_leaves_no_vmid_in_the_status() {
+    let mut e = env().await;
+    e.write("v.yaml", &machine("v", ""));
+    let vmid = e.running("v").await.vmid.unwrap();
+    e.call(
+        reqwest::Method::POST,
+        &format!("/nodes/pve/qemu/{vmid}/status/stop"),
+        &[],
+    )
+    .await;
+    e.call(
+        reqwest::Method::DELETE,
+        &format!("/nodes/pve/qemu/{vmid}"),
+        &[],
+    )
+    .await;
+    // the VMID goes to another VM, and the re-creation is refused
+    e.call(
+        reqwest::Method::POST,
+        "/nodes/pve/qemu",
+        &[("vmid", &vmid.to_string()), ("name", "stranger")],
+    )
+    .await;
+    e.fault(serde_json::json!({"method": "POST", "path": "/nodes/pve/qemu", "status": 500, "message": "no space left"}))
+        .await;
+    e.sa.pass(true).await;
+    let st = e.status("v");
+    assert_eq!(st.vmid, None);
+    assert_eq!(st.node, None);
+    assert!(
+        !serde_json::to_string(&st.conditions)
+            .unwrap()
+            .contains(&vmid.to_string()),
+        "{:?}",
+        st.conditions
+    );
+}
+
 #[tokio::test]
 async fn the_watcher_follows_the_directory() {
     let e = env().await;
@@ -1000,7 +1513,7 @@ async fn the_watcher_follows_the_directory() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(cores, 4, "the watcher did not apply the change");
-    e.remove("watched.yaml");
+    e.write("watched.yaml", &deleted(&machine("watched", "")));
     until(
         "delete the machine",
         Box::new(|vms| !vms.iter().any(|v| v["name"] == "watched")),
@@ -1056,4 +1569,132 @@ async fn the_shipped_examples_converge_against_the_default_scenario() {
     let table = pve_operator::standalone::status_table(&dir);
     assert!(table.contains("192.0.2.10"), "{table}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A `MakeWriter` into a shared buffer.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+    type Writer = Self;
+    fn make_writer(&'a self) -> Self {
+        self.clone()
+    }
+}
+
+/// Issue #16: log lines named the wrong machine (a span entered and held
+/// across `.await` while other reconciles ran on the same thread).
+#[tokio::test]
+async fn log_lines_name_the_machine_they_are_about() {
+    // Global (scoped subscribers miss events whose callsite interest
+    // another test's thread cached); other tests' lines are told apart by
+    // the machine names.
+    let out = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(out.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    tracing::subscriber::set_global_default(subscriber).unwrap();
+    let mut e = env().await;
+    let names = ["logged-0", "logged-1", "logged-2", "logged-3", "logged-4"];
+    let docs: Vec<String> = names.iter().map(|n| machine(n, "")).collect();
+    e.write("fleet.yaml", &docs.join("---\n"));
+    e.converge(8, |e| {
+        names.iter().all(|n| e.status(n).phase == Phase::Running)
+    })
+    .await;
+    let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+    let mut checked = 0;
+    for line in text
+        .lines()
+        .filter(|l| l.contains("machine=\"logged-") && l.contains("Successfully created VM"))
+    {
+        let named: Vec<&str> = line
+            .match_indices("machine=\"")
+            .map(|(i, _)| line[i + 9..].split('"').next().unwrap())
+            .collect();
+        assert_eq!(named.len(), 1, "one machine per line: {line}");
+        let vmid = e.status(named[0]).vmid.unwrap();
+        assert!(
+            line.contains(&format!("vmid={vmid} ")),
+            "{} (VM {vmid}) logged as: {line}",
+            named[0]
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, names.len(), "{text}");
+}
+
+/// The one retry policy of both modes, standalone: a retryable failure
+/// (here PVE unreachable) is looked at again after 1 s, then 2 s, ...
+#[tokio::test]
+async fn standalone_backs_off_1_2_4_seconds() {
+    let e = env().await;
+    let cluster = std::fs::read_to_string(e.dir.join("cluster.yaml"))
+        .unwrap()
+        .replace(&e.pve.url(), "https://127.0.0.1:1");
+    e.write("cluster.yaml", &cluster);
+    e.write("m.yaml", &machine("m", ""));
+    let mut sa = Standalone::new(options(&e.dir), operator());
+    assert_eq!(sa.pass(false).await, 2, "the cluster and the machine");
+    assert_eq!(
+        cond(&sa.machine_status("m").unwrap(), "Ready").1,
+        "NetworkError"
+    );
+    let started = std::time::Instant::now();
+    let mut retries = Vec::new();
+    while retries.len() < 2 && started.elapsed() < Duration::from_secs(6) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if sa.pass(false).await > 0 {
+            retries.push(started.elapsed().as_secs_f64());
+        }
+    }
+    assert_eq!(retries.len(), 2, "{retries:?}");
+    assert!((0.85..1.6).contains(&retries[0]), "{retries:?}");
+    assert!((2.6..4.0).contains(&retries[1]), "{retries:?}");
+}
+
+/// VirtRigaud's provider takes its PVE from `PVE_*` variables: the
+/// operator offers them as a cluster Machines can name (here `env-pve`),
+/// and a declared ProxmoxCluster of the same name wins.
+#[tokio::test]
+async fn the_pve_variables_give_a_cluster() {
+    let mut e = env().await;
+    let vars = [
+        ("PVE_ENDPOINT", e.pve.url()),
+        ("PVE_TOKEN_ID", TOKEN.to_string()),
+        ("PVE_TOKEN_SECRET", SECRET.to_string()),
+        ("PVE_CA_BUNDLE", e.pve.cert_pem().unwrap().to_string()),
+        ("HOME", "/root".to_string()),
+    ]
+    .map(|(k, v)| (k.to_string(), v));
+    let env_cluster = pve_operator::controller::EnvCluster::from_env("env-pve", vars);
+    assert!(
+        env_cluster
+            .as_ref()
+            .is_some_and(|c| !c.vars.contains_key("HOME"))
+    );
+    let op = std::sync::Arc::new(
+        pve_operator::Operator::new(common::operator_tuning()).with_env_cluster(env_cluster),
+    );
+    e.sa = Standalone::new(options(&e.dir), op);
+    e.write(
+        "v.yaml",
+        &machine("v", "").replace("cluster: lab", "cluster: env-pve"),
+    );
+    let st = e.running("v").await;
+    assert_eq!(e.config(st.vmid.unwrap()).await["name"], "v");
+    // without PVE_ENDPOINT there is none
+    assert!(pve_operator::controller::EnvCluster::from_env("x", []).is_none());
 }

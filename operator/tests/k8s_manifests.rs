@@ -205,7 +205,10 @@ fn the_crds_carry_status_printer_columns_and_the_validation_rules() {
     let nic = &spec["networks"]["items"]["properties"];
     assert_eq!(nic["vlan"]["maximum"].as_f64(), Some(4094.0));
     assert_eq!(spec["networks"]["maxItems"], 32);
-    assert_eq!(spec["powerState"]["enum"], serde_json::json!(["On", "Off"]));
+    assert_eq!(
+        spec["powerState"]["enum"],
+        serde_json::json!(["On", "Off", "Suspended"])
+    );
     assert_eq!(
         spec["deletionPolicy"]["enum"],
         serde_json::json!(["Delete", "Orphan"])

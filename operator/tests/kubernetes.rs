@@ -102,6 +102,7 @@ fn ctx(pve_world: World) -> (Arc<Ctx>, Handle<Request<Body>, Response<Body>>) {
         worlds: Arc::new(FixedWorld(pve_world)),
         recorder,
         interval: Duration::from_secs(30),
+        retries: Default::default(),
     });
     (ctx, handle)
 }
@@ -481,4 +482,68 @@ fn the_stores_give_each_namespace_its_own_world() {
         "https://other.example:8006"
     );
     assert!(other.machines.is_empty() && other.secrets.is_empty());
+}
+
+/// Issue #16: Kubernetes mode requeued every retryable failure after a
+/// fixed 5 s; it backs off as standalone does (1, 2, 4 ... 300 s, per
+/// object, with a tenth of jitter) and starts over after a fix.
+#[tokio::test]
+async fn retryable_failures_back_off_per_object() {
+    let (ctx, _handle) = ctx(World::default());
+    let transient = || {
+        pve_operator::kubernetes::Error::Core(pve_operator::Error::Pve(pve_client::Error::Server {
+            status: 503,
+            message: "injected".into(),
+        }))
+    };
+    let web = Arc::new(machine(true, false, Value::Null));
+    let delay = |m: &Arc<Machine>, e: &pve_operator::kubernetes::Error| {
+        let a = pve_operator::kubernetes::error_policy(m.clone(), e, ctx.clone());
+        let d = requeue_of(&a);
+        move |secs: u64| {
+            (Duration::from_secs(secs).mul_f64(0.9)..=Duration::from_secs(secs).mul_f64(1.1))
+                .contains(&d)
+        }
+    };
+    for secs in [1, 2, 4, 8, 16] {
+        assert!(delay(&web, &transient())(secs), "attempt after {secs} s");
+    }
+    // another object starts at 1 s
+    let mut db = machine(true, false, Value::Null);
+    db.metadata.name = Some("db".into());
+    let db = Arc::new(db);
+    assert!(delay(&db, &transient())(1));
+    // a deletion still going on is retried the same way
+    assert!(delay(&db, &pve_operator::kubernetes::Error::Deleting)(2));
+    // an error that waits for a fix resets the count
+    let auth = pve_operator::kubernetes::Error::Core(pve_operator::Error::Pve(
+        pve_client::Error::Authentication {
+            message: "authentication failure".into(),
+        },
+    ));
+    assert!(delay(&web, &auth)(30));
+    assert!(delay(&web, &transient())(1));
+}
+
+/// The delay of a requeue `Action` (its Debug form is the only view:
+/// `Action { requeue_after: Some(1.02s) }`).
+fn requeue_of(a: &kube::runtime::controller::Action) -> Duration {
+    let d = format!("{a:?}");
+    let inner = d
+        .split("Some(")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .unwrap_or_else(|| panic!("not a requeue: {d}"));
+    let (num, unit) = inner
+        .find(|c: char| c.is_alphabetic() || c == '\u{b5}')
+        .map(|i| inner.split_at(i))
+        .unwrap();
+    let n: f64 = num.parse().unwrap();
+    Duration::from_secs_f64(match unit {
+        "s" => n,
+        "ms" => n / 1e3,
+        "\u{b5}s" | "us" => n / 1e6,
+        "ns" => n / 1e9,
+        other => panic!("unit {other} in {d}"),
+    })
 }

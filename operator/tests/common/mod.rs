@@ -16,7 +16,12 @@ pub const SECRET: &str = "0f6c2b1e-5d4a-4e39-8b7c-2a1d9e8f7c60";
 
 /// An operator without retries and with short task polls.
 pub fn operator() -> Arc<Operator> {
-    Arc::new(Operator::new(Some(Arc::new(|b| {
+    Arc::new(Operator::new(operator_tuning()))
+}
+
+/// The client settings of [`operator`].
+pub fn operator_tuning() -> Option<pve_operator::controller::ClientTuning> {
+    Some(Arc::new(|b| {
         b.retry(RetryPolicy::none())
             .timeout(Duration::from_millis(1500))
             .wait_options(
@@ -24,7 +29,7 @@ pub fn operator() -> Arc<Operator> {
                     .poll_interval(Duration::from_millis(5))
                     .timeout(Duration::from_secs(10)),
             )
-    }))))
+    }))
 }
 
 /// fake-pve on a free loopback port with `scenario`.
