@@ -106,40 +106,66 @@ pub struct Record {
     pub seed: u64,
     /// An upload's file.
     #[serde(default)]
-    pub upload: Option<crate::api::upload::UploadInfo>,
+    pub upload: Option<crate::model::storage::content::UploadInfo>,
+}
+
+/// A call to journal, as the server that answers it describes it: what
+/// replaying it needs, and nothing of the connection it came on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    /// API or control.
+    pub kind: Kind,
+    /// The method.
+    pub method: String,
+    /// The path as received (percent-encoded).
+    pub path: String,
+    /// The query string.
+    pub query: Option<String>,
+    /// The body's content type.
+    pub content_type: Option<String>,
+    /// The body.
+    pub body: Vec<u8>,
+    /// Who made it (`user@realm` or `user@realm!token`).
+    pub who: Option<String>,
+    /// An upload's file.
+    pub upload: Option<crate::model::storage::content::UploadInfo>,
 }
 
 impl Record {
-    /// The record of `req` to the `kind` server, made by `who`, run at
-    /// `now_ms` (none: at the clock's own time) with random draws from
-    /// `seed`; its `seq` is set when it is appended.
-    pub fn of(
-        kind: Kind,
-        req: &crate::api::Request,
-        who: Option<String>,
-        now_ms: Option<i64>,
-        seed: u64,
-    ) -> Self {
+    /// The record of `call`, run at `now_ms` (none: at the clock's own
+    /// time) with random draws from `seed`; its `seq` is set when it is
+    /// appended.
+    pub fn of(call: Call, now_ms: Option<i64>, seed: u64) -> Self {
         let mut rec = Self {
             seq: 0,
-            kind,
-            method: req.method.to_string(),
-            path: req.path.clone(),
-            query: req.query.clone(),
-            content_type: req
-                .headers
-                .get(http::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string),
+            kind: call.kind,
+            method: call.method,
+            path: call.path,
+            query: call.query,
+            content_type: call.content_type,
             body: String::new(),
             body_hex: None,
-            who,
+            who: call.who,
             now_ms,
             seed,
-            upload: req.upload.clone(),
+            upload: call.upload,
         };
-        rec.set_body(&req.body);
+        rec.set_body(&call.body);
         rec
+    }
+
+    /// The call again, as it came.
+    pub fn call(&self) -> Call {
+        Call {
+            kind: self.kind,
+            method: self.method.clone(),
+            path: self.path.clone(),
+            query: self.query.clone(),
+            content_type: self.content_type.clone(),
+            body: self.body_bytes(),
+            who: self.who.clone(),
+            upload: self.upload.clone(),
+        }
     }
 
     /// The request's context as it ran: its instant (for a request that
@@ -147,26 +173,6 @@ impl Record {
     pub fn context(&self, state: &crate::state::State) -> crate::model::Context {
         let now_ms = self.now_ms.unwrap_or_else(|| state.clock().now_millis());
         crate::model::Context::journaled(now_ms, self.seed)
-    }
-
-    /// The request again, as it came.
-    pub fn request(&self) -> crate::api::Request {
-        let mut headers = http::HeaderMap::new();
-        if let Some(ct) = self
-            .content_type
-            .as_deref()
-            .and_then(|c| http::HeaderValue::from_str(c).ok())
-        {
-            headers.insert(http::header::CONTENT_TYPE, ct);
-        }
-        crate::api::Request {
-            method: http::Method::from_bytes(self.method.as_bytes()).unwrap_or(http::Method::GET),
-            path: self.path.clone(),
-            query: self.query.clone(),
-            headers,
-            body: bytes::Bytes::from(self.body_bytes()),
-            upload: self.upload.clone(),
-        }
     }
 
     /// The body as bytes.
@@ -183,6 +189,19 @@ impl Record {
             Ok(s) => s.clone_into(&mut self.body),
             Err(_) => self.body_hex = Some(hex::encode(bytes)),
         }
+    }
+}
+
+/// Runs `f`, which blocks on the disk, without holding up the other
+/// requests of an async worker: on a multi-threaded runtime the worker
+/// hands its other tasks on first (`block_in_place`); elsewhere it just
+/// runs.
+pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
     }
 }
 
@@ -310,8 +329,9 @@ impl std::fmt::Debug for Store {
 pub struct Loaded {
     /// The store, ready to append.
     pub store: Arc<Store>,
-    /// The signing keys (made and saved on first use).
-    pub keys: crate::api::auth::Keys,
+    /// The signing keys as saved (made with the `fresh_keys` given to
+    /// [`Store::open`] and saved on first use).
+    pub keys: String,
     /// The last snapshot, if any.
     pub snapshot: Option<Snapshot>,
     /// The journal records after it.
@@ -324,7 +344,11 @@ impl Store {
     ///
     /// # Errors
     /// A directory in use, unreadable or damaged files.
-    pub fn open(dir: &Path, fsync: Fsync) -> Result<Loaded, StoreError> {
+    pub fn open(
+        dir: &Path,
+        fsync: Fsync,
+        fresh_keys: impl FnOnce() -> String,
+    ) -> Result<Loaded, StoreError> {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let lock_path = dir.join("lock");
         let lock = OpenOptions::new()
@@ -340,7 +364,7 @@ impl Store {
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(io(&lock_path)(e)),
         }
-        let keys = Self::keys(dir)?;
+        let keys = Self::keys(dir, fresh_keys)?;
         let snapshot = Self::read_snapshot(dir)?;
         let after = snapshot.as_ref().map_or(0, |s| s.seq);
         let journal_path = dir.join("journal.log");
@@ -402,17 +426,13 @@ impl Store {
         })
     }
 
-    fn keys(dir: &Path) -> Result<crate::api::auth::Keys, StoreError> {
+    fn keys(dir: &Path, fresh: impl FnOnce() -> String) -> Result<String, StoreError> {
         let path = dir.join("keys");
         match std::fs::read_to_string(&path) {
-            Ok(text) => crate::api::auth::Keys::from_text(&text).ok_or(StoreError::Corrupt {
-                path,
-                offset: 0,
-                reason: "not two 32-byte hex keys".into(),
-            }),
+            Ok(text) => Ok(text),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let keys = crate::api::auth::Keys::random();
-                write_atomically(&path, keys.to_text().as_bytes())?;
+                let keys = fresh();
+                write_atomically(&path, keys.as_bytes())?;
                 Ok(keys)
             }
             Err(e) => Err(io(&path)(e)),
@@ -468,25 +488,25 @@ impl Store {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Journals `req` (to the `kind` server, by `who`) and runs `f`: alone
-    /// (the gate held), at the instant it arrived unless `clock_moves`
-    /// (then at the clock's own time), with random draws from a seed of its
-    /// own (see [`crate::model::Context`]); then writes a snapshot when one is due.
+    /// Journals `call` and runs `f`: alone (the gate held), at the
+    /// instant it arrived unless `clock_moves` (then at the clock's own
+    /// time), with random draws from a seed of its own (see
+    /// [`crate::model::Context`]); then writes a snapshot when one is due.
+    /// The writes block: call it off the async workers (see
+    /// [`blocking`]).
     ///
     /// # Errors
     /// `unable to write the journal - ...`, before `f` ran.
     pub fn journaled<R>(
         &self,
         state: &crate::state::State,
-        kind: Kind,
-        req: &crate::api::Request,
-        who: Option<String>,
+        call: Call,
         clock_moves: bool,
         f: impl FnOnce(crate::model::Context) -> R,
     ) -> Result<R, crate::model::Error> {
         let _gate = self.gate();
         let now_ms = (!clock_moves).then(|| state.clock().now_millis());
-        let mut rec = Record::of(kind, req, who, now_ms, state.next_seed());
+        let mut rec = Record::of(call, now_ms, state.next_seed());
         if let Err(e) = self.append(&mut rec) {
             tracing::error!("journal write failed: {e}");
             return Err(crate::model::Error::failed(format!(

@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 use tower::ServiceExt;
 
 use crate::Error;
+use crate::api::auth::Keys;
 use crate::api::{self, Router};
 use crate::app::Peer;
 use crate::clock::Clock;
@@ -208,7 +209,9 @@ impl Builder {
         let scenario = self.scenario.unwrap_or_else(Scenario::default_single_node);
         let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
         let loaded = match &self.data_dir {
-            Some(dir) => Some(crate::persist::Store::open(dir, self.fsync)?),
+            Some(dir) => Some(crate::persist::Store::open(dir, self.fsync, || {
+                Keys::random().to_text()
+            })?),
             None => None,
         };
         let identity = match &self.tls {
@@ -238,7 +241,14 @@ impl Builder {
         let state = match loaded {
             None => State::new(scenario, settings, clock, self.latency).map_err(Error::Scenario)?,
             Some(loaded) => {
-                let state = State::with_keys(scenario, settings, clock, self.latency, loaded.keys)
+                let keys = Keys::from_text(&loaded.keys).ok_or_else(|| {
+                    crate::persist::StoreError::Corrupt {
+                        path: loaded.store.dir().join("keys"),
+                        offset: 0,
+                        reason: "not two 32-byte hex keys".into(),
+                    }
+                })?;
+                let state = State::with_keys(scenario, settings, clock, self.latency, keys)
                     .map_err(Error::Scenario)?;
                 let mut last_ms = None;
                 if let Some(snap) = loaded.snapshot {
@@ -275,7 +285,7 @@ impl Builder {
                 if let Some(fp) = &fingerprint {
                     state.with(|c| c.set_local_fingerprint(fp));
                 }
-                loaded.store.write_snapshot(state.snapshot())?;
+                crate::persist::blocking(|| loaded.store.write_snapshot(state.snapshot()))?;
                 tracing::info!(
                     dir = %loaded.store.dir().display(),
                     replayed,
@@ -408,7 +418,8 @@ impl Running {
         }
         if let Some(store) = self.state.store() {
             let _gate = store.gate();
-            if let Err(e) = store.write_snapshot(self.state.snapshot()) {
+            if let Err(e) = crate::persist::blocking(|| store.write_snapshot(self.state.snapshot()))
+            {
                 tracing::error!("snapshot at shutdown failed: {e}");
             }
         }

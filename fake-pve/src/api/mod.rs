@@ -293,6 +293,47 @@ pub struct Request {
     pub upload: Option<upload::UploadInfo>,
 }
 
+impl Request {
+    /// The call to journal for this request to the `kind` server, made by
+    /// `who`.
+    pub fn to_call(&self, kind: crate::persist::Kind, who: Option<String>) -> crate::persist::Call {
+        crate::persist::Call {
+            kind,
+            method: self.method.to_string(),
+            path: self.path.clone(),
+            query: self.query.clone(),
+            content_type: self
+                .headers
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string),
+            body: self.body.to_vec(),
+            who,
+            upload: self.upload.clone(),
+        }
+    }
+
+    /// A journaled call as a request again, to replay it.
+    pub fn from_call(call: crate::persist::Call) -> Self {
+        let mut headers = HeaderMap::new();
+        if let Some(ct) = call
+            .content_type
+            .as_deref()
+            .and_then(|c| http::HeaderValue::from_str(c).ok())
+        {
+            headers.insert(http::header::CONTENT_TYPE, ct);
+        }
+        Self {
+            method: Method::from_bytes(call.method.as_bytes()).unwrap_or(Method::GET),
+            path: call.path,
+            query: call.query,
+            headers,
+            body: Bytes::from(call.body),
+            upload: call.upload,
+        }
+    }
+}
+
 /// Marks a response the server must not send: an injected fault that
 /// closes the connection instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -40,50 +40,33 @@ fn split_api2(path: &str) -> Option<(&str, &str)> {
 /// Answers one `/api2` request (the caller has read the body, up to
 /// [`MAX_BODY`] and one byte more).
 pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Full<Bytes>> {
+    // 1. Parse: the format and the path below it.
     let decoded = decoded_path(&req.path);
     let split = split_api2(&decoded);
     let rel = relative(split);
-
-    let who = if needs_no_auth(&req.method, &rel) {
-        None
-    } else {
-        match authenticate(
-            state,
-            &req.method,
-            &req.headers,
-            upload::is_upload_path(&req.path),
-        ) {
-            Ok(who) => Some(who),
-            Err(AuthReject(msg)) => {
-                delay(state).await;
-                return status_only(401, &msg);
-            }
-        }
+    // 2. Authenticate.
+    let who = match authenticate_request(state, &req, &rel).await {
+        Ok(who) => who,
+        Err(refused) => return refused,
     };
-    let authid = who.as_ref().map(ToString::to_string);
-    // A request that can change the world is journaled before it runs and
-    // runs alone, at one instant, with its own random draws (see
-    // `crate::persist`). Reads are not, nor logins (they change nothing,
-    // and their passwords stay out of the journal), except while fault
-    // rules are in force, since those count every request.
-    let changes =
-        req.method != Method::GET && !(req.method == Method::POST && rel == "/access/ticket");
-    let step = match state.store() {
-        Some(store) if changes || state.faults(|f| !f.rules.is_empty()) => {
-            let journaled = store.journaled(
-                state,
+    // 3 to 8, under the journal when the request can change the world.
+    let step = match journal(state, &req, &rel) {
+        Some(store) => {
+            let call = req.to_call(
                 crate::persist::Kind::Api,
-                &req,
-                authid.clone(),
-                false,
-                |rq| core(state, router, &req, &rel, split, who, rq),
+                who.as_ref().map(ToString::to_string),
             );
+            let journaled = crate::persist::blocking(|| {
+                store.journaled(state, call, false, |rq| {
+                    core(state, router, &req, &rel, split, who, rq)
+                })
+            });
             match journaled {
                 Ok(step) => step,
                 Err(e) => return failure(Format::Json, &e),
             }
         }
-        _ => core(
+        None => core(
             state,
             router,
             &req,
@@ -93,6 +76,51 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
             state.request_context(),
         ),
     };
+    // 9. The envelope, after the delays asked for.
+    envelope(state, step).await
+}
+
+/// Stage 2: who asks (`None` on the calls that need no credentials), or
+/// the 401, after PVE's delay.
+async fn authenticate_request(
+    state: &State,
+    req: &Request,
+    rel: &str,
+) -> std::result::Result<Option<AuthId>, Response<Full<Bytes>>> {
+    if needs_no_auth(&req.method, rel) {
+        return Ok(None);
+    }
+    let upload = upload::is_upload_path(&req.path);
+    match authenticate(state, &req.method, &req.headers, upload) {
+        Ok(who) => Ok(Some(who)),
+        Err(AuthReject(msg)) => {
+            delay(state).await;
+            Err(status_only(401, &msg))
+        }
+    }
+}
+
+/// The journal a request goes to, if any: one that can change the world
+/// is journaled before it runs and runs alone, at one instant, with its
+/// own random draws (see `crate::persist`). Reads are not, nor logins
+/// (they change nothing, and their passwords stay out of the journal),
+/// except while fault rules are in force, since those count every
+/// request.
+fn journal<'s>(
+    state: &'s State,
+    req: &Request,
+    rel: &str,
+) -> Option<&'s std::sync::Arc<crate::persist::Store>> {
+    let store = state.store()?;
+    let changes =
+        req.method != Method::GET && !(req.method == Method::POST && rel == "/access/ticket");
+    (changes || state.faults(|f| !f.rules.is_empty())).then_some(store)
+}
+
+/// Stage 9: the answer in PVE's envelope, after the delays of a fault
+/// rule and of the latency profile, and PVE's delay after a refused
+/// login.
+async fn envelope(state: &State, step: Step) -> Response<Full<Bytes>> {
     let (format, name, result) = match step {
         Step::Answer(r) => return r,
         Step::Fault(fault, format) => {
@@ -142,8 +170,10 @@ enum Step {
     Dispatched(Format, Option<&'static str>, Result<Reply>, u64),
 }
 
-/// The part of a request that reads or changes the world: injected
-/// faults, the body's checks, routing and the handler.
+/// Stages 3 to 8, the part of a request that reads or changes the world
+/// (run under the journal when it can change it): fault rules, the
+/// body, routing by the schema, the permission check, validation and the
+/// handler.
 fn core(
     state: &State,
     router: &Router,
@@ -153,45 +183,72 @@ fn core(
     who: Option<AuthId>,
     rq: Context,
 ) -> Step {
-    let authid = who.as_ref().map(ToString::to_string);
     let format = if matches!(split, Some(("extjs", _))) {
         Format::Extjs
     } else {
         Format::Json
     };
-    let mut delay_ms = 0;
-    if let Some(fault) = state.faults(|f| f.on_request(req.method.as_str(), rel, authid.as_deref()))
-    {
-        tracing::warn!(rule = fault.rule, method = %req.method, path = %rel, "injected fault");
-        if fault.drop || fault.status.is_some() {
-            return Step::Fault(fault, format);
-        }
-        // A delay alone: the request runs, and its answer waits.
-        delay_ms = fault.delay_ms;
+    // 3. Fault rules.
+    let delay_ms = match fault_rules(state, req, rel, who.as_ref()) {
+        Ok(delay_ms) => delay_ms,
+        Err(fault) => return Step::Fault(fault, format),
+    };
+    // 4. The body, once the format is one PVE answers in.
+    let map = match body(req, rel, split) {
+        Ok(map) => map,
+        Err((code, msg)) => return Step::Answer(plain(code, &msg)),
+    };
+    let call = Call { who, map, rq };
+    let (name, result) = dispatch(state, router, req, rel, call);
+    Step::Dispatched(format, name, result, delay_ms)
+}
+
+/// Stage 3: the fault rules in force. A rule that answers (a status or a
+/// dropped connection) ends the request; a delay alone lets it run and
+/// holds its answer (milliseconds).
+fn fault_rules(
+    state: &State,
+    req: &Request,
+    rel: &str,
+    who: Option<&AuthId>,
+) -> std::result::Result<u64, crate::model::faults::RequestFault> {
+    let authid = who.map(ToString::to_string);
+    let Some(fault) = state.faults(|f| f.on_request(req.method.as_str(), rel, authid.as_deref()))
+    else {
+        return Ok(0);
+    };
+    tracing::warn!(rule = fault.rule, method = %req.method, path = %rel, "injected fault");
+    if fault.drop || fault.status.is_some() {
+        return Err(fault);
     }
+    Ok(fault.delay_ms)
+}
+
+/// Stage 4: the format and the body, as pve-http-server checks them: a
+/// format it has, content only with POST and PUT, at most [`MAX_BODY`],
+/// JSON or a form.
+fn body(
+    req: &Request,
+    rel: &str,
+    split: Option<(&str, &str)>,
+) -> std::result::Result<BTreeMap<String, Value>, (u16, String)> {
     match split {
-        None => return Step::Answer(plain(501, "no such uri")),
+        None => return Err((501, "no such uri".into())),
         Some(("json" | "extjs", _)) => {}
         Some((other, _)) => {
-            return Step::Answer(plain(501, &format!("no formatter for uri {rel}, {other}")));
+            return Err((501, format!("no formatter for uri {rel}, {other}")));
         }
     }
     if !req.body.is_empty() && req.method != Method::POST && req.method != Method::PUT {
-        return Step::Answer(plain(
+        return Err((
             501,
-            &format!("Unexpected content for method '{}'", req.method),
+            format!("Unexpected content for method '{}'", req.method),
         ));
     }
     if req.body.len() > MAX_BODY {
-        return Step::Answer(plain(501, "for data too large"));
+        return Err((501, "for data too large".into()));
     }
-    let body = match body_params(req) {
-        Ok(b) => b,
-        Err((code, msg)) => return Step::Answer(plain(code, &msg)),
-    };
-    let call = Call { who, map: body, rq };
-    let (name, result) = dispatch(state, router, req, rel, call);
-    Step::Dispatched(format, name, result, delay_ms)
+    body_params(req)
 }
 
 /// A request path with its percent-escapes decoded.
@@ -212,7 +269,7 @@ fn relative(split: Option<(&str, &str)>) -> String {
 /// Runs a journaled API request again, as it ran (when a data directory
 /// is loaded).
 pub fn replay(state: &State, router: &Router, rec: &crate::persist::Record) {
-    let req = rec.request();
+    let req = Request::from_call(rec.call());
     let decoded = decoded_path(&req.path);
     let split = split_api2(&decoded);
     let rel = relative(split);
@@ -228,8 +285,8 @@ struct Call {
     rq: Context,
 }
 
-/// Routes, checks and answers a request; also names the PVE method it
-/// reached, for the latency profile.
+/// Stages 5 to 8; also names the PVE method the request reached, for the
+/// latency profile.
 fn dispatch(
     state: &State,
     router: &Router,
@@ -237,8 +294,45 @@ fn dispatch(
     rel: &str,
     call: Call,
 ) -> (Option<&'static str>, Result<Reply>) {
-    let mut name = None;
-    let result = answer(state, router, req, rel, call, &mut name);
+    let Call { who, map, rq } = call;
+    let segs = path_segments(rel);
+    if segs.is_empty()
+        && let Some(handler) = router.handler(&req.method, "/")
+    {
+        // The API root is not in the schema, but PVE answers it.
+        let ctx = Ctx {
+            state,
+            who,
+            params: Params::default(),
+            upload: None,
+            rq: std::cell::RefCell::new(rq),
+        };
+        return (None, handler(&ctx));
+    }
+    // 5. Route by the schema.
+    let (endpoint, map) = match route(state, req, rel, &segs, map) {
+        Ok(found) => found,
+        Err(e) => return (None, Err(e)),
+    };
+    let name = Some(endpoint.name.as_str());
+    let result = (|| {
+        // 6. Permissions.
+        permission(state, rel, endpoint, who.as_ref(), &map, rq.now_ms())?;
+        // 7. Validation.
+        crate::spec::validate::validate(endpoint, &map).map_err(Error::Invalid)?;
+        // 8. The handler, or what the schema says of an endpoint without one.
+        let ctx = Ctx {
+            state,
+            who,
+            params: Params::new(map),
+            upload: req.upload.clone(),
+            rq: std::cell::RefCell::new(rq),
+        };
+        match router.handler(&req.method, &endpoint.path) {
+            Some(handler) => handler(&ctx),
+            None => fallback(endpoint, &format!("/api2/json{rel}")),
+        }
+    })();
     (name, result)
 }
 
@@ -259,39 +353,22 @@ fn path_segments(rel: &str) -> Vec<String> {
     segs
 }
 
-fn answer(
+/// Stage 5: the schema's endpoint for the method and path, and the
+/// request's parameters (query, body and the path's own) merged.
+fn route(
     state: &State,
-    router: &Router,
     req: &Request,
     rel: &str,
-    call: Call,
-    name: &mut Option<&'static str>,
-) -> Result<Reply> {
-    let Call { who, mut map, rq } = call;
-    let now_ms = rq.now_ms();
-    let segs = path_segments(rel);
+    segs: &[String],
+    mut map: BTreeMap<String, Value>,
+) -> Result<(&'static crate::spec::Endpoint, BTreeMap<String, Value>)> {
     let spec = crate::spec::spec(state.settings().version);
-    if segs.is_empty()
-        && let Some(handler) = router.handler(&req.method, "/")
-    {
-        // The API root is not in the schema, but PVE answers it.
-        let ctx = Ctx {
-            state,
-            who,
-            params: Params::default(),
-            upload: None,
-            rq: std::cell::RefCell::new(rq),
-        };
-        return handler(&ctx);
-    }
-    let Some(found) = spec.find(req.method.as_str(), &segs) else {
+    let Some(found) = spec.find(req.method.as_str(), segs) else {
         return Err(Error::NotImplemented(format!(
             "Method '{} {rel}' not implemented",
             req.method
         )));
     };
-    let endpoint = found.endpoint;
-    *name = Some(endpoint.name.as_str());
     if let Some(q) = &req.query {
         for (k, v) in form_urlencoded::parse(q.as_bytes()) {
             map.insert(k.into_owned(), Value::String(v.into_owned()));
@@ -309,14 +386,27 @@ fn answer(
         }
         map.insert(name.clone(), Value::String(value.clone()));
     }
-    if let Some(who) = &who {
+    Ok((found.endpoint, map))
+}
+
+/// Stage 6: tokens where the schema allows them, the schema's permission
+/// check, and the node a call is proxied to.
+fn permission(
+    state: &State,
+    rel: &str,
+    endpoint: &crate::spec::Endpoint,
+    who: Option<&AuthId>,
+    map: &BTreeMap<String, Value>,
+    now_ms: i64,
+) -> Result<()> {
+    if let Some(who) = who {
         if !endpoint.allowtoken && who.is_token() {
             return Err(Error::Forbidden(format!(
                 "Permission check failed (URI '{rel}' not available with API token, need proper ticket.\n)"
             )));
         }
         state.at(now_ms, |c| {
-            crate::spec::perm::check(&c.access, who, &endpoint.permissions, &map)
+            crate::spec::perm::check(&c.access, who, &endpoint.permissions, map)
         })?;
     }
     if endpoint.proxyto.as_deref() == Some("node")
@@ -324,18 +414,7 @@ fn answer(
     {
         state.at(now_ms, |c| c.node(&node).map(|_| ()))?;
     }
-    crate::spec::validate::validate(endpoint, &map).map_err(Error::Invalid)?;
-    let ctx = Ctx {
-        state,
-        who,
-        params: Params::new(map),
-        upload: req.upload.clone(),
-        rq: std::cell::RefCell::new(rq),
-    };
-    match router.handler(&req.method, &endpoint.path) {
-        Some(handler) => handler(&ctx),
-        None => fallback(endpoint, &format!("/api2/json{rel}")),
-    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -18,17 +18,7 @@ static SPOOLED: AtomicU64 = AtomicU64::new(0);
 /// The largest non-file field.
 const MAX_FIELD: usize = 64 << 10;
 
-/// What an upload left behind: its size and digests, as the handler sees
-/// the spooled file.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct UploadInfo {
-    /// The spool file name PVE would use.
-    pub tmpfilename: String,
-    /// Bytes of the file part.
-    pub size: u64,
-    /// Hex digests by PVE's `checksum-algorithm` names.
-    pub digests: BTreeMap<String, String>,
-}
+pub use crate::model::storage::content::UploadInfo;
 
 /// Whether a request path is the upload call.
 pub fn is_upload_path(path: &str) -> bool {

@@ -193,14 +193,10 @@ async fn answer(
     let result = match state.store() {
         Some(store) if req.method != Method::GET => {
             // Moving the clock runs at the moved time, not a fixed one.
-            let journaled = store.journaled(
-                state,
-                crate::persist::Kind::Control,
-                &req,
-                Some(who.to_string()),
-                path == "/_fake/clock",
-                run,
-            );
+            let call = req.to_call(crate::persist::Kind::Control, Some(who.to_string()));
+            let clock_moves = path == "/_fake/clock";
+            let journaled =
+                crate::persist::blocking(|| store.journaled(state, call, clock_moves, run));
             match journaled {
                 Ok(r) => r,
                 Err(e) => return reply(api::failure(Format::Json, &e)),
@@ -234,7 +230,7 @@ fn run(
 
 /// Runs a journaled control request again, as it ran.
 pub fn replay(state: &State, rec: &crate::persist::Record) {
-    let req = rec.request();
+    let req = Request::from_call(rec.call());
     let path = req.path.trim_end_matches('/');
     let call = find(&req.method, below(path));
     let _ = run(state, &rec.context(state), &req, path, call);

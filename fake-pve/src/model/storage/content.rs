@@ -27,6 +27,18 @@ pub const CONTENT_TYPES: [&str; 7] = [
 /// The size of a downloaded file whose URL the table does not know.
 pub const DEFAULT_DOWNLOAD_SIZE: u64 = 512 << 20;
 
+/// What an upload left behind: its size and digests, as the handler sees
+/// the spooled file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct UploadInfo {
+    /// The spool file name PVE would use.
+    pub tmpfilename: String,
+    /// Bytes of the file part.
+    pub size: u64,
+    /// Hex digests by PVE's `checksum-algorithm` names.
+    pub digests: std::collections::BTreeMap<String, String>,
+}
+
 /// Attributes of a volume besides its size (`notes`, `protected`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VolumeAttrs {
