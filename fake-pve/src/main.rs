@@ -52,7 +52,8 @@ struct Args {
     /// or per task type (`qmstart=800`); repeat or separate with commas.
     #[arg(long, env = "FAKE_PVE_TASK_DURATION", value_delimiter = ',')]
     task_duration: Vec<String>,
-    /// Seed of every random draw (fault probabilities), for repeatable runs.
+    /// Seed of every random draw (fault probabilities, generated MAC
+    /// addresses, UUIDs, token secrets), for repeatable runs.
     #[arg(long, env = "FAKE_PVE_RANDOM_SEED", default_value = "1592651789")]
     random_seed: u64,
     /// Keep the world in this directory: reloaded at start, every change

@@ -25,7 +25,8 @@ pub struct Settings {
     /// The served certificate's fingerprint, reported as the local node's
     /// `ssl_fingerprint` (plain HTTP: a made-up one).
     pub fingerprint: Option<String>,
-    /// Seed of every random draw (fault probabilities), for repeatable runs.
+    /// Seed of every random draw (fault probabilities, generated MAC
+    /// addresses, UUIDs, token secrets), for repeatable runs.
     pub random_seed: u64,
 }
 

@@ -172,3 +172,79 @@ async fn index_page_and_no_such_file() {
         (500, "no such file '/nothing'", "no such file '/nothing'\n")
     );
 }
+
+/// A state like [`state`] with another `--random-seed`.
+fn seeded(seed: u64) -> State {
+    let settings = Settings {
+        version: PveVersion::default(),
+        root_password: "password".into(),
+        auth_failure_delay: Duration::ZERO,
+        fingerprint: None,
+        random_seed: seed,
+    };
+    State::new(
+        Scenario::default_single_node(),
+        settings,
+        Clock::manual(1_790_000_000),
+        Latency::default(),
+    )
+    .expect("state")
+}
+
+/// Creates VM 100 with a NIC without a MAC address and answers the
+/// generated MAC, SMBIOS UUID and a new token's secret.
+async fn generated(state: &State) -> (String, String, String) {
+    let (ticket, csrf) = login_csrf(state).await;
+    let post = |path: &str, form: &str| {
+        Request::post(path)
+            .header("Cookie", format!("PVEAuthCookie={ticket}"))
+            .header("CSRFPreventionToken", csrf.clone())
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(Body::from(form.to_string()))
+            .expect("request")
+    };
+    let (resp, text) = call(
+        state,
+        post(
+            "/api2/json/nodes/pve/qemu",
+            "vmid=100&net0=virtio%2Cbridge%3Dvmbr0",
+        ),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::OK, "{text}");
+    let (resp, text) = call(
+        state,
+        get("/api2/json/nodes/pve/qemu/100/config", Some(&ticket)),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::OK, "{text}");
+    let conf: Value = serde_json::from_str(&text).expect("JSON");
+    let net0 = conf["data"]["net0"].as_str().expect("net0").to_string();
+    let smbios = conf["data"]["smbios1"]
+        .as_str()
+        .expect("smbios1")
+        .to_string();
+    let (resp, text) = call(
+        state,
+        post("/api2/json/access/users/root@pam/token/ci", "privsep=0"),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::OK, "{text}");
+    let token: Value = serde_json::from_str(&text).expect("JSON");
+    let secret = token["data"]["value"].as_str().expect("secret").to_string();
+    (net0, smbios, secret)
+}
+
+/// The same `--random-seed` and the same requests give the same MAC
+/// addresses, UUIDs and token secrets; another seed gives others.
+#[tokio::test]
+async fn a_random_seed_repeats_the_generated_values() {
+    let a = generated(&seeded(11)).await;
+    let b = generated(&seeded(11)).await;
+    let c = generated(&seeded(12)).await;
+    assert!(a.0.starts_with("virtio=BC:24:11:"), "{}", a.0);
+    assert_eq!(a, b);
+    assert_ne!(a.0, c.0);
+    assert_ne!(a.1, c.1);
+    assert_ne!(a.2, c.2);
+}
