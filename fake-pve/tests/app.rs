@@ -13,20 +13,7 @@ use serde_json::Value;
 use tower::ServiceExt;
 
 fn state() -> State {
-    let settings = Settings {
-        version: PveVersion::default(),
-        root_password: "password".into(),
-        auth_failure_delay: Duration::ZERO,
-        fingerprint: None,
-        random_seed: 7,
-    };
-    State::new(
-        Scenario::default_single_node(),
-        settings,
-        Clock::manual(1_790_000_000),
-        Latency::default(),
-    )
-    .expect("state")
+    seeded(7)
 }
 
 async fn call(state: &State, req: Request<Body>) -> (Response<Body>, String) {

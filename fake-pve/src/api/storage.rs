@@ -197,9 +197,7 @@ fn read_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let sid = ctx.param("storage")?;
     ctx.with(|c| {
         c.storages()
-            .cfg()
-            .iter()
-            .find(|s| s.storage == sid)
+            .find(&sid)
             .and_then(|s| c.storage_status(s, &node, None))
             .map(Reply::from)
             .ok_or_else(|| Error::invalid("storage", "No such storage."))

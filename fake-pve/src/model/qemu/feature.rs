@@ -58,7 +58,7 @@ impl Cluster {
             let Some((sid, _)) = parse_volid(volid) else {
                 continue;
             };
-            let Some(s) = self.storage.cfg().iter().find(|s| s.storage == sid) else {
+            let Some(s) = self.storage.find(sid) else {
                 continue;
             };
             if s.disable {

@@ -197,12 +197,9 @@ impl Cluster {
             return false;
         }
         match parse_volid(volid) {
-            Some((sid, _)) if !volid.starts_with('/') => self
-                .storage
-                .cfg()
-                .iter()
-                .find(|s| s.storage == sid)
-                .is_none_or(|s| !s.shared),
+            Some((sid, _)) if !volid.starts_with('/') => {
+                self.storage.find(sid).is_none_or(|s| !s.shared)
+            }
             _ => true,
         }
     }
@@ -557,7 +554,7 @@ impl Cluster {
             let Some((sid, _)) = parse_volid(drive_file(v)) else {
                 continue;
             };
-            let Some(s) = self.storage.cfg().iter().find(|s| s.storage == sid) else {
+            let Some(s) = self.storage.find(sid) else {
                 continue;
             };
             for n in &self.nodes {

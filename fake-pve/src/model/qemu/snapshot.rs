@@ -91,11 +91,7 @@ fn reserved(name: &str) -> Result<()> {
 impl Cluster {
     fn storage_kind_of(&self, volid: &str) -> Option<String> {
         let (sid, _) = parse_volid(volid)?;
-        self.storage
-            .cfg()
-            .iter()
-            .find(|s| s.storage == sid)
-            .map(|s| s.kind.clone())
+        self.storage.find(sid).map(|s| s.kind.clone())
     }
 
     fn lv_name(volid: &str) -> &str {

@@ -174,9 +174,7 @@ impl Cluster {
         }
         let kind = self
             .storage
-            .cfg()
-            .iter()
-            .find(|s| s.storage == sid)
+            .find(sid)
             .map(|s| s.kind.clone())
             .unwrap_or_default();
         let required = required_options(&kind);
@@ -314,9 +312,7 @@ impl Cluster {
     /// `RRD error: opening '<file>': No such file or directory`.
     pub fn storage_rrd_status(&self, node: &str, sid: &str, file: &str) -> Result<Value> {
         self.storage
-            .cfg()
-            .iter()
-            .find(|s| s.storage == sid)
+            .find(sid)
             .and_then(|s| self.storage_status(s, node, None))
             .ok_or_else(|| {
                 Error::failed(format!(

@@ -118,11 +118,7 @@ pub fn storage_has_feature(
 impl Cluster {
     fn storage_of_volid(&self, volid: &str) -> Option<Storage> {
         let (sid, _) = parse_volid(volid)?;
-        self.storage
-            .cfg()
-            .iter()
-            .find(|s| s.storage == sid)
-            .cloned()
+        self.storage.find(sid).cloned()
     }
 
     /// `volume_has_feature`: whether the volume `volid` offers `feature`

@@ -145,11 +145,7 @@ impl Cluster {
     /// # Errors
     /// 500 `storage 'x' does not exist`.
     pub fn storage(&self, sid: &str) -> Result<&Storage> {
-        self.storage
-            .cfg()
-            .iter()
-            .find(|s| s.storage == sid)
-            .ok_or_else(|| no_such_storage(sid))
+        self.storage.find(sid).ok_or_else(|| no_such_storage(sid))
     }
 
     /// A storage that `node` can allocate on, as `activate_storage` checks
@@ -301,12 +297,7 @@ impl Cluster {
     /// tools print, or `None` if there was no such volume.
     pub fn free_volume(&mut self, volid: &str, node: &str) -> Option<Vec<String>> {
         let (sid, name) = parse_volid(volid)?;
-        let s = self
-            .storage
-            .cfg()
-            .iter()
-            .find(|s| s.storage == sid)?
-            .clone();
+        let s = self.storage.find(sid)?.clone();
         let vol = self.storage.volumes_mut().remove(&s, node, name)?;
         Some(match s.kind.as_str() {
             "lvm" | "lvmthin" => vec![format!(
@@ -320,7 +311,7 @@ impl Cluster {
     /// The volume `volid` as `node` sees it.
     pub fn volume(&self, volid: &str, node: &str) -> Option<&Volume> {
         let (sid, name) = parse_volid(volid)?;
-        let s = self.storage.cfg().iter().find(|s| s.storage == sid)?;
+        let s = self.storage.find(sid)?;
         self.storage.volumes().get(s, node, name)
     }
 
@@ -329,13 +320,7 @@ impl Cluster {
         let Some((sid, name)) = parse_volid(volid) else {
             return;
         };
-        let Some(s) = self
-            .storage
-            .cfg()
-            .iter()
-            .find(|s| s.storage == sid)
-            .cloned()
-        else {
+        let Some(s) = self.storage.find(sid).cloned() else {
             return;
         };
         if self.storage.volumes().get(&s, node, name).is_some() {
