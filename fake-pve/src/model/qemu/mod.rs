@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::cluster::Cluster;
+use super::size::parse_size;
 use super::storage::{VolumeKind, parse_volid, path_based};
 use super::tasks::{TaskEffect, Worker};
 use super::{Context, Error, PveVersion, Result};
@@ -758,19 +759,6 @@ fn power_off(vm: &mut Vm) {
     vm.started_ms = None;
 }
 
-/// `8G`, `4M`, `528K`, `1T` or bytes.
-pub fn parse_size(s: &str) -> Option<u64> {
-    let (num, mult) = match s.chars().last()? {
-        'K' | 'k' => (&s[..s.len() - 1], 1u64 << 10),
-        'M' | 'm' => (&s[..s.len() - 1], 1 << 20),
-        'G' | 'g' => (&s[..s.len() - 1], 1 << 30),
-        'T' | 't' => (&s[..s.len() - 1], 1 << 40),
-        _ => (s, 1),
-    };
-    let n: f64 = num.parse().ok()?;
-    Some((n * mult as f64) as u64)
-}
-
 /// The default boot order: first hard disk, first CD-ROM, first NIC.
 pub fn default_boot(conf: &BTreeMap<String, String>) -> String {
     let mut drives: Vec<&String> = conf.keys().filter(|k| is_drive_key(k)).collect();
@@ -815,8 +803,6 @@ mod tests {
     fn dates_and_sizes() {
         assert_eq!(ymd(0), "1970-01-01");
         assert_eq!(ymd(1_746_057_600), "2025-05-01");
-        assert_eq!(parse_size("8G"), Some(8 << 30));
-        assert_eq!(parse_size("528K"), Some(528 << 10));
         assert_eq!(new_disk("local-lvm:8"), Some((Some("local-lvm"), 8.0)));
         assert_eq!(new_disk("0.5"), Some((None, 0.5)));
         assert_eq!(new_disk("local-lvm:vm-100-disk-0"), None);

@@ -34,6 +34,7 @@ use super::acl::{check_path, is_valid_priv, normalize_path, role_is_special};
 use super::cluster::{Cluster, ClusterDoc, Storage, Vm};
 use super::faults::{FaultRule, Faults};
 use super::nodes::{Node, NodeStatus};
+use super::size::parse_size;
 
 mod access;
 mod build;
@@ -301,7 +302,7 @@ impl<'de> Deserialize<'de> for Size {
                     .map_err(|_| E::custom(format!("invalid size {v}")))
             }
             fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Size, E> {
-                parse_size(s).map(Size).ok_or_else(|| {
+                parse_scenario_size(s).map(Size).ok_or_else(|| {
                     E::custom(format!(
                         "invalid size '{s}' (use bytes or a number with K, M, G or T)"
                     ))
@@ -312,22 +313,19 @@ impl<'de> Deserialize<'de> for Size {
     }
 }
 
-/// Parses `123`, `64K`, `512M`, `32G`, `1.5T` (optionally `iB`/`B`).
-pub fn parse_size(s: &str) -> Option<u64> {
+/// A size in a scenario file: PVE's [`parse_size`] (`123`, `64K`,
+/// `512M`, `32G`, `1.5T`), with what a hand-written file may add besides:
+/// blanks around it, a lower-case unit and a `B`/`iB` suffix (`32GiB`,
+/// `512m`). Scenario sizes (node memory, storage capacity) are the
+/// emulator's own input, not a value PVE parses, so they are read more
+/// leniently than a drive's `size=`.
+pub fn parse_scenario_size(s: &str) -> Option<u64> {
     let s = s.trim();
     let s = s
         .strip_suffix("iB")
         .or_else(|| s.strip_suffix('B'))
         .unwrap_or(s);
-    let (num, mult) = match s.chars().last()? {
-        'K' | 'k' => (&s[..s.len() - 1], 1u64 << 10),
-        'M' | 'm' => (&s[..s.len() - 1], 1 << 20),
-        'G' | 'g' => (&s[..s.len() - 1], 1 << 30),
-        'T' | 't' => (&s[..s.len() - 1], 1 << 40),
-        _ => (s, 1),
-    };
-    let v: f64 = num.trim().parse().ok()?;
-    (v.is_finite() && v >= 0.0).then_some((v * mult as f64) as u64)
+    parse_size(&s.to_ascii_uppercase())
 }
 
 /// Why a scenario was refused: the file, the line if known, and the reason.
@@ -490,10 +488,16 @@ mod tests {
     #[case("32G", Some(32 << 30))]
     #[case("32GiB", Some(32 << 30))]
     #[case("1.5T", Some(3 << 39))]
+    #[case("1KiB", Some(1024))]
+    #[case("5B", Some(5))]
+    #[case("512m", Some(512 << 20))]
+    #[case(" 2G ", Some(2 << 30))]
     #[case("x", None)]
     #[case("-1G", None)]
+    #[case("1e3", None)]
+    #[case("1GiBB", None)]
     fn sizes(#[case] s: &str, #[case] v: Option<u64>) {
-        assert_eq!(parse_size(s), v);
+        assert_eq!(parse_scenario_size(s), v);
     }
 
     #[test]
