@@ -509,6 +509,14 @@ fn a_digest_is_the_sha1_of_the_config_text(lab: World) {
     assert_eq!(vm.digest().len(), 40);
 }
 
+/// A known config and its digest, as PVE computes it (the SHA-1 of the
+/// file's text, `sha1sum` of `qemu-server/100.conf`).
+#[rstest]
+fn the_digest_of_a_known_config_is_pinned(lab: World) {
+    let vm = &lab.c.guests[&100];
+    assert_eq!(vm.digest(), "acf023044ab20e356379766c064ef0cd023e6a28");
+}
+
 // ---------------------------------------------------------------------
 // PVE-ANSWERS rules: hotplug without the hotplug features
 
