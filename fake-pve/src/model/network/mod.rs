@@ -26,6 +26,35 @@ use checks::{
 /// One interface: PVE's keys (`type`, `method`, `bridge_ports`, ...).
 pub type IfaceConf = Map<String, Value>;
 
+/// The network configuration of every node, made for a node on first
+/// use (from its bridges) and kept by node name.
+#[derive(Debug, Clone, Default)]
+pub struct Networks {
+    by_node: BTreeMap<String, NodeNetwork>,
+}
+
+impl Networks {
+    /// The networks of a saved world.
+    pub fn new(by_node: BTreeMap<String, NodeNetwork>) -> Self {
+        Self { by_node }
+    }
+
+    /// The networks by node, as a saved world keeps them.
+    pub fn parts(&self) -> &BTreeMap<String, NodeNetwork> {
+        &self.by_node
+    }
+
+    /// The network of `node`, if it has been made.
+    pub fn get(&self, node: &str) -> Option<&NodeNetwork> {
+        self.by_node.get(node)
+    }
+
+    /// The network of `node`, made by `fresh` if it has none yet.
+    fn get_or_make(&mut self, node: &str, fresh: impl FnOnce() -> NodeNetwork) -> &mut NodeNetwork {
+        self.by_node.entry(node.to_string()).or_insert_with(fresh)
+    }
+}
+
 /// The network configuration of one node.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct NodeNetwork {
@@ -437,17 +466,15 @@ impl Cluster {
     /// The network configuration of `node`, made on first use from the
     /// node's bridges.
     pub fn network_mut(&mut self, node: &str, now: i64) -> &mut NodeNetwork {
-        if !self.network.contains_key(node) {
-            let (ip, bridges) = self
-                .nodes
+        let nodes = &self.nodes;
+        self.network.get_or_make(node, || {
+            let (ip, bridges) = nodes
                 .iter()
                 .find(|n| n.name == node)
                 .map(|n| (n.ip.clone(), n.bridges.clone()))
                 .unwrap_or_default();
-            self.network
-                .insert(node.to_string(), NodeNetwork::fresh(&ip, &bridges, now));
-        }
-        self.network.entry(node.to_string()).or_default()
+            NodeNetwork::fresh(&ip, &bridges, now)
+        })
     }
 
     /// `GET /nodes/{node}/network`: the items (bridges only if `can_see`
