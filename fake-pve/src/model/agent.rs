@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::cluster::{Cluster, Vm};
-use super::qemu::{QemuOp, parse_size};
+use super::qemu::QemuOp;
+use super::size::parse_size;
 use super::{Error, Result};
 
 /// How long the agent takes to answer after the VM starts, by default.

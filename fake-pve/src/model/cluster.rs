@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::access::Access;
 use super::faults::Faults;
 use super::guests::Guests;
+use super::network::Networks;
 use super::nodes::{Node, NodeStatus};
 pub use super::qemu::Vm;
 use super::storage::{Storages, Volumes};
@@ -80,7 +81,7 @@ pub struct Cluster {
     /// Fault rules in force (`/_fake/faults`, a scenario's `faults:`).
     pub faults: Faults,
     /// Network configuration per node (`/etc/network/interfaces`).
-    pub network: BTreeMap<String, super::network::NodeNetwork>,
+    pub(super) network: Networks,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -153,7 +154,7 @@ impl Serialize for Cluster {
             tasks,
             next_pid,
             faults: &self.faults,
-            network: &self.network,
+            network: self.network.parts(),
             guests,
         }
         .serialize(s)
@@ -178,7 +179,7 @@ impl From<ClusterDoc> for Cluster {
             guests: Guests::new(d.vms, d.guests),
             tasks: Tasks::new(d.tasks, d.next_pid),
             faults: d.faults,
-            network: d.network,
+            network: Networks::new(d.network),
         }
     }
 }
@@ -187,6 +188,11 @@ impl Cluster {
     /// The tasks.
     pub fn tasks(&self) -> &Tasks {
         &self.tasks
+    }
+
+    /// The network configuration of every node.
+    pub fn networks(&self) -> &Networks {
+        &self.network
     }
 
     /// The storages and their volumes.

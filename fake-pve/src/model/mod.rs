@@ -14,6 +14,7 @@ pub mod network;
 pub mod nodes;
 pub mod qemu;
 pub mod scenario;
+pub mod size;
 pub mod storage;
 pub mod tasks;
 pub mod world;

@@ -108,7 +108,16 @@ fn create_refusals(
         refused(fresh.c.network_create("pve", iface, &p(params), now)),
         (code, msg.to_string())
     );
-    assert!(fresh.c.network["pve"].pending.is_none(), "nothing written");
+    assert!(
+        fresh
+            .c
+            .networks()
+            .get("pve")
+            .expect("pve")
+            .pending
+            .is_none(),
+        "nothing written"
+    );
 }
 
 #[rstest]

@@ -1,0 +1,226 @@
+//! Login and the caller's own view: realms, tickets, capabilities, the
+//! `/access/permissions` of a user or token and password changes
+//! (pve-access-control `API2/AccessControl.pm`, `API2/Domains.pm`).
+
+use super::*;
+
+/// `GET /access/domains`.
+pub(super) fn list_domains(_: &Ctx<'_>) -> Result<Reply> {
+    let items: Vec<Value> = REALMS
+        .iter()
+        .map(|(realm, kind, comment)| json!({ "realm": realm, "type": kind, "comment": comment }))
+        .collect();
+    Ok(json!(items).into())
+}
+
+/// `GET /access/ticket`: a no-op PVE keeps for its login page.
+pub(super) fn get_ticket(_: &Ctx<'_>) -> Result<Reply> {
+    Ok(Value::Null.into())
+}
+
+/// `POST /access/ticket`: log in, or renew a ticket by passing it as the
+/// password.
+pub(super) fn create_ticket(ctx: &Ctx<'_>) -> Result<Reply> {
+    let p = &ctx.params;
+    let username = p.req_str("username")?;
+    if username.chars().count() > 64 {
+        return Err(Error::invalid(
+            "username",
+            "value may only be 64 characters long",
+        ));
+    }
+    let password = p.req_str("password")?;
+    let realm = p.str("realm");
+    if let Some(r) = &realm
+        && !valid_realm(r)
+    {
+        return Err(Error::invalid(
+            "realm",
+            "invalid format - value does not look like a valid realm\n",
+        ));
+    }
+    let path_privs = match (p.str("path"), p.str("privs")) {
+        (Some(path), Some(privs)) => Some((path, privs)),
+        (None, None) => None,
+        (Some(_), None) => {
+            return Err(Error::invalid(
+                "privs",
+                "missing property required by 'path'",
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(Error::invalid(
+                "path",
+                "missing property required by 'privs'",
+            ));
+        }
+    };
+    p.bool("new-format")?;
+    let userid = match realm {
+        Some(r) => format!("{username}@{r}"),
+        None => username,
+    };
+    let now = ctx.now();
+    let state = ctx.state;
+    let renewal = password
+        .starts_with("PVE:")
+        .then(|| state.keys().verify_ticket(&password, now))
+        .flatten();
+    let who = AuthId::User(userid.clone());
+    ctx.with(|c| -> Result<Reply> {
+        match renewal {
+            Some((owner, _)) if owner == userid || owner == "root@pam" => {
+                c.access
+                    .check_user_enabled(&userid, now)
+                    .map_err(|_| auth_failure())?;
+            }
+            _ => c.access.check_password(&userid, &password, now)?,
+        }
+        if let Some((path, privs)) = path_privs {
+            let privs: Vec<&str> = privs
+                .split([',', ';', ' '])
+                .filter(|s| !s.is_empty())
+                .collect();
+            c.access
+                .check_perm(&who, &path, &privs)
+                .map_err(|_| auth_failure())?;
+            return Ok(json!({ "username": userid }).into());
+        }
+        let mut data = json!({
+            "username": userid,
+            "ticket": state.keys().ticket(&userid, now),
+            "CSRFPreventionToken": state.keys().csrf(&userid, now),
+            "cap": capabilities(&c.access, &who),
+        });
+        if let Some(name) = &c.name
+            && c.access.has_priv(&who, "/", "Sys.Audit")
+        {
+            data["clustername"] = json!(name);
+        }
+        Ok(data.into())
+    })
+}
+
+/// The `cap` object of a login answer: per GUI area, the privileges the
+/// user holds there (PVE's `compute_api_permission`).
+pub fn capabilities(access: &Access, who: &AuthId) -> Value {
+    let cap: Map<String, Value> = access
+        .api_capabilities(who)
+        .into_iter()
+        .map(|(area, privs)| {
+            let set: Map<String, Value> = privs.into_iter().map(|p| (p, json!(1))).collect();
+            (area.to_string(), Value::Object(set))
+        })
+        .collect();
+    Value::Object(cap)
+}
+
+/// `GET /access/permissions`: the caller's (or, with Sys.Audit on
+/// `/access`, anyone's) effective privileges.
+pub(super) fn permissions(ctx: &Ctx<'_>) -> Result<Reply> {
+    let who = ctx.who()?;
+    let me = who.to_string();
+    let target = match ctx.params.str("userid") {
+        Some(u) => u,
+        None => me.clone(),
+    };
+    let Some(target_id) = AuthId::parse(&target).filter(|t| match t {
+        AuthId::Token { tokenid, .. } => tokenid.len() >= 2,
+        AuthId::User(_) => true,
+    }) else {
+        return Err(Error::invalid(
+            "userid",
+            "value does not match the regex pattern",
+        ));
+    };
+    let path = ctx.params.str("path");
+    ctx.with(|c| {
+        let a = &c.access;
+        let owned = matches!(&target_id, AuthId::Token { userid, .. } if *userid == me);
+        if target != me && !owned && !is_root(who) {
+            a.check_perm(who, "/access", &["Sys.Audit"])?;
+        }
+        let as_json = |privs: std::collections::BTreeMap<String, bool>| -> Value {
+            Value::Object(
+                privs
+                    .into_iter()
+                    .map(|(p, prop)| (p, json!(u8::from(prop))))
+                    .collect(),
+            )
+        };
+        let mut out = Map::new();
+        match path.filter(|p| !p.is_empty()) {
+            Some(path) => {
+                out.insert(path.clone(), as_json(a.privileges(&target_id, &path)));
+            }
+            None => {
+                for (p, privs) in a.effective_permissions(&target_id) {
+                    out.insert(p, as_json(privs));
+                }
+            }
+        }
+        Ok(Value::Object(out).into())
+    })
+}
+
+/// `PUT /access/password`.
+pub(super) fn change_password(ctx: &Ctx<'_>) -> Result<Reply> {
+    let who = ctx.who()?;
+    let userid = userid_param(ctx)?;
+    let password = ctx.param("password")?;
+    let n = password.chars().count();
+    if n < 8 {
+        return Err(Error::invalid(
+            "password",
+            "value must be at least 8 characters long",
+        ));
+    }
+    if n > 64 {
+        return Err(Error::invalid(
+            "password",
+            "value may only be 64 characters long",
+        ));
+    }
+    let confirm = ctx.params.str("confirmation-password");
+    let me = who.userid().to_string();
+    ctx.with(|c| {
+        let a = &mut c.access;
+        let is_self = me == userid;
+        if !(is_root(who) || is_self && a.user_exists(&userid)) {
+            check_realm_allocate(a, who, &userid).map_err(|_| perm_denied())?;
+            if !a.userid_group_allowed(who, &userid, &["User.Modify"]) {
+                return Err(perm_denied());
+            }
+        }
+        a.user(&userid)?;
+        if userid == "root@pam" && !is_root(who) {
+            return Err(perm_denied());
+        }
+        if !is_root(who) {
+            let Some(pw) = &confirm else {
+                return Err(Error::invalid(
+                    "confirmation-password",
+                    "password is required to modify user",
+                ));
+            };
+            let realm = me.rsplit_once('@').map_or("", |(_, r)| r);
+            let ok = a.user(&me)?.password.as_deref() == Some(pw.as_str());
+            if !ok {
+                return Err(Error::failed(if realm == "pam" {
+                    "Authentication failure"
+                } else {
+                    "invalid credentials"
+                }));
+            }
+            if is_self {
+                a.check_user_enabled(&userid, ctx.now())?;
+            } else if userid.ends_with("@pam") {
+                return Err(perm_denied());
+            }
+        }
+        if let Some(u) = a.users.get_mut(&userid) {
+            u.password = Some(password);
+        }
+        Ok(Value::Null.into())
+    })
+}

@@ -1,0 +1,791 @@
+//! QEMU guests: config with pending changes and digests, creation with
+//! disk allocation, power state and its tasks, destruction (qemu-server
+//! `API2/Qemu.pm`, `QemuServer.pm`, `QemuConfig.pm`; pve-guest-common
+//! `AbstractConfig.pm`).
+//!
+//! A config is kept as PVE keeps it: key to text, in canonical form
+//! (property strings printed in PVE's order, MACs generated, disks
+//! allocated). Requests check what PVE checks synchronously and hand the
+//! rest to a task ([`QemuOp`]), whose effect runs when the task ends.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::cluster::Cluster;
+use super::size::parse_size;
+use super::storage::{VolumeKind, parse_volid, path_based};
+use super::tasks::{TaskEffect, Worker};
+use super::{Context, Error, PveVersion, Result};
+use crate::spec::{Format, Prop, propstring};
+
+mod clone;
+mod cloudinit;
+mod config;
+mod create;
+mod destroy;
+mod feature;
+mod migrate;
+mod move_disk;
+mod power;
+mod resize;
+pub(crate) mod rrd;
+mod schema;
+mod snapshot;
+mod status;
+
+pub use clone::CloneRequest;
+pub use migrate::{MigrateJob, MigrateRequest, StorageMap};
+pub use move_disk::{MoveJob, ReassignJob};
+pub use resize::ResizeJob;
+pub use schema::{
+    canonical, canonical_new, config_prop, drive_file, is_drive_key, option_exists, qemu_version,
+    typed,
+};
+use schema::{
+    cloudinit_storage, drive_is_cdrom, drive_order, drive_with, is_cloudinit_option, is_windows,
+    machine_version, new_disk, qemu_clone_bytes, random_mac, running_machine, uuid,
+};
+
+/// Whether a guest's process runs (`status` in PVE's answers).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VmStatus {
+    /// No process.
+    #[default]
+    Stopped,
+    /// The process runs (also when QEMU has paused the guest).
+    Running,
+}
+
+impl VmStatus {
+    /// `stopped` or `running`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stopped => "stopped",
+            Self::Running => "running",
+        }
+    }
+
+    /// Parses `stopped` or `running`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "stopped" => Some(Self::Stopped),
+            "running" => Some(Self::Running),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for VmStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// QEMU's run state where it differs from [`VmStatus`] (`qmpstatus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QmpStatus {
+    /// `qm suspend` without `todisk`: the process runs, the guest does not.
+    Paused,
+}
+
+impl QmpStatus {
+    /// `paused`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Paused => "paused",
+        }
+    }
+}
+
+/// One emulated VM.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Vm {
+    /// The VMID.
+    pub vmid: u32,
+    /// The node that holds its config.
+    pub node: String,
+    /// Whether its process runs.
+    pub status: VmStatus,
+    /// The current configuration, key by key, as PVE stores it.
+    pub config: BTreeMap<String, String>,
+    /// `[PENDING]` values.
+    #[serde(default)]
+    pub pending: BTreeMap<String, String>,
+    /// Pending deletions; `true` when forced (`delete: !key`).
+    #[serde(default)]
+    pub pending_delete: BTreeMap<String, bool>,
+    /// The QMP run state when it differs from `status` (`paused`).
+    #[serde(default)]
+    pub qmpstatus: Option<QmpStatus>,
+    /// When the QEMU process started, epoch milliseconds.
+    #[serde(default)]
+    pub started_ms: Option<i64>,
+    /// Snapshot sections by name.
+    #[serde(default)]
+    pub snapshots: BTreeMap<String, BTreeMap<String, String>>,
+    /// The flock on `/var/lock/qemu-server/lock-<vmid>.conf` that running
+    /// tasks hold (a clone holds it for its whole run).
+    #[serde(default)]
+    pub flock: FileLock,
+    /// The `[special:cloudinit]` section: values the generated cloud-init
+    /// drive still holds for options changed on the running VM, and
+    /// `added` for options it lacks.
+    #[serde(default)]
+    pub ci_changes: BTreeMap<String, String>,
+}
+
+/// Holders of a VM's config file lock (`lock_config_full`,
+/// `lock_config_shared`), distinct from the `lock:` key of the config.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileLock {
+    /// Shared holders (clones of a stopped VM).
+    pub shared: u32,
+    /// An exclusive holder (a clone of a running VM).
+    pub exclusive: bool,
+}
+
+impl FileLock {
+    /// Whether anybody holds it.
+    pub fn held(&self) -> bool {
+        self.exclusive || self.shared > 0
+    }
+}
+
+/// `lock_file_full`'s timeout: `can't lock file '...' - got timeout`.
+pub fn lock_timeout(vmid: u32) -> String {
+    format!("can't lock file '/var/lock/qemu-server/lock-{vmid}.conf' - got timeout")
+}
+
+impl Vm {
+    /// A VM with a config and nothing pending.
+    pub fn new(vmid: u32, node: &str, status: VmStatus, config: BTreeMap<String, String>) -> Self {
+        Self {
+            vmid,
+            node: node.to_string(),
+            status,
+            config,
+            pending: BTreeMap::new(),
+            pending_delete: BTreeMap::new(),
+            qmpstatus: None,
+            started_ms: None,
+            snapshots: BTreeMap::new(),
+            flock: FileLock::default(),
+            ci_changes: BTreeMap::new(),
+        }
+    }
+
+    /// Whether the VM runs (paused counts as running).
+    pub fn running(&self) -> bool {
+        self.status == VmStatus::Running
+    }
+
+    /// Whether it is paused.
+    pub fn paused(&self) -> bool {
+        self.running() && self.qmpstatus == Some(QmpStatus::Paused)
+    }
+
+    /// Configured memory in bytes (`memory` is in MiB, default 512).
+    pub fn maxmem(&self) -> u64 {
+        let mib = self
+            .config
+            .get("memory")
+            .and_then(|m| m.split(',').next())
+            .and_then(|m| m.trim_start_matches("current=").parse::<u64>().ok())
+            .unwrap_or(512);
+        mib * 1024 * 1024
+    }
+
+    /// Configured vCPUs: sockets × cores (defaults 1), or `vcpus`.
+    pub fn maxcpu(&self) -> u64 {
+        let get = |k: &str| {
+            self.config
+                .get(k)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(1)
+        };
+        self.config
+            .get("vcpus")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| get("sockets") * get("cores"))
+    }
+
+    /// Whether the VM is a template.
+    pub fn template(&self) -> bool {
+        self.config.get("template").is_some_and(|t| t == "1")
+    }
+
+    /// The config lock, if any.
+    pub fn lock(&self) -> Option<&str> {
+        self.config.get("lock").map(String::as_str)
+    }
+
+    /// `check_lock`: `VM is locked (<lock>)`.
+    ///
+    /// # Errors
+    /// When a lock is set.
+    pub fn check_lock(&self) -> Result<()> {
+        match self.lock() {
+            Some(l) => Err(Error::locked(format!("VM is locked ({l})"))),
+            None => Ok(()),
+        }
+    }
+
+    /// The config with pending values applied, as GET config shows it.
+    pub fn effective(&self) -> BTreeMap<String, String> {
+        let mut c = self.config.clone();
+        for k in self.pending_delete.keys() {
+            c.remove(k);
+        }
+        c.extend(self.pending.clone());
+        c
+    }
+
+    /// The config file as PVE writes it (`write_vm_config`).
+    pub fn config_text(&self) -> String {
+        fn section(conf: &BTreeMap<String, String>, pending: bool) -> String {
+            let mut raw = String::new();
+            if let Some(d) = conf.get("description") {
+                if d.is_empty() {
+                    if pending {
+                        raw.push_str("#\n");
+                    }
+                } else {
+                    for line in d.split('\n') {
+                        raw.push('#');
+                        raw.push_str(&encode_text(line));
+                        raw.push('\n');
+                    }
+                }
+            }
+            for (k, v) in conf {
+                if k == "description" || k == "digest" {
+                    continue;
+                }
+                raw.push_str(&format!("{k}: {v}\n"));
+            }
+            raw
+        }
+        let mut raw = section(&self.config, false);
+        if !self.pending.is_empty() || !self.pending_delete.is_empty() {
+            let mut p = self.pending.clone();
+            if !self.pending_delete.is_empty() {
+                let list: Vec<String> = self
+                    .pending_delete
+                    .iter()
+                    .map(|(k, force)| if *force { format!("!{k}") } else { k.clone() })
+                    .collect();
+                p.insert("delete".into(), list.join(","));
+            }
+            raw.push_str("\n[PENDING]\n");
+            raw.push_str(&section(&p, true));
+        }
+        if !self.ci_changes.is_empty() && cloudinit::has_cloudinit(&self.config) {
+            raw.push_str("\n[special:cloudinit]\n");
+            raw.push_str(&section(&self.ci_changes, false));
+        }
+        for (name, snap) in &self.snapshots {
+            raw.push_str(&format!("\n[{name}]\n"));
+            raw.push_str(&section(snap, false));
+        }
+        raw
+    }
+
+    /// The SHA-1 of the config text, as GET config's `digest`.
+    pub fn digest(&self) -> String {
+        sha1_hex(self.config_text().as_bytes())
+    }
+
+    /// The hotplug features in force (`network,disk,usb` by default).
+    fn hotplug(&self) -> BTreeSet<String> {
+        let v = self
+            .config
+            .get("hotplug")
+            .map_or("network,disk,usb", String::as_str);
+        match v {
+            "1" => ["network", "disk", "usb"].map(String::from).into(),
+            "0" => BTreeSet::new(),
+            other => other.split(',').map(str::to_string).collect(),
+        }
+    }
+}
+
+/// PVE's `encode_text` for description lines.
+fn encode_text(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c == '%' || (c as u32) < 0x20 || c as u32 == 0x7f {
+                format!("%{:02X}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// The SHA-1 of `data` in lower-case hex, as PVE's config digests are
+/// (`Digest::SHA::sha1_hex`).
+pub fn sha1_hex(data: &[u8]) -> String {
+    use sha1::{Digest, Sha1};
+    hex::encode(Sha1::digest(data))
+}
+
+// ---------------------------------------------------------------------
+// Requests and task effects
+
+/// The identities a new VM gets: its SMBIOS UUID and `vmgenid`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreateIds {
+    /// `smbios1: uuid=...`, unless the request gave one.
+    pub smbios_uuid: String,
+    /// `vmgenid`, unless the request gave one (or `0`).
+    pub vmgenid: String,
+}
+
+impl CreateIds {
+    /// These, or (for a task saved before they were drawn up front)
+    /// identities drawn from the VMID and the time.
+    fn or_drawn(self, vmid: u32, now: i64) -> Self {
+        if !self.smbios_uuid.is_empty() {
+            return self;
+        }
+        let mut rq = Context::new(now.saturating_mul(1000), u64::from(vmid));
+        Self {
+            smbios_uuid: uuid(&mut rq),
+            vmgenid: uuid(&mut rq),
+        }
+    }
+}
+
+/// A `qmcreate` task's plan, as [`QemuOp::Create`] holds it.
+struct CreateJob {
+    config: BTreeMap<String, String>,
+    storage: Option<String>,
+    start: Option<(String, u64)>,
+    ids: CreateIds,
+}
+
+/// What a VM task does when it ends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum QemuOp {
+    /// `qmcreate`: allocate disks, write the config, maybe start.
+    Create {
+        /// Config keys as requested (drives not yet allocated).
+        config: BTreeMap<String, String>,
+        /// The default storage for `SIZE` disks.
+        storage: Option<String>,
+        /// Start afterwards: as whom and how long that start takes.
+        start: Option<(String, u64)>,
+        /// The generated identities of the new VM.
+        #[serde(default)]
+        ids: CreateIds,
+    },
+    /// `qmstart` (also `qmresume` of a hibernated VM).
+    Start {
+        /// Skip the lock check.
+        skiplock: bool,
+    },
+    /// `qmstop`.
+    Stop {
+        /// Skip the lock check.
+        skiplock: bool,
+    },
+    /// `qmshutdown`.
+    Shutdown {
+        /// Stop hard when the guest does not react.
+        force_stop: bool,
+        /// Seconds to wait.
+        timeout: u64,
+        /// Skip the shutdown because the VM is paused (forceStop).
+        hard: bool,
+    },
+    /// `qmreboot`.
+    Reboot,
+    /// `qmreset`.
+    Reset {
+        /// Skip the lock check.
+        skiplock: bool,
+    },
+    /// `qmpause` or (`todisk`) `qmsuspend`.
+    Suspend {
+        /// Skip the lock check.
+        skiplock: bool,
+        /// Hibernate to this storage.
+        todisk: Option<String>,
+    },
+    /// `qmresume`.
+    Resume {
+        /// Skip the lock check.
+        skiplock: bool,
+    },
+    /// `qmdestroy`.
+    Destroy {
+        /// Skip the lock check.
+        skiplock: bool,
+        /// Log the purge.
+        purge: bool,
+        /// Also free unreferenced volumes of this VMID.
+        unreferenced: bool,
+    },
+    /// `qmconfig`: a config update.
+    Config(ConfigUpdate),
+    /// `qmclone`: copy the disks and write the target's config.
+    Clone(Box<clone::CloneJob>),
+    /// `qmtemplate`: base volumes and `template: 1`.
+    Template {
+        /// Only this disk.
+        disk: Option<String>,
+    },
+    /// `qmsnapshot`: commit the prepared snapshot.
+    Snapshot {
+        /// The snapshot.
+        name: String,
+    },
+    /// `qmrollback`: make the snapshot's config current.
+    Rollback {
+        /// The snapshot.
+        name: String,
+        /// Start afterwards.
+        start: bool,
+        /// The new `vmgenid` (when the snapshot has one), drawn by the
+        /// request.
+        #[serde(default)]
+        vmgenid: String,
+    },
+    /// `qmdelsnapshot`: remove the snapshot.
+    DeleteSnapshot {
+        /// The snapshot.
+        name: String,
+    },
+    /// `resize`: grow a disk.
+    Resize(Box<ResizeJob>),
+    /// `qmmove`: move a disk to another storage.
+    MoveDisk(Box<MoveJob>),
+    /// `qmmove` with `target-vmid`: give a disk to another VM.
+    Reassign(Box<ReassignJob>),
+    /// `qmigrate`: move the VM to another node.
+    Migrate(Box<MigrateJob>),
+}
+
+/// A config update as PUT/POST config ask for it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigUpdate {
+    /// New values, by key (already checked and canonical).
+    pub set: BTreeMap<String, String>,
+    /// Keys to delete.
+    pub delete: Vec<String>,
+    /// Keys whose pending change to drop.
+    pub revert: Vec<String>,
+    /// Delete volumes instead of making them unused.
+    pub force: bool,
+    /// Skip the lock check (root@pam only).
+    pub skiplock: bool,
+    /// The expected digest.
+    pub digest: Option<String>,
+    /// The `update VM N: ...` log line.
+    pub log: String,
+}
+
+/// What a create request asks for.
+#[derive(Debug, Clone, Default)]
+pub struct CreateRequest {
+    /// The VMID.
+    pub vmid: u32,
+    /// The node.
+    pub node: String,
+    /// Config keys.
+    pub config: BTreeMap<String, String>,
+    /// Default storage.
+    pub storage: Option<String>,
+    /// `start=1`: as whom and for how long.
+    pub start: Option<(String, u64)>,
+}
+
+type Lines = Vec<String>;
+/// Printed drives by key, and the volids allocated for them.
+type Created = (BTreeMap<String, String>, Vec<String>);
+/// The result of a task effect: log lines, or log lines and the error.
+pub type EffectResult = std::result::Result<Lines, (Lines, String)>;
+
+fn config_missing(node: &str, vmid: u32) -> Error {
+    Error::not_found(format!(
+        "Configuration file 'nodes/{node}/qemu-server/{vmid}.conf' does not exist"
+    ))
+}
+
+impl Cluster {
+    /// The VM `vmid` as seen from `node` (its config must be there).
+    ///
+    /// # Errors
+    /// `Configuration file 'nodes/<node>/qemu-server/<vmid>.conf' does not
+    /// exist`.
+    pub fn vm(&self, node: &str, vmid: u32) -> Result<&Vm> {
+        self.guests
+            .get(&vmid)
+            .filter(|v| v.node == node)
+            .ok_or_else(|| config_missing(node, vmid))
+    }
+
+    fn vm_mut(&mut self, node: &str, vmid: u32) -> Result<&mut Vm> {
+        self.guests
+            .get_mut(&vmid)
+            .filter(|v| v.node == node)
+            .ok_or_else(|| config_missing(node, vmid))
+    }
+
+    /// `check_running`'s refusal for a VM whose config is elsewhere.
+    ///
+    /// # Errors
+    /// `unable to find configuration file for VM N on node 'x'`.
+    pub fn vm_on_node(&self, node: &str, vmid: u32) -> Result<&Vm> {
+        self.guests
+            .get(&vmid)
+            .filter(|v| v.node == node)
+            .ok_or_else(|| {
+                Error::not_found(format!(
+                    "unable to find configuration file for VM {vmid} on node '{node}'"
+                ))
+            })
+    }
+
+    /// Undoes what the start of a VM task did when the task fails without
+    /// running its effect (an injected fault, `DELETE .../tasks/{upid}`).
+    pub(crate) fn abort_qemu(&mut self, vmid: u32, op: &QemuOp) {
+        match op {
+            QemuOp::Clone(job) => self.abort_clone(vmid, job),
+            QemuOp::Snapshot { name } => self.abort_snapshot(vmid, name),
+            QemuOp::Migrate(_) => self.abort_migrate(vmid),
+            _ => {}
+        }
+    }
+
+    /// Applies the effect of a VM task that ended at `end_ms`.
+    pub(crate) fn apply_qemu(&mut self, vmid: u32, op: QemuOp, end_ms: i64) -> EffectResult {
+        let now = end_ms.div_euclid(1000);
+        let node = match (self.guests.get(&vmid), &op) {
+            (Some(v), _) => v.node.clone(),
+            // PVE forks a resize before loading the config.
+            (None, QemuOp::Resize(job)) => {
+                return Err((vec![], config_missing(&job.node, vmid).to_string()));
+            }
+            (None, _) => return Err((vec![], format!("VM {vmid} does not exist"))),
+        };
+        let fail = |e: Error| (Vec::new(), e.to_string());
+        let takes_flock = !matches!(op, QemuOp::Clone(_) | QemuOp::Create { .. });
+        if takes_flock && self.guests.get(&vmid).is_some_and(|v| v.flock.held()) {
+            return Err((vec!["trying to acquire lock...".into()], lock_timeout(vmid)));
+        }
+        match op {
+            QemuOp::Clone(job) => self.finish_clone(vmid, *job, now),
+            QemuOp::Template { disk } => self.finish_template(&node, vmid, disk.as_deref()),
+            QemuOp::Snapshot { name } => self.commit_snapshot(&node, vmid, &name),
+            QemuOp::Rollback {
+                name,
+                start,
+                vmgenid,
+            } => self.finish_rollback(&node, vmid, &name, start, vmgenid, end_ms),
+            QemuOp::DeleteSnapshot { name } => self.finish_delete_snapshot(&node, vmid, &name),
+            QemuOp::Resize(job) => self.finish_resize(vmid, &job),
+            QemuOp::MoveDisk(job) => self.finish_move_disk(&node, vmid, &job, now),
+            QemuOp::Reassign(job) => self.finish_reassign(vmid, &job, now),
+            QemuOp::Migrate(job) => self.finish_migrate(&node, vmid, &job, now),
+            QemuOp::Create {
+                config,
+                storage,
+                start,
+                ids,
+            } => {
+                let job = CreateJob {
+                    config,
+                    storage,
+                    start,
+                    ids,
+                };
+                self.finish_create(vmid, &node, job, now)
+            }
+            QemuOp::Start { skiplock } => self.power_on(vmid, skiplock, end_ms),
+            QemuOp::Stop { skiplock } => {
+                let vm = self.vm_mut(&node, vmid).map_err(fail)?;
+                if !skiplock {
+                    vm.check_lock().map_err(fail)?;
+                }
+                power_off(vm);
+                Ok(vec![])
+            }
+            QemuOp::Shutdown {
+                force_stop,
+                timeout,
+                hard,
+            } => {
+                let vm = self.vm_mut(&node, vmid).map_err(fail)?;
+                vm.check_lock().map_err(fail)?;
+                let mut lines = Vec::new();
+                if hard {
+                    lines.push("VM is paused - stop instead of shutdown".to_string());
+                } else if vm.running() && vm.config.get("acpi").is_some_and(|a| a == "0") {
+                    if !force_stop {
+                        return Err((lines, "VM quit/powerdown failed - got timeout".to_string()));
+                    }
+                    let _ = timeout;
+                    lines.push("VM still running - terminating now with SIGTERM".into());
+                }
+                power_off(vm);
+                Ok(lines)
+            }
+            QemuOp::Reboot => {
+                let vm = self.vm_mut(&node, vmid).map_err(fail)?;
+                vm.check_lock().map_err(fail)?;
+                if !vm.running() {
+                    return Err((vec![], format!("VM {vmid} not running")));
+                }
+                power_off(vm);
+                // `qm cleanup` starts it again in a task of its own, which
+                // applies the pending changes.
+                self.spawn_task(
+                    &node,
+                    Worker::new("qmstart", &vmid.to_string()).effect(TaskEffect::Qemu {
+                        vmid,
+                        op: QemuOp::Start { skiplock: false },
+                    }),
+                    "root@pam",
+                    end_ms,
+                    0,
+                );
+                Ok(vec![])
+            }
+            QemuOp::Reset { skiplock } => {
+                let vm = self.vm_mut(&node, vmid).map_err(fail)?;
+                if !skiplock {
+                    vm.check_lock().map_err(fail)?;
+                }
+                if !vm.running() {
+                    return Err((vec![], format!("VM {vmid} not running")));
+                }
+                vm.qmpstatus = None;
+                Ok(vec![])
+            }
+            QemuOp::Suspend { skiplock, todisk } => {
+                self.suspend(&node, vmid, skiplock, todisk.as_deref(), now)
+            }
+            QemuOp::Resume { skiplock } => {
+                let vm = self.vm_mut(&node, vmid).map_err(fail)?;
+                if vm.lock() == Some("suspended") {
+                    return self.power_on(vmid, true, end_ms);
+                }
+                if !skiplock {
+                    vm.check_lock().map_err(fail)?;
+                }
+                if !vm.running() {
+                    return Err((vec![], format!("VM {vmid} not running")));
+                }
+                vm.qmpstatus = None;
+                Ok(vec![])
+            }
+            QemuOp::Destroy {
+                skiplock,
+                purge,
+                unreferenced,
+            } => self.destroy(&node, vmid, skiplock, purge, unreferenced),
+            QemuOp::Config(update) => {
+                self.update_config(&node, vmid, &update, now)
+                    .map_err(|(lines, e)| {
+                        let msg = match &e {
+                            Error::Invalid(map) => {
+                                let mut s = "400 Parameter verification failed.".to_string();
+                                for (k, v) in map {
+                                    s.push_str(&format!("\n{k}: {v}"));
+                                }
+                                s
+                            }
+                            other => other.to_string(),
+                        };
+                        (lines, msg)
+                    })
+            }
+        }
+    }
+}
+fn power_off(vm: &mut Vm) {
+    vm.status = VmStatus::Stopped;
+    vm.qmpstatus = None;
+    vm.started_ms = None;
+}
+
+/// The default boot order: first hard disk, first CD-ROM, first NIC.
+pub fn default_boot(conf: &BTreeMap<String, String>) -> String {
+    let mut drives: Vec<&String> = conf.keys().filter(|k| is_drive_key(k)).collect();
+    drives.sort_by_key(|k| drive_order(k));
+    let disk = drives.iter().find(|k| {
+        !k.starts_with("efidisk") && !k.starts_with("tpmstate") && !drive_is_cdrom(&conf[**k])
+    });
+    let cdrom = drives.iter().find(|k| drive_is_cdrom(&conf[**k]));
+    let mut nets: Vec<(u32, &String)> = conf
+        .keys()
+        .filter_map(|k| Some((k.strip_prefix("net")?.parse().ok()?, k)))
+        .collect();
+    nets.sort();
+    let mut order: Vec<&str> = Vec::new();
+    order.extend(disk.map(|k| k.as_str()));
+    order.extend(cdrom.map(|k| k.as_str()));
+    order.extend(nets.first().map(|(_, k)| k.as_str()));
+    format!("order={}", order.join(";"))
+}
+
+/// `YYYY-MM-DD` of an epoch time (UTC).
+pub fn ymd(epoch: i64) -> String {
+    let (y, m, d, ..) = crate::clock::civil(epoch);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha1_known_vectors() {
+        assert_eq!(sha1_hex(b""), "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+        assert_eq!(sha1_hex(b"abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
+        assert_eq!(
+            sha1_hex(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "84983e441c3bd26ebaae4aa1f95129e5e54670f1"
+        );
+        assert_eq!(
+            sha1_hex("a".repeat(1_000_000).as_bytes()),
+            "34aa973cd4c4daa4f61eeb2bdbad27316534016f"
+        );
+    }
+
+    #[test]
+    fn dates_and_sizes() {
+        assert_eq!(ymd(0), "1970-01-01");
+        assert_eq!(ymd(1_746_057_600), "2025-05-01");
+        assert_eq!(new_disk("local-lvm:8"), Some((Some("local-lvm"), 8.0)));
+        assert_eq!(new_disk("0.5"), Some((None, 0.5)));
+        assert_eq!(new_disk("local-lvm:vm-100-disk-0"), None);
+        assert_eq!(new_disk("local:iso/x.iso"), None);
+    }
+
+    #[test]
+    fn boot_order_and_keys() {
+        let conf: BTreeMap<String, String> = [
+            ("scsi0", "local-lvm:vm-100-disk-0,size=8G"),
+            ("ide2", "local:iso/x.iso,media=cdrom"),
+            ("net1", "virtio=BC:24:11:00:00:01,bridge=vmbr0"),
+            ("net0", "virtio=BC:24:11:00:00:00,bridge=vmbr0"),
+            ("efidisk0", "local-lvm:vm-100-disk-1,size=4M"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(default_boot(&conf), "order=scsi0;ide2;net0");
+        assert!(option_exists(PveVersion::V9_1, "net31"));
+        assert!(!option_exists(PveVersion::V9_1, "net32"));
+        assert!(!option_exists(PveVersion::V9_1, "vmid"));
+        assert!(option_exists(PveVersion::V9_1, "cores"));
+        assert!(!option_exists(PveVersion::V9_1, "bogus"));
+    }
+}

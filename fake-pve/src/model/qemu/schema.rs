@@ -1,0 +1,303 @@
+//! The schema of config keys: which keys a PVE version knows, their canonical
+//! form (property strings in PVE's order, drives, MACs) and the drive helpers
+//! (qemu-server `QemuServer.pm`, `QemuServer/Drive.pm`).
+
+use super::*;
+
+/// Parameters of `create_vm` that are not config keys.
+const CREATE_ONLY: &[&str] = &[
+    "node",
+    "vmid",
+    "archive",
+    "bwlimit",
+    "force",
+    "pool",
+    "start",
+    "storage",
+    "unique",
+    "live-restore",
+    "import-working-storage",
+    "ha-managed",
+];
+
+/// Config keys that are not in the create schema but appear in configs.
+const INTERNAL_KEYS: &[&str] = &[
+    "meta",
+    "parent",
+    "snaptime",
+    "vmstate",
+    "runningmachine",
+    "runningcpu",
+    "running-nets-host-mtu",
+];
+
+fn config_props(version: PveVersion) -> Option<&'static BTreeMap<String, Prop>> {
+    crate::spec::spec(version)
+        .endpoint("POST", "/nodes/{node}/qemu")
+        .map(|e| &e.parameters.properties)
+}
+
+/// The schema of a config key (`net0` → `net[n]`).
+pub fn config_prop(version: PveVersion, key: &str) -> Option<&'static Prop> {
+    if CREATE_ONLY.contains(&key) {
+        return None;
+    }
+    let props = config_props(version)?;
+    if let Some(p) = props.get(key) {
+        return Some(p);
+    }
+    let base = key.trim_end_matches(|c: char| c.is_ascii_digit());
+    if base.len() == key.len() || base.is_empty() {
+        return None;
+    }
+    let idx: u32 = key[base.len()..].parse().ok()?;
+    if key[base.len()..].starts_with('0') && key.len() - base.len() > 1 {
+        return None;
+    }
+    let p = props.get(&format!("{base}[n]"))?;
+    match p.max_index {
+        Some(count) if idx >= count => None,
+        _ => Some(p),
+    }
+}
+
+/// `option_exists`: whether `key` is a config option.
+pub fn option_exists(version: PveVersion, key: &str) -> bool {
+    config_prop(version, key).is_some() || INTERNAL_KEYS.contains(&key)
+}
+
+fn object_format(p: &Prop) -> Option<&BTreeMap<String, Prop>> {
+    match &p.format {
+        Some(Format::Object(f)) => Some(f),
+        _ => None,
+    }
+}
+
+/// Drive keys (`is_valid_drivename`), in PVE's order of allocation.
+pub fn is_drive_key(key: &str) -> bool {
+    if key == "efidisk0" || key == "tpmstate0" {
+        return true;
+    }
+    let base = key.trim_end_matches(|c: char| c.is_ascii_digit());
+    base.len() < key.len() && matches!(base, "ide" | "sata" | "scsi" | "virtio")
+}
+
+pub(super) fn drive_order(key: &str) -> (u8, u32) {
+    let base = key.trim_end_matches(|c: char| c.is_ascii_digit());
+    let n = key[base.len()..].parse().unwrap_or(0);
+    let rank = match base {
+        "ide" => 0,
+        "sata" => 1,
+        "scsi" => 2,
+        "virtio" => 3,
+        "efidisk" => 4,
+        "tpmstate" => 5,
+        _ => 6,
+    };
+    (rank, n)
+}
+
+/// The volume (`file`) of a drive value.
+pub fn drive_file(value: &str) -> &str {
+    for part in value.split(',') {
+        match part.split_once('=') {
+            None => return part,
+            Some(("file" | "volume", v)) => return v,
+            _ => {}
+        }
+    }
+    ""
+}
+
+pub(super) fn drive_is_cdrom(value: &str) -> bool {
+    value.split(',').any(|p| p == "media=cdrom") || drive_file(value) == "cdrom"
+}
+
+/// `STORAGE:SIZE` or `SIZE`: a new disk of SIZE GiB.
+pub(super) fn new_disk(file: &str) -> Option<(Option<&str>, f64)> {
+    let (sid, size) = match file.split_once(':') {
+        Some((s, n)) => (Some(s), n),
+        None => (None, file),
+    };
+    if sid.is_some_and(|s| s.is_empty() || s.contains('/') || s.contains(char::is_whitespace)) {
+        return None;
+    }
+    let mut parts = size.splitn(2, '.');
+    let int = parts.next()?;
+    let frac = parts.next();
+    if int.is_empty()
+        || !int.bytes().all(|c| c.is_ascii_digit())
+        || frac.is_some_and(|f| f.is_empty() || !f.bytes().all(|c| c.is_ascii_digit()))
+    {
+        return None;
+    }
+    Some((sid, size.parse().ok()?))
+}
+
+/// Bytes as qemu-img's progress prints them (`8.0 GiB`).
+pub(super) fn qemu_clone_bytes(bytes: u64) -> String {
+    clone::render_bytes1(bytes)
+}
+
+/// `STORAGE:cloudinit` or `cloudinit`.
+pub(super) fn cloudinit_storage(file: &str) -> Option<Option<&str>> {
+    match file.split_once(':') {
+        Some((s, "cloudinit")) => Some(Some(s)),
+        None if file == "cloudinit" => Some(None),
+        _ => None,
+    }
+}
+
+pub(super) fn random_mac(rq: &mut Context) -> String {
+    let b = rq.next_u64().to_le_bytes();
+    format!("BC:24:11:{:02X}:{:02X}:{:02X}", b[0], b[1], b[2])
+}
+
+pub(super) fn uuid(rq: &mut Context) -> String {
+    rq.uuid_v4()
+}
+
+/// Cloud-init options, applied at once even on a running VM.
+pub(super) fn is_cloudinit_option(key: &str) -> bool {
+    matches!(
+        key,
+        "ciuser"
+            | "cipassword"
+            | "citype"
+            | "ciupgrade"
+            | "cicustom"
+            | "nameserver"
+            | "searchdomain"
+            | "sshkeys"
+    ) || key.starts_with("ipconfig")
+}
+
+/// Normalises a value to the form PVE writes: property strings in
+/// canonical order, booleans as 0/1, tags de-duplicated and sorted.
+///
+/// # Errors
+/// 400 with the property-string error.
+pub fn canonical(version: PveVersion, key: &str, value: &str) -> Result<String> {
+    canonical_inner(version, key, value, None)
+}
+
+/// As [`canonical`], and a new NIC without `macaddr` gets a generated
+/// one (PVE's `BC:24:11` prefix), drawn from the request's context.
+///
+/// # Errors
+/// As [`canonical`].
+pub fn canonical_new(
+    version: PveVersion,
+    key: &str,
+    value: &str,
+    rq: &mut Context,
+) -> Result<String> {
+    canonical_inner(version, key, value, Some(rq))
+}
+
+fn canonical_inner(
+    version: PveVersion,
+    key: &str,
+    value: &str,
+    rq: Option<&mut Context>,
+) -> Result<String> {
+    let Some(prop) = config_prop(version, key) else {
+        return Ok(value.to_string());
+    };
+    if key == "tags" {
+        let mut tags: Vec<&str> = value
+            .split([';', ',', ' '])
+            .filter(|t| !t.is_empty())
+            .collect();
+        tags.sort_unstable();
+        tags.dedup();
+        return Ok(tags.join(";"));
+    }
+    if prop.kind.as_deref() == Some("boolean") {
+        return Ok(match propstring::parse_boolean(value) {
+            Some(true) => "1".into(),
+            Some(false) => "0".into(),
+            None => value.to_string(),
+        });
+    }
+    let Some(format) = object_format(prop) else {
+        return Ok(value.to_string());
+    };
+    let mut parsed = propstring::parse(format, value)
+        .map_err(|e| Error::invalid(key, e.trim_end().to_string()))?;
+    if let Some(rq) = rq
+        && key.starts_with("net")
+        && !parsed.contains_key("macaddr")
+    {
+        parsed.insert("macaddr".into(), random_mac(rq));
+    }
+    Ok(propstring::print(format, &parsed))
+}
+
+pub(super) fn drive_with(
+    version: PveVersion,
+    key: &str,
+    value: &str,
+    set: &[(&str, &str)],
+    drop: &[&str],
+) -> String {
+    let Some(format) = config_prop(version, key).and_then(object_format) else {
+        return value.to_string();
+    };
+    let Ok(mut parsed) = propstring::parse(format, value) else {
+        return value.to_string();
+    };
+    for k in drop {
+        parsed.remove(*k);
+    }
+    for (k, v) in set {
+        parsed.insert((*k).to_string(), (*v).to_string());
+    }
+    propstring::print(format, &parsed)
+}
+
+/// A config value as GET config types it: integers and booleans as
+/// numbers, everything else as a string.
+pub fn typed(version: PveVersion, key: &str, value: &str) -> Value {
+    let kind = config_prop(version, key).and_then(|p| p.kind.as_deref());
+    match kind {
+        Some("integer" | "boolean") => value
+            .parse::<i64>()
+            .map_or_else(|_| json!(value), |n| json!(n)),
+        _ => json!(value),
+    }
+}
+
+/// The QEMU version a release ships (`kvm --version`).
+pub fn qemu_version(version: PveVersion) -> &'static str {
+    match version {
+        PveVersion::V8_4 => "9.2.0",
+        PveVersion::V9_1 => "10.1.2",
+    }
+}
+
+pub(super) fn machine_version(version: PveVersion) -> &'static str {
+    match version {
+        PveVersion::V8_4 => "9.2",
+        PveVersion::V9_1 => "10.1",
+    }
+}
+
+pub(super) fn running_machine(version: PveVersion, conf: &BTreeMap<String, String>) -> String {
+    let machine = conf
+        .get("machine")
+        .map_or("", |m| m.split(',').next().unwrap_or(""));
+    if machine.starts_with("pc-") {
+        return machine.to_string();
+    }
+    let kind = if machine.contains("q35") {
+        "q35"
+    } else {
+        "i440fx"
+    };
+    format!("pc-{kind}-{}+pve0", machine_version(version))
+}
+
+pub(super) fn is_windows(ostype: Option<&String>) -> bool {
+    ostype.is_some_and(|o| o.starts_with('w'))
+}

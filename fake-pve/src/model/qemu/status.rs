@@ -1,0 +1,257 @@
+//! What a VM's status and listings show (qemu-server `vmstatus`), and the
+//! adoption of a scenario's seeded VMs.
+
+use super::*;
+
+impl Cluster {
+    /// The size of the boot disk (first disk in the boot order).
+    fn boot_disk_size(&self, vm: &Vm) -> u64 {
+        let order: Vec<String> = vm
+            .config
+            .get("boot")
+            .and_then(|b| b.split(',').find_map(|p| p.strip_prefix("order=")))
+            .map(|o| o.split(';').map(str::to_string).collect())
+            .unwrap_or_default();
+        let disk = order
+            .iter()
+            .find(|k| {
+                vm.config
+                    .get(*k)
+                    .is_some_and(|v| is_drive_key(k) && !drive_is_cdrom(v))
+            })
+            .or_else(|| {
+                vm.config
+                    .keys()
+                    .find(|k| is_drive_key(k) && !drive_is_cdrom(&vm.config[*k]))
+            });
+        disk.and_then(|k| vm.config.get(k))
+            .and_then(|v| {
+                v.split(',')
+                    .find_map(|p| p.strip_prefix("size="))
+                    .and_then(parse_size)
+                    .or_else(|| self.volume(drive_file(v), &vm.node).map(|x| x.size))
+            })
+            .unwrap_or(0)
+    }
+
+    /// `vmstatus()` for one VM: `full` adds what `status/current` and
+    /// `?full=1` show; `current` adds `ha`, `agent`, `spice`, `clipboard`.
+    pub fn vm_status(&self, vm: &Vm, now_ms: i64, full: bool, current: bool) -> Value {
+        let v9 = self.version.is_v9();
+        let running = vm.running();
+        let host_cpus = self
+            .nodes
+            .iter()
+            .find(|n| n.name == vm.node)
+            .map_or(1, |n| u64::from(n.cpus));
+        let conf = &vm.config;
+        let cpus = conf
+            .get("vcpus")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| {
+                let g = |k: &str| conf.get(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(1);
+                (g("sockets") * g("cores")).min(host_cpus)
+            });
+        let maxmem = vm.maxmem();
+        let uptime = match (running, vm.started_ms) {
+            (true, Some(s)) => (now_ms - s).max(0) / 1000,
+            _ => 0,
+        };
+        let mem = if running { maxmem / 4 } else { 0 };
+        let mut s = json!({
+            "vmid": vm.vmid,
+            "status": vm.status,
+            "name": conf.get("name").cloned().unwrap_or_else(|| format!("VM {}", vm.vmid)),
+            "cpus": cpus,
+            "maxmem": maxmem,
+            "maxdisk": self.boot_disk_size(vm),
+            "disk": 0,
+            "cpu": if running { 0.0123 } else { 0.0 },
+            "mem": mem,
+            "netin": if running { uptime * 1500 } else { 0 },
+            "netout": if running { uptime * 300 } else { 0 },
+            "uptime": uptime,
+        });
+        if v9 {
+            s["memhost"] = json!(mem);
+        }
+        if let Some(l) = vm.lock() {
+            s["lock"] = json!(l);
+        }
+        if let Some(t) = conf.get("tags") {
+            s["tags"] = json!(t);
+        }
+        if vm.template() {
+            s["template"] = json!(1);
+        }
+        if conf.keys().any(|k| k.starts_with("serial")) {
+            s["serial"] = json!(1);
+        }
+        if let Some(b) = conf.get("balloon") {
+            s["balloon_min"] = json!(b.parse::<u64>().unwrap_or(0) * 1024 * 1024);
+            s["shares"] = json!(
+                conf.get("shares")
+                    .and_then(|x| x.parse::<u64>().ok())
+                    .unwrap_or(1000)
+            );
+        }
+        if running {
+            s["pid"] = json!(10_000 + vm.vmid);
+        }
+        if full {
+            s["qmpstatus"] = json!(vm.qmpstatus.map_or(vm.status.as_str(), QmpStatus::as_str));
+            if running {
+                s["diskread"] = json!(uptime * 4096);
+                s["diskwrite"] = json!(uptime * 2048);
+                let mut nics = serde_json::Map::new();
+                for k in conf.keys().filter(|k| k.starts_with("net")) {
+                    if let Ok(n) = k[3..].parse::<u32>() {
+                        nics.insert(
+                            format!("tap{}i{n}", vm.vmid),
+                            json!({ "netin": uptime * 1500, "netout": uptime * 300 }),
+                        );
+                    }
+                }
+                s["nics"] = Value::Object(nics);
+                let mut blockstat = serde_json::Map::new();
+                for k in conf.keys().filter(|k| is_drive_key(k)) {
+                    blockstat.insert(k.clone(), block_stats(uptime));
+                }
+                s["blockstat"] = Value::Object(blockstat);
+                s["running-machine"] = json!(running_machine(self.version, conf));
+                s["running-qemu"] = json!(qemu_version(self.version));
+                s["proxmox-support"] = json!({
+                    "backup-fleecing": true,
+                    "backup-max-workers": true,
+                    "pbs-dirty-bitmap": true,
+                    "pbs-dirty-bitmap-migration": true,
+                    "pbs-dirty-bitmap-savevm": true,
+                    "pbs-library-version": "1.5.2 (UNKNOWN)",
+                    "pbs-masterkey": true,
+                    "query-bitmap-info": true,
+                });
+                if conf.get("balloon").is_none_or(|b| b != "0") {
+                    s["balloon"] = json!(maxmem);
+                    s["freemem"] = json!(maxmem - mem);
+                    s["ballooninfo"] = json!({
+                        "actual": maxmem,
+                        "max_mem": maxmem,
+                        "total_mem": maxmem,
+                        "free_mem": maxmem - mem,
+                        "mem_swapped_in": 0,
+                        "mem_swapped_out": 0,
+                        "major_page_faults": 0,
+                        "minor_page_faults": 0,
+                        "last_update": now_ms / 1000,
+                    });
+                }
+                if v9 {
+                    for (name, val) in [
+                        ("pressurecpusome", 0.0),
+                        ("pressurecpufull", 0.0),
+                        ("pressureiosome", 0.0),
+                        ("pressureiofull", 0.0),
+                        ("pressurememorysome", 0.0),
+                        ("pressurememoryfull", 0.0),
+                    ] {
+                        s[name] = json!(val);
+                    }
+                }
+            }
+        }
+        if current {
+            s["ha"] = json!({ "managed": 0 });
+            if conf
+                .get("agent")
+                .is_some_and(|a| a.split(',').any(|p| p == "1" || p == "enabled=1"))
+            {
+                s["agent"] = json!(1);
+            }
+            if let Some(vga) = conf.get("vga") {
+                let kind = vga.split(',').find(|p| !p.contains('=')).unwrap_or("");
+                if kind.starts_with("qxl") || kind.starts_with("virtio") {
+                    s["spice"] = json!(1);
+                }
+                let clip = vga
+                    .split(',')
+                    .find_map(|p| p.strip_prefix("clipboard="))
+                    .map_or(Value::Null, |c| json!(c));
+                s["clipboard"] = clip;
+            }
+        }
+        s
+    }
+
+    /// Gives the VMs of a scenario their full behaviour: the volumes their
+    /// disks name are recorded on the storages, running ones have been up
+    /// for an hour.
+    pub fn adopt_seed_vms(&mut self, now: i64) {
+        let mut adopt = Vec::new();
+        for vm in self.guests.values_mut() {
+            if vm.running() {
+                vm.started_ms = Some((now - 3_600) * 1000);
+            }
+            let sections = std::iter::once(&vm.config).chain(vm.snapshots.values());
+            for (k, v) in sections.flat_map(|c| c.iter()) {
+                let (file, size) = if k.starts_with("unused") || k == "vmstate" {
+                    (v.as_str(), None)
+                } else if is_drive_key(k) && !drive_is_cdrom(v) {
+                    let size = v
+                        .split(',')
+                        .find_map(|p| p.strip_prefix("size="))
+                        .and_then(parse_size);
+                    (drive_file(v), size)
+                } else {
+                    continue;
+                };
+                adopt.push((
+                    file.to_string(),
+                    vm.node.clone(),
+                    vm.vmid,
+                    size.unwrap_or(0),
+                ));
+            }
+        }
+        for (volid, node, vmid, size) in adopt {
+            self.adopt_volume(&volid, &node, vmid, size, now);
+        }
+    }
+
+    /// The VMs on `node`, in VMID order.
+    pub fn vms_on(&self, node: &str) -> impl Iterator<Item = &Vm> {
+        self.guests.values().filter(move |v| v.node == node)
+    }
+
+    /// The `maxdisk` of a VM for `/cluster/resources`.
+    pub fn vm_maxdisk(&self, vm: &Vm) -> u64 {
+        self.boot_disk_size(vm)
+    }
+}
+
+fn block_stats(uptime: i64) -> Value {
+    json!({
+        "rd_bytes": uptime * 4096,
+        "wr_bytes": uptime * 2048,
+        "rd_operations": uptime,
+        "wr_operations": uptime / 2,
+        "flush_operations": 0,
+        "rd_total_time_ns": 0,
+        "wr_total_time_ns": 0,
+        "flush_total_time_ns": 0,
+        "unmap_bytes": 0,
+        "unmap_operations": 0,
+        "unmap_total_time_ns": 0,
+        "failed_rd_operations": 0,
+        "failed_wr_operations": 0,
+        "failed_flush_operations": 0,
+        "failed_unmap_operations": 0,
+        "invalid_rd_operations": 0,
+        "invalid_wr_operations": 0,
+        "invalid_flush_operations": 0,
+        "invalid_unmap_operations": 0,
+        "idle_time_ns": 0,
+        "account_invalid": true,
+        "account_failed": true,
+        "timed_stats": [],
+    })
+}

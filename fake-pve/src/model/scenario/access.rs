@@ -1,0 +1,212 @@
+//! The access part of a scenario: users with their tokens, groups, roles
+//! and ACL entries, checked as pve-access-control checks them.
+
+use super::*;
+
+impl Scenario {
+    pub(super) fn build_access(
+        &self,
+        version: PveVersion,
+        root_password: &str,
+    ) -> Result<Access, ScenarioError> {
+        let mut access = Access {
+            version,
+            ..Access::default()
+        };
+        let mut root = User::new("root@pam");
+        root.password = Some(root_password.to_string());
+        root.email = Some("root@localhost".into());
+        access.users.insert(root.userid.clone(), root);
+        for u in &self.users {
+            if !valid_userid(&u.userid) {
+                return Err(self.err(&u.userid, format!("invalid userid '{}'", u.userid)));
+            }
+            let realm = u.userid.rsplit('@').next().unwrap_or_default();
+            if realm != "pam" && realm != "pve" {
+                return Err(self.err(
+                    &u.userid,
+                    format!("user '{}': unknown realm '{realm}' (pam or pve)", u.userid),
+                ));
+            }
+            let is_root = u.userid == "root@pam";
+            if !is_root && access.users.contains_key(&u.userid) {
+                return Err(self.dup_err(&u.userid, format!("duplicate user '{}'", u.userid)));
+            }
+            let mut user = access
+                .users
+                .remove(&u.userid)
+                .unwrap_or_else(|| User::new(&u.userid));
+            if !is_root || u.password.is_some() {
+                user.password.clone_from(&u.password);
+            }
+            user.enable = u.enable;
+            user.expire = u.expire;
+            user.comment.clone_from(&u.comment);
+            if u.email.is_some() {
+                user.email.clone_from(&u.email);
+            }
+            for t in &u.tokens {
+                if !valid_tokenid(&t.tokenid) {
+                    return Err(self.err(&t.tokenid, format!("invalid token id '{}'", t.tokenid)));
+                }
+                let token = Token {
+                    tokenid: t.tokenid.clone(),
+                    secret: t
+                        .secret
+                        .clone()
+                        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+                    privsep: t.privsep,
+                    expire: t.expire,
+                    comment: t.comment.clone(),
+                };
+                if user.tokens.insert(t.tokenid.clone(), token).is_some() {
+                    return Err(
+                        self.dup_err(&t.tokenid, format!("duplicate token '{}'", t.tokenid))
+                    );
+                }
+            }
+            access.users.insert(u.userid.clone(), user);
+        }
+        self.build_groups(&mut access)?;
+        self.build_roles(&mut access)?;
+        self.build_acl(&mut access)?;
+        Ok(access)
+    }
+
+    fn build_groups(&self, access: &mut Access) -> Result<(), ScenarioError> {
+        for g in &self.groups {
+            if !valid_groupid(&g.groupid) {
+                return Err(self.err(&g.groupid, format!("invalid group id '{}'", g.groupid)));
+            }
+            if access.groups.contains_key(&g.groupid) {
+                return Err(self.dup_err(&g.groupid, format!("duplicate group '{}'", g.groupid)));
+            }
+            let mut group = Group {
+                comment: g.comment.clone(),
+                ..Group::default()
+            };
+            for m in &g.members {
+                if !access.users.contains_key(m) {
+                    return Err(self.err(m, format!("group '{}': unknown user '{m}'", g.groupid)));
+                }
+                group.members.insert(m.clone());
+            }
+            access.groups.insert(g.groupid.clone(), group);
+        }
+        for u in &self.users {
+            for g in &u.groups {
+                let Some(group) = access.groups.get_mut(g) else {
+                    return Err(self.err(g, format!("user '{}': unknown group '{g}'", u.userid)));
+                };
+                group.members.insert(u.userid.clone());
+            }
+        }
+        Ok(())
+    }
+
+    fn build_roles(&self, access: &mut Access) -> Result<(), ScenarioError> {
+        for r in &self.roles {
+            if r.roleid.is_empty()
+                || !r
+                    .roleid
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_'))
+            {
+                return Err(self.err(&r.roleid, format!("invalid role id '{}'", r.roleid)));
+            }
+            if role_is_special(&r.roleid) {
+                return Err(self.err(
+                    &r.roleid,
+                    format!("role '{}' is built in and cannot be redefined", r.roleid),
+                ));
+            }
+            if r.roleid.to_ascii_lowercase().starts_with("pve") {
+                return Err(self.err(
+                    &r.roleid,
+                    format!(
+                        "role '{}': cannot use role ID starting with the (case-insensitive) 'PVE' namespace",
+                        r.roleid
+                    ),
+                ));
+            }
+            if access.roles.contains_key(&r.roleid) {
+                return Err(self.dup_err(&r.roleid, format!("duplicate role '{}'", r.roleid)));
+            }
+            for p in &r.privs {
+                if !is_valid_priv(access.version, p) {
+                    return Err(self.err(
+                        p,
+                        format!(
+                            "role '{}': invalid privilege '{p}' in PVE {}",
+                            r.roleid, access.version
+                        ),
+                    ));
+                }
+            }
+            access
+                .roles
+                .insert(r.roleid.clone(), r.privs.iter().cloned().collect());
+        }
+        Ok(())
+    }
+
+    fn build_acl(&self, access: &mut Access) -> Result<(), ScenarioError> {
+        for a in &self.acl {
+            let path = normalize_path(&a.path)
+                .filter(|p| check_path(p))
+                .ok_or_else(|| self.err(&a.path, format!("invalid ACL path '{}'", a.path)))?;
+            if a.roles.is_empty() {
+                return Err(self.err(&a.path, format!("acl '{}': no roles", a.path)));
+            }
+            if a.users.is_empty() && a.groups.is_empty() && a.tokens.is_empty() {
+                return Err(self.err(
+                    &a.path,
+                    format!(
+                        "acl '{}': either users, groups or tokens is required",
+                        a.path
+                    ),
+                ));
+            }
+            for r in &a.roles {
+                if access.role_privs(r).is_none() {
+                    return Err(self.err(r, format!("acl '{}': unknown role '{r}'", a.path)));
+                }
+            }
+            for u in &a.users {
+                if !access.users.contains_key(u) {
+                    return Err(self.err(u, format!("acl '{}': unknown user '{u}'", a.path)));
+                }
+            }
+            for g in &a.groups {
+                if !access.groups.contains_key(g) {
+                    return Err(self.err(g, format!("acl '{}': unknown group '{g}'", a.path)));
+                }
+            }
+            for t in &a.tokens {
+                let known = match AuthId::parse(t) {
+                    Some(AuthId::Token { userid, tokenid }) => {
+                        access.token(&userid, &tokenid).is_ok()
+                    }
+                    _ => false,
+                };
+                if !known {
+                    return Err(self.err(t, format!("acl '{}': unknown token '{t}'", a.path)));
+                }
+            }
+            access
+                .update_acl(
+                    &path,
+                    &AclUpdate {
+                        roles: &a.roles,
+                        users: &a.users,
+                        groups: &a.groups,
+                        tokens: &a.tokens,
+                        propagate: a.propagate,
+                        delete: false,
+                    },
+                )
+                .map_err(|e| self.err(&a.path, format!("acl '{}': {e}", a.path)))?;
+        }
+        Ok(())
+    }
+}

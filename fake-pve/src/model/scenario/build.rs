@@ -1,0 +1,319 @@
+//! Building a world from a scenario: nodes, storages (the defaults of a
+//! fresh install merged with the scenario's), bridges and guests.
+
+use super::*;
+
+impl Scenario {
+    /// Builds the cluster this scenario describes.
+    ///
+    /// # Errors
+    /// Names that are invalid, duplicated or refer to nothing.
+    pub fn build(
+        &self,
+        version: PveVersion,
+        root_password: &str,
+        now: i64,
+    ) -> Result<Cluster, ScenarioError> {
+        if let Some(world) = &self.world {
+            if world.version != version {
+                return Err(ScenarioError {
+                    file: self.source.clone(),
+                    line: None,
+                    reason: crate::model::world::release_mismatch(world.version, version),
+                });
+            }
+            return Ok((**world).clone());
+        }
+        let mut nodes = Vec::new();
+        let mut seen = BTreeSet::new();
+        let clustered = self.cluster.is_some() || self.nodes.len() > 1;
+        if let Some(c) = &self.cluster
+            && !valid_name(c, 15)
+        {
+            return Err(self.err(c, format!("invalid cluster name '{c}'")));
+        }
+        for (i, n) in self.nodes.iter().enumerate() {
+            if !valid_name(&n.name, 63) {
+                return Err(self.err(&n.name, format!("invalid node name '{}'", n.name)));
+            }
+            if !seen.insert(n.name.clone()) {
+                return Err(self.dup_err(&n.name, format!("duplicate node name '{}'", n.name)));
+            }
+            let bridges = n.bridges.clone().unwrap_or_else(|| vec!["vmbr0".into()]);
+            for b in &bridges {
+                if !valid_bridge(b) {
+                    return Err(self.err(b, format!("invalid bridge name '{b}'")));
+                }
+            }
+            let cpus = n.cpus.unwrap_or(8);
+            if cpus == 0 {
+                return Err(self.err(&n.name, format!("node '{}' needs at least one cpu", n.name)));
+            }
+            let idx = u32::try_from(i).unwrap_or(u32::MAX).saturating_add(1);
+            nodes.push(Node {
+                name: n.name.clone(),
+                nodeid: if clustered { idx } else { 0 },
+                ip: n
+                    .ip
+                    .clone()
+                    .unwrap_or_else(|| format!("192.0.2.{}", 10 + i)),
+                status: n.status,
+                cpus,
+                sockets: n.sockets.unwrap_or(1).max(1),
+                cpu_model: "Intel(R) Xeon(R) Gold 6248R CPU @ 3.00GHz".into(),
+                memory: n.memory.map_or(32 * GIB, |m| m.0),
+                rootfs: n.disk.map_or(100 * GIB, |m| m.0),
+                swap: 8 * GIB,
+                level: n.level.clone().unwrap_or_default(),
+                boot_time: now - 3 * 86_400 - 4_242 * i64::from(idx),
+                ssl_fingerprint: fake_fingerprint(&n.name),
+                bridges,
+            });
+        }
+        let storages = self.build_storages(&nodes)?;
+        let access = self.build_access(version, root_password)?;
+        let mut vms = BTreeMap::new();
+        for v in &self.vms {
+            if !(100..=999_999_999).contains(&v.vmid) {
+                return Err(self.err(&v.vmid.to_string(), format!("invalid vmid {}", v.vmid)));
+            }
+            let node = v.node.clone().unwrap_or_else(|| nodes[0].name.clone());
+            if !nodes.iter().any(|n| n.name == node) {
+                return Err(self.err(&node, format!("VM {}: unknown node '{node}'", v.vmid)));
+            }
+            let raw = v.status.as_deref().unwrap_or("stopped");
+            let Some(status) = crate::model::qemu::VmStatus::parse(raw) else {
+                return Err(self.err(
+                    raw,
+                    format!("VM {}: status must be running or stopped", v.vmid),
+                ));
+            };
+            let mut config: BTreeMap<String, String> = v
+                .config
+                .iter()
+                .map(|(k, val)| (k.clone(), yaml_scalar(val)))
+                .collect();
+            if let Some(name) = &v.name {
+                config.insert("name".into(), name.clone());
+            }
+            let mut vm = Vm::new(v.vmid, &node, status, config);
+            for (name, section) in &v.snapshots {
+                let valid = name.len() >= 2
+                    && name.len() <= 40
+                    && name.starts_with(|c: char| c.is_ascii_alphabetic())
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                if !valid || name == "current" || name.eq_ignore_ascii_case("pending") {
+                    return Err(self.err(
+                        name,
+                        format!("VM {}: invalid snapshot name '{name}'", v.vmid),
+                    ));
+                }
+                let section: BTreeMap<String, String> = section
+                    .iter()
+                    .map(|(k, val)| (k.clone(), yaml_scalar(val)))
+                    .collect();
+                vm.snapshots.insert(name.clone(), section);
+            }
+            let parents = vm
+                .snapshots
+                .values()
+                .filter_map(|s| s.get("parent"))
+                .chain(vm.config.get("parent"));
+            for p in parents {
+                if !vm.snapshots.contains_key(p) {
+                    return Err(
+                        self.err(p, format!("VM {}: parent '{p}' is not a snapshot", v.vmid))
+                    );
+                }
+            }
+            if vms.insert(v.vmid, vm).is_some() {
+                return Err(self.dup_err(&v.vmid.to_string(), format!("duplicate vmid {}", v.vmid)));
+            }
+        }
+        for vmid in self.guests.keys() {
+            if !vms.contains_key(vmid) {
+                return Err(self.err(&vmid.to_string(), format!("guests: unknown VM {vmid}")));
+            }
+        }
+        let mut cluster = Cluster::from(ClusterDoc {
+            version,
+            name: self.cluster.clone(),
+            local_node: nodes[0].name.clone(),
+            nodes,
+            storages,
+            vms,
+            access,
+            volumes: Default::default(),
+            tasks: Vec::new(),
+            next_pid: 4_000 + u32::try_from(now.rem_euclid(50_000)).unwrap_or(0),
+            faults: Faults::default(),
+            network: BTreeMap::new(),
+            guests: self.guests.clone(),
+        });
+        for d in &self.downloads {
+            if !d.url.starts_with("http://") && !d.url.starts_with("https://") {
+                return Err(self.err(
+                    &d.url,
+                    format!("downloads: '{}' is not an http(s) URL", d.url),
+                ));
+            }
+        }
+        cluster.storage.volumes_mut().downloads = self.downloads.clone();
+        cluster.adopt_seed_vms(now);
+        Ok(cluster)
+    }
+
+    fn build_storages(&self, nodes: &[Node]) -> Result<Vec<Storage>, ScenarioError> {
+        let mut specs: Vec<(StorageSpec, Option<String>)> =
+            self.storages.iter().map(|s| (s.clone(), None)).collect();
+        for n in &self.nodes {
+            specs.extend(n.storages.iter().map(|s| (s.clone(), Some(n.name.clone()))));
+        }
+        if specs.is_empty() {
+            specs = default_storages().into_iter().map(|s| (s, None)).collect();
+        }
+        let mut out: Vec<Storage> = Vec::new();
+        for (spec, owner) in specs {
+            if !valid_storage_id(&spec.id) {
+                return Err(self.err(&spec.id, format!("invalid storage id '{}'", spec.id)));
+            }
+            let Some(default_content) = default_content(&spec.kind) else {
+                return Err(self.err(
+                    &spec.kind,
+                    format!(
+                        "storage '{}': unknown storage type '{}'",
+                        spec.id, spec.kind
+                    ),
+                ));
+            };
+            for n in spec.nodes.iter().flatten() {
+                if !nodes.iter().any(|x| &x.name == n) {
+                    return Err(self.err(n, format!("storage '{}': unknown node '{n}'", spec.id)));
+                }
+            }
+            if let Some(existing) = out.iter_mut().find(|s| s.storage == spec.id) {
+                match (&owner, &mut existing.nodes) {
+                    (Some(o), Some(list)) if existing.kind == spec.kind => {
+                        list.push(o.clone());
+                        continue;
+                    }
+                    _ => {
+                        return Err(
+                            self.dup_err(&spec.id, format!("duplicate storage id '{}'", spec.id))
+                        );
+                    }
+                }
+            }
+            let options = spec
+                .options
+                .iter()
+                .map(|(k, v)| (k.clone(), yaml_scalar(v)))
+                .collect();
+            out.push(Storage {
+                storage: spec.id.clone(),
+                shared: spec.shared.unwrap_or(matches!(
+                    spec.kind.as_str(),
+                    "nfs" | "cifs" | "rbd" | "cephfs" | "pbs"
+                )),
+                content: spec
+                    .content
+                    .clone()
+                    .unwrap_or_else(|| default_content.iter().map(|c| (*c).to_string()).collect()),
+                nodes: owner.map(|o| vec![o]).or(spec.nodes.clone()),
+                disable: spec.disable,
+                total: spec.size.map_or(100 * GIB, |s| s.0),
+                used: spec.used.map_or(0, |s| s.0),
+                kind: spec.kind,
+                options,
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn default_storages() -> Vec<StorageSpec> {
+    let spec = |id: &str, kind: &str, content: &[&str], opts: &[(&str, &str)]| StorageSpec {
+        id: id.into(),
+        kind: kind.into(),
+        content: Some(content.iter().map(|c| (*c).to_string()).collect()),
+        shared: Some(false),
+        nodes: None,
+        disable: false,
+        size: None,
+        used: None,
+        options: opts
+            .iter()
+            .map(|(k, v)| {
+                (
+                    (*k).to_string(),
+                    serde_yaml::Value::String((*v).to_string()),
+                )
+            })
+            .collect(),
+    };
+    vec![
+        spec(
+            "local",
+            "dir",
+            &["iso", "vztmpl", "backup", "snippets"],
+            &[("path", "/var/lib/vz")],
+        ),
+        spec(
+            "local-lvm",
+            "lvmthin",
+            &["images", "rootdir"],
+            &[("thinpool", "data"), ("vgname", "pve")],
+        ),
+    ]
+}
+
+/// The content types a storage type allows by default; `None` for an
+/// unknown type.
+fn default_content(kind: &str) -> Option<&'static [&'static str]> {
+    Some(match kind {
+        "dir" | "nfs" | "cifs" | "cephfs" | "glusterfs" => {
+            &["images", "rootdir", "iso", "vztmpl", "backup", "snippets"]
+        }
+        "lvmthin" | "lvm" | "zfspool" | "rbd" | "iscsi" | "zfs" | "iscsidirect" | "esxi" => {
+            &["images", "rootdir"]
+        }
+        "pbs" => &["backup"],
+        _ => return None,
+    })
+}
+
+/// Node and cluster names: letters, digits and `-`, not starting or ending
+/// with `-`.
+fn valid_name(s: &str, max: usize) -> bool {
+    !s.is_empty()
+        && s.len() <= max
+        && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+/// `pve-storage-id`: a letter, then letters, digits, `-`, `_`, `.`.
+fn valid_storage_id(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_alphabetic()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// `pve-bridge-id`: a letter, then letters, digits, `-`, `_`, `.`; at most
+/// 15 characters.
+fn valid_bridge(s: &str) -> bool {
+    s.len() <= 15 && valid_storage_id(s)
+}
+
+fn fake_fingerprint(name: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(format!("fake-pve node {name}").as_bytes());
+    d.iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}

@@ -1,0 +1,634 @@
+//! Scenario files: the YAML that describes the cluster fake-pve starts
+//! with (nodes, storages, bridges, users, tokens and guests).
+//!
+//! ```yaml
+//! cluster: lab            # omit for a standalone node
+//! nodes:
+//!   - name: pve1
+//!     cpus: 16
+//!     memory: 64G
+//!     bridges: [vmbr0, vmbr1]
+//! users:
+//!   - userid: ci@pve
+//!     password: secret
+//!     tokens:
+//!       - { tokenid: runner, secret: 0b7d..., privsep: false }
+//!     groups: [ops]
+//! groups:
+//!   - { groupid: ops, comment: Operators }
+//! roles:
+//!   - { roleid: Starter, privs: [VM.PowerMgmt, VM.Audit] }
+//! acl:
+//!   - { path: /vms, roles: [Starter], groups: [ops] }
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Deserialize;
+
+use super::PveVersion;
+use super::access::{
+    Access, AclUpdate, AuthId, Group, Token, User, valid_groupid, valid_tokenid, valid_userid,
+};
+use super::acl::{check_path, is_valid_priv, normalize_path, role_is_special};
+use super::cluster::{Cluster, ClusterDoc, Storage, Vm};
+use super::faults::{FaultRule, Faults};
+use super::nodes::{Node, NodeStatus};
+use super::size::parse_size;
+
+mod access;
+mod build;
+
+/// A parsed scenario file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Cluster name; a standalone node when absent.
+    #[serde(default)]
+    pub cluster: Option<String>,
+    /// Members; the first is the node clients talk to.
+    #[serde(default)]
+    pub nodes: Vec<NodeSpec>,
+    /// Cluster-wide storages (`storage.cfg`).
+    #[serde(default)]
+    pub storages: Vec<StorageSpec>,
+    /// Users besides root@pam (root@pam may be listed to give it tokens).
+    #[serde(default)]
+    pub users: Vec<UserSpec>,
+    /// Guests that already exist.
+    #[serde(default)]
+    pub vms: Vec<VmSpec>,
+    /// Fault rules in force from the start (see `model::faults`).
+    #[serde(default)]
+    pub faults: Vec<FaultRule>,
+    /// User groups.
+    #[serde(default)]
+    pub groups: Vec<GroupSpec>,
+    /// Custom roles (the built-in ones always exist).
+    #[serde(default)]
+    pub roles: Vec<RoleSpec>,
+    /// ACL entries.
+    #[serde(default)]
+    pub acl: Vec<AclSpec>,
+    /// What the guest agents of VMs report, by VMID (see `model::agent`).
+    #[serde(default)]
+    pub guests: BTreeMap<u32, super::agent::Guest>,
+    /// The URLs `download-url` and `query-url-metadata` know (see
+    /// `model::storage::content`).
+    #[serde(default)]
+    pub downloads: Vec<super::storage::content::KnownUrl>,
+    /// Where the text came from, for messages.
+    #[serde(skip)]
+    pub source: String,
+    /// The text itself, to find lines for semantic errors.
+    #[serde(skip)]
+    pub text: String,
+    /// A saved world (a state document given where a scenario goes): the
+    /// cluster is this, as it was.
+    #[serde(skip)]
+    pub world: Option<Box<Cluster>>,
+}
+
+/// A node of a scenario.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    /// Node name.
+    pub name: String,
+    /// Logical CPUs (default 8).
+    #[serde(default)]
+    pub cpus: Option<u32>,
+    /// CPU sockets (default 1).
+    #[serde(default)]
+    pub sockets: Option<u32>,
+    /// Memory: bytes or a size such as `32G` (default 32 GiB).
+    #[serde(default)]
+    pub memory: Option<Size>,
+    /// Root disk size (default 100 GiB).
+    #[serde(default)]
+    pub disk: Option<Size>,
+    /// `online` (default) or `offline`.
+    #[serde(default)]
+    pub status: NodeStatus,
+    /// Address shown in `/cluster/status` (default `192.0.2.<n>`).
+    #[serde(default)]
+    pub ip: Option<String>,
+    /// Subscription level (default none).
+    #[serde(default)]
+    pub level: Option<String>,
+    /// Bridges (default `[vmbr0]`).
+    #[serde(default)]
+    pub bridges: Option<Vec<String>>,
+    /// Storages only this node has.
+    #[serde(default)]
+    pub storages: Vec<StorageSpec>,
+}
+
+/// A storage of a scenario. Keys other than those below are kept as the
+/// storage's type-specific options.
+#[derive(Debug, Clone, Deserialize)]
+pub struct StorageSpec {
+    /// Storage id.
+    pub id: String,
+    /// Plugin type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Content types.
+    #[serde(default)]
+    pub content: Option<Vec<String>>,
+    /// Shared between nodes.
+    #[serde(default)]
+    pub shared: Option<bool>,
+    /// Restricted to these nodes.
+    #[serde(default)]
+    pub nodes: Option<Vec<String>>,
+    /// Configured but disabled.
+    #[serde(default)]
+    pub disable: bool,
+    /// Capacity (default 100 GiB).
+    #[serde(default)]
+    pub size: Option<Size>,
+    /// Already used (default 0).
+    #[serde(default)]
+    pub used: Option<Size>,
+    /// Type-specific options (`path`, `thinpool`, `vgname`, ...).
+    #[serde(flatten)]
+    pub options: BTreeMap<String, serde_yaml::Value>,
+}
+
+/// A user of a scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserSpec {
+    /// `name@realm` (realm `pam` or `pve`).
+    pub userid: String,
+    /// Login password.
+    #[serde(default)]
+    pub password: Option<String>,
+    /// Default true.
+    #[serde(default = "yes")]
+    pub enable: bool,
+    /// Expiry, epoch seconds (0 never).
+    #[serde(default)]
+    pub expire: i64,
+    /// Comment.
+    #[serde(default)]
+    pub comment: Option<String>,
+    /// E-mail.
+    #[serde(default)]
+    pub email: Option<String>,
+    /// API tokens.
+    #[serde(default)]
+    pub tokens: Vec<TokenSpec>,
+    /// Groups the user is a member of.
+    #[serde(default)]
+    pub groups: Vec<String>,
+}
+
+/// A group of a scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSpec {
+    /// Group name (letters, digits, `.`, `-`, `_`).
+    pub groupid: String,
+    /// Comment.
+    #[serde(default)]
+    pub comment: Option<String>,
+    /// Member userids (they may also name the group in their `groups`).
+    #[serde(default)]
+    pub members: Vec<String>,
+}
+
+/// A custom role of a scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleSpec {
+    /// Role name; not one of the built-in roles, not starting with `PVE`.
+    pub roleid: String,
+    /// Privileges of the release.
+    #[serde(default)]
+    pub privs: Vec<String>,
+}
+
+/// An ACL entry of a scenario: every role for every user, group and token.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AclSpec {
+    /// ACL path (`/`, `/vms/100`, `/nodes/pve`, ...).
+    pub path: String,
+    /// Built-in or custom roles.
+    pub roles: Vec<String>,
+    /// Userids.
+    #[serde(default)]
+    pub users: Vec<String>,
+    /// Groupids.
+    #[serde(default)]
+    pub groups: Vec<String>,
+    /// Full token ids (`user@realm!token`).
+    #[serde(default)]
+    pub tokens: Vec<String>,
+    /// Whether the entry is inherited below the path (default true).
+    #[serde(default = "yes")]
+    pub propagate: bool,
+}
+
+/// A token of a scenario user.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenSpec {
+    /// Token name.
+    pub tokenid: String,
+    /// The secret; a UUID is generated when absent.
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// Privilege separation (default true, as PVE).
+    #[serde(default = "yes")]
+    pub privsep: bool,
+    /// Expiry, epoch seconds.
+    #[serde(default)]
+    pub expire: i64,
+    /// Comment.
+    #[serde(default)]
+    pub comment: Option<String>,
+}
+
+/// A pre-existing guest.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VmSpec {
+    /// VMID.
+    pub vmid: u32,
+    /// Node (default: the first).
+    #[serde(default)]
+    pub node: Option<String>,
+    /// Name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `running` or `stopped` (default).
+    #[serde(default)]
+    pub status: Option<String>,
+    /// Other config keys, as PVE stores them.
+    #[serde(default)]
+    pub config: BTreeMap<String, serde_yaml::Value>,
+    /// Snapshot sections by name, keys as PVE stores them (`snaptime`,
+    /// `description`, `parent`, `vmstate`, config keys). The current
+    /// config's `parent` names the newest one.
+    #[serde(default)]
+    pub snapshots: BTreeMap<String, BTreeMap<String, serde_yaml::Value>>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A byte size: a number of bytes or text such as `32G`, `512M`, `1.5T`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size(pub u64);
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Size;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a size in bytes or a number with K, M, G or T")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Size, E> {
+                Ok(Size(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Size, E> {
+                u64::try_from(v)
+                    .map(Size)
+                    .map_err(|_| E::custom(format!("invalid size {v}")))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Size, E> {
+                parse_scenario_size(s).map(Size).ok_or_else(|| {
+                    E::custom(format!(
+                        "invalid size '{s}' (use bytes or a number with K, M, G or T)"
+                    ))
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A size in a scenario file: PVE's [`parse_size`] (`123`, `64K`,
+/// `512M`, `32G`, `1.5T`), with what a hand-written file may add besides:
+/// blanks around it, a lower-case unit and a `B`/`iB` suffix (`32GiB`,
+/// `512m`). Scenario sizes (node memory, storage capacity) are the
+/// emulator's own input, not a value PVE parses, so they are read more
+/// leniently than a drive's `size=`.
+pub fn parse_scenario_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let s = s
+        .strip_suffix("iB")
+        .or_else(|| s.strip_suffix('B'))
+        .unwrap_or(s);
+    parse_size(&s.to_ascii_uppercase())
+}
+
+/// Why a scenario was refused: the file, the line if known, and the reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}{}: {reason}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ScenarioError {
+    /// The file (or `<inline>`).
+    pub file: String,
+    /// 1-based line.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub reason: String,
+}
+
+const GIB: u64 = 1 << 30;
+
+impl Scenario {
+    /// The built-in default: a fresh single-node install.
+    pub fn default_single_node() -> Self {
+        Self {
+            nodes: vec![NodeSpec {
+                name: "pve".into(),
+                cpus: None,
+                sockets: None,
+                memory: None,
+                disk: None,
+                status: NodeStatus::Online,
+                ip: None,
+                level: None,
+                bridges: None,
+                storages: vec![],
+            }],
+            source: "<built-in>".into(),
+            ..Self::default()
+        }
+    }
+
+    /// Parses YAML (JSON is YAML too).
+    ///
+    /// # Errors
+    /// The source, line and reason of the first problem.
+    pub fn parse(text: &str, source: &str) -> Result<Self, ScenarioError> {
+        if super::world::is_state_doc(text) {
+            let doc = super::world::parse(text, source)?;
+            return Ok(Self::from_world(doc.cluster, source));
+        }
+        let mut s: Scenario = if text.trim().is_empty() {
+            Scenario::default()
+        } else {
+            serde_yaml::from_str(text).map_err(|e| ScenarioError {
+                file: source.into(),
+                line: e.location().map(|l| l.line()),
+                reason: strip_location(&e.to_string()),
+            })?
+        };
+        s.source = source.into();
+        s.text = text.into();
+        if s.nodes.is_empty() {
+            s.nodes = Self::default_single_node().nodes;
+        }
+        s.build(PveVersion::default(), "x", 0)?;
+        let mut check = Faults::default();
+        for rule in &s.faults {
+            check
+                .add(rule.clone())
+                .map_err(|reason| s.err("faults", format!("faults: {reason}")))?;
+        }
+        Ok(s)
+    }
+
+    /// A scenario that is a saved world: building it gives `cluster` back.
+    pub fn from_world(cluster: Cluster, source: &str) -> Self {
+        Self {
+            nodes: cluster
+                .nodes
+                .iter()
+                .map(|n| NodeSpec {
+                    name: n.name.clone(),
+                    ..NodeSpec::default()
+                })
+                .collect(),
+            source: source.to_string(),
+            world: Some(Box::new(cluster)),
+            ..Self::default()
+        }
+    }
+
+    /// Reads and parses a file.
+    ///
+    /// # Errors
+    /// When the file cannot be read or is malformed.
+    pub fn load(path: &std::path::Path) -> Result<Self, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: path.display().to_string(),
+            line: None,
+            reason: e.to_string(),
+        })?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// An error at the first line where `needle` stands as a whole word.
+    fn err(&self, needle: &str, reason: String) -> ScenarioError {
+        self.err_at(needle, reason, false)
+    }
+
+    /// An error at the last line where `needle` stands: for duplicates,
+    /// the second occurrence is the wrong one.
+    fn dup_err(&self, needle: &str, reason: String) -> ScenarioError {
+        self.err_at(needle, reason, true)
+    }
+
+    fn err_at(&self, needle: &str, reason: String, last: bool) -> ScenarioError {
+        let word = |l: &str| {
+            l.match_indices(needle).any(|(i, _)| {
+                let before = l[..i].chars().next_back();
+                let after = l[i + needle.len()..].chars().next();
+                let edge = |c: Option<char>| {
+                    c.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '@')))
+                };
+                edge(before) && edge(after)
+            })
+        };
+        let mut lines = self.text.lines().enumerate().filter(|(_, l)| word(l));
+        let found = if last { lines.last() } else { lines.next() };
+        ScenarioError {
+            file: self.source.clone(),
+            line: found.map(|(i, _)| i + 1),
+            reason,
+        }
+    }
+}
+fn yaml_scalar(v: &serde_yaml::Value) -> String {
+    match v {
+        serde_yaml::Value::String(s) => s.clone(),
+        serde_yaml::Value::Bool(b) => if *b { "1" } else { "0" }.into(),
+        serde_yaml::Value::Number(n) => n.to_string(),
+        other => serde_yaml::to_string(other)
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+    }
+}
+
+fn strip_location(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("1024", Some(1024))]
+    #[case("1K", Some(1024))]
+    #[case("512M", Some(512 << 20))]
+    #[case("32G", Some(32 << 30))]
+    #[case("32GiB", Some(32 << 30))]
+    #[case("1.5T", Some(3 << 39))]
+    #[case("1KiB", Some(1024))]
+    #[case("5B", Some(5))]
+    #[case("512m", Some(512 << 20))]
+    #[case(" 2G ", Some(2 << 30))]
+    #[case("x", None)]
+    #[case("-1G", None)]
+    #[case("1e3", None)]
+    #[case("1GiBB", None)]
+    fn sizes(#[case] s: &str, #[case] v: Option<u64>) {
+        assert_eq!(parse_scenario_size(s), v);
+    }
+
+    #[test]
+    fn default_is_a_fresh_install() {
+        let c = Scenario::default_single_node()
+            .build(PveVersion::V9_1, "pw", 1_700_000_000)
+            .expect("default builds");
+        assert_eq!(c.local_node, "pve");
+        assert_eq!(c.name, None);
+        assert_eq!(c.nodes[0].bridges, vec!["vmbr0"]);
+        let ids: Vec<_> = c.storage.cfg().iter().map(|s| s.storage.as_str()).collect();
+        assert_eq!(ids, ["local", "local-lvm"]);
+        assert_eq!(
+            c.storage.cfg()[0].content,
+            ["iso", "vztmpl", "backup", "snippets"]
+        );
+        assert!(c.access.users.contains_key("root@pam"));
+    }
+
+    #[rstest]
+    #[case("nodes: [{name: pve, cpus: many}]", Some(1), "invalid type")]
+    #[case(
+        "nodes:\n  - name: pve\n    colour: red\n",
+        Some(3),
+        "unknown field `colour`"
+    )]
+    #[case(
+        "nodes:\n  - name: a\n  - name: a\n",
+        Some(3),
+        "duplicate node name 'a'"
+    )]
+    #[case("nodes:\n  - name: -bad\n", Some(2), "invalid node name '-bad'")]
+    #[case("users:\n  - userid: bob\n", Some(2), "invalid userid 'bob'")]
+    #[case("users:\n  - userid: bob@ldap\n", Some(2), "unknown realm 'ldap'")]
+    #[case(
+        "vms:\n  - vmid: 100\n    node: nope\n",
+        Some(3),
+        "unknown node 'nope'"
+    )]
+    #[case(
+        "storages:\n  - id: s1\n    type: floppy\n",
+        Some(3),
+        "unknown storage type 'floppy'"
+    )]
+    #[case(
+        "nodes:\n  - name: pve\n    memory: lots\n",
+        Some(3),
+        "invalid size 'lots'"
+    )]
+    #[case("groups:\n  - groupid: 'a b'\n", Some(2), "invalid group id 'a b'")]
+    #[case(
+        "users:\n  - userid: bob@pve\n    groups: [ops]\n",
+        Some(3),
+        "user 'bob@pve': unknown group 'ops'"
+    )]
+    #[case(
+        "groups:\n  - groupid: ops\n    members: [eve@pve]\n",
+        Some(3),
+        "group 'ops': unknown user 'eve@pve'"
+    )]
+    #[case(
+        "roles:\n  - roleid: Ops\n    privs: [VM.Audit, VM.Monitor]\n",
+        Some(3),
+        "role 'Ops': invalid privilege 'VM.Monitor' in PVE 9.1"
+    )]
+    #[case("roles:\n  - roleid: PVEVMUser\n", Some(2), "is built in")]
+    #[case("roles:\n  - roleid: pveOps\n", Some(2), "'PVE' namespace")]
+    #[case(
+        "acl:\n  - path: /nowhere\n    roles: [PVEAuditor]\n    users: [root@pam]\n",
+        Some(2),
+        "invalid ACL path '/nowhere'"
+    )]
+    #[case(
+        "acl:\n  - path: /vms\n    roles: [Nope]\n    users: [root@pam]\n",
+        Some(3),
+        "acl '/vms': unknown role 'Nope'"
+    )]
+    #[case(
+        "acl:\n  - path: /vms\n    roles: [PVEAuditor]\n    tokens: [root@pam!ci]\n",
+        Some(4),
+        "acl '/vms': unknown token 'root@pam!ci'"
+    )]
+    #[case(
+        "acl:\n  - path: /vms\n    roles: [PVEAuditor]\n",
+        Some(2),
+        "either users, groups or tokens is required"
+    )]
+    fn bad_scenarios(#[case] text: &str, #[case] line: Option<usize>, #[case] reason: &str) {
+        let e = Scenario::parse(text, "s.yaml").expect_err("must be refused");
+        assert_eq!(e.file, "s.yaml");
+        assert_eq!(e.line, line, "{e}");
+        assert!(e.reason.contains(reason), "{e}");
+    }
+
+    #[test]
+    fn access_entries_build() {
+        let s = Scenario::parse(
+            "users:\n  - userid: bob@pve\n    groups: [ops]\n    tokens: [{tokenid: ci}]\ngroups:\n  - { groupid: ops, comment: Operators }\n  - { groupid: dev, members: [bob@pve] }\nroles:\n  - { roleid: Starter, privs: [VM.PowerMgmt] }\nacl:\n  - { path: /vms/, roles: [Starter], groups: [ops], propagate: false }\n  - { path: /nodes, roles: [PVEAuditor], tokens: ['bob@pve!ci'] }\n",
+            "s.yaml",
+        )
+        .expect("valid");
+        let c = s.build(PveVersion::V8_4, "pw", 0).expect("builds");
+        let a = &c.access;
+        assert_eq!(a.user_groups("bob@pve"), ["dev", "ops"]);
+        assert_eq!(a.groups["ops"].comment.as_deref(), Some("Operators"));
+        assert!(!a.acl["/vms"].groups["ops"]["Starter"]);
+        assert!(a.acl["/nodes"].tokens["bob@pve!ci"]["PVEAuditor"]);
+        let bob = AuthId::User("bob@pve".into());
+        assert!(a.has_priv(&bob, "/vms", "VM.PowerMgmt"));
+        assert!(!a.has_priv(&bob, "/vms/100", "VM.PowerMgmt"));
+    }
+
+    #[test]
+    fn node_storages_merge_by_id() {
+        let s = Scenario::parse(
+            "cluster: lab\nnodes:\n  - name: a\n    storages: [{id: fast, type: zfspool, pool: rpool}]\n  - name: b\n    storages: [{id: fast, type: zfspool, pool: rpool}]\n",
+            "s.yaml",
+        )
+        .expect("valid");
+        let c = s.build(PveVersion::V8_4, "pw", 0).expect("builds");
+        let fast = c
+            .storages()
+            .cfg()
+            .iter()
+            .find(|s| s.storage == "fast")
+            .expect("fast");
+        assert_eq!(
+            fast.nodes.as_deref(),
+            Some(&["a".to_string(), "b".to_string()][..])
+        );
+        assert_eq!(fast.options.get("pool").map(String::as_str), Some("rpool"));
+        assert_eq!(c.nodes[1].nodeid, 2);
+    }
+}

@@ -1,0 +1,196 @@
+//! Feature checks, sendkey and the status views.
+
+use super::*;
+
+// ---------------------------------------------------------------------
+// Feature, sendkey, status views
+
+#[rstest]
+#[case(100, "snapshot", 1)]
+#[case(100, "clone", 0)]
+#[case(100, "copy", 1)]
+#[case(900, "clone", 1)]
+fn features_of_lvmthin_disks(lab: World, #[case] vmid: u32, #[case] f: &str, #[case] has: u8) {
+    let v = lab.c.vm_feature("pve", vmid, f, None).expect("answer");
+    assert_eq!(v["hasFeature"], json!(has), "{v}");
+    assert_eq!(v["nodes"], json!(["pve"]));
+}
+
+#[rstest]
+fn an_unknown_feature_is_a_400(lab: World) {
+    assert_eq!(
+        refused(lab.c.vm_feature("pve", 100, "teleport", None)),
+        (
+            400,
+            "feature: value 'teleport' does not have a value in the enumeration 'snapshot, clone, copy'"
+                .into()
+        )
+    );
+}
+
+#[rstest]
+fn sendkey_needs_a_running_vm(lab: World) {
+    assert_eq!(
+        refused(lab.c.vm_sendkey("pve", 100)),
+        (500, "VM 100 not running".into())
+    );
+    assert!(lab.c.vm_sendkey("pve", 101).is_ok());
+}
+
+#[rstest]
+fn status_of_a_running_vm(lab: World) {
+    let vm = &lab.c.guests[&101];
+    let st = lab.c.vm_status(vm, lab.now_ms, true, true);
+    assert_eq!(st["status"], json!("running"));
+    assert_eq!(st["qmpstatus"], json!("running"));
+    assert_eq!(st["uptime"], json!(3600), "seeded VMs have run for an hour");
+    assert_eq!(st["maxmem"], json!(4096u64 << 20));
+    assert_eq!(st["maxdisk"], json!(16u64 << 30));
+    assert_eq!(st["ha"], json!({"managed": 0}));
+    assert_eq!(st["agent"], json!(1));
+    assert_eq!(st["name"], json!("db"));
+}
+
+#[rstest]
+fn status_of_a_stopped_template(lab: World) {
+    let st = lab
+        .c
+        .vm_status(&lab.c.guests[&900], lab.now_ms, false, false);
+    assert_eq!(st["status"], json!("stopped"));
+    assert_eq!(st["template"], json!(1));
+    assert_eq!(st["uptime"], json!(0));
+    assert_eq!(st["mem"], json!(0));
+    assert!(st.get("pid").is_none());
+}
+
+#[rstest]
+fn config_view_masks_the_cloudinit_password(mut lab: World) {
+    lab.c
+        .guests
+        .get_mut(&100)
+        .expect("vm")
+        .config
+        .insert("cipassword".into(), "$5$hash".into());
+    let v = lab.c.config_view("pve", 100, false).expect("view");
+    assert_eq!(v["cipassword"], json!("**********"));
+    assert_eq!(v["cores"], json!(2), "integers are typed");
+    assert_eq!(v["memory"], json!("2048"), "memory is a property string");
+}
+
+#[rstest]
+fn a_vm_missing_on_the_node_is_a_500(lab: World) {
+    assert_eq!(
+        refused(lab.c.config_view("pve", 555, false)),
+        (
+            500,
+            "Configuration file 'nodes/pve/qemu-server/555.conf' does not exist".into()
+        )
+    );
+    assert_eq!(
+        refused(lab.c.vm_on_node("pve", 555)),
+        (
+            500,
+            "unable to find configuration file for VM 555 on node 'pve'".into()
+        )
+    );
+}
+
+// ---------------------------------------------------------------------
+// Status details
+
+#[rstest]
+fn a_stopped_vm_in_full_status(lab: World) {
+    let st = lab.c.vm_status(&lab.c.guests[&100], lab.now_ms, true, true);
+    assert_eq!(st["qmpstatus"], json!("stopped"));
+    for absent in [
+        "diskread",
+        "nics",
+        "blockstat",
+        "running-machine",
+        "pid",
+        "balloon",
+    ] {
+        assert!(st.get(absent).is_none(), "{absent}: {st}");
+    }
+    assert!(st.get("agent").is_none(), "100 has no agent");
+}
+
+#[rstest]
+fn status_without_full_has_no_run_details(lab: World) {
+    let st = lab
+        .c
+        .vm_status(&lab.c.guests[&101], lab.now_ms, false, false);
+    for absent in [
+        "qmpstatus",
+        "nics",
+        "blockstat",
+        "ha",
+        "agent",
+        "proxmox-support",
+    ] {
+        assert!(st.get(absent).is_none(), "{absent}: {st}");
+    }
+    assert_eq!(st["pid"], json!(10_101));
+}
+
+#[rstest]
+fn a_hibernated_vm_shows_stopped_with_lock_suspended(mut lab: World) {
+    lab.qm(
+        "qmsuspend",
+        101,
+        QemuOp::Suspend {
+            skiplock: false,
+            todisk: Some("local-lvm".into()),
+        },
+    );
+    let st = lab.c.vm_status(&lab.c.guests[&101], lab.now_ms, true, true);
+    assert_eq!(st["status"], json!("stopped"));
+    assert_eq!(st["qmpstatus"], json!("stopped"));
+    assert_eq!(st["lock"], json!("suspended"));
+}
+
+#[rstest]
+fn status_fields_that_follow_the_config(mut lab: World) {
+    {
+        let conf = &mut lab.c.guests.get_mut(&100).expect("vm").config;
+        conf.insert("sockets".into(), "4".into());
+        conf.insert("cores".into(), "8".into());
+        conf.insert("balloon".into(), "1024".into());
+        conf.insert("serial0".into(), "socket".into());
+        conf.insert("tags".into(), "a;b".into());
+        conf.insert("vga".into(), "std".into());
+    }
+    let st = lab
+        .c
+        .vm_status(&lab.c.guests[&100], lab.now_ms, false, true);
+    assert_eq!(st["cpus"], json!(16), "capped at the host's 16 CPUs");
+    assert_eq!(st["balloon_min"], json!(1024u64 << 20));
+    assert_eq!(st["shares"], json!(1000));
+    assert_eq!(st["serial"], json!(1));
+    assert_eq!(st["tags"], json!("a;b"));
+    assert_eq!(st["clipboard"], json!(null), "present once vga is set");
+    assert!(st.get("spice").is_none());
+    lab.c
+        .guests
+        .get_mut(&100)
+        .expect("vm")
+        .config
+        .insert("vga".into(), "qxl,clipboard=vnc".into());
+    let st = lab
+        .c
+        .vm_status(&lab.c.guests[&100], lab.now_ms, false, true);
+    assert_eq!(st["spice"], json!(1));
+    assert_eq!(st["clipboard"], json!("vnc"));
+}
+
+#[rstest]
+fn vcpus_win_over_sockets_and_cores(mut lab: World) {
+    {
+        let conf = &mut lab.c.guests.get_mut(&100).expect("vm").config;
+        conf.insert("vcpus".into(), "3".into());
+    }
+    let st = lab
+        .c
+        .vm_status(&lab.c.guests[&100], lab.now_ms, false, false);
+    assert_eq!(st["cpus"], json!(3));
+}

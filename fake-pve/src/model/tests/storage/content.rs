@@ -1,0 +1,202 @@
+//! Content listings and volume attributes.
+
+use super::*;
+
+// ---------------------------------------------------------------------
+// Content
+
+#[rstest]
+fn image_content_lists_the_seeded_disks(lab: World) {
+    let items = lab
+        .c
+        .content_list("local-lvm", "pve", None, None)
+        .expect("list");
+    let volids: Vec<&str> = items
+        .iter()
+        .map(|v| v["volid"].as_str().expect("volid"))
+        .collect();
+    assert_eq!(
+        volids,
+        [
+            "local-lvm:base-900-disk-0",
+            "local-lvm:vm-100-disk-0",
+            "local-lvm:vm-101-disk-0"
+        ]
+    );
+    let v100 = &items[1];
+    assert_eq!(v100["vmid"], json!(100));
+    assert_eq!(v100["size"], json!(8u64 << 30));
+    assert_eq!(v100["content"], json!("images"));
+}
+
+#[rstest]
+fn content_filters_by_vmid_and_type(lab: World) {
+    let items = lab
+        .c
+        .content_list("local-lvm", "pve", None, Some(101))
+        .expect("list");
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["volid"], json!("local-lvm:vm-101-disk-0"));
+    let isos = lab
+        .c
+        .content_list("local-lvm", "pve", Some("iso"), None)
+        .expect("list");
+    assert!(isos.is_empty());
+}
+
+#[rstest]
+fn content_of_a_missing_storage(lab: World) {
+    assert_eq!(
+        refused(lab.c.content_list("nope", "pve", None, None)),
+        (500, "storage 'nope' does not exist".into())
+    );
+}
+
+#[rstest]
+fn volume_info_of_a_missing_volume(lab: World) {
+    assert_eq!(
+        refused(lab.c.volume_info("local-lvm", "pve", "vm-100-disk-9")),
+        (
+            500,
+            "volume_size_info on 'local-lvm:vm-100-disk-9' failed - no format".into()
+        )
+    );
+    let v = lab
+        .c
+        .volume_info("local-lvm", "pve", "vm-100-disk-0")
+        .expect("info");
+    assert_eq!(v["size"], json!(8u64 << 30));
+    assert_eq!(v["format"], json!("raw"));
+    assert_eq!(v["path"], json!("/dev/pve/vm-100-disk-0"));
+}
+
+#[rstest]
+fn deleting_a_missing_lv_fails_like_lvremove(lab: World) {
+    let (id, plan) = lab
+        .c
+        .plan_volume_delete("local-lvm", "pve", "vm-100-disk-9")
+        .expect("planned");
+    assert_eq!(id, "100@local-lvm");
+    assert_eq!(
+        plan,
+        Err(crate::model::tasks::TaskFailure("lvremove 'pve/vm-100-disk-9' error:   Failed to find logical volume \"pve/vm-100-disk-9\"".into()))
+    );
+}
+
+#[rstest]
+fn deleting_an_lv_logs_its_removal(lab: World) {
+    let (id, plan) = lab
+        .c
+        .plan_volume_delete("local-lvm", "pve", "vm-100-disk-0")
+        .expect("planned");
+    assert_eq!(id, "100@local-lvm");
+    assert_eq!(
+        plan.expect("ok"),
+        [
+            "  Logical volume \"vm-100-disk-0\" successfully removed.",
+            "Removed volume 'local-lvm:vm-100-disk-0'"
+        ]
+    );
+}
+
+#[rstest]
+#[case("iso/debian.iso", "iso")]
+#[case("vztmpl/d.tar.zst", "vztmpl")]
+#[case("backup/vzdump-qemu-100-2026_01_01-00_00_00.vma.zst", "backup")]
+#[case("snippets/u.yaml", "snippets")]
+#[case("100/vm-100-disk-0.qcow2", "images")]
+fn volume_types(#[case] name: &str, #[case] ct: &str) {
+    assert_eq!(vtype(name), ct);
+}
+
+#[rstest]
+#[case("iso", "x.ISO", Some("iso"))]
+#[case("iso", "x.qcow2", None)]
+#[case("vztmpl", "d.tar.xz", Some("txz"))]
+#[case("backup", "vzdump-qemu-100-x.vma.zst", Some("vma.zst"))]
+#[case("import", "disk.vmdk", Some("vmdk"))]
+#[case("import", "bad name.vmdk", None)]
+fn file_formats(#[case] ct: &str, #[case] file: &str, #[case] fmt: Option<&str>) {
+    assert_eq!(file_format(ct, file).as_deref(), fmt);
+}
+
+#[rstest]
+#[case("local", "local:iso/x.iso", Ok(("local", "iso/x.iso")))]
+#[case("local", "iso/x.iso", Ok(("local", "iso/x.iso")))]
+#[case(
+    "local",
+    "other:iso/x.iso",
+    Err("volume: storage ID mismatch (other != local)\n")
+)]
+fn real_volume_ids(#[case] sid: &str, #[case] vol: &str, #[case] want: Result<(&str, &str), &str>) {
+    let got = real_volume_id(sid, vol);
+    match want {
+        Ok((s, n)) => assert_eq!(got.expect("ok"), (s.to_string(), n.to_string())),
+        Err(m) => assert_eq!(refused(got), (400, m.to_string())),
+    }
+}
+
+#[rstest]
+#[case("local-lvm:vm-100-disk-0", Some(("local-lvm", "vm-100-disk-0")))]
+#[case("local:iso/x.iso", Some(("local", "iso/x.iso")))]
+#[case("vm-100-disk-0", None)]
+fn volids(#[case] volid: &str, #[case] want: Option<(&str, &str)>) {
+    assert_eq!(parse_volid(volid), want);
+}
+
+#[rstest]
+#[case("dir", true)]
+#[case("nfs", true)]
+#[case("lvmthin", false)]
+#[case("zfspool", false)]
+fn path_based_kinds(#[case] kind: &str, #[case] yes: bool) {
+    assert_eq!(path_based(kind), yes);
+}
+
+#[rstest]
+fn download_needs_a_file_storage_with_the_content(lab: World) {
+    assert_eq!(
+        refused(lab.c.download_check("local-lvm", "pve", "iso", "x.iso")),
+        (
+            500,
+            "can't upload to storage type 'lvmthin', not a file based storage!".into()
+        )
+    );
+    assert_eq!(
+        refused(lab.c.download_check("tank", "pve", "iso", "x.iso")),
+        (
+            500,
+            "can't upload to storage type 'zfspool', not a file based storage!".into()
+        )
+    );
+    assert_eq!(
+        lab.c
+            .download_check("local", "pve", "iso", "x.iso")
+            .expect("ok"),
+        ("x.iso".to_string(), "iso/x.iso".to_string())
+    );
+}
+
+#[rstest]
+fn shared_storages_are_seen_by_every_node(mut cluster: World) {
+    let now = cluster.now();
+    let (volid, _) = cluster
+        .c
+        .alloc_volume("nfs", "pve1", 300, &VolumeKind::Disk, None, 1 << 30, now)
+        .expect("allocated");
+    assert!(cluster.c.volume(&volid, "pve2").is_some(), "shared");
+    let (local, _) = cluster
+        .c
+        .alloc_volume(
+            "local-lvm",
+            "pve1",
+            300,
+            &VolumeKind::Disk,
+            None,
+            1 << 30,
+            now,
+        )
+        .expect("allocated");
+    assert!(cluster.c.volume(&local, "pve1").is_some());
+    assert!(cluster.c.volume(&local, "pve2").is_none(), "local to pve1");
+}
