@@ -795,7 +795,7 @@ fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         return Err(Error::invalid("target", "target is local node."));
     }
     ctx.with(|c| {
-        if c.nodes.iter().any(|n| n.name == target) {
+        if c.nodes().iter().any(|n| n.name == target) {
             Ok(())
         } else {
             Err(Error::not_found(format!("no such cluster node '{target}'")))

@@ -103,7 +103,7 @@ fn create_storage(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.with(|c| {
         if let Some(n) = nodes
             .iter()
-            .find(|n| !c.nodes.iter().any(|x| &x.name == *n))
+            .find(|n| !c.nodes().iter().any(|x| &x.name == *n))
         {
             return Err(Error::invalid(
                 "nodes",

@@ -376,7 +376,7 @@ fn health(state: &State, rq: &Context) -> Value {
             "status": "ok",
             "version": v.version(),
             "release": v.release(),
-            "nodes": c.nodes.len(),
+            "nodes": c.nodes().len(),
             "vms": c.guests().len(),
             "tasks": c.tasks().len(),
             "time": state.clock().now(),

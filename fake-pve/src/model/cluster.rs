@@ -9,7 +9,7 @@ use super::access::Access;
 use super::faults::Faults;
 use super::guests::Guests;
 use super::network::Networks;
-use super::nodes::{Node, NodeStatus};
+use super::nodes::{Node, NodeStatus, Nodes};
 pub use super::qemu::Vm;
 use super::storage::{Storages, Volumes};
 use super::tasks::{Spawn, Task, TaskEffect, TaskFilter, Tasks, Worker};
@@ -64,12 +64,8 @@ impl Storage {
 pub struct Cluster {
     /// The release the cluster impersonates.
     pub version: PveVersion,
-    /// The cluster name; `None` for a standalone node.
-    pub name: Option<String>,
-    /// The node clients connect to (the first one listed).
-    pub local_node: String,
-    /// Members, in `nodelist` order.
-    pub nodes: Vec<Node>,
+    /// The members: the cluster's name, the local node, every node.
+    pub(super) nodes: Nodes,
     /// `storage.cfg` and the volumes.
     pub(super) storage: Storages,
     /// Users and tokens.
@@ -124,7 +120,7 @@ pub struct ClusterDoc {
 #[derive(Serialize)]
 struct ClusterDocRef<'a> {
     version: PveVersion,
-    name: &'a Option<String>,
+    name: Option<&'a String>,
     local_node: &'a str,
     nodes: &'a [Node],
     storages: &'a [Storage],
@@ -144,9 +140,9 @@ impl Serialize for Cluster {
         let (vms, guests) = self.guests.parts();
         ClusterDocRef {
             version: self.version,
-            name: &self.name,
-            local_node: &self.local_node,
-            nodes: &self.nodes,
+            name: self.nodes.cluster_name(),
+            local_node: self.nodes.local(),
+            nodes: self.nodes.members(),
             storages: self.storage.cfg(),
             vms,
             access: &self.access,
@@ -171,9 +167,7 @@ impl From<ClusterDoc> for Cluster {
     fn from(d: ClusterDoc) -> Self {
         Self {
             version: d.version,
-            name: d.name,
-            local_node: d.local_node,
-            nodes: d.nodes,
+            nodes: Nodes::new(d.name, d.local_node, d.nodes),
             storage: Storages::new(d.storages, d.volumes),
             access: d.access,
             guests: Guests::new(d.vms, d.guests),
@@ -185,6 +179,11 @@ impl From<ClusterDoc> for Cluster {
 }
 
 impl Cluster {
+    /// The members.
+    pub fn nodes(&self) -> &Nodes {
+        &self.nodes
+    }
+
     /// The tasks.
     pub fn tasks(&self) -> &Tasks {
         &self.tasks
@@ -219,7 +218,7 @@ impl Cluster {
     /// 500 for an unknown name, 595 for an offline member.
     pub fn node(&self, name: &str) -> Result<&Node> {
         let name = if name == "localhost" {
-            self.local_node.as_str()
+            self.nodes.local()
         } else {
             name
         };
@@ -256,7 +255,7 @@ impl Cluster {
     /// `GET /cluster/status`.
     pub fn status_view(&self) -> Vec<Value> {
         let mut out = Vec::new();
-        if let Some(name) = &self.name {
+        if let Some(name) = self.nodes.cluster_name() {
             let online = self
                 .nodes
                 .iter()
@@ -278,7 +277,7 @@ impl Cluster {
                 "name": n.name,
                 "nodeid": n.nodeid,
                 "ip": n.ip,
-                "local": u8::from(n.name == self.local_node),
+                "local": u8::from(n.name == self.nodes.local()),
                 "online": u8::from(n.status == NodeStatus::Online),
                 "level": n.level,
             }));
@@ -505,8 +504,8 @@ impl Cluster {
 
     /// Sets the local node's `ssl_fingerprint` (the served certificate's).
     pub fn set_local_fingerprint(&mut self, fp: &str) {
-        let local = self.local_node.clone();
-        if let Some(n) = self.nodes.iter_mut().find(|n| n.name == local) {
+        let local = self.nodes.local().to_string();
+        if let Some(n) = self.nodes.get_mut(&local) {
             fp.clone_into(&mut n.ssl_fingerprint);
         }
     }

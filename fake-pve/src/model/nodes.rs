@@ -178,3 +178,76 @@ impl Node {
         })
     }
 }
+
+/// The cluster's members: its name (none for a standalone node), the
+/// node clients connect to, and every member in `nodelist` order.
+#[derive(Debug, Clone, Default)]
+pub struct Nodes {
+    cluster: Option<String>,
+    local: String,
+    members: Vec<Node>,
+}
+
+impl Nodes {
+    /// The members of a saved world.
+    pub fn new(cluster: Option<String>, local: String, members: Vec<Node>) -> Self {
+        Self {
+            cluster,
+            local,
+            members,
+        }
+    }
+
+    /// The cluster's name; `None` for a standalone node.
+    pub fn cluster_name(&self) -> Option<&String> {
+        self.cluster.as_ref()
+    }
+
+    /// The node clients connect to.
+    pub fn local(&self) -> &str {
+        &self.local
+    }
+
+    /// Every member, in `nodelist` order.
+    pub fn members(&self) -> &[Node] {
+        &self.members
+    }
+
+    /// Every member, in `nodelist` order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Node> {
+        self.members.iter()
+    }
+
+    /// How many members there are.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Whether there are none (never, once built).
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// The member `name`.
+    pub fn get(&self, name: &str) -> Option<&Node> {
+        self.members.iter().find(|n| n.name == name)
+    }
+
+    /// The member `name`, to change.
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Node> {
+        self.members.iter_mut().find(|n| n.name == name)
+    }
+
+    /// Whether `name` is a member.
+    pub fn contains(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+}
+
+impl<'a> IntoIterator for &'a Nodes {
+    type Item = &'a Node;
+    type IntoIter = std::slice::Iter<'a, Node>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.members.iter()
+    }
+}

@@ -92,7 +92,7 @@ pub(super) fn create_ticket(ctx: &Ctx<'_>) -> Result<Reply> {
             "CSRFPreventionToken": state.keys().csrf(&userid, now),
             "cap": capabilities(&c.access, &who),
         });
-        if let Some(name) = &c.name
+        if let Some(name) = c.nodes().cluster_name()
             && c.access.has_priv(&who, "/", "Sys.Audit")
         {
             data["clustername"] = json!(name);

@@ -733,7 +733,7 @@ impl Cluster {
         }
         net.up = net.brought_up(&net.current);
         let bridges = net.bridges();
-        if let Some(n) = self.nodes.iter_mut().find(|n| n.name == node) {
+        if let Some(n) = self.nodes.get_mut(node) {
             n.bridges = bridges;
         }
     }

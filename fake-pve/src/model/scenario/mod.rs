@@ -505,9 +505,9 @@ mod tests {
         let c = Scenario::default_single_node()
             .build(PveVersion::V9_1, "pw", 1_700_000_000)
             .expect("default builds");
-        assert_eq!(c.local_node, "pve");
-        assert_eq!(c.name, None);
-        assert_eq!(c.nodes[0].bridges, vec!["vmbr0"]);
+        assert_eq!(c.nodes.local(), "pve");
+        assert_eq!(c.nodes.cluster_name(), None);
+        assert_eq!(c.nodes.members()[0].bridges, vec!["vmbr0"]);
         let ids: Vec<_> = c.storage.cfg().iter().map(|s| s.storage.as_str()).collect();
         assert_eq!(ids, ["local", "local-lvm"]);
         assert_eq!(
@@ -629,6 +629,6 @@ mod tests {
             Some(&["a".to_string(), "b".to_string()][..])
         );
         assert_eq!(fast.options.get("pool").map(String::as_str), Some("rpool"));
-        assert_eq!(c.nodes[1].nodeid, 2);
+        assert_eq!(c.nodes.members()[1].nodeid, 2);
     }
 }

@@ -152,9 +152,9 @@ fn a_created_bridge_is_pending_until_applied(mut fresh: World) {
     assert!(diff.contains("+auto vmbr1"), "{diff}");
     assert!(diff.contains("+iface vmbr1 inet static"), "{diff}");
     // The VMs' bridges change only with apply.
-    assert_eq!(fresh.c.nodes[0].bridges, ["vmbr0"]);
+    assert_eq!(fresh.c.nodes.members()[0].bridges, ["vmbr0"]);
     fresh.c.network_apply("pve", now);
-    assert_eq!(fresh.c.nodes[0].bridges, ["vmbr0", "vmbr1"]);
+    assert_eq!(fresh.c.nodes.members()[0].bridges, ["vmbr0", "vmbr1"]);
     let (_, changes) = fresh.c.network_list("pve", None, |_| true, now);
     assert_eq!(changes, None);
     let v = fresh.c.network_iface("pve", "vmbr1", now).expect("vmbr1");
@@ -171,7 +171,7 @@ fn revert_drops_the_pending_file(mut fresh: World) {
     fresh.c.network_revert("pve", now);
     assert_eq!(names(&mut fresh, None), ["eno1", "eno2", "vmbr0"]);
     fresh.c.network_apply("pve", now);
-    assert_eq!(fresh.c.nodes[0].bridges, ["vmbr0"]);
+    assert_eq!(fresh.c.nodes.members()[0].bridges, ["vmbr0"]);
 }
 
 #[rstest]
@@ -191,7 +191,7 @@ fn deleting_the_bridge_of_a_port_frees_the_port(mut fresh: World) {
         )
         .expect("eno1 is free in the pending file");
     fresh.c.network_apply("pve", now);
-    assert_eq!(fresh.c.nodes[0].bridges, ["vmbr5"]);
+    assert_eq!(fresh.c.nodes.members()[0].bridges, ["vmbr5"]);
 }
 
 #[rstest]

@@ -54,7 +54,7 @@ fn running_guests_add_to_node_memory(mut lab: World) {
 
 #[rstest]
 fn node_status_reports_the_release(lab: World) {
-    let n = &lab.c.nodes[0];
+    let n = &lab.c.nodes.members()[0];
     let v9 = n.status_view(T0, 0, 0, PveVersion::V9_1);
     assert_eq!(
         v9["pveversion"],

@@ -141,8 +141,8 @@ fn privileges_depend_on_the_release() {
 #[rstest]
 fn an_empty_scenario_is_the_default_install() {
     let w = World::from_yaml("");
-    assert_eq!(w.c.local_node, "pve");
-    assert_eq!(w.c.name, None);
+    assert_eq!(w.c.nodes.local(), "pve");
+    assert_eq!(w.c.nodes.cluster_name(), None);
     let ids: Vec<&str> =
         w.c.storage
             .cfg()
@@ -157,7 +157,7 @@ fn defaults_of_nodes_in_a_cluster() {
     let w = World::from_yaml(
         "cluster: lab\nnodes:\n  - name: a\n  - name: b\n    ip: 198.51.100.7\n    memory: 16G\n",
     );
-    let (a, b) = (&w.c.nodes[0], &w.c.nodes[1]);
+    let (a, b) = (&w.c.nodes.members()[0], &w.c.nodes.members()[1]);
     assert_eq!((a.nodeid, b.nodeid), (1, 2));
     assert_eq!(a.ip, "192.0.2.10");
     assert_eq!(b.ip, "198.51.100.7");
@@ -172,8 +172,8 @@ fn defaults_of_nodes_in_a_cluster() {
 #[rstest]
 fn two_nodes_without_a_name_are_still_a_cluster_member_list() {
     let w = World::from_yaml("nodes:\n  - name: a\n  - name: b\n");
-    assert_eq!(w.c.nodes[0].nodeid, 1);
-    assert_eq!(w.c.name, None);
+    assert_eq!(w.c.nodes.members()[0].nodeid, 1);
+    assert_eq!(w.c.nodes.cluster_name(), None);
 }
 
 #[rstest]
@@ -240,7 +240,8 @@ fn a_saved_world_rebuilds_only_for_its_release() {
         .expect("same release");
     assert_eq!(again.guests.len(), 3);
     assert_eq!(
-        again.nodes[0].boot_time, w.c.nodes[0].boot_time,
+        again.nodes.members()[0].boot_time,
+        w.c.nodes.members()[0].boot_time,
         "as it was"
     );
     let e = s

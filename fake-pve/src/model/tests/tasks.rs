@@ -54,7 +54,7 @@ fn a_upid_names_node_pid_start_time_type_id_and_user(mut lab: World) {
     assert_eq!(u.starttime, T0);
     assert_eq!(u.to_string(), upid);
     // pstart counts clock ticks (100 Hz) since the node booted.
-    let uptime = lab.c.nodes[0].uptime(T0);
+    let uptime = lab.c.nodes.members()[0].uptime(T0);
     assert!(
         u.pstart / 100 >= u64::try_from(uptime).expect("positive"),
         "{u:?}"
