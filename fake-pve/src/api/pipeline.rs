@@ -114,7 +114,7 @@ fn journal<'s>(
     let store = state.store()?;
     let changes =
         req.method != Method::GET && !(req.method == Method::POST && rel == "/access/ticket");
-    (changes || state.faults(|f| !f.rules.is_empty())).then_some(store)
+    (changes || state.faults(|f| !f.rules().is_empty())).then_some(store)
 }
 
 /// Stage 9: the answer in PVE's envelope, after the delays of a fault

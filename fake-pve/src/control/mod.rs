@@ -303,7 +303,7 @@ fn advance_clock(state: &State, _: &Context, req: &Request, _: &[&str]) -> Resul
 }
 
 fn list_faults(state: &State, _: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
-    Ok(json!(state.faults(|f| f.rules.clone())).into())
+    Ok(json!(state.faults(|f| f.rules().to_vec())).into())
 }
 
 fn clear_faults(state: &State, _: &Context, _: &Request, _: &[&str]) -> Result<Reply> {

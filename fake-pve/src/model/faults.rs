@@ -81,7 +81,7 @@ pub struct RequestFault {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Faults {
     /// The rules, in the order they were added.
-    pub rules: Vec<FaultRule>,
+    pub(in crate::model) rules: Vec<FaultRule>,
     next_id: u64,
     rng: u64,
 }
@@ -190,6 +190,11 @@ impl Faults {
         self.next_id += 1;
         self.rules.push(rule);
         Ok(self.next_id - 1)
+    }
+
+    /// The rules in force, in the order they were added, with their hits.
+    pub fn rules(&self) -> &[FaultRule] {
+        &self.rules
     }
 
     /// Removes one rule; `false` when there is none with that id.

@@ -138,7 +138,7 @@ fn exec(
             match list.get(1).and_then(Value::as_str) {
                 Some("self") => {
                     let is_self = matches!(who, AuthId::User(u) if *u == userid)
-                        && access.users.contains_key(&userid);
+                        && access.user_exists(&userid);
                     if is_self { Ok(true) } else { fail(None) }
                 }
                 Some("Realm.AllocateUser") => {
@@ -210,8 +210,8 @@ mod tests {
 
     fn access() -> Access {
         let mut a = Access::default();
-        a.users.insert("root@pam".into(), User::new("root@pam"));
-        a.users.insert("bob@pve".into(), User::new("bob@pve"));
+        a.put_user(User::new("root@pam"));
+        a.put_user(User::new("bob@pve"));
         a
     }
 

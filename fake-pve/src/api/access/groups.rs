@@ -9,7 +9,7 @@ pub(super) fn list_groups(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.with(|c| {
         let a = &c.access;
         let items: Vec<Value> = a
-            .groups
+            .groups()
             .iter()
             .filter(|(g, _)| {
                 a.has_any(
@@ -51,7 +51,7 @@ pub(super) fn read_group(ctx: &Ctx<'_>) -> Result<Reply> {
             a.check_any(who, "/access/groups", &["Sys.Audit", "Group.Allocate"])?;
         }
         let g = a
-            .groups
+            .groups()
             .get(&groupid)
             .ok_or_else(|| Error::not_found(format!("group '{groupid}' does not exist")))?;
         let mut v = json!({ "members": g.members });
@@ -67,7 +67,7 @@ pub(super) fn update_group(ctx: &Ctx<'_>) -> Result<Reply> {
     let groupid = name_param(ctx, "groupid", "group")?;
     let comment = ctx.params.str("comment");
     ctx.with(|c| {
-        let g = c.access.groups.get_mut(&groupid).ok_or_else(|| {
+        let g = c.access.group_entry(&groupid).ok_or_else(|| {
             Error::not_found(format!(
                 "update group failed: group '{groupid}' does not exist"
             ))

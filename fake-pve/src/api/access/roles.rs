@@ -26,7 +26,7 @@ fn privs_param(ctx: &Ctx<'_>) -> Result<Option<Vec<String>>> {
     let Some(text) = ctx.params.str("privs") else {
         return Ok(None);
     };
-    let version = ctx.with(|c| c.access.version);
+    let version = ctx.with(|c| c.access.version());
     let list = split_list(&text);
     if let Some(bad) = list.iter().find(|p| !acl::is_valid_priv(version, p)) {
         return Err(Error::invalid(

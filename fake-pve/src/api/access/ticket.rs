@@ -218,7 +218,7 @@ pub(super) fn change_password(ctx: &Ctx<'_>) -> Result<Reply> {
                 return Err(perm_denied());
             }
         }
-        if let Some(u) = a.users.get_mut(&userid) {
+        if let Some(u) = a.user_entry(&userid) {
             u.password = Some(password);
         }
         Ok(Value::Null.into())

@@ -145,14 +145,19 @@ pub(super) fn list_users(ctx: &Ctx<'_>) -> Result<Reply> {
         let a = &c.access;
         let all = a.has_any(who, "/access/groups", &privs);
         let reachable: Vec<&String> = a
-            .groups
+            .groups()
             .keys()
             .filter(|g| a.has_any(who, &format!("/access/groups/{g}"), &privs))
             .collect();
         let mut out = Vec::new();
-        for (id, user) in &a.users {
+        for (id, user) in a.users() {
             let me = matches!(who, AuthId::User(u) if u == id);
-            if !(all || me || reachable.iter().any(|g| a.groups[*g].members.contains(id))) {
+            if !(all
+                || me
+                || reachable
+                    .iter()
+                    .any(|g| a.groups()[*g].members.contains(id)))
+            {
                 continue;
             }
             if enabled.is_some_and(|e| e != user.enable) {
@@ -238,7 +243,7 @@ pub(super) fn create_user(ctx: &Ctx<'_>) -> Result<Reply> {
             ))));
         }
         let groups = f.groups.clone().unwrap_or_default();
-        if let Some(g) = groups.iter().find(|g| !a.groups.contains_key(*g)) {
+        if let Some(g) = groups.iter().find(|g| !a.groups().contains_key(*g)) {
             return Err(failed(Error::not_found(format!("no such group '{g}'"))));
         }
         let mut user = User::new(&userid);
@@ -249,7 +254,7 @@ pub(super) fn create_user(ctx: &Ctx<'_>) -> Result<Reply> {
         set_text(&mut user.lastname, f.lastname);
         set_text(&mut user.email, f.email);
         set_text(&mut user.comment, f.comment);
-        a.users.insert(userid.clone(), user);
+        a.put_user(user);
         a.set_user_groups(&userid, &groups, false)?;
         Ok(Value::Null.into())
     })
@@ -307,7 +312,7 @@ pub(super) fn update_user(ctx: &Ctx<'_>) -> Result<Reply> {
             a.set_user_groups(&userid, groups, !append.unwrap_or(false))
                 .map_err(failed)?;
         }
-        let user = a.users.get_mut(&userid).ok_or_else(perm_denied)?;
+        let user = a.user_entry(&userid).ok_or_else(perm_denied)?;
         if let Some(e) = f.enable {
             user.enable = e;
         }
@@ -335,12 +340,12 @@ pub(super) fn delete_user(ctx: &Ctx<'_>) -> Result<Reply> {
             check_realm_allocate(a, who, &userid)?;
             check_userid_group(a, who, &userid, &["User.Modify"], GroupsParam::None, &[])?;
         }
-        let root_pw = a.users.get("root@pam").and_then(|u| u.password.clone());
+        let root_pw = a.users().get("root@pam").and_then(|u| u.password.clone());
         a.delete_user(&userid);
         if userid == "root@pam" {
             let mut root = User::new("root@pam");
             root.password = root_pw;
-            a.users.insert(root.userid.clone(), root);
+            a.put_user(root);
         }
         Ok(Value::Null.into())
     })

@@ -213,18 +213,18 @@ pub struct Group {
 pub struct Access {
     /// The release, which decides the built-in roles and privileges.
     #[serde(default)]
-    pub version: PveVersion,
+    pub(in crate::model) version: PveVersion,
     /// Users by userid.
-    pub users: BTreeMap<String, User>,
+    pub(in crate::model) users: BTreeMap<String, User>,
     /// Groups by groupid.
     #[serde(default)]
-    pub groups: BTreeMap<String, Group>,
+    pub(in crate::model) groups: BTreeMap<String, Group>,
     /// Custom roles (the built-in ones come from the release).
     #[serde(default)]
-    pub roles: BTreeMap<String, BTreeSet<String>>,
+    pub(in crate::model) roles: BTreeMap<String, BTreeSet<String>>,
     /// ACL entries by normalized path.
     #[serde(default)]
-    pub acl: BTreeMap<String, AclNode>,
+    pub(in crate::model) acl: BTreeMap<String, AclNode>,
 }
 
 /// One change of `PUT /access/acl`: every role for every subject.

@@ -80,6 +80,37 @@ impl Access {
         self.remove_acl_subject(UgKind::User, userid);
     }
 
+    /// Every user, by userid.
+    pub fn users(&self) -> &BTreeMap<String, User> {
+        &self.users
+    }
+
+    /// User `userid`, to change its attributes.
+    pub fn user_entry(&mut self, userid: &str) -> Option<&mut User> {
+        self.users.get_mut(userid)
+    }
+
+    /// Adds (or replaces) a user; its groups are set with
+    /// [`Access::set_user_groups`].
+    pub fn put_user(&mut self, user: User) {
+        self.users.insert(user.userid.clone(), user);
+    }
+
+    /// Every group, by groupid.
+    pub fn groups(&self) -> &BTreeMap<String, Group> {
+        &self.groups
+    }
+
+    /// Group `groupid`, to change its comment.
+    pub fn group_entry(&mut self, groupid: &str) -> Option<&mut Group> {
+        self.groups.get_mut(groupid)
+    }
+
+    /// The release, which decides the built-in roles and privileges.
+    pub fn version(&self) -> PveVersion {
+        self.version
+    }
+
     /// Looks up a user.
     ///
     /// # Errors
