@@ -118,22 +118,6 @@ fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(Value::Array(items).into())
 }
 
-/// The parameters of `create_vm` that are not config keys.
-const CREATE_PARAMS: &[&str] = &[
-    "node",
-    "vmid",
-    "archive",
-    "bwlimit",
-    "force",
-    "pool",
-    "start",
-    "storage",
-    "unique",
-    "live-restore",
-    "import-working-storage",
-    "ha-managed",
-];
-
 /// `POST /nodes/{node}/qemu`.
 fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
@@ -151,7 +135,7 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     let config: BTreeMap<String, String> = ctx
         .params
         .names()
-        .filter(|k| !CREATE_PARAMS.contains(k))
+        .filter(|k| !qemu::CREATE_ONLY.contains(k))
         .filter_map(|k| Some((k.to_string(), ctx.params.str(k)?)))
         .collect();
     let who = ctx.who()?.to_string();

@@ -5,7 +5,7 @@
 use super::*;
 
 /// Parameters of `create_vm` that are not config keys.
-const CREATE_ONLY: &[&str] = &[
+pub const CREATE_ONLY: &[&str] = &[
     "node",
     "vmid",
     "archive",
