@@ -356,8 +356,8 @@ async fn upload(app: &App, req: Request, boundary: &str) -> http::Response<Full<
     }
     let (fields, info) = match api::upload::read(body, boundary, std::process::id()).await {
         Ok(x) => x,
-        Err(msg) if msg == "for data too large" => return api::plain(501, &msg),
-        Err(msg) => return api::plain(400, &msg),
+        Err(e @ api::upload::UploadError::TooLarge) => return api::plain(501, &e.to_string()),
+        Err(e) => return api::plain(400, &e.to_string()),
     };
     let form = {
         let mut form = form_urlencoded::Serializer::new(String::new());

@@ -98,7 +98,11 @@ async fn runs_with_env_twins_and_stops_on_sigterm() {
 
 #[test]
 fn refuses_a_malformed_scenario_at_start() {
-    let dir = std::env::temp_dir().join(format!("fake-pve-bin-{}", std::process::id()));
+    let dir = tempfile::Builder::new()
+        .prefix("fake-pve-bin-")
+        .tempdir()
+        .expect("a temporary directory")
+        .keep();
     std::fs::create_dir_all(&dir).expect("tmp");
     let f = dir.join("broken.yaml");
     std::fs::write(&f, "nodes:\n  - name: a\n  - name: a\n").expect("write");

@@ -24,20 +24,13 @@ vms:
     config: { agent: 1, scsi0: 'local-lvm:vm-100-disk-0,size=8G', net0: 'virtio=BC:24:11:00:00:01,bridge=vmbr0' }
 ";
 
+/// A new empty directory of its own (removed by the test when done).
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "fake-pve-durable-{name}-{}-{}",
-        std::process::id(),
-        rand_suffix()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn rand_suffix() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::from(d.subsec_nanos()))
+    tempfile::Builder::new()
+        .prefix(&format!("fake-pve-durable-{name}-"))
+        .tempdir()
+        .expect("a temporary directory")
+        .keep()
 }
 
 async fn start_in(dir: &Path) -> Pve {

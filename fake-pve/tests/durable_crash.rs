@@ -105,7 +105,11 @@ async fn writer(url: String, auth: (String, String), first: u32, acked: Arc<Mute
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_at_random_moments_it_keeps_every_acknowledged_change() {
-    let dir = std::env::temp_dir().join(format!("fake-pve-crash-{}", std::process::id()));
+    let dir = tempfile::Builder::new()
+        .prefix("fake-pve-crash-")
+        .tempdir()
+        .expect("a temporary directory")
+        .keep();
     let _ = std::fs::remove_dir_all(&dir);
     let acked = Arc::new(Mutex::new(Acked::default()));
     let http = reqwest::Client::new();

@@ -66,7 +66,11 @@ async fn example_cluster_token_works() {
 
 #[test]
 fn malformed_scenarios_name_file_line_and_reason() {
-    let dir = std::env::temp_dir().join(format!("fake-pve-scn-{}", std::process::id()));
+    let dir = tempfile::Builder::new()
+        .prefix("fake-pve-scn-")
+        .tempdir()
+        .expect("a temporary directory")
+        .keep();
     std::fs::create_dir_all(&dir).expect("tmp");
     let f = dir.join("bad.yaml");
     std::fs::write(&f, "nodes:\n  - name: pve\n    cpus: lots\n").expect("write");

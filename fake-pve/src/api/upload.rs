@@ -20,6 +20,20 @@ const MAX_FIELD: usize = 64 << 10;
 
 pub use crate::model::storage::content::UploadInfo;
 
+/// Why an upload's body was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UploadError {
+    /// Over [`MAX_UPLOAD`] (answered 501, as pveproxy does).
+    #[error("for data too large")]
+    TooLarge,
+    /// Not a multipart body PVE can read (answered 400).
+    #[error("{0}")]
+    Malformed(&'static str),
+    /// The body could not be read to its end.
+    #[error("reading the upload failed: {0}")]
+    Read(String),
+}
+
 /// Whether a request path is the upload call.
 pub fn is_upload_path(path: &str) -> bool {
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
@@ -119,7 +133,7 @@ pub async fn read<B>(
     mut body: B,
     boundary: &str,
     pid: u32,
-) -> Result<(BTreeMap<String, String>, UploadInfo), String>
+) -> Result<(BTreeMap<String, String>, UploadInfo), UploadError>
 where
     B: hyper::body::Body<Data = bytes::Bytes> + Unpin,
     B::Error: std::fmt::Display,
@@ -181,7 +195,9 @@ where
                     }
                     None => {
                         if buf.len() > MAX_FIELD {
-                            return Err("multipart: part headers too large".into());
+                            return Err(UploadError::Malformed(
+                                "multipart: part headers too large",
+                            ));
                         }
                         false
                     }
@@ -220,7 +236,7 @@ where
                         } else {
                             value.extend_from_slice(&buf[..n]);
                             if value.len() > MAX_FIELD {
-                                return Err("multipart: field too large".into());
+                                return Err(UploadError::Malformed("multipart: field too large"));
                             }
                         }
                         buf.advance(n);
@@ -233,24 +249,24 @@ where
             continue;
         }
         if eof {
-            return Err("multipart: unexpected end of body".into());
+            return Err(UploadError::Malformed("multipart: unexpected end of body"));
         }
         match body.frame().await {
             Some(Ok(frame)) => {
                 if let Ok(data) = frame.into_data() {
                     total += data.len() as u64;
                     if total > MAX_UPLOAD {
-                        return Err("for data too large".into());
+                        return Err(UploadError::TooLarge);
                     }
                     buf.extend_from_slice(&data);
                 }
             }
-            Some(Err(e)) => return Err(format!("reading the upload failed: {e}")),
+            Some(Err(e)) => return Err(UploadError::Read(e.to_string())),
             None => eof = true,
         }
     }
     if !saw_file {
-        return Err("multipart: no file part".into());
+        return Err(UploadError::Malformed("multipart: no file part"));
     }
     Ok((
         fields,
