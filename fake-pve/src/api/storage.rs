@@ -73,7 +73,7 @@ fn storage_index(ctx: &Ctx<'_>) -> Result<Reply> {
             .iter()
             .filter(|s| kind.as_deref().is_none_or(|k| k == s.kind))
             .filter(|s| may_see(ctx, c, &s.storage))
-            .map(|s| c.storage_config_view(s))
+            .map(|s| c.storages().config_view(s))
             .collect::<Vec<_>>()
     });
     Ok(Value::Array(items).into())
@@ -84,7 +84,7 @@ fn read_storage(ctx: &Ctx<'_>) -> Result<Reply> {
     let sid = ctx.param("storage")?;
     ctx.with(|c| {
         let s = c.storage(&sid)?;
-        Ok(c.storage_config_view(s).into())
+        Ok(c.storages().config_view(s).into())
     })
 }
 
@@ -110,7 +110,7 @@ fn create_storage(ctx: &Ctx<'_>) -> Result<Reply> {
                 format!("invalid format - value '{n}' does not look like a valid node name\n"),
             ));
         }
-        Ok(c.storage_create(&p)?.into())
+        Ok(c.storages_mut().create(&p)?.into())
     })
 }
 
@@ -123,13 +123,15 @@ fn update_storage(ctx: &Ctx<'_>) -> Result<Reply> {
         .map(|d| crate::model::network::split_list(&d))
         .unwrap_or_default();
     let p = text_params(ctx);
-    Ok(ctx.with(|c| c.storage_update(&sid, &p, &delete))?.into())
+    Ok(ctx
+        .with(|c| c.storages_mut().update(&sid, &p, &delete))?
+        .into())
 }
 
 /// `DELETE /storage/{storage}`.
 fn delete_storage(ctx: &Ctx<'_>) -> Result<Reply> {
     let sid = ctx.param("storage")?;
-    ctx.with(|c| c.storage_delete(&sid))?;
+    ctx.with(|c| c.storages_mut().delete(&sid))?;
     Ok(Value::Null.into())
 }
 

@@ -73,11 +73,10 @@ impl Storage {
     }
 }
 
-impl Cluster {
+impl super::Storages {
     /// The SHA-1 of `storage.cfg`, as `digest`.
-    pub fn storage_digest(&self) -> String {
+    pub fn digest(&self) -> String {
         let text: String = self
-            .storage
             .cfg()
             .iter()
             .map(|s| format!("{}\n", s.section()))
@@ -86,12 +85,12 @@ impl Cluster {
     }
 
     /// One entry of `GET /storage`.
-    pub fn storage_config_view(&self, s: &Storage) -> Value {
+    pub fn config_view(&self, s: &Storage) -> Value {
         let mut v = json!({
             "storage": s.storage,
             "type": s.kind,
             "content": s.content_text(),
-            "digest": self.storage_digest(),
+            "digest": self.digest(),
         });
         for (k, val) in &s.options {
             v[k.as_str()] = match val.parse::<i64>() {
@@ -117,7 +116,7 @@ impl Cluster {
     ///
     /// # Errors
     /// `storage ID 'x' already defined`; unknown nodes.
-    pub fn storage_create(&mut self, p: &BTreeMap<String, String>) -> Result<Value> {
+    pub fn create(&mut self, p: &BTreeMap<String, String>) -> Result<Value> {
         let sid = p.get("storage").cloned().unwrap_or_default();
         let kind = p.get("type").cloned().unwrap_or_default();
         if let Some(k) = required_options(&kind)
@@ -133,7 +132,7 @@ impl Cluster {
                 "create storage failed: storage ID '{sid}' already defined"
             ))
         };
-        if self.storage.find(&sid).is_some() {
+        if self.find(&sid).is_some() {
             return Err(taken());
         }
         let mut s = Storage {
@@ -148,7 +147,7 @@ impl Cluster {
             options: BTreeMap::new(),
         };
         apply_options(&mut s, p, &[]);
-        if !self.storage.add(s) {
+        if !self.add(s) {
             return Err(taken());
         }
         Ok(json!({ "storage": sid, "type": kind }))
@@ -159,24 +158,20 @@ impl Cluster {
     /// # Errors
     /// `storage 'x' does not exist`; a digest mismatch; setting and
     /// deleting the same option.
-    pub fn storage_update(
+    pub fn update(
         &mut self,
         sid: &str,
         p: &BTreeMap<String, String>,
         delete: &[String],
     ) -> Result<Value> {
         if let Some(d) = p.get("digest")
-            && *d != self.storage_digest()
+            && *d != self.digest()
         {
             return Err(Error::conflict(
                 "update storage failed: detected modified configuration - file changed by other user? Try again.",
             ));
         }
-        let kind = self
-            .storage
-            .find(sid)
-            .map(|s| s.kind.clone())
-            .unwrap_or_default();
+        let kind = self.find(sid).map(|s| s.kind.clone()).unwrap_or_default();
         let required = required_options(&kind);
         if let Some(k) = required.iter().find(|k| p.contains_key(**k)) {
             return Err(Error::failed(format!(
@@ -195,7 +190,7 @@ impl Cluster {
                 )));
             }
         }
-        let s = self.storage.find_mut(sid).ok_or_else(|| {
+        let s = self.find_mut(sid).ok_or_else(|| {
             Error::not_found(format!(
                 "update storage failed: storage '{sid}' does not exist"
             ))
@@ -208,13 +203,15 @@ impl Cluster {
     ///
     /// # Errors
     /// `storage 'x' does not exist`.
-    pub fn storage_delete(&mut self, sid: &str) -> Result<()> {
-        self.storage.remove(sid).ok_or_else(|| {
+    pub fn delete(&mut self, sid: &str) -> Result<()> {
+        self.remove(sid).ok_or_else(|| {
             Error::failed(format!("delete storage failed: {}", no_such_storage(sid)))
         })?;
         Ok(())
     }
+}
 
+impl Cluster {
     /// `storage_info` of one storage on `node`, or `None` if the storage
     /// is not configured there or has none of `content`.
     pub fn storage_status(&self, s: &Storage, node: &str, content: Option<&str>) -> Option<Value> {

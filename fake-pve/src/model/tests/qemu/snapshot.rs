@@ -558,7 +558,8 @@ fn a_create_logs_each_created_disk(mut fresh: World) {
 fn migration_to_a_node_without_the_storage_is_refused(mut cluster: World) {
     cluster
         .c
-        .storage_update("local-lvm", &map(&[("nodes", "pve1")]), &[])
+        .storage
+        .update("local-lvm", &map(&[("nodes", "pve1")]), &[])
         .expect("restricted");
     if let Some(s) = cluster.c.storage.find_mut("local-lvm") {
         s.nodes = Some(vec!["pve1".into()]);

@@ -14,7 +14,7 @@ use super::*;
 fn storage_create_refusals(mut fresh: World, #[case] p: &[(&str, &str)], #[case] msg: &str) {
     let before = fresh.c.storage.cfg().len();
     assert_eq!(
-        refused(fresh.c.storage_create(&map(p))),
+        refused(fresh.c.storages_mut().create(&map(p))),
         (500, msg.to_string())
     );
     assert_eq!(fresh.c.storage.cfg().len(), before);
@@ -24,7 +24,8 @@ fn storage_create_refusals(mut fresh: World, #[case] p: &[(&str, &str)], #[case]
 fn storage_create_answers_id_and_type(mut fresh: World) {
     let v = fresh
         .c
-        .storage_create(&map(&[
+        .storage
+        .create(&map(&[
             ("storage", "nfs1"),
             ("type", "nfs"),
             ("server", "192.0.2.5"),
@@ -34,20 +35,21 @@ fn storage_create_answers_id_and_type(mut fresh: World) {
         .expect("created");
     assert_eq!(v, json!({"storage": "nfs1", "type": "nfs"}));
     let s = fresh.c.storage("nfs1").expect("exists");
-    let view = fresh.c.storage_config_view(s);
+    let view = fresh.c.storages().config_view(s);
     assert_eq!(view["shared"], json!(1), "NFS is always shared");
     assert_eq!(view["server"], json!("192.0.2.5"));
 }
 
 #[rstest]
 fn the_storage_digest_changes_with_the_config(mut fresh: World) {
-    let d0 = fresh.c.storage_digest();
+    let d0 = fresh.c.storages().digest();
     assert_eq!(d0.len(), 40);
     fresh
         .c
-        .storage_create(&map(&[("storage", "d2"), ("type", "dir"), ("path", "/d2")]))
+        .storage
+        .create(&map(&[("storage", "d2"), ("type", "dir"), ("path", "/d2")]))
         .expect("created");
-    assert_ne!(fresh.c.storage_digest(), d0);
+    assert_ne!(fresh.c.storages().digest(), d0);
 }
 
 #[rstest]
@@ -65,17 +67,18 @@ fn storage_update_refusals(
 ) {
     let delete: Vec<String> = delete.iter().map(|s| (*s).to_string()).collect();
     assert_eq!(
-        refused(fresh.c.storage_update(sid, &map(p), &delete)),
+        refused(fresh.c.storages_mut().update(sid, &map(p), &delete)),
         (500, msg.to_string())
     );
 }
 
 #[rstest]
 fn storage_update_with_the_current_digest_applies(mut fresh: World) {
-    let d = fresh.c.storage_digest();
+    let d = fresh.c.storages().digest();
     fresh
         .c
-        .storage_update("local", &map(&[("digest", &d), ("disable", "1")]), &[])
+        .storage
+        .update("local", &map(&[("digest", &d), ("disable", "1")]), &[])
         .expect("updated");
     assert!(fresh.c.storage("local").expect("s").disable);
     let (code, msg) = refused(fresh.c.usable_storage("local", "pve"));
@@ -84,13 +87,13 @@ fn storage_update_with_the_current_digest_applies(mut fresh: World) {
 
 #[rstest]
 fn storage_delete(mut fresh: World) {
-    fresh.c.storage_delete("local").expect("deleted");
+    fresh.c.storages_mut().delete("local").expect("deleted");
     assert_eq!(
         refused(fresh.c.storage("local")),
         (500, "storage 'local' does not exist".into())
     );
     assert_eq!(
-        refused(fresh.c.storage_delete("local")),
+        refused(fresh.c.storages_mut().delete("local")),
         (
             500,
             "delete storage failed: storage 'local' does not exist".into()
@@ -102,7 +105,8 @@ fn storage_delete(mut fresh: World) {
 fn a_storage_restricted_to_other_nodes_is_unavailable(mut cluster: World) {
     cluster
         .c
-        .storage_update("nfs", &map(&[("nodes", "pve2")]), &[])
+        .storage
+        .update("nfs", &map(&[("nodes", "pve2")]), &[])
         .expect("updated");
     assert_eq!(
         refused(cluster.c.usable_storage("nfs", "pve1")),
