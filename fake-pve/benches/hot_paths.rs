@@ -85,7 +85,7 @@ fn views(c: &mut Criterion) {
         b.iter(|| black_box(cluster.resources_view(None, 1_790_000_100).len()))
     });
     c.bench_function("cluster/nextid with 10000 guests", |b| {
-        b.iter(|| black_box(cluster.nextid(None).map(|s| s.len())))
+        b.iter(|| black_box(cluster.guests().nextid(None).map(|s| s.len())))
     });
 }
 

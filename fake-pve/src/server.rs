@@ -283,7 +283,7 @@ impl Builder {
                 };
                 let interrupted = state.interrupt_running_tasks(at.max(0));
                 if let Some(fp) = &fingerprint {
-                    state.with(|c| c.set_local_fingerprint(fp));
+                    state.with(|c| c.nodes_mut().set_local_fingerprint(fp));
                 }
                 crate::persist::blocking(|| loaded.store.write_snapshot(state.snapshot()))?;
                 tracing::info!(

@@ -46,7 +46,7 @@ fn build(seed: &Scenario, s: &Settings, now: i64) -> Result<Cluster, ScenarioErr
         })?;
     }
     if let Some(fp) = &s.fingerprint {
-        c.set_local_fingerprint(fp);
+        c.nodes_mut().set_local_fingerprint(fp);
     }
     Ok(c)
 }

@@ -36,7 +36,7 @@ fn version(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /cluster/status`.
 fn get_status(ctx: &Ctx<'_>) -> Result<Reply> {
-    Ok(Value::Array(ctx.with(|c| c.status_view())).into())
+    Ok(Value::Array(ctx.with(|c| c.nodes().status_view())).into())
 }
 
 /// `GET /cluster/resources`.
@@ -55,5 +55,5 @@ fn nextid(ctx: &Ctx<'_>) -> Result<Reply> {
         .params
         .int("vmid", None, None)?
         .and_then(|n| u32::try_from(n).ok());
-    Ok(json!(ctx.with(|c| c.nextid(vmid))?).into())
+    Ok(json!(ctx.with(|c| c.guests().nextid(vmid))?).into())
 }

@@ -160,7 +160,7 @@ fn node_storage_index(ctx: &Ctx<'_>) -> Result<Reply> {
             .filter_map(|s| {
                 Some((
                     s.storage.clone(),
-                    c.storage_status(s, &node, content.as_deref())?,
+                    c.storages().status(s, &node, content.as_deref())?,
                 ))
             })
             .collect();
@@ -200,7 +200,7 @@ fn read_status(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.with(|c| {
         c.storages()
             .find(&sid)
-            .and_then(|s| c.storage_status(s, &node, None))
+            .and_then(|s| c.storages().status(s, &node, None))
             .map(Reply::from)
             .ok_or_else(|| Error::invalid("storage", "No such storage."))
     })

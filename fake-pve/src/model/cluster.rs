@@ -184,6 +184,11 @@ impl Cluster {
         &self.nodes
     }
 
+    /// The members, to change a node's own settings.
+    pub fn nodes_mut(&mut self) -> &mut Nodes {
+        &mut self.nodes
+    }
+
     /// The tasks.
     pub fn tasks(&self) -> &Tasks {
         &self.tasks
@@ -252,39 +257,6 @@ impl Cluster {
             .collect()
     }
 
-    /// `GET /cluster/status`.
-    pub fn status_view(&self) -> Vec<Value> {
-        let mut out = Vec::new();
-        if let Some(name) = self.nodes.cluster_name() {
-            let online = self
-                .nodes
-                .iter()
-                .filter(|n| n.status == NodeStatus::Online)
-                .count();
-            out.push(json!({
-                "type": "cluster",
-                "id": "cluster",
-                "name": name,
-                "nodes": self.nodes.len(),
-                "quorate": u8::from(online * 2 > self.nodes.len()),
-                "version": self.nodes.len(),
-            }));
-        }
-        for n in &self.nodes {
-            out.push(json!({
-                "type": "node",
-                "id": format!("node/{}", n.name),
-                "name": n.name,
-                "nodeid": n.nodeid,
-                "ip": n.ip,
-                "local": u8::from(n.name == self.nodes.local()),
-                "online": u8::from(n.status == NodeStatus::Online),
-                "level": n.level,
-            }));
-        }
-        out
-    }
-
     /// `GET /cluster/resources`, optionally filtered by `type`.
     pub fn resources_view(&self, kind: Option<&str>, now: i64) -> Vec<Value> {
         let mut out = Vec::new();
@@ -313,7 +285,7 @@ impl Cluster {
                         "shared": u8::from(s.shared),
                         "content": s.content.join(","),
                         "maxdisk": s.total,
-                        "disk": self.storage_used(s, &n.name),
+                        "disk": self.storage.used(s, &n.name),
                     }));
                 }
             }
@@ -376,23 +348,6 @@ impl Cluster {
             }
         }
         item
-    }
-
-    /// `GET /cluster/nextid`: the lowest free VMID, or a check of `vmid`.
-    ///
-    /// # Errors
-    /// 400 `VM N already exists` on `vmid`; 500 when no id is free.
-    pub fn nextid(&self, vmid: Option<u32>) -> Result<String> {
-        if let Some(id) = vmid {
-            if self.guests.contains_key(&id) {
-                return Err(Error::invalid("vmid", format!("VM {id} already exists")));
-            }
-            return Ok(id.to_string());
-        }
-        (NEXTID_LOWER..NEXTID_UPPER)
-            .find(|id| !self.guests.contains_key(id))
-            .map(|id| id.to_string())
-            .ok_or_else(|| Error::failed("unable to get any free VMID in range [100, 999999]"))
     }
 
     /// Starts a task on `node` for `user` and returns its UPID. A zero
@@ -499,14 +454,6 @@ impl Cluster {
     fn abort(&mut self, effect: &TaskEffect) {
         if let TaskEffect::Qemu { vmid, op } = effect {
             self.abort_qemu(*vmid, op);
-        }
-    }
-
-    /// Sets the local node's `ssl_fingerprint` (the served certificate's).
-    pub fn set_local_fingerprint(&mut self, fp: &str) {
-        let local = self.nodes.local().to_string();
-        if let Some(n) = self.nodes.get_mut(&local) {
-            fp.clone_into(&mut n.ssl_fingerprint);
         }
     }
 

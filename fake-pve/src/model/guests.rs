@@ -92,6 +92,28 @@ impl Guests {
         self.vms.remove(vmid)
     }
 
+    /// `GET /cluster/nextid`: the lowest free VMID, or a check of `vmid`.
+    ///
+    /// # Errors
+    /// 400 `VM N already exists` on `vmid`; 500 when no id is free.
+    pub fn nextid(&self, vmid: Option<u32>) -> super::Result<String> {
+        if let Some(id) = vmid {
+            if self.contains_key(&id) {
+                return Err(super::Error::invalid(
+                    "vmid",
+                    format!("VM {id} already exists"),
+                ));
+            }
+            return Ok(id.to_string());
+        }
+        (super::cluster::NEXTID_LOWER..super::cluster::NEXTID_UPPER)
+            .find(|id| !self.contains_key(id))
+            .map(|id| id.to_string())
+            .ok_or_else(|| {
+                super::Error::failed("unable to get any free VMID in range [100, 999999]")
+            })
+    }
+
     /// The agent state of `vmid`, if any was kept.
     pub fn agent(&self, vmid: u32) -> Option<&Agent> {
         self.agents.get(&vmid)

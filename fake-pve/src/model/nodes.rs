@@ -242,6 +242,47 @@ impl Nodes {
     pub fn contains(&self, name: &str) -> bool {
         self.get(name).is_some()
     }
+
+    /// `GET /cluster/status`.
+    pub fn status_view(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        if let Some(name) = self.cluster_name() {
+            let online = self
+                .members
+                .iter()
+                .filter(|n| n.status == NodeStatus::Online)
+                .count();
+            out.push(json!({
+                "type": "cluster",
+                "id": "cluster",
+                "name": name,
+                "nodes": self.members.len(),
+                "quorate": u8::from(online * 2 > self.members.len()),
+                "version": self.members.len(),
+            }));
+        }
+        for n in &self.members {
+            out.push(json!({
+                "type": "node",
+                "id": format!("node/{}", n.name),
+                "name": n.name,
+                "nodeid": n.nodeid,
+                "ip": n.ip,
+                "local": u8::from(n.name == self.local()),
+                "online": u8::from(n.status == NodeStatus::Online),
+                "level": n.level,
+            }));
+        }
+        out
+    }
+
+    /// Sets the local node's `ssl_fingerprint` (the served certificate's).
+    pub fn set_local_fingerprint(&mut self, fp: &str) {
+        let local = self.local.clone();
+        if let Some(n) = self.get_mut(&local) {
+            fp.clone_into(&mut n.ssl_fingerprint);
+        }
+    }
 }
 
 impl<'a> IntoIterator for &'a Nodes {

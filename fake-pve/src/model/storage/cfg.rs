@@ -74,6 +74,49 @@ impl Storage {
 }
 
 impl super::Storages {
+    /// Bytes used on a storage as `node` sees it.
+    pub fn used(&self, s: &Storage, node: &str) -> u64 {
+        s.used.saturating_add(self.volumes().allocated(s, node))
+    }
+
+    /// `storage_info` of one storage on `node`, or `None` if the storage
+    /// is not configured there or has none of `content`.
+    pub fn status(&self, s: &Storage, node: &str, content: Option<&str>) -> Option<Value> {
+        if s.nodes
+            .as_ref()
+            .is_some_and(|n| !n.iter().any(|x| x == node))
+        {
+            return None;
+        }
+        if let Some(c) = content
+            && !c.split(',').any(|c| s.content.iter().any(|x| x == c))
+        {
+            return None;
+        }
+        let active = !s.disable;
+        let (total, used) = if active {
+            (s.total, self.used(s, node))
+        } else {
+            (0, 0)
+        };
+        let avail = total.saturating_sub(used);
+        let mut v = json!({
+            "storage": s.storage,
+            "type": s.kind,
+            "content": s.content_text(),
+            "shared": u8::from(s.shared || always_shared(&s.kind)),
+            "enabled": u8::from(!s.disable),
+            "active": u8::from(active),
+            "total": total,
+            "used": used,
+            "avail": avail,
+        });
+        if total > 0 {
+            v["used_fraction"] = json!(used as f64 / total as f64);
+        }
+        Some(v)
+    }
+
     /// The SHA-1 of `storage.cfg`, as `digest`.
     pub fn digest(&self) -> String {
         let text: String = self
@@ -211,46 +254,6 @@ impl super::Storages {
     }
 }
 
-impl Cluster {
-    /// `storage_info` of one storage on `node`, or `None` if the storage
-    /// is not configured there or has none of `content`.
-    pub fn storage_status(&self, s: &Storage, node: &str, content: Option<&str>) -> Option<Value> {
-        if s.nodes
-            .as_ref()
-            .is_some_and(|n| !n.iter().any(|x| x == node))
-        {
-            return None;
-        }
-        if let Some(c) = content
-            && !c.split(',').any(|c| s.content.iter().any(|x| x == c))
-        {
-            return None;
-        }
-        let active = !s.disable;
-        let (total, used) = if active {
-            (s.total, self.storage_used(s, node))
-        } else {
-            (0, 0)
-        };
-        let avail = total.saturating_sub(used);
-        let mut v = json!({
-            "storage": s.storage,
-            "type": s.kind,
-            "content": s.content_text(),
-            "shared": u8::from(s.shared || always_shared(&s.kind)),
-            "enabled": u8::from(!s.disable),
-            "active": u8::from(active),
-            "total": total,
-            "used": used,
-            "avail": avail,
-        });
-        if total > 0 {
-            v["used_fraction"] = json!(used as f64 / total as f64);
-        }
-        Some(v)
-    }
-}
-
 /// The image formats a storage plugin declares (`plugindata`'s `format`),
 /// sorted, with the default; `None` where the plugin declares none.
 fn plugin_formats(kind: &str, v9: bool) -> Option<&'static [&'static str]> {
@@ -310,7 +313,7 @@ impl Cluster {
     pub fn storage_rrd_status(&self, node: &str, sid: &str, file: &str) -> Result<Value> {
         self.storage
             .find(sid)
-            .and_then(|s| self.storage_status(s, node, None))
+            .and_then(|s| self.storage.status(s, node, None))
             .ok_or_else(|| {
                 Error::failed(format!(
                     "RRD error: opening '{file}': No such file or directory"

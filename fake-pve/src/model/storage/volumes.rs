@@ -167,12 +167,6 @@ impl Cluster {
         Ok(s)
     }
 
-    /// Bytes used on a storage as `node` sees it.
-    pub fn storage_used(&self, s: &Storage, node: &str) -> u64 {
-        s.used
-            .saturating_add(self.storage.volumes().allocated(s, node))
-    }
-
     /// Allocates a volume as `vdisk_alloc` does; answers its volid and the
     /// lines the storage tools print.
     ///
@@ -244,7 +238,7 @@ impl Cluster {
         }
         // Only thick storages check room; summing a storage's volumes is
         // not done on the others (thin pools and directories overcommit).
-        let free = || s.total.saturating_sub(self.storage_used(&s, node));
+        let free = || s.total.saturating_sub(self.storage.used(&s, node));
         let mut log = Vec::new();
         match s.kind.as_str() {
             "lvm" => {

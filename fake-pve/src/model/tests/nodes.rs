@@ -78,7 +78,7 @@ fn node_status_reports_the_release(lab: World) {
 
 #[rstest]
 fn cluster_status_of_a_cluster(cluster: World) {
-    let st = cluster.c.status_view();
+    let st = cluster.c.nodes.status_view();
     assert_eq!(
         st[0],
         json!({"type": "cluster", "id": "cluster", "name": "lab", "nodes": 3, "quorate": 1, "version": 3})
@@ -108,12 +108,12 @@ fn cluster_status_of_a_cluster(cluster: World) {
 fn a_cluster_without_a_majority_is_not_quorate() {
     let w =
         World::from_yaml("cluster: duo\nnodes:\n  - name: a\n  - name: b\n    status: offline\n");
-    assert_eq!(w.c.status_view()[0]["quorate"], json!(0));
+    assert_eq!(w.c.nodes.status_view()[0]["quorate"], json!(0));
 }
 
 #[rstest]
 fn a_standalone_node_lists_only_itself(fresh: World) {
-    let st = fresh.c.status_view();
+    let st = fresh.c.nodes.status_view();
     assert_eq!(st.len(), 1);
     assert_eq!(st[0]["type"], json!("node"));
     assert_eq!(st[0]["nodeid"], json!(0));
@@ -185,12 +185,12 @@ fn storage_resources_per_node(cluster: World) {
 #[case(Some(101), Err("vmid: VM 101 already exists"))]
 fn nextid(lab: World, #[case] vmid: Option<u32>, #[case] want: Result<&str, &str>) {
     match want {
-        Ok(id) => assert_eq!(lab.c.nextid(vmid).expect("id"), id),
-        Err(msg) => assert_eq!(refused(lab.c.nextid(vmid)), (400, msg.to_string())),
+        Ok(id) => assert_eq!(lab.c.guests.nextid(vmid).expect("id"), id),
+        Err(msg) => assert_eq!(refused(lab.c.guests.nextid(vmid)), (400, msg.to_string())),
     }
 }
 
 #[rstest]
 fn nextid_starts_at_100(fresh: World) {
-    assert_eq!(fresh.c.nextid(None).expect("id"), "100");
+    assert_eq!(fresh.c.guests.nextid(None).expect("id"), "100");
 }

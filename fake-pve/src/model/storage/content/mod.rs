@@ -627,7 +627,7 @@ impl Cluster {
     ) -> Result<String> {
         let s = self.usable_storage(sid, node)?.clone();
         let size = size_kib.saturating_mul(1024);
-        let free = s.total.saturating_sub(self.storage_used(&s, node));
+        let free = s.total.saturating_sub(self.storage.used(&s, node));
         let is_path = path_based(&s.kind);
         let fmt = match format {
             Some(f) => f.to_string(),

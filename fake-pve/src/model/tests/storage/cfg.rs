@@ -114,7 +114,7 @@ fn a_storage_restricted_to_other_nodes_is_unavailable(mut cluster: World) {
     );
     assert!(cluster.c.usable_storage("nfs", "pve2").is_ok());
     let s = cluster.c.storage("nfs").expect("nfs").clone();
-    assert!(cluster.c.storage_status(&s, "pve1", None).is_none());
+    assert!(cluster.c.storage.status(&s, "pve1", None).is_none());
 }
 
 // ---------------------------------------------------------------------
@@ -123,13 +123,13 @@ fn a_storage_restricted_to_other_nodes_is_unavailable(mut cluster: World) {
 #[rstest]
 fn storage_status_counts_allocated_volumes(mut lab: World) {
     let s = lab.c.storage("local-lvm").expect("s").clone();
-    let before = lab.c.storage_status(&s, "pve", None).expect("status");
+    let before = lab.c.storage.status(&s, "pve", None).expect("status");
     // Seeded disks: 8G (100), 16G (101), 4G (900).
     assert_eq!(before["used"], json!(28u64 << 30));
     assert_eq!(before["total"], json!(200u64 << 30));
     assert_eq!(before["avail"], json!(172u64 << 30));
     alloc(&mut lab, "local-lvm", 100, 2 << 30).expect("allocated");
-    let after = lab.c.storage_status(&s, "pve", None).expect("status");
+    let after = lab.c.storage.status(&s, "pve", None).expect("status");
     assert_eq!(after["used"], json!(30u64 << 30));
     assert_eq!(after["active"], json!(1));
     assert_eq!(after["enabled"], json!(1));
@@ -146,7 +146,7 @@ fn storage_status_filters_by_content(
     #[case] listed: bool,
 ) {
     let s = lab.c.storage("local-lvm").expect("s");
-    assert_eq!(lab.c.storage_status(s, "pve", content).is_some(), listed);
+    assert_eq!(lab.c.storage.status(s, "pve", content).is_some(), listed);
 }
 
 #[rstest]
@@ -155,7 +155,7 @@ fn a_disabled_storage_reports_nothing_in_use(mut lab: World) {
         s.disable = true;
     }
     let s = lab.c.storage("local-lvm").expect("s");
-    let st = lab.c.storage_status(s, "pve", None).expect("listed");
+    let st = lab.c.storage.status(s, "pve", None).expect("listed");
     assert_eq!(
         (st["active"].clone(), st["total"].clone()),
         (json!(0), json!(0))

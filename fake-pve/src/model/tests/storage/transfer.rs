@@ -416,10 +416,10 @@ fn notes_on_lvm_are_not_supported() {
 #[rstest]
 fn an_inactive_storage_has_no_used_fraction(lab: World) {
     let mut s = lab.c.storage("local-lvm").expect("s").clone();
-    let st = lab.c.storage_status(&s, "pve", None).expect("listed");
+    let st = lab.c.storage.status(&s, "pve", None).expect("listed");
     assert!(st.get("used_fraction").is_some());
     s.disable = true;
-    let st = lab.c.storage_status(&s, "pve", None).expect("listed");
+    let st = lab.c.storage.status(&s, "pve", None).expect("listed");
     assert!(st.get("used_fraction").is_none());
     assert_eq!(st["enabled"], json!(0));
 }
