@@ -118,13 +118,6 @@ pub fn inverse_normal(p: f64) -> f64 {
 #[error("{0}")]
 pub struct LatencyError(pub String);
 
-/// The control API puts the message in its refusals.
-impl From<LatencyError> for String {
-    fn from(e: LatencyError) -> Self {
-        e.0
-    }
-}
-
 /// A latency profile.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

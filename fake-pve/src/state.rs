@@ -89,13 +89,6 @@ pub enum StateError {
     Scenario(#[from] ScenarioError),
 }
 
-/// The control API puts the message in its refusals.
-impl From<StateError> for String {
-    fn from(e: StateError) -> Self {
-        e.to_string()
-    }
-}
-
 /// A saved world: `POST /_fake/checkpoints`.
 #[derive(Debug, Clone)]
 struct Checkpoint {

@@ -256,7 +256,9 @@ fn put_state(state: &State, rq: &Context, req: &Request, _: &[&str]) -> Result<R
         .map_err(|_| Error::invalid("state", "the state is not UTF-8 text"))?;
     let doc = crate::model::world::parse(text, "<request body>")
         .map_err(|e| Error::invalid("state", e.reason))?;
-    state.import(doc).map_err(|e| Error::invalid("state", e))?;
+    state
+        .import(doc)
+        .map_err(|e| Error::invalid("state", e.to_string()))?;
     Ok(health(state, rq).into())
 }
 
@@ -271,19 +273,23 @@ fn add_checkpoint(state: &State, _: &Context, req: &Request, _: &[&str]) -> Resu
         .ok_or_else(|| Error::invalid("name", "property is missing and it is not optional"))?;
     state
         .checkpoint(&name)
-        .map_err(|e| Error::invalid("name", e))?;
+        .map_err(|e| Error::invalid("name", e.to_string()))?;
     Ok(json!(name).into())
 }
 
 fn restore_checkpoint(state: &State, rq: &Context, _: &Request, at: &[&str]) -> Result<Reply> {
     let name = at.first().copied().unwrap_or_default();
-    state.restore(name).map_err(Error::failed)?;
+    state
+        .restore(name)
+        .map_err(|e| Error::not_found(e.to_string()))?;
     Ok(health(state, rq).into())
 }
 
 fn drop_checkpoint(state: &State, _: &Context, _: &Request, at: &[&str]) -> Result<Reply> {
     let name = at.first().copied().unwrap_or_default();
-    state.drop_checkpoint(name).map_err(Error::failed)?;
+    state
+        .drop_checkpoint(name)
+        .map_err(|e| Error::not_found(e.to_string()))?;
     Ok(Value::Null.into())
 }
 
@@ -326,7 +332,7 @@ fn get_latency(state: &State, _: &Context, _: &Request, _: &[&str]) -> Result<Re
 fn put_latency(state: &State, _: &Context, req: &Request, _: &[&str]) -> Result<Reply> {
     let v: Value = serde_json::from_slice(&req.body)
         .map_err(|e| Error::invalid("latency", format!("expected a JSON latency profile: {e}")))?;
-    let l = Latency::from_json(v).map_err(|e| Error::invalid("latency", e))?;
+    let l = Latency::from_json(v).map_err(|e| Error::invalid("latency", e.to_string()))?;
     state.set_latency(l);
     Ok(json!(state.latency()).into())
 }
