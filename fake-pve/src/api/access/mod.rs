@@ -82,6 +82,25 @@ fn split_list(s: &str) -> Vec<String> {
         .collect()
 }
 
+/// A password's length, as the schema's `password` format bounds it: 8
+/// to 64 characters.
+fn check_password_length(pw: &str) -> Result<()> {
+    let n = pw.chars().count();
+    if n < 8 {
+        return Err(Error::invalid(
+            "password",
+            "value must be at least 8 characters long",
+        ));
+    }
+    if n > 64 {
+        return Err(Error::invalid(
+            "password",
+            "value may only be 64 characters long",
+        ));
+    }
+    Ok(())
+}
+
 /// The `userid` parameter, checked as the `pve-userid` format does.
 fn userid_param(ctx: &Ctx<'_>) -> Result<String> {
     let userid = ctx.param("userid")?;

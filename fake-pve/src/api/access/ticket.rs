@@ -168,19 +168,7 @@ pub(super) fn change_password(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?;
     let userid = userid_param(ctx)?;
     let password = ctx.param("password")?;
-    let n = password.chars().count();
-    if n < 8 {
-        return Err(Error::invalid(
-            "password",
-            "value must be at least 8 characters long",
-        ));
-    }
-    if n > 64 {
-        return Err(Error::invalid(
-            "password",
-            "value may only be 64 characters long",
-        ));
-    }
+    check_password_length(&password)?;
     let confirm = ctx.params.str("confirmation-password");
     let me = who.userid().to_string();
     ctx.with(|c| {

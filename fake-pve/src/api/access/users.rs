@@ -202,19 +202,7 @@ pub(super) fn create_user(ctx: &Ctx<'_>) -> Result<Reply> {
     let f = user_fields(ctx)?;
     let password = ctx.params.str("password");
     if let Some(pw) = &password {
-        let n = pw.chars().count();
-        if n < 8 {
-            return Err(Error::invalid(
-                "password",
-                "value must be at least 8 characters long",
-            ));
-        }
-        if n > 64 {
-            return Err(Error::invalid(
-                "password",
-                "value may only be 64 characters long",
-            ));
-        }
+        check_password_length(pw)?;
     }
     let realm = userid.rsplit_once('@').map_or("", |(_, r)| r).to_string();
     ctx.with(|c| {
