@@ -170,14 +170,6 @@ impl super::Storages {
                 "missing value for required option '{k}'"
             )));
         }
-        let taken = || {
-            Error::exists(format!(
-                "create storage failed: storage ID '{sid}' already defined"
-            ))
-        };
-        if self.find(&sid).is_some() {
-            return Err(taken());
-        }
         let mut s = Storage {
             storage: sid.clone(),
             kind: kind.clone(),
@@ -191,7 +183,9 @@ impl super::Storages {
         };
         apply_options(&mut s, p, &[]);
         if !self.add(s) {
-            return Err(taken());
+            return Err(Error::exists(format!(
+                "create storage failed: storage ID '{sid}' already defined"
+            )));
         }
         Ok(json!({ "storage": sid, "type": kind }))
     }
