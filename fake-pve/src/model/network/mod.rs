@@ -574,18 +574,7 @@ impl Cluster {
             families.push("inet");
         }
         p.insert("families".into(), json!(families));
-        let m4 = if text(&p, "address").is_some() {
-            "static"
-        } else {
-            "manual"
-        };
-        let m6 = if text(&p, "address6").is_some() {
-            "static"
-        } else {
-            "manual"
-        };
-        p.insert("method".into(), s(m4));
-        p.insert("method6".into(), s(m6));
+        set_methods(&mut p);
         if kind(&p).starts_with("OVS") {
             return Err(Error::failed(
                 "Open VSwitch is not installed (need package 'openvswitch-switch')",
@@ -672,19 +661,8 @@ impl Cluster {
         if families.is_empty() {
             families.push("inet");
         }
-        let m4 = if text(&p, "address").is_some() {
-            "static"
-        } else {
-            "manual"
-        };
-        let m6 = if text(&p, "address6").is_some() {
-            "static"
-        } else {
-            "manual"
-        };
         p.insert("families".into(), json!(families));
-        p.insert("method".into(), s(m4));
-        p.insert("method6".into(), s(m6));
+        set_methods(&mut p);
         normalize_vids(&mut p)?;
         if let Some(ports) = text(&p, "bridge_ports") {
             let mut l = split_list(&ports);
@@ -737,6 +715,21 @@ impl Cluster {
             n.bridges = bridges;
         }
     }
+}
+
+/// `method` and `method6`: `static` where the family has an address,
+/// `manual` otherwise, as PVE's interfaces writer sets them.
+fn set_methods(p: &mut IfaceConf) {
+    let method = |key: &str| {
+        if text(p, key).is_some() {
+            "static"
+        } else {
+            "manual"
+        }
+    };
+    let (m4, m6) = (method("address"), method("address6"));
+    p.insert("method".into(), s(m4));
+    p.insert("method6".into(), s(m6));
 }
 
 #[cfg(test)]
