@@ -34,8 +34,8 @@ fn assert_checked(names: &[String], want: &[&str]) {
 /// A backup file on `local`, as vzdump would leave it.
 fn seed_backup(run: &Running) {
     run.state().with(|c| {
-        let s = c.storage("local").expect("local").clone();
-        c.put_file_volume(
+        let s = c.storages().existing("local").expect("local").clone();
+        c.storages_mut().put_file_volume(
             &s,
             NODE,
             Volume {

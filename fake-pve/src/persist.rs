@@ -73,7 +73,14 @@ pub enum Kind {
     Control,
 }
 
-/// One journaled request.
+/// One journaled request: what replaying it needs, and nothing of the
+/// connection or the encoding it came in.
+///
+/// An API call is kept as the API server parsed it: its method, the path
+/// below `/api2/<format>`, and the parameters of its query and body (or
+/// why the body was refused). A control call keeps its method, path and
+/// document. Records written before API calls were kept parsed (with the
+/// raw `path`, `query` and body) still replay.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// Position in the journal, from 1.
@@ -82,19 +89,31 @@ pub struct Record {
     pub kind: Kind,
     /// HTTP method.
     pub method: String,
-    /// Path as received (percent-encoded).
+    /// API: the path below `/api2/<format>`, decoded (`/` for the root);
+    /// control: the path as received.
     pub path: String,
-    /// Query string.
-    #[serde(default)]
+    /// API: the answer format the path names (`json`, `extjs`, ...; none
+    /// when it names none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// API: the parameters of the query and the body, decoded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<BTreeMap<String, serde_json::Value>>,
+    /// API: why the body was refused before routing (status, message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<(u16, String)>,
+    /// Control: the query string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
-    /// The body's content type.
-    #[serde(default)]
+    /// Control: the document's content type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
-    /// The body (UTF-8; bodies that are not are kept as hex in `body_hex`).
-    #[serde(default)]
+    /// Control: the document (UTF-8; one that is not is kept as hex in
+    /// `body_hex`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub body: String,
-    /// A body that is not UTF-8, hex-encoded.
-    #[serde(default)]
+    /// A document that is not UTF-8, hex-encoded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body_hex: Option<String>,
     /// Who made it (`user@realm` or `user@realm!token`).
     #[serde(default)]
@@ -109,62 +128,120 @@ pub struct Record {
     pub upload: Option<crate::model::storage::content::UploadInfo>,
 }
 
-/// A call to journal, as the server that answers it describes it: what
-/// replaying it needs, and nothing of the connection it came on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Call {
-    /// API or control.
-    pub kind: Kind,
+/// An API call as the API server parsed it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiCall {
     /// The method.
     pub method: String,
-    /// The path as received (percent-encoded).
+    /// The answer format the path names (none when it names none).
+    pub format: Option<String>,
+    /// The path below `/api2/<format>`, decoded.
     pub path: String,
-    /// The query string.
-    pub query: Option<String>,
-    /// The body's content type.
-    pub content_type: Option<String>,
-    /// The body.
-    pub body: Vec<u8>,
-    /// Who made it (`user@realm` or `user@realm!token`).
-    pub who: Option<String>,
+    /// The parameters of the query and the body, or why the body was
+    /// refused (status, message).
+    pub params: Result<BTreeMap<String, serde_json::Value>, (u16, String)>,
     /// An upload's file.
     pub upload: Option<crate::model::storage::content::UploadInfo>,
 }
 
+/// A control call: fake-pve's own API, whose writes carry documents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControlCall {
+    /// The method.
+    pub method: String,
+    /// The path as received.
+    pub path: String,
+    /// The query string.
+    pub query: Option<String>,
+    /// The document's content type.
+    pub content_type: Option<String>,
+    /// The document.
+    pub body: Vec<u8>,
+}
+
+/// A call to journal: what replaying it needs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Call {
+    /// `/api2/...`.
+    Api(ApiCall),
+    /// `/_fake/...`.
+    Control(ControlCall),
+}
+
 impl Record {
-    /// The record of `call`, run at `now_ms` (none: at the clock's own
-    /// time) with random draws from `seed`; its `seq` is set when it is
-    /// appended.
-    pub fn of(call: Call, now_ms: Option<i64>, seed: u64) -> Self {
+    /// The record of `call` by `who`, run at `now_ms` (none: at the
+    /// clock's own time) with random draws from `seed`; its `seq` is set
+    /// when it is appended.
+    pub fn of(call: Call, who: Option<String>, now_ms: Option<i64>, seed: u64) -> Self {
         let mut rec = Self {
             seq: 0,
-            kind: call.kind,
-            method: call.method,
-            path: call.path,
-            query: call.query,
-            content_type: call.content_type,
+            kind: Kind::Api,
+            method: String::new(),
+            path: String::new(),
+            format: None,
+            params: None,
+            refused: None,
+            query: None,
+            content_type: None,
             body: String::new(),
             body_hex: None,
-            who: call.who,
+            who,
             now_ms,
             seed,
-            upload: call.upload,
+            upload: None,
         };
-        rec.set_body(&call.body);
+        match call {
+            Call::Api(c) => {
+                rec.method = c.method;
+                rec.path = c.path;
+                rec.format = c.format;
+                match c.params {
+                    Ok(p) => rec.params = Some(p),
+                    Err(r) => rec.refused = Some(r),
+                }
+                rec.upload = c.upload;
+            }
+            Call::Control(c) => {
+                rec.kind = Kind::Control;
+                rec.method = c.method;
+                rec.path = c.path;
+                rec.query = c.query;
+                rec.content_type = c.content_type;
+                rec.set_body(&c.body);
+            }
+        }
         rec
     }
 
-    /// The call again, as it came.
-    pub fn call(&self) -> Call {
-        Call {
-            kind: self.kind,
+    /// The API call again, as it was parsed; `None` for a control call
+    /// and for an API call journaled before calls were kept parsed.
+    pub fn api_call(&self) -> Option<ApiCall> {
+        if self.kind != Kind::Api {
+            return None;
+        }
+        let params = match (&self.params, &self.refused) {
+            (Some(p), _) => Ok(p.clone()),
+            (None, Some(r)) => Err(r.clone()),
+            (None, None) => return None,
+        };
+        Some(ApiCall {
+            method: self.method.clone(),
+            format: self.format.clone(),
+            path: self.path.clone(),
+            params,
+            upload: self.upload.clone(),
+        })
+    }
+
+    /// The request as it came: a control call, or an API call journaled
+    /// before calls were kept parsed.
+    pub fn control_call(&self) -> ControlCall {
+        ControlCall {
             method: self.method.clone(),
             path: self.path.clone(),
             query: self.query.clone(),
             content_type: self.content_type.clone(),
             body: self.body_bytes(),
-            who: self.who.clone(),
-            upload: self.upload.clone(),
         }
     }
 
@@ -175,7 +252,7 @@ impl Record {
         crate::model::Context::journaled(now_ms, self.seed)
     }
 
-    /// The body as bytes.
+    /// The document as bytes.
     pub fn body_bytes(&self) -> Vec<u8> {
         match &self.body_hex {
             Some(h) => hex::decode(h).unwrap_or_default(),
@@ -183,7 +260,7 @@ impl Record {
         }
     }
 
-    /// Sets the body from bytes.
+    /// Sets the document from bytes.
     pub fn set_body(&mut self, bytes: &[u8]) {
         match std::str::from_utf8(bytes) {
             Ok(s) => s.clone_into(&mut self.body),
@@ -307,7 +384,8 @@ struct Journal {
 /// An open data directory.
 pub struct Store {
     dir: PathBuf,
-    _lock: File,
+    /// `lock`, held (`flock`) while this store is in use.
+    lock: File,
     journal: Mutex<Journal>,
     gate: Mutex<()>,
     fsync: Fsync,
@@ -391,7 +469,7 @@ impl Store {
         let records: Vec<Record> = all.into_iter().filter(|r| r.seq > after).collect();
         let store = Arc::new(Store {
             dir: dir.to_path_buf(),
-            _lock: lock,
+            lock,
             journal: Mutex::new(Journal {
                 file,
                 seq,
@@ -482,6 +560,16 @@ impl Store {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Lets another process take the directory: called once the server
+    /// has stopped and written its last snapshot, so that the directory
+    /// is free when shutdown returns, whoever still holds this store for a
+    /// moment (the background fsync).
+    pub fn release(&self) {
+        if let Err(e) = self.lock.unlock() {
+            tracing::warn!("unlocking {} failed: {e}", self.dir.display());
+        }
+    }
+
     fn journal(&self) -> MutexGuard<'_, Journal> {
         self.journal
             .lock()
@@ -501,12 +589,13 @@ impl Store {
         &self,
         state: &crate::state::State,
         call: Call,
+        who: Option<String>,
         clock_moves: bool,
         f: impl FnOnce(crate::model::Context) -> R,
     ) -> Result<R, crate::model::Error> {
         let _gate = self.gate();
         let now_ms = (!clock_moves).then(|| state.clock().now_millis());
-        let mut rec = Record::of(call, now_ms, state.next_seed());
+        let mut rec = Record::of(call, who, now_ms, state.next_seed());
         if let Err(e) = self.append(&mut rec) {
             tracing::error!("journal write failed: {e}");
             return Err(crate::model::Error::failed(format!(
@@ -695,6 +784,39 @@ pub fn crc32(data: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_api_call_is_kept_parsed_and_comes_back_the_same() {
+        let call = ApiCall {
+            method: "POST".into(),
+            format: Some("json".into()),
+            path: "/nodes/pve/qemu".into(),
+            params: Ok(BTreeMap::from([("vmid".into(), serde_json::json!("500"))])),
+            upload: None,
+        };
+        let rec = Record::of(Call::Api(call.clone()), Some("root@pam".into()), Some(7), 9);
+        let text = serde_json::to_string(&rec).expect("json");
+        assert!(!text.contains("body"), "{text}");
+        let back: Record = serde_json::from_str(&text).expect("record");
+        assert_eq!(back.api_call(), Some(call));
+        assert_eq!(back.who.as_deref(), Some("root@pam"));
+        let refused = ApiCall {
+            params: Err((501, "no such uri".into())),
+            ..back.api_call().expect("api")
+        };
+        let rec = Record::of(Call::Api(refused.clone()), None, None, 1);
+        assert_eq!(rec.api_call(), Some(refused));
+    }
+
+    #[test]
+    fn a_record_of_the_older_layout_replays_as_the_request_it_kept() {
+        let old = r#"{"seq":3,"kind":"api","method":"POST","path":"/api2/json/nodes/pve/qemu","query":null,"content_type":"application/x-www-form-urlencoded","body":"vmid=500","who":"root@pam","now_ms":5,"seed":2}"#;
+        let rec: Record = serde_json::from_str(old).expect("record");
+        assert_eq!(rec.api_call(), None);
+        let c = rec.control_call();
+        assert_eq!(c.path, "/api2/json/nodes/pve/qemu");
+        assert_eq!(c.body, b"vmid=500");
+    }
 
     #[test]
     fn crc32_is_zlibs() {

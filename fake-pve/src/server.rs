@@ -422,6 +422,7 @@ impl Running {
             {
                 tracing::error!("snapshot at shutdown failed: {e}");
             }
+            store.release();
         }
     }
 }

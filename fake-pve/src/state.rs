@@ -37,13 +37,15 @@ fn build(seed: &Scenario, s: &Settings, now: i64) -> Result<Cluster, ScenarioErr
         // nodes' fingerprints.
         return Ok(c);
     }
-    c.faults = Faults::new(s.random_seed);
+    *c.faults_mut() = Faults::new(s.random_seed);
     for rule in &seed.faults {
-        c.faults.add(rule.clone()).map_err(|reason| ScenarioError {
-            file: seed.source.clone(),
-            line: None,
-            reason: format!("faults: {reason}"),
-        })?;
+        c.faults_mut()
+            .add(rule.clone())
+            .map_err(|reason| ScenarioError {
+                file: seed.source.clone(),
+                line: None,
+                reason: format!("faults: {reason}"),
+            })?;
     }
     if let Some(fp) = &s.fingerprint {
         c.nodes_mut().set_local_fingerprint(fp);
@@ -203,7 +205,7 @@ impl State {
     /// Runs `f` on the fault rules (kept with the cluster, so that a
     /// reset returns to the scenario's rules).
     pub fn faults<R>(&self, f: impl FnOnce(&mut Faults) -> R) -> R {
-        f(&mut self.lock().faults)
+        f(self.lock().faults_mut())
     }
 
     /// The clock.
@@ -278,7 +280,7 @@ impl State {
         StateDoc {
             format: world::FORMAT.into(),
             version: world::VERSION,
-            pve: cluster.version.release().into(),
+            pve: cluster.version().release().into(),
             cluster,
             latency: serde_json::to_value(self.latency()).ok(),
             clock: Some(c.view()),
@@ -295,9 +297,9 @@ impl State {
     /// parse; the world is then left as it was.
     pub fn import(&self, doc: StateDoc) -> Result<(), StateError> {
         let version = self.settings().version;
-        if doc.cluster.version != version {
+        if doc.cluster.version() != version {
             return Err(StateError::DocumentRelease {
-                found: doc.cluster.version,
+                found: doc.cluster.version(),
                 serving: version,
             });
         }
@@ -439,9 +441,9 @@ impl State {
     /// longer parses.
     pub fn restore_snapshot(&self, snap: crate::persist::Snapshot) -> Result<(), StateError> {
         let version = self.settings().version;
-        if snap.cluster.version != version {
+        if snap.cluster.version() != version {
             return Err(StateError::DataDirRelease {
-                found: snap.cluster.version,
+                found: snap.cluster.version(),
                 serving: version,
             });
         }

@@ -374,7 +374,9 @@ async fn logins_are_not_journaled_and_their_passwords_stay_out() {
     assert_eq!(r.status, 200);
     let journal = std::fs::read(dir.join("journal.log")).expect("journal");
     let text = String::from_utf8_lossy(&journal);
-    assert!(text.contains("vmid=500"), "the write is journaled");
+    // The write is journaled as parsed: its path and its parameters.
+    assert!(text.contains(r#""path":"/nodes/pve/qemu""#), "{text}");
+    assert!(text.contains(r#""params":{"vmid":"500"}"#), "{text}");
     assert!(!text.contains("secret12"), "{text}");
     assert!(!text.contains("access/ticket"), "{text}");
     pve.run.shutdown().await;

@@ -72,8 +72,8 @@ fn volids(items: &[Value]) -> Vec<&str> {
 
 fn seed_backup(pve: &Pve, file: &str, vmid: u32) {
     pve.run.state().with(|c| {
-        let s = c.storage("local").expect("local").clone();
-        c.put_file_volume(
+        let s = c.storages().existing("local").expect("local").clone();
+        c.storages_mut().put_file_volume(
             &s,
             "pve",
             Volume {

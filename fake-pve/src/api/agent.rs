@@ -107,7 +107,7 @@ pub fn routes() -> Vec<Route> {
 /// The node and VMID of the call.
 fn target(ctx: &Ctx<'_>) -> Result<(String, u32)> {
     let node = ctx.param("node")?;
-    let node = ctx.with(|c| c.node(&node).map(|n| n.name.clone()))?;
+    let node = ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))?;
     let vmid = ctx
         .params
         .int("vmid", Some(100), Some(999_999_999))?

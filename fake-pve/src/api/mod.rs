@@ -248,7 +248,7 @@ pub(crate) fn authenticate(
                 return Err(say(v.invalid_ticket_message().into()));
             };
             state
-                .with(|c| c.access.check_user_enabled(&userid, now).map(|_| ()))
+                .with(|c| c.access().check_user_enabled(&userid, now).map(|_| ()))
                 .map_err(|e| say(e.to_string()))?;
             // Uploads come from a browser form without the header.
             if method != Method::GET && !csrf_exempt {
@@ -269,7 +269,7 @@ pub(crate) fn authenticate(
                 )));
             };
             state
-                .with(|c| c.access.check_token(&userid, &tokenid, &secret, now))
+                .with(|c| c.access().check_token(&userid, &tokenid, &secret, now))
                 .map_err(|e| say(e.to_string()))?;
             Ok(AuthId::Token { userid, tokenid })
         }
@@ -294,11 +294,9 @@ pub struct Request {
 }
 
 impl Request {
-    /// The call to journal for this request to the `kind` server, made by
-    /// `who`.
-    pub fn to_call(&self, kind: crate::persist::Kind, who: Option<String>) -> crate::persist::Call {
-        crate::persist::Call {
-            kind,
+    /// The control call to journal for this request.
+    pub fn to_control_call(&self) -> crate::persist::ControlCall {
+        crate::persist::ControlCall {
             method: self.method.to_string(),
             path: self.path.clone(),
             query: self.query.clone(),
@@ -308,13 +306,11 @@ impl Request {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string),
             body: self.body.to_vec(),
-            who,
-            upload: self.upload.clone(),
         }
     }
 
     /// A journaled call as a request again, to replay it.
-    pub fn from_call(call: crate::persist::Call) -> Self {
+    pub fn from_call(call: crate::persist::ControlCall) -> Self {
         let mut headers = HeaderMap::new();
         if let Some(ct) = call
             .content_type
@@ -329,7 +325,7 @@ impl Request {
             query: call.query,
             headers,
             body: Bytes::from(call.body),
-            upload: call.upload,
+            upload: None,
         }
     }
 }

@@ -22,7 +22,7 @@ pub fn routes() -> Vec<Route> {
 
 fn node_name(ctx: &Ctx<'_>) -> Result<String> {
     let node = ctx.param("node")?;
-    ctx.with(|c| c.node(&node).map(|n| n.name.clone()))
+    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
 }
 
 /// The request's parameters as a map.
@@ -41,7 +41,7 @@ fn network_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?.clone();
     let now = ctx.now();
     let (items, changes) = ctx.with(|c| {
-        let access = c.access.clone();
+        let access = c.access().clone();
         let root = who.to_string() == "root@pam";
         c.network_list(
             &node,

@@ -73,7 +73,7 @@ fn list_nodes(ctx: &Ctx<'_>) -> Result<Reply> {
             .map(|mut item| {
                 let name = item["node"].as_str().unwrap_or_default().to_string();
                 if !c
-                    .access
+                    .access()
                     .has_priv(who, &format!("/nodes/{name}"), "Sys.Audit")
                     && let Some(o) = item.as_object_mut()
                 {
@@ -92,7 +92,7 @@ fn list_nodes(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}`: answered for any well-formed name (not proxied).
 fn node_index(ctx: &Ctx<'_>) -> Result<Reply> {
-    let v9 = ctx.with(|c| c.version.is_v9());
+    let v9 = ctx.with(|c| c.version().is_v9());
     let mut dirs: Vec<&str> = NODE_DIRS_9
         .iter()
         .copied()
@@ -112,7 +112,7 @@ fn node_index(ctx: &Ctx<'_>) -> Result<Reply> {
 /// The node a call names, `localhost` resolved.
 fn node_name(ctx: &Ctx<'_>) -> Result<String> {
     let node = ctx.param("node")?;
-    ctx.with(|c| c.node(&node).map(|n| n.name.clone()))
+    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
 }
 
 /// `GET /nodes/{node}/status`.
@@ -121,8 +121,9 @@ fn node_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let now = ctx.now();
     ctx.with(|c| {
         let (mem, running) = c.guest_load(&node);
-        Ok(c.node(&node)?
-            .status_view(now, mem, running, c.version)
+        Ok(c.nodes()
+            .reach(&node)?
+            .status_view(now, mem, running, c.version())
             .into())
     })
 }
@@ -150,15 +151,15 @@ fn vm_list(ctx: &Ctx<'_>) -> Result<Option<Vec<u32>>> {
 fn check_power(ctx: &Ctx<'_>, vms: Option<&[u32]>) -> Result<()> {
     let who = ctx.who()?;
     ctx.with(|c| {
-        if c.access.has_priv(who, "/", "VM.PowerMgmt") {
+        if c.access().has_priv(who, "/", "VM.PowerMgmt") {
             return Ok(());
         }
         match vms {
             Some(list) if !list.is_empty() => list.iter().try_for_each(|id| {
-                c.access
+                c.access()
                     .check_perm(who, &format!("/vms/{id}"), &["VM.PowerMgmt"])
             }),
-            _ => c.access.check_perm(who, "/", &["VM.PowerMgmt"]),
+            _ => c.access().check_perm(who, "/", &["VM.PowerMgmt"]),
         }
     })
 }
@@ -177,12 +178,12 @@ fn startall(ctx: &Ctx<'_>) -> Result<Reply> {
         let ids: Vec<u32> = c
             .guests()
             .values()
-            .filter(|v| v.node == node && !v.running() && !v.template())
+            .filter(|v| v.node() == node && !v.running() && !v.template())
             .filter(|v| match &vms {
-                Some(list) => list.contains(&v.vmid),
-                None => force || v.config.get("onboot").is_some_and(|o| o == "1"),
+                Some(list) => list.contains(&v.vmid()),
+                None => force || v.config().get("onboot").is_some_and(|o| o == "1"),
             })
-            .map(|v| v.vmid)
+            .map(|v| v.vmid())
             .collect();
         let mut worker = Worker::new("startall", "");
         for id in &ids {
@@ -214,9 +215,9 @@ fn stopall(ctx: &Ctx<'_>) -> Result<Reply> {
         let mut ids: Vec<u32> = c
             .guests()
             .values()
-            .filter(|v| v.node == node && v.running())
-            .filter(|v| vms.as_ref().is_none_or(|list| list.contains(&v.vmid)))
-            .map(|v| v.vmid)
+            .filter(|v| v.node() == node && v.running())
+            .filter(|v| vms.as_ref().is_none_or(|list| list.contains(&v.vmid())))
+            .map(|v| v.vmid())
             .collect();
         ids.reverse();
         let mut worker = Worker::new("stopall", "");

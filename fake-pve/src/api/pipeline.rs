@@ -40,25 +40,21 @@ fn split_api2(path: &str) -> Option<(&str, &str)> {
 /// Answers one `/api2` request (the caller has read the body, up to
 /// [`MAX_BODY`] and one byte more).
 pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Full<Bytes>> {
-    // 1. Parse: the format and the path below it.
-    let decoded = decoded_path(&req.path);
-    let split = split_api2(&decoded);
-    let rel = relative(split);
+    // 1. Parse: the format, the path below it and the parameters.
+    let parsed = parse(&req);
     // 2. Authenticate.
-    let who = match authenticate_request(state, &req, &rel).await {
+    let who = match authenticate_request(state, &req, &parsed.path).await {
         Ok(who) => who,
         Err(refused) => return refused,
     };
     // 3 to 8, under the journal when the request can change the world.
-    let step = match journal(state, &req, &rel) {
+    let step = match journal(state, &req, &parsed.path) {
         Some(store) => {
-            let call = req.to_call(
-                crate::persist::Kind::Api,
-                who.as_ref().map(ToString::to_string),
-            );
+            let call = crate::persist::Call::Api(parsed.clone());
+            let authid = who.as_ref().map(ToString::to_string);
             let journaled = crate::persist::blocking(|| {
-                store.journaled(state, call, false, |rq| {
-                    core(state, router, &req, &rel, split, who, rq)
+                store.journaled(state, call, authid, false, |rq| {
+                    core(state, router, parsed, who, rq)
                 })
             });
             match journaled {
@@ -66,19 +62,39 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
                 Err(e) => return failure(Format::Json, &e),
             }
         }
-        None => core(
-            state,
-            router,
-            &req,
-            &rel,
-            split,
-            who,
-            state.request_context(),
-        ),
+        None => core(state, router, parsed, who, state.request_context()),
     };
     // 9. The envelope, after the delays asked for.
     envelope(state, step).await
 }
+
+/// Stage 1: the request as the API server parses it, which is also what
+/// the journal keeps of it: the method, the format and the path below it,
+/// and the parameters of the query and the body (or why pve-http-server
+/// refuses the body, answered after the fault rules).
+fn parse(req: &Request) -> Parsed {
+    let decoded = decoded_path(&req.path);
+    let split = split_api2(&decoded);
+    let path = relative(split);
+    let params = body(req, &path, split).map(|mut map| {
+        if let Some(q) = &req.query {
+            for (k, v) in form_urlencoded::parse(q.as_bytes()) {
+                map.insert(k.into_owned(), Value::String(v.into_owned()));
+            }
+        }
+        map
+    });
+    Parsed {
+        method: req.method.to_string(),
+        format: split.map(|(format, _)| format.to_string()),
+        path,
+        params,
+        upload: req.upload.clone(),
+    }
+}
+
+/// A parsed API request (see [`parse`]).
+type Parsed = crate::persist::ApiCall;
 
 /// Stage 2: who asks (`None` on the calls that need no credentials), or
 /// the 401, after PVE's delay.
@@ -174,32 +190,31 @@ enum Step {
 /// (run under the journal when it can change it): fault rules, the
 /// body, routing by the schema, the permission check, validation and the
 /// handler.
-fn core(
-    state: &State,
-    router: &Router,
-    req: &Request,
-    rel: &str,
-    split: Option<(&str, &str)>,
-    who: Option<AuthId>,
-    rq: Context,
-) -> Step {
-    let format = if matches!(split, Some(("extjs", _))) {
+fn core(state: &State, router: &Router, parsed: Parsed, who: Option<AuthId>, rq: Context) -> Step {
+    let format = if parsed.format.as_deref() == Some("extjs") {
         Format::Extjs
     } else {
         Format::Json
     };
+    let method = Method::from_bytes(parsed.method.as_bytes()).unwrap_or(Method::GET);
     // 3. Fault rules.
-    let delay_ms = match fault_rules(state, req, rel, who.as_ref()) {
+    let delay_ms = match fault_rules(state, &method, &parsed.path, who.as_ref()) {
         Ok(delay_ms) => delay_ms,
         Err(fault) => return Step::Fault(fault, format),
     };
     // 4. The body, once the format is one PVE answers in.
-    let map = match body(req, rel, split) {
+    let map = match parsed.params {
         Ok(map) => map,
         Err((code, msg)) => return Step::Answer(plain(code, &msg)),
     };
-    let call = Call { who, map, rq };
-    let (name, result) = dispatch(state, router, req, rel, call);
+    let call = Call {
+        method,
+        who,
+        map,
+        upload: parsed.upload,
+        rq,
+    };
+    let (name, result) = dispatch(state, router, &parsed.path, call);
     Step::Dispatched(format, name, result, delay_ms)
 }
 
@@ -208,16 +223,16 @@ fn core(
 /// holds its answer (milliseconds).
 fn fault_rules(
     state: &State,
-    req: &Request,
+    method: &Method,
     rel: &str,
     who: Option<&AuthId>,
 ) -> std::result::Result<u64, crate::model::faults::RequestFault> {
     let authid = who.map(ToString::to_string);
-    let Some(fault) = state.faults(|f| f.on_request(req.method.as_str(), rel, authid.as_deref()))
+    let Some(fault) = state.faults(|f| f.on_request(method.as_str(), rel, authid.as_deref()))
     else {
         return Ok(0);
     };
-    tracing::warn!(rule = fault.rule, method = %req.method, path = %rel, "injected fault");
+    tracing::warn!(rule = fault.rule, method = %method, path = %rel, "injected fault");
     if fault.drop || fault.status.is_some() {
         return Err(fault);
     }
@@ -269,19 +284,21 @@ fn relative(split: Option<(&str, &str)>) -> String {
 /// Runs a journaled API request again, as it ran (when a data directory
 /// is loaded).
 pub fn replay(state: &State, router: &Router, rec: &crate::persist::Record) {
-    let req = Request::from_call(rec.call());
-    let decoded = decoded_path(&req.path);
-    let split = split_api2(&decoded);
-    let rel = relative(split);
+    // Records from before requests were journaled parsed keep the request.
+    let parsed = rec
+        .api_call()
+        .unwrap_or_else(|| parse(&Request::from_call(rec.control_call())));
     let who = rec.who.as_deref().and_then(AuthId::parse);
-    let _ = core(state, router, &req, &rel, split, who, rec.context(state));
+    let _ = core(state, router, parsed, who, rec.context(state));
 }
 
-/// What a request brings to its handler besides the request itself: who
-/// asks, the body's parameters and the request's context.
+/// What a request brings to its handler: the method, who asks, the
+/// parameters, an upload's file and the request's context.
 struct Call {
+    method: Method,
     who: Option<AuthId>,
     map: BTreeMap<String, Value>,
+    upload: Option<upload::UploadInfo>,
     rq: Context,
 }
 
@@ -290,14 +307,19 @@ struct Call {
 fn dispatch(
     state: &State,
     router: &Router,
-    req: &Request,
     rel: &str,
     call: Call,
 ) -> (Option<&'static str>, Result<Reply>) {
-    let Call { who, map, rq } = call;
+    let Call {
+        method,
+        who,
+        map,
+        upload,
+        rq,
+    } = call;
     let segs = path_segments(rel);
     if segs.is_empty()
-        && let Some(handler) = router.handler(&req.method, "/")
+        && let Some(handler) = router.handler(&method, "/")
     {
         // The API root is not in the schema, but PVE answers it.
         let ctx = Ctx {
@@ -310,7 +332,7 @@ fn dispatch(
         return (None, handler(&ctx));
     }
     // 5. Route by the schema.
-    let (endpoint, map) = match route(state, req, rel, &segs, map) {
+    let (endpoint, map) = match route(state, &method, rel, &segs, map) {
         Ok(found) => found,
         Err(e) => return (None, Err(e)),
     };
@@ -325,10 +347,10 @@ fn dispatch(
             state,
             who,
             params: Params::new(map),
-            upload: req.upload.clone(),
+            upload,
             rq: std::cell::RefCell::new(rq),
         };
-        match router.handler(&req.method, &endpoint.path) {
+        match router.handler(&method, &endpoint.path) {
             Some(handler) => handler(&ctx),
             None => fallback(endpoint, &format!("/api2/json{rel}")),
         }
@@ -354,26 +376,21 @@ fn path_segments(rel: &str) -> Vec<String> {
 }
 
 /// Stage 5: the schema's endpoint for the method and path, and the
-/// request's parameters (query, body and the path's own) merged.
+/// request's parameters (query and body, parsed, and the path's own)
+/// merged.
 fn route(
     state: &State,
-    req: &Request,
+    method: &Method,
     rel: &str,
     segs: &[String],
     mut map: BTreeMap<String, Value>,
 ) -> Result<(&'static crate::spec::Endpoint, BTreeMap<String, Value>)> {
     let spec = crate::spec::spec(state.settings().version);
-    let Some(found) = spec.find(req.method.as_str(), segs) else {
+    let Some(found) = spec.find(method.as_str(), segs) else {
         return Err(Error::NotImplemented(format!(
-            "Method '{} {rel}' not implemented",
-            req.method
+            "Method '{method} {rel}' not implemented"
         )));
     };
-    if let Some(q) = &req.query {
-        for (k, v) in form_urlencoded::parse(q.as_bytes()) {
-            map.insert(k.into_owned(), Value::String(v.into_owned()));
-        }
-    }
     map.remove("_dc");
     for (name, value) in &found.params {
         if let Some(other) = map.get(name)
@@ -406,13 +423,13 @@ fn permission(
             )));
         }
         state.at(now_ms, |c| {
-            crate::spec::perm::check(&c.access, who, &endpoint.permissions, map)
+            crate::spec::perm::check(c.access(), who, &endpoint.permissions, map)
         })?;
     }
     if endpoint.proxyto.as_deref() == Some("node")
         && let Some(node) = map.get("node").map(params::value_text)
     {
-        state.at(now_ms, |c| c.node(&node).map(|_| ()))?;
+        state.at(now_ms, |c| c.nodes().reach(&node).map(|_| ()))?;
     }
     Ok(())
 }

@@ -68,7 +68,7 @@ pub fn routes() -> Vec<Route> {
 /// The node a call names, `localhost` resolved.
 fn node_name(ctx: &Ctx<'_>) -> Result<String> {
     let node = ctx.param("node")?;
-    ctx.with(|c| c.node(&node).map(|n| n.name.clone()))
+    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
 }
 
 fn vmid(ctx: &Ctx<'_>) -> Result<u32> {
@@ -109,8 +109,8 @@ fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
     let items = ctx.with(|c| {
         c.vms_on(&node)
             .filter(|v| {
-                c.access
-                    .has_priv(&who, &format!("/vms/{}", v.vmid), "VM.Audit")
+                c.access()
+                    .has_priv(&who, &format!("/vms/{}", v.vmid()), "VM.Audit")
             })
             .map(|v| c.vm_status(v, now_ms, full, false))
             .collect::<Vec<_>>()
@@ -446,12 +446,12 @@ fn vm_suspend(ctx: &Ctx<'_>) -> Result<Reply> {
         let given = ctx.params.str("statestorage");
         Some(ctx.with(|c| {
             let vm = c.vm(&node, vmid)?;
-            if vm.config.keys().any(|k| k.starts_with("hostpci")) {
+            if vm.config().keys().any(|k| k.starts_with("hostpci")) {
                 return Err(Error::failed(
                     "cannot suspend VM to disk due to passed-through PCI device(s), which lack the possibility to save/restore their internal state",
                 ));
             }
-            Ok::<_, Error>(given.unwrap_or_else(|| find_vmstate_storage(&vm.config)))
+            Ok::<_, Error>(given.unwrap_or_else(|| find_vmstate_storage(vm.config())))
         })?)
     } else {
         None
@@ -518,7 +518,7 @@ fn destroy_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         .unwrap_or(false);
     ctx.with(|c| {
         let vm = c.vm(&node, vmid)?;
-        if vm.config.get("protection").is_some_and(|p| p == "1") {
+        if vm.config().get("protection").is_some_and(|p| p == "1") {
             return Err(Error::conflict(format!(
                 "can't remove VM {vmid} - protection mode enabled"
             )));
@@ -655,7 +655,7 @@ fn rollback(ctx: &Ctx<'_>) -> Result<Reply> {
     if start {
         let who = ctx.who()?.clone();
         let path = format!("/vms/{vmid}");
-        if !ctx.with(|c| c.access.has_priv(&who, &path, "VM.PowerMgmt")) {
+        if !ctx.with(|c| c.access().has_priv(&who, &path, "VM.PowerMgmt")) {
             return Err(Error::permission(&path, &["VM.PowerMgmt"]));
         }
     }
@@ -721,7 +721,7 @@ fn move_vm_disk(ctx: &Ctx<'_>) -> Result<Reply> {
     };
     let who = ctx.who()?.clone();
     let path = format!("/storage/{storage}");
-    if !ctx.with(|c| c.access.has_priv(&who, &path, "Datastore.AllocateSpace")) {
+    if !ctx.with(|c| c.access().has_priv(&who, &path, "Datastore.AllocateSpace")) {
         return Err(Error::permission(&path, &["Datastore.AllocateSpace"]));
     }
     let job = qemu::MoveJob {
@@ -857,7 +857,7 @@ fn cloudinit_generated_config_dump(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?.clone();
     let path = format!("/vms/{vmid}");
     let text = ctx.with(|c| {
-        let mask = !c.access.has_priv(&who, &path, "VM.Config.Cloudinit");
+        let mask = !c.access().has_priv(&who, &path, "VM.Config.Cloudinit");
         c.cloudinit_dump(&node, vmid, &kind, mask)
     })?;
     Ok(json!(text).into())
@@ -901,7 +901,7 @@ pub(crate) fn rrd_graph(ctx: &Ctx<'_>, file: &str) -> Result<Reply> {
 fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
-    let v9 = ctx.with(|c| c.version.is_v9());
+    let v9 = ctx.with(|c| c.version().is_v9());
     let rrdname = if v9 {
         format!("pve-vm-9.0/{vmid}")
     } else {
@@ -928,7 +928,7 @@ fn reassign_disk(ctx: &Ctx<'_>, node: &str, vmid: u32, target: &str) -> Result<R
         .map_err(|_| Error::invalid("target-vmid", "invalid format"))?;
     if who.to_string() != "root@pam" {
         let path = format!("/vms/{target_vmid}");
-        if !ctx.with(|c| c.access.has_priv(&who, &path, "VM.Config.Disk")) {
+        if !ctx.with(|c| c.access().has_priv(&who, &path, "VM.Config.Disk")) {
             return Err(Error::permission(&path, &["VM.Config.Disk"]));
         }
     }
@@ -953,7 +953,7 @@ fn reassign_disk(ctx: &Ctx<'_>, node: &str, vmid: u32, target: &str) -> Result<R
     let volid = ctx.with(|c| c.check_reassign(vmid, &job))?;
     let sid = volid.split(':').next().unwrap_or_default().to_string();
     let path = format!("/storage/{sid}");
-    if !ctx.with(|c| c.access.has_priv(&who, &path, "Datastore.AllocateSpace")) {
+    if !ctx.with(|c| c.access().has_priv(&who, &path, "Datastore.AllocateSpace")) {
         return Err(Error::permission(&path, &["Datastore.AllocateSpace"]));
     }
     let id = format!("{vmid}-{}>{target_vmid}-{}", job.disk, job.target_disk);

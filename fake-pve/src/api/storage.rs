@@ -60,8 +60,8 @@ fn may_see(ctx: &Ctx<'_>, c: &crate::model::Cluster, sid: &str) -> bool {
         return false;
     };
     let path = format!("/storage/{sid}");
-    c.access.has_priv(who, &path, "Datastore.Audit")
-        || c.access.has_priv(who, &path, "Datastore.AllocateSpace")
+    c.access().has_priv(who, &path, "Datastore.Audit")
+        || c.access().has_priv(who, &path, "Datastore.AllocateSpace")
 }
 
 /// `GET /storage`, optionally by `type`.
@@ -83,7 +83,7 @@ fn storage_index(ctx: &Ctx<'_>) -> Result<Reply> {
 fn read_storage(ctx: &Ctx<'_>) -> Result<Reply> {
     let sid = ctx.param("storage")?;
     ctx.with(|c| {
-        let s = c.storage(&sid)?;
+        let s = c.storages().existing(&sid)?;
         Ok(c.storages().config_view(s).into())
     })
 }
@@ -137,7 +137,7 @@ fn delete_storage(ctx: &Ctx<'_>) -> Result<Reply> {
 
 fn node_name(ctx: &Ctx<'_>) -> Result<String> {
     let node = ctx.param("node")?;
-    ctx.with(|c| c.node(&node).map(|n| n.name.clone()))
+    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
 }
 
 /// `GET /nodes/{node}/storage`: `storage`, `content`, `enabled`,
@@ -174,7 +174,9 @@ fn node_storage_index(ctx: &Ctx<'_>) -> Result<Reply> {
             if !may_see(ctx, c, &sid) || storage.as_ref().is_some_and(|s| *s != sid) {
                 continue;
             }
-            let Ok(s) = c.storage(&sid) else { continue };
+            let Ok(s) = c.storages().existing(&sid) else {
+                continue;
+            };
             if enabled && s.disable {
                 continue;
             }
@@ -185,7 +187,8 @@ fn node_storage_index(ctx: &Ctx<'_>) -> Result<Reply> {
             }
             let mut data = data;
             if with_formats {
-                c.add_format_info(s, &mut data);
+                c.storages()
+                    .add_format_info(s, &mut data, c.version().is_v9());
             }
             out.push(data);
         }
@@ -213,7 +216,10 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
     let timeframe = ctx.param("timeframe")?;
     let now_ms = ctx.now_ms();
     Ok(ctx
-        .with(|c| c.storage_rrddata(&node, &sid, &timeframe, now_ms))?
+        .with(|c| {
+            c.storages()
+                .storage_rrddata(&node, &sid, &timeframe, now_ms, c.version().is_v9())
+        })?
         .into())
 }
 
@@ -222,8 +228,8 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
 fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let sid = ctx.param("storage")?;
-    let file = crate::model::Cluster::storage_rrd_file(&node, &sid, false);
-    ctx.with(|c| c.storage_rrd_status(&node, &sid, &file))?;
+    let file = crate::model::storage::Storages::storage_rrd_file(&node, &sid, false);
+    ctx.with(|c| c.storages().storage_rrd_status(&node, &sid, &file))?;
     super::qemu::rrd_graph(ctx, &file)
 }
 
@@ -248,7 +254,10 @@ fn content_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let sid = ctx.param("storage")?;
     let content = ctx.params.str("content");
     let vmid = opt_vmid(ctx)?;
-    let items = ctx.with(|c| c.content_list(&sid, &node, content.as_deref(), vmid))?;
+    let items = ctx.with(|c| {
+        c.storages()
+            .content_list(&sid, &node, content.as_deref(), vmid)
+    })?;
     Ok(Value::Array(items).into())
 }
 
@@ -284,8 +293,10 @@ fn content_create(ctx: &Ctx<'_>) -> Result<Reply> {
         format = Some(ext.to_string());
     }
     let now = ctx.now();
-    let volid =
-        ctx.with(|c| c.alloc_named_volume(&sid, &node, vmid, &name, format.as_deref(), size, now))?;
+    let volid = ctx.with(|c| {
+        c.storages_mut()
+            .alloc_named_volume(&sid, &node, vmid, &name, format.as_deref(), size, now)
+    })?;
     Ok(json!(volid).into())
 }
 
@@ -300,7 +311,9 @@ fn volume_of(ctx: &Ctx<'_>, param: &str) -> Result<(String, String)> {
 fn content_info(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let (sid, name) = volume_of(ctx, "volume")?;
-    Ok(ctx.with(|c| c.volume_info(&sid, &node, &name))?.into())
+    Ok(ctx
+        .with(|c| c.storages().volume_info(&sid, &node, &name))?
+        .into())
 }
 
 /// `PUT .../content/{volume}`: `notes`, `protected`.
@@ -309,7 +322,10 @@ fn content_update(ctx: &Ctx<'_>) -> Result<Reply> {
     let (sid, name) = volume_of(ctx, "volume")?;
     let notes = ctx.params.str("notes");
     let protected = ctx.params.bool("protected")?;
-    ctx.with(|c| c.update_volume_attrs(&sid, &node, &name, notes, protected))?;
+    ctx.with(|c| {
+        c.storages_mut()
+            .update_volume_attrs(&sid, &node, &name, notes, protected)
+    })?;
     Ok(Value::Null.into())
 }
 
@@ -321,7 +337,7 @@ fn content_delete(ctx: &Ctx<'_>) -> Result<Reply> {
     let delay = ctx.params.int("delay", Some(1), Some(30))?;
     let who = ctx.who()?.clone();
     let (id, plan) = ctx.with(|c| {
-        let (id, plan) = c.plan_volume_delete(&sid, &node, &name)?;
+        let (id, plan) = c.storages().plan_volume_delete(&sid, &node, &name)?;
         let storage_path = format!("/storage/{sid}");
         let owner = id.split_once('@').map(|(o, _)| o.to_string());
         let backup = storage_content::vtype(&name) == "backup";
@@ -330,11 +346,14 @@ fn content_delete(ctx: &Ctx<'_>) -> Result<Reply> {
                 (storage_path.clone(), "Datastore.AllocateSpace"),
                 (format!("/vms/{o}"), "VM.Backup"),
             ] {
-                if !c.access.has_priv(&who, &path, privilege) {
+                if !c.access().has_priv(&who, &path, privilege) {
                     return Err(Error::permission(&path, &[privilege]));
                 }
             }
-        } else if !c.access.has_priv(&who, &storage_path, "Datastore.Allocate") {
+        } else if !c
+            .access()
+            .has_priv(&who, &storage_path, "Datastore.Allocate")
+        {
             return Err(Error::permission(&storage_path, &["Datastore.Allocate"]));
         }
         Ok((id, plan))
@@ -358,7 +377,8 @@ fn content_delete(ctx: &Ctx<'_>) -> Result<Reply> {
     let upid = run_task(ctx, &node, w)?;
     if delay.is_some() {
         let done = ctx.with(|c| {
-            c.task(&upid)
+            c.tasks()
+                .get(&upid)
                 .ok()
                 .and_then(|t| t.exitstatus().map(str::to_string))
         });
@@ -378,18 +398,18 @@ fn content_copy(ctx: &Ctx<'_>) -> Result<Reply> {
     let (sid, name) = volume_of(ctx, "volume")?;
     let (tsid, tname) = volume_of(ctx, "target")?;
     let target_node = match ctx.params.str("target_node") {
-        Some(n) => ctx.with(|c| c.node(&n).map(|n| n.name.clone()))?,
+        Some(n) => ctx.with(|c| c.nodes().reach(&n).map(|n| n.name.clone()))?,
         None => node.clone(),
     };
     let now = ctx.now();
     let outcome = ctx.with(|c| -> Result<std::result::Result<Volume, TaskFailure>> {
-        let s = c.usable_storage(&sid, &node)?.clone();
+        let s = c.storages().usable_storage(&sid, &node)?.clone();
         let Some(vol) = c.storages().volumes().get(&s, &node, &name).cloned() else {
             return Ok(Err(TaskFailure(format!(
                 "volume_size_info on '{sid}:{name}' failed - no format"
             ))));
         };
-        let t = match c.usable_storage(&tsid, &target_node) {
+        let t = match c.storages().usable_storage(&tsid, &target_node) {
             Ok(t) => t.clone(),
             Err(e) => return Ok(Err(e.into())),
         };
@@ -440,7 +460,7 @@ fn download_url(ctx: &Ctx<'_>) -> Result<Reply> {
     };
     let worker = ctx.with(|c| {
         req.pid = c.tasks().next_pid();
-        c.download_task(&req)
+        c.storages().download_task(&req)
     })?;
     Ok(json!(run_task(ctx, &node, worker)?).into())
 }
@@ -480,7 +500,7 @@ fn upload(ctx: &Ctx<'_>) -> Result<Reply> {
         checksum,
         now: ctx.now(),
     };
-    let worker = ctx.with(|c| c.upload_task(&req))?;
+    let worker = ctx.with(|c| c.storages().upload_task(&req))?;
     Ok(json!(run_task(ctx, &node, worker)?).into())
 }
 
@@ -489,5 +509,7 @@ fn query_url_metadata(ctx: &Ctx<'_>) -> Result<Reply> {
     node_name(ctx)?;
     let url = ctx.param("url")?;
     let verify = ctx.params.bool("verify-certificates")?.unwrap_or(true);
-    Ok(ctx.with(|c| c.query_url_metadata(&url, verify))?.into())
+    Ok(ctx
+        .with(|c| c.storages().query_url_metadata(&url, verify))?
+        .into())
 }

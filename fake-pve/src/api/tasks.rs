@@ -30,7 +30,7 @@ fn owns(who: &AuthId, task: &Task) -> bool {
 /// `GET /nodes/{node}/tasks`.
 fn node_tasks(ctx: &Ctx<'_>) -> Result<Reply> {
     let p = &ctx.params;
-    let node = ctx.with(|c| c.node(&ctx.param("node")?).map(|n| n.name.clone()))?;
+    let node = ctx.with(|c| c.nodes().reach(&ctx.param("node")?).map(|n| n.name.clone()))?;
     // The schema has validated every parameter (formats, ranges, enums).
     let statusfilter = p.str("statusfilter").map(|l| {
         crate::spec::formats::split_list(&l)
@@ -58,9 +58,9 @@ fn node_tasks(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?;
     let (items, total) = ctx.with(|c| {
         let audit = c
-            .access
+            .access()
             .has_priv(who, &format!("/nodes/{node}"), "Sys.Audit");
-        c.list_tasks(&node, &filter, |t| audit || owns(who, t))
+        c.tasks().list(&node, &filter, |t| audit || owns(who, t))
     });
     Ok(Reply {
         data: Value::Array(items),
@@ -72,7 +72,7 @@ fn node_tasks(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/tasks/{upid}`.
 fn upid_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let upid = ctx.param("upid")?;
-    ctx.with(|c| c.task(&upid).map(|_| ()))?;
+    ctx.with(|c| c.tasks().get(&upid).map(|_| ()))?;
     Ok(json!([{ "name": "log" }, { "name": "status" }]).into())
 }
 
@@ -83,13 +83,13 @@ fn with_task<R>(ctx: &Ctx<'_>, privilege: &str, f: impl FnOnce(&Task) -> R) -> R
     let node = ctx.param("node")?;
     let who = ctx.who()?;
     ctx.with(|c| {
-        let node = c.node(&node)?.name.clone();
-        let task = c.task(&upid)?;
+        let node = c.nodes().reach(&node)?.name.clone();
+        let task = c.tasks().get(&upid)?;
         if task.upid.node != node {
             return Err(Error::invalid("upid", "no such task"));
         }
         if !owns(who, task) {
-            c.access
+            c.access()
                 .check_perm(who, &format!("/nodes/{node}"), &[privilege])?;
         }
         Ok(f(task))

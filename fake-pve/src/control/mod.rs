@@ -193,10 +193,11 @@ async fn answer(
     let result = match state.store() {
         Some(store) if req.method != Method::GET => {
             // Moving the clock runs at the moved time, not a fixed one.
-            let call = req.to_call(crate::persist::Kind::Control, Some(who.to_string()));
+            let call = crate::persist::Call::Control(req.to_control_call());
             let clock_moves = path == "/_fake/clock";
-            let journaled =
-                crate::persist::blocking(|| store.journaled(state, call, clock_moves, run));
+            let journaled = crate::persist::blocking(|| {
+                store.journaled(state, call, Some(who.to_string()), clock_moves, run)
+            });
             match journaled {
                 Ok(r) => r,
                 Err(e) => return reply(api::failure(Format::Json, &e)),
@@ -230,7 +231,7 @@ fn run(
 
 /// Runs a journaled control request again, as it ran.
 pub fn replay(state: &State, rec: &crate::persist::Record) {
-    let req = Request::from_call(rec.call());
+    let req = Request::from_call(rec.control_call());
     let path = req.path.trim_end_matches('/');
     let call = find(&req.method, below(path));
     let _ = run(state, &rec.context(state), &req, path, call);

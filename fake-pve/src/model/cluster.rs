@@ -12,8 +12,8 @@ use super::network::Networks;
 use super::nodes::{Node, NodeStatus, Nodes};
 pub use super::qemu::Vm;
 use super::storage::{Storages, Volumes};
-use super::tasks::{Spawn, Task, TaskEffect, TaskFilter, Tasks, Worker};
-use super::{Error, PveVersion, Result};
+use super::tasks::{Spawn, Task, TaskEffect, Tasks, Worker};
+use super::{PveVersion, Result};
 
 /// The lowest VMID `/cluster/nextid` hands out.
 pub const NEXTID_LOWER: u32 = 100;
@@ -63,19 +63,19 @@ impl Storage {
 #[derive(Debug, Clone)]
 pub struct Cluster {
     /// The release the cluster impersonates.
-    pub version: PveVersion,
+    pub(super) version: PveVersion,
     /// The members: the cluster's name, the local node, every node.
     pub(super) nodes: Nodes,
     /// `storage.cfg` and the volumes.
     pub(super) storage: Storages,
     /// Users and tokens.
-    pub access: Access,
+    pub(super) access: Access,
     /// Every guest, with what is kept per guest.
     pub(super) guests: Guests,
     /// Every task, with its lookups.
     pub(super) tasks: Tasks,
     /// Fault rules in force (`/_fake/faults`, a scenario's `faults:`).
-    pub faults: Faults,
+    pub(super) faults: Faults,
     /// Network configuration per node (`/etc/network/interfaces`).
     pub(super) network: Networks,
 }
@@ -97,7 +97,7 @@ pub struct ClusterDoc {
     /// Guests by VMID.
     pub vms: BTreeMap<u32, Vm>,
     /// Users and tokens.
-    pub access: Access,
+    pub(super) access: Access,
     /// Volumes allocated on the storages.
     #[serde(default)]
     pub volumes: Volumes,
@@ -107,7 +107,7 @@ pub struct ClusterDoc {
     pub next_pid: u32,
     /// Fault rules in force.
     #[serde(default)]
-    pub faults: Faults,
+    pub(super) faults: Faults,
     /// Network configuration per node.
     #[serde(default)]
     pub network: BTreeMap<String, super::network::NodeNetwork>,
@@ -199,6 +199,31 @@ impl Cluster {
         &self.network
     }
 
+    /// The release the cluster impersonates.
+    pub fn version(&self) -> PveVersion {
+        self.version
+    }
+
+    /// Users, groups, roles, ACLs, tokens and realms.
+    pub fn access(&self) -> &Access {
+        &self.access
+    }
+
+    /// Users, groups, roles, ACLs, tokens and realms, to change them.
+    pub fn access_mut(&mut self) -> &mut Access {
+        &mut self.access
+    }
+
+    /// The fault rules in force.
+    pub fn faults(&self) -> &Faults {
+        &self.faults
+    }
+
+    /// The fault rules in force, to change them.
+    pub fn faults_mut(&mut self) -> &mut Faults {
+        &mut self.faults
+    }
+
     /// The storages and their volumes.
     pub fn storages(&self) -> &Storages {
         &self.storage
@@ -212,30 +237,6 @@ impl Cluster {
     /// The guests.
     pub fn guests(&self) -> &Guests {
         &self.guests
-    }
-
-    /// The node a node-scoped call names, as PVE's proxy resolves it:
-    /// `localhost` and the local name are local, another member is
-    /// proxied to (and fails if it is offline), anything else fails the
-    /// host name lookup.
-    ///
-    /// # Errors
-    /// 500 for an unknown name, 595 for an offline member.
-    pub fn node(&self, name: &str) -> Result<&Node> {
-        let name = if name == "localhost" {
-            self.nodes.local()
-        } else {
-            name
-        };
-        let Some(node) = self.nodes.iter().find(|n| n.name == name) else {
-            return Err(Error::failed(format!(
-                "hostname lookup '{name}' failed - failed to get address info for: {name}: Name or service not known"
-            )));
-        };
-        if node.status == NodeStatus::Offline {
-            return Err(Error::Unreachable("No route to host".into()));
-        }
-        Ok(node)
     }
 
     /// Memory of the running guests on `node`, and how many run.
@@ -444,7 +445,7 @@ impl Cluster {
             }
             TaskEffect::Qemu { vmid, op } => self.apply_qemu(vmid, op, end_ms),
             TaskEffect::Volume { node, change } => {
-                self.apply_volume_change(&node, change);
+                self.storage.apply_volume_change(&node, change);
                 Ok(Vec::new())
             }
         }
@@ -463,34 +464,15 @@ impl Cluster {
         self.tasks.interrupt_running(now)
     }
 
-    /// Finds a task by its UPID text.
-    ///
-    /// # Errors
-    /// 400 `unable to parse worker upid` or `no such task`.
-    pub fn task(&self, upid: &str) -> Result<&Task> {
-        self.tasks.get(upid)
-    }
-
     /// `DELETE .../tasks/{upid}`: a running task is interrupted and ends
     /// with an error; a stopped one is left as it is.
     ///
     /// # Errors
-    /// As [`Cluster::task`].
+    /// As [`Tasks::get`].
     pub fn stop_task(&mut self, upid: &str, now: i64) -> Result<()> {
         if let Some(effect) = self.tasks.interrupt(upid, now)? {
             self.abort(&effect);
         }
         Ok(())
-    }
-
-    /// `GET /nodes/{node}/tasks`: the items and the `total` of all that
-    /// matched.
-    pub fn list_tasks(
-        &self,
-        node: &str,
-        f: &TaskFilter,
-        visible: impl Fn(&Task) -> bool,
-    ) -> (Vec<Value>, usize) {
-        self.tasks.list(node, f, visible)
     }
 }

@@ -189,6 +189,30 @@ pub struct Nodes {
 }
 
 impl Nodes {
+    /// The node a node-scoped call names, as PVE's proxy resolves it:
+    /// `localhost` and the local name are local, another member is
+    /// proxied to (and fails if it is offline), anything else fails the
+    /// host name lookup.
+    ///
+    /// # Errors
+    /// 500 for an unknown name, 595 for an offline member.
+    pub fn reach(&self, name: &str) -> super::Result<&Node> {
+        let name = if name == "localhost" {
+            self.local()
+        } else {
+            name
+        };
+        let Some(node) = self.iter().find(|n| n.name == name) else {
+            return Err(super::Error::failed(format!(
+                "hostname lookup '{name}' failed - failed to get address info for: {name}: Name or service not known"
+            )));
+        };
+        if node.status == NodeStatus::Offline {
+            return Err(super::Error::Unreachable("No route to host".into()));
+        }
+        Ok(node)
+    }
+
     /// The members of a saved world.
     pub fn new(cluster: Option<String>, local: String, members: Vec<Node>) -> Self {
         Self {

@@ -8,7 +8,7 @@ use super::*;
 pub(super) fn read_acl(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?;
     ctx.with(|c| {
-        let a = &c.access;
+        let a = &c.access();
         let audit = a.has_priv(who, "/access", "Sys.Audit");
         let items: Vec<Value> = a
             .acl_entries()
@@ -39,7 +39,7 @@ pub(super) fn update_acl(ctx: &Ctx<'_>) -> Result<Reply> {
     if let Some(path) = &normalized
         && !is_root(who)
     {
-        ctx.with(|c| c.access.check_perm_modify(who, path))?;
+        ctx.with(|c| c.access().check_perm_modify(who, path))?;
     }
     let roles_text = p.req_str("roles")?;
     let roles = split_list(&roles_text);
@@ -86,7 +86,7 @@ pub(super) fn update_acl(ctx: &Ctx<'_>) -> Result<Reply> {
         ));
     };
     ctx.with(|c| {
-        let a = &mut c.access;
+        let a = c.access_mut();
         let failed = |e: Error| match e {
             Error::Invalid(errs) => {
                 let mut msg = "ACL update failed: 400 Parameter verification failed.\n".to_string();

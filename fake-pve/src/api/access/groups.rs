@@ -7,7 +7,7 @@ use super::*;
 pub(super) fn list_groups(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?;
     ctx.with(|c| {
-        let a = &c.access;
+        let a = &c.access();
         let items: Vec<Value> = a
             .groups()
             .iter()
@@ -37,7 +37,7 @@ pub(super) fn list_groups(ctx: &Ctx<'_>) -> Result<Reply> {
 pub(super) fn create_group(ctx: &Ctx<'_>) -> Result<Reply> {
     let groupid = name_param(ctx, "groupid", "group")?;
     let comment = ctx.params.str("comment").filter(|c| !c.is_empty());
-    ctx.with(|c| c.access.create_group(&groupid, comment))?;
+    ctx.with(|c| c.access_mut().create_group(&groupid, comment))?;
     Ok(Value::Null.into())
 }
 
@@ -46,7 +46,7 @@ pub(super) fn read_group(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?;
     let groupid = name_param(ctx, "groupid", "group")?;
     ctx.with(|c| {
-        let a = &c.access;
+        let a = &c.access();
         if !is_root(who) {
             a.check_any(who, "/access/groups", &["Sys.Audit", "Group.Allocate"])?;
         }
@@ -67,7 +67,7 @@ pub(super) fn update_group(ctx: &Ctx<'_>) -> Result<Reply> {
     let groupid = name_param(ctx, "groupid", "group")?;
     let comment = ctx.params.str("comment");
     ctx.with(|c| {
-        let g = c.access.group_entry(&groupid).ok_or_else(|| {
+        let g = c.access_mut().group_entry(&groupid).ok_or_else(|| {
             Error::not_found(format!(
                 "update group failed: group '{groupid}' does not exist"
             ))
@@ -82,6 +82,6 @@ pub(super) fn update_group(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `DELETE /access/groups/{groupid}`.
 pub(super) fn delete_group(ctx: &Ctx<'_>) -> Result<Reply> {
     let groupid = name_param(ctx, "groupid", "group")?;
-    ctx.with(|c| c.access.delete_group(&groupid))?;
+    ctx.with(|c| c.access_mut().delete_group(&groupid))?;
     Ok(Value::Null.into())
 }

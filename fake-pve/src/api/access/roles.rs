@@ -6,7 +6,7 @@ use super::*;
 pub(super) fn list_roles(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.with(|c| {
         let items: Vec<Value> = c
-            .access
+            .access()
             .all_roles()
             .into_iter()
             .map(|(id, privs)| {
@@ -26,7 +26,7 @@ fn privs_param(ctx: &Ctx<'_>) -> Result<Option<Vec<String>>> {
     let Some(text) = ctx.params.str("privs") else {
         return Ok(None);
     };
-    let version = ctx.with(|c| c.access.version());
+    let version = ctx.with(|c| c.access().version());
     let list = split_list(&text);
     if let Some(bad) = list.iter().find(|p| !acl::is_valid_priv(version, p)) {
         return Err(Error::invalid(
@@ -47,7 +47,7 @@ pub(super) fn create_role(ctx: &Ctx<'_>) -> Result<Reply> {
             "cannot use role ID starting with the (case-insensitive) 'PVE' namespace",
         ));
     }
-    ctx.with(|c| c.access.create_role(&roleid, &privs))?;
+    ctx.with(|c| c.access_mut().create_role(&roleid, &privs))?;
     Ok(Value::Null.into())
 }
 
@@ -56,7 +56,7 @@ pub(super) fn read_role(ctx: &Ctx<'_>) -> Result<Reply> {
     let roleid = name_param(ctx, "roleid", "role")?;
     ctx.with(|c| {
         let privs = c
-            .access
+            .access()
             .role_privs(&roleid)
             .ok_or_else(|| Error::not_found(format!("role '{roleid}' does not exist")))?;
         let m: Map<String, Value> = privs.into_iter().map(|p| (p, json!(1))).collect();
@@ -76,7 +76,7 @@ pub(super) fn update_role(ctx: &Ctx<'_>) -> Result<Reply> {
         ));
     }
     ctx.with(|c| {
-        c.access
+        c.access_mut()
             .update_role(&roleid, &privs.unwrap_or_default(), append.unwrap_or(false))
     })?;
     Ok(Value::Null.into())
@@ -85,6 +85,6 @@ pub(super) fn update_role(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `DELETE /access/roles/{roleid}`.
 pub(super) fn delete_role(ctx: &Ctx<'_>) -> Result<Reply> {
     let roleid = name_param(ctx, "roleid", "role")?;
-    ctx.with(|c| c.access.delete_role(&roleid))?;
+    ctx.with(|c| c.access_mut().delete_role(&roleid))?;
     Ok(Value::Null.into())
 }

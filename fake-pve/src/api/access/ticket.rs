@@ -70,18 +70,18 @@ pub(super) fn create_ticket(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.with(|c| -> Result<Reply> {
         match renewal {
             Some((owner, _)) if owner == userid || owner == "root@pam" => {
-                c.access
+                c.access()
                     .check_user_enabled(&userid, now)
                     .map_err(|_| auth_failure())?;
             }
-            _ => c.access.check_password(&userid, &password, now)?,
+            _ => c.access().check_password(&userid, &password, now)?,
         }
         if let Some((path, privs)) = path_privs {
             let privs: Vec<&str> = privs
                 .split([',', ';', ' '])
                 .filter(|s| !s.is_empty())
                 .collect();
-            c.access
+            c.access()
                 .check_perm(&who, &path, &privs)
                 .map_err(|_| auth_failure())?;
             return Ok(json!({ "username": userid }).into());
@@ -90,10 +90,10 @@ pub(super) fn create_ticket(ctx: &Ctx<'_>) -> Result<Reply> {
             "username": userid,
             "ticket": state.keys().ticket(&userid, now),
             "CSRFPreventionToken": state.keys().csrf(&userid, now),
-            "cap": capabilities(&c.access, &who),
+            "cap": capabilities(c.access(), &who),
         });
         if let Some(name) = c.nodes().cluster_name()
-            && c.access.has_priv(&who, "/", "Sys.Audit")
+            && c.access().has_priv(&who, "/", "Sys.Audit")
         {
             data["clustername"] = json!(name);
         }
@@ -135,7 +135,7 @@ pub(super) fn permissions(ctx: &Ctx<'_>) -> Result<Reply> {
     };
     let path = ctx.params.str("path");
     ctx.with(|c| {
-        let a = &c.access;
+        let a = &c.access();
         let owned = matches!(&target_id, AuthId::Token { userid, .. } if *userid == me);
         if target != me && !owned && !is_root(who) {
             a.check_perm(who, "/access", &["Sys.Audit"])?;
@@ -172,7 +172,7 @@ pub(super) fn change_password(ctx: &Ctx<'_>) -> Result<Reply> {
     let confirm = ctx.params.str("confirmation-password");
     let me = who.userid().to_string();
     ctx.with(|c| {
-        let a = &mut c.access;
+        let a = c.access_mut();
         let is_self = me == userid;
         if !(is_root(who) || is_self && a.user_exists(&userid)) {
             check_realm_allocate(a, who, &userid).map_err(|_| perm_denied())?;

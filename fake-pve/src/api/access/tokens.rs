@@ -24,8 +24,8 @@ fn token_target(ctx: &Ctx<'_>, with_token: bool) -> Result<(String, String)> {
     let is_self = matches!(who, AuthId::User(u) if *u == userid);
     let allowed = ctx.with(|c| {
         is_root(who)
-            || (is_self && c.access.user_exists(&userid))
-            || c.access
+            || (is_self && c.access().user_exists(&userid))
+            || c.access()
                 .userid_group_allowed(who, &userid, &["User.Modify"])
     });
     if !allowed {
@@ -38,7 +38,7 @@ fn token_target(ctx: &Ctx<'_>, with_token: bool) -> Result<(String, String)> {
 pub(super) fn token_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let (userid, _) = token_target(ctx, false)?;
     ctx.with(|c| {
-        let user = c.access.user(&userid)?;
+        let user = c.access().user(&userid)?;
         let items: Vec<Value> = user
             .tokens
             .values()
@@ -55,7 +55,7 @@ pub(super) fn token_index(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /access/users/{userid}/token/{tokenid}`.
 pub(super) fn read_token(ctx: &Ctx<'_>) -> Result<Reply> {
     let (userid, tokenid) = token_target(ctx, true)?;
-    ctx.with(|c| Ok(c.access.token(&userid, &tokenid)?.info().into()))
+    ctx.with(|c| Ok(c.access().token(&userid, &tokenid)?.info().into()))
 }
 
 /// `POST /access/users/{userid}/token/{tokenid}`: answers the secret,
@@ -67,8 +67,8 @@ pub(super) fn generate_token(ctx: &Ctx<'_>) -> Result<Reply> {
     let expire = p.int("expire", Some(0), None)?;
     let comment = p.str("comment").filter(|c| !c.is_empty());
     ctx.with(|c| {
-        let user_expire = c.access.user(&userid)?.expire;
-        let token = c.access.create_token(
+        let user_expire = c.access().user(&userid)?.expire;
+        let token = c.access_mut().create_token(
             &userid,
             &tokenid,
             privsep.unwrap_or(true),
@@ -97,7 +97,7 @@ pub(super) fn generate_token(ctx: &Ctx<'_>) -> Result<Reply> {
 pub(super) fn update_token_info(ctx: &Ctx<'_>) -> Result<Reply> {
     let (userid, tokenid) = token_target(ctx, true)?;
     let p = &ctx.params;
-    let version = ctx.with(|c| c.version);
+    let version = ctx.with(|c| c.version());
     let privsep = p.bool("privsep")?;
     let expire = p.int("expire", Some(0), None)?;
     let mut comment = p.str("comment");
@@ -121,12 +121,12 @@ pub(super) fn update_token_info(ctx: &Ctx<'_>) -> Result<Reply> {
         drop_comment |= version.is_v9();
     }
     ctx.with(|c| {
-        c.access.token(&userid, &tokenid)?;
+        c.access().token(&userid, &tokenid)?;
         let mut token = c
-            .access
+            .access_mut()
             .update_token(&userid, &tokenid, privsep, expire, comment)?;
         if drop_comment {
-            token = c.access.clear_token_comment(&userid, &tokenid)?;
+            token = c.access_mut().clear_token_comment(&userid, &tokenid)?;
         }
         Ok(token.info().into())
     })
@@ -135,6 +135,6 @@ pub(super) fn update_token_info(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `DELETE /access/users/{userid}/token/{tokenid}`.
 pub(super) fn remove_token(ctx: &Ctx<'_>) -> Result<Reply> {
     let (userid, tokenid) = token_target(ctx, true)?;
-    ctx.with(|c| c.access.delete_token(&userid, &tokenid))?;
+    ctx.with(|c| c.access_mut().delete_token(&userid, &tokenid))?;
     Ok(Value::Null.into())
 }

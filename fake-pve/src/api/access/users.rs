@@ -142,7 +142,7 @@ pub(super) fn list_users(ctx: &Ctx<'_>) -> Result<Reply> {
     let full = ctx.params.bool("full")?.unwrap_or(false);
     let privs = ["User.Modify", "Sys.Audit"];
     ctx.with(|c| {
-        let a = &c.access;
+        let a = &c.access();
         let all = a.has_any(who, "/access/groups", &privs);
         let reachable: Vec<&String> = a
             .groups()
@@ -206,7 +206,7 @@ pub(super) fn create_user(ctx: &Ctx<'_>) -> Result<Reply> {
     }
     let realm = userid.rsplit_once('@').map_or("", |(_, r)| r).to_string();
     ctx.with(|c| {
-        let a = &mut c.access;
+        let a = c.access_mut();
         if !is_root(who) {
             check_realm_allocate(a, who, &userid)?;
             let groups = f.groups.clone().unwrap_or_default();
@@ -253,7 +253,7 @@ pub(super) fn read_user(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?;
     let userid = userid_param(ctx)?;
     ctx.with(|c| {
-        let a = &c.access;
+        let a = &c.access();
         if !is_root(who) {
             check_userid_group(
                 a,
@@ -282,7 +282,7 @@ pub(super) fn update_user(ctx: &Ctx<'_>) -> Result<Reply> {
         ));
     }
     ctx.with(|c| {
-        let a = &mut c.access;
+        let a = c.access_mut();
         if !is_root(who) {
             let groups = f.groups.clone().unwrap_or_default();
             check_userid_group(
@@ -323,7 +323,7 @@ pub(super) fn delete_user(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?;
     let userid = userid_param(ctx)?;
     ctx.with(|c| {
-        let a = &mut c.access;
+        let a = c.access_mut();
         if !is_root(who) {
             check_realm_allocate(a, who, &userid)?;
             check_userid_group(a, who, &userid, &["User.Modify"], GroupsParam::None, &[])?;

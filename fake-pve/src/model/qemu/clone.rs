@@ -147,7 +147,7 @@ impl Cluster {
             return Err(Error::not_found(format!("no such cluster node '{t}'")));
         }
         if let Some(sid) = &req.storage {
-            let s = self.usable_storage(sid, &node)?;
+            let s = self.storage.usable_storage(sid, &node)?;
             if !s.content.iter().any(|c| c == "images") {
                 return Err(Error::invalid(
                     "storage",
@@ -156,7 +156,7 @@ impl Cluster {
             }
             let shared = s.shared;
             if let Some(t) = &target {
-                self.usable_storage(sid, t)?;
+                self.storage.usable_storage(sid, t)?;
                 if !shared {
                     return Err(Error::failed(format!(
                         "can't clone to non-shared storage '{sid}'"
@@ -210,7 +210,7 @@ impl Cluster {
             let Some((sid, _)) = parse_volid(file) else {
                 continue;
             };
-            let s = self.storage(sid)?;
+            let s = self.storage.existing(sid)?;
             if !s.shared {
                 sharedvm = false;
             }
@@ -276,10 +276,20 @@ impl Cluster {
                 let snap = req.snapname.is_some();
                 let this_full = full || cloudinit || opt == "tpmstate0";
                 if this_full {
-                    if !self.volume_has_feature(Feature::Copy, volid, snap) {
+                    if !self.storage.volume_has_feature(
+                        Feature::Copy,
+                        volid,
+                        snap,
+                        self.version.is_v9(),
+                    ) {
                         return Err(Error::failed(format!("Full {msg}")));
                     }
-                } else if !self.volume_has_feature(Feature::Clone, volid, snap) {
+                } else if !self.storage.volume_has_feature(
+                    Feature::Clone,
+                    volid,
+                    snap,
+                    self.version.is_v9(),
+                ) {
                     return Err(Error::failed(format!("Linked {msg}")));
                 }
                 drives.push(CloneDrive {
@@ -399,7 +409,7 @@ impl Cluster {
             let step: Result<(String, u64)> = (|| {
                 let (src_sid, _) = parse_volid(&file)
                     .ok_or_else(|| Error::failed(format!("unable to parse volume ID '{file}'")))?;
-                let src = self.volume(&file, &node).cloned();
+                let src = self.storage.volume(&file, &node).cloned();
                 let size = src.as_ref().map(|v| v.size).unwrap_or_else(|| {
                     d.value
                         .split(',')
@@ -408,15 +418,16 @@ impl Cluster {
                         .unwrap_or(0)
                 });
                 if !d.full {
-                    let (volid, lines) = self.clone_volume_linked(&file, &node, newid, now)?;
+                    let (volid, lines) =
+                        self.storage.clone_volume_linked(&file, &node, newid, now)?;
                     log.extend(lines);
                     return Ok((volid, size));
                 }
                 let sid = job.storage.clone().unwrap_or_else(|| src_sid.to_string());
-                let dst_path = path_based(&self.storage(&sid)?.kind);
+                let dst_path = path_based(&self.storage.existing(&sid)?.kind);
                 if is_cloudinit(&d.value) {
                     let fmt = dst_path.then_some("qcow2");
-                    let (volid, lines) = self.alloc_volume(
+                    let (volid, lines) = self.storage.alloc_volume(
                         &sid,
                         &node,
                         newid,
@@ -435,7 +446,7 @@ impl Cluster {
                 } else {
                     None
                 };
-                let (volid, lines) = self.alloc_volume(
+                let (volid, lines) = self.storage.alloc_volume(
                     &sid,
                     &node,
                     newid,
@@ -498,7 +509,7 @@ impl Cluster {
         self.release_flock(vmid, job.exclusive);
         if let Err(e) = result {
             for v in &allocated {
-                if let Some(l) = self.free_volume(v, &node) {
+                if let Some(l) = self.storage.free_volume(v, &node) {
                     log.extend(l);
                 }
             }
@@ -591,10 +602,16 @@ impl Cluster {
         }
         for (k, v) in keys {
             let volid = drive_file(&v).to_string();
-            if !self.volume_has_feature(Feature::Template, &volid, false) {
+            if !self.storage.volume_has_feature(
+                Feature::Template,
+                &volid,
+                false,
+                self.version.is_v9(),
+            ) {
                 continue;
             }
             let (new, lines) = self
+                .storage
                 .create_base_volume(&volid, node)
                 .map_err(|e| (log.clone(), e.to_string()))?;
             log.extend(lines);

@@ -103,7 +103,7 @@ impl Cluster {
                     ));
                 }
                 vm.config.remove(k);
-                if let Some(l) = self.free_volume(&val, node) {
+                if let Some(l) = self.storage.free_volume(&val, node) {
                     log.extend(l);
                 }
                 continue;
@@ -208,11 +208,15 @@ impl Cluster {
     /// Records a volume of the VM as the next free `unusedN`, unless the
     /// config still uses it.
     pub(super) fn register_unused(&mut self, node: &str, vmid: u32, volid: &str) {
-        if self.volume(volid, node).is_none_or(|v| v.vmid != vmid) {
+        if self
+            .storage
+            .volume(volid, node)
+            .is_none_or(|v| v.vmid != vmid)
+        {
             return;
         }
         if volid.contains("-cloudinit") {
-            self.free_volume(volid, node);
+            self.storage.free_volume(volid, node);
             return;
         }
         let Some(vm) = self.guests.get_mut(&vmid) else {
@@ -275,8 +279,11 @@ impl Cluster {
                     vm.ci_changes.clear();
                 }
                 if force || drive_is_cdrom(&old) && file.contains("-cloudinit") {
-                    if self.volume(&file, node).is_some_and(|v| v.vmid == vmid)
-                        && let Some(l) = self.free_volume(&file, node)
+                    if self
+                        .storage
+                        .volume(&file, node)
+                        .is_some_and(|v| v.vmid == vmid)
+                        && let Some(l) = self.storage.free_volume(&file, node)
                     {
                         log.extend(l);
                     }

@@ -87,7 +87,7 @@ impl Cluster {
                         "no storage ID specified (and no default storage)",
                     ));
                 };
-                let s = self.storage(sid)?;
+                let s = self.storage.existing(sid)?;
                 if !s.content.iter().any(|c| c == "images") {
                     return Err(Error::invalid(
                         "storage",
@@ -95,7 +95,7 @@ impl Cluster {
                     ));
                 }
             } else if let Some((sid, _)) = parse_volid(file) {
-                self.storage(sid)?;
+                self.storage.existing(sid)?;
             }
         }
         Ok(())
@@ -140,12 +140,12 @@ impl Cluster {
                             other.0
                         )));
                     }
-                    let fmt = if path_based(&self.storage(sid)?.kind) {
+                    let fmt = if path_based(&self.storage.existing(sid)?.kind) {
                         Some("qcow2")
                     } else {
                         None
                     };
-                    let (volid, lines) = self.alloc_volume(
+                    let (volid, lines) = self.storage.alloc_volume(
                         sid,
                         node,
                         vmid,
@@ -170,7 +170,7 @@ impl Cluster {
                     let sid = sid.or(default_storage).ok_or_else(|| {
                         Error::failed("no storage ID specified (and no default storage)")
                     })?;
-                    let s = self.storage(sid)?;
+                    let s = self.storage.existing(sid)?;
                     let is_path = path_based(&s.kind);
                     let size = match key.as_str() {
                         "efidisk0" => {
@@ -198,18 +198,21 @@ impl Cluster {
                                     "cannot import from '{src}' - cannot import from cloudinit disk"
                                 )));
                             }
-                            self.volume(src, node).map(|v| v.size).ok_or_else(|| {
-                                Error::failed(format!(
-                                    "cannot import from '{src}' - could not get size of {src}"
-                                ))
-                            })?
+                            self.storage
+                                .volume(src, node)
+                                .map(|v| v.size)
+                                .ok_or_else(|| {
+                                    Error::failed(format!(
+                                        "cannot import from '{src}' - could not get size of {src}"
+                                    ))
+                                })?
                         }
                     };
                     let fmt = value
                         .split(',')
                         .find_map(|p| p.strip_prefix("format="))
                         .map(str::to_string);
-                    let (volid, lines) = self.alloc_volume(
+                    let (volid, lines) = self.storage.alloc_volume(
                         sid,
                         node,
                         vmid,
@@ -237,7 +240,7 @@ impl Cluster {
                     return Ok(printed);
                 }
                 // An existing volume or path: kept, with its size if known.
-                let size = self.volume(&file, node).map(|v| v.size);
+                let size = self.storage.volume(&file, node).map(|v| v.size);
                 Ok(match size {
                     Some(sz) if !drive_is_cdrom(value) => drive_with(
                         version,
@@ -256,7 +259,7 @@ impl Cluster {
                 Err(e) => {
                     let mut freed = Vec::new();
                     for v in &vols {
-                        if let Some(lines) = self.free_volume(v, node) {
+                        if let Some(lines) = self.storage.free_volume(v, node) {
                             freed.extend(lines);
                         }
                     }

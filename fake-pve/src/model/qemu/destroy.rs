@@ -38,7 +38,10 @@ impl Cluster {
                 } else {
                     continue;
                 };
-                if self.volume(file, node).is_some_and(|x| x.vmid == vmid)
+                if self
+                    .storage
+                    .volume(file, node)
+                    .is_some_and(|x| x.vmid == vmid)
                     && !volids.iter().any(|x| x == file)
                 {
                     volids.push(file.to_string());
@@ -62,7 +65,7 @@ impl Cluster {
         }
         let mut lines = Vec::new();
         for v in volids {
-            if let Some(l) = self.free_volume(&v, node) {
+            if let Some(l) = self.storage.free_volume(&v, node) {
                 lines.extend(l);
             }
         }

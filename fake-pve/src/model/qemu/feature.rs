@@ -49,7 +49,14 @@ impl Cluster {
                 continue;
             }
             let volid = drive_file(v);
-            if !drive_is_cdrom(v) && !self.volume_has_feature(feature, volid, snapname.is_some()) {
+            if !drive_is_cdrom(v)
+                && !self.storage.volume_has_feature(
+                    feature,
+                    volid,
+                    snapname.is_some(),
+                    self.version.is_v9(),
+                )
+            {
                 has = false;
             }
             if volid.is_empty() || volid.starts_with('/') {

@@ -222,23 +222,29 @@ impl Cluster {
             if file.starts_with('/') {
                 continue;
             }
-            let s = self.storage(sid)?;
+            let s = self.storage.existing(sid)?;
             if s.disable {
                 return Err(Error::failed(format!("storage '{sid}' is disabled")));
             }
-            self.usable_storage(sid, target)?;
+            self.storage.usable_storage(sid, target)?;
         }
         Ok(())
     }
 
     /// `check_storage_access_migrate` for a target storage.
     fn check_storage_access_migrate(&self, who: &AuthId, sid: &str, target: &str) -> Result<()> {
-        self.usable_storage(sid, target)?;
+        self.storage.usable_storage(sid, target)?;
         let path = format!("/storage/{sid}");
         if !self.access.has_priv(who, &path, "Datastore.AllocateSpace") {
             return Err(Error::permission(&path, &["Datastore.AllocateSpace"]));
         }
-        if !self.storage(sid)?.content.iter().any(|c| c == "images") {
+        if !self
+            .storage
+            .existing(sid)?
+            .content
+            .iter()
+            .any(|c| c == "images")
+        {
             return Err(Error::failed(format!(
                 "storage '{sid}' does not support vm images"
             )));
@@ -397,7 +403,8 @@ impl Cluster {
                     continue;
                 };
                 let kind = self
-                    .storage(sid)
+                    .storage
+                    .existing(sid)
                     .map(|s| s.kind.clone())
                     .unwrap_or_default();
                 if !matches!(
@@ -438,8 +445,8 @@ impl Cluster {
                 .map_or(sid, |m| m.target(sid))
                 .to_string();
             let (new, lines) = if target_sid == sid {
-                let s = self.storage(sid).cloned();
-                if !self.transfer_volume(volid, node, &job.target) {
+                let s = self.storage.existing(sid).cloned();
+                if !self.storage.transfer_volume(volid, node, &job.target) {
                     continue;
                 }
                 let mut lines = Vec::new();
@@ -451,15 +458,23 @@ impl Cluster {
                 }
                 (volid.clone(), lines)
             } else {
-                let size = self.volume(volid, node).map_or(0, |v| v.size);
+                let size = self.storage.volume(volid, node).map_or(0, |v| v.size);
                 let kind = if u.cloudinit {
                     VolumeKind::CloudInit
                 } else {
                     VolumeKind::Disk
                 };
-                match self.alloc_volume(&target_sid, &job.target, vmid, &kind, None, size, now) {
+                match self.storage.alloc_volume(
+                    &target_sid,
+                    &job.target,
+                    vmid,
+                    &kind,
+                    None,
+                    size,
+                    now,
+                ) {
                     Ok((new, lines)) => {
-                        self.free_volume(volid, node);
+                        self.storage.free_volume(volid, node);
                         (new, lines)
                     }
                     Err(e) => {
@@ -602,7 +617,10 @@ impl Cluster {
                 });
                 // The drive's `size=`; an unused disk has none, so the
                 // volume's own size stands in (the schema requires one).
-                if let Some(size) = u.size.or_else(|| self.volume(&volid, node).map(|v| v.size)) {
+                if let Some(size) = u
+                    .size
+                    .or_else(|| self.storage.volume(&volid, node).map(|v| v.size))
+                {
                     d["size"] = json!(size);
                 }
                 if let Some(name) = &u.drivename {

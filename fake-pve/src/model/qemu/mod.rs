@@ -105,37 +105,37 @@ impl QmpStatus {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Vm {
     /// The VMID.
-    pub vmid: u32,
+    pub(in crate::model) vmid: u32,
     /// The node that holds its config.
-    pub node: String,
+    pub(in crate::model) node: String,
     /// Whether its process runs.
-    pub status: VmStatus,
+    pub(in crate::model) status: VmStatus,
     /// The current configuration, key by key, as PVE stores it.
-    pub config: BTreeMap<String, String>,
+    pub(in crate::model) config: BTreeMap<String, String>,
     /// `[PENDING]` values.
     #[serde(default)]
-    pub pending: BTreeMap<String, String>,
+    pub(in crate::model) pending: BTreeMap<String, String>,
     /// Pending deletions; `true` when forced (`delete: !key`).
     #[serde(default)]
-    pub pending_delete: BTreeMap<String, bool>,
+    pub(in crate::model) pending_delete: BTreeMap<String, bool>,
     /// The QMP run state when it differs from `status` (`paused`).
     #[serde(default)]
-    pub qmpstatus: Option<QmpStatus>,
+    pub(in crate::model) qmpstatus: Option<QmpStatus>,
     /// When the QEMU process started, epoch milliseconds.
     #[serde(default)]
-    pub started_ms: Option<i64>,
+    pub(in crate::model) started_ms: Option<i64>,
     /// Snapshot sections by name.
     #[serde(default)]
-    pub snapshots: BTreeMap<String, BTreeMap<String, String>>,
+    pub(in crate::model) snapshots: BTreeMap<String, BTreeMap<String, String>>,
     /// The flock on `/var/lock/qemu-server/lock-<vmid>.conf` that running
     /// tasks hold (a clone holds it for its whole run).
     #[serde(default)]
-    pub flock: FileLock,
+    pub(in crate::model) flock: FileLock,
     /// The `[special:cloudinit]` section: values the generated cloud-init
     /// drive still holds for options changed on the running VM, and
     /// `added` for options it lacks.
     #[serde(default)]
-    pub ci_changes: BTreeMap<String, String>,
+    pub(in crate::model) ci_changes: BTreeMap<String, String>,
 }
 
 /// Holders of a VM's config file lock (`lock_config_full`,
@@ -176,6 +176,41 @@ impl Vm {
             flock: FileLock::default(),
             ci_changes: BTreeMap::new(),
         }
+    }
+
+    /// The VMID.
+    pub fn vmid(&self) -> u32 {
+        self.vmid
+    }
+
+    /// The node that holds its config.
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// Whether its process runs.
+    pub fn status(&self) -> VmStatus {
+        self.status
+    }
+
+    /// The current configuration, key by key, as PVE stores it.
+    pub fn config(&self) -> &BTreeMap<String, String> {
+        &self.config
+    }
+
+    /// The `[PENDING]` values.
+    pub fn pending(&self) -> &BTreeMap<String, String> {
+        &self.pending
+    }
+
+    /// Snapshot sections by name.
+    pub fn snapshots(&self) -> &BTreeMap<String, BTreeMap<String, String>> {
+        &self.snapshots
+    }
+
+    /// When the QEMU process started, epoch milliseconds.
+    pub fn started_ms(&self) -> Option<i64> {
+        self.started_ms
     }
 
     /// Whether the VM runs (paused counts as running).

@@ -75,7 +75,8 @@ impl Cluster {
             return Err(Error::failed(format!("unable to parse volume ID '{old}'")));
         };
         let old_fmt = self
-            .storage(old_sid)
+            .storage
+            .existing(old_sid)
             .ok()
             .map(|s| volume_format(&s.kind, old_name));
         if old_sid == job.storage
@@ -85,7 +86,7 @@ impl Cluster {
                 "you can't move to the same storage with same format",
             ));
         }
-        let s = self.usable_storage(&job.storage, node)?;
+        let s = self.storage.usable_storage(&job.storage, node)?;
         if !s.content.iter().any(|c| c == "images") {
             return Err(Error::invalid(
                 "storage",
@@ -127,11 +128,12 @@ impl Cluster {
             ),
             Err(e) => return Err(fail(e)),
         };
-        let src = self.volume(&old, node).cloned();
+        let src = self.storage.volume(&old, node).cloned();
         let size = src.as_ref().map_or(0, |v| v.size);
         // resolve_dst_disk_format: the requested format, else the
         // source's, if the target storage takes it; else its default.
         let target = self
+            .storage
             .usable_storage(&job.storage, node)
             .map_err(fail)?
             .clone();
@@ -167,6 +169,7 @@ impl Cluster {
             (VolumeKind::Disk, size)
         };
         let (newvolid, lines) = self
+            .storage
             .alloc_volume(
                 &job.storage,
                 node,
@@ -232,7 +235,7 @@ impl Cluster {
             log.push(format!(
                 "removing source volume '{old}' after successful copy"
             ));
-            if let Some(lines) = self.free_volume(&old, node) {
+            if let Some(lines) = self.storage.free_volume(&old, node) {
                 log.extend(lines);
             }
         }
@@ -345,7 +348,10 @@ impl Cluster {
                 "Can't move disk used by a snapshot to another VM",
             ));
         }
-        if !self.volume_has_feature(Feature::Rename, &volid, false) {
+        if !self
+            .storage
+            .volume_has_feature(Feature::Rename, &volid, false, self.version.is_v9())
+        {
             return Err(Error::failed(
                 "Storage does not support moving of this disk to another VM",
             ));
@@ -376,6 +382,7 @@ impl Cluster {
             job.disk, job.target_disk
         )];
         let (new, lines) = self
+            .storage
             .reassign_volume(&volid, &node, t)
             .map_err(|e| (log.clone(), e.to_string()))?;
         log.extend(lines);

@@ -57,7 +57,7 @@ impl Cluster {
                 vm.config.remove("vmstate")
             });
             if let Some(volid) = state {
-                self.free_volume(&volid, &node);
+                self.storage.free_volume(&volid, &node);
             }
         }
         if let Some(vm) = self.guests.get_mut(&vmid) {
@@ -94,6 +94,7 @@ impl Cluster {
         let machine = running_machine(version, &vm.config);
         let date = ymd(now);
         let (volid, mut lines) = self
+            .storage
             .alloc_volume(
                 sid,
                 node,

@@ -75,6 +75,7 @@ impl Cluster {
             return Ok(Vec::new());
         }
         let lines = self
+            .storage
             .resize_volume(&volid, node, newsize, running)
             .map_err(fail)?;
         let version = self.version;
@@ -128,7 +129,7 @@ impl Cluster {
         {
             return Err(Error::permission(&path, &["Datastore.AllocateSpace"]));
         }
-        let Some(size) = self.volume(&volid, node).map(|v| v.size) else {
+        let Some(size) = self.storage.volume(&volid, node).map(|v| v.size) else {
             return Err(Error::failed(format!(
                 "Could not determine current size of volume '{volid}'"
             )));

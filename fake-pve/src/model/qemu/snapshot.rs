@@ -134,10 +134,11 @@ impl Cluster {
         let running = vm.running();
         let mem = vm.maxmem();
         let vols = disks(&conf);
-        if vols
-            .iter()
-            .any(|(_, f)| !self.volume_has_feature(Feature::Snapshot, f, false))
-        {
+        if vols.iter().any(|(_, f)| {
+            !self
+                .storage
+                .volume_has_feature(Feature::Snapshot, f, false, self.version.is_v9())
+        }) {
             return Ok(worker.fail("snapshot feature is not available"));
         }
         let mut snap: BTreeMap<String, String> = conf
@@ -150,11 +151,12 @@ impl Cluster {
             let sid = find_vmstate_storage(&conf);
             let size = 2 * mem + (500 << 20);
             let fmt = self
-                .storage(&sid)
+                .storage
+                .existing(&sid)
                 .ok()
                 .filter(|s| crate::model::storage::path_based(&s.kind))
                 .map(|_| "raw");
-            let (volid, _) = match self.alloc_volume(
+            let (volid, _) = match self.storage.alloc_volume(
                 &sid,
                 node,
                 vmid,
@@ -243,7 +245,7 @@ impl Cluster {
                 vm.config.remove("lock");
             }
             if let Some(state) = snap.and_then(|s| s.get("vmstate").cloned()) {
-                self.free_volume(&state, &node);
+                self.storage.free_volume(&state, &node);
             }
         }
     }
@@ -456,7 +458,7 @@ impl Cluster {
         for v in unused {
             if is_cloudinit(&v) {
                 log.push(format!("found unused cloudinit disk '{v}', removing it"));
-                self.free_volume(&v, node);
+                self.storage.free_volume(&v, node);
             } else {
                 self.register_unused(node, vmid, &v);
             }
@@ -524,7 +526,7 @@ impl Cluster {
         };
         let mut log = Vec::new();
         if let Some(state) = snap.get("vmstate").filter(|s| !s.is_empty())
-            && let Some(l) = self.free_volume(state, node)
+            && let Some(l) = self.storage.free_volume(state, node)
         {
             log.extend(l);
         }
@@ -571,7 +573,7 @@ impl Cluster {
         for v in orphans {
             if is_cloudinit(&v) {
                 log.push(format!("found unused cloudinit disk '{v}', removing it"));
-                self.free_volume(&v, node);
+                self.storage.free_volume(&v, node);
             } else {
                 self.register_unused(node, vmid, &v);
             }

@@ -29,7 +29,7 @@ impl Cluster {
                 v.split(',')
                     .find_map(|p| p.strip_prefix("size="))
                     .and_then(parse_size)
-                    .or_else(|| self.volume(drive_file(v), &vm.node).map(|x| x.size))
+                    .or_else(|| self.storage.volume(drive_file(v), &vm.node).map(|x| x.size))
             })
             .unwrap_or(0)
     }
@@ -213,7 +213,7 @@ impl Cluster {
             }
         }
         for (volid, node, vmid, size) in adopt {
-            self.adopt_volume(&volid, &node, vmid, size, now);
+            self.storage.adopt_volume(&volid, &node, vmid, size, now);
         }
     }
 

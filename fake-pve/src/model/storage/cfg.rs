@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use super::Storages;
 use super::no_such_storage;
-use crate::model::cluster::{Cluster, Storage};
+use crate::model::cluster::Storage;
 use crate::model::qemu::sha1_hex;
 use crate::model::{Error, Result};
 
@@ -260,14 +261,13 @@ fn plugin_formats(kind: &str, v9: bool) -> Option<&'static [&'static str]> {
     })
 }
 
-impl Cluster {
+impl Storages {
     /// What `GET /nodes/{node}/storage?format=1` adds to a storage's
     /// entry: on 8.4 the plugin's `format` (`[{fmt: 1, ...}, default]`)
     /// where it declares one; on 9.x also `formats` (`supported`,
     /// `default`), raw-only for plugins without formats; and
     /// `select_existing` for iSCSI.
-    pub fn add_format_info(&self, s: &Storage, entry: &mut Value) {
-        let v9 = self.version.is_v9();
+    pub fn add_format_info(&self, s: &Storage, entry: &mut Value, v9: bool) {
         let declared = plugin_formats(&s.kind, v9);
         let default = s
             .options
@@ -305,9 +305,8 @@ impl Cluster {
     /// # Errors
     /// `RRD error: opening '<file>': No such file or directory`.
     pub fn storage_rrd_status(&self, node: &str, sid: &str, file: &str) -> Result<Value> {
-        self.storage
-            .find(sid)
-            .and_then(|s| self.storage.status(s, node, None))
+        self.find(sid)
+            .and_then(|s| self.status(s, node, None))
             .ok_or_else(|| {
                 Error::failed(format!(
                     "RRD error: opening '{file}': No such file or directory"
@@ -320,15 +319,15 @@ impl Cluster {
     /// `/nodes/{node}/storage/{storage}/status` reports them now.
     ///
     /// # Errors
-    /// As [`Cluster::storage_rrd_status`].
+    /// As [`Storages::storage_rrd_status`].
     pub fn storage_rrddata(
         &self,
         node: &str,
         sid: &str,
         timeframe: &str,
         now_ms: i64,
+        v9: bool,
     ) -> Result<Value> {
-        let v9 = self.version.is_v9();
         let status = self.storage_rrd_status(node, sid, &Self::storage_rrd_file(node, sid, v9))?;
         let (reso, count) = crate::model::qemu::rrd::setup(v9, timeframe);
         let ctime = reso * now_ms.div_euclid(1000).div_euclid(reso);

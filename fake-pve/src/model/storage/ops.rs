@@ -7,8 +7,9 @@
 //! Kept apart from `volumes` (allocation and listing) so that storage
 //! configuration work and guest work do not collide.
 
+use super::Storages;
 use super::{Volume, parse_volid, path_based};
-use crate::model::cluster::{Cluster, Storage};
+use crate::model::cluster::Storage;
 use crate::model::{Error, Result};
 
 /// A storage feature a volume may have, as `volume_has_feature` asks.
@@ -115,16 +116,16 @@ pub fn storage_has_feature(
     }
 }
 
-impl Cluster {
+impl Storages {
     fn storage_of_volid(&self, volid: &str) -> Option<Storage> {
         let (sid, _) = parse_volid(volid)?;
-        self.storage.find(sid).cloned()
+        self.find(sid).cloned()
     }
 
     /// `volume_has_feature`: whether the volume `volid` offers `feature`
     /// (of a snapshot when `snap`). Volumes that are not on a storage
     /// (paths, devices) offer nothing.
-    pub fn volume_has_feature(&self, feature: Feature, volid: &str, snap: bool) -> bool {
+    pub fn volume_has_feature(&self, feature: Feature, volid: &str, snap: bool, v9: bool) -> bool {
         let Some(s) = self.storage_of_volid(volid) else {
             return false;
         };
@@ -136,7 +137,7 @@ impl Cluster {
         } else {
             "raw"
         };
-        storage_has_feature(&s, feature, state_of(name, snap), fmt, self.version.is_v9())
+        storage_has_feature(&s, feature, state_of(name, snap), fmt, v9)
     }
 
     /// Whether the storage of `volid` is shared.
@@ -153,8 +154,7 @@ impl Cluster {
             // candidates up instead of reading every volume of the storage.
             let taken = |n: u32| {
                 ["vm", "base"].iter().any(|p| {
-                    self.storage
-                        .volumes()
+                    self.volumes()
                         .get(s, node, &format!("{p}-{vmid}-disk-{n}"))
                         .is_some()
                 })
@@ -162,7 +162,6 @@ impl Cluster {
             return (0..u32::MAX).find(|n| !taken(*n)).unwrap_or(u32::MAX);
         }
         let used: std::collections::BTreeSet<u32> = self
-            .storage
             .volumes()
             .on(s, node)
             .filter_map(|v| {
@@ -189,7 +188,7 @@ impl Cluster {
             .storage_of_volid(volid)
             .ok_or_else(|| Error::failed(format!("unable to parse volume ID '{volid}'")))?;
         let (_, name) = parse_volid(volid).unwrap_or_default();
-        let Some(mut vol) = self.storage.volumes_mut().remove(&s, node, name) else {
+        let Some(mut vol) = self.volumes_mut().remove(&s, node, name) else {
             return Err(Error::not_found(format!("volume '{volid}' does not exist")));
         };
         let last = name.rsplit('/').next().unwrap_or(name);
@@ -207,7 +206,7 @@ impl Cluster {
         }
         vol.name = new_name;
         let new = vol.volid();
-        self.storage.volumes_mut().insert(&s, node, vol);
+        self.volumes_mut().insert(&s, node, vol);
         Ok((new, log))
     }
 
@@ -228,7 +227,7 @@ impl Cluster {
             .storage_of_volid(base)
             .ok_or_else(|| Error::failed(format!("unable to parse volume ID '{base}'")))?;
         let (_, name) = parse_volid(base).unwrap_or_default();
-        let Some(src) = self.storage.volumes().get(&s, node, name).cloned() else {
+        let Some(src) = self.volumes().get(&s, node, name).cloned() else {
             return Err(Error::not_found(format!("volume '{base}' does not exist")));
         };
         let n = self.free_disk_number(&s, node, newid);
@@ -254,7 +253,7 @@ impl Cluster {
             ctime: now,
         };
         let volid = vol.volid();
-        self.storage.volumes_mut().insert(&s, node, vol);
+        self.volumes_mut().insert(&s, node, vol);
         Ok((volid, log))
     }
 
@@ -279,7 +278,7 @@ impl Cluster {
         if path_based(&s.kind) && !matches!(format_of(name), "raw" | "qcow2") {
             return Err(Error::failed("can't resize this image format"));
         }
-        let Some(vol) = self.storage.volumes_mut().get_mut(&s, node, name) else {
+        let Some(vol) = self.volumes_mut().get_mut(&s, node, name) else {
             return Err(Error::not_found(format!("volume '{volid}' does not exist")));
         };
         let old = vol.size;
@@ -320,7 +319,7 @@ impl Cluster {
             .ok_or_else(|| Error::failed(format!("unable to parse volume ID '{volid}'")))?;
         let (_, name) = parse_volid(volid).unwrap_or_default();
         let n = self.free_disk_number(&s, node, newid);
-        let Some(mut vol) = self.storage.volumes_mut().remove(&s, node, name) else {
+        let Some(mut vol) = self.volumes_mut().remove(&s, node, name) else {
             return Err(Error::not_found(format!("volume '{volid}' does not exist")));
         };
         let disk = format!("vm-{newid}-disk-{n}");
@@ -338,7 +337,7 @@ impl Cluster {
         }
         vol.vmid = newid;
         let new = vol.volid();
-        self.storage.volumes_mut().insert(&s, node, vol);
+        self.volumes_mut().insert(&s, node, vol);
         Ok((new, log))
     }
 
@@ -352,10 +351,10 @@ impl Cluster {
             return true;
         }
         let (_, name) = parse_volid(volid).unwrap_or_default();
-        let Some(vol) = self.storage.volumes_mut().remove(&s, from, name) else {
+        let Some(vol) = self.volumes_mut().remove(&s, from, name) else {
             return false;
         };
-        self.storage.volumes_mut().insert(&s, to, vol);
+        self.volumes_mut().insert(&s, to, vol);
         true
     }
 }

@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::model::cluster::{Cluster, Storage};
+use super::Storages;
+use crate::model::cluster::Storage;
 use crate::model::{Error, Result};
 
 /// One volume (a disk image, a cloud-init drive or a saved VM state).
@@ -139,13 +140,13 @@ pub fn no_such_storage(sid: &str) -> Error {
     Error::not_found(format!("storage '{sid}' does not exist"))
 }
 
-impl Cluster {
+impl Storages {
     /// The storage `sid`.
     ///
     /// # Errors
     /// 500 `storage 'x' does not exist`.
-    pub fn storage(&self, sid: &str) -> Result<&Storage> {
-        self.storage.find(sid).ok_or_else(|| no_such_storage(sid))
+    pub fn existing(&self, sid: &str) -> Result<&Storage> {
+        self.find(sid).ok_or_else(|| no_such_storage(sid))
     }
 
     /// A storage that `node` can allocate on, as `activate_storage` checks
@@ -155,7 +156,7 @@ impl Cluster {
     /// `storage 'x' does not exist`, `storage 'x' is disabled`, `storage 'x'
     /// is not available on node 'n'`.
     pub fn usable_storage(&self, sid: &str, node: &str) -> Result<&Storage> {
-        let s = self.storage(sid)?;
+        let s = self.existing(sid)?;
         if s.disable {
             return Err(Error::failed(format!("storage '{sid}' is disabled")));
         }
@@ -171,7 +172,7 @@ impl Cluster {
     /// lines the storage tools print.
     ///
     /// # Errors
-    /// The storage checks of [`Cluster::usable_storage`]; on thick LVM
+    /// The storage checks of [`Storages::usable_storage`]; on thick LVM
     /// `not enough free space (<free> < <KiB>)`; on a non-sparse ZFS pool
     /// `out of space`.
     #[allow(clippy::too_many_arguments)]
@@ -216,7 +217,7 @@ impl Cluster {
                         } else {
                             name
                         };
-                        self.storage.volumes().get(&s, node, &name).is_some()
+                        self.volumes().get(&s, node, &name).is_some()
                     })
                 };
                 let n = (0..u32::MAX).find(|n| !taken(*n)).unwrap_or(u32::MAX);
@@ -230,7 +231,7 @@ impl Cluster {
         } else {
             base.clone()
         };
-        if self.storage.volumes().get(&s, node, &name).is_some() {
+        if self.volumes().get(&s, node, &name).is_some() {
             return Err(Error::exists(format!(
                 "volume '{}:{name}' already exists",
                 s.storage
@@ -238,7 +239,7 @@ impl Cluster {
         }
         // Only thick storages check room; summing a storage's volumes is
         // not done on the others (thin pools and directories overcommit).
-        let free = || s.total.saturating_sub(self.storage.used(&s, node));
+        let free = || s.total.saturating_sub(self.used(&s, node));
         let mut log = Vec::new();
         match s.kind.as_str() {
             "lvm" => {
@@ -283,7 +284,7 @@ impl Cluster {
             ctime: now,
         };
         let volid = vol.volid();
-        self.storage.volumes_mut().insert(&s, node, vol);
+        self.volumes_mut().insert(&s, node, vol);
         Ok((volid, log))
     }
 
@@ -291,8 +292,8 @@ impl Cluster {
     /// tools print, or `None` if there was no such volume.
     pub fn free_volume(&mut self, volid: &str, node: &str) -> Option<Vec<String>> {
         let (sid, name) = parse_volid(volid)?;
-        let s = self.storage.find(sid)?.clone();
-        let vol = self.storage.volumes_mut().remove(&s, node, name)?;
+        let s = self.find(sid)?.clone();
+        let vol = self.volumes_mut().remove(&s, node, name)?;
         Some(match s.kind.as_str() {
             "lvm" | "lvmthin" => vec![format!(
                 "  Logical volume \"{}\" successfully removed.",
@@ -305,8 +306,8 @@ impl Cluster {
     /// The volume `volid` as `node` sees it.
     pub fn volume(&self, volid: &str, node: &str) -> Option<&Volume> {
         let (sid, name) = parse_volid(volid)?;
-        let s = self.storage.find(sid)?;
-        self.storage.volumes().get(s, node, name)
+        let s = self.find(sid)?;
+        self.volumes().get(s, node, name)
     }
 
     /// Records a volume that a scenario's VM refers to, unless it exists.
@@ -314,17 +315,17 @@ impl Cluster {
         let Some((sid, name)) = parse_volid(volid) else {
             return;
         };
-        let Some(s) = self.storage.find(sid).cloned() else {
+        let Some(s) = self.find(sid).cloned() else {
             return;
         };
-        if self.storage.volumes().get(&s, node, name).is_some() {
+        if self.volumes().get(&s, node, name).is_some() {
             return;
         }
         let format = match name.rsplit_once('.') {
             Some((_, ext)) if path_based(&s.kind) => ext.to_string(),
             _ => "raw".to_string(),
         };
-        self.storage.volumes_mut().insert(
+        self.volumes_mut().insert(
             &s,
             node,
             Volume {
@@ -344,9 +345,8 @@ impl Cluster {
     /// # Errors
     /// `storage 'x' does not exist`.
     pub fn image_content(&self, sid: &str, node: &str, vmid: Option<u32>) -> Result<Vec<Value>> {
-        let s = self.storage(sid)?;
+        let s = self.existing(sid)?;
         let mut items: Vec<Value> = self
-            .storage
             .volumes()
             .on(s, node)
             .filter(|v| vmid.is_none_or(|id| id == v.vmid))

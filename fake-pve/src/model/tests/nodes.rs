@@ -20,7 +20,7 @@ fn node_names_resolve_as_the_proxy_does(
     #[case] name: &str,
     #[case] want: Result<&str, (u16, &str)>,
 ) {
-    let got = cluster.c.node(name).map(|n| n.name.clone());
+    let got = cluster.c.nodes.reach(name).map(|n| n.name.clone());
     match want {
         Ok(n) => assert_eq!(got.expect("found"), n),
         Err((code, msg)) => assert_eq!(refused(got), (code, msg.to_string())),

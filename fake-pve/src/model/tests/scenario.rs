@@ -201,13 +201,14 @@ fn storage_sizes_and_content() {
 fn seeded_vms_own_their_volumes_and_running_ones_have_run_an_hour() {
     let w = World::from_yaml(super::LAB);
     let v =
-        w.c.volume("local-lvm:vm-101-disk-0", "pve")
+        w.c.storage
+            .volume("local-lvm:vm-101-disk-0", "pve")
             .expect("adopted");
     assert_eq!((v.vmid, v.size), (101, 16 << 30));
     assert_eq!(w.c.guests[&101].started_ms, Some((T0 - 3_600) * 1000));
     assert_eq!(w.c.guests[&100].started_ms, None);
     assert!(
-        w.c.volume("local:iso/debian.iso", "pve").is_none(),
+        w.c.storage.volume("local:iso/debian.iso", "pve").is_none(),
         "a CD-ROM is not a disk"
     );
 }
@@ -300,16 +301,21 @@ fn a_saved_world_comes_back_with_its_tasks_findable_and_running() {
     let text = state_doc(&w, "9.1");
     let s = Scenario::parse(&text, "state.json").expect("a state document");
     let mut c = s.build(PveVersion::V9_1, "pw", T0).expect("same release");
-    assert_eq!(c.task(&done).expect("found").exitstatus(), Some("OK"));
-    assert!(c.task(&running).expect("found").running());
+    assert_eq!(c.tasks.get(&done).expect("found").exitstatus(), Some("OK"));
+    assert!(c.tasks.get(&running).expect("found").running());
     c.advance(w.now_ms + 5_000);
-    assert_eq!(c.task(&running).expect("found").exitstatus(), Some("OK"));
+    assert_eq!(
+        c.tasks.get(&running).expect("found").exitstatus(),
+        Some("OK")
+    );
     assert!(
         c.guests[&100].running(),
         "the effect survives the round trip"
     );
     assert_eq!(
-        c.volume("local-lvm:vm-100-disk-0", "pve").map(|v| v.size),
+        c.storage
+            .volume("local-lvm:vm-100-disk-0", "pve")
+            .map(|v| v.size),
         Some(8 << 30)
     );
 }

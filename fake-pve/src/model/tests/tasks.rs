@@ -18,7 +18,7 @@ fn all() -> TaskFilter {
 }
 
 fn list(w: &World, f: &TaskFilter) -> (Vec<String>, usize) {
-    let (items, total) = w.c.list_tasks("pve", f, |_| true);
+    let (items, total) = w.c.tasks.list("pve", f, |_| true);
     let kinds = items
         .iter()
         .map(|v| {
@@ -76,7 +76,7 @@ fn pids_increase_from_task_to_task(mut lab: World) {
 )]
 fn unknown_upids_are_a_400(lab: World, #[case] upid: &str, #[case] msg: &str) {
     assert_eq!(
-        refused(lab.c.task(upid).map(|t| t.upid_str.clone())),
+        refused(lab.c.tasks.get(upid).map(|t| t.upid_str.clone())),
         (400, msg.to_string())
     );
 }
@@ -216,7 +216,7 @@ fn a_token_task_shows_user_and_tokenid(mut lab: World) {
 #[rstest]
 fn list_items_of_running_and_finished_tasks(lab: World) {
     let w = history(lab);
-    let (items, _) = w.c.list_tasks("pve", &all(), |_| true);
+    let (items, _) = w.c.tasks.list("pve", &all(), |_| true);
     assert_eq!(
         items[0]["status"],
         json!("RUNNING"),
@@ -256,7 +256,8 @@ fn task_list_filters(
 fn the_list_shows_only_what_the_caller_may_see(lab: World) {
     let w = history(lab);
     let (items, total) =
-        w.c.list_tasks("pve", &all(), |t| t.upid.user.starts_with("ci@pve"));
+        w.c.tasks
+            .list("pve", &all(), |t| t.upid.user.starts_with("ci@pve"));
     assert_eq!(total, 1);
     assert_eq!(items[0]["type"], json!("qmstop"));
 }
@@ -264,7 +265,7 @@ fn the_list_shows_only_what_the_caller_may_see(lab: World) {
 #[rstest]
 fn tasks_of_another_node_are_not_listed(lab: World) {
     let w = history(lab);
-    let (items, total) = w.c.list_tasks("pve2", &all(), |_| true);
+    let (items, total) = w.c.tasks.list("pve2", &all(), |_| true);
     assert!(items.is_empty());
     assert_eq!(total, 0);
 }

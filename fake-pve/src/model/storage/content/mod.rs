@@ -14,8 +14,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::Storages;
 use super::{Volume, parse_volid, path_based};
-use crate::model::cluster::{Cluster, Storage};
+use crate::model::cluster::Storage;
 use crate::model::tasks::{TaskEffect, TaskFailure, VolumeChange, Worker};
 use crate::model::{Error, Result};
 
@@ -335,11 +336,10 @@ pub struct DownloadRequest {
     pub now: i64,
 }
 
-impl Cluster {
+impl Storages {
     /// The attributes of a volume.
     pub fn volume_attrs(&self, s: &Storage, node: &str, name: &str) -> VolumeAttrs {
-        self.storage
-            .volumes()
+        self.volumes()
             .attrs
             .get(&attr_key(s, node, name))
             .cloned()
@@ -349,9 +349,9 @@ impl Cluster {
     fn set_volume_attrs(&mut self, s: &Storage, node: &str, name: &str, a: VolumeAttrs) {
         let key = attr_key(s, node, name);
         if a == VolumeAttrs::default() {
-            self.storage.volumes_mut().attrs.remove(&key);
+            self.volumes_mut().attrs.remove(&key);
         } else {
-            self.storage.volumes_mut().attrs.insert(key, a);
+            self.volumes_mut().attrs.insert(key, a);
         }
     }
 
@@ -359,7 +359,7 @@ impl Cluster {
     /// attributes a former volume of that name left.
     pub fn put_file_volume(&mut self, s: &Storage, node: &str, vol: Volume) {
         self.set_volume_attrs(s, node, &vol.name.clone(), VolumeAttrs::default());
-        self.storage.volumes_mut().insert(s, node, vol);
+        self.volumes_mut().insert(s, node, vol);
     }
 
     /// `GET /nodes/{node}/storage/{storage}/content`, as `volume_list`
@@ -399,7 +399,7 @@ impl Cluster {
             );
         }
         if path_based(&s.kind) {
-            for vol in self.storage.volumes().on(s, node) {
+            for vol in self.volumes().on(s, node) {
                 let ct = vtype(&vol.name);
                 if ct == "images" || !wanted.contains(&ct) {
                     continue;
@@ -451,7 +451,7 @@ impl Cluster {
     /// The storage checks; `volume_size_info on 'x' failed - no format`.
     pub fn volume_info(&self, sid: &str, node: &str, name: &str) -> Result<Value> {
         let s = self.usable_storage(sid, node)?;
-        let Some(vol) = self.storage.volumes().get(s, node, name) else {
+        let Some(vol) = self.volumes().get(s, node, name) else {
             return Err(Error::failed(format!(
                 "volume_size_info on '{sid}:{name}' failed - no format"
             )));
@@ -487,7 +487,7 @@ impl Cluster {
         protected: Option<bool>,
     ) -> Result<()> {
         let s = self.usable_storage(sid, node)?.clone();
-        if self.storage.volumes().get(&s, node, name).is_none() {
+        if self.volumes().get(&s, node, name).is_none() {
             return Err(Error::failed(format!(
                 "volume_size_info on '{sid}:{name}' failed - no format"
             )));
@@ -535,7 +535,7 @@ impl Cluster {
         name: &str,
     ) -> Result<(String, std::result::Result<Vec<String>, TaskFailure>)> {
         let s = self.usable_storage(sid, node)?;
-        let vol = self.storage.volumes().get(s, node, name);
+        let vol = self.volumes().get(s, node, name);
         let owner = match vol {
             Some(v) => owner(v),
             None if vtype(name) == "images" => {
@@ -580,11 +580,7 @@ impl Cluster {
     pub fn apply_volume_change(&mut self, node: &str, change: VolumeChange) {
         match change {
             VolumeChange::Put { volume } => {
-                let s = self
-                    .storage
-                    .cfg()
-                    .iter()
-                    .find(|s| s.storage == volume.storage);
+                let s = self.cfg().iter().find(|s| s.storage == volume.storage);
                 if let Some(s) = s.cloned() {
                     self.put_file_volume(&s, node, volume);
                 }
@@ -597,16 +593,10 @@ impl Cluster {
 
     /// Removes a volume and its attributes.
     pub fn drop_volume(&mut self, sid: &str, node: &str, name: &str) {
-        let Some(s) = self
-            .storage
-            .cfg()
-            .iter()
-            .find(|s| s.storage == sid)
-            .cloned()
-        else {
+        let Some(s) = self.cfg().iter().find(|s| s.storage == sid).cloned() else {
             return;
         };
-        self.storage.volumes_mut().remove(&s, node, name);
+        self.volumes_mut().remove(&s, node, name);
         self.set_volume_attrs(&s, node, name, VolumeAttrs::default());
     }
 
@@ -627,7 +617,7 @@ impl Cluster {
     ) -> Result<String> {
         let s = self.usable_storage(sid, node)?.clone();
         let size = size_kib.saturating_mul(1024);
-        let free = s.total.saturating_sub(self.storage.used(&s, node));
+        let free = s.total.saturating_sub(self.used(&s, node));
         let is_path = path_based(&s.kind);
         let fmt = match format {
             Some(f) => f.to_string(),
@@ -646,7 +636,7 @@ impl Cluster {
                 )));
             }
             let volname = format!("{vmid}/{name}");
-            if self.storage.volumes().get(&s, node, &volname).is_some() {
+            if self.volumes().get(&s, node, &volname).is_some() {
                 return Err(Error::exists(format!(
                     "disk image '{}' already exists",
                     volume_path(&s, &volname)
@@ -669,7 +659,7 @@ impl Cluster {
                 )));
             }
             let vg = s.options.get("vgname").map_or("pve", String::as_str);
-            if self.storage.volumes().get(&s, node, name).is_some() {
+            if self.volumes().get(&s, node, name).is_some() {
                 return Err(Error::exists(match s.kind.as_str() {
                     "lvm" | "lvmthin" => format!(
                         "lvcreate '{vg}/{name}' error:   Logical Volume \"{name}\" already exists in volume group \"{vg}\""

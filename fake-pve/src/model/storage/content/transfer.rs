@@ -4,7 +4,7 @@
 
 use super::*;
 
-impl Cluster {
+impl Storages {
     /// Checks of `download-url` made before the task starts; answers the
     /// normalised file name and the volume name.
     ///
@@ -37,11 +37,7 @@ impl Cluster {
 
     /// The known URL, if any.
     pub fn known_url(&self, url: &str) -> Option<&KnownUrl> {
-        self.storage
-            .volumes()
-            .downloads
-            .iter()
-            .find(|k| k.url == url)
+        self.volumes().downloads.iter().find(|k| k.url == url)
     }
 
     /// The task of `download-url`: its log and outcome; the volume
@@ -56,7 +52,7 @@ impl Cluster {
             return Ok(w.fail(format!("decompression not supported for {}", r.content)));
         }
         w = w.log(format!("downloading {} to {dest}", r.url));
-        if self.storage.volumes().get(&s, &r.node, &volname).is_some() {
+        if self.volumes().get(&s, &r.node, &volname).is_some() {
             if let (Some(expect), Some(_)) = (&r.checksum, &r.checksum_algorithm) {
                 let got = self.known_url(&r.url).and_then(|k| k.checksum.clone());
                 let got = got.unwrap_or_else(|| expect.clone());

@@ -18,6 +18,7 @@ fn a_cloudinit_drive_is_allocated_on_create(mut fresh: World) {
     assert!(
         fresh
             .c
+            .storage
             .volume("local-lvm:vm-100-cloudinit", "pve")
             .is_some()
     );
@@ -109,9 +110,17 @@ fn a_clone_gets_a_new_cloudinit_drive(mut lab: World) {
         lab.conf(200, "ide0").as_deref(),
         Some("local-lvm:vm-200-cloudinit,media=cdrom,size=4M")
     );
-    assert!(lab.c.volume("local-lvm:vm-200-cloudinit", "pve").is_some());
     assert!(
-        lab.c.volume("local-lvm:vm-100-cloudinit", "pve").is_some(),
+        lab.c
+            .storage
+            .volume("local-lvm:vm-200-cloudinit", "pve")
+            .is_some()
+    );
+    assert!(
+        lab.c
+            .storage
+            .volume("local-lvm:vm-100-cloudinit", "pve")
+            .is_some(),
         "the source keeps its own"
     );
 }
@@ -142,6 +151,7 @@ fn a_raw_file_cannot_be_snapshotted(mut lab: World) {
     let now = lab.now();
     let (volid, _) = lab
         .c
+        .storage
         .alloc_volume(
             "local",
             "pve",
@@ -177,6 +187,7 @@ fn a_qcow2_file_can_be_snapshotted(mut lab: World) {
     let now = lab.now();
     let (volid, _) = lab
         .c
+        .storage
         .alloc_volume(
             "local",
             "pve",

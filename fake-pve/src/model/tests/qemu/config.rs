@@ -239,13 +239,21 @@ fn deleting_a_disk_makes_it_unused_and_deleting_unused_frees_it(mut lab: World) 
         lab.conf(100, "unused0").as_deref(),
         Some("local-lvm:vm-100-disk-0")
     );
-    assert!(lab.c.volume("local-lvm:vm-100-disk-0", "pve").is_some());
+    assert!(
+        lab.c
+            .storage
+            .volume("local-lvm:vm-100-disk-0", "pve")
+            .is_some()
+    );
     lab.c
         .update_config("pve", 100, &update(&[], &["unused0"]), now)
         .expect("applied");
     assert_eq!(lab.conf(100, "unused0"), None);
     assert!(
-        lab.c.volume("local-lvm:vm-100-disk-0", "pve").is_none(),
+        lab.c
+            .storage
+            .volume("local-lvm:vm-100-disk-0", "pve")
+            .is_none(),
         "freed"
     );
 }
@@ -258,7 +266,12 @@ fn a_forced_delete_frees_the_disk(mut lab: World) {
         .update_config("pve", 100, &u, lab.now())
         .expect("applied");
     assert_eq!(lab.conf(100, "unused0"), None);
-    assert!(lab.c.volume("local-lvm:vm-100-disk-0", "pve").is_none());
+    assert!(
+        lab.c
+            .storage
+            .volume("local-lvm:vm-100-disk-0", "pve")
+            .is_none()
+    );
 }
 
 #[rstest]

@@ -97,6 +97,7 @@ fn create_allocates_disks_and_prints_them(mut fresh: World) {
     );
     let vol = fresh
         .c
+        .storage
         .volume("local-lvm:vm-100-disk-0", "pve")
         .expect("volume allocated");
     assert_eq!(vol.size, 8 << 30);

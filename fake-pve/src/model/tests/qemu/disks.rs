@@ -71,6 +71,7 @@ fn resize_grows_the_volume(mut lab: World) {
     lab.qm("resize", 100, resize("scsi0", "+1G"));
     assert_eq!(
         lab.c
+            .storage
             .volume("local-lvm:vm-100-disk-0", "pve")
             .map(|v| v.size),
         Some(9 << 30)
@@ -126,7 +127,12 @@ fn move_disk_with_delete_frees_the_source(mut lab: World) {
     }));
     assert_eq!(lab.qm("qmmove", 100, op), "OK");
     assert_eq!(lab.conf(100, "unused0"), None);
-    assert!(lab.c.volume("local-lvm:vm-100-disk-0", "pve").is_none());
+    assert!(
+        lab.c
+            .storage
+            .volume("local-lvm:vm-100-disk-0", "pve")
+            .is_none()
+    );
 }
 
 // ---------------------------------------------------------------------
@@ -283,7 +289,10 @@ fn efi_and_tpm_disks_have_fixed_sizes(
     let conf = lab.conf(300, key).expect("drive");
     let file = drive_file(&conf).to_string();
     assert!(file.starts_with(&format!("{sid}:")), "{conf}");
-    assert_eq!(lab.c.volume(&file, "pve").map(|v| v.size), Some(bytes));
+    assert_eq!(
+        lab.c.storage.volume(&file, "pve").map(|v| v.size),
+        Some(bytes)
+    );
 }
 
 #[rstest]
@@ -409,10 +418,12 @@ fn on_nfs_only_the_same_extension_counts(mut cluster: World) {
     let kind = crate::model::storage::VolumeKind::Disk;
     let (q, _) = cluster
         .c
+        .storage
         .alloc_volume("nfs", "pve1", 300, &kind, Some("qcow2"), 1 << 30, now)
         .expect("qcow2");
     let (r, _) = cluster
         .c
+        .storage
         .alloc_volume("nfs", "pve1", 300, &kind, Some("raw"), 1 << 30, now)
         .expect("raw");
     assert_eq!(q, "nfs:300/vm-300-disk-0.qcow2");

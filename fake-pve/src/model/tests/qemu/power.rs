@@ -136,7 +136,7 @@ fn hibernate_writes_a_state_volume_and_resume_starts_from_it(mut lab: World) {
     assert_eq!(vm.lock(), Some("suspended"));
     let state = vm.config.get("vmstate").cloned().expect("vmstate");
     assert_eq!(state, "local-lvm:vm-101-state-suspend-2026-09-21");
-    assert!(lab.c.volume(&state, "pve").is_some());
+    assert!(lab.c.storage.volume(&state, "pve").is_some());
     assert_eq!(
         lab.qm("qmresume", 101, QemuOp::Resume { skiplock: false }),
         "OK"
@@ -144,7 +144,7 @@ fn hibernate_writes_a_state_volume_and_resume_starts_from_it(mut lab: World) {
     let vm = &lab.c.guests[&101];
     assert!(vm.running());
     assert_eq!(vm.lock(), None);
-    assert!(lab.c.volume(&state, "pve").is_none(), "state freed");
+    assert!(lab.c.storage.volume(&state, "pve").is_none(), "state freed");
 }
 
 #[rstest]
@@ -190,6 +190,7 @@ fn destroy_of_a_protected_vm_is_refused(mut lab: World) {
 #[rstest]
 fn destroy_frees_the_disks_and_unreferenced_volumes(mut lab: World) {
     lab.c
+        .storage
         .adopt_volume("local-lvm:vm-100-disk-7", "pve", 100, 1 << 30, lab.now());
     let op = QemuOp::Destroy {
         skiplock: false,
@@ -200,8 +201,18 @@ fn destroy_frees_the_disks_and_unreferenced_volumes(mut lab: World) {
     let upid = lab.run(node, qm_worker("qmdestroy", 100, op));
     assert_eq!(lab.exit(&upid), "OK");
     assert!(!lab.c.guests.contains_key(&100));
-    assert!(lab.c.volume("local-lvm:vm-100-disk-0", "pve").is_none());
-    assert!(lab.c.volume("local-lvm:vm-100-disk-7", "pve").is_none());
+    assert!(
+        lab.c
+            .storage
+            .volume("local-lvm:vm-100-disk-0", "pve")
+            .is_none()
+    );
+    assert!(
+        lab.c
+            .storage
+            .volume("local-lvm:vm-100-disk-7", "pve")
+            .is_none()
+    );
     assert!(
         lab.task(&upid)
             .log
@@ -251,6 +262,16 @@ fn template_renames_disks_to_base_volumes(mut lab: World) {
         lab.conf(100, "scsi0").as_deref(),
         Some("local-lvm:base-100-disk-0,size=8G")
     );
-    assert!(lab.c.volume("local-lvm:base-100-disk-0", "pve").is_some());
-    assert!(lab.c.volume("local-lvm:vm-100-disk-0", "pve").is_none());
+    assert!(
+        lab.c
+            .storage
+            .volume("local-lvm:base-100-disk-0", "pve")
+            .is_some()
+    );
+    assert!(
+        lab.c
+            .storage
+            .volume("local-lvm:vm-100-disk-0", "pve")
+            .is_none()
+    );
 }

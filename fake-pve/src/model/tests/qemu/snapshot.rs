@@ -186,7 +186,7 @@ fn a_snapshot_of_a_running_vm_saves_its_state(mut lab: World) {
     let snap = &lab.c.guests[&101].snapshots["live"];
     let state = snap.get("vmstate").cloned().expect("vmstate");
     assert!(state.starts_with("local-lvm:vm-101-state-live"), "{state}");
-    assert!(lab.c.volume(&state, "pve").is_some());
+    assert!(lab.c.storage.volume(&state, "pve").is_some());
     assert!(
         lab.c.guests[&101].running(),
         "a snapshot does not stop the VM"
@@ -196,7 +196,7 @@ fn a_snapshot_of_a_running_vm_saves_its_state(mut lab: World) {
     let w = lab.c.delete_snapshot("pve", 101, "live");
     lab.run("pve", w);
     assert!(
-        lab.c.volume(&state, "pve").is_none(),
+        lab.c.storage.volume(&state, "pve").is_none(),
         "the state goes with it"
     );
 }
@@ -270,12 +270,14 @@ fn an_offline_migration_copies_local_disks(mut cluster: World) {
     assert!(
         cluster
             .c
+            .storage
             .volume("local-lvm:vm-100-disk-0", "pve2")
             .is_some()
     );
     assert!(
         cluster
             .c
+            .storage
             .volume("local-lvm:vm-100-disk-0", "pve1")
             .is_none()
     );
@@ -385,7 +387,7 @@ fn the_vm_state_takes_twice_the_memory_and_500_mib(mut lab: World) {
     lab.run("pve", w);
     let state = lab.c.guests[&101].snapshots["s1"]["vmstate"].clone();
     assert_eq!(
-        lab.c.volume(&state, "pve").map(|v| v.size),
+        lab.c.storage.volume(&state, "pve").map(|v| v.size),
         Some(2 * (4096 << 20) + (500 << 20))
     );
 }

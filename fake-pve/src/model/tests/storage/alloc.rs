@@ -35,6 +35,7 @@ fn path_storages_name_files_with_their_format(mut lab: World) {
     let now = lab.now();
     let (volid, lines) = lab
         .c
+        .storage
         .alloc_volume(
             "local",
             "pve",
@@ -62,6 +63,7 @@ fn path_storages_name_files_with_their_format(mut lab: World) {
 fn disk_numbers_are_shared_across_formats(mut lab: World) {
     let now = lab.now();
     lab.c
+        .storage
         .alloc_volume(
             "local",
             "pve",
@@ -74,6 +76,7 @@ fn disk_numbers_are_shared_across_formats(mut lab: World) {
         .expect("allocated");
     let (raw, _) = lab
         .c
+        .storage
         .alloc_volume("local", "pve", 100, &VolumeKind::Disk, None, 1 << 30, now)
         .expect("allocated");
     assert_eq!(raw, "local:100/vm-100-disk-1.raw");
@@ -84,6 +87,7 @@ fn lvmthin_prints_the_lvcreate_line(mut lab: World) {
     let now = lab.now();
     let (_, lines) = lab
         .c
+        .storage
         .alloc_volume(
             "local-lvm",
             "pve",
@@ -141,11 +145,13 @@ fn thin_pools_overcommit(mut lab: World) {
 fn free_volume_answers_none_for_an_unknown_volume(mut lab: World) {
     assert!(
         lab.c
+            .storage
             .free_volume("local-lvm:vm-100-disk-0", "pve")
             .is_some()
     );
     assert!(
         lab.c
+            .storage
             .free_volume("local-lvm:vm-100-disk-0", "pve")
             .is_none()
     );
@@ -222,11 +228,15 @@ fn named_allocation(
     let now = lab.now();
     let got = lab
         .c
+        .storage
         .alloc_named_volume(sid, "pve", vmid, name, fmt, kib, now);
     match want {
         Ok(volid) => {
             assert_eq!(got.expect("allocated"), volid);
-            assert_eq!(lab.c.volume(volid, "pve").map(|v| v.size), Some(kib * 1024));
+            assert_eq!(
+                lab.c.storage.volume(volid, "pve").map(|v| v.size),
+                Some(kib * 1024)
+            );
         }
         Err(msg) => assert_eq!(refused(got), (500, msg.to_string())),
     }

@@ -34,7 +34,7 @@ fn storage_create_answers_id_and_type(mut fresh: World) {
         ]))
         .expect("created");
     assert_eq!(v, json!({"storage": "nfs1", "type": "nfs"}));
-    let s = fresh.c.storage("nfs1").expect("exists");
+    let s = fresh.c.storage.existing("nfs1").expect("exists");
     let view = fresh.c.storages().config_view(s);
     assert_eq!(view["shared"], json!(1), "NFS is always shared");
     assert_eq!(view["server"], json!("192.0.2.5"));
@@ -80,8 +80,8 @@ fn storage_update_with_the_current_digest_applies(mut fresh: World) {
         .storage
         .update("local", &map(&[("digest", &d), ("disable", "1")]), &[])
         .expect("updated");
-    assert!(fresh.c.storage("local").expect("s").disable);
-    let (code, msg) = refused(fresh.c.usable_storage("local", "pve"));
+    assert!(fresh.c.storage.existing("local").expect("s").disable);
+    let (code, msg) = refused(fresh.c.storage.usable_storage("local", "pve"));
     assert_eq!((code, msg.as_str()), (500, "storage 'local' is disabled"));
 }
 
@@ -89,7 +89,7 @@ fn storage_update_with_the_current_digest_applies(mut fresh: World) {
 fn storage_delete(mut fresh: World) {
     fresh.c.storages_mut().delete("local").expect("deleted");
     assert_eq!(
-        refused(fresh.c.storage("local")),
+        refused(fresh.c.storage.existing("local")),
         (500, "storage 'local' does not exist".into())
     );
     assert_eq!(
@@ -109,11 +109,11 @@ fn a_storage_restricted_to_other_nodes_is_unavailable(mut cluster: World) {
         .update("nfs", &map(&[("nodes", "pve2")]), &[])
         .expect("updated");
     assert_eq!(
-        refused(cluster.c.usable_storage("nfs", "pve1")),
+        refused(cluster.c.storage.usable_storage("nfs", "pve1")),
         (500, "storage 'nfs' is not available on node 'pve1'".into())
     );
-    assert!(cluster.c.usable_storage("nfs", "pve2").is_ok());
-    let s = cluster.c.storage("nfs").expect("nfs").clone();
+    assert!(cluster.c.storage.usable_storage("nfs", "pve2").is_ok());
+    let s = cluster.c.storage.existing("nfs").expect("nfs").clone();
     assert!(cluster.c.storage.status(&s, "pve1", None).is_none());
 }
 
@@ -122,7 +122,7 @@ fn a_storage_restricted_to_other_nodes_is_unavailable(mut cluster: World) {
 
 #[rstest]
 fn storage_status_counts_allocated_volumes(mut lab: World) {
-    let s = lab.c.storage("local-lvm").expect("s").clone();
+    let s = lab.c.storage.existing("local-lvm").expect("s").clone();
     let before = lab.c.storage.status(&s, "pve", None).expect("status");
     // Seeded disks: 8G (100), 16G (101), 4G (900).
     assert_eq!(before["used"], json!(28u64 << 30));
@@ -145,7 +145,7 @@ fn storage_status_filters_by_content(
     #[case] content: Option<&str>,
     #[case] listed: bool,
 ) {
-    let s = lab.c.storage("local-lvm").expect("s");
+    let s = lab.c.storage.existing("local-lvm").expect("s");
     assert_eq!(lab.c.storage.status(s, "pve", content).is_some(), listed);
 }
 
@@ -154,7 +154,7 @@ fn a_disabled_storage_reports_nothing_in_use(mut lab: World) {
     if let Some(s) = lab.c.storage.find_mut("local-lvm") {
         s.disable = true;
     }
-    let s = lab.c.storage("local-lvm").expect("s");
+    let s = lab.c.storage.existing("local-lvm").expect("s");
     let st = lab.c.storage.status(s, "pve", None).expect("listed");
     assert_eq!(
         (st["active"].clone(), st["total"].clone()),

@@ -9,6 +9,7 @@ use super::*;
 fn image_content_lists_the_seeded_disks(lab: World) {
     let items = lab
         .c
+        .storage
         .content_list("local-lvm", "pve", None, None)
         .expect("list");
     let volids: Vec<&str> = items
@@ -33,12 +34,14 @@ fn image_content_lists_the_seeded_disks(lab: World) {
 fn content_filters_by_vmid_and_type(lab: World) {
     let items = lab
         .c
+        .storage
         .content_list("local-lvm", "pve", None, Some(101))
         .expect("list");
     assert_eq!(items.len(), 1);
     assert_eq!(items[0]["volid"], json!("local-lvm:vm-101-disk-0"));
     let isos = lab
         .c
+        .storage
         .content_list("local-lvm", "pve", Some("iso"), None)
         .expect("list");
     assert!(isos.is_empty());
@@ -47,7 +50,7 @@ fn content_filters_by_vmid_and_type(lab: World) {
 #[rstest]
 fn content_of_a_missing_storage(lab: World) {
     assert_eq!(
-        refused(lab.c.content_list("nope", "pve", None, None)),
+        refused(lab.c.storage.content_list("nope", "pve", None, None)),
         (500, "storage 'nope' does not exist".into())
     );
 }
@@ -55,7 +58,11 @@ fn content_of_a_missing_storage(lab: World) {
 #[rstest]
 fn volume_info_of_a_missing_volume(lab: World) {
     assert_eq!(
-        refused(lab.c.volume_info("local-lvm", "pve", "vm-100-disk-9")),
+        refused(
+            lab.c
+                .storage
+                .volume_info("local-lvm", "pve", "vm-100-disk-9")
+        ),
         (
             500,
             "volume_size_info on 'local-lvm:vm-100-disk-9' failed - no format".into()
@@ -63,6 +70,7 @@ fn volume_info_of_a_missing_volume(lab: World) {
     );
     let v = lab
         .c
+        .storage
         .volume_info("local-lvm", "pve", "vm-100-disk-0")
         .expect("info");
     assert_eq!(v["size"], json!(8u64 << 30));
@@ -74,6 +82,7 @@ fn volume_info_of_a_missing_volume(lab: World) {
 fn deleting_a_missing_lv_fails_like_lvremove(lab: World) {
     let (id, plan) = lab
         .c
+        .storage
         .plan_volume_delete("local-lvm", "pve", "vm-100-disk-9")
         .expect("planned");
     assert_eq!(id, "100@local-lvm");
@@ -87,6 +96,7 @@ fn deleting_a_missing_lv_fails_like_lvremove(lab: World) {
 fn deleting_an_lv_logs_its_removal(lab: World) {
     let (id, plan) = lab
         .c
+        .storage
         .plan_volume_delete("local-lvm", "pve", "vm-100-disk-0")
         .expect("planned");
     assert_eq!(id, "100@local-lvm");
@@ -156,14 +166,18 @@ fn path_based_kinds(#[case] kind: &str, #[case] yes: bool) {
 #[rstest]
 fn download_needs_a_file_storage_with_the_content(lab: World) {
     assert_eq!(
-        refused(lab.c.download_check("local-lvm", "pve", "iso", "x.iso")),
+        refused(
+            lab.c
+                .storage
+                .download_check("local-lvm", "pve", "iso", "x.iso")
+        ),
         (
             500,
             "can't upload to storage type 'lvmthin', not a file based storage!".into()
         )
     );
     assert_eq!(
-        refused(lab.c.download_check("tank", "pve", "iso", "x.iso")),
+        refused(lab.c.storage.download_check("tank", "pve", "iso", "x.iso")),
         (
             500,
             "can't upload to storage type 'zfspool', not a file based storage!".into()
@@ -171,6 +185,7 @@ fn download_needs_a_file_storage_with_the_content(lab: World) {
     );
     assert_eq!(
         lab.c
+            .storage
             .download_check("local", "pve", "iso", "x.iso")
             .expect("ok"),
         ("x.iso".to_string(), "iso/x.iso".to_string())
@@ -182,11 +197,13 @@ fn shared_storages_are_seen_by_every_node(mut cluster: World) {
     let now = cluster.now();
     let (volid, _) = cluster
         .c
+        .storage
         .alloc_volume("nfs", "pve1", 300, &VolumeKind::Disk, None, 1 << 30, now)
         .expect("allocated");
-    assert!(cluster.c.volume(&volid, "pve2").is_some(), "shared");
+    assert!(cluster.c.storage.volume(&volid, "pve2").is_some(), "shared");
     let (local, _) = cluster
         .c
+        .storage
         .alloc_volume(
             "local-lvm",
             "pve1",
@@ -197,6 +214,9 @@ fn shared_storages_are_seen_by_every_node(mut cluster: World) {
             now,
         )
         .expect("allocated");
-    assert!(cluster.c.volume(&local, "pve1").is_some());
-    assert!(cluster.c.volume(&local, "pve2").is_none(), "local to pve1");
+    assert!(cluster.c.storage.volume(&local, "pve1").is_some());
+    assert!(
+        cluster.c.storage.volume(&local, "pve2").is_none(),
+        "local to pve1"
+    );
 }

@@ -17,6 +17,7 @@ mod transfer;
 
 fn alloc(w: &mut World, sid: &str, vmid: u32, size: u64) -> Result<String, crate::model::Error> {
     let now = w.now();
-    w.c.alloc_volume(sid, "pve", vmid, &VolumeKind::Disk, None, size, now)
+    w.c.storage
+        .alloc_volume(sid, "pve", vmid, &VolumeKind::Disk, None, size, now)
         .map(|(v, _)| v)
 }

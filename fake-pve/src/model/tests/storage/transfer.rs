@@ -36,7 +36,7 @@ fn download(url: &str, filename: &str) -> DownloadRequest {
 }
 
 fn run_download(w: &mut World, r: &DownloadRequest) -> String {
-    let worker = w.c.download_task(r).expect("accepted");
+    let worker = w.c.storage.download_task(r).expect("accepted");
     let upid = w.run_as("pve", worker, "root@pam", 1_000);
     w.tick(1_000);
     w.exit(&upid)
@@ -46,19 +46,21 @@ fn run_download(w: &mut World, r: &DownloadRequest) -> String {
 fn a_download_appears_when_its_task_ends() {
     let mut w = files();
     let worker =
-        w.c.download_task(&download("https://example.org/debian.iso", "debian.iso"))
+        w.c.storage
+            .download_task(&download("https://example.org/debian.iso", "debian.iso"))
             .expect("accepted");
     assert_eq!(worker.kind, "download");
     assert_eq!(worker.id, "debian.iso");
     let upid = w.run_as("pve", worker, "root@pam", 1_000);
     assert!(
-        w.c.volume("local:iso/debian.iso", "pve").is_none(),
+        w.c.storage.volume("local:iso/debian.iso", "pve").is_none(),
         "not before the end"
     );
     w.tick(1_000);
     assert_eq!(w.exit(&upid), "OK");
     let v =
-        w.c.volume("local:iso/debian.iso", "pve")
+        w.c.storage
+            .volume("local:iso/debian.iso", "pve")
             .expect("downloaded");
     assert_eq!((v.size, v.format.as_str()), (1000, "iso"));
     let log = &w.task(&upid).log;
@@ -105,7 +107,7 @@ fn download_checksums(#[case] sum: Option<&str>, #[case] exit: &str) {
     };
     assert_eq!(run_download(&mut w, &r), exit);
     assert_eq!(
-        w.c.volume("local:iso/debian.iso", "pve").is_some(),
+        w.c.storage.volume("local:iso/debian.iso", "pve").is_some(),
         exit == "OK"
     );
 }
@@ -174,7 +176,7 @@ fn download_checks(
 ) {
     let w = files();
     assert_eq!(
-        refused(w.c.download_check(sid, "pve", ct, file)),
+        refused(w.c.storage.download_check(sid, "pve", ct, file)),
         (code, msg.to_string())
     );
 }
@@ -232,7 +234,7 @@ fn upload_checks(
 ) {
     let w = files();
     assert_eq!(
-        refused(w.c.upload_check(sid, "pve", ct, file)),
+        refused(w.c.storage.upload_check(sid, "pve", ct, file)),
         (code, msg.to_string())
     );
 }
@@ -245,12 +247,12 @@ fn an_upload_replaces_a_file_of_the_same_name() {
             size,
             ..upload("iso", "x.iso")
         };
-        let worker = w.c.upload_task(&r).expect("accepted");
+        let worker = w.c.storage.upload_task(&r).expect("accepted");
         assert_eq!((worker.kind.as_str(), worker.id.as_str()), ("imgcopy", ""));
         let upid = w.run("pve", worker);
         assert_eq!(w.exit(&upid), "OK");
         assert_eq!(
-            w.c.volume("local:iso/x.iso", "pve").map(|v| v.size),
+            w.c.storage.volume("local:iso/x.iso", "pve").map(|v| v.size),
             Some(size)
         );
     }
@@ -263,13 +265,13 @@ fn an_upload_with_a_wrong_checksum_fails() {
         checksum: Some(("aaa".into(), "bbb".into())),
         ..upload("iso", "x.iso")
     };
-    let worker = w.c.upload_task(&r).expect("accepted");
+    let worker = w.c.storage.upload_task(&r).expect("accepted");
     let upid = w.run("pve", worker);
     assert_eq!(
         w.exit(&upid),
         "checksum mismatch: got 'bbb' != expect 'aaa'"
     );
-    assert!(w.c.volume("local:iso/x.iso", "pve").is_none());
+    assert!(w.c.storage.volume("local:iso/x.iso", "pve").is_none());
 }
 
 #[rstest]
@@ -293,7 +295,7 @@ fn url_metadata(
     #[case] want: Result<(&str, Option<u64>, &str), &str>,
 ) {
     let w = files();
-    let got = w.c.query_url_metadata(url, verify);
+    let got = w.c.storage.query_url_metadata(url, verify);
     match want {
         Ok((name, size, mime)) => {
             let v = got.expect("metadata");
@@ -306,8 +308,8 @@ fn url_metadata(
 }
 
 fn put_backup(w: &mut World, name: &str) {
-    let s = w.c.storage("local").expect("local").clone();
-    w.c.put_file_volume(
+    let s = w.c.storage.existing("local").expect("local").clone();
+    w.c.storage.put_file_volume(
         &s,
         "pve",
         Volume {
@@ -325,16 +327,18 @@ fn put_backup(w: &mut World, name: &str) {
 fn backups_list_their_guest_time_notes_and_protection() {
     let mut w = files();
     put_backup(&mut w, "vzdump-qemu-100-2026_09_01-10_20_30.vma.zst");
-    w.c.update_volume_attrs(
-        "local",
-        "pve",
-        "backup/vzdump-qemu-100-2026_09_01-10_20_30.vma.zst",
-        Some("first line\nsecond".into()),
-        Some(true),
-    )
-    .expect("updated");
+    w.c.storage
+        .update_volume_attrs(
+            "local",
+            "pve",
+            "backup/vzdump-qemu-100-2026_09_01-10_20_30.vma.zst",
+            Some("first line\nsecond".into()),
+            Some(true),
+        )
+        .expect("updated");
     let items =
-        w.c.content_list("local", "pve", Some("backup"), None)
+        w.c.storage
+            .content_list("local", "pve", Some("backup"), None)
             .expect("list");
     assert_eq!(items.len(), 1);
     let b = &items[0];
@@ -344,12 +348,13 @@ fn backups_list_their_guest_time_notes_and_protection() {
     assert_eq!(b["notes"], json!("first line"));
     assert_eq!(b["protected"], json!(1));
     let (_, plan) =
-        w.c.plan_volume_delete(
-            "local",
-            "pve",
-            "backup/vzdump-qemu-100-2026_09_01-10_20_30.vma.zst",
-        )
-        .expect("planned");
+        w.c.storage
+            .plan_volume_delete(
+                "local",
+                "pve",
+                "backup/vzdump-qemu-100-2026_09_01-10_20_30.vma.zst",
+            )
+            .expect("planned");
     assert_eq!(
         plan,
         Err(crate::model::tasks::TaskFailure("cannot remove protected volume 'backup/vzdump-qemu-100-2026_09_01-10_20_30.vma.zst' on 'local'".into()))
@@ -362,7 +367,8 @@ fn backups_of_other_guests_are_filtered_by_vmid() {
     put_backup(&mut w, "vzdump-qemu-100-2026_09_01-10_20_30.vma.zst");
     put_backup(&mut w, "vzdump-qemu-101-2026_09_01-10_20_30.vma.zst");
     let items =
-        w.c.content_list("local", "pve", None, Some(101))
+        w.c.storage
+            .content_list("local", "pve", None, Some(101))
             .expect("list");
     let volids: Vec<&str> = items.iter().filter_map(|i| i["volid"].as_str()).collect();
     assert_eq!(
@@ -386,10 +392,13 @@ fn attributes_are_for_backups(
     #[case] msg: &str,
 ) {
     let mut w = files();
-    let worker = w.c.upload_task(&upload("iso", "x.iso")).expect("accepted");
+    let worker =
+        w.c.storage
+            .upload_task(&upload("iso", "x.iso"))
+            .expect("accepted");
     w.run("pve", worker);
     assert_eq!(
-        refused(w.c.update_volume_attrs(
+        refused(w.c.storage.update_volume_attrs(
             "local",
             "pve",
             name,
@@ -404,7 +413,7 @@ fn attributes_are_for_backups(
 fn notes_on_lvm_are_not_supported() {
     let mut w = World::from_yaml(super::LAB);
     assert_eq!(
-        refused(w.c.update_volume_attrs("local-lvm", "pve", "vm-100-disk-0", Some("n".into()), None)),
+        refused(w.c.storage.update_volume_attrs("local-lvm", "pve", "vm-100-disk-0", Some("n".into()), None)),
         (
             500,
             "volume notes are not supported for PVE::Storage::LvmThinPlugin at /usr/share/perl5/PVE/Storage/Plugin.pm line 1300."
@@ -415,7 +424,7 @@ fn notes_on_lvm_are_not_supported() {
 
 #[rstest]
 fn an_inactive_storage_has_no_used_fraction(lab: World) {
-    let mut s = lab.c.storage("local-lvm").expect("s").clone();
+    let mut s = lab.c.storage.existing("local-lvm").expect("s").clone();
     let st = lab.c.storage.status(&s, "pve", None).expect("listed");
     assert!(st.get("used_fraction").is_some());
     s.disable = true;
