@@ -172,8 +172,13 @@ pub(super) fn is_cloudinit_option(key: &str) -> bool {
     ) || key.starts_with("ipconfig")
 }
 
-/// Normalises a value to the form PVE writes: property strings in
-/// canonical order, booleans as 0/1, tags de-duplicated and sorted.
+/// Normalises a value to the form PVE writes. PVE parses every property
+/// string to validate it but writes most options as given; it rewrites
+/// only what qemu-server's `API2/Qemu.pm` prints again: drives
+/// (`print_drive`), NICs (`print_net`, in `add_random_macs` and
+/// `update_vm_api`), a boot `order` (`print_bootorder`) and tags
+/// (`get_unique_tags`: de-duplicated and sorted), while
+/// `JSONSchema::check_type` turns booleans given as words into 0/1.
 ///
 /// # Errors
 /// 400 with the property-string error.
@@ -225,13 +230,33 @@ fn canonical_inner(
     };
     let mut parsed = propstring::parse(format, value)
         .map_err(|e| Error::invalid(key, e.trim_end().to_string()))?;
-    if let Some(rq) = rq
-        && key.starts_with("net")
-        && !parsed.contains_key("macaddr")
-    {
-        parsed.insert("macaddr".into(), random_mac(rq));
+    if is_drive_key(key) {
+        return Ok(propstring::print(format, &parsed));
     }
-    Ok(propstring::print(format, &parsed))
+    if is_net_key(key) {
+        if let Some(rq) = rq
+            && !parsed.contains_key("macaddr")
+        {
+            parsed.insert("macaddr".into(), random_mac(rq));
+        }
+        return Ok(propstring::print(format, &parsed));
+    }
+    if key == "boot"
+        && let Some(order) = parsed.get("order")
+    {
+        let devs: Vec<&str> = order
+            .split([';', ',', ' '])
+            .filter(|d| !d.is_empty())
+            .collect();
+        return Ok(format!("order={}", devs.join(";")));
+    }
+    Ok(value.to_string())
+}
+
+/// `netN`: the NICs, which PVE prints again (`print_net`).
+fn is_net_key(key: &str) -> bool {
+    key.strip_prefix("net")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
 }
 
 pub(super) fn drive_with(
