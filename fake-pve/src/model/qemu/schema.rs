@@ -200,6 +200,24 @@ pub fn canonical_new(
     canonical_inner(version, key, value, Some(rq))
 }
 
+/// As [`canonical_new`], for a config update: `vmgenid=1` asks for a
+/// fresh generation ID, which `update_vm_api` draws at once (a create
+/// draws it when its task ends).
+///
+/// # Errors
+/// As [`canonical`].
+pub fn canonical_update(
+    version: PveVersion,
+    key: &str,
+    value: &str,
+    rq: &mut Context,
+) -> Result<String> {
+    if key == "vmgenid" && value == "1" {
+        return Ok(uuid(rq));
+    }
+    canonical_inner(version, key, value, Some(rq))
+}
+
 fn canonical_inner(
     version: PveVersion,
     key: &str,

@@ -337,6 +337,26 @@ fn options_are_stored_as_given_unless_pve_prints_them(
 }
 
 #[rstest]
+fn an_update_with_vmgenid_1_draws_a_new_generation_id() {
+    let mut ctx = rq();
+    let id = crate::model::qemu::canonical_update(PveVersion::V9_1, "vmgenid", "1", &mut ctx)
+        .expect("ok");
+    assert_eq!(id.len(), 36, "{id}");
+    assert_ne!(id, "1");
+    let given = "c9f0e1a2-3b4c-4d5e-8f60-718293a4b5c6";
+    assert_eq!(
+        crate::model::qemu::canonical_update(PveVersion::V9_1, "vmgenid", given, &mut ctx)
+            .expect("ok"),
+        given
+    );
+    assert_eq!(
+        crate::model::qemu::canonical_update(PveVersion::V9_1, "agent", "enabled=1", &mut ctx)
+            .expect("ok"),
+        "enabled=1"
+    );
+}
+
+#[rstest]
 #[case("agent", "enabled=1,bogus=1")]
 #[case("ipconfig0", "ip=10.2.16.80/21,bogus=1")]
 fn property_strings_stored_as_given_are_still_checked(#[case] key: &str, #[case] value: &str) {
