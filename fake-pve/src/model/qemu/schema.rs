@@ -326,10 +326,22 @@ pub(super) fn machine_version(version: PveVersion) -> &'static str {
     }
 }
 
+/// The value of a property string's default key, given bare
+/// (`qxl,memory=32`) or by its name (`type=qxl,memory=32`): PVE stores
+/// such options as given.
+pub(super) fn default_key<'a>(value: &'a str, key: &str) -> &'a str {
+    value
+        .split(',')
+        .find_map(|p| match p.split_once('=') {
+            None => Some(p),
+            Some((k, v)) if k == key => Some(v),
+            Some(_) => None,
+        })
+        .unwrap_or("")
+}
+
 pub(super) fn running_machine(version: PveVersion, conf: &BTreeMap<String, String>) -> String {
-    let machine = conf
-        .get("machine")
-        .map_or("", |m| m.split(',').next().unwrap_or(""));
+    let machine = conf.get("machine").map_or("", |m| default_key(m, "type"));
     if machine.starts_with("pc-") {
         return machine.to_string();
     }

@@ -172,7 +172,7 @@ impl Cluster {
                 s["agent"] = json!(1);
             }
             if let Some(vga) = conf.get("vga") {
-                let kind = vga.split(',').find(|p| !p.contains('=')).unwrap_or("");
+                let kind = default_key(vga, "type");
                 if kind.starts_with("qxl") || kind.starts_with("virtio") {
                     s["spice"] = json!(1);
                 }

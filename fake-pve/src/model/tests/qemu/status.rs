@@ -317,3 +317,26 @@ fn rrddata_of_a_stopped_vm_has_only_its_sizes(#[case] version: PveVersion) {
     }
     assert_eq!(last.get("memhost").is_some(), version.is_v9());
 }
+
+#[rstest]
+#[case("qxl,memory=32", true)]
+#[case("type=qxl,memory=32", true)]
+#[case("memory=32,type=virtio", true)]
+#[case("std", false)]
+fn spice_follows_the_display_however_it_is_written(
+    mut lab: World,
+    #[case] vga: &str,
+    #[case] spice: bool,
+) {
+    let now = lab.now();
+    lab.c
+        .update_config("pve", 100, &update(&[("vga", vga)], &[]), now)
+        .expect("applied");
+    assert_eq!(
+        lab.conf(100, "vga").as_deref(),
+        Some(vga),
+        "stored as given"
+    );
+    let st = lab.c.vm_status(&lab.c.guests[&100], lab.now_ms, true, true);
+    assert_eq!(st.get("spice").is_some(), spice, "{vga}: {st}");
+}
