@@ -228,9 +228,12 @@ fn canonical_inner(
         return Ok(value.to_string());
     };
     if key == "tags" {
-        let mut tags: Vec<&str> = value
-            .split([';', ',', ' '])
+        // `get_unique_tags` with datacenter.cfg's default tag style:
+        // case-insensitive, so lower-cased, sorted and de-duplicated.
+        let mut tags: Vec<String> = value
+            .split(|c: char| c == ';' || c == ',' || c.is_whitespace())
             .filter(|t| !t.is_empty())
+            .map(str::to_lowercase)
             .collect();
         tags.sort_unstable();
         tags.dedup();

@@ -297,6 +297,11 @@ fn tags_are_sorted_and_deduplicated() {
         canonical(PveVersion::V9_1, "tags", "b,a;b c").expect("ok"),
         "a;b;c"
     );
+    // Case-insensitive by default: lower-cased before they are compared.
+    assert_eq!(
+        canonical(PveVersion::V9_1, "tags", "Prod;web\tprod;Web").expect("ok"),
+        "prod;web"
+    );
 }
 
 // qemu-server writes most options as given; it prints again only drives,
