@@ -391,6 +391,11 @@ const CASES: &[Case] = &[
         "/nodes/pve1/qemu/100/rrddata?timeframe=hour",
     ),
     case(
+        "get_nodes_node_qemu_vmid_rrddata_stopped",
+        "/nodes/{node}/qemu/{vmid}/rrddata",
+        "/nodes/pve2/qemu/101/rrddata?timeframe=hour",
+    ),
+    case(
         "get_nodes_node_qemu_vmid_rrd",
         "/nodes/{node}/qemu/{vmid}/rrd",
         "/nodes/pve1/qemu/100/rrd?timeframe=hour&ds=cpu",

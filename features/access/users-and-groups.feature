@@ -38,7 +38,31 @@ Feature: Users and groups
   Scenario: Updating a user that does not exist
     When I update the user "ghost" with:
       | comment | x |
-    Then PVE answers 500 "update user failed: no such user ('{user:ghost}')"
+    Then PVE answers 500 "update user failed: no such user ('{user:ghost}')" to root@pam
+    And PVE answers 500 "no such user ('{user:ghost}')" to anyone else
+
+  Scenario: For anyone but root@pam, permission checks meet an unknown user first
+    PVE checks permissions on the raw parameters before it validates them
+    and runs the call, for everyone but root@pam: `userid-group` dies with
+    "no such user", `userid-param` with a malformed user name, and an `or`
+    of them fails without a reason.
+    Given a user "ann" with password "allrights"
+    And "ann" has the role "Administrator" on "/"
+    And "ann" logs in with password "allrights"
+    When I act as "ann"
+    And I read the user "ghost"
+    Then PVE answers 500 "no such user ('{user:ghost}')"
+    When I update the user "ghost" with:
+      | comment | x |
+    Then PVE answers 500 "no such user ('{user:ghost}')"
+    When I list the API tokens of "ghost"
+    Then PVE answers 403 "Permission check failed"
+    When I call GET "/access/users/root/token"
+    Then PVE answers 500 "value 'root' does not look like a valid user name"
+    When I call GET "/access/users/ro"
+    Then PVE answers 500 "user name 'ro' is too short"
+    When I read the user "ann"
+    Then the answer has "enable" = "1"
 
   Scenario: Groups list their members
     Given a group "ops"

@@ -60,6 +60,7 @@ Feature: API tokens
     Then the answer has "privsep" = "1"
     And the answer has "expire" = "1900000000"
 
+  @pve9
   Scenario: A removed token no longer authenticates
     Given "alice" has an API token "alice!ci"
     When I remove the API token "alice!ci"
@@ -70,6 +71,15 @@ Feature: API tokens
     And I list the nodes
     Then PVE answers 401 "Authentication failed!"
 
+  @pve8
+  Scenario: A removed token no longer authenticates, and PVE 8.4 says why
+    Given "alice" has an API token "alice!ci"
+    When I remove the API token "alice!ci"
+    Then the answer is null
+    When I use the API token "alice!ci"
+    And I list the nodes
+    Then PVE answers 401 "no such token 'ci' for user '{user:alice}'"
+
   Scenario: A token ID is unique per user
     Given "alice" has an API token "alice!ci"
     When I create the API token "alice!ci"
@@ -77,9 +87,11 @@ Feature: API tokens
 
   Scenario: Tokens of an unknown or malformed user
     When I list the API tokens of "nobody"
-    Then PVE answers 500 "no such user ('{user:nobody}')"
+    Then PVE answers 500 "no such user ('{user:nobody}')" to root@pam
+    And PVE answers 403 "Permission check failed" to anyone else
     When I call GET "/access/users/bad/token"
-    Then parameter "userid" is rejected with "invalid format - value 'bad' does not look like a valid user name"
+    Then parameter "userid" is rejected with "invalid format - value 'bad' does not look like a valid user name" for root@pam
+    And PVE answers 500 "value 'bad' does not look like a valid user name" to anyone else
 
   Scenario: A user manages their own tokens but not another's
     Given a user "bob" with password "builder1"

@@ -26,6 +26,9 @@ Feature: Storage configuration and capacity
     When I read storage "nosuch"
     Then PVE answers 500 "storage 'nosuch' does not exist"
 
+  # storage.cfg has one digest for every storage: while this scenario
+  # reads and writes it back, no other may change the file.
+  @serial
   Scenario: Define, update and remove a storage
     When I define storage "{storage:isos}" with:
       | type    | dir                   |

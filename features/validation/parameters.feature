@@ -35,7 +35,8 @@ Feature: Parameter validation
 
   Scenario: Named formats say what they expected
     When I call GET "/access/users/root/token"
-    Then parameter "userid" is rejected with "invalid format - value 'root' does not look like a valid user name"
+    Then parameter "userid" is rejected with "invalid format - value 'root' does not look like a valid user name" for root@pam
+    And PVE answers 500 "value 'root' does not look like a valid user name" to anyone else
 
   Scenario: Several bad parameters are reported at once
     When I call POST "/nodes/{node}/stopall"

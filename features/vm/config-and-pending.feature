@@ -20,6 +20,18 @@ Feature: Config and pending changes
     And the item with "key" = "cores" has no "pending"
     And the answer lists "key" = "digest"
 
+  Scenario: Options are kept as given, a NIC is written PVE's way
+    Given VM "{vm1}" was created
+    When I update VM "{vm1}" with:
+      | agent     | enabled=1,fstrim_cloned_disks=1  |
+      | ipconfig0 | ip=10.2.16.80/21,gw=10.2.16.1    |
+      | net1      | bridge={bridge},model=virtio     |
+    Then the answer is null
+    When I read the config of VM "{vm1}"
+    Then the answer has "agent" = "enabled=1,fstrim_cloned_disks=1"
+    And the answer has "ipconfig0" = "ip=10.2.16.80/21,gw=10.2.16.1"
+    And the answer has "net1" matching "virtio=[0-9A-F:]{17},bridge={bridge}"
+
   Scenario: Deleting a disk leaves it unused, deleting the unused volume frees it
     Given VM "{vm1}" was created
     When I update VM "{vm1}" with:

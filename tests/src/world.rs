@@ -365,6 +365,12 @@ impl PveWorld {
         self.client_of(ADMIN)
     }
 
+    /// Whether the scenario acts as root@pam now, for whom alone PVE
+    /// skips permission checks.
+    pub fn acting_as_root(&self) -> bool {
+        self.actor == ADMIN && self.admin_principal == "root@pam"
+    }
+
     /// Who the administrator is (`root@pam`, or the configured user or
     /// token).
     pub fn admin_principal(&self) -> &str {

@@ -280,7 +280,7 @@ fn parse_update(ctx: &Ctx<'_>, vmid: u32) -> Result<ConfigUpdate> {
     }
     for (k, v) in &mut set {
         if !qemu::is_drive_key(k) {
-            *v = qemu::canonical_new(version, k, v, &mut ctx.rq())?;
+            *v = qemu::canonical_update(version, k, v, &mut ctx.rq())?;
         }
     }
     Ok(ConfigUpdate {

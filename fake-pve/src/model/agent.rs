@@ -142,11 +142,11 @@ fn agent_error(desc: &str) -> Error {
 }
 
 /// Whether the `agent` option enables the agent (`1`, `enabled=1,...`).
-fn agent_enabled(value: &str) -> bool {
+pub(crate) fn agent_enabled(value: &str) -> bool {
     value.split(',').any(|p| {
         let v = p.strip_prefix("enabled=").unwrap_or(p);
-        !p.contains('=') && matches!(v, "1" | "on" | "yes" | "true")
-            || p.starts_with("enabled=") && matches!(v, "1" | "on" | "yes" | "true")
+        (!p.contains('=') || p.starts_with("enabled="))
+            && crate::spec::propstring::parse_boolean(v) == Some(true)
     })
 }
 

@@ -136,7 +136,9 @@ impl Node {
         if version.is_v9() {
             memory["available"] = json!(self.memory - used);
         }
-        let mut cpuinfo = json!({
+        // `vendor` and `family` came with PVE 9.2's pve-common; 8.4 and
+        // 9.1 nodes do not send them.
+        let cpuinfo = json!({
             "user_hz": 100,
             "model": self.cpu_model,
             "mhz": "2899.998",
@@ -146,10 +148,6 @@ impl Node {
             "flags": "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ht syscall nx pdpe1gb rdtscp lm constant_tsc rep_good nopl cpuid pni pclmulqdq vmx ssse3 fma cx16 pcid sse4_1 sse4_2 x2apic movbe popcnt aes xsave avx f16c rdrand hypervisor lahf_lm abm avx2 bmi1 bmi2",
             "hvm": "1",
         });
-        if version.is_v9() {
-            cpuinfo["vendor"] = json!("GenuineIntel");
-            cpuinfo["family"] = json!("6");
-        }
         json!({
             "uptime": self.uptime(now),
             "idle": 0,

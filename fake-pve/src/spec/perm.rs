@@ -5,6 +5,14 @@
 //! more, as PVE's do for `description`-only entries); `check` lists are
 //! `perm`, `and`, `or`, `userid-param`, `userid-group` and `perm-modify`
 //! expressions; an endpoint without permissions is for root@pam alone.
+//!
+//! The checks see the raw URI and body parameters, before they are
+//! validated, so for anyone but root@pam a check can refuse what
+//! validation would have refused otherwise: `userid-param` verifies the
+//! user name and dies (500) on a malformed one even inside an `or`, and
+//! `userid-param self` and `userid-group`, outside an `or`, die with `no
+//! such user ('...')` (500) for an unknown user (pve-access-control
+//! `RPCEnvironment::exec_api2_perm_check`, `AccessControl::check_user_exist`).
 
 use std::collections::BTreeMap;
 
@@ -135,14 +143,17 @@ fn exec(
         }
         "userid-param" => {
             let userid = params.get("userid").map(value_text).unwrap_or_default();
+            // `verify_username` without `noerr`: a malformed name dies.
+            let realm = verify_username(&userid)?;
             match list.get(1).and_then(Value::as_str) {
                 Some("self") => {
-                    let is_self = matches!(who, AuthId::User(u) if *u == userid)
-                        && access.user_exists(&userid);
+                    if !user_exist(access, &userid, noerr)? {
+                        return Ok(false);
+                    }
+                    let is_self = matches!(who, AuthId::User(u) if *u == userid);
                     if is_self { Ok(true) } else { fail(None) }
                 }
                 Some("Realm.AllocateUser") => {
-                    let realm = userid.rsplit('@').next().unwrap_or_default();
                     let path = format!("/access/realm/{realm}");
                     if access.has_priv(who, &path, "Realm.AllocateUser") {
                         Ok(true)
@@ -168,6 +179,9 @@ fn exec(
                 None => GroupsParam::None,
             };
             let userid = params.get("userid").map(value_text).unwrap_or_default();
+            if mode != GroupsParam::Create && !user_exist(access, &userid, noerr)? {
+                return Ok(false);
+            }
             let groups: Vec<String> = params
                 .get("groups")
                 .map(value_text)
@@ -192,6 +206,57 @@ fn exec(
             }
         }
         _ => fail(None),
+    }
+}
+
+/// PVE's `verify_username` (pve-access-control `Auth/Plugin.pm`) without
+/// `noerr`: the realm of a well-formed `name@realm`.
+///
+/// # Errors
+/// 500 `user name '...' is too short`, `... is too long (N > 64)` or
+/// `value '...' does not look like a valid user name`.
+fn verify_username(userid: &str) -> Result<&str> {
+    let len = userid.len();
+    if len < 3 {
+        return Err(Error::failed(format!("user name '{userid}' is too short")));
+    }
+    if len > 64 {
+        return Err(Error::failed(format!(
+            "user name '{userid}' is too long ({len} > 64)"
+        )));
+    }
+    let valid = userid.rsplit_once('@').and_then(|(name, realm)| {
+        let name_ok = !name.is_empty()
+            && !name
+                .chars()
+                .any(|c| c.is_whitespace() || c == ':' || c == '/');
+        let mut rc = realm.chars();
+        let realm_ok = realm.len() >= 2
+            && rc.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && rc.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+        (name_ok && realm_ok).then_some(realm)
+    });
+    valid.ok_or_else(|| {
+        Error::failed(format!(
+            "value '{userid}' does not look like a valid user name"
+        ))
+    })
+}
+
+/// PVE's `check_user_exist`: whether `userid` is a user; without `noerr`
+/// a malformed or unknown one dies.
+///
+/// # Errors
+/// Those of [`verify_username`]; 500 `no such user ('...')`.
+fn user_exist(access: &Access, userid: &str, noerr: bool) -> Result<bool> {
+    if noerr {
+        return Ok(verify_username(userid).is_ok() && access.user_exists(userid));
+    }
+    verify_username(userid)?;
+    if access.user_exists(userid) {
+        Ok(true)
+    } else {
+        Err(Error::failed(format!("no such user ('{userid}')")))
     }
 }
 
@@ -271,6 +336,77 @@ mod tests {
             check(&a, &bob, &self_or, &other),
             Err(Error::Forbidden("Permission check failed".into()))
         );
+    }
+
+    #[test]
+    fn unknown_and_malformed_users_die_in_the_checks() {
+        let mut a = access();
+        a.put_user(User::new("ann@pve"));
+        let ann = AuthId::User("ann@pve".into());
+        let uid = |u: &str| BTreeMap::from([("userid".to_string(), json!(u))]);
+        let failed = |m: &str| Err(Error::failed(m));
+        // `userid-group` outside an `or`: check_user_exist dies.
+        let read = json!({"check": ["userid-group", ["User.Modify", "Sys.Audit"]]});
+        assert_eq!(
+            check(&a, &ann, &read, &uid("ghost@pve")),
+            failed("no such user ('ghost@pve')")
+        );
+        assert_eq!(
+            check(&a, &ann, &read, &uid("root")),
+            failed("value 'root' does not look like a valid user name")
+        );
+        assert_eq!(
+            check(&a, &ann, &read, &uid("ro")),
+            failed("user name 'ro' is too short")
+        );
+        let long = format!("{}@pve", "x".repeat(70));
+        assert_eq!(
+            check(&a, &ann, &read, &uid(&long)),
+            failed(&format!("user name '{long}' is too long (74 > 64)"))
+        );
+        // A creation does not ask whether the user exists.
+        let create = json!({"check": ["userid-group", ["User.Modify"], "groups_param", "create"]});
+        assert_eq!(
+            check(&a, &ann, &create, &uid("ghost@pve")),
+            Err(Error::Forbidden(
+                "Permission check failed (/access/groups, User.Modify)".into()
+            ))
+        );
+        // Inside an `or` an unknown user fails the alternative quietly,
+        // a malformed name still dies in `userid-param`.
+        let self_or =
+            json!({"check": ["or", ["userid-param", "self"], ["userid-group", ["User.Modify"]]]});
+        assert_eq!(
+            check(&a, &ann, &self_or, &uid("ghost@pve")),
+            Err(Error::Forbidden("Permission check failed".into()))
+        );
+        assert_eq!(
+            check(&a, &ann, &self_or, &uid("bad")),
+            failed("value 'bad' does not look like a valid user name")
+        );
+        // An `and` inside an `or` dies as it would alone.
+        let password = json!({"check": ["or", ["userid-param", "self"],
+            ["and", ["userid-param", "Realm.AllocateUser"], ["userid-group", ["User.Modify"]]]]});
+        assert!(matches!(
+            check(&a, &ann, &password, &uid("ghost@pve")),
+            Err(Error::Forbidden(_))
+        ));
+        // root@pam skips every check.
+        let root = AuthId::User("root@pam".into());
+        assert!(check(&a, &root, &read, &uid("ghost@pve")).is_ok());
+        assert!(check(&a, &root, &self_or, &uid("bad")).is_ok());
+    }
+
+    #[test]
+    fn user_names_as_pve_verifies_them() {
+        assert_eq!(verify_username("a@pve"), Ok("pve"));
+        assert_eq!(verify_username("me@x.example"), Ok("x.example"));
+        assert_eq!(verify_username("a@b@pve"), Ok("pve"));
+        assert!(verify_username("a b@pve").is_err());
+        assert!(verify_username("a:b@pve").is_err());
+        assert!(verify_username("ab@1x").is_err());
+        assert!(verify_username("abc@p").is_err());
+        assert!(verify_username("abc").is_err());
     }
 
     #[test]

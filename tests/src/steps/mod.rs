@@ -147,6 +147,32 @@ fn answers(w: &mut PveWorld, status: u16, message: String) {
     );
 }
 
+// PVE skips permission checks for root@pam alone; for anyone else they
+// run first, on the raw parameters, and may refuse what root@pam's
+// request gets further with. A scenario states both answers, one step
+// each; the step that is not about the current principal checks nothing.
+
+#[then(expr = "PVE answers {int} {string} to root@pam")]
+fn answers_root(w: &mut PveWorld, status: u16, message: String) {
+    if w.acting_as_root() {
+        answers(w, status, message);
+    }
+}
+
+#[then(expr = "PVE answers {int} {string} to anyone else")]
+fn answers_others(w: &mut PveWorld, status: u16, message: String) {
+    if !w.acting_as_root() {
+        answers(w, status, message);
+    }
+}
+
+#[then(expr = "parameter {string} is rejected with {string} for root@pam")]
+fn parameter_rejected_root(w: &mut PveWorld, param: String, message: String) {
+    if w.acting_as_root() {
+        parameter_rejected(w, param, message);
+    }
+}
+
 #[then(expr = "PVE answers {int} {string} with no body")]
 fn answers_without_body(w: &mut PveWorld, status: u16, reason: String) {
     let reason = w.expand(&reason);
@@ -370,6 +396,17 @@ fn every_item_has(w: &mut PveWorld, name: String) {
     assert!(!items.is_empty(), "{}: an empty list", o.request);
     for i in &items {
         assert!(field(i, &name).is_some(), "{}: no {name} in {i}", o.request);
+    }
+}
+
+#[then(expr = "no item has {string}")]
+fn no_item_has(w: &mut PveWorld, name: String) {
+    let o = w.last();
+    assert!(o.ok(), "{o:?}");
+    let items = o.data.as_array().cloned().unwrap_or_default();
+    assert!(!items.is_empty(), "{}: an empty list", o.request);
+    for i in &items {
+        assert!(field(i, &name).is_none(), "{}: {name} in {i}", o.request);
     }
 }
 

@@ -220,9 +220,10 @@ impl NodeNetwork {
             .collect()
     }
 
-    /// An interface as GET shows it (with `exists` and `active`), or a
-    /// physical NIC that the file does not mention.
-    fn view(&self, name: &str) -> Option<Value> {
+    /// An interface as GET shows it (with `exists` and `active`, and on
+    /// PVE 9 a physical NIC's `altnames`), or a physical NIC that the
+    /// file does not mention.
+    fn view(&self, name: &str, v9: bool) -> Option<Value> {
         let conf = self.visible();
         let mut c = match conf.get(name) {
             Some(c) => c.clone(),
@@ -238,6 +239,9 @@ impl NodeNetwork {
         };
         if self.physical.contains(name) {
             c.insert("exists".into(), json!(1));
+            if v9 && let Some(alt) = self.altname(name) {
+                c.insert("altnames".into(), json!([alt]));
+            }
         }
         if matches!(kind(&c), "vlan" | "alias") {
             let parent = text(&c, "vlan-raw-device")
@@ -254,6 +258,19 @@ impl NodeNetwork {
         }
         c.insert("iface".into(), s(name));
         Some(Value::Object(c))
+    }
+
+    /// The alternative name udev gives a physical NIC besides its
+    /// onboard or configured name: its PCI path name (`enp1s0` for the
+    /// first NIC), which PVE 9 lists in `altnames`
+    /// (`API2/Network.pm`, `extract_altnames`). None for a NIC whose
+    /// name already is a path name.
+    fn altname(&self, name: &str) -> Option<String> {
+        if name.starts_with("enp") {
+            return None;
+        }
+        let pos = self.physical.iter().position(|n| n == name)?;
+        Some(format!("enp{}s0", pos + 1))
     }
 
     /// Every interface GET lists (loopback left out).
@@ -486,10 +503,11 @@ impl Cluster {
         can_see: impl Fn(&str) -> bool,
         now: i64,
     ) -> (Vec<Value>, Option<String>) {
+        let v9 = self.version.is_v9();
         let net = self.network_mut(node, now);
         let mut items = Vec::new();
         for name in net.names() {
-            let Some(item) = net.view(&name) else {
+            let Some(item) = net.view(&name, v9) else {
                 continue;
             };
             let t = item["type"].as_str().unwrap_or_default();
@@ -511,11 +529,12 @@ impl Cluster {
     /// # Errors
     /// 400 `interface does not exist`.
     pub fn network_iface(&mut self, node: &str, iface: &str, now: i64) -> Result<Value> {
+        let v9 = self.version.is_v9();
         let net = self.network_mut(node, now);
         if !net.visible().contains_key(iface) {
             return Err(no_iface());
         }
-        let mut v = net.view(iface).ok_or_else(no_iface)?;
+        let mut v = net.view(iface, v9).ok_or_else(no_iface)?;
         if let Some(o) = v.as_object_mut() {
             o.remove("iface");
         }

@@ -40,12 +40,12 @@ pub use migrate::{MigrateJob, MigrateRequest, StorageMap};
 pub use move_disk::{MoveJob, ReassignJob};
 pub use resize::ResizeJob;
 pub use schema::{
-    CREATE_ONLY, canonical, canonical_new, config_prop, drive_file, is_drive_key, option_exists,
-    qemu_version, typed,
+    CREATE_ONLY, canonical, canonical_new, canonical_update, config_prop, drive_file, is_drive_key,
+    option_exists, qemu_version, typed,
 };
 use schema::{
-    cloudinit_storage, drive_is_cdrom, drive_order, drive_with, is_cloudinit_option, is_windows,
-    machine_version, new_disk, qemu_clone_bytes, random_mac, running_machine, uuid,
+    cloudinit_storage, default_key, drive_is_cdrom, drive_order, drive_with, is_cloudinit_option,
+    is_windows, machine_version, new_disk, qemu_clone_bytes, random_mac, running_machine, uuid,
 };
 
 /// Whether a guest's process runs (`status` in PVE's answers).

@@ -2,7 +2,8 @@
 //! series for a time frame, at PVE's resolutions (the `pve2-vm` layout on
 //! 8.4, `pve-vm-9.0` on 9.x). The figures are the ones `status/current`
 //! reports, as per-second rates for network and disk I/O, while the VM
-//! runs, and zero before it started.
+//! runs; before it started (or while it is stopped) a point has only the
+//! VM's sizes, as pvestatd records the rest as unknown.
 
 use serde_json::{Value, json};
 
@@ -64,15 +65,20 @@ impl Cluster {
                     "maxmem": maxmem,
                     "maxdisk": maxdisk,
                     "disk": 0,
-                    "cpu": if up { 0.0123 } else { 0.0 },
-                    "mem": if up { maxmem / 4 } else { 0 },
-                    "netin": if up { 1500 } else { 0 },
-                    "netout": if up { 300 } else { 0 },
-                    "diskread": if up { 4096 } else { 0 },
-                    "diskwrite": if up { 2048 } else { 0 },
                 });
+                // pvestatd writes `U` (unknown) for these while the VM is
+                // stopped, and rrddata leaves unknown values out.
+                if !up {
+                    return p;
+                }
+                p["cpu"] = json!(0.0123);
+                p["mem"] = json!(maxmem / 4);
+                p["netin"] = json!(1500);
+                p["netout"] = json!(300);
+                p["diskread"] = json!(4096);
+                p["diskwrite"] = json!(2048);
                 if v9 {
-                    p["memhost"] = json!(if up { maxmem / 4 } else { 0 });
+                    p["memhost"] = json!(maxmem / 4);
                     for k in [
                         "pressurecpusome",
                         "pressurecpufull",

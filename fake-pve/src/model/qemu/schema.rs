@@ -172,8 +172,13 @@ pub(super) fn is_cloudinit_option(key: &str) -> bool {
     ) || key.starts_with("ipconfig")
 }
 
-/// Normalises a value to the form PVE writes: property strings in
-/// canonical order, booleans as 0/1, tags de-duplicated and sorted.
+/// Normalises a value to the form PVE writes. PVE parses every property
+/// string to validate it but writes most options as given; it rewrites
+/// only what qemu-server's `API2/Qemu.pm` prints again: drives
+/// (`print_drive`), NICs (`print_net`, in `add_random_macs` and
+/// `update_vm_api`), a boot `order` (`print_bootorder`) and tags
+/// (`get_unique_tags`: de-duplicated and sorted), while
+/// `JSONSchema::check_type` turns booleans given as words into 0/1.
 ///
 /// # Errors
 /// 400 with the property-string error.
@@ -195,6 +200,24 @@ pub fn canonical_new(
     canonical_inner(version, key, value, Some(rq))
 }
 
+/// As [`canonical_new`], for a config update: `vmgenid=1` asks for a
+/// fresh generation ID, which `update_vm_api` draws at once (a create
+/// draws it when its task ends).
+///
+/// # Errors
+/// As [`canonical`].
+pub fn canonical_update(
+    version: PveVersion,
+    key: &str,
+    value: &str,
+    rq: &mut Context,
+) -> Result<String> {
+    if key == "vmgenid" && value == "1" {
+        return Ok(uuid(rq));
+    }
+    canonical_inner(version, key, value, Some(rq))
+}
+
 fn canonical_inner(
     version: PveVersion,
     key: &str,
@@ -205,9 +228,12 @@ fn canonical_inner(
         return Ok(value.to_string());
     };
     if key == "tags" {
-        let mut tags: Vec<&str> = value
-            .split([';', ',', ' '])
+        // `get_unique_tags` with datacenter.cfg's default tag style:
+        // case-insensitive, so lower-cased, sorted and de-duplicated.
+        let mut tags: Vec<String> = value
+            .split(|c: char| c == ';' || c == ',' || c.is_whitespace())
             .filter(|t| !t.is_empty())
+            .map(str::to_lowercase)
             .collect();
         tags.sort_unstable();
         tags.dedup();
@@ -225,13 +251,33 @@ fn canonical_inner(
     };
     let mut parsed = propstring::parse(format, value)
         .map_err(|e| Error::invalid(key, e.trim_end().to_string()))?;
-    if let Some(rq) = rq
-        && key.starts_with("net")
-        && !parsed.contains_key("macaddr")
-    {
-        parsed.insert("macaddr".into(), random_mac(rq));
+    if is_drive_key(key) {
+        return Ok(propstring::print(format, &parsed));
     }
-    Ok(propstring::print(format, &parsed))
+    if is_net_key(key) {
+        if let Some(rq) = rq
+            && !parsed.contains_key("macaddr")
+        {
+            parsed.insert("macaddr".into(), random_mac(rq));
+        }
+        return Ok(propstring::print(format, &parsed));
+    }
+    if key == "boot"
+        && let Some(order) = parsed.get("order")
+    {
+        let devs: Vec<&str> = order
+            .split([';', ',', ' '])
+            .filter(|d| !d.is_empty())
+            .collect();
+        return Ok(format!("order={}", devs.join(";")));
+    }
+    Ok(value.to_string())
+}
+
+/// `netN`: the NICs, which PVE prints again (`print_net`).
+fn is_net_key(key: &str) -> bool {
+    key.strip_prefix("net")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
 }
 
 pub(super) fn drive_with(
@@ -283,10 +329,22 @@ pub(super) fn machine_version(version: PveVersion) -> &'static str {
     }
 }
 
+/// The value of a property string's default key, given bare
+/// (`qxl,memory=32`) or by its name (`type=qxl,memory=32`): PVE stores
+/// such options as given.
+pub(super) fn default_key<'a>(value: &'a str, key: &str) -> &'a str {
+    value
+        .split(',')
+        .find_map(|p| match p.split_once('=') {
+            None => Some(p),
+            Some((k, v)) if k == key => Some(v),
+            Some(_) => None,
+        })
+        .unwrap_or("")
+}
+
 pub(super) fn running_machine(version: PveVersion, conf: &BTreeMap<String, String>) -> String {
-    let machine = conf
-        .get("machine")
-        .map_or("", |m| m.split(',').next().unwrap_or(""));
+    let machine = conf.get("machine").map_or("", |m| default_key(m, "type"));
     if machine.starts_with("pc-") {
         return machine.to_string();
     }

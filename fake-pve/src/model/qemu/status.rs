@@ -66,7 +66,9 @@ impl Cluster {
             "maxmem": maxmem,
             "maxdisk": self.boot_disk_size(vm),
             "disk": 0,
-            "cpu": if running { 0.0123 } else { 0.0 },
+            // `vmstatus` starts every VM at the integer 0 and only a
+            // running one's share of the host's CPU is a fraction.
+            "cpu": if running { json!(0.0123) } else { json!(0) },
             "mem": mem,
             "netin": if running { uptime * 1500 } else { 0 },
             "netout": if running { uptime * 300 } else { 0 },
@@ -97,6 +99,20 @@ impl Cluster {
         }
         if running {
             s["pid"] = json!(10_000 + vm.vmid);
+            // The guest's cgroup pressure (PVE 9's `vmstatus`, also in the
+            // listing): `avg10 * 1`, numbers.
+            if v9 {
+                for name in [
+                    "pressurecpusome",
+                    "pressurecpufull",
+                    "pressureiosome",
+                    "pressureiofull",
+                    "pressurememorysome",
+                    "pressurememoryfull",
+                ] {
+                    s[name] = json!(0);
+                }
+            }
         }
         if full {
             s["qmpstatus"] = json!(vm.qmpstatus.map_or(vm.status.as_str(), QmpStatus::as_str));
@@ -145,30 +161,18 @@ impl Cluster {
                         "last_update": now_ms / 1000,
                     });
                 }
-                if v9 {
-                    for (name, val) in [
-                        ("pressurecpusome", 0.0),
-                        ("pressurecpufull", 0.0),
-                        ("pressureiosome", 0.0),
-                        ("pressureiofull", 0.0),
-                        ("pressurememorysome", 0.0),
-                        ("pressurememoryfull", 0.0),
-                    ] {
-                        s[name] = json!(val);
-                    }
-                }
             }
         }
         if current {
             s["ha"] = json!({ "managed": 0 });
             if conf
                 .get("agent")
-                .is_some_and(|a| a.split(',').any(|p| p == "1" || p == "enabled=1"))
+                .is_some_and(|a| crate::model::agent::agent_enabled(a))
             {
                 s["agent"] = json!(1);
             }
             if let Some(vga) = conf.get("vga") {
-                let kind = vga.split(',').find(|p| !p.contains('=')).unwrap_or("");
+                let kind = default_key(vga, "type");
                 if kind.starts_with("qxl") || kind.starts_with("virtio") {
                     s["spice"] = json!(1);
                 }
@@ -228,25 +232,38 @@ impl Cluster {
     }
 }
 
+/// One drive's `query-blockstats` counters: every member of QEMU's
+/// `BlockDeviceStats` (the zone-append ones since QEMU 8.1, in both
+/// releases' QEMU).
 fn block_stats(uptime: i64) -> Value {
     json!({
         "rd_bytes": uptime * 4096,
         "wr_bytes": uptime * 2048,
+        "zone_append_bytes": 0,
+        "unmap_bytes": 0,
         "rd_operations": uptime,
         "wr_operations": uptime / 2,
+        "zone_append_operations": 0,
         "flush_operations": 0,
+        "unmap_operations": 0,
         "rd_total_time_ns": 0,
         "wr_total_time_ns": 0,
+        "zone_append_total_time_ns": 0,
         "flush_total_time_ns": 0,
-        "unmap_bytes": 0,
-        "unmap_operations": 0,
         "unmap_total_time_ns": 0,
+        "rd_merged": 0,
+        "wr_merged": 0,
+        "zone_append_merged": 0,
+        "unmap_merged": 0,
+        "wr_highest_offset": uptime * 2048,
         "failed_rd_operations": 0,
         "failed_wr_operations": 0,
+        "failed_zone_append_operations": 0,
         "failed_flush_operations": 0,
         "failed_unmap_operations": 0,
         "invalid_rd_operations": 0,
         "invalid_wr_operations": 0,
+        "invalid_zone_append_operations": 0,
         "invalid_flush_operations": 0,
         "invalid_unmap_operations": 0,
         "idle_time_ns": 0,

@@ -7,6 +7,7 @@ use rstest::rstest;
 use serde_json::{Value, json};
 
 use super::{World, fresh, lab, refused};
+use crate::model::PveVersion;
 
 fn p(pairs: &[(&str, &str)]) -> BTreeMap<String, Value> {
     pairs
@@ -367,4 +368,30 @@ fn a_vlan_on_a_bridge_has_a_null_exists(mut fresh: World) {
     assert_eq!(on_bridge.get("exists"), Some(&json!(null)));
     let on_nic = fresh.c.network_iface("pve", "eno2.30", now).expect("vlan");
     assert_eq!(on_nic["exists"], json!(1));
+}
+
+#[rstest]
+#[case(PveVersion::V9_1, Some(("enp1s0", "enp2s0")))]
+#[case(PveVersion::V8_4, None)]
+fn physical_nics_list_their_altnames_on_pve_9(
+    #[case] version: PveVersion,
+    #[case] alt: Option<(&str, &str)>,
+) {
+    let mut w = World::from_yaml_v("", version);
+    let now = w.now();
+    let (items, _) = w.c.network_list("pve", None, |_| true, now);
+    let of = |name: &str| {
+        items
+            .iter()
+            .find(|i| i["iface"] == json!(name))
+            .map(|i| i.get("altnames").cloned())
+            .expect("listed")
+    };
+    assert_eq!(of("eno1"), alt.map(|(a, _)| json!([a])));
+    assert_eq!(of("eno2"), alt.map(|(_, b)| json!([b])));
+    assert_eq!(of("vmbr0"), None, "only physical NICs have altnames");
+    let one = w.c.network_iface("pve", "eno1", now).expect("eno1");
+    assert_eq!(one.get("altnames").cloned(), alt.map(|(a, _)| json!([a])));
+    let bridge = w.c.network_iface("pve", "vmbr0", now).expect("vmbr0");
+    assert!(bridge.get("altnames").is_none());
 }

@@ -69,6 +69,11 @@ fn node_status_reports_the_release(lab: World) {
         json!("pve-manager/8.4.14/b502d23c55afcba1")
     );
     assert!(v8["memory"].get("available").is_none());
+    // `cpuinfo.vendor` and `.family` are PVE 9.2's.
+    for v in [&v8, &v9] {
+        assert!(v["cpuinfo"].get("vendor").is_none(), "{v}");
+        assert!(v["cpuinfo"].get("family").is_none(), "{v}");
+    }
     assert!(
         v8["kversion"]
             .as_str()

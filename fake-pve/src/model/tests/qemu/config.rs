@@ -310,6 +310,76 @@ fn tags_are_sorted_and_deduplicated() {
         canonical(PveVersion::V9_1, "tags", "b,a;b c").expect("ok"),
         "a;b;c"
     );
+    // Case-insensitive by default: lower-cased before they are compared.
+    assert_eq!(
+        canonical(PveVersion::V9_1, "tags", "Prod;web\tprod;Web").expect("ok"),
+        "prod;web"
+    );
+}
+
+// qemu-server writes most options as given; it prints again only drives,
+// NICs, a boot order and tags (`API2/Qemu.pm`), and booleans become 0/1.
+#[rstest]
+#[case("agent", "enabled=1", "enabled=1")]
+#[case("agent", "1,fstrim_cloned_disks=1", "1,fstrim_cloned_disks=1")]
+#[case(
+    "ipconfig0",
+    "ip=10.2.16.80/21,gw=10.2.16.1",
+    "ip=10.2.16.80/21,gw=10.2.16.1"
+)]
+#[case("vga", "memory=32,type=qxl", "memory=32,type=qxl")]
+#[case("cpu", "flags=+aes,cputype=host", "flags=+aes,cputype=host")]
+#[case(
+    "smbios1",
+    "uuid=0f0e0d0c-0b0a-0908-0706-050403020100,manufacturer=QUNNRQ==,base64=1",
+    "uuid=0f0e0d0c-0b0a-0908-0706-050403020100,manufacturer=QUNNRQ==,base64=1"
+)]
+#[case(
+    "net0",
+    "bridge=vmbr0,virtio=BC:24:11:00:01:02,firewall=1",
+    "virtio=BC:24:11:00:01:02,bridge=vmbr0,firewall=1"
+)]
+#[case(
+    "scsi0",
+    "size=8G,file=local-lvm:vm-100-disk-0,discard=on",
+    "local-lvm:vm-100-disk-0,discard=on,size=8G"
+)]
+#[case("boot", "order=scsi0;net0", "order=scsi0;net0")]
+#[case("boot", "cdn", "cdn")]
+fn options_are_stored_as_given_unless_pve_prints_them(
+    #[case] key: &str,
+    #[case] value: &str,
+    #[case] stored: &str,
+) {
+    assert_eq!(canonical(PveVersion::V9_1, key, value).expect("ok"), stored);
+}
+
+#[rstest]
+fn an_update_with_vmgenid_1_draws_a_new_generation_id() {
+    let mut ctx = rq();
+    let id = crate::model::qemu::canonical_update(PveVersion::V9_1, "vmgenid", "1", &mut ctx)
+        .expect("ok");
+    assert_eq!(id.len(), 36, "{id}");
+    assert_ne!(id, "1");
+    let given = "c9f0e1a2-3b4c-4d5e-8f60-718293a4b5c6";
+    assert_eq!(
+        crate::model::qemu::canonical_update(PveVersion::V9_1, "vmgenid", given, &mut ctx)
+            .expect("ok"),
+        given
+    );
+    assert_eq!(
+        crate::model::qemu::canonical_update(PveVersion::V9_1, "agent", "enabled=1", &mut ctx)
+            .expect("ok"),
+        "enabled=1"
+    );
+}
+
+#[rstest]
+#[case("agent", "enabled=1,bogus=1")]
+#[case("ipconfig0", "ip=10.2.16.80/21,bogus=1")]
+fn property_strings_stored_as_given_are_still_checked(#[case] key: &str, #[case] value: &str) {
+    let (status, _) = refused(canonical(PveVersion::V9_1, key, value));
+    assert_eq!(status, 400);
 }
 
 #[rstest]

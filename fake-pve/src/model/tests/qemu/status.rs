@@ -194,3 +194,149 @@ fn vcpus_win_over_sockets_and_cores(mut lab: World) {
         .vm_status(&lab.c.guests[&100], lab.now_ms, false, false);
     assert_eq!(st["cpus"], json!(3));
 }
+
+const PRESSURES: [&str; 6] = [
+    "pressurecpusome",
+    "pressurecpufull",
+    "pressureiosome",
+    "pressureiofull",
+    "pressurememorysome",
+    "pressurememoryfull",
+];
+
+#[rstest]
+#[case(PveVersion::V9_1, true)]
+#[case(PveVersion::V8_4, false)]
+fn the_listing_has_a_running_vms_pressure_on_pve_9(#[case] version: PveVersion, #[case] has: bool) {
+    let lab = World::from_yaml_v(super::super::LAB, version);
+    let running = lab
+        .c
+        .vm_status(&lab.c.guests[&101], lab.now_ms, false, false);
+    let stopped = lab
+        .c
+        .vm_status(&lab.c.guests[&100], lab.now_ms, false, false);
+    for k in PRESSURES {
+        assert_eq!(running.get(k).is_some(), has, "{k} in {running}");
+        assert!(running.get(k).is_none_or(serde_json::Value::is_number));
+        assert!(stopped.get(k).is_none(), "{k} of a stopped VM");
+    }
+}
+
+#[rstest]
+fn a_stopped_vm_uses_the_integer_zero_of_cpu(lab: World) {
+    let stopped = lab.c.vm_status(&lab.c.guests[&100], lab.now_ms, true, true);
+    assert!(stopped["cpu"].is_u64(), "{}", stopped["cpu"]);
+    assert_eq!(stopped["cpu"], json!(0));
+    let running = lab
+        .c
+        .vm_status(&lab.c.guests[&101], lab.now_ms, false, false);
+    assert!(running["cpu"].is_f64());
+}
+
+/// QEMU's `BlockDeviceStats`: every member `query-blockstats` answers.
+const BLOCK_DEVICE_STATS: [&str; 33] = [
+    "rd_bytes",
+    "wr_bytes",
+    "zone_append_bytes",
+    "unmap_bytes",
+    "rd_operations",
+    "wr_operations",
+    "zone_append_operations",
+    "flush_operations",
+    "unmap_operations",
+    "rd_total_time_ns",
+    "wr_total_time_ns",
+    "zone_append_total_time_ns",
+    "flush_total_time_ns",
+    "unmap_total_time_ns",
+    "rd_merged",
+    "wr_merged",
+    "zone_append_merged",
+    "unmap_merged",
+    "wr_highest_offset",
+    "idle_time_ns",
+    "failed_rd_operations",
+    "failed_wr_operations",
+    "failed_zone_append_operations",
+    "failed_flush_operations",
+    "failed_unmap_operations",
+    "invalid_rd_operations",
+    "invalid_wr_operations",
+    "invalid_zone_append_operations",
+    "invalid_flush_operations",
+    "invalid_unmap_operations",
+    "account_invalid",
+    "account_failed",
+    "timed_stats",
+];
+
+#[rstest]
+#[case(PveVersion::V9_1)]
+#[case(PveVersion::V8_4)]
+fn blockstat_has_every_counter_of_qemu(#[case] version: PveVersion) {
+    let lab = World::from_yaml_v(super::super::LAB, version);
+    let st = lab.c.vm_status(&lab.c.guests[&101], lab.now_ms, true, true);
+    let disk = st["blockstat"]["scsi0"]
+        .as_object()
+        .expect("scsi0's counters");
+    let mut keys: Vec<&str> = disk.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    let mut want = BLOCK_DEVICE_STATS.to_vec();
+    want.sort_unstable();
+    assert_eq!(keys, want);
+}
+
+#[rstest]
+#[case(PveVersion::V9_1)]
+#[case(PveVersion::V8_4)]
+fn rrddata_of_a_stopped_vm_has_only_its_sizes(#[case] version: PveVersion) {
+    let lab = World::from_yaml_v(super::super::LAB, version);
+    let points = lab
+        .c
+        .vm_rrddata("pve", 100, "hour", lab.now_ms)
+        .expect("series");
+    let points = points.as_array().expect("points");
+    assert_eq!(points.len(), 60);
+    for p in points {
+        let mut keys: Vec<&str> = p
+            .as_object()
+            .expect("point")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["disk", "maxcpu", "maxdisk", "maxmem", "time"], "{p}");
+    }
+    let running = lab
+        .c
+        .vm_rrddata("pve", 101, "hour", lab.now_ms)
+        .expect("series");
+    let last = &running[59];
+    for k in ["cpu", "mem", "netin", "netout", "diskread", "diskwrite"] {
+        assert!(last.get(k).is_some(), "{k} in {last}");
+    }
+    assert_eq!(last.get("memhost").is_some(), version.is_v9());
+}
+
+#[rstest]
+#[case("qxl,memory=32", true)]
+#[case("type=qxl,memory=32", true)]
+#[case("memory=32,type=virtio", true)]
+#[case("std", false)]
+fn spice_follows_the_display_however_it_is_written(
+    mut lab: World,
+    #[case] vga: &str,
+    #[case] spice: bool,
+) {
+    let now = lab.now();
+    lab.c
+        .update_config("pve", 100, &update(&[("vga", vga)], &[]), now)
+        .expect("applied");
+    assert_eq!(
+        lab.conf(100, "vga").as_deref(),
+        Some(vga),
+        "stored as given"
+    );
+    let st = lab.c.vm_status(&lab.c.guests[&100], lab.now_ms, true, true);
+    assert_eq!(st.get("spice").is_some(), spice, "{vga}: {st}");
+}
