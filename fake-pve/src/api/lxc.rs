@@ -389,11 +389,13 @@ fn delsnapshot(ctx: &Ctx<'_>) -> Result<Reply> {
     })
 }
 
-/// `POST .../template`.
+/// `POST .../template`: forks a `vztemplate` task but, as PVE does,
+/// answers null.
 fn template(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
-    start(ctx, &node, |c| c.template_ct(&node, vmid))
+    start(ctx, &node, |c| c.template_ct(&node, vmid))?;
+    Ok(Value::Null.into())
 }
 
 /// `POST .../clone`.
