@@ -647,3 +647,30 @@ fn helpers() {
     assert_eq!(typed(PveVersion::V9_1, "memory", "512"), json!(512));
     assert_eq!(typed(PveVersion::V9_1, "hostname", "web"), json!("web"));
 }
+
+#[rstest]
+fn interfaces_come_from_the_config_or_the_control_api() {
+    let mut w = ct_world();
+    assert_eq!(
+        w.c.ct_interfaces("pve", 200).expect("stopped"),
+        serde_json::Value::Null
+    );
+    go(&mut w, |c| {
+        c.ct_power("pve", 200, PowerCall::Start { skiplock: false })
+    });
+    let made = w.c.ct_interfaces("pve", 200).expect("running");
+    assert_eq!(made[1]["name"], json!("eth0"));
+    assert_eq!(made[1]["inet"], json!("10.0.0.202/24"));
+    assert_eq!(made[1]["hwaddr"], made[1]["hardware-address"]);
+    w.c.guest_mut(200).interfaces = Some(json!([{
+        "name": "eth0",
+        "hardware-address": "bc:24:11:00:00:09",
+        "ip-addresses": [{ "ip-address": "192.0.2.7", "ip-address-type": "ipv4", "prefix": 24 }],
+    }]));
+    let set = w.c.ct_interfaces("pve", 200).expect("running");
+    assert_eq!(set[0]["inet"], json!("192.0.2.7/24"));
+    assert_eq!(set[0]["ip-addresses"][0]["ip-address-type"], json!("inet"));
+    // Destroying the container forgets what was set for it.
+    go(&mut w, |c| c.destroy_ct("pve", 200, false, false, true));
+    assert!(w.c.guests().agent(200).is_none());
+}
