@@ -78,6 +78,19 @@ impl Ct {
         }
     }
 
+    /// A container of a scenario, in the power state it declares.
+    pub fn seeded(
+        vmid: u32,
+        node: &str,
+        status: VmStatus,
+        config: BTreeMap<String, String>,
+    ) -> Self {
+        Self {
+            status,
+            ..Self::new(vmid, node, config)
+        }
+    }
+
     /// The VMID.
     pub fn vmid(&self) -> u32 {
         self.vmid
@@ -419,7 +432,7 @@ impl Cluster {
                 // The emulated init always stops in time; a zero timeout
                 // gives it none.
                 if timeout == 0 && !force_stop {
-                    return Err((vec![], "shutdown failed".into()));
+                    return Err((vec![], "container did not stop".into()));
                 }
                 ct.set_stopped();
                 Ok(vec![])

@@ -128,6 +128,41 @@ impl Cluster {
         item
     }
 
+    /// A scenario's containers: running ones started an hour before
+    /// `now`, and the volumes their configs name made on their storages.
+    pub fn adopt_seed_cts(&mut self, now: i64) {
+        let mut adopt = Vec::new();
+        let ids: Vec<u32> = self.guests.cts().keys().copied().collect();
+        for vmid in ids {
+            let Some(ct) = self.guests.ct_mut(vmid) else {
+                continue;
+            };
+            if ct.running() {
+                ct.started_ms = Some((now - 3_600) * 1000);
+            }
+            for (k, v) in &ct.config {
+                if !super::schema::is_volume_key(k) {
+                    continue;
+                }
+                let Some(vol) =
+                    super::schema::mp_volume(v).filter(|x| super::schema::is_storage_volume(x))
+                else {
+                    continue;
+                };
+                adopt.push((vol.to_string(), ct.node.clone(), mp_size(v).unwrap_or(0)));
+            }
+        }
+        for (volid, node, size) in adopt {
+            let vmid = volid
+                .rsplit(['/', ':'])
+                .next()
+                .and_then(|n| n.split('-').nth(1))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            self.adopt_volume(&volid, &node, vmid, size, now);
+        }
+    }
+
     /// Memory of the running containers on `node`, and how many run.
     pub fn ct_load(&self, node: &str) -> (u64, usize) {
         self.cts_on(node)

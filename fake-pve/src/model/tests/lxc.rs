@@ -674,3 +674,41 @@ fn interfaces_come_from_the_config_or_the_control_api() {
     go(&mut w, |c| c.destroy_ct("pve", 200, false, false, true));
     assert!(w.c.guests().agent(200).is_none());
 }
+
+#[rstest]
+fn scenarios_declare_containers() {
+    let yaml = r#"
+nodes: [{ name: pve }]
+storages:
+  - { id: local-lvm, type: lvmthin, thinpool: data, vgname: pve }
+vms:
+  - { vmid: 100, name: vm }
+containers:
+  - vmid: 200
+    hostname: seeded
+    status: running
+    config:
+      rootfs: local-lvm:vm-200-disk-0,size=4G
+      memory: 1024
+      net0: name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:02:00,ip=dhcp,type=veth
+"#;
+    let w = World::from_yaml(yaml);
+    let ct = w.c.guests().ct(200).expect("seeded");
+    assert!(ct.running());
+    assert_eq!(
+        ct.config().get("hostname").map(String::as_str),
+        Some("seeded")
+    );
+    let vol =
+        w.c.volume("local-lvm:vm-200-disk-0", "pve")
+            .expect("volume made");
+    assert_eq!((vol.size, vol.vmid), (4u64 << 30, 200));
+    let status = w.c.ct_status(ct, w.now_ms, false);
+    assert_eq!(status["uptime"], json!(3600));
+    // A container may not take a VM's VMID.
+    let dup = yaml.replace("vmid: 200", "vmid: 100");
+    let e = crate::model::Scenario::parse(&dup, "dup.yaml")
+        .and_then(|s| s.build(PveVersion::V9_1, "pw", T0).map(|_| ()))
+        .expect_err("refused");
+    assert!(e.to_string().contains("duplicate vmid 100"), "{e}");
+}
