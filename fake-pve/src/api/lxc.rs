@@ -147,7 +147,7 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         Ok::<_, Error>(())
     })?;
     let storage = ctx.params.str("storage");
-    let config = ctx
+    let config: std::collections::BTreeMap<String, String> = ctx
         .params
         .names()
         .filter(|k| !schema::CREATE_ONLY.contains(k))
@@ -175,6 +175,16 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
             c.access
                 .check_perm(&who, &format!("/storage/{s}"), &["Datastore.AllocateSpace"])
         })
+    })?;
+    ctx.with(|c| {
+        c.check_ct_modify_config_perm(
+            &who,
+            vmid,
+            None,
+            &config,
+            &[],
+            unprivileged.unwrap_or(version.is_v9()),
+        )
     })?;
     let start = ctx.params.bool("start")?.unwrap_or(false);
     let start = start.then(|| (who.to_string(), ctx.task_ms("vzstart")));
@@ -260,7 +270,15 @@ fn update_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         revert: split(ctx.params.str("revert")),
         digest: ctx.params.str("digest"),
     };
-    ctx.with(|c| c.update_ct_config(&node, vmid, &u, &mut ctx.rq()))?;
+    let who = ctx.who()?.clone();
+    ctx.with(|c| {
+        let ct = c.ct(&node, vmid)?;
+        let old = ct.config().clone();
+        let unprivileged = old.get("unprivileged").is_some_and(|u| u == "1");
+        let removed: Vec<String> = u.delete.iter().chain(&u.revert).cloned().collect();
+        c.check_ct_modify_config_perm(&who, vmid, Some(&old), &u.set, &removed, unprivileged)?;
+        c.update_ct_config(&node, vmid, &u, &mut ctx.rq())
+    })?;
     Ok(Value::Null.into())
 }
 

@@ -27,6 +27,7 @@ mod config;
 mod create;
 mod disk;
 mod migrate;
+mod perm;
 pub mod power;
 pub mod schema;
 mod snapshot;

@@ -712,3 +712,59 @@ containers:
         .expect_err("refused");
     assert!(e.to_string().contains("duplicate vmid 100"), "{e}");
 }
+
+#[rstest]
+fn each_option_needs_its_own_privilege() {
+    let mut w = ct_world();
+    let ci = super::user("ci@pve");
+    let old = w.c.ct("pve", 200).expect("ct").config().clone();
+    let check = |w: &World, set: &[(&str, &str)], delete: &[&str]| {
+        let delete: Vec<String> = delete.iter().map(|s| (*s).to_string()).collect();
+        w.c.check_ct_modify_config_perm(&ci, 200, Some(&old), &map(set), &delete, true)
+    };
+    assert_eq!(
+        refused(check(&w, &[("cores", "2")], &[])),
+        (
+            403,
+            "Permission check failed (/vms/200, VM.Config.CPU)".into()
+        )
+    );
+    assert_eq!(
+        refused(check(&w, &[("features", "keyctl=1")], &[])).1,
+        "Permission check failed (changing feature flags (except nesting) is only allowed for root@pam)"
+    );
+    assert_eq!(
+        refused(check(&w, &[("mp0", "/srv,mp=/srv")], &[])).1,
+        "Permission check failed (/vms/200, VM.Config.Disk)"
+    );
+    let (roles, users) = (["PVEVMAdmin".to_string()], ["ci@pve".to_string()]);
+    w.c.access
+        .update_acl(
+            "/vms/200",
+            &crate::model::access::AclUpdate {
+                roles: &roles,
+                users: &users,
+                groups: &[],
+                tokens: &[],
+                propagate: true,
+                delete: false,
+            },
+        )
+        .expect("grant");
+    assert!(check(&w, &[("cores", "2"), ("memory", "1024")], &["swap"]).is_ok());
+    assert_eq!(
+        refused(check(&w, &[("mp0", "/srv,mp=/srv")], &[])).1,
+        "Permission check failed (mount point type bind is only allowed for root@pam)"
+    );
+    assert!(
+        w.c.check_ct_modify_config_perm(
+            &root(),
+            200,
+            Some(&old),
+            &map(&[("hookscript", "local:snippets/h.pl")]),
+            &[],
+            true
+        )
+        .is_ok()
+    );
+}
