@@ -71,6 +71,9 @@ impl Cluster {
         });
         if running {
             s["pid"] = json!(20_000 + ct.vmid());
+        }
+        // Pressure stall figures came with PVE 9.0.
+        if running && self.version.is_v9() {
             for k in [
                 "pressurecpusome",
                 "pressurecpufull",
