@@ -166,3 +166,28 @@ Feature: Containers
     When I read the appliance index
     Then the item with "template" = "debian-12-standard_12.7-1_amd64.tar.zst" has "type" = "lxc"
     And every item has "section" = "system"
+
+  Scenario: The interfaces of a running container
+    Given container "{vm1}" was created
+    When I read the interfaces of container "{vm1}"
+    Then the answer is null
+    Given container "{vm1}" was started
+    When I read the interfaces of container "{vm1}"
+    Then the item with "name" = "lo" has "inet" = "127.0.0.1/8"
+    And the answer lists "name" = "eth0"
+    And every item has "hwaddr"
+    And every item has "ip-addresses"
+
+  @fake-only
+  Scenario: Interfaces set through the control API
+    Given container "{vm1}" was created
+    And container "{vm1}" was started
+    And container "{vm1}" has the interfaces:
+      """
+      [{"name": "eth0", "hardware-address": "bc:24:11:00:00:09",
+        "ip-addresses": [{"ip-address": "192.0.2.7", "ip-address-type": "ipv4", "prefix": 24}]}]
+      """
+    When I read the interfaces of container "{vm1}"
+    Then the answer is a list of 1 item
+    And the item with "name" = "eth0" has "inet" = "192.0.2.7/24"
+    And the item with "name" = "eth0" has "hwaddr" = "bc:24:11:00:00:09"

@@ -253,3 +253,20 @@ async fn aplinfo(w: &mut PveWorld) {
     let path = format!("/nodes/{}/aplinfo", seg(&w.target().node));
     w.call(Method::GET, &path, Params::new()).await;
 }
+
+/// Sets what `interfaces` answers through fake-pve's control API
+/// (`PUT /_fake/guests/{vmid}`, the guest agent's shape: a JSON list).
+#[given(expr = "container {string} has the interfaces:")]
+async fn set_interfaces(w: &mut PveWorld, step: &Step, ct: String) {
+    let id = vmid(w, &ct);
+    let list: serde_json::Value =
+        serde_json::from_str(&w.expand(step.docstring.as_deref().unwrap_or("[]")))
+            .unwrap_or_else(|e| panic!("interfaces are a JSON list: {e}"));
+    let body = serde_json::json!({ "interfaces": list }).to_string();
+    w.control(
+        Method::PUT,
+        &format!("/_fake/guests/{id}"),
+        Some(("application/json", body)),
+    )
+    .await;
+}
