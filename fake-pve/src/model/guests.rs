@@ -86,9 +86,10 @@ impl Guests {
     /// Registers a guest under `vmid`, replacing one there (whose agent
     /// state goes with it).
     pub fn insert(&mut self, vmid: u32, vm: Vm) -> Option<Vm> {
-        self.cts.remove(&vmid);
+        // One VMID space: a container under `vmid` goes too.
+        let ct = self.cts.remove(&vmid);
         let old = self.vms.insert(vmid, vm);
-        if old.is_some() {
+        if old.is_some() || ct.is_some() {
             self.agents.remove(&vmid);
         }
         old
@@ -233,6 +234,22 @@ mod tests {
         g.agent_mut(101).hostname = Some("db".into());
         assert!(g.insert(101, vm(101)).is_some());
         assert!(g.agent(101).is_none());
+    }
+
+    #[test]
+    fn vms_and_containers_share_one_vmid_space() {
+        let mut g = Guests::default();
+        g.insert(100, vm(100));
+        assert!(!g.insert_ct(Ct::new(100, "pve", BTreeMap::new())));
+        assert!(g.insert_ct(Ct::new(200, "pve", BTreeMap::new())));
+        assert!(g.contains_key(&200) && g.get(&200).is_none());
+        assert_eq!(g.holder(200), Some(("CT", "pve")));
+        assert_eq!(g.holder(100), Some(("VM", "pve")));
+        g.agent_mut(200).hostname = Some("ct".into());
+        // A VM registered over a container replaces it and its state.
+        g.insert(200, vm(200));
+        assert!(g.ct(200).is_none() && g.agent(200).is_none());
+        assert_eq!(g.holder(200), Some(("VM", "pve")));
     }
 
     #[test]
