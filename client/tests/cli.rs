@@ -344,3 +344,71 @@ async fn usage_without_a_server_and_verbose() {
             .contains("not found: no such resource '/nodes/pve/nothing'")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn containers_through_get_create_and_set() {
+    let run = start().await;
+    let env = password_env(&run);
+    let log = stdout(
+        &pve(
+            env.clone(),
+            &[
+                "create",
+                "/nodes/pve/aplinfo",
+                "--storage",
+                "local",
+                "--template",
+                "debian-12-standard_12.7-1_amd64.tar.zst",
+                "--wait",
+            ],
+        )
+        .await,
+    );
+    assert!(log.ends_with("TASK OK\n"), "{log}");
+    let log = stdout(
+        &pve(
+            env.clone(),
+            &[
+                "create",
+                "/nodes/pve/lxc",
+                "--vmid",
+                "300",
+                "--ostemplate",
+                "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst",
+                "--rootfs",
+                "local-lvm:1",
+                "--hostname",
+                "from-cli",
+                "--wait",
+            ],
+        )
+        .await,
+    );
+    assert!(
+        log.contains("Detected container architecture: amd64") && log.ends_with("TASK OK\n"),
+        "{log}"
+    );
+    let set = stdout(
+        &pve(
+            env.clone(),
+            &["set", "/nodes/pve/lxc/300/config", "--cores", "2"],
+        )
+        .await,
+    );
+    assert_eq!(set, "");
+    let config = json(
+        &pve(
+            env,
+            &[
+                "get",
+                "/nodes/pve/lxc/300/config",
+                "--output-format",
+                "json",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(config["hostname"], "from-cli");
+    assert_eq!(config["cores"], 2);
+    assert_eq!(config["rootfs"], "local-lvm:vm-300-disk-0,size=1G");
+}

@@ -164,3 +164,82 @@ async fn proxmoxer_works_unmodified() {
     print!("{}", outcome.stdout);
     eprint!("{}", outcome.stderr);
 }
+
+/// How long the Ansible playbook may run (each module is a Python process).
+const PLAYBOOK_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Ansible's `community.proxmox` modules (from the `ansible` package that
+/// `ci/setup-python` installs beside proxmoxer) drive a container's life:
+/// template download, create, configure, start, snapshot, stop, clone and
+/// destroy (`tests/python/ansible_lxc.yml`).
+#[tokio::test]
+async fn ansible_proxmox_modules_work_unmodified() {
+    let Some(python) = python() else { return };
+    let Some(playbook_bin) = python.parent().map(|d| d.join("ansible-playbook")) else {
+        return;
+    };
+    if !playbook_bin.exists() {
+        let why = format!(
+            "{} not found: run ci/setup-python (it installs ansible)",
+            playbook_bin.display()
+        );
+        if std::env::var("FAKE_PVE_REQUIRE_PYTHON").is_ok_and(|v| v == "1") {
+            panic!("FAKE_PVE_REQUIRE_PYTHON=1 but {why}");
+        }
+        let _ = writeln!(std::io::stderr(), "ansible test skipped: {why}");
+        return;
+    }
+    let scenario = Scenario::parse(&scenario_yaml(), "python_clients").expect("scenario");
+    let pve = FakePve::builder()
+        .listen("127.0.0.1:0".parse().expect("address"))
+        .auth_failure_delay(Duration::ZERO)
+        .scenario(scenario)
+        .start()
+        .await
+        .expect("fake-pve starts");
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let playbook = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/ansible_lxc.yml");
+    let mut cmd = Command::new(&playbook_bin);
+    cmd.arg("-i")
+        .arg("localhost,")
+        .arg("-e")
+        .arg(format!("ansible_python_interpreter={}", python.display()))
+        .arg("-e")
+        .arg(format!("pve_host={}", pve.addr().ip()))
+        .arg("-e")
+        .arg(format!("pve_port={}", pve.addr().port()))
+        .arg("-e")
+        .arg("pve_password=password")
+        .arg("-e")
+        .arg("pve_node=pve")
+        .arg("-e")
+        .arg("vmid=4200")
+        .arg(&playbook)
+        .env("ANSIBLE_LOCAL_TEMP", tmp.path().join("local"))
+        .env("ANSIBLE_REMOTE_TEMP", tmp.path().join("remote"))
+        .env("ANSIBLE_HOME", tmp.path().join("home"))
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("ANSIBLE_RETRY_FILES_ENABLED", "0")
+        .env("ANSIBLE_LOCALHOST_WARNING", "0")
+        .env("ANSIBLE_INVENTORY_UNPARSED_WARNING", "0")
+        .env("LC_ALL", "C.UTF-8")
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    let outcome = tokio::task::spawn_blocking(move || run_with_timeout(cmd, PLAYBOOK_TIMEOUT))
+        .await
+        .expect("runner thread")
+        .unwrap_or_else(|e| panic!("{e}"));
+    pve.shutdown().await;
+    assert!(
+        outcome.status.success(),
+        "ansible-playbook exited with {}\n--- stdout ---\n{}--- stderr ---\n{}",
+        outcome.status,
+        outcome.stdout,
+        outcome.stderr
+    );
+    assert!(
+        outcome.stdout.contains("failed=0") && outcome.stdout.contains("ok=10"),
+        "unexpected play recap\n--- stdout ---\n{}",
+        outcome.stdout
+    );
+    print!("{}", outcome.stdout);
+}

@@ -425,6 +425,63 @@ const CASES: &[Case] = &[
         "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/config",
         "/nodes/pve1/qemu/100/snapshot/before-upgrade/config",
     ),
+    // containers
+    case("get_nodes_node_lxc", "/nodes/{node}/lxc", "/nodes/pve1/lxc"),
+    case(
+        "get_nodes_node_lxc_vmid_config",
+        "/nodes/{node}/lxc/{vmid}/config",
+        "/nodes/pve1/lxc/200/config",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_pending",
+        "/nodes/{node}/lxc/{vmid}/pending",
+        "/nodes/pve1/lxc/200/pending",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_status_current",
+        "/nodes/{node}/lxc/{vmid}/status/current",
+        "/nodes/pve1/lxc/200/status/current",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_snapshot",
+        "/nodes/{node}/lxc/{vmid}/snapshot",
+        "/nodes/pve1/lxc/200/snapshot",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_snapshot_snapname_config",
+        "/nodes/{node}/lxc/{vmid}/snapshot/{snapname}/config",
+        "/nodes/pve1/lxc/200/snapshot/first/config",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_interfaces",
+        "/nodes/{node}/lxc/{vmid}/interfaces",
+        "/nodes/pve1/lxc/200/interfaces",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_feature",
+        "/nodes/{node}/lxc/{vmid}/feature",
+        "/nodes/pve1/lxc/200/feature?feature=snapshot",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_migrate",
+        "/nodes/{node}/lxc/{vmid}/migrate",
+        "/nodes/pve1/lxc/200/migrate",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_rrddata",
+        "/nodes/{node}/lxc/{vmid}/rrddata",
+        "/nodes/pve1/lxc/200/rrddata?timeframe=hour",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_rrd",
+        "/nodes/{node}/lxc/{vmid}/rrd",
+        "/nodes/pve1/lxc/200/rrd?timeframe=hour&ds=cpu",
+    ),
+    case(
+        "get_nodes_node_aplinfo",
+        "/nodes/{node}/aplinfo",
+        "/nodes/pve1/aplinfo",
+    ),
     // the guest agent
     case(
         "get_nodes_node_qemu_vmid_agent_info",
@@ -774,6 +831,31 @@ impl World {
             "url=https%3A%2F%2Fexample.com%2Fgone.iso&content=iso&filename=gone.iso",
         );
         self.advance(60);
+        // A container from a template of the appliance index, started,
+        // snapshotted, with a change left pending (all instant: the clock
+        // stays where the other answers expect it).
+        self.task(
+            post.clone(),
+            "/nodes/pve1/aplinfo",
+            "storage=local&template=debian-12-standard_12.7-1_amd64.tar.zst",
+        );
+        self.task(
+            post.clone(),
+            "/nodes/pve1/lxc",
+            "vmid=200&ostemplate=local%3Avztmpl%2Fdebian-12-standard_12.7-1_amd64.tar.zst\
+             &hostname=web-ct&rootfs=local-lvm%3A8&cores=2&memory=1024&tags=ct\
+             &net0=name%3Deth0%2Cbridge%3Dvmbr0%2Cip%3Ddhcp&password=secret-pw&start=1",
+        );
+        self.task(
+            post.clone(),
+            "/nodes/pve1/lxc/200/snapshot",
+            "snapname=first&description=fresh",
+        );
+        self.call(
+            Method::PUT,
+            "/nodes/pve1/lxc/200/config",
+            "nameserver=192.0.2.53&onboot=1",
+        );
         // Tasks still running at the end: a full clone of the template
         // that an API token started, and a startall with nothing to start.
         self.token.set(Some(

@@ -383,8 +383,8 @@ async fn sweep(admin: &pve_client::Config, prefix: &str, problems: &Mutex<Vec<St
     }
 }
 
-/// Stops and destroys whatever VMs of the reserved range are left on the
-/// test node of a real cluster (a scenario's own cleanup removes its VMs;
+/// Stops and destroys whatever VMs and containers of the reserved range
+/// are left on the test node of a real cluster (a scenario's own cleanup removes its VMs;
 /// this catches what an interrupted one left).
 async fn sweep_vms(admin: &pve_client::Config, target: &Target, problems: &Mutex<Vec<String>>) {
     let Ok(client) = Client::connect(admin.clone()).await else {
@@ -407,6 +407,24 @@ async fn sweep_vms(admin: &pve_client::Config, target: &Target, problems: &Mutex
             && let Ok(mut p) = problems.lock()
         {
             p.push(format!("sweeping VM {vmid}: {e}"));
+        }
+    }
+    // Containers of the reserved range, linked clones first too.
+    let path = format!("/nodes/{}/lxc", pve_client::api::seg(&target.node));
+    let Ok(Value::Array(items)) = client.get(&path, &Params::new()).await else {
+        return;
+    };
+    let mut ctids: Vec<u32> = items
+        .iter()
+        .filter_map(|i| i["vmid"].as_u64().and_then(|v| u32::try_from(v).ok()))
+        .filter(|v| target.vmids.contains(v))
+        .collect();
+    ctids.sort_unstable_by(|a, b| b.cmp(a));
+    for vmid in ctids {
+        if let Err(e) = crate::world::remove_ct(&client, &target.node, vmid).await
+            && let Ok(mut p) = problems.lock()
+        {
+            p.push(format!("sweeping CT {vmid}: {e}"));
         }
     }
 }

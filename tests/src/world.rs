@@ -142,6 +142,8 @@ pub enum Made {
     },
     /// A VM (stopped, then destroyed with `purge`).
     Vm(u32),
+    /// A container (stopped, then destroyed with `purge`).
+    Ct(u32),
     /// A storage definition.
     Storage(String),
     /// A volume allocated (or downloaded) on a storage of the test node:
@@ -931,6 +933,13 @@ impl PveWorld {
                     }
                     continue;
                 }
+                Made::Ct(vmid) => {
+                    let node = self.target().node.clone();
+                    if let Err(e) = remove_ct(&admin, &node, *vmid).await {
+                        problems.push(format!("cleaning up CT {vmid}: {e}"));
+                    }
+                    continue;
+                }
                 Made::Volume(sid, volid) => {
                     let node = self.target().node.clone();
                     if let Err(e) = remove_volume(&admin, &node, sid, volid).await {
@@ -1069,6 +1078,62 @@ pub async fn remove_vm(
             .set("purge", true)
             .set("destroy-unreferenced-disks", true),
     );
+    let mut tries = 0;
+    let upid = loop {
+        match client.delete(&base, &params).await {
+            Ok(u) => break u,
+            Err(e) if gone(e.message()) => return Ok(()),
+            Err(e) if e.message().contains("is locked") && tries < 60 => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Err(e) => return Err(format!("destroying it: {e}")),
+        }
+    };
+    let exit = wait_task(client, upid.as_str().unwrap_or_default()).await?;
+    if exit == "OK" {
+        Ok(())
+    } else {
+        Err(format!("destroying it: {exit}"))
+    }
+}
+
+/// Stops and destroys container `vmid` on `node` with `purge`, after
+/// taking its protection away; a container that is already gone is fine.
+///
+/// # Errors
+/// What PVE answered when it refused, or a task's error.
+pub async fn remove_ct(client: &Client, node: &str, vmid: u32) -> Result<(), String> {
+    let base = format!("/nodes/{}/lxc/{vmid}", pve_client::api::seg(node));
+    let config = match client.get(&format!("{base}/config"), &Params::new()).await {
+        Ok(c) => c,
+        Err(e) if gone(e.message()) => return Ok(()),
+        Err(e) => return Err(format!("reading its config: {e}")),
+    };
+    let status = client
+        .get(&format!("{base}/status/current"), &Params::new())
+        .await
+        .map_err(|e| format!("reading its status: {e}"))?;
+    if status["status"] == "running" {
+        let upid = client
+            .post(&format!("{base}/status/stop"), &Params::new())
+            .await
+            .map_err(|e| format!("stopping it: {e}"))?;
+        let exit = wait_task(client, upid.as_str().unwrap_or_default()).await?;
+        if exit != "OK" {
+            return Err(format!("stopping it: {exit}"));
+        }
+    }
+    if config["protection"] == 1 {
+        client
+            .put(
+                &format!("{base}/config"),
+                &Params::new().set("delete", "protection"),
+            )
+            .await
+            .map_err(|e| format!("removing its protection: {e}"))?;
+    }
+    let params = Params::new().set("purge", true);
     let mut tries = 0;
     let upid = loop {
         match client.delete(&base, &params).await {

@@ -6,6 +6,7 @@
 pub mod access;
 pub mod agent;
 pub mod cluster;
+pub mod lxc;
 pub mod network;
 pub mod nodes;
 pub mod qemu;

@@ -12,6 +12,7 @@ pub mod auth;
 pub mod cluster;
 mod envelope;
 mod fallback;
+pub mod lxc;
 pub mod network;
 pub mod nodes;
 pub mod params;
@@ -178,6 +179,7 @@ impl Default for Router {
         routes.extend(nodes::routes());
         routes.extend(tasks::routes());
         routes.extend(qemu::routes());
+        routes.extend(lxc::routes());
         routes.extend(network::routes());
         routes.extend(agent::routes());
         routes.extend(storage::routes());

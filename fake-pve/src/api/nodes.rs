@@ -185,10 +185,23 @@ fn startall(ctx: &Ctx<'_>) -> Result<Reply> {
             })
             .map(|v| v.vmid())
             .collect();
+        // Containers start in the same run, in VMID order.
+        let mut ids: Vec<(u32, &str)> = ids.into_iter().map(|id| (id, "VM")).collect();
+        ids.extend(
+            c.cts_on(&node)
+                .filter(|ct| !ct.running() && !ct.template())
+                .filter(|ct| match &vms {
+                    Some(list) => list.contains(&ct.vmid()),
+                    None => force || ct.config().get("onboot").is_some_and(|o| o == "1"),
+                })
+                .map(|ct| (ct.vmid(), "CT")),
+        );
+        ids.sort_unstable();
         let mut worker = Worker::new("startall", "");
-        for id in &ids {
-            worker = worker.log(format!("Starting VM {id}"));
+        for (id, kind) in &ids {
+            worker = worker.log(format!("Starting {kind} {id}"));
         }
+        let ids: Vec<u32> = ids.into_iter().map(|(id, _)| id).collect();
         let worker = worker.effect(TaskEffect::SetVmStatus {
             vmids: ids,
             status: crate::model::qemu::VmStatus::Running,
@@ -212,18 +225,29 @@ fn stopall(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?.to_string();
     let now_ms = ctx.now_ms();
     let upid = ctx.with(|c| {
-        let mut ids: Vec<u32> = c
+        let ids: Vec<u32> = c
             .guests()
             .values()
             .filter(|v| v.node() == node && v.running())
             .filter(|v| vms.as_ref().is_none_or(|list| list.contains(&v.vmid())))
             .map(|v| v.vmid())
             .collect();
+        let mut ids: Vec<(u32, &str)> = ids.into_iter().map(|id| (id, "VM")).collect();
+        ids.extend(
+            c.cts_on(&node)
+                .filter(|ct| ct.running())
+                .filter(|ct| vms.as_ref().is_none_or(|list| list.contains(&ct.vmid())))
+                .map(|ct| (ct.vmid(), "CT")),
+        );
+        ids.sort_unstable();
         ids.reverse();
         let mut worker = Worker::new("stopall", "");
-        for id in &ids {
-            worker = worker.log(format!("Stopping VM {id} (timeout = {timeout} seconds)"));
+        for (id, kind) in &ids {
+            worker = worker.log(format!(
+                "Stopping {kind} {id} (timeout = {timeout} seconds)"
+            ));
         }
+        let ids: Vec<u32> = ids.into_iter().map(|(id, _)| id).collect();
         let worker = worker.effect(TaskEffect::SetVmStatus {
             vmids: ids,
             status: crate::model::qemu::VmStatus::Stopped,

@@ -160,7 +160,7 @@ fn net_mac(value: &str) -> Option<String> {
 }
 
 /// The EUI-64 link-local address of a MAC.
-fn link_local(mac: &str) -> String {
+pub(crate) fn link_local(mac: &str) -> String {
     let b: Vec<u8> = mac
         .split(':')
         .filter_map(|x| u8::from_str_radix(x, 16).ok())

@@ -114,6 +114,9 @@ pub struct ClusterDoc {
     /// Guest-agent state per VM.
     #[serde(default)]
     pub guests: BTreeMap<u32, super::agent::Guest>,
+    /// LXC containers by VMID.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cts: BTreeMap<u32, super::lxc::Ct>,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -132,6 +135,8 @@ struct ClusterDocRef<'a> {
     faults: &'a Faults,
     network: &'a BTreeMap<String, super::network::NodeNetwork>,
     guests: &'a BTreeMap<u32, super::agent::Guest>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    cts: &'a BTreeMap<u32, super::lxc::Ct>,
 }
 
 impl Serialize for Cluster {
@@ -152,6 +157,7 @@ impl Serialize for Cluster {
             faults: &self.faults,
             network: self.network.parts(),
             guests,
+            cts: self.guests.cts(),
         }
         .serialize(s)
     }
@@ -170,7 +176,7 @@ impl From<ClusterDoc> for Cluster {
             nodes: Nodes::new(d.name, d.local_node, d.nodes),
             storage: Storages::new(d.storages, d.volumes),
             access: d.access,
-            guests: Guests::new(d.vms, d.guests),
+            guests: Guests::with_containers(d.vms, d.cts, d.guests),
             tasks: Tasks::new(d.tasks, d.next_pid),
             faults: d.faults,
             network: Networks::new(d.network),
@@ -241,10 +247,11 @@ impl Cluster {
 
     /// Memory of the running guests on `node`, and how many run.
     pub fn guest_load(&self, node: &str) -> (u64, usize) {
+        let (ct_mem, cts) = self.ct_load(node);
         self.guests
             .values()
             .filter(|v| v.node == node && v.running())
-            .fold((0, 0), |(m, n), v| (m + v.maxmem(), n + 1))
+            .fold((ct_mem, cts), |(m, n), v| (m + v.maxmem(), n + 1))
     }
 
     /// `GET /nodes` items.
@@ -266,6 +273,10 @@ impl Cluster {
             let mut vms: Vec<&Vm> = self.guests.values().collect();
             vms.sort_by_key(|v| v.vmid.to_string());
             out.extend(vms.into_iter().map(|v| self.vm_resource(v, now)));
+            // Containers are `vm` resources too (`lxc/<vmid>`).
+            let mut cts: Vec<&super::lxc::Ct> = self.guests.cts().values().collect();
+            cts.sort_by_key(|c| c.vmid().to_string());
+            out.extend(cts.into_iter().map(|c| self.ct_resource(c, now)));
         }
         if want("node") {
             for n in &self.nodes {
@@ -428,7 +439,16 @@ impl Cluster {
             TaskEffect::None => Ok(Vec::new()),
             TaskEffect::SetVmStatus { vmids, status } => {
                 for id in vmids {
-                    if status == super::qemu::VmStatus::Running {
+                    if self.guests.ct(id).is_some() {
+                        // startall/stopall: containers start and stop in
+                        // the same run; one that cannot is skipped.
+                        let op = if status == super::qemu::VmStatus::Running {
+                            super::lxc::LxcOp::Start { skiplock: false }
+                        } else {
+                            super::lxc::LxcOp::Stop { skiplock: false }
+                        };
+                        let _ = self.apply_lxc(id, op, end_ms);
+                    } else if status == super::qemu::VmStatus::Running {
                         // startall: a guest that cannot start is skipped.
                         let _ = self.apply_qemu(
                             id,
@@ -444,6 +464,7 @@ impl Cluster {
                 Ok(Vec::new())
             }
             TaskEffect::Qemu { vmid, op } => self.apply_qemu(vmid, op, end_ms),
+            TaskEffect::Lxc { vmid, op } => self.apply_lxc(vmid, op, end_ms),
             TaskEffect::Volume { node, change } => {
                 self.storage.apply_volume_change(&node, change);
                 Ok(Vec::new())
@@ -453,8 +474,10 @@ impl Cluster {
 
     /// Undoes the start of a task that ends without its effect.
     fn abort(&mut self, effect: &TaskEffect) {
-        if let TaskEffect::Qemu { vmid, op } = effect {
-            self.abort_qemu(*vmid, op);
+        match effect {
+            TaskEffect::Qemu { vmid, op } => self.abort_qemu(*vmid, op),
+            TaskEffect::Lxc { vmid, op } => self.abort_lxc(*vmid, op),
+            _ => {}
         }
     }
 

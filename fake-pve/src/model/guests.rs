@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use super::agent::Guest as Agent;
+use super::lxc::Ct;
 use super::qemu::Vm;
 
 /// Every guest of the cluster by VMID, and the guest agents' state.
@@ -16,6 +17,8 @@ use super::qemu::Vm;
 pub struct Guests {
     vms: BTreeMap<u32, Vm>,
     agents: BTreeMap<u32, Agent>,
+    /// LXC containers, in the same VMID space as the VMs.
+    cts: BTreeMap<u32, Ct>,
 }
 
 impl Guests {
@@ -23,7 +26,11 @@ impl Guests {
     /// is dropped.
     pub fn new(vms: BTreeMap<u32, Vm>, mut agents: BTreeMap<u32, Agent>) -> Self {
         agents.retain(|vmid, _| vms.contains_key(vmid));
-        Self { vms, agents }
+        Self {
+            vms,
+            agents,
+            cts: BTreeMap::new(),
+        }
     }
 
     /// The guests and the agents' state, as a saved world keeps them.
@@ -41,9 +48,9 @@ impl Guests {
         self.vms.get_mut(vmid)
     }
 
-    /// Whether `vmid` is taken.
+    /// Whether `vmid` is taken (by a VM or a container).
     pub fn contains_key(&self, vmid: &u32) -> bool {
-        self.vms.contains_key(vmid)
+        self.vms.contains_key(vmid) || self.cts.contains_key(vmid)
     }
 
     /// How many guests there are.
@@ -79,8 +86,10 @@ impl Guests {
     /// Registers a guest under `vmid`, replacing one there (whose agent
     /// state goes with it).
     pub fn insert(&mut self, vmid: u32, vm: Vm) -> Option<Vm> {
+        // One VMID space: a container under `vmid` goes too.
+        let ct = self.cts.remove(&vmid);
         let old = self.vms.insert(vmid, vm);
-        if old.is_some() {
+        if old.is_some() || ct.is_some() {
             self.agents.remove(&vmid);
         }
         old
@@ -90,6 +99,62 @@ impl Guests {
     pub fn remove(&mut self, vmid: &u32) -> Option<Vm> {
         self.agents.remove(vmid);
         self.vms.remove(vmid)
+    }
+
+    /// The guests of a saved world, containers included. A container
+    /// under a VMID that a VM holds is dropped, and so is agent state of
+    /// a VMID without a guest.
+    pub fn with_containers(
+        vms: BTreeMap<u32, Vm>,
+        mut cts: BTreeMap<u32, Ct>,
+        mut agents: BTreeMap<u32, Agent>,
+    ) -> Self {
+        cts.retain(|vmid, _| !vms.contains_key(vmid));
+        agents.retain(|vmid, _| vms.contains_key(vmid) || cts.contains_key(vmid));
+        Self { vms, agents, cts }
+    }
+
+    /// Who holds `vmid`: `VM` or `CT`, and the node of its config (as
+    /// `check_vmid_unused` names it).
+    pub fn holder(&self, vmid: u32) -> Option<(&'static str, &str)> {
+        if let Some(v) = self.vms.get(&vmid) {
+            return Some(("VM", v.node.as_str()));
+        }
+        self.cts.get(&vmid).map(|c| ("CT", c.node()))
+    }
+
+    /// The container `vmid`.
+    pub fn ct(&self, vmid: u32) -> Option<&Ct> {
+        self.cts.get(&vmid)
+    }
+
+    /// The container `vmid`, to change.
+    pub fn ct_mut(&mut self, vmid: u32) -> Option<&mut Ct> {
+        self.cts.get_mut(&vmid)
+    }
+
+    /// The containers by VMID.
+    pub fn cts(&self) -> &BTreeMap<u32, Ct> {
+        &self.cts
+    }
+
+    /// Registers a container under a VMID no VM holds; answers whether it
+    /// was registered (a container replaces a container).
+    pub fn insert_ct(&mut self, ct: Ct) -> bool {
+        let vmid = ct.vmid();
+        if self.vms.contains_key(&vmid) {
+            return false;
+        }
+        if self.cts.insert(vmid, ct).is_some() {
+            self.agents.remove(&vmid);
+        }
+        true
+    }
+
+    /// Removes a container and everything kept for it.
+    pub fn remove_ct(&mut self, vmid: u32) -> Option<Ct> {
+        self.agents.remove(&vmid);
+        self.cts.remove(&vmid)
     }
 
     /// `GET /cluster/nextid`: the lowest free VMID, or a check of `vmid`.
@@ -169,6 +234,22 @@ mod tests {
         g.agent_mut(101).hostname = Some("db".into());
         assert!(g.insert(101, vm(101)).is_some());
         assert!(g.agent(101).is_none());
+    }
+
+    #[test]
+    fn vms_and_containers_share_one_vmid_space() {
+        let mut g = Guests::default();
+        g.insert(100, vm(100));
+        assert!(!g.insert_ct(Ct::new(100, "pve", BTreeMap::new())));
+        assert!(g.insert_ct(Ct::new(200, "pve", BTreeMap::new())));
+        assert!(g.contains_key(&200) && g.get(&200).is_none());
+        assert_eq!(g.holder(200), Some(("CT", "pve")));
+        assert_eq!(g.holder(100), Some(("VM", "pve")));
+        g.agent_mut(200).hostname = Some("ct".into());
+        // A VM registered over a container replaces it and its state.
+        g.insert(200, vm(200));
+        assert!(g.ct(200).is_none() && g.agent(200).is_none());
+        assert_eq!(g.holder(200), Some(("VM", "pve")));
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod cluster;
 pub mod context;
 pub mod faults;
 pub mod guests;
+pub mod lxc;
 pub mod network;
 pub mod nodes;
 pub mod qemu;

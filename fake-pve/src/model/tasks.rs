@@ -103,6 +103,13 @@ pub enum TaskEffect {
         /// The operation.
         op: super::qemu::QemuOp,
     },
+    /// What a container task does (create, power, snapshot, destroy, ...).
+    Lxc {
+        /// The container.
+        vmid: u32,
+        /// The operation.
+        op: super::lxc::LxcOp,
+    },
     /// Adds or removes a storage volume (upload, download, copy, delete):
     /// on PVE the file appears or goes when the worker gets there.
     Volume {

@@ -217,6 +217,88 @@ def check_vm_lifecycle(prox, auth, node, storage, bridge):
     ok(auth, f"vm_stop, destroy_vm {newid} and {vmid}")
 
 
+def ostemplate(prox, node):
+    """The OS template to create containers from: $PVE_TEST_OSTEMPLATE, or
+    Debian 12 from the appliance index, downloaded into `local` unless it
+    is there already."""
+    given = os.environ.get("PVE_TEST_OSTEMPLATE")
+    if given:
+        return given
+    name = "debian-12-standard_12.7-1_amd64.tar.zst"
+    volid = f"local:vztmpl/{name}"
+    have = [c["volid"] for c in prox.nodes(node).storage("local").content.get(content="vztmpl")]
+    if volid not in have:
+        wait_ok(prox, prox.nodes(node).aplinfo.post(storage="local", template=name), "apl_download")
+    return volid
+
+
+def check_ct_lifecycle(prox, auth, node, storage, bridge):
+    """Containers: create -> configure -> start -> snapshot -> clone -> stop -> delete."""
+    template = ostemplate(prox, node)
+    vmid = int(prox.cluster.nextid.get())
+    lxc = prox.nodes(node).lxc
+    upid = lxc.post(vmid=vmid, ostemplate=template, hostname=f"proxmoxer-{vmid}", memory=512,
+                    rootfs=f"{storage}:2", net0=f"name=eth0,bridge={bridge},ip=dhcp",
+                    password="secret-pw-1", unprivileged=1)
+    task = wait_ok(prox, upid, "create_vm (lxc)")
+    expect(task["type"] == "vzcreate" and task["id"] == str(vmid), f"create_vm (lxc): task {task!r}")
+    config = lxc(vmid).config.get()
+    expect("password" not in config, f"config shows the password: {config!r}")
+    expect(config.get("rootfs", "").startswith(f"{storage}:") and "size=2G" in config["rootfs"],
+           f"config rootfs: {config.get('rootfs')!r}")
+    expect("hwaddr=" in config.get("net0", "") and config["net0"].startswith("name=eth0,"),
+           f"config net0: {config.get('net0')!r}")
+    ok(auth, f"create_vm (lxc) {vmid} -> rootfs {config['rootfs']}, net0 {config['net0']}")
+
+    result = lxc(vmid).config.put(cores=2, digest=config["digest"])
+    expect(result is None, f"update_vm (lxc): expected null, got {result!r}")
+    expect(lxc(vmid).config.get()["cores"] == 2, "update_vm (lxc): cores did not change")
+    try:
+        lxc(vmid).config.put(cores=3, digest=config["digest"])
+    except ResourceException as e:
+        expect(e.status_code == 500 and "file changed by other user" in str(e.content),
+               f"update_vm (lxc) with a stale digest: {e.status_code} {e.content!r}")
+    else:
+        raise CheckFailed("update_vm (lxc) with a stale digest: expected a refusal")
+    ok(auth, "update_vm (lxc) with digest; a stale digest is refused")
+
+    wait_ok(prox, lxc(vmid).status.start.post(), "vm_start (lxc)")
+    current = lxc(vmid).status.current.get()
+    expect(current.get("status") == "running" and current.get("type") == "lxc",
+           f"status/current after start: {current!r}")
+    listed = [c for c in lxc.get() if int(c["vmid"]) == vmid]
+    expect(listed and listed[0]["status"] == "running", f"GET /nodes/{node}/lxc: {listed!r}")
+    resources = [r for r in prox.cluster.resources.get(type="vm") if r["id"] == f"lxc/{vmid}"]
+    expect(resources and resources[0]["type"] == "lxc", f"/cluster/resources: {resources!r}")
+    ok(auth, f"vm_start (lxc) -> running, listed in /nodes/{node}/lxc and /cluster/resources")
+
+    wait_ok(prox, lxc(vmid).snapshot.post(snapname="before", description="proxmoxer"), "snapshot (lxc)")
+    names = [s["name"] for s in lxc(vmid).snapshot.get()]
+    expect("before" in names and names[-1] == "current", f"snapshot list (lxc): {names!r}")
+    ok(auth, f"snapshot (lxc) -> {names!r}")
+
+    newid = vmid + 1
+    task = wait_ok(prox, lxc(vmid).clone.post(newid=newid, snapname="before", hostname=f"proxmoxer-{newid}"),
+                   "clone_vm (lxc)")
+    expect(task["type"] == "vzclone" and task["id"] == str(vmid), f"clone_vm (lxc): task {task!r}")
+    clone = lxc(newid).config.get()
+    expect(clone.get("net0") != config.get("net0") and clone.get("hostname") == f"proxmoxer-{newid}",
+           f"clone (lxc) should get a new MAC and its host name: {clone!r}")
+    ok(auth, f"clone_vm (lxc) {vmid} -> {newid} ({clone['net0']})")
+
+    wait_ok(prox, lxc(vmid).status.stop.post(), "vm_stop (lxc)")
+    expect(lxc(vmid).status.current.get()["status"] == "stopped", "vm_stop (lxc): still running")
+    for v in (newid, vmid):
+        wait_ok(prox, lxc(v).delete(purge=1), f"destroy_vm (lxc) {v}")
+        try:
+            lxc(v).config.get()
+        except ResourceException as e:
+            expect(e.status_code == 500 and "does not exist" in str(e.content), f"config after destroy: {e.content!r}")
+        else:
+            raise CheckFailed(f"CT {v} still has a config after destroy")
+    ok(auth, f"vm_stop (lxc), destroy_vm (lxc) {newid} and {vmid}")
+
+
 def main():
     host = env("PVE_HOST")
     port = int(env("PVE_PORT"))
@@ -235,10 +317,12 @@ def main():
     storage = os.environ.get("PVE_STORAGE", "local-lvm")
     bridge = os.environ.get("PVE_BRIDGE", "vmbr0")
     check_vm_lifecycle(prox, "password", node, storage, bridge)
+    check_ct_lifecycle(prox, "password", node, storage, bridge)
 
     prox = ProxmoxAPI(host, port=port, user=user, token_name=token_name, token_value=token_value, verify_ssl=False)
     check_api(prox, "token")
     check_vm_lifecycle(prox, "token", node, storage, bridge)
+    check_ct_lifecycle(prox, "token", node, storage, bridge)
 
     try:
         ProxmoxAPI(host, port=port, user=user, password=password + "-wrong", verify_ssl=False)

@@ -18,6 +18,7 @@ pub mod content;
 pub mod fake;
 pub mod feature;
 pub mod load;
+pub mod lxc;
 pub mod migrate;
 pub mod move_disk;
 pub mod network;

@@ -237,7 +237,9 @@ impl Cluster {
                 "can't clone VM to node '{t}' (VM uses local storage)"
             )));
         }
-        if self.guests.get(&newid).is_some_and(|v| v.node == node) {
+        if self.guests.get(&newid).is_some_and(|v| v.node == node)
+            || self.guests.ct(newid).is_some()
+        {
             return Err(Error::exists(format!(
                 "unable to create VM {newid}: config file already exists"
             )));

@@ -13,10 +13,9 @@ impl Cluster {
     /// An existing VMID, unknown storages, storages without `images`.
     pub fn create_vm(&mut self, mut req: CreateRequest, rq: &mut Context) -> Result<Worker> {
         let vmid = req.vmid;
-        if let Some(v) = self.guests.get(&vmid) {
+        if let Some((kind, node)) = self.guests.holder(vmid) {
             return Err(Error::exists(format!(
-                "unable to create VM {vmid} - VM {vmid} already exists on node '{}'",
-                v.node
+                "unable to create VM {vmid} - {kind} {vmid} already exists on node '{node}'"
             )));
         }
         if let Some(cd) = req.config.remove("cdrom") {

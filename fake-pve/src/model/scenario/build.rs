@@ -132,8 +132,37 @@ impl Scenario {
                 return Err(self.dup_err(&v.vmid.to_string(), format!("duplicate vmid {}", v.vmid)));
             }
         }
+        let mut cts = BTreeMap::new();
+        for c in &self.containers {
+            if !(100..=999_999_999).contains(&c.vmid) {
+                return Err(self.err(&c.vmid.to_string(), format!("invalid vmid {}", c.vmid)));
+            }
+            let node = c.node.clone().unwrap_or_else(|| nodes[0].name.clone());
+            if !nodes.iter().any(|n| n.name == node) {
+                return Err(self.err(&node, format!("CT {}: unknown node '{node}'", c.vmid)));
+            }
+            let raw = c.status.as_deref().unwrap_or("stopped");
+            let Some(status) = crate::model::qemu::VmStatus::parse(raw) else {
+                return Err(self.err(
+                    raw,
+                    format!("CT {}: status must be running or stopped", c.vmid),
+                ));
+            };
+            let mut config: BTreeMap<String, String> = c
+                .config
+                .iter()
+                .map(|(k, val)| (k.clone(), yaml_scalar(val)))
+                .collect();
+            if let Some(h) = &c.hostname {
+                config.insert("hostname".into(), h.clone());
+            }
+            let ct = crate::model::lxc::Ct::seeded(c.vmid, &node, status, config);
+            if vms.contains_key(&c.vmid) || cts.insert(c.vmid, ct).is_some() {
+                return Err(self.dup_err(&c.vmid.to_string(), format!("duplicate vmid {}", c.vmid)));
+            }
+        }
         for vmid in self.guests.keys() {
-            if !vms.contains_key(vmid) {
+            if !vms.contains_key(vmid) && !cts.contains_key(vmid) {
                 return Err(self.err(&vmid.to_string(), format!("guests: unknown VM {vmid}")));
             }
         }
@@ -151,6 +180,7 @@ impl Scenario {
             faults: Faults::default(),
             network: BTreeMap::new(),
             guests: self.guests.clone(),
+            cts,
         });
         for d in &self.downloads {
             if !d.url.starts_with("http://") && !d.url.starts_with("https://") {
@@ -162,6 +192,7 @@ impl Scenario {
         }
         cluster.storage.volumes_mut().downloads = self.downloads.clone();
         cluster.adopt_seed_vms(now);
+        cluster.adopt_seed_cts(now);
         Ok(cluster)
     }
 

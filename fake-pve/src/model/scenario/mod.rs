@@ -58,6 +58,9 @@ pub struct Scenario {
     /// Guests that already exist.
     #[serde(default)]
     pub vms: Vec<VmSpec>,
+    /// Containers that already exist (in the VMs' VMID space).
+    #[serde(default)]
+    pub containers: Vec<CtSpec>,
     /// Fault rules in force from the start (see `model::faults`).
     #[serde(default)]
     pub faults: Vec<FaultRule>,
@@ -275,6 +278,27 @@ pub struct VmSpec {
     /// config's `parent` names the newest one.
     #[serde(default)]
     pub snapshots: BTreeMap<String, BTreeMap<String, serde_yaml::Value>>,
+}
+
+/// A pre-existing container.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CtSpec {
+    /// VMID (not one a VM has).
+    pub vmid: u32,
+    /// Node (default: the first).
+    #[serde(default)]
+    pub node: Option<String>,
+    /// Host name.
+    #[serde(default)]
+    pub hostname: Option<String>,
+    /// `running` or `stopped` (default).
+    #[serde(default)]
+    pub status: Option<String>,
+    /// Config keys as PVE stores them (`rootfs`, `net0`, `memory`, ...);
+    /// the volumes named are made on their storages.
+    #[serde(default)]
+    pub config: BTreeMap<String, serde_yaml::Value>,
 }
 
 fn yes() -> bool {

@@ -65,6 +65,9 @@ pub enum VolumeKind {
     CloudInit,
     /// `vm-<vmid>-state-<name>` (snapshots with vmstate, hibernation).
     State(String),
+    /// `subvol-<vmid>-disk-<n>`: a container's directory volume (ZFS
+    /// datasets, or size 0 on directory storages).
+    Subvol,
 }
 
 /// Storage types whose volumes are files under a path.
@@ -199,6 +202,8 @@ impl Storages {
                         "raw".into()
                     }
                 })
+        } else if *kind == VolumeKind::Subvol {
+            "subvol".to_string()
         } else {
             "raw".to_string()
         };
@@ -208,9 +213,11 @@ impl Storages {
             String::new()
         };
         let base = match kind {
-            VolumeKind::Disk => {
+            VolumeKind::Disk | VolumeKind::Subvol => {
+                // find_free_diskname: VM disks and container subvolumes
+                // share the numbers.
                 let taken = |n: u32| {
-                    ["vm", "base"].iter().any(|p| {
+                    ["vm", "base", "subvol", "basevol"].iter().any(|p| {
                         let name = format!("{p}-{vmid}-disk-{n}");
                         let name = if is_path {
                             format!("{vmid}/{name}{ext}")
@@ -221,7 +228,11 @@ impl Storages {
                     })
                 };
                 let n = (0..u32::MAX).find(|n| !taken(*n)).unwrap_or(u32::MAX);
-                format!("vm-{vmid}-disk-{n}")
+                if *kind == VolumeKind::Subvol {
+                    format!("subvol-{vmid}-disk-{n}")
+                } else {
+                    format!("vm-{vmid}-disk-{n}")
+                }
             }
             VolumeKind::CloudInit => format!("vm-{vmid}-cloudinit"),
             VolumeKind::State(name) => format!("vm-{vmid}-state-{name}"),
@@ -351,9 +362,15 @@ impl Storages {
             .on(s, node)
             .filter(|v| vmid.is_none_or(|id| id == v.vmid))
             .map(|v| {
+                // A container's volumes are `rootdir` (volume_list).
+                let content = if self.guests.ct(v.vmid).is_some() {
+                    "rootdir"
+                } else {
+                    "images"
+                };
                 let mut item = json!({
                     "volid": v.volid(),
-                    "content": "images",
+                    "content": content,
                     "format": v.format,
                     "size": v.size,
                     "vmid": v.vmid,

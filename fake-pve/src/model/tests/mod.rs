@@ -14,6 +14,7 @@ use super::{Cluster, Error, PveVersion, Scenario, Task, TaskEffect, Worker};
 mod access;
 mod agent;
 mod faults;
+mod lxc;
 mod network;
 mod nodes;
 mod qemu;

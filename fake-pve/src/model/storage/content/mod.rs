@@ -384,9 +384,9 @@ impl Storages {
             .filter(|ct| s.content.iter().any(|x| x == ct))
             .collect();
         let mut items = Vec::new();
-        if wanted.contains(&"images") {
-            // Images as the image listing shows them (no LXC guests are
-            // emulated, so nothing is `rootdir`).
+        if wanted.contains(&"images") || wanted.contains(&"rootdir") {
+            // Images as the image listing shows them: a container's are
+            // `rootdir`, listed only where that content is wanted.
             items.extend(
                 self.image_content(sid, node, vmid)?
                     .into_iter()
@@ -395,7 +395,8 @@ impl Storages {
                             .as_str()
                             .and_then(parse_volid)
                             .is_some_and(|(_, n)| vtype(n) == "images")
-                    }),
+                    })
+                    .filter(|v| v["content"].as_str().is_some_and(|c| wanted.contains(&c))),
             );
         }
         if path_based(&s.kind) {

@@ -1,0 +1,608 @@
+//! `/nodes/{node}/lxc`: containers, their config and pending changes,
+//! power state, snapshots, templates and clones, volumes, migration, and
+//! the appliance index `/nodes/{node}/aplinfo` (pve-container
+//! `API2/LXC.pm`, `API2/LXC/Config.pm`, `API2/LXC/Status.pm`,
+//! `API2/LXC/Snapshot.pm`; pve-manager `API2/Nodes.pm`).
+//!
+//! The schema has checked permissions, types and formats before a
+//! handler runs; handlers make PVE's own checks and call the model.
+
+use serde_json::{Value, json};
+
+use super::{Ctx, Reply, Route, delete, get, post, put};
+use crate::model::lxc::power::PowerCall;
+use crate::model::lxc::{
+    CtCloneRequest, CtCreateRequest, CtMigrateJob, CtMoveRequest, CtUpdate, schema,
+};
+use crate::model::storage::ops::Feature;
+use crate::model::{Error, Result, Worker};
+
+/// The routes of this area.
+pub fn routes() -> Vec<Route> {
+    vec![
+        get("/nodes/{node}/lxc", vmlist),
+        post("/nodes/{node}/lxc", create_vm),
+        delete("/nodes/{node}/lxc/{vmid}", destroy_vm),
+        get("/nodes/{node}/lxc/{vmid}/config", vm_config),
+        put("/nodes/{node}/lxc/{vmid}/config", update_vm),
+        get("/nodes/{node}/lxc/{vmid}/pending", vm_pending),
+        get("/nodes/{node}/lxc/{vmid}/status/current", vm_status),
+        post("/nodes/{node}/lxc/{vmid}/status/start", vm_start),
+        post("/nodes/{node}/lxc/{vmid}/status/stop", vm_stop),
+        post("/nodes/{node}/lxc/{vmid}/status/shutdown", vm_shutdown),
+        post("/nodes/{node}/lxc/{vmid}/status/reboot", vm_reboot),
+        post("/nodes/{node}/lxc/{vmid}/status/suspend", vm_suspend),
+        post("/nodes/{node}/lxc/{vmid}/status/resume", vm_resume),
+        get("/nodes/{node}/lxc/{vmid}/snapshot", list),
+        post("/nodes/{node}/lxc/{vmid}/snapshot", snapshot),
+        get(
+            "/nodes/{node}/lxc/{vmid}/snapshot/{snapname}/config",
+            get_snapshot_config,
+        ),
+        put(
+            "/nodes/{node}/lxc/{vmid}/snapshot/{snapname}/config",
+            update_snapshot_config,
+        ),
+        post(
+            "/nodes/{node}/lxc/{vmid}/snapshot/{snapname}/rollback",
+            rollback,
+        ),
+        delete("/nodes/{node}/lxc/{vmid}/snapshot/{snapname}", delsnapshot),
+        post("/nodes/{node}/lxc/{vmid}/template", template),
+        post("/nodes/{node}/lxc/{vmid}/clone", clone_vm),
+        put("/nodes/{node}/lxc/{vmid}/resize", resize_vm),
+        post("/nodes/{node}/lxc/{vmid}/move_volume", move_volume),
+        get("/nodes/{node}/lxc/{vmid}/migrate", migrate_vm_precondition),
+        post("/nodes/{node}/lxc/{vmid}/migrate", migrate_vm),
+        get("/nodes/{node}/lxc/{vmid}/feature", vm_feature),
+        get("/nodes/{node}/lxc/{vmid}/interfaces", ip),
+        get("/nodes/{node}/lxc/{vmid}/rrddata", rrddata),
+        get("/nodes/{node}/lxc/{vmid}/rrd", rrd),
+        get("/nodes/{node}/aplinfo", aplinfo),
+        post("/nodes/{node}/aplinfo", apl_download),
+    ]
+}
+
+/// The node a call names, `localhost` resolved.
+fn node_name(ctx: &Ctx<'_>) -> Result<String> {
+    let node = ctx.param("node")?;
+    ctx.with(|c| c.node(&node).map(|n| n.name.clone()))
+}
+
+fn vmid(ctx: &Ctx<'_>) -> Result<u32> {
+    ctx.params
+        .int("vmid", Some(100), Some(999_999_999))?
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| super::params::missing("vmid"))
+}
+
+fn is_root(ctx: &Ctx<'_>) -> Result<bool> {
+    Ok(ctx.who()?.to_string() == "root@pam")
+}
+
+/// `raise_param_exc({ <param> => "Only root may use this option." })`.
+fn root_only(ctx: &Ctx<'_>, param: &str) -> Result<bool> {
+    let set = ctx.params.bool(param)?.unwrap_or(false);
+    if set && !is_root(ctx)? {
+        return Err(Error::invalid(param, "Only root may use this option."));
+    }
+    Ok(set)
+}
+
+/// Runs `f` (the checks made before forking) under the lock and starts
+/// the task it answers; answers the UPID.
+fn start(
+    ctx: &Ctx<'_>,
+    node: &str,
+    f: impl FnOnce(&mut crate::model::Cluster) -> Result<Worker>,
+) -> Result<Reply> {
+    let who = ctx.who()?.to_string();
+    let now_ms = ctx.now_ms();
+    let upid = ctx.with(|c| {
+        let worker = f(c)?;
+        let ms = ctx.task_ms(&worker.kind);
+        Ok::<_, Error>(c.start_task(node, worker, &who, now_ms, ms))
+    })?;
+    Ok(json!(upid).into())
+}
+
+/// `GET /nodes/{node}/lxc`: the containers the caller may audit.
+fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let who = ctx.who()?.clone();
+    let now_ms = ctx.now_ms();
+    let items = ctx.with(|c| {
+        c.cts_on(&node)
+            .filter(|ct| {
+                c.access
+                    .has_priv(&who, &format!("/vms/{}", ct.vmid()), "VM.Audit")
+            })
+            .map(|ct| c.ct_status(ct, now_ms, false))
+            .collect::<Vec<_>>()
+    });
+    Ok(Value::Array(items).into())
+}
+
+/// `POST /nodes/{node}/lxc`.
+fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    if ctx.params.bool("restore")?.unwrap_or(false) {
+        return Err(Error::NotImplemented(
+            "restoring a container backup (restore=1) is not emulated by fake-pve yet".into(),
+        ));
+    }
+    if let Some(pool) = ctx.params.str("pool") {
+        return Err(Error::not_found(format!("pool '{pool}' does not exist")));
+    }
+    let who = ctx.who()?.clone();
+    let version = ctx.state.settings().version;
+    let unprivileged = ctx.params.bool("unprivileged")?;
+    ctx.with(|c| {
+        c.access
+            .check_perm(&who, &format!("/vms/{vmid}"), &["VM.Allocate"])?;
+        if !unprivileged.unwrap_or(version.is_v9()) {
+            c.access.check_perm(&who, "/", &["Sys.Modify"])?;
+        }
+        Ok::<_, Error>(())
+    })?;
+    let storage = ctx.params.str("storage");
+    let config: std::collections::BTreeMap<String, String> = ctx
+        .params
+        .names()
+        .filter(|k| !schema::CREATE_ONLY.contains(k))
+        .filter_map(|k| Some((k.to_string(), ctx.params.str(k)?)))
+        .collect();
+    // Datastore.AllocateSpace on each storage a volume is made on.
+    let mut sids: Vec<String> = ctx
+        .params
+        .names()
+        .filter(|k| schema::is_mount_key(k))
+        .filter_map(|k| ctx.params.str(k))
+        .filter_map(|v| {
+            let vol = schema::mp_volume(&v)?.to_string();
+            Some(match vol.split_once(':') {
+                Some((s, _)) => s.to_string(),
+                None => storage.clone().unwrap_or_else(|| "local".into()),
+            })
+        })
+        .collect();
+    if !ctx.params.names().any(|k| k == "rootfs") {
+        sids.push(storage.clone().unwrap_or_else(|| "local".into()));
+    }
+    ctx.with(|c| {
+        sids.iter().try_for_each(|s| {
+            c.access
+                .check_perm(&who, &format!("/storage/{s}"), &["Datastore.AllocateSpace"])
+        })
+    })?;
+    ctx.with(|c| {
+        c.check_ct_modify_config_perm(
+            &who,
+            vmid,
+            None,
+            &config,
+            &[],
+            unprivileged.unwrap_or(version.is_v9()),
+        )
+    })?;
+    let start = ctx.params.bool("start")?.unwrap_or(false);
+    let start = start.then(|| (who.to_string(), ctx.task_ms("vzstart")));
+    let req = CtCreateRequest {
+        vmid,
+        node: node.clone(),
+        ostemplate: ctx.param("ostemplate")?,
+        storage,
+        config,
+        unprivileged,
+        is_root: is_root(ctx)?,
+        start,
+    };
+    start_create(ctx, &node, req)
+}
+
+fn start_create(ctx: &Ctx<'_>, node: &str, req: CtCreateRequest) -> Result<Reply> {
+    let who = ctx.who()?.to_string();
+    let now_ms = ctx.now_ms();
+    let ms = ctx.task_ms("vzcreate");
+    let upid = ctx.with(|c| {
+        let worker = c.create_ct(req, &mut ctx.rq())?;
+        Ok::<_, Error>(c.start_task(node, worker, &who, now_ms, ms))
+    })?;
+    Ok(json!(upid).into())
+}
+
+/// `DELETE /nodes/{node}/lxc/{vmid}`.
+fn destroy_vm(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let purge = ctx.params.bool("purge")?.unwrap_or(false);
+    let force = ctx.params.bool("force")?.unwrap_or(false);
+    let unreferenced = ctx
+        .params
+        .bool("destroy-unreferenced-disks")?
+        .unwrap_or(false);
+    start(ctx, &node, |c| {
+        c.destroy_ct(&node, vmid, purge, unreferenced, force)
+    })
+}
+
+/// `GET .../config`.
+fn vm_config(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let current = ctx.params.bool("current")?.unwrap_or(false);
+    let snapshot = ctx.params.str("snapshot").filter(|s| !s.is_empty());
+    if snapshot.is_some() && current {
+        let msg = "cannot use 'snapshot' parameter with 'current'";
+        let mut errors = std::collections::BTreeMap::new();
+        errors.insert("snapshot".to_string(), msg.to_string());
+        errors.insert("current".to_string(), msg.to_string());
+        return Err(Error::Invalid(errors));
+    }
+    ctx.with(|c| match snapshot {
+        Some(s) => c.ct_snapshot_config(&node, vmid, &s),
+        None => c.ct_config_view(&node, vmid, current),
+    })
+    .map(Reply::from)
+}
+
+/// `PUT .../config`: synchronous, answers null.
+fn update_vm(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let split = |s: Option<String>| -> Vec<String> {
+        s.unwrap_or_default()
+            .split([',', ';', ' ', '\t', '\n', '\0'])
+            .filter(|x| !x.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let set = ctx
+        .params
+        .names()
+        .filter(|k| !matches!(*k, "node" | "vmid" | "digest" | "delete" | "revert"))
+        .filter_map(|k| Some((k.to_string(), ctx.params.str(k)?)))
+        .collect();
+    let u = CtUpdate {
+        set,
+        delete: split(ctx.params.str("delete")),
+        revert: split(ctx.params.str("revert")),
+        digest: ctx.params.str("digest"),
+    };
+    let who = ctx.who()?.clone();
+    ctx.with(|c| {
+        let ct = c.ct(&node, vmid)?;
+        let old = ct.config().clone();
+        let unprivileged = old.get("unprivileged").is_some_and(|u| u == "1");
+        let removed: Vec<String> = u.delete.iter().chain(&u.revert).cloned().collect();
+        c.check_ct_modify_config_perm(&who, vmid, Some(&old), &u.set, &removed, unprivileged)?;
+        c.update_ct_config(&node, vmid, &u, &mut ctx.rq())
+    })?;
+    Ok(Value::Null.into())
+}
+
+/// `GET .../pending`.
+fn vm_pending(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    Ok(ctx.with(|c| c.ct_pending_view(&node, vmid))?.into())
+}
+
+/// `GET .../status/current`.
+fn vm_status(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let now_ms = ctx.now_ms();
+    ctx.with(|c| {
+        let ct = c.ct(&node, vmid)?;
+        Ok(c.ct_status(ct, now_ms, true).into())
+    })
+}
+
+fn power(ctx: &Ctx<'_>, call: PowerCall) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    start(ctx, &node, |c| c.ct_power(&node, vmid, call))
+}
+
+/// `POST .../status/start`.
+fn vm_start(ctx: &Ctx<'_>) -> Result<Reply> {
+    let skiplock = root_only(ctx, "skiplock")?;
+    power(ctx, PowerCall::Start { skiplock })
+}
+
+/// `POST .../status/stop`.
+fn vm_stop(ctx: &Ctx<'_>) -> Result<Reply> {
+    let skiplock = root_only(ctx, "skiplock")?;
+    power(ctx, PowerCall::Stop { skiplock })
+}
+
+/// `POST .../status/shutdown`.
+fn vm_shutdown(ctx: &Ctx<'_>) -> Result<Reply> {
+    let force_stop = ctx.params.bool("forceStop")?.unwrap_or(false);
+    let timeout = ctx.params.int("timeout", Some(0), None)?.unwrap_or(60);
+    power(
+        ctx,
+        PowerCall::Shutdown {
+            timeout: u64::try_from(timeout).unwrap_or(60),
+            force_stop,
+        },
+    )
+}
+
+/// `POST .../status/reboot`.
+fn vm_reboot(ctx: &Ctx<'_>) -> Result<Reply> {
+    power(ctx, PowerCall::Reboot)
+}
+
+/// `POST .../status/suspend`.
+fn vm_suspend(ctx: &Ctx<'_>) -> Result<Reply> {
+    power(ctx, PowerCall::Suspend)
+}
+
+/// `POST .../status/resume`.
+fn vm_resume(ctx: &Ctx<'_>) -> Result<Reply> {
+    power(ctx, PowerCall::Resume)
+}
+
+/// `GET .../snapshot`.
+fn list(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    Ok(ctx.with(|c| c.ct_snapshot_list(&node, vmid))?.into())
+}
+
+/// `POST .../snapshot`.
+fn snapshot(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let name = ctx.param("snapname")?;
+    let description = ctx.params.str("description");
+    let now = ctx.now();
+    start(ctx, &node, |c| {
+        c.snapshot_ct(&node, vmid, &name, description, now)
+    })
+}
+
+/// `GET .../snapshot/{snapname}/config`.
+fn get_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let name = ctx.param("snapname")?;
+    Ok(ctx
+        .with(|c| c.ct_snapshot_config(&node, vmid, &name))?
+        .into())
+}
+
+/// `PUT .../snapshot/{snapname}/config`.
+fn update_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let name = ctx.param("snapname")?;
+    let description = ctx.params.str("description");
+    ctx.with(|c| c.update_ct_snapshot(&node, vmid, &name, description))?;
+    Ok(Value::Null.into())
+}
+
+/// `POST .../snapshot/{snapname}/rollback`.
+fn rollback(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let name = ctx.param("snapname")?;
+    let start_after = ctx.params.bool("start")?.unwrap_or(false);
+    start(ctx, &node, |c| {
+        c.rollback_ct(&node, vmid, &name, start_after)
+    })
+}
+
+/// `DELETE .../snapshot/{snapname}`.
+fn delsnapshot(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let name = ctx.param("snapname")?;
+    let force = ctx.params.bool("force")?.unwrap_or(false);
+    start(ctx, &node, |c| {
+        c.delete_ct_snapshot(&node, vmid, &name, force)
+    })
+}
+
+/// `POST .../template`: forks a `vztemplate` task but, as PVE does,
+/// answers null.
+fn template(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    start(ctx, &node, |c| c.template_ct(&node, vmid))?;
+    Ok(Value::Null.into())
+}
+
+/// `POST .../clone`.
+fn clone_vm(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    if let Some(pool) = ctx.params.str("pool") {
+        return Err(Error::not_found(format!("pool '{pool}' does not exist")));
+    }
+    let newid = ctx
+        .params
+        .int("newid", Some(100), Some(999_999_999))?
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| super::params::missing("newid"))?;
+    let who = ctx.who()?.clone();
+    ctx.with(|c| {
+        c.access
+            .check_perm(&who, &format!("/vms/{newid}"), &["VM.Allocate"])
+    })?;
+    let req = CtCloneRequest {
+        newid,
+        target: ctx.params.str("target"),
+        storage: ctx.params.str("storage"),
+        full: ctx.params.bool("full")?,
+        snapname: ctx.params.str("snapname"),
+        hostname: ctx.params.str("hostname"),
+        description: ctx.params.str("description"),
+    };
+    start(ctx, &node, |c| c.clone_ct(&node, vmid, req, &mut ctx.rq()))
+}
+
+/// `PUT .../resize`: a `resize` task.
+fn resize_vm(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let disk = ctx.param("disk")?;
+    let size = ctx.param("size")?;
+    let digest = ctx.params.str("digest");
+    start(ctx, &node, |c| {
+        c.resize_ct(&node, vmid, &disk, &size, digest.as_deref())
+    })
+}
+
+/// `POST .../move_volume`.
+fn move_volume(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let storage = ctx.params.str("storage");
+    let target = ctx.params.str("target-vmid");
+    match (storage, target) {
+        (Some(_), Some(_)) => {
+            let msg = "either set 'storage' or 'target-vmid', but not both";
+            let mut e = std::collections::BTreeMap::new();
+            e.insert("target-vmid".to_string(), msg.to_string());
+            e.insert("storage".to_string(), msg.to_string());
+            Err(Error::Invalid(e))
+        }
+        (None, None) => {
+            let msg = "both 'storage' and 'target-vmid' missing, either needs to be set";
+            let mut e = std::collections::BTreeMap::new();
+            e.insert("target-vmid".to_string(), msg.to_string());
+            e.insert("storage".to_string(), msg.to_string());
+            Err(Error::Invalid(e))
+        }
+        (None, Some(_)) => Err(Error::NotImplemented(
+            "moving a volume to another container (target-vmid) is not emulated by fake-pve".into(),
+        )),
+        (Some(storage), None) => {
+            let who = ctx.who()?.clone();
+            ctx.with(|c| {
+                c.access.check_perm(
+                    &who,
+                    &format!("/storage/{storage}"),
+                    &["Datastore.AllocateSpace"],
+                )
+            })?;
+            let req = CtMoveRequest {
+                volume: ctx.param("volume")?,
+                storage,
+                delete: ctx.params.bool("delete")?.unwrap_or(false),
+                digest: ctx.params.str("digest"),
+            };
+            start(ctx, &node, |c| c.move_ct_volume(&node, vmid, req))
+        }
+    }
+}
+
+/// `GET .../migrate` (9.x).
+fn migrate_vm_precondition(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    Ok(ctx.with(|c| c.ct_migrate_precondition(&node, vmid))?.into())
+}
+
+/// `POST .../migrate`.
+fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let job = CtMigrateJob {
+        target: ctx.param("target")?,
+        restart: ctx.params.bool("restart")?.unwrap_or(false),
+        timeout: u64::try_from(ctx.params.int("timeout", Some(0), None)?.unwrap_or(180))
+            .unwrap_or(180),
+        online: ctx.params.bool("online")?.unwrap_or(false),
+        target_storage: ctx.params.str("target-storage"),
+    };
+    start(ctx, &node, |c| c.migrate_ct(&node, vmid, job))
+}
+
+/// `GET .../feature`: whether every mount point's storage offers it.
+fn vm_feature(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let feature = match ctx.param("feature")?.as_str() {
+        "snapshot" => Feature::Snapshot,
+        "clone" => Feature::Clone,
+        _ => Feature::Copy,
+    };
+    let snapname = ctx.params.str("snapname");
+    ctx.with(|c| {
+        let ct = c.ct(&node, vmid)?;
+        let conf = match &snapname {
+            Some(s) => ct
+                .snapshots()
+                .get(s)
+                .ok_or_else(|| Error::failed(format!("snapshot '{s}' does not exist")))?,
+            None => ct.config(),
+        };
+        let has = conf
+            .iter()
+            .filter(|(k, _)| schema::is_mount_key(k))
+            .filter_map(|(_, v)| schema::mp_volume(v))
+            .all(|vol| {
+                schema::is_storage_volume(vol)
+                    && c.volume_has_feature(feature, vol, snapname.is_some())
+            });
+        Ok(json!({ "hasFeature": u8::from(has) }).into())
+    })
+}
+
+/// `GET .../interfaces`.
+fn ip(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    Ok(ctx.with(|c| c.ct_interfaces(&node, vmid))?.into())
+}
+
+/// `GET .../rrddata`.
+fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let timeframe = ctx.param("timeframe")?;
+    let now_ms = ctx.now_ms();
+    Ok(ctx
+        .with(|c| c.ct_rrddata(&node, vmid, &timeframe, now_ms))?
+        .into())
+}
+
+/// `GET .../rrd`: the graph's file name and a PNG, as for VMs.
+fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
+    let vmid = vmid(ctx)?;
+    let v9 = ctx.with(|c| c.version.is_v9());
+    let rrdname = if v9 {
+        format!("pve-vm-9.0/{vmid}")
+    } else {
+        format!("pve2-vm/{vmid}")
+    };
+    let file = format!("/var/lib/rrdcached/db/{rrdname}");
+    if !ctx.with(|c| c.guests().ct(vmid).is_some()) {
+        return Err(Error::failed(format!(
+            "RRD error: opening '{file}': No such file or directory"
+        )));
+    }
+    super::qemu::rrd_graph(ctx, &file)
+}
+
+/// `GET /nodes/{node}/aplinfo`.
+fn aplinfo(ctx: &Ctx<'_>) -> Result<Reply> {
+    node_name(ctx)?;
+    Ok(ctx.with(|c| c.aplinfo()).into())
+}
+
+/// `POST /nodes/{node}/aplinfo`: a `download` task.
+fn apl_download(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let storage = ctx.param("storage")?;
+    let template = ctx.param("template")?;
+    let now = ctx.now();
+    start(ctx, &node, |c| {
+        c.apl_download(&node, &storage, &template, now)
+    })
+}

@@ -1,0 +1,280 @@
+//! A container's volumes: resizing a mount point and moving it to another
+//! storage (pve-container `API2/LXC.pm` `resize_vm`, `move_volume`;
+//! `LXC.pm` `copy_volume`).
+
+use serde::{Deserialize, Serialize};
+
+use super::config::add_unused;
+use super::schema::{is_indexed_key, is_storage_volume, mp_volume, mp_with};
+use super::{LxcOp, lxc_worker};
+use crate::model::cluster::Cluster;
+use crate::model::qemu::EffectResult;
+use crate::model::size::parse_size;
+use crate::model::storage::parse_volid;
+use crate::model::tasks::Worker;
+use crate::model::{Error, Result};
+
+/// What `POST .../move_volume` asks for.
+#[derive(Debug, Clone, Default)]
+pub struct CtMoveRequest {
+    /// `rootfs`, `mpN` or `unusedN`.
+    pub volume: String,
+    /// The target storage.
+    pub storage: String,
+    /// Free the source instead of keeping it as `unusedN`.
+    pub delete: bool,
+    /// The expected digest.
+    pub digest: Option<String>,
+}
+
+/// A `move_volume` task's plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MoveJob {
+    /// The mount point.
+    pub key: String,
+    /// The target storage.
+    pub storage: String,
+    /// Free the source.
+    pub delete: bool,
+}
+
+impl Cluster {
+    /// `PUT .../resize`: the early checks, then the `resize` worker.
+    ///
+    /// # Errors
+    /// A missing container; a lock; a changed digest; a mount point that
+    /// is not a storage volume; shrinking; the same size.
+    pub fn resize_ct(
+        &self,
+        node: &str,
+        vmid: u32,
+        disk: &str,
+        size: &str,
+        digest: Option<&str>,
+    ) -> Result<Worker> {
+        let (ext, sizestr) = match size.strip_prefix('+') {
+            Some(s) => (true, s),
+            None => (false, size),
+        };
+        let Some(request) = parse_size(sizestr) else {
+            return Err(Error::failed("invalid size string"));
+        };
+        let ct = self.ct(node, vmid)?;
+        ct.check_lock()?;
+        if let Some(d) = digest
+            && d != ct.digest()
+        {
+            return Err(Error::conflict(
+                "detected modified configuration - file changed by other user? Try again.",
+            ));
+        }
+        let value = ct.config.get(disk).cloned().unwrap_or_default();
+        let volid = mp_volume(&value).unwrap_or_default().to_string();
+        if !is_storage_volume(&volid) {
+            return Err(Error::failed(format!(
+                "unable to parse volume ID '{volid}'"
+            )));
+        }
+        let owner = volid
+            .rsplit(['/', ':'])
+            .next()
+            .and_then(|n| n.split('-').nth(1))
+            .and_then(|n| n.parse::<u32>().ok());
+        if let Some(o) = owner
+            && o != vmid
+        {
+            return Err(Error::failed(format!(
+                "can't resize mount point owned by another container ({o})"
+            )));
+        }
+        let Some(cur) = self.volume(&volid, node).map(|v| v.size) else {
+            return Err(Error::failed(format!(
+                "Could not determine current size of volume '{volid}'"
+            )));
+        };
+        let new = if ext { cur + request } else { request };
+        if new < cur {
+            return Err(Error::failed("unable to shrink disk size"));
+        }
+        if new == cur {
+            return Err(Error::failed("disk is already at specified size"));
+        }
+        Ok(lxc_worker(
+            "resize",
+            vmid,
+            LxcOp::Resize {
+                disk: disk.to_string(),
+                size: new,
+            },
+        ))
+    }
+
+    /// `resize`: the volume grows, `size=` follows, the file system is
+    /// grown (`resize2fs`).
+    pub(super) fn finish_ct_resize(
+        &mut self,
+        node: &str,
+        vmid: u32,
+        disk: &str,
+        size: u64,
+    ) -> EffectResult {
+        let version = self.version;
+        let fail = |e: Error| (Vec::new(), e.to_string());
+        let ct = self.ct(node, vmid).map_err(fail)?;
+        ct.check_lock().map_err(fail)?;
+        let running = ct.running();
+        let value = ct.config.get(disk).cloned().unwrap_or_default();
+        let volid = mp_volume(&value).unwrap_or_default().to_string();
+        let mut lines = self
+            .resize_volume(&volid, node, size, false)
+            .map_err(fail)?;
+        let raw = self.volume(&volid, node).is_some_and(|v| v.format == "raw");
+        let printed = mp_with(version, disk, &value, &volid, size).map_err(fail)?;
+        if let Some(ct) = self.guests.ct_mut(vmid) {
+            ct.config.insert(disk.to_string(), printed);
+        }
+        if raw {
+            let dev = self.ct_volume_path(&volid);
+            let blocks = size / 4096;
+            if !running {
+                lines.push("e2fsck 1.47.2 (1-Jan-2025)".into());
+                lines.push(format!("{dev}: clean"));
+            }
+            lines.push("resize2fs 1.47.2 (1-Jan-2025)".into());
+            lines.push(format!(
+                "Resizing the filesystem on {dev} to {blocks} (4k) blocks."
+            ));
+            lines.push(format!(
+                "The filesystem on {dev} is now {blocks} (4k) blocks long."
+            ));
+        }
+        Ok(lines)
+    }
+
+    /// The device or file of a volume as the storage tools name it.
+    fn ct_volume_path(&self, volid: &str) -> String {
+        let Some((sid, name)) = parse_volid(volid) else {
+            return volid.to_string();
+        };
+        let Some(s) = self.storage.find(sid) else {
+            return volid.to_string();
+        };
+        match s.kind.as_str() {
+            "lvm" | "lvmthin" => {
+                let vg = s.options.get("vgname").map_or("pve", String::as_str);
+                format!("/dev/{vg}/{name}")
+            }
+            k if crate::model::storage::path_based(k) => {
+                let path = s.options.get("path").map_or("/var/lib/vz", String::as_str);
+                format!("{path}/images/{name}")
+            }
+            _ => format!("/dev/{name}"),
+        }
+    }
+
+    /// `POST .../move_volume` to a storage: the checks, `lock: disk`, and
+    /// the `move_volume` worker.
+    ///
+    /// # Errors
+    /// A missing container or storage; a lock; a running container; an
+    /// unused volume; snapshots with `delete`; a changed digest.
+    pub fn move_ct_volume(&mut self, node: &str, vmid: u32, req: CtMoveRequest) -> Result<Worker> {
+        let s = self.usable_storage(&req.storage, node)?;
+        if !s.content.iter().any(|c| c == "rootdir") {
+            return Err(Error::failed(format!(
+                "storage '{}' does not allow content type 'rootdir' (Container)",
+                req.storage
+            )));
+        }
+        let ct = self.ct(node, vmid)?;
+        ct.check_lock()?;
+        if ct.running() {
+            return Err(Error::conflict(
+                "cannot move volumes of a running container",
+            ));
+        }
+        if is_indexed_key(&req.volume, "unused") {
+            return Err(Error::failed(format!(
+                "cannot move volume '{}', only configured volumes can be moved to another storage",
+                req.volume
+            )));
+        }
+        let value = ct.config.get(&req.volume).cloned().unwrap_or_default();
+        let old = mp_volume(&value).unwrap_or_default().to_string();
+        if !is_storage_volume(&old) {
+            return Err(Error::failed(format!("unable to parse volume ID '{old}'")));
+        }
+        let in_snapshots = ct
+            .snapshots
+            .values()
+            .any(|s| s.values().any(|v| mp_volume(v) == Some(old.as_str())));
+        if req.delete && in_snapshots {
+            return Err(Error::failed(
+                "you can't move a volume with snapshots and delete the source",
+            ));
+        }
+        if let Some(d) = &req.digest
+            && *d != ct.digest()
+        {
+            return Err(Error::conflict(
+                "detected modified configuration - file changed by other user? Try again.",
+            ));
+        }
+        if let Some(ct) = self.guests.ct_mut(vmid) {
+            ct.config.insert("lock".into(), "disk".into());
+        }
+        Ok(lxc_worker(
+            "move_volume",
+            vmid,
+            LxcOp::MoveVolume(Box::new(MoveJob {
+                key: req.volume,
+                storage: req.storage,
+                delete: req.delete,
+            })),
+        ))
+    }
+
+    /// `move_volume`: copy to the target storage, re-point the mount
+    /// point, keep or free the source; the `disk` lock goes in any case.
+    pub(super) fn finish_ct_move(
+        &mut self,
+        node: &str,
+        vmid: u32,
+        job: &MoveJob,
+        now: i64,
+    ) -> EffectResult {
+        let version = self.version;
+        let result = (|| -> Result<Vec<String>> {
+            let ct = self.ct(node, vmid)?;
+            let template = ct.template();
+            let value = ct.config.get(&job.key).cloned().unwrap_or_default();
+            let old = mp_volume(&value).unwrap_or_default().to_string();
+            let size = self.volume(&old, node).map_or(4 << 30, |v| v.size);
+            let (mut new, mut lines) = self.alloc_ct_volume(&job.storage, node, vmid, size, now)?;
+            if template {
+                let (base, l) = self.create_base_volume(&new, node)?;
+                lines.extend(l);
+                new = base;
+            }
+            let printed = mp_with(version, &job.key, &value, &new, size)?;
+            if let Some(ct) = self.guests.ct_mut(vmid) {
+                ct.config.insert(job.key.clone(), printed);
+                if !job.delete {
+                    add_unused(ct, &old);
+                }
+            }
+            if job.delete
+                && let Some(l) = self.free_volume(&old, node)
+            {
+                lines.extend(l);
+            }
+            Ok(lines)
+        })();
+        if let Some(ct) = self.guests.ct_mut(vmid)
+            && ct.lock() == Some("disk")
+        {
+            ct.config.remove("lock");
+        }
+        result.map_err(|e| (Vec::new(), e.to_string()))
+    }
+}

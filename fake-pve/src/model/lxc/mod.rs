@@ -1,0 +1,584 @@
+//! LXC containers: config with pending changes and digests, creation from
+//! an OS template, power state and its tasks, snapshots, templates and
+//! clones, volumes, migration (pve-container `API2/LXC.pm`,
+//! `API2/LXC/Config.pm`, `API2/LXC/Status.pm`, `API2/LXC/Snapshot.pm`,
+//! `LXC.pm`, `LXC/Config.pm`, `LXC/Create.pm`; pve-guest-common
+//! `AbstractConfig.pm`).
+//!
+//! A container lives in [`super::guests::Guests`] beside the VMs, in the
+//! same VMID space. Its config is kept as PVE keeps it in
+//! `/etc/pve/nodes/<node>/lxc/<vmid>.conf`: key to text, in canonical
+//! form (property strings in PVE's order, MAC addresses generated,
+//! volumes allocated). Requests check what PVE checks before forking and
+//! hand the rest to a task ([`LxcOp`]) whose effect runs when it ends.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::cluster::Cluster;
+use super::qemu::{EffectResult, VmStatus, sha1_hex};
+use super::tasks::{TaskEffect, Worker};
+use super::{Error, Result};
+
+mod aplinfo;
+mod clone;
+mod config;
+mod create;
+mod disk;
+mod migrate;
+mod perm;
+pub mod power;
+pub mod schema;
+mod snapshot;
+mod status;
+
+pub use aplinfo::{APPLIANCES, Appliance};
+pub use clone::CtCloneRequest;
+pub use config::CtUpdate;
+pub use create::{CreateJob, CtCreateRequest};
+pub use disk::{CtMoveRequest, MoveJob};
+pub use migrate::CtMigrateJob;
+
+/// One emulated container.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Ct {
+    vmid: u32,
+    node: String,
+    status: VmStatus,
+    config: BTreeMap<String, String>,
+    #[serde(default)]
+    pending: BTreeMap<String, String>,
+    /// Pending deletions (`delete:` of the `[pending]` section).
+    #[serde(default)]
+    pending_delete: Vec<String>,
+    /// When its init process started, epoch milliseconds.
+    #[serde(default)]
+    started_ms: Option<i64>,
+    /// Snapshot sections by name.
+    #[serde(default)]
+    snapshots: BTreeMap<String, BTreeMap<String, String>>,
+    /// A checkpoint `lxc-checkpoint` wrote when it was suspended.
+    #[serde(default)]
+    checkpoint: bool,
+}
+
+impl Ct {
+    /// A stopped container with `config` and nothing pending.
+    pub fn new(vmid: u32, node: &str, config: BTreeMap<String, String>) -> Self {
+        Self {
+            vmid,
+            node: node.to_string(),
+            status: VmStatus::Stopped,
+            config,
+            pending: BTreeMap::new(),
+            pending_delete: Vec::new(),
+            started_ms: None,
+            snapshots: BTreeMap::new(),
+            checkpoint: false,
+        }
+    }
+
+    /// A container of a scenario, in the power state it declares.
+    pub fn seeded(
+        vmid: u32,
+        node: &str,
+        status: VmStatus,
+        config: BTreeMap<String, String>,
+    ) -> Self {
+        Self {
+            status,
+            ..Self::new(vmid, node, config)
+        }
+    }
+
+    /// The VMID.
+    pub fn vmid(&self) -> u32 {
+        self.vmid
+    }
+
+    /// The node that holds its config.
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// Whether it runs.
+    pub fn running(&self) -> bool {
+        self.status == VmStatus::Running
+    }
+
+    /// Its power state.
+    pub fn status(&self) -> VmStatus {
+        self.status
+    }
+
+    /// The current config (pending changes not applied).
+    pub fn config(&self) -> &BTreeMap<String, String> {
+        &self.config
+    }
+
+    /// The `[pending]` values.
+    pub fn pending(&self) -> &BTreeMap<String, String> {
+        &self.pending
+    }
+
+    /// The snapshots by name.
+    pub fn snapshots(&self) -> &BTreeMap<String, BTreeMap<String, String>> {
+        &self.snapshots
+    }
+
+    /// When it started, epoch milliseconds.
+    pub fn started_ms(&self) -> Option<i64> {
+        self.started_ms
+    }
+
+    /// The config lock, if any.
+    pub fn lock(&self) -> Option<&str> {
+        self.config.get("lock").map(String::as_str)
+    }
+
+    /// `check_lock`: `CT is locked (<lock>)`.
+    ///
+    /// # Errors
+    /// When a lock is set.
+    pub fn check_lock(&self) -> Result<()> {
+        match self.lock() {
+            Some(l) => Err(Error::locked(format!("CT is locked ({l})"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether it is a template.
+    pub fn template(&self) -> bool {
+        self.config.get("template").is_some_and(|t| t == "1")
+    }
+
+    /// Whether protection mode is on.
+    pub fn protected(&self) -> bool {
+        self.config.get("protection").is_some_and(|t| t == "1")
+    }
+
+    /// `check_protection`: `<prefix> - protection mode enabled`.
+    ///
+    /// # Errors
+    /// When protection is on.
+    pub fn check_protection(&self, prefix: &str) -> Result<()> {
+        if self.protected() {
+            return Err(Error::conflict(format!(
+                "{prefix} - protection mode enabled"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Memory in bytes (`memory` in MiB, default 512).
+    pub fn maxmem(&self) -> u64 {
+        self.config
+            .get("memory")
+            .and_then(|m| m.parse::<u64>().ok())
+            .unwrap_or(512)
+            << 20
+    }
+
+    /// Swap in bytes (`swap` in MiB, default 0 in status views).
+    pub fn maxswap(&self) -> u64 {
+        self.config
+            .get("swap")
+            .and_then(|m| m.parse::<u64>().ok())
+            .unwrap_or(0)
+            << 20
+    }
+
+    /// The config with pending values applied (`load_current_config`).
+    pub fn effective(&self) -> BTreeMap<String, String> {
+        let mut c = self.config.clone();
+        c.extend(self.pending.clone());
+        for k in &self.pending_delete {
+            c.remove(k);
+        }
+        c
+    }
+
+    /// The config file as `write_pct_config` writes it.
+    pub fn config_text(&self) -> String {
+        fn section(conf: &BTreeMap<String, String>) -> String {
+            let mut raw = String::new();
+            if let Some(d) = conf.get("description") {
+                for line in d.split('\n') {
+                    raw.push('#');
+                    raw.push_str(&encode_text(line));
+                    raw.push('\n');
+                }
+            }
+            for (k, v) in conf {
+                if k == "description" || k == "digest" {
+                    continue;
+                }
+                raw.push_str(&format!("{k}: {v}\n"));
+            }
+            raw
+        }
+        let mut raw = section(&self.config);
+        if !self.pending.is_empty() || !self.pending_delete.is_empty() {
+            let mut p = self.pending.clone();
+            if !self.pending_delete.is_empty() {
+                p.insert("delete".into(), self.pending_delete.join(","));
+            }
+            raw.push_str("\n[pve:pending]\n");
+            raw.push_str(&section(&p));
+        }
+        for (name, snap) in &self.snapshots {
+            raw.push_str(&format!("\n[{name}]\n"));
+            raw.push_str(&section(snap));
+        }
+        raw
+    }
+
+    /// The SHA-1 of the config text, as GET config's `digest`.
+    pub fn digest(&self) -> String {
+        sha1_hex(self.config_text().as_bytes())
+    }
+
+    fn set_running(&mut self, now_ms: i64) {
+        self.status = VmStatus::Running;
+        self.started_ms = Some(now_ms);
+        self.checkpoint = false;
+    }
+
+    fn set_stopped(&mut self) {
+        self.status = VmStatus::Stopped;
+        self.started_ms = None;
+    }
+}
+
+/// PVE's `encode_text` for description lines.
+fn encode_text(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c == '%' || (c as u32) < 0x20 || c as u32 == 0x7f {
+                format!("%{:02X}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// What a container task does when it ends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum LxcOp {
+    /// `vzcreate`: allocate and format the volumes, extract the template,
+    /// write the config, maybe start.
+    Create(Box<CreateJob>),
+    /// `vzstart`.
+    Start {
+        /// Skip the lock check.
+        skiplock: bool,
+    },
+    /// `vzstop`.
+    Stop {
+        /// Skip the lock check.
+        skiplock: bool,
+    },
+    /// `vzshutdown`.
+    Shutdown {
+        /// Seconds to wait.
+        timeout: u64,
+        /// Kill it when it does not stop in time.
+        force_stop: bool,
+    },
+    /// `vzreboot`.
+    Reboot,
+    /// `vzsuspend`: `lxc-checkpoint -s`.
+    Suspend,
+    /// `vzresume`: `lxc-checkpoint -r`.
+    Resume,
+    /// `vzdestroy`.
+    Destroy {
+        /// Log the purge.
+        purge: bool,
+        /// Also free unreferenced volumes of this VMID.
+        unreferenced: bool,
+        /// Stop a running container first.
+        force: bool,
+    },
+    /// `vzsnapshot`: commit the prepared snapshot.
+    Snapshot {
+        /// The snapshot.
+        name: String,
+    },
+    /// `vzrollback`.
+    Rollback {
+        /// The snapshot.
+        name: String,
+        /// Start afterwards.
+        start: bool,
+    },
+    /// `vzdelsnapshot`.
+    DeleteSnapshot {
+        /// The snapshot.
+        name: String,
+        /// Remove the config section even if a volume snapshot fails.
+        force: bool,
+    },
+    /// `vztemplate`.
+    Template,
+    /// `vzclone`.
+    Clone(Box<clone::CloneJob>),
+    /// `resize` of a mount point.
+    Resize {
+        /// `rootfs` or `mpN`.
+        disk: String,
+        /// The new size in bytes.
+        size: u64,
+    },
+    /// `move_volume` to another storage.
+    MoveVolume(Box<MoveJob>),
+    /// `vzmigrate`.
+    Migrate(Box<CtMigrateJob>),
+}
+
+/// `Configuration file 'nodes/<node>/lxc/<vmid>.conf' does not exist`.
+pub fn config_missing(node: &str, vmid: u32) -> Error {
+    Error::not_found(format!(
+        "Configuration file 'nodes/{node}/lxc/{vmid}.conf' does not exist"
+    ))
+}
+
+/// `lxc_worker`: a container task of `kind` whose effect is `op`.
+pub fn lxc_worker(kind: &str, vmid: u32, op: LxcOp) -> Worker {
+    Worker::new(kind, &vmid.to_string()).effect(TaskEffect::Lxc { vmid, op })
+}
+
+impl Cluster {
+    /// The container `vmid` as seen from `node` (its config must be there).
+    ///
+    /// # Errors
+    /// `Configuration file 'nodes/<node>/lxc/<vmid>.conf' does not exist`.
+    pub fn ct(&self, node: &str, vmid: u32) -> Result<&Ct> {
+        self.guests
+            .ct(vmid)
+            .filter(|c| c.node == node)
+            .ok_or_else(|| config_missing(node, vmid))
+    }
+
+    fn ct_mut(&mut self, node: &str, vmid: u32) -> Result<&mut Ct> {
+        self.guests
+            .ct_mut(vmid)
+            .filter(|c| c.node == node)
+            .ok_or_else(|| config_missing(node, vmid))
+    }
+
+    /// The containers whose config is on `node`, by VMID.
+    pub fn cts_on<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a Ct> + 'a {
+        self.guests.cts().values().filter(move |c| c.node == node)
+    }
+
+    /// Undoes what the start of a container task did when the task ends
+    /// without its effect (an injected fault, `DELETE .../tasks/{upid}`).
+    pub(crate) fn abort_lxc(&mut self, vmid: u32, op: &LxcOp) {
+        match op {
+            LxcOp::Create(_)
+                if self
+                    .guests
+                    .ct(vmid)
+                    .is_some_and(|c| c.lock() == Some("create")) =>
+            {
+                self.guests.remove_ct(vmid);
+            }
+            LxcOp::Snapshot { name } => self.abort_ct_snapshot(vmid, name),
+            LxcOp::Clone(job) => self.abort_ct_clone(vmid, job),
+            LxcOp::Migrate(_) => {
+                if let Some(ct) = self.guests.ct_mut(vmid)
+                    && ct.lock() == Some("migrate")
+                {
+                    ct.config.remove("lock");
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Applies the effect of a container task that ended at `end_ms`.
+    pub(crate) fn apply_lxc(&mut self, vmid: u32, op: LxcOp, end_ms: i64) -> EffectResult {
+        let now = end_ms.div_euclid(1000);
+        let Some(node) = self.guests.ct(vmid).map(|c| c.node.clone()) else {
+            return Err((vec![], config_missing(self.nodes.local(), vmid).to_string()));
+        };
+        let fail = |e: Error| (Vec::new(), e.to_string());
+        match op {
+            LxcOp::Create(job) => self.finish_ct_create(vmid, &node, *job, end_ms),
+            LxcOp::Start { skiplock } => self.ct_power_on(vmid, skiplock, end_ms),
+            LxcOp::Stop { skiplock } => {
+                let ct = self.ct_mut(&node, vmid).map_err(fail)?;
+                if !skiplock {
+                    ct.check_lock().map_err(fail)?;
+                }
+                if !ct.running() {
+                    return Err((vec![], format!("CT {vmid} not running")));
+                }
+                ct.set_stopped();
+                Ok(vec![])
+            }
+            LxcOp::Shutdown {
+                timeout,
+                force_stop,
+            } => {
+                let ct = self.ct_mut(&node, vmid).map_err(fail)?;
+                ct.check_lock().map_err(fail)?;
+                if !ct.running() {
+                    return Err((vec![], format!("CT {vmid} not running")));
+                }
+                // The emulated init always stops in time; a zero timeout
+                // gives it none.
+                if timeout == 0 && !force_stop {
+                    return Err((vec![], "container did not stop".into()));
+                }
+                ct.set_stopped();
+                Ok(vec![])
+            }
+            LxcOp::Reboot => {
+                let ct = self.ct_mut(&node, vmid).map_err(fail)?;
+                ct.check_lock().map_err(fail)?;
+                if !ct.running() {
+                    return Err((vec![], format!("CT {vmid} not running")));
+                }
+                ct.set_stopped();
+                let mut lines = Vec::new();
+                self.apply_ct_pending(vmid, &mut lines, now);
+                if let Some(ct) = self.guests.ct_mut(vmid) {
+                    ct.set_running(end_ms);
+                }
+                Ok(lines)
+            }
+            LxcOp::Suspend => {
+                let ct = self.ct_mut(&node, vmid).map_err(fail)?;
+                ct.check_lock().map_err(fail)?;
+                if !ct.running() {
+                    return Err((vec![], format!("CT {vmid} not running")));
+                }
+                ct.set_stopped();
+                ct.checkpoint = true;
+                Ok(vec![])
+            }
+            LxcOp::Resume => {
+                let ct = self.ct_mut(&node, vmid).map_err(fail)?;
+                if ct.running() {
+                    return Err((vec![], format!("CT {vmid} already running")));
+                }
+                if !ct.checkpoint {
+                    return Err((
+                        vec![],
+                        format!(
+                            "command 'lxc-checkpoint -n {vmid} -r --foreground -D /var/lib/vz/dump' failed: exit code 1"
+                        ),
+                    ));
+                }
+                ct.set_running(end_ms);
+                Ok(vec![])
+            }
+            LxcOp::Destroy {
+                purge,
+                unreferenced,
+                force,
+            } => self.finish_ct_destroy(&node, vmid, purge, unreferenced, force),
+            LxcOp::Snapshot { name } => self.commit_ct_snapshot(&node, vmid, &name),
+            LxcOp::Rollback { name, start } => {
+                self.finish_ct_rollback(&node, vmid, &name, start, end_ms)
+            }
+            LxcOp::DeleteSnapshot { name, force } => {
+                self.finish_ct_delete_snapshot(&node, vmid, &name, force)
+            }
+            LxcOp::Template => self.finish_ct_template(&node, vmid),
+            LxcOp::Clone(job) => self.finish_ct_clone(vmid, *job, now),
+            LxcOp::Resize { disk, size } => self.finish_ct_resize(&node, vmid, &disk, size),
+            LxcOp::MoveVolume(job) => self.finish_ct_move(&node, vmid, &job, now),
+            LxcOp::Migrate(job) => self.finish_ct_migrate(&node, vmid, &job, end_ms),
+        }
+    }
+
+    /// `vzdestroy`: the protection and lock checks again under the lock,
+    /// then every volume freed and the config removed.
+    fn finish_ct_destroy(
+        &mut self,
+        node: &str,
+        vmid: u32,
+        purge: bool,
+        unreferenced: bool,
+        force: bool,
+    ) -> EffectResult {
+        let fail = |e: Error| (Vec::new(), e.to_string());
+        let ct = self.ct(node, vmid).map_err(fail)?;
+        ct.check_protection(&format!("can't remove CT {vmid}"))
+            .map_err(fail)?;
+        ct.check_lock().map_err(fail)?;
+        let mut lines = Vec::new();
+        if ct.running() {
+            if !force {
+                return Err((
+                    lines,
+                    format!("unable to destroy CT {vmid} - container is running"),
+                ));
+            }
+            lines.push(format!("forced to stop CT {vmid} before destroying!"));
+        }
+        let mut vols: Vec<String> = Vec::new();
+        let mut push = |v: String| {
+            if !vols.contains(&v) {
+                vols.push(v);
+            }
+        };
+        for (k, v) in ct.config.iter().chain(ct.pending.iter()) {
+            if schema::is_volume_key(k)
+                && let Some(vol) = schema::mp_volume(v)
+                && schema::is_storage_volume(vol)
+            {
+                push(vol.to_string());
+            }
+        }
+        for snap in ct.snapshots.values() {
+            for (k, v) in snap {
+                if schema::is_volume_key(k)
+                    && let Some(vol) = schema::mp_volume(v)
+                    && schema::is_storage_volume(vol)
+                {
+                    push(vol.to_string());
+                }
+            }
+        }
+        for v in &vols {
+            if let Some(l) = self.free_volume(v, node) {
+                lines.extend(l);
+            }
+        }
+        if unreferenced {
+            let owned: Vec<String> = self
+                .storage
+                .cfg()
+                .iter()
+                .filter(|s| s.active_on(node))
+                .flat_map(|s| {
+                    self.storage
+                        .volumes()
+                        .on(s, node)
+                        .filter(|v| {
+                            v.vmid == vmid && super::storage::content::vtype(&v.name) == "images"
+                        })
+                        .map(super::storage::Volume::volid)
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            for v in owned {
+                if let Some(l) = self.free_volume(&v, node) {
+                    lines.extend(l);
+                }
+            }
+        }
+        if purge {
+            lines.push(format!("purging CT {vmid} from related configurations.."));
+        }
+        self.guests.remove_ct(vmid);
+        Ok(lines)
+    }
+}

@@ -1,0 +1,339 @@
+//! What a container's status and the listings show (pve-container
+//! `LXC.pm` `vmstatus`, `API2/LXC.pm` `vmlist`, `API2/LXC/Status.pm`
+//! `vm_status`; pve-manager's `/cluster/resources`).
+
+use serde_json::{Value, json};
+
+use super::Ct;
+use super::schema::mp_size;
+use crate::model::cluster::Cluster;
+
+/// `maxdisk` of a stopped container without a `size=`: 4 GiB.
+const DEFAULT_MAXDISK: u64 = 4 << 30;
+
+impl Cluster {
+    /// `vmstatus()` for one container; `current` adds what
+    /// `status/current` shows (`ha`).
+    pub fn ct_status(&self, ct: &Ct, now_ms: i64, current: bool) -> Value {
+        let running = ct.running();
+        let conf = ct.config();
+        let host_cpus = self
+            .nodes
+            .iter()
+            .find(|n| n.name == ct.node())
+            .map_or(1, |n| u64::from(n.cpus));
+        let cpus: Value = conf
+            .get("cores")
+            .and_then(|c| c.parse::<u64>().ok())
+            .map(|c| json!(c))
+            .or_else(|| {
+                conf.get("cpulimit")
+                    .and_then(|c| c.parse::<f64>().ok())
+                    .filter(|c| *c > 0.0)
+                    .map(|c| json!(c))
+            })
+            .unwrap_or_else(|| json!(host_cpus));
+        let maxdisk = conf
+            .get("rootfs")
+            .and_then(|r| mp_size(r))
+            .unwrap_or(DEFAULT_MAXDISK);
+        let uptime = match (running, ct.started_ms()) {
+            (true, Some(s)) => (now_ms - s).max(0) / 1000,
+            _ => 0,
+        };
+        let maxmem = ct.maxmem();
+        let name: String = conf
+            .get("hostname")
+            .cloned()
+            .unwrap_or_else(|| format!("CT{}", ct.vmid()))
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        let u = u64::try_from(uptime).unwrap_or(0);
+        let mut s = json!({
+            "vmid": ct.vmid(),
+            "type": "lxc",
+            "status": ct.status(),
+            "name": name,
+            "cpus": cpus,
+            "maxmem": maxmem,
+            "maxswap": ct.maxswap(),
+            "maxdisk": maxdisk,
+            "disk": if running { maxdisk / 8 } else { 0 },
+            "mem": if running { maxmem / 8 } else { 0 },
+            "swap": 0,
+            "cpu": if running { 0.0042 } else { 0.0 },
+            "uptime": uptime,
+            "netin": if running { u * 1200 } else { 0 },
+            "netout": if running { u * 250 } else { 0 },
+            "diskread": if running { u * 4096 } else { 0 },
+            "diskwrite": if running { u * 1024 } else { 0 },
+        });
+        if running {
+            s["pid"] = json!(20_000 + ct.vmid());
+        }
+        // Pressure stall figures came with PVE 9.0.
+        if running && self.version.is_v9() {
+            for k in [
+                "pressurecpusome",
+                "pressurecpufull",
+                "pressureiosome",
+                "pressureiofull",
+                "pressurememorysome",
+                "pressurememoryfull",
+            ] {
+                s[k] = json!(0);
+            }
+        }
+        if let Some(t) = conf.get("tags") {
+            s["tags"] = json!(t);
+        }
+        if ct.template() {
+            s["template"] = json!(1);
+        }
+        if let Some(l) = ct.lock() {
+            s["lock"] = json!(l);
+        }
+        if current {
+            s["ha"] = json!({ "managed": 0 });
+        }
+        s
+    }
+
+    /// The entry of a container in `/cluster/resources`.
+    pub fn ct_resource(&self, ct: &Ct, now: i64) -> Value {
+        let st = self.ct_status(ct, now.saturating_mul(1000), false);
+        let mut item = json!({
+            "id": format!("lxc/{}", ct.vmid()),
+            "vmid": ct.vmid(),
+            "type": "lxc",
+            "node": ct.node(),
+            "name": st["name"],
+            "status": st["status"],
+            "template": u8::from(ct.template()),
+            "uptime": st["uptime"],
+            "maxcpu": st["cpus"],
+            "cpu": st["cpu"],
+            "maxmem": st["maxmem"],
+            "mem": st["mem"],
+            "maxdisk": st["maxdisk"],
+            "disk": st["disk"],
+            "netin": st["netin"],
+            "netout": st["netout"],
+            "diskread": st["diskread"],
+            "diskwrite": st["diskwrite"],
+        });
+        for key in ["lock", "tags"] {
+            if let Some(val) = ct.config().get(key) {
+                item[key] = json!(val);
+            }
+        }
+        item
+    }
+
+    /// A scenario's containers: running ones started an hour before
+    /// `now`, and the volumes their configs name made on their storages.
+    pub fn adopt_seed_cts(&mut self, now: i64) {
+        let mut adopt = Vec::new();
+        let ids: Vec<u32> = self.guests.cts().keys().copied().collect();
+        for vmid in ids {
+            let Some(ct) = self.guests.ct_mut(vmid) else {
+                continue;
+            };
+            if ct.running() {
+                ct.started_ms = Some((now - 3_600) * 1000);
+            }
+            for (k, v) in &ct.config {
+                if !super::schema::is_volume_key(k) {
+                    continue;
+                }
+                let Some(vol) =
+                    super::schema::mp_volume(v).filter(|x| super::schema::is_storage_volume(x))
+                else {
+                    continue;
+                };
+                adopt.push((vol.to_string(), ct.node.clone(), mp_size(v).unwrap_or(0)));
+            }
+        }
+        for (volid, node, size) in adopt {
+            let vmid = volid
+                .rsplit(['/', ':'])
+                .next()
+                .and_then(|n| n.split('-').nth(1))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            self.adopt_volume(&volid, &node, vmid, size, now);
+        }
+    }
+
+    /// Memory of the running containers on `node`, and how many run.
+    pub fn ct_load(&self, node: &str) -> (u64, usize) {
+        self.cts_on(node)
+            .filter(|c| c.running())
+            .fold((0, 0), |(m, n), c| (m + c.maxmem(), n + 1))
+    }
+}
+
+impl Cluster {
+    /// `GET .../interfaces`: the addresses inside a running container
+    /// (`ip --json a` in its network namespace); `null` when it is
+    /// stopped. Set through `/_fake/guests/{vmid}` (`interfaces`, in the
+    /// guest agent's shape), otherwise made from the config: `lo`, then
+    /// each `netN` with its static address or a DHCP-style one, and the
+    /// link-local IPv6 address of its MAC.
+    ///
+    /// # Errors
+    /// A missing container.
+    pub fn ct_interfaces(&self, node: &str, vmid: u32) -> crate::model::Result<Value> {
+        let ct = self.ct(node, vmid)?;
+        if !ct.running() {
+            return Ok(Value::Null);
+        }
+        let given = self.guests.agent(vmid).and_then(|a| a.interfaces.clone());
+        let list = given.unwrap_or_else(|| default_interfaces(ct));
+        let items = list
+            .as_array()
+            .map(|a| a.iter().map(lxc_shape).collect::<Vec<_>>())
+            .unwrap_or_default();
+        Ok(Value::Array(items))
+    }
+
+    /// The `rrddata` series of a container (`pve2-vm` on 8.4,
+    /// `pve-vm-9.0` on 9.x), from the figures `status/current` reports.
+    ///
+    /// # Errors
+    /// A missing container.
+    pub fn ct_rrddata(
+        &self,
+        node: &str,
+        vmid: u32,
+        timeframe: &str,
+        now_ms: i64,
+    ) -> crate::model::Result<Value> {
+        let ct = self.ct(node, vmid)?;
+        let v9 = self.version.is_v9();
+        let (reso, count) = crate::model::qemu::rrd::setup(v9, timeframe);
+        let now = now_ms.div_euclid(1000);
+        let ctime = reso * now.div_euclid(reso);
+        let start = ctime - reso * count;
+        let st = self.ct_status(ct, now_ms, false);
+        let started = ct.started_ms().map(|ms| ms.div_euclid(1000));
+        let points = (0..count)
+            .map(|i| {
+                let t = start + i * reso;
+                let up = ct.running() && started.is_some_and(|s| s <= t);
+                let mut p = json!({
+                    "time": t,
+                    "maxcpu": st["cpus"],
+                    "maxmem": st["maxmem"],
+                    "maxdisk": st["maxdisk"],
+                    "disk": if up { st["maxdisk"].as_u64().unwrap_or(0) / 8 } else { 0 },
+                    "cpu": if up { 0.0042 } else { 0.0 },
+                    "mem": if up { st["maxmem"].as_u64().unwrap_or(0) / 8 } else { 0 },
+                    "netin": if up { 1200 } else { 0 },
+                    "netout": if up { 250 } else { 0 },
+                    "diskread": if up { 4096 } else { 0 },
+                    "diskwrite": if up { 1024 } else { 0 },
+                });
+                if v9 {
+                    for k in [
+                        "pressurecpusome",
+                        "pressurecpufull",
+                        "pressureiosome",
+                        "pressureiofull",
+                        "pressurememorysome",
+                        "pressurememoryfull",
+                    ] {
+                        p[k] = json!(0);
+                    }
+                }
+                p
+            })
+            .collect();
+        Ok(Value::Array(points))
+    }
+}
+
+/// An interface in the guest agent's shape as `get_interfaces` answers
+/// it: `hwaddr` beside `hardware-address`, the first address of each
+/// family as `inet`/`inet6`, families named as `ip` names them.
+fn lxc_shape(iface: &Value) -> Value {
+    let mut out = json!({
+        "name": iface["name"],
+        "hardware-address": iface["hardware-address"],
+        "hwaddr": iface["hardware-address"],
+    });
+    let mut list = Vec::new();
+    for ip in iface["ip-addresses"].as_array().into_iter().flatten() {
+        let family = match ip["ip-address-type"].as_str() {
+            Some("ipv4" | "inet") => "inet",
+            _ => "inet6",
+        };
+        let addr = format!(
+            "{}/{}",
+            ip["ip-address"].as_str().unwrap_or_default(),
+            ip["prefix"]
+        );
+        if out.get(family).is_none() {
+            out[family] = json!(addr);
+        }
+        list.push(json!({
+            "ip-address-type": family,
+            "ip-address": ip["ip-address"],
+            "prefix": ip["prefix"],
+        }));
+    }
+    out["ip-addresses"] = Value::Array(list);
+    out
+}
+
+fn default_interfaces(ct: &Ct) -> Value {
+    let mut out = vec![json!({
+        "name": "lo",
+        "hardware-address": "00:00:00:00:00:00",
+        "ip-addresses": [
+            {"ip-address": "127.0.0.1", "ip-address-type": "ipv4", "prefix": 8},
+            {"ip-address": "::1", "ip-address-type": "ipv6", "prefix": 128},
+        ],
+    })];
+    let mut nets: Vec<(u32, &String)> = ct
+        .config()
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix("net")?.parse::<u32>().ok()?, v)))
+        .collect();
+    nets.sort_by_key(|(n, _)| *n);
+    for (n, value) in nets {
+        let field = |key: &str| {
+            value
+                .split(',')
+                .find_map(|p| p.strip_prefix(key).map(str::to_string))
+        };
+        let mac = field("hwaddr=").unwrap_or_default().to_ascii_lowercase();
+        let name = field("name=").unwrap_or_else(|| format!("eth{n}"));
+        let mut ips = Vec::new();
+        match field("ip=") {
+            Some(ip) if ip.contains('/') => {
+                let (a, p) = ip.split_once('/').unwrap_or((&ip, "24"));
+                ips.push(json!({"ip-address": a, "ip-address-type": "ipv4",
+                    "prefix": p.parse::<u32>().unwrap_or(24)}));
+            }
+            Some(ip) if ip == "dhcp" => {
+                let host = ct.vmid() % 250 + 2;
+                ips.push(json!({"ip-address": format!("10.0.{n}.{host}"),
+                    "ip-address-type": "ipv4", "prefix": 24}));
+            }
+            _ => {}
+        }
+        if let Some(ip6) = field("ip6=").filter(|i| i.contains('/')) {
+            let (a, p) = ip6.split_once('/').unwrap_or((&ip6, "64"));
+            ips.push(json!({"ip-address": a, "ip-address-type": "ipv6",
+                "prefix": p.parse::<u32>().unwrap_or(64)}));
+        }
+        if !mac.is_empty() {
+            ips.push(json!({"ip-address": crate::model::agent::link_local(&mac),
+                "ip-address-type": "ipv6", "prefix": 64}));
+        }
+        out.push(json!({ "name": name, "hardware-address": mac, "ip-addresses": ips }));
+    }
+    Value::Array(out)
+}
