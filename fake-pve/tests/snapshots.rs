@@ -486,6 +486,15 @@ const CASES: &[Case] = &[
         "/nodes/{node}/qemu/{vmid}/agent/file-read",
         "/nodes/pve1/qemu/100/agent/file-read?file=/etc/motd",
     ),
+    // pools
+    case("get_pools", "/pools", "/pools"),
+    case("get_pools_poolid_param", "/pools", "/pools?poolid=prod"),
+    case("get_pools_poolid", "/pools/{poolid}", "/pools/prod"),
+    case(
+        "get_pools_poolid_type_storage",
+        "/pools/{poolid}",
+        "/pools/prod?type=storage",
+    ),
     // storage
     case("get_storage", "/storage", "/storage"),
     case(
@@ -762,6 +771,10 @@ impl World {
             "/nodes/pve1/network/eno2",
             "type=eth&mtu=9000&comments=storage%20network",
         );
+        // A pool with a guest and a storage, and one nested in it.
+        self.call(post.clone(), "/pools", "poolid=prod&comment=Production");
+        self.call(post.clone(), "/pools", "poolid=prod%2Fweb");
+        self.call(Method::PUT, "/pools", "poolid=prod&vms=100&storage=local");
         // A download that fails.
         let failed = self.task(
             post.clone(),

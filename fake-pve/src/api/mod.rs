@@ -16,6 +16,7 @@ pub mod network;
 pub mod nodes;
 pub mod params;
 mod pipeline;
+pub mod pools;
 pub mod qemu;
 pub mod storage;
 pub mod tasks;
@@ -181,6 +182,7 @@ impl Default for Router {
         routes.extend(network::routes());
         routes.extend(agent::routes());
         routes.extend(storage::routes());
+        routes.extend(pools::routes());
         Self { routes }
     }
 }

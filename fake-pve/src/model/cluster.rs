@@ -261,6 +261,9 @@ impl Cluster {
     pub fn resources_view(&self, kind: Option<&str>, now: i64) -> Vec<Value> {
         let mut out = Vec::new();
         let want = |k: &str| kind.is_none_or(|t| t == k);
+        if want("pool") {
+            out.extend(self.pool_resources(now));
+        }
         if want("vm") {
             let mut vms: Vec<&Vm> = self.guests.values().collect();
             vms.sort_by_key(|v| v.vmid.to_string());
@@ -275,18 +278,7 @@ impl Cluster {
         if want("storage") {
             for n in &self.nodes {
                 for s in self.storage.cfg().iter().filter(|s| s.active_on(&n.name)) {
-                    out.push(json!({
-                        "id": format!("storage/{}/{}", n.name, s.storage),
-                        "storage": s.storage,
-                        "node": n.name,
-                        "type": "storage",
-                        "plugintype": s.kind,
-                        "status": if n.status == NodeStatus::Online { "available" } else { "unknown" },
-                        "shared": u8::from(s.shared),
-                        "content": s.content.join(","),
-                        "maxdisk": s.total,
-                        "disk": self.storage.used(s, &n.name),
-                    }));
+                    out.push(self.storage_resource(s, n));
                 }
             }
         }
@@ -317,7 +309,65 @@ impl Cluster {
         out
     }
 
-    fn vm_resource(&self, v: &Vm, now: i64) -> Value {
+    /// A storage's row of `/cluster/resources` for one node
+    /// (`extract_storage_stats`).
+    pub(crate) fn storage_resource(&self, s: &Storage, n: &Node) -> Value {
+        json!({
+            "id": format!("storage/{}/{}", n.name, s.storage),
+            "storage": s.storage,
+            "node": n.name,
+            "type": "storage",
+            "plugintype": s.kind,
+            "status": if n.status == NodeStatus::Online { "available" } else { "unknown" },
+            "shared": u8::from(s.shared),
+            "content": s.content.join(","),
+            "maxdisk": s.total,
+            "disk": self.storage.used(s, &n.name),
+        })
+    }
+
+    /// The `type=pool` rows of `/cluster/resources`, with the summed
+    /// load of their running guests as PVE adds it up.
+    fn pool_resources(&self, now: i64) -> Vec<Value> {
+        let mut rows = Vec::new();
+        for (id, pool) in self.access.pools().iter() {
+            let mut row = json!({ "id": format!("/pool/{id}"), "pool": id, "type": "pool" });
+            for vmid in pool.vms() {
+                let Some(v) = self.guests.get(vmid) else {
+                    continue;
+                };
+                let e = self.vm_resource(v, now);
+                let uptime = e["uptime"].as_u64().unwrap_or(0);
+                if uptime == 0 {
+                    continue;
+                }
+                let num = |k: &str| row[k].as_f64().unwrap_or(0.0);
+                let (pcpu, pmax) = (num("cpu"), num("maxcpu"));
+                let (cpu, max) = (
+                    e["cpu"].as_f64().unwrap_or(0.0),
+                    e["maxcpu"].as_f64().unwrap_or(0.0),
+                );
+                if row["uptime"].as_u64().is_none_or(|u| uptime > u) {
+                    row["uptime"] = json!(uptime);
+                }
+                row["mem"] =
+                    json!(row["mem"].as_u64().unwrap_or(0) + e["mem"].as_u64().unwrap_or(0));
+                row["maxmem"] =
+                    json!(row["maxmem"].as_u64().unwrap_or(0) + e["maxmem"].as_u64().unwrap_or(0));
+                if pmax + max > 0.0 {
+                    row["cpu"] = json!((pcpu * pmax + cpu * max) / (pmax + max));
+                }
+                row["maxcpu"] =
+                    json!(row["maxcpu"].as_u64().unwrap_or(0) + e["maxcpu"].as_u64().unwrap_or(0));
+            }
+            rows.push(row);
+        }
+        rows
+    }
+
+    /// A guest's row of `/cluster/resources`, as pools list their members
+    /// too (`extract_vm_stats`).
+    pub(crate) fn vm_resource(&self, v: &Vm, now: i64) -> Value {
         let st = self.vm_status(v, now.saturating_mul(1000), false, false);
         let mut item = json!({
             "id": format!("qemu/{}", v.vmid),
@@ -346,6 +396,9 @@ impl Cluster {
             if let Some(val) = v.config.get(key) {
                 item[key] = json!(val);
             }
+        }
+        if let Some(pool) = self.access.pools().pool_of(v.vmid) {
+            item["pool"] = json!(pool);
         }
         item
     }

@@ -61,6 +61,7 @@ impl Cluster {
                     storage: req.storage,
                     start: req.start,
                     ids,
+                    pool: req.pool,
                 },
             }),
         )
@@ -279,6 +280,7 @@ impl Cluster {
             storage,
             start,
             ids,
+            pool,
         } = job;
         let storage = storage.as_deref();
         let emsg = format!("unable to create VM {vmid} -");
@@ -328,6 +330,9 @@ impl Cluster {
         }
         if let Some(vm) = self.guests.get_mut(&vmid) {
             vm.config = conf;
+        }
+        if let Some(pool) = pool {
+            self.access.pools_mut().add_vm(vmid, &pool);
         }
         if let Some((user, ms)) = start {
             log.push("Execute autostart".into());

@@ -70,6 +70,7 @@ impl Cluster {
             lines.push(format!("purging VM {vmid} from related configurations.."));
         }
         self.guests.remove(&vmid);
+        self.access.remove_vm_access(vmid);
         Ok(lines)
     }
 }
