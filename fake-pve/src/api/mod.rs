@@ -9,6 +9,7 @@
 pub mod access;
 pub mod agent;
 pub mod auth;
+pub mod backup;
 pub mod cluster;
 mod envelope;
 mod fallback;
@@ -183,6 +184,7 @@ impl Default for Router {
         routes.extend(agent::routes());
         routes.extend(storage::routes());
         routes.extend(pools::routes());
+        routes.extend(backup::routes());
         Self { routes }
     }
 }

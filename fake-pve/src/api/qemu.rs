@@ -123,9 +123,7 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
     if ctx.params.get("archive").is_some() {
-        return Err(Error::NotImplemented(
-            "restoring from 'archive' is not emulated by fake-pve".into(),
-        ));
+        return super::backup::restore_vm(ctx, &node, vmid);
     }
     let pool = ctx.params.str("pool");
     if let Some(pool) = &pool {

@@ -78,6 +78,8 @@ pub struct Cluster {
     pub faults: Faults,
     /// Network configuration per node (`/etc/network/interfaces`).
     pub(super) network: Networks,
+    /// Backup archives and backup jobs.
+    pub(super) backups: super::backup::Backups,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -114,6 +116,9 @@ pub struct ClusterDoc {
     /// Guest-agent state per VM.
     #[serde(default)]
     pub guests: BTreeMap<u32, super::agent::Guest>,
+    /// Backup archives and backup jobs.
+    #[serde(default, skip_serializing_if = "super::backup::Backups::is_empty")]
+    pub backups: super::backup::Backups,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -132,6 +137,8 @@ struct ClusterDocRef<'a> {
     faults: &'a Faults,
     network: &'a BTreeMap<String, super::network::NodeNetwork>,
     guests: &'a BTreeMap<u32, super::agent::Guest>,
+    #[serde(skip_serializing_if = "super::backup::Backups::is_empty")]
+    backups: &'a super::backup::Backups,
 }
 
 impl Serialize for Cluster {
@@ -152,6 +159,7 @@ impl Serialize for Cluster {
             faults: &self.faults,
             network: self.network.parts(),
             guests,
+            backups: &self.backups,
         }
         .serialize(s)
     }
@@ -174,6 +182,7 @@ impl From<ClusterDoc> for Cluster {
             tasks: Tasks::new(d.tasks, d.next_pid),
             faults: d.faults,
             network: Networks::new(d.network),
+            backups: d.backups,
         }
     }
 }
@@ -456,6 +465,7 @@ impl Cluster {
     /// Ends every task whose time has come, in the order they end, and
     /// applies what they do.
     pub fn advance(&mut self, now_ms: i64) {
+        self.run_due_jobs(now_ms);
         while let Some((i, until_ms)) = self.tasks.next_due(now_ms) {
             let Some(task) = self.tasks.at(i) else {
                 break;
@@ -500,13 +510,16 @@ impl Cluster {
                 self.apply_volume_change(&node, change);
                 Ok(Vec::new())
             }
+            TaskEffect::Backup(op) => self.apply_backup(op, end_ms),
         }
     }
 
     /// Undoes the start of a task that ends without its effect.
     fn abort(&mut self, effect: &TaskEffect) {
-        if let TaskEffect::Qemu { vmid, op } = effect {
-            self.abort_qemu(*vmid, op);
+        match effect {
+            TaskEffect::Qemu { vmid, op } => self.abort_qemu(*vmid, op),
+            TaskEffect::Backup(op) => self.abort_backup(op),
+            _ => {}
         }
     }
 

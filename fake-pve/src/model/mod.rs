@@ -6,6 +6,7 @@
 pub mod access;
 pub mod acl;
 pub mod agent;
+pub mod backup;
 pub mod cluster;
 pub mod context;
 pub mod faults;

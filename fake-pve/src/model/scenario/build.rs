@@ -151,6 +151,7 @@ impl Scenario {
             faults: Faults::default(),
             network: BTreeMap::new(),
             guests: self.guests.clone(),
+            backups: Default::default(),
         });
         for d in &self.downloads {
             if !d.url.starts_with("http://") && !d.url.starts_with("https://") {

@@ -13,6 +13,7 @@ use super::{Cluster, Error, PveVersion, Scenario, Task, TaskEffect, Worker};
 
 mod access;
 mod agent;
+mod backup;
 mod faults;
 mod network;
 mod nodes;

@@ -145,7 +145,7 @@ pub fn file_format(ct: &str, file: &str) -> Option<String> {
 
 /// `archive_info` of a backup name: subtype, owner and time from a
 /// standard `vzdump-<type>-<vmid>-YYYY_MM_DD-hh_mm_ss` name.
-fn backup_info(file: &str) -> (Option<String>, Option<u32>, Option<i64>) {
+pub(crate) fn backup_info(file: &str) -> (Option<String>, Option<u32>, Option<i64>) {
     let Some(rest) = file.strip_prefix("vzdump-") else {
         return (None, None, None);
     };
@@ -174,7 +174,7 @@ fn backup_info(file: &str) -> (Option<String>, Option<u32>, Option<i64>) {
 }
 
 /// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
