@@ -5,9 +5,11 @@
 
 pub mod access;
 pub mod agent;
+pub mod backup;
 pub mod cluster;
 pub mod network;
 pub mod nodes;
+pub mod pools;
 pub mod qemu;
 pub mod storage;
 pub mod tasks;
