@@ -102,11 +102,12 @@ impl CalendarEvent {
     /// Parses a calendar event.
     ///
     /// # Errors
-    /// `unable to parse calendar event - <why>` (the wording of PVE's
-    /// schema check of `pve-calendar-event`).
+    /// `invalid calendar event 'x' - unable to parse calendar event`, as
+    /// the schema check of `pve-calendar-event` words it.
     pub fn parse(spec: &str) -> Result<Self, String> {
-        Self::parse_inner(spec.trim())
-            .map_err(|e| format!("unable to parse calendar event '{spec}' - {e}"))
+        Self::parse_inner(spec.trim()).map_err(|_| {
+            format!("invalid calendar event '{spec}' - unable to parse calendar event")
+        })
     }
 
     fn parse_inner(spec: &str) -> Result<Self, String> {

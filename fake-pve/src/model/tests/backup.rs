@@ -492,7 +492,7 @@ fn jobs_are_changed_and_deleted(mut lab: World) {
 #[rstest]
 #[case(&[("vmid", "100")], "schedule: neither 'starttime' nor 'schedule' were set")]
 #[case(&[("vmid", "100"), ("schedule", "someday")],
-       "schedule: unable to parse calendar event 'someday' - invalid weekday 'someday'")]
+       "schedule: invalid calendar event 'someday' - unable to parse calendar event")]
 #[case(&[("schedule", "daily")], "vmid: property is missing")]
 fn job_refusals(mut lab: World, #[case] opts: &[(&str, &str)], #[case] msg: &str) {
     assert_eq!(
