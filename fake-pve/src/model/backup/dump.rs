@@ -697,9 +697,7 @@ impl Cluster {
         let Some((sid, name)) = parse_volid(volid) else {
             return;
         };
-        let shared = self.storage.find(sid).is_some_and(|s| s.shared);
         self.drop_volume(sid, node, name);
-        self.backups.drop_archive(&archive_key(shared, node, volid));
     }
 
     /// `GET /cluster/backup-info/not-backed-up`: the guests no enabled

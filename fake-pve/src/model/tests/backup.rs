@@ -201,6 +201,11 @@ fn the_config_comes_out_of_the_archive(mut lab: World) {
         refused(lab.c.extract_config("pve", "local:backup/nope.vma")),
         (500, "volume 'local:backup/nope.vma' does not exist".into())
     );
+    // Deleting the volume takes its content with it.
+    let name = volid.trim_start_matches("local:").to_string();
+    lab.c.drop_volume("local", "pve", &name);
+    let key = crate::model::backup::archive_key(false, "pve", &volid);
+    assert!(lab.c.backups().archive(&key).is_none());
 }
 
 fn restore_req(vmid: u32, archive: &str) -> RestoreRequest {

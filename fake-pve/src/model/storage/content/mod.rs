@@ -608,6 +608,10 @@ impl Cluster {
         };
         self.storage.volumes_mut().remove(&s, node, name);
         self.set_volume_attrs(&s, node, name, VolumeAttrs::default());
+        // A backup's content goes with its volume.
+        let volid = format!("{sid}:{name}");
+        self.backups
+            .drop_archive(&crate::model::backup::archive_key(s.shared, node, &volid));
     }
 
     /// `POST .../content`: `vdisk_alloc` with a given name; `size` in KiB.
