@@ -73,6 +73,30 @@ impl Job {
         self.options.get(k).is_some_and(|v| v == &json!(1))
     }
 
+    /// Takes `vmid` out of the job (`remove_vmid_from_job`); `false` when
+    /// the job is left without guests.
+    pub(super) fn remove_vmid(&mut self, vmid: u32) -> bool {
+        let key = if self.options.contains_key("vmid") {
+            "vmid"
+        } else if self.options.contains_key("exclude") {
+            "exclude"
+        } else {
+            return true;
+        };
+        let rest: Vec<String> = self
+            .list(key)
+            .into_iter()
+            .filter(|v| *v != vmid)
+            .map(|v| v.to_string())
+            .collect();
+        if rest.is_empty() {
+            self.options.remove(key);
+            return key != "vmid";
+        }
+        self.options.insert(key.to_string(), json!(rest.join(",")));
+        true
+    }
+
     /// The job as `GET /cluster/backup/{id}` shows it.
     pub fn view(&self, id: &str) -> Value {
         let mut v = json!(self.options);

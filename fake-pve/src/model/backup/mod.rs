@@ -106,6 +106,13 @@ impl Backups {
     pub(crate) fn jobs_mut(&mut self) -> &mut BTreeMap<String, Job> {
         &mut self.jobs
     }
+
+    /// `remove_vmid_from_backup_jobs` (a guest destroyed with `purge`):
+    /// the VMID leaves every job's `vmid` list, a job left without guests
+    /// goes, and it leaves `exclude` lists.
+    pub fn remove_vmid_from_jobs(&mut self, vmid: u32) {
+        self.jobs.retain(|_, job| job.remove_vmid(vmid));
+    }
 }
 
 /// What a backup task does when it ends.

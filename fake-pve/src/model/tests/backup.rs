@@ -505,3 +505,36 @@ fn job_refusals(mut lab: World, #[case] opts: &[(&str, &str)], #[case] msg: &str
         (400, msg.into())
     );
 }
+
+#[rstest]
+fn a_purged_guest_leaves_the_backup_jobs(mut lab: World) {
+    let mk = |lab: &mut World, id: &str, opts: &[(&str, &str)]| {
+        lab.c
+            .create_backup_job(Some(id.into()), map(opts), &mut rq())
+            .expect("create");
+    };
+    mk(
+        &mut lab,
+        "both",
+        &[("schedule", "daily"), ("vmid", "100,101")],
+    );
+    mk(&mut lab, "only", &[("schedule", "daily"), ("vmid", "100")]);
+    mk(
+        &mut lab,
+        "rest",
+        &[("schedule", "daily"), ("exclude", "100")],
+    );
+    let op = crate::model::qemu::QemuOp::Destroy {
+        skiplock: false,
+        purge: true,
+        unreferenced: false,
+    };
+    lab.run("pve", super::qm_worker("qmdestroy", 100, op));
+    assert_eq!(lab.c.backup_job("both").expect("job")["vmid"], "101");
+    assert!(
+        lab.c.backup_job("only").is_err(),
+        "a job left without guests goes"
+    );
+    let rest = lab.c.backup_job("rest").expect("job");
+    assert!(rest.get("exclude").is_none() && rest["all"] == 1, "{rest}");
+}
