@@ -108,7 +108,7 @@ fn vzdump(ctx: &Ctx<'_>) -> Result<Reply> {
         let v = ctx.params.str(k).unwrap_or_default();
         cmdline.push_str(&format!(" --{k} {}", shell_quote(&v)));
     }
-    let req = VzdumpRequest {
+    let mut req = VzdumpRequest {
         node: node.clone(),
         vmid: vmid_list(ctx, "vmid")?,
         all: ctx.params.bool("all")?.unwrap_or(false),
@@ -122,11 +122,13 @@ fn vzdump(ctx: &Ctx<'_>) -> Result<Reply> {
         prune_backups: ctx.params.str("prune-backups"),
         remove: ctx.params.bool("remove")?.unwrap_or(true),
         cmdline,
+        denied: Vec::new(),
     };
     let now_ms = ctx.now_ms();
     let ms = ctx.task_ms("vzdump");
     let answer = ctx.with(|c| {
         if !c.access.is_superuser(&who) {
+            // Checked per guest in the task, as `exec_backup` does.
             let ids = c.included_guests(
                 Some(&node),
                 &req.vmid,
@@ -134,10 +136,10 @@ fn vzdump(ctx: &Ctx<'_>) -> Result<Reply> {
                 req.pool.as_deref(),
                 &req.exclude,
             );
-            for id in ids {
-                c.access
-                    .check_perm(&who, &format!("/vms/{id}"), &["VM.Backup"])?;
-            }
+            req.denied = ids
+                .into_iter()
+                .filter(|id| !c.access.has_priv(&who, &format!("/vms/{id}"), "VM.Backup"))
+                .collect();
             c.access.check_perm(
                 &who,
                 &format!("/storage/{sid}"),

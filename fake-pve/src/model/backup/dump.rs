@@ -45,6 +45,9 @@ pub struct VzdumpRequest {
     pub remove: bool,
     /// The command line PVE logs first.
     pub cmdline: String,
+    /// Guests the caller lacks `VM.Backup` on: skipped with `all`, else
+    /// the task fails on the first (`exec_backup`'s check).
+    pub denied: Vec<u32>,
 }
 
 /// A `vzdump` task's plan.
@@ -335,6 +338,14 @@ impl Cluster {
             return Ok(Some(worker.fail(format!(
                 "could not get storage information for '{storage}': {e}"
             ))));
+        }
+        let mut vmids = vmids;
+        if all {
+            vmids.retain(|v| !req.denied.contains(v));
+        } else if let Some(v) = vmids.iter().find(|v| req.denied.contains(v)) {
+            return Ok(Some(
+                worker.fail(format!("Permission check failed (/vms/{v}, VM.Backup)")),
+            ));
         }
         let mut failures = BTreeMap::new();
         let mut locked = Vec::new();

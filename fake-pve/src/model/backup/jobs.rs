@@ -447,6 +447,7 @@ impl Cluster {
                     prune_backups: job.text("prune-backups"),
                     remove: job.options.get("remove").is_none_or(|v| v != &json!(0)),
                     cmdline: job_cmdline(&id, &job),
+                    denied: Vec::new(),
                 };
                 let guests = self.job_guests(&job, Some(&node));
                 if guests.is_empty() && !req.all {

@@ -538,3 +538,24 @@ fn a_purged_guest_leaves_the_backup_jobs(mut lab: World) {
     let rest = lab.c.backup_job("rest").expect("job");
     assert!(rest.get("exclude").is_none() && rest["all"] == 1, "{rest}");
 }
+
+#[rstest]
+fn guests_without_vm_backup_fail_the_task_or_are_skipped_with_all(mut lab: World) {
+    let mut r = req(100);
+    r.vmid = vec![100, 101];
+    r.denied = vec![101];
+    let upid = dump(&mut lab, r);
+    assert_eq!(
+        lab.exit(&upid),
+        "Permission check failed (/vms/101, VM.Backup)"
+    );
+    assert!(backups(&lab, None).is_empty(), "nothing is backed up");
+    assert_eq!(lab.conf(100, "lock"), None);
+    let mut r = req(100);
+    r.vmid.clear();
+    r.all = true;
+    r.denied = vec![101, 900];
+    let upid = dump(&mut lab, r);
+    assert_eq!(lab.exit(&upid), "OK");
+    assert_eq!(backups(&lab, None).len(), 1, "only VM 100");
+}
