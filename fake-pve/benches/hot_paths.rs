@@ -171,6 +171,7 @@ fn vms(c: &mut Criterion) {
                             config,
                             storage: None,
                             start: None,
+                            pool: None,
                         },
                         &mut fake_pve::model::Context::new(now_ms, next.into()),
                     )

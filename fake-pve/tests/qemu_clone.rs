@@ -143,9 +143,10 @@ async fn clone_refusals() {
     post("newid=101&target=pve2&storage=local-lvm")
         .await
         .assert_error(500, "can't clone to non-shared storage 'local-lvm'\n");
-    post("newid=101&pool=prod")
-        .await
-        .assert_error(500, "pool 'prod' does not exist\n");
+    post("newid=101&pool=prod").await.assert_error(
+        403,
+        "Permission check failed (pool 'prod' does not exist)\n",
+    );
     post("newid=101&snapname=nope")
         .await
         .assert_error(500, "snapshot 'nope' does not exist\n");

@@ -548,6 +548,57 @@ const CASES: &[Case] = &[
         "/nodes/{node}/qemu/{vmid}/agent/file-read",
         "/nodes/pve1/qemu/100/agent/file-read?file=/etc/motd",
     ),
+    // backups
+    case(
+        "get_nodes_node_vzdump_defaults",
+        "/nodes/{node}/vzdump/defaults",
+        "/nodes/pve1/vzdump/defaults",
+    ),
+    case(
+        "get_nodes_node_vzdump_extractconfig",
+        "/nodes/{node}/vzdump/extractconfig",
+        "/nodes/pve1/vzdump/extractconfig?volume={backup}",
+    ),
+    case(
+        "get_nodes_node_storage_storage_prunebackups",
+        "/nodes/{node}/storage/{storage}/prunebackups",
+        "/nodes/pve1/storage/local/prunebackups?prune-backups=keep-last%3D1",
+    ),
+    case(
+        "get_nodes_node_storage_storage_content_backup",
+        "/nodes/{node}/storage/{storage}/content/{volume}",
+        "/nodes/pve1/storage/local/content/{backup}",
+    ),
+    case("get_cluster_backup", "/cluster/backup", "/cluster/backup"),
+    case(
+        "get_cluster_backup_id",
+        "/cluster/backup/{id}",
+        "/cluster/backup/{job}",
+    ),
+    case(
+        "get_cluster_backup_id_included_volumes",
+        "/cluster/backup/{id}/included_volumes",
+        "/cluster/backup/{job}/included_volumes",
+    ),
+    case(
+        "get_cluster_backup_info",
+        "/cluster/backup-info",
+        "/cluster/backup-info",
+    ),
+    case(
+        "get_cluster_backup_info_not_backed_up",
+        "/cluster/backup-info/not-backed-up",
+        "/cluster/backup-info/not-backed-up",
+    ),
+    // pools
+    case("get_pools", "/pools", "/pools"),
+    case("get_pools_poolid_param", "/pools", "/pools?poolid=prod"),
+    case("get_pools_poolid", "/pools/{poolid}", "/pools/prod"),
+    case(
+        "get_pools_poolid_type_storage",
+        "/pools/{poolid}",
+        "/pools/prod?type=storage",
+    ),
     // storage
     case("get_storage", "/storage", "/storage"),
     case(
@@ -824,6 +875,32 @@ impl World {
             "/nodes/pve1/network/eno2",
             "type=eth&mtu=9000&comments=storage%20network",
         );
+        // A pool with a guest and a storage, and one nested in it.
+        self.call(post.clone(), "/pools", "poolid=prod&comment=Production");
+        self.call(post.clone(), "/pools", "poolid=prod%2Fweb");
+        self.call(Method::PUT, "/pools", "poolid=prod&vms=100&storage=local");
+        // A backup of the running VM with notes, and a backup job.
+        self.task(
+            post.clone(),
+            "/nodes/pve1/vzdump",
+            "vmid=100&storage=local&compress=zstd&mode=snapshot&notes-template=%7B%7Bguestname%7D%7D",
+        );
+        let listing = self.call(
+            Method::GET,
+            "/nodes/pve1/storage/local/content?content=backup",
+            "",
+        );
+        let backup = listing["data"][0]["volid"]
+            .as_str()
+            .expect("a backup")
+            .to_string();
+        self.call(
+            post.clone(),
+            "/cluster/backup",
+            "schedule=sat%2002%3A00&vmid=100&storage=local&comment=weekly&prune-backups=keep-last%3D3",
+        );
+        let jobs = self.call(Method::GET, "/cluster/backup", "");
+        let job = jobs["data"][0]["id"].as_str().expect("a job").to_string();
         // A download that fails.
         let failed = self.task(
             post.clone(),
@@ -875,6 +952,8 @@ impl World {
             ("{clone}", clone),
             ("{running}", running),
             ("{pid}", pid),
+            ("{backup}", backup),
+            ("{job}", job),
         ]
     }
 }

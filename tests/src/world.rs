@@ -149,6 +149,10 @@ pub enum Made {
     /// A volume allocated (or downloaded) on a storage of the test node:
     /// storage ID, full volume ID.
     Volume(String, String),
+    /// A resource pool (removed once its guests are gone).
+    Pool(String),
+    /// A backup job.
+    BackupJob(String),
 }
 
 /// How many VMIDs of the reserved range one scenario gets (`{vm1}` ..
@@ -326,6 +330,18 @@ impl PveWorld {
         self.fake
             .as_ref()
             .unwrap_or_else(|| panic!("this step needs fake-pve, not a real cluster"))
+    }
+
+    /// Moves the in-process fake-pve's clock on by `secs`; `false` against
+    /// a real cluster, whose time only passes.
+    pub fn advance_fake_clock(&self, secs: i64) -> bool {
+        match &self.fake {
+            Some(f) => {
+                f.clock().advance(secs);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Raw HTTP to the target.
@@ -555,7 +571,7 @@ impl PveWorld {
                 "token" => self.tokenid(name),
                 "group" => self.groupid(name),
                 "role" => self.roleid(name),
-                "storage" => self.storageid(name),
+                "storage" | "pool" | "job" => self.storageid(name),
                 "var" => self
                     .vars
                     .get(name)
@@ -669,7 +685,46 @@ impl PveWorld {
                 {
                     refuse("startall/stopall without `vms` would reach every guest of the node");
                 }
+                if matches!(rest, ["vzdump"]) {
+                    let p = |name: &str| params.pairs().iter().find(|(k, _)| k == name);
+                    if p("all").is_some_and(|(_, v)| v == "1") || p("exclude").is_some() {
+                        refuse("vzdump of all guests would reach every guest of the node");
+                    }
+                    if p("pool").is_some_and(|(_, v)| !mine(v)) {
+                        refuse("vzdump of a pool this scenario did not make");
+                    }
+                }
+                if let ["storage", sid, "prunebackups"] = rest
+                    && !mine(sid)
+                {
+                    refuse("pruning a storage this scenario did not make");
+                }
             }
+            ["pools", ..] => {
+                let id = segs
+                    .get(1)
+                    .map(|s| (*s).to_string())
+                    .or_else(|| {
+                        params
+                            .pairs()
+                            .iter()
+                            .find(|(k, _)| k == "poolid")
+                            .map(|(_, v)| v.clone())
+                    })
+                    .unwrap_or_default();
+                if !mine(&id) {
+                    refuse("a pool this scenario did not make");
+                }
+            }
+            ["cluster", "backup"] => {
+                if !params.pairs().iter().any(|(k, v)| k == "id" && mine(v)) {
+                    refuse("a backup job without an id of this scenario");
+                }
+            }
+            ["cluster", "backup", id, ..] if !mine(id) => {
+                refuse("a backup job this scenario did not make");
+            }
+            ["cluster", "backup", ..] => {}
             ["storage"] => {
                 if !params
                     .pairs()
@@ -952,6 +1007,16 @@ impl PveWorld {
                     format!("/storage/{}", seg(id)),
                     Params::new(),
                 ),
+                Made::Pool(id) => (
+                    Method::DELETE,
+                    "/pools".to_string(),
+                    Params::new().set("poolid", id.as_str()),
+                ),
+                Made::BackupJob(id) => (
+                    Method::DELETE,
+                    format!("/cluster/backup/{}", seg(id)),
+                    Params::new(),
+                ),
                 Made::User(u) => (
                     Method::DELETE,
                     format!("/access/users/{}", seg(u)),
@@ -988,7 +1053,7 @@ impl PveWorld {
                 ),
             };
             if let Err(e) = admin.request(method, &path, &params).await
-                && !gone(e.message())
+                && !gone(&e.to_string())
             {
                 problems.push(format!("cleaning up {m:?}: {e}"));
             }
@@ -999,6 +1064,7 @@ impl PveWorld {
 
 /// Whether a message says that what was asked for is gone.
 fn gone(msg: &str) -> bool {
+    let msg = msg.to_lowercase();
     msg.contains("does not exist") || msg.contains("no such") || msg.contains("not found")
 }
 

@@ -5,10 +5,12 @@
 
 pub mod access;
 pub mod agent;
+pub mod backup;
 pub mod cluster;
 pub mod lxc;
 pub mod network;
 pub mod nodes;
+pub mod pools;
 pub mod qemu;
 pub mod storage;
 pub mod tasks;

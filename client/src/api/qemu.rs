@@ -484,6 +484,10 @@ pub struct CreateVm {
     pub pool: Option<String>,
     /// Overwrite an existing VM (only with `archive`).
     pub force: Option<bool>,
+    /// Restore from this backup volume (`qmrestore`).
+    pub archive: Option<String>,
+    /// With `archive`: new MAC addresses and SMBIOS UUID.
+    pub unique: Option<bool>,
 }
 
 impl CreateVm {
@@ -511,13 +515,44 @@ impl CreateVm {
         self
     }
 
+    /// Adds it to a resource pool.
+    #[must_use]
+    pub fn pool(mut self, pool: &str) -> Self {
+        self.pool = Some(pool.into());
+        self
+    }
+
+    /// Restores it from a backup volume (`local:backup/vzdump-qemu-...`):
+    /// the task is a `qmrestore`.
+    #[must_use]
+    pub fn archive(mut self, volid: &str) -> Self {
+        self.archive = Some(volid.into());
+        self
+    }
+
+    /// With [`CreateVm::archive`]: overwrites an existing VM.
+    #[must_use]
+    pub fn force(mut self, yes: bool) -> Self {
+        self.force = Some(yes);
+        self
+    }
+
+    /// With [`CreateVm::archive`]: new MAC addresses and SMBIOS UUID.
+    #[must_use]
+    pub fn unique(mut self, yes: bool) -> Self {
+        self.unique = Some(yes);
+        self
+    }
+
     fn params(&self) -> Params {
         let mut p = Params::new()
             .set("vmid", self.vmid)
             .opt("start", self.start)
             .opt("storage", self.storage.as_deref())
             .opt("pool", self.pool.as_deref())
-            .opt("force", self.force);
+            .opt("force", self.force)
+            .opt("archive", self.archive.as_deref())
+            .opt("unique", self.unique);
         self.settings.push_to(&mut p);
         p
     }

@@ -21,10 +21,7 @@ pub enum Fallback {
 /// Collections that are empty on a fresh install and that fake-pve cannot
 /// fill yet, so that `[]` is the truth.
 const EMPTY_ON_FRESH_INSTALL: &[&str] = &[
-    "/pools",
     "/access/tfa",
-    "/cluster/backup",
-    "/cluster/backup-info/not-backed-up",
     "/cluster/firewall/aliases",
     "/cluster/firewall/groups",
     "/cluster/firewall/ipset",

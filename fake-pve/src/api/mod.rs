@@ -9,6 +9,7 @@
 pub mod access;
 pub mod agent;
 pub mod auth;
+pub mod backup;
 pub mod cluster;
 mod envelope;
 mod fallback;
@@ -17,6 +18,7 @@ pub mod network;
 pub mod nodes;
 pub mod params;
 mod pipeline;
+pub mod pools;
 pub mod qemu;
 pub mod storage;
 pub mod tasks;
@@ -183,6 +185,8 @@ impl Default for Router {
         routes.extend(network::routes());
         routes.extend(agent::routes());
         routes.extend(storage::routes());
+        routes.extend(pools::routes());
+        routes.extend(backup::routes());
         Self { routes }
     }
 }

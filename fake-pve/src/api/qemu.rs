@@ -123,12 +123,11 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
     if ctx.params.get("archive").is_some() {
-        return Err(Error::NotImplemented(
-            "restoring from 'archive' is not emulated by fake-pve".into(),
-        ));
+        return super::backup::restore_vm(ctx, &node, vmid);
     }
-    if let Some(pool) = ctx.params.str("pool") {
-        return Err(Error::not_found(format!("pool '{pool}' does not exist")));
+    let pool = ctx.params.str("pool");
+    if let Some(pool) = &pool {
+        ctx.with(|c| c.access.check_pool_exist(pool))?;
     }
     let start = ctx.params.bool("start")?.unwrap_or(false);
     let storage = ctx.params.str("storage");
@@ -150,6 +149,7 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
                 config,
                 storage,
                 start,
+                pool,
             },
             &mut ctx.rq(),
         )?;

@@ -131,7 +131,11 @@ fn update_storage(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `DELETE /storage/{storage}`.
 fn delete_storage(ctx: &Ctx<'_>) -> Result<Reply> {
     let sid = ctx.param("storage")?;
-    ctx.with(|c| c.storages_mut().delete(&sid))?;
+    ctx.with(|c| {
+        c.storages_mut().delete(&sid)?;
+        c.access.remove_storage_access(&sid);
+        Ok::<_, crate::model::Error>(())
+    })?;
     Ok(Value::Null.into())
 }
 

@@ -78,6 +78,8 @@ pub struct Cluster {
     pub(super) faults: Faults,
     /// Network configuration per node (`/etc/network/interfaces`).
     pub(super) network: Networks,
+    /// Backup archives and backup jobs.
+    pub(super) backups: super::backup::Backups,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -117,6 +119,9 @@ pub struct ClusterDoc {
     /// LXC containers by VMID.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub cts: BTreeMap<u32, super::lxc::Ct>,
+    /// Backup archives and backup jobs.
+    #[serde(default, skip_serializing_if = "super::backup::Backups::is_empty")]
+    pub backups: super::backup::Backups,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -137,6 +142,8 @@ struct ClusterDocRef<'a> {
     guests: &'a BTreeMap<u32, super::agent::Guest>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     cts: &'a BTreeMap<u32, super::lxc::Ct>,
+    #[serde(skip_serializing_if = "super::backup::Backups::is_empty")]
+    backups: &'a super::backup::Backups,
 }
 
 impl Serialize for Cluster {
@@ -158,6 +165,7 @@ impl Serialize for Cluster {
             network: self.network.parts(),
             guests,
             cts: self.guests.cts(),
+            backups: &self.backups,
         }
         .serialize(s)
     }
@@ -180,6 +188,7 @@ impl From<ClusterDoc> for Cluster {
             tasks: Tasks::new(d.tasks, d.next_pid),
             faults: d.faults,
             network: Networks::new(d.network),
+            backups: d.backups,
         }
     }
 }
@@ -269,6 +278,9 @@ impl Cluster {
     pub fn resources_view(&self, kind: Option<&str>, now: i64) -> Vec<Value> {
         let mut out = Vec::new();
         let want = |k: &str| kind.is_none_or(|t| t == k);
+        if want("pool") {
+            out.extend(self.pool_resources(now));
+        }
         if want("vm") {
             let mut vms: Vec<&Vm> = self.guests.values().collect();
             vms.sort_by_key(|v| v.vmid.to_string());
@@ -287,18 +299,7 @@ impl Cluster {
         if want("storage") {
             for n in &self.nodes {
                 for s in self.storage.cfg().iter().filter(|s| s.active_on(&n.name)) {
-                    out.push(json!({
-                        "id": format!("storage/{}/{}", n.name, s.storage),
-                        "storage": s.storage,
-                        "node": n.name,
-                        "type": "storage",
-                        "plugintype": s.kind,
-                        "status": if n.status == NodeStatus::Online { "available" } else { "unknown" },
-                        "shared": u8::from(s.shared),
-                        "content": s.content.join(","),
-                        "maxdisk": s.total,
-                        "disk": self.storage.used(s, &n.name),
-                    }));
+                    out.push(self.storage_resource(s, n));
                 }
             }
         }
@@ -329,7 +330,65 @@ impl Cluster {
         out
     }
 
-    fn vm_resource(&self, v: &Vm, now: i64) -> Value {
+    /// A storage's row of `/cluster/resources` for one node
+    /// (`extract_storage_stats`).
+    pub(crate) fn storage_resource(&self, s: &Storage, n: &Node) -> Value {
+        json!({
+            "id": format!("storage/{}/{}", n.name, s.storage),
+            "storage": s.storage,
+            "node": n.name,
+            "type": "storage",
+            "plugintype": s.kind,
+            "status": if n.status == NodeStatus::Online { "available" } else { "unknown" },
+            "shared": u8::from(s.shared),
+            "content": s.content.join(","),
+            "maxdisk": s.total,
+            "disk": self.storage.used(s, &n.name),
+        })
+    }
+
+    /// The `type=pool` rows of `/cluster/resources`, with the summed
+    /// load of their running guests as PVE adds it up.
+    fn pool_resources(&self, now: i64) -> Vec<Value> {
+        let mut rows = Vec::new();
+        for (id, pool) in self.access.pools().iter() {
+            let mut row = json!({ "id": format!("/pool/{id}"), "pool": id, "type": "pool" });
+            for vmid in pool.vms() {
+                let Some(v) = self.guests.get(vmid) else {
+                    continue;
+                };
+                let e = self.vm_resource(v, now);
+                let uptime = e["uptime"].as_u64().unwrap_or(0);
+                if uptime == 0 {
+                    continue;
+                }
+                let num = |k: &str| row[k].as_f64().unwrap_or(0.0);
+                let (pcpu, pmax) = (num("cpu"), num("maxcpu"));
+                let (cpu, max) = (
+                    e["cpu"].as_f64().unwrap_or(0.0),
+                    e["maxcpu"].as_f64().unwrap_or(0.0),
+                );
+                if row["uptime"].as_u64().is_none_or(|u| uptime > u) {
+                    row["uptime"] = json!(uptime);
+                }
+                row["mem"] =
+                    json!(row["mem"].as_u64().unwrap_or(0) + e["mem"].as_u64().unwrap_or(0));
+                row["maxmem"] =
+                    json!(row["maxmem"].as_u64().unwrap_or(0) + e["maxmem"].as_u64().unwrap_or(0));
+                if pmax + max > 0.0 {
+                    row["cpu"] = json!((pcpu * pmax + cpu * max) / (pmax + max));
+                }
+                row["maxcpu"] =
+                    json!(row["maxcpu"].as_u64().unwrap_or(0) + e["maxcpu"].as_u64().unwrap_or(0));
+            }
+            rows.push(row);
+        }
+        rows
+    }
+
+    /// A guest's row of `/cluster/resources`, as pools list their members
+    /// too (`extract_vm_stats`).
+    pub(crate) fn vm_resource(&self, v: &Vm, now: i64) -> Value {
         let st = self.vm_status(v, now.saturating_mul(1000), false, false);
         let mut item = json!({
             "id": format!("qemu/{}", v.vmid),
@@ -358,6 +417,9 @@ impl Cluster {
             if let Some(val) = v.config.get(key) {
                 item[key] = json!(val);
             }
+        }
+        if let Some(pool) = self.access.pools().pool_of(v.vmid) {
+            item["pool"] = json!(pool);
         }
         item
     }
@@ -415,6 +477,7 @@ impl Cluster {
     /// Ends every task whose time has come, in the order they end, and
     /// applies what they do.
     pub fn advance(&mut self, now_ms: i64) {
+        self.run_due_jobs(now_ms);
         while let Some((i, until_ms)) = self.tasks.next_due(now_ms) {
             let Some(task) = self.tasks.at(i) else {
                 break;
@@ -469,6 +532,7 @@ impl Cluster {
                 self.storage.apply_volume_change(&node, change);
                 Ok(Vec::new())
             }
+            TaskEffect::Backup(op) => self.apply_backup(op, end_ms),
         }
     }
 
@@ -477,6 +541,7 @@ impl Cluster {
         match effect {
             TaskEffect::Qemu { vmid, op } => self.abort_qemu(*vmid, op),
             TaskEffect::Lxc { vmid, op } => self.abort_lxc(*vmid, op),
+            TaskEffect::Backup(op) => self.abort_backup(op),
             _ => {}
         }
     }

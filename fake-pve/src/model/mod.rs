@@ -6,6 +6,7 @@
 pub mod access;
 pub mod acl;
 pub mod agent;
+pub mod backup;
 pub mod cluster;
 pub mod context;
 pub mod faults;
@@ -13,6 +14,7 @@ pub mod guests;
 pub mod lxc;
 pub mod network;
 pub mod nodes;
+pub mod pools;
 pub mod qemu;
 pub mod scenario;
 pub mod size;

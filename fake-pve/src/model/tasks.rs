@@ -110,6 +110,8 @@ pub enum TaskEffect {
         /// The operation.
         op: super::lxc::LxcOp,
     },
+    /// What a backup task does (vzdump, restore, prune).
+    Backup(super::backup::BackupOp),
     /// Adds or removes a storage volume (upload, download, copy, delete):
     /// on PVE the file appears or goes when the worker gets there.
     Volume {

@@ -14,6 +14,7 @@ FAIL with the reason and exits 1.
 
 import os
 import sys
+import time
 import traceback
 
 from proxmoxer import AuthenticationError, ProxmoxAPI, ResourceException
@@ -298,6 +299,70 @@ def check_ct_lifecycle(prox, auth, node, storage, bridge):
             raise CheckFailed(f"CT {v} still has a config after destroy")
     ok(auth, f"vm_stop (lxc), destroy_vm (lxc) {newid} and {vmid}")
 
+def check_backup_restore(prox, auth, node, storage, bridge, backup_storage):
+    """pool -> create -> vzdump twice -> prune to one -> restore into the pool -> clean up."""
+    vmid = int(prox.cluster.nextid.get())
+    pool = f"proxmoxer-{vmid}"
+    prox.pools.post(poolid=pool, comment="proxmoxer backups")
+    qemu = prox.nodes(node).qemu
+    wait_ok(prox, qemu.post(vmid=vmid, name=f"backup-{vmid}", memory=512, pool=pool,
+                            net0=f"virtio,bridge={bridge}", scsi0=f"{storage}:1"), "create_vm")
+    members = prox.pools.get(poolid=pool)[0]["members"]
+    expect([m["vmid"] for m in members] == [vmid], f"pool members: {members!r}")
+    ok(auth, f"create_vm {vmid} in pool {pool}")
+
+    volids = []
+    for i in range(2):
+        if i:
+            time.sleep(1.1)  # backup names carry the second
+        upid = prox.nodes(node).vzdump.post(vmid=vmid, storage=backup_storage, compress="zstd",
+                                            mode="snapshot", **{"notes-template": "{{guestname}}"})
+        task = wait_ok(prox, upid, "vzdump")
+        expect(task["type"] == "vzdump" and task["id"] == str(vmid), f"vzdump: task {task!r}")
+        lines = [l["t"] for l in prox.nodes(node).tasks(upid).log.get(limit=1000)]
+        expect(any(l.startswith("INFO: creating vzdump archive") for l in lines), f"vzdump log: {lines!r}")
+        expect("INFO: Backup job finished successfully" in lines, f"vzdump log: {lines!r}")
+    content = prox.nodes(node).storage(backup_storage).content.get(content="backup", vmid=vmid)
+    volids = sorted(c["volid"] for c in content)
+    expect(len(volids) == 2, f"backups of {vmid}: {content!r}")
+    for c in content:
+        expect(c.get("subtype") == "qemu" and c.get("notes") == f"backup-{vmid}", f"backup entry: {c!r}")
+    config = prox.nodes(node).vzdump.extractconfig.get(volume=volids[-1])
+    expect(f"name: backup-{vmid}" in config, f"extractconfig: {config!r}")
+    ok(auth, f"vzdump x2 -> {volids!r}")
+
+    marks = prox.nodes(node).storage(backup_storage).prunebackups.get(**{"prune-backups": "keep-last=1", "vmid": vmid})
+    by = {m["volid"]: m["mark"] for m in marks}
+    expect(by == {volids[0]: "remove", volids[1]: "keep"}, f"prune dry run: {marks!r}")
+    wait_ok(prox, prox.nodes(node).storage(backup_storage).prunebackups.delete(
+        **{"prune-backups": "keep-last=1", "vmid": vmid}), "prunebackups")
+    left = [c["volid"] for c in prox.nodes(node).storage(backup_storage).content.get(content="backup", vmid=vmid)]
+    expect(left == [volids[1]], f"after prune: {left!r}")
+    ok(auth, f"prunebackups keep-last=1 -> {left!r}")
+
+    newid = vmid + 1
+    task = wait_ok(prox, qemu.post(vmid=newid, archive=volids[1], unique=1, pool=pool, storage=storage), "restore")
+    expect(task["type"] == "qmrestore" and task["id"] == str(newid), f"restore: task {task!r}")
+    restored = qemu(newid).config.get()
+    expect(restored.get("name") == f"backup-{vmid}", f"restored config: {restored!r}")
+    expect(restored.get("scsi0", "").startswith(f"{storage}:"), f"restored scsi0: {restored.get('scsi0')!r}")
+    members = sorted(m["vmid"] for m in prox.pools.get(poolid=pool)[0]["members"])
+    expect(members == [vmid, newid], f"pool members after restore: {members!r}")
+    try:
+        qemu.post(vmid=newid, archive=volids[1])
+    except ResourceException as e:
+        expect(e.status_code == 500 and "already exists" in str(e.content), f"restore over {newid}: {e.content!r}")
+    else:
+        raise CheckFailed(f"restore over {newid} without force: expected a refusal")
+    ok(auth, f"restore {volids[1]} -> {newid} in {pool}")
+
+    for v in (newid, vmid):
+        wait_ok(prox, qemu(v).delete(purge=1), f"destroy_vm {v}")
+    wait_ok(prox, prox.nodes(node).storage(backup_storage).content(volids[1]).delete(), "delete backup")
+    prox.pools.delete(poolid=pool)
+    expect(all(p["poolid"] != pool for p in prox.pools.get()), "pool still listed")
+    ok(auth, f"cleaned up {vmid}, {newid}, the backup and {pool}")
+
 
 def main():
     host = env("PVE_HOST")
@@ -316,13 +381,18 @@ def main():
     node = os.environ.get("PVE_NODE") or prox.nodes.get()[0]["node"]
     storage = os.environ.get("PVE_STORAGE", "local-lvm")
     bridge = os.environ.get("PVE_BRIDGE", "vmbr0")
+    backup_storage = os.environ.get("PVE_BACKUP_STORAGE", "local")
     check_vm_lifecycle(prox, "password", node, storage, bridge)
     check_ct_lifecycle(prox, "password", node, storage, bridge)
+
+    check_backup_restore(prox, "password", node, storage, bridge, backup_storage)
 
     prox = ProxmoxAPI(host, port=port, user=user, token_name=token_name, token_value=token_value, verify_ssl=False)
     check_api(prox, "token")
     check_vm_lifecycle(prox, "token", node, storage, bridge)
     check_ct_lifecycle(prox, "token", node, storage, bridge)
+
+    check_backup_restore(prox, "token", node, storage, bridge, backup_storage)
 
     try:
         ProxmoxAPI(host, port=port, user=user, password=password + "-wrong", verify_ssl=False)

@@ -11,6 +11,7 @@
 pub mod access;
 pub mod agent;
 pub mod auth;
+pub mod backup;
 pub mod clone;
 pub mod cloudinit;
 pub mod cluster;

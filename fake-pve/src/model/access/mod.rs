@@ -225,6 +225,9 @@ pub struct Access {
     /// ACL entries by normalized path.
     #[serde(default)]
     pub(in crate::model) acl: BTreeMap<String, AclNode>,
+    /// Resource pools (`pool:` lines), see [`crate::model::pools`].
+    #[serde(default, skip_serializing_if = "crate::model::pools::Pools::is_empty")]
+    pub(in crate::model) pools: crate::model::pools::Pools,
 }
 
 /// One change of `PUT /access/acl`: every role for every subject.

@@ -39,7 +39,7 @@ impl Access {
                 .collect(),
             AuthId::User(u) => {
                 if valid_userid(u) {
-                    self.privs_of_roles(&self.roles_at(u, path))
+                    self.privs_of_roles(&self.roles_with_pools(u, path))
                 } else {
                     BTreeMap::new()
                 }
@@ -52,7 +52,7 @@ impl Access {
                 if !token.privsep {
                     return user;
                 }
-                let own = self.privs_of_roles(&self.roles_at(&who.to_string(), path));
+                let own = self.privs_of_roles(&self.roles_with_pools(&who.to_string(), path));
                 if userid == "root@pam" {
                     return own;
                 }
@@ -125,6 +125,29 @@ impl Access {
         roles
     }
 
+    /// [`Self::roles_at`] with the roles held on the pools a guest or
+    /// storage belongs to (`RPCEnvironment::compute_api_permission`'s
+    /// pool roles): they never propagate, never override a role set by
+    /// the ACL, and a `NoAccess` on the pool trumps the ACL unless the
+    /// ACL itself says `NoAccess`.
+    fn roles_with_pools(&self, subject: &str, path: &str) -> BTreeMap<String, bool> {
+        let mut roles = self.roles_at(subject, path);
+        let mut from_pools = BTreeSet::new();
+        for pool in self.pools.pools_of_path(path) {
+            from_pools.extend(self.roles_at(subject, &format!("/pool/{pool}")).into_keys());
+        }
+        if from_pools.is_empty() || roles.contains_key("NoAccess") {
+            return roles;
+        }
+        if from_pools.contains("NoAccess") {
+            return BTreeMap::from([("NoAccess".to_string(), false)]);
+        }
+        for role in from_pools {
+            roles.entry(role).or_insert(false);
+        }
+        roles
+    }
+
     fn privs_of_roles(&self, roles: &BTreeMap<String, bool>) -> BTreeMap<String, bool> {
         let mut privs = BTreeMap::new();
         for (role, prop) in roles {
@@ -153,6 +176,10 @@ impl Access {
         .map(|p| (*p).to_string())
         .collect();
         paths.extend(self.acl_tree_paths());
+        for (_, pool) in self.pools.iter() {
+            paths.extend(pool.vms().iter().map(|v| format!("/vms/{v}")));
+            paths.extend(pool.storage().iter().map(|s| format!("/storage/{s}")));
+        }
         paths
     }
 

@@ -34,7 +34,7 @@ pub struct CloneRequest {
     pub name: Option<String>,
     /// `description`.
     pub description: Option<String>,
-    /// `pool` (pools are not modelled: any pool is unknown).
+    /// `pool`: the pool the clone joins.
     pub pool: Option<String>,
     /// `snapname`: clone this snapshot's state.
     pub snapname: Option<String>,
@@ -86,6 +86,9 @@ pub struct CloneJob {
     pub pending: Vec<String>,
     /// Whether the source's file lock is held exclusively.
     pub exclusive: bool,
+    /// The pool the clone joins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
 }
 
 /// Keys a clone does not copy.
@@ -139,7 +142,7 @@ impl Cluster {
             .clone()
             .filter(|t| *t != node && t != "localhost");
         if let Some(pool) = &req.pool {
-            return Err(Error::not_found(format!("pool '{pool}' does not exist")));
+            self.access.check_pool_exist(pool)?;
         }
         if let Some(t) = &target
             && !self.nodes.iter().any(|n| n.name == *t)
@@ -378,6 +381,7 @@ impl Cluster {
                 snapname: req.snapname,
                 pending,
                 exclusive: running,
+                pool: req.pool,
             })),
         });
         Ok(worker)
@@ -535,6 +539,9 @@ impl Cluster {
             if let Some(t) = &job.target {
                 vm.node.clone_from(t);
             }
+        }
+        if let Some(pool) = &job.pool {
+            self.access.pools_mut().add_vm(newid, pool);
         }
         Ok(log)
     }

@@ -60,6 +60,7 @@ impl Cluster {
                     storage: req.storage,
                     start: req.start,
                     ids,
+                    pool: req.pool,
                 },
             }),
         )
@@ -281,6 +282,7 @@ impl Cluster {
             storage,
             start,
             ids,
+            pool,
         } = job;
         let storage = storage.as_deref();
         let emsg = format!("unable to create VM {vmid} -");
@@ -330,6 +332,9 @@ impl Cluster {
         }
         if let Some(vm) = self.guests.get_mut(&vmid) {
             vm.config = conf;
+        }
+        if let Some(pool) = pool {
+            self.access.pools_mut().add_vm(vmid, &pool);
         }
         if let Some((user, ms)) = start {
             log.push("Execute autostart".into());

@@ -71,8 +71,10 @@ impl Cluster {
         }
         if purge {
             lines.push(format!("purging VM {vmid} from related configurations.."));
+            self.backups.remove_vmid_from_jobs(vmid);
         }
         self.guests.remove(&vmid);
+        self.access.remove_vm_access(vmid);
         Ok(lines)
     }
 }

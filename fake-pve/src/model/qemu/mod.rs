@@ -401,6 +401,7 @@ struct CreateJob {
     storage: Option<String>,
     start: Option<(String, u64)>,
     ids: CreateIds,
+    pool: Option<String>,
 }
 
 /// What a VM task does when it ends.
@@ -418,6 +419,9 @@ pub enum QemuOp {
         /// The generated identities of the new VM.
         #[serde(default)]
         ids: CreateIds,
+        /// The pool the new VM joins.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pool: Option<String>,
     },
     /// `qmstart` (also `qmresume` of a hibernated VM).
     Start {
@@ -538,6 +542,8 @@ pub struct CreateRequest {
     pub storage: Option<String>,
     /// `start=1`: as whom and for how long.
     pub start: Option<(String, u64)>,
+    /// `pool`: the pool the new VM joins.
+    pub pool: Option<String>,
 }
 
 type Lines = Vec<String>;
@@ -633,12 +639,14 @@ impl Cluster {
                 storage,
                 start,
                 ids,
+                pool,
             } => {
                 let job = CreateJob {
                     config,
                     storage,
                     start,
                     ids,
+                    pool,
                 };
                 self.finish_create(vmid, &node, job, now)
             }

@@ -70,7 +70,27 @@ impl Scenario {
         self.build_groups(&mut access)?;
         self.build_roles(&mut access)?;
         self.build_acl(&mut access)?;
+        self.build_pools(&mut access)?;
         Ok(access)
+    }
+
+    /// The pools, as `POST /pools` and `PUT /pools` would make them.
+    fn build_pools(&self, access: &mut Access) -> Result<(), ScenarioError> {
+        for p in &self.pools {
+            let mut set = |e: crate::model::Error| self.err(&p.poolid, format!("pools: {e}"));
+            access
+                .pools_mut()
+                .create(&p.poolid, p.comment.clone())
+                .map_err(&mut set)?;
+            let up = crate::model::pools::PoolUpdate {
+                vms: p.vms.clone(),
+                storage: p.storage.clone(),
+                ..Default::default()
+            };
+            let root = AuthId::User("root@pam".into());
+            access.update_pool(&root, &p.poolid, &up).map_err(set)?;
+        }
+        Ok(())
     }
 
     fn build_groups(&self, access: &mut Access) -> Result<(), ScenarioError> {

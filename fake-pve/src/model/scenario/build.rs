@@ -181,6 +181,7 @@ impl Scenario {
             network: BTreeMap::new(),
             guests: self.guests.clone(),
             cts,
+            backups: Default::default(),
         });
         for d in &self.downloads {
             if !d.url.starts_with("http://") && !d.url.starts_with("https://") {

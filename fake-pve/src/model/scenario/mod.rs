@@ -73,6 +73,9 @@ pub struct Scenario {
     /// ACL entries.
     #[serde(default)]
     pub acl: Vec<AclSpec>,
+    /// Resource pools with their guests and storages.
+    #[serde(default)]
+    pub pools: Vec<PoolSpec>,
     /// What the guest agents of VMs report, by VMID (see `model::agent`).
     #[serde(default)]
     pub guests: BTreeMap<u32, super::agent::Guest>,
@@ -233,6 +236,23 @@ pub struct AclSpec {
     /// Whether the entry is inherited below the path (default true).
     #[serde(default = "yes")]
     pub propagate: bool,
+}
+
+/// A resource pool of a scenario (`user.cfg`'s `pool:` line).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolSpec {
+    /// The pool ID (`prod`, `prod/web`; a nested pool after its parent).
+    pub poolid: String,
+    /// Its comment.
+    #[serde(default)]
+    pub comment: Option<String>,
+    /// Member guests.
+    #[serde(default)]
+    pub vms: Vec<u32>,
+    /// Member storages.
+    #[serde(default)]
+    pub storage: Vec<String>,
 }
 
 /// A token of a scenario user.

@@ -13,10 +13,12 @@ use super::{Cluster, Error, PveVersion, Scenario, Task, TaskEffect, Worker};
 
 mod access;
 mod agent;
+mod backup;
 mod faults;
 mod lxc;
 mod network;
 mod nodes;
+mod pools;
 mod qemu;
 mod scenario;
 mod storage;

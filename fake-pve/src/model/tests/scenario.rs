@@ -112,6 +112,16 @@ use crate::model::{PveVersion, Scenario};
     Some(1),
     "faults: a fault rule needs an effect"
 )]
+#[case(
+    "pools:\n  - { poolid: a/b }\n",
+    Some(2),
+    "pools: create pool failed: parent 'a' of pool 'a/b' does not exist"
+)]
+#[case(
+    "pools:\n  - { poolid: a, vms: [100, 100] }\n",
+    Some(2),
+    "pools: update pools failed: VM 100 is already a pool member"
+)]
 #[case("nodes: [\n", Some(2), "")]
 #[case("flavour: vanilla\n", Some(1), "unknown field `flavour`")]
 fn refusals_name_file_and_line(
@@ -336,4 +346,20 @@ fn a_state_document_of_another_release_is_refused() {
         e.to_string(),
         "state.json: 'pve' says 8.4 but the cluster is of PVE 9.1"
     );
+}
+
+#[rstest]
+fn pools_of_a_scenario() {
+    let w = World::from_yaml(
+        "vms:\n  - { vmid: 100 }\npools:\n  - { poolid: dev, comment: Dev, vms: [100], storage: [local] }\n  - { poolid: dev/web }\n",
+    );
+    let pools = w.c.access.pools();
+    assert_eq!(pools.pool_of(100), Some("dev"));
+    assert_eq!(pools.get("dev").and_then(|p| p.comment()), Some("Dev"));
+    assert!(
+        pools
+            .get("dev")
+            .is_some_and(|p| p.storage().contains("local"))
+    );
+    assert!(pools.get("dev/web").is_some());
 }

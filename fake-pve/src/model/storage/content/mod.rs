@@ -146,7 +146,7 @@ pub fn file_format(ct: &str, file: &str) -> Option<String> {
 
 /// `archive_info` of a backup name: subtype, owner and time from a
 /// standard `vzdump-<type>-<vmid>-YYYY_MM_DD-hh_mm_ss` name.
-fn backup_info(file: &str) -> (Option<String>, Option<u32>, Option<i64>) {
+pub(crate) fn backup_info(file: &str) -> (Option<String>, Option<u32>, Option<i64>) {
     let Some(rest) = file.strip_prefix("vzdump-") else {
         return (None, None, None);
     };
@@ -175,7 +175,7 @@ fn backup_info(file: &str) -> (Option<String>, Option<u32>, Option<i64>) {
 }
 
 /// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -599,6 +599,10 @@ impl Storages {
         };
         self.volumes_mut().remove(&s, node, name);
         self.set_volume_attrs(&s, node, name, VolumeAttrs::default());
+        // A backup's content goes with its volume.
+        let volid = format!("{sid}:{name}");
+        self.backups
+            .drop_archive(&crate::model::backup::archive_key(s.shared, node, &volid));
     }
 
     /// `POST .../content`: `vdisk_alloc` with a given name; `size` in KiB.

@@ -12,7 +12,7 @@ use super::*;
     "parameter 'storage' not allowed for linked clones")]
 #[case(CloneRequest { full: Some(false), format: Some("qcow2".into()), ..clone_req(900, 200) }, 500,
     "parameter 'format' not allowed for linked clones")]
-#[case(CloneRequest { pool: Some("p".into()), ..clone_req(100, 200) }, 500, "pool 'p' does not exist")]
+#[case(CloneRequest { pool: Some("p".into()), ..clone_req(100, 200) }, 403, "Permission check failed (pool 'p' does not exist)")]
 #[case(CloneRequest { target: Some("pve9".into()), ..clone_req(100, 200) }, 500, "no such cluster node 'pve9'")]
 #[case(CloneRequest { snapname: Some("nope".into()), ..clone_req(100, 200) }, 500, "snapshot 'nope' does not exist")]
 #[case(CloneRequest { storage: Some("nope".into()), ..clone_req(100, 200) }, 500, "storage 'nope' does not exist")]

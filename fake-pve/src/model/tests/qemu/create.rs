@@ -49,6 +49,7 @@ fn create_refuses_bad_storage(
             config: map(conf),
             storage: storage.map(str::to_string),
             start: None,
+            pool: None,
         },
         &mut rq(),
     );

@@ -31,6 +31,7 @@ fn create(w: &mut World, vmid: u32, conf: &[(&str, &str)], storage: Option<&str>
                 config: map(conf),
                 storage: storage.map(str::to_string),
                 start: None,
+                pool: None,
             },
             &mut rq(),
         )

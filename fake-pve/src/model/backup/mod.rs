@@ -1,0 +1,172 @@
+//! Backups: `vzdump` archives, their restore, pruning, and the backup
+//! jobs of `jobs.cfg` (pve-manager `API2/VZDump.pm`, `VZDump.pm`,
+//! `API2/Backup.pm`, `API2/BackupInfo.pm`; qemu-server
+//! `VZDump/QemuServer.pm`, `API2/Qemu.pm` restore; pve-storage
+//! `prune_backups`, `prune_mark_backup_group`).
+//!
+//! A backup is a volume of the storage's `backup` content
+//! (`backup/vzdump-qemu-100-2026_09_21-12_00_00.vma.zst`) plus the
+//! [`Archive`] it holds: the guest's type, its VMID, its config as
+//! backed up and the volumes saved. The archive keeps the type and the
+//! config whatever the guest, so that a container's `tar` archive is
+//! restored the same way a VM's `vma` is.
+//!
+//! - [`dump`]: `POST /nodes/{node}/vzdump`, its task and its log;
+//! - [`restore`]: `POST /nodes/{node}/qemu` with `archive`;
+//! - [`prune`]: the keep-last/hourly/... selection and the prune calls;
+//! - [`schedule`]: PVE's calendar events (`sat 02:00`, `*:0/15`);
+//! - [`jobs`]: `/cluster/backup` and the jobs the clock runs.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub mod dump;
+pub mod jobs;
+pub mod prune;
+pub mod restore;
+pub mod schedule;
+
+pub use dump::{DumpJob, VzdumpRequest};
+pub use jobs::Job;
+pub use restore::{RestoreJob, RestoreRequest};
+
+/// A saved volume of a guest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchiveDisk {
+    /// The config key (`scsi0`, `rootfs`).
+    pub key: String,
+    /// The volume as it was (`local-lvm:vm-100-disk-0`).
+    pub volid: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its format (`raw`, `qcow2`).
+    pub format: String,
+}
+
+/// What a backup volume holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Archive {
+    /// `qemu` or `lxc`.
+    pub guest: String,
+    /// The guest backed up.
+    pub vmid: u32,
+    /// Its config as backed up: no pending changes, snapshots or unused
+    /// volumes, `lock` dropped.
+    pub config: BTreeMap<String, String>,
+    /// The volumes saved, in config order.
+    pub disks: Vec<ArchiveDisk>,
+}
+
+/// What the cluster keeps about backups: the archives by volume, and the
+/// backup jobs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Backups {
+    /// Archives by `<scope>|<volid>` (scope: the node, empty for a shared
+    /// storage).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    archives: BTreeMap<String, Archive>,
+    /// Backup jobs by id.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    jobs: BTreeMap<String, Job>,
+}
+
+/// The key of an archive: a backup on a local storage is the node's own.
+pub fn archive_key(shared: bool, node: &str, volid: &str) -> String {
+    let scope = if shared { "" } else { node };
+    format!("{scope}|{volid}")
+}
+
+impl Backups {
+    /// Whether nothing is kept.
+    pub fn is_empty(&self) -> bool {
+        self.archives.is_empty() && self.jobs.is_empty()
+    }
+
+    /// The archive under `key` (see [`archive_key`]).
+    pub fn archive(&self, key: &str) -> Option<&Archive> {
+        self.archives.get(key)
+    }
+
+    /// Records what a backup volume holds.
+    pub fn put_archive(&mut self, key: String, archive: Archive) {
+        self.archives.insert(key, archive);
+    }
+
+    /// Forgets an archive whose volume is gone.
+    pub fn drop_archive(&mut self, key: &str) {
+        self.archives.remove(key);
+    }
+
+    /// The backup jobs, by id.
+    pub fn jobs(&self) -> &BTreeMap<String, Job> {
+        &self.jobs
+    }
+
+    pub(crate) fn jobs_mut(&mut self) -> &mut BTreeMap<String, Job> {
+        &mut self.jobs
+    }
+
+    /// `remove_vmid_from_backup_jobs` (a guest destroyed with `purge`):
+    /// the VMID leaves every job's `vmid` list, a job left without guests
+    /// goes, and it leaves `exclude` lists.
+    pub fn remove_vmid_from_jobs(&mut self, vmid: u32) {
+        self.jobs.retain(|_, job| job.remove_vmid(vmid));
+    }
+}
+
+/// What a backup task does when it ends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum BackupOp {
+    /// `vzdump`: write the archives, unlock the guests, prune.
+    Dump(Box<DumpJob>),
+    /// `qmrestore`: the guest from an archive.
+    Restore(Box<RestoreJob>),
+    /// `prunebackups`: remove the backups marked `remove`.
+    Prune {
+        /// The node whose view of the storage is pruned.
+        node: String,
+        /// The storage.
+        storage: String,
+        /// The volumes to remove, as the request marked them.
+        volids: Vec<String>,
+    },
+}
+
+/// `YYYY-MM-DD hh:mm:ss` (UTC), as `strftime("%F %H:%M:%S")`.
+pub fn timestamp(epoch: i64) -> String {
+    let (y, mo, d, h, mi, s, _) = crate::clock::civil(epoch);
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}")
+}
+
+/// `YYYY_MM_DD-hh_mm_ss` of a backup name.
+pub fn name_time(epoch: i64) -> String {
+    let (y, mo, d, h, mi, s, _) = crate::clock::civil(epoch);
+    format!("{y:04}_{mo:02}_{d:02}-{h:02}_{mi:02}_{s:02}")
+}
+
+impl super::Cluster {
+    /// The backups kept: archives and jobs.
+    pub fn backups(&self) -> &Backups {
+        &self.backups
+    }
+
+    /// Applies the effect of a backup task that ended at `end_ms`.
+    pub(crate) fn apply_backup(&mut self, op: BackupOp, end_ms: i64) -> super::qemu::EffectResult {
+        match op {
+            BackupOp::Dump(job) => self.finish_dump(*job, end_ms),
+            BackupOp::Restore(job) => self.finish_restore(*job, end_ms),
+            BackupOp::Prune { node, volids, .. } => self.finish_prune(&node, &volids),
+        }
+    }
+
+    /// Undoes the start of a backup task that ends without its effect.
+    pub(crate) fn abort_backup(&mut self, op: &BackupOp) {
+        match op {
+            BackupOp::Dump(job) => self.unlock_dumped(job),
+            BackupOp::Restore(job) => self.remove_create_lock(job.vmid),
+            BackupOp::Prune { .. } => {}
+        }
+    }
+}

@@ -1,0 +1,448 @@
+//! Restoring a VM from a backup: `POST /nodes/{node}/qemu` with
+//! `archive` and its `qmrestore` task (qemu-server `API2/Qemu.pm`
+//! `create_vm`, `QemuServer.pm` `restore_vma_archive`,
+//! `restore_update_config_line`; pve-guest-common
+//! `create_and_lock_config`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{BackupOp, archive_key};
+use crate::model::cluster::Cluster;
+use crate::model::qemu::{EffectResult, QemuOp, Vm, VmStatus, drive_file, is_drive_key};
+use crate::model::storage::{VolumeKind, parse_volid, path_based};
+use crate::model::tasks::{TaskEffect, Worker};
+use crate::model::{Context, Error, Result};
+
+/// What a restore asks for.
+#[derive(Debug, Clone, Default)]
+pub struct RestoreRequest {
+    /// The node (resolved).
+    pub node: String,
+    /// The VMID restored to.
+    pub vmid: u32,
+    /// `archive`: the backup volume.
+    pub archive: String,
+    /// `force`: overwrite an existing VM.
+    pub force: bool,
+    /// `unique`: new MAC addresses and SMBIOS UUID.
+    pub unique: bool,
+    /// `storage`: where the disks go (else where they were).
+    pub storage: Option<String>,
+    /// `pool`: the pool the VM joins.
+    pub pool: Option<String>,
+    /// `start=1`: as whom and for how long.
+    pub start: Option<(String, u64)>,
+    /// Other config keys given: they override the backed-up ones.
+    pub overrides: BTreeMap<String, String>,
+}
+
+/// A `qmrestore` task's plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RestoreJob {
+    /// The VMID restored to.
+    pub vmid: u32,
+    /// The node.
+    pub node: String,
+    /// The backup volume.
+    pub archive: String,
+    /// A VM was there before (`force`).
+    pub existed: bool,
+    /// New MACs and SMBIOS UUID.
+    pub unique: bool,
+    /// Target storage of the disks.
+    pub storage: Option<String>,
+    /// Pool to join.
+    pub pool: Option<String>,
+    /// Start afterwards: as whom and how long that start takes.
+    pub start: Option<(String, u64)>,
+    /// Config keys that override the backed-up ones.
+    pub overrides: BTreeMap<String, String>,
+    /// The seed of the new identities (vmgenid, MACs, UUID).
+    pub seed: u64,
+}
+
+/// `scalar(localtime)`: `Mon Sep 21 12:00:00 2026`.
+fn ctime_text(epoch: i64) -> String {
+    let (y, mo, d, h, mi, s, wd) = crate::clock::civil(epoch);
+    let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let m = months[usize::try_from(mo).unwrap_or(1).saturating_sub(1) % 12];
+    let w = days[usize::try_from(wd).unwrap_or(0) % 7];
+    format!("{w} {m} {d:2} {h:02}:{mi:02}:{s:02} {y}")
+}
+
+/// The drive with its file replaced.
+fn with_file(value: &str, file: &str) -> String {
+    match value.split_once(',') {
+        Some((_, rest)) if !value.starts_with("file=") => format!("{file},{rest}"),
+        _ => file.to_string(),
+    }
+}
+
+fn random_mac(rq: &mut Context) -> String {
+    let b = rq.next_u64().to_le_bytes();
+    format!("BC:24:11:{:02X}:{:02X}:{:02X}", b[0], b[1], b[2])
+}
+
+impl Cluster {
+    /// The synchronous part of a restore: the archive must exist, an
+    /// existing VMID needs `force` and no lock; the config is then locked
+    /// `create` and the `qmrestore` worker answered.
+    ///
+    /// # Errors
+    /// `can't find file 'x'`, `unable to restore VM N - VM N already
+    /// exists on node 'x'`, `unable to restore VM N - VM is locked (x)`.
+    pub fn restore_vm(&mut self, req: RestoreRequest, rq: &mut Context) -> Result<Worker> {
+        let vmid = req.vmid;
+        let missing = || Error::failed(format!("can't find file '{}'", req.archive));
+        let Some((sid, name)) = parse_volid(&req.archive) else {
+            return Err(missing());
+        };
+        let s = self.storage(sid)?;
+        if s.kind == "pbs" {
+            return Err(Error::NotImplemented(
+                "restoring from a Proxmox Backup Server is not emulated by fake-pve".into(),
+            ));
+        }
+        if self.storage.volumes().get(s, &req.node, name).is_none() {
+            return Err(missing());
+        }
+        let emsg = format!("unable to restore VM {vmid} -");
+        let existed = match self.guests.get_mut(&vmid) {
+            Some(v) if !req.force || v.node != req.node => {
+                return Err(Error::exists(format!(
+                    "{emsg} VM {vmid} already exists on node '{}'",
+                    v.node
+                )));
+            }
+            Some(v) => {
+                v.check_lock()
+                    .map_err(|e| e.map_message(|m| format!("{emsg} {m}")))?;
+                v.config.insert("lock".into(), "create".into());
+                true
+            }
+            None => {
+                let lock = BTreeMap::from([("lock".to_string(), "create".to_string())]);
+                self.guests
+                    .insert(vmid, Vm::new(vmid, &req.node, VmStatus::Stopped, lock));
+                false
+            }
+        };
+        let job = RestoreJob {
+            vmid,
+            node: req.node,
+            archive: req.archive,
+            existed,
+            unique: req.unique,
+            storage: req.storage,
+            pool: req.pool,
+            start: req.start,
+            overrides: req.overrides,
+            seed: rq.next_u64(),
+        };
+        Ok(Worker::new("qmrestore", &vmid.to_string())
+            .effect(TaskEffect::Backup(BackupOp::Restore(Box::new(job)))))
+    }
+
+    /// Drops the `create` lock a failed restore leaves.
+    pub(super) fn remove_create_lock(&mut self, vmid: u32) {
+        if let Some(vm) = self.guests.get_mut(&vmid)
+            && vm.lock() == Some("create")
+        {
+            vm.config.remove("lock");
+        }
+    }
+
+    /// The end of a `qmrestore` task.
+    pub(super) fn finish_restore(&mut self, job: RestoreJob, end_ms: i64) -> EffectResult {
+        let vmid = job.vmid;
+        let emsg = format!("unable to restore VM {vmid} -");
+        let before = format!(
+            "error before or during data restore, some or all disks were not completely restored. VM {vmid} state is NOT cleaned up."
+        );
+        let fail = |c: &mut Self, msg: String| {
+            c.remove_create_lock(vmid);
+            Err((vec![before.clone()], msg))
+        };
+        let Some(vm) = self.guests.get(&vmid).cloned() else {
+            return Err((vec![], format!("{emsg} VM {vmid} does not exist")));
+        };
+        if vm.config.get("protection").is_some_and(|p| p == "1") {
+            return fail(self, format!("{emsg} - protection mode enabled"));
+        }
+        if vm.running() {
+            return fail(self, format!("{emsg} vm is running"));
+        }
+        let node = job.node.clone();
+        let Some((sid, name)) = parse_volid(&job.archive) else {
+            return fail(self, format!("can't find file '{}'", job.archive));
+        };
+        let Some(s) = self.storage.find(sid).cloned() else {
+            return fail(self, format!("storage '{sid}' does not exist"));
+        };
+        let Some(vol) = self.storage.volumes().get(&s, &node, name).cloned() else {
+            return fail(self, format!("can't find file '{}'", job.archive));
+        };
+        let Some(archive) = self
+            .backups
+            .archive(&archive_key(s.shared, &node, &job.archive))
+            .cloned()
+        else {
+            return fail(
+                self,
+                format!(
+                    "{emsg} the archive '{}' holds no configuration",
+                    job.archive
+                ),
+            );
+        };
+        if archive.guest != "qemu" {
+            return fail(
+                self,
+                format!("{emsg} archive '{}' is not a VM backup", job.archive),
+            );
+        }
+        let path = crate::model::storage::content::volume_path(&s, name);
+        let mut log = Vec::new();
+        // The old VM's disks go first (`destroy_vm` with `lock: restore`).
+        if job.existed {
+            let mut old: Vec<String> = Vec::new();
+            for (k, v) in &vm.config {
+                let file = if k.starts_with("unused") {
+                    v.as_str()
+                } else if is_drive_key(k) {
+                    drive_file(v)
+                } else {
+                    continue;
+                };
+                if self.volume(file, &node).is_some_and(|x| x.vmid == vmid) {
+                    old.push(file.to_string());
+                }
+            }
+            for v in old {
+                if let Some(l) = self.free_volume(&v, &node) {
+                    log.extend(l);
+                }
+            }
+        }
+        let pid = 10_000 + (job.seed % 50_000);
+        let tmp = format!("/var/tmp/vzdumptmp{pid}");
+        let decompress = if name.ends_with(".zst") {
+            Some("zstd -q -d -c")
+        } else if name.ends_with(".gz") {
+            Some("zcat")
+        } else if name.ends_with(".lzo") {
+            Some("lzop -d -c")
+        } else {
+            None
+        };
+        log.push(match decompress {
+            Some(d) => {
+                format!("restore vma archive: {d} {path} | vma extract -v -r {tmp}.fifo - {tmp}")
+            }
+            None => format!("restore vma archive: vma extract -v -r {tmp}.fifo {path} {tmp}"),
+        });
+        let conf_text =
+            Vm::new(vmid, &node, VmStatus::Stopped, archive.config.clone()).config_text();
+        log.push(format!(
+            "CFG: size: {} name: qemu-server.conf",
+            conf_text.len()
+        ));
+        for (i, d) in archive.disks.iter().enumerate() {
+            log.push(format!(
+                "DEV: dev_id={} size: {} devname: drive-{}",
+                i + 1,
+                d.size,
+                d.key
+            ));
+        }
+        log.push(format!("CTIME: {}", ctime_text(vol.ctime)));
+        let now = end_ms.div_euclid(1000);
+        let mut config = archive.config.clone();
+        let mut total = 0;
+        for d in &archive.disks {
+            let target = job
+                .storage
+                .clone()
+                .or_else(|| parse_volid(&d.volid).map(|(s, _)| s.to_string()))
+                .unwrap_or_default();
+            let fmt = self
+                .storage
+                .find(&target)
+                .filter(|t| path_based(&t.kind))
+                .map(|_| if d.format == "qcow2" { "qcow2" } else { "raw" });
+            let allocated =
+                self.alloc_volume(&target, &node, vmid, &VolumeKind::Disk, fmt, d.size, now);
+            let (volid, lines) = match allocated {
+                Ok(a) => a,
+                Err(e) => return fail(self, format!("{emsg} {e}")),
+            };
+            log.extend(lines);
+            log.push(format!("new volume ID is '{volid}'"));
+            let dev_path = parse_volid(&volid)
+                .and_then(|(t, n)| {
+                    self.storage
+                        .find(t)
+                        .map(|ts| crate::model::storage::content::volume_path(ts, n))
+                })
+                .unwrap_or_default();
+            log.push(format!(
+                "map 'drive-{}' to '{dev_path}' (write zeros = 0)",
+                d.key
+            ));
+            total += d.size;
+            if let Some(v) = config.get(&d.key) {
+                let v = with_file(v, &volid);
+                config.insert(d.key.clone(), v);
+            }
+        }
+        log.push(format!(
+            "progress 100% (read {total} bytes, duration {} sec)",
+            (end_ms.div_euclid(1000) - vol.ctime).clamp(0, 1)
+        ));
+        log.push(format!(
+            "total bytes read {total}, sparse bytes {total} (100%)"
+        ));
+        log.push("space reduction due to 4K zero blocks 100%".into());
+        // Drives not in the archive are left out; cloud-init drives are
+        // made anew; CD-ROMs stay.
+        let saved: Vec<&str> = archive.disks.iter().map(|d| d.key.as_str()).collect();
+        let drives: Vec<String> = config
+            .keys()
+            .filter(|k| is_drive_key(k) && !saved.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        for k in drives {
+            let v = config[&k].clone();
+            let file = drive_file(&v).to_string();
+            if file.contains("cloudinit") {
+                let target = job
+                    .storage
+                    .clone()
+                    .or_else(|| parse_volid(&file).map(|(s, _)| s.to_string()))
+                    .unwrap_or_default();
+                let fmt = self
+                    .storage
+                    .find(&target)
+                    .filter(|t| path_based(&t.kind))
+                    .map(|_| "qcow2");
+                match self.alloc_volume(
+                    &target,
+                    &node,
+                    vmid,
+                    &VolumeKind::CloudInit,
+                    fmt,
+                    4 << 20,
+                    now,
+                ) {
+                    Ok((volid, lines)) => {
+                        log.extend(lines);
+                        config.insert(k, with_file(&v, &volid));
+                    }
+                    Err(_) => {
+                        config.remove(&k);
+                    }
+                }
+            } else if !(v.split(',').any(|p| p == "media=cdrom")
+                || file == "none"
+                || file == "cdrom")
+            {
+                config.remove(&k);
+            }
+        }
+        log.push("rescan volumes...".into());
+        let mut rq = Context::new(end_ms, job.seed);
+        if config.get("vmgenid").is_some_and(|g| g != "0") {
+            config.insert("vmgenid".into(), rq.uuid_v4());
+        }
+        if job.unique {
+            let nets: Vec<String> = config
+                .keys()
+                .filter(|k| k.starts_with("net") && k[3..].parse::<u32>().is_ok())
+                .cloned()
+                .collect();
+            for k in nets {
+                let v = config[&k].clone();
+                let mac = random_mac(&mut rq);
+                let parts: Vec<String> = v
+                    .split(',')
+                    .map(|p| match p.split_once('=') {
+                        Some((model, m)) if m.len() == 17 && m.contains(':') => {
+                            format!("{model}={mac}")
+                        }
+                        _ => p.to_string(),
+                    })
+                    .collect();
+                config.insert(k, parts.join(","));
+            }
+            if let Some(sm) = config.get("smbios1").cloned() {
+                let uuid = rq.uuid_v4();
+                let parts: Vec<String> = sm
+                    .split(',')
+                    .map(|p| {
+                        if p.starts_with("uuid=") {
+                            format!("uuid={uuid}")
+                        } else {
+                            p.to_string()
+                        }
+                    })
+                    .collect();
+                config.insert("smbios1".into(), parts.join(","));
+            }
+        }
+        for (k, v) in &job.overrides {
+            config.insert(k.clone(), v.clone());
+        }
+        config.remove("lock");
+        if let Some(vm) = self.guests.get_mut(&vmid) {
+            vm.config = config;
+            vm.pending.clear();
+            vm.pending_delete.clear();
+            vm.snapshots.clear();
+        }
+        if let Some(pool) = &job.pool {
+            self.access.pools_mut().add_vm(vmid, pool);
+        }
+        if self.guests.get(&vmid).is_some_and(Vm::template) {
+            log.push("Convert to template.".into());
+        }
+        if let Some((user, ms)) = job.start {
+            log.push("Execute autostart".into());
+            self.spawn_task(
+                &node,
+                Worker::new("qmstart", &vmid.to_string()).effect(TaskEffect::Qemu {
+                    vmid,
+                    op: QemuOp::Start { skiplock: false },
+                }),
+                &user,
+                end_ms,
+                ms,
+            );
+        }
+        Ok(log)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ctime_as_perl_prints_it() {
+        assert_eq!(ctime_text(1_790_000_000), "Mon Sep 21 14:13:20 2026");
+        assert_eq!(ctime_text(0), "Thu Jan  1 00:00:00 1970");
+    }
+
+    #[test]
+    fn drive_files_are_replaced() {
+        assert_eq!(
+            with_file("local-lvm:vm-100-disk-0,size=8G", "tank:vm-101-disk-0"),
+            "tank:vm-101-disk-0,size=8G"
+        );
+        assert_eq!(with_file("local:100/a.qcow2", "x:y"), "x:y");
+    }
+}
