@@ -148,6 +148,7 @@ pub struct Config {
     pub(crate) wait: WaitOptions,
     pub(crate) observer: Option<Observer>,
     pub(crate) error_observer: Option<ErrorObserver>,
+    pub(crate) resolve: Vec<(String, std::net::SocketAddr)>,
 }
 
 impl Config {
@@ -221,6 +222,7 @@ pub struct ConfigBuilder {
     wait: WaitOptions,
     observer: Option<Observer>,
     error_observer: Option<ErrorObserver>,
+    resolve: Vec<(String, std::net::SocketAddr)>,
 }
 
 impl Default for ConfigBuilder {
@@ -243,6 +245,7 @@ impl Default for ConfigBuilder {
             wait: WaitOptions::default(),
             observer: None,
             error_observer: None,
+            resolve: Vec::new(),
         }
     }
 }
@@ -398,6 +401,17 @@ impl ConfigBuilder {
         self
     }
 
+    /// Connects to `ip` whenever the endpoint's host is `host`, instead
+    /// of resolving the name (as curl's `--resolve`): the URL, its port,
+    /// the `Host` header and the name the certificate is checked against
+    /// stay the endpoint's.
+    #[must_use]
+    pub fn resolve(mut self, host: impl Into<String>, ip: std::net::IpAddr) -> Self {
+        self.resolve
+            .push((host.into(), std::net::SocketAddr::new(ip, 0)));
+        self
+    }
+
     /// Takes the settings of the `PVE_*` variables that `lookup` finds
     /// (empty values count as unset), over those already given.
     ///
@@ -480,6 +494,7 @@ impl ConfigBuilder {
             wait: self.wait,
             observer: self.observer,
             error_observer: self.error_observer,
+            resolve: self.resolve,
         })
     }
 

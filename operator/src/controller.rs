@@ -660,7 +660,7 @@ impl Operator {
             None => SourceState::None,
             Some(s) => {
                 if let Some(t) = &s.template {
-                    find_template(&res, t)
+                    find_source(&res, t, !s.linked)
                 } else if let Some(i) = &s.image {
                     match world.images.get(i) {
                         Some((_, st)) if st.ready => match (st.node.clone(), st.vmid) {
@@ -1298,7 +1298,7 @@ impl Operator {
         for _ in 0..6 {
             let res = pve.resources().await?;
             if let Some(t) = &i.spec.template {
-                match find_template(&res, t) {
+                match find_source(&res, t, false) {
                     SourceState::Found { node, vmid } => {
                         st.ready = true;
                         st.node = Some(node);
@@ -1417,24 +1417,32 @@ impl Operator {
     }
 }
 
-/// A template by VMID or name.
-fn find_template(res: &[ClusterResource], t: &str) -> SourceState {
+/// A clone's source by VMID or name: a template, or for a full clone
+/// (`any`) any VM (templates first when names repeat).
+fn find_source(res: &[ClusterResource], t: &str, any: bool) -> SourceState {
+    let qemu = |r: &&ClusterResource| r.kind == "qemu";
     let found = match validate::parse_image(t) {
         Ok(ImageRef::Vmid(v)) => res
             .iter()
-            .find(|r| r.kind == "qemu" && r.vmid == Some(u64::from(v))),
-        Ok(ImageRef::Name(n)) => res.iter().find(|r| {
-            r.kind == "qemu" && r.template == Some(true) && r.name.as_deref() == Some(&n)
-        }),
+            .filter(qemu)
+            .find(|r| r.vmid == Some(u64::from(v))),
+        Ok(ImageRef::Name(n)) => {
+            let named = |r: &&ClusterResource| r.name.as_deref() == Some(&n);
+            res.iter()
+                .filter(qemu)
+                .filter(named)
+                .find(|r| r.template == Some(true))
+                .or_else(|| res.iter().filter(qemu).find(named))
+        }
         _ => None,
     };
     match found {
-        Some(r) if r.template == Some(true) => SourceState::Found {
+        Some(r) if r.template == Some(true) || any => SourceState::Found {
             node: r.node.clone().unwrap_or_default(),
             vmid: r.vmid.unwrap_or_default() as u32,
         },
         Some(r) => SourceState::Missing(format!(
-            "VM {} is not a template",
+            "VM {} is not a template: a linked clone needs one (a full clone, linked: false, copies any VM)",
             r.vmid.unwrap_or_default()
         )),
         None => SourceState::Missing(format!("template '{t}' not found")),
