@@ -1358,7 +1358,7 @@ impl Operator {
                 .spec
                 .file_name
                 .clone()
-                .unwrap_or_else(|| url.rsplit('/').next().unwrap_or_default().to_string());
+                .unwrap_or_else(|| import_file_name(&url));
             let step = if let Some((node, vmid, false)) = mine {
                 Step::Template { node, vmid }
             } else {
@@ -1414,6 +1414,26 @@ impl Operator {
             self.execute(&pve, &step).await?;
         }
         Ok(())
+    }
+}
+
+/// The name a downloaded disk image gets in a storage's `import`
+/// content: the URL's last segment, except that a cloud image's `.img`
+/// (which PVE's `import` content does not take: it knows `.qcow2`,
+/// `.raw`, `.vmdk`, `.ova`) is saved as the QCOW2 it is (Ubuntu's and
+/// Debian's `.img` cloud images are QCOW2; give `fileName: x.raw` for a
+/// raw one).
+fn import_file_name(url: &str) -> String {
+    let last = url
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    match last.strip_suffix(".img") {
+        Some(stem) if !stem.is_empty() => format!("{stem}.qcow2"),
+        _ => last.to_string(),
     }
 }
 

@@ -1162,6 +1162,36 @@ spec:
     );
 }
 
+/// Issue #16: a `.img` cloud-image URL was downloaded under its own name,
+/// which PVE's `import` content refuses.
+#[tokio::test]
+async fn a_cloud_image_img_url_is_imported_as_qcow2() {
+    let mut e = env_with(&IMAGE_SCENARIO.replace(
+        "debian-12-generic-amd64.qcow2",
+        "jammy-server-cloudimg-amd64.img",
+    ))
+    .await;
+    e.write(
+        "image.yaml",
+        "apiVersion: pve.fake-pve.io/v1alpha1
+kind: MachineImage
+metadata: { name: jammy }
+spec:
+  cluster: lab
+  url: https://cloud.example.com/jammy-server-cloudimg-amd64.img
+",
+    );
+    e.write("web.yaml", &machine("web", "source: { image: jammy }"));
+    e.running("web").await;
+    let content = e.get("/nodes/pve/storage/local/content").await;
+    assert!(
+        content
+            .to_string()
+            .contains("local:import/jammy-server-cloudimg-amd64.qcow2"),
+        "{content}"
+    );
+}
+
 const NODES_SCENARIO: &str = r"
 users:
   - userid: root@pam
