@@ -1070,8 +1070,12 @@ impl Operator {
                     .retain(|c| p.conditions.iter().any(|n| n.kind == c.kind));
             }
             apply(status, &p, &now);
+            status.console = None;
             if let Some(vm) = &o.vm {
                 status.ip_addresses = vm.ip_addresses.clone();
+                let api = pve.client.config().api_url();
+                let ui = api.strip_suffix("/api2/json").unwrap_or(api);
+                status.console = Some(plan::console(ui, &vm.node, vm.vmid, &vm.config));
             }
             let Some(step) = p.steps.first() else {
                 return Ok((false, p.wait));

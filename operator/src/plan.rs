@@ -309,6 +309,52 @@ impl Desired {
     }
 }
 
+/// The consoles PVE offers for a VM of `config`, with the URL its web UI
+/// (at `ui`, `https://host:8006`) opens.
+pub fn console(
+    ui: &str,
+    node: &str,
+    vmid: u32,
+    config: &BTreeMap<String, String>,
+) -> crate::types::ConsoleInfo {
+    let vga = config
+        .get("vga")
+        .map(|v| {
+            v.split(',')
+                .find_map(|p| match p.split_once('=') {
+                    Some(("type", t)) => Some(t.to_string()),
+                    Some(_) => None,
+                    None => Some(p.to_string()),
+                })
+                .unwrap_or_default()
+        })
+        .unwrap_or_else(|| "std".into());
+    let serial = config.keys().any(|k| k.starts_with("serial"));
+    let mut types = Vec::new();
+    if !vga.starts_with("serial") && vga != "none" {
+        types.push("novnc".to_string());
+    }
+    if vga.starts_with("qxl") {
+        types.push("spice".to_string());
+    }
+    if serial {
+        types.push("xtermjs".to_string());
+    }
+    let name = config.get("name").map_or("", String::as_str);
+    let kind = if types.first().is_some_and(|t| t == "novnc") {
+        "novnc=1&resize=off"
+    } else {
+        "xtermjs=1"
+    };
+    crate::types::ConsoleInfo {
+        url: format!(
+            "{}/?console=kvm&{kind}&vmid={vmid}&vmname={name}&node={node}&cmd=",
+            ui.trim_end_matches('/')
+        ),
+        types,
+    }
+}
+
 /// PVE wants `sshkeys` URL-encoded (and `%20` for spaces).
 fn encode_sshkeys(s: &str) -> String {
     let mut out = String::new();
@@ -2052,5 +2098,42 @@ tenant: acme
             "web"
         ));
         assert!(!has_mark(None, "lab", "web"));
+    }
+}
+
+#[cfg(test)]
+mod console_tests {
+    use std::collections::BTreeMap;
+
+    fn cfg(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+            .collect()
+    }
+
+    #[rstest::rstest]
+    #[case(&[("name", "web")], &["novnc"], "novnc=1&resize=off")]
+    #[case(&[("name", "web"), ("vga", "qxl"), ("serial0", "socket")], &["novnc", "spice", "xtermjs"], "novnc=1")]
+    #[case(&[("name", "web"), ("vga", "type=qxl2,memory=32")], &["novnc", "spice"], "novnc=1")]
+    #[case(&[("name", "web"), ("vga", "serial0"), ("serial0", "socket")], &["xtermjs"], "xtermjs=1")]
+    fn consoles_follow_the_display_and_serial_ports(
+        #[case] c: &[(&str, &str)],
+        #[case] types: &[&str],
+        #[case] kind: &str,
+    ) {
+        let info = super::console("https://pve:8006", "pve1", 100, &cfg(c));
+        assert_eq!(info.types, types);
+        assert!(
+            info.url.starts_with("https://pve:8006/?console=kvm&"),
+            "{}",
+            info.url
+        );
+        assert!(info.url.contains(kind), "{}", info.url);
+        assert!(
+            info.url.ends_with("&vmid=100&vmname=web&node=pve1&cmd="),
+            "{}",
+            info.url
+        );
     }
 }

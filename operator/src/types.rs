@@ -850,9 +850,24 @@ pub struct MachineStatus {
     /// The last `rebootRequest` carried out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_reboot: Option<String>,
+    /// How to reach its console, once it exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub console: Option<ConsoleInfo>,
     /// RFC 3339.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_updated: Option<String>,
+}
+
+/// The consoles PVE offers for a VM.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConsoleInfo {
+    /// The console PVE's web UI opens (noVNC, or xterm.js when the
+    /// display is a serial port).
+    pub url: String,
+    /// What PVE offers: `novnc` (`vncproxy`), `spice` (`spiceproxy`, with
+    /// a `qxl` display), `xtermjs` (`termproxy`, with a serial port).
+    pub types: Vec<String>,
 }
 
 /// A Kubernetes-style condition.

@@ -241,6 +241,16 @@ async fn machine_lifecycle_create_update_power_drift_delete() {
     assert_eq!(st.node.as_deref(), Some("pve"));
     assert_eq!(cond(&st, "Ready").0, "True");
     assert_eq!(cond(&st, "VMCreated").1, "CreationSucceeded");
+    // Describe: the console PVE offers
+    let console = st.console.clone().unwrap();
+    assert_eq!(console.types, ["novnc"]);
+    assert_eq!(
+        console.url,
+        format!(
+            "{}/?console=kvm&novnc=1&resize=off&vmid=10000&vmname=web&node=pve&cmd=",
+            e.pve.url()
+        )
+    );
     let c = e.config(10000).await;
     assert_eq!(c["cores"], 2);
     assert!(c["net0"].as_str().unwrap().contains("tag=100"), "{c}");
