@@ -182,6 +182,33 @@ impl Pve {
         ))
     }
 
+    /// `GET /access/permissions` (`permissions`) on the bridge's
+    /// `/sdn/zones/localnetwork/{bridge}`: whether the caller has SDN.Use
+    /// there (PVE hides and refuses a bridge without it).
+    async fn may_use_bridge(&self, bridge: &str) -> Result<bool> {
+        let path = format!("/sdn/zones/localnetwork/{bridge}");
+        let perms = self.client.access().permissions(None, Some(&path)).await?;
+        Ok(perms.values().any(|p| p.contains_key("SDN.Use")))
+    }
+
+    /// `GET /access/permissions` (`permissions`): the privileges of
+    /// [`REQUIRED_PRIVILEGES`] the caller lacks, as `PRIV on PATH`.
+    async fn missing_privileges(&self) -> Result<Vec<String>> {
+        let mut missing = Vec::new();
+        for (path, privs) in REQUIRED_PRIVILEGES {
+            let perms = self.client.access().permissions(None, Some(path)).await?;
+            let have = |p: &str| perms.values().any(|m| m.contains_key(p));
+            for p in *privs {
+                // `A|B`: either (VM.Monitor became the guest-agent
+                // privileges in PVE 9).
+                if !p.split('|').any(have) {
+                    missing.push(format!("{p} on {path}"));
+                }
+            }
+        }
+        Ok(missing)
+    }
+
     /// `GET /nodes/{node}/network` (`index`): the bridges.
     async fn bridges(&self, node: &str) -> Result<Vec<String>> {
         Ok(self
@@ -234,6 +261,41 @@ impl Pve {
             .await?)
     }
 }
+
+/// The PVE privileges the operator uses, by the path it needs them on
+/// (the README lists what each is for).
+pub const REQUIRED_PRIVILEGES: &[(&str, &[&str])] = &[
+    (
+        "/vms",
+        &[
+            "VM.Allocate",
+            "VM.Audit",
+            "VM.Clone",
+            "VM.Config.CDROM",
+            "VM.Config.CPU",
+            "VM.Config.Cloudinit",
+            "VM.Config.Disk",
+            "VM.Config.HWType",
+            "VM.Config.Memory",
+            "VM.Config.Network",
+            "VM.Config.Options",
+            "VM.PowerMgmt",
+            "VM.Snapshot",
+            "VM.Snapshot.Rollback",
+            "VM.GuestAgent.Audit|VM.Monitor",
+        ],
+    ),
+    (
+        "/storage",
+        &[
+            "Datastore.Audit",
+            "Datastore.AllocateSpace",
+            "Datastore.AllocateTemplate",
+        ],
+    ),
+    ("/nodes", &["Sys.Audit"]),
+    ("/sdn/zones/localnetwork", &["SDN.Use"]),
+];
 
 fn text(v: &Value) -> String {
     match v {
@@ -430,13 +492,25 @@ impl Operator {
             let pve = self.connect(world, name).await?;
             let version = pve.version().await?;
             let res = pve.resources().await?;
-            Ok::<_, Error>((version, res))
+            let missing = pve.missing_privileges().await;
+            Ok::<_, Error>((version, res, missing))
         }
         .await;
         match r {
-            Ok((version, res)) => {
+            Ok((version, res, missing)) => {
                 st.ready = true;
                 st.version = Some(version);
+                match missing {
+                    Ok(m) if !m.is_empty() => {
+                        warn!(cluster = name, missing = %m.join(", "), "the operator's PVE user lacks privileges it uses");
+                        st.message = Some(format!("missing PVE privileges: {}", m.join(", ")));
+                        st.missing_privileges = m;
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        st.message = Some(format!("cannot read the PVE privileges: {e}"));
+                    }
+                }
                 st.nodes = node_entries(&res);
                 let online = st.nodes.iter().filter(|n| n.ready).count() as u64;
                 self.metrics.set_cluster(name, true, online);
@@ -638,10 +712,21 @@ impl Operator {
                 max_vms: pn.and_then(|p| p.spec.max_vms),
             });
         }
+        let mut unusable_bridges = Vec::new();
         if vm.is_none() {
             for n in nodes.iter_mut().filter(|n| n.online) {
                 if let Ok(list) = pve.bridges(&n.name).await {
                     n.bridges = Some(list);
+                }
+            }
+            // PVE hides the bridges the caller may not use: one that no
+            // node lists is first a question of privileges.
+            for b in d.spec.networks.iter().map(|n| &n.bridge) {
+                let listed = nodes
+                    .iter()
+                    .any(|n| n.bridges.as_ref().is_some_and(|l| l.contains(b)));
+                if !listed && !unusable_bridges.contains(b) && !pve.may_use_bridge(b).await? {
+                    unusable_bridges.push(b.clone());
                 }
             }
         }
@@ -695,6 +780,7 @@ impl Operator {
             allowed_nodes: cspec.nodes,
             allowed_storages: cspec.storages,
             allowed_bridges: cspec.bridges,
+            unusable_bridges,
             last_reboot: None,
         })
     }

@@ -476,6 +476,9 @@ pub struct Observed {
     pub allowed_storages: Vec<String>,
     /// Allowed bridges.
     pub allowed_bridges: Vec<String>,
+    /// Wanted bridges no node lists and the caller has no SDN.Use on
+    /// (PVE hides them).
+    pub unusable_bridges: Vec<String>,
     /// The last `rebootRequest` carried out (from the status).
     pub last_reboot: Option<String>,
 }
@@ -957,6 +960,22 @@ pub fn plan_machine(d: &Desired, o: &Observed) -> Plan {
 
 fn plan_create(d: &Desired, o: &Observed, mut p: Plan) -> Plan {
     p.phase = Phase::Pending;
+    if let Some(b) = d
+        .spec
+        .networks
+        .iter()
+        .find(|n| o.unusable_bridges.contains(&n.bridge))
+    {
+        let m = format!(
+            "permission problem: bridge '{0}' is hidden from the operator's PVE user, which lacks SDN.Use on /sdn/zones/localnetwork/{0}",
+            b.bridge
+        );
+        p.cond("NetworkConfigured", false, "PermissionDenied", m.clone());
+        p.cond("Ready", false, "AuthorizationError", m);
+        p.phase = Phase::Error;
+        p.blocked = true;
+        return p;
+    }
     let template = match &o.source {
         SourceState::Missing(m) => {
             p.cond("VMCreated", false, "CreationFailed", m.clone());

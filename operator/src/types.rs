@@ -280,9 +280,13 @@ pub struct ProxmoxClusterStatus {
     /// RFC 3339.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_health_check: Option<String>,
-    /// Why it is not ready.
+    /// Why it is not ready, or what it lacks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The PVE privileges the operator uses that its user lacks
+    /// (`SDN.Use on /sdn/zones/localnetwork`), from `/access/permissions`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_privileges: Vec<String>,
 }
 
 /// One node in a cluster's status.

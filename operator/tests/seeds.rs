@@ -811,3 +811,53 @@ vms:
         .unwrap();
     assert_eq!(m.spec.cluster, "other");
 }
+
+/// VirtRigaud's documents grant its user PVEVMAdmin and PVEDatastoreUser
+/// on `/`: the operator says at start what that lacks, and a bridge PVE
+/// hides for want of SDN.Use is a permission problem, not a missing bridge.
+#[tokio::test]
+async fn missing_privileges_are_reported_and_a_hidden_bridge_is_a_permission_problem() {
+    let scenario = virtrigaud_scenario().replace(
+        "  - { path: /, roles: [PVEVMAdmin, PVEDatastoreUser, PVEAuditor], users: [virtrigaud@pve] }",
+        "  - { path: /, roles: [PVEVMAdmin, PVEDatastoreUser], users: [virtrigaud@pve] }
+  - { path: /nodes, roles: [NodeAudit], users: [virtrigaud@pve] }
+roles:
+  - { roleid: NodeAudit, privs: [Sys.Audit] }",
+    );
+    assert!(scenario.contains("NodeAudit"));
+    let (_pve, ca) = fake(&scenario).await;
+    let mut e = env(&[("pve.example.com", &_pve)], &ca, &[]);
+    e.copy("virtrigaud/provider-proxmox-prod.yaml");
+    e.copy("virtrigaud/pve-credentials-token.yaml");
+    e.copy("virtrigaud/vmclass-small.yaml");
+    e.copy("virtrigaud/vmimage-ubuntu-22.yaml");
+    e.copy("virtrigaud/virtualmachine-web-server.yaml");
+    e.converge(4, |e| {
+        e.status("web-server").phase == Phase::Error
+            && e.sa
+                .status("ProxmoxCluster", "proxmox-prod")
+                .is_some_and(|s| s["ready"] == true)
+    })
+    .await;
+    let c = e.sa.status("ProxmoxCluster", "proxmox-prod").unwrap();
+    let missing: Vec<&str> = c["missingPrivileges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        missing,
+        [
+            "Datastore.AllocateTemplate on /storage",
+            "SDN.Use on /sdn/zones/localnetwork"
+        ],
+        "{c}"
+    );
+    let (s, reason, msg) = cond(&e.status("web-server"), "NetworkConfigured");
+    assert_eq!((s.as_str(), reason.as_str()), ("False", "PermissionDenied"));
+    assert_eq!(
+        msg,
+        "permission problem: bridge 'vmbr0' is hidden from the operator's PVE user, which lacks SDN.Use on /sdn/zones/localnetwork/vmbr0"
+    );
+}
