@@ -223,6 +223,7 @@ pub struct ConfigBuilder {
     observer: Option<Observer>,
     error_observer: Option<ErrorObserver>,
     resolve: Vec<(String, std::net::SocketAddr)>,
+    client_identity: Option<(String, Secret)>,
 }
 
 impl Default for ConfigBuilder {
@@ -246,6 +247,7 @@ impl Default for ConfigBuilder {
             observer: None,
             error_observer: None,
             resolve: Vec::new(),
+            client_identity: None,
         }
     }
 }
@@ -401,6 +403,20 @@ impl ConfigBuilder {
         self
     }
 
+    /// A client certificate (PEM chain) and its private key (PEM), for
+    /// mutual TLS with a server that asks for one (pveproxy itself never
+    /// does; a TLS proxy in front of it may). Checked by
+    /// [`ConfigBuilder::build`].
+    #[must_use]
+    pub fn client_certificate_pem(
+        mut self,
+        cert: impl Into<String>,
+        key: impl Into<Secret>,
+    ) -> Self {
+        self.client_identity = Some((cert.into(), key.into()));
+        self
+    }
+
     /// Connects to `ip` whenever the endpoint's host is `host`, instead
     /// of resolving the name (as curl's `--resolve`): the URL, its port,
     /// the `Host` header and the name the certificate is checked against
@@ -474,11 +490,14 @@ impl ConfigBuilder {
                 Error::Config(format!("cannot read CA bundle {}: {e}", path.display()))
             })?),
         };
-        let tls = TlsOptions::new(
+        let mut tls = TlsOptions::new(
             self.insecure,
             ca_pem.as_deref(),
             self.fingerprint.as_deref(),
         )?;
+        if let Some((cert, key)) = &self.client_identity {
+            tls.identity = Some(crate::tls::ClientIdentity::from_pem(cert, key.expose())?);
+        }
         if self.insecure && self.fingerprint.is_none() {
             tracing::warn!("TLS certificate verification is off (insecure_skip_verify)");
         }

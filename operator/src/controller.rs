@@ -409,6 +409,20 @@ impl Operator {
             fp.push_str(&format!("|ca:{}", pem.len()));
             b = b.ca_bundle_pem(pem);
         }
+        match (&s.client_certificate, &s.client_key) {
+            (Some(c), Some(k)) => {
+                let cert = self.resolve(world, c, "clientCertificate")?;
+                let key = self.resolve(world, k, "clientKey")?;
+                fp.push_str(&format!("|cc:{}:{}", cert.len(), key.len()));
+                b = b.client_certificate_pem(cert, key);
+            }
+            (None, None) => {}
+            _ => {
+                return Err(Error::Config(
+                    "clientCertificate and clientKey go together".into(),
+                ));
+            }
+        }
         self.connect_with(cluster, b, fp).await
     }
 

@@ -193,6 +193,13 @@ pub struct ProxmoxClusterSpec {
     /// The SHA-256 fingerprint of the certificate to pin (`AB:CD:...`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<String>,
+    /// A client certificate (PEM) for mutual TLS, with `clientKey`: for a
+    /// TLS proxy in front of PVE that asks for one (pveproxy never does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_certificate: Option<ValueSource>,
+    /// The client certificate's private key (PEM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_key: Option<ValueSource>,
     /// Username/password or API token.
     pub credentials: ClusterCredentials,
     /// Nodes machines may be placed on (empty: all).

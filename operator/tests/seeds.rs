@@ -861,3 +861,33 @@ roles:
         "permission problem: bridge 'vmbr0' is hidden from the operator's PVE user, which lacks SDN.Use on /sdn/zones/localnetwork/vmbr0"
     );
 }
+
+/// vitistack's ProxmoxCluster names a client certificate and key for
+/// mutual TLS: they reach pve-client's TLS settings (checked there; the
+/// handshake with a server that asks for them is pve-client's
+/// `tests/mtls.rs`, since fake-pve, like pveproxy, never asks).
+#[tokio::test]
+async fn vitistack_client_certificates_reach_the_client() {
+    let (pve, ca) = fake(&format!(
+        "nodes: [{{ name: pve-node1 }}]\nusers:{ROOT_TOKEN}\n"
+    ))
+    .await;
+    let mut e = env(&[("proxmox.example.com", &pve)], &ca, &[]);
+    e.copy("vitistack/proxmox-credentials.yaml");
+    e.write(
+        "cluster.yaml",
+        &seed("vitistack/proxmoxcluster.yaml").replace(
+            "  insecureSkipTLSVerify: true",
+            "  insecureSkipTLSVerify: true\n  clientCertificate: not a certificate\n  clientKey: not a key",
+        ),
+    );
+    e.converge(2, |e| {
+        e.sa.status("ProxmoxCluster", "proxmox-cluster")
+            .is_some_and(|s| {
+                s["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("client certificate"))
+            })
+    })
+    .await;
+}
