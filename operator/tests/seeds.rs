@@ -334,9 +334,21 @@ vms:
             .replace("ubuntu-22.04-cloud", "\"100\"")
             .replace("100Gi", "10Gi")
     };
-    e.write("us.yaml", &vm("us-1", "pve1", "us-sfvalley"));
+    // the Multi-Tenancy fragment in the seed's metadata
+    e.write(
+        "us.yaml",
+        &vm("us-1", "pve1", "us-sfvalley").replace(
+            "metadata:\n  name: us-1\n",
+            "metadata:\n  name: us-1\n  labels:\n    tenant-id: \"customer-123\"\n",
+        ),
+    );
     e.write("eu.yaml", &vm("eu-1", "r630-01", "eu-west-1"));
-    e.running("us-1").await;
+    let us = e.running("us-1").await;
+    let c = e.config(&a, "pve1", us.vmid.unwrap()).await;
+    assert!(
+        c["tags"].split(';').any(|t| t == "tenant_customer-123"),
+        "{c:?}"
+    );
     let st = e.running("eu-1").await;
     assert_eq!(st.node.as_deref(), Some("r630-01"));
     let c = e.config(&b, "r630-01", st.vmid.unwrap()).await;
@@ -648,7 +660,21 @@ fn virtrigaud_documents_read_as_their_system_means_them() {
     copy("virtrigaud/provider-proxmox-cluster.yaml");
     copy("virtrigaud/vmclass-high-performance.yaml");
     copy("virtrigaud/vmclass-standard.yaml");
-    copy("virtrigaud/pve-credentials-ca.yaml");
+    copy("virtrigaud/provider-proxmox-prod.yaml");
+    copy("virtrigaud/vmsnapshot-before-upgrade.yaml");
+    // the seed's token Secret with the `ca.crt` of its CA example
+    std::fs::write(
+        dir.join("pve-credentials.yaml"),
+        format!(
+            "{}{}",
+            seed("virtrigaud/pve-credentials-token.yaml"),
+            seed("virtrigaud/pve-credentials-ca.yaml")
+                .split("stringData:\n")
+                .nth(1)
+                .unwrap()
+        ),
+    )
+    .unwrap();
     let vm = |name: &str, class: &str, nets: &str| {
         format!(
             "apiVersion: infra.virtrigaud.io/v1beta1
@@ -718,6 +744,40 @@ spec:
         c.spec.credentials.token_id.as_deref(),
         Some("virtrigaud@pve!vrtg-token")
     );
+    let Some(Resource::ProxmoxCluster(prod)) = found.get("ProxmoxCluster/proxmox-prod") else {
+        panic!("{:?}", found.keys());
+    };
+    let ca = prod
+        .spec
+        .ca_certificate
+        .as_ref()
+        .unwrap()
+        .secret_ref
+        .as_ref()
+        .unwrap();
+    assert_eq!(
+        (ca.name.as_str(), ca.key.as_str()),
+        ("pve-credentials", "ca.crt")
+    );
+    let tok = prod
+        .spec
+        .credentials
+        .token_secret
+        .as_ref()
+        .unwrap()
+        .secret_ref
+        .as_ref()
+        .unwrap();
+    assert_eq!(tok.key, "token_secret");
+    let Some(Resource::MachineSnapshot(snap)) = found.get("MachineSnapshot/before-upgrade") else {
+        panic!("{:?}", found.keys());
+    };
+    assert_eq!(snap.spec.machine, "web-server");
+    assert_eq!(
+        snap.spec.description.as_deref(),
+        Some("Snapshot before system upgrade")
+    );
+    assert!(!snap.spec.include_memory);
     let Some(Resource::Machine(a)) = found.get("Machine/a") else {
         panic!("{:?}", found.keys());
     };
