@@ -1014,3 +1014,139 @@ fn proxmox_vm(v: &Value, configs: &BTreeMap<String, &Doc>) -> R<Resource> {
     }
     native("Machine", v, Value::Object(m))
 }
+
+// ---------------------------------------------------------------------
+// Kubernetes
+
+/// A kind of the other systems, served as a custom resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForeignKind {
+    /// `infra.virtrigaud.io`.
+    pub group: &'static str,
+    /// `v1beta1`.
+    pub version: &'static str,
+    /// `VirtualMachine`.
+    pub kind: &'static str,
+    /// `virtualmachines`.
+    pub plural: &'static str,
+}
+
+const fn fk(
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+) -> ForeignKind {
+    ForeignKind {
+        group,
+        version,
+        kind,
+        plural,
+    }
+}
+
+/// Every kind of the three systems, as the CRDs of `operator/config/crd/`
+/// declare them (namespaced, schemas open: the operator checks the
+/// fields, as in standalone mode).
+pub const FOREIGN_KINDS: &[ForeignKind] = &[
+    fk("vitistack.io", "v1alpha1", "Machine", "machines"),
+    fk(
+        "vitistack.io",
+        "v1alpha1",
+        "ProxmoxCluster",
+        "proxmoxclusters",
+    ),
+    fk("vitistack.io", "v1alpha1", "ProxmoxNode", "proxmoxnodes"),
+    fk("infra.virtrigaud.io", "v1beta1", "Provider", "providers"),
+    fk(
+        "infra.virtrigaud.io",
+        "v1beta1",
+        "VirtualMachine",
+        "virtualmachines",
+    ),
+    fk("infra.virtrigaud.io", "v1beta1", "VMClass", "vmclasses"),
+    fk("infra.virtrigaud.io", "v1beta1", "VMImage", "vmimages"),
+    fk("infra.virtrigaud.io", "v1beta1", "VMClone", "vmclones"),
+    fk(
+        "infra.virtrigaud.io",
+        "v1beta1",
+        "VMSnapshot",
+        "vmsnapshots",
+    ),
+    fk(
+        "infra.virtrigaud.io",
+        "v1beta1",
+        "VMPlacementPolicy",
+        "vmplacementpolicies",
+    ),
+    fk(
+        "proxmox.sankofa.nexus",
+        "v1alpha1",
+        "ProviderConfig",
+        "providerconfigs",
+    ),
+    fk(
+        "proxmox.sankofa.nexus",
+        "v1alpha1",
+        "ProxmoxVM",
+        "proxmoxvms",
+    ),
+];
+
+/// The operator's own objects for one namespace's objects of the other
+/// systems (`objects`: as the API server returns them, with
+/// `metadata.uid`), ready for server-side apply: each in `namespace`,
+/// owned by the object it comes from (so that deleting that object
+/// deletes it, and a Machine's finalizer then its VM). With the messages
+/// of the objects that cannot be translated (nothing is applied for
+/// them: what they made stays as it is).
+pub fn kubernetes_objects(
+    objects: &[Value],
+    namespace: &str,
+    ctx: &Context,
+) -> (Vec<Value>, Vec<String>) {
+    let docs: Vec<Doc> = objects
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Doc {
+            value: v.clone(),
+            file: PathBuf::from(i.to_string()),
+            what: format!("{}/{}/{}", namespace, kind(v), name(v)),
+        })
+        .collect();
+    let t = translate(&docs, ctx);
+    let mut out = Vec::new();
+    for (r, file) in t.found {
+        let Some(owner) = file
+            .to_str()
+            .and_then(|s| s.parse::<usize>().ok())
+            .and_then(|i| objects.get(i))
+        else {
+            continue;
+        };
+        let Ok(mut v) = serde_json::to_value(&r) else {
+            continue;
+        };
+        v["metadata"]["namespace"] = json!(namespace);
+        if let Some(uid) = owner.pointer("/metadata/uid").and_then(Value::as_str) {
+            v["metadata"]["ownerReferences"] = json!([{
+                "apiVersion": api(owner),
+                "kind": kind(owner),
+                "name": name(owner),
+                "uid": uid,
+                "controller": true,
+                "blockOwnerDeletion": true,
+            }]);
+        }
+        out.push(v);
+    }
+    let errors = t
+        .errors
+        .into_iter()
+        .map(|(_, e)| match e {
+            Error::Manifest { message, .. } => message,
+            other => other.to_string(),
+        })
+        .collect();
+    (out, errors)
+}

@@ -951,3 +951,68 @@ async fn vitistack_client_certificates_reach_the_client() {
     })
     .await;
 }
+
+/// On Kubernetes the seeds' objects (here as the API server returns them,
+/// with their UIDs) become the operator's own, applied in their namespace
+/// and owned by them.
+#[test]
+fn on_kubernetes_the_seeds_objects_become_owned_native_objects() {
+    let mut objects = Vec::new();
+    for (i, f) in [
+        "virtrigaud/provider-proxmox-prod.yaml",
+        "virtrigaud/vmclass-small.yaml",
+        "virtrigaud/vmimage-ubuntu-22.yaml",
+        "virtrigaud/virtualmachine-web-server.yaml",
+        "virtrigaud/vmsnapshot-before-upgrade.yaml",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut v: Value = serde_yaml::from_str(&seed(f)).unwrap();
+        v["metadata"]["uid"] = Value::from(format!("5d3e7c1a-0000-4000-8000-00000000000{i}"));
+        objects.push(v);
+    }
+    let mut ctx = Context::default();
+    let secret: pve_operator::types::SecretObject =
+        serde_yaml::from_str(&seed("virtrigaud/pve-credentials-token.yaml")).unwrap();
+    ctx.secrets.insert("pve-credentials".into(), secret);
+    let (native, errors) = pve_operator::dialects::kubernetes_objects(&objects, "apps", &ctx);
+    assert!(errors.is_empty(), "{errors:?}");
+    let kinds: Vec<(&str, &str)> = native
+        .iter()
+        .map(|v| {
+            (
+                v["kind"].as_str().unwrap(),
+                v["metadata"]["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("ProxmoxCluster", "proxmox-prod"),
+            ("Machine", "web-server"),
+            ("MachineSnapshot", "before-upgrade")
+        ]
+    );
+    let m = &native[1];
+    assert_eq!(m["apiVersion"], "pve.fake-pve.io/v1alpha1");
+    assert_eq!(m["metadata"]["namespace"], "apps");
+    let owner = &m["metadata"]["ownerReferences"][0];
+    assert_eq!(owner["apiVersion"], "infra.virtrigaud.io/v1beta1");
+    assert_eq!(owner["kind"], "VirtualMachine");
+    assert_eq!(owner["name"], "web-server");
+    assert_eq!(owner["uid"], "5d3e7c1a-0000-4000-8000-000000000003");
+    assert_eq!(owner["controller"], true);
+    // what is applied reads into the custom resource type
+    let typed: pve_operator::types::Machine = serde_json::from_value(m.clone()).unwrap();
+    assert_eq!(typed.spec.cluster, "proxmox-prod");
+    assert_eq!(typed.spec.bios.as_deref(), Some("uefi"));
+    // and the seeds' kinds have CRDs beside the operator's own
+    let crds = pve_operator::crd::foreign_crds();
+    assert_eq!(crds.len(), pve_operator::dialects::FOREIGN_KINDS.len());
+    assert!(
+        crds.iter()
+            .any(|c| c.metadata.name.as_deref() == Some("virtualmachines.infra.virtrigaud.io"))
+    );
+}
