@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use pve_operator::standalone::{Options, Standalone, check_dir_with, status_table};
+use pve_operator::standalone::{Options, Standalone, check_dir_with, status_table_with};
 use pve_operator::{Operator, http};
 
 #[derive(Parser)]
@@ -129,7 +129,7 @@ async fn main() -> std::process::ExitCode {
             std::process::ExitCode::SUCCESS
         }
         Cmd::Status { dir } => {
-            print!("{}", status_table(&dir));
+            print!("{}", status_table_with(&dir, &dialects()));
             std::process::ExitCode::SUCCESS
         }
         Cmd::Check { dir } => match check_dir_with(&dir, &dialects()) {

@@ -788,6 +788,11 @@ fn js<T: Serialize>(v: &T) -> Value {
 
 /// The `status` command's table: machines with phase, node, VMID and IPs.
 pub fn status_table(dir: &Path) -> String {
+    status_table_with(dir, &Context::default())
+}
+
+/// As [`status_table`], reading the documents as [`load_dir_with`] does.
+pub fn status_table_with(dir: &Path, ctx: &Context) -> String {
     let mut rows = vec![[
         "NAME".to_string(),
         "PHASE".into(),
@@ -844,7 +849,7 @@ pub fn status_table(dir: &Path) -> String {
         out.push('\n');
     }
     // What the operator cannot read is what it leaves alone: say so.
-    match load_dir(dir) {
+    match load_dir_with(dir, ctx) {
         Ok(l) => {
             for (_, e) in l.errors {
                 out.push_str(&format!("error: {e}\n"));

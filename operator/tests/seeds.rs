@@ -862,6 +862,11 @@ vms:
     let ctx = Context::from_env([("PROXMOX_DEFAULT_CLUSTER".to_string(), "other".to_string())]);
     let (found, errors) = pve_operator::standalone::check_dir_with(&e.dir, &ctx).unwrap();
     assert!(errors.is_empty(), "{errors:?}");
+    // `status` reads the documents as `run` does
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(table.contains("set PROXMOX_DEFAULT_CLUSTER"), "{table}");
+    let table = pve_operator::standalone::status_table_with(&e.dir, &ctx);
+    assert!(!table.contains("PROXMOX_DEFAULT_CLUSTER"), "{table}");
     let m = found
         .iter()
         .find_map(|r| match r {
