@@ -265,6 +265,18 @@ fn unwrap_finalizer(e: kube::runtime::finalizer::Error<Error>) -> Error {
     }
 }
 
+/// The cluster of a Machine that names none: `default` (the operator's
+/// `PROXMOX_DEFAULT_CLUSTER`), else the namespace's only ProxmoxCluster.
+pub fn default_cluster(default: Option<String>, world: &World) -> Option<String> {
+    default.filter(|d| !d.trim().is_empty()).or_else(|| {
+        let mut names = world.clusters.keys();
+        match (names.next(), names.next()) {
+            (Some(one), None) => Some(one.clone()),
+            _ => None,
+        }
+    })
+}
+
 async fn machine(
     api: &Api<Machine>,
     ctx: &Ctx,
@@ -273,7 +285,12 @@ async fn machine(
 ) -> Result<Action, Error> {
     let world = ctx.worlds.world(&ns_of(m));
     let old: MachineStatus = m.status.clone().unwrap_or_default();
-    let obj = object(&m.metadata, m.spec.clone());
+    let mut obj = object(&m.metadata, m.spec.clone());
+    if obj.spec.cluster.is_empty()
+        && let Some(c) = default_cluster(std::env::var("PROXMOX_DEFAULT_CLUSTER").ok(), &world)
+    {
+        obj.spec.cluster = c;
+    }
     let out = ctx
         .operator
         .reconcile_machine(&world, &obj, &old, deleting)

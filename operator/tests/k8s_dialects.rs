@@ -174,3 +174,26 @@ async fn the_seeds_objects_are_applied_as_owned_native_objects() {
     );
     assert_eq!(task.await.unwrap().unwrap(), 2);
 }
+
+#[test]
+fn a_machine_without_a_cluster_goes_to_the_default_or_the_only_one() {
+    use pve_operator::kubernetes::default_cluster;
+    let mut w = World::default();
+    assert_eq!(default_cluster(None, &w), None);
+    let c: pve_operator::types::Object<pve_operator::types::ProxmoxClusterSpec> =
+        serde_json::from_value(json!({
+            "apiVersion": "pve.fake-pve.io/v1alpha1",
+            "metadata": { "name": "lab" },
+            "spec": { "endpoint": "https://pve:8006", "credentials": {} },
+        }))
+        .unwrap();
+    w.clusters.insert("lab".into(), c.clone());
+    assert_eq!(default_cluster(None, &w).as_deref(), Some("lab"));
+    w.clusters.insert("other".into(), c);
+    assert_eq!(default_cluster(None, &w), None, "two: ambiguous");
+    assert_eq!(
+        default_cluster(Some("other".into()), &w).as_deref(),
+        Some("other")
+    );
+    assert_eq!(default_cluster(Some(" ".into()), &w), None);
+}
