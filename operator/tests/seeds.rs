@@ -1021,3 +1021,46 @@ fn on_kubernetes_the_seeds_objects_become_owned_native_objects() {
             .any(|c| c.metadata.name.as_deref() == Some("virtualmachines.infra.virtrigaud.io"))
     );
 }
+
+/// VirtRigaud's "Static IP Configuration" user data (a fragment, put in
+/// its VirtualMachine example): a netplan file PVE's cloud-init options
+/// cannot write, refused by name (its networks' `staticIP` is the way PVE
+/// takes a static address).
+#[test]
+fn virtrigaud_static_ip_user_data_is_refused_by_name() {
+    let fragment = seed("virtrigaud/fragment-userdata-static-ip.yaml");
+    let vm = seed("virtrigaud/virtualmachine-web-server.yaml");
+    let at = vm.find("  userData:").unwrap();
+    let indented: String = fragment.lines().map(|l| format!("  {l}\n")).collect();
+    let doc = format!("{}{indented}", &vm[..at]);
+    let dir = temp("static-ip");
+    for f in [
+        "virtrigaud/provider-proxmox-prod.yaml",
+        "virtrigaud/pve-credentials-token.yaml",
+        "virtrigaud/vmclass-small.yaml",
+        "virtrigaud/vmimage-ubuntu-22.yaml",
+    ] {
+        std::fs::write(dir.join(f.replace('/', "-")), seed(f)).unwrap();
+    }
+    std::fs::write(dir.join("vm.yaml"), doc).unwrap();
+    let (found, errors) = pve_operator::standalone::check_dir(&dir).unwrap();
+    assert!(errors.is_empty(), "{errors:?}");
+    let m = found
+        .iter()
+        .find_map(|r| match r {
+            Resource::Machine(m) => Some(m),
+            _ => None,
+        })
+        .unwrap();
+    let d = pve_operator::plan::Desired::from_machine(m);
+    let ud = d.user_data.clone().unwrap();
+    assert_eq!(ud.refused, ["write_files"]);
+    let p = pve_operator::plan::plan_machine(&d, &pve_operator::plan::Observed::default());
+    let c = p
+        .conditions
+        .iter()
+        .find(|c| c.kind == "CloudInitConfigured")
+        .unwrap();
+    assert_eq!(c.reason, "UserDataNotExpressible");
+    assert!(c.message.contains("write_files"), "{}", c.message);
+}
