@@ -148,6 +148,7 @@ pub struct Config {
     pub(crate) wait: WaitOptions,
     pub(crate) observer: Option<Observer>,
     pub(crate) error_observer: Option<ErrorObserver>,
+    pub(crate) resolve: Vec<(String, std::net::SocketAddr)>,
 }
 
 impl Config {
@@ -221,6 +222,8 @@ pub struct ConfigBuilder {
     wait: WaitOptions,
     observer: Option<Observer>,
     error_observer: Option<ErrorObserver>,
+    resolve: Vec<(String, std::net::SocketAddr)>,
+    client_identity: Option<(String, Secret)>,
 }
 
 impl Default for ConfigBuilder {
@@ -243,6 +246,8 @@ impl Default for ConfigBuilder {
             wait: WaitOptions::default(),
             observer: None,
             error_observer: None,
+            resolve: Vec::new(),
+            client_identity: None,
         }
     }
 }
@@ -398,6 +403,31 @@ impl ConfigBuilder {
         self
     }
 
+    /// A client certificate (PEM chain) and its private key (PEM), for
+    /// mutual TLS with a server that asks for one (pveproxy itself never
+    /// does; a TLS proxy in front of it may). Checked by
+    /// [`ConfigBuilder::build`].
+    #[must_use]
+    pub fn client_certificate_pem(
+        mut self,
+        cert: impl Into<String>,
+        key: impl Into<Secret>,
+    ) -> Self {
+        self.client_identity = Some((cert.into(), key.into()));
+        self
+    }
+
+    /// Connects to `ip` whenever the endpoint's host is `host`, instead
+    /// of resolving the name (as curl's `--resolve`): the URL, its port,
+    /// the `Host` header and the name the certificate is checked against
+    /// stay the endpoint's.
+    #[must_use]
+    pub fn resolve(mut self, host: impl Into<String>, ip: std::net::IpAddr) -> Self {
+        self.resolve
+            .push((host.into(), std::net::SocketAddr::new(ip, 0)));
+        self
+    }
+
     /// Takes the settings of the `PVE_*` variables that `lookup` finds
     /// (empty values count as unset), over those already given.
     ///
@@ -460,11 +490,14 @@ impl ConfigBuilder {
                 Error::Config(format!("cannot read CA bundle {}: {e}", path.display()))
             })?),
         };
-        let tls = TlsOptions::new(
+        let mut tls = TlsOptions::new(
             self.insecure,
             ca_pem.as_deref(),
             self.fingerprint.as_deref(),
         )?;
+        if let Some((cert, key)) = &self.client_identity {
+            tls.identity = Some(crate::tls::ClientIdentity::from_pem(cert, key.expose())?);
+        }
         if self.insecure && self.fingerprint.is_none() {
             tracing::warn!("TLS certificate verification is off (insecure_skip_verify)");
         }
@@ -480,6 +513,7 @@ impl ConfigBuilder {
             wait: self.wait,
             observer: self.observer,
             error_observer: self.error_observer,
+            resolve: self.resolve,
         })
     }
 

@@ -26,6 +26,54 @@ pub(crate) struct TlsOptions {
     pub(crate) insecure: bool,
     pub(crate) roots: Option<Vec<CertificateDer<'static>>>,
     pub(crate) fingerprint: Option<[u8; 32]>,
+    /// A client certificate chain and its key, for a server (or a proxy
+    /// in front of pveproxy) that asks for one.
+    pub(crate) identity: Option<ClientIdentity>,
+}
+
+/// A client certificate chain and key.
+pub(crate) struct ClientIdentity {
+    pub(crate) chain: Vec<CertificateDer<'static>>,
+    pub(crate) key: rustls::pki_types::PrivateKeyDer<'static>,
+}
+
+impl Clone for ClientIdentity {
+    fn clone(&self) -> Self {
+        Self {
+            chain: self.chain.clone(),
+            key: self.key.clone_key(),
+        }
+    }
+}
+
+impl ClientIdentity {
+    /// Reads a PEM certificate chain and a PEM private key, and checks
+    /// that they belong together.
+    pub(crate) fn from_pem(cert: &str, key: &str) -> Result<Self> {
+        let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert.as_bytes())
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| Error::Config(format!("client certificate: not PEM ({e})")))?;
+        if chain.is_empty() {
+            return Err(Error::Config(
+                "client certificate: no certificate in the PEM text".into(),
+            ));
+        }
+        let key = rustls::pki_types::PrivateKeyDer::from_pem_slice(key.as_bytes())
+            .map_err(|e| Error::Config(format!("client key: not a PEM private key ({e})")))?;
+        let provider = rustls::crypto::ring::default_provider();
+        let signing = provider
+            .key_provider
+            .load_private_key(key.clone_key())
+            .map_err(|e| Error::Config(format!("client key: {e}")))?;
+        rustls::sign::CertifiedKey::new(chain.clone(), signing)
+            .keys_match()
+            .map_err(|e| {
+                Error::Config(format!(
+                    "client certificate and key do not belong together ({e})"
+                ))
+            })?;
+        Ok(Self { chain, key })
+    }
 }
 
 impl fmt::Debug for TlsOptions {
@@ -37,6 +85,7 @@ impl fmt::Debug for TlsOptions {
                 "fingerprint",
                 &self.fingerprint.map(|f| format_fingerprint(&f)),
             )
+            .field("client_certificate", &self.identity.is_some())
             .finish()
     }
 }
@@ -82,6 +131,7 @@ impl TlsOptions {
             insecure,
             roots,
             fingerprint,
+            identity: None,
         })
     }
 }
@@ -144,10 +194,15 @@ pub(crate) fn client_config(opts: &TlsOptions) -> Result<ClientConfig> {
             .build()
             .map_err(|e| Error::Config(format!("TLS: {e}")))?
     };
-    let mut cfg = builder
+    let builder = builder
         .dangerous()
-        .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(verifier);
+    let mut cfg = match &opts.identity {
+        Some(id) => builder
+            .with_client_auth_cert(id.chain.clone(), id.key.clone_key())
+            .map_err(|e| Error::Config(format!("client certificate: {e}")))?,
+        None => builder.with_no_client_auth(),
+    };
     cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(cfg)
 }

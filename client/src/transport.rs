@@ -317,11 +317,15 @@ pub struct TicketInfo {
 impl Transport {
     pub(crate) fn new(config: &Config) -> Result<Self> {
         let tls = crate::tls::client_config(&config.tls)?;
-        let http = reqwest::Client::builder()
+        let mut http = reqwest::Client::builder()
             .use_preconfigured_tls(tls)
             .timeout(config.timeout)
             .connect_timeout(config.connect_timeout)
-            .user_agent(concat!("pve-client/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("pve-client/", env!("CARGO_PKG_VERSION")));
+        for (host, addr) in &config.resolve {
+            http = http.resolve(host, *addr);
+        }
+        let http = http
             .build()
             .map_err(|e| Error::Config(format!("cannot build the HTTP client: {e}")))?;
         let session = match &config.credentials {

@@ -182,6 +182,33 @@ impl Pve {
         ))
     }
 
+    /// `GET /access/permissions` (`permissions`) on the bridge's
+    /// `/sdn/zones/localnetwork/{bridge}`: whether the caller has SDN.Use
+    /// there (PVE hides and refuses a bridge without it).
+    async fn may_use_bridge(&self, bridge: &str) -> Result<bool> {
+        let path = format!("/sdn/zones/localnetwork/{bridge}");
+        let perms = self.client.access().permissions(None, Some(&path)).await?;
+        Ok(perms.values().any(|p| p.contains_key("SDN.Use")))
+    }
+
+    /// `GET /access/permissions` (`permissions`): the privileges of
+    /// [`REQUIRED_PRIVILEGES`] the caller lacks, as `PRIV on PATH`.
+    async fn missing_privileges(&self) -> Result<Vec<String>> {
+        let mut missing = Vec::new();
+        for (path, privs) in REQUIRED_PRIVILEGES {
+            let perms = self.client.access().permissions(None, Some(path)).await?;
+            let have = |p: &str| perms.values().any(|m| m.contains_key(p));
+            for p in *privs {
+                // `A|B`: either (VM.Monitor became the guest-agent
+                // privileges in PVE 9).
+                if !p.split('|').any(have) {
+                    missing.push(format!("{p} on {path}"));
+                }
+            }
+        }
+        Ok(missing)
+    }
+
     /// `GET /nodes/{node}/network` (`index`): the bridges.
     async fn bridges(&self, node: &str) -> Result<Vec<String>> {
         Ok(self
@@ -234,6 +261,41 @@ impl Pve {
             .await?)
     }
 }
+
+/// The PVE privileges the operator uses, by the path it needs them on
+/// (the README lists what each is for).
+pub const REQUIRED_PRIVILEGES: &[(&str, &[&str])] = &[
+    (
+        "/vms",
+        &[
+            "VM.Allocate",
+            "VM.Audit",
+            "VM.Clone",
+            "VM.Config.CDROM",
+            "VM.Config.CPU",
+            "VM.Config.Cloudinit",
+            "VM.Config.Disk",
+            "VM.Config.HWType",
+            "VM.Config.Memory",
+            "VM.Config.Network",
+            "VM.Config.Options",
+            "VM.PowerMgmt",
+            "VM.Snapshot",
+            "VM.Snapshot.Rollback",
+            "VM.GuestAgent.Audit|VM.Monitor",
+        ],
+    ),
+    (
+        "/storage",
+        &[
+            "Datastore.Audit",
+            "Datastore.AllocateSpace",
+            "Datastore.AllocateTemplate",
+        ],
+    ),
+    ("/nodes", &["Sys.Audit"]),
+    ("/sdn/zones/localnetwork", &["SDN.Use"]),
+];
 
 fn text(v: &Value) -> String {
     match v {
@@ -347,6 +409,20 @@ impl Operator {
             fp.push_str(&format!("|ca:{}", pem.len()));
             b = b.ca_bundle_pem(pem);
         }
+        match (&s.client_certificate, &s.client_key) {
+            (Some(c), Some(k)) => {
+                let cert = self.resolve(world, c, "clientCertificate")?;
+                let key = self.resolve(world, k, "clientKey")?;
+                fp.push_str(&format!("|cc:{}:{}", cert.len(), key.len()));
+                b = b.client_certificate_pem(cert, key);
+            }
+            (None, None) => {}
+            _ => {
+                return Err(Error::Config(
+                    "clientCertificate and clientKey go together".into(),
+                ));
+            }
+        }
         self.connect_with(cluster, b, fp).await
     }
 
@@ -430,13 +506,25 @@ impl Operator {
             let pve = self.connect(world, name).await?;
             let version = pve.version().await?;
             let res = pve.resources().await?;
-            Ok::<_, Error>((version, res))
+            let missing = pve.missing_privileges().await;
+            Ok::<_, Error>((version, res, missing))
         }
         .await;
         match r {
-            Ok((version, res)) => {
+            Ok((version, res, missing)) => {
                 st.ready = true;
                 st.version = Some(version);
+                match missing {
+                    Ok(m) if !m.is_empty() => {
+                        warn!(cluster = name, missing = %m.join(", "), "the operator's PVE user lacks privileges it uses");
+                        st.message = Some(format!("missing PVE privileges: {}", m.join(", ")));
+                        st.missing_privileges = m;
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        st.message = Some(format!("cannot read the PVE privileges: {e}"));
+                    }
+                }
                 st.nodes = node_entries(&res);
                 let online = st.nodes.iter().filter(|n| n.ready).count() as u64;
                 self.metrics.set_cluster(name, true, online);
@@ -638,10 +726,21 @@ impl Operator {
                 max_vms: pn.and_then(|p| p.spec.max_vms),
             });
         }
+        let mut unusable_bridges = Vec::new();
         if vm.is_none() {
             for n in nodes.iter_mut().filter(|n| n.online) {
                 if let Ok(list) = pve.bridges(&n.name).await {
                     n.bridges = Some(list);
+                }
+            }
+            // PVE hides the bridges the caller may not use: one that no
+            // node lists is first a question of privileges.
+            for b in d.spec.networks.iter().map(|n| &n.bridge) {
+                let listed = nodes
+                    .iter()
+                    .any(|n| n.bridges.as_ref().is_some_and(|l| l.contains(b)));
+                if !listed && !unusable_bridges.contains(b) && !pve.may_use_bridge(b).await? {
+                    unusable_bridges.push(b.clone());
                 }
             }
         }
@@ -660,7 +759,7 @@ impl Operator {
             None => SourceState::None,
             Some(s) => {
                 if let Some(t) = &s.template {
-                    find_template(&res, t)
+                    find_source(&res, t, !s.linked)
                 } else if let Some(i) = &s.image {
                     match world.images.get(i) {
                         Some((_, st)) if st.ready => match (st.node.clone(), st.vmid) {
@@ -695,6 +794,7 @@ impl Operator {
             allowed_nodes: cspec.nodes,
             allowed_storages: cspec.storages,
             allowed_bridges: cspec.bridges,
+            unusable_bridges,
             last_reboot: None,
         })
     }
@@ -1070,8 +1170,12 @@ impl Operator {
                     .retain(|c| p.conditions.iter().any(|n| n.kind == c.kind));
             }
             apply(status, &p, &now);
+            status.console = None;
             if let Some(vm) = &o.vm {
                 status.ip_addresses = vm.ip_addresses.clone();
+                let api = pve.client.config().api_url();
+                let ui = api.strip_suffix("/api2/json").unwrap_or(api);
+                status.console = Some(plan::console(ui, &vm.node, vm.vmid, &vm.config));
             }
             let Some(step) = p.steps.first() else {
                 return Ok((false, p.wait));
@@ -1298,7 +1402,7 @@ impl Operator {
         for _ in 0..6 {
             let res = pve.resources().await?;
             if let Some(t) = &i.spec.template {
-                match find_template(&res, t) {
+                match find_source(&res, t, false) {
                     SourceState::Found { node, vmid } => {
                         st.ready = true;
                         st.node = Some(node);
@@ -1358,7 +1462,7 @@ impl Operator {
                 .spec
                 .file_name
                 .clone()
-                .unwrap_or_else(|| url.rsplit('/').next().unwrap_or_default().to_string());
+                .unwrap_or_else(|| import_file_name(&url));
             let step = if let Some((node, vmid, false)) = mine {
                 Step::Template { node, vmid }
             } else {
@@ -1417,24 +1521,52 @@ impl Operator {
     }
 }
 
-/// A template by VMID or name.
-fn find_template(res: &[ClusterResource], t: &str) -> SourceState {
+/// The name a downloaded disk image gets in a storage's `import`
+/// content: the URL's last segment, except that a cloud image's `.img`
+/// (which PVE's `import` content does not take: it knows `.qcow2`,
+/// `.raw`, `.vmdk`, `.ova`) is saved as the QCOW2 it is (Ubuntu's and
+/// Debian's `.img` cloud images are QCOW2; give `fileName: x.raw` for a
+/// raw one).
+fn import_file_name(url: &str) -> String {
+    let last = url
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    match last.strip_suffix(".img") {
+        Some(stem) if !stem.is_empty() => format!("{stem}.qcow2"),
+        _ => last.to_string(),
+    }
+}
+
+/// A clone's source by VMID or name: a template, or for a full clone
+/// (`any`) any VM (templates first when names repeat).
+fn find_source(res: &[ClusterResource], t: &str, any: bool) -> SourceState {
+    let qemu = |r: &&ClusterResource| r.kind == "qemu";
     let found = match validate::parse_image(t) {
         Ok(ImageRef::Vmid(v)) => res
             .iter()
-            .find(|r| r.kind == "qemu" && r.vmid == Some(u64::from(v))),
-        Ok(ImageRef::Name(n)) => res.iter().find(|r| {
-            r.kind == "qemu" && r.template == Some(true) && r.name.as_deref() == Some(&n)
-        }),
+            .filter(qemu)
+            .find(|r| r.vmid == Some(u64::from(v))),
+        Ok(ImageRef::Name(n)) => {
+            let named = |r: &&ClusterResource| r.name.as_deref() == Some(&n);
+            res.iter()
+                .filter(qemu)
+                .filter(named)
+                .find(|r| r.template == Some(true))
+                .or_else(|| res.iter().filter(qemu).find(named))
+        }
         _ => None,
     };
     match found {
-        Some(r) if r.template == Some(true) => SourceState::Found {
+        Some(r) if r.template == Some(true) || any => SourceState::Found {
             node: r.node.clone().unwrap_or_default(),
             vmid: r.vmid.unwrap_or_default() as u32,
         },
         Some(r) => SourceState::Missing(format!(
-            "VM {} is not a template",
+            "VM {} is not a template: a linked clone needs one (a full clone, linked: false, copies any VM)",
             r.vmid.unwrap_or_default()
         )),
         None => SourceState::Missing(format!("template '{t}' not found")),

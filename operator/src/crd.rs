@@ -27,13 +27,64 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
     ]
 }
 
+/// The CRDs of the other systems' kinds ([`crate::dialects::FOREIGN_KINDS`]:
+/// vitistack's, VirtRigaud's, the Crossplane provider's), so that their
+/// manifests apply unchanged: namespaced, with a status subresource and
+/// an open schema (the operator refuses unknown fields by name when it
+/// translates them, as in standalone mode).
+pub fn foreign_crds() -> Vec<CustomResourceDefinition> {
+    crate::dialects::FOREIGN_KINDS
+        .iter()
+        .filter_map(|k| {
+            let open = serde_json::json!({
+                "type": "object",
+                "x-kubernetes-preserve-unknown-fields": true
+            });
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": { "name": format!("{}.{}", k.plural, k.group) },
+                "spec": {
+                    "group": k.group,
+                    "names": {
+                        "kind": k.kind,
+                        "plural": k.plural,
+                        "singular": k.kind.to_lowercase(),
+                        "listKind": format!("{}List", k.kind),
+                    },
+                    "scope": "Namespaced",
+                    "versions": [{
+                        "name": k.version,
+                        "served": true,
+                        "storage": true,
+                        "subresources": { "status": {} },
+                        "schema": { "openAPIV3Schema": {
+                            "description": format!("{} ({}), read by pve-operator into its own resources.", k.kind, k.group),
+                            "type": "object",
+                            "properties": { "spec": open, "status": open },
+                        } },
+                    }],
+                },
+            }))
+            .ok()
+        })
+        .collect()
+}
+
+/// The operator's CRDs and those of the other systems' kinds.
+fn all() -> Vec<CustomResourceDefinition> {
+    let mut v = crds();
+    v.extend(foreign_crds());
+    v
+}
+
 /// `(file name, YAML)` of each CRD, as committed under
 /// `operator/config/crd/` (`pve.fake-pve.io_machines.yaml`, ...).
 ///
 /// # Errors
 /// Serialization (not expected for these types).
 pub fn files() -> Result<Vec<(String, String)>, serde_yaml::Error> {
-    crds()
+    all()
         .into_iter()
         .map(|c| {
             let file = format!("{}_{}.yaml", c.spec.group, c.spec.names.plural);
@@ -48,7 +99,7 @@ pub fn files() -> Result<Vec<(String, String)>, serde_yaml::Error> {
 /// Serialization (not expected for these types).
 pub fn yaml() -> Result<String, serde_yaml::Error> {
     let mut out = String::from(HEADER);
-    for (i, c) in crds().iter().enumerate() {
+    for (i, c) in all().iter().enumerate() {
         if i > 0 {
             out.push_str("---\n");
         }
@@ -62,7 +113,7 @@ pub fn kustomization() -> String {
     let mut out = format!(
         "{HEADER}apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n"
     );
-    for c in crds() {
+    for c in all() {
         out.push_str(&format!(
             "- {}_{}.yaml\n",
             c.spec.group, c.spec.names.plural

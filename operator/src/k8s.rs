@@ -82,5 +82,18 @@ pub fn requests() -> Vec<ApiRequest> {
         out.push(req("pve.fake-pve.io", s, "patch"));
     }
     out.extend_from_slice(OTHER_REQUESTS);
+    // The other systems' kinds are listed, and the objects made from them
+    // applied (server-side apply, which may create).
+    for k in crate::dialects::FOREIGN_KINDS {
+        out.push(req(k.group, k.plural, "list"));
+    }
+    for k in [
+        "proxmoxclusters",
+        "proxmoxnodes",
+        "machines",
+        "machinesnapshots",
+    ] {
+        out.push(req("pve.fake-pve.io", k, "create"));
+    }
     out
 }

@@ -265,6 +265,18 @@ fn unwrap_finalizer(e: kube::runtime::finalizer::Error<Error>) -> Error {
     }
 }
 
+/// The cluster of a Machine that names none: `default` (the operator's
+/// `PROXMOX_DEFAULT_CLUSTER`), else the namespace's only ProxmoxCluster.
+pub fn default_cluster(default: Option<String>, world: &World) -> Option<String> {
+    default.filter(|d| !d.trim().is_empty()).or_else(|| {
+        let mut names = world.clusters.keys();
+        match (names.next(), names.next()) {
+            (Some(one), None) => Some(one.clone()),
+            _ => None,
+        }
+    })
+}
+
 async fn machine(
     api: &Api<Machine>,
     ctx: &Ctx,
@@ -273,7 +285,12 @@ async fn machine(
 ) -> Result<Action, Error> {
     let world = ctx.worlds.world(&ns_of(m));
     let old: MachineStatus = m.status.clone().unwrap_or_default();
-    let obj = object(&m.metadata, m.spec.clone());
+    let mut obj = object(&m.metadata, m.spec.clone());
+    if obj.spec.cluster.is_empty()
+        && let Some(c) = default_cluster(std::env::var("PROXMOX_DEFAULT_CLUSTER").ok(), &world)
+    {
+        obj.spec.cluster = c;
+    }
     let out = ctx
         .operator
         .reconcile_machine(&world, &obj, &old, deleting)
@@ -614,6 +631,18 @@ pub async fn run(
     });
     let cfg = kube::runtime::controller::Config::default().concurrency(o.max_concurrent);
     health.set_ready(true);
+    {
+        let (client, worlds, interval) = (client.clone(), ctx.worlds.clone(), o.interval);
+        let settings = crate::dialects::Context::from_env(std::env::vars());
+        tokio::spawn(async move {
+            loop {
+                if let Err(e) = sync_dialects(&client, worlds.as_ref(), &settings).await {
+                    warn!("the other systems' objects: {e}");
+                }
+                tokio::time::sleep(interval.min(Duration::from_secs(10))).await;
+            }
+        });
+    }
     tokio::join!(
         control(&client, &cfg, "machine", reconcile_machine, &ctx),
         control(&client, &cfg, "snapshot", reconcile_snapshot, &ctx),
@@ -622,6 +651,97 @@ pub async fn run(
         control(&client, &cfg, "node", reconcile_node, &ctx),
     );
     Ok(())
+}
+
+/// Reads the other systems' objects (vitistack's, VirtRigaud's, the
+/// Crossplane provider's; kinds whose CRD is not installed are skipped)
+/// and server-side applies the operator's own objects made from them
+/// ([`crate::dialects::kubernetes_objects`]), owned by them: the
+/// controllers above then do the work, and deleting such an object
+/// deletes what was made from it (a Machine through its finalizer). An
+/// object that cannot be translated is logged and changes nothing.
+///
+/// # Errors
+/// The API server refusing a list or an apply.
+pub async fn sync_dialects(
+    client: &Client,
+    worlds: &dyn WorldSource,
+    settings: &crate::dialects::Context,
+) -> Result<usize, kube::Error> {
+    use kube::core::{ApiResource, DynamicObject};
+    let mut by_ns: BTreeMap<String, Vec<serde_json::Value>> = BTreeMap::new();
+    for k in crate::dialects::FOREIGN_KINDS {
+        let ar = ApiResource {
+            group: k.group.into(),
+            version: k.version.into(),
+            api_version: format!("{}/{}", k.group, k.version),
+            kind: k.kind.into(),
+            plural: k.plural.into(),
+        };
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+        let list = match api.list(&kube::api::ListParams::default()).await {
+            Ok(l) => l,
+            Err(kube::Error::Api(e)) if e.code == 404 => continue,
+            Err(e) => return Err(e),
+        };
+        for o in list.items {
+            let ns = o
+                .metadata
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "default".into());
+            let Ok(mut v) = serde_json::to_value(&o) else {
+                continue;
+            };
+            v["apiVersion"] = serde_json::json!(ar.api_version);
+            v["kind"] = serde_json::json!(k.kind);
+            by_ns.entry(ns).or_default().push(v);
+        }
+    }
+    let mut applied = 0;
+    for (ns, objects) in by_ns {
+        let w = worlds.world(&ns);
+        let mut ctx = settings.clone();
+        ctx.clusters = w.clusters.keys().cloned().collect();
+        ctx.secrets = w.secrets.clone();
+        let (native, errors) = crate::dialects::kubernetes_objects(&objects, &ns, &ctx);
+        for e in errors {
+            warn!(namespace = %ns, "not applied: {e}");
+        }
+        for v in native {
+            let name = v["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let pp = PatchParams::apply(MANAGER).force();
+            let patch = Patch::Apply(&v);
+            match v["kind"].as_str() {
+                Some("Machine") => {
+                    Api::<Machine>::namespaced(client.clone(), &ns)
+                        .patch(&name, &pp, &patch)
+                        .await?;
+                }
+                Some("ProxmoxCluster") => {
+                    Api::<ProxmoxCluster>::namespaced(client.clone(), &ns)
+                        .patch(&name, &pp, &patch)
+                        .await?;
+                }
+                Some("ProxmoxNode") => {
+                    Api::<ProxmoxNode>::namespaced(client.clone(), &ns)
+                        .patch(&name, &pp, &patch)
+                        .await?;
+                }
+                Some("MachineSnapshot") => {
+                    Api::<MachineSnapshot>::namespaced(client.clone(), &ns)
+                        .patch(&name, &pp, &patch)
+                        .await?;
+                }
+                _ => continue,
+            }
+            applied += 1;
+        }
+    }
+    Ok(applied)
 }
 
 /// A controller of kind `K` running `reconcile` until its watch ends,

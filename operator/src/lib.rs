@@ -16,6 +16,10 @@
 //! - [`types`]: the resources and their statuses (serde), and the
 //!   Kubernetes custom resources derived from them.
 //! - [`crd`]: the CustomResourceDefinitions, as `pve-operator crd` prints.
+//! - [`cloudinit`]: inline user data as PVE's cloud-init options.
+//! - [`dialects`]: vitistack's, VirtRigaud's and the Crossplane
+//!   provider's documents read as they are written and turned into these
+//!   resources.
 //! - [`validate`]: the Crossplane provider's validation rules, memory and
 //!   disk quantities, image references.
 //! - [`plan`]: `plan(desired, observed) -> steps`, node selection, VMID
@@ -31,8 +35,10 @@
 //!   finalizers, the `status` table.
 //! - `src/main.rs`: the `pve-operator` command (`run`, `status`, `check`).
 
+pub mod cloudinit;
 pub mod controller;
 pub mod crd;
+pub mod dialects;
 pub mod error;
 pub mod http;
 pub mod k8s;

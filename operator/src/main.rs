@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use pve_operator::standalone::{Options, Standalone, check_dir, status_table};
+use pve_operator::standalone::{Options, Standalone, check_dir_with, status_table_with};
 use pve_operator::{Operator, http};
 
 #[derive(Parser)]
@@ -129,10 +129,10 @@ async fn main() -> std::process::ExitCode {
             std::process::ExitCode::SUCCESS
         }
         Cmd::Status { dir } => {
-            print!("{}", status_table(&dir));
+            print!("{}", status_table_with(&dir, &dialects()));
             std::process::ExitCode::SUCCESS
         }
-        Cmd::Check { dir } => match check_dir(&dir) {
+        Cmd::Check { dir } => match check_dir_with(&dir, &dialects()) {
             Ok((list, errors)) => {
                 let unreadable = !errors.is_empty();
                 let mut bad = false;
@@ -213,6 +213,7 @@ async fn main() -> std::process::ExitCode {
             opts.resync = resync;
             opts.max_concurrent = max_concurrent_reconciles.max(1);
             opts.poll = Duration::from_millis(poll_ms.max(50));
+            opts.dialects = dialects();
             let op = Arc::new(Operator::new(None).with_env_cluster(env_cluster()));
             let mut sa = Standalone::new(opts, op.clone());
             if let Err(code) = serve_http(
@@ -290,6 +291,11 @@ async fn serve_http(
 
 /// The cluster the `PVE_*` variables give (`PVE_ENDPOINT` and
 /// credentials), named `PVE_CLUSTER_NAME` (default `pve`).
+/// How the other systems' documents are read, from the environment.
+fn dialects() -> pve_operator::dialects::Context {
+    pve_operator::dialects::Context::from_env(std::env::vars())
+}
+
 fn env_cluster() -> Option<pve_operator::controller::EnvCluster> {
     let name = std::env::var("PVE_CLUSTER_NAME").unwrap_or_else(|_| "pve".into());
     let env = pve_operator::controller::EnvCluster::from_env(&name, std::env::vars());

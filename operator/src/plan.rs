@@ -54,6 +54,8 @@ pub struct Desired {
     pub errors: FieldErrors,
     /// Being deleted.
     pub deleting: bool,
+    /// The inline user data as PVE's cloud-init options.
+    pub user_data: Option<crate::cloudinit::Mapped>,
 }
 
 impl Desired {
@@ -75,11 +77,18 @@ impl Desired {
             disks.push((format!("{}{i}", d.bus), bytes, d.clone()));
             *i += 1;
         }
+        let vm_name = validate::pve_name(&name);
+        let user_data = spec
+            .cloud_init
+            .as_ref()
+            .and_then(|c| c.user_data.as_deref())
+            .and_then(|u| crate::cloudinit::map_user_data(u, &vm_name).ok());
         Self {
             machine: meta.name.clone(),
             labels: meta.labels.clone(),
             spec: spec.clone(),
-            vm_name: validate::pve_name(&name),
+            user_data,
+            vm_name,
             memory_mib,
             disks,
             errors,
@@ -187,6 +196,12 @@ impl Desired {
         c.insert("description".into(), ownership_mark(cluster, &self.machine));
         c.insert("hotplug".into(), "network,disk,usb,memory,cpu".into());
         c.insert("numa".into(), "1".into());
+        if let Some(m) = &s.machine {
+            c.insert("machine".into(), m.clone());
+        }
+        if let Some(b) = self.bios() {
+            c.insert("bios".into(), b.into());
+        }
         if let Some(os) = s.os_type.as_deref().and_then(validate::ostype) {
             c.insert("ostype".into(), os.into());
         }
@@ -207,11 +222,20 @@ impl Desired {
             }
         }
         if let Some(ci) = &s.cloud_init {
-            if let Some(u) = &ci.user {
+            let ud = self.user_data.clone().unwrap_or_default();
+            if let Some(u) = ci.user.as_ref().or(ud.user.as_ref()) {
                 c.insert("ciuser".into(), u.clone());
             }
-            if !ci.ssh_keys.is_empty() {
-                c.insert("sshkeys".into(), encode_sshkeys(&ci.ssh_keys.join("\n")));
+            let keys = if ci.ssh_keys.is_empty() {
+                &ud.ssh_keys
+            } else {
+                &ci.ssh_keys
+            };
+            if !keys.is_empty() {
+                c.insert("sshkeys".into(), encode_sshkeys(&keys.join("\n")));
+            }
+            if let Some(p) = &ud.password {
+                c.insert("cipassword".into(), p.clone());
             }
             if !ci.dns.is_empty() {
                 c.insert("nameserver".into(), ci.dns.join(" "));
@@ -226,10 +250,25 @@ impl Desired {
         c
     }
 
-    /// Drives that are set once and never removed: the ISO (`ide2`) and
-    /// the cloud-init drive (`ide3`).
+    /// PVE's `bios` for the spec's firmware.
+    fn bios(&self) -> Option<&'static str> {
+        match self.spec.bios.as_deref()? {
+            "uefi" | "ovmf" => Some("ovmf"),
+            _ => Some("seabios"),
+        }
+    }
+
+    /// Drives that are set once and never removed: the ISO (`ide2`), the
+    /// cloud-init drive (`ide3`) and UEFI's EFI vars disk (`efidisk0`).
     fn drives(&self) -> BTreeMap<String, String> {
         let mut c = BTreeMap::new();
+        if self.bios() == Some("ovmf") {
+            let storage = self
+                .disks
+                .first()
+                .map_or_else(|| "local-lvm".to_string(), |d| d.2.storage.clone());
+            c.insert("efidisk0".into(), format!("{storage}:1,efitype=4m"));
+        }
         if let Some(v) = self.spec.source.as_ref().and_then(|s| s.volume.as_ref()) {
             c.insert("ide2".into(), format!("{v},media=cdrom"));
         }
@@ -267,6 +306,52 @@ impl Desired {
         }
         p.extend(self.drives());
         p
+    }
+}
+
+/// The consoles PVE offers for a VM of `config`, with the URL its web UI
+/// (at `ui`, `https://host:8006`) opens.
+pub fn console(
+    ui: &str,
+    node: &str,
+    vmid: u32,
+    config: &BTreeMap<String, String>,
+) -> crate::types::ConsoleInfo {
+    let vga = config
+        .get("vga")
+        .map(|v| {
+            v.split(',')
+                .find_map(|p| match p.split_once('=') {
+                    Some(("type", t)) => Some(t.to_string()),
+                    Some(_) => None,
+                    None => Some(p.to_string()),
+                })
+                .unwrap_or_default()
+        })
+        .unwrap_or_else(|| "std".into());
+    let serial = config.keys().any(|k| k.starts_with("serial"));
+    let mut types = Vec::new();
+    if !vga.starts_with("serial") && vga != "none" {
+        types.push("novnc".to_string());
+    }
+    if vga.starts_with("qxl") {
+        types.push("spice".to_string());
+    }
+    if serial {
+        types.push("xtermjs".to_string());
+    }
+    let name = config.get("name").map_or("", String::as_str);
+    let kind = if types.first().is_some_and(|t| t == "novnc") {
+        "novnc=1&resize=off"
+    } else {
+        "xtermjs=1"
+    };
+    crate::types::ConsoleInfo {
+        url: format!(
+            "{}/?console=kvm&{kind}&vmid={vmid}&vmname={name}&node={node}&cmd=",
+            ui.trim_end_matches('/')
+        ),
+        types,
     }
 }
 
@@ -391,6 +476,9 @@ pub struct Observed {
     pub allowed_storages: Vec<String>,
     /// Allowed bridges.
     pub allowed_bridges: Vec<String>,
+    /// Wanted bridges no node lists and the caller has no SDN.Use on
+    /// (PVE hides them).
+    pub unusable_bridges: Vec<String>,
     /// The last `rebootRequest` carried out (from the status).
     pub last_reboot: Option<String>,
 }
@@ -633,6 +721,8 @@ pub fn select_node(d: &Desired, o: &Observed) -> Result<String, String> {
             Some("offline".to_string())
         } else if !o.allowed_nodes.is_empty() && !o.allowed_nodes.contains(&n.name) {
             Some("not allowed by the cluster".into())
+        } else if !placement.nodes.is_empty() && !placement.nodes.contains(&n.name) {
+            Some("not in the placement's nodes".into())
         } else if !placement
             .node_selector
             .iter()
@@ -673,6 +763,22 @@ pub fn select_node(d: &Desired, o: &Observed) -> Result<String, String> {
                     let mine = d.labels.get(k)?;
                     o.peers.iter().find(|p| {
                         p.machine != d.machine && p.node == n.name && p.labels.get(k) == Some(mine)
+                    })
+                })
+                .or_else(|| {
+                    placement.anti_affinity_terms.iter().find_map(|t| {
+                        let covers = |v: Option<&String>| {
+                            v.is_some_and(|v| t.values.is_empty() || t.values.contains(v))
+                        };
+                        let mine = d.labels.get(&t.key);
+                        if !covers(mine) {
+                            return None;
+                        }
+                        o.peers.iter().find(|p| {
+                            p.machine != d.machine
+                                && p.node == n.name
+                                && covers(p.labels.get(&t.key))
+                        })
                     })
                 })
                 .map(|p| format!("holds '{}' (anti-affinity)", p.machine))
@@ -734,6 +840,10 @@ fn same(key: &str, a: &str, b: &str) -> bool {
                 .is_some_and(|v| v == "1" || v == "enabled=1")
         };
         return f(a) == f(b);
+    }
+    if key == "cipassword" {
+        // PVE shows a set password as `**********`.
+        return !a.is_empty() && !b.is_empty();
     }
     if key == "hotplug" || key.starts_with("ipconfig") || key == "boot" {
         return set(a, &[',']) == set(b, &[',']);
@@ -822,6 +932,26 @@ pub fn plan_machine(d: &Desired, o: &Observed) -> Plan {
         p.blocked = true;
         return p;
     }
+    if let Some(ud) = &d.user_data {
+        if ud.refused.is_empty() {
+            p.cond(
+                "CloudInitConfigured",
+                true,
+                "UserDataMapped",
+                "user data as PVE's cloud-init options",
+            );
+        } else {
+            p.cond(
+                "CloudInitConfigured",
+                false,
+                "UserDataNotExpressible",
+                format!(
+                    "PVE's cloud-init options cannot carry: {} (place the whole user data in a snippet and name it in cloudInit.userDataVolume)",
+                    ud.refused.join(", ")
+                ),
+            );
+        }
+    }
     match &o.vm {
         None => plan_create(d, o, p),
         Some(vm) => plan_update(d, o, vm, p),
@@ -830,6 +960,22 @@ pub fn plan_machine(d: &Desired, o: &Observed) -> Plan {
 
 fn plan_create(d: &Desired, o: &Observed, mut p: Plan) -> Plan {
     p.phase = Phase::Pending;
+    if let Some(b) = d
+        .spec
+        .networks
+        .iter()
+        .find(|n| o.unusable_bridges.contains(&n.bridge))
+    {
+        let m = format!(
+            "permission problem: bridge '{0}' is hidden from the operator's PVE user, which lacks SDN.Use on /sdn/zones/localnetwork/{0}",
+            b.bridge
+        );
+        p.cond("NetworkConfigured", false, "PermissionDenied", m.clone());
+        p.cond("Ready", false, "AuthorizationError", m);
+        p.phase = Phase::Error;
+        p.blocked = true;
+        return p;
+    }
     let template = match &o.source {
         SourceState::Missing(m) => {
             p.cond("VMCreated", false, "CreationFailed", m.clone());
@@ -1040,8 +1186,15 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
             delete.push(k.clone());
         }
     }
+    // A clone's template may carry its cloud-init drive elsewhere (often
+    // `ide2`): a second one is not added.
+    let has_cloud_init = vm
+        .config
+        .iter()
+        .any(|(k, v)| Disk::parse_as(k, v).is_ok() && v.contains("cloudinit"));
     for (k, v) in d.drives() {
-        if !vm.config.contains_key(&k) {
+        let second_cloud_init = k == "ide3" && has_cloud_init;
+        if !vm.config.contains_key(&k) && !second_cloud_init {
             set.push((k, v));
         }
     }
@@ -1964,5 +2117,42 @@ tenant: acme
             "web"
         ));
         assert!(!has_mark(None, "lab", "web"));
+    }
+}
+
+#[cfg(test)]
+mod console_tests {
+    use std::collections::BTreeMap;
+
+    fn cfg(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+            .collect()
+    }
+
+    #[rstest::rstest]
+    #[case(&[("name", "web")], &["novnc"], "novnc=1&resize=off")]
+    #[case(&[("name", "web"), ("vga", "qxl"), ("serial0", "socket")], &["novnc", "spice", "xtermjs"], "novnc=1")]
+    #[case(&[("name", "web"), ("vga", "type=qxl2,memory=32")], &["novnc", "spice"], "novnc=1")]
+    #[case(&[("name", "web"), ("vga", "serial0"), ("serial0", "socket")], &["xtermjs"], "xtermjs=1")]
+    fn consoles_follow_the_display_and_serial_ports(
+        #[case] c: &[(&str, &str)],
+        #[case] types: &[&str],
+        #[case] kind: &str,
+    ) {
+        let info = super::console("https://pve:8006", "pve1", 100, &cfg(c));
+        assert_eq!(info.types, types);
+        assert!(
+            info.url.starts_with("https://pve:8006/?console=kvm&"),
+            "{}",
+            info.url
+        );
+        assert!(info.url.contains(kind), "{}", info.url);
+        assert!(
+            info.url.ends_with("&vmid=100&vmname=web&node=pve1&cmd="),
+            "{}",
+            info.url
+        );
     }
 }

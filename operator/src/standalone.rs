@@ -20,6 +20,7 @@ use tokio::sync::Semaphore;
 use tracing::{info, warn};
 
 use crate::controller::{Operator, World};
+use crate::dialects::Context;
 use crate::error::{Backoff, Error, Result, Retries};
 use crate::http::Health;
 use crate::types::{
@@ -40,6 +41,9 @@ pub struct Options {
     pub poll: Duration,
     /// Requeue backoff for retryable errors.
     pub backoff: Backoff,
+    /// How the other systems' documents are read (default cluster,
+    /// environment, network names).
+    pub dialects: Context,
 }
 
 impl Options {
@@ -51,6 +55,7 @@ impl Options {
             max_concurrent: 5,
             poll: Duration::from_secs(1),
             backoff: Backoff::default(),
+            dialects: Context::default(),
         }
     }
 }
@@ -146,6 +151,15 @@ fn doc_identity(v: &serde_yaml::Value) -> Option<String> {
 /// The directory itself cannot be listed (missing, unreadable): then
 /// nothing is known, and nothing may be taken as removed.
 pub fn load_dir(dir: &Path) -> Result<Loaded> {
+    load_dir_with(dir, &Context::default())
+}
+
+/// As [`load_dir`], with the settings the translation of the other
+/// systems' documents takes (see [`crate::dialects`]).
+///
+/// # Errors
+/// As [`load_dir`].
+pub fn load_dir_with(dir: &Path, ctx: &Context) -> Result<Loaded> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| Error::Manifest {
             path: dir.display().to_string(),
@@ -157,6 +171,7 @@ pub fn load_dir(dir: &Path) -> Result<Loaded> {
         .collect();
     files.sort();
     let mut out = Loaded::default();
+    let mut foreign = Vec::new();
     for f in files {
         let bad = |message: String| Error::Manifest {
             path: f.display().to_string(),
@@ -182,6 +197,22 @@ pub fn load_dir(dir: &Path) -> Result<Loaded> {
                 || format!("document {}", i + 1),
                 |k| format!("document {} ({k})", i + 1),
             );
+            let api_version = v
+                .get("apiVersion")
+                .and_then(|a| a.as_str())
+                .unwrap_or("")
+                .to_string();
+            if crate::dialects::is_foreign(&api_version) {
+                match serde_json::to_value(&v) {
+                    Ok(value) => foreign.push(crate::dialects::Doc {
+                        value,
+                        file: f.clone(),
+                        what,
+                    }),
+                    Err(e) => out.errors.push((f.clone(), bad(format!("{what}: {e}")))),
+                }
+                continue;
+            }
             match serde_yaml::from_value::<Resource>(v) {
                 Ok(r) => {
                     let want = if matches!(r, Resource::Secret(_)) {
@@ -203,6 +234,31 @@ pub fn load_dir(dir: &Path) -> Result<Loaded> {
                 Err(e) => out.errors.push((f.clone(), bad(format!("{what}: {e}")))),
             }
         }
+    }
+    let mut ctx = ctx.clone();
+    for (r, _) in &out.found {
+        match r {
+            Resource::ProxmoxCluster(c) => ctx.clusters.push(c.metadata.name.clone()),
+            Resource::Secret(s) => {
+                ctx.secrets.insert(s.metadata.name.clone(), s.clone());
+            }
+            _ => {}
+        }
+    }
+    // Machines that name no cluster go to the default one.
+    for (r, _) in &mut out.found {
+        if let Resource::Machine(m) = r
+            && m.spec.cluster.is_empty()
+            && let Ok(c) = ctx.default_cluster()
+        {
+            m.spec.cluster = c;
+        }
+    }
+    if !foreign.is_empty() {
+        let t = crate::dialects::translate(&foreign, &ctx);
+        out.found.extend(t.found);
+        out.errors.extend(t.errors);
+        out.found.sort_by(|a, b| a.1.cmp(&b.1));
     }
     Ok(out)
 }
@@ -334,7 +390,7 @@ impl Standalone {
                     .insert(key, Tracked::new(res, manifest_of(&file), e.status, now));
             }
         }
-        let loaded = match load_dir(&self.opts.dir) {
+        let loaded = match load_dir_with(&self.opts.dir, &self.opts.dialects) {
             Ok(l) => l,
             Err(e) => {
                 // Nothing is known: nothing is taken as removed.
@@ -732,6 +788,11 @@ fn js<T: Serialize>(v: &T) -> Value {
 
 /// The `status` command's table: machines with phase, node, VMID and IPs.
 pub fn status_table(dir: &Path) -> String {
+    status_table_with(dir, &Context::default())
+}
+
+/// As [`status_table`], reading the documents as [`load_dir_with`] does.
+pub fn status_table_with(dir: &Path, ctx: &Context) -> String {
     let mut rows = vec![[
         "NAME".to_string(),
         "PHASE".into(),
@@ -788,7 +849,7 @@ pub fn status_table(dir: &Path) -> String {
         out.push('\n');
     }
     // What the operator cannot read is what it leaves alone: say so.
-    match load_dir(dir) {
+    match load_dir_with(dir, ctx) {
         Ok(l) => {
             for (_, e) in l.errors {
                 out.push_str(&format!("error: {e}\n"));
@@ -805,7 +866,15 @@ pub fn status_table(dir: &Path) -> String {
 /// # Errors
 /// The directory cannot be listed.
 pub fn check_dir(dir: &Path) -> Result<(Vec<Resource>, Vec<Error>)> {
-    let l = load_dir(dir)?;
+    check_dir_with(dir, &Context::default())
+}
+
+/// As [`check_dir`], with the settings of [`load_dir_with`].
+///
+/// # Errors
+/// As [`check_dir`].
+pub fn check_dir_with(dir: &Path, ctx: &Context) -> Result<(Vec<Resource>, Vec<Error>)> {
+    let l = load_dir_with(dir, ctx)?;
     Ok((
         l.found.into_iter().map(|(r, _)| r).collect(),
         l.errors.into_iter().map(|(_, e)| e).collect(),

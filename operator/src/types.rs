@@ -18,6 +18,8 @@ pub const API_VERSION: &str = "pve.fake-pve.io/v1alpha1";
 pub const DELETE_ANNOTATION: &str = "pve.fake-pve.io/delete";
 
 /// Any document of a manifest directory.
+// A directory holds a few documents: a Machine is not boxed.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind")]
 pub enum Resource {
@@ -191,6 +193,13 @@ pub struct ProxmoxClusterSpec {
     /// The SHA-256 fingerprint of the certificate to pin (`AB:CD:...`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<String>,
+    /// A client certificate (PEM) for mutual TLS, with `clientKey`: for a
+    /// TLS proxy in front of PVE that asks for one (pveproxy never does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_certificate: Option<ValueSource>,
+    /// The client certificate's private key (PEM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_key: Option<ValueSource>,
     /// Username/password or API token.
     pub credentials: ClusterCredentials,
     /// Nodes machines may be placed on (empty: all).
@@ -278,9 +287,13 @@ pub struct ProxmoxClusterStatus {
     /// RFC 3339.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_health_check: Option<String>,
-    /// Why it is not ready.
+    /// Why it is not ready, or what it lacks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The PVE privileges the operator uses that its user lacks
+    /// (`SDN.Use on /sdn/zones/localnetwork`), from `/access/permissions`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_privileges: Vec<String>,
 }
 
 /// One node in a cluster's status.
@@ -389,7 +402,9 @@ pub struct Usage {
 )]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct MachineSpec {
-    /// The ProxmoxCluster (site) it lives on.
+    /// The ProxmoxCluster (site) it lives on (default:
+    /// `PROXMOX_DEFAULT_CLUSTER`, else the only one declared).
+    #[serde(default)]
     #[schemars(length(min = 1))]
     pub cluster: String,
     /// The VM's name in PVE (default: `metadata.name`).
@@ -412,6 +427,16 @@ pub struct MachineSpec {
     /// CPU topology.
     #[serde(default)]
     pub cpu: Cpu,
+    /// PVE's machine type: `q35`, `pc` (i440fx), or a versioned one
+    /// (`pc-q35-9.0`); PVE's default when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(q35|pc|pc-(q35|i440fx)-[0-9]+\.[0-9]+(\+pve[0-9]+)?)$"))]
+    pub machine: Option<String>,
+    /// Firmware: `uefi` (PVE's `ovmf`, with an EFI disk on the first
+    /// disk's storage) or `bios` (`seabios`, PVE's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["uefi", "bios", "ovmf", "seabios"]))]
+    pub bios: Option<String>,
     /// Bytes (a number) or a quantity (`4Gi`, `8192Mi`, `4096` = MiB).
     #[serde(default = "default_memory")]
     pub memory: Quantity,
@@ -547,6 +572,25 @@ pub struct Placement {
     /// Memory the chosen node must still have free after placement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_free_memory: Option<Quantity>,
+    /// The nodes it may go to, by name (empty: any).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<String>,
+    /// Anti-affinity narrowed to label values: a machine whose label
+    /// `key` has one of `values` shares no node with another such machine.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anti_affinity_terms: Vec<AntiAffinityTerm>,
+}
+
+/// One anti-affinity term (VirtRigaud's `key`, `operator: In`, `values`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AntiAffinityTerm {
+    /// The label key.
+    #[schemars(length(min = 1))]
+    pub key: String,
+    /// The values the term covers (empty: every value).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
 }
 
 /// What a machine starts from: exactly one of these.
@@ -706,8 +750,11 @@ pub struct CloudInit {
     /// `cicustom=user=...`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_data_volume: Option<String>,
-    /// Inline user data (YAML, checked). PVE's API cannot upload
-    /// snippets, so it must be placed as `userDataVolume` to be used.
+    /// Inline user data (a `#cloud-config` mapping). PVE's API cannot
+    /// upload snippets: what PVE's cloud-init options express (the user,
+    /// its SSH keys and password, a hostname equal to the VM's name) is
+    /// applied, and the rest is named in the `CloudInitConfigured`
+    /// condition as refused (use `userDataVolume` for a whole snippet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_data: Option<String>,
     /// Storage of the cloud-init drive (default: the first disk's).
@@ -814,9 +861,24 @@ pub struct MachineStatus {
     /// The last `rebootRequest` carried out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_reboot: Option<String>,
+    /// How to reach its console, once it exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub console: Option<ConsoleInfo>,
     /// RFC 3339.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_updated: Option<String>,
+}
+
+/// The consoles PVE offers for a VM.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConsoleInfo {
+    /// The console PVE's web UI opens (noVNC, or xterm.js when the
+    /// display is a serial port).
+    pub url: String,
+    /// What PVE offers: `novnc` (`vncproxy`), `spice` (`spiceproxy`, with
+    /// a `qxl` display), `xtermjs` (`termproxy`, with a serial port).
+    pub types: Vec<String>,
 }
 
 /// A Kubernetes-style condition.

@@ -241,6 +241,16 @@ async fn machine_lifecycle_create_update_power_drift_delete() {
     assert_eq!(st.node.as_deref(), Some("pve"));
     assert_eq!(cond(&st, "Ready").0, "True");
     assert_eq!(cond(&st, "VMCreated").1, "CreationSucceeded");
+    // Describe: the console PVE offers
+    let console = st.console.clone().unwrap();
+    assert_eq!(console.types, ["novnc"]);
+    assert_eq!(
+        console.url,
+        format!(
+            "{}/?console=kvm&novnc=1&resize=off&vmid=10000&vmname=web&node=pve&cmd=",
+            e.pve.url()
+        )
+    );
     let c = e.config(10000).await;
     assert_eq!(c["cores"], 2);
     assert!(c["net0"].as_str().unwrap().contains("tag=100"), "{c}");
@@ -1159,6 +1169,36 @@ spec:
     assert_eq!(
         e.get("/nodes/pve/tasks?typefilter=download").await,
         tasks_before
+    );
+}
+
+/// Issue #16: a `.img` cloud-image URL was downloaded under its own name,
+/// which PVE's `import` content refuses.
+#[tokio::test]
+async fn a_cloud_image_img_url_is_imported_as_qcow2() {
+    let mut e = env_with(&IMAGE_SCENARIO.replace(
+        "debian-12-generic-amd64.qcow2",
+        "jammy-server-cloudimg-amd64.img",
+    ))
+    .await;
+    e.write(
+        "image.yaml",
+        "apiVersion: pve.fake-pve.io/v1alpha1
+kind: MachineImage
+metadata: { name: jammy }
+spec:
+  cluster: lab
+  url: https://cloud.example.com/jammy-server-cloudimg-amd64.img
+",
+    );
+    e.write("web.yaml", &machine("web", "source: { image: jammy }"));
+    e.running("web").await;
+    let content = e.get("/nodes/pve/storage/local/content").await;
+    assert!(
+        content
+            .to_string()
+            .contains("local:import/jammy-server-cloudimg-amd64.qcow2"),
+        "{content}"
     );
 }
 

@@ -1,0 +1,199 @@
+//! The seeds' own kinds on Kubernetes, against a mocked API server
+//! (tower-test): every kind is listed (a missing CRD's 404 skipped), and
+//! the operator's own objects made from them are applied by server-side
+//! apply, owned by what they come from.
+#![allow(missing_docs, clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use http::{Method, Request, Response};
+use kube::client::Body;
+use pve_operator::controller::World;
+use pve_operator::types::SecretObject;
+use serde_json::{Value, json};
+use tower_test::mock::{Handle, pair};
+
+/// A request, as the mock saw it.
+#[derive(Debug)]
+struct Seen {
+    method: Method,
+    uri: String,
+    content_type: String,
+    body: Value,
+}
+
+async fn answer(
+    handle: &mut Handle<Request<Body>, Response<Body>>,
+    code: u16,
+    answer: Value,
+) -> Seen {
+    let Some((req, send)) = tokio::time::timeout(Duration::from_secs(10), handle.next_request())
+        .await
+        .expect("a request in time")
+    else {
+        return Seen {
+            method: Method::OPTIONS,
+            uri: String::new(),
+            content_type: String::new(),
+            body: Value::Null,
+        };
+    };
+    let method = req.method().clone();
+    let uri = req.uri().to_string();
+    let content_type = req
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let bytes = req.into_body().collect_bytes().await.unwrap();
+    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    // `null`: answer with what was sent (an apply's result)
+    let answer = if answer.is_null() {
+        body.clone()
+    } else {
+        answer
+    };
+    send.send_response(
+        Response::builder()
+            .status(code)
+            .body(Body::from(serde_json::to_vec(&answer).unwrap()))
+            .unwrap(),
+    );
+    Seen {
+        method,
+        uri,
+        content_type,
+        body,
+    }
+}
+
+fn obj(kind: &str, name: &str, uid: &str, spec: Value) -> Value {
+    json!({
+        "apiVersion": "infra.virtrigaud.io/v1beta1",
+        "kind": kind,
+        "metadata": { "name": name, "namespace": "default", "uid": uid, "resourceVersion": "1" },
+        "spec": spec,
+    })
+}
+
+#[tokio::test]
+async fn the_seeds_objects_are_applied_as_owned_native_objects() {
+    let (svc, mut handle) = pair::<Request<Body>, Response<Body>>();
+    let client = kube::Client::new(svc, "default");
+    let mut w = World::default();
+    let secret: SecretObject = serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "metadata": { "name": "pve-credentials" },
+        "stringData": { "token_id": "virtrigaud@pve!vrtg-token", "token_secret": "x" },
+    }))
+    .unwrap();
+    w.secrets.insert("pve-credentials".into(), secret);
+    let task = tokio::spawn(async move {
+        pve_operator::kubernetes::sync_dialects(
+            &client,
+            &pve_operator::kubernetes::FixedWorld(w),
+            &pve_operator::dialects::Context::default(),
+        )
+        .await
+    });
+    for k in pve_operator::dialects::FOREIGN_KINDS {
+        let items = match k.kind {
+            "Provider" => vec![obj(
+                "Provider",
+                "proxmox-prod",
+                "u-1",
+                json!({ "type": "proxmox", "endpoint": "https://pve.example.com:8006", "credentialSecretRef": { "name": "pve-credentials" } }),
+            )],
+            "VMClass" => vec![obj(
+                "VMClass",
+                "small",
+                "u-2",
+                json!({ "cpus": 2, "memory": "4Gi" }),
+            )],
+            "VirtualMachine" => vec![obj(
+                "VirtualMachine",
+                "web-server",
+                "u-3",
+                json!({ "providerRef": { "name": "proxmox-prod" }, "classRef": { "name": "small" } }),
+            )],
+            _ => vec![],
+        };
+        let seen = if k.group == "infra.virtrigaud.io" {
+            answer(
+                &mut handle,
+                200,
+                json!({
+                    "apiVersion": format!("{}/{}", k.group, k.version),
+                    "kind": format!("{}List", k.kind),
+                    "metadata": { "resourceVersion": "1" },
+                    "items": items,
+                }),
+            )
+            .await
+        } else {
+            answer(
+                &mut handle,
+                404,
+                json!({ "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": "the server could not find the requested resource", "reason": "NotFound", "code": 404 }),
+            )
+            .await
+        };
+        if seen.method == Method::OPTIONS {
+            panic!("no request: {:?}", task.await);
+        }
+        assert_eq!(seen.method, Method::GET);
+        assert!(
+            seen.uri
+                .starts_with(&format!("/apis/{}/{}/{}", k.group, k.version, k.plural)),
+            "{}",
+            seen.uri
+        );
+    }
+    let cluster = answer(&mut handle, 200, Value::Null).await;
+    assert_eq!(cluster.method, Method::PATCH);
+    assert_eq!(
+        cluster.uri,
+        "/apis/pve.fake-pve.io/v1alpha1/namespaces/default/proxmoxclusters/proxmox-prod?&force=true&fieldManager=pve-operator"
+    );
+    assert_eq!(cluster.content_type, "application/apply-patch+yaml");
+    assert_eq!(
+        cluster.body["spec"]["credentials"]["tokenID"],
+        "virtrigaud@pve!vrtg-token"
+    );
+    let m = answer(&mut handle, 200, Value::Null).await;
+    assert_eq!(
+        m.uri,
+        "/apis/pve.fake-pve.io/v1alpha1/namespaces/default/machines/web-server?&force=true&fieldManager=pve-operator"
+    );
+    assert_eq!(m.body["spec"]["cpu"]["cores"], 2);
+    assert_eq!(m.body["metadata"]["ownerReferences"][0]["uid"], "u-3");
+    assert_eq!(
+        m.body["metadata"]["ownerReferences"][0]["kind"],
+        "VirtualMachine"
+    );
+    assert_eq!(task.await.unwrap().unwrap(), 2);
+}
+
+#[test]
+fn a_machine_without_a_cluster_goes_to_the_default_or_the_only_one() {
+    use pve_operator::kubernetes::default_cluster;
+    let mut w = World::default();
+    assert_eq!(default_cluster(None, &w), None);
+    let c: pve_operator::types::Object<pve_operator::types::ProxmoxClusterSpec> =
+        serde_json::from_value(json!({
+            "apiVersion": "pve.fake-pve.io/v1alpha1",
+            "metadata": { "name": "lab" },
+            "spec": { "endpoint": "https://pve:8006", "credentials": {} },
+        }))
+        .unwrap();
+    w.clusters.insert("lab".into(), c.clone());
+    assert_eq!(default_cluster(None, &w).as_deref(), Some("lab"));
+    w.clusters.insert("other".into(), c);
+    assert_eq!(default_cluster(None, &w), None, "two: ambiguous");
+    assert_eq!(
+        default_cluster(Some("other".into()), &w).as_deref(),
+        Some("other")
+    );
+    assert_eq!(default_cluster(Some(" ".into()), &w), None);
+}
