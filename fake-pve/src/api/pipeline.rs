@@ -76,8 +76,21 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
             state.request_context(),
         ),
     };
+    if changes_world(&req.method, &rel, &step) {
+        state.changed();
+    }
     // 9. The envelope, after the delays asked for.
     envelope(state, step).await
+}
+
+/// Whether a request may have changed the world (for the dashboards,
+/// [`State::changed`]): a write other than a login, or a fault rule that
+/// fired (its hit count moved).
+fn changes_world(method: &Method, rel: &str, step: &Step) -> bool {
+    match step {
+        Step::Fault(..) | Step::Dispatched(.., 1..) => true,
+        _ => *method != Method::GET && !(*method == Method::POST && rel == "/access/ticket"),
+    }
 }
 
 /// Stage 2: who asks (`None` on the calls that need no credentials), or

@@ -12,6 +12,7 @@ pub mod faults;
 pub mod guests;
 pub mod network;
 pub mod nodes;
+pub mod overview;
 pub mod qemu;
 pub mod scenario;
 pub mod size;

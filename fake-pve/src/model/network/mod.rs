@@ -256,6 +256,13 @@ impl NodeNetwork {
         Some(Value::Object(c))
     }
 
+    /// The interfaces GET lists and the pending changes (the diff), for
+    /// the dashboard.
+    pub fn overview(&self) -> (Vec<Value>, Option<String>) {
+        let ifaces = self.names().iter().filter_map(|n| self.view(n)).collect();
+        (ifaces, self.changes())
+    }
+
     /// Every interface GET lists (loopback left out).
     fn names(&self) -> BTreeSet<String> {
         let mut names: BTreeSet<String> = self.visible().keys().cloned().collect();

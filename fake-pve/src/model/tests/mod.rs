@@ -16,6 +16,7 @@ mod agent;
 mod faults;
 mod network;
 mod nodes;
+mod overview;
 mod qemu;
 mod scenario;
 mod storage;
