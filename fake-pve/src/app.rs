@@ -466,7 +466,7 @@ async fn dashboard_file(req: Whole) -> Response {
     }
 }
 
-/// Anything outside `/api2`, `/_fake` and `GET /`.
+/// Anything outside `/api2`, `/_fake`, `GET /` and the dashboard's files.
 async fn no_such_file(req: Whole) -> Response {
     let (Whole::Read(req) | Whole::TooLarge(req)) = req else {
         return Whole::drop_connection();
