@@ -773,5 +773,139 @@ async fn the_dashboard_in_a_browser() {
         let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/dashboard.png");
         std::fs::write(&docs, &png).expect("docs/dashboard.png written");
     }
+
+    // The other controls, through the page.
+    browser.type_into("#advance", "120").await;
+    browser.click("#advance-form button[type=submit]").await;
+    browser
+        .wait(
+            "the clock moved forward",
+            15,
+            "return document.getElementById('clock-advanced').textContent === '2m 0s';",
+            json!([]),
+        )
+        .await;
+    browser.type_into("#time-scale", "2").await;
+    browser.click("#scale-form button[type=submit]").await;
+    browser
+        .wait(
+            "the clock at twice the speed",
+            15,
+            "return document.getElementById('clock-kind').textContent === 'running at ×2';",
+            json!([]),
+        )
+        .await;
+    let latency = pve
+        .send(reqwest::Method::GET, "/_fake/latency", &root, None)
+        .await
+        .json();
+    assert_eq!(latency["data"]["time_scale"], 2.0, "{latency}");
+    // The time scale changed, the profile's task durations stayed.
+    assert_eq!(latency["data"]["tasks"]["qmstart"], 2_500, "{latency}");
+    browser
+        .js(
+            "const s = document.getElementById('latency-profile'); s.value = 'documented'; return true;",
+            json!([]),
+        )
+        .await;
+    browser.click("#latency-form button[type=submit]").await;
+    browser
+        .wait(
+            "the documented profile",
+            15,
+            "return document.getElementById('latency-name').textContent.startsWith('documented (time scale 2)');",
+            json!([]),
+        )
+        .await;
+
+    browser
+        .js(
+            "const s = document.getElementById('agent-vmid'); s.value = '4242'; return true;",
+            json!([]),
+        )
+        .await;
+    browser.click("#agent-load button[type=submit]").await;
+    browser
+        .wait(
+            "the guest agent's state",
+            15,
+            "return document.getElementById('agent-json').value.includes('boot_delay_ms');",
+            json!([]),
+        )
+        .await;
+    browser
+        .js(
+            "const t = document.getElementById('agent-json'); \
+             const g = JSON.parse(t.value); g.hostname = 'web-from-the-page'; \
+             t.value = JSON.stringify(g); return true;",
+            json!([]),
+        )
+        .await;
+    browser.click("#agent-form button[type=submit]").await;
+    browser
+        .wait(
+            "the guest agent's state saved",
+            15,
+            "return document.getElementById('control-status').textContent === 'Guest agent of 4242: done';",
+            json!([]),
+        )
+        .await;
+    let agent = pve
+        .send(reqwest::Method::GET, "/_fake/guests/4242", &root, None)
+        .await
+        .json();
+    assert_eq!(agent["data"]["hostname"], "web-from-the-page", "{agent}");
+
+    browser.type_into("#checkpoint-name", "before-reset").await;
+    browser.click("#checkpoint-form button[type=submit]").await;
+    browser
+        .wait(
+            "the new checkpoint",
+            15,
+            "return [...document.querySelectorAll('#checkpoints th')].some(t => t.textContent === 'before-reset');",
+            json!([]),
+        )
+        .await;
+    browser.click("#reset").await;
+    browser
+        .cmd(reqwest::Method::POST, "/alert/accept", Some(json!({})))
+        .await;
+    browser
+        .wait(
+            "the world reset",
+            15,
+            "return document.querySelector('#guests tr[data-vmid]') === null \
+               && document.querySelector('#faults tr[data-fault]') === null;",
+            json!([]),
+        )
+        .await;
+    browser
+        .click("#checkpoints button[aria-label='Restore checkpoint before-reset']")
+        .await;
+    browser
+        .wait(
+            "the checkpoint restored",
+            15,
+            "return document.querySelector('#guests tr[data-vmid=\"4242\"]') !== null;",
+            json!([]),
+        )
+        .await;
+    // A rule removed through the page.
+    browser
+        .click("#faults button[aria-label='Remove rule 1']")
+        .await;
+    browser
+        .wait(
+            "the rule removed",
+            15,
+            "return document.querySelector('#faults tr[data-fault=\"1\"]') === null \
+               && document.querySelector('#faults tr[data-fault=\"2\"]') !== null;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(
+        browser.js("return window.notReloaded;", json!([])).await,
+        "yes"
+    );
     browser.quit().await;
 }
