@@ -1,9 +1,10 @@
 //! The wire as one axum [`Router`](axum::Router): `/api2/...` (every
 //! format) to the schema-driven dispatcher [`api::handle`], `/_fake/...`
-//! to the control API's routes ([`control::routes`]), `/` to an index
-//! page, anything else `no such file`. Around them, one layer of
-//! pveproxy's own (tower-http's would not answer PVE's bytes) logs each
-//! request, refuses what pveproxy refuses before routing (methods other
+//! to the control API's routes ([`control::routes`]), `/` and
+//! `/dashboard/...` to the dashboard ([`crate::dashboard`]), anything
+//! else `no such file`. Around them, one layer of pveproxy's own
+//! (tower-http's would not answer PVE's bytes) logs each request (and
+//! keeps the latest in the dashboard's request log), refuses what pveproxy refuses before routing (methods other
 //! than GET, POST, PUT and DELETE; chunked bodies), caps bodies, and
 //! fails bodies that stall (tower-http's `TimeoutBody`). It is one
 //! hand-written service rather than a stack of `from_fn` middlewares:
@@ -75,12 +76,17 @@ pub(crate) fn router(state: State, body_timeout: Duration) -> axum::Router {
     let control = tower::ServiceBuilder::new()
         .map_request(control::trim_trailing_slash)
         .service(control::routes(state.clone()));
+    let front = FrontLayer {
+        body_timeout,
+        state: state.clone(),
+    };
     let app = App {
         state,
         router: Arc::new(api::Router::default()),
     };
     axum::Router::new()
         .route("/", get(index))
+        .route("/dashboard/{file}", get(dashboard_file))
         .route("/api2", any(api_entry))
         .route("/api2/", any(api_entry))
         .route("/api2/{*path}", any(api_entry))
@@ -88,14 +94,16 @@ pub(crate) fn router(state: State, body_timeout: Duration) -> axum::Router {
         .fallback(no_such_file)
         .method_not_allowed_fallback(no_such_file)
         .with_state(app)
-        .layer(FrontLayer { body_timeout })
+        .layer(front)
 }
 
 /// pveproxy's side of a request before routing, as one layer: the
-/// request log, the refusals and the body limits.
-#[derive(Debug, Clone, Copy)]
+/// request logs (the log lines, and the dashboard's ring of the latest
+/// requests), the refusals and the body limits.
+#[derive(Debug, Clone)]
 struct FrontLayer {
     body_timeout: Duration,
+    state: State,
 }
 
 impl<S> tower::Layer<S> for FrontLayer {
@@ -105,6 +113,7 @@ impl<S> tower::Layer<S> for FrontLayer {
         Front {
             inner,
             body_timeout: self.body_timeout,
+            state: self.state.clone(),
         }
     }
 }
@@ -114,6 +123,7 @@ impl<S> tower::Layer<S> for FrontLayer {
 struct Front<S> {
     inner: S,
     body_timeout: Duration,
+    state: State,
 }
 
 impl<S> tower::Service<Request> for Front<S>
@@ -130,7 +140,9 @@ where
     }
 
     fn call(&mut self, req: Request) -> Self::Future {
-        let logged = Logged::start(&req);
+        let started = Instant::now();
+        let logged = Logged::start(&req, started);
+        let recorded = Recorded::start(&req, &self.state);
         let answer = match refusal(&req) {
             Some(refused) => Err(refused),
             None => Ok(self.inner.call(limit_body(req, self.body_timeout))),
@@ -140,11 +152,63 @@ where
                 Ok(answer) => answer.await?,
                 Err(refused) => refused,
             };
+            if let Some(r) = recorded {
+                r.finish(&resp, started);
+            }
             if let Some(l) = logged {
                 l.finish(&resp);
             }
             Ok(resp)
         })
+    }
+}
+
+/// A request on its way into the dashboard's request log
+/// ([`crate::dashboard::Hub::record`]): all but the event stream
+/// itself, whose answer lasts as long as the dashboard stays.
+struct Recorded {
+    state: State,
+    method: Method,
+    uri: http::Uri,
+    dashboard: bool,
+}
+
+impl Recorded {
+    fn start(req: &Request, state: &State) -> Option<Self> {
+        let uri = req.uri();
+        let path = uri.path();
+        if path
+            .strip_prefix("/_fake")
+            .is_some_and(|p| p.trim_end_matches('/') == control::EVENTS)
+        {
+            return None;
+        }
+        let dashboard = path == "/"
+            || path.starts_with("/dashboard/")
+            || req.headers().contains_key("x-fake-pve-dashboard");
+        Some(Self {
+            state: state.clone(),
+            method: req.method().clone(),
+            // A clone of the URI shares its bytes: nothing is copied
+            // before the answer.
+            uri: uri.clone(),
+            dashboard,
+        })
+    }
+
+    fn finish(self, resp: &Response, started: Instant) {
+        let status = if resp.extensions().get::<api::DropConnection>().is_some() {
+            0
+        } else {
+            resp.status().as_u16()
+        };
+        self.state.hub().record(
+            &self.method,
+            self.uri.path(),
+            status,
+            started.elapsed(),
+            self.dashboard,
+        );
     }
 }
 
@@ -158,9 +222,9 @@ struct Logged {
 }
 
 impl Logged {
-    fn start(req: &Request) -> Option<Self> {
+    fn start(req: &Request, started: Instant) -> Option<Self> {
         tracing::enabled!(target: "fake_pve::request", tracing::Level::INFO).then(|| Self {
-            started: Instant::now(),
+            started,
             method: req.method().clone(),
             path: req.uri().path().to_string(),
             peer: req.extensions().get::<Peer>().copied(),
@@ -383,22 +447,26 @@ async fn upload(app: &App, req: Request, boundary: &str) -> http::Response<Full<
     api::handle(&app.state, &app.router, req).await
 }
 
-/// `GET /`: a page saying what this is.
-async fn index(req: Whole) -> Response {
+/// `GET /`: the dashboard ([`crate::dashboard`]).
+async fn index(Ext(app): Ext<App>, headers: HeaderMap, req: Whole) -> Response {
     if let Whole::Broken = req {
         return Whole::drop_connection();
     }
-    let html = "<!DOCTYPE html>\n<html><head><title>fake-pve</title></head><body>\
-<p>This is fake-pve, a Proxmox VE API emulator. The API is served under \
-<code>/api2/json</code>; there is no web interface.</p></body></html>\n";
-    http::Response::builder()
-        .header(http::header::CONTENT_TYPE, "text/html; charset=utf-8")
-        .header("Server", "pve-api-daemon/3.0")
-        .body(Body::from(html))
-        .unwrap_or_else(|_| Response::new(Body::empty()))
+    crate::dashboard::index(&app.state, &headers)
 }
 
-/// Anything outside `/api2`, `/_fake` and `GET /`.
+/// `GET /dashboard/{file}`: the dashboard's script and style sheet.
+async fn dashboard_file(req: Whole) -> Response {
+    let (Whole::Read(r) | Whole::TooLarge(r)) = &req else {
+        return Whole::drop_connection();
+    };
+    match crate::dashboard::file(&r.path) {
+        Some(resp) => resp,
+        None => no_such_file(req).await,
+    }
+}
+
+/// Anything outside `/api2`, `/_fake`, `GET /` and the dashboard's files.
 async fn no_such_file(req: Whole) -> Response {
     let (Whole::Read(req) | Whole::TooLarge(req)) = req else {
         return Whole::drop_connection();

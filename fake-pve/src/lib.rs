@@ -26,8 +26,8 @@
 //!   in a table that both its axum routes and the journal's replay use.
 //! - [`state`]: the shared handle around the model, the clock and keys.
 //! - [`app`]: the wire as one axum router ([`app()`]), `/api2` to
-//!   [`api::handle`], `/_fake` to [`control`]'s routes, `/` the index
-//!   page, and the layer in front of them (request log, pveproxy's
+//!   [`api::handle`], `/_fake` to [`control`]'s routes, `/` the
+//!   dashboard, and the layer in front of them (request log, pveproxy's
 //!   refusals, body limits, body timeout); callable without a socket.
 //! - [`server`]: [`FakePve::builder`], TLS (with a handshake timeout),
 //!   one hyper HTTP/1.1 connection per client serving [`app()`], and the
@@ -38,6 +38,8 @@
 //! - [`clock`]: the injectable clock tests advance instead of sleeping;
 //!   [`latency`]: how long tasks and requests take (profiles).
 //! - [`tls`]: certificates and the rustls configuration.
+//! - [`dashboard`]: fake-pve's own live dashboard at `/`, its event
+//!   stream (`/_fake/events`) and the request log.
 //!
 //! The `cli` feature (on by default) builds the `fake-pve` binary
 //! (`main.rs`: flags, log output, allocator); crates that only use the
@@ -48,6 +50,7 @@ pub mod app;
 pub mod clock;
 pub mod control;
 pub mod coverage;
+pub mod dashboard;
 pub mod latency;
 pub mod model;
 pub mod persist;

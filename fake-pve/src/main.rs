@@ -175,6 +175,7 @@ async fn run(args: Args) -> Result<(), String> {
         println!("  data directory: {}", dir.display());
     }
     println!("  login: root@pam / {}", args.root_password);
+    println!("  dashboard: {url}/");
     println!("  try:");
     println!(
         "    TICKET=$(curl -s{insecure} -d username=root@pam -d password={} {url}/api2/json/access/ticket | sed 's/.*\"ticket\":\"\\([^\"]*\\)\".*/\\1/')",

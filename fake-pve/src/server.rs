@@ -412,6 +412,7 @@ impl Running {
     /// closes every connection; with a data directory, then writes a
     /// snapshot.
     pub async fn shutdown(mut self) {
+        self.state.hub().close();
         let _ = self.stop.send(true);
         if let Some(t) = self.task.take() {
             let _ = t.await;
@@ -429,6 +430,7 @@ impl Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
+        self.state.hub().close();
         let _ = self.stop.send(true);
     }
 }

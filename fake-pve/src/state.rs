@@ -110,6 +110,7 @@ struct Shared {
     keys: Keys,
     seeds: crate::model::context::Seeds,
     store: std::sync::OnceLock<Arc<crate::persist::Store>>,
+    hub: crate::dashboard::Hub,
 }
 
 /// A handle to the state of one fake-pve server.
@@ -163,6 +164,7 @@ impl State {
                 keys,
                 seeds,
                 store: std::sync::OnceLock::new(),
+                hub: crate::dashboard::Hub::default(),
             }),
         })
     }
@@ -213,6 +215,18 @@ impl State {
         &self.inner.clock
     }
 
+    /// What the dashboards wait on: the world's changes and the request
+    /// log.
+    pub fn hub(&self) -> &crate::dashboard::Hub {
+        &self.inner.hub
+    }
+
+    /// Tells the connected dashboards that the world changed (nothing
+    /// while none is connected).
+    pub fn changed(&self) {
+        self.inner.hub.changed();
+    }
+
     /// The signing keys.
     pub fn keys(&self) -> &Keys {
         &self.inner.keys
@@ -240,6 +254,7 @@ impl State {
             .latency
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = latency;
+        self.changed();
     }
 
     /// Goes back to the seed scenario, built at `now` (epoch seconds).
@@ -254,6 +269,7 @@ impl State {
         if let Ok(c) = build(&seed, &self.inner.settings, now) {
             *self.lock() = c;
         }
+        self.changed();
     }
 
     /// Loads a new scenario, built at `now` (epoch seconds), which also
@@ -265,6 +281,7 @@ impl State {
     pub fn load(&self, seed: Scenario, now: i64) -> Result<(), ScenarioError> {
         let c = build(&seed, &self.inner.settings, now)?;
         *self.lock() = c;
+        self.changed();
         *self
             .inner
             .seed
@@ -311,6 +328,7 @@ impl State {
         if let Some(l) = latency {
             self.set_latency(l);
         }
+        self.changed();
         Ok(())
     }
 
@@ -338,6 +356,7 @@ impl State {
             taken: self.clock().now(),
         };
         self.checkpoints().insert(name.to_string(), cp);
+        self.changed();
         Ok(())
     }
 
@@ -355,6 +374,7 @@ impl State {
             .ok_or_else(|| StateError::NoSuchCheckpoint(name.to_string()))?;
         *self.lock() = (*cp.cluster).clone();
         self.set_latency(cp.latency);
+        self.changed();
         Ok(())
     }
 
@@ -365,7 +385,7 @@ impl State {
     pub fn drop_checkpoint(&self, name: &str) -> Result<(), StateError> {
         self.checkpoints()
             .remove(name)
-            .map(|_| ())
+            .map(|_| self.changed())
             .ok_or_else(|| StateError::NoSuchCheckpoint(name.to_string()))
     }
 

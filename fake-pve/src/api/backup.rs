@@ -40,7 +40,7 @@ pub fn routes() -> Vec<Route> {
 
 fn node_name(ctx: &Ctx<'_>) -> Result<String> {
     let node = ctx.param("node")?;
-    ctx.with(|c| c.node(&node).map(|n| n.name.clone()))
+    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
 }
 
 fn vmid_list(ctx: &Ctx<'_>, name: &str) -> Result<Vec<u32>> {
@@ -88,12 +88,12 @@ fn vzdump(ctx: &Ctx<'_>) -> Result<Reply> {
     let sid = storage.clone().unwrap_or_else(|| "local".into());
     ctx.with(|c| {
         if ctx.params.get("prune-backups").is_some() {
-            c.access
+            c.access()
                 .check_perm(&who, &format!("/storage/{sid}"), &["Datastore.Allocate"])?;
         }
         for k in ["bwlimit", "performance", "ionice"] {
             if ctx.params.get(k).is_some() {
-                c.access.check_perm(&who, "/", &["Sys.Modify"])?;
+                c.access().check_perm(&who, "/", &["Sys.Modify"])?;
             }
         }
         Ok::<_, Error>(())
@@ -127,7 +127,7 @@ fn vzdump(ctx: &Ctx<'_>) -> Result<Reply> {
     let now_ms = ctx.now_ms();
     let ms = ctx.task_ms("vzdump");
     let answer = ctx.with(|c| {
-        if !c.access.is_superuser(&who) {
+        if !c.access().is_superuser(&who) {
             // Checked per guest in the task, as `exec_backup` does.
             let ids = c.included_guests(
                 Some(&node),
@@ -138,9 +138,12 @@ fn vzdump(ctx: &Ctx<'_>) -> Result<Reply> {
             );
             req.denied = ids
                 .into_iter()
-                .filter(|id| !c.access.has_priv(&who, &format!("/vms/{id}"), "VM.Backup"))
+                .filter(|id| {
+                    !c.access()
+                        .has_priv(&who, &format!("/vms/{id}"), "VM.Backup")
+                })
                 .collect();
-            c.access.check_perm(
+            c.access().check_perm(
                 &who,
                 &format!("/storage/{sid}"),
                 &["Datastore.AllocateSpace"],
@@ -173,12 +176,12 @@ fn defaults(ctx: &Ctx<'_>) -> Result<Reply> {
     }
     res.insert("storage".into(), json!(storage));
     ctx.with(|c| {
-        c.access.check_any(
+        c.access().check_any(
             &who,
             &format!("/storage/{storage}"),
             &["Datastore.Audit", "Datastore.AllocateSpace"],
         )?;
-        let s = c.storage(&storage)?;
+        let s = c.storages().existing(&storage)?;
         if !s.content.iter().any(|x| x == "backup") {
             return Err(Error::failed(format!(
                 "can't use storage '{storage}' for backups - wrong content type"
@@ -188,7 +191,7 @@ fn defaults(ctx: &Ctx<'_>) -> Result<Reply> {
             res.insert("prune-backups".into(), json!(p));
         }
         if !c
-            .access
+            .access()
             .has_priv(&who, &format!("/nodes/{node}"), "Sys.Audit")
         {
             for k in ["mailto", "tmpdir", "dumpdir", "script", "ionice"] {
@@ -206,16 +209,16 @@ fn extractconfig(ctx: &Ctx<'_>) -> Result<Reply> {
     let volume = ctx.param("volume")?;
     let who = ctx.who()?.clone();
     let text = ctx.with(|c| {
-        if !c.access.is_superuser(&who) {
+        if !c.access().is_superuser(&who) {
             let sid = volume.split(':').next().unwrap_or_default();
-            c.access.check_perm(
+            c.access().check_perm(
                 &who,
                 &format!("/storage/{sid}"),
                 &["Datastore.AllocateSpace"],
             )?;
             let file = volume.rsplit('/').next().unwrap_or_default();
             if let (_, Some(owner), _) = crate::model::storage::content::backup_info(file) {
-                c.access
+                c.access()
                     .check_perm(&who, &format!("/vms/{owner}"), &["VM.Backup"])?;
             }
         }
@@ -262,12 +265,14 @@ fn prune(ctx: &Ctx<'_>) -> Result<Reply> {
         let spath = format!("/storage/{sid}");
         match vmid {
             Some(id) => {
-                c.access
+                c.access()
                     .check_perm(&who, &spath, &["Datastore.AllocateSpace"])?;
-                c.access
+                c.access()
                     .check_perm(&who, &format!("/vms/{id}"), &["VM.Backup"])?;
             }
-            None => c.access.check_perm(&who, &spath, &["Datastore.Allocate"])?,
+            None => c
+                .access()
+                .check_perm(&who, &spath, &["Datastore.Allocate"])?,
         }
         let worker = c.prune_backups(&sid, &node, keep.as_deref(), vmid, kind.as_deref())?;
         Ok::<_, Error>(c.start_task(&node, worker, &who.to_string(), now_ms, ms))
@@ -297,8 +302,8 @@ fn check_job_pool(ctx: &Ctx<'_>) -> Result<()> {
     };
     let who = ctx.who()?.clone();
     ctx.with(|c| {
-        c.access.check_pool_exist(&pool)?;
-        c.access
+        c.access().check_pool_exist(&pool)?;
+        c.access()
             .check_perm(&who, &format!("/pool/{pool}"), &["VM.Backup"])
     })
 }
@@ -349,7 +354,7 @@ fn get_volume_backup_included(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(ctx
         .with(|c| {
             c.job_included_volumes(&id, |v| {
-                c.access.has_priv(&who, &format!("/vms/{v}"), "VM.Audit")
+                c.access().has_priv(&who, &format!("/vms/{v}"), "VM.Audit")
             })
         })?
         .into())
@@ -384,7 +389,7 @@ pub(crate) fn restore_vm(ctx: &Ctx<'_>, node: &str, vmid: u32) -> Result<Reply> 
     }
     let pool = ctx.params.str("pool");
     if let Some(p) = &pool {
-        ctx.with(|c| c.access.check_pool_exist(p))?;
+        ctx.with(|c| c.access().check_pool_exist(p))?;
     }
     let who = ctx.who()?.to_string();
     let start = ctx

@@ -66,7 +66,7 @@ pub fn routes() -> Vec<Route> {
 /// The node a call names, `localhost` resolved.
 fn node_name(ctx: &Ctx<'_>) -> Result<String> {
     let node = ctx.param("node")?;
-    ctx.with(|c| c.node(&node).map(|n| n.name.clone()))
+    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
 }
 
 fn vmid(ctx: &Ctx<'_>) -> Result<u32> {
@@ -114,7 +114,7 @@ fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
     let items = ctx.with(|c| {
         c.cts_on(&node)
             .filter(|ct| {
-                c.access
+                c.access()
                     .has_priv(&who, &format!("/vms/{}", ct.vmid()), "VM.Audit")
             })
             .map(|ct| c.ct_status(ct, now_ms, false))
@@ -139,10 +139,10 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     let version = ctx.state.settings().version;
     let unprivileged = ctx.params.bool("unprivileged")?;
     ctx.with(|c| {
-        c.access
+        c.access()
             .check_perm(&who, &format!("/vms/{vmid}"), &["VM.Allocate"])?;
         if !unprivileged.unwrap_or(version.is_v9()) {
-            c.access.check_perm(&who, "/", &["Sys.Modify"])?;
+            c.access().check_perm(&who, "/", &["Sys.Modify"])?;
         }
         Ok::<_, Error>(())
     })?;
@@ -172,7 +172,7 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     }
     ctx.with(|c| {
         sids.iter().try_for_each(|s| {
-            c.access
+            c.access()
                 .check_perm(&who, &format!("/storage/{s}"), &["Datastore.AllocateSpace"])
         })
     })?;
@@ -430,7 +430,7 @@ fn clone_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         .ok_or_else(|| super::params::missing("newid"))?;
     let who = ctx.who()?.clone();
     ctx.with(|c| {
-        c.access
+        c.access()
             .check_perm(&who, &format!("/vms/{newid}"), &["VM.Allocate"])
     })?;
     let req = CtCloneRequest {
@@ -484,7 +484,7 @@ fn move_volume(ctx: &Ctx<'_>) -> Result<Reply> {
         (Some(storage), None) => {
             let who = ctx.who()?.clone();
             ctx.with(|c| {
-                c.access.check_perm(
+                c.access().check_perm(
                     &who,
                     &format!("/storage/{storage}"),
                     &["Datastore.AllocateSpace"],
@@ -548,7 +548,12 @@ fn vm_feature(ctx: &Ctx<'_>) -> Result<Reply> {
             .filter_map(|(_, v)| schema::mp_volume(v))
             .all(|vol| {
                 schema::is_storage_volume(vol)
-                    && c.volume_has_feature(feature, vol, snapname.is_some())
+                    && c.storages().volume_has_feature(
+                        feature,
+                        vol,
+                        snapname.is_some(),
+                        c.version().is_v9(),
+                    )
             });
         Ok(json!({ "hasFeature": u8::from(has) }).into())
     })
@@ -575,7 +580,7 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET .../rrd`: the graph's file name and a PNG, as for VMs.
 fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = vmid(ctx)?;
-    let v9 = ctx.with(|c| c.version.is_v9());
+    let v9 = ctx.with(|c| c.version().is_v9());
     let rrdname = if v9 {
         format!("pve-vm-9.0/{vmid}")
     } else {

@@ -42,6 +42,7 @@ fn split_api2(path: &str) -> Option<(&str, &str)> {
 pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Full<Bytes>> {
     // 1. Parse: the format, the path below it and the parameters.
     let parsed = parse(&req);
+    let login = parsed.path == "/access/ticket";
     // 2. Authenticate.
     let who = match authenticate_request(state, &req, &parsed.path).await {
         Ok(who) => who,
@@ -64,6 +65,9 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
         }
         None => core(state, router, parsed, who, state.request_context()),
     };
+    if changes_world(&req.method, login, &step) {
+        state.changed();
+    }
     // 9. The envelope, after the delays asked for.
     envelope(state, step).await
 }
@@ -95,6 +99,16 @@ fn parse(req: &Request) -> Parsed {
 
 /// A parsed API request (see [`parse`]).
 type Parsed = crate::persist::ApiCall;
+
+/// Whether a request may have changed the world (for the dashboards,
+/// [`State::changed`]): a write other than a login, or a fault rule that
+/// fired (its hit count moved).
+fn changes_world(method: &Method, login: bool, step: &Step) -> bool {
+    match step {
+        Step::Fault(..) | Step::Dispatched(.., 1..) => true,
+        _ => *method != Method::GET && !(*method == Method::POST && login),
+    }
+}
 
 /// Stage 2: who asks (`None` on the calls that need no credentials), or
 /// the 401, after PVE's delay.

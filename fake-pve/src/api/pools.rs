@@ -39,11 +39,11 @@ fn index(ctx: &Ctx<'_>) -> Result<Reply> {
         ));
     }
     let items = ctx.with(|c| {
-        c.access
+        c.access()
             .pools()
             .iter()
             .filter(|(id, _)| {
-                c.access
+                c.access()
                     .has_priv(&who, &format!("/pool/{id}"), "Pool.Audit")
             })
             .map(|(id, p)| {
@@ -72,7 +72,7 @@ fn read_pool(ctx: &Ctx<'_>) -> Result<Reply> {
 fn create_pool(ctx: &Ctx<'_>) -> Result<Reply> {
     let poolid = ctx.param("poolid")?;
     let comment = ctx.params.str("comment");
-    ctx.with(|c| c.access.pools_mut().create(&poolid, comment))?;
+    ctx.with(|c| c.access_mut().pools_mut().create(&poolid, comment))?;
     Ok(Value::Null.into())
 }
 
@@ -109,7 +109,7 @@ fn update_pool(ctx: &Ctx<'_>) -> Result<Reply> {
         allow_move: ctx.params.bool("allow-move")?.unwrap_or(false),
         delete: ctx.params.bool("delete")?.unwrap_or(false),
     };
-    ctx.with(|c| c.access.update_pool(&who, &poolid, &up))?;
+    ctx.with(|c| c.access_mut().update_pool(&who, &poolid, &up))?;
     Ok(Value::Null.into())
 }
 
@@ -124,7 +124,7 @@ fn delete_pool(ctx: &Ctx<'_>) -> Result<Reply> {
             .iter()
             .map(|s| s.storage.clone())
             .collect();
-        c.access.delete_pool(
+        c.access_mut().delete_pool(
             &poolid,
             |v| vms.contains(&v),
             |s| storages.iter().any(|x| x == s),

@@ -127,7 +127,7 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     }
     let pool = ctx.params.str("pool");
     if let Some(pool) = &pool {
-        ctx.with(|c| c.access.check_pool_exist(pool))?;
+        ctx.with(|c| c.access().check_pool_exist(pool))?;
     }
     let start = ctx.params.bool("start")?.unwrap_or(false);
     let storage = ctx.params.str("storage");

@@ -133,7 +133,7 @@ fn delete_storage(ctx: &Ctx<'_>) -> Result<Reply> {
     let sid = ctx.param("storage")?;
     ctx.with(|c| {
         c.storages_mut().delete(&sid)?;
-        c.access.remove_storage_access(&sid);
+        c.access_mut().remove_storage_access(&sid);
         Ok::<_, crate::model::Error>(())
     })?;
     Ok(Value::Null.into())
@@ -258,10 +258,7 @@ fn content_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let sid = ctx.param("storage")?;
     let content = ctx.params.str("content");
     let vmid = opt_vmid(ctx)?;
-    let items = ctx.with(|c| {
-        c.storages()
-            .content_list(&sid, &node, content.as_deref(), vmid)
-    })?;
+    let items = ctx.with(|c| c.content_list(&sid, &node, content.as_deref(), vmid))?;
     Ok(Value::Array(items).into())
 }
 

@@ -17,6 +17,10 @@ use crate::state::{Latency, State};
 /// envelope) for generic tools.
 const OPENAPI: &str = "/openapi.json";
 
+/// The path of the dashboard's event stream
+/// ([`crate::dashboard::events`]).
+pub const EVENTS: &str = "/events";
+
 /// One control call: the state, the request's context (its instant and
 /// random draws), the request and the values of its path's `{...}`
 /// segments, in order.
@@ -72,6 +76,17 @@ pub fn routes(state: State) -> axum::Router {
     by_path
         .into_iter()
         .fold(axum::Router::new(), |r, (p, m)| r.route(p, m))
+        .route(
+            EVENTS,
+            get(
+                |Ext(state): Ext<State>, req: crate::app::Whole| async move {
+                    match admit(&state, req).await {
+                        Ok((_, who)) => crate::dashboard::events::stream(&state, &who),
+                        Err(refused) => refused,
+                    }
+                },
+            ),
+        )
         .route(
             OPENAPI,
             get(
@@ -205,6 +220,9 @@ async fn answer(
         }
         _ => run(state.request_context()),
     };
+    if req.method != Method::GET {
+        state.changed();
+    }
     reply(match result {
         Ok(r) => api::success(Format::Json, r),
         Err(e) => api::failure(Format::Json, &e),

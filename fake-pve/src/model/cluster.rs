@@ -529,7 +529,7 @@ impl Cluster {
             TaskEffect::Qemu { vmid, op } => self.apply_qemu(vmid, op, end_ms),
             TaskEffect::Lxc { vmid, op } => self.apply_lxc(vmid, op, end_ms),
             TaskEffect::Volume { node, change } => {
-                self.storage.apply_volume_change(&node, change);
+                self.apply_volume_change(&node, change);
                 Ok(Vec::new())
             }
             TaskEffect::Backup(op) => self.apply_backup(op, end_ms),
@@ -562,5 +562,45 @@ impl Cluster {
             self.abort(&effect);
         }
         Ok(())
+    }
+
+    /// `GET /nodes/{node}/storage/{storage}/content`: the storage's
+    /// content, a container's volumes as `rootdir`.
+    ///
+    /// # Errors
+    /// As [`Storages::content_list`].
+    pub fn content_list(
+        &self,
+        sid: &str,
+        node: &str,
+        content: Option<&str>,
+        vmid: Option<u32>,
+    ) -> Result<Vec<Value>> {
+        let is_ct = |id: u32| self.guests.ct(id).is_some();
+        self.storage.content_list(sid, node, content, vmid, &is_ct)
+    }
+
+    /// Removes a volume with its attributes, and a backup archive's
+    /// content with its volume.
+    pub fn drop_volume(&mut self, sid: &str, node: &str, name: &str) {
+        let shared = self.storage.find(sid).map(|s| s.shared);
+        self.storage.drop_volume(sid, node, name);
+        if let Some(shared) = shared {
+            let volid = format!("{sid}:{name}");
+            self.backups
+                .drop_archive(&super::backup::archive_key(shared, node, &volid));
+        }
+    }
+
+    /// Applies what a finished storage task does (see
+    /// [`Storages::apply_volume_change`]); a dropped backup takes its
+    /// archive's content along.
+    fn apply_volume_change(&mut self, node: &str, change: super::tasks::VolumeChange) {
+        match change {
+            super::tasks::VolumeChange::Drop { storage, name } => {
+                self.drop_volume(&storage, node, &name);
+            }
+            put => self.storage.apply_volume_change(node, put),
+        }
     }
 }

@@ -14,6 +14,7 @@ pub mod guests;
 pub mod lxc;
 pub mod network;
 pub mod nodes;
+pub mod overview;
 pub mod pools;
 pub mod qemu;
 pub mod scenario;

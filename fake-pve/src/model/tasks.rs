@@ -489,6 +489,16 @@ impl Tasks {
         }
     }
 
+    /// When the next running task is planned to end (epoch
+    /// milliseconds), if any runs: the moment the world next changes by
+    /// itself.
+    pub fn next_end_ms(&self) -> Option<i64> {
+        self.running
+            .iter()
+            .find(|(_, i)| self.tasks.get(*i).is_some_and(Task::running))
+            .map(|(until_ms, _)| *until_ms)
+    }
+
     /// The task at `i` (from [`Tasks::next_due`]).
     pub fn at(&self, i: usize) -> Option<&Task> {
         self.tasks.get(i)

@@ -321,7 +321,7 @@ impl Cluster {
         };
         let mut worker = Worker::new("vzdump", &id)
             .log(format!("INFO: starting new backup job: {}", req.cmdline));
-        let target = match self.storage(&storage) {
+        let target = match self.storage.existing(&storage) {
             Err(e) => Err(e.to_string()),
             Ok(s) if !s.content.iter().any(|c| c == "backup") => Err(format!(
                 "can't use storage '{storage}' for backups - wrong content type"
@@ -538,7 +538,7 @@ impl Cluster {
             vmid,
             ctime: at,
         };
-        self.put_file_volume(&s, &node, volume);
+        self.storage.put_file_volume(&s, &node, volume);
         self.backups
             .put_archive(archive_key(s.shared, &node, &volid), archive);
         if let Some(t) = job.notes_template.as_deref().filter(|t| !t.is_empty()) {
@@ -554,11 +554,15 @@ impl Cluster {
                 .cloned()
                 .unwrap_or_else(|| "standalone node".into());
             let notes = render_notes(t, &cluster, &guestname, &node, vmid);
-            let _ = self.update_volume_attrs(&s.storage, &node, &name, Some(notes), None);
+            let _ = self
+                .storage
+                .update_volume_attrs(&s.storage, &node, &name, Some(notes), None);
         }
         if job.protected {
             l.push("INFO: marking backup as protected".into());
-            let _ = self.update_volume_attrs(&s.storage, &node, &name, None, Some(true));
+            let _ = self
+                .storage
+                .update_volume_attrs(&s.storage, &node, &name, None, Some(true));
         }
         if job.remove {
             let keep = job
@@ -617,7 +621,7 @@ impl Cluster {
                 l.push(format!("INFO: exclude disk '{key}' '{file}' (backup=no)"));
                 continue;
             }
-            let vol = self.volume(&file, node);
+            let vol = self.storage.volume(&file, node);
             let size = vol.map(|v| v.size).unwrap_or_else(|| {
                 value
                     .split(',')
@@ -680,7 +684,7 @@ impl Cluster {
     pub fn extract_config(&self, node: &str, volid: &str) -> Result<String> {
         let (sid, name) = parse_volid(volid)
             .ok_or_else(|| Error::failed(format!("unable to parse volume ID '{volid}'")))?;
-        let s = self.usable_storage(sid, node)?;
+        let s = self.storage.usable_storage(sid, node)?;
         if self.storage.volumes().get(s, node, name).is_none() {
             return Err(Error::not_found(format!("volume '{volid}' does not exist")));
         }

@@ -214,7 +214,7 @@ pub fn mark_backups(
         } else {
             "renamed".into()
         };
-        if c.volume_attrs(s, node, &v.name).protected {
+        if c.storage.volume_attrs(s, node, &v.name).protected {
             mark = "protected".into();
         }
         entries.push(PruneEntry {
@@ -255,7 +255,7 @@ impl Cluster {
     /// `storage 'x' does not exist`, `storage 'x' does not support
     /// backups`, `no prune-backups options configured for storage 'x'`.
     fn prune_keep(&self, sid: &str, node: &str, given: Option<&str>) -> Result<KeepOptions> {
-        let s = self.storage(sid)?;
+        let s = self.storage.existing(sid)?;
         if !s.content.iter().any(|c| c == "backup") {
             return Err(Error::failed(format!(
                 "storage '{sid}' does not support backups"
@@ -272,7 +272,7 @@ impl Cluster {
                 KeepOptions::parse(p).map_err(Error::failed)?
             }
         };
-        self.usable_storage(sid, node)?;
+        self.storage.usable_storage(sid, node)?;
         Ok(keep)
     }
 
@@ -289,7 +289,7 @@ impl Cluster {
         kind: Option<&str>,
     ) -> Result<Vec<Value>> {
         let keep = self.prune_keep(sid, node, given)?;
-        if !path_based(&self.storage(sid)?.kind) {
+        if !path_based(&self.storage.existing(sid)?.kind) {
             return Ok(Vec::new());
         }
         Ok(mark_backups(self, sid, node, vmid, kind, &keep)

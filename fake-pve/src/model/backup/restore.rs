@@ -102,7 +102,7 @@ impl Cluster {
         let Some((sid, name)) = parse_volid(&req.archive) else {
             return Err(missing());
         };
-        let s = self.storage(sid)?;
+        let s = self.storage.existing(sid)?;
         if s.kind == "pbs" {
             return Err(Error::NotImplemented(
                 "restoring from a Proxmox Backup Server is not emulated by fake-pve".into(),
@@ -219,12 +219,16 @@ impl Cluster {
                 } else {
                     continue;
                 };
-                if self.volume(file, &node).is_some_and(|x| x.vmid == vmid) {
+                if self
+                    .storage
+                    .volume(file, &node)
+                    .is_some_and(|x| x.vmid == vmid)
+                {
                     old.push(file.to_string());
                 }
             }
             for v in old {
-                if let Some(l) = self.free_volume(&v, &node) {
+                if let Some(l) = self.storage.free_volume(&v, &node) {
                     log.extend(l);
                 }
             }
@@ -275,8 +279,15 @@ impl Cluster {
                 .find(&target)
                 .filter(|t| path_based(&t.kind))
                 .map(|_| if d.format == "qcow2" { "qcow2" } else { "raw" });
-            let allocated =
-                self.alloc_volume(&target, &node, vmid, &VolumeKind::Disk, fmt, d.size, now);
+            let allocated = self.storage.alloc_volume(
+                &target,
+                &node,
+                vmid,
+                &VolumeKind::Disk,
+                fmt,
+                d.size,
+                now,
+            );
             let (volid, lines) = match allocated {
                 Ok(a) => a,
                 Err(e) => return fail(self, format!("{emsg} {e}")),
@@ -330,7 +341,7 @@ impl Cluster {
                     .find(&target)
                     .filter(|t| path_based(&t.kind))
                     .map(|_| "qcow2");
-                match self.alloc_volume(
+                match self.storage.alloc_volume(
                     &target,
                     &node,
                     vmid,

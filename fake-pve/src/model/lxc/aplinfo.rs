@@ -158,7 +158,7 @@ impl Cluster {
         let Some(apl) = APPLIANCES.iter().find(|a| a.template == template) else {
             return Err(Error::invalid("template", "no such template"));
         };
-        let s = self.usable_storage(storage, node)?;
+        let s = self.storage.usable_storage(storage, node)?;
         if !s.content.iter().any(|c| c == "vztmpl") {
             return Err(Error::failed(format!(
                 "storage '{storage}' does not support templates"

@@ -87,13 +87,17 @@ impl Cluster {
             let Some(vol) = mp_volume(&v).filter(|x| is_storage_volume(x)) else {
                 continue;
             };
-            if !self.volume_has_feature(Feature::Template, vol, false) {
+            if !self
+                .storage
+                .volume_has_feature(Feature::Template, vol, false, self.version.is_v9())
+            {
                 return Err((
                     lines,
                     format!("volume '{vol}' does not support template/clone"),
                 ));
             }
             let (new, l) = self
+                .storage
                 .create_base_volume(vol, node)
                 .map_err(|e| (vec![], e.to_string()))?;
             lines.extend(l);
@@ -134,9 +138,9 @@ impl Cluster {
             return Err(Error::failed(format!("no such cluster node '{t}'")));
         }
         if let Some(s) = &req.storage {
-            self.usable_storage(s, node)?;
+            self.storage.usable_storage(s, node)?;
             if let Some(t) = &target {
-                let sc = self.usable_storage(s, t)?;
+                let sc = self.storage.usable_storage(s, t)?;
                 if !sc.shared {
                     return Err(Error::failed(format!(
                         "can't clone to non-shared storage '{s}'"
@@ -185,7 +189,7 @@ impl Cluster {
                     .storage
                     .clone()
                     .unwrap_or_else(|| vol.split(':').next().unwrap_or_default().to_string());
-                let s = self.storage(&sid)?;
+                let s = self.storage.existing(&sid)?;
                 if !s.shared {
                     sharedvm = false;
                 }
@@ -195,7 +199,12 @@ impl Cluster {
                             "Full clone of a running container is only possible from a snapshot",
                         ));
                     }
-                } else if !self.volume_has_feature(Feature::Clone, vol, req.snapname.is_some()) {
+                } else if !self.storage.volume_has_feature(
+                    Feature::Clone,
+                    vol,
+                    req.snapname.is_some(),
+                    self.version.is_v9(),
+                ) {
                     return Err(Error::failed(format!(
                         "Linked clone feature for '{vol}' is not available"
                     )));
@@ -270,7 +279,7 @@ impl Cluster {
             let vol = mp_volume(value).unwrap_or_default().to_string();
             let outcome = if *full {
                 lines.push(format!("create full clone of mountpoint {opt} ({vol})"));
-                let size = self.volume(&vol, &node).map_or_else(
+                let size = self.storage.volume(&vol, &node).map_or_else(
                     || super::schema::mp_size(value).unwrap_or(4 << 30),
                     |v| v.size,
                 );
@@ -285,8 +294,9 @@ impl Cluster {
                     })
             } else {
                 lines.push(format!("create linked clone of mount point {opt} ({vol})"));
-                let size = self.volume(&vol, &node).map_or(0, |v| v.size);
-                self.clone_volume_linked(&vol, &node, newid, now)
+                let size = self.storage.volume(&vol, &node).map_or(0, |v| v.size);
+                self.storage
+                    .clone_volume_linked(&vol, &node, newid, now)
                     .map(|(v, l)| {
                         lines.extend(l);
                         (v, size)
@@ -314,7 +324,7 @@ impl Cluster {
         }
         if let Err(e) = result {
             for v in made {
-                self.free_volume(&v, &node);
+                self.storage.free_volume(&v, &node);
             }
             self.guests.remove_ct(newid);
             return Err((lines, format!("clone failed: {e}")));
@@ -352,8 +362,8 @@ impl Cluster {
     /// A volume seen from another node afterwards (shared storages need
     /// nothing; local volumes move with `transfer_volume`).
     fn storage_transfer(&mut self, volid: &str, from: &str, to: &str) {
-        if !self.volume_shared(volid) {
-            self.transfer_volume(volid, from, to);
+        if !self.storage.volume_shared(volid) {
+            self.storage.transfer_volume(volid, from, to);
         }
     }
 }

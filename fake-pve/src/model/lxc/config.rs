@@ -136,7 +136,7 @@ impl Cluster {
                 let vol = mp_volume(&value).unwrap_or_default();
                 if is_storage_volume(vol) {
                     let sid = vol.split(':').next().unwrap_or_default();
-                    let s = self.storage(sid)?;
+                    let s = self.storage.existing(sid)?;
                     if !s.content.iter().any(|c| c == "rootdir") {
                         return Err(Error::failed(format!(
                             "storage '{sid}' does not allow content type 'rootdir' (Container)"
@@ -228,7 +228,7 @@ impl Cluster {
         self.guests.insert_ct(ct);
         for v in unused_free {
             if let Some(vol) = mp_volume(&v) {
-                self.free_volume(vol, &node);
+                self.storage.free_volume(vol, &node);
             }
         }
         for k in new_mps {
@@ -301,7 +301,7 @@ impl Cluster {
         }
         self.guests.insert_ct(ct);
         for vol in to_free {
-            if let Some(l) = self.free_volume(&vol, &node) {
+            if let Some(l) = self.storage.free_volume(&vol, &node) {
                 lines.extend(l);
             }
         }
@@ -364,7 +364,7 @@ impl Cluster {
         size: u64,
         now: i64,
     ) -> Result<(String, Vec<String>)> {
-        let s = self.usable_storage(sid, node)?;
+        let s = self.storage.usable_storage(sid, node)?;
         let subvol =
             s.kind == "zfspool" || (size == 0 && crate::model::storage::path_based(&s.kind));
         if !s.content.iter().any(|c| c == "rootdir") {
@@ -373,7 +373,7 @@ impl Cluster {
             )));
         }
         if subvol {
-            self.alloc_volume(
+            self.storage.alloc_volume(
                 sid,
                 node,
                 vmid,
@@ -383,8 +383,15 @@ impl Cluster {
                 now,
             )
         } else {
-            let (volid, mut log) =
-                self.alloc_volume(sid, node, vmid, &VolumeKind::Disk, Some("raw"), size, now)?;
+            let (volid, mut log) = self.storage.alloc_volume(
+                sid,
+                node,
+                vmid,
+                &VolumeKind::Disk,
+                Some("raw"),
+                size,
+                now,
+            )?;
             log.extend(mkfs_lines(size, vmid, now));
             Ok((volid, log))
         }

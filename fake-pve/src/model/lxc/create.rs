@@ -97,7 +97,7 @@ impl Cluster {
                 req.ostemplate
             )));
         };
-        self.storage(tsid)?;
+        self.storage.existing(tsid)?;
         let mut mounts = BTreeMap::new();
         let mut config = BTreeMap::new();
         for (k, v) in &req.config {
@@ -123,7 +123,7 @@ impl Cluster {
             ));
         }
         let check_storage = |c: &Cluster, sid: &str| -> Result<()> {
-            let s = c.usable_storage(sid, &req.node)?;
+            let s = c.storage.usable_storage(sid, &req.node)?;
             if !s.content.iter().any(|x| x == "rootdir") {
                 return Err(Error::invalid(
                     "storage",
@@ -200,14 +200,14 @@ impl Cluster {
                     lines.extend(l);
                     schema::mp_with(version, k, v, &volid, size)?
                 } else {
-                    if is_storage_volume(&vol) && self.volume(&vol, node).is_none() {
+                    if is_storage_volume(&vol) && self.storage.volume(&vol, node).is_none() {
                         return Err(Error::failed(format!("volume '{vol}' does not exist")));
                     }
                     canonical(version, k, v, None)?
                 };
                 conf.insert(k.clone(), printed);
             }
-            let tmpl = self.volume(&job.ostemplate, node).cloned();
+            let tmpl = self.storage.volume(&job.ostemplate, node).cloned();
             let Some(tmpl) = tmpl else {
                 return Err(Error::failed(format!(
                     "can't find file '{}'",
@@ -251,14 +251,14 @@ impl Cluster {
         })();
         if let Err(e) = result {
             for v in &allocated {
-                self.free_volume(v, node);
+                self.storage.free_volume(v, node);
             }
             self.guests.remove_ct(vmid);
             return Err((lines, format!("unable to create CT {vmid} - {e}")));
         }
         let Some(ct) = self.guests.ct_mut(vmid) else {
             for v in &allocated {
-                self.free_volume(v, node);
+                self.storage.free_volume(v, node);
             }
             return Err((lines, format!("unable to create CT {vmid} - CT vanished")));
         };

@@ -87,7 +87,7 @@ impl Cluster {
                 "can't resize mount point owned by another container ({o})"
             )));
         }
-        let Some(cur) = self.volume(&volid, node).map(|v| v.size) else {
+        let Some(cur) = self.storage.volume(&volid, node).map(|v| v.size) else {
             return Err(Error::failed(format!(
                 "Could not determine current size of volume '{volid}'"
             )));
@@ -126,9 +126,13 @@ impl Cluster {
         let value = ct.config.get(disk).cloned().unwrap_or_default();
         let volid = mp_volume(&value).unwrap_or_default().to_string();
         let mut lines = self
+            .storage
             .resize_volume(&volid, node, size, false)
             .map_err(fail)?;
-        let raw = self.volume(&volid, node).is_some_and(|v| v.format == "raw");
+        let raw = self
+            .storage
+            .volume(&volid, node)
+            .is_some_and(|v| v.format == "raw");
         let printed = mp_with(version, disk, &value, &volid, size).map_err(fail)?;
         if let Some(ct) = self.guests.ct_mut(vmid) {
             ct.config.insert(disk.to_string(), printed);
@@ -179,7 +183,7 @@ impl Cluster {
     /// A missing container or storage; a lock; a running container; an
     /// unused volume; snapshots with `delete`; a changed digest.
     pub fn move_ct_volume(&mut self, node: &str, vmid: u32, req: CtMoveRequest) -> Result<Worker> {
-        let s = self.usable_storage(&req.storage, node)?;
+        let s = self.storage.usable_storage(&req.storage, node)?;
         if !s.content.iter().any(|c| c == "rootdir") {
             return Err(Error::failed(format!(
                 "storage '{}' does not allow content type 'rootdir' (Container)",
@@ -249,10 +253,10 @@ impl Cluster {
             let template = ct.template();
             let value = ct.config.get(&job.key).cloned().unwrap_or_default();
             let old = mp_volume(&value).unwrap_or_default().to_string();
-            let size = self.volume(&old, node).map_or(4 << 30, |v| v.size);
+            let size = self.storage.volume(&old, node).map_or(4 << 30, |v| v.size);
             let (mut new, mut lines) = self.alloc_ct_volume(&job.storage, node, vmid, size, now)?;
             if template {
-                let (base, l) = self.create_base_volume(&new, node)?;
+                let (base, l) = self.storage.create_base_volume(&new, node)?;
                 lines.extend(l);
                 new = base;
             }
@@ -264,7 +268,7 @@ impl Cluster {
                 }
             }
             if job.delete
-                && let Some(l) = self.free_volume(&old, node)
+                && let Some(l) = self.storage.free_volume(&old, node)
             {
                 lines.extend(l);
             }

@@ -138,7 +138,7 @@ impl Cluster {
         }
         let mut moves = Vec::new();
         for v in &vols {
-            if self.volume_shared(v) {
+            if self.storage.volume_shared(v) {
                 continue;
             }
             say(
@@ -149,10 +149,10 @@ impl Cluster {
         }
         for v in &moves {
             if let Some(sid) = &job.target_storage {
-                let size = self.volume(v, node).map_or(0, |x| x.size);
+                let size = self.storage.volume(v, node).map_or(0, |x| x.size);
                 match self.alloc_ct_volume(sid, &job.target, vmid, size, t) {
                     Ok((new, _)) => {
-                        self.free_volume(v, node);
+                        self.storage.free_volume(v, node);
                         say(t, format!("volume '{v}' is '{new}' on the target"));
                         if let Some(c) = self.guests.ct_mut(vmid) {
                             for val in c.config.values_mut() {
@@ -175,7 +175,7 @@ impl Cluster {
                     }
                 }
             } else {
-                self.transfer_volume(v, node, &job.target);
+                self.storage.transfer_volume(v, node, &job.target);
                 say(t, format!("volume '{v}' is '{v}' on the target"));
             }
         }

@@ -548,7 +548,7 @@ impl Cluster {
             }
         }
         for v in &vols {
-            if let Some(l) = self.free_volume(v, node) {
+            if let Some(l) = self.storage.free_volume(v, node) {
                 lines.extend(l);
             }
         }
@@ -570,7 +570,7 @@ impl Cluster {
                 })
                 .collect();
             for v in owned {
-                if let Some(l) = self.free_volume(&v, node) {
+                if let Some(l) = self.storage.free_volume(&v, node) {
                     lines.extend(l);
                 }
             }

@@ -77,10 +77,11 @@ impl Cluster {
         }
         let conf = ct.config.clone();
         let vols = mount_volumes(&conf);
-        if vols
-            .iter()
-            .any(|(_, v)| !self.volume_has_feature(Feature::Snapshot, v, false))
-        {
+        if vols.iter().any(|(_, v)| {
+            !self
+                .storage
+                .volume_has_feature(Feature::Snapshot, v, false, self.version.is_v9())
+        }) {
             return Ok(worker.fail("snapshot feature is not available"));
         }
         let mut lines = Vec::new();

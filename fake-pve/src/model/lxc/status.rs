@@ -162,7 +162,7 @@ impl Cluster {
                 .and_then(|n| n.split('-').nth(1))
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(0);
-            self.adopt_volume(&volid, &node, vmid, size, now);
+            self.storage.adopt_volume(&volid, &node, vmid, size, now);
         }
     }
 

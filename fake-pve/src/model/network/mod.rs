@@ -273,6 +273,17 @@ impl NodeNetwork {
         Some(format!("enp{}s0", pos + 1))
     }
 
+    /// The interfaces GET lists and the pending changes (the diff), for
+    /// the dashboard.
+    pub fn overview(&self, v9: bool) -> (Vec<Value>, Option<String>) {
+        let ifaces = self
+            .names()
+            .iter()
+            .filter_map(|n| self.view(n, v9))
+            .collect();
+        (ifaces, self.changes())
+    }
+
     /// Every interface GET lists (loopback left out).
     fn names(&self) -> BTreeSet<String> {
         let mut names: BTreeSet<String> = self.visible().keys().cloned().collect();

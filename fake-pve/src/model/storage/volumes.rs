@@ -355,7 +355,13 @@ impl Storages {
     ///
     /// # Errors
     /// `storage 'x' does not exist`.
-    pub fn image_content(&self, sid: &str, node: &str, vmid: Option<u32>) -> Result<Vec<Value>> {
+    pub fn image_content(
+        &self,
+        sid: &str,
+        node: &str,
+        vmid: Option<u32>,
+        is_ct: &dyn Fn(u32) -> bool,
+    ) -> Result<Vec<Value>> {
         let s = self.existing(sid)?;
         let mut items: Vec<Value> = self
             .volumes()
@@ -363,11 +369,7 @@ impl Storages {
             .filter(|v| vmid.is_none_or(|id| id == v.vmid))
             .map(|v| {
                 // A container's volumes are `rootdir` (volume_list).
-                let content = if self.guests.ct(v.vmid).is_some() {
-                    "rootdir"
-                } else {
-                    "images"
-                };
+                let content = if is_ct(v.vmid) { "rootdir" } else { "images" };
                 let mut item = json!({
                     "volid": v.volid(),
                     "content": content,

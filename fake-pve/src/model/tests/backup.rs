@@ -249,7 +249,12 @@ fn a_backup_restores_to_a_new_vmid_with_its_config_and_disks(mut lab: World) {
         lab.conf(120, "scsi0").as_deref(),
         Some("local-lvm:vm-120-disk-0,size=8G")
     );
-    assert!(lab.c.volume("local-lvm:vm-120-disk-0", "pve").is_some());
+    assert!(
+        lab.c
+            .storage
+            .volume("local-lvm:vm-120-disk-0", "pve")
+            .is_some()
+    );
     assert_ne!(lab.conf(120, "net0"), lab.conf(100, "net0"), "unique MAC");
     assert_eq!(lab.conf(120, "lock"), None);
     assert_eq!(lab.c.access.pools().pool_of(120), Some("restored"));

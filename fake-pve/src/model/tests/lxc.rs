@@ -118,7 +118,11 @@ fn create_allocates_rootfs_and_writes_pves_defaults() {
     }
     let ct = w.c.guests().ct(200).expect("ct");
     assert!(ct.config().get("password").is_none() && ct.lock().is_none());
-    assert!(w.c.volume("local-lvm:vm-200-disk-0", "pve").is_some());
+    assert!(
+        w.c.storage
+            .volume("local-lvm:vm-200-disk-0", "pve")
+            .is_some()
+    );
 }
 
 #[rstest]
@@ -159,7 +163,11 @@ fn a_missing_template_fails_the_task_and_frees_the_volume() {
         "unable to create CT 202 - can't find file 'local:vztmpl/none.tar.zst'"
     );
     assert!(w.c.guests().ct(202).is_none());
-    assert!(w.c.volume("local-lvm:vm-202-disk-0", "pve").is_none());
+    assert!(
+        w.c.storage
+            .volume("local-lvm:vm-202-disk-0", "pve")
+            .is_none()
+    );
 }
 
 #[rstest]
@@ -417,7 +425,11 @@ fn destroy_checks_protection_and_frees_the_volumes() {
     let st = go(&mut w, |c| c.destroy_ct("pve", 200, true, true, true));
     assert_eq!(st, "OK");
     assert!(w.c.guests().ct(200).is_none());
-    assert!(w.c.volume("local-lvm:vm-200-disk-0", "pve").is_none());
+    assert!(
+        w.c.storage
+            .volume("local-lvm:vm-200-disk-0", "pve")
+            .is_none()
+    );
 }
 
 #[rstest]
@@ -592,8 +604,16 @@ fn offline_migration_moves_config_and_local_volumes() {
     let upid = w.run("pve1", worker);
     assert_eq!(w.exit(&upid), "OK");
     assert_eq!(w.c.guests().ct(400).map(|c| c.node()), Some("pve2"));
-    assert!(w.c.volume("local-lvm:vm-400-disk-0", "pve2").is_some());
-    assert!(w.c.volume("local-lvm:vm-400-disk-0", "pve1").is_none());
+    assert!(
+        w.c.storage
+            .volume("local-lvm:vm-400-disk-0", "pve2")
+            .is_some()
+    );
+    assert!(
+        w.c.storage
+            .volume("local-lvm:vm-400-disk-0", "pve1")
+            .is_none()
+    );
 }
 
 #[rstest]
@@ -700,7 +720,8 @@ containers:
         Some("seeded")
     );
     let vol =
-        w.c.volume("local-lvm:vm-200-disk-0", "pve")
+        w.c.storage
+            .volume("local-lvm:vm-200-disk-0", "pve")
             .expect("volume made");
     assert_eq!((vol.size, vol.vmid), (4u64 << 30, 200));
     let status = w.c.ct_status(ct, w.now_ms, false);

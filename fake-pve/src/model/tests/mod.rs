@@ -18,6 +18,7 @@ mod faults;
 mod lxc;
 mod network;
 mod nodes;
+mod overview;
 mod pools;
 mod qemu;
 mod scenario;

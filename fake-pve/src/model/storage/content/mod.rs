@@ -375,6 +375,7 @@ impl Storages {
         node: &str,
         content: Option<&str>,
         vmid: Option<u32>,
+        is_ct: &dyn Fn(u32) -> bool,
     ) -> Result<Vec<Value>> {
         let s = self.usable_storage(sid, node)?;
         let wanted: Vec<&str> = CONTENT_TYPES
@@ -388,7 +389,7 @@ impl Storages {
             // Images as the image listing shows them: a container's are
             // `rootdir`, listed only where that content is wanted.
             items.extend(
-                self.image_content(sid, node, vmid)?
+                self.image_content(sid, node, vmid, is_ct)?
                     .into_iter()
                     .filter(|v| {
                         v["volid"]
@@ -599,10 +600,6 @@ impl Storages {
         };
         self.volumes_mut().remove(&s, node, name);
         self.set_volume_attrs(&s, node, name, VolumeAttrs::default());
-        // A backup's content goes with its volume.
-        let volid = format!("{sid}:{name}");
-        self.backups
-            .drop_archive(&crate::model::backup::archive_key(s.shared, node, &volid));
     }
 
     /// `POST .../content`: `vdisk_alloc` with a given name; `size` in KiB.

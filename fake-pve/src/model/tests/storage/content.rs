@@ -9,7 +9,6 @@ use super::*;
 fn image_content_lists_the_seeded_disks(lab: World) {
     let items = lab
         .c
-        .storage
         .content_list("local-lvm", "pve", None, None)
         .expect("list");
     let volids: Vec<&str> = items
@@ -34,14 +33,12 @@ fn image_content_lists_the_seeded_disks(lab: World) {
 fn content_filters_by_vmid_and_type(lab: World) {
     let items = lab
         .c
-        .storage
         .content_list("local-lvm", "pve", None, Some(101))
         .expect("list");
     assert_eq!(items.len(), 1);
     assert_eq!(items[0]["volid"], json!("local-lvm:vm-101-disk-0"));
     let isos = lab
         .c
-        .storage
         .content_list("local-lvm", "pve", Some("iso"), None)
         .expect("list");
     assert!(isos.is_empty());
@@ -50,7 +47,7 @@ fn content_filters_by_vmid_and_type(lab: World) {
 #[rstest]
 fn content_of_a_missing_storage(lab: World) {
     assert_eq!(
-        refused(lab.c.storage.content_list("nope", "pve", None, None)),
+        refused(lab.c.content_list("nope", "pve", None, None)),
         (500, "storage 'nope' does not exist".into())
     );
 }

@@ -337,8 +337,7 @@ fn backups_list_their_guest_time_notes_and_protection() {
         )
         .expect("updated");
     let items =
-        w.c.storage
-            .content_list("local", "pve", Some("backup"), None)
+        w.c.content_list("local", "pve", Some("backup"), None)
             .expect("list");
     assert_eq!(items.len(), 1);
     let b = &items[0];
@@ -367,8 +366,7 @@ fn backups_of_other_guests_are_filtered_by_vmid() {
     put_backup(&mut w, "vzdump-qemu-100-2026_09_01-10_20_30.vma.zst");
     put_backup(&mut w, "vzdump-qemu-101-2026_09_01-10_20_30.vma.zst");
     let items =
-        w.c.storage
-            .content_list("local", "pve", None, Some(101))
+        w.c.content_list("local", "pve", None, Some(101))
             .expect("list");
     let volids: Vec<&str> = items.iter().filter_map(|i| i["volid"].as_str()).collect();
     assert_eq!(
