@@ -204,6 +204,52 @@ impl std::ops::Index<&u32> for Guests {
     }
 }
 
+/// A guest's snapshot sections by name (VMs and containers alike).
+type Sections = BTreeMap<String, BTreeMap<String, String>>;
+
+/// `__snapshot_commit` on a guest's config and snapshot sections: the
+/// snapshot loses its `snapstate` and the `snapshot` lock gives way to
+/// `parent`.
+///
+/// # Errors
+/// `missing snapshot lock`, `snapshot '<name>' does not exist`.
+pub(super) fn commit_snapshot(
+    config: &mut BTreeMap<String, String>,
+    snapshots: &mut Sections,
+    name: &str,
+) -> std::result::Result<(), String> {
+    if config.get("lock").map(String::as_str) != Some("snapshot") {
+        return Err("missing snapshot lock".into());
+    }
+    let Some(snap) = snapshots.get_mut(name) else {
+        return Err(format!("snapshot '{name}' does not exist"));
+    };
+    snap.remove("snapstate");
+    config.remove("lock");
+    config.insert("parent".into(), name.to_string());
+    Ok(())
+}
+
+/// Undoes a snapshot still being prepared (its task failed or was
+/// stopped): the section goes, and with it the `snapshot` lock; answers
+/// the section removed.
+pub(super) fn abort_snapshot(
+    config: &mut BTreeMap<String, String>,
+    snapshots: &mut Sections,
+    name: &str,
+) -> Option<BTreeMap<String, String>> {
+    let preparing = snapshots
+        .get(name)
+        .is_some_and(|s| s.get("snapstate").is_some_and(|st| st == "prepare"));
+    if !preparing {
+        return None;
+    }
+    if config.get("lock").map(String::as_str) == Some("snapshot") {
+        config.remove("lock");
+    }
+    snapshots.remove(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -125,15 +125,8 @@ impl Cluster {
         let ct = self
             .ct_mut(node, vmid)
             .map_err(|e| (vec![], e.to_string()))?;
-        if ct.lock() != Some("snapshot") {
-            return Err((vec![], "missing snapshot lock".into()));
-        }
-        let Some(snap) = ct.snapshots.get_mut(name) else {
-            return Err((vec![], format!("snapshot '{name}' does not exist")));
-        };
-        snap.remove("snapstate");
-        ct.config.remove("lock");
-        ct.config.insert("parent".into(), name.to_string());
+        crate::model::guests::commit_snapshot(&mut ct.config, &mut ct.snapshots, name)
+            .map_err(|e| (vec![], e))?;
         Ok(vec![])
     }
 
@@ -142,16 +135,7 @@ impl Cluster {
         let Some(ct) = self.guests.ct_mut(vmid) else {
             return;
         };
-        if ct
-            .snapshots
-            .get(name)
-            .is_some_and(|s| s.get("snapstate").is_some_and(|st| st == "prepare"))
-        {
-            ct.snapshots.remove(name);
-            if ct.lock() == Some("snapshot") {
-                ct.config.remove("lock");
-            }
-        }
+        crate::model::guests::abort_snapshot(&mut ct.config, &mut ct.snapshots, name);
     }
 
     /// `GET .../snapshot`: every snapshot, then `current`.

@@ -217,15 +217,8 @@ impl Cluster {
         let vm = self
             .vm_mut(node, vmid)
             .map_err(|e| (vec![], e.to_string()))?;
-        if vm.lock() != Some("snapshot") {
-            return Err((vec![], "missing snapshot lock".into()));
-        }
-        let Some(snap) = vm.snapshots.get_mut(name) else {
-            return Err((vec![], format!("snapshot '{name}' does not exist")));
-        };
-        snap.remove("snapstate");
-        vm.config.remove("lock");
-        vm.config.insert("parent".into(), name.to_string());
+        crate::model::guests::commit_snapshot(&mut vm.config, &mut vm.snapshots, name)
+            .map_err(|e| (vec![], e))?;
         Ok(vec![])
     }
 
@@ -235,18 +228,9 @@ impl Cluster {
             return;
         };
         let node = vm.node.clone();
-        if vm
-            .snapshots
-            .get(name)
-            .is_some_and(|s| s.get("snapstate").is_some_and(|st| st == "prepare"))
-        {
-            let snap = vm.snapshots.remove(name);
-            if vm.lock() == Some("snapshot") {
-                vm.config.remove("lock");
-            }
-            if let Some(state) = snap.and_then(|s| s.get("vmstate").cloned()) {
-                self.storage.free_volume(&state, &node);
-            }
+        let snap = crate::model::guests::abort_snapshot(&mut vm.config, &mut vm.snapshots, name);
+        if let Some(state) = snap.and_then(|s| s.get("vmstate").cloned()) {
+            self.storage.free_volume(&state, &node);
         }
     }
 
