@@ -1093,6 +1093,81 @@ pub const FOREIGN_KINDS: &[ForeignKind] = &[
     ),
 ];
 
+/// The kinds whose objects become Machines, with the `status` subresource
+/// the operator writes on them: `(api version, kind, group, plural/status)`.
+pub const STATUS_KINDS: &[(&str, &str, &str, &str)] = &[
+    (VITISTACK, "Machine", "vitistack.io", "machines/status"),
+    (
+        VIRTRIGAUD,
+        "VirtualMachine",
+        "infra.virtrigaud.io",
+        "virtualmachines/status",
+    ),
+    (
+        VIRTRIGAUD,
+        "VMClone",
+        "infra.virtrigaud.io",
+        "vmclones/status",
+    ),
+    (
+        CROSSPLANE,
+        "ProxmoxVM",
+        "proxmox.sankofa.nexus",
+        "proxmoxvms/status",
+    ),
+];
+
+/// The status an object of another system shows for the Machine made
+/// from it, in the fields its own documentation names: vitistack's
+/// Machine (`phase`, `conditions`, `vmid`, `node`, `ipAddresses`,
+/// `lastUpdated`), VirtRigaud's VirtualMachine and VMClone (`phase`,
+/// `ipAddresses`, `conditions`, and `vmid`, `node` and `consoleURL`
+/// for Describe), the Crossplane provider's ProxmoxVM (`vmId`, `state` as
+/// PVE names it, `ipAddress`, `conditions`). `None` for other kinds.
+pub fn foreign_status(
+    api_version: &str,
+    kind: &str,
+    status: &crate::types::MachineStatus,
+) -> Option<Value> {
+    use crate::types::Phase;
+    let conditions = serde_json::to_value(&status.conditions).unwrap_or_default();
+    let mut out = match (api_version, kind) {
+        (VITISTACK, "Machine") => json!({
+            "phase": status.phase.as_str(),
+            "conditions": conditions,
+            "vmid": status.vmid,
+            "node": status.node,
+            "ipAddresses": status.ip_addresses,
+            "lastUpdated": status.last_updated,
+        }),
+        (VIRTRIGAUD, "VirtualMachine" | "VMClone") => json!({
+            "phase": status.phase.as_str(),
+            "ipAddresses": status.ip_addresses,
+            "conditions": conditions,
+            "vmid": status.vmid,
+            "node": status.node,
+            "consoleURL": status.console.as_ref().map(|c| c.url.clone()),
+        }),
+        (CROSSPLANE, "ProxmoxVM") => json!({
+            "vmId": status.vmid,
+            "state": match status.phase {
+                Phase::Running => "running",
+                Phase::Stopped => "stopped",
+                Phase::Suspended => "paused",
+                Phase::Pending | Phase::Creating => "creating",
+                Phase::Error => "error",
+            },
+            "ipAddress": status.ip_addresses.first(),
+            "conditions": conditions,
+        }),
+        _ => return None,
+    };
+    if let Some(o) = out.as_object_mut() {
+        o.retain(|_, v| !v.is_null());
+    }
+    Some(out)
+}
+
 /// The operator's own objects for one namespace's objects of the other
 /// systems (`objects`: as the API server returns them, with
 /// `metadata.uid`), ready for server-side apply: each in `namespace`,
@@ -1108,10 +1183,18 @@ pub fn kubernetes_objects(
     let docs: Vec<Doc> = objects
         .iter()
         .enumerate()
-        .map(|(i, v)| Doc {
-            value: v.clone(),
-            file: PathBuf::from(i.to_string()),
-            what: format!("{}/{}/{}", namespace, kind(v), name(v)),
+        .map(|(i, v)| {
+            // The status is the operator's own writing (foreign_status),
+            // not part of what the object declares.
+            let mut value = v.clone();
+            if let Some(o) = value.as_object_mut() {
+                o.remove("status");
+            }
+            Doc {
+                value,
+                file: PathBuf::from(i.to_string()),
+                what: format!("{}/{}/{}", namespace, kind(v), name(v)),
+            }
         })
         .collect();
     let t = translate(&docs, ctx);

@@ -87,6 +87,10 @@ pub fn requests() -> Vec<ApiRequest> {
     for k in crate::dialects::FOREIGN_KINDS {
         out.push(req(k.group, k.plural, "list"));
     }
+    // Those that became Machines show the Machine's status.
+    for (_, _, group, status) in crate::dialects::STATUS_KINDS {
+        out.push(req(group, status, "patch"));
+    }
     for k in [
         "proxmoxclusters",
         "proxmoxnodes",

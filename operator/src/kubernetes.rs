@@ -701,6 +701,9 @@ pub async fn sync_dialects(
     let mut applied = 0;
     for (ns, objects) in by_ns {
         let w = worlds.world(&ns);
+        // What the Machines made from them show, on the objects themselves
+        // (`kubectl get virtualmachine` shows the phase and addresses).
+        foreign_statuses(client, &ns, &objects, &w).await?;
         let mut ctx = settings.clone();
         ctx.clusters = w.clusters.keys().cloned().collect();
         ctx.secrets = w.secrets.clone();
@@ -742,6 +745,60 @@ pub async fn sync_dialects(
         }
     }
     Ok(applied)
+}
+
+/// Writes on each object of another system that became a Machine the
+/// status of that Machine ([`crate::dialects::foreign_status`]), by
+/// server-side apply on its status subresource, when it differs from what
+/// the object shows. A Machine not reconciled yet writes nothing.
+async fn foreign_statuses(
+    client: &Client,
+    ns: &str,
+    objects: &[serde_json::Value],
+    w: &World,
+) -> Result<(), kube::Error> {
+    use kube::core::{ApiResource, DynamicObject};
+    for o in objects {
+        let (api_version, kind) = (
+            o["apiVersion"].as_str().unwrap_or_default(),
+            o["kind"].as_str().unwrap_or_default(),
+        );
+        let Some(&(_, _, group, status_of)) = crate::dialects::STATUS_KINDS
+            .iter()
+            .find(|(a, k, ..)| *a == api_version && *k == kind)
+        else {
+            continue;
+        };
+        let name = o["metadata"]["name"].as_str().unwrap_or_default();
+        let Some((_, st)) = w.machines.get(name) else {
+            continue;
+        };
+        if st.vmid.is_none() && st.conditions.is_empty() {
+            continue;
+        }
+        let Some(status) = crate::dialects::foreign_status(api_version, kind, st) else {
+            continue;
+        };
+        if o.get("status") == Some(&status) {
+            continue;
+        }
+        let ar = ApiResource {
+            group: group.into(),
+            version: api_version.rsplit('/').next().unwrap_or_default().into(),
+            api_version: api_version.into(),
+            kind: kind.into(),
+            plural: status_of.trim_end_matches("/status").into(),
+        };
+        let doc = serde_json::json!({ "apiVersion": api_version, "kind": kind, "status": status });
+        Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar)
+            .patch_status(
+                name,
+                &PatchParams::apply(MANAGER).force(),
+                &Patch::Apply(&doc),
+            )
+            .await?;
+    }
+    Ok(())
 }
 
 /// A controller of kind `K` running `reconcile` until its watch ends,

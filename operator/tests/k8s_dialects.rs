@@ -175,6 +175,150 @@ async fn the_seeds_objects_are_applied_as_owned_native_objects() {
     assert_eq!(task.await.unwrap().unwrap(), 2);
 }
 
+/// A VirtualMachine whose Machine was reconciled shows that Machine's
+/// phase, VMID, node and addresses in its own status (patched by
+/// server-side apply on its status subresource), and is not patched again
+/// while it shows them.
+#[tokio::test]
+async fn an_object_of_another_system_shows_the_status_of_its_machine() {
+    let machine: pve_operator::types::Object<pve_operator::types::MachineSpec> =
+        serde_json::from_value(json!({
+            "apiVersion": "pve.fake-pve.io/v1alpha1",
+            "metadata": { "name": "web-server" },
+            "spec": { "cluster": "proxmox-prod" },
+        }))
+        .unwrap();
+    let status: pve_operator::types::MachineStatus = serde_json::from_value(json!({
+        "phase": "Running",
+        "vmid": 10000,
+        "node": "pve-node-1",
+        "ipAddresses": ["192.168.1.100", "fd00::1234:5678:9abc:def0"],
+        "conditions": [{ "type": "Ready", "status": "True", "reason": "Running", "message": "" }],
+    }))
+    .unwrap();
+    let mut w = World::default();
+    w.machines
+        .insert("web-server".into(), (machine, status.clone()));
+    let secret: SecretObject = serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "metadata": { "name": "pve-credentials" },
+        "stringData": { "token_id": "virtrigaud@pve!vrtg-token", "token_secret": "x" },
+    }))
+    .unwrap();
+    w.secrets.insert("pve-credentials".into(), secret);
+    let want = pve_operator::dialects::foreign_status(
+        "infra.virtrigaud.io/v1beta1",
+        "VirtualMachine",
+        &status,
+    )
+    .unwrap();
+    for shown in [Value::Null, want.clone()] {
+        let (svc, mut handle) = pair::<Request<Body>, Response<Body>>();
+        let client = kube::Client::new(svc, "default");
+        let world = pve_operator::kubernetes::FixedWorld(w.clone());
+        let task = tokio::spawn(async move {
+            pve_operator::kubernetes::sync_dialects(
+                &client,
+                &world,
+                &pve_operator::dialects::Context::default(),
+            )
+            .await
+        });
+        for k in pve_operator::dialects::FOREIGN_KINDS {
+            let mut vm = obj(
+                "VirtualMachine",
+                "web-server",
+                "u-3",
+                json!({ "providerRef": { "name": "proxmox-prod" }, "classRef": { "name": "small" } }),
+            );
+            if !shown.is_null() {
+                vm["status"] = shown.clone();
+            }
+            let items = match k.kind {
+                "VirtualMachine" => vec![vm],
+                "Provider" => vec![obj(
+                    "Provider",
+                    "proxmox-prod",
+                    "u-1",
+                    json!({ "type": "proxmox", "endpoint": "https://pve.example.com:8006", "credentialSecretRef": { "name": "pve-credentials" } }),
+                )],
+                "VMClass" => vec![obj(
+                    "VMClass",
+                    "small",
+                    "u-2",
+                    json!({ "cpus": 2, "memory": "4Gi" }),
+                )],
+                _ => vec![],
+            };
+            answer(
+                &mut handle,
+                200,
+                json!({
+                    "apiVersion": format!("{}/{}", k.group, k.version),
+                    "kind": format!("{}List", k.kind),
+                    "metadata": { "resourceVersion": "1" },
+                    "items": items,
+                }),
+            )
+            .await;
+        }
+        if shown.is_null() {
+            let patch = answer(&mut handle, 200, Value::Null).await;
+            assert_eq!(patch.method, Method::PATCH);
+            assert_eq!(
+                patch.uri,
+                "/apis/infra.virtrigaud.io/v1beta1/namespaces/default/virtualmachines/web-server/status?&force=true&fieldManager=pve-operator"
+            );
+            assert_eq!(patch.content_type, "application/apply-patch+yaml");
+            assert_eq!(patch.body["kind"], "VirtualMachine");
+            assert_eq!(patch.body["status"]["phase"], "Running");
+            assert_eq!(patch.body["status"]["vmid"], 10000);
+            assert_eq!(
+                patch.body["status"]["ipAddresses"],
+                json!(["192.168.1.100", "fd00::1234:5678:9abc:def0"])
+            );
+        }
+        // Then (and, when the status is shown already, at once) the
+        // cluster and the Machine are applied.
+        for what in ["/proxmoxclusters/proxmox-prod?", "/machines/web-server?"] {
+            let next = answer(&mut handle, 200, Value::Null).await;
+            if next.method == Method::OPTIONS {
+                panic!("no request for {what}: {:?}", task.await);
+            }
+            assert!(
+                next.uri.contains(what),
+                "shown {shown}: {} {}",
+                next.method,
+                next.uri
+            );
+        }
+        assert_eq!(task.await.unwrap().unwrap(), 2);
+    }
+}
+
+#[rstest::rstest]
+#[case::vitistack("vitistack.io/v1alpha1", "Machine", json!({ "phase": "Stopped", "vmid": 101, "node": "pve", "ipAddresses": ["10.0.0.5"], "conditions": [] }))]
+#[case::virtrigaud_clone("infra.virtrigaud.io/v1beta1", "VMClone", json!({ "phase": "Stopped", "vmid": 101, "node": "pve", "ipAddresses": ["10.0.0.5"], "conditions": [] }))]
+#[case::crossplane("proxmox.sankofa.nexus/v1alpha1", "ProxmoxVM", json!({ "vmId": 101, "state": "stopped", "ipAddress": "10.0.0.5", "conditions": [] }))]
+fn each_system_s_status_has_the_fields_its_documentation_names(
+    #[case] api_version: &str,
+    #[case] kind: &str,
+    #[case] want: Value,
+) {
+    let status: pve_operator::types::MachineStatus = serde_json::from_value(json!({
+        "phase": "Stopped", "vmid": 101, "node": "pve", "ipAddresses": ["10.0.0.5"],
+    }))
+    .unwrap();
+    assert_eq!(
+        pve_operator::dialects::foreign_status(api_version, kind, &status),
+        Some(want)
+    );
+    assert_eq!(
+        pve_operator::dialects::foreign_status("infra.virtrigaud.io/v1beta1", "VMClass", &status),
+        None
+    );
+}
+
 #[test]
 fn a_machine_without_a_cluster_goes_to_the_default_or_the_only_one() {
     use pve_operator::kubernetes::default_cluster;
