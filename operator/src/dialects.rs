@@ -763,8 +763,9 @@ impl VirtRigaud<'_> {
 
     /// A VMClone as a Machine cloned from its source: a declared
     /// VirtualMachine (its VM, with its class, networks and disks), else a
-    /// VM or template PVE has by that name. A linked clone (the default)
-    /// needs a template; `linkedClone: false` copies any VM.
+    /// VM or template PVE has by that name, whose CPU, memory and NICs the
+    /// clone keeps. A linked clone (the default) needs a template;
+    /// `linkedClone: false` copies any VM.
     fn clone_vm(&self, v: &Value) -> R<Resource> {
         known(v, "", &["apiVersion", "kind", "metadata", "spec"])?;
         let spec = v.get("spec").unwrap_or(&Value::Null);
@@ -779,7 +780,8 @@ impl VirtRigaud<'_> {
             Some(Value::Bool(b)) => *b,
             Some(_) => return Err("spec.linkedClone: expected true or false".into()),
         };
-        let mut m = match self.vms.get(src) {
+        let declared = self.vms.get(src);
+        let mut m = match declared {
             Some(d) => {
                 let mut m = self.machine_spec(&d.value)?;
                 // The clone is the source's copy, not a clone of its image.
@@ -802,6 +804,10 @@ impl VirtRigaud<'_> {
             known(p, "spec.providerRef", &["name"])?;
         }
         m["source"] = json!({ "template": validate_name(src), "linked": linked });
+        if declared.is_none() {
+            // Nothing says what the source has: the clone keeps it.
+            m["source"]["keepHardware"] = json!(true);
+        }
         if let Some(o) = m.as_object_mut() {
             o.retain(|_, x| !x.is_null());
         }

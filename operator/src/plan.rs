@@ -176,14 +176,16 @@ impl Desired {
         let s = &self.spec;
         let mut c = BTreeMap::new();
         c.insert("name".into(), self.vm_name.clone());
-        c.insert("cores".into(), s.cpu.cores.to_string());
-        c.insert("sockets".into(), s.cpu.sockets.to_string());
-        if let Some(v) = s.cpu.vcpus {
-            c.insert("vcpus".into(), v.to_string());
-        }
-        c.insert("memory".into(), self.memory_mib.to_string());
-        if !s.balloon {
-            c.insert("balloon".into(), "0".into());
+        if !self.keeps_hardware() {
+            c.insert("cores".into(), s.cpu.cores.to_string());
+            c.insert("sockets".into(), s.cpu.sockets.to_string());
+            if let Some(v) = s.cpu.vcpus {
+                c.insert("vcpus".into(), v.to_string());
+            }
+            c.insert("memory".into(), self.memory_mib.to_string());
+            if !s.balloon {
+                c.insert("balloon".into(), "0".into());
+            }
         }
         c.insert("agent".into(), if s.agent { "1" } else { "0" }.into());
         if s.protection {
@@ -248,6 +250,12 @@ impl Desired {
             }
         }
         c
+    }
+
+    /// Whether the VM keeps its template's CPU, memory and NICs
+    /// ([`crate::types::Source::keep_hardware`]).
+    pub fn keeps_hardware(&self) -> bool {
+        self.spec.source.as_ref().is_some_and(|s| s.keep_hardware)
     }
 
     /// PVE's `bios` for the spec's firmware.
@@ -852,6 +860,15 @@ fn same(key: &str, a: &str, b: &str) -> bool {
 }
 
 /// Keys the operator removes when the spec does not set them.
+/// The keys a clone that keeps its template's hardware leaves as they are.
+fn kept_hardware(key: &str) -> bool {
+    matches!(key, "balloon" | "vcpus")
+        || key
+            .strip_prefix("net")
+            .or_else(|| key.strip_prefix("ipconfig"))
+            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
 fn managed_optional(key: &str) -> bool {
     matches!(
         key,
@@ -1182,6 +1199,9 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
         set.push((k.clone(), v.clone()));
     }
     for k in vm.config.keys() {
+        if d.keeps_hardware() && kept_hardware(k) {
+            continue;
+        }
         if managed_optional(k) && !desired.contains_key(k) && !vm.pending.contains_key(k) {
             delete.push(k.clone());
         }

@@ -612,6 +612,11 @@ pub struct Source {
     /// Storage of a full clone's disks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<String>,
+    /// A clone keeps the CPU, memory and NICs its template has: the
+    /// machine's `cpu`, `memory`, `balloon` and `networks` are not applied
+    /// (a VirtRigaud VMClone of a VM no document declares).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_hardware: bool,
 }
 
 /// CPU topology.

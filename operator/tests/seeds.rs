@@ -603,6 +603,13 @@ spec:
             .contains(&"9001".into()),
         "{c:?}"
     );
+    // template-vm is declared by no document: the clone keeps its CPU and
+    // memory rather than taking the operator's defaults.
+    assert_eq!(
+        (c["cores"].as_str(), c["memory"].as_str()),
+        ("1", "512"),
+        "{c:?}"
+    );
     e.running("web-server").await;
     let copy = e.running("web-copy").await;
     let ws = e.status("web-server");
