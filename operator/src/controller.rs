@@ -209,6 +209,27 @@ impl Pve {
         Ok(missing)
     }
 
+    /// `GET /nodes/{node}/storage/{storage}/status` (`read_status`): the
+    /// storage's PVE type.
+    async fn storage_type(&self, node: &str, storage: &str) -> Result<String> {
+        Ok(self.client.storage().read_status(node, storage).await?.kind)
+    }
+
+    /// `GET /storage/{storage}` (`read`): the storage's options (`sparse`,
+    /// `preallocation`, ...); `None` when the caller may not read them
+    /// (PVE asks Datastore.Allocate) or the call fails.
+    async fn storage_options(
+        &self,
+        storage: &str,
+    ) -> Option<serde_json::Map<String, serde_json::Value>> {
+        self.client
+            .storage()
+            .read(storage)
+            .await
+            .ok()
+            .map(|c| c.extra)
+    }
+
     /// `GET /nodes/{node}/network` (`index`): the bridges.
     async fn bridges(&self, node: &str) -> Result<Vec<String>> {
         Ok(self
@@ -744,6 +765,26 @@ impl Operator {
                 }
             }
         }
+        // Disks that must be thick: their storages' types (and options,
+        // where the caller may read them), before the VM is made.
+        let mut provisioning_refused = Vec::new();
+        if vm.is_none() {
+            let online = nodes.iter().find(|n| n.online).map(|n| n.name.clone());
+            for (key, _, disk) in d
+                .disks
+                .iter()
+                .filter(|(_, _, s)| s.provisioning.as_deref() == Some("thick"))
+            {
+                let Some(node) = &online else { break };
+                let kind = pve.storage_type(node, &disk.storage).await?;
+                let options = pve.storage_options(&disk.storage).await;
+                if let Some(m) =
+                    crate::plan::thick_refusal(key, &disk.storage, &kind, options.as_ref())
+                {
+                    provisioning_refused.push(m);
+                }
+            }
+        }
         let mut used: BTreeSet<u32> = res
             .iter()
             .filter_map(|r| r.vmid.map(|v| v as u32))
@@ -796,6 +837,7 @@ impl Operator {
             allowed_bridges: cspec.bridges,
             unusable_bridges,
             last_reboot: None,
+            provisioning_refused,
         })
     }
 

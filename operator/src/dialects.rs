@@ -602,6 +602,7 @@ impl VirtRigaud<'_> {
         let class_name = reference("classRef")?.ok_or("spec.classRef is required")?;
         let class = self.class(vm, &class_name)?;
         let mut storage = None;
+        let mut provisioning = None;
         if let Some(c) = class.get("cpus") {
             m.insert("cpu".into(), json!({ "cores": c }));
         }
@@ -618,11 +619,7 @@ impl VirtRigaud<'_> {
         }
         if let Some(st) = class.get("storage") {
             storage = s(st, "class").map(str::to_string);
-            if s(st, "type") == Some("thick") {
-                return Err(format!(
-                    "VMClass '{class_name}': storage.type thick: thick provisioning is a property of the PVE storage (LVM, or a directory's raw files), not of a disk; name such a storage in storage.class and leave type out"
-                ));
-            }
+            provisioning = s(st, "type").map(str::to_string);
         }
         if let Some(img) = reference("imageRef")? {
             let d = self
@@ -721,6 +718,9 @@ impl VirtRigaud<'_> {
             }
             if let Some(st) = &storage {
                 x["storage"] = json!(st);
+            }
+            if let Some(p) = &provisioning {
+                x["provisioning"] = json!(p);
             }
             disks.push(x);
         }

@@ -489,6 +489,49 @@ pub struct Observed {
     pub unusable_bridges: Vec<String>,
     /// The last `rebootRequest` carried out (from the status).
     pub last_reboot: Option<String>,
+    /// Why disks that want thick provisioning cannot have it on their
+    /// storage ([`thick_refusal`]), read before the VM is made.
+    pub provisioning_refused: Vec<String>,
+}
+
+/// Why a storage cannot hold a thick-provisioned disk, from its PVE type
+/// and, where they matter, its options (`None`: not readable): `lvm` and
+/// iSCSI LUNs allocate in full; `zfspool` (and ZFS over iSCSI) does unless
+/// `sparse` is set; file storages (`dir`, `nfs`, `cifs`, `cephfs`,
+/// `glusterfs`, `btrfs`) do with `preallocation` `full` or `falloc`
+/// (PVE's default is `metadata`); `lvmthin` and `rbd` never do.
+pub fn thick_refusal(
+    disk: &str,
+    storage: &str,
+    kind: &str,
+    options: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> Option<String> {
+    let opt = |k: &str| {
+        options.and_then(|o| o.get(k)).map(|v| match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    };
+    let why = match kind {
+        "lvm" | "iscsi" | "iscsidirect" => return None,
+        "zfspool" | "zfs" => match opt("sparse").as_deref() {
+            Some("1") => "is sparse".to_string(),
+            _ => return None,
+        },
+        "dir" | "nfs" | "cifs" | "cephfs" | "glusterfs" | "btrfs" => {
+            match (options, opt("preallocation").as_deref()) {
+                (_, Some("full" | "falloc")) => return None,
+                (None, _) => {
+                    "may not preallocate (its preallocation option could not be read)".to_string()
+                }
+                (Some(_), p) => format!("preallocates {}", p.unwrap_or("metadata")),
+            }
+        }
+        _ => "provisions thinly".to_string(),
+    };
+    Some(format!(
+        "disk {disk}: storage '{storage}' ({kind}) {why}; thick provisioning needs an lvm, iSCSI or non-sparse zfspool storage, or a file storage with preallocation full or falloc"
+    ))
 }
 
 /// One thing to do in PVE.
@@ -977,6 +1020,19 @@ pub fn plan_machine(d: &Desired, o: &Observed) -> Plan {
 
 fn plan_create(d: &Desired, o: &Observed, mut p: Plan) -> Plan {
     p.phase = Phase::Pending;
+    if !o.provisioning_refused.is_empty() {
+        let m = o.provisioning_refused.join("; ");
+        p.cond(
+            "ResourcesAllocated",
+            false,
+            "ThinProvisionedStorage",
+            m.clone(),
+        );
+        p.cond("Ready", false, "ConfigurationError", m);
+        p.phase = Phase::Error;
+        p.blocked = true;
+        return p;
+    }
     if let Some(b) = d
         .spec
         .networks
@@ -1745,6 +1801,121 @@ tenant: acme
                     vmid: 10000
                 }
             ]
+        );
+    }
+
+    #[rstest::rstest]
+    #[case::lvm("lvm", None, None)]
+    #[case::iscsi("iscsi", None, None)]
+    #[case::zfs("zfspool", Some(serde_json::json!({})), None)]
+    #[case::zfs_sparse("zfspool", Some(serde_json::json!({ "sparse": 1 })), Some("is sparse"))]
+    #[case::dir_full("dir", Some(serde_json::json!({ "preallocation": "full" })), None)]
+    #[case::dir_falloc("nfs", Some(serde_json::json!({ "preallocation": "falloc" })), None)]
+    #[case::dir_default("dir", Some(serde_json::json!({})), Some("preallocates metadata"))]
+    #[case::dir_unread("dir", None, Some("could not be read"))]
+    #[case::lvmthin("lvmthin", None, Some("provisions thinly"))]
+    #[case::rbd("rbd", Some(serde_json::json!({})), Some("provisions thinly"))]
+    fn thick_provisioning_follows_the_storage_type_and_options(
+        #[case] kind: &str,
+        #[case] options: Option<serde_json::Value>,
+        #[case] refused: Option<&str>,
+    ) {
+        let got = thick_refusal(
+            "scsi0",
+            "ssd-storage",
+            kind,
+            options.as_ref().and_then(|o| o.as_object()),
+        );
+        match (refused, got) {
+            (None, None) => {}
+            (Some(why), Some(m)) => {
+                assert!(
+                    m.starts_with(&format!("disk scsi0: storage 'ssd-storage' ({kind}) ")),
+                    "{m}"
+                );
+                assert!(m.contains(why), "{m}");
+            }
+            (want, got) => panic!("{kind}: want {want:?}, got {got:?}"),
+        }
+    }
+
+    #[test]
+    fn a_machine_whose_thick_disks_cannot_be_thick_is_not_created() {
+        let d = machine(
+            "cluster: lab\ndisks: [{ size: 10G, storage: local-lvm, provisioning: thick }]\n",
+        );
+        let mut o = observed();
+        o.provisioning_refused =
+            vec![thick_refusal("scsi0", "local-lvm", "lvmthin", None).unwrap()];
+        let p = plan_machine(&d, &o);
+        assert!(p.steps.is_empty(), "{p:?}");
+        assert_eq!(p.phase, Phase::Error);
+        let c = p
+            .conditions
+            .iter()
+            .find(|c| c.kind == "ResourcesAllocated")
+            .expect("cond");
+        assert_eq!(c.reason, "ThinProvisionedStorage");
+        assert!(
+            c.message
+                .contains("storage 'local-lvm' (lvmthin) provisions thinly"),
+            "{}",
+            c.message
+        );
+        o.provisioning_refused.clear();
+        assert!(matches!(
+            plan_machine(&d, &o).steps.first(),
+            Some(Step::Create { .. })
+        ));
+    }
+
+    #[test]
+    fn a_clone_that_keeps_its_template_s_hardware_is_not_reconfigured_to_defaults() {
+        let d = machine("cluster: lab\nsource: { template: tmpl, keepHardware: true }\n");
+        let mut o = observed();
+        let mut vm = created(&d, true);
+        for (k, v) in [
+            ("cores", "4"),
+            ("sockets", "2"),
+            ("vcpus", "6"),
+            ("memory", "512"),
+            ("balloon", "0"),
+            ("net0", "virtio=BC:24:11:00:00:09,bridge=vmbr1"),
+            ("ipconfig0", "ip=dhcp"),
+        ] {
+            vm.config.insert(k.into(), v.into());
+        }
+        o.vm = Some(vm);
+        let p = plan_machine(&d, &o);
+        let touched: Vec<String> = p
+            .steps
+            .iter()
+            .flat_map(|s| match s {
+                Step::Configure { set, delete, .. } => set
+                    .iter()
+                    .map(|(k, _)| k.clone())
+                    .chain(delete.iter().cloned())
+                    .collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        for k in [
+            "cores",
+            "sockets",
+            "vcpus",
+            "memory",
+            "balloon",
+            "net0",
+            "ipconfig0",
+        ] {
+            assert!(!touched.contains(&k.to_string()), "{k} changed: {p:?}");
+        }
+        // Without the flag the same VM is brought to the machine's defaults.
+        let d = machine("cluster: lab\nsource: { template: tmpl }\n");
+        let desired = d.config("lab", &BTreeMap::new());
+        assert_eq!(
+            (desired["cores"].as_str(), desired["memory"].as_str()),
+            ("1", "2048")
         );
     }
 

@@ -683,6 +683,12 @@ pub struct DiskSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("enum" = ["raw", "qcow2", "vmdk"]))]
     pub format: Option<String>,
+    /// `thick`: the disk must be allocated in full, so its storage must
+    /// provision thickly (checked before the VM is made); `thin`: no
+    /// check (a VirtRigaud VMClass's `storage.type`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["thin", "thick"]))]
+    pub provisioning: Option<String>,
 }
 
 fn default_storage() -> String {

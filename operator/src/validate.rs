@@ -383,6 +383,14 @@ pub fn validate_machine(name: &str, spec: &MachineSpec) -> FieldErrors {
                 format!("invalid disk format {fm:?}: use raw, qcow2 or vmdk"),
             );
         }
+        if let Some(p) = &d.provisioning
+            && !matches!(p.as_str(), "thin" | "thick")
+        {
+            e.insert(
+                f("provisioning"),
+                format!("invalid provisioning {p:?}: use thin or thick"),
+            );
+        }
         if d.storage.is_empty() {
             e.insert(f("storage"), "storage is required".into());
         }
@@ -790,6 +798,7 @@ mod tests {
     #[case::bus(|s: &mut MachineSpec| s.disks = vec![DiskSpec { bus: "nvme".into(), ..disk() }], "spec.disks[0].bus", "invalid disk bus \"nvme\": use ide, sata, scsi or virtio")]
     #[case::cache(|s: &mut MachineSpec| s.disks = vec![DiskSpec { cache: Some("fast".into()), ..disk() }], "spec.disks[0].cache", "invalid cache mode \"fast\": use none, writethrough, writeback, directsync or unsafe")]
     #[case::format(|s: &mut MachineSpec| s.disks = vec![DiskSpec { format: Some("vdi".into()), ..disk() }], "spec.disks[0].format", "invalid disk format \"vdi\": use raw, qcow2 or vmdk")]
+    #[case::provisioning(|s: &mut MachineSpec| s.disks = vec![DiskSpec { provisioning: Some("eager".into()), ..disk() }], "spec.disks[0].provisioning", "invalid provisioning \"eager\": use thin or thick")]
     #[case::source(|s: &mut MachineSpec| s.source = Some(Source { template: Some("9000".into()), volume: Some("local:iso/x.iso".into()), ..Source::default() }), "spec.source", "give exactly one of template, image and volume")]
     #[case::template(|s: &mut MachineSpec| s.source = Some(Source { template: Some("42".into()), ..Source::default() }), "spec.source.template", "template VMID 42 is out of range 100-999999999")]
     #[case::volume(|s: &mut MachineSpec| s.source = Some(Source { volume: Some("ubuntu".into()), ..Source::default() }), "spec.source.volume", "invalid volume ID \"ubuntu\": expected storage:path, as local:iso/ubuntu.iso")]

@@ -660,6 +660,68 @@ async fn virtrigaud_linked_clone_of_an_ordinary_vm_is_refused_clearly() {
     .await;
 }
 
+/// The seed's VMClass standard (`storage.type: thick` on `ssd-storage`):
+/// its disks are made on that storage when PVE provisions it thickly (an
+/// LVM volume group here), and a thin one refuses the machine, saying why.
+#[tokio::test]
+async fn virtrigaud_thick_class_disks_go_only_to_a_thick_storage() {
+    let scenario = format!(
+        "{}storages:
+  - {{ id: local, type: dir, path: /var/lib/vz, content: [iso, vztmpl, backup, snippets] }}
+  - {{ id: local-lvm, type: lvmthin, thinpool: data, vgname: pve, content: [images, rootdir] }}
+  - {{ id: ssd-storage, type: lvm, vgname: ssd, content: [images, rootdir] }}
+",
+        virtrigaud_scenario()
+    );
+    let (pve, ca) = fake(&scenario).await;
+    let mut e = env(&[("pve.example.com", &pve)], &ca, &[]);
+    e.copy("virtrigaud/provider-proxmox-prod.yaml");
+    e.copy("virtrigaud/pve-credentials-token.yaml");
+    e.copy("virtrigaud/vmclass-standard.yaml");
+    e.write(
+        "thin-class.yaml",
+        &seed("virtrigaud/vmclass-standard.yaml")
+            .replace("name: standard", "name: standard-thin")
+            .replace("ssd-storage", "local-lvm"),
+    );
+    let vm = |name: &str, class: &str| {
+        format!(
+            "apiVersion: infra.virtrigaud.io/v1beta1
+kind: VirtualMachine
+metadata: {{ name: {name} }}
+spec:
+  providerRef: {{ name: proxmox-prod }}
+  classRef: {{ name: {class} }}
+  disks: [{{ name: root, size: 10Gi }}]
+  powerState: Off
+"
+        )
+    };
+    e.write("thick.yaml", &vm("thick", "standard"));
+    e.write("thin.yaml", &vm("thin", "standard-thin"));
+    e.converge(8, |e| {
+        e.status("thick").phase == Phase::Stopped && e.status("thin").phase == Phase::Error
+    })
+    .await;
+    let st = e.status("thick");
+    let c = e
+        .config(&pve, st.node.as_deref().unwrap(), st.vmid.unwrap())
+        .await;
+    assert!(c["scsi0"].starts_with("ssd-storage:"), "{c:?}");
+    assert_eq!((c["cores"].as_str(), c["memory"].as_str()), ("4", "8192"));
+    let thin = e.status("thin");
+    assert_eq!(thin.vmid, None, "no VM is made");
+    let (s, reason, msg) = cond(&thin, "ResourcesAllocated");
+    assert_eq!(
+        (s.as_str(), reason.as_str()),
+        ("False", "ThinProvisionedStorage")
+    );
+    assert!(
+        msg.contains("storage 'local-lvm' (lvmthin) provisions thinly"),
+        "{msg}"
+    );
+}
+
 #[test]
 fn virtrigaud_documents_read_as_their_system_means_them() {
     let dir = temp("read");
@@ -723,11 +785,9 @@ spec:
     ]);
     let l = pve_operator::standalone::load_dir_with(&dir, &ctx).unwrap();
     let errors: Vec<String> = l.errors.iter().map(|(_, e)| e.to_string()).collect();
-    // thick provisioning is a storage's, not a disk's: refused, with why
+    // thick provisioning: the class's storage, checked when the VM is made
     assert!(
-        errors
-            .iter()
-            .any(|e| e.contains("VMClass 'standard': storage.type thick")),
+        !errors.iter().any(|e| e.contains("VMClass 'standard'")),
         "{errors:?}"
     );
     // unknown fields are refused by name
