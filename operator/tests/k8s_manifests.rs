@@ -449,3 +449,212 @@ fn every_overlay_renders_into_typed_objects_with_the_rbac_the_operator_needs() {
         }
     }
 }
+
+// ---------------------------------------------------------------------
+// The Helm chart (operator/charts/pve-operator), installed by Helm's own
+// engine (helm-sdkpy, ci/setup-helm) into a loopback API server
+// (tests/helm/install.py) that records what it receives.
+
+fn chart() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("charts/pve-operator")
+}
+
+fn helm_python() -> Option<String> {
+    if let Ok(p) = std::env::var("FAKE_PVE_HELM_PYTHON") {
+        return Some(p);
+    }
+    assert!(
+        std::env::var("FAKE_PVE_REQUIRE_HELM").as_deref() != Ok("1"),
+        "FAKE_PVE_HELM_PYTHON is not set (ci/setup-helm prints it)"
+    );
+    eprintln!("FAKE_PVE_HELM_PYTHON is not set: the chart is not installed");
+    None
+}
+
+/// `helm install RELEASE charts/pve-operator -n NAMESPACE` with `values`:
+/// the objects the API server was sent, CRDs first.
+fn helm_install(python: &str, release: &str, namespace: &str, values: &Value) -> Vec<Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helm/install.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(chart())
+        .args([release, namespace, &values.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "helm install: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["status"], "deployed", "{answer}");
+    assert!(
+        answer["lint"]["Errors"].is_null(),
+        "helm lint: {}",
+        answer["lint"]
+    );
+    assert!(
+        answer["manifest"]
+            .as_str()
+            .unwrap()
+            .contains("kind: Deployment")
+    );
+    answer["objects"].as_array().unwrap().clone()
+}
+
+/// The kustomize base's objects as written (no kubectl needed).
+fn base_objects() -> Vec<Value> {
+    let mut files = Vec::new();
+    for dir in ["crd", "rbac", "manager", "prometheus", "network-policy"] {
+        yaml_files(&config().join(dir), &mut files);
+    }
+    files
+        .iter()
+        .filter(|p| !p.ends_with("kustomization.yaml"))
+        .flat_map(|p| documents(&std::fs::read_to_string(p).unwrap()))
+        .collect()
+}
+
+fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    objects
+        .iter()
+        .find(|o| id(o) == (kind.to_string(), name.to_string()))
+        .unwrap_or_else(|| panic!("no {kind} {name}"))
+}
+
+fn manager(deployment: &Value) -> Value {
+    let mut c = deployment["spec"]["template"]["spec"]["containers"][0].clone();
+    c.as_object_mut().unwrap().remove("image");
+    c
+}
+
+#[test]
+fn the_helm_chart_installs_the_kustomize_base_s_objects() {
+    let Some(python) = helm_python() else { return };
+    let objects = helm_install(&python, "pve-operator", "pve-operator-system", &Value::Null);
+    for o in &objects {
+        check_object(o).unwrap_or_else(|e| panic!("{:?}: {e}", id(o)));
+    }
+    // The same objects by kind and name (Helm leaves the namespace to
+    // `--create-namespace`), in the release's namespace.
+    let base = base_objects();
+    let mut want: Vec<_> = base
+        .iter()
+        .filter(|o| o["kind"] != "Namespace")
+        .map(id)
+        .collect();
+    let mut got: Vec<_> = objects.iter().map(id).collect();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want);
+    for o in objects
+        .iter()
+        .filter(|o| o["metadata"].get("namespace").is_some())
+    {
+        assert_eq!(
+            o["metadata"]["namespace"],
+            "pve-operator-system",
+            "{:?}",
+            id(o)
+        );
+    }
+    // The CRDs are the generated ones, and the RBAC is the base's and
+    // covers every request of the controller.
+    for o in objects
+        .iter()
+        .filter(|o| o["kind"] == "CustomResourceDefinition")
+    {
+        let name = o["metadata"]["name"].as_str().unwrap();
+        let committed = find(&base, "CustomResourceDefinition", name);
+        // Equal both ways (a number as Helm sends it, 0 for 0.0).
+        covers(&committed["spec"], &o["spec"], name).unwrap();
+        covers(&o["spec"], &committed["spec"], name).unwrap();
+    }
+    check_rbac(&objects);
+    for kind in ["ClusterRole", "Role"] {
+        let name = if kind == "Role" {
+            "pve-operator-leader-election"
+        } else {
+            "pve-operator"
+        };
+        assert_eq!(
+            find(&objects, kind, name)["rules"],
+            find(&base, kind, name)["rules"],
+            "{kind} {name}"
+        );
+    }
+    // The manager container: the base's args, env, ports, probes,
+    // resources and security context; the published image at appVersion.
+    let deployment = find(&objects, "Deployment", "pve-operator");
+    let base_deployment = find(&base, "Deployment", "pve-operator");
+    covers(&manager(base_deployment), &manager(deployment), "manager").unwrap();
+    assert_eq!(deployment["spec"]["replicas"], 1);
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+        "ghcr.io/fake-pve/pve-operator:0.1.0"
+    );
+    covers(
+        &base_deployment["spec"]["template"]["spec"]["securityContext"],
+        &deployment["spec"]["template"]["spec"]["securityContext"],
+        "securityContext",
+    )
+    .unwrap();
+    assert!(objects.iter().all(|o| o["kind"] != "PodDisruptionBudget"));
+}
+
+#[test]
+fn the_helm_chart_s_values_give_the_production_overlay_and_the_pve_settings() {
+    let Some(python) = helm_python() else { return };
+    let patch: Value = documents(
+        &std::fs::read_to_string(config().join("overlays/production/manager_patch.yaml")).unwrap(),
+    )
+    .remove(0);
+    let pod = &patch["spec"]["template"]["spec"];
+    let values = serde_json::json!({
+        "replicaCount": 2,
+        "image": { "tag": "0.1.1" },
+        "nodeSelector": pod["nodeSelector"],
+        "tolerations": pod["tolerations"],
+        "affinity": pod["affinity"],
+        "resources": pod["containers"][0]["resources"],
+        "reconcileInterval": "10s",
+        "pve": { "existingSecret": "pve-credentials", "defaultCluster": "lab" },
+        "metrics": { "networkPolicy": { "enabled": false } },
+    });
+    let objects = helm_install(&python, "ops", "infra", &values);
+    for o in &objects {
+        check_object(o).unwrap_or_else(|e| panic!("{:?}: {e}", id(o)));
+    }
+    check_rbac(&objects);
+    let d = find(&objects, "Deployment", "ops-pve-operator");
+    assert_eq!(d["spec"]["replicas"], 2);
+    let spec = &d["spec"]["template"]["spec"];
+    for key in ["nodeSelector", "tolerations", "affinity"] {
+        assert_eq!(spec[key], pod[key], "{key}");
+    }
+    let c = &spec["containers"][0];
+    assert_eq!(c["image"], "ghcr.io/fake-pve/pve-operator:0.1.1");
+    assert_eq!(c["resources"], pod["containers"][0]["resources"]);
+    assert_eq!(c["envFrom"][0]["secretRef"]["name"], "pve-credentials");
+    let env = |name: &str| {
+        c["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == name)
+            .map(|e| e["value"].clone())
+    };
+    assert_eq!(env("PROXMOX_DEFAULT_CLUSTER"), Some("lab".into()));
+    assert_eq!(env("RECONCILE_INTERVAL"), Some("10s".into()));
+    assert_eq!(
+        find(&objects, "ServiceAccount", "ops-pve-operator")["metadata"]["namespace"],
+        "infra"
+    );
+    let pdb = find(&objects, "PodDisruptionBudget", "ops-pve-operator");
+    assert_eq!(pdb["spec"]["minAvailable"], 1);
+    assert_eq!(
+        pdb["spec"]["selector"]["matchLabels"],
+        d["spec"]["selector"]["matchLabels"]
+    );
+    assert!(objects.iter().all(|o| o["kind"] != "NetworkPolicy"));
+}
