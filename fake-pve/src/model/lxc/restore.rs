@@ -148,7 +148,11 @@ impl Cluster {
         };
         // check_volume_access with the content type `backup`.
         if let Some((sid, name)) = parse_volid(&req.archive) {
-            self.storage.existing(sid)?;
+            if self.storage.existing(sid)?.kind == "pbs" {
+                return Err(Error::NotImplemented(
+                    "restoring from a Proxmox Backup Server is not emulated by fake-pve".into(),
+                ));
+            }
             if !name.starts_with("backup/") {
                 return Err(Error::failed(format!(
                     "unable to use volume {} - content type needs to be 'backup'",
