@@ -6,6 +6,7 @@ mod common;
 
 use common::{Mode, checked_client, start};
 use pve_client::api::backup::Vzdump;
+use pve_client::api::lxc::CreateCt;
 use pve_client::api::pools::PoolUpdate;
 use pve_client::api::qemu::{ConfigView, CreateVm};
 use pve_client::api::storage::ContentFilter;
@@ -161,4 +162,116 @@ async fn backup_jobs_run_on_the_emulated_clock() {
     );
     b.delete_job("nightly").await.expect("delete");
     assert!(b.index().await.expect("jobs").is_empty());
+}
+
+#[tokio::test]
+async fn a_container_is_backed_up_pruned_and_restored() {
+    let run = start().await;
+    let (pve, checked) = checked_client(&run, Mode::Token);
+    let ct = pve.lxc();
+    let appliance = "debian-12-standard_12.7-1_amd64.tar.zst";
+    ct.apl_download_and_wait(NODE, "local", appliance)
+        .await
+        .expect("template");
+    let create = CreateCt::new(300, &format!("local:vztmpl/{appliance}"))
+        .hostname("ct-web")
+        .memory(768)
+        .rootfs("local-lvm:2")
+        .net(0, "name=eth0,bridge=vmbr0,ip=dhcp")
+        .unprivileged(true);
+    ct.create_vm_and_wait(NODE, &create).await.expect("create");
+    ct.vm_start_and_wait(NODE, 300).await.expect("start");
+
+    // Two backups, an hour apart, of the VM and the container.
+    let b = pve.backup();
+    let req = Vzdump::vmids(&[100, 300])
+        .storage("local")
+        .compress("zstd")
+        .notes_template("{{guestname}}");
+    for _ in 0..2 {
+        let upid = b.vzdump(NODE, &req).await.expect("vzdump").expect("a task");
+        let status = pve.tasks().wait(&upid).await.expect("done");
+        assert!(status.succeeded(), "{status:?}");
+        run.clock().advance(3600);
+    }
+    let filter = ContentFilter {
+        content: Some("backup".into()),
+        vmid: Some(300),
+    };
+    let list = pve
+        .storage_content()
+        .index(NODE, "local", &filter)
+        .await
+        .expect("content");
+    assert_eq!(list.len(), 2);
+    assert!(list.iter().all(|i| i.format == "tar.zst"), "{list:?}");
+    assert!(
+        list[0].volid.starts_with("local:backup/vzdump-lxc-300-"),
+        "{list:?}"
+    );
+    assert_eq!(list[0].notes.as_deref(), Some("ct-web"));
+    let config = b.extractconfig(NODE, &list[1].volid).await.expect("config");
+    assert!(config.contains("hostname: ct-web\n"), "{config}");
+
+    // Prune the container's group to the newest; the VM's stay.
+    let upid = b
+        .delete(NODE, "local", Some("keep-last=1"), Some(300))
+        .await
+        .expect("prune");
+    pve.tasks().wait(&upid).await.expect("pruned");
+    let left = pve
+        .storage_content()
+        .index(NODE, "local", &filter)
+        .await
+        .expect("content");
+    assert_eq!(left.len(), 1);
+    let vm_filter = ContentFilter {
+        content: Some("backup".into()),
+        vmid: Some(100),
+    };
+    let vm_backups = pve
+        .storage_content()
+        .index(NODE, "local", &vm_filter)
+        .await
+        .expect("content");
+    assert_eq!(vm_backups.len(), 2);
+
+    // Restore the container as a new one, and the VM as well.
+    let restore = CreateCt::restore(320, &left[0].volid)
+        .storage("local-lvm")
+        .unique(true);
+    let upid = ct.create_vm(NODE, &restore).await.expect("restore");
+    assert_eq!(upid.kind(), "vzrestore");
+    let status = pve.tasks().wait(&upid).await.expect("restored");
+    assert!(status.succeeded(), "{status:?}");
+    let conf = ct.vm_config(NODE, 320, false).await.expect("config");
+    assert_eq!(conf.hostname.as_deref(), Some("ct-web"));
+    assert_eq!(conf.memory, Some(768));
+    assert_eq!(
+        conf.rootfs.as_deref(),
+        Some("local-lvm:vm-320-disk-0,size=2G")
+    );
+    let restore = CreateVm::new(120).archive(&vm_backups[1].volid);
+    let upid = pve.qemu().create_vm(NODE, &restore).await.expect("restore");
+    let status = pve.tasks().wait(&upid).await.expect("restored");
+    assert!(status.succeeded(), "{status:?}");
+
+    // Restoring over the running container is refused, even with force.
+    let e = ct
+        .create_vm(NODE, &CreateCt::restore(300, &left[0].volid).force(true))
+        .await
+        .expect_err("running");
+    assert_eq!(e.message(), "can't overwrite running container");
+    let e = ct
+        .create_vm(NODE, &CreateCt::restore(320, &left[0].volid))
+        .await
+        .expect_err("exists");
+    assert_eq!(e.message(), "CT 320 already exists on node 'pve'");
+    let names = checked.names();
+    for call in ["POST vzdump", "DELETE delete", "GET extractconfig"] {
+        assert!(
+            names.iter().any(|n| n == call),
+            "{call} not checked: {names:?}"
+        );
+    }
 }

@@ -428,6 +428,11 @@ const CASES: &[Case] = &[
     // containers
     case("get_nodes_node_lxc", "/nodes/{node}/lxc", "/nodes/pve1/lxc"),
     case(
+        "get_nodes_node_lxc_vmid",
+        "/nodes/{node}/lxc/{vmid}",
+        "/nodes/pve1/lxc/200",
+    ),
+    case(
         "get_nodes_node_lxc_vmid_config",
         "/nodes/{node}/lxc/{vmid}/config",
         "/nodes/pve1/lxc/200/config",
@@ -558,6 +563,21 @@ const CASES: &[Case] = &[
         "get_nodes_node_vzdump_extractconfig",
         "/nodes/{node}/vzdump/extractconfig",
         "/nodes/pve1/vzdump/extractconfig?volume={backup}",
+    ),
+    case(
+        "get_nodes_node_vzdump_extractconfig_lxc",
+        "/nodes/{node}/vzdump/extractconfig",
+        "/nodes/pve1/vzdump/extractconfig?volume={ctbackup}",
+    ),
+    case(
+        "get_nodes_node_storage_storage_content_backup_lxc",
+        "/nodes/{node}/storage/{storage}/content",
+        "/nodes/pve1/storage/local/content?content=backup&vmid=200",
+    ),
+    case(
+        "get_nodes_node_storage_storage_content_volume_backup_lxc",
+        "/nodes/{node}/storage/{storage}/content/{volume}",
+        "/nodes/pve1/storage/local/content/{ctbackup}",
     ),
     case(
         "get_nodes_node_storage_storage_prunebackups",
@@ -933,6 +953,21 @@ impl World {
             "/nodes/pve1/lxc/200/config",
             "nameserver=192.0.2.53&onboot=1",
         );
+        // A backup of the running container, with notes.
+        self.task(
+            post.clone(),
+            "/nodes/pve1/vzdump",
+            "vmid=200&storage=local&compress=zstd&mode=snapshot&notes-template=%7B%7Bguestname%7D%7D",
+        );
+        let listing = self.call(
+            Method::GET,
+            "/nodes/pve1/storage/local/content?content=backup&vmid=200",
+            "",
+        );
+        let ctbackup = listing["data"][0]["volid"]
+            .as_str()
+            .expect("a container backup")
+            .to_string();
         // Tasks still running at the end: a full clone of the template
         // that an API token started, and a startall with nothing to start.
         self.token.set(Some(
@@ -953,6 +988,7 @@ impl World {
             ("{running}", running),
             ("{pid}", pid),
             ("{backup}", backup),
+            ("{ctbackup}", ctbackup),
             ("{job}", job),
         ]
     }

@@ -160,27 +160,59 @@ impl Report {
     }
 }
 
+/// Whether guest number `v` of a scale world is a container (every
+/// fourth guest is; the others are VMs).
+pub fn is_container(v: u32) -> bool {
+    v % 4 == 3
+}
+
 /// A world of `vms` guests spread over `nodes` nodes, each configured as
-/// a typical small server (a third of them running).
+/// a typical small server (a third of them running); every fourth guest
+/// is a container, the others are VMs.
 pub fn world_yaml(nodes: u32, vms: u32) -> String {
     let mut y = String::from("cluster: scale\nnodes:\n");
     for i in 0..nodes {
         let _ = writeln!(y, "  - {{name: node{i}, cpus: 64, memory: 512G}}");
     }
     y.push_str("storages:\n  - { id: local, type: dir, path: /var/lib/vz }\n  - { id: local-lvm, type: lvmthin, thinpool: data, vgname: pve, size: 100T }\n");
+    let status = |v: u32| {
+        if v.is_multiple_of(3) {
+            "running"
+        } else {
+            "stopped"
+        }
+    };
+    let mac = |vmid: u32| {
+        format!(
+            "BC:24:11:{:02X}:{:02X}:{:02X}",
+            (vmid >> 16) & 0xff,
+            (vmid >> 8) & 0xff,
+            vmid & 0xff
+        )
+    };
     y.push_str("vms:\n");
-    for v in 0..vms {
+    for v in (0..vms).filter(|v| !is_container(*v)) {
         let vmid = 100 + v;
         let _ = writeln!(
             y,
             "  - {{vmid: {vmid}, node: node{}, name: vm{v}, status: {}, config: {{cores: 2, memory: 2048, ostype: l26, scsihw: virtio-scsi-single, \
-             scsi0: 'local-lvm:vm-{vmid}-disk-0,iothread=1,size=32G', net0: 'virtio=BC:24:11:{:02X}:{:02X}:{:02X},bridge=vmbr0', agent: 1, \
+             scsi0: 'local-lvm:vm-{vmid}-disk-0,iothread=1,size=32G', net0: 'virtio={},bridge=vmbr0', agent: 1, \
              smbios1: 'uuid=00000000-0000-4000-8000-{vmid:012x}', vmgenid: '00000000-0000-4000-9000-{vmid:012x}'}}}}",
             v % nodes.max(1),
-            if v % 3 == 0 { "running" } else { "stopped" },
-            (vmid >> 16) & 0xff,
-            (vmid >> 8) & 0xff,
-            vmid & 0xff,
+            status(v),
+            mac(vmid),
+        );
+    }
+    y.push_str("containers:\n");
+    for v in (0..vms).filter(|v| is_container(*v)) {
+        let vmid = 100 + v;
+        let _ = writeln!(
+            y,
+            "  - {{vmid: {vmid}, node: node{}, hostname: ct{v}, status: {}, config: {{arch: amd64, ostype: debian, cores: 1, memory: 512, swap: 512, \
+             unprivileged: 1, rootfs: 'local-lvm:vm-{vmid}-disk-0,size=8G', net0: 'name=eth0,bridge=vmbr0,hwaddr={},ip=dhcp,type=veth'}}}}",
+            v % nodes.max(1),
+            status(v),
+            mac(vmid),
         );
     }
     y
@@ -241,7 +273,8 @@ async fn calls(pve: &Running, nodes: u32, vms: u32, requests: u32) -> Result<Vec
             rng ^= rng << 17;
             let v = u32::try_from(rng % u64::from(vms)).unwrap_or(0);
             let (vmid, node) = (100 + v, v % nodes);
-            let base = format!("{}/nodes/node{node}/qemu/{vmid}", pve.api_url());
+            let kind = if is_container(v) { "lxc" } else { "qemu" };
+            let base = format!("{}/nodes/node{node}/{kind}/{vmid}", pve.api_url());
             let req = match call {
                 0 => http.get(format!("{base}/status/current")),
                 1 => http.get(format!("{base}/config")),

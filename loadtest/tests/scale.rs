@@ -10,11 +10,20 @@ static ALLOC: Cap<std::alloc::System> = Cap::new(std::alloc::System, usize::MAX)
 
 #[test]
 fn the_world_has_the_asked_guests_spread_over_the_nodes() {
-    let y = world_yaml(3, 7);
+    let y = world_yaml(3, 8);
     let s = fake_pve::Scenario::parse(&y, "t").expect("valid scenario");
-    assert_eq!(s.vms.len(), 7);
+    // Every fourth guest is a container: 103 and 107.
+    assert_eq!(s.vms.len(), 6);
+    assert_eq!(s.containers.len(), 2);
     assert_eq!(s.nodes.len(), 3);
-    assert_eq!(s.vms[4].node.as_deref(), Some("node1"));
+    assert_eq!(s.vms[4].node.as_deref(), Some("node2"));
+    assert_eq!(s.containers[0].vmid, 103);
+    assert_eq!(s.containers[1].node.as_deref(), Some("node1"));
+    // The world builds, with both kinds in one VMID space.
+    let c = s
+        .build(fake_pve::PveVersion::V9_1, "pw", 1_790_000_000)
+        .expect("builds");
+    assert!(c.guests().ct(107).is_some() && c.guests().get(&106).is_some());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

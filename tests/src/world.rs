@@ -636,7 +636,7 @@ impl PveWorld {
             }
         }
         for (k, v) in params.pairs() {
-            if matches!(k.as_str(), "vmid" | "newid" | "vms") {
+            if matches!(k.as_str(), "vmid" | "newid" | "vms" | "target-vmid") {
                 for id in v
                     .split([',', ';', ' '])
                     .filter_map(|x| x.parse::<u32>().ok())

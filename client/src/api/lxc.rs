@@ -306,9 +306,44 @@ pub struct CreateCt {
     ssh_public_keys: Option<String>,
     unprivileged: Option<bool>,
     start: Option<bool>,
+    pool: Option<String>,
+    restore: Option<bool>,
+    force: Option<bool>,
+    unique: Option<bool>,
 }
 
 impl CreateCt {
+    /// A container `vmid` restored from the backup volume `archive`
+    /// (`local:backup/vzdump-lxc-...`): the task is a `vzrestore`.
+    pub fn restore(vmid: u32, archive: &str) -> Self {
+        Self {
+            restore: Some(true),
+            ..Self::new(vmid, archive)
+        }
+    }
+
+    /// Adds it to a resource pool.
+    #[must_use]
+    pub fn pool(mut self, pool: &str) -> Self {
+        self.pool = Some(pool.to_string());
+        self
+    }
+
+    /// With [`CreateCt::restore`]: overwrites an existing, stopped
+    /// container.
+    #[must_use]
+    pub fn force(mut self, yes: bool) -> Self {
+        self.force = Some(yes);
+        self
+    }
+
+    /// With [`CreateCt::restore`]: new MAC addresses.
+    #[must_use]
+    pub fn unique(mut self, yes: bool) -> Self {
+        self.unique = Some(yes);
+        self
+    }
+
     /// A container `vmid` from the template volume `ostemplate`.
     pub fn new(vmid: u32, ostemplate: &str) -> Self {
         Self {
@@ -363,7 +398,11 @@ impl CreateCt {
             .opt("password", self.password.as_deref())
             .opt("ssh-public-keys", self.ssh_public_keys.as_deref())
             .opt("unprivileged", self.unprivileged)
-            .opt("start", self.start);
+            .opt("start", self.start)
+            .opt("pool", self.pool.as_deref())
+            .opt("restore", self.restore)
+            .opt("force", self.force)
+            .opt("unique", self.unique);
         for (k, v) in &self.settings.0 {
             p.push(k.clone(), v.as_str());
         }
@@ -831,6 +870,29 @@ impl Lxc<'_> {
             .set("volume", volume)
             .set("storage", storage)
             .opt("delete", delete.then_some(true));
+        self.task(Method::POST, &ct_path(node, vmid, "/move_volume"), &params)
+            .await
+    }
+
+    /// `POST .../move_volume` (`move_volume`) with `target-vmid`: the
+    /// volume goes to another container of the node (as `target_volume`,
+    /// default the same key); a `move_volume` task.
+    ///
+    /// # Errors
+    /// `Cannot move to/from 'rootfs'`, `Target volume key 'mp0' is
+    /// already in use for container '301'`, ...
+    pub async fn move_volume_to_ct(
+        &self,
+        node: &str,
+        vmid: u32,
+        volume: &str,
+        target_vmid: u32,
+        target_volume: Option<&str>,
+    ) -> Result<Upid> {
+        let params = Params::new()
+            .set("volume", volume)
+            .set("target-vmid", target_vmid)
+            .opt("target-volume", target_volume);
         self.task(Method::POST, &ct_path(node, vmid, "/move_volume"), &params)
             .await
     }

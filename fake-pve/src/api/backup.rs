@@ -367,7 +367,18 @@ fn backup_info_index(_: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /cluster/backup-info/not-backed-up`.
 fn get_guests_not_in_backup(ctx: &Ctx<'_>) -> Result<Reply> {
-    Ok(Value::Array(ctx.with(|c| c.not_backed_up())).into())
+    let who = ctx.who()?.clone();
+    // Guests the caller may not audit are left out, not to leak names.
+    let items = ctx.with(|c| {
+        c.not_backed_up()
+            .into_iter()
+            .filter(|e| {
+                c.access()
+                    .has_priv(&who, &format!("/vms/{}", e["vmid"]), "VM.Audit")
+            })
+            .collect::<Vec<_>>()
+    });
+    Ok(Value::Array(items).into())
 }
 
 /// `POST /nodes/{node}/qemu` with `archive`: the `qmrestore` task.

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use super::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::lxc::power::PowerCall;
 use crate::model::lxc::{
-    CtCloneRequest, CtCreateRequest, CtMigrateJob, CtMoveRequest, CtUpdate, schema,
+    CtCloneRequest, CtCreateRequest, CtMigrateJob, CtMoveRequest, CtReassignRequest,
+    CtRestoreRequest, CtUpdate, schema,
 };
 use crate::model::storage::ops::Feature;
 use crate::model::{Error, Result, Worker};
@@ -22,6 +23,7 @@ pub fn routes() -> Vec<Route> {
     vec![
         get("/nodes/{node}/lxc", vmlist),
         post("/nodes/{node}/lxc", create_vm),
+        get("/nodes/{node}/lxc/{vmid}", vmdiridx),
         delete("/nodes/{node}/lxc/{vmid}", destroy_vm),
         get("/nodes/{node}/lxc/{vmid}/config", vm_config),
         put("/nodes/{node}/lxc/{vmid}/config", update_vm),
@@ -128,19 +130,26 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
     if ctx.params.bool("restore")?.unwrap_or(false) {
-        return Err(Error::NotImplemented(
-            "restoring a container backup (restore=1) is not emulated by fake-pve yet".into(),
-        ));
+        return restore_ct(ctx, &node, vmid);
     }
-    if let Some(pool) = ctx.params.str("pool") {
-        return Err(Error::not_found(format!("pool '{pool}' does not exist")));
-    }
+    let pool = ctx.params.str("pool");
     let who = ctx.who()?.clone();
     let version = ctx.state.settings().version;
     let unprivileged = ctx.params.bool("unprivileged")?;
     ctx.with(|c| {
-        c.access()
-            .check_perm(&who, &format!("/vms/{vmid}"), &["VM.Allocate"])?;
+        if let Some(p) = &pool {
+            c.access().check_pool_exist(p)?;
+        }
+        let allocate = c
+            .access()
+            .has_priv(&who, &format!("/vms/{vmid}"), "VM.Allocate")
+            || pool.as_ref().is_some_and(|p| {
+                c.access()
+                    .has_priv(&who, &format!("/pool/{p}"), "VM.Allocate")
+            });
+        if !allocate {
+            return Err(Error::Forbidden("Permission check failed".into()));
+        }
         if !unprivileged.unwrap_or(version.is_v9()) {
             c.access().check_perm(&who, "/", &["Sys.Modify"])?;
         }
@@ -197,8 +206,126 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         unprivileged,
         is_root: is_root(ctx)?,
         start,
+        pool,
     };
     start_create(ctx, &node, req)
+}
+
+/// `POST /nodes/{node}/lxc` with `restore=1`: the `vzrestore` task.
+fn restore_ct(ctx: &Ctx<'_>, node: &str, vmid: u32) -> Result<Reply> {
+    let who = ctx.who()?.clone();
+    let force = ctx.params.bool("force")?.unwrap_or(false);
+    let unprivileged = ctx.params.bool("unprivileged")?;
+    let pool = ctx.params.str("pool");
+    let archive = ctx.param("ostemplate")?;
+    let storage = ctx.params.str("storage");
+    let config: std::collections::BTreeMap<String, String> = ctx
+        .params
+        .names()
+        .filter(|k| !schema::CREATE_ONLY.contains(k))
+        .filter_map(|k| Some((k.to_string(), ctx.params.str(k)?)))
+        .collect();
+    let mut sids: Vec<String> = config
+        .iter()
+        .filter(|(k, _)| schema::is_mount_key(k))
+        .filter_map(|(_, v)| {
+            let vol = schema::mp_volume(v)?.to_string();
+            if vol.starts_with('/') {
+                return None;
+            }
+            Some(match vol.split_once(':') {
+                Some((s, _)) => s.to_string(),
+                None => storage.clone().unwrap_or_else(|| "local".into()),
+            })
+        })
+        .collect();
+    if !config.contains_key("rootfs") {
+        sids.push(storage.clone().unwrap_or_else(|| "local".into()));
+    }
+    let sys_modify = ctx.with(|c| {
+        if let Some(p) = &pool {
+            c.access().check_pool_exist(p)?;
+        }
+        let access = c.access();
+        let same = c.guests().ct(vmid).is_some_and(|ct| ct.node() == node);
+        if access.has_priv(&who, &format!("/vms/{vmid}"), "VM.Allocate")
+            || pool
+                .as_ref()
+                .is_some_and(|p| access.has_priv(&who, &format!("/pool/{p}"), "VM.Allocate"))
+        {
+            // OK
+        } else if force && same && access.has_priv(&who, &format!("/vms/{vmid}"), "VM.Backup") {
+            let was_unprivileged = c
+                .guests()
+                .ct(vmid)
+                .is_some_and(|ct| ct.config().get("unprivileged").is_some_and(|u| u == "1"));
+            if was_unprivileged && unprivileged == Some(false) {
+                access.check_perm(&who, "/", &["Sys.Modify"])?;
+            }
+        } else {
+            return Err(Error::Forbidden("Permission check failed".into()));
+        }
+        c.check_ct_modify_config_perm(
+            &who,
+            vmid,
+            None,
+            &config,
+            &[],
+            unprivileged.unwrap_or(false),
+        )?;
+        // check_volume_access on the archive, as content `backup`.
+        if let Some((sid, name)) = archive.split_once(':')
+            && !access.has_priv(&who, &format!("/storage/{sid}"), "Datastore.Allocate")
+        {
+            let file = name.rsplit('/').next().unwrap_or_default();
+            match crate::model::storage::content::backup_info(file).1 {
+                Some(owner) if owner == vmid => {}
+                Some(owner) => {
+                    access.check_perm(
+                        &who,
+                        &format!("/storage/{sid}"),
+                        &["Datastore.AllocateSpace"],
+                    )?;
+                    access.check_perm(&who, &format!("/vms/{owner}"), &["VM.Backup"])?;
+                }
+                None => {
+                    return Err(Error::failed(format!(
+                        "missing privileges to access {archive}"
+                    )));
+                }
+            }
+        }
+        for s in &sids {
+            access.check_perm(&who, &format!("/storage/{s}"), &["Datastore.AllocateSpace"])?;
+        }
+        Ok::<_, Error>(access.has_priv(&who, "/", "Sys.Modify"))
+    })?;
+    let start = ctx
+        .params
+        .bool("start")?
+        .unwrap_or(false)
+        .then(|| (who.to_string(), ctx.task_ms("vzstart")));
+    let req = CtRestoreRequest {
+        vmid,
+        node: node.to_string(),
+        archive,
+        force,
+        unique: ctx.params.bool("unique")?.unwrap_or(false),
+        storage,
+        config,
+        unprivileged,
+        is_root: is_root(ctx)?,
+        sys_modify,
+        pool,
+        start,
+    };
+    let now_ms = ctx.now_ms();
+    let ms = ctx.task_ms("vzrestore");
+    let upid = ctx.with(|c| {
+        let worker = c.restore_ct(req, &mut ctx.rq())?;
+        Ok::<_, Error>(c.start_task(node, worker, &who.to_string(), now_ms, ms))
+    })?;
+    Ok(json!(upid).into())
 }
 
 fn start_create(ctx: &Ctx<'_>, node: &str, req: CtCreateRequest) -> Result<Reply> {
@@ -210,6 +337,32 @@ fn start_create(ctx: &Ctx<'_>, node: &str, req: CtCreateRequest) -> Result<Reply
         Ok::<_, Error>(c.start_task(node, worker, &who, now_ms, ms))
     })?;
     Ok(json!(upid).into())
+}
+
+/// `GET /nodes/{node}/lxc/{vmid}`: the index, once the config loads (a
+/// missing container answers as a missing config does).
+fn vmdiridx(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    ctx.with(|c| c.ct(&node, vmid).map(|_| ()))?;
+    let subdirs = [
+        "config",
+        "pending",
+        "status",
+        "vncproxy",
+        "termproxy",
+        "vncwebsocket",
+        "spiceproxy",
+        "migrate",
+        "clone",
+        "rrd",
+        "rrddata",
+        "firewall",
+        "snapshot",
+        "resize",
+        "interfaces",
+    ];
+    Ok(Value::Array(subdirs.iter().map(|s| json!({ "subdir": s })).collect()).into())
 }
 
 /// `DELETE /nodes/{node}/lxc/{vmid}`.
@@ -464,13 +617,9 @@ fn move_volume(ctx: &Ctx<'_>) -> Result<Reply> {
     let storage = ctx.params.str("storage");
     let target = ctx.params.str("target-vmid");
     match (storage, target) {
-        (Some(_), Some(_)) => {
-            let msg = "either set 'storage' or 'target-vmid', but not both";
-            let mut e = std::collections::BTreeMap::new();
-            e.insert("target-vmid".to_string(), msg.to_string());
-            e.insert("storage".to_string(), msg.to_string());
-            Err(Error::Invalid(e))
-        }
+        (Some(_), Some(_)) => Err(Error::failed(
+            "either set storage or target-vmid, but not both",
+        )),
         (None, None) => {
             let msg = "both 'storage' and 'target-vmid' missing, either needs to be set";
             let mut e = std::collections::BTreeMap::new();
@@ -478,9 +627,38 @@ fn move_volume(ctx: &Ctx<'_>) -> Result<Reply> {
             e.insert("storage".to_string(), msg.to_string());
             Err(Error::Invalid(e))
         }
-        (None, Some(_)) => Err(Error::NotImplemented(
-            "moving a volume to another container (target-vmid) is not emulated by fake-pve".into(),
-        )),
+        (None, Some(target)) => {
+            let target_vmid = target.parse::<u32>().map_err(|_| {
+                Error::invalid(
+                    "target-vmid",
+                    format!("value '{target}' does not look like a valid VM ID"),
+                )
+            })?;
+            let who = ctx.who()?.clone();
+            let req = CtReassignRequest {
+                volume: ctx.param("volume")?,
+                target_vmid,
+                target_volume: ctx.params.str("target-volume"),
+                digest: ctx.params.str("digest"),
+                target_digest: ctx.params.str("target-digest"),
+            };
+            ctx.with(|c| {
+                if !is_root(ctx)? {
+                    c.access().check_perm(
+                        &who,
+                        &format!("/vms/{target_vmid}"),
+                        &["VM.Config.Disk"],
+                    )?;
+                }
+                let sid = c.ct_reassign_storage(&node, vmid, &req)?;
+                c.access().check_perm(
+                    &who,
+                    &format!("/storage/{sid}"),
+                    &["Datastore.AllocateSpace"],
+                )
+            })?;
+            start(ctx, &node, |c| c.reassign_ct_volume(&node, vmid, req))
+        }
         (Some(storage), None) => {
             let who = ctx.who()?.clone();
             ctx.with(|c| {

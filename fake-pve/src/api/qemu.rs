@@ -137,6 +137,10 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         .filter(|k| !qemu::CREATE_ONLY.contains(k))
         .filter_map(|k| Some((k.to_string(), ctx.params.str(k)?)))
         .collect();
+    if let Some(tags) = config.get("tags") {
+        let who = ctx.who()?.clone();
+        ctx.with(|c| c.assert_tag_permissions(&who, vmid, None, Some(tags)))?;
+    }
     let who = ctx.who()?.to_string();
     let now_ms = ctx.now_ms();
     let start = start.then(|| (who.clone(), ctx.task_ms("qmstart")));
@@ -294,11 +298,31 @@ fn parse_update(ctx: &Ctx<'_>, vmid: u32) -> Result<ConfigUpdate> {
     })
 }
 
+/// `assert_tag_permissions` for a config update that sets or deletes
+/// `tags`.
+fn check_tags(ctx: &Ctx<'_>, node: &str, vmid: u32, u: &ConfigUpdate) -> Result<()> {
+    let deleting = u.delete.iter().any(|k| k == "tags");
+    if !u.set.contains_key("tags") && !deleting {
+        return Ok(());
+    }
+    let who = ctx.who()?.clone();
+    ctx.with(|c| {
+        let old = c.vm(node, vmid)?.config().get("tags").cloned();
+        let new = if deleting {
+            Some("")
+        } else {
+            u.set.get("tags").map(String::as_str)
+        };
+        c.assert_tag_permissions(&who, vmid, old.as_deref(), new)
+    })
+}
+
 /// `PUT .../config`: synchronous, answers null.
 fn update_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
     let u = parse_update(ctx, vmid)?;
+    check_tags(ctx, &node, vmid, &u)?;
     apply_update(ctx, &node, vmid, &u)
 }
 
@@ -318,6 +342,7 @@ fn update_vm_async(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
     let u = parse_update(ctx, vmid)?;
+    check_tags(ctx, &node, vmid, &u)?;
     ctx.with(|c| c.check_update(&node, vmid, &u))?;
     run_task(ctx, &node, qemu_worker("qmconfig", vmid, QemuOp::Config(u)))
 }

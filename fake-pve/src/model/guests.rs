@@ -123,6 +123,24 @@ impl Guests {
         self.cts.get(&vmid).map(|c| ("CT", c.node()))
     }
 
+    /// Every VMID in use, VMs and containers, in order.
+    pub fn all_ids(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = self.vms.keys().chain(self.cts.keys()).copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The guest type of `vmid` as the vmlist names it: `qemu` or `lxc`.
+    pub fn kind(&self, vmid: u32) -> Option<&'static str> {
+        if self.vms.contains_key(&vmid) {
+            Some("qemu")
+        } else if self.cts.contains_key(&vmid) {
+            Some("lxc")
+        } else {
+            None
+        }
+    }
+
     /// The container `vmid`.
     pub fn ct(&self, vmid: u32) -> Option<&Ct> {
         self.cts.get(&vmid)

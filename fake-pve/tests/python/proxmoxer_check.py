@@ -364,6 +364,62 @@ def check_backup_restore(prox, auth, node, storage, bridge, backup_storage):
     ok(auth, f"cleaned up {vmid}, {newid}, the backup and {pool}")
 
 
+def check_ct_backup_restore(prox, auth, node, storage, bridge, backup_storage):
+    """Containers: create -> vzdump twice -> prune to one -> restore=1 -> clean up."""
+    template = ostemplate(prox, node)
+    vmid = int(prox.cluster.nextid.get())
+    lxc = prox.nodes(node).lxc
+    wait_ok(prox, lxc.post(vmid=vmid, ostemplate=template, hostname=f"ctbackup-{vmid}", memory=512,
+                           rootfs=f"{storage}:1", net0=f"name=eth0,bridge={bridge},ip=dhcp",
+                           unprivileged=1), "create_vm (lxc)")
+    volids = []
+    for i in range(2):
+        if i:
+            time.sleep(1.1)  # backup names carry the second
+        upid = prox.nodes(node).vzdump.post(vmid=vmid, storage=backup_storage, compress="zstd",
+                                            mode="snapshot", **{"notes-template": "{{guestname}}"})
+        task = wait_ok(prox, upid, "vzdump (lxc)")
+        expect(task["type"] == "vzdump" and task["id"] == str(vmid), f"vzdump (lxc): task {task!r}")
+        lines = [l["t"] for l in prox.nodes(node).tasks(upid).log.get(limit=1000)]
+        expect(f"INFO: Starting Backup of VM {vmid} (lxc)" in lines, f"vzdump (lxc) log: {lines!r}")
+        expect("INFO: Backup job finished successfully" in lines, f"vzdump (lxc) log: {lines!r}")
+    content = prox.nodes(node).storage(backup_storage).content.get(content="backup", vmid=vmid)
+    volids = sorted(c["volid"] for c in content)
+    expect(len(volids) == 2, f"backups of CT {vmid}: {content!r}")
+    for c in content:
+        expect(c.get("subtype") == "lxc" and c.get("notes") == f"ctbackup-{vmid}"
+               and c["volid"].endswith(".tar.zst"), f"backup entry (lxc): {c!r}")
+    config = prox.nodes(node).vzdump.extractconfig.get(volume=volids[-1])
+    expect(f"hostname: ctbackup-{vmid}" in config, f"extractconfig (lxc): {config!r}")
+    ok(auth, f"vzdump (lxc) x2 -> {volids!r}")
+
+    wait_ok(prox, prox.nodes(node).storage(backup_storage).prunebackups.delete(
+        **{"prune-backups": "keep-last=1", "vmid": vmid, "type": "lxc"}), "prunebackups (lxc)")
+    left = [c["volid"] for c in prox.nodes(node).storage(backup_storage).content.get(content="backup", vmid=vmid)]
+    expect(left == [volids[1]], f"after prune (lxc): {left!r}")
+    ok(auth, f"prunebackups (lxc) keep-last=1 -> {left!r}")
+
+    newid = vmid + 1
+    task = wait_ok(prox, lxc.post(vmid=newid, ostemplate=volids[1], restore=1, unique=1, storage=storage),
+                   "restore (lxc)")
+    expect(task["type"] == "vzrestore" and task["id"] == str(newid), f"restore (lxc): task {task!r}")
+    restored = lxc(newid).config.get()
+    expect(restored.get("hostname") == f"ctbackup-{vmid}", f"restored config (lxc): {restored!r}")
+    expect(restored.get("rootfs", "").startswith(f"{storage}:"), f"restored rootfs: {restored.get('rootfs')!r}")
+    try:
+        lxc.post(vmid=newid, ostemplate=volids[1], restore=1, storage=storage)
+    except ResourceException as e:
+        expect(e.status_code == 500 and "already exists" in str(e.content), f"restore over CT {newid}: {e.content!r}")
+    else:
+        raise CheckFailed(f"restore over CT {newid} without force: expected a refusal")
+    ok(auth, f"restore (lxc) {volids[1]} -> {newid}")
+
+    for v in (newid, vmid):
+        wait_ok(prox, lxc(v).delete(purge=1), f"destroy_vm (lxc) {v}")
+    wait_ok(prox, prox.nodes(node).storage(backup_storage).content(volids[1]).delete(), "delete backup (lxc)")
+    ok(auth, f"cleaned up CTs {vmid}, {newid} and the backup")
+
+
 def main():
     host = env("PVE_HOST")
     port = int(env("PVE_PORT"))
@@ -386,6 +442,7 @@ def main():
     check_ct_lifecycle(prox, "password", node, storage, bridge)
 
     check_backup_restore(prox, "password", node, storage, bridge, backup_storage)
+    check_ct_backup_restore(prox, "password", node, storage, bridge, backup_storage)
 
     prox = ProxmoxAPI(host, port=port, user=user, token_name=token_name, token_value=token_value, verify_ssl=False)
     check_api(prox, "token")
@@ -393,6 +450,7 @@ def main():
     check_ct_lifecycle(prox, "token", node, storage, bridge)
 
     check_backup_restore(prox, "token", node, storage, bridge, backup_storage)
+    check_ct_backup_restore(prox, "token", node, storage, bridge, backup_storage)
 
     try:
         ProxmoxAPI(host, port=port, user=user, password=password + "-wrong", verify_ssl=False)

@@ -70,6 +70,13 @@ async fn vzdump_vm(w: &mut PveWorld, step: &Step, vm: String, storage: String) {
     vzdump(w, step, &vm, &storage, true).await;
 }
 
+/// `vzdump` of one container (the same call: vzdump takes any guest).
+#[when(expr = "I back up container {string} to storage {string}")]
+#[given(expr = "container {string} was backed up to storage {string}")]
+async fn vzdump_ct(w: &mut PveWorld, step: &Step, ct: String, storage: String) {
+    vzdump(w, step, &ct, &storage, true).await;
+}
+
 /// `vzdump` without waiting for its task.
 #[when(expr = "I start a backup of VM {string} to storage {string}")]
 async fn vzdump_start(w: &mut PveWorld, step: &Step, vm: String, storage: String) {
@@ -108,6 +115,13 @@ async fn remember_backup(
     w.vars.insert(var, volid);
 }
 
+/// Remembers the newest backup of a container as `{var:NAME}`.
+#[when(expr = "I remember the newest backup of container {string} on storage {string} as {string}")]
+async fn remember_ct_backup(w: &mut PveWorld, ct: String, storage: String, var: String) {
+    remember_backup(w, "newest".into(), ct, storage, var).await;
+}
+
+#[when(expr = "I list the backups of container {string} on storage {string}")]
 #[when(expr = "I list the backups of VM {string} on storage {string}")]
 async fn list_backups(w: &mut PveWorld, vm: String, storage: String) {
     let id = vmid(w, &vm);
@@ -143,6 +157,24 @@ async fn restore(w: &mut PveWorld, step: &Step, volume: String, vm: String) {
         params.push(k.clone(), v.clone());
     }
     let path = node_path(w, "/qemu");
+    call_task(w, Method::POST, &path, params).await;
+}
+
+/// `create_vm` of a container with `restore=1` and the backup as
+/// `ostemplate` (a vzrestore task; the container is destroyed after the
+/// scenario).
+#[when(expr = "I restore {string} as container {string}")]
+async fn restore_ct(w: &mut PveWorld, step: &Step, volume: String, ct: String) {
+    let id = vmid(w, &ct);
+    w.made(Made::Ct(id));
+    let mut params = Params::new()
+        .set("vmid", id)
+        .set("ostemplate", w.expand(&volume).as_str())
+        .set("restore", true);
+    for (k, v) in table_params(w, step).pairs() {
+        params.push(k.clone(), v.clone());
+    }
+    let path = node_path(w, "/lxc");
     call_task(w, Method::POST, &path, params).await;
 }
 

@@ -270,3 +270,12 @@ async fn set_interfaces(w: &mut PveWorld, step: &Step, ct: String) {
     )
     .await;
 }
+
+/// `move_volume` with the table as parameters (`target-vmid` given as
+/// `{vmN}`): a `move_volume` task.
+#[when(expr = "I move a volume of container {string} with:")]
+async fn move_volume(w: &mut PveWorld, step: &Step, ct: String) {
+    let params = table_params(w, step);
+    let path = ct_path(w, &ct, "/move_volume");
+    call_task(w, Method::POST, &path, params).await;
+}

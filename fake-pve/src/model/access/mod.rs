@@ -21,6 +21,7 @@ use super::{Error, PveVersion, Result};
 
 mod privileges;
 mod roles;
+pub mod tags;
 mod users;
 use users::no_such_token;
 
@@ -228,6 +229,10 @@ pub struct Access {
     /// Resource pools (`pool:` lines), see [`crate::model::pools`].
     #[serde(default, skip_serializing_if = "crate::model::pools::Pools::is_empty")]
     pub(in crate::model) pools: crate::model::pools::Pools,
+    /// `datacenter.cfg`'s tag rules (`registered-tags`,
+    /// `user-tag-access`).
+    #[serde(default, skip_serializing_if = "tags::TagAccess::is_default")]
+    pub(in crate::model) tag_access: tags::TagAccess,
 }
 
 /// One change of `PUT /access/acl`: every role for every subject.

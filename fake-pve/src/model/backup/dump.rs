@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 use super::prune::{KeepOptions, mark_backups};
 use super::{Archive, ArchiveDisk, BackupOp, archive_key, name_time, timestamp};
 use crate::model::cluster::Cluster;
+use crate::model::cluster::Storage;
 use crate::model::qemu::{EffectResult, Vm, VmStatus, drive_file, is_drive_key};
+use crate::model::storage::ops::Feature;
 use crate::model::storage::{Volume, parse_volid, path_based};
 use crate::model::tasks::{TaskEffect, Worker};
 use crate::model::{Context, Error, Result};
@@ -191,6 +193,77 @@ fn format_size(bytes: u64) -> String {
     format!("{:.2}TB", gb / 1024.0)
 }
 
+/// A backup volume written, for [`Cluster::store_backup`].
+struct Stored<'a> {
+    storage: &'a Storage,
+    node: &'a str,
+    vmid: u32,
+    /// `qemu` or `lxc`.
+    kind: &'static str,
+    /// `backup/vzdump-...`.
+    name: String,
+    format: &'static str,
+    size: u64,
+    at: i64,
+    /// `{{guestname}}`: the VM's name, the container's hostname.
+    guestname: String,
+}
+
+/// One guest's outcome: its log, or its log and why it failed.
+type GuestResult = std::result::Result<Vec<String>, (Vec<String>, String)>;
+
+/// The extension and format of a container archive by compressor.
+fn tar_ext(compress: &str) -> (&'static str, &'static str) {
+    match compress {
+        "1" | "lzo" => (".tar.lzo", "tar.lzo"),
+        "gzip" => (".tar.gz", "tar.gz"),
+        "zstd" => (".tar.zst", "tar.zst"),
+        _ => (".tar", "tar"),
+    }
+}
+
+/// GNU tar's `--totals` sizes: `9.8KiB`, `47MiB`, `1.1GiB`.
+pub(crate) fn tar_human(bytes: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    #[allow(clippy::cast_precision_loss)]
+    let mut v = bytes as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < units.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{bytes}B")
+    } else if v < 10.0 {
+        format!("{:.1}{}", (v * 10.0).ceil() / 10.0, units[i])
+    } else {
+        format!("{}{}", v.ceil(), units[i])
+    }
+}
+
+/// rsync's `-h` sizes (powers of 1000): `812`, `1.37G`.
+fn rsync_human(bytes: u64) -> String {
+    let units = ['K', 'M', 'G', 'T', 'P'];
+    #[allow(clippy::cast_precision_loss)]
+    let mut v = bytes as f64;
+    if v < 1000.0 {
+        return bytes.to_string();
+    }
+    let mut i = 0;
+    v /= 1000.0;
+    while v >= 1000.0 && i + 1 < units.len() {
+        v /= 1000.0;
+        i += 1;
+    }
+    format!("{v:.2}{}", units[i])
+}
+
+/// The logical volume of a volume ID (`vm-200-disk-0`).
+fn lv_name(volid: &str) -> &str {
+    let name = volid.split_once(':').map_or(volid, |(_, n)| n);
+    name.rsplit('/').next().unwrap_or(name)
+}
+
 /// The rank of a drive in `foreach_volume` order.
 fn drive_rank(key: &str) -> (u8, u32) {
     let digits = key.trim_start_matches(|c: char| c.is_ascii_alphabetic());
@@ -249,8 +322,8 @@ impl Cluster {
             vmid.to_vec()
         } else if all {
             self.guests
-                .keys()
-                .copied()
+                .all_ids()
+                .into_iter()
                 .filter(|v| !exclude.contains(v))
                 .collect()
         } else {
@@ -260,8 +333,8 @@ impl Cluster {
         ids.dedup();
         ids.retain(|v| {
             self.guests
-                .get(v)
-                .is_none_or(|g| node.is_none_or(|n| g.node == n))
+                .holder(*v)
+                .is_none_or(|(_, g)| node.is_none_or(|n| g == n))
         });
         ids
     }
@@ -350,6 +423,15 @@ impl Cluster {
         let mut failures = BTreeMap::new();
         let mut locked = Vec::new();
         for vmid in &vmids {
+            if self.guests.kind(*vmid) == Some("lxc") {
+                match self.lock_ct(*vmid, "backup") {
+                    Err(e) => {
+                        failures.insert(*vmid, e.to_string());
+                    }
+                    Ok(()) => locked.push(*vmid),
+                }
+                continue;
+            }
             match self.guests.get_mut(vmid) {
                 None => {
                     failures.insert(*vmid, format!("unable to find VM '{vmid}'"));
@@ -392,6 +474,7 @@ impl Cluster {
             {
                 vm.config.remove("lock");
             }
+            self.unlock_ct(*vmid, "backup");
         }
     }
 
@@ -405,13 +488,27 @@ impl Cluster {
         for vmid in job.vmids.clone() {
             let result = match job.failures.get(&vmid) {
                 Some(e) if !self.guests.contains_key(&vmid) => Err((Vec::new(), e.clone())),
-                Some(e) => Err((
-                    vec![
-                        format!("INFO: Starting Backup of VM {vmid} (qemu)"),
-                        format!("INFO: Backup started at {}", timestamp(at)),
-                    ],
-                    e.clone(),
-                )),
+                Some(e) => {
+                    let kind = self.guests.kind(vmid).unwrap_or("qemu");
+                    let running = match kind {
+                        "lxc" => self.guests.ct(vmid).is_some_and(|c| c.running()),
+                        _ => self.guests.get(&vmid).is_some_and(Vm::running),
+                    };
+                    Err((
+                        vec![
+                            format!("INFO: Starting Backup of VM {vmid} ({kind})"),
+                            format!("INFO: Backup started at {}", timestamp(at)),
+                            format!(
+                                "INFO: status = {}",
+                                if running { "running" } else { "stopped" }
+                            ),
+                        ],
+                        e.clone(),
+                    ))
+                }
+                None if self.guests.kind(vmid) == Some("lxc") => {
+                    self.dump_ct(&job, vmid, at, per_guest)
+                }
                 None => self.dump_guest(&job, vmid, at, per_guest),
             };
             at += per_guest;
@@ -434,14 +531,292 @@ impl Cluster {
         Ok(lines)
     }
 
-    /// One guest's backup: the archive volume and its log.
-    fn dump_guest(
+    /// What follows the archive of any guest: the volume and what it
+    /// holds, its notes and protection, then the prune of its group.
+    fn store_backup(
         &mut self,
         job: &DumpJob,
-        vmid: u32,
-        at: i64,
-        secs: i64,
-    ) -> std::result::Result<Vec<String>, (Vec<String>, String)> {
+        st: Stored<'_>,
+        archive: Archive,
+        l: &mut Vec<String>,
+    ) {
+        let s = st.storage;
+        let node = st.node;
+        let vmid = st.vmid;
+        let name = st.name;
+        let volid = format!("{}:{name}", s.storage);
+        let volume = Volume {
+            storage: s.storage.clone(),
+            name: name.clone(),
+            size: st.size,
+            format: st.format.into(),
+            vmid,
+            ctime: st.at,
+        };
+        self.storage.put_file_volume(s, node, volume);
+        self.backups
+            .put_archive(archive_key(s.shared, node, &volid), archive);
+        if let Some(t) = job.notes_template.as_deref().filter(|t| !t.is_empty()) {
+            l.push("INFO: adding notes to backup".into());
+            let cluster = self
+                .nodes
+                .cluster_name()
+                .cloned()
+                .unwrap_or_else(|| "standalone node".into());
+            let notes = render_notes(t, &cluster, &st.guestname, node, vmid);
+            let _ = self
+                .storage
+                .update_volume_attrs(&s.storage, node, &name, Some(notes), None);
+        }
+        if job.protected {
+            l.push("INFO: marking backup as protected".into());
+            let _ = self
+                .storage
+                .update_volume_attrs(&s.storage, node, &name, None, Some(true));
+        }
+        if job.remove {
+            let keep = job
+                .prune
+                .clone()
+                .or_else(|| {
+                    s.options
+                        .get("prune-backups")
+                        .and_then(|p| KeepOptions::parse(p).ok())
+                })
+                .unwrap_or_else(KeepOptions::keep_all);
+            l.push(format!(
+                "INFO: prune older backups with retention: {}",
+                keep.describe()
+            ));
+            let marked = mark_backups(self, &s.storage, node, Some(vmid), Some(st.kind), &keep);
+            let mut pruned = 0;
+            for e in marked.iter().filter(|e| e.mark == "remove") {
+                l.push(format!("INFO: removing backup '{}'", e.volid));
+                self.remove_backup(&e.volid, node);
+                pruned += 1;
+            }
+            let extra = if pruned > 0 {
+                " not covered by keep-retention policy"
+            } else {
+                ""
+            };
+            l.push(format!("INFO: pruned {pruned} backup(s){extra}"));
+        }
+    }
+
+    /// A container's backup (`VZDump/LXC.pm`): the mount points included,
+    /// the mode (a `snapshot` falls back to `suspend` when a volume
+    /// cannot be snapshotted), the `vzdump` snapshot, the tar archive.
+    fn dump_ct(&mut self, job: &DumpJob, vmid: u32, at: i64, secs: i64) -> GuestResult {
+        let node = job.node.clone();
+        let Some(ct) = self.guests.ct(vmid).cloned() else {
+            return Err((Vec::new(), format!("unable to find VM '{vmid}'")));
+        };
+        let conf = ct.config().clone();
+        let mut l = vec![
+            format!("INFO: Starting Backup of VM {vmid} (lxc)"),
+            format!("INFO: Backup started at {}", timestamp(at)),
+        ];
+        let running = ct.running();
+        l.push(format!(
+            "INFO: status = {}",
+            if running { "running" } else { "stopped" }
+        ));
+        let vols = crate::model::lxc::backup::backup_volumes(&conf);
+        let mut prepare = Vec::new();
+        if let Some(h) = conf.get("hostname") {
+            prepare.push(format!("INFO: CT Name: {h}"));
+        }
+        let mut disks = Vec::new();
+        for v in &vols {
+            if !v.included {
+                prepare.push(format!(
+                    "INFO: excluding {} mount point {} ('{}') from backup ({})",
+                    v.kind, v.key, v.mp, v.reason
+                ));
+                continue;
+            }
+            prepare.push(format!(
+                "INFO: including mount point {} ('{}') in backup",
+                v.key, v.mp
+            ));
+            let vol = self.storage.volume(&v.volume, &node);
+            let size = vol
+                .map(|x| x.size)
+                .unwrap_or_else(|| crate::model::lxc::schema::mp_size(&conf[&v.key]).unwrap_or(0));
+            let format = vol.map_or_else(|| "raw".to_string(), |x| x.format.clone());
+            disks.push(ArchiveDisk {
+                key: v.key.clone(),
+                volid: v.volume.clone(),
+                size,
+                format,
+            });
+        }
+        let v9 = self.version.is_v9();
+        let snapshots_ok = disks.iter().all(|d| {
+            self.storage
+                .volume_has_feature(Feature::Snapshot, &d.volid, false, v9)
+        });
+        let mut mode = if running { job.mode.as_str() } else { "stop" };
+        if mode == "snapshot" {
+            l.extend(prepare.iter().cloned());
+            if !snapshots_ok {
+                l.push("INFO: mode failure - some volumes do not support snapshots".into());
+                l.push("INFO: trying 'suspend' mode instead".into());
+                mode = "suspend";
+            }
+        }
+        l.push(format!("INFO: backup mode: {mode}"));
+        l.push("INFO: ionice priority: 7".into());
+        let Some(s) = self.storage.find(&job.storage).cloned() else {
+            return Err((l, format!("storage '{}' does not exist", job.storage)));
+        };
+        let (ext, format) = tar_ext(&job.compress);
+        let base = format!("vzdump-lxc-{vmid}-{}", name_time(at));
+        let name = format!("backup/{base}{ext}");
+        let path = crate::model::storage::content::volume_path(&s, &name);
+        let dumpdir = path.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+        let pid = 1000
+            + job
+                .uuid
+                .bytes()
+                .fold(0u32, |a, b| (a * 31 + u32::from(b)) % 60_000);
+        let total: u64 = disks.iter().map(|d| d.size).sum();
+        // What tar reads: the used part of the volumes, in 10 KiB records.
+        let written = (total / 8).div_ceil(10_240) * 10_240 + 10_240;
+        let secs = secs.max(1);
+        let online_after = |s: i64| {
+            if s < 1 {
+                "<1".to_string()
+            } else {
+                s.to_string()
+            }
+        };
+        match mode {
+            "stop" => {
+                l.extend(prepare);
+                if running {
+                    l.push("INFO: stopping virtual guest".into());
+                }
+            }
+            "suspend" => {
+                if job.mode == "suspend" {
+                    l.extend(prepare.iter().cloned());
+                } else {
+                    l.extend(prepare);
+                }
+                let tmpdir = format!("{dumpdir}/{base}.tmp");
+                let from = format!("/proc/{pid}/root/");
+                l.push(format!("INFO: starting first sync {from} to {tmpdir}"));
+                l.push(format!(
+                    "INFO: first sync finished - transferred {} bytes in {}s",
+                    rsync_human(written),
+                    (secs / 2).max(1)
+                ));
+                l.push("INFO: suspending guest".into());
+                l.push(format!("INFO: starting final sync {from} to {tmpdir}"));
+                l.push("INFO: final sync finished - transferred 0 bytes in 0s".into());
+                l.push("INFO: resuming guest".into());
+                l.push(format!(
+                    "INFO: guest is online again after {} seconds",
+                    online_after(0)
+                ));
+            }
+            _ => {
+                if disks.len() > 1 {
+                    l.push("INFO: suspend vm to make snapshot".into());
+                }
+                l.push("INFO: create storage snapshot 'vzdump'".into());
+                for d in &disks {
+                    if self.backup_storage_kind(&d.volid).as_deref() == Some("lvmthin") {
+                        l.push(format!(
+                            "  Logical volume \"snap_{}_vzdump\" created.",
+                            lv_name(&d.volid)
+                        ));
+                    }
+                }
+                if disks.len() > 1 {
+                    l.push("INFO: resume vm".into());
+                    l.push(format!(
+                        "INFO: guest is online again after {} seconds",
+                        online_after(0)
+                    ));
+                }
+            }
+        }
+        l.push(format!("INFO: creating vzdump archive '{path}'"));
+        let rate = written / u64::try_from(secs).unwrap_or(1);
+        l.push(format!(
+            "INFO: Total bytes written: {written} ({}, {}/s)",
+            tar_human(written),
+            tar_human(rate)
+        ));
+        let size = if format == "tar" {
+            written
+        } else {
+            written * 2 / 5
+        };
+        l.push(format!("INFO: archive file size: {}", format_size(size)));
+        let mut config = conf.clone();
+        config.remove("lock");
+        config.remove("parent");
+        let archive = Archive {
+            guest: "lxc".into(),
+            vmid,
+            config,
+            disks: disks.clone(),
+        };
+        let guestname = conf
+            .get("hostname")
+            .cloned()
+            .unwrap_or_else(|| format!("CT{vmid}"));
+        let stored = Stored {
+            storage: &s,
+            node: &node,
+            vmid,
+            kind: "lxc",
+            name,
+            format,
+            size,
+            at,
+            guestname,
+        };
+        self.store_backup(job, stored, archive, &mut l);
+        if mode == "snapshot" {
+            l.push("INFO: cleanup temporary 'vzdump' snapshot".into());
+            for d in &disks {
+                if self.backup_storage_kind(&d.volid).as_deref() == Some("lvmthin") {
+                    l.push(format!(
+                        "  Logical volume \"snap_{}_vzdump\" successfully removed.",
+                        lv_name(&d.volid)
+                    ));
+                }
+            }
+        }
+        if running && mode == "stop" {
+            l.push("INFO: restarting vm".into());
+            l.push(format!(
+                "INFO: guest is online again after {} seconds",
+                online_after(secs)
+            ));
+            self.ct_started_again(vmid, (at + secs) * 1000);
+        }
+        l.push(format!(
+            "INFO: Finished Backup of VM {vmid} ({})",
+            hms(secs)
+        ));
+        l.push(format!("INFO: Backup finished at {}", timestamp(at + secs)));
+        Ok(l)
+    }
+
+    /// The type of the storage a volume is on.
+    fn backup_storage_kind(&self, volid: &str) -> Option<String> {
+        let (sid, _) = parse_volid(volid)?;
+        self.storage.find(sid).map(|s| s.kind.clone())
+    }
+
+    /// One guest's backup: the archive volume and its log.
+    fn dump_guest(&mut self, job: &DumpJob, vmid: u32, at: i64, secs: i64) -> GuestResult {
         let node = job.node.clone();
         let Some(vm) = self.guests.get(&vmid).cloned() else {
             return Err((Vec::new(), format!("unable to find VM '{vmid}'")));
@@ -481,7 +856,6 @@ impl Cluster {
         let (ext, format) = archive_ext(&job.compress);
         let file = format!("vzdump-qemu-{vmid}-{}{ext}", name_time(at));
         let name = format!("backup/{file}");
-        let volid = format!("{}:{name}", s.storage);
         let path = crate::model::storage::content::volume_path(&s, &name);
         l.push(format!("INFO: creating vzdump archive '{path}'"));
         let agent = vm.config.get("agent").is_some_and(|a| {
@@ -530,68 +904,23 @@ impl Cluster {
             l.push("INFO: resuming guest".into());
         }
         l.push(format!("INFO: archive file size: {}", format_size(size)));
-        let volume = Volume {
-            storage: s.storage.clone(),
-            name: name.clone(),
-            size,
-            format: format.into(),
+        let guestname = vm
+            .config
+            .get("name")
+            .cloned()
+            .unwrap_or_else(|| format!("VM {vmid}"));
+        let stored = Stored {
+            storage: &s,
+            node: &node,
             vmid,
-            ctime: at,
+            kind: "qemu",
+            name,
+            format,
+            size,
+            at,
+            guestname,
         };
-        self.storage.put_file_volume(&s, &node, volume);
-        self.backups
-            .put_archive(archive_key(s.shared, &node, &volid), archive);
-        if let Some(t) = job.notes_template.as_deref().filter(|t| !t.is_empty()) {
-            l.push("INFO: adding notes to backup".into());
-            let guestname = vm
-                .config
-                .get("name")
-                .cloned()
-                .unwrap_or_else(|| format!("VM {vmid}"));
-            let cluster = self
-                .nodes
-                .cluster_name()
-                .cloned()
-                .unwrap_or_else(|| "standalone node".into());
-            let notes = render_notes(t, &cluster, &guestname, &node, vmid);
-            let _ = self
-                .storage
-                .update_volume_attrs(&s.storage, &node, &name, Some(notes), None);
-        }
-        if job.protected {
-            l.push("INFO: marking backup as protected".into());
-            let _ = self
-                .storage
-                .update_volume_attrs(&s.storage, &node, &name, None, Some(true));
-        }
-        if job.remove {
-            let keep = job
-                .prune
-                .clone()
-                .or_else(|| {
-                    s.options
-                        .get("prune-backups")
-                        .and_then(|p| KeepOptions::parse(p).ok())
-                })
-                .unwrap_or_else(KeepOptions::keep_all);
-            l.push(format!(
-                "INFO: prune older backups with retention: {}",
-                keep.describe()
-            ));
-            let marked = mark_backups(self, &s.storage, &node, Some(vmid), Some("qemu"), &keep);
-            let mut pruned = 0;
-            for e in marked.iter().filter(|e| e.mark == "remove") {
-                l.push(format!("INFO: removing backup '{}'", e.volid));
-                self.remove_backup(&e.volid, &node);
-                pruned += 1;
-            }
-            let extra = if pruned > 0 {
-                " not covered by keep-retention policy"
-            } else {
-                ""
-            };
-            l.push(format!("INFO: pruned {pruned} backup(s){extra}"));
-        }
+        self.store_backup(job, stored, archive, &mut l);
         l.push(format!(
             "INFO: Finished Backup of VM {vmid} ({})",
             hms(secs)
@@ -693,6 +1022,9 @@ impl Cluster {
                 "unable to extract config from '{volid}' - the archive holds no configuration"
             )));
         };
+        if a.guest == "lxc" {
+            return Ok(crate::model::lxc::Ct::new(a.vmid, node, a.config.clone()).config_text());
+        }
         let mut text = Vm::new(a.vmid, node, VmStatus::Stopped, a.config.clone()).config_text();
         if a.guest == "qemu" {
             for d in &a.disks {
@@ -722,12 +1054,24 @@ impl Cluster {
         for job in self.backups.jobs().values().filter(|j| j.enabled()) {
             covered.extend(self.job_guests(job, None));
         }
-        self.guests
+        let vms = self
+            .guests
             .values()
-            .filter(|v| !covered.contains(&v.vmid))
-            .map(|v| {
-                let mut e = serde_json::json!({ "vmid": v.vmid, "type": "qemu" });
-                if let Some(name) = v.config.get("name") {
+            .map(|v| (v.vmid, "qemu", v.config.get("name")));
+        let cts = self
+            .guests
+            .cts()
+            .values()
+            .map(|c| (c.vmid(), "lxc", c.config().get("hostname")));
+        let mut all: Vec<_> = vms
+            .chain(cts)
+            .filter(|(id, ..)| !covered.contains(id))
+            .collect();
+        all.sort_by_key(|(id, ..)| *id);
+        all.into_iter()
+            .map(|(vmid, kind, name)| {
+                let mut e = serde_json::json!({ "vmid": vmid, "type": kind });
+                if let Some(name) = name {
                     e["name"] = serde_json::json!(name);
                 }
                 e

@@ -11,8 +11,10 @@
 //! config whatever the guest, so that a container's `tar` archive is
 //! restored the same way a VM's `vma` is.
 //!
-//! - [`dump`]: `POST /nodes/{node}/vzdump`, its task and its log;
-//! - [`restore`]: `POST /nodes/{node}/qemu` with `archive`;
+//! - [`dump`]: `POST /nodes/{node}/vzdump`, its task and its log, for
+//!   VMs (`vma`) and containers (`tar`, pve-container `VZDump/LXC.pm`);
+//! - [`restore`]: `POST /nodes/{node}/qemu` with `archive` (a container's
+//!   `restore=1` is `model::lxc`'s, from the same archives);
 //! - [`prune`]: the keep-last/hourly/... selection and the prune calls;
 //! - [`schedule`]: PVE's calendar events (`sat 02:00`, `*:0/15`);
 //! - [`jobs`]: `/cluster/backup` and the jobs the clock runs.

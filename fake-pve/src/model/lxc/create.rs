@@ -37,6 +37,8 @@ pub struct CtCreateRequest {
     pub is_root: bool,
     /// `start=1`: as whom and how long that start takes.
     pub start: Option<(String, u64)>,
+    /// `pool`: the pool the container joins.
+    pub pool: Option<String>,
 }
 
 /// A `vzcreate` task's plan.
@@ -52,6 +54,9 @@ pub struct CreateJob {
     pub start: Option<(String, u64)>,
     /// A draw for the host keys' fingerprints.
     pub seed: u64,
+    /// Pool to join.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
 }
 
 const NOT_CONFIG: &[&str] = &[
@@ -168,6 +173,7 @@ impl Cluster {
                 ostemplate: req.ostemplate,
                 start: req.start,
                 seed,
+                pool: req.pool,
             })),
         ))
     }
@@ -263,6 +269,9 @@ impl Cluster {
             return Err((lines, format!("unable to create CT {vmid} - CT vanished")));
         };
         ct.config = conf;
+        if let Some(pool) = &job.pool {
+            self.access.pools_mut().add_vm(vmid, pool);
+        }
         if let Some((user, ms)) = job.start {
             self.spawn_task(
                 node,

@@ -282,3 +282,224 @@ impl Cluster {
         result.map_err(|e| (Vec::new(), e.to_string()))
     }
 }
+
+/// What `POST .../move_volume` with `target-vmid` asks for.
+#[derive(Debug, Clone, Default)]
+pub struct CtReassignRequest {
+    /// `mpN` or `unusedN`.
+    pub volume: String,
+    /// The container that takes the volume.
+    pub target_vmid: u32,
+    /// Its key there (`target-volume`, default the same key).
+    pub target_volume: Option<String>,
+    /// The source's expected digest.
+    pub digest: Option<String>,
+    /// The target's expected digest.
+    pub target_digest: Option<String>,
+}
+
+/// A reassigning `move_volume` task's plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CtReassignJob {
+    /// The node of both containers.
+    pub node: String,
+    /// The source key.
+    pub key: String,
+    /// The target container.
+    pub target_vmid: u32,
+    /// The target key.
+    pub target_key: String,
+    /// The source's expected digest.
+    pub digest: Option<String>,
+    /// The target's expected digest.
+    pub target_digest: Option<String>,
+}
+
+impl Cluster {
+    /// `$load_and_check_reassign_configs`: answers the source volume.
+    fn check_ct_reassign(&self, vmid: u32, job: &CtReassignJob) -> Result<String> {
+        let t = job.target_vmid;
+        if job.key == "rootfs" || job.target_key == "rootfs" {
+            return Err(Error::failed("Cannot move to/from 'rootfs'"));
+        }
+        if is_indexed_key(&job.key, "unused") && !is_indexed_key(&job.target_key, "unused") {
+            return Err(Error::failed(
+                "Moving an unused volume to a used one is not possible",
+            ));
+        }
+        let Some((_, source_node)) = self.guests.holder(vmid) else {
+            return Err(Error::failed(format!("could not find CT {vmid}")));
+        };
+        let Some((_, target_node)) = self.guests.holder(t) else {
+            return Err(Error::failed(format!("could not find CT {t}")));
+        };
+        if source_node != target_node {
+            return Err(Error::failed(format!(
+                "Both containers need to be on the same node ({source_node} != {target_node})"
+            )));
+        }
+        let src = self.ct(&job.node, vmid)?;
+        src.check_lock()?;
+        let dst = self.ct(&job.node, t)?;
+        dst.check_lock()?;
+        if src.template() || dst.template() {
+            return Err(Error::failed("Can't move volumes from or to template CT"));
+        }
+        let modified = "detected modified configuration - file changed by other user? Try again.";
+        if job.digest.as_deref().is_some_and(|d| d != src.digest()) {
+            return Err(Error::failed(format!("Container {vmid}: {modified}")));
+        }
+        if job
+            .target_digest
+            .as_deref()
+            .is_some_and(|d| d != dst.digest())
+        {
+            return Err(Error::failed(format!("Container {t}: {modified}")));
+        }
+        let Some(value) = src.config.get(&job.key) else {
+            return Err(Error::failed(format!(
+                "volume '{}' for container '{vmid}' does not exist",
+                job.key
+            )));
+        };
+        if dst.config.contains_key(&job.target_key) {
+            return Err(Error::failed(format!(
+                "Target volume key '{}' is already in use for container '{t}'",
+                job.target_key
+            )));
+        }
+        let volid = mp_volume(value).unwrap_or_default().to_string();
+        if volid.is_empty() {
+            return Err(Error::failed(format!(
+                "Volume '{}' has no associated image",
+                job.key
+            )));
+        }
+        let in_snapshots = src
+            .snapshots
+            .values()
+            .any(|s| s.values().any(|v| mp_volume(v) == Some(volid.as_str())));
+        if in_snapshots {
+            return Err(Error::failed(
+                "Cannot move volume used by a snapshot to another container",
+            ));
+        }
+        if !is_storage_volume(&volid)
+            || !self.storage.volume_has_feature(
+                crate::model::storage::ops::Feature::Rename,
+                &volid,
+                false,
+                self.version.is_v9(),
+            )
+        {
+            return Err(Error::failed(
+                "Storage does not support moving of this disk to another container",
+            ));
+        }
+        if src.running() && !is_indexed_key(&job.key, "unused") {
+            return Err(Error::failed(
+                "Cannot move in-use volume while the source CT is running - detach or shutdown first",
+            ));
+        }
+        Ok(volid)
+    }
+
+    /// `POST .../move_volume` with `target-vmid`: the checks, then the
+    /// `move_volume` worker named `<vmid>-<key>><target>-<key>`.
+    ///
+    /// # Errors
+    /// What `$load_and_check_reassign_configs` refuses.
+    pub fn reassign_ct_volume(
+        &self,
+        node: &str,
+        vmid: u32,
+        req: CtReassignRequest,
+    ) -> Result<Worker> {
+        let target_key = req.target_volume.unwrap_or_else(|| req.volume.clone());
+        let job = CtReassignJob {
+            node: node.to_string(),
+            key: req.volume,
+            target_vmid: req.target_vmid,
+            target_key,
+            digest: req.digest,
+            target_digest: req.target_digest,
+        };
+        self.check_ct_reassign(vmid, &job)?;
+        let id = format!("{vmid}-{}>{}-{}", job.key, job.target_vmid, job.target_key);
+        Ok(
+            Worker::new("move_volume", &id).effect(crate::model::tasks::TaskEffect::Lxc {
+                vmid,
+                op: LxcOp::Reassign(Box::new(job)),
+            }),
+        )
+    }
+
+    /// The storage a reassignable volume is on (for the permission check).
+    ///
+    /// # Errors
+    /// What the checks refuse.
+    pub fn ct_reassign_storage(
+        &self,
+        node: &str,
+        vmid: u32,
+        req: &CtReassignRequest,
+    ) -> Result<String> {
+        let job = CtReassignJob {
+            node: node.to_string(),
+            key: req.volume.clone(),
+            target_vmid: req.target_vmid,
+            target_key: req
+                .target_volume
+                .clone()
+                .unwrap_or_else(|| req.volume.clone()),
+            digest: req.digest.clone(),
+            target_digest: req.target_digest.clone(),
+        };
+        let volid = self.check_ct_reassign(vmid, &job)?;
+        Ok(volid.split(':').next().unwrap_or_default().to_string())
+    }
+
+    /// The reassigning `move_volume` task: the volume renamed for the
+    /// target, gone from the source's config, in the target's.
+    pub(super) fn finish_ct_reassign(&mut self, vmid: u32, job: &CtReassignJob) -> EffectResult {
+        let fail = |e: Error| (Vec::new(), e.to_string());
+        let volid = self.check_ct_reassign(vmid, job).map_err(fail)?;
+        let t = job.target_vmid;
+        let node = job.node.clone();
+        let mut log = vec![format!(
+            "moving volume '{}' from container '{vmid}' to '{t}'",
+            job.key
+        )];
+        let (new, lines) = self
+            .storage
+            .reassign_volume(&volid, &node, t)
+            .map_err(|e| (log.clone(), e.to_string()))?;
+        log.extend(lines);
+        let value = self
+            .guests
+            .ct(vmid)
+            .and_then(|c| c.config.get(&job.key).cloned())
+            .unwrap_or_default();
+        if let Some(ct) = self.guests.ct_mut(vmid) {
+            ct.config.remove(&job.key);
+        }
+        log.push(format!(
+            "removing volume '{}' from container '{vmid}' config",
+            job.key
+        ));
+        let printed = if is_indexed_key(&job.target_key, "unused") {
+            new
+        } else {
+            let size = self.storage.volume(&new, &node).map_or(0, |v| v.size);
+            mp_with(self.version, &job.target_key, &value, &new, size).map_err(fail)?
+        };
+        if let Some(ct) = self.guests.ct_mut(t) {
+            ct.config.insert(job.target_key.clone(), printed);
+        }
+        log.push(format!(
+            "target container '{t}' updated with '{}'",
+            job.target_key
+        ));
+        Ok(log)
+    }
+}

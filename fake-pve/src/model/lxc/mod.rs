@@ -22,6 +22,7 @@ use super::tasks::{TaskEffect, Worker};
 use super::{Error, Result};
 
 mod aplinfo;
+pub mod backup;
 mod clone;
 mod config;
 mod create;
@@ -29,6 +30,7 @@ mod disk;
 mod migrate;
 mod perm;
 pub mod power;
+mod restore;
 pub mod schema;
 mod snapshot;
 mod status;
@@ -37,8 +39,9 @@ pub use aplinfo::{APPLIANCES, Appliance};
 pub use clone::CtCloneRequest;
 pub use config::CtUpdate;
 pub use create::{CreateJob, CtCreateRequest};
-pub use disk::{CtMoveRequest, MoveJob};
+pub use disk::{CtMoveRequest, CtReassignJob, CtReassignRequest, MoveJob};
 pub use migrate::CtMigrateJob;
+pub use restore::{CtRestoreJob, CtRestoreRequest};
 
 /// One emulated container.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -337,6 +340,10 @@ pub enum LxcOp {
     MoveVolume(Box<MoveJob>),
     /// `vzmigrate`.
     Migrate(Box<CtMigrateJob>),
+    /// `move_volume` to another container.
+    Reassign(Box<CtReassignJob>),
+    /// `vzrestore`: the container from a backup.
+    Restore(Box<CtRestoreJob>),
 }
 
 /// `Configuration file 'nodes/<node>/lxc/<vmid>.conf' does not exist`.
@@ -387,6 +394,7 @@ impl Cluster {
             {
                 self.guests.remove_ct(vmid);
             }
+            LxcOp::Restore(job) => self.abort_ct_restore(vmid, job),
             LxcOp::Snapshot { name } => self.abort_ct_snapshot(vmid, name),
             LxcOp::Clone(job) => self.abort_ct_clone(vmid, job),
             LxcOp::Migrate(_) => {
@@ -495,6 +503,8 @@ impl Cluster {
             LxcOp::Resize { disk, size } => self.finish_ct_resize(&node, vmid, &disk, size),
             LxcOp::MoveVolume(job) => self.finish_ct_move(&node, vmid, &job, now),
             LxcOp::Migrate(job) => self.finish_ct_migrate(&node, vmid, &job, end_ms),
+            LxcOp::Restore(job) => self.finish_ct_restore(vmid, &node, *job, end_ms),
+            LxcOp::Reassign(job) => self.finish_ct_reassign(vmid, &job),
         }
     }
 

@@ -113,6 +113,19 @@ impl Cluster {
                         &["Datastore.AllocateSpace"],
                     )
                 }
+                "tags" => {
+                    let new_tags = if deleting {
+                        Some("")
+                    } else {
+                        new.get(opt).map(String::as_str)
+                    };
+                    self.assert_tag_permissions(
+                        who,
+                        vmid,
+                        old.get(opt).map(String::as_str),
+                        new_tags,
+                    )
+                }
                 o if is_indexed_key(o, "net") => need("VM.Config.Network"),
                 o if is_indexed_key(o, "dev") => Err(perm_exc(
                     "configuring device passthrough is only allowed for root@pam",

@@ -71,7 +71,33 @@ impl Scenario {
         self.build_roles(&mut access)?;
         self.build_acl(&mut access)?;
         self.build_pools(&mut access)?;
+        self.build_tag_access(&mut access)?;
         Ok(access)
+    }
+
+    /// `datacenter.cfg`'s tag rules.
+    fn build_tag_access(&self, access: &mut Access) -> Result<(), ScenarioError> {
+        let dc = &self.datacenter;
+        let mut rules = crate::model::access::tags::TagAccess {
+            registered: dc.registered_tags.clone(),
+            ..Default::default()
+        };
+        if let Some(u) = &dc.user_tag_access {
+            if let Some(a) = &u.user_allow {
+                if !["none", "list", "existing", "free"].contains(&a.as_str()) {
+                    return Err(self.err(
+                        a,
+                        format!(
+                            "datacenter: user-allow must be none, list, existing or free, not '{a}'"
+                        ),
+                    ));
+                }
+                rules.user_allow.clone_from(a);
+            }
+            rules.allow_list.clone_from(&u.user_allow_list);
+        }
+        access.set_tag_access(rules);
+        Ok(())
     }
 
     /// The pools, as `POST /pools` and `PUT /pools` would make them.

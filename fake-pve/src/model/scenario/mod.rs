@@ -76,6 +76,9 @@ pub struct Scenario {
     /// Resource pools with their guests and storages.
     #[serde(default)]
     pub pools: Vec<PoolSpec>,
+    /// `datacenter.cfg` options fake-pve models (the tag rules).
+    #[serde(default)]
+    pub datacenter: DatacenterSpec,
     /// What the guest agents of VMs report, by VMID (see `model::agent`).
     #[serde(default)]
     pub guests: BTreeMap<u32, super::agent::Guest>,
@@ -93,6 +96,30 @@ pub struct Scenario {
     /// cluster is this, as it was.
     #[serde(skip)]
     pub world: Option<Box<Cluster>>,
+}
+
+/// The `datacenter.cfg` options of a scenario.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatacenterSpec {
+    /// `registered-tags`: tags only `Sys.Modify` on `/` may set.
+    #[serde(default, rename = "registered-tags")]
+    pub registered_tags: Vec<String>,
+    /// `user-tag-access`.
+    #[serde(default, rename = "user-tag-access")]
+    pub user_tag_access: Option<UserTagAccessSpec>,
+}
+
+/// `user-tag-access` of `datacenter.cfg`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserTagAccessSpec {
+    /// `none`, `list`, `existing` or `free` (default).
+    #[serde(default, rename = "user-allow")]
+    pub user_allow: Option<String>,
+    /// `user-allow-list`.
+    #[serde(default, rename = "user-allow-list")]
+    pub user_allow_list: Vec<String>,
 }
 
 /// A node of a scenario.

@@ -668,3 +668,92 @@ fn pveauditor_and_vmadmin_per_release(
     let auditor = w.c.access.role_privs("PVEAuditor").expect("built in");
     assert_eq!(auditor.contains("VM.GuestAgent.Audit"), version.is_v9());
 }
+
+/// A world whose `datacenter.cfg` registers `prod` and lets users set
+/// only `user-allow` tags; ci@pve administers VM 100 and container 200,
+/// audits VM 101 (tagged `db`).
+fn tag_world(user_allow: &str) -> World {
+    World::from_yaml(&format!(
+        r#"
+datacenter:
+  registered-tags: [prod]
+  user-tag-access: {{ user-allow: {user_allow}, user-allow-list: [web] }}
+users:
+  - {{ userid: ci@pve, password: pw }}
+  - {{ userid: ops@pve, password: pw }}
+acl:
+  - {{ path: /vms/100, roles: [PVEVMAdmin], users: [ci@pve] }}
+  - {{ path: /vms/200, roles: [PVEVMAdmin], users: [ci@pve] }}
+  - {{ path: /vms/101, roles: [PVEAuditor], users: [ci@pve] }}
+  - {{ path: /, roles: [Administrator], users: [ops@pve] }}
+vms:
+  - {{ vmid: 100, config: {{ tags: old }} }}
+  - {{ vmid: 101, config: {{ tags: db }} }}
+containers:
+  - {{ vmid: 200, config: {{ rootfs: 'local-lvm:vm-200-disk-0,size=1G' }} }}
+"#
+    ))
+}
+
+#[rstest]
+#[case::free_any_tag("free", "anything", None)]
+#[case::free_but_not_registered("free", "prod", Some("prod"))]
+#[case::list_allows_the_list("list", "web", None)]
+#[case::list_refuses_others("list", "db", Some("db"))]
+#[case::existing_allows_audited_tags("existing", "db", None)]
+#[case::existing_refuses_new_ones("existing", "new", Some("new"))]
+#[case::none_refuses_the_list("none", "web", Some("web"))]
+fn tags_need_what_datacenter_cfg_says(
+    #[case] allow: &str,
+    #[case] tag: &str,
+    #[case] refused_tag: Option<&str>,
+) {
+    let w = tag_world(allow);
+    let ci = user("ci@pve");
+    for vmid in [100, 200] {
+        let old = if vmid == 100 { Some("old") } else { None };
+        let new = match old {
+            // Keeping a tag one may not set is fine; adding one is not.
+            Some(o) => format!("{o};{tag}"),
+            None => tag.to_string(),
+        };
+        let r = w.c.assert_tag_permissions(&ci, vmid, old, Some(&new));
+        match refused_tag {
+            None => assert!(r.is_ok(), "{vmid} {tag}: {r:?}"),
+            Some(t) => assert_eq!(
+                refused(r),
+                (
+                    403,
+                    format!("Permission check failed (/, Sys.Modify for modifying tag '{t}')")
+                )
+            ),
+        }
+    }
+    // Sys.Modify on / sets any tag, registered ones too.
+    assert!(
+        w.c.assert_tag_permissions(&user("ops@pve"), 100, None, Some("prod;x"))
+            .is_ok()
+    );
+}
+
+#[rstest]
+fn tags_need_vm_config_options_first() {
+    let w = tag_world("free");
+    assert_eq!(
+        refused(w.c.assert_tag_permissions(&user("ci@pve"), 101, Some("db"), Some(""))),
+        (
+            403,
+            "Permission check failed (/vms/101, VM.Config.Options)".into()
+        )
+    );
+    // Removing a tag counts as changing it.
+    let w = tag_world("none");
+    assert_eq!(
+        refused(w.c.assert_tag_permissions(&user("ci@pve"), 100, Some("old"), Some(""))).1,
+        "Permission check failed (/, Sys.Modify for modifying tag 'old')"
+    );
+    assert!(
+        w.c.assert_tag_permissions(&user("ci@pve"), 100, Some("old"), Some("old"))
+            .is_ok()
+    );
+}

@@ -564,3 +564,497 @@ fn guests_without_vm_backup_fail_the_task_or_are_skipped_with_all(mut lab: World
     assert_eq!(lab.exit(&upid), "OK");
     assert_eq!(backups(&lab, None).len(), 1, "only VM 100");
 }
+
+/// [`super::LAB`] with `local` taking container volumes, and three
+/// containers: 300 running on `local-lvm` with a backed-up and a
+/// left-out mount point, 301 stopped on `local` (no snapshots there),
+/// 302 running on `local`.
+fn ct_lab() -> World {
+    let yaml = super::LAB.replace(
+        "content: [iso, vztmpl, backup, snippets, images]",
+        "content: [iso, vztmpl, backup, snippets, images, rootdir]",
+    ) + r#"
+containers:
+  - vmid: 300
+    hostname: ct-web
+    status: running
+    config:
+      arch: amd64
+      ostype: debian
+      memory: 1024
+      unprivileged: 1
+      rootfs: local-lvm:vm-300-disk-0,size=4G
+      mp0: local-lvm:vm-300-disk-1,mp=/data,backup=1,size=2G
+      mp1: local-lvm:vm-300-disk-2,mp=/scratch,size=1G
+      net0: name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:03:00,ip=dhcp,type=veth
+  - vmid: 301
+    hostname: ct-dir
+    config:
+      arch: amd64
+      ostype: debian
+      unprivileged: 1
+      rootfs: local:301/vm-301-disk-0.raw,size=2G
+  - vmid: 302
+    status: running
+    config:
+      arch: amd64
+      ostype: debian
+      rootfs: local:302/vm-302-disk-0.raw,size=2G
+"#;
+    World::from_yaml(&yaml)
+}
+
+fn ct_conf(w: &World, vmid: u32, key: &str) -> Option<String> {
+    w.c.guests()
+        .ct(vmid)
+        .and_then(|c| c.config().get(key).cloned())
+}
+
+fn has(log: &[String], want: &str) -> bool {
+    log.iter().any(|l| l == want)
+}
+
+#[rstest]
+fn a_container_backup_snapshots_its_volumes_and_leaves_a_tar_archive() {
+    let mut w = ct_lab();
+    let mut r = req(300);
+    r.notes_template = Some("{{guestname}} ({{vmid}})".into());
+    let upid = start_dump(&mut w, r);
+    assert_eq!(ct_conf(&w, 300, "lock").as_deref(), Some("backup"));
+    w.tick(2000);
+    assert_eq!(w.exit(&upid), "OK", "{:#?}", log(&w, &upid));
+    assert_eq!(ct_conf(&w, 300, "lock"), None);
+    let items = backups(&w, Some(300));
+    assert_eq!(items.len(), 1);
+    let b = &items[0];
+    let file = format!(
+        "vzdump-lxc-300-{}.tar.zst",
+        crate::model::backup::name_time(T0)
+    );
+    assert_eq!(b["volid"], json!(format!("local:backup/{file}")));
+    assert_eq!(b["subtype"], "lxc");
+    assert_eq!(b["format"], "tar.zst");
+    assert_eq!(b["vmid"], 300);
+    assert_eq!(b["ctime"], T0);
+    assert_eq!(b["notes"], "ct-web (300)");
+    assert!(b["size"].as_u64().is_some_and(|s| s > 0));
+    let l = log(&w, &upid);
+    let order = [
+        "INFO: Starting Backup of VM 300 (lxc)",
+        "INFO: status = running",
+        "INFO: CT Name: ct-web",
+        "INFO: including mount point rootfs ('/') in backup",
+        "INFO: including mount point mp0 ('/data') in backup",
+        "INFO: excluding volume mount point mp1 ('/scratch') from backup (disabled)",
+        "INFO: backup mode: snapshot",
+        "INFO: ionice priority: 7",
+        "INFO: suspend vm to make snapshot",
+        "INFO: create storage snapshot 'vzdump'",
+        "  Logical volume \"snap_vm-300-disk-0_vzdump\" created.",
+        "  Logical volume \"snap_vm-300-disk-1_vzdump\" created.",
+        "INFO: resume vm",
+        &format!("INFO: creating vzdump archive '/var/lib/vz/dump/{file}'"),
+        "INFO: adding notes to backup",
+        "INFO: prune older backups with retention: keep-all=1",
+        "INFO: pruned 0 backup(s)",
+        "INFO: cleanup temporary 'vzdump' snapshot",
+        "  Logical volume \"snap_vm-300-disk-0_vzdump\" successfully removed.",
+        "INFO: Finished Backup of VM 300 (00:00:02)",
+        "INFO: Backup job finished successfully",
+    ];
+    let mut at = 0;
+    for want in order {
+        let Some(i) = l[at..].iter().position(|x| x == want) else {
+            panic!("missing {want:?} after line {at} in {l:#?}");
+        };
+        at += i + 1;
+    }
+    assert!(
+        l.iter()
+            .any(|x| x.starts_with("INFO: Total bytes written: ")),
+        "{l:#?}"
+    );
+    // The archive holds the config, without the lock.
+    let volid = format!("local:backup/{file}");
+    let text = w.c.extract_config("pve", &volid).expect("config");
+    assert!(text.contains("hostname: ct-web\n"), "{text}");
+    assert!(
+        text.contains("mp1: local-lvm:vm-300-disk-2,mp=/scratch,size=1G\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("lock:") && !text.contains("#qmdump#"),
+        "{text}"
+    );
+}
+
+#[rstest]
+#[case::stopped(301, "snapshot", "stop", &["INFO: status = stopped"], &["INFO: stopping virtual guest"])]
+#[case::no_snapshots_on_dir(302, "snapshot", "suspend", &[
+    "INFO: mode failure - some volumes do not support snapshots",
+    "INFO: trying 'suspend' mode instead",
+    "INFO: suspending guest",
+    "INFO: resuming guest",
+], &["INFO: create storage snapshot 'vzdump'"])]
+#[case::stop_mode(302, "stop", "stop", &[
+    "INFO: stopping virtual guest",
+    "INFO: restarting vm",
+], &["INFO: suspending guest"])]
+#[case::suspend_mode(300, "suspend", "suspend", &["INFO: suspending guest"], &["INFO: restarting vm"])]
+fn container_backup_modes(
+    #[case] vmid: u32,
+    #[case] asked: &str,
+    #[case] used: &str,
+    #[case] present: &[&str],
+    #[case] absent: &[&str],
+) {
+    let mut w = ct_lab();
+    let mut r = req(vmid);
+    r.mode = asked.into();
+    r.compress = "gzip".into();
+    let upid = dump(&mut w, r);
+    assert_eq!(w.exit(&upid), "OK", "{:#?}", log(&w, &upid));
+    let l = log(&w, &upid);
+    assert!(has(&l, &format!("INFO: backup mode: {used}")), "{l:#?}");
+    for p in present {
+        assert!(has(&l, p), "missing {p:?} in {l:#?}");
+    }
+    for a in absent {
+        assert!(!has(&l, a), "unexpected {a:?} in {l:#?}");
+    }
+    let b = &backups(&w, Some(vmid))[0];
+    assert_eq!(b["format"], "tar.gz");
+    assert!(b["volid"].as_str().is_some_and(|v| v.ends_with(".tar.gz")));
+    // The guest is in the power state it was in.
+    let running = w.c.guests().ct(vmid).is_some_and(|c| c.running());
+    assert_eq!(running, vmid != 301);
+}
+
+#[rstest]
+fn all_backs_up_vms_and_containers_and_a_locked_container_fails() {
+    let mut w = ct_lab();
+    w.c.lock_ct(301, "migrate").expect("lock");
+    let mut r = req(0);
+    r.vmid = vec![];
+    r.all = true;
+    r.exclude = vec![900];
+    let upid = dump(&mut w, r);
+    assert_eq!(w.exit(&upid), "job errors");
+    let l = log(&w, &upid);
+    assert!(
+        has(
+            &l,
+            "ERROR: Backup of VM 301 failed - CT is locked (migrate)"
+        ),
+        "{l:#?}"
+    );
+    for vmid in [100, 101, 300, 302] {
+        assert_eq!(backups(&w, Some(vmid)).len(), 1, "{vmid}: {l:#?}");
+    }
+    let kinds: Vec<String> = backups(&w, None)
+        .iter()
+        .map(|b| b["subtype"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(kinds.contains(&"qemu".to_string()) && kinds.contains(&"lxc".to_string()));
+    assert_eq!(ct_conf(&w, 301, "lock").as_deref(), Some("migrate"));
+    // not-backed-up names containers by hostname.
+    let nb = w.c.not_backed_up();
+    assert!(nb.contains(&json!({"vmid": 300, "type": "lxc", "name": "ct-web"})));
+}
+
+#[rstest]
+fn pruning_a_container_group_leaves_the_vm_backups() {
+    let mut w = ct_lab();
+    for _ in 0..3 {
+        dump(&mut w, req(300));
+        w.tick(3_600_000);
+    }
+    let mut r = req(300);
+    r.prune_backups = Some("keep-last=2".into());
+    let upid = dump(&mut w, r);
+    let l = log(&w, &upid);
+    assert!(
+        has(&l, "INFO: prune older backups with retention: keep-last=2"),
+        "{l:#?}"
+    );
+    assert!(
+        has(
+            &l,
+            "INFO: pruned 2 backup(s) not covered by keep-retention policy"
+        ),
+        "{l:#?}"
+    );
+    assert_eq!(backups(&w, Some(300)).len(), 2);
+}
+
+fn ct_restore_req(vmid: u32, archive: &str) -> crate::model::lxc::CtRestoreRequest {
+    crate::model::lxc::CtRestoreRequest {
+        vmid,
+        node: "pve".into(),
+        archive: archive.into(),
+        storage: Some("local-lvm".into()),
+        is_root: true,
+        sys_modify: true,
+        ..Default::default()
+    }
+}
+
+fn ct_restore(w: &mut World, r: crate::model::lxc::CtRestoreRequest) -> String {
+    let mut ctx = Context::new(w.now_ms, 5);
+    let worker = w.c.restore_ct(r, &mut ctx).expect("accepted");
+    assert_eq!(worker.kind, "vzrestore");
+    let upid = w.run_as("pve", worker, "root@pam", 1000);
+    w.tick(1000);
+    upid
+}
+
+/// Backs up container `vmid`; answers the backup's volume ID.
+fn ct_backup(w: &mut World, vmid: u32) -> String {
+    let upid = dump(w, req(vmid));
+    assert_eq!(w.exit(&upid), "OK");
+    backups(w, Some(vmid))
+        .last()
+        .and_then(|b| b["volid"].as_str().map(str::to_string))
+        .expect("a backup")
+}
+
+#[rstest]
+fn a_container_restores_to_a_new_vmid_with_its_config_and_volumes() {
+    let mut w = ct_lab();
+    let volid = ct_backup(&mut w, 300);
+    w.c.access
+        .pools_mut()
+        .create("restored", None)
+        .expect("pool");
+    let mut r = ct_restore_req(320, &volid);
+    r.unique = true;
+    r.pool = Some("restored".into());
+    r.config = map(&[("memory", "2048")]);
+    let upid = ct_restore(&mut w, r);
+    assert_eq!(w.exit(&upid), "OK", "{:#?}", log(&w, &upid));
+    assert_eq!(ct_conf(&w, 320, "hostname").as_deref(), Some("ct-web"));
+    assert_eq!(ct_conf(&w, 320, "memory").as_deref(), Some("2048"));
+    assert_eq!(ct_conf(&w, 320, "unprivileged").as_deref(), Some("1"));
+    assert_eq!(
+        ct_conf(&w, 320, "rootfs").as_deref(),
+        Some("local-lvm:vm-320-disk-0,size=4G")
+    );
+    assert_eq!(
+        ct_conf(&w, 320, "mp0").as_deref(),
+        Some("local-lvm:vm-320-disk-1,mp=/data,backup=1,size=2G")
+    );
+    assert_eq!(
+        ct_conf(&w, 320, "mp1").as_deref(),
+        Some("local-lvm:vm-320-disk-2,mp=/scratch,size=1G")
+    );
+    assert!(
+        w.c.storage
+            .volume("local-lvm:vm-320-disk-1", "pve")
+            .is_some()
+    );
+    let net = ct_conf(&w, 320, "net0").unwrap_or_default();
+    assert!(
+        net.contains("bridge=vmbr0") && !net.contains("BC:24:11:00:03:00"),
+        "{net}"
+    );
+    assert_eq!(ct_conf(&w, 320, "lock"), None);
+    assert_eq!(w.c.access.pools().pool_of(320), Some("restored"));
+    let l = log(&w, &upid);
+    for want in [
+        format!("recovering backed-up configuration from '{volid}'"),
+        "  Logical volume \"vm-320-disk-0\" created.".to_string(),
+        format!("restoring '{volid}' now.."),
+        format!(
+            "extracting archive '/var/lib/vz/dump/{}'",
+            volid.trim_start_matches("local:backup/")
+        ),
+        "merging backed-up and given configuration..".to_string(),
+    ] {
+        assert!(has(&l, &want), "missing {want:?} in {l:#?}");
+    }
+}
+
+#[rstest]
+fn a_rootfs_given_replaces_the_backed_up_mount_points() {
+    let mut w = ct_lab();
+    let volid = ct_backup(&mut w, 300);
+    let mut r = ct_restore_req(321, &volid);
+    r.config = map(&[("rootfs", "tank:8")]);
+    let upid = ct_restore(&mut w, r);
+    assert_eq!(w.exit(&upid), "OK", "{:#?}", log(&w, &upid));
+    assert!(
+        ct_conf(&w, 321, "rootfs").is_some_and(|v| v.starts_with("tank:subvol-321-disk-0")),
+        "{:?}",
+        ct_conf(&w, 321, "rootfs")
+    );
+    assert_eq!(ct_conf(&w, 321, "mp0"), None);
+    // The MAC stays without unique.
+    assert!(ct_conf(&w, 321, "net0").is_some_and(|n| n.contains("hwaddr=BC:24:11:00:03:00")));
+}
+
+#[rstest]
+fn restoring_over_an_existing_container_needs_force_and_a_stopped_one() {
+    let mut w = ct_lab();
+    let volid = ct_backup(&mut w, 301);
+    // Without force: the VMID is taken (by a container or a VM).
+    assert_eq!(
+        refused(w.c.restore_ct(ct_restore_req(301, &volid), &mut rq())),
+        (500, "CT 301 already exists on node 'pve'".into())
+    );
+    assert_eq!(
+        refused(w.c.restore_ct(ct_restore_req(100, &volid), &mut rq())),
+        (500, "VM 100 already exists on node 'pve'".into())
+    );
+    let mut forced = ct_restore_req(100, &volid);
+    forced.force = true;
+    assert_eq!(
+        refused(w.c.restore_ct(forced, &mut rq())),
+        (500, "VM 100 already exists on node 'pve'".into())
+    );
+    // A running container is not overwritten.
+    let running_backup = ct_backup(&mut w, 302);
+    let mut r = ct_restore_req(302, &running_backup);
+    r.force = true;
+    assert_eq!(
+        refused(w.c.restore_ct(r, &mut rq())),
+        (500, "can't overwrite running container".into())
+    );
+    // With force: the old volume is freed, the backed-up config is back.
+    let old_root = ct_conf(&w, 301, "rootfs").unwrap_or_default();
+    w.c.update_ct_config(
+        "pve",
+        301,
+        &crate::model::lxc::CtUpdate {
+            set: map(&[("memory", "4096")]),
+            ..Default::default()
+        },
+        &mut rq(),
+    )
+    .expect("update");
+    let mut r = ct_restore_req(301, &volid);
+    r.force = true;
+    let upid = ct_restore(&mut w, r);
+    assert_eq!(w.exit(&upid), "OK", "{:#?}", log(&w, &upid));
+    assert_eq!(
+        ct_conf(&w, 301, "memory").as_deref(),
+        Some("512"),
+        "PVE's default again"
+    );
+    assert_eq!(
+        ct_conf(&w, 301, "rootfs").as_deref(),
+        Some("local-lvm:vm-301-disk-0,size=2G")
+    );
+    assert!(old_root.starts_with("local:301/"));
+    assert!(
+        w.c.storage
+            .volume("local:301/vm-301-disk-0.raw", "pve")
+            .is_none()
+    );
+}
+
+#[rstest]
+fn a_protected_container_is_not_overwritten() {
+    let mut w = ct_lab();
+    let volid = ct_backup(&mut w, 301);
+    w.c.update_ct_config(
+        "pve",
+        301,
+        &crate::model::lxc::CtUpdate {
+            set: map(&[("protection", "1")]),
+            ..Default::default()
+        },
+        &mut rq(),
+    )
+    .expect("update");
+    let mut r = ct_restore_req(301, &volid);
+    r.force = true;
+    assert_eq!(
+        refused(w.c.restore_ct(r, &mut rq())),
+        (
+            500,
+            "unable to restore CT 301 - protection mode enabled".into()
+        )
+    );
+}
+
+#[rstest]
+#[case::missing(
+    "local:backup/vzdump-lxc-300-2020_01_01-00_00_00.tar.zst",
+    "unable to restore CT 330 - can't find file 'local:backup/vzdump-lxc-300-2020_01_01-00_00_00.tar.zst'"
+)]
+#[case::vm_archive(
+    "VM",
+    "unable to restore CT 330 - ERROR: archive contains no configuration file"
+)]
+fn a_missing_or_foreign_archive_fails_the_task(#[case] archive: &str, #[case] msg: &str) {
+    let mut w = ct_lab();
+    let archive = if archive == "VM" {
+        dump(&mut w, req(100));
+        backups(&w, Some(100))[0]["volid"]
+            .as_str()
+            .expect("volid")
+            .to_string()
+    } else {
+        archive.to_string()
+    };
+    let upid = ct_restore(&mut w, ct_restore_req(330, &archive));
+    assert_eq!(w.exit(&upid), msg);
+    assert!(w.c.guests().ct(330).is_none(), "the config goes");
+}
+
+#[rstest]
+fn restore_refusals_before_the_task() {
+    let mut w = ct_lab();
+    let volid = ct_backup(&mut w, 300);
+    assert_eq!(
+        refused(w.c.restore_ct(
+            ct_restore_req(340, "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"),
+            &mut rq()
+        )),
+        (
+            500,
+            "unable to use volume local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst - content type needs to be 'backup'"
+                .into()
+        )
+    );
+    let mut r = ct_restore_req(340, &volid);
+    r.storage = Some("local-lvm".into());
+    r.config = map(&[("mp0", "local-lvm:1,mp=/x")]);
+    assert_eq!(
+        refused(w.c.restore_ct(r, &mut rq())),
+        (
+            500,
+            "mount points configured, but 'rootfs' not set - aborting".into()
+        )
+    );
+    let mut r = ct_restore_req(340, &volid);
+    r.storage = None;
+    let mut lab = lab_ct_without_rootdir_on_local();
+    assert_eq!(
+        refused(lab.c.restore_ct(r, &mut rq())),
+        (
+            400,
+            "storage: storage 'local' does not support container directories".into()
+        )
+    );
+    assert!(lab.c.guests().ct(340).is_none());
+}
+
+/// The plain [`super::LAB`]: `local` takes no container volumes.
+fn lab_ct_without_rootdir_on_local() -> World {
+    World::from_yaml(super::LAB)
+}
+
+#[rstest]
+fn a_privileged_backup_needs_sys_modify() {
+    let mut w = ct_lab();
+    let volid = ct_backup(&mut w, 302);
+    let mut r = ct_restore_req(350, &volid);
+    r.sys_modify = false;
+    let upid = ct_restore(&mut w, r);
+    assert_eq!(
+        w.exit(&upid),
+        "unable to restore CT 350 - Permission check failed (/, Sys.Modify)"
+    );
+    assert!(w.c.guests().ct(350).is_none());
+}

@@ -37,6 +37,7 @@ fn req(vmid: u32, conf: &[(&str, &str)]) -> CtCreateRequest {
         unprivileged: None,
         is_root: true,
         start: None,
+        pool: None,
     }
 }
 
@@ -787,5 +788,85 @@ fn each_option_needs_its_own_privilege() {
             true
         )
         .is_ok()
+    );
+}
+
+#[rstest]
+fn a_volume_moves_to_another_container() {
+    use crate::model::lxc::CtReassignRequest;
+    let mut w = ct_world();
+    assert_eq!(create(&mut w, 201, &[("rootfs", "local-lvm:2")]), "OK");
+    w.c.update_ct_config(
+        "pve",
+        200,
+        &update(&[("mp0", "local-lvm:1,mp=/data")], &[]),
+        &mut rq(),
+    )
+    .expect("mp0");
+    let req = |volume: &str, target: u32, key: Option<&str>| CtReassignRequest {
+        volume: volume.into(),
+        target_vmid: target,
+        target_volume: key.map(str::to_string),
+        ..Default::default()
+    };
+    for (r, msg) in [
+        (req("rootfs", 201, None), "Cannot move to/from 'rootfs'"),
+        (
+            req("mp0", 201, Some("rootfs")),
+            "Cannot move to/from 'rootfs'",
+        ),
+        (req("mp0", 555, None), "could not find CT 555"),
+        (
+            req("mp0", 100, None),
+            "Configuration file 'nodes/pve/lxc/100.conf' does not exist",
+        ),
+        (
+            req("mp7", 201, None),
+            "volume 'mp7' for container '200' does not exist",
+        ),
+        (
+            req("unused0", 201, Some("mp1")),
+            "Moving an unused volume to a used one is not possible",
+        ),
+    ] {
+        assert_eq!(refused(w.c.reassign_ct_volume("pve", 200, r)).1, msg);
+    }
+    let worker =
+        w.c.reassign_ct_volume("pve", 200, req("mp0", 201, Some("mp3")))
+            .expect("accepted");
+    assert_eq!(worker.kind, "move_volume");
+    assert_eq!(worker.id, "200-mp0>201-mp3");
+    assert_eq!(run(&mut w, worker), "OK");
+    assert_eq!(conf(&w, 200, "mp0"), None);
+    assert_eq!(
+        conf(&w, 201, "mp3").as_deref(),
+        Some("local-lvm:vm-201-disk-1,mp=/data,size=1G")
+    );
+    assert!(
+        w.c.storage
+            .volume("local-lvm:vm-201-disk-1", "pve")
+            .is_some()
+    );
+    assert!(
+        w.c.storage
+            .volume("local-lvm:vm-200-disk-1", "pve")
+            .is_none()
+    );
+    // The key is taken now; a running source keeps its mount points.
+    assert_eq!(
+        refused(w.c.reassign_ct_volume("pve", 201, req("mp3", 201, None))).1,
+        "Target volume key 'mp3' is already in use for container '201'"
+    );
+    assert_eq!(
+        go(&mut w, |c| c.ct_power(
+            "pve",
+            201,
+            PowerCall::Start { skiplock: false }
+        )),
+        "OK"
+    );
+    assert_eq!(
+        refused(w.c.reassign_ct_volume("pve", 201, req("mp3", 200, None))).1,
+        "Cannot move in-use volume while the source CT is running - detach or shutdown first"
     );
 }
