@@ -117,6 +117,42 @@ async fn cluster_status_resources_and_nextid() {
 }
 
 #[tokio::test]
+async fn datacenter_tag_style() {
+    for mode in MODES {
+        let run = start().await;
+        let pve = client(&run, mode);
+        let opts = pve.cluster().get_options().await.expect("options");
+        assert_eq!(opts.tag_style, None, "{mode:?}");
+        assert_eq!(
+            opts.extra.get("mac_prefix"),
+            Some(&serde_json::json!("BC:24:11"))
+        );
+        pve.cluster()
+            .set_tag_style(Some("case-sensitive=1,ordering=config"))
+            .await
+            .expect("set");
+        let style = pve
+            .cluster()
+            .get_options()
+            .await
+            .expect("options")
+            .tag_style
+            .expect("a tag style");
+        assert_eq!(style.case_sensitive, Some(true));
+        assert_eq!(style.ordering.as_deref(), Some("config"));
+        let bad = pve
+            .cluster()
+            .set_tag_style(Some("shape=round"))
+            .await
+            .expect_err("not a shape");
+        assert_eq!(bad.category(), Category::Validation, "{bad}");
+        pve.cluster().set_tag_style(None).await.expect("removed");
+        let opts = pve.cluster().get_options().await.expect("options");
+        assert_eq!(opts.tag_style, None);
+    }
+}
+
+#[tokio::test]
 async fn cluster_status_of_a_cluster() {
     let yaml = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),

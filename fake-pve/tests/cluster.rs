@@ -289,3 +289,58 @@ async fn nextid_semantics() {
         .await
         .assert_param_error("vmid", "type check ('integer') failed - got 'abc'");
 }
+
+#[tokio::test]
+async fn datacenter_tag_style_decides_how_vm_tags_are_written() {
+    let pve = start_scenario(LAB).await;
+    let root = pve.root().await;
+    let fresh = pve.get("/cluster/options", &root).await.data();
+    assert_eq!(
+        fresh,
+        json!({"description": "", "mac_prefix": "BC:24:11", "allowed-tags": []})
+    );
+    let tags = "web,Prod;db%20prod";
+    pve.put(
+        "/nodes/pve1/qemu/100/config",
+        &root,
+        &format!("tags={tags}"),
+    )
+    .await
+    .data();
+    let conf = pve.get("/nodes/pve1/qemu/100/config", &root).await.data();
+    assert_eq!(conf["tags"], "db;prod;web", "the default style");
+
+    let style = common::enc("case-sensitive=1,ordering=config,shape=dense");
+    let r = pve
+        .put("/cluster/options", &root, &format!("tag-style={style}"))
+        .await;
+    assert_eq!(r.data(), serde_json::Value::Null);
+    let opts = pve.get("/cluster/options", &root).await.data();
+    assert_eq!(
+        opts["tag-style"],
+        json!({"case-sensitive": 1, "ordering": "config", "shape": "dense"})
+    );
+    assert_eq!(opts["allowed-tags"], json!(["db", "prod", "web"]));
+    pve.put(
+        "/nodes/pve1/qemu/100/config",
+        &root,
+        &format!("tags={tags}"),
+    )
+    .await
+    .data();
+    let conf = pve.get("/nodes/pve1/qemu/100/config", &root).await.data();
+    assert_eq!(conf["tags"], "web;Prod;db;prod");
+
+    pve.put("/cluster/options", &root, "delete=tag-style")
+        .await
+        .data();
+    let opts = pve.get("/cluster/options", &root).await.data();
+    assert!(opts.get("tag-style").is_none(), "{opts}");
+
+    pve.put("/cluster/options", &root, "tag-style=shape%3Dround")
+        .await
+        .assert_param_error(
+            "tag-style",
+            "invalid format - format error\ntag-style.shape: value 'round' does not have a value in the enumeration 'full, circle, dense, none'\n",
+        );
+}

@@ -49,6 +49,12 @@ async fn hour_series_follows_the_run() {
     assert_eq!(s[59]["time"], ctime - 60);
     for p in &s {
         let t = p["time"].as_i64().expect("time");
+        if t < T0 {
+            // Before the VM was created its RRD file holds nothing: the
+            // point has only its time.
+            assert_eq!(p.as_object().map(|o| o.len()), Some(1), "{p}");
+            continue;
+        }
         assert_eq!(p["maxmem"], 2048u64 << 20);
         assert_eq!(p["maxcpu"], 2);
         assert_eq!(p["maxdisk"], 8u64 << 30);
@@ -72,6 +78,9 @@ async fn hour_series_follows_the_run() {
         s.iter().filter(|p| p.get("mem").is_some()).count(),
         expected
     );
+    // Created at T0: the points from before carry only their time.
+    let bare = s.iter().filter(|p| p.get("maxmem").is_none()).count();
+    assert_eq!(bare, 21);
     let day = series(&pve, &root, "timeframe=day&cf=MAX").await;
     assert_eq!(day.len(), 1440);
     pve.get("/nodes/pve/qemu/101/rrddata?timeframe=hour", &root)
@@ -96,8 +105,21 @@ async fn pve8_resolutions() {
         .post("/nodes/pve/qemu", &root, "vmid=100&scsi0=local-lvm%3A1")
         .await;
     ok(&pve, &root, &r).await;
+    // Right after the creation every point lies before it: all carry only
+    // their time, and the last one is left out as create_rrd_data does.
+    let fresh = series(&pve, &root, "timeframe=day").await;
+    assert_eq!(fresh.len(), 69);
+    assert!(
+        fresh
+            .iter()
+            .all(|p| p.as_object().map(|o| o.len()) == Some(1))
+    );
+    // Two weeks later both frames are whole.
+    pve.run.clock().advance(15 * 86_400);
+    let root = pve.root().await; // the ticket has expired
     let s = series(&pve, &root, "timeframe=day").await;
     assert_eq!(s.len(), 70);
+    assert!(s.iter().all(|p| p.get("maxmem").is_some()));
     let step = s[1]["time"].as_i64().expect("t") - s[0]["time"].as_i64().expect("t");
     assert_eq!(step, 1800);
     assert!(s[0].get("memhost").is_none());

@@ -178,7 +178,7 @@ fn table() -> BTreeMap<String, Value> {
 #[test]
 fn answers_have_the_keys_and_types_of_real_ones() {
     let table = table();
-    assert!(table.len() >= 8, "the table has {} entries", table.len());
+    assert!(table.len() >= 18, "the table has {} entries", table.len());
     let mut problems = Vec::new();
     let mut compared = 0;
     for (name, entry) in &table {
@@ -196,7 +196,7 @@ fn answers_have_the_keys_and_types_of_real_ones() {
             }
         }
     }
-    assert!(compared >= 16, "only {compared} comparisons");
+    assert!(compared >= 36, "only {compared} comparisons");
     assert!(problems.is_empty(), "\n{}", problems.join("\n"));
 }
 
@@ -266,4 +266,51 @@ fn the_check_finds_a_wrong_type_a_missing_and_an_extra_key() {
     assert!(check_entry(&entry, &fake, true).is_empty());
     let missing = serde_json::json!([{"status": "stopped", "cpu": 0}]);
     assert_eq!(check_entry(&entry, &missing, true).len(), 1);
+}
+
+/// The GET paths COVERAGE.md counts as behaviour, in either release.
+fn modelled_gets() -> Vec<String> {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../COVERAGE.md"))
+            .expect("COVERAGE.md");
+    let mut out: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("| GET | `") && l.trim_end().ends_with("| behaviour |"))
+        .filter_map(|l| l.split('`').nth(1).map(str::to_string))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn every_modelled_get_has_a_capture_or_is_listed_without_one() {
+    let readme = std::fs::read_to_string(dir("real-answers").join("README.md")).expect("README");
+    let (_, without) = readme
+        .split_once("## Modelled GETs without a capture")
+        .expect("the README's list of GETs without a capture");
+    let captured: Vec<String> = table()
+        .values()
+        .filter_map(|e| e["request"].as_str())
+        .filter_map(|r| r.strip_prefix("GET "))
+        .map(|r| r.split('?').next().unwrap_or(r).to_string())
+        .collect();
+    let gets = modelled_gets();
+    assert!(gets.len() > 80, "only {} modelled GETs", gets.len());
+    let mut unaccounted = Vec::new();
+    for path in &gets {
+        let listed = without.contains(&format!("- `{path}`\n"));
+        let has = captured.contains(path);
+        if has == listed {
+            unaccounted.push(format!(
+                "{path}: {}",
+                if has {
+                    "captured and listed as without a capture"
+                } else {
+                    "neither captured nor listed"
+                }
+            ));
+        }
+    }
+    assert!(unaccounted.is_empty(), "\n{}", unaccounted.join("\n"));
 }

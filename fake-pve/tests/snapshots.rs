@@ -103,7 +103,9 @@ vms:
   - vmid: 9000
     node: pve1
     name: debian-12-template
-    config: { cores: 2, memory: 2048, template: 1, scsi0: 'local-lvm:base-9000-disk-0,size=8G' }
+    # created half an hour before the clock's start: its rrddata has no
+    # values for the points before
+    config: { cores: 2, memory: 2048, template: 1, scsi0: 'local-lvm:base-9000-disk-0,size=8G', meta: 'creation-qemu=9.2.0,ctime=1789998200' }
 guests:
   100:
     hostname: gateway
@@ -210,6 +212,11 @@ const CASES: &[Case] = &[
         "/cluster/resources?type=node",
     ),
     case("get_cluster_nextid", "/cluster/nextid", "/cluster/nextid"),
+    case(
+        "get_cluster_options",
+        "/cluster/options",
+        "/cluster/options",
+    ),
     // nodes
     case("get_nodes", "/nodes", "/nodes"),
     case("get_nodes_node", "/nodes/{node}", "/nodes/pve1"),
@@ -394,6 +401,11 @@ const CASES: &[Case] = &[
         "get_nodes_node_qemu_vmid_rrddata_stopped",
         "/nodes/{node}/qemu/{vmid}/rrddata",
         "/nodes/pve2/qemu/101/rrddata?timeframe=hour",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_rrddata_new",
+        "/nodes/{node}/qemu/{vmid}/rrddata",
+        "/nodes/pve1/qemu/9000/rrddata?timeframe=hour",
     ),
     case(
         "get_nodes_node_qemu_vmid_rrd",

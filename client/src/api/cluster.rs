@@ -1,4 +1,5 @@
-//! `/cluster`: status, resources and the next free VMID.
+//! `/cluster`: status, resources, the next free VMID and the datacenter
+//! options (`datacenter.cfg`).
 
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
@@ -201,5 +202,74 @@ impl Cluster<'_> {
         id.ok_or_else(|| Error::Decode {
             message: format!("/cluster/nextid: not a VMID: {v}"),
         })
+    }
+}
+
+/// `tag-style` of the datacenter options, as `GET /cluster/options`
+/// answers it (parsed).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TagStyle {
+    /// Whether tags are compared (and kept) case-sensitively.
+    #[serde(
+        rename = "case-sensitive",
+        default,
+        deserialize_with = "de::opt_bool01",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub case_sensitive: Option<bool>,
+    /// `config` (as written) or `alphabetical` (the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordering: Option<String>,
+    /// The web interface's tag shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<String>,
+    /// The web interface's colours per tag.
+    #[serde(rename = "color-map", default, skip_serializing_if = "Option::is_none")]
+    pub color_map: Option<String>,
+}
+
+/// `GET /cluster/options`: the datacenter options the caller may read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DatacenterOptions {
+    /// How guests' tags are written and shown.
+    #[serde(rename = "tag-style", default, skip_serializing_if = "Option::is_none")]
+    pub tag_style: Option<TagStyle>,
+    /// The tags the caller may set and see.
+    #[serde(rename = "allowed-tags", default)]
+    pub allowed_tags: Vec<String>,
+    /// Anything else PVE sent (`description`, `mac_prefix`, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Cluster<'_> {
+    /// `GET /cluster/options` (`get_options`): everything with Sys.Audit
+    /// on `/`, else only `console` and `tag-style`; `allowed-tags` always.
+    ///
+    /// # Errors
+    /// As any call.
+    pub async fn get_options(&self) -> Result<DatacenterOptions> {
+        self.client
+            .call(Method::GET, "/cluster/options", &Params::new())
+            .await
+    }
+
+    /// `PUT /cluster/options` (`set_options`) for the tag style: a
+    /// property string such as `case-sensitive=1,ordering=config`, or
+    /// `None` to remove it.
+    ///
+    /// # Errors
+    /// [`Error::Permission`] without Sys.Modify on `/`;
+    /// [`Error::Validation`] for a malformed property string.
+    pub async fn set_tag_style(&self, tag_style: Option<&str>) -> Result<()> {
+        let params = match tag_style {
+            Some(style) => Params::new().set("tag-style", style),
+            None => Params::new().set("delete", "tag-style"),
+        };
+        let _: Value = self
+            .client
+            .call(Method::PUT, "/cluster/options", &params)
+            .await?;
+        Ok(())
     }
 }

@@ -1,10 +1,14 @@
 //! `/version` and the cluster read side (pve-manager `API2.pm`,
 //! `API2/Cluster.pm`).
 
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 
-use super::{Ctx, Reply, Route, get};
+use super::params::value_text;
+use super::{Ctx, Reply, Route, get, put};
 use crate::model::Result;
+use crate::spec::formats::split_list;
 
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
@@ -14,6 +18,8 @@ pub fn routes() -> Vec<Route> {
         get("/cluster/status", get_status),
         get("/cluster/resources", resources),
         get("/cluster/nextid", nextid),
+        get("/cluster/options", get_options),
+        put("/cluster/options", set_options),
     ]
 }
 
@@ -87,4 +93,31 @@ fn nextid(ctx: &Ctx<'_>) -> Result<Reply> {
         .int("vmid", None, None)?
         .and_then(|n| u32::try_from(n).ok());
     Ok(json!(ctx.with(|c| c.guests().nextid(vmid))?).into())
+}
+
+/// `GET /cluster/options`: datacenter.cfg's options for the caller, with
+/// the tags it may use.
+fn get_options(ctx: &Ctx<'_>) -> Result<Reply> {
+    let who = ctx.who()?.clone();
+    Ok(ctx.with(|c| c.options_view(&who)).into())
+}
+
+/// `PUT /cluster/options`: the given options are written as given, those
+/// in `delete` removed. The schema has checked `Sys.Modify` on `/` and
+/// each option's format.
+fn set_options(ctx: &Ctx<'_>) -> Result<Reply> {
+    let set: BTreeMap<String, String> = ctx
+        .params
+        .names()
+        .filter(|n| *n != "delete")
+        .filter_map(|n| ctx.params.get(n).map(|v| (n.to_string(), value_text(v))))
+        .collect();
+    let delete: Vec<String> = ctx
+        .params
+        .str("delete")
+        .map(|d| split_list(&d).into_iter().map(str::to_string).collect())
+        .unwrap_or_default();
+    let version = ctx.state.settings().version;
+    ctx.with(|c| c.datacenter_mut().set(version, &set, &delete))?;
+    Ok(Value::Null.into())
 }

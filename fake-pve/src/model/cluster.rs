@@ -80,6 +80,8 @@ pub struct Cluster {
     pub(super) network: Networks,
     /// Backup archives and backup jobs.
     pub(super) backups: super::backup::Backups,
+    /// `datacenter.cfg`'s options.
+    pub(super) datacenter: super::datacenter::Datacenter,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -122,6 +124,12 @@ pub struct ClusterDoc {
     /// Backup archives and backup jobs.
     #[serde(default, skip_serializing_if = "super::backup::Backups::is_empty")]
     pub backups: super::backup::Backups,
+    /// `datacenter.cfg`'s options.
+    #[serde(
+        default,
+        skip_serializing_if = "super::datacenter::Datacenter::is_empty"
+    )]
+    pub datacenter: super::datacenter::Datacenter,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -144,6 +152,8 @@ struct ClusterDocRef<'a> {
     cts: &'a BTreeMap<u32, super::lxc::Ct>,
     #[serde(skip_serializing_if = "super::backup::Backups::is_empty")]
     backups: &'a super::backup::Backups,
+    #[serde(skip_serializing_if = "super::datacenter::Datacenter::is_empty")]
+    datacenter: &'a super::datacenter::Datacenter,
 }
 
 impl Serialize for Cluster {
@@ -166,6 +176,7 @@ impl Serialize for Cluster {
             guests,
             cts: self.guests.cts(),
             backups: &self.backups,
+            datacenter: &self.datacenter,
         }
         .serialize(s)
     }
@@ -189,6 +200,7 @@ impl From<ClusterDoc> for Cluster {
             faults: d.faults,
             network: Networks::new(d.network),
             backups: d.backups,
+            datacenter: d.datacenter,
         }
     }
 }
@@ -202,6 +214,16 @@ impl Cluster {
     /// The members, to change a node's own settings.
     pub fn nodes_mut(&mut self) -> &mut Nodes {
         &mut self.nodes
+    }
+
+    /// `datacenter.cfg`'s options.
+    pub fn datacenter(&self) -> &super::datacenter::Datacenter {
+        &self.datacenter
+    }
+
+    /// `datacenter.cfg`'s options, to change them.
+    pub fn datacenter_mut(&mut self) -> &mut super::datacenter::Datacenter {
+        &mut self.datacenter
     }
 
     /// The tasks.

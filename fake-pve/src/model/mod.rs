@@ -9,6 +9,7 @@ pub mod agent;
 pub mod backup;
 pub mod cluster;
 pub mod context;
+pub mod datacenter;
 pub mod faults;
 pub mod guests;
 pub mod lxc;

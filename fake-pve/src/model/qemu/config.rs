@@ -62,6 +62,11 @@ impl Cluster {
             .map_err(|e| (log.clone(), e))?;
         let version = self.version;
         let mut set = u.set.clone();
+        if let Some(tags) = u.set.get("tags") {
+            // `get_unique_tags` with datacenter.cfg's tag style.
+            let style = self.datacenter.tag_style(version);
+            set.insert("tags".into(), style.unique_tags(tags));
+        }
         let mut delete = u.delete.clone();
         let (running, mut warns) = {
             let vm = self.vm(node, vmid).map_err(|e| (log.clone(), e))?;

@@ -42,6 +42,10 @@ impl Cluster {
                 *v = canonical_new(version, k, v, rq)?;
             }
         }
+        if let Some(tags) = req.config.get_mut("tags") {
+            // `get_unique_tags` with datacenter.cfg's tag style.
+            *tags = self.datacenter.tag_style(version).unique_tags(tags);
+        }
         // The identities the VM gets when its task ends, drawn now so
         // that a replay of this request gives the same ones.
         let ids = CreateIds {

@@ -4,6 +4,13 @@
 //! reports, as per-second rates for network and disk I/O, while the VM
 //! runs; before it started (or while it is stopped) a point has only the
 //! VM's sizes, as pvestatd records the rest as unknown.
+//!
+//! The answer always spans the whole frame: `rrdtool fetch` gives a row
+//! for every step, and the steps from before pvestatd created the VM's
+//! RRD file (when the VM was created: its `meta` option's `ctime`) hold
+//! no value at all, so those points carry only their `time`. As
+//! `create_rrd_data` does, a last point that has only its `time` is
+//! dropped (the step still being filled).
 
 use serde_json::{Value, json};
 
@@ -50,14 +57,18 @@ impl Cluster {
                 .map_or(u64::MAX, |n| u64::from(n.cpus)),
         );
         let maxdisk = self.vm_maxdisk(vm);
+        let created = created(vm.config().get("meta").map(String::as_str));
         let started = if vm.running() {
             vm.started_ms.map(|ms| ms.div_euclid(1000))
         } else {
             None
         };
-        let points = (0..count)
+        let mut points: Vec<Value> = (0..count)
             .map(|i| {
                 let t = start + i * reso;
+                if created.is_some_and(|c| c > t) {
+                    return json!({ "time": t });
+                }
                 let up = started.is_some_and(|s| s <= t);
                 let mut p = json!({
                     "time": t,
@@ -93,13 +104,43 @@ impl Cluster {
                 p
             })
             .collect();
+        if points
+            .last()
+            .and_then(Value::as_object)
+            .is_some_and(|p| p.len() == 1)
+        {
+            points.pop();
+        }
         Ok(Value::Array(points))
     }
 }
 
+/// When the VM was created, from its `meta` option
+/// (`creation-qemu=...,ctime=<epoch>`): its RRD file holds nothing from
+/// before. `None` when the config has no creation time (its history is
+/// older than any frame).
+fn created(meta: Option<&str>) -> Option<i64> {
+    meta?
+        .split(',')
+        .find_map(|kv| kv.strip_prefix("ctime="))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::setup;
+    use super::{created, setup};
+
+    #[test]
+    fn creation_time_from_meta() {
+        assert_eq!(
+            created(Some("creation-qemu=9.2.0,ctime=1790000000")),
+            Some(1_790_000_000)
+        );
+        assert_eq!(created(Some("ctime=17,creation-qemu=9.2.0")), Some(17));
+        assert_eq!(created(Some("creation-qemu=9.2.0")), None);
+        assert_eq!(created(Some("ctime=soon")), None);
+        assert_eq!(created(None), None);
+    }
 
     #[test]
     fn resolutions() {

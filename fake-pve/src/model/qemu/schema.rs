@@ -176,8 +176,7 @@ pub(super) fn is_cloudinit_option(key: &str) -> bool {
 /// string to validate it but writes most options as given; it rewrites
 /// only what qemu-server's `API2/Qemu.pm` prints again: drives
 /// (`print_drive`), NICs (`print_net`, in `add_random_macs` and
-/// `update_vm_api`), a boot `order` (`print_bootorder`) and tags
-/// (`get_unique_tags`: de-duplicated and sorted), while
+/// `update_vm_api`) and a boot `order` (`print_bootorder`), while
 /// `JSONSchema::check_type` turns booleans given as words into 0/1.
 ///
 /// # Errors
@@ -227,18 +226,6 @@ fn canonical_inner(
     let Some(prop) = config_prop(version, key) else {
         return Ok(value.to_string());
     };
-    if key == "tags" {
-        // `get_unique_tags` with datacenter.cfg's default tag style:
-        // case-insensitive, so lower-cased, sorted and de-duplicated.
-        let mut tags: Vec<String> = value
-            .split(|c: char| c == ';' || c == ',' || c.is_whitespace())
-            .filter(|t| !t.is_empty())
-            .map(str::to_lowercase)
-            .collect();
-        tags.sort_unstable();
-        tags.dedup();
-        return Ok(tags.join(";"));
-    }
     if prop.kind.as_deref() == Some("boolean") {
         return Ok(match propstring::parse_boolean(value) {
             Some(true) => "1".into(),

@@ -14,6 +14,7 @@ use super::{Cluster, Error, PveVersion, Scenario, Task, TaskEffect, Worker};
 mod access;
 mod agent;
 mod backup;
+mod datacenter;
 mod faults;
 mod lxc;
 mod network;

@@ -304,19 +304,6 @@ fn hotplugging_a_nic_to_a_missing_bridge_is_a_400(mut lab: World) {
     );
 }
 
-#[rstest]
-fn tags_are_sorted_and_deduplicated() {
-    assert_eq!(
-        canonical(PveVersion::V9_1, "tags", "b,a;b c").expect("ok"),
-        "a;b;c"
-    );
-    // Case-insensitive by default: lower-cased before they are compared.
-    assert_eq!(
-        canonical(PveVersion::V9_1, "tags", "Prod;web\tprod;Web").expect("ok"),
-        "prod;web"
-    );
-}
-
 // qemu-server writes most options as given; it prints again only drives,
 // NICs, a boot order and tags (`API2/Qemu.pm`), and booleans become 0/1.
 #[rstest]

@@ -319,6 +319,78 @@ fn rrddata_of_a_stopped_vm_has_only_its_sizes(#[case] version: PveVersion) {
 }
 
 #[rstest]
+// T0 is 20 s past a minute: with 1-minute steps 31 points of the frame
+// lie before the creation; 8.4's day has 30-minute steps, the newest
+// starting before the creation, so every point is empty and the last one
+// is dropped.
+#[case(PveVersion::V9_1, "hour", 60, 31)]
+#[case(PveVersion::V8_4, "hour", 60, 31)]
+#[case(PveVersion::V9_1, "day", 1440, 1411)]
+#[case(PveVersion::V8_4, "day", 69, 69)]
+fn rrddata_before_the_vm_existed_has_only_times(
+    #[case] version: PveVersion,
+    #[case] timeframe: &str,
+    #[case] len: usize,
+    #[case] empty: usize,
+) {
+    let mut lab = World::from_yaml_v(super::super::LAB, version);
+    let now = lab.now();
+    // Created half an hour ago: the RRD file holds nothing from before.
+    let meta = format!("creation-qemu=9.2.0,ctime={}", now - 1800);
+    lab.c
+        .guests
+        .get_mut(&100)
+        .expect("VM 100")
+        .config
+        .insert("meta".into(), meta);
+    let points = lab
+        .c
+        .vm_rrddata("pve", 100, timeframe, lab.now_ms)
+        .expect("series");
+    let points = points.as_array().expect("points");
+    let (reso, _) = crate::model::qemu::rrd::setup(version.is_v9(), timeframe);
+    assert_eq!(points.len(), len);
+    let bare = points
+        .iter()
+        .take_while(|p| p.as_object().is_some_and(|o| o.len() == 1))
+        .count();
+    assert_eq!(bare, empty);
+    for (i, p) in points.iter().enumerate() {
+        let t = p["time"].as_i64().expect("time");
+        assert_eq!(t % reso, 0, "{p}");
+        if i < bare {
+            assert!(t < now - 1800, "{p}");
+        } else {
+            assert!(t >= now - 1800, "{p}");
+            assert!(p.get("maxmem").is_some(), "{p}");
+        }
+    }
+}
+
+#[rstest]
+fn rrddata_of_a_vm_created_this_minute_drops_the_last_empty_point(mut lab: World) {
+    let now = lab.now();
+    let meta = format!("creation-qemu=9.2.0,ctime={now}");
+    lab.c
+        .guests
+        .get_mut(&100)
+        .expect("VM 100")
+        .config
+        .insert("meta".into(), meta);
+    let points = lab
+        .c
+        .vm_rrddata("pve", 100, "hour", lab.now_ms)
+        .expect("series");
+    let points = points.as_array().expect("points");
+    assert_eq!(points.len(), 59, "the step being filled is left out");
+    assert!(
+        points
+            .iter()
+            .all(|p| p.as_object().is_some_and(|o| o.len() == 1))
+    );
+}
+
+#[rstest]
 #[case("qxl,memory=32", true)]
 #[case("type=qxl,memory=32", true)]
 #[case("memory=32,type=virtio", true)]
