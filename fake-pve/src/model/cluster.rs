@@ -80,6 +80,8 @@ pub struct Cluster {
     pub(super) network: Networks,
     /// Backup archives and backup jobs.
     pub(super) backups: super::backup::Backups,
+    /// SDN configuration (pending and running) and the PVE IPAM.
+    pub(super) sdn: super::sdn::Sdn,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -122,6 +124,9 @@ pub struct ClusterDoc {
     /// Backup archives and backup jobs.
     #[serde(default, skip_serializing_if = "super::backup::Backups::is_empty")]
     pub backups: super::backup::Backups,
+    /// SDN configuration (pending and running) and the PVE IPAM.
+    #[serde(default, skip_serializing_if = "super::sdn::Sdn::is_empty")]
+    pub sdn: super::sdn::Sdn,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -144,6 +149,8 @@ struct ClusterDocRef<'a> {
     cts: &'a BTreeMap<u32, super::lxc::Ct>,
     #[serde(skip_serializing_if = "super::backup::Backups::is_empty")]
     backups: &'a super::backup::Backups,
+    #[serde(skip_serializing_if = "super::sdn::Sdn::is_empty")]
+    sdn: &'a super::sdn::Sdn,
 }
 
 impl Serialize for Cluster {
@@ -166,6 +173,7 @@ impl Serialize for Cluster {
             guests,
             cts: self.guests.cts(),
             backups: &self.backups,
+            sdn: &self.sdn,
         }
         .serialize(s)
     }
@@ -189,6 +197,7 @@ impl From<ClusterDoc> for Cluster {
             faults: d.faults,
             network: Networks::new(d.network),
             backups: d.backups,
+            sdn: d.sdn,
         }
     }
 }
@@ -303,30 +312,7 @@ impl Cluster {
                 }
             }
         }
-        if !self.version.is_v9() && want("sdn") {
-            for n in &self.nodes {
-                out.push(json!({
-                    "id": format!("sdn/{}/localnetwork", n.name),
-                    "sdn": "localnetwork",
-                    "node": n.name,
-                    "type": "sdn",
-                    "status": "ok",
-                }));
-            }
-        }
-        if self.version.is_v9() && kind.is_none() {
-            for n in &self.nodes {
-                out.push(json!({
-                    "id": format!("network/{}/zone/localnetwork", n.name),
-                    "network": "localnetwork",
-                    "network-type": "zone",
-                    "zone-type": "local",
-                    "node": n.name,
-                    "type": "network",
-                    "status": "ok",
-                }));
-            }
-        }
+        out.extend(self.sdn_resources(kind, |_| true));
         out
     }
 

@@ -22,6 +22,7 @@ mod overview;
 mod pools;
 mod qemu;
 mod scenario;
+mod sdn;
 mod storage;
 mod tasks;
 
