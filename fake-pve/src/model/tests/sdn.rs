@@ -469,18 +469,36 @@ fn applied_vnets_are_bridges_and_guests_get_addresses(mut lab: World) {
         (500, "Currently only PVE IPAM is supported!".into())
     );
     // The subnet holds a guest's address: it cannot go.
-    let r = lab
-        .c
-        .sdn
-        .delete_subnet(&p(&[("vnet", "labnet"), ("subnet", "lab-10.10.0.0-24")]));
+    let del = |w: &mut World| {
+        w.c.sdn
+            .delete_subnet(&p(&[("vnet", "labnet"), ("subnet", "lab-10.10.0.0-24")]))
+    };
     assert_eq!(
-        refused(r),
+        refused(del(&mut lab)),
         (
             500,
             "delete sdn subnet object failed: cannot delete subnet '10.10.0.0/24', not empty"
                 .into()
         )
     );
+    // Destroying the guest frees its address; only the gateway is left.
+    assert_eq!(
+        lab.qm("qmstop", 100, QemuOp::Stop { skiplock: false }),
+        "OK"
+    );
+    let destroy = QemuOp::Destroy {
+        skiplock: false,
+        purge: true,
+        unreferenced: false,
+    };
+    assert_eq!(lab.qm("qmdestroy", 100, destroy), "OK");
+    let left = lab
+        .c
+        .sdn
+        .ipam_entries("lab", "10.10.0.0/24")
+        .map(|e| e.len());
+    assert_eq!(left, Some(1));
+    del(&mut lab).expect("an empty subnet goes");
 }
 
 #[rstest]
