@@ -631,6 +631,98 @@ const CASES: &[Case] = &[
         "/pools/{poolid}",
         "/pools/prod?type=storage",
     ),
+    // sdn
+    case("get_cluster_sdn", "/cluster/sdn", "/cluster/sdn"),
+    case(
+        "get_cluster_sdn_zones",
+        "/cluster/sdn/zones",
+        "/cluster/sdn/zones",
+    ),
+    case(
+        "get_cluster_sdn_zones_pending",
+        "/cluster/sdn/zones",
+        "/cluster/sdn/zones?pending=1",
+    ),
+    case(
+        "get_cluster_sdn_zones_running",
+        "/cluster/sdn/zones",
+        "/cluster/sdn/zones?running=1",
+    ),
+    case(
+        "get_cluster_sdn_zones_zone",
+        "/cluster/sdn/zones/{zone}",
+        "/cluster/sdn/zones/lab",
+    ),
+    case(
+        "get_cluster_sdn_zones_zone_pending",
+        "/cluster/sdn/zones/{zone}",
+        "/cluster/sdn/zones/lab?pending=1",
+    ),
+    case(
+        "get_cluster_sdn_vnets",
+        "/cluster/sdn/vnets",
+        "/cluster/sdn/vnets",
+    ),
+    case(
+        "get_cluster_sdn_vnets_pending",
+        "/cluster/sdn/vnets",
+        "/cluster/sdn/vnets?pending=1",
+    ),
+    case(
+        "get_cluster_sdn_vnets_vnet",
+        "/cluster/sdn/vnets/{vnet}",
+        "/cluster/sdn/vnets/labnet",
+    ),
+    case(
+        "get_cluster_sdn_vnets_vnet_subnets",
+        "/cluster/sdn/vnets/{vnet}/subnets",
+        "/cluster/sdn/vnets/labnet/subnets",
+    ),
+    case(
+        "get_cluster_sdn_vnets_vnet_subnets_subnet",
+        "/cluster/sdn/vnets/{vnet}/subnets/{subnet}",
+        "/cluster/sdn/vnets/labnet/subnets/lab-10.10.0.0-24",
+    ),
+    case(
+        "get_cluster_sdn_controllers",
+        "/cluster/sdn/controllers",
+        "/cluster/sdn/controllers",
+    ),
+    case(
+        "get_cluster_sdn_controllers_controller",
+        "/cluster/sdn/controllers/{controller}",
+        "/cluster/sdn/controllers/evpnctl",
+    ),
+    case(
+        "get_cluster_sdn_ipams",
+        "/cluster/sdn/ipams",
+        "/cluster/sdn/ipams",
+    ),
+    case(
+        "get_cluster_sdn_ipams_ipam",
+        "/cluster/sdn/ipams/{ipam}",
+        "/cluster/sdn/ipams/netbox",
+    ),
+    case(
+        "get_cluster_sdn_ipams_ipam_status",
+        "/cluster/sdn/ipams/{ipam}/status",
+        "/cluster/sdn/ipams/pve/status",
+    ),
+    case(
+        "get_cluster_sdn_dns",
+        "/cluster/sdn/dns",
+        "/cluster/sdn/dns",
+    ),
+    case(
+        "get_cluster_sdn_dns_dns",
+        "/cluster/sdn/dns/{dns}",
+        "/cluster/sdn/dns/pdns",
+    ),
+    case(
+        "get_nodes_node_network_any_bridge",
+        "/nodes/{node}/network",
+        "/nodes/pve1/network?type=any_bridge",
+    ),
     // storage
     case("get_storage", "/storage", "/storage"),
     case(
@@ -993,6 +1085,7 @@ impl World {
         self.token.set(None);
         let running = self.task(post, "/nodes/pve2/startall", "");
         self.advance(5);
+        self.sdn();
         vec![
             ("{create}", create),
             ("{failed}", failed),
@@ -1003,6 +1096,73 @@ impl World {
             ("{ctbackup}", ctbackup),
             ("{job}", job),
         ]
+    }
+}
+
+impl World {
+    /// SDN: a simple zone with the PVE IPAM and DHCP, its VNet with a
+    /// subnet, an evpn controller and zone, a netbox IPAM and a PowerDNS
+    /// server, applied (in the model: no task, so that the task lists stay
+    /// as they are) with a guest's address in the IPAM; then a change and a
+    /// new VNet left pending.
+    fn sdn(&self) {
+        let post = Method::POST;
+        self.call(
+            post.clone(),
+            "/cluster/sdn/zones",
+            "zone=lab&type=simple&ipam=pve&dhcp=dnsmasq&mtu=1450",
+        );
+        self.call(
+            post.clone(),
+            "/cluster/sdn/vnets",
+            "vnet=labnet&zone=lab&alias=lab%20net",
+        );
+        self.call(
+            post.clone(),
+            "/cluster/sdn/vnets/labnet/subnets",
+            "subnet=10.10.0.0%2F24&type=subnet&gateway=10.10.0.1&snat=1\
+             &dhcp-range=start-address%3D10.10.0.100%2Cend-address%3D10.10.0.149\
+             &dhcp-range=start-address%3D10.10.0.200%2Cend-address%3D10.10.0.209",
+        );
+        self.call(
+            post.clone(),
+            "/cluster/sdn/controllers",
+            "controller=evpnctl&type=evpn&asn=65000&peers=10.0.0.1%2C10.0.0.2",
+        );
+        self.call(
+            post.clone(),
+            "/cluster/sdn/zones",
+            "zone=evpn1&type=evpn&controller=evpnctl&vrf-vxlan=10000&exitnodes=pve1",
+        );
+        self.call(
+            post.clone(),
+            "/cluster/sdn/vnets",
+            "vnet=evnet&zone=evpn1&tag=20000",
+        );
+        self.call(
+            post.clone(),
+            "/cluster/sdn/ipams",
+            "ipam=netbox&type=netbox&url=https%3A%2F%2Fnetbox.example.com%2Fapi&token=secret",
+        );
+        self.call(
+            post.clone(),
+            "/cluster/sdn/dns",
+            "dns=pdns&type=powerdns&url=https%3A%2F%2Fdns.example.com%2Fapi&key=secret&ttl=3600",
+        );
+        self.state
+            .with(|c| c.sdn_mut().commit(None, true))
+            .expect("the SDN configuration applies");
+        self.call(
+            post.clone(),
+            "/cluster/sdn/vnets/labnet/ips",
+            "zone=lab&ip=10.10.0.50&mac=BC%3A24%3A11%3A00%3A00%3A50",
+        );
+        self.call(
+            Method::PUT,
+            "/cluster/sdn/zones/lab",
+            "mtu=1400&delete=dhcp",
+        );
+        self.call(post, "/cluster/sdn/vnets", "vnet=newnet&zone=lab");
     }
 }
 

@@ -287,12 +287,35 @@ fn load(text: &str) -> Spec {
     spec
 }
 
+/// Where the 8.4 schema's `returns` contradict what the release's own
+/// code answers. pve-network's `pending_config` has made `pending` an
+/// object of the changed values since SDN's pending view was added; the
+/// 8.4 schema of the zone and controller lists declares it a boolean
+/// (9.x declares the object).
+fn errata_8_4(spec: &mut Spec) {
+    for e in &mut spec.endpoints {
+        if e.method == "GET"
+            && matches!(
+                e.path.as_str(),
+                "/cluster/sdn/zones" | "/cluster/sdn/controllers"
+            )
+            && let Some(p) = e.returns.pointer_mut("/items/properties/pending")
+        {
+            *p = serde_json::json!({ "type": "object", "optional": 1 });
+        }
+    }
+}
+
 /// The spec of a release, parsed once.
 pub fn spec(release: Release) -> &'static Spec {
     static V8: OnceLock<Spec> = OnceLock::new();
     static V9: OnceLock<Spec> = OnceLock::new();
     match release {
-        Release::V8_4 => V8.get_or_init(|| load(SPEC_8_4)),
+        Release::V8_4 => V8.get_or_init(|| {
+            let mut spec = load(SPEC_8_4);
+            errata_8_4(&mut spec);
+            spec
+        }),
         Release::V9_1 => V9.get_or_init(|| load(SPEC_9_1)),
     }
 }

@@ -153,6 +153,12 @@ pub enum Made {
     Pool(String),
     /// A backup job.
     BackupJob(String),
+    /// An SDN zone (removed from the pending configuration).
+    SdnZone(String),
+    /// An SDN VNet.
+    SdnVnet(String),
+    /// An SDN subnet: VNet, subnet ID (`<zone>-<cidr>`).
+    SdnSubnet(String, String),
 }
 
 /// How many VMIDs of the reserved range one scenario gets (`{vm1}` ..
@@ -172,6 +178,10 @@ pub struct PveWorld {
     target: Option<Arc<Target>>,
     fake: Option<fake_pve::Running>,
     fake_only: bool,
+    destructive: bool,
+    /// Whether the scenario applied the SDN configuration (cleanup then
+    /// applies its removals too).
+    pub sdn_applied: bool,
     release: Option<Release>,
     prefix: String,
     admin_principal: String,
@@ -223,6 +233,7 @@ impl PveWorld {
     pub async fn setup(&mut self, target: Arc<Target>, tags: &[String]) {
         let has = |t: &str| tags.iter().any(|x| x == t);
         self.fake_only = has("fake-only");
+        self.destructive = has("destructive");
         self.prefix = format!(
             "{}{}",
             target.prefix,
@@ -503,6 +514,38 @@ impl PveWorld {
         id
     }
 
+    /// The scenario's SDN tag: four base-36 characters drawn from its
+    /// prefix. SDN IDs are short (zones and VNets at most 8 characters,
+    /// letters and digits only), so they cannot carry the whole prefix.
+    pub fn sdn_tag(&self) -> String {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in self.prefix.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
+        (0..4)
+            .map(|i| char::from(digits[usize::try_from((h >> (i * 8)) % 36).unwrap_or(0)]))
+            .collect()
+    }
+
+    /// The SDN ID for a name in a feature: `kind` (`z` for zones, `v`
+    /// for VNets, `c` for controllers), the scenario's [`Self::sdn_tag`],
+    /// then at most three letters or digits of the name.
+    pub fn sdnid(&self, kind: char, name: &str) -> String {
+        let tail: String = name
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .take(3)
+            .collect();
+        format!("{kind}{}{tail}", self.sdn_tag())
+    }
+
+    /// Whether an SDN ID is one of this scenario's.
+    pub fn sdn_mine(&self, id: &str) -> bool {
+        id.len() >= 5 && id.get(1..5) == Some(self.sdn_tag().as_str())
+    }
+
     /// The storage ID for a name in a feature: the scenario's own
     /// `<prefix>-<name>`.
     pub fn storageid(&self, name: &str) -> String {
@@ -572,6 +615,9 @@ impl PveWorld {
                 "group" => self.groupid(name),
                 "role" => self.roleid(name),
                 "storage" | "pool" | "job" => self.storageid(name),
+                "zone" => self.sdnid('z', name),
+                "vnet" => self.sdnid('v', name),
+                "controller" => self.sdnid('c', name),
                 "var" => self
                     .vars
                     .get(name)
@@ -736,7 +782,43 @@ impl PveWorld {
             }
             ["storage", id, ..] if !mine(id) => refuse("a storage this scenario did not make"),
             ["storage", ..] => {}
+            ["cluster", "sdn", rest @ ..] => {
+                if let Some(why) = self.guard_sdn(rest, params) {
+                    refuse(why);
+                }
+            }
             _ => refuse("outside /access, the scenario's storages and the test node"),
+        }
+    }
+
+    /// The SDN part of [`Self::guard_request`]: a scenario writes only
+    /// the zones, VNets (and their subnets and IPs) and controllers whose
+    /// IDs carry its tag; applying, locking and rolling back reach every
+    /// pending change of the cluster, so only `@destructive` scenarios may.
+    fn guard_sdn(&self, rest: &[&str], params: &Params) -> Option<&'static str> {
+        let param = |name: &str| {
+            params
+                .pairs()
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
+        let mine = |id: &str| self.sdn_mine(id);
+        match rest {
+            [] | ["lock" | "rollback"] => (!self.destructive).then_some(
+                "applying, locking or rolling back SDN reaches others' pending changes (tag it @destructive)",
+            ),
+            ["zones"] => (!param("zone").is_some_and(|z| mine(&z)))
+                .then_some("a zone without this scenario's SDN tag"),
+            ["vnets"] => (!param("vnet").is_some_and(|v| mine(&v))
+                || !param("zone").is_some_and(|z| mine(&z)))
+            .then_some("a VNet (or its zone) without this scenario's SDN tag"),
+            ["controllers"] => (!param("controller").is_some_and(|c| mine(&c)))
+                .then_some("a controller without this scenario's SDN tag"),
+            ["zones" | "vnets" | "controllers", id, ..] => {
+                (!mine(id)).then_some("an SDN object this scenario did not make")
+            }
+            _ => Some("SDN configuration outside this scenario's zones, VNets and controllers"),
         }
     }
 
@@ -1017,6 +1099,21 @@ impl PveWorld {
                     format!("/cluster/backup/{}", seg(id)),
                     Params::new(),
                 ),
+                Made::SdnZone(id) => (
+                    Method::DELETE,
+                    format!("/cluster/sdn/zones/{}", seg(id)),
+                    Params::new(),
+                ),
+                Made::SdnVnet(id) => (
+                    Method::DELETE,
+                    format!("/cluster/sdn/vnets/{}", seg(id)),
+                    Params::new(),
+                ),
+                Made::SdnSubnet(vnet, id) => (
+                    Method::DELETE,
+                    format!("/cluster/sdn/vnets/{}/subnets/{}", seg(vnet), seg(id)),
+                    Params::new(),
+                ),
                 Made::User(u) => (
                     Method::DELETE,
                     format!("/access/users/{}", seg(u)),
@@ -1056,6 +1153,22 @@ impl PveWorld {
                 && !gone(&e.to_string())
             {
                 problems.push(format!("cleaning up {m:?}: {e}"));
+            }
+        }
+        if self.sdn_applied {
+            // The removals above are pending until applied again.
+            self.sdn_applied = false;
+            match admin
+                .request(Method::PUT, "/cluster/sdn", &Params::new())
+                .await
+            {
+                Ok(v) => {
+                    let upid = v.data.as_str().unwrap_or_default().to_string();
+                    if let Err(e) = wait_task(&admin, &upid).await {
+                        problems.push(format!("applying the SDN removals: {e}"));
+                    }
+                }
+                Err(e) => problems.push(format!("applying the SDN removals: {e}")),
             }
         }
         problems
@@ -1275,4 +1388,86 @@ fn percent_decode(s: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod sdn_guard_tests {
+    use super::*;
+
+    fn world(destructive: bool) -> PveWorld {
+        PveWorld {
+            prefix: "cnf1a2b3c7".into(),
+            destructive,
+            ..PveWorld::default()
+        }
+    }
+
+    fn refused(w: &PveWorld, method: Method, path: &str, params: &[(&str, &str)]) -> bool {
+        let mut p = Params::new();
+        for (k, v) in params {
+            p.push(*k, *v);
+        }
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            w.guard_request(&method, path, &p);
+        }))
+        .is_err()
+    }
+
+    #[test]
+    fn sdn_ids_are_short_and_the_scenario_writes_only_its_own() {
+        let w = world(false);
+        let zone = w.sdnid('z', "lab");
+        let vnet = w.sdnid('v', "lab");
+        assert!(zone.len() <= 8 && zone.chars().all(|c| c.is_ascii_alphanumeric()));
+        assert!(zone.starts_with('z') && w.sdn_mine(&zone) && w.sdn_mine(&vnet));
+        assert_ne!(
+            world(false).sdn_tag(),
+            PveWorld {
+                prefix: "cnf1a2b3c8".into(),
+                ..PveWorld::default()
+            }
+            .sdn_tag()
+        );
+        let post = Method::POST;
+        assert!(!refused(
+            &w,
+            post.clone(),
+            "/cluster/sdn/zones",
+            &[("zone", &zone)]
+        ));
+        assert!(refused(
+            &w,
+            post.clone(),
+            "/cluster/sdn/zones",
+            &[("zone", "other")]
+        ));
+        assert!(!refused(
+            &w,
+            post.clone(),
+            "/cluster/sdn/vnets",
+            &[("vnet", &vnet), ("zone", &zone)]
+        ));
+        assert!(refused(
+            &w,
+            post.clone(),
+            "/cluster/sdn/vnets",
+            &[("vnet", &vnet), ("zone", "other")]
+        ));
+        assert!(refused(&w, Method::DELETE, "/cluster/sdn/zones/other", &[]));
+        assert!(!refused(
+            &w,
+            Method::DELETE,
+            &format!("/cluster/sdn/vnets/{vnet}/subnets/x"),
+            &[]
+        ));
+        assert!(refused(&w, Method::PUT, "/cluster/sdn", &[]));
+        assert!(refused(
+            &w,
+            post.clone(),
+            "/cluster/sdn/ipams",
+            &[("ipam", &zone)]
+        ));
+        assert!(!refused(&world(true), Method::PUT, "/cluster/sdn", &[]));
+        assert!(!refused(&w, Method::GET, "/cluster/sdn/zones/other", &[]));
+    }
 }

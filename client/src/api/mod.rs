@@ -12,6 +12,7 @@ pub mod network;
 pub mod nodes;
 pub mod pools;
 pub mod qemu;
+pub mod sdn;
 pub mod storage;
 pub mod tasks;
 pub mod version;

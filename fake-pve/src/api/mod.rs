@@ -20,6 +20,7 @@ pub mod params;
 mod pipeline;
 pub mod pools;
 pub mod qemu;
+pub mod sdn;
 pub mod storage;
 pub mod tasks;
 pub mod upload;
@@ -187,6 +188,7 @@ impl Default for Router {
         routes.extend(storage::routes());
         routes.extend(pools::routes());
         routes.extend(backup::routes());
+        routes.extend(sdn::routes());
         Self { routes }
     }
 }

@@ -43,7 +43,7 @@ fn network_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let (items, changes) = ctx.with(|c| {
         let access = c.access().clone();
         let root = who.to_string() == "root@pam";
-        c.network_list(
+        let (mut items, changes) = c.network_list(
             &node,
             filter.as_deref(),
             |br| {
@@ -52,7 +52,22 @@ fn network_index(ctx: &Ctx<'_>) -> Result<Reply> {
                     || access.has_priv(&who, &path, "SDN.Use")
             },
             now,
-        )
+        );
+        // Applied VNets (`get_local_vnets`) with `any_bridge`,
+        // `include_sdn` and `vnet`.
+        if matches!(
+            filter.as_deref(),
+            Some("any_bridge" | "include_sdn" | "vnet")
+        ) {
+            items.extend(c.sdn_local_vnets(&node, |zone, vnet| {
+                access.has_any(
+                    &who,
+                    &format!("/sdn/zones/{zone}/{vnet}"),
+                    &["SDN.Audit", "SDN.Use"],
+                )
+            }));
+        }
+        (items, changes)
     });
     let mut reply = Reply::from(Value::Array(items));
     if let Some(ch) = changes {

@@ -82,6 +82,8 @@ pub struct Cluster {
     pub(super) backups: super::backup::Backups,
     /// `datacenter.cfg`'s options.
     pub(super) datacenter: super::datacenter::Datacenter,
+    /// SDN configuration (pending and running) and the PVE IPAM.
+    pub(super) sdn: super::sdn::Sdn,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -130,6 +132,9 @@ pub struct ClusterDoc {
         skip_serializing_if = "super::datacenter::Datacenter::is_empty"
     )]
     pub datacenter: super::datacenter::Datacenter,
+    /// SDN configuration (pending and running) and the PVE IPAM.
+    #[serde(default, skip_serializing_if = "super::sdn::Sdn::is_empty")]
+    pub sdn: super::sdn::Sdn,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -154,6 +159,8 @@ struct ClusterDocRef<'a> {
     backups: &'a super::backup::Backups,
     #[serde(skip_serializing_if = "super::datacenter::Datacenter::is_empty")]
     datacenter: &'a super::datacenter::Datacenter,
+    #[serde(skip_serializing_if = "super::sdn::Sdn::is_empty")]
+    sdn: &'a super::sdn::Sdn,
 }
 
 impl Serialize for Cluster {
@@ -177,6 +184,7 @@ impl Serialize for Cluster {
             cts: self.guests.cts(),
             backups: &self.backups,
             datacenter: &self.datacenter,
+            sdn: &self.sdn,
         }
         .serialize(s)
     }
@@ -201,6 +209,7 @@ impl From<ClusterDoc> for Cluster {
             network: Networks::new(d.network),
             backups: d.backups,
             datacenter: d.datacenter,
+            sdn: d.sdn,
         }
     }
 }
@@ -325,30 +334,7 @@ impl Cluster {
                 }
             }
         }
-        if !self.version.is_v9() && want("sdn") {
-            for n in &self.nodes {
-                out.push(json!({
-                    "id": format!("sdn/{}/localnetwork", n.name),
-                    "sdn": "localnetwork",
-                    "node": n.name,
-                    "type": "sdn",
-                    "status": "ok",
-                }));
-            }
-        }
-        if self.version.is_v9() && kind.is_none() {
-            for n in &self.nodes {
-                out.push(json!({
-                    "id": format!("network/{}/zone/localnetwork", n.name),
-                    "network": "localnetwork",
-                    "network-type": "zone",
-                    "zone-type": "local",
-                    "node": n.name,
-                    "type": "network",
-                    "status": "ok",
-                }));
-            }
-        }
+        out.extend(self.sdn_resources(kind, |_| true));
         out
     }
 

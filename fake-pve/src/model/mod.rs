@@ -19,6 +19,7 @@ pub mod overview;
 pub mod pools;
 pub mod qemu;
 pub mod scenario;
+pub mod sdn;
 pub mod size;
 pub mod storage;
 pub mod tasks;

@@ -418,6 +418,62 @@ def check_ct_backup_restore(prox, auth, node, storage, bridge, backup_storage):
         wait_ok(prox, lxc(v).delete(purge=1), f"destroy_vm (lxc) {v}")
     wait_ok(prox, prox.nodes(node).storage(backup_storage).content(volids[1]).delete(), "delete backup (lxc)")
     ok(auth, f"cleaned up CTs {vmid}, {newid} and the backup")
+def check_sdn(prox, auth, node, storage):
+    """zone, vnet and subnet (pending) -> apply -> a VM on the vnet -> clean up."""
+    zone, vnet = f"pxz{auth[0]}", f"pxv{auth[0]}"
+    sdn = prox.cluster.sdn
+    expect(sdn.zones.post(zone=zone, type="simple", ipam="pve", dhcp="dnsmasq") is None,
+           "create zone: expected null")
+    try:
+        sdn.zones.post(zone=f"{zone}v", type="vlan")
+    except ResourceException as e:
+        expect(e.status_code == 500 and "missing value for required option 'bridge'" in str(e.content),
+               f"vlan zone without bridge: {e.status_code} {e.content!r}")
+    else:
+        raise CheckFailed("vlan zone without bridge: expected a refusal")
+    sdn.vnets.post(vnet=vnet, zone=zone, alias="proxmoxer")
+    sdn.vnets(vnet).subnets.post(
+        subnet="10.77.0.0/24", type="subnet", gateway="10.77.0.1",
+        **{"dhcp-range": ["start-address=10.77.0.100,end-address=10.77.0.149",
+                          "start-address=10.77.0.200,end-address=10.77.0.209"]})
+    pending = {z["zone"]: z for z in sdn.zones.get(pending=1)}
+    expect(pending.get(zone, {}).get("state") == "new", f"pending zones: {pending!r}")
+    expect(vnet not in [v["vnet"] for v in sdn.vnets.get(running=1)], "vnet running before apply")
+    subnets = sdn.vnets(vnet).subnets.get()
+    expect([x["subnet"] for x in subnets] == [f"{zone}-10.77.0.0-24"], f"subnets: {subnets!r}")
+    ok(auth, f"zone {zone}, vnet {vnet}, subnet {subnets[0]['subnet']} pending")
+
+    task = wait_ok(prox, sdn.put(), "reload (apply SDN)")
+    expect(task["type"] == "reloadnetworkall", f"apply: task {task!r}")
+    running = [v["vnet"] for v in sdn.vnets.get(running=1)]
+    expect(vnet in running, f"running vnets after apply: {running!r}")
+    bridges = [i["iface"] for i in prox.nodes(node).network.get(type="any_bridge")]
+    expect(vnet in bridges, f"any_bridge after apply: {bridges!r}")
+    ok(auth, f"applied: {vnet} is a bridge of {node}")
+
+    vmid = int(prox.cluster.nextid.get())
+    qemu = prox.nodes(node).qemu
+    wait_ok(prox, qemu.post(vmid=vmid, name=f"sdn-{vmid}", memory=512, scsi0=f"{storage}:1",
+                            net0=f"virtio,bridge={vnet}"), "create_vm on the vnet")
+    wait_ok(prox, qemu(vmid).status.start.post(), "vm_start on the vnet")
+    expect(qemu(vmid).status.current.get()["status"] == "running", "VM on the vnet is not running")
+    mac = qemu(vmid).config.get()["net0"].split(",")[0].split("=")[1]
+    ips = sdn.ipams("pve").status.get()
+    mine = [i for i in ips if i.get("vmid") == vmid]
+    expect(len(mine) == 1 and mine[0]["ip"] == "10.77.0.100" and mine[0]["mac"] == mac,
+           f"IPAM entries of VM {vmid}: {ips!r}")
+    ok(auth, f"VM {vmid} runs on {vnet} with {mine[0]['ip']} from the DHCP range")
+
+    wait_ok(prox, qemu(vmid).status.stop.post(), "vm_stop")
+    wait_ok(prox, qemu(vmid).delete(purge=1), "destroy_vm")
+    sdn.vnets(vnet).subnets(f"{zone}-10.77.0.0-24").delete()
+    sdn.vnets(vnet).delete()
+    sdn.zones(zone).delete()
+    deleted = {v["vnet"]: v for v in sdn.vnets.get(pending=1)}
+    expect(deleted.get(vnet, {}).get("state") == "deleted", f"pending vnets after delete: {deleted!r}")
+    wait_ok(prox, sdn.put(), "reload (apply the removals)")
+    expect(zone not in [z["zone"] for z in sdn.zones.get(running=1)], "zone still running")
+    ok(auth, "destroy_vm, subnet/vnet/zone removed and applied")
 
 
 def main():
@@ -443,6 +499,7 @@ def main():
 
     check_backup_restore(prox, "password", node, storage, bridge, backup_storage)
     check_ct_backup_restore(prox, "password", node, storage, bridge, backup_storage)
+    check_sdn(prox, "password", node, storage)
 
     prox = ProxmoxAPI(host, port=port, user=user, token_name=token_name, token_value=token_value, verify_ssl=False)
     check_api(prox, "token")
@@ -451,6 +508,7 @@ def main():
 
     check_backup_restore(prox, "token", node, storage, bridge, backup_storage)
     check_ct_backup_restore(prox, "token", node, storage, bridge, backup_storage)
+    check_sdn(prox, "token", node, storage)
 
     try:
         ProxmoxAPI(host, port=port, user=user, password=password + "-wrong", verify_ssl=False)

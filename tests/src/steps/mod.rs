@@ -25,6 +25,7 @@ pub mod move_disk;
 pub mod network;
 pub mod resize;
 pub mod rrd;
+pub mod sdn;
 pub mod snapshot;
 pub mod storage;
 pub mod tasks;

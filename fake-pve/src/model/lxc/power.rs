@@ -148,12 +148,7 @@ impl Cluster {
         if ct.running() {
             return Err((vec![], format!("CT {vmid} already running")));
         }
-        let bridges = self
-            .nodes
-            .iter()
-            .find(|n| n.name == ct.node)
-            .map(|n| n.bridges.clone())
-            .unwrap_or_default();
+        let bridges = self.node_bridges(&ct.node);
         for (k, v) in ct.effective() {
             if !super::schema::is_indexed_key(&k, "net") {
                 continue;

@@ -307,12 +307,7 @@ impl Cluster {
         };
         let node = vm.node.clone();
         let features = vm.hotplug();
-        let bridges = self
-            .nodes
-            .iter()
-            .find(|n| n.name == node)
-            .map(|n| n.bridges.clone())
-            .unwrap_or_default();
+        let bridges = self.node_bridges(&node);
         let mut errors = BTreeMap::new();
         let deletes: Vec<(String, bool)> = vm
             .pending_delete

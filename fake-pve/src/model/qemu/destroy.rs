@@ -25,6 +25,16 @@ impl Cluster {
         if !skiplock {
             vm.check_lock().map_err(|e| (vec![], e.to_string()))?;
         }
+        // `delete_ifaces_ipams_ips`: the IPAM lets go of the NICs' MACs.
+        let macs: Vec<String> = vm
+            .config
+            .iter()
+            .filter(|(k, _)| k.starts_with("net"))
+            .filter_map(|(_, v)| crate::model::sdn::cluster::nic_bridge_mac(v))
+            .map(|(_, mac)| mac)
+            .collect();
+        self.sdn.release_macs(&macs);
+        let vm = self.vm(node, vmid).map_err(|e| (vec![], e.to_string()))?;
         let mut volids: Vec<String> = Vec::new();
         let confs = std::iter::once(&vm.config)
             .chain(std::iter::once(&vm.pending))

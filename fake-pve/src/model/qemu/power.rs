@@ -20,12 +20,7 @@ impl Cluster {
             return Err((vec![], format!("VM {vmid} already running")));
         }
         let node = vm.node.clone();
-        let bridges = self
-            .nodes
-            .iter()
-            .find(|n| n.name == node)
-            .map(|n| n.bridges.clone())
-            .unwrap_or_default();
+        let bridges = self.node_bridges(&node);
         let effective = vm.effective();
         for (k, v) in &effective {
             if !k.starts_with("net") || config_prop(self.version, k).is_none() {
@@ -37,6 +32,14 @@ impl Cluster {
                 return Err((vec![], format!("bridge '{b}' does not exist")));
             }
         }
+        let nics: Vec<(String, String)> = effective
+            .iter()
+            .filter(|(k, _)| k.starts_with("net") && config_prop(self.version, k).is_some())
+            .filter_map(|(_, v)| crate::model::sdn::cluster::nic_bridge_mac(v))
+            .collect();
+        let name = effective.get("name").cloned();
+        self.sdn_map_guest(vmid, name.as_deref(), &nics)
+            .map_err(|e| (vec![], e))?;
         let mut lines = Vec::new();
         if effective
             .iter()

@@ -183,6 +183,7 @@ impl Scenario {
             cts,
             backups: Default::default(),
             datacenter: Default::default(),
+            sdn: Default::default(),
         });
         for d in &self.downloads {
             if !d.url.starts_with("http://") && !d.url.starts_with("https://") {

@@ -23,6 +23,7 @@ mod overview;
 mod pools;
 mod qemu;
 mod scenario;
+mod sdn;
 mod storage;
 mod tasks;
 

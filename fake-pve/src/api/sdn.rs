@@ -1,0 +1,460 @@
+//! `/cluster/sdn`: zones, VNets, subnets, controllers, IPAMs and DNS
+//! servers with their pending and running configuration, apply, the 9.x
+//! global lock and rollback, the VNets' IPs and the PVE IPAM's status
+//! (pve-network `API2/Network/SDN.pm` and `API2/Network/SDN/*.pm`).
+//! The VNet firewall and the 9.x fabrics are not handled here.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::{Ctx, Reply, Route, delete, get, post, put};
+use crate::model::sdn::config::canonical;
+use crate::model::sdn::{File, Sdn, View};
+use crate::model::{Cluster, Error, Result, Worker};
+
+/// The routes of this area.
+pub fn routes() -> Vec<Route> {
+    vec![
+        get("/cluster/sdn", index),
+        put("/cluster/sdn", reload),
+        post("/cluster/sdn/lock", lock),
+        delete("/cluster/sdn/lock", release_lock),
+        post("/cluster/sdn/rollback", rollback),
+        get("/cluster/sdn/zones", zones_index),
+        post("/cluster/sdn/zones", create_zone),
+        get("/cluster/sdn/zones/{zone}", read_zone),
+        put("/cluster/sdn/zones/{zone}", update_zone),
+        delete("/cluster/sdn/zones/{zone}", delete_zone),
+        get("/cluster/sdn/vnets", vnets_index),
+        post("/cluster/sdn/vnets", create_vnet),
+        get("/cluster/sdn/vnets/{vnet}", read_vnet),
+        put("/cluster/sdn/vnets/{vnet}", update_vnet),
+        delete("/cluster/sdn/vnets/{vnet}", delete_vnet),
+        get("/cluster/sdn/vnets/{vnet}/subnets", subnets_index),
+        post("/cluster/sdn/vnets/{vnet}/subnets", create_subnet),
+        get("/cluster/sdn/vnets/{vnet}/subnets/{subnet}", read_subnet),
+        put("/cluster/sdn/vnets/{vnet}/subnets/{subnet}", update_subnet),
+        delete("/cluster/sdn/vnets/{vnet}/subnets/{subnet}", delete_subnet),
+        post("/cluster/sdn/vnets/{vnet}/ips", ipcreate),
+        put("/cluster/sdn/vnets/{vnet}/ips", ipupdate),
+        delete("/cluster/sdn/vnets/{vnet}/ips", ipdelete),
+        get("/cluster/sdn/controllers", controllers_index),
+        post("/cluster/sdn/controllers", create_controller),
+        get("/cluster/sdn/controllers/{controller}", read_controller),
+        put("/cluster/sdn/controllers/{controller}", update_controller),
+        delete("/cluster/sdn/controllers/{controller}", delete_controller),
+        get("/cluster/sdn/ipams", ipams_index),
+        post("/cluster/sdn/ipams", create_ipam),
+        get("/cluster/sdn/ipams/{ipam}", read_ipam),
+        put("/cluster/sdn/ipams/{ipam}", update_ipam),
+        delete("/cluster/sdn/ipams/{ipam}", delete_ipam),
+        get("/cluster/sdn/ipams/{ipam}/status", ipamindex),
+        get("/cluster/sdn/dns", dns_index),
+        post("/cluster/sdn/dns", create_dns),
+        get("/cluster/sdn/dns/{dns}", read_dns),
+        put("/cluster/sdn/dns/{dns}", update_dns),
+        delete("/cluster/sdn/dns/{dns}", delete_dns),
+    ]
+}
+
+/// The request's parameters as a map.
+fn params(ctx: &Ctx<'_>) -> BTreeMap<String, Value> {
+    ctx.params
+        .names()
+        .filter_map(|k| Some((k.to_string(), ctx.params.get(k)?.clone())))
+        .collect()
+}
+
+fn view(ctx: &Ctx<'_>) -> Result<View> {
+    Ok(View::of(
+        ctx.params.bool("running")?.unwrap_or(false),
+        ctx.params.bool("pending")?.unwrap_or(false),
+    ))
+}
+
+/// `check_any` on `path`, refusing with PVE's permission message.
+fn check_any(ctx: &Ctx<'_>, c: &Cluster, path: &str, privs: &[&str]) -> Result<()> {
+    let who = ctx.who()?;
+    if c.access().has_any(who, path, privs) {
+        Ok(())
+    } else {
+        Err(Error::permission(path, privs))
+    }
+}
+
+fn may(ctx: &Ctx<'_>, c: &Cluster, path: &str, privs: &[&str]) -> bool {
+    ctx.who().is_ok_and(|w| c.access().has_any(w, path, privs))
+}
+
+const AUDIT: [&str; 2] = ["SDN.Audit", "SDN.Allocate"];
+
+/// `$check_vnet_access`: the VNet must exist; the caller needs `privs`
+/// on `/sdn/zones/<zone>/<vnet>`.
+fn check_vnet_access(ctx: &Ctx<'_>, c: &Cluster, vnet: &str, privs: &[&str]) -> Result<()> {
+    let zone = c.sdn().vnet_zone(vnet)?;
+    check_any(ctx, c, &format!("/sdn/zones/{zone}/{vnet}"), privs)
+}
+
+/// `GET /cluster/sdn`.
+fn index(ctx: &Ctx<'_>) -> Result<Reply> {
+    let v9 = ctx.with(|c| c.version().is_v9());
+    let mut ids = vec!["vnets", "zones", "controllers", "ipams", "dns"];
+    if v9 {
+        ids.push("fabrics");
+    }
+    let items: Vec<Value> = ids.into_iter().map(|id| json!({ "id": id })).collect();
+    Ok(Value::Array(items).into())
+}
+
+/// `PUT /cluster/sdn`: the running configuration becomes the pending
+/// one, then a `reloadnetworkall` task reloads every node's network.
+fn reload(ctx: &Ctx<'_>) -> Result<Reply> {
+    let who = ctx.who()?.to_string();
+    let token = ctx.params.str("lock-token");
+    let release = ctx.params.bool("release-lock")?.unwrap_or(true);
+    let now_ms = ctx.now_ms();
+    let ms = ctx.task_ms("reloadnetworkall");
+    let upid = ctx.with(|c| {
+        c.sdn_mut().commit(token.as_deref(), release)?;
+        let local = c.nodes().local().to_string();
+        let mut worker = Worker::new("reloadnetworkall", "");
+        for n in c.nodes().iter() {
+            worker = worker.log(format!("{}: reloading network config", n.name));
+        }
+        Ok::<_, Error>(c.start_task(&local, worker, &who, now_ms, ms))
+    })?;
+    Ok(json!(upid).into())
+}
+
+/// `POST /cluster/sdn/lock` (9.x).
+fn lock(ctx: &Ctx<'_>) -> Result<Reply> {
+    let allow = ctx.params.bool("allow-pending")?.unwrap_or(false);
+    let token = ctx.with(|c| c.sdn_mut().lock(allow, &mut ctx.rq()))?;
+    Ok(json!(token).into())
+}
+
+/// `DELETE /cluster/sdn/lock` (9.x).
+fn release_lock(ctx: &Ctx<'_>) -> Result<Reply> {
+    let token = ctx.params.str("lock-token");
+    let force = ctx.params.bool("force")?.unwrap_or(false);
+    ctx.with(|c| c.sdn_mut().release_lock(token.as_deref(), force))?;
+    Ok(Value::Null.into())
+}
+
+/// `POST /cluster/sdn/rollback` (9.x).
+fn rollback(ctx: &Ctx<'_>) -> Result<Reply> {
+    let token = ctx.params.str("lock-token");
+    let release = ctx.params.bool("release-lock")?.unwrap_or(true);
+    ctx.with(|c| c.sdn_mut().rollback(token.as_deref(), release))?;
+    Ok(Value::Null.into())
+}
+
+// ------------------------------------------------------------------ zones
+
+/// `GET /cluster/sdn/zones`: the zones the caller may audit.
+fn zones_index(ctx: &Ctx<'_>) -> Result<Reply> {
+    let v = view(ctx)?;
+    let kind = ctx.params.str("type");
+    let items = ctx.with(|c| {
+        c.sdn()
+            .list(File::Zones, v)
+            .into_iter()
+            .filter(|(id, _)| may(ctx, c, &format!("/sdn/zones/{id}"), &AUDIT))
+            .filter(|(_, o)| kind.as_deref().is_none_or(|k| o["type"] == k))
+            .map(|(_, o)| o)
+            .collect::<Vec<_>>()
+    });
+    Ok(Value::Array(items).into())
+}
+
+fn read_zone(ctx: &Ctx<'_>) -> Result<Reply> {
+    read(ctx, File::Zones)
+}
+
+fn read(ctx: &Ctx<'_>, f: File) -> Result<Reply> {
+    let id = ctx.param(f.id_key())?;
+    let v = if matches!(f, File::Ipams | File::Dns) {
+        View::Current
+    } else {
+        view(ctx)?
+    };
+    Ok(ctx.with(|c| c.sdn().read(f, &id, v))?.into())
+}
+
+fn create_zone(ctx: &Ctx<'_>) -> Result<Reply> {
+    let p = params(ctx);
+    ctx.with(|c| {
+        let v = c.version();
+        c.sdn_mut().create_zone(v, &p, &mut ctx.rq())
+    })?;
+    Ok(Value::Null.into())
+}
+
+fn update_zone(ctx: &Ctx<'_>) -> Result<Reply> {
+    let p = params(ctx);
+    ctx.with(|c| {
+        let v = c.version();
+        c.sdn_mut().update_zone(v, &p, &mut ctx.rq())
+    })?;
+    Ok(Value::Null.into())
+}
+
+fn delete_zone(ctx: &Ctx<'_>) -> Result<Reply> {
+    let p = params(ctx);
+    ctx.with(|c| c.sdn_mut().delete_zone(&p))?;
+    Ok(Value::Null.into())
+}
+
+// ------------------------------------------------------------------ vnets
+
+/// `GET /cluster/sdn/vnets`: the VNets the caller may audit on
+/// `/sdn/zones/<zone>/<vnet>`.
+fn vnets_index(ctx: &Ctx<'_>) -> Result<Reply> {
+    let v = view(ctx)?;
+    let items = ctx.with(|c| {
+        c.sdn()
+            .list(File::Vnets, v)
+            .into_iter()
+            .filter(|(id, o)| {
+                let zone = o
+                    .get("zone")
+                    .or_else(|| o.get("pending").and_then(|p| p.get("zone")))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                may(ctx, c, &format!("/sdn/zones/{zone}/{id}"), &AUDIT)
+            })
+            .map(|(_, o)| o)
+            .collect::<Vec<_>>()
+    });
+    Ok(Value::Array(items).into())
+}
+
+fn read_vnet(ctx: &Ctx<'_>) -> Result<Reply> {
+    let id = ctx.param("vnet")?;
+    let v = view(ctx)?;
+    Ok(ctx
+        .with(|c| {
+            check_vnet_access(ctx, c, &id, &AUDIT)?;
+            c.sdn().read(File::Vnets, &id, v)
+        })?
+        .into())
+}
+
+fn create_vnet(ctx: &Ctx<'_>) -> Result<Reply> {
+    let p = params(ctx);
+    ctx.with(|c| c.sdn_mut().create_vnet(&p))?;
+    Ok(Value::Null.into())
+}
+
+fn update_vnet(ctx: &Ctx<'_>) -> Result<Reply> {
+    let id = ctx.param("vnet")?;
+    let p = params(ctx);
+    ctx.with(|c| {
+        check_vnet_access(ctx, c, &id, &["SDN.Allocate"])?;
+        c.sdn_mut().update_vnet(&p)
+    })?;
+    Ok(Value::Null.into())
+}
+
+fn delete_vnet(ctx: &Ctx<'_>) -> Result<Reply> {
+    let id = ctx.param("vnet")?;
+    let p = params(ctx);
+    ctx.with(|c| {
+        check_vnet_access(ctx, c, &id, &["SDN.Allocate"])?;
+        c.sdn_mut().delete_vnet(&p)
+    })?;
+    Ok(Value::Null.into())
+}
+
+// ---------------------------------------------------------------- subnets
+
+/// `GET /cluster/sdn/vnets/{vnet}/subnets`: the VNet's subnets.
+fn subnets_index(ctx: &Ctx<'_>) -> Result<Reply> {
+    let vnet = ctx.param("vnet")?;
+    let v = view(ctx)?;
+    let items = ctx.with(|c| {
+        check_vnet_access(ctx, c, &vnet, &AUDIT)?;
+        Ok::<_, Error>(
+            c.sdn()
+                .list(File::Subnets, v)
+                .into_iter()
+                .filter(|(_, o)| o.get("vnet").and_then(Value::as_str) == Some(vnet.as_str()))
+                .map(|(_, o)| o)
+                .collect::<Vec<_>>(),
+        )
+    })?;
+    Ok(Value::Array(items).into())
+}
+
+fn read_subnet(ctx: &Ctx<'_>) -> Result<Reply> {
+    let vnet = ctx.param("vnet")?;
+    let id = ctx.param("subnet")?;
+    let v = view(ctx)?;
+    let o = ctx.with(|c| {
+        check_vnet_access(ctx, c, &vnet, &AUDIT)?;
+        c.sdn().read(File::Subnets, &id, v)
+    })?;
+    if o.get("vnet").and_then(Value::as_str) != Some(vnet.as_str()) {
+        return Err(Error::invalid("vnet", "wrong vnet"));
+    }
+    Ok(o.into())
+}
+
+fn subnet_call(
+    ctx: &Ctx<'_>,
+    f: fn(&mut Sdn, &crate::model::sdn::config::Params) -> Result<()>,
+) -> Result<Reply> {
+    let vnet = ctx.param("vnet")?;
+    let p = params(ctx);
+    ctx.with(|c| {
+        check_vnet_access(ctx, c, &vnet, &["SDN.Allocate"])?;
+        f(c.sdn_mut(), &p)
+    })?;
+    Ok(Value::Null.into())
+}
+
+fn create_subnet(ctx: &Ctx<'_>) -> Result<Reply> {
+    subnet_call(ctx, Sdn::create_subnet)
+}
+
+fn update_subnet(ctx: &Ctx<'_>) -> Result<Reply> {
+    subnet_call(ctx, Sdn::update_subnet)
+}
+
+fn delete_subnet(ctx: &Ctx<'_>) -> Result<Reply> {
+    subnet_call(ctx, Sdn::delete_subnet)
+}
+
+// -------------------------------------------------------------------- ips
+
+fn ipcreate(ctx: &Ctx<'_>) -> Result<Reply> {
+    let vnet = ctx.param("vnet")?;
+    let ip = canonical(&ctx.param("ip")?);
+    let mac = ctx.params.str("mac");
+    ctx.with(|c| c.sdn_mut().ipcreate(&vnet, &ip, mac.as_deref()))?;
+    Ok(Value::Null.into())
+}
+
+fn ipupdate(ctx: &Ctx<'_>) -> Result<Reply> {
+    let vnet = ctx.param("vnet")?;
+    let ip = canonical(&ctx.param("ip")?);
+    let mac = ctx.params.str("mac");
+    let vmid = ctx
+        .params
+        .int("vmid", None, None)?
+        .and_then(|v| u32::try_from(v).ok());
+    ctx.with(|c| c.sdn_mut().ipupdate(&vnet, &ip, mac.as_deref(), vmid))?;
+    Ok(Value::Null.into())
+}
+
+fn ipdelete(ctx: &Ctx<'_>) -> Result<Reply> {
+    let vnet = ctx.param("vnet")?;
+    let ip = canonical(&ctx.param("ip")?);
+    ctx.with(|c| c.sdn_mut().ipdelete(&vnet, &ip))?;
+    Ok(Value::Null.into())
+}
+
+// ------------------------------------------- controllers, IPAMs and DNS
+
+fn plugin_index(ctx: &Ctx<'_>, f: File, area: &str) -> Result<Reply> {
+    let v = if matches!(f, File::Ipams | File::Dns) {
+        View::Current
+    } else {
+        view(ctx)?
+    };
+    let kind = ctx.params.str("type");
+    let items = ctx.with(|c| {
+        c.sdn()
+            .list(f, v)
+            .into_iter()
+            .filter(|(id, _)| may(ctx, c, &format!("/sdn/{area}/{id}"), &AUDIT))
+            .filter(|(_, o)| kind.as_deref().is_none_or(|k| o["type"] == k))
+            .map(|(_, o)| o)
+            .collect::<Vec<_>>()
+    });
+    Ok(Value::Array(items).into())
+}
+
+fn plugin_create(ctx: &Ctx<'_>, f: File) -> Result<Reply> {
+    let p = params(ctx);
+    ctx.with(|c| {
+        let v = c.version();
+        c.sdn_mut().create_plugin(v, f, &p)
+    })?;
+    Ok(Value::Null.into())
+}
+
+fn plugin_update(ctx: &Ctx<'_>, f: File) -> Result<Reply> {
+    let p = params(ctx);
+    ctx.with(|c| {
+        let v = c.version();
+        c.sdn_mut().update_plugin(v, f, &p)
+    })?;
+    Ok(Value::Null.into())
+}
+
+fn plugin_delete(ctx: &Ctx<'_>, f: File) -> Result<Reply> {
+    let p = params(ctx);
+    ctx.with(|c| c.sdn_mut().delete_plugin(f, &p))?;
+    Ok(Value::Null.into())
+}
+
+fn controllers_index(ctx: &Ctx<'_>) -> Result<Reply> {
+    plugin_index(ctx, File::Controllers, "controllers")
+}
+fn create_controller(ctx: &Ctx<'_>) -> Result<Reply> {
+    plugin_create(ctx, File::Controllers)
+}
+fn read_controller(ctx: &Ctx<'_>) -> Result<Reply> {
+    read(ctx, File::Controllers)
+}
+fn update_controller(ctx: &Ctx<'_>) -> Result<Reply> {
+    plugin_update(ctx, File::Controllers)
+}
+fn delete_controller(ctx: &Ctx<'_>) -> Result<Reply> {
+    plugin_delete(ctx, File::Controllers)
+}
+
+fn ipams_index(ctx: &Ctx<'_>) -> Result<Reply> {
+    plugin_index(ctx, File::Ipams, "ipams")
+}
+fn create_ipam(ctx: &Ctx<'_>) -> Result<Reply> {
+    plugin_create(ctx, File::Ipams)
+}
+fn read_ipam(ctx: &Ctx<'_>) -> Result<Reply> {
+    read(ctx, File::Ipams)
+}
+fn update_ipam(ctx: &Ctx<'_>) -> Result<Reply> {
+    plugin_update(ctx, File::Ipams)
+}
+fn delete_ipam(ctx: &Ctx<'_>) -> Result<Reply> {
+    plugin_delete(ctx, File::Ipams)
+}
+
+/// `GET /cluster/sdn/ipams/{ipam}/status`.
+fn ipamindex(ctx: &Ctx<'_>) -> Result<Reply> {
+    let ipam = ctx.param("ipam")?;
+    let items = ctx.with(|c| {
+        c.sdn().ipam_status(&ipam, |zone, vnet| {
+            may(ctx, c, &format!("/sdn/zones/{zone}/{vnet}"), &AUDIT)
+        })
+    })?;
+    Ok(Value::Array(items).into())
+}
+
+fn dns_index(ctx: &Ctx<'_>) -> Result<Reply> {
+    plugin_index(ctx, File::Dns, "dns")
+}
+fn create_dns(ctx: &Ctx<'_>) -> Result<Reply> {
+    plugin_create(ctx, File::Dns)
+}
+fn read_dns(ctx: &Ctx<'_>) -> Result<Reply> {
+    read(ctx, File::Dns)
+}
+fn update_dns(ctx: &Ctx<'_>) -> Result<Reply> {
+    plugin_update(ctx, File::Dns)
+}
+fn delete_dns(ctx: &Ctx<'_>) -> Result<Reply> {
+    plugin_delete(ctx, File::Dns)
+}

@@ -1,0 +1,591 @@
+//! Software-defined networking as pve-network keeps it: the section
+//! files `sdn/zones.cfg`, `vnets.cfg`, `subnets.cfg`, `controllers.cfg`,
+//! `ipams.cfg` and `dns.cfg` (the pending configuration, which every
+//! create, update and delete writes), the running configuration
+//! `sdn/.running-config` that `PUT /cluster/sdn` makes equal to the
+//! pending one, the PVE IPAM's database (`sdn/pve-ipam-state.json`) and,
+//! on 9.x, the global configuration lock (`sdn/.lock`).
+//!
+//! Nothing here generates `/etc/network/interfaces.d/sdn`, FRR or dnsmasq
+//! configuration: applied VNets become bridges guests may use
+//! (see [`Sdn::vnets_on`]).
+
+pub mod cluster;
+pub mod config;
+pub mod ipam;
+pub mod net;
+pub mod rules;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{Context, Error, Result};
+
+/// One section of a configuration file: its options (with `type`).
+pub type Obj = BTreeMap<String, Value>;
+/// A configuration file: sections by id.
+pub type Section = BTreeMap<String, Obj>;
+
+/// The configuration files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum File {
+    /// `zones.cfg`.
+    Zones,
+    /// `vnets.cfg`.
+    Vnets,
+    /// `subnets.cfg`.
+    Subnets,
+    /// `controllers.cfg`.
+    Controllers,
+    /// `ipams.cfg`.
+    Ipams,
+    /// `dns.cfg`.
+    Dns,
+}
+
+impl File {
+    /// The key that names a section in the API's answers.
+    pub fn id_key(self) -> &'static str {
+        match self {
+            File::Zones => "zone",
+            File::Vnets => "vnet",
+            File::Subnets => "subnet",
+            File::Controllers => "controller",
+            File::Ipams => "ipam",
+            File::Dns => "dns",
+        }
+    }
+}
+
+/// Which configuration a read shows (`running`, `pending` parameters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum View {
+    /// The configuration files as written (with their `digest`).
+    #[default]
+    Current,
+    /// The running configuration (as last applied).
+    Running,
+    /// The running configuration with what applying would change:
+    /// `state` `new`/`changed`/`deleted` and the `pending` values.
+    Pending,
+}
+
+impl View {
+    /// `pending` wins over `running`, as in PVE's handlers.
+    pub fn of(running: bool, pending: bool) -> Self {
+        if pending {
+            View::Pending
+        } else if running {
+            View::Running
+        } else {
+            View::Current
+        }
+    }
+}
+
+/// The running configuration (`sdn/.running-config`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Running {
+    version: u64,
+    #[serde(default)]
+    zones: Section,
+    #[serde(default)]
+    vnets: Section,
+    #[serde(default)]
+    subnets: Section,
+    #[serde(default)]
+    controllers: Section,
+}
+
+/// The IPAM database of the `pve` plugin: zone, subnet CIDR, address,
+/// what the address is held by (`gateway`, `vmid`, `mac`, `hostname`).
+pub type IpamDb = BTreeMap<String, BTreeMap<String, BTreeMap<String, Obj>>>;
+
+/// The SDN state of the cluster.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sdn {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    zones: Section,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    vnets: Section,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    subnets: Section,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    controllers: Section,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    ipams: Section,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    dns: Section,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    running: Option<Running>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    ipam_db: IpamDb,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lock: Option<String>,
+}
+
+/// A value as PVE compares and prints it in text form.
+pub(crate) fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => if *b { "1" } else { "0" }.into(),
+        Value::Null => String::new(),
+        Value::Array(a) => a.iter().map(text).collect::<Vec<_>>().join("\0"),
+        other => other.to_string(),
+    }
+}
+
+/// PVE's `"$errmsg: $@"` around what the locked code dies with: a
+/// parameter exception is printed with its `400` line and its
+/// parameters; the refusal becomes a plain one.
+pub(crate) fn wrapped(errmsg: &str, e: Error) -> Error {
+    match e {
+        Error::Invalid(map) => {
+            let lines: Vec<String> = map.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            Error::failed(format!(
+                "{errmsg}: 400 Parameter verification failed.\n{}",
+                lines.join("\n")
+            ))
+        }
+        other => other.map_message(|m| format!("{errmsg}: {m}")),
+    }
+}
+
+/// The text of a section file as `SectionConfig::write_config` lays it
+/// out, for its digest.
+fn render(section: &Section) -> String {
+    let mut out = String::new();
+    for (id, o) in section {
+        let kind = o.get("type").map(text).unwrap_or_default();
+        out.push_str(&format!("{kind}: {id}\n"));
+        for (k, v) in o {
+            if k == "type" {
+                continue;
+            }
+            match v {
+                Value::Array(a) => {
+                    for x in a {
+                        out.push_str(&format!("\t{k} {}\n", text(x)));
+                    }
+                }
+                _ => out.push_str(&format!("\t{k} {}\n", text(v))),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `PVE::Network::SDN::pending_config`: the running sections, each with
+/// `state` and the `pending` values where the configuration differs.
+fn pending_config(running: &Section, cfg: &Section) -> Section {
+    let mut out: Section = BTreeMap::new();
+    for (id, r) in running {
+        let c = cfg.get(id);
+        let e = out.entry(id.clone()).or_default();
+        for (k, v) in r {
+            e.insert(k.clone(), v.clone());
+            match c.filter(|c| !c.is_empty()) {
+                None => {
+                    e.insert("state".into(), json!("deleted"));
+                }
+                Some(c) => match c.get(k) {
+                    None => {
+                        pending_of(e).insert(k.clone(), json!("deleted"));
+                        e.insert("state".into(), json!("changed"));
+                    }
+                    Some(cv) if text(cv) != text(v) => {
+                        e.insert("state".into(), json!("changed"));
+                    }
+                    Some(_) => {}
+                },
+            }
+        }
+        if e.contains_key("state") {
+            pending_of(e);
+        }
+    }
+    for (id, c) in cfg {
+        let r = running.get(id);
+        let e = out.entry(id.clone()).or_default();
+        for (k, v) in c {
+            let rv = r.and_then(|r| r.get(k));
+            if k == "type" || k == "vnet" {
+                e.insert(k.clone(), v.clone());
+            } else if rv.is_none_or(|rv| text(rv) != text(v)) {
+                pending_of(e).insert(k.clone(), v.clone());
+            }
+            if r.is_none_or(BTreeMap::is_empty) {
+                e.insert("state".into(), json!("new"));
+            } else if rv.is_none() {
+                e.insert("state".into(), json!("changed"));
+            }
+        }
+        if e.contains_key("state") {
+            pending_of(e);
+        }
+    }
+    out
+}
+
+/// The `pending` member of a pending view's section, made if missing.
+fn pending_of(e: &mut Obj) -> &mut serde_json::Map<String, Value> {
+    let p = e
+        .entry("pending".to_string())
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if !p.is_object() {
+        *p = Value::Object(serde_json::Map::new());
+    }
+    p.as_object_mut().expect("an object")
+}
+
+/// The SHA1 of an empty file, the digest of a file never written.
+pub const EMPTY_DIGEST: &str = "da39a3ee5e6b4b0d3255bfef95601890afd80709";
+
+impl Sdn {
+    /// Whether nothing was ever configured (saved worlds leave it out).
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    fn file(&self, f: File) -> &Section {
+        match f {
+            File::Zones => &self.zones,
+            File::Vnets => &self.vnets,
+            File::Subnets => &self.subnets,
+            File::Controllers => &self.controllers,
+            File::Ipams => &self.ipams,
+            File::Dns => &self.dns,
+        }
+    }
+
+    fn running_file(&self, f: File) -> Option<&Section> {
+        let r = self.running.as_ref()?;
+        match f {
+            File::Zones => Some(&r.zones),
+            File::Vnets => Some(&r.vnets),
+            File::Subnets => Some(&r.subnets),
+            File::Controllers => Some(&r.controllers),
+            File::Ipams | File::Dns => None,
+        }
+    }
+
+    /// The digest of a configuration file (SHA1 of its text).
+    pub fn digest(&self, f: File) -> String {
+        crate::model::qemu::sha1_hex(render(self.file(f)).as_bytes())
+    }
+
+    /// `config()` of a file: the `pve` IPAM is always there.
+    fn current(&self, f: File) -> Section {
+        let mut s = self.file(f).clone();
+        if f == File::Ipams {
+            s.entry("pve".into())
+                .or_insert_with(|| Obj::from([("type".to_string(), json!("pve"))]));
+        }
+        s
+    }
+
+    /// The sections of a file as a read shows them, and the file's digest
+    /// (only for the configuration as written).
+    pub fn sections(&self, f: File, view: View) -> (Section, Option<String>) {
+        let empty = Section::new();
+        match view {
+            View::Current => (self.current(f), Some(self.digest(f))),
+            View::Running => (self.running_file(f).cloned().unwrap_or_default(), None),
+            View::Pending => (
+                pending_config(self.running_file(f).unwrap_or(&empty), self.file(f)),
+                None,
+            ),
+        }
+    }
+
+    /// One section as the API answers it: its options, its id under the
+    /// file's key, the digest; a subnet's `cidr`, `zone`, `network`,
+    /// `mask` and `id` (`sdn_subnets_config`) and its `dhcp-range` as
+    /// objects.
+    pub fn api_object(f: File, id: &str, o: &Obj, digest: Option<&str>) -> Value {
+        let mut m: serde_json::Map<String, Value> =
+            o.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        m.insert(f.id_key().into(), json!(id));
+        if let Some(d) = digest {
+            m.insert("digest".into(), json!(d));
+        }
+        if f == File::Subnets {
+            if let Some((zone, network, mask)) = split_subnet_id(id) {
+                m.insert("id".into(), json!(id));
+                m.insert("cidr".into(), json!(format!("{network}/{mask}")));
+                m.insert("zone".into(), json!(zone));
+                m.insert("network".into(), json!(network));
+                m.insert("mask".into(), json!(mask));
+            }
+            let ranges = o
+                .get("dhcp-range")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|r| parse_range(&text(r)).ok())
+                        .map(|(s, e)| json!({"start-address": s, "end-address": e}))
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default();
+            m.insert("dhcp-range".into(), Value::Array(ranges));
+        }
+        Value::Object(m)
+    }
+
+    /// `GET` of one section.
+    ///
+    /// # Errors
+    /// The file's `... does not exist`.
+    pub fn read(&self, f: File, id: &str, view: View) -> Result<Value> {
+        let (s, digest) = self.sections(f, view);
+        let o = s.get(id).ok_or_else(|| not_exist(f, id))?;
+        Ok(Self::api_object(f, id, o, digest.as_deref()))
+    }
+
+    /// Every section of a file as the index lists it, sorted by id.
+    pub fn list(&self, f: File, view: View) -> Vec<(String, Value)> {
+        let (s, digest) = self.sections(f, view);
+        s.iter()
+            .map(|(id, o)| (id.clone(), Self::api_object(f, id, o, digest.as_deref())))
+            .collect()
+    }
+
+    /// The zone of a VNet in the configuration as written.
+    ///
+    /// # Errors
+    /// `sdn vnet '<id>' does not exist`.
+    pub fn vnet_zone(&self, vnet: &str) -> Result<String> {
+        let v = self
+            .vnets
+            .get(vnet)
+            .ok_or_else(|| not_exist(File::Vnets, vnet))?;
+        Ok(v.get("zone").map(text).unwrap_or_default())
+    }
+
+    /// The running configuration's version, once applied.
+    pub fn running_version(&self) -> Option<u64> {
+        self.running.as_ref().map(|r| r.version)
+    }
+
+    /// `has_pending_changes`: whether applying would change anything.
+    pub fn has_pending_changes(&self) -> bool {
+        let empty = Section::new();
+        [File::Zones, File::Vnets, File::Subnets, File::Controllers]
+            .into_iter()
+            .any(|f| {
+                pending_config(self.running_file(f).unwrap_or(&empty), self.file(f))
+                    .values()
+                    .any(|o| o.contains_key("pending"))
+            })
+    }
+
+    /// `lock_sdn_config`: with a global lock held, only its token may
+    /// write.
+    ///
+    /// # Errors
+    /// `invalid lock token provided!`.
+    pub(crate) fn check_token(&self, given: Option<&str>) -> Result<()> {
+        match &self.lock {
+            Some(l) if given != Some(l.as_str()) => {
+                Err(Error::failed("invalid lock token provided!"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `PUT /cluster/sdn` (`commit_config`): the running configuration
+    /// becomes the pending one with the next version; with a token and
+    /// `release-lock`, the lock goes.
+    ///
+    /// # Errors
+    /// `could not commit SDN config: invalid lock token provided!`.
+    pub fn commit(&mut self, token: Option<&str>, release_lock: bool) -> Result<u64> {
+        self.check_token(token)
+            .map_err(|e| wrapped("could not commit SDN config", e))?;
+        let version = self.running.as_ref().map_or(1, |r| r.version + 1);
+        self.running = Some(Running {
+            version,
+            zones: self.zones.clone(),
+            vnets: self.vnets.clone(),
+            subnets: self.subnets.clone(),
+            controllers: self.controllers.clone(),
+        });
+        if token.is_some() && release_lock {
+            self.lock = None;
+        }
+        Ok(version)
+    }
+
+    /// `POST /cluster/sdn/lock`: a new global lock and its token.
+    ///
+    /// # Errors
+    /// `could not acquire lock for SDN config: ...` when a lock is held
+    /// or (without `allow-pending`) changes are pending.
+    pub fn lock(&mut self, allow_pending: bool, rq: &mut Context) -> Result<String> {
+        const MSG: &str = "could not acquire lock for SDN config";
+        self.check_token(None).map_err(|e| wrapped(MSG, e))?;
+        if !allow_pending && self.has_pending_changes() {
+            return Err(wrapped(
+                MSG,
+                Error::failed("configuration has pending changes"),
+            ));
+        }
+        let token = uuid_v7(rq);
+        self.lock = Some(token.clone());
+        Ok(token)
+    }
+
+    /// `DELETE /cluster/sdn/lock`.
+    ///
+    /// # Errors
+    /// `could not release lock: invalid lock token provided!` without
+    /// the token (unless `force`).
+    pub fn release_lock(&mut self, token: Option<&str>, force: bool) -> Result<()> {
+        if !force {
+            self.check_token(token)
+                .map_err(|e| wrapped("could not release lock", e))?;
+        }
+        self.lock = None;
+        Ok(())
+    }
+
+    /// `POST /cluster/sdn/rollback`: the configuration files become the
+    /// running configuration again (empty if never applied).
+    ///
+    /// # Errors
+    /// `could not rollback SDN configuration: invalid lock token provided!`.
+    pub fn rollback(&mut self, token: Option<&str>, release_lock: bool) -> Result<()> {
+        self.check_token(token)
+            .map_err(|e| wrapped("could not rollback SDN configuration", e))?;
+        let r = self.running.clone().unwrap_or_default();
+        self.zones = r.zones;
+        self.vnets = r.vnets;
+        self.subnets = r.subnets;
+        self.controllers = r.controllers;
+        if token.is_some() && release_lock {
+            self.lock = None;
+        }
+        Ok(())
+    }
+
+    /// Whether a global lock is held.
+    pub fn locked(&self) -> bool {
+        self.lock.is_some()
+    }
+
+    /// The applied VNets usable on `node`: those whose running zone is not
+    /// restricted to other nodes, with their running zone.
+    pub fn vnets_on(&self, node: &str) -> Vec<(String, Obj, Obj)> {
+        let Some(r) = &self.running else {
+            return Vec::new();
+        };
+        r.vnets
+            .iter()
+            .filter_map(|(id, v)| {
+                let zone = r.zones.get(&v.get("zone").map(text)?)?;
+                let nodes = zone.get("nodes").map(text);
+                if nodes.is_some_and(|n| !n.split(',').any(|x| x == node)) {
+                    return None;
+                }
+                Some((id.clone(), v.clone(), zone.clone()))
+            })
+            .collect()
+    }
+
+    /// The running zones available on `node`, with their type.
+    pub fn zones_on(&self, node: &str) -> Vec<(String, String)> {
+        let Some(r) = &self.running else {
+            return Vec::new();
+        };
+        r.zones
+            .iter()
+            .filter(|(_, z)| {
+                z.get("nodes")
+                    .map(text)
+                    .is_none_or(|n| n.split(',').any(|x| x == node))
+            })
+            .map(|(id, z)| (id.clone(), z.get("type").map(text).unwrap_or_default()))
+            .collect()
+    }
+}
+
+/// A section's `... does not exist` as each file's lookup says it.
+pub(crate) fn not_exist(f: File, id: &str) -> Error {
+    Error::failed(match f {
+        File::Vnets => format!("sdn vnet '{id}' does not exist"),
+        File::Subnets => format!("sdn subnet '{id}' does not exist"),
+        _ => format!("sdn '{id}' does not exist"),
+    })
+}
+
+/// `<zone>-<network>-<mask>` split as `sdn_subnets_config` splits it.
+pub fn split_subnet_id(id: &str) -> Option<(&str, &str, &str)> {
+    let mut it = id.splitn(3, '-');
+    let zone = it.next()?;
+    let network = it.next()?;
+    let mask = it.next()?;
+    Some((zone, network, mask))
+}
+
+/// A `dhcp-range` value `start-address=<ip>,end-address=<ip>`.
+///
+/// # Errors
+/// A parameter error naming what is wrong.
+pub fn parse_range(s: &str) -> Result<(String, String)> {
+    let (mut start, mut end) = (None, None);
+    for part in s.split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('=') {
+            Some(("start-address", v)) => start = Some(v.to_string()),
+            Some(("end-address", v)) => end = Some(v.to_string()),
+            Some((k, _)) => {
+                return Err(Error::invalid(
+                    "dhcp-range",
+                    format!("invalid format - unexpected property '{k}'"),
+                ));
+            }
+            None => {
+                return Err(Error::invalid(
+                    "dhcp-range",
+                    "invalid format - value without key, but schema does not define a default key",
+                ));
+            }
+        }
+    }
+    let start = start.ok_or_else(|| {
+        Error::invalid(
+            "dhcp-range",
+            "invalid format - property 'start-address' is missing",
+        )
+    })?;
+    let end = end.ok_or_else(|| {
+        Error::invalid(
+            "dhcp-range",
+            "invalid format - property 'end-address' is missing",
+        )
+    })?;
+    Ok((start, end))
+}
+
+/// A version 7 UUID (`UUID::generate_v7`): the time in milliseconds,
+/// then random bits.
+fn uuid_v7(rq: &mut Context) -> String {
+    let ms = u64::try_from(rq.now_ms()).unwrap_or(0) & 0xFFFF_FFFF_FFFF;
+    let (a, b) = (rq.next_u64(), rq.next_u64());
+    let rand_a = a & 0x0FFF;
+    let rand_b = b & 0x3FFF_FFFF_FFFF_FFFF;
+    let hi = (ms << 16) | 0x7000 | rand_a;
+    let lo = 0x8000_0000_0000_0000 | rand_b;
+    let n = (u128::from(hi) << 64) | u128::from(lo);
+    let h = format!("{n:032x}");
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
