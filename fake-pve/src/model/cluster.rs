@@ -80,6 +80,8 @@ pub struct Cluster {
     pub(super) network: Networks,
     /// Backup archives and backup jobs.
     pub(super) backups: super::backup::Backups,
+    /// `cluster.fw`, `host.fw` and the guests' `<vmid>.fw`.
+    pub(super) firewall: super::firewall::Firewall,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -122,6 +124,9 @@ pub struct ClusterDoc {
     /// Backup archives and backup jobs.
     #[serde(default, skip_serializing_if = "super::backup::Backups::is_empty")]
     pub backups: super::backup::Backups,
+    /// The firewall configuration.
+    #[serde(default, skip_serializing_if = "super::firewall::Firewall::is_empty")]
+    pub firewall: super::firewall::Firewall,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -144,6 +149,8 @@ struct ClusterDocRef<'a> {
     cts: &'a BTreeMap<u32, super::lxc::Ct>,
     #[serde(skip_serializing_if = "super::backup::Backups::is_empty")]
     backups: &'a super::backup::Backups,
+    #[serde(skip_serializing_if = "super::firewall::Firewall::is_empty")]
+    firewall: &'a super::firewall::Firewall,
 }
 
 impl Serialize for Cluster {
@@ -166,6 +173,7 @@ impl Serialize for Cluster {
             guests,
             cts: self.guests.cts(),
             backups: &self.backups,
+            firewall: &self.firewall,
         }
         .serialize(s)
     }
@@ -189,6 +197,7 @@ impl From<ClusterDoc> for Cluster {
             faults: d.faults,
             network: Networks::new(d.network),
             backups: d.backups,
+            firewall: d.firewall,
         }
     }
 }
@@ -237,6 +246,16 @@ impl Cluster {
     /// The fault rules in force, to change them.
     pub fn faults_mut(&mut self) -> &mut Faults {
         &mut self.faults
+    }
+
+    /// The firewall configuration.
+    pub fn firewall(&self) -> &super::firewall::Firewall {
+        &self.firewall
+    }
+
+    /// The firewall configuration, to change it.
+    pub fn firewall_mut(&mut self) -> &mut super::firewall::Firewall {
+        &mut self.firewall
     }
 
     /// The storages and their volumes.

@@ -10,6 +10,7 @@ pub mod backup;
 pub mod cluster;
 pub mod context;
 pub mod faults;
+pub mod firewall;
 pub mod guests;
 pub mod lxc;
 pub mod network;

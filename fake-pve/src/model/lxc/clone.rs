@@ -251,6 +251,7 @@ impl Cluster {
             src.config.insert("lock".into(), "disk".into());
         }
         self.guests.insert_ct(Ct::new(req.newid, node, newconf));
+        self.firewall.clone_guest(vmid, req.newid);
         Ok(lxc_worker(
             "vzclone",
             vmid,

@@ -75,6 +75,7 @@ impl Cluster {
         }
         self.guests.remove(&vmid);
         self.access.remove_vm_access(vmid);
+        self.firewall.remove_guest(vmid);
         Ok(lines)
     }
 }
