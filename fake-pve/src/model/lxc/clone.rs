@@ -328,6 +328,7 @@ impl Cluster {
                 self.storage.free_volume(&v, &node);
             }
             self.guests.remove_ct(newid);
+            self.firewall.remove_guest(newid);
             return Err((lines, format!("clone failed: {e}")));
         }
         if let Some(c) = self.guests.ct_mut(newid) {
@@ -357,6 +358,7 @@ impl Cluster {
             .is_some_and(|c| c.lock() == Some("create"))
         {
             self.guests.remove_ct(job.newid);
+            self.firewall.remove_guest(job.newid);
         }
     }
 

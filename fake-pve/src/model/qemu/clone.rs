@@ -557,6 +557,7 @@ impl Cluster {
             .is_some_and(|v| v.lock() == Some("clone"))
         {
             self.guests.remove(&job.newid);
+            self.firewall.remove_guest(job.newid);
         }
     }
 

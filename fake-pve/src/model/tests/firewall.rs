@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use rstest::{fixture, rstest};
 use serde_json::{Value, json};
 
-use super::{T0, refused};
+use super::{LAB, T0, World, qm_worker, refused};
 use crate::model::firewall::{Firewall, Level, RuleSet, RuleUpdate};
+use crate::model::qemu::QemuOp;
 
 fn props(list: &[(&str, &str)]) -> BTreeMap<String, String> {
     list.iter()
@@ -453,4 +454,48 @@ fn macros_are_listed_with_descriptions() {
     assert!(m.len() > 80);
     let ssh = m.iter().find(|e| e["macro"] == "SSH").expect("SSH");
     assert_eq!(ssh["descr"], "Secure shell traffic");
+}
+
+/// A world whose VM 100 has a rule and cluster alias `lan`.
+#[fixture]
+fn lab() -> World {
+    let mut w = World::from_yaml(LAB);
+    let fw = w.c.firewall_mut();
+    fw.create_alias(&Level::Cluster, "lan", "10.0.0.0/8", None)
+        .expect("alias");
+    fw.create_rule(
+        &vm(),
+        &props(&[("type", "in"), ("action", "ACCEPT"), ("source", "lan")]),
+    )
+    .expect("rule");
+    w
+}
+
+#[rstest]
+fn a_saved_world_keeps_the_firewall(lab: World) {
+    let doc = serde_json::to_value(&lab.c).expect("saved");
+    assert_eq!(
+        doc["firewall"]["guests"]["100"]["rules"][0]["source"],
+        "lan"
+    );
+    let back: crate::model::Cluster = serde_json::from_value(doc).expect("loaded");
+    assert_eq!(back.firewall(), lab.c.firewall());
+    assert_eq!(
+        back.firewall().rules(&vm()).expect("rules"),
+        lab.c.firewall().rules(&vm()).expect("rules")
+    );
+}
+
+#[rstest]
+fn destroying_a_guest_removes_its_firewall_file(mut lab: World) {
+    let op = QemuOp::Destroy {
+        skiplock: false,
+        purge: false,
+        unreferenced: false,
+    };
+    lab.run("pve", qm_worker("qmdestroy", 100, op));
+    assert!(!lab.c.firewall().has_guest(100));
+    assert!(lab.c.firewall().rules(&vm()).expect("rules").is_empty());
+    // the cluster's own file stays
+    assert_eq!(lab.c.firewall().aliases(&Level::Cluster).len(), 1);
 }
