@@ -1,8 +1,9 @@
 //! Real third-party PVE clients, unmodified, against an in-process
 //! fake-pve: Python's proxmoxer (with requests) runs
 //! `tests/python/proxmoxer_check.py` (a VM life cycle, a VM backed up,
-//! pruned and restored into a pool, and an SDN zone, VNet and subnet
-//! applied with a VM started on the VNet).
+//! pruned and restored into a pool, an SDN zone, VNet and subnet applied
+//! with a VM started on the VNet, and the firewall's security groups,
+//! aliases, IP sets and a VM's rules).
 //!
 //! The interpreter is `$FAKE_PVE_PYTHON`, else the venv `ci/setup-python`
 //! makes at `$HOME/.cache/fake-pve/venv`. Without either the test is

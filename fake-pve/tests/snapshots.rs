@@ -622,6 +622,217 @@ const CASES: &[Case] = &[
         "/cluster/backup-info/not-backed-up",
         "/cluster/backup-info/not-backed-up",
     ),
+    // firewall
+    case(
+        "get_cluster_firewall",
+        "/cluster/firewall",
+        "/cluster/firewall",
+    ),
+    case(
+        "get_cluster_firewall_options",
+        "/cluster/firewall/options",
+        "/cluster/firewall/options",
+    ),
+    case(
+        "get_cluster_firewall_rules",
+        "/cluster/firewall/rules",
+        "/cluster/firewall/rules",
+    ),
+    case(
+        "get_cluster_firewall_rules_pos",
+        "/cluster/firewall/rules/{pos}",
+        "/cluster/firewall/rules/0",
+    ),
+    case(
+        "get_cluster_firewall_groups",
+        "/cluster/firewall/groups",
+        "/cluster/firewall/groups",
+    ),
+    case(
+        "get_cluster_firewall_groups_group",
+        "/cluster/firewall/groups/{group}",
+        "/cluster/firewall/groups/web",
+    ),
+    case(
+        "get_cluster_firewall_groups_group_pos",
+        "/cluster/firewall/groups/{group}/{pos}",
+        "/cluster/firewall/groups/web/0",
+    ),
+    case(
+        "get_cluster_firewall_aliases",
+        "/cluster/firewall/aliases",
+        "/cluster/firewall/aliases",
+    ),
+    case(
+        "get_cluster_firewall_aliases_name",
+        "/cluster/firewall/aliases/{name}",
+        "/cluster/firewall/aliases/lan",
+    ),
+    case(
+        "get_cluster_firewall_ipset",
+        "/cluster/firewall/ipset",
+        "/cluster/firewall/ipset",
+    ),
+    case(
+        "get_cluster_firewall_ipset_name",
+        "/cluster/firewall/ipset/{name}",
+        "/cluster/firewall/ipset/mgmt",
+    ),
+    case(
+        "get_cluster_firewall_ipset_name_cidr",
+        "/cluster/firewall/ipset/{name}/{cidr}",
+        "/cluster/firewall/ipset/mgmt/10.0.0.0/24",
+    ),
+    case(
+        "get_cluster_firewall_macros",
+        "/cluster/firewall/macros",
+        "/cluster/firewall/macros",
+    ),
+    case(
+        "get_cluster_firewall_refs",
+        "/cluster/firewall/refs",
+        "/cluster/firewall/refs",
+    ),
+    case(
+        "get_cluster_firewall_refs_alias",
+        "/cluster/firewall/refs",
+        "/cluster/firewall/refs?type=alias",
+    ),
+    case(
+        "get_nodes_node_firewall",
+        "/nodes/{node}/firewall",
+        "/nodes/pve1/firewall",
+    ),
+    case(
+        "get_nodes_node_firewall_options",
+        "/nodes/{node}/firewall/options",
+        "/nodes/pve1/firewall/options",
+    ),
+    case(
+        "get_nodes_node_firewall_rules",
+        "/nodes/{node}/firewall/rules",
+        "/nodes/pve1/firewall/rules",
+    ),
+    case(
+        "get_nodes_node_firewall_rules_pos",
+        "/nodes/{node}/firewall/rules/{pos}",
+        "/nodes/pve1/firewall/rules/0",
+    ),
+    case(
+        "get_nodes_node_firewall_log",
+        "/nodes/{node}/firewall/log",
+        "/nodes/pve1/firewall/log?limit=10",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_firewall",
+        "/nodes/{node}/qemu/{vmid}/firewall",
+        "/nodes/pve1/qemu/100/firewall",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_firewall_options",
+        "/nodes/{node}/qemu/{vmid}/firewall/options",
+        "/nodes/pve1/qemu/100/firewall/options",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_firewall_rules",
+        "/nodes/{node}/qemu/{vmid}/firewall/rules",
+        "/nodes/pve1/qemu/100/firewall/rules",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_firewall_rules_pos",
+        "/nodes/{node}/qemu/{vmid}/firewall/rules/{pos}",
+        "/nodes/pve1/qemu/100/firewall/rules/0",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_firewall_aliases",
+        "/nodes/{node}/qemu/{vmid}/firewall/aliases",
+        "/nodes/pve1/qemu/100/firewall/aliases",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_firewall_aliases_name",
+        "/nodes/{node}/qemu/{vmid}/firewall/aliases/{name}",
+        "/nodes/pve1/qemu/100/firewall/aliases/db",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_firewall_ipset",
+        "/nodes/{node}/qemu/{vmid}/firewall/ipset",
+        "/nodes/pve1/qemu/100/firewall/ipset",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_firewall_ipset_name",
+        "/nodes/{node}/qemu/{vmid}/firewall/ipset/{name}",
+        "/nodes/pve1/qemu/100/firewall/ipset/allowed",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_firewall_ipset_name_cidr",
+        "/nodes/{node}/qemu/{vmid}/firewall/ipset/{name}/{cidr}",
+        "/nodes/pve1/qemu/100/firewall/ipset/allowed/192.168.1.0/24",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_firewall_refs",
+        "/nodes/{node}/qemu/{vmid}/firewall/refs",
+        "/nodes/pve1/qemu/100/firewall/refs",
+    ),
+    case(
+        "get_nodes_node_qemu_vmid_firewall_log",
+        "/nodes/{node}/qemu/{vmid}/firewall/log",
+        "/nodes/pve1/qemu/100/firewall/log?start=5&since=1790000000",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_firewall",
+        "/nodes/{node}/lxc/{vmid}/firewall",
+        "/nodes/pve1/lxc/200/firewall",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_firewall_options",
+        "/nodes/{node}/lxc/{vmid}/firewall/options",
+        "/nodes/pve1/lxc/200/firewall/options",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_firewall_rules",
+        "/nodes/{node}/lxc/{vmid}/firewall/rules",
+        "/nodes/pve1/lxc/200/firewall/rules",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_firewall_rules_pos",
+        "/nodes/{node}/lxc/{vmid}/firewall/rules/{pos}",
+        "/nodes/pve1/lxc/200/firewall/rules/0",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_firewall_aliases",
+        "/nodes/{node}/lxc/{vmid}/firewall/aliases",
+        "/nodes/pve1/lxc/200/firewall/aliases",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_firewall_aliases_name",
+        "/nodes/{node}/lxc/{vmid}/firewall/aliases/{name}",
+        "/nodes/pve1/lxc/200/firewall/aliases/dns",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_firewall_ipset",
+        "/nodes/{node}/lxc/{vmid}/firewall/ipset",
+        "/nodes/pve1/lxc/200/firewall/ipset",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_firewall_ipset_name",
+        "/nodes/{node}/lxc/{vmid}/firewall/ipset/{name}",
+        "/nodes/pve1/lxc/200/firewall/ipset/allowed",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_firewall_ipset_name_cidr",
+        "/nodes/{node}/lxc/{vmid}/firewall/ipset/{name}/{cidr}",
+        "/nodes/pve1/lxc/200/firewall/ipset/allowed/192.168.1.0/24",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_firewall_refs",
+        "/nodes/{node}/lxc/{vmid}/firewall/refs",
+        "/nodes/pve1/lxc/200/firewall/refs",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_firewall_log",
+        "/nodes/{node}/lxc/{vmid}/firewall/log",
+        "/nodes/pve1/lxc/200/firewall/log?start=5&since=1790000000",
+    ),
     // pools
     case("get_pools", "/pools", "/pools"),
     case("get_pools_poolid_param", "/pools", "/pools?poolid=prod"),
@@ -1083,7 +1294,90 @@ impl World {
             "newid=103&name=from-template&full=1&storage=local-lvm",
         );
         self.token.set(None);
-        let running = self.task(post, "/nodes/pve2/startall", "");
+        let running = self.task(post.clone(), "/nodes/pve2/startall", "");
+        // Firewall: cluster aliases, an IP set, a security group, rules
+        // that use them, options; a node's and a VM's own.
+        for (path, form) in [
+            (
+                "/cluster/firewall/aliases",
+                "name=lan&cidr=192.168.0.0%2F16&comment=office",
+            ),
+            ("/cluster/firewall/ipset", "name=mgmt&comment=management"),
+            ("/cluster/firewall/ipset/mgmt", "cidr=10.0.0.9%2F24"),
+            (
+                "/cluster/firewall/ipset/mgmt",
+                "cidr=10.0.1.5&nomatch=1&comment=printer",
+            ),
+            (
+                "/cluster/firewall/groups",
+                "group=web&comment=web%20servers",
+            ),
+            (
+                "/cluster/firewall/groups/web",
+                "type=in&action=ACCEPT&macro=https&enable=1",
+            ),
+            ("/cluster/firewall/rules", "type=group&action=web&enable=1"),
+            (
+                "/cluster/firewall/rules",
+                "type=in&action=ACCEPT&macro=SSH&source=%2Bmgmt&enable=1&comment=admins",
+            ),
+            (
+                "/nodes/pve1/firewall/rules",
+                "type=in&action=ACCEPT&proto=tcp&dport=8006&source=lan&comment=web%20ui&enable=1",
+            ),
+            (
+                "/nodes/pve1/qemu/100/firewall/aliases",
+                "name=db&cidr=10.0.0.9",
+            ),
+            ("/nodes/pve1/qemu/100/firewall/ipset", "name=allowed"),
+            (
+                "/nodes/pve1/qemu/100/firewall/ipset/allowed",
+                "cidr=192.168.1.0%2F24",
+            ),
+            (
+                "/nodes/pve1/qemu/100/firewall/rules",
+                "type=in&action=ACCEPT&proto=icmp&icmp-type=echo-request&enable=1",
+            ),
+            (
+                "/nodes/pve1/qemu/100/firewall/rules",
+                "type=group&action=web&iface=net0&enable=1",
+            ),
+        ] {
+            self.call(post.clone(), path, form);
+        }
+        for (path, form) in [
+            ("/cluster/firewall/options", "enable=1&policy_in=DROP"),
+            (
+                "/nodes/pve1/firewall/options",
+                "enable=1&log_level_in=info&nf_conntrack_max=131072",
+            ),
+            (
+                "/nodes/pve1/qemu/100/firewall/options",
+                "enable=1&dhcp=1&policy_in=DROP",
+            ),
+        ] {
+            self.call(Method::PUT, path, form);
+        }
+        for (path, form) in [
+            (
+                "/nodes/pve1/lxc/200/firewall/aliases",
+                "name=dns&cidr=fd00%3A%3A53%2F128&comment=resolver",
+            ),
+            (
+                "/nodes/pve1/lxc/200/firewall/ipset",
+                "name=allowed&comment=peers",
+            ),
+            (
+                "/nodes/pve1/lxc/200/firewall/ipset/allowed",
+                "cidr=192.168.1.0%2F24",
+            ),
+            (
+                "/nodes/pve1/lxc/200/firewall/rules",
+                "type=out&action=DROP&proto=udp&dport=53&dest=10.0.0.0%2F8",
+            ),
+        ] {
+            self.call(post.clone(), path, form);
+        }
         self.advance(5);
         self.sdn();
         vec![

@@ -1056,7 +1056,8 @@ fn split_perl(v: &str) -> Vec<&str> {
     parts
 }
 
-const ICMP_TYPES: &[&str] = &[
+/// The ICMP type names pve-firewall knows (`$icmp_type_names`).
+pub const ICMP_TYPES: &[&str] = &[
     "any",
     "echo-reply",
     "destination-unreachable",
@@ -1096,7 +1097,8 @@ const ICMP_TYPES: &[&str] = &[
     "address-mask-reply",
 ];
 
-const ICMPV6_TYPES: &[&str] = &[
+/// The ICMPv6 type names pve-firewall knows (`$icmpv6_type_names`).
+pub const ICMPV6_TYPES: &[&str] = &[
     "destination-unreachable",
     "no-route",
     "communication-prohibited",

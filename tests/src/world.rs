@@ -159,6 +159,12 @@ pub enum Made {
     SdnVnet(String),
     /// An SDN subnet: VNet, subnet ID (`<zone>-<cidr>`).
     SdnSubnet(String, String),
+    /// A firewall security group (emptied, then removed).
+    FwGroup(String),
+    /// A cluster firewall alias.
+    FwAlias(String),
+    /// A cluster firewall IP set (removed with its entries).
+    FwIpset(String),
 }
 
 /// How many VMIDs of the reserved range one scenario gets (`{vm1}` ..
@@ -614,7 +620,7 @@ impl PveWorld {
                 "token" => self.tokenid(name),
                 "group" => self.groupid(name),
                 "role" => self.roleid(name),
-                "storage" | "pool" | "job" => self.storageid(name),
+                "storage" | "pool" | "job" | "fw" => self.storageid(name),
                 "zone" => self.sdnid('z', name),
                 "vnet" => self.sdnid('v', name),
                 "controller" => self.sdnid('c', name),
@@ -726,6 +732,9 @@ impl PveWorld {
                 if *node != self.target().node {
                     refuse("not the test node");
                 }
+                if matches!(rest, ["firewall", ..]) && !self.destructive {
+                    refuse("the node's firewall (tag the scenario @destructive)");
+                }
                 if matches!(rest, ["startall" | "stopall"])
                     && !params.pairs().iter().any(|(k, _)| k == "vms")
                 {
@@ -771,6 +780,33 @@ impl PveWorld {
                 refuse("a backup job this scenario did not make");
             }
             ["cluster", "backup", ..] => {}
+            [
+                "cluster",
+                "firewall",
+                "groups" | "aliases" | "ipset",
+                rest @ ..,
+            ] => {
+                // Only the scenario's own groups, aliases and IP sets, by
+                // path or (to make or rename one) by parameter.
+                if let Some(id) = rest.first()
+                    && !mine(id)
+                {
+                    refuse("a firewall object this scenario did not make");
+                }
+                let named = params
+                    .pairs()
+                    .iter()
+                    .filter(|(k, _)| matches!(k.as_str(), "group" | "name" | "rename"));
+                for (_, v) in named {
+                    if !mine(v) {
+                        refuse("a firewall object this scenario does not name as its own");
+                    }
+                }
+            }
+            ["cluster", "firewall", ..] if !self.destructive => {
+                refuse("the cluster's firewall options and rules (tag the scenario @destructive)");
+            }
+            ["cluster", "firewall", ..] => {}
             ["storage"] => {
                 if !params
                     .pairs()
@@ -1114,6 +1150,22 @@ impl PveWorld {
                     format!("/cluster/sdn/vnets/{}/subnets/{}", seg(vnet), seg(id)),
                     Params::new(),
                 ),
+                Made::FwGroup(g) => {
+                    if let Err(e) = remove_fw_group(&admin, g).await {
+                        problems.push(format!("cleaning up security group {g}: {e}"));
+                    }
+                    continue;
+                }
+                Made::FwAlias(a) => (
+                    Method::DELETE,
+                    format!("/cluster/firewall/aliases/{}", seg(a)),
+                    Params::new(),
+                ),
+                Made::FwIpset(n) => (
+                    Method::DELETE,
+                    format!("/cluster/firewall/ipset/{}", seg(n)),
+                    Params::new().set("force", true),
+                ),
                 Made::User(u) => (
                     Method::DELETE,
                     format!("/access/users/{}", seg(u)),
@@ -1390,8 +1442,33 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Removes a security group: its rules first (PVE removes only an empty
+/// group), then the group.
+///
+/// # Errors
+/// When a call fails for another reason than the group being gone.
+pub async fn remove_fw_group(client: &Client, group: &str) -> Result<(), String> {
+    let path = format!("/cluster/firewall/groups/{}", pve_client::api::seg(group));
+    let rules = match client.get(&path, &Params::new()).await {
+        Ok(r) => r,
+        Err(e) if gone(e.message()) => return Ok(()),
+        Err(e) => return Err(format!("reading its rules: {e}")),
+    };
+    for _ in rules.as_array().map_or(&[][..], Vec::as_slice) {
+        client
+            .delete(&format!("{path}/0"), &Params::new())
+            .await
+            .map_err(|e| format!("deleting a rule: {e}"))?;
+    }
+    client
+        .delete(&path, &Params::new())
+        .await
+        .map_err(|e| format!("deleting it: {e}"))?;
+    Ok(())
+}
+
 #[cfg(test)]
-mod sdn_guard_tests {
+mod guard_tests {
     use super::*;
 
     fn world(destructive: bool) -> PveWorld {
@@ -1469,5 +1546,61 @@ mod sdn_guard_tests {
         ));
         assert!(!refused(&world(true), Method::PUT, "/cluster/sdn", &[]));
         assert!(!refused(&w, Method::GET, "/cluster/sdn/zones/other", &[]));
+    fn a_scenario_writes_only_its_own_firewall_objects() {
+        let w = world(false);
+        let groups = "/cluster/firewall/groups";
+        assert!(!refused(
+            &w,
+            Method::POST,
+            groups,
+            &[("group", "cnf1a2b3c7-web")]
+        ));
+        assert!(refused(&w, Method::POST, groups, &[("group", "web")]));
+        assert!(refused(
+            &w,
+            Method::POST,
+            groups,
+            &[("group", "cnf1a2b3c7-web"), ("rename", "prod")]
+        ));
+        assert!(!refused(
+            &w,
+            Method::POST,
+            "/cluster/firewall/groups/cnf1a2b3c7-web",
+            &[]
+        ));
+        assert!(refused(
+            &w,
+            Method::DELETE,
+            "/cluster/firewall/groups/prod/0",
+            &[]
+        ));
+        assert!(refused(
+            &w,
+            Method::POST,
+            "/cluster/firewall/aliases",
+            &[("name", "lan")]
+        ));
+        assert!(!refused(
+            &w,
+            Method::DELETE,
+            "/cluster/firewall/ipset/cnf1a2b3c7-set/10.0.0.0/8",
+            &[]
+        ));
+        assert!(refused(
+            &w,
+            Method::PUT,
+            "/cluster/firewall/ipset/mgmt/10.0.0.0/8",
+            &[]
+        ));
+        // reading is always allowed
+        assert!(!refused(&w, Method::GET, "/cluster/firewall/rules", &[]));
+    }
+
+    #[test]
+    fn the_clusters_own_rules_and_options_need_destructive() {
+        for path in ["/cluster/firewall/rules", "/cluster/firewall/options"] {
+            assert!(refused(&world(false), Method::PUT, path, &[]), "{path}");
+            assert!(!refused(&world(true), Method::PUT, path, &[]), "{path}");
+        }
     }
 }

@@ -13,6 +13,7 @@ pub mod backup;
 pub mod cluster;
 mod envelope;
 mod fallback;
+pub mod firewall;
 pub mod lxc;
 pub mod network;
 pub mod nodes;
@@ -189,6 +190,7 @@ impl Default for Router {
         routes.extend(pools::routes());
         routes.extend(backup::routes());
         routes.extend(sdn::routes());
+        routes.extend(firewall::routes());
         Self { routes }
     }
 }

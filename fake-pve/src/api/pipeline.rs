@@ -375,16 +375,31 @@ fn dispatch(
 /// The path segments as PVE's router splits them: after
 /// `/nodes/{node}/storage/{storage}/content` the rest is one segment,
 /// because volume IDs may contain a slash (`fragmentDelimiter => ''` in
-/// pve-storage `API2/Storage/Status.pm`).
+/// pve-storage `API2/Storage/Status.pm`); so is the rest after a
+/// firewall IP set's name, a network (`10.0.0.0/8`) (pve-firewall
+/// `API2/Firewall/IPSet.pm`).
 fn path_segments(rel: &str) -> Vec<String> {
     let mut segs: Vec<String> = rel
         .split('/')
         .filter(|s| !s.is_empty())
         .map(str::to_string)
         .collect();
-    if segs.len() > 6 && segs[0] == "nodes" && segs[2] == "storage" && segs[4] == "content" {
-        let rest = segs.split_off(5).join("/");
+    let join_from = |segs: &mut Vec<String>, at: usize| {
+        let rest = segs.split_off(at).join("/");
         segs.push(rest);
+    };
+    if segs.len() > 6 && segs[0] == "nodes" && segs[2] == "storage" && segs[4] == "content" {
+        join_from(&mut segs, 5);
+    } else if segs.len() > 5 && segs[0] == "cluster" && segs[1] == "firewall" && segs[2] == "ipset"
+    {
+        join_from(&mut segs, 4);
+    } else if segs.len() > 8
+        && segs[0] == "nodes"
+        && matches!(segs[2].as_str(), "qemu" | "lxc")
+        && segs[4] == "firewall"
+        && segs[5] == "ipset"
+    {
+        join_from(&mut segs, 7);
     }
     segs
 }

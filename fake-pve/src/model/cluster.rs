@@ -84,6 +84,8 @@ pub struct Cluster {
     pub(super) datacenter: super::datacenter::Datacenter,
     /// SDN configuration (pending and running) and the PVE IPAM.
     pub(super) sdn: super::sdn::Sdn,
+    /// `cluster.fw`, `host.fw` and the guests' `<vmid>.fw`.
+    pub(super) firewall: super::firewall::Firewall,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -135,6 +137,9 @@ pub struct ClusterDoc {
     /// SDN configuration (pending and running) and the PVE IPAM.
     #[serde(default, skip_serializing_if = "super::sdn::Sdn::is_empty")]
     pub sdn: super::sdn::Sdn,
+    /// The firewall configuration.
+    #[serde(default, skip_serializing_if = "super::firewall::Firewall::is_empty")]
+    pub firewall: super::firewall::Firewall,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -161,6 +166,8 @@ struct ClusterDocRef<'a> {
     datacenter: &'a super::datacenter::Datacenter,
     #[serde(skip_serializing_if = "super::sdn::Sdn::is_empty")]
     sdn: &'a super::sdn::Sdn,
+    #[serde(skip_serializing_if = "super::firewall::Firewall::is_empty")]
+    firewall: &'a super::firewall::Firewall,
 }
 
 impl Serialize for Cluster {
@@ -185,6 +192,7 @@ impl Serialize for Cluster {
             backups: &self.backups,
             datacenter: &self.datacenter,
             sdn: &self.sdn,
+            firewall: &self.firewall,
         }
         .serialize(s)
     }
@@ -210,6 +218,7 @@ impl From<ClusterDoc> for Cluster {
             backups: d.backups,
             datacenter: d.datacenter,
             sdn: d.sdn,
+            firewall: d.firewall,
         }
     }
 }
@@ -268,6 +277,16 @@ impl Cluster {
     /// The fault rules in force, to change them.
     pub fn faults_mut(&mut self) -> &mut Faults {
         &mut self.faults
+    }
+
+    /// The firewall configuration.
+    pub fn firewall(&self) -> &super::firewall::Firewall {
+        &self.firewall
+    }
+
+    /// The firewall configuration, to change it.
+    pub fn firewall_mut(&mut self) -> &mut super::firewall::Firewall {
+        &mut self.firewall
     }
 
     /// The storages and their volumes.

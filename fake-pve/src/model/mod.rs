@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod context;
 pub mod datacenter;
 pub mod faults;
+pub mod firewall;
 pub mod guests;
 pub mod lxc;
 pub mod network;

@@ -474,6 +474,73 @@ def check_sdn(prox, auth, node, storage):
     wait_ok(prox, sdn.put(), "reload (apply the removals)")
     expect(zone not in [z["zone"] for z in sdn.zones.get(running=1)], "zone still running")
     ok(auth, "destroy_vm, subnet/vnet/zone removed and applied")
+def check_firewall(prox, auth, node, storage):
+    """Security group, alias, IP set, a VM's options and rules; all removed after."""
+    fw = prox.cluster.firewall
+    group, alias, ipset = f"pxf-{auth}"[:18], f"pxf-{auth}-gw", f"pxf-{auth}-set"
+    fw.groups.post(group=group, comment="proxmoxer")
+    fw.groups(group).post(type="in", action="ACCEPT", macro="SSH", enable=1)
+    fw.groups(group).post(type="in", action="ACCEPT", proto="tcp", dport="80:81")
+    rules = fw.groups(group).get()
+    expect([r["pos"] for r in rules] == [0, 1], f"group rules pos: {rules!r}")
+    expect(rules[0].get("dport") == "80:81" and rules[1].get("macro") == "SSH",
+           f"a new rule goes on top: {rules!r}")
+    fw.groups(group)(0).put(moveto=2)
+    expect([r.get("macro") for r in fw.groups(group).get()] == ["SSH", None], "moveto did not move")
+    try:
+        fw.groups(group).post(type="in", action="ACCEPT", macro="NoSuchMacro")
+    except ResourceException as e:
+        expect(e.status_code == 400 and "unknown macro 'NoSuchMacro'" in str(getattr(e, "errors", "")) + str(e.content),
+               f"unknown macro: {e.status_code} {e.errors!r}")
+    else:
+        raise CheckFailed("a rule with an unknown macro was taken")
+    ok(auth, f"security group {group}: rules on top, moved, bad macro refused")
+
+    fw.aliases.post(name=alias, cidr="192.0.2.1", comment="gateway")
+    expect(fw.aliases(alias).get()["cidr"] == "192.0.2.1", "alias read back")
+    fw.ipset.post(name=ipset, comment="proxmoxer")
+    fw.ipset(ipset).post(cidr="198.51.100.7/24")
+    fw.ipset(ipset).post(cidr=alias, nomatch=1)
+    entries = fw.ipset(ipset).get()
+    expect([e["cidr"] for e in entries] == ["198.51.100.0/24", alias], f"ipset entries: {entries!r}")
+    entry = fw.ipset(ipset)("198.51.100.0/24").get()
+    expect(entry["cidr"] == "198.51.100.0/24", f"read_ip: {entry!r}")
+    try:
+        fw.ipset(ipset).post(cidr="198.51.100.0/24")
+    except ResourceException as e:
+        expect(e.status_code == 400, f"duplicate entry: {e.status_code}")
+    else:
+        raise CheckFailed("a duplicate IP set entry was taken")
+    ok(auth, f"alias {alias}, IP set {ipset} with {len(entries)} entries")
+
+    vmid = int(prox.cluster.nextid.get())
+    qemu = prox.nodes(node).qemu
+    wait_ok(prox, qemu.post(vmid=vmid, memory=128), "create_vm")
+    vfw = qemu(vmid).firewall
+    digest = vfw.options.get()["digest"]
+    vfw.options.put(enable=1, policy_in="DROP", digest=digest)
+    options = vfw.options.get()
+    expect(options.get("enable") == 1 and options.get("policy_in") == "DROP", f"options: {options!r}")
+    vfw.rules.post(type="group", action=group, enable=1)
+    vfw.rules.post(type="in", action="ACCEPT", source=alias, dest="+" + ipset, proto="tcp", dport="22")
+    rules = vfw.rules.get()
+    expect([r["type"] for r in rules] == ["in", "group"], f"vm rules: {rules!r}")
+    vfw.rules(0).put(comment="ssh from the gateway", digest=rules[0]["digest"])
+    expect(vfw.rules(0).get().get("comment") == "ssh from the gateway", "update_rule")
+    vfw.rules(1).delete()
+    expect(len(vfw.rules.get()) == 1, "delete_rule")
+    refs = {r["ref"] for r in vfw.refs.get()}
+    expect(alias in refs and "+" + ipset in refs, f"refs: {refs!r}")
+    ok(auth, f"VM {vmid} firewall: options, rules with references, refs")
+
+    wait_ok(prox, qemu(vmid).delete(purge=1), "destroy_vm")
+    fw.groups(group)(1).delete()
+    fw.groups(group)(0).delete()
+    fw.groups(group).delete()
+    fw.ipset(ipset).delete(force=1)
+    fw.aliases(alias).delete()
+    expect(group not in [g["group"] for g in fw.groups.get()], "group still listed")
+    ok(auth, "firewall objects removed")
 
 
 def main():
@@ -500,6 +567,7 @@ def main():
     check_backup_restore(prox, "password", node, storage, bridge, backup_storage)
     check_ct_backup_restore(prox, "password", node, storage, bridge, backup_storage)
     check_sdn(prox, "password", node, storage)
+    check_firewall(prox, "password", node, storage)
 
     prox = ProxmoxAPI(host, port=port, user=user, token_name=token_name, token_value=token_value, verify_ssl=False)
     check_api(prox, "token")
@@ -509,6 +577,7 @@ def main():
     check_backup_restore(prox, "token", node, storage, bridge, backup_storage)
     check_ct_backup_restore(prox, "token", node, storage, bridge, backup_storage)
     check_sdn(prox, "token", node, storage)
+    check_firewall(prox, "token", node, storage)
 
     try:
         ProxmoxAPI(host, port=port, user=user, password=password + "-wrong", verify_ssl=False)

@@ -251,6 +251,7 @@ impl Cluster {
             src.config.insert("lock".into(), "disk".into());
         }
         self.guests.insert_ct(Ct::new(req.newid, node, newconf));
+        self.firewall.clone_guest(vmid, req.newid);
         Ok(lxc_worker(
             "vzclone",
             vmid,
@@ -327,6 +328,7 @@ impl Cluster {
                 self.storage.free_volume(&v, &node);
             }
             self.guests.remove_ct(newid);
+            self.firewall.remove_guest(newid);
             return Err((lines, format!("clone failed: {e}")));
         }
         if let Some(c) = self.guests.ct_mut(newid) {
@@ -356,6 +358,7 @@ impl Cluster {
             .is_some_and(|c| c.lock() == Some("create"))
         {
             self.guests.remove_ct(job.newid);
+            self.firewall.remove_guest(job.newid);
         }
     }
 

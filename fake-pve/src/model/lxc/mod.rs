@@ -589,6 +589,7 @@ impl Cluster {
             lines.push(format!("purging CT {vmid} from related configurations.."));
         }
         self.guests.remove_ct(vmid);
+        self.firewall.remove_guest(vmid);
         Ok(lines)
     }
 }

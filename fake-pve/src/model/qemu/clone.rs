@@ -359,6 +359,7 @@ impl Cluster {
         lock.insert("lock".to_string(), "clone".to_string());
         self.guests
             .insert(newid, Vm::new(newid, &node, super::VmStatus::Stopped, lock));
+        self.firewall.clone_guest(vmid, newid);
         if let Some(src) = self.guests.get_mut(&vmid) {
             if running {
                 src.flock.exclusive = true;
@@ -525,6 +526,7 @@ impl Cluster {
                 .is_some_and(|v| v.lock() == Some("clone"))
             {
                 self.guests.remove(&newid);
+                self.firewall.remove_guest(newid);
             }
             return Err((log, format!("clone failed: {e}")));
         }
@@ -555,6 +557,7 @@ impl Cluster {
             .is_some_and(|v| v.lock() == Some("clone"))
         {
             self.guests.remove(&job.newid);
+            self.firewall.remove_guest(job.newid);
         }
     }
 

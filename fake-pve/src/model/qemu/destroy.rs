@@ -85,6 +85,7 @@ impl Cluster {
         }
         self.guests.remove(&vmid);
         self.access.remove_vm_access(vmid);
+        self.firewall.remove_guest(vmid);
         Ok(lines)
     }
 }

@@ -184,6 +184,7 @@ impl Scenario {
             backups: Default::default(),
             datacenter: Default::default(),
             sdn: Default::default(),
+            firewall: Default::default(),
         });
         for d in &self.downloads {
             if !d.url.starts_with("http://") && !d.url.starts_with("https://") {

@@ -16,6 +16,7 @@ mod agent;
 mod backup;
 mod datacenter;
 mod faults;
+mod firewall;
 mod lxc;
 mod network;
 mod nodes;

@@ -1,0 +1,1239 @@
+//! The firewall's configuration as pve-firewall keeps it: `cluster.fw`
+//! (options, aliases, IP sets, rules, security groups), a `host.fw` per
+//! node (options, rules) and a `<vmid>.fw` per guest (options, aliases,
+//! IP sets, rules) (pve-firewall `API2/Firewall/*.pm`, `Firewall.pm`).
+//!
+//! Only the configuration is emulated: no packet is filtered and the
+//! firewall log stays empty. Each file is kept as what survives writing
+//! it and reading it back (names of groups and IP sets in lower case,
+//! IP set entries sorted, `/32` dropped from an alias), and what PVE
+//! works out on reading it (a rule's `ipversion` and `errors`, an IP set
+//! entry's `errors`) is worked out on each read.
+//!
+//! - [`rules`]: a rule and `verify_rule`;
+//! - [`macros`]: the macros (`SSH`, `HTTPS`, ...).
+
+pub mod macros;
+pub mod rules;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::{Error, Result};
+pub use rules::{Names, Rule, RuleEnv};
+
+/// The longest security group name.
+pub const MAX_GROUP_NAME: usize = 18;
+
+const MODIFIED: &str = "detected modified configuration - file changed by other user? Try again.";
+
+/// An alias of `[ALIASES]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Alias {
+    /// The name as given.
+    pub name: String,
+    /// The address or network (`/32` and `/128` dropped).
+    pub cidr: String,
+    /// The comment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+
+impl Alias {
+    /// 4 or 6.
+    pub fn ipversion(&self) -> u8 {
+        if self.cidr.contains(':') { 6 } else { 4 }
+    }
+
+    fn view(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("cidr".into(), json!(self.cidr));
+        if let Some(c) = &self.comment {
+            m.insert("comment".into(), json!(c));
+        }
+        m.insert("ipversion".into(), json!(self.ipversion()));
+        m.insert("name".into(), json!(self.name));
+        m
+    }
+}
+
+/// An entry of an IP set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IpEntry {
+    /// Excluded from the set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nomatch: bool,
+    /// The comment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+
+/// An IP set: its comment and its entries by address, network or alias.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IpSet {
+    /// The comment of its section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    /// The entries, sorted as the file keeps them.
+    #[serde(default)]
+    pub entries: BTreeMap<String, IpEntry>,
+}
+
+/// A security group.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Group {
+    /// The comment of its section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    /// Its rules.
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+}
+
+/// One firewall file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FwConf {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    options: BTreeMap<String, Value>,
+    /// By lower-case name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    aliases: BTreeMap<String, Alias>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    ipsets: BTreeMap<String, IpSet>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    rules: Vec<Rule>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    groups: BTreeMap<String, Group>,
+}
+
+impl FwConf {
+    /// Whether the file would be empty (and so is not there).
+    pub fn is_empty(&self) -> bool {
+        self.options.is_empty()
+            && self.aliases.is_empty()
+            && self.ipsets.is_empty()
+            && self.rules.is_empty()
+            && self.groups.is_empty()
+    }
+}
+
+impl Names for FwConf {
+    fn alias(&self, alias: &str) -> Option<u8> {
+        self.aliases.get(alias).map(Alias::ipversion)
+    }
+
+    fn ipset(&self, name: &str) -> bool {
+        self.ipsets.contains_key(name)
+    }
+}
+
+/// Which file: the cluster's, a node's or a guest's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Level {
+    /// `cluster.fw`.
+    Cluster,
+    /// A node's `host.fw`.
+    Host(String),
+    /// A VM's `<vmid>.fw`.
+    Vm(u32),
+    /// A container's `<vmid>.fw`.
+    Ct(u32),
+}
+
+/// Which list of rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleSet {
+    /// The rules of a file.
+    Level(Level),
+    /// The rules of a security group.
+    Group(String),
+}
+
+/// The firewall configuration of the whole cluster.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Firewall {
+    #[serde(default, skip_serializing_if = "FwConf::is_empty")]
+    cluster: FwConf,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    hosts: BTreeMap<String, FwConf>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    guests: BTreeMap<u32, FwConf>,
+}
+
+/// A change of a rule (`PUT .../rules/{pos}`).
+#[derive(Debug, Clone, Default)]
+pub struct RuleUpdate {
+    /// The rule properties given.
+    pub props: BTreeMap<String, String>,
+    /// `moveto`: move the rule; the rest is ignored.
+    pub moveto: Option<usize>,
+    /// `delete`: properties to remove.
+    pub delete: Vec<String>,
+    /// `digest` of the list.
+    pub digest: Option<String>,
+}
+
+/// Perl's `Digest::SHA` of `k:v\n` lines, as `copy_list_with_digest` and
+/// `copy_opject_with_digest` compute it (objects and nulls left out).
+fn feed(lines: &mut String, m: &Map<String, Value>) {
+    for (k, v) in m {
+        let text = match v {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => u8::from(*b).to_string(),
+            _ => continue,
+        };
+        lines.push_str(k);
+        lines.push(':');
+        lines.push_str(&text);
+        lines.push('\n');
+    }
+}
+
+fn sha1(text: &str) -> String {
+    super::qemu::sha1_hex(text.as_bytes())
+}
+
+/// `copy_list_with_digest`: the entries, each with the list's digest.
+fn with_digest(list: Vec<Map<String, Value>>) -> (Vec<Value>, String) {
+    let mut text = String::new();
+    for m in &list {
+        feed(&mut text, m);
+    }
+    let digest = sha1(&text);
+    let out = list
+        .into_iter()
+        .map(|mut m| {
+            m.insert("digest".into(), json!(digest));
+            Value::Object(m)
+        })
+        .collect();
+    (out, digest)
+}
+
+fn check_digest(digest: Option<&str>, current: &str) -> Result<()> {
+    match digest {
+        Some(d) if !d.is_empty() && d != current => Err(Error::conflict(MODIFIED)),
+        _ => Ok(()),
+    }
+}
+
+/// How an option's value reads back.
+#[derive(Clone, Copy)]
+enum OptKind {
+    Bool,
+    Int,
+    Text,
+    Lower,
+}
+
+fn option_kind(level: &Level, name: &str) -> Option<OptKind> {
+    use OptKind::{Bool, Int, Lower, Text};
+    match level {
+        Level::Cluster => match name {
+            "enable" => Some(Int),
+            "ebtables" => Some(Bool),
+            "policy_in" | "policy_out" | "policy_forward" | "log_ratelimit" => Some(Text),
+            _ => None,
+        },
+        Level::Host(_) => match name {
+            "enable"
+            | "nosmurfs"
+            | "tcpflags"
+            | "ndp"
+            | "log_nf_conntrack"
+            | "nf_conntrack_allow_invalid"
+            | "protection_synflood"
+            | "nftables" => Some(Bool),
+            "log_level_in"
+            | "log_level_out"
+            | "log_level_forward"
+            | "tcp_flags_log_level"
+            | "smurf_log_level" => Some(Text),
+            "nf_conntrack_helpers" => Some(Lower),
+            "nf_conntrack_max"
+            | "nf_conntrack_tcp_timeout_established"
+            | "nf_conntrack_tcp_timeout_syn_recv"
+            | "protection_synflood_rate"
+            | "protection_synflood_burst" => Some(Int),
+            _ => None,
+        },
+        Level::Vm(_) | Level::Ct(_) => match name {
+            "enable" | "dhcp" | "ndp" | "radv" | "macfilter" | "ipfilter" => Some(Bool),
+            "log_level_in" | "log_level_out" | "policy_in" | "policy_out" => Some(Text),
+            _ => None,
+        },
+    }
+}
+
+fn parse_bool(v: &str) -> Option<bool> {
+    match v.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+fn ip_is_v6(ip: &str) -> bool {
+    ip.contains(':')
+}
+
+/// `clean_cidr`: the host bits of a network cleared, the address
+/// compressed.
+pub fn clean_cidr(cidr: &str) -> String {
+    let Some((ip, len)) = cidr.split_once('/') else {
+        return cidr.to_string();
+    };
+    let Ok(bits) = len.parse::<u32>() else {
+        return cidr.to_string();
+    };
+    if bits == 0 && len.is_empty() {
+        return cidr.to_string();
+    }
+    if ip_is_v6(ip) {
+        let Ok(a) = ip.parse::<std::net::Ipv6Addr>() else {
+            return cidr.to_string();
+        };
+        let mask = if bits == 0 {
+            0
+        } else {
+            u128::MAX << (128 - bits.min(128))
+        };
+        let n = std::net::Ipv6Addr::from(u128::from(a) & mask);
+        format!("{n}/{len}")
+    } else {
+        let Ok(a) = ip.parse::<std::net::Ipv4Addr>() else {
+            return cidr.to_string();
+        };
+        let mask = if bits == 0 {
+            0
+        } else {
+            u32::MAX << (32 - bits.min(32))
+        };
+        let n = std::net::Ipv4Addr::from(u32::from(a) & mask);
+        format!("{n}/{len}")
+    }
+}
+
+/// `parse_ip_or_cidr`: `/32` (IPv4) or `/128` (IPv6) dropped.
+pub fn strip_host_len(cidr: &str) -> String {
+    if ip_is_v6(cidr) {
+        cidr.strip_suffix("/128").unwrap_or(cidr).to_string()
+    } else {
+        cidr.strip_suffix("/32").unwrap_or(cidr).to_string()
+    }
+}
+
+fn trimmed(c: Option<&str>) -> Option<String> {
+    c.map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(str::to_string)
+}
+
+impl Firewall {
+    /// Whether nothing is configured.
+    pub fn is_empty(&self) -> bool {
+        self.cluster.is_empty() && self.hosts.is_empty() && self.guests.is_empty()
+    }
+
+    fn conf(&self, level: &Level) -> Option<&FwConf> {
+        match level {
+            Level::Cluster => Some(&self.cluster),
+            Level::Host(n) => self.hosts.get(n),
+            Level::Vm(v) | Level::Ct(v) => self.guests.get(v),
+        }
+    }
+
+    fn conf_mut(&mut self, level: &Level) -> &mut FwConf {
+        match level {
+            Level::Cluster => &mut self.cluster,
+            Level::Host(n) => self.hosts.entry(n.clone()).or_default(),
+            Level::Vm(v) | Level::Ct(v) => self.guests.entry(*v).or_default(),
+        }
+    }
+
+    /// An emptied file is no file.
+    fn tidy(&mut self) {
+        self.hosts.retain(|_, c| !c.is_empty());
+        self.guests.retain(|_, c| !c.is_empty());
+    }
+
+    // ---- options -------------------------------------------------------
+
+    fn options_map(&self, level: &Level, now: i64) -> Map<String, Value> {
+        let mut m: Map<String, Value> = self
+            .conf(level)
+            .map(|c| c.options.clone().into_iter().collect())
+            .unwrap_or_default();
+        if *level == Level::Cluster
+            && let Some(e) = m.get("enable").and_then(Value::as_i64)
+            && e > 1
+            && now - e > 60
+        {
+            m.insert("enable".into(), json!(0));
+        }
+        m
+    }
+
+    /// `GET .../firewall/options`: the options set, with their digest.
+    pub fn options(&self, level: &Level, now: i64) -> Value {
+        let mut m = self.options_map(level, now);
+        let mut text = String::new();
+        feed(&mut text, &m);
+        m.insert("digest".into(), json!(sha1(&text)));
+        Value::Object(m)
+    }
+
+    /// `PUT .../firewall/options`: `delete` first, then the values given
+    /// (by name, as text). A cluster `enable` above 1 becomes the time
+    /// (PVE's anti-lockout), and reads as 0 after a minute unconfirmed.
+    ///
+    /// # Errors
+    /// A changed `digest`; `delete`: `no such option 'x'`.
+    pub fn set_options(
+        &mut self,
+        level: &Level,
+        set: &BTreeMap<String, String>,
+        delete: &[&str],
+        digest: Option<&str>,
+        now: i64,
+    ) -> Result<()> {
+        let current = self.options(level, now);
+        check_digest(digest, current["digest"].as_str().unwrap_or_default())?;
+        let mut opts: BTreeMap<String, Value> = self.options_map(level, now).into_iter().collect();
+        for d in delete {
+            if option_kind(level, d).is_none() {
+                return Err(Error::invalid("delete", format!("no such option '{d}'")));
+            }
+            opts.remove(*d);
+        }
+        for (k, v) in set {
+            let Some(kind) = option_kind(level, k) else {
+                continue;
+            };
+            let value = match kind {
+                OptKind::Bool => json!(u8::from(parse_bool(v).unwrap_or(false))),
+                OptKind::Int => {
+                    let mut n: i64 = v.parse().unwrap_or(0);
+                    if *level == Level::Cluster && k == "enable" && n > 1 {
+                        n = now;
+                    }
+                    json!(n)
+                }
+                OptKind::Text => json!(v),
+                OptKind::Lower => {
+                    if v.is_empty() {
+                        // `nf_conntrack_helpers: ` does not read back.
+                        opts.remove(k);
+                        continue;
+                    }
+                    json!(v.to_ascii_lowercase())
+                }
+            };
+            opts.insert(k.clone(), value);
+        }
+        self.conf_mut(level).options = opts;
+        self.tidy();
+        Ok(())
+    }
+
+    // ---- rules ---------------------------------------------------------
+
+    fn env(set: &RuleSet) -> RuleEnv {
+        match set {
+            RuleSet::Group(_) => RuleEnv::Group,
+            RuleSet::Level(Level::Cluster) => RuleEnv::Cluster,
+            RuleSet::Level(Level::Host(_)) => RuleEnv::Host,
+            RuleSet::Level(Level::Vm(_)) => RuleEnv::Vm,
+            RuleSet::Level(Level::Ct(_)) => RuleEnv::Ct,
+        }
+    }
+
+    /// The rules of a list as stored.
+    ///
+    /// # Errors
+    /// `no such security group 'x'`.
+    fn stored_rules(&self, set: &RuleSet) -> Result<Vec<Rule>> {
+        match set {
+            RuleSet::Group(g) => self
+                .cluster
+                .groups
+                .get(g)
+                .map(|g| g.rules.clone())
+                .ok_or_else(|| Error::not_found(format!("no such security group '{g}'"))),
+            RuleSet::Level(l) => Ok(self.conf(l).map(|c| c.rules.clone()).unwrap_or_default()),
+        }
+    }
+
+    /// `$cluster_conf` and `$fw_conf` of a list, as PVE has them when it
+    /// reads the file (`reading`) or checks a request.
+    fn names_for<'a>(
+        &'a self,
+        set: &RuleSet,
+        reading: bool,
+    ) -> (Option<&'a dyn Names>, Option<&'a dyn Names>) {
+        let cluster: &dyn Names = &self.cluster;
+        match set {
+            RuleSet::Group(_) => {
+                if reading {
+                    (Some(cluster), None)
+                } else {
+                    (None, Some(cluster))
+                }
+            }
+            RuleSet::Level(Level::Cluster) => {
+                if reading {
+                    (Some(cluster), Some(cluster))
+                } else {
+                    (None, Some(cluster))
+                }
+            }
+            RuleSet::Level(l) => (
+                Some(cluster),
+                Some(
+                    self.conf(l)
+                        .map_or(&EMPTY as &dyn Names, |c| c as &dyn Names),
+                ),
+            ),
+        }
+    }
+
+    /// The rules as PVE reads them: each with `ipversion` and `errors`
+    /// worked out; a rule its parser would die on is skipped.
+    fn read_rules(&self, set: &RuleSet) -> Result<(Vec<Map<String, Value>>, String)> {
+        let env = Self::env(set);
+        let (c, l) = self.names_for(set, true);
+        let mut list = Vec::new();
+        let mut errors = Vec::new();
+        for mut r in self.stored_rules(set)? {
+            let Ok(v) = rules::verify(&mut r, env, c, l, false) else {
+                continue;
+            };
+            let mut m: Map<String, Value> = r
+                .into_iter()
+                .map(|(k, v)| {
+                    let v = if k == "enable" {
+                        json!(v.parse::<i64>().unwrap_or(1))
+                    } else {
+                        json!(v)
+                    };
+                    (k, v)
+                })
+                .collect();
+            if let Some(ipv) = v.ipversion {
+                m.insert("ipversion".into(), json!(ipv));
+            }
+            list.push(m);
+            errors.push(v.errors);
+        }
+        let mut text = String::new();
+        for m in &list {
+            feed(&mut text, m);
+        }
+        let digest = sha1(&text);
+        for (m, e) in list.iter_mut().zip(errors) {
+            if !e.is_empty() {
+                m.insert("errors".into(), json!(e));
+            }
+        }
+        Ok((list, digest))
+    }
+
+    /// `GET .../rules`: the rules with `pos` and the list's digest.
+    ///
+    /// # Errors
+    /// `no such security group 'x'`.
+    pub fn rules(&self, set: &RuleSet) -> Result<Vec<Value>> {
+        let (list, digest) = self.read_rules(set)?;
+        Ok(list
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut m)| {
+                m.insert("digest".into(), json!(digest));
+                m.insert("pos".into(), json!(i));
+                Value::Object(m)
+            })
+            .collect())
+    }
+
+    /// `GET .../rules/{pos}`.
+    ///
+    /// # Errors
+    /// `no rule at position N`, `no such security group 'x'`.
+    pub fn rule(&self, set: &RuleSet, pos: usize) -> Result<Value> {
+        self.rules(set)?
+            .into_iter()
+            .nth(pos)
+            .ok_or_else(|| Error::not_found(format!("no rule at position {pos}")))
+    }
+
+    fn rules_digest(&self, set: &RuleSet) -> Result<String> {
+        Ok(self.read_rules(set)?.1)
+    }
+
+    fn save_rules(&mut self, set: &RuleSet, list: Vec<Rule>) {
+        let allow_iface = !matches!(set, RuleSet::Group(_));
+        let list: Vec<Rule> = list
+            .iter()
+            .map(|r| rules::round_trip(r, allow_iface))
+            .collect();
+        match set {
+            RuleSet::Group(g) => {
+                if let Some(group) = self.cluster.groups.get_mut(g) {
+                    group.rules = list;
+                }
+            }
+            RuleSet::Level(l) => self.conf_mut(l).rules = list,
+        }
+        self.tidy();
+    }
+
+    /// `POST .../rules`: a new rule, checked, at the top of the list (PVE
+    /// ignores `pos` here); `enable` is 0 unless given.
+    ///
+    /// # Errors
+    /// The first error of `verify_rule`; `no such security group 'x'`.
+    pub fn create_rule(&mut self, set: &RuleSet, props: &BTreeMap<String, String>) -> Result<()> {
+        let mut list = self.stored_rules(set)?;
+        let mut rule = Rule::new();
+        rules::copy_rule_data(&mut rule, props);
+        let (c, l) = self.names_for(set, false);
+        rules::verify(&mut rule, Self::env(set), c, l, true)?;
+        if !props.contains_key("enable") {
+            rule.insert("enable".into(), "0".into());
+        }
+        list.insert(0, rule);
+        self.save_rules(set, list);
+        Ok(())
+    }
+
+    /// `PUT .../rules/{pos}`: moves the rule (`moveto`), or changes it.
+    ///
+    /// # Errors
+    /// A changed `digest`, `no rule at position N`, a bad `delete`, the
+    /// first error of `verify_rule`.
+    pub fn update_rule(&mut self, set: &RuleSet, pos: usize, up: &RuleUpdate) -> Result<()> {
+        let mut list = self.stored_rules(set)?;
+        check_digest(up.digest.as_deref(), &self.rules_digest(set)?)?;
+        if pos >= list.len() {
+            return Err(Error::not_found(format!("no rule at position {pos}")));
+        }
+        match up.moveto {
+            Some(to) if to != pos => {
+                let rule = list.remove(pos);
+                // PVE puts it before the rule that was at `moveto`.
+                let at = if to > pos { to - 1 } else { to };
+                if to > list.len() {
+                    list.push(rule);
+                } else {
+                    list.insert(at.min(list.len()), rule);
+                }
+            }
+            _ => {
+                let mut rule = list[pos].clone();
+                rules::copy_rule_data(&mut rule, &up.props);
+                let del: Vec<&str> = up.delete.iter().map(String::as_str).collect();
+                rules::delete_rule_properties(&mut rule, &del)?;
+                let (c, l) = self.names_for(set, false);
+                rules::verify(&mut rule, Self::env(set), c, l, true)?;
+                list[pos] = rule;
+            }
+        }
+        self.save_rules(set, list);
+        Ok(())
+    }
+
+    /// `DELETE .../rules/{pos}`.
+    ///
+    /// # Errors
+    /// A changed `digest`, `no rule at position N`.
+    pub fn delete_rule(&mut self, set: &RuleSet, pos: usize, digest: Option<&str>) -> Result<()> {
+        let mut list = self.stored_rules(set)?;
+        check_digest(digest, &self.rules_digest(set)?)?;
+        if pos >= list.len() {
+            return Err(Error::not_found(format!("no rule at position {pos}")));
+        }
+        list.remove(pos);
+        self.save_rules(set, list);
+        Ok(())
+    }
+
+    // ---- security groups -----------------------------------------------
+
+    fn group_list(&self) -> (Vec<Value>, String) {
+        let list = self
+            .cluster
+            .groups
+            .iter()
+            .map(|(name, g)| {
+                let mut m = Map::new();
+                if let Some(c) = &g.comment {
+                    m.insert("comment".into(), json!(c));
+                }
+                m.insert("group".into(), json!(name));
+                m
+            })
+            .collect();
+        with_digest(list)
+    }
+
+    /// `GET /cluster/firewall/groups`.
+    pub fn groups(&self) -> Vec<Value> {
+        self.group_list().0
+    }
+
+    /// `POST /cluster/firewall/groups`: a new group, or (with `rename`)
+    /// a group renamed, the rules that use it following it everywhere.
+    ///
+    /// # Errors
+    /// `group`: `Security group 'x' already exists`, `Security group 'x'
+    /// does not exist`, `Security group 'x' does already exist`; a
+    /// changed `digest`.
+    pub fn create_group(
+        &mut self,
+        group: &str,
+        comment: Option<&str>,
+        rename: Option<&str>,
+        digest: Option<&str>,
+    ) -> Result<()> {
+        let key = group.to_ascii_lowercase();
+        let Some(old) = rename.filter(|r| !r.is_empty()) else {
+            if self.cluster.groups.contains_key(group) {
+                return Err(Error::invalid(
+                    "group",
+                    format!("Security group '{group}' already exists"),
+                ));
+            }
+            let entry = self.cluster.groups.entry(key).or_default();
+            if let Some(c) = comment {
+                entry.comment = trimmed(Some(c));
+            }
+            return Ok(());
+        };
+        check_digest(digest, &self.group_list().1)?;
+        if !self.cluster.groups.contains_key(old) {
+            return Err(Error::invalid(
+                "group",
+                format!("Security group '{old}' does not exist"),
+            ));
+        }
+        if self.cluster.groups.contains_key(group) && group != old {
+            return Err(Error::invalid(
+                "group",
+                format!("Security group '{group}' does already exist"),
+            ));
+        }
+        if old == group {
+            if let (Some(c), Some(g)) = (comment, self.cluster.groups.get_mut(old)) {
+                g.comment = trimmed(Some(c));
+            }
+            return Ok(());
+        }
+        let Some(mut g) = self.cluster.groups.remove(old) else {
+            return Ok(());
+        };
+        if let Some(c) = comment {
+            g.comment = trimmed(Some(c));
+        }
+        self.cluster.groups.insert(key.clone(), g);
+        let follow = |rules: &mut Vec<Rule>| {
+            for r in rules.iter_mut() {
+                if r.get("type").map(String::as_str) == Some("group")
+                    && r.get("action").map(String::as_str) == Some(old)
+                {
+                    r.insert("action".into(), group.to_string());
+                }
+            }
+        };
+        follow(&mut self.cluster.rules);
+        for c in self.hosts.values_mut() {
+            follow(&mut c.rules);
+        }
+        for c in self.guests.values_mut() {
+            follow(&mut c.rules);
+        }
+        Ok(())
+    }
+
+    /// `DELETE /cluster/firewall/groups/{group}`: only an empty group.
+    ///
+    /// # Errors
+    /// `no such security group 'x'`, `Security group 'x' is not empty`.
+    pub fn delete_group(&mut self, group: &str) -> Result<()> {
+        let Some(g) = self.cluster.groups.get(group) else {
+            return Err(Error::not_found(format!(
+                "no such security group '{group}'"
+            )));
+        };
+        if !g.rules.is_empty() {
+            return Err(Error::conflict(format!(
+                "Security group '{group}' is not empty"
+            )));
+        }
+        self.cluster.groups.remove(group);
+        Ok(())
+    }
+
+    // ---- aliases -------------------------------------------------------
+
+    fn alias_list(&self, level: &Level) -> (Vec<Value>, String) {
+        let list = self
+            .conf(level)
+            .map(|c| c.aliases.values().map(Alias::view).collect())
+            .unwrap_or_default();
+        with_digest(list)
+    }
+
+    /// `GET .../aliases`.
+    pub fn aliases(&self, level: &Level) -> Vec<Value> {
+        self.alias_list(level).0
+    }
+
+    /// `GET .../aliases/{name}`.
+    ///
+    /// # Errors
+    /// `name`: `no such alias`.
+    pub fn alias(&self, level: &Level, name: &str) -> Result<Value> {
+        self.conf(level)
+            .and_then(|c| c.aliases.get(&name.to_ascii_lowercase()))
+            .map(|a| Value::Object(a.view()))
+            .ok_or_else(|| Error::invalid("name", "no such alias"))
+    }
+
+    /// `POST .../aliases`.
+    ///
+    /// # Errors
+    /// `name`: `alias 'x' already exists`.
+    pub fn create_alias(
+        &mut self,
+        level: &Level,
+        name: &str,
+        cidr: &str,
+        comment: Option<&str>,
+    ) -> Result<()> {
+        let key = name.to_ascii_lowercase();
+        if self
+            .conf(level)
+            .is_some_and(|c| c.aliases.contains_key(&key))
+        {
+            return Err(Error::invalid(
+                "name",
+                format!("alias '{name}' already exists"),
+            ));
+        }
+        let alias = Alias {
+            name: name.to_string(),
+            cidr: strip_host_len(cidr),
+            comment: trimmed(comment),
+        };
+        self.conf_mut(level).aliases.insert(key, alias);
+        Ok(())
+    }
+
+    /// `PUT .../aliases/{name}`: a new address and comment (the comment
+    /// goes when not given), and maybe a new name.
+    ///
+    /// # Errors
+    /// A changed `digest`; `name`: `no such alias`, `alias 'x' already
+    /// exists`.
+    pub fn update_alias(
+        &mut self,
+        level: &Level,
+        name: &str,
+        cidr: &str,
+        comment: Option<&str>,
+        rename: Option<&str>,
+        digest: Option<&str>,
+    ) -> Result<()> {
+        check_digest(digest, &self.alias_list(level).1)?;
+        let key = name.to_ascii_lowercase();
+        if !self
+            .conf(level)
+            .is_some_and(|c| c.aliases.contains_key(&key))
+        {
+            return Err(Error::invalid("name", "no such alias"));
+        }
+        let mut alias = Alias {
+            name: name.to_string(),
+            cidr: strip_host_len(cidr),
+            comment: trimmed(comment),
+        };
+        let conf = self.conf_mut(level);
+        match rename.filter(|r| !r.is_empty()) {
+            Some(new) if new.to_ascii_lowercase() != key => {
+                let new_key = new.to_ascii_lowercase();
+                if conf.aliases.contains_key(&new_key) {
+                    // PVE has set the alias before it refuses; nothing is
+                    // saved.
+                    return Err(Error::invalid(
+                        "name",
+                        format!("alias '{new}' already exists"),
+                    ));
+                }
+                alias.name = new.to_string();
+                conf.aliases.remove(&key);
+                conf.aliases.insert(new_key, alias);
+            }
+            _ => {
+                conf.aliases.insert(key, alias);
+            }
+        }
+        Ok(())
+    }
+
+    /// `DELETE .../aliases/{name}`: no error for an alias that is not
+    /// there, nor for one that rules use (they show an error then).
+    ///
+    /// # Errors
+    /// A changed `digest`.
+    pub fn delete_alias(&mut self, level: &Level, name: &str, digest: Option<&str>) -> Result<()> {
+        check_digest(digest, &self.alias_list(level).1)?;
+        self.conf_mut(level)
+            .aliases
+            .remove(&name.to_ascii_lowercase());
+        self.tidy();
+        Ok(())
+    }
+
+    // ---- IP sets -------------------------------------------------------
+
+    fn ipset_list(&self, level: &Level) -> (Vec<Value>, String) {
+        let list = self
+            .conf(level)
+            .map(|c| {
+                c.ipsets
+                    .iter()
+                    .map(|(name, s)| {
+                        let mut m = Map::new();
+                        if let Some(c) = &s.comment {
+                            m.insert("comment".into(), json!(c));
+                        }
+                        m.insert("name".into(), json!(name));
+                        m
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        with_digest(list)
+    }
+
+    /// `GET .../ipset`.
+    pub fn ipsets(&self, level: &Level) -> Vec<Value> {
+        self.ipset_list(level).0
+    }
+
+    /// `POST .../ipset`: a new, empty IP set, or (with `rename`) one
+    /// renamed.
+    ///
+    /// # Errors
+    /// `name`: `IPSet 'x' already exists`, `IPSet 'x' does not exist`,
+    /// `IPSet 'x' does already exist`; a changed `digest`.
+    pub fn create_ipset(
+        &mut self,
+        level: &Level,
+        name: &str,
+        comment: Option<&str>,
+        rename: Option<&str>,
+        digest: Option<&str>,
+    ) -> Result<()> {
+        let key = name.to_ascii_lowercase();
+        let has = |fw: &Self, n: &str| fw.conf(level).is_some_and(|c| c.ipsets.contains_key(n));
+        if let Some(old) = rename.filter(|r| !r.is_empty()) {
+            check_digest(digest, &self.ipset_list(level).1)?;
+            if !has(self, old) {
+                return Err(Error::invalid(
+                    "name",
+                    format!("IPSet '{old}' does not exist"),
+                ));
+            }
+            if has(self, name) && name != old {
+                return Err(Error::invalid(
+                    "name",
+                    format!("IPSet '{name}' does already exist"),
+                ));
+            }
+            let conf = self.conf_mut(level);
+            let Some(mut set) = conf.ipsets.remove(old) else {
+                return Ok(());
+            };
+            if let Some(c) = comment {
+                set.comment = trimmed(Some(c));
+            }
+            conf.ipsets.insert(key, set);
+        } else {
+            if has(self, name) {
+                return Err(Error::invalid(
+                    "name",
+                    format!("IPSet '{name}' already exists"),
+                ));
+            }
+            let conf = self.conf_mut(level);
+            let set = conf.ipsets.entry(key).or_default();
+            if comment.is_some() {
+                set.comment = trimmed(comment);
+            }
+        }
+        self.tidy();
+        Ok(())
+    }
+
+    fn ipset_ref(&self, level: &Level, name: &str) -> Result<&IpSet> {
+        self.conf(level)
+            .and_then(|c| c.ipsets.get(name))
+            .ok_or_else(|| Error::not_found(format!("no such IPSet '{name}'")))
+    }
+
+    /// Whether an alias reference resolves (`resolve_alias`), from the
+    /// file `level` (the cluster's aliases are the fallback).
+    fn resolves(&self, level: &Level, scope: &str, alias: &str) -> bool {
+        let alias = alias.to_ascii_lowercase();
+        let local = match level {
+            Level::Cluster => None,
+            l => self.conf(l),
+        };
+        let mut found = false;
+        if scope != "dc/"
+            && let Some(l) = local
+        {
+            found = l.aliases.contains_key(&alias);
+        }
+        if scope != "guest/" && !found {
+            found = self.cluster.aliases.contains_key(&alias);
+        }
+        found
+    }
+
+    fn ipset_entries(&self, level: &Level, name: &str) -> Result<(Vec<Value>, String)> {
+        let set = self.ipset_ref(level, name)?;
+        let mut list = Vec::new();
+        let mut errs = Vec::new();
+        for (cidr, e) in &set.entries {
+            let mut m = Map::new();
+            m.insert("cidr".into(), json!(cidr));
+            if let Some(c) = &e.comment {
+                m.insert("comment".into(), json!(c));
+            }
+            if e.nomatch {
+                m.insert("nomatch".into(), json!(1));
+            }
+            list.push(m);
+            let err = rules::alias_ref(cidr)
+                .filter(|(scope, a)| !self.resolves(level, scope, a))
+                .map(|(_, a)| format!("no such alias '{a}'"));
+            errs.push(err);
+        }
+        let (mut out, digest) = with_digest(list);
+        for (v, e) in out.iter_mut().zip(errs) {
+            if let Some(e) = e {
+                v["errors"] = json!({ "cidr": e });
+            }
+        }
+        Ok((out, digest))
+    }
+
+    /// `GET .../ipset/{name}`: the entries, sorted.
+    ///
+    /// # Errors
+    /// `no such IPSet 'x'`.
+    pub fn ipset(&self, level: &Level, name: &str) -> Result<Vec<Value>> {
+        Ok(self.ipset_entries(level, name)?.0)
+    }
+
+    /// `DELETE .../ipset/{name}`: only an empty set unless `force`.
+    ///
+    /// # Errors
+    /// `no such IPSet 'x'`, `IPSet 'x' is not empty`.
+    pub fn delete_ipset(&mut self, level: &Level, name: &str, force: bool) -> Result<()> {
+        let set = self.ipset_ref(level, name)?;
+        if !set.entries.is_empty() && !force {
+            return Err(Error::conflict(format!("IPSet '{name}' is not empty")));
+        }
+        self.conf_mut(level).ipsets.remove(name);
+        self.tidy();
+        Ok(())
+    }
+
+    /// `POST .../ipset/{name}`: an address, network or alias joins the
+    /// set.
+    ///
+    /// # Errors
+    /// `no such IPSet 'x'`, `no such alias 'x'`; `cidr`: `address 'x'
+    /// already exists`, `a zero prefix is not allowed in ipset entries`.
+    pub fn add_ip(
+        &mut self,
+        level: &Level,
+        name: &str,
+        cidr: &str,
+        nomatch: bool,
+        comment: Option<&str>,
+    ) -> Result<()> {
+        let set = self.ipset_ref(level, name)?;
+        let cidr = if let Some((scope, alias)) = rules::alias_ref(cidr) {
+            if !self.resolves(level, scope, alias) {
+                return Err(Error::failed(format!("no such alias '{alias}'")));
+            }
+            cidr.to_string()
+        } else {
+            strip_host_len(&clean_cidr(cidr))
+        };
+        if set.entries.contains_key(&cidr) {
+            return Err(Error::invalid(
+                "cidr",
+                format!("address '{cidr}' already exists"),
+            ));
+        }
+        if cidr
+            .rsplit_once('/')
+            .is_some_and(|(_, l)| !l.is_empty() && l.bytes().all(|b| b == b'0'))
+        {
+            return Err(Error::invalid(
+                "cidr",
+                "a zero prefix is not allowed in ipset entries",
+            ));
+        }
+        let entry = IpEntry {
+            nomatch,
+            comment: trimmed(comment),
+        };
+        if let Some(s) = self.conf_mut(level).ipsets.get_mut(name) {
+            s.entries.insert(cidr, entry);
+        }
+        Ok(())
+    }
+
+    /// `GET .../ipset/{name}/{cidr}`.
+    ///
+    /// # Errors
+    /// `no such IPSet 'x'`; `cidr`: `no such IP/Network`.
+    pub fn ip(&self, level: &Level, name: &str, cidr: &str) -> Result<Value> {
+        self.ipset_entries(level, name)?
+            .0
+            .into_iter()
+            .find(|e| e["cidr"] == cidr)
+            .ok_or_else(|| Error::invalid("cidr", "no such IP/Network"))
+    }
+
+    /// `PUT .../ipset/{name}/{cidr}`: `nomatch` and `comment` as given
+    /// (each goes when not given).
+    ///
+    /// # Errors
+    /// `no such IPSet 'x'`, a changed `digest`; `cidr`: `no such
+    /// IP/Network`.
+    pub fn update_ip(
+        &mut self,
+        level: &Level,
+        name: &str,
+        cidr: &str,
+        nomatch: bool,
+        comment: Option<&str>,
+        digest: Option<&str>,
+    ) -> Result<()> {
+        let (_, d) = self.ipset_entries(level, name)?;
+        check_digest(digest, &d)?;
+        let conf = self.conf_mut(level);
+        let entry = conf
+            .ipsets
+            .get_mut(name)
+            .and_then(|s| s.entries.get_mut(cidr))
+            .ok_or_else(|| Error::invalid("cidr", "no such IP/Network"))?;
+        entry.nomatch = nomatch;
+        entry.comment = trimmed(comment);
+        Ok(())
+    }
+
+    /// `DELETE .../ipset/{name}/{cidr}`: no error for an entry that is
+    /// not there.
+    ///
+    /// # Errors
+    /// `no such IPSet 'x'`, a changed `digest`.
+    pub fn remove_ip(
+        &mut self,
+        level: &Level,
+        name: &str,
+        cidr: &str,
+        digest: Option<&str>,
+    ) -> Result<()> {
+        let (_, d) = self.ipset_entries(level, name)?;
+        check_digest(digest, &d)?;
+        if let Some(s) = self.conf_mut(level).ipsets.get_mut(name) {
+            s.entries.remove(cidr);
+        }
+        Ok(())
+    }
+
+    // ---- references, macros, guests ------------------------------------
+
+    fn collect_refs(conf: Option<&FwConf>, kind: Option<&str>, scope: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        let Some(conf) = conf else {
+            return out;
+        };
+        if kind.is_none_or(|k| k == "ipset") {
+            for (name, s) in &conf.ipsets {
+                let mut e = json!({ "type": "ipset", "name": name, "ref": format!("+{name}"), "scope": scope });
+                if let Some(c) = &s.comment {
+                    e["comment"] = json!(c);
+                }
+                out.push(e);
+            }
+        }
+        if kind.is_none_or(|k| k == "alias") {
+            for (name, a) in &conf.aliases {
+                let mut e = json!({ "type": "alias", "name": name, "ref": name, "scope": scope });
+                if let Some(c) = &a.comment {
+                    e["comment"] = json!(c);
+                }
+                out.push(e);
+            }
+        }
+        out
+    }
+
+    /// `GET .../refs`: the IP sets and aliases a rule of `level` may use
+    /// (the cluster's with scope `dc`, a guest's own with `guest`). SDN
+    /// IP sets are not emulated.
+    pub fn refs(&self, level: &Level, kind: Option<&str>) -> Vec<Value> {
+        let mut out = Self::collect_refs(Some(&self.cluster), kind, "dc");
+        if matches!(level, Level::Vm(_) | Level::Ct(_)) {
+            out.extend(Self::collect_refs(self.conf(level), kind, "guest"));
+        }
+        out
+    }
+
+    /// `GET /cluster/firewall/macros`, sorted by name.
+    pub fn macros() -> Vec<Value> {
+        macros::MACROS
+            .iter()
+            .map(|m| json!({ "macro": m.name, "descr": m.descr }))
+            .collect()
+    }
+
+    /// `remove_vmfw_conf`: a destroyed guest's file goes.
+    pub fn remove_guest(&mut self, vmid: u32) {
+        self.guests.remove(&vmid);
+    }
+
+    /// `clone_vmfw_conf`: a clone gets a copy of its source's file.
+    pub fn clone_guest(&mut self, vmid: u32, newid: u32) {
+        self.guests.remove(&newid);
+        if let Some(c) = self.guests.get(&vmid).cloned() {
+            self.guests.insert(newid, c);
+        }
+    }
+
+    /// Whether a guest has a firewall file.
+    pub fn has_guest(&self, vmid: u32) -> bool {
+        self.guests.contains_key(&vmid)
+    }
+}
+
+/// An empty file.
+static EMPTY: FwConf = FwConf {
+    options: BTreeMap::new(),
+    aliases: BTreeMap::new(),
+    ipsets: BTreeMap::new(),
+    rules: Vec::new(),
+    groups: BTreeMap::new(),
+};
