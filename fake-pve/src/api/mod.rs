@@ -13,6 +13,7 @@ pub mod backup;
 pub mod cluster;
 mod envelope;
 mod fallback;
+pub mod ha;
 pub mod lxc;
 pub mod network;
 pub mod nodes;
@@ -187,6 +188,7 @@ impl Default for Router {
         routes.extend(storage::routes());
         routes.extend(pools::routes());
         routes.extend(backup::routes());
+        routes.extend(ha::routes());
         Self { routes }
     }
 }

@@ -80,6 +80,8 @@ pub struct Cluster {
     pub(super) network: Networks,
     /// Backup archives and backup jobs.
     pub(super) backups: super::backup::Backups,
+    /// HA resources, groups, rules and the manager's state.
+    pub(super) ha: super::ha::Ha,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -122,6 +124,9 @@ pub struct ClusterDoc {
     /// Backup archives and backup jobs.
     #[serde(default, skip_serializing_if = "super::backup::Backups::is_empty")]
     pub backups: super::backup::Backups,
+    /// HA resources, groups, rules and the manager's state.
+    #[serde(default, skip_serializing_if = "super::ha::Ha::is_empty")]
+    pub ha: super::ha::Ha,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -144,6 +149,8 @@ struct ClusterDocRef<'a> {
     cts: &'a BTreeMap<u32, super::lxc::Ct>,
     #[serde(skip_serializing_if = "super::backup::Backups::is_empty")]
     backups: &'a super::backup::Backups,
+    #[serde(skip_serializing_if = "super::ha::Ha::is_empty")]
+    ha: &'a super::ha::Ha,
 }
 
 impl Serialize for Cluster {
@@ -166,6 +173,7 @@ impl Serialize for Cluster {
             guests,
             cts: self.guests.cts(),
             backups: &self.backups,
+            ha: &self.ha,
         }
         .serialize(s)
     }
@@ -189,6 +197,7 @@ impl From<ClusterDoc> for Cluster {
             faults: d.faults,
             network: Networks::new(d.network),
             backups: d.backups,
+            ha: d.ha,
         }
     }
 }
@@ -293,7 +302,11 @@ impl Cluster {
         if want("node") {
             for n in &self.nodes {
                 let (mem, running) = self.guest_load(&n.name);
-                out.push(n.list_item(now, mem, running, true));
+                let mut item = n.list_item(now, mem, running, true);
+                if let Some(state) = self.ha.node_hastate(&n.name) {
+                    item["hastate"] = json!(state);
+                }
+                out.push(item);
             }
         }
         if want("storage") {
@@ -418,6 +431,9 @@ impl Cluster {
                 item[key] = json!(val);
             }
         }
+        if let Some(state) = self.ha.hastate(v.vmid, super::ha::GuestType::Qemu) {
+            item["hastate"] = state;
+        }
         if let Some(pool) = self.access.pools().pool_of(v.vmid) {
             item["pool"] = json!(pool);
         }
@@ -477,6 +493,17 @@ impl Cluster {
     /// Ends every task whose time has come, in the order they end, and
     /// applies what they do.
     pub fn advance(&mut self, now_ms: i64) {
+        // The HA manager's rounds interleave with the tasks: what ends
+        // before a round is seen by it.
+        while let Some(at_ms) = self.ha.due_round(now_ms) {
+            self.advance_tasks(at_ms);
+            self.ha_round(at_ms);
+        }
+        self.advance_tasks(now_ms);
+    }
+
+    /// Ends every task due by `now_ms` (see [`Cluster::advance`]).
+    fn advance_tasks(&mut self, now_ms: i64) {
         self.run_due_jobs(now_ms);
         while let Some((i, until_ms)) = self.tasks.next_due(now_ms) {
             let Some(task) = self.tasks.at(i) else {

@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod context;
 pub mod faults;
 pub mod guests;
+pub mod ha;
 pub mod lxc;
 pub mod network;
 pub mod nodes;

@@ -182,6 +182,7 @@ impl Scenario {
             guests: self.guests.clone(),
             cts,
             backups: Default::default(),
+            ha: Default::default(),
         });
         for d in &self.downloads {
             if !d.url.starts_with("http://") && !d.url.starts_with("https://") {

@@ -15,6 +15,7 @@ mod access;
 mod agent;
 mod backup;
 mod faults;
+mod ha;
 mod lxc;
 mod network;
 mod nodes;
