@@ -7,6 +7,7 @@ pub mod access;
 pub mod agent;
 pub mod backup;
 pub mod cluster;
+pub mod ha;
 pub mod lxc;
 pub mod network;
 pub mod nodes;
