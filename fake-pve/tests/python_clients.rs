@@ -1,7 +1,8 @@
 //! Real third-party PVE clients, unmodified, against an in-process
 //! fake-pve: Python's proxmoxer (with requests) runs
 //! `tests/python/proxmoxer_check.py` (a VM life cycle, and a VM backed
-//! up, pruned and restored into a pool).
+//! up, pruned and restored into a pool, and a VM under HA started
+//! through the HA manager).
 //!
 //! The interpreter is `$FAKE_PVE_PYTHON`, else the venv `ci/setup-python`
 //! makes at `$HOME/.cache/fake-pve/venv`. Without either the test is
