@@ -153,6 +153,12 @@ pub enum Made {
     Pool(String),
     /// A backup job.
     BackupJob(String),
+    /// An HA resource (`vm:<vmid>` of one of the scenario's VMs).
+    HaResource(String),
+    /// An HA group (8.x).
+    HaGroup(String),
+    /// An HA rule (9.x).
+    HaRule(String),
 }
 
 /// How many VMIDs of the reserved range one scenario gets (`{vm1}` ..
@@ -644,6 +650,12 @@ impl PveWorld {
                     self.guard_vmid(id);
                 }
             }
+            // HA resource IDs (`vm:100`, `ct:101`, `100`) name VMIDs too.
+            if matches!(k.as_str(), "sid" | "resources" | "resource") {
+                for id in v.split([',', ';', ' ']).filter_map(ha_vmid) {
+                    self.guard_vmid(id);
+                }
+            }
         }
         if self.fake_only || *method == Method::GET {
             return;
@@ -725,6 +737,27 @@ impl PveWorld {
                 refuse("a backup job this scenario did not make");
             }
             ["cluster", "backup", ..] => {}
+            // HA: resources of the scenario's own VMIDs (checked above
+            // and here for the path), groups and rules with its prefix.
+            ["cluster", "ha", "resources"] => {
+                if !params.pairs().iter().any(|(k, _)| k == "sid") {
+                    refuse("an HA resource without a sid");
+                }
+            }
+            ["cluster", "ha", "resources", sid, ..] => match ha_vmid(sid) {
+                Some(id) => self.guard_vmid(id),
+                None => refuse("an HA resource that is not one of this scenario's guests"),
+            },
+            ["cluster", "ha", kind @ ("groups" | "rules")] => {
+                let key = if *kind == "groups" { "group" } else { "rule" };
+                if !params.pairs().iter().any(|(k, v)| k == key && mine(v)) {
+                    refuse("an HA group or rule without an id of this scenario");
+                }
+            }
+            ["cluster", "ha", "groups" | "rules", id, ..] if !mine(id) => {
+                refuse("an HA group or rule this scenario did not make");
+            }
+            ["cluster", "ha", "groups" | "rules", ..] => {}
             ["storage"] => {
                 if !params
                     .pairs()
@@ -1017,6 +1050,21 @@ impl PveWorld {
                     format!("/cluster/backup/{}", seg(id)),
                     Params::new(),
                 ),
+                Made::HaResource(sid) => (
+                    Method::DELETE,
+                    format!("/cluster/ha/resources/{}", seg(sid)),
+                    Params::new(),
+                ),
+                Made::HaGroup(id) => (
+                    Method::DELETE,
+                    format!("/cluster/ha/groups/{}", seg(id)),
+                    Params::new(),
+                ),
+                Made::HaRule(id) => (
+                    Method::DELETE,
+                    format!("/cluster/ha/rules/{}", seg(id)),
+                    Params::new(),
+                ),
                 Made::User(u) => (
                     Method::DELETE,
                     format!("/access/users/{}", seg(u)),
@@ -1062,10 +1110,21 @@ impl PveWorld {
     }
 }
 
+/// The VMID of an HA resource ID (`vm:100`, `ct:101`, `100`).
+fn ha_vmid(sid: &str) -> Option<u32> {
+    let sid = sid.replace("%3A", ":").replace("%3a", ":");
+    let name = sid.rsplit_once(':').map_or(sid.as_str(), |(_, n)| n);
+    name.parse().ok()
+}
+
 /// Whether a message says that what was asked for is gone.
 fn gone(msg: &str) -> bool {
     let msg = msg.to_lowercase();
-    msg.contains("does not exist") || msg.contains("no such") || msg.contains("not found")
+    msg.contains("does not exist")
+        || msg.contains("no such")
+        || msg.contains("not found")
+        || msg.contains("not ha managed")
+        || msg.contains("have been migrated to rules")
 }
 
 /// Waits for a task to end (polling every 200 ms, at most five minutes)

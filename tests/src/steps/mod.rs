@@ -18,6 +18,7 @@ pub mod cluster;
 pub mod content;
 pub mod fake;
 pub mod feature;
+pub mod ha;
 pub mod load;
 pub mod lxc;
 pub mod migrate;
