@@ -2,8 +2,9 @@
 //! fake-pve: Python's proxmoxer (with requests) runs
 //! `tests/python/proxmoxer_check.py` (a VM life cycle, a VM backed up,
 //! pruned and restored into a pool, an SDN zone, VNet and subnet applied
-//! with a VM started on the VNet, and the firewall's security groups,
-//! aliases, IP sets and a VM's rules).
+//! with a VM started on the VNet, the firewall's security groups,
+//! aliases, IP sets and a VM's rules, and a VM under HA started through
+//! the HA manager).
 //!
 //! The interpreter is `$FAKE_PVE_PYTHON`, else the venv `ci/setup-python`
 //! makes at `$HOME/.cache/fake-pve/venv`. Without either the test is

@@ -165,6 +165,12 @@ pub enum Made {
     FwAlias(String),
     /// A cluster firewall IP set (removed with its entries).
     FwIpset(String),
+    /// An HA resource (`vm:<vmid>` of one of the scenario's VMs).
+    HaResource(String),
+    /// An HA group (8.x).
+    HaGroup(String),
+    /// An HA rule (9.x).
+    HaRule(String),
 }
 
 /// How many VMIDs of the reserved range one scenario gets (`{vm1}` ..
@@ -696,6 +702,12 @@ impl PveWorld {
                     self.guard_vmid(id);
                 }
             }
+            // HA resource IDs (`vm:100`, `ct:101`, `100`) name VMIDs too.
+            if matches!(k.as_str(), "sid" | "resources" | "resource") {
+                for id in v.split([',', ';', ' ']).filter_map(ha_vmid) {
+                    self.guard_vmid(id);
+                }
+            }
         }
         if self.fake_only || *method == Method::GET {
             return;
@@ -807,6 +819,27 @@ impl PveWorld {
                 refuse("the cluster's firewall options and rules (tag the scenario @destructive)");
             }
             ["cluster", "firewall", ..] => {}
+            // HA: resources of the scenario's own VMIDs (checked above
+            // and here for the path), groups and rules with its prefix.
+            ["cluster", "ha", "resources"] => {
+                if !params.pairs().iter().any(|(k, _)| k == "sid") {
+                    refuse("an HA resource without a sid");
+                }
+            }
+            ["cluster", "ha", "resources", sid, ..] => match ha_vmid(sid) {
+                Some(id) => self.guard_vmid(id),
+                None => refuse("an HA resource that is not one of this scenario's guests"),
+            },
+            ["cluster", "ha", kind @ ("groups" | "rules")] => {
+                let key = if *kind == "groups" { "group" } else { "rule" };
+                if !params.pairs().iter().any(|(k, v)| k == key && mine(v)) {
+                    refuse("an HA group or rule without an id of this scenario");
+                }
+            }
+            ["cluster", "ha", "groups" | "rules", id, ..] if !mine(id) => {
+                refuse("an HA group or rule this scenario did not make");
+            }
+            ["cluster", "ha", "groups" | "rules", ..] => {}
             ["storage"] => {
                 if !params
                     .pairs()
@@ -1166,6 +1199,21 @@ impl PveWorld {
                     format!("/cluster/firewall/ipset/{}", seg(n)),
                     Params::new().set("force", true),
                 ),
+                Made::HaResource(sid) => (
+                    Method::DELETE,
+                    format!("/cluster/ha/resources/{}", seg(sid)),
+                    Params::new(),
+                ),
+                Made::HaGroup(id) => (
+                    Method::DELETE,
+                    format!("/cluster/ha/groups/{}", seg(id)),
+                    Params::new(),
+                ),
+                Made::HaRule(id) => (
+                    Method::DELETE,
+                    format!("/cluster/ha/rules/{}", seg(id)),
+                    Params::new(),
+                ),
                 Made::User(u) => (
                     Method::DELETE,
                     format!("/access/users/{}", seg(u)),
@@ -1227,10 +1275,21 @@ impl PveWorld {
     }
 }
 
+/// The VMID of an HA resource ID (`vm:100`, `ct:101`, `100`).
+fn ha_vmid(sid: &str) -> Option<u32> {
+    let sid = sid.replace("%3A", ":").replace("%3a", ":");
+    let name = sid.rsplit_once(':').map_or(sid.as_str(), |(_, n)| n);
+    name.parse().ok()
+}
+
 /// Whether a message says that what was asked for is gone.
 fn gone(msg: &str) -> bool {
     let msg = msg.to_lowercase();
-    msg.contains("does not exist") || msg.contains("no such") || msg.contains("not found")
+    msg.contains("does not exist")
+        || msg.contains("no such")
+        || msg.contains("not found")
+        || msg.contains("not ha managed")
+        || msg.contains("have been migrated to rules")
 }
 
 /// Waits for a task to end (polling every 200 ms, at most five minutes)
@@ -1546,6 +1605,9 @@ mod guard_tests {
         ));
         assert!(!refused(&world(true), Method::PUT, "/cluster/sdn", &[]));
         assert!(!refused(&w, Method::GET, "/cluster/sdn/zones/other", &[]));
+    }
+
+    #[test]
     fn a_scenario_writes_only_its_own_firewall_objects() {
         let w = world(false);
         let groups = "/cluster/firewall/groups";

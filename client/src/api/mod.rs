@@ -8,6 +8,7 @@ pub mod agent;
 pub mod backup;
 pub mod cluster;
 pub mod firewall;
+pub mod ha;
 pub mod lxc;
 pub mod network;
 pub mod nodes;

@@ -10,6 +10,7 @@
 use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, delete, get, post, put};
+use crate::model::ha::HaRequest;
 use crate::model::lxc::power::PowerCall;
 use crate::model::lxc::{
     CtCloneRequest, CtCreateRequest, CtMigrateJob, CtMoveRequest, CtReassignRequest,
@@ -376,7 +377,9 @@ fn destroy_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         .bool("destroy-unreferenced-disks")?
         .unwrap_or(false);
     start(ctx, &node, |c| {
-        c.destroy_ct(&node, vmid, purge, unreferenced, force)
+        let worker = c.destroy_ct(&node, vmid, purge, unreferenced, force)?;
+        super::ha::destroy_guest(c, vmid, purge)?;
+        Ok(worker)
     })
 }
 
@@ -456,7 +459,21 @@ fn vm_status(ctx: &Ctx<'_>) -> Result<Reply> {
 fn power(ctx: &Ctx<'_>, call: PowerCall) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
-    start(ctx, &node, |c| c.ct_power(&node, vmid, call))
+    let overrule = ctx.params.bool("overrule-shutdown")?.unwrap_or(false);
+    let now = ctx.now();
+    start(ctx, &node, |c| {
+        let worker = c.ct_power(&node, vmid, call)?;
+        let ha = match call {
+            PowerCall::Start { .. } => HaRequest::Start,
+            PowerCall::Stop { .. } => {
+                super::ha::overrule_refused(c, vmid, overrule)?;
+                HaRequest::Stop { timeout: 0 }
+            }
+            PowerCall::Shutdown { timeout, .. } => HaRequest::Stop { timeout },
+            _ => return Ok(worker),
+        };
+        Ok(super::ha::divert(c, vmid, &ha, now)?.unwrap_or(worker))
+    })
 }
 
 /// `POST .../status/start`.
@@ -698,7 +715,17 @@ fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         online: ctx.params.bool("online")?.unwrap_or(false),
         target_storage: ctx.params.str("target-storage"),
     };
-    start(ctx, &node, |c| c.migrate_ct(&node, vmid, job))
+    let ha = HaRequest::Migrate {
+        target: job.target.clone(),
+    };
+    let now = ctx.now();
+    start(ctx, &node, |c| {
+        c.ct(&node, vmid)?;
+        match super::ha::divert(c, vmid, &ha, now)? {
+            Some(w) => Ok(w),
+            None => c.migrate_ct(&node, vmid, job),
+        }
+    })
 }
 
 /// `GET .../feature`: whether every mount point's storage offers it.

@@ -14,6 +14,7 @@ pub mod cluster;
 mod envelope;
 mod fallback;
 pub mod firewall;
+pub mod ha;
 pub mod lxc;
 pub mod network;
 pub mod nodes;
@@ -191,6 +192,7 @@ impl Default for Router {
         routes.extend(backup::routes());
         routes.extend(sdn::routes());
         routes.extend(firewall::routes());
+        routes.extend(ha::routes());
         Self { routes }
     }
 }

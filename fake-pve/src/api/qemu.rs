@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, delete, get, post, put};
+use crate::model::ha::HaRequest;
 use crate::model::qemu::{self, ConfigUpdate, CreateRequest, QemuOp};
 use crate::model::{Error, Result, TaskEffect, Worker};
 
@@ -377,11 +378,11 @@ fn vm_start(ctx: &Ctx<'_>) -> Result<Reply> {
         ));
     }
     ctx.with(|c| c.vm(&node, vmid).map(|_| ()))?;
-    run_task(
-        ctx,
-        &node,
-        qemu_worker("qmstart", vmid, QemuOp::Start { skiplock }),
-    )
+    let now = ctx.now();
+    start_prepared(ctx, &node, |c| {
+        Ok(super::ha::divert(c, vmid, &HaRequest::Start, now)?
+            .unwrap_or_else(|| qemu_worker("qmstart", vmid, QemuOp::Start { skiplock })))
+    })
 }
 
 /// `POST .../status/stop`.
@@ -391,11 +392,19 @@ fn vm_stop(ctx: &Ctx<'_>) -> Result<Reply> {
     let skiplock = root_only(ctx, "skiplock")?;
     root_only(ctx, "keepActive")?;
     ctx.with(|c| c.vm(&node, vmid).map(|_| ()))?;
-    run_task(
-        ctx,
-        &node,
-        qemu_worker("qmstop", vmid, QemuOp::Stop { skiplock }),
-    )
+    let overrule = ctx.params.bool("overrule-shutdown")?.unwrap_or(false);
+    let now = ctx.now();
+    let migrating = ctx.params.get("migratedfrom").is_some();
+    start_prepared(ctx, &node, |c| {
+        if migrating {
+            return Ok(qemu_worker("qmstop", vmid, QemuOp::Stop { skiplock }));
+        }
+        super::ha::overrule_refused(c, vmid, overrule)?;
+        Ok(
+            super::ha::divert(c, vmid, &HaRequest::Stop { timeout: 0 }, now)?
+                .unwrap_or_else(|| qemu_worker("qmstop", vmid, QemuOp::Stop { skiplock })),
+        )
+    })
 }
 
 /// `POST .../status/shutdown`.
@@ -410,19 +419,23 @@ fn vm_shutdown(ctx: &Ctx<'_>) -> Result<Reply> {
     if paused && !force_stop {
         return Err(Error::conflict("VM is paused - cannot shutdown"));
     }
-    run_task(
-        ctx,
-        &node,
-        qemu_worker(
-            "qmshutdown",
-            vmid,
-            QemuOp::Shutdown {
-                force_stop,
-                timeout: u64::try_from(timeout).unwrap_or(60),
-                hard: paused,
-            },
-        ),
-    )
+    let timeout = u64::try_from(timeout).unwrap_or(60);
+    let now = ctx.now();
+    start_prepared(ctx, &node, |c| {
+        Ok(
+            super::ha::divert(c, vmid, &HaRequest::Stop { timeout }, now)?.unwrap_or_else(|| {
+                qemu_worker(
+                    "qmshutdown",
+                    vmid,
+                    QemuOp::Shutdown {
+                        force_stop,
+                        timeout,
+                        hard: paused,
+                    },
+                )
+            }),
+        )
+    })
 }
 
 /// `check_running` for calls that need a running VM.
@@ -553,7 +566,7 @@ fn destroy_vm(ctx: &Ctx<'_>) -> Result<Reply> {
                 "VM {vmid} is running - destroy failed"
             )));
         }
-        Ok(())
+        super::ha::destroy_guest(c, vmid, purge)
     })?;
     run_task(
         ctx,
@@ -826,7 +839,17 @@ fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         who: ctx.who()?.clone(),
         now: ctx.now(),
     };
-    start_prepared(ctx, &node, |c| c.migrate_vm(req))
+    let ha = HaRequest::Migrate {
+        target: req.target.clone(),
+    };
+    let now = req.now;
+    start_prepared(ctx, &node, |c| {
+        c.vm(&req.node, vmid)?;
+        match super::ha::divert(c, vmid, &ha, now)? {
+            Some(w) => Ok(w),
+            None => c.migrate_vm(req),
+        }
+    })
 }
 
 /// `GET .../migrate` (`migrate_vm_precondition`).

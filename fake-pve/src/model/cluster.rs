@@ -86,6 +86,8 @@ pub struct Cluster {
     pub(super) sdn: super::sdn::Sdn,
     /// `cluster.fw`, `host.fw` and the guests' `<vmid>.fw`.
     pub(super) firewall: super::firewall::Firewall,
+    /// HA resources, groups, rules and the manager's state.
+    pub(super) ha: super::ha::Ha,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -140,6 +142,9 @@ pub struct ClusterDoc {
     /// The firewall configuration.
     #[serde(default, skip_serializing_if = "super::firewall::Firewall::is_empty")]
     pub firewall: super::firewall::Firewall,
+    /// HA resources, groups, rules and the manager's state.
+    #[serde(default, skip_serializing_if = "super::ha::Ha::is_empty")]
+    pub ha: super::ha::Ha,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -168,6 +173,8 @@ struct ClusterDocRef<'a> {
     sdn: &'a super::sdn::Sdn,
     #[serde(skip_serializing_if = "super::firewall::Firewall::is_empty")]
     firewall: &'a super::firewall::Firewall,
+    #[serde(skip_serializing_if = "super::ha::Ha::is_empty")]
+    ha: &'a super::ha::Ha,
 }
 
 impl Serialize for Cluster {
@@ -193,6 +200,7 @@ impl Serialize for Cluster {
             datacenter: &self.datacenter,
             sdn: &self.sdn,
             firewall: &self.firewall,
+            ha: &self.ha,
         }
         .serialize(s)
     }
@@ -219,6 +227,7 @@ impl From<ClusterDoc> for Cluster {
             datacenter: d.datacenter,
             sdn: d.sdn,
             firewall: d.firewall,
+            ha: d.ha,
         }
     }
 }
@@ -343,7 +352,11 @@ impl Cluster {
         if want("node") {
             for n in &self.nodes {
                 let (mem, running) = self.guest_load(&n.name);
-                out.push(n.list_item(now, mem, running, true));
+                let mut item = n.list_item(now, mem, running, true);
+                if let Some(state) = self.ha.node_hastate(&n.name) {
+                    item["hastate"] = json!(state);
+                }
+                out.push(item);
             }
         }
         if want("storage") {
@@ -445,6 +458,9 @@ impl Cluster {
                 item[key] = json!(val);
             }
         }
+        if let Some(state) = self.ha.hastate(v.vmid, super::ha::GuestType::Qemu) {
+            item["hastate"] = state;
+        }
         if let Some(pool) = self.access.pools().pool_of(v.vmid) {
             item["pool"] = json!(pool);
         }
@@ -504,6 +520,17 @@ impl Cluster {
     /// Ends every task whose time has come, in the order they end, and
     /// applies what they do.
     pub fn advance(&mut self, now_ms: i64) {
+        // The HA manager's rounds interleave with the tasks: what ends
+        // before a round is seen by it.
+        while let Some(at_ms) = self.ha.due_round(now_ms) {
+            self.advance_tasks(at_ms);
+            self.ha_round(at_ms);
+        }
+        self.advance_tasks(now_ms);
+    }
+
+    /// Ends every task due by `now_ms` (see [`Cluster::advance`]).
+    fn advance_tasks(&mut self, now_ms: i64) {
         self.run_due_jobs(now_ms);
         while let Some((i, until_ms)) = self.tasks.next_due(now_ms) {
             let Some(task) = self.tasks.at(i) else {

@@ -13,6 +13,7 @@ pub mod datacenter;
 pub mod faults;
 pub mod firewall;
 pub mod guests;
+pub mod ha;
 pub mod lxc;
 pub mod network;
 pub mod nodes;

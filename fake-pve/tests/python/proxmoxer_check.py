@@ -218,6 +218,66 @@ def check_vm_lifecycle(prox, auth, node, storage, bridge):
     ok(auth, f"vm_stop, destroy_vm {newid} and {vmid}")
 
 
+def check_ha(prox, auth, node, storage, bridge):
+    """HA resource -> start through the HA manager -> status -> release -> destroy."""
+    vmid = int(prox.cluster.nextid.get())
+    qemu = prox.nodes(node).qemu
+    wait_ok(prox, qemu.post(vmid=vmid, name=f"ha-{vmid}", memory=512,
+                            net0=f"virtio,bridge={bridge}", scsi0=f"{storage}:1"), "create_vm")
+    sid = f"vm:{vmid}"
+    expect(prox.cluster.ha.resources.post(sid=str(vmid), state="stopped", comment="proxmoxer") is None,
+           "create HA resource: expected null")
+    res = prox.cluster.ha.resources(sid).get()
+    expect(res.get("sid") == sid and res.get("type") == "vm" and res.get("state") == "stopped",
+           f"HA resource: {res!r}")
+    expect(any(r["sid"] == sid for r in prox.cluster.ha.resources.get(type="vm")), "HA resource not listed")
+    try:
+        prox.cluster.ha.resources.post(sid=sid)
+    except ResourceException as e:
+        expect(e.status_code == 500 and "already defined" in str(e.content), f"second create: {e.content!r}")
+    else:
+        raise CheckFailed("a second HA resource of the same VM: expected a refusal")
+    ok(auth, f"HA resource {sid} (state stopped)")
+
+    upid = qemu(vmid).status.start.post()
+    task = wait_ok(prox, upid, "vm_start of an HA VM")
+    expect(task["type"] == "hastart", f"vm_start of an HA VM: task type {task['type']!r}")
+    lines = [l["t"] for l in prox.nodes(node).tasks(upid).log.get()]
+    expect(f"Requesting HA start for VM {vmid}" in lines, f"hastart log: {lines!r}")
+    expect(prox.cluster.ha.resources(sid).get().get("state") == "started", "hastart did not request 'started'")
+    deadline = time.time() + 60
+    while qemu(vmid).status.current.get()["status"] != "running":
+        expect(time.time() < deadline, f"{sid} did not start within 60 s")
+        time.sleep(0.5)
+    current = qemu(vmid).status.current.get()
+    expect(current.get("ha", {}).get("managed") == 1, f"status/current ha: {current.get('ha')!r}")
+    ok(auth, f"vm_start {vmid} -> hastart -> running ({current['ha']!r})")
+
+    deadline = time.time() + 30
+    while True:
+        lines = prox.cluster.ha.status.current.get()
+        svc = [l for l in lines if l.get("sid") == sid]
+        if svc and svc[0].get("state") == "started":
+            break
+        expect(time.time() < deadline, f"HA status of {sid}: {svc!r}")
+        time.sleep(0.5)
+    expect(any(l["type"] == "quorum" and l.get("quorate") == 1 for l in lines), f"quorum line: {lines!r}")
+    expect(any(l["type"] == "master" for l in lines), f"master line: {lines!r}")
+    rows = [r for r in prox.cluster.resources.get(type="vm") if r.get("vmid") == vmid]
+    expect(rows and rows[0].get("hastate") == "started", f"/cluster/resources hastate: {rows!r}")
+    ms = prox.cluster.ha.status.manager_status.get()
+    expect(ms["manager_status"]["service_status"][sid]["state"] == "started", f"manager_status: {ms!r}")
+    ok(auth, f"HA status: {svc[0]['status']}, master {ms['manager_status']['master_node']}")
+
+    prox.cluster.ha.resources(sid).delete()
+    expect(all(r["sid"] != sid for r in prox.cluster.ha.resources.get()), "HA resource still listed")
+    upid = qemu(vmid).status.stop.post()
+    task = wait_ok(prox, upid, "vm_stop")
+    expect(task["type"] == "qmstop", f"vm_stop after HA: task type {task['type']!r}")
+    wait_ok(prox, qemu(vmid).delete(purge=1), f"destroy_vm {vmid}")
+    ok(auth, f"HA resource removed, vm_stop, destroy_vm {vmid}")
+
+
 def ostemplate(prox, node):
     """The OS template to create containers from: $PVE_TEST_OSTEMPLATE, or
     Debian 12 from the appliance index, downloaded into `local` unless it
@@ -578,6 +638,7 @@ def main():
     check_ct_backup_restore(prox, "token", node, storage, bridge, backup_storage)
     check_sdn(prox, "token", node, storage)
     check_firewall(prox, "token", node, storage)
+    check_ha(prox, "token", node, storage, bridge)
 
     try:
         ProxmoxAPI(host, port=port, user=user, password=password + "-wrong", verify_ssl=False)

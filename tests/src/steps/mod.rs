@@ -19,6 +19,7 @@ pub mod content;
 pub mod fake;
 pub mod feature;
 pub mod firewall;
+pub mod ha;
 pub mod load;
 pub mod lxc;
 pub mod migrate;

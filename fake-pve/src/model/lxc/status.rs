@@ -95,7 +95,7 @@ impl Cluster {
             s["lock"] = json!(l);
         }
         if current {
-            s["ha"] = json!({ "managed": 0 });
+            s["ha"] = self.ha.service_status(&format!("ct:{}", ct.vmid()));
         }
         s
     }
@@ -127,6 +127,9 @@ impl Cluster {
             if let Some(val) = ct.config().get(key) {
                 item[key] = json!(val);
             }
+        }
+        if let Some(state) = self.ha.hastate(ct.vmid(), crate::model::ha::GuestType::Lxc) {
+            item["hastate"] = state;
         }
         item
     }

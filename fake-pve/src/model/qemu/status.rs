@@ -164,7 +164,7 @@ impl Cluster {
             }
         }
         if current {
-            s["ha"] = json!({ "managed": 0 });
+            s["ha"] = self.ha.service_status(&format!("vm:{}", vm.vmid));
             if conf
                 .get("agent")
                 .is_some_and(|a| crate::model::agent::agent_enabled(a))

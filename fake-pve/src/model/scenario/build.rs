@@ -185,6 +185,7 @@ impl Scenario {
             datacenter: Default::default(),
             sdn: Default::default(),
             firewall: Default::default(),
+            ha: Default::default(),
         });
         for d in &self.downloads {
             if !d.url.starts_with("http://") && !d.url.starts_with("https://") {

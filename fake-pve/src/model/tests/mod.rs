@@ -17,6 +17,7 @@ mod backup;
 mod datacenter;
 mod faults;
 mod firewall;
+mod ha;
 mod lxc;
 mod network;
 mod nodes;

@@ -1,0 +1,496 @@
+//! High availability as pve-ha-manager keeps it: `ha/resources.cfg`,
+//! `ha/groups.cfg` (8.x; 9.x migrates groups to rules), `ha/rules.cfg`
+//! (9.x), the CRM's `ha/manager_status` and each node's `lrm_status`
+//! (pve-ha-manager `PVE/HA/Config.pm`, `Resources.pm`, `Groups.pm`,
+//! `Rules.pm`, `API2/HA/*.pm`).
+//!
+//! The configuration lives here with its own checks; the manager's
+//! rounds (every ten seconds of the emulated clock) live in
+//! [`manager`], where they start, stop and move guests through ordinary
+//! tasks as the LRM does.
+
+mod cluster;
+mod groups;
+pub mod manager;
+mod resources;
+mod rule_api;
+pub mod rules;
+mod status;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::qemu::sha1_hex;
+use super::{Error, PveVersion, Result};
+pub use manager::{HaRequest, Manager, Service};
+pub use rules::{Rule, RuleKind, RuleUpdate};
+
+/// The message of a digest that no longer matches
+/// (`SectionConfig::assert_if_modified`).
+pub const MODIFIED: &str =
+    "detected modified configuration - file changed by other user? Try again.";
+
+/// One HA resource of `resources.cfg`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resource {
+    /// `vm` or `ct`.
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    state: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    group: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    failback: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max_restart: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max_relocate: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    comment: Option<String>,
+}
+
+impl Resource {
+    /// `vm` or `ct`.
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// The requested state as configured (`None`: `started`).
+    pub fn state(&self) -> Option<&str> {
+        self.state.as_deref()
+    }
+
+    /// The requested state, `enabled` and unset read as `started`
+    /// (`read_and_check_resources_config`).
+    pub fn requested(&self) -> &str {
+        match self.state.as_deref() {
+            None | Some("enabled") => "started",
+            Some(s) => s,
+        }
+    }
+
+    /// The group, if one is set.
+    pub fn group(&self) -> Option<&str> {
+        self.group.as_deref()
+    }
+
+    /// `max_restart` (default 1).
+    pub fn max_restart(&self) -> u64 {
+        self.max_restart.unwrap_or(1)
+    }
+
+    /// `max_relocate` (default 1).
+    pub fn max_relocate(&self) -> u64 {
+        self.max_relocate.unwrap_or(1)
+    }
+
+    fn section_text(&self, sid: &str, out: &mut String) {
+        let name = sid.split_once(':').map_or(sid, |(_, n)| n);
+        out.push_str(&format!("{}: {name}\n", self.kind));
+        for (k, v) in self.options() {
+            out.push_str(&format!("\t{k} {}\n", plain(&v)));
+        }
+        out.push('\n');
+    }
+
+    /// The options that are set, as the API answers them.
+    fn options(&self) -> Vec<(&'static str, Value)> {
+        let mut o = Vec::new();
+        if let Some(c) = &self.comment {
+            o.push(("comment", json!(c)));
+        }
+        if let Some(f) = self.failback {
+            o.push(("failback", json!(u8::from(f))));
+        }
+        if let Some(g) = &self.group {
+            o.push(("group", json!(g)));
+        }
+        if let Some(n) = self.max_relocate {
+            o.push(("max_relocate", json!(n)));
+        }
+        if let Some(n) = self.max_restart {
+            o.push(("max_restart", json!(n)));
+        }
+        if let Some(s) = &self.state {
+            o.push(("state", json!(s)));
+        }
+        o
+    }
+}
+
+/// One group of `groups.cfg`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Group {
+    /// `node[:priority]` entries as given.
+    nodes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    restricted: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    nofailback: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    comment: Option<String>,
+}
+
+impl Group {
+    /// The `node[:priority]` entries.
+    pub fn nodes(&self) -> &[String] {
+        &self.nodes
+    }
+
+    /// Whether the group is restricted.
+    pub fn restricted(&self) -> bool {
+        self.restricted.unwrap_or(false)
+    }
+
+    /// Whether failback is off.
+    pub fn nofailback(&self) -> bool {
+        self.nofailback.unwrap_or(false)
+    }
+
+    fn options(&self) -> Vec<(&'static str, Value)> {
+        let mut o = Vec::new();
+        if let Some(c) = &self.comment {
+            o.push(("comment", json!(c)));
+        }
+        if let Some(f) = self.nofailback {
+            o.push(("nofailback", json!(u8::from(f))));
+        }
+        o.push(("nodes", json!(self.nodes.join(","))));
+        if let Some(r) = self.restricted {
+            o.push(("restricted", json!(u8::from(r))));
+        }
+        o
+    }
+}
+
+/// What `POST`/`PUT /cluster/ha/resources` ask for.
+#[derive(Debug, Clone, Default)]
+pub struct ResourceUpdate {
+    /// `state`.
+    pub state: Option<String>,
+    /// `group`.
+    pub group: Option<String>,
+    /// `failback` (9.x).
+    pub failback: Option<bool>,
+    /// `max_restart`.
+    pub max_restart: Option<u64>,
+    /// `max_relocate`.
+    pub max_relocate: Option<u64>,
+    /// `comment`.
+    pub comment: Option<String>,
+    /// `delete`: options to remove.
+    pub delete: Vec<String>,
+    /// `digest`.
+    pub digest: Option<String>,
+    /// `type`, checked against the sid's.
+    pub kind: Option<String>,
+}
+
+/// What `POST`/`PUT /cluster/ha/groups` ask for.
+#[derive(Debug, Clone, Default)]
+pub struct GroupUpdate {
+    /// `nodes`, unparsed.
+    pub nodes: Option<String>,
+    /// `restricted`.
+    pub restricted: Option<bool>,
+    /// `nofailback`.
+    pub nofailback: Option<bool>,
+    /// `comment`.
+    pub comment: Option<String>,
+    /// `delete`: options to remove.
+    pub delete: Vec<String>,
+    /// `digest`.
+    pub digest: Option<String>,
+    /// `type` (only `group`).
+    pub kind: Option<String>,
+}
+
+/// A guest as the HA stack looks it up (`PVE::Cluster::get_vmlist`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuestType {
+    /// A VM (`qemu`).
+    Qemu,
+    /// A container (`lxc`).
+    Lxc,
+}
+
+impl GuestType {
+    /// The HA resource type of the guest type.
+    pub fn ha_type(self) -> &'static str {
+        match self {
+            Self::Qemu => "vm",
+            Self::Lxc => "ct",
+        }
+    }
+}
+
+/// The whole HA configuration and the manager's state.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Ha {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    resources: BTreeMap<String, Resource>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    groups: BTreeMap<String, Group>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    rules: BTreeMap<String, Rule>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    manager: Option<Manager>,
+    /// `ha/crm_commands`: what the CRM picks up at its next round.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    crm_commands: Vec<String>,
+    /// When the next manager round runs, epoch seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    next_round: Option<i64>,
+}
+
+/// A value as a section config file writes it.
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `parse_sid`: `vm:100`, `ct:101` or a bare VMID looked up in the
+/// cluster's guests. Answers the sid, its type and its name.
+///
+/// # Errors
+/// `unable to detect SID from VMID - VM/CT 100 does not exist` (8.4 says
+/// `unable do detect`), `unable to parse service id 'x'`.
+pub fn parse_sid(
+    version: PveVersion,
+    sid: &str,
+    lookup: impl Fn(u32) -> Option<GuestType>,
+) -> Result<(String, String, String)> {
+    if !sid.is_empty() && sid.bytes().all(|b| b.is_ascii_digit()) {
+        let found = sid.parse::<u32>().ok().and_then(&lookup);
+        return match found {
+            Some(t) => Ok((
+                format!("{}:{sid}", t.ha_type()),
+                t.ha_type().to_string(),
+                sid.to_string(),
+            )),
+            None => Err(Error::not_found(format!(
+                "unable {} detect SID from VMID - VM/CT {sid} does not exist",
+                if version.is_v9() { "to" } else { "do" }
+            ))),
+        };
+    }
+    match sid.split_once(':') {
+        Some((t, n))
+            if !t.is_empty()
+                && !n.is_empty()
+                && !t.chars().any(char::is_whitespace)
+                && !n.chars().any(char::is_whitespace) =>
+        {
+            Ok((sid.to_string(), t.to_string(), n.to_string()))
+        }
+        _ => Err(Error::failed(format!("unable to parse service id '{sid}'"))),
+    }
+}
+
+/// `parse_node_priority` on each entry of a node list.
+///
+/// # Errors
+/// `unable to parse HA node entry 'x'`.
+pub fn parse_node_list(value: &str) -> Result<Vec<(String, u32)>> {
+    let mut out: Vec<(String, u32)> = Vec::new();
+    for entry in crate::spec::formats::split_list(value) {
+        let (node, pri) = match entry.split_once(':') {
+            Some((n, p)) => (n, Some(p)),
+            None => (entry, None),
+        };
+        let node_ok = !node.is_empty()
+            && node.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !node.starts_with('-')
+            && !node.ends_with('-');
+        let pri = match pri {
+            None => Some(0),
+            Some(p) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => p.parse().ok(),
+            Some(_) => None,
+        };
+        match (node_ok, pri) {
+            (true, Some(p)) => {
+                out.retain(|(n, _)| n != node);
+                out.push((node.to_string(), p));
+            }
+            _ => {
+                return Err(Error::failed(format!(
+                    "unable to parse HA node entry '{entry}'"
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl Ha {
+    /// Whether nothing HA has ever been configured.
+    pub fn is_empty(&self) -> bool {
+        self.resources.is_empty()
+            && self.groups.is_empty()
+            && self.rules.is_empty()
+            && self.manager.is_none()
+            && self.crm_commands.is_empty()
+    }
+
+    /// The resources by sid.
+    pub fn resources(&self) -> &BTreeMap<String, Resource> {
+        &self.resources
+    }
+
+    /// The groups by id.
+    pub fn groups(&self) -> &BTreeMap<String, Group> {
+        &self.groups
+    }
+
+    /// The rules by id.
+    pub fn rules(&self) -> &BTreeMap<String, Rule> {
+        &self.rules
+    }
+
+    /// The manager's state, once a CRM has been master.
+    pub fn manager(&self) -> Option<&Manager> {
+        self.manager.as_ref()
+    }
+
+    /// The queued CRM commands.
+    pub fn crm_commands(&self) -> &[String] {
+        &self.crm_commands
+    }
+
+    /// `have_groups_been_migrated`: whether `groups.cfg` is empty.
+    pub fn groups_migrated(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// A group as a world is seeded with it (a cluster upgraded from 8.x
+    /// keeps its `groups.cfg` until the manager migrates it).
+    ///
+    /// # Errors
+    /// A node list that does not parse.
+    pub fn seed_group(
+        &mut self,
+        id: &str,
+        nodes: &str,
+        restricted: bool,
+        nofailback: bool,
+    ) -> Result<()> {
+        parse_node_list(nodes)?;
+        self.groups.insert(
+            id.to_string(),
+            Group {
+                nodes: crate::spec::formats::split_list(nodes)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect(),
+                restricted: restricted.then_some(true),
+                nofailback: nofailback.then_some(true),
+                comment: None,
+            },
+        );
+        Ok(())
+    }
+
+    /// The text of `resources.cfg`.
+    fn resources_text(&self) -> String {
+        let mut out = String::new();
+        for (sid, r) in &self.resources {
+            r.section_text(sid, &mut out);
+        }
+        out
+    }
+
+    /// The text of `groups.cfg`.
+    fn groups_text(&self) -> String {
+        let mut out = String::new();
+        for (id, g) in &self.groups {
+            out.push_str(&format!("group: {id}\n"));
+            for (k, v) in g.options() {
+                out.push_str(&format!("\t{k} {}\n", plain(&v)));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The digest of `resources.cfg`.
+    pub fn resources_digest(&self) -> String {
+        sha1_hex(self.resources_text().as_bytes())
+    }
+
+    /// The digest of `groups.cfg`.
+    pub fn groups_digest(&self) -> String {
+        sha1_hex(self.groups_text().as_bytes())
+    }
+
+    /// The digest of `rules.cfg`.
+    pub fn rules_digest(&self) -> String {
+        sha1_hex(rules::rules_text(&self.rules).as_bytes())
+    }
+
+    /// `service_check_ha_state` without a state: configured and not
+    /// `ignored` (nor released by a disarm in `ignore` mode).
+    pub fn is_managed(&self, sid: &str) -> bool {
+        let Some(r) = self.resources.get(sid) else {
+            return false;
+        };
+        if r.state() == Some("ignored") {
+            return false;
+        }
+        self.manager
+            .as_ref()
+            .is_none_or(|m| m.disarm_mode() != Some("ignore"))
+    }
+
+    /// The managed sid of a guest (`vm_is_ha_managed`).
+    pub fn managed_sid(&self, vmid: u32) -> Option<String> {
+        ["vm", "ct"]
+            .iter()
+            .map(|t| format!("{t}:{vmid}"))
+            .find(|sid| self.is_managed(sid))
+    }
+
+    /// The `ha` member of a guest's `status/current`
+    /// (`get_service_status`).
+    pub fn service_status(&self, sid: &str) -> Value {
+        if !self.is_managed(sid) {
+            return json!({ "managed": 0 });
+        }
+        let state = self
+            .manager
+            .as_ref()
+            .and_then(|m| m.service(sid))
+            .map(|s| json!(s.state()))
+            .unwrap_or(Value::Null);
+        json!({ "managed": 1, "state": state })
+    }
+
+    /// The `hastate` of a guest in `/cluster/resources`: the CRM's state
+    /// of the service, or its configured state (`null` when none is set)
+    /// before the CRM took it up.
+    pub fn hastate(&self, vmid: u32, guest: GuestType) -> Option<Value> {
+        let sid = format!("{}:{vmid}", guest.ha_type());
+        if let Some(s) = self.manager.as_ref().and_then(|m| m.service(&sid)) {
+            return Some(json!(s.state()));
+        }
+        self.resources
+            .get(&sid)
+            .map(|r| r.state.as_ref().map_or(Value::Null, |s| json!(s)))
+    }
+
+    /// The `hastate` of a node in `/cluster/resources`.
+    pub fn node_hastate(&self, node: &str) -> Option<&str> {
+        self.manager.as_ref().and_then(|m| m.node_state(node))
+    }
+
+    /// Makes sure a manager round is planned.
+    fn wake(&mut self, now: i64) {
+        if self.next_round.is_none() {
+            self.next_round = Some(manager::next_grid(now));
+        }
+    }
+}
