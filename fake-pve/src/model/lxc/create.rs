@@ -269,10 +269,24 @@ impl Cluster {
             return Err((lines, format!("unable to create CT {vmid} - CT vanished")));
         };
         ct.config = conf;
-        if let Some(pool) = &job.pool {
+        self.ct_made(node, vmid, job.pool.as_deref(), job.start, end_ms);
+        Ok(lines)
+    }
+
+    /// What follows a container's creation or restore: its pool, and the
+    /// `vzstart` task `start=1` asks for, begun when the creating task ends.
+    pub(super) fn ct_made(
+        &mut self,
+        node: &str,
+        vmid: u32,
+        pool: Option<&str>,
+        start: Option<(String, u64)>,
+        end_ms: i64,
+    ) {
+        if let Some(pool) = pool {
             self.access.pools_mut().add_vm(vmid, pool);
         }
-        if let Some((user, ms)) = job.start {
+        if let Some((user, ms)) = start {
             self.spawn_task(
                 node,
                 Worker::new("vzstart", &vmid.to_string()).effect(TaskEffect::Lxc {
@@ -284,7 +298,6 @@ impl Cluster {
                 ms,
             );
         }
-        Ok(lines)
     }
 
     /// The file a template volume is on the node (`.../template/cache/x`).

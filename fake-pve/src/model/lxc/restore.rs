@@ -15,7 +15,7 @@ use crate::model::backup::archive_key;
 use crate::model::cluster::Cluster;
 use crate::model::qemu::EffectResult;
 use crate::model::storage::parse_volid;
-use crate::model::tasks::{TaskEffect, Worker};
+use crate::model::tasks::Worker;
 use crate::model::{Context, Error, Result};
 
 /// What a container restore asks for.
@@ -456,21 +456,7 @@ impl Cluster {
                 }
             }
         }
-        if let Some(pool) = &job.pool {
-            self.access.pools_mut().add_vm(vmid, pool);
-        }
-        if let Some((user, ms)) = job.start {
-            self.spawn_task(
-                node,
-                Worker::new("vzstart", &vmid.to_string()).effect(TaskEffect::Lxc {
-                    vmid,
-                    op: LxcOp::Start { skiplock: false },
-                }),
-                &user,
-                end_ms,
-                ms,
-            );
-        }
+        self.ct_made(node, vmid, job.pool.as_deref(), job.start, end_ms);
         Ok(lines)
     }
 
