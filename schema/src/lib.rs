@@ -157,6 +157,17 @@ pub struct Prop {
     /// For `net[n]`: how many instances exist (`net0` .. `net31`).
     #[serde(default)]
     pub max_index: Option<u32>,
+    /// The variants of a value whose schema depends on another
+    /// property (`type-property`), each with its `instance-types`.
+    #[serde(rename = "oneOf", default)]
+    pub one_of: Option<Vec<Prop>>,
+    /// The property whose value picks the variant (`protocol` for the
+    /// SDN fabrics).
+    #[serde(rename = "type-property", default)]
+    pub type_property: Option<String>,
+    /// The values of the type property this schema (or variant) is for.
+    #[serde(rename = "instance-types", default)]
+    pub instance_types: Option<Vec<String>>,
     #[serde(skip)]
     regex: OnceLock<Option<regex::Regex>>,
     /// The validator PVE attaches to the registered format this

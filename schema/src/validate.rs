@@ -29,6 +29,28 @@ pub fn validate(ep: &Endpoint, params: &BTreeMap<String, Value>) -> Result<(), E
     }
 }
 
+/// PVE's `$normalize_legacy_param_formats` (pve-common
+/// `RESTHandler.pm`), its half that matters for a form: a single value
+/// of an `array` parameter becomes a list of one, since
+/// `www-form-urlencoded` cannot say "a list of one".
+pub fn normalize(ep: &Endpoint, params: &mut BTreeMap<String, Value>) {
+    for (key, v) in params.iter_mut() {
+        let Some(prop) = ep.parameters.properties.get(key) else {
+            continue;
+        };
+        if prop.kind.as_deref() == Some("array") && !v.is_array() && !v.is_object() {
+            *v = Value::Array(vec![v.take()]);
+        }
+    }
+}
+
+/// The value of the property that picks a `oneOf` variant
+/// (`get_instance_type`).
+fn instance_type(prop: &Prop, value: &BTreeMap<String, Value>) -> Option<String> {
+    let tp = prop.type_property.as_deref()?;
+    value.get(tp).and_then(scalar_text)
+}
+
 /// The property schema for `key`, resolving indexed names (`net3` is
 /// `net[n]` when 3 is below its count).
 pub fn lookup<'a>(props: &'a BTreeMap<String, Prop>, key: &str) -> Option<&'a Prop> {
@@ -79,14 +101,21 @@ fn check_object(
         if key.ends_with("[n]") {
             continue;
         }
-        check_prop(value.get(key), prop, &join(path, key), errors);
+        let it = instance_type(prop, value);
+        check_prop(
+            value.get(key),
+            prop,
+            &join(path, key),
+            errors,
+            it.as_deref(),
+        );
     }
     for (key, v) in value {
         let newpath = join(path, key);
         match lookup(props, key) {
             Some(prop) => {
                 if key.contains(|c: char| c.is_ascii_digit()) && !props.contains_key(key) {
-                    check_prop(Some(v), prop, &newpath, errors);
+                    check_prop(Some(v), prop, &newpath, errors, None);
                 }
                 if let Some(Value::String(req)) = &prop.requires
                     && !value.contains_key(req)
@@ -202,12 +231,46 @@ fn num(v: f64) -> String {
     }
 }
 
-fn check_prop(value: Option<&Value>, prop: &Prop, path: &str, errors: &mut Errors) {
+fn check_prop(
+    value: Option<&Value>,
+    prop: &Prop,
+    path: &str,
+    errors: &mut Errors,
+    instance: Option<&str>,
+) {
+    // A property that depends on a type property: only the variant for
+    // the instance's type is checked, and one that does not apply to it
+    // may be absent.
+    let mut optional_for_type = false;
+    if let Some(variants) = &prop.one_of {
+        if prop.type_property.is_some() {
+            optional_for_type = true;
+            if let Some(it) = instance {
+                for variant in variants {
+                    let applies = variant
+                        .instance_types
+                        .as_ref()
+                        .is_some_and(|t| t.iter().any(|x| x == it));
+                    if applies {
+                        optional_for_type = variant.optional;
+                        check_prop(value, variant, path, errors, None);
+                    }
+                }
+            }
+        }
+    } else if let Some(it) = instance
+        && !prop
+            .instance_types
+            .as_ref()
+            .is_some_and(|t| t.iter().any(|x| x == it))
+    {
+        optional_for_type = true;
+    }
     if prop.alias.is_some() {
         return;
     }
     let Some(v) = value.filter(|v| !v.is_null()) else {
-        if !prop.optional {
+        if !prop.optional && !optional_for_type {
             add_error(errors, path, "property is missing and it is not optional");
         }
         return;
@@ -218,7 +281,7 @@ fn check_prop(value: Option<&Value>, prop: &Prop, path: &str, errors: &mut Error
     if let Value::Array(items) = v {
         if let Some(item) = &prop.items {
             for (i, el) in items.iter().enumerate() {
-                check_prop(Some(el), item, &format!("{path}[{i}]"), errors);
+                check_prop(Some(el), item, &format!("{path}[{i}]"), errors, None);
             }
         }
         return;
@@ -483,5 +546,82 @@ mod tests {
     #[case("", false)]
     fn perl_numbers(#[case] v: &str, #[case] ok: bool) {
         assert_eq!(is_number(v), ok);
+    }
+
+    /// A parameter whose schema depends on `protocol` (`type-property`,
+    /// `oneOf`): only the protocol's variant is checked.
+    #[rstest]
+    #[case("openfabric", json!(["hello_interval"]), None)]
+    #[case(
+        "openfabric",
+        json!(["area"]),
+        Some(("delete[0]", "value 'area' does not have a value in the enumeration 'hello_interval, csnp_interval'"))
+    )]
+    #[case("ospf", json!(["area"]), None)]
+    #[case(
+        "ospf",
+        json!(["csnp_interval"]),
+        Some(("delete[0]", "value 'csnp_interval' does not have a value in the enumeration 'area'"))
+    )]
+    fn type_property_variants(
+        #[case] protocol: &str,
+        #[case] delete: Value,
+        #[case] want: Option<(&str, &str)>,
+    ) {
+        let r = run(
+            Release::V9_1,
+            "PUT",
+            "/cluster/sdn/fabrics/fabric/{id}",
+            json!({"id": "f1", "protocol": protocol, "delete": delete}),
+        );
+        match want {
+            None => assert!(r.is_ok(), "{r:?}"),
+            Some((k, msg)) => assert_eq!(
+                r.expect_err("refused").get(k).map(String::as_str),
+                Some(msg)
+            ),
+        }
+    }
+
+    #[test]
+    fn a_variant_checks_its_property_strings() {
+        let r = run(
+            Release::V9_1,
+            "POST",
+            "/cluster/sdn/fabrics/node/{fabric_id}",
+            json!({"fabric_id": "f1", "node_id": "pve", "protocol": "ospf",
+                   "interfaces": ["name=ens19,hello_multiplier=3"]}),
+        );
+        let e = r.expect_err("refused");
+        assert!(
+            e.get("interfaces[0]")
+                .is_some_and(|m| m.contains("hello_multiplier")),
+            "{e:?}"
+        );
+        let ok = run(
+            Release::V9_1,
+            "POST",
+            "/cluster/sdn/fabrics/node/{fabric_id}",
+            json!({"fabric_id": "f1", "node_id": "pve", "protocol": "openfabric",
+                   "interfaces": ["name=ens19,hello_multiplier=3"]}),
+        );
+        assert!(ok.is_ok(), "{ok:?}");
+    }
+
+    /// A single form value of an array parameter is a list of one.
+    #[test]
+    fn a_single_value_of_a_list_is_a_list_of_one() {
+        let ep = spec(Release::V9_1)
+            .endpoint("POST", "/cluster/sdn/fabrics/node/{fabric_id}")
+            .expect("endpoint");
+        let mut map: BTreeMap<String, Value> = serde_json::from_value(json!({
+            "fabric_id": "f1", "node_id": "pve", "protocol": "openfabric",
+            "interfaces": "name=ens19"
+        }))
+        .expect("object");
+        assert!(validate(ep, &map).is_err());
+        normalize(ep, &mut map);
+        assert_eq!(map["interfaces"], json!(["name=ens19"]));
+        assert!(validate(ep, &map).is_ok());
     }
 }

@@ -346,7 +346,7 @@ fn dispatch(
         return (None, handler(&ctx));
     }
     // 5. Route by the schema.
-    let (endpoint, map) = match route(state, &method, rel, &segs, map) {
+    let (endpoint, mut map) = match route(state, &method, rel, &segs, map) {
         Ok(found) => found,
         Err(e) => return (None, Err(e)),
     };
@@ -354,7 +354,9 @@ fn dispatch(
     let result = (|| {
         // 6. Permissions.
         permission(state, rel, endpoint, who.as_ref(), &map, rq.now_ms())?;
-        // 7. Validation.
+        // 7. Validation (a single value of a list parameter is a list
+        // of one first, as PVE's handler makes it).
+        crate::spec::validate::normalize(endpoint, &mut map);
         crate::spec::validate::validate(endpoint, &map).map_err(Error::Invalid)?;
         // 8. The handler, or what the schema says of an endpoint without one.
         let ctx = Ctx {
