@@ -948,6 +948,57 @@ const CASES: &[Case] = &[
         "/cluster/sdn/dns/{dns}",
         "/cluster/sdn/dns/pdns",
     ),
+    // sdn fabrics (9.x)
+    case(
+        "get_cluster_sdn_fabrics",
+        "/cluster/sdn/fabrics",
+        "/cluster/sdn/fabrics",
+    ),
+    case(
+        "get_cluster_sdn_fabrics_all",
+        "/cluster/sdn/fabrics/all",
+        "/cluster/sdn/fabrics/all",
+    ),
+    case(
+        "get_cluster_sdn_fabrics_all_pending",
+        "/cluster/sdn/fabrics/all",
+        "/cluster/sdn/fabrics/all?pending=1",
+    ),
+    case(
+        "get_cluster_sdn_fabrics_fabric",
+        "/cluster/sdn/fabrics/fabric",
+        "/cluster/sdn/fabrics/fabric",
+    ),
+    case(
+        "get_cluster_sdn_fabrics_fabric_running",
+        "/cluster/sdn/fabrics/fabric",
+        "/cluster/sdn/fabrics/fabric?running=1",
+    ),
+    case(
+        "get_cluster_sdn_fabrics_fabric_id",
+        "/cluster/sdn/fabrics/fabric/{id}",
+        "/cluster/sdn/fabrics/fabric/os1",
+    ),
+    case(
+        "get_cluster_sdn_fabrics_node",
+        "/cluster/sdn/fabrics/node",
+        "/cluster/sdn/fabrics/node",
+    ),
+    case(
+        "get_cluster_sdn_fabrics_node_fabric_id",
+        "/cluster/sdn/fabrics/node/{fabric_id}",
+        "/cluster/sdn/fabrics/node/of1",
+    ),
+    case(
+        "get_cluster_sdn_fabrics_node_fabric_id_pending",
+        "/cluster/sdn/fabrics/node/{fabric_id}",
+        "/cluster/sdn/fabrics/node/of1?pending=1",
+    ),
+    case(
+        "get_cluster_sdn_fabrics_node_fabric_id_node_id",
+        "/cluster/sdn/fabrics/node/{fabric_id}/{node_id}",
+        "/cluster/sdn/fabrics/node/of1/pve1",
+    ),
     case(
         "get_nodes_node_network_any_bridge",
         "/nodes/{node}/network",
@@ -1543,6 +1594,7 @@ impl World {
             "/cluster/sdn/dns",
             "dns=pdns&type=powerdns&url=https%3A%2F%2Fdns.example.com%2Fapi&key=secret&ttl=3600",
         );
+        self.sdn_fabrics();
         self.state
             .with(|c| c.sdn_mut().commit(None, true))
             .expect("the SDN configuration applies");
@@ -1557,6 +1609,7 @@ impl World {
             "mtu=1400&delete=dhcp",
         );
         self.call(post, "/cluster/sdn/vnets", "vnet=newnet&zone=lab");
+        self.sdn_fabrics_changed();
     }
 }
 
@@ -1711,6 +1764,63 @@ fn the_schema_check_refuses_a_wrong_shape() {
                 &json!([{ "vmid": 100, "status": "running" }])
             )
             .is_ok()
+        );
+    }
+}
+
+impl World {
+    /// 9.x SDN fabrics, applied with the rest: an OpenFabric fabric
+    /// (dual stack) with two nodes, an OSPF fabric with one of them.
+    fn sdn_fabrics(&self) {
+        if self.state.settings().version != PveVersion::V9_1 {
+            return;
+        }
+        let post = Method::POST;
+        self.call(
+            post.clone(),
+            "/cluster/sdn/fabrics/fabric",
+            "id=of1&protocol=openfabric&ip_prefix=10.100.0.0%2F24\
+             &ip6_prefix=fd00%3A100%3A%3A%2F64&hello_interval=3",
+        );
+        self.call(
+            post.clone(),
+            "/cluster/sdn/fabrics/node/of1",
+            "node_id=pve1&protocol=openfabric&ip=10.100.0.1&ip6=fd00%3A100%3A%3A1\
+             &interfaces=name%3Dens19&interfaces=hello_multiplier%3D4%2Cname%3Dens20",
+        );
+        self.call(
+            post.clone(),
+            "/cluster/sdn/fabrics/node/of1",
+            "node_id=pve2&protocol=openfabric&ip=10.100.0.2&ip6=fd00%3A100%3A%3A2\
+             &interfaces=name%3Dens19",
+        );
+        self.call(
+            post.clone(),
+            "/cluster/sdn/fabrics/fabric",
+            "id=os1&protocol=ospf&area=0&ip_prefix=10.200.0.0%2F24",
+        );
+        self.call(
+            post,
+            "/cluster/sdn/fabrics/node/os1",
+            "node_id=pve1&protocol=ospf&ip=10.200.0.1\
+             &interfaces=name%3Dens21%2Cip%3D10.200.1.1%2F31",
+        );
+    }
+
+    /// Fabric changes left pending after the apply.
+    fn sdn_fabrics_changed(&self) {
+        if self.state.settings().version != PveVersion::V9_1 {
+            return;
+        }
+        self.call(
+            Method::PUT,
+            "/cluster/sdn/fabrics/fabric/of1",
+            "protocol=openfabric&csnp_interval=10&delete=hello_interval",
+        );
+        self.call(
+            Method::PUT,
+            "/cluster/sdn/fabrics/node/of1/pve2",
+            "protocol=openfabric&ip=10.100.0.12",
         );
     }
 }

@@ -23,6 +23,7 @@ mod pipeline;
 pub mod pools;
 pub mod qemu;
 pub mod sdn;
+pub mod sdn_fabrics;
 pub mod storage;
 pub mod tasks;
 pub mod upload;
@@ -191,6 +192,7 @@ impl Default for Router {
         routes.extend(pools::routes());
         routes.extend(backup::routes());
         routes.extend(sdn::routes());
+        routes.extend(sdn_fabrics::routes());
         routes.extend(firewall::routes());
         routes.extend(ha::routes());
         Self { routes }

@@ -4,7 +4,8 @@
 //! create, update and delete writes), the running configuration
 //! `sdn/.running-config` that `PUT /cluster/sdn` makes equal to the
 //! pending one, the PVE IPAM's database (`sdn/pve-ipam-state.json`) and,
-//! on 9.x, the global configuration lock (`sdn/.lock`).
+//! on 9.x, the global configuration lock (`sdn/.lock`) and the fabrics
+//! (`sdn/fabrics.cfg`, [`fabrics`]).
 //!
 //! Nothing here generates `/etc/network/interfaces.d/sdn`, FRR or dnsmasq
 //! configuration: applied VNets become bridges guests may use
@@ -12,6 +13,7 @@
 
 pub mod cluster;
 pub mod config;
+pub mod fabrics;
 pub mod ipam;
 pub mod net;
 pub mod rules;
@@ -97,6 +99,9 @@ pub struct Running {
     subnets: Section,
     #[serde(default)]
     controllers: Section,
+    /// The fabrics as last applied (9.x).
+    #[serde(default, skip_serializing_if = "fabrics::Fabrics::is_empty")]
+    fabrics: fabrics::Fabrics,
 }
 
 /// The IPAM database of the `pve` plugin: zone, subnet CIDR, address,
@@ -124,6 +129,9 @@ pub struct Sdn {
     ipam_db: IpamDb,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     lock: Option<String>,
+    /// `sdn/fabrics.cfg` (9.x).
+    #[serde(default, skip_serializing_if = "fabrics::Fabrics::is_empty")]
+    fabrics: fabrics::Fabrics,
 }
 
 /// A value as PVE compares and prints it in text form.
@@ -178,6 +186,19 @@ fn render(section: &Section) -> String {
     out
 }
 
+/// A value as `encode_value` compares it: the lists PVE sorts (a
+/// subnet's `dhcp-range`, a fabric node's `interfaces`) sorted.
+fn encoded(k: &str, v: &Value) -> String {
+    match v {
+        Value::Array(a) if matches!(k, "nodes" | "exitnodes" | "dhcp-range" | "interfaces") => {
+            let mut items: Vec<String> = a.iter().map(text).collect();
+            items.sort();
+            items.join(",")
+        }
+        other => text(other),
+    }
+}
+
 /// `PVE::Network::SDN::pending_config`: the running sections, each with
 /// `state` and the `pending` values where the configuration differs.
 fn pending_config(running: &Section, cfg: &Section) -> Section {
@@ -196,7 +217,7 @@ fn pending_config(running: &Section, cfg: &Section) -> Section {
                         pending_of(e).insert(k.clone(), json!("deleted"));
                         e.insert("state".into(), json!("changed"));
                     }
-                    Some(cv) if text(cv) != text(v) => {
+                    Some(cv) if encoded(k, cv) != encoded(k, v) => {
                         e.insert("state".into(), json!("changed"));
                     }
                     Some(_) => {}
@@ -214,7 +235,7 @@ fn pending_config(running: &Section, cfg: &Section) -> Section {
             let rv = r.and_then(|r| r.get(k));
             if k == "type" || k == "vnet" {
                 e.insert(k.clone(), v.clone());
-            } else if rv.is_none_or(|rv| text(rv) != text(v)) {
+            } else if rv.is_none_or(|rv| encoded(k, rv) != encoded(k, v)) {
                 pending_of(e).insert(k.clone(), v.clone());
             }
             if r.is_none_or(BTreeMap::is_empty) {
@@ -412,6 +433,7 @@ impl Sdn {
             vnets: self.vnets.clone(),
             subnets: self.subnets.clone(),
             controllers: self.controllers.clone(),
+            fabrics: self.fabrics.clone(),
         });
         if token.is_some() && release_lock {
             self.lock = None;
@@ -465,6 +487,7 @@ impl Sdn {
         self.vnets = r.vnets;
         self.subnets = r.subnets;
         self.controllers = r.controllers;
+        self.fabrics = r.fabrics;
         if token.is_some() && release_lock {
             self.lock = None;
         }

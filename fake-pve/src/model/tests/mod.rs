@@ -26,6 +26,7 @@ mod pools;
 mod qemu;
 mod scenario;
 mod sdn;
+mod sdn_fabrics;
 mod storage;
 mod tasks;
 

@@ -1,0 +1,226 @@
+//! `/cluster/sdn/fabrics` (9.x): OpenFabric and OSPF fabrics and their
+//! nodes, pending until `PUT /cluster/sdn` (pve-network
+//! `API2/Network/SDN/Fabrics.pm`, `Fabrics/Fabric.pm`, `Fabrics/Node.pm`,
+//! `Fabrics/FabricNode.pm`). 8.4 has none of these paths: its schema
+//! does not route them.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::{Ctx, Reply, Route, delete, get, post, put};
+use crate::model::sdn::View;
+use crate::model::sdn::fabrics::Listed;
+use crate::model::{Cluster, Result};
+
+/// The routes of this area.
+pub fn routes() -> Vec<Route> {
+    vec![
+        get("/cluster/sdn/fabrics", index),
+        get("/cluster/sdn/fabrics/all", list_all),
+        get("/cluster/sdn/fabrics/fabric", fabric_index),
+        post("/cluster/sdn/fabrics/fabric", add_fabric),
+        get("/cluster/sdn/fabrics/fabric/{id}", get_fabric),
+        put("/cluster/sdn/fabrics/fabric/{id}", update_fabric),
+        delete("/cluster/sdn/fabrics/fabric/{id}", delete_fabric),
+        get("/cluster/sdn/fabrics/node", list_nodes),
+        get("/cluster/sdn/fabrics/node/{fabric_id}", list_nodes_fabric),
+        post("/cluster/sdn/fabrics/node/{fabric_id}", add_node),
+        get("/cluster/sdn/fabrics/node/{fabric_id}/{node_id}", get_node),
+        put(
+            "/cluster/sdn/fabrics/node/{fabric_id}/{node_id}",
+            update_node,
+        ),
+        delete(
+            "/cluster/sdn/fabrics/node/{fabric_id}/{node_id}",
+            delete_node,
+        ),
+    ]
+}
+
+const FABRIC_PRIVS: [&str; 2] = ["SDN.Audit", "SDN.Allocate"];
+const NODE_PRIVS: [&str; 2] = ["Sys.Audit", "Sys.Modify"];
+
+/// The request's parameters as a map.
+fn params(ctx: &Ctx<'_>) -> BTreeMap<String, Value> {
+    ctx.params
+        .names()
+        .filter_map(|k| Some((k.to_string(), ctx.params.get(k)?.clone())))
+        .collect()
+}
+
+fn view(ctx: &Ctx<'_>) -> Result<View> {
+    Ok(View::of(
+        ctx.params.bool("running")?.unwrap_or(false),
+        ctx.params.bool("pending")?.unwrap_or(false),
+    ))
+}
+
+fn may(ctx: &Ctx<'_>, c: &Cluster, path: &str, privs: &[&str]) -> bool {
+    ctx.who().is_ok_and(|w| c.access().has_any(w, path, privs))
+}
+
+/// A member of a listed object, or of its `pending` values (a new
+/// object of the pending view has its values there).
+fn member(o: &Value, k: &str) -> String {
+    o.get(k)
+        .or_else(|| o.get("pending").and_then(|p| p.get(k)))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The nodes of a list the caller may see: `SDN.Audit` or
+/// `SDN.Allocate` on the fabric, `Sys.Audit` or `Sys.Modify` on the
+/// node.
+fn visible_nodes(ctx: &Ctx<'_>, c: &Cluster, nodes: Listed) -> Vec<Value> {
+    nodes
+        .values()
+        .into_iter()
+        .filter(|o| {
+            may(
+                ctx,
+                c,
+                &format!("/sdn/fabrics/{}", member(o, "fabric_id")),
+                &FABRIC_PRIVS,
+            ) && may(
+                ctx,
+                c,
+                &format!("/nodes/{}", member(o, "node_id")),
+                &NODE_PRIVS,
+            )
+        })
+        .collect()
+}
+
+/// The fabrics of a list the caller may see.
+fn visible_fabrics(ctx: &Ctx<'_>, c: &Cluster, fabrics: Listed) -> Vec<Value> {
+    let ids: Vec<String> = fabrics.items.keys().cloned().collect();
+    ids.into_iter()
+        .zip(fabrics.values())
+        .filter(|(id, _)| may(ctx, c, &format!("/sdn/fabrics/{id}"), &FABRIC_PRIVS))
+        .map(|(_, o)| o)
+        .collect()
+}
+
+/// `GET /cluster/sdn/fabrics`.
+fn index(_ctx: &Ctx<'_>) -> Result<Reply> {
+    let items: Vec<Value> = ["fabric", "node", "all"]
+        .into_iter()
+        .map(|s| json!({ "subdir": s }))
+        .collect();
+    Ok(Value::Array(items).into())
+}
+
+/// `GET /cluster/sdn/fabrics/all`: `{fabrics, nodes}`.
+fn list_all(ctx: &Ctx<'_>) -> Result<Reply> {
+    let v = view(ctx)?;
+    let out = ctx.with(|c| {
+        let (fabrics, nodes) = c.sdn().fabrics_all(v)?;
+        Ok::<_, crate::model::Error>(json!({
+            "fabrics": visible_fabrics(ctx, c, fabrics),
+            "nodes": visible_nodes(ctx, c, nodes),
+        }))
+    })?;
+    Ok(out.into())
+}
+
+/// `GET /cluster/sdn/fabrics/fabric`.
+fn fabric_index(ctx: &Ctx<'_>) -> Result<Reply> {
+    let v = view(ctx)?;
+    let items = ctx.with(|c| {
+        let l = c.sdn().fabrics_index(v)?;
+        Ok::<_, crate::model::Error>(visible_fabrics(ctx, c, l))
+    })?;
+    Ok(Value::Array(items).into())
+}
+
+fn get_fabric(ctx: &Ctx<'_>) -> Result<Reply> {
+    let id = ctx.param("id")?;
+    Ok(ctx.with(|c| c.sdn().get_fabric(&id))?.into())
+}
+
+fn add_fabric(ctx: &Ctx<'_>) -> Result<Reply> {
+    let p = params(ctx);
+    ctx.with(|c| c.sdn_mut().add_fabric(&p))?;
+    Ok(Value::Null.into())
+}
+
+fn update_fabric(ctx: &Ctx<'_>) -> Result<Reply> {
+    let p = params(ctx);
+    ctx.with(|c| c.sdn_mut().update_fabric(&p))?;
+    Ok(Value::Null.into())
+}
+
+/// `DELETE .../fabric/{id}`: the caller needs `Sys.Modify` on each of
+/// the fabric's nodes.
+fn delete_fabric(ctx: &Ctx<'_>) -> Result<Reply> {
+    let p = params(ctx);
+    let id = ctx.param("id")?;
+    ctx.with(|c| {
+        let allowed: Vec<String> = c
+            .sdn()
+            .fabric_node_names(&id)
+            .into_iter()
+            .filter(|n| may(ctx, c, &format!("/nodes/{n}"), &["Sys.Modify"]))
+            .collect();
+        c.sdn_mut()
+            .delete_fabric(&p, |node| allowed.iter().any(|a| a == node))
+    })?;
+    Ok(Value::Null.into())
+}
+
+/// `GET /cluster/sdn/fabrics/node`.
+fn list_nodes(ctx: &Ctx<'_>) -> Result<Reply> {
+    let v = view(ctx)?;
+    let items = ctx.with(|c| {
+        let l = c.sdn().fabric_nodes_index(v)?;
+        Ok::<_, crate::model::Error>(visible_nodes(ctx, c, l))
+    })?;
+    Ok(Value::Array(items).into())
+}
+
+/// `GET /cluster/sdn/fabrics/node/{fabric_id}`: the nodes the caller
+/// may audit (the fabric is checked by the schema).
+fn list_nodes_fabric(ctx: &Ctx<'_>) -> Result<Reply> {
+    let fabric = ctx.param("fabric_id")?;
+    let v = view(ctx)?;
+    let items = ctx.with(|c| {
+        let l = c.sdn().fabric_node_list(&fabric, v)?;
+        let ids: Vec<String> = l.items.keys().cloned().collect();
+        Ok::<_, crate::model::Error>(
+            ids.into_iter()
+                .zip(l.values())
+                .filter(|(n, _)| may(ctx, c, &format!("/nodes/{n}"), &NODE_PRIVS))
+                .map(|(_, o)| o)
+                .collect::<Vec<_>>(),
+        )
+    })?;
+    Ok(Value::Array(items).into())
+}
+
+fn get_node(ctx: &Ctx<'_>) -> Result<Reply> {
+    let fabric = ctx.param("fabric_id")?;
+    let node = ctx.param("node_id")?;
+    Ok(ctx
+        .with(|c| c.sdn().get_fabric_node(&fabric, &node))?
+        .into())
+}
+
+fn add_node(ctx: &Ctx<'_>) -> Result<Reply> {
+    let p = params(ctx);
+    ctx.with(|c| c.sdn_mut().add_fabric_node(&p))?;
+    Ok(Value::Null.into())
+}
+
+fn update_node(ctx: &Ctx<'_>) -> Result<Reply> {
+    let p = params(ctx);
+    ctx.with(|c| c.sdn_mut().update_fabric_node(&p))?;
+    Ok(Value::Null.into())
+}
+
+fn delete_node(ctx: &Ctx<'_>) -> Result<Reply> {
+    let p = params(ctx);
+    ctx.with(|c| c.sdn_mut().delete_fabric_node(&p))?;
+    Ok(Value::Null.into())
+}

@@ -1,0 +1,932 @@
+//! The SDN fabrics of PVE 9.x (`sdn/fabrics.cfg`), as pve-network's
+//! `API2/Network/SDN/Fabrics*.pm` hand them to the Rust crate
+//! proxmox-ve-config (`sdn/fabric/`): OpenFabric and OSPF fabrics, each
+//! with its nodes (a node of the cluster, its router IP and its
+//! interfaces).
+//!
+//! The configuration is a tree (fabric, then its nodes) that is checked
+//! as a whole before it is written (`FabricConfig::validate`): prefixes
+//! that overlap across fabrics, one OSPF area per fabric, an interface
+//! of a node in one fabric only, node IPs inside the fabric's prefix and
+//! unique in it, what each protocol requires. Changes are pending until
+//! `PUT /cluster/sdn` applies them, as for zones and VNets.
+//!
+//! Nothing is generated from them (no FRR, no `interfaces.d`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::{IpAddr, Ipv4Addr};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use super::net::Cidr;
+use super::{Obj, Sdn, Section, View, pending_config, text, wrapped};
+use crate::model::{Error, Result};
+
+/// The parameters of a call, by name (as the wire hands them over).
+pub type Params = BTreeMap<String, Value>;
+
+/// A fabric's routing protocol (`pve-sdn-fabric-protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// OpenFabric (IS-IS based, IPv4 and IPv6).
+    Openfabric,
+    /// OSPFv2 (IPv4 only).
+    Ospf,
+}
+
+impl Protocol {
+    fn name(self) -> &'static str {
+        match self {
+            Protocol::Openfabric => "openfabric",
+            Protocol::Ospf => "ospf",
+        }
+    }
+
+    /// The protocol of a call's `protocol` parameter, refused as serde
+    /// refuses an unknown tag.
+    fn of(p: &Params) -> Result<Self> {
+        match p.get("protocol").map(text).as_deref() {
+            Some("openfabric") => Ok(Protocol::Openfabric),
+            Some("ospf") => Ok(Protocol::Ospf),
+            Some(other) => Err(Error::failed(format!(
+                "unknown variant `{other}`, expected `openfabric` or `ospf`"
+            ))),
+            None => Err(Error::failed("missing field `protocol`")),
+        }
+    }
+}
+
+/// A node of a fabric (`NodeSection`): its router IPs and interfaces.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct Node {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ip6: Option<String>,
+    /// Property strings, in the crate's key order.
+    #[serde(default)]
+    interfaces: Vec<String>,
+}
+
+/// A fabric (`FabricSection`) and its nodes by node name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Fabric {
+    protocol: Protocol,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ip_prefix: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ip6_prefix: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hello_interval: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    csnp_interval: Option<u16>,
+    /// The OSPF area as written (a number or dotted quad).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    area: Option<String>,
+    #[serde(default)]
+    nodes: BTreeMap<String, Node>,
+}
+
+/// The fabrics configuration (`sdn/fabrics.cfg`, or its copy in the
+/// running configuration): fabrics by ID.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Fabrics {
+    fabrics: BTreeMap<String, Fabric>,
+}
+
+impl Fabric {
+    /// The fabric as the API answers it (`api::Fabric`).
+    fn api(&self, id: &str) -> Obj {
+        let mut o = Obj::new();
+        o.insert("protocol".into(), json!(self.protocol.name()));
+        o.insert("id".into(), json!(id));
+        if let Some(p) = &self.ip_prefix {
+            o.insert("ip_prefix".into(), json!(p));
+        }
+        if let Some(p) = &self.ip6_prefix {
+            o.insert("ip6_prefix".into(), json!(p));
+        }
+        match self.protocol {
+            Protocol::Openfabric => {
+                if let Some(v) = self.hello_interval {
+                    o.insert("hello_interval".into(), json!(v));
+                }
+                if let Some(v) = self.csnp_interval {
+                    o.insert("csnp_interval".into(), json!(v));
+                }
+            }
+            Protocol::Ospf => {
+                o.insert("area".into(), json!(self.area.clone().unwrap_or_default()));
+            }
+        }
+        o
+    }
+
+    /// A node as the API answers it (`api::Node`).
+    fn node_api(&self, fabric: &str, id: &str, n: &Node) -> Obj {
+        let mut o = Obj::new();
+        o.insert("protocol".into(), json!(self.protocol.name()));
+        o.insert("fabric_id".into(), json!(fabric));
+        o.insert("node_id".into(), json!(id));
+        if let Some(ip) = &n.ip {
+            o.insert("ip".into(), json!(ip));
+        }
+        if let Some(ip) = &n.ip6 {
+            o.insert("ip6".into(), json!(ip));
+        }
+        o.insert("interfaces".into(), json!(n.interfaces));
+        o
+    }
+
+    fn v4(&self) -> Option<Cidr> {
+        self.ip_prefix.as_deref().and_then(Cidr::parse)
+    }
+
+    fn v6(&self) -> Option<Cidr> {
+        self.ip6_prefix.as_deref().and_then(Cidr::parse)
+    }
+}
+
+/// `assert_if_modified`.
+fn check_digest(current: &str, p: &Params) -> Result<()> {
+    match p.get("digest").map(text) {
+        Some(d) if !d.is_empty() && d != current => Err(Error::conflict(
+            "detected modified configuration - file changed by other user? Try again.",
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn opt(p: &Params, k: &str) -> Option<String> {
+    p.get(k).map(text).filter(|v| !v.is_empty())
+}
+
+/// The values of a list parameter (a single value is a list of one).
+fn list(p: &Params, k: &str) -> Vec<String> {
+    match p.get(k) {
+        Some(Value::Array(a)) => a.iter().map(text).collect(),
+        Some(v) => vec![text(v)],
+        None => Vec::new(),
+    }
+}
+
+/// A CIDR of one family (`Ipv4Cidr`, `Ipv6Cidr`).
+fn cidr(v: &str, v4: bool) -> Result<Cidr> {
+    Cidr::parse(v).filter(|c| c.is_v4() == v4).ok_or_else(|| {
+        Error::failed(format!(
+            "invalid {} CIDR '{v}'",
+            if v4 { "IPv4" } else { "IPv6" }
+        ))
+    })
+}
+
+/// The text of a CIDR as the crate prints it: the address as given (in
+/// its canonical form), or the network address when `canonical`.
+fn cidr_text(c: Cidr, canonical: bool) -> String {
+    let addr = if canonical {
+        c.addr_of(c.network())
+    } else {
+        c.addr
+    };
+    format!("{addr}/{}", c.prefix)
+}
+
+/// An address of one family, in its canonical text.
+fn addr(v: &str, v4: bool) -> Result<String> {
+    v.parse::<IpAddr>()
+        .ok()
+        .filter(|a| a.is_ipv4() == v4)
+        .map(|a| a.to_string())
+        .ok_or_else(|| Error::failed(format!("invalid IP address syntax '{v}'")))
+}
+
+/// `hello_interval`, `csnp_interval`: whole seconds (`u16`).
+fn seconds(p: &Params, k: &str) -> Result<Option<u16>> {
+    let Some(v) = opt(p, k) else {
+        return Ok(None);
+    };
+    v.parse::<u16>().map(Some).map_err(|_| {
+        Error::failed(format!(
+            "invalid value for '{k}': '{v}' is not an integer between 1 and 600"
+        ))
+    })
+}
+
+/// An OSPF area: a dotted quad or a 32-bit number, kept as written.
+fn area(v: &str) -> Result<String> {
+    if v.parse::<Ipv4Addr>().is_ok() || v.parse::<u32>().is_ok() {
+        Ok(v.to_string())
+    } else {
+        Err(Error::failed("Area is not a number, nor an ip address"))
+    }
+}
+
+/// The area as a 32-bit number (`get_ipv4_representation`).
+fn area_key(v: &str) -> u32 {
+    v.parse::<Ipv4Addr>()
+        .map(u32::from)
+        .unwrap_or_else(|_| v.parse().unwrap_or(0))
+}
+
+/// An interface property string in the crate's key order (`name`,
+/// `hello_multiplier`, `ip`, `ip6`), its values as the crate prints
+/// them. The schema has checked the keys and formats.
+fn interface(proto: Protocol, v: &str) -> Result<String> {
+    let mut kv: BTreeMap<&str, &str> = BTreeMap::new();
+    for part in v.split(',').filter(|s| !s.is_empty()) {
+        let (k, val) = part.split_once('=').unwrap_or(("name", part));
+        kv.insert(k, val);
+    }
+    let name = kv
+        .get("name")
+        .ok_or_else(|| Error::failed("missing field `name`"))?;
+    let mut out = vec![format!("name={name}")];
+    if proto == Protocol::Openfabric
+        && let Some(m) = kv.get("hello_multiplier")
+    {
+        out.push(format!("hello_multiplier={m}"));
+    }
+    if let Some(ip) = kv.get("ip") {
+        out.push(format!("ip={}", cidr_text(cidr(ip, true)?, false)));
+    }
+    if proto == Protocol::Openfabric
+        && let Some(ip) = kv.get("ip6")
+    {
+        out.push(format!("ip6={}", cidr_text(cidr(ip, false)?, false)));
+    }
+    Ok(out.join(","))
+}
+
+/// The interface name of a property string.
+fn interface_name(v: &str) -> &str {
+    v.split(',')
+        .find_map(|p| p.strip_prefix("name="))
+        .unwrap_or_default()
+}
+
+/// Whether two networks share an address (one holds the other's first
+/// address).
+fn overlaps(a: Cidr, b: Cidr) -> bool {
+    a.is_v4() == b.is_v4()
+        && (a.contains(b.addr_of(b.network())) || b.contains(a.addr_of(a.network())))
+}
+
+impl Fabrics {
+    /// Whether no fabric is configured.
+    pub fn is_empty(&self) -> bool {
+        self.fabrics.is_empty()
+    }
+
+    /// `digest`: the SHA-256 of the configuration as the crate
+    /// serializes it (`{"<id>": {"Openfabric": {"fabric": ..., "nodes":
+    /// ...}}}`, the members in the order of its types' fields).
+    pub fn digest(&self) -> String {
+        let mut root = Map::new();
+        for (id, f) in &self.fabrics {
+            let mut nodes = Map::new();
+            for (nid, n) in &f.nodes {
+                let mut o = Map::new();
+                o.insert("protocol".into(), json!(f.protocol.name()));
+                o.insert("id".into(), json!(format!("{id}_{nid}")));
+                if let Some(ip) = &n.ip {
+                    o.insert("ip".into(), json!(ip));
+                }
+                if let Some(ip) = &n.ip6 {
+                    o.insert("ip6".into(), json!(ip));
+                }
+                o.insert("interfaces".into(), json!(n.interfaces));
+                nodes.insert(nid.clone(), Value::Object(o));
+            }
+            let variant = match f.protocol {
+                Protocol::Openfabric => "Openfabric",
+                Protocol::Ospf => "Ospf",
+            };
+            let mut fabric = Map::new();
+            fabric.insert("protocol".into(), json!(f.protocol.name()));
+            fabric.insert("id".into(), json!(id));
+            let api = f.api(id);
+            for k in [
+                "ip_prefix",
+                "ip6_prefix",
+                "hello_interval",
+                "csnp_interval",
+                "area",
+            ] {
+                if let Some(v) = api.get(k) {
+                    fabric.insert(k.into(), v.clone());
+                }
+            }
+            root.insert(
+                id.clone(),
+                json!({ variant: { "fabric": fabric, "nodes": nodes } }),
+            );
+        }
+        let data = serde_json::to_vec(&Value::Object(root)).unwrap_or_default();
+        hex::encode(Sha256::digest(&data))
+    }
+
+    /// `get_fabric`.
+    fn get(&self, id: &str) -> Result<&Fabric> {
+        self.fabrics.get(id).ok_or_else(|| no_fabric(id))
+    }
+
+    fn get_mut(&mut self, id: &str) -> Result<&mut Fabric> {
+        self.fabrics.get_mut(id).ok_or_else(|| no_fabric(id))
+    }
+
+    /// `list_fabrics`: the fabrics by ID.
+    pub fn fabrics(&self) -> Section {
+        self.fabrics
+            .iter()
+            .map(|(id, f)| (id.clone(), f.api(id)))
+            .collect()
+    }
+
+    /// `list_nodes`: the nodes of every fabric keyed by node name, as
+    /// PVE keys them (a node in two fabrics shows once, from the fabric
+    /// whose ID sorts last).
+    pub fn nodes(&self) -> Section {
+        let mut out = Section::new();
+        for (id, f) in &self.fabrics {
+            for (nid, n) in &f.nodes {
+                out.insert(nid.clone(), f.node_api(id, nid, n));
+            }
+        }
+        out
+    }
+
+    /// `list_all`'s nodes: keyed by `<fabric>_<node>`.
+    pub fn all_nodes(&self) -> Section {
+        let mut out = Section::new();
+        for (id, f) in &self.fabrics {
+            for (nid, n) in &f.nodes {
+                out.insert(format!("{id}_{nid}"), f.node_api(id, nid, n));
+            }
+        }
+        out
+    }
+
+    /// `list_nodes_fabric`.
+    ///
+    /// # Errors
+    /// `fabric '<id>' does not exist in configuration`.
+    pub fn fabric_nodes(&self, fabric: &str) -> Result<Section> {
+        let f = self.get(fabric)?;
+        Ok(f.nodes
+            .iter()
+            .map(|(nid, n)| (nid.clone(), f.node_api(fabric, nid, n)))
+            .collect())
+    }
+
+    /// The node names of a fabric.
+    fn node_names(&self, fabric: &str) -> Result<Vec<String>> {
+        Ok(self.get(fabric)?.nodes.keys().cloned().collect())
+    }
+
+    /// `FabricConfig::validate`, run before every write.
+    fn validate(&self) -> Result<()> {
+        let list: Vec<(&String, &Fabric)> = self.fabrics.iter().collect();
+        for (i, (id1, f1)) in list.iter().enumerate() {
+            for (id2, f2) in list.iter().skip(i + 1) {
+                if let (Some(a), Some(b)) = (f1.v4(), f2.v4())
+                    && overlaps(a, b)
+                {
+                    return Err(Error::failed(format!(
+                        "IP prefix {} in fabric '{id2}' overlaps with IPv4 prefix {} in fabric '{id1}'",
+                        cidr_text(b, false),
+                        cidr_text(a, false)
+                    )));
+                }
+                if let (Some(a), Some(b)) = (f1.v6(), f2.v6())
+                    && overlaps(a, b)
+                {
+                    return Err(Error::failed(format!(
+                        "IPv6 prefix {} in fabric '{id2}' overlaps with IPv6 prefix {} in fabric '{id1}'",
+                        cidr_text(b, false),
+                        cidr_text(a, false)
+                    )));
+                }
+            }
+        }
+        let mut areas = BTreeSet::new();
+        let mut interfaces: BTreeSet<(String, String)> = BTreeSet::new();
+        for (id, f) in &self.fabrics {
+            if f.protocol == Protocol::Ospf
+                && !areas.insert(area_key(f.area.as_deref().unwrap_or_default()))
+            {
+                return Err(Error::failed("duplicate OSPF area"));
+            }
+            for (nid, n) in &f.nodes {
+                for iface in &n.interfaces {
+                    if !interfaces.insert((nid.clone(), interface_name(iface).to_string())) {
+                        return Err(Error::failed(
+                            "interface is already in use by another fabric",
+                        ));
+                    }
+                }
+            }
+            validate_fabric(id, f)?;
+        }
+        Ok(())
+    }
+}
+
+/// `FabricEntry::validate`: each node's IPs against the fabric's
+/// prefixes, unique in the fabric, the node's and the fabric's own
+/// checks.
+fn validate_fabric(id: &str, f: &Fabric) -> Result<()> {
+    let mut ips = BTreeSet::new();
+    let mut ip6s = BTreeSet::new();
+    for (nid, n) in &f.nodes {
+        let section = format!("{id}_{nid}");
+        for (prefix, ip) in [(f.v4(), n.ip.as_deref()), (f.v6(), n.ip6.as_deref())] {
+            let ip = ip.and_then(|i| i.parse::<IpAddr>().ok());
+            match (prefix, ip) {
+                (None, Some(ip)) => {
+                    return Err(Error::failed(format!(
+                        "fabric '{id}' does not have an IP prefix configured for the node IP {ip}"
+                    )));
+                }
+                (Some(prefix), None) => {
+                    return Err(Error::failed(format!(
+                        "node '{section}' does not have an IP configured for this fabric prefix {}",
+                        cidr_text(prefix, false)
+                    )));
+                }
+                (Some(prefix), Some(ip)) if !prefix.contains(ip) => {
+                    return Err(Error::failed(format!(
+                        "node IP {ip} is outside the IP prefix {} of the fabric",
+                        cidr_text(prefix, false)
+                    )));
+                }
+                _ => {}
+            }
+        }
+        if n.ip.as_ref().is_some_and(|ip| !ips.insert(ip.clone()))
+            || n.ip6.as_ref().is_some_and(|ip| !ip6s.insert(ip.clone()))
+        {
+            return Err(Error::failed(format!(
+                "fabric {id} contains nodes with duplicated IPs"
+            )));
+        }
+        match f.protocol {
+            Protocol::Openfabric if n.ip.is_none() && n.ip6.is_none() => {
+                return Err(Error::failed(format!(
+                    "node '{section}' does not have an IP configured"
+                )));
+            }
+            Protocol::Ospf if n.ip.is_none() => {
+                return Err(Error::failed(format!(
+                    "node '{section}' does not have an IP configured"
+                )));
+            }
+            Protocol::Ospf if n.ip6.is_some() => {
+                return Err(Error::failed(
+                    "IPv6 is currently not supported for protocol ospf",
+                ));
+            }
+            _ => {}
+        }
+    }
+    match f.protocol {
+        Protocol::Openfabric if f.ip_prefix.is_none() && f.ip6_prefix.is_none() => {
+            Err(Error::failed(format!(
+                "fabric '{id}' does not have an IP prefix configured"
+            )))
+        }
+        Protocol::Ospf if f.ip_prefix.is_none() => Err(Error::failed(format!(
+            "fabric '{id}' does not have an IP prefix configured"
+        ))),
+        Protocol::Ospf if f.ip6_prefix.is_some() => Err(Error::failed(
+            "IPv6 is currently not supported for protocol ospf",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `FabricDoesNotExist`.
+fn no_fabric(id: &str) -> Error {
+    Error::failed(format!("fabric '{id}' does not exist in configuration"))
+}
+
+/// `NodeDoesNotExist`.
+fn no_node(node: &str, fabric: &str) -> Error {
+    Error::failed(format!("node '{node}' does not exist in fabric '{fabric}'"))
+}
+
+/// `ProtocolMismatch` (the crate says "node" for fabrics too).
+fn mismatch() -> Error {
+    Error::failed("node has a different protocol than the referenced fabric")
+}
+
+/// The sections of a view and the digest the lists add (not to the
+/// running view), as the handlers build them.
+#[derive(Debug)]
+pub struct Listed {
+    /// Objects by the key PVE's hash has.
+    pub items: Section,
+    /// The digest of `fabrics.cfg` (current and pending views).
+    pub digest: Option<String>,
+}
+
+impl Listed {
+    /// The objects with the digest, in key order.
+    pub fn values(self) -> Vec<Value> {
+        let digest = self.digest;
+        self.items
+            .into_values()
+            .map(|mut o| {
+                if let Some(d) = &digest {
+                    o.insert("digest".into(), json!(d));
+                }
+                Value::Object(o.into_iter().collect())
+            })
+            .collect()
+    }
+}
+
+impl Sdn {
+    fn running_fabrics(&self) -> Fabrics {
+        self.running
+            .as_ref()
+            .map(|r| r.fabrics.clone())
+            .unwrap_or_default()
+    }
+
+    /// Lists by view: `f` picks the sections from a configuration; the
+    /// pending view compares the running configuration's with the
+    /// current one's (`pending_config`).
+    fn fabric_view(&self, view: View, f: impl Fn(&Fabrics) -> Result<Section>) -> Result<Listed> {
+        Ok(match view {
+            View::Current => Listed {
+                items: f(&self.fabrics)?,
+                digest: Some(self.fabrics.digest()),
+            },
+            View::Running => Listed {
+                items: f(&self.running_fabrics())?,
+                digest: None,
+            },
+            View::Pending => {
+                let running = f(&self.running_fabrics())?;
+                let current = f(&self.fabrics)?;
+                Listed {
+                    items: pending_config(&running, &current),
+                    digest: Some(self.fabrics.digest()),
+                }
+            }
+        })
+    }
+
+    /// `GET /cluster/sdn/fabrics/fabric`: the fabrics by ID.
+    ///
+    /// # Errors
+    /// None in practice (the signature is shared with the other lists).
+    pub fn fabrics_index(&self, view: View) -> Result<Listed> {
+        self.fabric_view(view, |c| Ok(c.fabrics()))
+    }
+
+    /// `GET /cluster/sdn/fabrics/node`: the nodes by node name.
+    ///
+    /// # Errors
+    /// None in practice.
+    pub fn fabric_nodes_index(&self, view: View) -> Result<Listed> {
+        self.fabric_view(view, |c| Ok(c.nodes()))
+    }
+
+    /// `GET /cluster/sdn/fabrics/all`: fabrics and nodes (by
+    /// `<fabric>_<node>`).
+    ///
+    /// # Errors
+    /// None in practice.
+    pub fn fabrics_all(&self, view: View) -> Result<(Listed, Listed)> {
+        Ok((
+            self.fabric_view(view, |c| Ok(c.fabrics()))?,
+            self.fabric_view(view, |c| Ok(c.all_nodes()))?,
+        ))
+    }
+
+    /// `GET /cluster/sdn/fabrics/node/{fabric_id}`: a fabric's nodes.
+    ///
+    /// # Errors
+    /// `fabric '<id>' does not exist in configuration` (in the running
+    /// configuration too, for `running` and `pending`).
+    pub fn fabric_node_list(&self, fabric: &str, view: View) -> Result<Listed> {
+        self.fabric_view(view, |c| c.fabric_nodes(fabric))
+    }
+
+    /// The names of a fabric's nodes (none for an unknown fabric).
+    pub fn fabric_node_names(&self, fabric: &str) -> Vec<String> {
+        self.fabrics.node_names(fabric).unwrap_or_default()
+    }
+
+    /// `GET /cluster/sdn/fabrics/fabric/{id}`, with the digest.
+    ///
+    /// # Errors
+    /// `fabric '<id>' does not exist in configuration`.
+    pub fn get_fabric(&self, id: &str) -> Result<Value> {
+        let mut o = self.fabrics.get(id)?.api(id);
+        o.insert("digest".into(), json!(self.fabrics.digest()));
+        Ok(Value::Object(o.into_iter().collect()))
+    }
+
+    /// `GET /cluster/sdn/fabrics/node/{fabric_id}/{node_id}`.
+    ///
+    /// # Errors
+    /// An unknown fabric or node.
+    pub fn get_fabric_node(&self, fabric: &str, node: &str) -> Result<Value> {
+        let f = self.fabrics.get(fabric)?;
+        let n = f.nodes.get(node).ok_or_else(|| no_node(node, fabric))?;
+        let mut o = f.node_api(fabric, node, n);
+        o.insert("digest".into(), json!(self.fabrics.digest()));
+        Ok(Value::Object(o.into_iter().collect()))
+    }
+
+    /// Runs a change of `fabrics.cfg` as PVE does: under the global
+    /// lock's token, the digest checked, the whole configuration
+    /// validated before it is written, refusals after `errmsg`.
+    fn fabrics_write(
+        &mut self,
+        errmsg: &str,
+        p: &Params,
+        change: impl FnOnce(&mut Fabrics) -> Result<()>,
+    ) -> Result<()> {
+        let run = |me: &mut Self| -> Result<()> {
+            me.check_token(opt(p, "lock-token").as_deref())?;
+            check_digest(&me.fabrics.digest(), p)?;
+            let mut next = me.fabrics.clone();
+            change(&mut next)?;
+            next.validate()?;
+            me.fabrics = next;
+            Ok(())
+        };
+        run(self).map_err(|e| wrapped(errmsg, e))
+    }
+
+    /// `POST /cluster/sdn/fabrics/fabric` (`add_fabric`).
+    ///
+    /// # Errors
+    /// `adding fabric failed: ...`: a fabric of that ID, an OSPF fabric
+    /// without `area`, what validation refuses.
+    pub fn add_fabric(&mut self, p: &Params) -> Result<()> {
+        self.fabrics_write("adding fabric failed", p, |c| {
+            let id = opt(p, "id").unwrap_or_default();
+            let protocol = Protocol::of(p)?;
+            let fabric = Fabric {
+                protocol,
+                ip_prefix: opt(p, "ip_prefix")
+                    .map(|v| cidr(&v, true).map(|c| cidr_text(c, true)))
+                    .transpose()?,
+                ip6_prefix: opt(p, "ip6_prefix")
+                    .map(|v| cidr(&v, false).map(|c| cidr_text(c, true)))
+                    .transpose()?,
+                hello_interval: if protocol == Protocol::Openfabric {
+                    seconds(p, "hello_interval")?
+                } else {
+                    None
+                },
+                csnp_interval: if protocol == Protocol::Openfabric {
+                    seconds(p, "csnp_interval")?
+                } else {
+                    None
+                },
+                area: match protocol {
+                    Protocol::Ospf => Some(area(
+                        &opt(p, "area").ok_or_else(|| Error::failed("missing field `area`"))?,
+                    )?),
+                    Protocol::Openfabric => None,
+                },
+                nodes: BTreeMap::new(),
+            };
+            if c.fabrics.contains_key(&id) {
+                return Err(Error::failed(format!(
+                    "fabric '{id}' already exists in config"
+                )));
+            }
+            c.fabrics.insert(id, fabric);
+            Ok(())
+        })
+    }
+
+    /// `PUT /cluster/sdn/fabrics/fabric/{id}` (`update_fabric`):
+    /// `protocol` must be the fabric's; the prefixes are taken as
+    /// given; `delete` takes `hello_interval`, `csnp_interval` (an OSPF
+    /// fabric has nothing to delete).
+    ///
+    /// # Errors
+    /// `updating fabric failed: ...`.
+    pub fn update_fabric(&mut self, p: &Params) -> Result<()> {
+        self.fabrics_write("updating fabric failed", p, |c| {
+            let id = opt(p, "id").unwrap_or_default();
+            let protocol = Protocol::of(p)?;
+            let ip_prefix = opt(p, "ip_prefix")
+                .map(|v| cidr(&v, true).map(|c| cidr_text(c, false)))
+                .transpose()?;
+            let ip6_prefix = opt(p, "ip6_prefix")
+                .map(|v| cidr(&v, false).map(|c| cidr_text(c, false)))
+                .transpose()?;
+            let delete = list(p, "delete");
+            let (hello, csnp, new_area) = match protocol {
+                Protocol::Openfabric => {
+                    (seconds(p, "hello_interval")?, seconds(p, "csnp_interval")?, None)
+                }
+                Protocol::Ospf => {
+                    if !delete.is_empty() {
+                        return Err(Error::failed(
+                            "data did not match any variant of untagged enum FabricDeletableProperties",
+                        ));
+                    }
+                    (None, None, opt(p, "area").map(|a| area(&a)).transpose()?)
+                }
+            };
+            let f = c.get_mut(&id)?;
+            if f.protocol != protocol {
+                return Err(mismatch());
+            }
+            if ip_prefix.is_some() {
+                f.ip_prefix = ip_prefix;
+            }
+            if ip6_prefix.is_some() {
+                f.ip6_prefix = ip6_prefix;
+            }
+            if hello.is_some() {
+                f.hello_interval = hello;
+            }
+            if csnp.is_some() {
+                f.csnp_interval = csnp;
+            }
+            if new_area.is_some() {
+                f.area = new_area;
+            }
+            for d in delete {
+                match d.as_str() {
+                    "hello_interval" => f.hello_interval = None,
+                    "csnp_interval" => f.csnp_interval = None,
+                    other => {
+                        return Err(Error::failed(format!(
+                            "unknown variant `{other}`, expected `hello_interval` or `csnp_interval`"
+                        )));
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// `DELETE /cluster/sdn/fabrics/fabric/{id}` (`delete_fabric`): the
+    /// fabric and its nodes. `may_modify(node)` says whether the caller
+    /// has `Sys.Modify` on `/nodes/<node>`.
+    ///
+    /// # Errors
+    /// `deleting fabric failed: ...`: an unknown fabric, a node the
+    /// caller may not modify, a fabric an EVPN controller or VXLAN zone
+    /// uses.
+    pub fn delete_fabric(&mut self, p: &Params, may_modify: impl Fn(&str) -> bool) -> Result<()> {
+        let id = opt(p, "id").unwrap_or_default();
+        let uses = |me: &Self| -> Result<()> {
+            for node in me.fabrics.node_names(&id)? {
+                if !may_modify(&node) {
+                    return Err(Error::failed(format!(
+                        "permission check failed: missing 'Sys.Modify' on node {node}"
+                    )));
+                }
+            }
+            let uses_fabric = |o: &Obj, kind: &str| {
+                o.get("type").map(text).as_deref() == Some(kind)
+                    && o.get("fabric").map(text).as_deref() == Some(id.as_str())
+            };
+            if let Some((c, _)) = me.controllers.iter().find(|(_, o)| uses_fabric(o, "evpn")) {
+                return Err(Error::failed(format!(
+                    "this fabric is still used in the EVPN controller \"{c}\""
+                )));
+            }
+            if let Some((z, _)) = me.zones.iter().find(|(_, o)| uses_fabric(o, "vxlan")) {
+                return Err(Error::failed(format!(
+                    "this fabric is still used in the VXLAN zone \"{z}\""
+                )));
+            }
+            Ok(())
+        };
+        if let Err(e) = self
+            .check_token(opt(p, "lock-token").as_deref())
+            .and_then(|()| uses(self))
+        {
+            return Err(wrapped("deleting fabric failed", e));
+        }
+        self.fabrics_write("deleting fabric failed", p, |c| {
+            c.fabrics
+                .remove(&id)
+                .map(|_| ())
+                .ok_or_else(|| no_fabric(&id))
+        })
+    }
+
+    /// `POST /cluster/sdn/fabrics/node/{fabric_id}` (`add_node`).
+    ///
+    /// # Errors
+    /// `adding node failed: ...`: an unknown fabric, another protocol, a
+    /// node already in the fabric, what validation refuses.
+    pub fn add_fabric_node(&mut self, p: &Params) -> Result<()> {
+        self.fabrics_write("adding node failed", p, |c| {
+            let fabric = opt(p, "fabric_id").unwrap_or_default();
+            let node = opt(p, "node_id").unwrap_or_default();
+            let protocol = Protocol::of(p)?;
+            let n = Node {
+                ip: opt(p, "ip").map(|v| addr(&v, true)).transpose()?,
+                ip6: opt(p, "ip6").map(|v| addr(&v, false)).transpose()?,
+                interfaces: list(p, "interfaces")
+                    .iter()
+                    .map(|i| interface(protocol, i))
+                    .collect::<Result<_>>()?,
+            };
+            let f = c.get_mut(&fabric)?;
+            if f.protocol != protocol {
+                return Err(mismatch());
+            }
+            if f.nodes.contains_key(&node) {
+                return Err(Error::failed(format!(
+                    "node '{node}' already exists in config for fabric {fabric}"
+                )));
+            }
+            f.nodes.insert(node, n);
+            Ok(())
+        })
+    }
+
+    /// `PUT /cluster/sdn/fabrics/node/{fabric_id}/{node_id}`
+    /// (`update_node`): `interfaces` replaces the list; `delete` takes
+    /// `interfaces`, `ip`, `ip6`.
+    ///
+    /// # Errors
+    /// `updating node failed: ...`.
+    pub fn update_fabric_node(&mut self, p: &Params) -> Result<()> {
+        self.fabrics_write("updating node failed", p, |c| {
+            let fabric = opt(p, "fabric_id").unwrap_or_default();
+            let node = opt(p, "node_id").unwrap_or_default();
+            let protocol = Protocol::of(p)?;
+            let ip = opt(p, "ip").map(|v| addr(&v, true)).transpose()?;
+            let ip6 = opt(p, "ip6").map(|v| addr(&v, false)).transpose()?;
+            let interfaces = p
+                .get("interfaces")
+                .map(|_| {
+                    list(p, "interfaces")
+                        .iter()
+                        .map(|i| interface(protocol, i))
+                        .collect::<Result<Vec<_>>>()
+                })
+                .transpose()?;
+            let delete = list(p, "delete");
+            let f = c.get_mut(&fabric)?;
+            let same = f.protocol == protocol;
+            let n = f
+                .nodes
+                .get_mut(&node)
+                .ok_or_else(|| no_node(&node, &fabric))?;
+            if !same {
+                return Err(mismatch());
+            }
+            if ip.is_some() {
+                n.ip = ip;
+            }
+            if ip6.is_some() {
+                n.ip6 = ip6;
+            }
+            if let Some(i) = interfaces {
+                n.interfaces = i;
+            }
+            for d in delete {
+                match d.as_str() {
+                    "ip" => n.ip = None,
+                    "ip6" => n.ip6 = None,
+                    "interfaces" => n.interfaces.clear(),
+                    other => {
+                        return Err(Error::failed(format!(
+                            "unknown variant `{other}`, expected `ip` or `ip6`"
+                        )));
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// `DELETE /cluster/sdn/fabrics/node/{fabric_id}/{node_id}`
+    /// (`delete_node`).
+    ///
+    /// # Errors
+    /// `deleting node failed: ...`: an unknown fabric or node.
+    pub fn delete_fabric_node(&mut self, p: &Params) -> Result<()> {
+        self.fabrics_write("deleting node failed", p, |c| {
+            let fabric = opt(p, "fabric_id").unwrap_or_default();
+            let node = opt(p, "node_id").unwrap_or_default();
+            c.get_mut(&fabric)?
+                .nodes
+                .remove(&node)
+                .map(|_| ())
+                .ok_or_else(|| no_node(&node, &fabric))
+        })
+    }
+}
