@@ -17,6 +17,8 @@
 //! # }
 //! ```
 
+pub mod fabrics;
+
 use reqwest::Method;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

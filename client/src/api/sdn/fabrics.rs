@@ -1,0 +1,326 @@
+//! `/cluster/sdn/fabrics` (PVE 9.x): OpenFabric and OSPF fabrics and
+//! their nodes, pending until [`Sdn::reload`] applies them. The calls
+//! carry PVE's method names (`list_all`, `add_fabric`, `get_node`, ...).
+//!
+//! ```no_run
+//! # async fn f(client: &pve_client::Client) -> pve_client::error::Result<()> {
+//! use pve_client::api::sdn::SdnView;
+//! let fabrics = client.sdn().fabrics();
+//! fabrics
+//!     .add_fabric("of1", "openfabric", &[("ip_prefix", "10.100.0.0/24")])
+//!     .await?;
+//! fabrics
+//!     .add_node("of1", "pve", "openfabric", &[("ip", "10.100.0.1")], &["name=ens19"])
+//!     .await?;
+//! let pending = fabrics.fabric_index(SdnView::Pending).await?; // state "new"
+//! # Ok(())
+//! # }
+//! ```
+
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::{Sdn, SdnView};
+use crate::Client;
+use crate::api::seg;
+use crate::error::Result;
+use crate::transport::Params;
+
+/// The fabrics calls; see [`Sdn::fabrics`].
+#[derive(Debug, Clone, Copy)]
+pub struct Fabrics<'a> {
+    client: &'a Client,
+}
+
+impl<'a> Sdn<'a> {
+    /// The `/cluster/sdn/fabrics` calls (9.x; 8.4 has no such paths).
+    pub fn fabrics(&self) -> Fabrics<'a> {
+        Fabrics {
+            client: self.client,
+        }
+    }
+}
+
+/// A fabric. In the pending view a new fabric has its values (its `id`
+/// and `protocol` among them) under `pending` only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SdnFabric {
+    /// The fabric ID.
+    #[serde(default)]
+    pub id: String,
+    /// `openfabric` or `ospf`.
+    #[serde(default)]
+    pub protocol: String,
+    /// The IPv4 prefix of the nodes' router IPs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_prefix: Option<String>,
+    /// The IPv6 prefix (OpenFabric only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip6_prefix: Option<String>,
+    /// \[pending view\] `new`, `changed` or `deleted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// \[pending view\] the values applying would set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Map<String, Value>>,
+    /// The digest of `fabrics.cfg` (not in the running view).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// The protocol's options (`hello_interval`, `csnp_interval`,
+    /// `area`).
+    #[serde(flatten)]
+    pub options: Map<String, Value>,
+}
+
+/// A node of a fabric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SdnFabricNode {
+    /// Its fabric (under `pending` for a new node in the pending view).
+    #[serde(default)]
+    pub fabric_id: String,
+    /// The node's name.
+    #[serde(default)]
+    pub node_id: String,
+    /// The fabric's protocol.
+    #[serde(default)]
+    pub protocol: String,
+    /// Its IPv4 router address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip: Option<String>,
+    /// Its IPv6 router address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip6: Option<String>,
+    /// Its interfaces as property strings (`name=ens19,ip=10.0.0.1/31`).
+    #[serde(default)]
+    pub interfaces: Vec<String>,
+    /// \[pending view\] `new`, `changed` or `deleted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// \[pending view\] the values applying would set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Map<String, Value>>,
+    /// The digest of `fabrics.cfg` (not in the running view).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+}
+
+/// `GET /cluster/sdn/fabrics/all`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FabricsAll {
+    /// The fabrics.
+    #[serde(default)]
+    pub fabrics: Vec<SdnFabric>,
+    /// The nodes of all fabrics.
+    #[serde(default)]
+    pub nodes: Vec<SdnFabricNode>,
+}
+
+/// Options as `(name, value)` pairs.
+fn with(mut p: Params, opts: &[(&str, &str)]) -> Params {
+    for (k, v) in opts {
+        p.push(*k, *v);
+    }
+    p
+}
+
+fn view(v: SdnView) -> Params {
+    v.params(Params::new())
+}
+
+impl Fabrics<'_> {
+    /// `GET /cluster/sdn/fabrics` (`index`): `fabric`, `node`, `all`.
+    ///
+    /// # Errors
+    /// As any call (404-like on 8.4: no such path).
+    pub async fn index(&self) -> Result<Vec<String>> {
+        let list: Vec<Map<String, Value>> = self
+            .client
+            .call(Method::GET, "/cluster/sdn/fabrics", &Params::new())
+            .await?;
+        Ok(list
+            .into_iter()
+            .filter_map(|m| m.get("subdir").and_then(Value::as_str).map(str::to_string))
+            .collect())
+    }
+
+    /// `GET /cluster/sdn/fabrics/all` (`list_all`).
+    ///
+    /// # Errors
+    /// As any call.
+    pub async fn list_all(&self, v: SdnView) -> Result<FabricsAll> {
+        self.client
+            .call(Method::GET, "/cluster/sdn/fabrics/all", &view(v))
+            .await
+    }
+
+    /// `GET /cluster/sdn/fabrics/fabric` (`index` of the fabrics).
+    ///
+    /// # Errors
+    /// As any call.
+    pub async fn fabric_index(&self, v: SdnView) -> Result<Vec<SdnFabric>> {
+        self.client
+            .call(Method::GET, "/cluster/sdn/fabrics/fabric", &view(v))
+            .await
+    }
+
+    /// `GET /cluster/sdn/fabrics/fabric/{id}` (`get_fabric`).
+    ///
+    /// # Errors
+    /// `fabric 'x' does not exist in configuration`.
+    pub async fn get_fabric(&self, id: &str) -> Result<SdnFabric> {
+        let path = format!("/cluster/sdn/fabrics/fabric/{}", seg(id));
+        self.client.call(Method::GET, &path, &Params::new()).await
+    }
+
+    /// `POST /cluster/sdn/fabrics/fabric` (`add_fabric`) with its
+    /// options (`ip_prefix`, `ip6_prefix`, `hello_interval`,
+    /// `csnp_interval`, `area`, `lock-token`).
+    ///
+    /// # Errors
+    /// `adding fabric failed: ...`.
+    pub async fn add_fabric(&self, id: &str, protocol: &str, opts: &[(&str, &str)]) -> Result<()> {
+        let p = with(Params::new().set("id", id).set("protocol", protocol), opts);
+        let _: Value = self
+            .client
+            .call(Method::POST, "/cluster/sdn/fabrics/fabric", &p)
+            .await?;
+        Ok(())
+    }
+
+    /// `PUT /cluster/sdn/fabrics/fabric/{id}` (`update_fabric`):
+    /// `protocol` must be the fabric's.
+    ///
+    /// # Errors
+    /// `updating fabric failed: ...`.
+    pub async fn update_fabric(
+        &self,
+        id: &str,
+        protocol: &str,
+        opts: &[(&str, &str)],
+        delete: &[&str],
+        digest: Option<&str>,
+    ) -> Result<()> {
+        let path = format!("/cluster/sdn/fabrics/fabric/{}", seg(id));
+        let mut p = with(Params::new().set("protocol", protocol), opts).opt("digest", digest);
+        if !delete.is_empty() {
+            p = p.array("delete", delete);
+        }
+        let _: Value = self.client.call(Method::PUT, &path, &p).await?;
+        Ok(())
+    }
+
+    /// `DELETE /cluster/sdn/fabrics/fabric/{id}` (`delete_fabric`),
+    /// with its nodes.
+    ///
+    /// # Errors
+    /// `deleting fabric failed: ...` (a VXLAN zone or EVPN controller
+    /// uses it, ...).
+    pub async fn delete_fabric(&self, id: &str) -> Result<()> {
+        let path = format!("/cluster/sdn/fabrics/fabric/{}", seg(id));
+        let _: Value = self
+            .client
+            .call(Method::DELETE, &path, &Params::new())
+            .await?;
+        Ok(())
+    }
+
+    /// `GET /cluster/sdn/fabrics/node` (`list_nodes`): PVE keys them by
+    /// node name, so a node in two fabrics shows once.
+    ///
+    /// # Errors
+    /// As any call.
+    pub async fn list_nodes(&self, v: SdnView) -> Result<Vec<SdnFabricNode>> {
+        self.client
+            .call(Method::GET, "/cluster/sdn/fabrics/node", &view(v))
+            .await
+    }
+
+    /// `GET /cluster/sdn/fabrics/node/{fabric_id}`
+    /// (`list_nodes_fabric`).
+    ///
+    /// # Errors
+    /// `fabric 'x' does not exist in configuration` (also when it is not
+    /// in the running configuration, for `running` and `pending`).
+    pub async fn list_nodes_fabric(&self, fabric: &str, v: SdnView) -> Result<Vec<SdnFabricNode>> {
+        let path = format!("/cluster/sdn/fabrics/node/{}", seg(fabric));
+        self.client.call(Method::GET, &path, &view(v)).await
+    }
+
+    /// `GET /cluster/sdn/fabrics/node/{fabric_id}/{node_id}`
+    /// (`get_node`).
+    ///
+    /// # Errors
+    /// An unknown fabric or node.
+    pub async fn get_node(&self, fabric: &str, node: &str) -> Result<SdnFabricNode> {
+        let path = format!("/cluster/sdn/fabrics/node/{}/{}", seg(fabric), seg(node));
+        self.client.call(Method::GET, &path, &Params::new()).await
+    }
+
+    /// `POST /cluster/sdn/fabrics/node/{fabric_id}` (`add_node`): the
+    /// node's `ip`/`ip6` among `opts`, its interfaces as property
+    /// strings.
+    ///
+    /// # Errors
+    /// `adding node failed: ...`.
+    pub async fn add_node(
+        &self,
+        fabric: &str,
+        node: &str,
+        protocol: &str,
+        opts: &[(&str, &str)],
+        interfaces: &[&str],
+    ) -> Result<()> {
+        let path = format!("/cluster/sdn/fabrics/node/{}", seg(fabric));
+        let mut p = with(
+            Params::new().set("node_id", node).set("protocol", protocol),
+            opts,
+        );
+        if !interfaces.is_empty() {
+            p = p.array("interfaces", interfaces);
+        }
+        let _: Value = self.client.call(Method::POST, &path, &p).await?;
+        Ok(())
+    }
+
+    /// `PUT /cluster/sdn/fabrics/node/{fabric_id}/{node_id}`
+    /// (`update_node`): `interfaces`, when given, replaces the list;
+    /// `delete` takes `interfaces`, `ip`, `ip6`.
+    ///
+    /// # Errors
+    /// `updating node failed: ...`.
+    pub async fn update_node(
+        &self,
+        fabric: &str,
+        node: &str,
+        protocol: &str,
+        opts: &[(&str, &str)],
+        interfaces: Option<&[&str]>,
+        delete: &[&str],
+    ) -> Result<()> {
+        let path = format!("/cluster/sdn/fabrics/node/{}/{}", seg(fabric), seg(node));
+        let mut p = with(Params::new().set("protocol", protocol), opts);
+        if let Some(i) = interfaces {
+            p = p.array("interfaces", i);
+        }
+        if !delete.is_empty() {
+            p = p.array("delete", delete);
+        }
+        let _: Value = self.client.call(Method::PUT, &path, &p).await?;
+        Ok(())
+    }
+
+    /// `DELETE /cluster/sdn/fabrics/node/{fabric_id}/{node_id}`
+    /// (`delete_node`).
+    ///
+    /// # Errors
+    /// `deleting node failed: ...`.
+    pub async fn delete_node(&self, fabric: &str, node: &str) -> Result<()> {
+        let path = format!("/cluster/sdn/fabrics/node/{}/{}", seg(fabric), seg(node));
+        let _: Value = self
+            .client
+            .call(Method::DELETE, &path, &Params::new())
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,142 @@
+//! The SDN fabric calls (`api::sdn::fabrics`, 9.x) against an in-process
+//! fake-pve: an OpenFabric fabric and a node made, refused where
+//! proxmox-ve-config refuses, applied, changed, deleted; every answer
+//! checked against the schema.
+
+mod common;
+
+use common::{MODES, checked_client, start};
+use pve_client::api::sdn::SdnView;
+
+#[tokio::test]
+async fn fabric_and_node_lifecycle() {
+    for mode in MODES {
+        let run = start().await;
+        let (pve, checked) = checked_client(&run, mode);
+        let sdn = pve.sdn();
+        let fabrics = sdn.fabrics();
+
+        assert_eq!(
+            fabrics.index().await.expect("index"),
+            vec!["fabric", "node", "all"]
+        );
+        fabrics
+            .add_fabric(
+                "of1",
+                "openfabric",
+                &[("ip_prefix", "10.100.0.5/24"), ("hello_interval", "3")],
+            )
+            .await
+            .expect("fabric");
+        let f = fabrics.get_fabric("of1").await.expect("get");
+        assert_eq!(f.ip_prefix.as_deref(), Some("10.100.0.0/24"));
+        assert_eq!(f.options.get("hello_interval"), Some(&3.into()));
+
+        let e = fabrics
+            .add_fabric("of2", "openfabric", &[])
+            .await
+            .expect_err("no prefix");
+        assert!(
+            e.to_string().contains(
+                "adding fabric failed: fabric 'of2' does not have an IP prefix configured"
+            ),
+            "{e}"
+        );
+        let e = fabrics
+            .add_fabric(
+                "os1",
+                "ospf",
+                &[("ip_prefix", "10.100.0.0/25"), ("area", "0")],
+            )
+            .await
+            .expect_err("overlap");
+        assert!(e.to_string().contains("overlaps with IPv4 prefix"), "{e}");
+
+        // One interface, sent as a form value: a list of one.
+        fabrics
+            .add_node(
+                "of1",
+                "pve",
+                "openfabric",
+                &[("ip", "10.100.0.1"), ("interfaces", "name=ens19")],
+                &[],
+            )
+            .await
+            .expect("node");
+        let e = fabrics
+            .add_node("of1", "pve2", "openfabric", &[("ip", "10.99.0.1")], &[])
+            .await
+            .expect_err("outside");
+        assert!(
+            e.to_string()
+                .contains("node IP 10.99.0.1 is outside the IP prefix 10.100.0.0/24"),
+            "{e}"
+        );
+        let n = fabrics.get_node("of1", "pve").await.expect("node");
+        assert_eq!(n.interfaces, vec!["name=ens19"]);
+        assert_eq!(n.ip.as_deref(), Some("10.100.0.1"));
+
+        let upid = sdn.reload().await.expect("apply");
+        pve.tasks().wait(&upid).await.expect("task");
+        let running = fabrics
+            .list_nodes_fabric("of1", SdnView::Running)
+            .await
+            .expect("running nodes");
+        assert_eq!(running.len(), 1);
+        assert!(running[0].digest.is_none());
+
+        fabrics
+            .update_node(
+                "of1",
+                "pve",
+                "openfabric",
+                &[],
+                Some(&["name=ens19", "name=ens20,hello_multiplier=4"]),
+                &[],
+            )
+            .await
+            .expect("update node");
+        let all = fabrics.list_all(SdnView::Pending).await.expect("pending");
+        assert_eq!(all.nodes[0].state.as_deref(), Some("changed"));
+        fabrics
+            .update_fabric("of1", "openfabric", &[], &["hello_interval"], None)
+            .await
+            .expect("update fabric");
+        let list = fabrics.fabric_index(SdnView::Current).await.expect("list");
+        assert!(list[0].options.get("hello_interval").is_none());
+
+        fabrics
+            .delete_node("of1", "pve")
+            .await
+            .expect("delete node");
+        assert!(
+            fabrics
+                .list_nodes(SdnView::Current)
+                .await
+                .expect("nodes")
+                .is_empty()
+        );
+        fabrics.delete_fabric("of1").await.expect("delete fabric");
+        let e = fabrics.get_fabric("of1").await.expect_err("gone");
+        assert!(
+            e.to_string()
+                .contains("fabric 'of1' does not exist in configuration"),
+            "{e}"
+        );
+
+        let names = checked.names();
+        for want in [
+            "GET index",
+            "GET list_all",
+            "GET get_fabric",
+            "GET get_node",
+            "GET list_nodes_fabric",
+            "GET list_nodes",
+        ] {
+            assert!(
+                names.iter().any(|n| n == want),
+                "{mode:?}: {want} not checked"
+            );
+        }
+    }
+}
