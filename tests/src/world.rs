@@ -159,6 +159,8 @@ pub enum Made {
     SdnVnet(String),
     /// An SDN subnet: VNet, subnet ID (`<zone>-<cidr>`).
     SdnSubnet(String, String),
+    /// An SDN fabric (9.x; removed with its nodes).
+    SdnFabric(String),
     /// A firewall security group (emptied, then removed).
     FwGroup(String),
     /// A cluster firewall alias.
@@ -542,7 +544,7 @@ impl PveWorld {
     }
 
     /// The SDN ID for a name in a feature: `kind` (`z` for zones, `v`
-    /// for VNets, `c` for controllers), the scenario's [`Self::sdn_tag`],
+    /// for VNets, `c` for controllers, `f` for fabrics), the scenario's [`Self::sdn_tag`],
     /// then at most three letters or digits of the name.
     pub fn sdnid(&self, kind: char, name: &str) -> String {
         let tail: String = name
@@ -630,6 +632,7 @@ impl PveWorld {
                 "zone" => self.sdnid('z', name),
                 "vnet" => self.sdnid('v', name),
                 "controller" => self.sdnid('c', name),
+                "fabric" => self.sdnid('f', name),
                 "var" => self
                     .vars
                     .get(name)
@@ -861,8 +864,8 @@ impl PveWorld {
     }
 
     /// The SDN part of [`Self::guard_request`]: a scenario writes only
-    /// the zones, VNets (and their subnets and IPs) and controllers whose
-    /// IDs carry its tag; applying, locking and rolling back reach every
+    /// the zones, VNets (and their subnets and IPs), controllers and
+    /// fabrics (and their nodes) whose IDs carry its tag; applying, locking and rolling back reach every
     /// pending change of the cluster, so only `@destructive` scenarios may.
     fn guard_sdn(&self, rest: &[&str], params: &Params) -> Option<&'static str> {
         let param = |name: &str| {
@@ -886,6 +889,11 @@ impl PveWorld {
                 .then_some("a controller without this scenario's SDN tag"),
             ["zones" | "vnets" | "controllers", id, ..] => {
                 (!mine(id)).then_some("an SDN object this scenario did not make")
+            }
+            ["fabrics", "fabric"] => (!param("id").is_some_and(|f| mine(&f)))
+                .then_some("a fabric without this scenario's SDN tag"),
+            ["fabrics", "fabric" | "node", id, ..] => {
+                (!mine(id)).then_some("a fabric this scenario did not make")
             }
             _ => Some("SDN configuration outside this scenario's zones, VNets and controllers"),
         }
@@ -1181,6 +1189,11 @@ impl PveWorld {
                 Made::SdnSubnet(vnet, id) => (
                     Method::DELETE,
                     format!("/cluster/sdn/vnets/{}/subnets/{}", seg(vnet), seg(id)),
+                    Params::new(),
+                ),
+                Made::SdnFabric(id) => (
+                    Method::DELETE,
+                    format!("/cluster/sdn/fabrics/fabric/{}", seg(id)),
                     Params::new(),
                 ),
                 Made::FwGroup(g) => {
