@@ -98,7 +98,8 @@ pub struct Parameters {
     /// By name; indexed ones as `net[n]`.
     #[serde(default)]
     pub properties: BTreeMap<String, Prop>,
-    /// Whether other parameters are allowed (never, in PVE's API).
+    /// Whether other parameters are allowed: false nearly everywhere;
+    /// left out (other parameters allowed) by the 9.x SDN fabrics.
     #[serde(rename = "additionalProperties", default)]
     pub additional: Option<Value>,
 }

@@ -12,6 +12,10 @@ use serde_json::Value;
 
 use super::{Endpoint, Format, Prop, formats, propstring};
 
+/// The refusal of a parameter the schema does not define.
+const UNKNOWN: &str =
+    "property is not defined in schema and the schema does not allow additional properties";
+
 /// Errors by parameter path, as PVE's `errors` member.
 pub type Errors = BTreeMap<String, String>;
 
@@ -22,6 +26,12 @@ pub type Errors = BTreeMap<String, String>;
 pub fn validate(ep: &Endpoint, params: &BTreeMap<String, Value>) -> Result<(), Errors> {
     let mut errors = Errors::new();
     check_object(None, &ep.parameters.properties, params, &mut errors);
+    if ep.parameters.additional.is_none() {
+        // A method that does not set `additionalProperties` (the 9.x SDN
+        // fabrics') takes other parameters too: PVE only refuses them
+        // when it is set and false.
+        errors.retain(|k, v| !(params.contains_key(k) && v == UNKNOWN));
+    }
     if errors.is_empty() {
         Ok(())
     } else {
@@ -127,11 +137,7 @@ fn check_object(
                     );
                 }
             }
-            None => add_error(
-                errors,
-                &newpath,
-                "property is not defined in schema and the schema does not allow additional properties",
-            ),
+            None => add_error(errors, &newpath, UNKNOWN),
         }
     }
 }
@@ -606,6 +612,30 @@ mod tests {
                    "interfaces": ["name=ens19,hello_multiplier=3"]}),
         );
         assert!(ok.is_ok(), "{ok:?}");
+    }
+
+    /// The fabrics' methods leave `additionalProperties` unset, so they
+    /// take other parameters (`lock-token` on a delete); the others do
+    /// not.
+    #[test]
+    fn unset_additional_properties_allow_others() {
+        let r = run(
+            Release::V9_1,
+            "DELETE",
+            "/cluster/sdn/fabrics/fabric/{id}",
+            json!({"id": "f1", "lock-token": "x"}),
+        );
+        assert!(r.is_ok(), "{r:?}");
+        let r = run(
+            Release::V9_1,
+            "DELETE",
+            "/cluster/sdn/zones/{zone}",
+            json!({"zone": "z1", "bogus": "x"}),
+        );
+        assert_eq!(
+            r.expect_err("refused").get("bogus").map(String::as_str),
+            Some(UNKNOWN)
+        );
     }
 
     /// A single form value of an array parameter is a list of one.

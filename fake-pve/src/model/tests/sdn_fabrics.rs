@@ -427,4 +427,22 @@ fn the_global_lock_guards_fabrics(mut lab: World) {
         .sdn
         .add_fabric(&add(Some(&token)))
         .expect("with the token");
+    let del = |t: Option<&str>| {
+        let mut m = p(&[("id", "of2")]);
+        if let Some(t) = t {
+            m.insert("lock-token".into(), json!(t));
+        }
+        m
+    };
+    assert_eq!(
+        refused(lab.c.sdn.delete_fabric(&del(None), |_| true)),
+        (
+            500,
+            "deleting fabric failed: invalid lock token provided!".into()
+        )
+    );
+    lab.c
+        .sdn
+        .delete_fabric(&del(Some(&token)), |_| true)
+        .expect("deleted with the token");
 }
