@@ -73,6 +73,11 @@ async fn every_endpoint_refuses_an_unknown_parameter() {
         let pve = start_with(builder().pve_version(version)).await;
         let root = pve.root().await;
         for e in &spec(version).endpoints {
+            if e.parameters.additional.is_none() {
+                // PVE refuses other parameters only where the method sets
+                // `additionalProperties` (the 9.x fabrics' do not).
+                continue;
+            }
             let path = format!("/api2/json{}", common::enc_path(&concrete(&e.path)));
             let r = if e.method == "GET" || e.method == "DELETE" {
                 pve.send(
