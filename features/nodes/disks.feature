@@ -52,12 +52,12 @@ Feature: A node's disks
 
   @fake-only
   Scenario: A ZFS mirror with a storage, then destroyed with its disks wiped
-    When I call POST "/nodes/{node}/disks/zfs"
+    When I start the task POST "/nodes/{node}/disks/zfs"
       | name        | tank                |
       | raidlevel   | mirror              |
       | devices     | /dev/sdb,/dev/sdc   |
       | add_storage | 1                   |
-    Then the task ID names node "{node}", type "zfscreate", ID "tank" and user "root@pam"
+    Then the task ID names node "{node}", type "zfscreate", ID "tank" and user "{me}"
     When 5 seconds pass
     Then the task ends with "OK"
     When I call GET "/nodes/{node}/disks/zfs"
@@ -69,16 +69,16 @@ Feature: A node's disks
     Then the answer has "type" = "zfspool"
     And the answer has "pool" = "tank"
     And the answer has "nodes" = "{node}"
-    When I call POST "/nodes/{node}/disks/zfs"
+    When I start the task POST "/nodes/{node}/disks/zfs"
       | name      | tank         |
       | raidlevel | single       |
       | devices   | /dev/nvme0n1 |
     Then PVE answers 500 "pool 'tank' already exists on node '{node}'"
-    When I call POST "/nodes/{node}/disks/lvm"
+    When I start the task POST "/nodes/{node}/disks/lvm"
       | name   | vg2      |
       | device | /dev/sdb |
     Then PVE answers 500 "device '/dev/sdb' is already in use"
-    When I call DELETE "/nodes/{node}/disks/zfs/tank"
+    When I start the task DELETE "/nodes/{node}/disks/zfs/tank"
       | cleanup-config | 1 |
       | cleanup-disks  | 1 |
     And 5 seconds pass
@@ -91,12 +91,12 @@ Feature: A node's disks
 
   @fake-only
   Scenario: RAID levels need their number of disks
-    When I call POST "/nodes/{node}/disks/zfs"
+    When I start the task POST "/nodes/{node}/disks/zfs"
       | name      | tank     |
       | raidlevel | raidz    |
       | devices   | /dev/sdb |
     Then PVE answers 500 "raidz needs at least 3 disks"
-    When I call POST "/nodes/{node}/disks/zfs"
+    When I start the task POST "/nodes/{node}/disks/zfs"
       | name      | tank              |
       | raidlevel | single            |
       | devices   | /dev/sdb,/dev/sdc |
@@ -104,7 +104,7 @@ Feature: A node's disks
 
   @fake-only
   Scenario: An LVM-thin pool and a directory storage on the free disks
-    When I call POST "/nodes/{node}/disks/lvmthin"
+    When I start the task POST "/nodes/{node}/disks/lvmthin"
       | name        | fast         |
       | device      | /dev/nvme0n1 |
       | add_storage | 1            |
@@ -115,7 +115,7 @@ Feature: A node's disks
     When I call GET "/storage/fast"
     Then the answer has "type" = "lvmthin"
     And the answer has "thinpool" = "fast"
-    When I call POST "/nodes/{node}/disks/directory"
+    When I start the task POST "/nodes/{node}/disks/directory"
       | name        | bulk     |
       | device      | /dev/sdc |
       | filesystem  | xfs      |
@@ -126,43 +126,43 @@ Feature: A node's disks
     Then the item with "path" = "/mnt/pve/bulk" has "type" = "xfs"
     When I call GET "/storage/bulk"
     Then the answer has "path" = "/mnt/pve/bulk"
-    When I call POST "/nodes/{node}/disks/directory"
+    When I start the task POST "/nodes/{node}/disks/directory"
       | name   | bulk     |
       | device | /dev/sdb |
     Then PVE answers 500 "a systemd mount unit already exists: /etc/systemd/system/mnt-pve-bulk.mount"
-    When I call PUT "/nodes/{node}/disks/wipedisk"
+    When I start the task PUT "/nodes/{node}/disks/wipedisk"
       | disk | /dev/sdc |
     Then PVE answers 500 "disk/partition '/dev/sdc1' is mounted"
-    When I call PUT "/nodes/{node}/disks/wipedisk"
+    When I start the task PUT "/nodes/{node}/disks/wipedisk"
       | disk | /dev/sda |
     Then PVE answers 500 "disk/partition '/dev/sda2' is mounted"
-    When I call DELETE "/nodes/{node}/disks/lvmthin/fast"
+    When I start the task DELETE "/nodes/{node}/disks/lvmthin/fast"
       | volume-group   | fast |
       | cleanup-config | 1    |
       | cleanup-disks  | 1    |
     And 5 seconds pass
     Then the task ends with "OK"
-    When I call DELETE "/nodes/{node}/disks/lvmthin/fast"
+    When I start the task DELETE "/nodes/{node}/disks/lvmthin/fast"
       | volume-group | fast |
     And 5 seconds pass
     Then the task ends with "no such thin pool fast/fast"
 
   @fake-only
   Scenario: A new GPT on an empty disk, and a wipe
-    When I call POST "/nodes/{node}/disks/initgpt"
+    When I start the task POST "/nodes/{node}/disks/initgpt"
       | disk | /dev/sdb |
-    Then the task ID names node "{node}", type "diskinit", ID "sdb" and user "root@pam"
+    Then the task ID names node "{node}", type "diskinit", ID "sdb" and user "{me}"
     When 5 seconds pass
     Then the task ends with "OK"
     When I call GET "/nodes/{node}/disks/list"
     Then the item with "devpath" = "/dev/sdb" has "gpt" = "1"
-    When I call POST "/nodes/{node}/disks/initgpt"
+    When I start the task POST "/nodes/{node}/disks/initgpt"
       | disk | /dev/sda |
     Then PVE answers 500 "disk /dev/sda already in use"
-    When I call POST "/nodes/{node}/disks/initgpt"
+    When I start the task POST "/nodes/{node}/disks/initgpt"
       | disk | /dev/sda3 |
     Then PVE answers 500 "/dev/sda3 is a partition"
-    When I call PUT "/nodes/{node}/disks/wipedisk"
+    When I start the task PUT "/nodes/{node}/disks/wipedisk"
       | disk | /dev/sdb |
     And 5 seconds pass
     Then the task ends with "OK"

@@ -46,8 +46,8 @@ Feature: A node's hardware, QEMU capabilities and packages
 
   @fake-only
   Scenario: Refreshing the package lists is a task
-    When I call POST "/nodes/{node}/apt/update"
-    Then the task ID names node "{node}", type "aptupdate", ID "" and user "root@pam"
+    When I start the task POST "/nodes/{node}/apt/update"
+    Then the task ID names node "{node}", type "aptupdate", ID "" and user "{me}"
     When 5 seconds pass
     Then the task ends with "OK"
     When I call GET "/nodes/{node}/apt/update"

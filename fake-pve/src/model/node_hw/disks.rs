@@ -184,10 +184,26 @@ impl NodeHw {
             }
         }
         let rest = abs.strip_prefix("/dev/");
+        // `abs_path` resolves a missing last component, not a missing
+        // directory.
+        let dir_exists = |r: &str| match r.rsplit_once('/') {
+            None => true,
+            Some((dir, _)) => {
+                [
+                    "disk",
+                    "disk/by-id",
+                    "disk/by-uuid",
+                    "disk/by-path",
+                    "mapper",
+                ]
+                .contains(&dir)
+                    || self.vgs.iter().any(|v| v.name == dir)
+            }
+        };
         match rest {
-            Some(r) if r.matches('/').count() > 1 || r.starts_with("disk/by-id/") => Err(
-                Error::failed(format!("failed to get absolute path to {path}")),
-            ),
+            Some(r) if !dir_exists(r) => Err(Error::failed(format!(
+                "failed to get absolute path to {path}"
+            ))),
             Some(_) => Err(Error::failed("not a valid block device")),
             None => {
                 let parent_exists = abs.matches('/').count() == 1;

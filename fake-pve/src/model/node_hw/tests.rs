@@ -49,10 +49,8 @@ fn fresh_disks_list_as_pve_lists_them() {
 #[rstest]
 #[case("/dev/sdz", "not a valid block device")]
 #[case("sdb", "got unusual device path '/sdb'")]
-#[case(
-    "/dev/disk/by-id/nope",
-    "failed to get absolute path to /dev/disk/by-id/nope"
-)]
+#[case("/dev/disk/by-id/nope", "not a valid block device")]
+#[case("/dev/nosuch/disk", "failed to get absolute path to /dev/nosuch/disk")]
 #[case("/tmp/x/y", "failed to get absolute path to /tmp/x/y")]
 fn bad_device_paths_are_refused_as_pve_refuses_them(#[case] path: &str, #[case] msg: &str) {
     let e = fresh().verify_blockdev_path(path).expect_err("refused");
