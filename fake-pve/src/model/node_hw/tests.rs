@@ -298,3 +298,47 @@ fn scenario_disks_replace_the_data_disks() {
     assert_eq!(all.seed("pve", &bad), Err("invalid disk 'floppy'".into()));
     assert!(Hardware::default().is_empty());
 }
+
+/// A certificate reads back as `get_certificate_info` reads it; an
+/// upload needs a key, `force` to replace one, a readable certificate
+/// and a matching key.
+#[test]
+fn custom_certificates_are_checked_as_set_cert_files_does() {
+    let ck =
+        rcgen::generate_simple_self_signed(vec!["pve.example.com".into(), "192.0.2.10".into()])
+            .expect("certificate");
+    let pem = ck.cert.pem();
+    let key = ck.signing_key.serialize_pem();
+    let info = certs::certificate_info(&pem, "pve-ssl.pem").expect("info");
+    assert_eq!(info["filename"], "pve-ssl.pem");
+    assert_eq!(info["san"], json!(["pve.example.com", "192.0.2.10"]));
+    assert_eq!(info["public-key-type"], "id-ecPublicKey");
+    assert_eq!(info["public-key-bits"], 256);
+    assert_eq!(info["subject"], "/CN=rcgen self signed cert");
+    assert_eq!(info["fingerprint"].as_str().map(str::len), Some(32 * 3 - 1));
+    let e = certs::upload(None, &pem, None, false).expect_err("no key");
+    assert_eq!(
+        e.errors().and_then(|m| m.get("key")).map(String::as_str),
+        Some("Attempted to upload custom certificate without (existing) key.")
+    );
+    let (cert, up) =
+        certs::upload(None, &format!("leading text\n{pem}"), Some(&key), false).expect("uploaded");
+    assert_eq!(up["filename"], "pveproxy-ssl.pem");
+    let e = certs::upload(Some(&cert), &pem, None, false).expect_err("exists");
+    assert_eq!(
+        e.message(),
+        "Setting certificate files failed - Custom certificate file exists but force flag is not set."
+    );
+    certs::upload(Some(&cert), &pem, None, true).expect("forced, the old key kept");
+    let other = rcgen::KeyPair::generate().expect("key").serialize_pem();
+    let e = certs::upload(None, &pem, Some(&other), false).expect_err("mismatch");
+    assert!(
+        e.message()
+            .starts_with("Setting certificate files failed - key does not match")
+    );
+    let e = certs::certificate_info("garbage", "pveproxy-ssl.pem").expect_err("unreadable");
+    assert_eq!(
+        e.message(),
+        "unable to read certificate from 'pveproxy-ssl.pem'"
+    );
+}
