@@ -98,6 +98,7 @@ fn worlds(c: &mut Criterion) {
         root_password: "pw".into(),
         auth_failure_delay: Duration::ZERO,
         fingerprint: None,
+        cert_pem: None,
         random_seed: 1,
     };
     let state = State::new(

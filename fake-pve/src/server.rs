@@ -234,6 +234,7 @@ impl Builder {
             root_password: self.root_password,
             auth_failure_delay: self.auth_failure_delay,
             fingerprint: fingerprint.clone(),
+            cert_pem: identity.as_ref().map(|i| i.cert_pem.clone()),
             random_seed: self.random_seed,
         };
         let clock = self.clock.unwrap_or_else(Clock::system);

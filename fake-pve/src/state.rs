@@ -25,6 +25,9 @@ pub struct Settings {
     /// The served certificate's fingerprint, reported as the local node's
     /// `ssl_fingerprint` (plain HTTP: a made-up one).
     pub fingerprint: Option<String>,
+    /// The served certificate's PEM text (`certificates/info`); none on
+    /// plain HTTP.
+    pub cert_pem: Option<String>,
     /// Seed of every random draw (fault probabilities, generated MAC
     /// addresses, UUIDs, token secrets), for repeatable runs.
     pub random_seed: u64,

@@ -167,6 +167,7 @@ fn seeded(seed: u64) -> State {
         root_password: "password".into(),
         auth_failure_delay: Duration::ZERO,
         fingerprint: None,
+        cert_pem: None,
         random_seed: seed,
     };
     State::new(

@@ -48,6 +48,19 @@ nodes:
     ip: 192.0.2.12
     storages:
       - { id: fast, type: zfspool, pool: rpool, content: [images, rootdir], size: 2T, used: 500G }
+    disks:
+      - { dev: sdb, size: 2T, type: ssd, wearout: 97, zpool: rpool }
+      - { dev: sdc, size: 2T, type: ssd, wearout: 95, zpool: rpool }
+      - { dev: sdd, size: 8T, vg: bulk, thinpool: bulk }
+      - { dev: nvme0n1, size: 1T }
+    updates:
+      - { package: pve-manager, version: 9.1.6 }
+      - { package: qemu-server, version: 9.1.5 }
+    scan:
+      nfs: { 198.51.100.5: [{ path: /export/iso, options: 192.0.2.0/24 }, { path: /gluster }] }
+      cifs: { 198.51.100.6: { shares: [{ share: media, description: Media }] } }
+      iscsi: { 198.51.100.7: [iqn.2003-01.org.linux-iscsi.san:sn.0001] }
+      pbs: { backup.example.com: { username: root@pam, password: pbs-secret, datastores: [{ store: main, comment: Main }] } }
   - { name: pve3, status: offline, ip: 192.0.2.13 }
 storages:
   - { id: local, type: dir, path: /var/lib/vz, content: [iso, vztmpl, backup, snippets, import, images], size: 100G }
@@ -1114,6 +1127,147 @@ const CASES: &[Case] = &[
         "/nodes/{node}/query-url-metadata",
         "/nodes/pve1/query-url-metadata?url=https://example.com/debian-12.iso",
     ),
+    // a node's disks, hardware, capabilities, packages and scans
+    case(
+        "get_nodes_node_disks_list",
+        "/nodes/{node}/disks/list",
+        "/nodes/pve2/disks/list",
+    ),
+    case(
+        "get_nodes_node_disks_list_partitions",
+        "/nodes/{node}/disks/list",
+        "/nodes/pve2/disks/list?include-partitions=1&skipsmart=1",
+    ),
+    case(
+        "get_nodes_node_disks_smart_ata",
+        "/nodes/{node}/disks/smart",
+        "/nodes/pve2/disks/smart?disk=/dev/sdb",
+    ),
+    case(
+        "get_nodes_node_disks_smart_nvme",
+        "/nodes/{node}/disks/smart",
+        "/nodes/pve2/disks/smart?disk=/dev/nvme0n1",
+    ),
+    case(
+        "get_nodes_node_disks_zfs",
+        "/nodes/{node}/disks/zfs",
+        "/nodes/pve2/disks/zfs",
+    ),
+    case(
+        "get_nodes_node_disks_zfs_name",
+        "/nodes/{node}/disks/zfs/{name}",
+        "/nodes/pve2/disks/zfs/rpool",
+    ),
+    case(
+        "get_nodes_node_disks_lvm",
+        "/nodes/{node}/disks/lvm",
+        "/nodes/pve2/disks/lvm",
+    ),
+    case(
+        "get_nodes_node_disks_lvmthin",
+        "/nodes/{node}/disks/lvmthin",
+        "/nodes/pve2/disks/lvmthin",
+    ),
+    case(
+        "get_nodes_node_disks_directory",
+        "/nodes/{node}/disks/directory",
+        "/nodes/pve2/disks/directory",
+    ),
+    case(
+        "get_nodes_node_capabilities_qemu_cpu",
+        "/nodes/{node}/capabilities/qemu/cpu",
+        "/nodes/pve1/capabilities/qemu/cpu",
+    ),
+    case(
+        "get_nodes_node_capabilities_qemu_cpu_flags",
+        "/nodes/{node}/capabilities/qemu/cpu-flags",
+        "/nodes/pve1/capabilities/qemu/cpu-flags",
+    ),
+    case(
+        "get_nodes_node_capabilities_qemu_machines",
+        "/nodes/{node}/capabilities/qemu/machines",
+        "/nodes/pve1/capabilities/qemu/machines",
+    ),
+    case(
+        "get_nodes_node_capabilities_qemu_migration",
+        "/nodes/{node}/capabilities/qemu/migration",
+        "/nodes/pve1/capabilities/qemu/migration",
+    ),
+    case(
+        "get_nodes_node_hardware_pci",
+        "/nodes/{node}/hardware/pci",
+        "/nodes/pve1/hardware/pci",
+    ),
+    case(
+        "get_nodes_node_hardware_pci_mdev",
+        "/nodes/{node}/hardware/pci/{pci-id-or-mapping}/mdev",
+        "/nodes/pve1/hardware/pci/0000:65:00.0/mdev",
+    ),
+    case(
+        "get_nodes_node_hardware_usb",
+        "/nodes/{node}/hardware/usb",
+        "/nodes/pve1/hardware/usb",
+    ),
+    case(
+        "get_nodes_node_apt_update",
+        "/nodes/{node}/apt/update",
+        "/nodes/pve2/apt/update",
+    ),
+    case(
+        "get_nodes_node_apt_versions",
+        "/nodes/{node}/apt/versions",
+        "/nodes/pve1/apt/versions",
+    ),
+    case(
+        "get_nodes_node_apt_changelog",
+        "/nodes/{node}/apt/changelog",
+        "/nodes/pve2/apt/changelog?name=pve-manager",
+    ),
+    case(
+        "get_nodes_node_scan_nfs",
+        "/nodes/{node}/scan/nfs",
+        "/nodes/pve2/scan/nfs?server=198.51.100.5",
+    ),
+    case(
+        "get_nodes_node_scan_glusterfs",
+        "/nodes/{node}/scan/glusterfs",
+        "/nodes/pve2/scan/glusterfs?server=198.51.100.5",
+    ),
+    case(
+        "get_nodes_node_scan_cifs",
+        "/nodes/{node}/scan/cifs",
+        "/nodes/pve2/scan/cifs?server=198.51.100.6",
+    ),
+    case(
+        "get_nodes_node_scan_iscsi",
+        "/nodes/{node}/scan/iscsi",
+        "/nodes/pve2/scan/iscsi?portal=198.51.100.7",
+    ),
+    case(
+        "get_nodes_node_scan_pbs",
+        "/nodes/{node}/scan/pbs",
+        "/nodes/pve2/scan/pbs?server=backup.example.com&username=root@pam&password=pbs-secret",
+    ),
+    case(
+        "get_nodes_node_scan_lvm",
+        "/nodes/{node}/scan/lvm",
+        "/nodes/pve2/scan/lvm",
+    ),
+    case(
+        "get_nodes_node_scan_lvmthin",
+        "/nodes/{node}/scan/lvmthin",
+        "/nodes/pve2/scan/lvmthin?vg=bulk",
+    ),
+    case(
+        "get_nodes_node_scan_zfs",
+        "/nodes/{node}/scan/zfs",
+        "/nodes/pve2/scan/zfs",
+    ),
+    case(
+        "get_nodes_node_certificates_info",
+        "/nodes/{node}/certificates/info",
+        "/nodes/pve1/certificates/info",
+    ),
 ];
 
 /// A fake-pve, in-process, with a root@pam ticket.
@@ -1154,6 +1308,7 @@ impl World {
                 "AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99"
                     .into(),
             ),
+            cert_pem: None,
             random_seed: 0x5eed_f00d,
         };
         // Tasks end at once, but for startall and qmclone, which stay

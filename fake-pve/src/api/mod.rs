@@ -17,6 +17,7 @@ pub mod firewall;
 pub mod ha;
 pub mod lxc;
 pub mod network;
+pub mod node_hw;
 pub mod nodes;
 pub mod params;
 mod pipeline;
@@ -195,6 +196,8 @@ impl Default for Router {
         routes.extend(sdn_fabrics::routes());
         routes.extend(firewall::routes());
         routes.extend(ha::routes());
+        // A node's disks, hardware, capabilities, packages, scans.
+        routes.extend(node_hw::routes());
         Self { routes }
     }
 }

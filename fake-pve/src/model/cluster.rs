@@ -88,6 +88,8 @@ pub struct Cluster {
     pub(super) firewall: super::firewall::Firewall,
     /// HA resources, groups, rules and the manager's state.
     pub(super) ha: super::ha::Ha,
+    /// Each node's disks, devices, updates, scan servers, certificate.
+    pub(super) hardware: super::node_hw::Hardware,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -145,6 +147,9 @@ pub struct ClusterDoc {
     /// HA resources, groups, rules and the manager's state.
     #[serde(default, skip_serializing_if = "super::ha::Ha::is_empty")]
     pub ha: super::ha::Ha,
+    /// Each node's disks, devices, updates, scan servers, certificate.
+    #[serde(default, skip_serializing_if = "super::node_hw::Hardware::is_empty")]
+    pub hardware: super::node_hw::Hardware,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -175,6 +180,8 @@ struct ClusterDocRef<'a> {
     firewall: &'a super::firewall::Firewall,
     #[serde(skip_serializing_if = "super::ha::Ha::is_empty")]
     ha: &'a super::ha::Ha,
+    #[serde(skip_serializing_if = "super::node_hw::Hardware::is_empty")]
+    hardware: &'a super::node_hw::Hardware,
 }
 
 impl Serialize for Cluster {
@@ -201,6 +208,7 @@ impl Serialize for Cluster {
             sdn: &self.sdn,
             firewall: &self.firewall,
             ha: &self.ha,
+            hardware: &self.hardware,
         }
         .serialize(s)
     }
@@ -228,6 +236,7 @@ impl From<ClusterDoc> for Cluster {
             sdn: d.sdn,
             firewall: d.firewall,
             ha: d.ha,
+            hardware: d.hardware,
         }
     }
 }
@@ -587,6 +596,7 @@ impl Cluster {
                 Ok(Vec::new())
             }
             TaskEffect::Backup(op) => self.apply_backup(op, end_ms),
+            TaskEffect::NodeHw { node, op } => self.apply_disk_op(&node, &op),
         }
     }
 

@@ -112,6 +112,14 @@ pub enum TaskEffect {
     },
     /// What a backup task does (vzdump, restore, prune).
     Backup(super::backup::BackupOp),
+    /// What a node's disk task does (initgpt, wipedisk, ZFS, LVM,
+    /// LVM-thin and directory creation and removal).
+    NodeHw {
+        /// The node.
+        node: String,
+        /// The operation.
+        op: super::node_hw::disks::DiskOp,
+    },
     /// Adds or removes a storage volume (upload, download, copy, delete):
     /// on PVE the file appears or goes when the worker gets there.
     Volume {

@@ -186,7 +186,14 @@ impl Scenario {
             sdn: Default::default(),
             firewall: Default::default(),
             ha: Default::default(),
+            hardware: Default::default(),
         });
+        for n in &self.nodes {
+            cluster
+                .hardware
+                .seed(&n.name, &n.hardware())
+                .map_err(|reason| self.err(&n.name, format!("node '{}': {reason}", n.name)))?;
+        }
         for d in &self.downloads {
             if !d.url.starts_with("http://") && !d.url.starts_with("https://") {
                 return Err(self.err(

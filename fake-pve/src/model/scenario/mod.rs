@@ -155,6 +155,35 @@ pub struct NodeSpec {
     /// Storages only this node has.
     #[serde(default)]
     pub storages: Vec<StorageSpec>,
+    /// Disks beside the system disk (`sda`, which listing it replaces);
+    /// default: two empty HDDs and an empty NVMe disk.
+    #[serde(default)]
+    pub disks: Option<Vec<super::node_hw::DiskSpec>>,
+    /// PCI devices (default: a server board's, with a vGPU).
+    #[serde(default)]
+    pub pci: Option<Vec<super::node_hw::PciDevice>>,
+    /// USB devices (default: a BMC's keyboard and a USB stick).
+    #[serde(default)]
+    pub usb: Option<Vec<super::node_hw::UsbDevice>>,
+    /// Package updates available (default none).
+    #[serde(default)]
+    pub updates: Option<Vec<super::node_hw::Update>>,
+    /// The storage servers the node's scans reach (default none).
+    #[serde(default)]
+    pub scan: Option<super::node_hw::ScanServers>,
+}
+
+impl NodeSpec {
+    /// The node's hardware as the scenario describes it.
+    pub fn hardware(&self) -> super::node_hw::HardwareSpec {
+        super::node_hw::HardwareSpec {
+            disks: self.disks.clone(),
+            pci: self.pci.clone(),
+            usb: self.usb.clone(),
+            updates: self.updates.clone(),
+            scan: self.scan.clone(),
+        }
+    }
 }
 
 /// A storage of a scenario. Keys other than those below are kept as the
@@ -428,6 +457,7 @@ impl Scenario {
                 level: None,
                 bridges: None,
                 storages: vec![],
+                ..NodeSpec::default()
             }],
             source: "<built-in>".into(),
             ..Self::default()

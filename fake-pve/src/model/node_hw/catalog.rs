@@ -1,0 +1,934 @@
+//! What a node's software reports about itself and does not keep as
+//! state: QEMU's CPU models and machine types and the installed packages
+//! of each release (qemu-server `CPUConfig.pm`, `API2/Qemu/Machine.pm`,
+//! pve-manager `API2/APT.pm`).
+
+use serde_json::{Value, json};
+
+use crate::model::PveVersion;
+
+/// `$cpu_vendor_list` of qemu-server 8.3 (PVE 8.4): model and vendor.
+const CPU_MODELS_8: &[(&str, &str)] = &[
+    ("486", "GenuineIntel"),
+    ("pentium", "GenuineIntel"),
+    ("pentium2", "GenuineIntel"),
+    ("pentium3", "GenuineIntel"),
+    ("coreduo", "GenuineIntel"),
+    ("core2duo", "GenuineIntel"),
+    ("Conroe", "GenuineIntel"),
+    ("Penryn", "GenuineIntel"),
+    ("Nehalem", "GenuineIntel"),
+    ("Nehalem-IBRS", "GenuineIntel"),
+    ("Westmere", "GenuineIntel"),
+    ("Westmere-IBRS", "GenuineIntel"),
+    ("SandyBridge", "GenuineIntel"),
+    ("SandyBridge-IBRS", "GenuineIntel"),
+    ("IvyBridge", "GenuineIntel"),
+    ("IvyBridge-IBRS", "GenuineIntel"),
+    ("Haswell", "GenuineIntel"),
+    ("Haswell-IBRS", "GenuineIntel"),
+    ("Haswell-noTSX", "GenuineIntel"),
+    ("Haswell-noTSX-IBRS", "GenuineIntel"),
+    ("Broadwell", "GenuineIntel"),
+    ("Broadwell-IBRS", "GenuineIntel"),
+    ("Broadwell-noTSX", "GenuineIntel"),
+    ("Broadwell-noTSX-IBRS", "GenuineIntel"),
+    ("Skylake-Client", "GenuineIntel"),
+    ("Skylake-Client-IBRS", "GenuineIntel"),
+    ("Skylake-Client-noTSX-IBRS", "GenuineIntel"),
+    ("Skylake-Client-v4", "GenuineIntel"),
+    ("Skylake-Server", "GenuineIntel"),
+    ("Skylake-Server-IBRS", "GenuineIntel"),
+    ("Skylake-Server-noTSX-IBRS", "GenuineIntel"),
+    ("Skylake-Server-v4", "GenuineIntel"),
+    ("Skylake-Server-v5", "GenuineIntel"),
+    ("Cascadelake-Server", "GenuineIntel"),
+    ("Cascadelake-Server-v2", "GenuineIntel"),
+    ("Cascadelake-Server-noTSX", "GenuineIntel"),
+    ("Cascadelake-Server-v4", "GenuineIntel"),
+    ("Cascadelake-Server-v5", "GenuineIntel"),
+    ("Cooperlake", "GenuineIntel"),
+    ("Cooperlake-v2", "GenuineIntel"),
+    ("KnightsMill", "GenuineIntel"),
+    ("Icelake-Client", "GenuineIntel"),
+    ("Icelake-Client-noTSX", "GenuineIntel"),
+    ("Icelake-Server", "GenuineIntel"),
+    ("Icelake-Server-noTSX", "GenuineIntel"),
+    ("Icelake-Server-v3", "GenuineIntel"),
+    ("Icelake-Server-v4", "GenuineIntel"),
+    ("Icelake-Server-v5", "GenuineIntel"),
+    ("Icelake-Server-v6", "GenuineIntel"),
+    ("SapphireRapids", "GenuineIntel"),
+    ("SapphireRapids-v2", "GenuineIntel"),
+    ("GraniteRapids", "GenuineIntel"),
+    ("athlon", "AuthenticAMD"),
+    ("phenom", "AuthenticAMD"),
+    ("Opteron_G1", "AuthenticAMD"),
+    ("Opteron_G2", "AuthenticAMD"),
+    ("Opteron_G3", "AuthenticAMD"),
+    ("Opteron_G4", "AuthenticAMD"),
+    ("Opteron_G5", "AuthenticAMD"),
+    ("EPYC", "AuthenticAMD"),
+    ("EPYC-IBPB", "AuthenticAMD"),
+    ("EPYC-v3", "AuthenticAMD"),
+    ("EPYC-v4", "AuthenticAMD"),
+    ("EPYC-Rome", "AuthenticAMD"),
+    ("EPYC-Rome-v2", "AuthenticAMD"),
+    ("EPYC-Rome-v3", "AuthenticAMD"),
+    ("EPYC-Rome-v4", "AuthenticAMD"),
+    ("EPYC-Milan", "AuthenticAMD"),
+    ("EPYC-Milan-v2", "AuthenticAMD"),
+    ("EPYC-Genoa", "AuthenticAMD"),
+    ("host", "default"),
+    ("kvm32", "default"),
+    ("kvm64", "default"),
+    ("qemu32", "default"),
+    ("qemu64", "default"),
+    ("max", "default"),
+];
+
+/// `$cpu_vendor_list` of qemu-server 9.1 (PVE 9.1): model and vendor.
+const CPU_MODELS_9: &[(&str, &str)] = &[
+    ("486", "GenuineIntel"),
+    ("pentium", "GenuineIntel"),
+    ("pentium2", "GenuineIntel"),
+    ("pentium3", "GenuineIntel"),
+    ("coreduo", "GenuineIntel"),
+    ("core2duo", "GenuineIntel"),
+    ("Conroe", "GenuineIntel"),
+    ("Penryn", "GenuineIntel"),
+    ("Nehalem", "GenuineIntel"),
+    ("Nehalem-IBRS", "GenuineIntel"),
+    ("Westmere", "GenuineIntel"),
+    ("Westmere-IBRS", "GenuineIntel"),
+    ("SandyBridge", "GenuineIntel"),
+    ("SandyBridge-IBRS", "GenuineIntel"),
+    ("IvyBridge", "GenuineIntel"),
+    ("IvyBridge-IBRS", "GenuineIntel"),
+    ("Haswell", "GenuineIntel"),
+    ("Haswell-IBRS", "GenuineIntel"),
+    ("Haswell-noTSX", "GenuineIntel"),
+    ("Haswell-noTSX-IBRS", "GenuineIntel"),
+    ("Broadwell", "GenuineIntel"),
+    ("Broadwell-IBRS", "GenuineIntel"),
+    ("Broadwell-noTSX", "GenuineIntel"),
+    ("Broadwell-noTSX-IBRS", "GenuineIntel"),
+    ("Skylake-Client", "GenuineIntel"),
+    ("Skylake-Client-IBRS", "GenuineIntel"),
+    ("Skylake-Client-noTSX-IBRS", "GenuineIntel"),
+    ("Skylake-Client-v4", "GenuineIntel"),
+    ("Skylake-Server", "GenuineIntel"),
+    ("Skylake-Server-IBRS", "GenuineIntel"),
+    ("Skylake-Server-noTSX-IBRS", "GenuineIntel"),
+    ("Skylake-Server-v4", "GenuineIntel"),
+    ("Skylake-Server-v5", "GenuineIntel"),
+    ("Cascadelake-Server", "GenuineIntel"),
+    ("Cascadelake-Server-v2", "GenuineIntel"),
+    ("Cascadelake-Server-noTSX", "GenuineIntel"),
+    ("Cascadelake-Server-v4", "GenuineIntel"),
+    ("Cascadelake-Server-v5", "GenuineIntel"),
+    ("Cooperlake", "GenuineIntel"),
+    ("Cooperlake-v2", "GenuineIntel"),
+    ("KnightsMill", "GenuineIntel"),
+    ("Icelake-Client", "GenuineIntel"),
+    ("Icelake-Client-noTSX", "GenuineIntel"),
+    ("Icelake-Server", "GenuineIntel"),
+    ("Icelake-Server-noTSX", "GenuineIntel"),
+    ("Icelake-Server-v3", "GenuineIntel"),
+    ("Icelake-Server-v4", "GenuineIntel"),
+    ("Icelake-Server-v5", "GenuineIntel"),
+    ("Icelake-Server-v6", "GenuineIntel"),
+    ("Icelake-Server-v7", "GenuineIntel"),
+    ("SapphireRapids", "GenuineIntel"),
+    ("SapphireRapids-v2", "GenuineIntel"),
+    ("SapphireRapids-v3", "GenuineIntel"),
+    ("SapphireRapids-v4", "GenuineIntel"),
+    ("GraniteRapids", "GenuineIntel"),
+    ("GraniteRapids-v2", "GenuineIntel"),
+    ("GraniteRapids-v3", "GenuineIntel"),
+    ("SierraForest", "GenuineIntel"),
+    ("SierraForest-v2", "GenuineIntel"),
+    ("SierraForest-v3", "GenuineIntel"),
+    ("ClearwaterForest", "GenuineIntel"),
+    ("athlon", "AuthenticAMD"),
+    ("phenom", "AuthenticAMD"),
+    ("Opteron_G1", "AuthenticAMD"),
+    ("Opteron_G2", "AuthenticAMD"),
+    ("Opteron_G3", "AuthenticAMD"),
+    ("Opteron_G4", "AuthenticAMD"),
+    ("Opteron_G5", "AuthenticAMD"),
+    ("EPYC", "AuthenticAMD"),
+    ("EPYC-IBPB", "AuthenticAMD"),
+    ("EPYC-v3", "AuthenticAMD"),
+    ("EPYC-v4", "AuthenticAMD"),
+    ("EPYC-v5", "AuthenticAMD"),
+    ("EPYC-Rome", "AuthenticAMD"),
+    ("EPYC-Rome-v2", "AuthenticAMD"),
+    ("EPYC-Rome-v3", "AuthenticAMD"),
+    ("EPYC-Rome-v4", "AuthenticAMD"),
+    ("EPYC-Rome-v5", "AuthenticAMD"),
+    ("EPYC-Milan", "AuthenticAMD"),
+    ("EPYC-Milan-v2", "AuthenticAMD"),
+    ("EPYC-Milan-v3", "AuthenticAMD"),
+    ("EPYC-Genoa", "AuthenticAMD"),
+    ("EPYC-Genoa-v2", "AuthenticAMD"),
+    ("EPYC-Turin", "AuthenticAMD"),
+    ("host", "default"),
+    ("kvm32", "default"),
+    ("kvm64", "default"),
+    ("qemu32", "default"),
+    ("qemu64", "default"),
+    ("max", "default"),
+];
+
+/// qemu-server's aarch64 models (the release's `cpu-models-aarch64.json`
+/// defaults); `host` only exists for the host's own architecture.
+const CPU_MODELS_AARCH64: &[(&str, &str)] = &[
+    ("a64fx", "ARM"),
+    ("cortex-a35", "ARM"),
+    ("cortex-a53", "ARM"),
+    ("cortex-a55", "ARM"),
+    ("cortex-a57", "ARM"),
+    ("cortex-a710", "ARM"),
+    ("cortex-a72", "ARM"),
+    ("cortex-a76", "ARM"),
+    ("neoverse-n1", "ARM"),
+    ("neoverse-n2", "ARM"),
+    ("neoverse-v1", "ARM"),
+    ("max", "default"),
+];
+
+/// qemu-server's built-in abstract x86-64 models (`$builtin_models`); all
+/// report `qemu64`, whose vendor is the host's (`default`).
+const BUILTIN_X86: &[&str] = &["x86-64-v2", "x86-64-v2-AES", "x86-64-v3", "x86-64-v4"];
+
+/// `GET /nodes/{node}/capabilities/qemu/cpu`: the default models, then
+/// the built-in abstract ones (`abstract: 1`), sorted by name (PVE lists
+/// them in hash order). fake-pve has no custom CPU models
+/// (`/etc/pve/virtual-guest/cpu-models.conf`), so every entry is
+/// `custom: 0`.
+pub fn cpu_models(version: PveVersion, arch: &str) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    if arch == "aarch64" {
+        for (name, vendor) in CPU_MODELS_AARCH64 {
+            out.push(json!({ "name": name, "custom": 0, "vendor": vendor }));
+        }
+    } else {
+        let list = if version.is_v9() {
+            CPU_MODELS_9
+        } else {
+            CPU_MODELS_8
+        };
+        for (name, vendor) in list {
+            out.push(json!({ "name": name, "custom": 0, "vendor": vendor }));
+        }
+        for name in BUILTIN_X86 {
+            out.push(json!({ "name": name, "custom": 0, "abstract": 1, "vendor": "default" }));
+        }
+    }
+    out.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    out
+}
+
+/// The QEMU machine versions of the release's pve-qemu-kvm (9.2 on 8.4,
+/// 10.1 on 9.1), newest first, back to 2.4.
+const QEMU_VERSIONS: &[&str] = &[
+    "10.1", "10.0", "9.2", "9.1", "9.0", "8.2", "8.1", "8.0", "7.2", "7.1", "7.0", "6.2", "6.1",
+    "6.0", "5.2", "5.1", "5.0", "4.2", "4.1", "4.0", "3.1", "3.0", "2.12", "2.11", "2.10", "2.9",
+    "2.8", "2.7", "2.6", "2.5", "2.4",
+];
+
+/// qemu-server's `$PVE_MACHINE_VERSION`: the `+pveN` revisions of a
+/// machine version and what each changed.
+fn pve_revisions(version: PveVersion, qemu: &str) -> &'static [(&'static str, &'static str)] {
+    match qemu {
+        "4.1" => &[
+            ("+pve1", "Introduction of pveX versioning, no changes."),
+            ("+pve2", "Increases the number of SCSI drives supported."),
+        ],
+        "9.2" => &[("+pve1", "Disables S3/S4 power states by default.")],
+        "10.0" if version.is_v9() => &[(
+            "+pve1",
+            "Set host_mtu vNIC option even with default value for migration compat.",
+        )],
+        _ => &[],
+    }
+}
+
+/// `GET /nodes/{node}/capabilities/qemu/machines` (x86_64): every
+/// `pc-q35-X` and `pc-i440fx-X` of the release's QEMU with the `+pveN`
+/// revisions, sorted newest first as `machine_version_cmp` sorts them.
+pub fn machines(version: PveVersion) -> Vec<Value> {
+    let newest = if version.is_v9() { "10.1" } else { "9.2" };
+    let start = QEMU_VERSIONS.iter().position(|v| *v == newest).unwrap_or(0);
+    let mut out = Vec::new();
+    for qemu in &QEMU_VERSIONS[start..] {
+        for (rev, changes) in pve_revisions(version, qemu).iter().rev() {
+            for kind in ["q35", "i440fx"] {
+                out.push(json!({
+                    "id": format!("pc-{kind}-{qemu}{rev}"),
+                    "type": kind,
+                    "version": format!("{qemu}{rev}"),
+                    "changes": changes,
+                }));
+            }
+        }
+        for kind in ["q35", "i440fx"] {
+            out.push(json!({
+                "id": format!("pc-{kind}-{qemu}"),
+                "type": kind,
+                "version": qemu,
+            }));
+        }
+    }
+    out
+}
+
+/// `GET /nodes/{node}/capabilities/qemu/cpu-flags` (9.x): the flags the
+/// `flags` option of a VM's `cpu` takes, with their descriptions.
+pub fn cpu_flags(arch: &str) -> Vec<Value> {
+    if arch == "aarch64" {
+        return Vec::new();
+    }
+    [
+        (
+            "nested-virt",
+            "Controls nested virtualization, namely 'svm' for AMD CPUs and 'vmx' for Intel CPUs. Live migration still only works if it's the same flag on both sides. Use a CPU model similar to the host, with the same vendor, not x86-64-vX!",
+        ),
+        (
+            "md-clear",
+            "Required to let the guest OS know if MDS is mitigated correctly.",
+        ),
+        (
+            "pcid",
+            "Meltdown fix cost reduction on Westmere, Sandy-, and IvyBridge Intel CPUs.",
+        ),
+        (
+            "spec-ctrl",
+            "Allows improved Spectre mitigation with Intel CPUs.",
+        ),
+        (
+            "ssbd",
+            "Protection for 'Speculative Store Bypass' for Intel models.",
+        ),
+        ("ibpb", "Allows improved Spectre mitigation with AMD CPUs."),
+        (
+            "virt-ssbd",
+            "Basis for 'Speculative Store Bypass' protection for AMD models.",
+        ),
+        (
+            "amd-ssbd",
+            "Improves Spectre mitigation performance with AMD CPUs, best used with 'virt-ssbd'.",
+        ),
+        (
+            "amd-no-ssb",
+            "Notifies guest OS that host is not vulnerable for Spectre on AMD CPUs.",
+        ),
+        (
+            "pdpe1gb",
+            "Allow guest OS to use 1GB size pages, if host HW supports it.",
+        ),
+        (
+            "hv-tlbflush",
+            "Improve performance in overcommitted Windows guests. May lead to guest bluescreens on old CPUs.",
+        ),
+        (
+            "hv-evmcs",
+            "Improve performance for nested virtualization. Only supported on Intel CPUs.",
+        ),
+        ("aes", "Activate AES instruction set for HW acceleration."),
+    ]
+    .iter()
+    .map(|(name, description)| json!({ "name": name, "description": description }))
+    .collect()
+}
+
+/// One installed package: name, version on 8.4, version on 9.1, origin,
+/// section and short description.
+type Pkg = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+);
+
+/// The packages `apt/versions` lists, in its order: `proxmox-ve`,
+/// `pve-manager`, the kernels, then the rest by name.
+const PACKAGES: &[Pkg] = &[
+    (
+        "proxmox-ve",
+        "8.4.0",
+        "9.1.0",
+        "Proxmox",
+        "admin",
+        "Proxmox Virtual Environment",
+    ),
+    (
+        "pve-manager",
+        "8.4.14",
+        "9.1.5",
+        "Proxmox",
+        "admin",
+        "Proxmox Virtual Environment Management Tools",
+    ),
+    (
+        "KERNEL-SIGNED",
+        "6.8.12-15",
+        "6.17.2-1",
+        "Proxmox",
+        "kernel",
+        "Proxmox Kernel Image (signed)",
+    ),
+    (
+        "KERNEL-META",
+        "6.8.12-15",
+        "6.17.2-1",
+        "Proxmox",
+        "kernel",
+        "Latest Proxmox Kernel Image",
+    ),
+    (
+        "amd64-microcode",
+        "3.20250311.1~deb12u1",
+        "3.20250311.1",
+        "Debian",
+        "non-free-firmware/admin",
+        "Processor microcode firmware for AMD CPUs",
+    ),
+    (
+        "ceph-fuse",
+        "18.2.7-pve1",
+        "19.2.3-pve2",
+        "Proxmox",
+        "admin",
+        "FUSE-based client for the Ceph distributed file system",
+    ),
+    (
+        "corosync",
+        "3.1.9-pve1",
+        "3.1.9-pve2",
+        "Proxmox",
+        "admin",
+        "cluster engine daemon and utilities",
+    ),
+    (
+        "criu",
+        "3.17.1-2+deb12u2",
+        "4.1.1-1",
+        "Debian",
+        "admin",
+        "checkpoint and restore in userspace",
+    ),
+    (
+        "frr-pythontools",
+        "10.2.3-1+pve1",
+        "10.3.1-1+pve4",
+        "Proxmox",
+        "net",
+        "FRRouting suite - Python tools",
+    ),
+    (
+        "ifupdown2",
+        "3.2.0-1+pmx11",
+        "3.3.0-1+pmx11",
+        "Proxmox",
+        "admin",
+        "Network Interface Management tool similar to ifupdown",
+    ),
+    (
+        "intel-microcode",
+        "3.20250512.1~deb12u1",
+        "3.20250512.1",
+        "Debian",
+        "non-free-firmware/admin",
+        "Processor microcode firmware for Intel CPUs",
+    ),
+    (
+        "ksm-control-daemon",
+        "1.5-1",
+        "1.5-1",
+        "Proxmox",
+        "admin",
+        "Kernel Samepage Merging (KSM) Tuning Daemon",
+    ),
+    (
+        "libjs-extjs",
+        "7.0.0-5",
+        "7.0.0-5",
+        "Proxmox",
+        "web",
+        "cross-browser JavaScript library",
+    ),
+    (
+        "libknet1",
+        "1.30-pve2",
+        "1.30-pve2",
+        "Proxmox",
+        "libs",
+        "kronosnet core switching implementation",
+    ),
+    (
+        "libproxmox-acme-perl",
+        "1.6.0",
+        "1.7.0",
+        "Proxmox",
+        "perl",
+        "ACME client library for perl",
+    ),
+    (
+        "libproxmox-backup-qemu0",
+        "1.5.2",
+        "2.0.1",
+        "Proxmox",
+        "admin",
+        "Proxmox Backup Server client library for QEMU",
+    ),
+    (
+        "libproxmox-rs-perl",
+        "0.3.5",
+        "0.4.1",
+        "Proxmox",
+        "perl",
+        "PVE/PMG common perl parts for Rust perlmod bindings",
+    ),
+    (
+        "libpve-access-control",
+        "8.2.2",
+        "9.0.4",
+        "Proxmox",
+        "perl",
+        "Proxmox VE access control library",
+    ),
+    (
+        "libpve-apiclient-perl",
+        "3.3.2",
+        "3.4.2",
+        "Proxmox",
+        "perl",
+        "Proxmox VE API client library",
+    ),
+    (
+        "libpve-cluster-api-perl",
+        "8.1.2",
+        "9.0.7",
+        "Proxmox",
+        "perl",
+        "Proxmox Virtual Environment cluster Perl API modules.",
+    ),
+    (
+        "libpve-cluster-perl",
+        "8.1.2",
+        "9.0.7",
+        "Proxmox",
+        "perl",
+        "Proxmox Virtual Environment cluster Perl modules.",
+    ),
+    (
+        "libpve-common-perl",
+        "8.3.4",
+        "9.0.13",
+        "Proxmox",
+        "perl",
+        "Proxmox VE base library",
+    ),
+    (
+        "libpve-guest-common-perl",
+        "5.2.2",
+        "6.0.2",
+        "Proxmox",
+        "perl",
+        "Proxmox VE common guest-related modules",
+    ),
+    (
+        "libpve-http-server-perl",
+        "5.2.2",
+        "6.0.5",
+        "Proxmox",
+        "perl",
+        "Proxmox Asynchrounous HTTP Server Implementation",
+    ),
+    (
+        "libpve-network-perl",
+        "0.11.2",
+        "1.2.3",
+        "Proxmox",
+        "perl",
+        "Proxmox VE's SDN (Software Defined Network) stack",
+    ),
+    (
+        "libpve-notify-perl",
+        "8.1.2",
+        "9.0.7",
+        "Proxmox",
+        "perl",
+        "Notify helper module.",
+    ),
+    (
+        "libpve-rs-perl",
+        "0.9.4",
+        "0.11.3",
+        "Proxmox",
+        "perl",
+        "PVE parts which have been ported to Rust - Rust source code",
+    ),
+    (
+        "libpve-storage-perl",
+        "8.3.7",
+        "9.1.0",
+        "Proxmox",
+        "perl",
+        "Proxmox VE storage management library",
+    ),
+    (
+        "libspice-server1",
+        "0.15.1-1",
+        "0.15.2-1+b1",
+        "Debian",
+        "libs",
+        "Implements the server side of the SPICE protocol",
+    ),
+    (
+        "lvm2",
+        "2.03.16-2",
+        "2.03.31-2+pmx1",
+        "Debian",
+        "admin",
+        "Linux Logical Volume Manager",
+    ),
+    (
+        "lxc-pve",
+        "6.0.0-1",
+        "6.0.5-3",
+        "Proxmox",
+        "admin",
+        "Linux containers userspace tools",
+    ),
+    (
+        "lxcfs",
+        "6.0.0-pve2",
+        "6.0.4-pve1",
+        "Proxmox",
+        "admin",
+        "LXC userspace filesystem",
+    ),
+    (
+        "novnc-pve",
+        "1.6.0-2",
+        "1.6.0-3",
+        "Proxmox",
+        "web",
+        "HTML5 VNC client",
+    ),
+    (
+        "proxmox-backup-client",
+        "3.4.7-1",
+        "4.0.20-1",
+        "Proxmox",
+        "admin",
+        "Proxmox Backup Client tools",
+    ),
+    (
+        "proxmox-backup-file-restore",
+        "3.4.7-1",
+        "4.0.20-1",
+        "Proxmox",
+        "admin",
+        "Proxmox Backup single file restore tools for pxar and block device backups",
+    ),
+    (
+        "proxmox-backup-restore-image",
+        "0.7.0",
+        "1.0.0",
+        "Proxmox",
+        "admin",
+        "Kernel/initramfs images for Proxmox Backup single-file restore.",
+    ),
+    (
+        "proxmox-firewall",
+        "0.7.1",
+        "1.2.1",
+        "Proxmox",
+        "admin",
+        "Proxmox's nftables-based firewall written in rust",
+    ),
+    (
+        "proxmox-kernel-helper",
+        "8.1.4",
+        "9.0.4",
+        "Proxmox",
+        "admin",
+        "Function for various kernel maintenance tasks.",
+    ),
+    (
+        "proxmox-mail-forward",
+        "0.3.3",
+        "1.0.2",
+        "Proxmox",
+        "admin",
+        "Proxmox mail forward helper",
+    ),
+    (
+        "proxmox-mini-journalreader",
+        "1.5",
+        "1.6",
+        "Proxmox",
+        "admin",
+        "Minimal systemd Journal Reader",
+    ),
+    (
+        "proxmox-offline-mirror-helper",
+        "0.6.8",
+        "0.7.3",
+        "Proxmox",
+        "admin",
+        "Proxmox offline repository mirror and subscription key manager helper",
+    ),
+    (
+        "proxmox-widget-toolkit",
+        "4.3.13",
+        "5.1.2",
+        "Proxmox",
+        "web",
+        "Core Widgets and ExtJS Helper Classes for Proxmox Web UIs",
+    ),
+    (
+        "pve-cluster",
+        "8.1.2",
+        "9.0.7",
+        "Proxmox",
+        "admin",
+        "\"pmxcfs\" distributed cluster filesystem for Proxmox Virtual Environment.",
+    ),
+    (
+        "pve-container",
+        "5.3.3",
+        "6.0.18",
+        "Proxmox",
+        "perl",
+        "Proxmox VE Container management tool",
+    ),
+    (
+        "pve-docs",
+        "8.4.1",
+        "9.1.1",
+        "Proxmox",
+        "doc",
+        "Proxmox VE Documentation",
+    ),
+    (
+        "pve-edk2-firmware",
+        "4.2025.02-4~bpo12+1",
+        "4.2025.05-2",
+        "Proxmox",
+        "misc",
+        "edk2 based UEFI firmware modules for virtual machines",
+    ),
+    (
+        "pve-esxi-import-tools",
+        "0.7.4",
+        "1.0.1",
+        "Proxmox",
+        "admin",
+        "Tools to allow importing VMs from ESXi hosts",
+    ),
+    (
+        "pve-firewall",
+        "5.1.2",
+        "6.0.4",
+        "Proxmox",
+        "admin",
+        "Proxmox VE Firewall",
+    ),
+    (
+        "pve-firmware",
+        "3.16-3",
+        "3.17-2",
+        "Proxmox",
+        "misc",
+        "Binary firmware code for the pve-kernel",
+    ),
+    (
+        "pve-ha-manager",
+        "4.0.7",
+        "5.0.8",
+        "Proxmox",
+        "perl",
+        "Proxmox VE HA Manager",
+    ),
+    (
+        "pve-i18n",
+        "3.4.5",
+        "3.6.2",
+        "Proxmox",
+        "perl",
+        "Internationalization support for Proxmox VE",
+    ),
+    (
+        "pve-qemu-kvm",
+        "9.2.0-7",
+        "10.1.2-4",
+        "Proxmox",
+        "admin",
+        "Full virtualization on x86 hardware",
+    ),
+    (
+        "pve-xtermjs",
+        "5.5.0-2",
+        "5.5.0-3",
+        "Proxmox",
+        "admin",
+        "HTML/JS Shell client for Proxmox projects",
+    ),
+    (
+        "qemu-server",
+        "8.4.4",
+        "9.1.4",
+        "Proxmox",
+        "admin",
+        "Qemu Server Tools",
+    ),
+    (
+        "smartmontools",
+        "7.3-pve1",
+        "7.4-pve1",
+        "Proxmox",
+        "utils",
+        "control and monitor storage systems using S.M.A.R.T.",
+    ),
+    (
+        "spiceterm",
+        "3.3.1",
+        "3.4.1",
+        "Proxmox",
+        "admin",
+        "SPICE Terminal Emulator",
+    ),
+    (
+        "swtpm",
+        "0.8.0+pve1",
+        "0.8.0+pve3",
+        "Proxmox",
+        "misc",
+        "Libtpms-based TPM emulator",
+    ),
+    (
+        "vncterm",
+        "1.8.1",
+        "1.9.1",
+        "Proxmox",
+        "admin",
+        "VNC Terminal Emulator",
+    ),
+    (
+        "zfsutils-linux",
+        "2.2.8-pve1",
+        "2.3.4-pve1",
+        "Proxmox",
+        "contrib/admin",
+        "command-line tools to manage OpenZFS filesystems",
+    ),
+];
+
+/// The running kernel's release (`uname -r`), as `/nodes/{node}/status`
+/// reports it.
+pub fn kernel_release(version: PveVersion) -> &'static str {
+    if version.is_v9() {
+        "6.17.2-1-pve"
+    } else {
+        "6.8.12-15-pve"
+    }
+}
+
+/// A package's name as the release installs it (the kernel's names
+/// carry its version).
+fn package_name(version: PveVersion, name: &str) -> String {
+    let (abi, series) = if version.is_v9() {
+        ("6.17.2-1-pve", "6.17")
+    } else {
+        ("6.8.12-15-pve", "6.8")
+    };
+    match name {
+        "KERNEL-SIGNED" => format!("proxmox-kernel-{abi}-signed"),
+        "KERNEL-META" => format!("proxmox-kernel-{series}"),
+        other => other.to_string(),
+    }
+}
+
+/// The installed packages of the release as `apt/versions` assembles
+/// them: `(name, version, origin, section, title)`.
+pub fn installed(
+    version: PveVersion,
+) -> Vec<(
+    String,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+)> {
+    PACKAGES
+        .iter()
+        .map(|(name, v8, v9, origin, section, title)| {
+            (
+                package_name(version, name),
+                if version.is_v9() { *v9 } else { *v8 },
+                *origin,
+                *section,
+                *title,
+            )
+        })
+        .collect()
+}
+
+/// Whether `name` is a package the release has installed.
+pub fn is_installed(version: PveVersion, name: &str) -> Option<&'static str> {
+    installed(version)
+        .into_iter()
+        .find(|(n, ..)| n == name)
+        .map(|(_, v, ..)| v)
+}
+
+/// One `apt/versions` (or `apt/update`) entry as `assemble_pkginfo`
+/// builds it.
+pub fn pkg_entry(
+    name: &str,
+    title: &str,
+    origin: &str,
+    section: &str,
+    version: &str,
+    old: Option<&str>,
+) -> Value {
+    let mut v = json!({
+        "Package": name,
+        "Title": title,
+        "Origin": origin,
+        "Description": title,
+        "Section": section,
+        "Arch": if section.ends_with("doc") || section.ends_with("perl") || section.ends_with("web") { "all" } else { "amd64" },
+        "Priority": "optional",
+        "Version": version,
+    });
+    if let Some(old) = old {
+        v["OldVersion"] = json!(old);
+    }
+    v
+}
+
+/// `GET /nodes/{node}/apt/versions`: the installed packages, with the
+/// running manager's version and kernel on their packages.
+pub fn versions(version: PveVersion) -> Vec<Value> {
+    installed(version)
+        .into_iter()
+        .map(|(name, ver, origin, section, title)| {
+            let mut e = pkg_entry(&name, title, origin, section, ver, Some(ver));
+            e["CurrentState"] = json!("Installed");
+            if name == "pve-manager" {
+                e["ManagerVersion"] = json!(format!("{}/{}", version.version(), version.repoid()));
+            } else if name == "proxmox-ve" {
+                e["RunningKernel"] = json!(kernel_release(version));
+            }
+            e
+        })
+        .collect()
+}
