@@ -11,17 +11,21 @@ pub mod agent;
 pub mod auth;
 pub mod backup;
 pub mod cluster;
+pub mod clusterconfig;
+pub mod clusterlog;
 mod envelope;
 mod fallback;
 pub mod firewall;
 pub mod ha;
 pub mod lxc;
+pub mod metrics;
 pub mod network;
 pub mod nodes;
 pub mod params;
 mod pipeline;
 pub mod pools;
 pub mod qemu;
+pub mod replication;
 pub mod sdn;
 pub mod storage;
 pub mod tasks;
@@ -193,6 +197,11 @@ impl Default for Router {
         routes.extend(sdn::routes());
         routes.extend(firewall::routes());
         routes.extend(ha::routes());
+        // Cluster services: replication, metric servers, tasks and log.
+        routes.extend(replication::routes());
+        routes.extend(metrics::routes());
+        routes.extend(clusterlog::routes());
+        routes.extend(clusterconfig::routes());
         Self { routes }
     }
 }

@@ -88,6 +88,14 @@ pub struct Cluster {
     pub(super) firewall: super::firewall::Firewall,
     /// HA resources, groups, rules and the manager's state.
     pub(super) ha: super::ha::Ha,
+    /// Storage replication: `replication.cfg`, the state, the job logs.
+    pub(super) replication: super::replication::Replication,
+    /// `status.cfg`'s metric servers.
+    pub(super) metrics: super::metrics::Metrics,
+    /// The cluster log's own entries (logins).
+    pub(super) clusterlog: super::clusterlog::ClusterLog,
+    /// What `POST /cluster/config` wrote into `corosync.conf`.
+    pub(super) corosync: super::corosync::Corosync,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -145,6 +153,24 @@ pub struct ClusterDoc {
     /// HA resources, groups, rules and the manager's state.
     #[serde(default, skip_serializing_if = "super::ha::Ha::is_empty")]
     pub ha: super::ha::Ha,
+    /// Storage replication jobs, their state and logs.
+    #[serde(
+        default,
+        skip_serializing_if = "super::replication::Replication::is_empty"
+    )]
+    pub replication: super::replication::Replication,
+    /// The metric servers.
+    #[serde(default, skip_serializing_if = "super::metrics::Metrics::is_empty")]
+    pub metrics: super::metrics::Metrics,
+    /// The cluster log's own entries.
+    #[serde(
+        default,
+        skip_serializing_if = "super::clusterlog::ClusterLog::is_empty"
+    )]
+    pub clusterlog: super::clusterlog::ClusterLog,
+    /// What `POST /cluster/config` wrote into `corosync.conf`.
+    #[serde(default, skip_serializing_if = "super::corosync::Corosync::is_empty")]
+    pub corosync: super::corosync::Corosync,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -175,6 +201,14 @@ struct ClusterDocRef<'a> {
     firewall: &'a super::firewall::Firewall,
     #[serde(skip_serializing_if = "super::ha::Ha::is_empty")]
     ha: &'a super::ha::Ha,
+    #[serde(skip_serializing_if = "super::replication::Replication::is_empty")]
+    replication: &'a super::replication::Replication,
+    #[serde(skip_serializing_if = "super::metrics::Metrics::is_empty")]
+    metrics: &'a super::metrics::Metrics,
+    #[serde(skip_serializing_if = "super::clusterlog::ClusterLog::is_empty")]
+    clusterlog: &'a super::clusterlog::ClusterLog,
+    #[serde(skip_serializing_if = "super::corosync::Corosync::is_empty")]
+    corosync: &'a super::corosync::Corosync,
 }
 
 impl Serialize for Cluster {
@@ -201,6 +235,10 @@ impl Serialize for Cluster {
             sdn: &self.sdn,
             firewall: &self.firewall,
             ha: &self.ha,
+            replication: &self.replication,
+            metrics: &self.metrics,
+            clusterlog: &self.clusterlog,
+            corosync: &self.corosync,
         }
         .serialize(s)
     }
@@ -228,6 +266,10 @@ impl From<ClusterDoc> for Cluster {
             sdn: d.sdn,
             firewall: d.firewall,
             ha: d.ha,
+            replication: d.replication,
+            metrics: d.metrics,
+            clusterlog: d.clusterlog,
+            corosync: d.corosync,
         }
     }
 }
@@ -532,6 +574,7 @@ impl Cluster {
     /// Ends every task due by `now_ms` (see [`Cluster::advance`]).
     fn advance_tasks(&mut self, now_ms: i64) {
         self.run_due_jobs(now_ms);
+        self.run_replication(now_ms);
         while let Some((i, until_ms)) = self.tasks.next_due(now_ms) {
             let Some(task) = self.tasks.at(i) else {
                 break;

@@ -28,6 +28,7 @@ pub mod network;
 pub mod resize;
 pub mod rrd;
 pub mod sdn;
+pub mod services;
 pub mod snapshot;
 pub mod storage;
 pub mod tasks;

@@ -186,6 +186,10 @@ impl Scenario {
             sdn: Default::default(),
             firewall: Default::default(),
             ha: Default::default(),
+            replication: Default::default(),
+            metrics: Default::default(),
+            clusterlog: Default::default(),
+            corosync: Default::default(),
         });
         for d in &self.downloads {
             if !d.url.starts_with("http://") && !d.url.starts_with("https://") {
