@@ -92,7 +92,8 @@ pub struct Cluster {
     pub(super) replication: super::replication::Replication,
     /// `status.cfg`'s metric servers.
     pub(super) metrics: super::metrics::Metrics,
-    /// The cluster log's own entries (logins).
+    /// The cluster log's own entries (logins); not part of a saved
+    /// world.
     pub(super) clusterlog: super::clusterlog::ClusterLog,
     /// What `POST /cluster/config` wrote into `corosync.conf`.
     pub(super) corosync: super::corosync::Corosync,
@@ -162,12 +163,6 @@ pub struct ClusterDoc {
     /// The metric servers.
     #[serde(default, skip_serializing_if = "super::metrics::Metrics::is_empty")]
     pub metrics: super::metrics::Metrics,
-    /// The cluster log's own entries.
-    #[serde(
-        default,
-        skip_serializing_if = "super::clusterlog::ClusterLog::is_empty"
-    )]
-    pub clusterlog: super::clusterlog::ClusterLog,
     /// What `POST /cluster/config` wrote into `corosync.conf`.
     #[serde(default, skip_serializing_if = "super::corosync::Corosync::is_empty")]
     pub corosync: super::corosync::Corosync,
@@ -205,8 +200,6 @@ struct ClusterDocRef<'a> {
     replication: &'a super::replication::Replication,
     #[serde(skip_serializing_if = "super::metrics::Metrics::is_empty")]
     metrics: &'a super::metrics::Metrics,
-    #[serde(skip_serializing_if = "super::clusterlog::ClusterLog::is_empty")]
-    clusterlog: &'a super::clusterlog::ClusterLog,
     #[serde(skip_serializing_if = "super::corosync::Corosync::is_empty")]
     corosync: &'a super::corosync::Corosync,
 }
@@ -237,7 +230,6 @@ impl Serialize for Cluster {
             ha: &self.ha,
             replication: &self.replication,
             metrics: &self.metrics,
-            clusterlog: &self.clusterlog,
             corosync: &self.corosync,
         }
         .serialize(s)
@@ -268,7 +260,9 @@ impl From<ClusterDoc> for Cluster {
             ha: d.ha,
             replication: d.replication,
             metrics: d.metrics,
-            clusterlog: d.clusterlog,
+            // pmxcfs keeps its log in memory: a saved world starts
+            // without the logins (the journal does not replay them).
+            clusterlog: Default::default(),
             corosync: d.corosync,
         }
     }

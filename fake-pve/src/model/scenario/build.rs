@@ -188,7 +188,6 @@ impl Scenario {
             ha: Default::default(),
             replication: Default::default(),
             metrics: Default::default(),
-            clusterlog: Default::default(),
             corosync: Default::default(),
         });
         for d in &self.downloads {
