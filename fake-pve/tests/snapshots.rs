@@ -1267,6 +1267,73 @@ const CASES: &[Case] = &[
         "get_nodes_node_certificates_info",
         "/nodes/{node}/certificates/info",
         "/nodes/pve1/certificates/info",
+    // cluster services: replication, metric servers, tasks, log, corosync
+    case(
+        "get_cluster_replication",
+        "/cluster/replication",
+        "/cluster/replication",
+    ),
+    case(
+        "get_cluster_replication_id",
+        "/cluster/replication/{id}",
+        "/cluster/replication/101-0",
+    ),
+    case(
+        "get_nodes_node_replication",
+        "/nodes/{node}/replication",
+        "/nodes/pve2/replication",
+    ),
+    case(
+        "get_nodes_node_replication_id",
+        "/nodes/{node}/replication/{id}",
+        "/nodes/pve2/replication/101-0",
+    ),
+    case(
+        "get_nodes_node_replication_id_status",
+        "/nodes/{node}/replication/{id}/status",
+        "/nodes/pve2/replication/101-0/status",
+    ),
+    case(
+        "get_nodes_node_replication_id_log",
+        "/nodes/{node}/replication/{id}/log",
+        "/nodes/pve2/replication/101-0/log",
+    ),
+    case(
+        "get_cluster_metrics_server",
+        "/cluster/metrics/server",
+        "/cluster/metrics/server",
+    ),
+    case(
+        "get_cluster_metrics_server_id",
+        "/cluster/metrics/server/{id}",
+        "/cluster/metrics/server/influx",
+    ),
+    case("get_cluster_tasks", "/cluster/tasks", "/cluster/tasks"),
+    case("get_cluster_log", "/cluster/log", "/cluster/log?max=20"),
+    case(
+        "get_cluster_config_nodes",
+        "/cluster/config/nodes",
+        "/cluster/config/nodes",
+    ),
+    case(
+        "get_cluster_config_totem",
+        "/cluster/config/totem",
+        "/cluster/config/totem",
+    ),
+    case(
+        "get_cluster_config_join",
+        "/cluster/config/join",
+        "/cluster/config/join?node=pve2",
+    ),
+    case(
+        "get_cluster_config_qdevice",
+        "/cluster/config/qdevice",
+        "/cluster/config/qdevice",
+    ),
+    case(
+        "get_cluster_config_apiversion",
+        "/cluster/config/apiversion",
+        "/cluster/config/apiversion",
     ),
 ];
 
@@ -1530,6 +1597,10 @@ impl World {
             "/cluster/ha/resources",
             "sid=101&state=stopped",
         );
+        // Replication of the VM on pve2's ZFS pool to pve1, made in the
+        // model so that the run's random draws stay as they were; its
+        // first run comes at the next minute.
+        self.services_early();
         // A download that fails.
         let failed = self.task(
             post.clone(),
@@ -1686,6 +1757,7 @@ impl World {
         }
         self.advance(5);
         self.sdn();
+        self.services();
         vec![
             ("{create}", create),
             ("{failed}", failed),
@@ -1976,6 +2048,37 @@ impl World {
             Method::PUT,
             "/cluster/sdn/fabrics/node/of1/pve2",
             "protocol=openfabric&ip=10.100.0.12",
+/// The cluster services' part of the world.
+impl World {
+    /// A replication job of VM 101 (on pve2's ZFS pool) to pve1.
+    fn services_early(&self) {
+        let up = fake_pve::model::replication::JobUpdate {
+            target: Some("pve1".into()),
+            schedule: Some("*/30".into()),
+            rate: Some(50.0),
+            comment: Some("build agent".into()),
+            ..Default::default()
+        };
+        let now = self.state.clock().now();
+        self.state
+            .with(|c| c.create_replication_job("101-0", &up, now))
+            .expect("replication job");
+    }
+
+    /// Metric servers, made last so that the other answers' random draws
+    /// stay as they were.
+    fn services(&self) {
+        let post = Method::POST;
+        self.call(
+            post.clone(),
+            "/cluster/metrics/server/graphite",
+            "type=graphite&server=192.0.2.20&port=2003&proto=tcp&path=pve",
+        );
+        self.call(
+            post,
+            "/cluster/metrics/server/influx",
+            "type=influxdb&server=influx.example.com&port=8086&influxdbproto=https\
+             &organization=lab&bucket=pve&token=secret&disable=1",
         );
     }
 }

@@ -843,6 +843,29 @@ impl PveWorld {
                 refuse("an HA group or rule this scenario did not make");
             }
             ["cluster", "ha", "groups" | "rules", ..] => {}
+            // Replication jobs `<guest>-<n>` of the scenario's own
+            // guests; metric servers with its prefix.
+            ["cluster", "replication", rest @ ..] => {
+                let id = rest.first().map(|s| (*s).to_string()).or_else(|| {
+                    params
+                        .pairs()
+                        .iter()
+                        .find(|(k, _)| k == "id")
+                        .map(|(_, v)| v.clone())
+                });
+                match id
+                    .as_deref()
+                    .and_then(|i| i.split_once('-'))
+                    .and_then(|(g, _)| g.parse::<u32>().ok())
+                {
+                    Some(g) => self.guard_vmid(g),
+                    None => refuse("a replication job that is not one of this scenario's guests"),
+                }
+            }
+            ["cluster", "metrics", "server", id] if !mine(id) => {
+                refuse("a metric server this scenario did not make");
+            }
+            ["cluster", "metrics", "server", _] => {}
             ["storage"] => {
                 if !params
                     .pairs()

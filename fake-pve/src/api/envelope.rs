@@ -146,6 +146,7 @@ pub fn status_of(e: &Error) -> u16 {
         ErrorKind::Unauthorized => 401,
         ErrorKind::Forbidden => 403,
         ErrorKind::NotImplemented => 501,
+        ErrorKind::FailedDependency => 424,
         ErrorKind::Unreachable => 595,
         ErrorKind::Failed
         | ErrorKind::NotFound

@@ -11,11 +11,14 @@ pub mod agent;
 pub mod auth;
 pub mod backup;
 pub mod cluster;
+pub mod clusterconfig;
+pub mod clusterlog;
 mod envelope;
 mod fallback;
 pub mod firewall;
 pub mod ha;
 pub mod lxc;
+pub mod metrics;
 pub mod network;
 pub mod node_hw;
 pub mod nodes;
@@ -23,6 +26,7 @@ pub mod params;
 mod pipeline;
 pub mod pools;
 pub mod qemu;
+pub mod replication;
 pub mod sdn;
 pub mod sdn_fabrics;
 pub mod storage;
@@ -198,6 +202,11 @@ impl Default for Router {
         routes.extend(ha::routes());
         // A node's disks, hardware, capabilities, packages, scans.
         routes.extend(node_hw::routes());
+        // Cluster services: replication, metric servers, tasks and log.
+        routes.extend(replication::routes());
+        routes.extend(metrics::routes());
+        routes.extend(clusterlog::routes());
+        routes.extend(clusterconfig::routes());
         Self { routes }
     }
 }

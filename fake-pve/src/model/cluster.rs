@@ -90,6 +90,15 @@ pub struct Cluster {
     pub(super) ha: super::ha::Ha,
     /// Each node's disks, devices, updates, scan servers, certificate.
     pub(super) hardware: super::node_hw::Hardware,
+    /// Storage replication: `replication.cfg`, the state, the job logs.
+    pub(super) replication: super::replication::Replication,
+    /// `status.cfg`'s metric servers.
+    pub(super) metrics: super::metrics::Metrics,
+    /// The cluster log's own entries (logins); not part of a saved
+    /// world.
+    pub(super) clusterlog: super::clusterlog::ClusterLog,
+    /// What `POST /cluster/config` wrote into `corosync.conf`.
+    pub(super) corosync: super::corosync::Corosync,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -150,6 +159,18 @@ pub struct ClusterDoc {
     /// Each node's disks, devices, updates, scan servers, certificate.
     #[serde(default, skip_serializing_if = "super::node_hw::Hardware::is_empty")]
     pub hardware: super::node_hw::Hardware,
+    /// Storage replication jobs, their state and logs.
+    #[serde(
+        default,
+        skip_serializing_if = "super::replication::Replication::is_empty"
+    )]
+    pub replication: super::replication::Replication,
+    /// The metric servers.
+    #[serde(default, skip_serializing_if = "super::metrics::Metrics::is_empty")]
+    pub metrics: super::metrics::Metrics,
+    /// What `POST /cluster/config` wrote into `corosync.conf`.
+    #[serde(default, skip_serializing_if = "super::corosync::Corosync::is_empty")]
+    pub corosync: super::corosync::Corosync,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -182,6 +203,12 @@ struct ClusterDocRef<'a> {
     ha: &'a super::ha::Ha,
     #[serde(skip_serializing_if = "super::node_hw::Hardware::is_empty")]
     hardware: &'a super::node_hw::Hardware,
+    #[serde(skip_serializing_if = "super::replication::Replication::is_empty")]
+    replication: &'a super::replication::Replication,
+    #[serde(skip_serializing_if = "super::metrics::Metrics::is_empty")]
+    metrics: &'a super::metrics::Metrics,
+    #[serde(skip_serializing_if = "super::corosync::Corosync::is_empty")]
+    corosync: &'a super::corosync::Corosync,
 }
 
 impl Serialize for Cluster {
@@ -209,6 +236,9 @@ impl Serialize for Cluster {
             firewall: &self.firewall,
             ha: &self.ha,
             hardware: &self.hardware,
+            replication: &self.replication,
+            metrics: &self.metrics,
+            corosync: &self.corosync,
         }
         .serialize(s)
     }
@@ -237,6 +267,12 @@ impl From<ClusterDoc> for Cluster {
             firewall: d.firewall,
             ha: d.ha,
             hardware: d.hardware,
+            replication: d.replication,
+            metrics: d.metrics,
+            // pmxcfs keeps its log in memory: a saved world starts
+            // without the logins (the journal does not replay them).
+            clusterlog: Default::default(),
+            corosync: d.corosync,
         }
     }
 }
@@ -541,6 +577,7 @@ impl Cluster {
     /// Ends every task due by `now_ms` (see [`Cluster::advance`]).
     fn advance_tasks(&mut self, now_ms: i64) {
         self.run_due_jobs(now_ms);
+        self.run_replication(now_ms);
         while let Some((i, until_ms)) = self.tasks.next_due(now_ms) {
             let Some(task) = self.tasks.at(i) else {
                 break;

@@ -8,19 +8,23 @@ pub mod acl;
 pub mod agent;
 pub mod backup;
 pub mod cluster;
+pub mod clusterlog;
 pub mod context;
+pub mod corosync;
 pub mod datacenter;
 pub mod faults;
 pub mod firewall;
 pub mod guests;
 pub mod ha;
 pub mod lxc;
+pub mod metrics;
 pub mod network;
 pub mod node_hw;
 pub mod nodes;
 pub mod overview;
 pub mod pools;
 pub mod qemu;
+pub mod replication;
 pub mod scenario;
 pub mod sdn;
 pub mod size;
@@ -82,6 +86,10 @@ pub enum Error {
     /// A method PVE does not have, or one fake-pve does not emulate.
     #[error("{0}")]
     NotImplemented(String),
+    /// What the call needs is not there (HTTP 424, as `join_info` on a
+    /// standalone node).
+    #[error("{0}")]
+    FailedDependency(String),
 }
 
 /// The kinds of [`Error`], without their messages.
@@ -107,6 +115,8 @@ pub enum ErrorKind {
     Unreachable,
     /// [`Error::NotImplemented`].
     NotImplemented,
+    /// [`Error::FailedDependency`].
+    FailedDependency,
 }
 
 impl Error {
@@ -164,6 +174,7 @@ impl Error {
             Error::Unauthorized(_) => ErrorKind::Unauthorized,
             Error::Unreachable(_) => ErrorKind::Unreachable,
             Error::NotImplemented(_) => ErrorKind::NotImplemented,
+            Error::FailedDependency(_) => ErrorKind::FailedDependency,
         }
     }
 
@@ -180,7 +191,8 @@ impl Error {
             | Error::Forbidden(m)
             | Error::Unauthorized(m)
             | Error::Unreachable(m)
-            | Error::NotImplemented(m) => m,
+            | Error::NotImplemented(m)
+            | Error::FailedDependency(m) => m,
         }
     }
 
@@ -208,6 +220,7 @@ impl Error {
             Error::Unauthorized(m) => Error::Unauthorized(f(&m)),
             Error::Unreachable(m) => Error::Unreachable(f(&m)),
             Error::NotImplemented(m) => Error::NotImplemented(f(&m)),
+            Error::FailedDependency(m) => Error::FailedDependency(f(&m)),
         }
     }
 }

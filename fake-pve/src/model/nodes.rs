@@ -298,6 +298,16 @@ impl Nodes {
         out
     }
 
+    /// Makes a standalone node the one member of cluster `name` with
+    /// corosync node id `nodeid` (`pvecm create`).
+    pub fn form_cluster(&mut self, name: &str, nodeid: u32) {
+        self.cluster = Some(name.to_string());
+        let local = self.local.clone();
+        if let Some(n) = self.get_mut(&local) {
+            n.nodeid = nodeid;
+        }
+    }
+
     /// Sets the local node's `ssl_fingerprint` (the served certificate's).
     pub fn set_local_fingerprint(&mut self, fp: &str) {
         let local = self.local.clone();

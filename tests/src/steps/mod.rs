@@ -30,6 +30,7 @@ pub mod resize;
 pub mod rrd;
 pub mod sdn;
 pub mod sdn_fabrics;
+pub mod services;
 pub mod snapshot;
 pub mod storage;
 pub mod tasks;

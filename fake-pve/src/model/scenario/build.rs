@@ -187,6 +187,9 @@ impl Scenario {
             firewall: Default::default(),
             ha: Default::default(),
             hardware: Default::default(),
+            replication: Default::default(),
+            metrics: Default::default(),
+            corosync: Default::default(),
         });
         for n in &self.nodes {
             cluster

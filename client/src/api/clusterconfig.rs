@@ -1,0 +1,105 @@
+//! The corosync configuration (`/cluster/config`): its node list, totem
+//! section, join information, and making a cluster of a standalone
+//! node.
+//!
+//! ```no_run
+//! # async fn f(client: &pve_client::Client) -> pve_client::error::Result<()> {
+//! let cfg = client.cluster_config();
+//! if cfg.nodes().await?.is_empty() {
+//!     let upid = cfg.create("lab", &[]).await?;
+//!     client.tasks().wait(&upid).await?;
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+use reqwest::Method;
+use serde_json::{Map, Value};
+
+use super::tasks::Upid;
+use crate::Client;
+use crate::error::Result;
+use crate::transport::Params;
+
+/// The calls of this module; see [`Client::cluster_config`].
+#[derive(Debug, Clone, Copy)]
+pub struct ClusterConfig<'a> {
+    client: &'a Client,
+}
+
+impl Client {
+    /// The `/cluster/config` calls.
+    pub fn cluster_config(&self) -> ClusterConfig<'_> {
+        ClusterConfig { client: self }
+    }
+}
+
+impl ClusterConfig<'_> {
+    /// `GET /cluster/config/nodes` (`nodes`): `node`, `name`, `nodeid`,
+    /// `quorum_votes`, `ringN_addr` of each member; empty on a
+    /// standalone node.
+    ///
+    /// # Errors
+    /// 403 without `Sys.Audit` on `/`.
+    pub async fn nodes(&self) -> Result<Vec<Map<String, Value>>> {
+        self.client
+            .call(Method::GET, "/cluster/config/nodes", &Params::new())
+            .await
+    }
+
+    /// `GET /cluster/config/totem` (`totem`): `null` on a standalone node.
+    ///
+    /// # Errors
+    /// 403 without `Sys.Audit` on `/`.
+    pub async fn totem(&self) -> Result<Value> {
+        self.client
+            .call(Method::GET, "/cluster/config/totem", &Params::new())
+            .await
+    }
+
+    /// `GET /cluster/config/join` (`join_info`).
+    ///
+    /// # Errors
+    /// 424 `node is not in a cluster, no join info available!`.
+    pub async fn join_info(&self, node: Option<&str>) -> Result<Map<String, Value>> {
+        let params = Params::new().opt("node", node);
+        self.client
+            .call(Method::GET, "/cluster/config/join", &params)
+            .await
+    }
+
+    /// `GET /cluster/config/apiversion` (`join_api_version`).
+    ///
+    /// # Errors
+    /// 403 without `Sys.Audit` on `/`.
+    pub async fn join_api_version(&self) -> Result<u64> {
+        self.client
+            .call(Method::GET, "/cluster/config/apiversion", &Params::new())
+            .await
+    }
+
+    /// `GET /cluster/config/qdevice` (`status`).
+    ///
+    /// # Errors
+    /// 403 without `Sys.Audit` on `/`.
+    pub async fn qdevice_status(&self) -> Result<Map<String, Value>> {
+        self.client
+            .call(Method::GET, "/cluster/config/qdevice", &Params::new())
+            .await
+    }
+
+    /// `POST /cluster/config` (`create`, root@pam only): a
+    /// `clustercreate` task; `links` as `(n, address)`.
+    ///
+    /// # Errors
+    /// `cluster config '/etc/pve/corosync.conf' already exists`.
+    pub async fn create(&self, clustername: &str, links: &[(u32, &str)]) -> Result<Upid> {
+        let mut params = Params::new().set("clustername", clustername);
+        for (n, addr) in links {
+            params.push(format!("link{n}"), *addr);
+        }
+        self.client
+            .call(Method::POST, "/cluster/config", &params)
+            .await
+    }
+}

@@ -1,0 +1,116 @@
+//! `/cluster/config`: the corosync configuration (pve-cluster
+//! `API2/ClusterConfig.pm`). Reading it and creating a cluster on a
+//! standalone node are emulated; joining, adding and removing nodes
+//! need a second host speaking PVE's join protocol and stay 501.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::{Ctx, Reply, Route, get, post};
+use crate::model::corosync::{CreateCluster, JOIN_API_VERSION, Link};
+use crate::model::tasks::Worker;
+use crate::model::{Error, Result};
+
+/// The routes of this area.
+pub fn routes() -> Vec<Route> {
+    vec![
+        post("/cluster/config", create),
+        get("/cluster/config/nodes", nodes),
+        get("/cluster/config/totem", totem),
+        get("/cluster/config/join", join_info),
+        get("/cluster/config/qdevice", status),
+        get("/cluster/config/apiversion", join_api_version),
+    ]
+}
+
+/// `GET /cluster/config/apiversion`.
+fn join_api_version(_: &Ctx<'_>) -> Result<Reply> {
+    Ok(json!(JOIN_API_VERSION).into())
+}
+
+/// `GET /cluster/config/nodes`.
+fn nodes(ctx: &Ctx<'_>) -> Result<Reply> {
+    Ok(Value::Array(ctx.with(|c| c.corosync_nodes_view())).into())
+}
+
+/// `GET /cluster/config/totem`: `null` on a standalone node.
+fn totem(ctx: &Ctx<'_>) -> Result<Reply> {
+    Ok(ctx.with(|c| c.totem_view()).unwrap_or(Value::Null).into())
+}
+
+/// `GET /cluster/config/join`.
+fn join_info(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.params.str("node");
+    Ok(ctx.with(|c| c.join_info(node.as_deref()))?.into())
+}
+
+/// `GET /cluster/config/qdevice`: no QDevice runs here, so `{}` (PVE's
+/// answer without the qdevice socket).
+fn status(_: &Ctx<'_>) -> Result<Reply> {
+    Ok(json!({}).into())
+}
+
+/// The `linkN` parameters.
+fn links(ctx: &Ctx<'_>) -> Result<BTreeMap<u32, Link>> {
+    let mut out = BTreeMap::new();
+    for name in ctx.params.names() {
+        let Some(n) = name
+            .strip_prefix("link")
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let text = ctx.params.str(name).unwrap_or_default();
+        let mut address = None;
+        let mut priority = None;
+        for part in text.split(',') {
+            match part.split_once('=') {
+                Some(("address", a)) => address = Some(a.to_string()),
+                Some(("priority", p)) => priority = p.parse::<u64>().ok(),
+                None => address = Some(part.to_string()),
+                _ => {}
+            }
+        }
+        let address = address
+            .ok_or_else(|| Error::invalid(name, "property is missing and it is not optional"))?;
+        out.insert(n, Link { address, priority });
+    }
+    Ok(out)
+}
+
+/// `POST /cluster/config` (root@pam only, as the schema has no
+/// permissions): refused on a cluster member, else a `clustercreate`
+/// task; the cluster exists once the call answers.
+fn create(ctx: &Ctx<'_>) -> Result<Reply> {
+    let p = &ctx.params;
+    let clustername = ctx.param("clustername")?;
+    let req = CreateCluster {
+        clustername: clustername.clone(),
+        nodeid: p
+            .int("nodeid", Some(1), None)?
+            .and_then(|n| u32::try_from(n).ok()),
+        votes: p
+            .int("votes", Some(1), None)?
+            .and_then(|n| u64::try_from(n).ok()),
+        links: links(ctx)?,
+        token_coefficient: p
+            .int("token-coefficient", Some(0), None)?
+            .and_then(|n| u64::try_from(n).ok()),
+    };
+    let who = ctx.who()?.to_string();
+    let now_ms = ctx.now_ms();
+    let ms = ctx.task_ms("clustercreate");
+    let upid = ctx.with(|c| {
+        c.create_cluster(&req)?;
+        let node = c.nodes().local().to_string();
+        let worker = Worker::new("clustercreate", &clustername)
+            .log("Corosync Cluster Engine Authentication key generator.")
+            .log("Gathering 2048 bits for key from /dev/urandom.")
+            .log("Writing corosync key to /etc/corosync/authkey.")
+            .log("Writing corosync config to /etc/pve/corosync.conf")
+            .log("Restart corosync and cluster filesystem");
+        Ok::<_, Error>(c.start_task(&node, worker, &who, now_ms, ms))
+    })?;
+    Ok(json!(upid).into())
+}

@@ -1,0 +1,137 @@
+//! Metric servers (`status.cfg`): each plugin type's options, the
+//! refusals of `check_config`, and the update's `delete` rules.
+
+use rstest::rstest;
+
+use super::{map, refused};
+use crate::model::PveVersion;
+use crate::model::metrics::Metrics;
+
+const V9: PveVersion = PveVersion::V9_1;
+
+fn with_graphite() -> Metrics {
+    let mut m = Metrics::default();
+    m.create(
+        V9,
+        "g1",
+        "graphite",
+        map(&[("server", "192.0.2.5"), ("port", "2003"), ("proto", "tcp")]),
+    )
+    .expect("created");
+    m
+}
+
+#[test]
+fn servers_are_listed_and_read_typed() {
+    let mut m = with_graphite();
+    m.create(
+        V9,
+        "influx",
+        "influxdb",
+        map(&[
+            ("server", "db.example"),
+            ("port", "8086"),
+            ("influxdbproto", "https"),
+            ("token", "t0ken"),
+            ("verify-certificate", "0"),
+            ("disable", "1"),
+        ]),
+    )
+    .expect("created");
+    let idx = m.index();
+    assert_eq!(idx.len(), 2);
+    assert_eq!(idx[0]["id"], "g1");
+    assert_eq!(idx[0]["disable"], 0);
+    assert_eq!(idx[0]["port"], 2003);
+    assert_eq!(idx[1]["disable"], 1);
+    let r = m.read(V9, "influx").expect("reads");
+    assert_eq!(r["type"], "influxdb");
+    assert_eq!(r["verify-certificate"], 0);
+    assert_eq!(r["port"], 8086);
+    assert!(r.get("token").is_none(), "the token is never read back");
+    assert!(m.has_token("influx"));
+    assert_eq!(
+        refused(m.read(V9, "nope")),
+        (500, "status server entry 'nope' does not exist".into())
+    );
+}
+
+#[rstest]
+#[case("graphite", &[("port", "2003")], "missing value for required option 'server'")]
+#[case("influxdb", &[("server", "a")], "missing value for required option 'port'")]
+#[case("graphite", &[("server", "a"), ("bucket", "b")], "unexpected property 'bucket'")]
+#[case("influxdb", &[("server", "a"), ("port", "1"), ("proto", "udp")], "unexpected property 'proto'")]
+fn create_refusals(#[case] kind: &str, #[case] opts: &[(&str, &str)], #[case] msg: &str) {
+    let mut m = Metrics::default();
+    assert_eq!(
+        refused(m.create(V9, "x", kind, map(opts))),
+        (500, msg.into())
+    );
+}
+
+#[test]
+fn opentelemetry_is_9x_only() {
+    let mut m = Metrics::default();
+    let opts = map(&[("server", "otel.example"), ("port", "4318")]);
+    m.create(V9, "o", "opentelemetry", opts.clone())
+        .expect("9.1 has it");
+    let mut old = Metrics::default();
+    assert_eq!(
+        refused(old.create(PveVersion::V8_4, "o", "opentelemetry", opts)).1,
+        "unknown section type 'opentelemetry'"
+    );
+}
+
+#[test]
+fn an_id_is_taken_once() {
+    let mut m = with_graphite();
+    assert_eq!(
+        refused(m.create(V9, "g1", "graphite", map(&[("server", "b")]))).1,
+        "Metric server 'g1' already exists"
+    );
+}
+
+#[rstest]
+#[case(&[], &["server"], "unable to delete required option 'server'")]
+#[case(&[], &["bogus"], "no such option 'bogus'")]
+#[case(&[("path", "pve")], &["path"], "cannot set and delete property 'path' at the same time!")]
+#[case(&[("bucket", "b")], &[], "unexpected property 'bucket'")]
+fn update_refusals(#[case] set: &[(&str, &str)], #[case] delete: &[&str], #[case] msg: &str) {
+    let mut m = with_graphite();
+    let delete: Vec<String> = delete.iter().map(|s| (*s).to_string()).collect();
+    assert_eq!(refused(m.update(V9, "g1", map(set), &delete, None)).1, msg);
+}
+
+#[test]
+fn update_sets_deletes_and_checks_the_digest() {
+    let mut m = with_graphite();
+    let digest = m.digest();
+    m.update(
+        V9,
+        "g1",
+        map(&[("path", "proxmox"), ("timeout", "3")]),
+        &["proto".into()],
+        Some(&digest),
+    )
+    .expect("updated");
+    let r = m.read(V9, "g1").expect("reads");
+    assert_eq!(r["path"], "proxmox");
+    assert_eq!(r["timeout"], 3);
+    assert!(r.get("proto").is_none());
+    assert_eq!(
+        refused(m.update(V9, "g1", map(&[]), &[], Some(&digest))).1,
+        "detected modified configuration - file changed by other user? Try again."
+    );
+    assert_eq!(
+        refused(m.update(V9, "zz", map(&[]), &[], None)).1,
+        "no such server 'zz'"
+    );
+}
+
+#[test]
+fn deleting_a_missing_server_fails_on_its_missing_type() {
+    let mut m = with_graphite();
+    m.delete("g1").expect("deleted");
+    assert!(m.is_empty());
+    assert_eq!(refused(m.delete("g1")).1, "unknown section type ''");
+}
