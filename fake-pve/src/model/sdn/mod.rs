@@ -15,6 +15,7 @@ pub mod config;
 pub mod ipam;
 pub mod net;
 pub mod rules;
+pub mod status;
 
 use std::collections::BTreeMap;
 
