@@ -191,6 +191,9 @@ impl Default for Router {
         routes.extend(pools::routes());
         routes.extend(backup::routes());
         routes.extend(sdn::routes());
+        // SDN: the VNet firewall and a node's SDN views.
+        routes.extend(sdn::vnet_firewall::routes());
+        routes.extend(sdn::node_status::routes());
         routes.extend(firewall::routes());
         routes.extend(ha::routes());
         Self { routes }
