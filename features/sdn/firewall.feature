@@ -5,8 +5,8 @@ Feature: The firewall of an SDN VNet
   are forward rules or security groups, checked as every firewall rule
   is. PVE reads the VNet from the running configuration and checks
   SDN.Audit or SDN.Allocate on /sdn/zones/<zone>/<vnet>. Applying
-  reaches every pending change of the cluster: these scenarios are
-  @destructive and run alone.
+  reaches every pending change of the cluster: the scenarios that apply
+  are tagged @destructive and run alone.
 
   Scenario: A VNet not applied yet has no firewall
     Given SDN zone "{zone:s}" of type "simple" exists
