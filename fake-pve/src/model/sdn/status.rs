@@ -27,14 +27,15 @@ pub struct VnetStatus {
     pub statusmsg: Option<String>,
 }
 
+/// The zones' status by zone and the VNets' by VNet, as `Zones::status`
+/// answers them.
+pub type NodeStatus = (BTreeMap<String, &'static str>, BTreeMap<String, VnetStatus>);
+
 impl Sdn {
     /// `Zones::status` on `node`: the running zones that cover it and the
     /// running VNets of those zones, each `available`; `None` before the
     /// first apply (no running version).
-    pub fn node_status(
-        &self,
-        node: &str,
-    ) -> Option<(BTreeMap<String, &'static str>, BTreeMap<String, VnetStatus>)> {
+    pub fn node_status(&self, node: &str) -> Option<NodeStatus> {
         self.running_version()?;
         let zones = self
             .zones_on(node)
