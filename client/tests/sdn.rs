@@ -134,3 +134,96 @@ async fn zone_vnet_subnet_apply_and_ipam() {
         }
     }
 }
+
+/// A VNet's firewall (`api::firewall::Scope::Vnet`) once the VNet is
+/// applied, and the node's view of the applied zones and VNets.
+#[tokio::test]
+async fn vnet_firewall_and_node_status() {
+    use pve_client::api::firewall::{RuleSpec, Scope};
+
+    for mode in MODES {
+        let run = start().await;
+        let (pve, checked) = checked_client(&run, mode);
+        let sdn = pve.sdn();
+        let fw = pve.firewall();
+        let scope = Scope::Vnet("labnet".into());
+
+        sdn.zones()
+            .create("lab", "simple", &[])
+            .await
+            .expect("zone");
+        sdn.vnets()
+            .create_vnet("labnet", &[("zone", "lab")])
+            .await
+            .expect("vnet");
+        assert!(sdn.node("pve").zones().await.expect("zones").is_empty());
+        let e = fw.get_rules(&scope).await.expect_err("not applied yet");
+        assert!(e.to_string().contains("invalid vnet specified"), "{e}");
+
+        let upid = sdn.reload().await.expect("apply");
+        pve.tasks().wait(&upid).await.expect("task");
+
+        let zones = sdn.node("pve").zones().await.expect("zones");
+        assert_eq!(zones.len(), 1);
+        assert_eq!(
+            (zones[0].zone.as_str(), zones[0].status.as_str()),
+            ("lab", "available")
+        );
+        let content = sdn.node("pve").zone_content("lab").await.expect("content");
+        assert_eq!(content.len(), 1);
+        assert_eq!(content[0].vnet, "labnet");
+        assert_eq!(content[0].status.as_deref(), Some("available"));
+        assert_eq!(content[0].statusmsg, None);
+
+        fw.create_rule(
+            &scope,
+            &RuleSpec::new("forward", "ACCEPT")
+                .macro_("ssh")
+                .enable(true),
+        )
+        .await
+        .expect("forward rule");
+        let e = fw
+            .create_rule(&scope, &RuleSpec::new("in", "ACCEPT"))
+            .await
+            .expect_err("no in rules on a VNet");
+        assert!(
+            e.to_string()
+                .contains("invalid rule type 'in' for rule_env 'vnet'"),
+            "{e}"
+        );
+        let rules = fw.get_rules(&scope).await.expect("rules");
+        assert_eq!(rules.len(), 1);
+        assert_eq!(rules[0].get("macro"), Some("SSH"));
+        let one = fw.get_rule(&scope, 0).await.expect("rule");
+        assert_eq!(one.kind, "forward");
+        fw.set_options(
+            &scope,
+            &[("enable", "1"), ("policy_forward", "DROP")],
+            &[],
+            None,
+        )
+        .await
+        .expect("options");
+        let opts = fw.get_options(&scope).await.expect("options");
+        assert_eq!(
+            opts.get("policy_forward").and_then(|v| v.as_str()),
+            Some("DROP")
+        );
+        fw.delete_rule(&scope, 0, None).await.expect("delete");
+        assert!(fw.get_rules(&scope).await.expect("rules").is_empty());
+
+        let names = checked.names();
+        for want in [
+            "GET get_rules",
+            "GET get_rule",
+            "GET get_options",
+            "GET index",
+        ] {
+            assert!(
+                names.iter().any(|n| n == want),
+                "{mode:?}: {want} not checked"
+            );
+        }
+    }
+}

@@ -1126,6 +1126,36 @@ const CASES: &[Case] = &[
         "get_nodes_node_query_url_metadata",
         "/nodes/{node}/query-url-metadata",
         "/nodes/pve1/query-url-metadata?url=https://example.com/debian-12.iso",
+    ), // SDN: a VNet's firewall, a node's view of the applied zones and VNets
+    case(
+        "get_cluster_sdn_vnets_vnet_firewall_options",
+        "/cluster/sdn/vnets/{vnet}/firewall/options",
+        "/cluster/sdn/vnets/labnet/firewall/options",
+    ),
+    case(
+        "get_cluster_sdn_vnets_vnet_firewall_rules",
+        "/cluster/sdn/vnets/{vnet}/firewall/rules",
+        "/cluster/sdn/vnets/labnet/firewall/rules",
+    ),
+    case(
+        "get_cluster_sdn_vnets_vnet_firewall_rules_pos",
+        "/cluster/sdn/vnets/{vnet}/firewall/rules/{pos}",
+        "/cluster/sdn/vnets/labnet/firewall/rules/1",
+    ),
+    case(
+        "get_nodes_node_sdn_zones",
+        "/nodes/{node}/sdn/zones",
+        "/nodes/pve1/sdn/zones",
+    ),
+    case(
+        "get_nodes_node_sdn_zones_zone_content",
+        "/nodes/{node}/sdn/zones/{zone}/content",
+        "/nodes/pve1/sdn/zones/lab/content",
+    ),
+    case(
+        "get_nodes_node_sdn_vnets_vnet",
+        "/nodes/{node}/sdn/vnets/{vnet}",
+        "/nodes/pve1/sdn/vnets/labnet",
     ),
     // a node's disks, hardware, capabilities, packages and scans
     case(
@@ -1758,6 +1788,7 @@ impl World {
         self.advance(5);
         self.sdn();
         self.services();
+        self.sdn_firewall();
         vec![
             ("{create}", create),
             ("{failed}", failed),
@@ -2080,5 +2111,21 @@ impl World {
             "type=influxdb&server=influx.example.com&port=8086&influxdbproto=https\
              &organization=lab&bucket=pve&token=secret&disable=1",
         );
+    /// A firewall on the applied VNet `labnet`: options, a forward rule
+    /// with a macro and the cluster alias, and a security group rule.
+    fn sdn_firewall(&self) {
+        let base = "/cluster/sdn/vnets/labnet/firewall";
+        self.call(
+            Method::PUT,
+            &format!("{base}/options"),
+            "enable=1&policy_forward=DROP&log_level_forward=info",
+        );
+        for form in [
+            "type=forward&action=ACCEPT&macro=ssh&source=10.10.0.0%2F24&enable=1&comment=admins",
+            "type=forward&action=DROP&proto=tcp&dport=25&log=warning",
+            "type=group&action=web&enable=1",
+        ] {
+            self.call(Method::POST, &format!("{base}/rules"), form);
+        }
     }
 }

@@ -1204,11 +1204,17 @@ impl PveWorld {
                     format!("/cluster/sdn/zones/{}", seg(id)),
                     Params::new(),
                 ),
-                Made::SdnVnet(id) => (
-                    Method::DELETE,
-                    format!("/cluster/sdn/vnets/{}", seg(id)),
-                    Params::new(),
-                ),
+                Made::SdnVnet(id) => {
+                    // A VNet's firewall file outlives the VNet in PVE.
+                    if self.sdn_applied {
+                        clear_vnet_firewall(&admin, id).await;
+                    }
+                    (
+                        Method::DELETE,
+                        format!("/cluster/sdn/vnets/{}", seg(id)),
+                        Params::new(),
+                    )
+                }
                 Made::SdnSubnet(vnet, id) => (
                     Method::DELETE,
                     format!("/cluster/sdn/vnets/{}/subnets/{}", seg(vnet), seg(id)),
@@ -1560,6 +1566,27 @@ pub async fn remove_fw_group(client: &Client, group: &str) -> Result<(), String>
         .await
         .map_err(|e| format!("deleting it: {e}"))?;
     Ok(())
+}
+
+/// Empties the firewall of an applied VNet (its rules and options), so
+/// that no `sdn/firewall/<vnet>.fw` outlives the scenario. A VNet that was
+/// never applied has no firewall to reach: the errors are left unsaid.
+pub async fn clear_vnet_firewall(client: &Client, vnet: &str) {
+    let path = format!("/cluster/sdn/vnets/{}/firewall", pve_client::api::seg(vnet));
+    let Ok(rules) = client.get(&format!("{path}/rules"), &Params::new()).await else {
+        return;
+    };
+    for _ in rules.as_array().map_or(&[][..], Vec::as_slice) {
+        let _ = client
+            .delete(&format!("{path}/rules/0"), &Params::new())
+            .await;
+    }
+    let _ = client
+        .put(
+            &format!("{path}/options"),
+            &Params::new().set("delete", "enable,policy_forward,log_level_forward"),
+        )
+        .await;
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The firewall: `/cluster/firewall`, `/nodes/{node}/firewall` and a
 //! guest's `/nodes/{node}/{qemu,lxc}/{vmid}/firewall`: options, rules,
+//! (also of an SDN VNet, `/cluster/sdn/vnets/{vnet}/firewall`),
 //! security groups, aliases, IP sets, references and macros.
 //!
 //! ```no_run
@@ -56,6 +57,9 @@ pub enum Scope {
     Lxc(String, u32),
     /// A security group (rules only).
     Group(String),
+    /// An SDN VNet's `<vnet>.fw` (options and `forward`/`group` rules
+    /// only; the VNet must be applied).
+    Vnet(String),
 }
 
 impl Scope {
@@ -66,6 +70,7 @@ impl Scope {
             Self::Qemu(n, v) => format!("/nodes/{}/qemu/{v}/firewall", seg(n)),
             Self::Lxc(n, v) => format!("/nodes/{}/lxc/{v}/firewall", seg(n)),
             Self::Group(g) => format!("/cluster/firewall/groups/{}", seg(g)),
+            Self::Vnet(v) => format!("/cluster/sdn/vnets/{}/firewall", seg(v)),
         }
     }
 

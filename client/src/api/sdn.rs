@@ -557,3 +557,71 @@ impl Subnets<'_> {
         self.area.delete(id).await
     }
 }
+
+// ---- a node's view of the applied configuration (`/nodes/{node}/sdn`) ------
+
+/// A zone as a node runs it (`GET /nodes/{node}/sdn/zones`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SdnZoneStatus {
+    /// The zone ID.
+    pub zone: String,
+    /// `available`, `pending` (the node's generated configuration is
+    /// older than the running one) or `error`.
+    pub status: String,
+}
+
+/// A VNet of a zone as a node runs it
+/// (`GET /nodes/{node}/sdn/zones/{zone}/content`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SdnVnetStatus {
+    /// The VNet ID.
+    pub vnet: String,
+    /// `available`, `pending` or `error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// Why it is not `available` (PVE sends null otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statusmsg: Option<String>,
+}
+
+/// The SDN views of one node; see [`Sdn::node`].
+#[derive(Debug, Clone)]
+pub struct NodeSdn<'a> {
+    client: &'a Client,
+    node: String,
+}
+
+impl<'a> Sdn<'a> {
+    /// The SDN views of `node` (`/nodes/{node}/sdn`). A VNet's firewall
+    /// is a [`crate::api::firewall::Scope::Vnet`] of the firewall calls.
+    pub fn node(&self, node: &str) -> NodeSdn<'a> {
+        NodeSdn {
+            client: self.client,
+            node: node.to_string(),
+        }
+    }
+}
+
+impl NodeSdn<'_> {
+    /// `GET /nodes/{node}/sdn/zones` (PVE's `index` of the node's zones):
+    /// the applied zones on the node and their status (none before the
+    /// first apply).
+    ///
+    /// # Errors
+    /// As any call (the node must be reachable).
+    pub async fn zones(&self) -> Result<Vec<SdnZoneStatus>> {
+        let path = format!("/nodes/{}/sdn/zones", seg(&self.node));
+        self.client.call(Method::GET, &path, &Params::new()).await
+    }
+
+    /// `GET /nodes/{node}/sdn/zones/{zone}/content` (PVE's `index` of a
+    /// zone's content): the zone's applied VNets on the node and their
+    /// status.
+    ///
+    /// # Errors
+    /// `Permission check failed` without SDN.Audit on `/sdn/zones/<zone>`.
+    pub async fn zone_content(&self, zone: &str) -> Result<Vec<SdnVnetStatus>> {
+        let path = format!("/nodes/{}/sdn/zones/{}/content", seg(&self.node), seg(zone));
+        self.client.call(Method::GET, &path, &Params::new()).await
+    }
+}

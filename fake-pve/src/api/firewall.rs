@@ -218,29 +218,29 @@ fn rule_update(ctx: &Ctx<'_>) -> Result<RuleUpdate> {
     })
 }
 
-fn do_list(ctx: &Ctx<'_>, set: &RuleSet) -> Result<Reply> {
+pub(crate) fn do_list(ctx: &Ctx<'_>, set: &RuleSet) -> Result<Reply> {
     Ok(Value::Array(ctx.with(|c| c.firewall().rules(set))?).into())
 }
 
-fn do_read(ctx: &Ctx<'_>, set: &RuleSet) -> Result<Reply> {
+pub(crate) fn do_read(ctx: &Ctx<'_>, set: &RuleSet) -> Result<Reply> {
     let p = pos(ctx)?;
     Ok(ctx.with(|c| c.firewall().rule(set, p))?.into())
 }
 
-fn do_create(ctx: &Ctx<'_>, set: &RuleSet) -> Result<Reply> {
+pub(crate) fn do_create(ctx: &Ctx<'_>, set: &RuleSet) -> Result<Reply> {
     let props = rule_props(ctx);
     ctx.with(|c| c.firewall_mut().create_rule(set, &props))?;
     Ok(Value::Null.into())
 }
 
-fn do_update(ctx: &Ctx<'_>, set: &RuleSet) -> Result<Reply> {
+pub(crate) fn do_update(ctx: &Ctx<'_>, set: &RuleSet) -> Result<Reply> {
     let p = pos(ctx)?;
     let up = rule_update(ctx)?;
     ctx.with(|c| c.firewall_mut().update_rule(set, p, &up))?;
     Ok(Value::Null.into())
 }
 
-fn do_delete(ctx: &Ctx<'_>, set: &RuleSet) -> Result<Reply> {
+pub(crate) fn do_delete(ctx: &Ctx<'_>, set: &RuleSet) -> Result<Reply> {
     let p = pos(ctx)?;
     let digest = ctx.params.str("digest");
     ctx.with(|c| c.firewall_mut().delete_rule(set, p, digest.as_deref()))?;

@@ -198,6 +198,9 @@ impl Default for Router {
         routes.extend(backup::routes());
         routes.extend(sdn::routes());
         routes.extend(sdn_fabrics::routes());
+        // SDN: the VNet firewall and a node's SDN views.
+        routes.extend(sdn::vnet_firewall::routes());
+        routes.extend(sdn::node_status::routes());
         routes.extend(firewall::routes());
         routes.extend(ha::routes());
         // A node's disks, hardware, capabilities, packages, scans.

@@ -2,7 +2,11 @@
 //! servers with their pending and running configuration, apply, the 9.x
 //! global lock and rollback, the VNets' IPs and the PVE IPAM's status
 //! (pve-network `API2/Network/SDN.pm` and `API2/Network/SDN/*.pm`).
-//! The VNet firewall and the 9.x fabrics are not handled here.
+//! The VNet firewall ([`vnet_firewall`]) and a node's SDN views
+//! ([`node_status`]) are submodules; the 9.x fabrics are not handled here.
+
+pub mod node_status;
+pub mod vnet_firewall;
 
 use std::collections::BTreeMap;
 

@@ -4,7 +4,8 @@
 //! IP sets, rules) (pve-firewall `API2/Firewall/*.pm`, `Firewall.pm`).
 //!
 //! Only the configuration is emulated: no packet is filtered and the
-//! firewall log stays empty. Each file is kept as what survives writing
+//! firewall log stays empty. SDN VNets have files of their own
+//! (`sdn/firewall/<vnet>.fw`: options and `forward` rules). Each file is kept as what survives writing
 //! it and reading it back (names of groups and IP sets in lower case,
 //! IP set entries sorted, `/32` dropped from an alias), and what PVE
 //! works out on reading it (a rule's `ipversion` and `errors`, an IP set
@@ -140,6 +141,8 @@ pub enum Level {
     Vm(u32),
     /// A container's `<vmid>.fw`.
     Ct(u32),
+    /// An SDN VNet's `sdn/firewall/<vnet>.fw` (options and rules only).
+    Vnet(String),
 }
 
 /// Which list of rules.
@@ -160,6 +163,9 @@ pub struct Firewall {
     hosts: BTreeMap<String, FwConf>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     guests: BTreeMap<u32, FwConf>,
+    /// By VNet; a VNet's file outlives the VNet, as in PVE.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    vnets: BTreeMap<String, FwConf>,
 }
 
 /// A change of a rule (`PUT .../rules/{pos}`).
@@ -265,6 +271,12 @@ fn option_kind(level: &Level, name: &str) -> Option<OptKind> {
             "log_level_in" | "log_level_out" | "policy_in" | "policy_out" => Some(Text),
             _ => None,
         },
+        // `$vnet_option_properties`.
+        Level::Vnet(_) => match name {
+            "enable" => Some(Bool),
+            "policy_forward" | "log_level_forward" => Some(Text),
+            _ => None,
+        },
     }
 }
 
@@ -335,7 +347,10 @@ fn trimmed(c: Option<&str>) -> Option<String> {
 impl Firewall {
     /// Whether nothing is configured.
     pub fn is_empty(&self) -> bool {
-        self.cluster.is_empty() && self.hosts.is_empty() && self.guests.is_empty()
+        self.cluster.is_empty()
+            && self.hosts.is_empty()
+            && self.guests.is_empty()
+            && self.vnets.is_empty()
     }
 
     fn conf(&self, level: &Level) -> Option<&FwConf> {
@@ -343,6 +358,7 @@ impl Firewall {
             Level::Cluster => Some(&self.cluster),
             Level::Host(n) => self.hosts.get(n),
             Level::Vm(v) | Level::Ct(v) => self.guests.get(v),
+            Level::Vnet(v) => self.vnets.get(v),
         }
     }
 
@@ -351,6 +367,7 @@ impl Firewall {
             Level::Cluster => &mut self.cluster,
             Level::Host(n) => self.hosts.entry(n.clone()).or_default(),
             Level::Vm(v) | Level::Ct(v) => self.guests.entry(*v).or_default(),
+            Level::Vnet(v) => self.vnets.entry(v.clone()).or_default(),
         }
     }
 
@@ -358,6 +375,7 @@ impl Firewall {
     fn tidy(&mut self) {
         self.hosts.retain(|_, c| !c.is_empty());
         self.guests.retain(|_, c| !c.is_empty());
+        self.vnets.retain(|_, c| !c.is_empty());
     }
 
     // ---- options -------------------------------------------------------
@@ -448,6 +466,7 @@ impl Firewall {
             RuleSet::Level(Level::Host(_)) => RuleEnv::Host,
             RuleSet::Level(Level::Vm(_)) => RuleEnv::Vm,
             RuleSet::Level(Level::Ct(_)) => RuleEnv::Ct,
+            RuleSet::Level(Level::Vnet(_)) => RuleEnv::Vnet,
         }
     }
 

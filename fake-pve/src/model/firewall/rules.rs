@@ -51,6 +51,8 @@ pub enum RuleEnv {
     Ct,
     /// A security group of `cluster.fw`.
     Group,
+    /// An SDN VNet's `<vnet>.fw`.
+    Vnet,
 }
 
 impl RuleEnv {
@@ -62,11 +64,12 @@ impl RuleEnv {
             Self::Vm => "vm",
             Self::Ct => "ct",
             Self::Group => "group",
+            Self::Vnet => "vnet",
         }
     }
 
     fn allows_iface(self) -> bool {
-        !matches!(self, Self::Group)
+        !matches!(self, Self::Group | Self::Vnet)
     }
 
     fn directions(self) -> &'static [&'static str] {
@@ -74,6 +77,7 @@ impl RuleEnv {
             Self::Vm | Self::Ct => &["in", "out", "group"],
             Self::Group => &["in", "out", "forward"],
             Self::Cluster | Self::Host => &["in", "out", "forward", "group"],
+            Self::Vnet => &["forward", "group"],
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod fabrics;
 pub mod ipam;
 pub mod net;
 pub mod rules;
+pub mod status;
 
 use std::collections::BTreeMap;
 

@@ -499,3 +499,103 @@ fn destroying_a_guest_removes_its_firewall_file(mut lab: World) {
     // the cluster's own file stays
     assert_eq!(lab.c.firewall().aliases(&Level::Cluster).len(), 1);
 }
+
+// ---- SDN VNet firewalls ------------------------------------------------------
+
+fn vnet() -> RuleSet {
+    RuleSet::Level(Level::Vnet("labnet".into()))
+}
+
+#[rstest]
+#[case::in_(&[("type", "in"), ("action", "ACCEPT")], "type: invalid rule type 'in' for rule_env 'vnet'")]
+#[case::out(&[("type", "out"), ("action", "DROP")], "type: invalid rule type 'out' for rule_env 'vnet'")]
+#[case::reject(&[("type", "forward"), ("action", "REJECT")], "action: cannot define REJECT rules on forward chain")]
+#[case::iface(&[("type", "forward"), ("action", "ACCEPT"), ("iface", "net0")], "type: parameter -i not allowed for this rule type")]
+#[case::alias(&[("type", "forward"), ("action", "ACCEPT"), ("dest", "nosuch")], "dest: no such alias 'nosuch'")]
+fn vnet_rules_are_forward_or_group_rules(
+    mut fw: Firewall,
+    #[case] p: &[(&str, &str)],
+    #[case] msg: &str,
+) {
+    assert_eq!(
+        refused(fw.create_rule(&vnet(), &props(p))),
+        (400, msg.to_string())
+    );
+    assert!(fw.rules(&vnet()).expect("rules").is_empty());
+}
+
+#[rstest]
+fn vnet_rules_see_the_cluster_aliases_and_keep_their_positions(mut fw: Firewall) {
+    let set = vnet();
+    fw.create_rule(
+        &set,
+        &props(&[
+            ("type", "forward"),
+            ("action", "ACCEPT"),
+            ("source", "lan"),
+            ("macro", "ssh"),
+        ]),
+    )
+    .expect("forward rule");
+    fw.create_rule(
+        &set,
+        &props(&[("type", "group"), ("action", "web"), ("enable", "1")]),
+    )
+    .expect("group rule");
+    let rules = fw.rules(&set).expect("rules");
+    assert_eq!(field(&fw, &set, "type"), [json!("group"), json!("forward")]);
+    assert_eq!(rules[1]["macro"], "SSH");
+    assert_eq!(rules[1]["ipversion"], 4);
+    assert_eq!(rules[1]["enable"], 0);
+    // The cluster's own rules are another list.
+    assert_eq!(fw.rules(&CLUSTER).expect("rules").len(), 3);
+    let digest = rules[0]["digest"].as_str().expect("digest").to_string();
+    fw.delete_rule(&set, 0, Some(&digest)).expect("delete");
+    assert_eq!(
+        refused(fw.delete_rule(&set, 0, Some(&digest))),
+        (
+            500,
+            "detected modified configuration - file changed by other user? Try again.".into()
+        )
+    );
+    assert_eq!(refused(fw.rule(&set, 1)).1, "no rule at position 1");
+}
+
+#[rstest]
+fn vnet_options_are_enable_and_the_forward_policy() {
+    let mut fw = Firewall::default();
+    let l = Level::Vnet("labnet".into());
+    fw.set_options(
+        &l,
+        &props(&[
+            ("enable", "true"),
+            ("policy_forward", "DROP"),
+            ("log_level_forward", "info"),
+        ]),
+        &[],
+        None,
+        T0,
+    )
+    .expect("options");
+    let o = fw.options(&l, T0);
+    assert_eq!(o["enable"], 1);
+    assert_eq!(o["policy_forward"], "DROP");
+    assert_eq!(
+        fw.options(&Level::Vnet("other".into()), T0).get("enable"),
+        None
+    );
+    assert_eq!(
+        refused(fw.set_options(&l, &BTreeMap::new(), &["policy_in"], None, T0)),
+        (400, "delete: no such option 'policy_in'".into())
+    );
+    let digest = o["digest"].as_str().expect("digest").to_string();
+    fw.set_options(
+        &l,
+        &BTreeMap::new(),
+        &["enable", "policy_forward", "log_level_forward"],
+        Some(&digest),
+        T0,
+    )
+    .expect("delete");
+    assert!(fw.is_empty(), "an emptied VNet file is no file");
+}

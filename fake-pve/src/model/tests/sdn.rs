@@ -571,3 +571,50 @@ fn the_running_config_survives_a_saved_world(mut lab: World) {
     assert_eq!(back.sdn(), lab.c.sdn());
     assert!(back.node_bridges("pve").contains(&"labnet".to_string()));
 }
+
+// ---- a node's view of the applied configuration ------------------------------
+
+#[rstest]
+fn a_node_sees_no_status_before_the_first_apply(mut lab: World) {
+    assert!(lab.c.sdn.node_zones("pve").is_empty());
+    assert!(lab.c.sdn.zone_content("pve", "lab").is_empty());
+    assert_eq!(
+        refused(lab.c.sdn.running_vnet_zone("labnet")),
+        (500, "invalid vnet specified".into())
+    );
+    lab.c.sdn.commit(None, true).expect("apply");
+    assert_eq!(
+        lab.c.sdn.node_zones("pve"),
+        [json!({ "zone": "lab", "status": "available" })]
+    );
+    assert_eq!(
+        lab.c.sdn.zone_content("pve", "lab"),
+        [json!({ "vnet": "labnet", "status": "available", "statusmsg": null })]
+    );
+    assert!(lab.c.sdn.zone_content("pve", "nosuch").is_empty());
+    assert_eq!(lab.c.sdn.running_vnet_zone("labnet").expect("zone"), "lab");
+}
+
+#[rstest]
+fn a_zone_restricted_to_other_nodes_is_not_on_this_one(mut lab: World) {
+    zone(
+        &mut lab,
+        &[("zone", "far"), ("type", "simple"), ("nodes", "elsewhere")],
+    )
+    .expect("zone");
+    lab.c
+        .sdn
+        .create_vnet(&p(&[("vnet", "farnet"), ("zone", "far")]))
+        .expect("vnet");
+    lab.c.sdn.commit(None, true).expect("apply");
+    let zones: Vec<Value> = lab.c.sdn.node_zones("pve");
+    assert_eq!(zones.len(), 1, "{zones:?}");
+    assert!(lab.c.sdn.zone_content("pve", "far").is_empty());
+    assert_eq!(lab.c.sdn.node_zones("elsewhere").len(), 2);
+    // Pending changes are not what the node runs.
+    lab.c
+        .sdn
+        .create_vnet(&p(&[("vnet", "newnet"), ("zone", "lab")]))
+        .expect("vnet");
+    assert_eq!(lab.c.sdn.zone_content("pve", "lab").len(), 1);
+}

@@ -1,0 +1,49 @@
+//! `/nodes/{node}/sdn`: a node's view of the applied SDN configuration
+//! (pve-network `API2/Network/SDN/Nodes/{Zones,Zone,Vnet}.pm`): the
+//! zones with their status and a zone's VNets. The views that read the
+//! kernel's bridges (`bridges`) or FRR's routing tables (`ip-vrf`,
+//! `mac-vrf`) and the fabrics' views are not handled here.
+
+use serde_json::{Value, json};
+
+use super::check_vnet_access;
+use crate::api::{Ctx, Reply, Route, get};
+use crate::model::Result;
+
+/// The routes of the node's SDN views.
+pub fn routes() -> Vec<Route> {
+    vec![
+        get("/nodes/{node}/sdn/zones", zones_status),
+        get("/nodes/{node}/sdn/zones/{zone}/content", zone_content),
+        get("/nodes/{node}/sdn/vnets/{vnet}", vnet_diridx),
+    ]
+}
+
+/// The node a proxied call runs on (`proxyto => 'node'`).
+fn node(ctx: &Ctx<'_>) -> Result<String> {
+    let node = ctx.param("node")?;
+    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
+}
+
+/// `GET /nodes/{node}/sdn/zones` (`index`): the running zones on the
+/// node and their status; nothing before the first apply.
+fn zones_status(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node(ctx)?;
+    Ok(Value::Array(ctx.with(|c| c.sdn().node_zones(&node))).into())
+}
+
+/// `GET /nodes/{node}/sdn/zones/{zone}/content` (`index`): the zone's
+/// running VNets on the node with their status.
+fn zone_content(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node(ctx)?;
+    let zone = ctx.param("zone")?;
+    Ok(Value::Array(ctx.with(|c| c.sdn().zone_content(&node, &zone))).into())
+}
+
+/// `GET /nodes/{node}/sdn/vnets/{vnet}` (9.x `diridx`): SDN.Audit on the
+/// VNet of the configuration as written.
+fn vnet_diridx(ctx: &Ctx<'_>) -> Result<Reply> {
+    let vnet = ctx.param("vnet")?;
+    ctx.with(|c| check_vnet_access(ctx, c, &vnet, &["SDN.Audit"]))?;
+    Ok(json!([{ "subdir": "mac-vrf" }]).into())
+}

@@ -1,0 +1,102 @@
+//! A node's view of the applied SDN configuration
+//! (`PVE::Network::SDN::Zones::status` behind `/nodes/{node}/sdn/zones`
+//! and `.../zones/{zone}/content`), and the running VNets a VNet firewall
+//! is keyed by.
+//!
+//! A node generates its `/etc/network/interfaces.d/sdn` when the
+//! configuration is applied (`PUT /cluster/sdn`) and fake-pve runs
+//! nothing that could fail there, so every zone and VNet the running
+//! configuration puts on a node is `available`; before the first apply
+//! there is no running configuration and so no status at all.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::{Sdn, text};
+use crate::model::{Error, Result};
+
+/// The status of one VNet on a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VnetStatus {
+    /// Its running zone.
+    pub zone: String,
+    /// `available`, `pending` or `error`.
+    pub status: &'static str,
+    /// Why it is not `available`.
+    pub statusmsg: Option<String>,
+}
+
+/// The zones' status by zone and the VNets' by VNet, as `Zones::status`
+/// answers them.
+pub type NodeStatus = (BTreeMap<String, &'static str>, BTreeMap<String, VnetStatus>);
+
+impl Sdn {
+    /// `Zones::status` on `node`: the running zones that cover it and the
+    /// running VNets of those zones, each `available`; `None` before the
+    /// first apply (no running version).
+    pub fn node_status(&self, node: &str) -> Option<NodeStatus> {
+        self.running_version()?;
+        let zones = self
+            .zones_on(node)
+            .into_iter()
+            .map(|(id, _)| (id, "available"))
+            .collect();
+        let vnets = self
+            .vnets_on(node)
+            .into_iter()
+            .map(|(id, v, _)| {
+                let st = VnetStatus {
+                    zone: v.get("zone").map(text).unwrap_or_default(),
+                    status: "available",
+                    statusmsg: None,
+                };
+                (id, st)
+            })
+            .collect();
+        Some((zones, vnets))
+    }
+
+    /// `GET /nodes/{node}/sdn/zones`: every running zone on the node with
+    /// its status, sorted (PVE lists them whatever the caller may audit).
+    pub fn node_zones(&self, node: &str) -> Vec<Value> {
+        self.node_status(node)
+            .map(|(zones, _)| {
+                zones
+                    .into_iter()
+                    .map(|(zone, status)| json!({ "zone": zone, "status": status }))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// `GET /nodes/{node}/sdn/zones/{zone}/content`: the zone's running
+    /// VNets on the node with their status and `statusmsg` (null when
+    /// there is nothing to say, as PVE's undefined value reads), sorted
+    /// by VNet. An unknown zone, or one not on the node, has none.
+    pub fn zone_content(&self, node: &str, zone: &str) -> Vec<Value> {
+        self.node_status(node)
+            .map(|(_, vnets)| {
+                vnets
+                    .into_iter()
+                    .filter(|(_, v)| v.zone == zone)
+                    .map(|(id, v)| json!({ "vnet": id, "status": v.status, "statusmsg": v.statusmsg }))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The zone of a VNet of the running configuration, which a VNet
+    /// firewall call needs (`check_vnet_access` of pve-firewall reads the
+    /// running VNets).
+    ///
+    /// # Errors
+    /// `invalid vnet specified` for a VNet not applied.
+    pub fn running_vnet_zone(&self, vnet: &str) -> Result<String> {
+        self.running
+            .as_ref()
+            .and_then(|r| r.vnets.get(vnet))
+            .map(|v| v.get("zone").map(text).unwrap_or_default())
+            .ok_or_else(|| Error::failed("invalid vnet specified"))
+    }
+}
