@@ -11,6 +11,7 @@ pub mod firewall;
 pub mod ha;
 pub mod lxc;
 pub mod network;
+pub mod node_services;
 pub mod nodes;
 pub mod pools;
 pub mod qemu;

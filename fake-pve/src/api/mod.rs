@@ -17,6 +17,7 @@ pub mod firewall;
 pub mod ha;
 pub mod lxc;
 pub mod network;
+pub mod node_services;
 pub mod nodes;
 pub mod params;
 mod pipeline;
@@ -193,6 +194,8 @@ impl Default for Router {
         routes.extend(sdn::routes());
         routes.extend(firewall::routes());
         routes.extend(ha::routes());
+        // A node's own settings, services, subscription and logs.
+        routes.extend(node_services::routes());
         Self { routes }
     }
 }

@@ -88,6 +88,9 @@ pub struct Cluster {
     pub(super) firewall: super::firewall::Firewall,
     /// HA resources, groups, rules and the manager's state.
     pub(super) ha: super::ha::Ha,
+    /// Each node's own files (config, DNS, hosts, time zone), services,
+    /// subscription and journal.
+    pub(super) node_services: super::node_services::NodeServices,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -145,6 +148,13 @@ pub struct ClusterDoc {
     /// HA resources, groups, rules and the manager's state.
     #[serde(default, skip_serializing_if = "super::ha::Ha::is_empty")]
     pub ha: super::ha::Ha,
+    /// Each node's own files, services, subscription and journal, for
+    /// the nodes where they differ from a fresh install's.
+    #[serde(
+        default,
+        skip_serializing_if = "super::node_services::NodeServices::is_empty"
+    )]
+    pub node_services: super::node_services::NodeServices,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -175,6 +185,8 @@ struct ClusterDocRef<'a> {
     firewall: &'a super::firewall::Firewall,
     #[serde(skip_serializing_if = "super::ha::Ha::is_empty")]
     ha: &'a super::ha::Ha,
+    #[serde(skip_serializing_if = "super::node_services::NodeServices::is_empty")]
+    node_services: &'a super::node_services::NodeServices,
 }
 
 impl Serialize for Cluster {
@@ -201,6 +213,7 @@ impl Serialize for Cluster {
             sdn: &self.sdn,
             firewall: &self.firewall,
             ha: &self.ha,
+            node_services: &self.node_services,
         }
         .serialize(s)
     }
@@ -228,6 +241,7 @@ impl From<ClusterDoc> for Cluster {
             sdn: d.sdn,
             firewall: d.firewall,
             ha: d.ha,
+            node_services: d.node_services,
         }
     }
 }
@@ -511,6 +525,7 @@ impl Cluster {
             duration_ms,
         };
         let upid = self.tasks.spawn(at, worker);
+        self.log_task_start(&upid);
         if let Some((rule, _)) = fault {
             tracing::warn!(rule, task = %upid, "injected task fault");
         }
@@ -548,6 +563,7 @@ impl Cluster {
                 Ok(lines) => self.tasks.finish(i, end, lines, None),
                 Err((lines, e)) => self.tasks.finish(i, end, lines, Some(e)),
             }
+            self.log_task_end(i);
         }
     }
 
@@ -587,6 +603,14 @@ impl Cluster {
                 Ok(Vec::new())
             }
             TaskEffect::Backup(op) => self.apply_backup(op, end_ms),
+            TaskEffect::Service {
+                node,
+                service,
+                action,
+            } => {
+                self.apply_service(&node, &service, action, end_ms);
+                Ok(Vec::new())
+            }
         }
     }
 
@@ -614,6 +638,10 @@ impl Cluster {
     pub fn stop_task(&mut self, upid: &str, now: i64) -> Result<()> {
         if let Some(effect) = self.tasks.interrupt(upid, now)? {
             self.abort(&effect);
+            let at = self.tasks.iter().position(|t| t.upid_str == upid);
+            if let Some(i) = at {
+                self.log_task_end(i);
+            }
         }
         Ok(())
     }

@@ -16,6 +16,7 @@ pub mod guests;
 pub mod ha;
 pub mod lxc;
 pub mod network;
+pub mod node_services;
 pub mod nodes;
 pub mod overview;
 pub mod pools;

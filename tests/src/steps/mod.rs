@@ -25,6 +25,7 @@ pub mod lxc;
 pub mod migrate;
 pub mod move_disk;
 pub mod network;
+pub mod nodes;
 pub mod resize;
 pub mod rrd;
 pub mod sdn;

@@ -20,6 +20,7 @@ mod firewall;
 mod ha;
 mod lxc;
 mod network;
+mod node_services;
 mod nodes;
 mod overview;
 mod pools;
