@@ -27,7 +27,7 @@ Feature: A node's services
     Then the answer does not list "service" = "qmeventd"
 
   Scenario: Stopping pveproxy is refused by its task
-    When I call POST "/nodes/{node}/services/pveproxy/stop"
+    When I stop service "pveproxy" of node "{node}"
     Then the answer is a task ID
     And the task ends with "invalid service cmd 'pveproxy stop': refusing to stop essential service!"
     When I call GET "/nodes/{node}/services/pveproxy/state"
@@ -35,7 +35,7 @@ Feature: A node's services
 
   @destructive
   Scenario: A stopped service shows in its state and in the journal
-    When I call POST "/nodes/{node}/services/pvestatd/stop"
+    When I stop service "pvestatd" of node "{node}"
     Then the task ends with "OK"
     When I call GET "/nodes/{node}/services/pvestatd/state"
     Then the answer has "active-state" = "inactive"
@@ -43,7 +43,7 @@ Feature: A node's services
       | service | pvestatd |
       | limit   | 500      |
     Then a line of the answer contains "Stopped pvestatd.service"
-    When I call POST "/nodes/{node}/services/pvestatd/start"
+    When I start service "pvestatd" of node "{node}"
     Then the task ends with "OK"
     When I call GET "/nodes/{node}/services/pvestatd/state"
     Then the answer has "active-state" = "active"

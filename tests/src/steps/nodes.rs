@@ -2,10 +2,24 @@
 //! answers of `syslog`, `journal` and `get_config` (the calls themselves
 //! go through `I call ...`).
 
-use cucumber::then;
+use cucumber::{then, when};
+use pve_client::api::seg;
+use pve_client::{Method, Params};
 use serde_json::Value;
 
 use crate::world::PveWorld;
+
+/// `POST /nodes/{node}/services/{service}/{cmd}` (`service_start`,
+/// `service_stop`, `service_restart`, `service_reload`): a task.
+#[when(expr = "I {word} service {string} of node {string}")]
+async fn service_cmd(w: &mut PveWorld, cmd: String, service: String, node: String) {
+    let path = format!(
+        "/nodes/{}/services/{}/{cmd}",
+        seg(&w.expand(&node)),
+        seg(&w.expand(&service))
+    );
+    super::vm::call_task(w, Method::POST, &path, Params::new()).await;
+}
 
 /// The text of one line of a log answer: a `syslog` item's `t`, or a
 /// `journal` line.
