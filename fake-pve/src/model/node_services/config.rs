@@ -21,7 +21,7 @@ pub struct NodeConfig {
 fn encode_text(s: &str) -> String {
     let mut out = String::new();
     for b in s.bytes() {
-        if b == b'%' || b < 0x20 || b >= 0x7f {
+        if b == b'%' || !(0x20..0x7f).contains(&b) {
             out.push_str(&format!("%{b:02X}"));
         } else {
             out.push(char::from(b));
