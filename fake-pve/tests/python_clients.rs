@@ -4,7 +4,9 @@
 //! pruned and restored into a pool, an SDN zone, VNet and subnet applied
 //! with a VM started on the VNet, the firewall's security groups,
 //! aliases, IP sets and a VM's rules, and a VM under HA started through
-//! the HA manager).
+//! the HA manager); Ansible's community.proxmox modules drive a
+//! container's life; prometheus-pve-exporter scrapes fake-pve with every
+//! collector on (`tests/python/pve_exporter_check.py`).
 //!
 //! The interpreter is `$FAKE_PVE_PYTHON`, else the venv `ci/setup-python`
 //! makes at `$HOME/.cache/fake-pve/venv`. Without either the test is
@@ -244,6 +246,74 @@ async fn ansible_proxmox_modules_work_unmodified() {
         outcome.stdout.contains("failed=0") && outcome.stdout.contains("ok=10"),
         "unexpected play recap\n--- stdout ---\n{}",
         outcome.stdout
+    );
+    print!("{}", outcome.stdout);
+}
+
+/// A cluster of two nodes whose first has a community subscription, a
+/// running VM that starts on boot, and root@pam's token `ci`.
+fn exporter_scenario_yaml() -> String {
+    format!(
+        "cluster: lab\nnodes:\n  - {{ name: pve, level: c }}\n  - {{ name: pve2 }}\n\
+         vms:\n  - {{ vmid: 100, node: pve, name: web, status: running, \
+         config: {{ onboot: 1, net0: 'virtio=BC:24:11:00:01:00,bridge=vmbr0' }} }}\n\
+         users:\n  - userid: root@pam\n    tokens:\n      \
+         - {{ tokenid: ci, secret: {TOKEN_SECRET}, privsep: false }}\n"
+    )
+}
+
+/// prometheus-pve-exporter (`ci/setup-python` installs it beside
+/// proxmoxer), unmodified, with every collector on, scrapes fake-pve
+/// (`tests/python/pve_exporter_check.py`): each collector's families and
+/// no request error.
+#[tokio::test]
+async fn prometheus_pve_exporter_scrapes_every_collector() {
+    let Some(python) = python() else { return };
+    let has_exporter = Command::new(&python)
+        .args(["-c", "import pve_exporter"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_exporter {
+        let why = "the venv has no prometheus-pve-exporter: run ci/setup-python";
+        if std::env::var("FAKE_PVE_REQUIRE_PYTHON").is_ok_and(|v| v == "1") {
+            panic!("FAKE_PVE_REQUIRE_PYTHON=1 but {why}");
+        }
+        let _ = writeln!(std::io::stderr(), "exporter test skipped: {why}");
+        return;
+    }
+    let scenario = Scenario::parse(&exporter_scenario_yaml(), "exporter").expect("scenario");
+    let pve = FakePve::builder()
+        .listen("127.0.0.1:0".parse().expect("address"))
+        .auth_failure_delay(Duration::ZERO)
+        .scenario(scenario)
+        .start()
+        .await
+        .expect("fake-pve starts");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/pve_exporter_check.py");
+    let mut cmd = Command::new(&python);
+    cmd.arg(&script)
+        .env("PVE_TARGET", pve.addr().to_string())
+        .env("PVE_NODE", "pve")
+        .env("PVE_USER", "root@pam")
+        .env("PVE_TOKEN_NAME", "ci")
+        .env("PVE_TOKEN_VALUE", TOKEN_SECRET)
+        .env_remove("PVE_PASSWORD")
+        .env("PYTHONUNBUFFERED", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    let outcome = tokio::task::spawn_blocking(move || run_with_timeout(cmd, SCRIPT_TIMEOUT))
+        .await
+        .expect("runner thread")
+        .unwrap_or_else(|e| panic!("{e}"));
+    pve.shutdown().await;
+    assert!(
+        outcome.status.success() && outcome.stdout.lines().any(|l| l == "ALL OK"),
+        "{} exited with {}\n--- stdout ---\n{}--- stderr ---\n{}",
+        script.display(),
+        outcome.status,
+        outcome.stdout,
+        outcome.stderr
     );
     print!("{}", outcome.stdout);
 }

@@ -1364,6 +1364,77 @@ const CASES: &[Case] = &[
         "get_cluster_config_apiversion",
         "/cluster/config/apiversion",
         "/cluster/config/apiversion",
+    ), // a node's own settings, services, subscription and logs
+    case(
+        "get_nodes_node_config",
+        "/nodes/{node}/config",
+        "/nodes/pve1/config",
+    ),
+    case("get_nodes_node_dns", "/nodes/{node}/dns", "/nodes/pve1/dns"),
+    case(
+        "get_nodes_node_hosts",
+        "/nodes/{node}/hosts",
+        "/nodes/pve1/hosts",
+    ),
+    case(
+        "get_nodes_node_time",
+        "/nodes/{node}/time",
+        "/nodes/pve1/time",
+    ),
+    case(
+        "get_nodes_node_services",
+        "/nodes/{node}/services",
+        "/nodes/pve1/services",
+    ),
+    case(
+        "get_nodes_node_services_service",
+        "/nodes/{node}/services/{service}",
+        "/nodes/pve1/services/pveproxy",
+    ),
+    case(
+        "get_nodes_node_services_service_state",
+        "/nodes/{node}/services/{service}/state",
+        "/nodes/pve1/services/corosync/state",
+    ),
+    case(
+        "get_nodes_node_subscription",
+        "/nodes/{node}/subscription",
+        "/nodes/pve1/subscription",
+    ),
+    case(
+        "get_nodes_node_subscription_none",
+        "/nodes/{node}/subscription",
+        "/nodes/pve2/subscription",
+    ),
+    case(
+        "get_nodes_node_syslog",
+        "/nodes/{node}/syslog",
+        "/nodes/pve1/syslog?limit=20",
+    ),
+    case(
+        "get_nodes_node_syslog_service",
+        "/nodes/{node}/syslog",
+        "/nodes/pve1/syslog?service=pveproxy",
+    ),
+    case(
+        "get_nodes_node_journal",
+        "/nodes/{node}/journal",
+        "/nodes/pve1/journal?lastentries=5",
+    ),
+    case(
+        "get_nodes_node_netstat",
+        "/nodes/{node}/netstat",
+        "/nodes/pve1/netstat",
+    ),
+    case(
+        "get_nodes_node_report",
+        "/nodes/{node}/report",
+        "/nodes/pve1/report",
+    ),
+    case(
+        "get_nodes_node_rrddata",
+        "/nodes/{node}/rrddata",
+        "/nodes/pve1/rrddata?timeframe=hour",
     ),
 ];
 
@@ -2128,4 +2199,115 @@ impl World {
             self.call(Method::POST, &format!("{base}/rules"), form);
         }
     }
+/// A node's own settings and services after they were changed through
+/// the API: options, DNS, hosts, time zone, a service stopped and one
+/// that refused to stop, a subscription key set; and the refusals.
+fn node_services_after_changes(version: PveVersion) {
+    let world = World::new(version);
+    let (post, put) = (Method::POST, Method::PUT);
+    world.advance(60);
+    world.call(
+        put.clone(),
+        "/nodes/pve2/config",
+        "description=rack%204&wakeonlan=mac%3DBC%3A24%3A11%3A00%3A00%3A02&startall-onboot-delay=10",
+    );
+    world.call(
+        put.clone(),
+        "/nodes/pve2/dns",
+        "search=lab.example&dns1=192.0.2.53&dns2=2001%3Adb8%3A%3A53",
+    );
+    world.call(
+        post.clone(),
+        "/nodes/pve2/hosts",
+        "data=127.0.0.1%20localhost%0A192.0.2.12%20pve2.lab.example%20pve2%0A",
+    );
+    world.call(put.clone(), "/nodes/pve2/time", "timezone=Europe%2FVienna");
+    world.task(post.clone(), "/nodes/pve2/services/pvestatd/stop", "");
+    world.task(post.clone(), "/nodes/pve2/services/pveproxy/stop", "");
+    world.call(
+        put.clone(),
+        "/nodes/pve2/subscription",
+        "key=pve1b-0123456789",
+    );
+    world.advance(60);
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_suffix(release(version));
+    settings.set_prepend_module_to_snapshot(true);
+    settings.set_omit_expression(true);
+    settings.bind(|| {
+        for (name, path) in [
+            ("node_services_config", "/nodes/pve2/config"),
+            ("node_services_dns", "/nodes/pve2/dns"),
+            ("node_services_hosts", "/nodes/pve2/hosts"),
+            ("node_services_time", "/nodes/pve2/time"),
+            (
+                "node_services_pvestatd",
+                "/nodes/pve2/services/pvestatd/state",
+            ),
+            ("node_services_subscription", "/nodes/pve2/subscription"),
+            (
+                "node_services_wakeonlan_target",
+                "/nodes/pve2/config?property=wakeonlan",
+            ),
+            ("node_services_syslog", "/nodes/pve2/syslog?limit=100"),
+        ] {
+            let (status, body) = world.send(Method::GET, path, "");
+            assert_eq!(status, 200, "GET {path}: {body}");
+            insta::assert_json_snapshot!(name, body);
+        }
+        for (name, method, path, form) in [
+            (
+                "node_services_refuse_hosts",
+                post.clone(),
+                "/nodes/pve2/hosts",
+                "data=300.0.0.1%20x",
+            ),
+            (
+                "node_services_refuse_timezone",
+                put.clone(),
+                "/nodes/pve2/time",
+                "timezone=Mars%2FBase",
+            ),
+            (
+                "node_services_refuse_key",
+                put.clone(),
+                "/nodes/pve2/subscription",
+                "key=pve9x-12",
+            ),
+            (
+                "node_services_refuse_wakeonlan_local",
+                post.clone(),
+                "/nodes/pve1/wakeonlan",
+                "",
+            ),
+            (
+                "node_services_refuse_service",
+                Method::GET,
+                "/nodes/pve2/services/nginx/state",
+                "",
+            ),
+            (
+                "node_services_refuse_digest",
+                put.clone(),
+                "/nodes/pve2/config",
+                "delete=wakeonlan&digest=0123",
+            ),
+        ] {
+            let (status, body) = world.send(method, path, form);
+            insta::assert_json_snapshot!(name, json!({ "status": status, "body": body }));
+        }
+        let (status, body) = world.send(post.clone(), "/nodes/pve2/wakeonlan", "");
+        assert_eq!(status, 200, "{body}");
+        insta::assert_json_snapshot!("node_services_wakeonlan", body);
+    });
+}
+
+#[test]
+fn node_services_after_changes_9_1() {
+    node_services_after_changes(PveVersion::V9_1);
+}
+
+#[test]
+fn node_services_after_changes_8_4() {
+    node_services_after_changes(PveVersion::V8_4);
 }

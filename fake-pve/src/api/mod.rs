@@ -21,6 +21,7 @@ pub mod lxc;
 pub mod metrics;
 pub mod network;
 pub mod node_hw;
+pub mod node_services;
 pub mod nodes;
 pub mod params;
 mod pipeline;
@@ -210,6 +211,8 @@ impl Default for Router {
         routes.extend(metrics::routes());
         routes.extend(clusterlog::routes());
         routes.extend(clusterconfig::routes());
+        // A node's own settings, services, subscription and logs.
+        routes.extend(node_services::routes());
         Self { routes }
     }
 }

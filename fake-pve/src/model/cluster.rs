@@ -99,6 +99,9 @@ pub struct Cluster {
     pub(super) clusterlog: super::clusterlog::ClusterLog,
     /// What `POST /cluster/config` wrote into `corosync.conf`.
     pub(super) corosync: super::corosync::Corosync,
+    /// Each node's own files (config, DNS, hosts, time zone), services,
+    /// subscription and journal.
+    pub(super) node_services: super::node_services::NodeServices,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -171,6 +174,13 @@ pub struct ClusterDoc {
     /// What `POST /cluster/config` wrote into `corosync.conf`.
     #[serde(default, skip_serializing_if = "super::corosync::Corosync::is_empty")]
     pub corosync: super::corosync::Corosync,
+    /// Each node's own files, services, subscription and journal, for
+    /// the nodes where they differ from a fresh install's.
+    #[serde(
+        default,
+        skip_serializing_if = "super::node_services::NodeServices::is_empty"
+    )]
+    pub node_services: super::node_services::NodeServices,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -209,6 +219,8 @@ struct ClusterDocRef<'a> {
     metrics: &'a super::metrics::Metrics,
     #[serde(skip_serializing_if = "super::corosync::Corosync::is_empty")]
     corosync: &'a super::corosync::Corosync,
+    #[serde(skip_serializing_if = "super::node_services::NodeServices::is_empty")]
+    node_services: &'a super::node_services::NodeServices,
 }
 
 impl Serialize for Cluster {
@@ -239,6 +251,7 @@ impl Serialize for Cluster {
             replication: &self.replication,
             metrics: &self.metrics,
             corosync: &self.corosync,
+            node_services: &self.node_services,
         }
         .serialize(s)
     }
@@ -273,6 +286,7 @@ impl From<ClusterDoc> for Cluster {
             // without the logins (the journal does not replay them).
             clusterlog: Default::default(),
             corosync: d.corosync,
+            node_services: d.node_services,
         }
     }
 }
@@ -556,6 +570,7 @@ impl Cluster {
             duration_ms,
         };
         let upid = self.tasks.spawn(at, worker);
+        self.log_task_start(&upid);
         if let Some((rule, _)) = fault {
             tracing::warn!(rule, task = %upid, "injected task fault");
         }
@@ -594,6 +609,7 @@ impl Cluster {
                 Ok(lines) => self.tasks.finish(i, end, lines, None),
                 Err((lines, e)) => self.tasks.finish(i, end, lines, Some(e)),
             }
+            self.log_task_end(i);
         }
     }
 
@@ -634,6 +650,14 @@ impl Cluster {
             }
             TaskEffect::Backup(op) => self.apply_backup(op, end_ms),
             TaskEffect::NodeHw { node, op } => self.apply_disk_op(&node, &op),
+            TaskEffect::Service {
+                node,
+                service,
+                action,
+            } => {
+                self.apply_service(&node, &service, action, end_ms);
+                Ok(Vec::new())
+            }
         }
     }
 
@@ -661,6 +685,10 @@ impl Cluster {
     pub fn stop_task(&mut self, upid: &str, now: i64) -> Result<()> {
         if let Some(effect) = self.tasks.interrupt(upid, now)? {
             self.abort(&effect);
+            let at = self.tasks.iter().position(|t| t.upid_str == upid);
+            if let Some(i) = at {
+                self.log_task_end(i);
+            }
         }
         Ok(())
     }

@@ -120,6 +120,16 @@ pub enum TaskEffect {
         /// The operation.
         op: super::node_hw::disks::DiskOp,
     },
+    /// `systemctl <action> <service>` on a node (srvstart, srvstop,
+    /// srvrestart, srvreload).
+    Service {
+        /// The node.
+        node: String,
+        /// The API's service id.
+        service: String,
+        /// The command.
+        action: super::node_services::ServiceAction,
+    },
     /// Adds or removes a storage volume (upload, download, copy, delete):
     /// on PVE the file appears or goes when the worker gets there.
     Volume {

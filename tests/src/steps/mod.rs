@@ -26,6 +26,7 @@ pub mod migrate;
 pub mod move_disk;
 pub mod network;
 pub mod node_hw;
+pub mod nodes;
 pub mod resize;
 pub mod rrd;
 pub mod sdn;

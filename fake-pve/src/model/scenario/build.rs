@@ -190,6 +190,7 @@ impl Scenario {
             replication: Default::default(),
             metrics: Default::default(),
             corosync: Default::default(),
+            node_services: Default::default(),
         });
         for n in &self.nodes {
             cluster
@@ -208,7 +209,129 @@ impl Scenario {
         cluster.storage.volumes_mut().downloads = self.downloads.clone();
         cluster.adopt_seed_vms(now);
         cluster.adopt_seed_cts(now);
+        self.build_node_services(&mut cluster, now)?;
         Ok(cluster)
+    }
+
+    /// The nodes' own files, services and subscriptions.
+    fn build_node_services(&self, cluster: &mut Cluster, now: i64) -> Result<(), ScenarioError> {
+        use crate::model::node_services::{ServiceState, Subscription, services, subscription};
+        let version = cluster.version();
+        for n in &self.nodes {
+            let sys_err = |e: crate::model::Error| {
+                let msg = e
+                    .errors()
+                    .and_then(|m| m.values().next().cloned())
+                    .unwrap_or_else(|| e.to_string());
+                format!("node '{}': {msg}", n.name)
+            };
+            let level = n.level.clone().unwrap_or_default();
+            if !level.is_empty() && !["c", "b", "s", "p"].contains(&level.as_str()) {
+                return Err(self.err(
+                    &level,
+                    format!("node '{}': invalid level '{level}'", n.name),
+                ));
+            }
+            let touched = n.dns.is_some()
+                || n.hosts.is_some()
+                || n.timezone.is_some()
+                || !n.services.is_empty()
+                || n.subscription.is_some()
+                || !level.is_empty();
+            if !touched {
+                continue;
+            }
+            let sockets = cluster.nodes().get(&n.name).map_or(1, |x| x.sockets);
+            let sys = cluster
+                .node_sys_mut(&n.name)
+                .map_err(|e| self.err(&n.name, sys_err(e)))?;
+            if let Some(d) = &n.dns {
+                for ip in [&d.dns1, &d.dns2, &d.dns3].into_iter().flatten() {
+                    if ip.parse::<std::net::IpAddr>().is_err() {
+                        return Err(
+                            self.err(ip, format!("node '{}': invalid name server '{ip}'", n.name))
+                        );
+                    }
+                }
+                sys.set_dns(
+                    d.search.as_deref().unwrap_or(""),
+                    [d.dns1.as_deref(), d.dns2.as_deref(), d.dns3.as_deref()],
+                );
+            }
+            if let Some(h) = &n.hosts {
+                sys.write_hosts(h, None)
+                    .map_err(|e| self.err(&n.name, sys_err(e)))?;
+            }
+            if let Some(tz) = &n.timezone {
+                sys.set_timezone(tz).map_err(|_| {
+                    self.err(tz, format!("node '{}': unknown time zone '{tz}'", n.name))
+                })?;
+            }
+            for (name, state) in &n.services {
+                if services::unit(version, name).is_none() {
+                    return Err(
+                        self.err(name, format!("node '{}': unknown service '{name}'", n.name))
+                    );
+                }
+                let Some(st) = ServiceState::parse(state) else {
+                    return Err(self.err(
+                        state,
+                        format!(
+                            "node '{}': service state must be running, stopped or failed",
+                            n.name
+                        ),
+                    ));
+                };
+                sys.set_service_state(name, st);
+            }
+            let sub = match &n.subscription {
+                None if level.is_empty() => None,
+                None => Some(Subscription::activate(
+                    &subscription::key_for(&n.name, sockets, &level),
+                    sockets,
+                    now,
+                )),
+                Some(spec) => {
+                    let key = spec.key.clone().unwrap_or_else(|| {
+                        let l = if level.is_empty() {
+                            "c"
+                        } else {
+                            level.as_str()
+                        };
+                        subscription::key_for(&n.name, sockets, l)
+                    });
+                    let Some((n_sockets, _)) = subscription::parse_key(&key) else {
+                        return Err(self.err(
+                            &key,
+                            format!("node '{}': Wrong subscription key format", n.name),
+                        ));
+                    };
+                    let status = spec.status.clone().unwrap_or_else(|| "active".into());
+                    if !["active", "new", "invalid", "expired", "suspended"]
+                        .contains(&status.as_str())
+                    {
+                        return Err(self.err(
+                            &status,
+                            format!("node '{}': invalid subscription status '{status}'", n.name),
+                        ));
+                    }
+                    let mut sub = Subscription::activate(&key, n_sockets, now)
+                        .map_err(|e| self.err(&key, sys_err(e)))?
+                        .with_status(&status, spec.message.clone());
+                    if let Some(d) = &spec.nextduedate {
+                        sub = sub.with_nextduedate(d.clone());
+                    }
+                    Some(Ok(sub))
+                }
+            };
+            match sub {
+                Some(Ok(s)) => cluster.store_subscription(&n.name, Some(s)),
+                Some(Err(e)) => return Err(self.err(&n.name, sys_err(e))),
+                None => Ok(()),
+            }
+            .map_err(|e| self.err(&n.name, sys_err(e)))?;
+        }
+        Ok(())
     }
 
     fn build_storages(&self, nodes: &[Node]) -> Result<Vec<Storage>, ScenarioError> {

@@ -171,6 +171,22 @@ pub struct NodeSpec {
     /// The storage servers the node's scans reach (default none).
     #[serde(default)]
     pub scan: Option<super::node_hw::ScanServers>,
+    /// `/etc/resolv.conf` (default: search `example.com`, dns1 `192.0.2.1`).
+    #[serde(default)]
+    pub dns: Option<DnsSpec>,
+    /// `/etc/hosts` (default: the installer's, with the node's address).
+    #[serde(default)]
+    pub hosts: Option<String>,
+    /// The time zone (default `UTC`).
+    #[serde(default)]
+    pub timezone: Option<String>,
+    /// Services whose state differs from a fresh install's, by service
+    /// id: `running`, `stopped` or `failed`.
+    #[serde(default)]
+    pub services: BTreeMap<String, String>,
+    /// The subscription (default: none, or an active one of `level`).
+    #[serde(default)]
+    pub subscription: Option<SubscriptionSpec>,
 }
 
 impl NodeSpec {
@@ -184,6 +200,43 @@ impl NodeSpec {
             scan: self.scan.clone(),
         }
     }
+}
+
+/// A node's `/etc/resolv.conf` in a scenario.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DnsSpec {
+    /// The search domain.
+    #[serde(default)]
+    pub search: Option<String>,
+    /// First name server.
+    #[serde(default)]
+    pub dns1: Option<String>,
+    /// Second name server.
+    #[serde(default)]
+    pub dns2: Option<String>,
+    /// Third name server.
+    #[serde(default)]
+    pub dns3: Option<String>,
+}
+
+/// A node's subscription in a scenario.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubscriptionSpec {
+    /// `pve<sockets><level>-<10 hex digits>` (default: one of the node's
+    /// `level`, or `c`, for its sockets).
+    #[serde(default)]
+    pub key: Option<String>,
+    /// `active` (default), `new`, `invalid`, `expired` or `suspended`.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// `YYYY-MM-DD` (default: a year after the start).
+    #[serde(default)]
+    pub nextduedate: Option<String>,
+    /// The shop's message.
+    #[serde(default)]
+    pub message: Option<String>,
 }
 
 /// A storage of a scenario. Keys other than those below are kept as the

@@ -22,6 +22,7 @@ mod ha;
 mod lxc;
 mod metrics;
 mod network;
+mod node_services;
 mod nodes;
 mod overview;
 mod pools;

@@ -1,0 +1,377 @@
+//! A node's own settings and services: `config`, `dns`, `hosts`,
+//! `time`, `wakeonlan`, `services`, `subscription`, `syslog`, `journal`,
+//! `netstat`, `report` and `rrddata` (pve-manager `API2/Nodes.pm`,
+//! `API2/NodeConfig.pm`, `API2/Services.pm`, `API2/Subscription.pm`).
+//! `GET /nodes/{node}/rrd` is left to the fallback's 501: PVE renders a
+//! PNG graph with rrdtool there and answers its file name, and fake-pve
+//! draws no graphs (`rrddata` has the figures).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::{Ctx, Reply, Route, delete, get, post, put};
+use crate::model::node_services::logs::{self, JournalQuery, SyslogQuery};
+use crate::model::node_services::{ServiceAction, subscription};
+use crate::model::{Error, Result};
+
+/// The routes of this area.
+pub fn routes() -> Vec<Route> {
+    vec![
+        get("/nodes/{node}/config", get_config),
+        put("/nodes/{node}/config", set_options),
+        get("/nodes/{node}/dns", dns),
+        put("/nodes/{node}/dns", update_dns),
+        get("/nodes/{node}/hosts", get_etc_hosts),
+        post("/nodes/{node}/hosts", write_etc_hosts),
+        get("/nodes/{node}/time", time),
+        put("/nodes/{node}/time", set_timezone),
+        post("/nodes/{node}/wakeonlan", wakeonlan),
+        get("/nodes/{node}/services", services_index),
+        get("/nodes/{node}/services/{service}", srvcmdidx),
+        get("/nodes/{node}/services/{service}/state", service_state),
+        post("/nodes/{node}/services/{service}/start", service_start),
+        post("/nodes/{node}/services/{service}/stop", service_stop),
+        post("/nodes/{node}/services/{service}/restart", service_restart),
+        post("/nodes/{node}/services/{service}/reload", service_reload),
+        get("/nodes/{node}/subscription", subscription_get),
+        post("/nodes/{node}/subscription", subscription_update),
+        put("/nodes/{node}/subscription", subscription_set),
+        delete("/nodes/{node}/subscription", subscription_delete),
+        get("/nodes/{node}/syslog", syslog),
+        get("/nodes/{node}/journal", journal),
+        get("/nodes/{node}/netstat", netstat),
+        get("/nodes/{node}/report", report),
+        get("/nodes/{node}/rrddata", rrddata),
+    ]
+}
+
+/// The node a call names, `localhost` resolved; an offline member fails
+/// as the proxy does.
+fn node_name(ctx: &Ctx<'_>) -> Result<String> {
+    let node = ctx.param("node")?;
+    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
+}
+
+/// The options of `PUT /nodes/{node}/config`.
+const CONFIG_OPTIONS: &[&str] = &[
+    "acme",
+    "acmedomain0",
+    "acmedomain1",
+    "acmedomain2",
+    "acmedomain3",
+    "acmedomain4",
+    "acmedomain5",
+    "ballooning-target",
+    "description",
+    "startall-onboot-delay",
+    "wakeonlan",
+];
+
+/// `GET /nodes/{node}/config`.
+fn get_config(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let property = ctx.params.str("property");
+    ctx.with(|c| Ok(c.node_sys(&node)?.config_view(property.as_deref()).into()))
+}
+
+/// `PUT /nodes/{node}/config`.
+fn set_options(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let mut set = BTreeMap::new();
+    for opt in CONFIG_OPTIONS {
+        if let Some(v) = ctx.params.get(opt) {
+            set.insert((*opt).to_string(), super::params::value_text(v));
+        }
+    }
+    let delete: Vec<String> = ctx
+        .params
+        .str("delete")
+        .map(|d| {
+            crate::spec::formats::split_list(&d)
+                .into_iter()
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let digest = ctx.params.str("digest");
+    ctx.with(|c| {
+        c.node_sys_mut(&node)?
+            .set_config(&set, &delete, digest.as_deref())
+    })?;
+    Ok(Value::Null.into())
+}
+
+/// `GET /nodes/{node}/dns`.
+fn dns(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    ctx.with(|c| Ok(c.node_sys(&node)?.dns_view().into()))
+}
+
+/// `PUT /nodes/{node}/dns`.
+fn update_dns(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let search = ctx.param("search")?;
+    let servers = [
+        ctx.params.str("dns1"),
+        ctx.params.str("dns2"),
+        ctx.params.str("dns3"),
+    ];
+    ctx.with(|c| {
+        c.node_sys_mut(&node)?.set_dns(
+            &search,
+            [
+                servers[0].as_deref(),
+                servers[1].as_deref(),
+                servers[2].as_deref(),
+            ],
+        );
+        Ok::<_, Error>(())
+    })?;
+    Ok(Value::Null.into())
+}
+
+/// `GET /nodes/{node}/hosts`.
+fn get_etc_hosts(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    ctx.with(|c| Ok(c.node_sys(&node)?.hosts_view().into()))
+}
+
+/// `POST /nodes/{node}/hosts`.
+fn write_etc_hosts(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let data = ctx.param("data")?;
+    let digest = ctx.params.str("digest");
+    ctx.with(|c| c.node_sys_mut(&node)?.write_hosts(&data, digest.as_deref()))?;
+    Ok(Value::Null.into())
+}
+
+/// `GET /nodes/{node}/time`: the emulated clock in the node's zone.
+fn time(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let now = ctx.now();
+    ctx.with(|c| Ok(c.node_sys(&node)?.time_view(now).into()))
+}
+
+/// `PUT /nodes/{node}/time`.
+fn set_timezone(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let zone = ctx.param("timezone")?;
+    ctx.with(|c| c.node_sys_mut(&node)?.set_timezone(&zone))?;
+    Ok(Value::Null.into())
+}
+
+/// `POST /nodes/{node}/wakeonlan`: answers the MAC the magic packet is
+/// made of (nothing is sent). Not proxied: the target is usually down.
+fn wakeonlan(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.param("node")?;
+    ctx.with(|c| {
+        let local = c.nodes().local().to_string();
+        if node == "localhost" || node == local {
+            return Err(Error::failed(format!(
+                "'{node}' is local node, cannot wake my self!"
+            )));
+        }
+        if !c.nodes().contains(&node) {
+            return Err(Error::failed(format!("no such cluster node '{node}'")));
+        }
+        let mac = c.node_sys(&node)?.wakeonlan_mac().ok_or_else(|| {
+            Error::failed(format!("No wake on LAN MAC address defined for '{node}'!"))
+        })?;
+        Ok(json!(mac).into())
+    })
+}
+
+/// `GET /nodes/{node}/services`.
+fn services_index(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    ctx.with(|c| Ok(Value::Array(c.services_view(&node)?).into()))
+}
+
+/// `GET /nodes/{node}/services/{service}`.
+fn srvcmdidx(ctx: &Ctx<'_>) -> Result<Reply> {
+    ctx.param("service")?;
+    Ok(json!([
+        { "subdir": "state" },
+        { "subdir": "start" },
+        { "subdir": "stop" },
+        { "subdir": "restart" },
+        { "subdir": "reload" },
+    ])
+    .into())
+}
+
+/// `GET /nodes/{node}/services/{service}/state`.
+fn service_state(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let service = ctx.param("service")?;
+    ctx.with(|c| Ok(c.service_view(&node, &service)?.into()))
+}
+
+/// Runs `systemctl <action> <service>` in a task.
+fn service_task(ctx: &Ctx<'_>, action: ServiceAction) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let service = ctx.param("service")?;
+    let who = ctx.who()?.to_string();
+    let now_ms = ctx.now_ms();
+    let ms = ctx.task_ms(action.task_kind());
+    let upid = ctx.with(|c| {
+        let worker = c.service_worker(&node, &service, action)?;
+        Ok::<_, Error>(c.start_task(&node, worker, &who, now_ms, ms))
+    })?;
+    Ok(json!(upid).into())
+}
+
+/// `POST .../services/{service}/start`.
+fn service_start(ctx: &Ctx<'_>) -> Result<Reply> {
+    service_task(ctx, ServiceAction::Start)
+}
+
+/// `POST .../services/{service}/stop`.
+fn service_stop(ctx: &Ctx<'_>) -> Result<Reply> {
+    service_task(ctx, ServiceAction::Stop)
+}
+
+/// `POST .../services/{service}/restart`.
+fn service_restart(ctx: &Ctx<'_>) -> Result<Reply> {
+    service_task(ctx, ServiceAction::Restart)
+}
+
+/// `POST .../services/{service}/reload`.
+fn service_reload(ctx: &Ctx<'_>) -> Result<Reply> {
+    service_task(ctx, ServiceAction::Reload)
+}
+
+/// `GET /nodes/{node}/subscription`: any user; the key and server id
+/// only with Sys.Audit on the node.
+fn subscription_get(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let who = ctx.who()?;
+    ctx.with(|c| {
+        let audit = c
+            .access()
+            .has_priv(who, &format!("/nodes/{node}"), "Sys.Audit");
+        let sockets = c.nodes().get(&node).map_or(1, |n| n.sockets);
+        let sys = c.node_sys(&node)?;
+        Ok(subscription::view(sys.subscription(), &node, sockets, audit).into())
+    })
+}
+
+/// `POST /nodes/{node}/subscription`.
+fn subscription_update(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let force = ctx.params.bool("force")?.unwrap_or(false);
+    let now = ctx.now();
+    ctx.with(|c| c.update_subscription(&node, force, now))?;
+    Ok(Value::Null.into())
+}
+
+/// `PUT /nodes/{node}/subscription`.
+fn subscription_set(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let key = ctx.param("key")?;
+    let now = ctx.now();
+    ctx.with(|c| c.set_subscription_key(&node, &key, now))?;
+    Ok(Value::Null.into())
+}
+
+/// `DELETE /nodes/{node}/subscription`.
+fn subscription_delete(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    ctx.with(|c| c.store_subscription(&node, None))?;
+    Ok(Value::Null.into())
+}
+
+/// `GET /nodes/{node}/syslog`: `journalctl -o short` lines, `total` the
+/// number selected.
+fn syslog(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let start = ctx.params.int("start", Some(0), None)?.unwrap_or(0);
+    let limit = ctx.params.int("limit", Some(0), None)?.unwrap_or(0);
+    let service = ctx.params.str("service");
+    let (since, until) = (ctx.params.str("since"), ctx.params.str("until"));
+    let (total, lines) = ctx.with(|c| {
+        let sys = c.node_sys(&node)?;
+        let zone = sys.timezone().to_string();
+        let bad = |p: &str, v: &str| {
+            Error::failed(format!(
+                "command 'journalctl -o short --no-pager --{p} {v}' failed: exit code 1"
+            ))
+        };
+        let since = match since.as_deref() {
+            Some(s) => Some(logs::parse_local(s, &zone).ok_or_else(|| bad("since", s))?),
+            None => None,
+        };
+        let until = match until.as_deref() {
+            Some(s) => Some(logs::parse_local(s, &zone).ok_or_else(|| bad("until", s))?),
+            None => None,
+        };
+        let q = SyslogQuery {
+            start: u64::try_from(start).unwrap_or(0),
+            limit: u64::try_from(limit).unwrap_or(0),
+            since,
+            until,
+            // `journalctl --unit` names the unit `sshd` stands for.
+            unit: service
+                .filter(|s| !s.is_empty())
+                .map(|s| if s == "sshd" { "ssh".into() } else { s }),
+        };
+        let journal = c.node_journal(&node)?;
+        Ok::<_, Error>(logs::syslog(&journal, &node, &zone, &q))
+    })?;
+    Ok(Reply {
+        data: Value::Array(lines),
+        total: Some(total),
+        attribs: serde_json::Map::new(),
+    })
+}
+
+/// `GET /nodes/{node}/journal`: `mini-journalreader`'s lines between its
+/// start and end cursors.
+fn journal(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let num = |k: &str| -> Result<Option<u64>> {
+        Ok(ctx
+            .params
+            .int(k, Some(0), None)?
+            .and_then(|v| u64::try_from(v).ok()))
+    };
+    let q = JournalQuery {
+        lastentries: num("lastentries")?,
+        since: num("since")?
+            .filter(|v| *v > 0)
+            .and_then(|v| i64::try_from(v).ok()),
+        until: num("until")?
+            .filter(|v| *v > 0)
+            .and_then(|v| i64::try_from(v).ok()),
+        startcursor: ctx.params.str("startcursor").filter(|s| !s.is_empty()),
+        endcursor: ctx.params.str("endcursor").filter(|s| !s.is_empty()),
+    };
+    ctx.with(|c| {
+        let zone = c.node_sys(&node)?.timezone().to_string();
+        let lines = c.node_journal(&node)?;
+        Ok(json!(logs::journal(&lines, &node, &zone, &q)).into())
+    })
+}
+
+/// `GET /nodes/{node}/netstat`.
+fn netstat(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let now_ms = ctx.now_ms();
+    ctx.with(|c| Ok(Value::Array(c.netstat(&node, now_ms)?).into()))
+}
+
+/// `GET /nodes/{node}/report`.
+fn report(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let now = ctx.now();
+    ctx.with(|c| Ok(json!(c.node_report(&node, now)?).into()))
+}
+
+/// `GET /nodes/{node}/rrddata`.
+fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let timeframe = ctx.param("timeframe")?;
+    let now_ms = ctx.now_ms();
+    ctx.with(|c| Ok(c.node_rrddata(&node, &timeframe, now_ms)?.into()))
+}

@@ -1,0 +1,168 @@
+//! A node's journal as `/nodes/{node}/syslog` (`journalctl -o short`
+//! through pve-common's `dump_journal`) and `/nodes/{node}/journal`
+//! (`mini-journalreader`) show it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::tz;
+
+/// One journal entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogLine {
+    /// When, epoch seconds.
+    pub t: i64,
+    /// The syslog identifier with its pid (`pvedaemon[1190]`).
+    pub ident: String,
+    /// The systemd unit it belongs to (the API's service id), for
+    /// `--unit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// The message.
+    pub msg: String,
+}
+
+impl LogLine {
+    /// An entry.
+    pub fn new(
+        t: i64,
+        ident: impl Into<String>,
+        unit: Option<&str>,
+        msg: impl Into<String>,
+    ) -> Self {
+        Self {
+            t,
+            ident: ident.into(),
+            unit: unit.map(str::to_string),
+            msg: msg.into(),
+        }
+    }
+
+    /// The entry as `journalctl -o short` prints it, in `zone`'s time.
+    pub fn render(&self, host: &str, zone: &str) -> String {
+        const MONTHS: [&str; 12] = [
+            "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+        ];
+        let (_, mo, d, h, mi, s, _) = crate::clock::civil(self.t + tz::offset(zone, self.t));
+        let month = MONTHS[usize::try_from(mo.saturating_sub(1)).unwrap_or(0).min(11)];
+        format!(
+            "{month} {d:02} {h:02}:{mi:02}:{s:02} {host} {}: {}",
+            self.ident, self.msg
+        )
+    }
+}
+
+/// Parses a `since`/`until` of the syslog call (`YYYY-MM-DD[ HH:MM[:SS]]`,
+/// the node's local time) to epoch seconds.
+pub fn parse_local(text: &str, zone: &str) -> Option<i64> {
+    let (date, time) = text.split_once(' ').unwrap_or((text, "00:00:00"));
+    let mut d = date.split('-').map(str::parse::<i64>);
+    let (y, m, day) = (d.next()?.ok()?, d.next()?.ok()?, d.next()?.ok()?);
+    let mut t = time.split(':').map(str::parse::<i64>);
+    let (h, mi) = (t.next()?.ok()?, t.next()?.ok()?);
+    let s = t.next().transpose().ok()?.unwrap_or(0);
+    let local = crate::model::storage::content::days_from_civil(y, m, day) * 86_400
+        + h * 3600
+        + mi * 60
+        + s;
+    Some(local - tz::offset(zone, local))
+}
+
+/// What `GET /nodes/{node}/syslog` selects.
+#[derive(Debug, Clone, Default)]
+pub struct SyslogQuery {
+    /// Lines to skip.
+    pub start: u64,
+    /// Lines to give (0 or none: 50).
+    pub limit: u64,
+    /// Only entries from then on (epoch seconds).
+    pub since: Option<i64>,
+    /// Only entries up to then (epoch seconds).
+    pub until: Option<i64>,
+    /// Only this service's entries.
+    pub unit: Option<String>,
+}
+
+/// `dump_journal`: the `{n, t}` lines selected and how many there are in
+/// all (with PVE's `no content` line when there is none).
+pub fn syslog(lines: &[LogLine], host: &str, zone: &str, q: &SyslogQuery) -> (u64, Vec<Value>) {
+    let limit = if q.limit == 0 { 50 } else { q.limit };
+    let selected = lines.iter().filter(|l| {
+        q.since.is_none_or(|s| l.t >= s)
+            && q.until.is_none_or(|u| l.t <= u)
+            && q.unit.as_ref().is_none_or(|u| l.unit.as_ref() == Some(u))
+    });
+    let mut count = 0u64;
+    let mut out = Vec::new();
+    for l in selected {
+        count += 1;
+        if count <= q.start || out.len() as u64 >= limit {
+            continue;
+        }
+        out.push(json!({ "n": count, "t": l.render(host, zone) }));
+    }
+    if count == 0 {
+        count = 1;
+        out.push(json!({ "n": 1, "t": "no content" }));
+    }
+    (count, out)
+}
+
+/// What `GET /nodes/{node}/journal` selects.
+#[derive(Debug, Clone, Default)]
+pub struct JournalQuery {
+    /// Only the last this many entries.
+    pub lastentries: Option<u64>,
+    /// Only entries from then on (epoch seconds).
+    pub since: Option<i64>,
+    /// Only entries up to then (epoch seconds).
+    pub until: Option<i64>,
+    /// Only entries after this cursor.
+    pub startcursor: Option<String>,
+    /// Only entries before this cursor.
+    pub endcursor: Option<String>,
+}
+
+/// The cursor of the entry at `index`.
+fn cursor(index: usize, t: i64) -> String {
+    format!(
+        "s=fa4ef00d5e7f4b0c9d2a6e1b3c5d7f90;i={index:x};t={:x}",
+        t * 1_000_000
+    )
+}
+
+/// The index a cursor names.
+fn cursor_index(c: &str) -> Option<usize> {
+    c.split(';')
+        .find_map(|p| p.strip_prefix("i="))
+        .and_then(|i| usize::from_str_radix(i, 16).ok())
+}
+
+/// `mini-journalreader -j`: the start cursor, the entries, the end cursor.
+pub fn journal(lines: &[LogLine], host: &str, zone: &str, q: &JournalQuery) -> Vec<String> {
+    let after = q.startcursor.as_deref().and_then(cursor_index);
+    let before = q.endcursor.as_deref().and_then(cursor_index);
+    let mut picked: Vec<(usize, &LogLine)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| {
+            q.since.is_none_or(|s| l.t >= s)
+                && q.until.is_none_or(|u| l.t <= u)
+                && after.is_none_or(|a| *i > a)
+                && before.is_none_or(|b| *i < b)
+        })
+        .collect();
+    if let Some(n) = q.lastentries.filter(|n| *n > 0) {
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        if picked.len() > n {
+            picked.drain(..picked.len() - n);
+        }
+    }
+    let (Some(first), Some(last)) = (picked.first(), picked.last()) else {
+        return Vec::new();
+    };
+    let mut out = vec![cursor(first.0, first.1.t)];
+    out.extend(picked.iter().map(|(_, l)| l.render(host, zone)));
+    out.push(cursor(last.0, last.1.t));
+    out
+}
