@@ -532,6 +532,7 @@ impl Cluster {
     /// Ends every task due by `now_ms` (see [`Cluster::advance`]).
     fn advance_tasks(&mut self, now_ms: i64) {
         self.run_due_jobs(now_ms);
+        self.run_due_realm_syncs(now_ms);
         while let Some((i, until_ms)) = self.tasks.next_due(now_ms) {
             let Some(task) = self.tasks.at(i) else {
                 break;
@@ -587,6 +588,11 @@ impl Cluster {
                 Ok(Vec::new())
             }
             TaskEffect::Backup(op) => self.apply_backup(op, end_ms),
+            TaskEffect::RealmSync {
+                realm,
+                options,
+                dry_run,
+            } => self.access.run_realm_sync(&realm, &options, dry_run),
         }
     }
 
