@@ -208,6 +208,43 @@ const CASES: &[Case] = &[
         "/access/users/{userid}/token/{tokenid}",
         "/access/users/ci@pve/token/deploy",
     ),
+    // access: realms, realm sync jobs and second factors
+    case(
+        "get_access_domains_realm_ldap",
+        "/access/domains/{realm}",
+        "/access/domains/corp",
+    ),
+    case(
+        "get_access_domains_realm_pam",
+        "/access/domains/{realm}",
+        "/access/domains/pam",
+    ),
+    case(
+        "get_cluster_jobs_realm_sync",
+        "/cluster/jobs/realm-sync",
+        "/cluster/jobs/realm-sync",
+    ),
+    case(
+        "get_cluster_jobs_realm_sync_id",
+        "/cluster/jobs/realm-sync/{id}",
+        "/cluster/jobs/realm-sync/corp-nightly",
+    ),
+    case("get_access_tfa", "/access/tfa", "/access/tfa"),
+    case(
+        "get_access_tfa_userid",
+        "/access/tfa/{userid}",
+        "/access/tfa/alice@pve",
+    ),
+    case(
+        "get_access_tfa_userid_id",
+        "/access/tfa/{userid}/{id}",
+        "/access/tfa/alice@pve/{tfa}",
+    ),
+    case(
+        "get_access_users_userid_tfa",
+        "/access/users/{userid}/tfa",
+        "/access/users/alice@pve/tfa",
+    ),
     // cluster
     case("get_cluster_status", "/cluster/status", "/cluster/status"),
     case(
@@ -1480,7 +1517,9 @@ impl World {
         }
         self.advance(5);
         self.sdn();
+        let tfa = self.realms_and_tfa();
         vec![
+            ("{tfa}", tfa),
             ("{create}", create),
             ("{failed}", failed),
             ("{clone}", clone),
@@ -1557,6 +1596,46 @@ impl World {
             "mtu=1400&delete=dhcp",
         );
         self.call(post, "/cluster/sdn/vnets", "vnet=newnet&zone=lab");
+    }
+}
+
+impl World {
+    /// Realms: an LDAP realm (the default) with sync defaults and its
+    /// nightly sync job, an OpenID realm; second factors: alice's TOTP
+    /// key (with the value of the world's clock) and recovery keys.
+    /// Answers the TOTP entry's id.
+    fn realms_and_tfa(&self) -> String {
+        let post = Method::POST;
+        self.call(
+            post.clone(),
+            "/access/domains",
+            "realm=corp&type=ldap&server1=ldap.example.com&base_dn=dc%3Dexample%2Cdc%3Dcom\
+             &user_attr=uid&default=1&comment=Corporate%20LDAP&port=389\
+             &sync-defaults-options=scope%3Dboth%2Cfull%3D1",
+        );
+        self.call(
+            post.clone(),
+            "/access/domains",
+            "realm=sso&type=openid&issuer-url=https%3A%2F%2Fid.example.com&client-id=pve\
+             &username-claim=email&autocreate=1",
+        );
+        self.call(
+            post.clone(),
+            "/cluster/jobs/realm-sync/corp-nightly",
+            "realm=corp&schedule=02%3A30&scope=users&enable-new=0&enabled=1\
+             &remove-vanished=acl%3Bentry&comment=nightly",
+        );
+        let uri = "otpauth://totp/pve:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&period=30&digits=6&algorithm=SHA1";
+        let totp = fake_pve::model::access::tfa::Totp::parse(uri).expect("uri");
+        let now = self.state.clock().now();
+        let value = totp.value(totp.counter(now));
+        let form = format!(
+            "type=totp&description=phone&totp={}&value={value}",
+            enc(uri)
+        );
+        let added = self.call(post.clone(), "/access/tfa/alice@pve", &form);
+        self.call(post, "/access/tfa/alice@pve", "type=recovery");
+        added["data"]["id"].as_str().expect("an id").to_string()
     }
 }
 

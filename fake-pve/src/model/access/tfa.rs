@@ -196,10 +196,11 @@ struct Info {
 
 impl Info {
     fn view(&self, kind: &str) -> Value {
-        let mut v = json!({ "type": kind, "id": self.id, "created": self.created });
+        let mut v = json!({ "type": kind, "id": self.id });
         if !self.description.is_empty() {
             v["description"] = json!(self.description);
         }
+        v["created"] = json!(self.created);
         if !self.enable {
             v["enable"] = json!(0);
         }
