@@ -14,9 +14,11 @@ pub mod network;
 pub mod nodes;
 pub mod pools;
 pub mod qemu;
+pub mod realms;
 pub mod sdn;
 pub mod storage;
 pub mod tasks;
+pub mod tfa;
 pub mod version;
 
 /// Characters left as they are in a path segment.
