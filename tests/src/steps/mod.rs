@@ -25,6 +25,7 @@ pub mod lxc;
 pub mod migrate;
 pub mod move_disk;
 pub mod network;
+pub mod realms;
 pub mod resize;
 pub mod rrd;
 pub mod sdn;
