@@ -149,6 +149,7 @@ pub struct Config {
     pub(crate) observer: Option<Observer>,
     pub(crate) error_observer: Option<ErrorObserver>,
     pub(crate) resolve: Vec<(String, std::net::SocketAddr)>,
+    pub(crate) totp_secret: Option<Secret>,
 }
 
 impl Config {
@@ -224,6 +225,7 @@ pub struct ConfigBuilder {
     error_observer: Option<ErrorObserver>,
     resolve: Vec<(String, std::net::SocketAddr)>,
     client_identity: Option<(String, Secret)>,
+    totp_secret: Option<Secret>,
 }
 
 impl Default for ConfigBuilder {
@@ -248,6 +250,7 @@ impl Default for ConfigBuilder {
             error_observer: None,
             resolve: Vec::new(),
             client_identity: None,
+            totp_secret: None,
         }
     }
 }
@@ -403,6 +406,16 @@ impl ConfigBuilder {
         self
     }
 
+    /// The base32 TOTP secret of the password login's user: when PVE asks
+    /// for a second factor (`NeedTFA`), the client answers the challenge
+    /// with the current value (`totp:<value>`, RFC 6238 with SHA-1, six
+    /// digits, 30-second steps, by this machine's clock).
+    #[must_use]
+    pub fn totp_secret(mut self, secret: impl Into<Secret>) -> Self {
+        self.totp_secret = Some(secret.into());
+        self
+    }
+
     /// A client certificate (PEM chain) and its private key (PEM), for
     /// mutual TLS with a server that asks for one (pveproxy itself never
     /// does; a TLS proxy in front of it may). Checked by
@@ -514,6 +527,7 @@ impl ConfigBuilder {
             observer: self.observer,
             error_observer: self.error_observer,
             resolve: self.resolve,
+            totp_secret: self.totp_secret,
         })
     }
 

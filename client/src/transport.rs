@@ -294,6 +294,7 @@ pub(crate) struct Transport {
     renew_after: Duration,
     timeout: Duration,
     session: Mutex<Option<Session>>,
+    totp_secret: Option<Secret>,
 }
 
 impl fmt::Debug for Transport {
@@ -345,6 +346,7 @@ impl Transport {
             renew_after: config.ticket_renew_after,
             timeout: config.timeout,
             session: Mutex::new(session),
+            totp_secret: config.totp_secret.clone(),
         })
     }
 
@@ -476,10 +478,15 @@ impl Transport {
         let params = Params::new()
             .set("username", username)
             .set("password", password.expose());
-        let answer = self
+        let mut answer = self
             .send(&Method::POST, "/access/ticket", &params, &Auth::None)
             .await
             .map_err(|f| f.error)?;
+        if answer.data["NeedTFA"].as_i64() == Some(1)
+            || answer.data["NeedTFA"].as_bool() == Some(true)
+        {
+            answer = self.answer_tfa(username, &answer.data).await?;
+        }
         let field = |name: &str| {
             answer.data[name]
                 .as_str()
@@ -494,6 +501,31 @@ impl Transport {
             csrf: Secret::new(field("CSRFPreventionToken")?),
             obtained: Instant::now(),
         })
+    }
+
+    /// Completes a login that asks for a second factor with the TOTP
+    /// value of the configured secret.
+    async fn answer_tfa(&self, username: &str, first: &Value) -> Result<Answer> {
+        let Some(secret) = &self.totp_secret else {
+            return Err(Error::Authentication {
+                message: "the login asks for a second factor and no TOTP secret is configured"
+                    .into(),
+            });
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let Some(code) = crate::api::tfa::totp_code(secret.expose(), now) else {
+            return Err(Error::Config("the TOTP secret is not base32".into()));
+        };
+        let challenge = first["ticket"].as_str().unwrap_or_default();
+        let params = Params::new()
+            .set("username", username)
+            .set("password", format!("totp:{code}"))
+            .set("tfa-challenge", challenge);
+        self.send(&Method::POST, "/access/ticket", &params, &Auth::None)
+            .await
+            .map_err(|f| f.error)
     }
 
     /// Renews the ticket now (ticket credentials only).

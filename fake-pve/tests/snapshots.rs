@@ -221,6 +221,43 @@ const CASES: &[Case] = &[
         "/access/users/{userid}/token/{tokenid}",
         "/access/users/ci@pve/token/deploy",
     ),
+    // access: realms, realm sync jobs and second factors
+    case(
+        "get_access_domains_realm_ldap",
+        "/access/domains/{realm}",
+        "/access/domains/corp",
+    ),
+    case(
+        "get_access_domains_realm_pam",
+        "/access/domains/{realm}",
+        "/access/domains/pam",
+    ),
+    case(
+        "get_cluster_jobs_realm_sync",
+        "/cluster/jobs/realm-sync",
+        "/cluster/jobs/realm-sync",
+    ),
+    case(
+        "get_cluster_jobs_realm_sync_id",
+        "/cluster/jobs/realm-sync/{id}",
+        "/cluster/jobs/realm-sync/corp-nightly",
+    ),
+    case("get_access_tfa", "/access/tfa", "/access/tfa"),
+    case(
+        "get_access_tfa_userid",
+        "/access/tfa/{userid}",
+        "/access/tfa/alice@pve",
+    ),
+    case(
+        "get_access_tfa_userid_id",
+        "/access/tfa/{userid}/{id}",
+        "/access/tfa/alice@pve/{tfa}",
+    ),
+    case(
+        "get_access_users_userid_tfa",
+        "/access/users/{userid}/tfa",
+        "/access/users/alice@pve/tfa",
+    ),
     // cluster
     case("get_cluster_status", "/cluster/status", "/cluster/status"),
     case(
@@ -1297,6 +1334,7 @@ const CASES: &[Case] = &[
         "get_nodes_node_certificates_info",
         "/nodes/{node}/certificates/info",
         "/nodes/pve1/certificates/info",
+    ),
     // cluster services: replication, metric servers, tasks, log, corosync
     case(
         "get_cluster_replication",
@@ -1860,7 +1898,9 @@ impl World {
         self.sdn();
         self.services();
         self.sdn_firewall();
+        let tfa = self.realms_and_tfa();
         vec![
+            ("{tfa}", tfa),
             ("{create}", create),
             ("{failed}", failed),
             ("{clone}", clone),
@@ -1939,6 +1979,46 @@ impl World {
         );
         self.call(post, "/cluster/sdn/vnets", "vnet=newnet&zone=lab");
         self.sdn_fabrics_changed();
+    }
+}
+
+impl World {
+    /// Realms: an LDAP realm (the default) with sync defaults and its
+    /// nightly sync job, an OpenID realm; second factors: alice's TOTP
+    /// key (with the value of the world's clock) and recovery keys.
+    /// Answers the TOTP entry's id.
+    fn realms_and_tfa(&self) -> String {
+        let post = Method::POST;
+        self.call(
+            post.clone(),
+            "/access/domains",
+            "realm=corp&type=ldap&server1=ldap.example.com&base_dn=dc%3Dexample%2Cdc%3Dcom\
+             &user_attr=uid&default=1&comment=Corporate%20LDAP&port=389\
+             &sync-defaults-options=scope%3Dboth%2Cfull%3D1",
+        );
+        self.call(
+            post.clone(),
+            "/access/domains",
+            "realm=sso&type=openid&issuer-url=https%3A%2F%2Fid.example.com&client-id=pve\
+             &username-claim=email&autocreate=1",
+        );
+        self.call(
+            post.clone(),
+            "/cluster/jobs/realm-sync/corp-nightly",
+            "realm=corp&schedule=02%3A30&scope=users&enable-new=0&enabled=1\
+             &remove-vanished=acl%3Bentry&comment=nightly",
+        );
+        let uri = "otpauth://totp/pve:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&period=30&digits=6&algorithm=SHA1";
+        let totp = fake_pve::model::access::tfa::Totp::parse(uri).expect("uri");
+        let now = self.state.clock().now();
+        let value = totp.value(totp.counter(now));
+        let form = format!(
+            "type=totp&description=phone&totp={}&value={value}",
+            enc(uri)
+        );
+        let added = self.call(post.clone(), "/access/tfa/alice@pve", &form);
+        self.call(post, "/access/tfa/alice@pve", "type=recovery");
+        added["data"]["id"].as_str().expect("an id").to_string()
     }
 }
 
@@ -2150,6 +2230,10 @@ impl World {
             Method::PUT,
             "/cluster/sdn/fabrics/node/of1/pve2",
             "protocol=openfabric&ip=10.100.0.12",
+        );
+    }
+}
+
 /// The cluster services' part of the world.
 impl World {
     /// A replication job of VM 101 (on pve2's ZFS pool) to pve1.
@@ -2182,6 +2266,10 @@ impl World {
             "type=influxdb&server=influx.example.com&port=8086&influxdbproto=https\
              &organization=lab&bucket=pve&token=secret&disable=1",
         );
+    }
+}
+
+impl World {
     /// A firewall on the applied VNet `labnet`: options, a forward rule
     /// with a macro and the cluster alias, and a security group rule.
     fn sdn_firewall(&self) {
@@ -2199,6 +2287,8 @@ impl World {
             self.call(Method::POST, &format!("{base}/rules"), form);
         }
     }
+}
+
 /// A node's own settings and services after they were changed through
 /// the API: options, DNS, hosts, time zone, a service stopped and one
 /// that refused to stop, a subscription key set; and the refusals.

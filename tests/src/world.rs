@@ -153,6 +153,10 @@ pub enum Made {
     Pool(String),
     /// A backup job.
     BackupJob(String),
+    /// An authentication realm (`/access/domains`).
+    Realm(String),
+    /// A realm sync job.
+    RealmSyncJob(String),
     /// An SDN zone (removed from the pending configuration).
     SdnZone(String),
     /// An SDN VNet.
@@ -583,7 +587,7 @@ impl PveWorld {
 
     /// Replaces the placeholders of a feature's text: `{node}`,
     /// `{storage}`, `{bridge}`, `{vmN}`, `{user:alice}`, `{token:alice!ci}`,
-    /// `{group:ops}`, `{role:Starter}`, `{storage:isos}` (the scenario's
+    /// `{group:ops}`, `{role:Starter}`, `{realm:corp}`, `{storage:isos}` (the scenario's
     /// own storage ID), `{var:NAME}` (a remembered value), `{me}` (the
     /// administrator), `{upid}` (the last task), `{release}`, `{prefix}`.
     ///
@@ -628,7 +632,7 @@ impl PveWorld {
                 "token" => self.tokenid(name),
                 "group" => self.groupid(name),
                 "role" => self.roleid(name),
-                "storage" | "pool" | "job" | "fw" => self.storageid(name),
+                "storage" | "pool" | "job" | "fw" | "realm" => self.storageid(name),
                 "zone" => self.sdnid('z', name),
                 "vnet" => self.sdnid('v', name),
                 "controller" => self.sdnid('c', name),
@@ -795,6 +799,19 @@ impl PveWorld {
                 refuse("a backup job this scenario did not make");
             }
             ["cluster", "backup", ..] => {}
+            ["access", "domains"] => {
+                if !params.pairs().iter().any(|(k, v)| k == "realm" && mine(v)) {
+                    refuse("a realm without an id of this scenario");
+                }
+            }
+            ["access", "domains" | "tfa", id, ..] if !mine(id) => {
+                refuse("a realm or user this scenario did not make");
+            }
+            ["access", "domains" | "tfa", ..] => {}
+            ["cluster", "jobs", "realm-sync", id, ..] if !mine(id) => {
+                refuse("a realm sync job this scenario did not make");
+            }
+            ["cluster", "jobs", "realm-sync", ..] => {}
             [
                 "cluster",
                 "firewall",
@@ -1197,6 +1214,16 @@ impl PveWorld {
                 Made::BackupJob(id) => (
                     Method::DELETE,
                     format!("/cluster/backup/{}", seg(id)),
+                    Params::new(),
+                ),
+                Made::Realm(id) => (
+                    Method::DELETE,
+                    format!("/access/domains/{}", seg(id)),
+                    Params::new(),
+                ),
+                Made::RealmSyncJob(id) => (
+                    Method::DELETE,
+                    format!("/cluster/jobs/realm-sync/{}", seg(id)),
                     Params::new(),
                 ),
                 Made::SdnZone(id) => (

@@ -52,6 +52,10 @@ pub struct Ticket {
     /// The user's privileges by GUI area.
     #[serde(default)]
     pub cap: Option<Value>,
+    /// Set when the ticket is only half of a login: the user must answer
+    /// the second factor (see [`crate::api::tfa::Tfa::answer_challenge`]).
+    #[serde(default, rename = "NeedTFA", deserialize_with = "de::opt_bool01")]
+    pub need_tfa: Option<bool>,
 }
 
 /// A realm of `/access/domains`.

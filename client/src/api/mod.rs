@@ -19,10 +19,12 @@ pub mod node_services;
 pub mod nodes;
 pub mod pools;
 pub mod qemu;
+pub mod realms;
 pub mod replication;
 pub mod sdn;
 pub mod storage;
 pub mod tasks;
+pub mod tfa;
 pub mod version;
 
 /// Characters left as they are in a path segment.

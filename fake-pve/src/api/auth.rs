@@ -68,6 +68,35 @@ impl Keys {
         format!("{plain}::{sig}")
     }
 
+    /// A half-authenticated ticket of a login that awaits its second
+    /// factor: `PVE:!tfa!<challenge, ':' escaped>:<time>::<signature>`,
+    /// signed with the user id as additional data, so that it names no
+    /// user and no other user can answer it.
+    pub fn tfa_ticket(&self, challenge: &str, userid: &str, time: i64) -> String {
+        let plain = format!("PVE:!tfa!{}:{time:08X}", challenge.replace(':', "%3A"));
+        let sig = STANDARD.encode(Self::mac(&self.ticket, &format!("{plain}:{userid}")));
+        format!("{plain}::{sig}")
+    }
+
+    /// Checks a ticket made by [`Keys::tfa_ticket`] for `userid` at `now`
+    /// and returns its challenge.
+    pub fn verify_tfa_ticket(&self, ticket: &str, userid: &str, now: i64) -> Option<String> {
+        let (plain, sig) = ticket.split_once("::")?;
+        let rest = plain.strip_prefix("PVE:!tfa!")?;
+        let (data, time_hex) = rest.rsplit_once(':')?;
+        if time_hex.len() != 8 {
+            return None;
+        }
+        let time = i64::from_str_radix(time_hex, 16).ok()?;
+        let want = STANDARD.encode(Self::mac(&self.ticket, &format!("{plain}:{userid}")));
+        if !constant_eq(want.as_bytes(), sig.as_bytes()) {
+            return None;
+        }
+        (-MAX_SKEW..=TICKET_LIFETIME)
+            .contains(&(now - time))
+            .then(|| data.replace("%3A", ":"))
+    }
+
     /// Checks a ticket at `now` and returns its user and time.
     pub fn verify_ticket(&self, ticket: &str, now: i64) -> Option<(String, i64)> {
         let (plain, sig) = ticket.split_once("::")?;
@@ -199,6 +228,27 @@ mod tests {
         assert!(Keys::random().verify_ticket(&t, 1_000_000).is_none());
         let forged = t.replace("root@pam", "root@pve");
         assert!(k.verify_ticket(&forged, 1_000_000).is_none());
+    }
+
+    #[test]
+    fn tfa_tickets_bind_the_user_and_grant_nothing() {
+        let k = Keys::random();
+        let t = k.tfa_ticket(r#"{"totp":true}"#, "alice@pve", 1_000_000);
+        assert!(
+            t.starts_with(r#"PVE:!tfa!{"totp"%3Atrue}:000F4240::"#),
+            "{t}"
+        );
+        assert_eq!(
+            k.verify_tfa_ticket(&t, "alice@pve", 1_000_100).as_deref(),
+            Some(r#"{"totp":true}"#)
+        );
+        assert!(k.verify_tfa_ticket(&t, "bob@pve", 1_000_100).is_none());
+        assert!(k.verify_ticket(&t, 1_000_100).is_none());
+        let plain = k.ticket("alice@pve", 1_000_000);
+        assert!(
+            k.verify_tfa_ticket(&plain, "alice@pve", 1_000_000)
+                .is_none()
+        );
     }
 
     #[test]

@@ -21,7 +21,6 @@ pub enum Fallback {
 /// Collections that are empty on a fresh install and that fake-pve cannot
 /// fill yet, so that `[]` is the truth.
 const EMPTY_ON_FRESH_INSTALL: &[&str] = &[
-    "/access/tfa",
     "/cluster/firewall/aliases",
     "/cluster/firewall/groups",
     "/cluster/firewall/ipset",
@@ -29,7 +28,6 @@ const EMPTY_ON_FRESH_INSTALL: &[&str] = &[
     "/cluster/ha/groups",
     "/cluster/ha/resources",
     "/cluster/ha/rules",
-    "/cluster/jobs/realm-sync",
     "/cluster/mapping/dir",
     "/cluster/mapping/pci",
     "/cluster/mapping/usb",

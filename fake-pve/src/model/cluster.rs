@@ -593,6 +593,7 @@ impl Cluster {
     fn advance_tasks(&mut self, now_ms: i64) {
         self.run_due_jobs(now_ms);
         self.run_replication(now_ms);
+        self.run_due_realm_syncs(now_ms);
         while let Some((i, until_ms)) = self.tasks.next_due(now_ms) {
             let Some(task) = self.tasks.at(i) else {
                 break;
@@ -658,6 +659,11 @@ impl Cluster {
                 self.apply_service(&node, &service, action, end_ms);
                 Ok(Vec::new())
             }
+            TaskEffect::RealmSync {
+                realm,
+                options,
+                dry_run,
+            } => self.access.run_realm_sync(&realm, &options, dry_run),
         }
     }
 

@@ -130,6 +130,16 @@ pub enum TaskEffect {
         /// The command.
         action: super::node_services::ServiceAction,
     },
+    /// A realm sync (`auth-realm-sync`): reads the realm's directory and
+    /// updates users and groups when the worker gets there.
+    RealmSync {
+        /// The realm.
+        realm: String,
+        /// What to sync and remove.
+        options: super::access::realms::SyncOptions,
+        /// Log only, write nothing.
+        dry_run: bool,
+    },
     /// Adds or removes a storage volume (upload, download, copy, delete):
     /// on PVE the file appears or goes when the worker gets there.
     Volume {

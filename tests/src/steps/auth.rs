@@ -12,7 +12,7 @@ use crate::world::{Made, PveWorld};
 
 /// `POST /access/ticket` without credentials, as a login form does; a
 /// success opens a ticket session for `actor`.
-async fn create_ticket(w: &mut PveWorld, actor: &str, params: Params) {
+pub(crate) async fn create_ticket(w: &mut PveWorld, actor: &str, params: Params) {
     w.call_raw(Method::POST, "/access/ticket", &[], params)
         .await;
     let o = w.last();

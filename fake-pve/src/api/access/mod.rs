@@ -10,15 +10,17 @@ use serde_json::{Map, Value, json};
 
 use super::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::access::{
-    Access, AclUpdate, GroupsParam, REALMS, User, auth_failure, valid_groupid, valid_realm,
-    valid_tokenid, valid_userid,
+    Access, AclUpdate, GroupsParam, User, auth_failure, valid_groupid, valid_realm, valid_tokenid,
+    valid_userid,
 };
 use crate::model::acl;
 use crate::model::{AuthId, Error, Result};
 
 mod acls;
 mod groups;
+mod realms;
 mod roles;
+mod tfa;
 mod ticket;
 mod tokens;
 mod users;
@@ -27,14 +29,13 @@ use acls::{read_acl, update_acl};
 use groups::{create_group, delete_group, list_groups, read_group, update_group};
 use roles::{create_role, delete_role, list_roles, read_role, update_role};
 pub use ticket::capabilities;
-use ticket::{change_password, create_ticket, get_ticket, list_domains, permissions};
+use ticket::{change_password, create_ticket, get_ticket, permissions};
 use tokens::{generate_token, read_token, remove_token, token_index, update_token_info};
 use users::{check_realm_allocate, create_user, delete_user, list_users, read_user, update_user};
 
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
-    vec![
-        get("/access/domains", list_domains),
+    let mut routes = vec![
         get("/access/ticket", get_ticket),
         post("/access/ticket", create_ticket),
         get("/access/users", list_users),
@@ -61,6 +62,42 @@ pub fn routes() -> Vec<Route> {
         post("/access/users/{userid}/token/{tokenid}", generate_token),
         put("/access/users/{userid}/token/{tokenid}", update_token_info),
         delete("/access/users/{userid}/token/{tokenid}", remove_token),
+    ];
+    routes.extend(realm_routes());
+    routes.extend(tfa_routes());
+    routes
+}
+
+/// Realms, their sync and the realm sync jobs.
+fn realm_routes() -> Vec<Route> {
+    use realms::*;
+    vec![
+        get("/access/domains", list_domains),
+        post("/access/domains", create_domain),
+        get("/access/domains/{realm}", read_domain),
+        put("/access/domains/{realm}", update_domain),
+        delete("/access/domains/{realm}", delete_domain),
+        post("/access/domains/{realm}/sync", sync_domain),
+        get("/cluster/jobs/realm-sync", syncjob_index),
+        get("/cluster/jobs/realm-sync/{id}", read_job),
+        post("/cluster/jobs/realm-sync/{id}", create_job),
+        put("/cluster/jobs/realm-sync/{id}", update_job),
+        delete("/cluster/jobs/realm-sync/{id}", delete_job),
+    ]
+}
+
+/// Second factors.
+fn tfa_routes() -> Vec<Route> {
+    use tfa::*;
+    vec![
+        get("/access/tfa", list_tfa),
+        get("/access/tfa/{userid}", list_user_tfa),
+        post("/access/tfa/{userid}", add_tfa_entry),
+        get("/access/tfa/{userid}/{id}", get_tfa_entry),
+        put("/access/tfa/{userid}/{id}", update_tfa_entry),
+        delete("/access/tfa/{userid}/{id}", delete_tfa),
+        get("/access/users/{userid}/tfa", read_user_tfa_type),
+        put("/access/users/{userid}/unlock-tfa", unlock_tfa),
     ]
 }
 

@@ -1,17 +1,9 @@
-//! Login and the caller's own view: realms, tickets, capabilities, the
-//! `/access/permissions` of a user or token and password changes
+//! Login and the caller's own view: tickets (with their second factor),
+//! capabilities, the `/access/permissions` of a user or token and
+//! password changes
 //! (pve-access-control `API2/AccessControl.pm`, `API2/Domains.pm`).
 
 use super::*;
-
-/// `GET /access/domains`.
-pub(super) fn list_domains(_: &Ctx<'_>) -> Result<Reply> {
-    let items: Vec<Value> = REALMS
-        .iter()
-        .map(|(realm, kind, comment)| json!({ "realm": realm, "type": kind, "comment": comment }))
-        .collect();
-    Ok(json!(items).into())
-}
 
 /// `GET /access/ticket`: a no-op PVE keeps for its login page.
 pub(super) fn get_ticket(_: &Ctx<'_>) -> Result<Reply> {
@@ -56,42 +48,77 @@ pub(super) fn create_ticket(ctx: &Ctx<'_>) -> Result<Reply> {
         }
     };
     p.bool("new-format")?;
+    let otp = p.str("otp");
+    let tfa_challenge = p.str("tfa-challenge");
     let userid = match realm {
         Some(r) => format!("{username}@{r}"),
         None => username,
     };
     let now = ctx.now();
     let state = ctx.state;
-    let renewal = password
-        .starts_with("PVE:")
+    let renewal = (tfa_challenge.is_none() && password.starts_with("PVE:"))
         .then(|| state.keys().verify_ticket(&password, now))
         .flatten();
     let who = AuthId::User(userid.clone());
     ctx.with(|c| -> Result<Reply> {
-        match renewal {
-            Some((owner, _)) if owner == userid || owner == "root@pam" => {
-                c.access()
-                    .check_user_enabled(&userid, now)
-                    .map_err(|_| auth_failure())?;
-            }
-            _ => c.access().check_password(&userid, &password, now)?,
-        }
         if let Some((path, privs)) = path_privs {
             let privs: Vec<&str> = privs
                 .split([',', ';', ' '])
                 .filter(|s| !s.is_empty())
                 .collect();
+            match &renewal {
+                Some((owner, _)) if *owner == userid => {
+                    c.access()
+                        .check_user_enabled(&userid, now)
+                        .map_err(|_| auth_failure())?;
+                }
+                _ => c.access().check_password(&userid, &password, now)?,
+            }
             c.access()
                 .check_perm(&who, &path, &privs)
                 .map_err(|_| auth_failure())?;
             return Ok(json!({ "username": userid }).into());
         }
+        // Every refusal below is the same 401, as PVE hides the reason.
+        let challenge = (|| -> Result<Option<String>> {
+            let a = c.access_mut();
+            a.check_user_enabled(&userid, now)?;
+            if otp.is_some() && tfa_challenge.is_some() {
+                return Err(Error::failed(
+                    "TFA response should be in 'password', not 'otp' when 'tfa-challenge' is set",
+                ));
+            }
+            if let Some(t) = &tfa_challenge {
+                state
+                    .keys()
+                    .verify_tfa_ticket(t, &userid, now)
+                    .ok_or_else(|| Error::failed("bad ticket"))?;
+                a.answer_challenge(&userid, &password, now)?;
+                return Ok(None);
+            }
+            match &renewal {
+                Some((owner, _)) if owner == &userid || owner == "root@pam" => Ok(None),
+                _ => {
+                    a.authenticate_first(&userid, &password, now)?;
+                    a.second_factor(&userid, otp.as_deref(), now)
+                }
+            }
+        })()
+        .map_err(|_| auth_failure())?;
+        let ticket = match &challenge {
+            Some(ch) => state.keys().tfa_ticket(ch, &userid, now),
+            None => state.keys().ticket(&userid, now),
+        };
         let mut data = json!({
             "username": userid,
-            "ticket": state.keys().ticket(&userid, now),
+            "ticket": ticket,
             "CSRFPreventionToken": state.keys().csrf(&userid, now),
-            "cap": capabilities(c.access(), &who),
         });
+        if challenge.is_some() {
+            data["NeedTFA"] = json!(1);
+        } else {
+            data["cap"] = capabilities(c.access(), &who);
+        }
         if let Some(name) = c.nodes().cluster_name()
             && c.access().has_priv(&who, "/", "Sys.Audit")
         {

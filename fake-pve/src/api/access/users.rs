@@ -86,6 +86,10 @@ fn user_data(access: &Access, user: &User, full: bool) -> Map<String, Value> {
     if user.email.is_none() && user.comment.is_some() {
         m.insert("email".into(), json!(""));
     }
+    // `set_user_tfa_enabled` marks a user with second factors.
+    if access.tfa().has_user(&user.userid) {
+        m.insert("keys".into(), json!("x"));
+    }
     if full {
         m.insert("groups".into(), json!(access.user_groups(&user.userid)));
         let tokens: Map<String, Value> = user
@@ -184,9 +188,11 @@ pub(super) fn list_users(ctx: &Ctx<'_>) -> Result<Reply> {
                     },
                 );
             }
-            let realm = id.rsplit_once('@').map_or("", |(_, r)| r);
-            if let Some((_, kind, _)) = REALMS.iter().find(|(r, _, _)| *r == realm) {
-                m.insert("realm-type".into(), json!(kind));
+            if let Ok((_, realm)) = a.realms().of_user(id) {
+                m.insert("realm-type".into(), json!(realm.kind().as_str()));
+            }
+            if let Some(status) = a.tfa().lock_status(id, ctx.now()) {
+                m.extend(status);
             }
             m.insert("userid".into(), json!(id));
             out.push(Value::Object(m));
@@ -225,10 +231,18 @@ pub(super) fn create_user(ctx: &Ctx<'_>) -> Result<Reply> {
                 "user '{userid}' already exists"
             ))));
         }
-        if password.is_some() && !REALMS.iter().any(|(r, _, _)| *r == realm) {
-            return Err(failed(Error::not_found(format!(
-                "auth domain '{realm}' does not exist"
-            ))));
+        if password.is_some() {
+            let Some(r) = a.realms().get(&realm) else {
+                return Err(failed(Error::not_found(format!(
+                    "auth domain '{realm}' does not exist"
+                ))));
+            };
+            let kind = r.kind().as_str();
+            if !matches!(kind, "pam" | "pve") {
+                return Err(failed(Error::failed(format!(
+                    "can't set password on auth type '{kind}'"
+                ))));
+            }
         }
         let groups = f.groups.clone().unwrap_or_default();
         if let Some(g) = groups.iter().find(|g| !a.groups().contains_key(*g)) {

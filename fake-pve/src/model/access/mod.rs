@@ -20,8 +20,11 @@ use super::acl::{self, AclNode, UgKind};
 use super::{Error, PveVersion, Result};
 
 mod privileges;
+pub mod realms;
 mod roles;
+pub mod sync_jobs;
 pub mod tags;
+pub mod tfa;
 mod users;
 use users::no_such_token;
 
@@ -147,12 +150,6 @@ impl fmt::Display for AuthId {
     }
 }
 
-/// The realms of a fresh install, as `GET /access/domains` lists them.
-pub const REALMS: &[(&str, &str, &str)] = &[
-    ("pam", "pam", "Linux PAM standard authentication"),
-    ("pve", "pve", "Proxmox VE authentication server"),
-];
-
 /// PVE's `pve-userid` rule: `name@realm`, at most 64 characters, no white
 /// space, `:` or `/` in the name, and a realm of letters, digits, `.-_`.
 pub fn valid_userid(s: &str) -> bool {
@@ -233,6 +230,15 @@ pub struct Access {
     /// `user-tag-access`).
     #[serde(default, skip_serializing_if = "tags::TagAccess::is_default")]
     pub(in crate::model) tag_access: tags::TagAccess,
+    /// The realms (`domains.cfg`) and the directories behind them.
+    #[serde(default, skip_serializing_if = "realms::Realms::is_default")]
+    pub(in crate::model) realms: realms::Realms,
+    /// Second factors (`priv/tfa.cfg`) and their lockouts.
+    #[serde(default, skip_serializing_if = "tfa::Tfa::is_empty")]
+    pub(in crate::model) tfa: tfa::Tfa,
+    /// Realm sync jobs (the `realm-sync` sections of `jobs.cfg`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(in crate::model) sync_jobs: BTreeMap<String, sync_jobs::SyncJob>,
 }
 
 /// One change of `PUT /access/acl`: every role for every subject.
@@ -271,10 +277,8 @@ impl Access {
     /// # Errors
     /// 401 `authentication failure`.
     pub fn check_password(&self, userid: &str, password: &str, now: i64) -> Result<()> {
-        match self.check_user_enabled(userid, now) {
-            Ok(u) if u.password.as_deref() == Some(password) => Ok(()),
-            _ => Err(auth_failure()),
-        }
+        self.authenticate_first(userid, password, now)
+            .map_err(|_| auth_failure())
     }
 
     /// PVE's `check_user_enabled`: the user exists, is enabled and has not

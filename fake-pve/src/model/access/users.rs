@@ -78,6 +78,7 @@ impl Access {
             g.members.remove(userid);
         }
         self.remove_acl_subject(UgKind::User, userid);
+        self.tfa.remove_user(userid);
     }
 
     /// Every user, by userid.

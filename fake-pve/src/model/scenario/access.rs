@@ -17,15 +17,19 @@ impl Scenario {
         root.password = Some(root_password.to_string());
         root.email = Some("root@localhost".into());
         access.users.insert(root.userid.clone(), root);
+        self.build_realms(&mut access)?;
         for u in &self.users {
             if !valid_userid(&u.userid) {
                 return Err(self.err(&u.userid, format!("invalid userid '{}'", u.userid)));
             }
             let realm = u.userid.rsplit('@').next().unwrap_or_default();
-            if realm != "pam" && realm != "pve" {
+            if access.realms.get(realm).is_none() {
                 return Err(self.err(
                     &u.userid,
-                    format!("user '{}': unknown realm '{realm}' (pam or pve)", u.userid),
+                    format!(
+                        "user '{}': unknown realm '{realm}' (pam, pve or one of realms)",
+                        u.userid
+                    ),
                 ));
             }
             let is_root = u.userid == "root@pam";
@@ -73,6 +77,53 @@ impl Scenario {
         self.build_pools(&mut access)?;
         self.build_tag_access(&mut access)?;
         Ok(access)
+    }
+
+    /// The realms besides pam and pve, checked as `POST /access/domains`
+    /// checks them.
+    fn build_realms(&self, access: &mut Access) -> Result<(), ScenarioError> {
+        for r in &self.realms {
+            if !valid_realm(&r.realm) {
+                return Err(self.err(&r.realm, format!("invalid realm '{}'", r.realm)));
+            }
+            let options = r
+                .options
+                .iter()
+                .map(|(k, v)| {
+                    let text = match v {
+                        serde_yaml::Value::Bool(b) => u8::from(*b).to_string(),
+                        serde_yaml::Value::String(s) => s.clone(),
+                        serde_yaml::Value::Number(n) => n.to_string(),
+                        other => serde_yaml::to_string(other)
+                            .unwrap_or_default()
+                            .trim()
+                            .to_string(),
+                    };
+                    (k.clone(), text)
+                })
+                .collect();
+            access
+                .realms
+                .declare(
+                    &r.realm,
+                    &r.kind,
+                    options,
+                    r.password.clone(),
+                    r.directory.clone(),
+                )
+                .map_err(|e| {
+                    let msg = match e.errors() {
+                        Some(errs) => errs
+                            .iter()
+                            .map(|(k, v)| format!("{k}: {v}"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        None => e.message().to_string(),
+                    };
+                    self.err(&r.realm, format!("realm '{}': {msg}", r.realm))
+                })?;
+        }
+        Ok(())
     }
 
     /// `datacenter.cfg`'s tag rules.

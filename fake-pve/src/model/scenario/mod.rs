@@ -28,7 +28,8 @@ use serde::Deserialize;
 
 use super::PveVersion;
 use super::access::{
-    Access, AclUpdate, AuthId, Group, Token, User, valid_groupid, valid_tokenid, valid_userid,
+    Access, AclUpdate, AuthId, Group, Token, User, valid_groupid, valid_realm, valid_tokenid,
+    valid_userid,
 };
 use super::acl::{check_path, is_valid_priv, normalize_path, role_is_special};
 use super::cluster::{Cluster, ClusterDoc, Storage, Vm};
@@ -55,6 +56,10 @@ pub struct Scenario {
     /// Users besides root@pam (root@pam may be listed to give it tokens).
     #[serde(default)]
     pub users: Vec<UserSpec>,
+    /// Realms besides pam and pve (LDAP, AD, OpenID), with the directory
+    /// an LDAP or AD server holds.
+    #[serde(default)]
+    pub realms: Vec<RealmSpec>,
     /// Guests that already exist.
     #[serde(default)]
     pub vms: Vec<VmSpec>,
@@ -298,6 +303,30 @@ pub struct UserSpec {
     /// Groups the user is a member of.
     #[serde(default)]
     pub groups: Vec<String>,
+}
+
+/// A realm of a scenario (`domains.cfg`), as `POST /access/domains`
+/// makes it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RealmSpec {
+    /// The realm id.
+    pub realm: String,
+    /// `ldap`, `ad` or `openid`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The realm's options (`server1`, `base_dn`, `user_attr`, `domain`,
+    /// `issuer-url`, `client-id`, `default`, `comment`, `tfa`, ...).
+    #[serde(default)]
+    pub options: BTreeMap<String, serde_yaml::Value>,
+    /// The bind password (with `bind_dn`).
+    #[serde(default)]
+    pub password: Option<String>,
+    /// What the LDAP or AD server holds: `users` by name (`password`,
+    /// `email`, `firstname`, `lastname`, `comment`) and `groups` by name
+    /// with their members' names.
+    #[serde(default)]
+    pub directory: super::access::realms::Directory,
 }
 
 /// A group of a scenario.
