@@ -140,11 +140,11 @@ async fn releases_differ_where_the_schemas_do() {
 async fn honest_answers_without_behaviour() {
     let pve = start_with(builder()).await;
     let root = pve.root().await;
-    pve.get("/nodes/pve/rrddata?timeframe=hour", &root)
+    pve.get("/nodes/pve/rrd?timeframe=hour&ds=cpu", &root)
         .await
         .assert_error(
             501,
-            "Method 'GET /api2/json/nodes/pve/rrddata' is not emulated by fake-pve",
+            "Method 'GET /api2/json/nodes/pve/rrd' is not emulated by fake-pve",
         );
     // Directory indexes come from the schema's tree.
     let cluster = pve.get("/cluster", &root).await.data();
@@ -167,7 +167,7 @@ async fn honest_answers_without_behaviour() {
     assert_eq!(pve.get("/pools", &root).await.data(), json!([]));
     assert_eq!(pve.get("/nodes/pve/lxc", &root).await.data(), json!([]));
     // Validation happens before the 501.
-    pve.get("/nodes/pve/rrddata?timeframe=year&cf=MEDIAN", &root)
+    pve.get("/nodes/pve/rrd?timeframe=year&ds=cpu&cf=MEDIAN", &root)
         .await
         .assert_param_error(
             "cf",
