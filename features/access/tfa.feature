@@ -87,6 +87,8 @@ Feature: Second factors
     When I delete the second factor "{var:totp-phone}" of "carol"
       | password | caroline |
     Then PVE answers 500 "no such entry: {user:carol}/{var:totp-phone}"
+    When I read the second factor "{var:totp-phone}" of "carol"
+    Then PVE answers 404 "No such tfa entry '{var:totp-phone}'"
     When "carol" logs in with password "caroline"
     Then the login is complete
 

@@ -138,8 +138,9 @@ pub fn success(format: Format, reply: Reply) -> Response<Full<Bytes>> {
 
 /// The status a refusal of each kind is answered with: PVE `die`s with
 /// 500 whatever the reason, except for parameters (400), permissions
-/// (403), credentials (401), unreachable nodes (pveproxy's 595) and
-/// methods it does not have (501).
+/// (403), credentials (401), unreachable nodes (pveproxy's 595),
+/// methods it does not have (501) and what it raises with a code of its
+/// own (a missing second factor's 404, `join_info`'s 424).
 pub fn status_of(e: &Error) -> u16 {
     match e.kind() {
         ErrorKind::Invalid => 400,
@@ -147,6 +148,7 @@ pub fn status_of(e: &Error) -> u16 {
         ErrorKind::Forbidden => 403,
         ErrorKind::NotImplemented => 501,
         ErrorKind::FailedDependency => 424,
+        ErrorKind::HttpNotFound => 404,
         ErrorKind::Unreachable => 595,
         ErrorKind::Failed
         | ErrorKind::NotFound

@@ -91,6 +91,10 @@ pub enum Error {
     /// standalone node).
     #[error("{0}")]
     FailedDependency(String),
+    /// A refusal PVE raises with HTTP 404 (`raise(..., code =>
+    /// HTTP_NOT_FOUND)`, as a missing second factor entry).
+    #[error("{0}")]
+    HttpNotFound(String),
 }
 
 /// The kinds of [`Error`], without their messages.
@@ -118,6 +122,8 @@ pub enum ErrorKind {
     NotImplemented,
     /// [`Error::FailedDependency`].
     FailedDependency,
+    /// [`Error::HttpNotFound`].
+    HttpNotFound,
 }
 
 impl Error {
@@ -176,6 +182,7 @@ impl Error {
             Error::Unreachable(_) => ErrorKind::Unreachable,
             Error::NotImplemented(_) => ErrorKind::NotImplemented,
             Error::FailedDependency(_) => ErrorKind::FailedDependency,
+            Error::HttpNotFound(_) => ErrorKind::HttpNotFound,
         }
     }
 
@@ -193,7 +200,8 @@ impl Error {
             | Error::Unauthorized(m)
             | Error::Unreachable(m)
             | Error::NotImplemented(m)
-            | Error::FailedDependency(m) => m,
+            | Error::FailedDependency(m)
+            | Error::HttpNotFound(m) => m,
         }
     }
 
@@ -222,6 +230,7 @@ impl Error {
             Error::Unreachable(m) => Error::Unreachable(f(&m)),
             Error::NotImplemented(m) => Error::NotImplemented(f(&m)),
             Error::FailedDependency(m) => Error::FailedDependency(f(&m)),
+            Error::HttpNotFound(m) => Error::HttpNotFound(f(&m)),
         }
     }
 }

@@ -384,7 +384,7 @@ impl Tfa {
                 .find(|e| e.info.id == id)
                 .map(|e| e.info.view("totp"))
         });
-        found.ok_or_else(|| Error::not_found(format!("No such tfa entry '{id}'")))
+        found.ok_or_else(|| Error::HttpNotFound(format!("No such tfa entry '{id}'")))
     }
 
     /// `POST /access/tfa/{userid}` for the kinds fake-pve can add: a
