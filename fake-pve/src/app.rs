@@ -34,6 +34,7 @@ use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Body as _;
 use tower_http::timeout::TimeoutBody;
 
+use crate::access_log::{self, AccessLog};
 use crate::api;
 use crate::control;
 use crate::state::State;
@@ -49,7 +50,7 @@ const CONTROL_MAX_BODY: usize = 1 << 30;
 pub const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The client's address, which the server puts on each request for the
-/// request log (absent without a socket).
+/// access log (absent without a socket).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Peer(pub SocketAddr);
 
@@ -68,17 +69,22 @@ struct App {
 /// fault) is one the server does not send: it closes the connection
 /// instead.
 pub fn app(state: State) -> axum::Router {
-    router(state, BODY_IDLE_TIMEOUT)
+    router(state, BODY_IDLE_TIMEOUT, None)
 }
 
-/// [`app`] with another body timeout.
-pub(crate) fn router(state: State, body_timeout: Duration) -> axum::Router {
+/// [`app`] with another body timeout and an access log.
+pub(crate) fn router(
+    state: State,
+    body_timeout: Duration,
+    access_log: Option<AccessLog>,
+) -> axum::Router {
     let control = tower::ServiceBuilder::new()
         .map_request(control::trim_trailing_slash)
         .service(control::routes(state.clone()));
     let front = FrontLayer {
         body_timeout,
         state: state.clone(),
+        access_log,
     };
     let app = App {
         state,
@@ -98,12 +104,13 @@ pub(crate) fn router(state: State, body_timeout: Duration) -> axum::Router {
 }
 
 /// pveproxy's side of a request before routing, as one layer: the
-/// request logs (the log lines, and the dashboard's ring of the latest
+/// request logs (the access log, and the dashboard's ring of the latest
 /// requests), the refusals and the body limits.
 #[derive(Debug, Clone)]
 struct FrontLayer {
     body_timeout: Duration,
     state: State,
+    access_log: Option<AccessLog>,
 }
 
 impl<S> tower::Layer<S> for FrontLayer {
@@ -114,6 +121,7 @@ impl<S> tower::Layer<S> for FrontLayer {
             inner,
             body_timeout: self.body_timeout,
             state: self.state.clone(),
+            access_log: self.access_log.clone(),
         }
     }
 }
@@ -124,6 +132,7 @@ struct Front<S> {
     inner: S,
     body_timeout: Duration,
     state: State,
+    access_log: Option<AccessLog>,
 }
 
 impl<S> tower::Service<Request> for Front<S>
@@ -141,7 +150,7 @@ where
 
     fn call(&mut self, req: Request) -> Self::Future {
         let started = Instant::now();
-        let logged = Logged::start(&req, started);
+        let logged = Logged::start(&req, self.access_log.as_ref());
         let recorded = Recorded::start(&req, &self.state);
         let answer = match refusal(&req) {
             Some(refused) => Err(refused),
@@ -212,45 +221,48 @@ impl Recorded {
     }
 }
 
-/// A request being logged: one line per request under the target
-/// `fake_pve::request`, only measured when that target is enabled.
+/// A request on its way into the access log ([`AccessLog`]): what its
+/// line needs of the request, kept until the answer is known.
 struct Logged {
-    started: Instant,
+    log: AccessLog,
+    peer: Option<std::net::IpAddr>,
     method: Method,
-    path: String,
-    peer: Option<Peer>,
+    uri: http::Uri,
+    version: http::Version,
 }
 
 impl Logged {
-    fn start(req: &Request, started: Instant) -> Option<Self> {
-        tracing::enabled!(target: "fake_pve::request", tracing::Level::INFO).then(|| Self {
-            started,
+    fn start(req: &Request, log: Option<&AccessLog>) -> Option<Self> {
+        let log = log?;
+        Some(Self {
+            log: log.clone(),
+            peer: req.extensions().get::<Peer>().map(|p| p.0.ip()),
             method: req.method().clone(),
-            path: req.uri().path().to_string(),
-            peer: req.extensions().get::<Peer>().copied(),
+            uri: req.uri().clone(),
+            version: req.version(),
         })
     }
 
     fn finish(self, resp: &Response) {
-        let Self {
-            started,
-            method,
-            path,
-            peer,
-        } = self;
-        let ms = started.elapsed().as_secs_f64() * 1000.0;
-        let status = resp.status().as_u16();
-        match peer {
-            Some(Peer(peer)) => tracing::info!(
-                target: "fake_pve::request",
-                %peer,
-                "{method} {path} -> {status} ({ms:.1} ms)"
-            ),
-            None => tracing::info!(
-                target: "fake_pve::request",
-                "{method} {path} -> {status} ({ms:.1} ms)"
-            ),
-        }
+        let user = resp.extensions().get::<api::LoggedUser>();
+        let uri = self
+            .uri
+            .path_and_query()
+            .map_or_else(|| self.uri.path(), http::uri::PathAndQuery::as_str);
+        let version = match self.version {
+            http::Version::HTTP_10 => "HTTP/1.0",
+            http::Version::HTTP_2 => "HTTP/2.0",
+            _ => "HTTP/1.1",
+        };
+        self.log.record(&access_log::Line {
+            peer: self.peer,
+            user: user.map(|u| u.0.as_str()),
+            method: self.method.as_str(),
+            uri,
+            version,
+            status: resp.status().as_u16(),
+            length: resp.body().size_hint().exact(),
+        });
     }
 }
 

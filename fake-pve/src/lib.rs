@@ -45,6 +45,7 @@
 //! (`main.rs`: flags, log output, allocator); crates that only use the
 //! library turn default features off.
 
+pub mod access_log;
 pub mod api;
 pub mod app;
 pub mod clock;

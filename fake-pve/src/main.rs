@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+use fake_pve::access_log::AccessLog;
 use fake_pve::{FakePve, Latency, PveVersion, Scenario, Tls};
 
 /// Many small allocations per request (JSON values): mimalloc serves them
@@ -69,6 +70,11 @@ struct Args {
         requires = "data_dir"
     )]
     fsync: fake_pve::persist::Fsync,
+    /// Where the access log goes (one line per request, as pveproxy's
+    /// access.log): `-` for the standard output, `off`, or a file to
+    /// append to.
+    #[arg(long, env = "FAKE_PVE_ACCESS_LOG", default_value = "-")]
+    access_log: String,
 }
 
 fn parse_version(s: &str) -> Result<PveVersion, String> {
@@ -141,6 +147,15 @@ async fn run(args: Args) -> Result<(), String> {
         return Err("--auth-failure-delay must be between 0 and 3600 seconds".into());
     }
     let mut builder = FakePve::builder();
+    let access_log = match args.access_log.as_str() {
+        "off" => None,
+        "-" => Some(AccessLog::stdout()),
+        path => Some(AccessLog::file(std::path::Path::new(path))),
+    };
+    if let Some(log) = access_log {
+        let log = log.map_err(|e| format!("access log {}: {e}", args.access_log))?;
+        builder = builder.access_log(log);
+    }
     if let Some(dir) = &args.data_dir {
         builder = builder.data_dir(dir).fsync(args.fsync);
     }

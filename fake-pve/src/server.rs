@@ -73,6 +73,7 @@ pub struct Builder {
     handshake_timeout: Duration,
     body_timeout: Duration,
     shutdown_grace: Duration,
+    access_log: Option<crate::access_log::AccessLog>,
 }
 
 impl Default for Builder {
@@ -92,6 +93,7 @@ impl Default for Builder {
             handshake_timeout: Duration::from_secs(10),
             body_timeout: crate::app::BODY_IDLE_TIMEOUT,
             shutdown_grace: Duration::from_secs(10),
+            access_log: None,
         }
     }
 }
@@ -197,6 +199,15 @@ impl Builder {
     #[must_use]
     pub fn shutdown_grace(mut self, d: Duration) -> Self {
         self.shutdown_grace = d;
+        self
+    }
+
+    /// Writes one line per request to `log`, as pveproxy's access log
+    /// (none by default; the `fake-pve` binary writes it to its standard
+    /// output).
+    #[must_use]
+    pub fn access_log(mut self, log: crate::access_log::AccessLog) -> Self {
+        self.access_log = Some(log);
         self
     }
 
@@ -323,7 +334,7 @@ impl Builder {
             });
         }
         let conns = Connections {
-            app: crate::app::router(state.clone(), self.body_timeout),
+            app: crate::app::router(state.clone(), self.body_timeout, self.access_log.clone()),
             acceptor,
             handshake_timeout: self.handshake_timeout,
             stop: stop_rx.clone(),
@@ -337,6 +348,7 @@ impl Builder {
             state,
             stop: stop_tx,
             task: Some(task),
+            access_log: self.access_log,
         })
     }
 }
@@ -351,6 +363,7 @@ pub struct Running {
     state: State,
     stop: watch::Sender<bool>,
     task: Option<JoinHandle<()>>,
+    access_log: Option<crate::access_log::AccessLog>,
 }
 
 impl Running {
@@ -425,6 +438,9 @@ impl Running {
                 tracing::error!("snapshot at shutdown failed: {e}");
             }
             store.release();
+        }
+        if let Some(log) = &self.access_log {
+            crate::persist::blocking(|| log.flush());
         }
     }
 }
@@ -544,10 +560,8 @@ async fn answer(
     peer: SocketAddr,
 ) -> Result<axum::response::Response, api::DropConnection> {
     let mut req = req.map(axum::body::Body::new);
-    // Only the request log reads it.
-    if tracing::enabled!(target: "fake_pve::request", tracing::Level::INFO) {
-        req.extensions_mut().insert(Peer(peer));
-    }
+    // The access log's peer.
+    req.extensions_mut().insert(Peer(peer));
     let Ok(resp) = app.oneshot(req).await;
     if resp.extensions().get::<api::DropConnection>().is_some() {
         return Err(api::DropConnection);

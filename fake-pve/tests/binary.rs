@@ -1,5 +1,6 @@
 //! The `fake-pve` binary: flags and their environment twins, the start
-//! banner, refusal of a malformed scenario, and a clean exit on SIGTERM.
+//! banner, refusal of a malformed scenario, a clean exit on SIGTERM and
+//! the access log.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -94,6 +95,41 @@ async fn runs_with_env_twins_and_stops_on_sigterm() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert!(status.success(), "{status:?}");
+
+    // The access log went to the standard output (the default), one
+    // line per request as pveproxy writes them, all written by the exit.
+    let log: Vec<String> = lines
+        .map_while(Result::ok)
+        .filter(|l| l.starts_with("127.0.0.1 - "))
+        .collect();
+    assert_eq!(log.len(), 3, "{log:?}");
+    let shape = |l: &str, user: &str, request: &str, status: &str| {
+        let (head, tail) = l.split_once(" [").expect("a time");
+        assert_eq!(head, format!("127.0.0.1 - {user}"), "{l}");
+        let (stamp, rest) = tail.split_once("] ").expect("a time");
+        assert_eq!(stamp.len(), 25, "dd/mm/yyyy:HH:MM:SS +0000: {l}");
+        assert!(stamp.ends_with(" +0000"), "{l}");
+        let (line, rest) = rest[1..].split_once("\" ").expect("a request line");
+        assert_eq!(line, request, "{l}");
+        let (code, length) = rest.split_once(' ').expect("a length");
+        assert_eq!(code, status, "{l}");
+        // A 401 has no body.
+        let length: u64 = length.parse().expect("a length");
+        assert_eq!(length == 0, status == "401", "{l}");
+    };
+    shape(&log[0], "-", "GET /api2/json/version HTTP/1.1", "401");
+    shape(
+        &log[1],
+        "-",
+        "POST /api2/json/access/ticket HTTP/1.1",
+        "200",
+    );
+    shape(
+        &log[2],
+        "root@pam",
+        "GET /api2/json/version HTTP/1.1",
+        "200",
+    );
 }
 
 #[test]
