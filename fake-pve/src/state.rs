@@ -13,6 +13,13 @@ use crate::model::scenario::{Scenario, ScenarioError};
 use crate::model::world::{self, StateDoc};
 use crate::model::{Cluster, PveVersion};
 
+#[cfg(test)]
+thread_local! {
+    /// How many times this thread took the model's lock (for the tests
+    /// that a request takes it once).
+    pub(crate) static LOCKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Settings that stay as they are across `/_fake/reset`.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -173,12 +180,25 @@ impl State {
     }
 
     fn lock(&self) -> MutexGuard<'_, Cluster> {
+        #[cfg(test)]
+        LOCKS.with(|n| n.set(n.get() + 1));
         // A handler that panicked must not take the whole server down: the
         // model is left as the panicking call left it.
         self.inner
             .cluster
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The model locked, as of `now_ms` (the tasks due by then end
+    /// first): what a request's synchronous part holds from its
+    /// authentication to its handler's answer, so that the model is
+    /// locked once per request (see `crate::api::pipeline`). Never held
+    /// across an `.await`.
+    pub(crate) fn lock_at(&self, now_ms: i64) -> MutexGuard<'_, Cluster> {
+        let mut c = self.lock();
+        c.advance(now_ms);
+        c
     }
 
     /// Runs `f` on the cluster as of the clock's time, after ending the
@@ -191,15 +211,19 @@ impl State {
     /// tasks due by then end first (a request's instant, see
     /// [`crate::model::Context`]).
     pub fn at<R>(&self, now_ms: i64, f: impl FnOnce(&mut Cluster) -> R) -> R {
-        let mut c = self.lock();
-        c.advance(now_ms);
-        f(&mut c)
+        f(&mut self.lock_at(now_ms))
     }
 
     /// A context for a request at the clock's time, with the next seed of
     /// the run's stream (`--random-seed`).
     pub fn request_context(&self) -> crate::model::Context {
-        crate::model::Context::new(self.inner.clock.now_millis(), self.inner.seeds.draw())
+        self.request_context_at(self.inner.clock.now_millis())
+    }
+
+    /// A context for a request at `now_ms`, with the next seed of the
+    /// run's stream.
+    pub fn request_context_at(&self, now_ms: i64) -> crate::model::Context {
+        crate::model::Context::new(now_ms, self.inner.seeds.draw())
     }
 
     /// The next seed of the run's stream, for a journaled request.
@@ -238,6 +262,26 @@ impl State {
     /// The settings.
     pub fn settings(&self) -> &Settings {
         &self.inner.settings
+    }
+
+    /// The latency profile's delay before answering a call of the PVE
+    /// method `name`, in milliseconds (without copying the profile).
+    pub fn request_delay_ms(&self, name: &str) -> u64 {
+        self.inner
+            .latency
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .request_ms(name)
+    }
+
+    /// The latency profile's duration of a task of `kind` (see
+    /// [`Latency::task_ms`]), without copying the profile.
+    pub fn task_ms(&self, kind: &str, draw: Option<u64>) -> u64 {
+        self.inner
+            .latency
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .task_ms(kind, draw)
     }
 
     /// The latency profile in force.
@@ -505,9 +549,7 @@ impl State {
     /// (epoch milliseconds) after those due by then: `unexpected status`,
     /// without their effect; locks stay as the tasks left them.
     pub fn interrupt_running_tasks(&self, at_ms: i64) -> usize {
-        let mut c = self.lock();
-        c.advance(at_ms);
-        c.interrupt_running(at_ms.div_euclid(1000))
+        self.at(at_ms, |c| c.interrupt_running(at_ms.div_euclid(1000)))
     }
 }
 

@@ -110,9 +110,14 @@ pub fn success(format: Format, reply: Reply) -> Response<Full<Bytes>> {
     // The envelope is written around the data (`{"data":...,"total":n,
     // <attribs>,"success":1}`) instead of moving it into a new value.
     // Writing a `Value` into a `Vec` cannot fail.
-    let mut out = Vec::with_capacity(512);
+    let mut out = Vec::with_capacity(reply.raw.as_ref().map_or(512, |r| r.len() + 64));
     out.extend_from_slice(b"{\"data\":");
-    let _ = serde_json::to_writer(&mut out, &reply.data);
+    match &reply.raw {
+        Some(raw) => out.extend_from_slice(raw),
+        None => {
+            let _ = serde_json::to_writer(&mut out, &reply.data);
+        }
+    }
     if let Some(t) = reply.total.filter(|t| *t != 0) {
         out.extend_from_slice(format!(",\"total\":{t}").as_bytes());
     }

@@ -146,6 +146,7 @@ fn list_macros(_ctx: &Ctx<'_>) -> Result<Reply> {
 fn read_log<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
     level::<K>(ctx, true)?;
     Ok(Reply {
+        raw: None,
         data: json!([{ "n": 1, "t": "no content" }]),
         total: Some(1),
         attribs: serde_json::Map::new(),

@@ -51,10 +51,13 @@ pub use params::Params;
 pub use pipeline::{handle, replay};
 
 /// What a handler answers: the `data` member, and `total` where PVE sets it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Reply {
     /// The `data` member.
     pub data: Value,
+    /// The `data` member's JSON text, written already (a large listing);
+    /// when set, `data` is not sent.
+    pub raw: Option<Bytes>,
     /// The top-level `total` (left out when zero, as PVE does).
     pub total: Option<u64>,
     /// Other top-level members a handler sets (`set_result_attrib`, e.g.
@@ -66,6 +69,7 @@ impl From<Value> for Reply {
     fn from(data: Value) -> Self {
         Self {
             data,
+            raw: None,
             total: None,
             attribs: serde_json::Map::new(),
         }
@@ -85,6 +89,8 @@ pub struct Ctx<'a> {
     pub upload: Option<upload::UploadInfo>,
     /// The request's instant and random draws.
     pub rq: std::cell::RefCell<Context>,
+    /// The model, locked for the whole request (as of its instant).
+    pub(crate) cluster: std::cell::RefCell<&'a mut crate::model::Cluster>,
 }
 
 impl Ctx<'_> {
@@ -98,10 +104,10 @@ impl Ctx<'_> {
             .ok_or_else(|| Error::Unauthorized("No ticket".into()))
     }
 
-    /// Runs `f` on the cluster as of the request's instant (see
-    /// [`State::at`]).
+    /// Runs `f` on the cluster as of the request's instant (the model
+    /// stays locked for the whole request: see [`State::lock_at`]).
     pub fn with<R>(&self, f: impl FnOnce(&mut crate::model::Cluster) -> R) -> R {
-        self.state.at(self.now_ms(), f)
+        f(&mut self.cluster.borrow_mut())
     }
 
     /// The request's instant, in epoch seconds.
@@ -122,7 +128,7 @@ impl Ctx<'_> {
     /// How long a task of `kind` runs under the latency profile.
     pub fn task_ms(&self, kind: &str) -> u64 {
         let draw = self.rq().duration_draw();
-        self.state.latency().task_ms(kind, draw)
+        self.state.task_ms(kind, draw)
     }
 
     /// A required path or body parameter as text.
@@ -259,6 +265,7 @@ pub(crate) struct AuthReject(pub(crate) String);
 /// missing ticket and the CSRF check reads `Authentication failed!`.
 pub(crate) fn authenticate(
     state: &State,
+    cluster: &crate::model::Cluster,
     method: &Method,
     headers: &HeaderMap,
     csrf_exempt: bool,
@@ -279,8 +286,9 @@ pub(crate) fn authenticate(
             let Some((userid, _)) = state.keys().verify_ticket(&t, now) else {
                 return Err(say(v.invalid_ticket_message().into()));
             };
-            state
-                .with(|c| c.access().check_user_enabled(&userid, now).map(|_| ()))
+            cluster
+                .access()
+                .check_user_enabled(&userid, now)
                 .map_err(|e| say(e.to_string()))?;
             // Uploads come from a browser form without the header.
             if method != Method::GET && !csrf_exempt {
@@ -300,8 +308,9 @@ pub(crate) fn authenticate(
                     "'{authid}' is not a valid token ID - not able to split into user and token parts"
                 )));
             };
-            state
-                .with(|c| c.access().check_token(&userid, &tokenid, &secret, now))
+            cluster
+                .access()
+                .check_token(&userid, &tokenid, &secret, now)
                 .map_err(|e| say(e.to_string()))?;
             Ok(AuthId::Token { userid, tokenid })
         }
@@ -375,6 +384,11 @@ impl std::fmt::Display for DropConnection {
 
 impl std::error::Error for DropConnection {}
 
+/// Who a request authenticated as (`user@realm` or `user@realm!token`),
+/// on its answer for the access log.
+#[derive(Debug, Clone)]
+pub struct LoggedUser(pub String);
+
 /// The body size PVE accepts (`$limit_max_post`).
 pub const MAX_BODY: usize = 512 * 1024;
 
@@ -386,7 +400,7 @@ pub async fn refuse_unauthenticated_upload(
     method: &Method,
     headers: &HeaderMap,
 ) -> Option<Response<Full<Bytes>>> {
-    match authenticate(state, method, headers, true) {
+    match state.with(|c| authenticate(state, c, method, headers, true)) {
         Ok(_) => None,
         Err(AuthReject(msg)) => {
             delay(state).await;

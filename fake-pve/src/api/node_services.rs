@@ -320,6 +320,7 @@ fn syslog(ctx: &Ctx<'_>) -> Result<Reply> {
         Ok::<_, Error>(logs::syslog(&journal, &node, &zone, &q))
     })?;
     Ok(Reply {
+        raw: None,
         data: Value::Array(lines),
         total: Some(total),
         attribs: serde_json::Map::new(),

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::fallback::fallback;
 use super::*;
-use crate::model::{AuthId, Context, Error, Result};
+use crate::model::{AuthId, Cluster, Context, Error, Result};
 use crate::state::State;
 
 /// Splits `/api2/<format>/<rest>` as PVE does: `None` when the path has
@@ -43,19 +43,44 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
     // 1. Parse: the format, the path below it and the parameters.
     let parsed = parse(&req);
     let login = parsed.path == "/access/ticket";
-    // 2. Authenticate.
-    let who = match authenticate_request(state, &req, &parsed.path).await {
-        Ok(who) => who,
-        Err(refused) => return refused,
+    let method = req.method.clone();
+    // 2 to 8 under one lock of the model, at one instant (the tasks due
+    // by then end first); a request that can change the world while a
+    // journal is kept runs its stages 3 to 8 under the journal instead,
+    // with the model locked again there.
+    let now_ms = state.clock().now_millis();
+    let ran = {
+        let mut cluster = state.lock_at(now_ms);
+        // 2. Authenticate.
+        authenticate_request(state, &cluster, &req, &parsed.path).map(|who| {
+            let user = who.as_ref().map(|w| LoggedUser(w.to_string()));
+            match journal(state, &cluster, &req, &parsed.path) {
+                Some(store) => (user, Err((store.clone(), who, parsed))),
+                None => {
+                    let rq = state.request_context_at(now_ms);
+                    let step = core(state, &mut cluster, router, parsed, who, rq);
+                    (user, Ok(step))
+                }
+            }
+        })
     };
-    // 3 to 8, under the journal when the request can change the world.
-    let step = match journal(state, &req, &parsed.path) {
-        Some(store) => {
+    let (user, step) = match ran {
+        Ok(ran) => ran,
+        Err(AuthReject(msg)) => {
+            // PVE's delay before it answers a refused authentication.
+            delay(state).await;
+            return status_only(401, &msg);
+        }
+    };
+    let step = match step {
+        Ok(step) => step,
+        Err((store, who, parsed)) => {
             let call = crate::persist::Call::Api(parsed.clone());
             let authid = who.as_ref().map(ToString::to_string);
             let journaled = crate::persist::blocking(|| {
                 store.journaled(state, call, authid, false, |rq| {
-                    core(state, router, parsed, who, rq)
+                    let mut cluster = state.lock_at(rq.now_ms());
+                    core(state, &mut cluster, router, parsed, who, rq)
                 })
             });
             match journaled {
@@ -63,13 +88,16 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
                 Err(e) => return failure(Format::Json, &e),
             }
         }
-        None => core(state, router, parsed, who, state.request_context()),
     };
-    if changes_world(&req.method, login, &step) {
+    if changes_world(&method, login, &step) {
         state.changed();
     }
     // 9. The envelope, after the delays asked for.
-    envelope(state, step).await
+    let mut resp = envelope(state, step).await;
+    if let Some(user) = user {
+        resp.extensions_mut().insert(user);
+    }
+    resp
 }
 
 /// Stage 1: the request as the API server parses it, which is also what
@@ -111,23 +139,18 @@ fn changes_world(method: &Method, login: bool, step: &Step) -> bool {
 }
 
 /// Stage 2: who asks (`None` on the calls that need no credentials), or
-/// the 401, after PVE's delay.
-async fn authenticate_request(
+/// why not (answered 401 after PVE's delay).
+fn authenticate_request(
     state: &State,
+    cluster: &Cluster,
     req: &Request,
     rel: &str,
-) -> std::result::Result<Option<AuthId>, Response<Full<Bytes>>> {
+) -> std::result::Result<Option<AuthId>, AuthReject> {
     if needs_no_auth(&req.method, rel) {
         return Ok(None);
     }
     let upload = upload::is_upload_path(&req.path);
-    match authenticate(state, &req.method, &req.headers, upload) {
-        Ok(who) => Ok(Some(who)),
-        Err(AuthReject(msg)) => {
-            delay(state).await;
-            Err(status_only(401, &msg))
-        }
-    }
+    authenticate(state, cluster, &req.method, &req.headers, upload).map(Some)
 }
 
 /// The journal a request goes to, if any: one that can change the world
@@ -138,13 +161,14 @@ async fn authenticate_request(
 /// request.
 fn journal<'s>(
     state: &'s State,
+    cluster: &Cluster,
     req: &Request,
     rel: &str,
 ) -> Option<&'s std::sync::Arc<crate::persist::Store>> {
     let store = state.store()?;
     let changes =
         req.method != Method::GET && !(req.method == Method::POST && rel == "/access/ticket");
-    (changes || state.faults(|f| !f.rules().is_empty())).then_some(store)
+    (changes || !cluster.faults().rules().is_empty()).then_some(store)
 }
 
 /// Stage 9: the answer in PVE's envelope, after the delays of a fault
@@ -175,7 +199,7 @@ async fn envelope(state: &State, step: Step) -> Response<Full<Bytes>> {
     let started = tokio::time::Instant::now();
     // The latency profile's time for this PVE method.
     if let Some(name) = name {
-        let ms = state.latency().request_ms(name);
+        let ms = state.request_delay_ms(name);
         if ms > 0 {
             tokio::time::sleep(Duration::from_millis(ms)).await;
         }
@@ -204,7 +228,14 @@ enum Step {
 /// (run under the journal when it can change it): fault rules, the
 /// body, routing by the schema, the permission check, validation and the
 /// handler.
-fn core(state: &State, router: &Router, parsed: Parsed, who: Option<AuthId>, rq: Context) -> Step {
+fn core(
+    state: &State,
+    cluster: &mut Cluster,
+    router: &Router,
+    parsed: Parsed,
+    who: Option<AuthId>,
+    rq: Context,
+) -> Step {
     let format = if parsed.format.as_deref() == Some("extjs") {
         Format::Extjs
     } else {
@@ -212,7 +243,7 @@ fn core(state: &State, router: &Router, parsed: Parsed, who: Option<AuthId>, rq:
     };
     let method = Method::from_bytes(parsed.method.as_bytes()).unwrap_or(Method::GET);
     // 3. Fault rules.
-    let delay_ms = match fault_rules(state, &method, &parsed.path, who.as_ref()) {
+    let delay_ms = match fault_rules(cluster, &method, &parsed.path, who.as_ref()) {
         Ok(delay_ms) => delay_ms,
         Err(fault) => return Step::Fault(fault, format),
     };
@@ -228,7 +259,7 @@ fn core(state: &State, router: &Router, parsed: Parsed, who: Option<AuthId>, rq:
         upload: parsed.upload,
         rq,
     };
-    let (name, result) = dispatch(state, router, &parsed.path, call);
+    let (name, result) = dispatch(state, cluster, router, &parsed.path, call);
     Step::Dispatched(format, name, result, delay_ms)
 }
 
@@ -236,13 +267,15 @@ fn core(state: &State, router: &Router, parsed: Parsed, who: Option<AuthId>, rq:
 /// dropped connection) ends the request; a delay alone lets it run and
 /// holds its answer (milliseconds).
 fn fault_rules(
-    state: &State,
+    cluster: &mut Cluster,
     method: &Method,
     rel: &str,
     who: Option<&AuthId>,
 ) -> std::result::Result<u64, crate::model::faults::RequestFault> {
     let authid = who.map(ToString::to_string);
-    let Some(fault) = state.faults(|f| f.on_request(method.as_str(), rel, authid.as_deref()))
+    let Some(fault) = cluster
+        .faults_mut()
+        .on_request(method.as_str(), rel, authid.as_deref())
     else {
         return Ok(0);
     };
@@ -303,7 +336,9 @@ pub fn replay(state: &State, router: &Router, rec: &crate::persist::Record) {
         .api_call()
         .unwrap_or_else(|| parse(&Request::from_call(rec.control_call())));
     let who = rec.who.as_deref().and_then(AuthId::parse);
-    let _ = core(state, router, parsed, who, rec.context(state));
+    let rq = rec.context(state);
+    let mut cluster = state.lock_at(rq.now_ms());
+    let _ = core(state, &mut cluster, router, parsed, who, rq);
 }
 
 /// What a request brings to its handler: the method, who asks, the
@@ -320,6 +355,7 @@ struct Call {
 /// latency profile.
 fn dispatch(
     state: &State,
+    cluster: &mut Cluster,
     router: &Router,
     rel: &str,
     call: Call,
@@ -342,6 +378,7 @@ fn dispatch(
             params: Params::default(),
             upload: None,
             rq: std::cell::RefCell::new(rq),
+            cluster: std::cell::RefCell::new(cluster),
         };
         return (None, handler(&ctx));
     }
@@ -353,7 +390,7 @@ fn dispatch(
     let name = Some(endpoint.name.as_str());
     let result = (|| {
         // 6. Permissions.
-        permission(state, rel, endpoint, who.as_ref(), &map, rq.now_ms())?;
+        permission(cluster, rel, endpoint, who.as_ref(), &map)?;
         // 7. Validation (a single value of a list parameter is a list
         // of one first, as PVE's handler makes it).
         crate::spec::validate::normalize(endpoint, &mut map);
@@ -365,6 +402,7 @@ fn dispatch(
             params: Params::new(map),
             upload,
             rq: std::cell::RefCell::new(rq),
+            cluster: std::cell::RefCell::new(cluster),
         };
         match router.handler(&method, &endpoint.path) {
             Some(handler) => handler(&ctx),
@@ -440,12 +478,11 @@ fn route(
 /// Stage 6: tokens where the schema allows them, the schema's permission
 /// check, and the node a call is proxied to.
 fn permission(
-    state: &State,
+    cluster: &Cluster,
     rel: &str,
     endpoint: &crate::spec::Endpoint,
     who: Option<&AuthId>,
     map: &BTreeMap<String, Value>,
-    now_ms: i64,
 ) -> Result<()> {
     if let Some(who) = who {
         if !endpoint.allowtoken && who.is_token() {
@@ -453,14 +490,12 @@ fn permission(
                 "Permission check failed (URI '{rel}' not available with API token, need proper ticket.\n)"
             )));
         }
-        state.at(now_ms, |c| {
-            crate::spec::perm::check(c.access(), who, &endpoint.permissions, map)
-        })?;
+        crate::spec::perm::check(cluster.access(), who, &endpoint.permissions, map)?;
     }
     if endpoint.proxyto.as_deref() == Some("node")
         && let Some(node) = map.get("node").map(params::value_text)
     {
-        state.at(now_ms, |c| c.nodes().reach(&node).map(|_| ()))?;
+        cluster.nodes().reach(&node)?;
     }
     Ok(())
 }
@@ -476,5 +511,102 @@ mod tests {
         assert_eq!(split_api2("/api2//extjs/nodes"), Some(("extjs", "/nodes")));
         assert_eq!(split_api2("/api2/"), None);
         assert_eq!(split_api2("/api2/JSON/version"), None);
+    }
+
+    fn state() -> State {
+        let settings = crate::state::Settings {
+            version: crate::model::PveVersion::default(),
+            root_password: "password".into(),
+            auth_failure_delay: Duration::ZERO,
+            fingerprint: None,
+            cert_pem: None,
+            random_seed: 1,
+        };
+        State::new(
+            crate::model::scenario::Scenario::default_single_node(),
+            settings,
+            crate::clock::Clock::manual(1_795_000_000),
+            crate::state::Latency::default(),
+        )
+        .expect("the default scenario")
+    }
+
+    fn request(state: &State, method: Method, path: &str, body: &str) -> Request {
+        let now = state.clock().now();
+        let mut headers = http::HeaderMap::new();
+        let ticket = state.keys().ticket("root@pam", now);
+        headers.insert(
+            http::header::COOKIE,
+            format!("PVEAuthCookie={ticket}")
+                .parse()
+                .expect("in the test"),
+        );
+        headers.insert(
+            "CSRFPreventionToken",
+            state
+                .keys()
+                .csrf("root@pam", now)
+                .parse()
+                .expect("in the test"),
+        );
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded"
+                .parse()
+                .expect("in the test"),
+        );
+        Request {
+            method,
+            path: path.into(),
+            query: None,
+            headers,
+            body: Bytes::from(body.to_string()),
+            upload: None,
+        }
+    }
+
+    /// Runs one request and counts the times it took the model's lock.
+    async fn locks(state: &State, req: Request) -> (u16, usize) {
+        let router = Router::default();
+        let before = crate::state::LOCKS.with(std::cell::Cell::get);
+        let resp = handle(state, &router, req).await;
+        let after = crate::state::LOCKS.with(std::cell::Cell::get);
+        (resp.status().as_u16(), after - before)
+    }
+
+    #[tokio::test]
+    async fn a_request_locks_the_model_once() {
+        let s = state();
+        let get = |p: &str| request(&s, Method::GET, p, "");
+        assert_eq!(locks(&s, get("/api2/json/nodes/pve/qemu")).await, (200, 1));
+        assert_eq!(
+            locks(&s, get("/api2/json/cluster/resources")).await,
+            (200, 1)
+        );
+        let create = request(
+            &s,
+            Method::POST,
+            "/api2/json/nodes/pve/qemu",
+            "vmid=100&memory=512",
+        );
+        assert_eq!(locks(&s, create).await, (200, 1));
+        let start = request(
+            &s,
+            Method::POST,
+            "/api2/json/nodes/pve/qemu/100/status/start",
+            "",
+        );
+        assert_eq!(locks(&s, start).await, (200, 1));
+        assert_eq!(
+            locks(&s, get("/api2/json/nodes/pve/qemu/100/status/current")).await,
+            (200, 1)
+        );
+        // Refused ones too: by the schema, by a permission, by the login.
+        let bad = request(&s, Method::POST, "/api2/json/nodes/pve/qemu", "vmid=x");
+        assert_eq!(locks(&s, bad).await, (400, 1));
+        assert_eq!(locks(&s, get("/api2/json/nodes/nowhere/qemu")).await.1, 1);
+        let mut anonymous = get("/api2/json/version");
+        anonymous.headers.remove(http::header::COOKIE);
+        assert_eq!(locks(&s, anonymous).await, (401, 1));
     }
 }

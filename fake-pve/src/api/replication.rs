@@ -197,6 +197,7 @@ fn read_job_log(ctx: &Ctx<'_>) -> Result<Reply> {
         c.replication_log(&node, &id, start, limit)
     })?;
     Ok(Reply {
+        raw: None,
         data: Value::Array(items),
         total: Some(total as u64),
         attribs: Default::default(),

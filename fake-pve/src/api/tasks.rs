@@ -63,6 +63,7 @@ fn node_tasks(ctx: &Ctx<'_>) -> Result<Reply> {
         c.tasks().list(&node, &filter, |t| audit || owns(who, t))
     });
     Ok(Reply {
+        raw: None,
         data: Value::Array(items),
         total: Some(total as u64),
         attribs: Default::default(),
@@ -114,6 +115,7 @@ fn read_task_log(ctx: &Ctx<'_>) -> Result<Reply> {
     let log = with_task(ctx, "Sys.Audit", |t| t.log.clone())?;
     if log.is_empty() {
         return Ok(Reply {
+            raw: None,
             data: json!([{ "n": 1, "t": "no content" }]),
             total: Some(1),
             attribs: Default::default(),
@@ -128,6 +130,7 @@ fn read_task_log(ctx: &Ctx<'_>) -> Result<Reply> {
         .map(|(i, t)| json!({ "n": i + 1, "t": t }))
         .collect();
     Ok(Reply {
+        raw: None,
         data: Value::Array(items),
         total: Some(log.len() as u64),
         attribs: Default::default(),

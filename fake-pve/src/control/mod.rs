@@ -168,7 +168,7 @@ async fn admit(
         crate::app::Whole::TooLarge(_) => return Err(reply(api::plain(501, "for data too large"))),
         crate::app::Whole::Broken => return Err(crate::app::Whole::drop_connection()),
     };
-    let who = match api::authenticate(state, &req.method, &req.headers, false) {
+    let who = match state.with(|c| api::authenticate(state, c, &req.method, &req.headers, false)) {
         Ok(who) => who,
         Err(api::AuthReject(msg)) => {
             api::delay(state).await;

@@ -51,13 +51,14 @@ fn asset(content_type: &'static str, body: String) -> Response {
 /// token are written into it, as pve-manager's index does, so that a
 /// reload needs no new login.
 pub fn index(state: &State, headers: &http::HeaderMap) -> Response {
-    let (user, csrf) = match crate::api::authenticate(state, &Method::GET, headers, false) {
-        Ok(crate::model::AuthId::User(userid)) => {
-            let csrf = state.keys().csrf(&userid, state.clock().now());
-            (userid, csrf)
-        }
-        _ => (String::new(), String::new()),
-    };
+    let (user, csrf) =
+        match state.with(|c| crate::api::authenticate(state, c, &Method::GET, headers, false)) {
+            Ok(crate::model::AuthId::User(userid)) => {
+                let csrf = state.keys().csrf(&userid, state.clock().now());
+                (userid, csrf)
+            }
+            _ => (String::new(), String::new()),
+        };
     let page = INDEX
         .replace("{{user}}", &escape(&user))
         .replace("{{csrf}}", &escape(&csrf));
