@@ -51,38 +51,12 @@ fn resources(ctx: &Ctx<'_>) -> Result<Reply> {
         .params
         .enumeration("type", &["vm", "storage", "node", "sdn"])?;
     let now = ctx.now();
-    let who = ctx.who()?.clone();
-    let rows = ctx.with(|c| {
-        let access = c.access();
-        let may = |path: String, privilege: &str| access.has_priv(&who, &path, privilege);
-        c.resources_view(kind.as_deref(), now)
-            .into_iter()
-            .filter_map(|mut row| {
-                let text = |k: &str| row[k].as_str().unwrap_or_default().to_string();
-                let keep = match row["type"].as_str().unwrap_or_default() {
-                    "pool" => may(format!("/pool/{}", text("pool")), "Pool.Audit"),
-                    "qemu" | "lxc" => may(format!("/vms/{}", row["vmid"]), "VM.Audit"),
-                    "storage" => may(format!("/storage/{}", text("storage")), "Datastore.Audit"),
-                    "sdn" => may(format!("/sdn/zones/{}", text("sdn")), "SDN.Audit"),
-                    "network" => may(format!("/sdn/zones/{}", text("network")), "SDN.Audit"),
-                    _ => true,
-                };
-                if !keep {
-                    return None;
-                }
-                // A guest's pool is shown to those who may audit the pool.
-                if let Some(pool) = row.get("pool").and_then(Value::as_str).map(str::to_string)
-                    && row["type"] != "pool"
-                    && !may(format!("/pool/{pool}"), "Pool.Audit")
-                    && let Some(o) = row.as_object_mut()
-                {
-                    o.remove("pool");
-                }
-                Some(row)
-            })
-            .collect::<Vec<_>>()
-    });
-    Ok(Value::Array(rows).into())
+    let who = ctx.who()?;
+    let json = ctx.with(|c| c.resources_json(kind.as_deref(), now, who));
+    Ok(Reply {
+        raw: Some(json.into()),
+        ..Reply::default()
+    })
 }
 
 /// `GET /cluster/nextid`: a string, as PVE answers it. The schema has

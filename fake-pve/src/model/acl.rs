@@ -145,7 +145,20 @@ pub fn valid_privs(version: PveVersion) -> BTreeSet<&'static str> {
 
 /// Whether `privilege` exists in the release (`verify_privname`).
 pub fn is_valid_priv(version: PveVersion, privilege: &str) -> bool {
-    valid_privs(version).contains(privilege)
+    static V8: std::sync::OnceLock<BTreeSet<&'static str>> = std::sync::OnceLock::new();
+    static V9: std::sync::OnceLock<BTreeSet<&'static str>> = std::sync::OnceLock::new();
+    let cell = if version.is_v9() { &V9 } else { &V8 };
+    cell.get_or_init(|| valid_privs(version))
+        .contains(privilege)
+}
+
+/// [`builtin_roles`], made once per release (the permission checks of
+/// every request read it).
+pub fn builtin_roles_shared(version: PveVersion) -> &'static BTreeMap<String, BTreeSet<String>> {
+    static V8: std::sync::OnceLock<BTreeMap<String, BTreeSet<String>>> = std::sync::OnceLock::new();
+    static V9: std::sync::OnceLock<BTreeMap<String, BTreeSet<String>>> = std::sync::OnceLock::new();
+    let cell = if version.is_v9() { &V9 } else { &V8 };
+    cell.get_or_init(|| builtin_roles(version))
 }
 
 /// The built-in ("special") roles of the release with their privileges.

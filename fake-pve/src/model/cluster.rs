@@ -383,10 +383,11 @@ impl Cluster {
 
     /// `GET /nodes` items.
     pub fn nodes_view(&self, now: i64) -> Vec<Value> {
+        let loads = self.guest_loads();
         self.nodes
             .iter()
             .map(|n| {
-                let (mem, running) = self.guest_load(&n.name);
+                let (mem, running) = loads.get(n.name.as_str()).copied().unwrap_or((0, 0));
                 n.list_item(now, mem, running, false)
             })
             .collect()
@@ -401,32 +402,70 @@ impl Cluster {
         }
         if want("vm") {
             let mut vms: Vec<&Vm> = self.guests.values().collect();
-            vms.sort_by_key(|v| v.vmid.to_string());
+            vms.sort_by_cached_key(|v| v.vmid.to_string());
             out.extend(vms.into_iter().map(|v| self.vm_resource(v, now)));
             // Containers are `vm` resources too (`lxc/<vmid>`).
             let mut cts: Vec<&super::lxc::Ct> = self.guests.cts().values().collect();
-            cts.sort_by_key(|c| c.vmid().to_string());
+            cts.sort_by_cached_key(|c| c.vmid().to_string());
             out.extend(cts.into_iter().map(|c| self.ct_resource(c, now)));
         }
         if want("node") {
-            for n in &self.nodes {
-                let (mem, running) = self.guest_load(&n.name);
+            out.extend(self.node_resources(now));
+        }
+        if want("storage") {
+            out.extend(self.storage_resources());
+        }
+        out.extend(self.sdn_resources(kind, |_| true));
+        out
+    }
+
+    /// The `type=node` rows of `/cluster/resources`.
+    pub(crate) fn node_resources(&self, now: i64) -> Vec<Value> {
+        let loads = self.guest_loads();
+        self.nodes
+            .iter()
+            .map(|n| {
+                let (mem, running) = loads.get(n.name.as_str()).copied().unwrap_or((0, 0));
                 let mut item = n.list_item(now, mem, running, true);
                 if let Some(state) = self.ha.node_hastate(&n.name) {
                     item["hastate"] = json!(state);
                 }
-                out.push(item);
+                item
+            })
+            .collect()
+    }
+
+    /// The `type=storage` rows of `/cluster/resources`: each storage on
+    /// each node it is active on.
+    pub(crate) fn storage_resources(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        for n in &self.nodes {
+            for s in self.storage.cfg().iter().filter(|s| s.active_on(&n.name)) {
+                out.push(self.storage_resource(s, n));
             }
         }
-        if want("storage") {
-            for n in &self.nodes {
-                for s in self.storage.cfg().iter().filter(|s| s.active_on(&n.name)) {
-                    out.push(self.storage_resource(s, n));
-                }
-            }
-        }
-        out.extend(self.sdn_resources(kind, |_| true));
         out
+    }
+
+    /// [`Cluster::guest_load`] of every node in one pass over the guests.
+    pub(crate) fn guest_loads(&self) -> std::collections::HashMap<&str, (u64, usize)> {
+        let mut loads: std::collections::HashMap<&str, (u64, usize)> = self
+            .nodes
+            .iter()
+            .map(|n| (n.name.as_str(), (0, 0)))
+            .collect();
+        let running_vms = self.guests.values().filter(|v| v.running());
+        let running_cts = self.guests.cts().values().filter(|c| c.running());
+        let running = running_vms
+            .map(|v| (v.node.as_str(), v.maxmem()))
+            .chain(running_cts.map(|c| (c.node(), c.maxmem())));
+        for (node, mem) in running {
+            if let Some((m, k)) = loads.get_mut(node) {
+                *m += mem;
+                *k += 1;
+            }
+        }
+        loads
     }
 
     /// A storage's row of `/cluster/resources` for one node
@@ -448,7 +487,7 @@ impl Cluster {
 
     /// The `type=pool` rows of `/cluster/resources`, with the summed
     /// load of their running guests as PVE adds it up.
-    fn pool_resources(&self, now: i64) -> Vec<Value> {
+    pub(crate) fn pool_resources(&self, now: i64) -> Vec<Value> {
         let mut rows = Vec::new();
         for (id, pool) in self.access.pools().iter() {
             let mut row = json!({ "id": format!("/pool/{id}"), "pool": id, "type": "pool" });

@@ -19,6 +19,10 @@ pub struct Guests {
     agents: BTreeMap<u32, Agent>,
     /// LXC containers, in the same VMID space as the VMs.
     cts: BTreeMap<u32, Ct>,
+    /// Every VMID from the lowest `nextid` gives up to this one (not
+    /// included) is taken: where [`Guests::nextid`] starts looking, so
+    /// that it does not walk every guest.
+    free_from: u32,
 }
 
 impl Guests {
@@ -26,10 +30,33 @@ impl Guests {
     /// is dropped.
     pub fn new(vms: BTreeMap<u32, Vm>, mut agents: BTreeMap<u32, Agent>) -> Self {
         agents.retain(|vmid, _| vms.contains_key(vmid));
-        Self {
+        let mut g = Self {
             vms,
             agents,
             cts: BTreeMap::new(),
+            free_from: 0,
+        };
+        g.taken(super::cluster::NEXTID_LOWER);
+        g
+    }
+
+    /// `vmid` was taken: when it was the lowest free one, the next free
+    /// one is found (each VMID is passed once over the guests' life).
+    fn taken(&mut self, vmid: u32) {
+        let mut id = self.free_from.max(super::cluster::NEXTID_LOWER);
+        if vmid != id {
+            return;
+        }
+        while id < super::cluster::NEXTID_UPPER && self.contains_key(&id) {
+            id += 1;
+        }
+        self.free_from = id;
+    }
+
+    /// `vmid` is free again.
+    fn freed(&mut self, vmid: u32) {
+        if vmid < self.free_from {
+            self.free_from = vmid;
         }
     }
 
@@ -92,13 +119,18 @@ impl Guests {
         if old.is_some() || ct.is_some() {
             self.agents.remove(&vmid);
         }
+        self.taken(vmid);
         old
     }
 
     /// Removes a guest and everything kept for it.
     pub fn remove(&mut self, vmid: &u32) -> Option<Vm> {
         self.agents.remove(vmid);
-        self.vms.remove(vmid)
+        let vm = self.vms.remove(vmid);
+        if vm.is_some() {
+            self.freed(*vmid);
+        }
+        vm
     }
 
     /// The guests of a saved world, containers included. A container
@@ -111,7 +143,14 @@ impl Guests {
     ) -> Self {
         cts.retain(|vmid, _| !vms.contains_key(vmid));
         agents.retain(|vmid, _| vms.contains_key(vmid) || cts.contains_key(vmid));
-        Self { vms, agents, cts }
+        let mut g = Self {
+            vms,
+            agents,
+            cts,
+            free_from: 0,
+        };
+        g.taken(super::cluster::NEXTID_LOWER);
+        g
     }
 
     /// Who holds `vmid`: `VM` or `CT`, and the node of its config (as
@@ -166,13 +205,18 @@ impl Guests {
         if self.cts.insert(vmid, ct).is_some() {
             self.agents.remove(&vmid);
         }
+        self.taken(vmid);
         true
     }
 
     /// Removes a container and everything kept for it.
     pub fn remove_ct(&mut self, vmid: u32) -> Option<Ct> {
         self.agents.remove(&vmid);
-        self.cts.remove(&vmid)
+        let ct = self.cts.remove(&vmid);
+        if ct.is_some() {
+            self.freed(vmid);
+        }
+        ct
     }
 
     /// `GET /cluster/nextid`: the lowest free VMID, or a check of `vmid`.
@@ -189,7 +233,8 @@ impl Guests {
             }
             return Ok(id.to_string());
         }
-        (super::cluster::NEXTID_LOWER..super::cluster::NEXTID_UPPER)
+        // Every VMID below `free_from` is taken.
+        (self.free_from.max(super::cluster::NEXTID_LOWER)..super::cluster::NEXTID_UPPER)
             .find(|id| !self.contains_key(id))
             .map(|id| id.to_string())
             .ok_or_else(|| {
@@ -324,5 +369,74 @@ mod tests {
         assert_eq!(g.parts().1.keys().copied().collect::<Vec<_>>(), vec![100]);
         assert_eq!(g.len(), 1);
         assert!(g.contains_key(&100) && !g.contains_key(&555));
+    }
+
+    fn ct(vmid: u32) -> Ct {
+        Ct::new(vmid, "pve", BTreeMap::new())
+    }
+
+    /// nextid as a walk over every VMID from 100 would give it.
+    fn lowest_free(g: &Guests) -> String {
+        (100..1_000_000)
+            .find(|id| !g.contains_key(id))
+            .expect("in the test")
+            .to_string()
+    }
+
+    #[rstest::rstest]
+    #[case::in_order(&[100, 101, 102], &[], "103")]
+    #[case::a_gap(&[100, 101, 103], &[], "102")]
+    #[case::a_removed_one(&[100, 101, 102, 103], &[101], "101")]
+    #[case::the_lowest_of_two_removed(&[100, 101, 102, 103], &[102, 100], "100")]
+    #[case::containers_count(&[100, -101, 102], &[], "103")]
+    #[case::a_removed_container(&[100, -101, 102], &[-101], "101")]
+    #[case::above_the_range_start(&[500, 501], &[], "100")]
+    fn nextid_starts_from_the_lowest_free_vmid(
+        #[case] created: &[i64],
+        #[case] removed: &[i64],
+        #[case] want: &str,
+    ) {
+        // A negative number is a container.
+        let mut g = Guests::default();
+        let apply = |g: &mut Guests, id: i64, create: bool| {
+            let vmid = u32::try_from(id.abs()).expect("in the test");
+            match (id < 0, create) {
+                (false, true) => {
+                    g.insert(vmid, vm(vmid));
+                }
+                (true, true) => {
+                    g.insert_ct(ct(vmid));
+                }
+                (false, false) => {
+                    g.remove(&vmid);
+                }
+                (true, false) => {
+                    g.remove_ct(vmid);
+                }
+            }
+        };
+        for id in created {
+            apply(&mut g, *id, true);
+        }
+        for id in removed {
+            apply(&mut g, *id, false);
+        }
+        assert_eq!(g.nextid(None).expect("in the test"), want);
+        assert_eq!(lowest_free(&g), want);
+    }
+
+    #[test]
+    fn a_saved_world_finds_its_lowest_free_vmid() {
+        let vms: BTreeMap<u32, Vm> = (100..200).map(|id| (id, vm(id))).collect();
+        let cts = BTreeMap::from([(200, ct(200)), (202, ct(202))]);
+        let g = Guests::with_containers(vms, cts, BTreeMap::new());
+        assert_eq!(g.nextid(None).expect("in the test"), "201");
+        let mut g = Guests::new((100..150).map(|id| (id, vm(id))).collect(), BTreeMap::new());
+        assert_eq!(g.nextid(None).expect("in the test"), "150");
+        g.remove(&120);
+        assert_eq!(g.nextid(None).expect("in the test"), "120");
+        // Taken again, the next free one is above the others.
+        g.insert(120, vm(120));
+        assert_eq!(g.nextid(None).expect("in the test"), "150");
     }
 }

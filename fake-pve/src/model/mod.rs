@@ -26,6 +26,7 @@ pub mod overview;
 pub mod pools;
 pub mod qemu;
 pub mod replication;
+pub mod resources;
 pub mod scenario;
 pub mod sdn;
 pub mod size;

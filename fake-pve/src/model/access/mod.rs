@@ -362,13 +362,12 @@ impl Access {
     /// Whether `who` holds the privilege on `path` (for answers that are
     /// filtered rather than refused).
     pub fn has_priv(&self, who: &AuthId, path: &str, privilege: &str) -> bool {
-        self.privileges(who, path).contains_key(privilege)
+        self.holds(who, path, privilege)
     }
 
     /// Whether `who` holds any of `privs` on `path`.
     pub fn has_any(&self, who: &AuthId, path: &str, privs: &[&str]) -> bool {
-        let have = self.privileges(who, path);
-        privs.iter().any(|p| have.contains_key(*p))
+        privs.iter().any(|p| self.holds(who, path, p))
     }
 
     /// Whether the user exists.

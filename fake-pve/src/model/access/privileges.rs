@@ -8,9 +8,44 @@ use super::*;
 impl Access {
     /// The privileges of a role, built-in or custom.
     pub fn role_privs(&self, role: &str) -> Option<BTreeSet<String>> {
-        acl::builtin_roles(self.version)
-            .remove(role)
-            .or_else(|| self.roles.get(role).cloned())
+        self.role_privs_ref(role).cloned()
+    }
+
+    /// [`Self::role_privs`] without a copy.
+    fn role_privs_ref(&self, role: &str) -> Option<&BTreeSet<String>> {
+        acl::builtin_roles_shared(self.version)
+            .get(role)
+            .or_else(|| self.roles.get(role))
+    }
+
+    /// Whether `who` holds `privilege` on `path`: what
+    /// `privileges(who, path)` has, without making the whole map (every
+    /// permission check asks it).
+    pub(super) fn holds(&self, who: &AuthId, path: &str, privilege: &str) -> bool {
+        let granted = |roles: &BTreeMap<String, bool>| {
+            roles.keys().any(|r| {
+                self.role_privs_ref(r)
+                    .is_some_and(|p| p.contains(privilege))
+            })
+        };
+        match who {
+            AuthId::User(u) if u == "root@pam" => acl::is_valid_priv(self.version, privilege),
+            AuthId::User(u) => valid_userid(u) && granted(&self.roles_with_pools(u, path)),
+            AuthId::Token { userid, tokenid } => {
+                let Some(token) = self.users.get(userid).and_then(|u| u.tokens.get(tokenid)) else {
+                    return false;
+                };
+                let user = || self.holds(&AuthId::User(userid.clone()), path, privilege);
+                if !token.privsep {
+                    return user();
+                }
+                let own = granted(&self.roles_with_pools(&who.to_string(), path));
+                if userid == "root@pam" {
+                    return own;
+                }
+                own && user()
+            }
+        }
     }
 
     /// Every role, built-in and custom, with its privileges.
@@ -151,8 +186,8 @@ impl Access {
     fn privs_of_roles(&self, roles: &BTreeMap<String, bool>) -> BTreeMap<String, bool> {
         let mut privs = BTreeMap::new();
         for (role, prop) in roles {
-            for p in self.role_privs(role).unwrap_or_default() {
-                let e = privs.entry(p).or_insert(false);
+            for p in self.role_privs_ref(role).into_iter().flatten() {
+                let e = privs.entry(p.clone()).or_insert(false);
                 *e |= *prop;
             }
         }

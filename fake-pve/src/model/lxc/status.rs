@@ -11,28 +11,41 @@ use crate::model::cluster::Cluster;
 /// `maxdisk` of a stopped container without a `size=`: 4 GiB.
 const DEFAULT_MAXDISK: u64 = 4 << 30;
 
+/// What a container's status and its row of the cluster's resources
+/// both show ([`Cluster::ct_figures`]).
+pub(crate) struct CtFigures {
+    pub name: String,
+    pub cpus: serde_json::Number,
+    pub maxmem: u64,
+    pub maxdisk: u64,
+    pub disk: u64,
+    pub mem: u64,
+    pub cpu: f64,
+    /// Seconds.
+    pub uptime: i64,
+    pub netin: u64,
+    pub netout: u64,
+    pub diskread: u64,
+    pub diskwrite: u64,
+}
+
 impl Cluster {
-    /// `vmstatus()` for one container; `current` adds what
-    /// `status/current` shows (`ha`).
-    pub fn ct_status(&self, ct: &Ct, now_ms: i64, current: bool) -> Value {
+    /// The figures of a container that its status and the cluster's
+    /// resources share, on a node of `host_cpus` CPUs.
+    pub(crate) fn ct_figures(&self, ct: &Ct, now_ms: i64, host_cpus: u64) -> CtFigures {
         let running = ct.running();
         let conf = ct.config();
-        let host_cpus = self
-            .nodes
-            .iter()
-            .find(|n| n.name == ct.node())
-            .map_or(1, |n| u64::from(n.cpus));
-        let cpus: Value = conf
+        let cpus = conf
             .get("cores")
             .and_then(|c| c.parse::<u64>().ok())
-            .map(|c| json!(c))
+            .map(serde_json::Number::from)
             .or_else(|| {
                 conf.get("cpulimit")
                     .and_then(|c| c.parse::<f64>().ok())
                     .filter(|c| *c > 0.0)
-                    .map(|c| json!(c))
+                    .and_then(serde_json::Number::from_f64)
             })
-            .unwrap_or_else(|| json!(host_cpus));
+            .unwrap_or_else(|| host_cpus.into());
         let maxdisk = conf
             .get("rootfs")
             .and_then(|r| mp_size(r))
@@ -44,30 +57,57 @@ impl Cluster {
         let maxmem = ct.maxmem();
         let name: String = conf
             .get("hostname")
-            .cloned()
-            .unwrap_or_else(|| format!("CT{}", ct.vmid()))
+            .map_or_else(|| format!("CT{}", ct.vmid()), Clone::clone)
             .chars()
             .filter(|c| !c.is_whitespace())
             .collect();
         let u = u64::try_from(uptime).unwrap_or(0);
+        let on = |x: u64| if running { x } else { 0 };
+        CtFigures {
+            name,
+            cpus,
+            maxmem,
+            maxdisk,
+            disk: on(maxdisk / 8),
+            mem: on(maxmem / 8),
+            cpu: if running { 0.0042 } else { 0.0 },
+            uptime,
+            netin: on(u * 1200),
+            netout: on(u * 250),
+            diskread: on(u * 4096),
+            diskwrite: on(u * 1024),
+        }
+    }
+
+    /// `vmstatus()` for one container; `current` adds what
+    /// `status/current` shows (`ha`).
+    pub fn ct_status(&self, ct: &Ct, now_ms: i64, current: bool) -> Value {
+        let running = ct.running();
+        let host_cpus = self
+            .nodes
+            .iter()
+            .find(|n| n.name == ct.node())
+            .map_or(1, |n| u64::from(n.cpus));
+        let conf = ct.config();
+        let f = self.ct_figures(ct, now_ms, host_cpus);
         let mut s = json!({
             "vmid": ct.vmid(),
             "type": "lxc",
             "status": ct.status(),
-            "name": name,
-            "cpus": cpus,
-            "maxmem": maxmem,
+            "name": f.name,
+            "cpus": f.cpus,
+            "maxmem": f.maxmem,
             "maxswap": ct.maxswap(),
-            "maxdisk": maxdisk,
-            "disk": if running { maxdisk / 8 } else { 0 },
-            "mem": if running { maxmem / 8 } else { 0 },
+            "maxdisk": f.maxdisk,
+            "disk": f.disk,
+            "mem": f.mem,
             "swap": 0,
-            "cpu": if running { 0.0042 } else { 0.0 },
-            "uptime": uptime,
-            "netin": if running { u * 1200 } else { 0 },
-            "netout": if running { u * 250 } else { 0 },
-            "diskread": if running { u * 4096 } else { 0 },
-            "diskwrite": if running { u * 1024 } else { 0 },
+            "cpu": f.cpu,
+            "uptime": f.uptime,
+            "netin": f.netin,
+            "netout": f.netout,
+            "diskread": f.diskread,
+            "diskwrite": f.diskwrite,
         });
         if running {
             s["pid"] = json!(20_000 + ct.vmid());

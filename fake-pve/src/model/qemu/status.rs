@@ -3,6 +3,21 @@
 
 use super::*;
 
+/// What a VM's status and its row of the cluster's resources both show
+/// ([`Cluster::vm_figures`]).
+pub(crate) struct VmFigures<'a> {
+    pub name: std::borrow::Cow<'a, str>,
+    pub cpus: u64,
+    pub maxmem: u64,
+    pub maxdisk: u64,
+    /// Seconds.
+    pub uptime: i64,
+    pub mem: u64,
+    pub cpu: serde_json::Number,
+    pub netin: u64,
+    pub netout: u64,
+}
+
 impl Cluster {
     /// The size of the boot disk (first disk in the boot order).
     fn boot_disk_size(&self, vm: &Vm) -> u64 {
@@ -34,16 +49,10 @@ impl Cluster {
             .unwrap_or(0)
     }
 
-    /// `vmstatus()` for one VM: `full` adds what `status/current` and
-    /// `?full=1` show; `current` adds `ha`, `agent`, `spice`, `clipboard`.
-    pub fn vm_status(&self, vm: &Vm, now_ms: i64, full: bool, current: bool) -> Value {
-        let v9 = self.version.is_v9();
+    /// The figures of a VM that its status and the cluster's resources
+    /// share, on a node of `host_cpus` CPUs.
+    pub(crate) fn vm_figures<'a>(&self, vm: &'a Vm, now_ms: i64, host_cpus: u64) -> VmFigures<'a> {
         let running = vm.running();
-        let host_cpus = self
-            .nodes
-            .iter()
-            .find(|n| n.name == vm.node)
-            .map_or(1, |n| u64::from(n.cpus));
         let conf = &vm.config;
         let cpus = conf
             .get("vcpus")
@@ -57,21 +66,63 @@ impl Cluster {
             (true, Some(s)) => (now_ms - s).max(0) / 1000,
             _ => 0,
         };
-        let mem = if running { maxmem / 4 } else { 0 };
+        let u = u64::try_from(uptime).unwrap_or(0);
+        VmFigures {
+            name: conf.get("name").map_or_else(
+                || std::borrow::Cow::Owned(format!("VM {}", vm.vmid)),
+                |n| std::borrow::Cow::Borrowed(n.as_str()),
+            ),
+            cpus,
+            maxmem,
+            maxdisk: self.boot_disk_size(vm),
+            uptime,
+            mem: if running { maxmem / 4 } else { 0 },
+            // `vmstatus` starts every VM at the integer 0 and only a
+            // running one's share of the host's CPU is a fraction.
+            cpu: if running {
+                serde_json::Number::from_f64(0.0123).unwrap_or_else(|| 0.into())
+            } else {
+                0.into()
+            },
+            netin: if running { u * 1500 } else { 0 },
+            netout: if running { u * 300 } else { 0 },
+        }
+    }
+
+    /// `vmstatus()` for one VM: `full` adds what `status/current` and
+    /// `?full=1` show; `current` adds `ha`, `agent`, `spice`, `clipboard`.
+    pub fn vm_status(&self, vm: &Vm, now_ms: i64, full: bool, current: bool) -> Value {
+        let v9 = self.version.is_v9();
+        let running = vm.running();
+        let host_cpus = self
+            .nodes
+            .iter()
+            .find(|n| n.name == vm.node)
+            .map_or(1, |n| u64::from(n.cpus));
+        let conf = &vm.config;
+        let VmFigures {
+            name,
+            cpus,
+            maxmem,
+            maxdisk,
+            uptime,
+            mem,
+            cpu,
+            netin,
+            netout,
+        } = self.vm_figures(vm, now_ms, host_cpus);
         let mut s = json!({
             "vmid": vm.vmid,
             "status": vm.status,
-            "name": conf.get("name").cloned().unwrap_or_else(|| format!("VM {}", vm.vmid)),
+            "name": name,
             "cpus": cpus,
             "maxmem": maxmem,
-            "maxdisk": self.boot_disk_size(vm),
+            "maxdisk": maxdisk,
             "disk": 0,
-            // `vmstatus` starts every VM at the integer 0 and only a
-            // running one's share of the host's CPU is a fraction.
-            "cpu": if running { json!(0.0123) } else { json!(0) },
+            "cpu": cpu,
             "mem": mem,
-            "netin": if running { uptime * 1500 } else { 0 },
-            "netout": if running { uptime * 300 } else { 0 },
+            "netin": netin,
+            "netout": netout,
             "uptime": uptime,
         });
         if v9 {

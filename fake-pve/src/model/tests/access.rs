@@ -203,6 +203,55 @@ fn privileges_on_paths(
 ) {
     let who = AuthId::parse(who).unwrap_or(AuthId::User(who.into()));
     assert_eq!(a(&acl).has_priv(&who, path, p), yes);
+    // The check answers what the whole privilege map holds.
+    assert_eq!(a(&acl).privileges(&who, path).contains_key(p), yes);
+}
+
+/// `has_priv` (which does not build the privilege map) agrees with
+/// `privileges` for every subject, path and privilege of the fixture.
+#[rstest]
+fn has_priv_agrees_with_the_privilege_map(acl: World) {
+    let access = a(&acl);
+    let subjects = [
+        "root@pam",
+        "alice@pve",
+        "dave@pam",
+        "bogus",
+        "alice@pve!sep",
+        "alice@pve!full",
+        "root@pam!auto",
+        "root@pam!sep",
+        "alice@pve!none",
+    ];
+    let paths = [
+        "/",
+        "/vms",
+        "/vms/100",
+        "/vms/101",
+        "/vms/102",
+        "/storage",
+        "/storage/local",
+        "/nodes/pve",
+        "/pool/p1",
+        "/access",
+    ];
+    let privs = crate::model::acl::valid_privs(access.version);
+    let mut checked = 0;
+    for who in subjects {
+        let who = AuthId::parse(who).unwrap_or(AuthId::User(who.into()));
+        for path in paths {
+            let map = access.privileges(&who, path);
+            for p in &privs {
+                assert_eq!(
+                    access.has_priv(&who, path, p),
+                    map.contains_key(*p),
+                    "{who} {path} {p}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000);
 }
 
 #[rstest]
