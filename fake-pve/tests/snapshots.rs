@@ -2401,3 +2401,61 @@ fn node_services_after_changes_9_1() {
 fn node_services_after_changes_8_4() {
     node_services_after_changes(PveVersion::V8_4);
 }
+
+/// The PVE IPAM of a zone with DHCP once a guest on its VNet started: the
+/// gateway's entry and the guest's, with its VMID and name (an integer
+/// VMID since PVE 9, the IPAM database's string before).
+fn sdn_ipam_of_a_guest(version: PveVersion) {
+    let world = World::new(version);
+    let post = Method::POST;
+    world.call(
+        post.clone(),
+        "/cluster/sdn/zones",
+        "zone=dhcpz&type=simple&ipam=pve&dhcp=dnsmasq",
+    );
+    world.call(
+        post.clone(),
+        "/cluster/sdn/vnets",
+        "vnet=dhcpnet&zone=dhcpz",
+    );
+    world.call(
+        post.clone(),
+        "/cluster/sdn/vnets/dhcpnet/subnets",
+        "subnet=10.20.0.0%2F24&type=subnet&gateway=10.20.0.1\
+         &dhcp-range=start-address%3D10.20.0.100%2Cend-address%3D10.20.0.149",
+    );
+    world
+        .state
+        .with(|c| c.sdn_mut().commit(None, true))
+        .expect("the SDN configuration applies");
+    world.task(
+        post.clone(),
+        "/nodes/pve1/qemu",
+        "vmid=310&name=dhcp-guest&memory=512\
+         &net0=virtio%3DBC%3A24%3A11%3A00%3A03%3A10%2Cbridge%3Ddhcpnet",
+    );
+    world.task(post, "/nodes/pve1/qemu/310/status/start", "");
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_suffix(release(version));
+    settings.set_prepend_module_to_snapshot(true);
+    settings.set_omit_expression(true);
+    settings.bind(|| {
+        let (status, body) = world.send(Method::GET, "/cluster/sdn/ipams/pve/status", "");
+        assert_eq!(status, 200, "{body}");
+        assert!(
+            fits(version, "/cluster/sdn/ipams/{ipam}/status", &body["data"]).is_ok(),
+            "{body}"
+        );
+        insta::assert_json_snapshot!("sdn_ipam_status_guest", body);
+    });
+}
+
+#[test]
+fn sdn_ipam_of_a_guest_9_1() {
+    sdn_ipam_of_a_guest(PveVersion::V9_1);
+}
+
+#[test]
+fn sdn_ipam_of_a_guest_8_4() {
+    sdn_ipam_of_a_guest(PveVersion::V8_4);
+}

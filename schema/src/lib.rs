@@ -318,6 +318,23 @@ fn errata_8_4(spec: &mut Spec) {
     }
 }
 
+/// Where both schemas' `returns` contradict what PVE's code answers.
+/// pve-storage's `get_disks` sets a disk's or partition's `mounted` only
+/// when it is mounted ("only set mounted property for mounted devices",
+/// 2022): a real node's list of unmounted disks has none, though the
+/// schema of `disks/list` declares it required.
+fn errata(spec: &mut Spec) {
+    for e in &mut spec.endpoints {
+        if e.method == "GET"
+            && e.path == "/nodes/{node}/disks/list"
+            && let Some(p) = e.returns.pointer_mut("/items/properties/mounted")
+            && let Some(o) = p.as_object_mut()
+        {
+            o.insert("optional".into(), serde_json::json!(1));
+        }
+    }
+}
+
 /// The spec of a release, parsed once.
 pub fn spec(release: Release) -> &'static Spec {
     static V8: OnceLock<Spec> = OnceLock::new();
@@ -326,9 +343,14 @@ pub fn spec(release: Release) -> &'static Spec {
         Release::V8_4 => V8.get_or_init(|| {
             let mut spec = load(SPEC_8_4);
             errata_8_4(&mut spec);
+            errata(&mut spec);
             spec
         }),
-        Release::V9_1 => V9.get_or_init(|| load(SPEC_9_1)),
+        Release::V9_1 => V9.get_or_init(|| {
+            let mut spec = load(SPEC_9_1);
+            errata(&mut spec);
+            spec
+        }),
     }
 }
 
@@ -412,6 +434,27 @@ mod tests {
         assert_eq!(spec(Release::V8_4).endpoints.len(), 605);
         assert_eq!(spec(Release::V9_1).endpoints.len(), 649);
         assert_eq!(spec(Release::V9_1).release, "9.1");
+    }
+
+    /// A list of unmounted disks, as a real node sends it, fits; a
+    /// `mounted` of the wrong type still does not.
+    #[test]
+    fn disks_may_come_without_mounted() {
+        for release in [Release::V8_4, Release::V9_1] {
+            let e = spec(release)
+                .endpoint("GET", "/nodes/{node}/disks/list")
+                .expect("disks/list");
+            let disk = serde_json::json!([{
+                "devpath": "/dev/sdb", "gpt": 0, "osdid": -1, "osdid-list": null,
+                "size": 17179869184_u64,
+            }]);
+            assert!(returns::check(&e.returns, &disk).is_empty());
+            let wrong = serde_json::json!([{
+                "devpath": "/dev/sdb", "gpt": 0, "osdid": -1, "osdid-list": null,
+                "size": 17179869184_u64, "mounted": "yes",
+            }]);
+            assert_eq!(returns::check(&e.returns, &wrong).len(), 1);
+        }
     }
 
     #[test]

@@ -440,7 +440,7 @@ fn delete_ipam(ctx: &Ctx<'_>) -> Result<Reply> {
 fn ipamindex(ctx: &Ctx<'_>) -> Result<Reply> {
     let ipam = ctx.param("ipam")?;
     let items = ctx.with(|c| {
-        c.sdn().ipam_status(&ipam, |zone, vnet| {
+        c.sdn().ipam_status(c.version(), &ipam, |zone, vnet| {
             may(ctx, c, &format!("/sdn/zones/{zone}/{vnet}"), &AUDIT)
         })
     })?;

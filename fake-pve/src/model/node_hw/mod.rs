@@ -242,10 +242,12 @@ impl Disk {
             "by_id_link": self.by_id_link(),
             "osdid": -1,
             "osdid-list": null,
-            // PVE leaves `mounted` out unless it is; its schema makes it
-            // required, so fake-pve says 0.
-            "mounted": u8::from(self.mounted),
         });
+        // `get_disks` sets `mounted` only on a mounted device (pve-storage's
+        // "only set mounted property for mounted devices").
+        if self.mounted {
+            v["mounted"] = json!(1);
+        }
         if let Some(u) = self.usage(include_partitions) {
             v["used"] = json!(u);
         }
@@ -321,8 +323,10 @@ impl Partition {
             "size": self.size,
             "osdid": -1,
             "osdid-list": null,
-            "mounted": u8::from(self.mounted),
         });
+        if self.mounted {
+            v["mounted"] = json!(1);
+        }
         if let Some(u) = self.usage() {
             v["used"] = json!(u);
         }

@@ -217,6 +217,32 @@ fn directory_on_a_disk_is_partitioned_and_mounted() {
     assert_eq!(hw.disks_list(None, true, false)[2]["used"], "xfs");
 }
 
+/// `mounted` is there only on a mounted disk or partition, as 1:
+/// `get_disks` leaves it out otherwise (pve-storage's "only set mounted
+/// property for mounted devices"; a real 8.4/9.x node's list of unmounted
+/// disks has no `mounted`).
+#[test]
+fn only_a_mounted_device_says_mounted() {
+    let mut hw = fresh();
+    let listed = |hw: &NodeHw, dev: &str| {
+        hw.disks_list(None, true, true)
+            .into_iter()
+            .find(|d| d["devpath"] == dev)
+            .unwrap_or_else(|| panic!("{dev} listed"))
+    };
+    assert!(listed(&hw, "/dev/sdb").get("mounted").is_none());
+    assert!(listed(&hw, "/dev/sda3").get("mounted").is_none());
+    let op = DiskOp::DirCreate {
+        name: "back-ups".into(),
+        device: "/dev/sdb".into(),
+        filesystem: "ext4".into(),
+        add_storage: false,
+    };
+    hw.apply("pve", &op).expect("created");
+    assert_eq!(listed(&hw, "/dev/sdb1")["mounted"], 1);
+    assert!(listed(&hw, "/dev/sdb").get("mounted").is_none());
+}
+
 #[test]
 fn pci_scan_filters_classes_and_names_devices() {
     let hw = fresh();

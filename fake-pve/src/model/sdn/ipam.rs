@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::net::{Cidr, canon, num};
 use super::{Obj, Sdn, Section, split_subnet_id, text};
-use crate::model::{Error, Result};
+use crate::model::{Error, PveVersion, Result};
 
 /// A subnet of a VNet as the lookups see it: id, `cidr`, `zone`.
 struct SubnetRef {
@@ -365,12 +365,16 @@ impl Sdn {
 
     /// `GET /cluster/sdn/ipams/{ipam}/status`: the addresses of the zones
     /// that run with the `pve` IPAM and DHCP, with the VNet whose running
-    /// subnet holds them; `may_see(zone, vnet)` filters.
+    /// subnet holds them; `may_see(zone, vnet)` filters. A guest's `vmid`
+    /// is an integer since PVE 9 (pve-network's "ensure that guest ID is
+    /// returned as an integer", a breaking change meant for 9.0); 8.x
+    /// sends the IPAM database's string.
     ///
     /// # Errors
     /// `Currently only PVE IPAM is supported!`.
     pub fn ipam_status(
         &self,
+        version: PveVersion,
         ipam: &str,
         may_see: impl Fn(&str, &str) -> bool,
     ) -> Result<Vec<Value>> {
@@ -415,7 +419,9 @@ impl Sdn {
                     m.insert("subnet".into(), json!(cidr_text));
                     m.insert("ip".into(), json!(ip));
                     m.insert("vnet".into(), json!(vnet));
-                    if let Some(v) = e.get("vmid").and_then(|v| text(v).parse::<u64>().ok()) {
+                    if version.is_v9()
+                        && let Some(v) = e.get("vmid").and_then(|v| text(v).parse::<u64>().ok())
+                    {
                         m.insert("vmid".into(), json!(v));
                     }
                     out.push(Value::Object(m));

@@ -456,14 +456,19 @@ fn applied_vnets_are_bridges_and_guests_get_addresses(mut lab: World) {
     let guest = ips.get("10.10.0.100").expect("first address of the range");
     assert_eq!(guest.get("mac"), Some(&json!("BC:24:11:00:01:00")));
     assert_eq!(guest.get("vmid"), Some(&json!("100")));
-    let status = lab.c.sdn.ipam_status("pve", |_, _| true).expect("status");
+    let v = lab.c.version();
+    let status = lab
+        .c
+        .sdn
+        .ipam_status(v, "pve", |_, _| true)
+        .expect("status");
     assert_eq!(status.len(), 2);
     assert!(
         status
             .iter()
             .any(|e| e["ip"] == "10.10.0.100" && e["vmid"] == 100 && e["vnet"] == "labnet")
     );
-    let r = lab.c.sdn.ipam_status("netbox", |_, _| true);
+    let r = lab.c.sdn.ipam_status(v, "netbox", |_, _| true);
     assert_eq!(
         refused(r),
         (500, "Currently only PVE IPAM is supported!".into())
@@ -617,4 +622,36 @@ fn a_zone_restricted_to_other_nodes_is_not_on_this_one(mut lab: World) {
         .create_vnet(&p(&[("vnet", "newnet"), ("zone", "lab")]))
         .expect("vnet");
     assert_eq!(lab.c.sdn.zone_content("pve", "lab").len(), 1);
+}
+
+/// A guest's VMID in the IPAM status: an integer since PVE 9, the IPAM
+/// database's string in 8.x (pve-network made it an integer for 9.0).
+#[rstest]
+#[case::pve8(PveVersion::V8_4, json!("100"))]
+#[case::pve9(PveVersion::V9_1, json!(100))]
+fn the_ipam_status_sends_the_vmid_as_each_release_does(
+    #[case] version: PveVersion,
+    #[case] vmid: Value,
+) {
+    let mut lab = lab_v(version);
+    let vm = lab.c.guests.get_mut(&100).expect("vm 100");
+    vm.config.insert(
+        "net0".into(),
+        "virtio=BC:24:11:00:01:00,bridge=labnet".into(),
+    );
+    lab.c.sdn.commit(None, true).expect("apply");
+    assert_eq!(
+        lab.qm("qmstart", 100, QemuOp::Start { skiplock: false }),
+        "OK"
+    );
+    let status = lab
+        .c
+        .sdn
+        .ipam_status(version, "pve", |_, _| true)
+        .expect("status");
+    let guest = status
+        .iter()
+        .find(|e| e["ip"] == "10.10.0.100")
+        .expect("the guest's entry");
+    assert_eq!(guest["vmid"], vmid);
 }
