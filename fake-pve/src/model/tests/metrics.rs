@@ -177,7 +177,7 @@ mod export {
     #[rstest]
     #[case::all(None, 181)]
     #[case::last_minute(Some(T0 - 60), 6)]
-    #[case::future(Some(T0 + 60), 0)]
+    #[case::just_ahead(Some(T0 + 5), 0)]
     fn history_is_thirty_minutes_of_rounds(#[case] start: Option<i64>, #[case] rounds: usize) {
         let w = World::from_yaml(LAB);
         let q = ExportQuery {
