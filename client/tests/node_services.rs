@@ -247,3 +247,134 @@ async fn a_subscription_key_is_set_checked_and_removed() {
     ns.delete_subscription(NODE).await.expect("delete");
     assert_eq!(ns.subscription(NODE).await.expect("get").status, "notfound");
 }
+
+#[tokio::test]
+async fn the_node_graph_names_its_rrd_file() {
+    let run = start().await;
+    let (pve, checked) = checked_client(&run, Mode::Token);
+    let ns = pve.node_services();
+    let g = ns
+        .rrd(NODE, "hour", &["cpu", "iowait"], Some("MAX"))
+        .await
+        .expect("graph");
+    assert_eq!(
+        g.filename,
+        "/var/lib/rrdcached/db/pve-node-9.0/pve_cpu_iowait.png"
+    );
+    assert!(g.image.expect("image").starts_with("\u{89}PNG"));
+    let err = ns
+        .rrd(NODE, "hour", &["bogomips"], None)
+        .await
+        .expect_err("no such data source");
+    assert!(
+        err.to_string().contains(
+            "RRD error: No DS called 'bogomips' in '/var/lib/rrdcached/db/pve-node-9.0/pve'"
+        ),
+        "{err}"
+    );
+    assert!(checked.names().iter().any(|n| n == "GET rrd"));
+}
+
+#[tokio::test]
+async fn apt_repositories_are_changed_and_added_under_their_digest() {
+    let run = start().await;
+    let (pve, checked) = checked_client(&run, Mode::Token);
+    let ns = pve.node_services();
+    let repos = ns.repositories(NODE).await.expect("repositories");
+    let paths: Vec<&str> = repos.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/etc/apt/sources.list.d/ceph.sources",
+            "/etc/apt/sources.list.d/debian.sources",
+            "/etc/apt/sources.list.d/pve-enterprise.sources",
+        ]
+    );
+    let status = |r: &pve_client::api::node_services::AptRepositories, h: &str| {
+        r.standard_repos
+            .iter()
+            .find(|s| s.handle == h)
+            .and_then(|s| s.status)
+    };
+    assert_eq!(status(&repos, "enterprise"), Some(true));
+    assert_eq!(status(&repos, "no-subscription"), None);
+
+    let enterprise = "/etc/apt/sources.list.d/pve-enterprise.sources";
+    ns.change_repository(NODE, enterprise, 0, Some(false), Some(&repos.digest))
+        .await
+        .expect("disable");
+    let err = ns
+        .add_repository(NODE, "no-subscription", Some(&repos.digest))
+        .await
+        .expect_err("stale digest");
+    assert!(
+        err.to_string().contains("detected modified configuration"),
+        "{err}"
+    );
+    ns.add_repository(NODE, "no-subscription", None)
+        .await
+        .expect("add");
+    let after = ns.repositories(NODE).await.expect("repositories");
+    assert_eq!(status(&after, "enterprise"), Some(false));
+    assert_eq!(status(&after, "no-subscription"), Some(true));
+    let added = after
+        .files
+        .iter()
+        .find(|f| f.path == "/etc/apt/sources.list.d/proxmox.sources")
+        .expect("proxmox.sources");
+    assert_eq!(added.repositories[0].components, ["pve-no-subscription"]);
+    let err = ns
+        .change_repository(NODE, enterprise, 4, Some(true), None)
+        .await
+        .expect_err("index");
+    assert!(err.to_string().contains("invalid index - 4"), "{err}");
+
+    let names = checked.names();
+    for want in [
+        "GET repositories",
+        "POST change_repository",
+        "PUT add_repository",
+    ] {
+        assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
+    }
+}
+
+#[tokio::test]
+async fn metrics_export_has_the_cached_rounds() {
+    use pve_client::api::metrics::ExportQuery;
+    let run = start().await;
+    let (pve, checked) = checked_client(&run, Mode::Token);
+    let m = pve.metrics();
+    let now = m.export(&ExportQuery::default()).await.expect("export");
+    assert!(
+        now.iter()
+            .any(|x| x.id == "node/pve" && x.metric == "cpu_max" && x.kind == "gauge")
+    );
+    let history = m
+        .export(&ExportQuery {
+            history: true,
+            start_time: Some(T0 - 60),
+            ..ExportQuery::default()
+        })
+        .await
+        .expect("history");
+    let rounds = history
+        .iter()
+        .filter(|x| x.id == "node/pve" && x.metric == "uptime")
+        .count();
+    assert_eq!(rounds, 6);
+    assert!(history.windows(2).all(|w| w[0].timestamp <= w[1].timestamp));
+    let err = m
+        .export(&ExportQuery {
+            node_list: vec!["elsewhere".into()],
+            ..ExportQuery::default()
+        })
+        .await
+        .expect_err("unknown node");
+    assert!(
+        err.to_string()
+            .contains("Requested node-list contains unknown nodes - elsewhere"),
+        "{err}"
+    );
+    assert!(checked.names().iter().any(|n| n == "GET export"));
+}

@@ -104,7 +104,7 @@ async fn change_everything(pve: &Pve, root: &Auth) {
         (
             Method::POST,
             "/_fake/faults",
-            json!({"method": "GET", "path": "/nodes/pve/rrd", "status": 503, "message": "x"})
+            json!({"method": "GET", "path": "/nodes/pve/ceph/cmd-safety", "status": 503, "message": "x"})
                 .to_string(),
         ),
         (

@@ -140,12 +140,15 @@ async fn releases_differ_where_the_schemas_do() {
 async fn honest_answers_without_behaviour() {
     let pve = start_with(builder()).await;
     let root = pve.root().await;
-    pve.get("/nodes/pve/rrd?timeframe=hour&ds=cpu", &root)
-        .await
-        .assert_error(
-            501,
-            "Method 'GET /api2/json/nodes/pve/rrd' is not emulated by fake-pve",
-        );
+    pve.get(
+        "/nodes/pve/ceph/cmd-safety?service=osd&id=0&action=stop",
+        &root,
+    )
+    .await
+    .assert_error(
+        501,
+        "Method 'GET /api2/json/nodes/pve/ceph/cmd-safety' is not emulated by fake-pve",
+    );
     // Directory indexes come from the schema's tree.
     let cluster = pve.get("/cluster", &root).await.data();
     assert!(
@@ -167,12 +170,15 @@ async fn honest_answers_without_behaviour() {
     assert_eq!(pve.get("/pools", &root).await.data(), json!([]));
     assert_eq!(pve.get("/nodes/pve/lxc", &root).await.data(), json!([]));
     // Validation happens before the 501.
-    pve.get("/nodes/pve/rrd?timeframe=year&ds=cpu&cf=MEDIAN", &root)
-        .await
-        .assert_param_error(
-            "cf",
-            "value 'MEDIAN' does not have a value in the enumeration 'AVERAGE, MAX'",
-        );
+    pve.get(
+        "/nodes/pve/ceph/cmd-safety?service=osd&id=0&action=explode",
+        &root,
+    )
+    .await
+    .assert_param_error(
+        "action",
+        "value 'explode' does not have a value in the enumeration 'stop, destroy'",
+    );
     pve.post("/nodes/pve/qemu", &root, "vmid=100&net0=virtio,bridge=vm%20br")
         .await
         .assert_param_error("net0", "invalid format - format error\nnet0.bridge: invalid format - invalid bridge ID 'vm br'\n\n");

@@ -1474,6 +1474,21 @@ const CASES: &[Case] = &[
         "/nodes/{node}/rrddata",
         "/nodes/pve1/rrddata?timeframe=hour",
     ),
+    case(
+        "get_nodes_node_rrd",
+        "/nodes/{node}/rrd",
+        "/nodes/pve1/rrd?timeframe=day&ds=cpu,iowait",
+    ),
+    case(
+        "get_nodes_node_apt_repositories",
+        "/nodes/{node}/apt/repositories",
+        "/nodes/pve1/apt/repositories",
+    ),
+    case(
+        "get_cluster_metrics_export",
+        "/cluster/metrics/export",
+        "/cluster/metrics/export",
+    ),
 ];
 
 /// A fake-pve, in-process, with a root@pam ticket.
@@ -2458,4 +2473,99 @@ fn sdn_ipam_of_a_guest_9_1() {
 #[test]
 fn sdn_ipam_of_a_guest_8_4() {
     sdn_ipam_of_a_guest(PveVersion::V8_4);
+}
+
+/// A node's APT sources after the enterprise repository was disabled and
+/// the no-subscription one added, and the refusals of both calls and of
+/// the node's graph.
+fn apt_repositories_after_changes(version: PveVersion) {
+    let world = World::new(version);
+    let (post, put) = (Method::POST, Method::PUT);
+    let enterprise = if version == PveVersion::V9_1 {
+        "%2Fetc%2Fapt%2Fsources.list.d%2Fpve-enterprise.sources"
+    } else {
+        "%2Fetc%2Fapt%2Fsources.list.d%2Fpve-enterprise.list"
+    };
+    let (status, body) = world.send(Method::GET, "/nodes/pve2/apt/repositories", "");
+    assert_eq!(status, 200, "{body}");
+    let digest = body["data"]["digest"].as_str().expect("digest").to_string();
+    world.call(
+        post.clone(),
+        "/nodes/pve2/apt/repositories",
+        &format!("path={enterprise}&index=0&enabled=0&digest={digest}"),
+    );
+    world.call(
+        put.clone(),
+        "/nodes/pve2/apt/repositories",
+        "handle=no-subscription",
+    );
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_suffix(release(version));
+    settings.set_prepend_module_to_snapshot(true);
+    settings.set_omit_expression(true);
+    settings.bind(|| {
+        let (status, body) = world.send(Method::GET, "/nodes/pve2/apt/repositories", "");
+        assert_eq!(status, 200, "{body}");
+        insta::assert_json_snapshot!("apt_repositories_changed", body);
+        for (name, method, path, form) in [
+            (
+                "apt_repositories_refuse_digest",
+                post.clone(),
+                "/nodes/pve2/apt/repositories".to_string(),
+                format!("path={enterprise}&index=0&enabled=1&digest={digest}"),
+            ),
+            (
+                "apt_repositories_refuse_index",
+                post.clone(),
+                "/nodes/pve2/apt/repositories".to_string(),
+                format!("path={enterprise}&index=7&enabled=1"),
+            ),
+            (
+                "apt_repositories_refuse_path",
+                post.clone(),
+                "/nodes/pve2/apt/repositories".to_string(),
+                "path=%2Fetc%2Fapt%2Fsources.list.d%2Fx.list&index=0".to_string(),
+            ),
+            (
+                "apt_repositories_refuse_handle",
+                put.clone(),
+                "/nodes/pve2/apt/repositories".to_string(),
+                "handle=ceph-nautilus-test".to_string(),
+            ),
+            (
+                "node_rrd_refuse_ds",
+                Method::GET,
+                "/nodes/pve2/rrd?timeframe=hour&ds=cpu,bogomips".to_string(),
+                String::new(),
+            ),
+            (
+                "node_rrd_refuse_colours",
+                Method::GET,
+                "/nodes/pve2/rrd?timeframe=hour&ds=cpu,iowait,loadavg".to_string(),
+                String::new(),
+            ),
+            (
+                "metrics_export_refuse_nodes",
+                Method::GET,
+                "/cluster/metrics/export?node-list=pve1,nowhere".to_string(),
+                String::new(),
+            ),
+        ] {
+            if name == "metrics_export_refuse_nodes" && version == PveVersion::V8_4 {
+                continue;
+            }
+            let (status, body) = world.send(method, &path, &form);
+            insta::assert_json_snapshot!(name, json!({ "status": status, "body": body }));
+        }
+    });
+}
+
+#[test]
+fn apt_repositories_after_changes_9_1() {
+    apt_repositories_after_changes(PveVersion::V9_1);
+}
+
+#[test]
+fn apt_repositories_after_changes_8_4() {
+    apt_repositories_after_changes(PveVersion::V8_4);
 }

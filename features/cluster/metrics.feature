@@ -102,3 +102,20 @@ Feature: External metric servers
     When I act as "bob"
     And I call GET "/cluster/metrics/server"
     Then PVE answers 403 "Permission check failed (/, Sys.Audit)"
+
+  Scenario: The metrics pvestatd keeps are exported
+    When I call GET "/cluster/metrics/export"
+      | local-only | 1 |
+    Then the answer has "data/0/timestamp"
+    And the answer has "data/0/id" matching "node/{node}|qemu/[0-9]+|lxc/[0-9]+|storage/{node}/.+"
+    And the answer has "data/0/type" matching "gauge|derive"
+    When I call GET "/cluster/metrics/export"
+      | local-only | 1 |
+      | history    | 1 |
+    Then the answer has "data/0/metric"
+
+  @pve9
+  Scenario: Only the nodes a list names, all of them members
+    When I call GET "/cluster/metrics/export"
+      | node-list | {node},conformance-nowhere |
+    Then PVE answers 500 "Requested node-list contains unknown nodes - conformance-nowhere"

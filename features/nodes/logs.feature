@@ -3,7 +3,8 @@ Feature: A node's logs, counters, report and statistics
   syslog pages through the journal with start and limit and counts the
   lines in `total`; journal answers mini-journalreader's lines between
   two cursors; netstat lists the running guests' tap devices; report is
-  pvereport's text; rrddata the node's statistics series.
+  pvereport's text; rrddata the node's statistics series and rrd its
+  graph, drawn by rrdtool (its file name and the PNG).
 
   Scenario: The syslog pages with start and limit
     When I call GET "/nodes/{node}/syslog"
@@ -33,6 +34,18 @@ Feature: A node's logs, counters, report and statistics
     When I call GET "/nodes/{node}/rrddata"
       | timeframe | hour |
     Then every item has "time"
+
+  Scenario: The node's graph is drawn from its RRD file
+    When I call GET "/nodes/{node}/rrd"
+      | timeframe | day        |
+      | ds        | cpu,iowait |
+      | cf        | MAX        |
+    Then the answer has "filename" matching "/var/lib/rrdcached/db/(pve2-node|pve-node-9\.0)/{node}_cpu_iowait\.png"
+    And the answer has "image"
+    When I call GET "/nodes/{node}/rrd"
+      | timeframe | hour         |
+      | ds        | cpu,bogomips |
+    Then PVE answers 500 with a message matching "RRD error: No DS called 'bogomips' in '/var/lib/rrdcached/db/(pve2-node|pve-node-9\.0)/{node}'"
 
   @fake-only
   Scenario: A task shows in the syslog

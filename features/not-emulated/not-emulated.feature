@@ -6,23 +6,26 @@ Feature: What fake-pve does not emulate
   invents placeholder items.
 
   Scenario: A call without behaviour says it is not emulated
-    When I call GET "/nodes/pve/rrd"
-      | timeframe | hour |
-      | ds        | cpu  |
-    Then PVE answers 501 "Method 'GET /api2/json/nodes/pve/rrd' is not emulated by fake-pve"
+    When I call GET "/nodes/pve/ceph/cmd-safety"
+      | service | osd  |
+      | id      | 0    |
+      | action  | stop |
+    Then PVE answers 501 "Method 'GET /api2/json/nodes/pve/ceph/cmd-safety' is not emulated by fake-pve"
 
   Scenario: It is still validated and permission-checked first
-    When I call GET "/nodes/pve/rrd"
-      | timeframe | fortnight |
-      | ds        | cpu       |
-    Then parameter "timeframe" is rejected with "value 'fortnight' does not have a value in the enumeration 'hour, day, week, month, year, decade'"
+    When I call GET "/nodes/pve/ceph/cmd-safety"
+      | service | osd     |
+      | id      | 0       |
+      | action  | explode |
+    Then parameter "action" is rejected with "value 'explode' does not have a value in the enumeration 'stop, destroy'"
     Given a user "bob" with password "builder1"
     And "bob" logs in with password "builder1"
     When I act as "bob"
-    And I call GET "/nodes/pve/rrd"
-      | timeframe | hour |
-      | ds        | cpu  |
-    Then PVE answers 403 "Permission check failed (/nodes/pve, Sys.Audit)"
+    And I call GET "/nodes/pve/ceph/cmd-safety"
+      | service | osd  |
+      | id      | 0    |
+      | action  | stop |
+    Then PVE answers 403 "Permission check failed (/, Sys.Audit)"
 
   Scenario: A collection that is empty on a fresh install answers an empty list
     When I call GET "/cluster/ha/resources"

@@ -1,5 +1,6 @@
 //! External metric servers (`/cluster/metrics/server`): Graphite,
-//! InfluxDB and, on 9.x, OpenTelemetry.
+//! InfluxDB and, on 9.x, OpenTelemetry; and the metrics pvestatd keeps
+//! (`/cluster/metrics/export`).
 //!
 //! ```no_run
 //! # async fn f(client: &pve_client::Client) -> pve_client::error::Result<()> {
@@ -118,4 +119,62 @@ impl Metrics<'_> {
             .await?;
         Ok(())
     }
+
+    /// `GET /cluster/metrics/export` (`export`): the metrics pvestatd
+    /// cached, oldest first.
+    ///
+    /// # Errors
+    /// `Requested node-list contains unknown nodes - x` (9.x); on 8.4 a
+    /// `node_list` is refused as a parameter the schema does not have.
+    pub async fn export(&self, q: &ExportQuery) -> Result<Vec<Metric>> {
+        let params = Params::new()
+            .opt("local-only", q.local_only.then_some(true))
+            .opt(
+                "node-list",
+                (!q.node_list.is_empty()).then(|| q.node_list.join(",")),
+            )
+            .opt("start-time", q.start_time)
+            .opt("history", q.history.then_some(true));
+        let answer: ExportAnswer = self
+            .client
+            .call(Method::GET, "/cluster/metrics/export", &params)
+            .await?;
+        Ok(answer.data)
+    }
+}
+
+/// What [`Metrics::export`] asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExportQuery {
+    /// Only the node that answers, not the other members.
+    pub local_only: bool,
+    /// Only these nodes (9.x).
+    pub node_list: Vec<String>,
+    /// Only metrics after this time (epoch seconds).
+    pub start_time: Option<i64>,
+    /// The cached history too (30 minutes), not only the newest round.
+    pub history: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct ExportAnswer {
+    data: Vec<Metric>,
+}
+
+/// One metric of [`Metrics::export`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    /// `cpu_current`, `mem_used`, `net_in`, ...
+    pub metric: String,
+    /// `node/<node>`, `qemu/<vmid>`, `lxc/<vmid>`, `storage/<node>/<sid>`.
+    pub id: String,
+    /// When pvestatd read it (epoch seconds).
+    #[serde(deserialize_with = "de::i64_lenient")]
+    pub timestamp: i64,
+    /// `gauge`, `counter` or `derive`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The value.
+    #[serde(deserialize_with = "de::f64_lenient")]
+    pub value: f64,
 }

@@ -2,7 +2,8 @@
 //! time zone, systemd services, subscription, logs, network counters,
 //! report and statistics (`/nodes/{node}/config`, `dns`, `hosts`,
 //! `time`, `wakeonlan`, `services`, `subscription`, `syslog`, `journal`,
-//! `netstat`, `report`, `rrddata`).
+//! `netstat`, `report`, `rrddata`, `rrd`), and its APT repositories
+//! (`apt/repositories`).
 
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
@@ -198,6 +199,128 @@ pub struct NodeOptions {
     pub delete: Vec<String>,
     /// The digest the file must still have.
     pub digest: Option<String>,
+}
+
+/// `GET /nodes/{node}/rrd`: the graph PVE drew with rrdtool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RrdGraph {
+    /// `/var/lib/rrdcached/db/<rrd>_<ds>_<ds>.png`.
+    pub filename: String,
+    /// The PNG's bytes, each as one character (PVE's JSON formatter).
+    #[serde(default)]
+    pub image: Option<String>,
+}
+
+/// `GET /nodes/{node}/apt/repositories` (`repositories`): the node's APT
+/// sources as proxmox-apt reads them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AptRepositories {
+    /// The files read.
+    pub files: Vec<AptRepositoryFile>,
+    /// The files that could not be read.
+    #[serde(default)]
+    pub errors: Vec<AptRepositoryError>,
+    /// The common digest of the files (for `digest` of the changes).
+    pub digest: String,
+    /// Origins and warnings.
+    #[serde(default)]
+    pub infos: Vec<AptRepositoryInfo>,
+    /// The standard Proxmox repositories and their status.
+    #[serde(rename = "standard-repos", default)]
+    pub standard_repos: Vec<AptStandardRepository>,
+}
+
+/// One file of [`AptRepositories`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AptRepositoryFile {
+    /// Its path.
+    pub path: String,
+    /// `list` or `sources`.
+    #[serde(rename = "file-type")]
+    pub file_type: String,
+    /// Its repositories, in file order (`index` of a change).
+    pub repositories: Vec<AptRepository>,
+    /// The SHA-256 of its text, as bytes.
+    #[serde(default)]
+    pub digest: Vec<u8>,
+}
+
+/// One repository of an [`AptRepositoryFile`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AptRepository {
+    /// `deb`, `deb-src`.
+    pub types: Vec<String>,
+    /// Its URIs.
+    #[serde(rename = "URIs")]
+    pub uris: Vec<String>,
+    /// Its suites.
+    pub suites: Vec<String>,
+    /// Its components.
+    #[serde(default)]
+    pub components: Vec<String>,
+    /// Other keys (`Signed-By`, `Enabled`).
+    #[serde(default)]
+    pub options: Vec<AptRepositoryOption>,
+    /// The comment lines above it.
+    #[serde(default)]
+    pub comment: Option<String>,
+    /// `list` or `sources`.
+    pub file_type: String,
+    /// Whether it is enabled.
+    #[serde(deserialize_with = "de::bool01")]
+    pub enabled: bool,
+}
+
+/// A key of an [`AptRepository`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct AptRepositoryOption {
+    /// The key.
+    pub key: String,
+    /// Its values.
+    pub values: Vec<String>,
+}
+
+/// A file proxmox-apt could not read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AptRepositoryError {
+    /// The file.
+    pub path: String,
+    /// Why.
+    pub error: String,
+}
+
+/// An origin or a warning about one repository.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AptRepositoryInfo {
+    /// The file.
+    pub path: String,
+    /// The repository's index in it.
+    #[serde(deserialize_with = "de::u64_lenient")]
+    pub index: u64,
+    /// The property it is about (`Suites`).
+    #[serde(default)]
+    pub property: Option<String>,
+    /// `origin`, `warning`, `ignore-pre-upgrade-warning`.
+    pub kind: String,
+    /// The origin (`Debian`, `Proxmox`) or the warning.
+    pub message: String,
+}
+
+/// A standard repository of [`AptRepositories`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AptStandardRepository {
+    /// `enterprise`, `no-subscription`, `test`, `ceph-squid-enterprise`...
+    pub handle: String,
+    /// Its display name.
+    pub name: String,
+    /// What it is for.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// `None` when it is not configured, else whether it is enabled.
+    #[serde(default, deserialize_with = "de::opt_bool01")]
+    pub status: Option<bool>,
 }
 
 fn node_path(node: &str, rest: &str) -> String {
@@ -497,6 +620,83 @@ impl NodeServices<'_> {
         let params = Params::new().set("timeframe", timeframe);
         self.client
             .call(Method::GET, &node_path(node, "rrddata"), &params)
+            .await
+    }
+
+    /// `GET /nodes/{node}/rrd` (`rrd`): the graph of `ds` (one or two data
+    /// sources of the node's series) for `timeframe`.
+    ///
+    /// # Errors
+    /// PVE's `RRD error: No DS called 'x' in '...'` for a data source the
+    /// node's file does not have; a failure for more than two.
+    pub async fn rrd(
+        &self,
+        node: &str,
+        timeframe: &str,
+        ds: &[&str],
+        cf: Option<&str>,
+    ) -> Result<RrdGraph> {
+        let params = Params::new()
+            .set("timeframe", timeframe)
+            .set("ds", ds.join(","))
+            .opt("cf", cf);
+        self.client
+            .call(Method::GET, &node_path(node, "rrd"), &params)
+            .await
+    }
+
+    /// `GET /nodes/{node}/apt/repositories` (`repositories`).
+    ///
+    /// # Errors
+    /// As any call.
+    pub async fn repositories(&self, node: &str) -> Result<AptRepositories> {
+        self.client
+            .call(
+                Method::GET,
+                &node_path(node, "apt/repositories"),
+                &Params::new(),
+            )
+            .await
+    }
+
+    /// `POST /nodes/{node}/apt/repositories` (`change_repository`):
+    /// enables or disables the repository at `index` of the file `path`.
+    ///
+    /// # Errors
+    /// `detected modified configuration ...` for a stale `digest`,
+    /// `invalid path - x`, `invalid index - n`.
+    pub async fn change_repository(
+        &self,
+        node: &str,
+        path: &str,
+        index: u64,
+        enabled: Option<bool>,
+        digest: Option<&str>,
+    ) -> Result<()> {
+        let params = Params::new()
+            .set("path", path)
+            .set("index", index)
+            .opt("enabled", enabled)
+            .opt("digest", digest);
+        self.client
+            .call(Method::POST, &node_path(node, "apt/repositories"), &params)
+            .await
+    }
+
+    /// `PUT /nodes/{node}/apt/repositories` (`add_repository`): adds the
+    /// standard repository `handle` (`no-subscription`, ...).
+    ///
+    /// # Errors
+    /// An unknown handle; a stale `digest`.
+    pub async fn add_repository(
+        &self,
+        node: &str,
+        handle: &str,
+        digest: Option<&str>,
+    ) -> Result<()> {
+        let params = Params::new().set("handle", handle).opt("digest", digest);
+        self.client
+            .call(Method::PUT, &node_path(node, "apt/repositories"), &params)
             .await
     }
 }

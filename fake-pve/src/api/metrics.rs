@@ -19,6 +19,8 @@ pub fn routes() -> Vec<Route> {
         post("/cluster/metrics/server/{id}", create),
         put("/cluster/metrics/server/{id}", update),
         delete("/cluster/metrics/server/{id}", delete_server),
+        // pvestatd's cached figures.
+        get("/cluster/metrics/export", export),
     ]
 }
 
@@ -77,4 +79,25 @@ fn delete_server(ctx: &Ctx<'_>) -> Result<Reply> {
     let id = ctx.param("id")?;
     ctx.with(|c| c.metrics_mut().delete(&id))?;
     Ok(Value::Null.into())
+}
+
+/// `GET /cluster/metrics/export`: the cached metrics of the local node,
+/// and of the other online members unless `local-only`.
+fn export(ctx: &Ctx<'_>) -> Result<Reply> {
+    let q = crate::model::metrics::export::ExportQuery {
+        local_only: ctx.params.bool("local-only")?.unwrap_or(false),
+        node_list: ctx
+            .params
+            .str("node-list")
+            .map(|l| split_list(&l).into_iter().map(str::to_string).collect())
+            .unwrap_or_default(),
+        start_time: ctx.params.int("start-time", None, None)?,
+        history: ctx.params.bool("history")?.unwrap_or(false),
+    };
+    let now_ms = ctx.now_ms();
+    ctx.with(|c| {
+        let local = c.nodes().local().to_string();
+        c.metrics_export(&local, &q, now_ms)
+    })
+    .map(Reply::from)
 }

@@ -2,9 +2,9 @@
 //! `time`, `wakeonlan`, `services`, `subscription`, `syslog`, `journal`,
 //! `netstat`, `report` and `rrddata` (pve-manager `API2/Nodes.pm`,
 //! `API2/NodeConfig.pm`, `API2/Services.pm`, `API2/Subscription.pm`).
-//! `GET /nodes/{node}/rrd` is left to the fallback's 501: PVE renders a
-//! PNG graph with rrdtool there and answers its file name, and fake-pve
-//! draws no graphs (`rrddata` has the figures).
+//! `rrd` answers the graph's file name and a blank PNG, as the guests'
+//! `rrd` do. The APT sources (`apt/repositories`, pve-manager
+//! `API2/APT.pm` over proxmox-apt) are a block of their own.
 
 use std::collections::BTreeMap;
 
@@ -43,6 +43,11 @@ pub fn routes() -> Vec<Route> {
         get("/nodes/{node}/netstat", netstat),
         get("/nodes/{node}/report", report),
         get("/nodes/{node}/rrddata", rrddata),
+        get("/nodes/{node}/rrd", rrd),
+        // APT sources (proxmox-apt).
+        get("/nodes/{node}/apt/repositories", repositories),
+        post("/nodes/{node}/apt/repositories", change_repository),
+        put("/nodes/{node}/apt/repositories", add_repository),
     ]
 }
 
@@ -375,4 +380,54 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
     let timeframe = ctx.param("timeframe")?;
     let now_ms = ctx.now_ms();
     ctx.with(|c| Ok(c.node_rrddata(&node, &timeframe, now_ms)?.into()))
+}
+
+/// `GET /nodes/{node}/rrd`: the node's graph (pve-cluster
+/// `create_rrd_graph` of `pve2-node/<node>` on 8.4, `pve-node-9.0/<node>`
+/// on 9.x), its file name and a blank PNG.
+fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let ds = ctx.param("ds")?;
+    let ids = crate::spec::formats::split_list(&ds);
+    let file = ctx.with(|c| c.node_rrd_file(&node, &ids))?;
+    super::qemu::rrd_graph(ctx, &file)
+}
+
+/// `GET /nodes/{node}/apt/repositories`.
+fn repositories(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    ctx.with(|c| {
+        let v = c.version();
+        Ok(c.node_sys(&node)?.apt_sources(v).view(v).into())
+    })
+}
+
+/// `POST /nodes/{node}/apt/repositories`: enables or disables one.
+fn change_repository(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let path = ctx.param("path")?;
+    let index = ctx.params.int("index", None, None)?.unwrap_or_default();
+    let enabled = ctx.params.bool("enabled")?;
+    let digest = ctx.params.str("digest");
+    ctx.with(|c| {
+        let v = c.version();
+        c.node_sys_mut(&node)?
+            .apt_sources_mut(v)
+            .change(&path, index, enabled, digest.as_deref())
+    })?;
+    Ok(Value::Null.into())
+}
+
+/// `PUT /nodes/{node}/apt/repositories`: adds a standard repository.
+fn add_repository(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let handle = ctx.param("handle")?;
+    let digest = ctx.params.str("digest");
+    ctx.with(|c| {
+        let v = c.version();
+        c.node_sys_mut(&node)?
+            .apt_sources_mut(v)
+            .add(&handle, digest.as_deref(), v)
+    })?;
+    Ok(Value::Null.into())
 }

@@ -5,6 +5,8 @@
 //! `check_config` checks them. An InfluxDB `token` is kept apart (PVE
 //! writes it under `priv/metricserver/`) and never read back.
 
+pub mod export;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};

@@ -10,11 +10,12 @@
 //! they are kept here only once a scenario or a call sets them, so a
 //! saved world of nodes left as installed carries nothing of this area.
 
+pub mod apt_repos;
 mod config;
 pub mod logs;
 mod ops;
 pub mod services;
-mod stats;
+pub mod stats;
 pub mod subscription;
 pub mod tz;
 
@@ -77,6 +78,9 @@ pub struct NodeSys {
     /// Lines the node's services wrote to its journal, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     log: Vec<LogLine>,
+    /// The APT sources; `None` while they are the release's fresh ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    apt: Option<apt_repos::AptSources>,
 }
 
 impl NodeSys {
@@ -91,6 +95,7 @@ impl NodeSys {
             services: BTreeMap::new(),
             subscription: None,
             log: Vec::new(),
+            apt: None,
         }
     }
 
@@ -262,6 +267,20 @@ impl NodeSys {
     /// The lines the node's services wrote.
     pub fn log(&self) -> &[LogLine] {
         &self.log
+    }
+
+    /// The APT sources (a fresh install's of release `v` until changed).
+    pub fn apt_sources(&self, v: PveVersion) -> std::borrow::Cow<'_, apt_repos::AptSources> {
+        match &self.apt {
+            Some(a) => std::borrow::Cow::Borrowed(a),
+            None => std::borrow::Cow::Owned(apt_repos::AptSources::fresh(v)),
+        }
+    }
+
+    /// The APT sources, to change (kept from now on).
+    pub fn apt_sources_mut(&mut self, v: PveVersion) -> &mut apt_repos::AptSources {
+        self.apt
+            .get_or_insert_with(|| apt_repos::AptSources::fresh(v))
     }
 
     /// Adds lines to the journal.

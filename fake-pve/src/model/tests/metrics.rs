@@ -135,3 +135,117 @@ fn deleting_a_missing_server_fails_on_its_missing_type() {
     assert!(m.is_empty());
     assert_eq!(refused(m.delete("g1")).1, "unknown section type ''");
 }
+
+mod export {
+    use rstest::rstest;
+    use serde_json::Value;
+
+    use crate::model::metrics::export::ExportQuery;
+    use crate::model::tests::{CLUSTER, LAB, T0, World};
+
+    fn export(w: &World, local: &str, q: &ExportQuery) -> Vec<Value> {
+        w.c.metrics_export(local, q, T0 * 1000).expect("export")["data"]
+            .as_array()
+            .expect("list")
+            .clone()
+    }
+
+    fn find<'a>(data: &'a [Value], id: &str, metric: &str) -> Vec<&'a Value> {
+        data.iter()
+            .filter(|m| m["id"] == id && m["metric"] == metric)
+            .collect()
+    }
+
+    #[test]
+    fn the_newest_round_has_the_node_guests_and_storages() {
+        let w = World::from_yaml(LAB);
+        let data = export(&w, "pve", &ExportQuery::default());
+        let times: Vec<i64> = data
+            .iter()
+            .map(|m| m["timestamp"].as_i64().expect("time"))
+            .collect();
+        assert!(times.windows(2).all(|p| p[0] == p[1]), "one round");
+        assert_eq!(find(&data, "node/pve", "cpu_max")[0]["value"], 16);
+        assert_eq!(find(&data, "node/pve", "net_in")[0]["type"], "derive");
+        // A stopped VM has its sizes only, a running one its load too.
+        assert!(find(&data, "qemu/100", "cpu_current").is_empty());
+        assert_eq!(find(&data, "qemu/100", "uptime")[0]["value"], 0);
+        assert_eq!(find(&data, "qemu/101", "cpu_current").len(), 1);
+        assert_eq!(find(&data, "storage/pve/local-lvm", "disk_total").len(), 1);
+    }
+
+    #[rstest]
+    #[case::all(None, 181)]
+    #[case::last_minute(Some(T0 - 60), 6)]
+    #[case::just_ahead(Some(T0 + 5), 0)]
+    fn history_is_thirty_minutes_of_rounds(#[case] start: Option<i64>, #[case] rounds: usize) {
+        let w = World::from_yaml(LAB);
+        let q = ExportQuery {
+            history: true,
+            start_time: start,
+            ..ExportQuery::default()
+        };
+        let data = export(&w, "pve", &q);
+        let uptimes = find(&data, "node/pve", "uptime");
+        assert_eq!(uptimes.len(), rounds);
+        // Oldest first, 10 s apart.
+        if rounds > 1 {
+            let a = uptimes[0]["timestamp"].as_i64().expect("t");
+            let b = uptimes[1]["timestamp"].as_i64().expect("t");
+            assert_eq!(b - a, 10);
+        }
+    }
+
+    #[test]
+    fn a_start_time_without_history_filters_the_newest_round() {
+        let w = World::from_yaml(LAB);
+        let q = ExportQuery {
+            start_time: Some(T0 - 3600),
+            ..ExportQuery::default()
+        };
+        assert_eq!(find(&export(&w, "pve", &q), "node/pve", "uptime").len(), 1);
+    }
+
+    #[rstest]
+    #[case::cluster(false, &[], &["node/pve1", "node/pve2"])]
+    #[case::local(true, &[], &["node/pve1"])]
+    #[case::listed(true, &["pve2"], &["node/pve2"])]
+    fn members_answer_for_themselves(
+        #[case] local_only: bool,
+        #[case] list: &[&str],
+        #[case] want: &[&str],
+    ) {
+        let w = World::from_yaml(CLUSTER);
+        let q = ExportQuery {
+            local_only,
+            node_list: list.iter().map(|s| (*s).to_string()).collect(),
+            ..ExportQuery::default()
+        };
+        let data = export(&w, "pve1", &q);
+        let mut ids: Vec<&str> = data
+            .iter()
+            .filter_map(|m| m["id"].as_str())
+            .filter(|id| id.starts_with("node/"))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        // The offline pve3 is skipped.
+        assert_eq!(ids, want);
+    }
+
+    #[test]
+    fn unknown_nodes_are_refused() {
+        let w = World::from_yaml(CLUSTER);
+        let q = ExportQuery {
+            node_list: vec!["pve2".into(), "x".into(), "y".into()],
+            ..ExportQuery::default()
+        };
+        let err =
+            w.c.metrics_export("pve1", &q, T0 * 1000)
+                .expect_err("refused");
+        assert_eq!(
+            err.to_string(),
+            "Requested node-list contains unknown nodes - x, y"
+        );
+    }
+}

@@ -503,6 +503,35 @@ fn node_rrddata_spans_the_frame(#[case] v: PveVersion, #[case] frame: &str, #[ca
 }
 
 #[rstest]
+#[case::v8_file(PveVersion::V8_4, &["cpu", "iowait"], Ok("/var/lib/rrdcached/db/pve2-node/pve"))]
+#[case::v9_file(PveVersion::V9_1, &["memavailable"], Ok("/var/lib/rrdcached/db/pve-node-9.0/pve"))]
+#[case::v8_no_ds(PveVersion::V8_4, &["memavailable"], Err("RRD error: No DS called 'memavailable' in '/var/lib/rrdcached/db/pve2-node/pve'"))]
+#[case::v8_colours(PveVersion::V8_4, &["cpu", "x", "y"], Err("fixme: no color definition at /usr/share/perl5/PVE/RRD.pm line 113."))]
+#[case::v9_colours(PveVersion::V9_1, &["cpu", "iowait", "loadavg"], Err("fixme: no color definition at /usr/share/perl5/PVE/RRD.pm line 206."))]
+fn node_rrd_graphs_the_nodes_file(
+    #[case] v: PveVersion,
+    #[case] ds: &[&str],
+    #[case] want: std::result::Result<&str, &str>,
+) {
+    let w = World::from_yaml_v(LAB, v);
+    let got = w.c.node_rrd_file("pve", ds).map_err(|e| e.to_string());
+    assert_eq!(got, want.map(str::to_string).map_err(str::to_string));
+    // The data sources are those rrddata reports.
+    let point = w.c.node_rrddata("pve", "hour", T0 * 1000).expect("rrd")[59].clone();
+    let mut keys: Vec<&str> = point
+        .as_object()
+        .expect("point")
+        .keys()
+        .map(String::as_str)
+        .filter(|k| *k != "time")
+        .collect();
+    keys.sort_unstable();
+    let mut sources = crate::model::node_services::stats::node_rrd_sources(v.is_v9()).to_vec();
+    sources.sort_unstable();
+    assert_eq!(keys, sources);
+}
+
+#[rstest]
 fn the_report_has_pvereports_sections(fresh: World) {
     let r = fresh.c.node_report("pve", T0).expect("report");
     for s in [

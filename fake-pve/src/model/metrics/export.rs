@@ -1,0 +1,218 @@
+//! `GET /cluster/metrics/export` (pve-manager `API2/Cluster/MetricServer.pm`
+//! `export`, `PVE/PullMetric.pm`): the figures pvestatd keeps in its
+//! shared cache (`/run/pve/metrics`) at every 10-second round since the
+//! node booted, the newest and 180 older rounds (30 minutes).
+//!
+//! Each round has the node's metrics (`node/<node>`: `uptime`, the
+//! physical NICs' `net_in`/`net_out` byte counters, `cpu_avg1/5/15`,
+//! `cpu_max`, `cpu_current`, `cpu_iowait`, `mem_*`, `swap_*`,
+//! `disk_total`/`disk_used` of `/`), each guest's (`qemu/<vmid>`,
+//! `lxc/<vmid>`: the running ones' `cpu_current`, `mem_used`, `disk_*`
+//! and `net_*` counters, then `uptime`, `cpu_max`, `mem_total`,
+//! `disk_total`) and each active storage's (`storage/<node>/<sid>`). The
+//! figures are the ones `rrddata` reports; counters grow at its rates
+//! from the node's boot (a guest's from its start).
+
+use serde_json::{Value, json};
+
+use crate::model::{Cluster, Error, NodeStatus, Result};
+
+/// pvestatd's round.
+const STEP: i64 = 10;
+/// Rounds kept besides the newest (`OLD_GENERATIONS`).
+const OLD_GENERATIONS: i64 = 180;
+
+/// What `export` is asked for.
+#[derive(Debug, Clone, Default)]
+pub struct ExportQuery {
+    /// `local-only`.
+    pub local_only: bool,
+    /// `node-list` (9.x), split.
+    pub node_list: Vec<String>,
+    /// `start-time`.
+    pub start_time: Option<i64>,
+    /// `history`.
+    pub history: bool,
+}
+
+fn gauge(id: &str, t: i64, metric: &str, value: Value) -> Value {
+    json!({ "metric": metric, "id": id, "value": value, "timestamp": t, "type": "gauge" })
+}
+
+fn derive(id: &str, t: i64, metric: &str, value: Value) -> Value {
+    json!({ "metric": metric, "id": id, "value": value, "timestamp": t, "type": "derive" })
+}
+
+fn num(p: &Value, k: &str) -> f64 {
+    p[k].as_f64().unwrap_or(0.0)
+}
+
+impl Cluster {
+    /// The answer of `export` on `local` at `now_ms`: the metrics sorted by
+    /// their timestamp.
+    ///
+    /// # Errors
+    /// `Requested node-list contains unknown nodes - a, b`.
+    pub fn metrics_export(&self, local: &str, q: &ExportQuery, now_ms: i64) -> Result<Value> {
+        let now = now_ms.div_euclid(1000);
+        let generations = match (q.history, q.start_time) {
+            (false, _) => 0,
+            (true, Some(start)) => ((now - start) / STEP).max(0),
+            (true, None) => OLD_GENERATIONS + 1,
+        };
+        let listed = !q.node_list.is_empty();
+        let mut metrics = Vec::new();
+        if !listed || q.node_list.iter().any(|n| n == local) {
+            metrics.extend(self.local_metrics(local, generations, now_ms, q.start_time));
+        }
+        if !q.local_only || listed {
+            let members: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
+            let names: Vec<String> = if listed {
+                q.node_list.clone()
+            } else {
+                members.iter().map(|s| (*s).to_string()).collect()
+            };
+            let unknown: Vec<&str> = names
+                .iter()
+                .map(String::as_str)
+                .filter(|n| !members.contains(n))
+                .collect();
+            if !unknown.is_empty() {
+                return Err(Error::failed(format!(
+                    "Requested node-list contains unknown nodes - {}",
+                    unknown.join(", ")
+                )));
+            }
+            for name in names {
+                let online = self
+                    .nodes
+                    .iter()
+                    .any(|n| n.name == name && n.status == NodeStatus::Online);
+                if name == local || !online {
+                    continue;
+                }
+                metrics.extend(self.local_metrics(&name, generations, now_ms, q.start_time));
+            }
+        }
+        metrics.sort_by_key(|m| m["timestamp"].as_i64().unwrap_or_default());
+        Ok(json!({ "data": metrics }))
+    }
+
+    /// One node's rounds, newest first, `1 + old` of them at most, those
+    /// after `start` only.
+    fn local_metrics(&self, node: &str, old: i64, now_ms: i64, start: Option<i64>) -> Vec<Value> {
+        let Some(n) = self.nodes.iter().find(|n| n.name == node) else {
+            return Vec::new();
+        };
+        let now = now_ms.div_euclid(1000);
+        // pvestatd's rounds since the boot, the newest at or before now.
+        let newest = n.boot_time + STEP * ((now - n.boot_time).max(0) / STEP);
+        let Ok(node_points) = self.node_rrddata(node, "hour", now_ms) else {
+            return Vec::new();
+        };
+        let np = node_points
+            .as_array()
+            .and_then(|a| a.last())
+            .cloned()
+            .unwrap_or_default();
+        let vms: Vec<(String, Value, Option<i64>, bool)> = self
+            .guests
+            .values()
+            .filter(|v| v.node == node)
+            .filter_map(|v| {
+                let pts = self.vm_rrddata(node, v.vmid, "hour", now_ms).ok()?;
+                let p = pts.as_array()?.last()?.clone();
+                let started = v
+                    .started_ms
+                    .map_or(Some(n.boot_time), |s| Some(s.div_euclid(1000)));
+                Some((format!("qemu/{}", v.vmid), p, started, v.running()))
+            })
+            .collect();
+        let cts: Vec<(String, Value, Option<i64>, bool)> = self
+            .cts_on(node)
+            .filter_map(|c| {
+                let pts = self.ct_rrddata(node, c.vmid(), "hour", now_ms).ok()?;
+                let p = pts.as_array()?.last()?.clone();
+                let started = c
+                    .started_ms()
+                    .map_or(Some(n.boot_time), |s| Some(s.div_euclid(1000)));
+                Some((format!("lxc/{}", c.vmid()), p, started, c.running()))
+            })
+            .collect();
+        let storages: Vec<(String, Value)> = self
+            .storage
+            .cfg()
+            .iter()
+            .filter(|s| s.active_on(node))
+            .filter_map(|s| {
+                let st = self.storage.status(s, node, None)?;
+                Some((format!("storage/{node}/{}", s.storage), st))
+            })
+            .collect();
+        let mut out = Vec::new();
+        for g in 0..=old.min(OLD_GENERATIONS) {
+            let t = newest - g * STEP;
+            if t < n.boot_time {
+                break;
+            }
+            if start.is_some_and(|s| t <= s) {
+                continue;
+            }
+            let id = format!("node/{node}");
+            let up = t - n.boot_time;
+            out.push(gauge(&id, t, "uptime", json!(up)));
+            out.push(derive(
+                &id,
+                t,
+                "net_in",
+                json!((num(&np, "netin") as i64) * up),
+            ));
+            out.push(derive(
+                &id,
+                t,
+                "net_out",
+                json!((num(&np, "netout") as i64) * up),
+            ));
+            for m in ["cpu_avg1", "cpu_avg5", "cpu_avg15"] {
+                out.push(gauge(&id, t, m, np["loadavg"].clone()));
+            }
+            out.push(gauge(&id, t, "cpu_max", np["maxcpu"].clone()));
+            out.push(gauge(&id, t, "cpu_current", np["cpu"].clone()));
+            out.push(gauge(&id, t, "cpu_iowait", np["iowait"].clone()));
+            out.push(gauge(&id, t, "mem_total", np["memtotal"].clone()));
+            out.push(gauge(&id, t, "mem_used", np["memused"].clone()));
+            out.push(gauge(&id, t, "swap_total", np["swaptotal"].clone()));
+            out.push(gauge(&id, t, "swap_used", np["swapused"].clone()));
+            out.push(gauge(&id, t, "disk_total", np["roottotal"].clone()));
+            out.push(gauge(&id, t, "disk_used", np["rootused"].clone()));
+            for (gid, p, started, running) in vms.iter().chain(cts.iter()) {
+                let since = started.filter(|s| *running && *s <= t);
+                if let Some(s) = since {
+                    let secs = t - s;
+                    out.push(gauge(gid, t, "cpu_current", p["cpu"].clone()));
+                    out.push(gauge(gid, t, "mem_used", p["mem"].clone()));
+                    for (m, k) in [
+                        ("disk_read", "diskread"),
+                        ("disk_write", "diskwrite"),
+                        ("net_in", "netin"),
+                        ("net_out", "netout"),
+                    ] {
+                        out.push(derive(gid, t, m, json!((num(p, k) as i64) * secs)));
+                    }
+                    if gid.starts_with("lxc/") {
+                        out.push(gauge(gid, t, "disk_used", p["disk"].clone()));
+                    }
+                }
+                out.push(gauge(gid, t, "uptime", json!(since.map_or(0, |s| t - s))));
+                out.push(gauge(gid, t, "cpu_max", p["maxcpu"].clone()));
+                out.push(gauge(gid, t, "mem_total", p["maxmem"].clone()));
+                out.push(gauge(gid, t, "disk_total", p["maxdisk"].clone()));
+            }
+            for (sid, st) in &storages {
+                out.push(gauge(sid, t, "disk_total", st["total"].clone()));
+                out.push(gauge(sid, t, "disk_used", st["used"].clone()));
+            }
+        }
+        out
+    }
+}
