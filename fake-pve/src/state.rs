@@ -201,6 +201,19 @@ impl State {
         c
     }
 
+    /// [`State::lock_at`] if the model is free now.
+    pub(crate) fn try_lock_at(&self, now_ms: i64) -> Option<MutexGuard<'_, Cluster>> {
+        let mut c = match self.inner.cluster.try_lock() {
+            Ok(c) => c,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        #[cfg(test)]
+        LOCKS.with(|n| n.set(n.get() + 1));
+        c.advance(now_ms);
+        Some(c)
+    }
+
     /// Runs `f` on the cluster as of the clock's time, after ending the
     /// tasks whose time has come.
     pub fn with<R>(&self, f: impl FnOnce(&mut Cluster) -> R) -> R {

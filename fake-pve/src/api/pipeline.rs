@@ -50,7 +50,7 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
     // with the model locked again there.
     let now_ms = state.clock().now_millis();
     let ran = {
-        let mut cluster = state.lock_at(now_ms);
+        let mut cluster = lock(state, now_ms).await;
         // 2. Authenticate.
         authenticate_request(state, &cluster, &req, &parsed.path).map(|who| {
             let user = who.as_ref().map(|w| LoggedUser(w.to_string()));
@@ -98,6 +98,20 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
         resp.extensions_mut().insert(user);
     }
     resp
+}
+
+/// The model, locked as of `now_ms` for a request. While another request
+/// holds it, this one lets its worker serve other connections (it yields
+/// to the runtime) rather than put the thread to sleep; after many tries
+/// it waits for the lock as any thread would.
+async fn lock(state: &State, now_ms: i64) -> std::sync::MutexGuard<'_, Cluster> {
+    for _ in 0..256 {
+        if let Some(c) = state.try_lock_at(now_ms) {
+            return c;
+        }
+        tokio::task::yield_now().await;
+    }
+    crate::persist::blocking(|| state.lock_at(now_ms))
 }
 
 /// Stage 1: the request as the API server parses it, which is also what
