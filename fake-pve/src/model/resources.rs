@@ -11,7 +11,6 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde::Serialize;
 use serde_json::{Number, Value};
 
 use super::access::AuthId;
@@ -21,11 +20,8 @@ use super::qemu::Vm;
 
 /// A guest's row of `/cluster/resources`, in the order of the keys of
 /// [`Cluster::vm_resource`] and [`Cluster::ct_resource`].
-#[derive(Serialize)]
 struct GuestRow<'a> {
-    id: String,
     vmid: u32,
-    #[serde(rename = "type")]
     kind: &'static str,
     node: &'a str,
     name: Cow<'a, str>,
@@ -42,16 +38,77 @@ struct GuestRow<'a> {
     netout: u64,
     diskread: u64,
     diskwrite: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
     memhost: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     lock: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     tags: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     hastate: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pool: Option<&'a str>,
+}
+
+impl GuestRow<'_> {
+    /// The row as JSON, as serde_json writes the same object: the keys
+    /// are written as they are (none needs escaping), the texts escaped.
+    fn write(&self, out: &mut Vec<u8>) {
+        let mut n = itoa::Buffer::new();
+        let text = |out: &mut Vec<u8>, s: &str| {
+            // Writing to a `Vec` cannot fail.
+            let _ = serde_json::to_writer(&mut *out, s);
+        };
+        out.extend_from_slice(b"{\"id\":\"");
+        out.extend_from_slice(self.kind.as_bytes());
+        out.push(b'/');
+        out.extend_from_slice(n.format(self.vmid).as_bytes());
+        out.extend_from_slice(b"\",\"vmid\":");
+        out.extend_from_slice(n.format(self.vmid).as_bytes());
+        out.extend_from_slice(b",\"type\":\"");
+        out.extend_from_slice(self.kind.as_bytes());
+        out.extend_from_slice(b"\",\"node\":");
+        text(out, self.node);
+        out.extend_from_slice(b",\"name\":");
+        text(out, &self.name);
+        out.extend_from_slice(b",\"status\":");
+        text(out, self.status);
+        out.extend_from_slice(b",\"template\":");
+        out.extend_from_slice(n.format(self.template).as_bytes());
+        out.extend_from_slice(b",\"uptime\":");
+        out.extend_from_slice(n.format(self.uptime).as_bytes());
+        out.extend_from_slice(b",\"maxcpu\":");
+        let _ = serde_json::to_writer(&mut *out, &self.maxcpu);
+        out.extend_from_slice(b",\"cpu\":");
+        let _ = serde_json::to_writer(&mut *out, &self.cpu);
+        for (key, value) in [
+            (&b",\"maxmem\":"[..], self.maxmem),
+            (b",\"mem\":", self.mem),
+            (b",\"maxdisk\":", self.maxdisk),
+            (b",\"disk\":", self.disk),
+            (b",\"netin\":", self.netin),
+            (b",\"netout\":", self.netout),
+            (b",\"diskread\":", self.diskread),
+            (b",\"diskwrite\":", self.diskwrite),
+        ] {
+            out.extend_from_slice(key);
+            out.extend_from_slice(n.format(value).as_bytes());
+        }
+        if let Some(m) = self.memhost {
+            out.extend_from_slice(b",\"memhost\":");
+            out.extend_from_slice(n.format(m).as_bytes());
+        }
+        for (key, value) in [(&b",\"lock\":"[..], self.lock), (b",\"tags\":", self.tags)] {
+            if let Some(v) = value {
+                out.extend_from_slice(key);
+                text(out, v);
+            }
+        }
+        if let Some(h) = &self.hastate {
+            out.extend_from_slice(b",\"hastate\":");
+            let _ = serde_json::to_writer(&mut *out, h);
+        }
+        if let Some(p) = self.pool {
+            out.extend_from_slice(b",\"pool\":");
+            text(out, p);
+        }
+        out.push(b'}');
+    }
 }
 
 /// A VMID as text, as a key that sorts as the text does (PVE lists the
@@ -74,16 +131,31 @@ impl Cluster {
     pub fn resources_json(&self, kind: Option<&str>, now: i64, who: &AuthId) -> Vec<u8> {
         let want = |k: &str| kind.is_none_or(|t| t == k);
         let access = &self.access;
-        let may = |path: &str, privilege: &str| access.has_priv(who, path, privilege);
-        let mut out = Vec::with_capacity(256);
+        // root@pam may audit everything: no path is made for it.
+        let root = matches!(who, AuthId::User(u) if u == "root@pam");
+        let may = |path: &str, privilege: &str| root || access.has_priv(who, path, privilege);
+        let mut path = String::new();
+        let mut may_vm = |vmid: u32| {
+            if root {
+                return true;
+            }
+            path.clear();
+            path.push_str("/vms/");
+            path.push_str(itoa::Buffer::new().format(vmid));
+            access.has_priv(who, &path, "VM.Audit")
+        };
+        // About 350 bytes a guest: the answer is written without growing
+        // (and copying) its buffer.
+        let guests = self.guests.len() + self.guests.cts().len();
+        let mut out = Vec::with_capacity(1024 + 360 * guests);
         out.push(b'[');
         let mut first = true;
-        let mut put = |out: &mut Vec<u8>, row: &dyn erased::Row| {
+        let mut put = |out: &mut Vec<u8>, row: &dyn Row| {
             if !first {
                 out.push(b',');
             }
             first = false;
-            row.write(out);
+            row.write_to(out);
         };
         // Pools first, then guests, nodes, storages and the SDN, as
         // `resources_view` lists them.
@@ -105,7 +177,7 @@ impl Cluster {
             let mut vms: Vec<&Vm> = self.guests.values().collect();
             vms.sort_by_cached_key(|v| text_order(v.vmid));
             for v in vms {
-                if !may(&format!("/vms/{}", v.vmid), "VM.Audit") {
+                if !may_vm(v.vmid) {
                     continue;
                 }
                 let mut row = self.vm_row(v, now, cpus_of(&v.node));
@@ -121,7 +193,7 @@ impl Cluster {
             let mut cts: Vec<&Ct> = self.guests.cts().values().collect();
             cts.sort_by_cached_key(|c| text_order(c.vmid()));
             for c in cts {
-                if may(&format!("/vms/{}", c.vmid()), "VM.Audit") {
+                if may_vm(c.vmid()) {
                     put(&mut out, &self.ct_row(c, now, cpus_of(c.node())));
                 }
             }
@@ -158,7 +230,6 @@ impl Cluster {
     fn vm_row<'a>(&'a self, v: &'a Vm, now: i64, host_cpus: u64) -> GuestRow<'a> {
         let f = self.vm_figures(v, now.saturating_mul(1000), host_cpus);
         GuestRow {
-            id: format!("qemu/{}", v.vmid),
             vmid: v.vmid,
             kind: "qemu",
             node: &v.node,
@@ -181,7 +252,11 @@ impl Cluster {
             memhost: self.version.is_v9().then_some(f.mem),
             lock: v.config.get("lock").map(String::as_str),
             tags: v.config.get("tags").map(String::as_str),
-            hastate: self.ha.hastate(v.vmid, super::ha::GuestType::Qemu),
+            hastate: self
+                .ha
+                .may_have_hastate()
+                .then(|| self.ha.hastate(v.vmid, super::ha::GuestType::Qemu))
+                .flatten(),
             pool: self.access.pools().pool_of(v.vmid),
         }
     }
@@ -189,7 +264,6 @@ impl Cluster {
     fn ct_row<'a>(&'a self, c: &'a Ct, now: i64, host_cpus: u64) -> GuestRow<'a> {
         let f = self.ct_figures(c, now.saturating_mul(1000), host_cpus);
         GuestRow {
-            id: format!("lxc/{}", c.vmid()),
             vmid: c.vmid(),
             kind: "lxc",
             node: c.node(),
@@ -210,23 +284,31 @@ impl Cluster {
             memhost: None,
             lock: c.config().get("lock").map(String::as_str),
             tags: c.config().get("tags").map(String::as_str),
-            hastate: self.ha.hastate(c.vmid(), super::ha::GuestType::Lxc),
+            hastate: self
+                .ha
+                .may_have_hastate()
+                .then(|| self.ha.hastate(c.vmid(), super::ha::GuestType::Lxc))
+                .flatten(),
             pool: None,
         }
     }
 }
 
-/// Rows of either kind, written the same way.
-mod erased {
-    pub trait Row {
-        fn write(&self, out: &mut Vec<u8>);
-    }
+/// A row of either kind, written to the answer.
+trait Row {
+    fn write_to(&self, out: &mut Vec<u8>);
+}
 
-    impl<T: serde::Serialize> Row for T {
-        fn write(&self, out: &mut Vec<u8>) {
-            // Writing to a `Vec` cannot fail.
-            let _ = serde_json::to_writer(out, self);
-        }
+impl Row for Value {
+    fn write_to(&self, out: &mut Vec<u8>) {
+        // Writing to a `Vec` cannot fail.
+        let _ = serde_json::to_writer(out, self);
+    }
+}
+
+impl Row for GuestRow<'_> {
+    fn write_to(&self, out: &mut Vec<u8>) {
+        self.write(out);
     }
 }
 
@@ -247,6 +329,12 @@ nodes:
   - {name: pve1, cpus: 8}
   - {name: pve2, cpus: 4}
 pools: [{poolid: web, vms: [1000]}]
+users:
+  - {userid: alice@pve}
+acl:
+  - {path: /vms/1000, roles: [PVEAuditor], users: [alice@pve]}
+  - {path: /vms/200, roles: [PVEAuditor], users: [alice@pve]}
+  - {path: /storage/local, roles: [PVEAuditor], users: [alice@pve]}
 vms:
   - {vmid: 100, node: pve1, name: a, status: running, config: {cores: '16', memory: '2048', tags: 'x;y', scsi0: 'local-lvm:vm-100-disk-0,size=32G'}}
   - {vmid: 1000, node: pve2, status: stopped, config: {vcpus: '2', sockets: '2', cores: '2', lock: backup}}
@@ -257,14 +345,33 @@ containers:
   - {vmid: 201, node: pve1, status: stopped}
 ";
 
+    /// The world, with VM 100 an HA resource.
+    fn world(version: PveVersion) -> crate::model::cluster::Cluster {
+        let mut c = Scenario::parse(WORLD, "t")
+            .expect("scenario")
+            .build(version, "pw", 1_790_000_000)
+            .expect("builds");
+        let up = crate::model::ha::ResourceUpdate {
+            state: Some("started".into()),
+            ..Default::default()
+        };
+        c.ha_mut()
+            .create_resource(
+                version,
+                "vm:100",
+                &up,
+                |_| Some(crate::model::ha::GuestType::Qemu),
+                1_790_000_000,
+            )
+            .expect("an HA resource");
+        c
+    }
+
     #[rstest]
     #[case(PveVersion::V8_4)]
     #[case(PveVersion::V9_1)]
     fn the_written_rows_are_the_listed_ones(#[case] version: PveVersion) {
-        let c = Scenario::parse(WORLD, "t")
-            .expect("scenario")
-            .build(version, "pw", 1_790_000_000)
-            .expect("builds");
+        let c = world(version);
         let root = AuthId::User("root@pam".into());
         for kind in [
             None,
@@ -295,6 +402,58 @@ containers:
                 "lxc/2000",
                 "lxc/201"
             ]
+        );
+    }
+
+    /// What another user is shown: the guests and storages it may
+    /// audit, a guest's pool only with the pool's audit (as the handler
+    /// filtered the listed rows).
+    #[rstest]
+    fn a_user_sees_what_it_may_audit() {
+        let c = world(PveVersion::V9_1);
+        let alice = AuthId::User("alice@pve".into());
+        let written = c.resources_json(None, 1_790_000_100, &alice);
+        let rows: Value = serde_json::from_slice(&written).expect("JSON");
+        let ids: Vec<&str> = rows
+            .as_array()
+            .expect("a list")
+            .iter()
+            .filter_map(|r| r["id"].as_str())
+            .collect();
+        assert!(
+            ids.contains(&"qemu/1000") && ids.contains(&"lxc/200"),
+            "{ids:?}"
+        );
+        assert!(
+            !ids.contains(&"qemu/100") && !ids.contains(&"pool/web"),
+            "{ids:?}"
+        );
+        assert!(ids.iter().any(|i| i.starts_with("node/")), "{ids:?}");
+        let storages: Vec<&&str> = ids.iter().filter(|i| i.starts_with("storage/")).collect();
+        assert!(
+            storages.iter().all(|i| i.ends_with("/local")),
+            "{storages:?}"
+        );
+        let vm = rows
+            .as_array()
+            .and_then(|r| r.iter().find(|r| r["id"] == "qemu/1000"))
+            .expect("qemu/1000");
+        assert!(vm.get("pool").is_none(), "{vm}");
+        // root sees the pool and the HA state.
+        let root = AuthId::User("root@pam".into());
+        let all: Value =
+            serde_json::from_slice(&c.resources_json(None, 1_790_000_100, &root)).expect("JSON");
+        let find = |id: &str| {
+            all.as_array()
+                .and_then(|r| r.iter().find(|r| r["id"] == id))
+                .cloned()
+                .unwrap_or_default()
+        };
+        assert_eq!(find("qemu/1000")["pool"], "web");
+        assert!(
+            find("qemu/100").get("hastate").is_some(),
+            "{}",
+            find("qemu/100")
         );
     }
 }

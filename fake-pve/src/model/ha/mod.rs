@@ -469,6 +469,12 @@ impl Ha {
         json!({ "managed": 1, "state": state })
     }
 
+    /// Whether any guest may have a `hastate` (a resource configured, or
+    /// the CRM running): the listings skip the look-up otherwise.
+    pub fn may_have_hastate(&self) -> bool {
+        !self.resources.is_empty() || self.manager.is_some()
+    }
+
     /// The `hastate` of a guest in `/cluster/resources`: the CRM's state
     /// of the service, or its configured state (`null` when none is set)
     /// before the CRM took it up.
