@@ -54,10 +54,15 @@ pub fn release_mismatch(found: super::PveVersion, wanted: super::PveVersion) -> 
 /// Whether `text` is a state document rather than a scenario: a JSON
 /// object whose `format` is [`FORMAT`].
 pub fn is_state_doc(text: &str) -> bool {
+    /// Only the `format` member is read; the rest is skipped (a large
+    /// JSON scenario is not built as a value to find out).
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        format: Option<String>,
+    }
     let t = text.trim_start();
     t.starts_with('{')
-        && serde_json::from_str::<Value>(t)
-            .is_ok_and(|v| v.get("format").and_then(Value::as_str) == Some(FORMAT))
+        && serde_json::from_str::<Probe>(t).is_ok_and(|p| p.format.as_deref() == Some(FORMAT))
 }
 
 /// Parses a state document.
