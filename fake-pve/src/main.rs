@@ -121,6 +121,9 @@ async fn main() -> std::process::ExitCode {
         )
         .init();
     let args = Args::parse();
+    // Each connection is a file descriptor: allow as many as the system
+    // lets this process have (many clients may keep connections open).
+    let _ = rlimit::increase_nofile_limit(u64::MAX);
     match run(args).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

@@ -24,7 +24,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub mod connections;
 pub mod scale;
+pub mod side_by_side;
 pub mod throughput;
 
 use goose::config::GooseConfiguration;

@@ -331,6 +331,19 @@ async fn serve_bare(
     body: Bytes,
     headers: http::HeaderMap,
 ) -> Result<(SocketAddr, watch::Sender<bool>), String> {
+    serve_bare_at(id, body, headers, SocketAddr::from(([127, 0, 0, 1], 0))).await
+}
+
+/// [`serve_bare`] on `listen`.
+///
+/// # Errors
+/// When TLS cannot be set up or the address bound.
+pub async fn serve_bare_at(
+    id: &Identity,
+    body: Bytes,
+    headers: http::HeaderMap,
+    listen: SocketAddr,
+) -> Result<(SocketAddr, watch::Sender<bool>), String> {
     let app = axum::Router::new().route(
         PATH,
         axum::routing::get(move || {
@@ -339,9 +352,7 @@ async fn serve_bare(
         }),
     );
     let acceptor = TlsAcceptor::from(id.server_config().map_err(|e| e.to_string())?);
-    let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .map_err(|e| e.to_string())?;
+    let listener = TcpListener::bind(listen).await.map_err(|e| e.to_string())?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let (stop, mut stopped) = watch::channel(false);
     tokio::spawn(async move {
@@ -376,4 +387,70 @@ async fn serve_bare(
         }
     });
     Ok((addr, stop))
+}
+
+/// A TLS client configuration that takes any server certificate (each
+/// server compared makes its own), still checking the handshake's
+/// signatures.
+///
+/// # Errors
+/// When the protocol versions cannot be set.
+pub fn any_certificate() -> Result<rustls::ClientConfig, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(
+        rustls::ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+            .with_no_client_auth(),
+    )
+}
+
+#[derive(Debug)]
+struct AnyCertificate(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
 }

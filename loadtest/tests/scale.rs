@@ -3,7 +3,7 @@
 //! figures (100,000 guests) come from `pve-scale` (PERFORMANCE.md).
 
 use cap::Cap;
-use pve_loadtest::scale::{CALLS, Options, measure, world_yaml};
+use pve_loadtest::scale::{CALLS, Options, measure, world_json, world_yaml};
 
 #[global_allocator]
 static ALLOC: Cap<std::alloc::System> = Cap::new(std::alloc::System, usize::MAX);
@@ -24,6 +24,21 @@ fn the_world_has_the_asked_guests_spread_over_the_nodes() {
         .build(fake_pve::PveVersion::V9_1, "pw", 1_790_000_000)
         .expect("builds");
     assert!(c.guests().ct(107).is_some() && c.guests().get(&106).is_some());
+}
+
+/// The JSON world (what pve-scale loads) is the YAML one.
+#[test]
+fn the_json_world_is_the_yaml_world() {
+    let build = |text: &str| {
+        fake_pve::Scenario::parse(text, "t")
+            .expect("valid scenario")
+            .build(fake_pve::PveVersion::V9_1, "pw", 1_790_000_000)
+            .expect("builds")
+            .resources_view(None, 1_790_000_100)
+    };
+    let (y, j) = (build(&world_yaml(3, 50)), build(&world_json(3, 50)));
+    assert_eq!(y.len(), j.len());
+    assert_eq!(y, j);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

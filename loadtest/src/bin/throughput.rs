@@ -1,18 +1,21 @@
-//! `pve-throughput`: fake-pve's `GET status/current` throughput over TLS
-//! keep-alive with a ticket, next to a bare axum server answering the same
-//! bytes in the same run (target: at least 60 %).
+//! `pve-throughput`: fake-pve's throughput as users run it, next to a
+//! bare server on the same stack and to the Python fake `fakepve`, each a
+//! process of its own, measured in one run (PERFORMANCE.md); with
+//! `--in-process`, the earlier comparison of fake-pve's request path
+//! with a bare server, both inside this process.
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
 
-/// The allocator the fake-pve binary uses, for both servers.
+/// The allocator the fake-pve binary uses, for the bare server too.
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use pve_loadtest::throughput::{Options, compare};
 
-/// Compares fake-pve's request path with a bare axum server.
+/// Compares fake-pve's throughput with a bare server's and fakepve's.
 #[derive(Parser, Debug)]
 #[command(name = "pve-throughput", version)]
 struct Args {
@@ -28,19 +31,104 @@ struct Args {
     /// Bound of requests per connection and round.
     #[arg(long, default_value_t = 1_000_000)]
     max_requests: u64,
+    /// The `fake-pve` binary (default: the one beside this binary, built
+    /// by `cargo build --release -p fake-pve`).
+    #[arg(long)]
+    fake_pve: Option<PathBuf>,
+    /// The `fakepve` executable to compare with (`ci/setup-fakepve`
+    /// installs it; default: the project's virtualenv's, when there).
+    #[arg(long)]
+    fakepve: Option<PathBuf>,
+    /// Leave fakepve out.
+    #[arg(long)]
+    no_fakepve: bool,
+    /// Leave the write mix out (the run then cannot pass).
+    #[arg(long)]
+    no_writes: bool,
+    /// Where the servers' output goes.
+    #[arg(long, default_value = "target/throughput")]
+    dir: PathBuf,
+    /// The earlier comparison, both servers inside this process.
+    #[arg(long)]
+    in_process: bool,
+    /// Serve the bare server with the answer saved in FILE (used by the
+    /// comparison itself).
+    #[arg(long, value_name = "FILE")]
+    serve_bare: Option<PathBuf>,
+    /// With --serve-bare: where to listen.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: SocketAddr,
 }
 
-#[tokio::main]
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> ExitCode {
     let a = Args::parse();
-    let opts = Options {
+    if let Some(answer) = &a.serve_bare {
+        return match pve_loadtest::side_by_side::serve_bare(answer, a.listen).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("pve-throughput: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    let round = Duration::from_secs(a.round_secs.clamp(1, 600));
+    if a.in_process {
+        let opts = pve_loadtest::throughput::Options {
+            connections: a.connections.max(1),
+            rounds: a.rounds.max(1),
+            round,
+            max_requests: a.max_requests,
+            ..pve_loadtest::throughput::Options::default()
+        };
+        return match pve_loadtest::throughput::compare(&opts).await {
+            Ok(r) => {
+                print!("{}", r.table());
+                if r.passed() {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                }
+            }
+            Err(e) => {
+                eprintln!("pve-throughput: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    let this = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("pve-throughput"));
+    let fake_pve = a
+        .fake_pve
+        .clone()
+        .unwrap_or_else(|| this.with_file_name("fake-pve"));
+    if !fake_pve.exists() {
+        eprintln!(
+            "pve-throughput: no fake-pve binary at {} (cargo build --release -p fake-pve, or --fake-pve)",
+            fake_pve.display()
+        );
+        return ExitCode::from(2);
+    }
+    let venv = std::env::var_os("HOME")
+        .map(|h| PathBuf::from(h).join(".cache/fake-pve/venv/bin/fakepve"))
+        .filter(|p| p.exists());
+    let fakepve = if a.no_fakepve {
+        None
+    } else {
+        a.fakepve.clone().or(venv)
+    };
+    let opts = pve_loadtest::side_by_side::Options {
         connections: a.connections.max(1),
         rounds: a.rounds.max(1),
-        round: Duration::from_secs(a.round_secs.clamp(1, 600)),
+        round,
         max_requests: a.max_requests,
-        ..Options::default()
+        warm_up: Duration::from_secs(1),
+        fake_pve,
+        this,
+        fakepve,
+        dir: a.dir.clone(),
+        writes: !a.no_writes,
     };
-    match compare(&opts).await {
+    match pve_loadtest::side_by_side::run(&opts).await {
         Ok(r) => {
             print!("{}", r.table());
             if r.passed() {

@@ -1,0 +1,778 @@
+//! fake-pve as users run it, next to a bare server and to another PVE
+//! fake, measured in one run: each server is a process of its own
+//! started on loopback, and one load generator (this process) meets them
+//! all the same way, in alternating rounds.
+//!
+//! - **fake-pve** is the `fake-pve` binary with the README's defaults
+//!   (the access log on, on its standard output, which goes to a file),
+//!   and once more with `--access-log off`, which shows what the log
+//!   costs;
+//! - the **bare server** (`pve-throughput --serve-bare`) is an axum
+//!   router behind the same stack (tokio-rustls, hyper's HTTP/1.1 with
+//!   keep-alive, mimalloc) answering the bytes and headers fake-pve
+//!   answered;
+//! - **fakepve** (the Python fake on PyPI, `ci/setup-fakepve` installs
+//!   it) when its executable is given.
+//!
+//! The reads are `GET .../qemu/100/status/current` with a ticket cookie;
+//! the write mix (fake-pve only) is, on each connection over and over: a
+//! VM created, its config updated, started, stopped and destroyed, with
+//! the instant profile's tasks. Every connection sends one request after
+//! the other on its own TLS keep-alive connection. Bounded: each round
+//! lasts `round`, each connection stops after `max_requests`, and the
+//! children are killed at the end.
+
+use std::io::Read as _;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::ServerName;
+use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+
+use crate::throughput::Measured;
+
+/// The targets of the issue.
+pub const TARGET_BARE: f64 = 0.75;
+/// fake-pve's reads per second next to fakepve's.
+pub const TARGET_FAKEPVE: f64 = 12.0;
+/// The access log's cost, as a share of the throughput without it.
+pub const TARGET_LOG_COST: f64 = 0.05;
+/// The write mix's throughput next to the reads'.
+pub const TARGET_WRITES: f64 = 0.5;
+
+/// How to measure.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Concurrent keep-alive connections.
+    pub connections: usize,
+    /// Rounds per server (they alternate).
+    pub rounds: u32,
+    /// Length of one round.
+    pub round: Duration,
+    /// Bound of requests per connection and round.
+    pub max_requests: u64,
+    /// Warm-up before the rounds, per server.
+    pub warm_up: Duration,
+    /// The `fake-pve` binary.
+    pub fake_pve: PathBuf,
+    /// This binary (it serves the bare server with `--serve-bare`).
+    pub this: PathBuf,
+    /// The `fakepve` executable, if it is to be compared.
+    pub fakepve: Option<PathBuf>,
+    /// Where the servers' output and the scenario go.
+    pub dir: PathBuf,
+    /// Whether the write mix is measured.
+    pub writes: bool,
+}
+
+/// One server's figures.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// What it is.
+    pub name: String,
+    /// What it achieved.
+    pub measured: Measured,
+    /// Its resident memory at the end, bytes.
+    pub rss: Option<u64>,
+}
+
+/// The comparison.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Connections used.
+    pub connections: usize,
+    /// fake-pve with the README's defaults, reads.
+    pub fake_pve: Row,
+    /// fake-pve without the access log, reads.
+    pub no_log: Row,
+    /// The bare server, reads.
+    pub bare: Row,
+    /// fakepve, reads.
+    pub fakepve: Option<Row>,
+    /// fake-pve with the README's defaults, the write mix.
+    pub writes: Row,
+    /// Access log lines fake-pve wrote.
+    pub log_lines: usize,
+}
+
+impl Report {
+    fn rate(r: &Row) -> f64 {
+        r.measured.per_second()
+    }
+
+    /// fake-pve (defaults) next to the bare server.
+    pub fn to_bare(&self) -> f64 {
+        ratio(Self::rate(&self.fake_pve), Self::rate(&self.bare))
+    }
+
+    /// What the access log costs: the share of the throughput without it
+    /// that is lost with it.
+    pub fn log_cost(&self) -> f64 {
+        1.0 - ratio(Self::rate(&self.fake_pve), Self::rate(&self.no_log))
+    }
+
+    /// fake-pve (defaults) next to fakepve.
+    pub fn to_fakepve(&self) -> Option<f64> {
+        self.fakepve
+            .as_ref()
+            .map(|f| ratio(Self::rate(&self.fake_pve), Self::rate(f)))
+    }
+
+    /// The write mix next to the reads.
+    pub fn writes_to_reads(&self) -> f64 {
+        ratio(Self::rate(&self.writes), Self::rate(&self.fake_pve))
+    }
+
+    fn failed(&self) -> u64 {
+        [&self.fake_pve, &self.no_log, &self.bare, &self.writes]
+            .into_iter()
+            .chain(self.fakepve.as_ref())
+            .map(|r| r.measured.failed)
+            .sum()
+    }
+
+    /// Whether every target is met (fakepve's only when it was measured).
+    pub fn passed(&self) -> bool {
+        self.writes.measured.elapsed > Duration::ZERO
+            && self.failed() == 0
+            && self.to_bare() >= TARGET_BARE
+            && self.log_cost() < TARGET_LOG_COST
+            && self.writes_to_reads() >= TARGET_WRITES
+            && self.to_fakepve().is_none_or(|x| x >= TARGET_FAKEPVE)
+    }
+
+    /// A Markdown report.
+    pub fn table(&self) -> String {
+        let mib =
+            |b: Option<u64>| b.map_or("-".into(), |b| format!("{:.0} MiB", b as f64 / 1048576.0));
+        let row = |r: &Row| {
+            format!(
+                "| {} | {} | {:.0} | {} | {} |\n",
+                r.name,
+                r.measured.ok,
+                r.measured.per_second(),
+                r.measured.failed,
+                mib(r.rss)
+            )
+        };
+        let verdict = |ok: bool| if ok { "PASS" } else { "FAIL" };
+        let mut out = format!(
+            "{} connections, TLS keep-alive, one request after the other on each\n\n\
+             | server | requests | requests/s | failed | memory at the end |\n|---|---|---|---|---|\n",
+            self.connections
+        );
+        for r in [&self.fake_pve, &self.no_log, &self.bare]
+            .into_iter()
+            .chain(self.fakepve.as_ref())
+            .chain([&self.writes])
+        {
+            out.push_str(&row(r));
+        }
+        out.push_str(&format!(
+            "\n- fake-pve with its defaults reaches {:.0} % of the bare server (target {:.0} %): {}\n",
+            self.to_bare() * 100.0,
+            TARGET_BARE * 100.0,
+            verdict(self.to_bare() >= TARGET_BARE)
+        ));
+        out.push_str(&format!(
+            "- the access log ({} lines written) costs {:.1} % of the throughput (target under {:.0} %): {}\n",
+            self.log_lines,
+            self.log_cost() * 100.0,
+            TARGET_LOG_COST * 100.0,
+            verdict(self.log_cost() < TARGET_LOG_COST)
+        ));
+        match self.to_fakepve() {
+            Some(x) => out.push_str(&format!(
+                "- fake-pve answers {x:.1} times as many reads as fakepve (target {TARGET_FAKEPVE:.0}x): {}\n",
+                verdict(x >= TARGET_FAKEPVE)
+            )),
+            None => out.push_str("- fakepve not measured (no --fakepve)\n"),
+        }
+        out.push_str(&format!(
+            "- the write mix reaches {:.0} % of the reads' throughput (target {:.0} %): {}\n",
+            self.writes_to_reads() * 100.0,
+            TARGET_WRITES * 100.0,
+            verdict(self.writes_to_reads() >= TARGET_WRITES)
+        ));
+        out.push_str(&format!(
+            "- failed requests: {}\n\nOverall: {}\n",
+            self.failed(),
+            verdict(self.passed())
+        ));
+        out
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b } else { 0.0 }
+}
+
+/// A child process, killed when dropped.
+pub struct Process {
+    child: Child,
+}
+
+impl Process {
+    /// Starts `cmd` with its output in `out`, and waits until that
+    /// output has a line containing `ready` (30 s at most).
+    ///
+    /// # Errors
+    /// When it cannot start, ends, or is not ready in time.
+    pub fn spawn(cmd: Command, out: &Path, ready: &str) -> Result<Self, String> {
+        spawn(cmd, out, ready).map(|child| Self { child })
+    }
+
+    /// Its resident memory, bytes.
+    pub fn rss(&self) -> Option<u64> {
+        let s = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib * 1024)
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A server process and how to reach it.
+struct Server {
+    name: String,
+    process: Process,
+    addr: SocketAddr,
+    path: String,
+    cookie: String,
+    csrf: String,
+    node: String,
+}
+
+impl Server {
+    fn rss(&self) -> Option<u64> {
+        self.process.rss()
+    }
+}
+
+/// The one-VM world fake-pve serves.
+const SCENARIO: &str = "vms:\n  - { vmid: 100, node: pve, name: web, status: running }\n";
+/// The same for fakepve.
+const FAKEPVE_GUESTS: &str =
+    r#"{"guests": [{"vmid": 100, "name": "web", "node": "pve", "status": "running"}]}"#;
+
+/// Runs the comparison.
+///
+/// # Errors
+/// When a server cannot start or the first answers cannot be read.
+pub async fn run(opts: &Options) -> Result<Report, String> {
+    std::fs::create_dir_all(&opts.dir).map_err(|e| format!("{}: {e}", opts.dir.display()))?;
+    let connector = TlsConnector::from(Arc::new(crate::throughput::any_certificate()?));
+    let scenario = opts.dir.join("scenario.yaml");
+    std::fs::write(&scenario, SCENARIO).map_err(|e| e.to_string())?;
+    let seed = scenario.display().to_string();
+    let fake_log = opts.dir.join("fake-pve.out");
+    let fake = start_fake_pve(
+        &connector,
+        opts,
+        "fake-pve (README defaults)",
+        &seed,
+        &[],
+        &fake_log,
+    )
+    .await?;
+    let no_log = start_fake_pve(
+        &connector,
+        opts,
+        "fake-pve --access-log off",
+        &seed,
+        &["--access-log", "off"],
+        &opts.dir.join("fake-pve-no-log.out"),
+    )
+    .await?;
+    let (body, headers) = first_answer(&connector, &fake).await?;
+    let answer = opts.dir.join("answer");
+    write_answer(&answer, &body, &headers)?;
+    let bare = start_bare(&connector, opts, &answer, &fake).await?;
+    let fakepve = match &opts.fakepve {
+        Some(exe) => Some(start_fakepve(&connector, opts, exe).await?),
+        None => None,
+    };
+
+    let readers: Vec<&Server> = [&fake, &no_log, &bare]
+        .into_iter()
+        .chain(fakepve.as_ref())
+        .collect();
+    let mut reads = vec![Measured::default(); readers.len()];
+    let mut writes = Measured::default();
+    for s in &readers {
+        load(&connector, s, opts, opts.warm_up, Mix::Read).await;
+    }
+    if opts.writes {
+        load(&connector, &fake, opts, opts.warm_up, Mix::Write).await;
+    }
+    for _ in 0..opts.rounds {
+        for (i, s) in readers.iter().enumerate() {
+            add(
+                &mut reads[i],
+                load(&connector, s, opts, opts.round, Mix::Read).await,
+            );
+        }
+        if opts.writes {
+            add(
+                &mut writes,
+                load(&connector, &fake, opts, opts.round, Mix::Write).await,
+            );
+        }
+    }
+    let row = |s: &Server, m: Measured| Row {
+        name: s.name.clone(),
+        measured: m,
+        rss: s.rss(),
+    };
+    let report = Report {
+        connections: opts.connections,
+        fake_pve: row(&fake, reads[0]),
+        no_log: row(&no_log, reads[1]),
+        bare: row(&bare, reads[2]),
+        fakepve: fakepve.as_ref().map(|f| row(f, reads[3])),
+        writes: Row {
+            name: "fake-pve (README defaults), write mix".into(),
+            measured: writes,
+            rss: fake.rss(),
+        },
+        log_lines: 0,
+    };
+    drop((fake, no_log, bare, fakepve));
+    let log_lines = std::fs::read_to_string(&fake_log)
+        .map(|t| t.lines().filter(|l| l.contains("\" 200 ")).count())
+        .unwrap_or(0);
+    Ok(Report {
+        log_lines,
+        ..report
+    })
+}
+
+fn add(total: &mut Measured, m: Measured) {
+    total.ok += m.ok;
+    total.failed += m.failed;
+    total.elapsed += m.elapsed;
+}
+
+/// A free loopback port (bound, then let go).
+fn free_port() -> Result<u16, String> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    Ok(l.local_addr().map_err(|e| e.to_string())?.port())
+}
+
+/// Starts `cmd` with its output in `out`, and waits until that output
+/// has a line containing `ready` (30 s at most).
+fn spawn(mut cmd: Command, out: &Path, ready: &str) -> Result<Child, String> {
+    let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let err = file.try_clone().map_err(|e| e.to_string())?;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(file)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| format!("{cmd:?}: {e}"))?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut text = String::new();
+        if let Ok(mut f) = std::fs::File::open(out) {
+            let _ = f.read_to_string(&mut text);
+        }
+        if text.contains(ready) {
+            return Ok(child);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("{cmd:?} ended ({status}): {text}"));
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            return Err(format!("{cmd:?} did not start: {text}"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+async fn start_fake_pve(
+    connector: &TlsConnector,
+    opts: &Options,
+    name: &str,
+    seed: &str,
+    extra: &[&str],
+    out: &Path,
+) -> Result<Server, String> {
+    let port = free_port()?;
+    let mut cmd = Command::new(&opts.fake_pve);
+    cmd.args(["--listen", &format!("127.0.0.1:{port}"), "--seed", seed])
+        .args(extra)
+        .env_remove("RUST_LOG");
+    let process = Process::spawn(cmd, out, "  login: root@pam")?;
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let (cookie, csrf) = login(connector, addr, "password").await?;
+    Ok(Server {
+        name: name.into(),
+        process,
+        addr,
+        path: "/api2/json/nodes/pve/qemu/100/status/current".into(),
+        cookie,
+        csrf,
+        node: "pve".into(),
+    })
+}
+
+async fn start_bare(
+    connector: &TlsConnector,
+    opts: &Options,
+    answer: &Path,
+    fake: &Server,
+) -> Result<Server, String> {
+    let port = free_port()?;
+    let mut cmd = Command::new(&opts.this);
+    cmd.args([
+        "--serve-bare",
+        &answer.display().to_string(),
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+    ]);
+    let process = Process::spawn(cmd, &opts.dir.join("bare.out"), "listening on")?;
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    // The bare server answers whatever cookie; a first request shows it
+    // serves.
+    let s = Server {
+        name: "bare axum, same bytes".into(),
+        process,
+        addr,
+        path: fake.path.clone(),
+        cookie: fake.cookie.clone(),
+        csrf: String::new(),
+        node: "pve".into(),
+    };
+    first_answer(connector, &s).await?;
+    Ok(s)
+}
+
+async fn start_fakepve(
+    connector: &TlsConnector,
+    opts: &Options,
+    exe: &Path,
+) -> Result<Server, String> {
+    let guests = opts.dir.join("fakepve-guests.json");
+    std::fs::write(&guests, FAKEPVE_GUESTS).map_err(|e| e.to_string())?;
+    let port = free_port()?;
+    let mut cmd = Command::new(exe);
+    cmd.arg(&guests).args([
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+        "--time-scale",
+        "0",
+    ]);
+    let process = Process::spawn(cmd, &opts.dir.join("fakepve.out"), "listening on")?;
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let (cookie, csrf) = login(connector, addr, "secret").await?;
+    let s = Server {
+        name: "fakepve 0.5 (Python)".into(),
+        process,
+        addr,
+        path: "/api2/json/nodes/pve/qemu/100/status/current".into(),
+        cookie,
+        csrf,
+        node: "pve".into(),
+    };
+    first_answer(connector, &s).await?;
+    Ok(s)
+}
+
+/// Writes fake-pve's answer for the bare server: the headers as
+/// `name: value` lines, an empty line, the body.
+fn write_answer(path: &Path, body: &Bytes, headers: &http::HeaderMap) -> Result<(), String> {
+    let mut out = Vec::new();
+    for (k, v) in headers {
+        out.extend_from_slice(k.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(v.as_bytes());
+        out.push(b'\n');
+    }
+    out.push(b'\n');
+    out.extend_from_slice(body);
+    std::fs::write(path, out).map_err(|e| e.to_string())
+}
+
+/// Reads what [`write_answer`] wrote.
+///
+/// # Errors
+/// An unreadable file or header.
+pub fn read_answer(path: &Path) -> Result<(Bytes, http::HeaderMap), String> {
+    let data = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let split = data
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .ok_or("no empty line after the headers")?;
+    let mut headers = http::HeaderMap::new();
+    for line in data[..split].split(|b| *b == b'\n') {
+        let text = std::str::from_utf8(line).map_err(|e| e.to_string())?;
+        let (k, v) = text.split_once(": ").ok_or("a header without ': '")?;
+        headers.append(
+            http::HeaderName::from_bytes(k.as_bytes()).map_err(|e| e.to_string())?,
+            http::HeaderValue::from_str(v).map_err(|e| e.to_string())?,
+        );
+    }
+    Ok((Bytes::copy_from_slice(&data[split + 2..]), headers))
+}
+
+type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+async fn connect(connector: &TlsConnector, addr: SocketAddr) -> Result<Sender, String> {
+    let tcp = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+    tcp.set_nodelay(true).map_err(|e| e.to_string())?;
+    let name = ServerName::IpAddress(addr.ip().into());
+    let tls = connector
+        .connect(name, tcp)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(conn);
+    Ok(send)
+}
+
+/// One request; the status, headers and body.
+async fn send(
+    s: &mut Sender,
+    req: http::Request<Full<Bytes>>,
+) -> Result<(http::StatusCode, http::HeaderMap, Bytes), String> {
+    s.ready().await.map_err(|e| e.to_string())?;
+    let resp = s.send_request(req).await.map_err(|e| e.to_string())?;
+    let (status, headers) = (resp.status(), resp.headers().clone());
+    let body = resp
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_bytes();
+    Ok((status, headers, body))
+}
+
+fn request(
+    addr: SocketAddr,
+    method: http::Method,
+    path: &str,
+    cookie: &str,
+    csrf: &str,
+    form: Option<String>,
+) -> http::Request<Full<Bytes>> {
+    let mut b = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header(http::header::HOST, addr.to_string());
+    if !cookie.is_empty() {
+        b = b.header(http::header::COOKIE, cookie);
+    }
+    if !csrf.is_empty() {
+        b = b.header("CSRFPreventionToken", csrf);
+    }
+    let body = match form {
+        Some(f) => {
+            b = b.header(
+                http::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            );
+            Bytes::from(f)
+        }
+        None => Bytes::new(),
+    };
+    b.body(Full::new(body)).unwrap_or_default()
+}
+
+/// Logs in as root@pam: the ticket cookie and the CSRF token.
+///
+/// # Errors
+/// The connection or the login.
+pub async fn login(
+    connector: &TlsConnector,
+    addr: SocketAddr,
+    password: &str,
+) -> Result<(String, String), String> {
+    let mut s = connect(connector, addr).await?;
+    let form = format!("username=root%40pam&password={password}");
+    let (status, _, body) = send(
+        &mut s,
+        request(
+            addr,
+            http::Method::POST,
+            "/api2/json/access/ticket",
+            "",
+            "",
+            Some(form),
+        ),
+    )
+    .await?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&body).map_err(|e| format!("login: {status} {e}"))?;
+    let ticket = v["data"]["ticket"]
+        .as_str()
+        .ok_or(format!("login: {status} {v}"))?;
+    let csrf = v["data"]["CSRFPreventionToken"]
+        .as_str()
+        .unwrap_or_default();
+    Ok((format!("PVEAuthCookie={ticket}"), csrf.to_string()))
+}
+
+/// The server's answer to the read: its body and the headers the bare
+/// server repeats (all but those hyper writes itself).
+async fn first_answer(
+    connector: &TlsConnector,
+    t: &Server,
+) -> Result<(Bytes, http::HeaderMap), String> {
+    let mut s = connect(connector, t.addr).await?;
+    let (status, mut headers, body) = send(
+        &mut s,
+        request(t.addr, http::Method::GET, &t.path, &t.cookie, "", None),
+    )
+    .await?;
+    if status != http::StatusCode::OK {
+        return Err(format!(
+            "{}: {status} {}",
+            t.name,
+            String::from_utf8_lossy(&body)
+        ));
+    }
+    for h in [
+        http::header::DATE,
+        http::header::CONTENT_LENGTH,
+        http::header::CONNECTION,
+        http::header::TRANSFER_ENCODING,
+    ] {
+        headers.remove(h);
+    }
+    Ok((body, headers))
+}
+
+/// What the connections send.
+#[derive(Debug, Clone, Copy)]
+enum Mix {
+    /// The read, over and over.
+    Read,
+    /// A VM's life: create, config, start, stop, destroy.
+    Write,
+}
+
+/// `connections` clients sending requests for `time`; counts answers.
+async fn load(
+    connector: &TlsConnector,
+    t: &Server,
+    opts: &Options,
+    time: Duration,
+    mix: Mix,
+) -> Measured {
+    let mut senders = Vec::with_capacity(opts.connections);
+    let mut failed = 0;
+    for _ in 0..opts.connections {
+        match connect(connector, t.addr).await {
+            Ok(s) => senders.push(s),
+            Err(_) => failed += 1,
+        }
+    }
+    let started = Instant::now();
+    let deadline = started + time;
+    let mut tasks = tokio::task::JoinSet::new();
+    // Each connection's VMIDs, apart from the others' and from the rounds
+    // before (a VM left by a failed step does not stop the next one).
+    static ROUND: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let round = ROUND.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    for (i, mut send_to) in senders.into_iter().enumerate() {
+        let (addr, path, cookie, csrf, node) = (
+            t.addr,
+            t.path.clone(),
+            t.cookie.clone(),
+            t.csrf.clone(),
+            t.node.clone(),
+        );
+        let max = opts.max_requests;
+        let conn = u32::try_from(i).unwrap_or(0);
+        tasks.spawn(async move {
+            let (mut ok, mut failed) = (0u64, 0u64);
+            let mut n = 0u32;
+            while ok + failed < max && Instant::now() < deadline {
+                let steps: Vec<http::Request<Full<Bytes>>> = match mix {
+                    Mix::Read => vec![request(addr, http::Method::GET, &path, &cookie, "", None)],
+                    Mix::Write => {
+                        let vmid = 200_000 + (round % 8) * 100_000 + conn * 1_000 + n % 1_000;
+                        n += 1;
+                        let vm = format!("/api2/json/nodes/{node}/qemu/{vmid}");
+                        let post = |p: String, f: Option<String>| {
+                            request(addr, http::Method::POST, &p, &cookie, &csrf, f)
+                        };
+                        vec![
+                            post(
+                                format!("/api2/json/nodes/{node}/qemu"),
+                                Some(format!("vmid={vmid}&name=load{vmid}&memory=512&cores=1")),
+                            ),
+                            request(
+                                addr,
+                                http::Method::PUT,
+                                &format!("{vm}/config"),
+                                &cookie,
+                                &csrf,
+                                Some("description=under%20load&cores=2".into()),
+                            ),
+                            post(format!("{vm}/status/start"), None),
+                            post(format!("{vm}/status/stop"), None),
+                            request(addr, http::Method::DELETE, &vm, &cookie, &csrf, None),
+                        ]
+                    }
+                };
+                for req in steps {
+                    match send(&mut send_to, req).await {
+                        Ok((status, _, _)) if status == http::StatusCode::OK => ok += 1,
+                        _ => {
+                            failed += 1;
+                            if send_to.is_closed() {
+                                return (ok, failed);
+                            }
+                        }
+                    }
+                }
+            }
+            (ok, failed)
+        });
+    }
+    let mut m = Measured {
+        failed,
+        ..Measured::default()
+    };
+    while let Some(r) = tasks.join_next().await {
+        let (ok, f) = r.unwrap_or((0, 1));
+        m.ok += ok;
+        m.failed += f;
+    }
+    m.elapsed = started.elapsed();
+    m
+}
+
+/// The bare server (`pve-throughput --serve-bare FILE --listen ADDR`):
+/// answers the saved answer at every path, behind the same stack as
+/// fake-pve, until killed.
+///
+/// # Errors
+/// When the answer cannot be read or the address bound.
+pub async fn serve_bare(answer: &Path, listen: SocketAddr) -> Result<(), String> {
+    let (body, headers) = read_answer(answer)?;
+    let id = fake_pve::tls::Identity::self_signed(&[]).map_err(|e| e.to_string())?;
+    let (addr, _stop) = crate::throughput::serve_bare_at(&id, body, headers, listen).await?;
+    println!("bare server listening on {addr}");
+    std::future::pending::<()>().await;
+    Ok(())
+}
