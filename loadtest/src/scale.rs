@@ -276,7 +276,11 @@ pub fn world_json(nodes: u32, vms: u32) -> String {
     let mut first = true;
     for v in (0..vms).filter(|v| !is_container(*v)) {
         let vmid = 100 + v;
-        let sep = if std::mem::take(&mut first) { "" } else { ",\n" };
+        let sep = if std::mem::take(&mut first) {
+            ""
+        } else {
+            ",\n"
+        };
         let _ = write!(
             j,
             "{sep}  {{\"vmid\": {vmid}, \"node\": \"node{}\", \"name\": \"vm{v}\", \"status\": \"{}\", \"config\": {{\"cores\": 2, \"memory\": 2048, \"ostype\": \"l26\", \"scsihw\": \"virtio-scsi-single\", \
@@ -291,7 +295,11 @@ pub fn world_json(nodes: u32, vms: u32) -> String {
     let mut first = true;
     for v in (0..vms).filter(|v| is_container(*v)) {
         let vmid = 100 + v;
-        let sep = if std::mem::take(&mut first) { "" } else { ",\n" };
+        let sep = if std::mem::take(&mut first) {
+            ""
+        } else {
+            ",\n"
+        };
         let _ = write!(
             j,
             "{sep}  {{\"vmid\": {vmid}, \"node\": \"node{}\", \"hostname\": \"ct{v}\", \"status\": \"{}\", \"config\": {{\"arch\": \"amd64\", \"ostype\": \"debian\", \"cores\": 1, \"memory\": 512, \"swap\": 512, \
@@ -320,7 +328,8 @@ async fn world(nodes: u32, vms: u32, opts: &Options) -> Result<World, String> {
     let before = live_bytes();
     let json = world_json(nodes, vms);
     let started = Instant::now();
-    let scenario = Scenario::parse(&json, "scale").map_err(|e| e.to_string())?;
+    // As `fake-pve --seed` reads it: checked as it is built.
+    let scenario = Scenario::read(&json, "scale").map_err(|e| e.to_string())?;
     let parse_time = started.elapsed();
     drop(json);
     let pve = {

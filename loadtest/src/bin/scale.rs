@@ -8,9 +8,10 @@ use cap::Cap;
 use clap::Parser;
 use pve_loadtest::scale::{Options, measure};
 
-/// The system allocator, counting what is allocated.
+/// The allocator of the `fake-pve` binary (mimalloc), counting what is
+/// allocated.
 #[global_allocator]
-static ALLOC: Cap<std::alloc::System> = Cap::new(std::alloc::System, usize::MAX);
+static ALLOC: Cap<mimalloc::MiMalloc> = Cap::new(mimalloc::MiMalloc, usize::MAX);
 
 /// Measures fake-pve with many guests.
 #[derive(Parser, Debug)]

@@ -72,13 +72,16 @@ impl Scenario {
         }
         let storages = self.build_storages(&nodes)?;
         let access = self.build_access(version, root_password)?;
+        // Looked up for every guest: a set, not a walk over the nodes.
+        let node_names: std::collections::HashSet<String> =
+            nodes.iter().map(|n| n.name.clone()).collect();
         let mut vms = BTreeMap::new();
         for v in &self.vms {
             if !(100..=999_999_999).contains(&v.vmid) {
                 return Err(self.err(&v.vmid.to_string(), format!("invalid vmid {}", v.vmid)));
             }
             let node = v.node.clone().unwrap_or_else(|| nodes[0].name.clone());
-            if !nodes.iter().any(|n| n.name == node) {
+            if !node_names.contains(&node) {
                 return Err(self.err(&node, format!("VM {}: unknown node '{node}'", v.vmid)));
             }
             let raw = v.status.as_deref().unwrap_or("stopped");
@@ -138,7 +141,7 @@ impl Scenario {
                 return Err(self.err(&c.vmid.to_string(), format!("invalid vmid {}", c.vmid)));
             }
             let node = c.node.clone().unwrap_or_else(|| nodes[0].name.clone());
-            if !nodes.iter().any(|n| n.name == node) {
+            if !node_names.contains(&node) {
                 return Err(self.err(&node, format!("CT {}: unknown node '{node}'", c.vmid)));
             }
             let raw = c.status.as_deref().unwrap_or("stopped");

@@ -546,11 +546,32 @@ impl Scenario {
         }
     }
 
-    /// Parses YAML (JSON is YAML too).
+    /// Parses YAML (JSON is YAML too), and checks that it builds.
     ///
     /// # Errors
     /// The source, line and reason of the first problem.
     pub fn parse(text: &str, source: &str) -> Result<Self, ScenarioError> {
+        let s = Self::read(text, source)?;
+        if s.world.is_some() {
+            return Ok(s);
+        }
+        s.build(PveVersion::default(), "x", 0)?;
+        let mut check = Faults::default();
+        for rule in &s.faults {
+            check
+                .add(rule.clone())
+                .map_err(|reason| s.err("faults", format!("faults: {reason}")))?;
+        }
+        Ok(s)
+    }
+
+    /// Parses YAML or JSON without building it: what does not build is
+    /// reported when it is built (as a server starts, with its release),
+    /// so that a large world is built once, not twice.
+    ///
+    /// # Errors
+    /// The source, line and reason of a malformed document.
+    pub fn read(text: &str, source: &str) -> Result<Self, ScenarioError> {
         if super::world::is_state_doc(text) {
             let doc = super::world::parse(text, source)?;
             return Ok(Self::from_world(doc.cluster, source));
@@ -577,13 +598,6 @@ impl Scenario {
         if s.nodes.is_empty() {
             s.nodes = Self::default_single_node().nodes;
         }
-        s.build(PveVersion::default(), "x", 0)?;
-        let mut check = Faults::default();
-        for rule in &s.faults {
-            check
-                .add(rule.clone())
-                .map_err(|reason| s.err("faults", format!("faults: {reason}")))?;
-        }
         Ok(s)
     }
 
@@ -604,7 +618,8 @@ impl Scenario {
         }
     }
 
-    /// Reads and parses a file.
+    /// Reads and parses a file ([`Scenario::read`]: it is checked when
+    /// it is built).
     ///
     /// # Errors
     /// When the file cannot be read or is malformed.
@@ -614,7 +629,7 @@ impl Scenario {
             line: None,
             reason: e.to_string(),
         })?;
-        Self::parse(&text, &path.display().to_string())
+        Self::read(&text, &path.display().to_string())
     }
 
     /// An error at the first line where `needle` stands as a whole word.
