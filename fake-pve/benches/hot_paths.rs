@@ -36,6 +36,25 @@ fn big_yaml(n: u32) -> String {
     y
 }
 
+/// What the access log costs a request: formatting its line into the
+/// buffer (the writer thread writes to a sink here).
+fn access_log(c: &mut Criterion) {
+    use fake_pve::access_log::{AccessLog, Line};
+    let log = AccessLog::to_writer(Box::new(std::io::sink())).expect("log");
+    let line = Line {
+        peer: Some(std::net::IpAddr::from([127, 0, 0, 1])),
+        user: Some("root@pam"),
+        method: "GET",
+        uri: "/api2/json/nodes/pve/qemu/100/status/current",
+        version: "HTTP/1.1",
+        status: 200,
+        length: Some(1006),
+    };
+    c.bench_function("access_log/record one line", |b| {
+        b.iter(|| log.record(black_box(&line)))
+    });
+}
+
 fn auth(c: &mut Criterion) {
     let keys = Keys::random();
     let ticket = keys.ticket("root@pam", 1_790_000_000);
@@ -315,5 +334,5 @@ fn wire(c: &mut Criterion) {
     rt.block_on(pve.shutdown());
 }
 
-criterion_group!(benches, auth, routing, views, worlds, vms, wire);
+criterion_group!(benches, access_log, auth, routing, views, worlds, vms, wire);
 criterion_main!(benches);

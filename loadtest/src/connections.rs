@@ -13,9 +13,6 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
-use hyper_util::rt::TokioIo;
-use rustls::pki_types::ServerName;
-use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
 /// The most connections a run opens.
@@ -133,7 +130,7 @@ pub async fn run(opts: &Options) -> Result<Report, String> {
         for _ in 0..batch {
             let (connector, cookie) = (connector.clone(), cookie.clone());
             set.spawn(async move {
-                let mut s = connect(&connector, addr).await.ok()?;
+                let mut s = crate::throughput::connect(&connector, addr).await.ok()?;
                 let ok = version(&mut s, addr, &cookie).await;
                 Some((s, ok))
             });
@@ -171,20 +168,6 @@ pub async fn run(opts: &Options) -> Result<Report, String> {
         .unwrap_or(0);
     drop(server);
     Ok(report)
-}
-
-async fn connect(connector: &TlsConnector, addr: SocketAddr) -> Result<Sender, String> {
-    let tcp = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
-    tcp.set_nodelay(true).map_err(|e| e.to_string())?;
-    let tls = connector
-        .connect(ServerName::IpAddress(addr.ip().into()), tcp)
-        .await
-        .map_err(|e| e.to_string())?;
-    let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-        .await
-        .map_err(|e| e.to_string())?;
-    tokio::spawn(conn);
-    Ok(send)
 }
 
 /// `GET /version` on `s`: whether it was answered 200 (within 60 s).

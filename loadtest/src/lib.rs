@@ -30,6 +30,22 @@ pub mod side_by_side;
 pub mod throughput;
 
 use goose::config::GooseConfiguration;
+
+/// How a measuring binary ends: its report printed and exit code 0 when
+/// it passed, 1 when it did not, 2 (with the reason on stderr) when it
+/// could not measure.
+pub fn finish(name: &str, result: Result<(String, bool), String>) -> std::process::ExitCode {
+    match result {
+        Ok((report, passed)) => {
+            print!("{report}");
+            std::process::ExitCode::from(u8::from(!passed))
+        }
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
 use goose::prelude::*;
 use serde_json::Value;
 

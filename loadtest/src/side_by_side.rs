@@ -31,9 +31,6 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
-use rustls::pki_types::ServerName;
-use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
 use crate::throughput::Measured;
@@ -533,21 +530,6 @@ pub fn read_answer(path: &Path) -> Result<(Bytes, http::HeaderMap), String> {
 
 type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
-async fn connect(connector: &TlsConnector, addr: SocketAddr) -> Result<Sender, String> {
-    let tcp = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
-    tcp.set_nodelay(true).map_err(|e| e.to_string())?;
-    let name = ServerName::IpAddress(addr.ip().into());
-    let tls = connector
-        .connect(name, tcp)
-        .await
-        .map_err(|e| e.to_string())?;
-    let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-        .await
-        .map_err(|e| e.to_string())?;
-    tokio::spawn(conn);
-    Ok(send)
-}
-
 /// One request; the status, headers and body.
 async fn send(
     s: &mut Sender,
@@ -605,7 +587,7 @@ pub async fn login(
     addr: SocketAddr,
     password: &str,
 ) -> Result<(String, String), String> {
-    let mut s = connect(connector, addr).await?;
+    let mut s = crate::throughput::connect(connector, addr).await?;
     let form = format!("username=root%40pam&password={password}");
     let (status, _, body) = send(
         &mut s,
@@ -636,7 +618,7 @@ async fn first_answer(
     connector: &TlsConnector,
     t: &Server,
 ) -> Result<(Bytes, http::HeaderMap), String> {
-    let mut s = connect(connector, t.addr).await?;
+    let mut s = crate::throughput::connect(connector, t.addr).await?;
     let (status, mut headers, body) = send(
         &mut s,
         request(t.addr, http::Method::GET, &t.path, &t.cookie, "", None),
@@ -680,7 +662,7 @@ async fn load(
     let mut senders = Vec::with_capacity(opts.connections);
     let mut failed = 0;
     for _ in 0..opts.connections {
-        match connect(connector, t.addr).await {
+        match crate::throughput::connect(connector, t.addr).await {
             Ok(s) => senders.push(s),
             Err(_) => failed += 1,
         }

@@ -211,7 +211,20 @@ fn add(total: &mut Measured, m: Measured) {
 
 type Sender = hyper::client::conn::http1::SendRequest<Empty<Bytes>>;
 
-async fn connect(connector: &TlsConnector, addr: SocketAddr) -> Result<Sender, String> {
+/// A TLS keep-alive HTTP/1.1 connection to `addr`, ready to send
+/// requests with bodies of type `B`.
+///
+/// # Errors
+/// The connection, the TLS handshake or the HTTP handshake.
+pub async fn connect<B>(
+    connector: &TlsConnector,
+    addr: SocketAddr,
+) -> Result<hyper::client::conn::http1::SendRequest<B>, String>
+where
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let tcp = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
     tcp.set_nodelay(true).map_err(|e| e.to_string())?;
     let name = ServerName::IpAddress(addr.ip().into());

@@ -43,18 +43,6 @@ async fn main() -> ExitCode {
         fake_pve,
         dir: a.dir,
     };
-    match pve_loadtest::connections::run(&opts).await {
-        Ok(r) => {
-            print!("{}", r.table());
-            if r.passed() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
-        }
-        Err(e) => {
-            eprintln!("pve-connections: {e}");
-            ExitCode::from(2)
-        }
-    }
+    let r = pve_loadtest::connections::run(&opts).await;
+    pve_loadtest::finish("pve-connections", r.map(|r| (r.table(), r.passed())))
 }

@@ -37,18 +37,6 @@ async fn main() -> ExitCode {
         requests: a.requests.clamp(1, 1_000_000),
         live_bytes: || Some(ALLOC.allocated()),
     };
-    match measure(&opts).await {
-        Ok(r) => {
-            print!("{}", r.table());
-            if r.passed() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
-        }
-        Err(e) => {
-            eprintln!("pve-scale: {e}");
-            ExitCode::from(2)
-        }
-    }
+    let r = measure(&opts).await;
+    pve_loadtest::finish("pve-scale", r.map(|r| (r.table(), r.passed())))
 }

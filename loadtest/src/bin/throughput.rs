@@ -64,13 +64,8 @@ struct Args {
 async fn main() -> ExitCode {
     let a = Args::parse();
     if let Some(answer) = &a.serve_bare {
-        return match pve_loadtest::side_by_side::serve_bare(answer, a.listen).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("pve-throughput: {e}");
-                ExitCode::from(2)
-            }
-        };
+        let served = pve_loadtest::side_by_side::serve_bare(answer, a.listen).await;
+        return pve_loadtest::finish("pve-throughput", served.map(|()| (String::new(), true)));
     }
     let round = Duration::from_secs(a.round_secs.clamp(1, 600));
     if a.in_process {
@@ -81,20 +76,8 @@ async fn main() -> ExitCode {
             max_requests: a.max_requests,
             ..pve_loadtest::throughput::Options::default()
         };
-        return match pve_loadtest::throughput::compare(&opts).await {
-            Ok(r) => {
-                print!("{}", r.table());
-                if r.passed() {
-                    ExitCode::SUCCESS
-                } else {
-                    ExitCode::FAILURE
-                }
-            }
-            Err(e) => {
-                eprintln!("pve-throughput: {e}");
-                ExitCode::from(2)
-            }
-        };
+        let r = pve_loadtest::throughput::compare(&opts).await;
+        return pve_loadtest::finish("pve-throughput", r.map(|r| (r.table(), r.passed())));
     }
     let this = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("pve-throughput"));
     let fake_pve = a
@@ -128,18 +111,6 @@ async fn main() -> ExitCode {
         dir: a.dir.clone(),
         writes: !a.no_writes,
     };
-    match pve_loadtest::side_by_side::run(&opts).await {
-        Ok(r) => {
-            print!("{}", r.table());
-            if r.passed() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
-        }
-        Err(e) => {
-            eprintln!("pve-throughput: {e}");
-            ExitCode::from(2)
-        }
-    }
+    let r = pve_loadtest::side_by_side::run(&opts).await;
+    pve_loadtest::finish("pve-throughput", r.map(|r| (r.table(), r.passed())))
 }
