@@ -212,14 +212,13 @@ impl Cluster {
             }
         }
         for row in self.sdn_resources(kind, |_| true) {
-            let zone = match row["type"].as_str().unwrap_or_default() {
-                "network" => row["network"].as_str(),
-                _ => row["sdn"].as_str(),
+            let zone = |k: &str| row[k].as_str().unwrap_or_default().to_string();
+            let keep = match row["type"].as_str().unwrap_or_default() {
+                "sdn" => may(&format!("/sdn/zones/{}", zone("sdn")), "SDN.Audit"),
+                "network" => may(&format!("/sdn/zones/{}", zone("network")), "SDN.Audit"),
+                _ => true,
             };
-            if may(
-                &format!("/sdn/zones/{}", zone.unwrap_or_default()),
-                "SDN.Audit",
-            ) {
+            if keep {
                 put(&mut out, &row);
             }
         }

@@ -578,14 +578,16 @@ impl Scenario {
         }
         let mut s: Scenario = if text.trim().is_empty() {
             Scenario::default()
-        } else if text.trim_start().starts_with('{') {
+        } else if let Some(s) = text
+            .trim_start()
+            .starts_with('{')
+            .then(|| serde_json::from_str::<Scenario>(text).ok())
+            .flatten()
+        {
             // JSON, read by the JSON parser (many times faster than YAML's
-            // for a scenario of many guests).
-            serde_json::from_str(text).map_err(|e| ScenarioError {
-                file: source.into(),
-                line: Some(e.line()),
-                reason: strip_location(&e.to_string()),
-            })?
+            // for a scenario of many guests). What it does not read (YAML
+            // in flow style, a mistake) goes to YAML's, which says where.
+            s
         } else {
             serde_yaml::from_str(text).map_err(|e| ScenarioError {
                 file: source.into(),
@@ -725,6 +727,9 @@ mod tests {
         let e = Scenario::parse(bad, "t.json").expect_err("a bad vmid");
         assert_eq!((e.file.as_str(), e.line), ("t.json", Some(3)), "{e:?}");
         assert!(!e.reason.contains(" at line "), "{e:?}");
+        // YAML in flow style starts with a brace too.
+        let flow = "{nodes: [{name: a, cpus: 8}], vms: [{vmid: 100, node: a, name: web, status: running, config: {cores: 2, memory: 1024}}]}";
+        assert_eq!(build(flow), build(json));
     }
 
     #[test]
