@@ -280,41 +280,32 @@ impl State {
     /// The latency profile's delay before answering a call of the PVE
     /// method `name`, in milliseconds (without copying the profile).
     pub fn request_delay_ms(&self, name: &str) -> u64 {
-        self.inner
-            .latency
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .request_ms(name)
+        self.latency_locked().request_ms(name)
     }
 
     /// The latency profile's duration of a task of `kind` (see
     /// [`Latency::task_ms`]), without copying the profile.
     pub fn task_ms(&self, kind: &str, draw: Option<u64>) -> u64 {
-        self.inner
-            .latency
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .task_ms(kind, draw)
+        self.latency_locked().task_ms(kind, draw)
     }
 
     /// The latency profile in force.
     pub fn latency(&self) -> Latency {
-        self.inner
-            .latency
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.latency_locked().clone()
     }
 
     /// Replaces the latency profile (and the clock's speed with it).
     pub fn set_latency(&self, latency: Latency) {
         self.inner.clock.set_scale(latency.time_scale);
-        *self
-            .inner
+        *self.latency_locked() = latency;
+        self.changed();
+    }
+
+    fn latency_locked(&self) -> MutexGuard<'_, Latency> {
+        self.inner
             .latency
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = latency;
-        self.changed();
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Goes back to the seed scenario, built at `now` (epoch seconds).

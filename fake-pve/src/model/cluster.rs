@@ -374,11 +374,7 @@ impl Cluster {
 
     /// Memory of the running guests on `node`, and how many run.
     pub fn guest_load(&self, node: &str) -> (u64, usize) {
-        let (ct_mem, cts) = self.ct_load(node);
-        self.guests
-            .values()
-            .filter(|v| v.node == node && v.running())
-            .fold((ct_mem, cts), |(m, n), v| (m + v.maxmem(), n + 1))
+        self.guest_loads().get(node).copied().unwrap_or((0, 0))
     }
 
     /// `GET /nodes` items.
@@ -402,11 +398,11 @@ impl Cluster {
         }
         if want("vm") {
             let mut vms: Vec<&Vm> = self.guests.values().collect();
-            vms.sort_by_cached_key(|v| v.vmid.to_string());
+            vms.sort_by_cached_key(|v| super::resources::text_order(v.vmid));
             out.extend(vms.into_iter().map(|v| self.vm_resource(v, now)));
             // Containers are `vm` resources too (`lxc/<vmid>`).
             let mut cts: Vec<&super::lxc::Ct> = self.guests.cts().values().collect();
-            cts.sort_by_cached_key(|c| c.vmid().to_string());
+            cts.sort_by_cached_key(|c| super::resources::text_order(c.vmid()));
             out.extend(cts.into_iter().map(|c| self.ct_resource(c, now)));
         }
         if want("node") {

@@ -113,7 +113,7 @@ impl GuestRow<'_> {
 
 /// A VMID as text, as a key that sorts as the text does (PVE lists the
 /// guests in the string order of their VMIDs: `1000` before `101`).
-fn text_order(vmid: u32) -> [u8; 10] {
+pub(super) fn text_order(vmid: u32) -> [u8; 10] {
     let mut key = [0u8; 10];
     let mut n = itoa::Buffer::new();
     let digits = n.format(vmid).as_bytes();

@@ -208,13 +208,6 @@ impl Cluster {
             self.storage.adopt_volume(&volid, &node, vmid, size, now);
         }
     }
-
-    /// Memory of the running containers on `node`, and how many run.
-    pub fn ct_load(&self, node: &str) -> (u64, usize) {
-        self.cts_on(node)
-            .filter(|c| c.running())
-            .fold((0, 0), |(m, n), c| (m + c.maxmem(), n + 1))
-    }
 }
 
 impl Cluster {
