@@ -526,7 +526,10 @@ impl Connections {
         let app = self.app.clone();
         let svc = service_fn(move |req: http::Request<Incoming>| answer(app.clone(), req, peer));
         let mut http = hyper::server::conn::http1::Builder::new();
+        // An answer's head and body go out as one buffer, so as one TLS
+        // record and one write, rather than as a record each.
         http.keep_alive(true)
+            .writev(false)
             .max_headers(64)
             .timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(Duration::from_secs(30));

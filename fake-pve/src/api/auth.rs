@@ -99,6 +99,31 @@ impl Keys {
 
     /// Checks a ticket at `now` and returns its user and time.
     pub fn verify_ticket(&self, ticket: &str, now: i64) -> Option<(String, i64)> {
+        let (userid, time) = self.signed_ticket(ticket)?;
+        let age = now - time;
+        (-MAX_SKEW..=TICKET_LIFETIME)
+            .contains(&age)
+            .then_some((userid, time))
+    }
+
+    /// The user and time of a ticket signed with this key, whatever its
+    /// age. A client sends the same ticket with each request: each worker
+    /// keeps the last [`SIGNED_KEPT`] tickets it found signed, with their
+    /// key, and checks a ticket's signature only once.
+    fn signed_ticket(&self, ticket: &str) -> Option<(String, i64)> {
+        thread_local! {
+            static SIGNED: std::cell::RefCell<std::collections::VecDeque<SignedTicket>> =
+                const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+        }
+        let kept = SIGNED.with(|s| {
+            s.borrow()
+                .iter()
+                .find(|k| k.key == self.ticket && k.ticket == ticket)
+                .map(|k| (k.userid.clone(), k.time))
+        });
+        if kept.is_some() {
+            return kept;
+        }
         let (plain, sig) = ticket.split_once("::")?;
         let rest = plain.strip_prefix("PVE:")?;
         let (userid, time_hex) = rest.rsplit_once(':')?;
@@ -110,10 +135,19 @@ impl Keys {
         if !constant_eq(want.as_bytes(), sig.as_bytes()) {
             return None;
         }
-        let age = now - time;
-        (-MAX_SKEW..=TICKET_LIFETIME)
-            .contains(&age)
-            .then(|| (userid.to_string(), time))
+        SIGNED.with(|s| {
+            let mut s = s.borrow_mut();
+            if s.len() >= SIGNED_KEPT {
+                s.pop_back();
+            }
+            s.push_front(SignedTicket {
+                key: self.ticket,
+                ticket: ticket.to_owned(),
+                userid: userid.to_owned(),
+                time,
+            });
+        });
+        Some((userid.to_string(), time))
     }
 
     /// The CSRF prevention token for `userid` made at `time`.
@@ -138,6 +172,17 @@ impl Keys {
         let age = now - time;
         constant_eq(want.as_bytes(), sig.as_bytes()) && (-MAX_SKEW..=TICKET_LIFETIME).contains(&age)
     }
+}
+
+/// How many signed tickets each worker keeps ([`Keys::verify_ticket`]).
+const SIGNED_KEPT: usize = 16;
+
+/// A ticket found signed with the ticket key `key`.
+struct SignedTicket {
+    key: [u8; 32],
+    ticket: String,
+    userid: String,
+    time: i64,
 }
 
 fn constant_eq(a: &[u8], b: &[u8]) -> bool {

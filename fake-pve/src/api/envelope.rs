@@ -21,15 +21,23 @@ fn base_response(code: u16, reason: &str) -> http::response::Builder {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
+    // The names and values are typed already: nothing is parsed per
+    // answer.
     let mut b = Response::builder()
         .status(status)
-        .header("Cache-Control", "max-age=0")
-        .header("Pragma", "no-cache")
-        .header("Expires", expires(now))
-        .header("Server", "pve-api-daemon/3.0");
+        .header(
+            http::header::CACHE_CONTROL,
+            HeaderValue::from_static("max-age=0"),
+        )
+        .header(http::header::PRAGMA, HeaderValue::from_static("no-cache"))
+        .header(http::header::EXPIRES, expires(now))
+        .header(
+            http::header::SERVER,
+            HeaderValue::from_static("pve-api-daemon/3.0"),
+        );
     // pveproxy closes the connection after every error answer.
     if code >= 400 {
-        b = b.header(http::header::CONNECTION, "close");
+        b = b.header(http::header::CONNECTION, HeaderValue::from_static("close"));
     }
     if let Some(r) = reason_phrase(status, reason) {
         b = b.extension(r);

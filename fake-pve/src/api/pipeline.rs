@@ -384,34 +384,51 @@ fn dispatch(
         upload,
         rq,
     } = call;
-    let segs = path_segments(rel);
-    if segs.is_empty()
-        && let Some(handler) = router.handler(&method, "/")
-    {
-        // The API root is not in the schema, but PVE answers it.
-        let ctx = Ctx {
-            state,
-            who,
-            params: Params::default(),
-            upload: None,
-            rq: std::cell::RefCell::new(rq),
-            cluster: std::cell::RefCell::new(cluster),
-        };
-        return (None, handler(&ctx));
-    }
-    // 5. Route by the schema.
-    let (endpoint, mut map) = match route(state, &method, rel, &segs, map) {
-        Ok(found) => found,
-        Err(e) => return (None, Err(e)),
+    // A path asked again without parameters of its own routes and
+    // validates as it did before (see `RouteCache`).
+    let version = state.settings().version;
+    let cacheable = map.is_empty();
+    let hit = cacheable
+        .then(|| ROUTES.with(|r| r.borrow().get(version, &method, rel)))
+        .flatten();
+    let (endpoint, mut map, checked) = match hit {
+        Some((endpoint, map)) => (endpoint, map, true),
+        None => {
+            let segs = path_segments(rel);
+            if segs.is_empty()
+                && let Some(handler) = router.handler(&method, "/")
+            {
+                // The API root is not in the schema, but PVE answers it.
+                let ctx = Ctx {
+                    state,
+                    who,
+                    params: Params::default(),
+                    upload: None,
+                    rq: std::cell::RefCell::new(rq),
+                    cluster: std::cell::RefCell::new(cluster),
+                };
+                return (None, handler(&ctx));
+            }
+            // 5. Route by the schema.
+            match route(state, &method, rel, &segs, map) {
+                Ok((endpoint, map)) => (endpoint, map, false),
+                Err(e) => return (None, Err(e)),
+            }
+        }
     };
     let name = Some(endpoint.name.as_str());
     let result = (|| {
         // 6. Permissions.
         permission(cluster, rel, endpoint, who.as_ref(), &map)?;
-        // 7. Validation (a single value of a list parameter is a list
-        // of one first, as PVE's handler makes it).
-        crate::spec::validate::normalize(endpoint, &mut map);
-        crate::spec::validate::validate(endpoint, &map).map_err(Error::Invalid)?;
+        if !checked {
+            // 7. Validation (a single value of a list parameter is a
+            // list of one first, as PVE's handler makes it).
+            crate::spec::validate::normalize(endpoint, &mut map);
+            crate::spec::validate::validate(endpoint, &map).map_err(Error::Invalid)?;
+            if cacheable {
+                ROUTES.with(|r| r.borrow_mut().put(version, &method, rel, endpoint, &map));
+            }
+        }
         // 8. The handler, or what the schema says of an endpoint without one.
         let ctx = Ctx {
             state,
@@ -427,6 +444,65 @@ fn dispatch(
         }
     })();
     (name, result)
+}
+
+thread_local! {
+    /// Each worker's [`RouteCache`].
+    static ROUTES: std::cell::RefCell<RouteCache> = std::cell::RefCell::new(RouteCache::default());
+}
+
+/// The routes of the paths asked without parameters of their own (the
+/// reads polled hardest, such as a VM's `status/current`): the schema's
+/// endpoint and the path's parameters, normalized and found valid. What a
+/// path routes to and whether its own parameters are valid depends on
+/// the release, the method and the path alone, so a path asked again
+/// skips stages 5 and 7; permissions are checked every time. Only
+/// successes are kept, and at most [`RouteCache::MAX`] paths (the cache
+/// starts over when full).
+#[derive(Default)]
+struct RouteCache {
+    /// Per release and method, the paths (looked up by `&str`).
+    routes: std::collections::HashMap<(crate::model::PveVersion, Method), Routes>,
+    len: usize,
+}
+
+/// The paths of one release and method in a [`RouteCache`].
+type Routes =
+    std::collections::HashMap<String, (&'static crate::spec::Endpoint, BTreeMap<String, Value>)>;
+
+impl RouteCache {
+    const MAX: usize = 4096;
+
+    fn get(
+        &self,
+        version: crate::model::PveVersion,
+        method: &Method,
+        rel: &str,
+    ) -> Option<(&'static crate::spec::Endpoint, BTreeMap<String, Value>)> {
+        let (endpoint, map) = self.routes.get(&(version, method.clone()))?.get(rel)?;
+        Some((*endpoint, map.clone()))
+    }
+
+    fn put(
+        &mut self,
+        version: crate::model::PveVersion,
+        method: &Method,
+        rel: &str,
+        endpoint: &'static crate::spec::Endpoint,
+        map: &BTreeMap<String, Value>,
+    ) {
+        if self.len >= Self::MAX {
+            self.routes.clear();
+            self.len = 0;
+        }
+        let paths = self.routes.entry((version, method.clone())).or_default();
+        if paths
+            .insert(rel.to_owned(), (endpoint, map.clone()))
+            .is_none()
+        {
+            self.len += 1;
+        }
+    }
 }
 
 /// The path segments as PVE's router splits them: after
@@ -589,6 +665,62 @@ mod tests {
         let resp = handle(state, &router, req).await;
         let after = crate::state::LOCKS.with(std::cell::Cell::get);
         (resp.status().as_u16(), after - before)
+    }
+
+    async fn answer(state: &State, req: Request) -> (u16, String) {
+        let router = Router::default();
+        let resp = handle(state, &router, req).await;
+        let status = resp.status().as_u16();
+        let body = http_body_util::BodyExt::collect(resp.into_body())
+            .await
+            .map(|b| String::from_utf8_lossy(&b.to_bytes()).into_owned())
+            .unwrap_or_default();
+        (status, body)
+    }
+
+    #[tokio::test]
+    async fn a_path_asked_again_routes_as_before_and_is_still_checked() {
+        let s = state();
+        let root = |m: Method, p: &str, body: &str| request(&s, m, p, body);
+        let create = root(
+            Method::POST,
+            "/api2/json/nodes/pve/qemu",
+            "vmid=100&memory=512",
+        );
+        assert_eq!(answer(&s, create).await.0, 200);
+        let status = "/api2/json/nodes/pve/qemu/100/status/current";
+        let first = answer(&s, root(Method::GET, status, "")).await;
+        let again = answer(&s, root(Method::GET, status, "")).await;
+        assert_eq!(first.0, 200);
+        assert_eq!(again, first);
+        // A refusal by the schema is not kept: it is refused again.
+        let bad = "/api2/json/nodes/pve/qemu/1/status/current";
+        for _ in 0..2 {
+            let (code, body) = answer(&s, root(Method::GET, bad, "")).await;
+            assert_eq!(code, 400, "{body}");
+        }
+        // Permissions are checked on a path the cache knows.
+        let user = root(Method::POST, "/api2/json/access/users", "userid=ci@pve");
+        assert_eq!(answer(&s, user).await.0, 200);
+        let mut other = root(Method::GET, status, "");
+        let ticket = s.keys().ticket("ci@pve", s.clock().now());
+        other.headers.insert(
+            http::header::COOKIE,
+            format!("PVEAuthCookie={ticket}")
+                .parse()
+                .expect("in the test"),
+        );
+        assert_eq!(answer(&s, other).await.0, 403);
+        // And the VM's state is read each time.
+        let start = root(
+            Method::POST,
+            "/api2/json/nodes/pve/qemu/100/status/start",
+            "",
+        );
+        assert_eq!(answer(&s, start).await.0, 200);
+        assert!(first.1.contains("\"status\":\"stopped\""), "{}", first.1);
+        let after = answer(&s, root(Method::GET, status, "")).await;
+        assert!(after.1.contains("\"status\":\"running\""), "{}", after.1);
     }
 
     #[tokio::test]

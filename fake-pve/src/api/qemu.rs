@@ -360,9 +360,13 @@ fn vm_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
     let now_ms = ctx.now_ms();
-    ctx.with(|c| {
+    let json = ctx.with(|c| -> Result<Vec<u8>> {
         let vm = c.vm(&node, vmid)?;
-        Ok(c.vm_status(vm, now_ms, true, true).into())
+        Ok(c.vm_status_json(vm, now_ms, true, true))
+    })?;
+    Ok(Reply {
+        raw: Some(json.into()),
+        ..Reply::default()
     })
 }
 

@@ -36,11 +36,16 @@ pub enum UploadError {
 
 /// Whether a request path is the upload call.
 pub fn is_upload_path(path: &str) -> bool {
-    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    matches!(
-        segs.as_slice(),
-        ["api2", _, "nodes", _, "storage", _, "upload"]
-    )
+    // Seven segments at most are looked at: a path is not collected.
+    let mut segs = path.split('/').filter(|s| !s.is_empty());
+    let mut first = [""; 7];
+    for slot in &mut first {
+        match segs.next() {
+            Some(s) => *slot = s,
+            None => return false,
+        }
+    }
+    segs.next().is_none() && matches!(first, ["api2", _, "nodes", _, "storage", _, "upload"])
 }
 
 /// The boundary of a `multipart/form-data` content type.
@@ -300,6 +305,13 @@ mod tests {
         assert!(is_upload_path("/api2/json/nodes/pve/storage/local/upload"));
         assert!(!is_upload_path(
             "/api2/json/nodes/pve/storage/local/content"
+        ));
+        assert!(is_upload_path(
+            "//api2/json/nodes/pve/storage/local/upload/"
+        ));
+        assert!(!is_upload_path("/api2/json/nodes/pve/storage/local"));
+        assert!(!is_upload_path(
+            "/api2/json/nodes/pve/storage/local/upload/more"
         ));
     }
 

@@ -291,6 +291,11 @@ impl From<ClusterDoc> for Cluster {
     }
 }
 
+/// Per node, the memory of its running guests and how many run
+/// ([`Cluster::guest_loads`]), looked up by a fast hash.
+pub(crate) type GuestLoads<'a> =
+    std::collections::HashMap<&'a str, (u64, usize), foldhash::fast::FixedState>;
+
 impl Cluster {
     /// The members.
     pub fn nodes(&self) -> &Nodes {
@@ -444,8 +449,8 @@ impl Cluster {
     }
 
     /// [`Cluster::guest_load`] of every node in one pass over the guests.
-    pub(crate) fn guest_loads(&self) -> std::collections::HashMap<&str, (u64, usize)> {
-        let mut loads: std::collections::HashMap<&str, (u64, usize)> = self
+    pub(crate) fn guest_loads(&self) -> GuestLoads<'_> {
+        let mut loads: GuestLoads<'_> = self
             .nodes
             .iter()
             .map(|n| (n.name.as_str(), (0, 0)))

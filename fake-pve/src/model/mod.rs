@@ -17,6 +17,7 @@ pub mod firewall;
 pub mod guests;
 pub mod ha;
 pub mod lxc;
+pub(crate) mod members;
 pub mod metrics;
 pub mod network;
 pub mod node_hw;
@@ -240,7 +241,7 @@ impl Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Which PVE release the emulator impersonates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub enum PveVersion {
     /// PVE 8.4 (pve-manager 8.4.14).
     #[serde(rename = "8.4")]

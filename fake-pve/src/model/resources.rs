@@ -121,6 +121,13 @@ pub(super) fn text_order(vmid: u32) -> [u8; 10] {
     key
 }
 
+/// [`text_order`] as one number, which compares as the text does.
+fn text_key(vmid: u32) -> u128 {
+    let mut key = [0u8; 16];
+    key[..10].copy_from_slice(&text_order(vmid));
+    u128::from_be_bytes(key)
+}
+
 fn float(x: f64) -> Number {
     Number::from_f64(x).unwrap_or_else(|| Number::from(0))
 }
@@ -168,15 +175,20 @@ impl Cluster {
             }
         }
         if want("vm") {
-            let host_cpus: HashMap<&str, u64> = self
+            let host_cpus: HashMap<&str, u64, foldhash::fast::FixedState> = self
                 .nodes
                 .iter()
                 .map(|n| (n.name.as_str(), u64::from(n.cpus)))
                 .collect();
             let cpus_of = |node: &str| host_cpus.get(node).copied().unwrap_or(1);
-            let mut vms: Vec<&Vm> = self.guests.values().collect();
-            vms.sort_by_cached_key(|v| text_order(v.vmid));
-            for v in vms {
+            let mut vms: Vec<(u128, &Vm)> = self
+                .guests
+                .values()
+                .map(|v| (text_key(v.vmid), v))
+                .collect();
+            // VMIDs are unique: an unstable sort lists them as a stable one.
+            vms.sort_unstable_by_key(|(key, _)| *key);
+            for (_, v) in vms {
                 if !may_vm(v.vmid) {
                     continue;
                 }
@@ -190,9 +202,14 @@ impl Cluster {
                 }
                 put(&mut out, &row);
             }
-            let mut cts: Vec<&Ct> = self.guests.cts().values().collect();
-            cts.sort_by_cached_key(|c| text_order(c.vmid()));
-            for c in cts {
+            let mut cts: Vec<(u128, &Ct)> = self
+                .guests
+                .cts()
+                .values()
+                .map(|c| (text_key(c.vmid()), c))
+                .collect();
+            cts.sort_unstable_by_key(|(key, _)| *key);
+            for (_, c) in cts {
                 if may_vm(c.vmid()) {
                     put(&mut out, &self.ct_row(c, now, cpus_of(c.node())));
                 }

@@ -2,6 +2,7 @@
 //! adoption of a scenario's seeded VMs.
 
 use super::*;
+use crate::model::members::{JsonObject, Members};
 
 /// What a VM's status and its row of the cluster's resources both show
 /// ([`Cluster::vm_figures`]).
@@ -21,23 +22,21 @@ pub(crate) struct VmFigures<'a> {
 impl Cluster {
     /// The size of the boot disk (first disk in the boot order).
     fn boot_disk_size(&self, vm: &Vm) -> u64 {
-        let order: Vec<String> = vm
+        let is_disk = |k: &str, v: &str| is_drive_key(k) && !drive_is_cdrom(v);
+        let order = vm
             .config
             .get("boot")
-            .and_then(|b| b.split(',').find_map(|p| p.strip_prefix("order=")))
-            .map(|o| o.split(';').map(str::to_string).collect())
-            .unwrap_or_default();
+            .and_then(|b| b.split(',').find_map(|p| p.strip_prefix("order=")));
         let disk = order
-            .iter()
-            .find(|k| {
-                vm.config
-                    .get(*k)
-                    .is_some_and(|v| is_drive_key(k) && !drive_is_cdrom(v))
+            .and_then(|o| {
+                o.split(';')
+                    .find(|k| vm.config.get(*k).is_some_and(|v| is_disk(k, v)))
             })
             .or_else(|| {
                 vm.config
-                    .keys()
-                    .find(|k| is_drive_key(k) && !drive_is_cdrom(&vm.config[*k]))
+                    .iter()
+                    .find(|(k, v)| is_disk(k, v))
+                    .map(|(k, _)| k.as_str())
             });
         disk.and_then(|k| vm.config.get(k))
             .and_then(|v| {
@@ -92,6 +91,28 @@ impl Cluster {
     /// `vmstatus()` for one VM: `full` adds what `status/current` and
     /// `?full=1` show; `current` adds `ha`, `agent`, `spice`, `clipboard`.
     pub fn vm_status(&self, vm: &Vm, now_ms: i64, full: bool, current: bool) -> Value {
+        let mut s = serde_json::Map::new();
+        self.vm_status_members(vm, now_ms, full, current, &mut s);
+        Value::Object(s)
+    }
+
+    /// [`Cluster::vm_status`] as JSON text, written without building the
+    /// value (`status/current`, the calls polled hardest).
+    pub fn vm_status_json(&self, vm: &Vm, now_ms: i64, full: bool, current: bool) -> Vec<u8> {
+        let mut s = JsonObject::with_capacity(1280);
+        self.vm_status_members(vm, now_ms, full, current, &mut s);
+        s.finish()
+    }
+
+    /// The members of [`Cluster::vm_status`], in its order.
+    fn vm_status_members(
+        &self,
+        vm: &Vm,
+        now_ms: i64,
+        full: bool,
+        current: bool,
+        s: &mut impl Members,
+    ) {
         let v9 = self.version.is_v9();
         let running = vm.running();
         let host_cpus = self
@@ -111,45 +132,48 @@ impl Cluster {
             netin,
             netout,
         } = self.vm_figures(vm, now_ms, host_cpus);
-        let mut s = json!({
-            "vmid": vm.vmid,
-            "status": vm.status,
-            "name": name,
-            "cpus": cpus,
-            "maxmem": maxmem,
-            "maxdisk": maxdisk,
-            "disk": 0,
-            "cpu": cpu,
-            "mem": mem,
-            "netin": netin,
-            "netout": netout,
-            "uptime": uptime,
-        });
+        s.member("vmid", &vm.vmid);
+        s.member("status", &vm.status);
+        s.member("name", &*name);
+        s.member("cpus", &cpus);
+        s.member("maxmem", &maxmem);
+        s.member("maxdisk", &maxdisk);
+        s.member("disk", &0);
+        s.member("cpu", &cpu);
+        s.member("mem", &mem);
+        s.member("netin", &netin);
+        s.member("netout", &netout);
+        s.member("uptime", &uptime);
         if v9 {
-            s["memhost"] = json!(mem);
+            s.member("memhost", &mem);
         }
         if let Some(l) = vm.lock() {
-            s["lock"] = json!(l);
+            s.member("lock", &l);
         }
         if let Some(t) = conf.get("tags") {
-            s["tags"] = json!(t);
+            s.member("tags", t);
         }
         if vm.template() {
-            s["template"] = json!(1);
+            s.member("template", &1);
         }
         if conf.keys().any(|k| k.starts_with("serial")) {
-            s["serial"] = json!(1);
+            s.member("serial", &1);
         }
         if let Some(b) = conf.get("balloon") {
-            s["balloon_min"] = json!(b.parse::<u64>().unwrap_or(0) * 1024 * 1024);
-            s["shares"] = json!(
-                conf.get("shares")
+            s.member(
+                "balloon_min",
+                &(b.parse::<u64>().unwrap_or(0) * 1024 * 1024),
+            );
+            s.member(
+                "shares",
+                &conf
+                    .get("shares")
                     .and_then(|x| x.parse::<u64>().ok())
-                    .unwrap_or(1000)
+                    .unwrap_or(1000),
             );
         }
         if running {
-            s["pid"] = json!(10_000 + vm.vmid);
+            s.member("pid", &(10_000 + vm.vmid));
             // The guest's cgroup pressure (PVE 9's `vmstatus`, also in the
             // listing): `avg10 * 1`, numbers.
             if v9 {
@@ -161,80 +185,60 @@ impl Cluster {
                     "pressurememorysome",
                     "pressurememoryfull",
                 ] {
-                    s[name] = json!(0);
+                    s.member(name, &0);
                 }
             }
         }
         if full {
-            s["qmpstatus"] = json!(vm.qmpstatus.map_or(vm.status.as_str(), QmpStatus::as_str));
+            s.member(
+                "qmpstatus",
+                vm.qmpstatus.map_or(vm.status.as_str(), QmpStatus::as_str),
+            );
             if running {
-                s["diskread"] = json!(uptime * 4096);
-                s["diskwrite"] = json!(uptime * 2048);
-                let mut nics = serde_json::Map::new();
-                for k in conf.keys().filter(|k| k.starts_with("net")) {
-                    if let Ok(n) = k[3..].parse::<u32>() {
-                        nics.insert(
-                            format!("tap{}i{n}", vm.vmid),
-                            json!({ "netin": uptime * 1500, "netout": uptime * 300 }),
-                        );
-                    }
-                }
-                s["nics"] = Value::Object(nics);
-                let mut blockstat = serde_json::Map::new();
-                for k in conf.keys().filter(|k| is_drive_key(k)) {
-                    blockstat.insert(k.clone(), block_stats(uptime));
-                }
-                s["blockstat"] = Value::Object(blockstat);
-                s["running-machine"] = json!(running_machine(self.version, conf));
-                s["running-qemu"] = json!(qemu_version(self.version));
-                s["proxmox-support"] = json!({
-                    "backup-fleecing": true,
-                    "backup-max-workers": true,
-                    "pbs-dirty-bitmap": true,
-                    "pbs-dirty-bitmap-migration": true,
-                    "pbs-dirty-bitmap-savevm": true,
-                    "pbs-library-version": "1.5.2 (UNKNOWN)",
-                    "pbs-masterkey": true,
-                    "query-bitmap-info": true,
-                });
+                s.member("diskread", &(uptime * 4096));
+                s.member("diskwrite", &(uptime * 2048));
+                s.member("nics", &Nics { vm, uptime });
+                s.member("blockstat", &BlockStats { vm, uptime });
+                s.member("running-machine", &running_machine(self.version, conf));
+                s.member("running-qemu", &qemu_version(self.version));
+                s.member("proxmox-support", &ProxmoxSupport::default());
                 if conf.get("balloon").is_none_or(|b| b != "0") {
-                    s["balloon"] = json!(maxmem);
-                    s["freemem"] = json!(maxmem - mem);
-                    s["ballooninfo"] = json!({
-                        "actual": maxmem,
-                        "max_mem": maxmem,
-                        "total_mem": maxmem,
-                        "free_mem": maxmem - mem,
-                        "mem_swapped_in": 0,
-                        "mem_swapped_out": 0,
-                        "major_page_faults": 0,
-                        "minor_page_faults": 0,
-                        "last_update": now_ms / 1000,
-                    });
+                    s.member("balloon", &maxmem);
+                    s.member("freemem", &(maxmem - mem));
+                    s.member(
+                        "ballooninfo",
+                        &BalloonInfo {
+                            actual: maxmem,
+                            max_mem: maxmem,
+                            total_mem: maxmem,
+                            free_mem: maxmem - mem,
+                            mem_swapped_in: 0,
+                            mem_swapped_out: 0,
+                            major_page_faults: 0,
+                            minor_page_faults: 0,
+                            last_update: now_ms / 1000,
+                        },
+                    );
                 }
             }
         }
         if current {
-            s["ha"] = self.ha.service_status(&format!("vm:{}", vm.vmid));
+            s.member("ha", &self.ha.service_status(&format!("vm:{}", vm.vmid)));
             if conf
                 .get("agent")
                 .is_some_and(|a| crate::model::agent::agent_enabled(a))
             {
-                s["agent"] = json!(1);
+                s.member("agent", &1);
             }
             if let Some(vga) = conf.get("vga") {
                 let kind = default_key(vga, "type");
                 if kind.starts_with("qxl") || kind.starts_with("virtio") {
-                    s["spice"] = json!(1);
+                    s.member("spice", &1);
                 }
-                let clip = vga
-                    .split(',')
-                    .find_map(|p| p.strip_prefix("clipboard="))
-                    .map_or(Value::Null, |c| json!(c));
-                s["clipboard"] = clip;
+                let clip = vga.split(',').find_map(|p| p.strip_prefix("clipboard="));
+                s.member("clipboard", &clip);
             }
         }
-        s
     }
 
     /// Gives the VMs of a scenario their full behaviour: the volumes their
@@ -283,43 +287,178 @@ impl Cluster {
     }
 }
 
+/// The `nics` of a running VM's full status: each NIC's tap device
+/// (`tap<vmid>i<n>`) with its counters, in the order of the config's
+/// keys.
+struct Nics<'a> {
+    vm: &'a Vm,
+    uptime: i64,
+}
+
+impl serde::Serialize for Nics<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(serde::Serialize)]
+        struct Counters {
+            netin: i64,
+            netout: i64,
+        }
+        let vmid = self.vm.vmid;
+        let counters = Counters {
+            netin: self.uptime * 1500,
+            netout: self.uptime * 300,
+        };
+        s.collect_map(
+            self.vm
+                .config
+                .keys()
+                .filter(|k| k.starts_with("net"))
+                .filter_map(|k| k[3..].parse::<u32>().ok())
+                .map(|n| (format!("tap{vmid}i{n}"), &counters)),
+        )
+    }
+}
+
+/// The `blockstat` of a running VM's full status: each drive's
+/// [`BlockStat`], in the order of the config's keys.
+struct BlockStats<'a> {
+    vm: &'a Vm,
+    uptime: i64,
+}
+
+impl serde::Serialize for BlockStats<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let stat = BlockStat::after(self.uptime);
+        s.collect_map(
+            self.vm
+                .config
+                .keys()
+                .filter(|k| is_drive_key(k))
+                .map(|k| (k, &stat)),
+        )
+    }
+}
+
 /// One drive's `query-blockstats` counters: every member of QEMU's
 /// `BlockDeviceStats` (the zone-append ones since QEMU 8.1, in both
 /// releases' QEMU).
-fn block_stats(uptime: i64) -> Value {
-    json!({
-        "rd_bytes": uptime * 4096,
-        "wr_bytes": uptime * 2048,
-        "zone_append_bytes": 0,
-        "unmap_bytes": 0,
-        "rd_operations": uptime,
-        "wr_operations": uptime / 2,
-        "zone_append_operations": 0,
-        "flush_operations": 0,
-        "unmap_operations": 0,
-        "rd_total_time_ns": 0,
-        "wr_total_time_ns": 0,
-        "zone_append_total_time_ns": 0,
-        "flush_total_time_ns": 0,
-        "unmap_total_time_ns": 0,
-        "rd_merged": 0,
-        "wr_merged": 0,
-        "zone_append_merged": 0,
-        "unmap_merged": 0,
-        "wr_highest_offset": uptime * 2048,
-        "failed_rd_operations": 0,
-        "failed_wr_operations": 0,
-        "failed_zone_append_operations": 0,
-        "failed_flush_operations": 0,
-        "failed_unmap_operations": 0,
-        "invalid_rd_operations": 0,
-        "invalid_wr_operations": 0,
-        "invalid_zone_append_operations": 0,
-        "invalid_flush_operations": 0,
-        "invalid_unmap_operations": 0,
-        "idle_time_ns": 0,
-        "account_invalid": true,
-        "account_failed": true,
-        "timed_stats": [],
-    })
+#[derive(serde::Serialize)]
+struct BlockStat {
+    rd_bytes: i64,
+    wr_bytes: i64,
+    zone_append_bytes: i64,
+    unmap_bytes: i64,
+    rd_operations: i64,
+    wr_operations: i64,
+    zone_append_operations: i64,
+    flush_operations: i64,
+    unmap_operations: i64,
+    rd_total_time_ns: i64,
+    wr_total_time_ns: i64,
+    zone_append_total_time_ns: i64,
+    flush_total_time_ns: i64,
+    unmap_total_time_ns: i64,
+    rd_merged: i64,
+    wr_merged: i64,
+    zone_append_merged: i64,
+    unmap_merged: i64,
+    wr_highest_offset: i64,
+    failed_rd_operations: i64,
+    failed_wr_operations: i64,
+    failed_zone_append_operations: i64,
+    failed_flush_operations: i64,
+    failed_unmap_operations: i64,
+    invalid_rd_operations: i64,
+    invalid_wr_operations: i64,
+    invalid_zone_append_operations: i64,
+    invalid_flush_operations: i64,
+    invalid_unmap_operations: i64,
+    idle_time_ns: i64,
+    account_invalid: bool,
+    account_failed: bool,
+    timed_stats: [u8; 0],
+}
+
+impl BlockStat {
+    /// The counters of a drive of a VM up for `uptime` seconds.
+    fn after(uptime: i64) -> Self {
+        Self {
+            rd_bytes: uptime * 4096,
+            wr_bytes: uptime * 2048,
+            zone_append_bytes: 0,
+            unmap_bytes: 0,
+            rd_operations: uptime,
+            wr_operations: uptime / 2,
+            zone_append_operations: 0,
+            flush_operations: 0,
+            unmap_operations: 0,
+            rd_total_time_ns: 0,
+            wr_total_time_ns: 0,
+            zone_append_total_time_ns: 0,
+            flush_total_time_ns: 0,
+            unmap_total_time_ns: 0,
+            rd_merged: 0,
+            wr_merged: 0,
+            zone_append_merged: 0,
+            unmap_merged: 0,
+            wr_highest_offset: uptime * 2048,
+            failed_rd_operations: 0,
+            failed_wr_operations: 0,
+            failed_zone_append_operations: 0,
+            failed_flush_operations: 0,
+            failed_unmap_operations: 0,
+            invalid_rd_operations: 0,
+            invalid_wr_operations: 0,
+            invalid_zone_append_operations: 0,
+            invalid_flush_operations: 0,
+            invalid_unmap_operations: 0,
+            idle_time_ns: 0,
+            account_invalid: true,
+            account_failed: true,
+            timed_stats: [],
+        }
+    }
+}
+
+/// The `proxmox-support` of a running VM's full status: what its QEMU
+/// build supports.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+struct ProxmoxSupport {
+    backup_fleecing: bool,
+    backup_max_workers: bool,
+    pbs_dirty_bitmap: bool,
+    pbs_dirty_bitmap_migration: bool,
+    pbs_dirty_bitmap_savevm: bool,
+    pbs_library_version: &'static str,
+    pbs_masterkey: bool,
+    query_bitmap_info: bool,
+}
+
+impl Default for ProxmoxSupport {
+    fn default() -> Self {
+        Self {
+            backup_fleecing: true,
+            backup_max_workers: true,
+            pbs_dirty_bitmap: true,
+            pbs_dirty_bitmap_migration: true,
+            pbs_dirty_bitmap_savevm: true,
+            pbs_library_version: "1.5.2 (UNKNOWN)",
+            pbs_masterkey: true,
+            query_bitmap_info: true,
+        }
+    }
+}
+
+/// The `ballooninfo` of a running VM's full status.
+#[derive(serde::Serialize)]
+struct BalloonInfo {
+    actual: u64,
+    max_mem: u64,
+    total_mem: u64,
+    free_mem: u64,
+    mem_swapped_in: u64,
+    mem_swapped_out: u64,
+    major_page_faults: u64,
+    minor_page_faults: u64,
+    last_update: i64,
 }

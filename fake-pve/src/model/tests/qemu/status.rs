@@ -412,3 +412,64 @@ fn spice_follows_the_display_however_it_is_written(
     let st = lab.c.vm_status(&lab.c.guests[&100], lab.now_ms, true, true);
     assert_eq!(st.get("spice").is_some(), spice, "{vga}: {st}");
 }
+
+/// A VM with every member the status can have: NICs, drives, a balloon,
+/// a lock, tags, a serial port, SPICE with a clipboard.
+const EVERY_MEMBER: &str = r#"
+nodes: [{ name: pve, cpus: 8 }]
+storages:
+  - { id: local, type: dir, path: /var/lib/vz, content: [iso, images] }
+vms:
+  - vmid: 100
+    name: "a \"quoted\" name"
+    status: running
+    config:
+      lock: backup
+      memory: 4096
+      balloon: 1024
+      shares: 500
+      tags: a;b
+      serial0: socket
+      agent: "1,fstrim_cloned_disks=1"
+      vga: qxl,clipboard=vnc
+      scsi0: local:100/vm-100-disk-0.raw,size=8G
+      virtio1: local:100/vm-100-disk-1.raw,size=2G
+      ide2: local:iso/debian.iso,media=cdrom
+      net0: virtio=BC:24:11:00:01:00,bridge=vmbr0
+      net10: e1000=BC:24:11:00:01:0A,bridge=vmbr0
+  - vmid: 101
+    status: stopped
+    config: { memory: 512, vga: std }
+"#;
+
+#[rstest]
+fn the_status_text_is_the_status_value_written_out(
+    #[values(PveVersion::V8_4, PveVersion::V9_1)] version: PveVersion,
+    #[values(100, 101)] vmid: u32,
+    #[values(false, true)] full: bool,
+    #[values(false, true)] current: bool,
+) {
+    let lab = World::from_yaml_v(EVERY_MEMBER, version);
+    let vm = &lab.c.guests[&vmid];
+    let value = lab.c.vm_status(vm, lab.now_ms, full, current);
+    let text = lab.c.vm_status_json(vm, lab.now_ms, full, current);
+    assert_eq!(
+        String::from_utf8(text).expect("UTF-8"),
+        serde_json::to_string(&value).expect("a value")
+    );
+    if vmid == 100 && full {
+        // The document has its nested members, so the comparison holds
+        // them too.
+        assert_eq!(value["nics"].as_object().map(|m| m.len()), Some(2));
+        assert_eq!(value["nics"]["tap100i10"]["netin"], json!(3600 * 1500));
+        assert_eq!(value["blockstat"].as_object().map(|m| m.len()), Some(3));
+        assert_eq!(value["blockstat"]["scsi0"]["timed_stats"], json!([]));
+        assert_eq!(value["ballooninfo"]["actual"], json!(4096u64 << 20));
+        assert_eq!(value["proxmox-support"]["pbs-masterkey"], json!(true));
+    }
+    if vmid == 100 && current {
+        assert_eq!(value["clipboard"], json!("vnc"));
+        assert_eq!(value["spice"], json!(1));
+        assert_eq!(value["lock"], json!("backup"));
+    }
+}
