@@ -78,6 +78,17 @@ pub struct Row {
     pub measured: Measured,
     /// Its resident memory at the end, bytes.
     pub rss: Option<u64>,
+    /// The processor time the server spent in its measured rounds (user
+    /// and system, all its threads).
+    pub cpu: Option<Duration>,
+}
+
+impl Row {
+    /// The server's processor time per answered request, microseconds.
+    pub fn cpu_per_request_us(&self) -> Option<f64> {
+        let cpu = self.cpu?;
+        (self.measured.ok > 0).then(|| cpu.as_secs_f64() * 1e6 / self.measured.ok as f64)
+    }
 }
 
 /// The comparison.
@@ -151,10 +162,12 @@ impl Report {
             |b: Option<u64>| b.map_or("-".into(), |b| format!("{:.0} MiB", b as f64 / 1048576.0));
         let row = |r: &Row| {
             format!(
-                "| {} | {} | {:.0} | {} | {} |\n",
+                "| {} | {} | {:.0} | {} | {} | {} |\n",
                 r.name,
                 r.measured.ok,
                 r.measured.per_second(),
+                r.cpu_per_request_us()
+                    .map_or("-".into(), |us| format!("{us:.1} µs")),
                 r.measured.failed,
                 mib(r.rss)
             )
@@ -162,7 +175,7 @@ impl Report {
         let verdict = |ok: bool| if ok { "PASS" } else { "FAIL" };
         let mut out = format!(
             "{} connections, TLS keep-alive, one request after the other on each\n\n\
-             | server | requests | requests/s | failed | memory at the end |\n|---|---|---|---|---|\n",
+             | server | requests | requests/s | server CPU per request | failed | memory at the end |\n|---|---|---|---|---|---|\n",
             self.connections
         );
         for r in [&self.fake_pve, &self.no_log, &self.bare]
@@ -226,6 +239,20 @@ impl Process {
         spawn(cmd, out, ready).map(|child| Self { child })
     }
 
+    /// The processor time it has used so far (user and system, all its
+    /// threads), from `/proc` (clock ticks of 1/100 s, Linux's `USER_HZ`).
+    pub fn cpu(&self) -> Option<Duration> {
+        let s = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        // The fields after the command's name, which is in parentheses.
+        let rest = &s[s.rfind(')')? + 1..];
+        let mut fields = rest.split_whitespace();
+        // utime and stime are the 14th and 15th fields; `rest` starts at
+        // the 3rd.
+        let utime: u64 = fields.nth(11)?.parse().ok()?;
+        let stime: u64 = fields.next()?.parse().ok()?;
+        Some(Duration::from_millis((utime + stime) * 10))
+    }
+
     /// Its resident memory, bytes.
     pub fn rss(&self) -> Option<u64> {
         let s = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
@@ -256,6 +283,10 @@ struct Server {
 impl Server {
     fn rss(&self) -> Option<u64> {
         self.process.rss()
+    }
+
+    fn cpu(&self) -> Option<Duration> {
+        self.process.cpu()
     }
 }
 
@@ -309,6 +340,16 @@ pub async fn run(opts: &Options) -> Result<Report, String> {
         .collect();
     let mut reads = vec![Measured::default(); readers.len()];
     let mut writes = Measured::default();
+    // Each server's processor time in its measured rounds.
+    let mut cpu: Vec<Option<Duration>> = vec![Some(Duration::ZERO); readers.len()];
+    let mut write_cpu = Some(Duration::ZERO);
+    let spent =
+        |before: Option<Duration>, after: Option<Duration>, total: &mut Option<Duration>| {
+            *total = match (before, after, *total) {
+                (Some(b), Some(a), Some(t)) => Some(t + a.saturating_sub(b)),
+                _ => None,
+            };
+        };
     for s in &readers {
         load(&connector, s, opts, opts.warm_up, Mix::Read).await;
     }
@@ -317,33 +358,39 @@ pub async fn run(opts: &Options) -> Result<Report, String> {
     }
     for _ in 0..opts.rounds {
         for (i, s) in readers.iter().enumerate() {
+            let before = s.cpu();
             add(
                 &mut reads[i],
                 load(&connector, s, opts, opts.round, Mix::Read).await,
             );
+            spent(before, s.cpu(), &mut cpu[i]);
         }
         if opts.writes {
+            let before = fake.cpu();
             add(
                 &mut writes,
                 load(&connector, &fake, opts, opts.round, Mix::Write).await,
             );
+            spent(before, fake.cpu(), &mut write_cpu);
         }
     }
-    let row = |s: &Server, m: Measured| Row {
+    let row = |s: &Server, m: Measured, cpu: Option<Duration>| Row {
         name: s.name.clone(),
         measured: m,
         rss: s.rss(),
+        cpu,
     };
     let report = Report {
         connections: opts.connections,
-        fake_pve: row(&fake, reads[0]),
-        no_log: row(&no_log, reads[1]),
-        bare: row(&bare, reads[2]),
-        fakepve: fakepve.as_ref().map(|f| row(f, reads[3])),
+        fake_pve: row(&fake, reads[0], cpu[0]),
+        no_log: row(&no_log, reads[1], cpu[1]),
+        bare: row(&bare, reads[2], cpu[2]),
+        fakepve: fakepve.as_ref().map(|f| row(f, reads[3], cpu[3])),
         writes: Row {
             name: "fake-pve (README defaults), write mix".into(),
             measured: writes,
             rss: fake.rss(),
+            cpu: write_cpu,
         },
         log_lines: 0,
     };
@@ -757,4 +804,46 @@ pub async fn serve_bare(answer: &Path, listen: SocketAddr) -> Result<(), String>
     println!("bare server listening on {addr}");
     std::future::pending::<()>().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_s_processor_time_is_read_from_proc() {
+        let dir = std::env::temp_dir().join(format!("pve-throughput-cpu-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        let mut cmd = Command::new("sh");
+        // Ready at once, then busy for a while, then idle.
+        cmd.args([
+            "-c",
+            "echo ready; i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo busy; sleep 30",
+        ]);
+        let p = Process::spawn(cmd, &dir.join("out"), "ready").expect("it starts");
+        let start = p.cpu().expect("its processor time");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !std::fs::read_to_string(dir.join("out"))
+            .unwrap_or_default()
+            .contains("busy")
+        {
+            assert!(std::time::Instant::now() < deadline, "the loop ends");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let after = p.cpu().expect("its processor time");
+        assert!(after > start, "{start:?} then {after:?}");
+        let row = Row {
+            name: "sh".into(),
+            measured: Measured {
+                ok: 1000,
+                failed: 0,
+                elapsed: Duration::from_secs(1),
+            },
+            rss: p.rss(),
+            cpu: Some(after - start),
+        };
+        let us = row.cpu_per_request_us().expect("a figure");
+        assert!((us - (after - start).as_secs_f64() * 1000.0).abs() < 1e-6);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -457,16 +457,29 @@ impl Ha {
     /// The `ha` member of a guest's `status/current`
     /// (`get_service_status`).
     pub fn service_status(&self, sid: &str) -> Value {
-        if !self.is_managed(sid) {
-            return json!({ "managed": 0 });
+        serde_json::to_value(self.service_status_of(sid)).unwrap_or(Value::Null)
+    }
+
+    /// [`Ha::service_status`] of the guest `vmid` of `kind` (`vm` or
+    /// `ct`), to be written out: no service ID is made while no resource
+    /// is configured.
+    pub(crate) fn guest_service_status(&self, kind: &str, vmid: u32) -> ServiceStatus<'_> {
+        if self.resources.is_empty() {
+            return ServiceStatus::Unmanaged;
         }
-        let state = self
-            .manager
-            .as_ref()
-            .and_then(|m| m.service(sid))
-            .map(|s| json!(s.state()))
-            .unwrap_or(Value::Null);
-        json!({ "managed": 1, "state": state })
+        self.service_status_of(&format!("{kind}:{vmid}"))
+    }
+
+    fn service_status_of(&self, sid: &str) -> ServiceStatus<'_> {
+        if !self.is_managed(sid) {
+            return ServiceStatus::Unmanaged;
+        }
+        ServiceStatus::Managed(
+            self.manager
+                .as_ref()
+                .and_then(|m| m.service(sid))
+                .map(manager::Service::state),
+        )
     }
 
     /// Whether any guest may have a `hastate` (a resource configured, or
@@ -497,6 +510,34 @@ impl Ha {
     fn wake(&mut self, now: i64) {
         if self.next_round.is_none() {
             self.next_round = Some(manager::next_grid(now));
+        }
+    }
+}
+
+/// The `ha` member of a guest's `status/current`: `{"managed":0}`, or
+/// `{"managed":1,"state":...}` with the manager's state of the service
+/// (`null` before the manager has seen it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ServiceStatus<'a> {
+    Unmanaged,
+    Managed(Option<&'a str>),
+}
+
+impl serde::Serialize for ServiceStatus<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            Self::Unmanaged => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("managed", &0)?;
+                m.end()
+            }
+            Self::Managed(state) => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("managed", &1)?;
+                m.serialize_entry("state", state)?;
+                m.end()
+            }
         }
     }
 }

@@ -94,7 +94,7 @@ impl Cluster {
             return Ok(vec![]);
         };
         let size = 2 * vm.maxmem() + (500 << 20);
-        let machine = running_machine(version, &vm.config);
+        let machine = running_machine(version, &vm.config).into_owned();
         let date = ymd(now);
         let (volid, mut lines) = self
             .storage

@@ -330,19 +330,59 @@ pub(super) fn default_key<'a>(value: &'a str, key: &str) -> &'a str {
         .unwrap_or("")
 }
 
-pub(super) fn running_machine(version: PveVersion, conf: &BTreeMap<String, String>) -> String {
+pub(super) fn running_machine(
+    version: PveVersion,
+    conf: &BTreeMap<String, String>,
+) -> std::borrow::Cow<'_, str> {
     let machine = conf.get("machine").map_or("", |m| default_key(m, "type"));
     if machine.starts_with("pc-") {
-        return machine.to_string();
+        return machine.into();
     }
-    let kind = if machine.contains("q35") {
-        "q35"
-    } else {
-        "i440fx"
-    };
-    format!("pc-{kind}-{}+pve0", machine_version(version))
+    let q35 = machine.contains("q35");
+    // `pc-<type>-<machine_version>+pve0`, spelled out.
+    match (version, q35) {
+        (PveVersion::V8_4, false) => "pc-i440fx-9.2+pve0",
+        (PveVersion::V8_4, true) => "pc-q35-9.2+pve0",
+        (PveVersion::V9_1, false) => "pc-i440fx-10.1+pve0",
+        (PveVersion::V9_1, true) => "pc-q35-10.1+pve0",
+    }
+    .into()
 }
 
 pub(super) fn is_windows(ostype: Option<&String>) -> bool {
     ostype.is_some_and(|o| o.starts_with('w'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    fn the_running_machine_is_the_type_at_the_release_s_version(
+        #[values(PveVersion::V8_4, PveVersion::V9_1)] version: PveVersion,
+        #[values(None, Some("q35"), Some("type=q35,viommu=intel"), Some("pc"))] machine: Option<
+            &str,
+        >,
+    ) {
+        let conf: BTreeMap<String, String> = machine
+            .map(|m| ("machine".to_string(), m.to_string()))
+            .into_iter()
+            .collect();
+        let kind = if machine.is_some_and(|m| m.contains("q35")) {
+            "q35"
+        } else {
+            "i440fx"
+        };
+        assert_eq!(
+            running_machine(version, &conf),
+            format!("pc-{kind}-{}+pve0", machine_version(version))
+        );
+    }
+
+    #[rstest]
+    fn a_pinned_machine_runs_as_it_is() {
+        let conf = BTreeMap::from([("machine".to_string(), "pc-q35-8.1+pve0".to_string())]);
+        assert_eq!(running_machine(PveVersion::V9_1, &conf), "pc-q35-8.1+pve0");
+    }
 }

@@ -176,7 +176,10 @@ impl Cluster {
                 render_bytes2(used)
             ));
             snap.insert("vmstate".into(), volid);
-            snap.insert("runningmachine".into(), running_machine(version, &conf));
+            snap.insert(
+                "runningmachine".into(),
+                running_machine(version, &conf).into_owned(),
+            );
             snap.insert(
                 "runningcpu".into(),
                 "kvm64,enforce,+kvm_pv_eoi,+kvm_pv_unhalt,+lahf_lm,+sep".into(),

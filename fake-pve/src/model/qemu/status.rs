@@ -223,7 +223,7 @@ impl Cluster {
             }
         }
         if current {
-            s.member("ha", &self.ha.service_status(&format!("vm:{}", vm.vmid)));
+            s.member("ha", &self.ha.guest_service_status("vm", vm.vmid));
             if conf
                 .get("agent")
                 .is_some_and(|a| crate::model::agent::agent_enabled(a))
