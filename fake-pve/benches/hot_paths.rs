@@ -36,6 +36,26 @@ fn big_yaml(n: u32) -> String {
     y
 }
 
+/// A fake-pve of [`big_scenario`]`(n)` on PVE 9.1, its clock stopped at
+/// 1,790,000,000 and tasks ending at once.
+fn big_state(n: u32) -> fake_pve::state::State {
+    let settings = fake_pve::state::Settings {
+        version: PveVersion::V9_1,
+        root_password: "pw".into(),
+        auth_failure_delay: Duration::ZERO,
+        fingerprint: None,
+        cert_pem: None,
+        random_seed: 1,
+    };
+    fake_pve::state::State::new(
+        big_scenario(n),
+        settings,
+        Clock::manual(1_790_000_000),
+        fake_pve::Latency::instant(),
+    )
+    .expect("state")
+}
+
 /// What the access log costs a request: formatting its line into the
 /// buffer (the writer thread writes to a sink here).
 fn access_log(c: &mut Criterion) {
@@ -100,7 +120,6 @@ fn routing(c: &mut Criterion) {
 /// `/cluster/resources` under 50 ms as a whole request, `nextid` under
 /// 1 ms).
 fn views(c: &mut Criterion) {
-    use fake_pve::state::{Settings, State};
     use tower::ServiceExt as _;
     let n = 100_000;
     let cluster = big_scenario(n)
@@ -116,21 +135,7 @@ fn views(c: &mut Criterion) {
     });
     // The whole request: routing, authentication, the permission check,
     // the handler and the envelope, through the app without a socket.
-    let settings = Settings {
-        version: PveVersion::V9_1,
-        root_password: "pw".into(),
-        auth_failure_delay: Duration::ZERO,
-        fingerprint: None,
-        cert_pem: None,
-        random_seed: 1,
-    };
-    let state = State::new(
-        big_scenario(n),
-        settings,
-        Clock::manual(1_790_000_000),
-        fake_pve::Latency::instant(),
-    )
-    .expect("state");
+    let state = big_state(n);
     let ticket = state.keys().ticket("root@pam", 1_790_000_000);
     let app = fake_pve::app::app(state);
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -168,22 +173,7 @@ fn views(c: &mut Criterion) {
 /// Checkpoints and state documents of a world with 10,000 guests
 /// (target: a restore well under a second).
 fn worlds(c: &mut Criterion) {
-    use fake_pve::state::{Settings, State};
-    let settings = Settings {
-        version: PveVersion::V9_1,
-        root_password: "pw".into(),
-        auth_failure_delay: Duration::ZERO,
-        fingerprint: None,
-        cert_pem: None,
-        random_seed: 1,
-    };
-    let state = State::new(
-        big_scenario(10_000),
-        settings,
-        Clock::manual(1_790_000_000),
-        fake_pve::Latency::instant(),
-    )
-    .expect("state");
+    let state = big_state(10_000);
     state.checkpoint("bench").expect("checkpoint");
     c.bench_function("world/checkpoint with 10000 guests", |b| {
         b.iter(|| state.checkpoint("again").expect("checkpoint"))

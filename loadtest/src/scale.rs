@@ -194,6 +194,25 @@ pub fn is_container(v: u32) -> bool {
     v % 4 == 3
 }
 
+/// The status of the `v`-th guest of a big world: a third run.
+fn status(v: u32) -> &'static str {
+    if v.is_multiple_of(3) {
+        "running"
+    } else {
+        "stopped"
+    }
+}
+
+/// The MAC address of guest `vmid`'s NIC in a big world.
+fn mac(vmid: u32) -> String {
+    format!(
+        "BC:24:11:{:02X}:{:02X}:{:02X}",
+        (vmid >> 16) & 0xff,
+        (vmid >> 8) & 0xff,
+        vmid & 0xff
+    )
+}
+
 /// A world of `vms` guests spread over `nodes` nodes, each configured as
 /// a typical small server (a third of them running); every fourth guest
 /// is a container, the others are VMs.
@@ -203,21 +222,6 @@ pub fn world_yaml(nodes: u32, vms: u32) -> String {
         let _ = writeln!(y, "  - {{name: node{i}, cpus: 64, memory: 512G}}");
     }
     y.push_str("storages:\n  - { id: local, type: dir, path: /var/lib/vz }\n  - { id: local-lvm, type: lvmthin, thinpool: data, vgname: pve, size: 100T }\n");
-    let status = |v: u32| {
-        if v.is_multiple_of(3) {
-            "running"
-        } else {
-            "stopped"
-        }
-    };
-    let mac = |vmid: u32| {
-        format!(
-            "BC:24:11:{:02X}:{:02X}:{:02X}",
-            (vmid >> 16) & 0xff,
-            (vmid >> 8) & 0xff,
-            vmid & 0xff
-        )
-    };
     y.push_str("vms:\n");
     for v in (0..vms).filter(|v| !is_container(*v)) {
         let vmid = 100 + v;
@@ -257,21 +261,6 @@ pub fn world_json(nodes: u32, vms: u32) -> String {
         );
     }
     j.push_str("], \"storages\": [{\"id\": \"local\", \"type\": \"dir\", \"path\": \"/var/lib/vz\"}, {\"id\": \"local-lvm\", \"type\": \"lvmthin\", \"thinpool\": \"data\", \"vgname\": \"pve\", \"size\": \"100T\"}],\n");
-    let status = |v: u32| {
-        if v.is_multiple_of(3) {
-            "running"
-        } else {
-            "stopped"
-        }
-    };
-    let mac = |vmid: u32| {
-        format!(
-            "BC:24:11:{:02X}:{:02X}:{:02X}",
-            (vmid >> 16) & 0xff,
-            (vmid >> 8) & 0xff,
-            vmid & 0xff
-        )
-    };
     j.push_str("\"vms\": [\n");
     let mut first = true;
     for v in (0..vms).filter(|v| !is_container(*v)) {

@@ -74,6 +74,28 @@ pub struct Measured {
 }
 
 impl Measured {
+    /// The figures of a round's load tasks, each of which answers its
+    /// `(ok, failed)` requests (one that panicked counts one failure),
+    /// after `failed` connections that could not be made; the round
+    /// started at `started` and ends when the last task does.
+    pub async fn gather(
+        mut tasks: tokio::task::JoinSet<(u64, u64)>,
+        failed: u64,
+        started: Instant,
+    ) -> Self {
+        let mut m = Self {
+            failed,
+            ..Self::default()
+        };
+        while let Some(r) = tasks.join_next().await {
+            let (ok, f) = r.unwrap_or((0, 1));
+            m.ok += ok;
+            m.failed += f;
+        }
+        m.elapsed = started.elapsed();
+        m
+    }
+
     /// Answered requests per second.
     pub fn per_second(&self) -> f64 {
         let s = self.elapsed.as_secs_f64();
@@ -323,17 +345,7 @@ async fn load(connector: &TlsConnector, t: &Target, opts: &Options, time: Durati
             (ok, failed)
         });
     }
-    let mut m = Measured {
-        failed,
-        ..Measured::default()
-    };
-    while let Some(r) = tasks.join_next().await {
-        let (ok, f) = r.unwrap_or((0, 1));
-        m.ok += ok;
-        m.failed += f;
-    }
-    m.elapsed = started.elapsed();
-    m
+    Measured::gather(tasks, failed, started).await
 }
 
 /// A bare axum router behind the same TLS and HTTP/1.1 stack as fake-pve,
