@@ -13,6 +13,11 @@ use fake_pve::api::auth::Keys;
 use fake_pve::{Clock, FakePve, PveVersion, Scenario};
 use serde_json::{Value, json};
 
+// The server's allocator (`src/main.rs`): what a request costs depends on
+// it, large answers most.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A cluster of 10 nodes with `n` guests spread over them.
 fn big_scenario(n: u32) -> Scenario {
     Scenario::parse(&big_yaml(n), "bench").expect("valid scenario")

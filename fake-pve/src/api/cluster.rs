@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::params::value_text;
-use super::{Ctx, Reply, Route, get, put};
+use super::{Ctx, RawData, Reply, Route, get, put};
 use crate::model::Result;
 use crate::spec::formats::split_list;
 
@@ -52,9 +52,13 @@ fn resources(ctx: &Ctx<'_>) -> Result<Reply> {
         .enumeration("type", &["vm", "storage", "node", "sdn"])?;
     let now = ctx.now();
     let who = ctx.who()?;
-    let json = ctx.with(|c| c.resources_json(kind.as_deref(), now, who));
+    let json = ctx.with(|c| {
+        RawData::written(c.resources_capacity(), |out| {
+            c.write_resources(kind.as_deref(), now, who, out);
+        })
+    });
     Ok(Reply {
-        raw: Some(json.into()),
+        raw: Some(json),
         ..Reply::default()
     })
 }

@@ -10,7 +10,7 @@ use http::{HeaderValue, Response, StatusCode};
 use http_body_util::Full;
 use serde_json::{Value, json};
 
-use super::{Format, Reply};
+use super::{Format, RawData, Reply};
 use crate::model::{Error, ErrorKind};
 
 /// The content type of every JSON answer, byte for byte as PVE sends it.
@@ -118,14 +118,15 @@ pub fn success(format: Format, reply: Reply) -> Response<Full<Bytes>> {
     // The envelope is written around the data (`{"data":...,"total":n,
     // <attribs>,"success":1}`) instead of moving it into a new value.
     // Writing a `Value` into a `Vec` cannot fail.
-    let mut out = Vec::with_capacity(reply.raw.as_ref().map_or(512, |r| r.len() + 64));
-    out.extend_from_slice(b"{\"data\":");
-    match &reply.raw {
-        Some(raw) => out.extend_from_slice(raw),
+    let mut out = match reply.raw {
+        Some(raw) => raw.into_opened(),
         None => {
+            let mut out = Vec::with_capacity(512);
+            out.extend_from_slice(RawData::OPENING);
             let _ = serde_json::to_writer(&mut out, &reply.data);
+            out
         }
-    }
+    };
     if let Some(t) = reply.total.filter(|t| *t != 0) {
         out.extend_from_slice(format!(",\"total\":{t}").as_bytes());
     }
@@ -146,7 +147,7 @@ pub fn success(format: Format, reply: Reply) -> Response<Full<Bytes>> {
         http::header::CONTENT_TYPE,
         HeaderValue::from_static(JSON_CONTENT_TYPE),
     );
-    build(b, Bytes::from(out))
+    build(b, super::recycle::bytes(out))
 }
 
 /// The status a refusal of each kind is answered with: PVE `die`s with

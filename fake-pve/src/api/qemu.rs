@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{Ctx, Reply, Route, delete, get, post, put};
+use super::{Ctx, RawData, Reply, Route, delete, get, post, put};
 use crate::model::ha::HaRequest;
 use crate::model::qemu::{self, ConfigUpdate, CreateRequest, QemuOp};
 use crate::model::{Error, Result, TaskEffect, Worker};
@@ -360,12 +360,14 @@ fn vm_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
     let now_ms = ctx.now_ms();
-    let json = ctx.with(|c| -> Result<Vec<u8>> {
+    let json = ctx.with(|c| -> Result<RawData> {
         let vm = c.vm(&node, vmid)?;
-        Ok(c.vm_status_json(vm, now_ms, true, true))
+        Ok(RawData::written(1280, |out| {
+            c.write_vm_status(vm, now_ms, true, true, out);
+        }))
     })?;
     Ok(Reply {
-        raw: Some(json.into()),
+        raw: Some(json),
         ..Reply::default()
     })
 }

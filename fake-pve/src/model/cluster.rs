@@ -422,7 +422,12 @@ impl Cluster {
 
     /// The `type=node` rows of `/cluster/resources`.
     pub(crate) fn node_resources(&self, now: i64) -> Vec<Value> {
-        let loads = self.guest_loads();
+        self.node_resources_with(now, &self.guest_loads())
+    }
+
+    /// [`Cluster::node_resources`] with the guests' loads added up
+    /// already.
+    pub(crate) fn node_resources_with(&self, now: i64, loads: &GuestLoads<'_>) -> Vec<Value> {
         self.nodes
             .iter()
             .map(|n| {

@@ -29,28 +29,31 @@ impl Members for Map<String, Value> {
 /// A JSON object written out member by member, as serde_json writes the
 /// same object.
 #[derive(Debug)]
-pub(crate) struct JsonObject {
-    out: Vec<u8>,
+pub(crate) struct JsonObject<'a> {
+    out: &'a mut Vec<u8>,
+    /// Where the object's members start in `out`.
+    start: usize,
 }
 
-impl JsonObject {
-    /// An empty object with room for `capacity` bytes.
-    pub fn with_capacity(capacity: usize) -> Self {
-        let mut out = Vec::with_capacity(capacity.max(2));
+impl<'a> JsonObject<'a> {
+    /// An empty object, written after what `out` holds, with room for
+    /// `capacity` more bytes.
+    pub fn after(out: &'a mut Vec<u8>, capacity: usize) -> Self {
+        out.reserve(capacity.max(2));
         out.push(b'{');
-        Self { out }
+        let start = out.len();
+        Self { out, start }
     }
 
-    /// The object's text.
-    pub fn finish(mut self) -> Vec<u8> {
+    /// Closes the object.
+    pub fn finish(self) {
         self.out.push(b'}');
-        self.out
     }
 }
 
-impl Members for JsonObject {
+impl Members for JsonObject<'_> {
     fn member<V: Serialize + ?Sized>(&mut self, key: &str, value: &V) {
-        if self.out.len() > 1 {
+        if self.out.len() > self.start {
             self.out.push(b',');
         }
         // Writing to a `Vec` cannot fail, and the model's types always
@@ -87,9 +90,12 @@ mod tests {
     fn both_forms_write_the_same_text() {
         let mut map = Map::new();
         fill(&mut map);
-        let mut text = JsonObject::with_capacity(0);
-        fill(&mut text);
-        let text = text.finish();
+        // After other text, as an answer's envelope opens before it.
+        let mut text = b"{\"data\":".to_vec();
+        let mut object = JsonObject::after(&mut text, 0);
+        fill(&mut object);
+        object.finish();
+        let text = text.split_off(8);
         assert_eq!(
             String::from_utf8(text).expect("JSON is UTF-8"),
             serde_json::to_string(&Value::Object(map)).expect("a value")
@@ -98,6 +104,8 @@ mod tests {
 
     #[rstest]
     fn an_empty_object() {
-        assert_eq!(JsonObject::with_capacity(8).finish(), b"{}");
+        let mut text = Vec::new();
+        JsonObject::after(&mut text, 8).finish();
+        assert_eq!(text, b"{}");
     }
 }

@@ -9,12 +9,11 @@
 //! [`Cluster::ct_resource`] (a unit test holds them to it).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use serde_json::{Number, Value};
 
 use super::access::AuthId;
-use super::cluster::Cluster;
+use super::cluster::{Cluster, GuestLoads};
 use super::lxc::Ct;
 use super::qemu::Vm;
 
@@ -128,103 +127,105 @@ fn text_key(vmid: u32) -> u128 {
     u128::from_be_bytes(key)
 }
 
+/// root@pam, who may audit everything.
+fn is_root(who: &AuthId) -> bool {
+    matches!(who, AuthId::User(u) if u == "root@pam")
+}
+
 fn float(x: f64) -> Number {
     Number::from_f64(x).unwrap_or_else(|| Number::from(0))
 }
+
+/// A guest of the listing, VM or container.
+#[derive(Clone, Copy)]
+enum Guest<'a> {
+    Vm(&'a Vm),
+    Ct(&'a Ct),
+}
+
+/// The rows written so far, with the commas between them.
+struct Rows<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl<'a> Rows<'a> {
+    /// The first rows of a list, after what `out` holds.
+    fn opening(out: &'a mut Vec<u8>) -> Self {
+        Self { out, first: true }
+    }
+
+    fn put(&mut self, row: &dyn Row) {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        row.write_to(self.out);
+    }
+}
+
+/// Each node's CPUs by name.
+type HostCpus<'a> = std::collections::HashMap<&'a str, u64, foldhash::fast::FixedState>;
 
 impl Cluster {
     /// `GET /cluster/resources` for `who`, optionally only of `kind`:
     /// the `data` member's JSON text.
     pub fn resources_json(&self, kind: Option<&str>, now: i64, who: &AuthId) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_resources(kind, now, who, &mut out);
+        out
+    }
+
+    /// About how long the listing is: 360 bytes a guest (a row is about
+    /// 350), so that it is written without growing (and copying) its
+    /// buffer.
+    pub fn resources_capacity(&self) -> usize {
+        1024 + 360 * (self.guests.len() + self.guests.cts().len())
+    }
+
+    /// [`Cluster::resources_json`], written after what `out` holds.
+    pub fn write_resources(&self, kind: Option<&str>, now: i64, who: &AuthId, out: &mut Vec<u8>) {
         let want = |k: &str| kind.is_none_or(|t| t == k);
         let access = &self.access;
         // root@pam may audit everything: no path is made for it.
-        let root = matches!(who, AuthId::User(u) if u == "root@pam");
+        let root = is_root(who);
         let may = |path: &str, privilege: &str| root || access.has_priv(who, path, privilege);
-        let mut path = String::new();
-        let mut may_vm = |vmid: u32| {
-            if root {
-                return true;
-            }
-            path.clear();
-            path.push_str("/vms/");
-            path.push_str(itoa::Buffer::new().format(vmid));
-            access.has_priv(who, &path, "VM.Audit")
-        };
-        // About 350 bytes a guest: the answer is written without growing
-        // (and copying) its buffer.
-        let guests = self.guests.len() + self.guests.cts().len();
-        let mut out = Vec::with_capacity(1024 + 360 * guests);
+        out.reserve(self.resources_capacity());
         out.push(b'[');
-        let mut first = true;
-        let mut put = |out: &mut Vec<u8>, row: &dyn Row| {
-            if !first {
-                out.push(b',');
-            }
-            first = false;
-            row.write_to(out);
-        };
+        let mut rows = Rows::opening(out);
         // Pools first, then guests, nodes, storages and the SDN, as
         // `resources_view` lists them.
         if want("pool") {
             for row in self.pool_resources(now) {
                 let id = row["pool"].as_str().unwrap_or_default();
                 if may(&format!("/pool/{id}"), "Pool.Audit") {
-                    put(&mut out, &row);
+                    rows.put(&row);
                 }
             }
         }
+        // The nodes' loads are added up as the guests' rows are written
+        // (a second pass over 100,000 guests costs milliseconds).
+        let mut loads = None;
         if want("vm") {
-            let host_cpus: HashMap<&str, u64, foldhash::fast::FixedState> = self
+            let listed = self.listed_guests();
+            let host_cpus: HostCpus<'_> = self
                 .nodes
                 .iter()
                 .map(|n| (n.name.as_str(), u64::from(n.cpus)))
                 .collect();
-            let cpus_of = |node: &str| host_cpus.get(node).copied().unwrap_or(1);
-            let mut vms: Vec<(u128, &Vm)> = self
-                .guests
-                .values()
-                .map(|v| (text_key(v.vmid), v))
-                .collect();
-            // VMIDs are unique: an unstable sort lists them as a stable one.
-            vms.sort_unstable_by_key(|(key, _)| *key);
-            for (_, v) in vms {
-                if !may_vm(v.vmid) {
-                    continue;
-                }
-                let mut row = self.vm_row(v, now, cpus_of(&v.node));
-                // A guest's pool is shown to those who may audit the pool.
-                if row
-                    .pool
-                    .is_some_and(|p| !may(&format!("/pool/{p}"), "Pool.Audit"))
-                {
-                    row.pool = None;
-                }
-                put(&mut out, &row);
-            }
-            let mut cts: Vec<(u128, &Ct)> = self
-                .guests
-                .cts()
-                .values()
-                .map(|c| (text_key(c.vmid()), c))
-                .collect();
-            cts.sort_unstable_by_key(|(key, _)| *key);
-            for (_, c) in cts {
-                if may_vm(c.vmid()) {
-                    put(&mut out, &self.ct_row(c, now, cpus_of(c.node())));
-                }
-            }
+            loads = Some(self.write_guest_rows(&listed, &host_cpus, now, who, &mut rows));
         }
         if want("node") {
-            for row in self.node_resources(now) {
-                put(&mut out, &row);
+            let loads = loads.unwrap_or_else(|| self.guest_loads());
+            for row in self.node_resources_with(now, &loads) {
+                rows.put(&row);
             }
         }
         if want("storage") {
             for row in self.storage_resources() {
                 let id = row["storage"].as_str().unwrap_or_default();
                 if may(&format!("/storage/{id}"), "Datastore.Audit") {
-                    put(&mut out, &row);
+                    rows.put(&row);
                 }
             }
         }
@@ -236,11 +237,110 @@ impl Cluster {
                 _ => true,
             };
             if keep {
-                put(&mut out, &row);
+                rows.put(&row);
             }
         }
         out.push(b']');
-        out
+    }
+
+    /// The guests in the listing's order: the VMs, then the containers,
+    /// each in the text order of their VMIDs.
+    fn listed_guests(&self) -> Vec<Guest<'_>> {
+        // The maps list the VMIDs in numeric order: a run of each length
+        // (3 digits, then 4, ...), each run in text order already. A
+        // stable sort finds the runs and merges them.
+        let mut vms: Vec<(u128, &Vm)> = self
+            .guests
+            .values()
+            .map(|v| (text_key(v.vmid), v))
+            .collect();
+        vms.sort_by_key(|(key, _)| *key);
+        let mut cts: Vec<(u128, &Ct)> = self
+            .guests
+            .cts()
+            .values()
+            .map(|c| (text_key(c.vmid()), c))
+            .collect();
+        cts.sort_by_key(|(key, _)| *key);
+        vms.into_iter()
+            .map(|(_, v)| Guest::Vm(v))
+            .chain(cts.into_iter().map(|(_, c)| Guest::Ct(c)))
+            .collect()
+    }
+
+    /// The rows of `guests` that `who` may audit, in order; with the
+    /// memory and number of the running ones on each node, whether `who`
+    /// may audit them or not ([`Cluster::guest_loads`]).
+    fn write_guest_rows<'a>(
+        &'a self,
+        guests: &[Guest<'a>],
+        host_cpus: &HostCpus<'_>,
+        now: i64,
+        who: &AuthId,
+        rows: &mut Rows<'_>,
+    ) -> GuestLoads<'a> {
+        let access = &self.access;
+        let root = is_root(who);
+        let mut path = String::new();
+        let mut may_vm = |vmid: u32| {
+            if root {
+                return true;
+            }
+            path.clear();
+            path.push_str("/vms/");
+            path.push_str(itoa::Buffer::new().format(vmid));
+            access.has_priv(who, &path, "VM.Audit")
+        };
+        let cpus_of = |node: &str| host_cpus.get(node).copied().unwrap_or(1);
+        let mut loads: GuestLoads<'a> = self
+            .nodes
+            .iter()
+            .map(|n| (n.name.as_str(), (0, 0)))
+            .collect();
+        let mut load = |node: &str, mem: u64| {
+            if let Some((m, k)) = loads.get_mut(node) {
+                *m += mem;
+                *k += 1;
+            }
+        };
+        for guest in guests {
+            match *guest {
+                Guest::Vm(v) => {
+                    if !may_vm(v.vmid) {
+                        if v.running() {
+                            load(&v.node, v.maxmem());
+                        }
+                        continue;
+                    }
+                    let mut row = self.vm_row(v, now, cpus_of(&v.node));
+                    if v.running() {
+                        load(&v.node, row.maxmem);
+                    }
+                    // A guest's pool is shown to those who may audit the
+                    // pool.
+                    if row.pool.is_some_and(|p| {
+                        !root && !access.has_priv(who, &format!("/pool/{p}"), "Pool.Audit")
+                    }) {
+                        row.pool = None;
+                    }
+                    rows.put(&row);
+                }
+                Guest::Ct(c) => {
+                    if !may_vm(c.vmid()) {
+                        if c.running() {
+                            load(c.node(), c.maxmem());
+                        }
+                        continue;
+                    }
+                    let row = self.ct_row(c, now, cpus_of(c.node()));
+                    if c.running() {
+                        load(c.node(), row.maxmem);
+                    }
+                    rows.put(&row);
+                }
+            }
+        }
+        loads
     }
 
     fn vm_row<'a>(&'a self, v: &'a Vm, now: i64, host_cpus: u64) -> GuestRow<'a> {
@@ -253,7 +353,7 @@ impl Cluster {
             status: v
                 .qmpstatus
                 .map_or(v.status.as_str(), super::qemu::QmpStatus::as_str),
-            template: u8::from(v.template()),
+            template: u8::from(f.template),
             uptime: f.uptime,
             maxcpu: Number::from(f.cpus),
             cpu: f.cpu,
@@ -266,8 +366,8 @@ impl Cluster {
             diskread: 0,
             diskwrite: 0,
             memhost: self.version.is_v9().then_some(f.mem),
-            lock: v.config.get("lock").map(String::as_str),
-            tags: v.config.get("tags").map(String::as_str),
+            lock: f.lock,
+            tags: f.tags,
             hastate: self
                 .ha
                 .may_have_hastate()
@@ -419,6 +519,39 @@ containers:
                 "lxc/201"
             ]
         );
+    }
+
+    /// The listing written after the envelope's opening is the
+    /// listing, and it ends the text.
+    #[rstest]
+    fn the_listing_is_written_after_what_the_buffer_holds(
+        #[values("root@pam", "alice@pve")] user: &str,
+    ) {
+        let c = world(PveVersion::V9_1);
+        let who = AuthId::User(user.into());
+        let mut out = b"{\"data\":".to_vec();
+        c.write_resources(None, 1_790_000_100, &who, &mut out);
+        let alone = c.resources_json(None, 1_790_000_100, &who);
+        assert_eq!(out[..8], *b"{\"data\":");
+        assert_eq!(
+            String::from_utf8_lossy(&out[8..]),
+            String::from_utf8_lossy(&alone)
+        );
+        let rows: Value = serde_json::from_slice(&alone).expect("JSON");
+        assert!(rows.as_array().is_some_and(|r| r.len() > 3), "{rows}");
+        // A node's load counts every guest running on it, also those
+        // the caller may not see.
+        let nodes = |rows: &Value| -> Vec<Value> {
+            rows.as_array()
+                .into_iter()
+                .flatten()
+                .filter(|r| r["type"] == "node")
+                .cloned()
+                .collect()
+        };
+        let listed = Value::Array(c.resources_view(Some("node"), 1_790_000_100));
+        assert_eq!(nodes(&rows), nodes(&listed));
+        assert!(nodes(&rows).iter().any(|n| n["mem"].as_u64() > Some(0)));
     }
 
     /// What another user is shown: the guests and storages it may

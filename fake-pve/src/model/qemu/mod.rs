@@ -160,6 +160,15 @@ pub fn lock_timeout(vmid: u32) -> String {
     format!("can't lock file '/var/lock/qemu-server/lock-{vmid}.conf' - got timeout")
 }
 
+/// The bytes of memory a config's `memory` gives (512 MiB without it).
+pub(crate) fn maxmem_of(memory: Option<&str>) -> u64 {
+    let mib = memory
+        .and_then(|m| m.split(',').next())
+        .and_then(|m| m.trim_start_matches("current=").parse::<u64>().ok())
+        .unwrap_or(512);
+    mib * 1024 * 1024
+}
+
 impl Vm {
     /// A VM with a config and nothing pending.
     pub fn new(vmid: u32, node: &str, status: VmStatus, config: BTreeMap<String, String>) -> Self {
@@ -225,13 +234,7 @@ impl Vm {
 
     /// Configured memory in bytes (`memory` is in MiB, default 512).
     pub fn maxmem(&self) -> u64 {
-        let mib = self
-            .config
-            .get("memory")
-            .and_then(|m| m.split(',').next())
-            .and_then(|m| m.trim_start_matches("current=").parse::<u64>().ok())
-            .unwrap_or(512);
-        mib * 1024 * 1024
+        maxmem_of(self.config.get("memory").map(String::as_str))
     }
 
     /// Configured vCPUs: sockets × cores (defaults 1), or `vcpus`.

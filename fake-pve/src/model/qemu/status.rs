@@ -17,63 +17,113 @@ pub(crate) struct VmFigures<'a> {
     pub cpu: serde_json::Number,
     pub netin: u64,
     pub netout: u64,
+    /// The config's `lock`.
+    pub lock: Option<&'a str>,
+    /// The config's `tags`.
+    pub tags: Option<&'a str>,
+    pub template: bool,
+}
+
+/// The config keys the figures read, found in one pass over the config
+/// (a listing reads them for every guest).
+#[derive(Default)]
+struct FigureKeys<'a> {
+    name: Option<&'a str>,
+    vcpus: Option<&'a str>,
+    sockets: Option<&'a str>,
+    cores: Option<&'a str>,
+    memory: Option<&'a str>,
+    boot: Option<&'a str>,
+    lock: Option<&'a str>,
+    tags: Option<&'a str>,
+    template: Option<&'a str>,
+    /// The first disk (not a CD-ROM) in the config's key order.
+    first_disk: Option<&'a str>,
+}
+
+impl<'a> FigureKeys<'a> {
+    fn of(config: &'a BTreeMap<String, String>) -> Self {
+        let mut keys = Self::default();
+        for (k, v) in config {
+            let v = Some(v.as_str());
+            match k.as_str() {
+                "name" => keys.name = v,
+                "vcpus" => keys.vcpus = v,
+                "sockets" => keys.sockets = v,
+                "cores" => keys.cores = v,
+                "memory" => keys.memory = v,
+                "boot" => keys.boot = v,
+                "lock" => keys.lock = v,
+                "tags" => keys.tags = v,
+                "template" => keys.template = v,
+                k => {
+                    if keys.first_disk.is_none()
+                        && is_drive_key(k)
+                        && v.is_some_and(|v| !drive_is_cdrom(v))
+                    {
+                        keys.first_disk = v;
+                    }
+                }
+            }
+        }
+        keys
+    }
 }
 
 impl Cluster {
     /// The size of the boot disk (first disk in the boot order).
     fn boot_disk_size(&self, vm: &Vm) -> u64 {
+        self.boot_disk_size_of(vm, &FigureKeys::of(&vm.config))
+    }
+
+    /// [`Cluster::boot_disk_size`] with the config's keys found already.
+    fn boot_disk_size_of(&self, vm: &Vm, keys: &FigureKeys<'_>) -> u64 {
         let is_disk = |k: &str, v: &str| is_drive_key(k) && !drive_is_cdrom(v);
-        let order = vm
-            .config
-            .get("boot")
+        let order = keys
+            .boot
             .and_then(|b| b.split(',').find_map(|p| p.strip_prefix("order=")));
         let disk = order
             .and_then(|o| {
-                o.split(';')
-                    .find(|k| vm.config.get(*k).is_some_and(|v| is_disk(k, v)))
+                o.split(';').find_map(|k| {
+                    vm.config
+                        .get(k)
+                        .filter(|v| is_disk(k, v))
+                        .map(String::as_str)
+                })
             })
-            .or_else(|| {
-                vm.config
-                    .iter()
-                    .find(|(k, v)| is_disk(k, v))
-                    .map(|(k, _)| k.as_str())
-            });
-        disk.and_then(|k| vm.config.get(k))
-            .and_then(|v| {
-                v.split(',')
-                    .find_map(|p| p.strip_prefix("size="))
-                    .and_then(parse_size)
-                    .or_else(|| self.storage.volume(drive_file(v), &vm.node).map(|x| x.size))
-            })
-            .unwrap_or(0)
+            .or(keys.first_disk);
+        disk.and_then(|v| {
+            v.split(',')
+                .find_map(|p| p.strip_prefix("size="))
+                .and_then(parse_size)
+                .or_else(|| self.storage.volume(drive_file(v), &vm.node).map(|x| x.size))
+        })
+        .unwrap_or(0)
     }
 
     /// The figures of a VM that its status and the cluster's resources
     /// share, on a node of `host_cpus` CPUs.
     pub(crate) fn vm_figures<'a>(&self, vm: &'a Vm, now_ms: i64, host_cpus: u64) -> VmFigures<'a> {
         let running = vm.running();
-        let conf = &vm.config;
-        let cpus = conf
-            .get("vcpus")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| {
-                let g = |k: &str| conf.get(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(1);
-                (g("sockets") * g("cores")).min(host_cpus)
-            });
-        let maxmem = vm.maxmem();
+        let keys = FigureKeys::of(&vm.config);
+        let cpus = keys.vcpus.and_then(|v| v.parse().ok()).unwrap_or_else(|| {
+            let g = |v: Option<&str>| v.and_then(|v| v.parse::<u64>().ok()).unwrap_or(1);
+            (g(keys.sockets) * g(keys.cores)).min(host_cpus)
+        });
+        let maxmem = maxmem_of(keys.memory);
         let uptime = match (running, vm.started_ms) {
             (true, Some(s)) => (now_ms - s).max(0) / 1000,
             _ => 0,
         };
         let u = u64::try_from(uptime).unwrap_or(0);
         VmFigures {
-            name: conf.get("name").map_or_else(
+            name: keys.name.map_or_else(
                 || std::borrow::Cow::Owned(format!("VM {}", vm.vmid)),
-                |n| std::borrow::Cow::Borrowed(n.as_str()),
+                std::borrow::Cow::Borrowed,
             ),
             cpus,
             maxmem,
-            maxdisk: self.boot_disk_size(vm),
+            maxdisk: self.boot_disk_size_of(vm, &keys),
             uptime,
             mem: if running { maxmem / 4 } else { 0 },
             // `vmstatus` starts every VM at the integer 0 and only a
@@ -85,6 +135,9 @@ impl Cluster {
             },
             netin: if running { u * 1500 } else { 0 },
             netout: if running { u * 300 } else { 0 },
+            lock: keys.lock,
+            tags: keys.tags,
+            template: keys.template == Some("1"),
         }
     }
 
@@ -99,9 +152,23 @@ impl Cluster {
     /// [`Cluster::vm_status`] as JSON text, written without building the
     /// value (`status/current`, the calls polled hardest).
     pub fn vm_status_json(&self, vm: &Vm, now_ms: i64, full: bool, current: bool) -> Vec<u8> {
-        let mut s = JsonObject::with_capacity(1280);
+        let mut out = Vec::new();
+        self.write_vm_status(vm, now_ms, full, current, &mut out);
+        out
+    }
+
+    /// [`Cluster::vm_status_json`], written after what `out` holds.
+    pub fn write_vm_status(
+        &self,
+        vm: &Vm,
+        now_ms: i64,
+        full: bool,
+        current: bool,
+        out: &mut Vec<u8>,
+    ) {
+        let mut s = JsonObject::after(out, 1280);
         self.vm_status_members(vm, now_ms, full, current, &mut s);
-        s.finish()
+        s.finish();
     }
 
     /// The members of [`Cluster::vm_status`], in its order.
@@ -131,6 +198,7 @@ impl Cluster {
             cpu,
             netin,
             netout,
+            ..
         } = self.vm_figures(vm, now_ms, host_cpus);
         s.member("vmid", &vm.vmid);
         s.member("status", &vm.status);
