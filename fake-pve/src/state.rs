@@ -41,7 +41,24 @@ pub struct Settings {
 }
 
 fn build(seed: &Scenario, s: &Settings, now: i64) -> Result<Cluster, ScenarioError> {
-    let mut c = seed.build(s.version, &s.root_password, now)?;
+    let c = seed.build(s.version, &s.root_password, now)?;
+    with_settings(c, seed, s)
+}
+
+/// [`build`] of a seed given to the state, and the seed as kept
+/// ([`Scenario::build_seed`]).
+fn build_seed(
+    seed: Scenario,
+    s: &Settings,
+    now: i64,
+) -> Result<(Cluster, Scenario), ScenarioError> {
+    let (c, seed) = seed.build_seed(s.version, &s.root_password, now)?;
+    Ok((with_settings(c, &seed, s)?, seed))
+}
+
+/// The fault rules and fingerprint of the settings on a world built from
+/// `seed`.
+fn with_settings(mut c: Cluster, seed: &Scenario, s: &Settings) -> Result<Cluster, ScenarioError> {
     if seed.world.is_some() {
         // A saved world keeps its fault rules, their random state and its
         // nodes' fingerprints.
@@ -160,7 +177,7 @@ impl State {
         latency: Latency,
         keys: Keys,
     ) -> Result<Self, ScenarioError> {
-        let cluster = build(&seed, &settings, clock.now())?;
+        let (cluster, seed) = build_seed(seed, &settings, clock.now())?;
         clock.set_scale(latency.time_scale);
         let seeds = crate::model::context::Seeds::new(settings.random_seed);
         Ok(Self {
@@ -330,7 +347,7 @@ impl State {
     /// When the scenario does not describe a valid cluster; the state is
     /// then left as it was.
     pub fn load(&self, seed: Scenario, now: i64) -> Result<(), ScenarioError> {
-        let c = build(&seed, &self.inner.settings, now)?;
+        let (c, seed) = build_seed(seed, &self.inner.settings, now)?;
         *self.lock() = c;
         self.changed();
         *self

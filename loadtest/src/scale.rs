@@ -318,9 +318,8 @@ async fn world(nodes: u32, vms: u32, opts: &Options) -> Result<World, String> {
     let json = world_json(nodes, vms);
     let started = Instant::now();
     // As `fake-pve --seed` reads it: checked as it is built.
-    let scenario = Scenario::read(&json, "scale").map_err(|e| e.to_string())?;
+    let scenario = Scenario::read_owned(json, "scale").map_err(|e| e.to_string())?;
     let parse_time = started.elapsed();
-    drop(json);
     let pve = {
         FakePve::builder()
             .listen(SocketAddr::from(([127, 0, 0, 1], 0)))

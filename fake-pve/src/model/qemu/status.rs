@@ -313,7 +313,8 @@ impl Cluster {
     /// disks name are recorded on the storages, running ones have been up
     /// for an hour.
     pub fn adopt_seed_vms(&mut self, now: i64) {
-        let mut adopt = Vec::new();
+        // The guests are read while the storages record their volumes.
+        let storage = &mut self.storage;
         for vm in self.guests.values_mut() {
             if vm.running() {
                 vm.started_ms = Some((now - 3_600) * 1000);
@@ -331,16 +332,8 @@ impl Cluster {
                 } else {
                     continue;
                 };
-                adopt.push((
-                    file.to_string(),
-                    vm.node.clone(),
-                    vm.vmid,
-                    size.unwrap_or(0),
-                ));
+                storage.adopt_volume(file, &vm.node, vm.vmid, size.unwrap_or(0), now);
             }
-        }
-        for (volid, node, vmid, size) in adopt {
-            self.storage.adopt_volume(&volid, &node, vmid, size, now);
         }
     }
 

@@ -24,6 +24,53 @@ impl Scenario {
             }
             return Ok((**world).clone());
         }
+        if self.guests_in_text {
+            // The guests went into the world this seed built first.
+            let again = Self::read(&self.text, &self.source)?;
+            return self.build_with(version, root_password, now, again.vms, again.containers);
+        }
+        self.build_with(
+            version,
+            root_password,
+            now,
+            self.vms.clone(),
+            self.containers.clone(),
+        )
+    }
+
+    /// Builds the world a server starts from, and the scenario it keeps
+    /// to build it again (a reset). A scenario read from text hands its
+    /// guests to the world and reads them from its text when it is built
+    /// again: a million guests are not held twice, nor copied.
+    ///
+    /// # Errors
+    /// As [`Scenario::build`].
+    pub fn build_seed(
+        mut self,
+        version: PveVersion,
+        root_password: &str,
+        now: i64,
+    ) -> Result<(Cluster, Self), ScenarioError> {
+        if self.world.is_some() || !self.read_from_text || self.guests_in_text {
+            let cluster = self.build(version, root_password, now)?;
+            return Ok((cluster, self));
+        }
+        let vms = std::mem::take(&mut self.vms);
+        let cts = std::mem::take(&mut self.containers);
+        self.guests_in_text = true;
+        let cluster = self.build_with(version, root_password, now, vms, cts)?;
+        Ok((cluster, self))
+    }
+
+    /// [`Scenario::build`] with these guests.
+    fn build_with(
+        &self,
+        version: PveVersion,
+        root_password: &str,
+        now: i64,
+        vm_specs: Vec<VmSpec>,
+        ct_specs: Vec<CtSpec>,
+    ) -> Result<Cluster, ScenarioError> {
         let mut nodes = Vec::new();
         let mut seen = BTreeSet::new();
         let clustered = self.cluster.is_some() || self.nodes.len() > 1;
@@ -76,11 +123,11 @@ impl Scenario {
         let node_names: std::collections::HashSet<String> =
             nodes.iter().map(|n| n.name.clone()).collect();
         let mut vms = BTreeMap::new();
-        for v in &self.vms {
+        for v in vm_specs {
             if !(100..=999_999_999).contains(&v.vmid) {
                 return Err(self.err(&v.vmid.to_string(), format!("invalid vmid {}", v.vmid)));
             }
-            let node = v.node.clone().unwrap_or_else(|| nodes[0].name.clone());
+            let node = v.node.unwrap_or_else(|| nodes[0].name.clone());
             if !node_names.contains(&node) {
                 return Err(self.err(&node, format!("VM {}: unknown node '{node}'", v.vmid)));
             }
@@ -91,13 +138,9 @@ impl Scenario {
                     format!("VM {}: status must be running or stopped", v.vmid),
                 ));
             };
-            let mut config: BTreeMap<String, String> = v
-                .config
-                .iter()
-                .map(|(k, val)| (k.clone(), yaml_scalar(val)))
-                .collect();
-            if let Some(name) = &v.name {
-                config.insert("name".into(), name.clone());
+            let mut config = v.config;
+            if let Some(name) = v.name {
+                config.insert("name".into(), name);
             }
             let mut vm = Vm::new(v.vmid, &node, status, config);
             for (name, section) in &v.snapshots {
@@ -136,11 +179,11 @@ impl Scenario {
             }
         }
         let mut cts = BTreeMap::new();
-        for c in &self.containers {
+        for c in ct_specs {
             if !(100..=999_999_999).contains(&c.vmid) {
                 return Err(self.err(&c.vmid.to_string(), format!("invalid vmid {}", c.vmid)));
             }
-            let node = c.node.clone().unwrap_or_else(|| nodes[0].name.clone());
+            let node = c.node.unwrap_or_else(|| nodes[0].name.clone());
             if !node_names.contains(&node) {
                 return Err(self.err(&node, format!("CT {}: unknown node '{node}'", c.vmid)));
             }
@@ -151,13 +194,9 @@ impl Scenario {
                     format!("CT {}: status must be running or stopped", c.vmid),
                 ));
             };
-            let mut config: BTreeMap<String, String> = c
-                .config
-                .iter()
-                .map(|(k, val)| (k.clone(), yaml_scalar(val)))
-                .collect();
-            if let Some(h) = &c.hostname {
-                config.insert("hostname".into(), h.clone());
+            let mut config = c.config;
+            if let Some(h) = c.hostname {
+                config.insert("hostname".into(), h);
             }
             let ct = crate::model::lxc::Ct::seeded(c.vmid, &node, status, config);
             if vms.contains_key(&c.vmid) || cts.insert(c.vmid, ct).is_some() {

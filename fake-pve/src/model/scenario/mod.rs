@@ -22,6 +22,7 @@
 //!   - { path: /vms, roles: [Starter], groups: [ops] }
 //! ```
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
@@ -94,9 +95,19 @@ pub struct Scenario {
     /// Where the text came from, for messages.
     #[serde(skip)]
     pub source: String,
-    /// The text itself, to find lines for semantic errors.
+    /// The text itself, to find lines for semantic errors. A scenario
+    /// read from text ([`Scenario::read`]) that a server starts from is
+    /// rebuilt from its text (on a reset): its guests go into the world
+    /// rather than being kept twice.
     #[serde(skip)]
     pub text: String,
+    /// Whether `vms` and `containers` are what `text` gives.
+    #[serde(skip)]
+    read_from_text: bool,
+    /// Whether `vms` and `containers` went into a world, to be read
+    /// from `text` again for the next ([`Scenario::build_seed`]).
+    #[serde(skip)]
+    guests_in_text: bool,
     /// A saved world (a state document given where a scenario goes): the
     /// cluster is this, as it was.
     #[serde(skip)]
@@ -428,9 +439,10 @@ pub struct VmSpec {
     /// `running` or `stopped` (default).
     #[serde(default)]
     pub status: Option<String>,
-    /// Other config keys, as PVE stores them.
-    #[serde(default)]
-    pub config: BTreeMap<String, serde_yaml::Value>,
+    /// Other config keys, as PVE stores them (a number or boolean in
+    /// the scenario is its text: `2048`, `1` or `0`).
+    #[serde(default, deserialize_with = "scalar_texts")]
+    pub config: BTreeMap<String, String>,
     /// Snapshot sections by name, keys as PVE stores them (`snaptime`,
     /// `description`, `parent`, `vmstate`, config keys). The current
     /// config's `parent` names the newest one.
@@ -455,8 +467,8 @@ pub struct CtSpec {
     pub status: Option<String>,
     /// Config keys as PVE stores them (`rootfs`, `net0`, `memory`, ...);
     /// the volumes named are made on their storages.
-    #[serde(default)]
-    pub config: BTreeMap<String, serde_yaml::Value>,
+    #[serde(default, deserialize_with = "scalar_texts")]
+    pub config: BTreeMap<String, String>,
 }
 
 fn yes() -> bool {
@@ -572,8 +584,21 @@ impl Scenario {
     /// # Errors
     /// The source, line and reason of a malformed document.
     pub fn read(text: &str, source: &str) -> Result<Self, ScenarioError> {
-        if super::world::is_state_doc(text) {
-            let doc = super::world::parse(text, source)?;
+        Self::read_text(Cow::Borrowed(text), source)
+    }
+
+    /// [`Scenario::read`] of text the scenario may keep as it is, not
+    /// copied (a scenario of a million guests is hundreds of megabytes).
+    ///
+    /// # Errors
+    /// As [`Scenario::read`].
+    pub fn read_owned(text: String, source: &str) -> Result<Self, ScenarioError> {
+        Self::read_text(Cow::Owned(text), source)
+    }
+
+    fn read_text(text: Cow<'_, str>, source: &str) -> Result<Self, ScenarioError> {
+        if super::world::is_state_doc(&text) {
+            let doc = super::world::parse(&text, source)?;
             return Ok(Self::from_world(doc.cluster, source));
         }
         let mut s: Scenario = if text.trim().is_empty() {
@@ -581,7 +606,7 @@ impl Scenario {
         } else if let Some(s) = text
             .trim_start()
             .starts_with('{')
-            .then(|| serde_json::from_str::<Scenario>(text).ok())
+            .then(|| serde_json::from_str::<Scenario>(&text).ok())
             .flatten()
         {
             // JSON, read by the JSON parser (many times faster than YAML's
@@ -589,14 +614,15 @@ impl Scenario {
             // in flow style, a mistake) goes to YAML's, which says where.
             s
         } else {
-            serde_yaml::from_str(text).map_err(|e| ScenarioError {
+            serde_yaml::from_str(&text).map_err(|e| ScenarioError {
                 file: source.into(),
                 line: e.location().map(|l| l.line()),
                 reason: strip_location(&e.to_string()),
             })?
         };
         s.source = source.into();
-        s.text = text.into();
+        s.text = text.into_owned();
+        s.read_from_text = true;
         if s.nodes.is_empty() {
             s.nodes = Self::default_single_node().nodes;
         }
@@ -631,7 +657,7 @@ impl Scenario {
             line: None,
             reason: e.to_string(),
         })?;
-        Self::read(&text, &path.display().to_string())
+        Self::read_owned(text, &path.display().to_string())
     }
 
     /// An error at the first line where `needle` stands as a whole word.
@@ -665,6 +691,41 @@ impl Scenario {
         }
     }
 }
+/// A config map of a scenario, each value as PVE stores it
+/// ([`yaml_scalar`]), read without keeping the YAML values.
+fn scalar_texts<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, String>, D::Error> {
+    struct Texts;
+    impl<'de> serde::de::Visitor<'de> for Texts {
+        type Value = BTreeMap<String, String>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a map")
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(BTreeMap::new())
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut m: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some((k, v)) = m.next_entry::<String, serde_yaml::Value>()? {
+                let text = match v {
+                    serde_yaml::Value::String(s) => s,
+                    v => yaml_scalar(&v),
+                };
+                out.insert(k, text);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_map(Texts)
+}
+
 fn yaml_scalar(v: &serde_yaml::Value) -> String {
     match v {
         serde_yaml::Value::String(s) => s.clone(),
@@ -730,6 +791,98 @@ mod tests {
         // YAML in flow style starts with a brace too.
         let flow = "{nodes: [{name: a, cpus: 8}], vms: [{vmid: 100, node: a, name: web, status: running, config: {cores: 2, memory: 1024}}]}";
         assert_eq!(build(flow), build(json));
+    }
+
+    /// Guests of both kinds with numbers, booleans and text in their
+    /// configs, snapshots, and a guest agent.
+    const SEEDED: &str = "
+nodes:
+  - {name: a, cpus: 8}
+vms:
+  - vmid: 100
+    node: a
+    name: web
+    status: running
+    config: {cores: 2, memory: 1024, agent: true, onboot: false, tags: 'x;y', parent: s1}
+    snapshots:
+      s1: {snaptime: 1700000000, description: first, cores: 1}
+  - {vmid: 101, config: }
+containers:
+  - {vmid: 200, hostname: c1, status: running, config: {cores: 1, memory: 512, unprivileged: true}}
+";
+
+    /// A world as text, to compare two.
+    fn text_of(c: &Cluster) -> String {
+        serde_json::to_string(c).expect("a world serializes")
+    }
+
+    /// A scenario read from text hands its guests to the world it seeds
+    /// and reads them again from its text for the next: both worlds are
+    /// the world the scenario builds.
+    #[rstest]
+    fn a_seed_read_from_text_gives_its_guests_and_builds_the_same_world_again(
+        #[values(PveVersion::V8_4, PveVersion::V9_1)] version: PveVersion,
+    ) {
+        let read = Scenario::read(SEEDED, "t").expect("reads");
+        let built = read.build(version, "pw", 1_700_000_000).expect("builds");
+        let (seeded, seed) = read
+            .build_seed(version, "pw", 1_700_000_000)
+            .expect("builds");
+        assert_eq!(text_of(&seeded), text_of(&built));
+        assert!(seed.vms.is_empty() && seed.containers.is_empty());
+        let again = seed.build(version, "pw", 1_700_000_000).expect("again");
+        assert_eq!(text_of(&again), text_of(&built));
+        // And again, from a seed that gave its guests already.
+        let (third, _) = seed
+            .clone()
+            .build_seed(version, "pw", 1_700_000_000)
+            .expect("a third time");
+        assert_eq!(text_of(&third), text_of(&built));
+        let vm = built.vm("a", 100).expect("VM 100");
+        let conf = |k: &str| vm.config.get(k).map(String::as_str);
+        assert_eq!(
+            [conf("cores"), conf("memory"), conf("agent"), conf("onboot")],
+            [Some("2"), Some("1024"), Some("1"), Some("0")]
+        );
+        assert_eq!(conf("name"), Some("web"));
+        assert!(built.vm("a", 101).is_ok(), "a VM with an empty config");
+    }
+
+    /// A scenario made in code (not read from text) keeps its guests:
+    /// there is no text to read them from again.
+    #[rstest]
+    fn a_scenario_made_in_code_keeps_its_guests() {
+        let mut s = Scenario::default_single_node();
+        s.vms.push(VmSpec {
+            vmid: 100,
+            node: None,
+            name: Some("made".into()),
+            status: None,
+            config: BTreeMap::from([("cores".into(), "4".into())]),
+            snapshots: BTreeMap::new(),
+        });
+        let (c, seed) = s
+            .build_seed(PveVersion::V9_1, "pw", 1_700_000_000)
+            .expect("builds");
+        assert_eq!(seed.vms.len(), 1);
+        assert!(c.vm("pve", 100).is_ok());
+        let again = seed
+            .build(PveVersion::V9_1, "pw", 1_700_000_000)
+            .expect("again");
+        assert_eq!(text_of(&again), text_of(&c));
+    }
+
+    /// A scenario whose guests do not build says so, whichever way it is
+    /// built.
+    #[rstest]
+    fn a_seed_that_does_not_build_says_why() {
+        let bad = "nodes: [{name: a}]\nvms:\n  - {vmid: 100, node: b}\n";
+        let read = Scenario::read(bad, "t").expect("reads");
+        let e = read
+            .build_seed(PveVersion::V9_1, "pw", 0)
+            .expect_err("an unknown node");
+        assert_eq!(e.reason, "VM 100: unknown node 'b'");
+        assert_eq!(e.line, Some(3), "{e:?}");
     }
 
     #[test]

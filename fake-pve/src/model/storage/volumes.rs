@@ -121,12 +121,21 @@ impl Volumes {
 
     /// Records a volume.
     pub fn insert(&mut self, storage: &Storage, node: &str, vol: Volume) {
-        self.map
-            .entry(storage.storage.clone())
-            .or_default()
-            .entry(Self::scope(storage, node).to_string())
-            .or_default()
-            .insert(vol.name.clone(), vol);
+        // The storage's and the node's keys are made once, not for every
+        // volume (a scenario of a million guests records a million).
+        let scope = Self::scope(storage, node);
+        if !self.map.contains_key(&storage.storage) {
+            self.map.insert(storage.storage.clone(), BTreeMap::new());
+        }
+        let Some(scopes) = self.map.get_mut(&storage.storage) else {
+            return;
+        };
+        if !scopes.contains_key(scope) {
+            scopes.insert(scope.to_string(), BTreeMap::new());
+        }
+        if let Some(names) = scopes.get_mut(scope) {
+            names.insert(vol.name.clone(), vol);
+        }
     }
 
     /// Removes a volume.
@@ -326,18 +335,19 @@ impl Storages {
         let Some((sid, name)) = parse_volid(volid) else {
             return;
         };
-        let Some(s) = self.find(sid).cloned() else {
+        let Some(s) = self.cfg.iter().find(|s| s.storage == sid) else {
             return;
         };
-        if self.volumes().get(&s, node, name).is_some() {
+        let volumes = &mut self.volumes;
+        if volumes.get(s, node, name).is_some() {
             return;
         }
         let format = match name.rsplit_once('.') {
             Some((_, ext)) if path_based(&s.kind) => ext.to_string(),
             _ => "raw".to_string(),
         };
-        self.volumes_mut().insert(
-            &s,
+        volumes.insert(
+            s,
             node,
             Volume {
                 storage: s.storage.clone(),
