@@ -5,7 +5,9 @@
 //! pages zeroed. An answer of at least [`LARGE`] bytes goes out in a
 //! [`Recycled`] buffer that, once sent, comes back here; the next large
 //! answer is written into it, on pages the process holds already. At most
-//! [`KEPT`] buffers are kept, the largest.
+//! [`KEPT`] buffers are kept, the largest, each of at most [`LARGEST`]
+//! bytes: a listing of a million guests (350 MB) goes back to the
+//! allocator.
 
 use std::sync::Mutex;
 
@@ -16,6 +18,9 @@ pub(crate) const LARGE: usize = 1 << 20;
 
 /// How many buffers are kept at most.
 pub(crate) const KEPT: usize = 2;
+
+/// The largest buffer kept.
+pub(crate) const LARGEST: usize = 64 << 20;
 
 /// The kept buffers, empty.
 static KEPT_BUFFERS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
@@ -44,7 +49,7 @@ pub(crate) fn buffer(capacity: usize) -> Vec<u8> {
 /// Keeps `b` for a later answer when it is large, in place of a smaller
 /// kept one when [`KEPT`] are kept already.
 fn keep(mut b: Vec<u8>) {
-    if b.capacity() < LARGE {
+    if !(LARGE..=LARGEST).contains(&b.capacity()) {
         return;
     }
     b.clear();
