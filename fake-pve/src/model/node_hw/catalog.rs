@@ -7,88 +7,27 @@ use serde_json::{Value, json};
 
 use crate::model::PveVersion;
 
-/// `$cpu_vendor_list` of qemu-server 8.3 (PVE 8.4): model and vendor.
-const CPU_MODELS_8: &[(&str, &str)] = &[
-    ("486", "GenuineIntel"),
-    ("pentium", "GenuineIntel"),
-    ("pentium2", "GenuineIntel"),
-    ("pentium3", "GenuineIntel"),
-    ("coreduo", "GenuineIntel"),
-    ("core2duo", "GenuineIntel"),
-    ("Conroe", "GenuineIntel"),
-    ("Penryn", "GenuineIntel"),
-    ("Nehalem", "GenuineIntel"),
-    ("Nehalem-IBRS", "GenuineIntel"),
-    ("Westmere", "GenuineIntel"),
-    ("Westmere-IBRS", "GenuineIntel"),
-    ("SandyBridge", "GenuineIntel"),
-    ("SandyBridge-IBRS", "GenuineIntel"),
-    ("IvyBridge", "GenuineIntel"),
-    ("IvyBridge-IBRS", "GenuineIntel"),
-    ("Haswell", "GenuineIntel"),
-    ("Haswell-IBRS", "GenuineIntel"),
-    ("Haswell-noTSX", "GenuineIntel"),
-    ("Haswell-noTSX-IBRS", "GenuineIntel"),
-    ("Broadwell", "GenuineIntel"),
-    ("Broadwell-IBRS", "GenuineIntel"),
-    ("Broadwell-noTSX", "GenuineIntel"),
-    ("Broadwell-noTSX-IBRS", "GenuineIntel"),
-    ("Skylake-Client", "GenuineIntel"),
-    ("Skylake-Client-IBRS", "GenuineIntel"),
-    ("Skylake-Client-noTSX-IBRS", "GenuineIntel"),
-    ("Skylake-Client-v4", "GenuineIntel"),
-    ("Skylake-Server", "GenuineIntel"),
-    ("Skylake-Server-IBRS", "GenuineIntel"),
-    ("Skylake-Server-noTSX-IBRS", "GenuineIntel"),
-    ("Skylake-Server-v4", "GenuineIntel"),
-    ("Skylake-Server-v5", "GenuineIntel"),
-    ("Cascadelake-Server", "GenuineIntel"),
-    ("Cascadelake-Server-v2", "GenuineIntel"),
-    ("Cascadelake-Server-noTSX", "GenuineIntel"),
-    ("Cascadelake-Server-v4", "GenuineIntel"),
-    ("Cascadelake-Server-v5", "GenuineIntel"),
-    ("Cooperlake", "GenuineIntel"),
-    ("Cooperlake-v2", "GenuineIntel"),
-    ("KnightsMill", "GenuineIntel"),
-    ("Icelake-Client", "GenuineIntel"),
-    ("Icelake-Client-noTSX", "GenuineIntel"),
-    ("Icelake-Server", "GenuineIntel"),
-    ("Icelake-Server-noTSX", "GenuineIntel"),
-    ("Icelake-Server-v3", "GenuineIntel"),
-    ("Icelake-Server-v4", "GenuineIntel"),
-    ("Icelake-Server-v5", "GenuineIntel"),
-    ("Icelake-Server-v6", "GenuineIntel"),
-    ("SapphireRapids", "GenuineIntel"),
-    ("SapphireRapids-v2", "GenuineIntel"),
-    ("GraniteRapids", "GenuineIntel"),
-    ("athlon", "AuthenticAMD"),
-    ("phenom", "AuthenticAMD"),
-    ("Opteron_G1", "AuthenticAMD"),
-    ("Opteron_G2", "AuthenticAMD"),
-    ("Opteron_G3", "AuthenticAMD"),
-    ("Opteron_G4", "AuthenticAMD"),
-    ("Opteron_G5", "AuthenticAMD"),
-    ("EPYC", "AuthenticAMD"),
-    ("EPYC-IBPB", "AuthenticAMD"),
-    ("EPYC-v3", "AuthenticAMD"),
-    ("EPYC-v4", "AuthenticAMD"),
-    ("EPYC-Rome", "AuthenticAMD"),
-    ("EPYC-Rome-v2", "AuthenticAMD"),
-    ("EPYC-Rome-v3", "AuthenticAMD"),
-    ("EPYC-Rome-v4", "AuthenticAMD"),
-    ("EPYC-Milan", "AuthenticAMD"),
-    ("EPYC-Milan-v2", "AuthenticAMD"),
-    ("EPYC-Genoa", "AuthenticAMD"),
-    ("host", "default"),
-    ("kvm32", "default"),
-    ("kvm64", "default"),
-    ("qemu32", "default"),
-    ("qemu64", "default"),
-    ("max", "default"),
+/// The models of [`CPU_MODELS`] that qemu-server 8.3's
+/// `$cpu_vendor_list` (PVE 8.4) does not have yet.
+const NEW_IN_9: &[&str] = &[
+    "Icelake-Server-v7",
+    "SapphireRapids-v3",
+    "SapphireRapids-v4",
+    "GraniteRapids-v2",
+    "GraniteRapids-v3",
+    "SierraForest",
+    "SierraForest-v2",
+    "SierraForest-v3",
+    "ClearwaterForest",
+    "EPYC-v5",
+    "EPYC-Rome-v5",
+    "EPYC-Milan-v3",
+    "EPYC-Genoa-v2",
+    "EPYC-Turin",
 ];
 
 /// `$cpu_vendor_list` of qemu-server 9.1 (PVE 9.1): model and vendor.
-const CPU_MODELS_9: &[(&str, &str)] = &[
+const CPU_MODELS: &[(&str, &str)] = &[
     ("486", "GenuineIntel"),
     ("pentium", "GenuineIntel"),
     ("pentium2", "GenuineIntel"),
@@ -214,12 +153,8 @@ pub fn cpu_models(version: PveVersion, arch: &str) -> Vec<Value> {
             out.push(json!({ "name": name, "custom": 0, "vendor": vendor }));
         }
     } else {
-        let list = if version.is_v9() {
-            CPU_MODELS_9
-        } else {
-            CPU_MODELS_8
-        };
-        for (name, vendor) in list {
+        let known = |name: &&str| version.is_v9() || !NEW_IN_9.contains(name);
+        for (name, vendor) in CPU_MODELS.iter().filter(|(name, _)| known(name)) {
             out.push(json!({ "name": name, "custom": 0, "vendor": vendor }));
         }
         for name in BUILTIN_X86 {
