@@ -86,11 +86,6 @@ impl RawData {
         Self(out)
     }
 
-    /// The data's JSON text.
-    pub fn data(&self) -> &[u8] {
-        &self.0[Self::OPENING.len()..]
-    }
-
     /// The envelope's opening and the data, for the envelope to close.
     pub(crate) fn into_opened(self) -> Vec<u8> {
         self.0
