@@ -296,6 +296,15 @@ impl From<ClusterDoc> for Cluster {
 pub(crate) type GuestLoads<'a> =
     std::collections::HashMap<&'a str, (u64, usize), foldhash::fast::FixedState>;
 
+/// Adds `running` guests of `mem` bytes to `node`'s load (a node the
+/// cluster does not have is left out).
+pub(crate) fn add_load(loads: &mut GuestLoads<'_>, node: &str, mem: u64, running: usize) {
+    if let Some((m, k)) = loads.get_mut(node) {
+        *m += mem;
+        *k += running;
+    }
+}
+
 impl Cluster {
     /// The members.
     pub fn nodes(&self) -> &Nodes {
@@ -455,23 +464,24 @@ impl Cluster {
 
     /// [`Cluster::guest_load`] of every node in one pass over the guests.
     pub(crate) fn guest_loads(&self) -> GuestLoads<'_> {
-        let mut loads: GuestLoads<'_> = self
-            .nodes
-            .iter()
-            .map(|n| (n.name.as_str(), (0, 0)))
-            .collect();
+        let mut loads = self.no_loads();
         let running_vms = self.guests.values().filter(|v| v.running());
         let running_cts = self.guests.cts().values().filter(|c| c.running());
         let running = running_vms
             .map(|v| (v.node.as_str(), v.maxmem()))
             .chain(running_cts.map(|c| (c.node(), c.maxmem())));
         for (node, mem) in running {
-            if let Some((m, k)) = loads.get_mut(node) {
-                *m += mem;
-                *k += 1;
-            }
+            add_load(&mut loads, node, mem, 1);
         }
         loads
+    }
+
+    /// Every node's load before any guest is counted.
+    pub(crate) fn no_loads(&self) -> GuestLoads<'_> {
+        self.nodes
+            .iter()
+            .map(|n| (n.name.as_str(), (0, 0)))
+            .collect()
     }
 
     /// A storage's row of `/cluster/resources` for one node

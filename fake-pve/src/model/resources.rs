@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use serde_json::{Number, Value};
 
 use super::access::AuthId;
-use super::cluster::{Cluster, GuestLoads};
+use super::cluster::{Cluster, GuestLoads, add_load};
 use super::lxc::Ct;
 use super::qemu::Vm;
 
@@ -343,9 +343,7 @@ impl Cluster {
                 Ok((text, more)) => {
                     rows.append(&text);
                     for (node, (mem, running)) in more {
-                        let (m, k) = loads.entry(node).or_default();
-                        *m += mem;
-                        *k += running;
+                        add_load(&mut loads, node, mem, running);
                     }
                 }
                 Err(panic) => std::panic::resume_unwind(panic),
@@ -378,17 +376,8 @@ impl Cluster {
             access.has_priv(who, &path, "VM.Audit")
         };
         let cpus_of = |node: &str| host_cpus.get(node).copied().unwrap_or(1);
-        let mut loads: GuestLoads<'a> = self
-            .nodes
-            .iter()
-            .map(|n| (n.name.as_str(), (0, 0)))
-            .collect();
-        let mut load = |node: &str, mem: u64| {
-            if let Some((m, k)) = loads.get_mut(node) {
-                *m += mem;
-                *k += 1;
-            }
-        };
+        let mut loads = self.no_loads();
+        let mut load = |node: &str, mem: u64| add_load(&mut loads, node, mem, 1);
         for guest in guests {
             match *guest {
                 Guest::Vm(v) => {

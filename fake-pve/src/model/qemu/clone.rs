@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     Cluster, EffectResult, Error, QemuOp, Result, TaskEffect, Vm, Worker, drive_file,
-    drive_is_cdrom, drive_order, drive_with, is_drive_key, lock_timeout, random_mac, uuid,
+    drive_is_cdrom, drive_order, drive_with, is_disk, is_drive_key, lock_timeout, random_mac, uuid,
 };
 use crate::model::AuthId;
 use crate::model::Context;
@@ -602,7 +602,7 @@ impl Cluster {
             .map(|vm| {
                 vm.config
                     .iter()
-                    .filter(|(k, v)| is_drive_key(k) && !drive_is_cdrom(v))
+                    .filter(|(k, v)| is_disk(k, v))
                     .filter(|(k, _)| disk.is_none_or(|d| d == k.as_str()))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect()

@@ -45,7 +45,8 @@ pub use schema::{
 };
 use schema::{
     cloudinit_storage, default_key, drive_is_cdrom, drive_order, drive_with, is_cloudinit_option,
-    is_windows, machine_version, new_disk, qemu_clone_bytes, random_mac, running_machine, uuid,
+    is_disk, is_windows, machine_version, new_disk, qemu_clone_bytes, random_mac, running_machine,
+    uuid,
 };
 
 /// Whether a guest's process runs (`status` in PVE's answers).

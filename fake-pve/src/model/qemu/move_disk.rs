@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::clone::{is_cloudinit, render_bytes1};
 use super::{
-    Cluster, EffectResult, Error, Lines, Result, drive_file, drive_is_cdrom, drive_with,
+    Cluster, EffectResult, Error, Lines, Result, drive_file, drive_is_cdrom, drive_with, is_disk,
     is_drive_key,
 };
 use crate::model::storage::ops::Feature;
@@ -95,7 +95,7 @@ impl Cluster {
         }
         let snapshotted = vm.snapshots.values().any(|snap| {
             snap.iter()
-                .any(|(k, v)| is_drive_key(k) && !drive_is_cdrom(v) && drive_file(v) == old)
+                .any(|(k, v)| is_disk(k, v) && drive_file(v) == old)
         });
         if snapshotted && job.delete {
             return Err(Error::failed(

@@ -113,6 +113,12 @@ pub(super) fn drive_is_cdrom(value: &str) -> bool {
     value.split(',').any(|p| p == "media=cdrom") || drive_file(value) == "cdrom"
 }
 
+/// Whether the config line `key: value` is a disk: a drive that is not a
+/// CD-ROM.
+pub(super) fn is_disk(key: &str, value: &str) -> bool {
+    is_drive_key(key) && !drive_is_cdrom(value)
+}
+
 /// `STORAGE:SIZE` or `SIZE`: a new disk of SIZE GiB.
 pub(super) fn new_disk(file: &str) -> Option<(Option<&str>, f64)> {
     let (sid, size) = match file.split_once(':') {

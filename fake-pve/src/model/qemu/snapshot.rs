@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::clone::is_cloudinit;
 use super::{
     Cluster, EffectResult, Error, Lines, QemuOp, Result, TaskEffect, Worker, config_missing,
-    drive_file, drive_is_cdrom, drive_order, is_drive_key, lock_timeout, power_off,
+    drive_file, drive_is_cdrom, drive_order, is_disk, is_drive_key, lock_timeout, power_off,
     running_machine, typed, uuid,
 };
 use crate::model::Context;
@@ -46,7 +46,7 @@ fn render_bytes2(bytes: u64) -> String {
 fn disks(conf: &BTreeMap<String, String>) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = conf
         .iter()
-        .filter(|(k, v)| is_drive_key(k) && !drive_is_cdrom(v))
+        .filter(|(k, v)| is_disk(k, v))
         .map(|(k, v)| (k.clone(), drive_file(v).to_string()))
         .collect();
     out.sort_by_key(|(k, _)| drive_order(k));

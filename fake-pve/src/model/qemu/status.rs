@@ -57,10 +57,7 @@ impl<'a> FigureKeys<'a> {
                 "tags" => keys.tags = v,
                 "template" => keys.template = v,
                 k => {
-                    if keys.first_disk.is_none()
-                        && is_drive_key(k)
-                        && v.is_some_and(|v| !drive_is_cdrom(v))
-                    {
+                    if keys.first_disk.is_none() && v.is_some_and(|v| is_disk(k, v)) {
                         keys.first_disk = v;
                     }
                 }
@@ -78,7 +75,6 @@ impl Cluster {
 
     /// [`Cluster::boot_disk_size`] with the config's keys found already.
     fn boot_disk_size_of(&self, vm: &Vm, keys: &FigureKeys<'_>) -> u64 {
-        let is_disk = |k: &str, v: &str| is_drive_key(k) && !drive_is_cdrom(v);
         let order = keys
             .boot
             .and_then(|b| b.split(',').find_map(|p| p.strip_prefix("order=")));
@@ -198,7 +194,9 @@ impl Cluster {
             cpu,
             netin,
             netout,
-            ..
+            lock,
+            tags,
+            template,
         } = self.vm_figures(vm, now_ms, host_cpus);
         s.member("vmid", &vm.vmid);
         s.member("status", &vm.status);
@@ -215,13 +213,13 @@ impl Cluster {
         if v9 {
             s.member("memhost", &mem);
         }
-        if let Some(l) = vm.lock() {
-            s.member("lock", &l);
+        if let Some(l) = lock {
+            s.member("lock", l);
         }
-        if let Some(t) = conf.get("tags") {
+        if let Some(t) = tags {
             s.member("tags", t);
         }
-        if vm.template() {
+        if template {
             s.member("template", &1);
         }
         if conf.keys().any(|k| k.starts_with("serial")) {
@@ -323,7 +321,7 @@ impl Cluster {
             for (k, v) in sections.flat_map(|c| c.iter()) {
                 let (file, size) = if k.starts_with("unused") || k == "vmstate" {
                     (v.as_str(), None)
-                } else if is_drive_key(k) && !drive_is_cdrom(v) {
+                } else if is_disk(k, v) {
                     let size = v
                         .split(',')
                         .find_map(|p| p.strip_prefix("size="))

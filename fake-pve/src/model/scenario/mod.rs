@@ -691,6 +691,7 @@ impl Scenario {
         }
     }
 }
+
 /// A config map of a scenario, each value as PVE stores it
 /// ([`yaml_scalar`]), read without keeping the YAML values.
 fn scalar_texts<'de, D: serde::Deserializer<'de>>(
