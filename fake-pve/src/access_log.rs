@@ -197,10 +197,23 @@ fn stamp(epoch: i64) -> String {
 }
 
 fn format_line(out: &mut Vec<u8>, stamp: &str, l: &Line<'_>) {
-    let _ = match l.peer {
-        Some(ip) => write!(out, "{ip}"),
-        None => write!(out, "-"),
-    };
+    let mut n = itoa::Buffer::new();
+    match l.peer {
+        // An IPv4 address (loopback, most of all) without the
+        // formatting machinery.
+        Some(IpAddr::V4(ip)) => {
+            for (i, octet) in ip.octets().into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b'.');
+                }
+                out.extend_from_slice(n.format(octet).as_bytes());
+            }
+        }
+        Some(ip) => {
+            let _ = write!(out, "{ip}");
+        }
+        None => out.push(b'-'),
+    }
     out.extend_from_slice(b" - ");
     out.extend_from_slice(l.user.unwrap_or("-").as_bytes());
     out.push(b' ');
@@ -212,7 +225,6 @@ fn format_line(out: &mut Vec<u8>, stamp: &str, l: &Line<'_>) {
     out.push(b' ');
     out.extend_from_slice(l.version.as_bytes());
     out.extend_from_slice(b"\" ");
-    let mut n = itoa::Buffer::new();
     out.extend_from_slice(n.format(l.status).as_bytes());
     out.push(b' ');
     match l.length {
@@ -324,6 +336,21 @@ mod tests {
             String::from_utf8(out).expect("in the test"),
             "- - - [01/01/1970:00:00:00 +0000] \"GET /api2/json/version?x=1 HTTP/1.1\" 401 -\n"
         );
+    }
+
+    #[rstest::rstest]
+    #[case("10.0.255.7", "10.0.255.7 - ")]
+    #[case("0.0.0.0", "0.0.0.0 - ")]
+    #[case("::1", "::1 - ")]
+    #[case("fe80::1:2", "fe80::1:2 - ")]
+    #[case("::ffff:192.0.2.1", "::ffff:192.0.2.1 - ")]
+    fn a_peer_is_written_as_its_address_is_spelled(#[case] peer: &str, #[case] start: &str) {
+        let mut out = Vec::new();
+        let mut l = line(None, 200);
+        l.peer = Some(peer.parse().expect("in the test"));
+        format_line(&mut out, &stamp(0), &l);
+        let out = String::from_utf8(out).expect("in the test");
+        assert!(out.starts_with(start), "{out}");
     }
 
     #[test]

@@ -1,20 +1,19 @@
-//! The wire as one axum [`Router`](axum::Router): `/api2/...` (every
-//! format) to the schema-driven dispatcher [`api::handle`], `/_fake/...`
-//! to the control API's routes ([`control::routes`]), `/` and
-//! `/dashboard/...` to the dashboard ([`crate::dashboard`]), anything
-//! else `no such file`. Around them, one layer of pveproxy's own
-//! (tower-http's would not answer PVE's bytes) logs each request (and
-//! keeps the latest in the dashboard's request log), refuses what pveproxy refuses before routing (methods other
-//! than GET, POST, PUT and DELETE; chunked bodies), caps bodies, and
-//! fails bodies that stall (tower-http's `TimeoutBody`). It is one
-//! hand-written service rather than a stack of `from_fn` middlewares:
-//! those clone the route below them and box a future at each level, on
-//! every request.
+//! The wire: `/api2/...` (every format) to the schema-driven dispatcher
+//! [`api::handle`]; through an axum [`Router`](axum::Router),
+//! `/_fake/...` to the control API's routes ([`control::routes`]), `/`
+//! and `/dashboard/...` to the dashboard ([`crate::dashboard`]), anything
+//! else `no such file`. In front of them all, pveproxy's own side of a
+//! request (tower-http's would not answer PVE's bytes) logs it (and keeps
+//! the latest in the dashboard's request log), refuses what pveproxy
+//! refuses before routing (methods other than GET, POST, PUT and DELETE;
+//! chunked bodies), caps bodies, and fails bodies that stall
+//! (tower-http's `TimeoutBody`). The API, polled hardest, is reached
+//! without the router: no route is matched, cloned or boxed for it.
 //!
 //! [`app`] needs no socket: tests can call it with
-//! `tower::ServiceExt::oneshot`. The server ([`crate::server`]) serves it
-//! over TLS and turns an answer marked [`api::DropConnection`] into a
-//! closed connection.
+//! `tower::ServiceExt::oneshot`. The server ([`crate::server`]) serves the
+//! same [`Wire`] over TLS and turns an answer marked
+//! [`api::DropConnection`] into a closed connection.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -27,7 +26,7 @@ use std::task::{Context, Poll};
 
 use axum::extract::{FromRequest, NestedPath, Request, State as Ext};
 use axum::response::Response;
-use axum::routing::{any, get};
+use axum::routing::get;
 use bytes::Bytes;
 use http::{HeaderMap, Method};
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
@@ -37,6 +36,7 @@ use tower_http::timeout::TimeoutBody;
 use crate::access_log::{self, AccessLog};
 use crate::api;
 use crate::control;
+use crate::model::AuthId;
 use crate::state::State;
 
 /// The largest body the control API reads (a state document of a large
@@ -49,8 +49,8 @@ const CONTROL_MAX_BODY: usize = 1 << 30;
 /// ([`crate::Builder::request_body_timeout`]).
 pub const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The client's address, which the server puts on each request for the
-/// access log (absent without a socket).
+/// The client's address for the access log: the server gives its own,
+/// a request without a socket may carry one (absent otherwise).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Peer(pub SocketAddr);
 
@@ -78,99 +78,109 @@ pub(crate) fn router(
     body_timeout: Duration,
     access_log: Option<AccessLog>,
 ) -> axum::Router {
+    let wire = Arc::new(wire(state, body_timeout, access_log));
+    axum::Router::new().fallback_service(WireService(wire))
+}
+
+/// The wire the server answers with: pveproxy's front around the API
+/// and the rest of the routes.
+pub(crate) fn wire(state: State, body_timeout: Duration, access_log: Option<AccessLog>) -> Wire {
     let control = tower::ServiceBuilder::new()
         .map_request(control::trim_trailing_slash)
         .service(control::routes(state.clone()));
-    let front = FrontLayer {
-        body_timeout,
-        state: state.clone(),
-        access_log,
-    };
     let app = App {
-        state,
+        state: state.clone(),
         router: Arc::new(api::Router::default()),
     };
-    axum::Router::new()
+    let rest = axum::Router::new()
         .route("/", get(index))
         .route("/dashboard/{file}", get(dashboard_file))
-        .route("/api2", any(api_entry))
-        .route("/api2/", any(api_entry))
-        .route("/api2/{*path}", any(api_entry))
         .nest_service("/_fake", control)
         .fallback(no_such_file)
         .method_not_allowed_fallback(no_such_file)
-        .with_state(app)
-        .layer(front)
-}
-
-/// pveproxy's side of a request before routing, as one layer: the
-/// request logs (the access log, and the dashboard's ring of the latest
-/// requests), the refusals and the body limits.
-#[derive(Debug, Clone)]
-struct FrontLayer {
-    body_timeout: Duration,
-    state: State,
-    access_log: Option<AccessLog>,
-}
-
-impl<S> tower::Layer<S> for FrontLayer {
-    type Service = Front<S>;
-
-    fn layer(&self, inner: S) -> Front<S> {
-        Front {
-            inner,
-            body_timeout: self.body_timeout,
-            state: self.state.clone(),
-            access_log: self.access_log.clone(),
-        }
+        .with_state(app.clone());
+    Wire {
+        body_timeout,
+        state,
+        access_log,
+        app,
+        rest,
     }
 }
 
-/// The service of [`FrontLayer`].
-#[derive(Debug, Clone)]
-struct Front<S> {
-    inner: S,
+/// pveproxy's side of a request before routing, around everything it
+/// serves: the request logs (the access log, and the dashboard's ring of
+/// the latest requests), the refusals and the body limits. Then `/api2`
+/// (every format) goes straight to the API ([`api_entry`]), and the rest
+/// (the control API, the dashboard, `no such file`) through an axum
+/// router.
+pub(crate) struct Wire {
     body_timeout: Duration,
     state: State,
     access_log: Option<AccessLog>,
+    app: App,
+    rest: axum::Router,
 }
 
-impl<S> tower::Service<Request> for Front<S>
-where
-    S: tower::Service<Request, Response = Response, Error = Infallible>,
-    S::Future: Send + 'static,
-{
+impl Wire {
+    /// The answer to one request from `peer` (none without a socket).
+    pub(crate) async fn answer(&self, req: Request, peer: Option<SocketAddr>) -> Response {
+        let started = Instant::now();
+        let logged = Logged::start(&req, peer, self.access_log.as_ref());
+        let recorded = Recorded::start(&req, &self.state);
+        let (resp, who) = match refusal(&req) {
+            Some(refused) => (refused, None),
+            None => {
+                let req = limit_body(req, self.body_timeout);
+                if is_api(req.uri().path()) {
+                    api_entry(&self.app, req).await
+                } else {
+                    use tower::ServiceExt as _;
+                    let Ok(resp) = self.rest.clone().oneshot(req).await;
+                    (resp, None)
+                }
+            }
+        };
+        if let Some(r) = recorded {
+            r.finish(&resp, started);
+        }
+        if let Some(l) = logged {
+            l.finish(&resp, who.as_ref());
+        }
+        resp
+    }
+}
+
+/// Whether a path is the API's: `/api2` and below.
+fn is_api(path: &str) -> bool {
+    path.strip_prefix("/api2")
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// [`Wire`] as a tower service (for [`app`]: the same answers without a
+/// socket).
+#[derive(Clone)]
+struct WireService(Arc<Wire>);
+
+impl tower::Service<Request> for WireService {
     type Response = Response;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, req: Request) -> Self::Future {
-        let started = Instant::now();
-        let logged = Logged::start(&req, self.access_log.as_ref());
-        let recorded = Recorded::start(&req, &self.state);
-        let answer = match refusal(&req) {
-            Some(refused) => Err(refused),
-            None => Ok(self.inner.call(limit_body(req, self.body_timeout))),
-        };
-        Box::pin(async move {
-            let resp = match answer {
-                Ok(answer) => answer.await?,
-                Err(refused) => refused,
-            };
-            if let Some(r) = recorded {
-                r.finish(&resp, started);
-            }
-            if let Some(l) = logged {
-                l.finish(&resp);
-            }
-            Ok(resp)
-        })
+        let wire = self.0.clone();
+        let peer = req.extensions().get::<Peer>().map(|p| p.0);
+        Box::pin(async move { Ok(wire.answer(req, peer).await) })
     }
 }
+
+/// The header the dashboard's own requests carry (a name made once, not
+/// parsed per request).
+static DASHBOARD_HEADER: http::HeaderName = http::HeaderName::from_static("x-fake-pve-dashboard");
 
 /// A request on its way into the dashboard's request log
 /// ([`crate::dashboard::Hub::record`]): all but the event stream
@@ -194,7 +204,7 @@ impl Recorded {
         }
         let dashboard = path == "/"
             || path.starts_with("/dashboard/")
-            || req.headers().contains_key("x-fake-pve-dashboard");
+            || req.headers().contains_key(&DASHBOARD_HEADER);
         Some(Self {
             state: state.clone(),
             method: req.method().clone(),
@@ -232,19 +242,28 @@ struct Logged {
 }
 
 impl Logged {
-    fn start(req: &Request, log: Option<&AccessLog>) -> Option<Self> {
+    fn start(req: &Request, peer: Option<SocketAddr>, log: Option<&AccessLog>) -> Option<Self> {
         let log = log?;
         Some(Self {
             log: log.clone(),
-            peer: req.extensions().get::<Peer>().map(|p| p.0.ip()),
+            peer: peer.map(|p| p.ip()),
             method: req.method().clone(),
             uri: req.uri().clone(),
             version: req.version(),
         })
     }
 
-    fn finish(self, resp: &Response) {
-        let user = resp.extensions().get::<api::LoggedUser>();
+    fn finish(self, resp: &Response, who: Option<&AuthId>) {
+        // A token's name is put together; a user's is logged as it is.
+        let token;
+        let user = match who {
+            None => None,
+            Some(AuthId::User(user)) => Some(user.as_str()),
+            Some(who) => {
+                token = who.to_string();
+                Some(token.as_str())
+            }
+        };
         let uri = self
             .uri
             .path_and_query()
@@ -256,7 +275,7 @@ impl Logged {
         };
         self.log.record(&access_log::Line {
             peer: self.peer,
-            user: user.map(|u| u.0.as_str()),
+            user,
             method: self.method.as_str(),
             uri,
             version,
@@ -369,6 +388,9 @@ impl<S: Send + Sync> FromRequest<S> for Whole {
         let (parts, body) = req.into_parts();
         let body = if parts.extensions.get::<TooLarge>().is_some() {
             None
+        } else if body.is_end_stream() {
+            // Nothing to read (a GET, most of all).
+            Some(Bytes::new())
         } else {
             match body.collect().await {
                 Ok(b) => Some(b.to_bytes()),
@@ -403,10 +425,11 @@ impl<S: Send + Sync> FromRequest<S> for Whole {
 }
 
 /// `/api2/...`: an upload streamed, anything else read whole and handed
-/// to [`api::handle`].
-async fn api_entry(Ext(app): Ext<App>, req: Request) -> Response {
+/// to [`api::answer`]; with who the request authenticated as.
+async fn api_entry(app: &App, req: Request) -> (Response, Option<AuthId>) {
     if let Some(boundary) = upload_boundary(req.method(), req.uri().path(), req.headers()) {
-        return reply(upload(&app, req, &boundary).await);
+        let (resp, who) = upload(app, req, &boundary).await;
+        return (reply(resp), who);
     }
     let Ok(whole) = Whole::from_request(req, &()).await;
     let req = match whole {
@@ -416,24 +439,31 @@ async fn api_entry(Ext(app): Ext<App>, req: Request) -> Response {
             req.body = Bytes::from(vec![0u8; api::MAX_BODY + 1]);
             req
         }
-        Whole::Broken => return Whole::drop_connection(),
+        Whole::Broken => return (Whole::drop_connection(), None),
     };
-    reply(api::handle(&app.state, &app.router, req).await)
+    let (resp, who) = api::answer(&app.state, &app.router, req).await;
+    (reply(resp), who)
 }
 
 /// An upload: credentials checked before any of it is read, then its
 /// file counted and hashed as it streams by, never kept.
-async fn upload(app: &App, req: Request, boundary: &str) -> http::Response<Full<Bytes>> {
+async fn upload(
+    app: &App,
+    req: Request,
+    boundary: &str,
+) -> (http::Response<Full<Bytes>>, Option<AuthId>) {
     let (parts, body) = req.into_parts();
     if let Some(refused) =
         api::refuse_unauthenticated_upload(&app.state, &parts.method, &parts.headers).await
     {
-        return refused;
+        return (refused, None);
     }
     let (fields, info) = match api::upload::read(body, boundary, std::process::id()).await {
         Ok(x) => x,
-        Err(e @ api::upload::UploadError::TooLarge) => return api::plain(501, &e.to_string()),
-        Err(e) => return api::plain(400, &e.to_string()),
+        Err(e @ api::upload::UploadError::TooLarge) => {
+            return (api::plain(501, &e.to_string()), None);
+        }
+        Err(e) => return (api::plain(400, &e.to_string()), None),
     };
     let form = {
         let mut form = form_urlencoded::Serializer::new(String::new());
@@ -456,7 +486,7 @@ async fn upload(app: &App, req: Request, boundary: &str) -> http::Response<Full<
         body: Bytes::from(form),
         upload: Some(info),
     };
-    api::handle(&app.state, &app.router, req).await
+    api::answer(&app.state, &app.router, req).await
 }
 
 /// `GET /`: the dashboard ([`crate::dashboard`]).
@@ -490,4 +520,24 @@ async fn no_such_file(req: Whole) -> Response {
 /// [`api::DropConnection`], stay).
 pub(crate) fn reply(r: http::Response<Full<Bytes>>) -> Response {
     r.map(Body::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("/api2", true)]
+    #[case("/api2/", true)]
+    #[case("/api2/json/version", true)]
+    #[case("/api2//json/version", true)]
+    #[case("/api2json", false)]
+    #[case("/api", false)]
+    #[case("/", false)]
+    #[case("/_fake/state", false)]
+    #[case("/dashboard/app.js", false)]
+    fn the_api_is_api2_and_below(#[case] path: &str, #[case] api: bool) {
+        assert_eq!(is_api(path), api);
+    }
 }

@@ -5,6 +5,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::body::Incoming;
@@ -14,12 +15,10 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tower::ServiceExt;
 
 use crate::Error;
 use crate::api::auth::Keys;
 use crate::api::{self, Router};
-use crate::app::Peer;
 use crate::clock::Clock;
 use crate::model::PveVersion;
 use crate::model::scenario::Scenario;
@@ -334,7 +333,11 @@ impl Builder {
             });
         }
         let conns = Connections {
-            app: crate::app::router(state.clone(), self.body_timeout, self.access_log.clone()),
+            wire: Arc::new(crate::app::wire(
+                state.clone(),
+                self.body_timeout,
+                self.access_log.clone(),
+            )),
             acceptor,
             handshake_timeout: self.handshake_timeout,
             stop: stop_rx.clone(),
@@ -455,7 +458,7 @@ impl Drop for Running {
 /// What each connection needs.
 #[derive(Clone)]
 struct Connections {
-    app: axum::Router,
+    wire: Arc<crate::app::Wire>,
     acceptor: Option<tokio_rustls::TlsAcceptor>,
     handshake_timeout: Duration,
     stop: watch::Receiver<bool>,
@@ -523,8 +526,8 @@ impl Connections {
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let app = self.app.clone();
-        let svc = service_fn(move |req: http::Request<Incoming>| answer(app.clone(), req, peer));
+        let wire = self.wire.clone();
+        let svc = service_fn(move |req: http::Request<Incoming>| answer(wire.clone(), req, peer));
         let mut http = hyper::server::conn::http1::Builder::new();
         // An answer's head and body go out as one buffer, so as one TLS
         // record and one write, rather than as a record each.
@@ -554,18 +557,17 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
 }
 
-/// One request through the router; an answer marked
+/// One request through the wire; an answer marked
 /// [`api::DropConnection`] (an injected `drop` fault) becomes an error,
 /// on which hyper closes the connection without answering.
 async fn answer(
-    app: axum::Router,
+    wire: Arc<crate::app::Wire>,
     req: http::Request<Incoming>,
     peer: SocketAddr,
 ) -> Result<axum::response::Response, api::DropConnection> {
-    let mut req = req.map(axum::body::Body::new);
-    // The access log's peer.
-    req.extensions_mut().insert(Peer(peer));
-    let Ok(resp) = app.oneshot(req).await;
+    let resp = wire
+        .answer(req.map(axum::body::Body::new), Some(peer))
+        .await;
     if resp.extensions().get::<api::DropConnection>().is_some() {
         return Err(api::DropConnection);
     }

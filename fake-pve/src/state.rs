@@ -129,6 +129,10 @@ struct Checkpoint {
 
 struct Shared {
     cluster: Mutex<Cluster>,
+    /// The requests waiting for the model ([`State::lock_for_request`]),
+    /// and how they are told it is free.
+    waiting: std::sync::atomic::AtomicUsize,
+    released: tokio::sync::Notify,
     checkpoints: Mutex<std::collections::BTreeMap<String, Checkpoint>>,
     seed: Mutex<Scenario>,
     latency: Mutex<Latency>,
@@ -149,6 +153,55 @@ pub struct State {
 impl std::fmt::Debug for State {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("State").finish_non_exhaustive()
+    }
+}
+
+/// The model, locked (see [`State::lock_at`]). Releasing it tells a
+/// request waiting for it ([`State::lock_for_request`]).
+pub(crate) struct ModelGuard<'a> {
+    guard: Option<MutexGuard<'a, Cluster>>,
+    shared: &'a Shared,
+}
+
+impl std::ops::Deref for ModelGuard<'_> {
+    type Target = Cluster;
+
+    fn deref(&self) -> &Cluster {
+        // Only `drop` takes the guard out.
+        self.guard.as_deref().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl std::ops::DerefMut for ModelGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Cluster {
+        self.guard.as_deref_mut().unwrap_or_else(|| unreachable!())
+    }
+}
+
+/// One request counted as waiting for the model while it lives.
+struct Waiting<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(count: &'a std::sync::atomic::AtomicUsize) -> Self {
+        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for ModelGuard<'_> {
+    fn drop(&mut self) {
+        use std::sync::atomic::{Ordering, fence};
+        drop(self.guard.take());
+        fence(Ordering::SeqCst);
+        if self.shared.waiting.load(Ordering::SeqCst) > 0 {
+            self.shared.released.notify_one();
+        }
     }
 }
 
@@ -183,6 +236,8 @@ impl State {
         Ok(Self {
             inner: Arc::new(Shared {
                 cluster: Mutex::new(cluster),
+                waiting: std::sync::atomic::AtomicUsize::new(0),
+                released: tokio::sync::Notify::new(),
                 checkpoints: Mutex::default(),
                 seed: Mutex::new(seed),
                 latency: Mutex::new(latency),
@@ -196,15 +251,20 @@ impl State {
         })
     }
 
-    fn lock(&self) -> MutexGuard<'_, Cluster> {
+    fn lock(&self) -> ModelGuard<'_> {
         #[cfg(test)]
         LOCKS.with(|n| n.set(n.get() + 1));
         // A handler that panicked must not take the whole server down: the
         // model is left as the panicking call left it.
-        self.inner
+        let guard = self
+            .inner
             .cluster
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        ModelGuard {
+            guard: Some(guard),
+            shared: &self.inner,
+        }
     }
 
     /// The model locked, as of `now_ms` (the tasks due by then end
@@ -212,23 +272,60 @@ impl State {
     /// authentication to its handler's answer, so that the model is
     /// locked once per request (see `crate::api::pipeline`). Never held
     /// across an `.await`.
-    pub(crate) fn lock_at(&self, now_ms: i64) -> MutexGuard<'_, Cluster> {
+    pub(crate) fn lock_at(&self, now_ms: i64) -> ModelGuard<'_> {
         let mut c = self.lock();
         c.advance(now_ms);
         c
     }
 
     /// [`State::lock_at`] if the model is free now.
-    pub(crate) fn try_lock_at(&self, now_ms: i64) -> Option<MutexGuard<'_, Cluster>> {
-        let mut c = match self.inner.cluster.try_lock() {
+    pub(crate) fn try_lock_at(&self, now_ms: i64) -> Option<ModelGuard<'_>> {
+        let guard = match self.inner.cluster.try_lock() {
             Ok(c) => c,
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return None,
         };
         #[cfg(test)]
         LOCKS.with(|n| n.set(n.get() + 1));
+        let mut c = ModelGuard {
+            guard: Some(guard),
+            shared: &self.inner,
+        };
         c.advance(now_ms);
         Some(c)
+    }
+
+    /// How many requests wait for the model now.
+    #[cfg(test)]
+    pub(crate) fn waiting_for_model(&self) -> usize {
+        self.inner.waiting.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// [`State::lock_at`] for a request on the runtime: while another
+    /// holds the model, the request's task waits to be told it is free
+    /// (its worker serves other connections meanwhile) rather than put
+    /// the thread to sleep or poll again and again.
+    pub(crate) async fn lock_for_request(&self, now_ms: i64) -> ModelGuard<'_> {
+        use std::sync::atomic::{Ordering, fence};
+        let shared = &self.inner;
+        loop {
+            if let Some(c) = self.try_lock_at(now_ms) {
+                return c;
+            }
+            // Counted until this wait ends, also when the request is
+            // dropped while it waits.
+            let _waiting = Waiting::new(&shared.waiting);
+            let released = shared.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            // Either this try sees the model released, or the holder's
+            // release sees this request waiting (and tells it).
+            fence(Ordering::SeqCst);
+            if let Some(c) = self.try_lock_at(now_ms) {
+                return c;
+            }
+            released.await;
+        }
     }
 
     /// Runs `f` on the cluster as of the clock's time, after ending the

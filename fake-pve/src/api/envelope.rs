@@ -16,33 +16,45 @@ use crate::model::{Error, ErrorKind};
 /// The content type of every JSON answer, byte for byte as PVE sends it.
 pub const JSON_CONTENT_TYPE: &str = "application/json;charset=UTF-8";
 
-fn base_response(code: u16, reason: &str) -> http::response::Builder {
+/// An answer with PVE's headers (and `content_type`, if any) around
+/// `body`. The names and values are typed already and the headers are
+/// put straight into a map of their size: nothing is parsed or moved
+/// per header.
+fn answer(
+    code: u16,
+    reason: &str,
+    content_type: Option<&'static str>,
+    body: Bytes,
+) -> Response<Full<Bytes>> {
     let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    // The names and values are typed already: nothing is parsed per
-    // answer.
-    let mut b = Response::builder()
-        .status(status)
-        .header(
-            http::header::CACHE_CONTROL,
-            HeaderValue::from_static("max-age=0"),
-        )
-        .header(http::header::PRAGMA, HeaderValue::from_static("no-cache"))
-        .header(http::header::EXPIRES, expires(now))
-        .header(
-            http::header::SERVER,
-            HeaderValue::from_static("pve-api-daemon/3.0"),
-        );
+    let mut r = Response::new(Full::new(body));
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.reserve(6);
+    h.insert(
+        http::header::CACHE_CONTROL,
+        HeaderValue::from_static("max-age=0"),
+    );
+    h.insert(http::header::PRAGMA, HeaderValue::from_static("no-cache"));
+    h.insert(http::header::EXPIRES, expires(now));
+    h.insert(
+        http::header::SERVER,
+        HeaderValue::from_static("pve-api-daemon/3.0"),
+    );
     // pveproxy closes the connection after every error answer.
     if code >= 400 {
-        b = b.header(http::header::CONNECTION, HeaderValue::from_static("close"));
+        h.insert(http::header::CONNECTION, HeaderValue::from_static("close"));
     }
-    if let Some(r) = reason_phrase(status, reason) {
-        b = b.extension(r);
+    if let Some(t) = content_type {
+        h.insert(http::header::CONTENT_TYPE, HeaderValue::from_static(t));
     }
-    b
+    if let Some(p) = reason_phrase(status, reason) {
+        r.extensions_mut().insert(p);
+    }
+    r
 }
 
 /// [`http_date`] of `now`, made once a second per thread.
@@ -84,28 +96,24 @@ fn reason_phrase(status: StatusCode, msg: &str) -> Option<hyper::ext::ReasonPhra
     hyper::ext::ReasonPhrase::try_from(first.as_bytes().to_vec()).ok()
 }
 
-fn build(b: http::response::Builder, body: Bytes) -> Response<Full<Bytes>> {
-    b.body(Full::new(body))
-        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
-}
-
 /// An answer with the message as its reason phrase and as a plain body
 /// (the transport layer's errors).
 pub fn plain(code: u16, msg: &str) -> Response<Full<Bytes>> {
-    build(base_response(code, msg), Bytes::from(msg.to_string()))
+    answer(code, msg, None, Bytes::from(msg.to_string()))
 }
 
 /// An answer with a status line and no body (the authentication layer).
 pub fn status_only(code: u16, msg: &str) -> Response<Full<Bytes>> {
-    build(base_response(code, msg), Bytes::new())
+    answer(code, msg, None, Bytes::new())
 }
 
 fn json_response(code: u16, reason: &str, body: &Value) -> Response<Full<Bytes>> {
-    let b = base_response(code, reason).header(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static(JSON_CONTENT_TYPE),
-    );
-    build(b, Bytes::from(serde_json::to_vec(body).unwrap_or_default()))
+    answer(
+        code,
+        reason,
+        Some(JSON_CONTENT_TYPE),
+        Bytes::from(serde_json::to_vec(body).unwrap_or_default()),
+    )
 }
 
 /// A JSON document as it is, without PVE's envelope.
@@ -143,11 +151,7 @@ pub fn success(format: Format, reply: Reply) -> Response<Full<Bytes>> {
         out.extend_from_slice(b",\"success\":1");
     }
     out.push(b'}');
-    let b = base_response(200, "").header(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static(JSON_CONTENT_TYPE),
-    );
-    build(b, super::recycle::bytes(out))
+    answer(200, "", Some(JSON_CONTENT_TYPE), super::recycle::bytes(out))
 }
 
 /// The status a refusal of each kind is answered with: PVE `die`s with

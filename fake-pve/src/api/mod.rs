@@ -49,7 +49,7 @@ use auth::Credentials;
 pub use envelope::*;
 pub use fallback::{Fallback, fallback_kind};
 pub use params::Params;
-pub use pipeline::{handle, replay};
+pub use pipeline::{answer, handle, replay};
 
 /// What a handler answers: the `data` member, and `total` where PVE sets it.
 #[derive(Debug, Clone, PartialEq, Default)]

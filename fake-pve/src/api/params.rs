@@ -11,12 +11,18 @@ use crate::model::{Error, Result};
 /// The merged parameters of one request.
 #[derive(Debug, Clone, Default)]
 pub struct Params {
-    map: BTreeMap<String, Value>,
+    map: std::sync::Arc<BTreeMap<String, Value>>,
 }
 
 impl Params {
     /// Parameters from a map.
     pub fn new(map: BTreeMap<String, Value>) -> Self {
+        Self::shared(std::sync::Arc::new(map))
+    }
+
+    /// Parameters checked once and shared (see the pipeline's route
+    /// cache).
+    pub fn shared(map: std::sync::Arc<BTreeMap<String, Value>>) -> Self {
         Self { map }
     }
 
@@ -77,15 +83,16 @@ impl Params {
         let Some(v) = self.map.get(name) else {
             return Ok(None);
         };
-        let text = value_text(v);
         let n = match v {
             Value::Number(n) => n.as_i64(),
-            _ => parse_int(&text),
+            Value::String(s) => parse_int(s),
+            Value::Bool(b) => Some(i64::from(*b)),
+            _ => None,
         }
         .ok_or_else(|| {
             Error::invalid(
                 name,
-                format!("type check ('integer') failed - got '{text}'"),
+                format!("type check ('integer') failed - got '{}'", value_text(v)),
             )
         })?;
         if let Some(m) = min

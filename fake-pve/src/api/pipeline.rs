@@ -38,8 +38,23 @@ fn split_api2(path: &str) -> Option<(&str, &str)> {
 }
 
 /// Answers one `/api2` request (the caller has read the body, up to
-/// [`MAX_BODY`] and one byte more).
+/// [`MAX_BODY`] and one byte more), with who it authenticated as on the
+/// answer ([`LoggedUser`]).
 pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Full<Bytes>> {
+    let (mut resp, who) = answer(state, router, req).await;
+    if let Some(who) = who {
+        resp.extensions_mut().insert(LoggedUser(who.to_string()));
+    }
+    resp
+}
+
+/// [`handle`], with who the request authenticated as beside the answer
+/// (for the access log) rather than on it.
+pub async fn answer(
+    state: &State,
+    router: &Router,
+    req: Request,
+) -> (Response<Full<Bytes>>, Option<AuthId>) {
     // 1. Parse: the format, the path below it and the parameters.
     let parsed = parse(&req);
     let login = parsed.path == "/access/ticket";
@@ -50,10 +65,10 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
     // with the model locked again there.
     let now_ms = state.clock().now_millis();
     let ran = {
-        let mut cluster = lock(state, now_ms).await;
+        let mut cluster = state.lock_for_request(now_ms).await;
         // 2. Authenticate.
         authenticate_request(state, &cluster, &req, &parsed.path).map(|who| {
-            let user = who.as_ref().map(|w| LoggedUser(w.to_string()));
+            let user = who.clone();
             match journal(state, &cluster, &req, &parsed.path) {
                 Some(store) => (user, Err((store.clone(), who, parsed))),
                 None => {
@@ -69,7 +84,7 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
         Err(AuthReject(msg)) => {
             // PVE's delay before it answers a refused authentication.
             delay(state).await;
-            return status_only(401, &msg);
+            return (status_only(401, &msg), None);
         }
     };
     let step = match step {
@@ -85,7 +100,7 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
             });
             match journaled {
                 Ok(step) => step,
-                Err(e) => return failure(Format::Json, &e),
+                Err(e) => return (failure(Format::Json, &e), user),
             }
         }
     };
@@ -93,25 +108,7 @@ pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Fu
         state.changed();
     }
     // 9. The envelope, after the delays asked for.
-    let mut resp = envelope(state, step).await;
-    if let Some(user) = user {
-        resp.extensions_mut().insert(user);
-    }
-    resp
-}
-
-/// The model, locked as of `now_ms` for a request. While another request
-/// holds it, this one lets its worker serve other connections (it yields
-/// to the runtime) rather than put the thread to sleep; after many tries
-/// it waits for the lock as any thread would.
-async fn lock(state: &State, now_ms: i64) -> std::sync::MutexGuard<'_, Cluster> {
-    for _ in 0..256 {
-        if let Some(c) = state.try_lock_at(now_ms) {
-            return c;
-        }
-        tokio::task::yield_now().await;
-    }
-    crate::persist::blocking(|| state.lock_at(now_ms))
+    (envelope(state, step).await, user)
 }
 
 /// Stage 1: the request as the API server parses it, which is also what
@@ -119,7 +116,7 @@ async fn lock(state: &State, now_ms: i64) -> std::sync::MutexGuard<'_, Cluster> 
 /// and the parameters of the query and the body (or why pve-http-server
 /// refuses the body, answered after the fault rules).
 fn parse(req: &Request) -> Parsed {
-    let decoded = decoded_path(&req.path);
+    let decoded = percent_encoding::percent_decode_str(&req.path).decode_utf8_lossy();
     let split = split_api2(&decoded);
     let path = relative(split);
     let params = body(req, &path, split).map(|mut map| {
@@ -131,8 +128,8 @@ fn parse(req: &Request) -> Parsed {
         map
     });
     Parsed {
-        method: req.method.to_string(),
-        format: split.map(|(format, _)| format.to_string()),
+        method: req.method.as_str().to_owned(),
+        format: split.map(|(format, _)| format.to_owned()),
         path,
         params,
         upload: req.upload.clone(),
@@ -163,7 +160,8 @@ fn authenticate_request(
     if needs_no_auth(&req.method, rel) {
         return Ok(None);
     }
-    let upload = upload::is_upload_path(&req.path);
+    // Only a write is checked for its CSRF token (an upload is exempt).
+    let upload = req.method != Method::GET && upload::is_upload_path(&req.path);
     authenticate(state, cluster, &req.method, &req.headers, upload).map(Some)
 }
 
@@ -330,13 +328,6 @@ fn body(
     body_params(req)
 }
 
-/// A request path with its percent-escapes decoded.
-fn decoded_path(path: &str) -> String {
-    percent_encoding::percent_decode_str(path)
-        .decode_utf8_lossy()
-        .into_owned()
-}
-
 /// The path below `/api2/{format}` (`/` for the root).
 fn relative(split: Option<(&str, &str)>) -> String {
     match split {
@@ -391,8 +382,9 @@ fn dispatch(
     let hit = cacheable
         .then(|| ROUTES.with(|r| r.borrow().get(version, &method, rel)))
         .flatten();
-    let (endpoint, mut map, checked) = match hit {
-        Some((endpoint, map)) => (endpoint, map, true),
+    // The parameters: the cache's (checked already) or the request's.
+    let (endpoint, map) = match hit {
+        Some((endpoint, map)) => (endpoint, Ok(map)),
         None => {
             let segs = path_segments(rel);
             if segs.is_empty()
@@ -411,29 +403,38 @@ fn dispatch(
             }
             // 5. Route by the schema.
             match route(state, &method, rel, &segs, map) {
-                Ok((endpoint, map)) => (endpoint, map, false),
+                Ok((endpoint, map)) => (endpoint, Err(map)),
                 Err(e) => return (None, Err(e)),
             }
         }
     };
     let name = Some(endpoint.name.as_str());
     let result = (|| {
-        // 6. Permissions.
-        permission(cluster, rel, endpoint, who.as_ref(), &map)?;
-        if !checked {
-            // 7. Validation (a single value of a list parameter is a
-            // list of one first, as PVE's handler makes it).
-            crate::spec::validate::normalize(endpoint, &mut map);
-            crate::spec::validate::validate(endpoint, &map).map_err(Error::Invalid)?;
-            if cacheable {
-                ROUTES.with(|r| r.borrow_mut().put(version, &method, rel, endpoint, &map));
+        let map = match map {
+            Ok(checked) => {
+                // 6. Permissions.
+                permission(cluster, rel, endpoint, who.as_ref(), &checked)?;
+                checked
             }
-        }
+            Err(mut map) => {
+                // 6. Permissions.
+                permission(cluster, rel, endpoint, who.as_ref(), &map)?;
+                // 7. Validation (a single value of a list parameter is a
+                // list of one first, as PVE's handler makes it).
+                crate::spec::validate::normalize(endpoint, &mut map);
+                crate::spec::validate::validate(endpoint, &map).map_err(Error::Invalid)?;
+                let map = std::sync::Arc::new(map);
+                if cacheable {
+                    ROUTES.with(|r| r.borrow_mut().put(version, &method, rel, endpoint, &map));
+                }
+                map
+            }
+        };
         // 8. The handler, or what the schema says of an endpoint without one.
         let ctx = Ctx {
             state,
             who,
-            params: Params::new(map),
+            params: Params::shared(map),
             upload,
             rq: std::cell::RefCell::new(rq),
             cluster: std::cell::RefCell::new(cluster),
@@ -462,13 +463,22 @@ thread_local! {
 #[derive(Default)]
 struct RouteCache {
     /// Per release and method, the paths (looked up by `&str`).
-    routes: std::collections::HashMap<(crate::model::PveVersion, Method), Routes>,
+    routes: std::collections::HashMap<(crate::model::PveVersion, Method), Routes, PathHash>,
     len: usize,
 }
 
 /// The paths of one release and method in a [`RouteCache`].
 type Routes =
-    std::collections::HashMap<String, (&'static crate::spec::Endpoint, BTreeMap<String, Value>)>;
+    std::collections::HashMap<String, (&'static crate::spec::Endpoint, SharedParams), PathHash>;
+
+/// A path's parameters, checked once and shared by the requests that ask
+/// it again.
+type SharedParams = std::sync::Arc<BTreeMap<String, Value>>;
+
+/// The hash of a [`RouteCache`]: its keys are the clients' paths, but
+/// the cache is bounded ([`RouteCache::MAX`]) and starts over when full,
+/// so a fast hash without a random seed is enough.
+type PathHash = foldhash::fast::FixedState;
 
 impl RouteCache {
     const MAX: usize = 4096;
@@ -478,7 +488,7 @@ impl RouteCache {
         version: crate::model::PveVersion,
         method: &Method,
         rel: &str,
-    ) -> Option<(&'static crate::spec::Endpoint, BTreeMap<String, Value>)> {
+    ) -> Option<(&'static crate::spec::Endpoint, SharedParams)> {
         let (endpoint, map) = self.routes.get(&(version, method.clone()))?.get(rel)?;
         Some((*endpoint, map.clone()))
     }
@@ -489,7 +499,7 @@ impl RouteCache {
         method: &Method,
         rel: &str,
         endpoint: &'static crate::spec::Endpoint,
-        map: &BTreeMap<String, Value>,
+        map: &SharedParams,
     ) {
         if self.len >= Self::MAX {
             self.routes.clear();
@@ -656,6 +666,44 @@ mod tests {
             body: Bytes::from(body.to_string()),
             upload: None,
         }
+    }
+
+    #[tokio::test]
+    async fn a_request_waits_for_the_model_and_goes_on_once_it_is_released() {
+        let state = state();
+        let router = Router::default();
+        let held = state.lock_at(state.clock().now_millis());
+        let req = request(&state, Method::GET, "/api2/json/version", "");
+        let mut answer = std::pin::pin!(handle(&state, &router, req));
+        // While another holds the model, the request waits.
+        let wait = tokio::time::timeout(Duration::from_millis(50), answer.as_mut()).await;
+        assert!(wait.is_err(), "answered while the model was held");
+        assert_eq!(state.waiting_for_model(), 1);
+        drop(held);
+        let resp = tokio::time::timeout(Duration::from_secs(5), answer)
+            .await
+            .expect("answered once the model is released");
+        assert_eq!(resp.status(), 200);
+        assert_eq!(state.waiting_for_model(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_request_dropped_while_it_waits_for_the_model_is_not_counted_any_more() {
+        let state = state();
+        let router = Router::default();
+        let held = state.lock_at(state.clock().now_millis());
+        let req = request(&state, Method::GET, "/api2/json/version", "");
+        let wait =
+            tokio::time::timeout(Duration::from_millis(50), handle(&state, &router, req)).await;
+        assert!(wait.is_err(), "answered while the model was held");
+        assert_eq!(state.waiting_for_model(), 0);
+        drop(held);
+        // The next request is not held up.
+        let req = request(&state, Method::GET, "/api2/json/version", "");
+        let resp = tokio::time::timeout(Duration::from_secs(5), handle(&state, &router, req))
+            .await
+            .expect("answered");
+        assert_eq!(resp.status(), 200);
     }
 
     /// Runs one request and counts the times it took the model's lock.

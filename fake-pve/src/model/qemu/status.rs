@@ -267,7 +267,7 @@ impl Cluster {
                 s.member("blockstat", &BlockStats { vm, uptime });
                 s.member("running-machine", &running_machine(self.version, conf));
                 s.member("running-qemu", &qemu_version(self.version));
-                s.member("proxmox-support", &ProxmoxSupport::default());
+                s.member("proxmox-support", ProxmoxSupport::json());
                 if conf.get("balloon").is_none_or(|b| b != "0") {
                     s.member("balloon", &maxmem);
                     s.member("freemem", &(maxmem - mem));
@@ -491,6 +491,18 @@ struct ProxmoxSupport {
     pbs_library_version: &'static str,
     pbs_masterkey: bool,
     query_bitmap_info: bool,
+}
+
+impl ProxmoxSupport {
+    /// The same for every VM: its JSON text, made once.
+    fn json() -> &'static serde_json::value::RawValue {
+        static TEXT: std::sync::LazyLock<Box<serde_json::value::RawValue>> =
+            std::sync::LazyLock::new(|| {
+                serde_json::value::to_raw_value(&ProxmoxSupport::default())
+                    .expect("plain fields serialize")
+            });
+        &TEXT
+    }
 }
 
 impl Default for ProxmoxSupport {
