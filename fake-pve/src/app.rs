@@ -12,7 +12,7 @@
 //!
 //! [`app`] needs no socket: tests can call it with
 //! `tower::ServiceExt::oneshot`. The server ([`crate::server`]) serves the
-//! same [`Wire`] over TLS and turns an answer marked
+//! same `Wire` over TLS and turns an answer marked
 //! [`api::DropConnection`] into a closed connection.
 
 use std::convert::Infallible;

@@ -25,13 +25,13 @@
 //!   reset, seeding, state dumps, clock, task durations), one line each
 //!   in a table that both its axum routes and the journal's replay use.
 //! - [`state`]: the shared handle around the model, the clock and keys.
-//! - [`app`]: the wire as one axum router ([`app()`]), `/api2` to
-//!   [`api::handle`], `/_fake` to [`control`]'s routes, `/` the
-//!   dashboard, and the layer in front of them (request log, pveproxy's
-//!   refusals, body limits, body timeout); callable without a socket.
+//! - [`app`]: the wire: pveproxy's front (request logs, refusals, body
+//!   limits, body timeout), then `/api2` straight to [`api::handle`] and
+//!   the rest through an axum router (`/_fake` to [`control`]'s routes,
+//!   `/` the dashboard); [`app()`] serves it without a socket.
 //! - [`server`]: [`FakePve::builder`], TLS (with a handshake timeout),
-//!   one hyper HTTP/1.1 connection per client serving [`app()`], and the
-//!   graceful shutdown.
+//!   one hyper HTTP/1.1 connection per client serving the same wire, and
+//!   the graceful shutdown.
 //! - [`spec`]: the official API schema (crate `pve-schema`) for the
 //!   release impersonated, and its permission checks on fake-pve's ACLs;
 //!   [`coverage`] reports which endpoints have behaviour.

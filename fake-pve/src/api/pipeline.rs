@@ -375,10 +375,12 @@ fn dispatch(
         upload,
         rq,
     } = call;
-    // A path asked again without parameters of its own routes and
-    // validates as it did before (see `RouteCache`).
+    // A read asked again without parameters of its own routes and
+    // validates as it did before (see `RouteCache`). Writes are not kept:
+    // most name a guest or task of their own once (a create, a start, a
+    // delete), and would only push the polled reads out.
     let version = state.settings().version;
-    let cacheable = map.is_empty();
+    let cacheable = map.is_empty() && method == Method::GET;
     let hit = cacheable
         .then(|| ROUTES.with(|r| r.borrow().get(version, &method, rel)))
         .flatten();
@@ -452,7 +454,7 @@ thread_local! {
     static ROUTES: std::cell::RefCell<RouteCache> = std::cell::RefCell::new(RouteCache::default());
 }
 
-/// The routes of the paths asked without parameters of their own (the
+/// The routes of the reads (GET) asked without parameters of their own (the
 /// reads polled hardest, such as a VM's `status/current`): the schema's
 /// endpoint and the path's parameters, normalized and found valid. What a
 /// path routes to and whether its own parameters are valid depends on
@@ -704,6 +706,34 @@ mod tests {
             .await
             .expect("answered");
         assert_eq!(resp.status(), 200);
+    }
+
+    #[tokio::test]
+    async fn only_reads_are_kept_by_the_route_cache() {
+        let s = state();
+        let kept = || ROUTES.with(|r| r.borrow().len);
+        let root = |m: Method, p: &str, body: &str| request(&s, m, p, body);
+        let create = root(
+            Method::POST,
+            "/api2/json/nodes/pve/qemu",
+            "vmid=4242&memory=512",
+        );
+        assert_eq!(answer(&s, create).await.0, 200);
+        let before = kept();
+        let start = root(
+            Method::POST,
+            "/api2/json/nodes/pve/qemu/4242/status/start",
+            "",
+        );
+        assert_eq!(answer(&s, start).await.0, 200);
+        assert_eq!(kept(), before, "a write without parameters is not kept");
+        let status = root(
+            Method::GET,
+            "/api2/json/nodes/pve/qemu/4242/status/current",
+            "",
+        );
+        assert_eq!(answer(&s, status).await.0, 200);
+        assert_eq!(kept(), before + 1, "a read is kept");
     }
 
     /// Runs one request and counts the times it took the model's lock.

@@ -396,7 +396,7 @@ pub struct Tasks {
     tasks: Vec<Task>,
     next_pid: u32,
     running: std::collections::BTreeSet<(i64, usize)>,
-    by_upid: std::collections::HashMap<String, usize>,
+    by_upid: std::collections::HashMap<String, usize, foldhash::fast::RandomState>,
 }
 
 /// Where a new task runs and for whom.
