@@ -287,11 +287,12 @@ fn writer(shared: &Shared, mut out: Box<dyn Write + Send>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    /// An output the tests read back.
     #[derive(Clone, Default)]
-    struct Sink(Arc<Mutex<Vec<u8>>>);
+    pub(crate) struct Sink(pub(crate) Arc<Mutex<Vec<u8>>>);
 
     impl Write for Sink {
         fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {

@@ -49,11 +49,6 @@ const CONTROL_MAX_BODY: usize = 1 << 30;
 /// ([`crate::Builder::request_body_timeout`]).
 pub const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The client's address for the access log: the server gives its own,
-/// a request without a socket may carry one (absent otherwise).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Peer(pub SocketAddr);
-
 /// What the API's handlers share.
 #[derive(Clone)]
 struct App {
@@ -62,23 +57,15 @@ struct App {
 }
 
 /// The whole wire of one emulated cluster as an axum router, without a
-/// socket: [`crate::FakePve::builder`] serves it, and tests can call it
-/// directly (`tower::ServiceExt::oneshot`).
+/// socket (and without an access log): the answers
+/// [`crate::FakePve::builder`]'s server gives, for tests to call directly
+/// (`tower::ServiceExt::oneshot`).
 ///
 /// An answer that carries [`api::DropConnection`] (an injected `drop`
 /// fault) is one the server does not send: it closes the connection
 /// instead.
 pub fn app(state: State) -> axum::Router {
-    router(state, BODY_IDLE_TIMEOUT, None)
-}
-
-/// [`app`] with another body timeout and an access log.
-pub(crate) fn router(
-    state: State,
-    body_timeout: Duration,
-    access_log: Option<AccessLog>,
-) -> axum::Router {
-    let wire = Arc::new(wire(state, body_timeout, access_log));
+    let wire = Arc::new(wire(state, BODY_IDLE_TIMEOUT, None));
     axum::Router::new().fallback_service(WireService(wire))
 }
 
@@ -173,8 +160,7 @@ impl tower::Service<Request> for WireService {
 
     fn call(&mut self, req: Request) -> Self::Future {
         let wire = self.0.clone();
-        let peer = req.extensions().get::<Peer>().map(|p| p.0);
-        Box::pin(async move { Ok(wire.answer(req, peer).await) })
+        Box::pin(async move { Ok(wire.answer(req, None).await) })
     }
 }
 
@@ -539,5 +525,30 @@ mod tests {
     #[case("/dashboard/app.js", false)]
     fn the_api_is_api2_and_below(#[case] path: &str, #[case] api: bool) {
         assert_eq!(is_api(path), api);
+    }
+
+    #[rstest]
+    #[case(None, "127.0.0.1 - - [")]
+    #[case(Some(AuthId::User("root@pam".into())), "127.0.0.1 - root@pam [")]
+    #[case(
+        Some(AuthId::Token { userid: "ci@pve".into(), tokenid: "runner".into() }),
+        "127.0.0.1 - ci@pve!runner ["
+    )]
+    fn the_access_log_names_who_authenticated(#[case] who: Option<AuthId>, #[case] start: &str) {
+        let sink = crate::access_log::tests::Sink::default();
+        let log = AccessLog::to_writer(Box::new(sink.clone())).expect("a writer thread");
+        let req = Request::get("/api2/json/version")
+            .body(Body::empty())
+            .expect("in the test");
+        let peer = "127.0.0.1:40000".parse().expect("in the test");
+        let logged = Logged::start(&req, Some(peer), Some(&log)).expect("a log");
+        logged.finish(&Response::new(Body::empty()), who.as_ref());
+        log.flush();
+        let text = String::from_utf8(sink.0.lock().expect("in the test").clone()).expect("UTF-8");
+        assert!(text.starts_with(start), "{text}");
+        assert!(
+            text.ends_with("\"GET /api2/json/version HTTP/1.1\" 200 0\n"),
+            "{text}"
+        );
     }
 }

@@ -411,11 +411,6 @@ impl std::fmt::Display for DropConnection {
 
 impl std::error::Error for DropConnection {}
 
-/// Who a request authenticated as (`user@realm` or `user@realm!token`),
-/// on its answer for the access log.
-#[derive(Debug, Clone)]
-pub struct LoggedUser(pub String);
-
 /// The body size PVE accepts (`$limit_max_post`).
 pub const MAX_BODY: usize = 512 * 1024;
 

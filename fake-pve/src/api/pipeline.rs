@@ -38,18 +38,13 @@ fn split_api2(path: &str) -> Option<(&str, &str)> {
 }
 
 /// Answers one `/api2` request (the caller has read the body, up to
-/// [`MAX_BODY`] and one byte more), with who it authenticated as on the
-/// answer ([`LoggedUser`]).
+/// [`MAX_BODY`] and one byte more).
 pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Full<Bytes>> {
-    let (mut resp, who) = answer(state, router, req).await;
-    if let Some(who) = who {
-        resp.extensions_mut().insert(LoggedUser(who.to_string()));
-    }
-    resp
+    answer(state, router, req).await.0
 }
 
 /// [`handle`], with who the request authenticated as beside the answer
-/// (for the access log) rather than on it.
+/// (for the access log).
 pub async fn answer(
     state: &State,
     router: &Router,
@@ -412,15 +407,15 @@ fn dispatch(
     };
     let name = Some(endpoint.name.as_str());
     let result = (|| {
+        // 6. Permissions.
+        let given = match &map {
+            Ok(checked) => &**checked,
+            Err(map) => map,
+        };
+        permission(cluster, rel, endpoint, who.as_ref(), given)?;
         let map = match map {
-            Ok(checked) => {
-                // 6. Permissions.
-                permission(cluster, rel, endpoint, who.as_ref(), &checked)?;
-                checked
-            }
+            Ok(checked) => checked,
             Err(mut map) => {
-                // 6. Permissions.
-                permission(cluster, rel, endpoint, who.as_ref(), &map)?;
                 // 7. Validation (a single value of a list parameter is a
                 // list of one first, as PVE's handler makes it).
                 crate::spec::validate::normalize(endpoint, &mut map);
