@@ -159,22 +159,45 @@ impl std::fmt::Debug for State {
 /// The model, locked (see [`State::lock_at`]). Releasing it tells a
 /// request waiting for it ([`State::lock_for_request`]).
 pub(crate) struct ModelGuard<'a> {
-    guard: Option<MutexGuard<'a, Cluster>>,
-    shared: &'a Shared,
+    // The fields drop in this order: the model is released before a
+    // waiting request is told.
+    guard: MutexGuard<'a, Cluster>,
+    _release: Release<'a>,
+}
+
+impl<'a> ModelGuard<'a> {
+    fn new(guard: MutexGuard<'a, Cluster>, shared: &'a Shared) -> Self {
+        Self {
+            guard,
+            _release: Release(shared),
+        }
+    }
 }
 
 impl std::ops::Deref for ModelGuard<'_> {
     type Target = Cluster;
 
     fn deref(&self) -> &Cluster {
-        // Only `drop` takes the guard out.
-        self.guard.as_deref().unwrap_or_else(|| unreachable!())
+        &self.guard
     }
 }
 
 impl std::ops::DerefMut for ModelGuard<'_> {
     fn deref_mut(&mut self) -> &mut Cluster {
-        self.guard.as_deref_mut().unwrap_or_else(|| unreachable!())
+        &mut self.guard
+    }
+}
+
+/// Tells a request waiting for the model, once the model is released.
+struct Release<'a>(&'a Shared);
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        use std::sync::atomic::{Ordering, fence};
+        fence(Ordering::SeqCst);
+        if self.0.waiting.load(Ordering::SeqCst) > 0 {
+            self.0.released.notify_one();
+        }
     }
 }
 
@@ -191,17 +214,6 @@ impl<'a> Waiting<'a> {
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-    }
-}
-
-impl Drop for ModelGuard<'_> {
-    fn drop(&mut self) {
-        use std::sync::atomic::{Ordering, fence};
-        drop(self.guard.take());
-        fence(Ordering::SeqCst);
-        if self.shared.waiting.load(Ordering::SeqCst) > 0 {
-            self.shared.released.notify_one();
-        }
     }
 }
 
@@ -261,10 +273,7 @@ impl State {
             .cluster
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        ModelGuard {
-            guard: Some(guard),
-            shared: &self.inner,
-        }
+        ModelGuard::new(guard, &self.inner)
     }
 
     /// The model locked, as of `now_ms` (the tasks due by then end
@@ -287,10 +296,7 @@ impl State {
         };
         #[cfg(test)]
         LOCKS.with(|n| n.set(n.get() + 1));
-        let mut c = ModelGuard {
-            guard: Some(guard),
-            shared: &self.inner,
-        };
+        let mut c = ModelGuard::new(guard, &self.inner);
         c.advance(now_ms);
         Some(c)
     }
