@@ -175,6 +175,38 @@ fn views(c: &mut Criterion) {
     });
 }
 
+/// One poll of a running VM's status as a whole request without a socket
+/// (routing, authentication, the permission check, the lock, the handler
+/// and the envelope): what fake-pve itself adds to each read that
+/// `pve-throughput` compares with a bare server.
+fn api(c: &mut Criterion) {
+    use tower::ServiceExt as _;
+    let state = big_state(10);
+    let ticket = state.keys().ticket("root@pam", 1_790_000_000);
+    let app = fake_pve::app::app(state);
+    let cookie = format!("PVEAuthCookie={ticket}");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    c.bench_function("api/GET status/current of a running VM", |b| {
+        b.iter(|| {
+            let req = http::Request::get("/api2/json/nodes/node0/qemu/100/status/current")
+                .header("Cookie", cookie.as_str())
+                .body(axum::body::Body::empty())
+                .expect("request");
+            rt.block_on(async {
+                let resp = app.clone().oneshot(req).await.expect("answer");
+                assert_eq!(resp.status(), 200);
+                let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
+                    .await
+                    .expect("body");
+                black_box(body.len())
+            })
+        })
+    });
+}
+
 /// Checkpoints and state documents of a world with 10,000 guests
 /// (target: a restore well under a second).
 fn worlds(c: &mut Criterion) {
@@ -329,5 +361,7 @@ fn wire(c: &mut Criterion) {
     rt.block_on(pve.shutdown());
 }
 
-criterion_group!(benches, access_log, auth, routing, views, worlds, vms, wire);
+criterion_group!(
+    benches, access_log, auth, routing, api, views, worlds, vms, wire
+);
 criterion_main!(benches);

@@ -78,16 +78,59 @@ pub struct Row {
     pub measured: Measured,
     /// Its resident memory at the end, bytes.
     pub rss: Option<u64>,
-    /// The processor time the server spent in its measured rounds (user
-    /// and system, all its threads).
-    pub cpu: Option<Duration>,
+    /// The processor time the server spent in its measured rounds (all
+    /// its threads).
+    pub cpu: Option<Cpu>,
+}
+
+/// Processor time: in the program itself and in the kernel on its
+/// behalf (the sockets, TLS records' writes and reads).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cpu {
+    /// User time.
+    pub user: Duration,
+    /// System time.
+    pub system: Duration,
+}
+
+impl Cpu {
+    /// Both together.
+    pub fn total(self) -> Duration {
+        self.user + self.system
+    }
+
+    /// What was spent between `self` and `later`.
+    fn until(self, later: Self) -> Self {
+        Self {
+            user: later.user.saturating_sub(self.user),
+            system: later.system.saturating_sub(self.system),
+        }
+    }
+}
+
+impl std::ops::Add for Cpu {
+    type Output = Self;
+    fn add(self, o: Self) -> Self {
+        Self {
+            user: self.user + o.user,
+            system: self.system + o.system,
+        }
+    }
 }
 
 impl Row {
     /// The server's processor time per answered request, microseconds.
     pub fn cpu_per_request_us(&self) -> Option<f64> {
-        let cpu = self.cpu?;
-        (self.measured.ok > 0).then(|| cpu.as_secs_f64() * 1e6 / self.measured.ok as f64)
+        self.per_request_us(self.cpu?.total())
+    }
+
+    /// The part of [`Row::cpu_per_request_us`] spent in the kernel.
+    pub fn system_per_request_us(&self) -> Option<f64> {
+        self.per_request_us(self.cpu?.system)
+    }
+
+    fn per_request_us(&self, d: Duration) -> Option<f64> {
+        (self.measured.ok > 0).then(|| d.as_secs_f64() * 1e6 / self.measured.ok as f64)
     }
 }
 
@@ -166,8 +209,10 @@ impl Report {
                 r.name,
                 r.measured.ok,
                 r.measured.per_second(),
-                r.cpu_per_request_us()
-                    .map_or("-".into(), |us| format!("{us:.1} µs")),
+                match (r.cpu_per_request_us(), r.system_per_request_us()) {
+                    (Some(us), Some(sys)) => format!("{us:.1} µs ({sys:.1} in the kernel)"),
+                    _ => "-".into(),
+                },
                 r.measured.failed,
                 mib(r.rss)
             )
@@ -250,9 +295,9 @@ impl Process {
         spawn(cmd, out, ready).map(|child| Self { child })
     }
 
-    /// The processor time it has used so far (user and system, all its
-    /// threads), from `/proc` (clock ticks of 1/100 s, Linux's `USER_HZ`).
-    pub fn cpu(&self) -> Option<Duration> {
+    /// The processor time it has used so far (all its threads), from
+    /// `/proc` (clock ticks of 1/100 s, Linux's `USER_HZ`).
+    pub fn cpu(&self) -> Option<Cpu> {
         let s = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
         // The fields after the command's name, which is in parentheses.
         let rest = &s[s.rfind(')')? + 1..];
@@ -261,7 +306,10 @@ impl Process {
         // the 3rd.
         let utime: u64 = fields.nth(11)?.parse().ok()?;
         let stime: u64 = fields.next()?.parse().ok()?;
-        Some(Duration::from_millis((utime + stime) * 10))
+        Some(Cpu {
+            user: Duration::from_millis(utime * 10),
+            system: Duration::from_millis(stime * 10),
+        })
     }
 
     /// Its resident memory, bytes.
@@ -296,7 +344,7 @@ impl Server {
         self.process.rss()
     }
 
-    fn cpu(&self) -> Option<Duration> {
+    fn cpu(&self) -> Option<Cpu> {
         self.process.cpu()
     }
 }
@@ -352,15 +400,14 @@ pub async fn run(opts: &Options) -> Result<Report, String> {
     let mut reads = vec![Measured::default(); readers.len()];
     let mut writes = Measured::default();
     // Each server's processor time in its measured rounds.
-    let mut cpu: Vec<Option<Duration>> = vec![Some(Duration::ZERO); readers.len()];
-    let mut write_cpu = Some(Duration::ZERO);
-    let spent =
-        |before: Option<Duration>, after: Option<Duration>, total: &mut Option<Duration>| {
-            *total = match (before, after, *total) {
-                (Some(b), Some(a), Some(t)) => Some(t + a.saturating_sub(b)),
-                _ => None,
-            };
+    let mut cpu: Vec<Option<Cpu>> = vec![Some(Cpu::default()); readers.len()];
+    let mut write_cpu = Some(Cpu::default());
+    let spent = |before: Option<Cpu>, after: Option<Cpu>, total: &mut Option<Cpu>| {
+        *total = match (before, after, *total) {
+            (Some(b), Some(a), Some(t)) => Some(t + b.until(a)),
+            _ => None,
         };
+    };
     for s in &readers {
         load(&connector, s, opts, opts.warm_up, Mix::Read).await;
     }
@@ -385,7 +432,7 @@ pub async fn run(opts: &Options) -> Result<Report, String> {
             spent(before, fake.cpu(), &mut write_cpu);
         }
     }
-    let row = |s: &Server, m: Measured, cpu: Option<Duration>| Row {
+    let row = |s: &Server, m: Measured, cpu: Option<Cpu>| Row {
         name: s.name.clone(),
         measured: m,
         rss: s.rss(),
@@ -820,7 +867,10 @@ mod tests {
                 elapsed: Duration::from_secs(1),
             },
             rss: None,
-            cpu: Some(Duration::from_millis(ok / 100)),
+            cpu: Some(Cpu {
+                user: Duration::from_millis(ok / 200),
+                system: Duration::from_millis(ok / 200),
+            }),
         }
     }
 
@@ -837,7 +887,7 @@ mod tests {
         };
         let table = report.table();
         for line in [
-            "| bare axum, same bytes | 40000 | 40000 | 10.0 µs | 0 | - |",
+            "| bare axum, same bytes | 40000 | 40000 | 10.0 µs (5.0 in the kernel) | 0 | - |",
             "- fake-pve with its defaults reaches 50 % of the bare server (target 75 %): FAIL",
             "- the access log (20000 lines written) costs 0.0 % of the throughput (target under 5 %): PASS",
             "- fake-pve answers 20.0 times as many reads as fakepve (target 12x): PASS",
@@ -870,7 +920,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
         let after = p.cpu().expect("its processor time");
-        assert!(after > start, "{start:?} then {after:?}");
+        assert!(after.total() > start.total(), "{start:?} then {after:?}");
         let row = Row {
             name: "sh".into(),
             measured: Measured {
@@ -879,10 +929,14 @@ mod tests {
                 elapsed: Duration::from_secs(1),
             },
             rss: p.rss(),
-            cpu: Some(after - start),
+            cpu: Some(start.until(after)),
         };
         let us = row.cpu_per_request_us().expect("a figure");
-        assert!((us - (after - start).as_secs_f64() * 1000.0).abs() < 1e-6);
+        let spent = start.until(after);
+        assert!((us - spent.total().as_secs_f64() * 1000.0).abs() < 1e-6);
+        let sys = row.system_per_request_us().expect("a figure");
+        assert!((sys - spent.system.as_secs_f64() * 1000.0).abs() < 1e-6);
+        assert!(sys <= us);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
