@@ -171,15 +171,15 @@ static DASHBOARD_HEADER: http::HeaderName = http::HeaderName::from_static("x-fak
 /// A request on its way into the dashboard's request log
 /// ([`crate::dashboard::Hub::record`]): all but the event stream
 /// itself, whose answer lasts as long as the dashboard stays.
-struct Recorded {
-    state: State,
+struct Recorded<'a> {
+    state: &'a State,
     method: Method,
     uri: http::Uri,
     dashboard: bool,
 }
 
-impl Recorded {
-    fn start(req: &Request, state: &State) -> Option<Self> {
+impl<'a> Recorded<'a> {
+    fn start(req: &Request, state: &'a State) -> Option<Self> {
         let uri = req.uri();
         let path = uri.path();
         if path
@@ -192,7 +192,7 @@ impl Recorded {
             || path.starts_with("/dashboard/")
             || req.headers().contains_key(&DASHBOARD_HEADER);
         Some(Self {
-            state: state.clone(),
+            state,
             method: req.method().clone(),
             // A clone of the URI shares its bytes: nothing is copied
             // before the answer.
@@ -219,19 +219,18 @@ impl Recorded {
 
 /// A request on its way into the access log ([`AccessLog`]): what its
 /// line needs of the request, kept until the answer is known.
-struct Logged {
-    log: AccessLog,
+struct Logged<'a> {
+    log: &'a AccessLog,
     peer: Option<std::net::IpAddr>,
     method: Method,
     uri: http::Uri,
     version: http::Version,
 }
 
-impl Logged {
-    fn start(req: &Request, peer: Option<SocketAddr>, log: Option<&AccessLog>) -> Option<Self> {
-        let log = log?;
+impl<'a> Logged<'a> {
+    fn start(req: &Request, peer: Option<SocketAddr>, log: Option<&'a AccessLog>) -> Option<Self> {
         Some(Self {
-            log: log.clone(),
+            log: log?,
             peer: peer.map(|p| p.ip()),
             method: req.method().clone(),
             uri: req.uri().clone(),
@@ -271,8 +270,18 @@ impl Logged {
     }
 }
 
+/// How many lines after the request line pveproxy reads before it gives
+/// up on a request (`$limit_max_headers` in pve-http-server's
+/// `AnyEvent.pm`, the line that ends the headers counted too).
+const MAX_HEADER_LINES: usize = 64;
+
 /// What pveproxy refuses before it looks at the path.
 fn refusal(req: &Request) -> Option<Response> {
+    // `too many http header lines (> 64)`: pveproxy stops reading and
+    // never answers; the client is left with a closed connection.
+    if req.headers().len() + 1 >= MAX_HEADER_LINES {
+        return Some(Whole::drop_connection());
+    }
     let method = req.method();
     if !matches!(
         *method,
@@ -525,6 +534,34 @@ mod tests {
     #[case("/dashboard/app.js", false)]
     fn the_api_is_api2_and_below(#[case] path: &str, #[case] api: bool) {
         assert_eq!(is_api(path), api);
+    }
+
+    #[rstest]
+    #[case(0, false)]
+    #[case(62, false)]
+    #[case(63, true)]
+    #[case(90, true)]
+    fn a_request_of_too_many_header_lines_is_not_answered(
+        #[case] headers: usize,
+        #[case] dropped: bool,
+    ) {
+        let mut req = Request::get("/api2/json/version")
+            .body(Body::empty())
+            .expect("in the test");
+        for i in 0..headers {
+            req.headers_mut().insert(
+                http::HeaderName::try_from(format!("x-h{i}")).expect("a name"),
+                http::HeaderValue::from_static("1"),
+            );
+        }
+        let refused = refusal(&req);
+        assert_eq!(
+            refused
+                .as_ref()
+                .is_some_and(|r| r.extensions().get::<api::DropConnection>().is_some()),
+            dropped
+        );
+        assert_eq!(refused.is_some(), dropped);
     }
 
     #[rstest]

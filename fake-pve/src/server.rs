@@ -526,14 +526,19 @@ impl Connections {
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let wire = self.wire.clone();
+        // Each request holds the wire while it is answered: through a
+        // handle of this connection's own, so that the count of holders
+        // the requests change is not one all connections share (and
+        // pass from core to core).
+        let wire = Arc::new(ConnectionWire(self.wire.clone()));
         let svc = service_fn(move |req: http::Request<Incoming>| answer(wire.clone(), req, peer));
         let mut http = hyper::server::conn::http1::Builder::new();
         // An answer's head and body go out as one buffer, so as one TLS
-        // record and one write, rather than as a record each.
+        // record and one write, rather than as a record each. pveproxy's
+        // limit on the number of header lines is the wire's
+        // (`app::refusal`): hyper's own, higher, only bounds the parsing.
         http.keep_alive(true)
             .writev(false)
-            .max_headers(64)
             .timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(Duration::from_secs(30));
         let conn = http.serve_connection(TokioIo::new(io), svc);
@@ -557,15 +562,20 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
 }
 
+/// A connection's own handle on the server's wire (see
+/// `Connections::http`).
+struct ConnectionWire(Arc<crate::app::Wire>);
+
 /// One request through the wire; an answer marked
 /// [`api::DropConnection`] (an injected `drop` fault) becomes an error,
 /// on which hyper closes the connection without answering.
 async fn answer(
-    wire: Arc<crate::app::Wire>,
+    wire: Arc<ConnectionWire>,
     req: http::Request<Incoming>,
     peer: SocketAddr,
 ) -> Result<axum::response::Response, api::DropConnection> {
     let resp = wire
+        .0
         .answer(req.map(axum::body::Body::new), Some(peer))
         .await;
     if resp.extensions().get::<api::DropConnection>().is_some() {

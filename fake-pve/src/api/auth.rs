@@ -247,7 +247,13 @@ fn parse_token(s: &str) -> Credentials {
 }
 
 fn unescape(s: &str) -> String {
-    percent_encoding::percent_decode_str(s.trim())
+    let s = s.trim();
+    // Without an escape there is nothing to decode (a ticket's base64
+    // as most clients send it).
+    if !s.contains('%') {
+        return s.to_owned();
+    }
+    percent_encoding::percent_decode_str(s)
         .decode_utf8_lossy()
         .into_owned()
 }

@@ -12,17 +12,35 @@ use serde_json::{Map, Value};
 
 /// The members of one JSON object, given in order.
 pub(crate) trait Members {
-    /// Adds the member `key` (each key once).
-    fn member<V: Serialize + ?Sized>(&mut self, key: &str, value: &V);
+    /// The form of an object inside this one.
+    type Object<'b>: Members
+    where
+        Self: 'b;
+
+    /// Adds the member `key` (each key once): one of the model's own
+    /// names, which need no escape in JSON.
+    fn member<V: Serialize + ?Sized>(&mut self, key: &'static str, value: &V);
+
+    /// Adds the member `key` whose value is an object, its members given
+    /// in order by `fill`.
+    fn object(&mut self, key: &'static str, fill: impl FnOnce(&mut Self::Object<'_>));
 }
 
 impl Members for Map<String, Value> {
-    fn member<V: Serialize + ?Sized>(&mut self, key: &str, value: &V) {
+    type Object<'b> = Self;
+
+    fn member<V: Serialize + ?Sized>(&mut self, key: &'static str, value: &V) {
         // A value of the model's own types always serializes.
         self.insert(
             key.to_owned(),
             serde_json::to_value(value).unwrap_or(Value::Null),
         );
+    }
+
+    fn object(&mut self, key: &'static str, fill: impl FnOnce(&mut Self)) {
+        let mut object = Self::new();
+        fill(&mut object);
+        self.insert(key.to_owned(), Value::Object(object));
     }
 }
 
@@ -51,24 +69,49 @@ impl<'a> JsonObject<'a> {
     }
 }
 
-impl Members for JsonObject<'_> {
-    fn member<V: Serialize + ?Sized>(&mut self, key: &str, value: &V) {
-        if self.out.len() > self.start {
+impl JsonObject<'_> {
+    /// `"key":`, after a comma unless it is the first member.
+    #[inline]
+    fn key(&mut self, key: &'static str) {
+        // The keys are the model's names, written in its source: copied
+        // as they are, without looking for what to escape.
+        debug_assert!(needs_no_escape(key), "a key to escape: {key:?}");
+        let comma = self.out.len() > self.start;
+        self.out.reserve(key.len() + 4);
+        if comma {
             self.out.push(b',');
         }
-        // Writing to a `Vec` cannot fail, and the model's types always
-        // serialize. A key that needs no escape (all of the model's) is
-        // copied as it is.
-        if key.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-            self.out.push(b'"');
-            self.out.extend_from_slice(key.as_bytes());
-            self.out.extend_from_slice(b"\":");
-        } else {
-            let _ = serde_json::to_writer(&mut self.out, key);
-            self.out.push(b':');
-        }
-        let _ = serde_json::to_writer(&mut self.out, value);
+        self.out.push(b'"');
+        self.out.extend_from_slice(key.as_bytes());
+        self.out.extend_from_slice(b"\":");
     }
+}
+
+impl Members for JsonObject<'_> {
+    type Object<'b>
+        = JsonObject<'b>
+    where
+        Self: 'b;
+
+    #[inline]
+    fn member<V: Serialize + ?Sized>(&mut self, key: &'static str, value: &V) {
+        self.key(key);
+        // Writing to a `Vec` cannot fail, and the model's types always
+        // serialize.
+        let _ = serde_json::to_writer(&mut *self.out, value);
+    }
+
+    fn object(&mut self, key: &'static str, fill: impl FnOnce(&mut JsonObject<'_>)) {
+        self.key(key);
+        let mut object = JsonObject::after(self.out, 0);
+        fill(&mut object);
+        object.finish();
+    }
+}
+
+/// Whether JSON writes `key` as it is between its quotes.
+fn needs_no_escape(key: &str) -> bool {
+    key.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\')
 }
 
 #[cfg(test)]
@@ -83,7 +126,12 @@ mod tests {
         m.member("cpu", &0.0123);
         m.member("ha", &json!({"managed": 0}));
         m.member("list", &[1, 2]);
-        m.member("a \"key\" with\\escapes\n", &true);
+        m.member("running-machine", &true);
+        m.object("ballooninfo", |b| {
+            b.member("actual", &1024);
+            b.object("inner", |i| i.member("last", &0));
+        });
+        m.object("empty", |_| {});
     }
 
     #[rstest]
@@ -100,6 +148,31 @@ mod tests {
             String::from_utf8(text).expect("JSON is UTF-8"),
             serde_json::to_string(&Value::Object(map)).expect("a value")
         );
+    }
+
+    #[rstest]
+    #[case("vmid", true)]
+    #[case("running-machine", true)]
+    #[case("a \"key\"", false)]
+    #[case("back\\slash", false)]
+    #[case("new\nline", false)]
+    fn a_key_is_written_as_it_is_only_without_what_json_escapes(
+        #[case] key: &str,
+        #[case] plain: bool,
+    ) {
+        assert_eq!(needs_no_escape(key), plain);
+        assert_eq!(
+            plain,
+            serde_json::to_string(key).expect("a string") == format!("\"{key}\"")
+        );
+    }
+
+    #[rstest]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "a key to escape")]
+    fn a_key_to_escape_is_refused_by_the_tests() {
+        let mut text = Vec::new();
+        JsonObject::after(&mut text, 8).member("a \"key\"", &1);
     }
 
     #[rstest]

@@ -271,20 +271,17 @@ impl Cluster {
                 if conf.get("balloon").is_none_or(|b| b != "0") {
                     s.member("balloon", &maxmem);
                     s.member("freemem", &(maxmem - mem));
-                    s.member(
-                        "ballooninfo",
-                        &BalloonInfo {
-                            actual: maxmem,
-                            max_mem: maxmem,
-                            total_mem: maxmem,
-                            free_mem: maxmem - mem,
-                            mem_swapped_in: 0,
-                            mem_swapped_out: 0,
-                            major_page_faults: 0,
-                            minor_page_faults: 0,
-                            last_update: now_ms / 1000,
-                        },
-                    );
+                    s.object("ballooninfo", |b| {
+                        b.member("actual", &maxmem);
+                        b.member("max_mem", &maxmem);
+                        b.member("total_mem", &maxmem);
+                        b.member("free_mem", &(maxmem - mem));
+                        b.member("mem_swapped_in", &0);
+                        b.member("mem_swapped_out", &0);
+                        b.member("major_page_faults", &0);
+                        b.member("minor_page_faults", &0);
+                        b.member("last_update", &(now_ms / 1000));
+                    });
                 }
             }
         }
@@ -518,18 +515,4 @@ impl Default for ProxmoxSupport {
             query_bitmap_info: true,
         }
     }
-}
-
-/// The `ballooninfo` of a running VM's full status.
-#[derive(serde::Serialize)]
-struct BalloonInfo {
-    actual: u64,
-    max_mem: u64,
-    total_mem: u64,
-    free_mem: u64,
-    mem_swapped_in: u64,
-    mem_swapped_out: u64,
-    major_page_faults: u64,
-    minor_page_faults: u64,
-    last_update: i64,
 }
