@@ -107,8 +107,14 @@ fn check_object(
     value: &BTreeMap<String, Value>,
     errors: &mut Errors,
 ) {
+    // Each property of the schema is checked, given or not; but one that
+    // may be left out, and whose variants do not depend on another
+    // property, has nothing to check unless it is given (most of a
+    // method's properties, in most requests): those are checked with
+    // the parameters given, below, not looked for one by one.
+    let always = |prop: &Prop| !prop.optional || prop.one_of.is_some();
     for (key, prop) in props {
-        if key.ends_with("[n]") {
+        if key.ends_with("[n]") || !always(prop) {
             continue;
         }
         let it = instance_type(prop, value);
@@ -121,11 +127,15 @@ fn check_object(
         );
     }
     for (key, v) in value {
-        let newpath = join(path, key);
         match lookup(props, key) {
             Some(prop) => {
-                if key.contains(|c: char| c.is_ascii_digit()) && !props.contains_key(key) {
-                    check_prop(Some(v), prop, &newpath, errors, None);
+                if props.contains_key(key) {
+                    if !key.ends_with("[n]") && !always(prop) {
+                        let it = instance_type(prop, value);
+                        check_prop(Some(v), prop, &join(path, key), errors, it.as_deref());
+                    }
+                } else if key.contains(|c: char| c.is_ascii_digit()) {
+                    check_prop(Some(v), prop, &join(path, key), errors, None);
                 }
                 if let Some(Value::String(req)) = &prop.requires
                     && !value.contains_key(req)
@@ -133,11 +143,11 @@ fn check_object(
                     add_error(
                         errors,
                         &join(path, req),
-                        &format!("missing property required by '{newpath}'"),
+                        &format!("missing property required by '{}'", join(path, key)),
                     );
                 }
             }
-            None => add_error(errors, &newpath, UNKNOWN),
+            None => add_error(errors, &join(path, key), UNKNOWN),
         }
     }
 }
