@@ -207,6 +207,60 @@ fn api(c: &mut Criterion) {
     });
 }
 
+/// One turn of `pve-throughput`'s write mix as whole requests without a
+/// socket: create a VM, update its config, start it, stop it, delete it
+/// (five requests, four of them tasks that end at once).
+fn api_writes(c: &mut Criterion) {
+    use tower::ServiceExt as _;
+    let state = big_state(10);
+    let ticket = state.keys().ticket("root@pam", 1_790_000_000);
+    let csrf = state.keys().csrf("root@pam", 1_790_000_000);
+    let app = fake_pve::app::app(state);
+    let cookie = format!("PVEAuthCookie={ticket}");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let send = |method: http::Method, path: &str, form: &str| {
+        let req = http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("Cookie", cookie.as_str())
+            .header("CSRFPreventionToken", csrf.as_str())
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(axum::body::Body::from(form.to_owned()))
+            .expect("request");
+        rt.block_on(async {
+            let resp = app.clone().oneshot(req).await.expect("answer");
+            assert_eq!(resp.status(), 200, "{path}");
+            let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
+                .await
+                .expect("body");
+            black_box(body.len())
+        })
+    };
+    let mut next = 1_000_u32;
+    c.bench_function("api/write mix: create, config, start, stop, delete", |b| {
+        b.iter(|| {
+            next += 1;
+            let vm = format!("/api2/json/nodes/node0/qemu/{next}");
+            send(
+                http::Method::POST,
+                "/api2/json/nodes/node0/qemu",
+                &format!("vmid={next}&name=load{next}&memory=512&cores=1"),
+            );
+            send(
+                http::Method::PUT,
+                &format!("{vm}/config"),
+                "description=under%20load&cores=2",
+            );
+            send(http::Method::POST, &format!("{vm}/status/start"), "");
+            send(http::Method::POST, &format!("{vm}/status/stop"), "");
+            send(http::Method::DELETE, &vm, "");
+        })
+    });
+}
+
 /// Checkpoints and state documents of a world with 10,000 guests
 /// (target: a restore well under a second).
 fn worlds(c: &mut Criterion) {
@@ -362,6 +416,6 @@ fn wire(c: &mut Criterion) {
 }
 
 criterion_group!(
-    benches, access_log, auth, routing, api, views, worlds, vms, wire
+    benches, access_log, auth, routing, api, api_writes, views, worlds, vms, wire
 );
 criterion_main!(benches);

@@ -625,7 +625,7 @@ impl Cluster {
             duration_ms,
         };
         let upid = self.tasks.spawn(at, worker);
-        self.log_task_start(&upid);
+        self.log_task_start(self.tasks.len() - 1);
         if let Some((rule, _)) = fault {
             tracing::warn!(rule, task = %upid, "injected task fault");
         }
@@ -653,8 +653,10 @@ impl Cluster {
             let Some(task) = self.tasks.at(i) else {
                 break;
             };
-            let effect = task.worker.effect.clone();
-            let outcome = if task.worker.outcome.is_ok() {
+            let succeeds = task.worker.outcome.is_ok();
+            // What the task does happens once: it is taken, not copied.
+            let effect = self.tasks.take_effect(i);
+            let outcome = if succeeds {
                 self.apply(effect, until_ms)
             } else {
                 self.abort(&effect);

@@ -268,8 +268,9 @@ pub struct Task {
     pub log: Vec<String>,
     /// Running or stopped.
     pub state: TaskState,
-    /// What is left to do when it ends.
-    pub worker: Worker,
+    /// What is left to do when it ends (apart, so that the list of every
+    /// task kept grows by less per task).
+    pub worker: Box<Worker>,
 }
 
 impl Task {
@@ -396,7 +397,9 @@ pub struct Tasks {
     tasks: Vec<Task>,
     next_pid: u32,
     running: std::collections::BTreeSet<(i64, usize)>,
-    by_upid: std::collections::HashMap<String, usize, foldhash::fast::RandomState>,
+    /// The latest task of each pid (a UPID names its pid, which is new
+    /// for each task until the pids wrap around).
+    by_pid: std::collections::HashMap<u32, usize, foldhash::fast::RandomState>,
 }
 
 /// Where a new task runs and for whom.
@@ -423,10 +426,10 @@ impl Tasks {
             tasks,
             next_pid,
             running: Default::default(),
-            by_upid: Default::default(),
+            by_pid: Default::default(),
         };
         for (i, task) in t.tasks.iter().enumerate() {
-            t.by_upid.insert(task.upid_str.clone(), i);
+            t.by_pid.insert(task.upid.pid, i);
             if let TaskState::Running { until_ms } = task.state {
                 t.running.insert((until_ms, i));
             }
@@ -492,11 +495,11 @@ impl Tasks {
             upid_str: upid_str.clone(),
             log: worker.start_lines.clone(),
             state: TaskState::Running { until_ms },
-            worker,
+            worker: Box::new(worker),
         };
         let i = self.tasks.len();
         self.tasks.push(task);
-        self.by_upid.insert(upid_str.clone(), i);
+        self.by_pid.insert(pid, i);
         self.running.insert((until_ms, i));
         upid_str
     }
@@ -547,6 +550,15 @@ impl Tasks {
         task.finish(now, error);
     }
 
+    /// Takes what the task at `i` does when it ends, leaving
+    /// [`TaskEffect::None`] (a task's effect happens once).
+    pub fn take_effect(&mut self, i: usize) -> TaskEffect {
+        self.tasks
+            .get_mut(i)
+            .map(|t| std::mem::take(&mut t.worker.effect))
+            .unwrap_or_default()
+    }
+
     /// Ends every running task as a node crash does (`unexpected status`
     /// at `now`, epoch seconds), without its effect; answers how many.
     pub fn interrupt_running(&mut self, now: i64) -> usize {
@@ -572,13 +584,20 @@ impl Tasks {
     }
 
     fn find(&self, upid: &str) -> Result<usize, super::Error> {
-        if Upid::parse(upid).is_none() {
+        let Some(parsed) = Upid::parse(upid) else {
             return Err(super::Error::invalid("upid", "unable to parse worker upid"));
+        };
+        let no_such_task = || super::Error::invalid("upid", "no such task");
+        let i = *self.by_pid.get(&parsed.pid).ok_or_else(no_such_task)?;
+        if self.tasks[i].upid_str == upid {
+            return Ok(i);
         }
-        self.by_upid
-            .get(upid)
-            .copied()
-            .ok_or_else(|| super::Error::invalid("upid", "no such task"))
+        // An older task of the same pid (once the pids wrapped around, or
+        // in a saved world that repeats them), or no task at all.
+        self.tasks[..i]
+            .iter()
+            .rposition(|t| t.upid_str == upid)
+            .ok_or_else(no_such_task)
     }
 
     /// Interrupts a running task (`received interrupt`) and answers the
@@ -736,7 +755,44 @@ mod tests {
                     exitstatus: e.into(),
                 },
             },
-            worker: Worker::new("qmstart", "100"),
+            worker: Box::new(Worker::new("qmstart", "100")),
+        }
+    }
+
+    #[rstest]
+    #[case("UPID:pve:00000001:00000002:00000003:qmstart:100:root@pam:", Some(0))]
+    #[case("UPID:pve:00000001:00000002:00000009:qmstop:100:root@pam:", Some(1))]
+    #[case("UPID:pve:00000005:00000002:00000003:qmstop:100:root@pam:", Some(2))]
+    #[case("UPID:pve:00000001:00000002:00000004:qmstart:100:root@pam:", None)]
+    #[case("UPID:pve:00000007:00000002:00000003:qmstart:100:root@pam:", None)]
+    fn a_task_is_found_by_its_upid_though_another_has_its_pid(
+        #[case] upid: &str,
+        #[case] found: Option<usize>,
+    ) {
+        // A saved world whose first two tasks share pid 1.
+        let with = |text: &str| {
+            let mut t = task(Some("OK"));
+            t.upid = Upid::parse(text).expect("upid");
+            t.upid_str = text.to_string();
+            t
+        };
+        let tasks = Tasks::new(
+            vec![
+                with("UPID:pve:00000001:00000002:00000003:qmstart:100:root@pam:"),
+                with("UPID:pve:00000001:00000002:00000009:qmstop:100:root@pam:"),
+                with("UPID:pve:00000005:00000002:00000003:qmstop:100:root@pam:"),
+            ],
+            6,
+        );
+        match found {
+            Some(i) => assert_eq!(
+                tasks.get(upid).expect("found").upid_str,
+                tasks.tasks[i].upid_str
+            ),
+            None => {
+                let e = tasks.get(upid).expect_err("no such task");
+                assert!(format!("{e:?}").contains("no such task"), "{e:?}");
+            }
         }
     }
 
@@ -753,7 +809,7 @@ mod tests {
     #[test]
     fn finish_writes_closing_lines() {
         let mut t = task(None);
-        t.worker = Worker::new("qmstart", "100")
+        *t.worker = Worker::new("qmstart", "100")
             .log_end("WARN: a")
             .log_end("WARN: b");
         t.finish(9, None);
@@ -761,7 +817,7 @@ mod tests {
         assert_eq!(t.exitstatus(), Some("WARNINGS: 2"));
 
         let mut t = task(None);
-        t.worker = Worker::new("qmstart", "100")
+        *t.worker = Worker::new("qmstart", "100")
             .log_end("never")
             .fail("boom\nbang");
         t.finish(9, None);

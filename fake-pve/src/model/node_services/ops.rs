@@ -240,11 +240,12 @@ impl Cluster {
     }
 
     /// Writes pvedaemon's `starting task` line (and a service worker's
-    /// own line) to the journal of the task's node.
-    pub(crate) fn log_task_start(&mut self, upid: &str) {
-        let Some(u) = crate::model::Upid::parse(upid) else {
+    /// own line) for the task at `i` to the journal of its node.
+    pub(crate) fn log_task_start(&mut self, i: usize) {
+        let Some(task) = self.tasks.at(i) else {
             return;
         };
+        let (u, upid) = (&task.upid, &task.upid_str);
         let mut lines = vec![LogLine::new(
             u.starttime,
             format!("pvedaemon[{PVEDAEMON_PID}]"),
@@ -267,7 +268,8 @@ impl Cluster {
                 format!("{} service {}: {upid}", action.syslog_verb(), u.id),
             ));
         }
-        if let Ok(sys) = self.node_sys_mut(&u.node) {
+        let node = u.node.clone();
+        if let Ok(sys) = self.node_sys_mut(&node) {
             sys.push_log(lines);
         }
     }
