@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hyper::body::Incoming;
@@ -70,6 +71,7 @@ pub struct Builder {
     data_dir: Option<std::path::PathBuf>,
     fsync: crate::persist::Fsync,
     handshake_timeout: Duration,
+    head_timeout: Duration,
     body_timeout: Duration,
     shutdown_grace: Duration,
     access_log: Option<crate::access_log::AccessLog>,
@@ -90,6 +92,7 @@ impl Default for Builder {
             data_dir: None,
             fsync: crate::persist::Fsync::default(),
             handshake_timeout: Duration::from_secs(10),
+            head_timeout: Duration::from_secs(30),
             body_timeout: crate::app::BODY_IDLE_TIMEOUT,
             shutdown_grace: Duration::from_secs(10),
             access_log: None,
@@ -182,6 +185,16 @@ impl Builder {
     #[must_use]
     pub fn tls_handshake_timeout(mut self, d: Duration) -> Self {
         self.handshake_timeout = d;
+        self
+    }
+
+    /// How long a connection may wait for the next request's head (its
+    /// request line and headers, whole) once the previous answer is
+    /// sent, or from the handshake for the first, before it is closed
+    /// (30 s): an idle keep-alive connection is closed too.
+    #[must_use]
+    pub fn request_head_timeout(mut self, d: Duration) -> Self {
+        self.head_timeout = d;
         self
     }
 
@@ -340,6 +353,7 @@ impl Builder {
             )),
             acceptor,
             handshake_timeout: self.handshake_timeout,
+            head_timeout: self.head_timeout,
             stop: stop_rx.clone(),
         };
         let task = tokio::spawn(serve(listener, conns, stop_rx, self.shutdown_grace));
@@ -461,6 +475,7 @@ struct Connections {
     wire: Arc<crate::app::Wire>,
     acceptor: Option<tokio_rustls::TlsAcceptor>,
     handshake_timeout: Duration,
+    head_timeout: Duration,
     stop: watch::Receiver<bool>,
 }
 
@@ -530,25 +545,37 @@ impl Connections {
         // handle of this connection's own, so that the count of holders
         // the requests change is not one all connections share (and
         // pass from core to core).
-        let wire = Arc::new(ConnectionWire(self.wire.clone()));
+        let handle = Arc::new(ConnectionWire::new(self.wire.clone()));
+        let wire = handle.clone();
         let svc = service_fn(move |req: http::Request<Incoming>| answer(wire.clone(), req, peer));
         let mut http = hyper::server::conn::http1::Builder::new();
         // An answer's head and body go out as one buffer, so as one TLS
         // record and one write, rather than as a record each. pveproxy's
         // limit on the number of header lines is the wire's
         // (`app::refusal`): hyper's own, higher, only bounds the parsing.
-        http.keep_alive(true)
-            .writev(false)
-            .timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(Duration::from_secs(30));
+        // The wait for a request's head is bounded here
+        // (`ConnectionWire::idle`), by one timer a connection, not by
+        // hyper's, set for each request.
+        http.keep_alive(true).writev(false);
         let conn = http.serve_connection(TokioIo::new(io), svc);
         tokio::pin!(conn);
         let result = tokio::select! {
+            biased;
             r = conn.as_mut() => r,
             () = stopped(&mut self.stop) => {
                 // Finishes the request in flight, if any, then closes.
                 conn.as_mut().graceful_shutdown();
                 conn.await
+            }
+            () = handle.idle(self.head_timeout) => {
+                tracing::debug!(%peer, "no request for {:?}: connection closed", self.head_timeout);
+                // Closes at once when idle, after the answer being sent
+                // if any; a head still coming in is not waited for long.
+                conn.as_mut().graceful_shutdown();
+                match tokio::time::timeout(self.head_timeout, conn).await {
+                    Ok(r) => r,
+                    Err(_) => Ok(()),
+                }
             }
         };
         if let Err(e) = result {
@@ -563,8 +590,66 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
 }
 
 /// A connection's own handle on the server's wire (see
-/// `Connections::http`).
-struct ConnectionWire(Arc<crate::app::Wire>);
+/// `Connections::http`), and what the connection is doing: how many of
+/// its requests are being answered, and when the last one was.
+struct ConnectionWire {
+    wire: Arc<crate::app::Wire>,
+    opened: std::time::Instant,
+    in_flight: AtomicUsize,
+    /// When the last answer was ready, milliseconds after `opened`.
+    last_ms: AtomicU64,
+}
+
+impl ConnectionWire {
+    fn new(wire: Arc<crate::app::Wire>) -> Self {
+        Self {
+            wire,
+            opened: std::time::Instant::now(),
+            in_flight: AtomicUsize::new(0),
+            last_ms: AtomicU64::new(0),
+        }
+    }
+
+    /// Resolves once the connection has waited `limit` for a request
+    /// with none being answered: after its last answer, or from its
+    /// start. A request costs two counts and a clock reading; the timer
+    /// is set again only when it goes off.
+    async fn idle(&self, limit: Duration) {
+        let mut deadline = self.opened + limit;
+        loop {
+            tokio::time::sleep_until(deadline.into()).await;
+            let now = std::time::Instant::now();
+            if self.in_flight.load(Ordering::Acquire) > 0 {
+                deadline = now + limit;
+                continue;
+            }
+            let last = self.opened + Duration::from_millis(self.last_ms.load(Ordering::Acquire));
+            if last + limit <= now {
+                return;
+            }
+            deadline = last + limit;
+        }
+    }
+}
+
+/// A request being answered on a connection ([`ConnectionWire`]): counted
+/// until its answer is ready, or until it is dropped.
+struct Answering<'a>(&'a ConnectionWire);
+
+impl<'a> Answering<'a> {
+    fn start(conn: &'a ConnectionWire) -> Self {
+        conn.in_flight.fetch_add(1, Ordering::AcqRel);
+        Self(conn)
+    }
+}
+
+impl Drop for Answering<'_> {
+    fn drop(&mut self) {
+        let ms = u64::try_from(self.0.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.0.last_ms.store(ms, Ordering::Release);
+        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+}
 
 /// One request through the wire; an answer marked
 /// [`api::DropConnection`] (an injected `drop` fault) becomes an error,
@@ -574,10 +659,12 @@ async fn answer(
     req: http::Request<Incoming>,
     peer: SocketAddr,
 ) -> Result<axum::response::Response, api::DropConnection> {
+    let answering = Answering::start(&wire);
     let resp = wire
-        .0
+        .wire
         .answer(req.map(axum::body::Body::new), Some(peer))
         .await;
+    drop(answering);
     if resp.extensions().get::<api::DropConnection>().is_some() {
         return Err(api::DropConnection);
     }

@@ -1,6 +1,7 @@
-//! The server's connections over time: a TLS handshake or a request body
-//! that never comes is cut off, and shutting down lets the requests in
-//! flight finish (for a bounded time).
+//! The server's connections over time: a TLS handshake, a request head or
+//! a request body that never comes is cut off, an idle keep-alive
+//! connection is closed, and shutting down lets the requests in flight
+//! finish (for a bounded time).
 
 use std::time::{Duration, Instant};
 
@@ -175,4 +176,117 @@ async fn shutdown_aborts_what_outlasts_the_grace_period() {
     assert!(took < Duration::from_secs(5), "shutdown took {took:?}");
     let r = in_flight.await.expect("request task");
     assert!(r.is_err(), "aborted without an answer: {r:?}");
+}
+
+/// `GET /` (the dashboard's page) on `tcp`, its whole answer read: the
+/// status.
+async fn get_page(tcp: &mut tokio::net::TcpStream) -> u16 {
+    tcp.write_all(b"GET / HTTP/1.1\r\nHost: pve\r\n\r\n")
+        .await
+        .expect("send");
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let head_end = loop {
+        let n = tcp.read(&mut buf).await.expect("read");
+        assert!(n > 0, "closed before an answer");
+        got.extend_from_slice(&buf[..n]);
+        if let Some(i) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&got[..head_end]).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("a content length");
+    while got.len() < head_end + length {
+        let n = tcp.read(&mut buf).await.expect("read");
+        assert!(n > 0, "closed within the body");
+        got.extend_from_slice(&buf[..n]);
+    }
+    head.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .expect("a status")
+}
+
+/// Waits for the server to close `tcp` (10 s at most): how long it took.
+async fn closed(tcp: &mut tokio::net::TcpStream) -> Duration {
+    let started = Instant::now();
+    let mut buf = [0u8; 64];
+    let n = tokio::time::timeout(Duration::from_secs(10), tcp.read(&mut buf))
+        .await
+        .expect("the server closes the connection before 10 s")
+        .unwrap_or(0);
+    assert_eq!(n, 0, "closed without an answer");
+    started.elapsed()
+}
+
+fn head_timeout(ms: u64) -> fake_pve::Builder {
+    FakePve::builder()
+        .tls(fake_pve::Tls::Off)
+        .request_head_timeout(Duration::from_millis(ms))
+}
+
+#[tokio::test]
+async fn an_idle_keep_alive_connection_is_closed() {
+    let pve = start(head_timeout(300)).await;
+    let mut tcp = tokio::net::TcpStream::connect(pve.addr())
+        .await
+        .expect("connect");
+    assert_eq!(get_page(&mut tcp).await, 200);
+    let waited = closed(&mut tcp).await;
+    assert!(
+        waited >= Duration::from_millis(250) && waited < Duration::from_secs(5),
+        "closed after {waited:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_request_head_that_never_ends_closes_the_connection() {
+    let pve = start(head_timeout(300)).await;
+    let mut tcp = tokio::net::TcpStream::connect(pve.addr())
+        .await
+        .expect("connect");
+    tcp.write_all(b"GET / HTTP/1.1\r\nHost: pve\r\n")
+        .await
+        .expect("send");
+    let waited = closed(&mut tcp).await;
+    assert!(
+        waited >= Duration::from_millis(250) && waited < Duration::from_secs(5),
+        "closed after {waited:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_connection_asked_again_in_time_stays_open() {
+    let pve = start(head_timeout(1_000)).await;
+    let mut tcp = tokio::net::TcpStream::connect(pve.addr())
+        .await
+        .expect("connect");
+    let started = Instant::now();
+    for _ in 0..8 {
+        assert_eq!(get_page(&mut tcp).await, 200);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(started.elapsed() > Duration::from_millis(1_500));
+    assert_eq!(get_page(&mut tcp).await, 200, "the same connection");
+}
+
+#[tokio::test]
+async fn a_request_answered_slower_than_the_head_timeout_is_answered() {
+    let pve = start(head_timeout(300)).await;
+    let http = client();
+    let auth = login(&http, &pve).await;
+    delay_version(&http, &pve, &auth, 900).await;
+    let r = http
+        .get(format!("{}/version", pve.api_url()))
+        .header("Cookie", &auth.0)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.expect("JSON");
+    assert!(v["data"]["version"].is_string(), "{v}");
 }
