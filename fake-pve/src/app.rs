@@ -7,7 +7,7 @@
 //! the latest in the dashboard's request log), refuses what pveproxy
 //! refuses before routing (methods other than GET, POST, PUT and DELETE;
 //! chunked bodies), caps bodies, and fails bodies that stall
-//! (tower-http's `TimeoutBody`). The API, polled hardest, is reached
+//! ([`StallTimeout`]). The API, polled hardest, is reached
 //! without the router: no route is matched, cloned or boxed for it.
 //!
 //! [`app`] needs no socket: tests can call it with
@@ -31,7 +31,6 @@ use bytes::Bytes;
 use http::{HeaderMap, Method};
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Body as _;
-use tower_http::timeout::TimeoutBody;
 
 use crate::access_log::{self, AccessLog};
 use crate::api;
@@ -320,7 +319,7 @@ fn limit_body(req: Request, timeout: Duration) -> Request {
     }
     let path = req.uri().path();
     if upload_boundary(req.method(), path, req.headers()).is_some() {
-        return req.map(|b| Body::new(TimeoutBody::new(timeout, b)));
+        return req.map(|b| Body::new(StallTimeout::new(timeout, b)));
     }
     let limit = if path == "/_fake" || path.starts_with("/_fake/") {
         CONTROL_MAX_BODY
@@ -338,7 +337,64 @@ fn limit_body(req: Request, timeout: Duration) -> Request {
         parts.extensions.insert(TooLarge);
         return Request::from_parts(parts, Body::empty());
     }
-    req.map(|b| Body::new(Limited::new(TimeoutBody::new(timeout, b), limit)))
+    req.map(|b| Body::new(Limited::new(StallTimeout::new(timeout, b), limit)))
+}
+
+/// A request body that fails once it has made its reader wait longer
+/// than its timeout for the next part. The timer is set only when the
+/// body makes its reader wait: a body that came with the request's head
+/// (a form, most of all) is read without one.
+struct StallTimeout {
+    timeout: Duration,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    body: Body,
+}
+
+/// What a [`StallTimeout`] body fails with.
+#[derive(Debug, thiserror::Error)]
+#[error("the request body stalled")]
+struct Stalled;
+
+impl StallTimeout {
+    fn new(timeout: Duration, body: Body) -> Self {
+        Self {
+            timeout,
+            sleep: None,
+            body,
+        }
+    }
+}
+
+impl hyper::body::Body for StallTimeout {
+    type Data = Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        let this = &mut *self;
+        if let Poll::Ready(frame) = Pin::new(&mut this.body).poll_frame(cx) {
+            this.sleep = None;
+            return Poll::Ready(frame.map(|f| f.map_err(Into::into)));
+        }
+        let timeout = this.timeout;
+        let sleep = this
+            .sleep
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+        match sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(Stalled)))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// The multipart boundary of an upload, whose body is streamed rather
@@ -534,6 +590,49 @@ mod tests {
     #[case("/dashboard/app.js", false)]
     fn the_api_is_api2_and_below(#[case] path: &str, #[case] api: bool) {
         assert_eq!(is_api(path), api);
+    }
+
+    /// A body of the parts sent on a channel, ending when it closes.
+    struct Parts(tokio::sync::mpsc::Receiver<Bytes>);
+
+    impl hyper::body::Body for Parts {
+        type Data = Bytes;
+        type Error = Infallible;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+            self.0
+                .poll_recv(cx)
+                .map(|part| part.map(|b| Ok(hyper::body::Frame::data(b))))
+        }
+    }
+
+    #[rstest]
+    #[case::pauses_shorter_than_the_timeout(&[150, 150, 150], true)]
+    #[case::a_pause_longer_than_the_timeout(&[50, 700], false)]
+    #[tokio::test]
+    async fn a_body_fails_only_once_it_stalls_longer_than_its_timeout(
+        #[case] pauses_ms: &'static [u64],
+        #[case] whole: bool,
+    ) {
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        let body = StallTimeout::new(Duration::from_millis(300), Body::new(Parts(rx)));
+        let sender = tokio::spawn(async move {
+            for ms in pauses_ms {
+                tokio::time::sleep(Duration::from_millis(*ms)).await;
+                if tx.send(Bytes::from_static(b"part")).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let read = body.collect().await;
+        assert_eq!(read.is_ok(), whole);
+        if let Ok(b) = read {
+            assert_eq!(b.to_bytes().len(), 4 * pauses_ms.len());
+        }
+        sender.abort();
     }
 
     #[rstest]

@@ -168,10 +168,51 @@ impl Keys {
         if stamp.len() != 8 {
             return false;
         }
-        let want = STANDARD_NO_PAD.encode(Self::mac(&self.csrf, &format!("{stamp}:{userid}")));
         let age = now - time;
-        constant_eq(want.as_bytes(), sig.as_bytes()) && (-MAX_SKEW..=TICKET_LIFETIME).contains(&age)
+        (-MAX_SKEW..=TICKET_LIFETIME).contains(&age) && self.csrf_signed(token, userid, stamp, sig)
     }
+
+    /// Whether `token` (`stamp:sig`) is signed for `userid` with this
+    /// key. As with tickets, each worker keeps the last
+    /// [`SIGNED_KEPT`] tokens it found signed and checks a token's
+    /// signature only once.
+    fn csrf_signed(&self, token: &str, userid: &str, stamp: &str, sig: &str) -> bool {
+        thread_local! {
+            static SIGNED: std::cell::RefCell<std::collections::VecDeque<SignedCsrf>> =
+                const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+        }
+        let kept = SIGNED.with(|s| {
+            s.borrow()
+                .iter()
+                .any(|k| k.key == self.csrf && k.token == token && k.userid == userid)
+        });
+        if kept {
+            return true;
+        }
+        let want = STANDARD_NO_PAD.encode(Self::mac(&self.csrf, &format!("{stamp}:{userid}")));
+        if !constant_eq(want.as_bytes(), sig.as_bytes()) {
+            return false;
+        }
+        SIGNED.with(|s| {
+            let mut s = s.borrow_mut();
+            if s.len() >= SIGNED_KEPT {
+                s.pop_back();
+            }
+            s.push_front(SignedCsrf {
+                key: self.csrf,
+                token: token.to_owned(),
+                userid: userid.to_owned(),
+            });
+        });
+        true
+    }
+}
+
+/// A CSRF token found signed for `userid` with the key `key`.
+struct SignedCsrf {
+    key: [u8; 32],
+    token: String,
+    userid: String,
 }
 
 /// How many signed tickets each worker keeps ([`Keys::verify_ticket`]).
@@ -310,6 +351,12 @@ mod tests {
         assert!(!k.verify_csrf(&c, "bob@pve", 1_000_100));
         assert!(!k.verify_csrf(&c, "root@pam", 1_000_000 + 7201));
         assert!(!k.verify_csrf("garbage", "root@pam", 1_000_000));
+        // Checked again once kept: still for its user and its key only,
+        // and still aged.
+        assert!(k.verify_csrf(&c, "root@pam", 1_000_200));
+        assert!(!k.verify_csrf(&c, "bob@pve", 1_000_200));
+        assert!(!k.verify_csrf(&c, "root@pam", 1_000_000 + 7201));
+        assert!(!Keys::random().verify_csrf(&c, "root@pam", 1_000_200));
     }
 
     #[rstest]
