@@ -61,6 +61,25 @@ fn big_state(n: u32) -> fake_pve::state::State {
     .expect("state")
 }
 
+/// Sends `req` through `app` on `rt`: the length of the body of its
+/// answer, which must be a 200.
+fn answer_len(
+    rt: &tokio::runtime::Runtime,
+    app: &axum::Router,
+    req: http::Request<axum::body::Body>,
+) -> usize {
+    use tower::ServiceExt as _;
+    let uri = req.uri().clone();
+    rt.block_on(async {
+        let resp = app.clone().oneshot(req).await.expect("answer");
+        assert_eq!(resp.status(), 200, "{uri}");
+        axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .expect("body")
+            .len()
+    })
+}
+
 /// What the access log costs a request: formatting its line into the
 /// buffer (the writer thread writes to a sink here).
 fn access_log(c: &mut Criterion) {
@@ -125,7 +144,6 @@ fn routing(c: &mut Criterion) {
 /// `/cluster/resources` under 50 ms as a whole request, `nextid` under
 /// 1 ms).
 fn views(c: &mut Criterion) {
-    use tower::ServiceExt as _;
     let n = 100_000;
     let cluster = big_scenario(n)
         .build(PveVersion::V9_1, "pw", 1_790_000_000)
@@ -155,14 +173,7 @@ fn views(c: &mut Criterion) {
                 .header("Cookie", format!("PVEAuthCookie={ticket}"))
                 .body(axum::body::Body::empty())
                 .expect("request");
-            rt.block_on(async {
-                let resp = app.clone().oneshot(req).await.expect("answer");
-                assert_eq!(resp.status(), 200);
-                let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
-                    .await
-                    .expect("body");
-                black_box(body.len())
-            })
+            black_box(answer_len(rt, &app, req))
         }
     };
     let mut resources = get("/api2/json/cluster/resources");
@@ -180,7 +191,6 @@ fn views(c: &mut Criterion) {
 /// and the envelope): what fake-pve itself adds to each read that
 /// `pve-throughput` compares with a bare server.
 fn api(c: &mut Criterion) {
-    use tower::ServiceExt as _;
     let state = big_state(10);
     let ticket = state.keys().ticket("root@pam", 1_790_000_000);
     let app = fake_pve::app::app(state);
@@ -195,14 +205,7 @@ fn api(c: &mut Criterion) {
                 .header("Cookie", cookie.as_str())
                 .body(axum::body::Body::empty())
                 .expect("request");
-            rt.block_on(async {
-                let resp = app.clone().oneshot(req).await.expect("answer");
-                assert_eq!(resp.status(), 200);
-                let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
-                    .await
-                    .expect("body");
-                black_box(body.len())
-            })
+            black_box(answer_len(&rt, &app, req))
         })
     });
 }
@@ -211,7 +214,6 @@ fn api(c: &mut Criterion) {
 /// socket: create a VM, update its config, start it, stop it, delete it
 /// (five requests, four of them tasks that end at once).
 fn api_writes(c: &mut Criterion) {
-    use tower::ServiceExt as _;
     let state = big_state(10);
     let ticket = state.keys().ticket("root@pam", 1_790_000_000);
     let csrf = state.keys().csrf("root@pam", 1_790_000_000);
@@ -230,14 +232,7 @@ fn api_writes(c: &mut Criterion) {
             .header("Content-Type", "application/x-www-form-urlencoded")
             .body(axum::body::Body::from(form.to_owned()))
             .expect("request");
-        rt.block_on(async {
-            let resp = app.clone().oneshot(req).await.expect("answer");
-            assert_eq!(resp.status(), 200, "{path}");
-            let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
-                .await
-                .expect("body");
-            black_box(body.len())
-        })
+        black_box(answer_len(&rt, &app, req))
     };
     let mut next = 1_000_u32;
     c.bench_function("api/write mix: create, config, start, stop, delete", |b| {
