@@ -186,19 +186,40 @@ fn views(c: &mut Criterion) {
     });
 }
 
+/// The whole wire of [`big_state`]`(10)` without a socket, with root@pam's
+/// ticket cookie and CSRF token, and a runtime to call it on.
+struct Api {
+    rt: tokio::runtime::Runtime,
+    app: axum::Router,
+    cookie: String,
+    csrf: String,
+}
+
+impl Api {
+    fn new() -> Self {
+        let state = big_state(10);
+        let ticket = state.keys().ticket("root@pam", 1_790_000_000);
+        let csrf = state.keys().csrf("root@pam", 1_790_000_000);
+        Self {
+            rt: tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime"),
+            app: fake_pve::app::app(state),
+            cookie: format!("PVEAuthCookie={ticket}"),
+            csrf,
+        }
+    }
+}
+
 /// One poll of a running VM's status as a whole request without a socket
 /// (routing, authentication, the permission check, the lock, the handler
 /// and the envelope): what fake-pve itself adds to each read that
 /// `pve-throughput` compares with a bare server.
 fn api(c: &mut Criterion) {
-    let state = big_state(10);
-    let ticket = state.keys().ticket("root@pam", 1_790_000_000);
-    let app = fake_pve::app::app(state);
-    let cookie = format!("PVEAuthCookie={ticket}");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let Api {
+        rt, app, cookie, ..
+    } = Api::new();
     c.bench_function("api/GET status/current of a running VM", |b| {
         b.iter(|| {
             let req = http::Request::get("/api2/json/nodes/node0/qemu/100/status/current")
@@ -214,15 +235,12 @@ fn api(c: &mut Criterion) {
 /// socket: create a VM, update its config, start it, stop it, delete it
 /// (five requests, four of them tasks that end at once).
 fn api_writes(c: &mut Criterion) {
-    let state = big_state(10);
-    let ticket = state.keys().ticket("root@pam", 1_790_000_000);
-    let csrf = state.keys().csrf("root@pam", 1_790_000_000);
-    let app = fake_pve::app::app(state);
-    let cookie = format!("PVEAuthCookie={ticket}");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let Api {
+        rt,
+        app,
+        cookie,
+        csrf,
+    } = Api::new();
     let send = |method: http::Method, path: &str, form: &str| {
         let req = http::Request::builder()
             .method(method)

@@ -136,16 +136,15 @@ impl Keys {
             return None;
         }
         SIGNED.with(|s| {
-            let mut s = s.borrow_mut();
-            if s.len() >= SIGNED_KEPT {
-                s.pop_back();
-            }
-            s.push_front(SignedTicket {
-                key: self.ticket,
-                ticket: ticket.to_owned(),
-                userid: userid.to_owned(),
-                time,
-            });
+            keep(
+                &mut s.borrow_mut(),
+                SignedTicket {
+                    key: self.ticket,
+                    ticket: ticket.to_owned(),
+                    userid: userid.to_owned(),
+                    time,
+                },
+            );
         });
         Some((userid.to_string(), time))
     }
@@ -194,15 +193,14 @@ impl Keys {
             return false;
         }
         SIGNED.with(|s| {
-            let mut s = s.borrow_mut();
-            if s.len() >= SIGNED_KEPT {
-                s.pop_back();
-            }
-            s.push_front(SignedCsrf {
-                key: self.csrf,
-                token: token.to_owned(),
-                userid: userid.to_owned(),
-            });
+            keep(
+                &mut s.borrow_mut(),
+                SignedCsrf {
+                    key: self.csrf,
+                    token: token.to_owned(),
+                    userid: userid.to_owned(),
+                },
+            );
         });
         true
     }
@@ -217,6 +215,15 @@ struct SignedCsrf {
 
 /// How many signed tickets each worker keeps ([`Keys::verify_ticket`]).
 const SIGNED_KEPT: usize = 16;
+
+/// Puts `signed` first among what a worker keeps, the oldest dropped
+/// past [`SIGNED_KEPT`].
+fn keep<T>(kept: &mut std::collections::VecDeque<T>, signed: T) {
+    if kept.len() >= SIGNED_KEPT {
+        kept.pop_back();
+    }
+    kept.push_front(signed);
+}
 
 /// A ticket found signed with the ticket key `key`.
 struct SignedTicket {
