@@ -238,6 +238,10 @@ impl<'a> Logged<'a> {
     }
 
     fn finish(self, resp: &Response, who: Option<&AuthId>) {
+        // A request the server closes the connection on instead of
+        // answering is logged as pveproxy logs an aborted one: 500, no
+        // length.
+        let dropped = resp.extensions().get::<api::DropConnection>().is_some();
         // A token's name is put together; a user's is logged as it is.
         let token;
         let user = match who {
@@ -263,8 +267,12 @@ impl<'a> Logged<'a> {
             method: self.method.as_str(),
             uri,
             version,
-            status: resp.status().as_u16(),
-            length: resp.body().size_hint().exact(),
+            status: if dropped { 500 } else { resp.status().as_u16() },
+            length: if dropped {
+                None
+            } else {
+                resp.body().size_hint().exact()
+            },
         });
     }
 }
@@ -661,6 +669,24 @@ mod tests {
             dropped
         );
         assert_eq!(refused.is_some(), dropped);
+    }
+
+    #[rstest]
+    fn a_request_not_answered_is_logged_as_aborted() {
+        let sink = crate::access_log::tests::Sink::default();
+        let log = AccessLog::to_writer(Box::new(sink.clone())).expect("a writer thread");
+        let req = Request::get("/api2/json/version")
+            .body(Body::empty())
+            .expect("in the test");
+        let peer = "127.0.0.1:40000".parse().expect("in the test");
+        let logged = Logged::start(&req, Some(peer), Some(&log)).expect("a log");
+        logged.finish(&Whole::drop_connection(), None);
+        log.flush();
+        let text = String::from_utf8(sink.0.lock().expect("in the test").clone()).expect("UTF-8");
+        assert!(
+            text.ends_with("\"GET /api2/json/version HTTP/1.1\" 500 -\n"),
+            "{text}"
+        );
     }
 
     #[rstest]
