@@ -671,8 +671,9 @@ mod tests {
         assert_eq!(refused.is_some(), dropped);
     }
 
-    #[rstest]
-    fn a_request_not_answered_is_logged_as_aborted() {
+    /// The access log's line for `GET /api2/json/version` from 127.0.0.1
+    /// answered with `resp`, `who` having authenticated.
+    fn logged_line(resp: &Response, who: Option<&AuthId>) -> String {
         let sink = crate::access_log::tests::Sink::default();
         let log = AccessLog::to_writer(Box::new(sink.clone())).expect("a writer thread");
         let req = Request::get("/api2/json/version")
@@ -680,9 +681,15 @@ mod tests {
             .expect("in the test");
         let peer = "127.0.0.1:40000".parse().expect("in the test");
         let logged = Logged::start(&req, Some(peer), Some(&log)).expect("a log");
-        logged.finish(&Whole::drop_connection(), None);
+        logged.finish(resp, who);
         log.flush();
-        let text = String::from_utf8(sink.0.lock().expect("in the test").clone()).expect("UTF-8");
+        let text = sink.0.lock().expect("in the test").clone();
+        String::from_utf8(text).expect("UTF-8")
+    }
+
+    #[rstest]
+    fn a_request_not_answered_is_logged_as_aborted() {
+        let text = logged_line(&Whole::drop_connection(), None);
         assert!(
             text.ends_with("\"GET /api2/json/version HTTP/1.1\" 500 -\n"),
             "{text}"
@@ -697,16 +704,7 @@ mod tests {
         "127.0.0.1 - ci@pve!runner ["
     )]
     fn the_access_log_names_who_authenticated(#[case] who: Option<AuthId>, #[case] start: &str) {
-        let sink = crate::access_log::tests::Sink::default();
-        let log = AccessLog::to_writer(Box::new(sink.clone())).expect("a writer thread");
-        let req = Request::get("/api2/json/version")
-            .body(Body::empty())
-            .expect("in the test");
-        let peer = "127.0.0.1:40000".parse().expect("in the test");
-        let logged = Logged::start(&req, Some(peer), Some(&log)).expect("a log");
-        logged.finish(&Response::new(Body::empty()), who.as_ref());
-        log.flush();
-        let text = String::from_utf8(sink.0.lock().expect("in the test").clone()).expect("UTF-8");
+        let text = logged_line(&Response::new(Body::empty()), who.as_ref());
         assert!(text.starts_with(start), "{text}");
         assert!(
             text.ends_with("\"GET /api2/json/version HTTP/1.1\" 200 0\n"),
