@@ -75,7 +75,7 @@ pub(crate) fn wire(state: State, body_timeout: Duration, access_log: Option<Acce
         .map_request(control::trim_trailing_slash)
         .service(control::routes(state.clone()));
     let app = App {
-        state: state.clone(),
+        state,
         router: Arc::new(api::Router::default()),
     };
     let rest = axum::Router::new()
@@ -87,7 +87,6 @@ pub(crate) fn wire(state: State, body_timeout: Duration, access_log: Option<Acce
         .with_state(app.clone());
     Wire {
         body_timeout,
-        state,
         access_log,
         app,
         rest,
@@ -102,7 +101,6 @@ pub(crate) fn wire(state: State, body_timeout: Duration, access_log: Option<Acce
 /// router.
 pub(crate) struct Wire {
     body_timeout: Duration,
-    state: State,
     access_log: Option<AccessLog>,
     app: App,
     rest: axum::Router,
@@ -113,7 +111,7 @@ impl Wire {
     pub(crate) async fn answer(&self, req: Request, peer: Option<SocketAddr>) -> Response {
         let started = Instant::now();
         let logged = Logged::start(&req, peer, self.access_log.as_ref());
-        let recorded = Recorded::start(&req, &self.state);
+        let recorded = Recorded::start(&req, &self.app.state);
         let (resp, who) = match refusal(&req) {
             Some(refused) => (refused, None),
             None => {
@@ -201,7 +199,7 @@ impl<'a> Recorded<'a> {
     }
 
     fn finish(self, resp: &Response, started: Instant) {
-        let status = if resp.extensions().get::<api::DropConnection>().is_some() {
+        let status = if api::DropConnection::marks(resp) {
             0
         } else {
             resp.status().as_u16()
@@ -241,7 +239,7 @@ impl<'a> Logged<'a> {
         // A request the server closes the connection on instead of
         // answering is logged as pveproxy logs an aborted one: 500, no
         // length.
-        let dropped = resp.extensions().get::<api::DropConnection>().is_some();
+        let dropped = api::DropConnection::marks(resp);
         // A token's name is put together; a user's is logged as it is.
         let token;
         let user = match who {
@@ -663,9 +661,7 @@ mod tests {
         }
         let refused = refusal(&req);
         assert_eq!(
-            refused
-                .as_ref()
-                .is_some_and(|r| r.extensions().get::<api::DropConnection>().is_some()),
+            refused.as_ref().is_some_and(api::DropConnection::marks),
             dropped
         );
         assert_eq!(refused.is_some(), dropped);

@@ -665,7 +665,7 @@ async fn answer(
         .answer(req.map(axum::body::Body::new), Some(peer))
         .await;
     drop(answering);
-    if resp.extensions().get::<api::DropConnection>().is_some() {
+    if api::DropConnection::marks(&resp) {
         return Err(api::DropConnection);
     }
     Ok(resp)

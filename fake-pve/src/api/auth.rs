@@ -295,15 +295,7 @@ fn parse_token(s: &str) -> Credentials {
 }
 
 fn unescape(s: &str) -> String {
-    let s = s.trim();
-    // Without an escape there is nothing to decode (a ticket's base64
-    // as most clients send it).
-    if !s.contains('%') {
-        return s.to_owned();
-    }
-    percent_encoding::percent_decode_str(s)
-        .decode_utf8_lossy()
-        .into_owned()
+    super::percent_decoded(s.trim()).into_owned()
 }
 
 #[cfg(test)]

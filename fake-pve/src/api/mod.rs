@@ -411,6 +411,23 @@ impl std::fmt::Display for DropConnection {
 
 impl std::error::Error for DropConnection {}
 
+impl DropConnection {
+    /// Whether `resp` is marked so.
+    pub fn marks<B>(resp: &http::Response<B>) -> bool {
+        resp.extensions().get::<Self>().is_some()
+    }
+}
+
+/// `s` with its percent-escapes decoded (invalid UTF-8 replaced); text
+/// without a `%` (most paths and tickets) as it is, without a copy.
+pub(crate) fn percent_decoded(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('%') {
+        percent_encoding::percent_decode_str(s).decode_utf8_lossy()
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 /// The body size PVE accepts (`$limit_max_post`).
 pub const MAX_BODY: usize = 512 * 1024;
 
@@ -493,6 +510,21 @@ pub(crate) fn body_params(
 mod tests {
     use super::*;
     use crate::model::ErrorKind;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("/nodes/pve/qemu/100", "/nodes/pve/qemu/100", true)]
+    #[case("PVE%3Aroot%40pam%3A1::x", "PVE:root@pam:1::x", false)]
+    #[case("bad%FFbyte", "bad\u{FFFD}byte", false)]
+    fn text_is_decoded_and_kept_as_it_is_without_an_escape(
+        #[case] text: &str,
+        #[case] decoded: &str,
+        #[case] borrowed: bool,
+    ) {
+        let got = percent_decoded(text);
+        assert_eq!(got, decoded);
+        assert_eq!(matches!(got, std::borrow::Cow::Borrowed(_)), borrowed);
+    }
 
     #[test]
     fn http_dates() {

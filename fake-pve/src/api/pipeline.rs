@@ -111,12 +111,7 @@ pub async fn answer(
 /// and the parameters of the query and the body (or why pve-http-server
 /// refuses the body, answered after the fault rules).
 fn parse(req: &Request) -> Parsed {
-    // Without an escape there is nothing to decode.
-    let decoded = if req.path.contains('%') {
-        percent_encoding::percent_decode_str(&req.path).decode_utf8_lossy()
-    } else {
-        std::borrow::Cow::Borrowed(req.path.as_str())
-    };
+    let decoded = super::percent_decoded(&req.path);
     let split = split_api2(&decoded);
     let path = relative(split);
     let params = body(req, &path, split).map(|mut map| {
