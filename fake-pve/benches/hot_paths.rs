@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 // The server's allocator (`src/main.rs`): what a request costs depends on
 // it, large answers most.
 #[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOC: fake_pve_alloc::Allocator = fake_pve_alloc::Allocator;
 
 /// A cluster of 10 nodes with `n` guests spread over them.
 fn big_scenario(n: u32) -> Scenario {

@@ -10,9 +10,9 @@ use fake_pve::access_log::AccessLog;
 use fake_pve::{FakePve, Latency, PveVersion, Scenario, Tls};
 
 /// Many small allocations per request (JSON values): mimalloc serves them
-/// faster than the system allocator.
+/// faster than the system allocator (`fake_pve_alloc` says how it is set).
 #[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOC: fake_pve_alloc::Allocator = fake_pve_alloc::Allocator;
 
 /// A Proxmox VE API emulator.
 #[derive(Debug, Parser)]
@@ -112,8 +112,22 @@ fn parse_latency(args: &Args) -> Result<Latency, String> {
     Ok(l)
 }
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
+fn main() -> std::process::ExitCode {
+    // Before the runtime starts its threads.
+    fake_pve_alloc::configure();
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt.block_on(serve()),
+        Err(e) => {
+            eprintln!("fake-pve: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve() -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()

@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::Parser;
 
 #[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOC: fake_pve_alloc::Allocator = fake_pve_alloc::Allocator;
 
 /// Holds many keep-alive connections to fake-pve.
 #[derive(Parser, Debug)]

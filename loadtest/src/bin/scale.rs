@@ -11,7 +11,7 @@ use pve_loadtest::scale::{Options, measure};
 /// The allocator of the `fake-pve` binary (mimalloc), counting what is
 /// allocated.
 #[global_allocator]
-static ALLOC: Cap<mimalloc::MiMalloc> = Cap::new(mimalloc::MiMalloc, usize::MAX);
+static ALLOC: Cap<fake_pve_alloc::Allocator> = Cap::new(fake_pve_alloc::Allocator, usize::MAX);
 
 /// Measures fake-pve with many guests.
 #[derive(Parser, Debug)]
@@ -28,9 +28,20 @@ struct Args {
     requests: u32,
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
-    let a = Args::parse();
+fn main() -> ExitCode {
+    // fake-pve's allocator as its binary sets it, before the runtime
+    // starts its threads.
+    fake_pve_alloc::configure();
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt.block_on(run(Args::parse())),
+        Err(e) => pve_loadtest::finish("pve-scale", Err(e.to_string())),
+    }
+}
+
+async fn run(a: Args) -> ExitCode {
     let opts = Options {
         nodes: a.nodes.clamp(1, 10_000),
         vms: a.vms.clamp(1, 10_000_000),

@@ -13,7 +13,7 @@ use clap::Parser;
 
 /// The allocator the fake-pve binary uses, for the bare server too.
 #[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOC: fake_pve_alloc::Allocator = fake_pve_alloc::Allocator;
 
 /// Compares fake-pve's throughput with a bare server's and fakepve's.
 #[derive(Parser, Debug)]
@@ -60,9 +60,21 @@ struct Args {
     listen: SocketAddr,
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() -> ExitCode {
-    let a = Args::parse();
+fn main() -> ExitCode {
+    // The bare server's allocator is set as fake-pve's, before the
+    // runtime starts its threads.
+    fake_pve_alloc::configure();
+    match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt.block_on(run(Args::parse())),
+        Err(e) => pve_loadtest::finish("pve-throughput", Err(e.to_string())),
+    }
+}
+
+async fn run(a: Args) -> ExitCode {
     if let Some(answer) = &a.serve_bare {
         let served = pve_loadtest::side_by_side::serve_bare(answer, a.listen).await;
         return pve_loadtest::finish("pve-throughput", served.map(|()| (String::new(), true)));
