@@ -499,8 +499,25 @@ fn ok(good: bool, msg: &str) -> Check {
     if good { Ok(()) } else { Err(msg.to_string()) }
 }
 
-/// An anchored regex, compiled once per pattern.
+/// An anchored regex, compiled once per pattern. Each thread finds the
+/// patterns it has used by their address, without a lock; a pattern new
+/// to the thread is looked up (or compiled) under one.
 fn re(pattern: &'static str) -> &'static Regex {
+    type Seen = std::collections::HashMap<(usize, usize), &'static Regex>;
+    thread_local! {
+        static SEEN: std::cell::RefCell<Seen> = std::cell::RefCell::default();
+    }
+    let key = (pattern.as_ptr() as usize, pattern.len());
+    if let Some(r) = SEEN.with_borrow(|seen| seen.get(&key).copied()) {
+        return r;
+    }
+    let compiled = compiled(pattern);
+    SEEN.with_borrow_mut(|seen| seen.insert(key, compiled));
+    compiled
+}
+
+/// The one compiled regex of a pattern, for all threads.
+fn compiled(pattern: &'static str) -> &'static Regex {
     static CACHE: OnceLock<std::sync::Mutex<Vec<(&'static str, &'static Regex)>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let mut c = cache
@@ -514,6 +531,16 @@ fn re(pattern: &'static str) -> &'static Regex {
     ));
     c.push((pattern, compiled));
     compiled
+}
+
+/// A named format's check in [`table`], by name.
+fn named(base: &str) -> Option<&'static Kind> {
+    static BY_NAME: OnceLock<std::collections::HashMap<&'static str, &'static Kind>> =
+        OnceLock::new();
+    BY_NAME
+        .get_or_init(|| table().iter().map(|(n, k)| (*n, k)).collect())
+        .get(base)
+        .copied()
 }
 
 fn parse_id(v: &str, kind: &str) -> Check {
@@ -1306,7 +1333,7 @@ pub fn known(format: &str) -> bool {
         .strip_suffix("-list")
         .or_else(|| format.strip_suffix("-opt"))
         .unwrap_or(format);
-    table().iter().any(|(n, _)| *n == base) || crate::registered::NAMES.contains(&format)
+    named(base).is_some() || crate::registered::NAMES.contains(&format)
 }
 
 /// Named formats the specs use that fake-pve deliberately accepts as they
@@ -1337,7 +1364,7 @@ pub fn check(format: &str, value: &str) -> Check {
     } else {
         (format, "")
     };
-    let Some((_, validator)) = table().iter().find(|(n, _)| *n == base) else {
+    let Some(validator) = named(base) else {
         return Ok(());
     };
     let one = |v: &str| match validator {
@@ -1361,6 +1388,15 @@ pub fn check(format: &str, value: &str) -> Check {
 mod tests {
     use super::*;
     use rstest::rstest;
+
+    #[test]
+    fn each_named_format_is_found_by_its_name() {
+        for (name, kind) in table() {
+            let found = named(name).expect("in the index");
+            assert!(std::ptr::eq(found, kind), "{name} is in the table twice");
+        }
+        assert!(named("no-such-format").is_none());
+    }
 
     #[rstest]
     #[case("pve-vmid", "100", None)]

@@ -52,7 +52,32 @@ pub struct Spec {
     pub endpoints: Vec<Endpoint>,
     /// Endpoint indexes by method and number of path segments.
     #[serde(skip)]
-    by_shape: std::collections::HashMap<(String, usize), Vec<usize>>,
+    by_shape: std::collections::HashMap<(Method, usize), Vec<usize>>,
+    /// Endpoint indexes by path template (each with its methods).
+    #[serde(skip)]
+    by_path: std::collections::HashMap<String, Vec<usize>>,
+}
+
+/// An HTTP method the API has, or another (which no endpoint has).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Method {
+    Get,
+    Post,
+    Put,
+    Delete,
+    Other,
+}
+
+impl Method {
+    fn of(m: &str) -> Self {
+        match m {
+            "GET" => Self::Get,
+            "POST" => Self::Post,
+            "PUT" => Self::Put,
+            "DELETE" => Self::Delete,
+            _ => Self::Other,
+        }
+    }
 }
 
 /// One path and method.
@@ -292,9 +317,10 @@ fn load(text: &str) -> Spec {
     }
     for (i, e) in spec.endpoints.iter().enumerate() {
         spec.by_shape
-            .entry((e.method.clone(), e.segments.len()))
+            .entry((Method::of(&e.method), e.segments.len()))
             .or_default()
             .push(i);
+        spec.by_path.entry(e.path.clone()).or_default().push(i);
     }
     spec
 }
@@ -369,11 +395,22 @@ impl Spec {
         // The rank has a bit per segment, the first segment highest, set
         // for a placeholder: the lowest rank is the most literal match.
         let mut best: Option<(u128, &Endpoint)> = None;
+        let method = Method::of(method);
+        if method == Method::Other {
+            return None;
+        }
         let candidates = self
             .by_shape
-            .get(&(method.to_string(), segs.len()))
+            .get(&(method, segs.len()))
             .map_or(&[][..], Vec::as_slice);
         for e in candidates.iter().map(|&i| &self.endpoints[i]) {
+            // Most candidates differ in their last segment (`start`,
+            // `stop`, `config`...): looked at first.
+            if let (Some(Seg::Lit(want)), Some(got)) = (e.segments.last(), segs.last())
+                && want != got
+            {
+                continue;
+            }
             let mut rank = 0u128;
             let ok = e.segments.iter().zip(segs).all(|(want, got)| {
                 rank <<= 1;
@@ -404,9 +441,11 @@ impl Spec {
 
     /// The endpoint with this exact path template and method.
     pub fn endpoint(&self, method: &str, path: &str) -> Option<&Endpoint> {
-        self.endpoints
+        self.by_path
+            .get(path)?
             .iter()
-            .find(|e| e.method == method && e.path == path)
+            .map(|&i| &self.endpoints[i])
+            .find(|e| e.method == method)
     }
 }
 
@@ -480,6 +519,32 @@ mod tests {
         assert!(s.find("GET", &segs("/nodes/pve/nothing")).is_none());
         let f = s.find("GET", &segs("/version")).expect("version");
         assert_eq!(f.endpoint.name, "version");
+        assert!(s.find("PATCH", &segs("/version")).is_none());
+    }
+
+    /// Through its indexes, each endpoint is found by its own method and
+    /// path, both by its template and as a request's path reaches it.
+    #[rstest::rstest]
+    fn every_endpoint_is_found_by_its_method_and_path(
+        #[values(Release::V8_4, Release::V9_1)] release: Release,
+    ) {
+        let s = spec(release);
+        for e in &s.endpoints {
+            let by_template = s.endpoint(&e.method, &e.path).expect("by its template");
+            assert!(std::ptr::eq(by_template, e), "{} {}", e.method, e.path);
+            // The template's own `{placeholders}` as the request's values:
+            // no literal segment of another endpoint is one.
+            let segs: Vec<String> = e
+                .path
+                .split('/')
+                .filter(|x| !x.is_empty())
+                .map(str::to_string)
+                .collect();
+            let found = s.find(&e.method, &segs).expect("by a path");
+            assert!(std::ptr::eq(found.endpoint, e), "{} {}", e.method, e.path);
+        }
+        assert!(s.endpoint("PATCH", "/version").is_none());
+        assert!(s.endpoint("GET", "/no/such/path").is_none());
     }
 
     /// Every named format of the raw spec text, nested ones included.
