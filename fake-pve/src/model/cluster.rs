@@ -194,7 +194,7 @@ struct ClusterDocRef<'a> {
     vms: &'a BTreeMap<u32, Vm>,
     access: &'a Access,
     volumes: &'a Volumes,
-    tasks: &'a [Task],
+    tasks: &'a super::chunked::Chunked<Task>,
     next_pid: u32,
     faults: &'a Faults,
     network: &'a BTreeMap<String, super::network::NodeNetwork>,

@@ -394,7 +394,7 @@ impl Task {
 /// cover it.
 #[derive(Debug, Clone, Default)]
 pub struct Tasks {
-    tasks: Vec<Task>,
+    tasks: super::chunked::Chunked<Task>,
     next_pid: u32,
     running: std::collections::BTreeSet<(i64, usize)>,
     /// The latest task of each pid (a UPID names its pid, which is new
@@ -423,7 +423,7 @@ impl Tasks {
     /// gets.
     pub fn new(tasks: Vec<Task>, next_pid: u32) -> Self {
         let mut t = Self {
-            tasks,
+            tasks: tasks.into(),
             next_pid,
             running: Default::default(),
             by_pid: Default::default(),
@@ -438,7 +438,7 @@ impl Tasks {
     }
 
     /// The tasks, oldest first, and the next pid: what a saved world keeps.
-    pub fn parts(&self) -> (&[Task], u32) {
+    pub fn parts(&self) -> (&super::chunked::Chunked<Task>, u32) {
         (&self.tasks, self.next_pid)
     }
 
@@ -594,9 +594,9 @@ impl Tasks {
         }
         // An older task of the same pid (once the pids wrapped around, or
         // in a saved world that repeats them), or no task at all.
-        self.tasks[..i]
-            .iter()
-            .rposition(|t| t.upid_str == upid)
+        (0..i)
+            .rev()
+            .find(|&j| self.tasks[j].upid_str == upid)
             .ok_or_else(no_such_task)
     }
 

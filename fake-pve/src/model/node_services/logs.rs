@@ -2,6 +2,8 @@
 //! through pve-common's `dump_journal`) and `/nodes/{node}/journal`
 //! (`mini-journalreader`) show it.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -12,12 +14,13 @@ use super::tz;
 pub struct LogLine {
     /// When, epoch seconds.
     pub t: i64,
-    /// The syslog identifier with its pid (`pvedaemon[1190]`).
-    pub ident: String,
+    /// The syslog identifier with its pid (`pvedaemon[1190]`): most are
+    /// the same few, not copied for each line.
+    pub ident: Cow<'static, str>,
     /// The systemd unit it belongs to (the API's service id), for
     /// `--unit`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unit: Option<String>,
+    pub unit: Option<Cow<'static, str>>,
     /// The message.
     pub msg: String,
 }
@@ -26,14 +29,14 @@ impl LogLine {
     /// An entry.
     pub fn new(
         t: i64,
-        ident: impl Into<String>,
-        unit: Option<&str>,
+        ident: impl Into<Cow<'static, str>>,
+        unit: Option<&'static str>,
         msg: impl Into<String>,
     ) -> Self {
         Self {
             t,
             ident: ident.into(),
-            unit: unit.map(str::to_string),
+            unit: unit.map(Cow::Borrowed),
             msg: msg.into(),
         }
     }
@@ -90,7 +93,9 @@ pub fn syslog(lines: &[LogLine], host: &str, zone: &str, q: &SyslogQuery) -> (u6
     let selected = lines.iter().filter(|l| {
         q.since.is_none_or(|s| l.t >= s)
             && q.until.is_none_or(|u| l.t <= u)
-            && q.unit.as_ref().is_none_or(|u| l.unit.as_ref() == Some(u))
+            && q.unit
+                .as_ref()
+                .is_none_or(|u| l.unit.as_deref() == Some(u.as_str()))
     });
     let mut count = 0u64;
     let mut out = Vec::new();

@@ -28,6 +28,7 @@ pub use logs::LogLine;
 pub use services::{ServiceAction, ServiceState};
 pub use subscription::Subscription;
 
+use super::chunked::Chunked;
 use super::{Error, PveVersion, Result};
 
 /// The message of a digest that no longer matches
@@ -76,8 +77,8 @@ pub struct NodeSys {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     subscription: Option<Subscription>,
     /// Lines the node's services wrote to its journal, oldest first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    log: Vec<LogLine>,
+    #[serde(default, skip_serializing_if = "Chunked::is_empty")]
+    log: Chunked<LogLine>,
     /// The APT sources; `None` while they are the release's fresh ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     apt: Option<apt_repos::AptSources>,
@@ -94,7 +95,7 @@ impl NodeSys {
             timezone: "UTC".into(),
             services: BTreeMap::new(),
             subscription: None,
-            log: Vec::new(),
+            log: Chunked::new(),
             apt: None,
         }
     }
@@ -265,7 +266,7 @@ impl NodeSys {
     }
 
     /// The lines the node's services wrote.
-    pub fn log(&self) -> &[LogLine] {
+    pub fn log(&self) -> &Chunked<LogLine> {
         &self.log
     }
 

@@ -13,9 +13,9 @@ use super::{NodeSys, Seed, Subscription};
 use crate::model::tasks::{TaskEffect, Worker};
 use crate::model::{Cluster, Error, Result};
 
-/// The pid of the node's pvedaemon (the daemon that forks the API's
-/// workers and logs their start and end).
-const PVEDAEMON_PID: u32 = 1190;
+/// The syslog identifier of the node's pvedaemon (the daemon that forks
+/// the API's workers and logs their start and end), with its pid.
+const PVEDAEMON: &str = "pvedaemon[1190]";
 
 impl Cluster {
     /// The member `node` (`localhost` is the local node), reachable or not.
@@ -248,7 +248,7 @@ impl Cluster {
         let (u, upid) = (&task.upid, &task.upid_str);
         let mut lines = vec![LogLine::new(
             u.starttime,
-            format!("pvedaemon[{PVEDAEMON_PID}]"),
+            PVEDAEMON,
             Some("pvedaemon"),
             format!("<{}> starting task {upid}", u.user),
         )];
@@ -289,7 +289,7 @@ impl Cluster {
         };
         let line = LogLine::new(
             *endtime,
-            format!("pvedaemon[{PVEDAEMON_PID}]"),
+            PVEDAEMON,
             Some("pvedaemon"),
             format!(
                 "<{}> end task {} {exitstatus}",
