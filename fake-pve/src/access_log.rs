@@ -72,10 +72,6 @@ struct Shared {
 struct Buffer {
     lines: Vec<u8>,
     dropped: u64,
-    /// The second [`Buffer::stamp`] was made for.
-    second: i64,
-    /// `[dd/mm/yyyy:HH:MM:SS +0000]`, made once a second.
-    stamp: String,
     closed: bool,
     /// How many times the writer took the buffer, and which of those
     /// takes it has written out (for [`AccessLog::flush`]).
@@ -146,27 +142,43 @@ impl AccessLog {
         Self::to_writer(Box::new(f))
     }
 
-    /// Appends one request's line (the request path: no I/O).
+    /// Appends one request's line (the request path: no I/O). The line
+    /// is written in a buffer of the thread's own; the log's lock is held
+    /// only to copy it in, so that the runtime's threads seldom meet there.
     pub fn record(&self, line: &Line<'_>) {
+        /// The thread's line, and its date stamp with the second it is
+        /// for (`[dd/mm/yyyy:HH:MM:SS +0000]`, made once a second).
+        #[derive(Default)]
+        struct Scratch {
+            line: Vec<u8>,
+            second: i64,
+            stamp: String,
+        }
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+        }
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0));
-        let mut b = lock(&self.inner.buf);
-        if b.lines.len() >= MAX_BUFFERED {
-            b.dropped += 1;
-            return;
-        }
-        if b.second != now || b.stamp.is_empty() {
-            b.second = now;
-            b.stamp = stamp(now);
-        }
-        let Buffer { lines, stamp, .. } = &mut *b;
-        format_line(lines, stamp, line);
-        let full = lines.len() >= FLUSH_AT;
-        drop(b);
-        if full {
-            self.inner.wake.notify_all();
-        }
+        SCRATCH.with_borrow_mut(|s| {
+            if s.second != now || s.stamp.is_empty() {
+                s.second = now;
+                s.stamp = stamp(now);
+            }
+            s.line.clear();
+            format_line(&mut s.line, &s.stamp, line);
+            let mut b = lock(&self.inner.buf);
+            if b.lines.len() >= MAX_BUFFERED {
+                b.dropped += 1;
+                return;
+            }
+            b.lines.extend_from_slice(&s.line);
+            let full = b.lines.len() >= FLUSH_AT;
+            drop(b);
+            if full {
+                self.inner.wake.notify_all();
+            }
+        });
     }
 
     /// Waits until every line recorded so far is written out.
