@@ -15,9 +15,12 @@
 //!   it) when its executable is given.
 //!
 //! The reads are `GET .../qemu/100/status/current` with a ticket cookie;
-//! the write mix (fake-pve only) is, on each connection over and over: a
-//! VM created, its config updated, started, stopped and destroyed, with
-//! the instant profile's tasks. Every connection sends one request after
+//! the write mix (fake-pve only, a third instance with the README's
+//! defaults, so that the two read servers share their history) is, on
+//! each connection over and over: a VM created, its config updated,
+//! started, stopped and destroyed, with the instant profile's tasks.
+//! Each server's processor time in its rounds is read from `/proc`, and
+//! so is the load generator's own. Every connection sends one request after
 //! the other on its own TLS keep-alive connection. Bounded: each round
 //! lasts `round`, each connection stops after `max_requests`, and the
 //! children are killed at the end.
@@ -81,6 +84,9 @@ pub struct Row {
     /// The processor time the server spent in its measured rounds (all
     /// its threads).
     pub cpu: Option<Cpu>,
+    /// The processor time the load generator (this process) spent in the
+    /// same rounds: on two cores it shares, it bounds the throughput too.
+    pub client_cpu: Option<Cpu>,
 }
 
 /// Processor time: in the program itself and in the kernel on its
@@ -127,6 +133,12 @@ impl Row {
     /// The part of [`Row::cpu_per_request_us`] spent in the kernel.
     pub fn system_per_request_us(&self) -> Option<f64> {
         self.per_request_us(self.cpu?.system)
+    }
+
+    /// The load generator's processor time per answered request,
+    /// microseconds.
+    pub fn client_per_request_us(&self) -> Option<f64> {
+        self.per_request_us(self.client_cpu?.total())
     }
 
     fn per_request_us(&self, d: Duration) -> Option<f64> {
@@ -205,7 +217,7 @@ impl Report {
             |b: Option<u64>| b.map_or("-".into(), |b| format!("{:.0} MiB", b as f64 / 1048576.0));
         let row = |r: &Row| {
             format!(
-                "| {} | {} | {:.0} | {} | {} | {} |\n",
+                "| {} | {} | {:.0} | {} | {} | {} | {} |\n",
                 r.name,
                 r.measured.ok,
                 r.measured.per_second(),
@@ -213,6 +225,8 @@ impl Report {
                     (Some(us), Some(sys)) => format!("{us:.1} µs ({sys:.1} in the kernel)"),
                     _ => "-".into(),
                 },
+                r.client_per_request_us()
+                    .map_or("-".into(), |us| format!("{us:.1} µs")),
                 r.measured.failed,
                 mib(r.rss)
             )
@@ -220,7 +234,7 @@ impl Report {
         let verdict = |ok: bool| if ok { "PASS" } else { "FAIL" };
         let mut out = format!(
             "{} connections, TLS keep-alive, one request after the other on each\n\n\
-             | server | requests | requests/s | server CPU per request | failed | memory at the end |\n|---|---|---|---|---|---|\n",
+             | server | requests | requests/s | server CPU per request | load generator CPU per request | failed | memory at the end |\n|---|---|---|---|---|---|---|\n",
             self.connections
         );
         for r in [&self.fake_pve, &self.no_log, &self.bare]
@@ -295,21 +309,9 @@ impl Process {
         spawn(cmd, out, ready).map(|child| Self { child })
     }
 
-    /// The processor time it has used so far (all its threads), from
-    /// `/proc` (clock ticks of 1/100 s, Linux's `USER_HZ`).
+    /// The processor time it has used so far (all its threads).
     pub fn cpu(&self) -> Option<Cpu> {
-        let s = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
-        // The fields after the command's name, which is in parentheses.
-        let rest = &s[s.rfind(')')? + 1..];
-        let mut fields = rest.split_whitespace();
-        // utime and stime are the 14th and 15th fields; `rest` starts at
-        // the 3rd.
-        let utime: u64 = fields.nth(11)?.parse().ok()?;
-        let stime: u64 = fields.next()?.parse().ok()?;
-        Some(Cpu {
-            user: Duration::from_millis(utime * 10),
-            system: Duration::from_millis(stime * 10),
-        })
+        cpu_of(&format!("/proc/{}/stat", self.child.id()))
     }
 
     /// Its resident memory, bytes.
@@ -319,6 +321,28 @@ impl Process {
         let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
         Some(kib * 1024)
     }
+}
+
+/// The processor time a process has used so far (all its threads), from
+/// its `/proc/.../stat` (clock ticks of 1/100 s, Linux's `USER_HZ`).
+fn cpu_of(stat: &str) -> Option<Cpu> {
+    let s = std::fs::read_to_string(stat).ok()?;
+    // The fields after the command's name, which is in parentheses.
+    let rest = &s[s.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    // utime and stime are the 14th and 15th fields; `rest` starts at
+    // the 3rd.
+    let utime: u64 = fields.nth(11)?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(Cpu {
+        user: Duration::from_millis(utime * 10),
+        system: Duration::from_millis(stime * 10),
+    })
+}
+
+/// This process's processor time (the load generator's).
+fn own_cpu() -> Option<Cpu> {
+    cpu_of("/proc/self/stat")
 }
 
 impl Drop for Process {
@@ -384,6 +408,24 @@ pub async fn run(opts: &Options) -> Result<Report, String> {
         &opts.dir.join("fake-pve-no-log.out"),
     )
     .await?;
+    // The write mix has a server of its own, so that the two read
+    // servers differ in nothing but the log (the writes' world grows
+    // with every task).
+    let writer = if opts.writes {
+        Some(
+            start_fake_pve(
+                &connector,
+                opts,
+                "fake-pve (README defaults), write mix",
+                &seed,
+                &[],
+                &opts.dir.join("fake-pve-writes.out"),
+            )
+            .await?,
+        )
+    } else {
+        None
+    };
     let (body, headers) = first_answer(&connector, &fake).await?;
     let answer = opts.dir.join("answer");
     write_answer(&answer, &body, &headers)?;
@@ -402,6 +444,9 @@ pub async fn run(opts: &Options) -> Result<Report, String> {
     // Each server's processor time in its measured rounds.
     let mut cpu: Vec<Option<Cpu>> = vec![Some(Cpu::default()); readers.len()];
     let mut write_cpu = Some(Cpu::default());
+    // The load generator's, in the same rounds.
+    let mut client: Vec<Option<Cpu>> = vec![Some(Cpu::default()); readers.len()];
+    let mut write_client = Some(Cpu::default());
     let spent = |before: Option<Cpu>, after: Option<Cpu>, total: &mut Option<Cpu>| {
         *total = match (before, after, *total) {
             (Some(b), Some(a), Some(t)) => Some(t + b.until(a)),
@@ -411,48 +456,59 @@ pub async fn run(opts: &Options) -> Result<Report, String> {
     for s in &readers {
         load(&connector, s, opts, opts.warm_up, Mix::Read).await;
     }
-    if opts.writes {
-        load(&connector, &fake, opts, opts.warm_up, Mix::Write).await;
+    if let Some(w) = &writer {
+        load(&connector, w, opts, opts.warm_up, Mix::Write).await;
     }
-    for _ in 0..opts.rounds {
-        for (i, s) in readers.iter().enumerate() {
-            let before = s.cpu();
+    for round in 0..opts.rounds {
+        // The two fake-pve servers take turns at going first, so that
+        // what the round before left behind falls on both alike.
+        let mut order: Vec<usize> = (0..readers.len()).collect();
+        if round % 2 == 1 {
+            order.swap(0, 1);
+        }
+        for i in order {
+            let s = readers[i];
+            let (before, own) = (s.cpu(), own_cpu());
             add(
                 &mut reads[i],
                 load(&connector, s, opts, opts.round, Mix::Read).await,
             );
             spent(before, s.cpu(), &mut cpu[i]);
+            spent(own, own_cpu(), &mut client[i]);
         }
-        if opts.writes {
-            let before = fake.cpu();
+        if let Some(w) = &writer {
+            let (before, own) = (w.cpu(), own_cpu());
             add(
                 &mut writes,
-                load(&connector, &fake, opts, opts.round, Mix::Write).await,
+                load(&connector, w, opts, opts.round, Mix::Write).await,
             );
-            spent(before, fake.cpu(), &mut write_cpu);
+            spent(before, w.cpu(), &mut write_cpu);
+            spent(own, own_cpu(), &mut write_client);
         }
     }
-    let row = |s: &Server, m: Measured, cpu: Option<Cpu>| Row {
+    let row = |s: &Server, i: usize| Row {
         name: s.name.clone(),
-        measured: m,
+        measured: reads[i],
         rss: s.rss(),
-        cpu,
+        cpu: cpu[i],
+        client_cpu: client[i],
     };
     let report = Report {
         connections: opts.connections,
-        fake_pve: row(&fake, reads[0], cpu[0]),
-        no_log: row(&no_log, reads[1], cpu[1]),
-        bare: row(&bare, reads[2], cpu[2]),
-        fakepve: fakepve.as_ref().map(|f| row(f, reads[3], cpu[3])),
+        fake_pve: row(&fake, 0),
+        no_log: row(&no_log, 1),
+        bare: row(&bare, 2),
+        fakepve: fakepve.as_ref().map(|f| row(f, 3)),
         writes: Row {
             name: "fake-pve (README defaults), write mix".into(),
             measured: writes,
-            rss: fake.rss(),
+            rss: writer.as_ref().and_then(Server::rss),
             cpu: write_cpu,
+            client_cpu: write_client,
         },
         log_lines: 0,
     };
-    drop((fake, no_log, bare, fakepve));
+    drop((fake, no_log, bare, fakepve, writer));
     let log_lines = std::fs::read_to_string(&fake_log)
         .map(|t| t.lines().filter(|l| l.contains("\" 200 ")).count())
         .unwrap_or(0);
@@ -871,6 +927,10 @@ mod tests {
                 user: Duration::from_millis(ok / 200),
                 system: Duration::from_millis(ok / 200),
             }),
+            client_cpu: Some(Cpu {
+                user: Duration::from_millis(ok / 100),
+                system: Duration::ZERO,
+            }),
         }
     }
 
@@ -887,7 +947,7 @@ mod tests {
         };
         let table = report.table();
         for line in [
-            "| bare axum, same bytes | 40000 | 40000 | 10.0 µs (5.0 in the kernel) | 0 | - |",
+            "| bare axum, same bytes | 40000 | 40000 | 10.0 µs (5.0 in the kernel) | 10.0 µs | 0 | - |",
             "- fake-pve with its defaults reaches 50 % of the bare server (target 75 %): FAIL",
             "- the access log (20000 lines written) costs 0.0 % of the throughput (target under 5 %): PASS",
             "- fake-pve answers 20.0 times as many reads as fakepve (target 12x): PASS",
@@ -930,6 +990,7 @@ mod tests {
             },
             rss: p.rss(),
             cpu: Some(start.until(after)),
+            client_cpu: own_cpu(),
         };
         let us = row.cpu_per_request_us().expect("a figure");
         let spent = start.until(after);
@@ -937,6 +998,16 @@ mod tests {
         let sys = row.system_per_request_us().expect("a figure");
         assert!((sys - spent.system.as_secs_f64() * 1000.0).abs() < 1e-6);
         assert!(sys <= us);
+        // The load generator's own time is read the same way: it grows
+        // while this process works.
+        assert!(row.client_per_request_us().is_some());
+        let mine = own_cpu().expect("this process's processor time");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let mut n = 0u64;
+        while own_cpu().is_some_and(|c| c.total() <= mine.total()) {
+            assert!(std::time::Instant::now() < deadline, "own time grows");
+            n = std::hint::black_box(n.wrapping_add(1));
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
