@@ -1022,6 +1022,39 @@ impl PveWorld {
         self.last.insert(outcome)
     }
 
+    /// As [`PveWorld::call_raw`], for a request the target may close the
+    /// connection on without answering: that is recorded as status 0
+    /// with the client's error as the message.
+    pub async fn call_raw_or_closed(
+        &mut self,
+        method: Method,
+        path: &str,
+        headers: &[(String, String)],
+        params: Params,
+    ) -> &Outcome {
+        self.guard_request(&method, path, &params);
+        let request = format!("{method} {path}");
+        let reply = self
+            .raw()
+            .send(
+                method.clone(),
+                &format!("/api2/json{path}"),
+                headers,
+                params.pairs(),
+            )
+            .await;
+        let outcome = match reply {
+            Ok(reply) => Outcome::from_raw(request, reply),
+            Err(e) => Outcome {
+                request,
+                status: 0,
+                message: e,
+                ..Outcome::default()
+            },
+        };
+        self.last.insert(outcome)
+    }
+
     /// Checks `data` against the `returns` schema of the endpoint.
     ///
     /// # Panics

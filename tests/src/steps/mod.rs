@@ -131,6 +131,25 @@ async fn call_with_header(w: &mut PveWorld, step: &Step, m: String, path: String
     w.call_raw(method(&m), &path, &headers, params).await;
 }
 
+/// pveproxy reads at most 64 lines after the request line; a request
+/// with more is not answered. `n` headers of no meaning are added to the
+/// client's own.
+#[when(expr = "I call {word} {string} with {int} more headers")]
+async fn call_with_more_headers(w: &mut PveWorld, step: &Step, m: String, path: String, n: usize) {
+    let params = table_params(w, step);
+    let path = w.expand(&path);
+    let mut headers = w.admin_headers().await;
+    headers.extend((0..n).map(|i| (format!("X-Filler-{i}"), "1".to_string())));
+    w.call_raw_or_closed(method(&m), &path, &headers, params)
+        .await;
+}
+
+#[then("the connection is closed without an answer")]
+fn closed_without_answer(w: &mut PveWorld) {
+    let o = w.last();
+    assert_eq!(o.status, 0, "{} was answered: {o:?}", o.request);
+}
+
 #[then("the call succeeds")]
 fn succeeds(w: &mut PveWorld) {
     let o = w.last();
