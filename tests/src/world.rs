@@ -1003,34 +1003,19 @@ impl PveWorld {
         headers: &[(String, String)],
         params: Params,
     ) -> &Outcome {
-        self.guard_request(&method, path, &params);
-        let request = format!("{method} {path}");
-        let reply = self
-            .raw()
-            .send(
-                method.clone(),
-                &format!("/api2/json{path}"),
-                headers,
-                params.pairs(),
-            )
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let outcome = Outcome::from_raw(request, reply);
-        if outcome.ok() {
-            self.check_shape(&method, path, &outcome.data);
-        }
-        self.last.insert(outcome)
+        self.raw_outcome(method, path, headers, params, false).await
     }
 
-    /// As [`PveWorld::call_raw`], for a request the target may close the
-    /// connection on without answering: that is recorded as status 0
-    /// with the client's error as the message.
-    pub async fn call_raw_or_closed(
+    /// As [`PveWorld::call_raw`]; with `may_close`, a request the target
+    /// closes the connection on without answering is recorded as status 0
+    /// with the client's error as the message, rather than a panic.
+    pub async fn raw_outcome(
         &mut self,
         method: Method,
         path: &str,
         headers: &[(String, String)],
         params: Params,
+        may_close: bool,
     ) -> &Outcome {
         self.guard_request(&method, path, &params);
         let request = format!("{method} {path}");
@@ -1045,13 +1030,17 @@ impl PveWorld {
             .await;
         let outcome = match reply {
             Ok(reply) => Outcome::from_raw(request, reply),
-            Err(e) => Outcome {
+            Err(e) if may_close => Outcome {
                 request,
                 status: 0,
                 message: e,
                 ..Outcome::default()
             },
+            Err(e) => panic!("{e}"),
         };
+        if outcome.ok() {
+            self.check_shape(&method, path, &outcome.data);
+        }
         self.last.insert(outcome)
     }
 

@@ -140,7 +140,7 @@ async fn call_with_more_headers(w: &mut PveWorld, step: &Step, m: String, path: 
     let path = w.expand(&path);
     let mut headers = w.admin_headers().await;
     headers.extend((0..n).map(|i| (format!("X-Filler-{i}"), "1".to_string())));
-    w.call_raw_or_closed(method(&m), &path, &headers, params)
+    w.raw_outcome(method(&m), &path, &headers, params, true)
         .await;
 }
 
