@@ -418,15 +418,7 @@ impl DropConnection {
     }
 }
 
-/// `s` with its percent-escapes decoded (invalid UTF-8 replaced); text
-/// without a `%` (most paths and tickets) as it is, without a copy.
-pub(crate) fn percent_decoded(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.contains('%') {
-        percent_encoding::percent_decode_str(s).decode_utf8_lossy()
-    } else {
-        std::borrow::Cow::Borrowed(s)
-    }
-}
+pub(crate) use crate::model::percent_decoded;
 
 /// The body size PVE accepts (`$limit_max_post`).
 pub const MAX_BODY: usize = 512 * 1024;

@@ -50,6 +50,16 @@ pub use nodes::{Node, NodeStatus};
 pub use scenario::Scenario;
 pub use tasks::{Task, TaskEffect, TaskState, Tasks, Upid, VolumeChange, Worker};
 
+/// `s` with its percent-escapes decoded (invalid UTF-8 replaced); text
+/// without a `%` (most paths and tickets) as it is, without a copy.
+pub(crate) fn percent_decoded(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('%') {
+        percent_encoding::percent_decode_str(s).decode_utf8_lossy()
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 /// A refusal from the model, in PVE's words: what kind of refusal it is
 /// and the message PVE gives.
 ///

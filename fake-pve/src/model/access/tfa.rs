@@ -71,12 +71,6 @@ fn base32_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-fn percent_decoded(s: &str) -> String {
-    percent_encoding::percent_decode_str(s)
-        .decode_utf8_lossy()
-        .into_owned()
-}
-
 impl Totp {
     /// Parses an `otpauth://totp/LABEL?secret=...` URI.
     ///
@@ -100,8 +94,8 @@ impl Totp {
             let Some((k, v)) = part.split_once('=') else {
                 return Err("bad value in otpauth uri".into());
             };
-            let v = percent_decoded(v);
-            match percent_decoded(k).as_str() {
+            let v = crate::model::percent_decoded(v);
+            match crate::model::percent_decoded(k).as_ref() {
                 "secret" => {
                     totp.secret = hex::encode(
                         base32_decode(&v).ok_or("failed to decode otp secret in otpauth url")?,
