@@ -48,23 +48,23 @@ pub fn configure() {
     }
 }
 
-/// The purge delay mimalloc uses now, milliseconds.
-pub fn purge_delay_ms() -> i64 {
-    #[allow(unsafe_code)]
-    // SAFETY: `mi_option_get` reads a number from mimalloc's table of
-    // options; the index is one of its own constants.
-    let v = unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
-    // `c_long` is `i64` here, but not on every target.
-    #[allow(clippy::useless_conversion)]
-    i64::from(v)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// mimalloc's own default purge delay, milliseconds.
     const MIMALLOC_DEFAULT_MS: i64 = 1_000;
+
+    /// The purge delay mimalloc uses now, milliseconds.
+    fn purge_delay_ms() -> i64 {
+        #[allow(unsafe_code)]
+        // SAFETY: `mi_option_get` reads a number from mimalloc's table of
+        // options, at an index mimalloc checks against the table's length.
+        let v = unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
+        // `c_long` is `i64` here, but not on every target.
+        #[allow(clippy::useless_conversion)]
+        i64::from(v)
+    }
 
     /// One test, since the option is the process's: first mimalloc's
     /// default (which names the option: no other has 1,000), then ours.
