@@ -5,10 +5,9 @@
 mod common;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::{SECRET, TOKEN, fake, operator};
+use common::{SECRET, TOKEN, TempDir, fake, operator};
 use fake_pve::{Clock, FakePve, Running};
 use pve_operator::types::{MachineStatus, Phase};
 use pve_operator::{Options, Standalone};
@@ -26,12 +25,10 @@ vms:
 
 struct Env {
     pve: Running,
-    dir: PathBuf,
+    dir: TempDir,
     sa: Standalone,
     http: reqwest::Client,
 }
-
-static N: AtomicUsize = AtomicUsize::new(0);
 
 fn options(dir: &std::path::Path) -> Options {
     let mut o = Options::new(dir);
@@ -63,13 +60,7 @@ spec:
 
 async fn env_with(scenario: &str) -> Env {
     let pve = fake(scenario).await;
-    let dir = std::env::temp_dir().join(format!(
-        "pve-operator-e2e-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("e2e");
     let cluster = format!(
         "{}---
 apiVersion: v1
@@ -1576,13 +1567,7 @@ async fn the_shipped_examples_converge_against_the_default_scenario() {
         .await
         .unwrap();
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/manifests");
-    let dir = std::env::temp_dir().join(format!(
-        "pve-operator-examples-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("examples");
     for e in std::fs::read_dir(&src).unwrap().flatten() {
         let text = std::fs::read_to_string(e.path())
             .unwrap()
@@ -1608,7 +1593,6 @@ async fn the_shipped_examples_converge_against_the_default_scenario() {
     assert_eq!(status(&sa, "web-1").ip_addresses, ["192.0.2.10"]);
     let table = pve_operator::standalone::status_table(&dir);
     assert!(table.contains("192.0.2.10"), "{table}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A `MakeWriter` into a shared buffer.

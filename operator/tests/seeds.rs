@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::operator_tuning;
+use common::{TempDir, operator_tuning};
 use fake_pve::{Clock, FakePve, Latency, Running, Scenario, Tls};
 use pve_operator::dialects::Context;
 use pve_operator::types::{MachineStatus, Phase, Resource};
@@ -38,19 +38,32 @@ fn seed(path: &str) -> String {
     std::fs::read_to_string(Path::new(SEEDS).join(path)).unwrap()
 }
 
-fn temp(what: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "pve-operator-seeds-{what}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn temp(what: &str) -> TempDir {
+    TempDir::new(&format!("seeds-{what}"))
+}
+
+/// A CA's certificate file, kept while this lives.
+struct Ca {
+    pem: PathBuf,
+    _dir: TempDir,
+}
+
+impl std::ops::Deref for Ca {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.pem
+    }
+}
+
+impl AsRef<Path> for Ca {
+    fn as_ref(&self) -> &Path {
+        &self.pem
+    }
 }
 
 /// fake-pve with `scenario`, its certificate made for the seeds' hosts.
-async fn fake(scenario: &str) -> (Running, PathBuf) {
+async fn fake(scenario: &str) -> (Running, Ca) {
     let tls = temp("tls");
     let names: Vec<String> = HOSTS.iter().map(|h| (*h).to_string()).collect();
     fake_pve::tls::Identity::kept_in(&tls, &names).unwrap();
@@ -78,7 +91,10 @@ async fn fake(scenario: &str) -> (Running, PathBuf) {
             .start()
             .await;
         match started {
-            Ok(pve) => return (pve, tls.join("cert.pem")),
+            Ok(pve) => {
+                let pem = tls.join("cert.pem");
+                return (pve, Ca { pem, _dir: tls });
+            }
             Err(e) => last = Some(e),
         }
     }
@@ -86,7 +102,9 @@ async fn fake(scenario: &str) -> (Running, PathBuf) {
 }
 
 struct Env {
-    dir: PathBuf,
+    dir: TempDir,
+    /// The CA file the operator trusts, when the environment keeps it.
+    ca: Option<Ca>,
     sa: Standalone,
     http: reqwest::Client,
 }
@@ -107,7 +125,7 @@ fn env(routes: &[(&str, &Running)], ca: &Path, extra_env: &[(&str, &str)]) -> En
         }
         b
     });
-    let mut opts = Options::new(&dir);
+    let mut opts = Options::new(&*dir);
     opts.max_concurrent = 10;
     let mut vars = vec![("PVE_CA_BUNDLE".to_string(), ca.display().to_string())];
     vars.extend(
@@ -121,7 +139,12 @@ fn env(routes: &[(&str, &Running)], ca: &Path, extra_env: &[(&str, &str)]) -> En
         .danger_accept_invalid_certs(true)
         .build()
         .unwrap();
-    Env { dir, sa, http }
+    Env {
+        dir,
+        ca: None,
+        sa,
+        http,
+    }
 }
 
 impl Env {
@@ -405,7 +428,8 @@ vms:
 
 async fn virtrigaud() -> (Running, Env) {
     let (pve, ca) = fake(&virtrigaud_scenario()).await;
-    let e = env(&[("pve.example.com", &pve)], &ca, &[]);
+    let mut e = env(&[("pve.example.com", &pve)], &ca, &[]);
+    e.ca = Some(ca);
     (pve, e)
 }
 
