@@ -127,6 +127,25 @@ pub struct Parameters {
     /// left out (other parameters allowed) by the 9.x SDN fabrics.
     #[serde(rename = "additionalProperties", default)]
     pub additional: Option<Value>,
+    /// [`Parameters::always_checked`], found once.
+    #[serde(skip)]
+    always: std::sync::OnceLock<Vec<String>>,
+}
+
+impl Parameters {
+    /// The properties validation checks whether they are given or not,
+    /// in the schema's order: those that may not be left out, and those
+    /// whose variants depend on another property. The others have nothing
+    /// to check unless given.
+    pub fn always_checked(&self) -> &[String] {
+        self.always.get_or_init(|| {
+            self.properties
+                .iter()
+                .filter(|(key, prop)| !key.ends_with("[n]") && prop.always_checked())
+                .map(|(key, _)| key.clone())
+                .collect()
+        })
+    }
 }
 
 /// One property of a parameter list or property string.
@@ -235,6 +254,12 @@ fn count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
 }
 
 impl Prop {
+    /// Whether validation checks it given or not: it may not be left
+    /// out, or its variants depend on another property.
+    pub fn always_checked(&self) -> bool {
+        !self.optional || self.one_of.is_some()
+    }
+
     /// The pattern compiled as PVE applies it: anchored at both ends.
     pub fn regex(&self) -> Option<&regex::Regex> {
         self.regex

@@ -6,6 +6,7 @@
 //! minLength, maximum, minimum, enum; one error per property, several
 //! properties at once.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
@@ -25,7 +26,13 @@ pub type Errors = BTreeMap<String, String>;
 /// Every parameter error, keyed by parameter.
 pub fn validate(ep: &Endpoint, params: &BTreeMap<String, Value>) -> Result<(), Errors> {
     let mut errors = Errors::new();
-    check_object(None, &ep.parameters.properties, params, &mut errors);
+    check_object(
+        None,
+        &ep.parameters.properties,
+        Some(ep.parameters.always_checked()),
+        params,
+        &mut errors,
+    );
     if ep.parameters.additional.is_none() {
         // A method that does not set `additionalProperties` (the 9.x SDN
         // fabrics') takes other parameters too: PVE only refuses them
@@ -58,7 +65,7 @@ pub fn normalize(ep: &Endpoint, params: &mut BTreeMap<String, Value>) {
 /// (`get_instance_type`).
 fn instance_type(prop: &Prop, value: &BTreeMap<String, Value>) -> Option<String> {
     let tp = prop.type_property.as_deref()?;
-    value.get(tp).and_then(scalar_text)
+    value.get(tp).and_then(scalar_text).map(Cow::into_owned)
 }
 
 /// The property schema for `key`, resolving indexed names (`net3` is
@@ -104,6 +111,7 @@ fn join(path: Option<&str>, key: &str) -> String {
 fn check_object(
     path: Option<&str>,
     props: &BTreeMap<String, Prop>,
+    always: Option<&[String]>,
     value: &BTreeMap<String, Value>,
     errors: &mut Errors,
 ) {
@@ -111,12 +119,10 @@ fn check_object(
     // may be left out, and whose variants do not depend on another
     // property, has nothing to check unless it is given (most of a
     // method's properties, in most requests): those are checked with
-    // the parameters given, below, not looked for one by one.
-    let always = |prop: &Prop| !prop.optional || prop.one_of.is_some();
-    for (key, prop) in props {
-        if key.ends_with("[n]") || !always(prop) {
-            continue;
-        }
+    // the parameters given, below, not looked for one by one. A
+    // method's own list of the others is found once
+    // ([`crate::Parameters::always_checked`]).
+    let mut check_always = |key: &str, prop: &Prop| {
         let it = instance_type(prop, value);
         check_prop(
             value.get(key),
@@ -125,12 +131,28 @@ fn check_object(
             errors,
             it.as_deref(),
         );
+    };
+    match always {
+        Some(keys) => {
+            for key in keys {
+                if let Some(prop) = props.get(key) {
+                    check_always(key, prop);
+                }
+            }
+        }
+        None => {
+            for (key, prop) in props {
+                if !key.ends_with("[n]") && prop.always_checked() {
+                    check_always(key, prop);
+                }
+            }
+        }
     }
     for (key, v) in value {
         match lookup(props, key) {
             Some(prop) => {
                 if props.contains_key(key) {
-                    if !key.ends_with("[n]") && !always(prop) {
+                    if !key.ends_with("[n]") && !prop.always_checked() {
                         let it = instance_type(prop, value);
                         check_prop(Some(v), prop, &join(path, key), errors, it.as_deref());
                     }
@@ -173,10 +195,10 @@ fn is_integer(v: &str) -> bool {
     !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())
 }
 
-fn scalar_text(v: &Value) -> Option<String> {
+fn scalar_text(v: &Value) -> Option<Cow<'_, str>> {
     match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
+        Value::String(s) => Some(Cow::Borrowed(s)),
+        Value::Number(n) => Some(Cow::Owned(n.to_string())),
         _ => None,
     }
 }
@@ -306,13 +328,7 @@ fn check_prop(
         return;
     }
     let text = match v {
-        Value::Bool(b) => {
-            if *b {
-                "1".to_string()
-            } else {
-                "0".to_string()
-            }
-        }
+        Value::Bool(b) => Cow::Borrowed(if *b { "1" } else { "0" }),
         other => scalar_text(other).unwrap_or_default(),
     };
     if let Some(format) = &prop.format
@@ -384,9 +400,9 @@ fn check_prop(
     if let Some(values) = &prop.enumeration
         && !values
             .iter()
-            .any(|e| scalar_text(e).as_deref() == Some(text.as_str()))
+            .any(|e| scalar_text(e).as_deref() == Some(&*text))
     {
-        let list: Vec<String> = values.iter().filter_map(scalar_text).collect();
+        let list: Vec<Cow<'_, str>> = values.iter().filter_map(scalar_text).collect();
         add_error(
             errors,
             path,
@@ -415,6 +431,7 @@ pub fn check_format(format: &Format, value: &str, path: &str) -> Result<(), Stri
             check_object(
                 (!path.is_empty()).then_some(path),
                 keys,
+                None,
                 &as_values,
                 &mut errors,
             );
@@ -482,6 +499,34 @@ mod tests {
     fn create_vm_refusals(#[case] params: Value, #[case] key: &str, #[case] msg: &str) {
         let e = err(params);
         assert_eq!(e.get(key).map(String::as_str), Some(msg), "{e:?}");
+    }
+
+    /// The properties checked whether given or not are exactly those
+    /// the schema does not let be left out, or whose variants depend on
+    /// another property.
+    #[rstest]
+    #[case(Release::V8_4, "POST", "/nodes/{node}/qemu", &["node", "vmid"])]
+    #[case(Release::V9_1, "POST", "/nodes/{node}/qemu", &["node", "vmid"])]
+    #[case(Release::V9_1, "PUT", "/nodes/{node}/qemu/{vmid}/config", &["node", "vmid"])]
+    #[case(Release::V9_1, "POST", "/nodes/{node}/qemu/{vmid}/status/start", &["node", "vmid"])]
+    #[case(Release::V9_1, "POST", "/access/ticket", &["password", "username"])]
+    #[case(Release::V9_1, "GET", "/version", &[])]
+    fn a_method_s_always_checked_properties(
+        #[case] version: Release,
+        #[case] method: &str,
+        #[case] path: &str,
+        #[case] expected: &[&str],
+    ) {
+        let ep = spec(version).endpoint(method, path).expect("endpoint");
+        assert_eq!(ep.parameters.always_checked(), expected);
+        let by_scan: Vec<&String> = ep
+            .parameters
+            .properties
+            .iter()
+            .filter(|(k, p)| !k.ends_with("[n]") && (!p.optional || p.one_of.is_some()))
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(by_scan.len(), expected.len());
     }
 
     #[test]
