@@ -25,10 +25,11 @@ struct Args {
     /// Measured rounds per server (alternating; the two fake-pve read
     /// servers take turns at going first, so an even number weighs them
     /// alike).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 10)]
     rounds: u32,
-    /// Seconds per round.
-    #[arg(long, default_value_t = 5)]
+    /// Seconds per round (short rounds, many of them: the machine's
+    /// speed drifts less between two servers' turns).
+    #[arg(long, default_value_t = 2)]
     round_secs: u64,
     /// Bound of requests per connection and round.
     #[arg(long, default_value_t = 1_000_000)]
@@ -47,6 +48,11 @@ struct Args {
     /// Leave the write mix out (the run then cannot pass).
     #[arg(long)]
     no_writes: bool,
+    /// Noise check: run the second read server with the README's
+    /// defaults too, so that the access log's comparison measures two
+    /// servers alike (the run then cannot pass).
+    #[arg(long)]
+    calibrate: bool,
     /// Where the servers' output goes.
     #[arg(long, default_value = "target/throughput")]
     dir: PathBuf,
@@ -124,6 +130,7 @@ async fn run(a: Args) -> ExitCode {
         fakepve,
         dir: a.dir.clone(),
         writes: !a.no_writes,
+        calibrate: a.calibrate,
     };
     let r = pve_loadtest::side_by_side::run(&opts).await;
     pve_loadtest::finish("pve-throughput", r.map(|r| (r.table(), r.passed())))
