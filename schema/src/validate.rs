@@ -519,14 +519,14 @@ mod tests {
     ) {
         let ep = spec(version).endpoint(method, path).expect("endpoint");
         assert_eq!(ep.parameters.always_checked(), expected);
-        let by_scan: Vec<&String> = ep
+        let by_scan: Vec<&str> = ep
             .parameters
             .properties
             .iter()
             .filter(|(k, p)| !k.ends_with("[n]") && (!p.optional || p.one_of.is_some()))
-            .map(|(k, _)| k)
+            .map(|(k, _)| k.as_str())
             .collect();
-        assert_eq!(by_scan.len(), expected.len());
+        assert_eq!(by_scan, expected);
     }
 
     #[test]
