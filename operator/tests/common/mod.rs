@@ -45,22 +45,20 @@ pub async fn fake(scenario: &str) -> Running {
         .unwrap()
 }
 
-/// A directory of a test's own under the system's temporary directory,
-/// removed with everything in it when dropped.
-pub struct TempDir(std::path::PathBuf);
+/// A directory of a test's own under the system's temporary directory
+/// (`pve-operator-{what}-` and a unique tail), removed with everything in
+/// it when dropped.
+pub struct TempDir(tempfile::TempDir);
 
 impl TempDir {
-    /// A new, empty `pve-operator-{what}-{pid}-{n}`.
+    /// A new, empty one.
     pub fn new(what: &str) -> Self {
-        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "pve-operator-{what}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
+        Self(
+            tempfile::Builder::new()
+                .prefix(&format!("pve-operator-{what}-"))
+                .tempdir()
+                .unwrap(),
+        )
     }
 }
 
@@ -68,18 +66,12 @@ impl std::ops::Deref for TempDir {
     type Target = std::path::Path;
 
     fn deref(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path()
     }
 }
 
 impl AsRef<std::path::Path> for TempDir {
     fn as_ref(&self) -> &std::path::Path {
-        &self.0
+        self.0.path()
     }
 }
