@@ -653,7 +653,7 @@ impl Cluster {
             let Some(task) = self.tasks.at(i) else {
                 break;
             };
-            let succeeds = task.worker.outcome.is_ok();
+            let succeeds = task.worker.as_ref().is_none_or(|w| w.outcome.is_ok());
             // What the task does happens once: it is taken, not copied.
             let effect = self.tasks.take_effect(i);
             let outcome = if succeeds {

@@ -74,12 +74,37 @@ impl Upid {
 
 impl fmt::Display for Upid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "UPID:{}:{:08X}:{:08X}:{:08X}:{}:{}:{}:",
-            self.node, self.pid, self.pstart, self.starttime, self.kind, self.id, self.user
-        )
+        // `UPID:{node}:{pid:08X}:{pstart:08X}:{starttime:08X}:...`,
+        // written piece by piece (each task writes one).
+        let mut buf = [0u8; 16];
+        f.write_str("UPID:")?;
+        f.write_str(&self.node)?;
+        f.write_str(":")?;
+        f.write_str(hex08(u64::from(self.pid), &mut buf))?;
+        f.write_str(":")?;
+        f.write_str(hex08(self.pstart, &mut buf))?;
+        f.write_str(":")?;
+        // As `{:X}` writes an i64: its two's complement.
+        #[allow(clippy::cast_sign_loss)]
+        f.write_str(hex08(self.starttime as u64, &mut buf))?;
+        for part in [&self.kind, &self.id, &self.user] {
+            f.write_str(":")?;
+            f.write_str(part)?;
+        }
+        f.write_str(":")
     }
+}
+
+/// `v` in upper-case hex, zero-padded to at least 8 digits (`{:08X}`).
+fn hex08(v: u64, buf: &mut [u8; 16]) -> &str {
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    let len = (64 - v.leading_zeros()).div_ceil(4).max(8) as usize;
+    for (i, b) in buf[..len].iter_mut().enumerate() {
+        let shift = 4 * (len - 1 - i);
+        *b = DIGITS[((v >> shift) & 0xF) as usize];
+    }
+    // Only ASCII digits were written.
+    std::str::from_utf8(&buf[..len]).unwrap_or_default()
 }
 
 /// What a finished task does to the cluster. Each area adds its variants.
@@ -268,9 +293,11 @@ pub struct Task {
     pub log: Vec<String>,
     /// Running or stopped.
     pub state: TaskState,
-    /// What is left to do when it ends (apart, so that the list of every
-    /// task kept grows by less per task).
-    pub worker: Box<Worker>,
+    /// What is left to do when it ends, while it runs (apart, so that
+    /// the list of every task kept grows by less per task); gone once it
+    /// has ended, so that a kept task holds only its id, log and status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<Box<Worker>>,
 }
 
 impl Task {
@@ -290,10 +317,17 @@ impl Task {
     /// Ends the task: logs the end lines (unless `error` overrides the
     /// outcome) and the closing line, and records the exit status.
     pub fn finish(&mut self, now: i64, error: Option<String>) {
-        let error = error.or_else(|| self.worker.outcome.clone().err().map(|f| f.0));
-        if error.is_none() {
-            let lines = std::mem::take(&mut self.worker.end_lines);
-            self.log.extend(lines);
+        let worker = self.worker.take();
+        let error = error.or_else(|| {
+            worker
+                .as_ref()
+                .and_then(|w| w.outcome.clone().err())
+                .map(|f| f.0)
+        });
+        if error.is_none()
+            && let Some(w) = worker
+        {
+            self.log.extend(w.end_lines);
         }
         let warnings = self.log.iter().filter(|l| l.starts_with("WARN: ")).count();
         let exitstatus = match error {
@@ -399,7 +433,10 @@ pub struct Tasks {
     running: std::collections::BTreeSet<(i64, usize)>,
     /// The latest task of each pid (a UPID names its pid, which is new
     /// for each task until the pids wrap around).
-    by_pid: std::collections::HashMap<u32, usize, foldhash::fast::RandomState>,
+    /// Ordered: new pids come in ascending order, so an insert goes to
+    /// the end, which stays in the cache, and the map grows node by node
+    /// rather than by copying itself into a table twice its size.
+    by_pid: std::collections::BTreeMap<u32, usize>,
 }
 
 /// Where a new task runs and for whom.
@@ -428,7 +465,11 @@ impl Tasks {
             running: Default::default(),
             by_pid: Default::default(),
         };
-        for (i, task) in t.tasks.iter().enumerate() {
+        for (i, task) in t.tasks.iter_mut().enumerate() {
+            // A world saved before ended tasks gave up their worker.
+            if !task.running() {
+                task.worker = None;
+            }
             t.by_pid.insert(task.upid.pid, i);
             if let TaskState::Running { until_ms } = task.state {
                 t.running.insert((until_ms, i));
@@ -493,9 +534,9 @@ impl Tasks {
         let task = Task {
             upid,
             upid_str: upid_str.clone(),
-            log: worker.start_lines.clone(),
+            log: std::mem::take(&mut worker.start_lines),
             state: TaskState::Running { until_ms },
-            worker: Box::new(worker),
+            worker: Some(Box::new(worker)),
         };
         let i = self.tasks.len();
         self.tasks.push(task);
@@ -542,10 +583,9 @@ impl Tasks {
         let Some(task) = self.tasks.get_mut(i) else {
             return;
         };
-        if error.is_some() {
-            task.log.extend(extra);
-        } else {
-            task.worker.end_lines.extend(extra);
+        match (&error, task.worker.as_mut()) {
+            (None, Some(w)) => w.end_lines.extend(extra),
+            _ => task.log.extend(extra),
         }
         task.finish(now, error);
     }
@@ -555,7 +595,8 @@ impl Tasks {
     pub fn take_effect(&mut self, i: usize) -> TaskEffect {
         self.tasks
             .get_mut(i)
-            .map(|t| std::mem::take(&mut t.worker.effect))
+            .and_then(|t| t.worker.as_mut())
+            .map(|w| std::mem::take(&mut w.effect))
             .unwrap_or_default()
     }
 
@@ -568,6 +609,7 @@ impl Tasks {
                 endtime: now,
                 exitstatus: "unexpected status".into(),
             };
+            t.worker = None;
             n += 1;
         }
         self.running.clear();
@@ -612,8 +654,13 @@ impl Tasks {
         };
         self.running.remove(&(until_ms, i));
         let task = &mut self.tasks[i];
+        let effect = task
+            .worker
+            .as_mut()
+            .map(|w| std::mem::take(&mut w.effect))
+            .unwrap_or_default();
         task.finish(now, Some("received interrupt".into()));
-        Ok(Some(task.worker.effect.clone()))
+        Ok(Some(effect))
     }
 
     /// `GET /nodes/{node}/tasks`: the items and the `total` of all that
@@ -755,7 +802,7 @@ mod tests {
                     exitstatus: e.into(),
                 },
             },
-            worker: Box::new(Worker::new("qmstart", "100")),
+            worker: Some(Box::new(Worker::new("qmstart", "100"))),
         }
     }
 
@@ -797,6 +844,37 @@ mod tests {
     }
 
     #[rstest]
+    #[case(0)]
+    #[case(0x3E8)]
+    #[case(0xFFFF_FFFF)]
+    #[case(0x1_0000_0000)]
+    #[case(u64::MAX)]
+    fn hex_is_as_format_writes_it(#[case] v: u64) {
+        let mut buf = [0u8; 16];
+        assert_eq!(hex08(v, &mut buf), format!("{v:08X}"));
+    }
+
+    #[rstest]
+    #[case(1_795_000_000)]
+    #[case(-1)]
+    #[case(0)]
+    fn a_upid_reads_back_as_written(#[case] starttime: i64) {
+        let upid = Upid {
+            node: "pve-1".into(),
+            pid: 0x3E8,
+            pstart: 0x1_2345_6789,
+            starttime,
+            kind: "qmstart".into(),
+            id: "100".into(),
+            user: "root@pam!ci".into(),
+        };
+        assert_eq!(
+            upid.to_string(),
+            format!("UPID:pve-1:000003E8:123456789:{starttime:08X}:qmstart:100:root@pam!ci:")
+        );
+    }
+
+    #[rstest]
     #[case(Some("OK"), "ok")]
     #[case(Some("WARNINGS: 2"), "warning")]
     #[case(Some("unexpected status"), "unknown")]
@@ -809,17 +887,23 @@ mod tests {
     #[test]
     fn finish_writes_closing_lines() {
         let mut t = task(None);
-        *t.worker = Worker::new("qmstart", "100")
-            .log_end("WARN: a")
-            .log_end("WARN: b");
+        t.worker = Some(Box::new(
+            Worker::new("qmstart", "100")
+                .log_end("WARN: a")
+                .log_end("WARN: b"),
+        ));
         t.finish(9, None);
         assert_eq!(t.log.last().map(String::as_str), Some("TASK WARNINGS: 2"));
         assert_eq!(t.exitstatus(), Some("WARNINGS: 2"));
+        // What was left to do is gone with the task's end.
+        assert!(t.worker.is_none());
 
         let mut t = task(None);
-        *t.worker = Worker::new("qmstart", "100")
-            .log_end("never")
-            .fail("boom\nbang");
+        t.worker = Some(Box::new(
+            Worker::new("qmstart", "100")
+                .log_end("never")
+                .fail("boom\nbang"),
+        ));
         t.finish(9, None);
         assert_eq!(t.log, vec!["TASK ERROR: boom bang".to_string()]);
         assert_eq!(t.exitstatus(), Some("boom bang"));

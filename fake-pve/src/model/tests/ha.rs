@@ -548,7 +548,7 @@ fn the_manager_starts_and_stops_a_managed_vm() {
     let started =
         w.c.tasks()
             .iter()
-            .find(|t| t.worker.kind == "qmstart")
+            .find(|t| t.upid.kind == "qmstart")
             .expect("a qmstart task");
     assert_eq!(started.upid.user, "root@pam");
     w.tick(10_000);
@@ -729,7 +729,7 @@ fn a_long_jump_of_the_clock_runs_only_the_last_rounds_and_the_world_round_trips(
     let rounds =
         w.c.tasks()
             .iter()
-            .filter(|t| t.worker.kind == "qmstart")
+            .filter(|t| t.upid.kind == "qmstart")
             .count();
     assert_eq!(rounds, 1);
     let doc = serde_json::to_value(&w.c).expect("serialize");
