@@ -120,7 +120,9 @@ impl Wire {
                     api_entry(&self.app, req).await
                 } else {
                     use tower::ServiceExt as _;
-                    let Ok(resp) = self.rest.clone().oneshot(req).await;
+                    // Boxed: the API's requests do not carry the
+                    // router's future in their own.
+                    let Ok(resp) = Box::pin(self.rest.clone().oneshot(req)).await;
                     (resp, None)
                 }
             }
@@ -485,7 +487,8 @@ impl<S: Send + Sync> FromRequest<S> for Whole {
 /// to [`api::answer`]; with who the request authenticated as.
 async fn api_entry(app: &App, req: Request) -> (Response, Option<AuthId>) {
     if let Some(boundary) = upload_boundary(req.method(), req.uri().path(), req.headers()) {
-        let (resp, who) = upload(app, req, &boundary).await;
+        // Boxed, as the rest of the API's requests are no uploads.
+        let (resp, who) = Box::pin(upload(app, req, &boundary)).await;
         return (reply(resp), who);
     }
     let Ok(whole) = Whole::from_request(req, &()).await;

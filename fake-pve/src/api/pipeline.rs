@@ -60,7 +60,13 @@ pub async fn answer(
     // with the model locked again there.
     let now_ms = state.clock().now_millis();
     let ran = {
-        let mut cluster = state.lock_for_request(now_ms).await;
+        // Waiting for the model is the rare case: its future (boxed) is
+        // not part of every request's own.
+        let mut cluster = if let Some(c) = state.try_lock_at(now_ms) {
+            c
+        } else {
+            Box::pin(state.lock_for_request(now_ms)).await
+        };
         // 2. Authenticate.
         authenticate_request(state, &cluster, &req, &parsed.path).map(|who| {
             let user = who.clone();
@@ -78,7 +84,7 @@ pub async fn answer(
         Ok(ran) => ran,
         Err(AuthReject(msg)) => {
             // PVE's delay before it answers a refused authentication.
-            delay(state).await;
+            Box::pin(delay(state)).await;
             return (status_only(401, &msg), None);
         }
     };
@@ -102,8 +108,32 @@ pub async fn answer(
     if changes_world(&method, login, &step) {
         state.changed();
     }
-    // 9. The envelope, after the delays asked for.
-    (envelope(state, step).await, user)
+    // 9. The envelope, after the delays asked for (most requests have
+    // none, and are answered without the waiting's future).
+    let resp = match at_once(state, step) {
+        Ok(resp) => resp,
+        Err(step) => Box::pin(envelope(state, *step)).await,
+    };
+    (resp, user)
+}
+
+/// Stage 9 for a request with no delay to wait for: its answer, or the
+/// step back when [`envelope`] has to wait first.
+fn at_once(state: &State, step: Step) -> std::result::Result<Response<Full<Bytes>>, Box<Step>> {
+    match step {
+        Step::Answer(r) => Ok(r),
+        Step::Dispatched(format, name, result, 0)
+            if name.is_none_or(|n| state.request_delay_ms(n) == 0)
+                && (!matches!(result, Err(Error::Unauthorized(_)))
+                    || state.settings().auth_failure_delay.is_zero()) =>
+        {
+            Ok(match result {
+                Ok(reply) => success(format, reply),
+                Err(e) => failure(format, &e),
+            })
+        }
+        step => Err(Box::new(step)),
+    }
 }
 
 /// Stage 1: the request as the API server parses it, which is also what
