@@ -503,7 +503,8 @@ fn ok(good: bool, msg: &str) -> Check {
 /// patterns it has used by their address, without a lock; a pattern new
 /// to the thread is looked up (or compiled) under one.
 fn re(pattern: &'static str) -> &'static Regex {
-    type Seen = std::collections::HashMap<(usize, usize), &'static Regex>;
+    type Seen =
+        std::collections::HashMap<(usize, usize), &'static Regex, foldhash::fast::RandomState>;
     thread_local! {
         static SEEN: std::cell::RefCell<Seen> = std::cell::RefCell::default();
     }
@@ -535,8 +536,9 @@ fn compiled(pattern: &'static str) -> &'static Regex {
 
 /// A named format's check in [`table`], by name.
 fn named(base: &str) -> Option<&'static Kind> {
-    static BY_NAME: OnceLock<std::collections::HashMap<&'static str, &'static Kind>> =
-        OnceLock::new();
+    type ByName =
+        std::collections::HashMap<&'static str, &'static Kind, foldhash::fast::RandomState>;
+    static BY_NAME: OnceLock<ByName> = OnceLock::new();
     BY_NAME
         .get_or_init(|| table().iter().map(|(n, k)| (*n, k)).collect())
         .get(base)

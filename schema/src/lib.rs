@@ -52,10 +52,10 @@ pub struct Spec {
     pub endpoints: Vec<Endpoint>,
     /// Endpoint indexes by method and number of path segments.
     #[serde(skip)]
-    by_shape: std::collections::HashMap<(Method, usize), Vec<usize>>,
+    by_shape: std::collections::HashMap<(Method, usize), Vec<usize>, foldhash::fast::RandomState>,
     /// Endpoint indexes by path template (each with its methods).
     #[serde(skip)]
-    by_path: std::collections::HashMap<String, Vec<usize>>,
+    by_path: std::collections::HashMap<String, Vec<usize>, foldhash::fast::RandomState>,
 }
 
 /// An HTTP method the API has, or another (which no endpoint has).
@@ -416,7 +416,7 @@ pub struct Found<'a> {
 impl Spec {
     /// Finds the endpoint for `method` and the path's segments. A literal
     /// segment wins over a placeholder, as in PVE's router.
-    pub fn find(&self, method: &str, segs: &[String]) -> Option<Found<'_>> {
+    pub fn find<S: AsRef<str>>(&self, method: &str, segs: &[S]) -> Option<Found<'_>> {
         // The rank has a bit per segment, the first segment highest, set
         // for a placeholder: the lowest rank is the most literal match.
         let mut best: Option<(u128, &Endpoint)> = None;
@@ -432,7 +432,7 @@ impl Spec {
             // Most candidates differ in their last segment (`start`,
             // `stop`, `config`...): looked at first.
             if let (Some(Seg::Lit(want)), Some(got)) = (e.segments.last(), segs.last())
-                && want != got
+                && want != got.as_ref()
             {
                 continue;
             }
@@ -440,7 +440,7 @@ impl Spec {
             let ok = e.segments.iter().zip(segs).all(|(want, got)| {
                 rank <<= 1;
                 match want {
-                    Seg::Lit(l) => l == got,
+                    Seg::Lit(l) => l == got.as_ref(),
                     Seg::Param(_) => {
                         rank |= 1;
                         true
@@ -457,7 +457,7 @@ impl Spec {
             .iter()
             .zip(segs)
             .filter_map(|(s, v)| match s {
-                Seg::Param(p) => Some((p.clone(), v.clone())),
+                Seg::Param(p) => Some((p.clone(), v.as_ref().to_owned())),
                 Seg::Lit(_) => None,
             })
             .collect();

@@ -71,9 +71,11 @@ fn instance_type(prop: &Prop, value: &BTreeMap<String, Value>) -> Option<String>
 /// The property schema for `key`, resolving indexed names (`net3` is
 /// `net[n]` when 3 is below its count).
 pub fn lookup<'a>(props: &'a BTreeMap<String, Prop>, key: &str) -> Option<&'a Prop> {
-    if let Some(p) = props.get(key) {
-        return Some(p);
-    }
+    props.get(key).or_else(|| indexed(props, key))
+}
+
+/// The `name[n]` property an indexed name such as `net3` stands for.
+fn indexed<'a>(props: &'a BTreeMap<String, Prop>, key: &str) -> Option<&'a Prop> {
     let digits = key.len() - key.trim_end_matches(|c: char| c.is_ascii_digit()).len();
     if digits == 0 || digits == key.len() {
         return None;
@@ -101,10 +103,12 @@ fn add_error(errors: &mut Errors, path: &str, msg: &str) {
     }
 }
 
-fn join(path: Option<&str>, key: &str) -> String {
+/// A property's path for its errors: its name at the top level (not
+/// copied), `outer.name` below.
+fn join<'a>(path: Option<&str>, key: &'a str) -> Cow<'a, str> {
     match path {
-        Some(p) => format!("{p}.{key}"),
-        None => key.to_string(),
+        Some(p) => Cow::Owned(format!("{p}.{key}")),
+        None => Cow::Borrowed(key),
     }
 }
 
@@ -149,27 +153,33 @@ fn check_object(
         }
     }
     for (key, v) in value {
-        match lookup(props, key) {
-            Some(prop) => {
-                if props.contains_key(key) {
-                    if !key.ends_with("[n]") && !prop.always_checked() {
-                        let it = instance_type(prop, value);
-                        check_prop(Some(v), prop, &join(path, key), errors, it.as_deref());
-                    }
-                } else if key.contains(|c: char| c.is_ascii_digit()) {
-                    check_prop(Some(v), prop, &join(path, key), errors, None);
+        // Looked up once: by its own name, else as an indexed one.
+        let (prop, own_name) = match props.get(key) {
+            Some(prop) => (prop, true),
+            None => match indexed(props, key) {
+                Some(prop) => (prop, false),
+                None => {
+                    add_error(errors, &join(path, key), UNKNOWN);
+                    continue;
                 }
-                if let Some(Value::String(req)) = &prop.requires
-                    && !value.contains_key(req)
-                {
-                    add_error(
-                        errors,
-                        &join(path, req),
-                        &format!("missing property required by '{}'", join(path, key)),
-                    );
-                }
+            },
+        };
+        if own_name {
+            if !key.ends_with("[n]") && !prop.always_checked() {
+                let it = instance_type(prop, value);
+                check_prop(Some(v), prop, &join(path, key), errors, it.as_deref());
             }
-            None => add_error(errors, &join(path, key), UNKNOWN),
+        } else if key.contains(|c: char| c.is_ascii_digit()) {
+            check_prop(Some(v), prop, &join(path, key), errors, None);
+        }
+        if let Some(Value::String(req)) = &prop.requires
+            && !value.contains_key(req)
+        {
+            add_error(
+                errors,
+                &join(path, req),
+                &format!("missing property required by '{}'", join(path, key)),
+            );
         }
     }
 }

@@ -9,6 +9,7 @@
 //! counts and random draws are part of the world: a replayed journal
 //! must reach the same verdicts.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -548,15 +549,15 @@ impl RouteCache {
 /// pve-storage `API2/Storage/Status.pm`); so is the rest after a
 /// firewall IP set's name, a network (`10.0.0.0/8`) (pve-firewall
 /// `API2/Firewall/IPSet.pm`).
-fn path_segments(rel: &str) -> Vec<String> {
-    let mut segs: Vec<String> = rel
+fn path_segments(rel: &str) -> Vec<Cow<'_, str>> {
+    let mut segs: Vec<Cow<'_, str>> = rel
         .split('/')
         .filter(|s| !s.is_empty())
-        .map(str::to_string)
+        .map(Cow::Borrowed)
         .collect();
-    let join_from = |segs: &mut Vec<String>, at: usize| {
+    let join_from = |segs: &mut Vec<Cow<'_, str>>, at: usize| {
         let rest = segs.split_off(at).join("/");
-        segs.push(rest);
+        segs.push(Cow::Owned(rest));
     };
     if segs.len() > 6 && segs[0] == "nodes" && segs[2] == "storage" && segs[4] == "content" {
         join_from(&mut segs, 5);
@@ -565,7 +566,7 @@ fn path_segments(rel: &str) -> Vec<String> {
         join_from(&mut segs, 4);
     } else if segs.len() > 8
         && segs[0] == "nodes"
-        && matches!(segs[2].as_str(), "qemu" | "lxc")
+        && matches!(&*segs[2], "qemu" | "lxc")
         && segs[4] == "firewall"
         && segs[5] == "ipset"
     {
@@ -581,7 +582,7 @@ fn route(
     state: &State,
     method: &Method,
     rel: &str,
-    segs: &[String],
+    segs: &[Cow<'_, str>],
     mut map: BTreeMap<String, Value>,
 ) -> Result<(&'static crate::spec::Endpoint, BTreeMap<String, Value>)> {
     let spec = crate::spec::spec(state.settings().version);
