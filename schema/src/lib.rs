@@ -50,12 +50,26 @@ pub struct Spec {
     pub release: String,
     /// Every endpoint, sorted by path and method.
     pub endpoints: Vec<Endpoint>,
-    /// Endpoint indexes by method and number of path segments.
+    /// Endpoint indexes by method and number of path segments, and then
+    /// by their last segment: its literal text, or `None` for a
+    /// placeholder.
     #[serde(skip)]
-    by_shape: std::collections::HashMap<(Method, usize), Vec<usize>, foldhash::fast::RandomState>,
+    by_shape: Map<(Method, usize), Shape>,
     /// Endpoint indexes by path template (each with its methods).
     #[serde(skip)]
-    by_path: std::collections::HashMap<String, Vec<usize>, foldhash::fast::RandomState>,
+    by_path: Map<String, Vec<usize>>,
+}
+
+type Map<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
+/// The endpoints of one method and number of segments (see
+/// [`Spec::find`]).
+#[derive(Debug, Default)]
+struct Shape {
+    /// Those whose last segment is this literal.
+    by_last: Map<String, Vec<usize>>,
+    /// Those whose last segment is a placeholder (or that have none).
+    open: Vec<usize>,
 }
 
 /// An HTTP method the API has, or another (which no endpoint has).
@@ -341,10 +355,14 @@ fn load(text: &str) -> Spec {
             .collect();
     }
     for (i, e) in spec.endpoints.iter().enumerate() {
-        spec.by_shape
+        let shape = spec
+            .by_shape
             .entry((Method::of(&e.method), e.segments.len()))
-            .or_default()
-            .push(i);
+            .or_default();
+        match e.segments.last() {
+            Some(Seg::Lit(last)) => shape.by_last.entry(last.clone()).or_default().push(i),
+            _ => shape.open.push(i),
+        }
         spec.by_path.entry(e.path.clone()).or_default().push(i);
     }
     spec
@@ -424,18 +442,16 @@ impl Spec {
         if method == Method::Other {
             return None;
         }
-        let candidates = self
-            .by_shape
-            .get(&(method, segs.len()))
+        let shape = self.by_shape.get(&(method, segs.len()))?;
+        // Most endpoints of a shape differ in their last segment
+        // (`start`, `stop`, `config`...): only those with the path's own
+        // or a placeholder there are compared.
+        let same_last = segs
+            .last()
+            .and_then(|last| shape.by_last.get(last.as_ref()))
             .map_or(&[][..], Vec::as_slice);
-        for e in candidates.iter().map(|&i| &self.endpoints[i]) {
-            // Most candidates differ in their last segment (`start`,
-            // `stop`, `config`...): looked at first.
-            if let (Some(Seg::Lit(want)), Some(got)) = (e.segments.last(), segs.last())
-                && want != got.as_ref()
-            {
-                continue;
-            }
+        for &i in same_last.iter().chain(&shape.open) {
+            let e = &self.endpoints[i];
             let mut rank = 0u128;
             let ok = e.segments.iter().zip(segs).all(|(want, got)| {
                 rank <<= 1;

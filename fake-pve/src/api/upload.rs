@@ -36,6 +36,10 @@ pub enum UploadError {
 
 /// Whether a request path is the upload call.
 pub fn is_upload_path(path: &str) -> bool {
+    // Most paths end otherwise: not split at all.
+    if !path.trim_end_matches('/').ends_with("/upload") {
+        return false;
+    }
     // Seven segments at most are looked at: a path is not collected.
     let mut segs = path.split('/').filter(|s| !s.is_empty());
     let mut first = [""; 7];
@@ -309,7 +313,14 @@ mod tests {
         assert!(is_upload_path(
             "//api2/json/nodes/pve/storage/local/upload/"
         ));
+        assert!(is_upload_path(
+            "/api2/json/nodes/pve/storage/local//upload//"
+        ));
         assert!(!is_upload_path("/api2/json/nodes/pve/storage/local"));
+        assert!(!is_upload_path("/api2/json/nodes/pve/storage/upload"));
+        assert!(!is_upload_path(
+            "/api2/json/nodes/pve/storage/local/reupload"
+        ));
         assert!(!is_upload_path(
             "/api2/json/nodes/pve/storage/local/upload/more"
         ));
