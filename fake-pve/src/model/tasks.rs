@@ -858,7 +858,7 @@ mod tests {
     #[case(1_795_000_000)]
     #[case(-1)]
     #[case(0)]
-    fn a_upid_reads_back_as_written(#[case] starttime: i64) {
+    fn a_upid_is_written_as_pve_writes_it(#[case] starttime: i64) {
         let upid = Upid {
             node: "pve-1".into(),
             pid: 0x3E8,
