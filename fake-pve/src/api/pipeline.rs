@@ -128,10 +128,7 @@ fn at_once(state: &State, step: Step) -> std::result::Result<Response<Full<Bytes
                 && (!matches!(result, Err(Error::Unauthorized(_)))
                     || state.settings().auth_failure_delay.is_zero()) =>
         {
-            Ok(match result {
-                Ok(reply) => success(format, reply),
-                Err(e) => failure(format, &e),
-            })
+            Ok(enveloped(format, result))
         }
         step => Err(Box::new(step)),
     }
@@ -246,6 +243,11 @@ async fn envelope(state: &State, step: Step) -> Response<Full<Bytes>> {
         let d = state.settings().auth_failure_delay;
         tokio::time::sleep_until(started + d).await;
     }
+    enveloped(format, result)
+}
+
+/// A handler's result in PVE's envelope.
+fn enveloped(format: Format, result: Result<Reply>) -> Response<Full<Bytes>> {
     match result {
         Ok(reply) => success(format, reply),
         Err(e) => failure(format, &e),

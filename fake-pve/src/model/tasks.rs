@@ -653,13 +653,9 @@ impl Tasks {
             return Ok(None);
         };
         self.running.remove(&(until_ms, i));
-        let task = &mut self.tasks[i];
-        let effect = task
-            .worker
-            .as_mut()
-            .map(|w| std::mem::take(&mut w.effect))
-            .unwrap_or_default();
-        task.finish(now, Some("received interrupt".into()));
+        // Taken before the end gives up the worker that holds it.
+        let effect = self.take_effect(i);
+        self.tasks[i].finish(now, Some("received interrupt".into()));
         Ok(Some(effect))
     }
 
