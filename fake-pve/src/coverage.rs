@@ -58,7 +58,8 @@ fn area(path: &str) -> String {
     }
 }
 
-/// One line per release with the totals, as the README states them.
+/// One line per release with the totals, as the book states them
+/// (`docs/book/src/api-surface.md`).
 pub fn summary() -> String {
     let router = Router::default();
     let mut out = String::new();

@@ -770,8 +770,9 @@ async fn the_dashboard_in_a_browser() {
     let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("dashboard.png");
     std::fs::write(&out, &png).expect("screenshot written");
     if std::env::var("FAKE_PVE_UPDATE_SCREENSHOT").as_deref() == Ok("1") {
-        let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/dashboard.png");
-        std::fs::write(&docs, &png).expect("docs/dashboard.png written");
+        let docs =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/book/src/dashboard.png");
+        std::fs::write(&docs, &png).expect("docs/book/src/dashboard.png written");
     }
 
     // The other controls, through the page.

@@ -25,7 +25,7 @@ Feature: A node's own settings
       | data | 192.0.2.1 bad_name |
     Then parameter "data" is rejected with "Invalid Hostname 'bad_name'"
 
-  # Waking a node needs Sys.PowerMgmt, which the README's runner role
+  # Waking a node needs Sys.PowerMgmt, which the book's runner role
   # does not grant (it could also power nodes off).
   @fake-only
   Scenario: A node cannot wake itself

@@ -284,7 +284,7 @@ impl Pve {
 }
 
 /// The PVE privileges the operator uses, by the path it needs them on
-/// (the README lists what each is for).
+/// (the book's pve-operator chapter lists what each is for).
 pub const REQUIRED_PRIVILEGES: &[(&str, &[&str])] = &[
     (
         "/vms",

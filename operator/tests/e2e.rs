@@ -1554,7 +1554,7 @@ async fn the_watcher_follows_the_directory() {
     runner.await.unwrap();
 }
 
-/// The README's walk-through: the shipped examples against fake-pve's
+/// The book's walk-through (pve-operator): the shipped examples against fake-pve's
 /// default scenario (only the endpoint differs) are created, started and
 /// given addresses.
 #[tokio::test]
