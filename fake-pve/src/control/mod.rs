@@ -175,13 +175,47 @@ async fn admit(
             return Err(reply(api::status_only(401, &msg)));
         }
     };
-    if who.userid() != "root@pam" {
-        return Err(reply(api::failure(
-            Format::Json,
-            &Error::permission("/_fake", &["root@pam"]),
-        )));
+    if let Err(refused) = state.with(|c| permitted(c.access(), &who, &req.method, &req.path)) {
+        return Err(reply(api::failure(Format::Json, &refused)));
     }
     Ok((req, who))
+}
+
+/// Whether `who` may make the control call `method path` (a full
+/// request path): it is root@pam's (the user or one of its tokens) and
+/// holds `Sys.Modify` on `/`, through the ACLs as any API call's
+/// privileges are found (root@pam and its tokens without privilege
+/// separation hold everything; a separated token only what its own ACLs
+/// grant). The calls that read or replace the world's accounts
+/// (credentials, tokens, ACLs) also need `Permissions.Modify` on `/`:
+/// with them a caller could read every secret or grant itself anything.
+///
+/// # Errors
+/// 403 `Permission check failed (/_fake, root@pam)` for anyone else, and
+/// `Permission check failed (/, <privilege>)` for the first privilege a
+/// root@pam token lacks.
+fn permitted(
+    access: &crate::model::access::Access,
+    who: &AuthId,
+    method: &Method,
+    path: &str,
+) -> Result<()> {
+    if who.userid() != "root@pam" {
+        return Err(Error::permission("/_fake", &["root@pam"]));
+    }
+    access.check_perm(who, "/", control_privileges(method, below(path)))
+}
+
+/// The privileges on `/` the control call `method path` (below `/_fake`)
+/// needs ([`permitted`]).
+fn control_privileges(method: &Method, path: &str) -> &'static [&'static str] {
+    const ACCOUNTS: &[&str] = &["Sys.Modify", "Permissions.Modify"];
+    let restore = path.starts_with("/checkpoints/") && path.ends_with("/restore");
+    match (method, path) {
+        (&Method::GET | &Method::PUT, "/state") | (&Method::POST, "/seed" | "/reset") => ACCOUNTS,
+        (&Method::POST, _) if restore => ACCOUNTS,
+        _ => &["Sys.Modify"],
+    }
 }
 
 /// `GET /_fake/openapi.json`.
