@@ -236,6 +236,8 @@ impl Latency {
     /// # Errors
     /// The parser's message, with its line.
     pub fn from_yaml(text: &str) -> Result<Self, LatencyError> {
+        crate::model::scenario::nesting::check(text)
+            .map_err(|e| LatencyError(format!("line {}: {e}", e.line)))?;
         let l: Self = serde_yaml::from_str(text).map_err(|e| LatencyError(e.to_string()))?;
         l.check()?;
         Ok(l)

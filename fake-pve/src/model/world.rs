@@ -76,6 +76,7 @@ pub fn parse(text: &str, source: &str) -> Result<StateDoc, ScenarioError> {
         line,
         reason,
     };
+    super::scenario::nesting::check(text).map_err(|e| err(Some(e.line), e.to_string()))?;
     let v: Value =
         serde_json::from_str(text).map_err(|e| err(Some(e.line()), format!("not JSON: {e}")))?;
     match v.get("format").and_then(Value::as_str) {

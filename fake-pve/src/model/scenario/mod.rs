@@ -40,6 +40,7 @@ use super::size::parse_size;
 
 mod access;
 mod build;
+pub mod nesting;
 
 /// A parsed scenario file.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -597,6 +598,11 @@ impl Scenario {
     }
 
     fn read_text(text: Cow<'_, str>, source: &str) -> Result<Self, ScenarioError> {
+        nesting::check(&text).map_err(|e| ScenarioError {
+            file: source.into(),
+            line: Some(e.line),
+            reason: e.to_string(),
+        })?;
         if super::world::is_state_doc(&text) {
             let doc = super::world::parse(&text, source)?;
             return Ok(Self::from_world(doc.cluster, source));
