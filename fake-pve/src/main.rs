@@ -119,7 +119,13 @@ fn main() -> std::process::ExitCode {
         .enable_all()
         .build()
     {
-        Ok(rt) => rt.block_on(serve()),
+        Ok(rt) => {
+            let code = rt.block_on(serve());
+            // Work left on blocking threads (a large document's parse
+            // whose request the shutdown dropped) is not waited for.
+            rt.shutdown_timeout(std::time::Duration::from_secs(1));
+            code
+        }
         Err(e) => {
             eprintln!("fake-pve: {e}");
             std::process::ExitCode::FAILURE

@@ -238,7 +238,14 @@ async fn answer(
         Err(refused) => return refused,
     };
     let path = req.path.trim_end_matches('/').to_string();
-    let run = |rq: Context| run(state, &rq, &req, &path, call);
+    let doc = match Document::prepare(&req.method, call.map(|(p, _)| p), &req.body).await {
+        Ok(doc) => doc,
+        Err(e) => return reply(api::failure(Format::Json, &e)),
+    };
+    let run = |rq: Context| match doc {
+        Some(doc) => take_up(state, &rq, doc),
+        None => run(state, &rq, &req, &path, call),
+    };
     let result = match state.store() {
         Some(store) if req.method != Method::GET => {
             // Moving the clock runs at the moved time, not a fixed one.
@@ -305,14 +312,7 @@ fn get_state(state: &State, _: &Context, _: &Request, _: &[&str]) -> Result<Repl
 }
 
 fn put_state(state: &State, rq: &Context, req: &Request, _: &[&str]) -> Result<Reply> {
-    let text = std::str::from_utf8(&req.body)
-        .map_err(|_| Error::invalid("state", "the state is not UTF-8 text"))?;
-    let doc = crate::model::world::parse(text, "<request body>")
-        .map_err(|e| Error::invalid("state", e.reason))?;
-    state
-        .import(doc)
-        .map_err(|e| Error::invalid("state", e.to_string()))?;
-    Ok(health(state, rq).into())
+    take_up(state, rq, Document::read(Document::STATE, &req.body)?)
 }
 
 fn list_checkpoints(state: &State, _: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
@@ -494,13 +494,70 @@ fn put_downloads(state: &State, rq: &Context, req: &Request, _: &[&str]) -> Resu
 /// `POST /_fake/seed`: the body is a scenario (YAML or JSON) or a state
 /// document (`GET /_fake/state`).
 fn seed(state: &State, rq: &Context, req: &Request, _: &[&str]) -> Result<Reply> {
-    let text = std::str::from_utf8(&req.body)
-        .map_err(|_| Error::invalid("scenario", "the scenario is not UTF-8 text"))?;
-    let scenario = Scenario::parse(text, "<request body>")
-        .map_err(|e| Error::invalid("scenario", e.to_string()))?;
-    state
-        .load(scenario, rq.now())
-        .map_err(|e| Error::invalid("scenario", e.to_string()))?;
+    take_up(state, rq, Document::read(Document::SCENARIO, &req.body)?)
+}
+
+/// A whole world a control call brings (`POST /_fake/seed`, `PUT
+/// /_fake/state`), parsed. Parsing (and checking) a large document takes
+/// time: [`Document::prepare`] does it on a blocking thread, before the
+/// call, so that the runtime's threads go on serving and a shutdown does
+/// not wait for it (the request is dropped, the parse's result with it).
+enum Document {
+    Scenario(Box<Scenario>),
+    State(Box<crate::model::world::StateDoc>),
+}
+
+impl Document {
+    const SCENARIO: &'static str = "/seed";
+    const STATE: &'static str = "/state";
+
+    /// Parses the body of the call whose pattern is `pattern`
+    /// ([`Self::SCENARIO`] or [`Self::STATE`]).
+    fn read(pattern: &str, body: &[u8]) -> Result<Self> {
+        if pattern == Self::STATE {
+            let text = std::str::from_utf8(body)
+                .map_err(|_| Error::invalid("state", "the state is not UTF-8 text"))?;
+            let doc = crate::model::world::parse(text, "<request body>")
+                .map_err(|e| Error::invalid("state", e.reason))?;
+            return Ok(Self::State(Box::new(doc)));
+        }
+        let text = std::str::from_utf8(body)
+            .map_err(|_| Error::invalid("scenario", "the scenario is not UTF-8 text"))?;
+        let scenario = Scenario::parse(text, "<request body>")
+            .map_err(|e| Error::invalid("scenario", e.to_string()))?;
+        Ok(Self::Scenario(Box::new(scenario)))
+    }
+
+    /// The document of `method pattern`'s body, parsed on a blocking
+    /// thread; `None` for the calls that bring none.
+    async fn prepare(
+        method: &Method,
+        pattern: Option<&str>,
+        body: &bytes::Bytes,
+    ) -> Result<Option<Self>> {
+        let pattern = match (method, pattern) {
+            (&Method::POST, Some(Self::SCENARIO)) => Self::SCENARIO,
+            (&Method::PUT, Some(Self::STATE)) => Self::STATE,
+            _ => return Ok(None),
+        };
+        let body = body.clone();
+        tokio::task::spawn_blocking(move || Self::read(pattern, &body))
+            .await
+            .map_err(|e| Error::failed(format!("parsing the document failed: {e}")))?
+            .map(Some)
+    }
+}
+
+/// Makes `doc` the world (a scenario becomes what `reset` returns to).
+fn take_up(state: &State, rq: &Context, doc: Document) -> Result<Reply> {
+    match doc {
+        Document::Scenario(scenario) => state
+            .load(*scenario, rq.now())
+            .map_err(|e| Error::invalid("scenario", e.to_string()))?,
+        Document::State(doc) => state
+            .import(*doc)
+            .map_err(|e| Error::invalid("state", e.to_string()))?,
+    }
     Ok(health(state, rq).into())
 }
 
