@@ -4,6 +4,11 @@
 //!
 //! Booleans are described as the integers `0`/`1` that PVE accepts in
 //! forms; indexed properties (`net[n]`) are spelled out (`net0` ...).
+//!
+//! Each operation's answer is declared as `{"data": <returns>}`, the
+//! endpoint's `returns` schema as [`super::returns::json_schema`] writes
+//! it: as loosely typed as PVE's answers are, so that a fuzzer checking
+//! answers against it reports wrong shapes, not Perl's numbers as text.
 
 use serde_json::{Map, Value, json};
 
@@ -121,7 +126,11 @@ pub fn document(spec: &Spec, version: &str) -> Value {
             "responses": {
                 "200": {
                     "description": "success",
-                    "content": {"application/json": {"schema": {"type": "object", "properties": {"data": {}}}}}
+                    "content": {"application/json": {"schema": {
+                        "type": "object",
+                        "properties": {"data": super::returns::json_schema(&e.returns)},
+                        "required": ["data"]
+                    }}}
                 },
                 "400": {"description": "Parameter verification failed."},
                 "401": {"description": "authentication failure"},

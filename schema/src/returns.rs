@@ -8,7 +8,7 @@
 //! for an integer), and properties the schema does not list are allowed.
 //! It reports wrong types and missing properties the schema requires.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The problems found, each as `path: what`; empty when the shape fits.
 pub fn check(schema: &Value, data: &Value) -> Vec<String> {
@@ -19,6 +19,82 @@ pub fn check(schema: &Value, data: &Value) -> Vec<String> {
 
 fn numeric_text(s: &str) -> bool {
     !s.is_empty() && s.parse::<f64>().is_ok()
+}
+
+/// Numeric text as [`check`] takes it for an integer (`str::parse::<i64>`).
+pub const INTEGER_TEXT: &str = "^[+-]?[0-9]+$";
+
+/// Numeric text as [`check`] takes it for a number (`str::parse::<f64>`:
+/// decimals, exponents, infinities and NaN).
+pub const NUMBER_TEXT: &str = "^[+-]?(([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?|[iI][nN][fF]([iI][nN][iI][tT][yY])?|[nN][aA][nN])$";
+
+/// The `returns` schema as an OpenAPI 3.0 schema object that accepts
+/// exactly what [`check`] accepts, so that a schema-based tool validating
+/// answers finds what this module would, and no more: `null` anywhere,
+/// `0`/`1` (numbers or text) for a boolean, numeric text for an integer or
+/// a number, a number for a string, properties beyond those listed; a
+/// property not marked optional is required. Enumerations, patterns and
+/// ranges of the answer's values are not declared (PVE's code does not
+/// keep to them, and [`check`] does not look at them).
+pub fn json_schema(schema: &Value) -> Value {
+    let kinds: Vec<&str> = match schema.get("type") {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => return json!({}),
+    };
+    let typed = |t: &str| json!({ "type": t, "nullable": true });
+    let text = |pattern: &str| json!({ "type": "string", "pattern": pattern, "nullable": true });
+    let mut alternatives = Vec::new();
+    for kind in &kinds {
+        match *kind {
+            "null" => {}
+            "object" => {
+                let mut o = typed("object");
+                if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                    let required: Vec<&String> = props
+                        .iter()
+                        .filter(|(_, p)| {
+                            !p.get("optional")
+                                .is_some_and(|o| o.as_i64() == Some(1) || o.as_bool() == Some(true))
+                        })
+                        .map(|(name, _)| name)
+                        .collect();
+                    let converted: serde_json::Map<String, Value> = props
+                        .iter()
+                        .map(|(name, p)| (name.clone(), json_schema(p)))
+                        .collect();
+                    o["properties"] = Value::Object(converted);
+                    if !required.is_empty() {
+                        o["required"] = json!(required);
+                    }
+                }
+                alternatives.push(o);
+            }
+            "array" => {
+                let mut a = typed("array");
+                if let Some(items) = schema.get("items") {
+                    a["items"] = json_schema(items);
+                }
+                alternatives.push(a);
+            }
+            "string" => alternatives.extend([typed("string"), typed("number")]),
+            "boolean" => alternatives.extend([
+                typed("boolean"),
+                json!({ "type": "integer", "minimum": 0, "maximum": 1, "nullable": true }),
+                text("^[01]$"),
+            ]),
+            "integer" => alternatives.extend([typed("integer"), text(INTEGER_TEXT)]),
+            "number" => alternatives.extend([typed("number"), text(NUMBER_TEXT)]),
+            // `any` and types PVE's schema does not define: anything.
+            _ => return json!({}),
+        }
+    }
+    match alternatives.len() {
+        // Only `null`, which fits whatever the type.
+        0 => json!({}),
+        1 => alternatives.remove(0),
+        _ => json!({ "anyOf": alternatives }),
+    }
 }
 
 fn walk(schema: &Value, v: &Value, path: &str, out: &mut Vec<String>) {
@@ -81,7 +157,7 @@ fn walk(schema: &Value, v: &Value, path: &str, out: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use rstest::rstest;
 
     #[test]
     fn loose_like_perl_strict_on_shape() {
@@ -104,5 +180,92 @@ mod tests {
         );
         assert!(check(&json!({"type": "integer"}), &json!("100")).is_empty());
         assert!(!check(&json!({"type": "array"}), &json!({})).is_empty());
+    }
+
+    /// The OpenAPI 3.0 keywords [`json_schema`] writes, read as a
+    /// validator reads them (independently of [`check`]).
+    fn conforms(schema: &Value, v: &Value) -> bool {
+        if let Some(any) = schema.get("anyOf").and_then(Value::as_array) {
+            return any.iter().any(|s| conforms(s, v));
+        }
+        let Some(t) = schema.get("type").and_then(Value::as_str) else {
+            return true;
+        };
+        if v.is_null() {
+            return schema["nullable"] == json!(true);
+        }
+        let fits = match t {
+            "object" => v.is_object(),
+            "array" => v.is_array(),
+            "string" => v.is_string(),
+            "boolean" => v.is_boolean(),
+            "integer" => v.is_i64() || v.is_u64(),
+            "number" => v.is_number(),
+            _ => false,
+        };
+        let in_range = |n: f64| {
+            schema["minimum"].as_f64().is_none_or(|m| n >= m)
+                && schema["maximum"].as_f64().is_none_or(|m| n <= m)
+        };
+        let pattern = |s: &str| {
+            schema["pattern"]
+                .as_str()
+                .is_none_or(|p| regex::Regex::new(p).is_ok_and(|re| re.is_match(s)))
+        };
+        fits && v.as_f64().is_none_or(in_range)
+            && v.as_str().is_none_or(pattern)
+            && schema["required"].as_array().is_none_or(|r| {
+                r.iter()
+                    .all(|k| k.as_str().is_some_and(|k| v.get(k).is_some()))
+            })
+            && schema["properties"].as_object().is_none_or(|props| {
+                props
+                    .iter()
+                    .all(|(k, s)| v.get(k).is_none_or(|x| conforms(s, x)))
+            })
+            && v.as_array().is_none_or(|a| {
+                a.iter()
+                    .all(|x| conforms(schema.get("items").unwrap_or(&json!({})), x))
+            })
+    }
+
+    /// Both readings agree, on values that fit and values that do not.
+    #[rstest]
+    #[case(json!({"type": "integer"}), json!(5))]
+    #[case(json!({"type": "integer"}), json!("-12"))]
+    #[case(json!({"type": "integer"}), json!("+3"))]
+    #[case(json!({"type": "integer"}), json!("1.5"))]
+    #[case(json!({"type": "integer"}), json!(1.5))]
+    #[case(json!({"type": "integer"}), json!(null))]
+    #[case(json!({"type": "integer"}), json!(true))]
+    #[case(json!({"type": "number"}), json!("1e5"))]
+    #[case(json!({"type": "number"}), json!(".5"))]
+    #[case(json!({"type": "number"}), json!("NaN"))]
+    #[case(json!({"type": "number"}), json!("x1"))]
+    #[case(json!({"type": "number"}), json!(""))]
+    #[case(json!({"type": "boolean"}), json!(1))]
+    #[case(json!({"type": "boolean"}), json!("0"))]
+    #[case(json!({"type": "boolean"}), json!(2))]
+    #[case(json!({"type": "boolean"}), json!("true"))]
+    #[case(json!({"type": "boolean"}), json!(false))]
+    #[case(json!({"type": "string"}), json!(7))]
+    #[case(json!({"type": "string"}), json!([]))]
+    #[case(json!({"type": "null"}), json!(null))]
+    #[case(json!({"type": "any"}), json!({"a": 1}))]
+    #[case(json!({"type": ["integer", "string"]}), json!("x"))]
+    #[case(json!({"type": "array", "items": {"type": "integer"}}), json!([1, "2"]))]
+    #[case(json!({"type": "array", "items": {"type": "integer"}}), json!([1, "x"]))]
+    #[case(json!({"type": "array"}), json!({}))]
+    #[case(json!({"type": "object", "properties": {"vmid": {"type": "integer"}, "name": {"type": "string", "optional": 1}}}), json!({"vmid": 100, "extra": true}))]
+    #[case(json!({"type": "object", "properties": {"vmid": {"type": "integer"}, "name": {"type": "string", "optional": 1}}}), json!({"name": "x"}))]
+    #[case(json!({"type": "object", "properties": {"vmid": {"type": "integer"}}}), json!({"vmid": "x"}))]
+    #[case(json!({"type": "object", "properties": {"vmid": {"type": "integer"}}}), json!([]))]
+    fn the_json_schema_accepts_what_the_check_accepts(#[case] returns: Value, #[case] v: Value) {
+        assert_eq!(
+            conforms(&json_schema(&returns), &v),
+            check(&returns, &v).is_empty(),
+            "{returns} {v}: {}",
+            json_schema(&returns)
+        );
     }
 }
