@@ -54,9 +54,11 @@ struct Args {
     #[arg(long, env = "FAKE_PVE_TASK_DURATION", value_delimiter = ',')]
     task_duration: Vec<String>,
     /// Seed of every random draw (fault probabilities, generated MAC
-    /// addresses, UUIDs, token secrets), for repeatable runs.
-    #[arg(long, env = "FAKE_PVE_RANDOM_SEED", default_value = "1592651789")]
-    random_seed: u64,
+    /// addresses, UUIDs, task durations) and of the signing keys and token
+    /// secrets, for repeatable runs: deterministic on purpose. Without it,
+    /// all come from the operating system's random source.
+    #[arg(long, env = "FAKE_PVE_RANDOM_SEED")]
+    random_seed: Option<u64>,
     /// Keep the world in this directory: reloaded at start, every change
     /// journaled before it is answered.
     #[arg(long, env = "FAKE_PVE_DATA_DIR")]
@@ -107,7 +109,7 @@ fn parse_latency(args: &Args) -> Result<Latency, String> {
     if let Some(t) = args.time_scale {
         l.time_scale = t;
     }
-    l.seed = args.random_seed;
+    l.seed = args.random_seed.unwrap_or_else(rand::random);
     l.check().map_err(|e| format!("latency: {e}"))?;
     Ok(l)
 }
@@ -170,6 +172,9 @@ async fn run(args: Args) -> Result<(), String> {
         return Err("--auth-failure-delay must be between 0 and 3600 seconds".into());
     }
     let mut builder = FakePve::builder();
+    if let Some(seed) = args.random_seed {
+        builder = builder.random_seed(seed);
+    }
     let access_log = match args.access_log.as_str() {
         "off" => None,
         "-" => Some(AccessLog::stdout()),
@@ -189,7 +194,6 @@ async fn run(args: Args) -> Result<(), String> {
         .pve_version(args.pve_version)
         .auth_failure_delay(Duration::from_secs_f64(args.auth_failure_delay))
         .latency(parse_latency(&args)?)
-        .random_seed(args.random_seed)
         .scenario(scenario)
         .start()
         .await

@@ -19,6 +19,15 @@
 //! (JSON). A record cut short at the end of the journal (a crash while
 //! writing) is dropped with a warning; any other damage stops the start
 //! with the file and offset.
+//!
+//! As PVE keeps `/etc/pve/priv` to root, the directory is its owner's
+//! alone, whatever the umask: the directory (and any below it) mode 0700,
+//! every file 0600, set again on those already there at start. Nothing
+//! in it holds a password or token secret in clear: the world keeps
+//! hashes (see [`crate::model::access::shadow`]), and a request that sets
+//! or checks a password is journaled with a hash in its place ([`Record`]'s
+//! `sealed`). Token secrets are drawn from a record's seed and a key
+//! derived from the ticket key, which never leaves `keys`.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -126,6 +135,15 @@ pub struct Record {
     /// An upload's file.
     #[serde(default)]
     pub upload: Option<crate::model::storage::content::UploadInfo>,
+    /// The parameters that carry the journal's form of a password rather
+    /// than the password (see `crate::model::access::shadow::Given`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sealed: Vec<String>,
+    /// Whether the request's secrets were drawn with the server's key as
+    /// well as its seed (records of older releases drew them from the
+    /// seed alone, and replay so).
+    #[serde(default)]
+    pub keyed: bool,
 }
 
 /// An API call as the API server parsed it.
@@ -189,6 +207,8 @@ impl Record {
             now_ms,
             seed,
             upload: None,
+            sealed: Vec::new(),
+            keyed: true,
         };
         match call {
             Call::Api(c) => {
@@ -249,7 +269,12 @@ impl Record {
     /// moved the clock, the clock's time now) and its seed.
     pub fn context(&self, state: &crate::state::State) -> crate::model::Context {
         let now_ms = self.now_ms.unwrap_or_else(|| state.clock().now_millis());
-        crate::model::Context::journaled(now_ms, self.seed)
+        let rq = crate::model::Context::journaled(now_ms, self.seed).sealed(self.sealed.clone());
+        if self.keyed {
+            rq.keyed(state.keys().secret())
+        } else {
+            rq
+        }
     }
 
     /// The document as bytes.
@@ -427,9 +452,9 @@ impl Store {
         fsync: Fsync,
         fresh_keys: impl FnOnce() -> String,
     ) -> Result<Loaded, StoreError> {
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        make_private(dir)?;
         let lock_path = dir.join("lock");
-        let lock = OpenOptions::new()
+        let lock = private_file()
             .create(true)
             .truncate(false)
             .write(true)
@@ -446,7 +471,7 @@ impl Store {
         let snapshot = Self::read_snapshot(dir)?;
         let after = snapshot.as_ref().map_or(0, |s| s.seq);
         let journal_path = dir.join("journal.log");
-        let mut file = OpenOptions::new()
+        let mut file = private_file()
             .create(true)
             .truncate(false)
             .read(true)
@@ -593,16 +618,47 @@ impl Store {
         clock_moves: bool,
         f: impl FnOnce(crate::model::Context) -> R,
     ) -> Result<R, crate::model::Error> {
+        self.journaled_sealed(state, call, who, clock_moves, |_, _| Vec::new(), f)
+    }
+
+    /// [`Store::journaled`], with the passwords of an API call sealed
+    /// first: `seal` replaces them in the journal's copy of the call with
+    /// the form the journal keeps (given the instant the request runs at)
+    /// and names the parameters it replaced. It runs with the gate held,
+    /// so it sees the model as the request will. A control call's
+    /// document is sealed here ([`seal_control`]).
+    ///
+    /// # Errors
+    /// As [`Store::journaled`].
+    pub fn journaled_sealed<R>(
+        &self,
+        state: &crate::state::State,
+        mut call: Call,
+        who: Option<String>,
+        clock_moves: bool,
+        seal: impl FnOnce(&mut Call, i64) -> Vec<String>,
+        f: impl FnOnce(crate::model::Context) -> R,
+    ) -> Result<R, crate::model::Error> {
         let _gate = self.gate();
         let now_ms = (!clock_moves).then(|| state.clock().now_millis());
+        let sealed = seal(
+            &mut call,
+            now_ms.unwrap_or_else(|| state.clock().now_millis()),
+        );
+        if let Call::Control(c) = &mut call {
+            seal_control(state, c);
+        }
         let mut rec = Record::of(call, who, now_ms, state.next_seed());
+        rec.sealed = sealed;
         if let Err(e) = self.append(&mut rec) {
             tracing::error!("journal write failed: {e}");
             return Err(crate::model::Error::failed(format!(
                 "unable to write the journal - {e}"
             )));
         }
-        let r = f(rec.context(state));
+        // The request runs as it came (its passwords in clear); a replay
+        // gets the journal's forms and is told which they are.
+        let r = f(rec.context(state).sealed(Vec::new()));
         if self.wants_snapshot()
             && let Err(e) = self.write_snapshot(state.snapshot())
         {
@@ -709,10 +765,112 @@ impl Store {
     }
 }
 
+/// A control call's document as journaled: a state document's or a
+/// scenario's passwords and token secrets given in clear are replaced by
+/// what the world keeps of them (the same hashes: they are salted with
+/// the server's key and what they belong to), so the journal holds none.
+fn seal_control(state: &crate::state::State, call: &mut ControlCall) {
+    let Ok(text) = std::str::from_utf8(&call.body) else {
+        return;
+    };
+    if let Some(sealed) = crate::model::access::shadow::seal_document(text, &state.keys().secret())
+    {
+        call.body = sealed.into_bytes();
+    }
+}
+
+/// The mode of the data directory and of any directory below it.
+const DIR_MODE: u32 = 0o700;
+/// The mode of every file in the data directory.
+const FILE_MODE: u32 = 0o600;
+
+/// What fake-pve keeps in a data directory (besides the temporary files
+/// of [`write_atomically`], `<name>.tmp`).
+pub const FILES: [&str; 7] = [
+    "lock",
+    "keys",
+    "journal.log",
+    "snapshot.json",
+    "alive",
+    "cert.pem",
+    "key.pem",
+];
+
+/// Creates `dir` (and its missing parents) as its owner's alone, and
+/// makes it and the files fake-pve keeps in it so if they are not (a
+/// directory of an older release, or made under another umask). Other
+/// files in it are left as they are.
+///
+/// # Errors
+/// When the directory cannot be created or a mode cannot be set.
+pub fn make_private(dir: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(dir)
+        .map_err(io(dir))?;
+    let set = |path: &Path, mode: u32| -> Result<(), StoreError> {
+        let meta = match std::fs::symlink_metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(io(path)(e)),
+        };
+        if !meta.file_type().is_symlink() && meta.permissions().mode() & 0o7777 != mode {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+                .map_err(io(path))?;
+        }
+        Ok(())
+    };
+    set(dir, DIR_MODE)?;
+    for name in FILES {
+        set(&dir.join(name), FILE_MODE)?;
+        set(&dir.join(name).with_extension("tmp"), FILE_MODE)?;
+    }
+    Ok(())
+}
+
+/// Options that create a file as its owner's alone (mode 0600, whatever
+/// the umask); an existing file's mode is left (see [`make_private`]).
+pub fn private_file() -> OpenOptions {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut o = OpenOptions::new();
+    o.mode(FILE_MODE);
+    o
+}
+
+/// Writes `bytes` to `path`, created (or truncated) as its owner's
+/// alone.
+///
+/// # Errors
+/// When the file cannot be written.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut f = private_file()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .open(path)?;
+    // A file made before the directory was private keeps its mode
+    // otherwise.
+    f.set_permissions(std::fs::Permissions::from_mode(FILE_MODE))?;
+    f.write_all(bytes)
+}
+
 /// Writes `path` through a temporary file, synced and renamed into place.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let tmp = path.with_extension("tmp");
-    let mut f = File::create(&tmp).map_err(io(&tmp))?;
+    let mut f = private_file()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .open(&tmp)
+        .map_err(io(&tmp))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(std::fs::Permissions::from_mode(FILE_MODE))
+            .map_err(io(&tmp))?;
+    }
     f.write_all(bytes).map_err(io(&tmp))?;
     f.sync_all().map_err(io(&tmp))?;
     drop(f);

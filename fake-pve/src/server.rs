@@ -67,7 +67,7 @@ pub struct Builder {
     scenario: Option<Scenario>,
     clock: Option<Clock>,
     latency: Latency,
-    random_seed: u64,
+    random_seed: Option<u64>,
     data_dir: Option<std::path::PathBuf>,
     fsync: crate::persist::Fsync,
     handshake_timeout: Duration,
@@ -88,7 +88,7 @@ impl Default for Builder {
             scenario: None,
             clock: None,
             latency: Latency::default(),
-            random_seed: 0x5eed_f00d,
+            random_seed: None,
             data_dir: None,
             fsync: crate::persist::Fsync::default(),
             handshake_timeout: Duration::from_secs(10),
@@ -173,10 +173,13 @@ impl Builder {
         self
     }
 
-    /// The seed of every random draw, so that runs repeat.
+    /// The seed of every random draw, so that runs repeat: MAC addresses,
+    /// UUIDs, fault probabilities, and the signing keys and token secrets
+    /// too (deterministic on purpose). Without it, the seed and the keys
+    /// come from the operating system's random source.
     #[must_use]
     pub fn random_seed(mut self, seed: u64) -> Self {
-        self.random_seed = seed;
+        self.random_seed = Some(seed);
         self
     }
 
@@ -233,7 +236,7 @@ impl Builder {
         let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
         let loaded = match &self.data_dir {
             Some(dir) => Some(crate::persist::Store::open(dir, self.fsync, || {
-                Keys::random().to_text()
+                fresh_keys(self.random_seed).to_text()
             })?),
             None => None,
         };
@@ -258,12 +261,19 @@ impl Builder {
             auth_failure_delay: self.auth_failure_delay,
             fingerprint: fingerprint.clone(),
             cert_pem: identity.as_ref().map(|i| i.cert_pem.clone()),
-            random_seed: self.random_seed,
+            random_seed: self.random_seed.unwrap_or_else(rand::random),
         };
         let clock = self.clock.unwrap_or_else(Clock::system);
         let router = Router::default();
         let state = match loaded {
-            None => State::new(scenario, settings, clock, self.latency).map_err(Error::Scenario)?,
+            None => State::with_keys(
+                scenario,
+                settings,
+                clock,
+                self.latency,
+                fresh_keys(self.random_seed),
+            )
+            .map_err(Error::Scenario)?,
             Some(loaded) => {
                 let keys = Keys::from_text(&loaded.keys).ok_or_else(|| {
                     crate::persist::StoreError::Corrupt {
@@ -337,7 +347,8 @@ impl Builder {
             );
             tokio::spawn(async move {
                 loop {
-                    let _ = std::fs::write(&path, clock.now_millis().to_string());
+                    let now = clock.now_millis().to_string();
+                    let _ = crate::persist::write_private(&path, now.as_bytes());
                     tokio::select! {
                         _ = stop.changed() => break,
                         () = tokio::time::sleep(Duration::from_secs(1)) => {}
@@ -368,6 +379,13 @@ impl Builder {
             access_log: self.access_log,
         })
     }
+}
+
+/// The signing keys of a new server: from the operating system's random
+/// source, or following from an explicit random seed (then runs with the
+/// same seed sign alike, on purpose).
+fn fresh_keys(seed: Option<u64>) -> Keys {
+    seed.map_or_else(Keys::random, Keys::from_seed)
 }
 
 /// A running server. Dropping it stops the server.

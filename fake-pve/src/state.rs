@@ -36,24 +36,44 @@ pub struct Settings {
     /// plain HTTP.
     pub cert_pem: Option<String>,
     /// Seed of every random draw (fault probabilities, generated MAC
-    /// addresses, UUIDs, token secrets), for repeatable runs.
+    /// addresses, UUIDs), for repeatable runs. Token secrets are drawn
+    /// from it and the signing keys' secret key (see
+    /// [`crate::model::Context::secret_uuid`]).
     pub random_seed: u64,
 }
 
-fn build(seed: &Scenario, s: &Settings, now: i64) -> Result<Cluster, ScenarioError> {
-    let c = seed.build(s.version, &s.root_password, now)?;
+fn build(seed: &Scenario, s: &Settings, now: i64, keys: &Keys) -> Result<Cluster, ScenarioError> {
+    let mut c = seed.build(s.version, &s.root_password, now)?;
+    c.access_mut().seal(&keys.secret());
     with_settings(c, seed, s)
 }
 
 /// [`build`] of a seed given to the state, and the seed as kept
-/// ([`Scenario::build_seed`]).
+/// ([`Scenario::build_seed`]): neither keeps a password or token secret
+/// in clear ([`seal_seed`]).
 fn build_seed(
     seed: Scenario,
     s: &Settings,
     now: i64,
+    keys: &Keys,
 ) -> Result<(Cluster, Scenario), ScenarioError> {
-    let (c, seed) = seed.build_seed(s.version, &s.root_password, now)?;
+    let (mut c, mut seed) = seed.build_seed(s.version, &s.root_password, now)?;
+    c.access_mut().seal(&keys.secret());
+    seal_seed(&mut seed, keys);
     Ok((with_settings(c, &seed, s)?, seed))
+}
+
+/// A seed as kept (in a data directory's snapshot, for a reset): its
+/// saved world's and its text's passwords and token secrets hashed as
+/// [`crate::model::access::Access::seal`] hashes them, so that it builds
+/// the same world.
+fn seal_seed(seed: &mut Scenario, keys: &Keys) {
+    if let Some(w) = &mut seed.world {
+        w.access_mut().seal(&keys.secret());
+    }
+    if let Some(text) = crate::model::access::shadow::seal_document(&seed.text, &keys.secret()) {
+        seed.text = text;
+    }
 }
 
 /// The fault rules and fingerprint of the settings on a world built from
@@ -218,7 +238,8 @@ impl Drop for Waiting<'_> {
 }
 
 impl State {
-    /// Builds the state from a scenario.
+    /// Builds the state from a scenario; its signing keys follow from
+    /// the settings' `random_seed` (see [`Keys::from_seed`]).
     ///
     /// # Errors
     /// When the scenario does not describe a valid cluster.
@@ -228,7 +249,8 @@ impl State {
         clock: Clock,
         latency: Latency,
     ) -> Result<Self, ScenarioError> {
-        Self::with_keys(seed, settings, clock, latency, Keys::random())
+        let keys = Keys::from_seed(settings.random_seed);
+        Self::with_keys(seed, settings, clock, latency, keys)
     }
 
     /// As [`State::new`], with the given signing keys.
@@ -242,7 +264,7 @@ impl State {
         latency: Latency,
         keys: Keys,
     ) -> Result<Self, ScenarioError> {
-        let (cluster, seed) = build_seed(seed, &settings, clock.now())?;
+        let (cluster, seed) = build_seed(seed, &settings, clock.now(), &keys)?;
         clock.set_scale(latency.time_scale);
         let seeds = crate::model::context::Seeds::new(settings.random_seed);
         Ok(Self {
@@ -356,12 +378,19 @@ impl State {
     /// A context for a request at `now_ms`, with the next seed of the
     /// run's stream.
     pub fn request_context_at(&self, now_ms: i64) -> crate::model::Context {
-        crate::model::Context::new(now_ms, self.inner.seeds.draw())
+        crate::model::Context::new(now_ms, self.inner.seeds.draw()).keyed(self.inner.keys.secret())
     }
 
     /// The next seed of the run's stream, for a journaled request.
     pub fn next_seed(&self) -> u64 {
         self.inner.seeds.draw()
+    }
+
+    /// Runs `f` on the model as it is, without ending the tasks that are
+    /// due (for what a journal record keeps of a request, worked out
+    /// before it runs).
+    pub(crate) fn peek<R>(&self, f: impl FnOnce(&Cluster) -> R) -> R {
+        f(&self.lock())
     }
 
     /// Runs `f` on the fault rules (kept with the cluster, so that a
@@ -437,7 +466,7 @@ impl State {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone();
         // The seed was built once already, so it builds again.
-        if let Ok(c) = build(&seed, &self.inner.settings, now) {
+        if let Ok(c) = build(&seed, &self.inner.settings, now, &self.inner.keys) {
             *self.lock() = c;
         }
         self.changed();
@@ -450,7 +479,7 @@ impl State {
     /// When the scenario does not describe a valid cluster; the state is
     /// then left as it was.
     pub fn load(&self, seed: Scenario, now: i64) -> Result<(), ScenarioError> {
-        let (c, seed) = build_seed(seed, &self.inner.settings, now)?;
+        let (c, seed) = build_seed(seed, &self.inner.settings, now, &self.inner.keys)?;
         *self.lock() = c;
         self.changed();
         *self
@@ -483,7 +512,7 @@ impl State {
     /// # Errors
     /// A document of another release, or a latency profile that does not
     /// parse; the world is then left as it was.
-    pub fn import(&self, doc: StateDoc) -> Result<(), StateError> {
+    pub fn import(&self, mut doc: StateDoc) -> Result<(), StateError> {
         let version = self.settings().version;
         if doc.cluster.version() != version {
             return Err(StateError::DocumentRelease {
@@ -495,6 +524,7 @@ impl State {
             Some(v) => Some(Latency::from_json(v)?),
             None => None,
         };
+        doc.cluster.access_mut().seal(&self.inner.keys.secret());
         *self.lock() = doc.cluster;
         if let Some(l) = latency {
             self.set_latency(l);
@@ -630,7 +660,7 @@ impl State {
     /// # Errors
     /// A saved world of another release, or a saved scenario that no
     /// longer parses.
-    pub fn restore_snapshot(&self, snap: crate::persist::Snapshot) -> Result<(), StateError> {
+    pub fn restore_snapshot(&self, mut snap: crate::persist::Snapshot) -> Result<(), StateError> {
         let version = self.settings().version;
         if snap.cluster.version() != version {
             return Err(StateError::DataDirRelease {
@@ -638,11 +668,19 @@ impl State {
                 serving: version,
             });
         }
-        let seed = match (snap.seed.world, snap.seed.text) {
+        // A snapshot of an older release keeps passwords and token
+        // secrets in clear: they are hashed now.
+        let key = self.inner.keys.secret();
+        snap.cluster.access_mut().seal(&key);
+        for cp in snap.checkpoints.values_mut() {
+            cp.cluster.access_mut().seal(&key);
+        }
+        let mut seed = match (snap.seed.world, snap.seed.text) {
             (Some(w), _) => Scenario::from_world(w, &snap.seed.source),
             (None, Some(text)) => Scenario::parse(&text, &snap.seed.source)?,
             (None, None) => Scenario::default_single_node(),
         };
+        seal_seed(&mut seed, &self.inner.keys);
         self.clock().restore(&snap.clock);
         *self.lock() = snap.cluster;
         *self

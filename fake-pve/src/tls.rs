@@ -57,7 +57,9 @@ impl Identity {
         let id = Self::self_signed(names)?;
         let key_pem = pem("PRIVATE KEY", id.key.secret_der());
         let write = |path: &Path, text: &str| {
-            std::fs::write(path, text).map_err(|e| Error::Tls(format!("{}: {e}", path.display())))
+            // The key is the data directory's owner's alone.
+            crate::persist::write_private(path, text.as_bytes())
+                .map_err(|e| Error::Tls(format!("{}: {e}", path.display())))
         };
         write(&key, &key_pem)?;
         write(&cert, &id.cert_pem)?;

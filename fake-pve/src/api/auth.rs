@@ -17,11 +17,13 @@ pub const TICKET_LIFETIME: i64 = 7200;
 /// How far in the future a ticket's time may lie (clock skew), in seconds.
 const MAX_SKEW: i64 = 300;
 
-/// The signing keys of one server.
+/// The signing keys of one server, and the key its secrets are drawn
+/// with (derived from the ticket key: it is kept nowhere but in `keys`).
 #[derive(Clone)]
 pub struct Keys {
     ticket: [u8; 32],
     csrf: [u8; 32],
+    secret: crate::model::context::SecretKey,
 }
 
 impl std::fmt::Debug for Keys {
@@ -31,12 +33,41 @@ impl std::fmt::Debug for Keys {
 }
 
 impl Keys {
-    /// Fresh random keys.
-    pub fn random() -> Self {
+    fn of(ticket: [u8; 32], csrf: [u8; 32]) -> Self {
+        let secret = crate::model::context::SecretKey(
+            Self::mac(&ticket, "fake-pve secrets")
+                .try_into()
+                .unwrap_or([0; 32]),
+        );
         Self {
-            ticket: rand::random(),
-            csrf: rand::random(),
+            ticket,
+            csrf,
+            secret,
         }
+    }
+
+    /// Fresh keys from the operating system's random source.
+    pub fn random() -> Self {
+        Self::of(rand::random(), rand::random())
+    }
+
+    /// Keys that follow from `seed` (an explicit `--random-seed`: runs
+    /// with the same seed sign alike, on purpose).
+    pub fn from_seed(seed: u64) -> Self {
+        use sha2::Digest;
+        let key = |label: &str| -> [u8; 32] {
+            Sha256::new()
+                .chain_update(label.as_bytes())
+                .chain_update(seed.to_le_bytes())
+                .finalize()
+                .into()
+        };
+        Self::of(key("fake-pve ticket key"), key("fake-pve csrf key"))
+    }
+
+    /// The key secrets are drawn with and password salts made with.
+    pub fn secret(&self) -> crate::model::context::SecretKey {
+        self.secret
     }
 
     /// The keys as text, to keep them in a data directory.
@@ -49,10 +80,8 @@ impl Keys {
         let mut lines = text.lines();
         let mut key =
             || -> Option<[u8; 32]> { hex::decode(lines.next()?.trim()).ok()?.try_into().ok() };
-        Some(Self {
-            ticket: key()?,
-            csrf: key()?,
-        })
+        let ticket = key()?;
+        Some(Self::of(ticket, key()?))
     }
 
     fn mac(key: &[u8], data: &str) -> Vec<u8> {

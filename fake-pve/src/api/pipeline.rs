@@ -95,7 +95,12 @@ pub async fn answer(
             let call = crate::persist::Call::Api(parsed.clone());
             let authid = who.as_ref().map(ToString::to_string);
             let journaled = crate::persist::blocking(|| {
-                store.journaled(state, call, authid, false, |rq| {
+                // The journal keeps a password's hash in its place.
+                let caller = who.clone();
+                let seal = move |call: &mut _, now_ms| {
+                    super::access::journal::seal(state, call, caller.as_ref(), now_ms)
+                };
+                store.journaled_sealed(state, call, authid, false, seal, |rq| {
                     let mut cluster = state.lock_at(rq.now_ms());
                     core(state, &mut cluster, router, parsed, who, rq)
                 })

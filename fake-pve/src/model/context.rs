@@ -6,13 +6,53 @@
 //! argument wherever it needs time or chance, so a request replayed from
 //! the journal with the same time and seed gives the same world, and a
 //! run whose seeds come from a fixed `--random-seed` repeats itself.
+//!
+//! Secrets (API token secrets) are not drawn from the seed alone, which
+//! the journal keeps: they come from the seed and a key of the server's
+//! ([`SecretKey`], kept only in the data directory's `keys`), so that the
+//! journal does not give them away and a replay draws them again.
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+/// The key secrets are drawn with (see [`Context::secret_uuid`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct SecretKey(pub [u8; 32]);
+
+impl std::fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretKey(..)")
+    }
+}
+
+impl SecretKey {
+    /// HMAC-SHA256 of `parts` (each followed by a zero byte) with this key.
+    pub fn mac(&self, parts: &[&[u8]]) -> [u8; 32] {
+        let mut m =
+            <Hmac<Sha256> as Mac>::new_from_slice(&self.0).expect("HMAC takes any key length");
+        for p in parts {
+            m.update(p);
+            m.update(&[0]);
+        }
+        m.finalize().into_bytes().into()
+    }
+}
 
 /// The instant and the random draws of one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Context {
     now_ms: i64,
+    seed: u64,
     draws: u64,
     journaled: bool,
+    /// The key secrets are drawn with; none: from the seed alone (a
+    /// journal record of an older release).
+    key: Option<SecretKey>,
+    /// Secrets drawn so far.
+    secrets: u64,
+    /// The parameters a replayed request carries in the form the journal
+    /// keeps in place of a password (see `access::shadow::Given`).
+    sealed: Vec<String>,
 }
 
 /// SplitMix64's output function: a well-mixed draw from a counter.
@@ -28,9 +68,68 @@ impl Context {
     pub fn new(now_ms: i64, seed: u64) -> Self {
         Self {
             now_ms,
+            seed,
             draws: seed,
             journaled: false,
+            key: None,
+            secrets: 0,
+            sealed: Vec::new(),
         }
+    }
+
+    /// Secrets drawn with `key` and the seed (see [`Context::secret_uuid`]).
+    #[must_use]
+    pub fn keyed(mut self, key: SecretKey) -> Self {
+        self.key = Some(key);
+        self
+    }
+
+    /// A replayed request whose parameters `names` carry the journal's
+    /// form of a password rather than the password.
+    #[must_use]
+    pub fn sealed(mut self, names: Vec<String>) -> Self {
+        self.sealed = names;
+        self
+    }
+
+    /// Whether parameter `name` carries the journal's form of a password
+    /// (see `access::shadow::Given`).
+    pub fn is_sealed(&self, name: &str) -> bool {
+        self.sealed.iter().any(|n| n == name)
+    }
+
+    /// A secret, as a version 4 UUID: drawn with the server's key and the
+    /// seed, so that a replay draws it again while the seed alone (which
+    /// the journal keeps) does not give it away; without a key, from the
+    /// seed's draws.
+    pub fn secret_uuid(&mut self) -> String {
+        let Some(mac) = self.secret_draw() else {
+            return self.uuid_v4();
+        };
+        let mut bytes = [0u8; 16];
+        bytes.copy_from_slice(&mac[..16]);
+        uuid::Builder::from_random_bytes(bytes)
+            .into_uuid()
+            .to_string()
+    }
+
+    /// A secret number (TFA recovery keys), drawn as
+    /// [`Context::secret_uuid`] is.
+    pub fn secret_u64(&mut self) -> u64 {
+        match self.secret_draw() {
+            Some(mac) => u64::from_le_bytes(mac[..8].try_into().unwrap_or([0; 8])),
+            None => self.next_u64(),
+        }
+    }
+
+    fn secret_draw(&mut self) -> Option<[u8; 32]> {
+        let key = self.key?;
+        self.secrets += 1;
+        Some(key.mac(&[
+            b"secret",
+            &self.seed.to_le_bytes(),
+            &self.secrets.to_le_bytes(),
+        ]))
     }
 
     /// A request that is (or was) journaled: as [`Context::new`], and its
@@ -149,6 +248,24 @@ mod tests {
         let d = Context::journaled(0, 7).duration_draw();
         assert_eq!(d, Context::journaled(0, 7).duration_draw());
         assert!(d.is_some());
+    }
+
+    #[test]
+    fn keyed_secrets_repeat_with_the_key_and_seed_only() {
+        let (k1, k2) = (SecretKey([1; 32]), SecretKey([2; 32]));
+        let a = Context::new(0, 5).keyed(k1).secret_uuid();
+        assert_eq!(a, Context::new(9, 5).keyed(k1).secret_uuid());
+        assert_ne!(a, Context::new(0, 5).keyed(k2).secret_uuid());
+        assert_ne!(a, Context::new(0, 6).keyed(k1).secret_uuid());
+        // Not what the seed's own draws give.
+        assert_ne!(a, Context::new(0, 5).uuid_v4());
+        assert_eq!(
+            Context::new(0, 5).secret_uuid(),
+            Context::new(0, 5).uuid_v4()
+        );
+        let mut c = Context::new(0, 5).keyed(k1);
+        assert_ne!(c.secret_uuid(), c.secret_uuid());
+        assert_eq!(&a[14..15], "4");
     }
 
     #[test]

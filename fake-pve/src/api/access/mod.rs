@@ -18,6 +18,7 @@ use crate::model::{AuthId, Error, Result};
 
 mod acls;
 mod groups;
+pub(crate) mod journal;
 mod realms;
 mod roles;
 mod tfa;
@@ -117,6 +118,30 @@ fn split_list(s: &str) -> Vec<String> {
         .filter(|x| !x.is_empty())
         .map(str::to_string)
         .collect()
+}
+
+/// A password parameter as the request gives it: its value and whether
+/// it carries the journal's form of a password rather than the password
+/// (a request replayed from the journal, see
+/// [`crate::model::access::shadow::Given`]).
+fn password_param(ctx: &Ctx<'_>, name: &str) -> Option<(String, bool)> {
+    let value = ctx.params.str(name)?;
+    let sealed = ctx.rq.borrow().is_sealed(name);
+    Some((value, sealed))
+}
+
+/// The hash kept of a password set for `userid` (PVE's `encrypt_pw`),
+/// salted with the server's key.
+fn password_hash(ctx: &Ctx<'_>, userid: &str, (pw, sealed): &(String, bool)) -> String {
+    use crate::model::access::shadow;
+    let given = shadow::Given::new(pw, *sealed);
+    match given {
+        shadow::Given::Clear(pw) => shadow::hash(
+            pw,
+            &shadow::keyed_salt(&ctx.state.keys().secret(), userid, pw),
+        ),
+        shadow::Given::Journaled(_) => given.to_hash(""),
+    }
 }
 
 /// A password's length, as the schema's `password` format bounds it: 8

@@ -10,7 +10,7 @@ fn reauth(
     access: &Access,
     who: &AuthId,
     userid: &str,
-    password: Option<&str>,
+    password: Option<&(String, bool)>,
     now: i64,
 ) -> Result<()> {
     access.user(userid)?;
@@ -18,13 +18,14 @@ fn reauth(
         return Err(perm_denied());
     }
     if !is_root(who) {
-        let Some(pw) = password else {
+        let Some((pw, sealed)) = password else {
             return Err(Error::invalid(
                 "password",
                 "password is required to modify user",
             ));
         };
-        access.authenticate_first(who.userid(), pw, now)?;
+        let given = crate::model::access::shadow::Given::new(pw, *sealed);
+        access.authenticate_given(who.userid(), given, now)?;
     }
     Ok(())
 }
@@ -77,7 +78,7 @@ pub(super) fn get_tfa_entry(ctx: &Ctx<'_>) -> Result<Reply> {
 pub(super) fn add_tfa_entry(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?;
     let userid = userid_param(ctx)?;
-    let password = ctx.params.str("password");
+    let password = password_param(ctx, "password");
     let req = AddTfa {
         kind: ctx.param("type")?,
         description: text_param(ctx, "description", 255)?,
@@ -88,7 +89,7 @@ pub(super) fn add_tfa_entry(ctx: &Ctx<'_>) -> Result<Reply> {
     let now = ctx.now();
     let answer = ctx.with(|c| {
         let a = c.access_mut();
-        reauth(a, who, &userid, password.as_deref(), now)?;
+        reauth(a, who, &userid, password.as_ref(), now)?;
         if req.kind == "yubico" {
             let (realm, r) = a.realms().of_user(&userid)?;
             let Some(tfa) = r.tfa() else {
@@ -113,13 +114,13 @@ pub(super) fn update_tfa_entry(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?;
     let userid = userid_param(ctx)?;
     let id = ctx.param("id")?;
-    let password = ctx.params.str("password");
+    let password = password_param(ctx, "password");
     let description = text_param(ctx, "description", 255)?;
     let enable = ctx.params.bool("enable")?;
     let now = ctx.now();
     ctx.with(|c| {
         let a = c.access_mut();
-        reauth(a, who, &userid, password.as_deref(), now)?;
+        reauth(a, who, &userid, password.as_ref(), now)?;
         a.tfa_mut().update(&userid, &id, description, enable)
     })?;
     Ok(Value::Null.into())
@@ -130,11 +131,11 @@ pub(super) fn delete_tfa(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?;
     let userid = userid_param(ctx)?;
     let id = ctx.param("id")?;
-    let password = ctx.params.str("password");
+    let password = password_param(ctx, "password");
     let now = ctx.now();
     ctx.with(|c| {
         let a = c.access_mut();
-        reauth(a, who, &userid, password.as_deref(), now)?;
+        reauth(a, who, &userid, password.as_ref(), now)?;
         a.tfa_mut().delete(&userid, &id).map(|_| ())
     })?;
     Ok(Value::Null.into())

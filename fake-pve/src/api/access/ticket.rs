@@ -22,6 +22,9 @@ pub(super) fn create_ticket(ctx: &Ctx<'_>) -> Result<Reply> {
         ));
     }
     let password = p.req_str("password")?;
+    // In a replayed login, the journal's form of the password.
+    let given =
+        crate::model::access::shadow::Given::new(&password, ctx.rq.borrow().is_sealed("password"));
     let realm = p.str("realm");
     if let Some(r) = &realm
         && !valid_realm(r)
@@ -56,9 +59,11 @@ pub(super) fn create_ticket(ctx: &Ctx<'_>) -> Result<Reply> {
     };
     let now = ctx.now();
     let state = ctx.state;
-    let renewal = (tfa_challenge.is_none() && password.starts_with("PVE:"))
-        .then(|| state.keys().verify_ticket(&password, now))
-        .flatten();
+    let renewal = (tfa_challenge.is_none()
+        && matches!(given, crate::model::access::shadow::Given::Clear(_))
+        && password.starts_with("PVE:"))
+    .then(|| state.keys().verify_ticket(&password, now))
+    .flatten();
     let who = AuthId::User(userid.clone());
     ctx.with(|c| -> Result<Reply> {
         if let Some((path, privs)) = path_privs {
@@ -72,7 +77,7 @@ pub(super) fn create_ticket(ctx: &Ctx<'_>) -> Result<Reply> {
                         .check_user_enabled(&userid, now)
                         .map_err(|_| auth_failure())?;
                 }
-                _ => c.access().check_password(&userid, &password, now)?,
+                _ => c.access().check_given(&userid, given, now)?,
             }
             c.access()
                 .check_perm(&who, &path, &privs)
@@ -99,7 +104,7 @@ pub(super) fn create_ticket(ctx: &Ctx<'_>) -> Result<Reply> {
             match &renewal {
                 Some((owner, _)) if owner == &userid || owner == "root@pam" => Ok(None),
                 _ => {
-                    a.authenticate_first(&userid, &password, now)?;
+                    a.authenticate_given(&userid, given, now)?;
                     a.second_factor(&userid, otp.as_deref(), now)
                 }
             }
@@ -197,8 +202,11 @@ pub(super) fn change_password(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?;
     let userid = userid_param(ctx)?;
     let password = ctx.param("password")?;
-    check_password_length(&password)?;
-    let confirm = ctx.params.str("confirmation-password");
+    let password = (password, ctx.rq.borrow().is_sealed("password"));
+    if !password.1 {
+        check_password_length(&password.0)?;
+    }
+    let confirm = password_param(ctx, "confirmation-password");
     let me = who.userid().to_string();
     ctx.with(|c| {
         let a = c.access_mut();
@@ -214,14 +222,15 @@ pub(super) fn change_password(ctx: &Ctx<'_>) -> Result<Reply> {
             return Err(perm_denied());
         }
         if !is_root(who) {
-            let Some(pw) = &confirm else {
+            let Some((pw, sealed)) = &confirm else {
                 return Err(Error::invalid(
                     "confirmation-password",
                     "password is required to modify user",
                 ));
             };
             let realm = me.rsplit_once('@').map_or("", |(_, r)| r);
-            let ok = a.user(&me)?.password.as_deref() == Some(pw.as_str());
+            let given = crate::model::access::shadow::Given::new(pw, *sealed);
+            let ok = given.matches(a.user(&me)?.password.as_deref());
             if !ok {
                 return Err(Error::failed(if realm == "pam" {
                     "Authentication failure"
@@ -235,8 +244,9 @@ pub(super) fn change_password(ctx: &Ctx<'_>) -> Result<Reply> {
                 return Err(perm_denied());
             }
         }
+        let hash = password_hash(ctx, &userid, &password);
         if let Some(u) = a.user_entry(&userid) {
-            u.password = Some(password);
+            u.password = Some(hash);
         }
         Ok(Value::Null.into())
     })

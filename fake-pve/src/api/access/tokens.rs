@@ -68,7 +68,7 @@ pub(super) fn generate_token(ctx: &Ctx<'_>) -> Result<Reply> {
     let comment = p.str("comment").filter(|c| !c.is_empty());
     ctx.with(|c| {
         let user_expire = c.access().user(&userid)?.expire;
-        let token = c.access_mut().create_token(
+        let (_, secret) = c.access_mut().create_token(
             &userid,
             &tokenid,
             privsep.unwrap_or(true),
@@ -87,7 +87,7 @@ pub(super) fn generate_token(ctx: &Ctx<'_>) -> Result<Reply> {
         Ok(json!({
             "full-tokenid": format!("{userid}!{tokenid}"),
             "info": info,
-            "value": token.secret,
+            "value": secret,
         })
         .into())
     })

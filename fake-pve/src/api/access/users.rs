@@ -206,8 +206,8 @@ pub(super) fn create_user(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?;
     let userid = userid_param(ctx)?;
     let f = user_fields(ctx)?;
-    let password = ctx.params.str("password");
-    if let Some(pw) = &password {
+    let password = password_param(ctx, "password");
+    if let Some((pw, false)) = &password {
         check_password_length(pw)?;
     }
     let realm = userid.rsplit_once('@').map_or("", |(_, r)| r).to_string();
@@ -251,7 +251,7 @@ pub(super) fn create_user(ctx: &Ctx<'_>) -> Result<Reply> {
         let mut user = User::new(&userid);
         user.enable = f.enable.unwrap_or(true);
         user.expire = f.expire.unwrap_or(0);
-        user.password = password;
+        user.password = password.map(|p| password_hash(ctx, &userid, &p));
         set_text(&mut user.firstname, f.firstname);
         set_text(&mut user.lastname, f.lastname);
         set_text(&mut user.email, f.email);

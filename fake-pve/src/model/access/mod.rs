@@ -22,6 +22,7 @@ use super::{Error, PveVersion, Result};
 mod privileges;
 pub mod realms;
 mod roles;
+pub mod shadow;
 pub mod sync_jobs;
 pub mod tags;
 pub mod tfa;
@@ -33,8 +34,16 @@ use users::no_such_token;
 pub struct User {
     /// `name@realm`.
     pub userid: String,
-    /// Login password.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The login password's crypt(3) hash, as `shadow.cfg` keeps it (see
+    /// [`shadow`]). Saved as `password_hash`; a `password` of an older
+    /// save or of a hand-written document is hashed when it is loaded
+    /// ([`Access::seal`]).
+    #[serde(
+        rename = "password_hash",
+        alias = "password",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub password: Option<String>,
     /// Disabled users cannot log in.
     pub enable: bool,
@@ -78,7 +87,11 @@ impl User {
 pub struct Token {
     /// The token name (the part after `!`).
     pub tokenid: String,
-    /// The secret (a UUID).
+    /// What is kept of the secret (a UUID): its digest (see
+    /// [`shadow::token_digest`]), saved as `secret_hash`; the `secret` of
+    /// an older save or a hand-written document is replaced by its digest
+    /// when it is loaded ([`Access::seal`]).
+    #[serde(rename = "secret_hash", alias = "secret")]
     pub secret: String,
     /// Privilege separation: the token only gets what ACLs grant it.
     pub privsep: bool,
@@ -277,7 +290,15 @@ impl Access {
     /// # Errors
     /// 401 `authentication failure`.
     pub fn check_password(&self, userid: &str, password: &str, now: i64) -> Result<()> {
-        self.authenticate_first(userid, password, now)
+        self.check_given(userid, shadow::Given::Clear(password), now)
+    }
+
+    /// [`Access::check_password`] of a password as a request gives it.
+    ///
+    /// # Errors
+    /// 401 `authentication failure`.
+    pub fn check_given(&self, userid: &str, password: shadow::Given<'_>, now: i64) -> Result<()> {
+        self.authenticate_given(userid, password, now)
             .map_err(|_| auth_failure())
     }
 
@@ -311,7 +332,7 @@ impl Access {
         if token.expire != 0 && token.expire < now {
             return Err(Error::failed(format!("token '{tokenid}' access expired")));
         }
-        if token.secret != secret {
+        if !shadow::token_matches(&token.secret, secret) {
             return Err(Error::failed("invalid token value!"));
         }
         Ok(())
@@ -374,6 +395,28 @@ impl Access {
     pub fn user_exists(&self, userid: &str) -> bool {
         self.users.contains_key(userid)
     }
+
+    /// Keeps every password as a crypt(3) hash and every token secret as
+    /// its digest, as PVE keeps them: those given in clear (by a scenario,
+    /// a hand-written state document or a save of an older release) are
+    /// hashed now, salted with `key` and what they belong to, so that
+    /// sealing the same world again gives the same hashes.
+    pub fn seal(&mut self, key: &super::context::SecretKey) {
+        for (userid, user) in &mut self.users {
+            if let Some(pw) = &user.password
+                && !shadow::is_hash(pw)
+            {
+                let salt = shadow::keyed_salt(key, userid, pw);
+                user.password = Some(shadow::hash(pw, &salt));
+            }
+            for token in user.tokens.values_mut() {
+                if !shadow::is_token_digest(&token.secret) {
+                    token.secret = shadow::token_digest(&token.secret);
+                }
+            }
+        }
+        self.realms.seal(key);
+    }
 }
 /// The 401 of a failed login.
 pub fn auth_failure() -> Error {
@@ -413,7 +456,7 @@ mod tests {
     fn tokens_round_trip() {
         let mut a = Access::default();
         a.users.insert("root@pam".into(), User::new("root@pam"));
-        let t = a
+        let (t, secret) = a
             .create_token(
                 "root@pam",
                 "ci",
@@ -423,13 +466,18 @@ mod tests {
                 &mut crate::model::Context::new(0, 1),
             )
             .expect("create");
-        assert!(a.check_token("root@pam", "ci", &t.secret, 0).is_ok());
+        assert!(a.check_token("root@pam", "ci", &secret, 0).is_ok());
+        assert!(
+            shadow::is_token_digest(&t.secret),
+            "only the digest is kept"
+        );
+        assert!(!serde_json::to_string(&a).expect("json").contains(&secret));
         assert_eq!(
             a.check_token("root@pam", "ci", "wrong", 0),
             Err(Error::failed("invalid token value!"))
         );
         assert_eq!(
-            a.check_token("root@pam", "cd", &t.secret, 0),
+            a.check_token("root@pam", "cd", &secret, 0),
             Err(Error::not_found("no such token 'cd' for user 'root@pam'"))
         );
         assert!(a.is_superuser(&AuthId::parse("root@pam!ci").expect("id")));

@@ -8,6 +8,7 @@
 //! with their members). `pam` and `pve` always exist: deleting them
 //! brings them back bare, as PVE's `parse_config` re-adds them.
 
+use super::shadow::Given;
 use super::*;
 use crate::model::qemu::sha1_hex;
 
@@ -185,8 +186,15 @@ fn typed(key: &str, value: &str) -> Value {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DirectoryUser {
-    /// The password the directory accepts for a bind as this user.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The password the directory accepts for a bind as this user: its
+    /// crypt(3) hash once loaded (see `Access::seal`), saved as
+    /// `password_hash`; given in clear as `password`.
+    #[serde(
+        rename = "password_hash",
+        alias = "password",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub password: Option<String>,
     /// `email`, as synced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -553,6 +561,21 @@ impl Realms {
             .map(|(k, r)| (k.as_str(), r))
             .ok_or_else(|| Error::not_found(format!("auth domain '{realm}' does not exist")))
     }
+
+    /// Hashes the directories' passwords given in clear (see
+    /// `Access::seal`).
+    pub(super) fn seal(&mut self, key: &crate::model::context::SecretKey) {
+        for (id, realm) in &mut self.realms {
+            for (name, user) in &mut realm.directory.users {
+                if let Some(pw) = &user.password
+                    && !super::shadow::is_hash(pw)
+                {
+                    let salt = super::shadow::keyed_salt(key, &format!("{name}@{id}"), pw);
+                    user.password = Some(super::shadow::hash(pw, &salt));
+                }
+            }
+        }
+    }
 }
 
 impl Realm {
@@ -571,7 +594,7 @@ impl Realm {
     /// # Errors
     /// 500 with the plugin's reason (the login turns every reason into
     /// a 401).
-    pub fn authenticate(&self, id: &str, name: &str, password: &str) -> Result<()> {
+    pub fn authenticate(&self, id: &str, name: &str, password: Given<'_>) -> Result<()> {
         match self.kind {
             RealmType::Openid => Err(Error::failed(
                 "OpenID realm does not allow password verification.",
@@ -579,7 +602,7 @@ impl Realm {
             RealmType::Ldap | RealmType::Ad => {
                 self.connect(id).map_err(Error::failed)?;
                 match self.directory.users.get(name) {
-                    Some(u) if u.password.as_deref() == Some(password) => Ok(()),
+                    Some(u) if password.matches(u.password.as_deref()) => Ok(()),
                     Some(_) => Err(Error::failed("Invalid credentials")),
                     None => Err(Error::failed(format!("user '{name}' not found"))),
                 }
@@ -692,11 +715,20 @@ impl Access {
     /// # Errors
     /// 500 with PVE's reason (the login answers 401).
     pub fn authenticate_first(&self, userid: &str, password: &str, now: i64) -> Result<()> {
+        self.authenticate_given(userid, Given::Clear(password), now)
+    }
+
+    /// [`Access::authenticate_first`] of a password as a request gives it
+    /// (in a replayed request, in the form the journal keeps).
+    ///
+    /// # Errors
+    /// As [`Access::authenticate_first`].
+    pub fn authenticate_given(&self, userid: &str, password: Given<'_>, now: i64) -> Result<()> {
         let user = self.check_user_enabled(userid, now)?;
         let (id, realm) = self.realms.of_user(userid)?;
         match realm.kind {
             RealmType::Pam | RealmType::Pve => {
-                if user.password.as_deref() == Some(password) {
+                if password.matches(user.password.as_deref()) {
                     Ok(())
                 } else {
                     Err(Error::failed(if realm.kind == RealmType::Pam {
@@ -710,6 +742,21 @@ impl Access {
                 let name = userid.rsplit_once('@').map_or(userid, |(n, _)| n);
                 realm.authenticate(id, name, password)
             }
+        }
+    }
+
+    /// What a password of `userid` is checked against: a pam or pve
+    /// user's own hash, an LDAP or AD user's in the realm's directory;
+    /// none for an unknown user or realm, or one that keeps none.
+    pub fn credential(&self, userid: &str) -> Option<&str> {
+        let (_, realm) = self.realms.of_user(userid).ok()?;
+        match realm.kind {
+            RealmType::Pam | RealmType::Pve => self.users.get(userid)?.password.as_deref(),
+            RealmType::Ldap | RealmType::Ad => {
+                let name = userid.rsplit_once('@').map_or(userid, |(n, _)| n);
+                realm.directory.users.get(name)?.password.as_deref()
+            }
+            _ => None,
         }
     }
 

@@ -214,7 +214,10 @@ struct TotpEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Recovery {
     created: i64,
-    /// The keys; a used one is `None` (its index stays).
+    /// The keys, as their digests (see [`super::shadow::token_digest`]:
+    /// as PVE's `tfa.cfg`, not the keys themselves; a save of an older
+    /// release keeps them in clear, which is still accepted); a used one
+    /// is `None` (its index stays).
     keys: Vec<Option<String>>,
 }
 
@@ -439,7 +442,9 @@ impl Tfa {
                 }
                 let keys: Vec<String> = (0..10)
                     .map(|_| {
-                        let b = rq.next_u64().to_be_bytes();
+                        // Drawn as secrets are: the journal's seed alone
+                        // does not give them away.
+                        let b = rq.secret_u64().to_be_bytes();
                         format!(
                             "{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}",
                             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
@@ -448,7 +453,10 @@ impl Tfa {
                     .collect();
                 user.recovery = Some(Recovery {
                     created: now,
-                    keys: keys.iter().cloned().map(Some).collect(),
+                    keys: keys
+                        .iter()
+                        .map(|k| Some(super::shadow::token_digest(k)))
+                        .collect(),
                 });
                 Ok(json!({ "id": "recovery", "recovery": keys }))
             }
@@ -610,10 +618,12 @@ impl Tfa {
                 }
             }
         } else if let Some(key) = response.strip_prefix("recovery:") {
-            let hit = user
-                .recovery
-                .as_mut()
-                .and_then(|r| r.keys.iter_mut().find(|k| k.as_deref() == Some(key.trim())));
+            let hit = user.recovery.as_mut().and_then(|r| {
+                r.keys.iter_mut().find(|k| {
+                    k.as_deref()
+                        .is_some_and(|kept| super::shadow::token_matches(kept, key.trim()))
+                })
+            });
             match hit {
                 Some(k) => {
                     *k = None;

@@ -139,7 +139,9 @@ impl Access {
             .ok_or_else(|| no_such_token(userid, tokenid))
     }
 
-    /// Creates a token and returns it (with its secret).
+    /// Creates a token and returns it with its secret, which is not kept:
+    /// the token keeps its digest (see [`super::shadow`]). The secret is
+    /// drawn with the server's key (see [`crate::model::Context::secret_uuid`]).
     ///
     /// # Errors
     /// 500 when the user is unknown or the token exists.
@@ -151,20 +153,21 @@ impl Access {
         expire: i64,
         comment: Option<String>,
         rq: &mut crate::model::Context,
-    ) -> Result<Token> {
+    ) -> Result<(Token, String)> {
         let user = self.user_mut(userid)?;
         if user.tokens.contains_key(tokenid) {
             return Err(Error::invalid("tokenid", "Token already exists."));
         }
+        let secret = rq.secret_uuid();
         let token = Token {
             tokenid: tokenid.to_string(),
-            secret: rq.uuid_v4(),
+            secret: super::shadow::token_digest(&secret),
             privsep,
             expire,
             comment,
         };
         user.tokens.insert(tokenid.to_string(), token.clone());
-        Ok(token)
+        Ok((token, secret))
     }
 
     /// Changes a token's settings; `None` keeps a value.
