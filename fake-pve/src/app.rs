@@ -6,8 +6,11 @@
 //! request (tower-http's would not answer PVE's bytes) logs it (and keeps
 //! the latest in the dashboard's request log), refuses what pveproxy
 //! refuses before routing (methods other than GET, POST, PUT and DELETE;
-//! chunked bodies), caps bodies, and fails bodies that stall
-//! ([`StallTimeout`]). The API, polled hardest, is reached
+//! any transfer encoding), checks the credentials of `/api2` and `/_fake`
+//! requests from their heads before it reads a byte of their bodies, and
+//! reads a body within its route's size limit and in time
+//! ([`TimedBody`]: no long pause, no longer than a deadline in all), into
+//! one buffer ([`read_whole`]). The API, polled hardest, is reached
 //! without the router: no route is matched, cloned or boxed for it.
 //!
 //! [`app`] needs no socket: tests can call it with
@@ -29,7 +32,7 @@ use axum::response::Response;
 use axum::routing::get;
 use bytes::Bytes;
 use http::{HeaderMap, Method};
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Body as _;
 
 use crate::access_log::{self, AccessLog};
@@ -39,7 +42,7 @@ use crate::model::AuthId;
 use crate::state::State;
 
 /// The largest body the control API reads (a state document of a large
-/// world).
+/// world), once the request's credentials and permission are checked.
 const CONTROL_MAX_BODY: usize = 1 << 30;
 
 /// How long a request body may pause before the connection is closed
@@ -47,6 +50,34 @@ const CONTROL_MAX_BODY: usize = 1 << 30;
 /// its request forever), unless the server is told otherwise
 /// ([`crate::Builder::request_body_timeout`]).
 pub const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long reading a body whole (the API's, the control API's) may take
+/// in all, from its first byte to its last, before the connection is
+/// closed, unless the server is told otherwise
+/// ([`crate::Builder::request_body_deadline`]): a client that sends a
+/// byte now and then does not hold its connection for longer. An
+/// upload, streamed and checked for its credentials first, has only
+/// the pause limit ([`BODY_IDLE_TIMEOUT`]): a large file takes minutes.
+pub const BODY_DEADLINE: Duration = Duration::from_secs(30);
+
+/// How long a body may take: the longest pause and the longest read in
+/// all (see [`BODY_IDLE_TIMEOUT`], [`BODY_DEADLINE`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BodyTimes {
+    /// The longest pause.
+    pub(crate) idle: Duration,
+    /// The longest read in all of a body read whole.
+    pub(crate) deadline: Duration,
+}
+
+impl Default for BodyTimes {
+    fn default() -> Self {
+        Self {
+            idle: BODY_IDLE_TIMEOUT,
+            deadline: BODY_DEADLINE,
+        }
+    }
+}
 
 /// What the API's handlers share.
 #[derive(Clone)]
@@ -64,13 +95,13 @@ struct App {
 /// fault) is one the server does not send: it closes the connection
 /// instead.
 pub fn app(state: State) -> axum::Router {
-    let wire = Arc::new(wire(state, BODY_IDLE_TIMEOUT, None));
+    let wire = Arc::new(wire(state, BodyTimes::default(), None));
     axum::Router::new().fallback_service(WireService(wire))
 }
 
 /// The wire the server answers with: pveproxy's front around the API
 /// and the rest of the routes.
-pub(crate) fn wire(state: State, body_timeout: Duration, access_log: Option<AccessLog>) -> Wire {
+pub(crate) fn wire(state: State, body: BodyTimes, access_log: Option<AccessLog>) -> Wire {
     let control = tower::ServiceBuilder::new()
         .map_request(control::trim_trailing_slash)
         .service(control::routes(state.clone()));
@@ -86,7 +117,7 @@ pub(crate) fn wire(state: State, body_timeout: Duration, access_log: Option<Acce
         .method_not_allowed_fallback(no_such_file)
         .with_state(app.clone());
     Wire {
-        body_timeout,
+        body,
         access_log,
         app,
         rest,
@@ -100,7 +131,7 @@ pub(crate) fn wire(state: State, body_timeout: Duration, access_log: Option<Acce
 /// (the control API, the dashboard, `no such file`) through an axum
 /// router.
 pub(crate) struct Wire {
-    body_timeout: Duration,
+    body: BodyTimes,
     access_log: Option<AccessLog>,
     app: App,
     rest: axum::Router,
@@ -114,18 +145,10 @@ impl Wire {
         let recorded = Recorded::start(&req, &self.app.state);
         let (resp, who) = match refusal(&req) {
             Some(refused) => (refused, None),
-            None => {
-                let req = limit_body(req, self.body_timeout);
-                if is_api(req.uri().path()) {
-                    api_entry(&self.app, req).await
-                } else {
-                    use tower::ServiceExt as _;
-                    // Boxed: the API's requests do not carry the
-                    // router's future in their own.
-                    let Ok(resp) = Box::pin(self.rest.clone().oneshot(req)).await;
-                    (resp, None)
-                }
-            }
+            None if is_api(req.uri().path()) => api_entry(&self.app, req, self.body).await,
+            // Boxed: the API's requests do not carry the router's future
+            // in their own.
+            None => (Box::pin(self.rest(req)).await, None),
         };
         if let Some(r) = recorded {
             r.finish(&resp, started);
@@ -135,6 +158,35 @@ impl Wire {
         }
         resp
     }
+
+    /// Anything but the API: the control API (its credentials and
+    /// permission checked before its body is read), the dashboard and
+    /// `no such file`, through the router.
+    async fn rest(&self, req: Request) -> Response {
+        use tower::ServiceExt as _;
+        let control = is_control(req.uri().path());
+        if control && !req.body().is_end_stream() {
+            let (method, path, headers) = (req.method(), req.uri().path(), req.headers());
+            if let Err(refused) = control::admit_head(&self.app.state, method, path, headers).await
+            {
+                return refused;
+            }
+        }
+        let limit = if control {
+            CONTROL_MAX_BODY
+        } else {
+            api::MAX_BODY
+        };
+        let req = bound_body(req, self.body, Some(limit));
+        let Ok(resp) = self.rest.clone().oneshot(req).await;
+        resp
+    }
+}
+
+/// Whether a path is the control API's: `/_fake` and below.
+fn is_control(path: &str) -> bool {
+    path.strip_prefix("/_fake")
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// Whether a path is the API's: `/api2` and below.
@@ -252,10 +304,18 @@ impl<'a> Logged<'a> {
                 Some(token.as_str())
             }
         };
-        let uri = self
-            .uri
-            .path_and_query()
-            .map_or_else(|| self.uri.path(), http::uri::PathAndQuery::as_str);
+        // pveproxy logs the request line as it came: a request in
+        // absolute form (`GET http://host/...`, served as its path) with
+        // its scheme and host.
+        let absolute;
+        let uri = if self.uri.scheme().is_some() {
+            absolute = self.uri.to_string();
+            absolute.as_str()
+        } else {
+            self.uri
+                .path_and_query()
+                .map_or_else(|| self.uri.path(), http::uri::PathAndQuery::as_str)
+        };
         let version = match self.version {
             http::Version::HTTP_10 => "HTTP/1.0",
             http::Version::HTTP_2 => "HTTP/2.0",
@@ -299,17 +359,21 @@ fn refusal(req: &Request) -> Option<Response> {
             &format!("method '{method}' not available"),
         )));
     }
-    if req
+    // pveproxy reads no body sent in a transfer encoding, `chunked` or any
+    // other (the header's lines taken as one list).
+    let mut encodings = req
         .headers()
-        .get(http::header::TRANSFER_ENCODING)
-        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"chunked"))
-    {
-        return Some(reply(api::plain(
-            501,
-            "chunked transfer encoding not supported",
-        )));
-    }
-    None
+        .get_all(http::header::TRANSFER_ENCODING)
+        .iter();
+    let first = encodings.next()?;
+    let te = encodings.fold(String::from_utf8_lossy(first.as_bytes()), |te, more| {
+        format!("{te}, {}", String::from_utf8_lossy(more.as_bytes())).into()
+    });
+    Some(reply(if te.eq_ignore_ascii_case("chunked") {
+        api::plain(501, "chunked transfer encoding not supported")
+    } else {
+        api::plain(501, &format!("Unknown transfer encoding '{te}'"))
+    }))
 }
 
 /// Marks a request whose declared body is over its limit: the body is
@@ -317,63 +381,81 @@ fn refusal(req: &Request) -> Option<Response> {
 #[derive(Debug, Clone, Copy)]
 struct TooLarge;
 
-/// Caps the body a handler reads ([`Whole`]): [`api::MAX_BODY`] for the
-/// API (refused after authentication, as PVE does), [`CONTROL_MAX_BODY`]
-/// for the control API (it takes whole worlds), none for a streamed
-/// upload. A body that pauses for longer than `timeout` fails.
-fn limit_body(req: Request, timeout: Duration) -> Request {
+/// The most a [`Whole`] request's body may hold (set by [`bound_body`]).
+#[derive(Debug, Clone, Copy)]
+struct BodyLimit(usize);
+
+/// The most [`read_whole`] sets aside for a body before its bytes come
+/// (a body declared larger grows its buffer as it comes).
+const RESERVE_MAX: usize = 16 << 20;
+
+/// Bounds the body a handler reads: at most `limit` bytes read whole
+/// ([`Whole`]; [`api::MAX_BODY`] for the API, refused after
+/// authentication as PVE does; [`CONTROL_MAX_BODY`] for the control
+/// API), within [`BodyTimes::deadline`] in all; or, without a limit,
+/// streamed (an upload, which bounds its own size). Either way a body
+/// that pauses for longer than [`BodyTimes::idle`] fails.
+fn bound_body(req: Request, times: BodyTimes, limit: Option<usize>) -> Request {
     if req.body().is_end_stream() {
         return req;
     }
-    let path = req.uri().path();
-    if upload_boundary(req.method(), path, req.headers()).is_some() {
-        return req.map(|b| Body::new(StallTimeout::new(timeout, b)));
-    }
-    let limit = if path == "/_fake" || path.starts_with("/_fake/") {
-        CONTROL_MAX_BODY
-    } else {
-        api::MAX_BODY
+    let Some(limit) = limit else {
+        return req.map(|b| Body::new(TimedBody::new(times.idle, None, b)));
     };
-    let declared = req
-        .headers()
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(0);
-    if declared > limit {
-        let (mut parts, _) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
+    if declared_length(&parts.headers).is_some_and(|n| n > limit) {
         parts.extensions.insert(TooLarge);
         return Request::from_parts(parts, Body::empty());
     }
-    req.map(|b| Body::new(Limited::new(StallTimeout::new(timeout, b), limit)))
+    parts.extensions.insert(BodyLimit(limit));
+    let deadline = tokio::time::Instant::now() + times.deadline;
+    let body = Body::new(TimedBody::new(times.idle, Some(deadline), body));
+    Request::from_parts(parts, body)
+}
+
+/// The body length a request's head declares (`Content-Length`).
+fn declared_length(headers: &HeaderMap) -> Option<usize> {
+    headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<usize>().ok())
 }
 
 /// A request body that fails once it has made its reader wait longer
-/// than its timeout for the next part. The timer is set only when the
-/// body makes its reader wait: a body that came with the request's head
-/// (a form, most of all) is read without one.
-struct StallTimeout {
-    timeout: Duration,
+/// than its idle timeout for the next part, or once its deadline has
+/// passed while the reader waits. One timer, set only when the body
+/// makes its reader wait: a body that came with the request's head (a
+/// form, most of all) is read without one.
+struct TimedBody {
+    idle: Duration,
+    deadline: Option<tokio::time::Instant>,
     sleep: Option<Pin<Box<tokio::time::Sleep>>>,
     body: Body,
 }
 
-/// What a [`StallTimeout`] body fails with.
+/// What a [`TimedBody`] fails with.
 #[derive(Debug, thiserror::Error)]
-#[error("the request body stalled")]
-struct Stalled;
+enum Late {
+    /// It paused for longer than its idle timeout.
+    #[error("the request body stalled")]
+    Stalled,
+    /// It was still coming at its deadline.
+    #[error("the request body took longer than its deadline")]
+    Deadline,
+}
 
-impl StallTimeout {
-    fn new(timeout: Duration, body: Body) -> Self {
+impl TimedBody {
+    fn new(idle: Duration, deadline: Option<tokio::time::Instant>, body: Body) -> Self {
         Self {
-            timeout,
+            idle,
+            deadline,
             sleep: None,
             body,
         }
     }
 }
 
-impl hyper::body::Body for StallTimeout {
+impl hyper::body::Body for TimedBody {
     type Data = Bytes;
     type Error = axum::BoxError;
 
@@ -386,12 +468,22 @@ impl hyper::body::Body for StallTimeout {
             this.sleep = None;
             return Poll::Ready(frame.map(|f| f.map_err(Into::into)));
         }
-        let timeout = this.timeout;
-        let sleep = this
-            .sleep
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+        let (idle, deadline) = (this.idle, this.deadline);
+        let sleep = this.sleep.get_or_insert_with(|| {
+            let paused = tokio::time::Instant::now() + idle;
+            Box::pin(tokio::time::sleep_until(
+                deadline.map_or(paused, |d| d.min(paused)),
+            ))
+        });
         match sleep.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(Stalled)))),
+            Poll::Ready(()) => {
+                let late = if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+                    Late::Deadline
+                } else {
+                    Late::Stalled
+                };
+                Poll::Ready(Some(Err(Box::new(late))))
+            }
             Poll::Pending => Poll::Pending,
         }
     }
@@ -403,6 +495,50 @@ impl hyper::body::Body for StallTimeout {
     fn size_hint(&self) -> hyper::body::SizeHint {
         self.body.size_hint()
     }
+}
+
+/// Why [`read_whole`] read no body.
+#[derive(Debug, PartialEq, Eq)]
+enum Unread {
+    /// More than the limit came.
+    TooLarge,
+    /// The body stopped coming (it paused too long, its deadline passed,
+    /// or the client went away).
+    Broken,
+}
+
+/// Reads a body whole, at most `limit` bytes of it: a body that comes as
+/// one part is that part; one that comes in parts is copied into one
+/// buffer (set aside for the declared length, up to [`RESERVE_MAX`],
+/// then grown), so that no part is kept (each holds the read buffer it
+/// came in).
+async fn read_whole<B>(mut body: B, limit: usize, declared: usize) -> Result<Bytes, Unread>
+where
+    B: hyper::body::Body<Data = Bytes> + Unpin,
+{
+    let mut first: Option<Bytes> = None;
+    let mut buf = bytes::BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame.map_err(|_| Unread::Broken)?.into_data() else {
+            // Trailers carry no body.
+            continue;
+        };
+        let had = first.as_ref().map_or(buf.len(), Bytes::len);
+        if had + data.len() > limit {
+            return Err(Unread::TooLarge);
+        }
+        if had == 0 {
+            first = Some(data);
+            continue;
+        }
+        if let Some(part) = first.take() {
+            let declared = declared.min(limit).min(RESERVE_MAX);
+            buf.reserve(declared.max(had + data.len()));
+            buf.extend_from_slice(&part);
+        }
+        buf.extend_from_slice(&data);
+    }
+    Ok(first.unwrap_or_else(|| buf.freeze()))
 }
 
 /// The multipart boundary of an upload, whose body is streamed rather
@@ -417,7 +553,7 @@ fn upload_boundary(method: &Method, path: &str, headers: &HeaderMap) -> Option<S
         .and_then(api::upload::boundary)
 }
 
-/// A request with its body read whole, up to the limit [`limit_body`]
+/// A request with its body read whole, up to the limit [`bound_body`]
 /// set; the path is the request's own, also below a nested router.
 pub enum Whole {
     /// The body was read.
@@ -451,15 +587,15 @@ impl<S: Send + Sync> FromRequest<S> for Whole {
             // Nothing to read (a GET, most of all).
             Some(Bytes::new())
         } else {
-            match body.collect().await {
-                Ok(b) => Some(b.to_bytes()),
-                Err(e)
-                    if std::error::Error::source(&e)
-                        .is_some_and(|e| e.is::<LengthLimitError>()) =>
-                {
-                    None
-                }
-                Err(_) => return Ok(Self::Broken),
+            let limit = parts
+                .extensions
+                .get::<BodyLimit>()
+                .map_or(api::MAX_BODY, |l| l.0);
+            let declared = declared_length(&parts.headers).unwrap_or(0);
+            match read_whole(body, limit, declared).await {
+                Ok(b) => Some(b),
+                Err(Unread::TooLarge) => None,
+                Err(Unread::Broken) => return Ok(Self::Broken),
             }
         };
         // Below a nested router (the control API), the path is the
@@ -484,19 +620,36 @@ impl<S: Send + Sync> FromRequest<S> for Whole {
 }
 
 /// `/api2/...`: an upload streamed, anything else read whole and handed
-/// to [`api::answer`]; with who the request authenticated as.
-async fn api_entry(app: &App, req: Request) -> (Response, Option<AuthId>) {
-    if let Some(boundary) = upload_boundary(req.method(), req.uri().path(), req.headers()) {
+/// to [`api::answer`]; with who the request authenticated as. As
+/// pveproxy does, a request with a body (and an upload) has its
+/// credentials checked from its head first: refused, none of its body
+/// is read (and the connection closes after the answer).
+async fn api_entry(app: &App, req: Request, times: BodyTimes) -> (Response, Option<AuthId>) {
+    let boundary = upload_boundary(req.method(), req.uri().path(), req.headers());
+    if boundary.is_some() || !req.body().is_end_stream() {
+        let (method, path, headers) = (req.method(), req.uri().path(), req.headers());
+        // Boxed, as most of the API's requests have no body.
+        if let Some(refused) = Box::pin(api::refuse_unauthenticated(
+            &app.state, method, path, headers,
+        ))
+        .await
+        {
+            return (reply(refused), None);
+        }
+    }
+    if let Some(boundary) = boundary {
+        let req = bound_body(req, times, None);
         // Boxed, as the rest of the API's requests are no uploads.
         let (resp, who) = Box::pin(upload(app, req, &boundary)).await;
         return (reply(resp), who);
     }
+    let req = bound_body(req, times, Some(api::MAX_BODY));
     let Ok(whole) = Whole::from_request(req, &()).await;
     let req = match whole {
         Whole::Read(req) => req,
         // Refused after authentication, as PVE does.
         Whole::TooLarge(mut req) => {
-            req.body = Bytes::from(vec![0u8; api::MAX_BODY + 1]);
+            req.body = Bytes::from_static(&OVER_THE_LIMIT);
             req
         }
         Whole::Broken => return (Whole::drop_connection(), None),
@@ -505,19 +658,19 @@ async fn api_entry(app: &App, req: Request) -> (Response, Option<AuthId>) {
     (reply(resp), who)
 }
 
-/// An upload: credentials checked before any of it is read, then its
-/// file counted and hashed as it streams by, never kept.
+/// A body one byte over the API's limit, for the API to refuse a body
+/// declared larger than it (without reading it) as it refuses one that
+/// is (zeros, not allocated per request).
+static OVER_THE_LIMIT: [u8; api::MAX_BODY + 1] = [0; api::MAX_BODY + 1];
+
+/// An upload (its credentials checked already, before any of it is
+/// read): its file counted and hashed as it streams by, never kept.
 async fn upload(
     app: &App,
     req: Request,
     boundary: &str,
 ) -> (http::Response<Full<Bytes>>, Option<AuthId>) {
     let (parts, body) = req.into_parts();
-    if let Some(refused) =
-        api::refuse_unauthenticated_upload(&app.state, &parts.method, &parts.headers).await
-    {
-        return (refused, None);
-    }
     let (fields, info) = match api::upload::read(body, boundary, std::process::id()).await {
         Ok(x) => x,
         Err(e @ api::upload::UploadError::TooLarge) => {
@@ -618,16 +771,15 @@ mod tests {
         }
     }
 
-    #[rstest]
-    #[case::pauses_shorter_than_the_timeout(&[150, 150, 150], true)]
-    #[case::a_pause_longer_than_the_timeout(&[50, 700], false)]
-    #[tokio::test]
-    async fn a_body_fails_only_once_it_stalls_longer_than_its_timeout(
-        #[case] pauses_ms: &'static [u64],
-        #[case] whole: bool,
-    ) {
+    /// A body of four-byte parts sent after the pauses given
+    /// (milliseconds), read by a [`TimedBody`] of a 300 ms idle timeout
+    /// and a deadline `deadline_ms` after the start: what it failed with,
+    /// if it did.
+    async fn timed(pauses_ms: &'static [u64], deadline_ms: Option<u64>) -> Option<String> {
         let (tx, rx) = tokio::sync::mpsc::channel(1);
-        let body = StallTimeout::new(Duration::from_millis(300), Body::new(Parts(rx)));
+        let deadline =
+            deadline_ms.map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
+        let body = TimedBody::new(Duration::from_millis(300), deadline, Body::new(Parts(rx)));
         let sender = tokio::spawn(async move {
             for ms in pauses_ms {
                 tokio::time::sleep(Duration::from_millis(*ms)).await;
@@ -637,11 +789,115 @@ mod tests {
             }
         });
         let read = body.collect().await;
-        assert_eq!(read.is_ok(), whole);
-        if let Ok(b) = read {
-            assert_eq!(b.to_bytes().len(), 4 * pauses_ms.len());
-        }
         sender.abort();
+        match read {
+            Ok(b) => {
+                assert_eq!(b.to_bytes().len(), 4 * pauses_ms.len());
+                None
+            }
+            Err(e) => Some(e.to_string()),
+        }
+    }
+
+    #[rstest]
+    #[case::pauses_shorter_than_the_timeout(&[150, 150, 150], None, None)]
+    #[case::a_pause_longer_than_the_timeout(&[50, 700], None, Some("the request body stalled"))]
+    #[case::within_its_deadline(&[150, 150, 150], Some(1000), None)]
+    #[case::short_pauses_past_its_deadline(
+        &[150, 150, 150, 150, 150, 150],
+        Some(500),
+        Some("the request body took longer than its deadline")
+    )]
+    #[case::a_long_pause_before_its_deadline(
+        &[50, 700],
+        Some(2000),
+        Some("the request body stalled")
+    )]
+    #[tokio::test]
+    async fn a_body_fails_once_it_stalls_or_its_deadline_passes(
+        #[case] pauses_ms: &'static [u64],
+        #[case] deadline_ms: Option<u64>,
+        #[case] failure: Option<&str>,
+    ) {
+        assert_eq!(timed(pauses_ms, deadline_ms).await.as_deref(), failure);
+    }
+
+    /// A body of the parts given, each sent as its own frame.
+    fn parts_of(parts: &[&'static str]) -> Body {
+        let (tx, rx) = tokio::sync::mpsc::channel(parts.len().max(1));
+        for &p in parts {
+            tx.try_send(Bytes::from_static(p.as_bytes()))
+                .expect("room for each part");
+        }
+        Body::new(Parts(rx))
+    }
+
+    #[rstest]
+    #[case::one_part(&["vmid=100"], 100, 8, Ok("vmid=100"))]
+    #[case::parts_joined(&["vm", "id=", "100"], 100, 8, Ok("vmid=100"))]
+    #[case::declared_shorter_than_sent(&["vm", "id=", "100"], 100, 2, Ok("vmid=100"))]
+    #[case::at_the_limit(&["1234", "5678"], 8, 8, Ok("12345678"))]
+    #[case::over_the_limit_in_one_part(&["123456789"], 8, 9, Err(Unread::TooLarge))]
+    #[case::over_the_limit_in_parts(&["1234", "56789"], 8, 9, Err(Unread::TooLarge))]
+    #[case::nothing(&[], 8, 0, Ok(""))]
+    #[tokio::test]
+    async fn a_body_is_read_whole_up_to_its_limit(
+        #[case] parts: &[&'static str],
+        #[case] limit: usize,
+        #[case] declared: usize,
+        #[case] read: Result<&'static str, Unread>,
+    ) {
+        let got = read_whole(parts_of(parts), limit, declared).await;
+        assert_eq!(got, read.map(|b| Bytes::from_static(b.as_bytes())));
+    }
+
+    #[tokio::test]
+    async fn a_body_in_parts_keeps_none_of_them() {
+        // Parts cut from one large buffer, as hyper's frames are: what is
+        // read holds its own bytes, not the buffer.
+        let big = Bytes::from(vec![7u8; 64 * 1024]);
+        let parts: Vec<Bytes> = (0..4).map(|i| big.slice(i..=i)).collect();
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        for p in parts {
+            tx.try_send(p).expect("room");
+        }
+        drop(tx);
+        let read = read_whole(Body::new(Parts(rx)), 100, 4)
+            .await
+            .expect("read");
+        assert_eq!(&read[..], &[7, 7, 7, 7]);
+        // The large buffer is no longer shared: it can be taken back
+        // whole (it could not while a part of it lived).
+        assert!(big.try_into_mut().is_ok(), "a part of the buffer was kept");
+    }
+
+    #[rstest]
+    #[case::none(&[], None)]
+    #[case::chunked(&["chunked"], Some("chunked transfer encoding not supported"))]
+    #[case::chunked_in_capitals(&["Chunked"], Some("chunked transfer encoding not supported"))]
+    #[case::gzip_then_chunked(&["gzip, chunked"], Some("Unknown transfer encoding 'gzip, chunked'"))]
+    #[case::two_lines(&["gzip", "chunked"], Some("Unknown transfer encoding 'gzip, chunked'"))]
+    #[case::identity(&["identity"], Some("Unknown transfer encoding 'identity'"))]
+    fn a_transfer_encoding_is_refused(#[case] te: &[&str], #[case] refused: Option<&str>) {
+        let mut req = Request::post("/api2/json/access/ticket")
+            .body(Body::empty())
+            .expect("in the test");
+        for v in te {
+            req.headers_mut().append(
+                http::header::TRANSFER_ENCODING,
+                http::HeaderValue::from_str(v).expect("a value"),
+            );
+        }
+        let answer = refusal(&req);
+        assert_eq!(
+            answer.as_ref().map(|r| r.status().as_u16()),
+            refused.map(|_| 501)
+        );
+        let reason = answer
+            .as_ref()
+            .and_then(|r| r.extensions().get::<hyper::ext::ReasonPhrase>())
+            .map(|p| String::from_utf8_lossy(p.as_bytes()).into_owned());
+        assert_eq!(reason.as_deref(), refused);
     }
 
     #[rstest]

@@ -77,6 +77,11 @@ struct Args {
     /// append to.
     #[arg(long, env = "FAKE_PVE_ACCESS_LOG", default_value = "-")]
     access_log: String,
+    /// Connections served at once; one more is closed as soon as it is
+    /// accepted. Default: the open-files limit (raised to the system's
+    /// hard limit at start) less 64, at most 16384.
+    #[arg(long, env = "FAKE_PVE_MAX_CONNECTIONS", value_parser = clap::value_parser!(u32).range(1..))]
+    max_connections: Option<u32>,
 }
 
 fn parse_version(s: &str) -> Result<PveVersion, String> {
@@ -186,6 +191,9 @@ async fn run(args: Args) -> Result<(), String> {
     }
     if let Some(dir) = &args.data_dir {
         builder = builder.data_dir(dir).fsync(args.fsync);
+    }
+    if let Some(n) = args.max_connections {
+        builder = builder.max_connections(usize::try_from(n).unwrap_or(usize::MAX));
     }
     let pve = builder
         .listen(args.listen)

@@ -1,7 +1,9 @@
 //! The server: a builder that binds, TLS, and one hyper HTTP/1.1
 //! connection per client, as pveproxy serves them, each answered by the
-//! axum router of [`crate::app`]. Shutting down stops accepting and lets
-//! the requests in flight finish.
+//! axum router of [`crate::app`]. At most [`Builder::max_connections`]
+//! connections are open at once, below the process's open-files limit:
+//! one more is closed as soon as it is accepted. Shutting down stops
+//! accepting and lets the requests in flight finish.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -73,6 +75,8 @@ pub struct Builder {
     handshake_timeout: Duration,
     head_timeout: Duration,
     body_timeout: Duration,
+    body_deadline: Duration,
+    max_connections: Option<usize>,
     shutdown_grace: Duration,
     access_log: Option<crate::access_log::AccessLog>,
 }
@@ -94,6 +98,8 @@ impl Default for Builder {
             handshake_timeout: Duration::from_secs(10),
             head_timeout: Duration::from_secs(30),
             body_timeout: crate::app::BODY_IDLE_TIMEOUT,
+            body_deadline: crate::app::BODY_DEADLINE,
+            max_connections: None,
             shutdown_grace: Duration::from_secs(10),
             access_log: None,
         }
@@ -206,6 +212,30 @@ impl Builder {
     #[must_use]
     pub fn request_body_timeout(mut self, d: Duration) -> Self {
         self.body_timeout = d;
+        self
+    }
+
+    /// How long reading a request body whole (the API's, up to 512 KiB;
+    /// the control API's, up to 1 GiB) may take in all before the
+    /// connection is closed without an answer (30 s). An upload is
+    /// bounded by [`Builder::request_body_timeout`] alone.
+    #[must_use]
+    pub fn request_body_deadline(mut self, d: Duration) -> Self {
+        self.body_deadline = d;
+        self
+    }
+
+    /// How many connections are served at once (at least one); a
+    /// connection accepted beyond them is closed at once, so that those
+    /// being served keep being served. By default the process's
+    /// open-files limit (`RLIMIT_NOFILE`'s soft limit when the server
+    /// starts) less 64 files the server keeps for itself, and at most
+    /// 16,384. As pveproxy does, once all but 20 of them (of more than
+    /// 100) are open, a new connection is served one request and
+    /// closed.
+    #[must_use]
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = Some(n);
         self
     }
 
@@ -359,7 +389,10 @@ impl Builder {
         let conns = Connections {
             wire: Arc::new(crate::app::wire(
                 state.clone(),
-                self.body_timeout,
+                crate::app::BodyTimes {
+                    idle: self.body_timeout,
+                    deadline: self.body_deadline,
+                },
                 self.access_log.clone(),
             )),
             acceptor,
@@ -367,7 +400,9 @@ impl Builder {
             head_timeout: self.head_timeout,
             stop: stop_rx.clone(),
         };
-        let task = tokio::spawn(serve(listener, conns, stop_rx, self.shutdown_grace));
+        let cap = Cap::new(self.max_connections.unwrap_or_else(default_max_connections));
+        tracing::debug!(max = cap.max, "connections served at once");
+        let task = tokio::spawn(serve(listener, conns, cap, stop_rx, self.shutdown_grace));
         Ok(Running {
             addr,
             tls: identity.is_some(),
@@ -497,12 +532,85 @@ struct Connections {
     stop: watch::Receiver<bool>,
 }
 
+/// The open files the server keeps for itself below the open-files
+/// limit (the listener, the runtime's, the data directory's and the
+/// access log's files, a TLS certificate being read).
+const FILES_KEPT: u64 = 64;
+
+/// The most connections served at once by default, whatever the
+/// open-files limit (each idle TLS connection holds about 32 KiB).
+const MAX_CONNECTIONS: usize = 16_384;
+
+/// How many connections a server serves at once unless told otherwise
+/// ([`Builder::max_connections`]): the process's open-files limit (its
+/// soft limit, `RLIMIT_NOFILE`, as it is now: the `fake-pve` binary
+/// raises it to the hard limit at start) less [`FILES_KEPT`] (half the
+/// limit when it is lower than twice that), and at most
+/// [`MAX_CONNECTIONS`].
+fn default_max_connections() -> usize {
+    #[cfg(unix)]
+    let limit = rlimit::getrlimit(rlimit::Resource::NOFILE).map_or(1024, |(soft, _)| soft);
+    #[cfg(not(unix))]
+    let limit = 1024_u64;
+    let open = if limit >= 2 * FILES_KEPT {
+        limit - FILES_KEPT
+    } else {
+        limit / 2
+    };
+    usize::try_from(open).map_or(MAX_CONNECTIONS, |n| n.clamp(1, MAX_CONNECTIONS))
+}
+
+/// The connections a server may have open at once: one permit each.
+struct Cap {
+    max: usize,
+    /// Once this many are open, a new one is served without keep-alive
+    /// (pveproxy's `max_conn_soft_limit`).
+    soft: usize,
+    permits: Arc<tokio::sync::Semaphore>,
+    /// Whether the last connection accepted was over the cap (warned
+    /// about once, not for each).
+    refusing: bool,
+}
+
+impl Cap {
+    fn new(max: usize) -> Self {
+        let max = max.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
+        Self {
+            max,
+            soft: if max > 100 { max - 20 } else { max },
+            permits: Arc::new(tokio::sync::Semaphore::new(max)),
+            refusing: false,
+        }
+    }
+
+    /// A permit for one more connection, held while it is open, and
+    /// whether it may be kept alive; `None` over the cap.
+    fn admit(&mut self, peer: SocketAddr) -> Option<(tokio::sync::OwnedSemaphorePermit, bool)> {
+        let Ok(permit) = self.permits.clone().try_acquire_owned() else {
+            if !self.refusing {
+                tracing::warn!(
+                    max = self.max,
+                    "connection limit reached: connections over it are closed at once"
+                );
+            }
+            self.refusing = true;
+            tracing::debug!(%peer, "over the connection limit: closed");
+            return None;
+        };
+        self.refusing = false;
+        let open = self.max - self.permits.available_permits();
+        Some((permit, open < self.soft))
+    }
+}
+
 /// Accepts connections until told to stop, then waits for them to end
 /// (each closes once its request in flight is answered) for up to
-/// `grace`, and aborts those left.
+/// `grace`, and aborts those left. A connection over the cap is closed
+/// as soon as it is accepted.
 async fn serve(
     listener: TcpListener,
     conns: Connections,
+    mut cap: Cap,
     mut stop: watch::Receiver<bool>,
     grace: Duration,
 ) {
@@ -520,8 +628,16 @@ async fn serve(
                 continue;
             }
         };
+        let Some((permit, keep_alive)) = cap.admit(peer) else {
+            drop(stream);
+            continue;
+        };
         let _ = stream.set_nodelay(true);
-        running.spawn(conns.clone().serve(stream, peer));
+        let conn = conns.clone().serve(stream, peer, keep_alive);
+        running.spawn(async move {
+            conn.await;
+            drop(permit);
+        });
         while running.try_join_next().is_some() {}
     }
     drop(listener);
@@ -537,11 +653,11 @@ async fn serve(
 
 impl Connections {
     /// Serves one connection: the TLS handshake (bounded in time), then
-    /// HTTP/1.1 with keep-alive until the client closes or the server
-    /// stops.
-    async fn serve(mut self, stream: tokio::net::TcpStream, peer: SocketAddr) {
+    /// HTTP/1.1 with keep-alive (unless `keep_alive` is false: one
+    /// request) until the client closes or the server stops.
+    async fn serve(mut self, stream: tokio::net::TcpStream, peer: SocketAddr, keep_alive: bool) {
         let Some(acceptor) = self.acceptor.clone() else {
-            return self.http(stream, peer).await;
+            return self.http(stream, peer, keep_alive).await;
         };
         let handshake = tokio::time::timeout(self.handshake_timeout, acceptor.accept(stream));
         let tls = tokio::select! {
@@ -549,13 +665,13 @@ impl Connections {
             () = stopped(&mut self.stop) => return,
         };
         match tls {
-            Ok(Ok(tls)) => self.http(tls, peer).await,
+            Ok(Ok(tls)) => self.http(tls, peer, keep_alive).await,
             Ok(Err(e)) => tracing::debug!(%peer, "TLS handshake failed: {e}"),
             Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
         }
     }
 
-    async fn http<I>(mut self, io: I, peer: SocketAddr)
+    async fn http<I>(mut self, io: I, peer: SocketAddr, keep_alive: bool)
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
@@ -574,7 +690,7 @@ impl Connections {
         // The wait for a request's head is bounded here
         // (`ConnectionWire::idle`), by one timer a connection, not by
         // hyper's, set for each request.
-        http.keep_alive(true).writev(false);
+        http.keep_alive(keep_alive).writev(false);
         let conn = http.serve_connection(TokioIo::new(io), svc);
         tokio::pin!(conn);
         let result = tokio::select! {

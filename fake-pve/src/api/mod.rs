@@ -39,8 +39,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderMap, Method, Response};
-use http_body_util::Full;
+use http::{HeaderMap, Method};
 use serde_json::Value;
 
 use crate::model::{AuthId, Context, Error, Result};
@@ -49,7 +48,7 @@ use auth::Credentials;
 pub use envelope::*;
 pub use fallback::{Fallback, fallback_kind};
 pub use params::Params;
-pub use pipeline::{answer, handle, replay};
+pub use pipeline::{answer, handle, refuse_unauthenticated, replay};
 
 /// What a handler answers: the `data` member, and `total` where PVE sets it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -423,23 +422,6 @@ pub(crate) use crate::model::percent_decoded;
 /// The body size PVE accepts (`$limit_max_post`).
 pub const MAX_BODY: usize = 512 * 1024;
 
-/// pveproxy checks a request's credentials from its headers before it
-/// reads the body: an upload without valid credentials is refused with
-/// 401 before any of its file is read.
-pub async fn refuse_unauthenticated_upload(
-    state: &State,
-    method: &Method,
-    headers: &HeaderMap,
-) -> Option<Response<Full<Bytes>>> {
-    match state.with(|c| authenticate(state, c, method, headers, true)) {
-        Ok(_) => None,
-        Err(AuthReject(msg)) => {
-            delay(state).await;
-            Some(status_only(401, &msg))
-        }
-    }
-}
-
 pub(crate) async fn delay(state: &State) {
     let d = state.settings().auth_failure_delay;
     if d > Duration::ZERO {
@@ -502,6 +484,8 @@ pub(crate) fn body_params(
 mod tests {
     use super::*;
     use crate::model::ErrorKind;
+    use http::Response;
+    use http_body_util::Full;
     use rstest::rstest;
 
     #[rstest]

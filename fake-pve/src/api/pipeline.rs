@@ -69,7 +69,8 @@ pub async fn answer(
             Box::pin(state.lock_for_request(now_ms)).await
         };
         // 2. Authenticate.
-        authenticate_request(state, &cluster, &req, &parsed.path).map(|who| {
+        let head = (&req.method, req.path.as_str(), &req.headers);
+        authenticate_request(state, &cluster, head, &parsed.path).map(|who| {
             let user = who.clone();
             match journal(state, &cluster, &req, &parsed.path) {
                 Some(store) => (user, Err((store.clone(), who, parsed))),
@@ -178,19 +179,51 @@ fn changes_world(method: &Method, login: bool, step: &Step) -> bool {
 }
 
 /// Stage 2: who asks (`None` on the calls that need no credentials), or
-/// why not (answered 401 after PVE's delay).
+/// why not (answered 401 after PVE's delay), from the request's head:
+/// its method, path and headers; `rel` is its path below the format.
 fn authenticate_request(
     state: &State,
     cluster: &Cluster,
-    req: &Request,
+    (method, path, headers): (&Method, &str, &http::HeaderMap),
     rel: &str,
 ) -> std::result::Result<Option<AuthId>, AuthReject> {
-    if needs_no_auth(&req.method, rel) {
+    if needs_no_auth(method, rel) {
         return Ok(None);
     }
     // Only a write is checked for its CSRF token (an upload is exempt).
-    let upload = req.method != Method::GET && upload::is_upload_path(&req.path);
-    authenticate(state, cluster, &req.method, &req.headers, upload).map(Some)
+    let upload = method != Method::GET && upload::is_upload_path(path);
+    authenticate(state, cluster, method, headers, upload).map(Some)
+}
+
+/// Stage 2 from a request's head, before its body is read, as pveproxy
+/// checks credentials before it reads a body: the 401 (after PVE's
+/// delay) of a request whose credentials fail, `None` for one that may
+/// go on (its body is read then, and [`answer`] authenticates it again
+/// at the instant it runs). The calls that need no credentials (the
+/// login) go on.
+pub async fn refuse_unauthenticated(
+    state: &State,
+    method: &Method,
+    path: &str,
+    headers: &http::HeaderMap,
+) -> Option<Response<Full<Bytes>>> {
+    let decoded = super::percent_decoded(path);
+    let rel = relative(split_api2(&decoded));
+    if needs_no_auth(method, &rel) {
+        return None;
+    }
+    let now_ms = state.clock().now_millis();
+    let checked = {
+        let cluster = if let Some(c) = state.try_lock_at(now_ms) {
+            c
+        } else {
+            state.lock_for_request(now_ms).await
+        };
+        authenticate_request(state, &cluster, (method, path, headers), &rel)
+    };
+    let AuthReject(msg) = checked.err()?;
+    delay(state).await;
+    Some(status_only(401, &msg))
 }
 
 /// The journal a request goes to, if any: one that can change the world

@@ -178,7 +178,12 @@ where
                     state = State::Head;
                     true
                 }
-                None => false,
+                None => {
+                    // The preamble is not kept: only what may be the
+                    // start of a delimiter straddling reads.
+                    buf.advance(buf.len().saturating_sub(delim.len()));
+                    false
+                }
             },
             State::Head => {
                 if buf.starts_with(b"--") {

@@ -168,17 +168,31 @@ async fn admit(
         crate::app::Whole::TooLarge(_) => return Err(reply(api::plain(501, "for data too large"))),
         crate::app::Whole::Broken => return Err(crate::app::Whole::drop_connection()),
     };
-    let who = match state.with(|c| api::authenticate(state, c, &req.method, &req.headers, false)) {
+    let who = admit_head(state, &req.method, &req.path, &req.headers).await?;
+    Ok((req, who))
+}
+
+/// [`admit`] from a request's head alone (`path` is the full request
+/// path): who makes it, or the refusal (401 after PVE's delay, or 403).
+/// The wire asks it before it reads a body, so that a body is read only
+/// for whom may send it.
+pub(crate) async fn admit_head(
+    state: &State,
+    method: &Method,
+    path: &str,
+    headers: &http::HeaderMap,
+) -> std::result::Result<AuthId, axum::response::Response> {
+    let who = match state.with(|c| api::authenticate(state, c, method, headers, false)) {
         Ok(who) => who,
         Err(api::AuthReject(msg)) => {
             api::delay(state).await;
             return Err(reply(api::status_only(401, &msg)));
         }
     };
-    if let Err(refused) = state.with(|c| permitted(c.access(), &who, &req.method, &req.path)) {
+    if let Err(refused) = state.with(|c| permitted(c.access(), &who, method, path)) {
         return Err(reply(api::failure(Format::Json, &refused)));
     }
-    Ok((req, who))
+    Ok(who)
 }
 
 /// Whether `who` may make the control call `method path` (a full
