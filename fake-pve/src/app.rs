@@ -385,10 +385,6 @@ struct TooLarge;
 #[derive(Debug, Clone, Copy)]
 struct BodyLimit(usize);
 
-/// The most [`read_whole`] sets aside for a body before its bytes come
-/// (a body declared larger grows its buffer as it comes).
-const RESERVE_MAX: usize = 16 << 20;
-
 /// Bounds the body a handler reads: at most `limit` bytes read whole
 /// ([`Whole`]; [`api::MAX_BODY`] for the API, refused after
 /// authentication as PVE does; [`CONTROL_MAX_BODY`] for the control
@@ -509,9 +505,10 @@ enum Unread {
 
 /// Reads a body whole, at most `limit` bytes of it: a body that comes as
 /// one part is that part; one that comes in parts is copied into one
-/// buffer (set aside for the declared length, up to [`RESERVE_MAX`],
-/// then grown), so that no part is kept (each holds the read buffer it
-/// came in).
+/// buffer, set aside for its declared length up to the limit (a large
+/// limit is the control API's, whose requests are authenticated before
+/// their bodies are read), so that no part is kept (each holds the read
+/// buffer it came in) and the buffer is not copied as it grows.
 async fn read_whole<B>(mut body: B, limit: usize, declared: usize) -> Result<Bytes, Unread>
 where
     B: hyper::body::Body<Data = Bytes> + Unpin,
@@ -532,8 +529,7 @@ where
             continue;
         }
         if let Some(part) = first.take() {
-            let declared = declared.min(limit).min(RESERVE_MAX);
-            buf.reserve(declared.max(had + data.len()));
+            buf.reserve(declared.min(limit).max(had + data.len()));
             buf.extend_from_slice(&part);
         }
         buf.extend_from_slice(&data);
