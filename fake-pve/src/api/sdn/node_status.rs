@@ -16,6 +16,7 @@ pub fn routes() -> Vec<Route> {
         get("/nodes/{node}/sdn/zones", zones_status),
         get("/nodes/{node}/sdn/zones/{zone}/content", zone_content),
         get("/nodes/{node}/sdn/vnets/{vnet}", vnet_diridx),
+        get("/nodes/{node}/sdn/vnets/{vnet}/mac-vrf", vnet_mac_vrf),
     ]
 }
 
@@ -46,4 +47,16 @@ fn vnet_diridx(ctx: &Ctx<'_>) -> Result<Reply> {
     let vnet = ctx.param("vnet")?;
     ctx.with(|c| check_vnet_access(ctx, c, &vnet, &["SDN.Audit"]))?;
     Ok(json!([{ "subdir": "mac-vrf" }]).into())
+}
+
+/// `GET /nodes/{node}/sdn/vnets/{vnet}/mac-vrf` (9.x): SDN.Audit on the
+/// VNet, as PVE checks it before reading FRR's EVPN table, which is not
+/// emulated (501).
+fn vnet_mac_vrf(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.param("node")?;
+    let vnet = ctx.param("vnet")?;
+    ctx.with(|c| check_vnet_access(ctx, c, &vnet, &["SDN.Audit"]))?;
+    Err(crate::model::Error::NotImplemented(format!(
+        "Method 'GET /api2/json/nodes/{node}/sdn/vnets/{vnet}/mac-vrf' is not emulated by fake-pve"
+    )))
 }

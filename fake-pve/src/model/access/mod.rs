@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use super::acl::{self, AclNode, UgKind};
 use super::{Error, PveVersion, Result};
 
+mod guest_lists;
 mod privileges;
 pub mod realms;
 mod roles;
