@@ -137,7 +137,15 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?.clone();
     let version = ctx.state.settings().version;
     let unprivileged = ctx.params.bool("unprivileged")?;
+    let ha_managed = ctx.params.bool("ha-managed")?.unwrap_or(false);
+    let ostemplate = ctx.param("ostemplate")?;
     ctx.with(|c| {
+        if !unprivileged.unwrap_or(version.is_v9()) {
+            c.access().check_perm(&who, "/", &["Sys.Modify"])?;
+        }
+        if ha_managed {
+            c.access().check_perm(&who, "/", &["Sys.Console"])?;
+        }
         if let Some(p) = &pool {
             c.access().check_pool_exist(p)?;
         }
@@ -150,9 +158,6 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
             });
         if !allocate {
             return Err(Error::Forbidden("Permission check failed".into()));
-        }
-        if !unprivileged.unwrap_or(version.is_v9()) {
-            c.access().check_perm(&who, "/", &["Sys.Modify"])?;
         }
         Ok::<_, Error>(())
     })?;
@@ -181,27 +186,29 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         sids.push(storage.clone().unwrap_or_else(|| "local".into()));
     }
     ctx.with(|c| {
-        sids.iter().try_for_each(|s| {
-            c.access()
-                .check_perm(&who, &format!("/storage/{s}"), &["Datastore.AllocateSpace"])
-        })
-    })?;
-    ctx.with(|c| {
-        c.check_ct_modify_config_perm(
+        c.check_ct_config_perm_in_pool(
             &who,
             vmid,
+            pool.as_deref(),
             None,
             &config,
             &[],
             unprivileged.unwrap_or(version.is_v9()),
-        )
+        )?;
+        if ostemplate != "-" {
+            c.check_volume_access(&who, Some(vmid), &ostemplate, Some("vztmpl"))?;
+        }
+        sids.iter().try_for_each(|s| {
+            c.access()
+                .check_perm(&who, &format!("/storage/{s}"), &["Datastore.AllocateSpace"])
+        })
     })?;
     let start = ctx.params.bool("start")?.unwrap_or(false);
     let start = start.then(|| (who.to_string(), ctx.task_ms("vzstart")));
     let req = CtCreateRequest {
         vmid,
         node: node.clone(),
-        ostemplate: ctx.param("ostemplate")?,
+        ostemplate,
         storage,
         config,
         unprivileged,
@@ -243,7 +250,11 @@ fn restore_ct(ctx: &Ctx<'_>, node: &str, vmid: u32) -> Result<Reply> {
     if !config.contains_key("rootfs") {
         sids.push(storage.clone().unwrap_or_else(|| "local".into()));
     }
+    let ha_managed = ctx.params.bool("ha-managed")?.unwrap_or(false);
     let sys_modify = ctx.with(|c| {
+        if ha_managed {
+            c.access().check_perm(&who, "/", &["Sys.Console"])?;
+        }
         if let Some(p) = &pool {
             c.access().check_pool_exist(p)?;
         }
@@ -266,35 +277,18 @@ fn restore_ct(ctx: &Ctx<'_>, node: &str, vmid: u32) -> Result<Reply> {
         } else {
             return Err(Error::Forbidden("Permission check failed".into()));
         }
-        c.check_ct_modify_config_perm(
+        c.check_ct_config_perm_in_pool(
             &who,
             vmid,
+            pool.as_deref(),
             None,
             &config,
             &[],
             unprivileged.unwrap_or(false),
         )?;
         // check_volume_access on the archive, as content `backup`.
-        if let Some((sid, name)) = archive.split_once(':')
-            && !access.has_priv(&who, &format!("/storage/{sid}"), "Datastore.Allocate")
-        {
-            let file = name.rsplit('/').next().unwrap_or_default();
-            match crate::model::storage::content::backup_info(file).1 {
-                Some(owner) if owner == vmid => {}
-                Some(owner) => {
-                    access.check_perm(
-                        &who,
-                        &format!("/storage/{sid}"),
-                        &["Datastore.AllocateSpace"],
-                    )?;
-                    access.check_perm(&who, &format!("/vms/{owner}"), &["VM.Backup"])?;
-                }
-                None => {
-                    return Err(Error::failed(format!(
-                        "missing privileges to access {archive}"
-                    )));
-                }
-            }
+        if archive != "-" {
+            c.check_volume_access(&who, Some(vmid), &archive, Some("backup"))?;
         }
         for s in &sids {
             access.check_perm(&who, &format!("/storage/{s}"), &["Datastore.AllocateSpace"])?;
@@ -599,16 +593,28 @@ fn clone_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         .and_then(|n| u32::try_from(n).ok())
         .ok_or_else(|| super::params::missing("newid"))?;
     let who = ctx.who()?.clone();
+    let snapname = ctx.params.str("snapname");
+    let storage = ctx.params.str("storage");
     ctx.with(|c| {
         c.access()
-            .check_perm(&who, &format!("/vms/{newid}"), &["VM.Allocate"])
+            .check_perm(&who, &format!("/vms/{newid}"), &["VM.Allocate"])?;
+        // The config cloned, when there is one to clone: the clone's own
+        // checks refuse the rest.
+        let conf = c.guests().ct(vmid).and_then(|ct| match &snapname {
+            Some(s) => ct.snapshots().get(s),
+            None => Some(ct.config()),
+        });
+        match conf {
+            Some(conf) => c.check_ct_clone_perm(&who, conf, storage.as_deref()),
+            None => Ok(()),
+        }
     })?;
     let req = CtCloneRequest {
         newid,
         target: ctx.params.str("target"),
-        storage: ctx.params.str("storage"),
+        storage,
         full: ctx.params.bool("full")?,
-        snapname: ctx.params.str("snapname"),
+        snapname,
         hostname: ctx.params.str("hostname"),
         description: ctx.params.str("description"),
     };

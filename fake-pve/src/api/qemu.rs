@@ -123,13 +123,7 @@ fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
 fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
-    if ctx.params.get("archive").is_some() {
-        return super::backup::restore_vm(ctx, &node, vmid);
-    }
     let pool = ctx.params.str("pool");
-    if let Some(pool) = &pool {
-        ctx.with(|c| c.access().check_pool_exist(pool))?;
-    }
     let start = ctx.params.bool("start")?.unwrap_or(false);
     let storage = ctx.params.str("storage");
     let config: BTreeMap<String, String> = ctx
@@ -138,6 +132,25 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         .filter(|k| !qemu::CREATE_ONLY.contains(k))
         .filter_map(|k| Some((k.to_string(), ctx.params.str(k)?)))
         .collect();
+    let archive = ctx.params.str("archive");
+    let extraction = ctx.params.str("import-working-storage");
+    let check = qemu::perm::CreatePerm {
+        vmid,
+        node: &node,
+        config: &config,
+        storage: storage.as_deref(),
+        pool: pool.as_deref(),
+        start,
+        ha_managed: ctx.params.bool("ha-managed")?.unwrap_or(false),
+        archive: archive.as_deref(),
+        force: ctx.params.bool("force")?.unwrap_or(false),
+        extraction_storage: extraction.as_deref(),
+    };
+    let who = ctx.who()?.clone();
+    ctx.with(|c| c.check_create_vm_perm(&who, &check))?;
+    if archive.is_some() {
+        return super::backup::restore_vm(ctx, &node, vmid);
+    }
     if let Some(tags) = config.get("tags") {
         let who = ctx.who()?.clone();
         ctx.with(|c| c.assert_tag_permissions(&who, vmid, None, Some(tags)))?;
@@ -318,11 +331,27 @@ fn check_tags(ctx: &Ctx<'_>, node: &str, vmid: u32, u: &ConfigUpdate) -> Result<
     })
 }
 
+/// `update_vm_api`'s permission checks of an update: those made before
+/// the config is locked (by option, storage and bridge access), then
+/// those made while the change is applied (each option's old and new
+/// value), answered apart: an asynchronous update's task fails with the
+/// latter.
+fn check_update_perm(ctx: &Ctx<'_>, node: &str, vmid: u32, u: &ConfigUpdate) -> Result<Result<()>> {
+    let who = ctx.who()?.clone();
+    let storage = ctx.params.str("import-working-storage");
+    ctx.with(|c| {
+        let current = c.vm(node, vmid)?.config().clone();
+        c.check_update_vm_perm(&who, vmid, &current, &u.set, &u.delete, storage.as_deref())?;
+        Ok(c.check_update_vm_values_perm(&who, vmid, &current, &u.set, &u.delete))
+    })
+}
+
 /// `PUT .../config`: synchronous, answers null.
 fn update_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
     let u = parse_update(ctx, vmid)?;
+    check_update_perm(ctx, &node, vmid, &u)??;
     check_tags(ctx, &node, vmid, &u)?;
     apply_update(ctx, &node, vmid, &u)
 }
@@ -343,9 +372,14 @@ fn update_vm_async(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let vmid = vmid(ctx)?;
     let u = parse_update(ctx, vmid)?;
+    let in_task = check_update_perm(ctx, &node, vmid, &u)?;
     check_tags(ctx, &node, vmid, &u)?;
     ctx.with(|c| c.check_update(&node, vmid, &u))?;
-    run_task(ctx, &node, qemu_worker("qmconfig", vmid, QemuOp::Config(u)))
+    let worker = match in_task {
+        Ok(()) => qemu_worker("qmconfig", vmid, QemuOp::Config(u)),
+        Err(e) => Worker::new("qmconfig", &vmid.to_string()).fail(e.to_string()),
+    };
+    run_task(ctx, &node, worker)
 }
 
 /// `GET .../pending`.

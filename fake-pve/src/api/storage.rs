@@ -258,7 +258,20 @@ fn content_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let sid = ctx.param("storage")?;
     let content = ctx.params.str("content");
     let vmid = opt_vmid(ctx)?;
-    let items = ctx.with(|c| c.content_list(&sid, &node, content.as_deref(), vmid))?;
+    let who = ctx.who()?.clone();
+    let items = ctx.with(|c| {
+        let items = c.content_list(&sid, &node, content.as_deref(), vmid)?;
+        // Only the volumes the caller may access (`check_volume_access`).
+        Ok::<_, Error>(
+            items
+                .into_iter()
+                .filter(|v| {
+                    let volid = v["volid"].as_str().unwrap_or_default();
+                    c.check_volume_access(&who, None, volid, None).is_ok()
+                })
+                .collect::<Vec<_>>(),
+        )
+    })?;
     Ok(Value::Array(items).into())
 }
 
@@ -312,8 +325,12 @@ fn volume_of(ctx: &Ctx<'_>, param: &str) -> Result<(String, String)> {
 fn content_info(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_name(ctx)?;
     let (sid, name) = volume_of(ctx, "volume")?;
+    let who = ctx.who()?.clone();
     Ok(ctx
-        .with(|c| c.storages().volume_info(&sid, &node, &name))?
+        .with(|c| {
+            c.check_volume_access(&who, None, &format!("{sid}:{name}"), None)?;
+            c.storages().volume_info(&sid, &node, &name)
+        })?
         .into())
 }
 
@@ -323,7 +340,9 @@ fn content_update(ctx: &Ctx<'_>) -> Result<Reply> {
     let (sid, name) = volume_of(ctx, "volume")?;
     let notes = ctx.params.str("notes");
     let protected = ctx.params.bool("protected")?;
+    let who = ctx.who()?.clone();
     ctx.with(|c| {
+        c.check_volume_access(&who, None, &format!("{sid}:{name}"), None)?;
         c.storages_mut()
             .update_volume_attrs(&sid, &node, &name, notes, protected)
     })?;

@@ -508,10 +508,12 @@ impl Cluster {
         for (id, pool) in self.access.pools().iter() {
             let mut row = json!({ "id": format!("/pool/{id}"), "pool": id, "type": "pool" });
             for vmid in pool.vms() {
-                let Some(v) = self.guests.get(vmid) else {
-                    continue;
+                // VMs and containers alike (the cluster's VM list).
+                let e = match (self.guests.get(vmid), self.guests.ct(*vmid)) {
+                    (Some(v), _) => self.vm_resource(v, now),
+                    (None, Some(ct)) => self.ct_resource(ct, now),
+                    (None, None) => continue,
                 };
-                let e = self.vm_resource(v, now);
                 let uptime = e["uptime"].as_u64().unwrap_or(0);
                 if uptime == 0 {
                     continue;

@@ -110,6 +110,23 @@ impl GuestRow<'_> {
     }
 }
 
+/// The figures of a node's row that only those with Sys.Audit on the
+/// node see (`extract_node_stats` with `exclude_stats`): its uptime,
+/// load and usage, and its capacity.
+pub const NODE_STATS: &[&str] = &[
+    "uptime", "cpu", "mem", "disk", "maxcpu", "maxmem", "maxdisk",
+];
+
+/// A node's row without [`NODE_STATS`], as PVE lists a node to a caller
+/// who may not audit it.
+pub fn exclude_node_stats(row: &mut Value) {
+    if let Some(obj) = row.as_object_mut() {
+        for key in NODE_STATS {
+            obj.remove(*key);
+        }
+    }
+}
+
 /// A VMID as text, as a key that sorts as the text does (PVE lists the
 /// guests in the string order of their VMIDs: `1000` before `101`).
 pub(super) fn text_order(vmid: u32) -> [u8; 10] {
@@ -264,7 +281,11 @@ impl Cluster {
         }
         if want("node") {
             let loads = loads.unwrap_or_else(|| self.guest_loads());
-            for row in self.node_resources_with(now, &loads) {
+            for mut row in self.node_resources_with(now, &loads) {
+                let node = row["node"].as_str().unwrap_or_default();
+                if !may(&format!("/nodes/{node}"), "Sys.Audit") {
+                    exclude_node_stats(&mut row);
+                }
                 rows.put(&row);
             }
         }
@@ -526,6 +547,7 @@ acl:
   - {path: /vms/1000, roles: [PVEAuditor], users: [alice@pve]}
   - {path: /vms/200, roles: [PVEAuditor], users: [alice@pve]}
   - {path: /storage/local, roles: [PVEAuditor], users: [alice@pve]}
+  - {path: /nodes/pve1, roles: [PVEAuditor], users: [alice@pve]}
 vms:
   - {vmid: 100, node: pve1, name: a, status: running, config: {cores: '16', memory: '2048', tags: 'x;y', scsi0: 'local-lvm:vm-100-disk-0,size=32G'}}
   - {vmid: 1000, node: pve2, status: stopped, config: {vcpus: '2', sockets: '2', cores: '2', lock: backup}}
@@ -624,9 +646,43 @@ containers:
                 .cloned()
                 .collect()
         };
-        let listed = Value::Array(c.resources_view(Some("node"), 1_790_000_100));
+        // Their figures are left out for a caller without Sys.Audit on
+        // the node (alice audits pve1 alone).
+        let mut listed = Value::Array(c.resources_view(Some("node"), 1_790_000_100));
+        for row in listed.as_array_mut().into_iter().flatten() {
+            if user != "root@pam" && row["node"] != "pve1" {
+                super::exclude_node_stats(row);
+            }
+        }
         assert_eq!(nodes(&rows), nodes(&listed));
         assert!(nodes(&rows).iter().any(|n| n["mem"].as_u64() > Some(0)));
+    }
+
+    /// `extract_node_stats` with `exclude_stats`: a node's figures only
+    /// for those who may audit it; its name, status and level for all.
+    #[rstest]
+    #[case("root@pam", &["pve1", "pve2"])]
+    #[case("alice@pve", &["pve1"])]
+    #[case("bob@pve", &[])]
+    fn node_figures_need_sys_audit(#[case] user: &str, #[case] audited: &[&str]) {
+        let c = world(PveVersion::V9_1);
+        let who = AuthId::User(user.into());
+        let rows: Value =
+            serde_json::from_slice(&c.resources_json(Some("node"), 1_790_000_100, &who))
+                .expect("JSON");
+        let rows = rows.as_array().expect("list");
+        assert_eq!(rows.len(), 2);
+        for row in rows {
+            let node = row["node"].as_str().expect("node");
+            assert_eq!(row["status"], "online", "{row}");
+            for key in super::NODE_STATS {
+                assert_eq!(
+                    row.get(*key).is_some(),
+                    audited.contains(&node),
+                    "{user} {node} {key}: {row}"
+                );
+            }
+        }
     }
 
     /// The guests' rows written on two threads are the rows one thread

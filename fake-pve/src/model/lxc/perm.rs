@@ -44,11 +44,32 @@ impl Cluster {
         delete: &[String],
         unprivileged: bool,
     ) -> Result<()> {
-        if who.to_string() == "root@pam" {
+        self.check_ct_config_perm_in_pool(who, vmid, None, old, new, delete, unprivileged)
+    }
+
+    /// [`Cluster::check_ct_modify_config_perm`] of a container made in
+    /// `pool`: each privilege held on the pool will do as well as on the
+    /// container (`check_vm_perm`).
+    ///
+    /// # Errors
+    /// 403 `Permission check failed (...)`; 500 `Only root can pass
+    /// arbitrary filesystem paths.` for a mount point's volume given
+    /// without a storage.
+    #[allow(clippy::too_many_arguments)]
+    pub fn check_ct_config_perm_in_pool(
+        &self,
+        who: &AuthId,
+        vmid: u32,
+        pool: Option<&str>,
+        old: Option<&BTreeMap<String, String>>,
+        new: &BTreeMap<String, String>,
+        delete: &[String],
+        unprivileged: bool,
+    ) -> Result<()> {
+        if crate::model::guest_perm::is_root_pam(who) {
             return Ok(());
         }
-        let vm = format!("/vms/{vmid}");
-        let need = |p: &str| self.access.check_perm(who, &vm, &[p]);
+        let need = |p: &str| self.check_vm_perm(who, vmid, pool, &[p], false);
         let empty = BTreeMap::new();
         let old = old.unwrap_or(&empty);
         let check = |opt: &str, deleting: bool| -> Result<()> {
@@ -95,23 +116,27 @@ impl Cluster {
                     let value = new.get(o).map_or("", String::as_str);
                     let vol = mp_volume(value).unwrap_or_default();
                     if vol.starts_with('/') {
-                        return Err(perm_exc(
-                            "mount point type bind is only allowed for root@pam",
-                        ));
+                        // `classify_mountpoint`: a device under /dev, a
+                        // bind mount otherwise.
+                        let kind = if vol.starts_with("/dev/") {
+                            "device"
+                        } else {
+                            "bind"
+                        };
+                        return Err(perm_exc(&format!(
+                            "mount point type {kind} is only allowed for root@pam"
+                        )));
                     }
-                    if !is_storage_volume(vol) {
-                        // `SIZE` alone: the default storage, checked by
-                        // the create call itself.
-                        return Ok(());
+                    match new_disk(vol).filter(|_| is_storage_volume(vol)) {
+                        Some((sid, _)) => self.access.check_perm(
+                            who,
+                            &format!("/storage/{sid}"),
+                            &["Datastore.AllocateSpace"],
+                        ),
+                        // An existing volume (or a size alone, which is no
+                        // volume ID): `check_volume_access` as `rootdir`.
+                        None => self.check_volume_access(who, Some(vmid), vol, Some("rootdir")),
                     }
-                    let sid = new_disk(vol)
-                        .map(|(s, _)| s)
-                        .unwrap_or_else(|| vol.split(':').next().unwrap_or_default());
-                    self.access.check_perm(
-                        who,
-                        &format!("/storage/{sid}"),
-                        &["Datastore.AllocateSpace"],
-                    )
                 }
                 "tags" => {
                     let new_tags = if deleting {
@@ -126,7 +151,16 @@ impl Cluster {
                         new_tags,
                     )
                 }
-                o if is_indexed_key(o, "net") => need("VM.Config.Network"),
+                o if is_indexed_key(o, "net") => {
+                    need("VM.Config.Network")?;
+                    if let Some(v) = old.get(o) {
+                        self.check_net_bridge_access(who, v)?;
+                    }
+                    match new.get(o) {
+                        Some(v) if !deleting => self.check_net_bridge_access(who, v),
+                        _ => Ok(()),
+                    }
+                }
                 o if is_indexed_key(o, "dev") => Err(perm_exc(
                     "configuring device passthrough is only allowed for root@pam",
                 )),
@@ -138,6 +172,40 @@ impl Cluster {
         }
         for opt in delete {
             check(opt, true)?;
+        }
+        Ok(())
+    }
+}
+
+impl Cluster {
+    /// The checks `clone_vm` of a container makes on the config cloned
+    /// (its snapshot's with `snapname`): Datastore.AllocateSpace on the
+    /// storage of each volume mount point (the target `storage` if
+    /// given), SDN.Use on each network device's bridge.
+    ///
+    /// # Errors
+    /// 403 `Permission check failed (...)`.
+    pub fn check_ct_clone_perm(
+        &self,
+        who: &AuthId,
+        conf: &BTreeMap<String, String>,
+        storage: Option<&str>,
+    ) -> Result<()> {
+        for (opt, value) in conf {
+            if is_mount_key(opt) {
+                let vol = mp_volume(value).unwrap_or_default();
+                if !is_storage_volume(vol) {
+                    continue;
+                }
+                let sid = storage.unwrap_or_else(|| vol.split(':').next().unwrap_or_default());
+                self.access.check_perm(
+                    who,
+                    &format!("/storage/{sid}"),
+                    &["Datastore.AllocateSpace"],
+                )?;
+            } else if is_indexed_key(opt, "net") {
+                self.check_net_bridge_access(who, value)?;
+            }
         }
         Ok(())
     }

@@ -200,39 +200,12 @@ impl Cluster {
             Vec::new()
         };
         let src_name = oldconf.get("name").cloned();
-        // check_storage_access_clone
-        let mut sharedvm = true;
-        for (k, v) in &oldconf {
-            if !is_drive_key(k) {
-                continue;
-            }
-            let file = drive_file(v);
-            if file.is_empty() || file == "none" || file == "cdrom" {
-                continue;
-            }
-            let Some((sid, _)) = parse_volid(file) else {
-                continue;
-            };
-            let s = self.storage.existing(sid)?;
-            if !s.shared {
-                sharedvm = false;
-            }
-            if !drive_is_cdrom(v) {
-                let check = req.storage.as_deref().unwrap_or(sid);
-                if let Some(who) = &req.who
-                    && !self.access.has_priv(
-                        who,
-                        &format!("/storage/{check}"),
-                        "Datastore.AllocateSpace",
-                    )
-                {
-                    return Err(Error::permission(
-                        &format!("/storage/{check}"),
-                        &["Datastore.AllocateSpace"],
-                    ));
-                }
-            }
-        }
+        // check_storage_access_clone, check_mapping_access,
+        // check_bridge_access, check_cpu_model_access; without a caller
+        // (the model's own use) as root@pam.
+        let root = AuthId::User("root@pam".into());
+        let who = req.who.as_ref().unwrap_or(&root);
+        let sharedvm = self.check_clone_vm_perm(who, &oldconf, req.storage.as_deref())?;
         if let Some(t) = &target
             && !sharedvm
         {

@@ -28,6 +28,7 @@ mod destroy;
 mod feature;
 mod migrate;
 mod move_disk;
+pub mod perm;
 mod power;
 mod resize;
 pub(crate) mod rrd;

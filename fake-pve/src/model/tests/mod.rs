@@ -18,6 +18,7 @@ mod clusterlog;
 mod datacenter;
 mod faults;
 mod firewall;
+mod guest_perm;
 mod ha;
 mod lxc;
 mod metrics;
