@@ -1,7 +1,9 @@
 //! Backups: `vzdump`, its defaults and `extractconfig`, pruning, backup
 //! jobs and the guests no job covers (pve-manager `API2/VZDump.pm`,
 //! `API2/Backup.pm`, `API2/BackupInfo.pm`; pve-storage
-//! `API2/Storage/PruneBackups.pm`).
+//! `API2/Storage/PruneBackups.pm`); the checks of file-restore and of an
+//! import source's metadata (`FileRestore.pm`, `Status.pm`), whose work
+//! is not emulated.
 
 use std::collections::BTreeMap;
 
@@ -19,6 +21,18 @@ pub fn routes() -> Vec<Route> {
         post("/nodes/{node}/vzdump", vzdump),
         get("/nodes/{node}/vzdump/defaults", defaults),
         get("/nodes/{node}/vzdump/extractconfig", extractconfig),
+        get(
+            "/nodes/{node}/storage/{storage}/file-restore/list",
+            file_restore_list,
+        ),
+        get(
+            "/nodes/{node}/storage/{storage}/file-restore/download",
+            file_restore_download,
+        ),
+        get(
+            "/nodes/{node}/storage/{storage}/import-metadata",
+            get_import_metadata,
+        ),
         get("/nodes/{node}/storage/{storage}/prunebackups", dryrun),
         delete("/nodes/{node}/storage/{storage}/prunebackups", prune),
         get("/cluster/backup", index),
@@ -225,6 +239,42 @@ fn extractconfig(ctx: &Ctx<'_>) -> Result<Reply> {
         c.extract_config(&node, &volume)
     })?;
     Ok(json!(text).into())
+}
+
+/// A file-restore call: PVE's checks, then 501 (reading a backup's files
+/// is not emulated).
+fn file_restore(ctx: &Ctx<'_>, what: &str) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let storage = ctx.param("storage")?;
+    let volume = ctx.param("volume")?;
+    let who = ctx.who()?.clone();
+    ctx.with(|c| c.check_file_restore(&who, &storage, &volume))?;
+    Err(Error::NotImplemented(format!(
+        "Method 'GET /api2/json/nodes/{node}/storage/{storage}/file-restore/{what}' is not emulated by fake-pve"
+    )))
+}
+
+/// `GET /nodes/{node}/storage/{storage}/file-restore/list`.
+fn file_restore_list(ctx: &Ctx<'_>) -> Result<Reply> {
+    file_restore(ctx, "list")
+}
+
+/// `GET /nodes/{node}/storage/{storage}/file-restore/download`.
+fn file_restore_download(ctx: &Ctx<'_>) -> Result<Reply> {
+    file_restore(ctx, "download")
+}
+
+/// `GET /nodes/{node}/storage/{storage}/import-metadata`: access to the
+/// volume, then 501 (reading an import source is not emulated).
+fn get_import_metadata(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let storage = ctx.param("storage")?;
+    let volume = ctx.param("volume")?;
+    let who = ctx.who()?.clone();
+    ctx.with(|c| c.check_import_metadata(&who, &storage, &volume))?;
+    Err(Error::NotImplemented(format!(
+        "Method 'GET /api2/json/nodes/{node}/storage/{storage}/import-metadata' is not emulated by fake-pve"
+    )))
 }
 
 /// The parameters of both prune calls: node, storage, retention, VMID

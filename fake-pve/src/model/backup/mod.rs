@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub mod dump;
+pub mod file_restore;
 pub mod jobs;
 pub mod prune;
 pub mod restore;

@@ -1,0 +1,124 @@
+//! What PVE checks before it restores single files from a backup or
+//! reads an import source's metadata (pve-storage
+//! `API2/Storage/FileRestore.pm` `list`/`download`,
+//! `API2/Storage/Status.pm` `get_import_metadata`): access to the volume
+//! (`check_volume_access`) first, then whether the storage can do it.
+//! Reading a backup's files is not emulated; the checks are.
+
+use crate::model::access::AuthId;
+use crate::model::cluster::Cluster;
+use crate::model::storage::parse_volid;
+use crate::model::{Error, Result};
+
+/// FileRestore.pm's `$parse_volname_or_id`: the volume ID of `volume`
+/// given with `storage` (a full volume ID of that storage, a
+/// `backup/...` name, or a bare file name).
+///
+/// # Errors
+/// 400 `volume: storage ID mismatch (<sid> != <storage>).`
+pub fn restore_volid(storage: &str, volume: &str) -> Result<String> {
+    if let Some((sid, _)) = parse_volid(volume).filter(|(sid, _)| storage_id(sid)) {
+        if sid != storage {
+            return Err(Error::invalid(
+                "volume",
+                format!("storage ID mismatch ({sid} != {storage})."),
+            ));
+        }
+        return Ok(volume.to_string());
+    }
+    if volume.starts_with("backup/") {
+        Ok(format!("{storage}:{volume}"))
+    } else {
+        Ok(format!("{storage}:backup/{volume}"))
+    }
+}
+
+/// `parse_volume_id`'s storage part: a letter, then letters, digits,
+/// `-`, `_`, `.`, and a letter or digit last (a PBS snapshot's time,
+/// `vm/100/2024-01-01T00:00:00Z`, has a colon but no storage).
+fn storage_id(sid: &str) -> bool {
+    let b = sid.as_bytes();
+    b.len() >= 2
+        && b[0].is_ascii_alphabetic()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+impl Cluster {
+    /// The checks of a file-restore `list` or `download`: the storage
+    /// exists, the caller may access the backup volume, and the storage
+    /// is a Proxmox Backup Server. Answers the volume ID.
+    ///
+    /// # Errors
+    /// Those of [`restore_volid`] and [`Cluster::check_volume_access`];
+    /// 400 `storage: Only PBS storages supported for file-restore.`
+    pub fn check_file_restore(&self, who: &AuthId, storage: &str, volume: &str) -> Result<String> {
+        let volid = restore_volid(storage, volume)?;
+        let kind = self.storages().existing(storage)?.kind.clone();
+        self.check_volume_access(who, None, &volid, Some("backup"))?;
+        if kind != "pbs" {
+            return Err(Error::invalid(
+                "storage",
+                "Only PBS storages supported for file-restore.",
+            ));
+        }
+        Ok(volid)
+    }
+
+    /// The check of `get_import_metadata`: access to `<storage>:<volume>`
+    /// whatever its content type. Answers the volume ID.
+    ///
+    /// # Errors
+    /// Those of [`Cluster::check_volume_access`].
+    pub fn check_import_metadata(
+        &self,
+        who: &AuthId,
+        storage: &str,
+        volume: &str,
+    ) -> Result<String> {
+        let volid = format!("{storage}:{volume}");
+        self.check_volume_access(who, None, &volid, None)?;
+        Ok(volid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    #[rstest]
+    #[case(
+        "local",
+        "local:backup/vzdump-qemu-100-2024_01_01-00_00_00.vma.zst",
+        Ok("local:backup/vzdump-qemu-100-2024_01_01-00_00_00.vma.zst")
+    )]
+    #[case(
+        "pbs",
+        "backup/vm/100/2024-01-01T00:00:00Z",
+        Ok("pbs:backup/vm/100/2024-01-01T00:00:00Z")
+    )]
+    #[case(
+        "pbs",
+        "vm/100/2024-01-01T00:00:00Z",
+        Ok("pbs:backup/vm/100/2024-01-01T00:00:00Z")
+    )]
+    #[case(
+        "local",
+        "other:backup/x.vma",
+        Err("storage ID mismatch (other != local).")
+    )]
+    fn volume_ids_as_file_restore_reads_them(
+        #[case] storage: &str,
+        #[case] volume: &str,
+        #[case] want: Result<&str, &str>,
+    ) {
+        let got = restore_volid(storage, volume);
+        match want {
+            Ok(v) => assert_eq!(got, Ok(v.to_string())),
+            Err(m) => assert_eq!(got, Err(Error::invalid("volume", m))),
+        }
+    }
+}
