@@ -2569,3 +2569,40 @@ fn apt_repositories_after_changes_9_1() {
 fn apt_repositories_after_changes_8_4() {
     apt_repositories_after_changes(PveVersion::V8_4);
 }
+
+/// `/cluster/resources` as a caller without Sys.Audit on the nodes (the
+/// privilege-separated `ci@pve!runner`, whose PVEAuditor on `/nodes`
+/// does not propagate): each node with its name, status and level, no
+/// figures (`extract_node_stats` with `exclude_stats`).
+fn cluster_resources_without_node_audit(version: PveVersion) {
+    let world = World::new(version);
+    world.token.set(Some(
+        "PVEAPIToken=ci@pve!runner=7d1c4a52-0e2b-4b8f-9a61-3f5e8d2c9b10",
+    ));
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_suffix(release(version));
+    settings.set_prepend_module_to_snapshot(true);
+    settings.set_omit_expression(true);
+    settings.bind(|| {
+        let (status, body) = world.send(Method::GET, "/cluster/resources?type=node", "");
+        assert_eq!(status, 200, "{body}");
+        assert!(
+            fits(version, "/cluster/resources", &body["data"]).is_ok(),
+            "{body}"
+        );
+        let rows = body["data"].as_array().expect("a list");
+        assert!(!rows.is_empty(), "{body}");
+        assert!(rows.iter().all(|r| r.get("maxmem").is_none()), "{body}");
+        insta::assert_json_snapshot!("cluster_resources_nodes_without_sys_audit", body);
+    });
+}
+
+#[test]
+fn cluster_resources_without_node_audit_9_1() {
+    cluster_resources_without_node_audit(PveVersion::V9_1);
+}
+
+#[test]
+fn cluster_resources_without_node_audit_8_4() {
+    cluster_resources_without_node_audit(PveVersion::V8_4);
+}
