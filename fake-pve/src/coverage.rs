@@ -19,6 +19,9 @@ pub enum Level {
     Index,
     /// A collection that is empty on a fresh install.
     Empty,
+    /// The checks PVE's handler makes itself (permissions, the objects
+    /// it names), then 501 `not emulated`.
+    ChecksOnly,
     /// Routed, authenticated, permission-checked and validated; answers
     /// 501 `not emulated`.
     ValidationOnly,
@@ -30,6 +33,7 @@ impl Level {
             Level::Behaviour => "behaviour",
             Level::Index => "index (from the schema)",
             Level::Empty => "empty list (fresh install)",
+            Level::ChecksOnly => "handler's checks only",
             Level::ValidationOnly => "validation only",
         }
     }
@@ -39,6 +43,9 @@ impl Level {
 pub fn level(router: &Router, e: &Endpoint) -> Level {
     let method = http::Method::from_bytes(e.method.as_bytes()).unwrap_or(http::Method::GET);
     if router.handler(&method, &e.path).is_some() {
+        if router.is_checks_only(&method, &e.path) {
+            return Level::ChecksOnly;
+        }
         return Level::Behaviour;
     }
     match fallback_kind(e) {
@@ -73,12 +80,13 @@ pub fn summary() -> String {
         };
         let _ = writeln!(
             out,
-            "- PVE {}: {} endpoints; {} with behaviour, {} directory indexes, {} empty lists, {} validation only.",
+            "- PVE {}: {} endpoints; {} with behaviour, {} directory indexes, {} empty lists, {} with their handler's checks only, {} validation only.",
             s.release,
             s.endpoints.len(),
             count(Level::Behaviour),
             count(Level::Index),
             count(Level::Empty),
+            count(Level::ChecksOnly),
             count(Level::ValidationOnly)
         );
     }
@@ -97,6 +105,7 @@ says and validates parameters as PVE does. Levels:\n\n\
 - **behaviour**: fake-pve answers from its model of the cluster.\n\
 - **index (from the schema)**: a directory listing, answered with the children the schema names.\n\
 - **empty list (fresh install)**: a collection that is empty on a fresh install and that fake-pve cannot fill yet.\n\
+- **handler's checks only**: the checks PVE's handler makes itself (permissions on the guests or volumes it names) are made, then the call is answered with 501 `Method '... ' is not emulated by fake-pve`.\n\
 - **validation only**: the call is checked, then answered with 501 `Method '... ' is not emulated by fake-pve`.\n",
     );
     for version in [PveVersion::V9_1, PveVersion::V8_4] {

@@ -24,15 +24,18 @@ pub fn routes() -> Vec<Route> {
         get(
             "/nodes/{node}/storage/{storage}/file-restore/list",
             file_restore_list,
-        ),
+        )
+        .checks_only(),
         get(
             "/nodes/{node}/storage/{storage}/file-restore/download",
             file_restore_download,
-        ),
+        )
+        .checks_only(),
         get(
             "/nodes/{node}/storage/{storage}/import-metadata",
             get_import_metadata,
-        ),
+        )
+        .checks_only(),
         get("/nodes/{node}/storage/{storage}/prunebackups", dryrun),
         delete("/nodes/{node}/storage/{storage}/prunebackups", prune),
         get("/cluster/backup", index),

@@ -177,6 +177,7 @@ pub struct Route {
     method: Method,
     template: &'static str,
     handler: Handler,
+    checks_only: bool,
 }
 
 impl Route {
@@ -186,7 +187,18 @@ impl Route {
             method,
             template: path,
             handler,
+            checks_only: false,
         }
+    }
+
+    /// Marks a route whose handler makes only the checks PVE's handler
+    /// makes itself (permissions, the objects it names) and then answers
+    /// 501 `not emulated`: the coverage report does not count it as
+    /// behaviour.
+    #[must_use]
+    pub fn checks_only(mut self) -> Self {
+        self.checks_only = true;
+        self
     }
 }
 
@@ -253,10 +265,20 @@ impl Router {
     /// The handler for a method and path template, if fake-pve has
     /// behaviour for it.
     pub fn handler(&self, method: &Method, path: &str) -> Option<Handler> {
+        self.route(method, path).map(|r| r.handler)
+    }
+
+    /// Whether the route of `method` and a schema path template makes
+    /// only its handler's checks before answering 501
+    /// ([`Route::checks_only`]).
+    pub fn is_checks_only(&self, method: &Method, path: &str) -> bool {
+        self.route(method, path).is_some_and(|r| r.checks_only)
+    }
+
+    fn route(&self, method: &Method, path: &str) -> Option<&Route> {
         self.routes
             .iter()
             .find(|r| r.method == method && r.template == path)
-            .map(|r| r.handler)
     }
 }
 

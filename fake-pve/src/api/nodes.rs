@@ -18,12 +18,12 @@ pub fn routes() -> Vec<Route> {
         get("/nodes/{node}/version", node_version),
         post("/nodes/{node}/startall", startall),
         post("/nodes/{node}/stopall", stopall),
-        post("/nodes/{node}/suspendall", suspendall),
-        post("/nodes/{node}/migrateall", migrateall),
-        post("/cluster/bulk-action/guest/start", bulk_start),
-        post("/cluster/bulk-action/guest/shutdown", bulk_shutdown),
-        post("/cluster/bulk-action/guest/suspend", bulk_suspend),
-        post("/cluster/bulk-action/guest/migrate", bulk_migrate),
+        post("/nodes/{node}/suspendall", suspendall).checks_only(),
+        post("/nodes/{node}/migrateall", migrateall).checks_only(),
+        post("/cluster/bulk-action/guest/start", bulk_start).checks_only(),
+        post("/cluster/bulk-action/guest/shutdown", bulk_shutdown).checks_only(),
+        post("/cluster/bulk-action/guest/suspend", bulk_suspend).checks_only(),
+        post("/cluster/bulk-action/guest/migrate", bulk_migrate).checks_only(),
     ]
 }
 

@@ -16,7 +16,7 @@ pub fn routes() -> Vec<Route> {
         get("/nodes/{node}/sdn/zones", zones_status),
         get("/nodes/{node}/sdn/zones/{zone}/content", zone_content),
         get("/nodes/{node}/sdn/vnets/{vnet}", vnet_diridx),
-        get("/nodes/{node}/sdn/vnets/{vnet}/mac-vrf", vnet_mac_vrf),
+        get("/nodes/{node}/sdn/vnets/{vnet}/mac-vrf", vnet_mac_vrf).checks_only(),
     ]
 }
 
