@@ -471,6 +471,7 @@ pub(crate) fn restore_vm(ctx: &Ctx<'_>, node: &str, vmid: u32) -> Result<Reply> 
         pool,
         start,
         overrides,
+        user: Some(who.clone()),
     };
     let now_ms = ctx.now_ms();
     let ms = ctx.task_ms("qmrestore");

@@ -13,7 +13,7 @@ use crate::model::cluster::Cluster;
 use crate::model::qemu::{EffectResult, QemuOp, Vm, VmStatus, drive_file, is_drive_key};
 use crate::model::storage::{VolumeKind, parse_volid, path_based};
 use crate::model::tasks::{TaskEffect, Worker};
-use crate::model::{Context, Error, Result};
+use crate::model::{AuthId, Context, Error, Result};
 
 /// What a restore asks for.
 #[derive(Debug, Clone, Default)]
@@ -36,6 +36,9 @@ pub struct RestoreRequest {
     pub start: Option<(String, u64)>,
     /// Other config keys given: they override the backed-up ones.
     pub overrides: BTreeMap<String, String>,
+    /// Who restores (`None`: not checked, as for root@pam): the task
+    /// checks the restored config's bridges and mapped devices for them.
+    pub user: Option<String>,
 }
 
 /// A `qmrestore` task's plan.
@@ -59,6 +62,10 @@ pub struct RestoreJob {
     pub start: Option<(String, u64)>,
     /// Config keys that override the backed-up ones.
     pub overrides: BTreeMap<String, String>,
+    /// Who restores: the restored config's bridges and mapped devices
+    /// are checked for them (none in a task saved before this was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
     /// The seed of the new identities (vmgenid, MACs, UUID).
     pub seed: u64,
 }
@@ -142,6 +149,7 @@ impl Cluster {
             pool: req.pool,
             start: req.start,
             overrides: req.overrides,
+            user: req.user,
             seed: rq.next_u64(),
         };
         Ok(Worker::new("qmrestore", &vmid.to_string())
@@ -205,6 +213,19 @@ impl Cluster {
                 self,
                 format!("{emsg} archive '{}' is not a VM backup", job.archive),
             );
+        }
+        // qemu-server's worker checks the backed-up config, merged with the
+        // keys given, before it restores anything (check_restore_permissions:
+        // the bridges' SDN.Use, the mapped devices' Mapping.Use).
+        if let Some(who) = job.user.as_deref().and_then(AuthId::parse) {
+            let mut merged = archive.config.clone();
+            merged.extend(job.overrides.clone());
+            let checked = self
+                .check_qemu_bridge_access(&who, &merged)
+                .and_then(|()| self.check_mapping_access(&who, &merged));
+            if let Err(e) = checked {
+                return fail(self, e.to_string());
+            }
         }
         let path = crate::model::storage::content::volume_path(&s, name);
         let mut log = Vec::new();

@@ -226,6 +226,42 @@ fn restore(w: &mut World, r: RestoreRequest) -> String {
 }
 
 #[rstest]
+#[case::a_user_without_sdn_use(
+    Some("nobody@pve"),
+    None,
+    "Permission check failed (/sdn/zones/localnetwork/vmbr0, SDN.Use)"
+)]
+#[case::the_bridge_given_over_the_backed_up_one(
+    Some("nobody@pve"),
+    Some("virtio,bridge=vmbr9"),
+    "Permission check failed (/sdn/zones/localnetwork/vmbr9, SDN.Use)"
+)]
+#[case::root_pam(Some("root@pam"), None, "OK")]
+#[case::a_task_saved_without_its_user(None, None, "OK")]
+fn a_restore_checks_the_restored_configs_bridges_for_its_user(
+    mut lab: World,
+    #[case] user: Option<&str>,
+    #[case] net0: Option<&str>,
+    #[case] exit: &str,
+) {
+    dump(&mut lab, req(100));
+    let volid = backups(&lab, None)[0]["volid"]
+        .as_str()
+        .expect("volid")
+        .to_string();
+    let mut r = restore_req(121, &volid);
+    r.user = user.map(str::to_string);
+    if let Some(net) = net0 {
+        r.overrides = map(&[("net0", net)]);
+    }
+    let upid = restore(&mut lab, r);
+    assert_eq!(lab.exit(&upid), exit, "{:#?}", log(&lab, &upid));
+    // Refused, the VM keeps no lock and nothing was restored to it.
+    assert_eq!(lab.conf(121, "lock"), None);
+    assert_eq!(lab.conf(121, "scsi0").is_some(), exit == "OK");
+}
+
+#[rstest]
 fn a_backup_restores_to_a_new_vmid_with_its_config_and_disks(mut lab: World) {
     dump(&mut lab, req(100));
     let volid = backups(&lab, None)[0]["volid"]
