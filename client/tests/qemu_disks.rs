@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{MODES, SCENARIO, builder, checked_client, start};
+use common::{MODES, Mode, SCENARIO, builder, checked_client, client, start};
 use pve_client::api::qemu::{
     CloudInitDump, ConfigView, Consolidation, CreateVm, Feature, MigrateVm, MoveDisk, ResizeVm,
     Timeframe, UpdateVm,
@@ -333,7 +333,16 @@ async fn cloud_init_pending_update_and_dumps() {
         assert!(!meta.is_empty());
 
         q.cloudinit_update(NODE, 200).await.expect("regenerate");
-        q.update_vm(NODE, 200, &UpdateVm::new().set("lock", "backup"))
+        // Only root@pam may set `lock`; a token may not, root's own
+        // included (qemu-server's check_vm_modify_config_perm).
+        let lock = UpdateVm::new().set("lock", "backup");
+        if matches!(mode, Mode::Token) {
+            let e = q.update_vm(NODE, 200, &lock).await.expect_err("a token");
+            assert_eq!(e.message(), "only root can set 'lock' config");
+        }
+        client(&run, Mode::Password)
+            .qemu()
+            .update_vm(NODE, 200, &lock)
             .await
             .expect("lock");
         let e = q.cloudinit_update(NODE, 200).await.expect_err("locked");
