@@ -247,8 +247,9 @@ impl Cluster {
 }
 
 /// `parse_volume_id`'s storage part: a letter first, then letters,
-/// digits, `-`, `_`, `.`, and a letter or digit last.
-fn valid_storage_id(sid: &str) -> bool {
+/// digits, `-`, `_`, `.`, and a letter or digit last (a PBS snapshot's
+/// time, `vm/100/2024-01-01T00:00:00Z`, has a colon but no storage).
+pub(crate) fn valid_storage_id(sid: &str) -> bool {
     let b = sid.as_bytes();
     b.len() >= 2
         && b[0].is_ascii_alphabetic()

@@ -7,6 +7,7 @@
 
 use crate::model::access::AuthId;
 use crate::model::cluster::Cluster;
+use crate::model::guest_perm::valid_storage_id;
 use crate::model::storage::parse_volid;
 use crate::model::{Error, Result};
 
@@ -17,7 +18,7 @@ use crate::model::{Error, Result};
 /// # Errors
 /// 400 `volume: storage ID mismatch (<sid> != <storage>).`
 pub fn restore_volid(storage: &str, volume: &str) -> Result<String> {
-    if let Some((sid, _)) = parse_volid(volume).filter(|(sid, _)| storage_id(sid)) {
+    if let Some((sid, _)) = parse_volid(volume).filter(|(sid, _)| valid_storage_id(sid)) {
         if sid != storage {
             return Err(Error::invalid(
                 "volume",
@@ -31,18 +32,6 @@ pub fn restore_volid(storage: &str, volume: &str) -> Result<String> {
     } else {
         Ok(format!("{storage}:backup/{volume}"))
     }
-}
-
-/// `parse_volume_id`'s storage part: a letter, then letters, digits,
-/// `-`, `_`, `.`, and a letter or digit last (a PBS snapshot's time,
-/// `vm/100/2024-01-01T00:00:00Z`, has a colon but no storage).
-fn storage_id(sid: &str) -> bool {
-    let b = sid.as_bytes();
-    b.len() >= 2
-        && b[0].is_ascii_alphabetic()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
 }
 
 impl Cluster {
