@@ -13,6 +13,8 @@ use fake_pve::Scenario;
 use reqwest::Method;
 use serde_json::Value;
 
+/// A password a JSON body gives as a number.
+const NUMERIC_PW: u64 = 73_519_284;
 const ROOT_PW: &str = "R00t-pa55-word";
 const ALICE_PW: &str = "Alice-first-pw";
 const ALICE_NEW_PW: &str = "Alice-second-pw";
@@ -142,6 +144,21 @@ async fn no_password_or_token_secret_is_kept_in_clear() {
         )
         .await;
     assert_eq!(r.status, 200, "{r:?}");
+    // A JSON body may give the password as a number.
+    let r = pve
+        .send(
+            Method::POST,
+            "/api2/json/access/users",
+            &root,
+            Some((
+                "application/json",
+                format!(r#"{{"userid":"bob@pve","password":{NUMERIC_PW}}}"#),
+            )),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let bob = pve.login_as("bob@pve", &NUMERIC_PW.to_string()).await;
+    assert!(matches!(bob, Auth::Ticket { .. }), "bob logs in");
     let alice = pve.login_as("alice@pve", ALICE_PW).await;
     // Alice changes her own password, confirming with the old one.
     let r = pve
@@ -189,7 +206,9 @@ async fn no_password_or_token_secret_is_kept_in_clear() {
     let keys = std::fs::read_to_string(dir.join("keys")).expect("keys");
     pve.run.shutdown().await;
     let all = format!("{doc}\n{journal}\n{}", contents(&dir));
+    let numeric = NUMERIC_PW.to_string();
     for clear in [
+        numeric.as_str(),
         ROOT_PW,
         ALICE_PW,
         ALICE_NEW_PW,

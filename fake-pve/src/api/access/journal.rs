@@ -76,11 +76,11 @@ pub(crate) fn seal(
                 // The password is the second factor's answer.
                 return sealed;
             }
-            let Some(pw) = params.get("password").and_then(Value::as_str) else {
+            let Some(pw) = password_text(params, "password") else {
                 return sealed;
             };
             let now = now_ms.div_euclid(1000);
-            if pw.starts_with("PVE:") && state.keys().verify_ticket(pw, now).is_some() {
+            if pw.starts_with("PVE:") && state.keys().verify_ticket(&pw, now).is_some() {
                 // A ticket renewed.
                 return sealed;
             }
@@ -105,6 +105,16 @@ fn text(params: &BTreeMap<String, Value>, name: &str) -> String {
         .to_string()
 }
 
+/// A password parameter as the handler reads it: text, or a JSON number's
+/// text (a JSON body may send `"password": 12345678`).
+fn password_text(params: &BTreeMap<String, Value>, name: &str) -> Option<String> {
+    match params.get(name)? {
+        Value::String(s) => Some(s.clone()),
+        n @ Value::Number(_) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
 /// The value refused for its length, as as many `*`: refused again alike.
 fn masked(value: &str) -> Value {
     Value::String("*".repeat(value.chars().count()))
@@ -119,15 +129,15 @@ fn set(
     userid: &str,
     sealed: &mut Vec<String>,
 ) {
-    let Some(Value::String(pw)) = params.get(name) else {
+    let Some(pw) = password_text(params, name) else {
         return;
     };
     let value = if (8..=64).contains(&pw.chars().count()) {
         sealed.push(name.to_string());
-        let salt = shadow::keyed_salt(&state.keys().secret(), userid, pw);
-        Value::String(shadow::hash(pw, &salt))
+        let salt = shadow::keyed_salt(&state.keys().secret(), userid, &pw);
+        Value::String(shadow::hash(&pw, &salt))
     } else {
-        masked(pw)
+        masked(&pw)
     };
     params.insert(name.to_string(), value);
 }
@@ -141,14 +151,14 @@ fn check(
     bounds: Option<std::ops::RangeInclusive<usize>>,
     sealed: &mut Vec<String>,
 ) {
-    let Some(Value::String(pw)) = params.get(name) else {
+    let Some(pw) = password_text(params, name) else {
         return;
     };
     let value = if bounds.is_none_or(|b| b.contains(&pw.chars().count())) {
         sealed.push(name.to_string());
-        Value::String(shadow::check_form(stored, pw))
+        Value::String(shadow::check_form(stored, &pw))
     } else {
-        masked(pw)
+        masked(&pw)
     };
     params.insert(name.to_string(), value);
 }
