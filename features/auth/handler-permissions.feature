@@ -132,6 +132,27 @@ Feature: Permissions PVE's handlers check themselves
     When I act as the administrator
     Then VM "{vm2}" does not exist
 
+  Scenario: A restore checks the backed-up network devices' bridges
+    Given I define storage "{storage:dumps}" with:
+      | type    | dir                     |
+      | path    | /var/tmp/{prefix}-dumps |
+      | content | backup                  |
+    And VM "{vm1}" was created with:
+      | memory | 128                    |
+      | net0   | virtio,bridge={bridge} |
+    And VM "{vm1}" was backed up to storage "{storage:dumps}"
+    And "ann" has the role "PVEVMAdmin" on "/vms/{vm1}"
+    And "ann" has the role "PVEVMAdmin" on "/vms/{vm2}"
+    And "ann" has the role "PVEDatastoreUser" on "/storage/{storage:dumps}"
+    When I remember the newest backup of VM "{vm1}" on storage "{storage:dumps}" as "bk"
+    And I act as "ann"
+    And I create VM "{vm2}" with:
+      | archive | {var:bk} |
+    Then the task ends with "Permission check failed (/sdn/zones/localnetwork/{bridge}, SDN.Use)"
+    When I read the config of VM "{vm2}"
+    Then the answer has no "lock"
+    And the answer has no "net0"
+
   Scenario: A backup's attributes need access to the backup
     Given I define storage "{storage:dumps}" with:
       | type    | dir                     |
