@@ -64,7 +64,7 @@ impl Access {
 mod tests {
     use rstest::rstest;
 
-    use super::super::{AclUpdate, User};
+    use super::super::User;
     use super::*;
 
     /// `ann@pve` with PVEVMUser on `/vms/100`, `op@pve` with
@@ -74,20 +74,8 @@ mod tests {
         for u in ["root@pam", "ann@pve", "op@pve"] {
             a.put_user(User::new(u));
         }
-        let grant = |a: &mut Access, path: &str, role: &str, user: &str| {
-            let (roles, users) = ([role.to_string()], [user.to_string()]);
-            let change = AclUpdate {
-                roles: &roles,
-                users: &users,
-                groups: &[],
-                tokens: &[],
-                propagate: true,
-                delete: false,
-            };
-            a.update_acl(path, &change).expect("acl");
-        };
-        grant(&mut a, "/vms/100", "PVEVMUser", "ann@pve");
-        grant(&mut a, "/", "PVEVMAdmin", "op@pve");
+        a.grant("/vms/100", "PVEVMUser", "ann@pve");
+        a.grant("/", "PVEVMAdmin", "op@pve");
         a
     }
 

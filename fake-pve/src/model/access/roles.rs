@@ -84,6 +84,23 @@ impl Access {
         Ok(())
     }
 
+    /// Gives `userid` `role` on `path` (propagated): the ACL entry the
+    /// model's tests grant most.
+    #[cfg(test)]
+    pub(crate) fn grant(&mut self, path: &str, role: &str, userid: &str) {
+        let (roles, users) = ([role.to_string()], [userid.to_string()]);
+        let change = AclUpdate {
+            roles: &roles,
+            users: &users,
+            groups: &[],
+            tokens: &[],
+            propagate: true,
+            delete: false,
+        };
+        self.update_acl(path, &change)
+            .expect("a grant the test can make");
+    }
+
     /// Removes every ACL entry of a subject (user, group or token).
     pub fn remove_acl_subject(&mut self, kind: UgKind, id: &str) {
         for node in self.acl.values_mut() {

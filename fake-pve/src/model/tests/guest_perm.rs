@@ -45,20 +45,7 @@ fn w() -> World {
 }
 
 fn grant(w: &mut World, path: &str, role: &str, who: &str) {
-    let (roles, users) = ([role.to_string()], [who.to_string()]);
-    w.c.access
-        .update_acl(
-            path,
-            &crate::model::access::AclUpdate {
-                roles: &roles,
-                users: &users,
-                groups: &[],
-                tokens: &[],
-                propagate: true,
-                delete: false,
-            },
-        )
-        .expect("grant");
+    w.c.access.grant(path, role, who);
 }
 
 fn create(

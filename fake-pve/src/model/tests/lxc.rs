@@ -759,20 +759,7 @@ fn each_option_needs_its_own_privilege() {
         refused(check(&w, &[("mp0", "/srv,mp=/srv")], &[])).1,
         "Permission check failed (/vms/200, VM.Config.Disk)"
     );
-    let (roles, users) = (["PVEVMAdmin".to_string()], ["ci@pve".to_string()]);
-    w.c.access
-        .update_acl(
-            "/vms/200",
-            &crate::model::access::AclUpdate {
-                roles: &roles,
-                users: &users,
-                groups: &[],
-                tokens: &[],
-                propagate: true,
-                delete: false,
-            },
-        )
-        .expect("grant");
+    w.c.access.grant("/vms/200", "PVEVMAdmin", "ci@pve");
     assert!(check(&w, &[("cores", "2"), ("memory", "1024")], &["swap"]).is_ok());
     assert_eq!(
         refused(check(&w, &[("mp0", "/srv,mp=/srv")], &[])).1,

@@ -5,7 +5,6 @@ use rstest::{fixture, rstest};
 use serde_json::json;
 
 use super::{LAB, World, qm_worker, refused, root, rq, user};
-use crate::model::access::AclUpdate;
 use crate::model::pools::PoolUpdate;
 use crate::model::qemu::{CreateRequest, QemuOp};
 
@@ -24,21 +23,7 @@ fn pooled() -> World {
         ..PoolUpdate::default()
     };
     w.c.access.update_pool(&root(), "dev", &up).expect("update");
-    let roles = ["PVEVMAdmin".to_string()];
-    let users = ["ci@pve".to_string()];
-    w.c.access
-        .update_acl(
-            "/pool/dev",
-            &AclUpdate {
-                roles: &roles,
-                users: &users,
-                groups: &[],
-                tokens: &[],
-                propagate: true,
-                delete: false,
-            },
-        )
-        .expect("acl");
+    w.c.access.grant("/pool/dev", "PVEVMAdmin", "ci@pve");
     w
 }
 
@@ -165,23 +150,7 @@ fn a_pool_acl_applies_to_its_guests_and_storages_only(pooled: World) {
 
 #[rstest]
 fn no_access_on_the_vm_is_not_trumped_by_the_pool(mut pooled: World) {
-    let roles = ["NoAccess".to_string()];
-    let users = ["ci@pve".to_string()];
-    pooled
-        .c
-        .access
-        .update_acl(
-            "/vms/100",
-            &AclUpdate {
-                roles: &roles,
-                users: &users,
-                groups: &[],
-                tokens: &[],
-                propagate: true,
-                delete: false,
-            },
-        )
-        .expect("acl");
+    pooled.c.access.grant("/vms/100", "NoAccess", "ci@pve");
     assert!(
         !pooled
             .c
