@@ -126,6 +126,22 @@ fn routing(c: &mut Criterion) {
             )
         })
     });
+    // The handler of the endpoint found: the route table's lookup, among
+    // every route fake-pve has.
+    let router = fake_pve::api::Router::default();
+    let method = http::Method::GET;
+    c.bench_function("api/Router::handler vm_status", |b| {
+        b.iter(|| {
+            black_box(
+                router
+                    .handler(
+                        &method,
+                        black_box("/nodes/{node}/qemu/{vmid}/status/current"),
+                    )
+                    .is_some(),
+            )
+        })
+    });
     let create = spec
         .endpoint("POST", "/nodes/{node}/qemu")
         .expect("create_vm");

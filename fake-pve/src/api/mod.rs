@@ -35,7 +35,7 @@ pub mod storage;
 pub mod tasks;
 pub mod upload;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -222,9 +222,26 @@ pub fn delete(path: &'static str, handler: Handler) -> Route {
     Route::new(Method::DELETE, path, handler)
 }
 
-/// Every `/api2` route.
+/// Every `/api2` route, in a table built once: a path template finds
+/// its route by one hash lookup, then the method picks among at most
+/// four, so no request is compared against every route.
 pub struct Router {
     routes: Vec<Route>,
+    /// Each template's routes by method ([`method_slot`]): indexes into
+    /// `routes`.
+    table: HashMap<&'static str, [Option<u32>; 4], foldhash::fast::FixedState>,
+}
+
+/// The slot of a method in a template's row of [`Router`]'s table; the
+/// schema has no other methods.
+fn method_slot(method: &Method) -> Option<usize> {
+    match *method {
+        Method::GET => Some(0),
+        Method::POST => Some(1),
+        Method::PUT => Some(2),
+        Method::DELETE => Some(3),
+        _ => None,
+    }
 }
 
 impl Default for Router {
@@ -257,11 +274,28 @@ impl Default for Router {
         routes.extend(clusterconfig::routes());
         // A node's own settings, services, subscription and logs.
         routes.extend(node_services::routes());
-        Self { routes }
+        Self::new(routes)
     }
 }
 
 impl Router {
+    /// The table of `routes`. Where two name the same method and
+    /// template, the first is the one served.
+    fn new(routes: Vec<Route>) -> Self {
+        let mut table: HashMap<&'static str, [Option<u32>; 4], _> =
+            HashMap::with_capacity_and_hasher(routes.len(), foldhash::fast::FixedState::default());
+        for (i, r) in routes.iter().enumerate() {
+            let (Some(slot), Ok(i)) = (method_slot(&r.method), u32::try_from(i)) else {
+                continue;
+            };
+            let row = table.entry(r.template).or_default();
+            if row[slot].is_none() {
+                row[slot] = Some(i);
+            }
+        }
+        Self { routes, table }
+    }
+
     /// The handler for a method and path template, if fake-pve has
     /// behaviour for it.
     pub fn handler(&self, method: &Method, path: &str) -> Option<Handler> {
@@ -276,9 +310,8 @@ impl Router {
     }
 
     fn route(&self, method: &Method, path: &str) -> Option<&Route> {
-        self.routes
-            .iter()
-            .find(|r| r.method == method && r.template == path)
+        let i = self.table.get(path)?[method_slot(method)?]?;
+        self.routes.get(usize::try_from(i).ok()?)
     }
 }
 
@@ -522,6 +555,73 @@ mod tests {
         let got = percent_decoded(text);
         assert_eq!(got, decoded);
         assert_eq!(matches!(got, std::borrow::Cow::Borrowed(_)), borrowed);
+    }
+
+    fn nothing(_: &Ctx<'_>) -> Result<Reply> {
+        Err(Error::failed("first"))
+    }
+
+    fn other(_: &Ctx<'_>) -> Result<Reply> {
+        Err(Error::failed("second"))
+    }
+
+    /// The table finds each route by its method and template, the first
+    /// where two name the same, and nothing for a method or template it
+    /// does not have.
+    #[rstest]
+    #[case(Method::GET, "/nodes/{node}/qemu", Some(0))]
+    #[case(Method::POST, "/nodes/{node}/qemu", Some(1))]
+    #[case(Method::DELETE, "/nodes/{node}/qemu/{vmid}", Some(3))]
+    #[case(Method::PUT, "/nodes/{node}/qemu", None)]
+    #[case(Method::PATCH, "/nodes/{node}/qemu", None)]
+    #[case(Method::GET, "/nodes/{node}/qemu/", None)]
+    #[case(Method::GET, "/nodes/pve/qemu", None)]
+    fn the_table_finds_a_route_by_method_and_template(
+        #[case] method: Method,
+        #[case] path: &str,
+        #[case] want: Option<usize>,
+    ) {
+        let routes = vec![
+            get("/nodes/{node}/qemu", nothing),
+            post("/nodes/{node}/qemu", nothing),
+            post("/nodes/{node}/qemu", other),
+            delete("/nodes/{node}/qemu/{vmid}", nothing).checks_only(),
+        ];
+        let router = Router::new(routes.clone());
+        let got = router.route(&method, path).map(|r| {
+            routes
+                .iter()
+                .position(|x| {
+                    std::ptr::fn_addr_eq(x.handler, r.handler)
+                        && x.method == r.method
+                        && x.template == r.template
+                })
+                .unwrap_or(usize::MAX)
+        });
+        assert_eq!(got, want);
+        assert_eq!(router.is_checks_only(&method, path), want == Some(3));
+    }
+
+    /// Every route of fake-pve is found by the table as a scan of the
+    /// list in order finds it.
+    #[test]
+    fn the_table_agrees_with_a_scan_for_every_route() {
+        let router = Router::default();
+        assert!(router.routes.len() > 400, "{}", router.routes.len());
+        for r in &router.routes {
+            let scanned = router
+                .routes
+                .iter()
+                .find(|x| x.method == r.method && x.template == r.template)
+                .map(|x| x.handler);
+            let found = router.handler(&r.method, r.template);
+            assert!(
+                matches!((scanned, found), (Some(a), Some(b)) if std::ptr::fn_addr_eq(a, b)),
+                "{} {}",
+                r.method,
+                r.template
+            );
+        }
     }
 
     #[test]
