@@ -48,6 +48,7 @@
 pub mod access_log;
 pub mod api;
 pub mod app;
+mod body;
 pub mod clock;
 pub mod control;
 pub mod coverage;
@@ -59,6 +60,7 @@ pub mod server;
 pub mod spec;
 pub mod state;
 pub mod tls;
+mod version;
 
 pub use app::app;
 pub use clock::Clock;

@@ -267,11 +267,11 @@ impl Record {
 
     /// The request's context as it ran: its instant (for a request that
     /// moved the clock, the clock's time now) and its seed.
-    pub fn context(&self, state: &crate::state::State) -> crate::model::Context {
-        let now_ms = self.now_ms.unwrap_or_else(|| state.clock().now_millis());
+    pub fn context(&self, state: &impl Journaling) -> crate::model::Context {
+        let now_ms = self.now_ms.unwrap_or_else(|| state.now_millis());
         let rq = crate::model::Context::journaled(now_ms, self.seed).sealed(self.sealed.clone());
         if self.keyed {
-            rq.keyed(state.keys().secret())
+            rq.keyed(state.secret())
         } else {
             rq
         }
@@ -612,7 +612,7 @@ impl Store {
     /// `unable to write the journal - ...`, before `f` ran.
     pub fn journaled<R>(
         &self,
-        state: &crate::state::State,
+        state: &impl Journaling,
         call: Call,
         who: Option<String>,
         clock_moves: bool,
@@ -632,7 +632,7 @@ impl Store {
     /// As [`Store::journaled`].
     pub fn journaled_sealed<R>(
         &self,
-        state: &crate::state::State,
+        state: &impl Journaling,
         mut call: Call,
         who: Option<String>,
         clock_moves: bool,
@@ -640,11 +640,8 @@ impl Store {
         f: impl FnOnce(crate::model::Context) -> R,
     ) -> Result<R, crate::model::Error> {
         let _gate = self.gate();
-        let now_ms = (!clock_moves).then(|| state.clock().now_millis());
-        let sealed = seal(
-            &mut call,
-            now_ms.unwrap_or_else(|| state.clock().now_millis()),
-        );
+        let now_ms = (!clock_moves).then(|| state.now_millis());
+        let sealed = seal(&mut call, now_ms.unwrap_or_else(|| state.now_millis()));
         if let Call::Control(c) = &mut call {
             seal_control(state, c);
         }
@@ -765,16 +762,31 @@ impl Store {
     }
 }
 
+/// What the journal reads of the server whose requests it keeps: the
+/// clock, the key secrets are drawn with, the seeds requests draw
+/// their randomness from, and the world a snapshot keeps (the server's
+/// shared state is one).
+pub trait Journaling {
+    /// The clock's time, epoch milliseconds.
+    fn now_millis(&self) -> i64;
+    /// The key passwords and token secrets are sealed with.
+    fn secret(&self) -> crate::model::context::SecretKey;
+    /// The next request's seed (drawn with the journal's gate held, so
+    /// that seeds follow the journal's order).
+    fn next_seed(&self) -> u64;
+    /// The world as a snapshot writes it, when one is due.
+    fn snapshot(&self) -> Snapshot;
+}
+
 /// A control call's document as journaled: a state document's or a
 /// scenario's passwords and token secrets given in clear are replaced by
 /// what the world keeps of them (the same hashes: they are salted with
 /// the server's key and what they belong to), so the journal holds none.
-fn seal_control(state: &crate::state::State, call: &mut ControlCall) {
+fn seal_control(state: &impl Journaling, call: &mut ControlCall) {
     let Ok(text) = std::str::from_utf8(&call.body) else {
         return;
     };
-    if let Some(sealed) = crate::model::access::shadow::seal_document(text, &state.keys().secret())
-    {
+    if let Some(sealed) = crate::model::access::shadow::seal_document(text, &state.secret()) {
         call.body = sealed.into_bytes();
     }
 }

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use rustls::ServerConfig;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use sha2::{Digest, Sha256};
 
 use crate::Error;
 
@@ -115,14 +114,10 @@ impl Identity {
     }
 }
 
-/// SHA-256 of a DER certificate, upper-case hex pairs joined by `:`.
-pub fn fingerprint(der: &[u8]) -> String {
-    Sha256::digest(der)
-        .iter()
-        .map(|b| format!("{b:02X}"))
-        .collect::<Vec<_>>()
-        .join(":")
-}
+/// SHA-256 of a DER certificate, upper-case hex pairs joined by `:`
+/// (the model's form of a fingerprint, which a node's certificate
+/// information shows too).
+pub use crate::model::node_hw::certs::fingerprint;
 
 /// PEM text of a DER object.
 fn pem(label: &str, der: &[u8]) -> String {

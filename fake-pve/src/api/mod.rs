@@ -24,6 +24,7 @@ pub mod node_hw;
 pub mod node_services;
 pub mod nodes;
 pub mod params;
+mod perm;
 mod pipeline;
 pub mod pools;
 pub mod qemu;

@@ -661,7 +661,7 @@ fn permission(
                 "Permission check failed (URI '{rel}' not available with API token, need proper ticket.\n)"
             )));
         }
-        crate::spec::perm::check(cluster.access(), who, &endpoint.permissions, map)?;
+        super::perm::check(cluster.access(), who, &endpoint.permissions, map)?;
     }
     if endpoint.proxyto.as_deref() == Some("node")
         && let Some(node) = map.get("node").map(params::value_text)

@@ -7,7 +7,7 @@ use http::Method;
 use serde_json::{Value, json};
 
 use crate::api::{self, Format, Params, Reply, Request};
-use crate::app::reply;
+use crate::body::reply;
 use crate::model::faults::FaultRule;
 use crate::model::scenario::Scenario;
 use crate::model::{AuthId, Context, Error, Result};
@@ -62,7 +62,7 @@ pub fn routes(state: State) -> axum::Router {
     for (method, pattern, call) in CALLS {
         let (pattern, call) = (*pattern, *call);
         let filter = MethodFilter::try_from(method.clone()).expect("the calls' methods are HTTP's");
-        let handler = move |Ext(state): Ext<State>, req: crate::app::Whole| async move {
+        let handler = move |Ext(state): Ext<State>, req: crate::body::Whole| async move {
             answer(&state, req, Some((pattern, call))).await
         };
         match by_path.iter_mut().find(|(p, _)| *p == pattern) {
@@ -70,7 +70,7 @@ pub fn routes(state: State) -> axum::Router {
             None => by_path.push((pattern, on(filter, handler))),
         }
     }
-    let not_implemented = |Ext(state): Ext<State>, req: crate::app::Whole| async move {
+    let not_implemented = |Ext(state): Ext<State>, req: crate::body::Whole| async move {
         answer(&state, req, None).await
     };
     by_path
@@ -79,7 +79,7 @@ pub fn routes(state: State) -> axum::Router {
         .route(
             EVENTS,
             get(
-                |Ext(state): Ext<State>, req: crate::app::Whole| async move {
+                |Ext(state): Ext<State>, req: crate::body::Whole| async move {
                     match admit(&state, req).await {
                         Ok((_, who)) => crate::dashboard::events::stream(&state, &who),
                         Err(refused) => refused,
@@ -90,7 +90,7 @@ pub fn routes(state: State) -> axum::Router {
         .route(
             OPENAPI,
             get(
-                |Ext(state): Ext<State>, req: crate::app::Whole| async move {
+                |Ext(state): Ext<State>, req: crate::body::Whole| async move {
                     openapi_document(&state, req).await
                 },
             ),
@@ -161,12 +161,14 @@ fn below(path: &str) -> &str {
 /// is not root@pam's, or the body was too large.
 async fn admit(
     state: &State,
-    req: crate::app::Whole,
+    req: crate::body::Whole,
 ) -> std::result::Result<(Request, AuthId), axum::response::Response> {
     let req = match req {
-        crate::app::Whole::Read(req) => req,
-        crate::app::Whole::TooLarge(_) => return Err(reply(api::plain(501, "for data too large"))),
-        crate::app::Whole::Broken => return Err(crate::app::Whole::drop_connection()),
+        crate::body::Whole::Read(req) => req,
+        crate::body::Whole::TooLarge(_) => {
+            return Err(reply(api::plain(501, "for data too large")));
+        }
+        crate::body::Whole::Broken => return Err(crate::body::Whole::drop_connection()),
     };
     let who = admit_head(state, &req.method, &req.path, &req.headers).await?;
     Ok((req, who))
@@ -233,7 +235,7 @@ fn control_privileges(method: &Method, path: &str) -> &'static [&'static str] {
 }
 
 /// `GET /_fake/openapi.json`.
-async fn openapi_document(state: &State, req: crate::app::Whole) -> axum::response::Response {
+async fn openapi_document(state: &State, req: crate::body::Whole) -> axum::response::Response {
     match admit(state, req).await {
         Ok(_) => reply(api::raw_json(openapi(state.settings().version))),
         Err(refused) => refused,
@@ -244,7 +246,7 @@ async fn openapi_document(state: &State, req: crate::app::Whole) -> axum::respon
 /// `None`: no such call). Changes are journaled with the data directory.
 async fn answer(
     state: &State,
-    req: crate::app::Whole,
+    req: crate::body::Whole,
     call: Option<(&'static str, Call)>,
 ) -> axum::response::Response {
     let (req, who) = match admit(state, req).await {

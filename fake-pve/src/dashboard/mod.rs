@@ -10,9 +10,8 @@
 //! `Content-Security-Policy` allows only its own origin).
 
 pub mod events;
-mod hub;
 
-pub use hub::{Hub, LoggedRequest, REQUEST_LOG_LEN, Subscription};
+pub use crate::state::hub::{Hub, LoggedRequest, REQUEST_LOG_LEN, Subscription};
 
 use axum::body::Body;
 use axum::response::Response;

@@ -1,15 +1,13 @@
 //! The official API schema (crate `pve-schema`) as fake-pve uses it: the
-//! spec of the release it impersonates, and the schema's permission
-//! checks evaluated against fake-pve's users, tokens and ACLs ([`perm`]).
+//! spec of the release it impersonates.
 //!
 //! Every request is routed through it: the endpoint is found, permissions
-//! are checked and parameters validated before any handler runs.
+//! are checked (`crate::api`'s evaluation of the schema's
+//! `permissions`) and parameters validated before any handler runs.
 
 pub use pve_schema::*;
 
-pub mod perm;
-
-use crate::model::PveVersion;
+use crate::version::PveVersion;
 
 impl From<PveVersion> for Release {
     fn from(v: PveVersion) -> Self {

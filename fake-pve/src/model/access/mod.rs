@@ -20,6 +20,7 @@ use super::acl::{self, AclNode, UgKind};
 use super::{Error, PveVersion, Result};
 
 mod guest_lists;
+pub mod keys;
 mod privileges;
 pub mod realms;
 mod roles;

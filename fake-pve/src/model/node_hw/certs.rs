@@ -8,6 +8,17 @@ use serde_json::{Value, json};
 use super::CustomCert;
 use crate::model::{Error, Result};
 
+/// SHA-256 of a DER certificate, upper-case hex pairs joined by `:`, as
+/// PVE shows a certificate's `fingerprint`.
+pub fn fingerprint(der: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(der)
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
 /// The `/`-separated one-line name (`X509_NAME_oneline`).
 fn oneline(name: &x509_parser::x509::X509Name<'_>) -> String {
     let mut out = String::new();
@@ -64,7 +75,7 @@ pub fn certificate_info(pem: &str, filename: &str) -> Result<Value> {
     let (_, parsed) =
         x509_parser::pem::parse_x509_pem(block.as_bytes()).map_err(|_| unreadable())?;
     let cert = parsed.parse_x509().map_err(|_| unreadable())?;
-    let fingerprint = crate::tls::fingerprint(&parsed.contents);
+    let fingerprint = fingerprint(&parsed.contents);
     let mut san = Vec::new();
     if let Ok(Some(ext)) = cert.subject_alternative_name() {
         for name in &ext.value.general_names {

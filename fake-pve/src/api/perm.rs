@@ -18,10 +18,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::formats::split_list;
-use crate::api::params::value_text;
+use super::params::value_text;
 use crate::model::access::{Access, GroupsParam};
 use crate::model::{AuthId, Error, Result};
+use crate::spec::formats::split_list;
 
 fn denied(what: Option<String>) -> Error {
     match what {

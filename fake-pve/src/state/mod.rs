@@ -1,13 +1,16 @@
 //! The shared handle to one emulated cluster: cheap to clone, a
 //! `std::sync::Mutex` around the model (never held across `.await`), the
-//! clock, the signing keys and the settings that outlive a reset.
+//! clock, the signing keys and the settings that outlive a reset; and
+//! the [`hub::Hub`] that tells live dashboards of each change.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use crate::api::auth::Keys;
+pub mod hub;
+
 use crate::clock::Clock;
 pub use crate::latency::Latency;
+use crate::model::access::keys::Keys;
 use crate::model::faults::Faults;
 use crate::model::scenario::{Scenario, ScenarioError};
 use crate::model::world::{self, StateDoc};
@@ -161,7 +164,7 @@ struct Shared {
     keys: Keys,
     seeds: crate::model::context::Seeds,
     store: std::sync::OnceLock<Arc<crate::persist::Store>>,
-    hub: crate::dashboard::Hub,
+    hub: hub::Hub,
 }
 
 /// A handle to the state of one fake-pve server.
@@ -280,7 +283,7 @@ impl State {
                 keys,
                 seeds,
                 store: std::sync::OnceLock::new(),
-                hub: crate::dashboard::Hub::default(),
+                hub: hub::Hub::default(),
             }),
         })
     }
@@ -406,7 +409,7 @@ impl State {
 
     /// What the dashboards wait on: the world's changes and the request
     /// log.
-    pub fn hub(&self) -> &crate::dashboard::Hub {
+    pub fn hub(&self) -> &hub::Hub {
         &self.inner.hub
     }
 
@@ -736,4 +739,22 @@ pub fn valid_checkpoint_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+impl crate::persist::Journaling for State {
+    fn now_millis(&self) -> i64 {
+        self.clock().now_millis()
+    }
+
+    fn secret(&self) -> crate::model::context::SecretKey {
+        self.keys().secret()
+    }
+
+    fn next_seed(&self) -> u64 {
+        State::next_seed(self)
+    }
+
+    fn snapshot(&self) -> crate::persist::Snapshot {
+        State::snapshot(self)
+    }
 }
