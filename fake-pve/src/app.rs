@@ -188,7 +188,7 @@ impl tower::Service<Request> for WireService {
 static DASHBOARD_HEADER: http::HeaderName = http::HeaderName::from_static("x-fake-pve-dashboard");
 
 /// A request on its way into the dashboard's request log
-/// ([`crate::dashboard::Hub::record`]): all but the event stream
+/// ([`crate::state::hub::Hub::record`]): all but the event stream
 /// itself, whose answer lasts as long as the dashboard stays.
 struct Recorded<'a> {
     state: &'a State,

@@ -16,58 +16,92 @@
 //! # Ok(()) }
 //! ```
 //!
-//! # Layout
-//! - [`model`]: the state of one cluster (nodes, storages, guests, users,
+//! # What a library user gets
+//! [`FakePve::builder`] and the [`Running`] server it starts; [`app()`],
+//! the same wire without a socket; [`Scenario`] (a world in YAML),
+//! [`PveVersion`], [`Clock`] and [`Latency`], the [`State`] a server
+//! shares; and [`Error`]. The modules inside are crate-private; the
+//! `internals` feature makes them public for fake-pve's own tests,
+//! benchmarks and `xtask` (not a stable API).
+//!
+//! # Layout (in the order modules depend on each other, lowest first)
+//! - `version`, `clock`, `latency`: the release impersonated, the
+//!   injectable clock tests advance instead of sleeping, and how long
+//!   tasks and requests take (profiles).
+//! - `spec`: the official API schema (crate `pve-schema`) for the release
+//!   impersonated.
+//! - `model`: the state of one cluster (nodes, storages, guests, users,
 //!   tokens, tasks) and PVE's rules, as plain synchronous Rust.
-//! - [`api`]: the wire. Routing, authentication, parameters, and PVE's
-//!   envelope, status lines and reason phrases; one module per API area.
-//! - [`control`]: `/_fake/...`, the calls that are not PVE's (health,
-//!   reset, seeding, state dumps, clock, task durations), one line each
-//!   in a table that both its axum routes and the journal's replay use.
-//! - [`state`]: the shared handle around the model, the clock and keys.
-//! - [`app`]: the wire: pveproxy's front (request logs, refusals, body
-//!   limits, body timeout), then `/api2` straight to [`api::handle`] and
-//!   the rest through an axum router (`/_fake` to [`control`]'s routes,
-//!   `/` the dashboard); [`app()`] serves it without a socket.
-//! - [`server`]: [`FakePve::builder`], TLS (with a handshake timeout),
-//!   one hyper HTTP/1.1 connection per client serving the same wire, and
-//!   the graceful shutdown.
-//! - [`spec`]: the official API schema (crate `pve-schema`) for the
-//!   release impersonated, and its permission checks on fake-pve's ACLs;
-//!   [`coverage`] reports which endpoints have behaviour.
-//! - [`clock`]: the injectable clock tests advance instead of sleeping;
-//!   [`latency`]: how long tasks and requests take (profiles).
-//! - [`tls`]: certificates and the rustls configuration.
-//! - [`dashboard`]: fake-pve's own live dashboard at `/`, its event
-//!   stream (`/_fake/events`) and the request log.
+//! - `persist`: the data directory (journal, snapshots); `state`: the
+//!   shared handle around the model, the clock, the keys and the
+//!   dashboards' hub.
+//! - `api`: the wire. Routing (a table built once), authentication, the
+//!   schema's permissions, parameters, and PVE's envelope, status lines
+//!   and reason phrases; one module per API area.
+//! - `dashboard`: fake-pve's own live dashboard at `/` and its event
+//!   stream (`/_fake/events`); `control`: `/_fake/...`, the calls that
+//!   are not PVE's, one line each in a table that both its axum routes
+//!   and the journal's replay use; `body`: a request body read within its
+//!   limits.
+//! - `app`: pveproxy's front (request logs, refusals, body limits, body
+//!   timeout), then `/api2` straight to the API and the rest through an
+//!   axum router; `tls`: certificates and the rustls configuration;
+//!   `server`: the builder, TLS, one hyper HTTP/1.1 connection per client
+//!   and the graceful shutdown.
+//!
+//! `tests/layering.rs` holds the modules to that order.
 //!
 //! The `cli` feature (on by default) builds the `fake-pve` binary
 //! (`main.rs`: flags, log output, allocator); crates that only use the
 //! library turn default features off.
 
-pub mod access_log;
-pub mod api;
-pub mod app;
+/// The modules inside: crate-private, but public with the `internals`
+/// feature, which fake-pve's own tests, benchmarks and `xtask` turn on to
+/// reach the model, the schema and the wire directly. A library user
+/// needs none of them: what they need is re-exported below.
+macro_rules! internal_modules {
+    ($($(#[$doc:meta])* $name:ident;)*) => {$(
+        $(#[$doc])*
+        #[cfg(feature = "internals")]
+        pub mod $name;
+        $(#[$doc])*
+        #[cfg(not(feature = "internals"))]
+        pub(crate) mod $name;
+    )*};
+}
+
+internal_modules! {
+    access_log;
+    api;
+    app;
+    clock;
+    control;
+    dashboard;
+    latency;
+    model;
+    persist;
+    server;
+    spec;
+    state;
+    tls;
+}
 mod body;
-pub mod clock;
-pub mod control;
+/// Which endpoints have behaviour (`cargo xtask coverage`): tooling of
+/// the workspace, with the `internals` feature only.
+#[cfg(feature = "internals")]
 pub mod coverage;
-pub mod dashboard;
-pub mod latency;
-pub mod model;
-pub mod persist;
-pub mod server;
-pub mod spec;
-pub mod state;
-pub mod tls;
 mod version;
 
+pub use access_log::AccessLog;
 pub use app::app;
 pub use clock::Clock;
-pub use model::PveVersion;
+pub use latency::Dist;
 pub use model::scenario::{Scenario, ScenarioError};
+pub use persist::{Fsync, StoreError};
 pub use server::{Builder, FakePve, Running, Tls};
-pub use state::{Latency, State, StateError};
+pub use state::{Latency, Settings, State, StateError};
+pub use tls::Identity;
+pub use version::PveVersion;
 
 /// Why fake-pve could not start.
 #[derive(Debug, thiserror::Error)]
@@ -83,10 +117,10 @@ pub enum Error {
     Scenario(#[from] ScenarioError),
     /// The data directory cannot be used.
     #[error("{0}")]
-    Store(#[from] persist::StoreError),
+    Store(#[from] StoreError),
     /// The data directory holds a world this fake-pve cannot take up.
     #[error("{0}")]
-    Restore(#[from] state::StateError),
+    Restore(#[from] StateError),
 }
 
 /// `Result` with this crate's [`Error`].

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
-use fake_pve::access_log::AccessLog;
+use fake_pve::AccessLog;
 use fake_pve::{FakePve, Latency, PveVersion, Scenario, Tls};
 
 /// Many small allocations per request (JSON values): mimalloc serves them
@@ -71,7 +71,7 @@ struct Args {
         default_value = "interval",
         requires = "data_dir"
     )]
-    fsync: fake_pve::persist::Fsync,
+    fsync: fake_pve::Fsync,
     /// Where the access log goes (one line per request, as pveproxy's
     /// access.log): `-` for the standard output, `off`, or a file to
     /// append to.

@@ -66,7 +66,7 @@ impl AsRef<Path> for Ca {
 async fn fake(scenario: &str) -> (Running, Ca) {
     let tls = temp("tls");
     let names: Vec<String> = HOSTS.iter().map(|h| (*h).to_string()).collect();
-    fake_pve::tls::Identity::kept_in(&tls, &names).unwrap();
+    fake_pve::Identity::kept_in(&tls, &names).unwrap();
     // The seeds' endpoints say port 8006: each fake listens on 8006 of an
     // address of its own in 127.0.0.0/8.
     let mut last = None;

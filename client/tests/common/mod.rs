@@ -61,7 +61,7 @@ pub async fn start_with_latency(kind: &str, ms: u64) -> Running {
     let mut latency = Latency::instant();
     latency
         .tasks
-        .insert(kind.to_string(), fake_pve::latency::Dist::Fixed(ms));
+        .insert(kind.to_string(), fake_pve::Dist::Fixed(ms));
     builder()
         .latency(latency)
         .start()

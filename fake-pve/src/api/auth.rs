@@ -5,7 +5,7 @@
 
 use http::HeaderMap;
 
-pub use crate::model::access::keys::{Keys, TICKET_LIFETIME};
+pub use crate::model::access::keys::Keys;
 
 /// The credentials a request carries.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -47,9 +47,12 @@ use crate::model::{AuthId, Context, Error, Result};
 use crate::state::State;
 use auth::Credentials;
 pub use envelope::*;
+#[cfg(feature = "internals")]
 pub use fallback::{Fallback, fallback_kind};
 pub use params::Params;
-pub use pipeline::{answer, handle, refuse_unauthenticated, replay};
+#[cfg(feature = "internals")]
+pub use pipeline::handle;
+pub use pipeline::{answer, refuse_unauthenticated, replay};
 
 /// What a handler answers: the `data` member, and `total` where PVE sets it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -305,7 +308,8 @@ impl Router {
 
     /// Whether the route of `method` and a schema path template makes
     /// only its handler's checks before answering 501
-    /// ([`Route::checks_only`]).
+    /// ([`Route::checks_only`]): what the coverage report reads.
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_checks_only(&self, method: &Method, path: &str) -> bool {
         self.route(method, path).is_some_and(|r| r.checks_only)
     }

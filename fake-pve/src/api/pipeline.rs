@@ -39,12 +39,14 @@ fn split_api2(path: &str) -> Option<(&str, &str)> {
 }
 
 /// Answers one `/api2` request (the caller has read the body, up to
-/// [`MAX_BODY`] and one byte more).
+/// [`MAX_BODY`] and one byte more): the in-process entry of fake-pve's
+/// own tests.
+#[cfg(feature = "internals")]
 pub async fn handle(state: &State, router: &Router, req: Request) -> Response<Full<Bytes>> {
     answer(state, router, req).await.0
 }
 
-/// [`handle`], with who the request authenticated as beside the answer
+/// The answer to one `/api2` request, with who the request authenticated as beside the answer
 /// (for the access log).
 pub async fn answer(
     state: &State,

@@ -11,7 +11,6 @@
 
 pub mod events;
 
-pub use crate::state::hub::{Hub, LoggedRequest, REQUEST_LOG_LEN, Subscription};
 
 use axum::body::Body;
 use axum::response::Response;

@@ -42,12 +42,11 @@ mod tests;
 
 use std::collections::BTreeMap;
 
-pub use access::{AuthId, Token, User};
-pub use cluster::{Cluster, ClusterDoc, Storage, Vm};
+pub use access::AuthId;
+pub use cluster::Cluster;
 pub use context::Context;
 pub use nodes::{Node, NodeStatus};
-pub use scenario::Scenario;
-pub use tasks::{Task, TaskEffect, TaskState, Tasks, Upid, VolumeChange, Worker};
+pub use tasks::{Task, TaskEffect, TaskState, VolumeChange, Worker};
 
 /// `s` with its percent-escapes decoded (invalid UTF-8 replaced); text
 /// without a `%` (most paths and tickets) as it is, without a copy.

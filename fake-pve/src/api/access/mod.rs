@@ -29,7 +29,6 @@ mod users;
 use acls::{read_acl, update_acl};
 use groups::{create_group, delete_group, list_groups, read_group, update_group};
 use roles::{create_role, delete_role, list_roles, read_role, update_role};
-pub use ticket::capabilities;
 use ticket::{change_password, create_ticket, get_ticket, permissions};
 use tokens::{generate_token, read_token, remove_token, token_index, update_token_info};
 use users::{check_realm_allocate, create_user, delete_user, list_users, read_user, update_user};

@@ -310,8 +310,8 @@ impl<'a> Given<'a> {
 
     /// The hash to keep for a password set: a clear one hashed with
     /// `salt`, a journaled one as it is.
-    pub fn to_hash(&self, salt: &str) -> String {
-        match *self {
+    pub fn to_hash(self, salt: &str) -> String {
+        match self {
             Self::Clear(pw) => hash(pw, salt),
             Self::Journaled(h) => h.to_string(),
         }

@@ -25,9 +25,6 @@ use serde_json::{Map, Value, json};
 use super::{Error, Result};
 pub use rules::{Names, Rule, RuleEnv};
 
-/// The longest security group name.
-pub const MAX_GROUP_NAME: usize = 18;
-
 const MODIFIED: &str = "detected modified configuration - file changed by other user? Try again.";
 
 /// An alias of `[ALIASES]`.

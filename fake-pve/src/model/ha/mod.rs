@@ -24,8 +24,8 @@ use serde_json::{Value, json};
 
 use super::qemu::sha1_hex;
 use super::{Error, PveVersion, Result};
-pub use manager::{HaRequest, Manager, Service};
-pub use rules::{Rule, RuleKind, RuleUpdate};
+pub use manager::{HaRequest, Manager};
+pub use rules::{Rule, RuleUpdate};
 
 /// The message of a digest that no longer matches
 /// (`SectionConfig::assert_if_modified`).

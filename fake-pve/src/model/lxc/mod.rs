@@ -35,7 +35,6 @@ pub mod schema;
 mod snapshot;
 mod status;
 
-pub use aplinfo::{APPLIANCES, Appliance};
 pub use clone::CtCloneRequest;
 pub use config::CtUpdate;
 pub use create::{CreateJob, CtCreateRequest};

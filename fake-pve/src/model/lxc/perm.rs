@@ -8,12 +8,8 @@ use std::collections::BTreeMap;
 use super::schema::{is_indexed_key, is_mount_key, is_storage_volume, mp_volume, new_disk};
 use crate::model::access::AuthId;
 use crate::model::cluster::Cluster;
-use crate::model::{Error, Result};
-
-/// `raise_perm_exc`: 403 `Permission check failed (<what>)`.
-fn perm_exc(what: &str) -> Error {
-    Error::Forbidden(format!("Permission check failed ({what})"))
-}
+use crate::model::guest_perm::perm_exc;
+use crate::model::Result;
 
 /// The feature flags of a `features` value that are on, by name.
 fn features(value: Option<&String>) -> BTreeMap<String, String> {

@@ -72,24 +72,6 @@ pub struct NodeNetwork {
     pub pending_mtime: i64,
 }
 
-/// The types the `type` filter of `GET /network` selects by name.
-pub const IFACE_TYPES: &[&str] = &[
-    "bridge",
-    "bond",
-    "eth",
-    "alias",
-    "vlan",
-    "fabric",
-    "OVSBridge",
-    "OVSBond",
-    "OVSPort",
-    "OVSIntPort",
-    "vnet",
-    "any_bridge",
-    "any_local_bridge",
-    "include_sdn",
-];
-
 fn s(v: &str) -> Value {
     Value::String(v.to_string())
 }

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Disk, MountUnit, NodeHw, Partition, Pv, ThinPool, Vg, Zpool};
+use super::{MountUnit, NodeHw, Partition, Pv, ThinPool, Vg, Zpool};
 use crate::model::{Error, Result};
 
 /// What a disk task does when it ends.
@@ -913,9 +913,3 @@ fn fake_uuid(part: &str, name: &str) -> String {
     )
 }
 
-/// The size and disk a device path holds, for a storage's capacity.
-pub fn disk_of<'a>(hw: &'a NodeHw, path: &str) -> Option<&'a Disk> {
-    match hw.verify_blockdev_path(path).ok()?.0 {
-        Dev::Disk(i) | Dev::Part(i, _) => hw.disks.get(i),
-    }
-}

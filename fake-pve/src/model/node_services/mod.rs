@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use config::{NodeConfig, parse_node_config};
+pub use config::NodeConfig;
 pub use logs::LogLine;
 pub use services::{ServiceAction, ServiceState};
 pub use subscription::Subscription;

@@ -37,7 +37,7 @@ mod snapshot;
 mod status;
 
 pub use clone::CloneRequest;
-pub use migrate::{MigrateJob, MigrateRequest, StorageMap};
+pub use migrate::{MigrateJob, MigrateRequest};
 pub use move_disk::{MoveJob, ReassignJob};
 pub use resize::ResizeJob;
 pub use schema::{

@@ -263,9 +263,6 @@ fn pending_of(e: &mut Obj) -> &mut serde_json::Map<String, Value> {
     p.as_object_mut().expect("an object")
 }
 
-/// The SHA1 of an empty file, the digest of a file never written.
-pub const EMPTY_DIGEST: &str = "da39a3ee5e6b4b0d3255bfef95601890afd80709";
-
 impl Sdn {
     /// Whether nothing was ever configured (saved worlds leave it out).
     pub fn is_empty(&self) -> bool {

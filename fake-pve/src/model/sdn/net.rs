@@ -54,16 +54,6 @@ impl Cidr {
         num(self.addr) & self.mask()
     }
 
-    /// The last address of the network.
-    pub fn last(&self) -> u128 {
-        let all = if self.is_v4() {
-            u128::from(u32::MAX)
-        } else {
-            u128::MAX
-        };
-        self.network() | (all & !self.mask())
-    }
-
     /// Whether `ip` lies in the network (same family).
     pub fn contains(&self, ip: IpAddr) -> bool {
         ip.is_ipv4() == self.is_v4() && (num(ip) & self.mask()) == self.network()

@@ -47,7 +47,7 @@ fn state(s: &str) -> ResourceUpdate {
 fn running(w: &World, vmid: u32) -> bool {
     w.c.guests()
         .get(&vmid)
-        .map(crate::model::Vm::running)
+        .map(crate::model::qemu::Vm::running)
         .or_else(|| w.c.guests().ct(vmid).map(crate::model::lxc::Ct::running))
         .unwrap_or(false)
 }

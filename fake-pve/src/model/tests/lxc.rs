@@ -729,7 +729,7 @@ containers:
     assert_eq!(status["uptime"], json!(3600));
     // A container may not take a VM's VMID.
     let dup = yaml.replace("vmid: 200", "vmid: 100");
-    let e = crate::model::Scenario::parse(&dup, "dup.yaml")
+    let e = crate::model::scenario::Scenario::parse(&dup, "dup.yaml")
         .and_then(|s| s.build(PveVersion::V9_1, "pw", T0).map(|_| ()))
         .expect_err("refused");
     assert!(e.to_string().contains("duplicate vmid 100"), "{e}");

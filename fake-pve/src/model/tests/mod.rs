@@ -9,7 +9,8 @@ use rstest::fixture;
 
 use super::access::AuthId;
 use super::qemu::QemuOp;
-use super::{Cluster, Error, PveVersion, Scenario, Task, TaskEffect, Worker};
+use super::scenario::Scenario;
+use super::{Cluster, Error, PveVersion, Task, TaskEffect, Worker};
 
 mod access;
 mod agent;

@@ -472,7 +472,7 @@ fn scenario_fields_seed_the_node() {
 )]
 fn bad_node_fields_are_refused(#[case] yaml: &str, #[case] msg: &str) {
     // Parsing checks by building already.
-    let e = match crate::model::Scenario::parse(yaml, "t.yaml") {
+    let e = match crate::model::scenario::Scenario::parse(yaml, "t.yaml") {
         Err(e) => e,
         Ok(s) => s.build(PveVersion::V9_1, "pw", T0).expect_err("refused"),
     };

@@ -4,7 +4,8 @@
 use rstest::rstest;
 
 use super::{T0, World};
-use crate::model::{PveVersion, Scenario};
+use crate::model::PveVersion;
+use crate::model::scenario::Scenario;
 
 #[rstest]
 #[case("cluster: a_b\n", Some(1), "invalid cluster name 'a_b'")]

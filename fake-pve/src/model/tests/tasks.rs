@@ -7,7 +7,8 @@ use serde_json::json;
 use super::{T0, World, lab, qm_worker, refused};
 use crate::model::qemu::QemuOp;
 use crate::model::tasks::TaskFilter;
-use crate::model::{TaskEffect, Upid, Worker};
+use crate::model::tasks::Upid;
+use crate::model::{TaskEffect, Worker};
 
 fn all() -> TaskFilter {
     TaskFilter {
