@@ -7,12 +7,14 @@ use super::*;
 
 pub(super) fn parse_id(v: &str, kind: &str) -> Check {
     if v.chars().count() < 2 {
-        return Err(format!(
+        return Err(FormatError::Invalid(format!(
             "{kind} ID '{v}' cannot be shorter than 2 characters\n"
-        ));
+        )));
     }
     if !re(r"(?i:[a-z][a-z0-9\-\_\.]*[a-z0-9])").is_match(v) {
-        return Err(format!("{kind} ID '{v}' contains illegal characters\n"));
+        return Err(FormatError::Invalid(format!(
+            "{kind} ID '{v}' contains illegal characters\n"
+        )));
     }
     Ok(())
 }
@@ -20,17 +22,21 @@ pub(super) fn parse_id(v: &str, kind: &str) -> Check {
 pub(super) fn verify_userid(v: &str) -> Check {
     let len = v.chars().count();
     if len < 3 {
-        return Err(format!("user name '{v}' is too short\n"));
+        return Err(FormatError::Invalid(format!(
+            "user name '{v}' is too short\n"
+        )));
     }
     if len > 64 {
-        return Err(format!("user name '{v}' is too long ({len} > 64)\n"));
+        return Err(FormatError::Invalid(format!(
+            "user name '{v}' is too long ({len} > 64)\n"
+        )));
     }
     if re(r"[^\s:/]+@[A-Za-z][A-Za-z0-9\.\-_]+").is_match(v) {
         Ok(())
     } else {
-        Err(format!(
+        Err(FormatError::Invalid(format!(
             "value '{v}' does not look like a valid user name\n"
-        ))
+        )))
     }
 }
 
@@ -40,7 +46,7 @@ pub(super) fn parse_id_as(v: &str, format: &str) -> Check {
             if re(r"[-_.\w\d]+").is_match(v) {
                 Ok(())
             } else {
-                Err(format!("invalid bridge ID '{v}'\n"))
+                Err(FormatError::Invalid(format!("invalid bridge ID '{v}'\n")))
             }
         }
         _ => parse_id(v, "storage"),
@@ -50,7 +56,11 @@ pub(super) fn parse_id_as(v: &str, format: &str) -> Check {
 /// `$verify_idpair`: one item of a `storage-pair-list` or
 /// `bridge-pair-list`, checked by `parse_idmap`.
 pub(super) fn verify_idpair(v: &str, format: &str) -> Check {
-    let fail = |e: String| Err(format!("entry '{v}' contains invalid ID - {e}\n\n"));
+    let fail = |e: FormatError| {
+        Err(FormatError::Invalid(format!(
+            "entry '{v}' contains invalid ID - {e}\n\n"
+        )))
+    };
     for entry in split_list(v) {
         if entry == "1" {
             continue;
@@ -70,7 +80,7 @@ pub(super) fn verify_timezone(v: &str) -> Check {
     if v == "UTC" || crate::sysdata::ZONES.contains(&v) {
         Ok(())
     } else {
-        Err(format!("invalid time zone '{v}'\n"))
+        Err(FormatError::Invalid(format!("invalid time zone '{v}'\n")))
     }
 }
 
@@ -160,7 +170,7 @@ pub(super) fn verify_privname(v: &str) -> Check {
     if PRIVILEGES.contains(&v) {
         Ok(())
     } else {
-        Err(format!("invalid privilege '{v}'\n"))
+        Err(FormatError::Invalid(format!("invalid privilege '{v}'\n")))
     }
 }
 
@@ -168,12 +178,13 @@ pub(super) fn verify_privname(v: &str) -> Check {
 /// Approximate: PVE's message quotes JSON::XS's parser error and the
 /// schema errors, which fake-pve words as serde_json and plainly.
 pub(super) fn verify_command_batch(v: &str) -> Check {
-    let parsed: serde_json::Value = serde_json::from_str(v)
-        .map_err(|e| format!("commands param did not contain valid JSON: {e}\n"))?;
+    let parsed: serde_json::Value = serde_json::from_str(v).map_err(|e| {
+        FormatError::Invalid(format!("commands param did not contain valid JSON: {e}\n"))
+    })?;
     let invalid = |why: &str| {
-        Err(format!(
+        Err(FormatError::Invalid(format!(
             "commands is not a valid array of commands: {why}\n"
-        ))
+        )))
     };
     let Some(items) = parsed.as_array() else {
         return invalid("type check ('array') failed");
@@ -204,16 +215,16 @@ pub(super) fn verify_command_batch(v: &str) -> Check {
 pub(super) fn verify_calendar_event(v: &str) -> Check {
     let text = v.trim();
     if text.is_empty() {
-        return Err(format!(
+        return Err(FormatError::Invalid(format!(
             "invalid calendar event '{v}' - unable to parse calendar event - event is empty\n\n"
-        ));
+        )));
     }
     if calendar_ok(text) {
         Ok(())
     } else {
-        Err(format!(
+        Err(FormatError::Invalid(format!(
             "invalid calendar event '{v}' - unable to parse calendar event\n"
-        ))
+        )))
     }
 }
 

@@ -17,12 +17,12 @@ pub(super) fn verify_conntrack_helper(v: &str) -> Check {
     ];
     let parts: Vec<&str> = split_perl(v);
     if v != parts.join(",") {
-        return Err("extraneous commas in list\n".into());
+        return Err(FormatError::Invalid("extraneous commas in list\n".into()));
     }
     for h in parts {
         if !HELPERS.contains(&h) {
             // PVE's message has no newline, so Perl appends the place.
-            return Err(format!("unknown helper {h}"));
+            return Err(FormatError::Invalid(format!("unknown helper {h}")));
         }
     }
     Ok(())
@@ -115,7 +115,9 @@ pub(super) fn verify_icmp_type(v: &str) -> Check {
     if is_icmp_type(v) || v.is_empty() {
         Ok(())
     } else {
-        Err(format!("invalid icmp-type value '{v}'\n"))
+        Err(FormatError::Invalid(format!(
+            "invalid icmp-type value '{v}'\n"
+        )))
     }
 }
 
@@ -129,7 +131,7 @@ pub(super) fn verify_protocol(v: &str) -> Check {
     {
         Ok(())
     } else {
-        Err(format!("unknown protocol '{v}'\n"))
+        Err(FormatError::Invalid(format!("unknown protocol '{v}'\n")))
     }
 }
 
@@ -137,7 +139,7 @@ pub(super) fn verify_protocol(v: &str) -> Check {
 pub(super) fn parse_port_spec(v: &str, dport: bool) -> Check {
     let elements = split_perl(v);
     if v != elements.join(",") {
-        return Err("extraneous commas in list\n".into());
+        return Err(FormatError::Invalid("extraneous commas in list\n".into()));
     }
     let mut count = 0;
     let mut icmp = false;
@@ -145,7 +147,7 @@ pub(super) fn parse_port_spec(v: &str, dport: bool) -> Check {
         if p.parse::<u128>().is_ok_and(|n| n <= 65535) {
             Ok(())
         } else {
-            Err(format!("invalid port '{p}'\n"))
+            Err(FormatError::Invalid(format!("invalid port '{p}'\n")))
         }
     };
     for item in elements {
@@ -155,10 +157,10 @@ pub(super) fn parse_port_spec(v: &str, dport: bool) -> Check {
             port(&c[2])?;
             let (a, b): (u128, u128) = (c[1].parse().unwrap_or(0), c[2].parse().unwrap_or(0));
             if a > b {
-                return Err(format!(
+                return Err(FormatError::Invalid(format!(
                     "backwards range '{}:{}' not allowed, did you mean '{}:{}'?\n",
                     &c[1], &c[2], &c[2], &c[1]
-                ));
+                )));
             }
         } else if re(r"[0-9]+").is_match(item) {
             count += 1;
@@ -166,14 +168,18 @@ pub(super) fn parse_port_spec(v: &str, dport: bool) -> Check {
         } else if dport && is_icmp_type(item) {
             icmp = true;
         } else if !crate::sysdata::SERVICES.contains(&item) {
-            return Err(format!("invalid port '{item}'\n"));
+            return Err(FormatError::Invalid(format!("invalid port '{item}'\n")));
         }
     }
     if icmp && count > 0 {
-        return Err("ICMP ports not allowed in port range\n".into());
+        return Err(FormatError::Invalid(
+            "ICMP ports not allowed in port range\n".into(),
+        ));
     }
     if count > 15 {
-        return Err("too many entries in port list (> 15 numbers)\n".into());
+        return Err(FormatError::Invalid(
+            "too many entries in port list (> 15 numbers)\n".into(),
+        ));
     }
     Ok(())
 }
@@ -188,22 +194,25 @@ pub(super) fn parse_address_list(v: &str) -> Check {
     }
     let elements = split_perl(v);
     if v != elements.join(",") {
-        return Err("extraneous commas in list\n".into());
+        return Err(FormatError::Invalid("extraneous commas in list\n".into()));
     }
     let mut version = None;
     let mut range = false;
     for e in &elements {
-        let nv = net_ip(e).map_err(|err| format!("invalid IP address: {err}\n"))?;
+        let nv = net_ip(e)
+            .map_err(|err| FormatError::Invalid(format!("invalid IP address: {err}\n")))?;
         range |= e.contains('-');
         if version.is_some_and(|old| old != nv) {
-            return Err(format!(
+            return Err(FormatError::Invalid(format!(
                 "detected mixed ipv4/ipv6 addresses in address list '{v}'\n"
-            ));
+            )));
         }
         version = Some(nv);
     }
     if range && elements.len() > 1 {
-        return Err("you can't use a range in a list\n".into());
+        return Err(FormatError::Invalid(
+            "you can't use a range in a list\n".into(),
+        ));
     }
     Ok(())
 }

@@ -11,7 +11,9 @@ pub(super) fn verify_lxc_mp_string(v: &str) -> Check {
         || v.ends_with("/..")
         || v.starts_with("../");
     if bad {
-        Err(format!("{v} contains illegal character sequences\n"))
+        Err(FormatError::Invalid(format!(
+            "{v} contains illegal character sequences\n"
+        )))
     } else {
         Ok(())
     }
@@ -19,7 +21,9 @@ pub(super) fn verify_lxc_mp_string(v: &str) -> Check {
 
 pub(super) fn verify_lxc_dev_string(v: &str) -> Check {
     if re(r"(?s:.*/\.\.?(?:/.*)?)").is_match(v) || !v.starts_with("/dev/") {
-        Err(format!("{v} is not a valid device path\n"))
+        Err(FormatError::Invalid(format!(
+            "{v} is not a valid device path\n"
+        )))
     } else {
         Ok(())
     }
@@ -31,9 +35,9 @@ pub(super) fn verify_replication_job_id(v: &str) -> Check {
     if let Some(c) = re(r"(\d+)-(\d+)").captures(v)
         && c[1].parse::<u128>().is_ok_and(|g| g < 100)
     {
-        return Err(format!(
+        return Err(FormatError::Invalid(format!(
             "invalid replication job id '{v}' (guest IDs < 100 are reserved)\n"
-        ));
+        )));
     }
     Ok(())
 }
@@ -46,14 +50,18 @@ pub(super) fn verify_cpuset(v: &str) -> Check {
     }
     for part in parts {
         let Some(c) = re(r"\s*(\d+)(?:-(\d+))?\s*").captures(part) else {
-            return Err("unable to parse cpuset option\n".into());
+            return Err(FormatError::Invalid(
+                "unable to parse cpuset option\n".into(),
+            ));
         };
         let from: u128 = c[1].parse().unwrap_or(u128::MAX);
         let to: u128 = c
             .get(2)
             .map_or(from, |t| t.as_str().parse().unwrap_or(u128::MAX));
         if to < from {
-            return Err("unable to parse cpuset option\n".into());
+            return Err(FormatError::Invalid(
+                "unable to parse cpuset option\n".into(),
+            ));
         }
     }
     Ok(())
@@ -88,7 +96,7 @@ pub(super) fn verify_bootdev(v: &str) -> Check {
     {
         Ok(())
     } else {
-        Err(format!("invalid boot device '{v}'\n"))
+        Err(FormatError::Invalid(format!("invalid boot device '{v}'\n")))
     }
 }
 

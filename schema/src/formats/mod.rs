@@ -12,6 +12,7 @@
 //! `storage` and `guest` (QEMU, LXC, replication).
 
 mod common;
+mod error;
 mod firewall;
 mod guest;
 mod net;
@@ -24,15 +25,16 @@ use regex::Regex;
 
 pub use common::PRIVILEGES;
 use common::*;
+pub use error::FormatError;
 use firewall::*;
 pub use firewall::{ICMP_TYPES, ICMPV6_TYPES};
 use guest::*;
 use net::*;
 use storage::*;
 
-/// The outcome of a named-format check: `Err(message)` is the text PVE's
-/// validator dies with, ending in a newline.
-pub type Check = Result<(), String>;
+/// The outcome of a named-format check: the error displays as the text
+/// PVE's validator dies with, ending in a newline.
+pub type Check = Result<(), FormatError>;
 
 /// How a named format validates.
 enum Kind {
@@ -166,7 +168,9 @@ fn table() -> &'static [(&'static str, Kind)] {
                 if is_ip(v) || re(DNS_NAME).is_match(v) {
                     Ok(())
                 } else {
-                    Err(format!("value does not look like a valid address: {v}\n"))
+                    Err(FormatError::Invalid(format!(
+                        "value does not look like a valid address: {v}\n"
+                    )))
                 }
             }),
         ),
@@ -183,7 +187,9 @@ fn table() -> &'static [(&'static str, Kind)] {
                 if re(r"\d+(\.\d+)?[KMGT]?").is_match(v) {
                     Ok(())
                 } else {
-                    Err(format!("value does not look like a valid disk size: {v}\n"))
+                    Err(FormatError::Invalid(format!(
+                        "value does not look like a valid disk size: {v}\n"
+                    )))
                 }
             }),
         ),
@@ -202,7 +208,7 @@ fn table() -> &'static [(&'static str, Kind)] {
             "pve-task-status-type",
             Fn(|v| {
                 ok(matches!(v, "ok" | "error" | "warning" | "unknown"), "")
-                    .map_err(|_| format!("invalid status '{v}'\n"))
+                    .map_err(|_| FormatError::Invalid(format!("invalid status '{v}'\n")))
             }),
         ),
         (
@@ -238,13 +244,15 @@ fn table() -> &'static [(&'static str, Kind)] {
             "pve-poolid",
             Fn(|v| {
                 if v.split('/').count() > 3 {
-                    Err(format!(
+                    Err(FormatError::Invalid(format!(
                         "pool name '{v}' nested too deeply (max levels = 3)\n"
-                    ))
+                    )))
                 } else if re(r"[A-Za-z0-9\.\-_]+(?:/[A-Za-z0-9\.\-_]+){0,2}").is_match(v) {
                     Ok(())
                 } else {
-                    Err(format!("pool name '{v}' contains invalid characters\n"))
+                    Err(FormatError::Invalid(format!(
+                        "pool name '{v}' contains invalid characters\n"
+                    )))
                 }
             }),
         ),
@@ -416,7 +424,7 @@ fn table() -> &'static [(&'static str, Kind)] {
                 if is_valid_drivename(v) {
                     Ok(())
                 } else {
-                    Err(format!("invalid boot disk '{v}'\n"))
+                    Err(FormatError::Invalid(format!("invalid boot disk '{v}'\n")))
                 }
             }),
         ),
@@ -515,7 +523,11 @@ const DNS_NAME: &str =
     r"(([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?)\.)*([a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?)";
 
 fn ok(good: bool, msg: &str) -> Check {
-    if good { Ok(()) } else { Err(msg.to_string()) }
+    if good {
+        Ok(())
+    } else {
+        Err(FormatError::Invalid(msg.to_string()))
+    }
 }
 
 /// An anchored regex, compiled once per pattern. Each thread finds the
@@ -622,7 +634,7 @@ pub fn check(format: &str, value: &str) -> Check {
             if re(pattern).is_match(v) {
                 Ok(())
             } else {
-                Err(msg.replace("{}", v))
+                Err(FormatError::Invalid(msg.replace("{}", v)))
             }
         }
         Kind::Fn(f) => f(v),

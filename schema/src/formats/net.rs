@@ -30,23 +30,27 @@ pub(super) fn is_cidr(v: &str, v6: bool) -> bool {
 
 pub(super) fn verify_vlan(v: &str) -> Check {
     let Some(c) = re(r"(\d+)(?:-(\d+))?").captures(v) else {
-        return Err(format!("invalid VLAN configuration '{v}'\n"));
+        return Err(FormatError::Invalid(format!(
+            "invalid VLAN configuration '{v}'\n"
+        )));
     };
-    let tag = |s: &str| -> Result<u32, String> {
-        let t: u32 = s.parse().map_err(|_| format!("invalid VLAN tag '{s}'\n"))?;
+    let tag = |s: &str| -> Result<u32, FormatError> {
+        let t: u32 = s
+            .parse()
+            .map_err(|_| FormatError::Invalid(format!("invalid VLAN tag '{s}'\n")))?;
         if (2..=4094).contains(&t) {
             Ok(t)
         } else {
-            Err(format!("invalid VLAN tag '{s}'\n"))
+            Err(FormatError::Invalid(format!("invalid VLAN tag '{s}'\n")))
         }
     };
     let start = tag(&c[1])?;
     if let Some(end) = c.get(2) {
         let end = tag(end.as_str())?;
         if start >= end {
-            return Err(format!(
+            return Err(FormatError::Invalid(format!(
                 "VLAN range must go from lower to higher tag '{v}'\n"
-            ));
+            )));
         }
     }
     Ok(())
@@ -64,14 +68,16 @@ pub(super) fn verify_ip_with_ll_iface(v: &str) -> Check {
 
 pub(super) fn sdn_id(v: &str, kind: &str, pattern: &'static str, max: Option<usize>) -> Check {
     if !re(pattern).is_match(v) {
-        return Err(format!("{kind} ID '{v}' contains illegal characters\n"));
+        return Err(FormatError::Invalid(format!(
+            "{kind} ID '{v}' contains illegal characters\n"
+        )));
     }
     if let Some(max) = max
         && v.len() > max
     {
-        return Err(format!(
+        return Err(FormatError::Invalid(format!(
             "{kind} ID '{v}' can't be more length than {max} characters\n"
-        ));
+        )));
     }
     Ok(())
 }
@@ -99,17 +105,30 @@ pub(super) fn verify_sdn_bgp_rt(v: &str) -> Check {
     ok(good, "value does not look like a valid bgp route-target\n")
 }
 
+/// Why `Net::IP->new` refuses an address, CIDR or range, in Net::IP's
+/// words (without the newline PVE's callers add).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum NetIpError {
+    /// A range whose ends are of different IP versions.
+    #[error("Begin and end IP are different versions: {0} - {1}")]
+    Versions(String, String),
+    /// Not an IPv4 or IPv6 address.
+    #[error("Invalid IP {0} - wrong format")]
+    WrongFormat(String),
+    /// A prefix length that is not a number within the version's bits.
+    #[error("Invalid prefix length /{0}")]
+    PrefixLength(String),
+}
+
 /// `Net::IP->new` on an address, CIDR or range. Approximate: Net::IP's
 /// exact error texts are not reproduced for every case.
-pub(super) fn net_ip(v: &str) -> Result<u8, String> {
+pub(super) fn net_ip(v: &str) -> Result<u8, NetIpError> {
     if let Some((a, b)) = v.split_once('-') {
         let (a, b) = (a.trim(), b.trim());
         let va = net_ip(a)?;
         let vb = net_ip(b)?;
         if va != vb {
-            return Err(format!(
-                "Begin and end IP are different versions: {a} - {b}"
-            ));
+            return Err(NetIpError::Versions(a.to_string(), b.to_string()));
         }
         return Ok(va);
     }
@@ -122,7 +141,7 @@ pub(super) fn net_ip(v: &str) -> Result<u8, String> {
     } else if addr.parse::<Ipv6Addr>().is_ok() {
         6
     } else {
-        return Err(format!("Invalid IP {addr} - wrong format"));
+        return Err(NetIpError::WrongFormat(addr.to_string()));
     };
     if let Some(len) = len {
         let max = if version == 4 { 32 } else { 128 };
@@ -130,7 +149,7 @@ pub(super) fn net_ip(v: &str) -> Result<u8, String> {
             || len.is_empty()
             || len.parse::<u32>().unwrap_or(u32::MAX) > max
         {
-            return Err(format!("Invalid prefix length /{len}"));
+            return Err(NetIpError::PrefixLength(len.to_string()));
         }
     }
     Ok(version)
@@ -143,7 +162,11 @@ pub(super) fn verify_ip_or_cidr(v: &str) -> Check {
             .1
             .is_none_or(|l| !l.is_empty() && l.bytes().all(|c| c.is_ascii_digit()));
     if !good_shape {
-        return Err("value does not look like a valid IP address or CIDR network\n".into());
+        return Err(FormatError::Invalid(
+            "value does not look like a valid IP address or CIDR network\n".into(),
+        ));
     }
-    net_ip(v).map(|_| ()).map_err(|e| format!("{e}\n"))
+    net_ip(v)
+        .map(|_| ())
+        .map_err(|e| FormatError::Invalid(format!("{e}\n")))
 }

@@ -28,7 +28,9 @@ pub(super) fn verify_content(v: &str) -> Check {
     if CONTENT_TYPES.contains(&v) {
         Ok(())
     } else {
-        Err(format!("invalid content type '{v}'\n"))
+        Err(FormatError::Invalid(format!(
+            "invalid content type '{v}'\n"
+        )))
     }
 }
 
@@ -36,7 +38,9 @@ pub(super) fn verify_volume_id(v: &str) -> Check {
     if re(r"(?is:[a-z][a-z0-9\-\_\.]*[a-z0-9]:.+)").is_match(v) {
         Ok(())
     } else {
-        Err(format!("unable to parse volume ID '{v}'\n"))
+        Err(FormatError::Invalid(format!(
+            "unable to parse volume ID '{v}'\n"
+        )))
     }
 }
 
@@ -56,5 +60,5 @@ pub(super) fn verify_dir_override(v: &str) -> Check {
             return Ok(());
         }
     }
-    Err(format!("invalid override '{v}'\n"))
+    Err(FormatError::Invalid(format!("invalid override '{v}'\n")))
 }

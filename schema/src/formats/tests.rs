@@ -588,7 +588,7 @@ fn each_named_format_is_found_by_its_name() {
 #[case("some-unknown-format", "anything", None)]
 fn named_formats(#[case] format: &str, #[case] value: &str, #[case] err: Option<&str>) {
     assert_eq!(
-        check(format, value).err().as_deref(),
+        check(format, value).err().map(|e| e.to_string()).as_deref(),
         err,
         "{format} {value}"
     );

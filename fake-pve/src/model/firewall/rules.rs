@@ -142,7 +142,7 @@ fn chomp(m: &str) -> String {
 /// The IP version of an address list that `parse_address_list` accepts
 /// (`None` for an IP set or alias reference).
 fn address_list_version(v: &str) -> std::result::Result<Option<u8>, String> {
-    check("pve-fw-addr-spec", v)?;
+    check("pve-fw-addr-spec", v).map_err(|e| e.to_string())?;
     if v.starts_with('+') || alias_ref(v).is_some() {
         return Ok(None);
     }
@@ -253,7 +253,7 @@ pub fn verify(
             )?;
         }
         if let Err(e) = check("pve-iface", &iface) {
-            add(&mut out, "iface", e)?;
+            add(&mut out, "iface", e.to_string())?;
         }
         if matches!(env, RuleEnv::Vm | RuleEnv::Ct) {
             let ok = iface
@@ -281,7 +281,7 @@ pub fn verify(
     let mut icmp = false;
     if let Some(p) = &proto {
         if let Err(e) = check("pve-fw-protocol-spec", p) {
-            add(&mut out, "proto", e)?;
+            add(&mut out, "proto", e.to_string())?;
         }
         let v = match p.as_str() {
             "icmp" => Some(4),
@@ -299,7 +299,7 @@ pub fn verify(
             "pve-fw-sport-spec"
         };
         if let Err(e) = check(spec, &d) {
-            add(&mut out, "dport", e)?;
+            add(&mut out, "dport", e.to_string())?;
         }
         if proto.is_none() {
             add(
@@ -349,7 +349,7 @@ pub fn verify(
     }
     if let Some(s) = get(rule, "sport") {
         if let Err(e) = check("pve-fw-sport-spec", &s) {
-            add(&mut out, "sport", e)?;
+            add(&mut out, "sport", e.to_string())?;
         }
         if proto.is_none() {
             add(
