@@ -35,7 +35,7 @@ use serde_json::{Value, json};
 
 pub use devices::{MdevType, PciDevice, UsbDevice, valid_pci_id};
 pub use scan::{CifsServer, CifsShare, NfsExport, PbsServer, PbsStore, ScanServers};
-pub use seed::{DiskSpec, HardwareSpec};
+pub use seed::{DiskSpec, HardwareSpec, HardwareSpecError};
 
 const GIB: u64 = 1 << 30;
 
@@ -74,7 +74,7 @@ impl Hardware {
     /// # Errors
     /// A malformed device path, size or PCI id, in words for the
     /// scenario's error.
-    pub fn seed(&mut self, node: &str, spec: &HardwareSpec) -> Result<(), String> {
+    pub fn seed(&mut self, node: &str, spec: &HardwareSpec) -> Result<(), HardwareSpecError> {
         if spec.is_empty() {
             return Ok(());
         }

@@ -13,6 +13,33 @@ use super::{
     UsbDevice, Vg, disks, valid_pci_id,
 };
 
+/// Why a scenario's hardware of a node is refused, in words for the
+/// scenario's error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HardwareSpecError {
+    /// A device path that is no disk's (`sdb`, `nvme0n1`).
+    #[error("invalid disk '{0}'")]
+    InvalidDisk(String),
+    /// A disk listed twice.
+    #[error("duplicate disk '{0}'")]
+    DuplicateDisk(String),
+    /// A malformed PCI id.
+    #[error("invalid PCI id '{0}'")]
+    InvalidPciId(String),
+    /// A disk naming both a ZFS pool and a volume group.
+    #[error("disk '{0}' cannot be in a ZFS pool and a volume group")]
+    PoolAndVg(String),
+    /// A disk naming a thin pool but no volume group.
+    #[error("disk '{0}': a thin pool needs a vg")]
+    ThinPoolWithoutVg(String),
+    /// A volume group named that exists already.
+    #[error("volume group '{0}' exists")]
+    VgExists(String),
+    /// A pool or volume group the disk calls refuse to make.
+    #[error(transparent)]
+    Disk(#[from] crate::model::Error),
+}
+
 /// A disk of a scenario's node (`disks:`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -138,7 +165,7 @@ fn system_disk() -> Disk {
     }
 }
 
-fn data_disk(spec: &DiskSpec) -> Result<Disk, String> {
+fn data_disk(spec: &DiskSpec) -> Result<Disk, HardwareSpecError> {
     let devpath = if spec.dev.starts_with("/dev/") {
         spec.dev.clone()
     } else {
@@ -156,7 +183,7 @@ fn data_disk(spec: &DiskSpec) -> Result<Disk, String> {
                     && b.bytes().all(|c| c.is_ascii_digit())
             });
     if !valid {
-        return Err(format!("invalid disk '{}'", spec.dev));
+        return Err(HardwareSpecError::InvalidDisk(spec.dev.clone()));
     }
     let kind = spec.kind.unwrap_or(if name.starts_with("nvme") {
         DiskKind::Nvme
@@ -255,7 +282,7 @@ impl NodeHw {
         }
     }
 
-    pub(super) fn from_spec(spec: &HardwareSpec) -> Result<Self, String> {
+    pub(super) fn from_spec(spec: &HardwareSpec) -> Result<Self, HardwareSpecError> {
         let mut hw = Self::empty();
         let specs = spec.disks.clone().unwrap_or_else(default_disks);
         let own_sda = specs
@@ -285,7 +312,7 @@ impl NodeHw {
         for d in &specs {
             let disk = data_disk(d)?;
             if hw.disks.iter().any(|x| x.devpath == disk.devpath) {
-                return Err(format!("duplicate disk '{}'", d.dev));
+                return Err(HardwareSpecError::DuplicateDisk(d.dev.clone()));
             }
             hw.disks.push(disk);
         }
@@ -294,7 +321,7 @@ impl NodeHw {
         hw.pci = spec.pci.clone().unwrap_or_else(default_pci);
         for p in &hw.pci {
             if !valid_pci_id(&p.id) {
-                return Err(format!("invalid PCI id '{}'", p.id));
+                return Err(HardwareSpecError::InvalidPciId(p.id.clone()));
             }
         }
         hw.pci.sort_by(|a, b| a.id.cmp(&b.id));
@@ -306,7 +333,7 @@ impl NodeHw {
 
     /// Makes the ZFS pools and volume groups the scenario's disks name,
     /// as the disk calls would have made them.
-    fn seed_pools(&mut self, specs: &[DiskSpec]) -> Result<(), String> {
+    fn seed_pools(&mut self, specs: &[DiskSpec]) -> Result<(), HardwareSpecError> {
         let mut zpools: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         let mut vgs: BTreeMap<&str, (Vec<String>, Option<&str>)> = BTreeMap::new();
         for d in specs {
@@ -316,10 +343,7 @@ impl NodeHw {
                 format!("/dev/{}", d.dev)
             };
             if d.zpool.is_some() && d.vg.is_some() {
-                return Err(format!(
-                    "disk '{}' cannot be in a ZFS pool and a volume group",
-                    d.dev
-                ));
+                return Err(HardwareSpecError::PoolAndVg(d.dev.clone()));
             }
             if let Some(z) = &d.zpool {
                 zpools.entry(z).or_default().push(dev.clone());
@@ -331,7 +355,7 @@ impl NodeHw {
                     e.1 = Some(t);
                 }
             } else if d.thinpool.is_some() {
-                return Err(format!("disk '{}': a thin pool needs a vg", d.dev));
+                return Err(HardwareSpecError::ThinPoolWithoutVg(d.dev.clone()));
             }
         }
         for (name, devices) in zpools {
@@ -349,15 +373,15 @@ impl NodeHw {
                 draid: String::new(),
                 add_storage: false,
             };
-            self.apply("", &op).map_err(|e| e.to_string())?;
+            self.apply("", &op)?;
         }
         for (name, (devices, thin)) in vgs {
             if self.vgs.iter().any(|v| v.name == name) {
-                return Err(format!("volume group '{name}' exists"));
+                return Err(HardwareSpecError::VgExists(name.to_string()));
             }
             let mut pvs = Vec::new();
             for dev in &devices {
-                let (at, path) = self.verify_blockdev_path(dev).map_err(|e| e.to_string())?;
+                let (at, path) = self.verify_blockdev_path(dev)?;
                 let size = match at {
                     disks::Dev::Disk(i) => {
                         self.disks[i].used = Some("LVM".into());

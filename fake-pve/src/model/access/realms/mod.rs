@@ -405,7 +405,7 @@ impl Realms {
                     .into(),
             ));
         }
-        let mut stored = check_config(kind, options, true).map_err(failed)?;
+        let mut stored = check_config(kind, options, true).map_err(|e| failed(e.to_string()))?;
         if kind.is_directory() {
             map_sync_defaults(&mut stored);
         }
@@ -417,7 +417,7 @@ impl Realms {
             directory: Directory::default(),
         };
         if check_connection == Some(true) {
-            realm.connect(id).map_err(failed)?;
+            realm.connect(id).map_err(|e| failed(e.to_string()))?;
         }
         if realm.options.contains_key("default") && realm.options["default"] == json!(1) {
             self.clear_default();
@@ -467,7 +467,7 @@ impl Realms {
         if delete.is_empty() && options.is_empty() && password.is_none() {
             return Err(failed("no options specified".into()));
         }
-        let mut stored = check_config(kind, options, false).map_err(failed)?;
+        let mut stored = check_config(kind, options, false).map_err(|e| failed(e.to_string()))?;
         if kind.is_directory() {
             map_sync_defaults(&mut stored);
         }
@@ -484,7 +484,7 @@ impl Realms {
             realm.bind_password = password;
         }
         if check_connection == Some(true) {
-            realm.connect(id).map_err(failed)?;
+            realm.connect(id).map_err(|e| failed(e.to_string()))?;
         }
         if makes_default {
             self.clear_default();
@@ -584,12 +584,35 @@ impl Realms {
     }
 }
 
+/// `connect_and_bind`'s refusal of a realm with a `bind_dn` but no stored
+/// password (the realm's id).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("missing password for realm {0}")]
+struct MissingBindPassword(String);
+
+/// Why SectionConfig's `check_config` refuses a realm's options.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum RealmConfigError {
+    /// An update of an option fixed at creation.
+    #[error("can't change value of fixed parameter '{0}'")]
+    Fixed(String),
+    /// An option the realm type does not have.
+    #[error("unexpected property '{0}'")]
+    Unexpected(String),
+    /// A value with a line feed.
+    #[error("property contains a line feed")]
+    LineFeed,
+    /// A required option left out at creation.
+    #[error("missing value for required option '{0}'")]
+    MissingRequired(String),
+}
+
 impl Realm {
     /// `connect_and_bind`: with a `bind_dn` the bind password must be
     /// stored. The directory itself always answers.
-    fn connect(&self, id: &str) -> std::result::Result<(), String> {
+    fn connect(&self, id: &str) -> std::result::Result<(), MissingBindPassword> {
         if self.options.contains_key("bind_dn") && self.bind_password.is_none() {
-            return Err(format!("missing password for realm {id}"));
+            return Err(MissingBindPassword(id.to_string()));
         }
         Ok(())
     }
@@ -606,7 +629,7 @@ impl Realm {
                 "OpenID realm does not allow password verification.",
             )),
             RealmType::Ldap | RealmType::Ad => {
-                self.connect(id).map_err(Error::failed)?;
+                self.connect(id).map_err(|e| Error::failed(e.to_string()))?;
                 match self.directory.users.get(name) {
                     Some(u) if password.matches(u.password.as_deref()) => Ok(()),
                     Some(_) => Err(Error::failed("Invalid credentials")),
@@ -626,20 +649,20 @@ fn check_config(
     kind: RealmType,
     options: BTreeMap<String, String>,
     create: bool,
-) -> std::result::Result<BTreeMap<String, Value>, String> {
+) -> std::result::Result<BTreeMap<String, Value>, RealmConfigError> {
     let mut stored = BTreeMap::new();
     for (k, v) in &options {
         if k == "type" {
             continue;
         }
         if !create && kind.option(k).is_some_and(|(_, fixed)| fixed) {
-            return Err(format!("can't change value of fixed parameter '{k}'"));
+            return Err(RealmConfigError::Fixed(k.clone()));
         }
         if kind.option(k).is_none() || k == "password" {
-            return Err(format!("unexpected property '{k}'"));
+            return Err(RealmConfigError::Unexpected(k.clone()));
         }
         if v.contains(['\n', '\r']) {
-            return Err("property contains a line feed".into());
+            return Err(RealmConfigError::LineFeed);
         }
         stored.insert(k.clone(), typed(k, v));
     }
@@ -649,7 +672,7 @@ fn check_config(
             .iter()
             .find(|(k, req, _)| *req && !options.contains_key(*k))
     {
-        return Err(format!("missing value for required option '{k}'"));
+        return Err(RealmConfigError::MissingRequired((*k).to_string()));
     }
     Ok(stored)
 }

@@ -131,7 +131,7 @@ impl Access {
             return Err((log, format!("domain '{realm}' does not exist")));
         };
         if let Err(e) = r.connect(realm) {
-            return Err((log, e));
+            return Err((log, e.to_string()));
         }
         let what = if opts.scope == "both" {
             "users and groups".to_string()

@@ -24,7 +24,7 @@ use crate::model::qemu::{EffectResult, Vm, VmStatus};
 use crate::model::storage::{Volume, parse_volid, path_based};
 use crate::model::tasks::{TaskEffect, Worker};
 use crate::model::{Context, Error, Result};
-pub use notes::{render_notes, verify_notes_template};
+pub use notes::{NotesTemplateError, render_notes, verify_notes_template};
 pub(crate) use units::tar_human;
 
 /// What `POST /nodes/{node}/vzdump` asks for.
@@ -185,9 +185,10 @@ impl Cluster {
             .as_deref()
             .map(KeepOptions::parse)
             .transpose()
-            .map_err(|m| Error::invalid("prune-backups", m))?;
+            .map_err(|e| Error::invalid("prune-backups", e.to_string()))?;
         if let Some(t) = &req.notes_template {
-            verify_notes_template(t).map_err(|m| Error::invalid("notes-template", m))?;
+            verify_notes_template(t)
+                .map_err(|e| Error::invalid("notes-template", e.to_string()))?;
         }
         let all = req.all || (!req.exclude.is_empty() && req.pool.is_none());
         if !(all || req.pool.is_some() || has_vmid) {

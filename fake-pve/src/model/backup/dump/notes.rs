@@ -1,12 +1,24 @@
 //! A backup's notes: the `notes-template` checked and filled in.
 
+/// Why `verify_notes_template` refuses a template, in its words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotesTemplateError {
+    /// A literal line feed (`\n` is written as an escape).
+    #[error("contains a line feed")]
+    LineFeed,
+    /// Unknown escapes and variables, each with where it is
+    /// (`variable 'x' at char 2`).
+    #[error("found unknown: {}", .0.join(", "))]
+    Unknown(Vec<String>),
+}
+
 /// `verify_notes_template`.
 ///
 /// # Errors
 /// `contains a line feed`, `found unknown: ...`.
-pub fn verify_notes_template(t: &str) -> std::result::Result<(), String> {
+pub fn verify_notes_template(t: &str) -> std::result::Result<(), NotesTemplateError> {
     if t.contains('\n') {
-        return Err("contains a line feed".into());
+        return Err(NotesTemplateError::LineFeed);
     }
     let mut problems = Vec::new();
     let chars: Vec<char> = t.chars().collect();
@@ -42,7 +54,7 @@ pub fn verify_notes_template(t: &str) -> std::result::Result<(), String> {
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(format!("found unknown: {}", problems.join(", ")))
+        Err(NotesTemplateError::Unknown(problems))
     }
 }
 

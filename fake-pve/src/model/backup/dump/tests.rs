@@ -9,7 +9,7 @@ use rstest::rstest;
 #[case("{{nope}}", Err("found unknown: variable 'nope' at char 2".to_string()))]
 #[case("a\\tb", Err("found unknown: escape sequence '\\t' at char 1".to_string()))]
 fn notes_templates(#[case] t: &str, #[case] want: std::result::Result<(), String>) {
-    assert_eq!(verify_notes_template(t), want);
+    assert_eq!(verify_notes_template(t).map_err(|e| e.to_string()), want);
 }
 
 #[test]
