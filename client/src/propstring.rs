@@ -185,8 +185,8 @@ impl PropertyString {
     /// PVE's message for a malformed string, or `format error` with the
     /// refused keys.
     pub fn parse(format: &'static Format, text: &str) -> Result<Self, PropertyStringError> {
-        let values =
-            codec::parse(keys_of(format), text).map_err(|m| PropertyStringError::whole(&m))?;
+        let values = codec::parse(keys_of(format), text)
+            .map_err(|e| PropertyStringError::whole(&e.to_string()))?;
         let ps = Self { format, values };
         ps.check()?;
         Ok(ps)
@@ -198,7 +198,7 @@ impl PropertyString {
     /// As [`PropertyString::parse`].
     pub fn check(&self) -> Result<(), PropertyStringError> {
         validate::check_format(self.format, &self.to_string(), PATH)
-            .map_err(|m| read_error(keys_of(self.format), &m))
+            .map_err(|e| read_error(keys_of(self.format), &e.to_string()))
     }
 
     /// The value of `key` (canonical, after aliases), as text.
@@ -579,7 +579,9 @@ impl IpConfig {
                 Err("value does not look like a valid ipv4 network configuration".into())
             }
         });
-        let gw = value("gw", &|v| formats::check("ipv4", v));
+        let gw = value("gw", &|v| {
+            formats::check("ipv4", v).map_err(|e| e.to_string())
+        });
         let ip6 = value("ip6", &|v| {
             if matches!(v, "dhcp" | "auto" | "manual") || formats::check("CIDRv6", v).is_ok() {
                 Ok(())
@@ -587,7 +589,9 @@ impl IpConfig {
                 Err("value does not look like a valid ipv6 network configuration".into())
             }
         });
-        let gw6 = value("gw6", &|v| formats::check("ipv6", v));
+        let gw6 = value("gw6", &|v| {
+            formats::check("ipv6", v).map_err(|e| e.to_string())
+        });
         if !errors.is_empty() {
             return Err(PropertyStringError {
                 message: "format error".into(),

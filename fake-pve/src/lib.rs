@@ -95,7 +95,7 @@ mod version;
 pub use access_log::AccessLog;
 pub use app::app;
 pub use clock::Clock;
-pub use latency::Dist;
+pub use latency::{Dist, LatencyError};
 pub use model::scenario::{Scenario, ScenarioError};
 pub use persist::{Fsync, StoreError};
 pub use server::{Builder, FakePve, Running, Tls};

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
-use fake_pve::AccessLog;
-use fake_pve::{FakePve, Latency, PveVersion, Scenario, Tls};
+use fake_pve::{AccessLog, LatencyError};
+use fake_pve::{FakePve, Latency, PveVersion, Scenario, ScenarioError, Tls};
 
 /// Many small allocations per request (JSON values): mimalloc serves them
 /// faster than the system allocator (`fake_pve_alloc` says how it is set).
@@ -84,25 +84,53 @@ struct Args {
     max_connections: Option<u32>,
 }
 
-fn parse_version(s: &str) -> Result<PveVersion, String> {
-    PveVersion::parse(s).ok_or_else(|| format!("unsupported PVE version '{s}' (use 8.4 or 9.1)"))
+/// Why the binary does not start, printed after `fake-pve: `.
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    /// `--pve-version` names no release fake-pve impersonates.
+    #[error("unsupported PVE version '{0}' (use 8.4 or 9.1)")]
+    Version(String),
+    /// `--profile` is no built-in profile and no readable file.
+    #[error("--profile {0}: not instant, documented or a readable file: {1}")]
+    ProfileFile(String, #[source] std::io::Error),
+    /// The `--profile` file is no latency profile.
+    #[error("--profile {0}: {1}")]
+    Profile(String, #[source] LatencyError),
+    /// A `--task-duration` that is neither `MS` nor `TYPE=MS`.
+    #[error("invalid task duration '{0}' (use MS or TYPE=MS)")]
+    TaskDuration(String),
+    /// The latency settings together do not hold.
+    #[error("latency: {0}")]
+    Latency(#[source] LatencyError),
+    /// The `--seed` scenario does not load.
+    #[error("scenario {0}")]
+    Scenario(#[source] ScenarioError),
+    /// `--auth-failure-delay` out of range.
+    #[error("--auth-failure-delay must be between 0 and 3600 seconds")]
+    AuthFailureDelay,
+    /// The access log cannot be opened.
+    #[error("access log {0}: {1}")]
+    AccessLog(String, #[source] std::io::Error),
+    /// The server does not start.
+    #[error(transparent)]
+    Server(#[from] fake_pve::Error),
 }
 
-fn parse_latency(args: &Args) -> Result<Latency, String> {
+fn parse_version(s: &str) -> Result<PveVersion, StartError> {
+    PveVersion::parse(s).ok_or_else(|| StartError::Version(s.to_string()))
+}
+
+fn parse_latency(args: &Args) -> Result<Latency, StartError> {
     let mut l = match Latency::builtin(&args.profile) {
         Some(l) => l,
         None => {
-            let text = std::fs::read_to_string(&args.profile).map_err(|e| {
-                format!(
-                    "--profile {}: not instant, documented or a readable file: {e}",
-                    args.profile
-                )
-            })?;
-            Latency::from_yaml(&text).map_err(|e| format!("--profile {}: {e}", args.profile))?
+            let text = std::fs::read_to_string(&args.profile)
+                .map_err(|e| StartError::ProfileFile(args.profile.clone(), e))?;
+            Latency::from_yaml(&text).map_err(|e| StartError::Profile(args.profile.clone(), e))?
         }
     };
     for item in &args.task_duration {
-        let bad = || format!("invalid task duration '{item}' (use MS or TYPE=MS)");
+        let bad = || StartError::TaskDuration(item.clone());
         match item.split_once('=') {
             Some((kind, ms)) => l.set_task_ms(kind.trim(), ms.trim().parse().map_err(|_| bad())?),
             None => {
@@ -115,7 +143,7 @@ fn parse_latency(args: &Args) -> Result<Latency, String> {
         l.time_scale = t;
     }
     l.seed = args.random_seed.unwrap_or_else(rand::random);
-    l.check().map_err(|e| format!("latency: {e}"))?;
+    l.check().map_err(StartError::Latency)?;
     Ok(l)
 }
 
@@ -160,9 +188,9 @@ async fn serve() -> std::process::ExitCode {
     }
 }
 
-async fn run(args: Args) -> Result<(), String> {
+async fn run(args: Args) -> Result<(), StartError> {
     let scenario = match &args.seed {
-        Some(path) => Scenario::load(path).map_err(|e| format!("scenario {e}"))?,
+        Some(path) => Scenario::load(path).map_err(StartError::Scenario)?,
         None => Scenario::default_single_node(),
     };
     let tls = match (args.http, &args.cert, &args.key) {
@@ -174,7 +202,7 @@ async fn run(args: Args) -> Result<(), String> {
         _ => Tls::SelfSigned,
     };
     if !(0.0..=3600.0).contains(&args.auth_failure_delay) {
-        return Err("--auth-failure-delay must be between 0 and 3600 seconds".into());
+        return Err(StartError::AuthFailureDelay);
     }
     let mut builder = FakePve::builder();
     if let Some(seed) = args.random_seed {
@@ -186,7 +214,7 @@ async fn run(args: Args) -> Result<(), String> {
         path => Some(AccessLog::file(std::path::Path::new(path))),
     };
     if let Some(log) = access_log {
-        let log = log.map_err(|e| format!("access log {}: {e}", args.access_log))?;
+        let log = log.map_err(|e| StartError::AccessLog(args.access_log.clone(), e))?;
         builder = builder.access_log(log);
     }
     if let Some(dir) = &args.data_dir {
@@ -204,8 +232,7 @@ async fn run(args: Args) -> Result<(), String> {
         .latency(parse_latency(&args)?)
         .scenario(scenario)
         .start()
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
 
     let url = pve.url();
     let insecure = if pve.fingerprint().is_some() {

@@ -19,9 +19,11 @@
 //! - [`generate`]: the generator of the compact spec.
 
 pub mod formats;
+pub use formats::FormatError;
 pub mod generate;
 pub mod openapi;
 pub mod propstring;
+pub use propstring::PropStringError;
 pub mod registered;
 pub mod returns;
 mod sysdata;

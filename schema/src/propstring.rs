@@ -12,6 +12,30 @@ use std::collections::BTreeMap;
 
 use super::Prop;
 
+/// Why a property string does not parse (`parse_property_string`),
+/// displayed as PVE's message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PropStringError {
+    /// A key given twice (or the default key given twice without `key=`).
+    #[error("duplicate key in comma-separated list property: {0}\n")]
+    DuplicateKey(String),
+    /// A key whose key alias (`model` of `virtio=...`) is already set.
+    #[error("key alias '{0}' is already defined\n")]
+    KeyAliasDefined(String),
+    /// A key already set through an alias.
+    #[error("key '{0}' is already defined (via alias)\n")]
+    AliasDefined(String),
+    /// A key the format does not have.
+    #[error("invalid key in comma-separated list property: {0}\n")]
+    InvalidKey(String),
+    /// A value without `key=` where the format has no default key.
+    #[error("value without key, but schema does not define a default key\n")]
+    NoDefaultKey,
+    /// `=value` or `key=`.
+    #[error("missing key in comma-separated list property\n")]
+    MissingKey,
+}
+
 /// A parsed property string: canonical key to value, as text.
 pub type Parsed = BTreeMap<String, String>;
 
@@ -33,7 +57,7 @@ fn is_bool(p: &Prop) -> bool {
 ///
 /// # Errors
 /// PVE's message for a duplicate, unknown or missing key.
-pub fn parse(format: &BTreeMap<String, Prop>, data: &str) -> Result<Parsed, String> {
+pub fn parse(format: &BTreeMap<String, Prop>, data: &str) -> Result<Parsed, PropStringError> {
     let mut res = Parsed::new();
     let mut default_key: Option<&str> = None;
     for part in data.split(',') {
@@ -43,29 +67,25 @@ pub fn parse(format: &BTreeMap<String, Prop>, data: &str) -> Result<Parsed, Stri
         match part.split_once('=') {
             Some((k, v)) if !k.is_empty() && !v.is_empty() => {
                 if res.contains_key(k) {
-                    return Err(format!(
-                        "duplicate key in comma-separated list property: {k}\n"
-                    ));
+                    return Err(PropStringError::DuplicateKey(k.to_string()));
                 }
                 let mut key = k.to_string();
                 let mut schema = format.get(k);
                 if let Some(alias) = schema.and_then(|s| s.alias.as_deref()) {
                     if let Some(key_alias) = schema.and_then(|s| s.key_alias.as_deref()) {
                         if res.contains_key(key_alias) {
-                            return Err(format!("key alias '{key_alias}' is already defined\n"));
+                            return Err(PropStringError::KeyAliasDefined(key_alias.to_string()));
                         }
                         res.insert(key_alias.to_string(), k.to_string());
                     }
                     key = alias.to_string();
                     schema = format.get(alias);
                     if res.contains_key(&key) {
-                        return Err(format!("key '{key}' is already defined (via alias)\n"));
+                        return Err(PropStringError::AliasDefined(key));
                     }
                 }
                 let Some(schema) = schema else {
-                    return Err(format!(
-                        "invalid key in comma-separated list property: {key}\n"
-                    ));
+                    return Err(PropStringError::InvalidKey(key));
                 };
                 let value = if is_bool(schema) {
                     parse_boolean(v).map_or_else(
@@ -79,20 +99,14 @@ pub fn parse(format: &BTreeMap<String, Prop>, data: &str) -> Result<Parsed, Stri
             }
             None => {
                 if let Some(d) = default_key {
-                    return Err(format!(
-                        "duplicate key in comma-separated list property: {d}\n"
-                    ));
+                    return Err(PropStringError::DuplicateKey(d.to_string()));
                 }
                 let Some((key, schema)) = format.iter().find(|(_, p)| p.default_key) else {
-                    return Err(
-                        "value without key, but schema does not define a default key\n".into(),
-                    );
+                    return Err(PropStringError::NoDefaultKey);
                 };
                 default_key = Some(key);
                 if res.contains_key(key) {
-                    return Err(format!(
-                        "duplicate key in comma-separated list property: {key}\n"
-                    ));
+                    return Err(PropStringError::DuplicateKey(key.clone()));
                 }
                 let value = if is_bool(schema) {
                     parse_boolean(part).map_or_else(
@@ -104,7 +118,7 @@ pub fn parse(format: &BTreeMap<String, Prop>, data: &str) -> Result<Parsed, Stri
                 };
                 res.insert(key.clone(), value);
             }
-            Some(_) => return Err("missing key in comma-separated list property\n".into()),
+            Some(_) => return Err(PropStringError::MissingKey),
         }
     }
     Ok(res)
@@ -233,23 +247,27 @@ mod tests {
     fn property_string_refusals() {
         let f = net_format();
         assert_eq!(
-            parse(f, "virtio,e1000").expect_err("refused"),
+            parse(f, "virtio,e1000").expect_err("refused").to_string(),
             "duplicate key in comma-separated list property: model\n"
         );
         assert_eq!(
-            parse(f, "colour=red").expect_err("refused"),
+            parse(f, "colour=red").expect_err("refused").to_string(),
             "invalid key in comma-separated list property: colour\n"
         );
         assert_eq!(
-            parse(f, "bridge=vmbr0,bridge=vmbr1").expect_err("refused"),
+            parse(f, "bridge=vmbr0,bridge=vmbr1")
+                .expect_err("refused")
+                .to_string(),
             "duplicate key in comma-separated list property: bridge\n"
         );
         assert_eq!(
-            parse(f, "=x").expect_err("refused"),
+            parse(f, "=x").expect_err("refused").to_string(),
             "missing key in comma-separated list property\n"
         );
         assert_eq!(
-            parse(f, "virtio=BC:24:11:2E:5A:01,macaddr=BC:24:11:2E:5A:02").expect_err("refused"),
+            parse(f, "virtio=BC:24:11:2E:5A:01,macaddr=BC:24:11:2E:5A:02")
+                .expect_err("refused")
+                .to_string(),
             "duplicate key in comma-separated list property: macaddr\n"
         );
     }

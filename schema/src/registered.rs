@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use crate::Prop;
-use crate::formats::Check;
+use crate::formats::{Check, FormatError};
 use crate::propstring::Parsed;
 
 /// A validator PVE runs on a parsed property string of a named format.
@@ -312,7 +312,9 @@ fn truthy(v: Option<&String>) -> bool {
 
 fn verify_backup_fleecing(p: &Parsed) -> Check {
     if !truthy(p.get("storage")) && truthy(p.get("enabled")) {
-        return Err("'storage' parameter is required when 'enabled' is set\n".into());
+        return Err(FormatError::Invalid(
+            "'storage' parameter is required when 'enabled' is set\n".into(),
+        ));
     }
     Ok(())
 }
@@ -323,7 +325,9 @@ fn validate_prune_backups(p: &Parsed) -> Check {
         .filter(|(k, _)| *k != "keep-all")
         .any(|(_, v)| v.parse::<f64>().is_ok_and(|n| n > 0.0));
     if positive && truthy(p.get("keep-all")) {
-        return Err("keep-all cannot be set together with other options.\n".into());
+        return Err(FormatError::Invalid(
+            "keep-all cannot be set together with other options.\n".into(),
+        ));
     }
     Ok(())
 }
@@ -331,16 +335,18 @@ fn validate_prune_backups(p: &Parsed) -> Check {
 fn validate_vm_cpu_conf(p: &Parsed) -> Check {
     let cputype = p.get("cputype").filter(|c| truthy(Some(c)));
     let Some(cputype) = cputype else {
-        return Err("CPU is missing cputype\n".into());
+        return Err(FormatError::Invalid("CPU is missing cputype\n".into()));
     };
     if let Some(name) = cputype.strip_prefix("custom-") {
         // fake-pve has no custom CPU models (`cpu-models.conf` is empty).
-        return Err(format!("Custom cputype '{name}' not found\n"));
+        return Err(FormatError::Invalid(format!(
+            "Custom cputype '{name}' not found\n"
+        )));
     }
     if !CPU_MODELS.contains(&cputype.as_str()) && !BUILTIN_CPU_MODELS.contains(&cputype.as_str()) {
-        return Err(format!(
+        return Err(FormatError::Invalid(format!(
             "Built-in cputype '{cputype}' is not defined (missing 'custom-' prefix?)\n"
-        ));
+        )));
     }
     if let Some(flags) = p.get("flags").filter(|f| truthy(Some(f))) {
         let ok = flags.split(';').all(|f| {
@@ -348,14 +354,16 @@ fn validate_vm_cpu_conf(p: &Parsed) -> Check {
                 .is_some_and(|name| VM_CPU_FLAGS.contains(&name))
         });
         if !ok {
-            return Err(format!(
+            return Err(FormatError::Invalid(format!(
                 "VM-specific CPU flags must be a subset of: {}\n",
                 VM_CPU_FLAGS.join(", ")
-            ));
+            )));
         }
     }
     if p.contains_key("reported-model") {
-        return Err("Property 'reported-model' not allowed in VM-specific CPU config.\n".into());
+        return Err(FormatError::Invalid(
+            "Property 'reported-model' not allowed in VM-specific CPU config.\n".into(),
+        ));
     }
     Ok(())
 }

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::{Endpoint, Format, Prop, formats, propstring};
+use crate::formats::FormatError;
 
 /// The refusal of a parameter the schema does not define.
 const UNKNOWN: &str =
@@ -427,8 +428,9 @@ fn check_prop(
 /// Checks a value against a named or property-string format.
 ///
 /// # Errors
-/// The text that follows `invalid format - ` in PVE's message.
-pub fn check_format(format: &Format, value: &str, path: &str) -> Result<(), String> {
+/// Why the value does not fit; it displays as the text that follows
+/// `invalid format - ` in PVE's message.
+pub fn check_format(format: &Format, value: &str, path: &str) -> Result<(), FormatError> {
     match format {
         Format::Named(name) => formats::check(name, value),
         Format::Object(keys) => {
@@ -448,11 +450,7 @@ pub fn check_format(format: &Format, value: &str, path: &str) -> Result<(), Stri
             if errors.is_empty() {
                 return Ok(());
             }
-            let mut msg = "format error\n".to_string();
-            for (k, v) in &errors {
-                msg.push_str(&format!("{k}: {v}\n"));
-            }
-            Err(msg)
+            Err(FormatError::Keys(errors))
         }
     }
 }

@@ -96,7 +96,7 @@ fn parse_tag_style(version: PveVersion, value: &str) -> Result<Map<String, Value
         return Ok(Map::new());
     };
     let parsed = propstring::parse(format, value)
-        .map_err(|e| Error::invalid("tag-style", e.trim_end().to_string()))?;
+        .map_err(|e| Error::invalid("tag-style", e.to_string().trim_end().to_string()))?;
     Ok(parsed
         .into_iter()
         .map(|(k, v)| {

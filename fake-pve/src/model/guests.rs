@@ -270,6 +270,17 @@ impl std::ops::Index<&u32> for Guests {
 /// A guest's snapshot sections by name (VMs and containers alike).
 type Sections = BTreeMap<String, BTreeMap<String, String>>;
 
+/// Why `__snapshot_commit` fails, in its words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum SnapshotCommitError {
+    /// The guest no longer has the `snapshot` lock.
+    #[error("missing snapshot lock")]
+    MissingLock,
+    /// The snapshot's section is gone.
+    #[error("snapshot '{0}' does not exist")]
+    NoSuchSnapshot(String),
+}
+
 /// `__snapshot_commit` on a guest's config and snapshot sections: the
 /// snapshot loses its `snapstate` and the `snapshot` lock gives way to
 /// `parent`.
@@ -280,12 +291,12 @@ pub(super) fn commit_snapshot(
     config: &mut BTreeMap<String, String>,
     snapshots: &mut Sections,
     name: &str,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), SnapshotCommitError> {
     if config.get("lock").map(String::as_str) != Some("snapshot") {
-        return Err("missing snapshot lock".into());
+        return Err(SnapshotCommitError::MissingLock);
     }
     let Some(snap) = snapshots.get_mut(name) else {
-        return Err(format!("snapshot '{name}' does not exist"));
+        return Err(SnapshotCommitError::NoSuchSnapshot(name.to_string()));
     };
     snap.remove("snapstate");
     config.remove("lock");

@@ -80,7 +80,7 @@ fn stringified(param: &str, msg: &str) -> Error {
 
 fn check_schedule(opts: &BTreeMap<String, String>) -> Result<()> {
     if let Some(s) = opts.get("schedule") {
-        CalendarEvent::parse(s).map_err(|m| Error::invalid("schedule", m))?;
+        CalendarEvent::parse(s).map_err(|e| Error::invalid("schedule", e.to_string()))?;
     }
     Ok(())
 }

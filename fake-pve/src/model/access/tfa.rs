@@ -71,18 +71,50 @@ fn base32_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Why an `otpauth://` URI is refused, in proxmox-tfa's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TotpUriError {
+    /// Not `otpauth://totp/...`.
+    #[error("not an otpauth uri")]
+    NotOtpauth,
+    /// No query.
+    #[error("missing '?' in otp uri")]
+    MissingQuery,
+    /// A query part without `=`.
+    #[error("bad value in otpauth uri")]
+    BadValue,
+    /// A secret that is not base32.
+    #[error("failed to decode otp secret in otpauth url")]
+    BadSecret,
+    /// `digits` or `period` not a number.
+    #[error("invalid digit found in string")]
+    InvalidDigit,
+    /// An algorithm other than SHA1, SHA256, SHA512.
+    #[error("unsupported algorithm: '{0}'")]
+    Algorithm(String),
+    /// A parameter proxmox-tfa does not know.
+    #[error("unrecognized otpauth uri parameter: {0}")]
+    UnknownParameter(String),
+    /// No `secret`.
+    #[error("missing secret in otpauth url")]
+    MissingSecret,
+    /// Digits outside 6 to 8, or a zero period.
+    #[error("invalid totp parameters")]
+    InvalidParameters,
+}
+
 impl Totp {
     /// Parses an `otpauth://totp/LABEL?secret=...` URI.
     ///
     /// # Errors
     /// proxmox-tfa's reasons (`not an otpauth uri`, `missing secret in
     /// otpauth url`, ...).
-    pub fn parse(uri: &str) -> std::result::Result<Self, String> {
+    pub fn parse(uri: &str) -> std::result::Result<Self, TotpUriError> {
         let Some(rest) = uri.strip_prefix("otpauth://totp/") else {
-            return Err("not an otpauth uri".into());
+            return Err(TotpUriError::NotOtpauth);
         };
         let Some((_, query)) = rest.split_once('?') else {
-            return Err("missing '?' in otp uri".into());
+            return Err(TotpUriError::MissingQuery);
         };
         let mut totp = Self {
             secret: String::new(),
@@ -92,38 +124,36 @@ impl Totp {
         };
         for part in query.split('&') {
             let Some((k, v)) = part.split_once('=') else {
-                return Err("bad value in otpauth uri".into());
+                return Err(TotpUriError::BadValue);
             };
             let v = crate::model::percent_decoded(v);
             match crate::model::percent_decoded(k).as_ref() {
                 "secret" => {
-                    totp.secret = hex::encode(
-                        base32_decode(&v).ok_or("failed to decode otp secret in otpauth url")?,
-                    );
+                    totp.secret = hex::encode(base32_decode(&v).ok_or(TotpUriError::BadSecret)?);
                 }
                 "digits" => {
-                    totp.digits = v.parse().map_err(|_| "invalid digit found in string")?;
+                    totp.digits = v.parse().map_err(|_| TotpUriError::InvalidDigit)?;
                 }
                 "step" | "period" => {
-                    totp.step = v.parse().map_err(|_| "invalid digit found in string")?;
+                    totp.step = v.parse().map_err(|_| TotpUriError::InvalidDigit)?;
                 }
                 "algorithm" => {
                     totp.algorithm = match v.to_ascii_uppercase().as_str() {
                         "SHA1" => Algorithm::Sha1,
                         "SHA256" => Algorithm::Sha256,
                         "SHA512" => Algorithm::Sha512,
-                        _ => return Err(format!("unsupported algorithm: '{v}'")),
+                        _ => return Err(TotpUriError::Algorithm(v.to_string())),
                     };
                 }
                 "issuer" => {}
-                other => return Err(format!("unrecognized otpauth uri parameter: {other}")),
+                other => return Err(TotpUriError::UnknownParameter(other.to_string())),
             }
         }
         if totp.secret.is_empty() {
-            return Err("missing secret in otpauth url".into());
+            return Err(TotpUriError::MissingSecret);
         }
         if !(6..=8).contains(&totp.digits) || totp.step == 0 {
-            return Err("invalid totp parameters".into());
+            return Err(TotpUriError::InvalidParameters);
         }
         Ok(totp)
     }
@@ -409,7 +439,7 @@ impl Tfa {
                         "'totp' type requires both 'totp' and 'value' parameters",
                     ));
                 };
-                let totp = Totp::parse(&uri).map_err(Error::failed)?;
+                let totp = Totp::parse(&uri).map_err(|e| Error::failed(e.to_string()))?;
                 if totp.verify(&value, now).is_none() {
                     return Err(Error::failed("failed to verify TOTP challenge"));
                 }
@@ -802,7 +832,7 @@ mod tests {
         "unrecognized otpauth uri parameter: foo"
     )]
     fn bad_uris(#[case] uri: &str, #[case] msg: &str) {
-        assert_eq!(Totp::parse(uri).expect_err("refused"), msg);
+        assert_eq!(Totp::parse(uri).expect_err("refused").to_string(), msg);
     }
 
     const URI: &str = "otpauth://totp/pve:alice?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&period=30&digits=6&algorithm=SHA1&issuer=pve";

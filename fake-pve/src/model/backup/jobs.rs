@@ -159,10 +159,12 @@ fn verify(opts: &BTreeMap<String, String>) -> Result<()> {
         ));
     }
     if let Some(p) = opts.get("prune-backups") {
-        super::prune::KeepOptions::parse(p).map_err(|m| Error::invalid("prune-backups", m))?;
+        super::prune::KeepOptions::parse(p)
+            .map_err(|e| Error::invalid("prune-backups", e.to_string()))?;
     }
     if let Some(t) = opts.get("notes-template") {
-        super::dump::verify_notes_template(t).map_err(|m| Error::invalid("notes-template", m))?;
+        super::dump::verify_notes_template(t)
+            .map_err(|e| Error::invalid("notes-template", e.to_string()))?;
     }
     let all = has("all") || (has("exclude") && !has("pool"));
     if !(all || has("stop") || has("pool") || has("vmid")) {
@@ -200,7 +202,7 @@ fn schedule_param(opts: &mut BTreeMap<String, String>, required: bool) -> Result
     opts.remove("starttime");
     opts.remove("dow");
     if let Some(s) = opts.get("schedule") {
-        CalendarEvent::parse(s).map_err(|m| Error::invalid("schedule", m))?;
+        CalendarEvent::parse(s).map_err(|e| Error::invalid("schedule", e.to_string()))?;
     }
     Ok(())
 }

@@ -29,6 +29,26 @@ pub const KEEP_KEYS: [&str; 6] = [
     "keep-yearly",
 ];
 
+/// Why a `prune-backups` string is refused, displayed as PVE's message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeepOptionsError {
+    /// A part without `=`.
+    #[error("missing key in comma-separated list property - '{0}'")]
+    MissingKey(String),
+    /// A key that is no retention option.
+    #[error("invalid format - unexpected property '{0}'")]
+    Unexpected(String),
+    /// A count (key, value) that is not a non-negative integer.
+    #[error("invalid format - {0}: type check ('integer') failed - got '{1}'")]
+    NotInteger(String, String),
+    /// A `keep-all` (key, value) that is no boolean.
+    #[error("invalid format - {0}: type check ('boolean') failed - got '{1}'")]
+    NotBoolean(String, String),
+    /// `keep-all` set with other options.
+    #[error("keep-all cannot be set together with other options.")]
+    KeepAllWithOthers,
+}
+
 /// A parsed `prune-backups` property string.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -46,27 +66,25 @@ impl KeepOptions {
     /// # Errors
     /// An unknown key, a value that is not a non-negative integer, or
     /// `keep-all` set with others.
-    pub fn parse(s: &str) -> std::result::Result<Self, String> {
+    pub fn parse(s: &str) -> std::result::Result<Self, KeepOptionsError> {
         let mut map = BTreeMap::new();
         for part in s.split(',').filter(|p| !p.is_empty()) {
-            let (k, v) = part.split_once('=').ok_or_else(|| {
-                format!("missing key in comma-separated list property - '{part}'")
-            })?;
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| KeepOptionsError::MissingKey(part.to_string()))?;
             if k != "keep-all" && !KEEP_KEYS.contains(&k) {
-                return Err(format!("invalid format - unexpected property '{k}'"));
+                return Err(KeepOptionsError::Unexpected(k.to_string()));
             }
-            let n: u64 = v.parse().map_err(|_| {
-                format!("invalid format - {k}: type check ('integer') failed - got '{v}'")
-            })?;
+            let n: u64 = v
+                .parse()
+                .map_err(|_| KeepOptionsError::NotInteger(k.to_string(), v.to_string()))?;
             if k == "keep-all" && n > 1 {
-                return Err(format!(
-                    "invalid format - {k}: type check ('boolean') failed - got '{v}'"
-                ));
+                return Err(KeepOptionsError::NotBoolean(k.to_string(), v.to_string()));
             }
             map.insert(k.to_string(), n);
         }
         if map.get("keep-all").is_some_and(|v| *v == 1) && map.len() > 1 {
-            return Err("keep-all cannot be set together with other options.".into());
+            return Err(KeepOptionsError::KeepAllWithOthers);
         }
         Ok(Self(map))
     }
@@ -262,14 +280,16 @@ impl Cluster {
             )));
         }
         let keep = match given {
-            Some(p) => KeepOptions::parse(p).map_err(|m| Error::invalid("prune-backups", m))?,
+            Some(p) => {
+                KeepOptions::parse(p).map_err(|e| Error::invalid("prune-backups", e.to_string()))?
+            }
             None => {
                 let p = s.options.get("prune-backups").ok_or_else(|| {
                     Error::failed(format!(
                         "no prune-backups options configured for storage '{sid}'"
                     ))
                 })?;
-                KeepOptions::parse(p).map_err(Error::failed)?
+                KeepOptions::parse(p).map_err(|e| Error::failed(e.to_string()))?
             }
         };
         self.storage.usable_storage(sid, node)?;
@@ -476,7 +496,9 @@ mod tests {
         Err("invalid format - unexpected property 'keep-forever'")
     )]
     fn retention_strings(#[case] s: &str, #[case] want: std::result::Result<&str, &str>) {
-        let got = KeepOptions::parse(s).map(|k| k.describe());
+        let got = KeepOptions::parse(s)
+            .map(|k| k.describe())
+            .map_err(|e| e.to_string());
         assert_eq!(got, want.map(str::to_string).map_err(str::to_string));
     }
 }

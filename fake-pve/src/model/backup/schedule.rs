@@ -40,25 +40,21 @@ impl Field {
         }
     }
 
-    fn parse(s: &str, max: u32) -> Result<Self, String> {
+    fn parse(s: &str, max: u32) -> Option<Self> {
         if s == "*" {
-            return Ok(Field::Any);
+            return Some(Field::Any);
         }
-        let num = |t: &str| -> Result<u32, String> {
-            let n: u32 = t.parse().map_err(|_| format!("invalid value '{t}'"))?;
+        let num = |t: &str| -> Option<u32> {
+            let n: u32 = t.parse().ok()?;
             if n > max {
-                return Err(format!("value '{n}' out of range"));
+                return None;
             }
-            Ok(n)
+            Some(n)
         };
         let mut items = Vec::new();
         for part in s.split(',') {
             if let Some((range, step)) = part.split_once('/') {
-                let step: u32 = step
-                    .parse()
-                    .ok()
-                    .filter(|s| *s > 0)
-                    .ok_or_else(|| format!("invalid repetition '{part}'"))?;
+                let step: u32 = step.parse().ok().filter(|s| *s > 0)?;
                 let (start, end) = match range.split_once("..") {
                     Some((a, b)) => (num(a)?, Some(num(b)?)),
                     None if range == "*" => (0, None),
@@ -71,9 +67,15 @@ impl Field {
                 items.push(Item::Value(num(part)?));
             }
         }
-        Ok(Field::Items(items))
+        Some(Field::Items(items))
     }
 }
+
+/// A calendar event that does not parse, displayed as the schema check
+/// of `pve-calendar-event` words it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid calendar event '{0}' - unable to parse calendar event")]
+pub struct CalendarEventError(pub String);
 
 /// A parsed calendar event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,13 +106,12 @@ impl CalendarEvent {
     /// # Errors
     /// `invalid calendar event 'x' - unable to parse calendar event`, as
     /// the schema check of `pve-calendar-event` words it.
-    pub fn parse(spec: &str) -> Result<Self, String> {
-        Self::parse_inner(spec.trim()).map_err(|_| {
-            format!("invalid calendar event '{spec}' - unable to parse calendar event")
-        })
+    pub fn parse(spec: &str) -> Result<Self, CalendarEventError> {
+        Self::parse_inner(spec.trim()).ok_or_else(|| CalendarEventError(spec.to_string()))
     }
 
-    fn parse_inner(spec: &str) -> Result<Self, String> {
+    /// The event, if `spec` follows the grammar.
+    fn parse_inner(spec: &str) -> Option<Self> {
         let expanded = match spec {
             "minutely" => "*-*-* *:*:00",
             "hourly" => "*-*-* *:00:00",
@@ -123,7 +124,7 @@ impl CalendarEvent {
             other => other,
         };
         if expanded.is_empty() {
-            return Err("empty event".into());
+            return None;
         }
         let mut ev = CalendarEvent {
             weekdays: Vec::new(),
@@ -144,18 +145,14 @@ impl CalendarEvent {
         {
             for item in first.split(',') {
                 if let Some((a, b)) = item.split_once("..") {
-                    let (a, b) = (
-                        weekday(a).ok_or_else(|| format!("invalid weekday '{a}'"))?,
-                        weekday(b).ok_or_else(|| format!("invalid weekday '{b}'"))?,
-                    );
+                    let (a, b) = (weekday(a)?, weekday(b)?);
                     if a <= b {
                         ev.weekdays.extend(a..=b);
                     } else {
                         ev.weekdays.extend((a..7).chain(0..=b));
                     }
                 } else {
-                    ev.weekdays
-                        .push(weekday(item).ok_or_else(|| format!("invalid weekday '{item}'"))?);
+                    ev.weekdays.push(weekday(item)?);
                 }
             }
             parts.remove(0);
@@ -168,7 +165,7 @@ impl CalendarEvent {
                 let (y, m, d) = match fields.as_slice() {
                     [y, m, d] => (Some(*y), *m, *d),
                     [m, d] => (None, *m, *d),
-                    _ => return Err(format!("invalid date '{part}'")),
+                    _ => return None,
                 };
                 if let Some(y) = y {
                     ev.years = Field::parse(y, 9999)?;
@@ -189,18 +186,18 @@ impl CalendarEvent {
                         ev.minutes = Field::parse(m, 59)?;
                         ev.seconds = Field::parse(s, 59)?;
                     }
-                    _ => return Err(format!("invalid time '{part}'")),
+                    _ => return None,
                 }
                 has_time = true;
             } else {
-                return Err(format!("unexpected '{part}'"));
+                return None;
             }
         }
         if !has_time && (has_date || !ev.weekdays.is_empty()) {
             ev.hours = Field::Items(vec![Item::Value(0)]);
             ev.minutes = Field::Items(vec![Item::Value(0)]);
         }
-        Ok(ev)
+        Some(ev)
     }
 
     /// The first time after `after` (epoch seconds, exclusive) the event

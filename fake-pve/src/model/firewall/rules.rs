@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use pve_schema::formats::{ICMP_TYPES, ICMPV6_TYPES, check};
+use pve_schema::formats::{FormatError, ICMP_TYPES, ICMPV6_TYPES, check};
 
 use super::macros;
 use crate::model::{Error, Result};
@@ -139,9 +139,21 @@ fn chomp(m: &str) -> String {
     m.strip_suffix('\n').unwrap_or(m).to_string()
 }
 
+/// Why a rule's address or protocol is refused, in PVE's words.
+#[derive(Debug, thiserror::Error)]
+enum AddressError {
+    /// Not a `pve-fw-addr-spec`.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// An address, alias or protocol of the other IP version than the
+    /// rule's so far.
+    #[error("detected mixed ipv4/ipv6 addresses in rule\n")]
+    MixedVersions,
+}
+
 /// The IP version of an address list that `parse_address_list` accepts
 /// (`None` for an IP set or alias reference).
-fn address_list_version(v: &str) -> std::result::Result<Option<u8>, String> {
+fn address_list_version(v: &str) -> std::result::Result<Option<u8>, FormatError> {
     check("pve-fw-addr-spec", v)?;
     if v.starts_with('+') || alias_ref(v).is_some() {
         return Ok(None);
@@ -186,15 +198,16 @@ pub fn verify(
         out.errors.entry(p.to_string()).or_insert(m);
         Ok(())
     };
-    let set_version = |ipv: &mut Option<u8>, v: Option<u8>| -> std::result::Result<(), String> {
-        if let Some(v) = v {
-            if ipv.is_some_and(|old| old != v) {
-                return Err("detected mixed ipv4/ipv6 addresses in rule\n".into());
+    let set_version =
+        |ipv: &mut Option<u8>, v: Option<u8>| -> std::result::Result<(), AddressError> {
+            if let Some(v) = v {
+                if ipv.is_some_and(|old| old != v) {
+                    return Err(AddressError::MixedVersions);
+                }
+                *ipv = Some(v);
             }
-            *ipv = Some(v);
-        }
-        Ok(())
-    };
+            Ok(())
+        };
     let get = |r: &Rule, k: &str| r.get(k).filter(|v| !v.is_empty()).cloned();
     let ty = get(rule, "type");
     let action = get(rule, "action");
@@ -253,7 +266,7 @@ pub fn verify(
             )?;
         }
         if let Err(e) = check("pve-iface", &iface) {
-            add(&mut out, "iface", e)?;
+            add(&mut out, "iface", e.to_string())?;
         }
         if matches!(env, RuleEnv::Vm | RuleEnv::Ct) {
             let ok = iface
@@ -281,14 +294,14 @@ pub fn verify(
     let mut icmp = false;
     if let Some(p) = &proto {
         if let Err(e) = check("pve-fw-protocol-spec", p) {
-            add(&mut out, "proto", e)?;
+            add(&mut out, "proto", e.to_string())?;
         }
         let v = match p.as_str() {
             "icmp" => Some(4),
             "icmpv6" | "ipv6-icmp" => Some(6),
             _ => None,
         };
-        set_version(&mut ipv, v).map_err(|m| Refusal::Die(chomp(&m)))?;
+        set_version(&mut ipv, v).map_err(|e| Refusal::Die(chomp(&e.to_string())))?;
         icmp = is_icmp(p);
     }
     let proto_s = proto.clone().unwrap_or_default();
@@ -299,7 +312,7 @@ pub fn verify(
             "pve-fw-sport-spec"
         };
         if let Err(e) = check(spec, &d) {
-            add(&mut out, "dport", e)?;
+            add(&mut out, "dport", e.to_string())?;
         }
         if proto.is_none() {
             add(
@@ -349,7 +362,7 @@ pub fn verify(
     }
     if let Some(s) = get(rule, "sport") {
         if let Err(e) = check("pve-fw-sport-spec", &s) {
-            add(&mut out, "sport", e)?;
+            add(&mut out, "sport", e.to_string())?;
         }
         if proto.is_none() {
             add(
@@ -370,8 +383,11 @@ pub fn verify(
         let Some(value) = get(rule, name) else {
             continue;
         };
-        if let Err(e) = address_list_version(&value).and_then(|v| set_version(&mut ipv, v)) {
-            add(&mut out, name, e)?;
+        if let Err(e) = address_list_version(&value)
+            .map_err(AddressError::from)
+            .and_then(|v| set_version(&mut ipv, v))
+        {
+            add(&mut out, name, e.to_string())?;
         }
         // `$check_ipset_or_alias_property`
         if let Some(set) = value.strip_prefix('+') {
@@ -400,7 +416,7 @@ pub fn verify(
             if scope != "guest/" && e.is_none() {
                 e = in_cluster;
             }
-            set_version(&mut ipv, e).map_err(|m| Refusal::Die(chomp(&m)))?;
+            set_version(&mut ipv, e).map_err(|e| Refusal::Die(chomp(&e.to_string())))?;
         }
     }
     out.ipversion = ipv;

@@ -148,7 +148,7 @@ pub fn mp_with(
     let format =
         object_format(version, key).ok_or_else(|| Error::invalid(key, "unknown mount point"))?;
     let mut parsed = propstring::parse(format, value)
-        .map_err(|e| Error::invalid(key, e.trim_end().to_string()))?;
+        .map_err(|e| Error::invalid(key, e.to_string().trim_end().to_string()))?;
     parsed.insert("volume".into(), volume.to_string());
     parsed.insert("size".into(), size.to_string());
     Ok(propstring::print(format, &parsed))
@@ -214,7 +214,7 @@ pub fn canonical(
         return Ok(value.to_string());
     };
     let mut parsed = propstring::parse(format, value)
-        .map_err(|e| Error::invalid(key, e.trim_end().to_string()))?;
+        .map_err(|e| Error::invalid(key, e.to_string().trim_end().to_string()))?;
     if is_indexed_key(key, "net") {
         parsed.insert("type".into(), "veth".into());
         if let Some(rq) = rq

@@ -126,7 +126,7 @@ impl Cluster {
             .ct_mut(node, vmid)
             .map_err(|e| (vec![], e.to_string()))?;
         crate::model::guests::commit_snapshot(&mut ct.config, &mut ct.snapshots, name)
-            .map_err(|e| (vec![], e))?;
+            .map_err(|e| (vec![], e.to_string()))?;
         Ok(vec![])
     }
 

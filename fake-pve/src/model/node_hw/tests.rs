@@ -321,7 +321,10 @@ fn scenario_disks_replace_the_data_disks() {
     assert_eq!(list[0]["type"], "nvme");
     let bad: HardwareSpec =
         serde_yaml::from_str("disks: [{ dev: floppy, size: 1M }]").expect("spec");
-    assert_eq!(all.seed("pve", &bad), Err("invalid disk 'floppy'".into()));
+    assert_eq!(
+        all.seed("pve", &bad).map_err(|e| e.to_string()),
+        Err("invalid disk 'floppy'".into())
+    );
     assert!(Hardware::default().is_empty());
 }
 

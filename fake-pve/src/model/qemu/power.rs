@@ -39,7 +39,7 @@ impl Cluster {
             .collect();
         let name = effective.get("name").cloned();
         self.sdn_map_guest(vmid, name.as_deref(), &nics)
-            .map_err(|e| (vec![], e))?;
+            .map_err(|e| (vec![], e.to_string()))?;
         let mut lines = Vec::new();
         if effective
             .iter()

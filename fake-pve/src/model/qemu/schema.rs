@@ -243,7 +243,7 @@ fn canonical_inner(
         return Ok(value.to_string());
     };
     let mut parsed = propstring::parse(format, value)
-        .map_err(|e| Error::invalid(key, e.trim_end().to_string()))?;
+        .map_err(|e| Error::invalid(key, e.to_string().trim_end().to_string()))?;
     if is_drive_key(key) {
         return Ok(propstring::print(format, &parsed));
     }

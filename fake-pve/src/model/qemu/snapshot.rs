@@ -221,7 +221,7 @@ impl Cluster {
             .vm_mut(node, vmid)
             .map_err(|e| (vec![], e.to_string()))?;
         crate::model::guests::commit_snapshot(&mut vm.config, &mut vm.snapshots, name)
-            .map_err(|e| (vec![], e))?;
+            .map_err(|e| (vec![], e.to_string()))?;
         Ok(vec![])
     }
 

@@ -209,7 +209,7 @@ impl JobUpdate {
     /// calendar event, the rate at least 1.
     fn check(&self) -> Result<()> {
         if let Some(s) = &self.schedule {
-            CalendarEvent::parse(s).map_err(|m| Error::invalid("schedule", m))?;
+            CalendarEvent::parse(s).map_err(|e| Error::invalid("schedule", e.to_string()))?;
         }
         if let Some(r) = self.rate
             && r < 1.0

@@ -152,11 +152,9 @@ impl Cluster {
         vmid: u32,
         name: Option<&str>,
         nics: &[(String, String)],
-    ) -> Result<(), String> {
+    ) -> crate::model::Result<()> {
         for (bridge, mac) in nics {
-            self.sdn
-                .add_dhcp_mapping(bridge, mac, vmid, name)
-                .map_err(|e| e.to_string())?;
+            self.sdn.add_dhcp_mapping(bridge, mac, vmid, name)?;
         }
         Ok(())
     }

@@ -7,10 +7,16 @@
 //! a scenario declares (users with their passwords and attributes, groups
 //! with their members). `pam` and `pve` always exist: deleting them
 //! brings them back bare, as PVE's `parse_config` re-adds them.
+//!
+//! A realm sync, its options and its worker, are in `sync`.
+
+mod sync;
 
 use super::shadow::Given;
 use super::*;
 use crate::model::qemu::sha1_hex;
+use sync::map_sync_defaults;
+pub use sync::{SyncOptions, SyncParams};
 
 /// The kind of a realm (its `type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -399,7 +405,7 @@ impl Realms {
                     .into(),
             ));
         }
-        let mut stored = check_config(kind, options, true).map_err(failed)?;
+        let mut stored = check_config(kind, options, true).map_err(|e| failed(e.to_string()))?;
         if kind.is_directory() {
             map_sync_defaults(&mut stored);
         }
@@ -411,7 +417,7 @@ impl Realms {
             directory: Directory::default(),
         };
         if check_connection == Some(true) {
-            realm.connect(id).map_err(failed)?;
+            realm.connect(id).map_err(|e| failed(e.to_string()))?;
         }
         if realm.options.contains_key("default") && realm.options["default"] == json!(1) {
             self.clear_default();
@@ -461,7 +467,7 @@ impl Realms {
         if delete.is_empty() && options.is_empty() && password.is_none() {
             return Err(failed("no options specified".into()));
         }
-        let mut stored = check_config(kind, options, false).map_err(failed)?;
+        let mut stored = check_config(kind, options, false).map_err(|e| failed(e.to_string()))?;
         if kind.is_directory() {
             map_sync_defaults(&mut stored);
         }
@@ -478,7 +484,7 @@ impl Realms {
             realm.bind_password = password;
         }
         if check_connection == Some(true) {
-            realm.connect(id).map_err(failed)?;
+            realm.connect(id).map_err(|e| failed(e.to_string()))?;
         }
         if makes_default {
             self.clear_default();
@@ -578,12 +584,35 @@ impl Realms {
     }
 }
 
+/// `connect_and_bind`'s refusal of a realm with a `bind_dn` but no stored
+/// password (the realm's id).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("missing password for realm {0}")]
+struct MissingBindPassword(String);
+
+/// Why SectionConfig's `check_config` refuses a realm's options.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum RealmConfigError {
+    /// An update of an option fixed at creation.
+    #[error("can't change value of fixed parameter '{0}'")]
+    Fixed(String),
+    /// An option the realm type does not have.
+    #[error("unexpected property '{0}'")]
+    Unexpected(String),
+    /// A value with a line feed.
+    #[error("property contains a line feed")]
+    LineFeed,
+    /// A required option left out at creation.
+    #[error("missing value for required option '{0}'")]
+    MissingRequired(String),
+}
+
 impl Realm {
     /// `connect_and_bind`: with a `bind_dn` the bind password must be
     /// stored. The directory itself always answers.
-    fn connect(&self, id: &str) -> std::result::Result<(), String> {
+    fn connect(&self, id: &str) -> std::result::Result<(), MissingBindPassword> {
         if self.options.contains_key("bind_dn") && self.bind_password.is_none() {
-            return Err(format!("missing password for realm {id}"));
+            return Err(MissingBindPassword(id.to_string()));
         }
         Ok(())
     }
@@ -600,7 +629,7 @@ impl Realm {
                 "OpenID realm does not allow password verification.",
             )),
             RealmType::Ldap | RealmType::Ad => {
-                self.connect(id).map_err(Error::failed)?;
+                self.connect(id).map_err(|e| Error::failed(e.to_string()))?;
                 match self.directory.users.get(name) {
                     Some(u) if password.matches(u.password.as_deref()) => Ok(()),
                     Some(_) => Err(Error::failed("Invalid credentials")),
@@ -620,20 +649,20 @@ fn check_config(
     kind: RealmType,
     options: BTreeMap<String, String>,
     create: bool,
-) -> std::result::Result<BTreeMap<String, Value>, String> {
+) -> std::result::Result<BTreeMap<String, Value>, RealmConfigError> {
     let mut stored = BTreeMap::new();
     for (k, v) in &options {
         if k == "type" {
             continue;
         }
         if !create && kind.option(k).is_some_and(|(_, fixed)| fixed) {
-            return Err(format!("can't change value of fixed parameter '{k}'"));
+            return Err(RealmConfigError::Fixed(k.clone()));
         }
         if kind.option(k).is_none() || k == "password" {
-            return Err(format!("unexpected property '{k}'"));
+            return Err(RealmConfigError::Unexpected(k.clone()));
         }
         if v.contains(['\n', '\r']) {
-            return Err("property contains a line feed".into());
+            return Err(RealmConfigError::LineFeed);
         }
         stored.insert(k.clone(), typed(k, v));
     }
@@ -643,59 +672,9 @@ fn check_config(
             .iter()
             .find(|(k, req, _)| *req && !options.contains_key(*k))
     {
-        return Err(format!("missing value for required option '{k}'"));
+        return Err(RealmConfigError::MissingRequired((*k).to_string()));
     }
     Ok(stored)
-}
-
-/// `$map_sync_default_options`: the deprecated `full` and `purge` of
-/// `sync-defaults-options` become `remove-vanished`.
-fn map_sync_defaults(options: &mut BTreeMap<String, Value>) {
-    let Some(text) = options.get("sync-defaults-options").and_then(Value::as_str) else {
-        return;
-    };
-    let mut map = parse_property_string(text);
-    let on = |v: Option<&String>| v.is_some_and(|v| v == "1" || v == "true");
-    if !map.contains_key("remove-vanished") && (on(map.get("full")) || on(map.get("purge"))) {
-        let mut props = Vec::new();
-        if on(map.get("full")) {
-            props.extend(["entry", "properties"]);
-        }
-        if on(map.get("purge")) {
-            props.push("acl");
-        }
-        map.insert("remove-vanished".into(), props.join(";"));
-    }
-    map.remove("full");
-    map.remove("purge");
-    let text: Vec<String> = map.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    options.insert("sync-defaults-options".into(), json!(text.join(",")));
-}
-
-/// The options of one sync, after `$parse_sync_opts`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SyncOptions {
-    /// `users`, `groups` or `both`.
-    pub scope: String,
-    /// `none` or a `;`-list of `acl`, `properties`, `entry`.
-    pub remove_vanished: String,
-    /// Whether new users are enabled.
-    pub enable_new: bool,
-}
-
-/// What a sync request gives: each option may be missing.
-#[derive(Debug, Clone, Default)]
-pub struct SyncParams {
-    /// `scope`.
-    pub scope: Option<String>,
-    /// `remove-vanished`.
-    pub remove_vanished: Option<String>,
-    /// `enable-new`.
-    pub enable_new: Option<bool>,
-    /// Deprecated `full`.
-    pub full: Option<bool>,
-    /// Deprecated `purge`.
-    pub purge: Option<bool>,
 }
 
 impl Access {
@@ -759,464 +738,7 @@ impl Access {
             _ => None,
         }
     }
-
-    /// The checks `POST /access/domains/{realm}/sync` makes before its
-    /// worker starts, and the options the worker uses.
-    ///
-    /// # Errors
-    /// 400 `realm: Realm does not exist.`; 500 for a realm that is not
-    /// LDAP or AD; 400 `scope: ...` when no scope is given or configured.
-    pub fn sync_options(&self, realm: &str, p: &SyncParams) -> Result<SyncOptions> {
-        let Some(r) = self.realms.get(realm) else {
-            return Err(Error::invalid("realm", "Realm does not exist."));
-        };
-        if !r.kind.is_directory() {
-            return Err(Error::failed(format!(
-                "Cannot sync realm type '{}'! Only LDAP/AD realms can be synced.",
-                r.kind.as_str()
-            )));
-        }
-        let defaults = r
-            .text("sync-defaults-options")
-            .map(|t| parse_property_string(&t))
-            .unwrap_or_default();
-        let flag = |v: Option<&String>| v.map(|v| v == "1" || v == "true");
-        let scope = p.scope.clone().or_else(|| defaults.get("scope").cloned());
-        let mut remove = p
-            .remove_vanished
-            .clone()
-            .or_else(|| defaults.get("remove-vanished").cloned());
-        let full = p.full.or_else(|| flag(defaults.get("full")));
-        let purge = p.purge.or_else(|| flag(defaults.get("purge")));
-        if remove.is_none() && (full == Some(true) || purge == Some(true)) {
-            let mut props = Vec::new();
-            if full == Some(true) {
-                props.extend(["entry", "properties"]);
-            }
-            if purge == Some(true) {
-                props.push("acl");
-            }
-            remove = Some(props.join(";"));
-        }
-        let enable_new = p
-            .enable_new
-            .or_else(|| flag(defaults.get("enable-new")))
-            .unwrap_or(true);
-        let Some(scope) = scope else {
-            return Err(Error::invalid(
-                "scope",
-                "Not passed as parameter and not defined in realm default sync options.",
-            ));
-        };
-        Ok(SyncOptions {
-            scope,
-            remove_vanished: remove.unwrap_or_else(|| "none".into()),
-            enable_new,
-        })
-    }
-
-    /// The worker of a realm sync: reads the realm's directory and
-    /// updates `user.cfg` as `$update_users` and `$update_groups` do
-    /// (unless `dry_run`). Answers the task log.
-    ///
-    /// # Errors
-    /// The log so far and the task's error (a realm gone meanwhile, a
-    /// bind without password).
-    pub fn run_realm_sync(
-        &mut self,
-        realm: &str,
-        opts: &SyncOptions,
-        dry_run: bool,
-    ) -> std::result::Result<Vec<String>, (Vec<String>, String)> {
-        let mut log = Vec::new();
-        let prefix = if dry_run { "(dry test run) " } else { "" };
-        log.push(format!("{prefix}starting sync for realm {realm}"));
-        let Some(r) = self.realms.get(realm).cloned() else {
-            return Err((log, format!("domain '{realm}' does not exist")));
-        };
-        if let Err(e) = r.connect(realm) {
-            return Err((log, e));
-        }
-        let what = if opts.scope == "both" {
-            "users and groups".to_string()
-        } else {
-            opts.scope.clone()
-        };
-        let synced_users: BTreeMap<String, &DirectoryUser> = r
-            .directory
-            .users
-            .iter()
-            .map(|(n, u)| (format!("{n}@{realm}"), u))
-            .collect();
-        let synced_groups: BTreeMap<String, BTreeSet<String>> = r
-            .directory
-            .groups
-            .iter()
-            .map(|(g, members)| {
-                let users = members
-                    .iter()
-                    .filter(|m| r.directory.users.contains_key(*m))
-                    .map(|m| format!("{m}@{realm}"))
-                    .collect();
-                (format!("{g}-{realm}"), users)
-            })
-            .collect();
-        let mut work = self.clone();
-        log.push(format!("got data from server, updating {what}"));
-        let remove: BTreeSet<&str> = opts.remove_vanished.split(';').collect();
-        let vanished = format!(" (remove-vanished opts: {})", opts.remove_vanished);
-        if opts.scope == "users" || opts.scope == "both" {
-            log.push(format!("syncing users{vanished}"));
-            if remove.contains("entry") {
-                log.push("deleting outdated existing users first".into());
-            }
-            let suffix = format!("@{realm}");
-            let old: Vec<String> = work
-                .users
-                .keys()
-                .filter(|u| u.ends_with(&suffix) && !synced_users.contains_key(*u))
-                .cloned()
-                .collect();
-            for userid in old {
-                if remove.contains("entry") {
-                    log.push(format!("remove user '{userid}'"));
-                    work.users.remove(&userid);
-                    for g in work.groups.values_mut() {
-                        g.members.remove(&userid);
-                    }
-                }
-                if remove.contains("acl") {
-                    log.push(format!("purge users '{userid}' ACL entries"));
-                    work.remove_acl_subject(UgKind::User, &userid);
-                }
-            }
-            for (userid, du) in &synced_users {
-                let old = work.users.get(userid).cloned();
-                let mut user = match &old {
-                    Some(o) if !remove.contains("properties") => {
-                        log.push(format!("updating user '{userid}'"));
-                        o.clone()
-                    }
-                    Some(o) => {
-                        log.push(format!("overwriting user '{userid}'"));
-                        let mut u = User::new(userid);
-                        u.enable = o.enable;
-                        u.tokens = o.tokens.clone();
-                        u
-                    }
-                    None => {
-                        log.push(format!("adding user '{userid}'"));
-                        let mut u = User::new(userid);
-                        u.enable = opts.enable_new;
-                        u
-                    }
-                };
-                for (field, v) in [
-                    (&mut user.email, &du.email),
-                    (&mut user.firstname, &du.firstname),
-                    (&mut user.lastname, &du.lastname),
-                    (&mut user.comment, &du.comment),
-                ] {
-                    if v.is_some() {
-                        field.clone_from(v);
-                    }
-                }
-                work.users.insert(userid.clone(), user);
-            }
-        }
-        if opts.scope == "groups" || opts.scope == "both" {
-            log.push(format!("syncing groups{vanished}"));
-            if remove.contains("entry") {
-                log.push("deleting outdated existing groups first".into());
-            }
-            let suffix = format!("-{realm}");
-            let old: Vec<String> = work
-                .groups
-                .keys()
-                .filter(|g| g.ends_with(&suffix) && !synced_groups.contains_key(*g))
-                .cloned()
-                .collect();
-            for groupid in old {
-                if remove.contains("entry") {
-                    log.push(format!("remove group '{groupid}'"));
-                    work.groups.remove(&groupid);
-                }
-                if remove.contains("acl") {
-                    log.push(format!("purge groups '{groupid}' ACL entries"));
-                    work.remove_acl_subject(UgKind::Group, &groupid);
-                }
-            }
-            for (groupid, members) in &synced_groups {
-                let members: BTreeSet<String> = members
-                    .iter()
-                    .filter(|m| work.users.contains_key(*m))
-                    .cloned()
-                    .collect();
-                match work.groups.get_mut(groupid) {
-                    Some(g) if !remove.contains("properties") => {
-                        log.push(format!("updating group '{groupid}'"));
-                        g.members = members;
-                    }
-                    Some(g) => {
-                        log.push(format!("overwriting group '{groupid}'"));
-                        *g = Group {
-                            comment: None,
-                            members,
-                        };
-                    }
-                    None => {
-                        log.push(format!("adding group '{groupid}'"));
-                        work.groups.insert(
-                            groupid.clone(),
-                            Group {
-                                comment: None,
-                                members,
-                            },
-                        );
-                    }
-                }
-            }
-        }
-        if dry_run {
-            log.push(String::new());
-            log.push("NOTE: Dry test run, changes were NOT written to the configuration.".into());
-            return Ok(log);
-        }
-        *self = work;
-        log.push(format!("successfully updated {what} configuration"));
-        Ok(log)
-    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rstest::rstest;
-
-    fn opts(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
-            .collect()
-    }
-
-    fn ldap() -> BTreeMap<String, String> {
-        opts(&[
-            ("server1", "ldap.example.com"),
-            ("base_dn", "dc=example,dc=com"),
-            ("user_attr", "uid"),
-        ])
-    }
-
-    #[rstest]
-    #[case(
-        "pam",
-        "ldap",
-        ldap(),
-        "add auth server failed: domain 'pam' already exists"
-    )]
-    #[case("corp", "pve", opts(&[]), "add auth server failed: unable to create builtin type 'pve'")]
-    #[case("corp", "ldap", opts(&[("server1", "x"), ("user_attr", "uid")]), "add auth server failed: missing value for required option 'base_dn'")]
-    #[case("corp", "ad", opts(&[("server1", "x"), ("domain", "x"), ("issuer-url", "x")]), "add auth server failed: unexpected property 'issuer-url'")]
-    #[case("corp", "openid", opts(&[("issuer-url", "x")]), "add auth server failed: missing value for required option 'client-id'")]
-    fn create_refusals(
-        #[case] id: &str,
-        #[case] kind: &str,
-        #[case] o: BTreeMap<String, String>,
-        #[case] msg: &str,
-    ) {
-        let mut r = Realms::default();
-        let e = r.create(id, kind, o, None, None).expect_err("refused");
-        assert_eq!(e.message(), msg);
-    }
-
-    #[test]
-    fn default_moves_and_builtins_come_back() {
-        let mut r = Realms::default();
-        let mut o = ldap();
-        o.insert("default".into(), "1".into());
-        r.create("corp", "ldap", o, Some("pw".into()), None)
-            .expect("create");
-        assert_eq!(r.read("corp").expect("read")["default"], json!(1));
-        r.update("pve", opts(&[("default", "1")]), &[], None, None, None)
-            .expect("update");
-        assert!(r.read("corp").expect("read").get("default").is_none());
-        let idx = r.index();
-        assert_eq!(idx.len(), 3);
-        assert_eq!(idx[2]["default"], json!(1));
-        r.delete("pve").expect("delete pve");
-        assert!(r.read("pve").expect("pve back").get("default").is_none());
-        r.delete("corp").expect("delete");
-        assert_eq!(
-            r.delete("corp").expect_err("gone").message(),
-            "delete auth server failed: authentication domain 'corp' does not exist"
-        );
-    }
-
-    #[test]
-    fn update_checks() {
-        let mut r = Realms::default();
-        r.create(
-            "oidc",
-            "openid",
-            opts(&[
-                ("issuer-url", "https://id.example.com"),
-                ("client-id", "pve"),
-                ("username-claim", "email"),
-            ]),
-            None,
-            None,
-        )
-        .expect("create");
-        let e = r
-            .update(
-                "oidc",
-                opts(&[("username-claim", "sub")]),
-                &[],
-                None,
-                None,
-                None,
-            )
-            .expect_err("fixed");
-        assert_eq!(
-            e.message(),
-            "update auth server failed: can't change value of fixed parameter 'username-claim'"
-        );
-        let e = r
-            .update("oidc", opts(&[]), &[], None, None, None)
-            .expect_err("empty");
-        assert_eq!(
-            e.message(),
-            "update auth server failed: no options specified"
-        );
-        let e = r
-            .update(
-                "oidc",
-                opts(&[("comment", "x")]),
-                &[],
-                Some("00"),
-                None,
-                None,
-            )
-            .expect_err("digest");
-        assert_eq!(e.kind(), crate::model::ErrorKind::Conflict);
-        let e = r
-            .update("nope", opts(&[("comment", "x")]), &[], None, None, None)
-            .expect_err("missing");
-        assert_eq!(
-            e.message(),
-            "update auth server failed: domain 'nope' does not exist"
-        );
-    }
-
-    #[test]
-    fn deprecated_sync_defaults_are_mapped() {
-        let mut r = Realms::default();
-        let mut o = ldap();
-        o.insert(
-            "sync-defaults-options".into(),
-            "scope=users,full=1,purge=1".into(),
-        );
-        r.create("corp", "ldap", o, None, None).expect("create");
-        assert_eq!(
-            r.read("corp").expect("read")["sync-defaults-options"],
-            json!("remove-vanished=entry;properties;acl,scope=users")
-        );
-    }
-
-    fn synced() -> Access {
-        let mut a = Access::default();
-        let mut dir = Directory::default();
-        dir.users.insert(
-            "alice".into(),
-            DirectoryUser {
-                password: Some("wonderland".into()),
-                email: Some("alice@example.com".into()),
-                ..DirectoryUser::default()
-            },
-        );
-        dir.users.insert("bob".into(), DirectoryUser::default());
-        dir.groups
-            .insert("devs".into(), ["alice".to_string()].into_iter().collect());
-        a.realms
-            .declare("corp", "ldap", ldap(), None, dir)
-            .expect("declare");
-        a
-    }
-
-    #[test]
-    fn sync_adds_users_and_groups() {
-        let mut a = synced();
-        let o = a
-            .sync_options(
-                "corp",
-                &SyncParams {
-                    scope: Some("both".into()),
-                    enable_new: Some(false),
-                    ..SyncParams::default()
-                },
-            )
-            .expect("options");
-        let log = a.run_realm_sync("corp", &o, true).expect("dry run");
-        assert_eq!(log[0], "(dry test run) starting sync for realm corp");
-        assert!(!a.user_exists("alice@corp"));
-        let log = a.run_realm_sync("corp", &o, false).expect("sync");
-        assert_eq!(
-            log,
-            [
-                "starting sync for realm corp",
-                "got data from server, updating users and groups",
-                "syncing users (remove-vanished opts: none)",
-                "adding user 'alice@corp'",
-                "adding user 'bob@corp'",
-                "syncing groups (remove-vanished opts: none)",
-                "adding group 'devs-corp'",
-                "successfully updated users and groups configuration",
-            ]
-        );
-        let alice = a.user("alice@corp").expect("alice");
-        assert!(!alice.enable);
-        assert_eq!(alice.email.as_deref(), Some("alice@example.com"));
-        assert!(a.groups()["devs-corp"].members.contains("alice@corp"));
-        a.user_entry("alice@corp").expect("alice").enable = true;
-        assert!(a.authenticate_first("alice@corp", "wonderland", 0).is_ok());
-        assert!(a.authenticate_first("alice@corp", "wrong", 0).is_err());
-    }
-
-    #[test]
-    fn sync_removes_vanished_entries() {
-        let mut a = synced();
-        let mut ghost = User::new("ghost@corp");
-        ghost.enable = true;
-        a.put_user(ghost);
-        let o = a
-            .sync_options(
-                "corp",
-                &SyncParams {
-                    scope: Some("users".into()),
-                    remove_vanished: Some("entry;acl".into()),
-                    ..SyncParams::default()
-                },
-            )
-            .expect("options");
-        let log = a.run_realm_sync("corp", &o, false).expect("sync");
-        assert!(log.contains(&"remove user 'ghost@corp'".to_string()));
-        assert!(!a.user_exists("ghost@corp"));
-    }
-
-    #[rstest]
-    #[case("nope", SyncParams::default(), "Parameter verification failed.")]
-    #[case(
-        "pve",
-        SyncParams::default(),
-        "Cannot sync realm type 'pve'! Only LDAP/AD realms can be synced."
-    )]
-    #[case("corp", SyncParams::default(), "Parameter verification failed.")]
-    fn sync_refusals(#[case] realm: &str, #[case] p: SyncParams, #[case] msg: &str) {
-        let a = synced();
-        assert_eq!(
-            a.sync_options(realm, &p).expect_err("refused").message(),
-            msg
-        );
-    }
-}
+mod tests;

@@ -1,0 +1,73 @@
+//! `.../snapshot`: a VM's snapshots listed, taken, described, rolled
+//! back to and deleted.
+
+use serde_json::Value;
+
+use super::{node_name, start_prepared, vmid};
+use crate::api::{Ctx, Reply};
+use crate::model::{Error, Result};
+
+/// `GET .../snapshot`.
+pub(super) fn snapshot_list(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    Ok(ctx.with(|c| c.snapshot_list(&node, vmid))?.into())
+}
+
+/// `POST .../snapshot`: a `qmsnapshot` task.
+pub(super) fn snapshot(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let name = ctx.param("snapname")?;
+    let vmstate = ctx.params.bool("vmstate")?.unwrap_or(false);
+    let description = ctx.params.str("description");
+    let now = ctx.now();
+    start_prepared(ctx, &node, |c| {
+        c.snapshot_vm(&node, vmid, &name, vmstate, description, now)
+    })
+}
+
+/// `GET .../snapshot/{snapname}/config`.
+pub(super) fn get_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let name = ctx.param("snapname")?;
+    Ok(ctx.with(|c| c.snapshot_config(&node, vmid, &name))?.into())
+}
+
+/// `PUT .../snapshot/{snapname}/config`: the description; answers null.
+pub(super) fn update_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let name = ctx.param("snapname")?;
+    let description = ctx.params.str("description");
+    ctx.with(|c| c.update_snapshot(&node, vmid, &name, description))?;
+    Ok(Value::Null.into())
+}
+
+/// `POST .../snapshot/{snapname}/rollback`: a `qmrollback` task.
+pub(super) fn rollback(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let name = ctx.param("snapname")?;
+    let start = ctx.params.bool("start")?.unwrap_or(false);
+    if start {
+        let who = ctx.who()?.clone();
+        let path = format!("/vms/{vmid}");
+        if !ctx.with(|c| c.access().has_priv(&who, &path, "VM.PowerMgmt")) {
+            return Err(Error::permission(&path, &["VM.PowerMgmt"]));
+        }
+    }
+    start_prepared(ctx, &node, |c| {
+        Ok(c.rollback_vm(&node, vmid, &name, start, &mut ctx.rq()))
+    })
+}
+
+/// `DELETE .../snapshot/{snapname}`: a `qmdelsnapshot` task.
+pub(super) fn delsnapshot(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = node_name(ctx)?;
+    let vmid = vmid(ctx)?;
+    let name = ctx.param("snapname")?;
+    let _force = ctx.params.bool("force")?.unwrap_or(false);
+    start_prepared(ctx, &node, |c| Ok(c.delete_snapshot(&node, vmid, &name)))
+}

@@ -1,0 +1,269 @@
+use super::*;
+use rstest::rstest;
+
+#[rstest]
+#[case("1024", Some(1024))]
+#[case("1K", Some(1024))]
+#[case("512M", Some(512 << 20))]
+#[case("32G", Some(32 << 30))]
+#[case("32GiB", Some(32 << 30))]
+#[case("1.5T", Some(3 << 39))]
+#[case("1KiB", Some(1024))]
+#[case("5B", Some(5))]
+#[case("512m", Some(512 << 20))]
+#[case(" 2G ", Some(2 << 30))]
+#[case("x", None)]
+#[case("-1G", None)]
+#[case("1e3", None)]
+#[case("1GiBB", None)]
+fn sizes(#[case] s: &str, #[case] v: Option<u64>) {
+    assert_eq!(parse_scenario_size(s), v);
+}
+
+/// A JSON scenario is read by the JSON parser and builds what the
+/// same scenario in YAML builds; its errors name their line.
+#[test]
+fn json_scenarios_are_yaml_scenarios() {
+    let yaml = "nodes:\n  - {name: a, cpus: 8}\nvms:\n  - {vmid: 100, node: a, name: web, status: running, config: {cores: 2, memory: 1024}}\n";
+    let json = r#"{"nodes": [{"name": "a", "cpus": 8}],
+ "vms": [{"vmid": 100, "node": "a", "name": "web", "status": "running", "config": {"cores": 2, "memory": 1024}}]}"#;
+    let build = |text: &str| {
+        Scenario::parse(text, "t")
+            .expect("valid")
+            .build(PveVersion::V9_1, "pw", 1_700_000_000)
+            .expect("builds")
+            .resources_view(None, 1_700_000_100)
+    };
+    assert_eq!(build(yaml), build(json));
+    let bad = "{\n \"nodes\": [{\"name\": \"a\"}],\n \"vms\": [{\"vmid\": \"x\"}]\n}";
+    let e = Scenario::parse(bad, "t.json").expect_err("a bad vmid");
+    assert_eq!((e.file.as_str(), e.line), ("t.json", Some(3)), "{e:?}");
+    assert!(!e.reason.contains(" at line "), "{e:?}");
+    // YAML in flow style starts with a brace too.
+    let flow = "{nodes: [{name: a, cpus: 8}], vms: [{vmid: 100, node: a, name: web, status: running, config: {cores: 2, memory: 1024}}]}";
+    assert_eq!(build(flow), build(json));
+}
+
+/// Guests of both kinds with numbers, booleans and text in their
+/// configs, snapshots, and a guest agent.
+const SEEDED: &str = "
+nodes:
+  - {name: a, cpus: 8}
+vms:
+  - vmid: 100
+    node: a
+    name: web
+    status: running
+    config: {cores: 2, memory: 1024, agent: true, onboot: false, tags: 'x;y', parent: s1}
+    snapshots:
+      s1: {snaptime: 1700000000, description: first, cores: 1}
+  - {vmid: 101, config: }
+containers:
+  - {vmid: 200, hostname: c1, status: running, config: {cores: 1, memory: 512, unprivileged: true}}
+";
+
+/// A world as text, to compare two.
+fn text_of(c: &Cluster) -> String {
+    serde_json::to_string(c).expect("a world serializes")
+}
+
+/// A scenario read from text hands its guests to the world it seeds
+/// and reads them again from its text for the next: both worlds are
+/// the world the scenario builds.
+#[rstest]
+fn a_seed_read_from_text_gives_its_guests_and_builds_the_same_world_again(
+    #[values(PveVersion::V8_4, PveVersion::V9_1)] version: PveVersion,
+) {
+    let read = Scenario::read(SEEDED, "t").expect("reads");
+    let built = read.build(version, "pw", 1_700_000_000).expect("builds");
+    let (seeded, seed) = read
+        .build_seed(version, "pw", 1_700_000_000)
+        .expect("builds");
+    assert_eq!(text_of(&seeded), text_of(&built));
+    assert!(seed.vms.is_empty() && seed.containers.is_empty());
+    let again = seed.build(version, "pw", 1_700_000_000).expect("again");
+    assert_eq!(text_of(&again), text_of(&built));
+    // And again, from a seed that gave its guests already.
+    let (third, _) = seed
+        .clone()
+        .build_seed(version, "pw", 1_700_000_000)
+        .expect("a third time");
+    assert_eq!(text_of(&third), text_of(&built));
+    let vm = built.vm("a", 100).expect("VM 100");
+    let conf = |k: &str| vm.config.get(k).map(String::as_str);
+    assert_eq!(
+        [conf("cores"), conf("memory"), conf("agent"), conf("onboot")],
+        [Some("2"), Some("1024"), Some("1"), Some("0")]
+    );
+    assert_eq!(conf("name"), Some("web"));
+    assert!(built.vm("a", 101).is_ok(), "a VM with an empty config");
+}
+
+/// A scenario made in code (not read from text) keeps its guests:
+/// there is no text to read them from again.
+#[rstest]
+fn a_scenario_made_in_code_keeps_its_guests() {
+    let mut s = Scenario::default_single_node();
+    s.vms.push(VmSpec {
+        vmid: 100,
+        node: None,
+        name: Some("made".into()),
+        status: None,
+        config: BTreeMap::from([("cores".into(), "4".into())]),
+        snapshots: BTreeMap::new(),
+    });
+    let (c, seed) = s
+        .build_seed(PveVersion::V9_1, "pw", 1_700_000_000)
+        .expect("builds");
+    assert_eq!(seed.vms.len(), 1);
+    assert!(c.vm("pve", 100).is_ok());
+    let again = seed
+        .build(PveVersion::V9_1, "pw", 1_700_000_000)
+        .expect("again");
+    assert_eq!(text_of(&again), text_of(&c));
+}
+
+/// A scenario whose guests do not build says so, whichever way it is
+/// built.
+#[rstest]
+fn a_seed_that_does_not_build_says_why() {
+    let bad = "nodes: [{name: a}]\nvms:\n  - {vmid: 100, node: b}\n";
+    let read = Scenario::read(bad, "t").expect("reads");
+    let e = read
+        .build_seed(PveVersion::V9_1, "pw", 0)
+        .expect_err("an unknown node");
+    assert_eq!(e.reason, "VM 100: unknown node 'b'");
+    assert_eq!(e.line, Some(3), "{e:?}");
+}
+
+#[test]
+fn default_is_a_fresh_install() {
+    let c = Scenario::default_single_node()
+        .build(PveVersion::V9_1, "pw", 1_700_000_000)
+        .expect("default builds");
+    assert_eq!(c.nodes.local(), "pve");
+    assert_eq!(c.nodes.cluster_name(), None);
+    assert_eq!(c.nodes.members()[0].bridges, vec!["vmbr0"]);
+    let ids: Vec<_> = c.storage.cfg().iter().map(|s| s.storage.as_str()).collect();
+    assert_eq!(ids, ["local", "local-lvm"]);
+    assert_eq!(
+        c.storage.cfg()[0].content,
+        ["iso", "vztmpl", "backup", "snippets"]
+    );
+    assert!(c.access.users.contains_key("root@pam"));
+}
+
+#[rstest]
+#[case("nodes: [{name: pve, cpus: many}]", Some(1), "invalid type")]
+#[case(
+    "nodes:\n  - name: pve\n    colour: red\n",
+    Some(3),
+    "unknown field `colour`"
+)]
+#[case(
+    "nodes:\n  - name: a\n  - name: a\n",
+    Some(3),
+    "duplicate node name 'a'"
+)]
+#[case("nodes:\n  - name: -bad\n", Some(2), "invalid node name '-bad'")]
+#[case("users:\n  - userid: bob\n", Some(2), "invalid userid 'bob'")]
+#[case("users:\n  - userid: bob@ldap\n", Some(2), "unknown realm 'ldap'")]
+#[case(
+    "vms:\n  - vmid: 100\n    node: nope\n",
+    Some(3),
+    "unknown node 'nope'"
+)]
+#[case(
+    "storages:\n  - id: s1\n    type: floppy\n",
+    Some(3),
+    "unknown storage type 'floppy'"
+)]
+#[case(
+    "nodes:\n  - name: pve\n    memory: lots\n",
+    Some(3),
+    "invalid size 'lots'"
+)]
+#[case("groups:\n  - groupid: 'a b'\n", Some(2), "invalid group id 'a b'")]
+#[case(
+    "users:\n  - userid: bob@pve\n    groups: [ops]\n",
+    Some(3),
+    "user 'bob@pve': unknown group 'ops'"
+)]
+#[case(
+    "groups:\n  - groupid: ops\n    members: [eve@pve]\n",
+    Some(3),
+    "group 'ops': unknown user 'eve@pve'"
+)]
+#[case(
+    "roles:\n  - roleid: Ops\n    privs: [VM.Audit, VM.Monitor]\n",
+    Some(3),
+    "role 'Ops': invalid privilege 'VM.Monitor' in PVE 9.1"
+)]
+#[case("roles:\n  - roleid: PVEVMUser\n", Some(2), "is built in")]
+#[case("roles:\n  - roleid: pveOps\n", Some(2), "'PVE' namespace")]
+#[case(
+    "acl:\n  - path: /nowhere\n    roles: [PVEAuditor]\n    users: [root@pam]\n",
+    Some(2),
+    "invalid ACL path '/nowhere'"
+)]
+#[case(
+    "acl:\n  - path: /vms\n    roles: [Nope]\n    users: [root@pam]\n",
+    Some(3),
+    "acl '/vms': unknown role 'Nope'"
+)]
+#[case(
+    "acl:\n  - path: /vms\n    roles: [PVEAuditor]\n    tokens: [root@pam!ci]\n",
+    Some(4),
+    "acl '/vms': unknown token 'root@pam!ci'"
+)]
+#[case(
+    "acl:\n  - path: /vms\n    roles: [PVEAuditor]\n",
+    Some(2),
+    "either users, groups or tokens is required"
+)]
+fn bad_scenarios(#[case] text: &str, #[case] line: Option<usize>, #[case] reason: &str) {
+    let e = Scenario::parse(text, "s.yaml").expect_err("must be refused");
+    assert_eq!(e.file, "s.yaml");
+    assert_eq!(e.line, line, "{e}");
+    assert!(e.reason.contains(reason), "{e}");
+}
+
+#[test]
+fn access_entries_build() {
+    let s = Scenario::parse(
+            "users:\n  - userid: bob@pve\n    groups: [ops]\n    tokens: [{tokenid: ci}]\ngroups:\n  - { groupid: ops, comment: Operators }\n  - { groupid: dev, members: [bob@pve] }\nroles:\n  - { roleid: Starter, privs: [VM.PowerMgmt] }\nacl:\n  - { path: /vms/, roles: [Starter], groups: [ops], propagate: false }\n  - { path: /nodes, roles: [PVEAuditor], tokens: ['bob@pve!ci'] }\n",
+            "s.yaml",
+        )
+        .expect("valid");
+    let c = s.build(PveVersion::V8_4, "pw", 0).expect("builds");
+    let a = &c.access;
+    assert_eq!(a.user_groups("bob@pve"), ["dev", "ops"]);
+    assert_eq!(a.groups["ops"].comment.as_deref(), Some("Operators"));
+    assert!(!a.acl["/vms"].groups["ops"]["Starter"]);
+    assert!(a.acl["/nodes"].tokens["bob@pve!ci"]["PVEAuditor"]);
+    let bob = AuthId::User("bob@pve".into());
+    assert!(a.has_priv(&bob, "/vms", "VM.PowerMgmt"));
+    assert!(!a.has_priv(&bob, "/vms/100", "VM.PowerMgmt"));
+}
+
+#[test]
+fn node_storages_merge_by_id() {
+    let s = Scenario::parse(
+            "cluster: lab\nnodes:\n  - name: a\n    storages: [{id: fast, type: zfspool, pool: rpool}]\n  - name: b\n    storages: [{id: fast, type: zfspool, pool: rpool}]\n",
+            "s.yaml",
+        )
+        .expect("valid");
+    let c = s.build(PveVersion::V8_4, "pw", 0).expect("builds");
+    let fast = c
+        .storages()
+        .cfg()
+        .iter()
+        .find(|s| s.storage == "fast")
+        .expect("fast");
+    assert_eq!(
+        fast.nodes.as_deref(),
+        Some(&["a".to_string(), "b".to_string()][..])
+    );
+    assert_eq!(fast.options.get("pool").map(String::as_str), Some("rpool"));
+    assert_eq!(c.nodes.members()[1].nodeid, 2);
+}
