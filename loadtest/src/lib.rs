@@ -19,6 +19,7 @@
 use serde_json::Value;
 
 pub mod connections;
+mod error;
 mod options;
 mod run;
 pub mod scale;
@@ -27,6 +28,7 @@ pub mod side_by_side;
 mod table;
 pub mod throughput;
 
+pub use error::Error;
 pub use options::{Auth, Options, Target};
 pub use run::run;
 pub use scenarios::scenario_names;
@@ -35,7 +37,7 @@ pub use table::{Measured, Outcome, ROWS, Row, TOLERANCE, percentile};
 /// How a measuring binary ends: its report printed and exit code 0 when
 /// it passed, 1 when it did not, 2 (with the reason on stderr) when it
 /// could not measure.
-pub fn finish(name: &str, result: Result<(String, bool), String>) -> std::process::ExitCode {
+pub fn finish(name: &str, result: Result<(String, bool), Error>) -> std::process::ExitCode {
     match result {
         Ok((report, passed)) => {
             print!("{report}");
@@ -55,28 +57,27 @@ pub fn finish(name: &str, result: Result<(String, bool), String>) -> std::proces
 /// The certificate, the connection or the login.
 pub async fn root_session(
     pve: &fake_pve::Running,
-) -> Result<(reqwest::Client, String, String), String> {
+) -> Result<(reqwest::Client, String, String), Error> {
     let http = reqwest::Client::builder()
-        .add_root_certificate(
-            reqwest::Certificate::from_pem(pve.cert_pem().unwrap_or_default().as_bytes())
-                .map_err(|e| e.to_string())?,
-        )
-        .build()
-        .map_err(|e| e.to_string())?;
+        .add_root_certificate(reqwest::Certificate::from_pem(
+            pve.cert_pem().unwrap_or_default().as_bytes(),
+        )?)
+        .build()?;
     let v: Value = http
         .post(format!("{}/access/ticket", pve.api_url()))
         .form(&[("username", "root@pam"), ("password", "password")])
         .send()
-        .await
-        .map_err(|e| e.to_string())?
+        .await?
         .json()
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     let field = |k: &str| {
         v["data"][k]
             .as_str()
             .map(str::to_string)
-            .ok_or_else(|| format!("no {k} in {v}"))
+            .ok_or_else(|| Error::NoField {
+                field: k.to_string(),
+                answer: v.clone(),
+            })
     };
     let (ticket, csrf) = (field("ticket")?, field("CSRFPreventionToken")?);
     Ok((http, ticket, csrf))

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use goose::config::GooseConfiguration;
 use goose::prelude::*;
 
+use crate::Error;
 use crate::options::{Auth, Options, Target};
 use crate::scenarios::{Ctx, scenarios};
 use crate::table::{Measured, Outcome, ROWS, TOLERANCE, deviation, percentile};
@@ -18,12 +19,12 @@ use crate::table::{Measured, Outcome, ROWS, TOLERANCE, deviation, percentile};
 /// # Errors
 /// fake-pve could not start, goose refused the configuration, or the run
 /// overran its bound.
-pub async fn run(opts: &Options) -> Result<Outcome, String> {
+pub async fn run(opts: &Options) -> Result<Outcome, Error> {
     if !(opts.time_scale.is_finite() && opts.time_scale > 0.0) {
-        return Err("--time-scale must be positive".into());
+        return Err(Error::TimeScale);
     }
     if opts.users == 0 || opts.run_time == 0 {
-        return Err("--users and --run-time must be positive".into());
+        return Err(Error::NoLoad);
     }
     let mut fake = None;
     let (host, auth, profile, scale) = match &opts.target {
@@ -31,10 +32,15 @@ pub async fn run(opts: &Options) -> Result<Outcome, String> {
             let mut latency = match fake_pve::Latency::builtin(profile) {
                 Some(l) => l,
                 None => {
-                    let text = std::fs::read_to_string(profile)
-                        .map_err(|e| format!("profile {profile}: {e}"))?;
-                    fake_pve::Latency::from_yaml(&text)
-                        .map_err(|e| format!("profile {profile}: {e}"))?
+                    let text =
+                        std::fs::read_to_string(profile).map_err(|source| Error::ProfileFile {
+                            profile: profile.clone(),
+                            source,
+                        })?;
+                    fake_pve::Latency::from_yaml(&text).map_err(|source| Error::Profile {
+                        profile: profile.clone(),
+                        source,
+                    })?
                 }
             };
             // instant: nothing to scale; the measured figures are real.
@@ -53,8 +59,7 @@ pub async fn run(opts: &Options) -> Result<Outcome, String> {
                 .auth_failure_delay(Duration::ZERO)
                 .latency(latency.clone())
                 .start()
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
             let host = pve.url();
             fake = Some(pve);
             let auth = Auth::Password {
@@ -84,7 +89,7 @@ async fn attack(
     auth: Auth,
     profile: String,
     scale: f64,
-) -> Result<Outcome, String> {
+) -> Result<Outcome, Error> {
     let started = Instant::now();
     let run_time = Duration::from_secs(opts.run_time);
     let ctx = Arc::new(Ctx {
@@ -116,13 +121,13 @@ async fn attack(
     config.no_print_metrics = !opts.goose_metrics;
     config.no_error_summary = !opts.goose_metrics;
     if let Some(dir) = &opts.report_dir {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(Error::file(dir))?;
         config.report_file = ["report.html", "report.json", "report.md"]
             .iter()
             .map(|f| dir.join(f).display().to_string())
             .collect();
     }
-    let mut goose = GooseAttack::initialize_with_config(config).map_err(|e| e.to_string())?;
+    let mut goose = GooseAttack::initialize_with_config(config)?;
     let wanted = |s: &Scenario| {
         opts.scenarios.is_empty()
             || opts
@@ -131,24 +136,23 @@ async fn attack(
                 .any(|w| w.eq_ignore_ascii_case(&s.name) || w.eq_ignore_ascii_case(&s.machine_name))
     };
     let mut any = false;
-    for s in scenarios(&ctx).map_err(|e| e.to_string())? {
+    for s in scenarios(&ctx)? {
         if wanted(&s) {
             goose = goose.register_scenario(s);
             any = true;
         }
     }
     if !any {
-        return Err(format!("no scenario matches {:?}", opts.scenarios));
+        return Err(Error::NoScenario(opts.scenarios.clone()));
     }
     // Setup and teardown add to the bound: generous, but bounded.
     let hard = run_time * 3 + Duration::from_secs(60);
     let metrics = tokio::time::timeout(hard, goose.execute())
         .await
-        .map_err(|_| format!("the load test overran its bound of {hard:?}"))?
-        .map_err(|e| e.to_string())?;
+        .map_err(|_| Error::Overran(hard))??;
     let seconds = started.elapsed().as_secs_f64().min(run_time.as_secs_f64());
 
-    let samples = ctx.samples.lock().map_err(|e| e.to_string())?.clone();
+    let samples = ctx.samples.lock().map_err(|_| Error::Poisoned)?.clone();
     let compare = profile != "instant";
     let emulated_min = seconds * scale / 60.0;
     let rows = ROWS
@@ -195,8 +199,7 @@ async fn attack(
         failed_transactions,
     };
     if let Some(dir) = &opts.report_dir {
-        std::fs::write(dir.join("table.md"), outcome.table())
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::write(dir.join("table.md"), outcome.table()).map_err(Error::file(dir))?;
     }
     Ok(outcome)
 }

@@ -10,6 +10,7 @@ use http_body_util::{BodyExt, Full};
 use tokio_rustls::TlsConnector;
 
 use super::servers::Server;
+use crate::Error;
 
 /// Writes fake-pve's answer for the bare server: the headers as
 /// `name: value` lines, an empty line, the body.
@@ -17,7 +18,7 @@ pub(super) fn write_answer(
     path: &Path,
     body: &Bytes,
     headers: &http::HeaderMap,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let mut out = Vec::new();
     for (k, v) in headers {
         out.extend_from_slice(k.as_str().as_bytes());
@@ -27,26 +28,26 @@ pub(super) fn write_answer(
     }
     out.push(b'\n');
     out.extend_from_slice(body);
-    std::fs::write(path, out).map_err(|e| e.to_string())
+    std::fs::write(path, out).map_err(Error::Io)
 }
 
 /// Reads what [`write_answer`] wrote.
 ///
 /// # Errors
 /// An unreadable file or header.
-pub fn read_answer(path: &Path) -> Result<(Bytes, http::HeaderMap), String> {
-    let data = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read_answer(path: &Path) -> Result<(Bytes, http::HeaderMap), Error> {
+    let data = std::fs::read(path).map_err(Error::file(path))?;
     let split = data
         .windows(2)
         .position(|w| w == b"\n\n")
-        .ok_or("no empty line after the headers")?;
+        .ok_or(Error::NoHeaderEnd)?;
     let mut headers = http::HeaderMap::new();
     for line in data[..split].split(|b| *b == b'\n') {
-        let text = std::str::from_utf8(line).map_err(|e| e.to_string())?;
-        let (k, v) = text.split_once(": ").ok_or("a header without ': '")?;
+        let text = std::str::from_utf8(line)?;
+        let (k, v) = text.split_once(": ").ok_or(Error::HeaderLine)?;
         headers.append(
-            http::HeaderName::from_bytes(k.as_bytes()).map_err(|e| e.to_string())?,
-            http::HeaderValue::from_str(v).map_err(|e| e.to_string())?,
+            http::HeaderName::from_bytes(k.as_bytes())?,
+            http::HeaderValue::from_str(v)?,
         );
     }
     Ok((Bytes::copy_from_slice(&data[split + 2..]), headers))
@@ -58,16 +59,11 @@ pub(super) type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 pub(super) async fn send(
     s: &mut Sender,
     req: http::Request<Full<Bytes>>,
-) -> Result<(http::StatusCode, http::HeaderMap, Bytes), String> {
-    s.ready().await.map_err(|e| e.to_string())?;
-    let resp = s.send_request(req).await.map_err(|e| e.to_string())?;
+) -> Result<(http::StatusCode, http::HeaderMap, Bytes), Error> {
+    s.ready().await?;
+    let resp = s.send_request(req).await?;
     let (status, headers) = (resp.status(), resp.headers().clone());
-    let body = resp
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| e.to_string())?
-        .to_bytes();
+    let body = resp.into_body().collect().await?.to_bytes();
     Ok((status, headers, body))
 }
 
@@ -110,7 +106,7 @@ pub async fn login(
     connector: &TlsConnector,
     addr: SocketAddr,
     password: &str,
-) -> Result<(String, String), String> {
+) -> Result<(String, String), Error> {
     let mut s = crate::throughput::connect(connector, addr).await?;
     let form = format!("username=root%40pam&password={password}");
     let (status, _, body) = send(
@@ -126,10 +122,13 @@ pub async fn login(
     )
     .await?;
     let v: serde_json::Value =
-        serde_json::from_slice(&body).map_err(|e| format!("login: {status} {e}"))?;
+        serde_json::from_slice(&body).map_err(|source| Error::LoginAnswer { status, source })?;
     let ticket = v["data"]["ticket"]
         .as_str()
-        .ok_or(format!("login: {status} {v}"))?;
+        .ok_or_else(|| Error::NoTicket {
+            status,
+            answer: v.clone(),
+        })?;
     let csrf = v["data"]["CSRFPreventionToken"]
         .as_str()
         .unwrap_or_default();
@@ -141,7 +140,7 @@ pub async fn login(
 pub(super) async fn first_answer(
     connector: &TlsConnector,
     t: &Server,
-) -> Result<(Bytes, http::HeaderMap), String> {
+) -> Result<(Bytes, http::HeaderMap), Error> {
     let mut s = crate::throughput::connect(connector, t.addr).await?;
     let (status, mut headers, body) = send(
         &mut s,
@@ -149,11 +148,11 @@ pub(super) async fn first_answer(
     )
     .await?;
     if status != http::StatusCode::OK {
-        return Err(format!(
-            "{}: {status} {}",
-            t.name,
-            String::from_utf8_lossy(&body)
-        ));
+        return Err(Error::Refused {
+            server: t.name.clone(),
+            status,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        });
     }
     for h in [
         http::header::DATE,
@@ -172,9 +171,9 @@ pub(super) async fn first_answer(
 ///
 /// # Errors
 /// When the answer cannot be read or the address bound.
-pub async fn serve_bare(answer: &Path, listen: SocketAddr) -> Result<(), String> {
+pub async fn serve_bare(answer: &Path, listen: SocketAddr) -> Result<(), Error> {
     let (body, headers) = read_answer(answer)?;
-    let id = fake_pve::tls::Identity::self_signed(&[]).map_err(|e| e.to_string())?;
+    let id = fake_pve::tls::Identity::self_signed(&[])?;
     let (addr, _stop) = crate::throughput::serve_bare_at(&id, body, headers, listen).await?;
     println!("bare server listening on {addr}");
     std::future::pending::<()>().await;

@@ -31,6 +31,7 @@ use std::time::Duration;
 
 use tokio_rustls::TlsConnector;
 
+use crate::Error;
 use crate::throughput::Measured;
 
 mod answers;
@@ -92,11 +93,11 @@ const SCENARIO: &str = "vms:\n  - { vmid: 100, node: pve, name: web, status: run
 ///
 /// # Errors
 /// When a server cannot start or the first answers cannot be read.
-pub async fn run(opts: &Options) -> Result<Report, String> {
-    std::fs::create_dir_all(&opts.dir).map_err(|e| format!("{}: {e}", opts.dir.display()))?;
+pub async fn run(opts: &Options) -> Result<Report, Error> {
+    std::fs::create_dir_all(&opts.dir).map_err(Error::file(&opts.dir))?;
     let connector = TlsConnector::from(Arc::new(crate::throughput::any_certificate()?));
     let scenario = opts.dir.join("scenario.yaml");
-    std::fs::write(&scenario, SCENARIO).map_err(|e| e.to_string())?;
+    std::fs::write(&scenario, SCENARIO)?;
     let seed = scenario.display().to_string();
     let fake_log = opts.dir.join("fake-pve.out");
     let fake = start_fake_pve(

@@ -11,6 +11,7 @@ use tokio_rustls::TlsConnector;
 
 use super::answers::{first_answer, login};
 use super::{Cpu, Options};
+use crate::Error;
 
 /// A child process, killed when dropped.
 pub struct Process {
@@ -23,7 +24,7 @@ impl Process {
     ///
     /// # Errors
     /// When it cannot start, ends, or is not ready in time.
-    pub fn spawn(cmd: Command, out: &Path, ready: &str) -> Result<Self, String> {
+    pub fn spawn(cmd: Command, out: &Path, ready: &str) -> Result<Self, Error> {
         spawn(cmd, out, ready).map(|child| Self { child })
     }
 
@@ -96,22 +97,25 @@ const FAKEPVE_GUESTS: &str =
     r#"{"guests": [{"vmid": 100, "name": "web", "node": "pve", "status": "running"}]}"#;
 
 /// A free loopback port (bound, then let go).
-fn free_port() -> Result<u16, String> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    Ok(l.local_addr().map_err(|e| e.to_string())?.port())
+fn free_port() -> Result<u16, Error> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(l.local_addr()?.port())
 }
 
 /// Starts `cmd` with its output in `out`, and waits until that output
 /// has a line containing `ready` (30 s at most).
-fn spawn(mut cmd: Command, out: &Path, ready: &str) -> Result<Child, String> {
-    let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let err = file.try_clone().map_err(|e| e.to_string())?;
+fn spawn(mut cmd: Command, out: &Path, ready: &str) -> Result<Child, Error> {
+    let file = std::fs::File::create(out).map_err(Error::file(out))?;
+    let err = file.try_clone()?;
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(file)
         .stderr(err)
         .spawn()
-        .map_err(|e| format!("{cmd:?}: {e}"))?;
+        .map_err(|source| Error::Spawn {
+            command: format!("{cmd:?}"),
+            source,
+        })?;
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let mut text = String::new();
@@ -122,11 +126,18 @@ fn spawn(mut cmd: Command, out: &Path, ready: &str) -> Result<Child, String> {
             return Ok(child);
         }
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(format!("{cmd:?} ended ({status}): {text}"));
+            return Err(Error::Ended {
+                command: format!("{cmd:?}"),
+                status,
+                output: text,
+            });
         }
         if Instant::now() > deadline {
             let _ = child.kill();
-            return Err(format!("{cmd:?} did not start: {text}"));
+            return Err(Error::NotReady {
+                command: format!("{cmd:?}"),
+                output: text,
+            });
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -139,7 +150,7 @@ pub(super) async fn start_fake_pve(
     seed: &str,
     extra: &[&str],
     out: &Path,
-) -> Result<Server, String> {
+) -> Result<Server, Error> {
     let port = free_port()?;
     let mut cmd = Command::new(&opts.fake_pve);
     cmd.args(["--listen", &format!("127.0.0.1:{port}"), "--seed", seed])
@@ -164,7 +175,7 @@ pub(super) async fn start_bare(
     opts: &Options,
     answer: &Path,
     fake: &Server,
-) -> Result<Server, String> {
+) -> Result<Server, Error> {
     let port = free_port()?;
     let mut cmd = Command::new(&opts.this);
     cmd.args([
@@ -194,9 +205,9 @@ pub(super) async fn start_fakepve(
     connector: &TlsConnector,
     opts: &Options,
     exe: &Path,
-) -> Result<Server, String> {
+) -> Result<Server, Error> {
     let guests = opts.dir.join("fakepve-guests.json");
-    std::fs::write(&guests, FAKEPVE_GUESTS).map_err(|e| e.to_string())?;
+    std::fs::write(&guests, FAKEPVE_GUESTS)?;
     let port = free_port()?;
     let mut cmd = Command::new(exe);
     cmd.arg(&guests).args([
