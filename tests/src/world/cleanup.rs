@@ -283,12 +283,73 @@ fn gone(msg: &str) -> bool {
         || msg.contains("have been migrated to rules")
 }
 
+/// Why [`wait_task`] gave up on a task.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskWaitError {
+    /// Its status could not be read.
+    #[error("status of {upid}: {source}")]
+    Status {
+        /// The task.
+        upid: String,
+        /// What the call answered.
+        source: pve_client::Error,
+    },
+    /// It did not end within five minutes.
+    #[error("{upid} still runs after 5 minutes")]
+    Timeout {
+        /// The task.
+        upid: String,
+    },
+}
+
+/// Why removing something a scenario made failed: the step that failed,
+/// with PVE's answer or the task's exit status.
+#[derive(Debug, thiserror::Error)]
+pub enum CleanupError {
+    /// Its configuration could not be read.
+    #[error("reading its config: {0}")]
+    ReadConfig(#[source] pve_client::Error),
+    /// Its status could not be read.
+    #[error("reading its status: {0}")]
+    ReadStatus(#[source] pve_client::Error),
+    /// PVE refused to stop it.
+    #[error("stopping it: {0}")]
+    Stop(#[source] pve_client::Error),
+    /// The stop task ended with this exit status.
+    #[error("stopping it: {0}")]
+    StopTask(String),
+    /// PVE refused to remove its protection.
+    #[error("removing its protection: {0}")]
+    Unprotect(#[source] pve_client::Error),
+    /// PVE refused to destroy it.
+    #[error("destroying it: {0}")]
+    Destroy(#[source] pve_client::Error),
+    /// The destroy task ended with this exit status.
+    #[error("destroying it: {0}")]
+    DestroyTask(String),
+    /// PVE refused to delete it.
+    #[error("deleting it: {0}")]
+    Delete(#[source] pve_client::Error),
+    /// The delete task ended with this exit status.
+    #[error("deleting it: {0}")]
+    DeleteTask(String),
+    /// A security group's rules could not be read.
+    #[error("reading its rules: {0}")]
+    ReadRules(#[source] pve_client::Error),
+    /// PVE refused to delete one of a security group's rules.
+    #[error("deleting a rule: {0}")]
+    DeleteRule(#[source] pve_client::Error),
+    /// A task it waited for did not end.
+    #[error(transparent)]
+    Task(#[from] TaskWaitError),
+}
+
 /// Waits for a task to end (polling every 200 ms, at most five minutes)
 /// and answers its exit status.
 ///
 /// # Errors
 /// When its status cannot be read or it does not end in time.
-pub async fn wait_task(client: &Client, upid: &str) -> Result<String, String> {
+pub async fn wait_task(client: &Client, upid: &str) -> Result<String, TaskWaitError> {
     let node = upid.split(':').nth(1).unwrap_or_default();
     let path = format!(
         "/nodes/{}/tasks/{}/status",
@@ -297,15 +358,21 @@ pub async fn wait_task(client: &Client, upid: &str) -> Result<String, String> {
     );
     let deadline = std::time::Instant::now() + Duration::from_secs(300);
     loop {
-        let st = client
-            .get(&path, &Params::new())
-            .await
-            .map_err(|e| format!("status of {upid}: {e}"))?;
+        let st =
+            client
+                .get(&path, &Params::new())
+                .await
+                .map_err(|source| TaskWaitError::Status {
+                    upid: upid.to_string(),
+                    source,
+                })?;
         if st["status"] != "running" {
             return Ok(st["exitstatus"].as_str().unwrap_or_default().to_string());
         }
         if std::time::Instant::now() > deadline {
-            return Err(format!("{upid} still runs after 5 minutes"));
+            return Err(TaskWaitError::Timeout {
+                upid: upid.to_string(),
+            });
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -323,26 +390,26 @@ pub async fn remove_vm(
     node: &str,
     vmid: u32,
     as_root: bool,
-) -> Result<(), String> {
+) -> Result<(), CleanupError> {
     let base = format!("/nodes/{}/qemu/{vmid}", pve_client::api::seg(node));
     let skip = |p: Params| if as_root { p.set("skiplock", true) } else { p };
     let config = match client.get(&format!("{base}/config"), &Params::new()).await {
         Ok(c) => c,
         Err(e) if gone(e.message()) => return Ok(()),
-        Err(e) => return Err(format!("reading its config: {e}")),
+        Err(e) => return Err(CleanupError::ReadConfig(e)),
     };
     let status = client
         .get(&format!("{base}/status/current"), &Params::new())
         .await
-        .map_err(|e| format!("reading its status: {e}"))?;
+        .map_err(CleanupError::ReadStatus)?;
     if status["status"] == "running" {
         let upid = client
             .post(&format!("{base}/status/stop"), &skip(Params::new()))
             .await
-            .map_err(|e| format!("stopping it: {e}"))?;
+            .map_err(CleanupError::Stop)?;
         let exit = wait_task(client, upid.as_str().unwrap_or_default()).await?;
         if exit != "OK" {
-            return Err(format!("stopping it: {exit}"));
+            return Err(CleanupError::StopTask(exit));
         }
     }
     if config["protection"] == 1 {
@@ -352,7 +419,7 @@ pub async fn remove_vm(
                 &skip(Params::new().set("delete", "protection")),
             )
             .await
-            .map_err(|e| format!("removing its protection: {e}"))?;
+            .map_err(CleanupError::Unprotect)?;
     }
     let params = skip(
         Params::new()
@@ -368,14 +435,14 @@ pub async fn remove_vm(
                 tries += 1;
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
-            Err(e) => return Err(format!("destroying it: {e}")),
+            Err(e) => return Err(CleanupError::Destroy(e)),
         }
     };
     let exit = wait_task(client, upid.as_str().unwrap_or_default()).await?;
     if exit == "OK" {
         Ok(())
     } else {
-        Err(format!("destroying it: {exit}"))
+        Err(CleanupError::DestroyTask(exit))
     }
 }
 
@@ -384,25 +451,25 @@ pub async fn remove_vm(
 ///
 /// # Errors
 /// What PVE answered when it refused, or a task's error.
-pub async fn remove_ct(client: &Client, node: &str, vmid: u32) -> Result<(), String> {
+pub async fn remove_ct(client: &Client, node: &str, vmid: u32) -> Result<(), CleanupError> {
     let base = format!("/nodes/{}/lxc/{vmid}", pve_client::api::seg(node));
     let config = match client.get(&format!("{base}/config"), &Params::new()).await {
         Ok(c) => c,
         Err(e) if gone(e.message()) => return Ok(()),
-        Err(e) => return Err(format!("reading its config: {e}")),
+        Err(e) => return Err(CleanupError::ReadConfig(e)),
     };
     let status = client
         .get(&format!("{base}/status/current"), &Params::new())
         .await
-        .map_err(|e| format!("reading its status: {e}"))?;
+        .map_err(CleanupError::ReadStatus)?;
     if status["status"] == "running" {
         let upid = client
             .post(&format!("{base}/status/stop"), &Params::new())
             .await
-            .map_err(|e| format!("stopping it: {e}"))?;
+            .map_err(CleanupError::Stop)?;
         let exit = wait_task(client, upid.as_str().unwrap_or_default()).await?;
         if exit != "OK" {
-            return Err(format!("stopping it: {exit}"));
+            return Err(CleanupError::StopTask(exit));
         }
     }
     if config["protection"] == 1 {
@@ -412,7 +479,7 @@ pub async fn remove_ct(client: &Client, node: &str, vmid: u32) -> Result<(), Str
                 &Params::new().set("delete", "protection"),
             )
             .await
-            .map_err(|e| format!("removing its protection: {e}"))?;
+            .map_err(CleanupError::Unprotect)?;
     }
     let params = Params::new().set("purge", true);
     let mut tries = 0;
@@ -424,14 +491,14 @@ pub async fn remove_ct(client: &Client, node: &str, vmid: u32) -> Result<(), Str
                 tries += 1;
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
-            Err(e) => return Err(format!("destroying it: {e}")),
+            Err(e) => return Err(CleanupError::Destroy(e)),
         }
     };
     let exit = wait_task(client, upid.as_str().unwrap_or_default()).await?;
     if exit == "OK" {
         Ok(())
     } else {
-        Err(format!("destroying it: {exit}"))
+        Err(CleanupError::DestroyTask(exit))
     }
 }
 
@@ -446,7 +513,7 @@ pub async fn remove_volume(
     node: &str,
     sid: &str,
     volid: &str,
-) -> Result<(), String> {
+) -> Result<(), CleanupError> {
     let seg = pve_client::api::seg;
     let path = format!(
         "/nodes/{}/storage/{}/content/{}",
@@ -460,7 +527,7 @@ pub async fn remove_volume(
     let upid = match client.delete(&path, &Params::new()).await {
         Ok(u) => u,
         Err(e) if gone(e.message()) => return Ok(()),
-        Err(e) => return Err(format!("deleting it: {e}")),
+        Err(e) => return Err(CleanupError::Delete(e)),
     };
     let Some(upid) = upid.as_str() else {
         return Ok(());
@@ -469,7 +536,7 @@ pub async fn remove_volume(
     if exit == "OK" || gone(&exit) {
         Ok(())
     } else {
-        Err(format!("deleting it: {exit}"))
+        Err(CleanupError::DeleteTask(exit))
     }
 }
 /// Removes a security group: its rules first (PVE removes only an empty
@@ -477,23 +544,23 @@ pub async fn remove_volume(
 ///
 /// # Errors
 /// When a call fails for another reason than the group being gone.
-pub async fn remove_fw_group(client: &Client, group: &str) -> Result<(), String> {
+pub async fn remove_fw_group(client: &Client, group: &str) -> Result<(), CleanupError> {
     let path = format!("/cluster/firewall/groups/{}", pve_client::api::seg(group));
     let rules = match client.get(&path, &Params::new()).await {
         Ok(r) => r,
         Err(e) if gone(e.message()) => return Ok(()),
-        Err(e) => return Err(format!("reading its rules: {e}")),
+        Err(e) => return Err(CleanupError::ReadRules(e)),
     };
     for _ in rules.as_array().map_or(&[][..], Vec::as_slice) {
         client
             .delete(&format!("{path}/0"), &Params::new())
             .await
-            .map_err(|e| format!("deleting a rule: {e}"))?;
+            .map_err(CleanupError::DeleteRule)?;
     }
     client
         .delete(&path, &Params::new())
         .await
-        .map_err(|e| format!("deleting it: {e}"))?;
+        .map_err(CleanupError::Delete)?;
     Ok(())
 }
 

@@ -23,7 +23,8 @@ mod names;
 mod outcome;
 
 pub use cleanup::{
-    Made, clear_vnet_firewall, remove_ct, remove_fw_group, remove_vm, remove_volume, wait_task,
+    CleanupError, Made, TaskWaitError, clear_vnet_firewall, remove_ct, remove_fw_group, remove_vm,
+    remove_volume, wait_task,
 };
 pub use outcome::Outcome;
 
@@ -449,7 +450,7 @@ impl PveWorld {
             Err(e) if may_close => Outcome {
                 request,
                 status: 0,
-                message: e,
+                message: e.to_string(),
                 ..Outcome::default()
             },
             Err(e) => panic!("{e}"),
