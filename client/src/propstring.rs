@@ -560,14 +560,14 @@ impl IpConfig {
     pub fn parse(text: &str) -> Result<Self, PropertyStringError> {
         let ps = PropertyString::parse(qemu("ipconfig0"), text)?;
         let mut errors = BTreeMap::new();
-        let mut value = |key: &str, ok: &dyn Fn(&str) -> Result<(), String>| {
+        let mut value = |key: &str, ok: &dyn Fn(&str) -> Result<(), IpConfigRefusal>| {
             let v = ps.get(key).map(str::to_string);
             if let Some(text) = &v
                 && let Err(m) = ok(text)
             {
                 errors.insert(
                     key.to_string(),
-                    format!("invalid format - {}", m.trim_end()),
+                    format!("invalid format - {}", m.to_string().trim_end()),
                 );
             }
             v
@@ -576,21 +576,21 @@ impl IpConfig {
             if matches!(v, "dhcp" | "manual") || formats::check("CIDRv4", v).is_ok() {
                 Ok(())
             } else {
-                Err("value does not look like a valid ipv4 network configuration".into())
+                Err(IpConfigRefusal::Ipv4Config)
             }
         });
         let gw = value("gw", &|v| {
-            formats::check("ipv4", v).map_err(|e| e.to_string())
+            formats::check("ipv4", v).map_err(IpConfigRefusal::Format)
         });
         let ip6 = value("ip6", &|v| {
             if matches!(v, "dhcp" | "auto" | "manual") || formats::check("CIDRv6", v).is_ok() {
                 Ok(())
             } else {
-                Err("value does not look like a valid ipv6 network configuration".into())
+                Err(IpConfigRefusal::Ipv6Config)
             }
         });
         let gw6 = value("gw6", &|v| {
-            formats::check("ipv6", v).map_err(|e| e.to_string())
+            formats::check("ipv6", v).map_err(IpConfigRefusal::Format)
         });
         if !errors.is_empty() {
             return Err(PropertyStringError {
@@ -613,6 +613,22 @@ impl IpConfig {
 }
 
 text_forms!(IpConfig);
+
+/// Why [`IpConfig::parse`] refuses one key's value; its text follows
+/// `invalid format - ` in the key's message.
+#[derive(Debug, thiserror::Error)]
+enum IpConfigRefusal {
+    /// `ip` is neither `dhcp`, `manual` nor an IPv4 CIDR.
+    #[error("value does not look like a valid ipv4 network configuration")]
+    Ipv4Config,
+    /// `ip6` is neither `dhcp`, `auto`, `manual` nor an IPv6 CIDR.
+    #[error("value does not look like a valid ipv6 network configuration")]
+    Ipv6Config,
+    /// A gateway that the schema's format (`ipv4`, `ipv6`) refuses, in
+    /// its words.
+    #[error("{0}")]
+    Format(pve_schema::FormatError),
+}
 
 #[cfg(test)]
 mod tests {

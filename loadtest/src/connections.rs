@@ -15,6 +15,8 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use tokio_rustls::TlsConnector;
 
+use crate::Error;
+
 /// The most connections a run opens.
 pub const MAX_CONNECTIONS: usize = 20_000;
 
@@ -90,20 +92,22 @@ type Sender = hyper::client::conn::http1::SendRequest<Empty<Bytes>>;
 /// # Errors
 /// When the server does not start, or file descriptors for the
 /// connections cannot be had.
-pub async fn run(opts: &Options) -> Result<Report, String> {
+pub async fn run(opts: &Options) -> Result<Report, Error> {
     let n = opts.connections.clamp(1, MAX_CONNECTIONS);
     let want = u64::try_from(n).unwrap_or(u64::MAX) + 256;
-    let have = rlimit::increase_nofile_limit(want).map_err(|e| e.to_string())?;
+    let have = rlimit::increase_nofile_limit(want)?;
     if have < want {
-        return Err(format!(
-            "{n} connections need {want} file descriptors; the limit here is {have}"
-        ));
+        return Err(Error::FileLimit {
+            connections: n,
+            want,
+            have,
+        });
     }
-    std::fs::create_dir_all(&opts.dir).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&opts.dir)?;
     let connector = TlsConnector::from(Arc::new(crate::throughput::any_certificate()?));
     let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-        l.local_addr().map_err(|e| e.to_string())?.port()
+        let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+        l.local_addr()?.port()
     };
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let mut cmd = std::process::Command::new(&opts.fake_pve);

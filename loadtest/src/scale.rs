@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 use fake_pve::{FakePve, Running, Scenario};
 
+use crate::Error;
+
 /// The resident set size from `/proc/self/status`, when readable.
 pub fn rss_bytes() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -306,27 +308,26 @@ pub fn world_json(nodes: u32, vms: u32) -> String {
 ///
 /// # Errors
 /// When a world does not load or a call fails.
-pub async fn measure(opts: &Options) -> Result<Report, String> {
+pub async fn measure(opts: &Options) -> Result<Report, Error> {
     let small = world(1, 10, opts).await?;
     let big = world(opts.nodes.max(1), opts.vms.max(1), opts).await?;
     Ok(Report { small, big })
 }
 
-async fn world(nodes: u32, vms: u32, opts: &Options) -> Result<World, String> {
+async fn world(nodes: u32, vms: u32, opts: &Options) -> Result<World, Error> {
     let live_bytes = opts.live_bytes;
     let before = live_bytes();
     let json = world_json(nodes, vms);
     let started = Instant::now();
     // As `fake-pve --seed` reads it: checked as it is built.
-    let scenario = Scenario::read_owned(json, "scale").map_err(|e| e.to_string())?;
+    let scenario = Scenario::read_owned(json, "scale")?;
     let parse_time = started.elapsed();
     let pve = {
         FakePve::builder()
             .listen(SocketAddr::from(([127, 0, 0, 1], 0)))
             .scenario(scenario)
             .start()
-            .await
-            .map_err(|e| e.to_string())?
+            .await?
     };
     let load_time = started.elapsed();
     let heap_bytes = match (before, live_bytes()) {
@@ -347,7 +348,7 @@ async fn world(nodes: u32, vms: u32, opts: &Options) -> Result<World, String> {
     })
 }
 
-async fn calls(pve: &Running, nodes: u32, vms: u32, requests: u32) -> Result<Vec<Latency>, String> {
+async fn calls(pve: &Running, nodes: u32, vms: u32, requests: u32) -> Result<Vec<Latency>, Error> {
     let (http, ticket, csrf) = crate::root_session(pve).await?;
     let cookie = format!("PVEAuthCookie={ticket}");
     let mut rng = 0x9E37_79B9_7F4A_7C15_u64;
@@ -371,19 +372,16 @@ async fn calls(pve: &Running, nodes: u32, vms: u32, requests: u32) -> Result<Vec
                     .form(&[("description", format!("touched {rng:x}"))]),
             };
             let t = Instant::now();
-            let r = req
-                .header("Cookie", &cookie)
-                .send()
-                .await
-                .map_err(|e| e.to_string())?;
+            let r = req.header("Cookie", &cookie).send().await?;
             let status = r.status();
-            let body = r.bytes().await.map_err(|e| e.to_string())?;
+            let body = r.bytes().await?;
             samples.push(t.elapsed().as_secs_f64() * 1e6);
             if !status.is_success() {
-                return Err(format!(
-                    "{call_name}: {status} {}",
-                    String::from_utf8_lossy(&body)
-                ));
+                return Err(Error::Call {
+                    call: call_name,
+                    status,
+                    body: String::from_utf8_lossy(&body).into_owned(),
+                });
             }
         }
         samples.sort_by(f64::total_cmp);

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use fake_pve::tls::Identity;
+use fake_pve::Identity;
 use fake_pve::{FakePve, Scenario};
 use http_body_util::{BodyExt, Empty};
 use hyper_util::rt::TokioIo;
@@ -27,6 +27,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio_rustls::{TlsAcceptor, TlsConnector};
 use tower::ServiceExt;
+
+use crate::Error;
 
 /// The path both servers answer.
 pub const PATH: &str = "/api2/json/nodes/pve/qemu/100/status/current";
@@ -171,27 +173,25 @@ const SCENARIO: &str = "vms:\n  - { vmid: 100, node: pve, name: web, status: run
 ///
 /// # Errors
 /// When a server cannot start or the first answer cannot be read.
-pub async fn compare(opts: &Options) -> Result<Report, String> {
-    let scenario = Scenario::parse(SCENARIO, "throughput").map_err(|e| e.to_string())?;
+pub async fn compare(opts: &Options) -> Result<Report, Error> {
+    let scenario = Scenario::parse(SCENARIO, "throughput")?;
     let pve = FakePve::builder()
         .listen(SocketAddr::from(([127, 0, 0, 1], 0)))
         .scenario(scenario)
         .start()
-        .await
-        .map_err(|e| e.to_string())?;
-    let bare_id = Identity::self_signed(&[]).map_err(|e| e.to_string())?;
+        .await?;
+    let bare_id = Identity::self_signed(&[])?;
     let mut roots = rustls::RootCertStore::empty();
     for pem in [
         pve.cert_pem().unwrap_or_default(),
         bare_id.cert_pem.as_str(),
     ] {
-        let cert = CertificateDer::from_pem_slice(pem.as_bytes()).map_err(|e| e.to_string())?;
-        roots.add(cert).map_err(|e| e.to_string())?;
+        let cert = CertificateDer::from_pem_slice(pem.as_bytes())?;
+        roots.add(cert)?;
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let client_cfg = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
+        .with_safe_default_protocol_versions()?
         .with_root_certificates(roots)
         .with_no_client_auth();
     let connector = TlsConnector::from(Arc::new(client_cfg));
@@ -241,22 +241,17 @@ type Sender = hyper::client::conn::http1::SendRequest<Empty<Bytes>>;
 pub async fn connect<B>(
     connector: &TlsConnector,
     addr: SocketAddr,
-) -> Result<hyper::client::conn::http1::SendRequest<B>, String>
+) -> Result<hyper::client::conn::http1::SendRequest<B>, Error>
 where
     B: hyper::body::Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let tcp = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
-    tcp.set_nodelay(true).map_err(|e| e.to_string())?;
+    let tcp = TcpStream::connect(addr).await?;
+    tcp.set_nodelay(true)?;
     let name = ServerName::IpAddress(addr.ip().into());
-    let tls = connector
-        .connect(name, tcp)
-        .await
-        .map_err(|e| e.to_string())?;
-    let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-        .await
-        .map_err(|e| e.to_string())?;
+    let tls = connector.connect(name, tcp).await?;
+    let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls)).await?;
     tokio::spawn(conn);
     Ok(send)
 }
@@ -270,24 +265,19 @@ fn request(t: &Target) -> http::Request<Empty<Bytes>> {
 }
 
 /// One request: the body and headers on 200, else an error.
-async fn once(send: &mut Sender, t: &Target) -> Result<(Bytes, http::HeaderMap), String> {
-    send.ready().await.map_err(|e| e.to_string())?;
-    let resp = send
-        .send_request(request(t))
-        .await
-        .map_err(|e| e.to_string())?;
+async fn once(send: &mut Sender, t: &Target) -> Result<(Bytes, http::HeaderMap), Error> {
+    send.ready().await?;
+    let resp = send.send_request(request(t)).await?;
     let status = resp.status();
     let headers = resp.headers().clone();
-    let body = resp
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| e.to_string())?
-        .to_bytes();
+    let body = resp.into_body().collect().await?.to_bytes();
     if status == http::StatusCode::OK {
         Ok((body, headers))
     } else {
-        Err(format!("{status}: {}", String::from_utf8_lossy(&body)))
+        Err(Error::Status {
+            status,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        })
     }
 }
 
@@ -296,7 +286,7 @@ async fn once(send: &mut Sender, t: &Target) -> Result<(Bytes, http::HeaderMap),
 async fn first_answer(
     connector: &TlsConnector,
     t: &Target,
-) -> Result<(Bytes, http::HeaderMap), String> {
+) -> Result<(Bytes, http::HeaderMap), Error> {
     let mut send = connect(connector, t.addr).await?;
     let (body, mut headers) = once(&mut send, t).await?;
     for h in [
@@ -355,7 +345,7 @@ async fn serve_bare(
     id: &Identity,
     body: Bytes,
     headers: http::HeaderMap,
-) -> Result<(SocketAddr, watch::Sender<bool>), String> {
+) -> Result<(SocketAddr, watch::Sender<bool>), Error> {
     serve_bare_at(id, body, headers, SocketAddr::from(([127, 0, 0, 1], 0))).await
 }
 
@@ -368,7 +358,7 @@ pub async fn serve_bare_at(
     body: Bytes,
     headers: http::HeaderMap,
     listen: SocketAddr,
-) -> Result<(SocketAddr, watch::Sender<bool>), String> {
+) -> Result<(SocketAddr, watch::Sender<bool>), Error> {
     let app = axum::Router::new().route(
         PATH,
         axum::routing::get(move || {
@@ -376,9 +366,9 @@ pub async fn serve_bare_at(
             async move { (headers, body) }
         }),
     );
-    let acceptor = TlsAcceptor::from(id.server_config().map_err(|e| e.to_string())?);
-    let listener = TcpListener::bind(listen).await.map_err(|e| e.to_string())?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let acceptor = TlsAcceptor::from(id.server_config()?);
+    let listener = TcpListener::bind(listen).await?;
+    let addr = listener.local_addr()?;
     let (stop, mut stopped) = watch::channel(false);
     tokio::spawn(async move {
         loop {
@@ -420,12 +410,11 @@ pub async fn serve_bare_at(
 ///
 /// # Errors
 /// When the protocol versions cannot be set.
-pub fn any_certificate() -> Result<rustls::ClientConfig, String> {
+pub fn any_certificate() -> Result<rustls::ClientConfig, Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     Ok(
         rustls::ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
+            .with_safe_default_protocol_versions()?
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
             .with_no_client_auth(),

@@ -26,6 +26,33 @@ pub enum Trust {
     WebPki,
 }
 
+/// Why a raw client cannot be built, or a raw request got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum RawError {
+    /// The CA bundle does not read as PEM certificates.
+    #[error("CA bundle: {0}")]
+    CaBundle(#[source] reqwest::Error),
+    /// The pinned fingerprint is malformed.
+    #[error(transparent)]
+    Fingerprint(pve_client::Error),
+    /// rustls cannot set up its default protocol versions.
+    #[error(transparent)]
+    Tls(rustls::Error),
+    /// The HTTP client cannot be built.
+    #[error("HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+    /// The request got no answer, or its body could not be read.
+    #[error("{method} {url}: {source}")]
+    Request {
+        /// The method.
+        method: Method,
+        /// The whole URL.
+        url: String,
+        /// What the HTTP client answered.
+        source: reqwest::Error,
+    },
+}
+
 /// An HTTP client for one target.
 #[derive(Debug, Clone)]
 pub struct Raw {
@@ -57,7 +84,7 @@ impl Raw {
     ///
     /// # Errors
     /// When the TLS settings cannot be used.
-    pub fn new(api_url: &str, trust: &Trust) -> Result<Self, String> {
+    pub fn new(api_url: &str, trust: &Trust) -> Result<Self, RawError> {
         let root = api_url
             .trim_end_matches('/')
             .trim_end_matches("/api2/json")
@@ -69,7 +96,7 @@ impl Raw {
             Trust::CaPem(pem) => {
                 let mut b = b.tls_built_in_root_certs(false);
                 for c in reqwest::Certificate::from_pem_bundle(pem.as_bytes())
-                    .map_err(|e| format!("CA bundle: {e}"))?
+                    .map_err(RawError::CaBundle)?
                 {
                     b = b.add_root_certificate(c);
                 }
@@ -77,11 +104,11 @@ impl Raw {
             }
             Trust::Insecure => b.danger_accept_invalid_certs(true),
             Trust::Fingerprint(fp) => {
-                let want = pve_client::tls::parse_fingerprint(fp).map_err(|e| e.to_string())?;
+                let want = pve_client::tls::parse_fingerprint(fp).map_err(RawError::Fingerprint)?;
                 let provider = Arc::new(rustls::crypto::ring::default_provider());
                 let config = rustls::ClientConfig::builder_with_provider(provider.clone())
                     .with_safe_default_protocol_versions()
-                    .map_err(|e| e.to_string())?
+                    .map_err(RawError::Tls)?
                     .dangerous()
                     .with_custom_certificate_verifier(Arc::new(Pinned { want, provider }))
                     .with_no_client_auth();
@@ -89,7 +116,7 @@ impl Raw {
             }
             Trust::WebPki => b,
         };
-        let http = b.build().map_err(|e| format!("HTTP client: {e}"))?;
+        let http = b.build().map_err(RawError::Client)?;
         Ok(Self { http, root })
     }
 
@@ -104,7 +131,7 @@ impl Raw {
         path: &str,
         headers: &[(String, String)],
         form: &[(String, String)],
-    ) -> Result<RawReply, String> {
+    ) -> Result<RawReply, RawError> {
         let url = format!("{}{path}", self.root);
         let mut rb = self.http.request(method.clone(), &url);
         for (k, v) in headers {
@@ -117,10 +144,12 @@ impl Raw {
                 rb.form(form)
             };
         }
-        let r = rb
-            .send()
-            .await
-            .map_err(|e| format!("{method} {url}: {e}"))?;
+        let failed = |source| RawError::Request {
+            method: method.clone(),
+            url: url.clone(),
+            source,
+        };
+        let r = rb.send().await.map_err(failed)?;
         let status = r.status().as_u16();
         let reason = r
             .extensions()
@@ -128,7 +157,7 @@ impl Raw {
             .map(|p| String::from_utf8_lossy(p.as_bytes()).into_owned())
             .or_else(|| r.status().canonical_reason().map(str::to_string))
             .unwrap_or_default();
-        let text = r.text().await.map_err(|e| format!("{method} {url}: {e}"))?;
+        let text = r.text().await.map_err(failed)?;
         Ok(RawReply {
             status,
             reason,

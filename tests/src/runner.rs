@@ -26,8 +26,38 @@ use pve_client::{Client, Method, Params};
 use pve_schema::Release;
 use serde_json::Value;
 
-use crate::target::{Kind, Target};
+use crate::target::{Kind, Target, TargetError};
 use crate::world::PveWorld;
+
+/// A command line the runner cannot take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionsError {
+    /// A flag (`--junit`, `--target`, ...) without its value.
+    #[error("{0} needs a value")]
+    MissingValue(String),
+    /// `--pve-version` names no release the features know.
+    #[error("--pve-version: 8.4 or 9.1, not '{0}'")]
+    UnknownRelease(String),
+}
+
+/// Why a run could not be played.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The target cannot be set up.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// Cucumber refuses its arguments.
+    #[error(transparent)]
+    Cucumber(#[from] clap::Error),
+    /// The JUnit report cannot be created.
+    #[error("JUnit report {}: {source}", path.display())]
+    Junit {
+        /// The report's file.
+        path: PathBuf,
+        /// What the system answered.
+        source: io::Error,
+    },
+}
 
 /// How to play the features.
 #[derive(Debug, Clone)]
@@ -74,7 +104,7 @@ impl Options {
     ///
     /// # Errors
     /// On a flag without its value or an unknown release.
-    pub fn from_args(features: PathBuf, args: &[String]) -> Result<Self, String> {
+    pub fn from_args(features: PathBuf, args: &[String]) -> Result<Self, OptionsError> {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         let mut o = Self::new(features);
         o.target = env("CONFORMANCE_TARGET");
@@ -92,7 +122,7 @@ impl Options {
                 inline
                     .clone()
                     .or_else(|| it.next().cloned())
-                    .ok_or(format!("{name} needs a value"))
+                    .ok_or_else(|| OptionsError::MissingValue(name.to_string()))
             };
             match flag {
                 "--target" => o.target = Some(value("--target")?),
@@ -115,7 +145,7 @@ impl Options {
             o.fake_release = match r.as_str() {
                 "8" | "8.4" => Release::V8_4,
                 "9" | "9.1" => Release::V9_1,
-                other => return Err(format!("--pve-version: 8.4 or 9.1, not '{other}'")),
+                other => return Err(OptionsError::UnknownRelease(other.to_string())),
             };
         }
         o.cucumber_args = rest;
@@ -225,7 +255,7 @@ pub fn wanted(target: &Target, opts: &Options, tags: &[String]) -> bool {
 ///
 /// # Errors
 /// When the target cannot be set up or the arguments are wrong.
-pub async fn run(opts: Options) -> Result<Summary, String> {
+pub async fn run(opts: Options) -> Result<Summary, RunError> {
     run_to(opts, Box::new(io::stdout()), Coloring::Auto).await
 }
 
@@ -237,7 +267,7 @@ pub async fn run_to(
     opts: Options,
     out: Box<dyn Write>,
     color: Coloring,
-) -> Result<Summary, String> {
+) -> Result<Summary, RunError> {
     let target = Arc::new(Target::resolve(opts.target.as_deref(), opts.fake_release).await?);
     let mut header = format!("conformance: {}\n", target.describe());
     if let Kind::Real(_) = target.kind {
@@ -257,8 +287,7 @@ pub async fn run_to(
 
     macro_rules! play {
         ($writer:expr) => {{
-            let mut cli = cli::Opts::<_, _, _, cli::Empty>::try_parse_from(&opts.cucumber_args)
-                .map_err(|e| e.to_string())?;
+            let mut cli = cli::Opts::<_, _, _, cli::Empty>::try_parse_from(&opts.cucumber_args)?;
             // Cucumber replaces a run's filter with --name or --tags; keep
             // the target's filter and add the user's to it instead.
             let name_filter = cli.re_filter.take();
@@ -308,8 +337,10 @@ pub async fn run_to(
     let mut summary = match &opts.junit {
         None => play!(writer::Basic::raw(out, color, 0).summarized().normalized()),
         Some(path) => {
-            let file = std::fs::File::create(path)
-                .map_err(|e| format!("JUnit report {}: {e}", path.display()))?;
+            let file = std::fs::File::create(path).map_err(|source| RunError::Junit {
+                path: path.clone(),
+                source,
+            })?;
             play!(
                 writer::Basic::raw(out, color, 0)
                     .summarized()

@@ -17,6 +17,47 @@ use crate::raw::Trust;
 /// The reserved VMID range when `PVE_TEST_VMID_RANGE` is not set.
 pub const DEFAULT_VMID_RANGE: RangeInclusive<u32> = 90_000..=90_999;
 
+/// A `PVE_TEST_VMID_RANGE` that is not a range of VMIDs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("PVE_TEST_VMID_RANGE: expected FIRST-LAST (as 90000-90999), got '{0}'")]
+pub struct RangeError(pub String);
+
+/// Why the target cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// `--target` names neither `fake` nor `real`.
+    #[error("unknown target '{0}' (fake or real)")]
+    Unknown(String),
+    /// `PVE_TEST_VMID_RANGE` is malformed.
+    #[error(transparent)]
+    Range(#[from] RangeError),
+    /// A real target without `PVE_TEST_NODE`.
+    #[error("a real target needs PVE_TEST_NODE: the node the features may work on")]
+    NoTestNode,
+    /// The `PVE_*` settings do not make a client configuration.
+    #[error("PVE_* configuration: {0}")]
+    Config(#[source] pve_client::Error),
+    /// The cluster cannot be reached or refuses the credentials.
+    #[error("cannot connect to {url}: {source}")]
+    Connect {
+        /// The API's URL.
+        url: String,
+        /// What the client answered.
+        source: pve_client::Error,
+    },
+    /// `GET /version` failed.
+    #[error("GET /version: {0}")]
+    Version(#[source] pve_client::Error),
+    /// The `PVE_CA_BUNDLE` file cannot be read.
+    #[error("PVE_CA_BUNDLE {path}: {source}")]
+    CaBundle {
+        /// The file, as `PVE_CA_BUNDLE` names it.
+        path: String,
+        /// What the system answered.
+        source: std::io::Error,
+    },
+}
+
 /// What the features are played against.
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -79,8 +120,8 @@ fn env(name: &str) -> Option<String> {
 ///
 /// # Errors
 /// When it is not a range of VMIDs (100 to 999999999).
-pub fn parse_range(s: &str) -> Result<RangeInclusive<u32>, String> {
-    let bad = || format!("PVE_TEST_VMID_RANGE: expected FIRST-LAST (as 90000-90999), got '{s}'");
+pub fn parse_range(s: &str) -> Result<RangeInclusive<u32>, RangeError> {
+    let bad = || RangeError(s.to_string());
     let (a, b) = s.trim().split_once('-').ok_or_else(bad)?;
     let a: u32 = a.trim().parse().map_err(|_| bad())?;
     let b: u32 = b.trim().parse().map_err(|_| bad())?;
@@ -120,12 +161,12 @@ impl Target {
     ///
     /// # Errors
     /// When a real target lacks its settings or cannot be reached.
-    pub async fn resolve(asked: Option<&str>, fake_release: Release) -> Result<Self, String> {
+    pub async fn resolve(asked: Option<&str>, fake_release: Release) -> Result<Self, TargetError> {
         let has_creds = env("PVE_TOKEN_ID").is_some() || env("PVE_USERNAME").is_some();
         let real = match asked.map(str::to_ascii_lowercase).as_deref() {
             Some("real") => true,
             Some("fake") => false,
-            Some(other) => return Err(format!("unknown target '{other}' (fake or real)")),
+            Some(other) => return Err(TargetError::Unknown(other.to_string())),
             None => env("PVE_ENDPOINT").is_some() && has_creds,
         };
         let vmids = match env("PVE_TEST_VMID_RANGE") {
@@ -145,17 +186,16 @@ impl Target {
                 prefix,
             });
         }
-        let node = env("PVE_TEST_NODE").ok_or(
-            "a real target needs PVE_TEST_NODE: the node the features may work on".to_string(),
-        )?;
-        let admin = Config::from_env().map_err(|e| format!("PVE_* configuration: {e}"))?;
-        let client = Client::connect(admin.clone())
-            .await
-            .map_err(|e| format!("cannot connect to {}: {e}", admin.api_url()))?;
-        let version = client
-            .version()
-            .await
-            .map_err(|e| format!("GET /version: {e}"))?;
+        let node = env("PVE_TEST_NODE").ok_or(TargetError::NoTestNode)?;
+        let admin = Config::from_env().map_err(TargetError::Config)?;
+        let client =
+            Client::connect(admin.clone())
+                .await
+                .map_err(|source| TargetError::Connect {
+                    url: admin.api_url().to_string(),
+                    source,
+                })?;
+        let version = client.version().await.map_err(TargetError::Version)?;
         let trust = if env("PVE_TLS_FINGERPRINT").is_some() {
             Trust::Fingerprint(env("PVE_TLS_FINGERPRINT").unwrap_or_default())
         } else if env("PVE_INSECURE_SKIP_VERIFY")
@@ -166,8 +206,10 @@ impl Target {
             Trust::CaPem(if ca.contains("-----BEGIN") {
                 ca
             } else {
-                std::fs::read_to_string(ca.trim())
-                    .map_err(|e| format!("PVE_CA_BUNDLE {ca}: {e}"))?
+                std::fs::read_to_string(ca.trim()).map_err(|source| TargetError::CaBundle {
+                    path: ca.clone(),
+                    source,
+                })?
             })
         } else {
             Trust::WebPki
@@ -224,15 +266,13 @@ impl Real {
     ///
     /// # Errors
     /// Never in practice: the settings were checked at start.
-    pub fn builder(&self) -> Result<ConfigBuilder, String> {
-        Config::builder()
-            .with_env(|k| {
-                self.env
-                    .iter()
-                    .find(|(name, _)| name == k)
-                    .map(|(_, v)| v.clone())
-            })
-            .map_err(|e| e.to_string())
+    pub fn builder(&self) -> Result<ConfigBuilder, pve_client::Error> {
+        Config::builder().with_env(|k| {
+            self.env
+                .iter()
+                .find(|(name, _)| name == k)
+                .map(|(_, v)| v.clone())
+        })
     }
 }
 

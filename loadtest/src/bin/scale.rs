@@ -37,7 +37,7 @@ fn main() -> ExitCode {
         .build()
     {
         Ok(rt) => rt.block_on(run(Args::parse())),
-        Err(e) => pve_loadtest::finish("pve-scale", Err(e.to_string())),
+        Err(e) => pve_loadtest::finish("pve-scale", Err(e.into())),
     }
 }
 

@@ -78,7 +78,7 @@ fn main() -> ExitCode {
         .build()
     {
         Ok(rt) => rt.block_on(run(Args::parse())),
-        Err(e) => pve_loadtest::finish("pve-throughput", Err(e.to_string())),
+        Err(e) => pve_loadtest::finish("pve-throughput", Err(e.into())),
     }
 }
 

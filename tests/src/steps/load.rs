@@ -80,10 +80,10 @@ async fn run(w: &mut PveWorld, users: usize, what: String, secs: u64) {
     // The run bounds itself (three times its run time and a minute); this
     // only guards the scenario against a runner that never returns.
     let bound = Duration::from_secs(secs * 3 + 90);
-    let outcome = tokio::time::timeout(bound, pve_loadtest::run(&opts))
-        .await
-        .unwrap_or_else(|_| Err(format!("the load did not end within {bound:?}")))
-        .unwrap_or_else(|e| panic!("the load test failed to run: {e}"));
+    let outcome = match tokio::time::timeout(bound, pve_loadtest::run(&opts)).await {
+        Ok(run) => run.unwrap_or_else(|e| panic!("the load test failed to run: {e}")),
+        Err(_) => panic!("the load test failed to run: the load did not end within {bound:?}"),
+    };
     println!("{}", outcome.table());
     w.load.outcome = Some(outcome);
 }

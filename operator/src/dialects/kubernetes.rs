@@ -1,0 +1,225 @@
+//! The other systems' kinds served as Kubernetes custom resources, the
+//! statuses shown on them and the native objects made from them.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use super::{CROSSPLANE, Context, Doc, VIRTRIGAUD, VITISTACK, api, kind, name, translate};
+use crate::error::Error;
+
+/// A kind of the other systems, served as a custom resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForeignKind {
+    /// `infra.virtrigaud.io`.
+    pub group: &'static str,
+    /// `v1beta1`.
+    pub version: &'static str,
+    /// `VirtualMachine`.
+    pub kind: &'static str,
+    /// `virtualmachines`.
+    pub plural: &'static str,
+}
+
+const fn fk(
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+) -> ForeignKind {
+    ForeignKind {
+        group,
+        version,
+        kind,
+        plural,
+    }
+}
+
+/// Every kind of the three systems, as the CRDs of `operator/config/crd/`
+/// declare them (namespaced, schemas open: the operator checks the
+/// fields, as in standalone mode).
+pub const FOREIGN_KINDS: &[ForeignKind] = &[
+    fk("vitistack.io", "v1alpha1", "Machine", "machines"),
+    fk(
+        "vitistack.io",
+        "v1alpha1",
+        "ProxmoxCluster",
+        "proxmoxclusters",
+    ),
+    fk("vitistack.io", "v1alpha1", "ProxmoxNode", "proxmoxnodes"),
+    fk("infra.virtrigaud.io", "v1beta1", "Provider", "providers"),
+    fk(
+        "infra.virtrigaud.io",
+        "v1beta1",
+        "VirtualMachine",
+        "virtualmachines",
+    ),
+    fk("infra.virtrigaud.io", "v1beta1", "VMClass", "vmclasses"),
+    fk("infra.virtrigaud.io", "v1beta1", "VMImage", "vmimages"),
+    fk("infra.virtrigaud.io", "v1beta1", "VMClone", "vmclones"),
+    fk(
+        "infra.virtrigaud.io",
+        "v1beta1",
+        "VMSnapshot",
+        "vmsnapshots",
+    ),
+    fk(
+        "infra.virtrigaud.io",
+        "v1beta1",
+        "VMPlacementPolicy",
+        "vmplacementpolicies",
+    ),
+    fk(
+        "proxmox.sankofa.nexus",
+        "v1alpha1",
+        "ProviderConfig",
+        "providerconfigs",
+    ),
+    fk(
+        "proxmox.sankofa.nexus",
+        "v1alpha1",
+        "ProxmoxVM",
+        "proxmoxvms",
+    ),
+];
+
+/// The kinds whose objects become Machines, with the `status` subresource
+/// the operator writes on them: `(api version, kind, group, plural/status)`.
+pub const STATUS_KINDS: &[(&str, &str, &str, &str)] = &[
+    (VITISTACK, "Machine", "vitistack.io", "machines/status"),
+    (
+        VIRTRIGAUD,
+        "VirtualMachine",
+        "infra.virtrigaud.io",
+        "virtualmachines/status",
+    ),
+    (
+        VIRTRIGAUD,
+        "VMClone",
+        "infra.virtrigaud.io",
+        "vmclones/status",
+    ),
+    (
+        CROSSPLANE,
+        "ProxmoxVM",
+        "proxmox.sankofa.nexus",
+        "proxmoxvms/status",
+    ),
+];
+
+/// The status an object of another system shows for the Machine made
+/// from it, in the fields its own documentation names: vitistack's
+/// Machine (`phase`, `conditions`, `vmid`, `node`, `ipAddresses`,
+/// `lastUpdated`), VirtRigaud's VirtualMachine and VMClone (`phase`,
+/// `ipAddresses`, `conditions`, and `vmid`, `node` and `consoleURL`
+/// for Describe), the Crossplane provider's ProxmoxVM (`vmId`, `state` as
+/// PVE names it, `ipAddress`, `conditions`). `None` for other kinds.
+pub fn foreign_status(
+    api_version: &str,
+    kind: &str,
+    status: &crate::types::MachineStatus,
+) -> Option<Value> {
+    use crate::types::Phase;
+    let conditions = serde_json::to_value(&status.conditions).unwrap_or_default();
+    let mut out = match (api_version, kind) {
+        (VITISTACK, "Machine") => json!({
+            "phase": status.phase.as_str(),
+            "conditions": conditions,
+            "vmid": status.vmid,
+            "node": status.node,
+            "ipAddresses": status.ip_addresses,
+            "lastUpdated": status.last_updated,
+        }),
+        (VIRTRIGAUD, "VirtualMachine" | "VMClone") => json!({
+            "phase": status.phase.as_str(),
+            "ipAddresses": status.ip_addresses,
+            "conditions": conditions,
+            "vmid": status.vmid,
+            "node": status.node,
+            "consoleURL": status.console.as_ref().map(|c| c.url.clone()),
+        }),
+        (CROSSPLANE, "ProxmoxVM") => json!({
+            "vmId": status.vmid,
+            "state": match status.phase {
+                Phase::Running => "running",
+                Phase::Stopped => "stopped",
+                Phase::Suspended => "paused",
+                Phase::Pending | Phase::Creating => "creating",
+                Phase::Error => "error",
+            },
+            "ipAddress": status.ip_addresses.first(),
+            "conditions": conditions,
+        }),
+        _ => return None,
+    };
+    if let Some(o) = out.as_object_mut() {
+        o.retain(|_, v| !v.is_null());
+    }
+    Some(out)
+}
+
+/// The operator's own objects for one namespace's objects of the other
+/// systems (`objects`: as the API server returns them, with
+/// `metadata.uid`), ready for server-side apply: each in `namespace`,
+/// owned by the object it comes from (so that deleting that object
+/// deletes it, and a Machine's finalizer then its VM). With the messages
+/// of the objects that cannot be translated (nothing is applied for
+/// them: what they made stays as it is).
+pub fn kubernetes_objects(
+    objects: &[Value],
+    namespace: &str,
+    ctx: &Context,
+) -> (Vec<Value>, Vec<String>) {
+    let docs: Vec<Doc> = objects
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            // The status is the operator's own writing (foreign_status),
+            // not part of what the object declares.
+            let mut value = v.clone();
+            if let Some(o) = value.as_object_mut() {
+                o.remove("status");
+            }
+            Doc {
+                value,
+                file: PathBuf::from(i.to_string()),
+                what: format!("{}/{}/{}", namespace, kind(v), name(v)),
+            }
+        })
+        .collect();
+    let t = translate(&docs, ctx);
+    let mut out = Vec::new();
+    for (r, file) in t.found {
+        let Some(owner) = file
+            .to_str()
+            .and_then(|s| s.parse::<usize>().ok())
+            .and_then(|i| objects.get(i))
+        else {
+            continue;
+        };
+        let Ok(mut v) = serde_json::to_value(&r) else {
+            continue;
+        };
+        v["metadata"]["namespace"] = json!(namespace);
+        if let Some(uid) = owner.pointer("/metadata/uid").and_then(Value::as_str) {
+            v["metadata"]["ownerReferences"] = json!([{
+                "apiVersion": api(owner),
+                "kind": kind(owner),
+                "name": name(owner),
+                "uid": uid,
+                "controller": true,
+                "blockOwnerDeletion": true,
+            }]);
+        }
+        out.push(v);
+    }
+    let errors = t
+        .errors
+        .into_iter()
+        .map(|(_, e)| match e {
+            Error::Manifest { message, .. } => message,
+            other => other.to_string(),
+        })
+        .collect();
+    (out, errors)
+}

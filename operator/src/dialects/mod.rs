@@ -1,0 +1,288 @@
+//! The resources of the systems this operator stands in for, read as
+//! they are written and turned into its own: vitistack's Proxmox Operator
+//! (`vitistack.io/v1alpha1` Machine, ProxmoxCluster, ProxmoxNode),
+//! VirtRigaud's Proxmox provider (`infra.virtrigaud.io/v1beta1` Provider,
+//! VirtualMachine, VMClass, VMImage, VMClone, VMSnapshot,
+//! VMPlacementPolicy) and the Crossplane provider
+//! (`proxmox.sankofa.nexus/v1alpha1` ProviderConfig, ProxmoxVM).
+//!
+//! A manifest directory may hold them beside the native documents. The
+//! translation takes every foreign document of a directory at once,
+//! because one resource names others (a VirtualMachine its Provider,
+//! VMClass, VMImage and placement policy; a ProxmoxVM its ProviderConfig
+//! and site): each becomes the native object that does what its system
+//! documents (a VirtualMachine, a VMClone and a ProxmoxVM a Machine; a
+//! Provider a ProxmoxCluster, a ProviderConfig one ProxmoxCluster per
+//! site; a VMSnapshot a MachineSnapshot), under its own name. VMClass,
+//! VMImage and VMPlacementPolicy are read into the machines that name
+//! them. A field a system does not document is refused by name, as in
+//! native documents; a reference that cannot be followed makes the
+//! document unreadable (kept as it was, reported), never dropped.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::{Map, Value, json};
+
+use crate::error::Error;
+use crate::types::{API_VERSION, Resource, SecretObject};
+
+mod crossplane;
+mod kubernetes;
+mod virtrigaud;
+mod vitistack;
+
+pub use crossplane::site_cluster;
+pub use kubernetes::{
+    FOREIGN_KINDS, ForeignKind, STATUS_KINDS, foreign_status, kubernetes_objects,
+};
+
+use crossplane::{provider_config, proxmox_vm};
+use virtrigaud::{VirtRigaud, check_class, check_image, policy};
+use vitistack::{default_cluster, vitistack};
+
+/// vitistack's Proxmox Operator.
+pub const VITISTACK: &str = "vitistack.io/v1alpha1";
+/// VirtRigaud.
+pub const VIRTRIGAUD: &str = "infra.virtrigaud.io/v1beta1";
+/// The Crossplane provider for Proxmox.
+pub const CROSSPLANE: &str = "proxmox.sankofa.nexus/v1alpha1";
+
+/// VirtRigaud's network names and the bridges they stand for (its
+/// "Network Bridge Mapping"); `vmbr*` names a bridge directly.
+pub const NETWORK_BRIDGES: &[(&str, &str)] = &[
+    ("lan", "vmbr0"),
+    ("default", "vmbr0"),
+    ("dmz", "vmbr1"),
+    ("mgmt", "vmbr2"),
+    ("management", "vmbr2"),
+];
+
+/// Whether documents of `api_version` are translated here.
+pub fn is_foreign(api_version: &str) -> bool {
+    matches!(api_version, VITISTACK | VIRTRIGAUD | CROSSPLANE)
+}
+
+/// A foreign document as read.
+#[derive(Debug, Clone)]
+pub struct Doc {
+    /// The document.
+    pub value: Value,
+    /// Its file.
+    pub file: PathBuf,
+    /// `document N (Kind/name)`, for messages.
+    pub what: String,
+}
+
+/// What the translation may look at besides the documents.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// `PROXMOX_DEFAULT_CLUSTER`: the cluster of vitistack Machines.
+    pub default_cluster: Option<String>,
+    /// The native ProxmoxClusters of the directory.
+    pub clusters: Vec<String>,
+    /// The Secrets of the directory.
+    pub secrets: BTreeMap<String, SecretObject>,
+    /// The operator's `PVE_*` variables: a Provider's defaults (TLS trust,
+    /// credentials when it names no Secret), as VirtRigaud's provider
+    /// reads its environment; a cluster that says nothing of TLS trusts
+    /// `PVE_CA_BUNDLE` or `PVE_INSECURE_SKIP_VERIFY`.
+    pub env: BTreeMap<String, String>,
+    /// Network names to bridges over [`NETWORK_BRIDGES`]
+    /// (`PVE_OPERATOR_NETWORK_BRIDGES=lan=vmbr0,dmz=vmbr5`).
+    pub bridges: BTreeMap<String, String>,
+}
+
+impl Context {
+    /// The settings of the operator's environment: `PROXMOX_DEFAULT_CLUSTER`,
+    /// the `PVE_*` variables, `PVE_OPERATOR_NETWORK_BRIDGES`
+    /// (`name=bridge,...`).
+    pub fn from_env(vars: impl IntoIterator<Item = (String, String)>) -> Self {
+        let mut c = Self::default();
+        for (k, v) in vars {
+            if v.trim().is_empty() {
+                continue;
+            }
+            if k == "PROXMOX_DEFAULT_CLUSTER" {
+                c.default_cluster = Some(v.trim().to_string());
+            } else if k == "PVE_OPERATOR_NETWORK_BRIDGES" {
+                for pair in v.split([',', ';', ' ']).filter(|p| !p.is_empty()) {
+                    if let Some((n, b)) = pair.split_once('=') {
+                        c.bridges.insert(n.trim().to_string(), b.trim().to_string());
+                    }
+                }
+            } else if k.starts_with("PVE_") {
+                c.env.insert(k, v);
+            }
+        }
+        c
+    }
+
+    /// The cluster of a machine that names none: `PROXMOX_DEFAULT_CLUSTER`,
+    /// else the only ProxmoxCluster declared.
+    ///
+    /// # Errors
+    /// No cluster, or several and no default.
+    pub fn default_cluster(&self) -> std::result::Result<String, String> {
+        default_cluster(self)
+    }
+}
+
+/// The translation of a directory's foreign documents.
+#[derive(Debug, Default)]
+pub struct Translated {
+    /// The native objects, with the file of the document they come from.
+    pub found: Vec<(Resource, PathBuf)>,
+    /// Documents that cannot be translated.
+    pub errors: Vec<(PathBuf, Error)>,
+}
+
+type R<T> = std::result::Result<T, String>;
+
+fn kind(v: &Value) -> &str {
+    v.get("kind").and_then(Value::as_str).unwrap_or("")
+}
+
+fn api(v: &Value) -> &str {
+    v.get("apiVersion").and_then(Value::as_str).unwrap_or("")
+}
+
+fn name(v: &Value) -> &str {
+    v.pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// Refuses the keys of `obj` (at `at`) that are not in `known`.
+fn known(obj: &Value, at: &str, known: &[&str]) -> R<()> {
+    let Some(m) = obj.as_object() else {
+        return if obj.is_null() {
+            Ok(())
+        } else {
+            Err(format!("{at}: expected a mapping"))
+        };
+    };
+    for k in m.keys() {
+        if !known.contains(&k.as_str()) {
+            return Err(format!(
+                "{at}: unknown field `{k}`, expected one of {}",
+                known
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// A string or a number as text (`"8Gi"`, `4096`).
+fn text(v: &Value, key: &str) -> Option<String> {
+    match v.get(key)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn metadata(v: &Value) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), json!(name(v)));
+    for k in ["labels", "annotations"] {
+        if let Some(x) = v.pointer(&format!("/metadata/{k}")) {
+            m.insert(k.into(), x.clone());
+        }
+    }
+    Value::Object(m)
+}
+
+fn native(kind: &str, v: &Value, spec: Value) -> R<Resource> {
+    let doc = json!({
+        "apiVersion": API_VERSION,
+        "kind": kind,
+        "metadata": metadata(v),
+        "spec": spec,
+    });
+    serde_json::from_value::<Resource>(doc).map_err(|e| e.to_string())
+}
+
+/// Translates every foreign document of a directory.
+pub fn translate(docs: &[Doc], ctx: &Context) -> Translated {
+    let mut out = Translated::default();
+    let by = |api_version: &str, k: &str| -> BTreeMap<String, &Doc> {
+        docs.iter()
+            .filter(|d| api(&d.value) == api_version && kind(&d.value) == k)
+            .map(|d| (name(&d.value).to_string(), d))
+            .collect()
+    };
+    // vitistack Machines may go to a vitistack ProxmoxCluster.
+    let mut ctx = ctx.clone();
+    ctx.clusters
+        .extend(by(VITISTACK, "ProxmoxCluster").into_keys());
+    let ctx = &ctx;
+    let vr = VirtRigaud {
+        providers: by(VIRTRIGAUD, "Provider"),
+        classes: by(VIRTRIGAUD, "VMClass"),
+        images: by(VIRTRIGAUD, "VMImage"),
+        policies: by(VIRTRIGAUD, "VMPlacementPolicy"),
+        vms: by(VIRTRIGAUD, "VirtualMachine"),
+        ctx,
+    };
+    let configs = by(CROSSPLANE, "ProviderConfig");
+    for d in docs {
+        let v = &d.value;
+        let r: R<Vec<Resource>> = match (api(v), kind(v)) {
+            (VITISTACK, k) => vitistack(k, v, ctx).map(|r| vec![r]),
+            (VIRTRIGAUD, "Provider") => vr.provider(v).map(|r| vec![r]),
+            (VIRTRIGAUD, "VirtualMachine") => vr.machine(v).map(|r| vec![r]),
+            (VIRTRIGAUD, "VMClone") => vr.clone_vm(v).map(|r| vec![r]),
+            (VIRTRIGAUD, "VMSnapshot") => vr.snapshot(v).map(|r| vec![r]),
+            (VIRTRIGAUD, "VMClass") => check_class(v).map(|_| vec![]),
+            (VIRTRIGAUD, "VMImage") => check_image(v).map(|_| vec![]),
+            (VIRTRIGAUD, "VMPlacementPolicy") => policy(v).map(|_| vec![]),
+            (CROSSPLANE, "ProviderConfig") => provider_config(v, ctx),
+            (CROSSPLANE, "ProxmoxVM") => proxmox_vm(v, &configs).map(|r| vec![r]),
+            (a, k) => Err(format!("kind {k} of {a} is not known")),
+        };
+        match r {
+            Ok(list) => out
+                .found
+                .extend(list.into_iter().map(|r| (r, d.file.clone()))),
+            Err(m) => out.errors.push((
+                d.file.clone(),
+                Error::Manifest {
+                    path: d.file.display().to_string(),
+                    message: format!("{}: {m}", d.what),
+                },
+            )),
+        }
+    }
+    out
+}
+
+/// TLS settings a foreign cluster that says nothing of TLS takes from the
+/// operator's environment.
+fn env_tls(spec: &mut Map<String, Value>, env: &BTreeMap<String, String>) {
+    if spec.contains_key("caCertificate") || spec.contains_key("insecureSkipTLSVerify") {
+        return;
+    }
+    if let Some(ca) = env.get("PVE_CA_BUNDLE") {
+        let src = if ca.contains("-----BEGIN") {
+            json!({ "value": ca })
+        } else {
+            json!({ "file": ca })
+        };
+        spec.insert("caCertificate".into(), src);
+    } else if let Some(v) = env.get("PVE_INSECURE_SKIP_VERIFY") {
+        let yes = matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        );
+        spec.insert("insecureSkipTLSVerify".into(), json!(yes));
+    }
+}
