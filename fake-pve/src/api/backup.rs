@@ -55,11 +55,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-fn node_name(ctx: &Ctx<'_>) -> Result<String> {
-    let node = ctx.param("node")?;
-    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
-}
-
 fn vmid_list(ctx: &Ctx<'_>, name: &str) -> Result<Vec<u32>> {
     let Some(v) = ctx.params.str(name) else {
         return Ok(Vec::new());
@@ -92,7 +87,7 @@ fn root_only_options(ctx: &Ctx<'_>, keys: &[&str]) -> Result<()> {
 
 /// `POST /nodes/{node}/vzdump`.
 fn vzdump(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     if ctx.params.bool("stdout")?.unwrap_or(false) {
         return Err(Error::invalid(
             "stdout",
@@ -177,7 +172,7 @@ fn vzdump(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/vzdump/defaults`: the defaults of `vzdump.conf`'s
 /// schema, the storage (`local` unless given) and its retention.
 fn defaults(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let who = ctx.who()?.clone();
     let storage = ctx.params.str("storage").unwrap_or_else(|| "local".into());
     let version = ctx.state.settings().version;
@@ -222,7 +217,7 @@ fn defaults(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/vzdump/extractconfig`.
 fn extractconfig(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let volume = ctx.param("volume")?;
     let who = ctx.who()?.clone();
     let text = ctx.with(|c| {
@@ -247,7 +242,7 @@ fn extractconfig(ctx: &Ctx<'_>) -> Result<Reply> {
 /// A file-restore call: PVE's checks, then 501 (reading a backup's files
 /// is not emulated).
 fn file_restore(ctx: &Ctx<'_>, what: &str) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let storage = ctx.param("storage")?;
     let volume = ctx.param("volume")?;
     let who = ctx.who()?.clone();
@@ -270,7 +265,7 @@ fn file_restore_download(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/storage/{storage}/import-metadata`: access to the
 /// volume, then 501 (reading an import source is not emulated).
 fn get_import_metadata(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let storage = ctx.param("storage")?;
     let volume = ctx.param("volume")?;
     let who = ctx.who()?.clone();
@@ -285,7 +280,7 @@ fn get_import_metadata(ctx: &Ctx<'_>) -> Result<Reply> {
 type PruneParams = (String, String, Option<String>, Option<u32>, Option<String>);
 
 fn prune_params(ctx: &Ctx<'_>) -> Result<PruneParams> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let storage = ctx.param("storage")?;
     let vmid = ctx
         .params

@@ -66,19 +66,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-/// The node a call names, `localhost` resolved.
-fn node_name(ctx: &Ctx<'_>) -> Result<String> {
-    let node = ctx.param("node")?;
-    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
-}
-
-fn vmid(ctx: &Ctx<'_>) -> Result<u32> {
-    ctx.params
-        .int("vmid", Some(100), Some(999_999_999))?
-        .and_then(|n| u32::try_from(n).ok())
-        .ok_or_else(|| super::params::missing("vmid"))
-}
-
 fn is_root(ctx: &Ctx<'_>) -> Result<bool> {
     Ok(ctx.who()?.to_string() == "root@pam")
 }
@@ -111,7 +98,7 @@ fn start(
 
 /// `GET /nodes/{node}/lxc`: the containers the caller may audit.
 fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let who = ctx.who()?.clone();
     let now_ms = ctx.now_ms();
     let items = ctx.with(|c| {
@@ -128,8 +115,8 @@ fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `POST /nodes/{node}/lxc`.
 fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     if ctx.params.bool("restore")?.unwrap_or(false) {
         return restore_ct(ctx, &node, vmid);
     }
@@ -339,8 +326,8 @@ fn start_create(ctx: &Ctx<'_>, node: &str, req: CtCreateRequest) -> Result<Reply
 /// `GET /nodes/{node}/lxc/{vmid}`: the index, once the config loads (a
 /// missing container answers as a missing config does).
 fn vmdiridx(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     ctx.with(|c| c.ct(&node, vmid).map(|_| ()))?;
     let subdirs = [
         "config",
@@ -364,8 +351,8 @@ fn vmdiridx(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `DELETE /nodes/{node}/lxc/{vmid}`.
 fn destroy_vm(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let purge = ctx.params.bool("purge")?.unwrap_or(false);
     let force = ctx.params.bool("force")?.unwrap_or(false);
     let unreferenced = ctx
@@ -381,8 +368,8 @@ fn destroy_vm(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET .../config`.
 fn vm_config(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let current = ctx.params.bool("current")?.unwrap_or(false);
     let snapshot = ctx.params.str("snapshot").filter(|s| !s.is_empty());
     if snapshot.is_some() && current {
@@ -401,8 +388,8 @@ fn vm_config(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `PUT .../config`: synchronous, answers null.
 fn update_vm(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let split = |s: Option<String>| -> Vec<String> {
         s.unwrap_or_default()
             .split([',', ';', ' ', '\t', '\n', '\0'])
@@ -436,15 +423,15 @@ fn update_vm(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET .../pending`.
 fn vm_pending(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     Ok(ctx.with(|c| c.ct_pending_view(&node, vmid))?.into())
 }
 
 /// `GET .../status/current`.
 fn vm_status(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let now_ms = ctx.now_ms();
     ctx.with(|c| {
         let ct = c.ct(&node, vmid)?;
@@ -453,8 +440,8 @@ fn vm_status(ctx: &Ctx<'_>) -> Result<Reply> {
 }
 
 fn power(ctx: &Ctx<'_>, call: PowerCall) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let overrule = ctx.params.bool("overrule-shutdown")?.unwrap_or(false);
     let now = ctx.now();
     start(ctx, &node, |c| {
@@ -514,15 +501,15 @@ fn vm_resume(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET .../snapshot`.
 fn list(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     Ok(ctx.with(|c| c.ct_snapshot_list(&node, vmid))?.into())
 }
 
 /// `POST .../snapshot`.
 fn snapshot(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     let description = ctx.params.str("description");
     let now = ctx.now();
@@ -533,8 +520,8 @@ fn snapshot(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET .../snapshot/{snapname}/config`.
 fn get_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     Ok(ctx
         .with(|c| c.ct_snapshot_config(&node, vmid, &name))?
@@ -543,8 +530,8 @@ fn get_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `PUT .../snapshot/{snapname}/config`.
 fn update_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     let description = ctx.params.str("description");
     ctx.with(|c| c.update_ct_snapshot(&node, vmid, &name, description))?;
@@ -553,8 +540,8 @@ fn update_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `POST .../snapshot/{snapname}/rollback`.
 fn rollback(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     let start_after = ctx.params.bool("start")?.unwrap_or(false);
     start(ctx, &node, |c| {
@@ -564,8 +551,8 @@ fn rollback(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `DELETE .../snapshot/{snapname}`.
 fn delsnapshot(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     let force = ctx.params.bool("force")?.unwrap_or(false);
     start(ctx, &node, |c| {
@@ -576,16 +563,16 @@ fn delsnapshot(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `POST .../template`: forks a `vztemplate` task but, as PVE does,
 /// answers null.
 fn template(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     start(ctx, &node, |c| c.template_ct(&node, vmid))?;
     Ok(Value::Null.into())
 }
 
 /// `POST .../clone`.
 fn clone_vm(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     if let Some(pool) = ctx.params.str("pool") {
         return Err(Error::not_found(format!("pool '{pool}' does not exist")));
     }
@@ -625,8 +612,8 @@ fn clone_vm(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `PUT .../resize`: a `resize` task.
 fn resize_vm(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let disk = ctx.param("disk")?;
     let size = ctx.param("size")?;
     let digest = ctx.params.str("digest");
@@ -637,8 +624,8 @@ fn resize_vm(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `POST .../move_volume`.
 fn move_volume(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let storage = ctx.params.str("storage");
     let target = ctx.params.str("target-vmid");
     match (storage, target) {
@@ -706,15 +693,15 @@ fn move_volume(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET .../migrate` (9.x).
 fn migrate_vm_precondition(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     Ok(ctx.with(|c| c.ct_migrate_precondition(&node, vmid))?.into())
 }
 
 /// `POST .../migrate`.
 fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let job = CtMigrateJob {
         target: ctx.param("target")?,
         restart: ctx.params.bool("restart")?.unwrap_or(false),
@@ -738,8 +725,8 @@ fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET .../feature`: whether every mount point's storage offers it.
 fn vm_feature(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let feature = match ctx.param("feature")?.as_str() {
         "snapshot" => Feature::Snapshot,
         "clone" => Feature::Clone,
@@ -774,15 +761,15 @@ fn vm_feature(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET .../interfaces`.
 fn ip(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     Ok(ctx.with(|c| c.ct_interfaces(&node, vmid))?.into())
 }
 
 /// `GET .../rrddata`.
 fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let timeframe = ctx.param("timeframe")?;
     let now_ms = ctx.now_ms();
     Ok(ctx
@@ -792,7 +779,7 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET .../rrd`: the graph's file name and a PNG, as for VMs.
 fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
-    let vmid = vmid(ctx)?;
+    let vmid = ctx.vmid()?;
     let v9 = ctx.with(|c| c.version().is_v9());
     let rrdname = if v9 {
         format!("pve-vm-9.0/{vmid}")
@@ -810,13 +797,13 @@ fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/aplinfo`.
 fn aplinfo(ctx: &Ctx<'_>) -> Result<Reply> {
-    node_name(ctx)?;
+    ctx.node()?;
     Ok(ctx.with(|c| c.aplinfo()).into())
 }
 
 /// `POST /nodes/{node}/aplinfo`: a `download` task.
 fn apl_download(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let storage = ctx.param("storage")?;
     let template = ctx.param("template")?;
     let now = ctx.now();

@@ -161,6 +161,40 @@ impl Ctx<'_> {
         self.state.task_ms(kind, draw)
     }
 
+    /// The node a call names (its `node` parameter), `localhost`
+    /// resolved to the local node's name.
+    ///
+    /// # Errors
+    /// 400 without the parameter; PVE's refusal of a node that is not a
+    /// member or not reachable.
+    pub fn node(&self) -> Result<String> {
+        let node = self.param("node")?;
+        self.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
+    }
+
+    /// The guest a call names (its `vmid` parameter).
+    ///
+    /// # Errors
+    /// 400 when it is missing or out of PVE's range.
+    pub fn vmid(&self) -> Result<u32> {
+        self.params
+            .int("vmid", Some(100), Some(999_999_999))?
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| params::missing("vmid"))
+    }
+
+    /// Starts `worker` as a task of the caller on `node`, for as long as
+    /// the latency profile says its kind runs: its UPID.
+    ///
+    /// # Errors
+    /// 401 without a caller.
+    pub fn start_task(&self, node: &str, worker: crate::model::Worker) -> Result<String> {
+        let who = self.who()?.to_string();
+        let now_ms = self.now_ms();
+        let ms = self.task_ms(&worker.kind);
+        Ok(self.with(|c| c.start_task(node, worker, &who, now_ms, ms)))
+    }
+
     /// A required path or body parameter as text.
     ///
     /// # Errors

@@ -20,11 +20,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-fn node_name(ctx: &Ctx<'_>) -> Result<String> {
-    let node = ctx.param("node")?;
-    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
-}
-
 /// The request's parameters as a map.
 fn params(ctx: &Ctx<'_>) -> std::collections::BTreeMap<String, Value> {
     ctx.params
@@ -36,7 +31,7 @@ fn params(ctx: &Ctx<'_>) -> std::collections::BTreeMap<String, Value> {
 /// `GET /nodes/{node}/network`: bridges need SDN.Audit or SDN.Use on
 /// `/sdn/zones/localnetwork/<bridge>` unless the caller is root@pam.
 fn network_index(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let filter = ctx.params.str("type");
     let who = ctx.who()?.clone();
     let now = ctx.now();
@@ -78,7 +73,7 @@ fn network_index(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `POST /nodes/{node}/network`.
 fn create_network(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let iface = ctx.param("iface")?;
     let p = params(ctx);
     let now = ctx.now();
@@ -88,7 +83,7 @@ fn create_network(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/network/{iface}`.
 fn network_config(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let iface = ctx.param("iface")?;
     let now = ctx.now();
     Ok(ctx.with(|c| c.network_iface(&node, &iface, now))?.into())
@@ -96,7 +91,7 @@ fn network_config(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `PUT /nodes/{node}/network/{iface}`.
 fn update_network(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let iface = ctx.param("iface")?;
     let delete = ctx
         .params
@@ -111,7 +106,7 @@ fn update_network(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `DELETE /nodes/{node}/network/{iface}`: answers null, not a task.
 fn delete_network(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let iface = ctx.param("iface")?;
     let now = ctx.now();
     ctx.with(|c| c.network_delete(&node, &iface, now))?;
@@ -120,7 +115,7 @@ fn delete_network(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `DELETE /nodes/{node}/network`: unlinks `interfaces.new`.
 fn revert_network_changes(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let now = ctx.now();
     ctx.with(|c| c.network_revert(&node, now));
     Ok(Value::Null.into())
@@ -129,7 +124,7 @@ fn revert_network_changes(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `PUT /nodes/{node}/network`: a `srvreload` task whose worker first
 /// moves the pending file into place, then reloads.
 fn reload_network_config(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let who = ctx.who()?.to_string();
     let now_ms = ctx.now_ms();
     let ms = ctx.task_ms("srvreload");

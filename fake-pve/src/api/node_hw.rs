@@ -61,12 +61,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-/// The node a call names, `localhost` resolved.
-fn node_name(ctx: &Ctx<'_>) -> Result<String> {
-    let node = ctx.param("node")?;
-    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
-}
-
 fn flag(ctx: &Ctx<'_>, name: &str) -> Result<bool> {
     Ok(ctx.params.bool(name)?.unwrap_or(false))
 }
@@ -95,7 +89,7 @@ fn start(ctx: &Ctx<'_>, node: &str, op: DiskOp) -> Result<Reply> {
 
 /// `GET /nodes/{node}/disks/list`.
 fn disks_list(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let skipsmart = flag(ctx, "skipsmart")?;
     let parts = flag(ctx, "include-partitions")?;
     let kind = ctx.params.str("type");
@@ -109,7 +103,7 @@ fn disks_list(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/disks/smart`.
 fn smart(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let disk = ctx.param("disk")?;
     let healthonly = flag(ctx, "healthonly")?;
     let v = ctx.with(|c| {
@@ -126,7 +120,7 @@ fn smart(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `POST /nodes/{node}/disks/initgpt` (task `diskinit`).
 fn initgpt(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let disk = ctx.param("disk")?;
     let path = ctx.with(|c| c.hardware().node(&node).check_initgpt(&disk))?;
     start(ctx, &node, DiskOp::InitGpt { disk: path })
@@ -134,7 +128,7 @@ fn initgpt(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `PUT /nodes/{node}/disks/wipedisk` (task `wipedisk`).
 fn wipe_disk(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let disk = ctx.param("disk")?;
     let path = ctx.with(|c| c.hardware().node(&node).check_wipe(&disk))?;
     start(ctx, &node, DiskOp::Wipe { disk: path })
@@ -142,13 +136,13 @@ fn wipe_disk(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/disks/zfs`.
 fn zfs_index(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     Ok(Value::Array(ctx.with(|c| c.hardware().node(&node).zpools_view())).into())
 }
 
 /// `GET /nodes/{node}/disks/zfs/{name}`.
 fn zfs_detail(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let name = ctx.param("name")?;
     Ok(ctx
         .with(|c| c.hardware().node(&node).zpool_detail(&name))?
@@ -182,7 +176,7 @@ fn draid_config(text: &str) -> Result<(u32, u32)> {
 
 /// `POST /nodes/{node}/disks/zfs` (task `zfscreate`).
 fn zfs_create(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let name = ctx.param("name")?;
     let raidlevel = ctx.param("raidlevel")?;
     let devices: Vec<String> = crate::spec::formats::split_list(&ctx.param("devices")?)
@@ -242,7 +236,7 @@ fn cleanup_flags(ctx: &Ctx<'_>) -> Result<(bool, bool)> {
 
 /// `DELETE /nodes/{node}/disks/zfs/{name}` (task `zfsremove`).
 fn zfs_delete(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let name = ctx.param("name")?;
     let (cleanup_config, cleanup_disks) = cleanup_flags(ctx)?;
     start(
@@ -258,7 +252,7 @@ fn zfs_delete(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/disks/lvm`.
 fn lvm_index(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     Ok(ctx.with(|c| c.hardware().node(&node).lvm_view()).into())
 }
 
@@ -270,7 +264,7 @@ fn device(ctx: &Ctx<'_>, node: &str) -> Result<String> {
 
 /// `POST /nodes/{node}/disks/lvm` (task `lvmcreate`).
 fn lvm_create(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let name = ctx.param("name")?;
     let device = device(ctx, &node)?;
     let add_storage = flag(ctx, "add_storage")?;
@@ -290,7 +284,7 @@ fn lvm_create(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `DELETE /nodes/{node}/disks/lvm/{name}` (task `lvmremove`).
 fn lvm_delete(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let name = ctx.param("name")?;
     let (cleanup_config, cleanup_disks) = cleanup_flags(ctx)?;
     start(
@@ -306,13 +300,13 @@ fn lvm_delete(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/disks/lvmthin`.
 fn lvmthin_index(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     Ok(Value::Array(ctx.with(|c| c.hardware().node(&node).thinpools_view(None))).into())
 }
 
 /// `POST /nodes/{node}/disks/lvmthin` (task `lvmthincreate`).
 fn lvmthin_create(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let name = ctx.param("name")?;
     let device = device(ctx, &node)?;
     let add_storage = flag(ctx, "add_storage")?;
@@ -332,7 +326,7 @@ fn lvmthin_create(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `DELETE /nodes/{node}/disks/lvmthin/{name}` (task `lvmthinremove`).
 fn lvmthin_delete(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let lv = ctx.param("name")?;
     let vg = ctx.param("volume-group")?;
     let (cleanup_config, cleanup_disks) = cleanup_flags(ctx)?;
@@ -350,13 +344,13 @@ fn lvmthin_delete(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/disks/directory`.
 fn directory_index(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     Ok(Value::Array(ctx.with(|c| c.hardware().node(&node).mounts_view())).into())
 }
 
 /// `POST /nodes/{node}/disks/directory` (task `dircreate`).
 fn directory_create(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let name = ctx.param("name")?;
     let device = device(ctx, &node)?;
     let filesystem = ctx
@@ -380,7 +374,7 @@ fn directory_create(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `DELETE /nodes/{node}/disks/directory/{name}` (task `dirremove`).
 fn directory_delete(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let name = ctx.param("name")?;
     let (cleanup_config, cleanup_disks) = cleanup_flags(ctx)?;
     start(
@@ -396,7 +390,7 @@ fn directory_delete(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/capabilities/qemu/cpu`.
 fn cpu_index(ctx: &Ctx<'_>) -> Result<Reply> {
-    node_name(ctx)?;
+    ctx.node()?;
     let arch = ctx.params.str("arch").unwrap_or_else(|| "x86_64".into());
     let v = ctx.state.settings().version;
     Ok(Value::Array(catalog::cpu_models(v, &arch)).into())
@@ -404,14 +398,14 @@ fn cpu_index(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/capabilities/qemu/cpu-flags` (9.x).
 fn cpu_flags_index(ctx: &Ctx<'_>) -> Result<Reply> {
-    node_name(ctx)?;
+    ctx.node()?;
     let arch = ctx.params.str("arch").unwrap_or_else(|| "x86_64".into());
     Ok(Value::Array(catalog::cpu_flags(&arch)).into())
 }
 
 /// `GET /nodes/{node}/capabilities/qemu/machines`.
 fn machine_types(ctx: &Ctx<'_>) -> Result<Reply> {
-    node_name(ctx)?;
+    ctx.node()?;
     if ctx.params.str("arch").is_some_and(|a| a == "aarch64") {
         return Err(Error::NotImplemented(
             "Method 'GET /nodes/{node}/capabilities/qemu/machines' is not emulated by fake-pve for arch 'aarch64'".into(),
@@ -424,13 +418,13 @@ fn machine_types(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/capabilities/qemu/migration` (9.x): the node's
 /// QEMU can migrate the D-Bus VM state.
 fn migration_capabilities(ctx: &Ctx<'_>) -> Result<Reply> {
-    node_name(ctx)?;
+    ctx.node()?;
     Ok(json!({ "has-dbus-vmstate": 1 }).into())
 }
 
 /// `GET /nodes/{node}/hardware/pci`.
 fn pci_scan(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let blacklist = ctx
         .params
         .str("pci-class-blacklist")
@@ -442,7 +436,7 @@ fn pci_scan(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/hardware/pci/{pci-id-or-mapping}/mdev`.
 fn mdevscan(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let id = ctx.param("pci-id-or-mapping")?;
     if !crate::model::node_hw::valid_pci_id(&id) {
         // A resource mapping: fake-pve has none, so no device is found.
@@ -453,7 +447,7 @@ fn mdevscan(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/hardware/usb`.
 fn usbscan(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     Ok(Value::Array(ctx.with(|c| c.hardware().node(&node).usb_scan())).into())
 }
 
@@ -485,7 +479,7 @@ fn update_list(ctx: &Ctx<'_>, node: &str) -> Vec<Value> {
 
 /// `GET /nodes/{node}/apt/update`.
 fn list_updates(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     Ok(Value::Array(update_list(ctx, &node)).into())
 }
 
@@ -493,13 +487,10 @@ fn list_updates(ctx: &Ctx<'_>) -> Result<Reply> {
 /// lists are fetched again (nothing changes: the scenario's updates are
 /// what the mirrors offer).
 fn update_database(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let quiet = flag(ctx, "quiet")?;
     flag(ctx, "notify")?;
     let v = ctx.state.settings().version;
-    let who = ctx.who()?.to_string();
-    let now_ms = ctx.now_ms();
-    let ms = ctx.task_ms("aptupdate");
     let mut worker = crate::model::tasks::Worker::new("aptupdate", "");
     if !quiet {
         let (suite, enterprise) = if v.is_v9() {
@@ -516,13 +507,12 @@ fn update_database(ctx: &Ctx<'_>) -> Result<Reply> {
             .log(format!("Get:5 https://enterprise.proxmox.com/debian/pve {suite}/{enterprise} amd64 Packages [512 kB]"))
             .log("Reading package lists...");
     }
-    let upid = ctx.with(|c| c.start_task(&node, worker, &who, now_ms, ms));
-    Ok(json!(upid).into())
+    Ok(json!(ctx.start_task(&node, worker)?).into())
 }
 
 /// `GET /nodes/{node}/apt/versions`.
 fn versions(ctx: &Ctx<'_>) -> Result<Reply> {
-    node_name(ctx)?;
+    ctx.node()?;
     let v = ctx.state.settings().version;
     Ok(Value::Array(catalog::versions(v)).into())
 }
@@ -531,7 +521,7 @@ fn versions(ctx: &Ctx<'_>) -> Result<Reply> {
 /// installed or updatable package; anything else is `apt-get`'s error
 /// with its exit code, as PVE answers it.
 fn changelog(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let name = ctx.param("name")?;
     let want = ctx.params.str("version");
     let v = ctx.state.settings().version;
@@ -597,7 +587,7 @@ fn nfs_exports(ctx: &Ctx<'_>, node: &str, server: &str) -> Result<Vec<(String, S
 
 /// `GET /nodes/{node}/scan/nfs`.
 fn nfsscan(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let server = ctx.param("server")?;
     let list = nfs_exports(ctx, &node, &server)?
         .into_iter()
@@ -609,7 +599,7 @@ fn nfsscan(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/scan/glusterfs` (8.x): the volumes are the
 /// server's one-level NFS exports, as PVE asks showmount for them.
 fn glusterfsscan(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let server = ctx.param("server")?;
     let list = nfs_exports(ctx, &node, &server)?
         .into_iter()
@@ -623,7 +613,7 @@ fn glusterfsscan(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/scan/cifs`.
 fn cifsscan(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let server = ctx.param("server")?;
     let user = ctx.params.str("username");
     let password = ctx.params.str("password");
@@ -657,7 +647,7 @@ fn cifsscan(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/scan/iscsi`: a portal that does not answer has no
 /// targets (PVE skips it).
 fn iscsiscan(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let portal = ctx.param("portal")?;
     let host = portal
         .rsplit_once(':')
@@ -698,7 +688,7 @@ fn iscsiscan(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/scan/pbs`.
 fn pbsscan(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let server = ctx.param("server")?;
     let user = ctx.param("username")?;
     let password = ctx.param("password")?;
@@ -742,20 +732,20 @@ fn pbsscan(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/scan/lvm`.
 fn lvmscan(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     Ok(Value::Array(ctx.with(|c| c.hardware().node(&node).scan_lvm())).into())
 }
 
 /// `GET /nodes/{node}/scan/lvmthin`.
 fn lvmthinscan(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let vg = ctx.param("vg")?;
     Ok(Value::Array(ctx.with(|c| c.hardware().node(&node).thinpools_view(Some(&vg)))).into())
 }
 
 /// `GET /nodes/{node}/scan/zfs`.
 fn zfsscan(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     Ok(Value::Array(ctx.with(|c| c.hardware().node(&node).scan_zfs())).into())
 }
 
@@ -764,7 +754,7 @@ fn zfsscan(ctx: &Ctx<'_>) -> Result<Reply> {
 /// members' are not made; none on plain HTTP) and an uploaded
 /// `pveproxy-ssl.pem`. There is no cluster CA (`pve-root-ca.pem`).
 fn certificates_info(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let (local, custom) = ctx.with(|c| {
         (
             c.nodes().local() == node,
@@ -791,7 +781,7 @@ fn certificates_info(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `pveproxy-ssl.pem` (fake-pve goes on serving its own certificate;
 /// `restart` restarts nothing).
 fn upload_custom_cert(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let certificates = ctx.param("certificates")?;
     let key = ctx.params.str("key");
     let force = flag(ctx, "force")?;
@@ -812,7 +802,7 @@ fn upload_custom_cert(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `DELETE /nodes/{node}/certificates/custom`.
 fn remove_custom_cert(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     flag(ctx, "restart")?;
     ctx.with(|c| c.hardware_mut().node_mut(&node).set_custom_cert(None));
     Ok(Value::Null.into())

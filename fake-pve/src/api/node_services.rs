@@ -51,13 +51,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-/// The node a call names, `localhost` resolved; an offline member fails
-/// as the proxy does.
-fn node_name(ctx: &Ctx<'_>) -> Result<String> {
-    let node = ctx.param("node")?;
-    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
-}
-
 /// The options of `PUT /nodes/{node}/config`.
 const CONFIG_OPTIONS: &[&str] = &[
     "acme",
@@ -75,14 +68,14 @@ const CONFIG_OPTIONS: &[&str] = &[
 
 /// `GET /nodes/{node}/config`.
 fn get_config(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let property = ctx.params.str("property");
     ctx.with(|c| Ok(c.node_sys(&node)?.config_view(property.as_deref()).into()))
 }
 
 /// `PUT /nodes/{node}/config`.
 fn set_options(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let mut set = BTreeMap::new();
     for opt in CONFIG_OPTIONS {
         if let Some(v) = ctx.params.get(opt) {
@@ -109,13 +102,13 @@ fn set_options(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/dns`.
 fn dns(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     ctx.with(|c| Ok(c.node_sys(&node)?.dns_view().into()))
 }
 
 /// `PUT /nodes/{node}/dns`.
 fn update_dns(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let search = ctx.param("search")?;
     let servers = [
         ctx.params.str("dns1"),
@@ -138,13 +131,13 @@ fn update_dns(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/hosts`.
 fn get_etc_hosts(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     ctx.with(|c| Ok(c.node_sys(&node)?.hosts_view().into()))
 }
 
 /// `POST /nodes/{node}/hosts`.
 fn write_etc_hosts(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let data = ctx.param("data")?;
     let digest = ctx.params.str("digest");
     ctx.with(|c| c.node_sys_mut(&node)?.write_hosts(&data, digest.as_deref()))?;
@@ -153,14 +146,14 @@ fn write_etc_hosts(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/time`: the emulated clock in the node's zone.
 fn time(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let now = ctx.now();
     ctx.with(|c| Ok(c.node_sys(&node)?.time_view(now).into()))
 }
 
 /// `PUT /nodes/{node}/time`.
 fn set_timezone(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let zone = ctx.param("timezone")?;
     ctx.with(|c| c.node_sys_mut(&node)?.set_timezone(&zone))?;
     Ok(Value::Null.into())
@@ -189,7 +182,7 @@ fn wakeonlan(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/services`.
 fn services_index(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     ctx.with(|c| Ok(Value::Array(c.services_view(&node)?).into()))
 }
 
@@ -208,14 +201,14 @@ fn srvcmdidx(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/services/{service}/state`.
 fn service_state(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let service = ctx.param("service")?;
     ctx.with(|c| Ok(c.service_view(&node, &service)?.into()))
 }
 
 /// Runs `systemctl <action> <service>` in a task.
 fn service_task(ctx: &Ctx<'_>, action: ServiceAction) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let service = ctx.param("service")?;
     let who = ctx.who()?.to_string();
     let now_ms = ctx.now_ms();
@@ -250,7 +243,7 @@ fn service_reload(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/subscription`: any user; the key and server id
 /// only with Sys.Audit on the node.
 fn subscription_get(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let who = ctx.who()?;
     ctx.with(|c| {
         let audit = c
@@ -264,7 +257,7 @@ fn subscription_get(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `POST /nodes/{node}/subscription`.
 fn subscription_update(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let force = ctx.params.bool("force")?.unwrap_or(false);
     let now = ctx.now();
     ctx.with(|c| c.update_subscription(&node, force, now))?;
@@ -273,7 +266,7 @@ fn subscription_update(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `PUT /nodes/{node}/subscription`.
 fn subscription_set(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let key = ctx.param("key")?;
     let now = ctx.now();
     ctx.with(|c| c.set_subscription_key(&node, &key, now))?;
@@ -282,7 +275,7 @@ fn subscription_set(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `DELETE /nodes/{node}/subscription`.
 fn subscription_delete(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     ctx.with(|c| c.store_subscription(&node, None))?;
     Ok(Value::Null.into())
 }
@@ -290,7 +283,7 @@ fn subscription_delete(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/syslog`: `journalctl -o short` lines, `total` the
 /// number selected.
 fn syslog(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let start = ctx.params.int("start", Some(0), None)?.unwrap_or(0);
     let limit = ctx.params.int("limit", Some(0), None)?.unwrap_or(0);
     let service = ctx.params.str("service");
@@ -335,7 +328,7 @@ fn syslog(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/journal`: `mini-journalreader`'s lines between its
 /// start and end cursors.
 fn journal(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let num = |k: &str| -> Result<Option<u64>> {
         Ok(ctx
             .params
@@ -362,21 +355,21 @@ fn journal(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/netstat`.
 fn netstat(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let now_ms = ctx.now_ms();
     ctx.with(|c| Ok(Value::Array(c.netstat(&node, now_ms)?).into()))
 }
 
 /// `GET /nodes/{node}/report`.
 fn report(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let now = ctx.now();
     ctx.with(|c| Ok(json!(c.node_report(&node, now)?).into()))
 }
 
 /// `GET /nodes/{node}/rrddata`.
 fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let timeframe = ctx.param("timeframe")?;
     let now_ms = ctx.now_ms();
     ctx.with(|c| Ok(c.node_rrddata(&node, &timeframe, now_ms)?.into()))
@@ -386,7 +379,7 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `create_rrd_graph` of `pve2-node/<node>` on 8.4, `pve-node-9.0/<node>`
 /// on 9.x), its file name and a blank PNG.
 fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let ds = ctx.param("ds")?;
     let ids = crate::spec::formats::split_list(&ds);
     let file = ctx.with(|c| c.node_rrd_file(&node, &ids))?;
@@ -395,7 +388,7 @@ fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/apt/repositories`.
 fn repositories(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     ctx.with(|c| {
         let v = c.version();
         Ok(c.node_sys(&node)?.apt_sources(v).view(v).into())
@@ -404,7 +397,7 @@ fn repositories(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `POST /nodes/{node}/apt/repositories`: enables or disables one.
 fn change_repository(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let path = ctx.param("path")?;
     let index = ctx.params.int("index", None, None)?.unwrap_or_default();
     let enabled = ctx.params.bool("enabled")?;
@@ -420,7 +413,7 @@ fn change_repository(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `PUT /nodes/{node}/apt/repositories`: adds a standard repository.
 fn add_repository(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let handle = ctx.param("handle")?;
     let digest = ctx.params.str("digest");
     ctx.with(|c| {

@@ -118,15 +118,9 @@ fn node_index(ctx: &Ctx<'_>) -> Result<Reply> {
     .into())
 }
 
-/// The node a call names, `localhost` resolved.
-fn node_name(ctx: &Ctx<'_>) -> Result<String> {
-    let node = ctx.param("node")?;
-    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
-}
-
 /// `GET /nodes/{node}/status`.
 fn node_status(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let now = ctx.now();
     ctx.with(|c| {
         let (mem, running) = c.guest_load(&node);
@@ -139,7 +133,7 @@ fn node_status(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/version`.
 fn node_version(ctx: &Ctx<'_>) -> Result<Reply> {
-    node_name(ctx)?;
+    ctx.node()?;
     let v = ctx.state.settings().version;
     Ok(json!({ "version": v.version(), "release": v.release(), "repoid": v.repoid() }).into())
 }
@@ -276,7 +270,7 @@ fn bulk_migrate(ctx: &Ctx<'_>) -> Result<Reply> {
 /// all with `force`, or those listed in `vms`), skipping templates and
 /// guests already running.
 fn startall(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let force = ctx.params.bool("force")?.unwrap_or(false);
     let vms = vm_list(ctx)?;
     check_power(ctx, vms.as_deref())?;
@@ -322,7 +316,7 @@ fn startall(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `POST /nodes/{node}/stopall`: stops the running guests, highest VMID
 /// first.
 fn stopall(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     ctx.params.bool("force-stop")?;
     let timeout = ctx
         .params

@@ -139,15 +139,10 @@ fn delete_storage(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(Value::Null.into())
 }
 
-fn node_name(ctx: &Ctx<'_>) -> Result<String> {
-    let node = ctx.param("node")?;
-    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
-}
-
 /// `GET /nodes/{node}/storage`: `storage`, `content`, `enabled`,
 /// `target` filters; `format` adds the image formats.
 fn node_storage_index(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let storage = ctx.params.str("storage");
     let content = ctx.params.str("content");
     let enabled = ctx.params.bool("enabled")?.unwrap_or(false);
@@ -202,7 +197,7 @@ fn node_storage_index(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/storage/{storage}/status`.
 fn read_status(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let sid = ctx.param("storage")?;
     ctx.with(|c| {
         c.storages()
@@ -215,7 +210,7 @@ fn read_status(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/storage/{storage}/rrddata`.
 fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let sid = ctx.param("storage")?;
     let timeframe = ctx.param("timeframe")?;
     let now_ms = ctx.now_ms();
@@ -230,18 +225,11 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/storage/{storage}/rrd`: the graph's file name and
 /// PNG bytes (see the QEMU `rrd` call).
 fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let sid = ctx.param("storage")?;
     let file = crate::model::storage::Storages::storage_rrd_file(&node, &sid, false);
     ctx.with(|c| c.storages().storage_rrd_status(&node, &sid, &file))?;
     super::qemu::rrd_graph(ctx, &file)
-}
-
-fn run_task(ctx: &Ctx<'_>, node: &str, worker: Worker) -> Result<String> {
-    let who = ctx.who()?.to_string();
-    let now_ms = ctx.now_ms();
-    let ms = ctx.task_ms(&worker.kind);
-    Ok(ctx.with(|c| c.start_task(node, worker, &who, now_ms, ms)))
 }
 
 fn opt_vmid(ctx: &Ctx<'_>) -> Result<Option<u32>> {
@@ -254,7 +242,7 @@ fn opt_vmid(ctx: &Ctx<'_>) -> Result<Option<u32>> {
 /// `GET /nodes/{node}/storage/{storage}/content`: `content` and `vmid`
 /// filters.
 fn content_index(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let sid = ctx.param("storage")?;
     let content = ctx.params.str("content");
     let vmid = opt_vmid(ctx)?;
@@ -278,7 +266,7 @@ fn content_index(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `POST /nodes/{node}/storage/{storage}/content`: allocates a disk image
 /// (`size` in KiB, or with an `M`/`G` suffix).
 fn content_create(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let sid = ctx.param("storage")?;
     let name = ctx.param("filename")?;
     let vmid = opt_vmid(ctx)?.ok_or_else(|| super::params::missing("vmid"))?;
@@ -323,7 +311,7 @@ fn volume_of(ctx: &Ctx<'_>, param: &str) -> Result<(String, String)> {
 
 /// `GET .../content/{volume}`.
 fn content_info(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let (sid, name) = volume_of(ctx, "volume")?;
     let who = ctx.who()?.clone();
     Ok(ctx
@@ -336,7 +324,7 @@ fn content_info(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `PUT .../content/{volume}`: `notes`, `protected`.
 fn content_update(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let (sid, name) = volume_of(ctx, "volume")?;
     let notes = ctx.params.str("notes");
     let protected = ctx.params.bool("protected")?;
@@ -352,7 +340,7 @@ fn content_update(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `DELETE .../content/{volume}`: task `imgdel`; with `delay`, `null`
 /// when the task ended in time.
 fn content_delete(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let (sid, name) = volume_of(ctx, "volume")?;
     let delay = ctx.params.int("delay", Some(1), Some(30))?;
     let who = ctx.who()?.clone();
@@ -394,7 +382,7 @@ fn content_delete(ctx: &Ctx<'_>) -> Result<Reply> {
         }
         Err(e) => w = w.fail(e.0),
     }
-    let upid = run_task(ctx, &node, w)?;
+    let upid = ctx.start_task(&node, w)?;
     if delay.is_some() {
         let done = ctx.with(|c| {
             c.tasks()
@@ -414,7 +402,7 @@ fn content_delete(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `POST .../content/{volume}` (copy): task `imgcopy` with an empty id.
 fn content_copy(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let (sid, name) = volume_of(ctx, "volume")?;
     let (tsid, tname) = volume_of(ctx, "target")?;
     let target_node = match ctx.params.str("target_node") {
@@ -456,7 +444,7 @@ fn content_copy(ctx: &Ctx<'_>) -> Result<Reply> {
         Err(e) => w.fail(e.0),
     };
     // The `{upid}` in its lines becomes the task's UPID.
-    let upid = run_task(ctx, &node, w)?;
+    let upid = ctx.start_task(&node, w)?;
     Ok(json!(upid).into())
 }
 
@@ -464,7 +452,7 @@ fn content_copy(ctx: &Ctx<'_>) -> Result<Reply> {
 /// Nothing is fetched: the file's size and checksum come from the table
 /// of known URLs.
 fn download_url(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let mut req = storage_content::DownloadRequest {
         node: node.clone(),
         storage: ctx.param("storage")?,
@@ -482,14 +470,14 @@ fn download_url(ctx: &Ctx<'_>) -> Result<Reply> {
         req.pid = c.tasks().next_pid();
         c.storages().download_task(&req)
     })?;
-    Ok(json!(run_task(ctx, &node, worker)?).into())
+    Ok(json!(ctx.start_task(&node, worker)?).into())
 }
 
 /// `POST /nodes/{node}/storage/{storage}/upload`: task `imgcopy`. The
 /// file part was streamed and hashed on arrival (see `api::upload`);
 /// only its size and digests are kept.
 fn upload(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let tmpfilename = ctx
         .params
         .str("tmpfilename")
@@ -521,12 +509,12 @@ fn upload(ctx: &Ctx<'_>) -> Result<Reply> {
         now: ctx.now(),
     };
     let worker = ctx.with(|c| c.storages().upload_task(&req))?;
-    Ok(json!(run_task(ctx, &node, worker)?).into())
+    Ok(json!(ctx.start_task(&node, worker)?).into())
 }
 
 /// `GET /nodes/{node}/query-url-metadata`.
 fn query_url_metadata(ctx: &Ctx<'_>) -> Result<Reply> {
-    node_name(ctx)?;
+    ctx.node()?;
     let url = ctx.param("url")?;
     let verify = ctx.params.bool("verify-certificates")?.unwrap_or(true);
     Ok(ctx

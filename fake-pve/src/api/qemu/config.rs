@@ -5,15 +5,15 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{node_name, qemu_worker, root_only, run_task, vmid};
+use super::{qemu_worker, root_only, run_task};
 use crate::api::{Ctx, Reply};
 use crate::model::qemu::{self, ConfigUpdate, QemuOp};
 use crate::model::{Error, Result, Worker};
 
 /// `GET .../config`.
 pub(super) fn vm_config(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let current = ctx.params.bool("current")?.unwrap_or(false);
     let snapshot = ctx.params.str("snapshot");
     if snapshot.as_deref().is_some_and(|s| !s.is_empty()) && current {
@@ -182,8 +182,8 @@ fn check_update_perm(ctx: &Ctx<'_>, node: &str, vmid: u32, u: &ConfigUpdate) -> 
 
 /// `PUT .../config`: synchronous, answers null.
 pub(super) fn update_vm(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let u = parse_update(ctx, vmid)?;
     check_update_perm(ctx, &node, vmid, &u)??;
     check_tags(ctx, &node, vmid, &u)?;
@@ -203,8 +203,8 @@ fn apply_update(ctx: &Ctx<'_>, node: &str, vmid: u32, u: &ConfigUpdate) -> Resul
 
 /// `POST .../config`: a `qmconfig` task.
 pub(super) fn update_vm_async(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let u = parse_update(ctx, vmid)?;
     let in_task = check_update_perm(ctx, &node, vmid, &u)?;
     check_tags(ctx, &node, vmid, &u)?;
@@ -218,15 +218,15 @@ pub(super) fn update_vm_async(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET .../pending`.
 pub(super) fn vm_pending(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     Ok(ctx.with(|c| c.pending_view(&node, vmid))?.into())
 }
 
 /// `PUT .../unlink`: `update_vm` with `delete=<idlist>`; answers null.
 pub(super) fn unlink(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let version = ctx.state.settings().version;
     let idlist = ctx.param("idlist")?;
     let force = ctx.params.bool("force")?.unwrap_or(false);

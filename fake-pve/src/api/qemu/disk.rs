@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{node_name, qemu_worker, root_only, run_task, vmid};
+use super::{qemu_worker, root_only, run_task};
 use crate::api::{Ctx, Reply};
 use crate::model::qemu::{self, QemuOp};
 use crate::model::{Error, Result, TaskEffect, Worker};
@@ -11,8 +11,8 @@ use crate::model::{Error, Result, TaskEffect, Worker};
 /// `PUT .../resize`: a `resize` task (asynchronous on 8.4 too); every
 /// check, the missing disk and shrinking included, happens in the task.
 pub(super) fn resize_vm(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let skiplock = root_only(ctx, "skiplock")?;
     let job = qemu::ResizeJob {
         node: node.clone(),
@@ -32,8 +32,8 @@ pub(super) fn resize_vm(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `POST .../move_disk` (`move_vm_disk`): a `qmmove` task, to another
 /// storage or (`target-vmid`) to another VM.
 pub(super) fn move_vm_disk(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let storage = ctx.params.str("storage");
     let target = ctx.params.str("target-vmid");
     let storage = match (storage, target) {

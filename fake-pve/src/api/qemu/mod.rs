@@ -84,19 +84,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-/// The node a call names, `localhost` resolved.
-fn node_name(ctx: &Ctx<'_>) -> Result<String> {
-    let node = ctx.param("node")?;
-    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
-}
-
-fn vmid(ctx: &Ctx<'_>) -> Result<u32> {
-    ctx.params
-        .int("vmid", Some(100), Some(999_999_999))?
-        .and_then(|n| u32::try_from(n).ok())
-        .ok_or_else(|| super::params::missing("vmid"))
-}
-
 /// `raise_param_exc({ <param> => "Only root may use this option." })`.
 fn root_only(ctx: &Ctx<'_>, param: &str) -> Result<bool> {
     let set = ctx.params.bool(param)?.unwrap_or(false);
@@ -108,11 +95,7 @@ fn root_only(ctx: &Ctx<'_>, param: &str) -> Result<bool> {
 
 /// Starts a VM task and answers its UPID.
 fn run_task(ctx: &Ctx<'_>, node: &str, worker: Worker) -> Result<Reply> {
-    let who = ctx.who()?.to_string();
-    let now_ms = ctx.now_ms();
-    let ms = ctx.task_ms(&worker.kind);
-    let upid = ctx.with(|c| c.start_task(node, worker, &who, now_ms, ms));
-    Ok(json!(upid).into())
+    Ok(json!(ctx.start_task(node, worker)?).into())
 }
 
 fn qemu_worker(kind: &str, vmid: u32, op: QemuOp) -> Worker {
@@ -121,7 +104,7 @@ fn qemu_worker(kind: &str, vmid: u32, op: QemuOp) -> Worker {
 
 /// `GET /nodes/{node}/qemu`: the VMs the caller may audit.
 fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
+    let node = ctx.node()?;
     let full = ctx.params.bool("full")?.unwrap_or(false);
     let who = ctx.who()?.clone();
     let now_ms = ctx.now_ms();
@@ -139,8 +122,8 @@ fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `POST /nodes/{node}/qemu`.
 fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let pool = ctx.params.str("pool");
     let start = ctx.params.bool("start")?.unwrap_or(false);
     let storage = ctx.params.str("storage");
@@ -196,8 +179,8 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `DELETE /nodes/{node}/qemu/{vmid}`.
 fn destroy_vm(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let skiplock = root_only(ctx, "skiplock")?;
     let purge = ctx.params.bool("purge")?.unwrap_or(false);
     let unreferenced = ctx
@@ -236,8 +219,8 @@ fn destroy_vm(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `POST .../clone` (`clone_vm`): a `qmclone` task whose id is the
 /// source VMID.
 fn clone_vm(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let newid = ctx
         .params
         .int("newid", Some(100), Some(999_999_999))?
@@ -269,8 +252,8 @@ fn clone_vm(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `POST .../template`: a `qmtemplate` task.
 fn template(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let disk = ctx.params.str("disk");
     ctx.with(|c| c.check_template(&node, vmid, disk.as_deref()))?;
     run_task(
@@ -298,8 +281,8 @@ fn start_prepared(
 
 /// `POST .../migrate`: a `qmigrate` task (`lock: migrate` while it runs).
 fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let target = ctx.param("target")?;
     if target == node {
         return Err(Error::invalid("target", "target is local node."));
@@ -342,15 +325,15 @@ fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET .../migrate` (`migrate_vm_precondition`).
 fn migrate_vm_precondition(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     Ok(ctx.with(|c| c.migrate_precondition(&node, vmid))?.into())
 }
 
 /// `GET .../feature` (`vm_feature`): `{hasFeature, nodes}`.
 fn vm_feature(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let feature = ctx.param("feature")?;
     let snapname = ctx.params.str("snapname");
     Ok(ctx
@@ -360,8 +343,8 @@ fn vm_feature(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `PUT .../sendkey`: the key goes to the VM's monitor; answers null.
 fn vm_sendkey(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     root_only(ctx, "skiplock")?;
     ctx.param("key")?;
     ctx.with(|c| c.vm_sendkey(&node, vmid))?;
@@ -371,15 +354,15 @@ fn vm_sendkey(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET .../cloudinit`: cloud-init options with the values the drive
 /// still holds.
 fn cloudinit_pending(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     Ok(ctx.with(|c| c.cloudinit_pending(&node, vmid))?.into())
 }
 
 /// `PUT .../cloudinit`: regenerates the drive; answers null.
 fn cloudinit_update(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     ctx.with(|c| c.cloudinit_update(&node, vmid))?;
     Ok(Value::Null.into())
 }
@@ -387,8 +370,8 @@ fn cloudinit_update(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET .../cloudinit/dump`: the generated user, network or meta data;
 /// the password is masked for callers without VM.Config.Cloudinit.
 fn cloudinit_generated_config_dump(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let kind = ctx.param("type")?;
     let who = ctx.who()?.clone();
     let path = format!("/vms/{vmid}");
@@ -401,8 +384,8 @@ fn cloudinit_generated_config_dump(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET .../rrddata`: the statistics series of a time frame.
 fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let timeframe = ctx.param("timeframe")?;
     let now_ms = ctx.now_ms();
     Ok(ctx
@@ -435,8 +418,8 @@ pub(crate) fn rrd_graph(ctx: &Ctx<'_>, file: &str) -> Result<Reply> {
 /// `create_rrd_graph`; the JSON formatter carries the bytes as a string of
 /// code points 0-255).
 fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let v9 = ctx.with(|c| c.version().is_v9());
     let rrdname = if v9 {
         format!("pve-vm-9.0/{vmid}")

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{node_name, qemu_worker, root_only, run_task, start_prepared, vmid};
+use super::{qemu_worker, root_only, run_task, start_prepared};
 use crate::api::{Ctx, RawData, Reply};
 use crate::model::ha::HaRequest;
 use crate::model::qemu::{self, QemuOp};
@@ -12,8 +12,8 @@ use crate::model::{Error, Result};
 
 /// `GET .../status/current`.
 pub(super) fn vm_status(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let now_ms = ctx.now_ms();
     let json = ctx.with(|c| -> Result<RawData> {
         let vm = c.vm(&node, vmid)?;
@@ -29,8 +29,8 @@ pub(super) fn vm_status(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `POST .../status/start`.
 pub(super) fn vm_start(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let skiplock = root_only(ctx, "skiplock")?;
     if ctx.params.get("migratedfrom").is_some() && ctx.who()?.to_string() != "root@pam" {
         return Err(Error::invalid(
@@ -48,8 +48,8 @@ pub(super) fn vm_start(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `POST .../status/stop`.
 pub(super) fn vm_stop(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let skiplock = root_only(ctx, "skiplock")?;
     root_only(ctx, "keepActive")?;
     ctx.with(|c| c.vm(&node, vmid).map(|_| ()))?;
@@ -70,8 +70,8 @@ pub(super) fn vm_stop(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `POST .../status/shutdown`.
 pub(super) fn vm_shutdown(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     root_only(ctx, "skiplock")?;
     root_only(ctx, "keepActive")?;
     let force_stop = ctx.params.bool("forceStop")?.unwrap_or(false);
@@ -117,16 +117,16 @@ fn must_run(ctx: &Ctx<'_>, node: &str, vmid: u32, paused_msg: bool) -> Result<()
 
 /// `POST .../status/reboot`.
 pub(super) fn vm_reboot(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     must_run(ctx, &node, vmid, true)?;
     run_task(ctx, &node, qemu_worker("qmreboot", vmid, QemuOp::Reboot))
 }
 
 /// `POST .../status/reset`.
 pub(super) fn vm_reset(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let skiplock = root_only(ctx, "skiplock")?;
     must_run(ctx, &node, vmid, false)?;
     run_task(
@@ -138,8 +138,8 @@ pub(super) fn vm_reset(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `POST .../status/suspend`: `qmpause`, or `qmsuspend` with `todisk`.
 pub(super) fn vm_suspend(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let skiplock = root_only(ctx, "skiplock")?;
     let todisk = ctx.params.bool("todisk")?.unwrap_or(false);
     must_run(ctx, &node, vmid, false)?;
@@ -190,8 +190,8 @@ fn find_vmstate_storage(conf: &BTreeMap<String, String>) -> String {
 
 /// `POST .../status/resume`.
 pub(super) fn vm_resume(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let skiplock = root_only(ctx, "skiplock")?;
     ctx.with(|c| {
         let vm = c.vm(&node, vmid)?;

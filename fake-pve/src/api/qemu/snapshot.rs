@@ -3,21 +3,21 @@
 
 use serde_json::Value;
 
-use super::{node_name, start_prepared, vmid};
+use super::start_prepared;
 use crate::api::{Ctx, Reply};
 use crate::model::{Error, Result};
 
 /// `GET .../snapshot`.
 pub(super) fn snapshot_list(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     Ok(ctx.with(|c| c.snapshot_list(&node, vmid))?.into())
 }
 
 /// `POST .../snapshot`: a `qmsnapshot` task.
 pub(super) fn snapshot(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     let vmstate = ctx.params.bool("vmstate")?.unwrap_or(false);
     let description = ctx.params.str("description");
@@ -29,16 +29,16 @@ pub(super) fn snapshot(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET .../snapshot/{snapname}/config`.
 pub(super) fn get_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     Ok(ctx.with(|c| c.snapshot_config(&node, vmid, &name))?.into())
 }
 
 /// `PUT .../snapshot/{snapname}/config`: the description; answers null.
 pub(super) fn update_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     let description = ctx.params.str("description");
     ctx.with(|c| c.update_snapshot(&node, vmid, &name, description))?;
@@ -47,8 +47,8 @@ pub(super) fn update_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `POST .../snapshot/{snapname}/rollback`: a `qmrollback` task.
 pub(super) fn rollback(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     let start = ctx.params.bool("start")?.unwrap_or(false);
     if start {
@@ -65,8 +65,8 @@ pub(super) fn rollback(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `DELETE .../snapshot/{snapname}`: a `qmdelsnapshot` task.
 pub(super) fn delsnapshot(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node_name(ctx)?;
-    let vmid = vmid(ctx)?;
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     let _force = ctx.params.bool("force")?.unwrap_or(false);
     start_prepared(ctx, &node, |c| Ok(c.delete_snapshot(&node, vmid, &name)))

@@ -20,23 +20,17 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-/// The node a proxied call runs on (`proxyto => 'node'`).
-fn node(ctx: &Ctx<'_>) -> Result<String> {
-    let node = ctx.param("node")?;
-    ctx.with(|c| c.nodes().reach(&node).map(|n| n.name.clone()))
-}
-
 /// `GET /nodes/{node}/sdn/zones` (`index`): the running zones on the
 /// node and their status; nothing before the first apply.
 fn zones_status(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node(ctx)?;
+    let node = ctx.node()?;
     Ok(Value::Array(ctx.with(|c| c.sdn().node_zones(&node))).into())
 }
 
 /// `GET /nodes/{node}/sdn/zones/{zone}/content` (`index`): the zone's
 /// running VNets on the node with their status.
 fn zone_content(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = node(ctx)?;
+    let node = ctx.node()?;
     let zone = ctx.param("zone")?;
     Ok(Value::Array(ctx.with(|c| c.sdn().zone_content(&node, &zone))).into())
 }
