@@ -575,7 +575,7 @@ impl Cluster {
             }
         }
         if let Some(state) = self.ha.hastate(v.vmid, super::ha::GuestType::Qemu) {
-            item["hastate"] = state;
+            item["hastate"] = json!(state);
         }
         if let Some(pool) = self.access.pools().pool_of(v.vmid) {
             item["pool"] = json!(pool);

@@ -40,7 +40,7 @@ struct GuestRow<'a> {
     memhost: Option<u64>,
     lock: Option<&'a str>,
     tags: Option<&'a str>,
-    hastate: Option<Value>,
+    hastate: Option<Option<&'a str>>,
     pool: Option<&'a str>,
 }
 

@@ -4,9 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
 use super::manager::{GuestFact, HaRequest, LRM_TASK_MS, LrmAction, ROUND_SECS};
+use super::status::{ManagerStatus, StatusLine};
 use super::{GuestType, Ha};
 use crate::model::Result;
 use crate::model::access::AuthId;
@@ -225,16 +224,18 @@ impl Cluster {
     }
 
     /// `GET /cluster/ha/status/current` as of `now`.
-    pub fn ha_status_current(&self, now: i64) -> Vec<Value> {
-        let local = self.nodes.local().to_string();
-        self.ha
-            .status_current(self.version, now, &local, self.quorate(), |sid| {
-                self.sid_node(sid)
-            })
+    pub fn ha_status_current(&self, now: i64) -> Vec<StatusLine<'_>> {
+        self.ha.status_current(
+            self.version,
+            now,
+            self.nodes.local(),
+            self.quorate(),
+            |sid| self.sid_node(sid),
+        )
     }
 
     /// `GET /cluster/ha/status/manager_status`.
-    pub fn ha_manager_status(&self) -> Value {
+    pub fn ha_manager_status(&self) -> ManagerStatus<'_> {
         self.ha.manager_status(self.nodes.local(), self.quorate())
     }
 }

@@ -3,50 +3,61 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{Value, json};
-
 use super::{Group, GroupUpdate, Ha, MODIFIED};
 use crate::model::{Error, PveVersion, Result};
+
+/// A group as `GET /cluster/ha/groups[/{group}]` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupEntry<'a> {
+    /// Its id.
+    pub id: &'a str,
+    /// Its configuration.
+    pub group: &'a Group,
+    /// The digest of `groups.cfg`.
+    pub digest: String,
+}
 
 impl Ha {
     /// `GET /cluster/ha/groups`.
     ///
     /// # Errors
     /// 9.x once groups are migrated: `cannot index groups: ...`.
-    pub fn groups_index(&self, version: PveVersion) -> Result<Vec<Value>> {
+    pub fn groups_index(&self, version: PveVersion) -> Result<Vec<GroupEntry<'_>>> {
         if version.is_v9() && self.groups_migrated() {
             return Err(Error::failed(
                 "cannot index groups: ha groups have been migrated to rules",
             ));
         }
+        let digest = self.groups_digest();
         Ok(self
             .groups
-            .keys()
-            .filter_map(|g| self.group_view(g))
+            .iter()
+            .map(|(id, group)| GroupEntry {
+                id,
+                group,
+                digest: digest.clone(),
+            })
             .collect())
-    }
-
-    fn group_view(&self, id: &str) -> Option<Value> {
-        let g = self.groups.get(id)?;
-        let mut v = json!({ "group": id, "type": "group", "digest": self.groups_digest() });
-        for (k, val) in g.options() {
-            v[k] = val;
-        }
-        Some(v)
     }
 
     /// `GET /cluster/ha/groups/{group}`.
     ///
     /// # Errors
     /// `cannot read group: ...` (9.x, migrated), `no such ha group 'x'`.
-    pub fn read_group(&self, version: PveVersion, id: &str) -> Result<Value> {
+    pub fn read_group<'a>(&'a self, version: PveVersion, id: &str) -> Result<GroupEntry<'a>> {
         if version.is_v9() && self.groups_migrated() {
             return Err(Error::failed(
                 "cannot read group: ha groups have been migrated to rules",
             ));
         }
-        self.group_view(id)
-            .ok_or_else(|| Error::not_found(format!("no such ha group '{id}'")))
+        let Some((id, group)) = self.groups.get_key_value(id) else {
+            return Err(Error::not_found(format!("no such ha group '{id}'")));
+        };
+        Ok(GroupEntry {
+            id,
+            group,
+            digest: self.groups_digest(),
+        })
     }
 
     /// `POST /cluster/ha/groups`.

@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::{GuestType, Ha};
 use crate::model::PveVersion;
@@ -95,18 +94,19 @@ impl Service {
         self.target.as_deref()
     }
 
-    fn view(&self) -> Value {
-        let mut v = json!({ "node": self.node, "state": self.state, "uid": self.uid });
-        if self.running {
-            v["running"] = json!(1);
-        }
-        if let Some(t) = &self.target {
-            v["target"] = json!(t);
-        }
-        if let Some(t) = self.timeout {
-            v["timeout"] = json!(t);
-        }
-        v
+    /// The service's uid.
+    pub fn uid(&self) -> &str {
+        &self.uid
+    }
+
+    /// Whether the LRM reported it running.
+    pub fn running(&self) -> bool {
+        self.running
+    }
+
+    /// The timeout of a stop request.
+    pub fn timeout(&self) -> Option<u64> {
+        self.timeout
     }
 }
 
@@ -118,11 +118,40 @@ pub struct Lrm {
     pub(super) timestamp: i64,
 }
 
+impl Lrm {
+    /// `active`, `maintenance` or `disarm`.
+    pub fn mode(&self) -> &str {
+        &self.mode
+    }
+
+    /// `active` or `wait_for_agent_lock`.
+    pub fn state(&self) -> &str {
+        &self.state
+    }
+
+    /// When the LRM last wrote its status, epoch seconds.
+    pub fn timestamp(&self) -> i64 {
+        self.timestamp
+    }
+}
+
 /// A requested or completed disarm of the HA stack (9.x).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Disarm {
     pub(super) mode: String,
     pub(super) state: String,
+}
+
+impl Disarm {
+    /// The resource mode: `freeze` or `ignore`.
+    pub fn mode(&self) -> &str {
+        &self.mode
+    }
+
+    /// `disarming` or `disarmed`.
+    pub fn state(&self) -> &str {
+        &self.state
+    }
 }
 
 /// `ha/manager_status` with the LRMs' status files.
@@ -189,34 +218,24 @@ impl Manager {
             .count()
     }
 
-    /// `manager_status` as `GET .../status/manager_status` shows it.
-    pub(super) fn view(&self) -> Value {
-        let mut v = json!({
-            "master_node": self.master_node,
-            "node_status": self.node_status,
-            "service_status": self
-                .service_status
-                .iter()
-                .map(|(k, s)| (k.clone(), s.view()))
-                .collect::<serde_json::Map<_, _>>(),
-            "timestamp": self.timestamp,
-        });
-        if let Some(d) = &self.disarm {
-            v["disarm"] = json!({ "mode": d.mode, "state": d.state });
-        }
-        v
+    /// Every node's state.
+    pub fn node_status(&self) -> &BTreeMap<String, String> {
+        &self.node_status
     }
 
-    pub(super) fn lrm_view(&self, node: &str) -> Value {
-        match self.lrm.get(node) {
-            Some(l) => json!({
-                "mode": l.mode,
-                "state": l.state,
-                "results": {},
-                "timestamp": l.timestamp,
-            }),
-            None => json!({ "mode": "unknown" }),
-        }
+    /// When the CRM last wrote its status, epoch seconds.
+    pub fn timestamp(&self) -> i64 {
+        self.timestamp
+    }
+
+    /// The `lrm_status` of `node`, once its LRM wrote one.
+    pub fn lrm(&self, node: &str) -> Option<&Lrm> {
+        self.lrm.get(node)
+    }
+
+    /// A requested or completed disarm.
+    pub fn disarm(&self) -> Option<&Disarm> {
+        self.disarm.as_ref()
     }
 }
 

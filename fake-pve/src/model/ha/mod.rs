@@ -20,12 +20,15 @@ mod status;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::qemu::sha1_hex;
 use super::{Error, PveVersion, Result};
-pub use manager::{HaRequest, Manager};
+pub use groups::GroupEntry;
+pub use manager::{HaRequest, Manager, Service};
+pub use resources::{MoveRequested, ResourceEntry};
+pub use rule_api::RuleEntry;
 pub use rules::{Rule, RuleUpdate};
+pub use status::{Fencing, LrmLine, ManagerStatus, ServiceLine, StatusLine};
 
 /// The message of a digest that no longer matches
 /// (`SectionConfig::assert_if_modified`).
@@ -87,37 +90,48 @@ impl Resource {
         self.max_relocate.unwrap_or(1)
     }
 
+    /// `comment`, if set.
+    pub fn comment(&self) -> Option<&str> {
+        self.comment.as_deref()
+    }
+
+    /// `failback` as configured (9.x; `None`: on).
+    pub fn configured_failback(&self) -> Option<bool> {
+        self.failback
+    }
+
+    /// `max_restart` as configured.
+    pub fn configured_max_restart(&self) -> Option<u64> {
+        self.max_restart
+    }
+
+    /// `max_relocate` as configured.
+    pub fn configured_max_relocate(&self) -> Option<u64> {
+        self.max_relocate
+    }
+
     fn section_text(&self, sid: &str, out: &mut String) {
         let name = sid.split_once(':').map_or(sid, |(_, n)| n);
         out.push_str(&format!("{}: {name}\n", self.kind));
-        for (k, v) in self.options() {
-            out.push_str(&format!("\t{k} {}\n", plain(&v)));
-        }
-        out.push('\n');
-    }
-
-    /// The options that are set, as the API answers them.
-    fn options(&self) -> Vec<(&'static str, Value)> {
-        let mut o = Vec::new();
         if let Some(c) = &self.comment {
-            o.push(("comment", json!(c)));
+            option_line(out, "comment", c);
         }
         if let Some(f) = self.failback {
-            o.push(("failback", json!(u8::from(f))));
+            option_line(out, "failback", u8::from(f));
         }
         if let Some(g) = &self.group {
-            o.push(("group", json!(g)));
+            option_line(out, "group", g);
         }
         if let Some(n) = self.max_relocate {
-            o.push(("max_relocate", json!(n)));
+            option_line(out, "max_relocate", n);
         }
         if let Some(n) = self.max_restart {
-            o.push(("max_restart", json!(n)));
+            option_line(out, "max_restart", n);
         }
         if let Some(s) = &self.state {
-            o.push(("state", json!(s)));
+            option_line(out, "state", s);
         }
-        o
+        out.push('\n');
     }
 }
 
@@ -150,19 +164,34 @@ impl Group {
         self.nofailback.unwrap_or(false)
     }
 
-    fn options(&self) -> Vec<(&'static str, Value)> {
-        let mut o = Vec::new();
+    /// `comment`, if set.
+    pub fn comment(&self) -> Option<&str> {
+        self.comment.as_deref()
+    }
+
+    /// `restricted` as configured.
+    pub fn configured_restricted(&self) -> Option<bool> {
+        self.restricted
+    }
+
+    /// `nofailback` as configured.
+    pub fn configured_nofailback(&self) -> Option<bool> {
+        self.nofailback
+    }
+
+    fn section_text(&self, id: &str, out: &mut String) {
+        out.push_str(&format!("group: {id}\n"));
         if let Some(c) = &self.comment {
-            o.push(("comment", json!(c)));
+            option_line(out, "comment", c);
         }
         if let Some(f) = self.nofailback {
-            o.push(("nofailback", json!(u8::from(f))));
+            option_line(out, "nofailback", u8::from(f));
         }
-        o.push(("nodes", json!(self.nodes.join(","))));
+        option_line(out, "nodes", self.nodes.join(","));
         if let Some(r) = self.restricted {
-            o.push(("restricted", json!(u8::from(r))));
+            option_line(out, "restricted", u8::from(r));
         }
-        o
+        out.push('\n');
     }
 }
 
@@ -246,12 +275,9 @@ pub struct Ha {
     next_round: Option<i64>,
 }
 
-/// A value as a section config file writes it.
-fn plain(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
+/// One option line of a section config file.
+fn option_line(out: &mut String, key: &str, value: impl std::fmt::Display) {
+    out.push_str(&format!("\t{key} {value}\n"));
 }
 
 /// `parse_sid`: `vm:100`, `ct:101` or a bare VMID looked up in the
@@ -408,11 +434,7 @@ impl Ha {
     fn groups_text(&self) -> String {
         let mut out = String::new();
         for (id, g) in &self.groups {
-            out.push_str(&format!("group: {id}\n"));
-            for (k, v) in g.options() {
-                out.push_str(&format!("\t{k} {}\n", plain(&v)));
-            }
-            out.push('\n');
+            g.section_text(id, &mut out);
         }
         out
     }
@@ -454,15 +476,9 @@ impl Ha {
             .find(|sid| self.is_managed(sid))
     }
 
-    /// The `ha` member of a guest's `status/current`
-    /// (`get_service_status`).
-    pub fn service_status(&self, sid: &str) -> Value {
-        serde_json::to_value(self.service_status_of(sid)).unwrap_or(Value::Null)
-    }
-
-    /// [`Ha::service_status`] of the guest `vmid` of `kind` (`vm` or
-    /// `ct`), to be written out: no service ID is made while no resource
-    /// is configured.
+    /// The `ha` member of the `status/current` of the guest `vmid` of
+    /// `kind` (`vm` or `ct`) (`get_service_status`): no service ID is
+    /// made while no resource is configured.
     pub(crate) fn guest_service_status(&self, kind: &str, vmid: u32) -> ServiceStatus<'_> {
         if self.resources.is_empty() {
             return ServiceStatus::Unmanaged;
@@ -488,17 +504,16 @@ impl Ha {
         !self.resources.is_empty() || self.manager.is_some()
     }
 
-    /// The `hastate` of a guest in `/cluster/resources`: the CRM's state
-    /// of the service, or its configured state (`null` when none is set)
-    /// before the CRM took it up.
-    pub fn hastate(&self, vmid: u32, guest: GuestType) -> Option<Value> {
+    /// The `hastate` of a guest in `/cluster/resources` (`None`: no
+    /// member): the CRM's state of the service, or its configured state
+    /// (`Some(None)`, a `null`, when none is set) before the CRM took it
+    /// up.
+    pub fn hastate(&self, vmid: u32, guest: GuestType) -> Option<Option<&str>> {
         let sid = format!("{}:{vmid}", guest.ha_type());
         if let Some(s) = self.manager.as_ref().and_then(|m| m.service(&sid)) {
-            return Some(json!(s.state()));
+            return Some(Some(s.state()));
         }
-        self.resources
-            .get(&sid)
-            .map(|r| r.state.as_ref().map_or(Value::Null, |s| json!(s)))
+        self.resources.get(&sid).map(Resource::state)
     }
 
     /// The `hastate` of a node in `/cluster/resources`.
@@ -514,30 +529,11 @@ impl Ha {
     }
 }
 
-/// The `ha` member of a guest's `status/current`: `{"managed":0}`, or
-/// `{"managed":1,"state":...}` with the manager's state of the service
-/// (`null` before the manager has seen it).
+/// The `ha` member of a guest's `status/current`: unmanaged, or managed
+/// with the manager's state of the service (none before the manager has
+/// seen it). The API's view writes it out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ServiceStatus<'a> {
     Unmanaged,
     Managed(Option<&'a str>),
-}
-
-impl serde::Serialize for ServiceStatus<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        match self {
-            Self::Unmanaged => {
-                let mut m = s.serialize_map(Some(1))?;
-                m.serialize_entry("managed", &0)?;
-                m.end()
-            }
-            Self::Managed(state) => {
-                let mut m = s.serialize_map(Some(2))?;
-                m.serialize_entry("managed", &1)?;
-                m.serialize_entry("state", state)?;
-                m.end()
-            }
-        }
-    }
 }

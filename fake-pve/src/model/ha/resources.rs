@@ -2,8 +2,6 @@
 //! `HA/Config.pm` handle them, and the CRM commands of a guest's power
 //! and migrate calls.
 
-use serde_json::{Value, json};
-
 use super::{GuestType, Ha, HaRequest, MODIFIED, Resource, ResourceUpdate, parse_sid, rules};
 use crate::model::{Error, PveVersion, Result};
 
@@ -50,35 +48,65 @@ fn check_guest(
     Ok(())
 }
 
+/// A resource as `GET /cluster/ha/resources[/{sid}]` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceEntry<'a> {
+    /// Its sid.
+    pub sid: &'a str,
+    /// Its configuration.
+    pub resource: &'a Resource,
+    /// The digest of `resources.cfg`.
+    pub digest: String,
+    /// Its group as shown: none on 9.x once the groups are migrated.
+    pub group: Option<&'a str>,
+    /// In the index: the group shown when no such group exists.
+    pub missing_group: Option<&'a str>,
+}
+
+/// What `POST .../migrate` and `.../relocate` answer on 9.x
+/// (`get_resource_motion_info`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MoveRequested {
+    /// The resource.
+    pub sid: String,
+    /// The node asked for.
+    pub node: String,
+    /// The resources that move with it (positive affinity).
+    pub comigrated: Vec<String>,
+    /// The resources on the node that keep it away (negative affinity).
+    pub blocking: Vec<String>,
+}
+
 impl Ha {
-    /// One resource as `GET /cluster/ha/resources/{sid}` answers it.
-    fn resource_view(&self, sid: &str, version: PveVersion) -> Option<Value> {
-        let r = self.resources.get(sid)?;
-        let mut v = json!({ "sid": sid, "type": r.kind, "digest": self.resources_digest() });
-        for (k, val) in r.options() {
-            if k == "group" && version.is_v9() && self.groups_migrated() {
-                continue;
-            }
-            v[k] = val;
+    /// One resource as `GET /cluster/ha/resources/{sid}` shows it.
+    fn resource_entry<'a>(
+        &'a self,
+        sid: &'a str,
+        r: &'a Resource,
+        digest: String,
+        version: PveVersion,
+    ) -> ResourceEntry<'a> {
+        let hide_group = version.is_v9() && self.groups_migrated();
+        ResourceEntry {
+            sid,
+            resource: r,
+            digest,
+            group: r.group().filter(|_| !hide_group),
+            missing_group: None,
         }
-        Some(v)
     }
 
     /// `GET /cluster/ha/resources`, sorted by sid; a resource whose
-    /// group does not exist has it in `errors`.
-    pub fn resources_index(&self, version: PveVersion, kind: Option<&str>) -> Vec<Value> {
+    /// group does not exist has it in `missing_group`.
+    pub fn resources_index(&self, version: PveVersion, kind: Option<&str>) -> Vec<ResourceEntry<'_>> {
+        let digest = self.resources_digest();
         self.resources
             .iter()
             .filter(|(_, r)| kind.is_none_or(|k| k == r.kind))
-            .filter_map(|(sid, r)| {
-                let mut v = self.resource_view(sid, version)?;
-                if let Some(g) = r.group()
-                    && v.get("group").is_some()
-                    && !self.groups.contains_key(g)
-                {
-                    v["errors"] = json!({ "group": format!("group '{g}' does not exist") });
-                }
-                Some(v)
+            .map(|(sid, r)| {
+                let mut e = self.resource_entry(sid, r, digest.clone(), version);
+                e.missing_group = e.group.filter(|g| !self.groups.contains_key(*g));
+                e
             })
             .collect()
     }
@@ -87,9 +115,15 @@ impl Ha {
     ///
     /// # Errors
     /// `no such resource 'vm:100'`.
-    pub fn read_resource(&self, version: PveVersion, sid: &str) -> Result<Value> {
-        self.resource_view(sid, version)
-            .ok_or_else(|| Error::not_found(format!("no such resource '{sid}'")))
+    pub fn read_resource<'a>(
+        &'a self,
+        version: PveVersion,
+        sid: &str,
+    ) -> Result<ResourceEntry<'a>> {
+        let Some((sid, r)) = self.resources.get_key_value(sid) else {
+            return Err(Error::not_found(format!("no such resource '{sid}'")));
+        };
+        Ok(self.resource_entry(sid, r, self.resources_digest(), version))
     }
 
     /// `check_service_state`: a service in `error` takes nothing but
@@ -268,7 +302,8 @@ impl Ha {
         }
     }
 
-    /// `POST .../migrate` and `.../relocate`: queues the CRM command.
+    /// `POST .../migrate` and `.../relocate`: queues the CRM command;
+    /// 9.x answers what moves with the resource and what blocks it.
     ///
     /// # Errors
     /// `resource 'vm:100' is not HA managed`, a service in error.
@@ -280,7 +315,7 @@ impl Ha {
         relocate: bool,
         lookup: impl Fn(u32) -> Option<GuestType>,
         now: i64,
-    ) -> Result<Value> {
+    ) -> Result<Option<MoveRequested>> {
         let (sid, _, _) = parse_sid(version, sid, &lookup)?;
         if !self.is_managed(&sid) {
             return Err(Error::failed(format!("resource '{sid}' is not HA managed")));
@@ -290,22 +325,15 @@ impl Ha {
         self.crm_commands.push(format!("{cmd} {sid} {node}"));
         self.wake(now);
         if !version.is_v9() {
-            return Ok(Value::Null);
+            return Ok(None);
         }
-        let mut out = json!({ "sid": sid, "requested-node": node });
-        let (together, blocking) = self.motion_info(&sid, node);
-        if !together.is_empty() {
-            out["comigrated-resources"] = json!(together);
-        }
-        if !blocking.is_empty() {
-            out["blocking-resources"] = json!(
-                blocking
-                    .iter()
-                    .map(|s| json!({ "sid": s, "cause": "resource-affinity" }))
-                    .collect::<Vec<_>>()
-            );
-        }
-        Ok(out)
+        let (comigrated, blocking) = self.motion_info(&sid, node);
+        Ok(Some(MoveRequested {
+            sid,
+            node: node.to_string(),
+            comigrated,
+            blocking,
+        }))
     }
 
     /// `get_resource_motion_info`: the resources in positive affinity

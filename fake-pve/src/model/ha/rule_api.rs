@@ -2,11 +2,23 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
 use super::rules::{self, Rule, RuleKind, RuleUpdate};
 use super::{Ha, MODIFIED};
 use crate::model::{Error, Result};
+
+/// A rule as `GET /cluster/ha/rules[/{rule}]` shows it: the rules shown
+/// include the groups not yet migrated, so it is a copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleEntry {
+    /// Its id.
+    pub id: String,
+    /// The rule.
+    pub rule: Rule,
+    /// The digest of `rules.cfg`.
+    pub digest: String,
+    /// Per option, why the rule cannot be applied (`check_feasibility`).
+    pub errors: Option<BTreeMap<&'static str, Vec<String>>>,
+}
 
 impl Ha {
     /// The rules as the API shows them: with the not yet migrated
@@ -20,16 +32,21 @@ impl Ha {
 
     /// `GET /cluster/ha/rules`, in rule order, optionally only of one
     /// `type` or with one `resource`.
-    pub fn rules_index(&self, kind: Option<&str>, resource: Option<&str>) -> Vec<Value> {
+    pub fn rules_index(&self, kind: Option<&str>, resource: Option<&str>) -> Vec<RuleEntry> {
         let rules = self.full_rules();
         let nodes = self.manager_nodes();
-        let errors = rules::check_feasibility(&rules, nodes.len());
+        let mut errors = rules::check_feasibility(&rules, nodes.len());
         let digest = self.rules_digest();
         rules::sorted(&rules)
             .into_iter()
             .filter(|(_, r)| kind.is_none_or(|k| k == r.kind().as_str()))
             .filter(|(_, r)| resource.is_none_or(|s| r.resources().contains(s)))
-            .map(|(id, r)| r.view(id, &digest, errors.get(id)))
+            .map(|(id, r)| RuleEntry {
+                id: id.clone(),
+                rule: r.clone(),
+                digest: digest.clone(),
+                errors: errors.remove(id),
+            })
             .collect()
     }
 
@@ -37,14 +54,19 @@ impl Ha {
     ///
     /// # Errors
     /// `no such ha rule 'x'`.
-    pub fn read_rule(&self, id: &str) -> Result<Value> {
-        let rules = self.full_rules();
+    pub fn read_rule(&self, id: &str) -> Result<RuleEntry> {
+        let mut rules = self.full_rules();
         let nodes = self.manager_nodes();
-        let errors = rules::check_feasibility(&rules, nodes.len());
-        rules
-            .get(id)
-            .map(|r| r.view(id, &self.rules_digest(), errors.get(id)))
-            .ok_or_else(|| Error::not_found(format!("no such ha rule '{id}'")))
+        let mut errors = rules::check_feasibility(&rules, nodes.len());
+        let Some(rule) = rules.remove(id) else {
+            return Err(Error::not_found(format!("no such ha rule '{id}'")));
+        };
+        Ok(RuleEntry {
+            id: id.to_string(),
+            rule,
+            digest: self.rules_digest(),
+            errors: errors.remove(id),
+        })
     }
 
     /// The nodes the manager knows (`node_status`).

@@ -7,9 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
-use super::{Group, Resource, parse_node_list};
+use super::{Group, Resource, option_line, parse_node_list};
 use crate::model::{Error, Result};
 
 /// The two rule types.
@@ -282,8 +281,23 @@ impl Rule {
         !self.resources.is_empty()
     }
 
+    /// `strict` as configured.
+    pub fn configured_strict(&self) -> Option<bool> {
+        self.strict
+    }
+
+    /// `disable` as configured.
+    pub fn configured_disable(&self) -> Option<bool> {
+        self.disable
+    }
+
+    /// `comment`, if set.
+    pub fn comment(&self) -> Option<&str> {
+        self.comment.as_deref()
+    }
+
     /// The node list as PVE writes it: sorted, `:priority` when not 0.
-    fn nodes_text(&self) -> String {
+    pub fn nodes_text(&self) -> String {
         self.nodes
             .iter()
             .map(|(n, p)| {
@@ -297,50 +311,30 @@ impl Rule {
             .join(",")
     }
 
-    fn options(&self) -> Vec<(&'static str, Value)> {
-        let mut o = Vec::new();
-        if let Some(a) = &self.affinity {
-            o.push(("affinity", json!(a)));
-        }
-        if let Some(c) = &self.comment {
-            o.push(("comment", json!(c)));
-        }
-        if let Some(d) = self.disable {
-            o.push(("disable", json!(u8::from(d))));
-        }
-        if !self.nodes.is_empty() {
-            o.push(("nodes", json!(self.nodes_text())));
-        }
-        o.push((
-            "resources",
-            json!(self.resources.iter().cloned().collect::<Vec<_>>().join(",")),
-        ));
-        if let Some(s) = self.strict {
-            o.push(("strict", json!(u8::from(s))));
-        }
-        o
+    /// The resource list as PVE writes it: sorted.
+    pub fn resources_text(&self) -> String {
+        self.resources.iter().cloned().collect::<Vec<_>>().join(",")
     }
 
-    /// The rule as `GET /cluster/ha/rules/{rule}` answers it.
-    pub fn view(
-        &self,
-        id: &str,
-        digest: &str,
-        errors: Option<&BTreeMap<&'static str, Vec<String>>>,
-    ) -> Value {
-        let mut v = json!({
-            "rule": id,
-            "type": self.kind.as_str(),
-            "digest": digest,
-            "order": self.order,
-        });
-        for (k, val) in self.options() {
-            v[k] = val;
+    fn section_text(&self, id: &str, out: &mut String) {
+        out.push_str(&format!("{}: {id}\n", self.kind.as_str()));
+        if let Some(a) = &self.affinity {
+            option_line(out, "affinity", a);
         }
-        if let Some(e) = errors {
-            v["errors"] = json!(e);
+        if let Some(c) = &self.comment {
+            option_line(out, "comment", c);
         }
-        v
+        if let Some(d) = self.disable {
+            option_line(out, "disable", u8::from(d));
+        }
+        if !self.nodes.is_empty() {
+            option_line(out, "nodes", self.nodes_text());
+        }
+        option_line(out, "resources", self.resources_text());
+        if let Some(s) = self.strict {
+            option_line(out, "strict", u8::from(s));
+        }
+        out.push('\n');
     }
 }
 
@@ -348,15 +342,7 @@ impl Rule {
 pub fn rules_text(rules: &BTreeMap<String, Rule>) -> String {
     let mut out = String::new();
     for (id, r) in sorted(rules) {
-        out.push_str(&format!("{}: {id}\n", r.kind.as_str()));
-        for (k, v) in r.options() {
-            let v = match v {
-                Value::String(s) => s,
-                other => other.to_string(),
-            };
-            out.push_str(&format!("\t{k} {v}\n"));
-        }
-        out.push('\n');
+        r.section_text(id, &mut out);
     }
     out
 }

@@ -1,22 +1,100 @@
 //! `GET /cluster/ha/status/current` and `manager_status`
 //! (`API2/HA/Status.pm`), from the manager's state and the emulated clock.
 
-use serde_json::{Value, json};
-
-use super::Ha;
-use super::manager::{Manager, Service};
+use super::manager::{Disarm, Manager, Service};
+use super::{Ha, Resource};
 use crate::model::PveVersion;
 
-/// `scalar(localtime)` of the emulated node (UTC).
-fn ctime_text(epoch: i64) -> String {
-    let (y, mo, d, h, mi, s, wd) = crate::clock::civil(epoch);
-    let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-    let months = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let m = months[usize::try_from(mo).unwrap_or(1).saturating_sub(1) % 12];
-    let w = days[usize::try_from(wd).unwrap_or(0) % 7];
-    format!("{w} {m} {d:2} {h:02}:{mi:02}:{s:02} {y}")
+/// One line of `GET /cluster/ha/status/current`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatusLine<'a> {
+    /// The local node's quorum.
+    Quorum {
+        /// The local node.
+        node: &'a str,
+        /// Whether it has quorum.
+        quorate: bool,
+    },
+    /// The CRM master.
+    Master {
+        /// The master node.
+        node: &'a str,
+        /// By the age of its status: `active`, `idle`, `old timestamp -
+        /// dead?` or `detected time drift!`.
+        state: &'static str,
+        /// When it last wrote its status, epoch seconds.
+        timestamp: i64,
+        /// A disarm of the HA stack (9.x).
+        disarm: Option<&'a Disarm>,
+    },
+    /// The fencing state (9.x).
+    Fencing {
+        /// The master node, or the local one while there is none.
+        node: &'a str,
+        /// Armed, standing by or disarmed.
+        fencing: Fencing<'a>,
+    },
+    /// A node's LRM.
+    Lrm {
+        /// The node.
+        node: &'a str,
+        /// Its status; `None` when there is none to read.
+        status: Option<LrmLine>,
+    },
+    /// A service.
+    Service(ServiceLine<'a>),
+}
+
+/// The fencing state of the `fencing` line (9.x).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fencing<'a> {
+    /// Disarming or disarmed.
+    Disarm(&'a Disarm),
+    /// The CRM is active: its watchdog is armed.
+    Armed,
+    /// The CRM is not active.
+    Standby,
+}
+
+/// The status of an LRM line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LrmLine {
+    /// `active`, `idle`, `wait_for_agent_lock`, `<mode> mode`, or the
+    /// age of the status (`old timestamp - dead?`, ...).
+    pub state: String,
+    /// The watchdog's state (9.x): `watchdog active`, `released` or
+    /// `standby`.
+    pub watchdog: Option<&'static str>,
+    /// When the LRM last wrote its status, epoch seconds.
+    pub timestamp: i64,
+}
+
+/// A service line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceLine<'a> {
+    /// The sid.
+    pub sid: &'a str,
+    /// The manager's state of the service, once it took it up.
+    pub crm_state: Option<&'a str>,
+    /// The node: the manager's, or else the guest's.
+    pub node: Option<String>,
+    /// `get_verbose_service_state`.
+    pub state: String,
+    /// Its configuration, while it is configured.
+    pub config: Option<&'a Resource>,
+    /// 9.x, configured: the failback in force (on by default).
+    pub failback: Option<bool>,
+}
+
+/// What `GET /cluster/ha/status/manager_status` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ManagerStatus<'a> {
+    /// The manager, once a CRM has been master.
+    pub manager: Option<&'a Manager>,
+    /// The local node.
+    pub node: &'a str,
+    /// Whether it has quorum.
+    pub quorate: bool,
 }
 
 /// `timestamp_to_status`.
@@ -66,21 +144,18 @@ fn verbose_state(ss: Option<&Service>, req: Option<&str>, has_node: bool) -> Str
 
 impl Ha {
     /// `GET /cluster/ha/status/current`.
-    pub fn status_current(
-        &self,
+    pub fn status_current<'a>(
+        &'a self,
         version: PveVersion,
         now: i64,
-        local: &str,
+        local: &'a str,
         quorate: bool,
         guest_node: impl Fn(&str) -> Option<String>,
-    ) -> Vec<Value> {
-        let mut out = vec![json!({
-            "id": "quorum",
-            "type": "quorum",
-            "node": local,
-            "status": if quorate { "OK".to_string() } else { format!("No quorum on node '{local}'!") },
-            "quorate": u8::from(quorate),
-        })];
+    ) -> Vec<StatusLine<'a>> {
+        let mut out = vec![StatusLine::Quorum {
+            node: local,
+            quorate,
+        }];
         let m = self.manager.as_ref();
         let mut crm_active = false;
         if let Some(m) = m {
@@ -89,73 +164,37 @@ impl Ha {
             if quorate && st != "active" && self.resources.is_empty() {
                 st = "idle";
             }
-            let mut extra = String::new();
-            if version.is_v9()
-                && let Some(d) = &m.disarm
-            {
-                extra = format!(" - {}, resource mode: {}", d.state, d.mode);
-            }
-            out.push(json!({
-                "id": "master",
-                "type": "master",
-                "node": m.master_node,
-                "status": format!("{} ({st}, {}){extra}", m.master_node, ctime_text(m.timestamp)),
-                "timestamp": m.timestamp,
-            }));
+            out.push(StatusLine::Master {
+                node: &m.master_node,
+                state: st,
+                timestamp: m.timestamp,
+                disarm: m.disarm.as_ref().filter(|_| version.is_v9()),
+            });
         }
         if version.is_v9() {
             let node = m.map_or(local, |m| m.master_node.as_str());
-            match m.and_then(|m| m.disarm.as_ref()) {
-                Some(d) => {
-                    let wd = if d.state == "disarmed" {
-                        "CRM watchdog released"
-                    } else {
-                        "CRM watchdog active"
-                    };
-                    out.push(json!({
-                        "id": "fencing",
-                        "type": "fencing",
-                        "node": node,
-                        "status": format!("{}, resource mode: {} ({wd})", d.state, d.mode),
-                        "armed-state": d.state,
-                        "resource_mode": d.mode,
-                    }));
-                }
-                None => {
-                    let (armed, wd) = if crm_active {
-                        ("armed", "CRM watchdog active")
-                    } else {
-                        ("standby", "CRM watchdog standby")
-                    };
-                    out.push(json!({
-                        "id": "fencing",
-                        "type": "fencing",
-                        "node": node,
-                        "status": format!("{armed} ({wd})"),
-                        "armed-state": armed,
-                    }));
-                }
-            }
+            let fencing = match m.and_then(|m| m.disarm.as_ref()) {
+                Some(d) => Fencing::Disarm(d),
+                None if crm_active => Fencing::Armed,
+                None => Fencing::Standby,
+            };
+            out.push(StatusLine::Fencing { node, fencing });
         }
         if let Some(m) = m {
             for node in m.node_status.keys() {
-                out.push(lrm_line(version, m, node, now));
+                out.push(StatusLine::Lrm {
+                    node,
+                    status: lrm_line(version, m, node, now),
+                });
             }
         }
-        let mut add = |sid: &str, ss: Option<&Service>| {
+        let mut add = |sid: &'a str, ss: Option<&'a Service>| {
             let sc = self.resources.get(sid);
-            let mut d = json!({ "id": format!("service:{sid}"), "type": "service", "sid": sid });
             let cfg_node = guest_node(sid);
             let node = match ss {
-                Some(s) => {
-                    d["crm_state"] = json!(s.state);
-                    Some(s.node.clone())
-                }
+                Some(s) => Some(s.node.clone()),
                 None => cfg_node.clone(),
             };
-            if let Some(n) = &node {
-                d["node"] = json!(n);
-            }
             let mut state = verbose_state(
                 ss,
                 sc.map(super::Resource::requested),
@@ -164,26 +203,16 @@ impl Ha {
             if m.and_then(Manager::disarm_mode) == Some("ignore") && version.is_v9() {
                 state = "ignore".into();
             }
-            d["status"] = json!(format!(
-                "{sid} ({}, {state})",
-                node.as_deref().unwrap_or("---")
-            ));
-            d["state"] = json!(state);
-            if let Some(r) = sc {
-                d["request_state"] = r.state().map_or(json!("started"), |s| json!(s));
-                if let Some(g) = r.group() {
-                    d["group"] = json!(g);
-                }
-                d["max_restart"] = json!(r.max_restart());
-                d["max_relocate"] = json!(r.max_relocate());
-                if version.is_v9() {
-                    d["failback"] = json!(u8::from(r.failback.unwrap_or(true)));
-                }
-                if let Some(c) = &r.comment {
-                    d["comment"] = json!(c);
-                }
-            }
-            out.push(d);
+            out.push(StatusLine::Service(ServiceLine {
+                sid,
+                crm_state: ss.map(Service::state),
+                node,
+                state,
+                config: sc,
+                failback: sc
+                    .filter(|_| version.is_v9())
+                    .map(|r| r.failback.unwrap_or(true)),
+            }));
         };
         if let Some(m) = m {
             for (sid, s) in &m.service_status {
@@ -200,32 +229,18 @@ impl Ha {
     }
 
     /// `GET /cluster/ha/status/manager_status`.
-    pub fn manager_status(&self, local: &str, quorate: bool) -> Value {
-        let mut v = json!({
-            "manager_status": self.manager.as_ref().map_or(json!({}), Manager::view),
-            "quorum": { "node": local, "quorate": u8::from(quorate) },
-        });
-        if let Some(m) = &self.manager {
-            v["lrm_status"] = m
-                .node_status
-                .keys()
-                .map(|n| (n.clone(), m.lrm_view(n)))
-                .collect::<serde_json::Map<_, _>>()
-                .into();
+    pub fn manager_status<'a>(&'a self, local: &'a str, quorate: bool) -> ManagerStatus<'a> {
+        ManagerStatus {
+            manager: self.manager.as_ref(),
+            node: local,
+            quorate,
         }
-        v
     }
 }
 
-/// The `lrm:<node>` line of `status/current`.
-fn lrm_line(version: PveVersion, m: &Manager, node: &str, now: i64) -> Value {
-    let id = format!("lrm:{node}");
-    let Some(l) = m.lrm.get(node) else {
-        return json!({
-            "id": id, "type": "lrm", "node": node,
-            "status": format!("{node} (unable to read lrm status)"),
-        });
-    };
+/// The status of the `lrm:<node>` line of `status/current`.
+fn lrm_line(version: PveVersion, m: &Manager, node: &str, now: i64) -> Option<LrmLine> {
+    let l = m.lrm.get(node)?;
     let mut st = timestamp_status(now, l.timestamp).to_string();
     let active = st == "active";
     let wd = if active && (l.state == "active" || l.state == "maintenance") {
@@ -246,10 +261,9 @@ fn lrm_line(version: PveVersion, m: &Manager, node: &str, now: i64) -> Value {
     } else if l.mode == "maintenance" || (version.is_v9() && l.mode == "disarm") {
         st = format!("{} mode", l.mode);
     }
-    let status = if version.is_v9() {
-        format!("{node} ({st}, {wd}, {})", ctime_text(l.timestamp))
-    } else {
-        format!("{node} ({st}, {})", ctime_text(l.timestamp))
-    };
-    json!({ "id": id, "type": "lrm", "node": node, "status": status, "timestamp": l.timestamp })
+    Some(LrmLine {
+        state: st,
+        watchdog: version.is_v9().then_some(wd),
+        timestamp: l.timestamp,
+    })
 }

@@ -135,7 +135,7 @@ impl Cluster {
             s["lock"] = json!(l);
         }
         if current {
-            s["ha"] = self.ha.service_status(&format!("ct:{}", ct.vmid()));
+            s["ha"] = json!(self.ha.guest_service_status("ct", ct.vmid()));
         }
         s
     }
@@ -169,7 +169,7 @@ impl Cluster {
             }
         }
         if let Some(state) = self.ha.hastate(ct.vmid(), crate::model::ha::GuestType::Lxc) {
-            item["hastate"] = state;
+            item["hastate"] = json!(state);
         }
         item
     }

@@ -2,12 +2,17 @@
 //! migration of groups to rules, and the manager's rounds that start,
 //! stop and move HA-managed guests on the emulated clock.
 
+use std::collections::BTreeMap;
+
 use rstest::rstest;
-use serde_json::json;
 
 use super::{CLUSTER, LAB, World, refused};
 use crate::model::PveVersion;
-use crate::model::ha::{GroupUpdate, HaRequest, ResourceUpdate, RuleUpdate};
+use crate::model::ha::manager::Lrm;
+use crate::model::ha::{
+    Fencing, GroupUpdate, HaRequest, LrmLine, Manager, MoveRequested, Resource, ResourceUpdate,
+    RuleUpdate, ServiceLine, ServiceStatus, StatusLine,
+};
 
 /// [`LAB`] plus container 300 (stopped) on `pve`.
 const LAB_CT: &str = r#"
@@ -50,6 +55,25 @@ fn running(w: &World, vmid: u32) -> bool {
         .map(crate::model::qemu::Vm::running)
         .or_else(|| w.c.guests().ct(vmid).map(crate::model::lxc::Ct::running))
         .unwrap_or(false)
+}
+
+/// The service line of a `status/current` line.
+fn service_line<'a>(l: &'a StatusLine<'_>) -> Option<&'a ServiceLine<'a>> {
+    match l {
+        StatusLine::Service(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// The `id` of a `status/current` line.
+fn line_id(l: &StatusLine<'_>) -> String {
+    match l {
+        StatusLine::Quorum { .. } => "quorum".into(),
+        StatusLine::Master { .. } => "master".into(),
+        StatusLine::Fencing { .. } => "fencing".into(),
+        StatusLine::Lrm { node, .. } => format!("lrm:{node}"),
+        StatusLine::Service(s) => format!("service:{}", s.sid),
+    }
 }
 
 fn service(w: &World, sid: &str) -> Option<String> {
@@ -127,9 +151,9 @@ fn a_bare_vmid_names_the_guests_type_and_a_resource_is_made_once() {
     );
     let list = w.c.ha().resources_index(PveVersion::V9_1, Some("ct"));
     assert_eq!(list.len(), 1);
-    assert_eq!(list[0]["sid"], "ct:300");
-    assert_eq!(list[0]["state"], "stopped");
-    assert_eq!(list[0]["type"], "ct");
+    assert_eq!(list[0].sid, "ct:300");
+    assert_eq!(list[0].resource.state(), Some("stopped"));
+    assert_eq!(list[0].resource.kind(), "ct");
 }
 
 #[test]
@@ -146,7 +170,8 @@ fn update_checks_digest_and_deletes_options() {
         w.c.ha()
             .read_resource(PveVersion::V9_1, "vm:100")
             .expect("read");
-    assert_eq!(before["max_restart"], 3);
+    assert_eq!(before.resource.configured_max_restart(), Some(3));
+    let before_digest = before.digest.clone();
     let types = |_| None;
     let stale = ResourceUpdate {
         digest: Some("0".repeat(40)),
@@ -161,7 +186,7 @@ fn update_checks_digest_and_deletes_options() {
         )
     );
     let del = ResourceUpdate {
-        digest: before["digest"].as_str().map(str::to_string),
+        digest: Some(before_digest.clone()),
         delete: vec!["comment".into(), "max_restart".into()],
         failback: Some(false),
         ..ResourceUpdate::default()
@@ -173,9 +198,9 @@ fn update_checks_digest_and_deletes_options() {
         w.c.ha()
             .read_resource(PveVersion::V9_1, "vm:100")
             .expect("read");
-    assert!(after.get("comment").is_none() && after.get("max_restart").is_none());
-    assert_eq!(after["failback"], 0);
-    assert_ne!(after["digest"], before["digest"]);
+    assert!(after.resource.comment().is_none() && after.resource.configured_max_restart().is_none());
+    assert_eq!(after.resource.configured_failback(), Some(false));
+    assert_ne!(after.digest, before_digest);
     let bad = ResourceUpdate {
         delete: vec!["sid".into()],
         ..ResourceUpdate::default()
@@ -237,8 +262,8 @@ fn groups_on_8_4_live_with_their_resources() {
         )
     );
     let g = ha.read_group(v, "prefer").expect("read");
-    assert_eq!(g["nodes"], "pve:2,pve");
-    assert_eq!(g["type"], "group");
+    assert_eq!(g.group.nodes().join(","), "pve:2,pve");
+    assert_eq!(g.id, "prefer");
     let up = GroupUpdate {
         restricted: Some(true),
         delete: vec!["nodes".into()],
@@ -257,7 +282,13 @@ fn groups_on_8_4_live_with_their_resources() {
         ..GroupUpdate::default()
     };
     ha.update_group(v, "prefer", &up).expect("update");
-    assert_eq!(ha.read_group(v, "prefer").expect("read")["restricted"], 1);
+    assert_eq!(
+        ha.read_group(v, "prefer")
+            .expect("read")
+            .group
+            .configured_restricted(),
+        Some(true)
+    );
     let in_group = ResourceUpdate {
         group: Some("prefer".into()),
         ..ResourceUpdate::default()
@@ -277,14 +308,12 @@ fn groups_on_8_4_live_with_their_resources() {
     );
     // The status shows the group of the service.
     let st = w.c.ha_status_current(w.now());
-    let svc = st
-        .iter()
-        .find(|l| l["type"] == "service")
-        .expect("service line");
-    assert_eq!(svc["group"], "prefer");
-    assert_eq!(svc["state"], "queued");
+    let svc = st.iter().find_map(service_line).expect("service line");
+    assert_eq!(svc.config.and_then(Resource::group), Some("prefer"));
+    assert_eq!(svc.state, "queued");
     assert!(
-        st.iter().all(|l| l["type"] != "fencing"),
+        st.iter()
+            .all(|l| !matches!(l, StatusLine::Fencing { .. })),
         "8.4 has no fencing line"
     );
 }
@@ -426,18 +455,21 @@ fn rules_are_checked_together() {
     );
     let list = ha.rules_index(None, Some("vm:200"));
     assert_eq!(list.len(), 2);
-    assert_eq!(list[0]["rule"], "keep");
-    assert_eq!(list[0]["nodes"], "pve1:2,pve2");
-    assert_eq!(list[0]["resources"], "vm:100,vm:200");
+    assert_eq!(list[0].id, "keep");
+    assert_eq!(list[0].rule.nodes_text(), "pve1:2,pve2");
+    assert_eq!(list[0].rule.resources_text(), "vm:100,vm:200");
     // pve-ha-manager's next ordinal counts from the lowest order.
-    assert_eq!(list[0]["order"], 1);
-    assert_eq!(list[1]["order"], 2);
+    assert_eq!(list[0].rule.order(), 1);
+    assert_eq!(list[1].rule.order(), 2);
     let up = RuleUpdate {
         strict: Some(true),
         ..RuleUpdate::default()
     };
     ha.update_rule("keep", &up, nodes).expect("strict");
-    assert_eq!(ha.read_rule("keep").expect("read")["strict"], 1);
+    assert_eq!(
+        ha.read_rule("keep").expect("read").rule.configured_strict(),
+        Some(true)
+    );
     let up = RuleUpdate {
         delete: vec!["resources".into()],
         ..RuleUpdate::default()
@@ -455,10 +487,13 @@ fn rules_are_checked_together() {
         .expect("delete");
     let list = ha.rules_index(None, None);
     assert_eq!(list.len(), 2);
-    assert_eq!(list[1]["resources"], "vm:200");
+    assert_eq!(list[1].rule.resources_text(), "vm:200");
     assert_eq!(
-        list[1]["errors"],
-        json!({ "resources": ["rule is ineffective as there are less than two resources"] })
+        list[1].errors,
+        Some(BTreeMap::from([(
+            "resources",
+            vec!["rule is ineffective as there are less than two resources".to_string()]
+        )]))
     );
 }
 
@@ -478,8 +513,11 @@ fn groups_of_an_upgraded_cluster_become_rules_after_three_rounds() {
     // Before the migration the API shows the group as a rule, and
     // refuses new rules.
     let list = w.c.ha().rules_index(None, None);
-    assert_eq!(list[0]["rule"], "ha-group-prefer");
-    assert_eq!(list[0]["comment"], "Generated from HA group 'prefer'.");
+    assert_eq!(list[0].id, "ha-group-prefer");
+    assert_eq!(
+        list[0].rule.comment(),
+        Some("Generated from HA group 'prefer'.")
+    );
     assert_eq!(
         refused(w.c.ha_mut().create_rule(
             "r",
@@ -493,8 +531,8 @@ fn groups_of_an_upgraded_cluster_become_rules_after_three_rounds() {
         )
     );
     assert_eq!(
-        w.c.ha().read_resource(v, "vm:100").expect("read")["group"],
-        "prefer"
+        w.c.ha().read_resource(v, "vm:100").expect("read").group,
+        Some("prefer")
     );
     w.tick(20_000);
     assert!(!w.c.ha().groups_migrated(), "two rounds are not enough");
@@ -504,11 +542,11 @@ fn groups_of_an_upgraded_cluster_become_rules_after_three_rounds() {
         w.c.ha()
             .read_rule("ha-group-prefer")
             .expect("persisted rule");
-    assert_eq!(r["nodes"], "pve:2");
-    assert_eq!(r["strict"], 1);
+    assert_eq!(r.rule.nodes_text(), "pve:2");
+    assert_eq!(r.rule.configured_strict(), Some(true));
     let res = w.c.ha().read_resource(v, "vm:100").expect("read");
-    assert!(res.get("group").is_none());
-    assert_eq!(res["failback"], 0);
+    assert!(res.group.is_none());
+    assert_eq!(res.resource.configured_failback(), Some(false));
 }
 
 #[test]
@@ -532,13 +570,23 @@ fn the_manager_starts_and_stops_a_managed_vm() {
     assert!(!running(&w, 100));
     add(&mut w, "vm:100", &ResourceUpdate::default()).expect("add");
     assert_eq!(
-        w.c.ha().service_status("vm:100"),
-        json!({ "managed": 1, "state": null })
+        w.c.ha().guest_service_status("vm", 100),
+        ServiceStatus::Managed(None)
     );
     let st = w.c.ha_status_current(w.now());
     assert_eq!(st.len(), 3, "quorum, fencing, one service: {st:?}");
-    assert_eq!(st[1]["status"], "standby (CRM watchdog standby)");
-    assert_eq!(st[2]["status"], "vm:100 (pve, queued)");
+    assert!(
+        matches!(
+            st[1],
+            StatusLine::Fencing {
+                node: "pve",
+                fencing: Fencing::Standby
+            }
+        ),
+        "{st:?}"
+    );
+    let svc = service_line(&st[2]).expect("service line");
+    assert_eq!((svc.node.as_deref(), svc.state.as_str()), (Some("pve"), "queued"));
     // The first round is on the ten-second grid; the LRM's start task
     // ends a second later.
     w.tick(10_000);
@@ -553,25 +601,39 @@ fn the_manager_starts_and_stops_a_managed_vm() {
     assert_eq!(started.upid.user, "root@pam");
     w.tick(10_000);
     let st = w.c.ha_status_current(w.now());
-    let ids: Vec<&str> = st.iter().filter_map(|l| l["id"].as_str()).collect();
+    let ids: Vec<String> = st.iter().map(line_id).collect();
     assert_eq!(
         ids,
         ["quorum", "master", "fencing", "lrm:pve", "service:vm:100"]
     );
     assert!(
-        st[1]["status"]
-            .as_str()
-            .unwrap_or("")
-            .starts_with("pve (active, ")
+        matches!(
+            st[1],
+            StatusLine::Master {
+                node: "pve",
+                state: "active",
+                ..
+            }
+        ),
+        "{st:?}"
     );
     assert!(
-        st[3]["status"]
-            .as_str()
-            .unwrap_or("")
-            .starts_with("pve (active, watchdog active, ")
+        matches!(
+            &st[3],
+            StatusLine::Lrm {
+                node: "pve",
+                status: Some(LrmLine {
+                    state,
+                    watchdog: Some("watchdog active"),
+                    ..
+                }),
+            } if state == "active"
+        ),
+        "{st:?}"
     );
-    assert_eq!(st[4]["status"], "vm:100 (pve, started)");
-    assert_eq!(st[4]["request_state"], "started");
+    let svc = service_line(&st[4]).expect("service line");
+    assert_eq!((svc.node.as_deref(), svc.state.as_str()), (Some("pve"), "started"));
+    assert!(svc.config.is_some_and(|r| r.requested() == "started"));
     // `qm stop` of an HA VM asks the CRM; the VM stops within a round.
     let now = w.now();
     let worker =
@@ -586,8 +648,10 @@ fn the_manager_starts_and_stops_a_managed_vm() {
     assert_eq!(
         w.c.ha()
             .read_resource(PveVersion::V9_1, "vm:100")
-            .expect("read")["state"],
-        "stopped"
+            .expect("read")
+            .resource
+            .state(),
+        Some("stopped")
     );
     w.tick(10_000);
     assert_eq!(service(&w, "vm:100").as_deref(), Some("stopped"));
@@ -631,13 +695,20 @@ fn a_container_starts_through_ha_and_ignored_resources_are_left_alone() {
         "ignored services leave the manager"
     );
     let st = w.c.ha_status_current(w.now());
-    let line = st.iter().find(|l| l["type"] == "service").expect("line");
-    assert_eq!(line["state"], "ignored");
+    let line = st.iter().find_map(service_line).expect("line");
+    assert_eq!(line.state, "ignored");
     assert!(
-        st.iter()
-            .find(|l| l["type"] == "lrm")
-            .and_then(|l| l["status"].as_str())
-            .is_some_and(|s| s.starts_with("pve (idle, ") && !s.contains("watchdog")),
+        st.iter().any(|l| matches!(
+            l,
+            StatusLine::Lrm {
+                node: "pve",
+                status: Some(LrmLine {
+                    state,
+                    watchdog: None,
+                    ..
+                }),
+            } if state == "idle"
+        )),
         "{st:?}"
     );
 }
@@ -653,7 +724,15 @@ fn migrate_moves_a_running_vm_to_the_target_node() {
         w.c.ha_mut()
             .request_move(v, "vm:200", "pve2", false, |_| None, now)
             .expect("queued");
-    assert_eq!(answer, json!({ "sid": "vm:200", "requested-node": "pve2" }));
+    assert_eq!(
+        answer,
+        Some(MoveRequested {
+            sid: "vm:200".into(),
+            node: "pve2".into(),
+            comigrated: Vec::new(),
+            blocking: Vec::new(),
+        })
+    );
     w.tick(10_000);
     assert_eq!(service(&w, "vm:200").as_deref(), Some("migrate"));
     w.tick(5_000);
@@ -681,7 +760,7 @@ fn migrate_moves_a_running_vm_to_the_target_node() {
         w.c.ha_mut()
             .request_move(PveVersion::V8_4, "vm:200", "pve2", true, |_| None, now)
             .expect("queued");
-    assert_eq!(r, serde_json::Value::Null);
+    assert_eq!(r, None);
     assert_eq!(w.c.ha().crm_commands(), ["relocate vm:200 pve2"]);
 }
 
@@ -741,7 +820,10 @@ fn a_long_jump_of_the_clock_runs_only_the_last_rounds_and_the_world_round_trips(
     let back: crate::model::Cluster = serde_json::from_value(doc).expect("deserialize");
     assert_eq!(back.ha(), w.c.ha());
     let ms = back.ha_manager_status();
-    assert_eq!(ms["manager_status"]["master_node"], "pve");
-    assert_eq!(ms["lrm_status"]["pve"]["mode"], "active");
-    assert_eq!(ms["quorum"], json!({ "node": "pve", "quorate": 1 }));
+    assert_eq!(ms.manager.map(Manager::master), Some("pve"));
+    assert_eq!(
+        ms.manager.and_then(|m| m.lrm("pve")).map(Lrm::mode),
+        Some("active")
+    );
+    assert_eq!((ms.node, ms.quorate), ("pve", true));
 }

@@ -1,7 +1,10 @@
 //! `/cluster/ha`: HA resources, groups (8.x), rules (9.x) and the
 //! manager's status (pve-ha-manager `API2/HA/{Resources,Groups,Rules,
 //! Status}.pm`), and the diversion of an HA-managed guest's power and
-//! migrate calls to the HA stack (qemu-server, pve-container).
+//! migrate calls to the HA stack (qemu-server, pve-container). The
+//! answers are written by [`view`].
+
+mod view;
 
 use serde_json::Value;
 
@@ -71,7 +74,9 @@ fn resource_update(ctx: &Ctx<'_>) -> Result<ResourceUpdate> {
 fn resources_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let kind = ctx.params.str("type");
     let v = ctx.state.settings().version;
-    Ok(Value::Array(ctx.with(|c| c.ha().resources_index(v, kind.as_deref()))).into())
+    Ok(ctx
+        .with(|c| view::resources(&c.ha().resources_index(v, kind.as_deref())))
+        .into())
 }
 
 /// `GET /cluster/ha/resources/{sid}`.
@@ -81,7 +86,7 @@ fn read_resource(ctx: &Ctx<'_>) -> Result<Reply> {
         .with(|c| {
             let v = c.version();
             let (sid, _, _) = crate::model::ha::parse_sid(v, &sid, |id| c.guest_type(id))?;
-            c.ha().read_resource(v, &sid)
+            c.ha().read_resource(v, &sid).map(|e| view::resource(&e))
         })?
         .into())
 }
@@ -150,6 +155,7 @@ fn request_move(ctx: &Ctx<'_>, relocate: bool) -> Result<Reply> {
             let types = guest_types(c);
             c.ha_mut()
                 .request_move(v, &sid, &node, relocate, types, now)
+                .map(|m| view::moved(m.as_ref()))
         })?
         .into())
 }
@@ -179,14 +185,18 @@ fn group_update(ctx: &Ctx<'_>) -> Result<GroupUpdate> {
 /// `GET /cluster/ha/groups`.
 fn groups_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let v = ctx.state.settings().version;
-    Ok(Value::Array(ctx.with(|c| c.ha().groups_index(v))?).into())
+    Ok(ctx
+        .with(|c| c.ha().groups_index(v).map(|l| view::groups(&l)))?
+        .into())
 }
 
 /// `GET /cluster/ha/groups/{group}`.
 fn read_group(ctx: &Ctx<'_>) -> Result<Reply> {
     let id = ctx.param("group")?;
     let v = ctx.state.settings().version;
-    Ok(ctx.with(|c| c.ha().read_group(v, &id))?.into())
+    Ok(ctx
+        .with(|c| c.ha().read_group(v, &id).map(|e| view::group(&e)))?
+        .into())
 }
 
 /// `POST /cluster/ha/groups`.
@@ -233,13 +243,17 @@ fn rule_update(ctx: &Ctx<'_>) -> Result<RuleUpdate> {
 fn rules_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let kind = ctx.params.str("type");
     let resource = ctx.params.str("resource");
-    Ok(Value::Array(ctx.with(|c| c.ha().rules_index(kind.as_deref(), resource.as_deref()))).into())
+    Ok(ctx
+        .with(|c| view::rules(&c.ha().rules_index(kind.as_deref(), resource.as_deref())))
+        .into())
 }
 
 /// `GET /cluster/ha/rules/{rule}`.
 fn read_rule(ctx: &Ctx<'_>) -> Result<Reply> {
     let id = ctx.param("rule")?;
-    Ok(ctx.with(|c| c.ha().read_rule(&id))?.into())
+    Ok(ctx
+        .with(|c| c.ha().read_rule(&id).map(|e| view::rule(&e)))?
+        .into())
 }
 
 /// The nodes a rule may name (`check_node_exists`, the local node
@@ -283,12 +297,16 @@ fn delete_rule(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /cluster/ha/status/current`.
 fn status_current(ctx: &Ctx<'_>) -> Result<Reply> {
     let now = ctx.now();
-    Ok(Value::Array(ctx.with(|c| c.ha_status_current(now))).into())
+    Ok(ctx
+        .with(|c| view::status_current(&c.ha_status_current(now)))
+        .into())
 }
 
 /// `GET /cluster/ha/status/manager_status`.
 fn manager_status(ctx: &Ctx<'_>) -> Result<Reply> {
-    Ok(ctx.with(|c| c.ha_manager_status()).into())
+    Ok(ctx
+        .with(|c| view::manager_status(&c.ha_manager_status()))
+        .into())
 }
 
 /// `POST /cluster/ha/status/disarm-ha` (9.x).
