@@ -25,6 +25,17 @@ pub struct Mapped {
     pub refused: Vec<String>,
 }
 
+/// Why user data cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum UserDataError {
+    /// Not YAML.
+    #[error("{0}")]
+    Yaml(#[from] serde_yaml::Error),
+    /// YAML, but not a mapping.
+    #[error("user data must be a #cloud-config mapping")]
+    NotAMapping,
+}
+
 fn strings(v: &Value) -> Option<Vec<String>> {
     match v {
         Value::String(s) => Some(vec![s.clone()]),
@@ -37,10 +48,10 @@ fn strings(v: &Value) -> Option<Vec<String>> {
 ///
 /// # Errors
 /// Not YAML, or not a mapping.
-pub fn map_user_data(text: &str, vm_name: &str) -> Result<Mapped, String> {
-    let v: Value = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+pub fn map_user_data(text: &str, vm_name: &str) -> Result<Mapped, UserDataError> {
+    let v: Value = serde_yaml::from_str(text)?;
     let Value::Mapping(m) = v else {
-        return Err("user data must be a #cloud-config mapping".into());
+        return Err(UserDataError::NotAMapping);
     };
     let mut out = Mapped::default();
     for (k, v) in &m {

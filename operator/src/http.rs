@@ -56,12 +56,22 @@ impl Health {
     }
 }
 
+/// A bind address that is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid bind address {addr:?}: {source}")]
+pub struct BindAddressError {
+    /// The address as given (trimmed).
+    pub addr: String,
+    /// Why it does not parse.
+    pub source: std::net::AddrParseError,
+}
+
 /// Parses `:8080`, `0.0.0.0:8080` or `127.0.0.1:0`; `0` or empty turns
 /// the server off.
 ///
 /// # Errors
 /// When the address is malformed.
-pub fn parse_bind(s: &str) -> Result<Option<SocketAddr>, String> {
+pub fn parse_bind(s: &str) -> Result<Option<SocketAddr>, BindAddressError> {
     let s = s.trim();
     if s.is_empty() || s == "0" {
         return Ok(None);
@@ -71,9 +81,10 @@ pub fn parse_bind(s: &str) -> Result<Option<SocketAddr>, String> {
     } else {
         s.to_string()
     };
-    full.parse()
-        .map(Some)
-        .map_err(|e| format!("invalid bind address {s:?}: {e}"))
+    full.parse().map(Some).map_err(|source| BindAddressError {
+        addr: s.to_string(),
+        source,
+    })
 }
 
 fn respond(metrics: &Metrics, health: &Health, path: &str) -> Response<Full<Bytes>> {

@@ -70,7 +70,13 @@ enum Cmd {
     },
 }
 
-fn duration(s: &str) -> Result<Duration, String> {
+/// A `RECONCILE_INTERVAL` that is not a positive number of seconds or
+/// minutes.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid duration {0:?}")]
+struct InvalidDuration(String);
+
+fn duration(s: &str) -> Result<Duration, InvalidDuration> {
     let s = s.trim();
     let (n, mult) = if let Some(m) = s.strip_suffix('m') {
         (m, 60.0)
@@ -79,9 +85,9 @@ fn duration(s: &str) -> Result<Duration, String> {
     } else {
         (s, 1.0)
     };
-    let v: f64 = n.parse().map_err(|_| format!("invalid duration {s:?}"))?;
+    let v: f64 = n.parse().map_err(|_| InvalidDuration(s.to_string()))?;
     if v <= 0.0 {
-        return Err(format!("invalid duration {s:?}"));
+        return Err(InvalidDuration(s.to_string()));
     }
     Ok(Duration::from_secs_f64(v * mult))
 }

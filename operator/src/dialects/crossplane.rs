@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::{Context, Doc, R, env_tls, known, name, native, s, text};
+use super::{Context, Doc, R, TranslateError, env_tls, known, name, native, s, text};
 use crate::types::Resource;
 
 /// The ProxmoxCluster of one site of a ProviderConfig.
@@ -19,43 +19,52 @@ pub fn site_cluster(config: &str, site: &str) -> String {
 fn crossplane_credentials(spec: &Value, ctx: &Context) -> R<Value> {
     let c = spec
         .get("credentials")
-        .ok_or("spec.credentials is required")?;
+        .ok_or_else(|| TranslateError::required("spec.credentials"))?;
     known(c, "spec.credentials", &["source", "secretRef"])?;
     match s(c, "source") {
         None | Some("Secret") => {}
         Some(o) => {
-            return Err(format!(
-                "spec.credentials.source: '{o}' is not supported (Secret)"
+            return Err(TranslateError::invalid(
+                "spec.credentials.source",
+                format!("'{o}' is not supported (Secret)"),
             ));
         }
     }
     let r = c
         .get("secretRef")
-        .ok_or("spec.credentials.secretRef is required")?;
+        .ok_or_else(|| TranslateError::required("spec.credentials.secretRef"))?;
     known(
         r,
         "spec.credentials.secretRef",
         &["name", "namespace", "key"],
     )?;
-    let secret = s(r, "name").ok_or("spec.credentials.secretRef.name is required")?;
-    let key = s(r, "key").ok_or("spec.credentials.secretRef.key is required")?;
+    let secret =
+        s(r, "name").ok_or_else(|| TranslateError::required("spec.credentials.secretRef.name"))?;
+    let key =
+        s(r, "key").ok_or_else(|| TranslateError::required("spec.credentials.secretRef.key"))?;
     let body = ctx
         .secrets
         .get(secret)
-        .ok_or(format!("Secret '{secret}' not found"))?
+        .ok_or_else(|| TranslateError::not_found(format!("Secret '{secret}'")))?
         .string_data
         .get(key)
-        .ok_or(format!("Secret '{secret}' has no key '{key}'"))?;
-    let j: Value = serde_json::from_str(body)
-        .map_err(|e| format!("Secret '{secret}' key '{key}': not JSON ({e})"))?;
+        .ok_or_else(|| TranslateError::SecretKeyMissing {
+            secret: secret.into(),
+            key: key.into(),
+        })?;
+    let j: Value = serde_json::from_str(body).map_err(|source| TranslateError::SecretNotJson {
+        secret: secret.into(),
+        key: key.into(),
+        source,
+    })?;
     let pick = |names: &[&str]| names.iter().find_map(|n| s(&j, n).map(str::to_string));
     if let Some(t) = pick(&["token"]) {
         let t = t
             .trim_start_matches("PVEAPIToken=")
             .trim_start_matches("PVEAPIToken ");
-        let (id, sec) = t.split_once('=').ok_or(format!(
-            "Secret '{secret}': token is not USER@REALM!ID=SECRET"
-        ))?;
+        let (id, sec) = t
+            .split_once('=')
+            .ok_or_else(|| TranslateError::SecretTokenMalformed(secret.into()))?;
         return Ok(json!({ "tokenID": id, "tokenSecret": { "value": sec } }));
     }
     if let (Some(id), Some(sec)) = (
@@ -71,9 +80,10 @@ fn crossplane_credentials(spec: &Value, ctx: &Context) -> R<Value> {
     if let (Some(u), Some(p)) = (pick(&["username"]), pick(&["password"])) {
         return Ok(json!({ "username": u, "password": { "value": p } }));
     }
-    Err(format!(
-        "Secret '{secret}' key '{key}': give username and password, or tokenID and tokenSecret"
-    ))
+    Err(TranslateError::SecretKeyWithoutCredentials {
+        secret: secret.into(),
+        key: key.into(),
+    })
 }
 
 pub(super) fn provider_config(v: &Value, ctx: &Context) -> R<Vec<Resource>> {
@@ -86,14 +96,16 @@ pub(super) fn provider_config(v: &Value, ctx: &Context) -> R<Vec<Resource>> {
     for (i, site) in spec
         .get("sites")
         .and_then(Value::as_array)
-        .ok_or("spec.sites is required")?
+        .ok_or_else(|| TranslateError::required("spec.sites"))?
         .iter()
         .enumerate()
     {
         let at = format!("spec.sites[{i}]");
         known(site, &at, &["name", "endpoint", "node"])?;
-        let sname = s(site, "name").ok_or(format!("{at}.name is required"))?;
-        let endpoint = s(site, "endpoint").ok_or(format!("{at}.endpoint is required"))?;
+        let sname =
+            s(site, "name").ok_or_else(|| TranslateError::required(format!("{at}.name")))?;
+        let endpoint = s(site, "endpoint")
+            .ok_or_else(|| TranslateError::required(format!("{at}.endpoint")))?;
         let mut c = Map::new();
         c.insert("endpoint".into(), json!(endpoint));
         c.insert("credentials".into(), creds.clone());
@@ -115,7 +127,7 @@ pub(super) fn proxmox_vm(v: &Value, configs: &BTreeMap<String, &Doc>) -> R<Resou
     known(spec, "spec", &["forProvider", "providerConfigRef"])?;
     let fp = spec
         .get("forProvider")
-        .ok_or("spec.forProvider is required")?;
+        .ok_or_else(|| TranslateError::required("spec.forProvider"))?;
     known(
         fp,
         "spec.forProvider",
@@ -130,8 +142,8 @@ pub(super) fn proxmox_vm(v: &Value, configs: &BTreeMap<String, &Doc>) -> R<Resou
         .unwrap_or("default");
     let pc = configs
         .get(config)
-        .ok_or(format!("ProviderConfig '{config}' not found"))?;
-    let site = s(fp, "site").ok_or("spec.forProvider.site is required")?;
+        .ok_or_else(|| TranslateError::not_found(format!("ProviderConfig '{config}'")))?;
+    let site = s(fp, "site").ok_or_else(|| TranslateError::required("spec.forProvider.site"))?;
     let sites = pc
         .value
         .pointer("/spec/sites")
@@ -141,9 +153,10 @@ pub(super) fn proxmox_vm(v: &Value, configs: &BTreeMap<String, &Doc>) -> R<Resou
     let site_doc = sites
         .iter()
         .find(|x| s(x, "name") == Some(site))
-        .ok_or(format!(
-            "site '{site}' is not a site of ProviderConfig '{config}'"
-        ))?;
+        .ok_or_else(|| TranslateError::UnknownSite {
+            site: site.into(),
+            config: config.into(),
+        })?;
     let mut m = Map::new();
     m.insert("cluster".into(), json!(site_cluster(config, site)));
     if let Some(n) = s(fp, "node").or_else(|| s(site_doc, "node")) {
@@ -163,7 +176,8 @@ pub(super) fn proxmox_vm(v: &Value, configs: &BTreeMap<String, &Doc>) -> R<Resou
     }
     let bridge = s(fp, "network").unwrap_or("vmbr0");
     m.insert("networks".into(), json!([{ "bridge": bridge }]));
-    let image = text(fp, "image").ok_or("spec.forProvider.image is required")?;
+    let image =
+        text(fp, "image").ok_or_else(|| TranslateError::required("spec.forProvider.image"))?;
     let source = match crate::validate::parse_image(&image) {
         Ok(crate::validate::ImageRef::Volume { .. }) => json!({ "volume": image }),
         _ => json!({ "template": image }),

@@ -28,11 +28,13 @@ use crate::error::Error;
 use crate::types::{API_VERSION, Resource, SecretObject};
 
 mod crossplane;
+mod error;
 mod kubernetes;
 mod virtrigaud;
 mod vitistack;
 
 pub use crossplane::site_cluster;
+pub use error::TranslateError;
 pub use kubernetes::{
     FOREIGN_KINDS, ForeignKind, STATUS_KINDS, foreign_status, kubernetes_objects,
 };
@@ -123,7 +125,7 @@ impl Context {
     ///
     /// # Errors
     /// No cluster, or several and no default.
-    pub fn default_cluster(&self) -> std::result::Result<String, String> {
+    pub fn default_cluster(&self) -> std::result::Result<String, TranslateError> {
         default_cluster(self)
     }
 }
@@ -137,7 +139,7 @@ pub struct Translated {
     pub errors: Vec<(PathBuf, Error)>,
 }
 
-type R<T> = std::result::Result<T, String>;
+type R<T> = std::result::Result<T, TranslateError>;
 
 fn kind(v: &Value) -> &str {
     v.get("kind").and_then(Value::as_str).unwrap_or("")
@@ -159,19 +161,16 @@ fn known(obj: &Value, at: &str, known: &[&str]) -> R<()> {
         return if obj.is_null() {
             Ok(())
         } else {
-            Err(format!("{at}: expected a mapping"))
+            Err(TranslateError::NotAMapping { at: at.into() })
         };
     };
     for k in m.keys() {
         if !known.contains(&k.as_str()) {
-            return Err(format!(
-                "{at}: unknown field `{k}`, expected one of {}",
-                known
-                    .iter()
-                    .map(|k| format!("`{k}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+            return Err(TranslateError::UnknownField {
+                at: at.into(),
+                field: k.clone(),
+                expected: known.iter().map(|k| (*k).to_string()).collect(),
+            });
         }
     }
     Ok(())
@@ -208,7 +207,7 @@ fn native(kind: &str, v: &Value, spec: Value) -> R<Resource> {
         "metadata": metadata(v),
         "spec": spec,
     });
-    serde_json::from_value::<Resource>(doc).map_err(|e| e.to_string())
+    Ok(serde_json::from_value::<Resource>(doc)?)
 }
 
 /// Translates every foreign document of a directory.
@@ -247,7 +246,10 @@ pub fn translate(docs: &[Doc], ctx: &Context) -> Translated {
             (VIRTRIGAUD, "VMPlacementPolicy") => policy(v).map(|_| vec![]),
             (CROSSPLANE, "ProviderConfig") => provider_config(v, ctx),
             (CROSSPLANE, "ProxmoxVM") => proxmox_vm(v, &configs).map(|r| vec![r]),
-            (a, k) => Err(format!("kind {k} of {a} is not known")),
+            (a, k) => Err(TranslateError::UnknownKind {
+                kind: k.into(),
+                api_version: a.into(),
+            }),
         };
         match r {
             Ok(list) => out

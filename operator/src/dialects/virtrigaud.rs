@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::{Context, Doc, NETWORK_BRIDGES, R, env_tls, known, name, native, s, text};
+use super::{
+    Context, Doc, NETWORK_BRIDGES, R, TranslateError, env_tls, known, name, native, s, text,
+};
 use crate::types::Resource;
 
 pub(super) struct VirtRigaud<'a> {
@@ -25,8 +27,9 @@ pub(super) fn check_class(v: &Value) -> R<()> {
         if let Some(b) = s(p, "bios")
             && !matches!(b, "uefi" | "bios" | "ovmf" | "seabios")
         {
-            return Err(format!(
-                "spec.spec.bios: '{b}' is not one of uefi, bios (ovmf, seabios)"
+            return Err(TranslateError::invalid(
+                "spec.spec.bios",
+                format!("'{b}' is not one of uefi, bios (ovmf, seabios)"),
             ));
         }
     }
@@ -35,7 +38,10 @@ pub(super) fn check_class(v: &Value) -> R<()> {
         if let Some(t) = s(st, "type")
             && !matches!(t, "thin" | "thick")
         {
-            return Err(format!("spec.storage.type: '{t}' is not thin or thick"));
+            return Err(TranslateError::invalid(
+                "spec.storage.type",
+                format!("'{t}' is not thin or thick"),
+            ));
         }
     }
     Ok(())
@@ -45,9 +51,13 @@ pub(super) fn check_image(v: &Value) -> R<()> {
     known(v, "", &["apiVersion", "kind", "metadata", "spec"])?;
     let spec = v.get("spec").unwrap_or(&Value::Null);
     known(spec, "spec", &["source"])?;
-    text(spec, "source")
-        .map(|_| ())
-        .ok_or_else(|| "spec.source: a template's name or VMID is required".into())
+    text(spec, "source").map(|_| ()).ok_or_else(|| {
+        TranslateError::invalid("spec.source", "a template's name or VMID is required")
+    })
+}
+
+fn not_node_names() -> TranslateError {
+    TranslateError::invalid("spec.nodeSelector", "expected a list of node names")
 }
 
 /// A VMPlacementPolicy as the native placement.
@@ -63,28 +73,31 @@ pub(super) fn policy(v: &Value) -> R<Value> {
     if let Some(ns) = spec.get("nodeSelector") {
         let nodes: Vec<String> = ns
             .as_array()
-            .ok_or("spec.nodeSelector: expected a list of node names")?
+            .ok_or_else(not_node_names)?
             .iter()
             .map(|n| n.as_str().map(str::to_string))
             .collect::<Option<_>>()
-            .ok_or("spec.nodeSelector: expected a list of node names")?;
+            .ok_or_else(not_node_names)?;
         p.insert("nodes".into(), json!(nodes));
     }
     if let Some(aa) = spec.get("antiAffinity") {
         let mut keys = Vec::new();
         for (i, t) in aa
             .as_array()
-            .ok_or("spec.antiAffinity: expected a list")?
+            .ok_or_else(|| TranslateError::invalid("spec.antiAffinity", "expected a list"))?
             .iter()
             .enumerate()
         {
             let at = format!("spec.antiAffinity[{i}]");
             known(t, &at, &["key", "operator", "values"])?;
-            let key = s(t, "key").ok_or(format!("{at}.key is required"))?;
+            let key = s(t, "key").ok_or_else(|| TranslateError::required(format!("{at}.key")))?;
             if let Some(op) = s(t, "operator")
                 && op != "In"
             {
-                return Err(format!("{at}.operator: only In is supported, not '{op}'"));
+                return Err(TranslateError::invalid(
+                    format!("{at}.operator"),
+                    format!("only In is supported, not '{op}'"),
+                ));
             }
             let values: Vec<String> = t
                 .get("values")
@@ -129,8 +142,13 @@ impl VirtRigaud<'_> {
         )?;
         match s(spec, "type") {
             Some("proxmox") => {}
-            Some(t) => return Err(format!("spec.type: '{t}' providers are not PVE")),
-            None => return Err("spec.type: proxmox is required".into()),
+            Some(t) => {
+                return Err(TranslateError::invalid(
+                    "spec.type",
+                    format!("'{t}' providers are not PVE"),
+                ));
+            }
+            None => return Err(TranslateError::invalid("spec.type", "proxmox is required")),
         }
         let mut env = self.ctx.env.clone();
         if let Some(rt) = spec.get("runtime") {
@@ -145,7 +163,7 @@ impl VirtRigaud<'_> {
                 let at = format!("spec.runtime.env[{i}]");
                 known(e, &at, &["name", "value"])?;
                 let (Some(k), Some(val)) = (s(e, "name"), text(e, "value")) else {
-                    return Err(format!("{at}: name and value are required"));
+                    return Err(TranslateError::invalid(at, "name and value are required"));
                 };
                 env.insert(k.to_string(), val);
             }
@@ -153,24 +171,23 @@ impl VirtRigaud<'_> {
         let endpoint = s(spec, "endpoint")
             .map(str::to_string)
             .or_else(|| env.get("PVE_ENDPOINT").cloned())
-            .ok_or("endpoint is required")?;
+            .ok_or_else(|| TranslateError::required("endpoint"))?;
         let mut out = Map::new();
         out.insert("endpoint".into(), json!(endpoint));
         let sec = |key: &str, secret: &str| json!({ "secretRef": { "name": secret, "key": key } });
         if let Some(r) = spec.get("credentialSecretRef") {
             known(r, "spec.credentialSecretRef", &["name", "namespace"])?;
-            let secret = s(r, "name").ok_or("spec.credentialSecretRef.name is required")?;
+            let secret = s(r, "name")
+                .ok_or_else(|| TranslateError::required("spec.credentialSecretRef.name"))?;
             let data = &self
                 .ctx
                 .secrets
                 .get(secret)
-                .ok_or(format!("Secret '{secret}' not found"))?
+                .ok_or_else(|| TranslateError::not_found(format!("Secret '{secret}'")))?
                 .string_data;
             if let Some(id) = data.get("token_id") {
                 if !data.contains_key("token_secret") {
-                    return Err(format!(
-                        "Secret '{secret}' has token_id but no token_secret"
-                    ));
+                    return Err(TranslateError::SecretTokenWithoutSecret(secret.into()));
                 }
                 out.insert(
                     "credentials".into(),
@@ -182,9 +199,7 @@ impl VirtRigaud<'_> {
                     json!({ "username": u, "password": sec("password", secret) }),
                 );
             } else {
-                return Err(format!(
-                    "Secret '{secret}' has neither token_id and token_secret nor username and password"
-                ));
+                return Err(TranslateError::SecretWithoutCredentials(secret.into()));
             }
             if data.contains_key("ca.crt") {
                 out.insert("caCertificate".into(), sec("ca.crt", secret));
@@ -202,7 +217,7 @@ impl VirtRigaud<'_> {
                 json!({ "username": u, "password": { "value": p } }),
             );
         } else {
-            return Err("no credentials: name a Secret in spec.credentialSecretRef or set PVE_TOKEN_ID and PVE_TOKEN_SECRET (or PVE_USERNAME and PVE_PASSWORD)".into());
+            return Err(TranslateError::NoCredentials);
         }
         if let Some(sel) = env.get("PVE_NODE_SELECTOR") {
             let nodes: Vec<&str> = sel
@@ -217,10 +232,9 @@ impl VirtRigaud<'_> {
     }
 
     fn class(&self, vm: &str, n: &str) -> R<&Value> {
-        let d = self
-            .classes
-            .get(n)
-            .ok_or(format!("VMClass '{n}' (classRef of {vm}) not found"))?;
+        let d = self.classes.get(n).ok_or_else(|| {
+            TranslateError::not_found(format!("VMClass '{n}' (classRef of {vm})"))
+        })?;
         check_class(&d.value)?;
         Ok(d.value.get("spec").unwrap_or(&Value::Null))
     }
@@ -256,21 +270,23 @@ impl VirtRigaud<'_> {
                     known(r, &format!("spec.{key}"), &["name"])?;
                     Ok(Some(
                         s(r, "name")
-                            .ok_or(format!("spec.{key}.name is required"))?
+                            .ok_or_else(|| TranslateError::required(format!("spec.{key}.name")))?
                             .to_string(),
                     ))
                 }
             }
         };
-        let provider = reference("providerRef")?.ok_or("spec.providerRef is required")?;
+        let provider = reference("providerRef")?
+            .ok_or_else(|| TranslateError::required("spec.providerRef"))?;
         if !self.providers.contains_key(&provider) && !self.ctx.clusters.contains(&provider) {
-            return Err(format!(
-                "Provider '{provider}' (providerRef of {vm}) not found"
-            ));
+            return Err(TranslateError::not_found(format!(
+                "Provider '{provider}' (providerRef of {vm})"
+            )));
         }
         let mut m = Map::new();
         m.insert("cluster".into(), json!(provider));
-        let class_name = reference("classRef")?.ok_or("spec.classRef is required")?;
+        let class_name =
+            reference("classRef")?.ok_or_else(|| TranslateError::required("spec.classRef"))?;
         let class = self.class(vm, &class_name)?;
         let mut storage = None;
         let mut provisioning = None;
@@ -293,19 +309,20 @@ impl VirtRigaud<'_> {
             provisioning = s(st, "type").map(str::to_string);
         }
         if let Some(img) = reference("imageRef")? {
-            let d = self
-                .images
-                .get(&img)
-                .ok_or(format!("VMImage '{img}' (imageRef of {vm}) not found"))?;
+            let d = self.images.get(&img).ok_or_else(|| {
+                TranslateError::not_found(format!("VMImage '{img}' (imageRef of {vm})"))
+            })?;
             check_image(&d.value)?;
             let src =
                 text(d.value.get("spec").unwrap_or(&Value::Null), "source").unwrap_or_default();
             m.insert("source".into(), json!({ "template": src }));
         }
         if let Some(pol) = reference("placementRef")? {
-            let d = self.policies.get(&pol).ok_or(format!(
-                "VMPlacementPolicy '{pol}' (placementRef of {vm}) not found"
-            ))?;
+            let d = self.policies.get(&pol).ok_or_else(|| {
+                TranslateError::not_found(format!(
+                    "VMPlacementPolicy '{pol}' (placementRef of {vm})"
+                ))
+            })?;
             m.insert("placement".into(), policy(&d.value)?);
         }
         match s(spec, "powerState") {
@@ -313,7 +330,12 @@ impl VirtRigaud<'_> {
             Some(p @ ("On" | "Off")) => {
                 m.insert("powerState".into(), json!(p));
             }
-            Some(p) => return Err(format!("spec.powerState: '{p}' is not On or Off")),
+            Some(p) => {
+                return Err(TranslateError::invalid(
+                    "spec.powerState",
+                    format!("'{p}' is not On or Off"),
+                ));
+            }
         }
         let mut dns: Vec<Value> = Vec::new();
         let mut nets = Vec::new();
@@ -329,9 +351,14 @@ impl VirtRigaud<'_> {
             let label = s(n, "name").unwrap_or("");
             let bridge = match s(n, "bridge") {
                 Some(b) => b.to_string(),
-                None => self.bridge_of(label).ok_or(format!(
-                    "{at}: network '{label}' names no bridge (give bridge, or one of lan, dmz, mgmt, vmbrN)"
-                ))?,
+                None => self.bridge_of(label).ok_or_else(|| {
+                    TranslateError::invalid(
+                        &at,
+                        format!(
+                            "network '{label}' names no bridge (give bridge, or one of lan, dmz, mgmt, vmbrN)"
+                        ),
+                    )
+                })?,
             };
             let mut x = Map::new();
             if !label.is_empty() {
@@ -382,7 +409,8 @@ impl VirtRigaud<'_> {
         {
             let at = format!("spec.disks[{i}]");
             known(d, &at, &["name", "size"])?;
-            let size = text(d, "size").ok_or(format!("{at}.size is required"))?;
+            let size =
+                text(d, "size").ok_or_else(|| TranslateError::required(format!("{at}.size")))?;
             let mut x = json!({ "size": size });
             if let Some(n) = s(d, "name") {
                 x["name"] = json!(n);
@@ -443,13 +471,18 @@ impl VirtRigaud<'_> {
         known(spec, "spec", &["sourceVMRef", "linkedClone", "providerRef"])?;
         let r = spec
             .get("sourceVMRef")
-            .ok_or("spec.sourceVMRef is required")?;
+            .ok_or_else(|| TranslateError::required("spec.sourceVMRef"))?;
         known(r, "spec.sourceVMRef", &["name"])?;
-        let src = s(r, "name").ok_or("spec.sourceVMRef.name is required")?;
+        let src = s(r, "name").ok_or_else(|| TranslateError::required("spec.sourceVMRef.name"))?;
         let linked = match spec.get("linkedClone") {
             None => true,
             Some(Value::Bool(b)) => *b,
-            Some(_) => return Err("spec.linkedClone: expected true or false".into()),
+            Some(_) => {
+                return Err(TranslateError::invalid(
+                    "spec.linkedClone",
+                    "expected true or false",
+                ));
+            }
         };
         let declared = self.vms.get(src);
         let mut m = match declared {
@@ -465,9 +498,7 @@ impl VirtRigaud<'_> {
                     .and_then(|p| s(p, "name"))
                     .map(str::to_string)
                     .or_else(|| self.only_provider())
-                    .ok_or(format!(
-                        "VirtualMachine '{src}' (sourceVMRef) not found, and no single Provider to find a VM of that name in (give spec.providerRef)"
-                    ))?;
+                    .ok_or_else(|| TranslateError::CloneSourceNotFound(src.into()))?;
                 json!({ "cluster": provider })
             }
         };
@@ -499,9 +530,11 @@ impl VirtRigaud<'_> {
         known(v, "", &["apiVersion", "kind", "metadata", "spec"])?;
         let spec = v.get("spec").unwrap_or(&Value::Null);
         known(spec, "spec", &["vmRef", "description", "includeMemory"])?;
-        let r = spec.get("vmRef").ok_or("spec.vmRef is required")?;
+        let r = spec
+            .get("vmRef")
+            .ok_or_else(|| TranslateError::required("spec.vmRef"))?;
         known(r, "spec.vmRef", &["name"])?;
-        let vm = s(r, "name").ok_or("spec.vmRef.name is required")?;
+        let vm = s(r, "name").ok_or_else(|| TranslateError::required("spec.vmRef.name"))?;
         let mut m = json!({ "machine": vm });
         if let Some(d) = s(spec, "description") {
             m["description"] = json!(d);

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Context, R, VITISTACK, env_tls, native};
+use super::{Context, R, TranslateError, VITISTACK, env_tls, native};
 use crate::types::Resource;
 
 /// vitistack's kinds are this operator's own but for a few fields:
@@ -12,12 +12,15 @@ use crate::types::Resource;
 pub(super) fn vitistack(k: &str, v: &Value, ctx: &Context) -> R<Resource> {
     let mut spec = v.get("spec").cloned().unwrap_or(json!({}));
     let Some(m) = spec.as_object_mut() else {
-        return Err("spec: expected a mapping".into());
+        return Err(TranslateError::NotAMapping { at: "spec".into() });
     };
     match k {
         "Machine" => {
             if m.contains_key("cluster") {
-                return Err("spec: unknown field `cluster` (vitistack Machines go to PROXMOX_DEFAULT_CLUSTER)".into());
+                return Err(TranslateError::invalid(
+                    "spec",
+                    "unknown field `cluster` (vitistack Machines go to PROXMOX_DEFAULT_CLUSTER)",
+                ));
             }
             let cluster = default_cluster(ctx)?;
             m.insert("cluster".into(), json!(cluster));
@@ -25,7 +28,12 @@ pub(super) fn vitistack(k: &str, v: &Value, ctx: &Context) -> R<Resource> {
                 let t = match t {
                     Value::String(s) => s,
                     Value::Number(n) => n.to_string(),
-                    _ => return Err("spec.template: expected a template's name or VMID".into()),
+                    _ => {
+                        return Err(TranslateError::invalid(
+                            "spec.template",
+                            "expected a template's name or VMID",
+                        ));
+                    }
                 };
                 m.insert("source".into(), json!({ "template": t }));
             }
@@ -41,7 +49,10 @@ pub(super) fn vitistack(k: &str, v: &Value, ctx: &Context) -> R<Resource> {
             native("ProxmoxCluster", v, spec)
         }
         "ProxmoxNode" => native("ProxmoxNode", v, spec),
-        other => Err(format!("kind {other} of {VITISTACK} is not known")),
+        other => Err(TranslateError::UnknownKind {
+            kind: other.into(),
+            api_version: VITISTACK.into(),
+        }),
     }
 }
 
@@ -51,13 +62,7 @@ pub(super) fn default_cluster(ctx: &Context) -> R<String> {
     }
     match ctx.clusters.as_slice() {
         [one] => Ok(one.clone()),
-        [] => Err(
-            "no ProxmoxCluster to put the machine on: declare one or set PROXMOX_DEFAULT_CLUSTER"
-                .into(),
-        ),
-        _ => Err(format!(
-            "several ProxmoxClusters ({}): set PROXMOX_DEFAULT_CLUSTER to the one machines go to",
-            ctx.clusters.join(", ")
-        )),
+        [] => Err(TranslateError::NoCluster),
+        _ => Err(TranslateError::SeveralClusters(ctx.clusters.clone())),
     }
 }

@@ -230,7 +230,8 @@ fn plan_create(d: &Desired, o: &Observed, mut p: Plan) -> Plan {
     } else {
         match select_node(d, o) {
             Ok(n) => n,
-            Err(m) => {
+            Err(e) => {
+                let m = e.to_string();
                 p.cond(
                     "ResourcesAllocated",
                     false,

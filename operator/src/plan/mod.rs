@@ -39,7 +39,7 @@ pub use delete::{DeletePlan, plan_delete};
 pub use desired::{Desired, console};
 pub use machine::plan_machine;
 pub use observed::{NodeInfo, Observed, ObservedVm, Peer, SourceState, thick_refusal};
-pub use placement::{assign_vmid, select_node};
+pub use placement::{PlacementError, assign_vmid, select_node};
 pub use snapshot::plan_snapshot;
 pub use step::{Plan, Step};
 

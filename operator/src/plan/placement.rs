@@ -5,6 +5,17 @@ use std::collections::BTreeSet;
 use super::{Desired, MIB, Observed, VMID_RANGE};
 use crate::validate;
 
+/// Why no node can take a new VM.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlacementError {
+    /// The cluster has no nodes at all.
+    #[error("the cluster lists no nodes")]
+    NoNodes,
+    /// Every node is ruled out: why, node by node (`name: reason`).
+    #[error("no node fits: {}", .0.join("; "))]
+    NoNodeFits(Vec<String>),
+}
+
 /// The lowest free VMID of the operator's range.
 pub fn assign_vmid(used: &BTreeSet<u32>) -> Option<u32> {
     VMID_RANGE.clone().find(|v| !used.contains(v))
@@ -17,7 +28,7 @@ pub fn assign_vmid(used: &BTreeSet<u32>) -> Option<u32> {
 ///
 /// # Errors
 /// Why no node fits, node by node.
-pub fn select_node(d: &Desired, o: &Observed) -> Result<String, String> {
+pub fn select_node(d: &Desired, o: &Observed) -> Result<String, PlacementError> {
     let need = d.memory_mib * MIB;
     let placement = d.spec.placement.clone().unwrap_or_default();
     let min_free = placement
@@ -116,7 +127,7 @@ pub fn select_node(d: &Desired, o: &Observed) -> Result<String, String> {
     }
     match best {
         Some((_, _, n)) => Ok(n.to_string()),
-        None if o.nodes.is_empty() => Err("the cluster lists no nodes".into()),
-        None => Err(format!("no node fits: {}", reasons.join("; "))),
+        None if o.nodes.is_empty() => Err(PlacementError::NoNodes),
+        None => Err(PlacementError::NoNodeFits(reasons)),
     }
 }

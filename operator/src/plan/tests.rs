@@ -159,7 +159,7 @@ fn node_selection_honours_resources_labels_limits_and_anti_affinity() {
         labels: d.labels.clone(),
         node: "b".into(),
     });
-    let e = select_node(&d, &o).unwrap_err();
+    let e = select_node(&d, &o).unwrap_err().to_string();
     assert_eq!(
         e,
         "no node fits: a: insufficient resources: 2048 MiB free, 4096 MiB requested; \
@@ -174,6 +174,7 @@ fn node_selection_honours_resources_labels_limits_and_anti_affinity() {
     assert!(
         select_node(&d, &o)
             .unwrap_err()
+            .to_string()
             .contains("b: does not match the node selector")
     );
     // minFreeMemory and maxVMsPerNode
@@ -181,7 +182,7 @@ fn node_selection_honours_resources_labels_limits_and_anti_affinity() {
         min_free_memory: Some(Quantity::Str("25Gi".into())),
         ..Placement::default()
     });
-    let e = select_node(&d, &o).unwrap_err();
+    let e = select_node(&d, &o).unwrap_err().to_string();
     assert!(e.contains("b: insufficient resources: 24576 MiB free, 4096 MiB requested plus 25600 MiB to keep free"), "{e}");
     d.spec.placement = Some(Placement {
         max_vms_per_node: Some(3),

@@ -6,6 +6,10 @@ use std::collections::BTreeMap;
 
 use crate::types::{MachineImageSpec, MachineSnapshotSpec, MachineSpec, Quantity};
 
+mod error;
+
+pub use error::{BridgeNameError, DiskSizeError, ImageRefError, MemoryError, NameError};
+
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -37,34 +41,26 @@ fn split_quantity(s: &str) -> Option<(f64, String)> {
 ///
 /// # Errors
 /// The message for the `memory` field.
-pub fn parse_memory(q: &Quantity) -> Result<u64, String> {
+pub fn parse_memory(q: &Quantity) -> Result<u64, MemoryError> {
     let bytes = match q {
         Quantity::Int(n) => *n,
         Quantity::Str(s) => {
-            let (n, unit) = split_quantity(s).ok_or_else(|| {
-                format!(
-                    "invalid memory format {s:?}: use a number with Ki, Mi, Gi, Ti, K, M, G or T"
-                )
-            })?;
+            let (n, unit) = split_quantity(s).ok_or_else(|| MemoryError::Format(s.clone()))?;
             let mult = match unit.as_str() {
                 "" | "mi" | "m" => MIB,
                 "ki" | "k" => KIB,
                 "gi" | "g" => GIB,
                 "ti" | "t" => TIB,
-                _ => {
-                    return Err(format!(
-                        "invalid memory unit in {s:?}: use Ki, Mi, Gi, Ti, K, M, G or T"
-                    ));
-                }
+                _ => return Err(MemoryError::Unit(s.clone())),
             };
             (n * mult as f64) as u64
         }
     };
     if bytes < 128 * MIB {
-        return Err(format!("memory {q} is below minimum of 128 MB"));
+        return Err(MemoryError::BelowMinimum(q.clone()));
     }
     if bytes > 2 * TIB {
-        return Err(format!("memory {q} exceeds maximum of 2 TB"));
+        return Err(MemoryError::AboveMaximum(q.clone()));
     }
     Ok(bytes)
 }
@@ -74,31 +70,25 @@ pub fn parse_memory(q: &Quantity) -> Result<u64, String> {
 ///
 /// # Errors
 /// The message for the disk's `size`.
-pub fn parse_disk(q: &Quantity) -> Result<u64, String> {
+pub fn parse_disk(q: &Quantity) -> Result<u64, DiskSizeError> {
     let bytes = match q {
         Quantity::Int(n) => n.saturating_mul(GIB),
         Quantity::Str(s) => {
-            let (n, unit) = split_quantity(s).ok_or_else(|| {
-                format!("invalid disk size format {s:?}: use a number with Ti, Gi, Mi, T, G or M")
-            })?;
+            let (n, unit) = split_quantity(s).ok_or_else(|| DiskSizeError::Format(s.clone()))?;
             let mult = match unit.as_str() {
                 "" | "gi" | "g" => GIB,
                 "mi" | "m" => MIB,
                 "ti" | "t" => TIB,
-                _ => {
-                    return Err(format!(
-                        "invalid disk size unit in {s:?}: use Ti, Gi, Mi, T, G or M"
-                    ));
-                }
+                _ => return Err(DiskSizeError::Unit(s.clone())),
             };
             (n * mult as f64) as u64
         }
     };
     if bytes < GIB {
-        return Err(format!("disk {q} is below minimum of 1 GB"));
+        return Err(DiskSizeError::BelowMinimum(q.clone()));
     }
     if bytes > 100 * TIB {
-        return Err(format!("disk {q} exceeds maximum of 100 TB"));
+        return Err(DiskSizeError::AboveMaximum(q.clone()));
     }
     Ok(bytes)
 }
@@ -122,24 +112,21 @@ pub fn parse_size_text(s: &str) -> Option<u64> {
 ///
 /// # Errors
 /// The message for the `name` field.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub fn check_name(name: &str) -> Result<(), NameError> {
     if name.is_empty() {
-        return Err("VM name must not be empty".into());
+        return Err(NameError::Empty);
     }
     if name.chars().count() > 100 {
-        return Err(format!(
-            "VM name is {} characters long, the maximum is 100",
-            name.chars().count()
-        ));
+        return Err(NameError::TooLong(name.chars().count()));
     }
     if !name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ' '))
     {
-        return Err("VM name contains invalid characters".into());
+        return Err(NameError::InvalidCharacters);
     }
     if name.starts_with(' ') || name.ends_with(' ') {
-        return Err("VM name cannot start or end with a space".into());
+        return Err(NameError::EdgeSpace);
     }
     Ok(())
 }
@@ -156,15 +143,13 @@ pub fn pve_name(name: &str) -> String {
 ///
 /// # Errors
 /// The message for the bridge.
-pub fn check_bridge(b: &str) -> Result<(), String> {
+pub fn check_bridge(b: &str) -> Result<(), BridgeNameError> {
     if b.is_empty()
         || !b
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     {
-        return Err(format!(
-            "invalid network bridge name {b:?}: use letters, digits, '-' and '_'"
-        ));
+        return Err(BridgeNameError(b.to_string()));
     }
     Ok(())
 }
@@ -190,16 +175,16 @@ pub enum ImageRef {
 ///
 /// # Errors
 /// The message for the image.
-pub fn parse_image(s: &str) -> Result<ImageRef, String> {
+pub fn parse_image(s: &str) -> Result<ImageRef, ImageRefError> {
     if s.is_empty() {
-        return Err("image must not be empty".into());
+        return Err(ImageRefError::Empty);
     }
     if s.chars().all(|c| c.is_ascii_digit()) {
         let n: u64 = s
             .parse()
-            .map_err(|_| format!("template VMID {s} is out of range"))?;
+            .map_err(|_| ImageRefError::VmidOverflow(s.to_string()))?;
         if !(100..=999_999_999).contains(&n) {
-            return Err(format!("template VMID {s} is out of range 100-999999999"));
+            return Err(ImageRefError::VmidOutOfRange(s.to_string()));
         }
         return Ok(ImageRef::Vmid(n as u32));
     }
@@ -209,9 +194,7 @@ pub fn parse_image(s: &str) -> Result<ImageRef, String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
         if !id_ok || path.is_empty() || path.contains("..") {
-            return Err(format!(
-                "invalid volume ID {s:?}: expected storage:path, as local:iso/ubuntu.iso"
-            ));
+            return Err(ImageRefError::VolumeId(s.to_string()));
         }
         return Ok(ImageRef::Volume {
             storage: storage.into(),
@@ -219,13 +202,10 @@ pub fn parse_image(s: &str) -> Result<ImageRef, String> {
         });
     }
     if s.len() > 255 {
-        return Err(format!(
-            "image name is {} characters long, the maximum is 255",
-            s.len()
-        ));
+        return Err(ImageRefError::NameTooLong(s.len()));
     }
     if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!("invalid image name {s:?}"));
+        return Err(ImageRefError::Name(s.to_string()));
     }
     Ok(ImageRef::Name(s.into()))
 }
@@ -292,7 +272,7 @@ pub fn validate_machine(name: &str, spec: &MachineSpec) -> FieldErrors {
         e.insert("spec.cluster".into(), "cluster is required".into());
     }
     if let Err(m) = check_name(name) {
-        e.insert("spec.name".into(), m);
+        e.insert("spec.name".into(), m.to_string());
     }
     if let Some(v) = spec.vmid
         && !(100..=999_999_999).contains(&v)
@@ -338,13 +318,13 @@ pub fn validate_machine(name: &str, spec: &MachineSpec) -> FieldErrors {
         );
     }
     if let Err(m) = parse_memory(&spec.memory) {
-        e.insert("spec.memory".into(), m);
+        e.insert("spec.memory".into(), m.to_string());
     }
     let mut per_bus: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, d) in spec.disks.iter().enumerate() {
         let f = |k: &str| format!("spec.disks[{i}].{k}");
         if let Err(m) = parse_disk(&d.size) {
-            e.insert(f("size"), m);
+            e.insert(f("size"), m.to_string());
         }
         let max = match d.bus.as_str() {
             "scsi" => 31,
@@ -401,7 +381,7 @@ pub fn validate_machine(name: &str, spec: &MachineSpec) -> FieldErrors {
     for (i, n) in spec.networks.iter().enumerate() {
         let f = |k: &str| format!("spec.networks[{i}].{k}");
         if let Err(m) = check_bridge(&n.bridge) {
-            e.insert(f("bridge"), m);
+            e.insert(f("bridge"), m.to_string());
         }
         if !matches!(
             n.model.as_str(),
@@ -498,7 +478,7 @@ pub fn validate_machine(name: &str, spec: &MachineSpec) -> FieldErrors {
                 }
                 Ok(_) => {}
                 Err(m) => {
-                    e.insert("spec.source.template".into(), m);
+                    e.insert("spec.source.template".into(), m.to_string());
                 }
             }
         }
@@ -512,7 +492,7 @@ pub fn validate_machine(name: &str, spec: &MachineSpec) -> FieldErrors {
                     );
                 }
                 Err(m) => {
-                    e.insert("spec.source.volume".into(), m);
+                    e.insert("spec.source.volume".into(), m.to_string());
                 }
             }
         }
@@ -562,15 +542,19 @@ pub fn validate_machine(name: &str, spec: &MachineSpec) -> FieldErrors {
         }
         if let Some(q) = &p.min_free_memory
             && let Err(m) = parse_memory(q).or_else(|m| {
-                // Any amount is fine here, only the format matters.
-                if m.contains("below minimum") {
+                // Any amount is fine here, only the format matters (as
+                // ever, a refusal whose message holds the words counts as
+                // one: a malformed value that itself reads "below minimum").
+                if matches!(m, MemoryError::BelowMinimum(_))
+                    || m.to_string().contains("below minimum")
+                {
                     Ok(0)
                 } else {
                     Err(m)
                 }
             })
         {
-            e.insert("spec.placement.minFreeMemory".into(), m);
+            e.insert("spec.placement.minFreeMemory".into(), m.to_string());
         }
     }
     e
@@ -619,7 +603,7 @@ pub fn validate_image(name: &str, spec: &MachineImageSpec) -> FieldErrors {
         e.insert("spec.cluster".into(), "cluster is required".into());
     }
     if let Err(m) = check_name(spec.name.as_deref().unwrap_or(name)) {
-        e.insert("spec.name".into(), m);
+        e.insert("spec.name".into(), m.to_string());
     }
     match (&spec.template, &spec.url) {
         (Some(t), None) => match parse_image(t) {
@@ -631,7 +615,7 @@ pub fn validate_image(name: &str, spec: &MachineImageSpec) -> FieldErrors {
             }
             Ok(_) => {}
             Err(m) => {
-                e.insert("spec.template".into(), m);
+                e.insert("spec.template".into(), m.to_string());
             }
         },
         (None, Some(u)) => {
@@ -665,198 +649,4 @@ pub fn validate_image(name: &str, spec: &MachineImageSpec) -> FieldErrors {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use crate::types::{DiskSpec, NetworkSpec, Source};
-    use rstest::rstest;
-
-    #[rstest]
-    #[case("web-server-01", None)]
-    #[case("vm.001", None)]
-    #[case("my vm", None)]
-    #[case("a_b", None)]
-    #[case("", Some("VM name must not be empty"))]
-    #[case(" lead", Some("VM name cannot start or end with a space"))]
-    #[case("trail ", Some("VM name cannot start or end with a space"))]
-    #[case("bad/name", Some("VM name contains invalid characters"))]
-    #[case("ünïcode", Some("VM name contains invalid characters"))]
-    fn names(#[case] name: &str, #[case] err: Option<&str>) {
-        assert_eq!(check_name(name).err().as_deref(), err);
-    }
-
-    #[test]
-    fn names_longer_than_100_are_refused() {
-        assert!(check_name(&"a".repeat(100)).is_ok());
-        assert_eq!(
-            check_name(&"a".repeat(101)).unwrap_err(),
-            "VM name is 101 characters long, the maximum is 100"
-        );
-    }
-
-    #[rstest]
-    #[case(Quantity::Str("4Gi".into()), Ok(4 * GIB))]
-    #[case(Quantity::Str("4gi".into()), Ok(4 * GIB))]
-    #[case(Quantity::Str("4GI".into()), Ok(4 * GIB))]
-    #[case(Quantity::Str("8192Mi".into()), Ok(8 * GIB))]
-    #[case(Quantity::Str("4096".into()), Ok(4 * GIB))]
-    #[case(Quantity::Str("128 MiB".into()), Ok(128 * MIB))]
-    #[case(Quantity::Str("2G".into()), Ok(2 * GIB))]
-    #[case(Quantity::Str("131072K".into()), Ok(128 * MIB))]
-    #[case(Quantity::Str("2Ti".into()), Ok(2 * TIB))]
-    #[case(Quantity::Int(2_147_483_648), Ok(2 * GIB))]
-    #[case(Quantity::Str("64Mi".into()), Err("memory 64Mi is below minimum of 128 MB"))]
-    #[case(Quantity::Int(1024), Err("memory 1024 is below minimum of 128 MB"))]
-    #[case(Quantity::Str("3Ti".into()), Err("memory 3Ti exceeds maximum of 2 TB"))]
-    #[case(Quantity::Str("4Xi".into()), Err("invalid memory unit in \"4Xi\": use Ki, Mi, Gi, Ti, K, M, G or T"))]
-    #[case(Quantity::Str("lots".into()), Err("invalid memory format \"lots\": use a number with Ki, Mi, Gi, Ti, K, M, G or T"))]
-    fn memory_sizes(#[case] q: Quantity, #[case] want: Result<u64, &str>) {
-        assert_eq!(parse_memory(&q), want.map_err(str::to_string));
-    }
-
-    #[rstest]
-    #[case(Quantity::Str("50Gi".into()), Ok(50 * GIB))]
-    #[case(Quantity::Str("50gi".into()), Ok(50 * GIB))]
-    #[case(Quantity::Str("50GI".into()), Ok(50 * GIB))]
-    #[case(Quantity::Str("1Ti".into()), Ok(TIB))]
-    #[case(Quantity::Str("100".into()), Ok(100 * GIB))]
-    #[case(Quantity::Int(20), Ok(20 * GIB))]
-    #[case(Quantity::Str("20G".into()), Ok(20 * GIB))]
-    #[case(Quantity::Str("2048M".into()), Ok(2 * GIB))]
-    #[case(Quantity::Str("100Ti".into()), Ok(100 * TIB))]
-    #[case(Quantity::Str("512Mi".into()), Err("disk 512Mi is below minimum of 1 GB"))]
-    #[case(Quantity::Str("101T".into()), Err("disk 101T exceeds maximum of 100 TB"))]
-    #[case(Quantity::Str("10Ki".into()), Err("invalid disk size unit in \"10Ki\": use Ti, Gi, Mi, T, G or M"))]
-    #[case(Quantity::Str("G".into()), Err("invalid disk size format \"G\": use a number with Ti, Gi, Mi, T, G or M"))]
-    fn disk_sizes(#[case] q: Quantity, #[case] want: Result<u64, &str>) {
-        assert_eq!(parse_disk(&q), want.map_err(str::to_string));
-    }
-
-    #[rstest]
-    #[case("100", Ok(ImageRef::Vmid(100)))]
-    #[case("1000", Ok(ImageRef::Vmid(1000)))]
-    #[case("99", Err("template VMID 99 is out of range 100-999999999"))]
-    #[case("local:iso/ubuntu-22.04.iso", Ok(ImageRef::Volume { storage: "local".into(), path: "iso/ubuntu-22.04.iso".into() }))]
-    #[case("ubuntu-22.04-cloud", Ok(ImageRef::Name("ubuntu-22.04-cloud".into())))]
-    #[case(
-        ":iso/x.iso",
-        Err("invalid volume ID \":iso/x.iso\": expected storage:path, as local:iso/ubuntu.iso")
-    )]
-    #[case(
-        "local:",
-        Err("invalid volume ID \"local:\": expected storage:path, as local:iso/ubuntu.iso")
-    )]
-    #[case("", Err("image must not be empty"))]
-    fn images(#[case] s: &str, #[case] want: Result<ImageRef, &str>) {
-        assert_eq!(parse_image(s), want.map_err(str::to_string));
-    }
-
-    #[test]
-    fn image_names_are_at_most_255_characters() {
-        assert!(parse_image(&"a".repeat(255)).is_ok());
-        assert_eq!(
-            parse_image(&"a".repeat(256)).unwrap_err(),
-            "image name is 256 characters long, the maximum is 255"
-        );
-    }
-
-    #[rstest]
-    #[case("vmbr0", true)]
-    #[case("custom-bridge", true)]
-    #[case("bridge_01", true)]
-    #[case("vm br", false)]
-    #[case("", false)]
-    #[case("br.0", false)]
-    fn bridges(#[case] b: &str, #[case] ok: bool) {
-        assert_eq!(check_bridge(b).is_ok(), ok);
-    }
-
-    fn spec() -> MachineSpec {
-        MachineSpec {
-            cluster: "lab".into(),
-            ..Default::default()
-        }
-    }
-
-    #[rstest]
-    #[case::cores(|s: &mut MachineSpec| s.cpu.cores = 129, "spec.cpu.cores", "cpu cores 129 out of range 1-128")]
-    #[case::cores0(|s: &mut MachineSpec| s.cpu.cores = 0, "spec.cpu.cores", "cpu cores 0 out of range 1-128")]
-    #[case::sockets(|s: &mut MachineSpec| s.cpu.sockets = 5, "spec.cpu.sockets", "cpu sockets 5 out of range 1-4")]
-    #[case::threads(|s: &mut MachineSpec| s.cpu.threads = 3, "spec.cpu.threads", "cpu threads per core 3 out of range 1-2")]
-    #[case::vcpus(|s: &mut MachineSpec| { s.cpu.cores = 2; s.cpu.sockets = 2; s.cpu.vcpus = Some(5) }, "spec.cpu.vcpus", "cpu vcpus 5 out of range 1-4 (cores x sockets)")]
-    #[case::vcpus0(|s: &mut MachineSpec| s.cpu.vcpus = Some(0), "spec.cpu.vcpus", "cpu vcpus 0 out of range 1-1 (cores x sockets)")]
-    #[case::shutdown(|s: &mut MachineSpec| s.shutdown_timeout_seconds = Some(0), "spec.shutdownTimeoutSeconds", "shutdown timeout 0 s out of range 1-3600")]
-    #[case::memory(|s: &mut MachineSpec| s.memory = Quantity::Str("64Mi".into()), "spec.memory", "memory 64Mi is below minimum of 128 MB")]
-    #[case::vmid(|s: &mut MachineSpec| s.vmid = Some(99), "spec.vmid", "vmid 99 is out of range 100-999999999")]
-    #[case::vlan(|s: &mut MachineSpec| s.networks = vec![NetworkSpec { vlan: Some(4095), ..net() }], "spec.networks[0].vlan", "VLAN 4095 out of range 1-4094")]
-    #[case::vlan0(|s: &mut MachineSpec| s.networks = vec![NetworkSpec { vlan: Some(0), ..net() }], "spec.networks[0].vlan", "VLAN 0 out of range 1-4094")]
-    #[case::bridge(|s: &mut MachineSpec| s.networks = vec![NetworkSpec { bridge: "vm br".into(), ..net() }], "spec.networks[0].bridge", "invalid network bridge name \"vm br\": use letters, digits, '-' and '_'")]
-    #[case::mac(|s: &mut MachineSpec| s.networks = vec![NetworkSpec { mac_address: Some("zz".into()), ..net() }], "spec.networks[0].macAddress", "invalid MAC address \"zz\"")]
-    #[case::ip(|s: &mut MachineSpec| s.networks = vec![NetworkSpec { ip: Some("10.0.0.1".into()), ..net() }], "spec.networks[0].ip", "invalid address \"10.0.0.1\": use CIDR (192.0.2.10/24) or dhcp")]
-    #[case::gw(|s: &mut MachineSpec| s.networks = vec![NetworkSpec { gateway: Some("10.0.0.1".into()), ..net() }], "spec.networks[0].gateway", "a gateway needs a static ip")]
-    #[case::model(|s: &mut MachineSpec| s.networks = vec![NetworkSpec { model: "ne2k".into(), ..net() }], "spec.networks[0].model", "invalid NIC model \"ne2k\": use virtio, e1000, e1000e, rtl8139 or vmxnet3")]
-    #[case::disk(|s: &mut MachineSpec| s.disks = vec![DiskSpec { size: Quantity::Str("0.5G".into()), ..disk() }], "spec.disks[0].size", "disk 0.5G is below minimum of 1 GB")]
-    #[case::bus(|s: &mut MachineSpec| s.disks = vec![DiskSpec { bus: "nvme".into(), ..disk() }], "spec.disks[0].bus", "invalid disk bus \"nvme\": use ide, sata, scsi or virtio")]
-    #[case::cache(|s: &mut MachineSpec| s.disks = vec![DiskSpec { cache: Some("fast".into()), ..disk() }], "spec.disks[0].cache", "invalid cache mode \"fast\": use none, writethrough, writeback, directsync or unsafe")]
-    #[case::format(|s: &mut MachineSpec| s.disks = vec![DiskSpec { format: Some("vdi".into()), ..disk() }], "spec.disks[0].format", "invalid disk format \"vdi\": use raw, qcow2 or vmdk")]
-    #[case::provisioning(|s: &mut MachineSpec| s.disks = vec![DiskSpec { provisioning: Some("eager".into()), ..disk() }], "spec.disks[0].provisioning", "invalid provisioning \"eager\": use thin or thick")]
-    #[case::source(|s: &mut MachineSpec| s.source = Some(Source { template: Some("9000".into()), volume: Some("local:iso/x.iso".into()), ..Source::default() }), "spec.source", "give exactly one of template, image and volume")]
-    #[case::template(|s: &mut MachineSpec| s.source = Some(Source { template: Some("42".into()), ..Source::default() }), "spec.source.template", "template VMID 42 is out of range 100-999999999")]
-    #[case::volume(|s: &mut MachineSpec| s.source = Some(Source { volume: Some("ubuntu".into()), ..Source::default() }), "spec.source.volume", "invalid volume ID \"ubuntu\": expected storage:path, as local:iso/ubuntu.iso")]
-    #[case::ostype(|s: &mut MachineSpec| s.os_type = Some("beos".into()), "spec.osType", "invalid os type \"beos\": use linux, windows, solaris, other or a PVE ostype")]
-    #[case::boot(|s: &mut MachineSpec| s.boot_order = vec!["floppy".into()], "spec.bootOrder[0]", "invalid boot device \"floppy\": use disk, network, cdrom or a device (scsi0)")]
-    #[case::tag(|s: &mut MachineSpec| s.tags = vec!["a b".into()], "spec.tags[0]", "invalid tag \"a b\"")]
-    #[case::tenant(|s: &mut MachineSpec| s.tenant = Some("a/b".into()), "spec.tenant", "invalid tenant id \"a/b\": letters, digits, '_', '-', '+', '.'")]
-    #[case::cluster(|s: &mut MachineSpec| s.cluster.clear(), "spec.cluster", "cluster is required")]
-    fn machine_rules(#[case] change: fn(&mut MachineSpec), #[case] field: &str, #[case] msg: &str) {
-        assert!(validate_machine("ok", &spec()).is_empty());
-        let mut s = spec();
-        change(&mut s);
-        let e = validate_machine("ok", &s);
-        assert_eq!(e.get(field).map(String::as_str), Some(msg), "{e:?}");
-        assert_eq!(e.len(), 1, "{e:?}");
-    }
-
-    fn net() -> NetworkSpec {
-        serde_yaml::from_str("{}").expect("defaults")
-    }
-
-    fn disk() -> DiskSpec {
-        serde_yaml::from_str("{size: 10G}").expect("defaults")
-    }
-
-    #[test]
-    fn pve_names_are_dns_names() {
-        assert_eq!(pve_name("my vm_1.x"), "my-vm-1.x");
-    }
-
-    #[test]
-    fn snapshot_and_image_rules() {
-        let s = MachineSnapshotSpec {
-            machine: "web".into(),
-            ..Default::default()
-        };
-        assert!(validate_snapshot("before-upgrade", &s).is_empty());
-        assert_eq!(snapshot_name("pre.upgrade", &s), "pre_upgrade");
-        assert!(validate_snapshot("1st", &s).contains_key("spec.snapshotName"));
-        let i = MachineImageSpec {
-            cluster: "lab".into(),
-            url: Some("https://example.com/jammy.qcow2".into()),
-            ..Default::default()
-        };
-        assert!(validate_image("jammy", &i).is_empty());
-        let bad = MachineImageSpec {
-            url: Some("ftp://x/y.iso".into()),
-            ..i.clone()
-        };
-        let e = validate_image("jammy", &bad);
-        assert!(
-            e.contains_key("spec.url") && e.contains_key("spec.fileName"),
-            "{e:?}"
-        );
-        let both = MachineImageSpec {
-            template: Some("9000".into()),
-            ..i
-        };
-        assert!(validate_image("jammy", &both).contains_key("spec"));
-    }
-}
+mod tests;
