@@ -3,9 +3,11 @@
 //! global lock and rollback, the VNets' IPs and the PVE IPAM's status
 //! (pve-network `API2/Network/SDN.pm` and `API2/Network/SDN/*.pm`).
 //! The VNet firewall ([`vnet_firewall`]) and a node's SDN views
-//! ([`node_status`]) are submodules; the 9.x fabrics are not handled here.
+//! ([`node_status`]) are submodules, the answers' JSON is built in
+//! [`view`]; the 9.x fabrics are not handled here.
 
 pub mod node_status;
+pub mod view;
 pub mod vnet_firewall;
 
 use std::collections::BTreeMap;

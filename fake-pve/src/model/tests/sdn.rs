@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::{LAB, World, refused, rq};
 use crate::model::PveVersion;
 use crate::model::qemu::QemuOp;
+use crate::model::sdn::status::VnetStatus;
 use crate::model::sdn::{File, View};
 
 /// Parameters from pairs (as the wire hands them over: text).
@@ -590,11 +591,16 @@ fn a_node_sees_no_status_before_the_first_apply(mut lab: World) {
     lab.c.sdn.commit(None, true).expect("apply");
     assert_eq!(
         lab.c.sdn.node_zones("pve"),
-        [json!({ "zone": "lab", "status": "available" })]
+        [("lab".to_string(), "available")]
     );
+    let available = VnetStatus {
+        zone: "lab".into(),
+        status: "available",
+        statusmsg: None,
+    };
     assert_eq!(
         lab.c.sdn.zone_content("pve", "lab"),
-        [json!({ "vnet": "labnet", "status": "available", "statusmsg": null })]
+        [("labnet".to_string(), available)]
     );
     assert!(lab.c.sdn.zone_content("pve", "nosuch").is_empty());
     assert_eq!(lab.c.sdn.running_vnet_zone("labnet").expect("zone"), "lab");
@@ -612,7 +618,7 @@ fn a_zone_restricted_to_other_nodes_is_not_on_this_one(mut lab: World) {
         .create_vnet(&p(&[("vnet", "farnet"), ("zone", "far")]))
         .expect("vnet");
     lab.c.sdn.commit(None, true).expect("apply");
-    let zones: Vec<Value> = lab.c.sdn.node_zones("pve");
+    let zones = lab.c.sdn.node_zones("pve");
     assert_eq!(zones.len(), 1, "{zones:?}");
     assert!(lab.c.sdn.zone_content("pve", "far").is_empty());
     assert_eq!(lab.c.sdn.node_zones("elsewhere").len(), 2);
