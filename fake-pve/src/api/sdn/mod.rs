@@ -442,9 +442,11 @@ fn delete_ipam(ctx: &Ctx<'_>) -> Result<Reply> {
 fn ipamindex(ctx: &Ctx<'_>) -> Result<Reply> {
     let ipam = ctx.param("ipam")?;
     let items = ctx.with(|c| {
-        c.sdn().ipam_status(c.version(), &ipam, |zone, vnet| {
+        let v9 = c.version().is_v9();
+        let rows = c.sdn().ipam_status(&ipam, |zone, vnet| {
             may(ctx, c, &format!("/sdn/zones/{zone}/{vnet}"), &AUDIT)
-        })
+        })?;
+        Ok::<_, Error>(rows.iter().map(|a| view::ipam_address(a, v9)).collect())
     })?;
     Ok(Value::Array(items).into())
 }

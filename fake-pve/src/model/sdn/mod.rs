@@ -107,7 +107,7 @@ pub struct Running {
 
 /// The IPAM database of the `pve` plugin: zone, subnet CIDR, address,
 /// what the address is held by (`gateway`, `vmid`, `mac`, `hostname`).
-pub type IpamDb = BTreeMap<String, BTreeMap<String, BTreeMap<String, Obj>>>;
+pub type IpamDb = BTreeMap<String, BTreeMap<String, BTreeMap<String, ipam::IpamEntry>>>;
 
 /// The SDN state of the cluster.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
