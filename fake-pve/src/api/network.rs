@@ -54,13 +54,14 @@ fn network_index(ctx: &Ctx<'_>) -> Result<Reply> {
             filter.as_deref(),
             Some("any_bridge" | "include_sdn" | "vnet")
         ) {
-            items.extend(c.sdn_local_vnets(&node, |zone, vnet| {
+            let vnets = c.sdn_local_vnets(&node, |zone, vnet| {
                 access.has_any(
                     &who,
                     &format!("/sdn/zones/{zone}/{vnet}"),
                     &["SDN.Audit", "SDN.Use"],
                 )
-            }));
+            });
+            items.extend(vnets.iter().map(crate::api::sdn::view::local_vnet));
         }
         (items, changes)
     });

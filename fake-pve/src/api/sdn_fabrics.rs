@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use super::sdn::view;
 use super::{Ctx, Reply, Route, delete, get, post, put};
-use crate::model::sdn::View;
-use crate::model::sdn::fabrics::Listed;
+use crate::model::sdn::{Listing, View};
 use crate::model::{Cluster, Result};
 
 /// The routes of this area.
@@ -60,56 +60,45 @@ fn may(ctx: &Ctx<'_>, c: &Cluster, path: &str, privs: &[&str]) -> bool {
     ctx.who().is_ok_and(|w| c.access().has_any(w, path, privs))
 }
 
-/// A member of a listed object, or of its `pending` values (a new
-/// object of the pending view has its values there).
-fn member(o: &Value, k: &str) -> String {
-    o.get(k)
-        .or_else(|| o.get("pending").and_then(|p| p.get(k)))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
-
 /// The nodes of a list the caller may see: `SDN.Audit` or
 /// `SDN.Allocate` on the fabric, `Sys.Audit` or `Sys.Modify` on the
-/// node.
-fn visible_nodes(ctx: &Ctx<'_>, c: &Cluster, nodes: Listed) -> Vec<Value> {
+/// node (a new node of the pending view has them in its `pending`
+/// values).
+fn visible_nodes(ctx: &Ctx<'_>, c: &Cluster, nodes: &Listing) -> Vec<Value> {
+    let member = |e: &crate::model::sdn::Entry, k: &str| e.text_or_pending(k).unwrap_or_default();
     nodes
+        .items
         .values()
-        .into_iter()
-        .filter(|o| {
+        .filter(|e| {
             may(
                 ctx,
                 c,
-                &format!("/sdn/fabrics/{}", member(o, "fabric_id")),
+                &format!("/sdn/fabrics/{}", member(e, "fabric_id")),
                 &FABRIC_PRIVS,
             ) && may(
                 ctx,
                 c,
-                &format!("/nodes/{}", member(o, "node_id")),
+                &format!("/nodes/{}", member(e, "node_id")),
                 &NODE_PRIVS,
             )
         })
+        .map(|e| view::fabric_record(e, nodes.digest.as_deref()))
         .collect()
 }
 
 /// The fabrics of a list the caller may see.
-fn visible_fabrics(ctx: &Ctx<'_>, c: &Cluster, fabrics: Listed) -> Vec<Value> {
-    let ids: Vec<String> = fabrics.items.keys().cloned().collect();
-    ids.into_iter()
-        .zip(fabrics.values())
+fn visible_fabrics(ctx: &Ctx<'_>, c: &Cluster, fabrics: &Listing) -> Vec<Value> {
+    fabrics
+        .items
+        .iter()
         .filter(|(id, _)| may(ctx, c, &format!("/sdn/fabrics/{id}"), &FABRIC_PRIVS))
-        .map(|(_, o)| o)
+        .map(|(_, e)| view::fabric_record(e, fabrics.digest.as_deref()))
         .collect()
 }
 
 /// `GET /cluster/sdn/fabrics`.
 fn index(_ctx: &Ctx<'_>) -> Result<Reply> {
-    let items: Vec<Value> = ["fabric", "node", "all"]
-        .into_iter()
-        .map(|s| json!({ "subdir": s }))
-        .collect();
-    Ok(Value::Array(items).into())
+    Ok(view::fabrics_index().into())
 }
 
 /// `GET /cluster/sdn/fabrics/all`: `{fabrics, nodes}`.
@@ -118,8 +107,8 @@ fn list_all(ctx: &Ctx<'_>) -> Result<Reply> {
     let out = ctx.with(|c| {
         let (fabrics, nodes) = c.sdn().fabrics_all(v)?;
         Ok::<_, crate::model::Error>(json!({
-            "fabrics": visible_fabrics(ctx, c, fabrics),
-            "nodes": visible_nodes(ctx, c, nodes),
+            "fabrics": visible_fabrics(ctx, c, &fabrics),
+            "nodes": visible_nodes(ctx, c, &nodes),
         }))
     })?;
     Ok(out.into())
@@ -130,14 +119,15 @@ fn fabric_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let v = view(ctx)?;
     let items = ctx.with(|c| {
         let l = c.sdn().fabrics_index(v)?;
-        Ok::<_, crate::model::Error>(visible_fabrics(ctx, c, l))
+        Ok::<_, crate::model::Error>(visible_fabrics(ctx, c, &l))
     })?;
     Ok(Value::Array(items).into())
 }
 
 fn get_fabric(ctx: &Ctx<'_>) -> Result<Reply> {
     let id = ctx.param("id")?;
-    Ok(ctx.with(|c| c.sdn().get_fabric(&id))?.into())
+    let s = ctx.with(|c| c.sdn().get_fabric(&id))?;
+    Ok(view::fabric_record(&s.entry, s.digest.as_deref()).into())
 }
 
 fn add_fabric(ctx: &Ctx<'_>) -> Result<Reply> {
@@ -175,7 +165,7 @@ fn list_nodes(ctx: &Ctx<'_>) -> Result<Reply> {
     let v = view(ctx)?;
     let items = ctx.with(|c| {
         let l = c.sdn().fabric_nodes_index(v)?;
-        Ok::<_, crate::model::Error>(visible_nodes(ctx, c, l))
+        Ok::<_, crate::model::Error>(visible_nodes(ctx, c, &l))
     })?;
     Ok(Value::Array(items).into())
 }
@@ -187,12 +177,11 @@ fn list_nodes_fabric(ctx: &Ctx<'_>) -> Result<Reply> {
     let v = view(ctx)?;
     let items = ctx.with(|c| {
         let l = c.sdn().fabric_node_list(&fabric, v)?;
-        let ids: Vec<String> = l.items.keys().cloned().collect();
         Ok::<_, crate::model::Error>(
-            ids.into_iter()
-                .zip(l.values())
+            l.items
+                .iter()
                 .filter(|(n, _)| may(ctx, c, &format!("/nodes/{n}"), &NODE_PRIVS))
-                .map(|(_, o)| o)
+                .map(|(_, e)| view::fabric_record(e, l.digest.as_deref()))
                 .collect::<Vec<_>>(),
         )
     })?;
@@ -202,9 +191,8 @@ fn list_nodes_fabric(ctx: &Ctx<'_>) -> Result<Reply> {
 fn get_node(ctx: &Ctx<'_>) -> Result<Reply> {
     let fabric = ctx.param("fabric_id")?;
     let node = ctx.param("node_id")?;
-    Ok(ctx
-        .with(|c| c.sdn().get_fabric_node(&fabric, &node))?
-        .into())
+    let s = ctx.with(|c| c.sdn().get_fabric_node(&fabric, &node))?;
+    Ok(view::fabric_record(&s.entry, s.digest.as_deref()).into())
 }
 
 fn add_node(ctx: &Ctx<'_>) -> Result<Reply> {

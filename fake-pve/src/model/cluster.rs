@@ -425,7 +425,11 @@ impl Cluster {
         if want("storage") {
             out.extend(self.storage_resources());
         }
-        out.extend(self.sdn_resources(kind, |_| true));
+        out.extend(
+            self.sdn_resources(kind, |_| true)
+                .iter()
+                .map(super::resources::sdn_row),
+        );
         out
     }
 

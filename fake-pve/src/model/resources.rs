@@ -10,12 +10,13 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Number, Value};
+use serde_json::{Number, Value, json};
 
 use super::access::AuthId;
 use super::cluster::{Cluster, GuestLoads, add_load};
 use super::lxc::Ct;
 use super::qemu::Vm;
+use super::sdn::cluster::ZoneResource;
 
 /// A guest's row of `/cluster/resources`, in the order of the keys of
 /// [`Cluster::vm_resource`] and [`Cluster::ct_resource`].
@@ -297,15 +298,9 @@ impl Cluster {
                 }
             }
         }
-        for row in self.sdn_resources(kind, |_| true) {
-            let zone = |k: &str| row[k].as_str().unwrap_or_default().to_string();
-            let keep = match row["type"].as_str().unwrap_or_default() {
-                "sdn" => may(&format!("/sdn/zones/{}", zone("sdn")), "SDN.Audit"),
-                "network" => may(&format!("/sdn/zones/{}", zone("network")), "SDN.Audit"),
-                _ => true,
-            };
-            if keep {
-                rows.put(&row);
+        for zone in self.sdn_resources(kind, |_| true) {
+            if may(&format!("/sdn/zones/{}", zone.zone()), "SDN.Audit") {
+                rows.put(&sdn_row(&zone));
             }
         }
         out.push(b']');
@@ -503,6 +498,43 @@ impl Cluster {
                 .flatten(),
             pool: None,
         }
+    }
+}
+
+/// The row of a running zone: on 8.4 `sdn/<node>/<zone>` (`type=sdn`),
+/// on 9.x `network/<node>/zone/<zone>` (`type=network`) with its
+/// `zone-type`.
+pub(crate) fn sdn_row(r: &ZoneResource) -> Value {
+    match r {
+        ZoneResource::Sdn { node, zone, status } => json!({
+            "id": format!("sdn/{node}/{zone}"),
+            "sdn": zone,
+            "node": node,
+            "type": "sdn",
+            "status": status,
+        }),
+        ZoneResource::LocalNetwork { node } => json!({
+            "id": format!("network/{node}/zone/localnetwork"),
+            "network": "localnetwork",
+            "network-type": "zone",
+            "zone-type": "local",
+            "node": node,
+            "type": "network",
+            "status": "ok",
+        }),
+        ZoneResource::Network {
+            node,
+            zone,
+            zone_type,
+        } => json!({
+            "id": format!("network/{node}/zone/{zone}"),
+            "node": node,
+            "network": zone,
+            "network-type": "zone",
+            "zone-type": zone_type,
+            "type": "network",
+            "status": "available",
+        }),
     }
 }
 

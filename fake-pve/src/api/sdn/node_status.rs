@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::check_vnet_access;
+use super::{check_vnet_access, view};
 use crate::api::{Ctx, Reply, Route, get};
 use crate::model::Result;
 
@@ -24,7 +24,14 @@ pub fn routes() -> Vec<Route> {
 /// node and their status; nothing before the first apply.
 fn zones_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
-    Ok(Value::Array(ctx.with(|c| c.sdn().node_zones(&node))).into())
+    let items = ctx.with(|c| {
+        c.sdn()
+            .node_zones(&node)
+            .iter()
+            .map(|(zone, status)| view::node_zone(zone, status))
+            .collect()
+    });
+    Ok(Value::Array(items).into())
 }
 
 /// `GET /nodes/{node}/sdn/zones/{zone}/content` (`index`): the zone's
@@ -32,7 +39,14 @@ fn zones_status(ctx: &Ctx<'_>) -> Result<Reply> {
 fn zone_content(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let zone = ctx.param("zone")?;
-    Ok(Value::Array(ctx.with(|c| c.sdn().zone_content(&node, &zone))).into())
+    let items = ctx.with(|c| {
+        c.sdn()
+            .zone_content(&node, &zone)
+            .iter()
+            .map(|(vnet, v)| view::zone_vnet(vnet, v))
+            .collect()
+    });
+    Ok(Value::Array(items).into())
 }
 
 /// `GET /nodes/{node}/sdn/vnets/{vnet}` (9.x `diridx`): SDN.Audit on the

@@ -3,7 +3,7 @@
 //! node's network listing, and a guest's start maps its MACs in a DHCP
 //! zone's IPAM.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Sdn, text};
 use crate::model::Cluster;
@@ -34,65 +34,45 @@ impl Cluster {
     }
 
     /// The rows of the running zones in `/cluster/resources`: on 8.4
-    /// `type=sdn` rows (`sdn/<node>/<zone>`, `status` `available`) beside
-    /// `localnetwork`, sorted by id per node; on 9.x `type=network` rows
-    /// (`network/<node>/zone/<zone>`) with their `zone-type`.
-    /// `may_audit(zone)` says whether the caller holds SDN.Audit on it.
+    /// `type=sdn` rows (`status` `available`) beside `localnetwork`
+    /// (`ok`), sorted by id per node; on 9.x `type=network` rows, first
+    /// `localnetwork` on every node, then the zones of each node (nodes by
+    /// name) with their type. `may_audit(zone)` says whether the caller
+    /// holds SDN.Audit on it.
     pub fn sdn_resources(
         &self,
         kind: Option<&str>,
         may_audit: impl Fn(&str) -> bool,
-    ) -> Vec<Value> {
+    ) -> Vec<ZoneResource> {
         let mut out = Vec::new();
         let v9 = self.version.is_v9();
         if !v9 && kind.is_none_or(|k| k == "sdn") {
             for n in &self.nodes {
-                let mut zones: Vec<(String, Value)> = self
+                let mut zones: Vec<ZoneResource> = self
                     .sdn
                     .zones_on(&n.name)
                     .into_iter()
-                    .map(|(id, _)| {
-                        let row = json!({
-                            "id": format!("sdn/{}/{id}", n.name),
-                            "sdn": id,
-                            "node": n.name,
-                            "type": "sdn",
-                            "status": "available",
-                        });
-                        (id, row)
+                    .map(|(id, _)| ZoneResource::Sdn {
+                        node: n.name.clone(),
+                        zone: id,
+                        status: "available",
                     })
                     .collect();
-                zones.push((
-                    "localnetwork".into(),
-                    json!({
-                        "id": format!("sdn/{}/localnetwork", n.name),
-                        "sdn": "localnetwork",
-                        "node": n.name,
-                        "type": "sdn",
-                        "status": "ok",
-                    }),
-                ));
-                zones.sort_by(|a, b| a.0.cmp(&b.0));
-                out.extend(
-                    zones
-                        .into_iter()
-                        .filter(|(id, _)| may_audit(id))
-                        .map(|(_, r)| r),
-                );
+                zones.push(ZoneResource::Sdn {
+                    node: n.name.clone(),
+                    zone: "localnetwork".into(),
+                    status: "ok",
+                });
+                zones.sort_by(|a, b| a.zone().cmp(b.zone()));
+                out.extend(zones.into_iter().filter(|r| may_audit(r.zone())));
             }
         }
         if v9 && kind.is_none() {
             if may_audit("localnetwork") {
                 for n in &self.nodes {
-                    out.push(json!({
-                        "id": format!("network/{}/zone/localnetwork", n.name),
-                        "network": "localnetwork",
-                        "network-type": "zone",
-                        "zone-type": "local",
-                        "node": n.name,
-                        "type": "network",
-                        "status": "ok",
-                    }));
+                    out.push(ZoneResource::LocalNetwork {
+                        node: n.name.clone(),
+                    });
                 }
             }
             let mut names: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
@@ -102,15 +82,11 @@ impl Cluster {
                     if !may_audit(&id) {
                         continue;
                     }
-                    out.push(json!({
-                        "id": format!("network/{node}/zone/{id}"),
-                        "node": node,
-                        "network": id,
-                        "network-type": "zone",
-                        "zone-type": zt,
-                        "type": "network",
-                        "status": "available",
-                    }));
+                    out.push(ZoneResource::Network {
+                        node: node.to_string(),
+                        zone: id,
+                        zone_type: zt,
+                    });
                 }
             }
         }
@@ -121,23 +97,20 @@ impl Cluster {
     /// (`type` `vnet`), for the network listing's `any_bridge`,
     /// `include_sdn` and `vnet` filters. `may_use(zone, vnet)` says
     /// whether the caller holds SDN.Audit or SDN.Use on the VNet.
-    pub fn sdn_local_vnets(&self, node: &str, may_use: impl Fn(&str, &str) -> bool) -> Vec<Value> {
+    pub fn sdn_local_vnets(
+        &self,
+        node: &str,
+        may_use: impl Fn(&str, &str) -> bool,
+    ) -> Vec<LocalVnet> {
         self.sdn
             .vnets_on(node)
             .into_iter()
             .filter(|(id, v, _)| may_use(&v.get("zone").map(text).unwrap_or_default(), id))
-            .map(|(id, v, zone)| {
-                let mut item = json!({
-                    "iface": id,
-                    "type": "vnet",
-                    "active": "1",
-                    "ipam": u8::from(zone.contains_key("ipam")),
-                    "vlanaware": u8::from(v.get("vlanaware").map(text).is_some_and(|x| x == "1")),
-                });
-                if let Some(alias) = v.get("alias") {
-                    item["comments"] = alias.clone();
-                }
-                item
+            .map(|(id, v, zone)| LocalVnet {
+                vnet: id,
+                ipam: zone.contains_key("ipam"),
+                vlanaware: v.get("vlanaware").map(text).is_some_and(|x| x == "1"),
+                alias: v.get("alias").cloned(),
             })
             .collect()
     }
@@ -158,6 +131,58 @@ impl Cluster {
         }
         Ok(())
     }
+}
+
+/// A running zone's row in `/cluster/resources`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ZoneResource {
+    /// 8.4: a `type=sdn` row of a node (`localnetwork` too).
+    Sdn {
+        /// The node.
+        node: String,
+        /// The zone.
+        zone: String,
+        /// `available`, or `ok` for `localnetwork`.
+        status: &'static str,
+    },
+    /// 9.x: a node's `localnetwork` zone (`type=network`, status `ok`).
+    LocalNetwork {
+        /// The node.
+        node: String,
+    },
+    /// 9.x: a running zone on a node (`type=network`, status
+    /// `available`).
+    Network {
+        /// The node.
+        node: String,
+        /// The zone.
+        zone: String,
+        /// The zone's type.
+        zone_type: String,
+    },
+}
+
+impl ZoneResource {
+    /// The zone the row shows (the ACL path's).
+    pub fn zone(&self) -> &str {
+        match self {
+            ZoneResource::Sdn { zone, .. } | ZoneResource::Network { zone, .. } => zone,
+            ZoneResource::LocalNetwork { .. } => "localnetwork",
+        }
+    }
+}
+
+/// An applied VNet on a node, as the network listing shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalVnet {
+    /// The VNet.
+    pub vnet: String,
+    /// Whether its zone has an IPAM.
+    pub ipam: bool,
+    /// Whether it is VLAN-aware.
+    pub vlanaware: bool,
+    /// Its `alias` as configured.
+    pub alias: Option<Value>,
 }
 
 /// The bridge and MAC of a NIC value (`virtio=BC:24:11:..,bridge=vnet1`).

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::net::{Cidr, canon};
 use super::rules::{self, check_config, delete_from_config, option_params};
@@ -86,7 +86,7 @@ impl Sdn {
             &option_params(p, &["type", "zone", "lock-token"]),
             true,
         )?;
-        o.insert("type".into(), json!(kind));
+        o.insert("type".into(), Value::from(kind));
         let msg = "create sdn zone object failed";
         self.check_token(token(p).as_deref())
             .map_err(|e| wrapped(msg, e))?;
@@ -230,7 +230,7 @@ impl Sdn {
                 if !zone.contains_key("mac") {
                     let mac = crate::model::lxc::schema::random_mac(rq);
                     if let Some(z) = zones.get_mut(id) {
-                        z.insert("mac".into(), json!(mac));
+                        z.insert("mac".into(), Value::from(mac));
                     }
                 }
             }
@@ -265,7 +265,7 @@ impl Sdn {
                 &option_params(p, &["type", "vnet", "lock-token"]),
                 true,
             )?;
-            o.insert("type".into(), json!("vnet"));
+            o.insert("type".into(), Value::from("vnet"));
             if me.vnets.contains_key(&id) {
                 return Err(Error::failed(format!(
                     "sdn vnet object ID '{id}' already defined"
@@ -490,7 +490,7 @@ impl Sdn {
                 )));
             }
             let mut o = o;
-            o.insert("type".into(), json!("subnet"));
+            o.insert("type".into(), Value::from("subnet"));
             let zone = me.zones.get(&zone_id).cloned().unwrap_or_default();
             let mut next = me.clone();
             next.subnets.insert(id.clone(), o.clone());
@@ -647,7 +647,7 @@ impl Sdn {
         let opts = plugin_options(v, f, &kind)
             .ok_or_else(|| Error::failed(format!("unknown section type '{kind}'")))?;
         let mut o = check_config(&opts, &option_params(p, &["type", key, "lock-token"]), true)?;
-        o.insert("type".into(), json!(kind));
+        o.insert("type".into(), Value::from(kind));
         let what = match f {
             File::Controllers => "controller",
             File::Ipams => "ipam",

@@ -17,11 +17,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::net::Cidr;
-use super::{Obj, Sdn, Section, View, pending_config, text, wrapped};
+use super::{Entry, Listing, Obj, Sdn, Section, Shown, View, pending_config, text, wrapped};
 use crate::model::{Error, Result};
 
 /// The parameters of a call, by name (as the wire hands them over).
@@ -38,13 +38,6 @@ pub enum Protocol {
 }
 
 impl Protocol {
-    fn name(self) -> &'static str {
-        match self {
-            Protocol::Openfabric => "openfabric",
-            Protocol::Ospf => "ospf",
-        }
-    }
-
     /// The protocol of a call's `protocol` parameter, refused as serde
     /// refuses an unknown tag.
     fn of(p: &Params) -> Result<Self> {
@@ -98,48 +91,99 @@ pub struct Fabrics {
     fabrics: BTreeMap<String, Fabric>,
 }
 
+/// A fabric as proxmox-ve-config's `api::Fabric` serializes it (what
+/// PVE's handlers get and compare), its members in the type's order.
+#[derive(Serialize)]
+struct FabricApi<'a> {
+    protocol: Protocol,
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ip_prefix: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ip6_prefix: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hello_interval: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    csnp_interval: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    area: Option<&'a str>,
+}
+
+/// A node as `api::Node` serializes it.
+#[derive(Serialize)]
+struct NodeApi<'a> {
+    protocol: Protocol,
+    fabric_id: &'a str,
+    node_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ip: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ip6: Option<&'a str>,
+    interfaces: &'a [String],
+}
+
+/// A node as the configuration's digest serializes it (`NodeSection`:
+/// its section id is `<fabric>_<node>`).
+#[derive(Serialize)]
+struct NodeSection<'a> {
+    protocol: Protocol,
+    id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ip: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ip6: Option<&'a str>,
+    interfaces: &'a [String],
+}
+
+/// A fabric's entry as the digest serializes it: its protocol's
+/// variant around the fabric and its nodes.
+#[derive(Serialize)]
+enum FabricEntry<'a> {
+    Openfabric {
+        fabric: FabricApi<'a>,
+        nodes: BTreeMap<&'a str, NodeSection<'a>>,
+    },
+    Ospf {
+        fabric: FabricApi<'a>,
+        nodes: BTreeMap<&'a str, NodeSection<'a>>,
+    },
+}
+
+/// The members of a serialized value, by name (what PVE's handlers
+/// compare for the pending view).
+fn record(v: &impl Serialize) -> Obj {
+    match serde_json::to_value(v) {
+        Ok(Value::Object(m)) => m.into_iter().collect(),
+        _ => Obj::new(),
+    }
+}
+
 impl Fabric {
-    /// The fabric as the API answers it (`api::Fabric`).
-    fn api(&self, id: &str) -> Obj {
-        let mut o = Obj::new();
-        o.insert("protocol".into(), json!(self.protocol.name()));
-        o.insert("id".into(), json!(id));
-        if let Some(p) = &self.ip_prefix {
-            o.insert("ip_prefix".into(), json!(p));
+    /// The fabric as the API type holds it: an OpenFabric fabric's
+    /// intervals, an OSPF fabric's area.
+    fn api<'a>(&'a self, id: &'a str) -> FabricApi<'a> {
+        let openfabric = self.protocol == Protocol::Openfabric;
+        FabricApi {
+            protocol: self.protocol,
+            id,
+            ip_prefix: self.ip_prefix.as_deref(),
+            ip6_prefix: self.ip6_prefix.as_deref(),
+            hello_interval: self.hello_interval.filter(|_| openfabric),
+            csnp_interval: self.csnp_interval.filter(|_| openfabric),
+            area: (!openfabric).then(|| self.area.as_deref().unwrap_or_default()),
         }
-        if let Some(p) = &self.ip6_prefix {
-            o.insert("ip6_prefix".into(), json!(p));
-        }
-        match self.protocol {
-            Protocol::Openfabric => {
-                if let Some(v) = self.hello_interval {
-                    o.insert("hello_interval".into(), json!(v));
-                }
-                if let Some(v) = self.csnp_interval {
-                    o.insert("csnp_interval".into(), json!(v));
-                }
-            }
-            Protocol::Ospf => {
-                o.insert("area".into(), json!(self.area.clone().unwrap_or_default()));
-            }
-        }
-        o
     }
 
-    /// A node as the API answers it (`api::Node`).
-    fn node_api(&self, fabric: &str, id: &str, n: &Node) -> Obj {
-        let mut o = Obj::new();
-        o.insert("protocol".into(), json!(self.protocol.name()));
-        o.insert("fabric_id".into(), json!(fabric));
-        o.insert("node_id".into(), json!(id));
-        if let Some(ip) = &n.ip {
-            o.insert("ip".into(), json!(ip));
+    /// A node as the API type holds it.
+    fn node_api<'a>(&self, fabric: &'a str, id: &'a str, n: &'a Node) -> NodeApi<'a> {
+        NodeApi {
+            protocol: self.protocol,
+            fabric_id: fabric,
+            node_id: id,
+            ip: n.ip.as_deref(),
+            ip6: n.ip6.as_deref(),
+            interfaces: &n.interfaces,
         }
-        if let Some(ip) = &n.ip6 {
-            o.insert("ip6".into(), json!(ip));
-        }
-        o.insert("interfaces".into(), json!(n.interfaces));
-        o
     }
 
     fn v4(&self) -> Option<Cidr> {
@@ -285,47 +329,33 @@ impl Fabrics {
     /// serializes it (`{"<id>": {"Openfabric": {"fabric": ..., "nodes":
     /// ...}}}`, the members in the order of its types' fields).
     pub fn digest(&self) -> String {
-        let mut root = Map::new();
-        for (id, f) in &self.fabrics {
-            let mut nodes = Map::new();
-            for (nid, n) in &f.nodes {
-                let mut o = Map::new();
-                o.insert("protocol".into(), json!(f.protocol.name()));
-                o.insert("id".into(), json!(format!("{id}_{nid}")));
-                if let Some(ip) = &n.ip {
-                    o.insert("ip".into(), json!(ip));
-                }
-                if let Some(ip) = &n.ip6 {
-                    o.insert("ip6".into(), json!(ip));
-                }
-                o.insert("interfaces".into(), json!(n.interfaces));
-                nodes.insert(nid.clone(), Value::Object(o));
-            }
-            let variant = match f.protocol {
-                Protocol::Openfabric => "Openfabric",
-                Protocol::Ospf => "Ospf",
-            };
-            let mut fabric = Map::new();
-            fabric.insert("protocol".into(), json!(f.protocol.name()));
-            fabric.insert("id".into(), json!(id));
-            let api = f.api(id);
-            for k in [
-                "ip_prefix",
-                "ip6_prefix",
-                "hello_interval",
-                "csnp_interval",
-                "area",
-            ] {
-                if let Some(v) = api.get(k) {
-                    fabric.insert(k.into(), v.clone());
-                }
-            }
-            root.insert(
-                id.clone(),
-                json!({ variant: { "fabric": fabric, "nodes": nodes } }),
-            );
-        }
-        let data = serde_json::to_vec(&Value::Object(root)).unwrap_or_default();
+        let root: BTreeMap<&str, FabricEntry<'_>> = self
+            .fabrics
+            .iter()
+            .map(|(id, f)| {
+                let nodes = f
+                    .nodes
+                    .iter()
+                    .map(|(nid, n)| {
+                        let section = NodeSection {
+                            protocol: f.protocol,
+                            id: format!("{id}_{nid}"),
+                            ip: n.ip.as_deref(),
+                            ip6: n.ip6.as_deref(),
+                            interfaces: &n.interfaces,
+                        };
+                        (nid.as_str(), section)
+                    })
+                    .collect();
+                let fabric = f.api(id);
+                let entry = match f.protocol {
+                    Protocol::Openfabric => FabricEntry::Openfabric { fabric, nodes },
+                    Protocol::Ospf => FabricEntry::Ospf { fabric, nodes },
+                };
+                (id.as_str(), entry)
+            })
+            .collect();
+        let data = serde_json::to_vec(&root).unwrap_or_default();
         hex::encode(Sha256::digest(&data))
     }
 
@@ -342,7 +372,7 @@ impl Fabrics {
     pub fn fabrics(&self) -> Section {
         self.fabrics
             .iter()
-            .map(|(id, f)| (id.clone(), f.api(id)))
+            .map(|(id, f)| (id.clone(), record(&f.api(id))))
             .collect()
     }
 
@@ -353,7 +383,7 @@ impl Fabrics {
         let mut out = Section::new();
         for (id, f) in &self.fabrics {
             for (nid, n) in &f.nodes {
-                out.insert(nid.clone(), f.node_api(id, nid, n));
+                out.insert(nid.clone(), record(&f.node_api(id, nid, n)));
             }
         }
         out
@@ -364,7 +394,7 @@ impl Fabrics {
         let mut out = Section::new();
         for (id, f) in &self.fabrics {
             for (nid, n) in &f.nodes {
-                out.insert(format!("{id}_{nid}"), f.node_api(id, nid, n));
+                out.insert(format!("{id}_{nid}"), record(&f.node_api(id, nid, n)));
             }
         }
         out
@@ -378,7 +408,7 @@ impl Fabrics {
         let f = self.get(fabric)?;
         Ok(f.nodes
             .iter()
-            .map(|(nid, n)| (nid.clone(), f.node_api(fabric, nid, n)))
+            .map(|(nid, n)| (nid.clone(), record(&f.node_api(fabric, nid, n))))
             .collect())
     }
 
@@ -523,32 +553,6 @@ fn mismatch() -> Error {
     Error::failed("node has a different protocol than the referenced fabric")
 }
 
-/// The sections of a view and the digest the lists add (not to the
-/// running view), as the handlers build them.
-#[derive(Debug)]
-pub struct Listed {
-    /// Objects by the key PVE's hash has.
-    pub items: Section,
-    /// The digest of `fabrics.cfg` (current and pending views).
-    pub digest: Option<String>,
-}
-
-impl Listed {
-    /// The objects with the digest, in key order.
-    pub fn values(self) -> Vec<Value> {
-        let digest = self.digest;
-        self.items
-            .into_values()
-            .map(|mut o| {
-                if let Some(d) = &digest {
-                    o.insert("digest".into(), json!(d));
-                }
-                Value::Object(o.into_iter().collect())
-            })
-            .collect()
-    }
-}
-
 impl Sdn {
     fn running_fabrics(&self) -> Fabrics {
         self.running
@@ -559,21 +563,23 @@ impl Sdn {
 
     /// Lists by view: `f` picks the sections from a configuration; the
     /// pending view compares the running configuration's with the
-    /// current one's (`pending_config`).
-    fn fabric_view(&self, view: View, f: impl Fn(&Fabrics) -> Result<Section>) -> Result<Listed> {
+    /// current one's (`pending_config`). The lists show the digest of
+    /// `fabrics.cfg`, but for the running view.
+    fn fabric_view(&self, view: View, f: impl Fn(&Fabrics) -> Result<Section>) -> Result<Listing> {
+        let of = |s: Section| s.into_iter().map(|(id, o)| (id, Entry::of(o))).collect();
         Ok(match view {
-            View::Current => Listed {
-                items: f(&self.fabrics)?,
+            View::Current => Listing {
+                items: of(f(&self.fabrics)?),
                 digest: Some(self.fabrics.digest()),
             },
-            View::Running => Listed {
-                items: f(&self.running_fabrics())?,
+            View::Running => Listing {
+                items: of(f(&self.running_fabrics())?),
                 digest: None,
             },
             View::Pending => {
                 let running = f(&self.running_fabrics())?;
                 let current = f(&self.fabrics)?;
-                Listed {
+                Listing {
                     items: pending_config(&running, &current),
                     digest: Some(self.fabrics.digest()),
                 }
@@ -585,7 +591,7 @@ impl Sdn {
     ///
     /// # Errors
     /// None in practice (the signature is shared with the other lists).
-    pub fn fabrics_index(&self, view: View) -> Result<Listed> {
+    pub fn fabrics_index(&self, view: View) -> Result<Listing> {
         self.fabric_view(view, |c| Ok(c.fabrics()))
     }
 
@@ -593,7 +599,7 @@ impl Sdn {
     ///
     /// # Errors
     /// None in practice.
-    pub fn fabric_nodes_index(&self, view: View) -> Result<Listed> {
+    pub fn fabric_nodes_index(&self, view: View) -> Result<Listing> {
         self.fabric_view(view, |c| Ok(c.nodes()))
     }
 
@@ -602,7 +608,7 @@ impl Sdn {
     ///
     /// # Errors
     /// None in practice.
-    pub fn fabrics_all(&self, view: View) -> Result<(Listed, Listed)> {
+    pub fn fabrics_all(&self, view: View) -> Result<(Listing, Listing)> {
         Ok((
             self.fabric_view(view, |c| Ok(c.fabrics()))?,
             self.fabric_view(view, |c| Ok(c.all_nodes()))?,
@@ -614,7 +620,7 @@ impl Sdn {
     /// # Errors
     /// `fabric '<id>' does not exist in configuration` (in the running
     /// configuration too, for `running` and `pending`).
-    pub fn fabric_node_list(&self, fabric: &str, view: View) -> Result<Listed> {
+    pub fn fabric_node_list(&self, fabric: &str, view: View) -> Result<Listing> {
         self.fabric_view(view, |c| c.fabric_nodes(fabric))
     }
 
@@ -627,22 +633,26 @@ impl Sdn {
     ///
     /// # Errors
     /// `fabric '<id>' does not exist in configuration`.
-    pub fn get_fabric(&self, id: &str) -> Result<Value> {
-        let mut o = self.fabrics.get(id)?.api(id);
-        o.insert("digest".into(), json!(self.fabrics.digest()));
-        Ok(Value::Object(o.into_iter().collect()))
+    pub fn get_fabric(&self, id: &str) -> Result<Shown> {
+        let values = record(&self.fabrics.get(id)?.api(id));
+        Ok(Shown {
+            entry: Entry::of(values),
+            digest: Some(self.fabrics.digest()),
+        })
     }
 
-    /// `GET /cluster/sdn/fabrics/node/{fabric_id}/{node_id}`.
+    /// `GET /cluster/sdn/fabrics/node/{fabric_id}/{node_id}`, with the
+    /// digest.
     ///
     /// # Errors
     /// An unknown fabric or node.
-    pub fn get_fabric_node(&self, fabric: &str, node: &str) -> Result<Value> {
+    pub fn get_fabric_node(&self, fabric: &str, node: &str) -> Result<Shown> {
         let f = self.fabrics.get(fabric)?;
         let n = f.nodes.get(node).ok_or_else(|| no_node(node, fabric))?;
-        let mut o = f.node_api(fabric, node, n);
-        o.insert("digest".into(), json!(self.fabrics.digest()));
-        Ok(Value::Object(o.into_iter().collect()))
+        Ok(Shown {
+            entry: Entry::of(record(&f.node_api(fabric, node, n))),
+            digest: Some(self.fabrics.digest()),
+        })
     }
 
     /// Runs a change of `fabrics.cfg` as PVE does: under the global

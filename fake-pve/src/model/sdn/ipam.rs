@@ -5,11 +5,64 @@
 
 use std::net::IpAddr;
 
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::net::{Cidr, canon, num};
 use super::{Obj, Sdn, Section, split_subnet_id, text};
-use crate::model::{Error, PveVersion, Result};
+use crate::model::{Error, Result};
+
+/// What holds an address in the IPAM database: a subnet's gateway, or a
+/// guest (by MAC, VMID, hostname). Kept as the database's JSON keeps it
+/// (`"gateway": 1`, the VMID as a string), keys in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IpamEntry {
+    /// The subnet's gateway (any `gateway` member marks it).
+    #[serde(
+        default,
+        skip_serializing_if = "std::ops::Not::not",
+        with = "present_as_one"
+    )]
+    pub gateway: bool,
+    /// The guest's hostname.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    /// The MAC the address is mapped to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac: Option<String>,
+    /// The guest's VMID, as the database holds it (text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vmid: Option<String>,
+}
+
+/// `gateway`: written as `1`, read as set whatever its value.
+mod present_as_one {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    #[allow(clippy::trivially_copy_pass_by_ref)]
+    pub fn serialize<S: Serializer>(_: &bool, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u8(1)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| true)
+    }
+}
+
+/// An address of the IPAM's status: what holds it, where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IpamAddress<'a> {
+    /// The zone.
+    pub zone: &'a str,
+    /// The subnet's CIDR.
+    pub subnet: &'a str,
+    /// The address.
+    pub ip: &'a str,
+    /// The VNet whose running subnet holds it.
+    pub vnet: String,
+    /// What holds it.
+    pub entry: &'a IpamEntry,
+}
 
 /// A subnet of a VNet as the lookups see it: id, `cidr`, `zone`.
 struct SubnetRef {
@@ -53,7 +106,7 @@ impl Sdn {
             && ips
                 .values()
                 .next()
-                .is_some_and(|e| e.contains_key("gateway"));
+                .is_some_and(|e| e.gateway);
         if !ips.is_empty() && !only_gateway {
             return Err(Error::failed(format!(
                 "cannot delete subnet '{cidr}', not empty"
@@ -84,24 +137,24 @@ impl Sdn {
             .ok_or_else(|| Error::failed(format!("subnet '{cidr}' doesn't exist in IPAM DB")))?;
         let taken = ips
             .get(&ip)
-            .is_some_and(|e| !gateway || !e.contains_key("gateway"));
+            .is_some_and(|e| !gateway || !e.gateway);
         if taken {
             return Err(Error::failed(format!("IP '{ip}' already exist")));
         }
-        let mut e = Obj::new();
-        if gateway {
-            e.insert("gateway".into(), json!(1));
+        let e = if gateway {
+            IpamEntry {
+                gateway: true,
+                ..IpamEntry::default()
+            }
         } else {
-            if let Some(v) = vmid.filter(|v| !v.is_empty()) {
-                e.insert("vmid".into(), json!(v));
+            let given = |v: Option<&str>| v.filter(|v| !v.is_empty()).map(str::to_string);
+            IpamEntry {
+                gateway: false,
+                hostname: given(hostname),
+                mac: given(mac),
+                vmid: given(vmid),
             }
-            if let Some(h) = hostname.filter(|h| !h.is_empty()) {
-                e.insert("hostname".into(), json!(h));
-            }
-            if let Some(m) = mac.filter(|m| !m.is_empty()) {
-                e.insert("mac".into(), json!(m));
-            }
-        }
+        };
         ips.insert(ip, e);
         Ok(())
     }
@@ -244,11 +297,7 @@ impl Sdn {
             .into_iter()
             .flat_map(|z| z.values())
             .flat_map(|ips| ips.iter())
-            .filter(|(_, e)| {
-                e.get("mac")
-                    .map(text)
-                    .is_some_and(|m| m.eq_ignore_ascii_case(mac))
-            })
+            .filter(|(_, e)| e.mac.as_ref().is_some_and(|m| m.eq_ignore_ascii_case(mac)))
             .map(|(ip, _)| ip.clone())
             .collect()
     }
@@ -302,12 +351,12 @@ impl Sdn {
                         .or_default()
                         .entry(sn.cidr_text.clone())
                         .or_default();
-                    let mut e = Obj::new();
-                    e.insert("mac".into(), json!(mac));
-                    if let Some(n) = name {
-                        e.insert("hostname".into(), json!(n));
-                    }
-                    e.insert("vmid".into(), json!(vmid.to_string()));
+                    let e = IpamEntry {
+                        gateway: false,
+                        hostname: name.map(str::to_string),
+                        mac: Some(mac.to_string()),
+                        vmid: Some(vmid.to_string()),
+                    };
                     ips.insert(ip, e);
                     got = true;
                     break;
@@ -355,9 +404,9 @@ impl Sdn {
         for z in self.ipam_db.values_mut() {
             for ips in z.values_mut() {
                 ips.retain(|_, e| {
-                    e.get("mac")
-                        .map(text)
-                        .is_none_or(|m| !macs.iter().any(|x| x.eq_ignore_ascii_case(&m)))
+                    e.mac
+                        .as_ref()
+                        .is_none_or(|m| !macs.iter().any(|x| x.eq_ignore_ascii_case(m)))
                 });
             }
         }
@@ -365,19 +414,15 @@ impl Sdn {
 
     /// `GET /cluster/sdn/ipams/{ipam}/status`: the addresses of the zones
     /// that run with the `pve` IPAM and DHCP, with the VNet whose running
-    /// subnet holds them; `may_see(zone, vnet)` filters. A guest's `vmid`
-    /// is an integer since PVE 9 (pve-network's "ensure that guest ID is
-    /// returned as an integer", a breaking change meant for 9.0); 8.x
-    /// sends the IPAM database's string.
+    /// subnet holds them; `may_see(zone, vnet)` filters.
     ///
     /// # Errors
     /// `Currently only PVE IPAM is supported!`.
     pub fn ipam_status(
         &self,
-        version: PveVersion,
         ipam: &str,
         may_see: impl Fn(&str, &str) -> bool,
-    ) -> Result<Vec<Value>> {
+    ) -> Result<Vec<IpamAddress<'_>>> {
         if ipam != "pve" {
             return Err(Error::failed("Currently only PVE IPAM is supported!"));
         }
@@ -413,18 +458,13 @@ impl Sdn {
                     continue;
                 }
                 for (ip, e) in ips {
-                    let mut m: serde_json::Map<String, Value> =
-                        e.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-                    m.insert("zone".into(), json!(zone_id));
-                    m.insert("subnet".into(), json!(cidr_text));
-                    m.insert("ip".into(), json!(ip));
-                    m.insert("vnet".into(), json!(vnet));
-                    if version.is_v9()
-                        && let Some(v) = e.get("vmid").and_then(|v| text(v).parse::<u64>().ok())
-                    {
-                        m.insert("vmid".into(), json!(v));
-                    }
-                    out.push(Value::Object(m));
+                    out.push(IpamAddress {
+                        zone: zone_id,
+                        subnet: cidr_text,
+                        ip,
+                        vnet: vnet.clone(),
+                        entry: e,
+                    });
                 }
             }
         }
@@ -444,7 +484,7 @@ impl Sdn {
         &self,
         zone: &str,
         cidr: &str,
-    ) -> Option<&std::collections::BTreeMap<String, Obj>> {
+    ) -> Option<&std::collections::BTreeMap<String, IpamEntry>> {
         self.ipam_db.get(zone).and_then(|z| z.get(cidr))
     }
 }

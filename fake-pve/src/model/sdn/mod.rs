@@ -22,7 +22,7 @@ pub mod status;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Context, Error, Result};
 
@@ -88,6 +88,82 @@ impl View {
     }
 }
 
+/// What applying would do to a section (`state` of a pending read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Not in the running configuration.
+    New,
+    /// In both, with options added, changed or removed.
+    Changed,
+    /// Only in the running configuration.
+    Deleted,
+}
+
+/// What a pending read shows beside a section's running options.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pending {
+    /// The running options the configuration no longer has, sorted.
+    pub deleted: Vec<String>,
+    /// The options the configuration adds or changes, with their values.
+    pub set: Obj,
+}
+
+/// One section as a read shows it: its options and, in the pending
+/// view, what applying would change.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Entry {
+    /// The options (the running ones in the pending view, with `type`,
+    /// and a subnet's `vnet`, from the configuration).
+    pub values: Obj,
+    /// Set in the pending view when applying changes the section.
+    pub state: Option<State>,
+    /// Set in the pending view when applying changes the section.
+    pub pending: Option<Pending>,
+}
+
+impl Entry {
+    fn of(values: Obj) -> Self {
+        Self {
+            values,
+            state: None,
+            pending: None,
+        }
+    }
+
+    /// An option's text: its value, or in the pending view its pending
+    /// value (`deleted` for a removed option) when the section has none
+    /// running.
+    pub fn text_or_pending(&self, k: &str) -> Option<String> {
+        if let Some(v) = self.values.get(k) {
+            return Some(text(v));
+        }
+        let p = self.pending.as_ref()?;
+        if p.deleted.iter().any(|d| d == k) {
+            return Some("deleted".into());
+        }
+        p.set.get(k).map(text)
+    }
+}
+
+/// The sections of a read by id, and the digest it shows (for the
+/// configuration as written).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Listing {
+    /// The sections by id.
+    pub items: BTreeMap<String, Entry>,
+    /// The digest of the file.
+    pub digest: Option<String>,
+}
+
+/// One section and the digest a read shows with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shown {
+    /// The section.
+    pub entry: Entry,
+    /// The digest of the file.
+    pub digest: Option<String>,
+}
+
 /// The running configuration (`sdn/.running-config`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Running {
@@ -107,7 +183,7 @@ pub struct Running {
 
 /// The IPAM database of the `pve` plugin: zone, subnet CIDR, address,
 /// what the address is held by (`gateway`, `vmid`, `mac`, `hostname`).
-pub type IpamDb = BTreeMap<String, BTreeMap<String, BTreeMap<String, Obj>>>;
+pub type IpamDb = BTreeMap<String, BTreeMap<String, BTreeMap<String, ipam::IpamEntry>>>;
 
 /// The SDN state of the cluster.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -202,30 +278,28 @@ fn encoded(k: &str, v: &Value) -> String {
 
 /// `PVE::Network::SDN::pending_config`: the running sections, each with
 /// `state` and the `pending` values where the configuration differs.
-fn pending_config(running: &Section, cfg: &Section) -> Section {
-    let mut out: Section = BTreeMap::new();
+fn pending_config(running: &Section, cfg: &Section) -> BTreeMap<String, Entry> {
+    let mut out: BTreeMap<String, Entry> = BTreeMap::new();
     for (id, r) in running {
         let c = cfg.get(id);
         let e = out.entry(id.clone()).or_default();
         for (k, v) in r {
-            e.insert(k.clone(), v.clone());
+            e.values.insert(k.clone(), v.clone());
             match c.filter(|c| !c.is_empty()) {
-                None => {
-                    e.insert("state".into(), json!("deleted"));
-                }
+                None => e.state = Some(State::Deleted),
                 Some(c) => match c.get(k) {
                     None => {
-                        pending_of(e).insert(k.clone(), json!("deleted"));
-                        e.insert("state".into(), json!("changed"));
+                        pending_of(e).deleted.push(k.clone());
+                        e.state = Some(State::Changed);
                     }
                     Some(cv) if encoded(k, cv) != encoded(k, v) => {
-                        e.insert("state".into(), json!("changed"));
+                        e.state = Some(State::Changed);
                     }
                     Some(_) => {}
                 },
             }
         }
-        if e.contains_key("state") {
+        if e.state.is_some() {
             pending_of(e);
         }
     }
@@ -235,32 +309,26 @@ fn pending_config(running: &Section, cfg: &Section) -> Section {
         for (k, v) in c {
             let rv = r.and_then(|r| r.get(k));
             if k == "type" || k == "vnet" {
-                e.insert(k.clone(), v.clone());
+                e.values.insert(k.clone(), v.clone());
             } else if rv.is_none_or(|rv| encoded(k, rv) != encoded(k, v)) {
-                pending_of(e).insert(k.clone(), v.clone());
+                pending_of(e).set.insert(k.clone(), v.clone());
             }
             if r.is_none_or(BTreeMap::is_empty) {
-                e.insert("state".into(), json!("new"));
+                e.state = Some(State::New);
             } else if rv.is_none() {
-                e.insert("state".into(), json!("changed"));
+                e.state = Some(State::Changed);
             }
         }
-        if e.contains_key("state") {
+        if e.state.is_some() {
             pending_of(e);
         }
     }
     out
 }
 
-/// The `pending` member of a pending view's section, made if missing.
-fn pending_of(e: &mut Obj) -> &mut serde_json::Map<String, Value> {
-    let p = e
-        .entry("pending".to_string())
-        .or_insert_with(|| Value::Object(serde_json::Map::new()));
-    if !p.is_object() {
-        *p = Value::Object(serde_json::Map::new());
-    }
-    p.as_object_mut().expect("an object")
+/// The `pending` values of a pending view's section, made if missing.
+fn pending_of(e: &mut Entry) -> &mut Pending {
+    e.pending.get_or_insert_with(Pending::default)
 }
 
 impl Sdn {
@@ -301,75 +369,40 @@ impl Sdn {
         let mut s = self.file(f).clone();
         if f == File::Ipams {
             s.entry("pve".into())
-                .or_insert_with(|| Obj::from([("type".to_string(), json!("pve"))]));
+                .or_insert_with(|| Obj::from([("type".to_string(), Value::from("pve"))]));
         }
         s
     }
 
     /// The sections of a file as a read shows them, and the file's digest
     /// (only for the configuration as written).
-    pub fn sections(&self, f: File, view: View) -> (Section, Option<String>) {
+    pub fn sections(&self, f: File, view: View) -> Listing {
         let empty = Section::new();
+        let of = |s: &Section| s.iter().map(|(id, o)| (id.clone(), Entry::of(o.clone()))).collect();
         match view {
-            View::Current => (self.current(f), Some(self.digest(f))),
-            View::Running => (self.running_file(f).cloned().unwrap_or_default(), None),
-            View::Pending => (
-                pending_config(self.running_file(f).unwrap_or(&empty), self.file(f)),
-                None,
-            ),
+            View::Current => Listing {
+                items: of(&self.current(f)),
+                digest: Some(self.digest(f)),
+            },
+            View::Running => Listing {
+                items: self.running_file(f).map(of).unwrap_or_default(),
+                digest: None,
+            },
+            View::Pending => Listing {
+                items: pending_config(self.running_file(f).unwrap_or(&empty), self.file(f)),
+                digest: None,
+            },
         }
-    }
-
-    /// One section as the API answers it: its options, its id under the
-    /// file's key, the digest; a subnet's `cidr`, `zone`, `network`,
-    /// `mask` and `id` (`sdn_subnets_config`) and its `dhcp-range` as
-    /// objects.
-    pub fn api_object(f: File, id: &str, o: &Obj, digest: Option<&str>) -> Value {
-        let mut m: serde_json::Map<String, Value> =
-            o.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        m.insert(f.id_key().into(), json!(id));
-        if let Some(d) = digest {
-            m.insert("digest".into(), json!(d));
-        }
-        if f == File::Subnets {
-            if let Some((zone, network, mask)) = split_subnet_id(id) {
-                m.insert("id".into(), json!(id));
-                m.insert("cidr".into(), json!(format!("{network}/{mask}")));
-                m.insert("zone".into(), json!(zone));
-                m.insert("network".into(), json!(network));
-                m.insert("mask".into(), json!(mask));
-            }
-            let ranges = o
-                .get("dhcp-range")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|r| parse_range(&text(r)).ok())
-                        .map(|(s, e)| json!({"start-address": s, "end-address": e}))
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_default();
-            m.insert("dhcp-range".into(), Value::Array(ranges));
-        }
-        Value::Object(m)
     }
 
     /// `GET` of one section.
     ///
     /// # Errors
     /// The file's `... does not exist`.
-    pub fn read(&self, f: File, id: &str, view: View) -> Result<Value> {
-        let (s, digest) = self.sections(f, view);
-        let o = s.get(id).ok_or_else(|| not_exist(f, id))?;
-        Ok(Self::api_object(f, id, o, digest.as_deref()))
-    }
-
-    /// Every section of a file as the index lists it, sorted by id.
-    pub fn list(&self, f: File, view: View) -> Vec<(String, Value)> {
-        let (s, digest) = self.sections(f, view);
-        s.iter()
-            .map(|(id, o)| (id.clone(), Self::api_object(f, id, o, digest.as_deref())))
-            .collect()
+    pub fn read(&self, f: File, id: &str, view: View) -> Result<Shown> {
+        let Listing { mut items, digest } = self.sections(f, view);
+        let entry = items.remove(id).ok_or_else(|| not_exist(f, id))?;
+        Ok(Shown { entry, digest })
     }
 
     /// The zone of a VNet in the configuration as written.
@@ -397,7 +430,7 @@ impl Sdn {
             .any(|f| {
                 pending_config(self.running_file(f).unwrap_or(&empty), self.file(f))
                     .values()
-                    .any(|o| o.contains_key("pending"))
+                    .any(|e| e.pending.is_some())
             })
     }
 

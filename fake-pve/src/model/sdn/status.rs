@@ -11,8 +11,6 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
-
 use super::{Sdn, text};
 use crate::model::{Error, Result};
 
@@ -59,30 +57,18 @@ impl Sdn {
 
     /// `GET /nodes/{node}/sdn/zones`: every running zone on the node with
     /// its status, sorted (PVE lists them whatever the caller may audit).
-    pub fn node_zones(&self, node: &str) -> Vec<Value> {
+    pub fn node_zones(&self, node: &str) -> Vec<(String, &'static str)> {
         self.node_status(node)
-            .map(|(zones, _)| {
-                zones
-                    .into_iter()
-                    .map(|(zone, status)| json!({ "zone": zone, "status": status }))
-                    .collect()
-            })
+            .map(|(zones, _)| zones.into_iter().collect())
             .unwrap_or_default()
     }
 
     /// `GET /nodes/{node}/sdn/zones/{zone}/content`: the zone's running
-    /// VNets on the node with their status and `statusmsg` (null when
-    /// there is nothing to say, as PVE's undefined value reads), sorted
-    /// by VNet. An unknown zone, or one not on the node, has none.
-    pub fn zone_content(&self, node: &str, zone: &str) -> Vec<Value> {
+    /// VNets on the node with their status, sorted by VNet. An unknown
+    /// zone, or one not on the node, has none.
+    pub fn zone_content(&self, node: &str, zone: &str) -> Vec<(String, VnetStatus)> {
         self.node_status(node)
-            .map(|(_, vnets)| {
-                vnets
-                    .into_iter()
-                    .filter(|(_, v)| v.zone == zone)
-                    .map(|(id, v)| json!({ "vnet": id, "status": v.status, "statusmsg": v.statusmsg }))
-                    .collect()
-            })
+            .map(|(_, vnets)| vnets.into_iter().filter(|(_, v)| v.zone == zone).collect())
             .unwrap_or_default()
     }
 

@@ -8,9 +8,11 @@ use rstest::{fixture, rstest};
 use serde_json::{Value, json};
 
 use super::{LAB, World, refused, rq};
+use crate::model::sdn::split_subnet_id;
 use crate::model::PveVersion;
 use crate::model::qemu::QemuOp;
-use crate::model::sdn::{File, View};
+use crate::model::sdn::status::VnetStatus;
+use crate::model::sdn::{File, State, View};
 
 /// Parameters from pairs (as the wire hands them over: text).
 fn p(pairs: &[(&str, &str)]) -> BTreeMap<String, Value> {
@@ -18,6 +20,11 @@ fn p(pairs: &[(&str, &str)]) -> BTreeMap<String, Value> {
         .iter()
         .map(|(k, v)| ((*k).to_string(), json!(v)))
         .collect()
+}
+
+/// The pending values of a section of the pending view.
+fn pending(e: &crate::model::sdn::Entry) -> &crate::model::sdn::Pending {
+    e.pending.as_ref().expect("pending values")
 }
 
 fn zone(w: &mut World, pairs: &[(&str, &str)]) -> crate::model::Result<()> {
@@ -137,12 +144,14 @@ fn evpn_zone_needs_an_evpn_controller_and_gets_a_mac() {
     let z =
         w.c.sdn
             .read(File::Zones, "ev", View::Current)
-            .expect("read");
+            .expect("read")
+            .entry
+            .values;
     assert!(
         z["mac"]
             .as_str()
             .is_some_and(|m| m.starts_with("BC:24:11:")),
-        "{z}"
+        "{z:?}"
     );
     assert_eq!(z["vrf-vxlan"], json!(10000));
     let again = zone(
@@ -296,38 +305,44 @@ fn subnet_ids_carry_the_zone_and_the_ipam_holds_the_gateway(lab: World) {
         .sdn
         .read(File::Subnets, "lab-10.10.0.0-24", View::Current)
         .expect("subnet");
-    assert_eq!(s["cidr"], json!("10.10.0.0/24"));
-    assert_eq!(s["zone"], json!("lab"));
-    assert_eq!(s["mask"], json!("24"));
+    assert_eq!(s.entry.values["vnet"], json!("labnet"));
     assert_eq!(
-        s["dhcp-range"],
-        json!([{"start-address": "10.10.0.100", "end-address": "10.10.0.101"}])
+        split_subnet_id("lab-10.10.0.0-24"),
+        Some(("lab", "10.10.0.0", "24"))
+    );
+    assert_eq!(
+        s.entry.values["dhcp-range"],
+        json!(["start-address=10.10.0.100,end-address=10.10.0.101"])
     );
     let ips = lab
         .c
         .sdn
         .ipam_entries("lab", "10.10.0.0/24")
         .expect("ipam subnet");
-    assert_eq!(
-        ips.get("10.10.0.1").and_then(|e| e.get("gateway")),
-        Some(&json!(1))
-    );
+    assert!(ips.get("10.10.0.1").is_some_and(|e| e.gateway));
 }
 
 #[rstest]
 fn pending_shows_new_changed_and_deleted(mut lab: World) {
-    let (z, digest) = lab.c.sdn.sections(File::Zones, View::Pending);
-    assert!(digest.is_none());
-    assert_eq!(z["lab"]["state"], json!("new"));
-    assert_eq!(z["lab"]["pending"]["ipam"], json!("pve"));
-    assert!(!z["lab"].contains_key("ipam"));
-    assert!(lab.c.sdn.sections(File::Zones, View::Running).0.is_empty());
+    let l = lab.c.sdn.sections(File::Zones, View::Pending);
+    assert!(l.digest.is_none());
+    assert_eq!(l.items["lab"].state, Some(State::New));
+    assert_eq!(pending(&l.items["lab"]).set["ipam"], json!("pve"));
+    assert!(!l.items["lab"].values.contains_key("ipam"));
+    assert!(
+        lab.c
+            .sdn
+            .sections(File::Zones, View::Running)
+            .items
+            .is_empty()
+    );
     assert!(lab.c.sdn.has_pending_changes());
     lab.c.sdn.commit(None, true).expect("apply");
     assert!(!lab.c.sdn.has_pending_changes());
     assert_eq!(lab.c.sdn.running_version(), Some(1));
-    let (z, _) = lab.c.sdn.sections(File::Zones, View::Pending);
-    assert!(!z["lab"].contains_key("state"), "{:?}", z["lab"]);
+    let z = lab.c.sdn.sections(File::Zones, View::Pending).items;
+    assert!(z["lab"].state.is_none(), "{:?}", z["lab"]);
+    assert!(z["lab"].pending.is_none(), "{:?}", z["lab"]);
     let v = lab.c.version();
     lab.c
         .sdn
@@ -337,11 +352,12 @@ fn pending_shows_new_changed_and_deleted(mut lab: World) {
             &mut rq(),
         )
         .expect("update");
-    let (z, _) = lab.c.sdn.sections(File::Zones, View::Pending);
-    assert_eq!(z["lab"]["state"], json!("changed"));
-    assert_eq!(z["lab"]["pending"]["mtu"], json!(1400));
-    assert_eq!(z["lab"]["pending"]["dhcp"], json!("deleted"));
-    assert_eq!(z["lab"]["dhcp"], json!("dnsmasq"));
+    let z = lab.c.sdn.sections(File::Zones, View::Pending).items;
+    assert_eq!(z["lab"].state, Some(State::Changed));
+    assert_eq!(pending(&z["lab"]).set["mtu"], json!(1400));
+    assert_eq!(pending(&z["lab"]).deleted, ["dhcp"]);
+    assert!(!pending(&z["lab"]).set.contains_key("dhcp"));
+    assert_eq!(z["lab"].values["dhcp"], json!("dnsmasq"));
     lab.c
         .sdn
         .delete_subnet(&p(&[("vnet", "labnet"), ("subnet", "lab-10.10.0.0-24")]))
@@ -350,11 +366,17 @@ fn pending_shows_new_changed_and_deleted(mut lab: World) {
         .sdn
         .delete_vnet(&p(&[("vnet", "labnet")]))
         .expect("vnet delete");
-    let (vn, _) = lab.c.sdn.sections(File::Vnets, View::Pending);
-    assert_eq!(vn["labnet"]["state"], json!("deleted"));
+    let vn = lab.c.sdn.sections(File::Vnets, View::Pending).items;
+    assert_eq!(vn["labnet"].state, Some(State::Deleted));
     lab.c.sdn.commit(None, true).expect("apply");
     assert_eq!(lab.c.sdn.running_version(), Some(2));
-    assert!(lab.c.sdn.sections(File::Vnets, View::Running).0.is_empty());
+    assert!(
+        lab.c
+            .sdn
+            .sections(File::Vnets, View::Running)
+            .items
+            .is_empty()
+    );
 }
 
 #[rstest]
@@ -435,8 +457,20 @@ fn lock_and_rollback(mut lab: World) {
         .expect("with the token");
     lab.c.sdn.rollback(Some(&token), true).expect("rollback");
     assert!(!lab.c.sdn.locked());
-    assert!(lab.c.sdn.sections(File::Vnets, View::Current).0.is_empty());
-    assert!(lab.c.sdn.sections(File::Zones, View::Current).0.is_empty());
+    assert!(
+        lab.c
+            .sdn
+            .sections(File::Vnets, View::Current)
+            .items
+            .is_empty()
+    );
+    assert!(
+        lab.c
+            .sdn
+            .sections(File::Zones, View::Current)
+            .items
+            .is_empty()
+    );
 }
 
 #[rstest]
@@ -454,21 +488,14 @@ fn applied_vnets_are_bridges_and_guests_get_addresses(mut lab: World) {
     assert_eq!(start(&mut lab), "OK");
     let ips = lab.c.sdn.ipam_entries("lab", "10.10.0.0/24").expect("ipam");
     let guest = ips.get("10.10.0.100").expect("first address of the range");
-    assert_eq!(guest.get("mac"), Some(&json!("BC:24:11:00:01:00")));
-    assert_eq!(guest.get("vmid"), Some(&json!("100")));
-    let v = lab.c.version();
-    let status = lab
-        .c
-        .sdn
-        .ipam_status(v, "pve", |_, _| true)
-        .expect("status");
+    assert_eq!(guest.mac.as_deref(), Some("BC:24:11:00:01:00"));
+    assert_eq!(guest.vmid.as_deref(), Some("100"));
+    let status = lab.c.sdn.ipam_status("pve", |_, _| true).expect("status");
     assert_eq!(status.len(), 2);
-    assert!(
-        status
-            .iter()
-            .any(|e| e["ip"] == "10.10.0.100" && e["vmid"] == 100 && e["vnet"] == "labnet")
-    );
-    let r = lab.c.sdn.ipam_status(v, "netbox", |_, _| true);
+    assert!(status.iter().any(|e| e.ip == "10.10.0.100"
+        && e.entry.vmid.as_deref() == Some("100")
+        && e.vnet == "labnet"));
+    let r = lab.c.sdn.ipam_status("netbox", |_, _| true).map(|s| s.len());
     assert_eq!(
         refused(r),
         (500, "Currently only PVE IPAM is supported!".into())
@@ -590,11 +617,16 @@ fn a_node_sees_no_status_before_the_first_apply(mut lab: World) {
     lab.c.sdn.commit(None, true).expect("apply");
     assert_eq!(
         lab.c.sdn.node_zones("pve"),
-        [json!({ "zone": "lab", "status": "available" })]
+        [("lab".to_string(), "available")]
     );
+    let available = VnetStatus {
+        zone: "lab".into(),
+        status: "available",
+        statusmsg: None,
+    };
     assert_eq!(
         lab.c.sdn.zone_content("pve", "lab"),
-        [json!({ "vnet": "labnet", "status": "available", "statusmsg": null })]
+        [("labnet".to_string(), available)]
     );
     assert!(lab.c.sdn.zone_content("pve", "nosuch").is_empty());
     assert_eq!(lab.c.sdn.running_vnet_zone("labnet").expect("zone"), "lab");
@@ -612,7 +644,7 @@ fn a_zone_restricted_to_other_nodes_is_not_on_this_one(mut lab: World) {
         .create_vnet(&p(&[("vnet", "farnet"), ("zone", "far")]))
         .expect("vnet");
     lab.c.sdn.commit(None, true).expect("apply");
-    let zones: Vec<Value> = lab.c.sdn.node_zones("pve");
+    let zones = lab.c.sdn.node_zones("pve");
     assert_eq!(zones.len(), 1, "{zones:?}");
     assert!(lab.c.sdn.zone_content("pve", "far").is_empty());
     assert_eq!(lab.c.sdn.node_zones("elsewhere").len(), 2);
@@ -644,14 +676,12 @@ fn the_ipam_status_sends_the_vmid_as_each_release_does(
         lab.qm("qmstart", 100, QemuOp::Start { skiplock: false }),
         "OK"
     );
-    let status = lab
-        .c
-        .sdn
-        .ipam_status(version, "pve", |_, _| true)
-        .expect("status");
+    let status = lab.c.sdn.ipam_status("pve", |_, _| true).expect("status");
     let guest = status
         .iter()
-        .find(|e| e["ip"] == "10.10.0.100")
+        .find(|e| e.ip == "10.10.0.100")
         .expect("the guest's entry");
-    assert_eq!(guest["vmid"], vmid);
+    assert_eq!(guest.entry.vmid.as_deref(), Some("100"));
+    let answer = crate::api::sdn::view::ipam_address(guest, version.is_v9());
+    assert_eq!(answer["vmid"], vmid);
 }

@@ -8,8 +8,7 @@ use rstest::{fixture, rstest};
 use serde_json::{Value, json};
 
 use super::{LAB, World, refused};
-use crate::model::sdn::View;
-use crate::model::sdn::fabrics::Listed;
+use crate::model::sdn::{Entry, Listing, State, View};
 
 /// Parameters from pairs (as the wire hands them over: text).
 fn p(pairs: &[(&str, &str)]) -> BTreeMap<String, Value> {
@@ -54,18 +53,20 @@ fn lab() -> World {
     w
 }
 
-fn values(l: Listed) -> Vec<Value> {
-    l.values()
+fn values(l: Listing) -> Vec<Entry> {
+    l.items.into_values().collect()
 }
 
 #[rstest]
 fn fabric_and_node_as_the_api_answers_them(lab: World) {
-    let f = lab.c.sdn.get_fabric("of1").expect("fabric");
+    let shown = lab.c.sdn.get_fabric("of1").expect("fabric");
+    let f = &shown.entry.values;
     assert_eq!(f["protocol"], "openfabric");
     assert_eq!(f["ip_prefix"], "10.100.0.0/24");
     assert_eq!(f["hello_interval"], 3);
-    assert_eq!(f["digest"].as_str().map(str::len), Some(64));
-    let n = lab.c.sdn.get_fabric_node("of1", "pve").expect("node");
+    assert_eq!(shown.digest.as_deref().map(str::len), Some(64));
+    let node = lab.c.sdn.get_fabric_node("of1", "pve").expect("node");
+    let n = &node.entry.values;
     assert_eq!(n["fabric_id"], "of1");
     assert_eq!(n["node_id"], "pve");
     assert_eq!(n["ip"], "10.100.0.1");
@@ -74,7 +75,7 @@ fn fabric_and_node_as_the_api_answers_them(lab: World) {
         n["interfaces"],
         json!(["name=ens19", "name=ens20,hello_multiplier=3"])
     );
-    assert_eq!(n["digest"], f["digest"]);
+    assert_eq!(node.digest, shown.digest);
 }
 
 #[rstest]
@@ -88,7 +89,7 @@ fn the_prefix_is_made_canonical_on_create_only(mut lab: World) {
         ]))
         .expect("fabric");
     assert_eq!(
-        lab.c.sdn.get_fabric("of2").expect("fabric")["ip6_prefix"],
+        lab.c.sdn.get_fabric("of2").expect("fabric").entry.values["ip6_prefix"],
         "fd00::/64"
     );
     lab.c
@@ -100,7 +101,7 @@ fn the_prefix_is_made_canonical_on_create_only(mut lab: World) {
         ]))
         .expect("update");
     assert_eq!(
-        lab.c.sdn.get_fabric("of2").expect("fabric")["ip6_prefix"],
+        lab.c.sdn.get_fabric("of2").expect("fabric").entry.values["ip6_prefix"],
         "fd01::7/64"
     );
 }
@@ -212,7 +213,7 @@ fn an_interface_belongs_to_one_fabric(mut lab: World) {
     // PVE keys the node list by node name: `pve` shows once, from of2.
     let nodes = values(lab.c.sdn.fabric_nodes_index(View::Current).expect("list"));
     assert_eq!(nodes.len(), 1);
-    assert_eq!(nodes[0]["fabric_id"], "of2");
+    assert_eq!(nodes[0].values["fabric_id"], "of2");
     let (_, all) = lab.c.sdn.fabrics_all(View::Current).expect("all");
     assert_eq!(values(all).len(), 2);
 }
@@ -232,7 +233,7 @@ fn updates_and_deletes_of_a_node(mut lab: World) {
             &["interfaces"],
         ))
         .expect("update");
-    let n = lab.c.sdn.get_fabric_node("of1", "pve").expect("node");
+    let n = lab.c.sdn.get_fabric_node("of1", "pve").expect("node").entry.values;
     assert_eq!(n["ip"], "10.100.0.9");
     assert_eq!(n["interfaces"], json!([]));
     let r = lab.c.sdn.update_fabric_node(&with_list(
@@ -287,7 +288,7 @@ fn a_changed_digest_is_refused(mut lab: World) {
                 .into()
         )
     );
-    let digest = lab.c.sdn.get_fabric("of1").expect("fabric")["digest"].clone();
+    let digest = lab.c.sdn.get_fabric("of1").expect("fabric").digest.unwrap_or_default();
     lab.c
         .sdn
         .update_fabric(&with_list(
@@ -295,16 +296,16 @@ fn a_changed_digest_is_refused(mut lab: World) {
                 ("id", "of1"),
                 ("protocol", "openfabric"),
                 ("csnp_interval", "10"),
-                ("digest", digest.as_str().unwrap_or_default()),
+                ("digest", digest.as_str()),
             ],
             "delete",
             &["hello_interval"],
         ))
         .expect("update");
     let f = lab.c.sdn.get_fabric("of1").expect("fabric");
-    assert_eq!(f["csnp_interval"], 10);
-    assert!(f.get("hello_interval").is_none());
-    assert_ne!(f["digest"], digest);
+    assert_eq!(f.entry.values["csnp_interval"], 10);
+    assert!(!f.entry.values.contains_key("hello_interval"));
+    assert_ne!(f.digest, Some(digest));
 }
 
 #[rstest]
@@ -353,20 +354,22 @@ fn pending_running_apply_and_rollback(mut lab: World) {
     // Not applied: the running view is empty, the pending one new.
     assert!(values(lab.c.sdn.fabrics_index(View::Running).expect("running")).is_empty());
     let pending = values(lab.c.sdn.fabrics_index(View::Pending).expect("pending"));
-    assert_eq!(pending[0]["state"], "new");
-    assert_eq!(pending[0]["pending"]["ip_prefix"], "10.100.0.0/24");
-    assert!(pending[0].get("id").is_none());
+    assert_eq!(pending[0].state, Some(State::New));
+    let new = pending[0].pending.as_ref().expect("pending values");
+    assert_eq!(new.set["ip_prefix"], "10.100.0.0/24");
+    assert!(new.deleted.is_empty());
+    assert!(!pending[0].values.contains_key("id"));
     // A fabric's nodes in a view it is not in: PVE's lookup fails.
     assert_eq!(
         refused(lab.c.sdn.fabric_node_list("of1", View::Running)),
         (500, "fabric 'of1' does not exist in configuration".into())
     );
     lab.c.sdn.commit(None, true).expect("apply");
-    let running = values(lab.c.sdn.fabrics_index(View::Running).expect("running"));
-    assert_eq!(running[0]["id"], "of1");
-    assert!(running[0].get("digest").is_none());
+    let running = lab.c.sdn.fabrics_index(View::Running).expect("running");
+    assert!(running.digest.is_none());
+    assert_eq!(values(running)[0].values["id"], "of1");
     let pending = values(lab.c.sdn.fabrics_index(View::Pending).expect("pending"));
-    assert!(pending[0].get("state").is_none());
+    assert!(pending[0].state.is_none());
     // Reordered interfaces are no change (`encode_value` sorts them).
     lab.c
         .sdn
@@ -386,7 +389,7 @@ fn pending_running_apply_and_rollback(mut lab: World) {
             .fabric_node_list("of1", View::Pending)
             .expect("nodes"),
     );
-    assert!(nodes[0].get("state").is_none());
+    assert!(nodes[0].state.is_none());
     lab.c
         .sdn
         .update_fabric(&p(&[
@@ -396,10 +399,12 @@ fn pending_running_apply_and_rollback(mut lab: World) {
         ]))
         .expect("update");
     let pending = values(lab.c.sdn.fabrics_index(View::Pending).expect("pending"));
-    assert_eq!(pending[0]["state"], "changed");
-    assert_eq!(pending[0]["pending"]["csnp_interval"], 20);
+    assert_eq!(pending[0].state, Some(State::Changed));
+    let changed = pending[0].pending.as_ref().expect("pending values");
+    assert_eq!(changed.set["csnp_interval"], 20);
     lab.c.sdn.rollback(None, true).expect("rollback");
-    assert!(lab.c.sdn.get_fabric("of1").expect("fabric")["csnp_interval"].is_null());
+    let f = lab.c.sdn.get_fabric("of1").expect("fabric");
+    assert!(!f.entry.values.contains_key("csnp_interval"));
 }
 
 #[rstest]

@@ -3,9 +3,11 @@
 //! global lock and rollback, the VNets' IPs and the PVE IPAM's status
 //! (pve-network `API2/Network/SDN.pm` and `API2/Network/SDN/*.pm`).
 //! The VNet firewall ([`vnet_firewall`]) and a node's SDN views
-//! ([`node_status`]) are submodules; the 9.x fabrics are not handled here.
+//! ([`node_status`]) are submodules, the answers' JSON is built in
+//! [`view`]; the 9.x fabrics are not handled here.
 
 pub mod node_status;
+pub mod view;
 pub mod vnet_firewall;
 
 use std::collections::BTreeMap;
@@ -14,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::sdn::config::canonical;
-use crate::model::sdn::{File, Sdn, View};
+use crate::model::sdn::{Entry, File, Sdn, View};
 use crate::model::{Cluster, Error, Result, Worker};
 
 /// The routes of this area.
@@ -100,15 +102,28 @@ fn check_vnet_access(ctx: &Ctx<'_>, c: &Cluster, vnet: &str, privs: &[&str]) -> 
     check_any(ctx, c, &format!("/sdn/zones/{zone}/{vnet}"), privs)
 }
 
+/// The sections of a file in a view that `keep(id, section)` keeps, as
+/// the index answers them.
+fn listed(c: &Cluster, f: File, v: View, keep: impl Fn(&str, &Entry) -> bool) -> Value {
+    let l = c.sdn().sections(f, v);
+    let items = l
+        .items
+        .iter()
+        .filter(|(id, e)| keep(id, e))
+        .map(|(id, e)| view::section(f, id, e, l.digest.as_deref()))
+        .collect();
+    Value::Array(items)
+}
+
+/// Whether a section is of the type a list asks for (`type`).
+fn of_type(e: &Entry, kind: Option<&str>) -> bool {
+    kind.is_none_or(|k| e.values.get("type").and_then(Value::as_str) == Some(k))
+}
+
 /// `GET /cluster/sdn`.
 fn index(ctx: &Ctx<'_>) -> Result<Reply> {
     let v9 = ctx.with(|c| c.version().is_v9());
-    let mut ids = vec!["vnets", "zones", "controllers", "ipams", "dns"];
-    if v9 {
-        ids.push("fabrics");
-    }
-    let items: Vec<Value> = ids.into_iter().map(|id| json!({ "id": id })).collect();
-    Ok(Value::Array(items).into())
+    Ok(view::index(v9).into())
 }
 
 /// `PUT /cluster/sdn`: the running configuration becomes the pending
@@ -161,15 +176,11 @@ fn zones_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let v = view(ctx)?;
     let kind = ctx.params.str("type");
     let items = ctx.with(|c| {
-        c.sdn()
-            .list(File::Zones, v)
-            .into_iter()
-            .filter(|(id, _)| may(ctx, c, &format!("/sdn/zones/{id}"), &AUDIT))
-            .filter(|(_, o)| kind.as_deref().is_none_or(|k| o["type"] == k))
-            .map(|(_, o)| o)
-            .collect::<Vec<_>>()
+        listed(c, File::Zones, v, |id, e| {
+            may(ctx, c, &format!("/sdn/zones/{id}"), &AUDIT) && of_type(e, kind.as_deref())
+        })
     });
-    Ok(Value::Array(items).into())
+    Ok(items.into())
 }
 
 fn read_zone(ctx: &Ctx<'_>) -> Result<Reply> {
@@ -183,7 +194,8 @@ fn read(ctx: &Ctx<'_>, f: File) -> Result<Reply> {
     } else {
         view(ctx)?
     };
-    Ok(ctx.with(|c| c.sdn().read(f, &id, v))?.into())
+    let s = ctx.with(|c| c.sdn().read(f, &id, v))?;
+    Ok(view::section(f, &id, &s.entry, s.digest.as_deref()).into())
 }
 
 fn create_zone(ctx: &Ctx<'_>) -> Result<Reply> {
@@ -217,32 +229,22 @@ fn delete_zone(ctx: &Ctx<'_>) -> Result<Reply> {
 fn vnets_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let v = view(ctx)?;
     let items = ctx.with(|c| {
-        c.sdn()
-            .list(File::Vnets, v)
-            .into_iter()
-            .filter(|(id, o)| {
-                let zone = o
-                    .get("zone")
-                    .or_else(|| o.get("pending").and_then(|p| p.get("zone")))
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                may(ctx, c, &format!("/sdn/zones/{zone}/{id}"), &AUDIT)
-            })
-            .map(|(_, o)| o)
-            .collect::<Vec<_>>()
+        listed(c, File::Vnets, v, |id, e| {
+            let zone = e.text_or_pending("zone").unwrap_or_default();
+            may(ctx, c, &format!("/sdn/zones/{zone}/{id}"), &AUDIT)
+        })
     });
-    Ok(Value::Array(items).into())
+    Ok(items.into())
 }
 
 fn read_vnet(ctx: &Ctx<'_>) -> Result<Reply> {
     let id = ctx.param("vnet")?;
     let v = view(ctx)?;
-    Ok(ctx
-        .with(|c| {
-            check_vnet_access(ctx, c, &id, &AUDIT)?;
-            c.sdn().read(File::Vnets, &id, v)
-        })?
-        .into())
+    let s = ctx.with(|c| {
+        check_vnet_access(ctx, c, &id, &AUDIT)?;
+        c.sdn().read(File::Vnets, &id, v)
+    })?;
+    Ok(view::section(File::Vnets, &id, &s.entry, s.digest.as_deref()).into())
 }
 
 fn create_vnet(ctx: &Ctx<'_>) -> Result<Reply> {
@@ -279,30 +281,25 @@ fn subnets_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let v = view(ctx)?;
     let items = ctx.with(|c| {
         check_vnet_access(ctx, c, &vnet, &AUDIT)?;
-        Ok::<_, Error>(
-            c.sdn()
-                .list(File::Subnets, v)
-                .into_iter()
-                .filter(|(_, o)| o.get("vnet").and_then(Value::as_str) == Some(vnet.as_str()))
-                .map(|(_, o)| o)
-                .collect::<Vec<_>>(),
-        )
+        Ok::<_, Error>(listed(c, File::Subnets, v, |_, e| {
+            e.values.get("vnet").and_then(Value::as_str) == Some(vnet.as_str())
+        }))
     })?;
-    Ok(Value::Array(items).into())
+    Ok(items.into())
 }
 
 fn read_subnet(ctx: &Ctx<'_>) -> Result<Reply> {
     let vnet = ctx.param("vnet")?;
     let id = ctx.param("subnet")?;
     let v = view(ctx)?;
-    let o = ctx.with(|c| {
+    let s = ctx.with(|c| {
         check_vnet_access(ctx, c, &vnet, &AUDIT)?;
         c.sdn().read(File::Subnets, &id, v)
     })?;
-    if o.get("vnet").and_then(Value::as_str) != Some(vnet.as_str()) {
+    if s.entry.values.get("vnet").and_then(Value::as_str) != Some(vnet.as_str()) {
         return Err(Error::invalid("vnet", "wrong vnet"));
     }
-    Ok(o.into())
+    Ok(view::section(File::Subnets, &id, &s.entry, s.digest.as_deref()).into())
 }
 
 fn subnet_call(
@@ -369,15 +366,11 @@ fn plugin_index(ctx: &Ctx<'_>, f: File, area: &str) -> Result<Reply> {
     };
     let kind = ctx.params.str("type");
     let items = ctx.with(|c| {
-        c.sdn()
-            .list(f, v)
-            .into_iter()
-            .filter(|(id, _)| may(ctx, c, &format!("/sdn/{area}/{id}"), &AUDIT))
-            .filter(|(_, o)| kind.as_deref().is_none_or(|k| o["type"] == k))
-            .map(|(_, o)| o)
-            .collect::<Vec<_>>()
+        listed(c, f, v, |id, e| {
+            may(ctx, c, &format!("/sdn/{area}/{id}"), &AUDIT) && of_type(e, kind.as_deref())
+        })
     });
-    Ok(Value::Array(items).into())
+    Ok(items.into())
 }
 
 fn plugin_create(ctx: &Ctx<'_>, f: File) -> Result<Reply> {
@@ -440,9 +433,11 @@ fn delete_ipam(ctx: &Ctx<'_>) -> Result<Reply> {
 fn ipamindex(ctx: &Ctx<'_>) -> Result<Reply> {
     let ipam = ctx.param("ipam")?;
     let items = ctx.with(|c| {
-        c.sdn().ipam_status(c.version(), &ipam, |zone, vnet| {
+        let v9 = c.version().is_v9();
+        let rows = c.sdn().ipam_status(&ipam, |zone, vnet| {
             may(ctx, c, &format!("/sdn/zones/{zone}/{vnet}"), &AUDIT)
-        })
+        })?;
+        Ok::<_, Error>(rows.iter().map(|a| view::ipam_address(a, v9)).collect())
     })?;
     Ok(Value::Array(items).into())
 }
