@@ -17,7 +17,7 @@ use crate::model::lxc::{
     CtRestoreRequest, CtUpdate, schema,
 };
 use crate::model::storage::ops::Feature;
-use crate::model::{Error, Result, Worker};
+use crate::model::{Error, Result};
 
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
@@ -77,23 +77,6 @@ fn root_only(ctx: &Ctx<'_>, param: &str) -> Result<bool> {
         return Err(Error::invalid(param, "Only root may use this option."));
     }
     Ok(set)
-}
-
-/// Runs `f` (the checks made before forking) under the lock and starts
-/// the task it answers; answers the UPID.
-fn start(
-    ctx: &Ctx<'_>,
-    node: &str,
-    f: impl FnOnce(&mut crate::model::Cluster) -> Result<Worker>,
-) -> Result<Reply> {
-    let who = ctx.who()?.to_string();
-    let now_ms = ctx.now_ms();
-    let upid = ctx.with(|c| {
-        let worker = f(c)?;
-        let ms = ctx.task_ms(&worker.kind);
-        Ok::<_, Error>(c.start_task(node, worker, &who, now_ms, ms))
-    })?;
-    Ok(json!(upid).into())
 }
 
 /// `GET /nodes/{node}/lxc`: the containers the caller may audit.
@@ -359,7 +342,7 @@ fn destroy_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         .params
         .bool("destroy-unreferenced-disks")?
         .unwrap_or(false);
-    start(ctx, &node, |c| {
+    super::start_prepared(ctx, &node, |c| {
         let worker = c.destroy_ct(&node, vmid, purge, unreferenced, force)?;
         super::ha::destroy_guest(c, vmid, purge)?;
         Ok(worker)
@@ -444,7 +427,7 @@ fn power(ctx: &Ctx<'_>, call: PowerCall) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     let overrule = ctx.params.bool("overrule-shutdown")?.unwrap_or(false);
     let now = ctx.now();
-    start(ctx, &node, |c| {
+    super::start_prepared(ctx, &node, |c| {
         let worker = c.ct_power(&node, vmid, call)?;
         let ha = match call {
             PowerCall::Start { .. } => HaRequest::Start,
@@ -513,7 +496,7 @@ fn snapshot(ctx: &Ctx<'_>) -> Result<Reply> {
     let name = ctx.param("snapname")?;
     let description = ctx.params.str("description");
     let now = ctx.now();
-    start(ctx, &node, |c| {
+    super::start_prepared(ctx, &node, |c| {
         c.snapshot_ct(&node, vmid, &name, description, now)
     })
 }
@@ -544,7 +527,7 @@ fn rollback(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     let start_after = ctx.params.bool("start")?.unwrap_or(false);
-    start(ctx, &node, |c| {
+    super::start_prepared(ctx, &node, |c| {
         c.rollback_ct(&node, vmid, &name, start_after)
     })
 }
@@ -555,7 +538,7 @@ fn delsnapshot(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     let force = ctx.params.bool("force")?.unwrap_or(false);
-    start(ctx, &node, |c| {
+    super::start_prepared(ctx, &node, |c| {
         c.delete_ct_snapshot(&node, vmid, &name, force)
     })
 }
@@ -565,7 +548,7 @@ fn delsnapshot(ctx: &Ctx<'_>) -> Result<Reply> {
 fn template(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
-    start(ctx, &node, |c| c.template_ct(&node, vmid))?;
+    super::start_prepared(ctx, &node, |c| c.template_ct(&node, vmid))?;
     Ok(Value::Null.into())
 }
 
@@ -607,7 +590,7 @@ fn clone_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         hostname: ctx.params.str("hostname"),
         description: ctx.params.str("description"),
     };
-    start(ctx, &node, |c| c.clone_ct(&node, vmid, req, &mut ctx.rq()))
+    super::start_prepared(ctx, &node, |c| c.clone_ct(&node, vmid, req, &mut ctx.rq()))
 }
 
 /// `PUT .../resize`: a `resize` task.
@@ -617,7 +600,7 @@ fn resize_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     let disk = ctx.param("disk")?;
     let size = ctx.param("size")?;
     let digest = ctx.params.str("digest");
-    start(ctx, &node, |c| {
+    super::start_prepared(ctx, &node, |c| {
         c.resize_ct(&node, vmid, &disk, &size, digest.as_deref())
     })
 }
@@ -669,7 +652,7 @@ fn move_volume(ctx: &Ctx<'_>) -> Result<Reply> {
                     &["Datastore.AllocateSpace"],
                 )
             })?;
-            start(ctx, &node, |c| c.reassign_ct_volume(&node, vmid, req))
+            super::start_prepared(ctx, &node, |c| c.reassign_ct_volume(&node, vmid, req))
         }
         (Some(storage), None) => {
             let who = ctx.who()?.clone();
@@ -686,7 +669,7 @@ fn move_volume(ctx: &Ctx<'_>) -> Result<Reply> {
                 delete: ctx.params.bool("delete")?.unwrap_or(false),
                 digest: ctx.params.str("digest"),
             };
-            start(ctx, &node, |c| c.move_ct_volume(&node, vmid, req))
+            super::start_prepared(ctx, &node, |c| c.move_ct_volume(&node, vmid, req))
         }
     }
 }
@@ -714,7 +697,7 @@ fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         target: job.target.clone(),
     };
     let now = ctx.now();
-    start(ctx, &node, |c| {
+    super::start_prepared(ctx, &node, |c| {
         c.ct(&node, vmid)?;
         match super::ha::divert(c, vmid, &ha, now)? {
             Some(w) => Ok(w),
@@ -807,7 +790,7 @@ fn apl_download(ctx: &Ctx<'_>) -> Result<Reply> {
     let storage = ctx.param("storage")?;
     let template = ctx.param("template")?;
     let now = ctx.now();
-    start(ctx, &node, |c| {
+    super::start_prepared(ctx, &node, |c| {
         c.apl_download(&node, &storage, &template, now)
     })
 }

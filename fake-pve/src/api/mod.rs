@@ -189,10 +189,27 @@ impl Ctx<'_> {
     /// # Errors
     /// 401 without a caller.
     pub fn start_task(&self, node: &str, worker: crate::model::Worker) -> Result<String> {
+        self.start_prepared(node, |_| Ok(worker))
+    }
+
+    /// Starts the task whose worker `prepare` makes (the checks PVE makes
+    /// before it forks, under the lock) as a task of the caller on
+    /// `node`: its UPID.
+    ///
+    /// # Errors
+    /// 401 without a caller; what `prepare` refuses.
+    pub fn start_prepared(
+        &self,
+        node: &str,
+        prepare: impl FnOnce(&mut crate::model::Cluster) -> Result<crate::model::Worker>,
+    ) -> Result<String> {
         let who = self.who()?.to_string();
         let now_ms = self.now_ms();
-        let ms = self.task_ms(&worker.kind);
-        Ok(self.with(|c| c.start_task(node, worker, &who, now_ms, ms)))
+        self.with(|c| {
+            let worker = prepare(c)?;
+            let ms = self.task_ms(&worker.kind);
+            Ok(c.start_task(node, worker, &who, now_ms, ms))
+        })
     }
 
     /// A required path or body parameter as text.
@@ -238,6 +255,19 @@ impl Route {
         self.checks_only = true;
         self
     }
+}
+
+/// Starts a task whose worker the model prepared ([`Ctx::start_prepared`])
+/// and answers its UPID.
+///
+/// # Errors
+/// As [`Ctx::start_prepared`].
+pub(crate) fn start_prepared(
+    ctx: &Ctx<'_>,
+    node: &str,
+    prepare: impl FnOnce(&mut crate::model::Cluster) -> Result<crate::model::Worker>,
+) -> Result<Reply> {
+    Ok(serde_json::json!(ctx.start_prepared(node, prepare)?).into())
 }
 
 /// Shorthand for a GET route.

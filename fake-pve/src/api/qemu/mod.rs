@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{Ctx, Reply, Route, delete, get, post, put};
+use super::{Ctx, Reply, Route, delete, get, post, put, start_prepared};
 use crate::model::ha::HaRequest;
 use crate::model::qemu::{self, CreateRequest, QemuOp};
 use crate::model::{Error, Result, TaskEffect, Worker};
@@ -261,22 +261,6 @@ fn template(ctx: &Ctx<'_>) -> Result<Reply> {
         &node,
         qemu_worker("qmtemplate", vmid, QemuOp::Template { disk }),
     )
-}
-
-/// Starts a task whose worker the model prepared.
-fn start_prepared(
-    ctx: &Ctx<'_>,
-    node: &str,
-    prepare: impl FnOnce(&mut crate::model::Cluster) -> Result<Worker>,
-) -> Result<Reply> {
-    let who = ctx.who()?.to_string();
-    let now_ms = ctx.now_ms();
-    let upid = ctx.with(|c| {
-        let worker = prepare(c)?;
-        let ms = ctx.task_ms(&worker.kind);
-        Ok::<_, Error>(c.start_task(node, worker, &who, now_ms, ms))
-    })?;
-    Ok(json!(upid).into())
 }
 
 /// `POST .../migrate`: a `qmigrate` task (`lock: migrate` while it runs).
