@@ -56,52 +56,60 @@ impl Storage {
 }
 
 /// One emulated cluster (or standalone node): the areas of PVE it is
-/// made of, and the operations that span them.
+/// made of, joined.
+///
+/// Each area keeps its state private and owns its operations. An
+/// operation that spans areas is a function of the area it is about that
+/// takes explicit borrows of the areas it needs; the areas are fields
+/// visible to the crate so that a caller can borrow several at once
+/// (`qemu::snapshot::create(&mut c.guests, &mut c.storage, ...)`).
+/// `Cluster` itself keeps the joining: building it from a saved world,
+/// saving it, the task clock and applying what a task does when it ends.
 ///
 /// A saved world (state documents, snapshots of a data directory) keeps
 /// it in the shape of [`ClusterDoc`].
 #[derive(Debug, Clone)]
 pub struct Cluster {
     /// The release the cluster impersonates.
-    pub(super) version: PveVersion,
+    pub(crate) version: PveVersion,
     /// The members: the cluster's name, the local node, every node.
-    pub(super) nodes: Nodes,
+    pub(crate) nodes: Nodes,
     /// `storage.cfg` and the volumes.
-    pub(super) storage: Storages,
+    pub(crate) storage: Storages,
     /// Users and tokens.
-    pub(super) access: Access,
+    pub(crate) access: Access,
     /// Every guest, with what is kept per guest.
-    pub(super) guests: Guests,
+    pub(crate) guests: Guests,
     /// Every task, with its lookups.
-    pub(super) tasks: Tasks,
+    pub(crate) tasks: Tasks,
     /// Fault rules in force (`/_fake/faults`, a scenario's `faults:`).
-    pub(super) faults: Faults,
+    pub(crate) faults: Faults,
     /// Network configuration per node (`/etc/network/interfaces`).
-    pub(super) network: Networks,
+    pub(crate) network: Networks,
     /// Backup archives and backup jobs.
-    pub(super) backups: super::backup::Backups,
+    pub(crate) backups: super::backup::Backups,
     /// `datacenter.cfg`'s options.
-    pub(super) datacenter: super::datacenter::Datacenter,
+    pub(crate) datacenter: super::datacenter::Datacenter,
     /// SDN configuration (pending and running) and the PVE IPAM.
-    pub(super) sdn: super::sdn::Sdn,
+    pub(crate) sdn: super::sdn::Sdn,
     /// `cluster.fw`, `host.fw` and the guests' `<vmid>.fw`.
-    pub(super) firewall: super::firewall::Firewall,
+    pub(crate) firewall: super::firewall::Firewall,
     /// HA resources, groups, rules and the manager's state.
-    pub(super) ha: super::ha::Ha,
+    pub(crate) ha: super::ha::Ha,
     /// Each node's disks, devices, updates, scan servers, certificate.
-    pub(super) hardware: super::node_hw::Hardware,
+    pub(crate) hardware: super::node_hw::Hardware,
     /// Storage replication: `replication.cfg`, the state, the job logs.
-    pub(super) replication: super::replication::Replication,
+    pub(crate) replication: super::replication::Replication,
     /// `status.cfg`'s metric servers.
-    pub(super) metrics: super::metrics::Metrics,
+    pub(crate) metrics: super::metrics::Metrics,
     /// The cluster log's own entries (logins); not part of a saved
     /// world.
-    pub(super) clusterlog: super::clusterlog::ClusterLog,
+    pub(crate) clusterlog: super::clusterlog::ClusterLog,
     /// What `POST /cluster/config` wrote into `corosync.conf`.
-    pub(super) corosync: super::corosync::Corosync,
+    pub(crate) corosync: super::corosync::Corosync,
     /// Each node's own files (config, DNS, hosts, time zone), services,
     /// subscription and journal.
-    pub(super) node_services: super::node_services::NodeServices,
+    pub(crate) node_services: super::node_services::NodeServices,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
