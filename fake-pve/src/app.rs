@@ -59,7 +59,7 @@ struct App {
 /// [`crate::FakePve::builder`]'s server gives, for tests to call directly
 /// (`tower::ServiceExt::oneshot`).
 ///
-/// An answer that carries [`api::DropConnection`] (an injected `drop`
+/// An answer that carries `api::DropConnection` (an injected `drop`
 /// fault) is one the server does not send: it closes the connection
 /// instead.
 pub fn app(state: State) -> axum::Router {

@@ -282,7 +282,7 @@ impl Latency {
 
     /// How long a task of `kind` runs, in emulated milliseconds: drawn
     /// from `draw` when given (a journaled request's own draw, see
-    /// [`crate::model::Context::duration_draw`], so that replaying it
+    /// `model::Context::duration_draw`, so that replaying it
     /// gives the task the same duration), else from the profile's seeded
     /// stream.
     pub fn task_ms(&self, kind: &str, draw: Option<u64>) -> u64 {

@@ -142,7 +142,7 @@ impl Builder {
         self
     }
 
-    /// Keeps the world in `dir` (see [`crate::persist`]): reloaded at
+    /// Keeps the world in `dir` (see the book's "Keeping the world across restarts"): reloaded at
     /// start when the directory holds one (the scenario is then only what
     /// a first start builds), journaled as it changes.
     #[must_use]

@@ -41,7 +41,7 @@ pub struct Settings {
     /// Seed of every random draw (fault probabilities, generated MAC
     /// addresses, UUIDs), for repeatable runs. Token secrets are drawn
     /// from it and the signing keys' secret key (see
-    /// [`crate::model::Context::secret_uuid`]).
+    /// `model::Context::secret_uuid`).
     pub random_seed: u64,
 }
 
@@ -242,7 +242,7 @@ impl Drop for Waiting<'_> {
 
 impl State {
     /// Builds the state from a scenario; its signing keys follow from
-    /// the settings' `random_seed` (see [`Keys::from_seed`]).
+    /// the settings' `random_seed` (see `Keys::from_seed`).
     ///
     /// # Errors
     /// When the scenario does not describe a valid cluster.
@@ -367,7 +367,7 @@ impl State {
 
     /// Runs `f` on the cluster as of `now_ms` (epoch milliseconds): the
     /// tasks due by then end first (a request's instant, see
-    /// [`crate::model::Context`]).
+    /// `model::Context`).
     pub fn at<R>(&self, now_ms: i64, f: impl FnOnce(&mut Cluster) -> R) -> R {
         f(&mut self.lock_at(now_ms))
     }
