@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, delete, get, post, put};
-use crate::model::network::split_list;
+use crate::model::network::{self, split_list};
 use crate::model::{Result, Worker};
 
 /// The routes of this area.
@@ -38,15 +38,15 @@ fn network_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let (items, changes) = ctx.with(|c| {
         let access = c.access().clone();
         let root = who.to_string() == "root@pam";
-        let (mut items, changes) = c.network_list(
-            &node,
+        let v9 = c.version.is_v9();
+        let (mut items, changes) = c.network.node_mut(&c.nodes, &node, now).list(
             filter.as_deref(),
             |br| {
                 let path = format!("/sdn/zones/localnetwork/{br}");
                 root || access.has_priv(&who, &path, "SDN.Audit")
                     || access.has_priv(&who, &path, "SDN.Use")
             },
-            now,
+            v9,
         );
         // Applied VNets (`get_local_vnets`) with `any_bridge`,
         // `include_sdn` and `vnet`.
@@ -78,7 +78,7 @@ fn create_network(ctx: &Ctx<'_>) -> Result<Reply> {
     let iface = ctx.param("iface")?;
     let p = params(ctx);
     let now = ctx.now();
-    ctx.with(|c| c.network_create(&node, &iface, &p, now))?;
+    ctx.with(|c| c.network.node_mut(&c.nodes, &node, now).create(&iface, &p, now))?;
     Ok(Value::Null.into())
 }
 
@@ -87,7 +87,12 @@ fn network_config(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let iface = ctx.param("iface")?;
     let now = ctx.now();
-    Ok(ctx.with(|c| c.network_iface(&node, &iface, now))?.into())
+    Ok(ctx
+        .with(|c| {
+            let v9 = c.version.is_v9();
+            c.network.node_mut(&c.nodes, &node, now).iface(&iface, v9)
+        })?
+        .into())
 }
 
 /// `PUT /nodes/{node}/network/{iface}`.
@@ -101,7 +106,11 @@ fn update_network(ctx: &Ctx<'_>) -> Result<Reply> {
         .unwrap_or_default();
     let p = params(ctx);
     let now = ctx.now();
-    ctx.with(|c| c.network_update(&node, &iface, &p, &delete, now))?;
+    ctx.with(|c| {
+        c.network
+            .node_mut(&c.nodes, &node, now)
+            .update(&iface, &p, &delete, now)
+    })?;
     Ok(Value::Null.into())
 }
 
@@ -110,7 +119,7 @@ fn delete_network(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let iface = ctx.param("iface")?;
     let now = ctx.now();
-    ctx.with(|c| c.network_delete(&node, &iface, now))?;
+    ctx.with(|c| c.network.node_mut(&c.nodes, &node, now).delete(&iface, now))?;
     Ok(Value::Null.into())
 }
 
@@ -118,7 +127,7 @@ fn delete_network(ctx: &Ctx<'_>) -> Result<Reply> {
 fn revert_network_changes(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let now = ctx.now();
-    ctx.with(|c| c.network_revert(&node, now));
+    ctx.with(|c| c.network.node_mut(&c.nodes, &node, now).revert());
     Ok(Value::Null.into())
 }
 
@@ -130,7 +139,7 @@ fn reload_network_config(ctx: &Ctx<'_>) -> Result<Reply> {
     let now_ms = ctx.now_ms();
     let ms = ctx.task_ms("srvreload");
     let upid = ctx.with(|c| {
-        c.network_apply(&node, now_ms.div_euclid(1000));
+        network::apply(&mut c.network, &mut c.nodes, &node, now_ms.div_euclid(1000));
         c.start_task(
             &node,
             Worker::new("srvreload", "networking"),

@@ -8,9 +8,8 @@
 //! drift from it; the logins are kept here.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
-
-use super::Cluster;
+use super::nodes::Nodes;
+use super::tasks::{Task, TaskState, Tasks};
 
 /// syslog's `info`.
 const INFO: u8 = 6;
@@ -77,117 +76,77 @@ impl ClusterLog {
     }
 }
 
-impl Cluster {
-    /// The cluster log, to record logins.
-    pub fn clusterlog_mut(&mut self) -> &mut ClusterLog {
-        &mut self.clusterlog
-    }
+/// One line of `GET /cluster/log`: an entry and its `uid` (its place in
+/// the whole log, oldest 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// The entry's place in the log, oldest first, from 1.
+    pub uid: usize,
+    /// The entry.
+    pub entry: Entry,
+}
 
-    /// `GET /cluster/log`: the newest `max` entries, those about `user`
-    /// only when given (callers without `Sys.Syslog` on `/`); each with
-    /// `id` `<uid>:<node>`.
-    pub fn cluster_log_view(&self, user: Option<&str>, max: usize) -> Vec<Value> {
-        let mut all: Vec<Entry> = self.clusterlog.entries.clone();
-        for t in self.tasks.iter() {
-            let u = &t.upid;
+/// `GET /cluster/log`: the newest `max` entries of the log's own and the
+/// tasks' lines, those about `user` only when given (callers without
+/// `Sys.Syslog` on `/`).
+pub fn lines(log: &ClusterLog, tasks: &Tasks, user: Option<&str>, max: usize) -> Vec<Line> {
+    let mut all: Vec<Entry> = log.entries.clone();
+    for t in tasks.iter() {
+        let u = &t.upid;
+        all.push(Entry {
+            time: u.starttime,
+            pri: INFO,
+            tag: "pvedaemon".into(),
+            pid: u.pid,
+            node: u.node.clone(),
+            user: u.user.clone(),
+            msg: format!("starting task {}", t.upid_str),
+        });
+        if let TaskState::Stopped {
+            endtime,
+            exitstatus,
+        } = &t.state
+        {
+            let ok = exitstatus == "OK" || exitstatus.starts_with("WARNINGS");
             all.push(Entry {
-                time: u.starttime,
-                pri: INFO,
+                time: *endtime,
+                pri: if ok { INFO } else { ERR },
                 tag: "pvedaemon".into(),
                 pid: u.pid,
                 node: u.node.clone(),
                 user: u.user.clone(),
-                msg: format!("starting task {}", t.upid_str),
+                msg: format!("end task {} {exitstatus}", t.upid_str),
             });
-            if let super::TaskState::Stopped {
-                endtime,
-                exitstatus,
-            } = &t.state
-            {
-                let ok = exitstatus == "OK" || exitstatus.starts_with("WARNINGS");
-                all.push(Entry {
-                    time: *endtime,
-                    pri: if ok { INFO } else { ERR },
-                    tag: "pvedaemon".into(),
-                    pid: u.pid,
-                    node: u.node.clone(),
-                    user: u.user.clone(),
-                    msg: format!("end task {} {exitstatus}", t.upid_str),
-                });
-            }
         }
-        // Stable: a task's start comes before its end at the same second.
-        all.sort_by_key(|e| e.time);
-        let max = if max == 0 { DEFAULT_MAX } else { max };
-        all.iter()
-            .enumerate()
-            .rev()
-            .filter(|(_, e)| user.is_none_or(|u| e.user == u))
-            .take(max)
-            .map(|(i, e)| {
-                let uid = i + 1;
-                json!({
-                    "uid": uid,
-                    "time": e.time,
-                    "pri": e.pri,
-                    "tag": e.tag,
-                    "pid": e.pid,
-                    "node": e.node,
-                    "user": e.user,
-                    "msg": e.msg,
-                    "id": format!("{uid}:{}", e.node),
-                })
-            })
-            .collect()
     }
+    // Stable: a task's start comes before its end at the same second.
+    all.sort_by_key(|e| e.time);
+    let max = if max == 0 { DEFAULT_MAX } else { max };
+    let mut out: Vec<Line> = Vec::new();
+    for (i, e) in all.into_iter().enumerate().rev() {
+        if out.len() == max {
+            break;
+        }
+        if user.is_none_or(|u| e.user == u) {
+            out.push(Line { uid: i + 1, entry: e });
+        }
+    }
+    out
+}
 
-    /// `GET /cluster/tasks` (`get_tasklist`): per node, in the node
-    /// list's order, the running tasks and the newest finished ones, 25 in
-    /// all, as each node's `active` file broadcasts them.
-    pub fn cluster_tasks_view(&self) -> Vec<Value> {
-        const MAX_FINISHED: usize = 25;
-        let mut out = Vec::new();
-        for n in self.nodes.iter() {
-            let mine: Vec<&super::Task> = self
-                .tasks
-                .iter()
-                .filter(|t| t.upid.node == n.name)
-                .collect();
-            let running: Vec<&&super::Task> = mine.iter().filter(|t| t.running()).collect();
-            let mut done: Vec<&&super::Task> = mine.iter().filter(|t| !t.running()).collect();
-            done.sort_by_key(|t| std::cmp::Reverse(t.upid.starttime));
-            let room = MAX_FINISHED.saturating_sub(running.len());
-            for t in running.into_iter().chain(done.into_iter().take(room)) {
-                let u = &t.upid;
-                let mut v = json!({
-                    "upid": t.upid_str,
-                    "node": u.node,
-                    "starttime": u.starttime,
-                    "type": u.kind,
-                    "id": u.id,
-                    "user": u.user,
-                });
-                match &t.state {
-                    super::TaskState::Stopped {
-                        endtime,
-                        exitstatus,
-                    } => {
-                        v["endtime"] = json!(endtime);
-                        v["status"] = json!(exitstatus);
-                        v["saved"] = json!("1");
-                    }
-                    super::TaskState::Running { .. } => {
-                        v["pid"] = json!(u.pid);
-                        v["saved"] = json!("0");
-                    }
-                }
-                if let Some((user, tokenid)) = u.user.split_once('!') {
-                    v["user"] = json!(user);
-                    v["tokenid"] = json!(tokenid);
-                }
-                out.push(v);
-            }
-        }
-        out
+/// `GET /cluster/tasks` (`get_tasklist`): per node, in the node list's
+/// order, the running tasks and the newest finished ones, 25 in all, as
+/// each node's `active` file broadcasts them.
+pub fn recent_tasks<'a>(nodes: &Nodes, tasks: &'a Tasks) -> Vec<&'a Task> {
+    const MAX_FINISHED: usize = 25;
+    let mut out = Vec::new();
+    for n in nodes.iter() {
+        let mine: Vec<&Task> = tasks.iter().filter(|t| t.upid.node == n.name).collect();
+        let running: Vec<&Task> = mine.iter().copied().filter(|t| t.running()).collect();
+        let mut done: Vec<&Task> = mine.iter().copied().filter(|t| !t.running()).collect();
+        done.sort_by_key(|t| std::cmp::Reverse(t.upid.starttime));
+        let room = MAX_FINISHED.saturating_sub(running.len());
+        out.extend(running.into_iter().chain(done.into_iter().take(room)));
     }
+    out
 }

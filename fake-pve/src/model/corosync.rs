@@ -11,10 +11,10 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
+use super::nodes::{Node, Nodes};
 use super::qemu::sha1_hex;
-use super::{Cluster, Error, Result};
+use super::{Error, PveVersion, Result};
 
 /// The cluster join API version (`PVE::Cluster::Setup::JOIN_API_VERSION`).
 pub const JOIN_API_VERSION: u32 = 1;
@@ -65,176 +65,215 @@ pub struct CreateCluster {
     pub token_coefficient: Option<u64>,
 }
 
-impl Cluster {
-    /// The links of a member: those `create` was given for the node
-    /// that made the cluster, else link 0 at the node's address.
-    fn links_of(&self, node: &str) -> BTreeMap<u32, Link> {
-        let first = self.nodes.iter().next().map(|n| n.name.as_str());
-        if first == Some(node) && !self.corosync.links.is_empty() {
-            return self.corosync.links.clone();
-        }
-        let ip = self
-            .nodes
-            .get(node)
-            .map(|n| n.ip.clone())
-            .unwrap_or_default();
-        BTreeMap::from([(
-            0,
-            Link {
-                address: ip,
-                priority: None,
-            },
-        )])
-    }
+/// A link of the totem section's `interface`: `linknumber` and, when set,
+/// `knet_link_priority` (text, as `parse_conf` reads them).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Interface {
+    /// The link's number.
+    pub linknumber: String,
+    /// Its priority, when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub knet_link_priority: Option<String>,
+}
 
-    /// A member's entry of the node list as `parse_conf` reads it: text
-    /// values.
-    fn corosync_node(&self, n: &super::Node) -> Value {
-        let mut v = json!({
-            "name": n.name,
-            "nodeid": n.nodeid.to_string(),
-            "quorum_votes": self.corosync.votes.get(&n.name).copied().unwrap_or(1).to_string(),
-        });
-        for (i, l) in self.links_of(&n.name) {
-            v[format!("ring{i}_addr")] = json!(l.address);
-        }
-        v
-    }
+/// The totem section as `parse_conf` reads it: text values, in the
+/// order `corosync.conf` is read back (its JSON is part of the text the
+/// config digest is taken of).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Totem {
+    /// `cluster_name`.
+    pub cluster_name: String,
+    /// `config_version` (the member count).
+    pub config_version: String,
+    /// The links by number.
+    pub interface: BTreeMap<u32, Interface>,
+    /// `ip_version`.
+    pub ip_version: &'static str,
+    /// `link_mode`.
+    pub link_mode: &'static str,
+    /// `secauth`.
+    pub secauth: &'static str,
+    /// `version`.
+    pub version: &'static str,
+    /// `token_coefficient`, when written (always on 9.x).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_coefficient: Option<String>,
+}
 
-    /// The totem section (`None` for a standalone node).
-    pub fn totem_view(&self) -> Option<Value> {
-        let name = self.nodes.cluster_name()?;
-        let first = self
-            .nodes
-            .iter()
-            .next()
-            .map(|n| n.name.clone())
-            .unwrap_or_default();
-        let mut interface = serde_json::Map::new();
-        for (i, l) in self.links_of(&first) {
-            let mut e = json!({ "linknumber": i.to_string() });
-            if let Some(p) = l.priority {
-                e["knet_link_priority"] = json!(p.to_string());
-            }
-            interface.insert(i.to_string(), e);
-        }
-        let mut t = json!({
-            "cluster_name": name,
-            "config_version": self.nodes.len().to_string(),
-            "interface": interface,
-            "ip_version": "ipv4-6",
-            "link_mode": "passive",
-            "secauth": "on",
-            "version": "2",
-        });
-        let coefficient = self
-            .corosync
-            .token_coefficient
-            .or_else(|| self.version.is_v9().then_some(125));
-        if let Some(c) = coefficient {
-            t["token_coefficient"] = json!(c.to_string());
-        }
-        Some(t)
-    }
+/// A member's entry of the node list.
+#[derive(Debug, Clone)]
+pub struct Member<'a> {
+    /// The node.
+    pub node: &'a Node,
+    /// Its `quorum_votes`.
+    pub votes: u64,
+    /// Its links by number (`ringN_addr`).
+    pub links: BTreeMap<u32, Link>,
+}
 
-    /// `corosync.conf` as written (for its digest).
-    fn corosync_text(&self) -> String {
-        let mut out = String::from("logging {\n  debug: off\n  to_syslog: yes\n}\n\nnodelist {\n");
-        for n in self.nodes.iter() {
-            out.push_str(&format!(
-                "  node {{\n    name: {}\n    nodeid: {}\n    quorum_votes: {}\n",
-                n.name,
-                n.nodeid,
-                self.corosync.votes.get(&n.name).copied().unwrap_or(1)
-            ));
-            for (i, l) in self.links_of(&n.name) {
-                out.push_str(&format!("    ring{i}_addr: {}\n", l.address));
-            }
-            out.push_str("  }\n");
-        }
-        out.push_str("}\n\nquorum {\n  provider: corosync_votequorum\n}\n\n");
-        if let Some(t) = self.totem_view() {
-            out.push_str(&format!("totem {t}\n"));
-        }
-        out
-    }
+/// What `GET /cluster/config/join` answers.
+#[derive(Debug, Clone)]
+pub struct JoinInfo<'a> {
+    /// Every member, in the node list's order.
+    pub nodelist: Vec<Member<'a>>,
+    /// The node to join through.
+    pub preferred_node: String,
+    /// The totem section.
+    pub totem: Totem,
+    /// The SHA-1 of `corosync.conf`.
+    pub config_digest: String,
+}
 
-    /// `GET /cluster/config/nodes`: `[]` on a standalone node.
-    pub fn corosync_nodes_view(&self) -> Vec<Value> {
-        if self.nodes.cluster_name().is_none() {
-            return Vec::new();
-        }
-        let mut rows: Vec<Value> = self
-            .nodes
-            .iter()
-            .map(|n| {
-                let mut v = self.corosync_node(n);
-                v["node"] = json!(n.name);
-                v
-            })
-            .collect();
-        rows.sort_by(|a, b| a["node"].as_str().cmp(&b["node"].as_str()));
-        rows
+/// The links of a member: those `create` was given for the node that
+/// made the cluster, else link 0 at the node's address.
+fn links_of(nodes: &Nodes, corosync: &Corosync, node: &str) -> BTreeMap<u32, Link> {
+    let first = nodes.iter().next().map(|n| n.name.as_str());
+    if first == Some(node) && !corosync.links.is_empty() {
+        return corosync.links.clone();
     }
+    let ip = nodes.get(node).map(|n| n.ip.clone()).unwrap_or_default();
+    BTreeMap::from([(
+        0,
+        Link {
+            address: ip,
+            priority: None,
+        },
+    )])
+}
 
-    /// `GET /cluster/config/join`: what a node needs to join through
-    /// `node` (the local node unless given).
-    ///
-    /// # Errors
-    /// 424 `node is not in a cluster, no join info available!`;
-    /// `unknown node 'x'`.
-    pub fn join_info(&self, node: Option<&str>) -> Result<Value> {
-        let Some(totem) = self.totem_view() else {
-            return Err(Error::FailedDependency(
-                "node is not in a cluster, no join info available!".into(),
-            ));
-        };
-        let node = node.unwrap_or_else(|| self.nodes.local()).to_string();
-        if !self.nodes.contains(&node) {
-            return Err(Error::failed(format!("unknown node '{node}'")));
-        }
-        let nodelist: Vec<Value> = self
-            .nodes
-            .iter()
-            .map(|n| {
-                let mut v = self.corosync_node(n);
-                v["pve_fp"] = json!(n.ssl_fingerprint);
-                v["pve_addr"] = json!(n.ip);
-                v
-            })
-            .collect();
-        Ok(json!({
-            "nodelist": nodelist,
-            "preferred_node": node,
-            "totem": totem,
-            "config_digest": sha1_hex(self.corosync_text().as_bytes()),
-        }))
+/// A member's entry of the node list.
+fn member<'a>(nodes: &Nodes, corosync: &Corosync, n: &'a Node) -> Member<'a> {
+    Member {
+        node: n,
+        votes: corosync.votes.get(&n.name).copied().unwrap_or(1),
+        links: links_of(nodes, corosync, &n.name),
     }
+}
 
-    /// `POST /cluster/config` on the local node: a standalone node
-    /// becomes the one member of a new cluster (node id 1 unless given).
-    ///
-    /// # Errors
-    /// `cluster config '/etc/pve/corosync.conf' already exists` on a
-    /// member of a cluster.
-    pub fn create_cluster(&mut self, p: &CreateCluster) -> Result<()> {
-        if self.nodes.cluster_name().is_some() {
-            return Err(Error::failed(
-                "cluster config '/etc/pve/corosync.conf' already exists",
-            ));
+/// The totem section (`None` for a standalone node).
+pub fn totem(nodes: &Nodes, corosync: &Corosync, version: &PveVersion) -> Option<Totem> {
+    let name = nodes.cluster_name()?;
+    let first = nodes
+        .iter()
+        .next()
+        .map(|n| n.name.clone())
+        .unwrap_or_default();
+    let interface = links_of(nodes, corosync, &first)
+        .into_iter()
+        .map(|(i, l)| {
+            let e = Interface {
+                linknumber: i.to_string(),
+                knet_link_priority: l.priority.map(|p| p.to_string()),
+            };
+            (i, e)
+        })
+        .collect();
+    let coefficient = corosync
+        .token_coefficient
+        .or_else(|| version.is_v9().then_some(125));
+    Some(Totem {
+        cluster_name: name.to_string(),
+        config_version: nodes.len().to_string(),
+        interface,
+        ip_version: "ipv4-6",
+        link_mode: "passive",
+        secauth: "on",
+        version: "2",
+        token_coefficient: coefficient.map(|c| c.to_string()),
+    })
+}
+
+/// `corosync.conf` as written (for its digest).
+fn corosync_text(nodes: &Nodes, corosync: &Corosync, version: &PveVersion) -> String {
+    let mut out = String::from("logging {\n  debug: off\n  to_syslog: yes\n}\n\nnodelist {\n");
+    for n in nodes.iter() {
+        out.push_str(&format!(
+            "  node {{\n    name: {}\n    nodeid: {}\n    quorum_votes: {}\n",
+            n.name,
+            n.nodeid,
+            corosync.votes.get(&n.name).copied().unwrap_or(1)
+        ));
+        for (i, l) in links_of(nodes, corosync, &n.name) {
+            out.push_str(&format!("    ring{i}_addr: {}\n", l.address));
         }
-        let local = self.nodes.local().to_string();
-        self.nodes
-            .form_cluster(&p.clustername, p.nodeid.unwrap_or(1));
-        self.corosync.links.clone_from(&p.links);
-        if let Some(v) = p.votes.filter(|v| *v != 1) {
-            self.corosync.votes.insert(local, v);
-        }
-        self.corosync.token_coefficient = if self.version.is_v9() {
-            Some(p.token_coefficient.unwrap_or(125))
-        } else {
-            None
-        };
-        Ok(())
+        out.push_str("  }\n");
     }
+    out.push_str("}\n\nquorum {\n  provider: corosync_votequorum\n}\n\n");
+    if let Some(t) = totem(nodes, corosync, version) {
+        let t = serde_json::to_string(&t).unwrap_or_default();
+        out.push_str(&format!("totem {t}\n"));
+    }
+    out
+}
+
+/// `GET /cluster/config/nodes`: the members sorted by name, none on a
+/// standalone node.
+pub fn members<'a>(nodes: &'a Nodes, corosync: &Corosync) -> Vec<Member<'a>> {
+    if nodes.cluster_name().is_none() {
+        return Vec::new();
+    }
+    let mut rows: Vec<Member<'a>> = nodes.iter().map(|n| member(nodes, corosync, n)).collect();
+    rows.sort_by(|a, b| a.node.name.cmp(&b.node.name));
+    rows
+}
+
+/// `GET /cluster/config/join`: what a node needs to join through `node`
+/// (the local node unless given).
+///
+/// # Errors
+/// 424 `node is not in a cluster, no join info available!`;
+/// `unknown node 'x'`.
+pub fn join_info<'a>(
+    nodes: &'a Nodes,
+    corosync: &Corosync,
+    version: &PveVersion,
+    node: Option<&str>,
+) -> Result<JoinInfo<'a>> {
+    let Some(totem) = totem(nodes, corosync, version) else {
+        return Err(Error::FailedDependency(
+            "node is not in a cluster, no join info available!".into(),
+        ));
+    };
+    let node = node.unwrap_or_else(|| nodes.local()).to_string();
+    if !nodes.contains(&node) {
+        return Err(Error::failed(format!("unknown node '{node}'")));
+    }
+    let nodelist = nodes.iter().map(|n| member(nodes, corosync, n)).collect();
+    Ok(JoinInfo {
+        nodelist,
+        preferred_node: node,
+        totem,
+        config_digest: sha1_hex(corosync_text(nodes, corosync, version).as_bytes()),
+    })
+}
+
+/// `POST /cluster/config` on the local node: a standalone node becomes
+/// the one member of a new cluster (node id 1 unless given).
+///
+/// # Errors
+/// `cluster config '/etc/pve/corosync.conf' already exists` on a member
+/// of a cluster.
+pub fn create(
+    nodes: &mut Nodes,
+    corosync: &mut Corosync,
+    version: &PveVersion,
+    p: &CreateCluster,
+) -> Result<()> {
+    if nodes.cluster_name().is_some() {
+        return Err(Error::failed(
+            "cluster config '/etc/pve/corosync.conf' already exists",
+        ));
+    }
+    let local = nodes.local().to_string();
+    nodes.form_cluster(&p.clustername, p.nodeid.unwrap_or(1));
+    corosync.links.clone_from(&p.links);
+    if let Some(v) = p.votes.filter(|v| *v != 1) {
+        corosync.votes.insert(local, v);
+    }
+    corosync.token_coefficient = if version.is_v9() {
+        Some(p.token_coefficient.unwrap_or(125))
+    } else {
+        None
+    };
+    Ok(())
 }

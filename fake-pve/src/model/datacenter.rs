@@ -13,8 +13,9 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
 
+use super::access::{Access, AuthId};
+use super::guests::Guests;
 use super::{Error, Result};
 use crate::PveVersion;
 use crate::spec::Format;
@@ -89,11 +90,23 @@ fn tag_style_format(version: PveVersion) -> Option<&'static BTreeMap<String, pve
     }
 }
 
-/// A parsed `tag-style` as `parse_property_string` answers it: booleans
-/// as 0/1, the rest as strings.
-fn parse_tag_style(version: PveVersion, value: &str) -> Result<Map<String, Value>> {
+/// A value of a parsed property string: a boolean (answered 0/1) or
+/// text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Prop {
+    /// A boolean property.
+    Flag(bool),
+    /// Any other property, as written.
+    Text(String),
+}
+
+/// A parsed `tag-style` as `parse_property_string` answers it, by key.
+pub type TagStyleProps = BTreeMap<String, Prop>;
+
+/// A parsed `tag-style`: booleans as flags, the rest as text.
+fn parse_tag_style(version: PveVersion, value: &str) -> Result<TagStyleProps> {
     let Some(format) = tag_style_format(version) else {
-        return Ok(Map::new());
+        return Ok(TagStyleProps::new());
     };
     let parsed = propstring::parse(format, value)
         .map_err(|e| Error::invalid("tag-style", e.to_string().trim_end().to_string()))?;
@@ -104,12 +117,23 @@ fn parse_tag_style(version: PveVersion, value: &str) -> Result<Map<String, Value
                 .get(&k)
                 .is_some_and(|p| p.kind.as_deref() == Some("boolean"));
             let v = match propstring::parse_boolean(&v) {
-                Some(b) if is_bool => json!(u8::from(b)),
-                _ => json!(v),
+                Some(b) if is_bool => Prop::Flag(b),
+                _ => Prop::Text(v),
             };
             (k, v)
         })
         .collect())
+}
+
+/// What `GET /cluster/options` answers of datacenter.cfg (without
+/// `allowed-tags`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// `mac_prefix` (`$PROXMOX_OUI`), answered with an empty
+    /// `description` before it, with `Sys.Audit` on `/` only.
+    pub mac_prefix: Option<&'static str>,
+    /// `tag-style`, parsed, when set.
+    pub tag_style: Option<TagStyleProps>,
 }
 
 impl Datacenter {
@@ -150,17 +174,14 @@ impl Datacenter {
 
     /// `GET /cluster/options` without `allowed-tags`: every option with
     /// `Sys.Audit` on `/`, else only `console` and `tag-style`.
-    pub fn view(&self, version: PveVersion, audit: bool) -> Value {
-        let mut out = Map::new();
-        if audit {
-            out.insert("description".into(), json!(""));
-            out.insert("mac_prefix".into(), json!(PROXMOX_OUI));
+    pub fn options(&self, version: PveVersion, audit: bool) -> Options {
+        Options {
+            mac_prefix: audit.then_some(PROXMOX_OUI),
+            tag_style: self
+                .options
+                .get("tag-style")
+                .map(|style| parse_tag_style(version, style).unwrap_or_default()),
         }
-        if let Some(style) = self.options.get("tag-style") {
-            let parsed = parse_tag_style(version, style).unwrap_or_default();
-            out.insert("tag-style".into(), Value::Object(parsed));
-        }
-        Value::Object(out)
     }
 
     /// The tag style in force.
@@ -173,39 +194,29 @@ impl Datacenter {
             return TagStyle::default();
         };
         TagStyle {
-            case_sensitive: parsed.get("case-sensitive") == Some(&json!(1)),
-            config_order: parsed.get("ordering").and_then(Value::as_str) == Some("config"),
+            case_sensitive: parsed.get("case-sensitive") == Some(&Prop::Flag(true)),
+            config_order: parsed.get("ordering") == Some(&Prop::Text("config".into())),
         }
     }
 }
 
-impl super::Cluster {
-    /// `GET /cluster/options` for `who`: the options (all of them with
-    /// `Sys.Audit` on `/`), and `allowed-tags` (`get_allowed_tags` with
-    /// the default `user-tag-access`, `user-allow=free`): the tags of
-    /// every guest for a user with `Sys.Modify` on `/`, else of the
-    /// guests `who` may audit.
-    pub fn options_view(&self, who: &super::access::AuthId) -> Value {
-        let audit = self.access.has_priv(who, "/", "Sys.Audit");
-        let privileged = self.access.has_priv(who, "/", "Sys.Modify");
-        let mut out = self.datacenter.view(self.version, audit);
-        let vms = self.guests.values().map(|v| (v.vmid(), v.config()));
-        let cts = self.guests.cts().values().map(|c| (c.vmid(), c.config()));
-        let mut tags: Vec<String> = vms
-            .chain(cts)
-            .filter(|(vmid, _)| {
-                privileged
-                    || self
-                        .access
-                        .has_priv(who, &format!("/vms/{vmid}"), "VM.Audit")
-            })
-            .filter_map(|(_, conf)| conf.get("tags"))
-            .flat_map(|t| pve_schema::formats::split_list(t))
-            .map(str::to_string)
-            .collect();
-        tags.sort();
-        tags.dedup();
-        out["allowed-tags"] = json!(tags);
-        out
-    }
+/// `allowed-tags` of `GET /cluster/options` for `who`
+/// (`get_allowed_tags` with the default `user-tag-access`,
+/// `user-allow=free`): the tags of every guest for a user with
+/// `Sys.Modify` on `/`, else of the guests `who` may audit; sorted, each
+/// once.
+pub fn allowed_tags(access: &Access, guests: &Guests, who: &AuthId) -> Vec<String> {
+    let privileged = access.has_priv(who, "/", "Sys.Modify");
+    let vms = guests.values().map(|v| (v.vmid(), v.config()));
+    let cts = guests.cts().values().map(|c| (c.vmid(), c.config()));
+    let mut tags: Vec<String> = vms
+        .chain(cts)
+        .filter(|(vmid, _)| privileged || access.has_priv(who, &format!("/vms/{vmid}"), "VM.Audit"))
+        .filter_map(|(_, conf)| conf.get("tags"))
+        .flat_map(|t| pve_schema::formats::split_list(t))
+        .map(str::to_string)
+        .collect();
+    tags.sort();
+    tags.dedup();
+    tags
 }

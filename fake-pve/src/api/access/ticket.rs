@@ -130,7 +130,7 @@ pub(super) fn create_ticket(ctx: &Ctx<'_>) -> Result<Reply> {
             data["clustername"] = json!(name);
         }
         let local = c.nodes().local().to_string();
-        c.clusterlog_mut().login(&local, &userid, now);
+        c.clusterlog.login(&local, &userid, now);
         Ok(data.into())
     })
 }

@@ -10,7 +10,6 @@ pub mod export;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::qemu::sha1_hex;
 use super::{Error, PveVersion, Result};
@@ -21,9 +20,12 @@ pub const MODIFIED: &str =
 
 /// How an option's value is typed in the answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub enum Kind {
+    /// A string.
     Text,
+    /// An integer (a string when it does not parse).
     Int,
+    /// A 0/1 flag.
     Bool,
 }
 
@@ -93,24 +95,17 @@ impl Server {
         self.options.get(name).map(String::as_str)
     }
 
-    fn typed(&self, version: PveVersion, name: &str, v: &str) -> Value {
-        let kind = options(&self.kind, version)
+    /// How the option `name` is typed in the answers (text unless the
+    /// type knows it).
+    pub fn kind_of(&self, version: PveVersion, name: &str) -> Kind {
+        options(&self.kind, version)
             .and_then(|o| o.iter().find(|(n, ..)| *n == name))
-            .map_or(Kind::Text, |(_, _, k)| *k);
-        match kind {
-            Kind::Text => json!(v),
-            Kind::Int => v.parse::<i64>().map_or_else(|_| json!(v), |n| json!(n)),
-            Kind::Bool => json!(u8::from(v == "1")),
-        }
+            .map_or(Kind::Text, |(_, _, k)| *k)
     }
 
-    /// The server as `GET /cluster/metrics/server/{id}` answers it.
-    pub fn view(&self, version: PveVersion) -> Value {
-        let mut v = json!({ "type": self.kind });
-        for (k, val) in &self.options {
-            v[k] = self.typed(version, k, val);
-        }
-        v
+    /// The options as written, by name.
+    pub fn options(&self) -> &BTreeMap<String, String> {
+        &self.options
     }
 }
 
@@ -205,31 +200,13 @@ impl Metrics {
         sha1_hex(self.cfg_text().as_bytes())
     }
 
-    /// `GET /cluster/metrics/server`: `id`, `disable` (0 unless set),
-    /// `type`, `server`, `port` of each server.
-    pub fn index(&self) -> Vec<Value> {
-        self.servers
-            .iter()
-            .map(|(id, s)| {
-                json!({
-                    "id": id,
-                    "disable": u8::from(s.option("disable") == Some("1")),
-                    "type": s.kind,
-                    "server": s.option("server"),
-                    "port": s.option("port").and_then(|p| p.parse::<i64>().ok()),
-                })
-            })
-            .collect()
-    }
-
     /// `GET /cluster/metrics/server/{id}`.
     ///
     /// # Errors
     /// `status server entry 'x' does not exist`.
-    pub fn read(&self, version: PveVersion, id: &str) -> Result<Value> {
+    pub fn read(&self, id: &str) -> Result<&Server> {
         self.servers
             .get(id)
-            .map(|s| s.view(version))
             .ok_or_else(|| Error::not_found(format!("status server entry '{id}' does not exist")))
     }
 
@@ -342,17 +319,5 @@ impl Metrics {
     /// Whether a token is kept for the server.
     pub fn has_token(&self, id: &str) -> bool {
         self.tokens.contains_key(id)
-    }
-}
-
-impl super::Cluster {
-    /// The metric servers.
-    pub fn metrics(&self) -> &Metrics {
-        &self.metrics
-    }
-
-    /// The metric servers, to change them.
-    pub fn metrics_mut(&mut self) -> &mut Metrics {
-        &mut self.metrics
     }
 }

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::cluster::Cluster;
+use super::nodes::Nodes;
 use super::{Error, Result};
 
 mod checks;
@@ -472,12 +472,11 @@ pub fn unified_diff(a: &str, b: &str) -> String {
     out
 }
 
-impl Cluster {
+impl Networks {
     /// The network configuration of `node`, made on first use from the
     /// node's bridges.
-    pub fn network_mut(&mut self, node: &str, now: i64) -> &mut NodeNetwork {
-        let nodes = &self.nodes;
-        self.network.get_or_make(node, || {
+    pub fn node_mut(&mut self, nodes: &Nodes, node: &str, now: i64) -> &mut NodeNetwork {
+        self.get_or_make(node, || {
             let (ip, bridges) = nodes
                 .iter()
                 .find(|n| n.name == node)
@@ -486,18 +485,19 @@ impl Cluster {
             NodeNetwork::fresh(&ip, &bridges, now)
         })
     }
+}
+
+impl NodeNetwork {
 
     /// `GET /nodes/{node}/network`: the items (bridges only if `can_see`
     /// allows them) and the pending `changes`.
-    pub fn network_list(
-        &mut self,
-        node: &str,
+    pub fn list(
+        &self,
         filter: Option<&str>,
         can_see: impl Fn(&str) -> bool,
-        now: i64,
+        v9: bool,
     ) -> (Vec<Value>, Option<String>) {
-        let v9 = self.version.is_v9();
-        let net = self.network_mut(node, now);
+        let net = self;
         let mut items = Vec::new();
         for name in net.names() {
             let Some(item) = net.view(&name, v9) else {
@@ -521,9 +521,8 @@ impl Cluster {
     ///
     /// # Errors
     /// 400 `interface does not exist`.
-    pub fn network_iface(&mut self, node: &str, iface: &str, now: i64) -> Result<Value> {
-        let v9 = self.version.is_v9();
-        let net = self.network_mut(node, now);
+    pub fn iface(&self, iface: &str, v9: bool) -> Result<Value> {
+        let net = self;
         if !net.visible().contains_key(iface) {
             return Err(no_iface());
         }
@@ -535,13 +534,8 @@ impl Cluster {
     }
 
     /// Writes a new pending configuration after the writer's checks.
-    fn write_network(
-        &mut self,
-        node: &str,
-        conf: BTreeMap<String, IfaceConf>,
-        now: i64,
-    ) -> Result<()> {
-        let net = self.network_mut(node, now);
+    fn write(&mut self, conf: BTreeMap<String, IfaceConf>, now: i64) -> Result<()> {
+        let net = self;
         check_write(&conf, &net.physical)?;
         net.pending = Some(conf);
         net.pending_mtime = now;
@@ -552,14 +546,13 @@ impl Cluster {
     ///
     /// # Errors
     /// PVE's parameter and writer refusals.
-    pub fn network_create(
+    pub fn create(
         &mut self,
-        node: &str,
         iface: &str,
         params: &BTreeMap<String, Value>,
         now: i64,
     ) -> Result<()> {
-        let mut conf = self.network_mut(node, now).visible().clone();
+        let mut conf = self.visible().clone();
         if conf.contains_key(iface) {
             return Err(Error::invalid("iface", "interface already exists"));
         }
@@ -620,22 +613,21 @@ impl Cluster {
         p.insert("priority".into(), json!(prio));
         derive_cidr(&mut p);
         conf.insert(iface.to_string(), p);
-        self.write_network(node, conf, now)
+        self.write(conf, now)
     }
 
     /// `PUT /nodes/{node}/network/{iface}`.
     ///
     /// # Errors
     /// PVE's parameter and writer refusals.
-    pub fn network_update(
+    pub fn update(
         &mut self,
-        node: &str,
         iface: &str,
         params: &BTreeMap<String, Value>,
         delete: &[String],
         now: i64,
     ) -> Result<()> {
-        let mut conf = self.network_mut(node, now).visible().clone();
+        let mut conf = self.visible().clone();
         let Some(mut cur) = conf.get(iface).cloned() else {
             return Err(no_iface());
         };
@@ -692,40 +684,40 @@ impl Cluster {
         }
         derive_cidr(&mut cur);
         conf.insert(iface.to_string(), cur);
-        self.write_network(node, conf, now)
+        self.write(conf, now)
     }
 
     /// `DELETE /nodes/{node}/network/{iface}`.
     ///
     /// # Errors
     /// 400 `interface does not exist`; the writer's refusals.
-    pub fn network_delete(&mut self, node: &str, iface: &str, now: i64) -> Result<()> {
-        let mut conf = self.network_mut(node, now).visible().clone();
+    pub fn delete(&mut self, iface: &str, now: i64) -> Result<()> {
+        let mut conf = self.visible().clone();
         if conf.remove(iface).is_none() {
             return Err(no_iface());
         }
-        self.write_network(node, conf, now)
+        self.write(conf, now)
     }
 
     /// `DELETE /nodes/{node}/network`: drops the pending configuration.
-    pub fn network_revert(&mut self, node: &str, now: i64) {
-        self.network_mut(node, now).pending = None;
+    pub fn revert(&mut self) {
+        self.pending = None;
     }
+}
 
-    /// What the `srvreload` worker does first: the pending file replaces
-    /// the current one, `ifreload -a` brings interfaces up and down, and
-    /// the node's bridges are those of the new configuration.
-    pub fn network_apply(&mut self, node: &str, now: i64) {
-        let net = self.network_mut(node, now);
-        if let Some(new) = net.pending.take() {
-            net.current = new;
-            net.mtime = now;
-        }
-        net.up = net.brought_up(&net.current);
-        let bridges = net.bridges();
-        if let Some(n) = self.nodes.get_mut(node) {
-            n.bridges = bridges;
-        }
+/// What the `srvreload` worker does first: the pending file replaces the
+/// current one, `ifreload -a` brings interfaces up and down, and the
+/// node's bridges are those of the new configuration.
+pub fn apply(network: &mut Networks, nodes: &mut Nodes, node: &str, now: i64) {
+    let net = network.node_mut(nodes, node, now);
+    if let Some(new) = net.pending.take() {
+        net.current = new;
+        net.mtime = now;
+    }
+    net.up = net.brought_up(&net.current);
+    let bridges = net.bridges();
+    if let Some(n) = nodes.get_mut(node) {
+        n.bridges = bridges;
     }
 }
 

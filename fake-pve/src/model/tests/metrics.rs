@@ -5,9 +5,16 @@ use rstest::rstest;
 
 use super::{map, refused};
 use crate::model::PveVersion;
+use crate::api::metrics::view;
+use crate::model::Result;
 use crate::model::metrics::Metrics;
 
 const V9: PveVersion = PveVersion::V9_1;
+
+/// `GET /cluster/metrics/server/{id}`'s answer.
+fn read(m: &Metrics, v: PveVersion, id: &str) -> Result<serde_json::Value> {
+    m.read(id).map(|s| view::server(s, v))
+}
 
 fn with_graphite() -> Metrics {
     let mut m = Metrics::default();
@@ -38,20 +45,20 @@ fn servers_are_listed_and_read_typed() {
         ]),
     )
     .expect("created");
-    let idx = m.index();
+    let idx = view::index(&m);
     assert_eq!(idx.len(), 2);
     assert_eq!(idx[0]["id"], "g1");
     assert_eq!(idx[0]["disable"], 0);
     assert_eq!(idx[0]["port"], 2003);
     assert_eq!(idx[1]["disable"], 1);
-    let r = m.read(V9, "influx").expect("reads");
+    let r = read(&m, V9, "influx").expect("reads");
     assert_eq!(r["type"], "influxdb");
     assert_eq!(r["verify-certificate"], 0);
     assert_eq!(r["port"], 8086);
     assert!(r.get("token").is_none(), "the token is never read back");
     assert!(m.has_token("influx"));
     assert_eq!(
-        refused(m.read(V9, "nope")),
+        refused(read(&m, V9, "nope")),
         (500, "status server entry 'nope' does not exist".into())
     );
 }
@@ -114,7 +121,7 @@ fn update_sets_deletes_and_checks_the_digest() {
         Some(&digest),
     )
     .expect("updated");
-    let r = m.read(V9, "g1").expect("reads");
+    let r = read(&m, V9, "g1").expect("reads");
     assert_eq!(r["path"], "proxmox");
     assert_eq!(r["timeout"], 3);
     assert!(r.get("proto").is_none());

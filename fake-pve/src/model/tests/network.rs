@@ -7,7 +7,69 @@ use rstest::rstest;
 use serde_json::{Value, json};
 
 use super::{World, fresh, lab, refused};
-use crate::model::PveVersion;
+use crate::model::network::{self, NodeNetwork};
+use crate::model::{PveVersion, Result};
+
+/// `node`'s network configuration.
+fn net<'a>(w: &'a mut World, node: &str, now: i64) -> &'a mut NodeNetwork {
+    w.c.network.node_mut(&w.c.nodes, node, now)
+}
+
+/// `GET /nodes/{node}/network`.
+fn list(
+    w: &mut World,
+    node: &str,
+    filter: Option<&str>,
+    can_see: impl Fn(&str) -> bool,
+    now: i64,
+) -> (Vec<Value>, Option<String>) {
+    let v9 = w.c.version.is_v9();
+    net(w, node, now).list(filter, can_see, v9)
+}
+
+/// `GET /nodes/{node}/network/{iface}`.
+fn iface(w: &mut World, node: &str, iface: &str, now: i64) -> Result<Value> {
+    let v9 = w.c.version.is_v9();
+    net(w, node, now).iface(iface, v9)
+}
+
+/// `POST /nodes/{node}/network`.
+fn create(
+    w: &mut World,
+    node: &str,
+    iface: &str,
+    params: &BTreeMap<String, Value>,
+    now: i64,
+) -> Result<()> {
+    net(w, node, now).create(iface, params, now)
+}
+
+/// `PUT /nodes/{node}/network/{iface}`.
+fn update(
+    w: &mut World,
+    node: &str,
+    iface: &str,
+    params: &BTreeMap<String, Value>,
+    delete: &[String],
+    now: i64,
+) -> Result<()> {
+    net(w, node, now).update(iface, params, delete, now)
+}
+
+/// `DELETE /nodes/{node}/network/{iface}`.
+fn delete(w: &mut World, node: &str, iface: &str, now: i64) -> Result<()> {
+    net(w, node, now).delete(iface, now)
+}
+
+/// `DELETE /nodes/{node}/network`.
+fn revert(w: &mut World, node: &str, now: i64) {
+    net(w, node, now).revert();
+}
+
+/// The `srvreload` worker's apply.
+fn apply(w: &mut World, node: &str, now: i64) {
+    network::apply(&mut w.c.network, &mut w.c.nodes, node, now);
+}
 
 fn p(pairs: &[(&str, &str)]) -> BTreeMap<String, Value> {
     pairs
@@ -18,7 +80,7 @@ fn p(pairs: &[(&str, &str)]) -> BTreeMap<String, Value> {
 
 fn names(w: &mut World, filter: Option<&str>) -> Vec<String> {
     let now = w.now();
-    let (items, _) = w.c.network_list("pve", filter, |_| true, now);
+    let (items, _) = list(w, "pve", filter, |_| true, now);
     items
         .iter()
         .map(|i| i["iface"].as_str().expect("iface").to_string())
@@ -37,7 +99,7 @@ fn a_fresh_node_has_two_nics_and_its_bridges(mut lab: World) {
 #[rstest]
 fn the_first_bridge_carries_the_node_address(mut fresh: World) {
     let now = fresh.now();
-    let v = fresh.c.network_iface("pve", "vmbr0", now).expect("vmbr0");
+    let v = iface(&mut fresh, "pve", "vmbr0", now).expect("vmbr0");
     assert_eq!(v["cidr"], json!("192.0.2.10/24"));
     assert_eq!(v["gateway"], json!("192.0.2.1"));
     assert_eq!(v["bridge_ports"], json!("eno1"));
@@ -47,17 +109,17 @@ fn the_first_bridge_carries_the_node_address(mut fresh: World) {
         v.get("iface").is_none(),
         "GET of one interface leaves out its name"
     );
-    let eno1 = fresh.c.network_iface("pve", "eno1", now).expect("eno1");
+    let eno1 = iface(&mut fresh, "pve", "eno1", now).expect("eno1");
     assert_eq!(eno1["exists"], json!(1));
     assert_eq!(eno1["active"], json!(1), "enslaved by an auto bridge");
-    let eno2 = fresh.c.network_iface("pve", "eno2", now).expect("eno2");
+    let eno2 = iface(&mut fresh, "pve", "eno2", now).expect("eno2");
     assert!(eno2.get("active").is_none());
 }
 
 #[rstest]
 fn bridges_the_caller_may_not_see_are_left_out(mut lab: World) {
     let now = lab.now();
-    let (items, _) = lab.c.network_list("pve", None, |b| b == "vmbr1", now);
+    let (items, _) = list(&mut lab, "pve", None, |b| b == "vmbr1", now);
     let names: Vec<&str> = items.iter().filter_map(|i| i["iface"].as_str()).collect();
     assert_eq!(names, ["eno1", "eno2", "vmbr1"]);
 }
@@ -66,15 +128,15 @@ fn bridges_the_caller_may_not_see_are_left_out(mut lab: World) {
 fn an_unknown_interface_is_a_400(mut fresh: World) {
     let now = fresh.now();
     assert_eq!(
-        refused(fresh.c.network_iface("pve", "vmbr7", now)),
+        refused(iface(&mut fresh, "pve", "vmbr7", now)),
         (400, "iface: interface does not exist".into())
     );
     assert_eq!(
-        refused(fresh.c.network_delete("pve", "vmbr7", now)),
+        refused(delete(&mut fresh, "pve", "vmbr7", now)),
         (400, "iface: interface does not exist".into())
     );
     assert_eq!(
-        refused(fresh.c.network_update("pve", "vmbr7", &p(&[]), &[], now)),
+        refused(update(&mut fresh, "pve", "vmbr7", &p(&[]), &[], now)),
         (400, "iface: interface does not exist".into())
     );
 }
@@ -106,7 +168,7 @@ fn create_refusals(
 ) {
     let now = fresh.now();
     assert_eq!(
-        refused(fresh.c.network_create("pve", iface, &p(params), now)),
+        refused(create(&mut fresh, "pve", iface, &p(params), now)),
         (code, msg.to_string())
     );
     assert!(
@@ -124,9 +186,7 @@ fn create_refusals(
 #[rstest]
 fn a_created_bridge_is_pending_until_applied(mut fresh: World) {
     let now = fresh.now();
-    fresh
-        .c
-        .network_create(
+    create(&mut fresh, 
             "pve",
             "vmbr1",
             &p(&[
@@ -138,9 +198,7 @@ fn a_created_bridge_is_pending_until_applied(mut fresh: World) {
             now,
         )
         .expect("created");
-    let v = fresh
-        .c
-        .network_iface("pve", "vmbr1", now)
+    let v = iface(&mut fresh, "pve", "vmbr1", now)
         .expect("visible while pending");
     assert_eq!(v["address"], json!("10.0.0.1"));
     assert_eq!(v["netmask"], json!("24"));
@@ -148,76 +206,64 @@ fn a_created_bridge_is_pending_until_applied(mut fresh: World) {
     assert_eq!(v["bridge_stp"], json!("off"));
     assert_eq!(v["comments"], json!("lab\n"));
     assert!(v.get("active").is_none(), "not up before apply");
-    let (_, changes) = fresh.c.network_list("pve", None, |_| true, now);
+    let (_, changes) = list(&mut fresh, "pve", None, |_| true, now);
     let diff = changes.expect("a diff of the pending file");
     assert!(diff.contains("+auto vmbr1"), "{diff}");
     assert!(diff.contains("+iface vmbr1 inet static"), "{diff}");
     // The VMs' bridges change only with apply.
     assert_eq!(fresh.c.nodes.members()[0].bridges, ["vmbr0"]);
-    fresh.c.network_apply("pve", now);
+    apply(&mut fresh, "pve", now);
     assert_eq!(fresh.c.nodes.members()[0].bridges, ["vmbr0", "vmbr1"]);
-    let (_, changes) = fresh.c.network_list("pve", None, |_| true, now);
+    let (_, changes) = list(&mut fresh, "pve", None, |_| true, now);
     assert_eq!(changes, None);
-    let v = fresh.c.network_iface("pve", "vmbr1", now).expect("vmbr1");
+    let v = iface(&mut fresh, "pve", "vmbr1", now).expect("vmbr1");
     assert_eq!(v["active"], json!(1));
 }
 
 #[rstest]
 fn revert_drops_the_pending_file(mut fresh: World) {
     let now = fresh.now();
-    fresh
-        .c
-        .network_create("pve", "vmbr1", &p(&[("type", "bridge")]), now)
+    create(&mut fresh, "pve", "vmbr1", &p(&[("type", "bridge")]), now)
         .expect("created");
-    fresh.c.network_revert("pve", now);
+    revert(&mut fresh, "pve", now);
     assert_eq!(names(&mut fresh, None), ["eno1", "eno2", "vmbr0"]);
-    fresh.c.network_apply("pve", now);
+    apply(&mut fresh, "pve", now);
     assert_eq!(fresh.c.nodes.members()[0].bridges, ["vmbr0"]);
 }
 
 #[rstest]
 fn deleting_the_bridge_of_a_port_frees_the_port(mut fresh: World) {
     let now = fresh.now();
-    fresh
-        .c
-        .network_delete("pve", "vmbr0", now)
+    delete(&mut fresh, "pve", "vmbr0", now)
         .expect("deleted");
-    fresh
-        .c
-        .network_create(
+    create(&mut fresh, 
             "pve",
             "vmbr5",
             &p(&[("type", "bridge"), ("bridge_ports", "eno1")]),
             now,
         )
         .expect("eno1 is free in the pending file");
-    fresh.c.network_apply("pve", now);
+    apply(&mut fresh, "pve", now);
     assert_eq!(fresh.c.nodes.members()[0].bridges, ["vmbr5"]);
 }
 
 #[rstest]
 fn update_replaces_the_address_and_delete_removes_options(mut fresh: World) {
     let now = fresh.now();
-    fresh
-        .c
-        .network_update("pve", "vmbr0", &p(&[("cidr", "198.51.100.5/25")]), &[], now)
+    update(&mut fresh, "pve", "vmbr0", &p(&[("cidr", "198.51.100.5/25")]), &[], now)
         .expect("updated");
-    let v = fresh.c.network_iface("pve", "vmbr0", now).expect("vmbr0");
+    let v = iface(&mut fresh, "pve", "vmbr0", now).expect("vmbr0");
     assert_eq!(v["cidr"], json!("198.51.100.5/25"));
-    fresh
-        .c
-        .network_update("pve", "vmbr0", &p(&[]), &["gateway".to_string()], now)
+    update(&mut fresh, "pve", "vmbr0", &p(&[]), &["gateway".to_string()], now)
         .expect("updated");
-    let v = fresh.c.network_iface("pve", "vmbr0", now).expect("vmbr0");
+    let v = iface(&mut fresh, "pve", "vmbr0", now).expect("vmbr0");
     assert!(v.get("gateway").is_none(), "{v}");
 }
 
 #[rstest]
 fn a_bond_of_two_nics(mut fresh: World) {
     let now = fresh.now();
-    fresh
-        .c
-        .network_create(
+    create(&mut fresh, 
             "pve",
             "bond0",
             &p(&[
@@ -228,7 +274,7 @@ fn a_bond_of_two_nics(mut fresh: World) {
             now,
         )
         .expect("created");
-    let v = fresh.c.network_iface("pve", "bond0", now).expect("bond0");
+    let v = iface(&mut fresh, "pve", "bond0", now).expect("bond0");
     assert_eq!(v["slaves"], json!("eno2"));
     assert_eq!(v["type"], json!("bond"));
 }
@@ -236,9 +282,7 @@ fn a_bond_of_two_nics(mut fresh: World) {
 #[rstest]
 fn a_bridged_port_may_not_carry_an_address(mut fresh: World) {
     let now = fresh.now();
-    fresh
-        .c
-        .network_create(
+    create(&mut fresh, 
             "pve",
             "bond0",
             &p(&[
@@ -250,7 +294,7 @@ fn a_bridged_port_may_not_carry_an_address(mut fresh: World) {
         )
         .expect("created");
     assert_eq!(
-        refused(fresh.c.network_create(
+        refused(create(&mut fresh, 
             "pve",
             "vmbr3",
             &p(&[("type", "bridge"), ("bridge_ports", "bond0")]),
@@ -266,11 +310,9 @@ fn a_bridged_port_may_not_carry_an_address(mut fresh: World) {
 #[rstest]
 fn a_vlan_on_a_bridge(mut fresh: World) {
     let now = fresh.now();
-    fresh
-        .c
-        .network_create("pve", "vmbr0.20", &p(&[("type", "vlan")]), now)
+    create(&mut fresh, "pve", "vmbr0.20", &p(&[("type", "vlan")]), now)
         .expect("created");
-    let v = fresh.c.network_iface("pve", "vmbr0.20", now).expect("vlan");
+    let v = iface(&mut fresh, "pve", "vmbr0.20", now).expect("vlan");
     assert_eq!(v["type"], json!("vlan"));
 }
 
@@ -281,7 +323,7 @@ fn a_vlan_on_a_bridge(mut fresh: World) {
 fn a_bridge_mtu_above_its_port_is_refused(mut fresh: World) {
     let now = fresh.now();
     assert_eq!(
-        refused(fresh.c.network_create(
+        refused(create(&mut fresh, 
             "pve",
             "vmbr1",
             &p(&[
@@ -301,9 +343,7 @@ fn a_bridge_mtu_above_its_port_is_refused(mut fresh: World) {
 #[rstest]
 fn a_bridge_mtu_within_its_port_is_accepted(mut fresh: World) {
     let now = fresh.now();
-    fresh
-        .c
-        .network_create(
+    create(&mut fresh, 
             "pve",
             "vmbr1",
             &p(&[
@@ -315,7 +355,7 @@ fn a_bridge_mtu_within_its_port_is_accepted(mut fresh: World) {
         )
         .expect("created");
     assert_eq!(
-        fresh.c.network_iface("pve", "vmbr1", now).expect("vmbr1")["mtu"],
+        iface(&mut fresh, "pve", "vmbr1", now).expect("vmbr1")["mtu"],
         json!("1400")
     );
 }
@@ -324,11 +364,9 @@ fn a_bridge_mtu_within_its_port_is_accepted(mut fresh: World) {
 #[rstest]
 fn an_update_without_address_sets_method_manual(mut fresh: World) {
     let now = fresh.now();
-    fresh
-        .c
-        .network_update("pve", "vmbr0", &p(&[("comments", "uplink")]), &[], now)
+    update(&mut fresh, "pve", "vmbr0", &p(&[("comments", "uplink")]), &[], now)
         .expect("updated");
-    let v = fresh.c.network_iface("pve", "vmbr0", now).expect("vmbr0");
+    let v = iface(&mut fresh, "pve", "vmbr0", now).expect("vmbr0");
     assert_eq!(v["method"], json!("manual"));
     assert_eq!(v["comments"], json!("uplink\n"));
     assert_eq!(
@@ -341,12 +379,10 @@ fn an_update_without_address_sets_method_manual(mut fresh: World) {
 #[rstest]
 fn priorities_follow_the_file_order(mut fresh: World) {
     let now = fresh.now();
-    fresh
-        .c
-        .network_create("pve", "vmbr1", &p(&[("type", "bridge")]), now)
+    create(&mut fresh, "pve", "vmbr1", &p(&[("type", "bridge")]), now)
         .expect("created");
     let prio = |w: &mut World, i: &str| {
-        w.c.network_iface("pve", i, now).expect("iface")["priority"].clone()
+        iface(w, "pve", i, now).expect("iface")["priority"].clone()
     };
     assert_eq!(prio(&mut fresh, "eno1"), json!(2));
     assert_eq!(prio(&mut fresh, "vmbr0"), json!(4));
@@ -356,17 +392,13 @@ fn priorities_follow_the_file_order(mut fresh: World) {
 #[rstest]
 fn a_vlan_on_a_bridge_has_a_null_exists(mut fresh: World) {
     let now = fresh.now();
-    fresh
-        .c
-        .network_create("pve", "vmbr0.20", &p(&[("type", "vlan")]), now)
+    create(&mut fresh, "pve", "vmbr0.20", &p(&[("type", "vlan")]), now)
         .expect("created");
-    fresh
-        .c
-        .network_create("pve", "eno2.30", &p(&[("type", "vlan")]), now)
+    create(&mut fresh, "pve", "eno2.30", &p(&[("type", "vlan")]), now)
         .expect("created");
-    let on_bridge = fresh.c.network_iface("pve", "vmbr0.20", now).expect("vlan");
+    let on_bridge = iface(&mut fresh, "pve", "vmbr0.20", now).expect("vlan");
     assert_eq!(on_bridge.get("exists"), Some(&json!(null)));
-    let on_nic = fresh.c.network_iface("pve", "eno2.30", now).expect("vlan");
+    let on_nic = iface(&mut fresh, "pve", "eno2.30", now).expect("vlan");
     assert_eq!(on_nic["exists"], json!(1));
 }
 
@@ -379,7 +411,7 @@ fn physical_nics_list_their_altnames_on_pve_9(
 ) {
     let mut w = World::from_yaml_v("", version);
     let now = w.now();
-    let (items, _) = w.c.network_list("pve", None, |_| true, now);
+    let (items, _) = list(&mut w, "pve", None, |_| true, now);
     let of = |name: &str| {
         items
             .iter()
@@ -390,8 +422,8 @@ fn physical_nics_list_their_altnames_on_pve_9(
     assert_eq!(of("eno1"), alt.map(|(a, _)| json!([a])));
     assert_eq!(of("eno2"), alt.map(|(_, b)| json!([b])));
     assert_eq!(of("vmbr0"), None, "only physical NICs have altnames");
-    let one = w.c.network_iface("pve", "eno1", now).expect("eno1");
+    let one = iface(&mut w, "pve", "eno1", now).expect("eno1");
     assert_eq!(one.get("altnames").cloned(), alt.map(|(a, _)| json!([a])));
-    let bridge = w.c.network_iface("pve", "vmbr0", now).expect("vmbr0");
+    let bridge = iface(&mut w, "pve", "vmbr0", now).expect("vmbr0");
     assert!(bridge.get("altnames").is_none());
 }

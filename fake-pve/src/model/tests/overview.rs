@@ -164,7 +164,9 @@ fn the_network_shows_pending_changes_without_making_a_config(cluster: World) {
     let bridge = [("type".to_string(), json!("bridge"))]
         .into_iter()
         .collect();
-    w.c.network_create("pve1", "vmbr7", &bridge, now)
+    w.c.network
+        .node_mut(&w.c.nodes, "pve1", now)
+        .create("vmbr7", &bridge, now)
         .expect("created");
     let v = overview(&w);
     let changes = v["network"][0]["changes"].as_str().expect("a diff");

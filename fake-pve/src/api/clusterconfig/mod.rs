@@ -8,9 +8,11 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, get, post};
-use crate::model::corosync::{CreateCluster, JOIN_API_VERSION, Link};
+use crate::model::corosync::{self, CreateCluster, JOIN_API_VERSION, Link};
 use crate::model::tasks::Worker;
 use crate::model::{Error, Result};
+
+pub mod view;
 
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
@@ -31,18 +33,28 @@ fn join_api_version(_: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /cluster/config/nodes`.
 fn nodes(ctx: &Ctx<'_>) -> Result<Reply> {
-    Ok(Value::Array(ctx.with(|c| c.corosync_nodes_view())).into())
+    Ok(ctx
+        .with(|c| view::nodes(&corosync::members(&c.nodes, &c.corosync)))
+        .into())
 }
 
 /// `GET /cluster/config/totem`: `null` on a standalone node.
 fn totem(ctx: &Ctx<'_>) -> Result<Reply> {
-    Ok(ctx.with(|c| c.totem_view()).unwrap_or(Value::Null).into())
+    Ok(ctx
+        .with(|c| corosync::totem(&c.nodes, &c.corosync, &c.version).map(|t| view::totem(&t)))
+        .unwrap_or(Value::Null)
+        .into())
 }
 
 /// `GET /cluster/config/join`.
 fn join_info(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.params.str("node");
-    Ok(ctx.with(|c| c.join_info(node.as_deref()))?.into())
+    Ok(ctx
+        .with(|c| {
+            corosync::join_info(&c.nodes, &c.corosync, &c.version, node.as_deref())
+                .map(|j| view::join_info(&j))
+        })?
+        .into())
 }
 
 /// `GET /cluster/config/qdevice`: no QDevice runs here, so `{}` (PVE's
@@ -102,7 +114,7 @@ fn create(ctx: &Ctx<'_>) -> Result<Reply> {
     let now_ms = ctx.now_ms();
     let ms = ctx.task_ms("clustercreate");
     let upid = ctx.with(|c| {
-        c.create_cluster(&req)?;
+        corosync::create(&mut c.nodes, &mut c.corosync, &c.version, &req)?;
         let node = c.nodes().local().to_string();
         let worker = Worker::new("clustercreate", &clustername)
             .log("Corosync Cluster Engine Authentication key generator.")

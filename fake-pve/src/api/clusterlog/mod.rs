@@ -4,7 +4,9 @@
 use serde_json::Value;
 
 use super::{Ctx, Reply, Route, get};
-use crate::model::{AuthId, Result};
+use crate::model::{AuthId, Result, clusterlog};
+
+pub mod view;
 
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
@@ -19,8 +21,9 @@ fn tasks(ctx: &Ctx<'_>) -> Result<Reply> {
     let me = who.to_string();
     let rows = ctx.with(|c| {
         let all = c.access().has_priv(who, "/", "Sys.Audit");
-        c.cluster_tasks_view()
+        clusterlog::recent_tasks(&c.nodes, &c.tasks)
             .into_iter()
+            .map(view::task)
             .filter(|t| all || t["user"].as_str() == Some(me.as_str()))
             .collect::<Vec<_>>()
     });
@@ -42,7 +45,10 @@ fn log(ctx: &Ctx<'_>) -> Result<Reply> {
             AuthId::User(u) => u.clone(),
             AuthId::Token { .. } => who.to_string(),
         };
-        c.cluster_log_view((!admin).then_some(me.as_str()), max)
+        clusterlog::lines(&c.clusterlog, &c.tasks, (!admin).then_some(me.as_str()), max)
+            .iter()
+            .map(view::line)
+            .collect::<Vec<_>>()
     });
     Ok(Value::Array(rows).into())
 }

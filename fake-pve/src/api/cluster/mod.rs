@@ -7,8 +7,10 @@ use serde_json::{Value, json};
 
 use super::params::value_text;
 use super::{Ctx, RawData, Reply, Route, get, put};
-use crate::model::Result;
+use crate::model::{Result, datacenter};
 use crate::spec::formats::split_list;
+
+pub mod view;
 
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
@@ -77,7 +79,14 @@ fn nextid(ctx: &Ctx<'_>) -> Result<Reply> {
 /// the tags it may use.
 fn get_options(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?.clone();
-    Ok(ctx.with(|c| c.options_view(&who)).into())
+    Ok(ctx
+        .with(|c| {
+            let audit = c.access.has_priv(&who, "/", "Sys.Audit");
+            let options = c.datacenter.options(c.version, audit);
+            let tags = datacenter::allowed_tags(&c.access, &c.guests, &who);
+            view::options_with_tags(&options, &tags)
+        })
+        .into())
 }
 
 /// `PUT /cluster/options`: the given options are written as given, those

@@ -11,6 +11,8 @@ use super::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::Result;
 use crate::spec::formats::split_list;
 
+pub mod view;
+
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
     vec![
@@ -35,14 +37,16 @@ fn given(ctx: &Ctx<'_>) -> BTreeMap<String, String> {
 
 /// `GET /cluster/metrics/server`.
 fn server_index(ctx: &Ctx<'_>) -> Result<Reply> {
-    Ok(Value::Array(ctx.with(|c| c.metrics().index())).into())
+    Ok(Value::Array(ctx.with(|c| view::index(&c.metrics))).into())
 }
 
 /// `GET /cluster/metrics/server/{id}`.
 fn read(ctx: &Ctx<'_>) -> Result<Reply> {
     let id = ctx.param("id")?;
     let v = ctx.state.settings().version;
-    Ok(ctx.with(|c| c.metrics().read(v, &id))?.into())
+    Ok(ctx
+        .with(|c| c.metrics.read(&id).map(|s| view::server(s, v)))?
+        .into())
 }
 
 /// `POST /cluster/metrics/server/{id}`: the connection test PVE makes
@@ -52,7 +56,7 @@ fn create(ctx: &Ctx<'_>) -> Result<Reply> {
     let kind = ctx.param("type")?;
     let v = ctx.state.settings().version;
     let opts = given(ctx);
-    ctx.with(|c| c.metrics_mut().create(v, &id, &kind, opts))?;
+    ctx.with(|c| c.metrics.create(v, &id, &kind, opts))?;
     Ok(Value::Null.into())
 }
 
@@ -68,7 +72,7 @@ fn update(ctx: &Ctx<'_>) -> Result<Reply> {
         .unwrap_or_default();
     let digest = ctx.params.str("digest");
     ctx.with(|c| {
-        c.metrics_mut()
+        c.metrics
             .update(v, &id, opts, &delete, digest.as_deref())
     })?;
     Ok(Value::Null.into())
@@ -77,7 +81,7 @@ fn update(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `DELETE /cluster/metrics/server/{id}`.
 fn delete_server(ctx: &Ctx<'_>) -> Result<Reply> {
     let id = ctx.param("id")?;
-    ctx.with(|c| c.metrics_mut().delete(&id))?;
+    ctx.with(|c| c.metrics.delete(&id))?;
     Ok(Value::Null.into())
 }
 
