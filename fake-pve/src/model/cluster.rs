@@ -389,6 +389,16 @@ impl Cluster {
         &mut self.storage
     }
 
+    /// Every node's hardware.
+    pub fn hardware(&self) -> &super::node_hw::Hardware {
+        &self.hardware
+    }
+
+    /// Every node's hardware, to change.
+    pub fn hardware_mut(&mut self) -> &mut super::node_hw::Hardware {
+        &mut self.hardware
+    }
+
     /// The guests.
     pub fn guests(&self) -> &Guests {
         &self.guests
@@ -721,7 +731,13 @@ impl Cluster {
                 Ok(Vec::new())
             }
             TaskEffect::Backup(op) => self.apply_backup(op, end_ms),
-            TaskEffect::NodeHw { node, op } => self.apply_disk_op(&node, &op),
+            TaskEffect::NodeHw { node, op } => super::node_hw::apply_disk_op(
+                &mut self.hardware,
+                &mut self.storage,
+                &self.nodes,
+                &node,
+                &op,
+            ),
             TaskEffect::Service {
                 node,
                 service,
