@@ -649,7 +649,12 @@ impl Cluster {
             duration_ms,
         };
         let upid = self.tasks.spawn(at, worker);
-        self.log_task_start(self.tasks.len() - 1);
+        self.node_services.log_task_start(
+            &self.nodes,
+            self.version,
+            &self.tasks,
+            self.tasks.len() - 1,
+        );
         if let Some((rule, _)) = fault {
             tracing::warn!(rule, task = %upid, "injected task fault");
         }
@@ -691,7 +696,8 @@ impl Cluster {
                 Ok(lines) => self.tasks.finish(i, end, lines, None),
                 Err((lines, e)) => self.tasks.finish(i, end, lines, Some(e)),
             }
-            self.log_task_end(i);
+            self.node_services
+                .log_task_end(&self.nodes, self.version, &self.tasks, i);
         }
     }
 
@@ -743,7 +749,14 @@ impl Cluster {
                 service,
                 action,
             } => {
-                self.apply_service(&node, &service, action, end_ms);
+                self.node_services.apply_service(
+                    &self.nodes,
+                    self.version,
+                    &node,
+                    &service,
+                    action,
+                    end_ms,
+                );
                 Ok(Vec::new())
             }
             TaskEffect::RealmSync {
@@ -780,7 +793,8 @@ impl Cluster {
             self.abort(&effect);
             let at = self.tasks.iter().position(|t| t.upid_str == upid);
             if let Some(i) = at {
-                self.log_task_end(i);
+                self.node_services
+                    .log_task_end(&self.nodes, self.version, &self.tasks, i);
             }
         }
         Ok(())
