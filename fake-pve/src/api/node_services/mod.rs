@@ -469,7 +469,7 @@ fn repositories(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     ctx.with(|c| {
         let v = c.version();
-        Ok(sys(c, &node)?.apt_sources(v).view(v).into())
+        Ok(view::apt_repositories(&sys(c, &node)?.apt_sources(v), v).into())
     })
 }
 

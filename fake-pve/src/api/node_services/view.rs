@@ -5,9 +5,11 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::model::node_services::apt_repos::{AptRepo, AptSources};
 use crate::model::node_services::services::Unit;
 use crate::model::node_services::stats::NodePoint;
 use crate::model::node_services::subscription::{self, URL};
+use crate::model::PveVersion;
 use crate::model::node_services::{NetRow, NodeSys, ServiceState, Subscription};
 
 /// `GET /nodes/{node}/config`: the options with `digest`, or only
@@ -137,4 +139,84 @@ pub fn netstat(rows: &[NetRow]) -> Value {
 /// `GET /nodes/{node}/rrddata`.
 pub fn rrddata(points: &[NodePoint]) -> Value {
     json!(points)
+}
+
+/// A repository of `GET /nodes/{node}/apt/repositories`, as proxmox-apt
+/// serializes it (`kind` is its file's type).
+fn apt_repo(r: &AptRepo, kind: &str) -> Value {
+    let mut v = json!({
+        "Types": r.types(),
+        "URIs": r.uris(),
+        "Suites": r.suites(),
+        "FileType": kind,
+        "Enabled": r.enabled(),
+    });
+    if !r.components().is_empty() {
+        v["Components"] = json!(r.components());
+    }
+    if !r.options().is_empty() {
+        v["Options"] = r
+            .options()
+            .iter()
+            .map(|(k, vals)| json!({ "Key": k, "Values": vals }))
+            .collect();
+    }
+    if !r.comment().is_empty() {
+        v["Comment"] = json!(r.comment());
+    }
+    v
+}
+
+/// `GET /nodes/{node}/apt/repositories` on release `v`: the files (a
+/// file's digest as its 32 bytes), the common digest, the origins and
+/// the release's standard repositories.
+pub fn apt_repositories(a: &AptSources, v: PveVersion) -> Value {
+    let files: Vec<Value> = a
+        .files()
+        .iter()
+        .map(|f| {
+            let kind = f.file_type();
+            let repos: Vec<Value> = f.repos().iter().map(|r| apt_repo(r, kind)).collect();
+            json!({
+                "path": f.path(),
+                "file-type": kind,
+                "repositories": repos,
+                "digest": f.digest().to_vec(),
+            })
+        })
+        .collect();
+    let infos: Vec<Value> = a
+        .origins()
+        .into_iter()
+        .map(|o| {
+            json!({
+                "path": o.path,
+                "index": o.index,
+                "kind": "origin",
+                "message": o.origin,
+            })
+        })
+        .collect();
+    let standard: Vec<Value> = a
+        .standard_repos(v)
+        .into_iter()
+        .map(|s| {
+            let mut e = json!({
+                "handle": s.handle,
+                "name": s.name,
+                "description": s.description,
+            });
+            if let Some(st) = s.status {
+                e["status"] = json!(st);
+            }
+            e
+        })
+        .collect();
+    json!({
+        "files": files,
+        "errors": [],
+        "digest": a.digest(),
+        "infos": infos,
+        "standard-repos": standard,
+    })
 }
