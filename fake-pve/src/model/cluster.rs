@@ -389,6 +389,16 @@ impl Cluster {
         &mut self.storage
     }
 
+    /// Every node's hardware.
+    pub fn hardware(&self) -> &super::node_hw::Hardware {
+        &self.hardware
+    }
+
+    /// Every node's hardware, to change.
+    pub fn hardware_mut(&mut self) -> &mut super::node_hw::Hardware {
+        &mut self.hardware
+    }
+
     /// The guests.
     pub fn guests(&self) -> &Guests {
         &self.guests
@@ -639,7 +649,12 @@ impl Cluster {
             duration_ms,
         };
         let upid = self.tasks.spawn(at, worker);
-        self.log_task_start(self.tasks.len() - 1);
+        self.node_services.log_task_start(
+            &self.nodes,
+            self.version,
+            &self.tasks,
+            self.tasks.len() - 1,
+        );
         if let Some((rule, _)) = fault {
             tracing::warn!(rule, task = %upid, "injected task fault");
         }
@@ -681,7 +696,8 @@ impl Cluster {
                 Ok(lines) => self.tasks.finish(i, end, lines, None),
                 Err((lines, e)) => self.tasks.finish(i, end, lines, Some(e)),
             }
-            self.log_task_end(i);
+            self.node_services
+                .log_task_end(&self.nodes, self.version, &self.tasks, i);
         }
     }
 
@@ -721,13 +737,26 @@ impl Cluster {
                 Ok(Vec::new())
             }
             TaskEffect::Backup(op) => self.apply_backup(op, end_ms),
-            TaskEffect::NodeHw { node, op } => self.apply_disk_op(&node, &op),
+            TaskEffect::NodeHw { node, op } => super::node_hw::apply_disk_op(
+                &mut self.hardware,
+                &mut self.storage,
+                &self.nodes,
+                &node,
+                &op,
+            ),
             TaskEffect::Service {
                 node,
                 service,
                 action,
             } => {
-                self.apply_service(&node, &service, action, end_ms);
+                self.node_services.apply_service(
+                    &self.nodes,
+                    self.version,
+                    &node,
+                    &service,
+                    action,
+                    end_ms,
+                );
                 Ok(Vec::new())
             }
             TaskEffect::RealmSync {
@@ -764,7 +793,8 @@ impl Cluster {
             self.abort(&effect);
             let at = self.tasks.iter().position(|t| t.upid_str == upid);
             if let Some(i) = at {
-                self.log_task_end(i);
+                self.node_services
+                    .log_task_end(&self.nodes, self.version, &self.tasks, i);
             }
         }
         Ok(())

@@ -107,13 +107,20 @@ impl Cluster {
         let now = now_ms.div_euclid(1000);
         // pvestatd's rounds since the boot, the newest at or before now.
         let newest = n.boot_time + STEP * ((now - n.boot_time).max(0) / STEP);
-        let Ok(node_points) = self.node_rrddata(node, "hour", now_ms) else {
+        let load = self.guest_load(node);
+        let Ok(node_points) = crate::model::node_services::stats::node_rrddata(
+            &self.nodes,
+            self.version,
+            load,
+            node,
+            "hour",
+            now_ms,
+        ) else {
             return Vec::new();
         };
         let np = node_points
-            .as_array()
-            .and_then(|a| a.last())
-            .cloned()
+            .last()
+            .and_then(|p| serde_json::to_value(p).ok())
             .unwrap_or_default();
         let vms: Vec<(String, Value, Option<i64>, bool)> = self
             .guests

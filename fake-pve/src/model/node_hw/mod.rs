@@ -33,6 +33,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+pub(crate) use cluster::apply_disk_op;
 pub use devices::{PciDevice, UsbDevice, valid_pci_id};
 pub use scan::ScanServers;
 pub use seed::{DiskSpec, HardwareSpec, HardwareSpecError};

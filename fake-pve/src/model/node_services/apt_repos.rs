@@ -20,7 +20,6 @@
 //! there.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{Error, MODIFIED, PveVersion, Result};
@@ -38,6 +37,30 @@ pub struct AptRepo {
     /// The comment lines above it, each without its `#`, `\n`-ended.
     comment: String,
     enabled: bool,
+}
+
+/// A repository's `origin` (an `infos` entry of the listing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin<'a> {
+    /// The file.
+    pub path: &'a str,
+    /// The repository's index in the file.
+    pub index: usize,
+    /// `Proxmox` or `Debian`.
+    pub origin: &'static str,
+}
+
+/// A standard repository of the release, as the listing shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StandardRepo {
+    /// Its handle (`enterprise`, `no-subscription`, `ceph-squid-test`, ...).
+    pub handle: String,
+    /// Its title.
+    pub name: String,
+    /// What it is for.
+    pub description: String,
+    /// Whether it is configured and enabled (`None`: not configured).
+    pub status: Option<bool>,
 }
 
 /// One file under `/etc/apt`.
@@ -203,7 +226,7 @@ impl AptSources {
 
     /// The common digest: the SHA-256 of the files' own digests in path
     /// order.
-    fn digest(&self) -> String {
+    pub fn digest(&self) -> String {
         let mut files: Vec<&AptFile> = self.files.iter().collect();
         files.sort_by(|a, b| a.path.cmp(&b.path));
         let mut h = Sha256::new();
@@ -229,23 +252,33 @@ impl AptSources {
         Ok(())
     }
 
-    /// `GET /nodes/{node}/apt/repositories` on release `v`.
-    pub fn view(&self, v: PveVersion) -> Value {
-        let suite = suite(v);
-        let files: Vec<Value> = self.files.iter().map(AptFile::view).collect();
+    /// The files, in the order PVE lists them.
+    pub fn files(&self) -> &[AptFile] {
+        &self.files
+    }
+
+    /// The `origin` of every repository that has one: its file, its
+    /// index there and the origin (`Proxmox`, `Debian`).
+    pub fn origins(&self) -> Vec<Origin<'_>> {
         let mut infos = Vec::new();
         for f in &self.files {
             for (i, r) in f.repos.iter().enumerate() {
                 if let Some(origin) = r.origin() {
-                    infos.push(json!({
-                        "path": f.path,
-                        "index": i,
-                        "kind": "origin",
-                        "message": origin,
-                    }));
+                    infos.push(Origin {
+                        path: &f.path,
+                        index: i,
+                        origin,
+                    });
                 }
             }
         }
+        infos
+    }
+
+    /// The standard repositories release `v` offers, each with whether it
+    /// is configured and enabled (`None`: not configured).
+    pub fn standard_repos(&self, v: PveVersion) -> Vec<StandardRepo> {
+        let suite = suite(v);
         let mut standard: Vec<(Handle, Option<bool>)> =
             Handle::offered(v).into_iter().map(|h| (h, None)).collect();
         for f in &self.files {
@@ -260,27 +293,15 @@ impl AptSources {
                 }
             }
         }
-        let standard: Vec<Value> = standard
+        standard
             .into_iter()
-            .map(|(h, status)| {
-                let mut e = json!({
-                    "handle": h.name(),
-                    "name": h.title(),
-                    "description": h.description(v),
-                });
-                if let Some(s) = status {
-                    e["status"] = json!(s);
-                }
-                e
+            .map(|(h, status)| StandardRepo {
+                handle: h.name(),
+                name: h.title(),
+                description: h.description(v),
+                status,
             })
-            .collect();
-        json!({
-            "files": files,
-            "errors": [],
-            "digest": self.digest(),
-            "infos": infos,
-            "standard-repos": standard,
-        })
+            .collect()
     }
 
     /// `POST /nodes/{node}/apt/repositories`: sets `enabled` of the
@@ -374,19 +395,24 @@ impl AptSources {
 }
 
 impl AptFile {
-    fn digest(&self) -> [u8; 32] {
+    /// The SHA-256 of the file's text.
+    pub fn digest(&self) -> [u8; 32] {
         Sha256::digest(self.text.as_bytes()).into()
     }
 
-    fn view(&self) -> Value {
-        let kind = if self.deb822 { "sources" } else { "list" };
-        let repos: Vec<Value> = self.repos.iter().map(|r| r.view(kind)).collect();
-        json!({
-            "path": self.path,
-            "file-type": kind,
-            "repositories": repos,
-            "digest": self.digest().to_vec(),
-        })
+    /// The file's path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// `sources` for a deb822 file, `list` for a one-line one.
+    pub fn file_type(&self) -> &'static str {
+        if self.deb822 { "sources" } else { "list" }
+    }
+
+    /// Its repositories, in file order.
+    pub fn repos(&self) -> &[AptRepo] {
+        &self.repos
     }
 
     /// The text proxmox-apt writes for the file.
@@ -434,28 +460,39 @@ impl AptFile {
 }
 
 impl AptRepo {
-    fn view(&self, kind: &str) -> Value {
-        let mut v = json!({
-            "Types": self.types,
-            "URIs": self.uris,
-            "Suites": self.suites,
-            "FileType": kind,
-            "Enabled": self.enabled,
-        });
-        if !self.components.is_empty() {
-            v["Components"] = json!(self.components);
-        }
-        if !self.options.is_empty() {
-            v["Options"] = self
-                .options
-                .iter()
-                .map(|(k, vals)| json!({ "Key": k, "Values": vals }))
-                .collect();
-        }
-        if !self.comment.is_empty() {
-            v["Comment"] = json!(self.comment);
-        }
-        v
+    /// `Types`.
+    pub fn types(&self) -> &[String] {
+        &self.types
+    }
+
+    /// `URIs`.
+    pub fn uris(&self) -> &[String] {
+        &self.uris
+    }
+
+    /// `Suites`.
+    pub fn suites(&self) -> &[String] {
+        &self.suites
+    }
+
+    /// `Components` (none for a flat repository).
+    pub fn components(&self) -> &[String] {
+        &self.components
+    }
+
+    /// The other keys (`Signed-By`, `Enabled`), in file order.
+    pub fn options(&self) -> &[(String, Vec<String>)] {
+        &self.options
+    }
+
+    /// The comment lines above it, each without its `#`, `\n`-ended.
+    pub fn comment(&self) -> &str {
+        &self.comment
+    }
+
+    /// Whether it is enabled.
+    pub fn enabled(&self) -> bool {
+        self.enabled
     }
 
     /// As proxmox-apt's `set_enabled`: a `.sources` repository keeps it as
@@ -690,8 +727,13 @@ mod tests {
     use rstest::rstest;
     use serde_json::Value;
 
+    /// The listing as `GET /nodes/{node}/apt/repositories` answers it.
+    fn view(s: &AptSources, v: PveVersion) -> Value {
+        crate::api::node_services::view::apt_repositories(s, v)
+    }
+
     fn standard(s: &AptSources, v: PveVersion) -> Vec<(String, Option<bool>)> {
-        s.view(v)["standard-repos"]
+        view(s, v)["standard-repos"]
             .as_array()
             .expect("list")
             .iter()
@@ -721,7 +763,7 @@ mod tests {
         #[case] kind: &str,
     ) {
         let s = AptSources::fresh(v);
-        let view = s.view(v);
+        let view = view(&s, v);
         assert_eq!(view["files"].as_array().expect("files").len(), files);
         assert_eq!(view["files"][1]["file-type"], kind);
         assert_eq!(standard(&s, v).len(), handles);
@@ -745,7 +787,7 @@ mod tests {
     #[test]
     fn the_security_comment_belongs_to_its_repository() {
         let v = PveVersion::V8_4;
-        let view = AptSources::fresh(v).view(v);
+        let view = view(&AptSources::fresh(v), v);
         let list = &view["files"][0];
         assert_eq!(list["path"], "/etc/apt/sources.list");
         assert_eq!(list["repositories"][2]["Comment"], " security updates\n");
@@ -758,11 +800,11 @@ mod tests {
     #[case::pve9(PveVersion::V9_1, "/etc/apt/sources.list.d/pve-enterprise.sources")]
     fn disabling_the_enterprise_repository(#[case] v: PveVersion, #[case] path: &str) {
         let mut s = AptSources::fresh(v);
-        let before = s.view(v)["digest"].clone();
+        let before = view(&s, v)["digest"].clone();
         s.change(path, 0, Some(false), before.as_str())
             .expect("disabled");
         assert_eq!(status(&s, v, "enterprise"), Some(false));
-        let view = s.view(v);
+        let view = view(&s, v);
         assert_ne!(view["digest"], before);
         let f = view["files"]
             .as_array()
@@ -846,14 +888,14 @@ mod tests {
     )]
     fn adding_no_subscription(#[case] v: PveVersion, #[case] path: &str, #[case] tail: &str) {
         let mut s = AptSources::fresh(v);
-        let digest = s.view(v)["digest"].as_str().map(str::to_string);
+        let digest = view(&s, v)["digest"].as_str().map(str::to_string);
         s.add("no-subscription", digest.as_deref(), v)
             .expect("added");
         assert_eq!(status(&s, v, "no-subscription"), Some(true));
         let file = s.files.iter().find(|f| f.path == path).expect("file");
         assert!(file.text.ends_with(tail), "{}", file.text);
         // sources.list comes first, the others in name order.
-        let paths: Vec<String> = s.view(v)["files"]
+        let paths: Vec<String> = view(&s, v)["files"]
             .as_array()
             .expect("files")
             .iter()
@@ -910,7 +952,7 @@ mod tests {
         let v = PveVersion::V8_4;
         let mut s = AptSources::fresh(v);
         s.add("test", None, v).expect("added");
-        let view: Value = s.view(v);
+        let view: Value = view(&s, v);
         let list = &view["files"][0]["repositories"];
         assert_eq!(list[3]["Components"][0], "pvetest");
         assert_eq!(status(&s, v, "test"), Some(true));

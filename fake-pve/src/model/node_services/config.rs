@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::{Error, Result};
 
@@ -119,11 +118,9 @@ fn prop(value: &str, key: &str, default_key: bool) -> Option<String> {
 }
 
 impl NodeConfig {
-    /// The options as they read back, with `digest`.
-    pub fn view(&self) -> Value {
-        let mut v = json!(parse_node_config(&self.raw));
-        v["digest"] = json!(self.digest());
-        v
+    /// The options as they read back.
+    pub fn options(&self) -> BTreeMap<String, String> {
+        parse_node_config(&self.raw)
     }
 
     /// The SHA-1 of the file.

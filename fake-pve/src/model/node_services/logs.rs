@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::tz;
 
@@ -86,9 +85,15 @@ pub struct SyslogQuery {
     pub unit: Option<String>,
 }
 
-/// `dump_journal`: the `{n, t}` lines selected and how many there are in
-/// all (with PVE's `no content` line when there is none).
-pub fn syslog(lines: &[LogLine], host: &str, zone: &str, q: &SyslogQuery) -> (u64, Vec<Value>) {
+/// `dump_journal`: the lines selected, each with its number (`n`) and
+/// text (`t`), and how many there are in all (with PVE's `no content`
+/// line when there is none).
+pub fn syslog(
+    lines: &[LogLine],
+    host: &str,
+    zone: &str,
+    q: &SyslogQuery,
+) -> (u64, Vec<(u64, String)>) {
     let limit = if q.limit == 0 { 50 } else { q.limit };
     let selected = lines.iter().filter(|l| {
         q.since.is_none_or(|s| l.t >= s)
@@ -104,11 +109,11 @@ pub fn syslog(lines: &[LogLine], host: &str, zone: &str, q: &SyslogQuery) -> (u6
         if count <= q.start || out.len() as u64 >= limit {
             continue;
         }
-        out.push(json!({ "n": count, "t": l.render(host, zone) }));
+        out.push((count, l.render(host, zone)));
     }
     if count == 0 {
         count = 1;
-        out.push(json!({ "n": 1, "t": "no content" }));
+        out.push((1, "no content".to_string()));
     }
     (count, out)
 }

@@ -25,6 +25,9 @@ use serde::{Deserialize, Serialize};
 
 pub use config::NodeConfig;
 pub use logs::LogLine;
+pub use ops::{
+    NetRow, netstat, set_subscription_key, store_subscription, update_subscription,
+};
 pub use services::{ServiceAction, ServiceState};
 pub use subscription::Subscription;
 
@@ -100,18 +103,9 @@ impl NodeSys {
         }
     }
 
-    /// `GET /nodes/{node}/config`: the options, or only `property`.
-    pub fn config_view(&self, property: Option<&str>) -> serde_json::Value {
-        let Some(conf) = &self.config else {
-            return serde_json::json!({});
-        };
-        let all = conf.view();
-        match property {
-            Some(p) => all
-                .get(p)
-                .map_or_else(|| serde_json::json!({}), |v| serde_json::json!({ p: v })),
-            None => all,
-        }
+    /// `/etc/pve/nodes/<node>/config`, once written.
+    pub fn config(&self) -> Option<&NodeConfig> {
+        self.config.as_ref()
     }
 
     /// `PUT /nodes/{node}/config`: sets `set`, then removes `delete`,
@@ -142,16 +136,14 @@ impl NodeSys {
         self.config.as_ref().and_then(NodeConfig::wakeonlan_mac)
     }
 
-    /// `GET /nodes/{node}/dns`: `search` and up to three name servers.
-    pub fn dns_view(&self) -> serde_json::Value {
-        let mut v = serde_json::Map::new();
-        if let Some(s) = &self.search {
-            v.insert("search".into(), s.clone().into());
-        }
-        for (i, ns) in self.dns.iter().take(3).enumerate() {
-            v.insert(format!("dns{}", i + 1), ns.clone().into());
-        }
-        v.into()
+    /// `search` of `/etc/resolv.conf`.
+    pub fn search(&self) -> Option<&str> {
+        self.search.as_deref()
+    }
+
+    /// The name servers PVE reads (the first three).
+    pub fn nameservers(&self) -> &[String] {
+        &self.dns[..self.dns.len().min(3)]
     }
 
     /// `PUT /nodes/{node}/dns`: the name servers given replace all of
@@ -168,12 +160,14 @@ impl NodeSys {
         self.dns = dns;
     }
 
-    /// `GET /nodes/{node}/hosts`: the file and its SHA-1.
-    pub fn hosts_view(&self) -> serde_json::Value {
-        serde_json::json!({
-            "data": self.hosts,
-            "digest": super::qemu::sha1_hex(self.hosts.as_bytes()),
-        })
+    /// `/etc/hosts`.
+    pub fn hosts(&self) -> &str {
+        &self.hosts
+    }
+
+    /// The SHA-1 of `/etc/hosts`.
+    pub fn hosts_digest(&self) -> String {
+        super::qemu::sha1_hex(self.hosts.as_bytes())
     }
 
     /// `POST /nodes/{node}/hosts`: checks every line as
@@ -233,13 +227,10 @@ impl NodeSys {
         Ok(())
     }
 
-    /// `GET /nodes/{node}/time` at `now`.
-    pub fn time_view(&self, now: i64) -> serde_json::Value {
-        serde_json::json!({
-            "timezone": self.timezone,
-            "time": now,
-            "localtime": now + tz::offset(&self.timezone, now),
-        })
+    /// The local time of the node's zone at `now` (epoch seconds, as
+    /// seconds since the epoch of the local calendar).
+    pub fn localtime(&self, now: i64) -> i64 {
+        now + tz::offset(&self.timezone, now)
     }
 
     /// The state of `unit` (a fresh install's unless it changed).

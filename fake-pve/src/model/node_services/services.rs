@@ -4,7 +4,6 @@
 //! does to them.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::PveVersion;
 
@@ -217,22 +216,14 @@ impl Unit {
         }
     }
 
-    /// `state`, `unit-state` and `active-state` of the unit in `state`.
-    pub fn view(&self, state: ServiceState) -> Value {
-        let (sub, active) = match state {
+    /// systemd's `SubState` and `ActiveState` of the unit in `state`.
+    pub fn sub_and_active(&self, state: ServiceState) -> (&'static str, &'static str) {
+        match state {
             Running if self.oneshot => ("exited", "active"),
             Running => ("running", "active"),
             Stopped => ("dead", "inactive"),
             ServiceState::Failed => ("failed", "failed"),
-        };
-        json!({
-            "service": self.name,
-            "name": self.name,
-            "desc": self.desc,
-            "state": sub,
-            "unit-state": self.unit_state,
-            "active-state": active,
-        })
+        }
     }
 
     /// What `systemctl <action>` makes of the unit in `state`: its new

@@ -4,7 +4,6 @@
 //! an active subscription for a year from the day it is set.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::{Error, Result};
 
@@ -148,7 +147,7 @@ impl Subscription {
 
     /// `read_etc_subscription` on a node of `sockets` sockets: an active
     /// key for fewer sockets reads as invalid.
-    fn checked(&self, sockets: u32) -> Self {
+    pub fn checked(&self, sockets: u32) -> Self {
         let mut s = self.clone();
         if s.status == "active"
             && let Err(e) = check_key(&s.key, sockets)
@@ -157,6 +156,31 @@ impl Subscription {
             s.message = Some(e.to_string());
         }
         s
+    }
+
+    /// When the key was last checked (epoch seconds).
+    pub fn checktime(&self) -> i64 {
+        self.checktime
+    }
+
+    /// `regdate`.
+    pub fn regdate(&self) -> Option<&str> {
+        self.regdate.as_deref()
+    }
+
+    /// `nextduedate`.
+    pub fn nextduedate(&self) -> Option<&str> {
+        self.nextduedate.as_deref()
+    }
+
+    /// `productname`.
+    pub fn productname(&self) -> Option<&str> {
+        self.productname.as_deref()
+    }
+
+    /// Why the key is not active, if it is not.
+    pub fn message(&self) -> Option<&str> {
+        self.message.as_deref()
     }
 
     /// `POST /nodes/{node}/subscription`: checks the key again, unless it
@@ -177,50 +201,4 @@ impl Subscription {
         }
         Ok(())
     }
-}
-
-/// `GET /nodes/{node}/subscription` of `node` (with `sockets` sockets):
-/// without Sys.Audit only the status, its message and the shop's URL.
-pub fn view(sub: Option<&Subscription>, node: &str, sockets: u32, audit: bool) -> Value {
-    let Some(sub) = sub else {
-        let mut v = json!({
-            "status": "notfound",
-            "message": "There is no subscription key",
-            "url": URL,
-        });
-        if audit {
-            v["serverid"] = json!(server_id(node));
-        }
-        return v;
-    };
-    let sub = sub.checked(sockets);
-    if !audit {
-        let mut v = json!({ "status": sub.status, "url": URL });
-        if let Some(m) = &sub.message {
-            v["message"] = json!(m);
-        }
-        return v;
-    }
-    let mut v = json!({
-        "status": sub.status,
-        "key": sub.key,
-        "checktime": sub.checktime,
-        "serverid": server_id(node),
-        "sockets": sockets,
-        "url": URL,
-    });
-    if let Some(level) = sub.level() {
-        v["level"] = json!(level);
-    }
-    for (k, val) in [
-        ("regdate", &sub.regdate),
-        ("nextduedate", &sub.nextduedate),
-        ("productname", &sub.productname),
-        ("message", &sub.message),
-    ] {
-        if let Some(val) = val {
-            v[k] = json!(val);
-        }
-    }
-    v
 }

@@ -285,7 +285,8 @@ impl Scenario {
             }
             let sockets = cluster.nodes().get(&n.name).map_or(1, |x| x.sockets);
             let sys = cluster
-                .node_sys_mut(&n.name)
+                .node_services
+                .sys_mut(&cluster.nodes, cluster.version, &n.name)
                 .map_err(|e| self.err(&n.name, sys_err(e)))?;
             if let Some(d) = &n.dns {
                 for ip in [&d.dns1, &d.dns2, &d.dns3].into_iter().flatten() {
@@ -367,7 +368,13 @@ impl Scenario {
                 }
             };
             match sub {
-                Some(Ok(s)) => cluster.store_subscription(&n.name, Some(s)),
+                Some(Ok(s)) => crate::model::node_services::store_subscription(
+                    &mut cluster.nodes,
+                    &mut cluster.node_services,
+                    cluster.version,
+                    &n.name,
+                    Some(s),
+                ),
                 Some(Err(e)) => return Err(self.err(&n.name, sys_err(e))),
                 None => Ok(()),
             }

@@ -5,15 +5,54 @@ use rstest::rstest;
 use serde_json::json;
 
 use super::{CLUSTER, LAB, T0, World, fresh, refused, root};
-use crate::model::PveVersion;
+use crate::api::node_services::view;
 use crate::model::node_services::logs::{self, JournalQuery, SyslogQuery};
-use crate::model::node_services::{ServiceAction, subscription, tz};
+use crate::model::node_services::stats::{node_report, node_rrd_file, node_rrddata};
+use crate::model::node_services::{
+    LogLine, NodeSys, ServiceAction, set_subscription_key, store_subscription, subscription, tz,
+    update_subscription,
+};
+use crate::model::{Cluster, PveVersion, Result};
+
+/// `node`'s own files and services.
+fn sys<'a>(c: &'a Cluster, node: &str) -> std::borrow::Cow<'a, NodeSys> {
+    c.node_services
+        .sys(&c.nodes, c.version, node)
+        .expect("node")
+}
+
+/// `node`'s own files and services, to change.
+fn sys_mut<'a>(c: &'a mut Cluster, node: &str) -> &'a mut NodeSys {
+    c.node_services
+        .sys_mut(&c.nodes, c.version, node)
+        .expect("node")
+}
+
+/// `node`'s journal.
+fn journal(c: &Cluster, node: &str) -> Vec<LogLine> {
+    c.node_services
+        .journal(&c.nodes, c.version, node)
+        .expect("journal")
+}
+
+/// `PUT /nodes/{node}/subscription`.
+fn set_key(c: &mut Cluster, node: &str, key: &str, now: i64) -> Result<()> {
+    set_subscription_key(
+        &mut c.nodes,
+        &mut c.node_services,
+        c.version,
+        node,
+        key,
+        now,
+    )
+}
 
 /// Runs `action` on `service` of `node` to its end; answers the task's
 /// exit status.
 fn systemctl(w: &mut World, node: &str, service: &str, action: ServiceAction) -> String {
     let worker =
-        w.c.service_worker(node, service, action)
+        w.c.node_services
+            .service_worker(&w.c.nodes, w.c.version, node, service, action)
             .expect("a service of the release");
     let upid = w.run_as(node, worker, "root@pam", 1000);
     w.tick(1000);
@@ -22,7 +61,11 @@ fn systemctl(w: &mut World, node: &str, service: &str, action: ServiceAction) ->
 
 /// The `state` and `active-state` of a service.
 fn state(w: &World, node: &str, service: &str) -> (String, String) {
-    let v = w.c.service_view(node, service).expect("service");
+    let (unit, st) =
+        w.c.node_services
+            .service(&w.c.nodes, w.c.version, node, service)
+            .expect("service");
+    let v = view::service(unit, st);
     (
         v["state"].as_str().unwrap_or_default().to_string(),
         v["active-state"].as_str().unwrap_or_default().to_string(),
@@ -31,12 +74,12 @@ fn state(w: &World, node: &str, service: &str) -> (String, String) {
 
 #[rstest]
 fn a_fresh_node_has_the_installers_files(fresh: World) {
-    let sys = fresh.c.node_sys("pve").expect("node");
+    let sys = sys(&fresh.c, "pve");
     assert_eq!(
-        sys.dns_view(),
+        view::dns(&sys),
         json!({ "search": "example.com", "dns1": "192.0.2.1" })
     );
-    let hosts = sys.hosts_view();
+    let hosts = view::hosts(&sys);
     assert!(
         hosts["data"]
             .as_str()
@@ -44,9 +87,9 @@ fn a_fresh_node_has_the_installers_files(fresh: World) {
             .contains("192.0.2.10 pve.example.com pve\n")
     );
     assert_eq!(hosts["digest"].as_str().expect("digest").len(), 40);
-    assert_eq!(sys.config_view(None), json!({}));
+    assert_eq!(view::config(&sys, None), json!({}));
     assert_eq!(
-        sys.time_view(T0),
+        view::time(&sys, T0),
         json!({ "timezone": "UTC", "time": T0, "localtime": T0 })
     );
     // Nothing is kept for a node left as installed.
@@ -60,18 +103,18 @@ fn the_node_config_reads_back_as_pve_writes_it(mut fresh: World) {
         ("startall-onboot-delay", "10"),
         ("wakeonlan", "mac=BC:24:11:00:00:01"),
     ]);
-    let sys = fresh.c.node_sys_mut("pve").expect("node");
+    let sys = sys_mut(&mut fresh.c, "pve");
     sys.set_config(&set, &[], None).expect("set");
-    let v = sys.config_view(None);
+    let v = view::config(sys, None);
     assert_eq!(v["description"], "rack 4\nslot 2\n");
     assert_eq!(v["startall-onboot-delay"], "10");
     assert_eq!(sys.wakeonlan_mac().as_deref(), Some("BC:24:11:00:00:01"));
     let digest = v["digest"].as_str().expect("digest").to_string();
     assert_eq!(
-        sys.config_view(Some("wakeonlan")),
+        view::config(sys, Some("wakeonlan")),
         json!({ "wakeonlan": "mac=BC:24:11:00:00:01" })
     );
-    assert_eq!(sys.config_view(Some("acme")), json!({}));
+    assert_eq!(view::config(sys, Some("acme")), json!({}));
     // A stale digest is refused; the right one passes; delete removes.
     let none = super::map(&[]);
     assert_eq!(
@@ -80,7 +123,7 @@ fn the_node_config_reads_back_as_pve_writes_it(mut fresh: World) {
     );
     sys.set_config(&none, &["wakeonlan".into()], Some(&digest))
         .expect("delete");
-    assert!(sys.config_view(None).get("wakeonlan").is_none());
+    assert!(view::config(sys, None).get("wakeonlan").is_none());
 }
 
 #[rstest]
@@ -98,7 +141,7 @@ fn the_node_config_reads_back_as_pve_writes_it(mut fresh: World) {
     "plugin 'dns1' for domain 'b.example' not found!"
 )]
 fn node_config_refusals(mut fresh: World, #[case] set: &[(&str, &str)], #[case] msg: &str) {
-    let sys = fresh.c.node_sys_mut("pve").expect("node");
+    let sys = sys_mut(&mut fresh.c, "pve");
     assert_eq!(
         refused(sys.set_config(&super::map(set), &[], None)),
         (500, msg.into())
@@ -107,17 +150,17 @@ fn node_config_refusals(mut fresh: World, #[case] set: &[(&str, &str)], #[case] 
 
 #[rstest]
 fn dns_servers_replace_all_and_collapse_duplicates(mut fresh: World) {
-    let sys = fresh.c.node_sys_mut("pve").expect("node");
+    let sys = sys_mut(&mut fresh.c, "pve");
     sys.set_dns(
         "lab.example",
         [Some("192.0.2.53"), Some("192.0.2.53"), Some("2001:db8::53")],
     );
     assert_eq!(
-        sys.dns_view(),
+        view::dns(sys),
         json!({ "search": "lab.example", "dns1": "192.0.2.53", "dns2": "2001:db8::53" })
     );
     sys.set_dns("lab.example", [None, Some("0.0.0.0"), None]);
-    assert_eq!(sys.dns_view(), json!({ "search": "lab.example" }));
+    assert_eq!(view::dns(sys), json!({ "search": "lab.example" }));
 }
 
 #[rstest]
@@ -125,20 +168,20 @@ fn dns_servers_replace_all_and_collapse_duplicates(mut fresh: World) {
 #[case::indented(" 192.0.2.1 host\n", "data: Invalid IP ''")]
 #[case::bad_name("192.0.2.1 ho_st\n", "data: Invalid Hostname 'ho_st'")]
 fn hosts_lines_are_checked(mut fresh: World, #[case] data: &str, #[case] msg: &str) {
-    let sys = fresh.c.node_sys_mut("pve").expect("node");
+    let sys = sys_mut(&mut fresh.c, "pve");
     assert_eq!(refused(sys.write_hosts(data, None)), (400, msg.into()));
 }
 
 #[rstest]
 fn hosts_are_written_under_their_digest(mut fresh: World) {
-    let sys = fresh.c.node_sys_mut("pve").expect("node");
-    let digest = sys.hosts_view()["digest"]
+    let sys = sys_mut(&mut fresh.c, "pve");
+    let digest = view::hosts(sys)["digest"]
         .as_str()
         .expect("digest")
         .to_string();
     let data = "# lab\n127.0.0.1 localhost\n192.0.2.10 pve.lab.example pve\n";
     sys.write_hosts(data, Some(&digest)).expect("write");
-    assert_eq!(sys.hosts_view()["data"], data);
+    assert_eq!(view::hosts(sys)["data"], data);
     assert_eq!(
         refused(sys.write_hosts(data, Some(&digest))),
         (500, crate::model::node_services::MODIFIED.into())
@@ -158,14 +201,14 @@ fn zones_keep_their_offsets(#[case] zone: &str, #[case] at: i64, #[case] offset:
 
 #[rstest]
 fn the_time_zone_changes_localtime(mut fresh: World) {
-    let sys = fresh.c.node_sys_mut("pve").expect("node");
+    let sys = sys_mut(&mut fresh.c, "pve");
     assert_eq!(
         refused(sys.set_timezone("Mars/Olympus")),
         (400, "timezone: No such timezone".into())
     );
     sys.set_timezone("Europe/Vienna").expect("zone");
     // T0 is 2026-09-21, summer time in Vienna.
-    assert_eq!(sys.time_view(T0)["localtime"], T0 + 7200);
+    assert_eq!(view::time(sys, T0)["localtime"], T0 + 7200);
 }
 
 #[rstest]
@@ -230,7 +273,12 @@ fn a_unit_that_is_not_installed_fails_its_task(mut fresh: World) {
         task.log[0],
         "Failed to start syslog.service: Unit syslog.service not found."
     );
-    let v = fresh.c.service_view("pve", "syslog").expect("state");
+    let (unit, st) = fresh
+        .c
+        .node_services
+        .service(&fresh.c.nodes, fresh.c.version, "pve", "syslog")
+        .expect("state");
+    let v = view::service(unit, st);
     assert_eq!(v["unit-state"], "not-found");
 }
 
@@ -252,12 +300,26 @@ fn corosync_runs_only_in_a_cluster(mut fresh: World) {
 #[case::v9(PveVersion::V9_1, 23)]
 fn each_release_lists_its_services(#[case] v: PveVersion, #[case] n: usize) {
     let w = World::from_yaml_v(LAB, v);
-    let list = w.c.services_view("pve").expect("list");
+    let list: Vec<serde_json::Value> = w
+        .c
+        .node_services
+        .services(&w.c.nodes, w.c.version, "pve")
+        .expect("list")
+        .into_iter()
+        .map(|(u, st)| view::service(u, st))
+        .collect();
     assert_eq!(list.len(), n);
     let has_qmeventd = list.iter().any(|s| s["service"] == "qmeventd");
     assert_eq!(has_qmeventd, v.is_v9());
     assert!(
-        w.c.service_worker("pve", "qmeventd", ServiceAction::Start)
+        w.c.node_services
+            .service_worker(
+                &w.c.nodes,
+                w.c.version,
+                "pve",
+                "qmeventd",
+                ServiceAction::Start
+            )
             .is_err()
             != v.is_v9()
     );
@@ -266,7 +328,7 @@ fn each_release_lists_its_services(#[case] v: PveVersion, #[case] n: usize) {
 #[rstest]
 fn the_journal_has_the_tasks_and_the_units_lines(mut fresh: World) {
     systemctl(&mut fresh, "pve", "pvestatd", ServiceAction::Restart);
-    let lines = fresh.c.node_journal("pve").expect("journal");
+    let lines = journal(&fresh.c, "pve");
     let text: Vec<String> = lines.iter().map(|l| l.render("pve", "UTC")).collect();
     let upid = fresh.c.tasks.iter().last().expect("task").upid_str.clone();
     assert!(
@@ -294,10 +356,7 @@ fn the_journal_has_the_tasks_and_the_units_lines(mut fresh: World) {
     };
     let (n, rows) = logs::syslog(&lines, "pve", "UTC", &q);
     assert_eq!(n as usize, rows.len());
-    assert!(
-        rows.iter()
-            .all(|r| r["t"].as_str().is_some_and(|t| t.contains("pvestatd")))
-    );
+    assert!(rows.iter().all(|(_, t)| t.contains("pvestatd")));
     // start and limit page through the lines; `total` counts them all.
     let (total, page) = logs::syslog(
         &lines,
@@ -311,7 +370,7 @@ fn the_journal_has_the_tasks_and_the_units_lines(mut fresh: World) {
     );
     assert_eq!(total as usize, lines.len());
     assert_eq!(page.len(), 3);
-    assert_eq!(page[0]["n"], 3);
+    assert_eq!(page[0].0, 3);
     // Nothing selected: PVE's `no content` line.
     let (total, none) = logs::syslog(
         &lines,
@@ -323,15 +382,15 @@ fn the_journal_has_the_tasks_and_the_units_lines(mut fresh: World) {
         },
     );
     assert_eq!(
-        (total, none),
-        (1, vec![json!({ "n": 1, "t": "no content" })])
+        (total, view::syslog(none)),
+        (1, json!([{ "n": 1, "t": "no content" }]))
     );
 }
 
 #[rstest]
 fn the_journal_pages_by_cursor(mut fresh: World) {
     systemctl(&mut fresh, "pve", "pvestatd", ServiceAction::Restart);
-    let lines = fresh.c.node_journal("pve").expect("journal");
+    let lines = journal(&fresh.c, "pve");
     let last3 = logs::journal(
         &lines,
         "pve",
@@ -344,7 +403,7 @@ fn the_journal_pages_by_cursor(mut fresh: World) {
     assert_eq!(last3.len(), 5, "start cursor, three lines, end cursor");
     let end = last3[4].clone();
     systemctl(&mut fresh, "pve", "pvestatd", ServiceAction::Reload);
-    let lines = fresh.c.node_journal("pve").expect("journal");
+    let lines = journal(&fresh.c, "pve");
     let newer = logs::journal(
         &lines,
         "pve",
@@ -375,25 +434,22 @@ fn syslog_times_are_the_nodes_local_time() {
 
 #[rstest]
 fn no_subscription_reads_notfound(fresh: World) {
-    let sys = fresh.c.node_sys("pve").expect("node");
-    let v = subscription::view(sys.subscription(), "pve", 1, true);
+    let sys = sys(&fresh.c, "pve");
+    let v = view::subscription(sys.subscription(), "pve", 1, true);
     assert_eq!(v["status"], "notfound");
     assert_eq!(v["message"], "There is no subscription key");
     assert_eq!(v["url"], subscription::URL);
     assert_eq!(v["serverid"].as_str().expect("serverid").len(), 32);
-    let v = subscription::view(sys.subscription(), "pve", 1, false);
+    let v = view::subscription(sys.subscription(), "pve", 1, false);
     assert!(v.get("serverid").is_none());
 }
 
 #[rstest]
 fn a_key_sets_the_level_and_delete_clears_it(mut fresh: World) {
-    fresh
-        .c
-        .set_subscription_key("pve", " pve1c-0123456789 ", T0)
-        .expect("key");
+    set_key(&mut fresh.c, "pve", " pve1c-0123456789 ", T0).expect("key");
     assert_eq!(fresh.c.nodes.get("pve").expect("pve").level, "c");
-    let sys = fresh.c.node_sys("pve").expect("node");
-    let v = subscription::view(sys.subscription(), "pve", 1, true);
+    let sys = sys(&fresh.c, "pve");
+    let v = view::subscription(sys.subscription(), "pve", 1, true);
     assert_eq!(v["status"], "active");
     assert_eq!(v["key"], "pve1c-0123456789");
     assert_eq!(v["level"], "c");
@@ -403,13 +459,20 @@ fn a_key_sets_the_level_and_delete_clears_it(mut fresh: World) {
     );
     assert_eq!(v["nextduedate"], "2027-09-21");
     // Without Sys.Audit: the status only.
-    let v = subscription::view(sys.subscription(), "pve", 1, false);
+    let v = view::subscription(sys.subscription(), "pve", 1, false);
     assert_eq!(v, json!({ "status": "active", "url": subscription::URL }));
-    fresh
-        .c
-        .update_subscription("pve", true, T0 + 60)
-        .expect("update");
-    fresh.c.store_subscription("pve", None).expect("delete");
+    let c = &mut fresh.c;
+    update_subscription(
+        &mut c.nodes,
+        &mut c.node_services,
+        c.version,
+        "pve",
+        true,
+        T0 + 60,
+    )
+    .expect("update");
+    store_subscription(&mut c.nodes, &mut c.node_services, c.version, "pve", None)
+        .expect("delete");
     assert_eq!(fresh.c.nodes.get("pve").expect("pve").level, "");
     let _ = root();
 }
@@ -418,14 +481,14 @@ fn a_key_sets_the_level_and_delete_clears_it(mut fresh: World) {
 fn a_key_for_fewer_sockets_is_refused() {
     let mut w = World::from_yaml("nodes:\n  - { name: pve, sockets: 2, cpus: 16 }\n");
     assert_eq!(
-        refused(w.c.set_subscription_key("pve", "pve1b-0123456789", T0)),
+        refused(set_key(&mut w.c, "pve", "pve1b-0123456789", T0)),
         (500, "wrong number of sockets (1 < 2)".into())
     );
     assert_eq!(
-        refused(w.c.set_subscription_key("pve", "pve2x-0123456789", T0)),
+        refused(set_key(&mut w.c, "pve", "pve2x-0123456789", T0)),
         (500, "Wrong subscription key format".into())
     );
-    w.c.set_subscription_key("pve", "pve2b-0123456789", T0)
+    set_key(&mut w.c, "pve", "pve2b-0123456789", T0)
         .expect("two sockets");
 }
 
@@ -434,10 +497,10 @@ fn scenario_fields_seed_the_node() {
     let w = World::from_yaml(
         "nodes:\n  - name: pve\n    level: s\n    timezone: Europe/Berlin\n    dns: { search: lab.example, dns1: 192.0.2.53 }\n    services: { pve-ha-lrm: stopped, chrony: failed }\n",
     );
-    let sys = w.c.node_sys("pve").expect("node");
+    let sys = sys(&w.c, "pve");
     assert_eq!(sys.timezone(), "Europe/Berlin");
     assert_eq!(
-        sys.dns_view(),
+        view::dns(&sys),
         json!({ "search": "lab.example", "dns1": "192.0.2.53" })
     );
     assert_eq!(state(&w, "pve", "pve-ha-lrm").0, "dead");
@@ -482,7 +545,21 @@ fn bad_node_fields_are_refused(#[case] yaml: &str, #[case] msg: &str) {
 #[rstest]
 fn netstat_lists_the_running_guests_taps() {
     let w = World::from_yaml(LAB);
-    let rows = w.c.netstat("pve", T0 * 1000 + 60_000).expect("netstat");
+    let now_ms = T0 * 1000 + 60_000;
+    let counters = |st: &serde_json::Value| {
+        let num = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+        (num(&st["netin"]), num(&st["netout"]))
+    };
+    let rows = crate::model::node_services::netstat(
+        &w.c.nodes,
+        &w.c.guests,
+        "pve",
+        |vm| counters(&w.c.vm_status(vm, now_ms, false, false)),
+        |ct| counters(&w.c.ct_resource(ct, now_ms.div_euclid(1000))),
+    )
+    .expect("netstat");
+    let rows = view::netstat(&rows);
+    let rows = rows.as_array().expect("rows");
     assert_eq!(rows.len(), 1, "only VM 101 runs: {rows:?}");
     assert_eq!(rows[0]["vmid"], "101");
     assert_eq!(rows[0]["dev"], "net0");
@@ -494,7 +571,10 @@ fn netstat_lists_the_running_guests_taps() {
 #[case::v9(PveVersion::V9_1, "hour", 60)]
 fn node_rrddata_spans_the_frame(#[case] v: PveVersion, #[case] frame: &str, #[case] n: usize) {
     let w = World::from_yaml_v(LAB, v);
-    let points = w.c.node_rrddata("pve", frame, T0 * 1000).expect("rrd");
+    let load = w.c.guest_load("pve");
+    let points = node_rrddata(&w.c.nodes, w.c.version, load, "pve", frame, T0 * 1000)
+        .expect("rrd");
+    let points = view::rrddata(&points);
     let points = points.as_array().expect("array");
     assert_eq!(points.len(), n);
     let last = &points[n - 1];
@@ -514,10 +594,13 @@ fn node_rrd_graphs_the_nodes_file(
     #[case] want: std::result::Result<&str, &str>,
 ) {
     let w = World::from_yaml_v(LAB, v);
-    let got = w.c.node_rrd_file("pve", ds).map_err(|e| e.to_string());
+    let got = node_rrd_file(&w.c.nodes, w.c.version, "pve", ds).map_err(|e| e.to_string());
     assert_eq!(got, want.map(str::to_string).map_err(str::to_string));
     // The data sources are those rrddata reports.
-    let point = w.c.node_rrddata("pve", "hour", T0 * 1000).expect("rrd")[59].clone();
+    let load = w.c.guest_load("pve");
+    let points =
+        node_rrddata(&w.c.nodes, w.c.version, load, "pve", "hour", T0 * 1000).expect("rrd");
+    let point = view::rrddata(&points)[59].clone();
     let mut keys: Vec<&str> = point
         .as_object()
         .expect("point")
@@ -533,7 +616,17 @@ fn node_rrd_graphs_the_nodes_file(
 
 #[rstest]
 fn the_report_has_pvereports_sections(fresh: World) {
-    let r = fresh.c.node_report("pve", T0).expect("report");
+    let c = &fresh.c;
+    let r = node_report(
+        &c.nodes,
+        c.version,
+        &c.node_services,
+        &c.guests,
+        &c.storage,
+        "pve",
+        T0,
+    )
+    .expect("report");
     for s in [
         "==== general system info ====",
         "# pveversion --verbose",

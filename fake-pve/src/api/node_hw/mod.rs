@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::node_hw::catalog;
+use crate::model::node_hw::cluster::check_disk_storage;
 use crate::model::node_hw::disks::DiskOp;
 use crate::model::{Error, Result};
 
@@ -81,8 +82,9 @@ fn start(ctx: &Ctx<'_>, node: &str, op: DiskOp) -> Result<Reply> {
     let (kind, _) = op.task();
     let ms = ctx.task_ms(kind);
     let upid = ctx.with(|c| {
-        c.check_disk_storage(node, &op)?;
-        Ok::<_, Error>(c.start_disk_task(node, op, &who, now_ms, ms))
+        check_disk_storage(&mut c.storage, node, &op)?;
+        let worker = c.hardware.disk_worker(node, op);
+        Ok::<_, Error>(c.start_task(node, worker, &who, now_ms, ms))
     })?;
     Ok(json!(upid).into())
 }
@@ -366,7 +368,7 @@ fn directory_create(ctx: &Ctx<'_>) -> Result<Reply> {
     };
     if add_storage {
         check_storage_allocate(ctx)?;
-        ctx.with(|c| c.check_disk_storage(&node, &op))?;
+        ctx.with(|c| check_disk_storage(&mut c.storage, &node, &op))?;
     }
     ctx.with(|c| c.hardware().node(&node).check_dir(&name))?;
     start(ctx, &node, op)

@@ -4,7 +4,10 @@
 //! `API2/NodeConfig.pm`, `API2/Services.pm`, `API2/Subscription.pm`).
 //! `rrd` answers the graph's file name and a blank PNG, as the guests'
 //! `rrd` do. The APT sources (`apt/repositories`, pve-manager
-//! `API2/APT.pm` over proxmox-apt) are a block of their own.
+//! `API2/APT.pm` over proxmox-apt) are a block of their own. The
+//! answers' JSON is built in [`view`].
+
+pub mod view;
 
 use std::collections::BTreeMap;
 
@@ -12,8 +15,22 @@ use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::node_services::logs::{self, JournalQuery, SyslogQuery};
-use crate::model::node_services::{ServiceAction, subscription};
-use crate::model::{Error, Result};
+use crate::model::node_services::stats::{node_report, node_rrd_file, node_rrddata};
+use crate::model::node_services::{
+    NodeSys, ServiceAction, netstat as netstat_rows, set_subscription_key, store_subscription,
+    update_subscription,
+};
+use crate::model::{Cluster, Error, Result};
+
+/// `node`'s own files and services.
+fn sys<'a>(c: &'a Cluster, node: &str) -> Result<std::borrow::Cow<'a, NodeSys>> {
+    c.node_services.sys(&c.nodes, c.version, node)
+}
+
+/// `node`'s own files and services, to change.
+fn sys_mut<'a>(c: &'a mut Cluster, node: &str) -> Result<&'a mut NodeSys> {
+    c.node_services.sys_mut(&c.nodes, c.version, node)
+}
 
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
@@ -70,7 +87,7 @@ const CONFIG_OPTIONS: &[&str] = &[
 fn get_config(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let property = ctx.params.str("property");
-    ctx.with(|c| Ok(c.node_sys(&node)?.config_view(property.as_deref()).into()))
+    ctx.with(|c| Ok(view::config(&*sys(c, &node)?, property.as_deref()).into()))
 }
 
 /// `PUT /nodes/{node}/config`.
@@ -94,7 +111,7 @@ fn set_options(ctx: &Ctx<'_>) -> Result<Reply> {
         .unwrap_or_default();
     let digest = ctx.params.str("digest");
     ctx.with(|c| {
-        c.node_sys_mut(&node)?
+        sys_mut(c, &node)?
             .set_config(&set, &delete, digest.as_deref())
     })?;
     Ok(Value::Null.into())
@@ -103,7 +120,7 @@ fn set_options(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/dns`.
 fn dns(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
-    ctx.with(|c| Ok(c.node_sys(&node)?.dns_view().into()))
+    ctx.with(|c| Ok(view::dns(&*sys(c, &node)?).into()))
 }
 
 /// `PUT /nodes/{node}/dns`.
@@ -116,7 +133,7 @@ fn update_dns(ctx: &Ctx<'_>) -> Result<Reply> {
         ctx.params.str("dns3"),
     ];
     ctx.with(|c| {
-        c.node_sys_mut(&node)?.set_dns(
+        sys_mut(c, &node)?.set_dns(
             &search,
             [
                 servers[0].as_deref(),
@@ -132,7 +149,7 @@ fn update_dns(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/hosts`.
 fn get_etc_hosts(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
-    ctx.with(|c| Ok(c.node_sys(&node)?.hosts_view().into()))
+    ctx.with(|c| Ok(view::hosts(&*sys(c, &node)?).into()))
 }
 
 /// `POST /nodes/{node}/hosts`.
@@ -140,7 +157,7 @@ fn write_etc_hosts(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let data = ctx.param("data")?;
     let digest = ctx.params.str("digest");
-    ctx.with(|c| c.node_sys_mut(&node)?.write_hosts(&data, digest.as_deref()))?;
+    ctx.with(|c| sys_mut(c, &node)?.write_hosts(&data, digest.as_deref()))?;
     Ok(Value::Null.into())
 }
 
@@ -148,14 +165,14 @@ fn write_etc_hosts(ctx: &Ctx<'_>) -> Result<Reply> {
 fn time(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let now = ctx.now();
-    ctx.with(|c| Ok(c.node_sys(&node)?.time_view(now).into()))
+    ctx.with(|c| Ok(view::time(&*sys(c, &node)?, now).into()))
 }
 
 /// `PUT /nodes/{node}/time`.
 fn set_timezone(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let zone = ctx.param("timezone")?;
-    ctx.with(|c| c.node_sys_mut(&node)?.set_timezone(&zone))?;
+    ctx.with(|c| sys_mut(c, &node)?.set_timezone(&zone))?;
     Ok(Value::Null.into())
 }
 
@@ -173,7 +190,7 @@ fn wakeonlan(ctx: &Ctx<'_>) -> Result<Reply> {
         if !c.nodes().contains(&node) {
             return Err(Error::failed(format!("no such cluster node '{node}'")));
         }
-        let mac = c.node_sys(&node)?.wakeonlan_mac().ok_or_else(|| {
+        let mac = sys(c, &node)?.wakeonlan_mac().ok_or_else(|| {
             Error::failed(format!("No wake on LAN MAC address defined for '{node}'!"))
         })?;
         Ok(json!(mac).into())
@@ -183,7 +200,14 @@ fn wakeonlan(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/services`.
 fn services_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
-    ctx.with(|c| Ok(Value::Array(c.services_view(&node)?).into()))
+    ctx.with(|c| {
+        let units = c.node_services.services(&c.nodes, c.version, &node)?;
+        Ok(units
+            .into_iter()
+            .map(|(u, state)| view::service(u, state))
+            .collect::<Value>()
+            .into())
+    })
 }
 
 /// `GET /nodes/{node}/services/{service}`.
@@ -203,7 +227,12 @@ fn srvcmdidx(ctx: &Ctx<'_>) -> Result<Reply> {
 fn service_state(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let service = ctx.param("service")?;
-    ctx.with(|c| Ok(c.service_view(&node, &service)?.into()))
+    ctx.with(|c| {
+        let (unit, state) = c
+            .node_services
+            .service(&c.nodes, c.version, &node, &service)?;
+        Ok(view::service(unit, state).into())
+    })
 }
 
 /// Runs `systemctl <action> <service>` in a task.
@@ -214,7 +243,9 @@ fn service_task(ctx: &Ctx<'_>, action: ServiceAction) -> Result<Reply> {
     let now_ms = ctx.now_ms();
     let ms = ctx.task_ms(action.task_kind());
     let upid = ctx.with(|c| {
-        let worker = c.service_worker(&node, &service, action)?;
+        let worker =
+            c.node_services
+                .service_worker(&c.nodes, c.version, &node, &service, action)?;
         Ok::<_, Error>(c.start_task(&node, worker, &who, now_ms, ms))
     })?;
     Ok(json!(upid).into())
@@ -250,8 +281,8 @@ fn subscription_get(ctx: &Ctx<'_>) -> Result<Reply> {
             .access()
             .has_priv(who, &format!("/nodes/{node}"), "Sys.Audit");
         let sockets = c.nodes().get(&node).map_or(1, |n| n.sockets);
-        let sys = c.node_sys(&node)?;
-        Ok(subscription::view(sys.subscription(), &node, sockets, audit).into())
+        let sys = sys(c, &node)?;
+        Ok(view::subscription(sys.subscription(), &node, sockets, audit).into())
     })
 }
 
@@ -260,7 +291,16 @@ fn subscription_update(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let force = ctx.params.bool("force")?.unwrap_or(false);
     let now = ctx.now();
-    ctx.with(|c| c.update_subscription(&node, force, now))?;
+    ctx.with(|c| {
+        update_subscription(
+            &mut c.nodes,
+            &mut c.node_services,
+            c.version,
+            &node,
+            force,
+            now,
+        )
+    })?;
     Ok(Value::Null.into())
 }
 
@@ -269,14 +309,23 @@ fn subscription_set(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let key = ctx.param("key")?;
     let now = ctx.now();
-    ctx.with(|c| c.set_subscription_key(&node, &key, now))?;
+    ctx.with(|c| {
+        set_subscription_key(
+            &mut c.nodes,
+            &mut c.node_services,
+            c.version,
+            &node,
+            &key,
+            now,
+        )
+    })?;
     Ok(Value::Null.into())
 }
 
 /// `DELETE /nodes/{node}/subscription`.
 fn subscription_delete(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
-    ctx.with(|c| c.store_subscription(&node, None))?;
+    ctx.with(|c| store_subscription(&mut c.nodes, &mut c.node_services, c.version, &node, None))?;
     Ok(Value::Null.into())
 }
 
@@ -289,8 +338,7 @@ fn syslog(ctx: &Ctx<'_>) -> Result<Reply> {
     let service = ctx.params.str("service");
     let (since, until) = (ctx.params.str("since"), ctx.params.str("until"));
     let (total, lines) = ctx.with(|c| {
-        let sys = c.node_sys(&node)?;
-        let zone = sys.timezone().to_string();
+        let zone = sys(c, &node)?.timezone().to_string();
         let bad = |p: &str, v: &str| {
             Error::failed(format!(
                 "command 'journalctl -o short --no-pager --{p} {v}' failed: exit code 1"
@@ -314,12 +362,12 @@ fn syslog(ctx: &Ctx<'_>) -> Result<Reply> {
                 .filter(|s| !s.is_empty())
                 .map(|s| if s == "sshd" { "ssh".into() } else { s }),
         };
-        let journal = c.node_journal(&node)?;
+        let journal = c.node_services.journal(&c.nodes, c.version, &node)?;
         Ok::<_, Error>(logs::syslog(&journal, &node, &zone, &q))
     })?;
     Ok(Reply {
         raw: None,
-        data: Value::Array(lines),
+        data: view::syslog(lines),
         total: Some(total),
         attribs: serde_json::Map::new(),
     })
@@ -347,8 +395,8 @@ fn journal(ctx: &Ctx<'_>) -> Result<Reply> {
         endcursor: ctx.params.str("endcursor").filter(|s| !s.is_empty()),
     };
     ctx.with(|c| {
-        let zone = c.node_sys(&node)?.timezone().to_string();
-        let lines = c.node_journal(&node)?;
+        let zone = sys(c, &node)?.timezone().to_string();
+        let lines = c.node_services.journal(&c.nodes, c.version, &node)?;
         Ok(json!(logs::journal(&lines, &node, &zone, &q)).into())
     })
 }
@@ -357,14 +405,40 @@ fn journal(ctx: &Ctx<'_>) -> Result<Reply> {
 fn netstat(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let now_ms = ctx.now_ms();
-    ctx.with(|c| Ok(Value::Array(c.netstat(&node, now_ms)?).into()))
+    let now = now_ms.div_euclid(1000);
+    ctx.with(|c| {
+        // The first device's counters are the guest's `netin`/`netout`.
+        let counters = |st: &Value| {
+            let num = |v: &Value| v.as_u64().unwrap_or(0);
+            (num(&st["netin"]), num(&st["netout"]))
+        };
+        let rows = netstat_rows(
+            &c.nodes,
+            &c.guests,
+            &node,
+            |vm| counters(&c.vm_status(vm, now_ms, false, false)),
+            |ct| counters(&c.ct_resource(ct, now)),
+        )?;
+        Ok(view::netstat(&rows).into())
+    })
 }
 
 /// `GET /nodes/{node}/report`.
 fn report(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let now = ctx.now();
-    ctx.with(|c| Ok(json!(c.node_report(&node, now)?).into()))
+    ctx.with(|c| {
+        let text = node_report(
+            &c.nodes,
+            c.version,
+            &c.node_services,
+            &c.guests,
+            &c.storage,
+            &node,
+            now,
+        )?;
+        Ok(json!(text).into())
+    })
 }
 
 /// `GET /nodes/{node}/rrddata`.
@@ -372,7 +446,11 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let timeframe = ctx.param("timeframe")?;
     let now_ms = ctx.now_ms();
-    ctx.with(|c| Ok(c.node_rrddata(&node, &timeframe, now_ms)?.into()))
+    ctx.with(|c| {
+        let load = c.guest_load(&node);
+        let points = node_rrddata(&c.nodes, c.version, load, &node, &timeframe, now_ms)?;
+        Ok(view::rrddata(&points).into())
+    })
 }
 
 /// `GET /nodes/{node}/rrd`: the node's graph (pve-cluster
@@ -382,7 +460,7 @@ fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let ds = ctx.param("ds")?;
     let ids = crate::spec::formats::split_list(&ds);
-    let file = ctx.with(|c| c.node_rrd_file(&node, &ids))?;
+    let file = ctx.with(|c| node_rrd_file(&c.nodes, c.version, &node, &ids))?;
     super::qemu::rrd_graph(ctx, &file)
 }
 
@@ -391,7 +469,7 @@ fn repositories(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     ctx.with(|c| {
         let v = c.version();
-        Ok(c.node_sys(&node)?.apt_sources(v).view(v).into())
+        Ok(view::apt_repositories(&sys(c, &node)?.apt_sources(v), v).into())
     })
 }
 
@@ -404,7 +482,7 @@ fn change_repository(ctx: &Ctx<'_>) -> Result<Reply> {
     let digest = ctx.params.str("digest");
     ctx.with(|c| {
         let v = c.version();
-        c.node_sys_mut(&node)?
+        sys_mut(c, &node)?
             .apt_sources_mut(v)
             .change(&path, index, enabled, digest.as_deref())
     })?;
@@ -418,7 +496,7 @@ fn add_repository(ctx: &Ctx<'_>) -> Result<Reply> {
     let digest = ctx.params.str("digest");
     ctx.with(|c| {
         let v = c.version();
-        c.node_sys_mut(&node)?
+        sys_mut(c, &node)?
             .apt_sources_mut(v)
             .add(&handle, digest.as_deref(), v)
     })?;
