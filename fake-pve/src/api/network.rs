@@ -54,7 +54,7 @@ fn network_index(ctx: &Ctx<'_>) -> Result<Reply> {
             filter.as_deref(),
             Some("any_bridge" | "include_sdn" | "vnet")
         ) {
-            let vnets = c.sdn_local_vnets(&node, |zone, vnet| {
+            let vnets = c.sdn().local_vnets(&node, |zone, vnet| {
                 access.has_any(
                     &who,
                     &format!("/sdn/zones/{zone}/{vnet}"),

@@ -404,6 +404,26 @@ impl Cluster {
         &self.guests
     }
 
+    /// The SDN configuration.
+    pub fn sdn(&self) -> &super::sdn::Sdn {
+        &self.sdn
+    }
+
+    /// The SDN configuration, to change.
+    pub fn sdn_mut(&mut self) -> &mut super::sdn::Sdn {
+        &mut self.sdn
+    }
+
+    /// The HA configuration and manager.
+    pub fn ha(&self) -> &super::ha::Ha {
+        &self.ha
+    }
+
+    /// The HA configuration and manager, to change.
+    pub fn ha_mut(&mut self) -> &mut super::ha::Ha {
+        &mut self.ha
+    }
+
     /// Memory of the running guests on `node`, and how many run.
     pub fn guest_load(&self, node: &str) -> (u64, usize) {
         self.guest_loads().get(node).copied().unwrap_or((0, 0))
@@ -444,7 +464,7 @@ impl Cluster {
             out.extend(self.storage_resources());
         }
         out.extend(
-            self.sdn_resources(kind, |_| true)
+            super::sdn::zone_resources(self.version, &self.nodes, &self.sdn, kind, |_| true)
                 .iter()
                 .map(super::resources::sdn_row),
         );
@@ -671,6 +691,59 @@ impl Cluster {
             self.ha_round(at_ms);
         }
         self.advance_tasks(now_ms);
+    }
+
+    /// Runs an HA manager round at `at_ms` and starts the LRMs' tasks.
+    fn ha_round(&mut self, at_ms: i64) {
+        use super::ha::LrmJob;
+        let now = at_ms.div_euclid(1000);
+        let tasks = super::ha::round(
+            &mut self.ha,
+            &self.nodes,
+            &self.guests,
+            self.version,
+            at_ms,
+        );
+        for t in tasks {
+            let worker = match t.job {
+                LrmJob::Worker(w) => Ok(w),
+                LrmJob::MigrateVm { target, online } => {
+                    self.migrate_vm(super::qemu::MigrateRequest {
+                        node: t.node.clone(),
+                        vmid: t.vmid,
+                        target,
+                        online,
+                        with_local_disks: false,
+                        targetstorage: None,
+                        who: super::access::AuthId::User("root@pam".into()),
+                        now,
+                    })
+                }
+                LrmJob::MigrateCt { target, restart } => self.migrate_ct(
+                    &t.node,
+                    t.vmid,
+                    super::lxc::CtMigrateJob {
+                        target,
+                        restart,
+                        timeout: 180,
+                        online: false,
+                        target_storage: None,
+                    },
+                ),
+            };
+            match worker {
+                Ok(w) => {
+                    self.spawn_task(
+                        &t.node,
+                        w,
+                        "root@pam",
+                        at_ms,
+                        super::ha::manager::LRM_TASK_MS,
+                    );
+                }
+                Err(_) => self.ha.lrm_failed(&t.sid),
+            }
+        }
     }
 
     /// Ends every task due by `now_ms` (see [`Cluster::advance`]).

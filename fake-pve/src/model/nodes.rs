@@ -260,6 +260,19 @@ impl Nodes {
         self.members.iter_mut().find(|n| n.name == name)
     }
 
+    /// Whether the local node has quorum (a standalone node always has).
+    pub fn quorate(&self) -> bool {
+        if self.cluster.is_none() {
+            return true;
+        }
+        let online = self
+            .members
+            .iter()
+            .filter(|n| n.status == NodeStatus::Online)
+            .count();
+        online * 2 > self.members.len()
+    }
+
     /// Whether `name` is a member.
     pub fn contains(&self, name: &str) -> bool {
         self.get(name).is_some()

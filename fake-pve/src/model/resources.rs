@@ -298,7 +298,7 @@ impl Cluster {
                 }
             }
         }
-        for zone in self.sdn_resources(kind, |_| true) {
+        for zone in super::sdn::zone_resources(self.version, &self.nodes, &self.sdn, kind, |_| true) {
             if may(&format!("/sdn/zones/{}", zone.zone()), "SDN.Audit") {
                 rows.put(&sdn_row(&zone));
             }

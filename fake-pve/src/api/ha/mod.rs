@@ -85,7 +85,9 @@ fn read_resource(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(ctx
         .with(|c| {
             let v = c.version();
-            let (sid, _, _) = crate::model::ha::parse_sid(v, &sid, |id| c.guest_type(id))?;
+            let (sid, _, _) = crate::model::ha::parse_sid(v, &sid, |id| {
+                crate::model::ha::guest_type(c.guests(), id)
+            })?;
             c.ha().read_resource(v, &sid).map(|e| view::resource(&e))
         })?
         .into())
@@ -298,14 +300,22 @@ fn delete_rule(ctx: &Ctx<'_>) -> Result<Reply> {
 fn status_current(ctx: &Ctx<'_>) -> Result<Reply> {
     let now = ctx.now();
     Ok(ctx
-        .with(|c| view::status_current(&c.ha_status_current(now)))
+        .with(|c| {
+            view::status_current(&crate::model::ha::status_current(
+                &c.ha,
+                &c.nodes,
+                &c.guests,
+                c.version,
+                now,
+            ))
+        })
         .into())
 }
 
 /// `GET /cluster/ha/status/manager_status`.
 fn manager_status(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(ctx
-        .with(|c| view::manager_status(&c.ha_manager_status()))
+        .with(|c| view::manager_status(&c.ha.manager_status(c.nodes.local(), c.nodes.quorate())))
         .into())
 }
 
@@ -330,7 +340,7 @@ fn arm(ctx: &Ctx<'_>) -> Result<Reply> {
 /// # Errors
 /// `overrule-shutdown` on an HA resource.
 pub fn divert(c: &mut Cluster, vmid: u32, req: &HaRequest, now: i64) -> Result<Option<Worker>> {
-    c.ha_divert(vmid, req, now)
+    c.ha.divert(vmid, req, now)
 }
 
 /// The refusal of `overrule-shutdown` for an HA resource.

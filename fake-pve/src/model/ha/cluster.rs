@@ -1,88 +1,64 @@
 //! The HA stack's hold on the rest of the cluster: guests looked up by
-//! sid, quorum, the diversion of an HA-managed guest's power and migrate
-//! calls, and the LRMs' tasks of each manager round.
+//! sid, the diversion of an HA-managed guest's power and migrate calls,
+//! and the LRMs' tasks of each manager round.
 
 use std::collections::BTreeMap;
 
-use super::manager::{GuestFact, HaRequest, LRM_TASK_MS, LrmAction, ROUND_SECS};
-use super::status::{ManagerStatus, StatusLine};
+use super::manager::{GuestFact, HaRequest, LrmAction, ROUND_SECS};
+use super::status::StatusLine;
 use super::{GuestType, Ha};
-use crate::model::Result;
-use crate::model::access::AuthId;
-use crate::model::cluster::Cluster;
+use crate::model::guests::Guests;
 use crate::model::lxc::{LxcOp, lxc_worker};
-use crate::model::nodes::NodeStatus;
+use crate::model::nodes::{NodeStatus, Nodes};
 use crate::model::qemu::QemuOp;
 use crate::model::tasks::{TaskEffect, Worker};
+use crate::model::{PveVersion, Result};
 
-impl Cluster {
-    /// The HA configuration and manager.
-    pub fn ha(&self) -> &Ha {
-        &self.ha
+/// How the HA stack looks a guest up (`get_vmlist`).
+pub fn guest_type(guests: &Guests, vmid: u32) -> Option<GuestType> {
+    if guests.get(&vmid).is_some() {
+        Some(GuestType::Qemu)
+    } else if guests.ct(vmid).is_some() {
+        Some(GuestType::Lxc)
+    } else {
+        None
     }
+}
 
-    /// The HA configuration and manager, to change.
-    pub fn ha_mut(&mut self) -> &mut Ha {
-        &mut self.ha
+/// The node of the guest behind `sid`.
+pub fn sid_node(guests: &Guests, sid: &str) -> Option<String> {
+    guest_fact(guests, sid).map(|f| f.node)
+}
+
+fn guest_fact(guests: &Guests, sid: &str) -> Option<GuestFact> {
+    let (kind, name) = sid.split_once(':')?;
+    let vmid: u32 = name.parse().ok()?;
+    match kind {
+        "vm" => guests.get(&vmid).map(|v| GuestFact {
+            kind: GuestType::Qemu,
+            node: v.node.clone(),
+            running: v.running(),
+            locked: v.lock().is_some(),
+        }),
+        "ct" => guests.ct(vmid).map(|c| GuestFact {
+            kind: GuestType::Lxc,
+            node: c.node().to_string(),
+            running: c.running(),
+            locked: c.lock().is_some(),
+        }),
+        _ => None,
     }
+}
 
-    /// How the HA stack looks a guest up (`get_vmlist`).
-    pub fn guest_type(&self, vmid: u32) -> Option<GuestType> {
-        if self.guests.get(&vmid).is_some() {
-            Some(GuestType::Qemu)
-        } else if self.guests.ct(vmid).is_some() {
-            Some(GuestType::Lxc)
-        } else {
-            None
-        }
-    }
-
-    /// Whether the local node has quorum (a standalone node always has).
-    pub fn quorate(&self) -> bool {
-        if self.nodes.cluster_name().is_none() {
-            return true;
-        }
-        let online = self
-            .nodes
-            .iter()
-            .filter(|n| n.status == NodeStatus::Online)
-            .count();
-        online * 2 > self.nodes.len()
-    }
-
-    /// The node of the guest behind `sid`.
-    pub fn sid_node(&self, sid: &str) -> Option<String> {
-        self.guest_fact(sid).map(|f| f.node)
-    }
-
-    fn guest_fact(&self, sid: &str) -> Option<GuestFact> {
-        let (kind, name) = sid.split_once(':')?;
-        let vmid: u32 = name.parse().ok()?;
-        match kind {
-            "vm" => self.guests.get(&vmid).map(|v| GuestFact {
-                kind: GuestType::Qemu,
-                node: v.node.clone(),
-                running: v.running(),
-                locked: v.lock().is_some(),
-            }),
-            "ct" => self.guests.ct(vmid).map(|c| GuestFact {
-                kind: GuestType::Lxc,
-                node: c.node().to_string(),
-                running: c.running(),
-                locked: c.lock().is_some(),
-            }),
-            _ => None,
-        }
-    }
-
+impl Ha {
     /// A guest's power or migrate call when HA manages the guest: the
     /// request goes to the HA stack and the call answers with an
     /// `hastart`, `hastop` or `hamigrate` task instead of its own.
     ///
     /// # Errors
     /// A service in error state.
-    pub fn ha_divert(&mut self, vmid: u32, req: &HaRequest, now: i64) -> Result<Option<Worker>> {
-        let Some(sid) = self.ha.managed_sid(vmid) else {
+    pub fn divert(&mut self, vmid: u32, req: &HaRequest, now: i64) -> Result<Option<Worker>> {
+        let Some(sid) = self.managed_sid(vmid) else {
             return Ok(None);
         };
         let what = if sid.starts_with("ct:") { "CT" } else { "VM" };
@@ -104,138 +80,155 @@ impl Cluster {
             ),
         };
         let worker = Worker::new(kind, &vmid.to_string()).log(line);
-        Ok(Some(match self.ha.request(&sid, req, now) {
+        Ok(Some(match self.request(&sid, req, now) {
             Ok(()) => worker,
             Err(e) => worker
                 .log(e.message().to_string())
                 .fail(format!("command '{cmd}' failed: exit code 255")),
         }))
     }
+}
 
-    /// Runs a manager round at `at_ms` and starts the LRMs' tasks.
-    pub(crate) fn ha_round(&mut self, at_ms: i64) {
-        let now = at_ms.div_euclid(1000);
-        if !self.quorate() {
-            self.ha.next_round = Some(now + ROUND_SECS);
-            return;
-        }
-        let nodes: Vec<(String, bool)> = self
-            .nodes
-            .iter()
-            .map(|n| (n.name.clone(), n.status == NodeStatus::Online))
-            .collect();
-        let mut sids: Vec<String> = self.ha.resources.keys().cloned().collect();
-        if let Some(m) = &self.ha.manager {
-            sids.extend(m.service_status.keys().cloned());
-        }
-        let guests: BTreeMap<String, GuestFact> = sids
-            .into_iter()
-            .filter_map(|s| self.guest_fact(&s).map(|f| (s, f)))
-            .collect();
-        let local = self.nodes.local().to_string();
-        let version = self.version;
-        let actions = self.ha.crm_round(version, now, &local, &nodes, &guests);
-        for a in actions {
-            let sid = match &a {
-                LrmAction::Start(s) | LrmAction::Stop(s, _) | LrmAction::Move(s, _) => s.clone(),
-            };
-            let Some(fact) = guests.get(&sid) else {
-                continue;
-            };
-            let Some(vmid) = sid.split_once(':').and_then(|(_, n)| n.parse::<u32>().ok()) else {
-                continue;
-            };
-            let worker = match (&a, fact.kind) {
-                (LrmAction::Start(_), GuestType::Qemu) => {
-                    Ok(
-                        Worker::new("qmstart", &vmid.to_string()).effect(TaskEffect::Qemu {
-                            vmid,
-                            op: QemuOp::Start { skiplock: false },
-                        }),
-                    )
-                }
-                (LrmAction::Start(_), GuestType::Lxc) => Ok(lxc_worker(
-                    "vzstart",
+/// A task an LRM starts after a manager round, on the node of its
+/// guest.
+#[derive(Debug)]
+pub struct LrmTask {
+    /// The service.
+    pub sid: String,
+    /// The guest's node, where the task runs.
+    pub node: String,
+    /// The guest.
+    pub vmid: u32,
+    /// What the task does.
+    pub job: LrmJob,
+}
+
+/// What an LRM's task does.
+#[derive(Debug)]
+pub enum LrmJob {
+    /// A start, stop or shutdown, its worker made.
+    Worker(Worker),
+    /// A VM's migration to `target`, online when it runs.
+    MigrateVm {
+        /// The node it goes to.
+        target: String,
+        /// Whether it runs.
+        online: bool,
+    },
+    /// A container's (restart) migration to `target`.
+    MigrateCt {
+        /// The node it goes to.
+        target: String,
+        /// Whether it runs.
+        restart: bool,
+    },
+}
+
+/// Runs a manager round at `at_ms`: the tasks the LRMs start then, in
+/// order (none without quorum; the round is then put off).
+pub fn round(
+    ha: &mut Ha,
+    nodes: &Nodes,
+    guests: &Guests,
+    version: PveVersion,
+    at_ms: i64,
+) -> Vec<LrmTask> {
+    let now = at_ms.div_euclid(1000);
+    if !nodes.quorate() {
+        ha.next_round = Some(now + ROUND_SECS);
+        return Vec::new();
+    }
+    let members: Vec<(String, bool)> = nodes
+        .iter()
+        .map(|n| (n.name.clone(), n.status == NodeStatus::Online))
+        .collect();
+    let mut sids: Vec<String> = ha.resources.keys().cloned().collect();
+    if let Some(m) = &ha.manager {
+        sids.extend(m.service_status.keys().cloned());
+    }
+    let facts: BTreeMap<String, GuestFact> = sids
+        .into_iter()
+        .filter_map(|s| guest_fact(guests, &s).map(|f| (s, f)))
+        .collect();
+    let actions = ha.crm_round(version, now, nodes.local(), &members, &facts);
+    let mut tasks = Vec::new();
+    for a in actions {
+        let sid = match &a {
+            LrmAction::Start(s) | LrmAction::Stop(s, _) | LrmAction::Move(s, _) => s.clone(),
+        };
+        let Some(fact) = facts.get(&sid) else {
+            continue;
+        };
+        let Some(vmid) = sid.split_once(':').and_then(|(_, n)| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let job = match (&a, fact.kind) {
+            (LrmAction::Start(_), GuestType::Qemu) => LrmJob::Worker(
+                Worker::new("qmstart", &vmid.to_string()).effect(TaskEffect::Qemu {
                     vmid,
-                    LxcOp::Start { skiplock: false },
-                )),
-                (LrmAction::Stop(_, 0), GuestType::Qemu) => {
-                    Ok(
-                        Worker::new("qmstop", &vmid.to_string()).effect(TaskEffect::Qemu {
-                            vmid,
-                            op: QemuOp::Stop { skiplock: false },
-                        }),
-                    )
-                }
-                (LrmAction::Stop(_, t), GuestType::Qemu) => {
-                    Ok(
-                        Worker::new("qmshutdown", &vmid.to_string()).effect(TaskEffect::Qemu {
-                            vmid,
-                            op: QemuOp::Shutdown {
-                                force_stop: true,
-                                timeout: *t,
-                                hard: false,
-                            },
-                        }),
-                    )
-                }
-                (LrmAction::Stop(_, 0), GuestType::Lxc) => {
-                    Ok(lxc_worker("vzstop", vmid, LxcOp::Stop { skiplock: false }))
-                }
-                (LrmAction::Stop(_, t), GuestType::Lxc) => Ok(lxc_worker(
-                    "vzshutdown",
+                    op: QemuOp::Start { skiplock: false },
+                }),
+            ),
+            (LrmAction::Start(_), GuestType::Lxc) => LrmJob::Worker(lxc_worker(
+                "vzstart",
+                vmid,
+                LxcOp::Start { skiplock: false },
+            )),
+            (LrmAction::Stop(_, 0), GuestType::Qemu) => LrmJob::Worker(
+                Worker::new("qmstop", &vmid.to_string()).effect(TaskEffect::Qemu {
                     vmid,
-                    LxcOp::Shutdown {
-                        timeout: *t,
+                    op: QemuOp::Stop { skiplock: false },
+                }),
+            ),
+            (LrmAction::Stop(_, t), GuestType::Qemu) => LrmJob::Worker(
+                Worker::new("qmshutdown", &vmid.to_string()).effect(TaskEffect::Qemu {
+                    vmid,
+                    op: QemuOp::Shutdown {
                         force_stop: true,
+                        timeout: *t,
+                        hard: false,
                     },
-                )),
-                (LrmAction::Move(_, target), GuestType::Qemu) => {
-                    self.migrate_vm(crate::model::qemu::MigrateRequest {
-                        node: fact.node.clone(),
-                        vmid,
-                        target: target.clone(),
-                        online: fact.running,
-                        with_local_disks: false,
-                        targetstorage: None,
-                        who: AuthId::User("root@pam".into()),
-                        now,
-                    })
-                }
-                (LrmAction::Move(_, target), GuestType::Lxc) => self.migrate_ct(
-                    &fact.node,
-                    vmid,
-                    crate::model::lxc::CtMigrateJob {
-                        target: target.clone(),
-                        restart: fact.running,
-                        timeout: 180,
-                        online: false,
-                        target_storage: None,
-                    },
-                ),
-            };
-            match worker {
-                Ok(w) => {
-                    self.spawn_task(&fact.node, w, "root@pam", at_ms, LRM_TASK_MS);
-                }
-                Err(_) => self.ha.lrm_failed(&sid),
+                }),
+            ),
+            (LrmAction::Stop(_, 0), GuestType::Lxc) => {
+                LrmJob::Worker(lxc_worker("vzstop", vmid, LxcOp::Stop { skiplock: false }))
             }
-        }
+            (LrmAction::Stop(_, t), GuestType::Lxc) => LrmJob::Worker(lxc_worker(
+                "vzshutdown",
+                vmid,
+                LxcOp::Shutdown {
+                    timeout: *t,
+                    force_stop: true,
+                },
+            )),
+            (LrmAction::Move(_, target), GuestType::Qemu) => LrmJob::MigrateVm {
+                target: target.clone(),
+                online: fact.running,
+            },
+            (LrmAction::Move(_, target), GuestType::Lxc) => LrmJob::MigrateCt {
+                target: target.clone(),
+                restart: fact.running,
+            },
+        };
+        tasks.push(LrmTask {
+            sid,
+            node: fact.node.clone(),
+            vmid,
+            job,
+        });
     }
+    tasks
+}
 
-    /// `GET /cluster/ha/status/current` as of `now`.
-    pub fn ha_status_current(&self, now: i64) -> Vec<StatusLine<'_>> {
-        self.ha.status_current(
-            self.version,
-            now,
-            self.nodes.local(),
-            self.quorate(),
-            |sid| self.sid_node(sid),
-        )
-    }
-
-    /// `GET /cluster/ha/status/manager_status`.
-    pub fn ha_manager_status(&self) -> ManagerStatus<'_> {
-        self.ha.manager_status(self.nodes.local(), self.quorate())
-    }
+/// `GET /cluster/ha/status/current` as of `now`.
+pub fn status_current<'a>(
+    ha: &'a Ha,
+    nodes: &'a Nodes,
+    guests: &Guests,
+    version: PveVersion,
+    now: i64,
+) -> Vec<StatusLine<'a>> {
+    ha.status_current(version, now, nodes.local(), nodes.quorate(), |sid| {
+        sid_node(guests, sid)
+    })
 }

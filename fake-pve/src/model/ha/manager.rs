@@ -23,7 +23,7 @@ use crate::model::qemu::sha1_hex;
 /// Seconds between two manager rounds.
 pub const ROUND_SECS: i64 = 10;
 /// How long an LRM's start or stop task runs, milliseconds.
-pub(super) const LRM_TASK_MS: u64 = 1_000;
+pub(crate) const LRM_TASK_MS: u64 = 1_000;
 /// Rounds the CRM waits before it first tries to migrate groups.
 const GROUP_MIGRATION_ROUNDS: u32 = 3;
 /// Rounds it waits before it tries again.

@@ -148,7 +148,7 @@ impl Cluster {
         if ct.running() {
             return Err((vec![], format!("CT {vmid} already running")));
         }
-        let bridges = self.node_bridges(&ct.node);
+        let bridges = crate::model::sdn::node_bridges(&self.nodes, &self.sdn, &ct.node);
         for (k, v) in ct.effective() {
             if !super::schema::is_indexed_key(&k, "net") {
                 continue;

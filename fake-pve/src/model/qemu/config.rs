@@ -307,7 +307,7 @@ impl Cluster {
         };
         let node = vm.node.clone();
         let features = vm.hotplug();
-        let bridges = self.node_bridges(&node);
+        let bridges = crate::model::sdn::node_bridges(&self.nodes, &self.sdn, &node);
         let mut errors = BTreeMap::new();
         let deletes: Vec<(String, bool)> = vm
             .pending_delete

@@ -20,7 +20,7 @@ impl Cluster {
             return Err((vec![], format!("VM {vmid} already running")));
         }
         let node = vm.node.clone();
-        let bridges = self.node_bridges(&node);
+        let bridges = crate::model::sdn::node_bridges(&self.nodes, &self.sdn, &node);
         let effective = vm.effective();
         for (k, v) in &effective {
             if !k.starts_with("net") || config_prop(self.version, k).is_none() {
@@ -38,7 +38,7 @@ impl Cluster {
             .filter_map(|(_, v)| crate::model::sdn::cluster::nic_bridge_mac(v))
             .collect();
         let name = effective.get("name").cloned();
-        self.sdn_map_guest(vmid, name.as_deref(), &nics)
+        self.sdn.map_guest(vmid, name.as_deref(), &nics)
             .map_err(|e| (vec![], e.to_string()))?;
         let mut lines = Vec::new();
         if effective

@@ -6,104 +6,90 @@
 use serde_json::Value;
 
 use super::{Sdn, text};
-use crate::model::Cluster;
+use crate::model::PveVersion;
+use crate::model::nodes::Nodes;
 
-impl Cluster {
-    /// The SDN configuration.
-    pub fn sdn(&self) -> &Sdn {
-        &self.sdn
-    }
+/// The bridges a guest NIC on `node` may use: the node's bridges of
+/// its applied network configuration and the applied VNets available
+/// there.
+pub fn node_bridges(nodes: &Nodes, sdn: &Sdn, node: &str) -> Vec<String> {
+    let mut b = nodes
+        .iter()
+        .find(|n| n.name == node)
+        .map(|n| n.bridges.clone())
+        .unwrap_or_default();
+    b.extend(sdn.vnets_on(node).into_iter().map(|(id, _, _)| id));
+    b
+}
 
-    /// The SDN configuration, to change.
-    pub fn sdn_mut(&mut self) -> &mut Sdn {
-        &mut self.sdn
-    }
-
-    /// The bridges a guest NIC on `node` may use: the node's bridges of
-    /// its applied network configuration and the applied VNets available
-    /// there.
-    pub fn node_bridges(&self, node: &str) -> Vec<String> {
-        let mut b = self
-            .nodes
-            .iter()
-            .find(|n| n.name == node)
-            .map(|n| n.bridges.clone())
-            .unwrap_or_default();
-        b.extend(self.sdn.vnets_on(node).into_iter().map(|(id, _, _)| id));
-        b
-    }
-
-    /// The rows of the running zones in `/cluster/resources`: on 8.4
-    /// `type=sdn` rows (`status` `available`) beside `localnetwork`
-    /// (`ok`), sorted by id per node; on 9.x `type=network` rows, first
-    /// `localnetwork` on every node, then the zones of each node (nodes by
-    /// name) with their type. `may_audit(zone)` says whether the caller
-    /// holds SDN.Audit on it.
-    pub fn sdn_resources(
-        &self,
-        kind: Option<&str>,
-        may_audit: impl Fn(&str) -> bool,
-    ) -> Vec<ZoneResource> {
-        let mut out = Vec::new();
-        let v9 = self.version.is_v9();
-        if !v9 && kind.is_none_or(|k| k == "sdn") {
-            for n in &self.nodes {
-                let mut zones: Vec<ZoneResource> = self
-                    .sdn
-                    .zones_on(&n.name)
-                    .into_iter()
-                    .map(|(id, _)| ZoneResource::Sdn {
-                        node: n.name.clone(),
-                        zone: id,
-                        status: "available",
-                    })
-                    .collect();
-                zones.push(ZoneResource::Sdn {
+/// The rows of the running zones in `/cluster/resources`: on 8.4
+/// `type=sdn` rows (`status` `available`) beside `localnetwork`
+/// (`ok`), sorted by id per node; on 9.x `type=network` rows, first
+/// `localnetwork` on every node, then the zones of each node (nodes by
+/// name) with their type. `may_audit(zone)` says whether the caller
+/// holds SDN.Audit on it.
+pub fn zone_resources(
+    version: PveVersion,
+    nodes: &Nodes,
+    sdn: &Sdn,
+    kind: Option<&str>,
+    may_audit: impl Fn(&str) -> bool,
+) -> Vec<ZoneResource> {
+    let mut out = Vec::new();
+    let v9 = version.is_v9();
+    if !v9 && kind.is_none_or(|k| k == "sdn") {
+        for n in nodes {
+            let mut zones: Vec<ZoneResource> = sdn
+                .zones_on(&n.name)
+                .into_iter()
+                .map(|(id, _)| ZoneResource::Sdn {
                     node: n.name.clone(),
-                    zone: "localnetwork".into(),
-                    status: "ok",
-                });
-                zones.sort_by(|a, b| a.zone().cmp(b.zone()));
-                out.extend(zones.into_iter().filter(|r| may_audit(r.zone())));
-            }
+                    zone: id,
+                    status: "available",
+                })
+                .collect();
+            zones.push(ZoneResource::Sdn {
+                node: n.name.clone(),
+                zone: "localnetwork".into(),
+                status: "ok",
+            });
+            zones.sort_by(|a, b| a.zone().cmp(b.zone()));
+            out.extend(zones.into_iter().filter(|r| may_audit(r.zone())));
         }
-        if v9 && kind.is_none() {
-            if may_audit("localnetwork") {
-                for n in &self.nodes {
-                    out.push(ZoneResource::LocalNetwork {
-                        node: n.name.clone(),
-                    });
-                }
-            }
-            let mut names: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
-            names.sort_unstable();
-            for node in names {
-                for (id, zt) in self.sdn.zones_on(node) {
-                    if !may_audit(&id) {
-                        continue;
-                    }
-                    out.push(ZoneResource::Network {
-                        node: node.to_string(),
-                        zone: id,
-                        zone_type: zt,
-                    });
-                }
-            }
-        }
-        out
     }
+    if v9 && kind.is_none() {
+        if may_audit("localnetwork") {
+            for n in nodes {
+                out.push(ZoneResource::LocalNetwork {
+                    node: n.name.clone(),
+                });
+            }
+        }
+        let mut names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+        names.sort_unstable();
+        for node in names {
+            for (id, zt) in sdn.zones_on(node) {
+                if !may_audit(&id) {
+                    continue;
+                }
+                out.push(ZoneResource::Network {
+                    node: node.to_string(),
+                    zone: id,
+                    zone_type: zt,
+                });
+            }
+        }
+    }
+    out
+}
 
+impl Sdn {
     /// `get_local_vnets`: the applied VNets on `node` as interfaces
     /// (`type` `vnet`), for the network listing's `any_bridge`,
     /// `include_sdn` and `vnet` filters. `may_use(zone, vnet)` says
     /// whether the caller holds SDN.Audit or SDN.Use on the VNet.
-    pub fn sdn_local_vnets(
-        &self,
-        node: &str,
-        may_use: impl Fn(&str, &str) -> bool,
-    ) -> Vec<LocalVnet> {
-        self.sdn
-            .vnets_on(node)
+    pub fn local_vnets(&self, node: &str, may_use: impl Fn(&str, &str) -> bool) -> Vec<LocalVnet> {
+        self.vnets_on(node)
             .into_iter()
             .filter(|(id, v, _)| may_use(&v.get("zone").map(text).unwrap_or_default(), id))
             .map(|(id, v, zone)| LocalVnet {
@@ -120,14 +106,14 @@ impl Cluster {
     ///
     /// # Errors
     /// The IPAM's refusal (no free address in the zone).
-    pub(crate) fn sdn_map_guest(
+    pub(crate) fn map_guest(
         &mut self,
         vmid: u32,
         name: Option<&str>,
         nics: &[(String, String)],
     ) -> crate::model::Result<()> {
         for (bridge, mac) in nics {
-            self.sdn.add_dhcp_mapping(bridge, mac, vmid, name)?;
+            self.add_dhcp_mapping(bridge, mac, vmid, name)?;
         }
         Ok(())
     }

@@ -19,6 +19,8 @@ pub mod net;
 pub mod rules;
 pub mod status;
 
+pub use cluster::{node_bridges, zone_resources};
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};

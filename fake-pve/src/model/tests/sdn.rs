@@ -482,9 +482,9 @@ fn applied_vnets_are_bridges_and_guests_get_addresses(mut lab: World) {
     set_net(&mut lab, "virtio=BC:24:11:00:01:00,bridge=labnet");
     let start = |w: &mut World| w.qm("qmstart", 100, QemuOp::Start { skiplock: false });
     assert_eq!(start(&mut lab), "bridge 'labnet' does not exist");
-    assert!(!lab.c.node_bridges("pve").contains(&"labnet".to_string()));
+    assert!(!crate::model::sdn::node_bridges(&lab.c.nodes, &lab.c.sdn, "pve").contains(&"labnet".to_string()));
     lab.c.sdn.commit(None, true).expect("apply");
-    assert!(lab.c.node_bridges("pve").contains(&"labnet".to_string()));
+    assert!(crate::model::sdn::node_bridges(&lab.c.nodes, &lab.c.sdn, "pve").contains(&"labnet".to_string()));
     assert_eq!(start(&mut lab), "OK");
     let ips = lab.c.sdn.ipam_entries("lab", "10.10.0.0/24").expect("ipam");
     let guest = ips.get("10.10.0.100").expect("first address of the range");
@@ -601,7 +601,7 @@ fn the_running_config_survives_a_saved_world(mut lab: World) {
     let doc = serde_json::to_value(&lab.c).expect("save");
     let back: crate::model::Cluster = serde_json::from_value(doc).expect("load");
     assert_eq!(back.sdn(), lab.c.sdn());
-    assert!(back.node_bridges("pve").contains(&"labnet".to_string()));
+    assert!(crate::model::sdn::node_bridges(&back.nodes, &back.sdn, "pve").contains(&"labnet".to_string()));
 }
 
 // ---- a node's view of the applied configuration ------------------------------
