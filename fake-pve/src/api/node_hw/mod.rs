@@ -3,6 +3,8 @@
 //! pve-manager `API2/Hardware*.pm`, `API2/Capabilities.pm`, `API2/APT.pm`,
 //! `API2/Certificates.pm`; qemu-server `API2/Qemu/{CPU,CPUFlags,Machine}.pm`).
 
+pub mod view;
+
 use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, delete, get, post, put};
@@ -96,9 +98,12 @@ fn disks_list(ctx: &Ctx<'_>) -> Result<Reply> {
     let parts = flag(ctx, "include-partitions")?;
     let kind = ctx.params.str("type");
     let list = ctx.with(|c| {
-        c.hardware()
-            .node(&node)
-            .disks_list(kind.as_deref(), skipsmart, parts)
+        view::disks_list(
+            &c.hardware().node(&node),
+            kind.as_deref(),
+            skipsmart,
+            parts,
+        )
     });
     Ok(Value::Array(list).into())
 }
@@ -115,7 +120,7 @@ fn smart(ctx: &Ctx<'_>) -> Result<Reply> {
             crate::model::node_hw::disks::Dev::Disk(i)
             | crate::model::node_hw::disks::Dev::Part(i, _) => &hw.disks()[i],
         };
-        Ok::<_, Error>(d.smart(healthonly))
+        Ok::<_, Error>(view::smart(d, healthonly))
     })?;
     Ok(v.into())
 }
@@ -139,7 +144,7 @@ fn wipe_disk(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/disks/zfs`.
 fn zfs_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
-    Ok(Value::Array(ctx.with(|c| c.hardware().node(&node).zpools_view())).into())
+    Ok(Value::Array(ctx.with(|c| view::zpools(&c.hardware().node(&node)))).into())
 }
 
 /// `GET /nodes/{node}/disks/zfs/{name}`.
@@ -147,7 +152,7 @@ fn zfs_detail(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let name = ctx.param("name")?;
     Ok(ctx
-        .with(|c| c.hardware().node(&node).zpool_detail(&name))?
+        .with(|c| view::zpool_detail(&c.hardware().node(&node), &name))?
         .into())
 }
 
@@ -255,7 +260,7 @@ fn zfs_delete(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/disks/lvm`.
 fn lvm_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
-    Ok(ctx.with(|c| c.hardware().node(&node).lvm_view()).into())
+    Ok(ctx.with(|c| view::lvm(&c.hardware().node(&node))).into())
 }
 
 /// The device of a creation, checked.
@@ -303,7 +308,7 @@ fn lvm_delete(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/disks/lvmthin`.
 fn lvmthin_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
-    Ok(Value::Array(ctx.with(|c| c.hardware().node(&node).thinpools_view(None))).into())
+    Ok(Value::Array(ctx.with(|c| view::thinpools(&c.hardware().node(&node), None))).into())
 }
 
 /// `POST /nodes/{node}/disks/lvmthin` (task `lvmthincreate`).
@@ -347,7 +352,7 @@ fn lvmthin_delete(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/disks/directory`.
 fn directory_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
-    Ok(Value::Array(ctx.with(|c| c.hardware().node(&node).mounts_view())).into())
+    Ok(Value::Array(ctx.with(|c| view::mounts(&c.hardware().node(&node)))).into())
 }
 
 /// `POST /nodes/{node}/disks/directory` (task `dircreate`).
@@ -433,7 +438,7 @@ fn pci_scan(ctx: &Ctx<'_>) -> Result<Reply> {
         .unwrap_or_else(|| "05;06;0b".into());
     let classes = crate::spec::formats::split_list(&blacklist);
     let verbose = ctx.params.bool("verbose")?.unwrap_or(true);
-    Ok(Value::Array(ctx.with(|c| c.hardware().node(&node).pci_scan(&classes, verbose))).into())
+    Ok(Value::Array(ctx.with(|c| view::pci_scan(&c.hardware().node(&node), &classes, verbose))).into())
 }
 
 /// `GET /nodes/{node}/hardware/pci/{pci-id-or-mapping}/mdev`.
@@ -444,13 +449,13 @@ fn mdevscan(ctx: &Ctx<'_>) -> Result<Reply> {
         // A resource mapping: fake-pve has none, so no device is found.
         return Ok(json!([]).into());
     }
-    Ok(Value::Array(ctx.with(|c| c.hardware().node(&node).mdev_types(&id))).into())
+    Ok(Value::Array(ctx.with(|c| view::mdev_types(&c.hardware().node(&node), &id))).into())
 }
 
 /// `GET /nodes/{node}/hardware/usb`.
 fn usbscan(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
-    Ok(Value::Array(ctx.with(|c| c.hardware().node(&node).usb_scan())).into())
+    Ok(Value::Array(ctx.with(|c| view::usb_scan(&c.hardware().node(&node)))).into())
 }
 
 /// The updates a node knows of, as `apt/update` lists them.
@@ -735,20 +740,20 @@ fn pbsscan(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/scan/lvm`.
 fn lvmscan(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
-    Ok(Value::Array(ctx.with(|c| c.hardware().node(&node).scan_lvm())).into())
+    Ok(Value::Array(ctx.with(|c| view::scan_lvm(&c.hardware().node(&node)))).into())
 }
 
 /// `GET /nodes/{node}/scan/lvmthin`.
 fn lvmthinscan(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vg = ctx.param("vg")?;
-    Ok(Value::Array(ctx.with(|c| c.hardware().node(&node).thinpools_view(Some(&vg)))).into())
+    Ok(Value::Array(ctx.with(|c| view::thinpools(&c.hardware().node(&node), Some(&vg)))).into())
 }
 
 /// `GET /nodes/{node}/scan/zfs`.
 fn zfsscan(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
-    Ok(Value::Array(ctx.with(|c| c.hardware().node(&node).scan_zfs())).into())
+    Ok(Value::Array(ctx.with(|c| view::scan_zfs(&c.hardware().node(&node)))).into())
 }
 
 /// `GET /nodes/{node}/certificates/info`: the certificate fake-pve

@@ -3,7 +3,6 @@
 //! (pve-manager `API2/Hardware/{PCI,USB}.pm`).
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 /// A PCI device of the node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,37 +63,6 @@ pub struct MdevType {
     pub description: String,
 }
 
-impl PciDevice {
-    /// The `hardware/pci` entry.
-    pub fn entry(&self, verbose: bool) -> Value {
-        let mut v = json!({
-            "id": self.id,
-            "class": self.class,
-            "vendor": self.vendor,
-            "device": self.device,
-            "iommugroup": self.iommugroup,
-        });
-        if !self.mdev.is_empty() {
-            v["mdev"] = json!(1);
-        }
-        if verbose {
-            for (k, val) in [
-                ("vendor_name", &self.vendor_name),
-                ("device_name", &self.device_name),
-                ("subsystem_vendor", &self.subsystem_vendor),
-                ("subsystem_device", &self.subsystem_device),
-                ("subsystem_vendor_name", &self.subsystem_vendor_name),
-                ("subsystem_device_name", &self.subsystem_device_name),
-            ] {
-                if let Some(s) = val {
-                    v[k] = json!(s);
-                }
-            }
-        }
-        v
-    }
-}
-
 /// A USB device of the node (hubs are not listed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -136,33 +104,6 @@ fn one() -> u32 {
 
 fn full_speed() -> String {
     "12".into()
-}
-
-impl UsbDevice {
-    /// The `hardware/usb` entry.
-    pub fn entry(&self) -> Value {
-        let mut v = json!({
-            "busnum": self.busnum,
-            "devnum": self.devnum,
-            "port": self.port,
-            "level": self.level,
-            "usbpath": format!("{}-{}", self.busnum, self.port),
-            "vendid": self.vendid,
-            "prodid": self.prodid,
-            "speed": self.speed,
-            "class": self.class,
-        });
-        for (k, val) in [
-            ("manufacturer", &self.manufacturer),
-            ("product", &self.product),
-            ("serial", &self.serial),
-        ] {
-            if let Some(s) = val {
-                v[k] = json!(s);
-            }
-        }
-        v
-    }
 }
 
 fn pci(id: &str, class: &str, vendor: (&str, &str), device: (&str, &str), group: i64) -> PciDevice {

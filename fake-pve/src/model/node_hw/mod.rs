@@ -27,14 +27,14 @@ mod seed;
 #[cfg(test)]
 mod tests;
 mod views;
+pub use views::DiskRow;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 pub(crate) use cluster::apply_disk_op;
-pub use devices::{PciDevice, UsbDevice, valid_pci_id};
+pub use devices::{MdevType, PciDevice, UsbDevice, valid_pci_id};
 pub use scan::ScanServers;
 pub use seed::{DiskSpec, HardwareSpec, HardwareSpecError};
 
@@ -101,7 +101,8 @@ pub enum DiskKind {
 }
 
 impl DiskKind {
-    fn as_str(self) -> &'static str {
+    /// `hdd`, `ssd`, `nvme` or `usb`.
+    pub fn as_str(self) -> &'static str {
         match self {
             DiskKind::Hdd => "hdd",
             DiskKind::Ssd => "ssd",
@@ -110,7 +111,8 @@ impl DiskKind {
         }
     }
 
-    fn ssd_like(self) -> bool {
+    /// Solid state (SATA/SAS or NVMe): it has a wear-out level.
+    pub fn ssd_like(self) -> bool {
         matches!(self, DiskKind::Ssd | DiskKind::Nvme)
     }
 }
@@ -180,7 +182,7 @@ impl Disk {
     }
 
     /// Rotations per minute as udev reports them (0 for solid state).
-    fn rpm(&self) -> i64 {
+    pub fn rpm(&self) -> i64 {
         match self.kind {
             DiskKind::Hdd => 7200,
             _ => 0,
@@ -199,7 +201,7 @@ impl Disk {
     /// The disk's usage as `get_disks` works it out: its own, else (without
     /// partitions listed) its first used partition's, else `partitions`,
     /// else `Device Mapper` for a holder.
-    fn usage(&self, include_partitions: bool) -> Option<String> {
+    pub fn usage(&self, include_partitions: bool) -> Option<String> {
         let mut used = self.used.clone();
         if used.is_none() && self.mounted {
             used = Some("mounted".into());
@@ -225,124 +227,16 @@ impl Disk {
     pub fn is_used(&self) -> bool {
         self.usage(false).is_some()
     }
-
-    /// The `disks/list` entry.
-    pub fn list_entry(&self, skipsmart: bool, include_partitions: bool) -> Value {
-        let (health, wearout) = if skipsmart {
-            ("UNKNOWN".to_string(), json!("N/A"))
-        } else {
-            (
-                self.health.clone(),
-                match (self.kind.ssd_like(), self.wearout) {
-                    (true, Some(w)) => json!(w),
-                    _ => json!("N/A"),
-                },
-            )
-        };
-        let mut v = json!({
-            "devpath": self.devpath,
-            "vendor": self.vendor,
-            "model": self.model,
-            "size": self.size,
-            "serial": self.serial,
-            "gpt": u8::from(self.gpt),
-            "rpm": self.rpm(),
-            "type": self.kind.as_str(),
-            "wwn": self.wwn,
-            "health": health,
-            "wearout": wearout,
-            "by_id_link": self.by_id_link(),
-            "osdid": -1,
-            "osdid-list": null,
-        });
-        // `get_disks` sets `mounted` only on a mounted device (pve-storage's
-        // "only set mounted property for mounted devices").
-        if self.mounted {
-            v["mounted"] = json!(1);
-        }
-        if let Some(u) = self.usage(include_partitions) {
-            v["used"] = json!(u);
-        }
-        v
-    }
-
-    /// The `disks/smart` answer.
-    pub fn smart(&self, healthonly: bool) -> Value {
-        if healthonly {
-            return json!({ "health": self.health });
-        }
-        match self.kind {
-            DiskKind::Nvme => {
-                let used = 100 - self.wearout.unwrap_or(100).min(100);
-                let text = format!(
-                    "\nSMART/Health Information (NVMe Log 0x02, NSID 0xffffffff)\nCritical Warning:                   0x00\nTemperature:                        36 Celsius\nAvailable Spare:                    100%\nAvailable Spare Threshold:          10%\nPercentage Used:                    {used}%\nData Units Read:                    1,299,288 [665 GB]\nData Units Written:                 5,592,478 [2.86 TB]\nHost Read Commands:                 30,360,807\nHost Write Commands:                470,356,196\nController Busy Time:               12\nPower Cycles:                       98\nPower On Hours:                     687\nUnsafe Shutdowns:                   21\nMedia and Data Integrity Errors:    0\nError Information Log Entries:      0\n"
-                );
-                let mut v = json!({ "health": self.health, "type": "text", "text": text });
-                if let Some(w) = self.wearout {
-                    v["wearout"] = json!(w);
-                }
-                v
-            }
-            DiskKind::Usb => json!({ "health": self.health }),
-            _ => {
-                let attr =
-                    |id: u32, name: &str, flags: &str, value: u32, thresh: u32, raw: &str| {
-                        json!({
-                            "id": format!("{id:>3}"),
-                            "name": name,
-                            "flags": flags,
-                            "value": value,
-                            "normalized": value,
-                            "worst": value,
-                            "threshold": thresh,
-                            "fail": "-",
-                            "raw": raw,
-                        })
-                    };
-                let mut attributes = vec![
-                    attr(1, "Raw_Read_Error_Rate", "POSR-K", 100, 6, "0"),
-                    attr(5, "Reallocated_Sector_Ct", "PO--CK", 100, 10, "0"),
-                    attr(9, "Power_On_Hours", "-O--CK", 99, 0, "1309"),
-                    attr(12, "Power_Cycle_Count", "-O--CK", 100, 20, "98"),
-                ];
-                if self.kind == DiskKind::Ssd {
-                    let w = self.wearout.unwrap_or(100);
-                    attributes.push(attr(177, "Wear_Leveling_Count", "PO--C-", w, 0, "12"));
-                }
-                attributes.push(attr(194, "Temperature_Celsius", "-O---K", 64, 0, "36"));
-                attributes.push(attr(199, "UDMA_CRC_Error_Count", "-OSRCK", 200, 0, "0"));
-                json!({ "health": self.health, "type": "ata", "attributes": attributes })
-            }
-        }
-    }
 }
 
 impl Partition {
-    fn usage(&self) -> Option<String> {
+    /// What holds it: its own use, else `mounted`, else `Device Mapper`
+    /// for a holder.
+    pub fn usage(&self) -> Option<String> {
         self.used
             .clone()
             .or_else(|| self.mounted.then(|| "mounted".to_string()))
             .or_else(|| self.holder.then(|| "Device Mapper".to_string()))
-    }
-
-    /// The `disks/list` entry of a partition (`include-partitions=1`).
-    fn list_entry(&self, disk: &Disk) -> Value {
-        let mut v = json!({
-            "devpath": self.devpath,
-            "parent": disk.devpath,
-            "gpt": u8::from(disk.gpt),
-            "type": "partition",
-            "size": self.size,
-            "osdid": -1,
-            "osdid-list": null,
-        });
-        if self.mounted {
-            v["mounted"] = json!(1);
-        }
-        if let Some(u) = self.usage() {
-            v["used"] = json!(u);
-        }
-        v
     }
 }
 
@@ -369,11 +263,13 @@ pub struct Vg {
 }
 
 impl Vg {
-    fn size(&self) -> u64 {
+    /// The size of its physical volumes.
+    pub fn size(&self) -> u64 {
         self.pvs.iter().map(|p| p.size).sum()
     }
 
-    fn free(&self) -> u64 {
+    /// The free space of its physical volumes.
+    pub fn free(&self) -> u64 {
         self.pvs.iter().map(|p| p.free).sum()
     }
 }
@@ -404,6 +300,13 @@ pub struct Zpool {
     pub size: u64,
     /// `compression` property.
     pub compression: String,
+}
+
+impl Zpool {
+    /// Bytes allocated (a fresh pool's: its root data set's metadata).
+    pub fn alloc(&self) -> u64 {
+        540_672 + 4096 * 128
+    }
 }
 
 /// A directory storage's systemd mount unit (`/mnt/pve/<name>`).
@@ -509,6 +412,31 @@ impl NodeHw {
     /// The storage servers the node's scans reach.
     pub fn scan(&self) -> &ScanServers {
         &self.scan
+    }
+
+    /// The volume groups.
+    pub fn vgs(&self) -> &[Vg] {
+        &self.vgs
+    }
+
+    /// The LVM thin pools.
+    pub fn thinpools(&self) -> &[ThinPool] {
+        &self.thinpools
+    }
+
+    /// The ZFS pools.
+    pub fn zpools(&self) -> &[Zpool] {
+        &self.zpools
+    }
+
+    /// The directory storages' mount units.
+    pub fn mounts(&self) -> &[MountUnit] {
+        &self.mounts
+    }
+
+    /// The USB devices.
+    pub fn usb(&self) -> &[UsbDevice] {
+        &self.usb
     }
 
     /// The custom certificate, if one was uploaded.

@@ -3,6 +3,7 @@ use serde_json::json;
 
 use super::disks::DiskOp;
 use super::*;
+use crate::api::node_hw::view;
 use crate::model::PveVersion;
 
 fn fresh() -> NodeHw {
@@ -14,16 +15,16 @@ fn fresh() -> NodeHw {
 #[test]
 fn fresh_disks_list_as_pve_lists_them() {
     let hw = fresh();
-    let list = hw.disks_list(None, false, false);
+    let list = view::disks_list(&hw, None, false, false);
     let paths: Vec<&str> = list.iter().filter_map(|d| d["devpath"].as_str()).collect();
     assert_eq!(paths, ["/dev/nvme0n1", "/dev/sda", "/dev/sdb", "/dev/sdc"]);
     assert_eq!(list[1]["used"], "BIOS boot");
     assert_eq!(list[1]["wearout"], 99);
     assert!(list[2].get("used").is_none());
     assert_eq!(list[2]["wearout"], "N/A");
-    let unused = hw.disks_list(Some("unused"), false, false);
+    let unused = view::disks_list(&hw, Some("unused"), false, false);
     assert_eq!(unused.len(), 3);
-    let parts = hw.disks_list(None, true, true);
+    let parts = view::disks_list(&hw, None, true, true);
     let sda3 = parts
         .iter()
         .find(|d| d["devpath"] == "/dev/sda3")
@@ -110,17 +111,17 @@ fn a_zfs_mirror_marks_its_disks_used() {
     ));
     let (_, size) = hw.apply("pve", &op).expect("created");
     assert!(size > 3_000_000_000_000 && size < 4_000_787_030_016);
-    let pools = hw.zpools_view();
+    let pools = view::zpools(&hw);
     assert_eq!(pools[0]["name"], "tank");
     assert_eq!(pools[0]["health"], "ONLINE");
-    let list = hw.disks_list(Some("unused"), true, false);
+    let list = view::disks_list(&hw, Some("unused"), true, false);
     assert_eq!(list.len(), 1);
-    assert_eq!(hw.disks_list(None, true, false)[2]["used"], "ZFS");
+    assert_eq!(view::disks_list(&hw, None, true, false)[2]["used"], "ZFS");
     let e = hw
         .check_zfs("pve", "tank", &["/dev/nvme0n1".into()], "single", None)
         .expect_err("exists");
     assert_eq!(e.message(), "pool 'tank' already exists on node 'pve'");
-    let detail = hw.zpool_detail("tank").expect("detail");
+    let detail = view::zpool_detail(&hw, "tank").expect("detail");
     assert_eq!(detail["children"][0]["children"][0]["name"], "mirror-0");
     // Destroyed without cleanup, the disks keep their ZFS labels.
     let rm = DiskOp::ZfsRemove {
@@ -129,8 +130,8 @@ fn a_zfs_mirror_marks_its_disks_used() {
         cleanup_disks: false,
     };
     hw.apply("pve", &rm).expect("removed");
-    assert!(hw.zpools_view().is_empty());
-    assert_eq!(hw.disks_list(None, true, false)[2]["used"], "zfs_member");
+    assert!(view::zpools(&hw).is_empty());
+    assert_eq!(view::disks_list(&hw, None, true, false)[2]["used"], "zfs_member");
     let e = hw.apply("pve", &rm).expect_err("gone");
     assert_eq!(
         e.message(),
@@ -149,7 +150,7 @@ fn lvmthin_create_and_remove_with_cleanup() {
         add_storage: false,
     };
     hw.apply("pve", &op).expect("created");
-    let pools = hw.thinpools_view(Some("fast"));
+    let pools = view::thinpools(&hw, Some("fast"));
     assert_eq!(pools.len(), 1);
     assert_eq!(pools[0]["lv"], "fast");
     assert_eq!(
@@ -168,7 +169,7 @@ fn lvmthin_create_and_remove_with_cleanup() {
     assert!(lines.contains(&"wiping block device /dev/nvme0n1".to_string()));
     assert!(hw.disk("/dev/nvme0n1").expect("disk").used.is_none());
     assert!(
-        !hw.lvm_view()["children"]
+        !view::lvm(&hw)["children"]
             .as_array()
             .expect("vgs")
             .iter()
@@ -194,7 +195,7 @@ fn directory_on_a_disk_is_partitioned_and_mounted() {
             .contains(&"# /sbin/mkfs -t xfs /dev/sdb1".to_string())
     );
     hw.apply("pve", &op).expect("created");
-    let units = hw.mounts_view();
+    let units = view::mounts(&hw);
     assert_eq!(
         units[0]["unitfile"],
         "/etc/systemd/system/mnt-pve-back\\x2dups.mount"
@@ -214,7 +215,7 @@ fn directory_on_a_disk_is_partitioned_and_mounted() {
         cleanup_disks: false,
     };
     hw.apply("pve", &rm).expect("removed");
-    assert_eq!(hw.disks_list(None, true, false)[2]["used"], "xfs");
+    assert_eq!(view::disks_list(&hw, None, true, false)[2]["used"], "xfs");
 }
 
 /// `mounted` is there only on a mounted disk or partition, as 1:
@@ -225,7 +226,7 @@ fn directory_on_a_disk_is_partitioned_and_mounted() {
 fn only_a_mounted_device_says_mounted() {
     let mut hw = fresh();
     let listed = |hw: &NodeHw, dev: &str| {
-        hw.disks_list(None, true, true)
+        view::disks_list(hw, None, true, true)
             .into_iter()
             .find(|d| d["devpath"] == dev)
             .unwrap_or_else(|| panic!("{dev} listed"))
@@ -246,8 +247,8 @@ fn only_a_mounted_device_says_mounted() {
 #[test]
 fn pci_scan_filters_classes_and_names_devices() {
     let hw = fresh();
-    let all = hw.pci_scan(&[], true);
-    let filtered = hw.pci_scan(&["05", "06", "0b"], true);
+    let all = view::pci_scan(&hw, &[], true);
+    let filtered = view::pci_scan(&hw, &["05", "06", "0b"], true);
     assert!(all.len() > filtered.len());
     assert!(
         filtered
@@ -260,9 +261,9 @@ fn pci_scan_filters_classes_and_names_devices() {
         .expect("gpu");
     assert_eq!(gpu["mdev"], 1);
     assert_eq!(gpu["device_name"], "TU104GL [Tesla T4]");
-    assert!(hw.pci_scan(&[], false)[0].get("vendor_name").is_none());
-    assert_eq!(hw.mdev_types("65:00.0").len(), 4);
-    assert!(hw.mdev_types("0000:00:14.0").is_empty());
+    assert!(view::pci_scan(&hw, &[], false)[0].get("vendor_name").is_none());
+    assert_eq!(view::mdev_types(&hw, "65:00.0").len(), 4);
+    assert!(view::mdev_types(&hw, "0000:00:14.0").is_empty());
 }
 
 #[rstest]
@@ -314,7 +315,7 @@ fn scenario_disks_replace_the_data_disks() {
     .expect("spec");
     let mut all = Hardware::default();
     all.seed("pve", &spec).expect("seeded");
-    let list = all.node("pve").disks_list(None, false, false);
+    let list = view::disks_list(&all.node("pve"), None, false, false);
     let paths: Vec<&str> = list.iter().filter_map(|d| d["devpath"].as_str()).collect();
     assert_eq!(paths, ["/dev/nvme1n1", "/dev/sda", "/dev/sdd"]);
     assert_eq!(list[2]["wearout"], 87);

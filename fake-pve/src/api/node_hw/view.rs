@@ -1,0 +1,343 @@
+//! The answers of a node's disk, LVM, ZFS, directory and device calls
+//! as pve-storage's `API2/Disks*.pm` and pve-manager's
+//! `API2/Hardware/{PCI,USB}.pm` write them: the model's hardware turned
+//! into JSON, keys in PVE's order.
+
+use serde_json::{Value, json};
+
+use crate::model::node_hw::{Disk, DiskKind, DiskRow, MdevType, NodeHw, Partition};
+use crate::model::node_hw::{PciDevice, UsbDevice};
+
+/// The `disks/list` entry of a disk.
+fn disk_entry(d: &Disk, skipsmart: bool, include_partitions: bool) -> Value {
+    let (health, wearout) = if skipsmart {
+        ("UNKNOWN".to_string(), json!("N/A"))
+    } else {
+        (
+            d.health.clone(),
+            match (d.kind.ssd_like(), d.wearout) {
+                (true, Some(w)) => json!(w),
+                _ => json!("N/A"),
+            },
+        )
+    };
+    let mut v = json!({
+        "devpath": d.devpath,
+        "vendor": d.vendor,
+        "model": d.model,
+        "size": d.size,
+        "serial": d.serial,
+        "gpt": u8::from(d.gpt),
+        "rpm": d.rpm(),
+        "type": d.kind.as_str(),
+        "wwn": d.wwn,
+        "health": health,
+        "wearout": wearout,
+        "by_id_link": d.by_id_link(),
+        "osdid": -1,
+        "osdid-list": null,
+    });
+    // `get_disks` sets `mounted` only on a mounted device (pve-storage's
+    // "only set mounted property for mounted devices").
+    if d.mounted {
+        v["mounted"] = json!(1);
+    }
+    if let Some(u) = d.usage(include_partitions) {
+        v["used"] = json!(u);
+    }
+    v
+}
+
+/// The `disks/list` entry of a partition (`include-partitions=1`).
+fn partition_entry(p: &Partition, disk: &Disk) -> Value {
+    let mut v = json!({
+        "devpath": p.devpath,
+        "parent": disk.devpath,
+        "gpt": u8::from(disk.gpt),
+        "type": "partition",
+        "size": p.size,
+        "osdid": -1,
+        "osdid-list": null,
+    });
+    if p.mounted {
+        v["mounted"] = json!(1);
+    }
+    if let Some(u) = p.usage() {
+        v["used"] = json!(u);
+    }
+    v
+}
+
+/// `GET /nodes/{node}/disks/list`.
+pub fn disks_list(
+    hw: &NodeHw,
+    kind: Option<&str>,
+    skipsmart: bool,
+    include_partitions: bool,
+) -> Vec<Value> {
+    hw.disks_list(kind, include_partitions)
+        .into_iter()
+        .map(|r| match r {
+            DiskRow::Disk(d) => disk_entry(d, skipsmart, include_partitions),
+            DiskRow::Partition(d, p) => partition_entry(p, d),
+        })
+        .collect()
+}
+
+/// `GET /nodes/{node}/disks/smart` of a disk.
+pub fn smart(d: &Disk, healthonly: bool) -> Value {
+    if healthonly {
+        return json!({ "health": d.health });
+    }
+    match d.kind {
+        DiskKind::Nvme => {
+            let used = 100 - d.wearout.unwrap_or(100).min(100);
+            let text = format!(
+                "\nSMART/Health Information (NVMe Log 0x02, NSID 0xffffffff)\nCritical Warning:                   0x00\nTemperature:                        36 Celsius\nAvailable Spare:                    100%\nAvailable Spare Threshold:          10%\nPercentage Used:                    {used}%\nData Units Read:                    1,299,288 [665 GB]\nData Units Written:                 5,592,478 [2.86 TB]\nHost Read Commands:                 30,360,807\nHost Write Commands:                470,356,196\nController Busy Time:               12\nPower Cycles:                       98\nPower On Hours:                     687\nUnsafe Shutdowns:                   21\nMedia and Data Integrity Errors:    0\nError Information Log Entries:      0\n"
+            );
+            let mut v = json!({ "health": d.health, "type": "text", "text": text });
+            if let Some(w) = d.wearout {
+                v["wearout"] = json!(w);
+            }
+            v
+        }
+        DiskKind::Usb => json!({ "health": d.health }),
+        _ => {
+            let attr = |id: u32, name: &str, flags: &str, value: u32, thresh: u32, raw: &str| {
+                json!({
+                    "id": format!("{id:>3}"),
+                    "name": name,
+                    "flags": flags,
+                    "value": value,
+                    "normalized": value,
+                    "worst": value,
+                    "threshold": thresh,
+                    "fail": "-",
+                    "raw": raw,
+                })
+            };
+            let mut attributes = vec![
+                attr(1, "Raw_Read_Error_Rate", "POSR-K", 100, 6, "0"),
+                attr(5, "Reallocated_Sector_Ct", "PO--CK", 100, 10, "0"),
+                attr(9, "Power_On_Hours", "-O--CK", 99, 0, "1309"),
+                attr(12, "Power_Cycle_Count", "-O--CK", 100, 20, "98"),
+            ];
+            if d.kind == DiskKind::Ssd {
+                let w = d.wearout.unwrap_or(100);
+                attributes.push(attr(177, "Wear_Leveling_Count", "PO--C-", w, 0, "12"));
+            }
+            attributes.push(attr(194, "Temperature_Celsius", "-O---K", 64, 0, "36"));
+            attributes.push(attr(199, "UDMA_CRC_Error_Count", "-OSRCK", 200, 0, "0"));
+            json!({ "health": d.health, "type": "ata", "attributes": attributes })
+        }
+    }
+}
+
+/// `GET /nodes/{node}/disks/lvm`.
+pub fn lvm(hw: &NodeHw) -> Value {
+    let children: Vec<Value> = hw
+        .vgs_by_name()
+        .into_iter()
+        .map(|vg| {
+            json!({
+                "name": vg.name,
+                "size": vg.size(),
+                "free": vg.free(),
+                "lvcount": vg.lvcount,
+                "leaf": 0,
+                "children": vg.pvs.iter().map(|p| json!({
+                    "name": p.name, "size": p.size, "free": p.free, "leaf": 1,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({ "leaf": 0, "children": children })
+}
+
+/// `GET /nodes/{node}/disks/lvmthin` (and `scan/lvmthin` for one VG).
+pub fn thinpools(hw: &NodeHw, vg: Option<&str>) -> Vec<Value> {
+    hw.thinpools_of(vg)
+        .into_iter()
+        .map(|t| {
+            json!({
+                "lv": t.lv,
+                "vg": t.vg,
+                "lv_size": t.lv_size,
+                "used": 0,
+                "metadata_size": t.metadata_size,
+                "metadata_used": t.metadata_size / 100,
+            })
+        })
+        .collect()
+}
+
+/// `GET /nodes/{node}/disks/zfs`.
+pub fn zpools(hw: &NodeHw) -> Vec<Value> {
+    hw.zpools_by_name()
+        .into_iter()
+        .map(|p| {
+            let alloc = p.alloc();
+            json!({
+                "name": p.name,
+                "size": p.size,
+                "alloc": alloc,
+                "free": p.size - alloc,
+                "frag": 0,
+                "dedup": 1.0,
+                "health": "ONLINE",
+            })
+        })
+        .collect()
+}
+
+/// `GET /nodes/{node}/disks/zfs/{name}`: `zpool status` as a tree.
+///
+/// # Errors
+/// `zpool status` of a pool that does not exist.
+pub fn zpool_detail(hw: &NodeHw, name: &str) -> crate::model::Result<Value> {
+    let p = hw.zpool(name)?;
+    let leaf = |dev: &String| json!({ "name": format!("{dev}-part1"), "state": "ONLINE", "read": 0, "write": 0, "cksum": 0, "msg": "", "leaf": 1 });
+    let vdevs: Vec<Value> = match p.raidlevel.as_str() {
+        "single" => p.devices.iter().map(leaf).collect(),
+        "raid10" => p
+            .devices
+            .chunks(2)
+            .enumerate()
+            .map(|(i, pair)| {
+                json!({ "name": format!("mirror-{i}"), "state": "ONLINE", "read": 0, "write": 0, "cksum": 0, "msg": "", "leaf": 0,
+                    "children": pair.iter().map(leaf).collect::<Vec<_>>() })
+            })
+            .collect(),
+        level => {
+            let vname = match level {
+                "raidz" => "raidz1",
+                other => other,
+            };
+            vec![json!({ "name": format!("{vname}-0"), "state": "ONLINE", "read": 0, "write": 0, "cksum": 0, "msg": "", "leaf": 0,
+                "children": p.devices.iter().map(leaf).collect::<Vec<_>>() })]
+        }
+    };
+    Ok(json!({
+        "name": p.name,
+        "state": "ONLINE",
+        "errors": "No known data errors",
+        "leaf": 0,
+        "children": [{
+            "name": p.name, "state": "ONLINE", "read": 0, "write": 0, "cksum": 0, "msg": "", "leaf": 0,
+            "children": vdevs,
+        }],
+    }))
+}
+
+/// `GET /nodes/{node}/disks/directory`.
+pub fn mounts(hw: &NodeHw) -> Vec<Value> {
+    hw.mounts_by_unit()
+        .into_iter()
+        .map(|m| {
+            json!({
+                "unitfile": crate::model::node_hw::MountUnit::unitfile(&m.name),
+                "path": format!("/mnt/pve/{}", m.name),
+                "device": m.what,
+                "type": m.fstype,
+                "options": "defaults",
+            })
+        })
+        .collect()
+}
+
+/// `GET /nodes/{node}/scan/lvm`: the volume groups.
+pub fn scan_lvm(hw: &NodeHw) -> Vec<Value> {
+    hw.vgs_by_name()
+        .into_iter()
+        .map(|vg| json!({ "vg": vg.name, "size": vg.size(), "free": vg.free() }))
+        .collect()
+}
+
+/// `GET /nodes/{node}/scan/zfs`: the pools' file systems.
+pub fn scan_zfs(hw: &NodeHw) -> Vec<Value> {
+    zpools(hw)
+        .into_iter()
+        .map(|p| json!({ "pool": p["name"], "size": p["free"], "free": p["free"] }))
+        .collect()
+}
+
+/// A `hardware/pci` entry.
+fn pci_entry(p: &PciDevice, verbose: bool) -> Value {
+    let mut v = json!({
+        "id": p.id,
+        "class": p.class,
+        "vendor": p.vendor,
+        "device": p.device,
+        "iommugroup": p.iommugroup,
+    });
+    if !p.mdev.is_empty() {
+        v["mdev"] = json!(1);
+    }
+    if verbose {
+        for (k, val) in [
+            ("vendor_name", &p.vendor_name),
+            ("device_name", &p.device_name),
+            ("subsystem_vendor", &p.subsystem_vendor),
+            ("subsystem_device", &p.subsystem_device),
+            ("subsystem_vendor_name", &p.subsystem_vendor_name),
+            ("subsystem_device_name", &p.subsystem_device_name),
+        ] {
+            if let Some(s) = val {
+                v[k] = json!(s);
+            }
+        }
+    }
+    v
+}
+
+/// `GET /nodes/{node}/hardware/pci`.
+pub fn pci_scan(hw: &NodeHw, blacklist: &[&str], verbose: bool) -> Vec<Value> {
+    hw.pci_scan(blacklist)
+        .into_iter()
+        .map(|p| pci_entry(p, verbose))
+        .collect()
+}
+
+/// `GET /nodes/{node}/hardware/pci/{id}/mdev`.
+pub fn mdev_types(hw: &NodeHw, id: &str) -> Vec<Value> {
+    hw.mdev_types(id)
+        .into_iter()
+        .map(|m: &MdevType| {
+            let mut v = json!({ "type": m.kind, "available": m.available, "description": m.description });
+            if let Some(n) = &m.name {
+                v["name"] = json!(n);
+            }
+            v
+        })
+        .collect()
+}
+
+/// A `hardware/usb` entry.
+fn usb_entry(u: &UsbDevice) -> Value {
+    let mut v = json!({
+        "busnum": u.busnum,
+        "devnum": u.devnum,
+        "port": u.port,
+        "level": u.level,
+        "usbpath": format!("{}-{}", u.busnum, u.port),
+        "vendid": u.vendid,
+        "prodid": u.prodid,
+        "speed": u.speed,
+        "class": u.class,
+    });
+    for (k, val) in [
+        ("manufacturer", &u.manufacturer),
+        ("product", &u.product),
+        ("serial", &u.serial),
+    ] {
+        if let Some(s) = val {
+            v[k] = json!(s);
+        }
+    }
+    v
+}
+
+/// `GET /nodes/{node}/hardware/usb`.
+pub fn usb_scan(hw: &NodeHw) -> Vec<Value> {
+    hw.usb().iter().map(usb_entry).collect()
+}
