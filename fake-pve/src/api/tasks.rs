@@ -60,7 +60,9 @@ fn node_tasks(ctx: &Ctx<'_>) -> Result<Reply> {
         let audit = c
             .access()
             .has_priv(who, &format!("/nodes/{node}"), "Sys.Audit");
-        c.tasks().list(&node, &filter, |t| audit || owns(who, t))
+        let (items, total) = c.tasks().list(&node, &filter, |t| audit || owns(who, t));
+        let items: Vec<Value> = items.iter().map(|i| json!(i)).collect();
+        (items, total)
     });
     Ok(Reply {
         raw: None,
@@ -99,7 +101,7 @@ fn with_task<R>(ctx: &Ctx<'_>, privilege: &str, f: impl FnOnce(&Task) -> R) -> R
 
 /// `GET /nodes/{node}/tasks/{upid}/status`.
 fn read_task_status(ctx: &Ctx<'_>) -> Result<Reply> {
-    Ok(with_task(ctx, "Sys.Audit", Task::status_view)?.into())
+    Ok(with_task(ctx, "Sys.Audit", |t| json!(t.status()))?.into())
 }
 
 /// `GET /nodes/{node}/tasks/{upid}/log`: `[{n, t}]` with `total`.

@@ -143,7 +143,7 @@ fn agent_addresses(interfaces: &Value) -> Vec<String> {
 /// log lines so far, whether it failed, and, while it runs, its planned
 /// end (epoch milliseconds).
 fn task_overview(t: &Task) -> Value {
-    let mut v = t.list_item();
+    let mut v = json!(t.list_item());
     v["lines"] = json!(t.log.len());
     v["failed"] = json!(t.status_class() == "error");
     if let TaskState::Running { until_ms } = t.state {

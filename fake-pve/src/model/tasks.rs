@@ -10,7 +10,6 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 /// A parsed task id:
 /// `UPID:<node>:<pid %08X>:<pstart %08X>:<starttime %08X>:<type>:<id>:<user>:`.
@@ -352,61 +351,50 @@ impl Task {
     }
 
     /// `GET .../tasks/{upid}/status`.
-    pub fn status_view(&self) -> Value {
+    pub fn status(&self) -> Status<'_> {
         let u = &self.upid;
-        let mut v = json!({
-            "upid": self.upid_str,
-            "node": u.node,
-            "pid": u.pid,
-            "pstart": u.pstart,
-            "starttime": u.starttime,
-            "type": u.kind,
-            "id": u.id,
-            "user": u.user,
-            "status": if self.running() { "running" } else { "stopped" },
-        });
-        if let Some((user, tokenid)) = u.user.split_once('!') {
-            v["user"] = json!(user);
-            v["tokenid"] = json!(tokenid);
+        let (user, tokenid) = split_token(&u.user);
+        Status {
+            upid: &self.upid_str,
+            node: &u.node,
+            pid: u.pid,
+            pstart: u.pstart,
+            starttime: u.starttime,
+            kind: &u.kind,
+            id: &u.id,
+            user,
+            status: if self.running() { "running" } else { "stopped" },
+            tokenid,
+            exitstatus: self.exitstatus(),
         }
-        if let Some(e) = self.exitstatus() {
-            v["exitstatus"] = json!(e);
-        }
-        v
     }
 
     /// An item of `GET /nodes/{node}/tasks`.
-    pub fn list_item(&self) -> Value {
+    pub fn list_item(&self) -> ListItem<'_> {
         let u = &self.upid;
-        let mut v = json!({
-            "upid": self.upid_str,
-            "node": u.node,
-            "pid": u.pid,
-            "pstart": u.pstart,
-            "starttime": u.starttime,
-            "type": u.kind,
-            "id": u.id,
-            "user": u.user,
-        });
-        if let Some((user, tokenid)) = u.user.split_once('!') {
-            v["user"] = json!(user);
-            v["tokenid"] = json!(tokenid);
-        }
-        match &self.state {
+        let (user, tokenid) = split_token(&u.user);
+        let (endtime, saved, status) = match &self.state {
             TaskState::Stopped {
                 endtime,
                 exitstatus,
-            } => {
-                v["endtime"] = json!(endtime);
-                v["status"] = json!(exitstatus);
-            }
-            TaskState::Running { .. } => {
-                // As the `active` file lists it.
-                v["saved"] = json!("0");
-                v["status"] = json!("RUNNING");
-            }
+            } => (Some(*endtime), None, exitstatus.as_str()),
+            // As the `active` file lists it.
+            TaskState::Running { .. } => (None, Some("0"), "RUNNING"),
+        };
+        ListItem {
+            upid: &self.upid_str,
+            node: &u.node,
+            pid: u.pid,
+            pstart: u.pstart,
+            starttime: u.starttime,
+            kind: &u.kind,
+            id: &u.id,
+            user,
+            tokenid,
+            endtime,
+            saved,
+            status,
         }
-        v
     }
 
     /// The status class used by `statusfilter`: ok, warning, error or
@@ -420,6 +408,83 @@ impl Task {
             Some(_) => "error",
         }
     }
+}
+
+/// A task's user and, for an API token's task, the token's name apart
+/// (`user@realm!token`).
+fn split_token(user: &str) -> (&str, Option<&str>) {
+    match user.split_once('!') {
+        Some((user, tokenid)) => (user, Some(tokenid)),
+        None => (user, None),
+    }
+}
+
+/// `GET .../tasks/{upid}/status`: the task's id parts, `status`
+/// (`running`/`stopped`), then a token's `tokenid` and a finished task's
+/// `exitstatus`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Status<'a> {
+    /// The UPID.
+    pub upid: &'a str,
+    /// The node.
+    pub node: &'a str,
+    /// The worker's pid.
+    pub pid: u32,
+    /// Its start in clock ticks.
+    pub pstart: u64,
+    /// Its start, epoch seconds.
+    pub starttime: i64,
+    /// The task type.
+    #[serde(rename = "type")]
+    pub kind: &'a str,
+    /// The task id.
+    pub id: &'a str,
+    /// The user (without a token's name).
+    pub user: &'a str,
+    /// `running` or `stopped`.
+    pub status: &'static str,
+    /// A token's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokenid: Option<&'a str>,
+    /// A finished task's exit status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exitstatus: Option<&'a str>,
+}
+
+/// An item of `GET /nodes/{node}/tasks`: the task's id parts, a token's
+/// `tokenid`, then a finished task's `endtime` and exit `status`, or a
+/// running one's `saved` `0` and `RUNNING` (as the `active` file lists
+/// it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ListItem<'a> {
+    /// The UPID.
+    pub upid: &'a str,
+    /// The node.
+    pub node: &'a str,
+    /// The worker's pid.
+    pub pid: u32,
+    /// Its start in clock ticks.
+    pub pstart: u64,
+    /// Its start, epoch seconds.
+    pub starttime: i64,
+    /// The task type.
+    #[serde(rename = "type")]
+    pub kind: &'a str,
+    /// The task id.
+    pub id: &'a str,
+    /// The user (without a token's name).
+    pub user: &'a str,
+    /// A token's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokenid: Option<&'a str>,
+    /// A finished task's end, epoch seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endtime: Option<i64>,
+    /// `0` for a running task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saved: Option<&'static str>,
+    /// The exit status, or `RUNNING`.
+    pub status: &'a str,
 }
 
 /// Every task of the cluster, oldest first, with the lookups that keep a
@@ -666,7 +731,7 @@ impl Tasks {
         node: &str,
         f: &TaskFilter,
         visible: impl Fn(&Task) -> bool,
-    ) -> (Vec<Value>, usize) {
+    ) -> (Vec<ListItem<'_>>, usize) {
         let active = f.source == "active" || f.source == "all";
         let archive = f.source == "archive" || f.source == "all";
         let on_node = |t: &&Task| t.upid.node == node && visible(t) && f.matches(t);

@@ -2,13 +2,24 @@
 //! stopping, and the list filters.
 
 use rstest::rstest;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{T0, World, lab, qm_worker, refused};
 use crate::model::qemu::QemuOp;
 use crate::model::tasks::TaskFilter;
 use crate::model::tasks::Upid;
-use crate::model::{TaskEffect, Worker};
+use crate::model::{Task, TaskEffect, Worker};
+
+/// `GET /nodes/{node}/tasks`'s items (as JSON) and total.
+fn listed(
+    w: &World,
+    node: &str,
+    f: &TaskFilter,
+    visible: impl Fn(&Task) -> bool,
+) -> (Vec<Value>, usize) {
+    let (items, total) = w.c.tasks.list(node, f, visible);
+    (items.iter().map(|i| json!(i)).collect(), total)
+}
 
 fn all() -> TaskFilter {
     TaskFilter {
@@ -19,7 +30,7 @@ fn all() -> TaskFilter {
 }
 
 fn list(w: &World, f: &TaskFilter) -> (Vec<String>, usize) {
-    let (items, total) = w.c.tasks.list("pve", f, |_| true);
+    let (items, total) = listed(w, "pve", f, |_| true);
     let kinds = items
         .iter()
         .map(|v| {
@@ -86,12 +97,12 @@ fn unknown_upids_are_a_400(lab: World, #[case] upid: &str, #[case] msg: &str) {
 fn a_task_runs_until_its_time_comes(mut lab: World) {
     let upid = lab.run_as("pve", Worker::new("qmstart", "100"), "root@pam", 2_500);
     assert!(lab.task(&upid).running());
-    assert_eq!(lab.task(&upid).status_view()["status"], json!("running"));
-    assert!(lab.task(&upid).status_view().get("exitstatus").is_none());
+    assert_eq!(json!(lab.task(&upid).status())["status"], json!("running"));
+    assert!(json!(lab.task(&upid).status()).get("exitstatus").is_none());
     lab.tick(2_499);
     assert!(lab.task(&upid).running());
     lab.tick(1);
-    let st = lab.task(&upid).status_view();
+    let st = json!(lab.task(&upid).status());
     assert_eq!(st["status"], json!("stopped"));
     assert_eq!(st["exitstatus"], json!("OK"));
 }
@@ -128,7 +139,7 @@ fn tasks_end_in_the_order_of_their_end_times(mut lab: World) {
     assert_eq!(lab.exit(&stop), "OK");
     assert!(!lab.c.guests[&100].running());
     let ends = |u: &str| {
-        lab.task(u).list_item()["endtime"]
+        json!(lab.task(u).list_item())["endtime"]
             .as_i64()
             .expect("endtime")
     };
@@ -205,19 +216,19 @@ fn startall_starts_every_vm_it_can(mut lab: World) {
 #[rstest]
 fn a_token_task_shows_user_and_tokenid(mut lab: World) {
     let upid = lab.run_as("pve", Worker::new("qmstart", "100"), "ci@pve!runner", 0);
-    let v = lab.task(&upid).status_view();
+    let v = json!(lab.task(&upid).status());
     assert_eq!(
         (v["user"].clone(), v["tokenid"].clone()),
         (json!("ci@pve"), json!("runner"))
     );
-    let item = lab.task(&upid).list_item();
+    let item = json!(lab.task(&upid).list_item());
     assert_eq!(item["tokenid"], json!("runner"));
 }
 
 #[rstest]
 fn list_items_of_running_and_finished_tasks(lab: World) {
     let w = history(lab);
-    let (items, _) = w.c.tasks.list("pve", &all(), |_| true);
+    let (items, _) = listed(&w, "pve", &all(), |_| true);
     assert_eq!(
         items[0]["status"],
         json!("RUNNING"),
@@ -257,8 +268,7 @@ fn task_list_filters(
 fn the_list_shows_only_what_the_caller_may_see(lab: World) {
     let w = history(lab);
     let (items, total) =
-        w.c.tasks
-            .list("pve", &all(), |t| t.upid.user.starts_with("ci@pve"));
+        listed(&w, "pve", &all(), |t| t.upid.user.starts_with("ci@pve"));
     assert_eq!(total, 1);
     assert_eq!(items[0]["type"], json!("qmstop"));
 }
@@ -266,7 +276,7 @@ fn the_list_shows_only_what_the_caller_may_see(lab: World) {
 #[rstest]
 fn tasks_of_another_node_are_not_listed(lab: World) {
     let w = history(lab);
-    let (items, total) = w.c.tasks.list("pve2", &all(), |_| true);
+    let (items, total) = listed(&w, "pve2", &all(), |_| true);
     assert!(items.is_empty());
     assert_eq!(total, 0);
 }
