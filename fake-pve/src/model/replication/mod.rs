@@ -15,7 +15,6 @@ pub mod run;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::backup::schedule::CalendarEvent;
 use super::qemu::sha1_hex;
@@ -54,15 +53,20 @@ pub fn parse_job_id(id: &str) -> Result<(u32, u64)> {
     Ok((guest, jobnum))
 }
 
-/// A number as PVE prints it: whole ones without a fraction.
-fn number(r: f64) -> Value {
-    if r.fract() == 0.0 && r.abs() < 1e15 {
-        #[allow(clippy::cast_possible_truncation)]
-        let n = r as i64;
-        json!(n)
-    } else {
-        json!(r)
-    }
+/// A job's line of a node's status: the job, its guest type, its next
+/// sync and its state.
+#[derive(Debug, Clone)]
+pub struct StatusLine {
+    /// The job id.
+    pub id: String,
+    /// The job.
+    pub job: Job,
+    /// `qemu` or `lxc`.
+    pub vmtype: &'static str,
+    /// The next sync (0: none).
+    pub next_sync: i64,
+    /// The state file's figures.
+    pub state: JobState,
 }
 
 /// One job of `replication.cfg` (type `local`).
@@ -126,35 +130,24 @@ impl Job {
         format!("local/{}", self.target)
     }
 
-    /// The job as the API lists it (`type`, `id`, `guest`, `jobnum`
-    /// and the options that are set).
-    pub fn view(&self, id: &str) -> Value {
-        let mut v = json!({
-            "id": id,
-            "type": "local",
-            "guest": self.guest,
-            "jobnum": self.jobnum,
-            "target": self.target,
-        });
-        if let Some(s) = &self.schedule {
-            v["schedule"] = json!(s);
-        }
-        if let Some(r) = self.rate {
-            v["rate"] = number(r);
-        }
-        if let Some(c) = &self.comment {
-            v["comment"] = json!(c);
-        }
-        if let Some(d) = self.disable {
-            v["disable"] = json!(u8::from(d));
-        }
-        if let Some(r) = &self.remove_job {
-            v["remove_job"] = json!(r);
-        }
-        if let Some(s) = &self.source {
-            v["source"] = json!(s);
-        }
-        v
+    /// The job number.
+    pub fn jobnum(&self) -> u64 {
+        self.jobnum
+    }
+
+    /// The schedule as written, if set.
+    pub fn schedule_set(&self) -> Option<&str> {
+        self.schedule.as_deref()
+    }
+
+    /// The comment, if any.
+    pub fn comment(&self) -> Option<&str> {
+        self.comment.as_deref()
+    }
+
+    /// The `disable` flag as written, if set.
+    pub fn disable_set(&self) -> Option<bool> {
+        self.disable
     }
 
     fn section_text(&self, id: &str, out: &mut String) {
@@ -298,14 +291,12 @@ impl Replication {
     ///
     /// # Errors
     /// `no such replication job 'x'`.
-    pub fn read(&self, id: &str) -> Result<Value> {
+    pub fn read(&self, id: &str) -> Result<(&Job, String)> {
         let job = self
             .jobs
             .get(id)
             .ok_or_else(|| Error::not_found(format!("no such replication job '{id}'")))?;
-        let mut v = job.view(id);
-        v["digest"] = json!(self.digest());
-        Ok(v)
+        Ok((job, self.digest()))
     }
 
     /// Adds a job once the guest, the target and the volumes were
@@ -514,21 +505,15 @@ impl Replication {
     /// A job's line of `GET /nodes/{node}/replication`
     /// (`extract_job_status`): its configuration, `vmtype`,
     /// `next_sync` and the state's figures.
-    pub fn status_view(&self, id: &str, job: &Job, vmtype: &str, next_sync: i64) -> Value {
-        let st = self.state(job);
-        let mut v = job.view(id);
-        v["vmtype"] = json!(vmtype);
-        v["next_sync"] = json!(next_sync);
-        v["last_sync"] = json!(st.last_sync);
-        v["last_try"] = json!(st.last_try);
-        v["fail_count"] = json!(st.fail_count);
-        if let Some(e) = &st.error {
-            v["error"] = json!(e);
+    pub fn status_line(&self, id: String, job: Job, vmtype: &'static str, next_sync: i64) -> StatusLine {
+        let state = self.state(&job);
+        StatusLine {
+            id,
+            job,
+            vmtype,
+            next_sync,
+            state,
         }
-        if let Some(d) = st.duration {
-            v["duration"] = json!(d);
-        }
-        v
     }
 
     /// The log of a job's last run on `node`, if it ran there.

@@ -3,9 +3,7 @@
 //! its jobs (`job_status`), and the runs pvescheduler makes every minute
 //! (`run_jobs`, `run_replication`, `replicate`), on the emulated clock.
 
-use serde_json::{Value, json};
-
-use super::{Job, JobState, JobUpdate};
+use super::{Job, JobState, JobUpdate, StatusLine};
 use crate::model::qemu::{drive_file, is_drive_key};
 use crate::model::{Cluster, Error, NodeStatus, Result};
 
@@ -267,25 +265,25 @@ impl Cluster {
         node: &str,
         guest: Option<u32>,
         visible: impl Fn(u32) -> bool,
-    ) -> Vec<Value> {
+    ) -> Vec<StatusLine> {
         self.node_jobs(node)
             .into_iter()
             .filter(|(_, j, _, _)| guest.is_none_or(|g| g == j.guest()))
             .filter(|(_, j, _, _)| visible(j.guest()))
-            .map(|(id, j, t, next)| self.replication.status_view(&id, &j, t, next))
+            .map(|(id, j, t, next)| self.replication.status_line(id, j, t, next))
             .collect()
     }
 
     /// `GET /nodes/{node}/replication/{id}/status`: the job's line and
-    /// its guest (for the caller's permission check).
+    /// its guest (`job.guest()`, for the caller's permission check).
     ///
     /// # Errors
     /// `no such replication job 'x'` for a job that is not the node's.
-    pub fn replication_job_status(&self, node: &str, id: &str) -> Result<(Value, u32)> {
+    pub fn replication_job_status(&self, node: &str, id: &str) -> Result<StatusLine> {
         self.node_jobs(node)
             .into_iter()
             .find(|(i, ..)| i == id)
-            .map(|(id, j, t, next)| (self.replication.status_view(&id, &j, t, next), j.guest()))
+            .map(|(id, j, t, next)| self.replication.status_line(id, j, t, next))
             .ok_or_else(|| Error::not_found(format!("no such replication job '{id}'")))
     }
 
@@ -569,8 +567,8 @@ impl Cluster {
     }
 
     /// `GET /nodes/{node}/replication/{id}/log` as `dump_logfile` reads
-    /// the node's log of the job: `[{n, t}]` and the line count (`limit`
-    /// 0 reads to the end).
+    /// the node's log of the job: the lines `(n, t)` and the line count
+    /// (`limit` 0 reads to the end).
     ///
     /// # Errors
     /// `no such replication job 'x'`.
@@ -580,13 +578,13 @@ impl Cluster {
         id: &str,
         start: usize,
         limit: usize,
-    ) -> Result<(Vec<Value>, usize)> {
+    ) -> Result<(Vec<(usize, &str)>, usize)> {
         if self.replication.job(id).is_none() {
             return Err(Error::not_found(format!("no such replication job '{id}'")));
         }
         let Some(lines) = self.replication.log(node, id) else {
             return Ok((
-                vec![json!({ "n": 1, "t": "unable to open file - No such file or directory" })],
+                vec![(1, "unable to open file - No such file or directory")],
                 1,
             ));
         };
@@ -596,7 +594,7 @@ impl Cluster {
             .enumerate()
             .skip(start)
             .take(take)
-            .map(|(i, t)| json!({ "n": i + 1, "t": t }))
+            .map(|(i, t)| (i + 1, t.as_str()))
             .collect();
         Ok((items, lines.len()))
     }

@@ -5,6 +5,7 @@
 use rstest::rstest;
 
 use super::{T0, World, refused};
+use crate::api::replication::view;
 use crate::model::PveVersion;
 use crate::model::replication::{JobUpdate, parse_job_id};
 
@@ -63,6 +64,27 @@ fn to(target: &str) -> JobUpdate {
 
 fn status(w: &World, node: &str) -> Vec<serde_json::Value> {
     w.c.replication_status(node, None, |_| true)
+        .iter()
+        .map(view::status_line)
+        .collect()
+}
+
+/// `GET /cluster/replication/{id}` as the API answers it.
+fn read(w: &World, id: &str) -> crate::model::Result<serde_json::Value> {
+    let (job, digest) = w.c.replication().read(id)?;
+    Ok(view::read(id, job, &digest))
+}
+
+/// A job's log on `node` as the API answers it, and its line count.
+fn log_of(
+    w: &World,
+    node: &str,
+    id: &str,
+    start: usize,
+    limit: usize,
+) -> crate::model::Result<(Vec<serde_json::Value>, usize)> {
+    let (lines, total) = w.c.replication_log(node, id, start, limit)?;
+    Ok((view::log(&lines), total))
 }
 
 #[rstest]
@@ -126,7 +148,7 @@ fn one_job_per_guest_and_target() {
     );
     w.c.create_replication_job("100-1", &to("pve3"), T0)
         .expect("another target");
-    let job = w.c.replication().read("100-0").expect("reads");
+    let job = read(&w, "100-0").expect("reads");
     assert_eq!(job["source"], "pve1");
     assert_eq!(job["type"], "local");
     assert_eq!(job["jobnum"], 0);
@@ -152,7 +174,7 @@ fn a_new_job_runs_at_the_next_minute_and_then_on_its_schedule() {
     let next = after[0]["next_sync"].as_i64().expect("next");
     assert!(next > minute && next % 900 == 0, "{next}");
     assert!(after[0]["duration"].as_f64().is_some());
-    let (log, total) = w.c.replication_log("pve1", "100-0", 0, 0).expect("log");
+    let (log, total) = log_of(&w, "pve1", "100-0", 0, 0).expect("log");
     assert_eq!(total, log.len());
     let text: Vec<&str> = log.iter().filter_map(|l| l["t"].as_str()).collect();
     assert!(
@@ -172,7 +194,7 @@ fn a_new_job_runs_at_the_next_minute_and_then_on_its_schedule() {
     );
     // The next run is incremental, from the last sync's snapshot.
     w.tick((next - minute + 60) * 1000);
-    let (log, _) = w.c.replication_log("pve1", "100-0", 0, 0).expect("log");
+    let (log, _) = log_of(&w, "pve1", "100-0", 0, 0).expect("log");
     assert!(log.iter().any(|l| {
         l["t"].as_str().is_some_and(|t| {
             t.contains(&format!(
@@ -262,12 +284,12 @@ fn delete_marks_for_removal_and_the_next_run_removes_the_job() {
     w.c.delete_replication_job("100-0", false, false)
         .expect("marked");
     assert_eq!(
-        w.c.replication().read("100-0").expect("still there")["remove_job"],
+        read(&w, "100-0").expect("still there")["remove_job"],
         "full"
     );
     w.tick(60_000);
     assert_eq!(
-        refused(w.c.replication().read("100-0")),
+        refused(read(&w, "100-0")),
         (500, "no such replication job '100-0'".into())
     );
     assert!(status(&w, "pve1").is_empty());
@@ -315,7 +337,7 @@ fn update_sets_deletes_and_checks_the_digest() {
         ..JobUpdate::default()
     };
     w.c.update_replication_job("100-0", &up).expect("updated");
-    let job = w.c.replication().read("100-0").expect("reads");
+    let job = read(&w, "100-0").expect("reads");
     assert_eq!(job["rate"], 10.5);
     assert_eq!(job["schedule"], "*/30");
     assert!(job.get("comment").is_none());
@@ -354,7 +376,7 @@ fn a_log_not_written_on_a_node_reads_as_a_missing_file() {
     let mut w = world();
     w.c.create_replication_job("100-0", &to("pve2"), T0)
         .expect("created");
-    let (lines, total) = w.c.replication_log("pve2", "100-0", 0, 50).expect("log");
+    let (lines, total) = log_of(&w, "pve2", "100-0", 0, 50).expect("log");
     assert_eq!(total, 1);
     assert_eq!(
         lines[0]["t"],

@@ -12,6 +12,8 @@ use crate::model::replication::{JobUpdate, parse_job_id};
 use crate::model::{Error, Result};
 use crate::spec::formats::split_list;
 
+pub mod view;
+
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
     vec![
@@ -80,7 +82,7 @@ fn index(ctx: &Ctx<'_>) -> Result<Reply> {
                 c.access()
                     .has_priv(who, &format!("/vms/{}", j.guest()), "VM.Audit")
             })
-            .map(|(id, j)| j.view(id))
+            .map(|(id, j)| view::job(id, j))
             .collect::<Vec<_>>()
     });
     Ok(Value::Array(rows).into())
@@ -92,10 +94,10 @@ fn read(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?;
     Ok(ctx
         .with(|c| {
-            let v = c.replication().read(&id)?;
+            let (job, digest) = c.replication().read(&id)?;
             c.access()
-                .check_perm(who, &format!("/vms/{}", v["guest"]), &["VM.Audit"])?;
-            Ok::<_, Error>(v)
+                .check_perm(who, &format!("/vms/{}", job.guest()), &["VM.Audit"])?;
+            Ok::<_, Error>(view::read(&id, job, &digest))
         })?
         .into())
 }
@@ -148,6 +150,9 @@ fn status(ctx: &Ctx<'_>) -> Result<Reply> {
         c.replication_status(&node, guest, |g| {
             c.access().has_priv(who, &format!("/vms/{g}"), "VM.Audit")
         })
+        .iter()
+        .map(view::status_line)
+        .collect::<Vec<_>>()
     });
     Ok(Value::Array(rows).into())
 }
@@ -165,10 +170,10 @@ fn job_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?;
     Ok(ctx
         .with(|c| {
-            let (v, guest) = c.replication_job_status(&node, &id)?;
+            let line = c.replication_job_status(&node, &id)?;
             c.access()
-                .check_perm(who, &format!("/vms/{guest}"), &["VM.Audit"])?;
-            Ok::<_, Error>(v)
+                .check_perm(who, &format!("/vms/{}", line.job.guest()), &["VM.Audit"])?;
+            Ok::<_, Error>(view::status_line(&line))
         })?
         .into())
 }
@@ -194,7 +199,8 @@ fn read_job_log(ctx: &Ctx<'_>) -> Result<Reply> {
         {
             return Err(Error::Forbidden("Permission check failed".into()));
         }
-        c.replication_log(&node, &id, start, limit)
+        let (lines, total) = c.replication_log(&node, &id, start, limit)?;
+        Ok((view::log(&lines), total))
     })?;
     Ok(Reply {
         raw: None,
