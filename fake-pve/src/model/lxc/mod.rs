@@ -33,7 +33,7 @@ pub mod power;
 mod restore;
 pub mod schema;
 mod snapshot;
-mod status;
+pub(crate) mod status;
 
 pub use clone::CtCloneRequest;
 pub use config::CtUpdate;

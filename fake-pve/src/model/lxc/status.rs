@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 
 use super::Ct;
 use super::schema::mp_size;
+use crate::model::qemu::VmStatus;
 use crate::model::cluster::Cluster;
+use crate::model::ha::ServiceStatus;
 
 /// `maxdisk` of a stopped container without a `size=`: 4 GiB.
 const DEFAULT_MAXDISK: u64 = 4 << 30;
@@ -27,6 +29,24 @@ pub(crate) struct CtFigures {
     pub netout: u64,
     pub diskread: u64,
     pub diskwrite: u64,
+}
+
+/// `vmstatus()` of one container: its figures and what the status adds
+/// to them; the API's view writes it out.
+pub(crate) struct CtStatus<'a> {
+    pub vmid: u32,
+    pub status: VmStatus,
+    pub figures: CtFigures,
+    pub maxswap: u64,
+    /// Running containers only.
+    pub pid: Option<u32>,
+    /// The pressure stall figures (all 0) of a running container on 9.x.
+    pub pressure: bool,
+    pub tags: Option<&'a str>,
+    pub template: bool,
+    pub lock: Option<&'a str>,
+    /// `status/current` only.
+    pub ha: Option<ServiceStatus<'a>>,
 }
 
 impl Cluster {
@@ -81,87 +101,51 @@ impl Cluster {
 
     /// `vmstatus()` for one container; `current` adds what
     /// `status/current` shows (`ha`).
-    pub fn ct_status(&self, ct: &Ct, now_ms: i64, current: bool) -> Value {
+    pub(crate) fn ct_status<'a>(&'a self, ct: &'a Ct, now_ms: i64, current: bool) -> CtStatus<'a> {
         let running = ct.running();
         let host_cpus = self
             .nodes
             .iter()
             .find(|n| n.name == ct.node())
             .map_or(1, |n| u64::from(n.cpus));
-        let conf = ct.config();
-        let f = self.ct_figures(ct, now_ms, host_cpus);
-        let mut s = json!({
-            "vmid": ct.vmid(),
-            "type": "lxc",
-            "status": ct.status(),
-            "name": f.name,
-            "cpus": f.cpus,
-            "maxmem": f.maxmem,
-            "maxswap": ct.maxswap(),
-            "maxdisk": f.maxdisk,
-            "disk": f.disk,
-            "mem": f.mem,
-            "swap": 0,
-            "cpu": f.cpu,
-            "uptime": f.uptime,
-            "netin": f.netin,
-            "netout": f.netout,
-            "diskread": f.diskread,
-            "diskwrite": f.diskwrite,
-        });
-        if running {
-            s["pid"] = json!(20_000 + ct.vmid());
+        CtStatus {
+            vmid: ct.vmid(),
+            status: ct.status(),
+            figures: self.ct_figures(ct, now_ms, host_cpus),
+            maxswap: ct.maxswap(),
+            pid: running.then(|| 20_000 + ct.vmid()),
+            // Pressure stall figures came with PVE 9.0.
+            pressure: running && self.version.is_v9(),
+            tags: ct.config().get("tags").map(String::as_str),
+            template: ct.template(),
+            lock: ct.lock(),
+            ha: current.then(|| self.ha.guest_service_status("ct", ct.vmid())),
         }
-        // Pressure stall figures came with PVE 9.0.
-        if running && self.version.is_v9() {
-            for k in [
-                "pressurecpusome",
-                "pressurecpufull",
-                "pressureiosome",
-                "pressureiofull",
-                "pressurememorysome",
-                "pressurememoryfull",
-            ] {
-                s[k] = json!(0);
-            }
-        }
-        if let Some(t) = conf.get("tags") {
-            s["tags"] = json!(t);
-        }
-        if ct.template() {
-            s["template"] = json!(1);
-        }
-        if let Some(l) = ct.lock() {
-            s["lock"] = json!(l);
-        }
-        if current {
-            s["ha"] = json!(self.ha.guest_service_status("ct", ct.vmid()));
-        }
-        s
     }
 
     /// The entry of a container in `/cluster/resources`.
     pub fn ct_resource(&self, ct: &Ct, now: i64) -> Value {
         let st = self.ct_status(ct, now.saturating_mul(1000), false);
+        let f = st.figures;
         let mut item = json!({
             "id": format!("lxc/{}", ct.vmid()),
             "vmid": ct.vmid(),
             "type": "lxc",
             "node": ct.node(),
-            "name": st["name"],
-            "status": st["status"],
+            "name": f.name,
+            "status": st.status,
             "template": u8::from(ct.template()),
-            "uptime": st["uptime"],
-            "maxcpu": st["cpus"],
-            "cpu": st["cpu"],
-            "maxmem": st["maxmem"],
-            "mem": st["mem"],
-            "maxdisk": st["maxdisk"],
-            "disk": st["disk"],
-            "netin": st["netin"],
-            "netout": st["netout"],
-            "diskread": st["diskread"],
-            "diskwrite": st["diskwrite"],
+            "uptime": f.uptime,
+            "maxcpu": f.cpus,
+            "cpu": f.cpu,
+            "maxmem": f.maxmem,
+            "mem": f.mem,
+            "maxdisk": f.maxdisk,
+            "disk": f.disk,
+            "netin": f.netin,
+            "netout": f.netout,
+            "diskread": f.diskread,
+            "diskwrite": f.diskwrite,
         });
         for key in ["lock", "tags"] {
             if let Some(val) = ct.config().get(key) {
@@ -252,7 +236,7 @@ impl Cluster {
         let now = now_ms.div_euclid(1000);
         let ctime = reso * now.div_euclid(reso);
         let start = ctime - reso * count;
-        let st = self.ct_status(ct, now_ms, false);
+        let st = self.ct_status(ct, now_ms, false).figures;
         let started = ct.started_ms().map(|ms| ms.div_euclid(1000));
         let points = (0..count)
             .map(|i| {
@@ -260,12 +244,12 @@ impl Cluster {
                 let up = ct.running() && started.is_some_and(|s| s <= t);
                 let mut p = json!({
                     "time": t,
-                    "maxcpu": st["cpus"],
-                    "maxmem": st["maxmem"],
-                    "maxdisk": st["maxdisk"],
-                    "disk": if up { st["maxdisk"].as_u64().unwrap_or(0) / 8 } else { 0 },
+                    "maxcpu": st.cpus,
+                    "maxmem": st.maxmem,
+                    "maxdisk": st.maxdisk,
+                    "disk": if up { st.maxdisk / 8 } else { 0 },
                     "cpu": if up { 0.0042 } else { 0.0 },
-                    "mem": if up { st["maxmem"].as_u64().unwrap_or(0) / 8 } else { 0 },
+                    "mem": if up { st.maxmem / 8 } else { 0 },
                     "netin": if up { 1200 } else { 0 },
                     "netout": if up { 250 } else { 0 },
                     "diskread": if up { 4096 } else { 0 },

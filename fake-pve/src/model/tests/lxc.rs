@@ -350,12 +350,14 @@ fn power_calls_check_the_state_first() {
     assert_eq!(p(&w, PowerCall::Resume), "CT 200 already running");
     let status =
         w.c.ct_status(w.c.ct("pve", 200).expect("ct"), w.now_ms + 5000, true);
-    assert_eq!(status["status"], json!("running"));
-    assert_eq!(status["type"], json!("lxc"));
-    assert_eq!(status["pid"], json!(20_200));
-    assert_eq!(status["uptime"], json!(5));
-    assert_eq!(status["maxswap"], json!(512u64 << 20));
-    assert_eq!(status["ha"], json!({ "managed": 0 }));
+    assert_eq!(status.status, crate::model::qemu::VmStatus::Running);
+    assert_eq!(status.pid, Some(20_200));
+    assert_eq!(status.figures.uptime, 5);
+    assert_eq!(status.maxswap, 512u64 << 20);
+    assert_eq!(
+        status.ha,
+        Some(crate::model::ha::ServiceStatus::Unmanaged)
+    );
     let sd =
         w.c.ct_power(
             "pve",
@@ -726,7 +728,7 @@ containers:
             .expect("volume made");
     assert_eq!((vol.size, vol.vmid), (4u64 << 30, 200));
     let status = w.c.ct_status(ct, w.now_ms, false);
-    assert_eq!(status["uptime"], json!(3600));
+    assert_eq!(status.figures.uptime, 3600);
     // A container may not take a VM's VMID.
     let dup = yaml.replace("vmid: 200", "vmid: 100");
     let e = crate::model::scenario::Scenario::parse(&dup, "dup.yaml")

@@ -9,6 +9,8 @@
 
 use serde_json::{Value, json};
 
+mod view;
+
 use super::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::ha::HaRequest;
 use crate::model::lxc::power::PowerCall;
@@ -90,7 +92,7 @@ fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
                 c.access()
                     .has_priv(&who, &format!("/vms/{}", ct.vmid()), "VM.Audit")
             })
-            .map(|ct| c.ct_status(ct, now_ms, false))
+            .map(|ct| view::status(&c.ct_status(ct, now_ms, false)))
             .collect::<Vec<_>>()
     });
     Ok(Value::Array(items).into())
@@ -418,7 +420,7 @@ fn vm_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let now_ms = ctx.now_ms();
     ctx.with(|c| {
         let ct = c.ct(&node, vmid)?;
-        Ok(c.ct_status(ct, now_ms, true).into())
+        Ok(view::status(&c.ct_status(ct, now_ms, true)).into())
     })
 }
 
