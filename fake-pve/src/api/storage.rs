@@ -255,7 +255,10 @@ fn content_index(ctx: &Ctx<'_>) -> Result<Reply> {
                 .into_iter()
                 .filter(|v| {
                     let volid = v["volid"].as_str().unwrap_or_default();
-                    c.check_volume_access(&who, None, volid, None).is_ok()
+                    crate::model::guest_perm::check_volume_access(
+                        &c.access, &c.storage, &who, None, volid, None,
+                    )
+                    .is_ok()
                 })
                 .collect::<Vec<_>>(),
         )
@@ -316,7 +319,14 @@ fn content_info(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?.clone();
     Ok(ctx
         .with(|c| {
-            c.check_volume_access(&who, None, &format!("{sid}:{name}"), None)?;
+            crate::model::guest_perm::check_volume_access(
+                &c.access,
+                &c.storage,
+                &who,
+                None,
+                &format!("{sid}:{name}"),
+                None,
+            )?;
             c.storages().volume_info(&sid, &node, &name)
         })?
         .into())
@@ -330,7 +340,14 @@ fn content_update(ctx: &Ctx<'_>) -> Result<Reply> {
     let protected = ctx.params.bool("protected")?;
     let who = ctx.who()?.clone();
     ctx.with(|c| {
-        c.check_volume_access(&who, None, &format!("{sid}:{name}"), None)?;
+        crate::model::guest_perm::check_volume_access(
+            &c.access,
+            &c.storage,
+            &who,
+            None,
+            &format!("{sid}:{name}"),
+            None,
+        )?;
         c.storages_mut()
             .update_volume_attrs(&sid, &node, &name, notes, protected)
     })?;

@@ -750,7 +750,11 @@ impl Cluster {
     fn advance_tasks(&mut self, now_ms: i64) {
         self.run_due_jobs(now_ms);
         self.run_replication(now_ms);
-        self.run_due_realm_syncs(now_ms);
+        // pvescheduler's realm syncs: root@pam's tasks on the local node.
+        for (worker, at_ms) in self.access.due_realm_syncs(now_ms) {
+            let node = self.nodes.local().to_string();
+            self.spawn_task(&node, worker, "root@pam", at_ms, 0);
+        }
         while let Some((i, until_ms)) = self.tasks.next_due(now_ms) {
             let Some(task) = self.tasks.at(i) else {
                 break;

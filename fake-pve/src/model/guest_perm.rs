@@ -1,16 +1,19 @@
 //! Permission checks that PVE's guest handlers make themselves, beyond
 //! the schema's `check` lists, and that VMs, containers and the storage
-//! content share: a privilege on a guest or its pool
-//! (pve-access-control `RPCEnvironment::check_vm_perm`), SDN.Use on a
-//! bridge and its VLANs (pve-guest-common `GuestHelpers::check_vnet_access`)
-//! and access to a volume (pve-storage `Storage::check_volume_access`).
+//! content share: SDN.Use on a bridge and its VLANs (pve-guest-common
+//! `GuestHelpers::check_vnet_access`) and access to a volume (pve-storage
+//! `Storage::check_volume_access`), each a function of the areas it
+//! reads. A privilege on a guest or its pool (pve-access-control
+//! `RPCEnvironment::check_vm_perm`) is [`Access::check_vm_perm`].
 //!
 //! Each check refuses as PVE does: a missing privilege is a 403
 //! `Permission check failed (<path>, <privilege>)`, what only root@pam may
 //! do is PVE's own `die` (500) or `raise_perm_exc`, as each check words it.
 
+use super::access::Access;
 use super::access::AuthId;
-use super::cluster::Cluster;
+use super::sdn::Sdn;
+use super::storage::Storages;
 use super::storage::content::{backup_info, vtype};
 use super::storage::parse_volid;
 use super::{Error, Result};
@@ -82,167 +85,128 @@ pub fn volname_owner(name: &str) -> Option<u32> {
     }
 }
 
-impl Cluster {
-    /// `check_vm_perm`: `privs` on the pool if one is given, else on
-    /// `/vms/<vmid>`; `any` wants one of them rather than all.
-    ///
-    /// # Errors
-    /// 403 `Permission check failed (/vms/<vmid>, <privilege>)`, the
-    /// privileges joined by `|` with `any`.
-    pub fn check_vm_perm(
-        &self,
-        who: &AuthId,
-        vmid: u32,
-        pool: Option<&str>,
-        privs: &[&str],
-        any: bool,
-    ) -> Result<()> {
-        let holds = |path: &str| {
-            if any {
-                self.access.has_any(who, path, privs)
-            } else {
-                privs.iter().all(|p| self.access.has_priv(who, path, p))
-            }
-        };
-        if let Some(pool) = pool.filter(|p| !p.is_empty())
-            && holds(&format!("/pool/{pool}"))
-        {
-            return Ok(());
-        }
-        let path = format!("/vms/{vmid}");
-        if any {
-            self.access.check_any(who, &path, privs)
-        } else {
-            self.access.check_perm(who, &path, privs)
+/// `check_vnet_access`: SDN.Use on the bridge (or VNet) of a network
+/// device, in the zone of the VNet (`localnetwork` for a plain
+/// bridge); with a VLAN `tag` or `trunks`, SDN.Use on each VLAN
+/// instead (which an ACL on the bridge gives by propagation).
+///
+/// # Errors
+/// 403 `Permission check failed (/sdn/zones/<zone>/<bridge>[/<tag>], SDN.Use)`.
+pub fn check_vnet_access(
+    access: &Access,
+    sdn: &Sdn,
+    who: &AuthId,
+    bridge: &str,
+    tag: Option<&str>,
+    trunks: Option<&str>,
+) -> Result<()> {
+    let zone = sdn
+        .vnet_zone(bridge)
+        .ok()
+        .filter(|z| !z.is_empty())
+        .unwrap_or_else(|| "localnetwork".into());
+    let base = format!("/sdn/zones/{zone}/{bridge}");
+    let tag = tag.filter(|t| !t.is_empty() && *t != "0");
+    let trunks = trunks.filter(|t| !t.is_empty());
+    if let Some(t) = tag {
+        access.check_perm(who, &format!("{base}/{t}"), &["SDN.Use"])?;
+    }
+    if let Some(tr) = trunks {
+        for t in trunk_tags(tr) {
+            access.check_perm(who, &format!("{base}/{t}"), &["SDN.Use"])?;
         }
     }
-
-    /// `check_vnet_access`: SDN.Use on the bridge (or VNet) of a network
-    /// device, in the zone of the VNet (`localnetwork` for a plain
-    /// bridge); with a VLAN `tag` or `trunks`, SDN.Use on each VLAN
-    /// instead (which an ACL on the bridge gives by propagation).
-    ///
-    /// # Errors
-    /// 403 `Permission check failed (/sdn/zones/<zone>/<bridge>[/<tag>], SDN.Use)`.
-    pub fn check_vnet_access(
-        &self,
-        who: &AuthId,
-        bridge: &str,
-        tag: Option<&str>,
-        trunks: Option<&str>,
-    ) -> Result<()> {
-        let zone = self
-            .sdn
-            .vnet_zone(bridge)
-            .ok()
-            .filter(|z| !z.is_empty())
-            .unwrap_or_else(|| "localnetwork".into());
-        let base = format!("/sdn/zones/{zone}/{bridge}");
-        let tag = tag.filter(|t| !t.is_empty() && *t != "0");
-        let trunks = trunks.filter(|t| !t.is_empty());
-        if let Some(t) = tag {
-            self.access
-                .check_perm(who, &format!("{base}/{t}"), &["SDN.Use"])?;
-        }
-        if let Some(tr) = trunks {
-            for t in trunk_tags(tr) {
-                self.access
-                    .check_perm(who, &format!("{base}/{t}"), &["SDN.Use"])?;
-            }
-        }
-        if tag.is_none() && trunks.is_none() {
-            self.access.check_perm(who, &base, &["SDN.Use"])?;
-        }
-        Ok(())
+    if tag.is_none() && trunks.is_none() {
+        access.check_perm(who, &base, &["SDN.Use"])?;
     }
+    Ok(())
+}
 
-    /// `check_bridge_access` of one network device's value (`net0`): the
-    /// VNet check of its bridge, if it has one. root@pam is not checked.
-    ///
-    /// # Errors
-    /// Those of [`Cluster::check_vnet_access`].
-    pub fn check_net_bridge_access(&self, who: &AuthId, net: &str) -> Result<()> {
+/// `check_bridge_access` of one network device's value (`net0`): the
+/// VNet check of its bridge, if it has one. root@pam is not checked.
+///
+/// # Errors
+/// Those of [`check_vnet_access`].
+pub fn check_net_bridge_access(access: &Access, sdn: &Sdn, who: &AuthId, net: &str) -> Result<()> {
+    if is_root_pam(who) {
+        return Ok(());
+    }
+    match prop_value(net, "bridge") {
+        Some(bridge) => check_vnet_access(
+            access,
+            sdn,
+            who,
+            bridge,
+            prop_value(net, "tag"),
+            prop_value(net, "trunks"),
+        ),
+        None => Ok(()),
+    }
+}
+
+/// `check_volume_access`: whether `who` may use the volume `volid`
+/// for guest `vmid` (or for no guest). Datastore.Allocate on its
+/// storage allows every volume; otherwise ISO images, container
+/// templates and import sources need Datastore.AllocateSpace or
+/// Datastore.Audit, the guest's own volumes nothing more, another
+/// guest's backup Datastore.AllocateSpace and VM.Backup on that
+/// guest, another guest's image Datastore.Audit and VM.Config.Disk on
+/// that guest. A path outside any storage is root@pam's. `ctype`,
+/// when given, is the content type the volume must have (`images`
+/// does for `rootdir`).
+///
+/// # Errors
+/// 403 `Permission check failed (...)`; 500 `unable to use volume
+/// <volid> - content type needs to be '<type>'`, `missing privileges
+/// to access <volid>`, `Only root can pass arbitrary filesystem
+/// paths.`; the storage's `storage '<id>' does not exist`.
+pub fn check_volume_access(
+    access: &Access,
+    storage: &Storages,
+    who: &AuthId,
+    vmid: Option<u32>,
+    volid: &str,
+    ctype: Option<&str>,
+) -> Result<()> {
+    let Some((sid, name)) = parse_volid(volid).filter(|(s, _)| valid_storage_id(s)) else {
         if is_root_pam(who) {
             return Ok(());
         }
-        match prop_value(net, "bridge") {
-            Some(bridge) => self.check_vnet_access(
-                who,
-                bridge,
-                prop_value(net, "tag"),
-                prop_value(net, "trunks"),
-            ),
-            None => Ok(()),
-        }
+        return Err(Error::failed(
+            "Only root can pass arbitrary filesystem paths.",
+        ));
+    };
+    storage.existing(sid)?;
+    let vt = vtype(name);
+    let owner = volname_owner(name);
+    if let Some(t) = ctype
+        && vt != t
+        && !(t == "rootdir" && vt == "images")
+    {
+        return Err(Error::failed(format!(
+            "unable to use volume {volid} - content type needs to be '{t}'"
+        )));
     }
-
-    /// `check_volume_access`: whether `who` may use the volume `volid`
-    /// for guest `vmid` (or for no guest). Datastore.Allocate on its
-    /// storage allows every volume; otherwise ISO images, container
-    /// templates and import sources need Datastore.AllocateSpace or
-    /// Datastore.Audit, the guest's own volumes nothing more, another
-    /// guest's backup Datastore.AllocateSpace and VM.Backup on that
-    /// guest, another guest's image Datastore.Audit and VM.Config.Disk on
-    /// that guest. A path outside any storage is root@pam's. `ctype`,
-    /// when given, is the content type the volume must have (`images`
-    /// does for `rootdir`).
-    ///
-    /// # Errors
-    /// 403 `Permission check failed (...)`; 500 `unable to use volume
-    /// <volid> - content type needs to be '<type>'`, `missing privileges
-    /// to access <volid>`, `Only root can pass arbitrary filesystem
-    /// paths.`; the storage's `storage '<id>' does not exist`.
-    pub fn check_volume_access(
-        &self,
-        who: &AuthId,
-        vmid: Option<u32>,
-        volid: &str,
-        ctype: Option<&str>,
-    ) -> Result<()> {
-        let Some((sid, name)) = parse_volid(volid).filter(|(s, _)| valid_storage_id(s)) else {
-            if is_root_pam(who) {
-                return Ok(());
-            }
-            return Err(Error::failed(
-                "Only root can pass arbitrary filesystem paths.",
-            ));
-        };
-        self.storage.existing(sid)?;
-        let vt = vtype(name);
-        let owner = volname_owner(name);
-        if let Some(t) = ctype
-            && vt != t
-            && !(t == "rootdir" && vt == "images")
-        {
-            return Err(Error::failed(format!(
-                "unable to use volume {volid} - content type needs to be '{t}'"
-            )));
+    let spath = format!("/storage/{sid}");
+    if access.has_priv(who, &spath, "Datastore.Allocate") {
+        return Ok(());
+    }
+    match (vt, owner) {
+        ("iso" | "vztmpl" | "import", _) => {
+            access.check_any(who, &spath, &["Datastore.AllocateSpace", "Datastore.Audit"])
         }
-        let spath = format!("/storage/{sid}");
-        if self.access.has_priv(who, &spath, "Datastore.Allocate") {
-            return Ok(());
+        (_, Some(o)) if vmid == Some(o) => Ok(()),
+        ("backup", Some(o)) => {
+            access.check_perm(who, &spath, &["Datastore.AllocateSpace"])?;
+            access.check_perm(who, &format!("/vms/{o}"), &["VM.Backup"])
         }
-        match (vt, owner) {
-            ("iso" | "vztmpl" | "import", _) => {
-                self.access
-                    .check_any(who, &spath, &["Datastore.AllocateSpace", "Datastore.Audit"])
-            }
-            (_, Some(o)) if vmid == Some(o) => Ok(()),
-            ("backup", Some(o)) => {
-                self.access
-                    .check_perm(who, &spath, &["Datastore.AllocateSpace"])?;
-                self.access
-                    .check_perm(who, &format!("/vms/{o}"), &["VM.Backup"])
-            }
-            ("images" | "rootdir", Some(o)) => {
-                self.access.check_perm(who, &spath, &["Datastore.Audit"])?;
-                self.access
-                    .check_perm(who, &format!("/vms/{o}"), &["VM.Config.Disk"])
-            }
-            _ => Err(Error::failed(format!(
-                "missing privileges to access {volid}"
-            ))),
+        ("images" | "rootdir", Some(o)) => {
+            access.check_perm(who, &spath, &["Datastore.Audit"])?;
+            access.check_perm(who, &format!("/vms/{o}"), &["VM.Config.Disk"])
         }
+        _ => Err(Error::failed(format!(
+            "missing privileges to access {volid}"
+        ))),
     }
 }
 

@@ -170,7 +170,14 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
             unprivileged.unwrap_or(version.is_v9()),
         )?;
         if ostemplate != "-" {
-            c.check_volume_access(&who, Some(vmid), &ostemplate, Some("vztmpl"))?;
+            crate::model::guest_perm::check_volume_access(
+                &c.access,
+                &c.storage,
+                &who,
+                Some(vmid),
+                &ostemplate,
+                Some("vztmpl"),
+            )?;
         }
         sids.iter().try_for_each(|s| {
             c.access()
@@ -262,7 +269,14 @@ fn restore_ct(ctx: &Ctx<'_>, node: &str, vmid: u32) -> Result<Reply> {
         )?;
         // check_volume_access on the archive, as content `backup`.
         if archive != "-" {
-            c.check_volume_access(&who, Some(vmid), &archive, Some("backup"))?;
+            crate::model::guest_perm::check_volume_access(
+                &c.access,
+                &c.storage,
+                &who,
+                Some(vmid),
+                &archive,
+                Some("backup"),
+            )?;
         }
         for s in &sids {
             access.check_perm(&who, &format!("/storage/{s}"), &["Datastore.AllocateSpace"])?;

@@ -161,7 +161,14 @@ fn check_tags(ctx: &Ctx<'_>, node: &str, vmid: u32, u: &ConfigUpdate) -> Result<
         } else {
             u.set.get("tags").map(String::as_str)
         };
-        c.assert_tag_permissions(&who, vmid, old.as_deref(), new)
+        crate::model::access::tags::assert_tag_permissions(
+            &c.access,
+            &c.guests,
+            &who,
+            vmid,
+            old.as_deref(),
+            new,
+        )
     })
 }
 

@@ -154,7 +154,16 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     }
     if let Some(tags) = config.get("tags") {
         let who = ctx.who()?.clone();
-        ctx.with(|c| c.assert_tag_permissions(&who, vmid, None, Some(tags)))?;
+        ctx.with(|c| {
+            crate::model::access::tags::assert_tag_permissions(
+                &c.access,
+                &c.guests,
+                &who,
+                vmid,
+                None,
+                Some(tags),
+            )
+        })?;
     }
     let who = ctx.who()?.to_string();
     let now_ms = ctx.now_ms();

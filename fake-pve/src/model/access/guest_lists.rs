@@ -1,6 +1,7 @@
-//! The permission checks of the calls that act on a list of guests at
-//! once, which PVE makes in their handlers (the schema says `user: all`):
-//! the node-wide `startall`, `stopall`, `suspendall`, `migrateall`
+//! The permission checks on guests that PVE makes in handlers: on one
+//! guest or its pool (`check_vm_perm`), and those of the calls that act
+//! on a list of guests at once (the schema says `user: all`): the
+//! node-wide `startall`, `stopall`, `suspendall`, `migrateall`
 //! (pve-manager `API2/Nodes.pm`) and the cluster's bulk actions
 //! (`API2/Cluster/BulkAction/Guest.pm`, `check_guest_permissions`).
 
@@ -8,6 +9,41 @@ use super::{Access, AuthId};
 use crate::model::{Error, Result};
 
 impl Access {
+    /// `check_vm_perm` (pve-access-control `RPCEnvironment.pm`): `privs`
+    /// on the pool if one is given, else on `/vms/<vmid>`; `any` wants one
+    /// of them rather than all.
+    ///
+    /// # Errors
+    /// 403 `Permission check failed (/vms/<vmid>, <privilege>)`, the
+    /// privileges joined by `|` with `any`.
+    pub fn check_vm_perm(
+        &self,
+        who: &AuthId,
+        vmid: u32,
+        pool: Option<&str>,
+        privs: &[&str],
+        any: bool,
+    ) -> Result<()> {
+        let holds = |path: &str| {
+            if any {
+                self.has_any(who, path, privs)
+            } else {
+                privs.iter().all(|p| self.has_priv(who, path, p))
+            }
+        };
+        if let Some(pool) = pool.filter(|p| !p.is_empty())
+            && holds(&format!("/pool/{pool}"))
+        {
+            return Ok(());
+        }
+        let path = format!("/vms/{vmid}");
+        if any {
+            self.check_any(who, &path, privs)
+        } else {
+            self.check_perm(who, &path, privs)
+        }
+    }
+
     /// `Nodes.pm`'s check: every privilege of `on_root` on `/` lets the
     /// call act on any guest; otherwise each guest listed in `vms` needs
     /// `per_guest` on `/vms/<id>`, and without a list the call is refused

@@ -257,22 +257,23 @@ impl Access {
     }
 }
 
-impl crate::model::Cluster {
-    /// Starts the realm syncs whose schedule is due by `now_ms`, as
-    /// pvescheduler does: `auth-realm-sync` tasks of root@pam on the
-    /// local node, at the scheduled time.
-    pub(crate) fn run_due_realm_syncs(&mut self, now_ms: i64) {
-        let due = self.access.due_sync_jobs(now_ms.div_euclid(1000));
-        for (realm, options, at) in due {
-            let node = self.nodes.local().to_string();
-            let mut worker = crate::model::Worker::new("auth-realm-sync", &realm);
-            worker.effect = crate::model::TaskEffect::RealmSync {
-                realm: realm.clone(),
-                options,
-                dry_run: false,
-            };
-            self.spawn_task(&node, worker, "root@pam", at.saturating_mul(1000), 0);
-        }
+impl Access {
+    /// The realm syncs whose schedule is due by `now_ms`, as pvescheduler
+    /// starts them: `auth-realm-sync` workers, each with the time it
+    /// starts at (ms).
+    pub(crate) fn due_realm_syncs(&mut self, now_ms: i64) -> Vec<(crate::model::Worker, i64)> {
+        self.due_sync_jobs(now_ms.div_euclid(1000))
+            .into_iter()
+            .map(|(realm, options, at)| {
+                let mut worker = crate::model::Worker::new("auth-realm-sync", &realm);
+                worker.effect = crate::model::TaskEffect::RealmSync {
+                    realm,
+                    options,
+                    dry_run: false,
+                };
+                (worker, at.saturating_mul(1000))
+            })
+            .collect()
     }
 }
 

@@ -13,8 +13,8 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::AuthId;
-use crate::model::cluster::Cluster;
+use super::{Access, AuthId};
+use crate::model::guests::Guests;
 use crate::model::{Error, Result};
 
 /// `datacenter.cfg`'s tag rules.
@@ -53,7 +53,7 @@ impl TagAccess {
     }
 }
 
-impl super::Access {
+impl Access {
     /// `datacenter.cfg`'s tag rules.
     pub fn tag_access(&self) -> &TagAccess {
         &self.tag_access
@@ -74,79 +74,72 @@ fn tags_of(v: Option<&str>) -> Vec<String> {
         .collect()
 }
 
-impl Cluster {
-    /// `get_allowed_tags` for a caller without `Sys.Modify` on `/`: the
-    /// tags allowed, and whether any tag is (`free`).
-    fn allowed_tags(&self, who: &AuthId) -> (BTreeSet<String>, bool) {
-        let rules = self.access.tag_access();
-        let mut allowed: BTreeSet<String> = BTreeSet::new();
-        if rules.user_allow != "none" {
-            allowed.extend(rules.allow_list.iter().cloned());
-        }
-        if rules.user_allow == "free" || rules.user_allow == "existing" {
-            let vms = self
-                .guests
-                .values()
-                .map(|v| (v.vmid, v.config.get("tags").map(String::as_str)));
-            let cts = self
-                .guests
-                .cts()
-                .values()
-                .map(|c| (c.vmid(), c.config().get("tags").map(String::as_str)));
-            for (vmid, tags) in vms.chain(cts) {
-                if self
-                    .access
-                    .has_priv(who, &format!("/vms/{vmid}"), "VM.Audit")
-                {
-                    allowed.extend(tags_of(tags));
-                }
+/// `get_allowed_tags` for a caller without `Sys.Modify` on `/`: the
+/// tags allowed, and whether any tag is (`free`).
+fn allowed_tags(access: &Access, guests: &Guests, who: &AuthId) -> (BTreeSet<String>, bool) {
+    let rules = access.tag_access();
+    let mut allowed: BTreeSet<String> = BTreeSet::new();
+    if rules.user_allow != "none" {
+        allowed.extend(rules.allow_list.iter().cloned());
+    }
+    if rules.user_allow == "free" || rules.user_allow == "existing" {
+        let vms = guests
+            .values()
+            .map(|v| (v.vmid, v.config.get("tags").map(String::as_str)));
+        let cts = guests
+            .cts()
+            .values()
+            .map(|c| (c.vmid(), c.config().get("tags").map(String::as_str)));
+        for (vmid, tags) in vms.chain(cts) {
+            if access.has_priv(who, &format!("/vms/{vmid}"), "VM.Audit") {
+                allowed.extend(tags_of(tags));
             }
         }
-        for r in &rules.registered {
-            allowed.remove(r);
-        }
-        (allowed, rules.user_allow == "free")
     }
+    for r in &rules.registered {
+        allowed.remove(r);
+    }
+    (allowed, rules.user_allow == "free")
+}
 
-    /// `assert_tag_permissions`: `VM.Config.Options` on the guest, and
-    /// for each tag added or removed, that the caller may set it.
-    ///
-    /// # Errors
-    /// 403 `Permission check failed (/vms/N, VM.Config.Options)`, 403
-    /// `Permission check failed (/, Sys.Modify for modifying tag 'x')`.
-    pub fn assert_tag_permissions(
-        &self,
-        who: &AuthId,
-        vmid: u32,
-        old: Option<&str>,
-        new: Option<&str>,
-    ) -> Result<()> {
-        self.access
-            .check_perm(who, &format!("/vms/{vmid}"), &["VM.Config.Options"])?;
-        if self.access.has_priv(who, "/", "Sys.Modify") {
-            return Ok(());
-        }
-        let count = |tags: &[String], t: &str| tags.iter().filter(|x| *x == t).count();
-        let (old, new) = (tags_of(old), tags_of(new));
-        let all: BTreeSet<&String> = old.iter().chain(new.iter()).collect();
-        let changed: Vec<&String> = all
-            .into_iter()
-            .filter(|t| count(&old, t) != count(&new, t))
-            .collect();
-        if changed.is_empty() {
-            return Ok(());
-        }
-        let (allowed, freeform) = self.allowed_tags(who);
-        let registered = &self.access.tag_access().registered;
-        for t in changed {
-            if (!allowed.contains(t) && !freeform) || registered.contains(t) {
-                return Err(Error::Forbidden(format!(
-                    "Permission check failed (/, Sys.Modify for modifying tag '{t}')"
-                )));
-            }
-        }
-        Ok(())
+/// `assert_tag_permissions`: `VM.Config.Options` on the guest, and
+/// for each tag added or removed, that the caller may set it.
+///
+/// # Errors
+/// 403 `Permission check failed (/vms/N, VM.Config.Options)`, 403
+/// `Permission check failed (/, Sys.Modify for modifying tag 'x')`.
+pub fn assert_tag_permissions(
+    access: &Access,
+    guests: &Guests,
+    who: &AuthId,
+    vmid: u32,
+    old: Option<&str>,
+    new: Option<&str>,
+) -> Result<()> {
+    access.check_perm(who, &format!("/vms/{vmid}"), &["VM.Config.Options"])?;
+    if access.has_priv(who, "/", "Sys.Modify") {
+        return Ok(());
     }
+    let count = |tags: &[String], t: &str| tags.iter().filter(|x| *x == t).count();
+    let (old, new) = (tags_of(old), tags_of(new));
+    let all: BTreeSet<&String> = old.iter().chain(new.iter()).collect();
+    let changed: Vec<&String> = all
+        .into_iter()
+        .filter(|t| count(&old, t) != count(&new, t))
+        .collect();
+    if changed.is_empty() {
+        return Ok(());
+    }
+    let (allowed, freeform) = allowed_tags(access, guests, who);
+    let registered = &access.tag_access().registered;
+    for t in changed {
+        if (!allowed.contains(t) && !freeform) || registered.contains(t) {
+            return Err(Error::Forbidden(format!(
+                "Permission check failed (/, Sys.Modify for modifying tag '{t}')"
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use crate::model::access::AuthId;
 use crate::model::cluster::Cluster;
-use crate::model::guest_perm::valid_storage_id;
+use crate::model::guest_perm::{check_volume_access, valid_storage_id};
 use crate::model::storage::parse_volid;
 use crate::model::{Error, Result};
 
@@ -45,7 +45,14 @@ impl Cluster {
     pub fn check_file_restore(&self, who: &AuthId, storage: &str, volume: &str) -> Result<String> {
         let volid = restore_volid(storage, volume)?;
         let kind = self.storages().existing(storage)?.kind.clone();
-        self.check_volume_access(who, None, &volid, Some("backup"))?;
+        check_volume_access(
+            &self.access,
+            &self.storage,
+            who,
+            None,
+            &volid,
+            Some("backup"),
+        )?;
         if kind != "pbs" {
             return Err(Error::invalid(
                 "storage",
@@ -67,7 +74,7 @@ impl Cluster {
         volume: &str,
     ) -> Result<String> {
         let volid = format!("{storage}:{volume}");
-        self.check_volume_access(who, None, &volid, None)?;
+        check_volume_access(&self.access, &self.storage, who, None, &volid, None)?;
         Ok(volid)
     }
 }

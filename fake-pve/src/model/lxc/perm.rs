@@ -6,10 +6,11 @@
 use std::collections::BTreeMap;
 
 use super::schema::{is_indexed_key, is_mount_key, is_storage_volume, mp_volume, new_disk};
-use crate::model::access::AuthId;
-use crate::model::cluster::Cluster;
-use crate::model::guest_perm::perm_exc;
 use crate::model::Result;
+use crate::model::access::AuthId;
+use crate::model::access::tags::assert_tag_permissions;
+use crate::model::cluster::Cluster;
+use crate::model::guest_perm::{check_net_bridge_access, check_volume_access, perm_exc};
 
 /// The feature flags of a `features` value that are on, by name.
 fn features(value: Option<&String>) -> BTreeMap<String, String> {
@@ -65,7 +66,7 @@ impl Cluster {
         if crate::model::guest_perm::is_root_pam(who) {
             return Ok(());
         }
-        let need = |p: &str| self.check_vm_perm(who, vmid, pool, &[p], false);
+        let need = |p: &str| self.access.check_vm_perm(who, vmid, pool, &[p], false);
         let empty = BTreeMap::new();
         let old = old.unwrap_or(&empty);
         let check = |opt: &str, deleting: bool| -> Result<()> {
@@ -131,7 +132,14 @@ impl Cluster {
                         ),
                         // An existing volume (or a size alone, which is no
                         // volume ID): `check_volume_access` as `rootdir`.
-                        None => self.check_volume_access(who, Some(vmid), vol, Some("rootdir")),
+                        None => check_volume_access(
+                            &self.access,
+                            &self.storage,
+                            who,
+                            Some(vmid),
+                            vol,
+                            Some("rootdir"),
+                        ),
                     }
                 }
                 "tags" => {
@@ -140,7 +148,9 @@ impl Cluster {
                     } else {
                         new.get(opt).map(String::as_str)
                     };
-                    self.assert_tag_permissions(
+                    assert_tag_permissions(
+                        &self.access,
+                        &self.guests,
                         who,
                         vmid,
                         old.get(opt).map(String::as_str),
@@ -150,10 +160,12 @@ impl Cluster {
                 o if is_indexed_key(o, "net") => {
                     need("VM.Config.Network")?;
                     if let Some(v) = old.get(o) {
-                        self.check_net_bridge_access(who, v)?;
+                        check_net_bridge_access(&self.access, &self.sdn, who, v)?;
                     }
                     match new.get(o) {
-                        Some(v) if !deleting => self.check_net_bridge_access(who, v),
+                        Some(v) if !deleting => {
+                            check_net_bridge_access(&self.access, &self.sdn, who, v)
+                        }
                         _ => Ok(()),
                     }
                 }
@@ -200,7 +212,7 @@ impl Cluster {
                     &["Datastore.AllocateSpace"],
                 )?;
             } else if is_indexed_key(opt, "net") {
-                self.check_net_bridge_access(who, value)?;
+                check_net_bridge_access(&self.access, &self.sdn, who, value)?;
             }
         }
         Ok(())

@@ -15,7 +15,9 @@ use std::collections::BTreeMap;
 use super::schema::{cloudinit_storage, drive_file, drive_is_cdrom, is_drive_key, new_disk};
 use crate::model::access::AuthId;
 use crate::model::cluster::Cluster;
-use crate::model::guest_perm::{is_root_pam, perm_denied, prop_value};
+use crate::model::guest_perm::{
+    check_net_bridge_access, check_volume_access, is_root_pam, perm_denied, prop_value,
+};
 use crate::model::storage::content::vtype;
 use crate::model::storage::parse_volid;
 use crate::model::{Error, Result};
@@ -188,7 +190,8 @@ impl Cluster {
             self.access.check_perm(who, "/", &["Sys.Console"])?;
         }
         if req.start {
-            self.check_vm_perm(who, req.vmid, req.pool, &["VM.PowerMgmt"], false)?;
+            self.access
+                .check_vm_perm(who, req.vmid, req.pool, &["VM.PowerMgmt"], false)?;
         }
         let vm_path = format!("/vms/{}", req.vmid);
         let exists_here = self
@@ -215,7 +218,14 @@ impl Cluster {
                 ));
             }
             if archive != "-" {
-                self.check_volume_access(who, Some(req.vmid), archive, Some("backup"))?;
+                check_volume_access(
+                    &self.access,
+                    &self.storage,
+                    who,
+                    Some(req.vmid),
+                    archive,
+                    Some("backup"),
+                )?;
             }
         }
         if req.config.is_empty() {
@@ -257,10 +267,11 @@ impl Cluster {
         for opt in keys {
             match option_priv(opt) {
                 OptionPriv::Elsewhere => {}
-                OptionPriv::All(p) => self.check_vm_perm(who, vmid, pool, p, false)?,
-                OptionPriv::Any(p) => self.check_vm_perm(who, vmid, pool, p, true)?,
+                OptionPriv::All(p) => self.access.check_vm_perm(who, vmid, pool, p, false)?,
+                OptionPriv::Any(p) => self.access.check_vm_perm(who, vmid, pool, p, true)?,
                 OptionPriv::Options => {
-                    self.check_vm_perm(who, vmid, pool, &["VM.Config.Options"], false)?;
+                    self.access
+                        .check_vm_perm(who, vmid, pool, &["VM.Config.Options"], false)?;
                     if *opt == "startup" {
                         self.access.check_perm(who, "/", &["Sys.Modify"])?;
                     }
@@ -293,7 +304,8 @@ impl Cluster {
         for (opt, value) in conf {
             if indexed(opt, "serial") {
                 if value == "socket" {
-                    self.check_vm_perm(who, vmid, pool, &["VM.Config.HWType"], false)?;
+                    self.access
+                        .check_vm_perm(who, vmid, pool, &["VM.Config.HWType"], false)?;
                 } else {
                     return Err(Error::failed(format!(
                         "only root can set '{opt}' config for real devices"
@@ -339,7 +351,8 @@ impl Cluster {
         if is_root_pam(who) {
             return Ok(());
         }
-        self.check_vm_perm(who, vmid, pool, &["VM.Config.HWType"], false)?;
+        self.access
+            .check_vm_perm(who, vmid, pool, &["VM.Config.HWType"], false)?;
         if let Some(host) = prop_value(value, "host").or_else(|| default_key(value)) {
             if host.eq_ignore_ascii_case("spice") {
                 return Ok(());
@@ -386,7 +399,8 @@ impl Cluster {
         };
         self.access
             .check_perm(who, &format!("/mapping/pci/{m}"), &["Mapping.Use"])?;
-        self.check_vm_perm(who, vmid, pool, &["VM.Config.HWType"], false)?;
+        self.access
+            .check_vm_perm(who, vmid, pool, &["VM.Config.HWType"], false)?;
         if prop_value(value, "romfile").is_some() {
             return Err(Error::invalid(
                 opt,
@@ -411,7 +425,8 @@ impl Cluster {
         if is_root_pam(who) {
             return Ok(());
         }
-        self.check_vm_perm(who, vmid, pool, &["VM.Config.HWType"], false)?;
+        self.access
+            .check_vm_perm(who, vmid, pool, &["VM.Config.HWType"], false)?;
         let source = prop_value(value, "source").or_else(|| default_key(value));
         if source == Some("/dev/hwrng") {
             self.access
@@ -435,7 +450,8 @@ impl Cluster {
         if is_root_pam(who) {
             return Ok(());
         }
-        self.check_vm_perm(who, vmid, pool, &["VM.Config.Disk"], false)?;
+        self.access
+            .check_vm_perm(who, vmid, pool, &["VM.Config.Disk"], false)?;
         let dirid = prop_value(value, "dirid")
             .or_else(|| default_key(value))
             .unwrap_or_default();
@@ -455,7 +471,7 @@ impl Cluster {
     ) -> Result<()> {
         for (opt, value) in conf {
             if indexed(opt, "net") {
-                self.check_net_bridge_access(who, value)?;
+                check_net_bridge_access(&self.access, &self.sdn, who, value)?;
             }
         }
         Ok(())
@@ -539,7 +555,7 @@ impl Cluster {
                     ));
                 }
             } else {
-                self.check_volume_access(who, Some(vmid), file, None)?;
+                check_volume_access(&self.access, &self.storage, who, Some(vmid), file, None)?;
                 if let Some((_, name)) = parse_volid(file) {
                     let vt = vtype(name);
                     if vt != "images" && vt != "iso" {
@@ -568,7 +584,14 @@ impl Cluster {
                     format!("not a valid volid: {volid}"),
                 ));
             }
-            self.check_volume_access(who, Some(vmid), volid, Some("images"))?;
+            check_volume_access(
+                &self.access,
+                &self.storage,
+                who,
+                Some(vmid),
+                volid,
+                Some("images"),
+            )?;
         }
         if let Some(s) = conf.get("vmstatestorage") {
             self.access
@@ -616,7 +639,7 @@ impl Cluster {
             Some(o) => self
                 .access
                 .check_perm(who, &format!("/vms/{o}"), &["VM.Clone"]),
-            None => self.check_volume_access(who, Some(vmid), src, None),
+            None => check_volume_access(&self.access, &self.storage, who, Some(vmid), src, None),
         }
     }
 
@@ -668,12 +691,14 @@ impl Cluster {
                 continue;
             };
             if indexed(opt, "unused") {
-                self.check_vm_perm(who, vmid, None, &["VM.Config.Disk"], false)?;
+                self.access
+                    .check_vm_perm(who, vmid, None, &["VM.Config.Disk"], false)?;
             } else if is_drive_key(opt) {
                 self.check_drive_perms(who, vmid, val)?;
             } else if indexed(opt, "serial") {
                 if val == "socket" {
-                    self.check_vm_perm(who, vmid, None, &["VM.Config.HWType"], false)?;
+                    self.access
+                        .check_vm_perm(who, vmid, None, &["VM.Config.HWType"], false)?;
                 } else if !is_root_pam(who) {
                     return Err(Error::failed(format!(
                         "only root can delete '{opt}' config for real devices"
@@ -688,7 +713,7 @@ impl Cluster {
             } else if indexed(opt, "virtiofs") {
                 self.check_dir_perm(who, vmid, None, val)?;
             } else if indexed(opt, "net") {
-                self.check_net_bridge_access(who, val)?;
+                check_net_bridge_access(&self.access, &self.sdn, who, val)?;
             }
         }
         for (opt, new) in set {
@@ -701,7 +726,8 @@ impl Cluster {
             } else if indexed(opt, "serial") {
                 let socket = old.is_none_or(|o| o == "socket") && new == "socket";
                 if socket {
-                    self.check_vm_perm(who, vmid, None, &["VM.Config.HWType"], false)?;
+                    self.access
+                        .check_vm_perm(who, vmid, None, &["VM.Config.HWType"], false)?;
                 } else if !is_root_pam(who) {
                     return Err(Error::failed(format!(
                         "only root can modify '{opt}' config for real devices"
@@ -730,7 +756,7 @@ impl Cluster {
             } else if indexed(opt, "net")
                 && let Some(old) = old
             {
-                self.check_net_bridge_access(who, old)?;
+                check_net_bridge_access(&self.access, &self.sdn, who, old)?;
             }
         }
         Ok(())
@@ -745,7 +771,7 @@ impl Cluster {
         } else {
             &["VM.Config.Disk"]
         };
-        self.check_vm_perm(who, vmid, None, privs, false)
+        self.access.check_vm_perm(who, vmid, None, privs, false)
     }
 
     /// `check_storage_access_clone`, `check_mapping_access`,

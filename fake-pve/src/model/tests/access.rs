@@ -5,6 +5,7 @@ use rstest::{fixture, rstest};
 
 use super::{ROOT_PW, T0, World, refused, root, rq, user};
 use crate::model::PveVersion;
+use crate::model::access::tags::assert_tag_permissions;
 use crate::model::access::{Access, AclUpdate, AuthId, GroupsParam, valid_groupid, valid_tokenid};
 use crate::model::acl::UgKind;
 
@@ -766,7 +767,7 @@ fn tags_need_what_datacenter_cfg_says(
             Some(o) => format!("{o};{tag}"),
             None => tag.to_string(),
         };
-        let r = w.c.assert_tag_permissions(&ci, vmid, old, Some(&new));
+        let r = assert_tag_permissions(&w.c.access, &w.c.guests, &ci, vmid, old, Some(&new));
         match refused_tag {
             None => assert!(r.is_ok(), "{vmid} {tag}: {r:?}"),
             Some(t) => assert_eq!(
@@ -780,8 +781,15 @@ fn tags_need_what_datacenter_cfg_says(
     }
     // Sys.Modify on / sets any tag, registered ones too.
     assert!(
-        w.c.assert_tag_permissions(&user("ops@pve"), 100, None, Some("prod;x"))
-            .is_ok()
+        assert_tag_permissions(
+            &w.c.access,
+            &w.c.guests,
+            &user("ops@pve"),
+            100,
+            None,
+            Some("prod;x")
+        )
+        .is_ok()
     );
 }
 
@@ -789,7 +797,14 @@ fn tags_need_what_datacenter_cfg_says(
 fn tags_need_vm_config_options_first() {
     let w = tag_world("free");
     assert_eq!(
-        refused(w.c.assert_tag_permissions(&user("ci@pve"), 101, Some("db"), Some(""))),
+        refused(assert_tag_permissions(
+            &w.c.access,
+            &w.c.guests,
+            &user("ci@pve"),
+            101,
+            Some("db"),
+            Some("")
+        )),
         (
             403,
             "Permission check failed (/vms/101, VM.Config.Options)".into()
@@ -798,11 +813,26 @@ fn tags_need_vm_config_options_first() {
     // Removing a tag counts as changing it.
     let w = tag_world("none");
     assert_eq!(
-        refused(w.c.assert_tag_permissions(&user("ci@pve"), 100, Some("old"), Some(""))).1,
+        refused(assert_tag_permissions(
+            &w.c.access,
+            &w.c.guests,
+            &user("ci@pve"),
+            100,
+            Some("old"),
+            Some("")
+        ))
+        .1,
         "Permission check failed (/, Sys.Modify for modifying tag 'old')"
     );
     assert!(
-        w.c.assert_tag_permissions(&user("ci@pve"), 100, Some("old"), Some("old"))
-            .is_ok()
+        assert_tag_permissions(
+            &w.c.access,
+            &w.c.guests,
+            &user("ci@pve"),
+            100,
+            Some("old"),
+            Some("old")
+        )
+        .is_ok()
     );
 }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use rstest::{fixture, rstest};
 
 use super::{World, map, refused, root, user};
+use crate::model::guest_perm::check_volume_access;
 use crate::model::qemu::perm::{CreatePerm, OptionPriv, option_priv};
 
 /// One node with VM 100 (ann's to configure), a pool `web` nobody has
@@ -333,8 +334,14 @@ fn volume_access(
     #[case] want: Option<(u16, &str)>,
 ) {
     grant(&mut w, &format!("/storage/{sid}"), role, "nobody@pve");
-    let got =
-        w.c.check_volume_access(&user("nobody@pve"), None, &format!("{sid}:{name}"), None);
+    let got = check_volume_access(
+        &w.c.access,
+        &w.c.storage,
+        &user("nobody@pve"),
+        None,
+        &format!("{sid}:{name}"),
+        None,
+    );
     match want {
         None => assert!(got.is_ok(), "{got:?}"),
         Some((code, msg)) => assert_eq!(refused(got), (code, msg.to_string())),
@@ -344,12 +351,18 @@ fn volume_access(
 #[rstest]
 fn paths_are_root_pams_alone(w: World) {
     assert!(
-        w.c.check_volume_access(&root(), None, "/dev/sdb", None)
-            .is_ok()
+        check_volume_access(&w.c.access, &w.c.storage, &root(), None, "/dev/sdb", None).is_ok()
     );
     let token = user("root@pam!auto");
     assert_eq!(
-        refused(w.c.check_volume_access(&token, None, "/dev/sdb", None)),
+        refused(check_volume_access(
+            &w.c.access,
+            &w.c.storage,
+            &token,
+            None,
+            "/dev/sdb",
+            None
+        )),
         (500, "Only root can pass arbitrary filesystem paths.".into())
     );
 }
