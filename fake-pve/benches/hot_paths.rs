@@ -336,6 +336,7 @@ fn vms(c: &mut Criterion) {
                 black_box(
                     cluster
                         .config_view("node0", black_box(probe), false)
+                        .map(|v| fake_pve::api::qemu::view::config(&v))
                         .is_ok(),
                 )
             })

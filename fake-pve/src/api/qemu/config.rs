@@ -30,7 +30,7 @@ pub(super) fn vm_config(ctx: &Ctx<'_>) -> Result<Reply> {
             conf["digest"] = json!(c.vm(&node, vmid)?.digest());
             return Ok(conf.into());
         }
-        Ok(c.config_view(&node, vmid, current)?.into())
+        Ok(super::view::config(&c.config_view(&node, vmid, current)?).into())
     })
 }
 
@@ -227,7 +227,9 @@ pub(super) fn update_vm_async(ctx: &Ctx<'_>) -> Result<Reply> {
 pub(super) fn vm_pending(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
-    Ok(ctx.with(|c| c.pending_view(&node, vmid))?.into())
+    Ok(ctx
+        .with(|c| c.pending_view(&node, vmid).map(|v| super::view::pending(&v)))?
+        .into())
 }
 
 /// `PUT .../unlink`: `update_vm` with `delete=<idlist>`; answers null.

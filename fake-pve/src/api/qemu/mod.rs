@@ -13,6 +13,7 @@ mod config;
 mod disk;
 mod power;
 mod snapshot;
+pub mod view;
 
 use std::collections::BTreeMap;
 
@@ -330,7 +331,8 @@ fn vm_feature(ctx: &Ctx<'_>) -> Result<Reply> {
     let feature = ctx.param("feature")?;
     let snapname = ctx.params.str("snapname");
     Ok(ctx
-        .with(|c| c.vm_feature(&node, vmid, &feature, snapname.as_deref()))?
+        .with(|c| c.vm_feature(&node, vmid, &feature, snapname.as_deref()))
+        .map(|f| view::feature(&f))?
         .into())
 }
 
@@ -349,7 +351,9 @@ fn vm_sendkey(ctx: &Ctx<'_>) -> Result<Reply> {
 fn cloudinit_pending(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
-    Ok(ctx.with(|c| c.cloudinit_pending(&node, vmid))?.into())
+    Ok(ctx
+        .with(|c| c.cloudinit_pending(&node, vmid).map(|v| view::cloudinit_pending(&v)))?
+        .into())
 }
 
 /// `PUT .../cloudinit`: regenerates the drive; answers null.

@@ -6,7 +6,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Value, json};
 
 use super::{Cluster, Error, Result, Vm, is_drive_key, is_windows, sha1_hex};
 
@@ -286,6 +285,26 @@ fn configdrive2_network(conf: &BTreeMap<String, String>, node_ip: &str) -> Resul
     Ok(c)
 }
 
+/// An option of `GET .../cloudinit`: the value the drive holds, the one
+/// pending, or its pending deletion.
+#[derive(Debug)]
+pub struct CloudinitItem<'a> {
+    /// The option.
+    pub key: &'a str,
+    /// The value the drive holds.
+    pub value: Option<&'a str>,
+    /// The value not yet on the drive.
+    pub pending: Option<&'a str>,
+    /// Whether the option's deletion is pending.
+    pub delete: bool,
+}
+
+/// A cloud-init value as `GET .../cloudinit` shows it: the password
+/// hidden.
+fn masked<'a>(key: &str, value: &'a str) -> &'a str {
+    if key == "cipassword" { "**********" } else { value }
+}
+
 impl Cluster {
     /// `$cloudinit_record_changed`: remembers in `[special:cloudinit]`
     /// what the ISO still holds when a running VM's tracked option
@@ -351,35 +370,26 @@ impl Cluster {
     ///
     /// # Errors
     /// A missing VM.
-    pub fn cloudinit_pending(&self, node: &str, vmid: u32) -> Result<Value> {
+    pub fn cloudinit_pending(&self, node: &str, vmid: u32) -> Result<Vec<CloudinitItem<'_>>> {
+        static NONE: BTreeMap<String, String> = BTreeMap::new();
         let vm = self.vm(node, vmid)?;
-        let mask = |k: &str, v: &str| {
-            if k == "cipassword" {
-                "**********".to_string()
-            } else {
-                v.to_string()
-            }
-        };
         let conf = &vm.config;
         // The section is only written while a cloud-init drive exists.
-        let none = BTreeMap::new();
         let ci = if has_cloudinit(conf) {
             &vm.ci_changes
         } else {
-            &none
+            &NONE
         };
-        let added = ci.get("added").cloned().unwrap_or_default();
-        let added_keys: Vec<&str> = added
-            .split([',', ';', ' '])
-            .filter(|s| !s.is_empty())
-            .collect();
+        let added = ci.get("added").map_or("", String::as_str);
+        let added_keys = added.split([',', ';', ' ']).filter(|s| !s.is_empty());
         let mut out = Vec::new();
-        for k in &added_keys {
-            let mut item = json!({ "key": k });
-            if let Some(v) = conf.get(*k) {
-                item["pending"] = json!(mask(k, v));
-            }
-            out.push(item);
+        for k in added_keys {
+            out.push(CloudinitItem {
+                key: k,
+                value: None,
+                pending: conf.get(k).map(|v| masked(k, v)),
+                delete: false,
+            });
         }
         for (k, v) in conf {
             if !super::is_cloudinit_option(k) || v.is_empty() {
@@ -389,19 +399,33 @@ impl Cluster {
             if added.contains(k.as_str()) {
                 continue;
             }
-            let item = match ci.get(k) {
-                Some(old) => json!({ "key": k, "value": mask(k, old), "pending": mask(k, v) }),
-                None => json!({ "key": k, "value": mask(k, v) }),
-            };
-            out.push(item);
+            out.push(match ci.get(k) {
+                Some(old) => CloudinitItem {
+                    key: k,
+                    value: Some(masked(k, old)),
+                    pending: Some(masked(k, v)),
+                    delete: false,
+                },
+                None => CloudinitItem {
+                    key: k,
+                    value: Some(masked(k, v)),
+                    pending: None,
+                    delete: false,
+                },
+            });
         }
         for k in ci.keys() {
             if k == "added" || conf.get(k).is_some_and(|v| !v.is_empty()) {
                 continue;
             }
-            out.push(json!({ "key": k, "delete": 1 }));
+            out.push(CloudinitItem {
+                key: k,
+                value: None,
+                pending: None,
+                delete: true,
+            });
         }
-        Ok(Value::Array(out))
+        Ok(out)
     }
 
     /// `cloudinit_update`: regenerates the drive, so nothing is pending.

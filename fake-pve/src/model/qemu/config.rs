@@ -397,54 +397,102 @@ impl Cluster {
     // -----------------------------------------------------------------
     // Views
 
-    /// GET config: the effective config (or the current one), typed, with
-    /// `digest`.
-    pub fn config_view(&self, node: &str, vmid: u32, current: bool) -> Result<Value> {
+    /// GET config: the effective config (or the current one), the
+    /// cloud-init password hidden, with the digest.
+    pub fn config_view(&self, node: &str, vmid: u32, current: bool) -> Result<ConfigView> {
         let vm = self.vm(node, vmid)?;
-        let conf = if current {
+        let mut config = if current {
             vm.config.clone()
         } else {
             vm.effective()
         };
-        let mut out = serde_json::Map::new();
-        for (k, v) in &conf {
-            let v = if k == "cipassword" { "**********" } else { v };
-            out.insert(k.clone(), typed(self.version, k, v));
+        if let Some(p) = config.get_mut("cipassword") {
+            *p = HIDDEN.to_string();
         }
-        out.insert("digest".into(), json!(vm.digest()));
-        Ok(Value::Object(out))
+        Ok(ConfigView {
+            version: self.version,
+            config,
+            digest: vm.digest(),
+        })
     }
 
-    /// GET pending.
-    pub fn pending_view(&self, node: &str, vmid: u32) -> Result<Value> {
+    /// GET pending: a row per config key (its pending value and deletion
+    /// with it), the digest, then the keys only pending.
+    pub fn pending_view(&self, node: &str, vmid: u32) -> Result<PendingView<'_>> {
         let vm = self.vm(node, vmid)?;
-        let v = self.version;
-        let hide = |k: &str, val: &str| {
-            if k == "cipassword" {
-                "**********".to_string()
-            } else {
-                val.to_string()
-            }
-        };
-        let mut items = Vec::new();
+        let mut rows = Vec::new();
         for (k, val) in &vm.config {
-            let mut item = json!({ "key": k, "value": typed(v, k, &hide(k, val)) });
-            if let Some(p) = vm.pending.get(k) {
-                item["pending"] = typed(v, k, &hide(k, p));
-            }
-            if let Some(force) = vm.pending_delete.get(k) {
-                item["delete"] = json!(if *force { 2 } else { 1 });
-            }
-            items.push(item);
+            rows.push(PendingRow::Key {
+                key: k,
+                value: Some(hidden(k, val)),
+                pending: vm.pending.get(k).map(|p| hidden(k, p)),
+                delete: vm.pending_delete.get(k).map(|force| if *force { 2 } else { 1 }),
+            });
         }
-        items.push(json!({ "key": "digest", "value": vm.digest() }));
+        rows.push(PendingRow::Digest(vm.digest()));
         for (k, p) in &vm.pending {
             if !vm.config.contains_key(k) {
-                items.push(json!({ "key": k, "pending": typed(v, k, &hide(k, p)) }));
+                rows.push(PendingRow::Key {
+                    key: k,
+                    value: None,
+                    pending: Some(hidden(k, p)),
+                    delete: None,
+                });
             }
         }
-        Ok(Value::Array(items))
+        Ok(PendingView {
+            version: self.version,
+            rows,
+        })
     }
+}
+
+/// What GET config shows for the cloud-init password.
+const HIDDEN: &str = "**********";
+
+/// A config value as the views show it: the cloud-init password hidden.
+fn hidden<'a>(key: &str, value: &'a str) -> &'a str {
+    if key == "cipassword" { HIDDEN } else { value }
+}
+
+/// GET config: the config's values (typed by the release's schema in the
+/// answer) and its digest.
+#[derive(Debug)]
+pub struct ConfigView {
+    /// The release whose schema types the values.
+    pub version: PveVersion,
+    /// The config shown.
+    pub config: BTreeMap<String, String>,
+    /// The config's digest.
+    pub digest: String,
+}
+
+/// GET pending.
+#[derive(Debug)]
+pub struct PendingView<'a> {
+    /// The release whose schema types the values.
+    pub version: PveVersion,
+    /// The rows, in PVE's order.
+    pub rows: Vec<PendingRow<'a>>,
+}
+
+/// A row of GET pending.
+#[derive(Debug)]
+pub enum PendingRow<'a> {
+    /// A config key: its value (absent when only pending), its pending
+    /// value, and `1` (or `2`, forced) when its deletion is pending.
+    Key {
+        /// The config key.
+        key: &'a str,
+        /// Its value.
+        value: Option<&'a str>,
+        /// Its pending value.
+        pending: Option<&'a str>,
+        /// `1`, or `2` when forced, when its deletion is pending.
+        delete: Option<u8>,
+    },
+    /// The config's digest.
+    Digest(String),
 }
 
 /// Keys a running VM takes at once (`vmconfig_hotplug_pending`).

@@ -1,11 +1,18 @@
 //! `GET .../feature` (`vm_feature`: `QemuConfig::has_feature`,
 //! `QemuServer::shared_nodes`) and `PUT .../sendkey` (`vm_sendkey`).
 
-use serde_json::{Value, json};
-
 use super::{Cluster, Error, Result, drive_file, drive_is_cdrom, is_drive_key};
 use crate::model::storage::ops::Feature;
 use crate::model::storage::parse_volid;
+
+/// What `GET .../feature` answers.
+#[derive(Debug)]
+pub struct FeatureAnswer {
+    /// Whether every disk offers the feature.
+    pub has: bool,
+    /// The nodes whose storages hold all the volumes.
+    pub nodes: Vec<String>,
+}
 
 impl Cluster {
     /// `vm_feature`: whether every disk of the config (or of snapshot
@@ -20,7 +27,7 @@ impl Cluster {
         vmid: u32,
         feature: &str,
         snapname: Option<&str>,
-    ) -> Result<Value> {
+    ) -> Result<FeatureAnswer> {
         let vm = self.vm(node, vmid)?;
         let conf = match snapname {
             Some(s) => vm
@@ -76,7 +83,7 @@ impl Cluster {
                 nodes.retain(|n| n == node);
             }
         }
-        Ok(json!({ "hasFeature": u8::from(has), "nodes": nodes }))
+        Ok(FeatureAnswer { has, nodes })
     }
 
     /// `vm_sendkey`: the HMP `sendkey` of a running VM.

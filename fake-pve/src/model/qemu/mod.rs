@@ -40,6 +40,7 @@ pub use clone::CloneRequest;
 pub use migrate::{MigrateJob, MigrateRequest};
 pub use move_disk::{MoveJob, ReassignJob};
 pub use resize::ResizeJob;
+pub use {cloudinit::CloudinitItem, config::{ConfigView, PendingRow, PendingView}, feature::FeatureAnswer};
 pub use schema::{
     CREATE_ONLY, canonical, canonical_new, canonical_update, config_prop, drive_file, is_drive_key,
     option_exists, qemu_version, typed,

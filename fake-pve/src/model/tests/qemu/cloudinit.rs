@@ -178,6 +178,7 @@ fn a_raw_file_cannot_be_snapshotted(mut lab: World) {
     let f = lab
         .c
         .vm_feature("pve", 100, "snapshot", None)
+        .map(|f| crate::api::qemu::view::feature(&f))
         .expect("answer");
     assert_eq!(f["hasFeature"], json!(0));
 }

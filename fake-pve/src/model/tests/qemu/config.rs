@@ -27,7 +27,7 @@ fn the_current_digest_is_accepted_and_changes_with_the_config(mut lab: World) {
     let after = lab.c.guests[&100].digest();
     assert_ne!(before, after);
     assert_eq!(
-        lab.c.config_view("pve", 100, false).expect("view")["digest"],
+        crate::api::qemu::view::config(&lab.c.config_view("pve", 100, false).expect("view"))["digest"],
         json!(after)
     );
 }
@@ -135,11 +135,11 @@ fn a_running_vm_keeps_cold_changes_pending(mut lab: World) {
     );
     // GET config shows the pending value, current=1 does not.
     assert_eq!(
-        lab.c.config_view("pve", 101, false).expect("v")["cores"],
+        crate::api::qemu::view::config(&lab.c.config_view("pve", 101, false).expect("v"))["cores"],
         json!(4)
     );
     assert_eq!(
-        lab.c.config_view("pve", 101, true).expect("v").get("cores"),
+        crate::api::qemu::view::config(&lab.c.config_view("pve", 101, true).expect("v")).get("cores"),
         None
     );
 }
@@ -154,7 +154,7 @@ fn pending_view_lists_value_pending_and_delete(mut lab: World) {
             lab.now(),
         )
         .expect("applied");
-    let items = lab.c.pending_view("pve", 101).expect("view");
+    let items = crate::api::qemu::view::pending(&lab.c.pending_view("pve", 101).expect("view"));
     let find = |k: &str| {
         items
             .as_array()
@@ -536,7 +536,7 @@ fn a_forced_pending_delete_is_shown_as_2(mut lab: World) {
     lab.c
         .update_config("pve", 101, &u, lab.now())
         .expect("accepted");
-    let items = lab.c.pending_view("pve", 101).expect("view");
+    let items = crate::api::qemu::view::pending(&lab.c.pending_view("pve", 101).expect("view"));
     let cores = items
         .as_array()
         .expect("list")

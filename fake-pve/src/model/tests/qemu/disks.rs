@@ -359,7 +359,7 @@ fn cloudinit_changes_on_a_running_vm_wait_for_the_drive(mut lab: World) {
     lab.c
         .update_config("pve", 101, &update(&[("ciuser", "new")], &[]), now)
         .expect("accepted");
-    let pending = lab.c.cloudinit_pending("pve", 101).expect("view");
+    let pending = crate::api::qemu::view::cloudinit_pending(&lab.c.cloudinit_pending("pve", 101).expect("view"));
     let ciuser = pending
         .as_array()
         .expect("list")
@@ -372,7 +372,7 @@ fn cloudinit_changes_on_a_running_vm_wait_for_the_drive(mut lab: World) {
         json!({"key": "ciuser", "value": "old", "pending": "new"})
     );
     lab.c.cloudinit_update("pve", 101).expect("regenerated");
-    let pending = lab.c.cloudinit_pending("pve", 101).expect("view");
+    let pending = crate::api::qemu::view::cloudinit_pending(&lab.c.cloudinit_pending("pve", 101).expect("view"));
     assert!(
         pending
             .as_array()
@@ -397,11 +397,13 @@ fn a_feature_is_limited_to_the_nodes_holding_the_disks(cluster: World) {
     let local = cluster
         .c
         .vm_feature("pve1", 100, "copy", None)
+        .map(|f| crate::api::qemu::view::feature(&f))
         .expect("answer");
     assert_eq!(local["nodes"], json!(["pve1"]));
     let shared = cluster
         .c
         .vm_feature("pve1", 200, "snapshot", None)
+        .map(|f| crate::api::qemu::view::feature(&f))
         .expect("answer");
     assert_eq!(shared["hasFeature"], json!(1), "qcow2 on NFS snapshots");
     assert_eq!(shared["nodes"], json!(["pve1", "pve2", "pve3"]));

@@ -11,7 +11,7 @@ use super::*;
 #[case(100, "copy", 1)]
 #[case(900, "clone", 1)]
 fn features_of_lvmthin_disks(lab: World, #[case] vmid: u32, #[case] f: &str, #[case] has: u8) {
-    let v = lab.c.vm_feature("pve", vmid, f, None).expect("answer");
+    let v = crate::api::qemu::view::feature(&lab.c.vm_feature("pve", vmid, f, None).expect("answer"));
     assert_eq!(v["hasFeature"], json!(has), "{v}");
     assert_eq!(v["nodes"], json!(["pve"]));
 }
@@ -71,7 +71,7 @@ fn config_view_masks_the_cloudinit_password(mut lab: World) {
         .expect("vm")
         .config
         .insert("cipassword".into(), "$5$hash".into());
-    let v = lab.c.config_view("pve", 100, false).expect("view");
+    let v = crate::api::qemu::view::config(&lab.c.config_view("pve", 100, false).expect("view"));
     assert_eq!(v["cipassword"], json!("**********"));
     assert_eq!(v["cores"], json!(2), "integers are typed");
     assert_eq!(v["memory"], json!("2048"), "memory is a property string");
