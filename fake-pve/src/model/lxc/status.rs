@@ -12,7 +12,7 @@ use crate::model::cluster::Cluster;
 const DEFAULT_MAXDISK: u64 = 4 << 30;
 
 /// What a container's status and its row of the cluster's resources
-/// both show ([`Cluster::ct_figures`]).
+/// both show ([`ct_figures`]).
 pub(crate) struct CtFigures {
     pub name: String,
     pub cpus: serde_json::Number,
@@ -29,56 +29,57 @@ pub(crate) struct CtFigures {
     pub diskwrite: u64,
 }
 
-impl Cluster {
-    /// The figures of a container that its status and the cluster's
-    /// resources share, on a node of `host_cpus` CPUs.
-    pub(crate) fn ct_figures(&self, ct: &Ct, now_ms: i64, host_cpus: u64) -> CtFigures {
-        let running = ct.running();
-        let conf = ct.config();
-        let cpus = conf
-            .get("cores")
-            .and_then(|c| c.parse::<u64>().ok())
-            .map(serde_json::Number::from)
-            .or_else(|| {
-                conf.get("cpulimit")
-                    .and_then(|c| c.parse::<f64>().ok())
-                    .filter(|c| *c > 0.0)
-                    .and_then(serde_json::Number::from_f64)
-            })
-            .unwrap_or_else(|| host_cpus.into());
-        let maxdisk = conf
-            .get("rootfs")
-            .and_then(|r| mp_size(r))
-            .unwrap_or(DEFAULT_MAXDISK);
-        let uptime = match (running, ct.started_ms()) {
-            (true, Some(s)) => (now_ms - s).max(0) / 1000,
-            _ => 0,
-        };
-        let maxmem = ct.maxmem();
-        let name: String = conf
-            .get("hostname")
-            .map_or_else(|| format!("CT{}", ct.vmid()), Clone::clone)
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect();
-        let u = u64::try_from(uptime).unwrap_or(0);
-        let on = |x: u64| if running { x } else { 0 };
-        CtFigures {
-            name,
-            cpus,
-            maxmem,
-            maxdisk,
-            disk: on(maxdisk / 8),
-            mem: on(maxmem / 8),
-            cpu: if running { 0.0042 } else { 0.0 },
-            uptime,
-            netin: on(u * 1200),
-            netout: on(u * 250),
-            diskread: on(u * 4096),
-            diskwrite: on(u * 1024),
-        }
+/// The figures of a container that its status and the cluster's
+/// resources share, on a node of `host_cpus` CPUs.
+pub(crate) fn ct_figures(ct: &Ct, now_ms: i64, host_cpus: u64) -> CtFigures {
+    let running = ct.running();
+    let conf = ct.config();
+    let cpus = conf
+        .get("cores")
+        .and_then(|c| c.parse::<u64>().ok())
+        .map(serde_json::Number::from)
+        .or_else(|| {
+            conf.get("cpulimit")
+                .and_then(|c| c.parse::<f64>().ok())
+                .filter(|c| *c > 0.0)
+                .and_then(serde_json::Number::from_f64)
+        })
+        .unwrap_or_else(|| host_cpus.into());
+    let maxdisk = conf
+        .get("rootfs")
+        .and_then(|r| mp_size(r))
+        .unwrap_or(DEFAULT_MAXDISK);
+    let uptime = match (running, ct.started_ms()) {
+        (true, Some(s)) => (now_ms - s).max(0) / 1000,
+        _ => 0,
+    };
+    let maxmem = ct.maxmem();
+    let name: String = conf
+        .get("hostname")
+        .map_or_else(|| format!("CT{}", ct.vmid()), Clone::clone)
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let u = u64::try_from(uptime).unwrap_or(0);
+    let on = |x: u64| if running { x } else { 0 };
+    CtFigures {
+        name,
+        cpus,
+        maxmem,
+        maxdisk,
+        disk: on(maxdisk / 8),
+        mem: on(maxmem / 8),
+        cpu: if running { 0.0042 } else { 0.0 },
+        uptime,
+        netin: on(u * 1200),
+        netout: on(u * 250),
+        diskread: on(u * 4096),
+        diskwrite: on(u * 1024),
     }
+}
 
+
+impl Cluster {
     /// `vmstatus()` for one container; `current` adds what
     /// `status/current` shows (`ha`).
     pub fn ct_status(&self, ct: &Ct, now_ms: i64, current: bool) -> Value {
@@ -89,7 +90,7 @@ impl Cluster {
             .find(|n| n.name == ct.node())
             .map_or(1, |n| u64::from(n.cpus));
         let conf = ct.config();
-        let f = self.ct_figures(ct, now_ms, host_cpus);
+        let f = ct_figures(ct, now_ms, host_cpus);
         let mut s = json!({
             "vmid": ct.vmid(),
             "type": "lxc",

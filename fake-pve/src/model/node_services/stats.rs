@@ -95,7 +95,7 @@ impl Cluster {
         let now = now_ms.div_euclid(1000);
         let ctime = reso * now.div_euclid(reso);
         let start = ctime - reso * count;
-        let (guest_mem, running) = self.guest_load(&n.name);
+        let (guest_mem, running) = crate::model::resources::guest_load(&self.nodes, &self.guests, &n.name);
         let memused = n.mem_used(guest_mem);
         let cpu = n.cpu_load(running);
         let points: Vec<Value> = (0..count)

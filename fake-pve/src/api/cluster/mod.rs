@@ -1,6 +1,9 @@
 //! `/version` and the cluster read side (pve-manager `API2.pm`,
 //! `API2/Cluster.pm`).
 
+pub mod overview;
+pub mod view;
+
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
@@ -53,8 +56,9 @@ fn resources(ctx: &Ctx<'_>) -> Result<Reply> {
     let now = ctx.now();
     let who = ctx.who()?;
     let json = ctx.with(|c| {
-        RawData::written(c.resources_capacity(), |out| {
-            c.write_resources(kind.as_deref(), now, who, out);
+        let res = c.resources();
+        RawData::written(res.capacity(), |out| {
+            view::write_resources(&res, kind.as_deref(), now, who, out);
         })
     });
     Ok(Reply {
