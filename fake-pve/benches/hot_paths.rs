@@ -167,7 +167,19 @@ fn views(c: &mut Criterion) {
     let root = fake_pve::model::AuthId::User("root@pam".into());
     c.bench_function(
         "cluster/resources (model, as JSON) with 100000 guests",
-        |b| b.iter(|| black_box(cluster.resources_json(None, 1_790_000_100, &root).len())),
+        |b| {
+            b.iter(|| {
+                black_box(
+                    fake_pve::api::cluster::view::resources_json(
+                        &cluster.resources(),
+                        None,
+                        1_790_000_100,
+                        &root,
+                    )
+                    .len(),
+                )
+            })
+        },
     );
     c.bench_function("cluster/nextid with 100000 guests", |b| {
         b.iter(|| black_box(cluster.guests().nextid(None).map(|s| s.len())))

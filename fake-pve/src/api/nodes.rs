@@ -77,9 +77,12 @@ fn list_nodes(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?;
     let now = ctx.now();
     let items = ctx.with(|c| {
-        c.nodes_view(now)
-            .into_iter()
-            .map(|mut item| {
+        let res = c.resources();
+        let loads = res.guest_loads();
+        res.nodes(&loads, None)
+            .iter()
+            .map(|row| {
+                let mut item = super::cluster::view::node(row, now, false);
                 let name = item["node"].as_str().unwrap_or_default().to_string();
                 if !c
                     .access()
@@ -123,7 +126,7 @@ fn node_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let now = ctx.now();
     ctx.with(|c| {
-        let (mem, running) = c.guest_load(&node);
+        let (mem, running) = crate::model::resources::guest_load(&c.nodes, &c.guests, &node);
         Ok(c.nodes()
             .reach(&node)?
             .status_view(now, mem, running, c.version())

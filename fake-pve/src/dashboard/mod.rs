@@ -17,7 +17,7 @@ use axum::response::Response;
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::model::overview::Limits;
+use crate::api::cluster::overview::{Limits, overview};
 use crate::state::State;
 
 const INDEX: &str = include_str!("assets/index.html");
@@ -85,14 +85,14 @@ fn escape(s: &str) -> String {
 }
 
 /// What the `view` event carries: the world's overview
-/// ([`crate::model::Cluster::overview`]) with the release, the user,
+/// ([`crate::api::cluster::overview::overview`]) with the release, the user,
 /// the clock, the latency profile and the checkpoints; and when the
 /// next running task ends (emulated epoch milliseconds).
 pub fn view(state: &State, user: &str) -> (Value, Option<i64>) {
     let now_ms = state.clock().now_millis();
     let (mut v, next_end) = state.at(now_ms, |c| {
         (
-            c.overview(now_ms, Limits::default()),
+            overview(c, now_ms, Limits::default()),
             c.tasks().next_end_ms(),
         )
     });

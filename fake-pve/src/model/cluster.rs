@@ -3,13 +3,13 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::access::Access;
 use super::faults::Faults;
 use super::guests::Guests;
 use super::network::Networks;
-use super::nodes::{Node, NodeStatus, Nodes};
+use super::nodes::{Node, Nodes};
 pub use super::qemu::Vm;
 use super::storage::{Storages, Volumes};
 use super::tasks::{Spawn, Task, TaskEffect, Tasks, Worker};
@@ -299,20 +299,6 @@ impl From<ClusterDoc> for Cluster {
     }
 }
 
-/// Per node, the memory of its running guests and how many run
-/// ([`Cluster::guest_loads`]), looked up by a fast hash.
-pub(crate) type GuestLoads<'a> =
-    std::collections::HashMap<&'a str, (u64, usize), foldhash::fast::FixedState>;
-
-/// Adds `running` guests of `mem` bytes to `node`'s load (a node the
-/// cluster does not have is left out).
-pub(crate) fn add_load(loads: &mut GuestLoads<'_>, node: &str, mem: u64, running: usize) {
-    if let Some((m, k)) = loads.get_mut(node) {
-        *m += mem;
-        *k += running;
-    }
-}
-
 impl Cluster {
     /// The members.
     pub fn nodes(&self) -> &Nodes {
@@ -424,205 +410,17 @@ impl Cluster {
         &mut self.ha
     }
 
-    /// Memory of the running guests on `node`, and how many run.
-    pub fn guest_load(&self, node: &str) -> (u64, usize) {
-        self.guest_loads().get(node).copied().unwrap_or((0, 0))
-    }
-
-    /// `GET /nodes` items.
-    pub fn nodes_view(&self, now: i64) -> Vec<Value> {
-        let loads = self.guest_loads();
-        self.nodes
-            .iter()
-            .map(|n| {
-                let (mem, running) = loads.get(n.name.as_str()).copied().unwrap_or((0, 0));
-                n.list_item(now, mem, running, false)
-            })
-            .collect()
-    }
-
-    /// `GET /cluster/resources`, optionally filtered by `type`.
-    pub fn resources_view(&self, kind: Option<&str>, now: i64) -> Vec<Value> {
-        let mut out = Vec::new();
-        let want = |k: &str| kind.is_none_or(|t| t == k);
-        if want("pool") {
-            out.extend(self.pool_resources(now));
+    /// The areas `/cluster/resources` reads, borrowed at once.
+    pub fn resources(&self) -> super::resources::Resources<'_> {
+        super::resources::Resources {
+            version: self.version,
+            nodes: &self.nodes,
+            guests: &self.guests,
+            storage: &self.storage,
+            access: &self.access,
+            ha: &self.ha,
+            sdn: &self.sdn,
         }
-        if want("vm") {
-            let mut vms: Vec<&Vm> = self.guests.values().collect();
-            vms.sort_by_cached_key(|v| super::resources::text_order(v.vmid));
-            out.extend(vms.into_iter().map(|v| self.vm_resource(v, now)));
-            // Containers are `vm` resources too (`lxc/<vmid>`).
-            let mut cts: Vec<&super::lxc::Ct> = self.guests.cts().values().collect();
-            cts.sort_by_cached_key(|c| super::resources::text_order(c.vmid()));
-            out.extend(cts.into_iter().map(|c| self.ct_resource(c, now)));
-        }
-        if want("node") {
-            out.extend(self.node_resources(now));
-        }
-        if want("storage") {
-            out.extend(self.storage_resources());
-        }
-        out.extend(
-            super::sdn::zone_resources(self.version, &self.nodes, &self.sdn, kind, |_| true)
-                .iter()
-                .map(super::resources::sdn_row),
-        );
-        out
-    }
-
-    /// The `type=node` rows of `/cluster/resources`.
-    pub(crate) fn node_resources(&self, now: i64) -> Vec<Value> {
-        self.node_resources_with(now, &self.guest_loads())
-    }
-
-    /// [`Cluster::node_resources`] with the guests' loads added up
-    /// already.
-    pub(crate) fn node_resources_with(&self, now: i64, loads: &GuestLoads<'_>) -> Vec<Value> {
-        self.nodes
-            .iter()
-            .map(|n| {
-                let (mem, running) = loads.get(n.name.as_str()).copied().unwrap_or((0, 0));
-                let mut item = n.list_item(now, mem, running, true);
-                if let Some(state) = self.ha.node_hastate(&n.name) {
-                    item["hastate"] = json!(state);
-                }
-                item
-            })
-            .collect()
-    }
-
-    /// The `type=storage` rows of `/cluster/resources`: each storage on
-    /// each node it is active on.
-    pub(crate) fn storage_resources(&self) -> Vec<Value> {
-        let mut out = Vec::new();
-        for n in &self.nodes {
-            for s in self.storage.cfg().iter().filter(|s| s.active_on(&n.name)) {
-                out.push(self.storage_resource(s, n));
-            }
-        }
-        out
-    }
-
-    /// [`Cluster::guest_load`] of every node in one pass over the guests.
-    pub(crate) fn guest_loads(&self) -> GuestLoads<'_> {
-        let mut loads = self.no_loads();
-        let running_vms = self.guests.values().filter(|v| v.running());
-        let running_cts = self.guests.cts().values().filter(|c| c.running());
-        let running = running_vms
-            .map(|v| (v.node.as_str(), v.maxmem()))
-            .chain(running_cts.map(|c| (c.node(), c.maxmem())));
-        for (node, mem) in running {
-            add_load(&mut loads, node, mem, 1);
-        }
-        loads
-    }
-
-    /// Every node's load before any guest is counted.
-    pub(crate) fn no_loads(&self) -> GuestLoads<'_> {
-        self.nodes
-            .iter()
-            .map(|n| (n.name.as_str(), (0, 0)))
-            .collect()
-    }
-
-    /// A storage's row of `/cluster/resources` for one node
-    /// (`extract_storage_stats`).
-    pub(crate) fn storage_resource(&self, s: &Storage, n: &Node) -> Value {
-        json!({
-            "id": format!("storage/{}/{}", n.name, s.storage),
-            "storage": s.storage,
-            "node": n.name,
-            "type": "storage",
-            "plugintype": s.kind,
-            "status": if n.status == NodeStatus::Online { "available" } else { "unknown" },
-            "shared": u8::from(s.shared),
-            "content": s.content.join(","),
-            "maxdisk": s.total,
-            "disk": self.storage.used(s, &n.name),
-        })
-    }
-
-    /// The `type=pool` rows of `/cluster/resources`, with the summed
-    /// load of their running guests as PVE adds it up.
-    pub(crate) fn pool_resources(&self, now: i64) -> Vec<Value> {
-        let mut rows = Vec::new();
-        for (id, pool) in self.access.pools().iter() {
-            let mut row = json!({ "id": format!("/pool/{id}"), "pool": id, "type": "pool" });
-            for vmid in pool.vms() {
-                // VMs and containers alike (the cluster's VM list).
-                let e = match (self.guests.get(vmid), self.guests.ct(*vmid)) {
-                    (Some(v), _) => self.vm_resource(v, now),
-                    (None, Some(ct)) => self.ct_resource(ct, now),
-                    (None, None) => continue,
-                };
-                let uptime = e["uptime"].as_u64().unwrap_or(0);
-                if uptime == 0 {
-                    continue;
-                }
-                let num = |k: &str| row[k].as_f64().unwrap_or(0.0);
-                let (pcpu, pmax) = (num("cpu"), num("maxcpu"));
-                let (cpu, max) = (
-                    e["cpu"].as_f64().unwrap_or(0.0),
-                    e["maxcpu"].as_f64().unwrap_or(0.0),
-                );
-                if row["uptime"].as_u64().is_none_or(|u| uptime > u) {
-                    row["uptime"] = json!(uptime);
-                }
-                row["mem"] =
-                    json!(row["mem"].as_u64().unwrap_or(0) + e["mem"].as_u64().unwrap_or(0));
-                row["maxmem"] =
-                    json!(row["maxmem"].as_u64().unwrap_or(0) + e["maxmem"].as_u64().unwrap_or(0));
-                if pmax + max > 0.0 {
-                    row["cpu"] = json!((pcpu * pmax + cpu * max) / (pmax + max));
-                }
-                row["maxcpu"] =
-                    json!(row["maxcpu"].as_u64().unwrap_or(0) + e["maxcpu"].as_u64().unwrap_or(0));
-            }
-            rows.push(row);
-        }
-        rows
-    }
-
-    /// A guest's row of `/cluster/resources`, as pools list their members
-    /// too (`extract_vm_stats`).
-    pub(crate) fn vm_resource(&self, v: &Vm, now: i64) -> Value {
-        let st = self.vm_status(v, now.saturating_mul(1000), false, false);
-        let mut item = json!({
-            "id": format!("qemu/{}", v.vmid),
-            "vmid": v.vmid,
-            "type": "qemu",
-            "node": v.node,
-            "name": st["name"],
-            "status": v.qmpstatus.map_or(v.status.as_str(), super::qemu::QmpStatus::as_str),
-            "template": u8::from(v.template()),
-            "uptime": st["uptime"],
-            "maxcpu": st["cpus"],
-            "cpu": st["cpu"],
-            "maxmem": st["maxmem"],
-            "mem": st["mem"],
-            "maxdisk": st["maxdisk"],
-            "disk": 0,
-            "netin": st["netin"],
-            "netout": st["netout"],
-            "diskread": 0,
-            "diskwrite": 0,
-        });
-        if self.version.is_v9() {
-            item["memhost"] = item["mem"].clone();
-        }
-        for key in ["lock", "tags"] {
-            if let Some(val) = v.config.get(key) {
-                item[key] = json!(val);
-            }
-        }
-        if let Some(state) = self.ha.hastate(v.vmid, super::ha::GuestType::Qemu) {
-            item["hastate"] = json!(state);
-        }
-        if let Some(pool) = self.access.pools().pool_of(v.vmid) {
-            item["pool"] = json!(pool);
-        }
-        item
     }
 
     /// Starts a task on `node` for `user` and returns its UPID. A zero
@@ -706,7 +504,7 @@ impl Cluster {
         );
         for t in tasks {
             let worker = match t.job {
-                LrmJob::Worker(w) => Ok(w),
+                LrmJob::Worker(w) => Ok(*w),
                 LrmJob::MigrateVm { target, online } => {
                     self.migrate_vm(super::qemu::MigrateRequest {
                         node: t.node.clone(),

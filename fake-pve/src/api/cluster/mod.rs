@@ -1,6 +1,10 @@
 //! `/version` and the cluster read side (pve-manager `API2.pm`,
 //! `API2/Cluster.pm`).
 
+pub mod options_view;
+pub mod overview;
+pub mod view;
+
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
@@ -9,8 +13,6 @@ use super::params::value_text;
 use super::{Ctx, RawData, Reply, Route, get, put};
 use crate::model::{Result, datacenter};
 use crate::spec::formats::split_list;
-
-pub mod view;
 
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
@@ -55,8 +57,9 @@ fn resources(ctx: &Ctx<'_>) -> Result<Reply> {
     let now = ctx.now();
     let who = ctx.who()?;
     let json = ctx.with(|c| {
-        RawData::written(c.resources_capacity(), |out| {
-            c.write_resources(kind.as_deref(), now, who, out);
+        let res = c.resources();
+        RawData::written(res.capacity(), |out| {
+            view::write_resources(&res, kind.as_deref(), now, who, out);
         })
     });
     Ok(Reply {
@@ -84,7 +87,7 @@ fn get_options(ctx: &Ctx<'_>) -> Result<Reply> {
             let audit = c.access.has_priv(&who, "/", "Sys.Audit");
             let options = c.datacenter.options(c.version, audit);
             let tags = datacenter::allowed_tags(&c.access, &c.guests, &who);
-            view::options_with_tags(&options, &tags)
+            options_view::options_with_tags(&options, &tags)
         })
         .into())
 }

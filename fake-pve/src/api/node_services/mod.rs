@@ -447,7 +447,7 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
     let timeframe = ctx.param("timeframe")?;
     let now_ms = ctx.now_ms();
     ctx.with(|c| {
-        let load = c.guest_load(&node);
+        let load = crate::model::resources::guest_load(&c.nodes, &c.guests, &node);
         let points = node_rrddata(&c.nodes, c.version, load, &node, &timeframe, now_ms)?;
         Ok(view::rrddata(&points).into())
     })

@@ -107,7 +107,7 @@ pub struct LrmTask {
 #[derive(Debug)]
 pub enum LrmJob {
     /// A start, stop or shutdown, its worker made.
-    Worker(Worker),
+    Worker(Box<Worker>),
     /// A VM's migration to `target`, online when it runs.
     MigrateVm {
         /// The node it goes to.
@@ -122,6 +122,11 @@ pub enum LrmJob {
         /// Whether it runs.
         restart: bool,
     },
+}
+
+/// A worker to start.
+fn boxed(w: Worker) -> LrmJob {
+    LrmJob::Worker(Box::new(w))
 }
 
 /// Runs a manager round at `at_ms`: the tasks the LRMs start then, in
@@ -163,24 +168,24 @@ pub fn round(
             continue;
         };
         let job = match (&a, fact.kind) {
-            (LrmAction::Start(_), GuestType::Qemu) => LrmJob::Worker(
+            (LrmAction::Start(_), GuestType::Qemu) => boxed(
                 Worker::new("qmstart", &vmid.to_string()).effect(TaskEffect::Qemu {
                     vmid,
                     op: QemuOp::Start { skiplock: false },
                 }),
             ),
-            (LrmAction::Start(_), GuestType::Lxc) => LrmJob::Worker(lxc_worker(
+            (LrmAction::Start(_), GuestType::Lxc) => boxed(lxc_worker(
                 "vzstart",
                 vmid,
                 LxcOp::Start { skiplock: false },
             )),
-            (LrmAction::Stop(_, 0), GuestType::Qemu) => LrmJob::Worker(
+            (LrmAction::Stop(_, 0), GuestType::Qemu) => boxed(
                 Worker::new("qmstop", &vmid.to_string()).effect(TaskEffect::Qemu {
                     vmid,
                     op: QemuOp::Stop { skiplock: false },
                 }),
             ),
-            (LrmAction::Stop(_, t), GuestType::Qemu) => LrmJob::Worker(
+            (LrmAction::Stop(_, t), GuestType::Qemu) => boxed(
                 Worker::new("qmshutdown", &vmid.to_string()).effect(TaskEffect::Qemu {
                     vmid,
                     op: QemuOp::Shutdown {
@@ -191,9 +196,9 @@ pub fn round(
                 }),
             ),
             (LrmAction::Stop(_, 0), GuestType::Lxc) => {
-                LrmJob::Worker(lxc_worker("vzstop", vmid, LxcOp::Stop { skiplock: false }))
+                boxed(lxc_worker("vzstop", vmid, LxcOp::Stop { skiplock: false }))
             }
-            (LrmAction::Stop(_, t), GuestType::Lxc) => LrmJob::Worker(lxc_worker(
+            (LrmAction::Stop(_, t), GuestType::Lxc) => boxed(lxc_worker(
                 "vzshutdown",
                 vmid,
                 LxcOp::Shutdown {

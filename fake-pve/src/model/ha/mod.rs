@@ -28,7 +28,7 @@ pub use manager::{HaRequest, Manager, Service};
 pub use resources::{MoveRequested, ResourceEntry};
 pub use rule_api::RuleEntry;
 pub use rules::{Rule, RuleUpdate};
-pub use cluster::{LrmJob, LrmTask, guest_type, round, sid_node, status_current};
+pub use cluster::{LrmJob, guest_type, round, status_current};
 pub use status::{Fencing, LrmLine, ManagerStatus, ServiceLine, StatusLine};
 
 /// The message of a digest that no longer matches

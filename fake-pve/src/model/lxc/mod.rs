@@ -34,6 +34,7 @@ mod restore;
 pub mod schema;
 mod snapshot;
 pub(crate) mod status;
+pub(crate) use status::ct_figures;
 
 pub use clone::CtCloneRequest;
 pub use config::CtUpdate;

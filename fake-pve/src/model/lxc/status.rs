@@ -14,7 +14,7 @@ use crate::model::ha::ServiceStatus;
 const DEFAULT_MAXDISK: u64 = 4 << 30;
 
 /// What a container's status and its row of the cluster's resources
-/// both show ([`Cluster::ct_figures`]).
+/// both show ([`ct_figures`]).
 pub(crate) struct CtFigures {
     pub name: String,
     pub cpus: serde_json::Number,
@@ -49,56 +49,57 @@ pub(crate) struct CtStatus<'a> {
     pub ha: Option<ServiceStatus<'a>>,
 }
 
-impl Cluster {
-    /// The figures of a container that its status and the cluster's
-    /// resources share, on a node of `host_cpus` CPUs.
-    pub(crate) fn ct_figures(&self, ct: &Ct, now_ms: i64, host_cpus: u64) -> CtFigures {
-        let running = ct.running();
-        let conf = ct.config();
-        let cpus = conf
-            .get("cores")
-            .and_then(|c| c.parse::<u64>().ok())
-            .map(serde_json::Number::from)
-            .or_else(|| {
-                conf.get("cpulimit")
-                    .and_then(|c| c.parse::<f64>().ok())
-                    .filter(|c| *c > 0.0)
-                    .and_then(serde_json::Number::from_f64)
-            })
-            .unwrap_or_else(|| host_cpus.into());
-        let maxdisk = conf
-            .get("rootfs")
-            .and_then(|r| mp_size(r))
-            .unwrap_or(DEFAULT_MAXDISK);
-        let uptime = match (running, ct.started_ms()) {
-            (true, Some(s)) => (now_ms - s).max(0) / 1000,
-            _ => 0,
-        };
-        let maxmem = ct.maxmem();
-        let name: String = conf
-            .get("hostname")
-            .map_or_else(|| format!("CT{}", ct.vmid()), Clone::clone)
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect();
-        let u = u64::try_from(uptime).unwrap_or(0);
-        let on = |x: u64| if running { x } else { 0 };
-        CtFigures {
-            name,
-            cpus,
-            maxmem,
-            maxdisk,
-            disk: on(maxdisk / 8),
-            mem: on(maxmem / 8),
-            cpu: if running { 0.0042 } else { 0.0 },
-            uptime,
-            netin: on(u * 1200),
-            netout: on(u * 250),
-            diskread: on(u * 4096),
-            diskwrite: on(u * 1024),
-        }
+/// The figures of a container that its status and the cluster's
+/// resources share, on a node of `host_cpus` CPUs.
+pub(crate) fn ct_figures(ct: &Ct, now_ms: i64, host_cpus: u64) -> CtFigures {
+    let running = ct.running();
+    let conf = ct.config();
+    let cpus = conf
+        .get("cores")
+        .and_then(|c| c.parse::<u64>().ok())
+        .map(serde_json::Number::from)
+        .or_else(|| {
+            conf.get("cpulimit")
+                .and_then(|c| c.parse::<f64>().ok())
+                .filter(|c| *c > 0.0)
+                .and_then(serde_json::Number::from_f64)
+        })
+        .unwrap_or_else(|| host_cpus.into());
+    let maxdisk = conf
+        .get("rootfs")
+        .and_then(|r| mp_size(r))
+        .unwrap_or(DEFAULT_MAXDISK);
+    let uptime = match (running, ct.started_ms()) {
+        (true, Some(s)) => (now_ms - s).max(0) / 1000,
+        _ => 0,
+    };
+    let maxmem = ct.maxmem();
+    let name: String = conf
+        .get("hostname")
+        .map_or_else(|| format!("CT{}", ct.vmid()), Clone::clone)
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let u = u64::try_from(uptime).unwrap_or(0);
+    let on = |x: u64| if running { x } else { 0 };
+    CtFigures {
+        name,
+        cpus,
+        maxmem,
+        maxdisk,
+        disk: on(maxdisk / 8),
+        mem: on(maxmem / 8),
+        cpu: if running { 0.0042 } else { 0.0 },
+        uptime,
+        netin: on(u * 1200),
+        netout: on(u * 250),
+        diskread: on(u * 4096),
+        diskwrite: on(u * 1024),
     }
+}
 
+
+impl Cluster {
     /// `vmstatus()` for one container; `current` adds what
     /// `status/current` shows (`ha`).
     pub(crate) fn ct_status<'a>(&'a self, ct: &'a Ct, now_ms: i64, current: bool) -> CtStatus<'a> {
@@ -111,7 +112,7 @@ impl Cluster {
         CtStatus {
             vmid: ct.vmid(),
             status: ct.status(),
-            figures: self.ct_figures(ct, now_ms, host_cpus),
+            figures: ct_figures(ct, now_ms, host_cpus),
             maxswap: ct.maxswap(),
             pid: running.then(|| 20_000 + ct.vmid()),
             // Pressure stall figures came with PVE 9.0.

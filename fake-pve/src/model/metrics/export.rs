@@ -107,7 +107,7 @@ impl Cluster {
         let now = now_ms.div_euclid(1000);
         // pvestatd's rounds since the boot, the newest at or before now.
         let newest = n.boot_time + STEP * ((now - n.boot_time).max(0) / STEP);
-        let load = self.guest_load(node);
+        let load = crate::model::resources::guest_load(&self.nodes, &self.guests, node);
         let Ok(node_points) = crate::model::node_services::stats::node_rrddata(
             &self.nodes,
             self.version,

@@ -35,6 +35,7 @@ pub(crate) mod rrd;
 mod schema;
 mod snapshot;
 mod status;
+pub(crate) use status::vm_figures;
 
 pub use clone::CloneRequest;
 pub use migrate::{MigrateJob, MigrateRequest};

@@ -5,7 +5,7 @@ use super::*;
 use crate::model::members::{JsonObject, Members};
 
 /// What a VM's status and its row of the cluster's resources both show
-/// ([`Cluster::vm_figures`]).
+/// ([`vm_figures`]).
 pub(crate) struct VmFigures<'a> {
     pub name: std::borrow::Cow<'a, str>,
     pub cpus: u64,
@@ -67,74 +67,76 @@ impl<'a> FigureKeys<'a> {
     }
 }
 
+/// `Cluster::boot_disk_size` with the config's keys found already.
+fn boot_disk_size_of(storage: &crate::model::storage::Storages, vm: &Vm, keys: &FigureKeys<'_>) -> u64 {
+    let order = keys
+        .boot
+        .and_then(|b| b.split(',').find_map(|p| p.strip_prefix("order=")));
+    let disk = order
+        .and_then(|o| {
+            o.split(';').find_map(|k| {
+                vm.config
+                    .get(k)
+                    .filter(|v| is_disk(k, v))
+                    .map(String::as_str)
+            })
+        })
+        .or(keys.first_disk);
+    disk.and_then(|v| {
+        v.split(',')
+            .find_map(|p| p.strip_prefix("size="))
+            .and_then(parse_size)
+            .or_else(|| storage.volume(drive_file(v), &vm.node).map(|x| x.size))
+    })
+    .unwrap_or(0)
+}
+
+/// The figures of a VM that its status and the cluster's resources
+/// share, on a node of `host_cpus` CPUs.
+pub(crate) fn vm_figures<'a>(
+    storage: &crate::model::storage::Storages,
+    vm: &'a Vm, now_ms: i64, host_cpus: u64) -> VmFigures<'a> {
+    let running = vm.running();
+    let keys = FigureKeys::of(&vm.config);
+    let cpus = keys.vcpus.and_then(|v| v.parse().ok()).unwrap_or_else(|| {
+        let g = |v: Option<&str>| v.and_then(|v| v.parse::<u64>().ok()).unwrap_or(1);
+        (g(keys.sockets) * g(keys.cores)).min(host_cpus)
+    });
+    let maxmem = maxmem_of(keys.memory);
+    let uptime = match (running, vm.started_ms) {
+        (true, Some(s)) => (now_ms - s).max(0) / 1000,
+        _ => 0,
+    };
+    let u = u64::try_from(uptime).unwrap_or(0);
+    VmFigures {
+        name: keys.name.map_or_else(
+            || std::borrow::Cow::Owned(format!("VM {}", vm.vmid)),
+            std::borrow::Cow::Borrowed,
+        ),
+        cpus,
+        maxmem,
+        maxdisk: boot_disk_size_of(storage, vm, &keys),
+        uptime,
+        mem: if running { maxmem / 4 } else { 0 },
+        // `vmstatus` starts every VM at the integer 0 and only a
+        // running one's share of the host's CPU is a fraction.
+        cpu: if running {
+            serde_json::Number::from_f64(0.0123).unwrap_or_else(|| 0.into())
+        } else {
+            0.into()
+        },
+        netin: if running { u * 1500 } else { 0 },
+        netout: if running { u * 300 } else { 0 },
+        lock: keys.lock,
+        tags: keys.tags,
+        template: keys.template == Some("1"),
+    }
+}
+
 impl Cluster {
     /// The size of the boot disk (first disk in the boot order).
     fn boot_disk_size(&self, vm: &Vm) -> u64 {
-        self.boot_disk_size_of(vm, &FigureKeys::of(&vm.config))
-    }
-
-    /// [`Cluster::boot_disk_size`] with the config's keys found already.
-    fn boot_disk_size_of(&self, vm: &Vm, keys: &FigureKeys<'_>) -> u64 {
-        let order = keys
-            .boot
-            .and_then(|b| b.split(',').find_map(|p| p.strip_prefix("order=")));
-        let disk = order
-            .and_then(|o| {
-                o.split(';').find_map(|k| {
-                    vm.config
-                        .get(k)
-                        .filter(|v| is_disk(k, v))
-                        .map(String::as_str)
-                })
-            })
-            .or(keys.first_disk);
-        disk.and_then(|v| {
-            v.split(',')
-                .find_map(|p| p.strip_prefix("size="))
-                .and_then(parse_size)
-                .or_else(|| self.storage.volume(drive_file(v), &vm.node).map(|x| x.size))
-        })
-        .unwrap_or(0)
-    }
-
-    /// The figures of a VM that its status and the cluster's resources
-    /// share, on a node of `host_cpus` CPUs.
-    pub(crate) fn vm_figures<'a>(&self, vm: &'a Vm, now_ms: i64, host_cpus: u64) -> VmFigures<'a> {
-        let running = vm.running();
-        let keys = FigureKeys::of(&vm.config);
-        let cpus = keys.vcpus.and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-            let g = |v: Option<&str>| v.and_then(|v| v.parse::<u64>().ok()).unwrap_or(1);
-            (g(keys.sockets) * g(keys.cores)).min(host_cpus)
-        });
-        let maxmem = maxmem_of(keys.memory);
-        let uptime = match (running, vm.started_ms) {
-            (true, Some(s)) => (now_ms - s).max(0) / 1000,
-            _ => 0,
-        };
-        let u = u64::try_from(uptime).unwrap_or(0);
-        VmFigures {
-            name: keys.name.map_or_else(
-                || std::borrow::Cow::Owned(format!("VM {}", vm.vmid)),
-                std::borrow::Cow::Borrowed,
-            ),
-            cpus,
-            maxmem,
-            maxdisk: self.boot_disk_size_of(vm, &keys),
-            uptime,
-            mem: if running { maxmem / 4 } else { 0 },
-            // `vmstatus` starts every VM at the integer 0 and only a
-            // running one's share of the host's CPU is a fraction.
-            cpu: if running {
-                serde_json::Number::from_f64(0.0123).unwrap_or_else(|| 0.into())
-            } else {
-                0.into()
-            },
-            netin: if running { u * 1500 } else { 0 },
-            netout: if running { u * 300 } else { 0 },
-            lock: keys.lock,
-            tags: keys.tags,
-            template: keys.template == Some("1"),
-        }
+        boot_disk_size_of(&self.storage, vm, &FigureKeys::of(&vm.config))
     }
 
     /// `vmstatus()` for one VM: `full` adds what `status/current` and
@@ -197,7 +199,7 @@ impl Cluster {
             lock,
             tags,
             template,
-        } = self.vm_figures(vm, now_ms, host_cpus);
+        } = vm_figures(&self.storage, vm, now_ms, host_cpus);
         s.member("vmid", &vm.vmid);
         s.member("status", &vm.status);
         s.member("name", &*name);

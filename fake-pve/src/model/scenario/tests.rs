@@ -31,8 +31,8 @@ fn json_scenarios_are_yaml_scenarios() {
         Scenario::parse(text, "t")
             .expect("valid")
             .build(PveVersion::V9_1, "pw", 1_700_000_000)
+            .map(|c| crate::api::cluster::view::resources(&c.resources(), None, 1_700_000_100))
             .expect("builds")
-            .resources_view(None, 1_700_000_100)
     };
     assert_eq!(build(yaml), build(json));
     let bad = "{\n \"nodes\": [{\"name\": \"a\"}],\n \"vms\": [{\"vmid\": \"x\"}]\n}";

@@ -58,7 +58,7 @@ fn duplicates_keep_their_first_place_in_config_order() {
 fn options_answer_the_tag_style_parsed(#[case] version: PveVersion) {
     let mut dc = Datacenter::default();
     assert_eq!(
-        crate::api::cluster::view::options(&dc.options(version, true)),
+        crate::api::cluster::options_view::options(&dc.options(version, true)),
         json!({"description": "", "mac_prefix": "BC:24:11"})
     );
     dc.set(
@@ -76,9 +76,9 @@ fn options_answer_the_tag_style_parsed(#[case] version: PveVersion) {
         "color-map": "prod:ff0000:ffffff;db:00ff00",
         "shape": "full",
     });
-    assert_eq!(crate::api::cluster::view::options(&dc.options(version, true))["tag-style"], want);
+    assert_eq!(crate::api::cluster::options_view::options(&dc.options(version, true))["tag-style"], want);
     // Without Sys.Audit only console and tag-style are answered.
-    assert_eq!(crate::api::cluster::view::options(&dc.options(version, false)), json!({ "tag-style": want }));
+    assert_eq!(crate::api::cluster::options_view::options(&dc.options(version, false)), json!({ "tag-style": want }));
     dc.set(version, &map(&[]), &["tag-style".into()])
         .expect("deleted");
     assert!(dc.is_empty());

@@ -655,7 +655,7 @@ fn the_manager_starts_and_stops_a_managed_vm() {
     );
     w.tick(10_000);
     assert_eq!(service(&w, "vm:100").as_deref(), Some("stopped"));
-    let rows = w.c.resources_view(Some("vm"), w.now());
+    let rows = crate::api::cluster::view::resources(&w.c.resources(), Some("vm"), w.now());
     let row = rows.iter().find(|r| r["vmid"] == 100).expect("row");
     assert_eq!(row["hastate"], "stopped");
     // Unmanaged guests are not diverted.

@@ -622,7 +622,7 @@ fn offline_migration_moves_config_and_local_volumes() {
 #[rstest]
 fn resources_list_containers_beside_vms() {
     let w = ct_world();
-    let res = w.c.resources_view(Some("vm"), w.now());
+    let res = crate::api::cluster::view::resources(&w.c.resources(), Some("vm"), w.now());
     let ct = res
         .iter()
         .find(|r| r["id"] == "lxc/200")

@@ -571,7 +571,7 @@ fn netstat_lists_the_running_guests_taps() {
 #[case::v9(PveVersion::V9_1, "hour", 60)]
 fn node_rrddata_spans_the_frame(#[case] v: PveVersion, #[case] frame: &str, #[case] n: usize) {
     let w = World::from_yaml_v(LAB, v);
-    let load = w.c.guest_load("pve");
+    let load = crate::model::resources::guest_load(&w.c.nodes, &w.c.guests, "pve");
     let points = node_rrddata(&w.c.nodes, w.c.version, load, "pve", frame, T0 * 1000)
         .expect("rrd");
     let points = view::rrddata(&points);
@@ -597,7 +597,7 @@ fn node_rrd_graphs_the_nodes_file(
     let got = node_rrd_file(&w.c.nodes, w.c.version, "pve", ds).map_err(|e| e.to_string());
     assert_eq!(got, want.map(str::to_string).map_err(str::to_string));
     // The data sources are those rrddata reports.
-    let load = w.c.guest_load("pve");
+    let load = crate::model::resources::guest_load(&w.c.nodes, &w.c.guests, "pve");
     let points =
         node_rrddata(&w.c.nodes, w.c.version, load, "pve", "hour", T0 * 1000).expect("rrd");
     let point = view::rrddata(&points)[59].clone();

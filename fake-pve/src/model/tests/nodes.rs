@@ -27,9 +27,19 @@ fn node_names_resolve_as_the_proxy_does(
     }
 }
 
+/// The rows of `GET /nodes`, all figures shown.
+fn nodes_view(c: &crate::model::Cluster) -> Vec<serde_json::Value> {
+    let res = c.resources();
+    let loads = res.guest_loads();
+    res.nodes(&loads, None)
+        .iter()
+        .map(|n| crate::api::cluster::view::node(n, T0, false))
+        .collect()
+}
+
 #[rstest]
 fn the_node_list_shows_offline_members_without_load(cluster: World) {
-    let items = cluster.c.nodes_view(T0);
+    let items = nodes_view(&cluster.c);
     assert_eq!(items.len(), 3);
     assert_eq!(items[0]["status"], json!("online"));
     assert!(items[0]["uptime"].as_i64().is_some_and(|u| u > 3 * 86_400));
@@ -45,11 +55,11 @@ fn the_node_list_shows_offline_members_without_load(cluster: World) {
 
 #[rstest]
 fn running_guests_add_to_node_memory(mut lab: World) {
-    let mem = |w: &World| w.c.nodes_view(T0)[0]["mem"].as_u64().expect("mem");
+    let mem = |w: &World| nodes_view(&w.c)[0]["mem"].as_u64().expect("mem");
     let before = mem(&lab);
     lab.qm("qmstart", 100, QemuOp::Start { skiplock: false });
     assert_eq!(mem(&lab) - before, 2048 << 20);
-    assert_eq!(lab.c.guest_load("pve"), ((4096 + 2048) << 20, 2));
+    assert_eq!(crate::model::resources::guest_load(&lab.c.nodes, &lab.c.guests, "pve"), ((4096 + 2048) << 20, 2));
 }
 
 #[rstest]
@@ -132,17 +142,17 @@ fn a_standalone_node_lists_only_itself(fresh: World) {
 #[case(Some("sdn"), 0)]
 #[case(None, 8)]
 fn resources_by_type(lab: World, #[case] kind: Option<&str>, #[case] n: usize) {
-    assert_eq!(lab.c.resources_view(kind, T0).len(), n);
+    assert_eq!(crate::api::cluster::view::resources(&lab.c.resources(), kind, T0).len(), n);
 }
 
 #[rstest]
 fn resources_on_8_4_list_the_sdn_zone() {
     let w = World::from_yaml_v(super::LAB, PveVersion::V8_4);
-    let sdn = w.c.resources_view(Some("sdn"), T0);
+    let sdn = crate::api::cluster::view::resources(&w.c.resources(), Some("sdn"), T0);
     assert_eq!(sdn.len(), 1);
     assert_eq!(sdn[0]["id"], json!("sdn/pve/localnetwork"));
     assert!(
-        w.c.resources_view(None, T0)
+        crate::api::cluster::view::resources(&w.c.resources(), None, T0)
             .iter()
             .all(|r| r["type"] != "network")
     );
@@ -156,7 +166,7 @@ fn vm_resources(mut lab: World) {
         .expect("vm")
         .config
         .insert("lock".into(), "backup".into());
-    let vms = lab.c.resources_view(Some("vm"), T0);
+    let vms = crate::api::cluster::view::resources(&lab.c.resources(), Some("vm"), T0);
     let v100 = &vms[0];
     assert_eq!(v100["id"], json!("qemu/100"));
     assert_eq!(v100["lock"], json!("backup"));
@@ -169,7 +179,7 @@ fn vm_resources(mut lab: World) {
 
 #[rstest]
 fn storage_resources_per_node(cluster: World) {
-    let st = cluster.c.resources_view(Some("storage"), T0);
+    let st = crate::api::cluster::view::resources(&cluster.c.resources(), Some("storage"), T0);
     let ids: Vec<&str> = st.iter().filter_map(|s| s["id"].as_str()).collect();
     assert_eq!(ids.len(), 9, "{ids:?}");
     let pve3 = st

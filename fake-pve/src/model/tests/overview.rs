@@ -4,12 +4,12 @@ use rstest::rstest;
 use serde_json::{Value, json};
 
 use super::{World, cluster, lab, map, qm_worker};
-use crate::model::overview::Limits;
+use crate::api::cluster::overview::{Limits, overview as overview_of};
 use crate::model::qemu::{ConfigUpdate, QemuOp};
 use crate::model::{TaskEffect, Worker};
 
 fn overview(w: &World) -> Value {
-    w.c.overview(w.now_ms, Limits::default())
+    overview_of(&w.c, w.now_ms, Limits::default())
 }
 
 fn guest(v: &Value, vmid: u32) -> Value {
@@ -131,7 +131,8 @@ fn limits_bound_large_worlds(mut lab: World) {
             Worker::new("qmstart", &i.to_string()).effect(TaskEffect::None),
         );
     }
-    let v = lab.c.overview(
+    let v = overview_of(
+        &lab.c,
         lab.now_ms,
         Limits {
             guests: 2,

@@ -191,7 +191,7 @@ fn deleting_a_pool_with_a_live_guest_is_refused_and_drops_its_acl(mut pooled: Wo
 
 #[rstest]
 fn resources_show_the_pool_and_its_member(pooled: World) {
-    let rows = pooled.c.resources_view(None, super::T0);
+    let rows = crate::api::cluster::view::resources(&pooled.c.resources(), None, super::T0);
     assert_eq!(
         rows[0],
         json!({ "id": "/pool/dev", "pool": "dev", "type": "pool" })

@@ -576,7 +576,7 @@ fn resources_show_applied_zones(#[case] v: PveVersion) {
     let mut w = lab_v(v);
     let kind = if v.is_v9() { "network" } else { "sdn" };
     let rows = |w: &World| -> Vec<Value> {
-        w.c.resources_view(None, w.now())
+        crate::api::cluster::view::resources(&w.c.resources(), None, w.now())
             .into_iter()
             .filter(|r| r["type"] == kind)
             .collect()

@@ -1,0 +1,41 @@
+//! The answer of `GET /cluster/options` as `API2/Cluster.pm` writes it:
+//! datacenter.cfg's options turned into JSON, booleans of a property
+//! string as 0/1.
+
+use serde_json::{Map, Value, json};
+
+use crate::model::datacenter::{Options, Prop, TagStyleProps};
+
+/// A parsed property string as `parse_property_string` answers it.
+fn props(p: &TagStyleProps) -> Value {
+    p.iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Prop::Flag(b) => json!(u8::from(*b)),
+                Prop::Text(t) => json!(t),
+            };
+            (k.clone(), v)
+        })
+        .collect::<Map<String, Value>>()
+        .into()
+}
+
+/// datacenter.cfg's options (without `allowed-tags`).
+pub fn options(o: &Options) -> Value {
+    let mut out = Map::new();
+    if let Some(prefix) = o.mac_prefix {
+        out.insert("description".into(), json!(""));
+        out.insert("mac_prefix".into(), json!(prefix));
+    }
+    if let Some(style) = &o.tag_style {
+        out.insert("tag-style".into(), props(style));
+    }
+    Value::Object(out)
+}
+
+/// `GET /cluster/options`: the options, then `allowed-tags`.
+pub fn options_with_tags(o: &Options, tags: &[String]) -> Value {
+    let mut out = options(o);
+    out["allowed-tags"] = json!(tags);
+    out
+}
