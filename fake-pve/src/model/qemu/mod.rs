@@ -838,4 +838,59 @@ mod tests {
         assert!(option_exists(PveVersion::V9_1, "cores"));
         assert!(!option_exists(PveVersion::V9_1, "bogus"));
     }
+
+    /// A saved world's VM, every field set: the exact text it is saved
+    /// as, and loaded back unchanged.
+    #[test]
+    fn a_saved_vm_keeps_its_fields_and_their_order() {
+        let mut vm = Vm::new(
+            100,
+            "pve",
+            VmStatus::Running,
+            BTreeMap::from([("memory".to_string(), "2048".to_string())]),
+        );
+        vm.pending.insert("cores".into(), "2".into());
+        vm.pending_delete.insert("net1".into(), true);
+        vm.pending_delete.insert("agent".into(), false);
+        vm.qmpstatus = Some(QmpStatus::Paused);
+        vm.started_ms = Some(1_700_000_000_123);
+        vm.snapshots.insert(
+            "s1".into(),
+            BTreeMap::from([("snaptime".to_string(), "1700000000".to_string())]),
+        );
+        vm.flock = FileLock {
+            shared: 2,
+            exclusive: true,
+        };
+        vm.ci_changes.insert("added".into(), "ipconfig0".into());
+        let text = serde_json::to_string(&vm).expect("in the test");
+        let want = concat!(
+            r#"{"vmid":100,"node":"pve","status":"running","config":{"memory":"2048"},"#,
+            r#""pending":{"cores":"2"},"pending_delete":{"agent":false,"net1":true},"#,
+            r#""qmpstatus":"paused","started_ms":1700000000123,"#,
+            r#""snapshots":{"s1":{"snaptime":"1700000000"}},"#,
+            r#""flock":{"shared":2,"exclusive":true},"ci_changes":{"added":"ipconfig0"}}"#
+        );
+        assert_eq!(text, want);
+        let back: Vm = serde_json::from_str(&text).expect("in the test");
+        assert_eq!(serde_json::to_string(&back).expect("in the test"), want);
+    }
+
+    /// A VM saved before the optional fields existed loads with them
+    /// empty.
+    #[test]
+    fn an_old_saved_vm_loads() {
+        let vm: Vm = serde_json::from_str(
+            r#"{"vmid":101,"node":"pve","status":"stopped","config":{"cores":"1"}}"#,
+        )
+        .expect("in the test");
+        assert_eq!(
+            serde_json::to_string(&vm).expect("in the test"),
+            concat!(
+                r#"{"vmid":101,"node":"pve","status":"stopped","config":{"cores":"1"},"#,
+                r#""pending":{},"pending_delete":{},"qmpstatus":null,"started_ms":null,"#,
+                r#""snapshots":{},"flock":{"shared":0,"exclusive":false},"ci_changes":{}}"#
+            )
+        );
+    }
 }
