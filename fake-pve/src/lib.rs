@@ -55,41 +55,68 @@
 //! (`main.rs`: flags, log output, allocator); crates that only use the
 //! library turn default features off.
 
-/// The modules inside: crate-private, but public with the `internals`
-/// feature, which fake-pve's own tests, benchmarks and `xtask` turn on to
-/// reach the model, the schema and the wire directly. A library user
-/// needs none of them: what they need is re-exported below.
-macro_rules! internal_modules {
-    ($($(#[$doc:meta])* $name:ident;)*) => {$(
-        $(#[$doc])*
-        #[cfg(feature = "internals")]
-        pub mod $name;
-        $(#[$doc])*
-        #[cfg(not(feature = "internals"))]
-        pub(crate) mod $name;
-    )*};
-}
-
-internal_modules! {
-    access_log;
-    api;
-    app;
-    clock;
-    control;
-    dashboard;
-    latency;
-    model;
-    persist;
-    server;
-    spec;
-    state;
-    tls;
-}
+// The modules inside: crate-private, but public with the `internals`
+// feature, which fake-pve's own tests, benchmarks and `xtask` turn on to
+// reach the model, the schema and the wire directly. A library user
+// needs none of them: what they need is re-exported below. (Declared
+// one by one, not by a macro, so that rustfmt reaches their files.)
+#[cfg(feature = "internals")]
+pub mod access_log;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod access_log;
+#[cfg(feature = "internals")]
+pub mod api;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod api;
+#[cfg(feature = "internals")]
+pub mod app;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod app;
 mod body;
+#[cfg(feature = "internals")]
+pub mod clock;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod clock;
+#[cfg(feature = "internals")]
+pub mod control;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod control;
 /// Which endpoints have behaviour (`cargo xtask coverage`): tooling of
 /// the workspace, with the `internals` feature only.
 #[cfg(feature = "internals")]
 pub mod coverage;
+#[cfg(feature = "internals")]
+pub mod dashboard;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod dashboard;
+#[cfg(feature = "internals")]
+pub mod latency;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod latency;
+#[cfg(feature = "internals")]
+pub mod model;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod model;
+#[cfg(feature = "internals")]
+pub mod persist;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod persist;
+#[cfg(feature = "internals")]
+pub mod server;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod server;
+#[cfg(feature = "internals")]
+pub mod spec;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod spec;
+#[cfg(feature = "internals")]
+pub mod state;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod state;
+#[cfg(feature = "internals")]
+pub mod tls;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod tls;
 mod version;
 
 pub use access_log::AccessLog;

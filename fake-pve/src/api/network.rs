@@ -78,7 +78,11 @@ fn create_network(ctx: &Ctx<'_>) -> Result<Reply> {
     let iface = ctx.param("iface")?;
     let p = params(ctx);
     let now = ctx.now();
-    ctx.with(|c| c.network.node_mut(&c.nodes, &node, now).create(&iface, &p, now))?;
+    ctx.with(|c| {
+        c.network
+            .node_mut(&c.nodes, &node, now)
+            .create(&iface, &p, now)
+    })?;
     Ok(Value::Null.into())
 }
 

@@ -130,7 +130,6 @@ impl Params {
             other => Ok(other),
         }
     }
-
 }
 
 /// The 400 for a missing required parameter.

@@ -11,7 +11,6 @@
 
 pub mod events;
 
-
 use axum::body::Body;
 use axum::response::Response;
 use http::Method;

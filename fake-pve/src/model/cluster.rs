@@ -495,13 +495,7 @@ impl Cluster {
     fn ha_round(&mut self, at_ms: i64) {
         use super::ha::LrmJob;
         let now = at_ms.div_euclid(1000);
-        let tasks = super::ha::round(
-            &mut self.ha,
-            &self.nodes,
-            &self.guests,
-            self.version,
-            at_ms,
-        );
+        let tasks = super::ha::round(&mut self.ha, &self.nodes, &self.guests, self.version, at_ms);
         for t in tasks {
             let worker = match t.job {
                 LrmJob::Worker(w) => Ok(*w),

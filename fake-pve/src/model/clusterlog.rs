@@ -7,9 +7,9 @@
 //! The task lines are read from the task list itself, so they cannot
 //! drift from it; the logins are kept here.
 
-use serde::{Deserialize, Serialize};
 use super::nodes::Nodes;
 use super::tasks::{Task, TaskState, Tasks};
+use serde::{Deserialize, Serialize};
 
 /// syslog's `info`.
 const INFO: u8 = 6;
@@ -128,7 +128,10 @@ pub fn lines(log: &ClusterLog, tasks: &Tasks, user: Option<&str>, max: usize) ->
             break;
         }
         if user.is_none_or(|u| e.user == u) {
-            out.push(Line { uid: i + 1, entry: e });
+            out.push(Line {
+                uid: i + 1,
+                entry: e,
+            });
         }
     }
     out

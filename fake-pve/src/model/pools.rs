@@ -390,7 +390,11 @@ impl super::Cluster {
             let Some(v) = self.guests.get(vmid) else {
                 continue;
             };
-            let row = self.resources().guest_row(super::resources::Guest::Vm(v), now, &self.resources().host_cpus());
+            let row = self.resources().guest_row(
+                super::resources::Guest::Vm(v),
+                now,
+                &self.resources().host_cpus(),
+            );
             let mut e = serde_json::to_value(&row).unwrap_or_default();
             if kind.is_some_and(|k| e["type"] != k) {
                 continue;
@@ -421,7 +425,10 @@ impl super::Cluster {
                 }
                 let n = self.nodes.iter().find(|n| n.name == node);
                 if let Some(n) = n {
-                    members.push(serde_json::to_value(self.resources().storage_row(s, n)).unwrap_or_default());
+                    members.push(
+                        serde_json::to_value(self.resources().storage_row(s, n))
+                            .unwrap_or_default(),
+                    );
                 }
             }
         }

@@ -45,10 +45,15 @@ fn log(ctx: &Ctx<'_>) -> Result<Reply> {
             AuthId::User(u) => u.clone(),
             AuthId::Token { .. } => who.to_string(),
         };
-        clusterlog::lines(&c.clusterlog, &c.tasks, (!admin).then_some(me.as_str()), max)
-            .iter()
-            .map(view::line)
-            .collect::<Vec<_>>()
+        clusterlog::lines(
+            &c.clusterlog,
+            &c.tasks,
+            (!admin).then_some(me.as_str()),
+            max,
+        )
+        .iter()
+        .map(view::line)
+        .collect::<Vec<_>>()
     });
     Ok(Value::Array(rows).into())
 }

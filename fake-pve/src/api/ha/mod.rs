@@ -302,11 +302,7 @@ fn status_current(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(ctx
         .with(|c| {
             view::status_current(&crate::model::ha::status_current(
-                &c.ha,
-                &c.nodes,
-                &c.guests,
-                c.version,
-                now,
+                &c.ha, &c.nodes, &c.guests, c.version, now,
             ))
         })
         .into())

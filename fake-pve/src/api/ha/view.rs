@@ -256,7 +256,10 @@ fn service_line(s: &ServiceLine<'_>) -> Value {
     d.insert("status".into(), json!(status));
     d.insert("state".into(), json!(s.state));
     if let Some(r) = s.config {
-        d.insert("request_state".into(), json!(r.state().unwrap_or("started")));
+        d.insert(
+            "request_state".into(),
+            json!(r.state().unwrap_or("started")),
+        );
         if let Some(g) = r.group() {
             d.insert("group".into(), json!(g));
         }
@@ -276,10 +279,7 @@ fn service_line(s: &ServiceLine<'_>) -> Value {
 /// before a CRM has been master), the quorum and each LRM's status.
 pub fn manager_status(ms: &ManagerStatus<'_>) -> Value {
     let mut v = object([
-        (
-            "manager_status",
-            ms.manager.map_or(json!({}), manager_view),
-        ),
+        ("manager_status", ms.manager.map_or(json!({}), manager_view)),
         (
             "quorum",
             json!({ "node": ms.node, "quorate": u8::from(ms.quorate) }),

@@ -71,10 +71,7 @@ fn update(ctx: &Ctx<'_>) -> Result<Reply> {
         .map(|d| split_list(&d).into_iter().map(str::to_string).collect())
         .unwrap_or_default();
     let digest = ctx.params.str("digest");
-    ctx.with(|c| {
-        c.metrics
-            .update(v, &id, opts, &delete, digest.as_deref())
-    })?;
+    ctx.with(|c| c.metrics.update(v, &id, opts, &delete, digest.as_deref()))?;
     Ok(Value::Null.into())
 }
 

@@ -97,14 +97,8 @@ fn disks_list(ctx: &Ctx<'_>) -> Result<Reply> {
     let skipsmart = flag(ctx, "skipsmart")?;
     let parts = flag(ctx, "include-partitions")?;
     let kind = ctx.params.str("type");
-    let list = ctx.with(|c| {
-        view::disks_list(
-            &c.hardware().node(&node),
-            kind.as_deref(),
-            skipsmart,
-            parts,
-        )
-    });
+    let list = ctx
+        .with(|c| view::disks_list(&c.hardware().node(&node), kind.as_deref(), skipsmart, parts));
     Ok(Value::Array(list).into())
 }
 
@@ -438,7 +432,10 @@ fn pci_scan(ctx: &Ctx<'_>) -> Result<Reply> {
         .unwrap_or_else(|| "05;06;0b".into());
     let classes = crate::spec::formats::split_list(&blacklist);
     let verbose = ctx.params.bool("verbose")?.unwrap_or(true);
-    Ok(Value::Array(ctx.with(|c| view::pci_scan(&c.hardware().node(&node), &classes, verbose))).into())
+    Ok(
+        Value::Array(ctx.with(|c| view::pci_scan(&c.hardware().node(&node), &classes, verbose)))
+            .into(),
+    )
 }
 
 /// `GET /nodes/{node}/hardware/pci/{pci-id-or-mapping}/mdev`.

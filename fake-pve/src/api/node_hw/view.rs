@@ -303,7 +303,8 @@ pub fn mdev_types(hw: &NodeHw, id: &str) -> Vec<Value> {
     hw.mdev_types(id)
         .into_iter()
         .map(|m: &MdevType| {
-            let mut v = json!({ "type": m.kind, "available": m.available, "description": m.description });
+            let mut v =
+                json!({ "type": m.kind, "available": m.available, "description": m.description });
             if let Some(n) = &m.name {
                 v["name"] = json!(n);
             }

@@ -110,10 +110,7 @@ fn set_options(ctx: &Ctx<'_>) -> Result<Reply> {
         })
         .unwrap_or_default();
     let digest = ctx.params.str("digest");
-    ctx.with(|c| {
-        sys_mut(c, &node)?
-            .set_config(&set, &delete, digest.as_deref())
-    })?;
+    ctx.with(|c| sys_mut(c, &node)?.set_config(&set, &delete, digest.as_deref()))?;
     Ok(Value::Null.into())
 }
 
@@ -243,9 +240,9 @@ fn service_task(ctx: &Ctx<'_>, action: ServiceAction) -> Result<Reply> {
     let now_ms = ctx.now_ms();
     let ms = ctx.task_ms(action.task_kind());
     let upid = ctx.with(|c| {
-        let worker =
-            c.node_services
-                .service_worker(&c.nodes, c.version, &node, &service, action)?;
+        let worker = c
+            .node_services
+            .service_worker(&c.nodes, c.version, &node, &service, action)?;
         Ok::<_, Error>(c.start_task(&node, worker, &who, now_ms, ms))
     })?;
     Ok(json!(upid).into())

@@ -5,11 +5,11 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::model::PveVersion;
 use crate::model::node_services::apt_repos::{AptRepo, AptSources};
 use crate::model::node_services::services::Unit;
 use crate::model::node_services::stats::NodePoint;
 use crate::model::node_services::subscription::{self, URL};
-use crate::model::PveVersion;
 use crate::model::node_services::{NetRow, NodeSys, ServiceState, Subscription};
 
 /// `GET /nodes/{node}/config`: the options with `digest`, or only

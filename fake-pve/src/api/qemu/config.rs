@@ -228,7 +228,10 @@ pub(super) fn vm_pending(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
     Ok(ctx
-        .with(|c| c.pending_view(&node, vmid).map(|v| super::view::pending(&v)))?
+        .with(|c| {
+            c.pending_view(&node, vmid)
+                .map(|v| super::view::pending(&v))
+        })?
         .into())
 }
 

@@ -352,7 +352,10 @@ fn cloudinit_pending(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
     Ok(ctx
-        .with(|c| c.cloudinit_pending(&node, vmid).map(|v| view::cloudinit_pending(&v)))?
+        .with(|c| {
+            c.cloudinit_pending(&node, vmid)
+                .map(|v| view::cloudinit_pending(&v))
+        })?
         .into())
 }
 

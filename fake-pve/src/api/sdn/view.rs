@@ -251,7 +251,10 @@ mod tests {
                 "zone": "lab",
             })
         );
-        assert_eq!(keys(&s), ["dhcp", "mtu", "pending", "state", "type", "zone"]);
+        assert_eq!(
+            keys(&s),
+            ["dhcp", "mtu", "pending", "state", "type", "zone"]
+        );
         assert_eq!(keys(&s["pending"]), ["mtu", "dhcp"]);
     }
 

@@ -23,12 +23,12 @@ use serde::{Deserialize, Serialize};
 
 use super::qemu::sha1_hex;
 use super::{Error, PveVersion, Result};
+pub use cluster::{LrmJob, guest_type, round, status_current};
 pub use groups::GroupEntry;
 pub use manager::{HaRequest, Manager, Service};
 pub use resources::{MoveRequested, ResourceEntry};
 pub use rule_api::RuleEntry;
 pub use rules::{Rule, RuleUpdate};
-pub use cluster::{LrmJob, guest_type, round, status_current};
 pub use status::{Fencing, LrmLine, ManagerStatus, ServiceLine, StatusLine};
 
 /// The message of a digest that no longer matches

@@ -98,7 +98,11 @@ impl Ha {
 
     /// `GET /cluster/ha/resources`, sorted by sid; a resource whose
     /// group does not exist has it in `missing_group`.
-    pub fn resources_index(&self, version: PveVersion, kind: Option<&str>) -> Vec<ResourceEntry<'_>> {
+    pub fn resources_index(
+        &self,
+        version: PveVersion,
+        kind: Option<&str>,
+    ) -> Vec<ResourceEntry<'_>> {
         let digest = self.resources_digest();
         self.resources
             .iter()

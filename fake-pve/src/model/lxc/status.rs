@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 
 use super::Ct;
 use super::schema::mp_size;
-use crate::model::qemu::VmStatus;
 use crate::model::cluster::Cluster;
 use crate::model::ha::ServiceStatus;
+use crate::model::qemu::VmStatus;
 
 /// `maxdisk` of a stopped container without a `size=`: 4 GiB.
 const DEFAULT_MAXDISK: u64 = 4 << 30;
@@ -97,7 +97,6 @@ pub(crate) fn ct_figures(ct: &Ct, now_ms: i64, host_cpus: u64) -> CtFigures {
         diskwrite: on(u * 1024),
     }
 }
-
 
 impl Cluster {
     /// `vmstatus()` for one container; `current` adds what

@@ -488,7 +488,6 @@ impl Networks {
 }
 
 impl NodeNetwork {
-
     /// `GET /nodes/{node}/network`: the items (bridges only if `can_see`
     /// allows them) and the pending `changes`.
     pub fn list(

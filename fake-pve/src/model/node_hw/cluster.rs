@@ -10,8 +10,8 @@ use super::disks::DiskOp;
 use super::{Hardware, NodeHw};
 use crate::model::cluster::Storage;
 use crate::model::nodes::Nodes;
-use crate::model::storage::Storages;
 use crate::model::qemu::EffectResult;
+use crate::model::storage::Storages;
 use crate::model::tasks::{TaskEffect, Worker};
 use crate::model::{Error, Result};
 

@@ -912,4 +912,3 @@ fn fake_uuid(part: &str, name: &str) -> String {
         &x[20..32]
     )
 }
-

@@ -131,7 +131,10 @@ fn a_zfs_mirror_marks_its_disks_used() {
     };
     hw.apply("pve", &rm).expect("removed");
     assert!(view::zpools(&hw).is_empty());
-    assert_eq!(view::disks_list(&hw, None, true, false)[2]["used"], "zfs_member");
+    assert_eq!(
+        view::disks_list(&hw, None, true, false)[2]["used"],
+        "zfs_member"
+    );
     let e = hw.apply("pve", &rm).expect_err("gone");
     assert_eq!(
         e.message(),
@@ -261,7 +264,11 @@ fn pci_scan_filters_classes_and_names_devices() {
         .expect("gpu");
     assert_eq!(gpu["mdev"], 1);
     assert_eq!(gpu["device_name"], "TU104GL [Tesla T4]");
-    assert!(view::pci_scan(&hw, &[], false)[0].get("vendor_name").is_none());
+    assert!(
+        view::pci_scan(&hw, &[], false)[0]
+            .get("vendor_name")
+            .is_none()
+    );
     assert_eq!(view::mdev_types(&hw, "65:00.0").len(), 4);
     assert!(view::mdev_types(&hw, "0000:00:14.0").is_empty());
 }

@@ -25,9 +25,7 @@ use serde::{Deserialize, Serialize};
 
 pub use config::NodeConfig;
 pub use logs::LogLine;
-pub use ops::{
-    NetRow, netstat, set_subscription_key, store_subscription, update_subscription,
-};
+pub use ops::{NetRow, netstat, set_subscription_key, store_subscription, update_subscription};
 pub use services::{ServiceAction, ServiceState};
 pub use subscription::Subscription;
 

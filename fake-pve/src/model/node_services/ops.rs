@@ -8,11 +8,11 @@ use std::borrow::Cow;
 use super::logs::LogLine;
 use super::services::{self, ServiceAction, ServiceState, Unit};
 use super::{NodeServices, NodeSys, Seed, Subscription};
+use crate::model::cluster::Vm;
 use crate::model::guests::Guests;
 use crate::model::lxc::Ct;
 use crate::model::nodes::Nodes;
 use crate::model::tasks::{TaskEffect, Tasks, Worker};
-use crate::model::cluster::Vm;
 use crate::model::{Error, Node, PveVersion, Result};
 
 /// The syslog identifier of the node's pvedaemon (the daemon that forks
@@ -358,11 +358,7 @@ pub fn update_subscription(
     now: i64,
 ) -> Result<()> {
     let sockets = member(nodes, node)?.sockets;
-    let Some(mut sub) = services
-        .sys(nodes, version, node)?
-        .subscription()
-        .cloned()
-    else {
+    let Some(mut sub) = services.sys(nodes, version, node)?.subscription().cloned() else {
         return Ok(());
     };
     sub.update(sockets, force, now)?;
@@ -387,7 +383,9 @@ pub fn store_subscription(
         .and_then(Subscription::level)
         .unwrap_or_default();
     let name = member(nodes, node)?.name.clone();
-    services.sys_mut(nodes, version, node)?.set_subscription(sub);
+    services
+        .sys_mut(nodes, version, node)?
+        .set_subscription(sub);
     if let Some(n) = nodes.get_mut(&name) {
         n.level = level;
     }

@@ -7,9 +7,9 @@ use serde::Serialize;
 use super::NodeServices;
 use super::ops::node_seed;
 use super::services::{self, ServiceState};
-use crate::model::storage::Storages;
 use crate::model::guests::Guests;
 use crate::model::nodes::Nodes;
+use crate::model::storage::Storages;
 use crate::model::{PveVersion, Result};
 
 /// The data sources of a node's RRD file (`pve2-node` on 8.4,
@@ -62,7 +62,12 @@ pub fn node_rrd_sources(v9: bool) -> &'static [&'static str] {
 /// # Errors
 /// An unknown node, `fixme: no color definition at ... line N.`,
 /// `RRD error: No DS called 'x' in '<file>'`.
-pub fn node_rrd_file(nodes: &Nodes, version: PveVersion, node: &str, ds: &[&str]) -> Result<String> {
+pub fn node_rrd_file(
+    nodes: &Nodes,
+    version: PveVersion,
+    node: &str,
+    ds: &[&str],
+) -> Result<String> {
     let n = node_seed(nodes, version, node)?;
     let v9 = version.is_v9();
     let dir = if v9 { "pve-node-9.0" } else { "pve2-node" };
@@ -240,8 +245,7 @@ pub fn node_report(
         }
         out.push('\n');
     };
-    let (y, mo, d, h, mi, s, _) =
-        crate::clock::civil(now + super::tz::offset(sys.timezone(), now));
+    let (y, mo, d, h, mi, s, _) = crate::clock::civil(now + super::tz::offset(sys.timezone(), now));
     section(
         "general system info",
         format!(
@@ -310,9 +314,10 @@ pub fn node_report(
         "info about storage",
         format!("# cat /etc/pve/storage.cfg\n{storages}"),
     );
-    let status = sys
-        .subscription()
-        .map_or_else(|| "notfound".to_string(), |s| s.checked(n.sockets).status().to_string());
+    let status = sys.subscription().map_or_else(
+        || "notfound".to_string(),
+        |s| s.checked(n.sockets).status().to_string(),
+    );
     section(
         "subscription",
         format!("# pvesubscription get\nstatus: {status}\n"),

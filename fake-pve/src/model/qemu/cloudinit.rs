@@ -6,7 +6,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-
 use super::{Cluster, Error, Result, Vm, is_drive_key, is_windows, sha1_hex};
 
 /// `cloudinit_pending_properties`: the cloud-init options, `name` and
@@ -302,7 +301,11 @@ pub struct CloudinitItem<'a> {
 /// A cloud-init value as `GET .../cloudinit` shows it: the password
 /// hidden.
 fn masked<'a>(key: &str, value: &'a str) -> &'a str {
-    if key == "cipassword" { "**********" } else { value }
+    if key == "cipassword" {
+        "**********"
+    } else {
+        value
+    }
 }
 
 impl Cluster {

@@ -426,7 +426,10 @@ impl Cluster {
                 key: k,
                 value: Some(hidden(k, val)),
                 pending: vm.pending.get(k).map(|p| hidden(k, p)),
-                delete: vm.pending_delete.get(k).map(|force| if *force { 2 } else { 1 }),
+                delete: vm
+                    .pending_delete
+                    .get(k)
+                    .map(|force| if *force { 2 } else { 1 }),
             });
         }
         rows.push(PendingRow::Digest(vm.digest()));

@@ -41,7 +41,6 @@ pub use clone::CloneRequest;
 pub use migrate::{MigrateJob, MigrateRequest};
 pub use move_disk::{MoveJob, ReassignJob};
 pub use resize::ResizeJob;
-pub use {cloudinit::CloudinitItem, config::{ConfigView, PendingRow, PendingView}, feature::FeatureAnswer};
 pub use schema::{
     CREATE_ONLY, canonical, canonical_new, canonical_update, config_prop, drive_file, is_drive_key,
     option_exists, qemu_version, typed,
@@ -50,6 +49,11 @@ use schema::{
     cloudinit_storage, default_key, drive_is_cdrom, drive_order, drive_with, is_cloudinit_option,
     is_disk, is_windows, machine_version, new_disk, qemu_clone_bytes, random_mac, running_machine,
     uuid,
+};
+pub use {
+    cloudinit::CloudinitItem,
+    config::{ConfigView, PendingRow, PendingView},
+    feature::FeatureAnswer,
 };
 
 /// Whether a guest's process runs (`status` in PVE's answers).

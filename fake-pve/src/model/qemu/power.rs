@@ -38,7 +38,8 @@ impl Cluster {
             .filter_map(|(_, v)| crate::model::sdn::cluster::nic_bridge_mac(v))
             .collect();
         let name = effective.get("name").cloned();
-        self.sdn.map_guest(vmid, name.as_deref(), &nics)
+        self.sdn
+            .map_guest(vmid, name.as_deref(), &nics)
             .map_err(|e| (vec![], e.to_string()))?;
         let mut lines = Vec::new();
         if effective

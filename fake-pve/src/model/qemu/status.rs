@@ -68,7 +68,11 @@ impl<'a> FigureKeys<'a> {
 }
 
 /// `Cluster::boot_disk_size` with the config's keys found already.
-fn boot_disk_size_of(storage: &crate::model::storage::Storages, vm: &Vm, keys: &FigureKeys<'_>) -> u64 {
+fn boot_disk_size_of(
+    storage: &crate::model::storage::Storages,
+    vm: &Vm,
+    keys: &FigureKeys<'_>,
+) -> u64 {
     let order = keys
         .boot
         .and_then(|b| b.split(',').find_map(|p| p.strip_prefix("order=")));
@@ -95,7 +99,10 @@ fn boot_disk_size_of(storage: &crate::model::storage::Storages, vm: &Vm, keys: &
 /// share, on a node of `host_cpus` CPUs.
 pub(crate) fn vm_figures<'a>(
     storage: &crate::model::storage::Storages,
-    vm: &'a Vm, now_ms: i64, host_cpus: u64) -> VmFigures<'a> {
+    vm: &'a Vm,
+    now_ms: i64,
+    host_cpus: u64,
+) -> VmFigures<'a> {
     let running = vm.running();
     let keys = FigureKeys::of(&vm.config);
     let cpus = keys.vcpus.and_then(|v| v.parse().ok()).unwrap_or_else(|| {

@@ -505,7 +505,13 @@ impl Replication {
     /// A job's line of `GET /nodes/{node}/replication`
     /// (`extract_job_status`): its configuration, `vmtype`,
     /// `next_sync` and the state's figures.
-    pub fn status_line(&self, id: String, job: Job, vmtype: &'static str, next_sync: i64) -> StatusLine {
+    pub fn status_line(
+        &self,
+        id: String,
+        job: Job,
+        vmtype: &'static str,
+        next_sync: i64,
+    ) -> StatusLine {
         let state = self.state(&job);
         StatusLine {
             id,

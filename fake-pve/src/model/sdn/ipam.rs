@@ -102,11 +102,7 @@ impl Sdn {
         let ips = z
             .get(cidr)
             .ok_or_else(|| Error::failed(format!("subnet '{cidr}' doesn't exist in IPAM DB")))?;
-        let only_gateway = ips.len() == 1
-            && ips
-                .values()
-                .next()
-                .is_some_and(|e| e.gateway);
+        let only_gateway = ips.len() == 1 && ips.values().next().is_some_and(|e| e.gateway);
         if !ips.is_empty() && !only_gateway {
             return Err(Error::failed(format!(
                 "cannot delete subnet '{cidr}', not empty"
@@ -135,9 +131,7 @@ impl Sdn {
             .ok_or_else(|| Error::failed(format!("zone '{zone}' doesn't exist in IPAM DB")))?
             .get_mut(cidr)
             .ok_or_else(|| Error::failed(format!("subnet '{cidr}' doesn't exist in IPAM DB")))?;
-        let taken = ips
-            .get(&ip)
-            .is_some_and(|e| !gateway || !e.gateway);
+        let taken = ips.get(&ip).is_some_and(|e| !gateway || !e.gateway);
         if taken {
             return Err(Error::failed(format!("IP '{ip}' already exist")));
         }

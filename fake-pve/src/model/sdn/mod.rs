@@ -380,7 +380,11 @@ impl Sdn {
     /// (only for the configuration as written).
     pub fn sections(&self, f: File, view: View) -> Listing {
         let empty = Section::new();
-        let of = |s: &Section| s.iter().map(|(id, o)| (id.clone(), Entry::of(o.clone()))).collect();
+        let of = |s: &Section| {
+            s.iter()
+                .map(|(id, o)| (id.clone(), Entry::of(o.clone())))
+                .collect()
+        };
         match view {
             View::Current => Listing {
                 items: of(&self.current(f)),

@@ -76,9 +76,15 @@ fn options_answer_the_tag_style_parsed(#[case] version: PveVersion) {
         "color-map": "prod:ff0000:ffffff;db:00ff00",
         "shape": "full",
     });
-    assert_eq!(crate::api::cluster::options_view::options(&dc.options(version, true))["tag-style"], want);
+    assert_eq!(
+        crate::api::cluster::options_view::options(&dc.options(version, true))["tag-style"],
+        want
+    );
     // Without Sys.Audit only console and tag-style are answered.
-    assert_eq!(crate::api::cluster::options_view::options(&dc.options(version, false)), json!({ "tag-style": want }));
+    assert_eq!(
+        crate::api::cluster::options_view::options(&dc.options(version, false)),
+        json!({ "tag-style": want })
+    );
     dc.set(version, &map(&[]), &["tag-style".into()])
         .expect("deleted");
     assert!(dc.is_empty());

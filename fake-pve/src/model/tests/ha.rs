@@ -198,7 +198,9 @@ fn update_checks_digest_and_deletes_options() {
         w.c.ha()
             .read_resource(PveVersion::V9_1, "vm:100")
             .expect("read");
-    assert!(after.resource.comment().is_none() && after.resource.configured_max_restart().is_none());
+    assert!(
+        after.resource.comment().is_none() && after.resource.configured_max_restart().is_none()
+    );
     assert_eq!(after.resource.configured_failback(), Some(false));
     assert_ne!(after.digest, before_digest);
     let bad = ResourceUpdate {
@@ -307,13 +309,13 @@ fn groups_on_8_4_live_with_their_resources() {
         (500, "no such ha group 'nope'".into())
     );
     // The status shows the group of the service.
-    let st = crate::model::ha::status_current(&w.c.ha, &w.c.nodes, &w.c.guests, w.c.version, w.now());
+    let st =
+        crate::model::ha::status_current(&w.c.ha, &w.c.nodes, &w.c.guests, w.c.version, w.now());
     let svc = st.iter().find_map(service_line).expect("service line");
     assert_eq!(svc.config.and_then(Resource::group), Some("prefer"));
     assert_eq!(svc.state, "queued");
     assert!(
-        st.iter()
-            .all(|l| !matches!(l, StatusLine::Fencing { .. })),
+        st.iter().all(|l| !matches!(l, StatusLine::Fencing { .. })),
         "8.4 has no fencing line"
     );
 }
@@ -573,7 +575,8 @@ fn the_manager_starts_and_stops_a_managed_vm() {
         w.c.ha().guest_service_status("vm", 100),
         ServiceStatus::Managed(None)
     );
-    let st = crate::model::ha::status_current(&w.c.ha, &w.c.nodes, &w.c.guests, w.c.version, w.now());
+    let st =
+        crate::model::ha::status_current(&w.c.ha, &w.c.nodes, &w.c.guests, w.c.version, w.now());
     assert_eq!(st.len(), 3, "quorum, fencing, one service: {st:?}");
     assert!(
         matches!(
@@ -586,7 +589,10 @@ fn the_manager_starts_and_stops_a_managed_vm() {
         "{st:?}"
     );
     let svc = service_line(&st[2]).expect("service line");
-    assert_eq!((svc.node.as_deref(), svc.state.as_str()), (Some("pve"), "queued"));
+    assert_eq!(
+        (svc.node.as_deref(), svc.state.as_str()),
+        (Some("pve"), "queued")
+    );
     // The first round is on the ten-second grid; the LRM's start task
     // ends a second later.
     w.tick(10_000);
@@ -600,7 +606,8 @@ fn the_manager_starts_and_stops_a_managed_vm() {
             .expect("a qmstart task");
     assert_eq!(started.upid.user, "root@pam");
     w.tick(10_000);
-    let st = crate::model::ha::status_current(&w.c.ha, &w.c.nodes, &w.c.guests, w.c.version, w.now());
+    let st =
+        crate::model::ha::status_current(&w.c.ha, &w.c.nodes, &w.c.guests, w.c.version, w.now());
     let ids: Vec<String> = st.iter().map(line_id).collect();
     assert_eq!(
         ids,
@@ -632,12 +639,16 @@ fn the_manager_starts_and_stops_a_managed_vm() {
         "{st:?}"
     );
     let svc = service_line(&st[4]).expect("service line");
-    assert_eq!((svc.node.as_deref(), svc.state.as_str()), (Some("pve"), "started"));
+    assert_eq!(
+        (svc.node.as_deref(), svc.state.as_str()),
+        (Some("pve"), "started")
+    );
     assert!(svc.config.is_some_and(|r| r.requested() == "started"));
     // `qm stop` of an HA VM asks the CRM; the VM stops within a round.
     let now = w.now();
     let worker =
-        w.c.ha.divert(100, &HaRequest::Stop { timeout: 0 }, now)
+        w.c.ha
+            .divert(100, &HaRequest::Stop { timeout: 0 }, now)
             .expect("divert")
             .expect("managed");
     assert_eq!(worker.kind, "hastop");
@@ -660,7 +671,8 @@ fn the_manager_starts_and_stops_a_managed_vm() {
     assert_eq!(row["hastate"], "stopped");
     // Unmanaged guests are not diverted.
     assert!(
-        w.c.ha.divert(101, &HaRequest::Start, now)
+        w.c.ha
+            .divert(101, &HaRequest::Start, now)
             .expect("ok")
             .is_none()
     );
@@ -672,7 +684,8 @@ fn a_container_starts_through_ha_and_ignored_resources_are_left_alone() {
     add(&mut w, "ct:300", &state("stopped")).expect("add");
     let now = w.now();
     let worker =
-        w.c.ha.divert(300, &HaRequest::Start, now)
+        w.c.ha
+            .divert(300, &HaRequest::Start, now)
             .expect("ok")
             .expect("managed");
     assert_eq!(worker.kind, "hastart");
@@ -684,7 +697,8 @@ fn a_container_starts_through_ha_and_ignored_resources_are_left_alone() {
         .update_resource(PveVersion::V8_4, "ct:300", &state("ignored"), types, now)
         .expect("ignore");
     assert!(
-        w.c.ha.divert(300, &HaRequest::Stop { timeout: 0 }, now)
+        w.c.ha
+            .divert(300, &HaRequest::Stop { timeout: 0 }, now)
             .expect("ok")
             .is_none()
     );
@@ -694,7 +708,8 @@ fn a_container_starts_through_ha_and_ignored_resources_are_left_alone() {
         None,
         "ignored services leave the manager"
     );
-    let st = crate::model::ha::status_current(&w.c.ha, &w.c.nodes, &w.c.guests, w.c.version, w.now());
+    let st =
+        crate::model::ha::status_current(&w.c.ha, &w.c.nodes, &w.c.guests, w.c.version, w.now());
     let line = st.iter().find_map(service_line).expect("line");
     assert_eq!(line.state, "ignored");
     assert!(
@@ -781,7 +796,8 @@ fn a_vm_that_cannot_start_ends_in_error_after_its_restarts() {
     assert_eq!(service(&w, "vm:100").as_deref(), Some("error"));
     let now = w.now();
     let worker =
-        w.c.ha.divert(100, &HaRequest::Start, now)
+        w.c.ha
+            .divert(100, &HaRequest::Start, now)
             .expect("ok")
             .expect("managed");
     assert!(
@@ -819,7 +835,9 @@ fn a_long_jump_of_the_clock_runs_only_the_last_rounds_and_the_world_round_trips(
     );
     let back: crate::model::Cluster = serde_json::from_value(doc).expect("deserialize");
     assert_eq!(back.ha(), w.c.ha());
-    let ms = back.ha.manager_status(back.nodes.local(), back.nodes.quorate());
+    let ms = back
+        .ha
+        .manager_status(back.nodes.local(), back.nodes.quorate());
     assert_eq!(ms.manager.map(Manager::master), Some("pve"));
     assert_eq!(
         ms.manager.and_then(|m| m.lrm("pve")).map(Lrm::mode),

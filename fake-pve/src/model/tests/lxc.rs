@@ -354,10 +354,7 @@ fn power_calls_check_the_state_first() {
     assert_eq!(status.pid, Some(20_200));
     assert_eq!(status.figures.uptime, 5);
     assert_eq!(status.maxswap, 512u64 << 20);
-    assert_eq!(
-        status.ha,
-        Some(crate::model::ha::ServiceStatus::Unmanaged)
-    );
+    assert_eq!(status.ha, Some(crate::model::ha::ServiceStatus::Unmanaged));
     let sd =
         w.c.ct_power(
             "pve",

@@ -4,8 +4,8 @@
 use rstest::rstest;
 
 use super::{map, refused};
-use crate::model::PveVersion;
 use crate::api::metrics::view;
+use crate::model::PveVersion;
 use crate::model::Result;
 use crate::model::metrics::Metrics;
 

@@ -186,20 +186,20 @@ fn create_refusals(
 #[rstest]
 fn a_created_bridge_is_pending_until_applied(mut fresh: World) {
     let now = fresh.now();
-    create(&mut fresh, 
-            "pve",
-            "vmbr1",
-            &p(&[
-                ("type", "bridge"),
-                ("cidr", "10.0.0.1/24"),
-                ("autostart", "1"),
-                ("comments", "lab"),
-            ]),
-            now,
-        )
-        .expect("created");
-    let v = iface(&mut fresh, "pve", "vmbr1", now)
-        .expect("visible while pending");
+    create(
+        &mut fresh,
+        "pve",
+        "vmbr1",
+        &p(&[
+            ("type", "bridge"),
+            ("cidr", "10.0.0.1/24"),
+            ("autostart", "1"),
+            ("comments", "lab"),
+        ]),
+        now,
+    )
+    .expect("created");
+    let v = iface(&mut fresh, "pve", "vmbr1", now).expect("visible while pending");
     assert_eq!(v["address"], json!("10.0.0.1"));
     assert_eq!(v["netmask"], json!("24"));
     assert_eq!(v["cidr"], json!("10.0.0.1/24"));
@@ -223,8 +223,7 @@ fn a_created_bridge_is_pending_until_applied(mut fresh: World) {
 #[rstest]
 fn revert_drops_the_pending_file(mut fresh: World) {
     let now = fresh.now();
-    create(&mut fresh, "pve", "vmbr1", &p(&[("type", "bridge")]), now)
-        .expect("created");
+    create(&mut fresh, "pve", "vmbr1", &p(&[("type", "bridge")]), now).expect("created");
     revert(&mut fresh, "pve", now);
     assert_eq!(names(&mut fresh, None), ["eno1", "eno2", "vmbr0"]);
     apply(&mut fresh, "pve", now);
@@ -234,15 +233,15 @@ fn revert_drops_the_pending_file(mut fresh: World) {
 #[rstest]
 fn deleting_the_bridge_of_a_port_frees_the_port(mut fresh: World) {
     let now = fresh.now();
-    delete(&mut fresh, "pve", "vmbr0", now)
-        .expect("deleted");
-    create(&mut fresh, 
-            "pve",
-            "vmbr5",
-            &p(&[("type", "bridge"), ("bridge_ports", "eno1")]),
-            now,
-        )
-        .expect("eno1 is free in the pending file");
+    delete(&mut fresh, "pve", "vmbr0", now).expect("deleted");
+    create(
+        &mut fresh,
+        "pve",
+        "vmbr5",
+        &p(&[("type", "bridge"), ("bridge_ports", "eno1")]),
+        now,
+    )
+    .expect("eno1 is free in the pending file");
     apply(&mut fresh, "pve", now);
     assert_eq!(fresh.c.nodes.members()[0].bridges, ["vmbr5"]);
 }
@@ -250,12 +249,26 @@ fn deleting_the_bridge_of_a_port_frees_the_port(mut fresh: World) {
 #[rstest]
 fn update_replaces_the_address_and_delete_removes_options(mut fresh: World) {
     let now = fresh.now();
-    update(&mut fresh, "pve", "vmbr0", &p(&[("cidr", "198.51.100.5/25")]), &[], now)
-        .expect("updated");
+    update(
+        &mut fresh,
+        "pve",
+        "vmbr0",
+        &p(&[("cidr", "198.51.100.5/25")]),
+        &[],
+        now,
+    )
+    .expect("updated");
     let v = iface(&mut fresh, "pve", "vmbr0", now).expect("vmbr0");
     assert_eq!(v["cidr"], json!("198.51.100.5/25"));
-    update(&mut fresh, "pve", "vmbr0", &p(&[]), &["gateway".to_string()], now)
-        .expect("updated");
+    update(
+        &mut fresh,
+        "pve",
+        "vmbr0",
+        &p(&[]),
+        &["gateway".to_string()],
+        now,
+    )
+    .expect("updated");
     let v = iface(&mut fresh, "pve", "vmbr0", now).expect("vmbr0");
     assert!(v.get("gateway").is_none(), "{v}");
 }
@@ -263,17 +276,18 @@ fn update_replaces_the_address_and_delete_removes_options(mut fresh: World) {
 #[rstest]
 fn a_bond_of_two_nics(mut fresh: World) {
     let now = fresh.now();
-    create(&mut fresh, 
-            "pve",
-            "bond0",
-            &p(&[
-                ("type", "bond"),
-                ("slaves", "eno2"),
-                ("bond_mode", "active-backup"),
-            ]),
-            now,
-        )
-        .expect("created");
+    create(
+        &mut fresh,
+        "pve",
+        "bond0",
+        &p(&[
+            ("type", "bond"),
+            ("slaves", "eno2"),
+            ("bond_mode", "active-backup"),
+        ]),
+        now,
+    )
+    .expect("created");
     let v = iface(&mut fresh, "pve", "bond0", now).expect("bond0");
     assert_eq!(v["slaves"], json!("eno2"));
     assert_eq!(v["type"], json!("bond"));
@@ -282,19 +296,21 @@ fn a_bond_of_two_nics(mut fresh: World) {
 #[rstest]
 fn a_bridged_port_may_not_carry_an_address(mut fresh: World) {
     let now = fresh.now();
-    create(&mut fresh, 
-            "pve",
-            "bond0",
-            &p(&[
-                ("type", "bond"),
-                ("slaves", "eno2"),
-                ("cidr", "10.1.1.1/24"),
-            ]),
-            now,
-        )
-        .expect("created");
+    create(
+        &mut fresh,
+        "pve",
+        "bond0",
+        &p(&[
+            ("type", "bond"),
+            ("slaves", "eno2"),
+            ("cidr", "10.1.1.1/24"),
+        ]),
+        now,
+    )
+    .expect("created");
     assert_eq!(
-        refused(create(&mut fresh, 
+        refused(create(
+            &mut fresh,
             "pve",
             "vmbr3",
             &p(&[("type", "bridge"), ("bridge_ports", "bond0")]),
@@ -310,8 +326,7 @@ fn a_bridged_port_may_not_carry_an_address(mut fresh: World) {
 #[rstest]
 fn a_vlan_on_a_bridge(mut fresh: World) {
     let now = fresh.now();
-    create(&mut fresh, "pve", "vmbr0.20", &p(&[("type", "vlan")]), now)
-        .expect("created");
+    create(&mut fresh, "pve", "vmbr0.20", &p(&[("type", "vlan")]), now).expect("created");
     let v = iface(&mut fresh, "pve", "vmbr0.20", now).expect("vlan");
     assert_eq!(v["type"], json!("vlan"));
 }
@@ -323,7 +338,8 @@ fn a_vlan_on_a_bridge(mut fresh: World) {
 fn a_bridge_mtu_above_its_port_is_refused(mut fresh: World) {
     let now = fresh.now();
     assert_eq!(
-        refused(create(&mut fresh, 
+        refused(create(
+            &mut fresh,
             "pve",
             "vmbr1",
             &p(&[
@@ -343,17 +359,18 @@ fn a_bridge_mtu_above_its_port_is_refused(mut fresh: World) {
 #[rstest]
 fn a_bridge_mtu_within_its_port_is_accepted(mut fresh: World) {
     let now = fresh.now();
-    create(&mut fresh, 
-            "pve",
-            "vmbr1",
-            &p(&[
-                ("type", "bridge"),
-                ("bridge_ports", "eno2"),
-                ("mtu", "1400"),
-            ]),
-            now,
-        )
-        .expect("created");
+    create(
+        &mut fresh,
+        "pve",
+        "vmbr1",
+        &p(&[
+            ("type", "bridge"),
+            ("bridge_ports", "eno2"),
+            ("mtu", "1400"),
+        ]),
+        now,
+    )
+    .expect("created");
     assert_eq!(
         iface(&mut fresh, "pve", "vmbr1", now).expect("vmbr1")["mtu"],
         json!("1400")
@@ -364,8 +381,15 @@ fn a_bridge_mtu_within_its_port_is_accepted(mut fresh: World) {
 #[rstest]
 fn an_update_without_address_sets_method_manual(mut fresh: World) {
     let now = fresh.now();
-    update(&mut fresh, "pve", "vmbr0", &p(&[("comments", "uplink")]), &[], now)
-        .expect("updated");
+    update(
+        &mut fresh,
+        "pve",
+        "vmbr0",
+        &p(&[("comments", "uplink")]),
+        &[],
+        now,
+    )
+    .expect("updated");
     let v = iface(&mut fresh, "pve", "vmbr0", now).expect("vmbr0");
     assert_eq!(v["method"], json!("manual"));
     assert_eq!(v["comments"], json!("uplink\n"));
@@ -379,11 +403,8 @@ fn an_update_without_address_sets_method_manual(mut fresh: World) {
 #[rstest]
 fn priorities_follow_the_file_order(mut fresh: World) {
     let now = fresh.now();
-    create(&mut fresh, "pve", "vmbr1", &p(&[("type", "bridge")]), now)
-        .expect("created");
-    let prio = |w: &mut World, i: &str| {
-        iface(w, "pve", i, now).expect("iface")["priority"].clone()
-    };
+    create(&mut fresh, "pve", "vmbr1", &p(&[("type", "bridge")]), now).expect("created");
+    let prio = |w: &mut World, i: &str| iface(w, "pve", i, now).expect("iface")["priority"].clone();
     assert_eq!(prio(&mut fresh, "eno1"), json!(2));
     assert_eq!(prio(&mut fresh, "vmbr0"), json!(4));
     assert_eq!(prio(&mut fresh, "vmbr1"), json!(5));
@@ -392,10 +413,8 @@ fn priorities_follow_the_file_order(mut fresh: World) {
 #[rstest]
 fn a_vlan_on_a_bridge_has_a_null_exists(mut fresh: World) {
     let now = fresh.now();
-    create(&mut fresh, "pve", "vmbr0.20", &p(&[("type", "vlan")]), now)
-        .expect("created");
-    create(&mut fresh, "pve", "eno2.30", &p(&[("type", "vlan")]), now)
-        .expect("created");
+    create(&mut fresh, "pve", "vmbr0.20", &p(&[("type", "vlan")]), now).expect("created");
+    create(&mut fresh, "pve", "eno2.30", &p(&[("type", "vlan")]), now).expect("created");
     let on_bridge = iface(&mut fresh, "pve", "vmbr0.20", now).expect("vlan");
     assert_eq!(on_bridge.get("exists"), Some(&json!(null)));
     let on_nic = iface(&mut fresh, "pve", "eno2.30", now).expect("vlan");

@@ -300,14 +300,13 @@ fn corosync_runs_only_in_a_cluster(mut fresh: World) {
 #[case::v9(PveVersion::V9_1, 23)]
 fn each_release_lists_its_services(#[case] v: PveVersion, #[case] n: usize) {
     let w = World::from_yaml_v(LAB, v);
-    let list: Vec<serde_json::Value> = w
-        .c
-        .node_services
-        .services(&w.c.nodes, w.c.version, "pve")
-        .expect("list")
-        .into_iter()
-        .map(|(u, st)| view::service(u, st))
-        .collect();
+    let list: Vec<serde_json::Value> =
+        w.c.node_services
+            .services(&w.c.nodes, w.c.version, "pve")
+            .expect("list")
+            .into_iter()
+            .map(|(u, st)| view::service(u, st))
+            .collect();
     assert_eq!(list.len(), n);
     let has_qmeventd = list.iter().any(|s| s["service"] == "qmeventd");
     assert_eq!(has_qmeventd, v.is_v9());
@@ -471,8 +470,7 @@ fn a_key_sets_the_level_and_delete_clears_it(mut fresh: World) {
         T0 + 60,
     )
     .expect("update");
-    store_subscription(&mut c.nodes, &mut c.node_services, c.version, "pve", None)
-        .expect("delete");
+    store_subscription(&mut c.nodes, &mut c.node_services, c.version, "pve", None).expect("delete");
     assert_eq!(fresh.c.nodes.get("pve").expect("pve").level, "");
     let _ = root();
 }
@@ -488,8 +486,7 @@ fn a_key_for_fewer_sockets_is_refused() {
         refused(set_key(&mut w.c, "pve", "pve2x-0123456789", T0)),
         (500, "Wrong subscription key format".into())
     );
-    set_key(&mut w.c, "pve", "pve2b-0123456789", T0)
-        .expect("two sockets");
+    set_key(&mut w.c, "pve", "pve2b-0123456789", T0).expect("two sockets");
 }
 
 #[rstest]
@@ -572,8 +569,7 @@ fn netstat_lists_the_running_guests_taps() {
 fn node_rrddata_spans_the_frame(#[case] v: PveVersion, #[case] frame: &str, #[case] n: usize) {
     let w = World::from_yaml_v(LAB, v);
     let load = crate::model::resources::guest_load(&w.c.nodes, &w.c.guests, "pve");
-    let points = node_rrddata(&w.c.nodes, w.c.version, load, "pve", frame, T0 * 1000)
-        .expect("rrd");
+    let points = node_rrddata(&w.c.nodes, w.c.version, load, "pve", frame, T0 * 1000).expect("rrd");
     let points = view::rrddata(&points);
     let points = points.as_array().expect("array");
     assert_eq!(points.len(), n);

@@ -59,7 +59,10 @@ fn running_guests_add_to_node_memory(mut lab: World) {
     let before = mem(&lab);
     lab.qm("qmstart", 100, QemuOp::Start { skiplock: false });
     assert_eq!(mem(&lab) - before, 2048 << 20);
-    assert_eq!(crate::model::resources::guest_load(&lab.c.nodes, &lab.c.guests, "pve"), ((4096 + 2048) << 20, 2));
+    assert_eq!(
+        crate::model::resources::guest_load(&lab.c.nodes, &lab.c.guests, "pve"),
+        ((4096 + 2048) << 20, 2)
+    );
 }
 
 #[rstest]
@@ -142,7 +145,10 @@ fn a_standalone_node_lists_only_itself(fresh: World) {
 #[case(Some("sdn"), 0)]
 #[case(None, 8)]
 fn resources_by_type(lab: World, #[case] kind: Option<&str>, #[case] n: usize) {
-    assert_eq!(crate::api::cluster::view::resources(&lab.c.resources(), kind, T0).len(), n);
+    assert_eq!(
+        crate::api::cluster::view::resources(&lab.c.resources(), kind, T0).len(),
+        n
+    );
 }
 
 #[rstest]

@@ -8,9 +8,9 @@ use rstest::{fixture, rstest};
 use serde_json::{Value, json};
 
 use super::{LAB, World, refused, rq};
-use crate::model::sdn::split_subnet_id;
 use crate::model::PveVersion;
 use crate::model::qemu::QemuOp;
+use crate::model::sdn::split_subnet_id;
 use crate::model::sdn::status::VnetStatus;
 use crate::model::sdn::{File, State, View};
 
@@ -482,9 +482,15 @@ fn applied_vnets_are_bridges_and_guests_get_addresses(mut lab: World) {
     set_net(&mut lab, "virtio=BC:24:11:00:01:00,bridge=labnet");
     let start = |w: &mut World| w.qm("qmstart", 100, QemuOp::Start { skiplock: false });
     assert_eq!(start(&mut lab), "bridge 'labnet' does not exist");
-    assert!(!crate::model::sdn::node_bridges(&lab.c.nodes, &lab.c.sdn, "pve").contains(&"labnet".to_string()));
+    assert!(
+        !crate::model::sdn::node_bridges(&lab.c.nodes, &lab.c.sdn, "pve")
+            .contains(&"labnet".to_string())
+    );
     lab.c.sdn.commit(None, true).expect("apply");
-    assert!(crate::model::sdn::node_bridges(&lab.c.nodes, &lab.c.sdn, "pve").contains(&"labnet".to_string()));
+    assert!(
+        crate::model::sdn::node_bridges(&lab.c.nodes, &lab.c.sdn, "pve")
+            .contains(&"labnet".to_string())
+    );
     assert_eq!(start(&mut lab), "OK");
     let ips = lab.c.sdn.ipam_entries("lab", "10.10.0.0/24").expect("ipam");
     let guest = ips.get("10.10.0.100").expect("first address of the range");
@@ -495,7 +501,11 @@ fn applied_vnets_are_bridges_and_guests_get_addresses(mut lab: World) {
     assert!(status.iter().any(|e| e.ip == "10.10.0.100"
         && e.entry.vmid.as_deref() == Some("100")
         && e.vnet == "labnet"));
-    let r = lab.c.sdn.ipam_status("netbox", |_, _| true).map(|s| s.len());
+    let r = lab
+        .c
+        .sdn
+        .ipam_status("netbox", |_, _| true)
+        .map(|s| s.len());
     assert_eq!(
         refused(r),
         (500, "Currently only PVE IPAM is supported!".into())
@@ -601,7 +611,10 @@ fn the_running_config_survives_a_saved_world(mut lab: World) {
     let doc = serde_json::to_value(&lab.c).expect("save");
     let back: crate::model::Cluster = serde_json::from_value(doc).expect("load");
     assert_eq!(back.sdn(), lab.c.sdn());
-    assert!(crate::model::sdn::node_bridges(&back.nodes, &back.sdn, "pve").contains(&"labnet".to_string()));
+    assert!(
+        crate::model::sdn::node_bridges(&back.nodes, &back.sdn, "pve")
+            .contains(&"labnet".to_string())
+    );
 }
 
 // ---- a node's view of the applied configuration ------------------------------

@@ -233,7 +233,13 @@ fn updates_and_deletes_of_a_node(mut lab: World) {
             &["interfaces"],
         ))
         .expect("update");
-    let n = lab.c.sdn.get_fabric_node("of1", "pve").expect("node").entry.values;
+    let n = lab
+        .c
+        .sdn
+        .get_fabric_node("of1", "pve")
+        .expect("node")
+        .entry
+        .values;
     assert_eq!(n["ip"], "10.100.0.9");
     assert_eq!(n["interfaces"], json!([]));
     let r = lab.c.sdn.update_fabric_node(&with_list(
@@ -288,7 +294,13 @@ fn a_changed_digest_is_refused(mut lab: World) {
                 .into()
         )
     );
-    let digest = lab.c.sdn.get_fabric("of1").expect("fabric").digest.unwrap_or_default();
+    let digest = lab
+        .c
+        .sdn
+        .get_fabric("of1")
+        .expect("fabric")
+        .digest
+        .unwrap_or_default();
     lab.c
         .sdn
         .update_fabric(&with_list(

@@ -267,8 +267,7 @@ fn task_list_filters(
 #[rstest]
 fn the_list_shows_only_what_the_caller_may_see(lab: World) {
     let w = history(lab);
-    let (items, total) =
-        listed(&w, "pve", &all(), |t| t.upid.user.starts_with("ci@pve"));
+    let (items, total) = listed(&w, "pve", &all(), |t| t.upid.user.starts_with("ci@pve"));
     assert_eq!(total, 1);
     assert_eq!(items[0]["type"], json!("qmstop"));
 }

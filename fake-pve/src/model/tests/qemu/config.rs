@@ -139,7 +139,8 @@ fn a_running_vm_keeps_cold_changes_pending(mut lab: World) {
         json!(4)
     );
     assert_eq!(
-        crate::api::qemu::view::config(&lab.c.config_view("pve", 101, true).expect("v")).get("cores"),
+        crate::api::qemu::view::config(&lab.c.config_view("pve", 101, true).expect("v"))
+            .get("cores"),
         None
     );
 }

@@ -359,7 +359,9 @@ fn cloudinit_changes_on_a_running_vm_wait_for_the_drive(mut lab: World) {
     lab.c
         .update_config("pve", 101, &update(&[("ciuser", "new")], &[]), now)
         .expect("accepted");
-    let pending = crate::api::qemu::view::cloudinit_pending(&lab.c.cloudinit_pending("pve", 101).expect("view"));
+    let pending = crate::api::qemu::view::cloudinit_pending(
+        &lab.c.cloudinit_pending("pve", 101).expect("view"),
+    );
     let ciuser = pending
         .as_array()
         .expect("list")
@@ -372,7 +374,9 @@ fn cloudinit_changes_on_a_running_vm_wait_for_the_drive(mut lab: World) {
         json!({"key": "ciuser", "value": "old", "pending": "new"})
     );
     lab.c.cloudinit_update("pve", 101).expect("regenerated");
-    let pending = crate::api::qemu::view::cloudinit_pending(&lab.c.cloudinit_pending("pve", 101).expect("view"));
+    let pending = crate::api::qemu::view::cloudinit_pending(
+        &lab.c.cloudinit_pending("pve", 101).expect("view"),
+    );
     assert!(
         pending
             .as_array()

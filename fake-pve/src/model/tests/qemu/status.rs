@@ -11,7 +11,8 @@ use super::*;
 #[case(100, "copy", 1)]
 #[case(900, "clone", 1)]
 fn features_of_lvmthin_disks(lab: World, #[case] vmid: u32, #[case] f: &str, #[case] has: u8) {
-    let v = crate::api::qemu::view::feature(&lab.c.vm_feature("pve", vmid, f, None).expect("answer"));
+    let v =
+        crate::api::qemu::view::feature(&lab.c.vm_feature("pve", vmid, f, None).expect("answer"));
     assert_eq!(v["hasFeature"], json!(has), "{v}");
     assert_eq!(v["nodes"], json!(["pve"]));
 }
