@@ -47,11 +47,6 @@ pub struct ClusterLog {
 }
 
 impl ClusterLog {
-    /// Whether nothing was logged (saved worlds leave it out).
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// A successful login on `node` at `time`, as `create_ticket` logs
     /// it (in root@pam's name).
     pub fn login(&mut self, node: &str, userid: &str, time: i64) {
@@ -68,11 +63,6 @@ impl ClusterLog {
             let extra = self.entries.len() - KEEP;
             self.entries.drain(..extra);
         }
-    }
-
-    /// The entries kept, oldest first.
-    pub fn entries(&self) -> &[Entry] {
-        &self.entries
     }
 }
 
