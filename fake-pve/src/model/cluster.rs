@@ -62,7 +62,7 @@ impl Storage {
 /// operation that spans areas is a function of the area it is about that
 /// takes explicit borrows of the areas it needs; the areas are fields
 /// visible to the crate so that a caller can borrow several at once
-/// (`qemu::snapshot::create(&mut c.guests, &mut c.storage, ...)`).
+/// (`ha::round(&mut c.ha, &c.nodes, &c.guests, ..)`).
 /// `Cluster` itself keeps the joining: building it from a saved world,
 /// saving it, the task clock and applying what a task does when it ends.
 ///
