@@ -30,11 +30,11 @@ fn the_world_has_the_asked_guests_spread_over_the_nodes() {
 #[test]
 fn the_json_world_is_the_yaml_world() {
     let build = |text: &str| {
-        fake_pve::Scenario::parse(text, "t")
+        let c = fake_pve::Scenario::parse(text, "t")
             .expect("valid scenario")
             .build(fake_pve::PveVersion::V9_1, "pw", 1_790_000_000)
-            .expect("builds")
-            .resources_view(None, 1_790_000_100)
+            .expect("builds");
+        fake_pve::api::cluster::view::resources(&c.resources(), None, 1_790_000_100)
     };
     let (y, j) = (build(&world_yaml(3, 50)), build(&world_json(3, 50)));
     assert_eq!(y.len(), j.len());
