@@ -350,11 +350,11 @@ impl Task {
         };
     }
 
-    /// `GET .../tasks/{upid}/status`.
-    pub fn status(&self) -> Status<'_> {
+    /// The id parts its answers start with, and a token's name.
+    fn ids(&self) -> (Ids<'_>, Option<&str>) {
         let u = &self.upid;
         let (user, tokenid) = split_token(&u.user);
-        Status {
+        let ids = Ids {
             upid: &self.upid_str,
             node: &u.node,
             pid: u.pid,
@@ -363,6 +363,15 @@ impl Task {
             kind: &u.kind,
             id: &u.id,
             user,
+        };
+        (ids, tokenid)
+    }
+
+    /// `GET .../tasks/{upid}/status`.
+    pub fn status(&self) -> Status<'_> {
+        let (ids, tokenid) = self.ids();
+        Status {
+            ids,
             status: if self.running() { "running" } else { "stopped" },
             tokenid,
             exitstatus: self.exitstatus(),
@@ -371,8 +380,7 @@ impl Task {
 
     /// An item of `GET /nodes/{node}/tasks`.
     pub fn list_item(&self) -> ListItem<'_> {
-        let u = &self.upid;
-        let (user, tokenid) = split_token(&u.user);
+        let (ids, tokenid) = self.ids();
         let (endtime, saved, status) = match &self.state {
             TaskState::Stopped {
                 endtime,
@@ -382,14 +390,7 @@ impl Task {
             TaskState::Running { .. } => (None, Some("0"), "RUNNING"),
         };
         ListItem {
-            upid: &self.upid_str,
-            node: &u.node,
-            pid: u.pid,
-            pstart: u.pstart,
-            starttime: u.starttime,
-            kind: &u.kind,
-            id: &u.id,
-            user,
+            ids,
             tokenid,
             endtime,
             saved,
@@ -419,11 +420,10 @@ fn split_token(user: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// `GET .../tasks/{upid}/status`: the task's id parts, `status`
-/// (`running`/`stopped`), then a token's `tokenid` and a finished task's
-/// `exitstatus`.
+/// A task's id parts as its answers start: its UPID and what the UPID
+/// says, the user without a token's name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Status<'a> {
+pub struct Ids<'a> {
     /// The UPID.
     pub upid: &'a str,
     /// The node.
@@ -441,6 +441,16 @@ pub struct Status<'a> {
     pub id: &'a str,
     /// The user (without a token's name).
     pub user: &'a str,
+}
+
+/// `GET .../tasks/{upid}/status`: the task's id parts, `status`
+/// (`running`/`stopped`), then a token's `tokenid` and a finished task's
+/// `exitstatus`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Status<'a> {
+    /// The task's id parts.
+    #[serde(flatten)]
+    pub ids: Ids<'a>,
     /// `running` or `stopped`.
     pub status: &'static str,
     /// A token's name.
@@ -457,23 +467,9 @@ pub struct Status<'a> {
 /// it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ListItem<'a> {
-    /// The UPID.
-    pub upid: &'a str,
-    /// The node.
-    pub node: &'a str,
-    /// The worker's pid.
-    pub pid: u32,
-    /// Its start in clock ticks.
-    pub pstart: u64,
-    /// Its start, epoch seconds.
-    pub starttime: i64,
-    /// The task type.
-    #[serde(rename = "type")]
-    pub kind: &'a str,
-    /// The task id.
-    pub id: &'a str,
-    /// The user (without a token's name).
-    pub user: &'a str,
+    /// The task's id parts.
+    #[serde(flatten)]
+    pub ids: Ids<'a>,
     /// A token's name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokenid: Option<&'a str>,
