@@ -16,6 +16,7 @@ pub mod clusterlog;
 mod envelope;
 mod fallback;
 pub mod firewall;
+pub mod guest;
 pub mod ha;
 pub mod lxc;
 pub mod metrics;

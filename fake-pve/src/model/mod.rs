@@ -15,6 +15,7 @@ pub mod corosync;
 pub mod datacenter;
 pub mod faults;
 pub mod firewall;
+pub mod guest;
 pub mod guest_perm;
 pub mod guests;
 pub mod ha;

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 mod view;
 
 use super::{Ctx, Reply, Route, delete, get, post, put};
+use crate::api::guest::view::snapshot_list as snapshot_view;
 use crate::model::ha::HaRequest;
 use crate::model::lxc::power::PowerCall;
 use crate::model::lxc::{
@@ -502,7 +503,9 @@ fn vm_resume(ctx: &Ctx<'_>) -> Result<Reply> {
 fn list(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
-    Ok(ctx.with(|c| c.ct_snapshot_list(&node, vmid))?.into())
+    Ok(ctx
+        .with(|c| Ok::<_, Error>(snapshot_view(&c.ct(&node, vmid)?.snapshot_list())))?
+        .into())
 }
 
 /// `POST .../snapshot`.

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::start_prepared;
+use crate::api::guest::view::snapshot_list as snapshot_view;
 use crate::api::{Ctx, Reply};
 use crate::model::{Error, Result};
 
@@ -11,7 +12,9 @@ use crate::model::{Error, Result};
 pub(super) fn snapshot_list(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
-    Ok(ctx.with(|c| c.snapshot_list(&node, vmid))?.into())
+    Ok(ctx
+        .with(|c| Ok::<_, Error>(snapshot_view(&c.vm(&node, vmid)?.snapshot_list())))?
+        .into())
 }
 
 /// `POST .../snapshot`: a `qmsnapshot` task.

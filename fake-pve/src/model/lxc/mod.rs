@@ -17,7 +17,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::cluster::Cluster;
-use super::qemu::{EffectResult, VmStatus, sha1_hex};
+use super::guest::{Guest, Kind};
+use super::qemu::{EffectResult, VmStatus};
 use super::tasks::{TaskEffect, Worker};
 use super::{Error, Result};
 
@@ -44,42 +45,101 @@ pub use migrate::CtMigrateJob;
 pub use restore::{CtRestoreJob, CtRestoreRequest};
 
 /// One emulated container.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Ct {
+pub type Ct = Guest<Lxc>;
+
+/// What a container keeps beside the shared guest record.
+#[derive(Debug, Clone, Default)]
+pub struct Lxc {
+    /// Pending deletions (`delete:` of the `[pending]` section).
+    pub(in crate::model) pending_delete: Vec<String>,
+    /// A checkpoint `lxc-checkpoint` wrote when it was suspended.
+    pub(in crate::model) checkpoint: bool,
+}
+
+impl Kind for Lxc {
+    const NOUN: &'static str = "CT";
+    const PENDING_SECTION: &'static str = "[pve:pending]";
+    const EMPTY_DESCRIPTION_LINE: bool = true;
+
+    fn pending_deletions(&self) -> Vec<String> {
+        self.pending_delete.clone()
+    }
+}
+
+/// A container as a saved world keeps it (the fields in this order).
+#[derive(Serialize)]
+struct CtOut<'a> {
+    vmid: u32,
+    node: &'a str,
+    status: VmStatus,
+    config: &'a BTreeMap<String, String>,
+    pending: &'a BTreeMap<String, String>,
+    pending_delete: &'a [String],
+    started_ms: Option<i64>,
+    snapshots: &'a BTreeMap<String, BTreeMap<String, String>>,
+    checkpoint: bool,
+}
+
+/// A container as a saved world holds it (older worlds lack some
+/// fields).
+#[derive(Deserialize)]
+struct CtIn {
     vmid: u32,
     node: String,
     status: VmStatus,
     config: BTreeMap<String, String>,
     #[serde(default)]
     pending: BTreeMap<String, String>,
-    /// Pending deletions (`delete:` of the `[pending]` section).
     #[serde(default)]
     pending_delete: Vec<String>,
-    /// When its init process started, epoch milliseconds.
     #[serde(default)]
     started_ms: Option<i64>,
-    /// Snapshot sections by name.
     #[serde(default)]
     snapshots: BTreeMap<String, BTreeMap<String, String>>,
-    /// A checkpoint `lxc-checkpoint` wrote when it was suspended.
     #[serde(default)]
     checkpoint: bool,
+}
+
+impl Serialize for Ct {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        CtOut {
+            vmid: self.vmid,
+            node: &self.node,
+            status: self.status,
+            config: &self.config,
+            pending: &self.pending,
+            pending_delete: &self.kind.pending_delete,
+            started_ms: self.started_ms,
+            snapshots: &self.snapshots,
+            checkpoint: self.kind.checkpoint,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Ct {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let c = CtIn::deserialize(d)?;
+        Ok(Guest {
+            vmid: c.vmid,
+            node: c.node,
+            status: c.status,
+            config: c.config,
+            pending: c.pending,
+            started_ms: c.started_ms,
+            snapshots: c.snapshots,
+            kind: Lxc {
+                pending_delete: c.pending_delete,
+                checkpoint: c.checkpoint,
+            },
+        })
+    }
 }
 
 impl Ct {
     /// A stopped container with `config` and nothing pending.
     pub fn new(vmid: u32, node: &str, config: BTreeMap<String, String>) -> Self {
-        Self {
-            vmid,
-            node: node.to_string(),
-            status: VmStatus::Stopped,
-            config,
-            pending: BTreeMap::new(),
-            pending_delete: Vec::new(),
-            started_ms: None,
-            snapshots: BTreeMap::new(),
-            checkpoint: false,
-        }
+        Guest::with(vmid, node, VmStatus::Stopped, config)
     }
 
     /// A container of a scenario, in the power state it declares.
@@ -93,67 +153,6 @@ impl Ct {
             status,
             ..Self::new(vmid, node, config)
         }
-    }
-
-    /// The VMID.
-    pub fn vmid(&self) -> u32 {
-        self.vmid
-    }
-
-    /// The node that holds its config.
-    pub fn node(&self) -> &str {
-        &self.node
-    }
-
-    /// Whether it runs.
-    pub fn running(&self) -> bool {
-        self.status == VmStatus::Running
-    }
-
-    /// Its power state.
-    pub fn status(&self) -> VmStatus {
-        self.status
-    }
-
-    /// The current config (pending changes not applied).
-    pub fn config(&self) -> &BTreeMap<String, String> {
-        &self.config
-    }
-
-    /// The `[pending]` values.
-    pub fn pending(&self) -> &BTreeMap<String, String> {
-        &self.pending
-    }
-
-    /// The snapshots by name.
-    pub fn snapshots(&self) -> &BTreeMap<String, BTreeMap<String, String>> {
-        &self.snapshots
-    }
-
-    /// When it started, epoch milliseconds.
-    pub fn started_ms(&self) -> Option<i64> {
-        self.started_ms
-    }
-
-    /// The config lock, if any.
-    pub fn lock(&self) -> Option<&str> {
-        self.config.get("lock").map(String::as_str)
-    }
-
-    /// `check_lock`: `CT is locked (<lock>)`.
-    ///
-    /// # Errors
-    /// When a lock is set.
-    pub fn check_lock(&self) -> Result<()> {
-        match self.lock() {
-            Some(l) => Err(Error::locked(format!("CT is locked ({l})"))),
-            None => Ok(()),
-        }
-    }
-
-    /// Whether it is a template.
-    pub fn template(&self) -> bool {
-        self.config.get("template").is_some_and(|t| t == "1")
     }
 
     /// Whether protection mode is on.
@@ -192,56 +191,6 @@ impl Ct {
             << 20
     }
 
-    /// The config with pending values applied (`load_current_config`).
-    pub fn effective(&self) -> BTreeMap<String, String> {
-        let mut c = self.config.clone();
-        c.extend(self.pending.clone());
-        for k in &self.pending_delete {
-            c.remove(k);
-        }
-        c
-    }
-
-    /// The config file as `write_pct_config` writes it.
-    pub fn config_text(&self) -> String {
-        fn section(conf: &BTreeMap<String, String>) -> String {
-            let mut raw = String::new();
-            if let Some(d) = conf.get("description") {
-                for line in d.split('\n') {
-                    raw.push('#');
-                    raw.push_str(&encode_text(line));
-                    raw.push('\n');
-                }
-            }
-            for (k, v) in conf {
-                if k == "description" || k == "digest" {
-                    continue;
-                }
-                raw.push_str(&format!("{k}: {v}\n"));
-            }
-            raw
-        }
-        let mut raw = section(&self.config);
-        if !self.pending.is_empty() || !self.pending_delete.is_empty() {
-            let mut p = self.pending.clone();
-            if !self.pending_delete.is_empty() {
-                p.insert("delete".into(), self.pending_delete.join(","));
-            }
-            raw.push_str("\n[pve:pending]\n");
-            raw.push_str(&section(&p));
-        }
-        for (name, snap) in &self.snapshots {
-            raw.push_str(&format!("\n[{name}]\n"));
-            raw.push_str(&section(snap));
-        }
-        raw
-    }
-
-    /// The SHA-1 of the config text, as GET config's `digest`.
-    pub fn digest(&self) -> String {
-        sha1_hex(self.config_text().as_bytes())
-    }
-
     fn set_running(&mut self, now_ms: i64) {
         self.status = VmStatus::Running;
         self.started_ms = Some(now_ms);
@@ -252,19 +201,6 @@ impl Ct {
         self.status = VmStatus::Stopped;
         self.started_ms = None;
     }
-}
-
-/// PVE's `encode_text` for description lines.
-fn encode_text(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c == '%' || (c as u32) < 0x20 || c as u32 == 0x7f {
-                format!("%{:02X}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }
 
 /// What a container task does when it ends.

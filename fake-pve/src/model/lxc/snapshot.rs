@@ -5,23 +5,32 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::config::{add_unused, typed_map};
 use super::schema::{is_indexed_key, is_mount_key, is_storage_volume, mp_volume};
-use super::{LxcOp, lxc_worker};
+use super::{Lxc, LxcOp, lxc_worker};
+use crate::model::Result;
 use crate::model::cluster::Cluster;
+use crate::model::guest::snapshot::{SnapshotKind, check_name, feature_missing, thin_lv};
 use crate::model::qemu::EffectResult;
-use crate::model::storage::ops::Feature;
 use crate::model::tasks::Worker;
-use crate::model::{Error, Result};
 
-/// Keys `__snapshot_copy_config` leaves out.
-fn not_copied(k: &str) -> bool {
-    matches!(
-        k,
-        "snapstate" | "snaptime" | "vmstate" | "lock" | "digest" | "description"
-    ) || is_indexed_key(k, "unused")
+impl SnapshotKind for Lxc {
+    fn reserved_snapshot_name(name: &str) -> Option<&str> {
+        matches!(name, "current" | "vzdump").then_some(name)
+    }
+
+    fn not_copied(key: &str) -> bool {
+        is_indexed_key(key, "unused")
+    }
+
+    fn snapshot_volumes(conf: &BTreeMap<String, String>) -> Vec<(String, String)> {
+        mount_volumes(conf)
+    }
+
+    const LISTS_VMSTATE: bool = false;
+    const LISTS_EMPTY_PARENT: bool = true;
 }
 
 /// The storage volumes of a config's mount points.
@@ -35,17 +44,7 @@ fn mount_volumes(conf: &BTreeMap<String, String>) -> Vec<(String, String)> {
         .collect()
 }
 
-fn lv_name(volid: &str) -> &str {
-    let name = volid.split_once(':').map_or(volid, |(_, n)| n);
-    name.rsplit('/').next().unwrap_or(name)
-}
-
 impl Cluster {
-    fn storage_kind(&self, volid: &str) -> Option<String> {
-        let (sid, _) = volid.split_once(':')?;
-        self.storage.find(sid).map(|s| s.kind.clone())
-    }
-
     /// `POST .../snapshot`: the reserved names, then the prepare step of
     /// the `vzsnapshot` worker (its refusals end the task).
     ///
@@ -59,53 +58,24 @@ impl Cluster {
         description: Option<String>,
         now: i64,
     ) -> Result<Worker> {
-        if name == "current" || name == "vzdump" {
-            return Err(Error::failed(format!(
-                "unable to use snapshot name '{name}' (reserved name)"
-            )));
-        }
+        check_name::<Lxc>(name)?;
         let ct = self.ct(node, vmid)?;
         let worker = Worker::new("vzsnapshot", &vmid.to_string());
-        if ct.template() {
-            return Ok(worker.fail("you can't take a snapshot if it's a template"));
+        if let Some(refusal) = ct.snapshot_refusal(name) {
+            return Ok(worker.fail(refusal));
         }
-        if let Err(e) = ct.check_lock() {
-            return Ok(worker.fail(e.to_string()));
-        }
-        if ct.snapshots.contains_key(name) {
-            return Ok(worker.fail(format!("snapshot name '{name}' already used")));
-        }
-        let conf = ct.config.clone();
-        let vols = mount_volumes(&conf);
-        if vols.iter().any(|(_, v)| {
-            !self
-                .storage
-                .volume_has_feature(Feature::Snapshot, v, false, self.version.is_v9())
-        }) {
+        let vols = ct.snapshot_volumes();
+        if feature_missing(&self.storage, &vols, self.version.is_v9()) {
             return Ok(worker.fail("snapshot feature is not available"));
         }
-        let mut lines = Vec::new();
-        for (_, v) in &vols {
-            if self.storage_kind(v).as_deref() == Some("lvmthin") {
-                lines.push(format!(
-                    "  Logical volume \"snap_{}_{name}\" created.",
-                    lv_name(v)
-                ));
-            }
-        }
-        let mut snap: BTreeMap<String, String> = conf
+        let lines: Vec<String> = vols
             .iter()
-            .filter(|(k, _)| !not_copied(k))
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .filter_map(|(_, v)| thin_lv(&self.storage, v))
+            .map(|lv| format!("  Logical volume \"snap_{lv}_{name}\" created."))
             .collect();
-        snap.insert("snapstate".into(), "prepare".into());
-        snap.insert("snaptime".into(), now.to_string());
-        if let Some(d) = description.filter(|d| !d.is_empty()) {
-            snap.insert("description".into(), d);
-        }
+        let snap = ct.snapshot_copy();
         if let Some(ct) = self.guests.ct_mut(vmid) {
-            ct.config.insert("lock".into(), "snapshot".into());
-            ct.snapshots.insert(name.to_string(), snap);
+            ct.begin_snapshot(name, snap, description, now);
         }
         let mut w = lxc_worker(
             "vzsnapshot",
@@ -125,8 +95,7 @@ impl Cluster {
         let ct = self
             .ct_mut(node, vmid)
             .map_err(|e| (vec![], e.to_string()))?;
-        crate::model::guests::commit_snapshot(&mut ct.config, &mut ct.snapshots, name)
-            .map_err(|e| (vec![], e.to_string()))?;
+        ct.commit_snapshot(name).map_err(|e| (vec![], e))?;
         Ok(vec![])
     }
 
@@ -135,41 +104,7 @@ impl Cluster {
         let Some(ct) = self.guests.ct_mut(vmid) else {
             return;
         };
-        crate::model::guests::abort_snapshot(&mut ct.config, &mut ct.snapshots, name);
-    }
-
-    /// `GET .../snapshot`: every snapshot, then `current`.
-    ///
-    /// # Errors
-    /// A missing container.
-    pub fn ct_snapshot_list(&self, node: &str, vmid: u32) -> Result<Value> {
-        let ct = self.ct(node, vmid)?;
-        let mut out = Vec::new();
-        for (name, s) in &ct.snapshots {
-            let mut item = json!({
-                "name": name,
-                "snaptime": s.get("snaptime").and_then(|t| t.parse::<i64>().ok()).unwrap_or(0),
-                "description": s.get("description").cloned().unwrap_or_default(),
-            });
-            if let Some(p) = s.get("parent") {
-                item["parent"] = json!(p);
-            }
-            if let Some(st) = s.get("snapstate") {
-                item["snapstate"] = json!(st);
-            }
-            out.push(item);
-        }
-        let mut current = json!({
-            "name": "current",
-            "digest": ct.digest(),
-            "running": u8::from(ct.running()),
-            "description": "You are here!",
-        });
-        if let Some(p) = ct.config.get("parent") {
-            current["parent"] = json!(p);
-        }
-        out.push(current);
-        Ok(Value::Array(out))
+        ct.abort_snapshot(name);
     }
 
     /// `GET .../snapshot/{snapname}/config` (and `GET config?snapshot=`).
@@ -178,11 +113,7 @@ impl Cluster {
     /// A missing container or snapshot.
     pub fn ct_snapshot_config(&self, node: &str, vmid: u32, name: &str) -> Result<Value> {
         let ct = self.ct(node, vmid)?;
-        let Some(conf) = ct.snapshots.get(name) else {
-            return Err(Error::not_found(format!(
-                "snapshot '{name}' does not exist"
-            )));
-        };
+        let conf = ct.snapshot(name)?;
         Ok(typed_map(self.version, conf, &ct.digest()))
     }
 
@@ -197,12 +128,7 @@ impl Cluster {
         name: &str,
         description: Option<String>,
     ) -> Result<()> {
-        let ct = self.ct_mut(node, vmid)?;
-        let Some(snap) = ct.snapshots.get_mut(name) else {
-            return Err(Error::not_found(format!(
-                "snapshot '{name}' does not exist"
-            )));
-        };
+        let snap = self.ct_mut(node, vmid)?.snapshot_mut(name)?;
         if let Some(d) = description {
             snap.insert("description".into(), d);
         }
@@ -232,8 +158,7 @@ impl Cluster {
             },
         );
         for (_, v) in mount_volumes(snap) {
-            if self.storage_kind(&v).as_deref() == Some("lvmthin") {
-                let lv = lv_name(&v);
+            if let Some(lv) = thin_lv(&self.storage, &v) {
                 w = w
                     .log(format!("  Logical volume \"{lv}\" successfully removed."))
                     .log(format!("  Logical volume \"{lv}\" created."));
@@ -266,20 +191,7 @@ impl Cluster {
             .into_iter()
             .map(|(_, v)| v)
             .collect();
-        let mut conf: BTreeMap<String, String> = snap
-            .into_iter()
-            .filter(|(k, _)| !matches!(k.as_str(), "snapstate" | "snaptime" | "description"))
-            .collect();
-        if let Some(d) = ct.config.get("description") {
-            conf.insert("description".into(), d.clone());
-        }
-        for (k, v) in &ct.config {
-            if is_indexed_key(k, "unused") {
-                conf.insert(k.clone(), v.clone());
-            }
-        }
-        conf.insert("parent".into(), name.to_string());
-        ct.config = conf;
+        ct.config = ct.rollback_config(name, &snap);
         ct.pending.clear();
         ct.pending_delete.clear();
         let kept: Vec<String> = mount_volumes(&ct.config)
@@ -325,10 +237,9 @@ impl Cluster {
             },
         );
         for (_, v) in mount_volumes(snap) {
-            if self.storage_kind(&v).as_deref() == Some("lvmthin") {
+            if let Some(lv) = thin_lv(&self.storage, &v) {
                 w = w.log(format!(
-                    "  Logical volume \"snap_{}_{name}\" successfully removed.",
-                    lv_name(&v)
+                    "  Logical volume \"snap_{lv}_{name}\" successfully removed."
                 ));
             }
         }
@@ -349,21 +260,8 @@ impl Cluster {
         if !force {
             ct.check_lock().map_err(|e| (vec![], e.to_string()))?;
         }
-        let Some(snap) = ct.snapshots.remove(name) else {
+        if ct.remove_snapshot(name).is_none() {
             return Err((vec![], format!("snapshot '{name}' does not exist")));
-        };
-        let parent = snap.get("parent").cloned();
-        let repoint = |conf: &mut BTreeMap<String, String>| {
-            if conf.get("parent").is_some_and(|p| p == name) {
-                match &parent {
-                    Some(p) => conf.insert("parent".into(), p.clone()),
-                    None => conf.remove("parent"),
-                };
-            }
-        };
-        repoint(&mut ct.config);
-        for s in ct.snapshots.values_mut() {
-            repoint(s);
         }
         Ok(vec![])
     }

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::cluster::Cluster;
+use super::guest::{Guest, Kind};
 use super::size::parse_size;
 use super::storage::{VolumeKind, parse_volid, path_based};
 use super::tasks::{TaskEffect, Worker};
@@ -110,40 +111,122 @@ impl QmpStatus {
 }
 
 /// One emulated VM.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Vm {
-    /// The VMID.
-    pub(in crate::model) vmid: u32,
-    /// The node that holds its config.
-    pub(in crate::model) node: String,
-    /// Whether its process runs.
-    pub(in crate::model) status: VmStatus,
-    /// The current configuration, key by key, as PVE stores it.
-    pub(in crate::model) config: BTreeMap<String, String>,
-    /// `[PENDING]` values.
-    #[serde(default)]
-    pub(in crate::model) pending: BTreeMap<String, String>,
+pub type Vm = Guest<Qemu>;
+
+/// What a VM keeps beside the shared guest record.
+#[derive(Debug, Clone, Default)]
+pub struct Qemu {
     /// Pending deletions; `true` when forced (`delete: !key`).
-    #[serde(default)]
     pub(in crate::model) pending_delete: BTreeMap<String, bool>,
     /// The QMP run state when it differs from `status` (`paused`).
-    #[serde(default)]
     pub(in crate::model) qmpstatus: Option<QmpStatus>,
-    /// When the QEMU process started, epoch milliseconds.
-    #[serde(default)]
-    pub(in crate::model) started_ms: Option<i64>,
-    /// Snapshot sections by name.
-    #[serde(default)]
-    pub(in crate::model) snapshots: BTreeMap<String, BTreeMap<String, String>>,
     /// The flock on `/var/lock/qemu-server/lock-<vmid>.conf` that running
     /// tasks hold (a clone holds it for its whole run).
-    #[serde(default)]
     pub(in crate::model) flock: FileLock,
     /// The `[special:cloudinit]` section: values the generated cloud-init
     /// drive still holds for options changed on the running VM, and
     /// `added` for options it lacks.
-    #[serde(default)]
     pub(in crate::model) ci_changes: BTreeMap<String, String>,
+}
+
+impl Kind for Qemu {
+    const NOUN: &'static str = "VM";
+    const PENDING_SECTION: &'static str = "[PENDING]";
+    const EMPTY_DESCRIPTION_LINE: bool = false;
+
+    fn pending_deletions(&self) -> Vec<String> {
+        self.pending_delete
+            .iter()
+            .map(|(k, force)| if *force { format!("!{k}") } else { k.clone() })
+            .collect()
+    }
+
+    fn own_sections(vm: &Vm) -> Vec<(&'static str, &BTreeMap<String, String>)> {
+        if !vm.ci_changes.is_empty() && cloudinit::has_cloudinit(&vm.config) {
+            vec![("[special:cloudinit]", &vm.ci_changes)]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// A VM as a saved world keeps it (the fields in this order).
+#[derive(Serialize)]
+struct VmOut<'a> {
+    vmid: u32,
+    node: &'a str,
+    status: VmStatus,
+    config: &'a BTreeMap<String, String>,
+    pending: &'a BTreeMap<String, String>,
+    pending_delete: &'a BTreeMap<String, bool>,
+    qmpstatus: Option<QmpStatus>,
+    started_ms: Option<i64>,
+    snapshots: &'a BTreeMap<String, BTreeMap<String, String>>,
+    flock: &'a FileLock,
+    ci_changes: &'a BTreeMap<String, String>,
+}
+
+/// A VM as a saved world holds it (older worlds lack some fields).
+#[derive(Deserialize)]
+struct VmIn {
+    vmid: u32,
+    node: String,
+    status: VmStatus,
+    config: BTreeMap<String, String>,
+    #[serde(default)]
+    pending: BTreeMap<String, String>,
+    #[serde(default)]
+    pending_delete: BTreeMap<String, bool>,
+    #[serde(default)]
+    qmpstatus: Option<QmpStatus>,
+    #[serde(default)]
+    started_ms: Option<i64>,
+    #[serde(default)]
+    snapshots: BTreeMap<String, BTreeMap<String, String>>,
+    #[serde(default)]
+    flock: FileLock,
+    #[serde(default)]
+    ci_changes: BTreeMap<String, String>,
+}
+
+impl Serialize for Vm {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        VmOut {
+            vmid: self.vmid,
+            node: &self.node,
+            status: self.status,
+            config: &self.config,
+            pending: &self.pending,
+            pending_delete: &self.kind.pending_delete,
+            qmpstatus: self.kind.qmpstatus,
+            started_ms: self.started_ms,
+            snapshots: &self.snapshots,
+            flock: &self.kind.flock,
+            ci_changes: &self.kind.ci_changes,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Vm {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let v = VmIn::deserialize(d)?;
+        Ok(Guest {
+            vmid: v.vmid,
+            node: v.node,
+            status: v.status,
+            config: v.config,
+            pending: v.pending,
+            started_ms: v.started_ms,
+            snapshots: v.snapshots,
+            kind: Qemu {
+                pending_delete: v.pending_delete,
+                qmpstatus: v.qmpstatus,
+                flock: v.flock,
+                ci_changes: v.ci_changes,
+            },
+        })
+    }
 }
 
 /// Holders of a VM's config file lock (`lock_config_full`,
@@ -180,59 +263,7 @@ pub(crate) fn maxmem_of(memory: Option<&str>) -> u64 {
 impl Vm {
     /// A VM with a config and nothing pending.
     pub fn new(vmid: u32, node: &str, status: VmStatus, config: BTreeMap<String, String>) -> Self {
-        Self {
-            vmid,
-            node: node.to_string(),
-            status,
-            config,
-            pending: BTreeMap::new(),
-            pending_delete: BTreeMap::new(),
-            qmpstatus: None,
-            started_ms: None,
-            snapshots: BTreeMap::new(),
-            flock: FileLock::default(),
-            ci_changes: BTreeMap::new(),
-        }
-    }
-
-    /// The VMID.
-    pub fn vmid(&self) -> u32 {
-        self.vmid
-    }
-
-    /// The node that holds its config.
-    pub fn node(&self) -> &str {
-        &self.node
-    }
-
-    /// Whether its process runs.
-    pub fn status(&self) -> VmStatus {
-        self.status
-    }
-
-    /// The current configuration, key by key, as PVE stores it.
-    pub fn config(&self) -> &BTreeMap<String, String> {
-        &self.config
-    }
-
-    /// The `[PENDING]` values.
-    pub fn pending(&self) -> &BTreeMap<String, String> {
-        &self.pending
-    }
-
-    /// Snapshot sections by name.
-    pub fn snapshots(&self) -> &BTreeMap<String, BTreeMap<String, String>> {
-        &self.snapshots
-    }
-
-    /// When the QEMU process started, epoch milliseconds.
-    pub fn started_ms(&self) -> Option<i64> {
-        self.started_ms
-    }
-
-    /// Whether the VM runs (paused counts as running).
-    pub fn running(&self) -> bool {
-        self.status == VmStatus::Running
+        Guest::with(vmid, node, status, config)
     }
 
     /// Whether it is paused.
@@ -259,92 +290,6 @@ impl Vm {
             .unwrap_or_else(|| get("sockets") * get("cores"))
     }
 
-    /// Whether the VM is a template.
-    pub fn template(&self) -> bool {
-        self.config.get("template").is_some_and(|t| t == "1")
-    }
-
-    /// The config lock, if any.
-    pub fn lock(&self) -> Option<&str> {
-        self.config.get("lock").map(String::as_str)
-    }
-
-    /// `check_lock`: `VM is locked (<lock>)`.
-    ///
-    /// # Errors
-    /// When a lock is set.
-    pub fn check_lock(&self) -> Result<()> {
-        match self.lock() {
-            Some(l) => Err(Error::locked(format!("VM is locked ({l})"))),
-            None => Ok(()),
-        }
-    }
-
-    /// The config with pending values applied, as GET config shows it.
-    pub fn effective(&self) -> BTreeMap<String, String> {
-        let mut c = self.config.clone();
-        for k in self.pending_delete.keys() {
-            c.remove(k);
-        }
-        c.extend(self.pending.clone());
-        c
-    }
-
-    /// The config file as PVE writes it (`write_vm_config`).
-    pub fn config_text(&self) -> String {
-        fn section(conf: &BTreeMap<String, String>, pending: bool) -> String {
-            let mut raw = String::new();
-            if let Some(d) = conf.get("description") {
-                if d.is_empty() {
-                    if pending {
-                        raw.push_str("#\n");
-                    }
-                } else {
-                    for line in d.split('\n') {
-                        raw.push('#');
-                        raw.push_str(&encode_text(line));
-                        raw.push('\n');
-                    }
-                }
-            }
-            for (k, v) in conf {
-                if k == "description" || k == "digest" {
-                    continue;
-                }
-                raw.push_str(&format!("{k}: {v}\n"));
-            }
-            raw
-        }
-        let mut raw = section(&self.config, false);
-        if !self.pending.is_empty() || !self.pending_delete.is_empty() {
-            let mut p = self.pending.clone();
-            if !self.pending_delete.is_empty() {
-                let list: Vec<String> = self
-                    .pending_delete
-                    .iter()
-                    .map(|(k, force)| if *force { format!("!{k}") } else { k.clone() })
-                    .collect();
-                p.insert("delete".into(), list.join(","));
-            }
-            raw.push_str("\n[PENDING]\n");
-            raw.push_str(&section(&p, true));
-        }
-        if !self.ci_changes.is_empty() && cloudinit::has_cloudinit(&self.config) {
-            raw.push_str("\n[special:cloudinit]\n");
-            raw.push_str(&section(&self.ci_changes, false));
-        }
-        for (name, snap) in &self.snapshots {
-            raw.push_str(&format!("\n[{name}]\n"));
-            raw.push_str(&section(snap, false));
-        }
-        raw
-    }
-
-    /// The SHA-1 of the config text, as GET config's `digest`.
-    pub fn digest(&self) -> String {
-        sha1_hex(self.config_text().as_bytes())
-    }
-
     /// The hotplug features in force (`network,disk,usb` by default).
     fn hotplug(&self) -> BTreeSet<String> {
         let v = self
@@ -357,19 +302,6 @@ impl Vm {
             other => other.split(',').map(str::to_string).collect(),
         }
     }
-}
-
-/// PVE's `encode_text` for description lines.
-fn encode_text(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c == '%' || (c as u32) < 0x20 || c as u32 == 0x7f {
-                format!("%{:02X}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }
 
 /// The SHA-1 of `data` in lower-case hex, as PVE's config digests are

@@ -13,20 +13,37 @@ use serde_json::{Value, json};
 
 use super::clone::is_cloudinit;
 use super::{
-    Cluster, EffectResult, Error, Lines, QemuOp, Result, TaskEffect, Worker, config_missing,
+    Cluster, EffectResult, Error, Lines, Qemu, QemuOp, Result, TaskEffect, Worker, config_missing,
     drive_file, drive_is_cdrom, drive_order, is_disk, is_drive_key, lock_timeout, power_off,
     running_machine, typed, uuid,
 };
 use crate::model::Context;
-use crate::model::storage::ops::Feature;
+use crate::model::guest::snapshot::{SnapshotKind, check_name, feature_missing, thin_lv};
 use crate::model::storage::{VolumeKind, parse_volid};
 
-/// Keys `__snapshot_copy_config` leaves out.
-fn not_copied(k: &str) -> bool {
-    matches!(
-        k,
-        "snapshots" | "snapstate" | "snaptime" | "vmstate" | "lock" | "digest" | "description"
-    ) || k.starts_with("unused")
+impl SnapshotKind for Qemu {
+    fn reserved_snapshot_name(name: &str) -> Option<&str> {
+        if name == "current" {
+            Some("current")
+        } else if name.eq_ignore_ascii_case("pending") {
+            Some("pending")
+        } else {
+            None
+        }
+    }
+
+    fn not_copied(key: &str) -> bool {
+        key == "snapshots" || key.starts_with("unused")
+    }
+
+    fn snapshot_volumes(conf: &BTreeMap<String, String>) -> Vec<(String, String)> {
+        disks(conf)
+    }
+
+    const LISTS_VMSTATE: bool = true;
+    const LISTS_EMPTY_PARENT: bool = false;
+    const DROPPED_ON_ROLLBACK: &'static [&'static str] =
+        &["runningmachine", "runningcpu", "running-nets-host-mtu"];
 }
 
 /// PVE's `render_bytes` (two decimals).
@@ -74,30 +91,7 @@ pub fn find_vmstate_storage(conf: &BTreeMap<String, String>) -> String {
         .unwrap_or_else(|| "local".into())
 }
 
-fn reserved(name: &str) -> Result<()> {
-    if name == "current" {
-        return Err(Error::failed(
-            "unable to use snapshot name 'current' (reserved name)",
-        ));
-    }
-    if name.eq_ignore_ascii_case("pending") {
-        return Err(Error::failed(
-            "unable to use snapshot name 'pending' (reserved name)",
-        ));
-    }
-    Ok(())
-}
-
 impl Cluster {
-    fn storage_kind_of(&self, volid: &str) -> Option<String> {
-        let (sid, _) = parse_volid(volid)?;
-        self.storage.find(sid).map(|s| s.kind.clone())
-    }
-
-    fn lv_name(volid: &str) -> &str {
-        parse_volid(volid).map_or(volid, |(_, n)| n)
-    }
-
     /// `POST .../snapshot`: the synchronous refusals, then the prepare
     /// step of the `qmsnapshot` worker.
     ///
@@ -112,7 +106,7 @@ impl Cluster {
         description: Option<String>,
         now: i64,
     ) -> Result<Worker> {
-        reserved(name)?;
+        check_name::<Qemu>(name)?;
         let version = self.version;
         let vm = self.vm(node, vmid)?;
         let worker = Worker::new("qmsnapshot", &vmid.to_string());
@@ -121,31 +115,17 @@ impl Cluster {
                 .log("trying to acquire lock...")
                 .fail(lock_timeout(vmid)));
         }
-        if vm.template() {
-            return Ok(worker.fail("you can't take a snapshot if it's a template"));
-        }
-        if let Err(e) = vm.check_lock() {
-            return Ok(worker.fail(e.to_string()));
-        }
-        if vm.snapshots.contains_key(name) {
-            return Ok(worker.fail(format!("snapshot name '{name}' already used")));
+        if let Some(refusal) = vm.snapshot_refusal(name) {
+            return Ok(worker.fail(refusal));
         }
         let conf = vm.config.clone();
         let running = vm.running();
         let mem = vm.maxmem();
-        let vols = disks(&conf);
-        if vols.iter().any(|(_, f)| {
-            !self
-                .storage
-                .volume_has_feature(Feature::Snapshot, f, false, self.version.is_v9())
-        }) {
+        let vols = vm.snapshot_volumes();
+        if feature_missing(&self.storage, &vols, version.is_v9()) {
             return Ok(worker.fail("snapshot feature is not available"));
         }
-        let mut snap: BTreeMap<String, String> = conf
-            .iter()
-            .filter(|(k, _)| !not_copied(k))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let mut snap = vm.snapshot_copy();
         let mut lines = Vec::new();
         if vmstate && running {
             let sid = find_vmstate_storage(&conf);
@@ -187,21 +167,12 @@ impl Cluster {
         }
         for (k, f) in &vols {
             lines.push(format!("snapshotting 'drive-{k}' ({f})"));
-            if self.storage_kind_of(f).as_deref() == Some("lvmthin") {
-                lines.push(format!(
-                    "  Logical volume \"snap_{}_{name}\" created.",
-                    Self::lv_name(f)
-                ));
+            if let Some(lv) = thin_lv(&self.storage, f) {
+                lines.push(format!("  Logical volume \"snap_{lv}_{name}\" created."));
             }
         }
-        snap.insert("snapstate".into(), "prepare".into());
-        snap.insert("snaptime".into(), now.to_string());
-        if let Some(d) = description.filter(|d| !d.is_empty()) {
-            snap.insert("description".into(), d);
-        }
         if let Some(vm) = self.guests.get_mut(&vmid) {
-            vm.config.insert("lock".into(), "snapshot".into());
-            vm.snapshots.insert(name.to_string(), snap);
+            vm.begin_snapshot(name, snap, description, now);
         }
         let mut w = worker.effect(TaskEffect::Qemu {
             vmid,
@@ -220,8 +191,7 @@ impl Cluster {
         let vm = self
             .vm_mut(node, vmid)
             .map_err(|e| (vec![], e.to_string()))?;
-        crate::model::guests::commit_snapshot(&mut vm.config, &mut vm.snapshots, name)
-            .map_err(|e| (vec![], e.to_string()))?;
+        vm.commit_snapshot(name).map_err(|e| (vec![], e))?;
         Ok(vec![])
     }
 
@@ -231,45 +201,10 @@ impl Cluster {
             return;
         };
         let node = vm.node.clone();
-        let snap = crate::model::guests::abort_snapshot(&mut vm.config, &mut vm.snapshots, name);
+        let snap = vm.abort_snapshot(name);
         if let Some(state) = snap.and_then(|s| s.get("vmstate").cloned()) {
             self.storage.free_volume(&state, &node);
         }
-    }
-
-    /// `GET .../snapshot`: every snapshot, then `current`.
-    ///
-    /// # Errors
-    /// A missing VM.
-    pub fn snapshot_list(&self, node: &str, vmid: u32) -> Result<Value> {
-        let vm = self.vm(node, vmid)?;
-        let mut out = Vec::new();
-        for (name, s) in &vm.snapshots {
-            let mut item = json!({
-                "name": name,
-                "snaptime": s.get("snaptime").and_then(|t| t.parse::<i64>().ok()).unwrap_or(0),
-                "vmstate": u8::from(s.get("vmstate").is_some_and(|v| !v.is_empty() && v != "0")),
-                "description": s.get("description").cloned().unwrap_or_default(),
-            });
-            if let Some(p) = s.get("parent").filter(|p| !p.is_empty()) {
-                item["parent"] = json!(p);
-            }
-            if let Some(st) = s.get("snapstate") {
-                item["snapstate"] = json!(st);
-            }
-            out.push(item);
-        }
-        let mut current = json!({
-            "name": "current",
-            "digest": vm.digest(),
-            "running": u8::from(vm.running()),
-            "description": "You are here!",
-        });
-        if let Some(p) = vm.config.get("parent").filter(|p| !p.is_empty()) {
-            current["parent"] = json!(p);
-        }
-        out.push(current);
-        Ok(Value::Array(out))
     }
 
     /// `GET .../snapshot/{snapname}/config` (and `GET config?snapshot=`).
@@ -277,12 +212,7 @@ impl Cluster {
     /// # Errors
     /// A missing VM or snapshot.
     pub fn snapshot_config(&self, node: &str, vmid: u32, name: &str) -> Result<Value> {
-        let vm = self.vm(node, vmid)?;
-        let Some(conf) = vm.snapshots.get(name) else {
-            return Err(Error::not_found(format!(
-                "snapshot '{name}' does not exist"
-            )));
-        };
+        let conf = self.vm(node, vmid)?.snapshot(name)?;
         let mut out = serde_json::Map::new();
         for (k, v) in conf {
             let v = if k == "cipassword" { "**********" } else { v };
@@ -314,11 +244,7 @@ impl Cluster {
             return Err(Error::locked(lock_timeout(vmid)));
         }
         vm.check_lock()?;
-        let Some(snap) = vm.snapshots.get_mut(name) else {
-            return Err(Error::not_found(format!(
-                "snapshot '{name}' does not exist"
-            )));
-        };
+        let snap = vm.snapshot_mut(name)?;
         if description.is_empty() {
             snap.remove("description");
         } else {
@@ -362,8 +288,7 @@ impl Cluster {
         }
         let mut end = Vec::new();
         for (_, f) in disks(snap) {
-            if self.storage_kind_of(&f).as_deref() == Some("lvmthin") {
-                let lv = Self::lv_name(&f);
+            if let Some(lv) = thin_lv(&self.storage, &f) {
                 end.push(format!("  Logical volume \"{lv}\" successfully removed."));
                 end.push(format!("  Logical volume \"{lv}\" created."));
             }
@@ -409,22 +334,8 @@ impl Cluster {
             .into_iter()
             .filter(|v| !keep.contains(v))
             .collect();
-        let old = vm.config.clone();
         let mut log: Lines = Vec::new();
-        let mut conf: BTreeMap<String, String> = old
-            .iter()
-            .filter(|(k, _)| k.starts_with("unused") || *k == "description")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        for (k, v) in &snap {
-            if !not_copied(k) {
-                conf.insert(k.clone(), v.clone());
-            }
-        }
-        conf.insert("parent".into(), name.to_string());
-        conf.remove("runningmachine");
-        conf.remove("runningcpu");
-        conf.remove("running-nets-host-mtu");
+        let mut conf = vm.rollback_config(name, &snap);
         if conf
             .get("vmgenid")
             .is_some_and(|v| !v.is_empty() && v != "0")
@@ -518,33 +429,15 @@ impl Cluster {
             log.extend(l);
         }
         for (_, f) in disks(&snap) {
-            if self.storage_kind_of(&f).as_deref() == Some("lvmthin") {
+            if let Some(lv) = thin_lv(&self.storage, &f) {
                 log.push(format!(
-                    "  Logical volume \"snap_{}_{name}\" successfully removed.",
-                    Self::lv_name(&f)
+                    "  Logical volume \"snap_{lv}_{name}\" successfully removed."
                 ));
             }
         }
-        let parent = snap.get("parent").cloned().filter(|p| !p.is_empty());
         let mut orphans = Vec::new();
         if let Some(vm) = self.guests.get_mut(&vmid) {
-            vm.snapshots.remove(name);
-            let relink = |c: &mut BTreeMap<String, String>| {
-                if c.get("parent").is_some_and(|p| p == name) {
-                    match &parent {
-                        Some(p) => {
-                            c.insert("parent".into(), p.clone());
-                        }
-                        None => {
-                            c.remove("parent");
-                        }
-                    }
-                }
-            };
-            relink(&mut vm.config);
-            for s in vm.snapshots.values_mut() {
-                relink(s);
-            }
+            vm.remove_snapshot(name);
             vm.config.remove("lock");
             let mut still: Vec<String> = volumes_of(&vm.config);
             still.extend(vm.pending.values().map(|v| drive_file(v).to_string()));

@@ -441,12 +441,15 @@ fn snapshots_rollback_and_delete() {
     assert_eq!(st, "OK");
     w.c.update_ct_config("pve", 200, &update(&[("cores", "4")], &[]), &mut rq())
         .expect("cores");
-    let list = w.c.ct_snapshot_list("pve", 200).expect("list");
-    assert_eq!(list[0]["name"], json!("s1"));
-    assert_eq!(list[0]["description"], json!("first"));
-    assert!(list[0].get("vmstate").is_none());
-    assert_eq!(list[1]["name"], json!("current"));
-    assert_eq!(list[1]["parent"], json!("s1"));
+    let list = w.c.ct("pve", 200).expect("ct").snapshot_list();
+    assert_eq!(list.snapshots[0].name, "s1");
+    assert_eq!(list.snapshots[0].description, "first");
+    assert_eq!(
+        list.snapshots[0].vmstate, None,
+        "a container has no RAM state"
+    );
+    assert_eq!(list.snapshots.len(), 1);
+    assert_eq!(list.current.parent, Some("s1"));
     assert_eq!(
         refused(w.c.snapshot_ct("pve", 200, "current", None, T0)).1,
         "unable to use snapshot name 'current' (reserved name)"

@@ -27,17 +27,16 @@ fn a_snapshot_is_prepared_then_committed(mut lab: World) {
     assert_eq!(lab.exit(&upid), "OK");
     assert_eq!(lab.conf(100, "lock"), None);
     assert_eq!(lab.conf(100, "parent").as_deref(), Some("before"));
-    let list = lab.c.snapshot_list("pve", 100).expect("list");
-    let names: Vec<&str> = list
-        .as_array()
-        .expect("list")
-        .iter()
-        .map(|s| s["name"].as_str().expect("name"))
-        .collect();
-    assert_eq!(names, ["before", "current"]);
-    assert_eq!(list[0]["description"], json!("first"));
-    assert_eq!(list[1]["parent"], json!("before"));
-    assert_eq!(list[1]["description"], json!("You are here!"));
+    let list = lab.c.vm("pve", 100).expect("vm").snapshot_list();
+    let names: Vec<&str> = list.snapshots.iter().map(|s| s.name).collect();
+    assert_eq!(names, ["before"]);
+    assert_eq!(list.snapshots[0].description, "first");
+    assert_eq!(list.snapshots[0].vmstate, Some(false));
+    assert_eq!(list.current.parent, Some("before"));
+    assert_eq!(
+        list.current.digest,
+        lab.c.vm("pve", 100).expect("vm").digest()
+    );
 }
 
 #[rstest]
@@ -191,8 +190,8 @@ fn a_snapshot_of_a_running_vm_saves_its_state(mut lab: World) {
         lab.c.guests[&101].running(),
         "a snapshot does not stop the VM"
     );
-    let list = lab.c.snapshot_list("pve", 101).expect("list");
-    assert_eq!(list[0]["vmstate"], json!(1));
+    let list = lab.c.vm("pve", 101).expect("vm").snapshot_list();
+    assert_eq!(list.snapshots[0].vmstate, Some(true));
     let w = lab.c.delete_snapshot("pve", 101, "live");
     lab.run("pve", w);
     assert!(
