@@ -11,6 +11,7 @@ use super::qemu::{VmStatus, sha1_hex};
 use super::{Error, Result};
 
 pub mod snapshot;
+pub mod volumes;
 
 /// What a guest kind keeps beside the shared record, and where its
 /// config file and messages differ.

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::Ct;
 use super::schema::{
     self, canonical, is_indexed_key, is_mount_key, is_storage_volume, mp_volume, new_disk,
     option_exists, typed,
@@ -68,13 +67,7 @@ impl Cluster {
         }
         let mut ct = self.ct(node, vmid)?.clone();
         ct.check_lock()?;
-        if let Some(d) = &u.digest
-            && *d != ct.digest()
-        {
-            return Err(Error::conflict(
-                "detected modified configuration - file changed by other user? Try again.",
-            ));
-        }
+        ct.check_digest(u.digest.as_deref())?;
         for opt in &u.revert {
             if !option_exists(version, opt) {
                 return Err(Error::invalid("revert", format!("unknown option '{opt}'")));
@@ -270,7 +263,7 @@ impl Cluster {
             if let Some(old) = ct.config.remove(k) {
                 if is_indexed_key(k, "mp") {
                     if let Some(vol) = mp_volume(&old).filter(|v| is_storage_volume(v)) {
-                        add_unused(&mut ct, vol);
+                        ct.add_unused(vol);
                     }
                 } else if is_indexed_key(k, "unused")
                     && let Some(vol) = mp_volume(&old)
@@ -343,7 +336,7 @@ impl Cluster {
             && mp_volume(&printed) != Some(ov)
         {
             let ov = ov.to_string();
-            add_unused(ct, &ov);
+            ct.add_unused(&ov);
         }
         ct.pending.remove(key);
         ct.config.insert(key.to_string(), printed);
@@ -452,21 +445,6 @@ pub(super) fn typed_map(
     }
     out.insert("digest".into(), json!(digest));
     Value::Object(out)
-}
-
-/// `add_unused_volume`: the lowest free `unusedN` gets `volid`, unless
-/// some key already names it.
-pub(super) fn add_unused(ct: &mut Ct, volid: &str) {
-    if ct
-        .config
-        .iter()
-        .any(|(k, v)| is_indexed_key(k, "unused") && v == volid)
-    {
-        return;
-    }
-    if let Some(n) = (0..256).find(|n| !ct.config.contains_key(&format!("unused{n}"))) {
-        ct.config.insert(format!("unused{n}"), volid.to_string());
-    }
 }
 
 /// What `mkfs.ext4` prints for a new container volume of `size` bytes.

@@ -4,10 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::config::add_unused;
-use super::schema::{is_indexed_key, is_storage_volume, mp_volume, mp_with};
-use super::{LxcOp, lxc_worker};
+use super::schema::{is_indexed_key, is_mount_key, is_storage_volume, mp_volume, mp_with};
+use super::{Lxc, LxcOp, lxc_worker};
 use crate::model::cluster::Cluster;
+use crate::model::guest::volumes::{MODIFIED, VolumeKeys};
 use crate::model::qemu::EffectResult;
 use crate::model::size::parse_size;
 use crate::model::storage::parse_volid;
@@ -38,6 +38,12 @@ pub struct MoveJob {
     pub delete: bool,
 }
 
+impl VolumeKeys for Lxc {
+    fn volume_of<'v>(key: &str, value: &'v str) -> Option<&'v str> {
+        is_mount_key(key).then(|| mp_volume(value)).flatten()
+    }
+}
+
 impl Cluster {
     /// `PUT .../resize`: the early checks, then the `resize` worker.
     ///
@@ -61,13 +67,7 @@ impl Cluster {
         };
         let ct = self.ct(node, vmid)?;
         ct.check_lock()?;
-        if let Some(d) = digest
-            && d != ct.digest()
-        {
-            return Err(Error::conflict(
-                "detected modified configuration - file changed by other user? Try again.",
-            ));
-        }
+        ct.check_digest(digest)?;
         let value = ct.config.get(disk).cloned().unwrap_or_default();
         let volid = mp_volume(&value).unwrap_or_default().to_string();
         if !is_storage_volume(&volid) {
@@ -208,22 +208,12 @@ impl Cluster {
         if !is_storage_volume(&old) {
             return Err(Error::failed(format!("unable to parse volume ID '{old}'")));
         }
-        let in_snapshots = ct
-            .snapshots
-            .values()
-            .any(|s| s.values().any(|v| mp_volume(v) == Some(old.as_str())));
-        if req.delete && in_snapshots {
+        if req.delete && ct.volume_in_snapshots(&old) {
             return Err(Error::failed(
                 "you can't move a volume with snapshots and delete the source",
             ));
         }
-        if let Some(d) = &req.digest
-            && *d != ct.digest()
-        {
-            return Err(Error::conflict(
-                "detected modified configuration - file changed by other user? Try again.",
-            ));
-        }
+        ct.check_digest(req.digest.as_deref())?;
         if let Some(ct) = self.guests.ct_mut(vmid) {
             ct.config.insert("lock".into(), "disk".into());
         }
@@ -264,7 +254,7 @@ impl Cluster {
             if let Some(ct) = self.guests.ct_mut(vmid) {
                 ct.config.insert(job.key.clone(), printed);
                 if !job.delete {
-                    add_unused(ct, &old);
+                    ct.add_unused(&old);
                 }
             }
             if job.delete
@@ -345,16 +335,11 @@ impl Cluster {
         if src.template() || dst.template() {
             return Err(Error::failed("Can't move volumes from or to template CT"));
         }
-        let modified = "detected modified configuration - file changed by other user? Try again.";
-        if job.digest.as_deref().is_some_and(|d| d != src.digest()) {
-            return Err(Error::failed(format!("Container {vmid}: {modified}")));
+        if src.check_digest(job.digest.as_deref()).is_err() {
+            return Err(Error::failed(format!("Container {vmid}: {MODIFIED}")));
         }
-        if job
-            .target_digest
-            .as_deref()
-            .is_some_and(|d| d != dst.digest())
-        {
-            return Err(Error::failed(format!("Container {t}: {modified}")));
+        if dst.check_digest(job.target_digest.as_deref()).is_err() {
+            return Err(Error::failed(format!("Container {t}: {MODIFIED}")));
         }
         let Some(value) = src.config.get(&job.key) else {
             return Err(Error::failed(format!(
@@ -375,11 +360,7 @@ impl Cluster {
                 job.key
             )));
         }
-        let in_snapshots = src
-            .snapshots
-            .values()
-            .any(|s| s.values().any(|v| mp_volume(v) == Some(volid.as_str())));
-        if in_snapshots {
+        if src.volume_in_snapshots(&volid) {
             return Err(Error::failed(
                 "Cannot move volume used by a snapshot to another container",
             ));

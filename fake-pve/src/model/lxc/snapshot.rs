@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::config::{add_unused, typed_map};
+use super::config::typed_map;
 use super::schema::{is_indexed_key, is_mount_key, is_storage_volume, mp_volume};
 use super::{Lxc, LxcOp, lxc_worker};
 use crate::model::Result;
@@ -200,7 +200,7 @@ impl Cluster {
             .collect();
         for v in current_vols {
             if !kept.contains(&v) {
-                add_unused(ct, &v);
+                ct.add_unused(&v);
             }
         }
         if start {

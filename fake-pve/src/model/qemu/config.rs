@@ -230,11 +230,8 @@ impl Cluster {
         let used = vm.config.iter().chain(vm.pending.iter()).any(|(k, v)| {
             (is_drive_key(k) && drive_file(v) == volid) || (k.starts_with("unused") && v == volid)
         });
-        if used {
-            return;
-        }
-        if let Some(n) = (0..256).find(|n| !vm.config.contains_key(&format!("unused{n}"))) {
-            vm.config.insert(format!("unused{n}"), volid.to_string());
+        if !used {
+            vm.add_unused(volid);
         }
     }
 

@@ -7,11 +7,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Qemu;
 use super::clone::{is_cloudinit, render_bytes1};
 use super::{
     Cluster, EffectResult, Error, Lines, Result, drive_file, drive_is_cdrom, drive_with, is_disk,
     is_drive_key,
 };
+use crate::model::guest::volumes::{MODIFIED, VolumeKeys};
 use crate::model::storage::ops::Feature;
 use crate::model::storage::{VolumeKind, parse_volid, path_based};
 use crate::spec::propstring;
@@ -29,6 +31,12 @@ pub struct MoveJob {
     pub delete: bool,
     /// The expected config digest.
     pub digest: Option<String>,
+}
+
+impl VolumeKeys for Qemu {
+    fn volume_of<'v>(key: &str, value: &'v str) -> Option<&'v str> {
+        is_disk(key, value).then(|| drive_file(value))
+    }
 }
 
 /// The format of a volume as `parse_volname` reports it.
@@ -49,11 +57,7 @@ impl Cluster {
     pub fn check_move_disk(&self, node: &str, vmid: u32, job: &MoveJob) -> Result<(String, bool)> {
         let vm = self.vm(node, vmid)?;
         vm.check_lock()?;
-        if job.digest.as_deref().is_some_and(|d| d != vm.digest()) {
-            return Err(Error::conflict(
-                "detected modified configuration - file changed by other user? Try again.",
-            ));
-        }
+        vm.check_digest(job.digest.as_deref())?;
         let Some(value) = vm.config.get(&job.disk) else {
             return Err(Error::not_found(format!(
                 "disk '{}' does not exist",
@@ -93,10 +97,7 @@ impl Cluster {
                 format!("storage '{}' does not support vm images", job.storage),
             ));
         }
-        let snapshotted = vm.snapshots.values().any(|snap| {
-            snap.iter()
-                .any(|(k, v)| is_disk(k, v) && drive_file(v) == old)
-        });
+        let snapshotted = vm.volume_in_snapshots(&old);
         if snapshotted && job.delete {
             return Err(Error::failed(
                 "you can't move a disk with snapshots and delete the source",
@@ -217,14 +218,8 @@ impl Cluster {
         if let Some(vm) = self.guests.get_mut(&vmid) {
             vm.config.insert(job.disk.clone(), printed);
             if !job.delete
-                && let Some(n) = (0..256).find(|n| {
-                    vm.config
-                        .get(&format!("unused{n}"))
-                        .is_none_or(|v| *v == old)
-                })
+                && let Some(key) = vm.add_unused(&old)
             {
-                let key = format!("unused{n}");
-                vm.config.insert(key.clone(), old.clone());
                 log.push(format!("adding source volume '{old}' as '{key}' to config"));
             }
         }
@@ -289,16 +284,11 @@ impl Cluster {
         if src.template() || dst.template() {
             return Err(Error::failed("Can't move disks from or to template VMs"));
         }
-        let modified = "detected modified configuration - file changed by other user? Try again.";
-        if job.digest.as_deref().is_some_and(|d| d != src.digest()) {
-            return Err(Error::failed(format!("VM {vmid}: {modified}")));
+        if src.check_digest(job.digest.as_deref()).is_err() {
+            return Err(Error::failed(format!("VM {vmid}: {MODIFIED}")));
         }
-        if job
-            .target_digest
-            .as_deref()
-            .is_some_and(|d| d != dst.digest())
-        {
-            return Err(Error::failed(format!("VM {t}: {modified}")));
+        if dst.check_digest(job.target_digest.as_deref()).is_err() {
+            return Err(Error::failed(format!("VM {t}: {MODIFIED}")));
         }
         let Some(value) = src.config.get(&job.disk) else {
             return Err(Error::not_found(format!(
