@@ -379,11 +379,16 @@ fn vm_config(ctx: &Ctx<'_>) -> Result<Reply> {
         errors.insert("current".to_string(), msg.to_string());
         return Err(Error::Invalid(errors));
     }
-    ctx.with(|c| match snapshot {
-        Some(s) => c.ct_snapshot_config(&node, vmid, &s),
-        None => c.ct_config_view(&node, vmid, current),
+    ctx.with(|c| {
+        let ct = c.ct(&node, vmid)?;
+        let digest = ct.digest();
+        Ok(match snapshot {
+            Some(s) => view::config(c.version, ct.snapshot(&s)?, &digest),
+            None if current => view::config(c.version, ct.config(), &digest),
+            None => view::config(c.version, &ct.effective(), &digest),
+        }
+        .into())
     })
-    .map(Reply::from)
 }
 
 /// `PUT .../config`: synchronous, answers null.
@@ -425,7 +430,7 @@ fn update_vm(ctx: &Ctx<'_>) -> Result<Reply> {
 fn vm_pending(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
-    Ok(ctx.with(|c| c.ct_pending_view(&node, vmid))?.into())
+    ctx.with(|c| Ok(view::pending(c.version, c.ct(&node, vmid)?).into()))
 }
 
 /// `GET .../status/current`.
@@ -525,9 +530,10 @@ fn get_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
-    Ok(ctx
-        .with(|c| c.ct_snapshot_config(&node, vmid, &name))?
-        .into())
+    ctx.with(|c| {
+        let ct = c.ct(&node, vmid)?;
+        Ok(view::config(c.version, ct.snapshot(&name)?, &ct.digest()).into())
+    })
 }
 
 /// `PUT .../snapshot/{snapname}/config`.

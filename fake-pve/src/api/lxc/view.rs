@@ -2,9 +2,74 @@
 //! (`API2/LXC.pm` `vmlist`, `API2/LXC/Status.pm` `vm_status`): the
 //! model's container data turned into JSON, keys in PVE's order.
 
-use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
+use serde_json::{Map, Value, json};
+
+use crate::model::PveVersion;
+use crate::model::guest::Kind;
+use crate::model::lxc::Ct;
+use crate::model::lxc::schema::config_prop;
 use crate::model::lxc::status::CtStatus;
+
+/// A config value as GET config types it (`check_type`): integers and
+/// booleans as numbers, numbers as numbers, the rest as text.
+pub fn typed(version: PveVersion, key: &str, value: &str) -> Value {
+    let kind = config_prop(version, key).and_then(|p| p.kind.as_deref());
+    match kind {
+        Some("integer" | "boolean") => value
+            .parse::<i64>()
+            .map_or_else(|_| json!(value), |n| json!(n)),
+        Some("number") => value
+            .parse::<f64>()
+            .ok()
+            .and_then(|f| {
+                if f.fract() == 0.0 && f.abs() < 1e15 {
+                    #[allow(clippy::cast_possible_truncation)]
+                    Some(json!(f as i64))
+                } else {
+                    serde_json::Number::from_f64(f).map(Value::Number)
+                }
+            })
+            .unwrap_or_else(|| json!(value)),
+        _ => json!(value),
+    }
+}
+
+/// `GET .../config` (the current or effective config, or a snapshot's):
+/// its values typed, then `digest`.
+pub fn config(version: PveVersion, conf: &BTreeMap<String, String>, digest: &str) -> Value {
+    let mut out = Map::new();
+    for (k, v) in conf {
+        out.insert(k.clone(), typed(version, k, v));
+    }
+    out.insert("digest".into(), json!(digest));
+    Value::Object(out)
+}
+
+/// `GET .../pending`: `{key, value, pending?, delete?}` per current key,
+/// `digest`, then `{key, pending}` per key only pending.
+pub fn pending(version: PveVersion, ct: &Ct) -> Value {
+    let deleted = ct.pending_deletions();
+    let mut items = Vec::new();
+    for (k, val) in ct.config() {
+        let mut item = json!({ "key": k, "value": typed(version, k, val) });
+        if let Some(p) = ct.pending().get(k) {
+            item["pending"] = typed(version, k, p);
+        }
+        if deleted.contains(k) {
+            item["delete"] = json!(1);
+        }
+        items.push(item);
+    }
+    items.push(json!({ "key": "digest", "value": ct.digest() }));
+    for (k, p) in ct.pending() {
+        if !ct.config().contains_key(k) {
+            items.push(json!({ "key": k, "pending": typed(version, k, p) }));
+        }
+    }
+    Value::Array(items)
+}
 
 /// `vmstatus()` of one container (a row of `GET /nodes/{node}/lxc`, or
 /// `status/current` with its `ha`).
@@ -57,4 +122,48 @@ pub fn status(s: &CtStatus<'_>) -> Value {
         v["ha"] = json!(ha);
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    #[rstest]
+    #[case::number("cpulimit", "1.5", json!(1.5))]
+    #[case::whole_number("cpulimit", "2", json!(2))]
+    #[case::integer("memory", "512", json!(512))]
+    #[case::boolean("onboot", "1", json!(1))]
+    #[case::text("hostname", "web", json!("web"))]
+    #[case::bad_integer("memory", "lots", json!("lots"))]
+    fn config_values_are_typed_by_the_schema(
+        #[case] key: &str,
+        #[case] value: &str,
+        #[case] want: Value,
+    ) {
+        assert_eq!(typed(PveVersion::V9_1, key, value), want);
+    }
+
+    #[rstest]
+    fn pending_rows_show_values_pending_values_and_deletions() {
+        // A container as a saved world holds it.
+        let ct: Ct = serde_json::from_value(json!({
+            "vmid": 200, "node": "pve", "status": "stopped",
+            "config": {"memory": "512", "swap": "0"},
+            "pending": {"memory": "1024", "hostname": "web"},
+            "pending_delete": ["swap"],
+        }))
+        .expect("a container");
+        let digest = ct.digest();
+        assert_eq!(
+            pending(PveVersion::V9_1, &ct),
+            json!([
+                {"key": "memory", "value": 512, "pending": 1024},
+                {"key": "swap", "value": 0, "delete": 1},
+                {"key": "digest", "value": digest},
+                {"key": "hostname", "pending": "web"},
+            ])
+        );
+    }
 }

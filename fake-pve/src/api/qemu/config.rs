@@ -26,9 +26,10 @@ pub(super) fn vm_config(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.with(|c| {
         if let Some(snap) = snapshot {
             // load_snapshot_config adds the digest of the file.
-            let mut conf = c.snapshot_config(&node, vmid, &snap)?;
-            conf["digest"] = json!(c.vm(&node, vmid)?.digest());
-            return Ok(conf.into());
+            let vm = c.vm(&node, vmid)?;
+            let mut conf = super::view::snapshot_config(c.version, vm.snapshot(&snap)?);
+            conf.insert("digest".into(), json!(vm.digest()));
+            return Ok(Value::Object(conf).into());
         }
         Ok(super::view::config(&c.config_view(&node, vmid, current)?).into())
     })

@@ -35,7 +35,10 @@ pub(super) fn get_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
-    Ok(ctx.with(|c| c.snapshot_config(&node, vmid, &name))?.into())
+    ctx.with(|c| {
+        let conf = c.vm(&node, vmid)?.snapshot(&name)?;
+        Ok(Value::Object(super::view::snapshot_config(c.version, conf)).into())
+    })
 }
 
 /// `PUT .../snapshot/{snapname}/config`: the description; answers null.

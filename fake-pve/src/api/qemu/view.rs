@@ -4,9 +4,39 @@
 
 use serde_json::{Map, Value, json};
 
+use std::collections::BTreeMap;
+
+use crate::model::PveVersion;
 use crate::model::qemu::{
-    CloudinitItem, ConfigView, FeatureAnswer, PendingRow, PendingView, typed,
+    CloudinitItem, ConfigView, FeatureAnswer, PendingRow, PendingView, config_prop,
 };
+
+/// A config value as GET config types it: integers and booleans as
+/// numbers, everything else as a string.
+pub fn typed(version: PveVersion, key: &str, value: &str) -> Value {
+    let kind = config_prop(version, key).and_then(|p| p.kind.as_deref());
+    match kind {
+        Some("integer" | "boolean") => value
+            .parse::<i64>()
+            .map_or_else(|_| json!(value), |n| json!(n)),
+        _ => json!(value),
+    }
+}
+
+/// `GET .../snapshot/{snapname}/config`: the section's values typed
+/// (`snaptime` a number), the cloud-init password hidden.
+pub fn snapshot_config(version: PveVersion, conf: &BTreeMap<String, String>) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (k, v) in conf {
+        let v = if k == "cipassword" { "**********" } else { v };
+        let value = match (k.as_str(), v.parse::<i64>()) {
+            ("snaptime", Ok(n)) => json!(n),
+            _ => typed(version, k, v),
+        };
+        out.insert(k.clone(), value);
+    }
+    out
+}
 
 /// `GET .../config`: the values typed, then `digest`.
 pub fn config(v: &ConfigView) -> Value {
@@ -72,4 +102,28 @@ pub fn cloudinit_pending(items: &[CloudinitItem<'_>]) -> Value {
 /// `GET .../feature`: `{hasFeature, nodes}`.
 pub fn feature(f: &FeatureAnswer) -> Value {
     json!({ "hasFeature": u8::from(f.has), "nodes": f.nodes })
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    #[rstest]
+    fn a_snapshots_config_hides_the_cloudinit_password_and_types_its_values() {
+        let conf: BTreeMap<String, String> = [
+            ("cipassword", "secret"),
+            ("cores", "2"),
+            ("name", "web"),
+            ("snaptime", "1700000000"),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+        .collect();
+        assert_eq!(
+            Value::Object(snapshot_config(PveVersion::V9_1, &conf)),
+            json!({"cipassword": "**********", "cores": 2, "name": "web", "snaptime": 1_700_000_000}),
+        );
+    }
 }

@@ -5,11 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
-
 use super::schema::{
     self, canonical, is_indexed_key, is_mount_key, is_storage_volume, mp_volume, new_disk,
-    option_exists, typed,
+    option_exists,
 };
 use crate::model::cluster::Cluster;
 use crate::model::storage::VolumeKind;
@@ -389,62 +387,6 @@ impl Cluster {
             Ok((volid, log))
         }
     }
-
-    /// `GET .../config`: the config (pending values applied unless
-    /// `current`), typed, with `digest`.
-    ///
-    /// # Errors
-    /// A missing container.
-    pub fn ct_config_view(&self, node: &str, vmid: u32, current: bool) -> Result<Value> {
-        let ct = self.ct(node, vmid)?;
-        let conf = if current {
-            ct.config.clone()
-        } else {
-            ct.effective()
-        };
-        Ok(typed_map(self.version, &conf, &ct.digest()))
-    }
-
-    /// `GET .../pending`.
-    ///
-    /// # Errors
-    /// A missing container.
-    pub fn ct_pending_view(&self, node: &str, vmid: u32) -> Result<Value> {
-        let ct = self.ct(node, vmid)?;
-        let v = self.version;
-        let mut items = Vec::new();
-        for (k, val) in &ct.config {
-            let mut item = json!({ "key": k, "value": typed(v, k, val) });
-            if let Some(p) = ct.pending.get(k) {
-                item["pending"] = typed(v, k, p);
-            }
-            if ct.pending_delete.contains(k) {
-                item["delete"] = json!(1);
-            }
-            items.push(item);
-        }
-        items.push(json!({ "key": "digest", "value": ct.digest() }));
-        for (k, p) in &ct.pending {
-            if !ct.config.contains_key(k) {
-                items.push(json!({ "key": k, "pending": typed(v, k, p) }));
-            }
-        }
-        Ok(Value::Array(items))
-    }
-}
-
-/// A config as GET config answers it.
-pub(super) fn typed_map(
-    version: crate::model::PveVersion,
-    conf: &BTreeMap<String, String>,
-    digest: &str,
-) -> Value {
-    let mut out = serde_json::Map::new();
-    for (k, v) in conf {
-        out.insert(k.clone(), typed(version, k, v));
-    }
-    out.insert("digest".into(), json!(digest));
-    Value::Object(out)
 }
 
 /// What `mkfs.ext4` prints for a new container volume of `size` bytes.

@@ -6,8 +6,6 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
-
 use crate::model::{Context, Error, PveVersion, Result};
 use crate::spec::{Format, Prop, propstring};
 
@@ -224,30 +222,6 @@ pub fn canonical(
         }
     }
     Ok(propstring::print(format, &parsed))
-}
-
-/// A config value as GET config types it (`check_type`): integers and
-/// booleans as numbers, numbers as numbers, the rest as text.
-pub fn typed(version: PveVersion, key: &str, value: &str) -> Value {
-    let kind = config_prop(version, key).and_then(|p| p.kind.as_deref());
-    match kind {
-        Some("integer" | "boolean") => value
-            .parse::<i64>()
-            .map_or_else(|_| json!(value), |n| json!(n)),
-        Some("number") => value
-            .parse::<f64>()
-            .ok()
-            .and_then(|f| {
-                if f.fract() == 0.0 && f.abs() < 1e15 {
-                    #[allow(clippy::cast_possible_truncation)]
-                    Some(json!(f as i64))
-                } else {
-                    serde_json::Number::from_f64(f).map(Value::Number)
-                }
-            })
-            .unwrap_or_else(|| json!(value)),
-        _ => json!(value),
-    }
 }
 
 /// The `ostype` PVE's setup code detects in a template, guessed from the

@@ -5,9 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
-use super::config::typed_map;
 use super::schema::{is_indexed_key, is_mount_key, is_storage_volume, mp_volume};
 use super::{Lxc, LxcOp, lxc_worker};
 use crate::model::Result;
@@ -105,16 +102,6 @@ impl Cluster {
             return;
         };
         ct.abort_snapshot(name);
-    }
-
-    /// `GET .../snapshot/{snapname}/config` (and `GET config?snapshot=`).
-    ///
-    /// # Errors
-    /// A missing container or snapshot.
-    pub fn ct_snapshot_config(&self, node: &str, vmid: u32, name: &str) -> Result<Value> {
-        let ct = self.ct(node, vmid)?;
-        let conf = ct.snapshot(name)?;
-        Ok(typed_map(self.version, conf, &ct.digest()))
     }
 
     /// `PUT .../snapshot/{snapname}/config`: the description.

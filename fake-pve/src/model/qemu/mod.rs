@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::cluster::Cluster;
 use super::guest::{Guest, Kind};
@@ -44,7 +44,7 @@ pub use move_disk::{MoveJob, ReassignJob};
 pub use resize::ResizeJob;
 pub use schema::{
     CREATE_ONLY, canonical, canonical_new, canonical_update, config_prop, drive_file, is_drive_key,
-    option_exists, qemu_version, typed,
+    option_exists, qemu_version,
 };
 use schema::{
     cloudinit_storage, default_key, drive_is_cdrom, drive_order, drive_with, is_cloudinit_option,

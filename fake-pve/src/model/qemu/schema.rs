@@ -295,18 +295,6 @@ pub(super) fn drive_with(
     propstring::print(format, &parsed)
 }
 
-/// A config value as GET config types it: integers and booleans as
-/// numbers, everything else as a string.
-pub fn typed(version: PveVersion, key: &str, value: &str) -> Value {
-    let kind = config_prop(version, key).and_then(|p| p.kind.as_deref());
-    match kind {
-        Some("integer" | "boolean") => value
-            .parse::<i64>()
-            .map_or_else(|_| json!(value), |n| json!(n)),
-        _ => json!(value),
-    }
-}
-
 /// The QEMU version a release ships (`kvm --version`).
 pub fn qemu_version(version: PveVersion) -> &'static str {
     match version {

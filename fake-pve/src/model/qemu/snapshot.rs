@@ -9,13 +9,11 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
-
 use super::clone::is_cloudinit;
 use super::{
     Cluster, EffectResult, Error, Lines, Qemu, QemuOp, Result, TaskEffect, Worker, config_missing,
     drive_file, drive_is_cdrom, drive_order, is_disk, is_drive_key, lock_timeout, power_off,
-    running_machine, typed, uuid,
+    running_machine, uuid,
 };
 use crate::model::Context;
 use crate::model::guest::snapshot::{SnapshotKind, check_name, feature_missing, thin_lv};
@@ -205,24 +203,6 @@ impl Cluster {
         if let Some(state) = snap.and_then(|s| s.get("vmstate").cloned()) {
             self.storage.free_volume(&state, &node);
         }
-    }
-
-    /// `GET .../snapshot/{snapname}/config` (and `GET config?snapshot=`).
-    ///
-    /// # Errors
-    /// A missing VM or snapshot.
-    pub fn snapshot_config(&self, node: &str, vmid: u32, name: &str) -> Result<Value> {
-        let conf = self.vm(node, vmid)?.snapshot(name)?;
-        let mut out = serde_json::Map::new();
-        for (k, v) in conf {
-            let v = if k == "cipassword" { "**********" } else { v };
-            let value = match (k.as_str(), v.parse::<i64>()) {
-                ("snaptime", Ok(n)) => json!(n),
-                _ => typed(self.version, k, v),
-            };
-            out.insert(k.clone(), value);
-        }
-        Ok(Value::Object(out))
     }
 
     /// `PUT .../snapshot/{snapname}/config`: the description.

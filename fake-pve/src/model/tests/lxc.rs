@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{T0, World, cluster, lab, map, refused, root, rq};
 use crate::model::lxc::power::PowerCall;
-use crate::model::lxc::schema::{canonical, detect_ostype, new_disk, typed};
+use crate::model::lxc::schema::{canonical, detect_ostype, new_disk};
 use crate::model::lxc::{CtCloneRequest, CtCreateRequest, CtMigrateJob, CtMoveRequest, CtUpdate};
 use crate::model::{Cluster, PveVersion, Worker};
 
@@ -233,10 +233,11 @@ fn config_updates_of_a_stopped_container_apply_at_once() {
     assert_eq!(conf(&w, 200, "tags").as_deref(), Some("a;b"));
     assert_eq!(conf(&w, 200, "onboot").as_deref(), Some("1"));
     assert_eq!(conf(&w, 200, "swap"), None);
-    let view = w.c.ct_config_view("pve", 200, false).expect("view");
-    assert_eq!(view["cores"], json!(2));
-    assert_eq!(view["memory"], json!(1024));
-    assert!(view["digest"].as_str().is_some_and(|d| d.len() == 40));
+    let ct = w.c.ct("pve", 200).expect("ct");
+    let effective = ct.effective();
+    assert_eq!(effective.get("cores").map(String::as_str), Some("2"));
+    assert_eq!(effective.get("memory").map(String::as_str), Some("1024"));
+    assert_eq!(ct.digest().len(), 40);
     // A new mount point gets its volume.
     w.c.update_ct_config(
         "pve",
@@ -297,23 +298,17 @@ fn a_running_container_takes_some_changes_and_keeps_others_pending() {
     assert_eq!(conf(&w, 200, "memory").as_deref(), Some("2048"));
     assert_eq!(conf(&w, 200, "hostname").as_deref(), Some("web2"));
     assert_eq!(conf(&w, 200, "nameserver"), None);
-    let pending = w.c.ct_pending_view("pve", 200).expect("pending");
-    let ns = pending
-        .as_array()
-        .and_then(|a| a.iter().find(|i| i["key"] == "nameserver"))
-        .expect("nameserver pending");
-    assert_eq!(ns["pending"], json!("1.1.1.1 9.9.9.9"));
+    let ct = w.c.ct("pve", 200).expect("ct");
+    assert_eq!(
+        ct.pending().get("nameserver").map(String::as_str),
+        Some("1.1.1.1 9.9.9.9")
+    );
     // The effective config shows it; `current` does not.
     assert_eq!(
-        w.c.ct_config_view("pve", 200, false).expect("v")["nameserver"],
-        json!("1.1.1.1 9.9.9.9")
+        ct.effective().get("nameserver").map(String::as_str),
+        Some("1.1.1.1 9.9.9.9")
     );
-    assert!(
-        w.c.ct_config_view("pve", 200, true)
-            .expect("v")
-            .get("nameserver")
-            .is_none()
-    );
+    assert!(ct.config().get("nameserver").is_none());
     // A reboot applies it.
     assert_eq!(
         go(&mut w, |c| c.ct_power("pve", 200, PowerCall::Reboot)),
@@ -666,9 +661,6 @@ fn helpers() {
         "centos"
     );
     assert_eq!(detect_ostype("local:vztmpl/custom.tar.gz"), "unmanaged");
-    assert_eq!(typed(PveVersion::V9_1, "cpulimit", "1.5"), json!(1.5));
-    assert_eq!(typed(PveVersion::V9_1, "memory", "512"), json!(512));
-    assert_eq!(typed(PveVersion::V9_1, "hostname", "web"), json!("web"));
 }
 
 #[rstest]
