@@ -4,7 +4,13 @@
 
 use serde_json::{Value, json};
 
+use crate::model::guest::rrd::GuestPoint;
 use crate::model::guest::snapshot::SnapshotList;
+
+/// `GET .../rrddata`: the points, each with what its step holds.
+pub fn rrddata(points: &[GuestPoint]) -> Value {
+    serde_json::to_value(points).unwrap_or_default()
+}
 
 /// `GET .../snapshot`: `{name, snaptime, vmstate?, description,
 /// parent?, snapstate?}` per snapshot, then `current`.

@@ -703,7 +703,15 @@ fn move_volume(ctx: &Ctx<'_>) -> Result<Reply> {
 fn migrate_vm_precondition(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
-    Ok(ctx.with(|c| c.ct_migrate_precondition(&node, vmid))?.into())
+    ctx.with(|c| {
+        let (running, allowed) = c.ct_migrate_precondition(&node, vmid)?;
+        Ok(json!({
+            "running": running,
+            "allowed-nodes": allowed,
+            "not-allowed-nodes": {},
+        })
+        .into())
+    })
 }
 
 /// `POST .../migrate`.
@@ -780,9 +788,10 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     let timeframe = ctx.param("timeframe")?;
     let now_ms = ctx.now_ms();
-    Ok(ctx
-        .with(|c| c.ct_rrddata(&node, vmid, &timeframe, now_ms))?
-        .into())
+    ctx.with(|c| {
+        let points = c.ct_rrddata(&node, vmid, &timeframe, now_ms)?;
+        Ok(crate::api::guest::view::rrddata(&points).into())
+    })
 }
 
 /// `GET .../rrd`: the graph's file name and a PNG, as for VMs.

@@ -414,7 +414,10 @@ fn netstat(ctx: &Ctx<'_>) -> Result<Reply> {
             &c.guests,
             &node,
             |vm| counters(&c.vm_status(vm, now_ms, false, false)),
-            |ct| counters(&c.ct_resource(ct, now)),
+            |ct| {
+                let f = c.ct_status(ct, now.saturating_mul(1000), false).figures;
+                (f.netin, f.netout)
+            },
         )?;
         Ok(view::netstat(&rows).into())
     })

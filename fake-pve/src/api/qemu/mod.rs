@@ -321,7 +321,7 @@ fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
 fn migrate_vm_precondition(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
-    Ok(ctx.with(|c| c.migrate_precondition(&node, vmid))?.into())
+    ctx.with(|c| Ok(view::migrate_precondition(&c.migrate_precondition(&node, vmid)?).into()))
 }
 
 /// `GET .../feature` (`vm_feature`): `{hasFeature, nodes}`.
@@ -388,9 +388,10 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     let timeframe = ctx.param("timeframe")?;
     let now_ms = ctx.now_ms();
-    Ok(ctx
-        .with(|c| c.vm_rrddata(&node, vmid, &timeframe, now_ms))?
-        .into())
+    ctx.with(|c| {
+        let points = c.vm_rrddata(&node, vmid, &timeframe, now_ms)?;
+        Ok(crate::api::guest::view::rrddata(&points).into())
+    })
 }
 
 /// The smallest valid PNG (1x1, transparent), standing in for the graph

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use crate::model::PveVersion;
 use crate::model::qemu::{
-    CloudinitItem, ConfigView, FeatureAnswer, PendingRow, PendingView, config_prop,
+    CloudinitItem, ConfigView, FeatureAnswer, MigratePrecondition, PendingRow, PendingView,
+    config_prop,
 };
 
 /// A config value as GET config types it: integers and booleans as
@@ -21,6 +22,68 @@ pub fn typed(version: PveVersion, key: &str, value: &str) -> Value {
             .map_or_else(|_| json!(value), |n| json!(n)),
         _ => json!(value),
     }
+}
+
+/// `GET .../migrate`: whether it runs, where it may go and why not,
+/// its local disks and local resources.
+pub fn migrate_precondition(p: &MigratePrecondition) -> Value {
+    let not_allowed: Map<String, Value> = p
+        .not_allowed_nodes
+        .iter()
+        .map(|(node, lacks)| {
+            let why = match lacks {
+                Some(list) => json!({ "unavailable_storages": list }),
+                None => json!({}),
+            };
+            (node.clone(), why)
+        })
+        .collect();
+    let local_disks: Vec<Value> = p
+        .local_disks
+        .iter()
+        .map(|d| {
+            let u = &d.usage;
+            let mut v = json!({
+                "volid": d.volid,
+                "cdrom": u8::from(u.cdrom),
+                "is_cloudinit": u8::from(u.cloudinit),
+                "replicate": 1,
+                "shared": 0,
+                "is_unused": u8::from(u.unused),
+                "is_attached": u8::from(u.attached),
+                "is_vmstate": 0,
+                "is_tpmstate": u8::from(u.drivename.as_deref() == Some("tpmstate0")),
+            });
+            if let Some(size) = u.size {
+                v["size"] = json!(size);
+            }
+            if let Some(name) = &u.drivename {
+                v["drivename"] = json!(name);
+            }
+            if u.pending {
+                v["referenced_in_pending"] = json!(1);
+            }
+            if !u.snapshots.is_empty() {
+                let snaps: Map<String, Value> =
+                    u.snapshots.iter().map(|s| (s.clone(), json!(1))).collect();
+                v["referenced_in_snapshot"] = Value::Object(snaps);
+            }
+            v
+        })
+        .collect();
+    let mut res = json!({
+        "running": u8::from(p.running),
+        "allowed_nodes": p.allowed_nodes,
+        "not_allowed_nodes": not_allowed,
+        "local_disks": local_disks,
+        "local_resources": p.local_resources,
+        "mapped-resources": [],
+        "mapped-resource-info": {},
+    });
+    if p.dbus_vmstate {
+        res["has-dbus-vmstate"] = json!(1);
+    }
+    res
 }
 
 /// `GET .../snapshot/{snapname}/config`: the section's values typed

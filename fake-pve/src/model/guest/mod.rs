@@ -10,6 +10,7 @@ use std::ops::{Deref, DerefMut};
 use super::qemu::{VmStatus, sha1_hex};
 use super::{Error, Result};
 
+pub mod rrd;
 pub mod snapshot;
 pub mod volumes;
 

@@ -3,7 +3,6 @@
 //! `API2/LXC.pm` `migrate_vm`, `migrate_vm_precondition`, `LXC/Migrate.pm`).
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::schema::{is_storage_volume, is_volume_key, mp_volume};
 use super::{LxcOp, lxc_worker};
@@ -202,11 +201,12 @@ impl Cluster {
         Ok(lines)
     }
 
-    /// `GET .../migrate` (9.x): whether it runs and the nodes it may go to.
+    /// `GET .../migrate` (9.x): whether it runs and the (online) nodes
+    /// it may go to.
     ///
     /// # Errors
     /// A missing container.
-    pub fn ct_migrate_precondition(&self, node: &str, vmid: u32) -> Result<Value> {
+    pub fn ct_migrate_precondition(&self, node: &str, vmid: u32) -> Result<(bool, Vec<&str>)> {
         let ct = self.ct(node, vmid)?;
         let allowed: Vec<&str> = self
             .nodes
@@ -214,10 +214,6 @@ impl Cluster {
             .filter(|n| n.name != node && n.status == NodeStatus::Online)
             .map(|n| n.name.as_str())
             .collect();
-        Ok(json!({
-            "running": ct.running(),
-            "allowed-nodes": allowed,
-            "not-allowed-nodes": {},
-        }))
+        Ok((ct.running(), allowed))
     }
 }

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use super::Ct;
 use super::schema::mp_size;
 use crate::model::cluster::Cluster;
+use crate::model::guest::rrd::{GuestPoint, Load, Pressure, Sizes};
 use crate::model::ha::ServiceStatus;
 use crate::model::qemu::VmStatus;
 
@@ -123,41 +124,6 @@ impl Cluster {
         }
     }
 
-    /// The entry of a container in `/cluster/resources`.
-    pub fn ct_resource(&self, ct: &Ct, now: i64) -> Value {
-        let st = self.ct_status(ct, now.saturating_mul(1000), false);
-        let f = st.figures;
-        let mut item = json!({
-            "id": format!("lxc/{}", ct.vmid()),
-            "vmid": ct.vmid(),
-            "type": "lxc",
-            "node": ct.node(),
-            "name": f.name,
-            "status": st.status,
-            "template": u8::from(ct.template()),
-            "uptime": f.uptime,
-            "maxcpu": f.cpus,
-            "cpu": f.cpu,
-            "maxmem": f.maxmem,
-            "mem": f.mem,
-            "maxdisk": f.maxdisk,
-            "disk": f.disk,
-            "netin": f.netin,
-            "netout": f.netout,
-            "diskread": f.diskread,
-            "diskwrite": f.diskwrite,
-        });
-        for key in ["lock", "tags"] {
-            if let Some(val) = ct.config().get(key) {
-                item[key] = json!(val);
-            }
-        }
-        if let Some(state) = self.ha.hastate(ct.vmid(), crate::model::ha::GuestType::Lxc) {
-            item["hastate"] = json!(state);
-        }
-        item
-    }
-
     /// A scenario's containers: running ones started an hour before
     /// `now`, and the volumes their configs name made on their storages.
     pub fn adopt_seed_cts(&mut self, now: i64) {
@@ -229,7 +195,7 @@ impl Cluster {
         vmid: u32,
         timeframe: &str,
         now_ms: i64,
-    ) -> crate::model::Result<Value> {
+    ) -> crate::model::Result<Vec<GuestPoint>> {
         let ct = self.ct(node, vmid)?;
         let v9 = self.version.is_v9();
         let (reso, count) = crate::model::qemu::rrd::setup(v9, timeframe);
@@ -242,35 +208,29 @@ impl Cluster {
             .map(|i| {
                 let t = start + i * reso;
                 let up = ct.running() && started.is_some_and(|s| s <= t);
-                let mut p = json!({
-                    "time": t,
-                    "maxcpu": st.cpus,
-                    "maxmem": st.maxmem,
-                    "maxdisk": st.maxdisk,
-                    "disk": if up { st.maxdisk / 8 } else { 0 },
-                    "cpu": if up { 0.0042 } else { 0.0 },
-                    "mem": if up { st.maxmem / 8 } else { 0 },
-                    "netin": if up { 1200 } else { 0 },
-                    "netout": if up { 250 } else { 0 },
-                    "diskread": if up { 4096 } else { 0 },
-                    "diskwrite": if up { 1024 } else { 0 },
-                });
-                if v9 {
-                    for k in [
-                        "pressurecpusome",
-                        "pressurecpufull",
-                        "pressureiosome",
-                        "pressureiofull",
-                        "pressurememorysome",
-                        "pressurememoryfull",
-                    ] {
-                        p[k] = json!(0);
-                    }
+                let when_up = |v: u64| if up { v } else { 0 };
+                GuestPoint {
+                    time: t,
+                    sizes: Some(Sizes {
+                        maxcpu: st.cpus.clone(),
+                        maxmem: st.maxmem,
+                        maxdisk: st.maxdisk,
+                        disk: when_up(st.maxdisk / 8),
+                    }),
+                    load: Some(Load {
+                        cpu: if up { 0.0042 } else { 0.0 },
+                        mem: when_up(st.maxmem / 8),
+                        netin: when_up(1200),
+                        netout: when_up(250),
+                        diskread: when_up(4096),
+                        diskwrite: when_up(1024),
+                        memhost: None,
+                        pressure: v9.then(Pressure::default),
+                    }),
                 }
-                p
             })
             .collect();
-        Ok(Value::Array(points))
+        Ok(points)
     }
 }
 

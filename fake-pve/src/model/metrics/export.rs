@@ -128,7 +128,7 @@ impl Cluster {
             .filter(|v| v.node == node)
             .filter_map(|v| {
                 let pts = self.vm_rrddata(node, v.vmid, "hour", now_ms).ok()?;
-                let p = pts.as_array()?.last()?.clone();
+                let p = serde_json::to_value(pts.last()?).ok()?;
                 let started = v
                     .started_ms
                     .map_or(Some(n.boot_time), |s| Some(s.div_euclid(1000)));
@@ -139,7 +139,7 @@ impl Cluster {
             .cts_on(node)
             .filter_map(|c| {
                 let pts = self.ct_rrddata(node, c.vmid(), "hour", now_ms).ok()?;
-                let p = pts.as_array()?.last()?.clone();
+                let p = serde_json::to_value(pts.last()?).ok()?;
                 let started = c
                     .started_ms()
                     .map_or(Some(n.boot_time), |s| Some(s.div_euclid(1000)));

@@ -11,7 +11,6 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::clone::is_cloudinit;
 use super::{
@@ -128,16 +127,50 @@ fn stamp(epoch: i64) -> String {
 }
 
 /// How a volume is used, as `foreach_volid` records it.
-#[derive(Debug, Default, Clone)]
-struct VolUse {
-    cdrom: bool,
-    cloudinit: bool,
-    unused: bool,
-    attached: bool,
-    snapshots: Vec<String>,
-    pending: bool,
-    size: Option<u64>,
-    drivename: Option<String>,
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct VolUse {
+    /// Only CD-ROM drives name it.
+    pub cdrom: bool,
+    /// It is a cloud-init drive.
+    pub cloudinit: bool,
+    /// An `unusedN` names it.
+    pub unused: bool,
+    /// A drive of the current config names it.
+    pub attached: bool,
+    /// The snapshots that name it.
+    pub snapshots: Vec<String>,
+    /// The pending section names it.
+    pub pending: bool,
+    /// The drive's `size=` (an unused disk: the volume's own size).
+    pub size: Option<u64>,
+    /// The drive key that names it.
+    pub drivename: Option<String>,
+}
+
+/// A local volume of `GET .../migrate`'s `local_disks`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalDisk {
+    /// The volume.
+    pub volid: String,
+    /// How the VM uses it.
+    pub usage: VolUse,
+}
+
+/// `GET .../migrate` (`migrate_vm_precondition`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigratePrecondition {
+    /// Whether the VM runs.
+    pub running: bool,
+    /// The nodes it may go to.
+    pub allowed_nodes: Vec<String>,
+    /// Every other node, with the storages it lacks (none: empty).
+    pub not_allowed_nodes: Vec<(String, Option<Vec<String>>)>,
+    /// Its volumes on local storages.
+    pub local_disks: Vec<LocalDisk>,
+    /// The config keys that tie it to this node's hardware.
+    pub local_resources: Vec<String>,
+    /// Whether the answer says `has-dbus-vmstate` (9.x).
+    pub dbus_vmstate: bool,
 }
 
 /// `foreach_volid`: every volume of the config, its pending section and
@@ -541,7 +574,7 @@ impl Cluster {
     ///
     /// # Errors
     /// A missing VM, a locked config.
-    pub fn migrate_precondition(&self, node: &str, vmid: u32) -> Result<Value> {
+    pub fn migrate_precondition(&self, node: &str, vmid: u32) -> Result<MigratePrecondition> {
         let vm = self.vm(node, vmid)?;
         vm.check_lock()?;
         let running = vm.running();
@@ -585,71 +618,37 @@ impl Cluster {
             }
         }
         let mut allowed = Vec::new();
-        let mut not_allowed = serde_json::Map::new();
+        let mut not_allowed = Vec::new();
         for n in &self.nodes {
             if n.name == node {
                 continue;
             }
-            match unavailable.get(&n.name) {
-                Some(list) => {
-                    not_allowed.insert(n.name.clone(), json!({ "unavailable_storages": list }));
-                }
-                None => {
-                    not_allowed.insert(n.name.clone(), json!({}));
-                    allowed.push(n.name.clone());
-                }
+            let lacks = unavailable.get(&n.name).cloned();
+            if lacks.is_none() {
+                allowed.push(n.name.clone());
             }
+            not_allowed.push((n.name.clone(), lacks));
         }
-        let local_disks: Vec<Value> = volumes(vm)
+        let local_disks = volumes(vm)
             .into_iter()
             .filter(|(volid, u)| self.is_local_volume(volid, u))
-            .map(|(volid, u)| {
-                let mut d = json!({
-                    "volid": volid,
-                    "cdrom": u8::from(u.cdrom),
-                    "is_cloudinit": u8::from(u.cloudinit),
-                    "replicate": 1,
-                    "shared": 0,
-                    "is_unused": u8::from(u.unused),
-                    "is_attached": u8::from(u.attached),
-                    "is_vmstate": 0,
-                    "is_tpmstate": u8::from(u.drivename.as_deref() == Some("tpmstate0")),
-                });
+            .map(|(volid, mut usage)| {
                 // The drive's `size=`; an unused disk has none, so the
                 // volume's own size stands in (the schema requires one).
-                if let Some(size) = u
+                usage.size = usage
                     .size
-                    .or_else(|| self.storage.volume(&volid, node).map(|v| v.size))
-                {
-                    d["size"] = json!(size);
-                }
-                if let Some(name) = &u.drivename {
-                    d["drivename"] = json!(name);
-                }
-                if u.pending {
-                    d["referenced_in_pending"] = json!(1);
-                }
-                if !u.snapshots.is_empty() {
-                    let snaps: serde_json::Map<String, Value> =
-                        u.snapshots.iter().map(|s| (s.clone(), json!(1))).collect();
-                    d["referenced_in_snapshot"] = Value::Object(snaps);
-                }
-                d
+                    .or_else(|| self.storage.volume(&volid, node).map(|v| v.size));
+                LocalDisk { volid, usage }
             })
             .collect();
-        let mut res = json!({
-            "running": u8::from(running),
-            "allowed_nodes": allowed,
-            "not_allowed_nodes": not_allowed,
-            "local_disks": local_disks,
-            "local_resources": local_resources,
-            "mapped-resources": [],
-            "mapped-resource-info": {},
-        });
-        if self.version.is_v9() {
-            res["has-dbus-vmstate"] = json!(1);
-        }
-        Ok(res)
+        Ok(MigratePrecondition {
+            running,
+            allowed_nodes: allowed,
+            not_allowed_nodes: not_allowed,
+            local_disks,
+            local_resources,
+            dbus_vmstate: self.version.is_v9(),
+        })
     }
 }
 

@@ -39,7 +39,7 @@ mod status;
 pub(crate) use status::vm_figures;
 
 pub use clone::CloneRequest;
-pub use migrate::{MigrateJob, MigrateRequest};
+pub use migrate::{MigrateJob, MigratePrecondition, MigrateRequest};
 pub use move_disk::{MoveJob, ReassignJob};
 pub use resize::ResizeJob;
 pub use schema::{

@@ -12,9 +12,8 @@
 //! `create_rrd_data` does, a last point that has only its `time` is
 //! dropped (the step still being filled).
 
-use serde_json::{Value, json};
-
 use super::{Cluster, Result};
+use crate::model::guest::rrd::{GuestPoint, Load, Pressure, Sizes};
 
 /// `[resolution seconds, points]` per time frame.
 pub(crate) fn setup(v9: bool, timeframe: &str) -> (i64, i64) {
@@ -42,7 +41,13 @@ impl Cluster {
     ///
     /// # Errors
     /// A missing VM.
-    pub fn vm_rrddata(&self, node: &str, vmid: u32, timeframe: &str, now_ms: i64) -> Result<Value> {
+    pub fn vm_rrddata(
+        &self,
+        node: &str,
+        vmid: u32,
+        timeframe: &str,
+        now_ms: i64,
+    ) -> Result<Vec<GuestPoint>> {
         let vm = self.vm(node, vmid)?;
         let v9 = self.version.is_v9();
         let (reso, count) = setup(v9, timeframe);
@@ -63,55 +68,38 @@ impl Cluster {
         } else {
             None
         };
-        let mut points: Vec<Value> = (0..count)
+        let mut points: Vec<GuestPoint> = (0..count)
             .map(|i| {
                 let t = start + i * reso;
-                if created.is_some_and(|c| c > t) {
-                    return json!({ "time": t });
+                let made = created.is_none_or(|c| c <= t);
+                // pvestatd writes `U` (unknown) for the load while the VM
+                // is stopped, and rrddata leaves unknown values out.
+                let up = made && started.is_some_and(|s| s <= t);
+                GuestPoint {
+                    time: t,
+                    sizes: made.then(|| Sizes {
+                        maxcpu: maxcpu.into(),
+                        maxmem,
+                        maxdisk,
+                        disk: 0,
+                    }),
+                    load: up.then(|| Load {
+                        cpu: 0.0123,
+                        mem: maxmem / 4,
+                        netin: 1500,
+                        netout: 300,
+                        diskread: 4096,
+                        diskwrite: 2048,
+                        memhost: v9.then_some(maxmem / 4),
+                        pressure: v9.then(Pressure::default),
+                    }),
                 }
-                let up = started.is_some_and(|s| s <= t);
-                let mut p = json!({
-                    "time": t,
-                    "maxcpu": maxcpu,
-                    "maxmem": maxmem,
-                    "maxdisk": maxdisk,
-                    "disk": 0,
-                });
-                // pvestatd writes `U` (unknown) for these while the VM is
-                // stopped, and rrddata leaves unknown values out.
-                if !up {
-                    return p;
-                }
-                p["cpu"] = json!(0.0123);
-                p["mem"] = json!(maxmem / 4);
-                p["netin"] = json!(1500);
-                p["netout"] = json!(300);
-                p["diskread"] = json!(4096);
-                p["diskwrite"] = json!(2048);
-                if v9 {
-                    p["memhost"] = json!(maxmem / 4);
-                    for k in [
-                        "pressurecpusome",
-                        "pressurecpufull",
-                        "pressureiosome",
-                        "pressureiofull",
-                        "pressurememorysome",
-                        "pressurememoryfull",
-                    ] {
-                        p[k] = json!(0);
-                    }
-                }
-                p
             })
             .collect();
-        if points
-            .last()
-            .and_then(Value::as_object)
-            .is_some_and(|p| p.len() == 1)
-        {
+        if points.last().is_some_and(|p| p.sizes.is_none()) {
             points.pop();
         }
-        Ok(Value::Array(points))
+        Ok(points)
     }
 }
 

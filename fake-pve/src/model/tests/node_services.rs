@@ -552,7 +552,12 @@ fn netstat_lists_the_running_guests_taps() {
         &w.c.guests,
         "pve",
         |vm| counters(&w.c.vm_status(vm, now_ms, false, false)),
-        |ct| counters(&w.c.ct_resource(ct, now_ms.div_euclid(1000))),
+        |ct| {
+            let f =
+                w.c.ct_status(ct, now_ms.div_euclid(1000) * 1000, false)
+                    .figures;
+            (f.netin, f.netout)
+        },
     )
     .expect("netstat");
     let rows = view::netstat(&rows);

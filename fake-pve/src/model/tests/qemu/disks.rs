@@ -178,13 +178,12 @@ fn migrate_takes_lock_migrate_and_moves_the_config(mut cluster: World) {
 #[rstest]
 fn migrate_precondition_lists_local_disks(cluster: World) {
     let p = cluster.c.migrate_precondition("pve1", 100).expect("answer");
-    assert_eq!(p["running"], json!(0));
-    let disks = p["local_disks"].as_array().expect("local_disks");
+    assert!(!p.running);
     assert!(
-        disks
+        p.local_disks
             .iter()
-            .any(|d| d["volid"] == "local-lvm:vm-100-disk-0"),
-        "{p}"
+            .any(|d| d.volid == "local-lvm:vm-100-disk-0" && d.usage.attached),
+        "{p:?}"
     );
 }
 

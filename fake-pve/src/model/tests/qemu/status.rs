@@ -292,10 +292,12 @@ fn blockstat_has_every_counter_of_qemu(#[case] version: PveVersion) {
 #[case(PveVersion::V8_4)]
 fn rrddata_of_a_stopped_vm_has_only_its_sizes(#[case] version: PveVersion) {
     let lab = World::from_yaml_v(super::super::LAB, version);
-    let points = lab
-        .c
-        .vm_rrddata("pve", 100, "hour", lab.now_ms)
-        .expect("series");
+    let points = serde_json::to_value(
+        lab.c
+            .vm_rrddata("pve", 100, "hour", lab.now_ms)
+            .expect("series"),
+    )
+    .expect("json");
     let points = points.as_array().expect("points");
     assert_eq!(points.len(), 60);
     for p in points {
@@ -308,10 +310,12 @@ fn rrddata_of_a_stopped_vm_has_only_its_sizes(#[case] version: PveVersion) {
         keys.sort_unstable();
         assert_eq!(keys, ["disk", "maxcpu", "maxdisk", "maxmem", "time"], "{p}");
     }
-    let running = lab
-        .c
-        .vm_rrddata("pve", 101, "hour", lab.now_ms)
-        .expect("series");
+    let running = serde_json::to_value(
+        lab.c
+            .vm_rrddata("pve", 101, "hour", lab.now_ms)
+            .expect("series"),
+    )
+    .expect("json");
     let last = &running[59];
     for k in ["cpu", "mem", "netin", "netout", "diskread", "diskwrite"] {
         assert!(last.get(k).is_some(), "{k} in {last}");
@@ -344,10 +348,12 @@ fn rrddata_before_the_vm_existed_has_only_times(
         .expect("VM 100")
         .config
         .insert("meta".into(), meta);
-    let points = lab
-        .c
-        .vm_rrddata("pve", 100, timeframe, lab.now_ms)
-        .expect("series");
+    let points = serde_json::to_value(
+        lab.c
+            .vm_rrddata("pve", 100, timeframe, lab.now_ms)
+            .expect("series"),
+    )
+    .expect("json");
     let points = points.as_array().expect("points");
     let (reso, _) = crate::model::qemu::rrd::setup(version.is_v9(), timeframe);
     assert_eq!(points.len(), len);
@@ -378,10 +384,12 @@ fn rrddata_of_a_vm_created_this_minute_drops_the_last_empty_point(mut lab: World
         .expect("VM 100")
         .config
         .insert("meta".into(), meta);
-    let points = lab
-        .c
-        .vm_rrddata("pve", 100, "hour", lab.now_ms)
-        .expect("series");
+    let points = serde_json::to_value(
+        lab.c
+            .vm_rrddata("pve", 100, "hour", lab.now_ms)
+            .expect("series"),
+    )
+    .expect("json");
     let points = points.as_array().expect("points");
     assert_eq!(points.len(), 59, "the step being filled is left out");
     assert!(
