@@ -815,7 +815,7 @@ fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /nodes/{node}/aplinfo`.
 fn aplinfo(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.node()?;
-    Ok(ctx.with(|c| c.aplinfo()).into())
+    Ok(view::aplinfo().into())
 }
 
 /// `POST /nodes/{node}/aplinfo`: a `download` task.

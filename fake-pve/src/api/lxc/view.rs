@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 use crate::model::PveVersion;
 use crate::model::guest::Kind;
 use crate::model::lxc::Ct;
+use crate::model::lxc::aplinfo::{APPLIANCES, SOURCE};
 use crate::model::lxc::schema::config_prop;
 use crate::model::lxc::status::CtStatus;
 
@@ -34,6 +35,30 @@ pub fn typed(version: PveVersion, key: &str, value: &str) -> Value {
             .unwrap_or_else(|| json!(value)),
         _ => json!(value),
     }
+}
+
+/// `GET /nodes/{node}/aplinfo`: the built-in appliance index.
+pub fn aplinfo() -> Value {
+    APPLIANCES
+        .iter()
+        .map(|a| {
+            json!({
+                "os": a.os,
+                "package": a.package,
+                "version": a.version,
+                "template": a.template,
+                "headline": a.headline,
+                "description": a.headline,
+                "type": "lxc",
+                "section": "system",
+                "architecture": "amd64",
+                "maintainer": "Proxmox Support Team <support@proxmox.com>",
+                "infopage": "https://pve.proxmox.com/wiki/Linux_Container#pct_supported_distributions",
+                "location": format!("{SOURCE}/{}", a.template),
+                "source": format!("{SOURCE}/{}", a.template),
+            })
+        })
+        .collect()
 }
 
 /// `GET .../config` (the current or effective config, or a snapshot's):

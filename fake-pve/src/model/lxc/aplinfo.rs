@@ -6,8 +6,6 @@
 //! The list is built in: PVE's usual system templates of both releases.
 //! Nothing is fetched; a download stores a volume of the listed size.
 
-use serde_json::{Value, json};
-
 use crate::model::cluster::Cluster;
 use crate::model::storage::Volume;
 use crate::model::tasks::{TaskEffect, VolumeChange, Worker};
@@ -114,34 +112,10 @@ pub const APPLIANCES: &[Appliance] = &[
     },
 ];
 
-const SOURCE: &str = "http://download.proxmox.com/images/system";
-
-impl Appliance {
-    fn view(&self) -> Value {
-        json!({
-            "os": self.os,
-            "package": self.package,
-            "version": self.version,
-            "template": self.template,
-            "headline": self.headline,
-            "description": self.headline,
-            "type": "lxc",
-            "section": "system",
-            "architecture": "amd64",
-            "maintainer": "Proxmox Support Team <support@proxmox.com>",
-            "infopage": "https://pve.proxmox.com/wiki/Linux_Container#pct_supported_distributions",
-            "location": format!("{SOURCE}/{}", self.template),
-            "source": format!("{SOURCE}/{}", self.template),
-        })
-    }
-}
+/// Where the appliances' archives are downloaded from.
+pub const SOURCE: &str = "http://download.proxmox.com/images/system";
 
 impl Cluster {
-    /// `GET /nodes/{node}/aplinfo`.
-    pub fn aplinfo(&self) -> Value {
-        Value::Array(APPLIANCES.iter().map(Appliance::view).collect())
-    }
-
     /// `POST /nodes/{node}/aplinfo`: the checks and the `download` task
     /// that stores the template.
     ///

@@ -22,7 +22,7 @@ use super::qemu::{EffectResult, VmStatus};
 use super::tasks::{TaskEffect, Worker};
 use super::{Error, Result};
 
-mod aplinfo;
+pub mod aplinfo;
 pub mod backup;
 mod clone;
 mod config;
