@@ -339,7 +339,10 @@ fn vms(c: &mut Criterion) {
         let now_ms = 1_790_000_000_000;
         c.bench_function(&format!("vm/status_current with {n} guests"), |b| {
             b.iter(|| {
-                let vm = cluster.vm(&probe_node, black_box(probe)).expect("vm");
+                let vm = cluster
+                    .guests()
+                    .vm(&probe_node, black_box(probe))
+                    .expect("vm");
                 black_box(cluster.vm_status(vm, now_ms, true, true))
             })
         });

@@ -23,7 +23,7 @@ fn the_world_has_the_asked_guests_spread_over_the_nodes() {
     let c = s
         .build(fake_pve::PveVersion::V9_1, "pw", 1_790_000_000)
         .expect("builds");
-    assert!(c.guests().ct(107).is_some() && c.guests().get(&106).is_some());
+    assert!(c.guests().ct_by_id(107).is_some() && c.guests().get(&106).is_some());
 }
 
 /// The JSON world (what pve-scale loads) is the YAML one.

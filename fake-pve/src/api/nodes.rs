@@ -293,7 +293,8 @@ fn startall(ctx: &Ctx<'_>) -> Result<Reply> {
         // Containers start in the same run, in VMID order.
         let mut ids: Vec<(u32, &str)> = ids.into_iter().map(|id| (id, "VM")).collect();
         ids.extend(
-            c.cts_on(&node)
+            c.guests
+                .cts_on(&node)
                 .filter(|ct| !ct.running() && !ct.template())
                 .filter(|ct| match &vms {
                     Some(list) => list.contains(&ct.vmid()),
@@ -339,7 +340,8 @@ fn stopall(ctx: &Ctx<'_>) -> Result<Reply> {
             .collect();
         let mut ids: Vec<(u32, &str)> = ids.into_iter().map(|id| (id, "VM")).collect();
         ids.extend(
-            c.cts_on(&node)
+            c.guests
+                .cts_on(&node)
                 .filter(|ct| ct.running())
                 .filter(|ct| vms.as_ref().is_none_or(|list| list.contains(&ct.vmid())))
                 .map(|ct| (ct.vmid(), "CT")),

@@ -473,7 +473,7 @@ impl Cluster {
     /// The VM's config missing; `No QEMU guest agent configured`, `VM N is
     /// not running`, `QEMU guest agent is not running`.
     pub fn agent_available(&self, node: &str, vmid: u32, now_ms: i64) -> Result<()> {
-        let vm = self.vm(node, vmid)?;
+        let vm = self.guests.vm(node, vmid)?;
         let Some(agent) = vm.config.get("agent") else {
             return Err(Error::failed("No QEMU guest agent configured"));
         };
@@ -507,7 +507,7 @@ impl Cluster {
         now_ms: i64,
     ) -> Result<Value> {
         self.agent_available(node, vmid, now_ms)?;
-        let vm = self.vm(node, vmid)?.clone();
+        let vm = self.guests.vm(node, vmid)?.clone();
         let guest = self.guest_mut(vmid);
         if guest.frozen && !FROZEN_ALLOWED.contains(&cmd) {
             return Err(agent_error(&format!(
@@ -629,7 +629,7 @@ impl Cluster {
             return Err(Error::failed("command or input-data (or both) required"));
         }
         self.agent_available(node, vmid, now_ms)?;
-        let vm = self.vm(node, vmid)?.clone();
+        let vm = self.guests.vm(node, vmid)?.clone();
         let guest = self.guest_mut(vmid);
         if guest.frozen {
             return Err(agent_error(

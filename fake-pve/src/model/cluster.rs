@@ -575,7 +575,7 @@ impl Cluster {
             TaskEffect::None => Ok(Vec::new()),
             TaskEffect::SetVmStatus { vmids, status } => {
                 for id in vmids {
-                    if self.guests.ct(id).is_some() {
+                    if self.guests.ct_by_id(id).is_some() {
                         // startall/stopall: containers start and stop in
                         // the same run; one that cannot is skipped.
                         let op = if status == super::qemu::VmStatus::Running {
@@ -681,7 +681,7 @@ impl Cluster {
         content: Option<&str>,
         vmid: Option<u32>,
     ) -> Result<Vec<Value>> {
-        let is_ct = |id: u32| self.guests.ct(id).is_some();
+        let is_ct = |id: u32| self.guests.ct_by_id(id).is_some();
         self.storage.content_list(sid, node, content, vmid, &is_ct)
     }
 

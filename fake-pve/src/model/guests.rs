@@ -181,13 +181,72 @@ impl Guests {
     }
 
     /// The container `vmid`.
-    pub fn ct(&self, vmid: u32) -> Option<&Ct> {
+    pub fn ct_by_id(&self, vmid: u32) -> Option<&Ct> {
         self.cts.get(&vmid)
     }
 
     /// The container `vmid`, to change.
-    pub fn ct_mut(&mut self, vmid: u32) -> Option<&mut Ct> {
+    pub fn ct_by_id_mut(&mut self, vmid: u32) -> Option<&mut Ct> {
         self.cts.get_mut(&vmid)
+    }
+
+    /// The VM `vmid` as seen from `node` (its config must be there).
+    ///
+    /// # Errors
+    /// `Configuration file 'nodes/<node>/qemu-server/<vmid>.conf' does not
+    /// exist`.
+    pub fn vm(&self, node: &str, vmid: u32) -> super::Result<&Vm> {
+        self.get(&vmid)
+            .filter(|v| v.node == node)
+            .ok_or_else(|| super::qemu::config_missing(node, vmid))
+    }
+
+    /// [`Guests::vm`], to change.
+    ///
+    /// # Errors
+    /// As [`Guests::vm`].
+    pub(crate) fn vm_mut(&mut self, node: &str, vmid: u32) -> super::Result<&mut Vm> {
+        self.get_mut(&vmid)
+            .filter(|v| v.node == node)
+            .ok_or_else(|| super::qemu::config_missing(node, vmid))
+    }
+
+    /// `check_running`'s refusal for a VM whose config is elsewhere.
+    ///
+    /// # Errors
+    /// `unable to find configuration file for VM N on node 'x'`.
+    pub fn vm_on_node(&self, node: &str, vmid: u32) -> super::Result<&Vm> {
+        self.get(&vmid).filter(|v| v.node == node).ok_or_else(|| {
+            super::Error::not_found(format!(
+                "unable to find configuration file for VM {vmid} on node '{node}'"
+            ))
+        })
+    }
+
+    /// The container `vmid` as seen from `node` (its config must be
+    /// there).
+    ///
+    /// # Errors
+    /// `Configuration file 'nodes/<node>/lxc/<vmid>.conf' does not exist`.
+    pub fn ct(&self, node: &str, vmid: u32) -> super::Result<&Ct> {
+        self.ct_by_id(vmid)
+            .filter(|c| c.node == node)
+            .ok_or_else(|| super::lxc::config_missing(node, vmid))
+    }
+
+    /// [`Guests::ct`], to change.
+    ///
+    /// # Errors
+    /// As [`Guests::ct`].
+    pub(crate) fn ct_mut(&mut self, node: &str, vmid: u32) -> super::Result<&mut Ct> {
+        self.ct_by_id_mut(vmid)
+            .filter(|c| c.node == node)
+            .ok_or_else(|| super::lxc::config_missing(node, vmid))
+    }
+
+    /// The containers whose config is on `node`, by VMID.
+    pub fn cts_on<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a Ct> + 'a {
+        self.cts.values().filter(move |c| c.node == node)
     }
 
     /// The containers by VMID.
@@ -368,7 +427,7 @@ mod tests {
         g.agent_mut(200).hostname = Some("ct".into());
         // A VM registered over a container replaces it and its state.
         g.insert(200, vm(200));
-        assert!(g.ct(200).is_none() && g.agent(200).is_none());
+        assert!(g.ct_by_id(200).is_none() && g.agent(200).is_none());
         assert_eq!(g.holder(200), Some(("VM", "pve")));
     }
 

@@ -227,7 +227,7 @@ impl<'a> Resources<'a> {
             let mut load: Option<PoolLoad> = None;
             for vmid in pool.vms() {
                 // VMs and containers alike (the cluster's VM list).
-                let guest = match (self.guests.get(vmid), self.guests.ct(*vmid)) {
+                let guest = match (self.guests.get(vmid), self.guests.ct_by_id(*vmid)) {
                     (Some(v), _) => Guest::Vm(v),
                     (None, Some(ct)) => Guest::Ct(ct),
                     (None, None) => continue,

@@ -88,7 +88,8 @@ fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?.clone();
     let now_ms = ctx.now_ms();
     let items = ctx.with(|c| {
-        c.cts_on(&node)
+        c.guests
+            .cts_on(&node)
             .filter(|ct| {
                 c.access()
                     .has_priv(&who, &format!("/vms/{}", ct.vmid()), "VM.Audit")
@@ -241,7 +242,10 @@ fn restore_ct(ctx: &Ctx<'_>, node: &str, vmid: u32) -> Result<Reply> {
             c.access().check_pool_exist(p)?;
         }
         let access = c.access();
-        let same = c.guests().ct(vmid).is_some_and(|ct| ct.node() == node);
+        let same = c
+            .guests()
+            .ct_by_id(vmid)
+            .is_some_and(|ct| ct.node() == node);
         if access.has_priv(&who, &format!("/vms/{vmid}"), "VM.Allocate")
             || pool
                 .as_ref()
@@ -251,7 +255,7 @@ fn restore_ct(ctx: &Ctx<'_>, node: &str, vmid: u32) -> Result<Reply> {
         } else if force && same && access.has_priv(&who, &format!("/vms/{vmid}"), "VM.Backup") {
             let was_unprivileged = c
                 .guests()
-                .ct(vmid)
+                .ct_by_id(vmid)
                 .is_some_and(|ct| ct.config().get("unprivileged").is_some_and(|u| u == "1"));
             if was_unprivileged && unprivileged == Some(false) {
                 access.check_perm(&who, "/", &["Sys.Modify"])?;
@@ -328,7 +332,7 @@ fn start_create(ctx: &Ctx<'_>, node: &str, req: CtCreateRequest) -> Result<Reply
 fn vmdiridx(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
-    ctx.with(|c| c.ct(&node, vmid).map(|_| ()))?;
+    ctx.with(|c| c.guests.ct(&node, vmid).map(|_| ()))?;
     let subdirs = [
         "config",
         "pending",
@@ -380,7 +384,7 @@ fn vm_config(ctx: &Ctx<'_>) -> Result<Reply> {
         return Err(Error::Invalid(errors));
     }
     ctx.with(|c| {
-        let ct = c.ct(&node, vmid)?;
+        let ct = c.guests.ct(&node, vmid)?;
         let digest = ct.digest();
         Ok(match snapshot {
             Some(s) => view::config(c.version, ct.snapshot(&s)?, &digest),
@@ -416,7 +420,7 @@ fn update_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     };
     let who = ctx.who()?.clone();
     ctx.with(|c| {
-        let ct = c.ct(&node, vmid)?;
+        let ct = c.guests.ct(&node, vmid)?;
         let old = ct.config().clone();
         let unprivileged = old.get("unprivileged").is_some_and(|u| u == "1");
         let removed: Vec<String> = u.delete.iter().chain(&u.revert).cloned().collect();
@@ -430,7 +434,7 @@ fn update_vm(ctx: &Ctx<'_>) -> Result<Reply> {
 fn vm_pending(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
-    ctx.with(|c| Ok(view::pending(c.version, c.ct(&node, vmid)?).into()))
+    ctx.with(|c| Ok(view::pending(c.version, c.guests.ct(&node, vmid)?).into()))
 }
 
 /// `GET .../status/current`.
@@ -439,7 +443,7 @@ fn vm_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     let now_ms = ctx.now_ms();
     ctx.with(|c| {
-        let ct = c.ct(&node, vmid)?;
+        let ct = c.guests.ct(&node, vmid)?;
         Ok(view::status(&c.ct_status(ct, now_ms, true)).into())
     })
 }
@@ -509,7 +513,7 @@ fn list(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
     Ok(ctx
-        .with(|c| Ok::<_, Error>(snapshot_view(&c.ct(&node, vmid)?.snapshot_list())))?
+        .with(|c| Ok::<_, Error>(snapshot_view(&c.guests.ct(&node, vmid)?.snapshot_list())))?
         .into())
 }
 
@@ -531,7 +535,7 @@ fn get_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     ctx.with(|c| {
-        let ct = c.ct(&node, vmid)?;
+        let ct = c.guests.ct(&node, vmid)?;
         Ok(view::config(c.version, ct.snapshot(&name)?, &ct.digest()).into())
     })
 }
@@ -597,7 +601,7 @@ fn clone_vm(ctx: &Ctx<'_>) -> Result<Reply> {
             .check_perm(&who, &format!("/vms/{newid}"), &["VM.Allocate"])?;
         // The config cloned, when there is one to clone: the clone's own
         // checks refuse the rest.
-        let conf = c.guests().ct(vmid).and_then(|ct| match &snapname {
+        let conf = c.guests().ct_by_id(vmid).and_then(|ct| match &snapname {
             Some(s) => ct.snapshots().get(s),
             None => Some(ct.config()),
         });
@@ -731,7 +735,7 @@ fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     };
     let now = ctx.now();
     super::start_prepared(ctx, &node, |c| {
-        c.ct(&node, vmid)?;
+        c.guests.ct(&node, vmid)?;
         match super::ha::divert(c, vmid, &ha, now)? {
             Some(w) => Ok(w),
             None => c.migrate_ct(&node, vmid, job),
@@ -750,7 +754,7 @@ fn vm_feature(ctx: &Ctx<'_>) -> Result<Reply> {
     };
     let snapname = ctx.params.str("snapname");
     ctx.with(|c| {
-        let ct = c.ct(&node, vmid)?;
+        let ct = c.guests.ct(&node, vmid)?;
         let conf = match &snapname {
             Some(s) => ct
                 .snapshots()
@@ -804,7 +808,7 @@ fn rrd(ctx: &Ctx<'_>) -> Result<Reply> {
         format!("pve2-vm/{vmid}")
     };
     let file = format!("/var/lib/rrdcached/db/{rrdname}");
-    if !ctx.with(|c| c.guests().ct(vmid).is_some()) {
+    if !ctx.with(|c| c.guests().ct_by_id(vmid).is_some()) {
         return Err(Error::failed(format!(
             "RRD error: opening '{file}': No such file or directory"
         )));

@@ -26,7 +26,7 @@ pub(super) fn vm_config(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.with(|c| {
         if let Some(snap) = snapshot {
             // load_snapshot_config adds the digest of the file.
-            let vm = c.vm(&node, vmid)?;
+            let vm = c.guests.vm(&node, vmid)?;
             let mut conf = super::view::snapshot_config(c.version, vm.snapshot(&snap)?);
             conf.insert("digest".into(), json!(vm.digest()));
             return Ok(Value::Object(conf).into());
@@ -156,7 +156,7 @@ fn check_tags(ctx: &Ctx<'_>, node: &str, vmid: u32, u: &ConfigUpdate) -> Result<
     }
     let who = ctx.who()?.clone();
     ctx.with(|c| {
-        let old = c.vm(node, vmid)?.config().get("tags").cloned();
+        let old = c.guests.vm(node, vmid)?.config().get("tags").cloned();
         let new = if deleting {
             Some("")
         } else {
@@ -182,7 +182,7 @@ fn check_update_perm(ctx: &Ctx<'_>, node: &str, vmid: u32, u: &ConfigUpdate) -> 
     let who = ctx.who()?.clone();
     let storage = ctx.params.str("import-working-storage");
     ctx.with(|c| {
-        let current = c.vm(node, vmid)?.config().clone();
+        let current = c.guests.vm(node, vmid)?.config().clone();
         c.check_update_vm_perm(&who, vmid, &current, &u.set, &u.delete, storage.as_deref())?;
         Ok(c.check_update_vm_values_perm(&who, vmid, &current, &u.set, &u.delete))
     })
@@ -202,7 +202,7 @@ pub(super) fn update_vm(ctx: &Ctx<'_>) -> Result<Reply> {
 fn apply_update(ctx: &Ctx<'_>, node: &str, vmid: u32, u: &ConfigUpdate) -> Result<Reply> {
     let now = ctx.now();
     ctx.with(|c| {
-        c.vm(node, vmid)?;
+        c.guests.vm(node, vmid)?;
         c.check_update(node, vmid, u)?;
         c.update_config(node, vmid, u, now).map_err(|(_, e)| e)
     })?;

@@ -198,7 +198,7 @@ fn destroy_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         .bool("destroy-unreferenced-disks")?
         .unwrap_or(false);
     ctx.with(|c| {
-        let vm = c.vm(&node, vmid)?;
+        let vm = c.guests.vm(&node, vmid)?;
         if vm.config().get("protection").is_some_and(|p| p == "1") {
             return Err(Error::conflict(format!(
                 "can't remove VM {vmid} - protection mode enabled"
@@ -309,7 +309,7 @@ fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     };
     let now = req.now;
     start_prepared(ctx, &node, |c| {
-        c.vm(&req.node, vmid)?;
+        c.guests.vm(&req.node, vmid)?;
         match super::ha::divert(c, vmid, &ha, now)? {
             Some(w) => Ok(w),
             None => c.migrate_vm(req),

@@ -16,7 +16,7 @@ pub(super) fn vm_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     let now_ms = ctx.now_ms();
     let json = ctx.with(|c| -> Result<RawData> {
-        let vm = c.vm(&node, vmid)?;
+        let vm = c.guests.vm(&node, vmid)?;
         Ok(RawData::written(1280, |out| {
             c.write_vm_status(vm, now_ms, true, true, out);
         }))
@@ -38,7 +38,7 @@ pub(super) fn vm_start(ctx: &Ctx<'_>) -> Result<Reply> {
             "Only root may use this option.",
         ));
     }
-    ctx.with(|c| c.vm(&node, vmid).map(|_| ()))?;
+    ctx.with(|c| c.guests.vm(&node, vmid).map(|_| ()))?;
     let now = ctx.now();
     start_prepared(ctx, &node, |c| {
         Ok(crate::api::ha::divert(c, vmid, &HaRequest::Start, now)?
@@ -52,7 +52,7 @@ pub(super) fn vm_stop(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     let skiplock = root_only(ctx, "skiplock")?;
     root_only(ctx, "keepActive")?;
-    ctx.with(|c| c.vm(&node, vmid).map(|_| ()))?;
+    ctx.with(|c| c.guests.vm(&node, vmid).map(|_| ()))?;
     let overrule = ctx.params.bool("overrule-shutdown")?.unwrap_or(false);
     let now = ctx.now();
     let migrating = ctx.params.get("migratedfrom").is_some();
@@ -76,7 +76,7 @@ pub(super) fn vm_shutdown(ctx: &Ctx<'_>) -> Result<Reply> {
     root_only(ctx, "keepActive")?;
     let force_stop = ctx.params.bool("forceStop")?.unwrap_or(false);
     let timeout = ctx.params.int("timeout", Some(0), None)?.unwrap_or(60);
-    let paused = ctx.with(|c| c.vm(&node, vmid).map(|v| v.paused()))?;
+    let paused = ctx.with(|c| c.guests.vm(&node, vmid).map(|v| v.paused()))?;
     if paused && !force_stop {
         return Err(Error::conflict("VM is paused - cannot shutdown"));
     }
@@ -104,7 +104,7 @@ pub(super) fn vm_shutdown(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `check_running` for calls that need a running VM.
 fn must_run(ctx: &Ctx<'_>, node: &str, vmid: u32, paused_msg: bool) -> Result<()> {
     ctx.with(|c| {
-        let vm = c.vm_on_node(node, vmid)?;
+        let vm = c.guests.vm_on_node(node, vmid)?;
         if paused_msg && vm.paused() {
             return Err(Error::conflict("VM is paused - cannot shutdown"));
         }
@@ -146,7 +146,7 @@ pub(super) fn vm_suspend(ctx: &Ctx<'_>) -> Result<Reply> {
     let statestorage = if todisk {
         let given = ctx.params.str("statestorage");
         Some(ctx.with(|c| {
-            let vm = c.vm(&node, vmid)?;
+            let vm = c.guests.vm(&node, vmid)?;
             if vm.config().keys().any(|k| k.starts_with("hostpci")) {
                 return Err(Error::failed(
                     "cannot suspend VM to disk due to passed-through PCI device(s), which lack the possibility to save/restore their internal state",
@@ -194,7 +194,7 @@ pub(super) fn vm_resume(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     let skiplock = root_only(ctx, "skiplock")?;
     ctx.with(|c| {
-        let vm = c.vm(&node, vmid)?;
+        let vm = c.guests.vm(&node, vmid)?;
         if vm.lock() != Some("suspended") && !vm.running() {
             return Err(Error::conflict(format!("VM {vmid} not running")));
         }

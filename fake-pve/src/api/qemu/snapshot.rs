@@ -13,7 +13,7 @@ pub(super) fn snapshot_list(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
     Ok(ctx
-        .with(|c| Ok::<_, Error>(snapshot_view(&c.vm(&node, vmid)?.snapshot_list())))?
+        .with(|c| Ok::<_, Error>(snapshot_view(&c.guests.vm(&node, vmid)?.snapshot_list())))?
         .into())
 }
 
@@ -36,7 +36,7 @@ pub(super) fn get_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     ctx.with(|c| {
-        let conf = c.vm(&node, vmid)?.snapshot(&name)?;
+        let conf = c.guests.vm(&node, vmid)?.snapshot(&name)?;
         Ok(Value::Object(super::view::snapshot_config(c.version, conf)).into())
     })
 }

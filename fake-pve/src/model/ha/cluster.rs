@@ -18,7 +18,7 @@ use crate::model::{PveVersion, Result};
 pub fn guest_type(guests: &Guests, vmid: u32) -> Option<GuestType> {
     if guests.get(&vmid).is_some() {
         Some(GuestType::Qemu)
-    } else if guests.ct(vmid).is_some() {
+    } else if guests.ct_by_id(vmid).is_some() {
         Some(GuestType::Lxc)
     } else {
         None
@@ -40,7 +40,7 @@ fn guest_fact(guests: &Guests, sid: &str) -> Option<GuestFact> {
             running: v.running(),
             locked: v.lock().is_some(),
         }),
-        "ct" => guests.ct(vmid).map(|c| GuestFact {
+        "ct" => guests.ct_by_id(vmid).map(|c| GuestFact {
             kind: GuestType::Lxc,
             node: c.node().to_string(),
             running: c.running(),

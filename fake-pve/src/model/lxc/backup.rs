@@ -92,7 +92,7 @@ impl Cluster {
     pub(crate) fn lock_ct(&mut self, vmid: u32, lock: &str) -> Result<()> {
         let ct = self
             .guests
-            .ct_mut(vmid)
+            .ct_by_id_mut(vmid)
             .ok_or_else(|| Error::not_found(format!("unable to find VM '{vmid}'")))?;
         ct.check_lock()?;
         ct.config.insert("lock".into(), lock.to_string());
@@ -101,7 +101,7 @@ impl Cluster {
 
     /// `remove_lock`: drops `lock` if the container holds it.
     pub(crate) fn unlock_ct(&mut self, vmid: u32, lock: &str) {
-        if let Some(ct) = self.guests.ct_mut(vmid)
+        if let Some(ct) = self.guests.ct_by_id_mut(vmid)
             && ct.lock() == Some(lock)
         {
             ct.config.remove("lock");
@@ -110,7 +110,7 @@ impl Cluster {
 
     /// A container a `stop` mode backup stopped runs again from `now_ms`.
     pub(crate) fn ct_started_again(&mut self, vmid: u32, now_ms: i64) {
-        if let Some(ct) = self.guests.ct_mut(vmid)
+        if let Some(ct) = self.guests.ct_by_id_mut(vmid)
             && ct.running()
         {
             ct.set_running(now_ms);

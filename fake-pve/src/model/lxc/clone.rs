@@ -51,7 +51,7 @@ impl Cluster {
     /// # Errors
     /// A missing container; a lock; snapshots; already a template; running.
     pub fn template_ct(&self, node: &str, vmid: u32) -> Result<Worker> {
-        let ct = self.ct(node, vmid)?;
+        let ct = self.guests.ct(node, vmid)?;
         ct.check_lock()?;
         if !ct.snapshots.is_empty() {
             return Err(Error::failed(
@@ -71,7 +71,10 @@ impl Cluster {
 
     /// `template_create`: base volumes and `template: 1`.
     pub(super) fn finish_ct_template(&mut self, node: &str, vmid: u32) -> EffectResult {
-        let ct = self.ct(node, vmid).map_err(|e| (vec![], e.to_string()))?;
+        let ct = self
+            .guests
+            .ct(node, vmid)
+            .map_err(|e| (vec![], e.to_string()))?;
         if ct.template() {
             return Err((vec![], "you can't convert a template to a template".into()));
         }
@@ -103,7 +106,7 @@ impl Cluster {
             lines.extend(l);
             renamed.push((k, v.replacen(vol, &new, 1)));
         }
-        if let Some(ct) = self.guests.ct_mut(vmid) {
+        if let Some(ct) = self.guests.ct_by_id_mut(vmid) {
             ct.config.extend(renamed);
             ct.config.insert("template".into(), "1".into());
         }
@@ -148,7 +151,7 @@ impl Cluster {
                 }
             }
         }
-        let src = self.ct(node, vmid)?;
+        let src = self.guests.ct(node, vmid)?;
         src.check_lock()?;
         if let Some((kind, n)) = self.guests.holder(req.newid) {
             return Err(Error::exists(format!(
@@ -247,7 +250,7 @@ impl Cluster {
         if let Some(d) = req.description.filter(|d| !d.is_empty()) {
             newconf.insert("description".into(), d);
         }
-        if let Some(src) = self.guests.ct_mut(vmid) {
+        if let Some(src) = self.guests.ct_by_id_mut(vmid) {
             src.config.insert("lock".into(), "disk".into());
         }
         self.guests.insert_ct(Ct::new(req.newid, node, newconf));
@@ -268,7 +271,7 @@ impl Cluster {
     pub(super) fn finish_ct_clone(&mut self, vmid: u32, job: CloneJob, now: i64) -> EffectResult {
         let version = self.version;
         let newid = job.newid;
-        let Some(node) = self.guests.ct(vmid).map(|c| c.node.clone()) else {
+        let Some(node) = self.guests.ct_by_id(vmid).map(|c| c.node.clone()) else {
             return Err((vec![], format!("CT {vmid} does not exist")));
         };
         let mut lines = vec![format!(
@@ -308,7 +311,7 @@ impl Cluster {
                     made.push(newvol.clone());
                     let printed = super::schema::mp_with(version, opt, value, &newvol, size)
                         .unwrap_or_else(|_| value.replacen(&vol, &newvol, 1));
-                    if let Some(c) = self.guests.ct_mut(newid) {
+                    if let Some(c) = self.guests.ct_by_id_mut(newid) {
                         c.config.insert(opt.clone(), printed);
                     }
                 }
@@ -318,7 +321,7 @@ impl Cluster {
                 }
             }
         }
-        if let Some(src) = self.guests.ct_mut(vmid)
+        if let Some(src) = self.guests.ct_by_id_mut(vmid)
             && src.lock() == Some("disk")
         {
             src.config.remove("lock");
@@ -331,13 +334,13 @@ impl Cluster {
             self.firewall.remove_guest(newid);
             return Err((lines, format!("clone failed: {e}")));
         }
-        if let Some(c) = self.guests.ct_mut(newid) {
+        if let Some(c) = self.guests.ct_by_id_mut(newid) {
             c.config.remove("lock");
             if let Some(t) = job.target {
                 for v in &made {
                     self.storage_transfer(v, &node, &t);
                 }
-                if let Some(c) = self.guests.ct_mut(newid) {
+                if let Some(c) = self.guests.ct_by_id_mut(newid) {
                     c.node = t;
                 }
             }
@@ -347,14 +350,14 @@ impl Cluster {
 
     /// Undoes a clone whose task failed or was stopped.
     pub(super) fn abort_ct_clone(&mut self, vmid: u32, job: &CloneJob) {
-        if let Some(src) = self.guests.ct_mut(vmid)
+        if let Some(src) = self.guests.ct_by_id_mut(vmid)
             && src.lock() == Some("disk")
         {
             src.config.remove("lock");
         }
         if self
             .guests
-            .ct(job.newid)
+            .ct_by_id(job.newid)
             .is_some_and(|c| c.lock() == Some("create"))
         {
             self.guests.remove_ct(job.newid);

@@ -63,7 +63,7 @@ impl Cluster {
         if u.set.is_empty() && u.delete.is_empty() && u.revert.is_empty() {
             return Err(Error::failed("no options specified"));
         }
-        let mut ct = self.ct(node, vmid)?.clone();
+        let mut ct = self.guests.ct(node, vmid)?.clone();
         ct.check_lock()?;
         ct.check_digest(u.digest.as_deref())?;
         for opt in &u.revert {
@@ -169,7 +169,7 @@ impl Cluster {
         now: i64,
     ) -> Result<()> {
         let version = self.version;
-        let Some(ct) = self.guests.ct(vmid).cloned() else {
+        let Some(ct) = self.guests.ct_by_id(vmid).cloned() else {
             return Ok(());
         };
         let mut ct = ct;
@@ -245,7 +245,7 @@ impl Cluster {
         now: i64,
     ) -> Result<()> {
         let version = self.version;
-        let Some(mut ct) = self.guests.ct(vmid).cloned() else {
+        let Some(mut ct) = self.guests.ct_by_id(vmid).cloned() else {
             return Ok(());
         };
         let node = ct.node.clone();
@@ -311,7 +311,7 @@ impl Cluster {
     /// changed mount point leaves becomes unused.
     fn apply_pending_mountpoint(&mut self, vmid: u32, key: &str, now: i64) -> Result<()> {
         let version = self.version;
-        let Some(ct) = self.guests.ct(vmid) else {
+        let Some(ct) = self.guests.ct_by_id(vmid) else {
             return Ok(());
         };
         let node = ct.node.clone();
@@ -326,7 +326,7 @@ impl Cluster {
         } else {
             value
         };
-        let Some(ct) = self.guests.ct_mut(vmid) else {
+        let Some(ct) = self.guests.ct_by_id_mut(vmid) else {
             return Ok(());
         };
         if let Some(old) = old

@@ -262,7 +262,7 @@ impl Cluster {
             self.guests.remove_ct(vmid);
             return Err((lines, format!("unable to create CT {vmid} - {e}")));
         }
-        let Some(ct) = self.guests.ct_mut(vmid) else {
+        let Some(ct) = self.guests.ct_by_id_mut(vmid) else {
             for v in &allocated {
                 self.storage.free_volume(v, node);
             }

@@ -65,7 +65,7 @@ impl Cluster {
         let Some(request) = parse_size(sizestr) else {
             return Err(Error::failed("invalid size string"));
         };
-        let ct = self.ct(node, vmid)?;
+        let ct = self.guests.ct(node, vmid)?;
         ct.check_lock()?;
         ct.check_digest(digest)?;
         let value = ct.config.get(disk).cloned().unwrap_or_default();
@@ -120,7 +120,7 @@ impl Cluster {
     ) -> EffectResult {
         let version = self.version;
         let fail = |e: Error| (Vec::new(), e.to_string());
-        let ct = self.ct(node, vmid).map_err(fail)?;
+        let ct = self.guests.ct(node, vmid).map_err(fail)?;
         ct.check_lock().map_err(fail)?;
         let running = ct.running();
         let value = ct.config.get(disk).cloned().unwrap_or_default();
@@ -134,7 +134,7 @@ impl Cluster {
             .volume(&volid, node)
             .is_some_and(|v| v.format == "raw");
         let printed = mp_with(version, disk, &value, &volid, size).map_err(fail)?;
-        if let Some(ct) = self.guests.ct_mut(vmid) {
+        if let Some(ct) = self.guests.ct_by_id_mut(vmid) {
             ct.config.insert(disk.to_string(), printed);
         }
         if raw {
@@ -190,7 +190,7 @@ impl Cluster {
                 req.storage
             )));
         }
-        let ct = self.ct(node, vmid)?;
+        let ct = self.guests.ct(node, vmid)?;
         ct.check_lock()?;
         if ct.running() {
             return Err(Error::conflict(
@@ -214,7 +214,7 @@ impl Cluster {
             ));
         }
         ct.check_digest(req.digest.as_deref())?;
-        if let Some(ct) = self.guests.ct_mut(vmid) {
+        if let Some(ct) = self.guests.ct_by_id_mut(vmid) {
             ct.config.insert("lock".into(), "disk".into());
         }
         Ok(lxc_worker(
@@ -239,7 +239,7 @@ impl Cluster {
     ) -> EffectResult {
         let version = self.version;
         let result = (|| -> Result<Vec<String>> {
-            let ct = self.ct(node, vmid)?;
+            let ct = self.guests.ct(node, vmid)?;
             let template = ct.template();
             let value = ct.config.get(&job.key).cloned().unwrap_or_default();
             let old = mp_volume(&value).unwrap_or_default().to_string();
@@ -251,7 +251,7 @@ impl Cluster {
                 new = base;
             }
             let printed = mp_with(version, &job.key, &value, &new, size)?;
-            if let Some(ct) = self.guests.ct_mut(vmid) {
+            if let Some(ct) = self.guests.ct_by_id_mut(vmid) {
                 ct.config.insert(job.key.clone(), printed);
                 if !job.delete {
                     ct.add_unused(&old);
@@ -264,7 +264,7 @@ impl Cluster {
             }
             Ok(lines)
         })();
-        if let Some(ct) = self.guests.ct_mut(vmid)
+        if let Some(ct) = self.guests.ct_by_id_mut(vmid)
             && ct.lock() == Some("disk")
         {
             ct.config.remove("lock");
@@ -328,9 +328,9 @@ impl Cluster {
                 "Both containers need to be on the same node ({source_node} != {target_node})"
             )));
         }
-        let src = self.ct(&job.node, vmid)?;
+        let src = self.guests.ct(&job.node, vmid)?;
         src.check_lock()?;
-        let dst = self.ct(&job.node, t)?;
+        let dst = self.guests.ct(&job.node, t)?;
         dst.check_lock()?;
         if src.template() || dst.template() {
             return Err(Error::failed("Can't move volumes from or to template CT"));
@@ -458,10 +458,10 @@ impl Cluster {
         log.extend(lines);
         let value = self
             .guests
-            .ct(vmid)
+            .ct_by_id(vmid)
             .and_then(|c| c.config.get(&job.key).cloned())
             .unwrap_or_default();
-        if let Some(ct) = self.guests.ct_mut(vmid) {
+        if let Some(ct) = self.guests.ct_by_id_mut(vmid) {
             ct.config.remove(&job.key);
         }
         log.push(format!(
@@ -474,7 +474,7 @@ impl Cluster {
             let size = self.storage.volume(&new, &node).map_or(0, |v| v.size);
             mp_with(self.version, &job.target_key, &value, &new, size).map_err(fail)?
         };
-        if let Some(ct) = self.guests.ct_mut(t) {
+        if let Some(ct) = self.guests.ct_by_id_mut(t) {
             ct.config.insert(job.target_key.clone(), printed);
         }
         log.push(format!(

@@ -55,7 +55,7 @@ impl Cluster {
                 job.target
             )));
         }
-        let ct = self.ct(node, vmid)?;
+        let ct = self.guests.ct(node, vmid)?;
         if ct.running() && !job.online && !job.restart {
             return Err(Error::failed(
                 "can't migrate running container without --online or --restart",
@@ -72,7 +72,7 @@ impl Cluster {
             return Ok(Worker::new("vzmigrate", &vmid.to_string())
                 .fail("lxc live migration is currently not implemented"));
         }
-        if let Some(ct) = self.guests.ct_mut(vmid) {
+        if let Some(ct) = self.guests.ct_by_id_mut(vmid) {
             ct.config.insert("lock".into(), "migrate".into());
         }
         Ok(worker)
@@ -91,7 +91,7 @@ impl Cluster {
         let mut t = start;
         let mut lines = Vec::new();
         let mut say = |t: i64, l: String| lines.push(format!("{} {l}", stamp(t)));
-        let Some(ct) = self.guests.ct(vmid).cloned() else {
+        let Some(ct) = self.guests.ct_by_id(vmid).cloned() else {
             return Err((vec![], super::config_missing(node, vmid).to_string()));
         };
         let target_ip = self
@@ -101,7 +101,7 @@ impl Cluster {
             .map(|n| (n.ip.clone(), n.status))
             .unwrap_or_default();
         if target_ip.1 == NodeStatus::Offline {
-            if let Some(c) = self.guests.ct_mut(vmid) {
+            if let Some(c) = self.guests.ct_by_id_mut(vmid) {
                 c.config.remove("lock");
             }
             return Err((
@@ -153,7 +153,7 @@ impl Cluster {
                     Ok((new, _)) => {
                         self.storage.free_volume(v, node);
                         say(t, format!("volume '{v}' is '{new}' on the target"));
-                        if let Some(c) = self.guests.ct_mut(vmid) {
+                        if let Some(c) = self.guests.ct_by_id_mut(vmid) {
                             for val in c.config.values_mut() {
                                 if mp_volume(val) == Some(v.as_str()) {
                                     *val = val.replacen(v.as_str(), &new, 1);
@@ -162,7 +162,7 @@ impl Cluster {
                         }
                     }
                     Err(e) => {
-                        if let Some(c) = self.guests.ct_mut(vmid) {
+                        if let Some(c) = self.guests.ct_by_id_mut(vmid) {
                             c.config.remove("lock");
                         }
                         return Err((
@@ -189,7 +189,7 @@ impl Cluster {
             t,
             format!("migration finished successfully (duration 00:00:{dur:02})"),
         );
-        if let Some(c) = self.guests.ct_mut(vmid) {
+        if let Some(c) = self.guests.ct_by_id_mut(vmid) {
             c.config.remove("lock");
             c.node = job.target.clone();
             if job.restart {
@@ -207,7 +207,7 @@ impl Cluster {
     /// # Errors
     /// A missing container.
     pub fn ct_migrate_precondition(&self, node: &str, vmid: u32) -> Result<(bool, Vec<&str>)> {
-        let ct = self.ct(node, vmid)?;
+        let ct = self.guests.ct(node, vmid)?;
         let allowed: Vec<&str> = self
             .nodes
             .iter()

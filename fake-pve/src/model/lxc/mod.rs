@@ -295,29 +295,6 @@ pub fn lxc_worker(kind: &str, vmid: u32, op: LxcOp) -> Worker {
 }
 
 impl Cluster {
-    /// The container `vmid` as seen from `node` (its config must be there).
-    ///
-    /// # Errors
-    /// `Configuration file 'nodes/<node>/lxc/<vmid>.conf' does not exist`.
-    pub fn ct(&self, node: &str, vmid: u32) -> Result<&Ct> {
-        self.guests
-            .ct(vmid)
-            .filter(|c| c.node == node)
-            .ok_or_else(|| config_missing(node, vmid))
-    }
-
-    fn ct_mut(&mut self, node: &str, vmid: u32) -> Result<&mut Ct> {
-        self.guests
-            .ct_mut(vmid)
-            .filter(|c| c.node == node)
-            .ok_or_else(|| config_missing(node, vmid))
-    }
-
-    /// The containers whose config is on `node`, by VMID.
-    pub fn cts_on<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a Ct> + 'a {
-        self.guests.cts().values().filter(move |c| c.node == node)
-    }
-
     /// Undoes what the start of a container task did when the task ends
     /// without its effect (an injected fault, `DELETE .../tasks/{upid}`).
     pub(crate) fn abort_lxc(&mut self, vmid: u32, op: &LxcOp) {
@@ -325,7 +302,7 @@ impl Cluster {
             LxcOp::Create(_)
                 if self
                     .guests
-                    .ct(vmid)
+                    .ct_by_id(vmid)
                     .is_some_and(|c| c.lock() == Some("create")) =>
             {
                 self.guests.remove_ct(vmid);
@@ -334,7 +311,7 @@ impl Cluster {
             LxcOp::Snapshot { name } => self.abort_ct_snapshot(vmid, name),
             LxcOp::Clone(job) => self.abort_ct_clone(vmid, job),
             LxcOp::Migrate(_) => {
-                if let Some(ct) = self.guests.ct_mut(vmid)
+                if let Some(ct) = self.guests.ct_by_id_mut(vmid)
                     && ct.lock() == Some("migrate")
                 {
                     ct.config.remove("lock");
@@ -347,7 +324,7 @@ impl Cluster {
     /// Applies the effect of a container task that ended at `end_ms`.
     pub(crate) fn apply_lxc(&mut self, vmid: u32, op: LxcOp, end_ms: i64) -> EffectResult {
         let now = end_ms.div_euclid(1000);
-        let Some(node) = self.guests.ct(vmid).map(|c| c.node.clone()) else {
+        let Some(node) = self.guests.ct_by_id(vmid).map(|c| c.node.clone()) else {
             return Err((vec![], config_missing(self.nodes.local(), vmid).to_string()));
         };
         let fail = |e: Error| (Vec::new(), e.to_string());
@@ -355,7 +332,7 @@ impl Cluster {
             LxcOp::Create(job) => self.finish_ct_create(vmid, &node, *job, end_ms),
             LxcOp::Start { skiplock } => self.ct_power_on(vmid, skiplock, end_ms),
             LxcOp::Stop { skiplock } => {
-                let ct = self.ct_mut(&node, vmid).map_err(fail)?;
+                let ct = self.guests.ct_mut(&node, vmid).map_err(fail)?;
                 if !skiplock {
                     ct.check_lock().map_err(fail)?;
                 }
@@ -369,7 +346,7 @@ impl Cluster {
                 timeout,
                 force_stop,
             } => {
-                let ct = self.ct_mut(&node, vmid).map_err(fail)?;
+                let ct = self.guests.ct_mut(&node, vmid).map_err(fail)?;
                 ct.check_lock().map_err(fail)?;
                 if !ct.running() {
                     return Err((vec![], format!("CT {vmid} not running")));
@@ -383,7 +360,7 @@ impl Cluster {
                 Ok(vec![])
             }
             LxcOp::Reboot => {
-                let ct = self.ct_mut(&node, vmid).map_err(fail)?;
+                let ct = self.guests.ct_mut(&node, vmid).map_err(fail)?;
                 ct.check_lock().map_err(fail)?;
                 if !ct.running() {
                     return Err((vec![], format!("CT {vmid} not running")));
@@ -391,13 +368,13 @@ impl Cluster {
                 ct.set_stopped();
                 let mut lines = Vec::new();
                 self.apply_ct_pending(vmid, &mut lines, now);
-                if let Some(ct) = self.guests.ct_mut(vmid) {
+                if let Some(ct) = self.guests.ct_by_id_mut(vmid) {
                     ct.set_running(end_ms);
                 }
                 Ok(lines)
             }
             LxcOp::Suspend => {
-                let ct = self.ct_mut(&node, vmid).map_err(fail)?;
+                let ct = self.guests.ct_mut(&node, vmid).map_err(fail)?;
                 ct.check_lock().map_err(fail)?;
                 if !ct.running() {
                     return Err((vec![], format!("CT {vmid} not running")));
@@ -407,7 +384,7 @@ impl Cluster {
                 Ok(vec![])
             }
             LxcOp::Resume => {
-                let ct = self.ct_mut(&node, vmid).map_err(fail)?;
+                let ct = self.guests.ct_mut(&node, vmid).map_err(fail)?;
                 if ct.running() {
                     return Err((vec![], format!("CT {vmid} already running")));
                 }
@@ -455,7 +432,7 @@ impl Cluster {
         force: bool,
     ) -> EffectResult {
         let fail = |e: Error| (Vec::new(), e.to_string());
-        let ct = self.ct(node, vmid).map_err(fail)?;
+        let ct = self.guests.ct(node, vmid).map_err(fail)?;
         ct.check_protection(&format!("can't remove CT {vmid}"))
             .map_err(fail)?;
         ct.check_lock().map_err(fail)?;

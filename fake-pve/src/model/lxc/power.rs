@@ -44,7 +44,7 @@ impl Cluster {
     /// A missing container; `CT N already running`, `CT N not running`
     /// (and `VM N not running` for a reboot, as PVE words it).
     pub fn ct_power(&self, node: &str, vmid: u32, call: PowerCall) -> Result<Worker> {
-        let ct = self.ct(node, vmid)?;
+        let ct = self.guests.ct(node, vmid)?;
         let running = ct.running();
         let not_running = || Error::conflict(format!("CT {vmid} not running"));
         let already = || Error::conflict(format!("CT {vmid} already running"));
@@ -111,7 +111,7 @@ impl Cluster {
         unreferenced: bool,
         force: bool,
     ) -> Result<Worker> {
-        let ct = self.ct(node, vmid)?;
+        let ct = self.guests.ct(node, vmid)?;
         ct.check_protection(&format!("can't remove CT {vmid}"))?;
         ct.check_lock()?;
         if ct.running() && !force {
@@ -133,7 +133,7 @@ impl Cluster {
     /// `vm_start`: refusals, bridges, pending changes, then running.
     pub(super) fn ct_power_on(&mut self, vmid: u32, skiplock: bool, end_ms: i64) -> EffectResult {
         let now = end_ms.div_euclid(1000);
-        let Some(ct) = self.guests.ct(vmid) else {
+        let Some(ct) = self.guests.ct_by_id(vmid) else {
             return Err((
                 vec![],
                 super::config_missing(self.nodes.local(), vmid).to_string(),
@@ -164,7 +164,7 @@ impl Cluster {
         }
         let mut lines = Vec::new();
         self.apply_ct_pending(vmid, &mut lines, now);
-        if let Some(ct) = self.guests.ct_mut(vmid) {
+        if let Some(ct) = self.guests.ct_by_id_mut(vmid) {
             ct.set_running(end_ms);
         }
         Ok(lines)

@@ -125,7 +125,7 @@ impl Cluster {
     pub fn restore_ct(&mut self, req: CtRestoreRequest, rq: &mut Context) -> Result<Worker> {
         let vmid = req.vmid;
         let version = self.version;
-        let same = self.guests.ct(vmid).filter(|c| c.node == req.node);
+        let same = self.guests.ct_by_id(vmid).filter(|c| c.node == req.node);
         let (existed, old_unprivileged) = match same {
             Some(ct) if req.force => {
                 if ct.running() {
@@ -203,7 +203,7 @@ impl Cluster {
         }
         let emsg = format!("unable to restore CT {vmid} -");
         if existed {
-            let ct = self.ct_mut(&req.node, vmid)?;
+            let ct = self.guests.ct_mut(&req.node, vmid)?;
             ct.check_lock()
                 .map_err(|e| e.map_message(|m| format!("{emsg} {m}")))?;
             ct.config.insert("lock".into(), "create".into());
@@ -247,7 +247,7 @@ impl Cluster {
             self.unlock_ct(vmid, "create");
         } else if self
             .guests
-            .ct(vmid)
+            .ct_by_id(vmid)
             .is_some_and(|c| c.lock() == Some("create"))
         {
             self.guests.remove_ct(vmid);
@@ -273,7 +273,7 @@ impl Cluster {
         // Until the volumes are made, a failure leaves an existing
         // container as it was.
         let mut destroy_config_on_error = !job.existed;
-        let old = self.guests.ct(vmid).cloned();
+        let old = self.guests.ct_by_id(vmid).cloned();
         let result = (|| -> Result<(BTreeMap<String, String>, bool)> {
             if old.as_ref().is_some_and(Ct::running) {
                 return Err(Error::failed("can't overwrite running container"));
@@ -437,7 +437,7 @@ impl Cluster {
                 return Err((lines, format!("{emsg} {e}")));
             }
         };
-        let Some(ct) = self.guests.ct_mut(vmid) else {
+        let Some(ct) = self.guests.ct_by_id_mut(vmid) else {
             for v in &allocated {
                 self.storage.free_volume(v, node);
             }

@@ -56,7 +56,7 @@ impl Cluster {
         now: i64,
     ) -> Result<Worker> {
         check_name::<Lxc>(name)?;
-        let ct = self.ct(node, vmid)?;
+        let ct = self.guests.ct(node, vmid)?;
         let worker = Worker::new("vzsnapshot", &vmid.to_string());
         if let Some(refusal) = ct.snapshot_refusal(name) {
             return Ok(worker.fail(refusal));
@@ -71,7 +71,7 @@ impl Cluster {
             .map(|lv| format!("  Logical volume \"snap_{lv}_{name}\" created."))
             .collect();
         let snap = ct.snapshot_copy();
-        if let Some(ct) = self.guests.ct_mut(vmid) {
+        if let Some(ct) = self.guests.ct_by_id_mut(vmid) {
             ct.begin_snapshot(name, snap, description, now);
         }
         let mut w = lxc_worker(
@@ -90,6 +90,7 @@ impl Cluster {
     /// `__snapshot_commit`.
     pub(super) fn commit_ct_snapshot(&mut self, node: &str, vmid: u32, name: &str) -> EffectResult {
         let ct = self
+            .guests
             .ct_mut(node, vmid)
             .map_err(|e| (vec![], e.to_string()))?;
         ct.commit_snapshot(name).map_err(|e| (vec![], e))?;
@@ -98,7 +99,7 @@ impl Cluster {
 
     /// Undoes a snapshot whose task failed or was stopped.
     pub(super) fn abort_ct_snapshot(&mut self, vmid: u32, name: &str) {
-        let Some(ct) = self.guests.ct_mut(vmid) else {
+        let Some(ct) = self.guests.ct_by_id_mut(vmid) else {
             return;
         };
         ct.abort_snapshot(name);
@@ -115,7 +116,7 @@ impl Cluster {
         name: &str,
         description: Option<String>,
     ) -> Result<()> {
-        let snap = self.ct_mut(node, vmid)?.snapshot_mut(name)?;
+        let snap = self.guests.ct_mut(node, vmid)?.snapshot_mut(name)?;
         if let Some(d) = description {
             snap.insert("description".into(), d);
         }
@@ -128,7 +129,7 @@ impl Cluster {
     /// # Errors
     /// A missing container.
     pub fn rollback_ct(&self, node: &str, vmid: u32, name: &str, start: bool) -> Result<Worker> {
-        let ct = self.ct(node, vmid)?;
+        let ct = self.guests.ct(node, vmid)?;
         let worker = Worker::new("vzrollback", &vmid.to_string());
         let Some(snap) = ct.snapshots.get(name) else {
             return Ok(worker.fail(format!("snapshot '{name}' does not exist")));
@@ -165,6 +166,7 @@ impl Cluster {
         end_ms: i64,
     ) -> EffectResult {
         let ct = self
+            .guests
             .ct_mut(node, vmid)
             .map_err(|e| (vec![], e.to_string()))?;
         ct.check_lock().map_err(|e| (vec![], e.to_string()))?;
@@ -207,7 +209,7 @@ impl Cluster {
         name: &str,
         force: bool,
     ) -> Result<Worker> {
-        let ct = self.ct(node, vmid)?;
+        let ct = self.guests.ct(node, vmid)?;
         let worker = Worker::new("vzdelsnapshot", &vmid.to_string());
         let Some(snap) = ct.snapshots.get(name) else {
             return Ok(worker.fail(format!("snapshot '{name}' does not exist")));
@@ -242,6 +244,7 @@ impl Cluster {
         force: bool,
     ) -> EffectResult {
         let ct = self
+            .guests
             .ct_mut(node, vmid)
             .map_err(|e| (vec![], e.to_string()))?;
         if !force {

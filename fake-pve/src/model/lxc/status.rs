@@ -130,7 +130,7 @@ impl Cluster {
         let mut adopt = Vec::new();
         let ids: Vec<u32> = self.guests.cts().keys().copied().collect();
         for vmid in ids {
-            let Some(ct) = self.guests.ct_mut(vmid) else {
+            let Some(ct) = self.guests.ct_by_id_mut(vmid) else {
                 continue;
             };
             if ct.running() {
@@ -171,7 +171,7 @@ impl Cluster {
     /// # Errors
     /// A missing container.
     pub fn ct_interfaces(&self, node: &str, vmid: u32) -> crate::model::Result<Value> {
-        let ct = self.ct(node, vmid)?;
+        let ct = self.guests.ct(node, vmid)?;
         if !ct.running() {
             return Ok(Value::Null);
         }
@@ -196,7 +196,7 @@ impl Cluster {
         timeframe: &str,
         now_ms: i64,
     ) -> crate::model::Result<Vec<GuestPoint>> {
-        let ct = self.ct(node, vmid)?;
+        let ct = self.guests.ct(node, vmid)?;
         let v9 = self.version.is_v9();
         let (reso, count) = crate::model::qemu::rrd::setup(v9, timeframe);
         let now = now_ms.div_euclid(1000);

@@ -136,6 +136,7 @@ impl Cluster {
             })
             .collect();
         let cts: Vec<(String, Value, Option<i64>, bool)> = self
+            .guests
             .cts_on(node)
             .filter_map(|c| {
                 let pts = self.ct_rrddata(node, c.vmid(), "hour", now_ms).ok()?;

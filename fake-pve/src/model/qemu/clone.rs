@@ -167,7 +167,7 @@ impl Cluster {
                 }
             }
         }
-        let vm = self.vm(&node, vmid)?;
+        let vm = self.guests.vm(&node, vmid)?;
         vm.check_lock()?;
         let running = vm.running();
         if let Some(s) = &req.snapname
@@ -214,7 +214,7 @@ impl Cluster {
             )));
         }
         if self.guests.get(&newid).is_some_and(|v| v.node == node)
-            || self.guests.ct(newid).is_some()
+            || self.guests.ct_by_id(newid).is_some()
         {
             return Err(Error::exists(format!(
                 "unable to create VM {newid}: config file already exists"
@@ -540,7 +540,7 @@ impl Cluster {
     /// # Errors
     /// `VM is locked`, snapshots, already a template, running.
     pub fn check_template(&self, node: &str, vmid: u32, disk: Option<&str>) -> Result<()> {
-        let vm = self.vm(node, vmid)?;
+        let vm = self.guests.vm(node, vmid)?;
         vm.check_lock()?;
         if !vm.snapshots.is_empty() {
             return Err(Error::failed(

@@ -375,7 +375,7 @@ impl Cluster {
     /// A missing VM.
     pub fn cloudinit_pending(&self, node: &str, vmid: u32) -> Result<Vec<CloudinitItem<'_>>> {
         static NONE: BTreeMap<String, String> = BTreeMap::new();
-        let vm = self.vm(node, vmid)?;
+        let vm = self.guests.vm(node, vmid)?;
         let conf = &vm.config;
         // The section is only written while a cloud-init drive exists.
         let ci = if has_cloudinit(conf) {
@@ -436,7 +436,7 @@ impl Cluster {
     /// # Errors
     /// A missing or locked VM.
     pub fn cloudinit_update(&mut self, node: &str, vmid: u32) -> Result<()> {
-        let vm = self.vm(node, vmid)?;
+        let vm = self.guests.vm(node, vmid)?;
         vm.check_lock()?;
         if !has_cloudinit(&vm.config) {
             return Ok(());
@@ -452,7 +452,7 @@ impl Cluster {
     /// # Errors
     /// A missing VM; an interface without MAC; a bad address.
     pub fn cloudinit_dump(&self, node: &str, vmid: u32, kind: &str, mask: bool) -> Result<String> {
-        let vm = self.vm(node, vmid)?;
+        let vm = self.guests.vm(node, vmid)?;
         let node_ip = self
             .nodes
             .iter()

@@ -12,7 +12,7 @@ impl Cluster {
     /// # Errors
     /// `checksum mismatch (file change by other user?)`, `VM is locked`.
     pub fn check_update(&self, node: &str, vmid: u32, u: &ConfigUpdate) -> Result<()> {
-        let vm = self.vm(node, vmid)?;
+        let vm = self.guests.vm(node, vmid)?;
         if vm.flock.held() {
             return Err(Error::locked(lock_timeout(vmid)));
         }
@@ -69,7 +69,7 @@ impl Cluster {
         }
         let mut delete = u.delete.clone();
         let (running, mut warns) = {
-            let vm = self.vm(node, vmid).map_err(|e| (log.clone(), e))?;
+            let vm = self.guests.vm(node, vmid).map_err(|e| (log.clone(), e))?;
             let mut warns = Vec::new();
             for k in &u.revert {
                 if let Some(v) = vm.config.get(k) {
@@ -397,7 +397,7 @@ impl Cluster {
     /// GET config: the effective config (or the current one), the
     /// cloud-init password hidden, with the digest.
     pub fn config_view(&self, node: &str, vmid: u32, current: bool) -> Result<ConfigView> {
-        let vm = self.vm(node, vmid)?;
+        let vm = self.guests.vm(node, vmid)?;
         let mut config = if current {
             vm.config.clone()
         } else {
@@ -416,7 +416,7 @@ impl Cluster {
     /// GET pending: a row per config key (its pending value and deletion
     /// with it), the digest, then the keys only pending.
     pub fn pending_view(&self, node: &str, vmid: u32) -> Result<PendingView<'_>> {
-        let vm = self.vm(node, vmid)?;
+        let vm = self.guests.vm(node, vmid)?;
         let mut rows = Vec::new();
         for (k, val) in &vm.config {
             rows.push(PendingRow::Key {

@@ -12,7 +12,10 @@ impl Cluster {
         purge: bool,
         unreferenced: bool,
     ) -> EffectResult {
-        let vm = self.vm(node, vmid).map_err(|e| (vec![], e.to_string()))?;
+        let vm = self
+            .guests
+            .vm(node, vmid)
+            .map_err(|e| (vec![], e.to_string()))?;
         if vm.config.get("protection").is_some_and(|p| p == "1") {
             return Err((
                 vec![],
@@ -34,7 +37,10 @@ impl Cluster {
             .map(|(_, mac)| mac)
             .collect();
         self.sdn.release_macs(&macs);
-        let vm = self.vm(node, vmid).map_err(|e| (vec![], e.to_string()))?;
+        let vm = self
+            .guests
+            .vm(node, vmid)
+            .map_err(|e| (vec![], e.to_string()))?;
         let mut volids: Vec<String> = Vec::new();
         let confs = std::iter::once(&vm.config)
             .chain(std::iter::once(&vm.pending))

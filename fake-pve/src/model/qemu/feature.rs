@@ -28,7 +28,7 @@ impl Cluster {
         feature: &str,
         snapname: Option<&str>,
     ) -> Result<FeatureAnswer> {
-        let vm = self.vm(node, vmid)?;
+        let vm = self.guests.vm(node, vmid)?;
         let conf = match snapname {
             Some(s) => vm
                 .snapshots
@@ -91,7 +91,7 @@ impl Cluster {
     /// # Errors
     /// A missing or stopped VM.
     pub fn vm_sendkey(&self, node: &str, vmid: u32) -> Result<()> {
-        let vm = self.vm(node, vmid)?;
+        let vm = self.guests.vm(node, vmid)?;
         if !vm.running() {
             return Err(Error::conflict(format!("VM {vmid} not running")));
         }

@@ -301,7 +301,7 @@ impl Cluster {
                 req.target
             )));
         }
-        let vm = self.vm(&req.node, vmid)?;
+        let vm = self.guests.vm(&req.node, vmid)?;
         vm.check_lock()?;
         let running = vm.running();
         if running && !req.online {
@@ -575,7 +575,7 @@ impl Cluster {
     /// # Errors
     /// A missing VM, a locked config.
     pub fn migrate_precondition(&self, node: &str, vmid: u32) -> Result<MigratePrecondition> {
-        let vm = self.vm(node, vmid)?;
+        let vm = self.guests.vm(node, vmid)?;
         vm.check_lock()?;
         let running = vm.running();
         // check_local_resources

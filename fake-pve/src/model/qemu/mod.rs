@@ -495,47 +495,14 @@ type Created = (BTreeMap<String, String>, Vec<String>);
 /// The result of a task effect: log lines, or log lines and the error.
 pub type EffectResult = std::result::Result<Lines, (Lines, String)>;
 
-fn config_missing(node: &str, vmid: u32) -> Error {
+/// `Configuration file 'nodes/<node>/qemu-server/<vmid>.conf' does not exist`.
+pub(crate) fn config_missing(node: &str, vmid: u32) -> Error {
     Error::not_found(format!(
         "Configuration file 'nodes/{node}/qemu-server/{vmid}.conf' does not exist"
     ))
 }
 
 impl Cluster {
-    /// The VM `vmid` as seen from `node` (its config must be there).
-    ///
-    /// # Errors
-    /// `Configuration file 'nodes/<node>/qemu-server/<vmid>.conf' does not
-    /// exist`.
-    pub fn vm(&self, node: &str, vmid: u32) -> Result<&Vm> {
-        self.guests
-            .get(&vmid)
-            .filter(|v| v.node == node)
-            .ok_or_else(|| config_missing(node, vmid))
-    }
-
-    fn vm_mut(&mut self, node: &str, vmid: u32) -> Result<&mut Vm> {
-        self.guests
-            .get_mut(&vmid)
-            .filter(|v| v.node == node)
-            .ok_or_else(|| config_missing(node, vmid))
-    }
-
-    /// `check_running`'s refusal for a VM whose config is elsewhere.
-    ///
-    /// # Errors
-    /// `unable to find configuration file for VM N on node 'x'`.
-    pub fn vm_on_node(&self, node: &str, vmid: u32) -> Result<&Vm> {
-        self.guests
-            .get(&vmid)
-            .filter(|v| v.node == node)
-            .ok_or_else(|| {
-                Error::not_found(format!(
-                    "unable to find configuration file for VM {vmid} on node '{node}'"
-                ))
-            })
-    }
-
     /// Undoes what the start of a VM task did when the task fails without
     /// running its effect (an injected fault, `DELETE .../tasks/{upid}`).
     pub(crate) fn abort_qemu(&mut self, vmid: u32, op: &QemuOp) {
@@ -595,7 +562,7 @@ impl Cluster {
             }
             QemuOp::Start { skiplock } => self.power_on(vmid, skiplock, end_ms),
             QemuOp::Stop { skiplock } => {
-                let vm = self.vm_mut(&node, vmid).map_err(fail)?;
+                let vm = self.guests.vm_mut(&node, vmid).map_err(fail)?;
                 if !skiplock {
                     vm.check_lock().map_err(fail)?;
                 }
@@ -607,7 +574,7 @@ impl Cluster {
                 timeout,
                 hard,
             } => {
-                let vm = self.vm_mut(&node, vmid).map_err(fail)?;
+                let vm = self.guests.vm_mut(&node, vmid).map_err(fail)?;
                 vm.check_lock().map_err(fail)?;
                 let mut lines = Vec::new();
                 if hard {
@@ -623,7 +590,7 @@ impl Cluster {
                 Ok(lines)
             }
             QemuOp::Reboot => {
-                let vm = self.vm_mut(&node, vmid).map_err(fail)?;
+                let vm = self.guests.vm_mut(&node, vmid).map_err(fail)?;
                 vm.check_lock().map_err(fail)?;
                 if !vm.running() {
                     return Err((vec![], format!("VM {vmid} not running")));
@@ -644,7 +611,7 @@ impl Cluster {
                 Ok(vec![])
             }
             QemuOp::Reset { skiplock } => {
-                let vm = self.vm_mut(&node, vmid).map_err(fail)?;
+                let vm = self.guests.vm_mut(&node, vmid).map_err(fail)?;
                 if !skiplock {
                     vm.check_lock().map_err(fail)?;
                 }
@@ -658,7 +625,7 @@ impl Cluster {
                 self.suspend(&node, vmid, skiplock, todisk.as_deref(), now)
             }
             QemuOp::Resume { skiplock } => {
-                let vm = self.vm_mut(&node, vmid).map_err(fail)?;
+                let vm = self.guests.vm_mut(&node, vmid).map_err(fail)?;
                 if vm.lock() == Some("suspended") {
                     return self.power_on(vmid, true, end_ms);
                 }

@@ -55,7 +55,7 @@ impl Cluster {
     /// # Errors
     /// PVE's refusals, in its order.
     pub fn check_move_disk(&self, node: &str, vmid: u32, job: &MoveJob) -> Result<(String, bool)> {
-        let vm = self.vm(node, vmid)?;
+        let vm = self.guests.vm(node, vmid)?;
         vm.check_lock()?;
         vm.check_digest(job.digest.as_deref())?;
         let Some(value) = vm.config.get(&job.disk) else {
@@ -121,7 +121,7 @@ impl Cluster {
         if snapshotted {
             log.push("WARN: moving disk with snapshots, snapshots will not be moved!".into());
         }
-        let (running, value, template) = match self.vm(node, vmid) {
+        let (running, value, template) = match self.guests.vm(node, vmid) {
             Ok(vm) => (
                 vm.running(),
                 vm.config.get(&job.disk).cloned().unwrap_or_default(),
@@ -277,9 +277,9 @@ impl Cluster {
                 src.node, dst.node
             )));
         }
-        let src = self.vm(&job.node, vmid)?;
+        let src = self.guests.vm(&job.node, vmid)?;
         src.check_lock()?;
-        let dst = self.vm(&job.node, t)?;
+        let dst = self.guests.vm(&job.node, t)?;
         dst.check_lock()?;
         if src.template() || dst.template() {
             return Err(Error::failed("Can't move disks from or to template VMs"));

@@ -82,6 +82,7 @@ impl Cluster {
     ) -> EffectResult {
         let version = self.version;
         let vm = self
+            .guests
             .vm_mut(node, vmid)
             .map_err(|e| (vec![], e.to_string()))?;
         if !skiplock {

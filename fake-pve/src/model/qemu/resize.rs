@@ -92,7 +92,7 @@ impl Cluster {
     /// `resize_vm`'s checks under the config lock, in PVE's order;
     /// answers the volume, whether the VM runs and the current size.
     fn resize_checks(&self, node: &str, vmid: u32, job: &ResizeJob) -> Result<(String, bool, u64)> {
-        let vm = self.vm(node, vmid)?;
+        let vm = self.guests.vm(node, vmid)?;
         if job.digest.as_deref().is_some_and(|d| d != vm.digest()) {
             return Err(Error::conflict(
                 "checksum mismatch (file change by other user?)",

@@ -48,7 +48,7 @@ impl Cluster {
         timeframe: &str,
         now_ms: i64,
     ) -> Result<Vec<GuestPoint>> {
-        let vm = self.vm(node, vmid)?;
+        let vm = self.guests.vm(node, vmid)?;
         let v9 = self.version.is_v9();
         let (reso, count) = setup(v9, timeframe);
         let now = now_ms.div_euclid(1000);

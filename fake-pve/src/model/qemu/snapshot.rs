@@ -106,7 +106,7 @@ impl Cluster {
     ) -> Result<Worker> {
         check_name::<Qemu>(name)?;
         let version = self.version;
-        let vm = self.vm(node, vmid)?;
+        let vm = self.guests.vm(node, vmid)?;
         let worker = Worker::new("qmsnapshot", &vmid.to_string());
         if vm.flock.held() {
             return Ok(worker
@@ -187,6 +187,7 @@ impl Cluster {
     /// `__snapshot_commit`.
     pub(super) fn commit_snapshot(&mut self, node: &str, vmid: u32, name: &str) -> EffectResult {
         let vm = self
+            .guests
             .vm_mut(node, vmid)
             .map_err(|e| (vec![], e.to_string()))?;
         vm.commit_snapshot(name).map_err(|e| (vec![], e))?;
@@ -219,7 +220,7 @@ impl Cluster {
         let Some(description) = description else {
             return Ok(());
         };
-        let vm = self.vm_mut(node, vmid)?;
+        let vm = self.guests.vm_mut(node, vmid)?;
         if vm.flock.held() {
             return Err(Error::locked(lock_timeout(vmid)));
         }
@@ -302,7 +303,7 @@ impl Cluster {
         end_ms: i64,
     ) -> EffectResult {
         let fail = |e: Error| (Vec::new(), e.to_string());
-        let vm = self.vm(node, vmid).map_err(fail)?;
+        let vm = self.guests.vm(node, vmid).map_err(fail)?;
         if vm.lock() != Some("rollback") {
             return Err((vec![], "got wrong lock".into()));
         }
@@ -392,7 +393,10 @@ impl Cluster {
         vmid: u32,
         name: &str,
     ) -> EffectResult {
-        let vm = self.vm(node, vmid).map_err(|e| (vec![], e.to_string()))?;
+        let vm = self
+            .guests
+            .vm(node, vmid)
+            .map_err(|e| (vec![], e.to_string()))?;
         if vm.lock() != Some("snapshot-delete") {
             return Err((
                 vec![],

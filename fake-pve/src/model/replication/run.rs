@@ -106,7 +106,7 @@ impl Cluster {
                 volumes,
             });
         }
-        let ct = self.guests.ct(vmid)?;
+        let ct = self.guests.ct_by_id(vmid)?;
         let volumes = ct
             .config()
             .iter()

@@ -89,14 +89,17 @@ fn a_seed_read_from_text_gives_its_guests_and_builds_the_same_world_again(
         .build_seed(version, "pw", 1_700_000_000)
         .expect("a third time");
     assert_eq!(text_of(&third), text_of(&built));
-    let vm = built.vm("a", 100).expect("VM 100");
+    let vm = built.guests.vm("a", 100).expect("VM 100");
     let conf = |k: &str| vm.config.get(k).map(String::as_str);
     assert_eq!(
         [conf("cores"), conf("memory"), conf("agent"), conf("onboot")],
         [Some("2"), Some("1024"), Some("1"), Some("0")]
     );
     assert_eq!(conf("name"), Some("web"));
-    assert!(built.vm("a", 101).is_ok(), "a VM with an empty config");
+    assert!(
+        built.guests.vm("a", 101).is_ok(),
+        "a VM with an empty config"
+    );
 }
 
 /// A scenario made in code (not read from text) keeps its guests:
@@ -116,7 +119,7 @@ fn a_scenario_made_in_code_keeps_its_guests() {
         .build_seed(PveVersion::V9_1, "pw", 1_700_000_000)
         .expect("builds");
     assert_eq!(seed.vms.len(), 1);
-    assert!(c.vm("pve", 100).is_ok());
+    assert!(c.guests.vm("pve", 100).is_ok());
     let again = seed
         .build(PveVersion::V9_1, "pw", 1_700_000_000)
         .expect("again");

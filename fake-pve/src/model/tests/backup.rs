@@ -642,7 +642,7 @@ containers:
 
 fn ct_conf(w: &World, vmid: u32, key: &str) -> Option<String> {
     w.c.guests()
-        .ct(vmid)
+        .ct_by_id(vmid)
         .and_then(|c| c.config().get(key).cloned())
 }
 
@@ -762,7 +762,7 @@ fn container_backup_modes(
     assert_eq!(b["format"], "tar.gz");
     assert!(b["volid"].as_str().is_some_and(|v| v.ends_with(".tar.gz")));
     // The guest is in the power state it was in.
-    let running = w.c.guests().ct(vmid).is_some_and(|c| c.running());
+    let running = w.c.guests().ct_by_id(vmid).is_some_and(|c| c.running());
     assert_eq!(running, vmid != 301);
 }
 
@@ -1035,7 +1035,7 @@ fn a_missing_or_foreign_archive_fails_the_task(#[case] archive: &str, #[case] ms
     };
     let upid = ct_restore(&mut w, ct_restore_req(330, &archive));
     assert_eq!(w.exit(&upid), msg);
-    assert!(w.c.guests().ct(330).is_none(), "the config goes");
+    assert!(w.c.guests().ct_by_id(330).is_none(), "the config goes");
 }
 
 #[rstest]
@@ -1073,7 +1073,7 @@ fn restore_refusals_before_the_task() {
             "storage: storage 'local' does not support container directories".into()
         )
     );
-    assert!(lab.c.guests().ct(340).is_none());
+    assert!(lab.c.guests().ct_by_id(340).is_none());
 }
 
 /// The plain [`super::LAB`]: `local` takes no container volumes.
@@ -1092,5 +1092,5 @@ fn a_privileged_backup_needs_sys_modify() {
         w.exit(&upid),
         "unable to restore CT 350 - Permission check failed (/, Sys.Modify)"
     );
-    assert!(w.c.guests().ct(350).is_none());
+    assert!(w.c.guests().ct_by_id(350).is_none());
 }

@@ -53,7 +53,11 @@ fn running(w: &World, vmid: u32) -> bool {
     w.c.guests()
         .get(&vmid)
         .map(crate::model::qemu::Vm::running)
-        .or_else(|| w.c.guests().ct(vmid).map(crate::model::lxc::Ct::running))
+        .or_else(|| {
+            w.c.guests()
+                .ct_by_id(vmid)
+                .map(crate::model::lxc::Ct::running)
+        })
         .unwrap_or(false)
 }
 

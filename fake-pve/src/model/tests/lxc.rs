@@ -64,7 +64,7 @@ fn go(w: &mut World, f: impl FnOnce(&mut Cluster) -> crate::model::Result<Worker
 
 fn conf(w: &World, vmid: u32, key: &str) -> Option<String> {
     w.c.guests()
-        .ct(vmid)
+        .ct_by_id(vmid)
         .and_then(|c| c.config().get(key).cloned())
 }
 
@@ -117,7 +117,7 @@ fn create_allocates_rootfs_and_writes_pves_defaults() {
     ] {
         assert_eq!(conf(&w, 200, k).as_deref(), Some(v), "{k}");
     }
-    let ct = w.c.guests().ct(200).expect("ct");
+    let ct = w.c.guests().ct_by_id(200).expect("ct");
     assert!(ct.config().get("password").is_none() && ct.lock().is_none());
     assert!(
         w.c.storage
@@ -133,7 +133,10 @@ fn the_create_task_logs_as_pve_does() {
     let worker =
         w.c.create_ct(req(201, &[("rootfs", "local-lvm:2")]), &mut rq())
             .expect("accepted");
-    assert_eq!(w.c.guests().ct(201).and_then(|c| c.lock()), Some("create"));
+    assert_eq!(
+        w.c.guests().ct_by_id(201).and_then(|c| c.lock()),
+        Some("create")
+    );
     let upid = w.run("pve", worker);
     let log = w.task(&upid).log.join("\n");
     assert!(
@@ -163,7 +166,7 @@ fn a_missing_template_fails_the_task_and_frees_the_volume() {
         w.exit(&upid),
         "unable to create CT 202 - can't find file 'local:vztmpl/none.tar.zst'"
     );
-    assert!(w.c.guests().ct(202).is_none());
+    assert!(w.c.guests().ct_by_id(202).is_none());
     assert!(
         w.c.storage
             .volume("local-lvm:vm-202-disk-0", "pve")
@@ -221,7 +224,7 @@ fn privileged_by_default_on_8_4() {
 #[rstest]
 fn config_updates_of_a_stopped_container_apply_at_once() {
     let mut w = ct_world();
-    let digest = w.c.ct("pve", 200).expect("ct").digest();
+    let digest = w.c.guests.ct("pve", 200).expect("ct").digest();
     let mut u = update(
         &[("cores", "2"), ("tags", "b;a,a"), ("onboot", "yes")],
         &["swap"],
@@ -233,7 +236,7 @@ fn config_updates_of_a_stopped_container_apply_at_once() {
     assert_eq!(conf(&w, 200, "tags").as_deref(), Some("a;b"));
     assert_eq!(conf(&w, 200, "onboot").as_deref(), Some("1"));
     assert_eq!(conf(&w, 200, "swap"), None);
-    let ct = w.c.ct("pve", 200).expect("ct");
+    let ct = w.c.guests.ct("pve", 200).expect("ct");
     let effective = ct.effective();
     assert_eq!(effective.get("cores").map(String::as_str), Some("2"));
     assert_eq!(effective.get("memory").map(String::as_str), Some("1024"));
@@ -270,12 +273,12 @@ fn config_updates_of_a_stopped_container_apply_at_once() {
     "detected modified configuration - file changed by other user? Try again.")]
 fn config_update_refusals(#[case] u: CtUpdate, #[case] code: u16, #[case] msg: &str) {
     let mut w = ct_world();
-    let before = w.c.ct("pve", 200).expect("ct").digest();
+    let before = w.c.guests.ct("pve", 200).expect("ct").digest();
     assert_eq!(
         refused(w.c.update_ct_config("pve", 200, &u, &mut rq())),
         (code, msg.to_string())
     );
-    assert_eq!(w.c.ct("pve", 200).expect("ct").digest(), before);
+    assert_eq!(w.c.guests.ct("pve", 200).expect("ct").digest(), before);
 }
 
 #[rstest]
@@ -298,7 +301,7 @@ fn a_running_container_takes_some_changes_and_keeps_others_pending() {
     assert_eq!(conf(&w, 200, "memory").as_deref(), Some("2048"));
     assert_eq!(conf(&w, 200, "hostname").as_deref(), Some("web2"));
     assert_eq!(conf(&w, 200, "nameserver"), None);
-    let ct = w.c.ct("pve", 200).expect("ct");
+    let ct = w.c.guests.ct("pve", 200).expect("ct");
     assert_eq!(
         ct.pending().get("nameserver").map(String::as_str),
         Some("1.1.1.1 9.9.9.9")
@@ -320,7 +323,7 @@ fn a_running_container_takes_some_changes_and_keeps_others_pending() {
     );
     assert!(
         w.c.guests()
-            .ct(200)
+            .ct_by_id(200)
             .is_some_and(|c| c.running() && c.pending().is_empty())
     );
 }
@@ -343,8 +346,11 @@ fn power_calls_check_the_state_first() {
         "CT 200 already running"
     );
     assert_eq!(p(&w, PowerCall::Resume), "CT 200 already running");
-    let status =
-        w.c.ct_status(w.c.ct("pve", 200).expect("ct"), w.now_ms + 5000, true);
+    let status = w.c.ct_status(
+        w.c.guests.ct("pve", 200).expect("ct"),
+        w.now_ms + 5000,
+        true,
+    );
     assert_eq!(status.status, crate::model::qemu::VmStatus::Running);
     assert_eq!(status.pid, Some(20_200));
     assert_eq!(status.figures.uptime, 5);
@@ -362,7 +368,7 @@ fn power_calls_check_the_state_first() {
         .expect("shutdown");
     assert_eq!(sd.kind, "vzshutdown");
     assert_eq!(run(&mut w, sd), "OK");
-    assert!(!w.c.guests().ct(200).expect("ct").running());
+    assert!(!w.c.guests().ct_by_id(200).expect("ct").running());
 }
 
 #[rstest]
@@ -375,12 +381,12 @@ fn suspend_checkpoints_and_resume_restores() {
         go(&mut w, |c| c.ct_power("pve", 200, PowerCall::Suspend)),
         "OK"
     );
-    assert!(!w.c.guests().ct(200).expect("ct").running());
+    assert!(!w.c.guests().ct_by_id(200).expect("ct").running());
     assert_eq!(
         go(&mut w, |c| c.ct_power("pve", 200, PowerCall::Resume)),
         "OK"
     );
-    assert!(w.c.guests().ct(200).expect("ct").running());
+    assert!(w.c.guests().ct_by_id(200).expect("ct").running());
 }
 
 #[rstest]
@@ -419,7 +425,7 @@ fn destroy_checks_protection_and_frees_the_volumes() {
     );
     let st = go(&mut w, |c| c.destroy_ct("pve", 200, true, true, true));
     assert_eq!(st, "OK");
-    assert!(w.c.guests().ct(200).is_none());
+    assert!(w.c.guests().ct_by_id(200).is_none());
     assert!(
         w.c.storage
             .volume("local-lvm:vm-200-disk-0", "pve")
@@ -436,7 +442,7 @@ fn snapshots_rollback_and_delete() {
     assert_eq!(st, "OK");
     w.c.update_ct_config("pve", 200, &update(&[("cores", "4")], &[]), &mut rq())
         .expect("cores");
-    let list = w.c.ct("pve", 200).expect("ct").snapshot_list();
+    let list = w.c.guests.ct("pve", 200).expect("ct").snapshot_list();
     assert_eq!(list.snapshots[0].name, "s1");
     assert_eq!(list.snapshots[0].description, "first");
     assert_eq!(
@@ -455,7 +461,7 @@ fn snapshots_rollback_and_delete() {
     );
     assert_eq!(go(&mut w, |c| c.rollback_ct("pve", 200, "s1", true)), "OK");
     assert_eq!(conf(&w, 200, "cores"), None);
-    assert!(w.c.guests().ct(200).expect("ct").running());
+    assert!(w.c.guests().ct_by_id(200).expect("ct").running());
     assert_eq!(
         go(&mut w, |c| c.delete_ct_snapshot("pve", 200, "s1", false)),
         "OK"
@@ -564,7 +570,10 @@ fn resize_grows_and_move_volume_copies() {
         ..Default::default()
     };
     let worker = w.c.move_ct_volume("pve", 200, mv).expect("move");
-    assert_eq!(w.c.guests().ct(200).and_then(|c| c.lock()), Some("disk"));
+    assert_eq!(
+        w.c.guests().ct_by_id(200).and_then(|c| c.lock()),
+        Some("disk")
+    );
     assert_eq!(run(&mut w, worker), "OK");
     assert_eq!(
         conf(&w, 200, "rootfs").as_deref(),
@@ -574,7 +583,7 @@ fn resize_grows_and_move_volume_copies() {
         conf(&w, 200, "unused0").as_deref(),
         Some("local-lvm:vm-200-disk-0")
     );
-    assert_eq!(w.c.guests().ct(200).and_then(|c| c.lock()), None);
+    assert_eq!(w.c.guests().ct_by_id(200).and_then(|c| c.lock()), None);
 }
 
 #[rstest]
@@ -598,10 +607,13 @@ fn offline_migration_moves_config_and_local_volumes() {
         "target: target is local node."
     );
     let worker = w.c.migrate_ct("pve1", 400, job("pve2")).expect("migrate");
-    assert_eq!(w.c.guests().ct(400).and_then(|c| c.lock()), Some("migrate"));
+    assert_eq!(
+        w.c.guests().ct_by_id(400).and_then(|c| c.lock()),
+        Some("migrate")
+    );
     let upid = w.run("pve1", worker);
     assert_eq!(w.exit(&upid), "OK");
-    assert_eq!(w.c.guests().ct(400).map(|c| c.node()), Some("pve2"));
+    assert_eq!(w.c.guests().ct_by_id(400).map(|c| c.node()), Some("pve2"));
     assert!(
         w.c.storage
             .volume("local-lvm:vm-400-disk-0", "pve2")
@@ -708,7 +720,7 @@ containers:
       net0: name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:02:00,ip=dhcp,type=veth
 "#;
     let w = World::from_yaml(yaml);
-    let ct = w.c.guests().ct(200).expect("seeded");
+    let ct = w.c.guests().ct_by_id(200).expect("seeded");
     assert!(ct.running());
     assert_eq!(
         ct.config().get("hostname").map(String::as_str),
@@ -733,7 +745,7 @@ containers:
 fn each_option_needs_its_own_privilege() {
     let mut w = ct_world();
     let ci = super::user("ci@pve");
-    let old = w.c.ct("pve", 200).expect("ct").config().clone();
+    let old = w.c.guests.ct("pve", 200).expect("ct").config().clone();
     let check = |w: &World, set: &[(&str, &str)], delete: &[&str]| {
         let delete: Vec<String> = delete.iter().map(|s| (*s).to_string()).collect();
         w.c.check_ct_modify_config_perm(&ci, 200, Some(&old), &map(set), &delete, true)

@@ -229,7 +229,7 @@ fn snapshots_of_a_seeded_vm() {
     let w = World::from_yaml(
         "vms:\n  - vmid: 100\n    config: { parent: s2, scsi0: 'local-lvm:vm-100-disk-0,size=1G' }\n    snapshots:\n      s1: { snaptime: 1 }\n      s2: { snaptime: 2, parent: s1 }\n",
     );
-    let list = w.c.vm("pve", 100).expect("vm").snapshot_list();
+    let list = w.c.guests.vm("pve", 100).expect("vm").snapshot_list();
     assert_eq!(list.snapshots[0].parent, None);
     assert_eq!(list.snapshots[1].parent, Some("s1"));
     assert_eq!(list.current.parent, Some("s2"));

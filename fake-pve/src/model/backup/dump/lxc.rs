@@ -29,7 +29,7 @@ impl Cluster {
     /// cannot be snapshotted), the `vzdump` snapshot, the tar archive.
     pub(super) fn dump_ct(&mut self, job: &DumpJob, vmid: u32, at: i64, secs: i64) -> GuestResult {
         let node = job.node.clone();
-        let Some(ct) = self.guests.ct(vmid).cloned() else {
+        let Some(ct) = self.guests.ct_by_id(vmid).cloned() else {
             return Err((Vec::new(), format!("unable to find VM '{vmid}'")));
         };
         let conf = ct.config().clone();

@@ -309,7 +309,7 @@ impl Cluster {
                 Some(e) => {
                     let kind = self.guests.kind(vmid).unwrap_or("qemu");
                     let running = match kind {
-                        "lxc" => self.guests.ct(vmid).is_some_and(|c| c.running()),
+                        "lxc" => self.guests.ct_by_id(vmid).is_some_and(|c| c.running()),
                         _ => self.guests.get(&vmid).is_some_and(Vm::running),
                     };
                     Err((

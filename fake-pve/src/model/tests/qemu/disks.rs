@@ -172,7 +172,7 @@ fn migrate_takes_lock_migrate_and_moves_the_config(mut cluster: World) {
     assert_eq!(vm.node, "pve2");
     assert_eq!(vm.lock(), None);
     assert!(vm.running(), "an online migration keeps it running");
-    assert!(cluster.c.vm("pve1", 200).is_err());
+    assert!(cluster.c.guests.vm("pve1", 200).is_err());
 }
 
 #[rstest]

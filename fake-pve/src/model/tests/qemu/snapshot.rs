@@ -27,7 +27,7 @@ fn a_snapshot_is_prepared_then_committed(mut lab: World) {
     assert_eq!(lab.exit(&upid), "OK");
     assert_eq!(lab.conf(100, "lock"), None);
     assert_eq!(lab.conf(100, "parent").as_deref(), Some("before"));
-    let list = lab.c.vm("pve", 100).expect("vm").snapshot_list();
+    let list = lab.c.guests.vm("pve", 100).expect("vm").snapshot_list();
     let names: Vec<&str> = list.snapshots.iter().map(|s| s.name).collect();
     assert_eq!(names, ["before"]);
     assert_eq!(list.snapshots[0].description, "first");
@@ -35,7 +35,7 @@ fn a_snapshot_is_prepared_then_committed(mut lab: World) {
     assert_eq!(list.current.parent, Some("before"));
     assert_eq!(
         list.current.digest,
-        lab.c.vm("pve", 100).expect("vm").digest()
+        lab.c.guests.vm("pve", 100).expect("vm").digest()
     );
 }
 
@@ -99,7 +99,7 @@ fn snapshot_config_and_description(mut lab: World) {
         .expect("ok");
     lab.run("pve", w);
     let snap = |lab: &World, name: &str, key: &str| -> crate::model::Result<Option<String>> {
-        let vm = lab.c.vm("pve", 100)?;
+        let vm = lab.c.guests.vm("pve", 100)?;
         Ok(vm.snapshot(name)?.get(key).cloned())
     };
     assert_eq!(
@@ -196,7 +196,7 @@ fn a_snapshot_of_a_running_vm_saves_its_state(mut lab: World) {
         lab.c.guests[&101].running(),
         "a snapshot does not stop the VM"
     );
-    let list = lab.c.vm("pve", 101).expect("vm").snapshot_list();
+    let list = lab.c.guests.vm("pve", 101).expect("vm").snapshot_list();
     assert_eq!(list.snapshots[0].vmstate, Some(true));
     let w = lab.c.delete_snapshot("pve", 101, "live");
     lab.run("pve", w);

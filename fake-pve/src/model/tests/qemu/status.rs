@@ -88,7 +88,7 @@ fn a_vm_missing_on_the_node_is_a_500(lab: World) {
         )
     );
     assert_eq!(
-        refused(lab.c.vm_on_node("pve", 555)),
+        refused(lab.c.guests.vm_on_node("pve", 555)),
         (
             500,
             "unable to find configuration file for VM 555 on node 'pve'".into()
