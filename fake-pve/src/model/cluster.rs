@@ -390,6 +390,15 @@ impl Cluster {
         &self.guests
     }
 
+    /// The areas a snapshot step reads and changes.
+    pub fn snapshots(&mut self) -> super::guest::snapshot::Snapshots<'_> {
+        super::guest::snapshot::Snapshots {
+            guests: &mut self.guests,
+            storage: &mut self.storage,
+            version: self.version,
+        }
+    }
+
     /// The SDN configuration.
     pub fn sdn(&self) -> &super::sdn::Sdn {
         &self.sdn

@@ -525,7 +525,8 @@ fn snapshot(ctx: &Ctx<'_>) -> Result<Reply> {
     let description = ctx.params.str("description");
     let now = ctx.now();
     super::start_prepared(ctx, &node, |c| {
-        c.snapshot_ct(&node, vmid, &name, description, now)
+        c.snapshots()
+            .snapshot_ct(&node, vmid, &name, description, now)
     })
 }
 
@@ -546,7 +547,10 @@ fn update_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     let description = ctx.params.str("description");
-    ctx.with(|c| c.update_ct_snapshot(&node, vmid, &name, description))?;
+    ctx.with(|c| {
+        c.snapshots()
+            .update_ct_snapshot(&node, vmid, &name, description)
+    })?;
     Ok(Value::Null.into())
 }
 
@@ -557,7 +561,7 @@ fn rollback(ctx: &Ctx<'_>) -> Result<Reply> {
     let name = ctx.param("snapname")?;
     let start_after = ctx.params.bool("start")?.unwrap_or(false);
     super::start_prepared(ctx, &node, |c| {
-        c.rollback_ct(&node, vmid, &name, start_after)
+        c.snapshots().rollback_ct(&node, vmid, &name, start_after)
     })
 }
 
@@ -568,7 +572,7 @@ fn delsnapshot(ctx: &Ctx<'_>) -> Result<Reply> {
     let name = ctx.param("snapname")?;
     let force = ctx.params.bool("force")?.unwrap_or(false);
     super::start_prepared(ctx, &node, |c| {
-        c.delete_ct_snapshot(&node, vmid, &name, force)
+        c.snapshots().delete_ct_snapshot(&node, vmid, &name, force)
     })
 }
 

@@ -26,7 +26,8 @@ pub(super) fn snapshot(ctx: &Ctx<'_>) -> Result<Reply> {
     let description = ctx.params.str("description");
     let now = ctx.now();
     start_prepared(ctx, &node, |c| {
-        c.snapshot_vm(&node, vmid, &name, vmstate, description, now)
+        c.snapshots()
+            .snapshot_vm(&node, vmid, &name, vmstate, description, now)
     })
 }
 
@@ -47,7 +48,10 @@ pub(super) fn update_snapshot_config(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     let description = ctx.params.str("description");
-    ctx.with(|c| c.update_snapshot(&node, vmid, &name, description))?;
+    ctx.with(|c| {
+        c.snapshots()
+            .update_snapshot(&node, vmid, &name, description)
+    })?;
     Ok(Value::Null.into())
 }
 
@@ -65,7 +69,8 @@ pub(super) fn rollback(ctx: &Ctx<'_>) -> Result<Reply> {
         }
     }
     start_prepared(ctx, &node, |c| {
-        Ok(c.rollback_vm(&node, vmid, &name, start, &mut ctx.rq()))
+        Ok(c.snapshots()
+            .rollback_vm(&node, vmid, &name, start, &mut ctx.rq()))
     })
 }
 
@@ -75,5 +80,7 @@ pub(super) fn delsnapshot(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     let name = ctx.param("snapname")?;
     let _force = ctx.params.bool("force")?.unwrap_or(false);
-    start_prepared(ctx, &node, |c| Ok(c.delete_snapshot(&node, vmid, &name)))
+    start_prepared(ctx, &node, |c| {
+        Ok(c.snapshots().delete_snapshot(&node, vmid, &name))
+    })
 }

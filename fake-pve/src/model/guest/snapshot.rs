@@ -9,9 +9,24 @@
 use std::collections::BTreeMap;
 
 use super::{Guest, Kind};
+use crate::model::PveVersion;
+use crate::model::guests::Guests;
 use crate::model::storage::Storages;
 use crate::model::storage::ops::Feature;
 use crate::model::{Error, Result};
+
+/// What taking, rolling back and deleting a snapshot reads and changes:
+/// the guests, and the storages that hold their volumes (and a VM's
+/// saved state). The steps of each kind are its methods
+/// (`qemu::snapshot`, `lxc::snapshot`).
+pub struct Snapshots<'a> {
+    /// The guests.
+    pub(in crate::model) guests: &'a mut Guests,
+    /// The storages.
+    pub(in crate::model) storage: &'a mut Storages,
+    /// The release (feature checks, the running machine).
+    pub(in crate::model) version: PveVersion,
+}
 
 /// Where a guest kind's snapshots differ.
 pub trait SnapshotKind: Kind {

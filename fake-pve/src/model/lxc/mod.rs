@@ -308,7 +308,7 @@ impl Cluster {
                 self.guests.remove_ct(vmid);
             }
             LxcOp::Restore(job) => self.abort_ct_restore(vmid, job),
-            LxcOp::Snapshot { name } => self.abort_ct_snapshot(vmid, name),
+            LxcOp::Snapshot { name } => self.snapshots().abort_ct_snapshot(vmid, name),
             LxcOp::Clone(job) => self.abort_ct_clone(vmid, job),
             LxcOp::Migrate(_) => {
                 if let Some(ct) = self.guests.ct_by_id_mut(vmid)
@@ -404,13 +404,13 @@ impl Cluster {
                 unreferenced,
                 force,
             } => self.finish_ct_destroy(&node, vmid, purge, unreferenced, force),
-            LxcOp::Snapshot { name } => self.commit_ct_snapshot(&node, vmid, &name),
-            LxcOp::Rollback { name, start } => {
-                self.finish_ct_rollback(&node, vmid, &name, start, end_ms)
-            }
-            LxcOp::DeleteSnapshot { name, force } => {
-                self.finish_ct_delete_snapshot(&node, vmid, &name, force)
-            }
+            LxcOp::Snapshot { name } => self.snapshots().commit_ct_snapshot(&node, vmid, &name),
+            LxcOp::Rollback { name, start } => self
+                .snapshots()
+                .finish_ct_rollback(&node, vmid, &name, start, end_ms),
+            LxcOp::DeleteSnapshot { name, force } => self
+                .snapshots()
+                .finish_ct_delete_snapshot(&node, vmid, &name, force),
             LxcOp::Template => self.finish_ct_template(&node, vmid),
             LxcOp::Clone(job) => self.finish_ct_clone(vmid, *job, now),
             LxcOp::Resize { disk, size } => self.finish_ct_resize(&node, vmid, &disk, size),

@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 use super::schema::{is_indexed_key, is_mount_key, is_storage_volume, mp_volume};
 use super::{Lxc, LxcOp, lxc_worker};
 use crate::model::Result;
-use crate::model::cluster::Cluster;
-use crate::model::guest::snapshot::{SnapshotKind, check_name, feature_missing, thin_lv};
+use crate::model::guest::snapshot::{
+    SnapshotKind, Snapshots, check_name, feature_missing, thin_lv,
+};
 use crate::model::qemu::EffectResult;
 use crate::model::tasks::Worker;
 
@@ -41,7 +42,7 @@ fn mount_volumes(conf: &BTreeMap<String, String>) -> Vec<(String, String)> {
         .collect()
 }
 
-impl Cluster {
+impl Snapshots<'_> {
     /// `POST .../snapshot`: the reserved names, then the prepare step of
     /// the `vzsnapshot` worker (its refusals end the task).
     ///
@@ -62,12 +63,12 @@ impl Cluster {
             return Ok(worker.fail(refusal));
         }
         let vols = ct.snapshot_volumes();
-        if feature_missing(&self.storage, &vols, self.version.is_v9()) {
+        if feature_missing(self.storage, &vols, self.version.is_v9()) {
             return Ok(worker.fail("snapshot feature is not available"));
         }
         let lines: Vec<String> = vols
             .iter()
-            .filter_map(|(_, v)| thin_lv(&self.storage, v))
+            .filter_map(|(_, v)| thin_lv(self.storage, v))
             .map(|lv| format!("  Logical volume \"snap_{lv}_{name}\" created."))
             .collect();
         let snap = ct.snapshot_copy();
@@ -146,7 +147,7 @@ impl Cluster {
             },
         );
         for (_, v) in mount_volumes(snap) {
-            if let Some(lv) = thin_lv(&self.storage, &v) {
+            if let Some(lv) = thin_lv(self.storage, &v) {
                 w = w
                     .log(format!("  Logical volume \"{lv}\" successfully removed."))
                     .log(format!("  Logical volume \"{lv}\" created."));
@@ -226,7 +227,7 @@ impl Cluster {
             },
         );
         for (_, v) in mount_volumes(snap) {
-            if let Some(lv) = thin_lv(&self.storage, &v) {
+            if let Some(lv) = thin_lv(self.storage, &v) {
                 w = w.log(format!(
                     "  Logical volume \"snap_{lv}_{name}\" successfully removed."
                 ));

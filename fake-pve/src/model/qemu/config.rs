@@ -4,6 +4,8 @@
 //! `vmconfig_hotplug_pending`).
 
 use super::*;
+use crate::model::guests::Guests;
+use crate::model::storage::Storages;
 
 impl Cluster {
     /// Checks of an update that PVE makes before forking
@@ -130,7 +132,7 @@ impl Cluster {
                     // A pending drive that never became current: its
                     // volume becomes unused.
                     let file = drive_file(&val).to_string();
-                    self.register_unused(node, vmid, &file);
+                    register_unused(&mut self.guests, &mut self.storage, node, vmid, &file);
                 }
                 if !self
                     .guests
@@ -179,7 +181,7 @@ impl Cluster {
                 if let Some(old) = old_pending {
                     let file = drive_file(&old).to_string();
                     if file != drive_file(&v) {
-                        self.register_unused(node, vmid, &file);
+                        register_unused(&mut self.guests, &mut self.storage, node, vmid, &file);
                     }
                 }
                 if let Some(vm) = self.guests.get_mut(&vmid) {
@@ -208,31 +210,6 @@ impl Cluster {
         }
         let _ = version;
         Ok(log)
-    }
-
-    /// Records a volume of the VM as the next free `unusedN`, unless the
-    /// config still uses it.
-    pub(super) fn register_unused(&mut self, node: &str, vmid: u32, volid: &str) {
-        if self
-            .storage
-            .volume(volid, node)
-            .is_none_or(|v| v.vmid != vmid)
-        {
-            return;
-        }
-        if volid.contains("-cloudinit") {
-            self.storage.free_volume(volid, node);
-            return;
-        }
-        let Some(vm) = self.guests.get_mut(&vmid) else {
-            return;
-        };
-        let used = vm.config.iter().chain(vm.pending.iter()).any(|(k, v)| {
-            (is_drive_key(k) && drive_file(v) == volid) || (k.starts_with("unused") && v == volid)
-        });
-        if !used {
-            vm.add_unused(volid);
-        }
     }
 
     /// `vmconfig_apply_pending`: everything pending becomes current.
@@ -290,7 +267,7 @@ impl Cluster {
                         log.extend(l);
                     }
                 } else {
-                    self.register_unused(node, vmid, &file);
+                    register_unused(&mut self.guests, &mut self.storage, node, vmid, &file);
                 }
             }
         }
@@ -515,4 +492,31 @@ fn always_live(key: &str) -> bool {
             | "cpulimit"
             | "balloon"
     ) || is_cloudinit_option(key)
+}
+
+/// Records a volume of the VM as the next free `unusedN`, unless the
+/// config still uses it.
+pub(super) fn register_unused(
+    guests: &mut Guests,
+    storage: &mut Storages,
+    node: &str,
+    vmid: u32,
+    volid: &str,
+) {
+    if storage.volume(volid, node).is_none_or(|v| v.vmid != vmid) {
+        return;
+    }
+    if volid.contains("-cloudinit") {
+        storage.free_volume(volid, node);
+        return;
+    }
+    let Some(vm) = guests.get_mut(&vmid) else {
+        return;
+    };
+    let used = vm.config.iter().chain(vm.pending.iter()).any(|(k, v)| {
+        (is_drive_key(k) && drive_file(v) == volid) || (k.starts_with("unused") && v == volid)
+    });
+    if !used {
+        vm.add_unused(volid);
+    }
 }

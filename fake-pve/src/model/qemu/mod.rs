@@ -508,7 +508,7 @@ impl Cluster {
     pub(crate) fn abort_qemu(&mut self, vmid: u32, op: &QemuOp) {
         match op {
             QemuOp::Clone(job) => self.abort_clone(vmid, job),
-            QemuOp::Snapshot { name } => self.abort_snapshot(vmid, name),
+            QemuOp::Snapshot { name } => self.snapshots().abort_snapshot(vmid, name),
             QemuOp::Migrate(_) => self.abort_migrate(vmid),
             _ => {}
         }
@@ -533,13 +533,17 @@ impl Cluster {
         match op {
             QemuOp::Clone(job) => self.finish_clone(vmid, *job, now),
             QemuOp::Template { disk } => self.finish_template(&node, vmid, disk.as_deref()),
-            QemuOp::Snapshot { name } => self.commit_snapshot(&node, vmid, &name),
+            QemuOp::Snapshot { name } => self.snapshots().commit_snapshot(&node, vmid, &name),
             QemuOp::Rollback {
                 name,
                 start,
                 vmgenid,
-            } => self.finish_rollback(&node, vmid, &name, start, vmgenid, end_ms),
-            QemuOp::DeleteSnapshot { name } => self.finish_delete_snapshot(&node, vmid, &name),
+            } => self
+                .snapshots()
+                .finish_rollback(&node, vmid, &name, start, vmgenid, end_ms),
+            QemuOp::DeleteSnapshot { name } => {
+                self.snapshots().finish_delete_snapshot(&node, vmid, &name)
+            }
             QemuOp::Resize(job) => self.finish_resize(vmid, &job),
             QemuOp::MoveDisk(job) => self.finish_move_disk(&node, vmid, &job, now),
             QemuOp::Reassign(job) => self.finish_reassign(vmid, &job, now),

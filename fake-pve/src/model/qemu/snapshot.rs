@@ -10,13 +10,16 @@
 use std::collections::BTreeMap;
 
 use super::clone::is_cloudinit;
+use super::config::register_unused;
 use super::{
-    Cluster, EffectResult, Error, Lines, Qemu, QemuOp, Result, TaskEffect, Worker, config_missing,
+    EffectResult, Error, Lines, Qemu, QemuOp, Result, TaskEffect, Worker, config_missing,
     drive_file, drive_is_cdrom, drive_order, is_disk, is_drive_key, lock_timeout, power_off,
     running_machine, uuid,
 };
 use crate::model::Context;
-use crate::model::guest::snapshot::{SnapshotKind, check_name, feature_missing, thin_lv};
+use crate::model::guest::snapshot::{
+    SnapshotKind, Snapshots, check_name, feature_missing, thin_lv,
+};
 use crate::model::storage::{VolumeKind, parse_volid};
 
 impl SnapshotKind for Qemu {
@@ -89,7 +92,7 @@ pub fn find_vmstate_storage(conf: &BTreeMap<String, String>) -> String {
         .unwrap_or_else(|| "local".into())
 }
 
-impl Cluster {
+impl Snapshots<'_> {
     /// `POST .../snapshot`: the synchronous refusals, then the prepare
     /// step of the `qmsnapshot` worker.
     ///
@@ -120,7 +123,7 @@ impl Cluster {
         let running = vm.running();
         let mem = vm.maxmem();
         let vols = vm.snapshot_volumes();
-        if feature_missing(&self.storage, &vols, version.is_v9()) {
+        if feature_missing(self.storage, &vols, version.is_v9()) {
             return Ok(worker.fail("snapshot feature is not available"));
         }
         let mut snap = vm.snapshot_copy();
@@ -165,7 +168,7 @@ impl Cluster {
         }
         for (k, f) in &vols {
             lines.push(format!("snapshotting 'drive-{k}' ({f})"));
-            if let Some(lv) = thin_lv(&self.storage, f) {
+            if let Some(lv) = thin_lv(self.storage, f) {
                 lines.push(format!("  Logical volume \"snap_{lv}_{name}\" created."));
             }
         }
@@ -269,7 +272,7 @@ impl Cluster {
         }
         let mut end = Vec::new();
         for (_, f) in disks(snap) {
-            if let Some(lv) = thin_lv(&self.storage, &f) {
+            if let Some(lv) = thin_lv(self.storage, &f) {
                 end.push(format!("  Logical volume \"{lv}\" successfully removed."));
                 end.push(format!("  Logical volume \"{lv}\" created."));
             }
@@ -339,7 +342,7 @@ impl Cluster {
                 log.push(format!("found unused cloudinit disk '{v}', removing it"));
                 self.storage.free_volume(&v, node);
             } else {
-                self.register_unused(node, vmid, &v);
+                register_unused(self.guests, self.storage, node, vmid, &v);
             }
         }
         let with_state = snap.get("vmstate").is_some_and(|v| !v.is_empty());
@@ -413,7 +416,7 @@ impl Cluster {
             log.extend(l);
         }
         for (_, f) in disks(&snap) {
-            if let Some(lv) = thin_lv(&self.storage, &f) {
+            if let Some(lv) = thin_lv(self.storage, &f) {
                 log.push(format!(
                     "  Logical volume \"snap_{lv}_{name}\" successfully removed."
                 ));
@@ -439,7 +442,7 @@ impl Cluster {
                 log.push(format!("found unused cloudinit disk '{v}', removing it"));
                 self.storage.free_volume(&v, node);
             } else {
-                self.register_unused(node, vmid, &v);
+                register_unused(self.guests, self.storage, node, vmid, &v);
             }
         }
         Ok(log)

@@ -437,7 +437,8 @@ fn destroy_checks_protection_and_frees_the_volumes() {
 fn snapshots_rollback_and_delete() {
     let mut w = ct_world();
     let st = go(&mut w, |c| {
-        c.snapshot_ct("pve", 200, "s1", Some("first".into()), T0)
+        c.snapshots()
+            .snapshot_ct("pve", 200, "s1", Some("first".into()), T0)
     });
     assert_eq!(st, "OK");
     w.c.update_ct_config("pve", 200, &update(&[("cores", "4")], &[]), &mut rq())
@@ -452,18 +453,27 @@ fn snapshots_rollback_and_delete() {
     assert_eq!(list.snapshots.len(), 1);
     assert_eq!(list.current.parent, Some("s1"));
     assert_eq!(
-        refused(w.c.snapshot_ct("pve", 200, "current", None, T0)).1,
+        refused(w.c.snapshots().snapshot_ct("pve", 200, "current", None, T0)).1,
         "unable to use snapshot name 'current' (reserved name)"
     );
     assert_eq!(
-        go(&mut w, |c| c.snapshot_ct("pve", 200, "s1", None, T0)),
+        go(&mut w, |c| c
+            .snapshots()
+            .snapshot_ct("pve", 200, "s1", None, T0)),
         "snapshot name 's1' already used"
     );
-    assert_eq!(go(&mut w, |c| c.rollback_ct("pve", 200, "s1", true)), "OK");
+    assert_eq!(
+        go(&mut w, |c| c
+            .snapshots()
+            .rollback_ct("pve", 200, "s1", true)),
+        "OK"
+    );
     assert_eq!(conf(&w, 200, "cores"), None);
     assert!(w.c.guests().ct_by_id(200).expect("ct").running());
     assert_eq!(
-        go(&mut w, |c| c.delete_ct_snapshot("pve", 200, "s1", false)),
+        go(&mut w, |c| c
+            .snapshots()
+            .delete_ct_snapshot("pve", 200, "s1", false)),
         "OK"
     );
     assert_eq!(conf(&w, 200, "parent"), None);
@@ -531,7 +541,9 @@ fn a_template_neither_starts_nor_snapshots() {
         c.ct_power("pve", 200, PowerCall::Start { skiplock: false })
     });
     assert_eq!(st, "you can't start a CT if it's a template");
-    let st = go(&mut w, |c| c.snapshot_ct("pve", 200, "s", None, T0));
+    let st = go(&mut w, |c| {
+        c.snapshots().snapshot_ct("pve", 200, "s", None, T0)
+    });
     assert_eq!(st, "you can't take a snapshot if it's a template");
     assert_eq!(
         refused(w.c.template_ct("pve", 200)).1,

@@ -170,6 +170,7 @@ fn a_raw_file_cannot_be_snapshotted(mut lab: World) {
         .insert("scsi1".into(), format!("{volid},size=1G"));
     let w = lab
         .c
+        .snapshots()
         .snapshot_vm("pve", 100, "s1", false, None, now)
         .expect("a task");
     let upid = lab.run("pve", w);
@@ -207,6 +208,7 @@ fn a_qcow2_file_can_be_snapshotted(mut lab: World) {
         .insert("scsi1".into(), format!("{volid},size=1G"));
     let w = lab
         .c
+        .snapshots()
         .snapshot_vm("pve", 100, "s1", false, None, now)
         .expect("a task");
     let upid = lab.run("pve", w);

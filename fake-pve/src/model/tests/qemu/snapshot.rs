@@ -9,7 +9,11 @@ use super::*;
 #[case("current", "unable to use snapshot name 'current' (reserved name)")]
 #[case("PENDING", "unable to use snapshot name 'pending' (reserved name)")]
 fn reserved_snapshot_names(mut lab: World, #[case] name: &str, #[case] msg: &str) {
-    let r = lab.c.snapshot_vm("pve", 100, name, false, None, lab.now());
+    let now = lab.now();
+    let r = lab
+        .c
+        .snapshots()
+        .snapshot_vm("pve", 100, name, false, None, now);
     assert_eq!(refused(r), (500, msg.to_string()));
 }
 
@@ -18,6 +22,7 @@ fn a_snapshot_is_prepared_then_committed(mut lab: World) {
     let now = lab.now();
     let worker = lab
         .c
+        .snapshots()
         .snapshot_vm("pve", 100, "before", false, Some("first".into()), now)
         .expect("accepted");
     assert_eq!(lab.conf(100, "lock").as_deref(), Some("snapshot"));
@@ -63,6 +68,7 @@ fn snapshot_refusals_end_the_task(mut lab: World, #[case] what: &str, #[case] ms
     let now = lab.now();
     let worker = lab
         .c
+        .snapshots()
         .snapshot_vm(
             "pve",
             vmid,
@@ -81,6 +87,7 @@ fn a_stopped_snapshot_task_is_undone(mut lab: World) {
     let now = lab.now();
     let worker = lab
         .c
+        .snapshots()
         .snapshot_vm("pve", 100, "s1", false, None, now)
         .expect("accepted");
     let upid = lab.run_as("pve", worker, "root@pam", 10_000);
@@ -95,6 +102,7 @@ fn snapshot_config_and_description(mut lab: World) {
     let now = lab.now();
     let w = lab
         .c
+        .snapshots()
         .snapshot_vm("pve", 100, "s1", false, None, now)
         .expect("ok");
     lab.run("pve", w);
@@ -108,6 +116,7 @@ fn snapshot_config_and_description(mut lab: World) {
     );
     assert_eq!(snap(&lab, "s1", "cores").expect("s1").as_deref(), Some("2"));
     lab.c
+        .snapshots()
         .update_snapshot("pve", 100, "s1", Some("edited".into()))
         .expect("updated");
     assert_eq!(
@@ -119,7 +128,11 @@ fn snapshot_config_and_description(mut lab: World) {
         (500, "snapshot 'nope' does not exist".into())
     );
     assert_eq!(
-        refused(lab.c.update_snapshot("pve", 100, "nope", Some("x".into()))),
+        refused(
+            lab.c
+                .snapshots()
+                .update_snapshot("pve", 100, "nope", Some("x".into()))
+        ),
         (500, "snapshot 'nope' does not exist".into())
     );
 }
@@ -129,13 +142,17 @@ fn rollback_restores_the_config_and_stops_a_running_vm(mut lab: World) {
     let now = lab.now();
     let w = lab
         .c
+        .snapshots()
         .snapshot_vm("pve", 101, "s1", false, None, now)
         .expect("ok");
     lab.run("pve", w);
     lab.c
         .update_config("pve", 101, &update(&[("name", "changed")], &[]), now)
         .expect("applied");
-    let w = lab.c.rollback_vm("pve", 101, "s1", false, &mut rq());
+    let w = lab
+        .c
+        .snapshots()
+        .rollback_vm("pve", 101, "s1", false, &mut rq());
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "OK");
     assert_eq!(lab.conf(101, "name").as_deref(), Some("db"));
@@ -145,10 +162,13 @@ fn rollback_restores_the_config_and_stops_a_running_vm(mut lab: World) {
 
 #[rstest]
 fn rollback_and_delete_of_a_missing_snapshot_fail_in_the_task(mut lab: World) {
-    let w = lab.c.rollback_vm("pve", 100, "nope", false, &mut rq());
+    let w = lab
+        .c
+        .snapshots()
+        .rollback_vm("pve", 100, "nope", false, &mut rq());
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "snapshot 'nope' does not exist");
-    let w = lab.c.delete_snapshot("pve", 100, "nope");
+    let w = lab.c.snapshots().delete_snapshot("pve", 100, "nope");
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "snapshot 'nope' does not exist");
 }
@@ -159,6 +179,7 @@ fn deleting_a_snapshot_relinks_the_parent(mut lab: World) {
     for s in ["a", "b"] {
         let w = lab
             .c
+            .snapshots()
             .snapshot_vm("pve", 100, s, false, None, now)
             .expect("ok");
         lab.run("pve", w);
@@ -169,7 +190,7 @@ fn deleting_a_snapshot_relinks_the_parent(mut lab: World) {
             .map(String::as_str),
         Some("a")
     );
-    let w = lab.c.delete_snapshot("pve", 100, "b");
+    let w = lab.c.snapshots().delete_snapshot("pve", 100, "b");
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "OK");
     assert_eq!(lab.conf(100, "parent").as_deref(), Some("a"));
@@ -184,6 +205,7 @@ fn a_snapshot_of_a_running_vm_saves_its_state(mut lab: World) {
     let now = lab.now();
     let w = lab
         .c
+        .snapshots()
         .snapshot_vm("pve", 101, "live", true, None, now)
         .expect("accepted");
     let upid = lab.run("pve", w);
@@ -198,7 +220,7 @@ fn a_snapshot_of_a_running_vm_saves_its_state(mut lab: World) {
     );
     let list = lab.c.guests.vm("pve", 101).expect("vm").snapshot_list();
     assert_eq!(list.snapshots[0].vmstate, Some(true));
-    let w = lab.c.delete_snapshot("pve", 101, "live");
+    let w = lab.c.snapshots().delete_snapshot("pve", 101, "live");
     lab.run("pve", w);
     assert!(
         lab.c.storage.volume(&state, "pve").is_none(),
@@ -211,10 +233,14 @@ fn rollback_with_start_runs_the_vm_again(mut lab: World) {
     let now = lab.now();
     let w = lab
         .c
+        .snapshots()
         .snapshot_vm("pve", 100, "s1", false, None, now)
         .expect("ok");
     lab.run("pve", w);
-    let w = lab.c.rollback_vm("pve", 100, "s1", true, &mut rq());
+    let w = lab
+        .c
+        .snapshots()
+        .rollback_vm("pve", 100, "s1", true, &mut rq());
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "OK");
     lab.tick(1);
@@ -229,7 +255,10 @@ fn rollback_of_a_template_fails(mut lab: World) {
         .expect("vm")
         .snapshots
         .insert("s1".into(), map(&[("snaptime", "1")]));
-    let w = lab.c.rollback_vm("pve", 900, "s1", false, &mut rq());
+    let w = lab
+        .c
+        .snapshots()
+        .rollback_vm("pve", 900, "s1", false, &mut rq());
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "you can't rollback if vm is a template");
 }
@@ -239,6 +268,7 @@ fn a_disk_with_snapshots_cannot_move_and_delete_its_source(mut lab: World) {
     let now = lab.now();
     let w = lab
         .c
+        .snapshots()
         .snapshot_vm("pve", 100, "s1", false, None, now)
         .expect("ok");
     lab.run("pve", w);
@@ -376,6 +406,7 @@ fn vmstate_is_ignored_for_a_stopped_vm(mut lab: World) {
     let now = lab.now();
     let w = lab
         .c
+        .snapshots()
         .snapshot_vm("pve", 100, "s1", true, None, now)
         .expect("ok");
     lab.run("pve", w);
@@ -387,6 +418,7 @@ fn the_vm_state_takes_twice_the_memory_and_500_mib(mut lab: World) {
     let now = lab.now();
     let w = lab
         .c
+        .snapshots()
         .snapshot_vm("pve", 101, "s1", true, None, now)
         .expect("ok");
     lab.run("pve", w);
@@ -407,6 +439,7 @@ fn a_snapshot_leaves_out_unused_disks_and_the_description(mut lab: World) {
     let now = lab.now();
     let w = lab
         .c
+        .snapshots()
         .snapshot_vm("pve", 100, "s1", false, None, now)
         .expect("ok");
     lab.run("pve", w);
@@ -424,6 +457,7 @@ fn rollback_keeps_description_and_unused_and_sets_parent(mut lab: World) {
     let now = lab.now();
     let w = lab
         .c
+        .snapshots()
         .snapshot_vm("pve", 100, "s1", false, None, now)
         .expect("ok");
     lab.run("pve", w);
@@ -448,7 +482,10 @@ fn rollback_keeps_description_and_unused_and_sets_parent(mut lab: World) {
             "vmgenid".into(),
             "00000000-0000-0000-0000-000000000002".into(),
         );
-    let w = lab.c.rollback_vm("pve", 100, "s1", false, &mut rq());
+    let w = lab
+        .c
+        .snapshots()
+        .rollback_vm("pve", 100, "s1", false, &mut rq());
     lab.run("pve", w);
     assert_eq!(lab.conf(100, "description").as_deref(), Some("kept"));
     assert_eq!(
@@ -469,10 +506,14 @@ fn rollback_to_a_snapshot_with_state_resumes_the_vm(mut lab: World) {
     let now = lab.now();
     let w = lab
         .c
+        .snapshots()
         .snapshot_vm("pve", 101, "live", true, None, now)
         .expect("ok");
     lab.run("pve", w);
-    let w = lab.c.rollback_vm("pve", 101, "live", false, &mut rq());
+    let w = lab
+        .c
+        .snapshots()
+        .rollback_vm("pve", 101, "live", false, &mut rq());
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "OK");
     assert!(lab.c.guests[&101].running());
@@ -483,6 +524,7 @@ fn task_logs_show_the_storage_tools(mut lab: World) {
     let now = lab.now();
     let w = lab
         .c
+        .snapshots()
         .snapshot_vm("pve", 100, "snap1", false, None, now)
         .expect("ok");
     let upid = lab.run("pve", w);
@@ -497,7 +539,7 @@ fn task_logs_show_the_storage_tools(mut lab: World) {
             .any(|l| l == "  Logical volume \"snap_vm-100-disk-0_snap1\" created."),
         "{log:?}"
     );
-    let w = lab.c.delete_snapshot("pve", 100, "snap1");
+    let w = lab.c.snapshots().delete_snapshot("pve", 100, "snap1");
     let upid = lab.run("pve", w);
     assert!(
         lab.task(&upid)
