@@ -833,6 +833,6 @@ fn apl_download(ctx: &Ctx<'_>) -> Result<Reply> {
     let template = ctx.param("template")?;
     let now = ctx.now();
     super::start_prepared(ctx, &node, |c| {
-        c.apl_download(&node, &storage, &template, now)
+        crate::model::lxc::aplinfo::apl_download(&c.storage, &node, &storage, &template, now)
     })
 }

@@ -331,7 +331,17 @@ fn vm_feature(ctx: &Ctx<'_>) -> Result<Reply> {
     let feature = ctx.param("feature")?;
     let snapname = ctx.params.str("snapname");
     Ok(ctx
-        .with(|c| c.vm_feature(&node, vmid, &feature, snapname.as_deref()))
+        .with(|c| {
+            let vm = c.guests.vm(&node, vmid)?;
+            qemu::vm_feature(
+                vm,
+                &c.nodes,
+                &c.storage,
+                c.version,
+                &feature,
+                snapname.as_deref(),
+            )
+        })
         .map(|f| view::feature(&f))?
         .into())
 }
@@ -342,7 +352,7 @@ fn vm_sendkey(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     root_only(ctx, "skiplock")?;
     ctx.param("key")?;
-    ctx.with(|c| c.vm_sendkey(&node, vmid))?;
+    ctx.with(|c| c.guests.vm_sendkey(&node, vmid))?;
     Ok(Value::Null.into())
 }
 
@@ -353,7 +363,8 @@ fn cloudinit_pending(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     Ok(ctx
         .with(|c| {
-            c.cloudinit_pending(&node, vmid)
+            c.guests
+                .cloudinit_pending(&node, vmid)
                 .map(|v| view::cloudinit_pending(&v))
         })?
         .into())
@@ -363,7 +374,7 @@ fn cloudinit_pending(ctx: &Ctx<'_>) -> Result<Reply> {
 fn cloudinit_update(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
-    ctx.with(|c| c.cloudinit_update(&node, vmid))?;
+    ctx.with(|c| c.guests.cloudinit_update(&node, vmid))?;
     Ok(Value::Null.into())
 }
 
@@ -377,7 +388,7 @@ fn cloudinit_generated_config_dump(ctx: &Ctx<'_>) -> Result<Reply> {
     let path = format!("/vms/{vmid}");
     let text = ctx.with(|c| {
         let mask = !c.access().has_priv(&who, &path, "VM.Config.Cloudinit");
-        c.cloudinit_dump(&node, vmid, &kind, mask)
+        c.guests.cloudinit_dump(&c.nodes, &node, vmid, &kind, mask)
     })?;
     Ok(json!(text).into())
 }

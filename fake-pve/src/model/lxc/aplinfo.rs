@@ -6,8 +6,7 @@
 //! The list is built in: PVE's usual system templates of both releases.
 //! Nothing is fetched; a download stores a volume of the listed size.
 
-use crate::model::cluster::Cluster;
-use crate::model::storage::Volume;
+use crate::model::storage::{Storages, Volume};
 use crate::model::tasks::{TaskEffect, VolumeChange, Worker};
 use crate::model::{Error, Result};
 
@@ -115,52 +114,50 @@ pub const APPLIANCES: &[Appliance] = &[
 /// Where the appliances' archives are downloaded from.
 pub const SOURCE: &str = "http://download.proxmox.com/images/system";
 
-impl Cluster {
-    /// `POST /nodes/{node}/aplinfo`: the checks and the `download` task
-    /// that stores the template.
-    ///
-    /// # Errors
-    /// 400 `no such template`; storage refusals; a storage without
-    /// `vztmpl`.
-    pub fn apl_download(
-        &self,
-        node: &str,
-        storage: &str,
-        template: &str,
-        now: i64,
-    ) -> Result<Worker> {
-        let Some(apl) = APPLIANCES.iter().find(|a| a.template == template) else {
-            return Err(Error::invalid("template", "no such template"));
-        };
-        let s = self.storage.usable_storage(storage, node)?;
-        if !s.content.iter().any(|c| c == "vztmpl") {
-            return Err(Error::failed(format!(
-                "storage '{storage}' does not support templates"
-            )));
-        }
-        let path = s.options.get("path").map_or("/var/lib/vz", String::as_str);
-        let dest = format!("{path}/template/cache/{template}");
-        let url = format!("{SOURCE}/{template}");
-        let tmp = format!("{dest}.tmp.{}", 4000 + now.rem_euclid(1000));
-        let volume = Volume {
-            storage: s.storage.clone(),
-            name: format!("vztmpl/{template}"),
-            size: apl.size,
-            format: crate::model::storage::content::file_format("vztmpl", template)
-                .unwrap_or_else(|| "tzst".into()),
-            vmid: 0,
-            ctime: now,
-        };
-        Ok(Worker::new("download", template)
-            .log(format!("starting template download from: {url}"))
-            .log(format!("target file: {dest}"))
-            .log(format!("downloading {url} to {tmp}"))
-            .log(format!("Length: {}", apl.size))
-            .log("calculating checksum...OK, checksum verified")
-            .log(format!("download of '{url}' to '{dest}' finished"))
-            .effect(TaskEffect::Volume {
-                node: node.to_string(),
-                change: VolumeChange::Put { volume },
-            }))
+/// `POST /nodes/{node}/aplinfo`: the checks and the `download` task
+/// that stores the template in `storage`.
+///
+/// # Errors
+/// 400 `no such template`; storage refusals; a storage without
+/// `vztmpl`.
+pub fn apl_download(
+    storages: &Storages,
+    node: &str,
+    storage: &str,
+    template: &str,
+    now: i64,
+) -> Result<Worker> {
+    let Some(apl) = APPLIANCES.iter().find(|a| a.template == template) else {
+        return Err(Error::invalid("template", "no such template"));
+    };
+    let s = storages.usable_storage(storage, node)?;
+    if !s.content.iter().any(|c| c == "vztmpl") {
+        return Err(Error::failed(format!(
+            "storage '{storage}' does not support templates"
+        )));
     }
+    let path = s.options.get("path").map_or("/var/lib/vz", String::as_str);
+    let dest = format!("{path}/template/cache/{template}");
+    let url = format!("{SOURCE}/{template}");
+    let tmp = format!("{dest}.tmp.{}", 4000 + now.rem_euclid(1000));
+    let volume = Volume {
+        storage: s.storage.clone(),
+        name: format!("vztmpl/{template}"),
+        size: apl.size,
+        format: crate::model::storage::content::file_format("vztmpl", template)
+            .unwrap_or_else(|| "tzst".into()),
+        vmid: 0,
+        ctime: now,
+    };
+    Ok(Worker::new("download", template)
+        .log(format!("starting template download from: {url}"))
+        .log(format!("target file: {dest}"))
+        .log(format!("downloading {url} to {tmp}"))
+        .log(format!("Length: {}", apl.size))
+        .log("calculating checksum...OK, checksum verified")
+        .log(format!("download of '{url}' to '{dest}' finished"))
+        .effect(TaskEffect::Volume {
+            node: node.to_string(),
+            change: VolumeChange::Put { volume },
+        }))
 }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::schema::{is_mount_key, mp_volume};
-use crate::model::cluster::Cluster;
+use crate::model::guests::Guests;
 use crate::model::{Error, Result};
 
 /// A mount point as `get_backup_volumes` sees it.
@@ -84,14 +84,13 @@ pub fn backup_volumes(conf: &BTreeMap<String, String>) -> Vec<BackupVolume> {
     out
 }
 
-impl Cluster {
+impl Guests {
     /// `set_lock`: the container must hold no lock; it takes `lock`.
     ///
     /// # Errors
     /// `CT is locked (<lock>)`, a missing container.
     pub(crate) fn lock_ct(&mut self, vmid: u32, lock: &str) -> Result<()> {
         let ct = self
-            .guests
             .ct_by_id_mut(vmid)
             .ok_or_else(|| Error::not_found(format!("unable to find VM '{vmid}'")))?;
         ct.check_lock()?;
@@ -101,7 +100,7 @@ impl Cluster {
 
     /// `remove_lock`: drops `lock` if the container holds it.
     pub(crate) fn unlock_ct(&mut self, vmid: u32, lock: &str) {
-        if let Some(ct) = self.guests.ct_by_id_mut(vmid)
+        if let Some(ct) = self.ct_by_id_mut(vmid)
             && ct.lock() == Some(lock)
         {
             ct.config.remove("lock");
@@ -110,7 +109,7 @@ impl Cluster {
 
     /// A container a `stop` mode backup stopped runs again from `now_ms`.
     pub(crate) fn ct_started_again(&mut self, vmid: u32, now_ms: i64) {
-        if let Some(ct) = self.guests.ct_by_id_mut(vmid)
+        if let Some(ct) = self.ct_by_id_mut(vmid)
             && ct.running()
         {
             ct.set_running(now_ms);

@@ -244,7 +244,7 @@ impl Cluster {
     /// Undoes the start of a restore whose task ended without its effect.
     pub(super) fn abort_ct_restore(&mut self, vmid: u32, job: &CtRestoreJob) {
         if job.existed {
-            self.unlock_ct(vmid, "create");
+            self.guests.unlock_ct(vmid, "create");
         } else if self
             .guests
             .ct_by_id(vmid)
@@ -432,7 +432,7 @@ impl Cluster {
                 if destroy_config_on_error {
                     self.guests.remove_ct(vmid);
                 } else {
-                    self.unlock_ct(vmid, "create");
+                    self.guests.unlock_ct(vmid, "create");
                 }
                 return Err((lines, format!("{emsg} {e}")));
             }

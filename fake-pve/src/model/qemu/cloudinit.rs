@@ -6,7 +6,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Cluster, Error, Result, Vm, is_drive_key, is_windows, sha1_hex};
+use super::{Error, Result, Vm, is_drive_key, is_windows, sha1_hex};
+use crate::model::guests::Guests;
+use crate::model::nodes::Nodes;
 
 /// `cloudinit_pending_properties`: the cloud-init options, `name` and
 /// every `netN`.
@@ -308,7 +310,7 @@ fn masked<'a>(key: &str, value: &'a str) -> &'a str {
     }
 }
 
-impl Cluster {
+impl Guests {
     /// `$cloudinit_record_changed`: remembers in `[special:cloudinit]`
     /// what the ISO still holds when a running VM's tracked option
     /// changes.
@@ -322,7 +324,7 @@ impl Cluster {
         if !tracked(key) {
             return;
         }
-        let Some(vm) = self.guests.get_mut(&vmid) else {
+        let Some(vm) = self.get_mut(&vmid) else {
             return;
         };
         let ci = &mut vm.ci_changes;
@@ -375,7 +377,7 @@ impl Cluster {
     /// A missing VM.
     pub fn cloudinit_pending(&self, node: &str, vmid: u32) -> Result<Vec<CloudinitItem<'_>>> {
         static NONE: BTreeMap<String, String> = BTreeMap::new();
-        let vm = self.guests.vm(node, vmid)?;
+        let vm = self.vm(node, vmid)?;
         let conf = &vm.config;
         // The section is only written while a cloud-init drive exists.
         let ci = if has_cloudinit(conf) {
@@ -436,12 +438,12 @@ impl Cluster {
     /// # Errors
     /// A missing or locked VM.
     pub fn cloudinit_update(&mut self, node: &str, vmid: u32) -> Result<()> {
-        let vm = self.guests.vm(node, vmid)?;
+        let vm = self.vm(node, vmid)?;
         vm.check_lock()?;
         if !has_cloudinit(&vm.config) {
             return Ok(());
         }
-        if let Some(vm) = self.guests.get_mut(&vmid) {
+        if let Some(vm) = self.get_mut(&vmid) {
             vm.ci_changes.clear();
         }
         Ok(())
@@ -451,10 +453,16 @@ impl Cluster {
     ///
     /// # Errors
     /// A missing VM; an interface without MAC; a bad address.
-    pub fn cloudinit_dump(&self, node: &str, vmid: u32, kind: &str, mask: bool) -> Result<String> {
-        let vm = self.guests.vm(node, vmid)?;
-        let node_ip = self
-            .nodes
+    pub fn cloudinit_dump(
+        &self,
+        nodes: &Nodes,
+        node: &str,
+        vmid: u32,
+        kind: &str,
+        mask: bool,
+    ) -> Result<String> {
+        let vm = self.vm(node, vmid)?;
+        let node_ip = nodes
             .iter()
             .find(|n| n.name == vm.node)
             .map(|n| n.ip.clone())

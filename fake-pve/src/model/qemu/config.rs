@@ -347,7 +347,7 @@ impl Cluster {
                 .guests
                 .get(&vmid)
                 .and_then(|vm| vm.config.get(&k).cloned());
-            self.record_ci_change(vmid, &k, old.as_deref(), None);
+            self.guests.record_ci_change(vmid, &k, old.as_deref(), None);
             self.apply_one(vmid, &node, &k, None, force, log);
             if let Some(vm) = self.guests.get_mut(&vmid) {
                 vm.pending_delete.remove(&k);
@@ -358,7 +358,8 @@ impl Cluster {
                 vm.pending.remove(&k);
                 vm.config.get(&k).cloned()
             });
-            self.record_ci_change(vmid, &k, old.as_deref(), Some(&v));
+            self.guests
+                .record_ci_change(vmid, &k, old.as_deref(), Some(&v));
             self.apply_one(vmid, &node, &k, Some(v), false, log);
         }
         if errors.is_empty() {

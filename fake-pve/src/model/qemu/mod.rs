@@ -54,7 +54,7 @@ use schema::{
 pub use {
     cloudinit::CloudinitItem,
     config::{ConfigView, PendingRow, PendingView},
-    feature::FeatureAnswer,
+    feature::{FeatureAnswer, vm_feature},
 };
 
 /// Whether a guest's process runs (`status` in PVE's answers).
@@ -544,7 +544,14 @@ impl Cluster {
             QemuOp::DeleteSnapshot { name } => {
                 self.snapshots().finish_delete_snapshot(&node, vmid, &name)
             }
-            QemuOp::Resize(job) => self.finish_resize(vmid, &job),
+            QemuOp::Resize(job) => resize::finish_resize(
+                &mut self.guests,
+                &mut self.storage,
+                &self.access,
+                self.version,
+                vmid,
+                &job,
+            ),
             QemuOp::MoveDisk(job) => self.finish_move_disk(&node, vmid, &job, now),
             QemuOp::Reassign(job) => self.finish_reassign(vmid, &job, now),
             QemuOp::Migrate(job) => self.finish_migrate(&node, vmid, &job, now),

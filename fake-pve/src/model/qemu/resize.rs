@@ -7,8 +7,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Cluster, EffectResult, Error, Result, drive_file, drive_is_cdrom, drive_with};
-use crate::model::access::AuthId;
+use super::{EffectResult, Error, PveVersion, Result, drive_file, drive_is_cdrom, drive_with};
+use crate::model::access::{Access, AuthId};
+use crate::model::guests::Guests;
+use crate::model::storage::Storages;
 use crate::model::storage::parse_volid;
 use crate::spec::propstring;
 
@@ -54,88 +56,96 @@ fn parse_resize(s: &str) -> Option<(bool, f64)> {
     Some((rel, n * f64::from(1u32 << (shift / 2)).powi(2)))
 }
 
-impl Cluster {
-    /// The `resize` task: grows the volume, writes `size=` into the
-    /// drive, and answers the storage tools' output.
-    pub(super) fn finish_resize(&mut self, vmid: u32, job: &ResizeJob) -> EffectResult {
-        let fail = |e: Error| (Vec::new(), e.to_string());
-        let node = job.node.as_str();
-        let (volid, running, current) = self.resize_checks(node, vmid, job).map_err(fail)?;
-        let (rel, bytes) =
-            parse_resize(&job.size).ok_or_else(|| (Vec::new(), "internal error".to_string()))?;
-        let mut newsize = bytes;
-        if rel {
-            newsize += current as f64;
-        }
-        let newsize = newsize as u64;
-        if newsize < current {
-            return Err((Vec::new(), "shrinking disks is not supported".into()));
-        }
-        if newsize == current {
-            return Ok(Vec::new());
-        }
-        let lines = self
-            .storage
-            .resize_volume(&volid, node, newsize, running)
-            .map_err(fail)?;
-        let version = self.version;
-        let size_text = propstring::format_size(&newsize.to_string());
-        if let Some(vm) = self.guests.get_mut(&vmid)
-            && let Some(value) = vm.config.get(&job.disk).cloned()
-        {
-            let printed = drive_with(version, &job.disk, &value, &[("size", &size_text)], &[]);
-            vm.config.insert(job.disk.clone(), printed);
-        }
-        Ok(lines)
+/// The `resize` task: grows the volume, writes `size=` into the
+/// drive, and answers the storage tools' output.
+pub(super) fn finish_resize(
+    guests: &mut Guests,
+    storage: &mut Storages,
+    access: &Access,
+    version: PveVersion,
+    vmid: u32,
+    job: &ResizeJob,
+) -> EffectResult {
+    let fail = |e: Error| (Vec::new(), e.to_string());
+    let node = job.node.as_str();
+    let (volid, running, current) =
+        resize_checks(guests, storage, access, node, vmid, job).map_err(fail)?;
+    let (rel, bytes) =
+        parse_resize(&job.size).ok_or_else(|| (Vec::new(), "internal error".to_string()))?;
+    let mut newsize = bytes;
+    if rel {
+        newsize += current as f64;
     }
+    let newsize = newsize as u64;
+    if newsize < current {
+        return Err((Vec::new(), "shrinking disks is not supported".into()));
+    }
+    if newsize == current {
+        return Ok(Vec::new());
+    }
+    let lines = storage
+        .resize_volume(&volid, node, newsize, running)
+        .map_err(fail)?;
+    let size_text = propstring::format_size(&newsize.to_string());
+    if let Some(vm) = guests.get_mut(&vmid)
+        && let Some(value) = vm.config.get(&job.disk).cloned()
+    {
+        let printed = drive_with(version, &job.disk, &value, &[("size", &size_text)], &[]);
+        vm.config.insert(job.disk.clone(), printed);
+    }
+    Ok(lines)
+}
 
-    /// `resize_vm`'s checks under the config lock, in PVE's order;
-    /// answers the volume, whether the VM runs and the current size.
-    fn resize_checks(&self, node: &str, vmid: u32, job: &ResizeJob) -> Result<(String, bool, u64)> {
-        let vm = self.guests.vm(node, vmid)?;
-        if job.digest.as_deref().is_some_and(|d| d != vm.digest()) {
-            return Err(Error::conflict(
-                "checksum mismatch (file change by other user?)",
-            ));
-        }
-        if !job.skiplock {
-            vm.check_lock()?;
-        }
-        let Some(value) = vm.config.get(&job.disk) else {
-            return Err(Error::not_found(format!(
-                "disk '{}' does not exist",
-                job.disk
-            )));
-        };
-        let volid = drive_file(value).to_string();
-        if volid.is_empty() {
-            return Err(Error::failed(format!(
-                "disk '{}' has no associated volume",
-                job.disk
-            )));
-        }
-        if drive_is_cdrom(value) {
-            return Err(Error::failed("you can't resize a cdrom"));
-        }
-        let Some((sid, _)) = parse_volid(&volid) else {
-            return Err(Error::failed(format!(
-                "unable to parse volume ID '{volid}'"
-            )));
-        };
-        let path = format!("/storage/{sid}");
-        if !self
-            .access
-            .has_priv(&job.who, &path, "Datastore.AllocateSpace")
-        {
-            return Err(Error::permission(&path, &["Datastore.AllocateSpace"]));
-        }
-        let Some(size) = self.storage.volume(&volid, node).map(|v| v.size) else {
-            return Err(Error::failed(format!(
-                "Could not determine current size of volume '{volid}'"
-            )));
-        };
-        Ok((volid, vm.running(), size))
+/// `resize_vm`'s checks under the config lock, in PVE's order;
+/// answers the volume, whether the VM runs and the current size.
+fn resize_checks(
+    guests: &Guests,
+    storage: &Storages,
+    access: &Access,
+    node: &str,
+    vmid: u32,
+    job: &ResizeJob,
+) -> Result<(String, bool, u64)> {
+    let vm = guests.vm(node, vmid)?;
+    if job.digest.as_deref().is_some_and(|d| d != vm.digest()) {
+        return Err(Error::conflict(
+            "checksum mismatch (file change by other user?)",
+        ));
     }
+    if !job.skiplock {
+        vm.check_lock()?;
+    }
+    let Some(value) = vm.config.get(&job.disk) else {
+        return Err(Error::not_found(format!(
+            "disk '{}' does not exist",
+            job.disk
+        )));
+    };
+    let volid = drive_file(value).to_string();
+    if volid.is_empty() {
+        return Err(Error::failed(format!(
+            "disk '{}' has no associated volume",
+            job.disk
+        )));
+    }
+    if drive_is_cdrom(value) {
+        return Err(Error::failed("you can't resize a cdrom"));
+    }
+    let Some((sid, _)) = parse_volid(&volid) else {
+        return Err(Error::failed(format!(
+            "unable to parse volume ID '{volid}'"
+        )));
+    };
+    let path = format!("/storage/{sid}");
+    if !access.has_priv(&job.who, &path, "Datastore.AllocateSpace") {
+        return Err(Error::permission(&path, &["Datastore.AllocateSpace"]));
+    }
+    let Some(size) = storage.volume(&volid, node).map(|v| v.size) else {
+        return Err(Error::failed(format!(
+            "Could not determine current size of volume '{volid}'"
+        )));
+    };
+    Ok((volid, vm.running(), size))
 }
 
 #[cfg(test)]

@@ -769,7 +769,7 @@ fn container_backup_modes(
 #[rstest]
 fn all_backs_up_vms_and_containers_and_a_locked_container_fails() {
     let mut w = ct_lab();
-    w.c.lock_ct(301, "migrate").expect("lock");
+    w.c.guests.lock_ct(301, "migrate").expect("lock");
     let mut r = req(0);
     r.vmid = vec![];
     r.all = true;

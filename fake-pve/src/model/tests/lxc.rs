@@ -15,14 +15,14 @@ const TEMPLATE: &str = "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst";
 
 /// Downloads the Debian template into `local` through the appliance index.
 fn with_template(w: &mut World, node: &str) {
-    let worker =
-        w.c.apl_download(
-            node,
-            "local",
-            "debian-12-standard_12.7-1_amd64.tar.zst",
-            w.now(),
-        )
-        .expect("download accepted");
+    let worker = crate::model::lxc::aplinfo::apl_download(
+        &w.c.storage,
+        node,
+        "local",
+        "debian-12-standard_12.7-1_amd64.tar.zst",
+        w.now(),
+    )
+    .expect("download accepted");
     let upid = w.run(node, worker);
     assert_eq!(w.exit(&upid), "OK");
 }

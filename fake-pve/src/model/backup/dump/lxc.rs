@@ -219,7 +219,7 @@ impl Cluster {
                 "INFO: guest is online again after {} seconds",
                 online_after(secs)
             ));
-            self.ct_started_again(vmid, (at + secs) * 1000);
+            self.guests.ct_started_again(vmid, (at + secs) * 1000);
         }
         l.push(format!(
             "INFO: Finished Backup of VM {vmid} ({})",

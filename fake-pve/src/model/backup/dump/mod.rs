@@ -242,7 +242,7 @@ impl Cluster {
         let mut locked = Vec::new();
         for vmid in &vmids {
             if self.guests.kind(*vmid) == Some("lxc") {
-                match self.lock_ct(*vmid, "backup") {
+                match self.guests.lock_ct(*vmid, "backup") {
                     Err(e) => {
                         failures.insert(*vmid, e.to_string());
                     }
@@ -292,7 +292,7 @@ impl Cluster {
             {
                 vm.config.remove("lock");
             }
-            self.unlock_ct(*vmid, "backup");
+            self.guests.unlock_ct(*vmid, "backup");
         }
     }
 

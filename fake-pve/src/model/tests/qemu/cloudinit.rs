@@ -55,7 +55,8 @@ fn cloudinit_dump_masks_the_password_on_request(mut fresh: World) {
     );
     let masked = fresh
         .c
-        .cloudinit_dump("pve", 100, "user", true)
+        .guests
+        .cloudinit_dump(&fresh.c.nodes, "pve", 100, "user", true)
         .expect("dump");
     assert!(masked.contains("user: ops"), "{masked}");
     assert!(!masked.contains("pw\n"), "{masked}");
@@ -64,7 +65,7 @@ fn cloudinit_dump_masks_the_password_on_request(mut fresh: World) {
 #[rstest]
 fn cloudinit_of_a_vm_without_a_drive(lab: World) {
     // PVE answers the options even without a drive; the dump works too.
-    assert!(lab.c.cloudinit_pending("pve", 100).is_ok());
+    assert!(lab.c.guests.cloudinit_pending("pve", 100).is_ok());
 }
 
 #[rstest]
@@ -176,9 +177,7 @@ fn a_raw_file_cannot_be_snapshotted(mut lab: World) {
     let upid = lab.run("pve", w);
     assert_eq!(lab.exit(&upid), "snapshot feature is not available");
     assert_eq!(lab.conf(100, "lock"), None, "nothing was locked");
-    let f = lab
-        .c
-        .vm_feature("pve", 100, "snapshot", None)
+    let f = super::feature(&lab.c, "pve", 100, "snapshot", None)
         .map(|f| crate::api::qemu::view::feature(&f))
         .expect("answer");
     assert_eq!(f["hasFeature"], json!(0));

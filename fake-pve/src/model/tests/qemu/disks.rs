@@ -359,7 +359,7 @@ fn cloudinit_changes_on_a_running_vm_wait_for_the_drive(mut lab: World) {
         .update_config("pve", 101, &update(&[("ciuser", "new")], &[]), now)
         .expect("accepted");
     let pending = crate::api::qemu::view::cloudinit_pending(
-        &lab.c.cloudinit_pending("pve", 101).expect("view"),
+        &lab.c.guests.cloudinit_pending("pve", 101).expect("view"),
     );
     let ciuser = pending
         .as_array()
@@ -372,9 +372,12 @@ fn cloudinit_changes_on_a_running_vm_wait_for_the_drive(mut lab: World) {
         ciuser,
         json!({"key": "ciuser", "value": "old", "pending": "new"})
     );
-    lab.c.cloudinit_update("pve", 101).expect("regenerated");
+    lab.c
+        .guests
+        .cloudinit_update("pve", 101)
+        .expect("regenerated");
     let pending = crate::api::qemu::view::cloudinit_pending(
-        &lab.c.cloudinit_pending("pve", 101).expect("view"),
+        &lab.c.guests.cloudinit_pending("pve", 101).expect("view"),
     );
     assert!(
         pending
@@ -390,22 +393,18 @@ fn cloudinit_changes_on_a_running_vm_wait_for_the_drive(mut lab: World) {
 fn cloudinit_update_of_a_locked_vm(mut lab: World) {
     set_lock(&mut lab, 100, "backup");
     assert_eq!(
-        refused(lab.c.cloudinit_update("pve", 100)),
+        refused(lab.c.guests.cloudinit_update("pve", 100)),
         (500, "VM is locked (backup)".into())
     );
 }
 
 #[rstest]
 fn a_feature_is_limited_to_the_nodes_holding_the_disks(cluster: World) {
-    let local = cluster
-        .c
-        .vm_feature("pve1", 100, "copy", None)
+    let local = super::feature(&cluster.c, "pve1", 100, "copy", None)
         .map(|f| crate::api::qemu::view::feature(&f))
         .expect("answer");
     assert_eq!(local["nodes"], json!(["pve1"]));
-    let shared = cluster
-        .c
-        .vm_feature("pve1", 200, "snapshot", None)
+    let shared = super::feature(&cluster.c, "pve1", 200, "snapshot", None)
         .map(|f| crate::api::qemu::view::feature(&f))
         .expect("answer");
     assert_eq!(shared["hasFeature"], json!(1), "qcow2 on NFS snapshots");

@@ -89,3 +89,15 @@ fn migrate(vmid: u32, target: &str, online: bool) -> MigrateRequest {
         now: super::T0,
     }
 }
+
+/// `GET .../feature` of VM `vmid` on `node`.
+fn feature(
+    c: &crate::model::Cluster,
+    node: &str,
+    vmid: u32,
+    feature: &str,
+    snapname: Option<&str>,
+) -> crate::model::Result<crate::model::qemu::FeatureAnswer> {
+    let vm = c.guests.vm(node, vmid)?;
+    crate::model::qemu::vm_feature(vm, &c.nodes, &c.storage, c.version, feature, snapname)
+}

@@ -11,8 +11,9 @@ use super::*;
 #[case(100, "copy", 1)]
 #[case(900, "clone", 1)]
 fn features_of_lvmthin_disks(lab: World, #[case] vmid: u32, #[case] f: &str, #[case] has: u8) {
-    let v =
-        crate::api::qemu::view::feature(&lab.c.vm_feature("pve", vmid, f, None).expect("answer"));
+    let v = crate::api::qemu::view::feature(
+        &super::feature(&lab.c, "pve", vmid, f, None).expect("answer"),
+    );
     assert_eq!(v["hasFeature"], json!(has), "{v}");
     assert_eq!(v["nodes"], json!(["pve"]));
 }
@@ -20,7 +21,7 @@ fn features_of_lvmthin_disks(lab: World, #[case] vmid: u32, #[case] f: &str, #[c
 #[rstest]
 fn an_unknown_feature_is_a_400(lab: World) {
     assert_eq!(
-        refused(lab.c.vm_feature("pve", 100, "teleport", None)),
+        refused(super::feature(&lab.c, "pve", 100, "teleport", None)),
         (
             400,
             "feature: value 'teleport' does not have a value in the enumeration 'snapshot, clone, copy'"
@@ -32,10 +33,10 @@ fn an_unknown_feature_is_a_400(lab: World) {
 #[rstest]
 fn sendkey_needs_a_running_vm(lab: World) {
     assert_eq!(
-        refused(lab.c.vm_sendkey("pve", 100)),
+        refused(lab.c.guests.vm_sendkey("pve", 100)),
         (500, "VM 100 not running".into())
     );
-    assert!(lab.c.vm_sendkey("pve", 101).is_ok());
+    assert!(lab.c.guests.vm_sendkey("pve", 101).is_ok());
 }
 
 #[rstest]
