@@ -329,7 +329,6 @@ fn vms(c: &mut Criterion) {
         let mut cluster = scenario
             .build(PveVersion::V9_1, "pw", 1_790_000_000)
             .expect("builds");
-        cluster.adopt_seed_vms(1_790_000_000);
         let probe = 100 + n / 2;
         let probe_node = format!("node{}", (probe - 100) % 10);
         assert!(

@@ -244,6 +244,11 @@ impl Guests {
             .ok_or_else(|| super::lxc::config_missing(node, vmid))
     }
 
+    /// The VMs whose config is on `node`, by VMID.
+    pub fn vms_on<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a Vm> + 'a {
+        self.values().filter(move |v| v.node == node)
+    }
+
     /// The containers whose config is on `node`, by VMID.
     pub fn cts_on<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a Ct> + 'a {
         self.cts.values().filter(move |c| c.node == node)

@@ -15,6 +15,7 @@ use super::{Ctx, Reply, Route, delete, get, post, put};
 use crate::api::guest::view::snapshot_list as snapshot_view;
 use crate::model::ha::HaRequest;
 use crate::model::lxc::power::PowerCall;
+use crate::model::lxc::status::{ct_rrddata, ct_status};
 use crate::model::lxc::{
     CtCloneRequest, CtCreateRequest, CtMigrateJob, CtMoveRequest, CtReassignRequest,
     CtRestoreRequest, CtUpdate, schema,
@@ -94,7 +95,7 @@ fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
                 c.access()
                     .has_priv(&who, &format!("/vms/{}", ct.vmid()), "VM.Audit")
             })
-            .map(|ct| view::status(&c.ct_status(ct, now_ms, false)))
+            .map(|ct| view::status(&ct_status(ct, &c.nodes, &c.ha, c.version, now_ms, false)))
             .collect::<Vec<_>>()
     });
     Ok(Value::Array(items).into())
@@ -444,7 +445,7 @@ fn vm_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let now_ms = ctx.now_ms();
     ctx.with(|c| {
         let ct = c.guests.ct(&node, vmid)?;
-        Ok(view::status(&c.ct_status(ct, now_ms, true)).into())
+        Ok(view::status(&ct_status(ct, &c.nodes, &c.ha, c.version, now_ms, true)).into())
     })
 }
 
@@ -787,7 +788,7 @@ fn vm_feature(ctx: &Ctx<'_>) -> Result<Reply> {
 fn ip(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
-    Ok(ctx.with(|c| c.ct_interfaces(&node, vmid))?.into())
+    Ok(ctx.with(|c| c.guests.ct_interfaces(&node, vmid))?.into())
 }
 
 /// `GET .../rrddata`.
@@ -797,7 +798,8 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
     let timeframe = ctx.param("timeframe")?;
     let now_ms = ctx.now_ms();
     ctx.with(|c| {
-        let points = c.ct_rrddata(&node, vmid, &timeframe, now_ms)?;
+        let ct = c.guests.ct(&node, vmid)?;
+        let points = ct_rrddata(ct, &c.nodes, c.version, &timeframe, now_ms);
         Ok(crate::api::guest::view::rrddata(&points).into())
     })
 }

@@ -415,7 +415,15 @@ fn netstat(ctx: &Ctx<'_>) -> Result<Reply> {
             &node,
             |vm| counters(&c.vm_status(vm, now_ms, false, false)),
             |ct| {
-                let f = c.ct_status(ct, now.saturating_mul(1000), false).figures;
+                let f = crate::model::lxc::status::ct_status(
+                    ct,
+                    &c.nodes,
+                    &c.ha,
+                    c.version,
+                    now.saturating_mul(1000),
+                    false,
+                )
+                .figures;
                 (f.netin, f.netout)
             },
         )?;

@@ -110,7 +110,8 @@ fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?.clone();
     let now_ms = ctx.now_ms();
     let items = ctx.with(|c| {
-        c.vms_on(&node)
+        c.guests
+            .vms_on(&node)
             .filter(|v| {
                 c.access()
                     .has_priv(&who, &format!("/vms/{}", v.vmid()), "VM.Audit")
@@ -400,7 +401,8 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
     let timeframe = ctx.param("timeframe")?;
     let now_ms = ctx.now_ms();
     ctx.with(|c| {
-        let points = c.vm_rrddata(&node, vmid, &timeframe, now_ms)?;
+        let vm = c.guests.vm(&node, vmid)?;
+        let points = qemu::vm_rrddata(vm, &c.nodes, &c.storage, c.version, &timeframe, now_ms);
         Ok(crate::api::guest::view::rrddata(&points).into())
     })
 }

@@ -6,10 +6,14 @@ use serde_json::{Value, json};
 
 use super::Ct;
 use super::schema::mp_size;
-use crate::model::cluster::Cluster;
+use crate::model::PveVersion;
 use crate::model::guest::rrd::{GuestPoint, Load, Pressure, Sizes};
+use crate::model::guests::Guests;
+use crate::model::ha::Ha;
 use crate::model::ha::ServiceStatus;
+use crate::model::nodes::Nodes;
 use crate::model::qemu::VmStatus;
+use crate::model::storage::Storages;
 
 /// `maxdisk` of a stopped container without a `size=`: 4 GiB.
 const DEFAULT_MAXDISK: u64 = 4 << 30;
@@ -99,68 +103,72 @@ pub(crate) fn ct_figures(ct: &Ct, now_ms: i64, host_cpus: u64) -> CtFigures {
     }
 }
 
-impl Cluster {
-    /// `vmstatus()` for one container; `current` adds what
-    /// `status/current` shows (`ha`).
-    pub(crate) fn ct_status<'a>(&'a self, ct: &'a Ct, now_ms: i64, current: bool) -> CtStatus<'a> {
-        let running = ct.running();
-        let host_cpus = self
-            .nodes
-            .iter()
-            .find(|n| n.name == ct.node())
-            .map_or(1, |n| u64::from(n.cpus));
-        CtStatus {
-            vmid: ct.vmid(),
-            status: ct.status(),
-            figures: ct_figures(ct, now_ms, host_cpus),
-            maxswap: ct.maxswap(),
-            pid: running.then(|| 20_000 + ct.vmid()),
-            // Pressure stall figures came with PVE 9.0.
-            pressure: running && self.version.is_v9(),
-            tags: ct.config().get("tags").map(String::as_str),
-            template: ct.template(),
-            lock: ct.lock(),
-            ha: current.then(|| self.ha.guest_service_status("ct", ct.vmid())),
-        }
-    }
-
-    /// A scenario's containers: running ones started an hour before
-    /// `now`, and the volumes their configs name made on their storages.
-    pub fn adopt_seed_cts(&mut self, now: i64) {
-        let mut adopt = Vec::new();
-        let ids: Vec<u32> = self.guests.cts().keys().copied().collect();
-        for vmid in ids {
-            let Some(ct) = self.guests.ct_by_id_mut(vmid) else {
-                continue;
-            };
-            if ct.running() {
-                ct.started_ms = Some((now - 3_600) * 1000);
-            }
-            for (k, v) in &ct.config {
-                if !super::schema::is_volume_key(k) {
-                    continue;
-                }
-                let Some(vol) =
-                    super::schema::mp_volume(v).filter(|x| super::schema::is_storage_volume(x))
-                else {
-                    continue;
-                };
-                adopt.push((vol.to_string(), ct.node.clone(), mp_size(v).unwrap_or(0)));
-            }
-        }
-        for (volid, node, size) in adopt {
-            let vmid = volid
-                .rsplit(['/', ':'])
-                .next()
-                .and_then(|n| n.split('-').nth(1))
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(0);
-            self.storage.adopt_volume(&volid, &node, vmid, size, now);
-        }
+/// `vmstatus()` for one container on one of `nodes`; `current` adds
+/// what `status/current` shows (`ha`).
+pub(crate) fn ct_status<'a>(
+    ct: &'a Ct,
+    nodes: &Nodes,
+    ha: &'a Ha,
+    version: PveVersion,
+    now_ms: i64,
+    current: bool,
+) -> CtStatus<'a> {
+    let running = ct.running();
+    let host_cpus = nodes
+        .iter()
+        .find(|n| n.name == ct.node())
+        .map_or(1, |n| u64::from(n.cpus));
+    CtStatus {
+        vmid: ct.vmid(),
+        status: ct.status(),
+        figures: ct_figures(ct, now_ms, host_cpus),
+        maxswap: ct.maxswap(),
+        pid: running.then(|| 20_000 + ct.vmid()),
+        // Pressure stall figures came with PVE 9.0.
+        pressure: running && version.is_v9(),
+        tags: ct.config().get("tags").map(String::as_str),
+        template: ct.template(),
+        lock: ct.lock(),
+        ha: current.then(|| ha.guest_service_status("ct", ct.vmid())),
     }
 }
 
-impl Cluster {
+/// A scenario's containers: running ones started an hour before `now`,
+/// and the volumes their configs name made on their storages.
+pub(crate) fn adopt_seed_cts(guests: &mut Guests, storage: &mut Storages, now: i64) {
+    let mut adopt = Vec::new();
+    let ids: Vec<u32> = guests.cts().keys().copied().collect();
+    for vmid in ids {
+        let Some(ct) = guests.ct_by_id_mut(vmid) else {
+            continue;
+        };
+        if ct.running() {
+            ct.started_ms = Some((now - 3_600) * 1000);
+        }
+        for (k, v) in &ct.config {
+            if !super::schema::is_volume_key(k) {
+                continue;
+            }
+            let Some(vol) =
+                super::schema::mp_volume(v).filter(|x| super::schema::is_storage_volume(x))
+            else {
+                continue;
+            };
+            adopt.push((vol.to_string(), ct.node.clone(), mp_size(v).unwrap_or(0)));
+        }
+    }
+    for (volid, node, size) in adopt {
+        let vmid = volid
+            .rsplit(['/', ':'])
+            .next()
+            .and_then(|n| n.split('-').nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        storage.adopt_volume(&volid, &node, vmid, size, now);
+    }
+}
+
+impl Guests {
     /// `GET .../interfaces`: the addresses inside a running container
     /// (`ip --json a` in its network namespace); `null` when it is
     /// stopped. Set through `/_fake/guests/{vmid}` (`interfaces`, in the
@@ -171,66 +179,17 @@ impl Cluster {
     /// # Errors
     /// A missing container.
     pub fn ct_interfaces(&self, node: &str, vmid: u32) -> crate::model::Result<Value> {
-        let ct = self.guests.ct(node, vmid)?;
+        let ct = self.ct(node, vmid)?;
         if !ct.running() {
             return Ok(Value::Null);
         }
-        let given = self.guests.agent(vmid).and_then(|a| a.interfaces.clone());
+        let given = self.agent(vmid).and_then(|a| a.interfaces.clone());
         let list = given.unwrap_or_else(|| default_interfaces(ct));
         let items = list
             .as_array()
             .map(|a| a.iter().map(lxc_shape).collect::<Vec<_>>())
             .unwrap_or_default();
         Ok(Value::Array(items))
-    }
-
-    /// The `rrddata` series of a container (`pve2-vm` on 8.4,
-    /// `pve-vm-9.0` on 9.x), from the figures `status/current` reports.
-    ///
-    /// # Errors
-    /// A missing container.
-    pub fn ct_rrddata(
-        &self,
-        node: &str,
-        vmid: u32,
-        timeframe: &str,
-        now_ms: i64,
-    ) -> crate::model::Result<Vec<GuestPoint>> {
-        let ct = self.guests.ct(node, vmid)?;
-        let v9 = self.version.is_v9();
-        let (reso, count) = crate::model::qemu::rrd::setup(v9, timeframe);
-        let now = now_ms.div_euclid(1000);
-        let ctime = reso * now.div_euclid(reso);
-        let start = ctime - reso * count;
-        let st = self.ct_status(ct, now_ms, false).figures;
-        let started = ct.started_ms().map(|ms| ms.div_euclid(1000));
-        let points = (0..count)
-            .map(|i| {
-                let t = start + i * reso;
-                let up = ct.running() && started.is_some_and(|s| s <= t);
-                let when_up = |v: u64| if up { v } else { 0 };
-                GuestPoint {
-                    time: t,
-                    sizes: Some(Sizes {
-                        maxcpu: st.cpus.clone(),
-                        maxmem: st.maxmem,
-                        maxdisk: st.maxdisk,
-                        disk: when_up(st.maxdisk / 8),
-                    }),
-                    load: Some(Load {
-                        cpu: if up { 0.0042 } else { 0.0 },
-                        mem: when_up(st.maxmem / 8),
-                        netin: when_up(1200),
-                        netout: when_up(250),
-                        diskread: when_up(4096),
-                        diskwrite: when_up(1024),
-                        memhost: None,
-                        pressure: v9.then(Pressure::default),
-                    }),
-                }
-            })
-            .collect();
-        Ok(points)
     }
 }
 
@@ -316,4 +275,52 @@ fn default_interfaces(ct: &Ct) -> Value {
         out.push(json!({ "name": name, "hardware-address": mac, "ip-addresses": ips }));
     }
     Value::Array(out)
+}
+
+/// The `rrddata` series of a container (`pve2-vm` on 8.4,
+/// `pve-vm-9.0` on 9.x), from the figures `status/current` reports.
+pub fn ct_rrddata(
+    ct: &Ct,
+    nodes: &Nodes,
+    version: PveVersion,
+    timeframe: &str,
+    now_ms: i64,
+) -> Vec<GuestPoint> {
+    let v9 = version.is_v9();
+    let (reso, count) = crate::model::qemu::rrd::setup(v9, timeframe);
+    let now = now_ms.div_euclid(1000);
+    let ctime = reso * now.div_euclid(reso);
+    let start = ctime - reso * count;
+    let host_cpus = nodes
+        .iter()
+        .find(|n| n.name == ct.node())
+        .map_or(1, |n| u64::from(n.cpus));
+    let st = ct_figures(ct, now_ms, host_cpus);
+    let started = ct.started_ms().map(|ms| ms.div_euclid(1000));
+    (0..count)
+        .map(|i| {
+            let t = start + i * reso;
+            let up = ct.running() && started.is_some_and(|s| s <= t);
+            let when_up = |v: u64| if up { v } else { 0 };
+            GuestPoint {
+                time: t,
+                sizes: Some(Sizes {
+                    maxcpu: st.cpus.clone(),
+                    maxmem: st.maxmem,
+                    maxdisk: st.maxdisk,
+                    disk: when_up(st.maxdisk / 8),
+                }),
+                load: Some(Load {
+                    cpu: if up { 0.0042 } else { 0.0 },
+                    mem: when_up(st.maxmem / 8),
+                    netin: when_up(1200),
+                    netout: when_up(250),
+                    diskread: when_up(4096),
+                    diskwrite: when_up(1024),
+                    memhost: None,
+                    pressure: v9.then(Pressure::default),
+                }),
+            }
+        })
+        .collect()
 }

@@ -127,7 +127,14 @@ impl Cluster {
             .values()
             .filter(|v| v.node == node)
             .filter_map(|v| {
-                let pts = self.vm_rrddata(node, v.vmid, "hour", now_ms).ok()?;
+                let pts = crate::model::qemu::vm_rrddata(
+                    v,
+                    &self.nodes,
+                    &self.storage,
+                    self.version,
+                    "hour",
+                    now_ms,
+                );
                 let p = serde_json::to_value(pts.last()?).ok()?;
                 let started = v
                     .started_ms
@@ -139,7 +146,13 @@ impl Cluster {
             .guests
             .cts_on(node)
             .filter_map(|c| {
-                let pts = self.ct_rrddata(node, c.vmid(), "hour", now_ms).ok()?;
+                let pts = crate::model::lxc::status::ct_rrddata(
+                    c,
+                    &self.nodes,
+                    self.version,
+                    "hour",
+                    now_ms,
+                );
                 let p = serde_json::to_value(pts.last()?).ok()?;
                 let started = c
                     .started_ms()

@@ -36,7 +36,8 @@ pub(crate) mod rrd;
 mod schema;
 mod snapshot;
 mod status;
-pub(crate) use status::vm_figures;
+pub use rrd::vm_rrddata;
+pub(crate) use status::{adopt_seed_vms, vm_figures};
 
 pub use clone::CloneRequest;
 pub use migrate::{MigrateJob, MigratePrecondition, MigrateRequest};

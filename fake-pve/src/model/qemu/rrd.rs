@@ -12,8 +12,10 @@
 //! `create_rrd_data` does, a last point that has only its `time` is
 //! dropped (the step still being filled).
 
-use super::{Cluster, Result};
+use super::{PveVersion, Vm};
 use crate::model::guest::rrd::{GuestPoint, Load, Pressure, Sizes};
+use crate::model::nodes::Nodes;
+use crate::model::storage::Storages;
 
 /// `[resolution seconds, points]` per time frame.
 pub(crate) fn setup(v9: bool, timeframe: &str) -> (i64, i64) {
@@ -36,71 +38,66 @@ pub(crate) fn setup(v9: bool, timeframe: &str) -> (i64, i64) {
     }
 }
 
-impl Cluster {
-    /// The series of `vmid` for `timeframe` ending at `now_ms`.
-    ///
-    /// # Errors
-    /// A missing VM.
-    pub fn vm_rrddata(
-        &self,
-        node: &str,
-        vmid: u32,
-        timeframe: &str,
-        now_ms: i64,
-    ) -> Result<Vec<GuestPoint>> {
-        let vm = self.guests.vm(node, vmid)?;
-        let v9 = self.version.is_v9();
-        let (reso, count) = setup(v9, timeframe);
-        let now = now_ms.div_euclid(1000);
-        let ctime = reso * now.div_euclid(reso);
-        let start = ctime - reso * count;
-        let maxmem = vm.maxmem();
-        let maxcpu = vm.maxcpu().min(
-            self.nodes
-                .iter()
-                .find(|n| n.name == vm.node)
-                .map_or(u64::MAX, |n| u64::from(n.cpus)),
-        );
-        let maxdisk = self.vm_maxdisk(vm);
-        let created = created(vm.config().get("meta").map(String::as_str));
-        let started = if vm.running() {
-            vm.started_ms.map(|ms| ms.div_euclid(1000))
-        } else {
-            None
-        };
-        let mut points: Vec<GuestPoint> = (0..count)
-            .map(|i| {
-                let t = start + i * reso;
-                let made = created.is_none_or(|c| c <= t);
-                // pvestatd writes `U` (unknown) for the load while the VM
-                // is stopped, and rrddata leaves unknown values out.
-                let up = made && started.is_some_and(|s| s <= t);
-                GuestPoint {
-                    time: t,
-                    sizes: made.then(|| Sizes {
-                        maxcpu: maxcpu.into(),
-                        maxmem,
-                        maxdisk,
-                        disk: 0,
-                    }),
-                    load: up.then(|| Load {
-                        cpu: 0.0123,
-                        mem: maxmem / 4,
-                        netin: 1500,
-                        netout: 300,
-                        diskread: 4096,
-                        diskwrite: 2048,
-                        memhost: v9.then_some(maxmem / 4),
-                        pressure: v9.then(Pressure::default),
-                    }),
-                }
-            })
-            .collect();
-        if points.last().is_some_and(|p| p.sizes.is_none()) {
-            points.pop();
-        }
-        Ok(points)
+/// The series of `vm` for `timeframe` ending at `now_ms`.
+pub fn vm_rrddata(
+    vm: &Vm,
+    nodes: &Nodes,
+    storage: &Storages,
+    version: PveVersion,
+    timeframe: &str,
+    now_ms: i64,
+) -> Vec<GuestPoint> {
+    let v9 = version.is_v9();
+    let (reso, count) = setup(v9, timeframe);
+    let now = now_ms.div_euclid(1000);
+    let ctime = reso * now.div_euclid(reso);
+    let start = ctime - reso * count;
+    let maxmem = vm.maxmem();
+    let maxcpu = vm.maxcpu().min(
+        nodes
+            .iter()
+            .find(|n| n.name == vm.node)
+            .map_or(u64::MAX, |n| u64::from(n.cpus)),
+    );
+    let maxdisk = super::status::vm_maxdisk(storage, vm);
+    let created = created(vm.config().get("meta").map(String::as_str));
+    let started = if vm.running() {
+        vm.started_ms.map(|ms| ms.div_euclid(1000))
+    } else {
+        None
+    };
+    let mut points: Vec<GuestPoint> = (0..count)
+        .map(|i| {
+            let t = start + i * reso;
+            let made = created.is_none_or(|c| c <= t);
+            // pvestatd writes `U` (unknown) for the load while the VM
+            // is stopped, and rrddata leaves unknown values out.
+            let up = made && started.is_some_and(|s| s <= t);
+            GuestPoint {
+                time: t,
+                sizes: made.then(|| Sizes {
+                    maxcpu: maxcpu.into(),
+                    maxmem,
+                    maxdisk,
+                    disk: 0,
+                }),
+                load: up.then(|| Load {
+                    cpu: 0.0123,
+                    mem: maxmem / 4,
+                    netin: 1500,
+                    netout: 300,
+                    diskread: 4096,
+                    diskwrite: 2048,
+                    memhost: v9.then_some(maxmem / 4),
+                    pressure: v9.then(Pressure::default),
+                }),
+            }
+        })
+        .collect();
+    if points.last().is_some_and(|p| p.sizes.is_none()) {
+        points.pop();
     }
+    points
 }
 
 /// When the VM was created, from its `meta` option

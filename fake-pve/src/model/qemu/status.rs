@@ -140,12 +140,13 @@ pub(crate) fn vm_figures<'a>(
     }
 }
 
-impl Cluster {
-    /// The size of the boot disk (first disk in the boot order).
-    fn boot_disk_size(&self, vm: &Vm) -> u64 {
-        boot_disk_size_of(&self.storage, vm, &FigureKeys::of(&vm.config))
-    }
+/// The `maxdisk` of a VM: the size of its boot disk (the first disk in
+/// the boot order).
+pub fn vm_maxdisk(storage: &crate::model::storage::Storages, vm: &Vm) -> u64 {
+    boot_disk_size_of(storage, vm, &FigureKeys::of(&vm.config))
+}
 
+impl Cluster {
     /// `vmstatus()` for one VM: `full` adds what `status/current` and
     /// `?full=1` show; `current` adds `ha`, `agent`, `spice`, `clipboard`.
     pub fn vm_status(&self, vm: &Vm, now_ms: i64, full: bool, current: bool) -> Value {
@@ -312,43 +313,35 @@ impl Cluster {
             }
         }
     }
+}
 
-    /// Gives the VMs of a scenario their full behaviour: the volumes their
-    /// disks name are recorded on the storages, running ones have been up
-    /// for an hour.
-    pub fn adopt_seed_vms(&mut self, now: i64) {
-        // The guests are read while the storages record their volumes.
-        let storage = &mut self.storage;
-        for vm in self.guests.values_mut() {
-            if vm.running() {
-                vm.started_ms = Some((now - 3_600) * 1000);
-            }
-            let sections = std::iter::once(&vm.config).chain(vm.snapshots.values());
-            for (k, v) in sections.flat_map(|c| c.iter()) {
-                let (file, size) = if k.starts_with("unused") || k == "vmstate" {
-                    (v.as_str(), None)
-                } else if is_disk(k, v) {
-                    let size = v
-                        .split(',')
-                        .find_map(|p| p.strip_prefix("size="))
-                        .and_then(parse_size);
-                    (drive_file(v), size)
-                } else {
-                    continue;
-                };
-                storage.adopt_volume(file, &vm.node, vm.vmid, size.unwrap_or(0), now);
-            }
+/// Gives the VMs of a scenario their full behaviour: the volumes their
+/// disks name are recorded on the storages, running ones have been up for
+/// an hour.
+pub(crate) fn adopt_seed_vms(
+    guests: &mut crate::model::guests::Guests,
+    storage: &mut crate::model::storage::Storages,
+    now: i64,
+) {
+    for vm in guests.values_mut() {
+        if vm.running() {
+            vm.started_ms = Some((now - 3_600) * 1000);
         }
-    }
-
-    /// The VMs on `node`, in VMID order.
-    pub fn vms_on(&self, node: &str) -> impl Iterator<Item = &Vm> {
-        self.guests.values().filter(move |v| v.node == node)
-    }
-
-    /// The `maxdisk` of a VM for `/cluster/resources`.
-    pub fn vm_maxdisk(&self, vm: &Vm) -> u64 {
-        self.boot_disk_size(vm)
+        let sections = std::iter::once(&vm.config).chain(vm.snapshots.values());
+        for (k, v) in sections.flat_map(|c| c.iter()) {
+            let (file, size) = if k.starts_with("unused") || k == "vmstate" {
+                (v.as_str(), None)
+            } else if is_disk(k, v) {
+                let size = v
+                    .split(',')
+                    .find_map(|p| p.strip_prefix("size="))
+                    .and_then(parse_size);
+                (drive_file(v), size)
+            } else {
+                continue;
+            };
+            storage.adopt_volume(file, &vm.node, vm.vmid, size.unwrap_or(0), now);
+        }
     }
 }
 

@@ -249,8 +249,8 @@ impl Scenario {
             }
         }
         cluster.storage.volumes_mut().downloads = self.downloads.clone();
-        cluster.adopt_seed_vms(now);
-        cluster.adopt_seed_cts(now);
+        crate::model::qemu::adopt_seed_vms(&mut cluster.guests, &mut cluster.storage, now);
+        crate::model::lxc::status::adopt_seed_cts(&mut cluster.guests, &mut cluster.storage, now);
         self.build_node_services(&mut cluster, now)?;
         Ok(cluster)
     }

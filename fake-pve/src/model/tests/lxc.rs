@@ -8,6 +8,7 @@ use serde_json::json;
 use super::{T0, World, cluster, lab, map, refused, root, rq};
 use crate::model::lxc::power::PowerCall;
 use crate::model::lxc::schema::{canonical, detect_ostype, new_disk};
+use crate::model::lxc::status::ct_status;
 use crate::model::lxc::{CtCloneRequest, CtCreateRequest, CtMigrateJob, CtMoveRequest, CtUpdate};
 use crate::model::{Cluster, PveVersion, Worker};
 
@@ -346,8 +347,11 @@ fn power_calls_check_the_state_first() {
         "CT 200 already running"
     );
     assert_eq!(p(&w, PowerCall::Resume), "CT 200 already running");
-    let status = w.c.ct_status(
+    let status = ct_status(
         w.c.guests.ct("pve", 200).expect("ct"),
+        &w.c.nodes,
+        &w.c.ha,
+        w.c.version,
         w.now_ms + 5000,
         true,
     );
@@ -691,13 +695,13 @@ fn helpers() {
 fn interfaces_come_from_the_config_or_the_control_api() {
     let mut w = ct_world();
     assert_eq!(
-        w.c.ct_interfaces("pve", 200).expect("stopped"),
+        w.c.guests.ct_interfaces("pve", 200).expect("stopped"),
         serde_json::Value::Null
     );
     go(&mut w, |c| {
         c.ct_power("pve", 200, PowerCall::Start { skiplock: false })
     });
-    let made = w.c.ct_interfaces("pve", 200).expect("running");
+    let made = w.c.guests.ct_interfaces("pve", 200).expect("running");
     assert_eq!(made[1]["name"], json!("eth0"));
     assert_eq!(made[1]["inet"], json!("10.0.0.202/24"));
     assert_eq!(made[1]["hwaddr"], made[1]["hardware-address"]);
@@ -706,7 +710,7 @@ fn interfaces_come_from_the_config_or_the_control_api() {
         "hardware-address": "bc:24:11:00:00:09",
         "ip-addresses": [{ "ip-address": "192.0.2.7", "ip-address-type": "ipv4", "prefix": 24 }],
     }]));
-    let set = w.c.ct_interfaces("pve", 200).expect("running");
+    let set = w.c.guests.ct_interfaces("pve", 200).expect("running");
     assert_eq!(set[0]["inet"], json!("192.0.2.7/24"));
     assert_eq!(set[0]["ip-addresses"][0]["ip-address-type"], json!("inet"));
     // Destroying the container forgets what was set for it.
@@ -743,7 +747,7 @@ containers:
             .volume("local-lvm:vm-200-disk-0", "pve")
             .expect("volume made");
     assert_eq!((vol.size, vol.vmid), (4u64 << 30, 200));
-    let status = w.c.ct_status(ct, w.now_ms, false);
+    let status = ct_status(ct, &w.c.nodes, &w.c.ha, w.c.version, w.now_ms, false);
     assert_eq!(status.figures.uptime, 3600);
     // A container may not take a VM's VMID.
     let dup = yaml.replace("vmid: 200", "vmid: 100");

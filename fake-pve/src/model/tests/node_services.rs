@@ -553,9 +553,15 @@ fn netstat_lists_the_running_guests_taps() {
         "pve",
         |vm| counters(&w.c.vm_status(vm, now_ms, false, false)),
         |ct| {
-            let f =
-                w.c.ct_status(ct, now_ms.div_euclid(1000) * 1000, false)
-                    .figures;
+            let f = crate::model::lxc::status::ct_status(
+                ct,
+                &w.c.nodes,
+                &w.c.ha,
+                w.c.version,
+                now_ms.div_euclid(1000) * 1000,
+                false,
+            )
+            .figures;
             (f.netin, f.netout)
         },
     )

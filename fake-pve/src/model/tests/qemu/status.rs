@@ -293,11 +293,14 @@ fn blockstat_has_every_counter_of_qemu(#[case] version: PveVersion) {
 #[case(PveVersion::V8_4)]
 fn rrddata_of_a_stopped_vm_has_only_its_sizes(#[case] version: PveVersion) {
     let lab = World::from_yaml_v(super::super::LAB, version);
-    let points = serde_json::to_value(
-        lab.c
-            .vm_rrddata("pve", 100, "hour", lab.now_ms)
-            .expect("series"),
-    )
+    let points = serde_json::to_value(crate::model::qemu::vm_rrddata(
+        lab.c.guests.vm("pve", 100).expect("vm"),
+        &lab.c.nodes,
+        &lab.c.storage,
+        lab.c.version,
+        "hour",
+        lab.now_ms,
+    ))
     .expect("json");
     let points = points.as_array().expect("points");
     assert_eq!(points.len(), 60);
@@ -311,11 +314,14 @@ fn rrddata_of_a_stopped_vm_has_only_its_sizes(#[case] version: PveVersion) {
         keys.sort_unstable();
         assert_eq!(keys, ["disk", "maxcpu", "maxdisk", "maxmem", "time"], "{p}");
     }
-    let running = serde_json::to_value(
-        lab.c
-            .vm_rrddata("pve", 101, "hour", lab.now_ms)
-            .expect("series"),
-    )
+    let running = serde_json::to_value(crate::model::qemu::vm_rrddata(
+        lab.c.guests.vm("pve", 101).expect("vm"),
+        &lab.c.nodes,
+        &lab.c.storage,
+        lab.c.version,
+        "hour",
+        lab.now_ms,
+    ))
     .expect("json");
     let last = &running[59];
     for k in ["cpu", "mem", "netin", "netout", "diskread", "diskwrite"] {
@@ -349,11 +355,14 @@ fn rrddata_before_the_vm_existed_has_only_times(
         .expect("VM 100")
         .config
         .insert("meta".into(), meta);
-    let points = serde_json::to_value(
-        lab.c
-            .vm_rrddata("pve", 100, timeframe, lab.now_ms)
-            .expect("series"),
-    )
+    let points = serde_json::to_value(crate::model::qemu::vm_rrddata(
+        lab.c.guests.vm("pve", 100).expect("vm"),
+        &lab.c.nodes,
+        &lab.c.storage,
+        lab.c.version,
+        timeframe,
+        lab.now_ms,
+    ))
     .expect("json");
     let points = points.as_array().expect("points");
     let (reso, _) = crate::model::qemu::rrd::setup(version.is_v9(), timeframe);
@@ -385,11 +394,14 @@ fn rrddata_of_a_vm_created_this_minute_drops_the_last_empty_point(mut lab: World
         .expect("VM 100")
         .config
         .insert("meta".into(), meta);
-    let points = serde_json::to_value(
-        lab.c
-            .vm_rrddata("pve", 100, "hour", lab.now_ms)
-            .expect("series"),
-    )
+    let points = serde_json::to_value(crate::model::qemu::vm_rrddata(
+        lab.c.guests.vm("pve", 100).expect("vm"),
+        &lab.c.nodes,
+        &lab.c.storage,
+        lab.c.version,
+        "hour",
+        lab.now_ms,
+    ))
     .expect("json");
     let points = points.as_array().expect("points");
     assert_eq!(points.len(), 59, "the step being filled is left out");
