@@ -365,7 +365,9 @@ fn destroy_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         .bool("destroy-unreferenced-disks")?
         .unwrap_or(false);
     super::start_prepared(ctx, &node, |c| {
-        let worker = c.destroy_ct(&node, vmid, purge, unreferenced, force)?;
+        let worker = c
+            .guests
+            .destroy_ct(&node, vmid, purge, unreferenced, force)?;
         super::ha::destroy_guest(c, vmid, purge)?;
         Ok(worker)
     })
@@ -455,7 +457,7 @@ fn power(ctx: &Ctx<'_>, call: PowerCall) -> Result<Reply> {
     let overrule = ctx.params.bool("overrule-shutdown")?.unwrap_or(false);
     let now = ctx.now();
     super::start_prepared(ctx, &node, |c| {
-        let worker = c.ct_power(&node, vmid, call)?;
+        let worker = c.guests.ct_power(&node, vmid, call)?;
         let ha = match call {
             PowerCall::Start { .. } => HaRequest::Start,
             PowerCall::Stop { .. } => {

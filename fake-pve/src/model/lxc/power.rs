@@ -5,6 +5,7 @@
 
 use super::{LxcOp, lxc_worker};
 use crate::model::cluster::Cluster;
+use crate::model::guests::Guests;
 use crate::model::qemu::EffectResult;
 use crate::model::tasks::Worker;
 use crate::model::{Error, Result};
@@ -37,14 +38,14 @@ pub enum PowerCall {
     Resume,
 }
 
-impl Cluster {
+impl Guests {
     /// The checks a status call makes before forking, and its worker.
     ///
     /// # Errors
     /// A missing container; `CT N already running`, `CT N not running`
     /// (and `VM N not running` for a reboot, as PVE words it).
     pub fn ct_power(&self, node: &str, vmid: u32, call: PowerCall) -> Result<Worker> {
-        let ct = self.guests.ct(node, vmid)?;
+        let ct = self.ct(node, vmid)?;
         let running = ct.running();
         let not_running = || Error::conflict(format!("CT {vmid} not running"));
         let already = || Error::conflict(format!("CT {vmid} already running"));
@@ -111,7 +112,7 @@ impl Cluster {
         unreferenced: bool,
         force: bool,
     ) -> Result<Worker> {
-        let ct = self.guests.ct(node, vmid)?;
+        let ct = self.ct(node, vmid)?;
         ct.check_protection(&format!("can't remove CT {vmid}"))?;
         ct.check_lock()?;
         if ct.running() && !force {
@@ -129,7 +130,9 @@ impl Cluster {
             },
         ))
     }
+}
 
+impl Cluster {
     /// `vm_start`: refusals, bridges, pending changes, then running.
     pub(super) fn ct_power_on(&mut self, vmid: u32, skiplock: bool, end_ms: i64) -> EffectResult {
         let now = end_ms.div_euclid(1000);

@@ -286,7 +286,8 @@ fn config_update_refusals(#[case] u: CtUpdate, #[case] code: u16, #[case] msg: &
 fn a_running_container_takes_some_changes_and_keeps_others_pending() {
     let mut w = ct_world();
     let st = go(&mut w, |c| {
-        c.ct_power("pve", 200, PowerCall::Start { skiplock: false })
+        c.guests
+            .ct_power("pve", 200, PowerCall::Start { skiplock: false })
     });
     assert_eq!(st, "OK");
     let u = update(
@@ -315,7 +316,7 @@ fn a_running_container_takes_some_changes_and_keeps_others_pending() {
     assert!(ct.config().get("nameserver").is_none());
     // A reboot applies it.
     assert_eq!(
-        go(&mut w, |c| c.ct_power("pve", 200, PowerCall::Reboot)),
+        go(&mut w, |c| c.guests.ct_power("pve", 200, PowerCall::Reboot)),
         "OK"
     );
     assert_eq!(
@@ -332,7 +333,7 @@ fn a_running_container_takes_some_changes_and_keeps_others_pending() {
 #[rstest]
 fn power_calls_check_the_state_first() {
     let mut w = ct_world();
-    let p = |w: &World, call| refused(w.c.ct_power("pve", 200, call)).1;
+    let p = |w: &World, call| refused(w.c.guests.ct_power("pve", 200, call)).1;
     assert_eq!(
         p(&w, PowerCall::Stop { skiplock: false }),
         "CT 200 not running"
@@ -340,7 +341,8 @@ fn power_calls_check_the_state_first() {
     assert_eq!(p(&w, PowerCall::Reboot), "VM 200 not running");
     assert_eq!(p(&w, PowerCall::Suspend), "CT 200 not running");
     go(&mut w, |c| {
-        c.ct_power("pve", 200, PowerCall::Start { skiplock: false })
+        c.guests
+            .ct_power("pve", 200, PowerCall::Start { skiplock: false })
     });
     assert_eq!(
         p(&w, PowerCall::Start { skiplock: false }),
@@ -361,15 +363,16 @@ fn power_calls_check_the_state_first() {
     assert_eq!(status.maxswap, 512u64 << 20);
     assert_eq!(status.ha, Some(crate::model::ha::ServiceStatus::Unmanaged));
     let sd =
-        w.c.ct_power(
-            "pve",
-            200,
-            PowerCall::Shutdown {
-                timeout: 60,
-                force_stop: false,
-            },
-        )
-        .expect("shutdown");
+        w.c.guests
+            .ct_power(
+                "pve",
+                200,
+                PowerCall::Shutdown {
+                    timeout: 60,
+                    force_stop: false,
+                },
+            )
+            .expect("shutdown");
     assert_eq!(sd.kind, "vzshutdown");
     assert_eq!(run(&mut w, sd), "OK");
     assert!(!w.c.guests().ct_by_id(200).expect("ct").running());
@@ -379,15 +382,20 @@ fn power_calls_check_the_state_first() {
 fn suspend_checkpoints_and_resume_restores() {
     let mut w = ct_world();
     go(&mut w, |c| {
-        c.ct_power("pve", 200, PowerCall::Start { skiplock: false })
+        c.guests
+            .ct_power("pve", 200, PowerCall::Start { skiplock: false })
     });
     assert_eq!(
-        go(&mut w, |c| c.ct_power("pve", 200, PowerCall::Suspend)),
+        go(&mut w, |c| c.guests.ct_power(
+            "pve",
+            200,
+            PowerCall::Suspend
+        )),
         "OK"
     );
     assert!(!w.c.guests().ct_by_id(200).expect("ct").running());
     assert_eq!(
-        go(&mut w, |c| c.ct_power("pve", 200, PowerCall::Resume)),
+        go(&mut w, |c| c.guests.ct_power("pve", 200, PowerCall::Resume)),
         "OK"
     );
     assert!(w.c.guests().ct_by_id(200).expect("ct").running());
@@ -404,7 +412,8 @@ fn a_missing_bridge_fails_the_start() {
     )
     .expect("net1");
     let st = go(&mut w, |c| {
-        c.ct_power("pve", 200, PowerCall::Start { skiplock: false })
+        c.guests
+            .ct_power("pve", 200, PowerCall::Start { skiplock: false })
     });
     assert_eq!(st, "startup for container '200' failed");
 }
@@ -415,19 +424,22 @@ fn destroy_checks_protection_and_frees_the_volumes() {
     w.c.update_ct_config("pve", 200, &update(&[("protection", "1")], &[]), &mut rq())
         .expect("protect");
     assert_eq!(
-        refused(w.c.destroy_ct("pve", 200, false, false, false)).1,
+        refused(w.c.guests.destroy_ct("pve", 200, false, false, false)).1,
         "can't remove CT 200 - protection mode enabled"
     );
     w.c.update_ct_config("pve", 200, &update(&[], &["protection"]), &mut rq())
         .expect("unprotect");
     go(&mut w, |c| {
-        c.ct_power("pve", 200, PowerCall::Start { skiplock: false })
+        c.guests
+            .ct_power("pve", 200, PowerCall::Start { skiplock: false })
     });
     assert_eq!(
-        refused(w.c.destroy_ct("pve", 200, false, false, false)).1,
+        refused(w.c.guests.destroy_ct("pve", 200, false, false, false)).1,
         "unable to destroy CT 200 - container is running"
     );
-    let st = go(&mut w, |c| c.destroy_ct("pve", 200, true, true, true));
+    let st = go(&mut w, |c| {
+        c.guests.destroy_ct("pve", 200, true, true, true)
+    });
     assert_eq!(st, "OK");
     assert!(w.c.guests().ct_by_id(200).is_none());
     assert!(
@@ -542,7 +554,8 @@ fn a_template_neither_starts_nor_snapshots() {
     let mut w = ct_world();
     go(&mut w, |c| c.template_ct("pve", 200));
     let st = go(&mut w, |c| {
-        c.ct_power("pve", 200, PowerCall::Start { skiplock: false })
+        c.guests
+            .ct_power("pve", 200, PowerCall::Start { skiplock: false })
     });
     assert_eq!(st, "you can't start a CT if it's a template");
     let st = go(&mut w, |c| {
@@ -699,7 +712,8 @@ fn interfaces_come_from_the_config_or_the_control_api() {
         serde_json::Value::Null
     );
     go(&mut w, |c| {
-        c.ct_power("pve", 200, PowerCall::Start { skiplock: false })
+        c.guests
+            .ct_power("pve", 200, PowerCall::Start { skiplock: false })
     });
     let made = w.c.guests.ct_interfaces("pve", 200).expect("running");
     assert_eq!(made[1]["name"], json!("eth0"));
@@ -714,7 +728,9 @@ fn interfaces_come_from_the_config_or_the_control_api() {
     assert_eq!(set[0]["inet"], json!("192.0.2.7/24"));
     assert_eq!(set[0]["ip-addresses"][0]["ip-address-type"], json!("inet"));
     // Destroying the container forgets what was set for it.
-    go(&mut w, |c| c.destroy_ct("pve", 200, false, false, true));
+    go(&mut w, |c| {
+        c.guests.destroy_ct("pve", 200, false, false, true)
+    });
     assert!(w.c.guests().agent(200).is_none());
 }
 
@@ -867,7 +883,7 @@ fn a_volume_moves_to_another_container() {
         "Target volume key 'mp3' is already in use for container '201'"
     );
     assert_eq!(
-        go(&mut w, |c| c.ct_power(
+        go(&mut w, |c| c.guests.ct_power(
             "pve",
             201,
             PowerCall::Start { skiplock: false }
