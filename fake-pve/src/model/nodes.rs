@@ -1,7 +1,6 @@
 //! Cluster members and what PVE reports about them.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::PveVersion;
 
@@ -58,10 +57,6 @@ impl Node {
         (now - self.boot_time).max(0)
     }
 
-    fn online(&self) -> bool {
-        self.status == NodeStatus::Online
-    }
-
     /// Memory in use, given the memory of the running guests on the node.
     pub fn mem_used(&self, guest_mem: u64) -> u64 {
         (BASE_MEM_USED + guest_mem).min(self.memory)
@@ -77,103 +72,15 @@ impl Node {
         let load = 0.003 + 0.01 * running as f64 / f64::from(self.cpus.max(1));
         (load * 10_000.0).round() / 10_000.0
     }
+}
 
-    /// The `/nodes` list item (and, without `ssl_fingerprint`, the
-    /// `/cluster/resources` node item).
-    pub fn list_item(&self, now: i64, guest_mem: u64, running: usize, resources: bool) -> Value {
-        let mut v = json!({
-            "id": format!("node/{}", self.name),
-            "node": self.name,
-            "type": "node",
-            "status": if self.online() { "online" } else { "offline" },
-            "level": self.level,
-            "maxcpu": self.cpus,
-            "maxmem": self.memory,
-            "maxdisk": self.rootfs,
-        });
-        let obj = v.as_object_mut().expect("object literal");
-        if resources {
-            obj.insert("cgroup-mode".into(), json!(2));
-        } else {
-            obj.insert("ssl_fingerprint".into(), json!(self.ssl_fingerprint));
-        }
-        if self.online() {
-            obj.insert("uptime".into(), json!(self.uptime(now)));
-            obj.insert("cpu".into(), json!(self.cpu_load(running)));
-            obj.insert("mem".into(), json!(self.mem_used(guest_mem)));
-            obj.insert("disk".into(), json!(self.rootfs_used()));
-        }
-        v
-    }
-
-    /// `GET /nodes/{node}/status`.
-    pub fn status_view(
-        &self,
-        now: i64,
-        guest_mem: u64,
-        running: usize,
-        version: PveVersion,
-    ) -> Value {
-        let used = self.mem_used(guest_mem);
-        let cores = (self.cpus / self.sockets.max(1)).max(1);
-        let kernel_release = if version.is_v9() {
-            "6.17.2-1-pve"
-        } else {
-            "6.8.12-15-pve"
-        };
-        let kernel_version = if version.is_v9() {
-            "#1 SMP PREEMPT_DYNAMIC PMX 6.17.2-1 (2025-10-21T11:55Z)"
-        } else {
-            "#1 SMP PREEMPT_DYNAMIC PMX 6.8.12-15 (2025-09-12T11:02Z)"
-        };
-        let load = self.cpu_load(running);
-        let loadavg = format!("{:.2}", load * f64::from(self.cpus));
-        let mut memory = json!({
-            "total": self.memory,
-            "used": used,
-            "free": self.memory - used,
-        });
-        if version.is_v9() {
-            memory["available"] = json!(self.memory - used);
-        }
-        // `vendor` and `family` came with PVE 9.2's pve-common; 8.4 and
-        // 9.1 nodes do not send them.
-        let cpuinfo = json!({
-            "user_hz": 100,
-            "model": self.cpu_model,
-            "mhz": "2899.998",
-            "cpus": self.cpus,
-            "sockets": self.sockets,
-            "cores": cores,
-            "flags": "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ht syscall nx pdpe1gb rdtscp lm constant_tsc rep_good nopl cpuid pni pclmulqdq vmx ssse3 fma cx16 pcid sse4_1 sse4_2 x2apic movbe popcnt aes xsave avx f16c rdrand hypervisor lahf_lm abm avx2 bmi1 bmi2",
-            "hvm": "1",
-        });
-        json!({
-            "uptime": self.uptime(now),
-            "idle": 0,
-            "cpu": load,
-            "wait": 0.0002,
-            "loadavg": [loadavg.clone(), loadavg.clone(), loadavg],
-            "kversion": format!("Linux {kernel_release} {kernel_version}"),
-            "current-kernel": {
-                "sysname": "Linux",
-                "release": kernel_release,
-                "version": kernel_version,
-                "machine": "x86_64",
-            },
-            "boot-info": { "mode": "efi", "secureboot": 0 },
-            "cpuinfo": cpuinfo,
-            "memory": memory,
-            "swap": { "total": self.swap, "used": 0, "free": self.swap },
-            "ksm": { "shared": 0 },
-            "rootfs": {
-                "total": self.rootfs,
-                "avail": self.rootfs - self.rootfs_used(),
-                "used": self.rootfs_used(),
-                "free": self.rootfs - self.rootfs_used(),
-            },
-            "pveversion": format!("pve-manager/{}/{}", version.version(), version.repoid()),
-        })
+/// The running kernel's build (`uname -v`) of a release's nodes; its
+/// release (`uname -r`) is [`super::node_hw::catalog::kernel_release`].
+pub fn kernel_build(version: PveVersion) -> &'static str {
+    if version.is_v9() {
+        "#1 SMP PREEMPT_DYNAMIC PMX 6.17.2-1 (2025-10-21T11:55Z)"
+    } else {
+        "#1 SMP PREEMPT_DYNAMIC PMX 6.8.12-15 (2025-09-12T11:02Z)"
     }
 }
 
@@ -276,39 +183,6 @@ impl Nodes {
     /// Whether `name` is a member.
     pub fn contains(&self, name: &str) -> bool {
         self.get(name).is_some()
-    }
-
-    /// `GET /cluster/status`.
-    pub fn status_view(&self) -> Vec<Value> {
-        let mut out = Vec::new();
-        if let Some(name) = self.cluster_name() {
-            let online = self
-                .members
-                .iter()
-                .filter(|n| n.status == NodeStatus::Online)
-                .count();
-            out.push(json!({
-                "type": "cluster",
-                "id": "cluster",
-                "name": name,
-                "nodes": self.members.len(),
-                "quorate": u8::from(online * 2 > self.members.len()),
-                "version": self.members.len(),
-            }));
-        }
-        for n in &self.members {
-            out.push(json!({
-                "type": "node",
-                "id": format!("node/{}", n.name),
-                "name": n.name,
-                "nodeid": n.nodeid,
-                "ip": n.ip,
-                "local": u8::from(n.name == self.local()),
-                "online": u8::from(n.status == NodeStatus::Online),
-                "level": n.level,
-            }));
-        }
-        out
     }
 
     /// Makes a standalone node the one member of cluster `name` with

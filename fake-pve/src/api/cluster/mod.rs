@@ -46,7 +46,7 @@ fn version(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /cluster/status`.
 fn get_status(ctx: &Ctx<'_>) -> Result<Reply> {
-    Ok(Value::Array(ctx.with(|c| c.nodes().status_view())).into())
+    Ok(Value::Array(ctx.with(|c| super::nodes::view::cluster_status(c.nodes()))).into())
 }
 
 /// `GET /cluster/resources`.

@@ -394,14 +394,26 @@ fn cpu_index(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.node()?;
     let arch = ctx.params.str("arch").unwrap_or_else(|| "x86_64".into());
     let v = ctx.state.settings().version;
-    Ok(Value::Array(catalog::cpu_models(v, &arch)).into())
+    Ok(Value::Array(
+        catalog::cpu_models(v, &arch)
+            .iter()
+            .map(view::cpu_model)
+            .collect(),
+    )
+    .into())
 }
 
 /// `GET /nodes/{node}/capabilities/qemu/cpu-flags` (9.x).
 fn cpu_flags_index(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.node()?;
     let arch = ctx.params.str("arch").unwrap_or_else(|| "x86_64".into());
-    Ok(Value::Array(catalog::cpu_flags(&arch)).into())
+    Ok(Value::Array(
+        catalog::cpu_flags(&arch)
+            .iter()
+            .map(view::cpu_flag)
+            .collect(),
+    )
+    .into())
 }
 
 /// `GET /nodes/{node}/capabilities/qemu/machines`.
@@ -413,7 +425,7 @@ fn machine_types(ctx: &Ctx<'_>) -> Result<Reply> {
         ));
     }
     let v = ctx.state.settings().version;
-    Ok(Value::Array(catalog::machines(v)).into())
+    Ok(Value::Array(catalog::machines(v).iter().map(view::machine).collect()).into())
 }
 
 /// `GET /nodes/{node}/capabilities/qemu/migration` (9.x): the node's
@@ -473,7 +485,7 @@ fn update_list(ctx: &Ctx<'_>, node: &str) -> Vec<Value> {
                     None => (None, "Proxmox", "admin", ""),
                 };
                 let title = u.title.as_deref().unwrap_or(title);
-                catalog::pkg_entry(&u.package, title, origin, section, &u.version, old)
+                view::package(&u.package, title, origin, section, &u.version, old)
             })
             .collect()
     });
@@ -518,7 +530,7 @@ fn update_database(ctx: &Ctx<'_>) -> Result<Reply> {
 fn versions(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.node()?;
     let v = ctx.state.settings().version;
-    Ok(Value::Array(catalog::versions(v)).into())
+    Ok(Value::Array(view::apt_versions(v)).into())
 }
 
 /// `GET /nodes/{node}/apt/changelog`: `apt-get changelog` of an
@@ -767,16 +779,14 @@ fn certificates_info(ctx: &Ctx<'_>) -> Result<Reply> {
     });
     let mut out = Vec::new();
     if local && let Some(pem) = &ctx.state.settings().cert_pem {
-        out.push(crate::model::node_hw::certs::certificate_info(
-            pem,
-            "pve-ssl.pem",
-        )?);
+        out.push(view::certificate(
+            &crate::model::node_hw::certs::certificate_info(pem, "pve-ssl.pem")?,
+        ));
     }
     if let Some(c) = custom {
-        out.push(crate::model::node_hw::certs::certificate_info(
-            &c.pem,
-            "pveproxy-ssl.pem",
-        )?);
+        out.push(view::certificate(
+            &crate::model::node_hw::certs::certificate_info(&c.pem, "pveproxy-ssl.pem")?,
+        ));
     }
     Ok(Value::Array(out).into())
 }
@@ -801,7 +811,7 @@ fn upload_custom_cert(ctx: &Ctx<'_>) -> Result<Reply> {
         hw.set_custom_cert(Some(cert));
         Ok::<_, Error>(info)
     })?;
-    Ok(info.into())
+    Ok(view::certificate(&info).into())
 }
 
 /// `DELETE /nodes/{node}/certificates/custom`.

@@ -1,10 +1,16 @@
 //! The answers of a node's disk, LVM, ZFS, directory and device calls
 //! as pve-storage's `API2/Disks*.pm` and pve-manager's
-//! `API2/Hardware/{PCI,USB}.pm` write them: the model's hardware turned
-//! into JSON, keys in PVE's order.
+//! `API2/Hardware/{PCI,USB}.pm` write them, of its QEMU capabilities
+//! (qemu-server `API2/Qemu/{CPU,CPUFlags,Machine}.pm`), its packages
+//! (pve-manager `API2/APT.pm`) and its certificates
+//! (`API2/Certificates.pm`): the model's hardware turned into JSON, keys
+//! in PVE's order.
 
 use serde_json::{Value, json};
 
+use crate::model::PveVersion;
+use crate::model::node_hw::catalog::{self, CpuModel, Machine};
+use crate::model::node_hw::certs::CertInfo;
 use crate::model::node_hw::{Disk, DiskKind, DiskRow, MdevType, NodeHw, Partition};
 use crate::model::node_hw::{PciDevice, UsbDevice};
 
@@ -341,4 +347,98 @@ fn usb_entry(u: &UsbDevice) -> Value {
 /// `GET /nodes/{node}/hardware/usb`.
 pub fn usb_scan(hw: &NodeHw) -> Vec<Value> {
     hw.usb().iter().map(usb_entry).collect()
+}
+
+/// A model of `GET /nodes/{node}/capabilities/qemu/cpu`: no custom
+/// models, so every one is `custom: 0`.
+pub fn cpu_model(m: &CpuModel) -> Value {
+    if m.builtin {
+        json!({ "name": m.name, "custom": 0, "abstract": 1, "vendor": m.vendor })
+    } else {
+        json!({ "name": m.name, "custom": 0, "vendor": m.vendor })
+    }
+}
+
+/// A flag of `GET /nodes/{node}/capabilities/qemu/cpu-flags`.
+pub fn cpu_flag((name, description): &(&str, &str)) -> Value {
+    json!({ "name": name, "description": description })
+}
+
+/// A machine type of `GET /nodes/{node}/capabilities/qemu/machines`.
+pub fn machine(m: &Machine) -> Value {
+    let (kind, qemu) = (m.kind, m.qemu);
+    match m.revision {
+        Some((rev, changes)) => json!({
+            "id": format!("pc-{kind}-{qemu}{rev}"),
+            "type": kind,
+            "version": format!("{qemu}{rev}"),
+            "changes": changes,
+        }),
+        None => json!({
+            "id": format!("pc-{kind}-{qemu}"),
+            "type": kind,
+            "version": qemu,
+        }),
+    }
+}
+
+/// One `apt/versions` (or `apt/update`) entry as `assemble_pkginfo`
+/// builds it.
+pub fn package(
+    name: &str,
+    title: &str,
+    origin: &str,
+    section: &str,
+    version: &str,
+    old: Option<&str>,
+) -> Value {
+    let mut v = json!({
+        "Package": name,
+        "Title": title,
+        "Origin": origin,
+        "Description": title,
+        "Section": section,
+        "Arch": if section.ends_with("doc") || section.ends_with("perl") || section.ends_with("web") { "all" } else { "amd64" },
+        "Priority": "optional",
+        "Version": version,
+    });
+    if let Some(old) = old {
+        v["OldVersion"] = json!(old);
+    }
+    v
+}
+
+/// `GET /nodes/{node}/apt/versions`: the installed packages, with the
+/// running manager's version and kernel on their packages.
+pub fn apt_versions(version: PveVersion) -> Vec<Value> {
+    catalog::installed(version)
+        .into_iter()
+        .map(|(name, ver, origin, section, title)| {
+            let mut e = package(&name, title, origin, section, ver, Some(ver));
+            e["CurrentState"] = json!("Installed");
+            if name == "pve-manager" {
+                e["ManagerVersion"] = json!(format!("{}/{}", version.version(), version.repoid()));
+            } else if name == "proxmox-ve" {
+                e["RunningKernel"] = json!(catalog::kernel_release(version));
+            }
+            e
+        })
+        .collect()
+}
+
+/// A certificate of `GET /nodes/{node}/certificates/info` (and the
+/// answer of an upload).
+pub fn certificate(c: &CertInfo) -> Value {
+    json!({
+        "filename": c.filename,
+        "fingerprint": c.fingerprint,
+        "subject": c.subject,
+        "issuer": c.issuer,
+        "notbefore": c.notbefore,
+        "notafter": c.notafter,
+        "san": c.san,
+        "pem": c.pem,
+        "public-key-type": c.key_type,
+        "public-key-bits": c.key_bits,
+    })
 }

@@ -11,9 +11,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::dump::VzdumpRequest;
+use super::prune::KeepOptions;
 use super::schedule::CalendarEvent;
 use crate::model::cluster::Cluster;
 use crate::model::qemu::{drive_file, is_drive_key};
@@ -38,12 +38,50 @@ const NUMERIC: &[&str] = &[
     "zstd",
 ];
 
+/// A stored option of a job: a number (booleans and integers), a
+/// parsed `prune-backups`, or a text. Saved as the bare JSON value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum JobOption {
+    /// A number (`enabled`, `bwlimit`, ...).
+    Number(i64),
+    /// A text (`schedule`, `storage`, `vmid`, ...).
+    Text(String),
+    /// A parsed `prune-backups` property string.
+    Keep(KeepOptions),
+}
+
+impl JobOption {
+    /// The option as text (numbers as PVE prints them).
+    fn text(&self) -> String {
+        match self {
+            Self::Text(s) => s.clone(),
+            Self::Number(n) => n.to_string(),
+            Self::Keep(k) => k.property_string(),
+        }
+    }
+
+    fn typed(k: &str, v: &str) -> Self {
+        if k == "prune-backups"
+            && let Ok(keep) = KeepOptions::parse(v)
+        {
+            return Self::Keep(keep);
+        }
+        if NUMERIC.contains(&k)
+            && let Ok(n) = v.parse::<i64>()
+        {
+            return Self::Number(n);
+        }
+        Self::Text(v.to_string())
+    }
+}
+
 /// One backup job.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Job {
     /// The options as `jobs.cfg` keeps them (`schedule`, `storage`,
     /// `vmid`, `enabled`, ...).
-    options: BTreeMap<String, Value>,
+    options: BTreeMap<String, JobOption>,
     /// When it last ran (or was made), epoch seconds.
     last_run: i64,
 }
@@ -51,11 +89,25 @@ pub struct Job {
 impl Job {
     /// Whether the job is enabled.
     pub fn enabled(&self) -> bool {
-        self.options.get("enabled").is_none_or(|v| v != &json!(0))
+        self.options
+            .get("enabled")
+            .is_none_or(|v| *v != JobOption::Number(0))
+    }
+
+    /// The options, by name.
+    pub fn options(&self) -> &BTreeMap<String, JobOption> {
+        &self.options
+    }
+
+    /// The job's next event after `now`, if its schedule has one.
+    pub fn next_run(&self, now: i64) -> Option<i64> {
+        self.text("schedule")
+            .and_then(|s| CalendarEvent::parse(&s).ok())
+            .and_then(|ev| ev.next_after(now))
     }
 
     fn text(&self, k: &str) -> Option<String> {
-        self.options.get(k).map(text_of)
+        self.options.get(k).map(JobOption::text)
     }
 
     fn list(&self, k: &str) -> Vec<u32> {
@@ -70,7 +122,7 @@ impl Job {
     }
 
     fn flag(&self, k: &str) -> bool {
-        self.options.get(k).is_some_and(|v| v == &json!(1))
+        self.options.get(k) == Some(&JobOption::Number(1))
     }
 
     /// Takes `vmid` out of the job (`remove_vmid_from_job`); `false` when
@@ -93,45 +145,48 @@ impl Job {
             self.options.remove(key);
             return key != "vmid";
         }
-        self.options.insert(key.to_string(), json!(rest.join(",")));
+        self.options
+            .insert(key.to_string(), JobOption::Text(rest.join(",")));
         true
     }
-
-    /// The job as `GET /cluster/backup/{id}` shows it.
-    pub fn view(&self, id: &str) -> Value {
-        let mut v = json!(self.options);
-        v["id"] = json!(id);
-        v["type"] = json!("vzdump");
-        v
-    }
 }
 
-/// A stored option as text (numbers as PVE prints them).
-fn text_of(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        // A property string kept parsed (`prune-backups`).
-        Value::Object(o) => o
-            .iter()
-            .map(|(k, v)| format!("{k}={}", text_of(v)))
-            .collect::<Vec<_>>()
-            .join(","),
-        other => other.to_string(),
-    }
+/// A job of `GET /cluster/backup`: its id, the job and its next run.
+#[derive(Debug, Clone, Copy)]
+pub struct JobRow<'a> {
+    /// The job id.
+    pub id: &'a str,
+    /// The job.
+    pub job: &'a Job,
+    /// Its next event after now, if any.
+    pub next_run: Option<i64>,
 }
 
-fn typed(k: &str, v: &str) -> Value {
-    if k == "prune-backups"
-        && let Ok(keep) = super::prune::KeepOptions::parse(v)
-    {
-        return json!(keep);
-    }
-    if NUMERIC.contains(&k)
-        && let Ok(n) = v.parse::<i64>()
-    {
-        return json!(n);
-    }
-    json!(v)
+/// A guest of `GET /cluster/backup/{id}/included_volumes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IncludedGuest {
+    /// A VMID with no VM behind it.
+    Unknown(u32),
+    /// A VM and its volumes.
+    Qemu {
+        /// The VM.
+        vmid: u32,
+        /// Its `name` (empty when it has none).
+        name: String,
+        /// Its volumes but CD-ROMs and cloud-init, by config key.
+        volumes: Vec<IncludedVolume>,
+    },
+}
+
+/// A volume of a VM a job includes or leaves out (`backup=0`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IncludedVolume {
+    /// The config key (`scsi0`).
+    pub key: String,
+    /// The volume (`local-lvm:vm-100-disk-0`).
+    pub file: String,
+    /// Whether the backup takes it.
+    pub included: bool,
 }
 
 /// A new job id: `backup-` and the first two groups of a UUID.
@@ -209,20 +264,14 @@ fn schedule_param(opts: &mut BTreeMap<String, String>, required: bool) -> Result
 
 impl Cluster {
     /// `GET /cluster/backup`: every job with its `next-run` after `now`.
-    pub fn backup_jobs_view(&self, now: i64) -> Vec<Value> {
+    pub fn backup_jobs(&self, now: i64) -> Vec<JobRow<'_>> {
         self.backups
             .jobs()
             .iter()
-            .map(|(id, j)| {
-                let mut v = j.view(id);
-                if let Some(next) = j
-                    .text("schedule")
-                    .and_then(|s| CalendarEvent::parse(&s).ok())
-                    .and_then(|ev| ev.next_after(now))
-                {
-                    v["next-run"] = json!(next);
-                }
-                v
+            .map(|(id, job)| JobRow {
+                id,
+                job,
+                next_run: job.next_run(now),
             })
             .collect()
     }
@@ -231,11 +280,10 @@ impl Cluster {
     ///
     /// # Errors
     /// 400 `id: No such job 'x'`.
-    pub fn backup_job(&self, id: &str) -> Result<Value> {
+    pub fn backup_job(&self, id: &str) -> Result<&Job> {
         self.backups
             .jobs()
             .get(id)
-            .map(|j| j.view(id))
             .ok_or_else(|| Error::invalid("id", format!("No such job '{id}'")))
     }
 
@@ -260,7 +308,10 @@ impl Cluster {
             opts.insert("all".into(), "1".into());
         }
         verify(&opts)?;
-        let options = opts.iter().map(|(k, v)| (k.clone(), typed(k, v))).collect();
+        let options = opts
+            .iter()
+            .map(|(k, v)| (k.clone(), JobOption::typed(k, v)))
+            .collect();
         self.backups.jobs_mut().insert(
             id.clone(),
             Job {
@@ -293,7 +344,7 @@ impl Cluster {
         let mut cur: BTreeMap<String, String> = job
             .options
             .iter()
-            .map(|(k, v)| (k.clone(), text_of(v)))
+            .map(|(k, v)| (k.clone(), v.text()))
             .collect();
         let last_run = job.last_run;
         for k in delete {
@@ -324,7 +375,10 @@ impl Cluster {
             }
         }
         verify(&cur)?;
-        let options = cur.iter().map(|(k, v)| (k.clone(), typed(k, v))).collect();
+        let options = cur
+            .iter()
+            .map(|(k, v)| (k.clone(), JobOption::typed(k, v)))
+            .collect();
         self.backups
             .jobs_mut()
             .insert(id.to_string(), Job { options, last_run });
@@ -362,7 +416,11 @@ impl Cluster {
     ///
     /// # Errors
     /// 400 `id: No such job 'x'`.
-    pub fn job_included_volumes(&self, id: &str, visible: impl Fn(u32) -> bool) -> Result<Value> {
+    pub fn job_included_volumes(
+        &self,
+        id: &str,
+        visible: impl Fn(u32) -> bool,
+    ) -> Result<Vec<IncludedGuest>> {
         let Some(job) = self.backups.jobs().get(id) else {
             return Err(Error::invalid("id", format!("No such job '{id}'")));
         };
@@ -373,7 +431,7 @@ impl Cluster {
             .filter(|v| visible(*v))
         {
             let Some(vm) = self.guests.get(&vmid) else {
-                children.push(json!({ "id": vmid, "type": "unknown", "leaf": 1 }));
+                children.push(IncludedGuest::Unknown(vmid));
                 continue;
             };
             let mut keys: Vec<&String> = vm.config.keys().filter(|k| is_drive_key(k)).collect();
@@ -387,24 +445,19 @@ impl Cluster {
                     continue;
                 }
                 let excluded = v.split(',').any(|p| p == "backup=0");
-                vols.push(json!({
-                    "id": format!("{vmid}:{k}"),
-                    "name": drive_file(v),
-                    "included": u8::from(!excluded),
-                    "reason": if excluded { "disabled" } else { "enabled" },
-                    "leaf": 1,
-                }));
+                vols.push(IncludedVolume {
+                    key: k.clone(),
+                    file: drive_file(v).to_string(),
+                    included: !excluded,
+                });
             }
-            let leaf = u8::from(vols.is_empty());
-            children.push(json!({
-                "id": vmid,
-                "type": "qemu",
-                "name": vm.config.get("name").cloned().unwrap_or_default(),
-                "children": vols,
-                "leaf": leaf,
-            }));
+            children.push(IncludedGuest::Qemu {
+                vmid,
+                name: vm.config.get("name").cloned().unwrap_or_default(),
+                volumes: vols,
+            });
         }
-        Ok(json!({ "children": children }))
+        Ok(children)
     }
 
     /// Starts the runs of the jobs whose next event has come by `now_ms`.
@@ -447,7 +500,10 @@ impl Cluster {
                     notes_template: job.text("notes-template"),
                     protected: job.flag("protected"),
                     prune_backups: job.text("prune-backups"),
-                    remove: job.options.get("remove").is_none_or(|v| v != &json!(0)),
+                    remove: job
+                        .options
+                        .get("remove")
+                        .is_none_or(|v| *v != JobOption::Number(0)),
                     cmdline: job_cmdline(&id, &job),
                     denied: Vec::new(),
                 };
@@ -528,7 +584,7 @@ fn job_cmdline(id: &str, job: &Job) -> String {
         if skip.contains(k.as_str()) {
             continue;
         }
-        cmd.push_str(&format!(" --{k} {}", shell_quote(&text_of(v))));
+        cmd.push_str(&format!(" --{k} {}", shell_quote(&v.text())));
     }
     cmd.push_str(&format!(" --job-id {id}"));
     cmd

@@ -9,7 +9,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::BackupOp;
 use crate::model::cluster::Cluster;
@@ -97,6 +96,15 @@ impl KeepOptions {
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(", ")
+    }
+
+    /// `keep-daily=7,keep-last=3`: the property string, sorted by key.
+    pub fn property_string(&self) -> String {
+        self.0
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     fn get(&self, k: &str) -> u64 {
@@ -307,26 +315,12 @@ impl Cluster {
         given: Option<&str>,
         vmid: Option<u32>,
         kind: Option<&str>,
-    ) -> Result<Vec<Value>> {
+    ) -> Result<Vec<PruneEntry>> {
         let keep = self.prune_keep(sid, node, given)?;
         if !path_based(&self.storage.existing(sid)?.kind) {
             return Ok(Vec::new());
         }
-        Ok(mark_backups(self, sid, node, vmid, kind, &keep)
-            .into_iter()
-            .map(|e| {
-                let mut v = json!({
-                    "volid": e.volid,
-                    "ctime": e.ctime,
-                    "mark": e.mark,
-                    "type": e.kind,
-                });
-                if let Some(id) = e.vmid {
-                    v["vmid"] = json!(id);
-                }
-                v
-            })
-            .collect())
+        Ok(mark_backups(self, sid, node, vmid, kind, &keep))
     }
 
     /// `DELETE .../prunebackups`: the `prunebackups` task that removes

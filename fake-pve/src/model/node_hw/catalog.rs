@@ -3,8 +3,6 @@
 //! of each release (qemu-server `CPUConfig.pm`, `API2/Qemu/Machine.pm`,
 //! pve-manager `API2/APT.pm`).
 
-use serde_json::{Value, json};
-
 use crate::model::PveVersion;
 
 /// The models of [`CPU_MODELS`] that qemu-server 8.3's
@@ -146,23 +144,48 @@ const BUILTIN_X86: &[&str] = &["x86-64-v2", "x86-64-v2-AES", "x86-64-v3", "x86-6
 /// them in hash order). fake-pve has no custom CPU models
 /// (`/etc/pve/virtual-guest/cpu-models.conf`), so every entry is
 /// `custom: 0`.
-pub fn cpu_models(version: PveVersion, arch: &str) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::new();
+pub fn cpu_models(version: PveVersion, arch: &str) -> Vec<CpuModel> {
+    let model = |(name, vendor): &(&'static str, &'static str)| CpuModel {
+        name,
+        vendor,
+        builtin: false,
+    };
+    let mut out: Vec<CpuModel> = Vec::new();
     if arch == "aarch64" {
-        for (name, vendor) in CPU_MODELS_AARCH64 {
-            out.push(json!({ "name": name, "custom": 0, "vendor": vendor }));
-        }
+        out.extend(CPU_MODELS_AARCH64.iter().map(model));
     } else {
         let known = |name: &&str| version.is_v9() || !NEW_IN_9.contains(name);
-        for (name, vendor) in CPU_MODELS.iter().filter(|(name, _)| known(name)) {
-            out.push(json!({ "name": name, "custom": 0, "vendor": vendor }));
-        }
-        for name in BUILTIN_X86 {
-            out.push(json!({ "name": name, "custom": 0, "abstract": 1, "vendor": "default" }));
-        }
+        out.extend(CPU_MODELS.iter().filter(|(name, _)| known(name)).map(model));
+        out.extend(BUILTIN_X86.iter().map(|name| CpuModel {
+            name,
+            vendor: "default",
+            builtin: true,
+        }));
     }
-    out.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    out.sort_by(|a, b| a.name.cmp(b.name));
     out
+}
+
+/// A CPU model a node's QEMU offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuModel {
+    /// The model (`x86-64-v2-AES`, `Skylake-Server`).
+    pub name: &'static str,
+    /// Its vendor (`GenuineIntel`, `AuthenticAMD`, `default`).
+    pub vendor: &'static str,
+    /// One of qemu-server's built-in abstract models (`abstract: 1`).
+    pub builtin: bool,
+}
+
+/// A machine type a node's QEMU offers: `pc-<kind>-<qemu><revision>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Machine {
+    /// `q35` or `i440fx`.
+    pub kind: &'static str,
+    /// The QEMU machine version (`9.2`).
+    pub qemu: &'static str,
+    /// A `+pveN` revision and what it changed.
+    pub revision: Option<(&'static str, &'static str)>,
 }
 
 /// The QEMU machine versions of the release's pve-qemu-kvm (9.2 on 8.4,
@@ -193,27 +216,26 @@ fn pve_revisions(version: PveVersion, qemu: &str) -> &'static [(&'static str, &'
 /// `GET /nodes/{node}/capabilities/qemu/machines` (x86_64): every
 /// `pc-q35-X` and `pc-i440fx-X` of the release's QEMU with the `+pveN`
 /// revisions, sorted newest first as `machine_version_cmp` sorts them.
-pub fn machines(version: PveVersion) -> Vec<Value> {
+pub fn machines(version: PveVersion) -> Vec<Machine> {
     let newest = if version.is_v9() { "10.1" } else { "9.2" };
     let start = QEMU_VERSIONS.iter().position(|v| *v == newest).unwrap_or(0);
     let mut out = Vec::new();
     for qemu in &QEMU_VERSIONS[start..] {
-        for (rev, changes) in pve_revisions(version, qemu).iter().rev() {
+        for rev in pve_revisions(version, qemu).iter().rev() {
             for kind in ["q35", "i440fx"] {
-                out.push(json!({
-                    "id": format!("pc-{kind}-{qemu}{rev}"),
-                    "type": kind,
-                    "version": format!("{qemu}{rev}"),
-                    "changes": changes,
-                }));
+                out.push(Machine {
+                    kind,
+                    qemu,
+                    revision: Some(*rev),
+                });
             }
         }
         for kind in ["q35", "i440fx"] {
-            out.push(json!({
-                "id": format!("pc-{kind}-{qemu}"),
-                "type": kind,
-                "version": qemu,
-            }));
+            out.push(Machine {
+                kind,
+                qemu,
+                revision: None,
+            });
         }
     }
     out
@@ -221,11 +243,11 @@ pub fn machines(version: PveVersion) -> Vec<Value> {
 
 /// `GET /nodes/{node}/capabilities/qemu/cpu-flags` (9.x): the flags the
 /// `flags` option of a VM's `cpu` takes, with their descriptions.
-pub fn cpu_flags(arch: &str) -> Vec<Value> {
+pub fn cpu_flags(arch: &str) -> &'static [(&'static str, &'static str)] {
     if arch == "aarch64" {
-        return Vec::new();
+        return &[];
     }
-    [
+    &[
         (
             "nested-virt",
             "Controls nested virtualization, namely 'svm' for AMD CPUs and 'vmx' for Intel CPUs. Live migration still only works if it's the same flag on both sides. Use a CPU model similar to the host, with the same vendor, not x86-64-vX!",
@@ -273,9 +295,6 @@ pub fn cpu_flags(arch: &str) -> Vec<Value> {
         ),
         ("aes", "Activate AES instruction set for HW acceleration."),
     ]
-    .iter()
-    .map(|(name, description)| json!({ "name": name, "description": description }))
-    .collect()
 }
 
 /// One installed package: name, version on 8.4, version on 9.1, origin,
@@ -822,48 +841,4 @@ pub fn is_installed(version: PveVersion, name: &str) -> Option<&'static str> {
         .into_iter()
         .find(|(n, ..)| n == name)
         .map(|(_, v, ..)| v)
-}
-
-/// One `apt/versions` (or `apt/update`) entry as `assemble_pkginfo`
-/// builds it.
-pub fn pkg_entry(
-    name: &str,
-    title: &str,
-    origin: &str,
-    section: &str,
-    version: &str,
-    old: Option<&str>,
-) -> Value {
-    let mut v = json!({
-        "Package": name,
-        "Title": title,
-        "Origin": origin,
-        "Description": title,
-        "Section": section,
-        "Arch": if section.ends_with("doc") || section.ends_with("perl") || section.ends_with("web") { "all" } else { "amd64" },
-        "Priority": "optional",
-        "Version": version,
-    });
-    if let Some(old) = old {
-        v["OldVersion"] = json!(old);
-    }
-    v
-}
-
-/// `GET /nodes/{node}/apt/versions`: the installed packages, with the
-/// running manager's version and kernel on their packages.
-pub fn versions(version: PveVersion) -> Vec<Value> {
-    installed(version)
-        .into_iter()
-        .map(|(name, ver, origin, section, title)| {
-            let mut e = pkg_entry(&name, title, origin, section, ver, Some(ver));
-            e["CurrentState"] = json!("Installed");
-            if name == "pve-manager" {
-                e["ManagerVersion"] = json!(format!("{}/{}", version.version(), version.repoid()));
-            } else if name == "proxmox-ve" {
-                e["RunningKernel"] = json!(kernel_release(version));
-            }
-            e
-        })
-        .collect()
 }

@@ -3,8 +3,6 @@
 //! (pve-manager `API2/Certificates.pm`, `CertHelpers.pm`; pve-common
 //! `Certificate.pm`).
 
-use serde_json::{Value, json};
-
 use super::CustomCert;
 use crate::model::{Error, Result};
 
@@ -61,11 +59,36 @@ fn pem_blocks(text: &str) -> Vec<(String, String)> {
     out
 }
 
+/// What `get_certificate_info` reads of a certificate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CertInfo {
+    /// The file it was read from (`pve-ssl.pem`).
+    pub filename: String,
+    /// Its SHA-256 fingerprint, colon-separated.
+    pub fingerprint: String,
+    /// The subject, one line (`/CN=pve.example.com`).
+    pub subject: String,
+    /// The issuer, one line.
+    pub issuer: String,
+    /// Valid from, epoch seconds.
+    pub notbefore: i64,
+    /// Valid until, epoch seconds.
+    pub notafter: i64,
+    /// The DNS names and IP addresses of its subject alternative names.
+    pub san: Vec<String>,
+    /// The certificate's PEM block.
+    pub pem: String,
+    /// `rsaEncryption`, `id-ecPublicKey`, `ED25519` or `UNDEF`.
+    pub key_type: &'static str,
+    /// The public key's size in bits.
+    pub key_bits: usize,
+}
+
 /// `get_certificate_info` of the first certificate of `pem`.
 ///
 /// # Errors
 /// `unable to read certificate from '<file>'` when there is none.
-pub fn certificate_info(pem: &str, filename: &str) -> Result<Value> {
+pub fn certificate_info(pem: &str, filename: &str) -> Result<CertInfo> {
     let unreadable = || Error::failed(format!("unable to read certificate from '{filename}'"));
     let (label, block) = pem_blocks(pem)
         .into_iter()
@@ -103,18 +126,18 @@ pub fn certificate_info(pem: &str, filename: &str) -> Result<Value> {
         _ => "UNDEF",
     };
     let bits = spki.parsed().map_or(0, |k| k.key_size());
-    Ok(json!({
-        "filename": filename,
-        "fingerprint": fingerprint,
-        "subject": oneline(cert.subject()),
-        "issuer": oneline(cert.issuer()),
-        "notbefore": cert.validity().not_before.timestamp(),
-        "notafter": cert.validity().not_after.timestamp(),
-        "san": san,
-        "pem": block,
-        "public-key-type": key_type,
-        "public-key-bits": bits,
-    }))
+    Ok(CertInfo {
+        filename: filename.to_string(),
+        fingerprint,
+        subject: oneline(cert.subject()),
+        issuer: oneline(cert.issuer()),
+        notbefore: cert.validity().not_before.timestamp(),
+        notafter: cert.validity().not_after.timestamp(),
+        san,
+        pem: block,
+        key_type,
+        key_bits: bits,
+    })
 }
 
 /// The custom certificate an upload leaves (`set_cert_files`): the
@@ -130,7 +153,7 @@ pub fn upload(
     certificates: &str,
     key: Option<&str>,
     force: bool,
-) -> Result<(CustomCert, Value)> {
+) -> Result<(CustomCert, CertInfo)> {
     let blocks = pem_blocks(certificates);
     let chain: String = blocks.iter().map(|(_, b)| b.as_str()).collect();
     let key = match key {

@@ -281,11 +281,15 @@ fn capabilities_follow_the_release(
     #[case] first: &str,
     #[case] cpus: usize,
 ) {
-    let machines = catalog::machines(v);
+    let view = crate::api::node_hw::view::machine;
+    let machines: Vec<_> = catalog::machines(v).iter().map(view).collect();
     assert_eq!(machines[0]["id"], first);
     assert!(machines.iter().any(|m| m["id"] == "pc-i440fx-4.1+pve2"));
     assert_eq!(catalog::cpu_models(v, "x86_64").len(), cpus);
-    let models = catalog::cpu_models(v, "x86_64");
+    let models: Vec<_> = catalog::cpu_models(v, "x86_64")
+        .iter()
+        .map(crate::api::node_hw::view::cpu_model)
+        .collect();
     let v3 = models
         .iter()
         .find(|m| m["name"] == "x86-64-v3")
@@ -304,7 +308,7 @@ fn versions_name_the_running_manager_and_kernel(
     #[case] manager: &str,
     #[case] kernel: &str,
 ) {
-    let list = catalog::versions(v);
+    let list = crate::api::node_hw::view::apt_versions(v);
     assert_eq!(list[0]["Package"], "proxmox-ve");
     assert_eq!(list[0]["RunningKernel"], kernel);
     assert_eq!(list[1]["ManagerVersion"], manager);
@@ -346,7 +350,9 @@ fn custom_certificates_are_checked_as_set_cert_files_does() {
             .expect("certificate");
     let pem = ck.cert.pem();
     let key = ck.signing_key.serialize_pem();
-    let info = certs::certificate_info(&pem, "pve-ssl.pem").expect("info");
+    let info = crate::api::node_hw::view::certificate(
+        &certs::certificate_info(&pem, "pve-ssl.pem").expect("info"),
+    );
     assert_eq!(info["filename"], "pve-ssl.pem");
     assert_eq!(info["san"], json!(["pve.example.com", "192.0.2.10"]));
     assert_eq!(info["public-key-type"], "id-ecPublicKey");
@@ -360,7 +366,7 @@ fn custom_certificates_are_checked_as_set_cert_files_does() {
     );
     let (cert, up) =
         certs::upload(None, &format!("leading text\n{pem}"), Some(&key), false).expect("uploaded");
-    assert_eq!(up["filename"], "pveproxy-ssl.pem");
+    assert_eq!(up.filename, "pveproxy-ssl.pem");
     let e = certs::upload(Some(&cert), &pem, None, false).expect_err("exists");
     assert_eq!(
         e.message(),

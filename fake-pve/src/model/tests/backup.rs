@@ -393,12 +393,7 @@ fn prune_keeps_the_newest_and_the_protected(mut lab: World) {
         .expect("dry run");
     let by: BTreeMap<String, String> = marks
         .iter()
-        .map(|m| {
-            (
-                m["volid"].as_str().expect("v").to_string(),
-                m["mark"].as_str().expect("m").to_string(),
-            )
-        })
+        .map(|m| (m.volid.clone(), m.mark.clone()))
         .collect();
     assert_eq!(by[&vols[0]], "protected");
     assert_eq!(by[&vols[1]], "remove");
@@ -463,7 +458,7 @@ fn a_job_runs_when_the_clock_passes_its_schedule(mut lab: World) {
         .create_backup_job(None, opts, &mut rq())
         .expect("create");
     assert!(id.starts_with("backup-") && id.len() == 20, "{id}");
-    let view = lab.c.backup_jobs_view(T0);
+    let view = crate::api::backup::view::jobs(&lab.c.backup_jobs(T0));
     let midnight = T0 - T0 % 86_400 + 86_400;
     assert_eq!(view[0]["next-run"], midnight);
     assert_eq!(view[0]["enabled"], 1);
@@ -485,7 +480,7 @@ fn a_job_runs_when_the_clock_passes_its_schedule(mut lab: World) {
         .c
         .not_backed_up()
         .iter()
-        .map(|g| g["vmid"].as_u64().expect("vmid"))
+        .map(|g| u64::from(g.vmid))
         .collect();
     assert_eq!(not, [101, 900]);
 }
@@ -498,7 +493,9 @@ fn jobs_are_changed_and_deleted(mut lab: World) {
         .create_backup_job(Some("weekly-all".into()), opts, &mut rq())
         .expect("create");
     assert_eq!(id, "weekly-all");
-    let vols = lab.c.job_included_volumes(&id, |_| true).expect("volumes");
+    let vols = crate::api::backup::view::included_volumes(
+        &lab.c.job_included_volumes(&id, |_| true).expect("volumes"),
+    );
     let ids: Vec<u64> = vols["children"]
         .as_array()
         .expect("children")
@@ -510,7 +507,7 @@ fn jobs_are_changed_and_deleted(mut lab: World) {
     lab.c
         .update_backup_job(&id, map(&[("vmid", "101")]), &[])
         .expect("update");
-    let job = lab.c.backup_job(&id).expect("job");
+    let job = crate::api::backup::view::job(&id, lab.c.backup_job(&id).expect("job"));
     assert_eq!(job["vmid"], "101");
     assert!(job.get("all").is_none() && job.get("exclude").is_none());
     assert_eq!(
@@ -548,6 +545,32 @@ fn job_refusals(mut lab: World, #[case] opts: &[(&str, &str)], #[case] msg: &str
 }
 
 #[rstest]
+fn a_job_keeps_numbers_and_its_retention_typed(mut lab: World) {
+    let opts = map(&[
+        ("schedule", "daily"),
+        ("vmid", "100"),
+        ("bwlimit", "100"),
+        ("prune-backups", "keep-last=3,keep-daily=7"),
+    ]);
+    lab.c
+        .create_backup_job(Some("typed".into()), opts, &mut rq())
+        .expect("create");
+    let text = job_view(&lab, "typed").to_string();
+    assert_eq!(
+        text,
+        r#"{"bwlimit":100,"enabled":1,"prune-backups":{"keep-daily":7,"keep-last":3},"schedule":"daily","vmid":"100","id":"typed","type":"vzdump"}"#
+    );
+    let saved = serde_json::to_string(lab.c.backup_job("typed").expect("job")).expect("save");
+    let back: crate::model::backup::Job = serde_json::from_str(&saved).expect("load");
+    assert_eq!(&back, lab.c.backup_job("typed").expect("job"));
+}
+
+/// A job as `GET /cluster/backup/{id}` shows it.
+fn job_view(lab: &World, id: &str) -> serde_json::Value {
+    crate::api::backup::view::job(id, lab.c.backup_job(id).expect("job"))
+}
+
+#[rstest]
 fn a_purged_guest_leaves_the_backup_jobs(mut lab: World) {
     let mk = |lab: &mut World, id: &str, opts: &[(&str, &str)]| {
         lab.c
@@ -571,12 +594,12 @@ fn a_purged_guest_leaves_the_backup_jobs(mut lab: World) {
         unreferenced: false,
     };
     lab.run("pve", super::qm_worker("qmdestroy", 100, op));
-    assert_eq!(lab.c.backup_job("both").expect("job")["vmid"], "101");
+    assert_eq!(job_view(&lab, "both")["vmid"], "101");
     assert!(
         lab.c.backup_job("only").is_err(),
         "a job left without guests goes"
     );
-    let rest = lab.c.backup_job("rest").expect("job");
+    let rest = job_view(&lab, "rest");
     assert!(rest.get("exclude").is_none() && rest["all"] == 1, "{rest}");
 }
 
@@ -794,7 +817,11 @@ fn all_backs_up_vms_and_containers_and_a_locked_container_fails() {
     assert!(kinds.contains(&"qemu".to_string()) && kinds.contains(&"lxc".to_string()));
     assert_eq!(ct_conf(&w, 301, "lock").as_deref(), Some("migrate"));
     // not-backed-up names containers by hostname.
-    let nb = w.c.not_backed_up();
+    let nb: Vec<_> =
+        w.c.not_backed_up()
+            .iter()
+            .map(crate::api::backup::view::not_backed_up)
+            .collect();
     assert!(nb.contains(&json!({"vmid": 300, "type": "lxc", "name": "ct-web"})));
 }
 

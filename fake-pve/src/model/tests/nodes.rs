@@ -68,7 +68,7 @@ fn running_guests_add_to_node_memory(mut lab: World) {
 #[rstest]
 fn node_status_reports_the_release(lab: World) {
     let n = &lab.c.nodes.members()[0];
-    let v9 = n.status_view(T0, 0, 0, PveVersion::V9_1);
+    let v9 = crate::api::nodes::view::node_status(n, T0, 0, 0, PveVersion::V9_1);
     assert_eq!(
         v9["pveversion"],
         json!("pve-manager/9.1.5/80cf92a64bef6889")
@@ -76,7 +76,7 @@ fn node_status_reports_the_release(lab: World) {
     assert_eq!(v9["cpuinfo"]["cpus"], json!(16));
     assert_eq!(v9["memory"]["total"], json!(64u64 << 30));
     assert!(v9["memory"].get("available").is_some());
-    let v8 = n.status_view(T0, 0, 0, PveVersion::V8_4);
+    let v8 = crate::api::nodes::view::node_status(n, T0, 0, 0, PveVersion::V8_4);
     assert_eq!(
         v8["pveversion"],
         json!("pve-manager/8.4.14/b502d23c55afcba1")
@@ -96,7 +96,7 @@ fn node_status_reports_the_release(lab: World) {
 
 #[rstest]
 fn cluster_status_of_a_cluster(cluster: World) {
-    let st = cluster.c.nodes.status_view();
+    let st = crate::api::nodes::view::cluster_status(&cluster.c.nodes);
     assert_eq!(
         st[0],
         json!({"type": "cluster", "id": "cluster", "name": "lab", "nodes": 3, "quorate": 1, "version": 3})
@@ -126,12 +126,15 @@ fn cluster_status_of_a_cluster(cluster: World) {
 fn a_cluster_without_a_majority_is_not_quorate() {
     let w =
         World::from_yaml("cluster: duo\nnodes:\n  - name: a\n  - name: b\n    status: offline\n");
-    assert_eq!(w.c.nodes.status_view()[0]["quorate"], json!(0));
+    assert_eq!(
+        crate::api::nodes::view::cluster_status(&w.c.nodes)[0]["quorate"],
+        json!(0)
+    );
 }
 
 #[rstest]
 fn a_standalone_node_lists_only_itself(fresh: World) {
-    let st = fresh.c.nodes.status_view();
+    let st = crate::api::nodes::view::cluster_status(&fresh.c.nodes);
     assert_eq!(st.len(), 1);
     assert_eq!(st[0]["type"], json!("node"));
     assert_eq!(st[0]["nodeid"], json!(0));

@@ -468,7 +468,7 @@ impl Cluster {
 
     /// `GET /cluster/backup-info/not-backed-up`: the guests no enabled
     /// backup job includes.
-    pub fn not_backed_up(&self) -> Vec<serde_json::Value> {
+    pub fn not_backed_up(&self) -> Vec<NotBackedUp<'_>> {
         let mut covered = std::collections::BTreeSet::new();
         for job in self.backups.jobs().values().filter(|j| j.enabled()) {
             covered.extend(self.job_guests(job, None));
@@ -476,27 +476,34 @@ impl Cluster {
         let vms = self
             .guests
             .values()
-            .map(|v| (v.vmid, "qemu", v.config.get("name")));
-        let cts = self
-            .guests
-            .cts()
-            .values()
-            .map(|c| (c.vmid(), "lxc", c.config().get("hostname")));
+            .map(|v| (v.vmid, "qemu", v.config.get("name").map(String::as_str)));
+        let cts = self.guests.cts().values().map(|c| {
+            (
+                c.vmid(),
+                "lxc",
+                c.config().get("hostname").map(String::as_str),
+            )
+        });
         let mut all: Vec<_> = vms
             .chain(cts)
             .filter(|(id, ..)| !covered.contains(id))
             .collect();
         all.sort_by_key(|(id, ..)| *id);
         all.into_iter()
-            .map(|(vmid, kind, name)| {
-                let mut e = serde_json::json!({ "vmid": vmid, "type": kind });
-                if let Some(name) = name {
-                    e["name"] = serde_json::json!(name);
-                }
-                e
-            })
+            .map(|(vmid, kind, name)| NotBackedUp { vmid, kind, name })
             .collect()
     }
+}
+
+/// A guest of `GET /cluster/backup-info/not-backed-up`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotBackedUp<'a> {
+    /// The guest.
+    pub vmid: u32,
+    /// `qemu` or `lxc`.
+    pub kind: &'static str,
+    /// A VM's `name`, a container's `hostname`.
+    pub name: Option<&'a str>,
 }
 
 #[cfg(test)]

@@ -15,6 +15,8 @@ use crate::model::backup::jobs::shell_quote;
 use crate::model::{Error, Result};
 use crate::spec::formats::split_list;
 
+pub mod view;
+
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
     vec![
@@ -298,8 +300,10 @@ fn prune_params(ctx: &Ctx<'_>) -> Result<PruneParams> {
 /// `GET .../prunebackups`: the dry run.
 fn dryrun(ctx: &Ctx<'_>) -> Result<Reply> {
     let (node, sid, keep, vmid, kind) = prune_params(ctx)?;
-    let items =
-        ctx.with(|c| c.prune_dryrun(&sid, &node, keep.as_deref(), vmid, kind.as_deref()))?;
+    let items = ctx.with(|c| {
+        c.prune_dryrun(&sid, &node, keep.as_deref(), vmid, kind.as_deref())
+            .map(|l| l.iter().map(view::prune_entry).collect())
+    })?;
     Ok(Value::Array(items).into())
 }
 
@@ -340,7 +344,7 @@ fn job_options(ctx: &Ctx<'_>) -> BTreeMap<String, String> {
 /// `GET /cluster/backup`.
 fn index(ctx: &Ctx<'_>) -> Result<Reply> {
     let now = ctx.now();
-    Ok(Value::Array(ctx.with(|c| c.backup_jobs_view(now))).into())
+    Ok(ctx.with(|c| view::jobs(&c.backup_jobs(now))).into())
 }
 
 /// The checks of create and update on a job's `pool`.
@@ -369,7 +373,9 @@ fn create_job(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /cluster/backup/{id}`.
 fn read_job(ctx: &Ctx<'_>) -> Result<Reply> {
     let id = ctx.param("id")?;
-    Ok(ctx.with(|c| c.backup_job(&id))?.into())
+    Ok(ctx
+        .with(|c| c.backup_job(&id).map(|j| view::job(&id, j)))?
+        .into())
 }
 
 /// `PUT /cluster/backup/{id}`.
@@ -404,6 +410,7 @@ fn get_volume_backup_included(ctx: &Ctx<'_>) -> Result<Reply> {
             c.job_included_volumes(&id, |v| {
                 c.access().has_priv(&who, &format!("/vms/{v}"), "VM.Audit")
             })
+            .map(|l| view::included_volumes(&l))
         })?
         .into())
 }
@@ -422,8 +429,9 @@ fn get_guests_not_in_backup(ctx: &Ctx<'_>) -> Result<Reply> {
             .into_iter()
             .filter(|e| {
                 c.access()
-                    .has_priv(&who, &format!("/vms/{}", e["vmid"]), "VM.Audit")
+                    .has_priv(&who, &format!("/vms/{}", e.vmid), "VM.Audit")
             })
+            .map(|e| view::not_backed_up(&e))
             .collect::<Vec<_>>()
     });
     Ok(Value::Array(items).into())

@@ -9,6 +9,8 @@ use serde_json::{Value, json};
 use super::{Ctx, Reply, Route, get, post};
 use crate::model::{Result, TaskEffect, Worker};
 
+pub mod view;
+
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
     vec![
@@ -127,10 +129,8 @@ fn node_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let now = ctx.now();
     ctx.with(|c| {
         let (mem, running) = crate::model::resources::guest_load(&c.nodes, &c.guests, &node);
-        Ok(c.nodes()
-            .reach(&node)?
-            .status_view(now, mem, running, c.version())
-            .into())
+        let n = c.nodes().reach(&node)?;
+        Ok(view::node_status(n, now, mem, running, c.version()).into())
     })
 }
 
