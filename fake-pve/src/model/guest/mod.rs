@@ -231,14 +231,15 @@ fn encode_text(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::model) mod tests {
     use rstest::rstest;
 
     use super::*;
     use crate::model::lxc::Ct;
     use crate::model::qemu::Vm;
 
-    fn conf(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    /// A config section of `key: value` pairs.
+    pub(in crate::model) fn conf(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
             .iter()
             .map(|(k, v)| ((*k).to_string(), (*v).to_string()))

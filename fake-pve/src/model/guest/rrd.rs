@@ -5,6 +5,16 @@
 
 use serde::Serialize;
 
+/// The starts of the steps of a `timeframe` series ending at `now_ms`,
+/// at its resolution (`pve2-vm` on 8.4, `pve-vm-9.0` on 9.x).
+pub(crate) fn steps(v9: bool, timeframe: &str, now_ms: i64) -> impl Iterator<Item = i64> {
+    let (reso, count) = crate::model::qemu::rrd::setup(v9, timeframe);
+    let now = now_ms.div_euclid(1000);
+    let ctime = reso * now.div_euclid(reso);
+    let start = ctime - reso * count;
+    (0..count).map(move |i| start + i * reso)
+}
+
 /// One step of a guest's series.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GuestPoint {

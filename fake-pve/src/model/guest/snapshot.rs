@@ -334,15 +334,9 @@ mod tests {
     use rstest::rstest;
 
     use super::*;
+    use crate::model::guest::tests::conf;
     use crate::model::lxc::{Ct, Lxc};
     use crate::model::qemu::{Qemu, Vm, VmStatus};
-
-    fn conf(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
-            .collect()
-    }
 
     #[rstest]
     #[case::vm_current("current", Some("current"))]

@@ -67,15 +67,9 @@ mod tests {
     use rstest::rstest;
 
     use super::*;
+    use crate::model::guest::tests::conf;
     use crate::model::lxc::Ct;
     use crate::model::qemu::{Vm, VmStatus};
-
-    fn conf(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
-            .collect()
-    }
 
     #[rstest]
     #[case::first_free(&[("unused0", "a"), ("unused2", "c")], "b", Some("unused1"))]

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::Ct;
 use super::schema::mp_size;
 use crate::model::PveVersion;
-use crate::model::guest::rrd::{GuestPoint, Load, Pressure, Sizes};
+use crate::model::guest::rrd::{GuestPoint, Load, Pressure, Sizes, steps};
 use crate::model::guests::Guests;
 use crate::model::ha::Ha;
 use crate::model::ha::ServiceStatus;
@@ -287,19 +287,14 @@ pub fn ct_rrddata(
     now_ms: i64,
 ) -> Vec<GuestPoint> {
     let v9 = version.is_v9();
-    let (reso, count) = crate::model::qemu::rrd::setup(v9, timeframe);
-    let now = now_ms.div_euclid(1000);
-    let ctime = reso * now.div_euclid(reso);
-    let start = ctime - reso * count;
     let host_cpus = nodes
         .iter()
         .find(|n| n.name == ct.node())
         .map_or(1, |n| u64::from(n.cpus));
     let st = ct_figures(ct, now_ms, host_cpus);
     let started = ct.started_ms().map(|ms| ms.div_euclid(1000));
-    (0..count)
-        .map(|i| {
-            let t = start + i * reso;
+    steps(v9, timeframe, now_ms)
+        .map(|t| {
             let up = ct.running() && started.is_some_and(|s| s <= t);
             let when_up = |v: u64| if up { v } else { 0 };
             GuestPoint {

@@ -13,7 +13,7 @@
 //! dropped (the step still being filled).
 
 use super::{PveVersion, Vm};
-use crate::model::guest::rrd::{GuestPoint, Load, Pressure, Sizes};
+use crate::model::guest::rrd::{GuestPoint, Load, Pressure, Sizes, steps};
 use crate::model::nodes::Nodes;
 use crate::model::storage::Storages;
 
@@ -48,10 +48,6 @@ pub fn vm_rrddata(
     now_ms: i64,
 ) -> Vec<GuestPoint> {
     let v9 = version.is_v9();
-    let (reso, count) = setup(v9, timeframe);
-    let now = now_ms.div_euclid(1000);
-    let ctime = reso * now.div_euclid(reso);
-    let start = ctime - reso * count;
     let maxmem = vm.maxmem();
     let maxcpu = vm.maxcpu().min(
         nodes
@@ -66,9 +62,8 @@ pub fn vm_rrddata(
     } else {
         None
     };
-    let mut points: Vec<GuestPoint> = (0..count)
-        .map(|i| {
-            let t = start + i * reso;
+    let mut points: Vec<GuestPoint> = steps(v9, timeframe, now_ms)
+        .map(|t| {
             let made = created.is_none_or(|c| c <= t);
             // pvestatd writes `U` (unknown) for the load while the VM
             // is stopped, and rrddata leaves unknown values out.

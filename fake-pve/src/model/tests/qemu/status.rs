@@ -293,15 +293,7 @@ fn blockstat_has_every_counter_of_qemu(#[case] version: PveVersion) {
 #[case(PveVersion::V8_4)]
 fn rrddata_of_a_stopped_vm_has_only_its_sizes(#[case] version: PveVersion) {
     let lab = World::from_yaml_v(super::super::LAB, version);
-    let points = serde_json::to_value(crate::model::qemu::vm_rrddata(
-        lab.c.guests.vm("pve", 100).expect("vm"),
-        &lab.c.nodes,
-        &lab.c.storage,
-        lab.c.version,
-        "hour",
-        lab.now_ms,
-    ))
-    .expect("json");
+    let points = rrddata(&lab, 100, "hour");
     let points = points.as_array().expect("points");
     assert_eq!(points.len(), 60);
     for p in points {
@@ -314,15 +306,7 @@ fn rrddata_of_a_stopped_vm_has_only_its_sizes(#[case] version: PveVersion) {
         keys.sort_unstable();
         assert_eq!(keys, ["disk", "maxcpu", "maxdisk", "maxmem", "time"], "{p}");
     }
-    let running = serde_json::to_value(crate::model::qemu::vm_rrddata(
-        lab.c.guests.vm("pve", 101).expect("vm"),
-        &lab.c.nodes,
-        &lab.c.storage,
-        lab.c.version,
-        "hour",
-        lab.now_ms,
-    ))
-    .expect("json");
+    let running = rrddata(&lab, 101, "hour");
     let last = &running[59];
     for k in ["cpu", "mem", "netin", "netout", "diskread", "diskwrite"] {
         assert!(last.get(k).is_some(), "{k} in {last}");
@@ -355,15 +339,7 @@ fn rrddata_before_the_vm_existed_has_only_times(
         .expect("VM 100")
         .config
         .insert("meta".into(), meta);
-    let points = serde_json::to_value(crate::model::qemu::vm_rrddata(
-        lab.c.guests.vm("pve", 100).expect("vm"),
-        &lab.c.nodes,
-        &lab.c.storage,
-        lab.c.version,
-        timeframe,
-        lab.now_ms,
-    ))
-    .expect("json");
+    let points = rrddata(&lab, 100, timeframe);
     let points = points.as_array().expect("points");
     let (reso, _) = crate::model::qemu::rrd::setup(version.is_v9(), timeframe);
     assert_eq!(points.len(), len);
@@ -394,15 +370,7 @@ fn rrddata_of_a_vm_created_this_minute_drops_the_last_empty_point(mut lab: World
         .expect("VM 100")
         .config
         .insert("meta".into(), meta);
-    let points = serde_json::to_value(crate::model::qemu::vm_rrddata(
-        lab.c.guests.vm("pve", 100).expect("vm"),
-        &lab.c.nodes,
-        &lab.c.storage,
-        lab.c.version,
-        "hour",
-        lab.now_ms,
-    ))
-    .expect("json");
+    let points = rrddata(&lab, 100, "hour");
     let points = points.as_array().expect("points");
     assert_eq!(points.len(), 59, "the step being filled is left out");
     assert!(
@@ -494,4 +462,18 @@ fn the_status_text_is_the_status_value_written_out(
         assert_eq!(value["spice"], json!(1));
         assert_eq!(value["lock"], json!("backup"));
     }
+}
+
+/// The rrddata series of VM `vmid` on `pve` as its answer writes it.
+fn rrddata(lab: &World, vmid: u32, timeframe: &str) -> serde_json::Value {
+    let vm = lab.c.guests.vm("pve", vmid).expect("vm");
+    let points = crate::model::qemu::vm_rrddata(
+        vm,
+        &lab.c.nodes,
+        &lab.c.storage,
+        lab.c.version,
+        timeframe,
+        lab.now_ms,
+    );
+    crate::api::guest::view::rrddata(&points)
 }
