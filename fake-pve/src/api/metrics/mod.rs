@@ -98,7 +98,13 @@ fn export(ctx: &Ctx<'_>) -> Result<Reply> {
     let now_ms = ctx.now_ms();
     ctx.with(|c| {
         let local = c.nodes().local().to_string();
-        c.metrics_export(&local, &q, now_ms)
+        crate::model::metrics::export::Export {
+            nodes: &c.nodes,
+            guests: &c.guests,
+            storage: &c.storage,
+            version: c.version,
+        }
+        .metrics_export(&local, &q, now_ms)
     })
     .map(Reply::from)
 }

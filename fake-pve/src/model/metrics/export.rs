@@ -15,7 +15,10 @@
 
 use serde_json::{Value, json};
 
-use crate::model::{Cluster, Error, NodeStatus, Result};
+use crate::model::guests::Guests;
+use crate::model::nodes::Nodes;
+use crate::model::storage::Storages;
+use crate::model::{Error, NodeStatus, PveVersion, Result};
 
 /// pvestatd's round.
 const STEP: i64 = 10;
@@ -47,7 +50,20 @@ fn num(p: &Value, k: &str) -> f64 {
     p[k].as_f64().unwrap_or(0.0)
 }
 
-impl Cluster {
+/// What `export` reads: the nodes, their guests and their storages, as
+/// pvestatd's cache holds them.
+pub struct Export<'a> {
+    /// The nodes (their boot, load and status).
+    pub nodes: &'a Nodes,
+    /// The guests (their figures).
+    pub guests: &'a Guests,
+    /// The storages (their use).
+    pub storage: &'a Storages,
+    /// The release (its RRD layout).
+    pub version: PveVersion,
+}
+
+impl Export<'_> {
     /// The answer of `export` on `local` at `now_ms`: the metrics sorted by
     /// their timestamp.
     ///
@@ -107,9 +123,9 @@ impl Cluster {
         let now = now_ms.div_euclid(1000);
         // pvestatd's rounds since the boot, the newest at or before now.
         let newest = n.boot_time + STEP * ((now - n.boot_time).max(0) / STEP);
-        let load = crate::model::resources::guest_load(&self.nodes, &self.guests, node);
+        let load = crate::model::resources::guest_load(self.nodes, self.guests, node);
         let Ok(node_points) = crate::model::node_services::stats::node_rrddata(
-            &self.nodes,
+            self.nodes,
             self.version,
             load,
             node,
@@ -129,8 +145,8 @@ impl Cluster {
             .filter_map(|v| {
                 let pts = crate::model::qemu::vm_rrddata(
                     v,
-                    &self.nodes,
-                    &self.storage,
+                    self.nodes,
+                    self.storage,
                     self.version,
                     "hour",
                     now_ms,
@@ -148,7 +164,7 @@ impl Cluster {
             .filter_map(|c| {
                 let pts = crate::model::lxc::status::ct_rrddata(
                     c,
-                    &self.nodes,
+                    self.nodes,
                     self.version,
                     "hour",
                     now_ms,

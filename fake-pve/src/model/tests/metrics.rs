@@ -151,7 +151,9 @@ mod export {
     use crate::model::tests::{CLUSTER, LAB, T0, World};
 
     fn export(w: &World, local: &str, q: &ExportQuery) -> Vec<Value> {
-        w.c.metrics_export(local, q, T0 * 1000).expect("export")["data"]
+        super::sources(&w.c)
+            .metrics_export(local, q, T0 * 1000)
+            .expect("export")["data"]
             .as_array()
             .expect("list")
             .clone()
@@ -247,12 +249,22 @@ mod export {
             node_list: vec!["pve2".into(), "x".into(), "y".into()],
             ..ExportQuery::default()
         };
-        let err =
-            w.c.metrics_export("pve1", &q, T0 * 1000)
-                .expect_err("refused");
+        let err = super::sources(&w.c)
+            .metrics_export("pve1", &q, T0 * 1000)
+            .expect_err("refused");
         assert_eq!(
             err.to_string(),
             "Requested node-list contains unknown nodes - x, y"
         );
+    }
+}
+
+/// What the export reads of the world.
+fn sources(c: &crate::model::Cluster) -> crate::model::metrics::export::Export<'_> {
+    crate::model::metrics::export::Export {
+        nodes: &c.nodes,
+        guests: &c.guests,
+        storage: &c.storage,
+        version: c.version,
     }
 }
