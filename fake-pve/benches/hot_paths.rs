@@ -332,7 +332,10 @@ fn vms(c: &mut Criterion) {
         let probe = 100 + n / 2;
         let probe_node = format!("node{}", (probe - 100) % 10);
         assert!(
-            cluster.config_view(&probe_node, probe, false).is_ok(),
+            cluster
+                .guests()
+                .config_view(cluster.version(), &probe_node, probe, false)
+                .is_ok(),
             "the probe VM exists"
         );
         let now_ms = 1_790_000_000_000;
@@ -349,7 +352,8 @@ fn vms(c: &mut Criterion) {
             b.iter(|| {
                 black_box(
                     cluster
-                        .config_view("node0", black_box(probe), false)
+                        .guests()
+                        .config_view(cluster.version(), "node0", black_box(probe), false)
                         .map(|v| fake_pve::api::qemu::view::config(&v))
                         .is_ok(),
                 )
@@ -366,6 +370,7 @@ fn vms(c: &mut Criterion) {
                     ("scsi0".to_string(), "local-lvm:8".to_string()),
                 ]);
                 let worker = cluster
+                    .vm_ops()
                     .create_vm(
                         CreateRequest {
                             vmid: next,
@@ -385,6 +390,7 @@ fn vms(c: &mut Criterion) {
             b.iter(|| {
                 next += 1;
                 let worker = cluster
+                    .vm_ops()
                     .clone_vm(
                         CloneRequest {
                             node: "node0".into(),

@@ -390,6 +390,31 @@ impl Cluster {
         &self.guests
     }
 
+    /// The areas a VM's operations read and change.
+    pub fn vm_ops(&mut self) -> super::qemu::VmOps<'_> {
+        super::qemu::VmOps {
+            next_pid: self.tasks.next_pid(),
+            guests: &mut self.guests,
+            storage: &mut self.storage,
+            access: &mut self.access,
+            sdn: &mut self.sdn,
+            firewall: &mut self.firewall,
+            nodes: &self.nodes,
+            datacenter: &self.datacenter,
+            version: self.version,
+        }
+    }
+
+    /// The areas a guest's permission checks read.
+    pub fn perms(&self) -> super::guest_perm::Perms<'_> {
+        super::guest_perm::Perms {
+            access: &self.access,
+            storage: &self.storage,
+            sdn: &self.sdn,
+            guests: &self.guests,
+        }
+    }
+
     /// The areas a snapshot step reads and changes.
     pub fn snapshots(&mut self) -> super::guest::snapshot::Snapshots<'_> {
         super::guest::snapshot::Snapshots {
@@ -509,7 +534,7 @@ impl Cluster {
             let worker = match t.job {
                 LrmJob::Worker(w) => Ok(*w),
                 LrmJob::MigrateVm { target, online } => {
-                    self.migrate_vm(super::qemu::MigrateRequest {
+                    self.vm_ops().migrate_vm(super::qemu::MigrateRequest {
                         node: t.node.clone(),
                         vmid: t.vmid,
                         target,

@@ -12,11 +12,28 @@
 
 use super::access::Access;
 use super::access::AuthId;
+use super::guests::Guests;
 use super::sdn::Sdn;
 use super::storage::Storages;
 use super::storage::content::{backup_info, vtype};
 use super::storage::parse_volid;
 use super::{Error, Result};
+
+/// The areas a guest's permission checks read: the ACLs, the storages
+/// (volume and storage access), the SDN (bridges and VNets) and the
+/// guests (a container's mount points). The checks of the two kinds are
+/// its methods, in `qemu::perm` and `lxc::perm`.
+#[derive(Clone, Copy)]
+pub struct Perms<'a> {
+    /// Users, ACLs and pools.
+    pub(in crate::model) access: &'a Access,
+    /// The storages.
+    pub(in crate::model) storage: &'a Storages,
+    /// The SDN configuration.
+    pub(in crate::model) sdn: &'a Sdn,
+    /// The guests.
+    pub(in crate::model) guests: &'a Guests,
+}
 
 /// Whether the caller is the user root@pam itself: the checks that PVE
 /// short-circuits with `$authuser eq 'root@pam'` (root's tokens are not

@@ -13,6 +13,7 @@ pub mod clusterlog;
 pub mod context;
 pub mod corosync;
 pub mod datacenter;
+mod effects;
 pub mod faults;
 pub mod firewall;
 pub mod guest;

@@ -163,7 +163,7 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         sids.push(storage.clone().unwrap_or_else(|| "local".into()));
     }
     ctx.with(|c| {
-        c.check_ct_config_perm_in_pool(
+        c.perms().check_ct_config_perm_in_pool(
             &who,
             vmid,
             pool.as_deref(),
@@ -264,7 +264,7 @@ fn restore_ct(ctx: &Ctx<'_>, node: &str, vmid: u32) -> Result<Reply> {
         } else {
             return Err(Error::Forbidden("Permission check failed".into()));
         }
-        c.check_ct_config_perm_in_pool(
+        c.perms().check_ct_config_perm_in_pool(
             &who,
             vmid,
             pool.as_deref(),
@@ -427,7 +427,14 @@ fn update_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         let old = ct.config().clone();
         let unprivileged = old.get("unprivileged").is_some_and(|u| u == "1");
         let removed: Vec<String> = u.delete.iter().chain(&u.revert).cloned().collect();
-        c.check_ct_modify_config_perm(&who, vmid, Some(&old), &u.set, &removed, unprivileged)?;
+        c.perms().check_ct_modify_config_perm(
+            &who,
+            vmid,
+            Some(&old),
+            &u.set,
+            &removed,
+            unprivileged,
+        )?;
         c.update_ct_config(&node, vmid, &u, &mut ctx.rq())
     })?;
     Ok(Value::Null.into())
@@ -613,7 +620,9 @@ fn clone_vm(ctx: &Ctx<'_>) -> Result<Reply> {
             None => Some(ct.config()),
         });
         match conf {
-            Some(conf) => c.check_ct_clone_perm(&who, conf, storage.as_deref()),
+            Some(conf) => c
+                .perms()
+                .check_ct_clone_perm(&who, conf, storage.as_deref()),
             None => Ok(()),
         }
     })?;

@@ -31,7 +31,7 @@ pub(super) fn vm_config(ctx: &Ctx<'_>) -> Result<Reply> {
             conf.insert("digest".into(), json!(vm.digest()));
             return Ok(Value::Object(conf).into());
         }
-        Ok(super::view::config(&c.config_view(&node, vmid, current)?).into())
+        Ok(super::view::config(&c.guests().config_view(c.version(), &node, vmid, current)?).into())
     })
 }
 
@@ -183,8 +183,16 @@ fn check_update_perm(ctx: &Ctx<'_>, node: &str, vmid: u32, u: &ConfigUpdate) -> 
     let storage = ctx.params.str("import-working-storage");
     ctx.with(|c| {
         let current = c.guests.vm(node, vmid)?.config().clone();
-        c.check_update_vm_perm(&who, vmid, &current, &u.set, &u.delete, storage.as_deref())?;
-        Ok(c.check_update_vm_values_perm(&who, vmid, &current, &u.set, &u.delete))
+        c.perms().check_update_vm_perm(
+            &who,
+            vmid,
+            &current,
+            &u.set,
+            &u.delete,
+            storage.as_deref(),
+        )?;
+        Ok(c.perms()
+            .check_update_vm_values_perm(&who, vmid, &current, &u.set, &u.delete))
     })
 }
 
@@ -203,8 +211,10 @@ fn apply_update(ctx: &Ctx<'_>, node: &str, vmid: u32, u: &ConfigUpdate) -> Resul
     let now = ctx.now();
     ctx.with(|c| {
         c.guests.vm(node, vmid)?;
-        c.check_update(node, vmid, u)?;
-        c.update_config(node, vmid, u, now).map_err(|(_, e)| e)
+        c.vm_ops().check_update(node, vmid, u)?;
+        c.vm_ops()
+            .update_config(node, vmid, u, now)
+            .map_err(|(_, e)| e)
     })?;
     Ok(Value::Null.into())
 }
@@ -216,7 +226,7 @@ pub(super) fn update_vm_async(ctx: &Ctx<'_>) -> Result<Reply> {
     let u = parse_update(ctx, vmid)?;
     let in_task = check_update_perm(ctx, &node, vmid, &u)?;
     check_tags(ctx, &node, vmid, &u)?;
-    ctx.with(|c| c.check_update(&node, vmid, &u))?;
+    ctx.with(|c| c.vm_ops().check_update(&node, vmid, &u))?;
     let worker = match in_task {
         Ok(()) => qemu_worker("qmconfig", vmid, QemuOp::Config(u)),
         Err(e) => Worker::new("qmconfig", &vmid.to_string()).fail(e.to_string()),
@@ -230,7 +240,8 @@ pub(super) fn vm_pending(ctx: &Ctx<'_>) -> Result<Reply> {
     let vmid = ctx.vmid()?;
     Ok(ctx
         .with(|c| {
-            c.pending_view(&node, vmid)
+            c.guests()
+                .pending_view(c.version(), &node, vmid)
                 .map(|v| super::view::pending(&v))
         })?
         .into())

@@ -66,7 +66,7 @@ pub(super) fn move_vm_disk(ctx: &Ctx<'_>) -> Result<Reply> {
         delete: ctx.params.bool("delete")?.unwrap_or(false),
         digest: ctx.params.str("digest"),
     };
-    ctx.with(|c| c.check_move_disk(&node, vmid, &job))?;
+    ctx.with(|c| c.vm_ops().check_move_disk(&node, vmid, &job))?;
     run_task(
         ctx,
         &node,
@@ -105,7 +105,7 @@ fn reassign_disk(ctx: &Ctx<'_>, node: &str, vmid: u32, target: &str) -> Result<R
         digest: ctx.params.str("digest"),
         target_digest: ctx.params.str("target-digest"),
     };
-    let volid = ctx.with(|c| c.check_reassign(vmid, &job))?;
+    let volid = ctx.with(|c| c.vm_ops().check_reassign(vmid, &job))?;
     let sid = volid.split(':').next().unwrap_or_default().to_string();
     let path = format!("/storage/{sid}");
     if !ctx.with(|c| c.access().has_priv(&who, &path, "Datastore.AllocateSpace")) {

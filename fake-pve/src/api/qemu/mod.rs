@@ -150,7 +150,7 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         extraction_storage: extraction.as_deref(),
     };
     let who = ctx.who()?.clone();
-    ctx.with(|c| c.check_create_vm_perm(&who, &check))?;
+    ctx.with(|c| c.perms().check_create_vm_perm(&who, &check))?;
     if archive.is_some() {
         return super::backup::restore_vm(ctx, &node, vmid);
     }
@@ -172,7 +172,7 @@ fn create_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     let start = start.then(|| (who.clone(), ctx.task_ms("qmstart")));
     let ms = ctx.task_ms("qmcreate");
     let upid = ctx.with(|c| {
-        let worker = c.create_vm(
+        let worker = c.vm_ops().create_vm(
             CreateRequest {
                 vmid,
                 node: node.clone(),
@@ -255,7 +255,7 @@ fn clone_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     let now_ms = ctx.now_ms();
     let ms = ctx.task_ms("qmclone");
     let upid = ctx.with(|c| {
-        let worker = c.clone_vm(req, &mut ctx.rq())?;
+        let worker = c.vm_ops().clone_vm(req, &mut ctx.rq())?;
         Ok::<_, Error>(c.start_task(&node, worker, &who, now_ms, ms))
     })?;
     Ok(json!(upid).into())
@@ -266,7 +266,7 @@ fn template(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
     let disk = ctx.params.str("disk");
-    ctx.with(|c| c.check_template(&node, vmid, disk.as_deref()))?;
+    ctx.with(|c| c.vm_ops().check_template(&node, vmid, disk.as_deref()))?;
     run_task(
         ctx,
         &node,
@@ -313,7 +313,7 @@ fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         c.guests.vm(&req.node, vmid)?;
         match super::ha::divert(c, vmid, &ha, now)? {
             Some(w) => Ok(w),
-            None => c.migrate_vm(req),
+            None => c.vm_ops().migrate_vm(req),
         }
     })
 }
@@ -322,7 +322,9 @@ fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
 fn migrate_vm_precondition(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
-    ctx.with(|c| Ok(view::migrate_precondition(&c.migrate_precondition(&node, vmid)?).into()))
+    ctx.with(|c| {
+        Ok(view::migrate_precondition(&c.vm_ops().migrate_precondition(&node, vmid)?).into())
+    })
 }
 
 /// `GET .../feature` (`vm_feature`): `{hasFeature, nodes}`.

@@ -127,7 +127,7 @@ impl Job {
 
     /// Takes `vmid` out of the job (`remove_vmid_from_job`); `false` when
     /// the job is left without guests.
-    pub(super) fn remove_vmid(&mut self, vmid: u32) -> bool {
+    pub(in crate::model) fn remove_vmid(&mut self, vmid: u32) -> bool {
         let key = if self.options.contains_key("vmid") {
             "vmid"
         } else if self.options.contains_key("exclude") {
@@ -398,7 +398,7 @@ impl Cluster {
     }
 
     /// The guests a job includes, on `node` or everywhere.
-    pub(super) fn job_guests(&self, job: &Job, node: Option<&str>) -> Vec<u32> {
+    pub(in crate::model) fn job_guests(&self, job: &Job, node: Option<&str>) -> Vec<u32> {
         let pool = job.text("pool");
         let all = job.flag("all") || (job.options.contains_key("exclude") && pool.is_none());
         let node = node.or(job.text("node").as_deref()).map(str::to_string);

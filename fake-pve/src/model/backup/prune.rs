@@ -359,7 +359,7 @@ impl Cluster {
     }
 
     /// The end of a `prunebackups` task.
-    pub(super) fn finish_prune(&mut self, node: &str, volids: &[String]) -> EffectResult {
+    pub(in crate::model) fn finish_prune(&mut self, node: &str, volids: &[String]) -> EffectResult {
         let mut lines = Vec::new();
         for v in volids {
             lines.push(format!("removing backup '{v}'"));

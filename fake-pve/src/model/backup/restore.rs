@@ -157,7 +157,7 @@ impl Cluster {
     }
 
     /// Drops the `create` lock a failed restore leaves.
-    pub(super) fn remove_create_lock(&mut self, vmid: u32) {
+    pub(in crate::model) fn remove_create_lock(&mut self, vmid: u32) {
         if let Some(vm) = self.guests.get_mut(&vmid)
             && vm.lock() == Some("create")
         {
@@ -166,7 +166,11 @@ impl Cluster {
     }
 
     /// The end of a `qmrestore` task.
-    pub(super) fn finish_restore(&mut self, job: RestoreJob, end_ms: i64) -> EffectResult {
+    pub(in crate::model) fn finish_restore(
+        &mut self,
+        job: RestoreJob,
+        end_ms: i64,
+    ) -> EffectResult {
         let vmid = job.vmid;
         let emsg = format!("unable to restore VM {vmid} -");
         let before = format!(
@@ -221,8 +225,9 @@ impl Cluster {
             let mut merged = archive.config.clone();
             merged.extend(job.overrides.clone());
             let checked = self
+                .perms()
                 .check_qemu_bridge_access(&who, &merged)
-                .and_then(|()| self.check_mapping_access(&who, &merged));
+                .and_then(|()| self.perms().check_mapping_access(&who, &merged));
             if let Err(e) = checked {
                 return fail(self, e.to_string());
             }

@@ -70,7 +70,7 @@ impl Cluster {
     }
 
     /// `template_create`: base volumes and `template: 1`.
-    pub(super) fn finish_ct_template(&mut self, node: &str, vmid: u32) -> EffectResult {
+    pub(in crate::model) fn finish_ct_template(&mut self, node: &str, vmid: u32) -> EffectResult {
         let ct = self
             .guests
             .ct(node, vmid)
@@ -268,7 +268,12 @@ impl Cluster {
     }
 
     /// `vzclone`: copies or links each mount point, unlocks both.
-    pub(super) fn finish_ct_clone(&mut self, vmid: u32, job: CloneJob, now: i64) -> EffectResult {
+    pub(in crate::model) fn finish_ct_clone(
+        &mut self,
+        vmid: u32,
+        job: CloneJob,
+        now: i64,
+    ) -> EffectResult {
         let version = self.version;
         let newid = job.newid;
         let Some(node) = self.guests.ct_by_id(vmid).map(|c| c.node.clone()) else {
@@ -349,7 +354,7 @@ impl Cluster {
     }
 
     /// Undoes a clone whose task failed or was stopped.
-    pub(super) fn abort_ct_clone(&mut self, vmid: u32, job: &CloneJob) {
+    pub(in crate::model) fn abort_ct_clone(&mut self, vmid: u32, job: &CloneJob) {
         if let Some(src) = self.guests.ct_by_id_mut(vmid)
             && src.lock() == Some("disk")
         {

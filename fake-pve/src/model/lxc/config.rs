@@ -230,7 +230,12 @@ impl Cluster {
 
     /// `vmconfig_apply_pending` for every pending change (a start, a
     /// reboot); errors are logged as PVE logs them.
-    pub(super) fn apply_ct_pending(&mut self, vmid: u32, lines: &mut Vec<String>, now: i64) {
+    pub(in crate::model) fn apply_ct_pending(
+        &mut self,
+        vmid: u32,
+        lines: &mut Vec<String>,
+        now: i64,
+    ) {
         let _ = self.apply_ct_pending_selected(vmid, None, lines, None, now);
     }
 
@@ -347,7 +352,7 @@ impl Cluster {
     ///
     /// # Errors
     /// The storage's refusals.
-    pub(super) fn alloc_ct_volume(
+    pub(in crate::model) fn alloc_ct_volume(
         &mut self,
         sid: &str,
         node: &str,

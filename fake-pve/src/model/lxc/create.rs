@@ -181,7 +181,7 @@ impl Cluster {
     /// The `vzcreate` task's work: allocate and format the volumes,
     /// extract the template, detect the OS, write the config with PVE's
     /// defaults; on failure free what was allocated and drop the config.
-    pub(super) fn finish_ct_create(
+    pub(in crate::model) fn finish_ct_create(
         &mut self,
         vmid: u32,
         node: &str,
@@ -275,7 +275,7 @@ impl Cluster {
 
     /// What follows a container's creation or restore: its pool, and the
     /// `vzstart` task `start=1` asks for, begun when the creating task ends.
-    pub(super) fn ct_made(
+    pub(in crate::model) fn ct_made(
         &mut self,
         node: &str,
         vmid: u32,
@@ -301,7 +301,7 @@ impl Cluster {
     }
 
     /// The file a template volume is on the node (`.../template/cache/x`).
-    pub(super) fn template_path(&self, volid: &str) -> String {
+    pub(in crate::model) fn template_path(&self, volid: &str) -> String {
         let Some((sid, name)) = parse_volid(volid) else {
             return volid.to_string();
         };

@@ -111,7 +111,7 @@ impl Cluster {
 
     /// `resize`: the volume grows, `size=` follows, the file system is
     /// grown (`resize2fs`).
-    pub(super) fn finish_ct_resize(
+    pub(in crate::model) fn finish_ct_resize(
         &mut self,
         node: &str,
         vmid: u32,
@@ -230,7 +230,7 @@ impl Cluster {
 
     /// `move_volume`: copy to the target storage, re-point the mount
     /// point, keep or free the source; the `disk` lock goes in any case.
-    pub(super) fn finish_ct_move(
+    pub(in crate::model) fn finish_ct_move(
         &mut self,
         node: &str,
         vmid: u32,
@@ -442,7 +442,11 @@ impl Cluster {
 
     /// The reassigning `move_volume` task: the volume renamed for the
     /// target, gone from the source's config, in the target's.
-    pub(super) fn finish_ct_reassign(&mut self, vmid: u32, job: &CtReassignJob) -> EffectResult {
+    pub(in crate::model) fn finish_ct_reassign(
+        &mut self,
+        vmid: u32,
+        job: &CtReassignJob,
+    ) -> EffectResult {
         let fail = |e: Error| (Vec::new(), e.to_string());
         let volid = self.check_ct_reassign(vmid, job).map_err(fail)?;
         let t = job.target_vmid;

@@ -80,7 +80,7 @@ impl Cluster {
 
     /// `vzmigrate`: moves the local volumes and the config to the target,
     /// restarting the container there with `restart`.
-    pub(super) fn finish_ct_migrate(
+    pub(in crate::model) fn finish_ct_migrate(
         &mut self,
         node: &str,
         vmid: u32,

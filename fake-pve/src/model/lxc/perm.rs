@@ -9,7 +9,7 @@ use super::schema::{is_indexed_key, is_mount_key, is_storage_volume, mp_volume, 
 use crate::model::Result;
 use crate::model::access::AuthId;
 use crate::model::access::tags::assert_tag_permissions;
-use crate::model::cluster::Cluster;
+use crate::model::guest_perm::Perms;
 use crate::model::guest_perm::{check_net_bridge_access, check_volume_access, perm_exc};
 
 /// The feature flags of a `features` value that are on, by name.
@@ -24,7 +24,7 @@ fn features(value: Option<&String>) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-impl Cluster {
+impl Perms<'_> {
     /// `check_ct_modify_config_perm`: each option set (`new`) or deleted
     /// needs its privilege on `/vms/<vmid>`; mount points need room on
     /// their storage; bind mounts, devices, hook scripts and most feature
@@ -44,7 +44,7 @@ impl Cluster {
         self.check_ct_config_perm_in_pool(who, vmid, None, old, new, delete, unprivileged)
     }
 
-    /// [`Cluster::check_ct_modify_config_perm`] of a container made in
+    /// [`Perms::check_ct_modify_config_perm`] of a container made in
     /// `pool`: each privilege held on the pool will do as well as on the
     /// container (`check_vm_perm`).
     ///
@@ -185,7 +185,7 @@ impl Cluster {
     }
 }
 
-impl Cluster {
+impl Perms<'_> {
     /// The checks `clone_vm` of a container makes on the config cloned
     /// (its snapshot's with `snapname`): Datastore.AllocateSpace on the
     /// storage of each volume mount point (the target `storage` if

@@ -134,7 +134,12 @@ impl Guests {
 
 impl Cluster {
     /// `vm_start`: refusals, bridges, pending changes, then running.
-    pub(super) fn ct_power_on(&mut self, vmid: u32, skiplock: bool, end_ms: i64) -> EffectResult {
+    pub(in crate::model) fn ct_power_on(
+        &mut self,
+        vmid: u32,
+        skiplock: bool,
+        end_ms: i64,
+    ) -> EffectResult {
         let now = end_ms.div_euclid(1000);
         let Some(ct) = self.guests.ct_by_id(vmid) else {
             return Err((

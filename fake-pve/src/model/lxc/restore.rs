@@ -242,7 +242,7 @@ impl Cluster {
     }
 
     /// Undoes the start of a restore whose task ended without its effect.
-    pub(super) fn abort_ct_restore(&mut self, vmid: u32, job: &CtRestoreJob) {
+    pub(in crate::model) fn abort_ct_restore(&mut self, vmid: u32, job: &CtRestoreJob) {
         if job.existed {
             self.guests.unlock_ct(vmid, "create");
         } else if self
@@ -258,7 +258,7 @@ impl Cluster {
     /// (where the backup had them, sized as they were, on `storage`), the
     /// old container's volumes freed, the archive extracted and the
     /// configs merged.
-    pub(super) fn finish_ct_restore(
+    pub(in crate::model) fn finish_ct_restore(
         &mut self,
         vmid: u32,
         node: &str,

@@ -89,7 +89,12 @@ impl Snapshots<'_> {
     }
 
     /// `__snapshot_commit`.
-    pub(super) fn commit_ct_snapshot(&mut self, node: &str, vmid: u32, name: &str) -> EffectResult {
+    pub(in crate::model) fn commit_ct_snapshot(
+        &mut self,
+        node: &str,
+        vmid: u32,
+        name: &str,
+    ) -> EffectResult {
         let ct = self
             .guests
             .ct_mut(node, vmid)
@@ -99,7 +104,7 @@ impl Snapshots<'_> {
     }
 
     /// Undoes a snapshot whose task failed or was stopped.
-    pub(super) fn abort_ct_snapshot(&mut self, vmid: u32, name: &str) {
+    pub(in crate::model) fn abort_ct_snapshot(&mut self, vmid: u32, name: &str) {
         let Some(ct) = self.guests.ct_by_id_mut(vmid) else {
             return;
         };
@@ -158,7 +163,7 @@ impl Snapshots<'_> {
 
     /// `vzrollback`: stops a running container, makes the snapshot's
     /// config current, and starts it again with `start`.
-    pub(super) fn finish_ct_rollback(
+    pub(in crate::model) fn finish_ct_rollback(
         &mut self,
         node: &str,
         vmid: u32,
@@ -237,7 +242,7 @@ impl Snapshots<'_> {
     }
 
     /// `vzdelsnapshot`: removes the section and re-points the children.
-    pub(super) fn finish_ct_delete_snapshot(
+    pub(in crate::model) fn finish_ct_delete_snapshot(
         &mut self,
         node: &str,
         vmid: u32,

@@ -11,9 +11,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::VmOps;
 use super::{
-    Cluster, EffectResult, Error, QemuOp, Result, TaskEffect, Vm, Worker, drive_file,
-    drive_is_cdrom, drive_order, drive_with, is_disk, is_drive_key, lock_timeout, random_mac, uuid,
+    EffectResult, Error, QemuOp, Result, TaskEffect, Vm, Worker, drive_file, drive_is_cdrom,
+    drive_order, drive_with, is_disk, is_drive_key, lock_timeout, random_mac, uuid,
 };
 use crate::model::AuthId;
 use crate::model::Context;
@@ -126,7 +127,7 @@ pub(super) fn render_bytes1(bytes: u64) -> String {
     format!("{v:.1} {}", units[i])
 }
 
-impl Cluster {
+impl VmOps<'_> {
     /// The synchronous part of `clone_vm` plus the start of its worker:
     /// refuses what PVE refuses before forking, then takes the source's
     /// file lock and creates the target config with `lock: clone`.
@@ -205,7 +206,9 @@ impl Cluster {
         // (the model's own use) as root@pam.
         let root = AuthId::User("root@pam".into());
         let who = req.who.as_ref().unwrap_or(&root);
-        let sharedvm = self.check_clone_vm_perm(who, &oldconf, req.storage.as_deref())?;
+        let sharedvm = self
+            .perms()
+            .check_clone_vm_perm(who, &oldconf, req.storage.as_deref())?;
         if let Some(t) = &target
             && !sharedvm
         {
@@ -293,7 +296,7 @@ impl Cluster {
                 .fail(lock_timeout(vmid)));
         }
         if let Some(other) = self.guests.get(&newid) {
-            let pid = self.tasks().next_pid();
+            let pid = self.next_pid;
             let _ = other;
             return Ok(worker.fail(format!(
                 "unable to open file '/etc/pve/nodes/{node}/qemu-server/{newid}.conf.tmp.{pid}' - File exists"
@@ -374,7 +377,12 @@ impl Cluster {
     /// The end of a clone: copies or links every disk and writes the
     /// target's config; on failure frees what it allocated and removes
     /// the target.
-    pub(super) fn finish_clone(&mut self, vmid: u32, job: CloneJob, now: i64) -> EffectResult {
+    pub(in crate::model) fn finish_clone(
+        &mut self,
+        vmid: u32,
+        job: CloneJob,
+        now: i64,
+    ) -> EffectResult {
         let version = self.version;
         let node = job.node.clone();
         let newid = job.newid;
@@ -522,7 +530,7 @@ impl Cluster {
     }
 
     /// Undoes the start of a clone whose task failed or was stopped.
-    pub(super) fn abort_clone(&mut self, vmid: u32, job: &CloneJob) {
+    pub(in crate::model) fn abort_clone(&mut self, vmid: u32, job: &CloneJob) {
         self.release_flock(vmid, job.exclusive);
         if self
             .guests
@@ -559,7 +567,7 @@ impl Cluster {
     }
 
     /// The end of `qmtemplate`: `template: 1` and base volumes.
-    pub(super) fn finish_template(
+    pub(in crate::model) fn finish_template(
         &mut self,
         node: &str,
         vmid: u32,

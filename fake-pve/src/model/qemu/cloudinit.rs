@@ -314,7 +314,7 @@ impl Guests {
     /// `$cloudinit_record_changed`: remembers in `[special:cloudinit]`
     /// what the ISO still holds when a running VM's tracked option
     /// changes.
-    pub(super) fn record_ci_change(
+    pub(in crate::model) fn record_ci_change(
         &mut self,
         vmid: u32,
         key: &str,

@@ -7,7 +7,7 @@ use super::*;
 use crate::model::guests::Guests;
 use crate::model::storage::Storages;
 
-impl Cluster {
+impl VmOps<'_> {
     /// Checks of an update that PVE makes before forking
     /// (`load_and_check_config`): digest and lock.
     ///
@@ -213,7 +213,7 @@ impl Cluster {
     }
 
     /// `vmconfig_apply_pending`: everything pending becomes current.
-    pub(super) fn apply_pending(&mut self, vmid: u32, log: &mut Lines) {
+    pub(in crate::model) fn apply_pending(&mut self, vmid: u32, log: &mut Lines) {
         let Some(vm) = self.guests.get_mut(&vmid) else {
             return;
         };
@@ -368,14 +368,20 @@ impl Cluster {
             Err(Error::Invalid(errors))
         }
     }
+}
 
-    // -----------------------------------------------------------------
-    // Views
-
+/// A VM's config views.
+impl Guests {
     /// GET config: the effective config (or the current one), the
     /// cloud-init password hidden, with the digest.
-    pub fn config_view(&self, node: &str, vmid: u32, current: bool) -> Result<ConfigView> {
-        let vm = self.guests.vm(node, vmid)?;
+    pub fn config_view(
+        &self,
+        version: PveVersion,
+        node: &str,
+        vmid: u32,
+        current: bool,
+    ) -> Result<ConfigView> {
+        let vm = self.vm(node, vmid)?;
         let mut config = if current {
             vm.config.clone()
         } else {
@@ -385,7 +391,7 @@ impl Cluster {
             *p = HIDDEN.to_string();
         }
         Ok(ConfigView {
-            version: self.version,
+            version,
             config,
             digest: vm.digest(),
         })
@@ -393,8 +399,13 @@ impl Cluster {
 
     /// GET pending: a row per config key (its pending value and deletion
     /// with it), the digest, then the keys only pending.
-    pub fn pending_view(&self, node: &str, vmid: u32) -> Result<PendingView<'_>> {
-        let vm = self.guests.vm(node, vmid)?;
+    pub fn pending_view(
+        &self,
+        version: PveVersion,
+        node: &str,
+        vmid: u32,
+    ) -> Result<PendingView<'_>> {
+        let vm = self.vm(node, vmid)?;
         let mut rows = Vec::new();
         for (k, val) in &vm.config {
             rows.push(PendingRow::Key {
@@ -418,10 +429,7 @@ impl Cluster {
                 });
             }
         }
-        Ok(PendingView {
-            version: self.version,
-            rows,
-        })
+        Ok(PendingView { version, rows })
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::*;
 
-impl Cluster {
+impl VmOps<'_> {
     /// The synchronous part of `create_vm`: refuses what PVE refuses
     /// before forking, then creates the config with `lock: create` and
     /// answers the task's worker.
@@ -108,7 +108,7 @@ impl Cluster {
     /// Allocates the new disks among `drives`, as `create_disks` does;
     /// answers the printed drives and the allocated volids.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn create_disks(
+    pub(in crate::model) fn create_disks(
         &mut self,
         vmid: u32,
         node: &str,
@@ -274,7 +274,7 @@ impl Cluster {
         Ok((out, vols))
     }
 
-    pub(super) fn finish_create(
+    pub(in crate::model) fn finish_create(
         &mut self,
         vmid: u32,
         node: &str,
@@ -340,18 +340,8 @@ impl Cluster {
         if let Some(pool) = pool {
             self.access.pools_mut().add_vm(vmid, &pool);
         }
-        if let Some((user, ms)) = start {
+        if start.is_some() {
             log.push("Execute autostart".into());
-            self.spawn_task(
-                node,
-                Worker::new("qmstart", &vmid.to_string()).effect(TaskEffect::Qemu {
-                    vmid,
-                    op: QemuOp::Start { skiplock: false },
-                }),
-                &user,
-                now * 1000,
-                ms,
-            );
         }
         Ok(log)
     }

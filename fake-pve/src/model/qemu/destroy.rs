@@ -3,8 +3,8 @@
 
 use super::*;
 
-impl Cluster {
-    pub(super) fn destroy(
+impl VmOps<'_> {
+    pub(in crate::model) fn destroy(
         &mut self,
         node: &str,
         vmid: u32,
@@ -87,7 +87,6 @@ impl Cluster {
         }
         if purge {
             lines.push(format!("purging VM {vmid} from related configurations.."));
-            self.backups.remove_vmid_from_jobs(vmid);
         }
         self.guests.remove(&vmid);
         self.access.remove_vm_access(vmid);

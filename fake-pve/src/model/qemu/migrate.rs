@@ -12,10 +12,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::VmOps;
 use super::clone::is_cloudinit;
 use super::{
-    Cluster, EffectResult, Error, Lines, QemuOp, Result, TaskEffect, Worker, drive_file,
-    drive_is_cdrom, is_drive_key, parse_size, ymd,
+    EffectResult, Error, Lines, QemuOp, Result, TaskEffect, Worker, drive_file, drive_is_cdrom,
+    is_drive_key, parse_size, ymd,
 };
 use crate::model::access::AuthId;
 use crate::model::storage::{VolumeKind, parse_volid};
@@ -222,7 +223,7 @@ fn volumes(vm: &super::Vm) -> BTreeMap<String, VolUse> {
     out
 }
 
-impl Cluster {
+impl VmOps<'_> {
     /// Whether a volume lives on a storage that is not shared (or on no
     /// storage at all), as `check_vm_disks_local` decides.
     fn is_local_volume(&self, volid: &str, u: &VolUse) -> bool {
@@ -353,7 +354,7 @@ impl Cluster {
     }
 
     /// Undoes `lock: migrate` when the task fails without its effect.
-    pub(super) fn abort_migrate(&mut self, vmid: u32) {
+    pub(in crate::model) fn abort_migrate(&mut self, vmid: u32) {
         if let Some(vm) = self.guests.get_mut(&vmid)
             && vm.lock() == Some("migrate")
         {
@@ -362,7 +363,7 @@ impl Cluster {
     }
 
     /// The end of `qmigrate`: scan, copy, move the config.
-    pub(super) fn finish_migrate(
+    pub(in crate::model) fn finish_migrate(
         &mut self,
         node: &str,
         vmid: u32,
@@ -605,7 +606,7 @@ impl Cluster {
             let Some(s) = self.storage.find(sid) else {
                 continue;
             };
-            for n in &self.nodes {
+            for n in self.nodes {
                 let blocked =
                     s.disable || s.nodes.as_ref().is_some_and(|list| !list.contains(&n.name));
                 if blocked {
@@ -619,7 +620,7 @@ impl Cluster {
         }
         let mut allowed = Vec::new();
         let mut not_allowed = Vec::new();
-        for n in &self.nodes {
+        for n in self.nodes {
             if n.name == node {
                 continue;
             }

@@ -43,6 +43,7 @@ pub use clone::CloneRequest;
 pub use migrate::{MigrateJob, MigratePrecondition, MigrateRequest};
 pub use move_disk::{MoveJob, ReassignJob};
 pub use resize::ResizeJob;
+pub(crate) use resize::finish_resize;
 pub use schema::{
     CREATE_ONLY, canonical, canonical_new, canonical_update, config_prop, drive_file, is_drive_key,
     option_exists, qemu_version,
@@ -107,6 +108,45 @@ impl QmpStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Paused => "paused",
+        }
+    }
+}
+
+/// The areas a VM's operations read and change: the guests, the
+/// storages their volumes live on, the ACLs and pools (permission checks,
+/// a pool to join), the SDN (bridges, the IPAM), the guests' firewall
+/// files, the members (a migration's target, a node's bridges),
+/// `datacenter.cfg` (the tag style) and the release. Built by
+/// [`Cluster::vm_ops`]; the steps of a VM task are its methods.
+pub struct VmOps<'a> {
+    /// The guests.
+    pub(in crate::model) guests: &'a mut crate::model::guests::Guests,
+    /// The storages and their volumes.
+    pub(in crate::model) storage: &'a mut crate::model::storage::Storages,
+    /// Users, ACLs and pools.
+    pub(in crate::model) access: &'a mut crate::model::access::Access,
+    /// The SDN configuration and the IPAM.
+    pub(in crate::model) sdn: &'a mut crate::model::sdn::Sdn,
+    /// The guests' firewall files.
+    pub(in crate::model) firewall: &'a mut crate::model::firewall::Firewall,
+    /// The members.
+    pub(in crate::model) nodes: &'a crate::model::nodes::Nodes,
+    /// `datacenter.cfg`.
+    pub(in crate::model) datacenter: &'a crate::model::datacenter::Datacenter,
+    /// The release.
+    pub(in crate::model) version: PveVersion,
+    /// The pid the next worker gets (a clone's temporary file name).
+    pub(in crate::model) next_pid: u32,
+}
+
+impl VmOps<'_> {
+    /// The permission checks, over the same areas.
+    pub(in crate::model) fn perms(&self) -> crate::model::guest_perm::Perms<'_> {
+        crate::model::guest_perm::Perms {
+            access: self.access,
+            storage: self.storage,
+            sdn: self.sdn,
+            guests: self.guests,
         }
     }
 }
@@ -340,12 +380,12 @@ impl CreateIds {
 }
 
 /// A `qmcreate` task's plan, as [`QemuOp::Create`] holds it.
-struct CreateJob {
-    config: BTreeMap<String, String>,
-    storage: Option<String>,
-    start: Option<(String, u64)>,
-    ids: CreateIds,
-    pool: Option<String>,
+pub(crate) struct CreateJob {
+    pub(crate) config: BTreeMap<String, String>,
+    pub(crate) storage: Option<String>,
+    pub(crate) start: Option<(String, u64)>,
+    pub(crate) ids: CreateIds,
+    pub(crate) pool: Option<String>,
 }
 
 /// What a VM task does when it ends.
@@ -503,178 +543,7 @@ pub(crate) fn config_missing(node: &str, vmid: u32) -> Error {
     ))
 }
 
-impl Cluster {
-    /// Undoes what the start of a VM task did when the task fails without
-    /// running its effect (an injected fault, `DELETE .../tasks/{upid}`).
-    pub(crate) fn abort_qemu(&mut self, vmid: u32, op: &QemuOp) {
-        match op {
-            QemuOp::Clone(job) => self.abort_clone(vmid, job),
-            QemuOp::Snapshot { name } => self.snapshots().abort_snapshot(vmid, name),
-            QemuOp::Migrate(_) => self.abort_migrate(vmid),
-            _ => {}
-        }
-    }
-
-    /// Applies the effect of a VM task that ended at `end_ms`.
-    pub(crate) fn apply_qemu(&mut self, vmid: u32, op: QemuOp, end_ms: i64) -> EffectResult {
-        let now = end_ms.div_euclid(1000);
-        let node = match (self.guests.get(&vmid), &op) {
-            (Some(v), _) => v.node.clone(),
-            // PVE forks a resize before loading the config.
-            (None, QemuOp::Resize(job)) => {
-                return Err((vec![], config_missing(&job.node, vmid).to_string()));
-            }
-            (None, _) => return Err((vec![], format!("VM {vmid} does not exist"))),
-        };
-        let fail = |e: Error| (Vec::new(), e.to_string());
-        let takes_flock = !matches!(op, QemuOp::Clone(_) | QemuOp::Create { .. });
-        if takes_flock && self.guests.get(&vmid).is_some_and(|v| v.flock.held()) {
-            return Err((vec!["trying to acquire lock...".into()], lock_timeout(vmid)));
-        }
-        match op {
-            QemuOp::Clone(job) => self.finish_clone(vmid, *job, now),
-            QemuOp::Template { disk } => self.finish_template(&node, vmid, disk.as_deref()),
-            QemuOp::Snapshot { name } => self.snapshots().commit_snapshot(&node, vmid, &name),
-            QemuOp::Rollback {
-                name,
-                start,
-                vmgenid,
-            } => self
-                .snapshots()
-                .finish_rollback(&node, vmid, &name, start, vmgenid, end_ms),
-            QemuOp::DeleteSnapshot { name } => {
-                self.snapshots().finish_delete_snapshot(&node, vmid, &name)
-            }
-            QemuOp::Resize(job) => resize::finish_resize(
-                &mut self.guests,
-                &mut self.storage,
-                &self.access,
-                self.version,
-                vmid,
-                &job,
-            ),
-            QemuOp::MoveDisk(job) => self.finish_move_disk(&node, vmid, &job, now),
-            QemuOp::Reassign(job) => self.finish_reassign(vmid, &job, now),
-            QemuOp::Migrate(job) => self.finish_migrate(&node, vmid, &job, now),
-            QemuOp::Create {
-                config,
-                storage,
-                start,
-                ids,
-                pool,
-            } => {
-                let job = CreateJob {
-                    config,
-                    storage,
-                    start,
-                    ids,
-                    pool,
-                };
-                self.finish_create(vmid, &node, job, now)
-            }
-            QemuOp::Start { skiplock } => self.power_on(vmid, skiplock, end_ms),
-            QemuOp::Stop { skiplock } => {
-                let vm = self.guests.vm_mut(&node, vmid).map_err(fail)?;
-                if !skiplock {
-                    vm.check_lock().map_err(fail)?;
-                }
-                power_off(vm);
-                Ok(vec![])
-            }
-            QemuOp::Shutdown {
-                force_stop,
-                timeout,
-                hard,
-            } => {
-                let vm = self.guests.vm_mut(&node, vmid).map_err(fail)?;
-                vm.check_lock().map_err(fail)?;
-                let mut lines = Vec::new();
-                if hard {
-                    lines.push("VM is paused - stop instead of shutdown".to_string());
-                } else if vm.running() && vm.config.get("acpi").is_some_and(|a| a == "0") {
-                    if !force_stop {
-                        return Err((lines, "VM quit/powerdown failed - got timeout".to_string()));
-                    }
-                    let _ = timeout;
-                    lines.push("VM still running - terminating now with SIGTERM".into());
-                }
-                power_off(vm);
-                Ok(lines)
-            }
-            QemuOp::Reboot => {
-                let vm = self.guests.vm_mut(&node, vmid).map_err(fail)?;
-                vm.check_lock().map_err(fail)?;
-                if !vm.running() {
-                    return Err((vec![], format!("VM {vmid} not running")));
-                }
-                power_off(vm);
-                // `qm cleanup` starts it again in a task of its own, which
-                // applies the pending changes.
-                self.spawn_task(
-                    &node,
-                    Worker::new("qmstart", &vmid.to_string()).effect(TaskEffect::Qemu {
-                        vmid,
-                        op: QemuOp::Start { skiplock: false },
-                    }),
-                    "root@pam",
-                    end_ms,
-                    0,
-                );
-                Ok(vec![])
-            }
-            QemuOp::Reset { skiplock } => {
-                let vm = self.guests.vm_mut(&node, vmid).map_err(fail)?;
-                if !skiplock {
-                    vm.check_lock().map_err(fail)?;
-                }
-                if !vm.running() {
-                    return Err((vec![], format!("VM {vmid} not running")));
-                }
-                vm.qmpstatus = None;
-                Ok(vec![])
-            }
-            QemuOp::Suspend { skiplock, todisk } => {
-                self.suspend(&node, vmid, skiplock, todisk.as_deref(), now)
-            }
-            QemuOp::Resume { skiplock } => {
-                let vm = self.guests.vm_mut(&node, vmid).map_err(fail)?;
-                if vm.lock() == Some("suspended") {
-                    return self.power_on(vmid, true, end_ms);
-                }
-                if !skiplock {
-                    vm.check_lock().map_err(fail)?;
-                }
-                if !vm.running() {
-                    return Err((vec![], format!("VM {vmid} not running")));
-                }
-                vm.qmpstatus = None;
-                Ok(vec![])
-            }
-            QemuOp::Destroy {
-                skiplock,
-                purge,
-                unreferenced,
-            } => self.destroy(&node, vmid, skiplock, purge, unreferenced),
-            QemuOp::Config(update) => {
-                self.update_config(&node, vmid, &update, now)
-                    .map_err(|(lines, e)| {
-                        let msg = match &e {
-                            Error::Invalid(map) => {
-                                let mut s = "400 Parameter verification failed.".to_string();
-                                for (k, v) in map {
-                                    s.push_str(&format!("\n{k}: {v}"));
-                                }
-                                s
-                            }
-                            other => other.to_string(),
-                        };
-                        (lines, msg)
-                    })
-            }
-        }
-    }
-}
-fn power_off(vm: &mut Vm) {
+pub(crate) fn power_off(vm: &mut Vm) {
     vm.status = VmStatus::Stopped;
     vm.qmpstatus = None;
     vm.started_ms = None;

@@ -8,9 +8,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::Qemu;
+use super::VmOps;
 use super::clone::{is_cloudinit, render_bytes1};
 use super::{
-    Cluster, EffectResult, Error, Lines, Result, drive_file, drive_is_cdrom, drive_with, is_disk,
+    EffectResult, Error, Lines, Result, drive_file, drive_is_cdrom, drive_with, is_disk,
     is_drive_key,
 };
 use crate::model::guest::volumes::{MODIFIED, VolumeKeys};
@@ -48,7 +49,7 @@ fn volume_format(kind: &str, name: &str) -> String {
     }
 }
 
-impl Cluster {
+impl VmOps<'_> {
     /// `move_vm_disk`'s `$load_and_check_move`: answers the source volid
     /// and whether snapshots still use it.
     ///
@@ -108,7 +109,7 @@ impl Cluster {
 
     /// The `qmmove` task: copies the volume to the target storage, points
     /// the drive at it, and keeps the source as `unusedN` or frees it.
-    pub(super) fn finish_move_disk(
+    pub(in crate::model) fn finish_move_disk(
         &mut self,
         node: &str,
         vmid: u32,
@@ -256,7 +257,7 @@ pub struct ReassignJob {
     pub target_digest: Option<String>,
 }
 
-impl Cluster {
+impl VmOps<'_> {
     /// `$load_and_check_reassign_configs`: answers the source volid.
     ///
     /// # Errors
@@ -357,7 +358,7 @@ impl Cluster {
     /// The reassigning `qmmove` task: renames the volume for the target,
     /// drops the disk (and its boot entry) from the source and adds it to
     /// the target through a config update.
-    pub(super) fn finish_reassign(
+    pub(in crate::model) fn finish_reassign(
         &mut self,
         vmid: u32,
         job: &ReassignJob,

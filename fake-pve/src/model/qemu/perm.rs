@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use super::schema::{cloudinit_storage, drive_file, drive_is_cdrom, is_drive_key, new_disk};
 use crate::model::access::AuthId;
-use crate::model::cluster::Cluster;
+use crate::model::guest_perm::Perms;
 use crate::model::guest_perm::{
     check_net_bridge_access, check_volume_access, is_root_pam, perm_denied, prop_value,
 };
@@ -167,13 +167,13 @@ pub struct CreatePerm<'a> {
     pub extraction_storage: Option<&'a str>,
 }
 
-impl Cluster {
+impl Perms<'_> {
     /// `create_vm`'s permission checks, in PVE's order: the pool exists,
     /// Datastore.AllocateSpace on the default storage, Sys.Console for
     /// `ha-managed`, VM.PowerMgmt for `start`, VM.Allocate on the VM or
     /// the pool (or, to restore over an existing VM with `force`,
     /// VM.Backup on it), access to the archive, then each option's own
-    /// checks ([`Cluster::check_vm_config_params`]).
+    /// checks ([`Perms::check_vm_config_params`]).
     ///
     /// # Errors
     /// 403 `Permission check failed (...)` or `Permission check failed`,

@@ -3,9 +3,14 @@
 
 use super::*;
 
-impl Cluster {
+impl VmOps<'_> {
     /// `vm_start`: refusals, bridges, pending changes, then running.
-    pub(super) fn power_on(&mut self, vmid: u32, skiplock: bool, end_ms: i64) -> EffectResult {
+    pub(in crate::model) fn power_on(
+        &mut self,
+        vmid: u32,
+        skiplock: bool,
+        end_ms: i64,
+    ) -> EffectResult {
         let Some(vm) = self.guests.get(&vmid) else {
             return Err((vec![], format!("VM {vmid} does not exist")));
         };
@@ -72,7 +77,7 @@ impl Cluster {
         Ok(lines)
     }
 
-    pub(super) fn suspend(
+    pub(in crate::model) fn suspend(
         &mut self,
         node: &str,
         vmid: u32,

@@ -58,7 +58,7 @@ fn parse_resize(s: &str) -> Option<(bool, f64)> {
 
 /// The `resize` task: grows the volume, writes `size=` into the
 /// drive, and answers the storage tools' output.
-pub(super) fn finish_resize(
+pub(crate) fn finish_resize(
     guests: &mut Guests,
     storage: &mut Storages,
     access: &Access,

@@ -188,7 +188,12 @@ impl Snapshots<'_> {
     }
 
     /// `__snapshot_commit`.
-    pub(super) fn commit_snapshot(&mut self, node: &str, vmid: u32, name: &str) -> EffectResult {
+    pub(in crate::model) fn commit_snapshot(
+        &mut self,
+        node: &str,
+        vmid: u32,
+        name: &str,
+    ) -> EffectResult {
         let vm = self
             .guests
             .vm_mut(node, vmid)
@@ -198,7 +203,7 @@ impl Snapshots<'_> {
     }
 
     /// Undoes a snapshot whose task failed or was stopped.
-    pub(super) fn abort_snapshot(&mut self, vmid: u32, name: &str) {
+    pub(in crate::model) fn abort_snapshot(&mut self, vmid: u32, name: &str) {
         let Some(vm) = self.guests.get_mut(&vmid) else {
             return;
         };
@@ -296,7 +301,7 @@ impl Snapshots<'_> {
     }
 
     /// The end of `qmrollback`: the snapshot's config becomes current.
-    pub(super) fn finish_rollback(
+    pub(in crate::model) fn finish_rollback(
         &mut self,
         node: &str,
         vmid: u32,
@@ -390,7 +395,7 @@ impl Snapshots<'_> {
     }
 
     /// The end of `qmdelsnapshot`.
-    pub(super) fn finish_delete_snapshot(
+    pub(in crate::model) fn finish_delete_snapshot(
         &mut self,
         node: &str,
         vmid: u32,

@@ -116,7 +116,10 @@ fn set_tags(lab: &mut World, tags: &str) -> Option<String> {
         log: "update VM".into(),
         ..ConfigUpdate::default()
     };
-    lab.c.update_config("pve", 100, &u, now).expect("applied");
+    lab.c
+        .vm_ops()
+        .update_config("pve", 100, &u, now)
+        .expect("applied");
     lab.conf(100, "tags")
 }
 

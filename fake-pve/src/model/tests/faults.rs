@@ -156,7 +156,7 @@ fn a_task_fault_on_a_migration_releases_the_lock() {
         who: super::root(),
         now: super::T0,
     };
-    let worker = w.c.migrate_vm(req).expect("accepted");
+    let worker = w.c.vm_ops().migrate_vm(req).expect("accepted");
     let upid = w.run("pve1", worker);
     assert_eq!(w.exit(&upid), "migration aborted");
     assert_eq!(w.c.guests[&200].node, "pve1");

@@ -70,7 +70,7 @@ fn create(
         extraction_storage: None,
     };
     let who = if who == "root@pam" { root() } else { user(who) };
-    w.c.check_create_vm_perm(&who, &req)
+    w.c.perms().check_create_vm_perm(&who, &req)
 }
 
 const DENIED: (u16, &str) = (403, "Permission check failed");
@@ -374,17 +374,18 @@ fn updates_check_old_and_new_values(mut w: World) {
     let current = w.c.guests.get(&100).expect("vm").config.clone();
     // PVEVMUser may change the CD-ROM, not a disk.
     assert!(
-        w.c.check_update_vm_values_perm(
-            &bob,
-            100,
-            &current,
-            &map(&[("ide2", "none,media=cdrom")]),
-            &[]
-        )
-        .is_ok()
+        w.c.perms()
+            .check_update_vm_values_perm(
+                &bob,
+                100,
+                &current,
+                &map(&[("ide2", "none,media=cdrom")]),
+                &[]
+            )
+            .is_ok()
     );
     assert_eq!(
-        refused(w.c.check_update_vm_values_perm(
+        refused(w.c.perms().check_update_vm_values_perm(
             &bob,
             100,
             &current,
@@ -395,7 +396,7 @@ fn updates_check_old_and_new_values(mut w: World) {
     );
     // Replacing a network device checks the bridge it was on.
     assert_eq!(
-        refused(w.c.check_update_vm_values_perm(
+        refused(w.c.perms().check_update_vm_values_perm(
             &bob,
             100,
             &current,
@@ -406,11 +407,18 @@ fn updates_check_old_and_new_values(mut w: World) {
     );
     // Before the lock: the option's class, then the new bridge.
     assert_eq!(
-        refused(w.c.check_update_vm_perm(&bob, 100, &current, &map(&[("cores", "4")]), &[], None)),
+        refused(w.c.perms().check_update_vm_perm(
+            &bob,
+            100,
+            &current,
+            &map(&[("cores", "4")]),
+            &[],
+            None
+        )),
         denied("/vms/100, VM.Config.CPU")
     );
     assert_eq!(
-        refused(w.c.check_update_vm_perm(
+        refused(w.c.perms().check_update_vm_perm(
             &user("ann@pve"),
             100,
             &current,
@@ -427,23 +435,27 @@ fn clones_check_storage_and_bridges(mut w: World) {
     let conf = w.c.guests.get(&100).expect("vm").config.clone();
     let ann = user("ann@pve");
     assert_eq!(
-        refused(w.c.check_clone_vm_perm(&ann, &conf, None)),
+        refused(w.c.perms().check_clone_vm_perm(&ann, &conf, None)),
         denied("/storage/local-lvm, Datastore.AllocateSpace")
     );
     grant(&mut w, "/storage", "PVEDatastoreUser", "ann@pve");
     assert_eq!(
-        refused(w.c.check_clone_vm_perm(&ann, &conf, None)),
+        refused(w.c.perms().check_clone_vm_perm(&ann, &conf, None)),
         denied("/sdn/zones/localnetwork/vmbr0, SDN.Use")
     );
     grant(&mut w, "/sdn/zones/localnetwork", "PVESDNUser", "ann@pve");
-    assert_eq!(w.c.check_clone_vm_perm(&ann, &conf, None), Ok(false));
+    assert_eq!(
+        w.c.perms().check_clone_vm_perm(&ann, &conf, None),
+        Ok(false)
+    );
 }
 
 #[rstest]
 fn container_options_check_bridges_volumes_and_pools(mut w: World) {
     let ann = user("ann@pve");
     let check = |w: &World, pool: Option<&str>, set: &[(&str, &str)]| {
-        w.c.check_ct_config_perm_in_pool(&ann, 4300, pool, None, &map(set), &[], true)
+        w.c.perms()
+            .check_ct_config_perm_in_pool(&ann, 4300, pool, None, &map(set), &[], true)
     };
     // ann has no rights on CT 4300, all on pool `team`.
     assert_eq!(

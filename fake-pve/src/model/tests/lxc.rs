@@ -204,7 +204,7 @@ fn one_vmid_space_for_vms_and_containers() {
         ..Default::default()
     };
     assert_eq!(
-        refused(w.c.create_vm(vm, &mut rq())).1,
+        refused(w.c.vm_ops().create_vm(vm, &mut rq())).1,
         "unable to create VM 200 - CT 200 already exists on node 'pve'"
     );
     assert_eq!(
@@ -780,7 +780,8 @@ fn each_option_needs_its_own_privilege() {
     let old = w.c.guests.ct("pve", 200).expect("ct").config().clone();
     let check = |w: &World, set: &[(&str, &str)], delete: &[&str]| {
         let delete: Vec<String> = delete.iter().map(|s| (*s).to_string()).collect();
-        w.c.check_ct_modify_config_perm(&ci, 200, Some(&old), &map(set), &delete, true)
+        w.c.perms()
+            .check_ct_modify_config_perm(&ci, 200, Some(&old), &map(set), &delete, true)
     };
     assert_eq!(
         refused(check(&w, &[("cores", "2")], &[])),
@@ -804,15 +805,16 @@ fn each_option_needs_its_own_privilege() {
         "Permission check failed (mount point type bind is only allowed for root@pam)"
     );
     assert!(
-        w.c.check_ct_modify_config_perm(
-            &root(),
-            200,
-            Some(&old),
-            &map(&[("hookscript", "local:snippets/h.pl")]),
-            &[],
-            true
-        )
-        .is_ok()
+        w.c.perms()
+            .check_ct_modify_config_perm(
+                &root(),
+                200,
+                Some(&old),
+                &map(&[("hookscript", "local:snippets/h.pl")]),
+                &[],
+                true
+            )
+            .is_ok()
     );
 }
 

@@ -73,7 +73,8 @@ fn a_guest_shows_its_pending_changes_lock_tags_and_agent_addresses(mut lab: Worl
     // A stopped VM has no agent to ask.
     assert_eq!(guest(&before, 100).get("ips"), None);
     lab.c
-        .update_config("pve", 101, &u, lab.now())
+        .vm_ops()
+        .update_config("pve", 101, &u, lab.now_ms / 1000)
         .expect("updated");
     lab.c
         .guests

@@ -239,6 +239,7 @@ fn destroying_a_guest_removes_it_from_its_pool(mut pooled: World) {
 fn a_new_guest_joins_its_pool_when_its_task_ends(mut pooled: World) {
     let worker = pooled
         .c
+        .vm_ops()
         .create_vm(
             CreateRequest {
                 vmid: 120,

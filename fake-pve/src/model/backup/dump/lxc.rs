@@ -27,7 +27,13 @@ impl Cluster {
     /// A container's backup (`VZDump/LXC.pm`): the mount points included,
     /// the mode (a `snapshot` falls back to `suspend` when a volume
     /// cannot be snapshotted), the `vzdump` snapshot, the tar archive.
-    pub(super) fn dump_ct(&mut self, job: &DumpJob, vmid: u32, at: i64, secs: i64) -> GuestResult {
+    pub(in crate::model) fn dump_ct(
+        &mut self,
+        job: &DumpJob,
+        vmid: u32,
+        at: i64,
+        secs: i64,
+    ) -> GuestResult {
         let node = job.node.clone();
         let Some(ct) = self.guests.ct_by_id(vmid).cloned() else {
             return Err((Vec::new(), format!("unable to find VM '{vmid}'")));

@@ -285,7 +285,7 @@ impl Cluster {
     }
 
     /// Drops the `backup` lock of the guests a job locked.
-    pub(super) fn unlock_dumped(&mut self, job: &DumpJob) {
+    pub(in crate::model) fn unlock_dumped(&mut self, job: &DumpJob) {
         for vmid in &job.locked {
             if let Some(vm) = self.guests.get_mut(vmid)
                 && vm.lock() == Some("backup")
@@ -297,7 +297,7 @@ impl Cluster {
     }
 
     /// The end of a `vzdump` task: each guest's archive and log.
-    pub(super) fn finish_dump(&mut self, job: DumpJob, end_ms: i64) -> EffectResult {
+    pub(in crate::model) fn finish_dump(&mut self, job: DumpJob, end_ms: i64) -> EffectResult {
         let end = end_ms.div_euclid(1000);
         let per_guest = (end - job.started) / i64::try_from(job.vmids.len().max(1)).unwrap_or(1);
         let mut lines = Vec::new();

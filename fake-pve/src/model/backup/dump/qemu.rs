@@ -43,7 +43,7 @@ fn is_cdrom_or_cloudinit(value: &str) -> bool {
 
 impl Cluster {
     /// One guest's backup: the archive volume and its log.
-    pub(super) fn dump_guest(
+    pub(in crate::model) fn dump_guest(
         &mut self,
         job: &DumpJob,
         vmid: u32,

@@ -23,7 +23,7 @@ use super::*;
 )]
 fn clone_refusals(mut lab: World, #[case] req: CloneRequest, #[case] code: u16, #[case] msg: &str) {
     assert_eq!(
-        refused(lab.c.clone_vm(req, &mut rq())),
+        refused(lab.c.vm_ops().clone_vm(req, &mut rq())),
         (code, msg.to_string())
     );
     assert!(!lab.c.guests.contains_key(&200));
@@ -34,7 +34,7 @@ fn clone_needs_allocate_space_on_the_target_storage(mut lab: World) {
     let mut req = clone_req(100, 200);
     req.who = Some(user("ci@pve"));
     assert_eq!(
-        refused(lab.c.clone_vm(req, &mut rq())),
+        refused(lab.c.vm_ops().clone_vm(req, &mut rq())),
         (
             403,
             "Permission check failed (/storage/local-lvm, Datastore.AllocateSpace)".into()
@@ -46,6 +46,7 @@ fn clone_needs_allocate_space_on_the_target_storage(mut lab: World) {
 fn a_clone_target_holds_lock_clone_while_it_runs(mut lab: World) {
     let w = lab
         .c
+        .vm_ops()
         .clone_vm(clone_req(100, 200), &mut rq())
         .expect("accepted");
     let upid = lab.run_as("pve", w, "root@pam", 10_000);
@@ -64,6 +65,7 @@ fn a_clone_target_holds_lock_clone_while_it_runs(mut lab: World) {
 fn a_full_clone_gets_new_macs_and_uuid(mut lab: World) {
     let w = lab
         .c
+        .vm_ops()
         .clone_vm(clone_req(100, 200), &mut rq())
         .expect("accepted");
     lab.run("pve", w);
@@ -83,6 +85,7 @@ fn a_full_clone_gets_new_macs_and_uuid(mut lab: World) {
 fn a_linked_clone_of_a_template_refers_to_the_base(mut lab: World) {
     let w = lab
         .c
+        .vm_ops()
         .clone_vm(clone_req(900, 200), &mut rq())
         .expect("accepted");
     let upid = lab.run("pve", w);
@@ -110,13 +113,14 @@ fn a_linked_clone_of_a_template_refers_to_the_base(mut lab: World) {
 fn a_clone_is_named_after_its_source(mut lab: World) {
     let w = lab
         .c
+        .vm_ops()
         .clone_vm(clone_req(100, 200), &mut rq())
         .expect("accepted");
     lab.run("pve", w);
     assert_eq!(lab.conf(200, "name").as_deref(), Some("Copy-of-VM-web"));
     let mut req = clone_req(100, 201);
     req.name = Some("given".into());
-    let w = lab.c.clone_vm(req, &mut rq()).expect("accepted");
+    let w = lab.c.vm_ops().clone_vm(req, &mut rq()).expect("accepted");
     lab.run("pve", w);
     assert_eq!(lab.conf(201, "name").as_deref(), Some("given"));
 }
@@ -133,6 +137,7 @@ fn a_clone_copies_meta_and_renews_vmgenid_only_if_present(mut lab: World) {
     }
     let w = lab
         .c
+        .vm_ops()
         .clone_vm(clone_req(100, 200), &mut rq())
         .expect("accepted");
     lab.run("pve", w);
@@ -144,6 +149,7 @@ fn a_clone_copies_meta_and_renews_vmgenid_only_if_present(mut lab: World) {
     assert_ne!(genid, "00000000-0000-0000-0000-000000000001");
     let w = lab
         .c
+        .vm_ops()
         .clone_vm(clone_req(900, 201), &mut rq())
         .expect("accepted");
     lab.run("pve", w);
@@ -153,10 +159,17 @@ fn a_clone_copies_meta_and_renews_vmgenid_only_if_present(mut lab: World) {
 #[rstest]
 fn a_clone_discards_pending_changes_with_a_warning(mut lab: World) {
     lab.c
-        .update_config("pve", 101, &update(&[("cores", "4")], &[]), lab.now())
+        .vm_ops()
+        .update_config(
+            "pve",
+            101,
+            &update(&[("cores", "4")], &[]),
+            lab.now_ms / 1000,
+        )
         .expect("pending");
     let w = lab
         .c
+        .vm_ops()
         .clone_vm(clone_req(101, 200), &mut rq())
         .expect("accepted");
     let upid = lab.run("pve", w);

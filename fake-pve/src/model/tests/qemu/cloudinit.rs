@@ -88,13 +88,14 @@ fn the_error_helper_reads_every_variant() {
 // Cloud-init drives in clones and templates, storages without snapshots
 
 fn with_cloudinit(w: &mut World, vmid: u32) {
-    w.c.update_config(
-        "pve",
-        vmid,
-        &update(&[("ide0", "local-lvm:cloudinit")], &[]),
-        w.now(),
-    )
-    .expect("drive added");
+    w.c.vm_ops()
+        .update_config(
+            "pve",
+            vmid,
+            &update(&[("ide0", "local-lvm:cloudinit")], &[]),
+            w.now_ms / 1000,
+        )
+        .expect("drive added");
 }
 
 #[rstest]
@@ -102,6 +103,7 @@ fn a_clone_gets_a_new_cloudinit_drive(mut lab: World) {
     with_cloudinit(&mut lab, 100);
     let w = lab
         .c
+        .vm_ops()
         .clone_vm(clone_req(100, 200), &mut rq())
         .expect("accepted");
     let upid = lab.run("pve", w);

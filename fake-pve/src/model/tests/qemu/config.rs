@@ -7,11 +7,11 @@ use super::*;
 // Config updates: digest, lock, pending, delete, revert
 
 #[rstest]
-fn a_stale_digest_is_refused(lab: World) {
+fn a_stale_digest_is_refused(mut lab: World) {
     let mut u = update(&[("name", "x")], &[]);
     u.digest = Some("0".repeat(40));
     assert_eq!(
-        refused(lab.c.check_update("pve", 100, &u)),
+        refused(lab.c.vm_ops().check_update("pve", 100, &u)),
         (500, "checksum mismatch (file change by other user?)".into())
     );
 }
@@ -22,12 +22,18 @@ fn the_current_digest_is_accepted_and_changes_with_the_config(mut lab: World) {
     let mut u = update(&[("name", "web2")], &[]);
     u.digest = Some(before.clone());
     lab.c
-        .update_config("pve", 100, &u, lab.now())
+        .vm_ops()
+        .update_config("pve", 100, &u, lab.now_ms / 1000)
         .expect("applied");
     let after = lab.c.guests[&100].digest();
     assert_ne!(before, after);
     assert_eq!(
-        crate::api::qemu::view::config(&lab.c.config_view("pve", 100, false).expect("view"))["digest"],
+        crate::api::qemu::view::config(
+            &lab.c
+                .guests()
+                .config_view(lab.c.version(), "pve", 100, false)
+                .expect("view")
+        )["digest"],
         json!(after)
     );
 }
@@ -43,6 +49,7 @@ fn a_locked_vm_refuses_updates(mut lab: World, #[case] lock: &str) {
     assert_eq!(
         refused(
             lab.c
+                .vm_ops()
                 .check_update("pve", 100, &update(&[("name", "x")], &[]))
         ),
         (500, format!("VM is locked ({lock})"))
@@ -50,7 +57,7 @@ fn a_locked_vm_refuses_updates(mut lab: World, #[case] lock: &str) {
     let mut u = update(&[("name", "x")], &[]);
     u.skiplock = true;
     assert!(
-        lab.c.check_update("pve", 100, &u).is_ok(),
+        lab.c.vm_ops().check_update("pve", 100, &u).is_ok(),
         "skiplock passes"
     );
 }
@@ -61,6 +68,7 @@ fn a_held_file_lock_times_out(mut lab: World) {
     assert_eq!(
         refused(
             lab.c
+                .vm_ops()
                 .check_update("pve", 100, &update(&[("name", "x")], &[]))
         ),
         (
@@ -71,10 +79,11 @@ fn a_held_file_lock_times_out(mut lab: World) {
 }
 
 #[rstest]
-fn balloon_above_memory_is_refused(lab: World) {
+fn balloon_above_memory_is_refused(mut lab: World) {
     assert_eq!(
         refused(
             lab.c
+                .vm_ops()
                 .check_update("pve", 100, &update(&[("balloon", "4096")], &[]))
         ),
         (
@@ -84,17 +93,19 @@ fn balloon_above_memory_is_refused(lab: World) {
     );
     assert!(
         lab.c
+            .vm_ops()
             .check_update("pve", 100, &update(&[("balloon", "1024")], &[]))
             .is_ok()
     );
 }
 
 #[rstest]
-fn update_of_a_vm_on_another_node_says_the_config_is_missing(cluster: World) {
+fn update_of_a_vm_on_another_node_says_the_config_is_missing(mut cluster: World) {
     assert_eq!(
         refused(
             cluster
                 .c
+                .vm_ops()
                 .check_update("pve2", 100, &update(&[("name", "x")], &[]))
         ),
         (
@@ -107,7 +118,13 @@ fn update_of_a_vm_on_another_node_says_the_config_is_missing(cluster: World) {
 #[rstest]
 fn a_stopped_vm_applies_changes_at_once(mut lab: World) {
     lab.c
-        .update_config("pve", 100, &update(&[("cores", "4")], &["boot"]), lab.now())
+        .vm_ops()
+        .update_config(
+            "pve",
+            100,
+            &update(&[("cores", "4")], &["boot"]),
+            lab.now_ms / 1000,
+        )
         .expect("applied");
     let vm = &lab.c.guests[&100];
     assert_eq!(vm.config.get("cores").map(String::as_str), Some("4"));
@@ -118,11 +135,12 @@ fn a_stopped_vm_applies_changes_at_once(mut lab: World) {
 #[rstest]
 fn a_running_vm_keeps_cold_changes_pending(mut lab: World) {
     lab.c
+        .vm_ops()
         .update_config(
             "pve",
             101,
             &update(&[("cores", "4"), ("name", "db2")], &[]),
-            lab.now(),
+            lab.now_ms / 1000,
         )
         .expect("applied");
     let vm = &lab.c.guests[&101];
@@ -135,12 +153,22 @@ fn a_running_vm_keeps_cold_changes_pending(mut lab: World) {
     );
     // GET config shows the pending value, current=1 does not.
     assert_eq!(
-        crate::api::qemu::view::config(&lab.c.config_view("pve", 101, false).expect("v"))["cores"],
+        crate::api::qemu::view::config(
+            &lab.c
+                .guests()
+                .config_view(lab.c.version(), "pve", 101, false)
+                .expect("v")
+        )["cores"],
         json!(4)
     );
     assert_eq!(
-        crate::api::qemu::view::config(&lab.c.config_view("pve", 101, true).expect("v"))
-            .get("cores"),
+        crate::api::qemu::view::config(
+            &lab.c
+                .guests()
+                .config_view(lab.c.version(), "pve", 101, true)
+                .expect("v")
+        )
+        .get("cores"),
         None
     );
 }
@@ -148,14 +176,20 @@ fn a_running_vm_keeps_cold_changes_pending(mut lab: World) {
 #[rstest]
 fn pending_view_lists_value_pending_and_delete(mut lab: World) {
     lab.c
+        .vm_ops()
         .update_config(
             "pve",
             101,
             &update(&[("memory", "8192"), ("cores", "2")], &["agent"]),
-            lab.now(),
+            lab.now_ms / 1000,
         )
         .expect("applied");
-    let items = crate::api::qemu::view::pending(&lab.c.pending_view("pve", 101).expect("view"));
+    let items = crate::api::qemu::view::pending(
+        &lab.c
+            .guests()
+            .pending_view(lab.c.version(), "pve", 101)
+            .expect("view"),
+    );
     let find = |k: &str| {
         items
             .as_array()
@@ -179,6 +213,7 @@ fn pending_view_lists_value_pending_and_delete(mut lab: World) {
 fn revert_drops_a_pending_change(mut lab: World) {
     let now = lab.now();
     lab.c
+        .vm_ops()
         .update_config(
             "pve",
             101,
@@ -191,7 +226,10 @@ fn revert_drops_a_pending_change(mut lab: World) {
         log: "revert".into(),
         ..ConfigUpdate::default()
     };
-    lab.c.update_config("pve", 101, &u, now).expect("reverted");
+    lab.c
+        .vm_ops()
+        .update_config("pve", 101, &u, now)
+        .expect("reverted");
     let vm = &lab.c.guests[&101];
     assert!(vm.pending.is_empty(), "{:?}", vm.pending);
     assert_eq!(vm.config.get("memory").map(String::as_str), Some("4096"));
@@ -201,7 +239,8 @@ fn revert_drops_a_pending_change(mut lab: World) {
 fn deleting_an_unset_key_warns(mut lab: World) {
     let log = lab
         .c
-        .update_config("pve", 100, &update(&[], &["tablet"]), lab.now())
+        .vm_ops()
+        .update_config("pve", 100, &update(&[], &["tablet"]), lab.now_ms / 1000)
         .expect("applied");
     assert!(
         log.iter()
@@ -213,11 +252,12 @@ fn deleting_an_unset_key_warns(mut lab: World) {
 #[rstest]
 fn replacing_a_disk_keeps_the_old_volume_as_unused(mut lab: World) {
     lab.c
+        .vm_ops()
         .update_config(
             "pve",
             100,
             &update(&[("scsi0", "local-lvm:2")], &[]),
-            lab.now(),
+            lab.now_ms / 1000,
         )
         .expect("applied");
     assert_eq!(
@@ -234,6 +274,7 @@ fn replacing_a_disk_keeps_the_old_volume_as_unused(mut lab: World) {
 fn deleting_a_disk_makes_it_unused_and_deleting_unused_frees_it(mut lab: World) {
     let now = lab.now();
     lab.c
+        .vm_ops()
         .update_config("pve", 100, &update(&[], &["scsi0"]), now)
         .expect("applied");
     assert_eq!(
@@ -247,6 +288,7 @@ fn deleting_a_disk_makes_it_unused_and_deleting_unused_frees_it(mut lab: World) 
             .is_some()
     );
     lab.c
+        .vm_ops()
         .update_config("pve", 100, &update(&[], &["unused0"]), now)
         .expect("applied");
     assert_eq!(lab.conf(100, "unused0"), None);
@@ -264,7 +306,8 @@ fn a_forced_delete_frees_the_disk(mut lab: World) {
     let mut u = update(&[], &["scsi0"]);
     u.force = true;
     lab.c
-        .update_config("pve", 100, &u, lab.now())
+        .vm_ops()
+        .update_config("pve", 100, &u, lab.now_ms / 1000)
         .expect("applied");
     assert_eq!(lab.conf(100, "unused0"), None);
     assert!(
@@ -280,20 +323,24 @@ fn a_forced_delete_frees_the_disk(mut lab: World) {
 fn protection_guards_drives(mut lab: World, #[case] key: &str, #[case] msg: &str) {
     let now = lab.now();
     lab.c
+        .vm_ops()
         .update_config("pve", 100, &update(&[("protection", "1")], &[]), now)
         .expect("applied");
-    let r = lab.c.update_config("pve", 100, &update(&[], &[key]), now);
+    let r = lab
+        .c
+        .vm_ops()
+        .update_config("pve", 100, &update(&[], &[key]), now);
     let (_, e) = r.expect_err("refused");
     assert_eq!(super::refusal(&e), (500, msg.to_string()));
 }
 
 #[rstest]
 fn hotplugging_a_nic_to_a_missing_bridge_is_a_400(mut lab: World) {
-    let r = lab.c.update_config(
+    let r = lab.c.vm_ops().update_config(
         "pve",
         101,
         &update(&[("net1", "virtio=BC:24:11:00:01:99,bridge=vmbr9")], &[]),
-        lab.now(),
+        lab.now_ms / 1000,
     );
     let (_, e) = r.expect_err("refused");
     assert_eq!(
@@ -439,7 +486,8 @@ fn what_a_running_vm_takes_at_once(
     #[case] live: bool,
 ) {
     lab.c
-        .update_config("pve", 101, &update(&[(key, value)], &[]), lab.now())
+        .vm_ops()
+        .update_config("pve", 101, &update(&[(key, value)], &[]), lab.now_ms / 1000)
         .expect("accepted");
     let vm = &lab.c.guests[&101];
     // A new disk is allocated, so its stored value differs from the request.
@@ -466,7 +514,13 @@ fn memory_hotplug_when_enabled(mut lab: World) {
         .config
         .insert("hotplug".into(), "network,disk,memory".into());
     lab.c
-        .update_config("pve", 101, &update(&[("memory", "8192")], &[]), lab.now())
+        .vm_ops()
+        .update_config(
+            "pve",
+            101,
+            &update(&[("memory", "8192")], &[]),
+            lab.now_ms / 1000,
+        )
         .expect("accepted");
     assert_eq!(lab.conf(101, "memory").as_deref(), Some("8192"));
 }
@@ -480,11 +534,12 @@ fn hotplug_off_keeps_even_nics_pending(mut lab: World) {
         .config
         .insert("hotplug".into(), "0".into());
     lab.c
+        .vm_ops()
         .update_config(
             "pve",
             101,
             &update(&[("net1", "virtio=BC:24:11:00:01:77,bridge=vmbr1")], &[]),
-            lab.now(),
+            lab.now_ms / 1000,
         )
         .expect("accepted");
     assert!(lab.c.guests[&101].pending.contains_key("net1"));
@@ -494,6 +549,7 @@ fn hotplug_off_keeps_even_nics_pending(mut lab: World) {
 fn the_next_start_applies_what_was_pending(mut lab: World) {
     let now = lab.now();
     lab.c
+        .vm_ops()
         .update_config("pve", 101, &update(&[("cores", "4")], &["agent"]), now)
         .expect("accepted");
     lab.qm("qmstop", 101, QemuOp::Stop { skiplock: false });
@@ -509,6 +565,7 @@ fn the_next_start_applies_what_was_pending(mut lab: World) {
 fn revert_drops_a_pending_delete(mut lab: World) {
     let now = lab.now();
     lab.c
+        .vm_ops()
         .update_config("pve", 101, &update(&[], &["agent"]), now)
         .expect("accepted");
     assert!(lab.c.guests[&101].pending_delete.contains_key("agent"));
@@ -517,7 +574,10 @@ fn revert_drops_a_pending_delete(mut lab: World) {
         log: "revert".into(),
         ..ConfigUpdate::default()
     };
-    lab.c.update_config("pve", 101, &u, now).expect("reverted");
+    lab.c
+        .vm_ops()
+        .update_config("pve", 101, &u, now)
+        .expect("reverted");
     let vm = &lab.c.guests[&101];
     assert!(vm.pending_delete.is_empty());
     assert!(vm.pending.is_empty());
@@ -535,9 +595,15 @@ fn a_forced_pending_delete_is_shown_as_2(mut lab: World) {
         .config
         .insert("cores".into(), "2".into());
     lab.c
-        .update_config("pve", 101, &u, lab.now())
+        .vm_ops()
+        .update_config("pve", 101, &u, lab.now_ms / 1000)
         .expect("accepted");
-    let items = crate::api::qemu::view::pending(&lab.c.pending_view("pve", 101).expect("view"));
+    let items = crate::api::qemu::view::pending(
+        &lab.c
+            .guests()
+            .pending_view(lab.c.version(), "pve", 101)
+            .expect("view"),
+    );
     let cores = items
         .as_array()
         .expect("list")
@@ -558,11 +624,12 @@ fn a_forced_pending_delete_is_shown_as_2(mut lab: World) {
 #[rstest]
 fn the_config_text_encodes_the_description_as_comments(mut lab: World) {
     lab.c
+        .vm_ops()
         .update_config(
             "pve",
             100,
             &update(&[("description", "two\nlines 100%")], &[]),
-            lab.now(),
+            lab.now_ms / 1000,
         )
         .expect("accepted");
     let text = lab.c.guests[&100].config_text();
@@ -604,11 +671,12 @@ fn a_bridge_change_is_live_without_network_hotplug(mut lab: World) {
         .config
         .insert("hotplug".into(), "0".into());
     lab.c
+        .vm_ops()
         .update_config(
             "pve",
             101,
             &update(&[("net0", "virtio=BC:24:11:00:01:01,bridge=vmbr1")], &[]),
-            lab.now(),
+            lab.now_ms / 1000,
         )
         .expect("accepted");
     assert_eq!(
@@ -627,11 +695,12 @@ fn a_new_mac_without_network_hotplug_stays_pending(mut lab: World) {
         .config
         .insert("hotplug".into(), "0".into());
     lab.c
+        .vm_ops()
         .update_config(
             "pve",
             101,
             &update(&[("net0", "virtio=BC:24:11:00:01:99,bridge=vmbr0")], &[]),
-            lab.now(),
+            lab.now_ms / 1000,
         )
         .expect("accepted");
     assert!(lab.c.guests[&101].pending.contains_key("net0"));
@@ -643,11 +712,12 @@ fn a_new_mac_without_network_hotplug_stays_pending(mut lab: World) {
 #[ignore = "hotplug_pending never applies `agent` live, not even when only fstrim_cloned_disks changes"]
 fn fstrim_cloned_disks_changes_live(mut lab: World) {
     lab.c
+        .vm_ops()
         .update_config(
             "pve",
             101,
             &update(&[("agent", "1,fstrim_cloned_disks=1")], &[]),
-            lab.now(),
+            lab.now_ms / 1000,
         )
         .expect("accepted");
     assert_eq!(
@@ -659,7 +729,13 @@ fn fstrim_cloned_disks_changes_live(mut lab: World) {
 #[rstest]
 fn switching_the_agent_off_waits_for_a_restart(mut lab: World) {
     lab.c
-        .update_config("pve", 101, &update(&[("agent", "0")], &[]), lab.now())
+        .vm_ops()
+        .update_config(
+            "pve",
+            101,
+            &update(&[("agent", "0")], &[]),
+            lab.now_ms / 1000,
+        )
         .expect("accepted");
     assert_eq!(lab.conf(101, "agent").as_deref(), Some("1"));
     assert_eq!(
@@ -684,7 +760,8 @@ fn removing_ide_sata_and_efi_never_happens_live(mut lab: World, #[case] key: &st
         .config
         .insert(key.into(), value.into());
     lab.c
-        .update_config("pve", 101, &update(&[], &[key]), lab.now())
+        .vm_ops()
+        .update_config("pve", 101, &update(&[], &[key]), lab.now_ms / 1000)
         .expect("accepted");
     assert!(lab.c.guests[&101].pending_delete.contains_key(key));
     assert!(lab.c.guests[&101].config.contains_key(key));

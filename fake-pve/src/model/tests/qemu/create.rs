@@ -7,7 +7,7 @@ use super::*;
 
 #[rstest]
 fn create_of_an_existing_vmid_names_the_node(mut lab: World) {
-    let r = lab.c.create_vm(
+    let r = lab.c.vm_ops().create_vm(
         CreateRequest {
             vmid: 100,
             node: "pve".into(),
@@ -42,7 +42,7 @@ fn create_refuses_bad_storage(
     #[case] code: u16,
     #[case] msg: &str,
 ) {
-    let r = fresh.c.create_vm(
+    let r = fresh.c.vm_ops().create_vm(
         CreateRequest {
             vmid: 100,
             node: "pve".into(),
@@ -61,6 +61,7 @@ fn create_refuses_bad_storage(
 fn create_holds_lock_create_until_the_task_ends(mut fresh: World) {
     let worker = fresh
         .c
+        .vm_ops()
         .create_vm(
             CreateRequest {
                 vmid: 100,
@@ -192,6 +193,7 @@ fn a_create_that_fails_allocating_leaves_no_vm(mut fresh: World) {
 fn create_with_start_starts_a_follow_up_task(mut fresh: World) {
     let worker = fresh
         .c
+        .vm_ops()
         .create_vm(
             CreateRequest {
                 vmid: 100,

@@ -87,17 +87,21 @@ fn resize_grows_the_volume(mut lab: World) {
 #[case(mv("scsi0", "nope"), 500, "storage 'nope' does not exist")]
 #[case(MoveJob { digest: Some("0".repeat(40)), ..mv("scsi0", "tank") }, 500,
     "detected modified configuration - file changed by other user? Try again.")]
-fn move_disk_refusals(lab: World, #[case] job: MoveJob, #[case] code: u16, #[case] msg: &str) {
+fn move_disk_refusals(mut lab: World, #[case] job: MoveJob, #[case] code: u16, #[case] msg: &str) {
     assert_eq!(
-        refused(lab.c.check_move_disk("pve", 100, &job)),
+        refused(lab.c.vm_ops().check_move_disk("pve", 100, &job)),
         (code, msg.to_string())
     );
 }
 
 #[rstest]
-fn move_disk_to_the_same_storage_is_refused(lab: World) {
+fn move_disk_to_the_same_storage_is_refused(mut lab: World) {
     assert_eq!(
-        refused(lab.c.check_move_disk("pve", 100, &mv("scsi0", "local-lvm"))),
+        refused(
+            lab.c
+                .vm_ops()
+                .check_move_disk("pve", 100, &mv("scsi0", "local-lvm"))
+        ),
         (
             500,
             "you can't move to the same storage with same format".into()
@@ -154,7 +158,7 @@ fn migrate_refusals(
     #[case] code: u16,
     #[case] msg: &str,
 ) {
-    let (c, m) = refused(cluster.c.migrate_vm(req));
+    let (c, m) = refused(cluster.c.vm_ops().migrate_vm(req));
     assert_eq!(c, code);
     assert!(m.starts_with(msg), "{m}");
 }
@@ -163,6 +167,7 @@ fn migrate_refusals(
 fn migrate_takes_lock_migrate_and_moves_the_config(mut cluster: World) {
     let w = cluster
         .c
+        .vm_ops()
         .migrate_vm(migrate(200, "pve2", true))
         .expect("accepted");
     assert_eq!(cluster.conf(200, "lock").as_deref(), Some("migrate"));
@@ -176,8 +181,12 @@ fn migrate_takes_lock_migrate_and_moves_the_config(mut cluster: World) {
 }
 
 #[rstest]
-fn migrate_precondition_lists_local_disks(cluster: World) {
-    let p = cluster.c.migrate_precondition("pve1", 100).expect("answer");
+fn migrate_precondition_lists_local_disks(mut cluster: World) {
+    let p = cluster
+        .c
+        .vm_ops()
+        .migrate_precondition("pve1", 100)
+        .expect("answer");
     assert!(!p.running);
     assert!(
         p.local_disks
@@ -230,9 +239,14 @@ fn reassign(disk: &str, target: u32, target_disk: &str) -> ReassignJob {
 )]
 #[case(100, ReassignJob { digest: Some("0".repeat(40)), ..reassign("scsi0", 101, "scsi1") },
     "VM 100: detected modified configuration - file changed by other user? Try again.")]
-fn reassign_refusals(lab: World, #[case] vmid: u32, #[case] job: ReassignJob, #[case] msg: &str) {
+fn reassign_refusals(
+    mut lab: World,
+    #[case] vmid: u32,
+    #[case] job: ReassignJob,
+    #[case] msg: &str,
+) {
     assert_eq!(
-        refused(lab.c.check_reassign(vmid, &job)),
+        refused(lab.c.vm_ops().check_reassign(vmid, &job)),
         (500, msg.to_string())
     );
 }
@@ -241,7 +255,7 @@ fn reassign_refusals(lab: World, #[case] vmid: u32, #[case] job: ReassignJob, #[
 fn reassigning_renames_the_volume_for_the_target(mut lab: World) {
     let job = reassign("scsi0", 101, "scsi1");
     assert_eq!(
-        lab.c.check_reassign(100, &job).expect("allowed"),
+        lab.c.vm_ops().check_reassign(100, &job).expect("allowed"),
         "local-lvm:vm-100-disk-0"
     );
     let st = lab.qm("qmmove", 100, QemuOp::Reassign(Box::new(job)));
@@ -273,6 +287,7 @@ fn efi_and_tpm_disks_have_fixed_sizes(
 ) {
     let worker = lab
         .c
+        .vm_ops()
         .create_vm(
             CreateRequest {
                 vmid: 300,
@@ -298,6 +313,7 @@ fn efi_and_tpm_disks_have_fixed_sizes(
 fn import_from_copies_the_source_size(mut lab: World) {
     let worker = lab
         .c
+        .vm_ops()
         .create_vm(
             CreateRequest {
                 vmid: 300,
@@ -320,6 +336,7 @@ fn import_from_copies_the_source_size(mut lab: World) {
 fn import_from_a_missing_volume_fails_in_the_task(mut lab: World) {
     let worker = lab
         .c
+        .vm_ops()
         .create_vm(
             CreateRequest {
                 vmid: 300,
@@ -342,6 +359,7 @@ fn import_from_a_missing_volume_fails_in_the_task(mut lab: World) {
 fn cloudinit_changes_on_a_running_vm_wait_for_the_drive(mut lab: World) {
     let now = lab.now();
     lab.c
+        .vm_ops()
         .update_config(
             "pve",
             101,
@@ -356,6 +374,7 @@ fn cloudinit_changes_on_a_running_vm_wait_for_the_drive(mut lab: World) {
             .is_some_and(|v| v.contains("vm-101-cloudinit"))
     );
     lab.c
+        .vm_ops()
         .update_config("pve", 101, &update(&[("ciuser", "new")], &[]), now)
         .expect("accepted");
     let pending = crate::api::qemu::view::cloudinit_pending(

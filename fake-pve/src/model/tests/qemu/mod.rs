@@ -24,18 +24,19 @@ mod status;
 /// Starts a create of `vmid` on `pve` and runs it to its end.
 fn create(w: &mut World, vmid: u32, conf: &[(&str, &str)], storage: Option<&str>) -> String {
     let worker =
-        w.c.create_vm(
-            CreateRequest {
-                vmid,
-                node: "pve".into(),
-                config: map(conf),
-                storage: storage.map(str::to_string),
-                start: None,
-                pool: None,
-            },
-            &mut rq(),
-        )
-        .expect("create accepted");
+        w.c.vm_ops()
+            .create_vm(
+                CreateRequest {
+                    vmid,
+                    node: "pve".into(),
+                    config: map(conf),
+                    storage: storage.map(str::to_string),
+                    start: None,
+                    pool: None,
+                },
+                &mut rq(),
+            )
+            .expect("create accepted");
     let upid = w.run("pve", worker);
     w.exit(&upid)
 }

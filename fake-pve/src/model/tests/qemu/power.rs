@@ -8,7 +8,13 @@ use super::*;
 #[rstest]
 fn start_applies_pending_and_records_the_start(mut lab: World) {
     lab.c
-        .update_config("pve", 100, &update(&[("cores", "4")], &[]), lab.now())
+        .vm_ops()
+        .update_config(
+            "pve",
+            100,
+            &update(&[("cores", "4")], &[]),
+            lab.now_ms / 1000,
+        )
         .expect("applied");
     assert_eq!(
         lab.qm("qmstart", 100, QemuOp::Start { skiplock: false }),
@@ -227,9 +233,14 @@ fn destroy_frees_the_disks_and_unreferenced_volumes(mut lab: World) {
 #[rstest]
 #[case(900, None, "you can't convert a template to a template")]
 #[case(101, None, "you can't convert a VM to template if VM is running")]
-fn template_refusals(lab: World, #[case] vmid: u32, #[case] disk: Option<&str>, #[case] msg: &str) {
+fn template_refusals(
+    mut lab: World,
+    #[case] vmid: u32,
+    #[case] disk: Option<&str>,
+    #[case] msg: &str,
+) {
     assert_eq!(
-        refused(lab.c.check_template("pve", vmid, disk)),
+        refused(lab.c.vm_ops().check_template("pve", vmid, disk)),
         (500, msg.to_string())
     );
 }
@@ -243,7 +254,7 @@ fn a_vm_with_snapshots_cannot_become_a_template(mut lab: World) {
         .snapshots
         .insert("s1".into(), map(&[("snaptime", "1")]));
     assert_eq!(
-        refused(lab.c.check_template("pve", 100, None)),
+        refused(lab.c.vm_ops().check_template("pve", 100, None)),
         (
             500,
             "unable to create template, because VM contains snapshots".into()

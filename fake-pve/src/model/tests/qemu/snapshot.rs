@@ -147,6 +147,7 @@ fn rollback_restores_the_config_and_stops_a_running_vm(mut lab: World) {
         .expect("ok");
     lab.run("pve", w);
     lab.c
+        .vm_ops()
         .update_config("pve", 101, &update(&[("name", "changed")], &[]), now)
         .expect("applied");
     let w = lab
@@ -277,7 +278,7 @@ fn a_disk_with_snapshots_cannot_move_and_delete_its_source(mut lab: World) {
         ..mv("scsi0", "tank")
     };
     assert_eq!(
-        refused(lab.c.check_move_disk("pve", 100, &job)),
+        refused(lab.c.vm_ops().check_move_disk("pve", 100, &job)),
         (
             500,
             "you can't move a disk with snapshots and delete the source".into()
@@ -285,6 +286,7 @@ fn a_disk_with_snapshots_cannot_move_and_delete_its_source(mut lab: World) {
     );
     let (old, snapshotted) = lab
         .c
+        .vm_ops()
         .check_move_disk("pve", 100, &mv("scsi0", "tank"))
         .expect("a copy is allowed");
     assert_eq!(
@@ -297,6 +299,7 @@ fn a_disk_with_snapshots_cannot_move_and_delete_its_source(mut lab: World) {
 fn an_offline_migration_copies_local_disks(mut cluster: World) {
     let w = cluster
         .c
+        .vm_ops()
         .migrate_vm(migrate(100, "pve2", false))
         .expect("accepted");
     let upid = cluster.run("pve1", w);
@@ -323,6 +326,7 @@ fn a_live_migration_needs_with_local_disks(mut cluster: World) {
     cluster.qm("qmstart", 100, QemuOp::Start { skiplock: false });
     let w = cluster
         .c
+        .vm_ops()
         .migrate_vm(migrate(100, "pve2", true))
         .expect("accepted");
     let upid = cluster.run("pve1", w);
@@ -346,11 +350,11 @@ fn a_live_migration_needs_with_local_disks(mut cluster: World) {
 fn a_locked_vm_does_not_migrate(mut cluster: World) {
     set_lock(&mut cluster, 100, "backup");
     assert_eq!(
-        refused(cluster.c.migrate_vm(migrate(100, "pve2", false))),
+        refused(cluster.c.vm_ops().migrate_vm(migrate(100, "pve2", false))),
         (500, "VM is locked (backup)".into())
     );
     assert_eq!(
-        refused(cluster.c.migrate_precondition("pve1", 100)),
+        refused(cluster.c.vm_ops().migrate_precondition("pve1", 100)),
         (500, "VM is locked (backup)".into())
     );
 }
@@ -364,7 +368,7 @@ fn a_clone_to_another_node_needs_shared_storage(mut cluster: World) {
         ..clone_req(100, 300)
     };
     assert_eq!(
-        refused(cluster.c.clone_vm(req, &mut rq())),
+        refused(cluster.c.vm_ops().clone_vm(req, &mut rq())),
         (
             500,
             "can't clone VM to node 'pve2' (VM uses local storage)".into()
@@ -378,7 +382,7 @@ fn a_clone_to_another_node_needs_shared_storage(mut cluster: World) {
         ..clone_req(100, 300)
     };
     assert_eq!(
-        refused(cluster.c.clone_vm(req, &mut rq())),
+        refused(cluster.c.vm_ops().clone_vm(req, &mut rq())),
         (500, "can't clone to non-shared storage 'local-lvm'".into())
     );
 }
@@ -392,7 +396,11 @@ fn a_clone_of_a_vm_on_shared_storage_can_go_to_another_node(mut cluster: World) 
         who: Some(root()),
         ..clone_req(200, 300)
     };
-    let w = cluster.c.clone_vm(req, &mut rq()).expect("accepted");
+    let w = cluster
+        .c
+        .vm_ops()
+        .clone_vm(req, &mut rq())
+        .expect("accepted");
     let upid = cluster.run("pve1", w);
     assert_eq!(cluster.exit(&upid), "OK", "{:?}", cluster.task(&upid).log);
     assert_eq!(cluster.c.guests[&300].node, "pve2");
@@ -582,6 +590,7 @@ fn task_logs_show_the_storage_tools(mut lab: World) {
 fn a_create_logs_each_created_disk(mut fresh: World) {
     let worker = fresh
         .c
+        .vm_ops()
         .create_vm(
             CreateRequest {
                 vmid: 100,
@@ -614,7 +623,7 @@ fn migration_to_a_node_without_the_storage_is_refused(mut cluster: World) {
         s.nodes = Some(vec!["pve1".into()]);
     }
     assert_eq!(
-        refused(cluster.c.migrate_vm(migrate(100, "pve2", false))),
+        refused(cluster.c.vm_ops().migrate_vm(migrate(100, "pve2", false))),
         (
             500,
             "storage 'local-lvm' is not available on node 'pve2'".into()

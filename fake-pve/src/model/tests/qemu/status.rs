@@ -73,7 +73,12 @@ fn config_view_masks_the_cloudinit_password(mut lab: World) {
         .expect("vm")
         .config
         .insert("cipassword".into(), "$5$hash".into());
-    let v = crate::api::qemu::view::config(&lab.c.config_view("pve", 100, false).expect("view"));
+    let v = crate::api::qemu::view::config(
+        &lab.c
+            .guests()
+            .config_view(lab.c.version(), "pve", 100, false)
+            .expect("view"),
+    );
     assert_eq!(v["cipassword"], json!("**********"));
     assert_eq!(v["cores"], json!(2), "integers are typed");
     assert_eq!(v["memory"], json!("2048"), "memory is a property string");
@@ -82,7 +87,11 @@ fn config_view_masks_the_cloudinit_password(mut lab: World) {
 #[rstest]
 fn a_vm_missing_on_the_node_is_a_500(lab: World) {
     assert_eq!(
-        refused(lab.c.config_view("pve", 555, false)),
+        refused(
+            lab.c
+                .guests()
+                .config_view(lab.c.version(), "pve", 555, false)
+        ),
         (
             500,
             "Configuration file 'nodes/pve/qemu-server/555.conf' does not exist".into()
@@ -392,6 +401,7 @@ fn spice_follows_the_display_however_it_is_written(
 ) {
     let now = lab.now();
     lab.c
+        .vm_ops()
         .update_config("pve", 100, &update(&[("vga", vga)], &[]), now)
         .expect("applied");
     assert_eq!(
