@@ -405,6 +405,30 @@ impl Cluster {
         }
     }
 
+    /// What a VM's status reads beside the VM.
+    pub fn vm_status_reader(&self) -> super::qemu::VmStatusReader<'_> {
+        super::qemu::VmStatusReader {
+            nodes: &self.nodes,
+            storage: &self.storage,
+            ha: &self.ha,
+            version: self.version,
+        }
+    }
+
+    /// The areas a container's operations read and change.
+    pub fn ct_ops(&mut self) -> super::lxc::CtOps<'_> {
+        super::lxc::CtOps {
+            guests: &mut self.guests,
+            storage: &mut self.storage,
+            access: &mut self.access,
+            sdn: &self.sdn,
+            firewall: &mut self.firewall,
+            nodes: &self.nodes,
+            backups: &self.backups,
+            version: self.version,
+        }
+    }
+
     /// The areas a guest's permission checks read.
     pub fn perms(&self) -> super::guest_perm::Perms<'_> {
         super::guest_perm::Perms {
@@ -545,7 +569,7 @@ impl Cluster {
                         now,
                     })
                 }
-                LrmJob::MigrateCt { target, restart } => self.migrate_ct(
+                LrmJob::MigrateCt { target, restart } => self.ct_ops().migrate_ct(
                     &t.node,
                     t.vmid,
                     super::lxc::CtMigrateJob {

@@ -5,6 +5,7 @@
 
 use super::Error;
 use super::cluster::Cluster;
+use super::lxc::LxcOp;
 use super::qemu::{CreateJob, EffectResult, QemuOp, config_missing, lock_timeout, power_off};
 use super::tasks::{TaskEffect, Worker};
 
@@ -200,6 +201,163 @@ impl Cluster {
                     };
                     (lines, msg)
                 }),
+        }
+    }
+
+    /// Undoes what the start of a container task did when the task ends
+    /// without its effect (an injected fault, `DELETE .../tasks/{upid}`).
+    pub(crate) fn abort_lxc(&mut self, vmid: u32, op: &LxcOp) {
+        match op {
+            LxcOp::Create(_)
+                if self
+                    .guests
+                    .ct_by_id(vmid)
+                    .is_some_and(|c| c.lock() == Some("create")) =>
+            {
+                self.guests.remove_ct(vmid);
+            }
+            LxcOp::Restore(job) => self.ct_ops().abort_ct_restore(vmid, job),
+            LxcOp::Snapshot { name } => self.snapshots().abort_ct_snapshot(vmid, name),
+            LxcOp::Clone(job) => self.ct_ops().abort_ct_clone(vmid, job),
+            LxcOp::Migrate(_) => {
+                if let Some(ct) = self.guests.ct_by_id_mut(vmid)
+                    && ct.lock() == Some("migrate")
+                {
+                    ct.config.remove("lock");
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Applies the effect of a container task that ended at `end_ms`.
+    pub(crate) fn apply_lxc(&mut self, vmid: u32, op: LxcOp, end_ms: i64) -> EffectResult {
+        let now = end_ms.div_euclid(1000);
+        let Some(node) = self.guests.ct_by_id(vmid).map(|c| c.node.clone()) else {
+            return Err((vec![], config_missing(self.nodes.local(), vmid).to_string()));
+        };
+        let fail = |e: Error| (Vec::new(), e.to_string());
+        match op {
+            LxcOp::Create(job) => {
+                let start = job.start.clone();
+                let lines = self.ct_ops().finish_ct_create(vmid, &node, *job, end_ms)?;
+                self.ct_start_after(&node, vmid, start, end_ms);
+                Ok(lines)
+            }
+            LxcOp::Start { skiplock } => self.ct_ops().ct_power_on(vmid, skiplock, end_ms),
+            LxcOp::Stop { skiplock } => {
+                let ct = self.guests.ct_mut(&node, vmid).map_err(fail)?;
+                if !skiplock {
+                    ct.check_lock().map_err(fail)?;
+                }
+                if !ct.running() {
+                    return Err((vec![], format!("CT {vmid} not running")));
+                }
+                ct.set_stopped();
+                Ok(vec![])
+            }
+            LxcOp::Shutdown {
+                timeout,
+                force_stop,
+            } => {
+                let ct = self.guests.ct_mut(&node, vmid).map_err(fail)?;
+                ct.check_lock().map_err(fail)?;
+                if !ct.running() {
+                    return Err((vec![], format!("CT {vmid} not running")));
+                }
+                // The emulated init always stops in time; a zero timeout
+                // gives it none.
+                if timeout == 0 && !force_stop {
+                    return Err((vec![], "container did not stop".into()));
+                }
+                ct.set_stopped();
+                Ok(vec![])
+            }
+            LxcOp::Reboot => {
+                let ct = self.guests.ct_mut(&node, vmid).map_err(fail)?;
+                ct.check_lock().map_err(fail)?;
+                if !ct.running() {
+                    return Err((vec![], format!("CT {vmid} not running")));
+                }
+                ct.set_stopped();
+                let mut lines = Vec::new();
+                self.ct_ops().apply_ct_pending(vmid, &mut lines, now);
+                if let Some(ct) = self.guests.ct_by_id_mut(vmid) {
+                    ct.set_running(end_ms);
+                }
+                Ok(lines)
+            }
+            LxcOp::Suspend => {
+                let ct = self.guests.ct_mut(&node, vmid).map_err(fail)?;
+                ct.check_lock().map_err(fail)?;
+                if !ct.running() {
+                    return Err((vec![], format!("CT {vmid} not running")));
+                }
+                ct.set_stopped();
+                ct.checkpoint = true;
+                Ok(vec![])
+            }
+            LxcOp::Resume => {
+                let ct = self.guests.ct_mut(&node, vmid).map_err(fail)?;
+                if ct.running() {
+                    return Err((vec![], format!("CT {vmid} already running")));
+                }
+                if !ct.checkpoint {
+                    return Err((
+                        vec![],
+                        format!(
+                            "command 'lxc-checkpoint -n {vmid} -r --foreground -D /var/lib/vz/dump' failed: exit code 1"
+                        ),
+                    ));
+                }
+                ct.set_running(end_ms);
+                Ok(vec![])
+            }
+            LxcOp::Destroy {
+                purge,
+                unreferenced,
+                force,
+            } => self
+                .ct_ops()
+                .finish_ct_destroy(&node, vmid, purge, unreferenced, force),
+            LxcOp::Snapshot { name } => self.snapshots().commit_ct_snapshot(&node, vmid, &name),
+            LxcOp::Rollback { name, start } => self
+                .snapshots()
+                .finish_ct_rollback(&node, vmid, &name, start, end_ms),
+            LxcOp::DeleteSnapshot { name, force } => self
+                .snapshots()
+                .finish_ct_delete_snapshot(&node, vmid, &name, force),
+            LxcOp::Template => self.ct_ops().finish_ct_template(&node, vmid),
+            LxcOp::Clone(job) => self.ct_ops().finish_ct_clone(vmid, *job, now),
+            LxcOp::Resize { disk, size } => {
+                self.ct_ops().finish_ct_resize(&node, vmid, &disk, size)
+            }
+            LxcOp::MoveVolume(job) => self.ct_ops().finish_ct_move(&node, vmid, &job, now),
+            LxcOp::Migrate(job) => self.ct_ops().finish_ct_migrate(&node, vmid, &job, end_ms),
+            LxcOp::Restore(job) => {
+                let start = job.start.clone();
+                let lines = self.ct_ops().finish_ct_restore(vmid, &node, *job, end_ms)?;
+                self.ct_start_after(&node, vmid, start, end_ms);
+                Ok(lines)
+            }
+            LxcOp::Reassign(job) => self.ct_ops().finish_ct_reassign(vmid, &job),
+        }
+    }
+
+    /// The `vzstart` task `start=1` asks for, begun when the task that
+    /// created or restored the container ends.
+    fn ct_start_after(&mut self, node: &str, vmid: u32, start: Option<(String, u64)>, end_ms: i64) {
+        if let Some((user, ms)) = start {
+            self.spawn_task(
+                node,
+                Worker::new("vzstart", &vmid.to_string()).effect(TaskEffect::Lxc {
+                    vmid,
+                    op: LxcOp::Start { skiplock: false },
+                }),
+                &user,
+                end_ms,
+                ms,
+            );
         }
     }
 }

@@ -311,7 +311,7 @@ fn restore_ct(ctx: &Ctx<'_>, node: &str, vmid: u32) -> Result<Reply> {
     let now_ms = ctx.now_ms();
     let ms = ctx.task_ms("vzrestore");
     let upid = ctx.with(|c| {
-        let worker = c.restore_ct(req, &mut ctx.rq())?;
+        let worker = c.ct_ops().restore_ct(req, &mut ctx.rq())?;
         Ok::<_, Error>(c.start_task(node, worker, &who.to_string(), now_ms, ms))
     })?;
     Ok(json!(upid).into())
@@ -322,7 +322,7 @@ fn start_create(ctx: &Ctx<'_>, node: &str, req: CtCreateRequest) -> Result<Reply
     let now_ms = ctx.now_ms();
     let ms = ctx.task_ms("vzcreate");
     let upid = ctx.with(|c| {
-        let worker = c.create_ct(req, &mut ctx.rq())?;
+        let worker = c.ct_ops().create_ct(req, &mut ctx.rq())?;
         Ok::<_, Error>(c.start_task(node, worker, &who, now_ms, ms))
     })?;
     Ok(json!(upid).into())
@@ -435,7 +435,7 @@ fn update_vm(ctx: &Ctx<'_>) -> Result<Reply> {
             &removed,
             unprivileged,
         )?;
-        c.update_ct_config(&node, vmid, &u, &mut ctx.rq())
+        c.ct_ops().update_ct_config(&node, vmid, &u, &mut ctx.rq())
     })?;
     Ok(Value::Null.into())
 }
@@ -591,7 +591,7 @@ fn delsnapshot(ctx: &Ctx<'_>) -> Result<Reply> {
 fn template(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
-    super::start_prepared(ctx, &node, |c| c.template_ct(&node, vmid))?;
+    super::start_prepared(ctx, &node, |c| c.ct_ops().template_ct(&node, vmid))?;
     Ok(Value::Null.into())
 }
 
@@ -635,7 +635,9 @@ fn clone_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         hostname: ctx.params.str("hostname"),
         description: ctx.params.str("description"),
     };
-    super::start_prepared(ctx, &node, |c| c.clone_ct(&node, vmid, req, &mut ctx.rq()))
+    super::start_prepared(ctx, &node, |c| {
+        c.ct_ops().clone_ct(&node, vmid, req, &mut ctx.rq())
+    })
 }
 
 /// `PUT .../resize`: a `resize` task.
@@ -646,7 +648,8 @@ fn resize_vm(ctx: &Ctx<'_>) -> Result<Reply> {
     let size = ctx.param("size")?;
     let digest = ctx.params.str("digest");
     super::start_prepared(ctx, &node, |c| {
-        c.resize_ct(&node, vmid, &disk, &size, digest.as_deref())
+        c.ct_ops()
+            .resize_ct(&node, vmid, &disk, &size, digest.as_deref())
     })
 }
 
@@ -690,14 +693,16 @@ fn move_volume(ctx: &Ctx<'_>) -> Result<Reply> {
                         &["VM.Config.Disk"],
                     )?;
                 }
-                let sid = c.ct_reassign_storage(&node, vmid, &req)?;
+                let sid = c.ct_ops().ct_reassign_storage(&node, vmid, &req)?;
                 c.access().check_perm(
                     &who,
                     &format!("/storage/{sid}"),
                     &["Datastore.AllocateSpace"],
                 )
             })?;
-            super::start_prepared(ctx, &node, |c| c.reassign_ct_volume(&node, vmid, req))
+            super::start_prepared(ctx, &node, |c| {
+                c.ct_ops().reassign_ct_volume(&node, vmid, req)
+            })
         }
         (Some(storage), None) => {
             let who = ctx.who()?.clone();
@@ -714,7 +719,7 @@ fn move_volume(ctx: &Ctx<'_>) -> Result<Reply> {
                 delete: ctx.params.bool("delete")?.unwrap_or(false),
                 digest: ctx.params.str("digest"),
             };
-            super::start_prepared(ctx, &node, |c| c.move_ct_volume(&node, vmid, req))
+            super::start_prepared(ctx, &node, |c| c.ct_ops().move_ct_volume(&node, vmid, req))
         }
     }
 }
@@ -724,7 +729,7 @@ fn migrate_vm_precondition(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
     ctx.with(|c| {
-        let (running, allowed) = c.ct_migrate_precondition(&node, vmid)?;
+        let (running, allowed) = c.ct_ops().ct_migrate_precondition(&node, vmid)?;
         Ok(json!({
             "running": running,
             "allowed-nodes": allowed,
@@ -754,7 +759,7 @@ fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         c.guests.ct(&node, vmid)?;
         match super::ha::divert(c, vmid, &ha, now)? {
             Some(w) => Ok(w),
-            None => c.migrate_ct(&node, vmid, job),
+            None => c.ct_ops().migrate_ct(&node, vmid, job),
         }
     })
 }

@@ -116,7 +116,7 @@ fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
                 c.access()
                     .has_priv(&who, &format!("/vms/{}", v.vmid()), "VM.Audit")
             })
-            .map(|v| c.vm_status(v, now_ms, full, false))
+            .map(|v| c.vm_status_reader().vm_status(v, now_ms, full, false))
             .collect::<Vec<_>>()
     });
     Ok(Value::Array(items).into())

@@ -18,7 +18,8 @@ pub(super) fn vm_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let json = ctx.with(|c| -> Result<RawData> {
         let vm = c.guests.vm(&node, vmid)?;
         Ok(RawData::written(1280, |out| {
-            c.write_vm_status(vm, now_ms, true, true, out);
+            c.vm_status_reader()
+                .write_vm_status(vm, now_ms, true, true, out);
         }))
     })?;
     Ok(Reply {

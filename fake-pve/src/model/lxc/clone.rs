@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::CtOps;
 use super::schema::{canonical, is_indexed_key, is_mount_key, is_storage_volume, mp_volume};
 use super::{Ct, LxcOp, lxc_worker};
-use crate::model::cluster::Cluster;
 use crate::model::qemu::EffectResult;
 use crate::model::storage::ops::Feature;
 use crate::model::tasks::Worker;
@@ -45,7 +45,7 @@ pub struct CloneJob {
     pub target: Option<String>,
 }
 
-impl Cluster {
+impl CtOps<'_> {
     /// `POST .../template`: the checks and the `vztemplate` worker.
     ///
     /// # Errors

@@ -5,11 +5,11 @@
 
 use std::collections::BTreeMap;
 
+use super::CtOps;
 use super::schema::{
     self, canonical, is_indexed_key, is_mount_key, is_storage_volume, mp_volume, new_disk,
     option_exists,
 };
-use crate::model::cluster::Cluster;
 use crate::model::storage::VolumeKind;
 use crate::model::{Context, Error, Result};
 
@@ -42,7 +42,7 @@ fn fastplug(key: &str) -> bool {
     )
 }
 
-impl Cluster {
+impl CtOps<'_> {
     /// `PUT /nodes/{node}/lxc/{vmid}/config`: checks, writes the changes as
     /// pending, then applies them (stopped) or hot-plugs what a running
     /// container can take, as `update_pct_config` does.

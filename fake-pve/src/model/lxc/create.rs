@@ -7,15 +7,15 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::CtOps;
 use super::schema::{
     self, canonical, detect_arch, detect_ostype, is_indexed_key, is_mount_key, is_storage_volume,
     mp_volume, new_disk,
 };
 use super::{Ct, LxcOp, lxc_worker};
-use crate::model::cluster::Cluster;
 use crate::model::qemu::EffectResult;
 use crate::model::storage::parse_volid;
-use crate::model::tasks::{TaskEffect, Worker};
+use crate::model::tasks::Worker;
 use crate::model::{Context, Error, Result};
 
 /// What a create request asks for.
@@ -77,7 +77,7 @@ const NOT_CONFIG: &[&str] = &[
     "unprivileged",
 ];
 
-impl Cluster {
+impl CtOps<'_> {
     /// The synchronous part of `create_vm` for containers: refuses what
     /// PVE refuses before forking, registers the config with
     /// `lock: create` and answers the `vzcreate` worker.
@@ -127,7 +127,7 @@ impl Cluster {
                 "mount points configured, but 'rootfs' not set - aborting",
             ));
         }
-        let check_storage = |c: &Cluster, sid: &str| -> Result<()> {
+        let check_storage = |c: &CtOps<'_>, sid: &str| -> Result<()> {
             let s = c.storage.usable_storage(sid, &req.node)?;
             if !s.content.iter().any(|x| x == "rootdir") {
                 return Err(Error::invalid(
@@ -269,34 +269,15 @@ impl Cluster {
             return Err((lines, format!("unable to create CT {vmid} - CT vanished")));
         };
         ct.config = conf;
-        self.ct_made(node, vmid, job.pool.as_deref(), job.start, end_ms);
+        self.ct_made(vmid, job.pool.as_deref());
         Ok(lines)
     }
 
-    /// What follows a container's creation or restore: its pool, and the
-    /// `vzstart` task `start=1` asks for, begun when the creating task ends.
-    pub(in crate::model) fn ct_made(
-        &mut self,
-        node: &str,
-        vmid: u32,
-        pool: Option<&str>,
-        start: Option<(String, u64)>,
-        end_ms: i64,
-    ) {
+    /// What follows a container's creation or restore: its pool (the
+    /// `vzstart` task `start=1` asks for is begun by the task's end).
+    pub(in crate::model) fn ct_made(&mut self, vmid: u32, pool: Option<&str>) {
         if let Some(pool) = pool {
             self.access.pools_mut().add_vm(vmid, pool);
-        }
-        if let Some((user, ms)) = start {
-            self.spawn_task(
-                node,
-                Worker::new("vzstart", &vmid.to_string()).effect(TaskEffect::Lxc {
-                    vmid,
-                    op: LxcOp::Start { skiplock: false },
-                }),
-                &user,
-                end_ms,
-                ms,
-            );
         }
     }
 

@@ -4,9 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::CtOps;
 use super::schema::{is_indexed_key, is_mount_key, is_storage_volume, mp_volume, mp_with};
 use super::{Lxc, LxcOp, lxc_worker};
-use crate::model::cluster::Cluster;
 use crate::model::guest::volumes::{MODIFIED, VolumeKeys};
 use crate::model::qemu::EffectResult;
 use crate::model::size::parse_size;
@@ -44,7 +44,7 @@ impl VolumeKeys for Lxc {
     }
 }
 
-impl Cluster {
+impl CtOps<'_> {
     /// `PUT .../resize`: the early checks, then the `resize` worker.
     ///
     /// # Errors
@@ -305,7 +305,7 @@ pub struct CtReassignJob {
     pub target_digest: Option<String>,
 }
 
-impl Cluster {
+impl CtOps<'_> {
     /// `$load_and_check_reassign_configs`: answers the source volume.
     fn check_ct_reassign(&self, vmid: u32, job: &CtReassignJob) -> Result<String> {
         let t = job.target_vmid;

@@ -4,9 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::CtOps;
 use super::schema::{is_storage_volume, is_volume_key, mp_volume};
 use super::{LxcOp, lxc_worker};
-use crate::model::cluster::Cluster;
 use crate::model::nodes::NodeStatus;
 use crate::model::qemu::{EffectResult, ymd};
 use crate::model::tasks::Worker;
@@ -38,7 +38,7 @@ fn stamp(epoch: i64) -> String {
     )
 }
 
-impl Cluster {
+impl CtOps<'_> {
     /// `POST .../migrate`: the checks PVE makes before forking, and the
     /// `vzmigrate` worker (which takes `lock: migrate` at once).
     ///
@@ -200,13 +200,15 @@ impl Cluster {
         }
         Ok(lines)
     }
+}
 
+impl<'a> CtOps<'a> {
     /// `GET .../migrate` (9.x): whether it runs and the (online) nodes
     /// it may go to.
     ///
     /// # Errors
     /// A missing container.
-    pub fn ct_migrate_precondition(&self, node: &str, vmid: u32) -> Result<(bool, Vec<&str>)> {
+    pub fn ct_migrate_precondition(&self, node: &str, vmid: u32) -> Result<(bool, Vec<&'a str>)> {
         let ct = self.guests.ct(node, vmid)?;
         let allowed: Vec<&str> = self
             .nodes

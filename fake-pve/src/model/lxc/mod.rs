@@ -16,11 +16,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::cluster::Cluster;
 use super::guest::{Guest, Kind};
 use super::qemu::{EffectResult, VmStatus};
 use super::tasks::{TaskEffect, Worker};
-use super::{Error, Result};
+use super::{Error, PveVersion, Result};
 
 pub mod aplinfo;
 pub mod backup;
@@ -191,13 +190,13 @@ impl Ct {
             << 20
     }
 
-    fn set_running(&mut self, now_ms: i64) {
+    pub(in crate::model) fn set_running(&mut self, now_ms: i64) {
         self.status = VmStatus::Running;
         self.started_ms = Some(now_ms);
         self.checkpoint = false;
     }
 
-    fn set_stopped(&mut self) {
+    pub(in crate::model) fn set_stopped(&mut self) {
         self.status = VmStatus::Stopped;
         self.started_ms = None;
     }
@@ -289,141 +288,41 @@ pub fn config_missing(node: &str, vmid: u32) -> Error {
     ))
 }
 
+/// The areas a container's operations read and change: the guests, the
+/// storages their volumes live on, the ACLs and pools (a pool to join),
+/// the SDN (a node's bridges), the guests' firewall files, the members (a
+/// clone's or migration's target), the backup archives (a restore's
+/// source) and the release. Built by
+/// [`Cluster::ct_ops`](crate::model::cluster::Cluster::ct_ops); the steps
+/// of a container task are its methods.
+pub struct CtOps<'a> {
+    /// The guests.
+    pub(in crate::model) guests: &'a mut crate::model::guests::Guests,
+    /// The storages and their volumes.
+    pub(in crate::model) storage: &'a mut crate::model::storage::Storages,
+    /// Users, ACLs and pools.
+    pub(in crate::model) access: &'a mut crate::model::access::Access,
+    /// The SDN configuration.
+    pub(in crate::model) sdn: &'a crate::model::sdn::Sdn,
+    /// The guests' firewall files.
+    pub(in crate::model) firewall: &'a mut crate::model::firewall::Firewall,
+    /// The members.
+    pub(in crate::model) nodes: &'a crate::model::nodes::Nodes,
+    /// The backup archives.
+    pub(in crate::model) backups: &'a crate::model::backup::Backups,
+    /// The release.
+    pub(in crate::model) version: PveVersion,
+}
+
 /// `lxc_worker`: a container task of `kind` whose effect is `op`.
 pub fn lxc_worker(kind: &str, vmid: u32, op: LxcOp) -> Worker {
     Worker::new(kind, &vmid.to_string()).effect(TaskEffect::Lxc { vmid, op })
 }
 
-impl Cluster {
-    /// Undoes what the start of a container task did when the task ends
-    /// without its effect (an injected fault, `DELETE .../tasks/{upid}`).
-    pub(crate) fn abort_lxc(&mut self, vmid: u32, op: &LxcOp) {
-        match op {
-            LxcOp::Create(_)
-                if self
-                    .guests
-                    .ct_by_id(vmid)
-                    .is_some_and(|c| c.lock() == Some("create")) =>
-            {
-                self.guests.remove_ct(vmid);
-            }
-            LxcOp::Restore(job) => self.abort_ct_restore(vmid, job),
-            LxcOp::Snapshot { name } => self.snapshots().abort_ct_snapshot(vmid, name),
-            LxcOp::Clone(job) => self.abort_ct_clone(vmid, job),
-            LxcOp::Migrate(_) => {
-                if let Some(ct) = self.guests.ct_by_id_mut(vmid)
-                    && ct.lock() == Some("migrate")
-                {
-                    ct.config.remove("lock");
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Applies the effect of a container task that ended at `end_ms`.
-    pub(crate) fn apply_lxc(&mut self, vmid: u32, op: LxcOp, end_ms: i64) -> EffectResult {
-        let now = end_ms.div_euclid(1000);
-        let Some(node) = self.guests.ct_by_id(vmid).map(|c| c.node.clone()) else {
-            return Err((vec![], config_missing(self.nodes.local(), vmid).to_string()));
-        };
-        let fail = |e: Error| (Vec::new(), e.to_string());
-        match op {
-            LxcOp::Create(job) => self.finish_ct_create(vmid, &node, *job, end_ms),
-            LxcOp::Start { skiplock } => self.ct_power_on(vmid, skiplock, end_ms),
-            LxcOp::Stop { skiplock } => {
-                let ct = self.guests.ct_mut(&node, vmid).map_err(fail)?;
-                if !skiplock {
-                    ct.check_lock().map_err(fail)?;
-                }
-                if !ct.running() {
-                    return Err((vec![], format!("CT {vmid} not running")));
-                }
-                ct.set_stopped();
-                Ok(vec![])
-            }
-            LxcOp::Shutdown {
-                timeout,
-                force_stop,
-            } => {
-                let ct = self.guests.ct_mut(&node, vmid).map_err(fail)?;
-                ct.check_lock().map_err(fail)?;
-                if !ct.running() {
-                    return Err((vec![], format!("CT {vmid} not running")));
-                }
-                // The emulated init always stops in time; a zero timeout
-                // gives it none.
-                if timeout == 0 && !force_stop {
-                    return Err((vec![], "container did not stop".into()));
-                }
-                ct.set_stopped();
-                Ok(vec![])
-            }
-            LxcOp::Reboot => {
-                let ct = self.guests.ct_mut(&node, vmid).map_err(fail)?;
-                ct.check_lock().map_err(fail)?;
-                if !ct.running() {
-                    return Err((vec![], format!("CT {vmid} not running")));
-                }
-                ct.set_stopped();
-                let mut lines = Vec::new();
-                self.apply_ct_pending(vmid, &mut lines, now);
-                if let Some(ct) = self.guests.ct_by_id_mut(vmid) {
-                    ct.set_running(end_ms);
-                }
-                Ok(lines)
-            }
-            LxcOp::Suspend => {
-                let ct = self.guests.ct_mut(&node, vmid).map_err(fail)?;
-                ct.check_lock().map_err(fail)?;
-                if !ct.running() {
-                    return Err((vec![], format!("CT {vmid} not running")));
-                }
-                ct.set_stopped();
-                ct.checkpoint = true;
-                Ok(vec![])
-            }
-            LxcOp::Resume => {
-                let ct = self.guests.ct_mut(&node, vmid).map_err(fail)?;
-                if ct.running() {
-                    return Err((vec![], format!("CT {vmid} already running")));
-                }
-                if !ct.checkpoint {
-                    return Err((
-                        vec![],
-                        format!(
-                            "command 'lxc-checkpoint -n {vmid} -r --foreground -D /var/lib/vz/dump' failed: exit code 1"
-                        ),
-                    ));
-                }
-                ct.set_running(end_ms);
-                Ok(vec![])
-            }
-            LxcOp::Destroy {
-                purge,
-                unreferenced,
-                force,
-            } => self.finish_ct_destroy(&node, vmid, purge, unreferenced, force),
-            LxcOp::Snapshot { name } => self.snapshots().commit_ct_snapshot(&node, vmid, &name),
-            LxcOp::Rollback { name, start } => self
-                .snapshots()
-                .finish_ct_rollback(&node, vmid, &name, start, end_ms),
-            LxcOp::DeleteSnapshot { name, force } => self
-                .snapshots()
-                .finish_ct_delete_snapshot(&node, vmid, &name, force),
-            LxcOp::Template => self.finish_ct_template(&node, vmid),
-            LxcOp::Clone(job) => self.finish_ct_clone(vmid, *job, now),
-            LxcOp::Resize { disk, size } => self.finish_ct_resize(&node, vmid, &disk, size),
-            LxcOp::MoveVolume(job) => self.finish_ct_move(&node, vmid, &job, now),
-            LxcOp::Migrate(job) => self.finish_ct_migrate(&node, vmid, &job, end_ms),
-            LxcOp::Restore(job) => self.finish_ct_restore(vmid, &node, *job, end_ms),
-            LxcOp::Reassign(job) => self.finish_ct_reassign(vmid, &job),
-        }
-    }
-
+impl CtOps<'_> {
     /// `vzdestroy`: the protection and lock checks again under the lock,
     /// then every volume freed and the config removed.
-    fn finish_ct_destroy(
+    pub(in crate::model) fn finish_ct_destroy(
         &mut self,
         node: &str,
         vmid: u32,

@@ -3,8 +3,8 @@
 //! `API2/LXC/Status.pm`, `LXC.pm` `vm_start`, `vm_stop`), and `vzdestroy`'s
 //! early checks (`API2/LXC.pm` `destroy_vm`).
 
+use super::CtOps;
 use super::{LxcOp, lxc_worker};
-use crate::model::cluster::Cluster;
 use crate::model::guests::Guests;
 use crate::model::qemu::EffectResult;
 use crate::model::tasks::Worker;
@@ -132,7 +132,7 @@ impl Guests {
     }
 }
 
-impl Cluster {
+impl CtOps<'_> {
     /// `vm_start`: refusals, bridges, pending changes, then running.
     pub(in crate::model) fn ct_power_on(
         &mut self,

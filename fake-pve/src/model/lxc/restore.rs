@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::CtOps;
 use super::schema::{
     self, canonical, is_indexed_key, is_mount_key, is_storage_volume, mp_size, mp_volume, new_disk,
 };
 use super::{Ct, LxcOp, lxc_worker};
 use crate::model::backup::archive_key;
-use crate::model::cluster::Cluster;
 use crate::model::qemu::EffectResult;
 use crate::model::storage::parse_volid;
 use crate::model::tasks::Worker;
@@ -109,7 +109,7 @@ fn gib(size: u64) -> String {
     s.trim_end_matches(".0").to_string()
 }
 
-impl Cluster {
+impl CtOps<'_> {
     /// The synchronous part of a container restore: the VMID must be free
     /// (or, with `force`, hold a stopped, unprotected container of this
     /// node), the archive must be a backup volume, the storages must take
@@ -456,7 +456,7 @@ impl Cluster {
                 }
             }
         }
-        self.ct_made(node, vmid, job.pool.as_deref(), job.start, end_ms);
+        self.ct_made(vmid, job.pool.as_deref());
         Ok(lines)
     }
 

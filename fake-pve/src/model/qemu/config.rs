@@ -51,7 +51,7 @@ impl VmOps<'_> {
     /// (running).
     ///
     /// # Errors
-    /// The checks of [`Cluster::check_update`]; 400 for hotplug problems.
+    /// The checks of [`VmOps::check_update`]; 400 for hotplug problems.
     pub fn update_config(
         &mut self,
         node: &str,

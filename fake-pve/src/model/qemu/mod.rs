@@ -13,7 +13,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::cluster::Cluster;
 use super::guest::{Guest, Kind};
 use super::size::parse_size;
 use super::storage::{VolumeKind, parse_volid, path_based};
@@ -37,6 +36,7 @@ mod schema;
 mod snapshot;
 mod status;
 pub use rrd::vm_rrddata;
+pub use status::VmStatusReader;
 pub(crate) use status::{adopt_seed_vms, vm_figures};
 
 pub use clone::CloneRequest;
@@ -117,7 +117,7 @@ impl QmpStatus {
 /// a pool to join), the SDN (bridges, the IPAM), the guests' firewall
 /// files, the members (a migration's target, a node's bridges),
 /// `datacenter.cfg` (the tag style) and the release. Built by
-/// [`Cluster::vm_ops`]; the steps of a VM task are its methods.
+/// [`Cluster::vm_ops`](crate::model::cluster::Cluster::vm_ops); the steps of a VM task are its methods.
 pub struct VmOps<'a> {
     /// The guests.
     pub(in crate::model) guests: &'a mut crate::model::guests::Guests,

@@ -146,7 +146,22 @@ pub fn vm_maxdisk(storage: &crate::model::storage::Storages, vm: &Vm) -> u64 {
     boot_disk_size_of(storage, vm, &FigureKeys::of(&vm.config))
 }
 
-impl Cluster {
+/// What a VM's status reads beside the VM: the members (the host's
+/// CPUs), the storages (the boot disk's size), HA (the `ha` member) and
+/// the release. Built by [`VmStatusReader::vm_status_reader`].
+#[derive(Clone, Copy)]
+pub struct VmStatusReader<'a> {
+    /// The members.
+    pub(in crate::model) nodes: &'a crate::model::nodes::Nodes,
+    /// The storages.
+    pub(in crate::model) storage: &'a crate::model::storage::Storages,
+    /// HA's resources and state.
+    pub(in crate::model) ha: &'a crate::model::ha::Ha,
+    /// The release.
+    pub(in crate::model) version: PveVersion,
+}
+
+impl VmStatusReader<'_> {
     /// `vmstatus()` for one VM: `full` adds what `status/current` and
     /// `?full=1` show; `current` adds `ha`, `agent`, `spice`, `clipboard`.
     pub fn vm_status(&self, vm: &Vm, now_ms: i64, full: bool, current: bool) -> Value {
@@ -155,7 +170,7 @@ impl Cluster {
         Value::Object(s)
     }
 
-    /// [`Cluster::vm_status`] as JSON text, written without building the
+    /// [`VmStatusReader::vm_status`] as JSON text, written without building the
     /// value (`status/current`, the calls polled hardest).
     pub fn vm_status_json(&self, vm: &Vm, now_ms: i64, full: bool, current: bool) -> Vec<u8> {
         let mut out = Vec::new();
@@ -163,7 +178,7 @@ impl Cluster {
         out
     }
 
-    /// [`Cluster::vm_status_json`], written after what `out` holds.
+    /// [`VmStatusReader::vm_status_json`], written after what `out` holds.
     pub fn write_vm_status(
         &self,
         vm: &Vm,
@@ -177,7 +192,7 @@ impl Cluster {
         s.finish();
     }
 
-    /// The members of [`Cluster::vm_status`], in its order.
+    /// The members of [`VmStatusReader::vm_status`], in its order.
     fn vm_status_members(
         &self,
         vm: &Vm,
@@ -207,7 +222,7 @@ impl Cluster {
             lock,
             tags,
             template,
-        } = vm_figures(&self.storage, vm, now_ms, host_cpus);
+        } = vm_figures(self.storage, vm, now_ms, host_cpus);
         s.member("vmid", &vm.vmid);
         s.member("status", &vm.status);
         s.member("name", &*name);

@@ -864,7 +864,7 @@ fn ct_restore_req(vmid: u32, archive: &str) -> crate::model::lxc::CtRestoreReque
 
 fn ct_restore(w: &mut World, r: crate::model::lxc::CtRestoreRequest) -> String {
     let mut ctx = Context::new(w.now_ms, 5);
-    let worker = w.c.restore_ct(r, &mut ctx).expect("accepted");
+    let worker = w.c.ct_ops().restore_ct(r, &mut ctx).expect("accepted");
     assert_eq!(worker.kind, "vzrestore");
     let upid = w.run_as("pve", worker, "root@pam", 1000);
     w.tick(1000);
@@ -961,17 +961,23 @@ fn restoring_over_an_existing_container_needs_force_and_a_stopped_one() {
     let volid = ct_backup(&mut w, 301);
     // Without force: the VMID is taken (by a container or a VM).
     assert_eq!(
-        refused(w.c.restore_ct(ct_restore_req(301, &volid), &mut rq())),
+        refused(
+            w.c.ct_ops()
+                .restore_ct(ct_restore_req(301, &volid), &mut rq())
+        ),
         (500, "CT 301 already exists on node 'pve'".into())
     );
     assert_eq!(
-        refused(w.c.restore_ct(ct_restore_req(100, &volid), &mut rq())),
+        refused(
+            w.c.ct_ops()
+                .restore_ct(ct_restore_req(100, &volid), &mut rq())
+        ),
         (500, "VM 100 already exists on node 'pve'".into())
     );
     let mut forced = ct_restore_req(100, &volid);
     forced.force = true;
     assert_eq!(
-        refused(w.c.restore_ct(forced, &mut rq())),
+        refused(w.c.ct_ops().restore_ct(forced, &mut rq())),
         (500, "VM 100 already exists on node 'pve'".into())
     );
     // A running container is not overwritten.
@@ -979,21 +985,22 @@ fn restoring_over_an_existing_container_needs_force_and_a_stopped_one() {
     let mut r = ct_restore_req(302, &running_backup);
     r.force = true;
     assert_eq!(
-        refused(w.c.restore_ct(r, &mut rq())),
+        refused(w.c.ct_ops().restore_ct(r, &mut rq())),
         (500, "can't overwrite running container".into())
     );
     // With force: the old volume is freed, the backed-up config is back.
     let old_root = ct_conf(&w, 301, "rootfs").unwrap_or_default();
-    w.c.update_ct_config(
-        "pve",
-        301,
-        &crate::model::lxc::CtUpdate {
-            set: map(&[("memory", "4096")]),
-            ..Default::default()
-        },
-        &mut rq(),
-    )
-    .expect("update");
+    w.c.ct_ops()
+        .update_ct_config(
+            "pve",
+            301,
+            &crate::model::lxc::CtUpdate {
+                set: map(&[("memory", "4096")]),
+                ..Default::default()
+            },
+            &mut rq(),
+        )
+        .expect("update");
     let mut r = ct_restore_req(301, &volid);
     r.force = true;
     let upid = ct_restore(&mut w, r);
@@ -1019,20 +1026,21 @@ fn restoring_over_an_existing_container_needs_force_and_a_stopped_one() {
 fn a_protected_container_is_not_overwritten() {
     let mut w = ct_lab();
     let volid = ct_backup(&mut w, 301);
-    w.c.update_ct_config(
-        "pve",
-        301,
-        &crate::model::lxc::CtUpdate {
-            set: map(&[("protection", "1")]),
-            ..Default::default()
-        },
-        &mut rq(),
-    )
-    .expect("update");
+    w.c.ct_ops()
+        .update_ct_config(
+            "pve",
+            301,
+            &crate::model::lxc::CtUpdate {
+                set: map(&[("protection", "1")]),
+                ..Default::default()
+            },
+            &mut rq(),
+        )
+        .expect("update");
     let mut r = ct_restore_req(301, &volid);
     r.force = true;
     assert_eq!(
-        refused(w.c.restore_ct(r, &mut rq())),
+        refused(w.c.ct_ops().restore_ct(r, &mut rq())),
         (
             500,
             "unable to restore CT 301 - protection mode enabled".into()
@@ -1070,7 +1078,7 @@ fn restore_refusals_before_the_task() {
     let mut w = ct_lab();
     let volid = ct_backup(&mut w, 300);
     assert_eq!(
-        refused(w.c.restore_ct(
+        refused(w.c.ct_ops().restore_ct(
             ct_restore_req(340, "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"),
             &mut rq()
         )),
@@ -1084,7 +1092,7 @@ fn restore_refusals_before_the_task() {
     r.storage = Some("local-lvm".into());
     r.config = map(&[("mp0", "local-lvm:1,mp=/x")]);
     assert_eq!(
-        refused(w.c.restore_ct(r, &mut rq())),
+        refused(w.c.ct_ops().restore_ct(r, &mut rq())),
         (
             500,
             "mount points configured, but 'rootfs' not set - aborting".into()
@@ -1094,7 +1102,7 @@ fn restore_refusals_before_the_task() {
     r.storage = None;
     let mut lab = lab_ct_without_rootdir_on_local();
     assert_eq!(
-        refused(lab.c.restore_ct(r, &mut rq())),
+        refused(lab.c.ct_ops().restore_ct(r, &mut rq())),
         (
             400,
             "storage: storage 'local' does not support container directories".into()

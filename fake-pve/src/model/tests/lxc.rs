@@ -45,7 +45,8 @@ fn req(vmid: u32, conf: &[(&str, &str)]) -> CtCreateRequest {
 /// Creates a container on `pve` and runs the task; answers the exit status.
 fn create(w: &mut World, vmid: u32, conf: &[(&str, &str)]) -> String {
     let worker =
-        w.c.create_ct(req(vmid, conf), &mut rq())
+        w.c.ct_ops()
+            .create_ct(req(vmid, conf), &mut rq())
             .expect("create accepted");
     let upid = w.run("pve", worker);
     w.exit(&upid)
@@ -132,7 +133,8 @@ fn the_create_task_logs_as_pve_does() {
     let mut w = lab();
     with_template(&mut w, "pve");
     let worker =
-        w.c.create_ct(req(201, &[("rootfs", "local-lvm:2")]), &mut rq())
+        w.c.ct_ops()
+            .create_ct(req(201, &[("rootfs", "local-lvm:2")]), &mut rq())
             .expect("accepted");
     assert_eq!(
         w.c.guests().ct_by_id(201).and_then(|c| c.lock()),
@@ -161,7 +163,7 @@ fn a_missing_template_fails_the_task_and_frees_the_volume() {
     let mut w = lab();
     let mut r = req(202, &[("rootfs", "local-lvm:1")]);
     r.ostemplate = "local:vztmpl/none.tar.zst".into();
-    let worker = w.c.create_ct(r, &mut rq()).expect("accepted");
+    let worker = w.c.ct_ops().create_ct(r, &mut rq()).expect("accepted");
     let upid = w.run("pve", worker);
     assert_eq!(
         w.exit(&upid),
@@ -187,7 +189,7 @@ fn create_refusals(
     #[case] msg: &str,
 ) {
     let mut w = lab();
-    let got = refused(w.c.create_ct(req(vmid, c), &mut rq()));
+    let got = refused(w.c.ct_ops().create_ct(req(vmid, c), &mut rq()));
     assert_eq!(got, (code, msg.to_string()));
 }
 
@@ -195,7 +197,11 @@ fn create_refusals(
 fn one_vmid_space_for_vms_and_containers() {
     let mut w = ct_world();
     assert_eq!(
-        refused(w.c.create_ct(req(200, &[("rootfs", "local-lvm:1")]), &mut rq())).1,
+        refused(
+            w.c.ct_ops()
+                .create_ct(req(200, &[("rootfs", "local-lvm:1")]), &mut rq())
+        )
+        .1,
         "CT 200 already exists on node 'pve'"
     );
     let vm = crate::model::qemu::CreateRequest {
@@ -231,7 +237,8 @@ fn config_updates_of_a_stopped_container_apply_at_once() {
         &["swap"],
     );
     u.digest = Some(digest);
-    w.c.update_ct_config("pve", 200, &u, &mut rq())
+    w.c.ct_ops()
+        .update_ct_config("pve", 200, &u, &mut rq())
         .expect("update");
     assert_eq!(conf(&w, 200, "cores").as_deref(), Some("2"));
     assert_eq!(conf(&w, 200, "tags").as_deref(), Some("a;b"));
@@ -243,19 +250,21 @@ fn config_updates_of_a_stopped_container_apply_at_once() {
     assert_eq!(effective.get("memory").map(String::as_str), Some("1024"));
     assert_eq!(ct.digest().len(), 40);
     // A new mount point gets its volume.
-    w.c.update_ct_config(
-        "pve",
-        200,
-        &update(&[("mp0", "local-lvm:2,mp=/data")], &[]),
-        &mut rq(),
-    )
-    .expect("mp0");
+    w.c.ct_ops()
+        .update_ct_config(
+            "pve",
+            200,
+            &update(&[("mp0", "local-lvm:2,mp=/data")], &[]),
+            &mut rq(),
+        )
+        .expect("mp0");
     assert_eq!(
         conf(&w, 200, "mp0").as_deref(),
         Some("local-lvm:vm-200-disk-1,mp=/data,size=2G")
     );
     // Deleting it leaves the volume as unused0.
-    w.c.update_ct_config("pve", 200, &update(&[], &["mp0"]), &mut rq())
+    w.c.ct_ops()
+        .update_ct_config("pve", 200, &update(&[], &["mp0"]), &mut rq())
         .expect("delete mp0");
     assert_eq!(
         conf(&w, 200, "unused0").as_deref(),
@@ -276,7 +285,7 @@ fn config_update_refusals(#[case] u: CtUpdate, #[case] code: u16, #[case] msg: &
     let mut w = ct_world();
     let before = w.c.guests.ct("pve", 200).expect("ct").digest();
     assert_eq!(
-        refused(w.c.update_ct_config("pve", 200, &u, &mut rq())),
+        refused(w.c.ct_ops().update_ct_config("pve", 200, &u, &mut rq())),
         (code, msg.to_string())
     );
     assert_eq!(w.c.guests.ct("pve", 200).expect("ct").digest(), before);
@@ -298,7 +307,8 @@ fn a_running_container_takes_some_changes_and_keeps_others_pending() {
         ],
         &[],
     );
-    w.c.update_ct_config("pve", 200, &u, &mut rq())
+    w.c.ct_ops()
+        .update_ct_config("pve", 200, &u, &mut rq())
         .expect("update");
     assert_eq!(conf(&w, 200, "memory").as_deref(), Some("2048"));
     assert_eq!(conf(&w, 200, "hostname").as_deref(), Some("web2"));
@@ -404,13 +414,14 @@ fn suspend_checkpoints_and_resume_restores() {
 #[rstest]
 fn a_missing_bridge_fails_the_start() {
     let mut w = ct_world();
-    w.c.update_ct_config(
-        "pve",
-        200,
-        &update(&[("net1", "name=eth1,bridge=vmbr9")], &[]),
-        &mut rq(),
-    )
-    .expect("net1");
+    w.c.ct_ops()
+        .update_ct_config(
+            "pve",
+            200,
+            &update(&[("net1", "name=eth1,bridge=vmbr9")], &[]),
+            &mut rq(),
+        )
+        .expect("net1");
     let st = go(&mut w, |c| {
         c.guests
             .ct_power("pve", 200, PowerCall::Start { skiplock: false })
@@ -421,13 +432,15 @@ fn a_missing_bridge_fails_the_start() {
 #[rstest]
 fn destroy_checks_protection_and_frees_the_volumes() {
     let mut w = ct_world();
-    w.c.update_ct_config("pve", 200, &update(&[("protection", "1")], &[]), &mut rq())
+    w.c.ct_ops()
+        .update_ct_config("pve", 200, &update(&[("protection", "1")], &[]), &mut rq())
         .expect("protect");
     assert_eq!(
         refused(w.c.guests.destroy_ct("pve", 200, false, false, false)).1,
         "can't remove CT 200 - protection mode enabled"
     );
-    w.c.update_ct_config("pve", 200, &update(&[], &["protection"]), &mut rq())
+    w.c.ct_ops()
+        .update_ct_config("pve", 200, &update(&[], &["protection"]), &mut rq())
         .expect("unprotect");
     go(&mut w, |c| {
         c.guests
@@ -457,7 +470,8 @@ fn snapshots_rollback_and_delete() {
             .snapshot_ct("pve", 200, "s1", Some("first".into()), T0)
     });
     assert_eq!(st, "OK");
-    w.c.update_ct_config("pve", 200, &update(&[("cores", "4")], &[]), &mut rq())
+    w.c.ct_ops()
+        .update_ct_config("pve", 200, &update(&[("cores", "4")], &[]), &mut rq())
         .expect("cores");
     let list = w.c.guests.ct("pve", 200).expect("ct").snapshot_list();
     assert_eq!(list.snapshots[0].name, "s1");
@@ -498,7 +512,7 @@ fn snapshots_rollback_and_delete() {
 #[rstest]
 fn template_then_linked_and_full_clones() {
     let mut w = ct_world();
-    assert_eq!(go(&mut w, |c| c.template_ct("pve", 200)), "OK");
+    assert_eq!(go(&mut w, |c| c.ct_ops().template_ct("pve", 200)), "OK");
     assert_eq!(
         conf(&w, 200, "rootfs").as_deref(),
         Some("local-lvm:base-200-disk-0,size=8G")
@@ -509,7 +523,7 @@ fn template_then_linked_and_full_clones() {
         ..Default::default()
     };
     assert_eq!(
-        go(&mut w, |c| c.clone_ct(
+        go(&mut w, |c| c.ct_ops().clone_ct(
             "pve",
             200,
             linked,
@@ -530,7 +544,7 @@ fn template_then_linked_and_full_clones() {
         ..Default::default()
     };
     assert_eq!(
-        go(&mut w, |c| c.clone_ct("pve", 200, full, &mut rq())),
+        go(&mut w, |c| c.ct_ops().clone_ct("pve", 200, full, &mut rq())),
         "OK"
     );
     assert_eq!(
@@ -544,7 +558,7 @@ fn template_then_linked_and_full_clones() {
         ..Default::default()
     };
     assert_eq!(
-        refused(w.c.clone_ct("pve", 200, bad, &mut rq())).1,
+        refused(w.c.ct_ops().clone_ct("pve", 200, bad, &mut rq())).1,
         "parameter 'storage' not allowed for linked clones"
     );
 }
@@ -552,7 +566,7 @@ fn template_then_linked_and_full_clones() {
 #[rstest]
 fn a_template_neither_starts_nor_snapshots() {
     let mut w = ct_world();
-    go(&mut w, |c| c.template_ct("pve", 200));
+    go(&mut w, |c| c.ct_ops().template_ct("pve", 200));
     let st = go(&mut w, |c| {
         c.guests
             .ct_power("pve", 200, PowerCall::Start { skiplock: false })
@@ -563,7 +577,7 @@ fn a_template_neither_starts_nor_snapshots() {
     });
     assert_eq!(st, "you can't take a snapshot if it's a template");
     assert_eq!(
-        refused(w.c.template_ct("pve", 200)).1,
+        refused(w.c.ct_ops().template_ct("pve", 200)).1,
         "you can't convert a template to a template"
     );
 }
@@ -572,15 +586,16 @@ fn a_template_neither_starts_nor_snapshots() {
 fn resize_grows_and_move_volume_copies() {
     let mut w = ct_world();
     assert_eq!(
-        refused(w.c.resize_ct("pve", 200, "rootfs", "4G", None)).1,
+        refused(w.c.ct_ops().resize_ct("pve", 200, "rootfs", "4G", None)).1,
         "unable to shrink disk size"
     );
     assert_eq!(
-        refused(w.c.resize_ct("pve", 200, "rootfs", "8G", None)).1,
+        refused(w.c.ct_ops().resize_ct("pve", 200, "rootfs", "8G", None)).1,
         "disk is already at specified size"
     );
     let worker =
-        w.c.resize_ct("pve", 200, "rootfs", "+2G", None)
+        w.c.ct_ops()
+            .resize_ct("pve", 200, "rootfs", "+2G", None)
             .expect("resize");
     let upid = w.run("pve", worker);
     assert_eq!(w.exit(&upid), "OK");
@@ -598,7 +613,7 @@ fn resize_grows_and_move_volume_copies() {
         storage: "tank".into(),
         ..Default::default()
     };
-    let worker = w.c.move_ct_volume("pve", 200, mv).expect("move");
+    let worker = w.c.ct_ops().move_ct_volume("pve", 200, mv).expect("move");
     assert_eq!(
         w.c.guests().ct_by_id(200).and_then(|c| c.lock()),
         Some("disk")
@@ -621,7 +636,7 @@ fn offline_migration_moves_config_and_local_volumes() {
     with_template(&mut w, "pve1");
     let mut r = req(400, &[("rootfs", "local-lvm:1")]);
     r.node = "pve1".into();
-    let worker = w.c.create_ct(r, &mut rq()).expect("create");
+    let worker = w.c.ct_ops().create_ct(r, &mut rq()).expect("create");
     let upid = w.run("pve1", worker);
     assert_eq!(w.exit(&upid), "OK");
     let job = |target: &str| CtMigrateJob {
@@ -632,10 +647,13 @@ fn offline_migration_moves_config_and_local_volumes() {
         target_storage: None,
     };
     assert_eq!(
-        refused(w.c.migrate_ct("pve1", 400, job("pve1"))).1,
+        refused(w.c.ct_ops().migrate_ct("pve1", 400, job("pve1"))).1,
         "target: target is local node."
     );
-    let worker = w.c.migrate_ct("pve1", 400, job("pve2")).expect("migrate");
+    let worker =
+        w.c.ct_ops()
+            .migrate_ct("pve1", 400, job("pve2"))
+            .expect("migrate");
     assert_eq!(
         w.c.guests().ct_by_id(400).and_then(|c| c.lock()),
         Some("migrate")
@@ -823,13 +841,14 @@ fn a_volume_moves_to_another_container() {
     use crate::model::lxc::CtReassignRequest;
     let mut w = ct_world();
     assert_eq!(create(&mut w, 201, &[("rootfs", "local-lvm:2")]), "OK");
-    w.c.update_ct_config(
-        "pve",
-        200,
-        &update(&[("mp0", "local-lvm:1,mp=/data")], &[]),
-        &mut rq(),
-    )
-    .expect("mp0");
+    w.c.ct_ops()
+        .update_ct_config(
+            "pve",
+            200,
+            &update(&[("mp0", "local-lvm:1,mp=/data")], &[]),
+            &mut rq(),
+        )
+        .expect("mp0");
     let req = |volume: &str, target: u32, key: Option<&str>| CtReassignRequest {
         volume: volume.into(),
         target_vmid: target,
@@ -856,10 +875,14 @@ fn a_volume_moves_to_another_container() {
             "Moving an unused volume to a used one is not possible",
         ),
     ] {
-        assert_eq!(refused(w.c.reassign_ct_volume("pve", 200, r)).1, msg);
+        assert_eq!(
+            refused(w.c.ct_ops().reassign_ct_volume("pve", 200, r)).1,
+            msg
+        );
     }
     let worker =
-        w.c.reassign_ct_volume("pve", 200, req("mp0", 201, Some("mp3")))
+        w.c.ct_ops()
+            .reassign_ct_volume("pve", 200, req("mp0", 201, Some("mp3")))
             .expect("accepted");
     assert_eq!(worker.kind, "move_volume");
     assert_eq!(worker.id, "200-mp0>201-mp3");
@@ -881,7 +904,11 @@ fn a_volume_moves_to_another_container() {
     );
     // The key is taken now; a running source keeps its mount points.
     assert_eq!(
-        refused(w.c.reassign_ct_volume("pve", 201, req("mp3", 201, None))).1,
+        refused(
+            w.c.ct_ops()
+                .reassign_ct_volume("pve", 201, req("mp3", 201, None))
+        )
+        .1,
         "Target volume key 'mp3' is already in use for container '201'"
     );
     assert_eq!(
@@ -893,7 +920,11 @@ fn a_volume_moves_to_another_container() {
         "OK"
     );
     assert_eq!(
-        refused(w.c.reassign_ct_volume("pve", 201, req("mp3", 200, None))).1,
+        refused(
+            w.c.ct_ops()
+                .reassign_ct_volume("pve", 201, req("mp3", 200, None))
+        )
+        .1,
         "Cannot move in-use volume while the source CT is running - detach or shutdown first"
     );
 }

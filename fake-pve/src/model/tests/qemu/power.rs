@@ -118,6 +118,7 @@ fn pause_and_resume(mut lab: World) {
     assert!(lab.c.guests[&101].paused());
     let st = lab
         .c
+        .vm_status_reader()
         .vm_status(&lab.c.guests[&101], lab.now_ms, true, false);
     assert_eq!(
         (st["status"].clone(), st["qmpstatus"].clone()),
