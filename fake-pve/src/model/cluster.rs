@@ -429,6 +429,34 @@ impl Cluster {
         }
     }
 
+    /// The backups kept: archives and jobs.
+    pub fn backups(&self) -> &super::backup::Backups {
+        &self.backups
+    }
+
+    /// The areas a backup's steps read and change.
+    pub fn backup_ops(&mut self) -> super::backup::BackupOps<'_> {
+        super::backup::BackupOps {
+            guests: &mut self.guests,
+            storage: &mut self.storage,
+            backups: &mut self.backups,
+            access: &mut self.access,
+            sdn: &self.sdn,
+            nodes: &self.nodes,
+            version: self.version,
+        }
+    }
+
+    /// What the backup answers read.
+    pub fn backup_reader(&self) -> super::backup::BackupReader<'_> {
+        super::backup::BackupReader {
+            guests: &self.guests,
+            storage: &self.storage,
+            backups: &self.backups,
+            access: &self.access,
+        }
+    }
+
     /// The areas a guest's permission checks read.
     pub fn perms(&self) -> super::guest_perm::Perms<'_> {
         super::guest_perm::Perms {
@@ -743,25 +771,13 @@ impl Cluster {
         self.storage.content_list(sid, node, content, vmid, &is_ct)
     }
 
-    /// Removes a volume with its attributes, and a backup archive's
-    /// content with its volume.
-    pub fn drop_volume(&mut self, sid: &str, node: &str, name: &str) {
-        let shared = self.storage.find(sid).map(|s| s.shared);
-        self.storage.drop_volume(sid, node, name);
-        if let Some(shared) = shared {
-            let volid = format!("{sid}:{name}");
-            self.backups
-                .drop_archive(&super::backup::archive_key(shared, node, &volid));
-        }
-    }
-
     /// Applies what a finished storage task does (see
     /// [`Storages::apply_volume_change`]); a dropped backup takes its
     /// archive's content along.
     fn apply_volume_change(&mut self, node: &str, change: super::tasks::VolumeChange) {
         match change {
             super::tasks::VolumeChange::Drop { storage, name } => {
-                self.drop_volume(&storage, node, &name);
+                self.backup_ops().drop_volume(&storage, node, &name);
             }
             put => self.storage.apply_volume_change(node, put),
         }

@@ -4,7 +4,9 @@
 //! without its effect undoes. `Cluster::apply` sends each effect here.
 
 use super::Error;
+use super::backup::BackupOp;
 use super::cluster::Cluster;
+use super::context::Context;
 use super::lxc::LxcOp;
 use super::qemu::{CreateJob, EffectResult, QemuOp, config_missing, lock_timeout, power_off};
 use super::tasks::{TaskEffect, Worker};
@@ -358,6 +360,70 @@ impl Cluster {
                 end_ms,
                 ms,
             );
+        }
+    }
+
+    /// Applies the effect of a backup task that ended at `end_ms`; a
+    /// restore with `start=1` begins the VM's `qmstart` task.
+    pub(crate) fn apply_backup(&mut self, op: BackupOp, end_ms: i64) -> EffectResult {
+        match op {
+            BackupOp::Dump(job) => self.backup_ops().finish_dump(*job, end_ms),
+            BackupOp::Restore(job) => {
+                let (vmid, node, start) = (job.vmid, job.node.clone(), job.start.clone());
+                let lines = self.backup_ops().finish_restore(*job, end_ms)?;
+                if let Some((user, ms)) = start {
+                    self.spawn_task(
+                        &node,
+                        Worker::new("qmstart", &vmid.to_string()).effect(TaskEffect::Qemu {
+                            vmid,
+                            op: QemuOp::Start { skiplock: false },
+                        }),
+                        &user,
+                        end_ms,
+                        ms,
+                    );
+                }
+                Ok(lines)
+            }
+            BackupOp::Prune { node, volids, .. } => self.backup_ops().finish_prune(&node, &volids),
+        }
+    }
+
+    /// Undoes the start of a backup task that ends without its effect.
+    pub(crate) fn abort_backup(&mut self, op: &BackupOp) {
+        match op {
+            BackupOp::Dump(job) => self.backup_ops().unlock_dumped(job),
+            BackupOp::Restore(job) => self.backup_ops().remove_create_lock(job.vmid),
+            BackupOp::Prune { .. } => {}
+        }
+    }
+
+    /// Starts the runs of the jobs whose next event has come by `now_ms`:
+    /// a `vzdump` task on each online node the job is for that holds one
+    /// of its guests.
+    pub(crate) fn run_due_jobs(&mut self, now_ms: i64) {
+        for (id, at, job) in self.backups.take_due(now_ms.div_euclid(1000)) {
+            let nodes: Vec<String> = self
+                .nodes
+                .iter()
+                .filter(|n| n.status == crate::model::NodeStatus::Online)
+                .map(|n| n.name.clone())
+                .filter(|n| job.node().is_none_or(|x| x == *n))
+                .collect();
+            for node in nodes {
+                let req = job.vzdump_request(&id, &node);
+                let guests = self.backup_reader().job_guests(&job, Some(&node));
+                if guests.is_empty() && !req.all {
+                    continue;
+                }
+                let seed = at.unsigned_abs()
+                    ^ id.bytes()
+                        .fold(0u64, |h, b| h.wrapping_mul(31) + u64::from(b));
+                let mut rq = Context::new(at.saturating_mul(1000), seed);
+                if let Ok(Some(worker)) = self.backup_ops().vzdump(req, &mut rq) {
+                    self.spawn_task(&node, worker, "root@pam", at.saturating_mul(1000), 0);
+                }
+            }
         }
     }
 }

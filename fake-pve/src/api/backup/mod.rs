@@ -143,7 +143,7 @@ fn vzdump(ctx: &Ctx<'_>) -> Result<Reply> {
     let answer = ctx.with(|c| {
         if !c.access().is_superuser(&who) {
             // Checked per guest in the task, as `exec_backup` does.
-            let ids = c.included_guests(
+            let ids = c.backup_reader().included_guests(
                 Some(&node),
                 &req.vmid,
                 req.all,
@@ -163,7 +163,7 @@ fn vzdump(ctx: &Ctx<'_>) -> Result<Reply> {
                 &["Datastore.AllocateSpace"],
             )?;
         }
-        match c.vzdump(req, &mut ctx.rq())? {
+        match c.backup_ops().vzdump(req, &mut ctx.rq())? {
             None => Ok::<_, Error>("OK".to_string()),
             Some(worker) => Ok(c.start_task(&node, worker, &who.to_string(), now_ms, ms)),
         }
@@ -236,7 +236,7 @@ fn extractconfig(ctx: &Ctx<'_>) -> Result<Reply> {
                     .check_perm(&who, &format!("/vms/{owner}"), &["VM.Backup"])?;
             }
         }
-        c.extract_config(&node, &volume)
+        c.backup_reader().extract_config(&node, &volume)
     })?;
     Ok(json!(text).into())
 }
@@ -248,7 +248,10 @@ fn file_restore(ctx: &Ctx<'_>, what: &str) -> Result<Reply> {
     let storage = ctx.param("storage")?;
     let volume = ctx.param("volume")?;
     let who = ctx.who()?.clone();
-    ctx.with(|c| c.check_file_restore(&who, &storage, &volume))?;
+    ctx.with(|c| {
+        c.backup_reader()
+            .check_file_restore(&who, &storage, &volume)
+    })?;
     Err(Error::NotImplemented(format!(
         "Method 'GET /api2/json/nodes/{node}/storage/{storage}/file-restore/{what}' is not emulated by fake-pve"
     )))
@@ -271,7 +274,10 @@ fn get_import_metadata(ctx: &Ctx<'_>) -> Result<Reply> {
     let storage = ctx.param("storage")?;
     let volume = ctx.param("volume")?;
     let who = ctx.who()?.clone();
-    ctx.with(|c| c.check_import_metadata(&who, &storage, &volume))?;
+    ctx.with(|c| {
+        c.backup_reader()
+            .check_import_metadata(&who, &storage, &volume)
+    })?;
     Err(Error::NotImplemented(format!(
         "Method 'GET /api2/json/nodes/{node}/storage/{storage}/import-metadata' is not emulated by fake-pve"
     )))
@@ -301,7 +307,8 @@ fn prune_params(ctx: &Ctx<'_>) -> Result<PruneParams> {
 fn dryrun(ctx: &Ctx<'_>) -> Result<Reply> {
     let (node, sid, keep, vmid, kind) = prune_params(ctx)?;
     let items = ctx.with(|c| {
-        c.prune_dryrun(&sid, &node, keep.as_deref(), vmid, kind.as_deref())
+        c.storage
+            .prune_dryrun(&sid, &node, keep.as_deref(), vmid, kind.as_deref())
             .map(|l| l.iter().map(view::prune_entry).collect())
     })?;
     Ok(Value::Array(items).into())
@@ -326,7 +333,9 @@ fn prune(ctx: &Ctx<'_>) -> Result<Reply> {
                 .access()
                 .check_perm(&who, &spath, &["Datastore.Allocate"])?,
         }
-        let worker = c.prune_backups(&sid, &node, keep.as_deref(), vmid, kind.as_deref())?;
+        let worker =
+            c.storage
+                .prune_backups(&sid, &node, keep.as_deref(), vmid, kind.as_deref())?;
         Ok::<_, Error>(c.start_task(&node, worker, &who.to_string(), now_ms, ms))
     })?;
     Ok(json!(upid).into())
@@ -344,7 +353,7 @@ fn job_options(ctx: &Ctx<'_>) -> BTreeMap<String, String> {
 /// `GET /cluster/backup`.
 fn index(ctx: &Ctx<'_>) -> Result<Reply> {
     let now = ctx.now();
-    Ok(ctx.with(|c| view::jobs(&c.backup_jobs(now))).into())
+    Ok(ctx.with(|c| view::jobs(&c.backups.backup_jobs(now))).into())
 }
 
 /// The checks of create and update on a job's `pool`.
@@ -366,7 +375,7 @@ fn create_job(ctx: &Ctx<'_>) -> Result<Reply> {
     check_job_pool(ctx)?;
     let id = ctx.params.str("id");
     let opts = job_options(ctx);
-    ctx.with(|c| c.create_backup_job(id, opts, &mut ctx.rq()))?;
+    ctx.with(|c| c.backups.create_backup_job(id, opts, &mut ctx.rq()))?;
     Ok(Value::Null.into())
 }
 
@@ -374,7 +383,7 @@ fn create_job(ctx: &Ctx<'_>) -> Result<Reply> {
 fn read_job(ctx: &Ctx<'_>) -> Result<Reply> {
     let id = ctx.param("id")?;
     Ok(ctx
-        .with(|c| c.backup_job(&id).map(|j| view::job(&id, j)))?
+        .with(|c| c.backups.backup_job(&id).map(|j| view::job(&id, j)))?
         .into())
 }
 
@@ -389,14 +398,14 @@ fn update_job(ctx: &Ctx<'_>) -> Result<Reply> {
         .map(|d| split_list(&d).into_iter().map(str::to_string).collect())
         .unwrap_or_default();
     let opts = job_options(ctx);
-    ctx.with(|c| c.update_backup_job(&id, opts, &delete))?;
+    ctx.with(|c| c.backups.update_backup_job(&id, opts, &delete))?;
     Ok(Value::Null.into())
 }
 
 /// `DELETE /cluster/backup/{id}`.
 fn delete_job(ctx: &Ctx<'_>) -> Result<Reply> {
     let id = ctx.param("id")?;
-    ctx.with(|c| c.delete_backup_job(&id))?;
+    ctx.with(|c| c.backups.delete_backup_job(&id))?;
     Ok(Value::Null.into())
 }
 
@@ -407,10 +416,11 @@ fn get_volume_backup_included(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?.clone();
     Ok(ctx
         .with(|c| {
-            c.job_included_volumes(&id, |v| {
-                c.access().has_priv(&who, &format!("/vms/{v}"), "VM.Audit")
-            })
-            .map(|l| view::included_volumes(&l))
+            c.backup_reader()
+                .job_included_volumes(&id, |v| {
+                    c.access().has_priv(&who, &format!("/vms/{v}"), "VM.Audit")
+                })
+                .map(|l| view::included_volumes(&l))
         })?
         .into())
 }
@@ -425,7 +435,8 @@ fn get_guests_not_in_backup(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?.clone();
     // Guests the caller may not audit are left out, not to leak names.
     let items = ctx.with(|c| {
-        c.not_backed_up()
+        c.backup_reader()
+            .not_backed_up()
             .into_iter()
             .filter(|e| {
                 c.access()
@@ -479,7 +490,7 @@ pub(crate) fn restore_vm(ctx: &Ctx<'_>, node: &str, vmid: u32) -> Result<Reply> 
     let now_ms = ctx.now_ms();
     let ms = ctx.task_ms("qmrestore");
     let upid = ctx.with(|c| {
-        let worker = c.restore_vm(req, &mut ctx.rq())?;
+        let worker = c.backup_ops().restore_vm(req, &mut ctx.rq())?;
         Ok::<_, Error>(c.start_task(node, worker, &who, now_ms, ms))
     })?;
     Ok(json!(upid).into())

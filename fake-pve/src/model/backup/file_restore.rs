@@ -6,7 +6,7 @@
 //! Reading a backup's files is not emulated; the checks are.
 
 use crate::model::access::AuthId;
-use crate::model::cluster::Cluster;
+use crate::model::backup::BackupReader;
 use crate::model::guest_perm::{check_volume_access, valid_storage_id};
 use crate::model::storage::parse_volid;
 use crate::model::{Error, Result};
@@ -34,25 +34,18 @@ pub fn restore_volid(storage: &str, volume: &str) -> Result<String> {
     }
 }
 
-impl Cluster {
+impl<'a> BackupReader<'a> {
     /// The checks of a file-restore `list` or `download`: the storage
     /// exists, the caller may access the backup volume, and the storage
     /// is a Proxmox Backup Server. Answers the volume ID.
     ///
     /// # Errors
-    /// Those of [`restore_volid`] and [`Cluster::check_volume_access`];
+    /// Those of [`restore_volid`] and [`check_volume_access`];
     /// 400 `storage: Only PBS storages supported for file-restore.`
-    pub fn check_file_restore(&self, who: &AuthId, storage: &str, volume: &str) -> Result<String> {
+    pub fn check_file_restore(self, who: &AuthId, storage: &str, volume: &str) -> Result<String> {
         let volid = restore_volid(storage, volume)?;
-        let kind = self.storages().existing(storage)?.kind.clone();
-        check_volume_access(
-            &self.access,
-            &self.storage,
-            who,
-            None,
-            &volid,
-            Some("backup"),
-        )?;
+        let kind = self.storage.existing(storage)?.kind.clone();
+        check_volume_access(self.access, self.storage, who, None, &volid, Some("backup"))?;
         if kind != "pbs" {
             return Err(Error::invalid(
                 "storage",
@@ -66,15 +59,15 @@ impl Cluster {
     /// whatever its content type. Answers the volume ID.
     ///
     /// # Errors
-    /// Those of [`Cluster::check_volume_access`].
+    /// Those of [`check_volume_access`].
     pub fn check_import_metadata(
-        &self,
+        self,
         who: &AuthId,
         storage: &str,
         volume: &str,
     ) -> Result<String> {
         let volid = format!("{storage}:{volume}");
-        check_volume_access(&self.access, &self.storage, who, None, &volid, None)?;
+        check_volume_access(self.access, self.storage, who, None, &volid, None)?;
         Ok(volid)
     }
 }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::dump::VzdumpRequest;
 use super::prune::KeepOptions;
 use super::schedule::CalendarEvent;
-use crate::model::cluster::Cluster;
+use super::{BackupReader, Backups};
 use crate::model::qemu::{drive_file, is_drive_key};
 use crate::model::{Context, Error, Result};
 
@@ -262,11 +262,65 @@ fn schedule_param(opts: &mut BTreeMap<String, String>, required: bool) -> Result
     Ok(())
 }
 
-impl Cluster {
+impl Job {
+    /// The node the job is limited to, if any.
+    pub(in crate::model) fn node(&self) -> Option<String> {
+        self.text("node")
+    }
+
+    /// The `vzdump` call a run of job `id` makes on `node`.
+    pub(in crate::model) fn vzdump_request(&self, id: &str, node: &str) -> VzdumpRequest {
+        VzdumpRequest {
+            node: node.to_string(),
+            vmid: self.list("vmid"),
+            all: self.flag("all"),
+            pool: self.text("pool"),
+            exclude: self.list("exclude"),
+            mode: self.text("mode").unwrap_or_else(|| "snapshot".into()),
+            compress: self.text("compress").unwrap_or_else(|| "0".into()),
+            storage: self.text("storage"),
+            notes_template: self.text("notes-template"),
+            protected: self.flag("protected"),
+            prune_backups: self.text("prune-backups"),
+            remove: self
+                .options
+                .get("remove")
+                .is_none_or(|v| *v != JobOption::Number(0)),
+            cmdline: job_cmdline(id, self),
+            denied: Vec::new(),
+        }
+    }
+}
+
+impl Backups {
+    /// The enabled jobs whose next event has come by `now` (epoch
+    /// seconds), each with that event's time, marked as run at `now`.
+    pub(in crate::model) fn take_due(&mut self, now: i64) -> Vec<(String, i64, Job)> {
+        let due: Vec<(String, i64)> = self
+            .jobs()
+            .iter()
+            .filter(|(_, j)| j.enabled())
+            .filter_map(|(id, j)| {
+                let ev = CalendarEvent::parse(&j.text("schedule")?).ok()?;
+                let next = ev.next_after(j.last_run)?;
+                (next <= now).then(|| (id.clone(), next))
+            })
+            .collect();
+        let mut out = Vec::new();
+        for (id, at) in due {
+            if let Some(job) = self.jobs_mut().get_mut(&id) {
+                job.last_run = now;
+                out.push((id, at, job.clone()));
+            }
+        }
+        out
+    }
+}
+
+impl Backups {
     /// `GET /cluster/backup`: every job with its `next-run` after `now`.
     pub fn backup_jobs(&self, now: i64) -> Vec<JobRow<'_>> {
-        self.backups
-            .jobs()
+        self.jobs()
             .iter()
             .map(|(id, job)| JobRow {
                 id,
@@ -281,8 +335,7 @@ impl Cluster {
     /// # Errors
     /// 400 `id: No such job 'x'`.
     pub fn backup_job(&self, id: &str) -> Result<&Job> {
-        self.backups
-            .jobs()
+        self.jobs()
             .get(id)
             .ok_or_else(|| Error::invalid("id", format!("No such job '{id}'")))
     }
@@ -301,7 +354,7 @@ impl Cluster {
         schedule_param(&mut opts, true)?;
         opts.entry("enabled".into()).or_insert_with(|| "1".into());
         let id = id.unwrap_or_else(|| new_job_id(rq));
-        if self.backups.jobs().contains_key(&id) {
+        if self.jobs().contains_key(&id) {
             return Err(Error::exists(format!("Job '{id}' already exists")));
         }
         if opts.contains_key("exclude") && !opts.contains_key("pool") {
@@ -312,7 +365,7 @@ impl Cluster {
             .iter()
             .map(|(k, v)| (k.clone(), JobOption::typed(k, v)))
             .collect();
-        self.backups.jobs_mut().insert(
+        self.jobs_mut().insert(
             id.clone(),
             Job {
                 options,
@@ -338,7 +391,7 @@ impl Cluster {
         if opts.is_empty() && delete.is_empty() {
             return Err(Error::failed("no options specified"));
         }
-        let Some(job) = self.backups.jobs().get(id) else {
+        let Some(job) = self.jobs().get(id) else {
             return Err(Error::not_found("no such vzdump job"));
         };
         let mut cur: BTreeMap<String, String> = job
@@ -379,8 +432,7 @@ impl Cluster {
             .iter()
             .map(|(k, v)| (k.clone(), JobOption::typed(k, v)))
             .collect();
-        self.backups
-            .jobs_mut()
+        self.jobs_mut()
             .insert(id.to_string(), Job { options, last_run });
         Ok(())
     }
@@ -390,15 +442,16 @@ impl Cluster {
     /// # Errors
     /// 400 `id: No such job 'x'`.
     pub fn delete_backup_job(&mut self, id: &str) -> Result<()> {
-        self.backups
-            .jobs_mut()
+        self.jobs_mut()
             .remove(id)
             .map(|_| ())
             .ok_or_else(|| Error::invalid("id", format!("No such job '{id}'")))
     }
+}
 
+impl<'a> BackupReader<'a> {
     /// The guests a job includes, on `node` or everywhere.
-    pub(in crate::model) fn job_guests(&self, job: &Job, node: Option<&str>) -> Vec<u32> {
+    pub(in crate::model) fn job_guests(self, job: &Job, node: Option<&str>) -> Vec<u32> {
         let pool = job.text("pool");
         let all = job.flag("all") || (job.options.contains_key("exclude") && pool.is_none());
         let node = node.or(job.text("node").as_deref()).map(str::to_string);
@@ -417,7 +470,7 @@ impl Cluster {
     /// # Errors
     /// 400 `id: No such job 'x'`.
     pub fn job_included_volumes(
-        &self,
+        self,
         id: &str,
         visible: impl Fn(u32) -> bool,
     ) -> Result<Vec<IncludedGuest>> {
@@ -458,68 +511,6 @@ impl Cluster {
             });
         }
         Ok(children)
-    }
-
-    /// Starts the runs of the jobs whose next event has come by `now_ms`.
-    pub(crate) fn run_due_jobs(&mut self, now_ms: i64) {
-        let now = now_ms.div_euclid(1000);
-        let due: Vec<(String, i64)> = self
-            .backups
-            .jobs()
-            .iter()
-            .filter(|(_, j)| j.enabled())
-            .filter_map(|(id, j)| {
-                let ev = CalendarEvent::parse(&j.text("schedule")?).ok()?;
-                let next = ev.next_after(j.last_run)?;
-                (next <= now).then(|| (id.clone(), next))
-            })
-            .collect();
-        for (id, at) in due {
-            let Some(job) = self.backups.jobs_mut().get_mut(&id) else {
-                continue;
-            };
-            job.last_run = now;
-            let job = job.clone();
-            let nodes: Vec<String> = self
-                .nodes
-                .iter()
-                .filter(|n| n.status == crate::model::NodeStatus::Online)
-                .map(|n| n.name.clone())
-                .filter(|n| job.text("node").is_none_or(|x| x == *n))
-                .collect();
-            for node in nodes {
-                let req = VzdumpRequest {
-                    node: node.clone(),
-                    vmid: job.list("vmid"),
-                    all: job.flag("all"),
-                    pool: job.text("pool"),
-                    exclude: job.list("exclude"),
-                    mode: job.text("mode").unwrap_or_else(|| "snapshot".into()),
-                    compress: job.text("compress").unwrap_or_else(|| "0".into()),
-                    storage: job.text("storage"),
-                    notes_template: job.text("notes-template"),
-                    protected: job.flag("protected"),
-                    prune_backups: job.text("prune-backups"),
-                    remove: job
-                        .options
-                        .get("remove")
-                        .is_none_or(|v| *v != JobOption::Number(0)),
-                    cmdline: job_cmdline(&id, &job),
-                    denied: Vec::new(),
-                };
-                let guests = self.job_guests(&job, Some(&node));
-                if guests.is_empty() && !req.all {
-                    continue;
-                }
-                let seed = at.unsigned_abs()
-                    ^ id.bytes()
-                        .fold(0u64, |h, b| h.wrapping_mul(31) + u64::from(b));
-                let mut rq = Context::new(at.saturating_mul(1000), seed);
-                if let Ok(Some(worker)) = self.vzdump(req, &mut rq) {
-                    self.spawn_task(&node, worker, "root@pam", at.saturating_mul(1000), 0);
-                }
-            }
-        }
     }
 }
 

@@ -137,6 +137,78 @@ pub enum BackupOp {
     },
 }
 
+/// The areas a backup's steps read and change: the guests (their locks,
+/// a restored VM), the storages (archives are volumes), the backups kept,
+/// the ACLs and pools (a restored VM's pool, the restore's permission
+/// checks), the SDN (bridges those checks read), the members and the
+/// release. Built by
+/// [`Cluster::backup_ops`](crate::model::cluster::Cluster::backup_ops).
+pub struct BackupOps<'a> {
+    /// The guests.
+    pub(in crate::model) guests: &'a mut crate::model::guests::Guests,
+    /// The storages and their volumes.
+    pub(in crate::model) storage: &'a mut crate::model::storage::Storages,
+    /// Backup archives and jobs.
+    pub(in crate::model) backups: &'a mut Backups,
+    /// Users, ACLs and pools.
+    pub(in crate::model) access: &'a mut crate::model::access::Access,
+    /// The SDN configuration.
+    pub(in crate::model) sdn: &'a crate::model::sdn::Sdn,
+    /// The members (the cluster's name in a backup's notes).
+    pub(in crate::model) nodes: &'a crate::model::nodes::Nodes,
+    /// The release.
+    pub(in crate::model) version: crate::model::PveVersion,
+}
+
+/// What the backup answers read: the guests, the storages, the backups
+/// kept and the pools. Built by
+/// [`Cluster::backup_reader`](crate::model::cluster::Cluster::backup_reader).
+#[derive(Clone, Copy)]
+pub struct BackupReader<'a> {
+    /// The guests.
+    pub(in crate::model) guests: &'a crate::model::guests::Guests,
+    /// The storages and their volumes.
+    pub(in crate::model) storage: &'a crate::model::storage::Storages,
+    /// Backup archives and jobs.
+    pub(in crate::model) backups: &'a Backups,
+    /// Users, ACLs and pools.
+    pub(in crate::model) access: &'a crate::model::access::Access,
+}
+
+impl BackupOps<'_> {
+    /// The same areas, to read.
+    pub(in crate::model) fn reader(&self) -> BackupReader<'_> {
+        BackupReader {
+            guests: self.guests,
+            storage: self.storage,
+            backups: self.backups,
+            access: self.access,
+        }
+    }
+
+    /// The permission checks, over the same areas.
+    pub(in crate::model) fn perms(&self) -> crate::model::guest_perm::Perms<'_> {
+        crate::model::guest_perm::Perms {
+            access: self.access,
+            storage: self.storage,
+            sdn: self.sdn,
+            guests: self.guests,
+        }
+    }
+
+    /// Removes a volume with its attributes, and a backup archive's
+    /// content with its volume.
+    pub fn drop_volume(&mut self, sid: &str, node: &str, name: &str) {
+        let shared = self.storage.find(sid).map(|s| s.shared);
+        self.storage.drop_volume(sid, node, name);
+        if let Some(shared) = shared {
+            let volid = format!("{sid}:{name}");
+            self.backups
+                .drop_archive(&archive_key(shared, node, &volid));
+        }
+    }
+}
+
 /// `YYYY-MM-DD hh:mm:ss` (UTC), as `strftime("%F %H:%M:%S")`.
 pub fn timestamp(epoch: i64) -> String {
     let (y, mo, d, h, mi, s, _) = crate::clock::civil(epoch);
@@ -147,29 +219,4 @@ pub fn timestamp(epoch: i64) -> String {
 pub fn name_time(epoch: i64) -> String {
     let (y, mo, d, h, mi, s, _) = crate::clock::civil(epoch);
     format!("{y:04}_{mo:02}_{d:02}-{h:02}_{mi:02}_{s:02}")
-}
-
-impl super::Cluster {
-    /// The backups kept: archives and jobs.
-    pub fn backups(&self) -> &Backups {
-        &self.backups
-    }
-
-    /// Applies the effect of a backup task that ended at `end_ms`.
-    pub(crate) fn apply_backup(&mut self, op: BackupOp, end_ms: i64) -> super::qemu::EffectResult {
-        match op {
-            BackupOp::Dump(job) => self.finish_dump(*job, end_ms),
-            BackupOp::Restore(job) => self.finish_restore(*job, end_ms),
-            BackupOp::Prune { node, volids, .. } => self.finish_prune(&node, &volids),
-        }
-    }
-
-    /// Undoes the start of a backup task that ends without its effect.
-    pub(crate) fn abort_backup(&mut self, op: &BackupOp) {
-        match op {
-            BackupOp::Dump(job) => self.unlock_dumped(job),
-            BackupOp::Restore(job) => self.remove_create_lock(job.vmid),
-            BackupOp::Prune { .. } => {}
-        }
-    }
 }

@@ -11,8 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::BackupOp;
-use crate::model::cluster::Cluster;
+use super::BackupOps;
 use crate::model::qemu::EffectResult;
+use crate::model::storage::Storages;
 use crate::model::storage::content::vtype;
 use crate::model::storage::path_based;
 use crate::model::tasks::{TaskEffect, Worker};
@@ -205,19 +206,18 @@ pub fn mark_group(group: &mut [PruneEntry], keep: &KeepOptions) {
 /// The backups of a storage as `prune_backups` marks them, in listing
 /// order.
 pub fn mark_backups(
-    c: &Cluster,
+    storage: &Storages,
     sid: &str,
     node: &str,
     vmid: Option<u32>,
     kind: Option<&str>,
     keep: &KeepOptions,
 ) -> Vec<PruneEntry> {
-    let Some(s) = c.storages().find(sid) else {
+    let Some(s) = storage.find(sid) else {
         return Vec::new();
     };
     let mut entries: Vec<PruneEntry> = Vec::new();
-    let mut vols: Vec<_> = c
-        .storages()
+    let mut vols: Vec<_> = storage
         .volumes()
         .on(s, node)
         .filter(|v| vtype(&v.name) == "backup")
@@ -240,7 +240,7 @@ pub fn mark_backups(
         } else {
             "renamed".into()
         };
-        if c.storage.volume_attrs(s, node, &v.name).protected {
+        if storage.volume_attrs(s, node, &v.name).protected {
             mark = "protected".into();
         }
         entries.push(PruneEntry {
@@ -273,7 +273,7 @@ pub fn mark_backups(
     entries
 }
 
-impl Cluster {
+impl Storages {
     /// The retention a prune call uses: the one given, else the
     /// storage's.
     ///
@@ -281,7 +281,7 @@ impl Cluster {
     /// `storage 'x' does not exist`, `storage 'x' does not support
     /// backups`, `no prune-backups options configured for storage 'x'`.
     fn prune_keep(&self, sid: &str, node: &str, given: Option<&str>) -> Result<KeepOptions> {
-        let s = self.storage.existing(sid)?;
+        let s = self.existing(sid)?;
         if !s.content.iter().any(|c| c == "backup") {
             return Err(Error::failed(format!(
                 "storage '{sid}' does not support backups"
@@ -300,7 +300,7 @@ impl Cluster {
                 KeepOptions::parse(p).map_err(|e| Error::failed(e.to_string()))?
             }
         };
-        self.storage.usable_storage(sid, node)?;
+        self.usable_storage(sid, node)?;
         Ok(keep)
     }
 
@@ -317,7 +317,7 @@ impl Cluster {
         kind: Option<&str>,
     ) -> Result<Vec<PruneEntry>> {
         let keep = self.prune_keep(sid, node, given)?;
-        if !path_based(&self.storage.existing(sid)?.kind) {
+        if !path_based(&self.existing(sid)?.kind) {
             return Ok(Vec::new());
         }
         Ok(mark_backups(self, sid, node, vmid, kind, &keep))
@@ -328,7 +328,7 @@ impl Cluster {
     /// `<storage>`).
     ///
     /// # Errors
-    /// As [`Cluster::prune_dryrun`].
+    /// As [`Storages::prune_dryrun`].
     pub fn prune_backups(
         &self,
         sid: &str,
@@ -357,7 +357,9 @@ impl Cluster {
             })),
         )
     }
+}
 
+impl BackupOps<'_> {
     /// The end of a `prunebackups` task.
     pub(in crate::model) fn finish_prune(&mut self, node: &str, volids: &[String]) -> EffectResult {
         let mut lines = Vec::new();

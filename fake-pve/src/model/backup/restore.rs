@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{BackupOp, archive_key};
-use crate::model::cluster::Cluster;
-use crate::model::qemu::{EffectResult, QemuOp, Vm, VmStatus, drive_file, is_drive_key};
+use crate::model::backup::BackupOps;
+use crate::model::qemu::{EffectResult, Vm, VmStatus, drive_file, is_drive_key};
 use crate::model::storage::{VolumeKind, parse_volid, path_based};
 use crate::model::tasks::{TaskEffect, Worker};
 use crate::model::{AuthId, Context, Error, Result};
@@ -95,7 +95,7 @@ fn random_mac(rq: &mut Context) -> String {
     format!("BC:24:11:{:02X}:{:02X}:{:02X}", b[0], b[1], b[2])
 }
 
-impl Cluster {
+impl BackupOps<'_> {
     /// The synchronous part of a restore: the archive must exist, an
     /// existing VMID needs `force` and no lock; the config is then locked
     /// `create` and the `qmrestore` worker answered.
@@ -447,18 +447,8 @@ impl Cluster {
         if self.guests.get(&vmid).is_some_and(Vm::template) {
             log.push("Convert to template.".into());
         }
-        if let Some((user, ms)) = job.start {
+        if job.start.is_some() {
             log.push("Execute autostart".into());
-            self.spawn_task(
-                &node,
-                Worker::new("qmstart", &vmid.to_string()).effect(TaskEffect::Qemu {
-                    vmid,
-                    op: QemuOp::Start { skiplock: false },
-                }),
-                &user,
-                end_ms,
-                ms,
-            );
         }
         Ok(log)
     }

@@ -26,7 +26,11 @@ fn req(vmid: u32) -> VzdumpRequest {
 /// Starts a vzdump lasting 2 s at the world's clock; answers the UPID.
 fn start_dump(w: &mut World, r: VzdumpRequest) -> String {
     let mut ctx = Context::new(w.now_ms, 11);
-    let worker = w.c.vzdump(r, &mut ctx).expect("accepted").expect("a task");
+    let worker =
+        w.c.backup_ops()
+            .vzdump(r, &mut ctx)
+            .expect("accepted")
+            .expect("a task");
     w.run_as("pve", worker, "root@pam", 2000)
 }
 
@@ -172,14 +176,23 @@ fn a_storage_without_backup_content_fails_the_task(mut lab: World) {
 fn vzdump_refusals(mut lab: World, #[case] change: fn(&mut VzdumpRequest), #[case] msg: &str) {
     let mut r = req(100);
     change(&mut r);
-    assert_eq!(refused(lab.c.vzdump(r, &mut rq())), (400, msg.into()));
+    assert_eq!(
+        refused(lab.c.backup_ops().vzdump(r, &mut rq())),
+        (400, msg.into())
+    );
 }
 
 #[rstest]
 fn guests_on_another_node_are_left_to_it(mut lab: World) {
     let mut r = req(100);
     r.node = "elsewhere".into();
-    assert!(lab.c.vzdump(r, &mut rq()).expect("accepted").is_none());
+    assert!(
+        lab.c
+            .backup_ops()
+            .vzdump(r, &mut rq())
+            .expect("accepted")
+            .is_none()
+    );
 }
 
 #[rstest]
@@ -189,7 +202,11 @@ fn the_config_comes_out_of_the_archive(mut lab: World) {
         .as_str()
         .expect("volid")
         .to_string();
-    let text = lab.c.extract_config("pve", &volid).expect("config");
+    let text = lab
+        .c
+        .backup_reader()
+        .extract_config("pve", &volid)
+        .expect("config");
     assert!(text.contains("name: web\n"), "{text}");
     assert!(text.contains("memory: 2048\n"), "{text}");
     assert!(!text.contains("lock:"), "{text}");
@@ -198,12 +215,16 @@ fn the_config_comes_out_of_the_archive(mut lab: World) {
         "{text}"
     );
     assert_eq!(
-        refused(lab.c.extract_config("pve", "local:backup/nope.vma")),
+        refused(
+            lab.c
+                .backup_reader()
+                .extract_config("pve", "local:backup/nope.vma")
+        ),
         (500, "volume 'local:backup/nope.vma' does not exist".into())
     );
     // Deleting the volume takes its content with it.
     let name = volid.trim_start_matches("local:").to_string();
-    lab.c.drop_volume("local", "pve", &name);
+    lab.c.backup_ops().drop_volume("local", "pve", &name);
     let key = crate::model::backup::archive_key(false, "pve", &volid);
     assert!(lab.c.backups().archive(&key).is_none());
 }
@@ -219,7 +240,7 @@ fn restore_req(vmid: u32, archive: &str) -> RestoreRequest {
 
 fn restore(w: &mut World, r: RestoreRequest) -> String {
     let mut ctx = Context::new(w.now_ms, 5);
-    let worker = w.c.restore_vm(r, &mut ctx).expect("accepted");
+    let worker = w.c.backup_ops().restore_vm(r, &mut ctx).expect("accepted");
     let upid = w.run_as("pve", worker, "root@pam", 1000);
     w.tick(1000);
     upid
@@ -312,7 +333,10 @@ fn restoring_over_an_existing_vm_needs_force(mut lab: World) {
         .as_str()
         .expect("volid")
         .to_string();
-    let r = lab.c.restore_vm(restore_req(100, &volid), &mut rq());
+    let r = lab
+        .c
+        .backup_ops()
+        .restore_vm(restore_req(100, &volid), &mut rq());
     assert_eq!(
         refused(r),
         (
@@ -362,7 +386,10 @@ fn restoring_over_a_running_vm_fails_in_the_task(mut lab: World) {
 #[case("nope:backup/x.vma", "storage 'nope' does not exist")]
 #[case("/tmp/x.vma", "can't find file '/tmp/x.vma'")]
 fn a_missing_archive_is_refused(mut lab: World, #[case] archive: &str, #[case] msg: &str) {
-    let r = lab.c.restore_vm(restore_req(130, archive), &mut rq());
+    let r = lab
+        .c
+        .backup_ops()
+        .restore_vm(restore_req(130, archive), &mut rq());
     assert_eq!(refused(r), (500, msg.into()));
     assert!(!lab.c.guests.contains_key(&130));
 }
@@ -389,6 +416,7 @@ fn prune_keeps_the_newest_and_the_protected(mut lab: World) {
     assert_eq!(vols.len(), 3);
     let marks = lab
         .c
+        .storage
         .prune_dryrun("local", "pve", Some("keep-last=1"), Some(100), None)
         .expect("dry run");
     let by: BTreeMap<String, String> = marks
@@ -400,6 +428,7 @@ fn prune_keeps_the_newest_and_the_protected(mut lab: World) {
     assert_eq!(by[&vols[2]], "keep");
     let worker = lab
         .c
+        .storage
         .prune_backups("local", "pve", Some("keep-last=1"), Some(100), None)
         .expect("prune");
     assert_eq!(worker.id, "100@local");
@@ -416,7 +445,7 @@ fn prune_keeps_the_newest_and_the_protected(mut lab: World) {
 #[rstest]
 fn prune_needs_a_retention(lab: World) {
     assert_eq!(
-        refused(lab.c.prune_dryrun("local", "pve", None, None, None)),
+        refused(lab.c.storage.prune_dryrun("local", "pve", None, None, None)),
         (
             500,
             "no prune-backups options configured for storage 'local'".into()
@@ -425,6 +454,7 @@ fn prune_needs_a_retention(lab: World) {
     assert_eq!(
         refused(
             lab.c
+                .storage
                 .prune_dryrun("local-lvm", "pve", Some("keep-last=1"), None, None)
         ),
         (500, "storage 'local-lvm' does not support backups".into())
@@ -455,10 +485,11 @@ fn a_job_runs_when_the_clock_passes_its_schedule(mut lab: World) {
     let opts = map(&[("schedule", "daily"), ("vmid", "100"), ("storage", "local")]);
     let id = lab
         .c
+        .backups
         .create_backup_job(None, opts, &mut rq())
         .expect("create");
     assert!(id.starts_with("backup-") && id.len() == 20, "{id}");
-    let view = crate::api::backup::view::jobs(&lab.c.backup_jobs(T0));
+    let view = crate::api::backup::view::jobs(&lab.c.backups.backup_jobs(T0));
     let midnight = T0 - T0 % 86_400 + 86_400;
     assert_eq!(view[0]["next-run"], midnight);
     assert_eq!(view[0]["enabled"], 1);
@@ -478,6 +509,7 @@ fn a_job_runs_when_the_clock_passes_its_schedule(mut lab: World) {
     // The guests it covers are backed up; the others are not.
     let not: Vec<u64> = lab
         .c
+        .backup_reader()
         .not_backed_up()
         .iter()
         .map(|g| u64::from(g.vmid))
@@ -490,11 +522,15 @@ fn jobs_are_changed_and_deleted(mut lab: World) {
     let opts = map(&[("schedule", "sat 02:00"), ("all", "1"), ("exclude", "900")]);
     let id = lab
         .c
+        .backups
         .create_backup_job(Some("weekly-all".into()), opts, &mut rq())
         .expect("create");
     assert_eq!(id, "weekly-all");
     let vols = crate::api::backup::view::included_volumes(
-        &lab.c.job_included_volumes(&id, |_| true).expect("volumes"),
+        &lab.c
+            .backup_reader()
+            .job_included_volumes(&id, |_| true)
+            .expect("volumes"),
     );
     let ids: Vec<u64> = vols["children"]
         .as_array()
@@ -505,29 +541,31 @@ fn jobs_are_changed_and_deleted(mut lab: World) {
     assert_eq!(ids, [100, 101]);
     assert_eq!(vols["children"][0]["children"][0]["id"], "100:scsi0");
     lab.c
+        .backups
         .update_backup_job(&id, map(&[("vmid", "101")]), &[])
         .expect("update");
-    let job = crate::api::backup::view::job(&id, lab.c.backup_job(&id).expect("job"));
+    let job = crate::api::backup::view::job(&id, lab.c.backups.backup_job(&id).expect("job"));
     assert_eq!(job["vmid"], "101");
     assert!(job.get("all").is_none() && job.get("exclude").is_none());
     assert_eq!(
         refused(
             lab.c
+                .backups
                 .update_backup_job(&id, BTreeMap::new(), &["bogus".into()])
         ),
         (400, "delete: unknown option 'bogus'".into())
     );
     assert_eq!(
-        refused(lab.c.create_backup_job(
+        refused(lab.c.backups.create_backup_job(
             Some(id.clone()),
             map(&[("schedule", "daily"), ("all", "1")]),
             &mut rq()
         )),
         (500, "Job 'weekly-all' already exists".into())
     );
-    lab.c.delete_backup_job(&id).expect("delete");
+    lab.c.backups.delete_backup_job(&id).expect("delete");
     assert_eq!(
-        refused(lab.c.delete_backup_job(&id)),
+        refused(lab.c.backups.delete_backup_job(&id)),
         (400, "id: No such job 'weekly-all'".into())
     );
 }
@@ -539,7 +577,7 @@ fn jobs_are_changed_and_deleted(mut lab: World) {
 #[case(&[("schedule", "daily")], "vmid: property is missing")]
 fn job_refusals(mut lab: World, #[case] opts: &[(&str, &str)], #[case] msg: &str) {
     assert_eq!(
-        refused(lab.c.create_backup_job(None, map(opts), &mut rq())),
+        refused(lab.c.backups.create_backup_job(None, map(opts), &mut rq())),
         (400, msg.into())
     );
 }
@@ -553,6 +591,7 @@ fn a_job_keeps_numbers_and_its_retention_typed(mut lab: World) {
         ("prune-backups", "keep-last=3,keep-daily=7"),
     ]);
     lab.c
+        .backups
         .create_backup_job(Some("typed".into()), opts, &mut rq())
         .expect("create");
     let text = job_view(&lab, "typed").to_string();
@@ -560,20 +599,22 @@ fn a_job_keeps_numbers_and_its_retention_typed(mut lab: World) {
         text,
         r#"{"bwlimit":100,"enabled":1,"prune-backups":{"keep-daily":7,"keep-last":3},"schedule":"daily","vmid":"100","id":"typed","type":"vzdump"}"#
     );
-    let saved = serde_json::to_string(lab.c.backup_job("typed").expect("job")).expect("save");
+    let saved =
+        serde_json::to_string(lab.c.backups.backup_job("typed").expect("job")).expect("save");
     let back: crate::model::backup::Job = serde_json::from_str(&saved).expect("load");
-    assert_eq!(&back, lab.c.backup_job("typed").expect("job"));
+    assert_eq!(&back, lab.c.backups.backup_job("typed").expect("job"));
 }
 
 /// A job as `GET /cluster/backup/{id}` shows it.
 fn job_view(lab: &World, id: &str) -> serde_json::Value {
-    crate::api::backup::view::job(id, lab.c.backup_job(id).expect("job"))
+    crate::api::backup::view::job(id, lab.c.backups.backup_job(id).expect("job"))
 }
 
 #[rstest]
 fn a_purged_guest_leaves_the_backup_jobs(mut lab: World) {
     let mk = |lab: &mut World, id: &str, opts: &[(&str, &str)]| {
         lab.c
+            .backups
             .create_backup_job(Some(id.into()), map(opts), &mut rq())
             .expect("create");
     };
@@ -596,7 +637,7 @@ fn a_purged_guest_leaves_the_backup_jobs(mut lab: World) {
     lab.run("pve", super::qm_worker("qmdestroy", 100, op));
     assert_eq!(job_view(&lab, "both")["vmid"], "101");
     assert!(
-        lab.c.backup_job("only").is_err(),
+        lab.c.backups.backup_job("only").is_err(),
         "a job left without guests goes"
     );
     let rest = job_view(&lab, "rest");
@@ -735,7 +776,10 @@ fn a_container_backup_snapshots_its_volumes_and_leaves_a_tar_archive() {
     );
     // The archive holds the config, without the lock.
     let volid = format!("local:backup/{file}");
-    let text = w.c.extract_config("pve", &volid).expect("config");
+    let text =
+        w.c.backup_reader()
+            .extract_config("pve", &volid)
+            .expect("config");
     assert!(text.contains("hostname: ct-web\n"), "{text}");
     assert!(
         text.contains("mp1: local-lvm:vm-300-disk-2,mp=/scratch,size=1G\n"),
@@ -818,7 +862,8 @@ fn all_backs_up_vms_and_containers_and_a_locked_container_fails() {
     assert_eq!(ct_conf(&w, 301, "lock").as_deref(), Some("migrate"));
     // not-backed-up names containers by hostname.
     let nb: Vec<_> =
-        w.c.not_backed_up()
+        w.c.backup_reader()
+            .not_backed_up()
             .iter()
             .map(crate::api::backup::view::not_backed_up)
             .collect();

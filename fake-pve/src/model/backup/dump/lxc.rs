@@ -3,7 +3,7 @@
 use super::super::{Archive, ArchiveDisk, name_time, timestamp};
 use super::units::{format_size, hms, rsync_human, tar_human};
 use super::{DumpJob, GuestResult, Stored};
-use crate::model::cluster::Cluster;
+use crate::model::backup::BackupOps;
 use crate::model::storage::ops::Feature;
 use crate::model::storage::parse_volid;
 
@@ -23,7 +23,7 @@ fn lv_name(volid: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
-impl Cluster {
+impl BackupOps<'_> {
     /// A container's backup (`VZDump/LXC.pm`): the mount points included,
     /// the mode (a `snapshot` falls back to `suspend` when a volume
     /// cannot be snapshotted), the `vzdump` snapshot, the tar archive.

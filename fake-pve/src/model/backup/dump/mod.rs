@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::prune::{KeepOptions, mark_backups};
 use super::{Archive, BackupOp, archive_key, timestamp};
-use crate::model::cluster::Cluster;
+use crate::model::backup::{BackupOps, BackupReader};
 use crate::model::cluster::Storage;
 use crate::model::qemu::{EffectResult, Vm, VmStatus};
 use crate::model::storage::{Volume, parse_volid, path_based};
@@ -92,7 +92,7 @@ pub struct DumpJob {
     pub uuid: String,
 }
 
-/// A backup volume written, for [`Cluster::store_backup`].
+/// A backup volume written, for [`BackupOps::store_backup`].
 struct Stored<'a> {
     storage: &'a Storage,
     node: &'a str,
@@ -111,12 +111,12 @@ struct Stored<'a> {
 /// One guest's outcome: its log, or its log and why it failed.
 type GuestResult = std::result::Result<Vec<String>, (Vec<String>, String)>;
 
-impl Cluster {
+impl<'a> BackupReader<'a> {
     /// The guests a job includes, as `get_included_guests` finds them:
     /// the pool's, the listed ones or all but the excluded, sorted; those
     /// on other nodes are left to their node, unknown ones stay to fail.
     pub fn included_guests(
-        &self,
+        self,
         node: Option<&str>,
         vmid: &[u32],
         all: bool,
@@ -156,6 +156,72 @@ impl Cluster {
         ids
     }
 
+    /// `GET /nodes/{node}/vzdump/extractconfig`: the config in a backup,
+    /// as the archive holds it (with the `#qmdump#map` lines of a VM).
+    ///
+    /// # Errors
+    /// `unable to parse volume ID 'x'`, the storage checks, `volume 'x'
+    /// does not exist`, and for a backup fake-pve did not make, that it
+    /// holds no config.
+    pub fn extract_config(self, node: &str, volid: &str) -> Result<String> {
+        let (sid, name) = parse_volid(volid)
+            .ok_or_else(|| Error::failed(format!("unable to parse volume ID '{volid}'")))?;
+        let s = self.storage.usable_storage(sid, node)?;
+        if self.storage.volumes().get(s, node, name).is_none() {
+            return Err(Error::not_found(format!("volume '{volid}' does not exist")));
+        }
+        let Some(a) = self.backups.archive(&archive_key(s.shared, node, volid)) else {
+            return Err(Error::failed(format!(
+                "unable to extract config from '{volid}' - the archive holds no configuration"
+            )));
+        };
+        if a.guest == "lxc" {
+            return Ok(crate::model::lxc::Ct::new(a.vmid, node, a.config.clone()).config_text());
+        }
+        let mut text = Vm::new(a.vmid, node, VmStatus::Stopped, a.config.clone()).config_text();
+        if a.guest == "qemu" {
+            for d in &a.disks {
+                let sid = parse_volid(&d.volid).map_or("", |(s, _)| s);
+                text.push_str(&format!(
+                    "#qmdump#map:{k}:drive-{k}:{sid}:{}:\n",
+                    d.format,
+                    k = d.key
+                ));
+            }
+        }
+        Ok(text)
+    }
+
+    /// `GET /cluster/backup-info/not-backed-up`: the guests no enabled
+    /// backup job includes.
+    pub fn not_backed_up(self) -> Vec<NotBackedUp<'a>> {
+        let mut covered = std::collections::BTreeSet::new();
+        for job in self.backups.jobs().values().filter(|j| j.enabled()) {
+            covered.extend(self.job_guests(job, None));
+        }
+        let vms = self
+            .guests
+            .values()
+            .map(|v| (v.vmid, "qemu", v.config.get("name").map(String::as_str)));
+        let cts = self.guests.cts().values().map(|c| {
+            (
+                c.vmid(),
+                "lxc",
+                c.config().get("hostname").map(String::as_str),
+            )
+        });
+        let mut all: Vec<_> = vms
+            .chain(cts)
+            .filter(|(id, ..)| !covered.contains(id))
+            .collect();
+        all.sort_by_key(|(id, ..)| *id);
+        all.into_iter()
+            .map(|(vmid, kind, name)| NotBackedUp { vmid, kind, name })
+            .collect()
+    }
+}
+
+impl BackupOps<'_> {
     /// The synchronous part of `vzdump`: the parameter checks, the guests
     /// included, their `backup` lock; answers the worker, or `None` when
     /// PVE answers `OK` without a task (no guest of the list is here).
@@ -194,7 +260,7 @@ impl Cluster {
         if !(all || req.pool.is_some() || has_vmid) {
             return Err(Error::invalid("vmid", "property is missing"));
         }
-        let vmids = self.included_guests(
+        let vmids = self.reader().included_guests(
             Some(&req.node),
             &req.vmid,
             all,
@@ -406,7 +472,14 @@ impl Cluster {
                 "INFO: prune older backups with retention: {}",
                 keep.describe()
             ));
-            let marked = mark_backups(self, &s.storage, node, Some(vmid), Some(st.kind), &keep);
+            let marked = mark_backups(
+                self.storage,
+                &s.storage,
+                node,
+                Some(vmid),
+                Some(st.kind),
+                &keep,
+            );
             let mut pruned = 0;
             for e in marked.iter().filter(|e| e.mark == "remove") {
                 l.push(format!("INFO: removing backup '{}'", e.volid));
@@ -422,76 +495,12 @@ impl Cluster {
         }
     }
 
-    /// `GET /nodes/{node}/vzdump/extractconfig`: the config in a backup,
-    /// as the archive holds it (with the `#qmdump#map` lines of a VM).
-    ///
-    /// # Errors
-    /// `unable to parse volume ID 'x'`, the storage checks, `volume 'x'
-    /// does not exist`, and for a backup fake-pve did not make, that it
-    /// holds no config.
-    pub fn extract_config(&self, node: &str, volid: &str) -> Result<String> {
-        let (sid, name) = parse_volid(volid)
-            .ok_or_else(|| Error::failed(format!("unable to parse volume ID '{volid}'")))?;
-        let s = self.storage.usable_storage(sid, node)?;
-        if self.storage.volumes().get(s, node, name).is_none() {
-            return Err(Error::not_found(format!("volume '{volid}' does not exist")));
-        }
-        let Some(a) = self.backups.archive(&archive_key(s.shared, node, volid)) else {
-            return Err(Error::failed(format!(
-                "unable to extract config from '{volid}' - the archive holds no configuration"
-            )));
-        };
-        if a.guest == "lxc" {
-            return Ok(crate::model::lxc::Ct::new(a.vmid, node, a.config.clone()).config_text());
-        }
-        let mut text = Vm::new(a.vmid, node, VmStatus::Stopped, a.config.clone()).config_text();
-        if a.guest == "qemu" {
-            for d in &a.disks {
-                let sid = parse_volid(&d.volid).map_or("", |(s, _)| s);
-                text.push_str(&format!(
-                    "#qmdump#map:{k}:drive-{k}:{sid}:{}:\n",
-                    d.format,
-                    k = d.key
-                ));
-            }
-        }
-        Ok(text)
-    }
-
     /// Removes a backup volume and what it holds.
     pub fn remove_backup(&mut self, volid: &str, node: &str) {
         let Some((sid, name)) = parse_volid(volid) else {
             return;
         };
         self.drop_volume(sid, node, name);
-    }
-
-    /// `GET /cluster/backup-info/not-backed-up`: the guests no enabled
-    /// backup job includes.
-    pub fn not_backed_up(&self) -> Vec<NotBackedUp<'_>> {
-        let mut covered = std::collections::BTreeSet::new();
-        for job in self.backups.jobs().values().filter(|j| j.enabled()) {
-            covered.extend(self.job_guests(job, None));
-        }
-        let vms = self
-            .guests
-            .values()
-            .map(|v| (v.vmid, "qemu", v.config.get("name").map(String::as_str)));
-        let cts = self.guests.cts().values().map(|c| {
-            (
-                c.vmid(),
-                "lxc",
-                c.config().get("hostname").map(String::as_str),
-            )
-        });
-        let mut all: Vec<_> = vms
-            .chain(cts)
-            .filter(|(id, ..)| !covered.contains(id))
-            .collect();
-        all.sort_by_key(|(id, ..)| *id);
-        all.into_iter()
-            .map(|(vmid, kind, name)| NotBackedUp { vmid, kind, name })
-            .collect()
     }
 }
 

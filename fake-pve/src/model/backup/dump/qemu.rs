@@ -3,7 +3,7 @@
 use super::super::{Archive, ArchiveDisk, name_time, timestamp};
 use super::units::{format_size, hms, render_bytes};
 use super::{DumpJob, GuestResult, Stored};
-use crate::model::cluster::Cluster;
+use crate::model::backup::BackupOps;
 use crate::model::qemu::{Vm, drive_file, is_drive_key};
 use crate::spec::propstring;
 
@@ -41,7 +41,7 @@ fn is_cdrom_or_cloudinit(value: &str) -> bool {
         || file.contains("cloudinit")
 }
 
-impl Cluster {
+impl BackupOps<'_> {
     /// One guest's backup: the archive volume and its log.
     pub(in crate::model) fn dump_guest(
         &mut self,
