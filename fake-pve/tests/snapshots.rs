@@ -2262,7 +2262,10 @@ impl World {
         };
         let now = self.state.clock().now();
         self.state
-            .with(|c| c.create_replication_job("101-0", &up, now))
+            .with(|c| {
+                c.replication_ops()
+                    .create_replication_job("101-0", &up, now)
+            })
             .expect("replication job");
     }
 

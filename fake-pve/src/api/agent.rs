@@ -119,7 +119,7 @@ fn target(ctx: &Ctx<'_>) -> Result<(String, u32)> {
 fn run(ctx: &Ctx<'_>, cmd: &str, args: &BTreeMap<String, Value>) -> Result<Value> {
     let (node, vmid) = target(ctx)?;
     let now_ms = ctx.now_ms();
-    ctx.with(|c| c.agent_command(&node, vmid, cmd, args, now_ms))
+    ctx.with(|c| c.guests.agent_command(&node, vmid, cmd, args, now_ms))
 }
 
 /// A command without parameters: `{"result": ...}`.
@@ -154,7 +154,10 @@ fn exec(ctx: &Ctx<'_>) -> Result<Reply> {
     };
     let input = ctx.params.str("input-data");
     let now_ms = ctx.now_ms();
-    let res = ctx.with(|c| c.agent_exec(&node, vmid, &command, input.as_deref(), now_ms))?;
+    let res = ctx.with(|c| {
+        c.guests
+            .agent_exec(&node, vmid, &command, input.as_deref(), now_ms)
+    })?;
     Ok(res.into())
 }
 
@@ -168,7 +171,7 @@ fn exec_status(ctx: &Ctx<'_>) -> Result<Reply> {
         .unwrap_or(u32::MAX);
     let now_ms = ctx.now_ms();
     Ok(ctx
-        .with(|c| c.agent_exec_status(&node, vmid, pid, now_ms))?
+        .with(|c| c.guests.agent_exec_status(&node, vmid, pid, now_ms))?
         .into())
 }
 
@@ -188,7 +191,10 @@ fn file_read(ctx: &Ctx<'_>) -> Result<Reply> {
     let decode = ctx.params.bool("decode")?.unwrap_or(true);
     let now_ms = ctx.now_ms();
     Ok(ctx
-        .with(|c| c.agent_file_read(&node, vmid, &file, count, offset, decode, now_ms))?
+        .with(|c| {
+            c.guests
+                .agent_file_read(&node, vmid, &file, count, offset, decode, now_ms)
+        })?
         .into())
 }
 
@@ -199,6 +205,9 @@ fn file_write(ctx: &Ctx<'_>) -> Result<Reply> {
     let content = ctx.param("content")?;
     let encode = ctx.params.bool("encode")?.unwrap_or(true);
     let now_ms = ctx.now_ms();
-    ctx.with(|c| c.agent_file_write(&node, vmid, &file, &content, encode, now_ms))?;
+    ctx.with(|c| {
+        c.guests
+            .agent_file_write(&node, vmid, &file, &content, encode, now_ms)
+    })?;
     Ok(Value::Null.into())
 }

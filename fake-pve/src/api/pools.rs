@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, delete, get, post, put};
+use crate::model::cluster::Cluster;
 use crate::model::pools::PoolUpdate;
 use crate::model::{Error, Result};
 use crate::spec::formats::split_list;
@@ -29,7 +30,7 @@ fn index(ctx: &Ctx<'_>) -> Result<Reply> {
     let kind = ctx.params.str("type");
     let now = ctx.now();
     if let Some(poolid) = ctx.params.str("poolid") {
-        let one = ctx.with(|c| c.pool_view(&poolid, kind.as_deref(), now))?;
+        let one = ctx.with(|c| pool_view(c, &poolid, kind.as_deref(), now))?;
         return Ok(json!([one]).into());
     }
     if kind.is_some() {
@@ -64,7 +65,7 @@ fn read_pool(ctx: &Ctx<'_>) -> Result<Reply> {
     let kind = ctx.params.str("type");
     let now = ctx.now();
     Ok(ctx
-        .with(|c| c.pool_view(&poolid, kind.as_deref(), now))?
+        .with(|c| pool_view(c, &poolid, kind.as_deref(), now))?
         .into())
 }
 
@@ -131,4 +132,73 @@ fn delete_pool(ctx: &Ctx<'_>) -> Result<Reply> {
         )
     })?;
     Ok(Value::Null.into())
+}
+
+/// `GET /pools?poolid=`: the pool with its members, guests first (as
+/// `/cluster/resources` shows them) then storages (on the local node,
+/// or the first node the storage is restricted to); `kind` keeps
+/// only `qemu`, `lxc` or `storage` members.
+///
+/// # Errors
+/// `pool 'x' does not exist`.
+pub fn pool_view(
+    c: &Cluster,
+    poolid: &str,
+    kind: Option<&str>,
+    now: i64,
+) -> Result<serde_json::Value> {
+    let Some(pool) = c.access.pools().get(poolid) else {
+        return Err(Error::not_found(format!("pool '{poolid}' does not exist")));
+    };
+    let mut members = Vec::new();
+    for vmid in pool.vms() {
+        let Some(v) = c.guests.get(vmid) else {
+            continue;
+        };
+        let row = c.resources().guest_row(
+            crate::model::resources::Guest::Vm(v),
+            now,
+            &c.resources().host_cpus(),
+        );
+        let mut e = serde_json::to_value(&row).unwrap_or_default();
+        if kind.is_some_and(|k| e["type"] != k) {
+            continue;
+        }
+        // `extract_vm_stats` alone: no pool, lock or tags.
+        if let Some(o) = e.as_object_mut() {
+            for k in ["pool", "lock", "tags"] {
+                o.remove(k);
+            }
+        }
+        members.push(e);
+    }
+    if kind.is_none_or(|k| k == "storage") {
+        let local = c.nodes.local().to_string();
+        for sid in pool.storage() {
+            let Some(s) = c.storage.find(sid) else {
+                continue;
+            };
+            let mut node = local.clone();
+            if let Some(list) = &s.nodes
+                && !list.contains(&node)
+            {
+                let mut sorted = list.clone();
+                sorted.sort();
+                if let Some(first) = sorted.into_iter().next() {
+                    node = first;
+                }
+            }
+            let n = c.nodes.iter().find(|n| n.name == node);
+            if let Some(n) = n {
+                members.push(
+                    serde_json::to_value(c.resources().storage_row(s, n)).unwrap_or_default(),
+                );
+            }
+        }
+    }
+    let mut out = json!({ "members": members, "poolid": poolid });
+    if let Some(c) = pool.comment() {
+        out["comment"] = json!(c);
+    }
+    Ok(out)
 }

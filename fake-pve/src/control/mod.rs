@@ -414,8 +414,8 @@ fn get_guest(state: &State, rq: &Context, _: &Request, at: &[&str]) -> Result<Re
     let vmid = guest_vmid(state, rq, at.first().copied().unwrap_or_default())?;
     Ok(state
         .at(rq.now_ms(), |c| {
-            c.leaving_no_trace(vmid, |c| {
-                serde_json::to_value(c.guest_mut(vmid)).unwrap_or(Value::Null)
+            c.guests.leaving_no_trace(vmid, |g| {
+                serde_json::to_value(g.agent_mut(vmid)).unwrap_or(Value::Null)
             })
         })
         .into())
@@ -598,7 +598,7 @@ fn put_guest(state: &State, rq: &Context, req: &Request, at: &[&str]) -> Result<
         return Err(Error::invalid("guest", "expected a JSON object"));
     };
     state.at(rq.now_ms(), |c| {
-        let guest = c.guest_mut(vmid);
+        let guest = c.guests.agent_mut(vmid);
         let mut merged = match serde_json::to_value(&*guest) {
             Ok(Value::Object(m)) => m,
             _ => serde_json::Map::new(),

@@ -13,8 +13,8 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::cluster::{Cluster, Vm};
-use super::qemu::QemuOp;
+use super::cluster::Vm;
+use super::guests::Guests;
 use super::size::parse_size;
 use super::{Error, Result};
 
@@ -442,26 +442,16 @@ fn run(guest: &Guest, vm: &Vm, argv: &[String], input: &str) -> Process {
     }
 }
 
-impl Cluster {
-    /// The guest of a VM, made on first use.
-    pub fn guest_mut(&mut self, vmid: u32) -> &mut Guest {
-        self.guests.agent_mut(vmid)
-    }
-
+impl Guests {
     /// Forgets the guest model of `vmid` again if `f` left it as a fresh
     /// one that was not there before: reading a guest leaves no trace in
     /// the world (so that only writes change it, as the journal of
     /// `--data-dir` expects).
     pub fn leaving_no_trace<R>(&mut self, vmid: u32, f: impl FnOnce(&mut Self) -> R) -> R {
-        let existed = self.guests.agent(vmid).is_some();
+        let existed = self.agent(vmid).is_some();
         let r = f(self);
-        if !existed
-            && self
-                .guests
-                .agent(vmid)
-                .is_some_and(|g| *g == Guest::default())
-        {
-            self.guests.forget_agent(vmid);
+        if !existed && self.agent(vmid).is_some_and(|g| *g == Guest::default()) {
+            self.forget_agent(vmid);
         }
         r
     }
@@ -473,7 +463,7 @@ impl Cluster {
     /// The VM's config missing; `No QEMU guest agent configured`, `VM N is
     /// not running`, `QEMU guest agent is not running`.
     pub fn agent_available(&self, node: &str, vmid: u32, now_ms: i64) -> Result<()> {
-        let vm = self.guests.vm(node, vmid)?;
+        let vm = self.vm(node, vmid)?;
         let Some(agent) = vm.config.get("agent") else {
             return Err(Error::failed("No QEMU guest agent configured"));
         };
@@ -481,7 +471,6 @@ impl Cluster {
             return Err(Error::conflict(format!("VM {vmid} is not running")));
         }
         let delay = self
-            .guests
             .agent(vmid)
             .map_or(DEFAULT_BOOT_DELAY_MS, Guest::boot_delay);
         let booted = vm
@@ -507,8 +496,8 @@ impl Cluster {
         now_ms: i64,
     ) -> Result<Value> {
         self.agent_available(node, vmid, now_ms)?;
-        let vm = self.guests.vm(node, vmid)?.clone();
-        let guest = self.guest_mut(vmid);
+        let vm = self.vm(node, vmid)?.clone();
+        let guest = self.agent_mut(vmid);
         if guest.frozen && !FROZEN_ALLOWED.contains(&cmd) {
             return Err(agent_error(&format!(
                 "Command guest-{cmd} has been disabled: the agent is in frozen state"
@@ -590,18 +579,23 @@ impl Cluster {
                 json!({})
             }
             "shutdown" | "suspend-disk" => {
-                let _ = self.apply_qemu(vmid, QemuOp::Stop { skiplock: true }, now_ms);
+                // A `qmstop` with skiplock, as the agent's own
+                // shutdown ends the process.
+                if let Some(vm) = self.get_mut(&vmid)
+                    && !vm.flock.held()
+                {
+                    crate::model::qemu::power_off(vm);
+                }
                 Value::Null
             }
             "suspend-ram" | "suspend-hybrid" => {
-                let _ = self.apply_qemu(
-                    vmid,
-                    QemuOp::Suspend {
-                        skiplock: true,
-                        todisk: None,
-                    },
-                    now_ms,
-                );
+                // A `qmsuspend` without `todisk`: the guest pauses.
+                if let Some(vm) = self.get_mut(&vmid)
+                    && !vm.flock.held()
+                    && vm.running()
+                {
+                    vm.qmpstatus = Some(crate::model::qemu::QmpStatus::Paused);
+                }
                 Value::Null
             }
             other => {
@@ -629,8 +623,8 @@ impl Cluster {
             return Err(Error::failed("command or input-data (or both) required"));
         }
         self.agent_available(node, vmid, now_ms)?;
-        let vm = self.guests.vm(node, vmid)?.clone();
-        let guest = self.guest_mut(vmid);
+        let vm = self.vm(node, vmid)?.clone();
+        let guest = self.agent_mut(vmid);
         if guest.frozen {
             return Err(agent_error(
                 "Command guest-exec has been disabled: the agent is in frozen state",
@@ -706,7 +700,7 @@ impl Cluster {
         now_ms: i64,
     ) -> Result<Value> {
         self.agent_available(node, vmid, now_ms)?;
-        let Some(p) = self.guest_mut(vmid).processes.get(&pid) else {
+        let Some(p) = self.agent_mut(vmid).processes.get(&pid) else {
             return Err(agent_error("Invalid parameter 'pid'"));
         };
         let mut out = json!({ "exited": 1, "exitcode": p.exitcode });
@@ -735,7 +729,7 @@ impl Cluster {
         now_ms: i64,
     ) -> Result<Value> {
         self.agent_available(node, vmid, now_ms)?;
-        let guest = self.guest_mut(vmid);
+        let guest = self.agent_mut(vmid);
         if guest.frozen {
             return Err(agent_error(
                 "Command guest-file-open has been disabled: the agent is in frozen state",
@@ -778,7 +772,7 @@ impl Cluster {
         now_ms: i64,
     ) -> Result<()> {
         self.agent_available(node, vmid, now_ms)?;
-        let guest = self.guest_mut(vmid);
+        let guest = self.agent_mut(vmid);
         if guest.frozen {
             return Err(agent_error(
                 "Command guest-file-open has been disabled: the agent is in frozen state",

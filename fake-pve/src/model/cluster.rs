@@ -457,6 +457,31 @@ impl Cluster {
         }
     }
 
+    /// The replication configuration and state.
+    pub fn replication(&self) -> &super::replication::Replication {
+        &self.replication
+    }
+
+    /// The areas a replication reads and changes.
+    pub fn replication_ops(&mut self) -> super::replication::ReplicationOps<'_> {
+        super::replication::ReplicationOps {
+            replication: &mut self.replication,
+            guests: &self.guests,
+            storage: &self.storage,
+            nodes: &self.nodes,
+        }
+    }
+
+    /// What the replication answers read.
+    pub fn replication_reader(&self) -> super::replication::ReplicationReader<'_> {
+        super::replication::ReplicationReader {
+            replication: &self.replication,
+            guests: &self.guests,
+            storage: &self.storage,
+            nodes: &self.nodes,
+        }
+    }
+
     /// The areas a guest's permission checks read.
     pub fn perms(&self) -> super::guest_perm::Perms<'_> {
         super::guest_perm::Perms {
@@ -627,7 +652,7 @@ impl Cluster {
     /// Ends every task due by `now_ms` (see [`Cluster::advance`]).
     fn advance_tasks(&mut self, now_ms: i64) {
         self.run_due_jobs(now_ms);
-        self.run_replication(now_ms);
+        self.replication_ops().run_replication(now_ms);
         // pvescheduler's realm syncs: root@pam's tasks on the local node.
         for (worker, at_ms) in self.access.due_realm_syncs(now_ms) {
             let node = self.nodes.local().to_string();

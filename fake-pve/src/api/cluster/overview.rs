@@ -105,7 +105,7 @@ fn guest_overview(c: &Cluster, item: &Value, now_ms: i64) -> Value {
     let agent_up = c
         .guests()
         .get(&vmid)
-        .is_some_and(|vm| c.agent_available(vm.node(), vmid, now_ms).is_ok());
+        .is_some_and(|vm| c.guests.agent_available(vm.node(), vmid, now_ms).is_ok());
     let Some(extras) = crate::model::overview::vm_extras(c.guests(), vmid, agent_up) else {
         return g;
     };

@@ -108,7 +108,7 @@ fn create(ctx: &Ctx<'_>) -> Result<Reply> {
     check_replicate(ctx, &id)?;
     let up = job_update(ctx)?;
     let now = ctx.now();
-    ctx.with(|c| c.create_replication_job(&id, &up, now))?;
+    ctx.with(|c| c.replication_ops().create_replication_job(&id, &up, now))?;
     Ok(Value::Null.into())
 }
 
@@ -117,7 +117,7 @@ fn update(ctx: &Ctx<'_>) -> Result<Reply> {
     let id = ctx.param("id")?;
     check_replicate(ctx, &id)?;
     let up = job_update(ctx)?;
-    ctx.with(|c| c.update_replication_job(&id, &up))?;
+    ctx.with(|c| c.replication_ops().update_replication_job(&id, &up))?;
     Ok(Value::Null.into())
 }
 
@@ -128,7 +128,7 @@ fn delete_job(ctx: &Ctx<'_>) -> Result<Reply> {
     check_replicate(ctx, &id)?;
     let keep = ctx.params.bool("keep")?.unwrap_or(false);
     let force = ctx.params.bool("force")?.unwrap_or(false);
-    ctx.with(|c| c.delete_replication_job(&id, keep, force))?;
+    ctx.with(|c| c.replication_ops().delete_replication_job(&id, keep, force))?;
     Ok(Value::Null.into())
 }
 
@@ -147,12 +147,13 @@ fn status(ctx: &Ctx<'_>) -> Result<Reply> {
         .and_then(|n| u32::try_from(n).ok());
     let who = ctx.who()?;
     let rows = ctx.with(|c| {
-        c.replication_status(&node, guest, |g| {
-            c.access().has_priv(who, &format!("/vms/{g}"), "VM.Audit")
-        })
-        .iter()
-        .map(view::status_line)
-        .collect::<Vec<_>>()
+        c.replication_reader()
+            .replication_status(&node, guest, |g| {
+                c.access().has_priv(who, &format!("/vms/{g}"), "VM.Audit")
+            })
+            .iter()
+            .map(view::status_line)
+            .collect::<Vec<_>>()
     });
     Ok(Value::Array(rows).into())
 }
@@ -170,7 +171,7 @@ fn job_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?;
     Ok(ctx
         .with(|c| {
-            let line = c.replication_job_status(&node, &id)?;
+            let line = c.replication_reader().replication_job_status(&node, &id)?;
             c.access()
                 .check_perm(who, &format!("/vms/{}", line.job.guest()), &["VM.Audit"])?;
             Ok::<_, Error>(view::status_line(&line))
@@ -199,7 +200,9 @@ fn read_job_log(ctx: &Ctx<'_>) -> Result<Reply> {
         {
             return Err(Error::Forbidden("Permission check failed".into()));
         }
-        let (lines, total) = c.replication_log(&node, &id, start, limit)?;
+        let (lines, total) = c
+            .replication_reader()
+            .replication_log(&node, &id, start, limit)?;
         Ok((view::log(&lines), total))
     })?;
     Ok(Reply {
@@ -215,6 +218,6 @@ fn schedule_now(ctx: &Ctx<'_>) -> Result<Reply> {
     node_of(ctx)?;
     let id = ctx.param("id")?;
     check_replicate(ctx, &id)?;
-    ctx.with(|c| c.replication_schedule_now(&id))?;
+    ctx.with(|c| c.replication_ops().replication_schedule_now(&id))?;
     Ok(Value::Null.into())
 }

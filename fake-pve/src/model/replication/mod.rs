@@ -11,6 +11,7 @@
 //! live in [`run`], where they read the guests and storages.
 
 pub mod run;
+pub use run::{ReplicationOps, ReplicationReader};
 
 use std::collections::BTreeMap;
 

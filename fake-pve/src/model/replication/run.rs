@@ -5,7 +5,7 @@
 
 use super::{Job, JobState, JobUpdate, StatusLine};
 use crate::model::qemu::{drive_file, is_drive_key};
-use crate::model::{Cluster, Error, NodeStatus, Result};
+use crate::model::{Error, NodeStatus, Result};
 
 /// What a run needs to know of a guest.
 #[derive(Debug, Clone)]
@@ -77,14 +77,39 @@ fn ssh_cmd(target: &str, ip: &str) -> String {
     )
 }
 
-impl Cluster {
-    /// The replication configuration and state.
-    pub fn replication(&self) -> &super::Replication {
-        &self.replication
-    }
+/// The areas a replication reads and changes: `replication.cfg` with the
+/// jobs' state and logs, the guests and the storages it copies from, and
+/// the members. Built by
+/// [`Cluster::replication_ops`](crate::model::cluster::Cluster::replication_ops).
+pub struct ReplicationOps<'a> {
+    /// The jobs, their state and logs.
+    pub(in crate::model) replication: &'a mut super::Replication,
+    /// The guests.
+    pub(in crate::model) guests: &'a crate::model::guests::Guests,
+    /// The storages.
+    pub(in crate::model) storage: &'a crate::model::storage::Storages,
+    /// The members.
+    pub(in crate::model) nodes: &'a crate::model::nodes::Nodes,
+}
 
+/// What the replication answers read: the jobs with their state and
+/// logs, the guests, the storages and the members. Built by
+/// [`Cluster::replication_reader`](crate::model::cluster::Cluster::replication_reader).
+#[derive(Clone, Copy)]
+pub struct ReplicationReader<'a> {
+    /// The jobs, their state and logs.
+    pub(in crate::model) replication: &'a super::Replication,
+    /// The guests.
+    pub(in crate::model) guests: &'a crate::model::guests::Guests,
+    /// The storages.
+    pub(in crate::model) storage: &'a crate::model::storage::Storages,
+    /// The members.
+    pub(in crate::model) nodes: &'a crate::model::nodes::Nodes,
+}
+
+impl<'a> ReplicationReader<'a> {
     /// A guest as replication sees it.
-    pub fn replication_guest(&self, vmid: u32) -> Option<GuestInfo> {
+    pub fn replication_guest(self, vmid: u32) -> Option<GuestInfo> {
         if let Some(vm) = self.guests.get(&vmid) {
             let running = if vm.running() { 10_000 + vmid } else { 0 };
             let agent = vm
@@ -125,7 +150,7 @@ impl Cluster {
     /// `get_replicatable_volumes` (not for cleanup): the local volumes
     /// of images the guest owns, each on a storage with the `replicate`
     /// feature (ZFS pools), sorted by volid.
-    fn replicatable_volumes(&self, vmid: u32, g: &GuestInfo) -> Result<Vec<RepVolume>> {
+    fn replicatable_volumes(self, vmid: u32, g: &GuestInfo) -> Result<Vec<RepVolume>> {
         let mut out = Vec::new();
         for (key, value) in &g.volumes {
             let cdrom = value.split(',').any(|p| p == "media=cdrom");
@@ -190,46 +215,7 @@ impl Cluster {
         Ok(out)
     }
 
-    /// `POST /cluster/replication`: the checks of PVE's `create` in its
-    /// order, then the job is written with its `source`.
-    ///
-    /// # Errors
-    /// `Guest '100' does not exist.`, `Target 'x' does not exist.`,
-    /// `Source 'x' does not match current node of guest '100' (pve)`,
-    /// `Source and target must not be identical`, the volume checks
-    /// (`missing replicate feature on volume '...'`, `No replicatable
-    /// volumes found`), and those of the file.
-    pub fn create_replication_job(&mut self, id: &str, up: &JobUpdate, now: i64) -> Result<()> {
-        let (guest, _) = super::parse_job_id(id)?;
-        let Some(info) = self.replication_guest(guest) else {
-            return Err(Error::not_found(format!("Guest '{guest}' does not exist.")));
-        };
-        let target = up.target.clone().unwrap_or_default();
-        if !self.nodes.contains(&target) {
-            return Err(Error::not_found(format!(
-                "Target '{target}' does not exist."
-            )));
-        }
-        if let Some(src) = &up.source
-            && *src != info.node
-        {
-            return Err(Error::failed(format!(
-                "Source '{src}' does not match current node of guest '{guest}' ({})",
-                info.node
-            )));
-        }
-        if target == info.node {
-            return Err(Error::failed("Source and target must not be identical"));
-        }
-        if self.replicatable_volumes(guest, &info)?.is_empty() {
-            return Err(Error::failed("No replicatable volumes found"));
-        }
-        let mut up = up.clone();
-        up.source = Some(info.node.clone());
-        self.replication.create(id, &up, now)
-    }
-
-    fn node_online(&self, name: &str) -> bool {
+    fn node_online(self, name: &str) -> bool {
         self.nodes
             .get(name)
             .is_some_and(|n| n.status == NodeStatus::Online)
@@ -238,7 +224,7 @@ impl Cluster {
     /// `job_status(1)` on `node`: the jobs of the guests on it, with
     /// their guest type and next sync (jobs whose target is the node
     /// itself are left out unless marked for removal).
-    fn node_jobs(&self, node: &str) -> Vec<(String, Job, &'static str, i64)> {
+    fn node_jobs(self, node: &str) -> Vec<(String, Job, &'static str, i64)> {
         let mut out = Vec::new();
         for (id, job) in self.replication.jobs() {
             let Some(g) = self.replication_guest(job.guest()) else {
@@ -261,7 +247,7 @@ impl Cluster {
     /// `GET /nodes/{node}/replication`: the node's jobs the caller may
     /// see (`visible` on the guest), optionally of one guest.
     pub fn replication_status(
-        &self,
+        self,
         node: &str,
         guest: Option<u32>,
         visible: impl Fn(u32) -> bool,
@@ -279,12 +265,96 @@ impl Cluster {
     ///
     /// # Errors
     /// `no such replication job 'x'` for a job that is not the node's.
-    pub fn replication_job_status(&self, node: &str, id: &str) -> Result<StatusLine> {
+    pub fn replication_job_status(self, node: &str, id: &str) -> Result<StatusLine> {
         self.node_jobs(node)
             .into_iter()
             .find(|(i, ..)| i == id)
             .map(|(id, j, t, next)| self.replication.status_line(id, j, t, next))
             .ok_or_else(|| Error::not_found(format!("no such replication job '{id}'")))
+    }
+
+    /// `GET /nodes/{node}/replication/{id}/log` as `dump_logfile` reads
+    /// the node's log of the job: the lines `(n, t)` and the line count
+    /// (`limit` 0 reads to the end).
+    ///
+    /// # Errors
+    /// `no such replication job 'x'`.
+    pub fn replication_log(
+        self,
+        node: &str,
+        id: &str,
+        start: usize,
+        limit: usize,
+    ) -> Result<(Vec<(usize, &'a str)>, usize)> {
+        if self.replication.job(id).is_none() {
+            return Err(Error::not_found(format!("no such replication job '{id}'")));
+        }
+        let Some(lines) = self.replication.log(node, id) else {
+            return Ok((
+                vec![(1, "unable to open file - No such file or directory")],
+                1,
+            ));
+        };
+        let take = if limit == 0 { usize::MAX } else { limit };
+        let items = lines
+            .iter()
+            .enumerate()
+            .skip(start)
+            .take(take)
+            .map(|(i, t)| (i + 1, t.as_str()))
+            .collect();
+        Ok((items, lines.len()))
+    }
+}
+
+impl ReplicationOps<'_> {
+    /// The same areas, to read.
+    fn reader(&self) -> ReplicationReader<'_> {
+        ReplicationReader {
+            replication: self.replication,
+            guests: self.guests,
+            storage: self.storage,
+            nodes: self.nodes,
+        }
+    }
+
+    /// `POST /cluster/replication`: the checks of PVE's `create` in its
+    /// order, then the job is written with its `source`.
+    ///
+    /// # Errors
+    /// `Guest '100' does not exist.`, `Target 'x' does not exist.`,
+    /// `Source 'x' does not match current node of guest '100' (pve)`,
+    /// `Source and target must not be identical`, the volume checks
+    /// (`missing replicate feature on volume '...'`, `No replicatable
+    /// volumes found`), and those of the file.
+    pub fn create_replication_job(&mut self, id: &str, up: &JobUpdate, now: i64) -> Result<()> {
+        let (guest, _) = super::parse_job_id(id)?;
+        let Some(info) = self.reader().replication_guest(guest) else {
+            return Err(Error::not_found(format!("Guest '{guest}' does not exist.")));
+        };
+        let target = up.target.clone().unwrap_or_default();
+        if !self.nodes.contains(&target) {
+            return Err(Error::not_found(format!(
+                "Target '{target}' does not exist."
+            )));
+        }
+        if let Some(src) = &up.source
+            && *src != info.node
+        {
+            return Err(Error::failed(format!(
+                "Source '{src}' does not match current node of guest '{guest}' ({})",
+                info.node
+            )));
+        }
+        if target == info.node {
+            return Err(Error::failed("Source and target must not be identical"));
+        }
+        if self.reader().replicatable_volumes(guest, &info)?.is_empty() {
+            return Err(Error::failed("No replicatable volumes found"));
+        }
+        let mut up = up.clone();
+        up.source = Some(info.node.clone());
+        self.replication.create(id, &up, now)
     }
 
     /// `POST .../schedule_now`.
@@ -327,7 +397,7 @@ impl Cluster {
                 .nodes
                 .iter()
                 .filter(|n| n.status == NodeStatus::Online)
-                .flat_map(|n| self.node_jobs(&n.name))
+                .flat_map(|n| self.reader().node_jobs(&n.name))
                 .filter(|(_, j, ..)| !j.disabled() || j.remove_job().is_some())
                 .filter(|(.., next)| *next > 0)
                 .map(|(id, j, _, next)| {
@@ -368,7 +438,7 @@ impl Cluster {
     /// One run of a job at `t` (`run_replication_nolock`): the state's
     /// start, the log, the outcome.
     fn replicate_job(&mut self, id: &str, job: &Job, t: i64) {
-        let Some(g) = self.replication_guest(job.guest()) else {
+        let Some(g) = self.reader().replication_guest(job.guest()) else {
             return;
         };
         let mut st = self.replication.state(job);
@@ -426,10 +496,11 @@ impl Cluster {
         // A removal looks for volumes as `cleanup` does: without refusing
         // any.
         let vols = if job.remove_job().is_some() {
-            self.replicatable_volumes(job.guest(), g)
+            self.reader()
+                .replicatable_volumes(job.guest(), g)
                 .unwrap_or_default()
         } else {
-            self.replicatable_volumes(job.guest(), g)?
+            self.reader().replicatable_volumes(job.guest(), g)?
         };
         let guest_name = if g.vmtype == "qemu" { "VM" } else { "CT" };
         log(format!(
@@ -457,7 +528,7 @@ impl Cluster {
                 ssh_cmd(job.target(), &target_ip)
             ))
         };
-        let target_online = self.node_online(job.target());
+        let target_online = self.reader().node_online(job.target());
         if let Some(mode) = job.remove_job() {
             log(format!("start job removal - mode '{mode}'"));
             if mode == "full" && job.target() != g.node && !target_online {
@@ -564,38 +635,5 @@ impl Cluster {
             }
         }
         Ok((secs * 1000.0).round() / 1000.0)
-    }
-
-    /// `GET /nodes/{node}/replication/{id}/log` as `dump_logfile` reads
-    /// the node's log of the job: the lines `(n, t)` and the line count
-    /// (`limit` 0 reads to the end).
-    ///
-    /// # Errors
-    /// `no such replication job 'x'`.
-    pub fn replication_log(
-        &self,
-        node: &str,
-        id: &str,
-        start: usize,
-        limit: usize,
-    ) -> Result<(Vec<(usize, &str)>, usize)> {
-        if self.replication.job(id).is_none() {
-            return Err(Error::not_found(format!("no such replication job '{id}'")));
-        }
-        let Some(lines) = self.replication.log(node, id) else {
-            return Ok((
-                vec![(1, "unable to open file - No such file or directory")],
-                1,
-            ));
-        };
-        let take = if limit == 0 { usize::MAX } else { limit };
-        let items = lines
-            .iter()
-            .enumerate()
-            .skip(start)
-            .take(take)
-            .map(|(i, t)| (i + 1, t.as_str()))
-            .collect();
-        Ok((items, lines.len()))
     }
 }

@@ -18,7 +18,8 @@ fn up() -> World {
 
 fn cmd(w: &mut World, vmid: u32, c: &str) -> Result<Value, crate::model::Error> {
     let now = w.now_ms;
-    w.c.agent_command("pve", vmid, c, &BTreeMap::new(), now)
+    w.c.guests
+        .agent_command("pve", vmid, c, &BTreeMap::new(), now)
 }
 
 #[rstest]
@@ -87,7 +88,7 @@ fn the_agent_answers_once_the_guest_has_booted(mut up: World) {
 
 #[rstest]
 fn a_guest_may_boot_faster(mut up: World) {
-    up.c.guest_mut(101).boot_delay_ms = Some(0);
+    up.c.guests.agent_mut(101).boot_delay_ms = Some(0);
     up.qm("qmstop", 101, QemuOp::Stop { skiplock: false });
     up.qm("qmstart", 101, QemuOp::Start { skiplock: false });
     assert!(cmd(&mut up, 101, "ping").is_ok());
@@ -166,7 +167,10 @@ fn freezing_disables_writes_until_thawed(mut up: World) {
     );
     let now = up.now_ms;
     assert_eq!(
-        refused(up.c.agent_exec("pve", 101, &["true".to_string()], None, now)),
+        refused(
+            up.c.guests
+                .agent_exec("pve", 101, &["true".to_string()], None, now)
+        ),
         (
             500,
             "Agent error: Command guest-exec has been disabled: the agent is in frozen state"
@@ -186,31 +190,37 @@ fn exec_and_its_status(mut up: World) {
     let now = up.now_ms;
     let argv = |s: &[&str]| s.iter().map(|x| (*x).to_string()).collect::<Vec<_>>();
     let pid =
-        up.c.agent_exec("pve", 101, &argv(&["echo", "hi", "there"]), None, now)
+        up.c.guests
+            .agent_exec("pve", 101, &argv(&["echo", "hi", "there"]), None, now)
             .expect("ok")["pid"]
             .as_u64()
             .and_then(|p| u32::try_from(p).ok())
             .expect("pid");
     assert_eq!(
-        up.c.agent_exec_status("pve", 101, pid, now).expect("ok"),
+        up.c.guests
+            .agent_exec_status("pve", 101, pid, now)
+            .expect("ok"),
         json!({"exited": 1, "exitcode": 0, "out-data": "hi there\n"})
     );
     let pid =
-        up.c.agent_exec("pve", 101, &argv(&["false"]), None, now)
+        up.c.guests
+            .agent_exec("pve", 101, &argv(&["false"]), None, now)
             .expect("ok")["pid"]
             .as_u64()
             .and_then(|p| u32::try_from(p).ok())
             .expect("pid");
     assert_eq!(
-        up.c.agent_exec_status("pve", 101, pid, now).expect("ok")["exitcode"],
+        up.c.guests
+            .agent_exec_status("pve", 101, pid, now)
+            .expect("ok")["exitcode"],
         json!(1)
     );
     assert_eq!(
-        refused(up.c.agent_exec_status("pve", 101, 4242, now)),
+        refused(up.c.guests.agent_exec_status("pve", 101, 4242, now)),
         (500, "Agent error: Invalid parameter 'pid'".into())
     );
     assert_eq!(
-        refused(up.c.agent_exec("pve", 101, &[], None, now)),
+        refused(up.c.guests.agent_exec("pve", 101, &[], None, now)),
         (500, "command or input-data (or both) required".into())
     );
 }
@@ -218,21 +228,25 @@ fn exec_and_its_status(mut up: World) {
 #[rstest]
 fn files_written_can_be_read_back(mut up: World) {
     let now = up.now_ms;
-    up.c.agent_file_write("pve", 101, "/etc/motd", "aGVsbG8gd29ybGQ=", false, now)
+    up.c.guests
+        .agent_file_write("pve", 101, "/etc/motd", "aGVsbG8gd29ybGQ=", false, now)
         .expect("written");
     let r =
-        up.c.agent_file_read("pve", 101, "/etc/motd", None, 0, true, now)
+        up.c.guests
+            .agent_file_read("pve", 101, "/etc/motd", None, 0, true, now)
             .expect("read");
     assert_eq!(r, json!({"content": "hello world", "bytes-read": 11}));
     let part =
-        up.c.agent_file_read("pve", 101, "/etc/motd", Some(5), 0, true, now)
+        up.c.guests
+            .agent_file_read("pve", 101, "/etc/motd", Some(5), 0, true, now)
             .expect("read");
     assert_eq!(
         part,
         json!({"content": "hello", "bytes-read": 5, "truncated": 1})
     );
     let b64 =
-        up.c.agent_file_read("pve", 101, "/etc/motd", None, 6, false, now)
+        up.c.guests
+            .agent_file_read("pve", 101, "/etc/motd", None, 6, false, now)
             .expect("read");
     assert_eq!(b64["content"], json!("d29ybGQ="));
 }
@@ -241,7 +255,10 @@ fn files_written_can_be_read_back(mut up: World) {
 fn reading_a_missing_file(mut up: World) {
     let now = up.now_ms;
     assert_eq!(
-        refused(up.c.agent_file_read("pve", 101, "/nope", None, 0, true, now)),
+        refused(
+            up.c.guests
+                .agent_file_read("pve", 101, "/nope", None, 0, true, now)
+        ),
         (
             500,
             "Agent error: failed to open file '/nope' (mode: 'r'): No such file or directory"
@@ -258,7 +275,10 @@ fn reading_a_missing_file(mut up: World) {
 fn a_bad_base64_write(mut up: World) {
     let now = up.now_ms;
     assert_eq!(
-        refused(up.c.agent_file_write("pve", 101, "/f", "%%%", false, now)),
+        refused(
+            up.c.guests
+                .agent_file_write("pve", 101, "/f", "%%%", false, now)
+        ),
         (
             500,
             "Agent error: Guest agent command failed, error was 'base64 decode failed'".into()
@@ -277,11 +297,15 @@ fn set_user_password_knows_root_and_listed_users(mut up: World) {
         .into()
     };
     assert!(
-        up.c.agent_command("pve", 101, "set-user-password", &args("root"), now)
+        up.c.guests
+            .agent_command("pve", 101, "set-user-password", &args("root"), now)
             .is_ok()
     );
     assert_eq!(
-        refused(up.c.agent_command("pve", 101, "set-user-password", &args("ghost"), now)),
+        refused(
+            up.c.guests
+                .agent_command("pve", 101, "set-user-password", &args("ghost"), now)
+        ),
         (
             500,
             "Agent error: child process has failed to set user password".into()

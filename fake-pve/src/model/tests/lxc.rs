@@ -737,7 +737,7 @@ fn interfaces_come_from_the_config_or_the_control_api() {
     assert_eq!(made[1]["name"], json!("eth0"));
     assert_eq!(made[1]["inet"], json!("10.0.0.202/24"));
     assert_eq!(made[1]["hwaddr"], made[1]["hardware-address"]);
-    w.c.guest_mut(200).interfaces = Some(json!([{
+    w.c.guests.agent_mut(200).interfaces = Some(json!([{
         "name": "eth0",
         "hardware-address": "bc:24:11:00:00:09",
         "ip-addresses": [{ "ip-address": "192.0.2.7", "ip-address-type": "ipv4", "prefix": 24 }],

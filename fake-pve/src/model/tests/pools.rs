@@ -204,7 +204,7 @@ fn resources_show_the_pool_and_its_member(pooled: World) {
 
 #[rstest]
 fn a_pool_lists_its_members(pooled: World) {
-    let v = pooled.c.pool_view("dev", None, super::T0).expect("view");
+    let v = crate::api::pools::pool_view(&pooled.c, "dev", None, super::T0).expect("view");
     assert_eq!(v["comment"], "Development");
     let ids: Vec<&str> = v["members"]
         .as_array()
@@ -213,13 +213,16 @@ fn a_pool_lists_its_members(pooled: World) {
         .map(|m| m["id"].as_str().expect("id"))
         .collect();
     assert_eq!(ids, ["qemu/100", "storage/pve/local"]);
-    let only = pooled
-        .c
-        .pool_view("dev", Some("storage"), super::T0)
-        .expect("view");
+    let only =
+        crate::api::pools::pool_view(&pooled.c, "dev", Some("storage"), super::T0).expect("view");
     assert_eq!(only["members"].as_array().map(Vec::len), Some(1));
     assert_eq!(
-        refused(pooled.c.pool_view("nope", None, super::T0)),
+        refused(crate::api::pools::pool_view(
+            &pooled.c,
+            "nope",
+            None,
+            super::T0
+        )),
         (500, "pool 'nope' does not exist".into())
     );
 }

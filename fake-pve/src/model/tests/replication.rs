@@ -63,7 +63,8 @@ fn to(target: &str) -> JobUpdate {
 }
 
 fn status(w: &World, node: &str) -> Vec<serde_json::Value> {
-    w.c.replication_status(node, None, |_| true)
+    w.c.replication_reader()
+        .replication_status(node, None, |_| true)
         .iter()
         .map(view::status_line)
         .collect()
@@ -83,7 +84,9 @@ fn log_of(
     start: usize,
     limit: usize,
 ) -> crate::model::Result<(Vec<serde_json::Value>, usize)> {
-    let (lines, total) = w.c.replication_log(node, id, start, limit)?;
+    let (lines, total) =
+        w.c.replication_reader()
+            .replication_log(node, id, start, limit)?;
     Ok((view::log(&lines), total))
 }
 
@@ -116,7 +119,10 @@ fn job_ids_parse(#[case] id: &str, #[case] want: Result<(u32, u64), &str>) {
 #[case("555-0", "pve2", "Guest '555' does not exist.")]
 fn create_refusals(#[case] id: &str, #[case] target: &str, #[case] msg: &str) {
     let mut w = world();
-    let (code, m) = refused(w.c.create_replication_job(id, &to(target), T0));
+    let (code, m) = refused(
+        w.c.replication_ops()
+            .create_replication_job(id, &to(target), T0),
+    );
     assert_eq!((code, m.as_str()), (500, msg));
 }
 
@@ -128,7 +134,11 @@ fn a_source_must_be_the_guests_node() {
         ..to("pve2")
     };
     assert_eq!(
-        refused(w.c.create_replication_job("100-0", &up, T0)).1,
+        refused(
+            w.c.replication_ops()
+                .create_replication_job("100-0", &up, T0)
+        )
+        .1,
         "Source 'pve2' does not match current node of guest '100' (pve1)"
     );
 }
@@ -136,17 +146,27 @@ fn a_source_must_be_the_guests_node() {
 #[test]
 fn one_job_per_guest_and_target() {
     let mut w = world();
-    w.c.create_replication_job("100-0", &to("pve2"), T0)
+    w.c.replication_ops()
+        .create_replication_job("100-0", &to("pve2"), T0)
         .expect("created");
     assert_eq!(
-        refused(w.c.create_replication_job("100-0", &to("pve3"), T0)).1,
+        refused(
+            w.c.replication_ops()
+                .create_replication_job("100-0", &to("pve3"), T0)
+        )
+        .1,
         "replication job '100-0' already exists"
     );
     assert_eq!(
-        refused(w.c.create_replication_job("100-1", &to("pve2"), T0)).1,
+        refused(
+            w.c.replication_ops()
+                .create_replication_job("100-1", &to("pve2"), T0)
+        )
+        .1,
         "replication job for guest '100' to target 'local/pve2' already exists"
     );
-    w.c.create_replication_job("100-1", &to("pve3"), T0)
+    w.c.replication_ops()
+        .create_replication_job("100-1", &to("pve3"), T0)
         .expect("another target");
     let job = read(&w, "100-0").expect("reads");
     assert_eq!(job["source"], "pve1");
@@ -158,7 +178,8 @@ fn one_job_per_guest_and_target() {
 #[test]
 fn a_new_job_runs_at_the_next_minute_and_then_on_its_schedule() {
     let mut w = world();
-    w.c.create_replication_job("100-0", &to("pve2"), w.now())
+    w.c.replication_ops()
+        .create_replication_job("100-0", &to("pve2"), w.now_ms / 1000)
         .expect("created");
     let before = status(&w, "pve1");
     assert_eq!(before.len(), 1);
@@ -208,7 +229,8 @@ fn a_new_job_runs_at_the_next_minute_and_then_on_its_schedule() {
 #[test]
 fn an_offline_target_fails_and_is_not_retried_until_it_is_back() {
     let mut w = world();
-    w.c.create_replication_job("103-0", &to("pve3"), w.now())
+    w.c.replication_ops()
+        .create_replication_job("103-0", &to("pve3"), w.now_ms / 1000)
         .expect("created");
     w.tick(60_000);
     let s = &status(&w, "pve1")[0];
@@ -245,7 +267,8 @@ fn disabled_jobs_are_listed_but_do_not_run() {
         disable: Some(true),
         ..to("pve2")
     };
-    w.c.create_replication_job("100-0", &up, w.now())
+    w.c.replication_ops()
+        .create_replication_job("100-0", &up, w.now_ms / 1000)
         .expect("created");
     w.tick(120_000);
     let s = &status(&w, "pve1")[0];
@@ -260,17 +283,20 @@ fn schedule_now_makes_a_job_due_at_once() {
         schedule: Some("daily".into()),
         ..to("pve2")
     };
-    w.c.create_replication_job("100-0", &up, w.now())
+    w.c.replication_ops()
+        .create_replication_job("100-0", &up, w.now_ms / 1000)
         .expect("created");
     w.tick(60_000);
     let first = status(&w, "pve1")[0]["last_sync"].as_i64().expect("ran");
     assert!(first > 0);
-    w.c.replication_schedule_now("100-0").expect("scheduled");
+    w.c.replication_ops()
+        .replication_schedule_now("100-0")
+        .expect("scheduled");
     assert_eq!(status(&w, "pve1")[0]["last_try"], 0);
     w.tick(60_000);
     assert_eq!(status(&w, "pve1")[0]["last_sync"], first + 60);
     assert_eq!(
-        refused(w.c.replication_schedule_now("100-9")).1,
+        refused(w.c.replication_ops().replication_schedule_now("100-9")).1,
         "no such replication job '100-9'"
     );
 }
@@ -278,10 +304,12 @@ fn schedule_now_makes_a_job_due_at_once() {
 #[test]
 fn delete_marks_for_removal_and_the_next_run_removes_the_job() {
     let mut w = world();
-    w.c.create_replication_job("100-0", &to("pve2"), w.now())
+    w.c.replication_ops()
+        .create_replication_job("100-0", &to("pve2"), w.now_ms / 1000)
         .expect("created");
     w.tick(60_000);
-    w.c.delete_replication_job("100-0", false, false)
+    w.c.replication_ops()
+        .delete_replication_job("100-0", false, false)
         .expect("marked");
     assert_eq!(
         read(&w, "100-0").expect("still there")["remove_job"],
@@ -294,14 +322,22 @@ fn delete_marks_for_removal_and_the_next_run_removes_the_job() {
     );
     assert!(status(&w, "pve1").is_empty());
     assert_eq!(
-        refused(w.c.delete_replication_job("100-0", false, false)).1,
+        refused(
+            w.c.replication_ops()
+                .delete_replication_job("100-0", false, false)
+        )
+        .1,
         "no such job '100-0'"
     );
     assert_eq!(
-        refused(w.c.delete_replication_job("100-0", true, true)),
+        refused(
+            w.c.replication_ops()
+                .delete_replication_job("100-0", true, true)
+        ),
         (400, "keep: conflicts with parameter 'force'".into())
     );
-    w.c.delete_replication_job("100-0", false, true)
+    w.c.replication_ops()
+        .delete_replication_job("100-0", false, true)
         .expect("force on a missing job is quiet");
 }
 
@@ -310,13 +346,17 @@ fn delete_marks_for_removal_and_the_next_run_removes_the_job() {
 #[case(&["bogus"], "no such option 'bogus'")]
 fn update_refusals(#[case] delete: &[&str], #[case] msg: &str) {
     let mut w = world();
-    w.c.create_replication_job("100-0", &to("pve2"), T0)
+    w.c.replication_ops()
+        .create_replication_job("100-0", &to("pve2"), T0)
         .expect("created");
     let up = JobUpdate {
         delete: delete.iter().map(|s| (*s).to_string()).collect(),
         ..JobUpdate::default()
     };
-    assert_eq!(refused(w.c.update_replication_job("100-0", &up)).1, msg);
+    assert_eq!(
+        refused(w.c.replication_ops().update_replication_job("100-0", &up)).1,
+        msg
+    );
 }
 
 #[test]
@@ -326,7 +366,8 @@ fn update_sets_deletes_and_checks_the_digest() {
         comment: Some("nightly".into()),
         ..to("pve2")
     };
-    w.c.create_replication_job("100-0", &up, T0)
+    w.c.replication_ops()
+        .create_replication_job("100-0", &up, T0)
         .expect("created");
     let digest = w.c.replication().digest();
     let up = JobUpdate {
@@ -336,7 +377,9 @@ fn update_sets_deletes_and_checks_the_digest() {
         digest: Some(digest.clone()),
         ..JobUpdate::default()
     };
-    w.c.update_replication_job("100-0", &up).expect("updated");
+    w.c.replication_ops()
+        .update_replication_job("100-0", &up)
+        .expect("updated");
     let job = read(&w, "100-0").expect("reads");
     assert_eq!(job["rate"], 10.5);
     assert_eq!(job["schedule"], "*/30");
@@ -346,11 +389,19 @@ fn update_sets_deletes_and_checks_the_digest() {
         ..JobUpdate::default()
     };
     assert_eq!(
-        refused(w.c.update_replication_job("100-0", &stale)).1,
+        refused(
+            w.c.replication_ops()
+                .update_replication_job("100-0", &stale)
+        )
+        .1,
         "detected modified configuration - file changed by other user? Try again."
     );
     assert_eq!(
-        refused(w.c.update_replication_job("100-5", &JobUpdate::default())).1,
+        refused(
+            w.c.replication_ops()
+                .update_replication_job("100-5", &JobUpdate::default())
+        )
+        .1,
         "no such job '100-5'"
     );
 }
@@ -358,7 +409,8 @@ fn update_sets_deletes_and_checks_the_digest() {
 #[test]
 fn a_job_whose_guest_went_to_the_target_is_not_listed() {
     let mut w = World::from_yaml_v(REPL, PveVersion::V8_4);
-    w.c.create_replication_job("100-0", &to("pve2"), T0)
+    w.c.replication_ops()
+        .create_replication_job("100-0", &to("pve2"), T0)
         .expect("created");
     if let Some(vm) = w.c.guests.get_mut(&100) {
         vm.node = "pve2".into();
@@ -366,7 +418,11 @@ fn a_job_whose_guest_went_to_the_target_is_not_listed() {
     assert!(status(&w, "pve1").is_empty());
     assert!(status(&w, "pve2").is_empty());
     assert_eq!(
-        refused(w.c.replication_job_status("pve2", "100-0")).1,
+        refused(
+            w.c.replication_reader()
+                .replication_job_status("pve2", "100-0")
+        )
+        .1,
         "no such replication job '100-0'"
     );
 }
@@ -374,7 +430,8 @@ fn a_job_whose_guest_went_to_the_target_is_not_listed() {
 #[test]
 fn a_log_not_written_on_a_node_reads_as_a_missing_file() {
     let mut w = world();
-    w.c.create_replication_job("100-0", &to("pve2"), T0)
+    w.c.replication_ops()
+        .create_replication_job("100-0", &to("pve2"), T0)
         .expect("created");
     let (lines, total) = log_of(&w, "pve2", "100-0", 0, 50).expect("log");
     assert_eq!(total, 1);
