@@ -176,7 +176,7 @@ impl Export<'_> {
                 Some((format!("lxc/{}", c.vmid()), p, started, c.running()))
             })
             .collect();
-        let storages: Vec<(String, Value)> = self
+        let storages: Vec<(String, crate::model::storage::cfg::StorageStatus)> = self
             .storage
             .cfg()
             .iter()
@@ -246,8 +246,8 @@ impl Export<'_> {
                 out.push(gauge(gid, t, "disk_total", p["maxdisk"].clone()));
             }
             for (sid, st) in &storages {
-                out.push(gauge(sid, t, "disk_total", st["total"].clone()));
-                out.push(gauge(sid, t, "disk_used", st["used"].clone()));
+                out.push(gauge(sid, t, "disk_total", json!(st.total)));
+                out.push(gauge(sid, t, "disk_used", json!(st.used)));
             }
         }
         out

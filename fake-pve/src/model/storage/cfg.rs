@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::Storages;
 use super::no_such_storage;
@@ -32,7 +32,9 @@ fn required_options(kind: &str) -> &'static [&'static str] {
     }
 }
 
-fn always_shared(kind: &str) -> bool {
+/// Whether a plugin is always shared (network storages), whatever
+/// `shared` says.
+pub fn always_shared(kind: &str) -> bool {
     matches!(
         kind,
         "nfs" | "cifs" | "rbd" | "cephfs" | "iscsi" | "iscsidirect" | "zfs" | "drbd" | "pbs"
@@ -74,6 +76,55 @@ impl Storage {
     }
 }
 
+/// `storage_info` of one storage on a node: a row of
+/// `GET /nodes/{node}/storage`, and its `status`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StorageStatus {
+    /// The storage ID.
+    pub storage: String,
+    /// The plugin.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The content types, comma-separated.
+    pub content: String,
+    /// 1 when shared (always for network storages).
+    pub shared: u8,
+    /// 0 when disabled.
+    pub enabled: u8,
+    /// 1 when active (enabled here).
+    pub active: u8,
+    /// Bytes in all.
+    pub total: u64,
+    /// Bytes used.
+    pub used: u64,
+    /// Bytes free.
+    pub avail: u64,
+    /// `used / total`, where there is a total.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub used_fraction: Option<f64>,
+}
+
+/// A storage as `POST /storage` and `PUT /storage/{storage}` answer it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StorageRef {
+    /// The storage ID.
+    pub storage: String,
+    /// The plugin.
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+/// One point of a storage's `rrddata`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StoragePoint {
+    /// The step's start, epoch seconds.
+    pub time: i64,
+    /// Bytes in all.
+    pub total: u64,
+    /// Bytes used.
+    pub used: u64,
+}
+
 impl super::Storages {
     /// Bytes used on a storage as `node` sees it.
     pub fn used(&self, s: &Storage, node: &str) -> u64 {
@@ -82,7 +133,7 @@ impl super::Storages {
 
     /// `storage_info` of one storage on `node`, or `None` if the storage
     /// is not configured there or has none of `content`.
-    pub fn status(&self, s: &Storage, node: &str, content: Option<&str>) -> Option<Value> {
+    pub fn status(&self, s: &Storage, node: &str, content: Option<&str>) -> Option<StorageStatus> {
         if s.nodes
             .as_ref()
             .is_some_and(|n| !n.iter().any(|x| x == node))
@@ -101,21 +152,18 @@ impl super::Storages {
             (0, 0)
         };
         let avail = total.saturating_sub(used);
-        let mut v = json!({
-            "storage": s.storage,
-            "type": s.kind,
-            "content": s.content_text(),
-            "shared": u8::from(s.shared || always_shared(&s.kind)),
-            "enabled": u8::from(!s.disable),
-            "active": u8::from(active),
-            "total": total,
-            "used": used,
-            "avail": avail,
-        });
-        if total > 0 {
-            v["used_fraction"] = json!(used as f64 / total as f64);
-        }
-        Some(v)
+        Some(StorageStatus {
+            storage: s.storage.clone(),
+            kind: s.kind.clone(),
+            content: s.content_text(),
+            shared: u8::from(s.shared || always_shared(&s.kind)),
+            enabled: u8::from(!s.disable),
+            active: u8::from(active),
+            total,
+            used,
+            avail,
+            used_fraction: (total > 0).then(|| used as f64 / total as f64),
+        })
     }
 
     /// The SHA-1 of `storage.cfg`, as `digest`.
@@ -128,39 +176,11 @@ impl super::Storages {
         sha1_hex(text.as_bytes())
     }
 
-    /// One entry of `GET /storage`.
-    pub fn config_view(&self, s: &Storage) -> Value {
-        let mut v = json!({
-            "storage": s.storage,
-            "type": s.kind,
-            "content": s.content_text(),
-            "digest": self.digest(),
-        });
-        for (k, val) in &s.options {
-            v[k.as_str()] = match val.parse::<i64>() {
-                Ok(n) if matches!(k.as_str(), "sparse" | "krbd" | "saferemove" | "tagged_only") => {
-                    json!(n)
-                }
-                _ => json!(val),
-            };
-        }
-        if s.shared || always_shared(&s.kind) {
-            v["shared"] = json!(1);
-        }
-        if s.disable {
-            v["disable"] = json!(1);
-        }
-        if let Some(n) = &s.nodes {
-            v["nodes"] = json!(n.join(","));
-        }
-        v
-    }
-
     /// `POST /storage`: answers `{storage, type}`.
     ///
     /// # Errors
     /// `storage ID 'x' already defined`; unknown nodes.
-    pub fn create(&mut self, p: &BTreeMap<String, String>) -> Result<Value> {
+    pub fn create(&mut self, p: &BTreeMap<String, String>) -> Result<StorageRef> {
         let sid = p.get("storage").cloned().unwrap_or_default();
         let kind = p.get("type").cloned().unwrap_or_default();
         if let Some(k) = required_options(&kind)
@@ -188,7 +208,7 @@ impl super::Storages {
                 "create storage failed: storage ID '{sid}' already defined"
             )));
         }
-        Ok(json!({ "storage": sid, "type": kind }))
+        Ok(StorageRef { storage: sid, kind })
     }
 
     /// `PUT /storage/{storage}`.
@@ -201,7 +221,7 @@ impl super::Storages {
         sid: &str,
         p: &BTreeMap<String, String>,
         delete: &[String],
-    ) -> Result<Value> {
+    ) -> Result<StorageRef> {
         if let Some(d) = p.get("digest")
             && *d != self.digest()
         {
@@ -234,7 +254,10 @@ impl super::Storages {
             ))
         })?;
         apply_options(s, p, delete);
-        Ok(json!({ "storage": sid, "type": s.kind }))
+        Ok(StorageRef {
+            storage: sid.to_string(),
+            kind: s.kind.clone(),
+        })
     }
 
     /// `DELETE /storage/{storage}`.
@@ -251,7 +274,7 @@ impl super::Storages {
 
 /// The image formats a storage plugin declares (`plugindata`'s `format`),
 /// sorted, with the default; `None` where the plugin declares none.
-fn plugin_formats(kind: &str, v9: bool) -> Option<&'static [&'static str]> {
+pub fn plugin_formats(kind: &str, v9: bool) -> Option<&'static [&'static str]> {
     Some(match kind {
         "dir" => &["qcow2", "raw", "subvol", "vmdk"],
         "nfs" | "cifs" | "glusterfs" | "esxi" => &["qcow2", "raw", "vmdk"],
@@ -262,32 +285,6 @@ fn plugin_formats(kind: &str, v9: bool) -> Option<&'static [&'static str]> {
 }
 
 impl Storages {
-    /// What `GET /nodes/{node}/storage?format=1` adds to a storage's
-    /// entry: on 8.4 the plugin's `format` (`[{fmt: 1, ...}, default]`)
-    /// where it declares one; on 9.x also `formats` (`supported`,
-    /// `default`), raw-only for plugins without formats; and
-    /// `select_existing` for iSCSI.
-    pub fn add_format_info(&self, s: &Storage, entry: &mut Value, v9: bool) {
-        let declared = plugin_formats(&s.kind, v9);
-        let default = s
-            .options
-            .get("format")
-            .filter(|_| v9)
-            .cloned()
-            .unwrap_or_else(|| "raw".to_string());
-        if let Some(valid) = declared.or(v9.then_some(&["raw"][..])) {
-            let map: serde_json::Map<String, Value> =
-                valid.iter().map(|f| ((*f).to_string(), json!(1))).collect();
-            entry["format"] = json!([map, default]);
-            if v9 {
-                entry["formats"] = json!({ "supported": valid, "default": default });
-            }
-        }
-        if matches!(s.kind.as_str(), "iscsi" | "iscsidirect") {
-            entry["select_existing"] = json!(1);
-        }
-    }
-
     /// The RRD file of a storage on a node, as `rrddata` (`v9_layout`:
     /// `pve-storage-9.0` on 9.x) or `rrd` (always `pve2-storage`) opens it.
     pub fn storage_rrd_file(node: &str, sid: &str, v9_layout: bool) -> String {
@@ -304,7 +301,7 @@ impl Storages {
     ///
     /// # Errors
     /// `RRD error: opening '<file>': No such file or directory`.
-    pub fn storage_rrd_status(&self, node: &str, sid: &str, file: &str) -> Result<Value> {
+    pub fn storage_rrd_status(&self, node: &str, sid: &str, file: &str) -> Result<StorageStatus> {
         self.find(sid)
             .and_then(|s| self.status(s, node, None))
             .ok_or_else(|| {
@@ -327,15 +324,18 @@ impl Storages {
         timeframe: &str,
         now_ms: i64,
         v9: bool,
-    ) -> Result<Value> {
+    ) -> Result<Vec<StoragePoint>> {
         let status = self.storage_rrd_status(node, sid, &Self::storage_rrd_file(node, sid, v9))?;
         let (reso, count) = crate::model::qemu::rrd::setup(v9, timeframe);
         let ctime = reso * now_ms.div_euclid(1000).div_euclid(reso);
         let start = ctime - reso * count;
-        let points = (0..count)
-            .map(|i| json!({ "time": start + i * reso, "total": status["total"], "used": status["used"] }))
-            .collect();
-        Ok(Value::Array(points))
+        Ok((0..count)
+            .map(|i| StoragePoint {
+                time: start + i * reso,
+                total: status.total,
+                used: status.used,
+            })
+            .collect())
     }
 }
 

@@ -33,9 +33,12 @@ fn storage_create_answers_id_and_type(mut fresh: World) {
             ("path", "/mnt/pve/nfs1"),
         ]))
         .expect("created");
-    assert_eq!(v, json!({"storage": "nfs1", "type": "nfs"}));
+    assert_eq!(
+        crate::api::storage::view::storage_ref(&v),
+        json!({"storage": "nfs1", "type": "nfs"})
+    );
     let s = fresh.c.storage.existing("nfs1").expect("exists");
-    let view = fresh.c.storages().config_view(s);
+    let view = crate::api::storage::view::storage_config(fresh.c.storages(), s);
     assert_eq!(view["shared"], json!(1), "NFS is always shared");
     assert_eq!(view["server"], json!("192.0.2.5"));
 }
@@ -125,14 +128,14 @@ fn storage_status_counts_allocated_volumes(mut lab: World) {
     let s = lab.c.storage.existing("local-lvm").expect("s").clone();
     let before = lab.c.storage.status(&s, "pve", None).expect("status");
     // Seeded disks: 8G (100), 16G (101), 4G (900).
-    assert_eq!(before["used"], json!(28u64 << 30));
-    assert_eq!(before["total"], json!(200u64 << 30));
-    assert_eq!(before["avail"], json!(172u64 << 30));
+    assert_eq!(before.used, 28u64 << 30);
+    assert_eq!(before.total, 200u64 << 30);
+    assert_eq!(before.avail, 172u64 << 30);
     alloc(&mut lab, "local-lvm", 100, 2 << 30).expect("allocated");
     let after = lab.c.storage.status(&s, "pve", None).expect("status");
-    assert_eq!(after["used"], json!(30u64 << 30));
-    assert_eq!(after["active"], json!(1));
-    assert_eq!(after["enabled"], json!(1));
+    assert_eq!(after.used, 30u64 << 30);
+    assert_eq!(after.active, 1);
+    assert_eq!(after.enabled, 1);
 }
 
 #[rstest]
@@ -156,8 +159,5 @@ fn a_disabled_storage_reports_nothing_in_use(mut lab: World) {
     }
     let s = lab.c.storage.existing("local-lvm").expect("s");
     let st = lab.c.storage.status(s, "pve", None).expect("listed");
-    assert_eq!(
-        (st["active"].clone(), st["total"].clone()),
-        (json!(0), json!(0))
-    );
+    assert_eq!((st.active, st.total), (0, 0));
 }

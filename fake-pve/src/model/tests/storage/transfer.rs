@@ -424,9 +424,9 @@ fn notes_on_lvm_are_not_supported() {
 fn an_inactive_storage_has_no_used_fraction(lab: World) {
     let mut s = lab.c.storage.existing("local-lvm").expect("s").clone();
     let st = lab.c.storage.status(&s, "pve", None).expect("listed");
-    assert!(st.get("used_fraction").is_some());
+    assert!(st.used_fraction.is_some());
     s.disable = true;
     let st = lab.c.storage.status(&s, "pve", None).expect("listed");
-    assert!(st.get("used_fraction").is_none());
-    assert_eq!(st["enabled"], json!(0));
+    assert!(st.used_fraction.is_none());
+    assert_eq!(st.enabled, 0);
 }

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, delete, get, post, put};
+
+pub mod view;
 use crate::model::storage::Volume;
 use crate::model::storage::content as storage_content;
 use crate::model::tasks::TaskFailure;
@@ -73,7 +75,7 @@ fn storage_index(ctx: &Ctx<'_>) -> Result<Reply> {
             .iter()
             .filter(|s| kind.as_deref().is_none_or(|k| k == s.kind))
             .filter(|s| may_see(ctx, c, &s.storage))
-            .map(|s| c.storages().config_view(s))
+            .map(|s| view::storage_config(c.storages(), s))
             .collect::<Vec<_>>()
     });
     Ok(Value::Array(items).into())
@@ -84,7 +86,7 @@ fn read_storage(ctx: &Ctx<'_>) -> Result<Reply> {
     let sid = ctx.param("storage")?;
     ctx.with(|c| {
         let s = c.storages().existing(&sid)?;
-        Ok(c.storages().config_view(s).into())
+        Ok(view::storage_config(c.storages(), s).into())
     })
 }
 
@@ -110,7 +112,7 @@ fn create_storage(ctx: &Ctx<'_>) -> Result<Reply> {
                 format!("invalid format - value '{n}' does not look like a valid node name\n"),
             ));
         }
-        Ok(c.storages_mut().create(&p)?.into())
+        Ok(view::storage_ref(&c.storages_mut().create(&p)?).into())
     })
 }
 
@@ -124,7 +126,8 @@ fn update_storage(ctx: &Ctx<'_>) -> Result<Reply> {
         .unwrap_or_default();
     let p = text_params(ctx);
     Ok(ctx
-        .with(|c| c.storages_mut().update(&sid, &p, &delete))?
+        .with(|c| c.storages_mut().update(&sid, &p, &delete))
+        .map(|r| view::storage_ref(&r))?
         .into())
 }
 
@@ -159,7 +162,7 @@ fn node_storage_index(ctx: &Ctx<'_>) -> Result<Reply> {
             .filter_map(|s| {
                 Some((
                     s.storage.clone(),
-                    c.storages().status(s, &node, content.as_deref())?,
+                    view::status(&c.storages().status(s, &node, content.as_deref())?),
                 ))
             })
             .collect();
@@ -186,8 +189,7 @@ fn node_storage_index(ctx: &Ctx<'_>) -> Result<Reply> {
             }
             let mut data = data;
             if with_formats {
-                c.storages()
-                    .add_format_info(s, &mut data, c.version().is_v9());
+                view::add_format_info(s, &mut data, c.version().is_v9());
             }
             out.push(data);
         }
@@ -203,7 +205,7 @@ fn read_status(ctx: &Ctx<'_>) -> Result<Reply> {
         c.storages()
             .find(&sid)
             .and_then(|s| c.storages().status(s, &node, None))
-            .map(Reply::from)
+            .map(|st| Reply::from(view::status(&st)))
             .ok_or_else(|| Error::invalid("storage", "No such storage."))
     })
 }
@@ -218,6 +220,7 @@ fn rrddata(ctx: &Ctx<'_>) -> Result<Reply> {
         .with(|c| {
             c.storages()
                 .storage_rrddata(&node, &sid, &timeframe, now_ms, c.version().is_v9())
+                .map(|p| view::rrddata(&p))
         })?
         .into())
 }
