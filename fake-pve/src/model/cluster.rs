@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::access::Access;
 use super::faults::Faults;
@@ -791,7 +790,7 @@ impl Cluster {
         node: &str,
         content: Option<&str>,
         vmid: Option<u32>,
-    ) -> Result<Vec<Value>> {
+    ) -> Result<Vec<super::storage::content::ContentItem>> {
         let is_ct = |id: u32| self.guests.ct_by_id(id).is_some();
         self.storage.content_list(sid, node, content, vmid, &is_ct)
     }

@@ -257,16 +257,20 @@ fn content_index(ctx: &Ctx<'_>) -> Result<Reply> {
             items
                 .into_iter()
                 .filter(|v| {
-                    let volid = v["volid"].as_str().unwrap_or_default();
                     crate::model::guest_perm::check_volume_access(
-                        &c.access, &c.storage, &who, None, volid, None,
+                        &c.access,
+                        &c.storage,
+                        &who,
+                        None,
+                        v.volid(),
+                        None,
                     )
                     .is_ok()
                 })
                 .collect::<Vec<_>>(),
         )
     })?;
-    Ok(Value::Array(items).into())
+    Ok(view::content(&items).into())
 }
 
 /// `POST /nodes/{node}/storage/{storage}/content`: allocates a disk image
@@ -330,7 +334,9 @@ fn content_info(ctx: &Ctx<'_>) -> Result<Reply> {
                 &format!("{sid}:{name}"),
                 None,
             )?;
-            c.storages().volume_info(&sid, &node, &name)
+            c.storages()
+                .volume_info(&sid, &node, &name)
+                .map(|i| view::to_json(&i))
         })?
         .into())
 }
@@ -538,6 +544,10 @@ fn query_url_metadata(ctx: &Ctx<'_>) -> Result<Reply> {
     let url = ctx.param("url")?;
     let verify = ctx.params.bool("verify-certificates")?.unwrap_or(true);
     Ok(ctx
-        .with(|c| c.storages().query_url_metadata(&url, verify))?
+        .with(|c| {
+            c.storages()
+                .query_url_metadata(&url, verify)
+                .map(|m| view::to_json(&m))
+        })?
         .into())
 }

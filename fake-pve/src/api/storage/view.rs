@@ -9,6 +9,7 @@ use crate::model::storage::Storages;
 use crate::model::storage::cfg::{
     StoragePoint, StorageRef, StorageStatus, always_shared, plugin_formats,
 };
+use crate::model::storage::content::ContentItem;
 
 /// Keys whose numeric values `GET /storage` answers as numbers.
 const NUMERIC: &[&str] = &["sparse", "krbd", "saferemove", "tagged_only"];
@@ -42,7 +43,18 @@ pub fn storage_config(storages: &Storages, s: &Storage) -> Value {
 
 /// A storage's status (a row of `GET /nodes/{node}/storage`).
 pub fn status(st: &StorageStatus) -> Value {
-    serde_json::to_value(st).unwrap_or(Value::Null)
+    to_json(st)
+}
+
+/// A typed answer (a volume's information, a URL's metadata) as JSON,
+/// its keys in the order the model's type declares them (PVE's).
+pub fn to_json<T: serde::Serialize>(answer: &T) -> Value {
+    serde_json::to_value(answer).unwrap_or(Value::Null)
+}
+
+/// A content listing.
+pub fn content(items: &[ContentItem]) -> Value {
+    to_json(&items)
 }
 
 /// What `GET /nodes/{node}/storage?format=1` adds to a storage's entry:
@@ -77,5 +89,5 @@ pub fn storage_ref(r: &StorageRef) -> Value {
 
 /// A storage's `rrddata`.
 pub fn rrddata(points: &[StoragePoint]) -> Value {
-    serde_json::to_value(points).unwrap_or(Value::Null)
+    to_json(&points)
 }

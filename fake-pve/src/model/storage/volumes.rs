@@ -10,9 +10,9 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::Storages;
+use super::content::{ContentItem, ImageItem};
 use crate::model::cluster::Storage;
 use crate::model::{Error, Result};
 
@@ -371,30 +371,27 @@ impl Storages {
         node: &str,
         vmid: Option<u32>,
         is_ct: &dyn Fn(u32) -> bool,
-    ) -> Result<Vec<Value>> {
+    ) -> Result<Vec<ContentItem>> {
         let s = self.existing(sid)?;
-        let mut items: Vec<Value> = self
+        let mut items: Vec<ContentItem> = self
             .volumes()
             .on(s, node)
             .filter(|v| vmid.is_none_or(|id| id == v.vmid))
             .map(|v| {
                 // A container's volumes are `rootdir` (volume_list).
                 let content = if is_ct(v.vmid) { "rootdir" } else { "images" };
-                let mut item = json!({
-                    "volid": v.volid(),
-                    "content": content,
-                    "format": v.format,
-                    "size": v.size,
-                    "vmid": v.vmid,
-                    "ctime": v.ctime,
-                });
-                if path_based(&s.kind) {
-                    item["used"] = json!(0);
-                }
-                item
+                ContentItem::Image(ImageItem {
+                    volid: v.volid(),
+                    content,
+                    format: v.format.clone(),
+                    size: v.size,
+                    vmid: v.vmid,
+                    ctime: v.ctime,
+                    used: path_based(&s.kind).then_some(0),
+                })
             })
             .collect();
-        items.sort_by_key(|v| v["volid"].as_str().unwrap_or_default().to_lowercase());
+        items.sort_by_key(|v| v.volid().to_lowercase());
         Ok(items)
     }
 }

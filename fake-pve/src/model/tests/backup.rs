@@ -42,8 +42,10 @@ fn dump(w: &mut World, r: VzdumpRequest) -> String {
 }
 
 fn backups(w: &World, vmid: Option<u32>) -> Vec<serde_json::Value> {
-    w.c.content_list("local", "pve", Some("backup"), vmid)
-        .expect("content")
+    crate::model::tests::rows(
+        &w.c.content_list("local", "pve", Some("backup"), vmid)
+            .expect("content"),
+    )
 }
 
 fn log(w: &World, upid: &str) -> Vec<String> {

@@ -65,6 +65,14 @@ pub fn rq() -> crate::model::Context {
 
 /// The refusal of a result that must be one.
 #[track_caller]
+/// Typed answers as the JSON rows the API answers with.
+pub fn rows<T: serde::Serialize>(items: &[T]) -> Vec<serde_json::Value> {
+    items
+        .iter()
+        .map(|i| serde_json::to_value(i).expect("serializable"))
+        .collect()
+}
+
 pub fn refused<T: std::fmt::Debug>(r: Result<T, Error>) -> (u16, String) {
     match r {
         Ok(v) => panic!("expected a refusal, got {v:?}"),

@@ -12,7 +12,6 @@
 //! each file is, its checksum, and which downloads fail.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use super::Storages;
 use super::{Volume, parse_volid, path_based};
@@ -85,6 +84,115 @@ pub struct KnownUrl {
     /// The error a download of it ends with (`download failed: ...`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fail: Option<String>,
+}
+
+/// A row of `GET /nodes/{node}/storage/{storage}/content`: a VM or
+/// container image, or a file (ISO, template, backup, snippet...), each
+/// with its keys in PVE's order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ContentItem {
+    /// An image (`images` or `rootdir`).
+    Image(ImageItem),
+    /// A file of a path-based storage.
+    File(FileItem),
+}
+
+impl ContentItem {
+    /// The volume ID.
+    pub fn volid(&self) -> &str {
+        match self {
+            Self::Image(i) => &i.volid,
+            Self::File(f) => &f.volid,
+        }
+    }
+
+    /// The content type.
+    pub fn content(&self) -> &'static str {
+        match self {
+            Self::Image(i) => i.content,
+            Self::File(f) => f.content,
+        }
+    }
+}
+
+/// An image in a content listing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImageItem {
+    /// The volume ID.
+    pub volid: String,
+    /// `images`, or `rootdir` for a container's.
+    pub content: &'static str,
+    /// `raw`, `qcow2`, `subvol`...
+    pub format: String,
+    /// Bytes.
+    pub size: u64,
+    /// The owner.
+    pub vmid: u32,
+    /// Creation time, epoch seconds.
+    pub ctime: i64,
+    /// 0 on path-based storages (no usage is computed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub used: Option<u64>,
+}
+
+/// A file in a content listing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileItem {
+    /// The volume ID.
+    pub volid: String,
+    /// `iso`, `vztmpl`, `backup`, `snippets`, `import`.
+    pub content: &'static str,
+    /// The file's format (`iso`, `tgz`, `vma.zst`...).
+    pub format: String,
+    /// Bytes.
+    pub size: u64,
+    /// Creation time (a backup's from its name), epoch seconds.
+    pub ctime: i64,
+    /// A backup's guest type (`qemu`, `lxc`, `unknown`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subtype: Option<String>,
+    /// A backup's guest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vmid: Option<u32>,
+    /// A backup's notes, first line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    /// 1 for a protected backup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protected: Option<u8>,
+}
+
+/// `GET .../content/{volume}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VolumeInfo {
+    /// The path on the node (or the device).
+    pub path: String,
+    /// Bytes.
+    pub size: u64,
+    /// Bytes used (0 for images).
+    pub used: u64,
+    /// The format.
+    pub format: String,
+    /// A backup's notes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    /// A backup's protection, 0 or 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protected: Option<u8>,
+}
+
+/// `GET /nodes/{node}/query-url-metadata`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UrlMetadata {
+    /// The file name the server gives, or the URL's last part.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+    /// Bytes, where the server says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// The MIME type, without parameters.
+    pub mimetype: String,
 }
 
 /// The content type of a volume name (`iso/x.iso` is `iso`,
@@ -376,7 +484,7 @@ impl Storages {
         content: Option<&str>,
         vmid: Option<u32>,
         is_ct: &dyn Fn(u32) -> bool,
-    ) -> Result<Vec<Value>> {
+    ) -> Result<Vec<ContentItem>> {
         let s = self.usable_storage(sid, node)?;
         let wanted: Vec<&str> = CONTENT_TYPES
             .iter()
@@ -391,13 +499,8 @@ impl Storages {
             items.extend(
                 self.image_content(sid, node, vmid, is_ct)?
                     .into_iter()
-                    .filter(|v| {
-                        v["volid"]
-                            .as_str()
-                            .and_then(parse_volid)
-                            .is_some_and(|(_, n)| vtype(n) == "images")
-                    })
-                    .filter(|v| v["content"].as_str().is_some_and(|c| wanted.contains(&c))),
+                    .filter(|v| parse_volid(v.volid()).is_some_and(|(_, n)| vtype(n) == "images"))
+                    .filter(|v| wanted.contains(&v.content())),
             );
         }
         if path_based(&s.kind) {
@@ -410,13 +513,17 @@ impl Storages {
                     continue;
                 }
                 let file = vol.name.split_once('/').map_or("", |(_, f)| f);
-                let mut item = json!({
-                    "volid": vol.volid(),
-                    "content": ct,
-                    "format": vol.format,
-                    "size": vol.size,
-                    "ctime": vol.ctime,
-                });
+                let mut item = FileItem {
+                    volid: vol.volid(),
+                    content: ct,
+                    format: vol.format.clone(),
+                    size: vol.size,
+                    ctime: vol.ctime,
+                    subtype: None,
+                    vmid: None,
+                    notes: None,
+                    protected: None,
+                };
                 if ct == "backup" {
                     if let Some(id) = vmid
                         && !file.contains(&format!("-{id}-"))
@@ -424,25 +531,22 @@ impl Storages {
                         continue;
                     }
                     let (kind, owner, ctime) = backup_info(file);
-                    item["subtype"] = json!(kind.unwrap_or_else(|| "unknown".into()));
+                    item.subtype = Some(kind.unwrap_or_else(|| "unknown".into()));
                     if let Some(t) = ctime {
-                        item["ctime"] = json!(t);
+                        item.ctime = t;
                     }
-                    if let Some(o) = vmid.or(owner) {
-                        item["vmid"] = json!(o);
-                    }
+                    item.vmid = vmid.or(owner);
                     let a = self.volume_attrs(s, node, &vol.name);
-                    if let Some(n) = a.notes.filter(|n| !n.is_empty()) {
-                        item["notes"] = json!(n.lines().next().unwrap_or_default());
-                    }
-                    if a.protected {
-                        item["protected"] = json!(1);
-                    }
+                    item.notes = a
+                        .notes
+                        .filter(|n| !n.is_empty())
+                        .map(|n| n.lines().next().unwrap_or_default().to_string());
+                    item.protected = a.protected.then_some(1);
                 }
-                items.push(item);
+                items.push(ContentItem::File(item));
             }
         }
-        items.sort_by_key(|v| v["volid"].as_str().unwrap_or_default().to_lowercase());
+        items.sort_by_key(|v| v.volid().to_lowercase());
         Ok(items)
     }
 
@@ -451,7 +555,7 @@ impl Storages {
     ///
     /// # Errors
     /// The storage checks; `volume_size_info on 'x' failed - no format`.
-    pub fn volume_info(&self, sid: &str, node: &str, name: &str) -> Result<Value> {
+    pub fn volume_info(&self, sid: &str, node: &str, name: &str) -> Result<VolumeInfo> {
         let s = self.usable_storage(sid, node)?;
         let Some(vol) = self.volumes().get(s, node, name) else {
             return Err(Error::failed(format!(
@@ -459,16 +563,18 @@ impl Storages {
             )));
         };
         let ct = vtype(name);
-        let mut v = json!({
-            "path": volume_path(s, name),
-            "size": vol.size,
-            "used": if ct == "images" { 0 } else { vol.size },
-            "format": vol.format,
-        });
+        let mut v = VolumeInfo {
+            path: volume_path(s, name),
+            size: vol.size,
+            used: if ct == "images" { 0 } else { vol.size },
+            format: vol.format.clone(),
+            notes: None,
+            protected: None,
+        };
         if path_based(&s.kind) && ct == "backup" {
             let a = self.volume_attrs(s, node, name);
-            v["notes"] = json!(a.notes.unwrap_or_default());
-            v["protected"] = json!(u8::from(a.protected));
+            v.notes = Some(a.notes.unwrap_or_default());
+            v.protected = Some(u8::from(a.protected));
         }
         Ok(v)
     }

@@ -195,7 +195,7 @@ impl Storages {
     /// # Errors
     /// `invalid server response: '404 Not Found'` for a URL the table does
     /// not know or that fails.
-    pub fn query_url_metadata(&self, url: &str, verify: bool) -> Result<Value> {
+    pub fn query_url_metadata(&self, url: &str, verify: bool) -> Result<UrlMetadata> {
         let Some(k) = self.known_url(url).filter(|k| k.fail.is_none()) else {
             return Err(Error::failed("invalid server response: '404 Not Found'"));
         };
@@ -214,18 +214,11 @@ impl Storages {
                 "invalid server response: '500 Can't connect to {host} (certificate verify failed)'"
             )));
         }
-        let mut v = json!({});
         let name = k.filename.clone().or_else(|| {
             let path = url.split('?').next().unwrap_or(url);
             let (_, last) = path.rsplit_once('/')?;
             (!last.is_empty()).then(|| last.to_string())
         });
-        if let Some(n) = name {
-            v["filename"] = json!(n);
-        }
-        if let Some(sz) = k.size.filter(|s| *s > 0) {
-            v["size"] = json!(sz);
-        }
         let mime = k.mimetype.clone().unwrap_or_else(|| {
             if url.to_ascii_lowercase().ends_with(".iso") {
                 "application/x-iso9660-image".into()
@@ -233,7 +226,10 @@ impl Storages {
                 "application/octet-stream".into()
             }
         });
-        v["mimetype"] = json!(mime.split(';').next().unwrap_or_default());
-        Ok(v)
+        Ok(UrlMetadata {
+            filename: name,
+            size: k.size.filter(|s| *s > 0),
+            mimetype: mime.split(';').next().unwrap_or_default().to_string(),
+        })
     }
 }

@@ -299,9 +299,9 @@ fn url_metadata(
     match want {
         Ok((name, size, mime)) => {
             let v = got.expect("metadata");
-            assert_eq!(v["filename"], json!(name));
-            assert_eq!(v.get("size").and_then(serde_json::Value::as_u64), size);
-            assert_eq!(v["mimetype"], json!(mime));
+            assert_eq!(v.filename.as_deref(), Some(name));
+            assert_eq!(v.size, size);
+            assert_eq!(v.mimetype, mime);
         }
         Err(msg) => assert_eq!(refused(got), (500, msg.to_string())),
     }
@@ -339,6 +339,7 @@ fn backups_list_their_guest_time_notes_and_protection() {
     let items =
         w.c.content_list("local", "pve", Some("backup"), None)
             .expect("list");
+    let items = crate::model::tests::rows(&items);
     assert_eq!(items.len(), 1);
     let b = &items[0];
     assert_eq!(b["subtype"], json!("qemu"));
@@ -368,6 +369,7 @@ fn backups_of_other_guests_are_filtered_by_vmid() {
     let items =
         w.c.content_list("local", "pve", None, Some(101))
             .expect("list");
+    let items = crate::model::tests::rows(&items);
     let volids: Vec<&str> = items.iter().filter_map(|i| i["volid"].as_str()).collect();
     assert_eq!(
         volids,
