@@ -133,8 +133,8 @@ impl Perms<'_> {
                         // An existing volume (or a size alone, which is no
                         // volume ID): `check_volume_access` as `rootdir`.
                         None => check_volume_access(
-                            &self.access,
-                            &self.storage,
+                            self.access,
+                            self.storage,
                             who,
                             Some(vmid),
                             vol,
@@ -149,8 +149,8 @@ impl Perms<'_> {
                         new.get(opt).map(String::as_str)
                     };
                     assert_tag_permissions(
-                        &self.access,
-                        &self.guests,
+                        self.access,
+                        self.guests,
                         who,
                         vmid,
                         old.get(opt).map(String::as_str),
@@ -160,11 +160,11 @@ impl Perms<'_> {
                 o if is_indexed_key(o, "net") => {
                     need("VM.Config.Network")?;
                     if let Some(v) = old.get(o) {
-                        check_net_bridge_access(&self.access, &self.sdn, who, v)?;
+                        check_net_bridge_access(self.access, self.sdn, who, v)?;
                     }
                     match new.get(o) {
                         Some(v) if !deleting => {
-                            check_net_bridge_access(&self.access, &self.sdn, who, v)
+                            check_net_bridge_access(self.access, self.sdn, who, v)
                         }
                         _ => Ok(()),
                     }
@@ -212,7 +212,7 @@ impl Perms<'_> {
                     &["Datastore.AllocateSpace"],
                 )?;
             } else if is_indexed_key(opt, "net") {
-                check_net_bridge_access(&self.access, &self.sdn, who, value)?;
+                check_net_bridge_access(self.access, self.sdn, who, value)?;
             }
         }
         Ok(())

@@ -156,7 +156,7 @@ impl CtOps<'_> {
         if ct.running() {
             return Err((vec![], format!("CT {vmid} already running")));
         }
-        let bridges = crate::model::sdn::node_bridges(&self.nodes, &self.sdn, &ct.node);
+        let bridges = crate::model::sdn::node_bridges(self.nodes, self.sdn, &ct.node);
         for (k, v) in ct.effective() {
             if !super::schema::is_indexed_key(&k, "net") {
                 continue;

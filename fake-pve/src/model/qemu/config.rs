@@ -132,7 +132,7 @@ impl VmOps<'_> {
                     // A pending drive that never became current: its
                     // volume becomes unused.
                     let file = drive_file(&val).to_string();
-                    register_unused(&mut self.guests, &mut self.storage, node, vmid, &file);
+                    register_unused(self.guests, self.storage, node, vmid, &file);
                 }
                 if !self
                     .guests
@@ -181,7 +181,7 @@ impl VmOps<'_> {
                 if let Some(old) = old_pending {
                     let file = drive_file(&old).to_string();
                     if file != drive_file(&v) {
-                        register_unused(&mut self.guests, &mut self.storage, node, vmid, &file);
+                        register_unused(self.guests, self.storage, node, vmid, &file);
                     }
                 }
                 if let Some(vm) = self.guests.get_mut(&vmid) {
@@ -267,7 +267,7 @@ impl VmOps<'_> {
                         log.extend(l);
                     }
                 } else {
-                    register_unused(&mut self.guests, &mut self.storage, node, vmid, &file);
+                    register_unused(self.guests, self.storage, node, vmid, &file);
                 }
             }
         }
@@ -281,7 +281,7 @@ impl VmOps<'_> {
         };
         let node = vm.node.clone();
         let features = vm.hotplug();
-        let bridges = crate::model::sdn::node_bridges(&self.nodes, &self.sdn, &node);
+        let bridges = crate::model::sdn::node_bridges(self.nodes, self.sdn, &node);
         let mut errors = BTreeMap::new();
         let deletes: Vec<(String, bool)> = vm
             .pending_delete

@@ -219,8 +219,8 @@ impl Perms<'_> {
             }
             if archive != "-" {
                 check_volume_access(
-                    &self.access,
-                    &self.storage,
+                    self.access,
+                    self.storage,
                     who,
                     Some(req.vmid),
                     archive,
@@ -471,7 +471,7 @@ impl Perms<'_> {
     ) -> Result<()> {
         for (opt, value) in conf {
             if indexed(opt, "net") {
-                check_net_bridge_access(&self.access, &self.sdn, who, value)?;
+                check_net_bridge_access(self.access, self.sdn, who, value)?;
             }
         }
         Ok(())
@@ -555,7 +555,7 @@ impl Perms<'_> {
                     ));
                 }
             } else {
-                check_volume_access(&self.access, &self.storage, who, Some(vmid), file, None)?;
+                check_volume_access(self.access, self.storage, who, Some(vmid), file, None)?;
                 if let Some((_, name)) = parse_volid(file) {
                     let vt = vtype(name);
                     if vt != "images" && vt != "iso" {
@@ -585,8 +585,8 @@ impl Perms<'_> {
                 ));
             }
             check_volume_access(
-                &self.access,
-                &self.storage,
+                self.access,
+                self.storage,
                 who,
                 Some(vmid),
                 volid,
@@ -639,7 +639,7 @@ impl Perms<'_> {
             Some(o) => self
                 .access
                 .check_perm(who, &format!("/vms/{o}"), &["VM.Clone"]),
-            None => check_volume_access(&self.access, &self.storage, who, Some(vmid), src, None),
+            None => check_volume_access(self.access, self.storage, who, Some(vmid), src, None),
         }
     }
 
@@ -713,7 +713,7 @@ impl Perms<'_> {
             } else if indexed(opt, "virtiofs") {
                 self.check_dir_perm(who, vmid, None, val)?;
             } else if indexed(opt, "net") {
-                check_net_bridge_access(&self.access, &self.sdn, who, val)?;
+                check_net_bridge_access(self.access, self.sdn, who, val)?;
             }
         }
         for (opt, new) in set {
@@ -756,7 +756,7 @@ impl Perms<'_> {
             } else if indexed(opt, "net")
                 && let Some(old) = old
             {
-                check_net_bridge_access(&self.access, &self.sdn, who, old)?;
+                check_net_bridge_access(self.access, self.sdn, who, old)?;
             }
         }
         Ok(())

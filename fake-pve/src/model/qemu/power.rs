@@ -25,7 +25,7 @@ impl VmOps<'_> {
             return Err((vec![], format!("VM {vmid} already running")));
         }
         let node = vm.node.clone();
-        let bridges = crate::model::sdn::node_bridges(&self.nodes, &self.sdn, &node);
+        let bridges = crate::model::sdn::node_bridges(self.nodes, self.sdn, &node);
         let effective = vm.effective();
         for (k, v) in &effective {
             if !k.starts_with("net") || config_prop(self.version, k).is_none() {
