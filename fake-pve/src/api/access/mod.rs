@@ -25,6 +25,7 @@ mod tfa;
 mod ticket;
 mod tokens;
 mod users;
+pub mod view;
 
 use acls::{read_acl, update_acl};
 use groups::{create_group, delete_group, list_groups, read_group, update_group};

@@ -18,14 +18,21 @@ fn options(ctx: &Ctx<'_>, skip: &[&str]) -> BTreeMap<String, String> {
 
 /// `GET /access/domains`.
 pub(super) fn list_domains(ctx: &Ctx<'_>) -> Result<Reply> {
-    Ok(json!(ctx.with(|c| c.access().realms().index())).into())
+    Ok(ctx
+        .with(|c| super::view::realms(c.access().realms()))
+        .into())
 }
 
 /// `GET /access/domains/{realm}`.
 pub(super) fn read_domain(ctx: &Ctx<'_>) -> Result<Reply> {
     let realm = ctx.param("realm")?;
-    ctx.with(|c| c.access().realms().read(&realm))
-        .map(Reply::from)
+    ctx.with(|c| {
+        let realms = c.access().realms();
+        realms
+            .existing(&realm)
+            .map(|r| super::view::realm(realms, r))
+    })
+    .map(Reply::from)
 }
 
 /// `POST /access/domains`.
@@ -115,13 +122,21 @@ pub(super) fn sync_domain(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /cluster/jobs/realm-sync`.
 pub(super) fn syncjob_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let now = ctx.now();
-    Ok(json!(ctx.with(|c| c.access().sync_jobs_view(now))).into())
+    Ok(ctx
+        .with(|c| {
+            c.access()
+                .sync_jobs()
+                .map(|(id, j)| super::view::sync_job_row(id, j, now))
+                .collect::<Value>()
+        })
+        .into())
 }
 
 /// `GET /cluster/jobs/realm-sync/{id}`.
 pub(super) fn read_job(ctx: &Ctx<'_>) -> Result<Reply> {
     let id = ctx.param("id")?;
-    ctx.with(|c| c.access().sync_job(&id)).map(Reply::from)
+    ctx.with(|c| c.access().sync_job(&id).map(super::view::sync_job))
+        .map(Reply::from)
 }
 
 /// `POST /cluster/jobs/realm-sync/{id}`.

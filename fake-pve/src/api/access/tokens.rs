@@ -43,7 +43,7 @@ pub(super) fn token_index(ctx: &Ctx<'_>) -> Result<Reply> {
             .tokens
             .values()
             .map(|t| {
-                let mut v = t.info();
+                let mut v = super::view::token_info(t);
                 v["tokenid"] = json!(t.tokenid);
                 v
             })
@@ -55,7 +55,7 @@ pub(super) fn token_index(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /access/users/{userid}/token/{tokenid}`.
 pub(super) fn read_token(ctx: &Ctx<'_>) -> Result<Reply> {
     let (userid, tokenid) = token_target(ctx, true)?;
-    ctx.with(|c| Ok(c.access().token(&userid, &tokenid)?.info().into()))
+    ctx.with(|c| Ok(super::view::token_info(c.access().token(&userid, &tokenid)?).into()))
 }
 
 /// `POST /access/users/{userid}/token/{tokenid}`: answers the secret,
@@ -128,7 +128,7 @@ pub(super) fn update_token_info(ctx: &Ctx<'_>) -> Result<Reply> {
         if drop_comment {
             token = c.access_mut().clear_token_comment(&userid, &tokenid)?;
         }
-        Ok(token.info().into())
+        Ok(super::view::token_info(&token).into())
     })
 }
 

@@ -95,7 +95,7 @@ fn user_data(access: &Access, user: &User, full: bool) -> Map<String, Value> {
         let tokens: Map<String, Value> = user
             .tokens
             .iter()
-            .map(|(id, t)| (id.clone(), t.info()))
+            .map(|(id, t)| (id.clone(), super::view::token_info(t)))
             .collect();
         m.insert(
             "tokens".into(),
@@ -174,7 +174,7 @@ pub(super) fn list_users(ctx: &Ctx<'_>) -> Result<Reply> {
                     .tokens
                     .values()
                     .map(|t| {
-                        let mut v = t.info();
+                        let mut v = super::view::token_info(t);
                         v["tokenid"] = json!(t.tokenid);
                         v
                     })

@@ -104,17 +104,6 @@ pub struct Token {
     pub comment: Option<String>,
 }
 
-impl Token {
-    /// The `info` object PVE answers for a token.
-    pub fn info(&self) -> Value {
-        let mut v = json!({ "privsep": u8::from(self.privsep), "expire": self.expire });
-        if let Some(c) = &self.comment {
-            v["comment"] = json!(c);
-        }
-        v
-    }
-}
-
 /// Who makes a request: a user or one of its API tokens.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum AuthId {

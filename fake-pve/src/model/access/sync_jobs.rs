@@ -36,6 +36,26 @@ pub struct SyncJob {
 }
 
 impl SyncJob {
+    /// The options as `jobs.cfg` keeps them, each typed as the schema
+    /// types it.
+    pub fn options(&self) -> &BTreeMap<String, Value> {
+        &self.options
+    }
+
+    /// The last run's start, once the job has run.
+    pub fn last_run(&self) -> Option<i64> {
+        self.ran.then_some(self.last_run)
+    }
+
+    /// The next run after the last (or, before the first, after `now`),
+    /// by the job's schedule.
+    pub fn next_run(&self, now: i64) -> Option<i64> {
+        let last = if self.ran { self.last_run } else { now };
+        self.text("schedule")
+            .and_then(|s| CalendarEvent::parse(&s).ok())
+            .and_then(|ev| ev.next_after(last))
+    }
+
     fn text(&self, k: &str) -> Option<String> {
         self.options.get(k).map(|v| match v {
             Value::String(s) => s.clone(),
@@ -86,45 +106,19 @@ fn check_schedule(opts: &BTreeMap<String, String>) -> Result<()> {
 }
 
 impl Access {
-    /// `GET /cluster/jobs/realm-sync`: every job with `last-run` (once it
-    /// ran) and `next-run`.
-    pub fn sync_jobs_view(&self, now: i64) -> Vec<Value> {
-        self.sync_jobs
-            .iter()
-            .map(|(id, j)| {
-                let mut v = json!(j.options);
-                v["id"] = json!(id);
-                v["type"] = json!("realm-sync");
-                let last = if j.ran {
-                    v["last-run"] = json!(j.last_run);
-                    j.last_run
-                } else {
-                    now
-                };
-                if let Some(next) = j
-                    .text("schedule")
-                    .and_then(|s| CalendarEvent::parse(&s).ok())
-                    .and_then(|ev| ev.next_after(last))
-                {
-                    v["next-run"] = json!(next);
-                }
-                v
-            })
-            .collect()
+    /// The realm-sync jobs by id.
+    pub fn sync_jobs(&self) -> impl Iterator<Item = (&String, &SyncJob)> {
+        self.sync_jobs.iter()
     }
 
-    /// `GET /cluster/jobs/realm-sync/{id}`.
+    /// A realm-sync job.
     ///
     /// # Errors
     /// 400 `id: No such job 'x'`.
-    pub fn sync_job(&self, id: &str) -> Result<Value> {
-        let j = self
-            .sync_jobs
+    pub fn sync_job(&self, id: &str) -> Result<&SyncJob> {
+        self.sync_jobs
             .get(id)
-            .ok_or_else(|| Error::invalid("id", format!("No such job '{id}'")))?;
-        let mut v = json!(j.options);
-        v["type"] = json!("realm-sync");
-        Ok(v)
+            .ok_or_else(|| Error::invalid("id", format!("No such job '{id}'")))
     }
 
     /// `POST /cluster/jobs/realm-sync/{id}`. `taken` says whether another
@@ -312,9 +306,9 @@ mod tests {
             1_000,
         )
         .expect("create");
-        let v = a.sync_jobs_view(1_000);
-        assert_eq!(v[0]["next-run"], json!(86_400));
-        assert!(v[0].get("last-run").is_none());
+        let job = a.sync_job("nightly").expect("job");
+        assert_eq!(job.next_run(1_000), Some(86_400));
+        assert_eq!(job.last_run(), None);
         assert!(a.due_sync_jobs(86_399).is_empty());
         let due = a.due_sync_jobs(86_400);
         assert_eq!(due.len(), 1);
@@ -322,7 +316,7 @@ mod tests {
         assert_eq!(due[0].1.scope, "users");
         assert_eq!(due[0].2, 86_400);
         assert!(a.due_sync_jobs(86_401).is_empty());
-        assert_eq!(a.sync_jobs_view(86_401)[0]["last-run"], json!(86_400));
+        assert_eq!(a.sync_job("nightly").expect("job").last_run(), Some(86_400));
     }
 
     #[test]
@@ -371,7 +365,10 @@ mod tests {
         assert_eq!(e.message(), "unable to delete required option 'scope'");
         a.update_sync_job("j", opts(&[("schedule", "hourly"), ("enabled", "0")]), &[])
             .expect("update");
-        assert_eq!(a.sync_job("j").expect("read")["enabled"], json!(0));
+        assert_eq!(
+            a.sync_job("j").expect("read").options()["enabled"],
+            json!(0)
+        );
         assert!(a.due_sync_jobs(100_000).is_empty());
         a.delete_sync_job("j").expect("delete");
         assert!(a.delete_sync_job("j").is_err());

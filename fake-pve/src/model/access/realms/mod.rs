@@ -250,6 +250,22 @@ pub struct Realm {
 }
 
 impl Realm {
+    /// The options as `domains.cfg` keeps them (without `type`), each
+    /// typed as the schema types it.
+    pub fn options(&self) -> &BTreeMap<String, Value> {
+        &self.options
+    }
+
+    /// Whether this is the default realm of the login form.
+    pub fn is_default(&self) -> bool {
+        self.options.get("default") == Some(&json!(1))
+    }
+
+    /// The comment, if not empty.
+    pub fn comment(&self) -> Option<String> {
+        self.text("comment").filter(|c| !c.is_empty())
+    }
+
     fn builtin(kind: RealmType) -> Self {
         let comment = match kind {
             RealmType::Pam => "Linux PAM standard authentication",
@@ -518,42 +534,19 @@ impl Realms {
         Ok(())
     }
 
-    /// `GET /access/domains`.
-    pub fn index(&self) -> Vec<Value> {
-        self.realms
-            .iter()
-            .map(|(id, r)| {
-                let mut e = json!({ "realm": id, "type": r.kind.as_str() });
-                if let Some(c) = r.text("comment").filter(|c| !c.is_empty()) {
-                    e["comment"] = json!(c);
-                }
-                if r.options.get("default") == Some(&json!(1)) {
-                    e["default"] = json!(1);
-                }
-                if let Some(t) = r.tfa().and_then(|t| t.get("type").cloned()) {
-                    e["tfa"] = json!(t);
-                }
-                e
-            })
-            .collect()
+    /// The realms by id, in `domains.cfg`'s order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Realm)> {
+        self.realms.iter()
     }
 
-    /// `GET /access/domains/{realm}`.
+    /// A realm.
     ///
     /// # Errors
     /// 500 `domain 'x' does not exist`.
-    pub fn read(&self, id: &str) -> Result<Value> {
-        let r = self
-            .realms
+    pub fn existing(&self, id: &str) -> Result<&Realm> {
+        self.realms
             .get(id)
-            .ok_or_else(|| Error::not_found(format!("domain '{id}' does not exist")))?;
-        let mut v = json!(r.options);
-        v["type"] = json!(r.kind.as_str());
-        if r.kind == RealmType::Pam {
-            v["plugin"] = json!("PVE::Auth::PAM");
-        }
-        v["digest"] = json!(self.digest());
-        Ok(v)
+            .ok_or_else(|| Error::not_found(format!("domain '{id}' does not exist")))
     }
 
     /// The realm of a user id, or PVE's refusal.

@@ -45,15 +45,30 @@ fn default_moves_and_builtins_come_back() {
     o.insert("default".into(), "1".into());
     r.create("corp", "ldap", o, Some("pw".into()), None)
         .expect("create");
-    assert_eq!(r.read("corp").expect("read")["default"], json!(1));
+    assert_eq!(
+        r.existing("corp").expect("read").options()["default"],
+        json!(1)
+    );
     r.update("pve", opts(&[("default", "1")]), &[], None, None, None)
         .expect("update");
-    assert!(r.read("corp").expect("read").get("default").is_none());
-    let idx = r.index();
-    assert_eq!(idx.len(), 3);
-    assert_eq!(idx[2]["default"], json!(1));
+    assert!(
+        r.existing("corp")
+            .expect("read")
+            .options()
+            .get("default")
+            .is_none()
+    );
+    let defaults: Vec<(&String, bool)> = r.iter().map(|(id, r)| (id, r.is_default())).collect();
+    assert_eq!(defaults.len(), 3);
+    assert!(defaults[2].1, "{defaults:?}");
     r.delete("pve").expect("delete pve");
-    assert!(r.read("pve").expect("pve back").get("default").is_none());
+    assert!(
+        r.existing("pve")
+            .expect("pve back")
+            .options()
+            .get("default")
+            .is_none()
+    );
     r.delete("corp").expect("delete");
     assert_eq!(
         r.delete("corp").expect_err("gone").message(),
@@ -127,7 +142,7 @@ fn deprecated_sync_defaults_are_mapped() {
     );
     r.create("corp", "ldap", o, None, None).expect("create");
     assert_eq!(
-        r.read("corp").expect("read")["sync-defaults-options"],
+        r.existing("corp").expect("read").options()["sync-defaults-options"],
         json!("remove-vanished=entry;properties;acl,scope=users")
     );
 }
