@@ -345,7 +345,13 @@ fn vms(c: &mut Criterion) {
                     .guests()
                     .vm(&probe_node, black_box(probe))
                     .expect("vm");
-                black_box(cluster.vm_status_reader().vm_status(vm, now_ms, true, true))
+                black_box(fake_pve::api::qemu::status::vm_status(
+                    &cluster.vm_status_reader(),
+                    vm,
+                    now_ms,
+                    true,
+                    true,
+                ))
             })
         });
         c.bench_function(&format!("vm/config read with {n} guests"), |b| {

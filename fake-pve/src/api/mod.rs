@@ -19,6 +19,7 @@ pub mod firewall;
 pub mod guest;
 pub mod ha;
 pub mod lxc;
+pub(crate) mod members;
 pub mod metrics;
 pub mod network;
 pub mod node_hw;

@@ -21,7 +21,6 @@ pub mod guest_perm;
 pub mod guests;
 pub mod ha;
 pub mod lxc;
-pub(crate) mod members;
 pub mod metrics;
 pub mod network;
 pub mod node_hw;

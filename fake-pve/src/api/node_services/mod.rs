@@ -413,7 +413,15 @@ fn netstat(ctx: &Ctx<'_>) -> Result<Reply> {
             &c.nodes,
             &c.guests,
             &node,
-            |vm| counters(&c.vm_status_reader().vm_status(vm, now_ms, false, false)),
+            |vm| {
+                counters(&crate::api::qemu::status::vm_status(
+                    &c.vm_status_reader(),
+                    vm,
+                    now_ms,
+                    false,
+                    false,
+                ))
+            },
             |ct| {
                 let f = crate::model::lxc::status::ct_status(
                     ct,

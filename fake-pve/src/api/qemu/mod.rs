@@ -13,6 +13,7 @@ mod config;
 mod disk;
 mod power;
 mod snapshot;
+pub mod status;
 pub mod view;
 
 use std::collections::BTreeMap;
@@ -116,7 +117,9 @@ fn vmlist(ctx: &Ctx<'_>) -> Result<Reply> {
                 c.access()
                     .has_priv(&who, &format!("/vms/{}", v.vmid()), "VM.Audit")
             })
-            .map(|v| c.vm_status_reader().vm_status(v, now_ms, full, false))
+            .map(|v| {
+                crate::api::qemu::status::vm_status(&c.vm_status_reader(), v, now_ms, full, false)
+            })
             .collect::<Vec<_>>()
     });
     Ok(Value::Array(items).into())

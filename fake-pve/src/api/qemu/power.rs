@@ -18,8 +18,14 @@ pub(super) fn vm_status(ctx: &Ctx<'_>) -> Result<Reply> {
     let json = ctx.with(|c| -> Result<RawData> {
         let vm = c.guests.vm(&node, vmid)?;
         Ok(RawData::written(1280, |out| {
-            c.vm_status_reader()
-                .write_vm_status(vm, now_ms, true, true, out);
+            crate::api::qemu::status::write_vm_status(
+                &c.vm_status_reader(),
+                vm,
+                now_ms,
+                true,
+                true,
+                out,
+            );
         }))
     })?;
     Ok(Reply {

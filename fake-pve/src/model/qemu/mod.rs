@@ -11,7 +11,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::guest::{Guest, Kind};
 use super::size::parse_size;
@@ -37,7 +36,7 @@ mod snapshot;
 mod status;
 pub use rrd::vm_rrddata;
 pub use status::VmStatusReader;
-pub(crate) use status::{adopt_seed_vms, vm_figures};
+pub(crate) use status::{VmFigures, adopt_seed_vms, vm_figures};
 
 pub use clone::CloneRequest;
 pub use migrate::{MigrateJob, MigratePrecondition, MigrateRequest};
@@ -49,10 +48,10 @@ pub use schema::{
     option_exists, qemu_version,
 };
 use schema::{
-    cloudinit_storage, default_key, drive_is_cdrom, drive_order, drive_with, is_cloudinit_option,
-    is_disk, is_windows, machine_version, new_disk, qemu_clone_bytes, random_mac, running_machine,
-    uuid,
+    cloudinit_storage, drive_is_cdrom, drive_order, drive_with, is_cloudinit_option, is_disk,
+    is_windows, machine_version, new_disk, qemu_clone_bytes, random_mac, uuid,
 };
+pub(crate) use schema::{default_key, running_machine};
 pub use {
     cloudinit::CloudinitItem,
     config::{ConfigView, PendingRow, PendingView},
@@ -168,6 +167,13 @@ pub struct Qemu {
     /// drive still holds for options changed on the running VM, and
     /// `added` for options it lacks.
     pub(in crate::model) ci_changes: BTreeMap<String, String>,
+}
+
+impl Qemu {
+    /// The QMP run state where it differs from `status` (`paused`).
+    pub fn qmpstatus(&self) -> Option<QmpStatus> {
+        self.qmpstatus
+    }
 }
 
 impl Kind for Qemu {

@@ -313,7 +313,7 @@ pub(super) fn machine_version(version: PveVersion) -> &'static str {
 /// The value of a property string's default key, given bare
 /// (`qxl,memory=32`) or by its name (`type=qxl,memory=32`): PVE stores
 /// such options as given.
-pub(super) fn default_key<'a>(value: &'a str, key: &str) -> &'a str {
+pub(crate) fn default_key<'a>(value: &'a str, key: &str) -> &'a str {
     value
         .split(',')
         .find_map(|p| match p.split_once('=') {
@@ -324,7 +324,7 @@ pub(super) fn default_key<'a>(value: &'a str, key: &str) -> &'a str {
         .unwrap_or("")
 }
 
-pub(super) fn running_machine(
+pub(crate) fn running_machine(
     version: PveVersion,
     conf: &BTreeMap<String, String>,
 ) -> std::borrow::Cow<'_, str> {

@@ -551,7 +551,15 @@ fn netstat_lists_the_running_guests_taps() {
         &w.c.nodes,
         &w.c.guests,
         "pve",
-        |vm| counters(&w.c.vm_status_reader().vm_status(vm, now_ms, false, false)),
+        |vm| {
+            counters(&crate::api::qemu::status::vm_status(
+                &w.c.vm_status_reader(),
+                vm,
+                now_ms,
+                false,
+                false,
+            ))
+        },
         |ct| {
             let f = crate::model::lxc::status::ct_status(
                 ct,
