@@ -483,12 +483,7 @@ impl Cluster {
 
     /// The areas a guest's permission checks read.
     pub fn perms(&self) -> super::guest_perm::Perms<'_> {
-        super::guest_perm::Perms {
-            access: &self.access,
-            storage: &self.storage,
-            sdn: &self.sdn,
-            guests: &self.guests,
-        }
+        super::guest_perm::Perms::of(&self.access, &self.storage, &self.sdn, &self.guests)
     }
 
     /// The areas a snapshot step reads and changes.

@@ -82,16 +82,7 @@ impl Cluster {
                 };
                 let lines = self.vm_ops().finish_create(vmid, &node, job, now)?;
                 if let Some((user, ms)) = start {
-                    self.spawn_task(
-                        &node,
-                        Worker::new("qmstart", &vmid.to_string()).effect(TaskEffect::Qemu {
-                            vmid,
-                            op: QemuOp::Start { skiplock: false },
-                        }),
-                        &user,
-                        now * 1000,
-                        ms,
-                    );
+                    self.start_vm(&node, vmid, &user, now * 1000, ms);
                 }
                 Ok(lines)
             }
@@ -133,16 +124,7 @@ impl Cluster {
                 power_off(vm);
                 // `qm cleanup` starts it again in a task of its own, which
                 // applies the pending changes.
-                self.spawn_task(
-                    &node,
-                    Worker::new("qmstart", &vmid.to_string()).effect(TaskEffect::Qemu {
-                        vmid,
-                        op: QemuOp::Start { skiplock: false },
-                    }),
-                    "root@pam",
-                    end_ms,
-                    0,
-                );
+                self.start_vm(&node, vmid, "root@pam", end_ms, 0);
                 Ok(vec![])
             }
             QemuOp::Reset { skiplock } => {
@@ -346,6 +328,17 @@ impl Cluster {
         }
     }
 
+    /// A `qmstart` task as `user`, begun at `at_ms` and taking `ms`: after
+    /// a reboot's stop, or the start `start=1` asks for when the task that
+    /// created or restored the VM ends.
+    fn start_vm(&mut self, node: &str, vmid: u32, user: &str, at_ms: i64, ms: u64) {
+        let worker = Worker::new("qmstart", &vmid.to_string()).effect(TaskEffect::Qemu {
+            vmid,
+            op: QemuOp::Start { skiplock: false },
+        });
+        self.spawn_task(node, worker, user, at_ms, ms);
+    }
+
     /// The `vzstart` task `start=1` asks for, begun when the task that
     /// created or restored the container ends.
     fn ct_start_after(&mut self, node: &str, vmid: u32, start: Option<(String, u64)>, end_ms: i64) {
@@ -372,16 +365,7 @@ impl Cluster {
                 let (vmid, node, start) = (job.vmid, job.node.clone(), job.start.clone());
                 let lines = self.backup_ops().finish_restore(*job, end_ms)?;
                 if let Some((user, ms)) = start {
-                    self.spawn_task(
-                        &node,
-                        Worker::new("qmstart", &vmid.to_string()).effect(TaskEffect::Qemu {
-                            vmid,
-                            op: QemuOp::Start { skiplock: false },
-                        }),
-                        &user,
-                        end_ms,
-                        ms,
-                    );
+                    self.start_vm(&node, vmid, &user, end_ms, ms);
                 }
                 Ok(lines)
             }

@@ -35,6 +35,18 @@ pub struct Perms<'a> {
     pub(in crate::model) guests: &'a Guests,
 }
 
+impl<'a> Perms<'a> {
+    /// The checks over these areas.
+    pub fn of(access: &'a Access, storage: &'a Storages, sdn: &'a Sdn, guests: &'a Guests) -> Self {
+        Self {
+            access,
+            storage,
+            sdn,
+            guests,
+        }
+    }
+}
+
 /// Whether the caller is the user root@pam itself: the checks that PVE
 /// short-circuits with `$authuser eq 'root@pam'` (root's tokens are not
 /// `root@pam` there and go through every check).

@@ -256,17 +256,7 @@ fn content_index(ctx: &Ctx<'_>) -> Result<Reply> {
         Ok::<_, Error>(
             items
                 .into_iter()
-                .filter(|v| {
-                    crate::model::guest_perm::check_volume_access(
-                        &c.access,
-                        &c.storage,
-                        &who,
-                        None,
-                        v.volid(),
-                        None,
-                    )
-                    .is_ok()
-                })
+                .filter(|v| check_volume_access(c, &who, v.volid()).is_ok())
                 .collect::<Vec<_>>(),
         )
     })?;
@@ -319,6 +309,16 @@ fn volume_of(ctx: &Ctx<'_>, param: &str) -> Result<(String, String)> {
     storage_content::real_volume_id(&sid, &volume)
 }
 
+/// `check_volume_access` for a volume the caller names itself (no guest
+/// config is being changed).
+fn check_volume_access(
+    c: &crate::model::cluster::Cluster,
+    who: &crate::model::access::AuthId,
+    volid: &str,
+) -> Result<()> {
+    crate::model::guest_perm::check_volume_access(&c.access, &c.storage, who, None, volid, None)
+}
+
 /// `GET .../content/{volume}`.
 fn content_info(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
@@ -326,14 +326,7 @@ fn content_info(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?.clone();
     Ok(ctx
         .with(|c| {
-            crate::model::guest_perm::check_volume_access(
-                &c.access,
-                &c.storage,
-                &who,
-                None,
-                &format!("{sid}:{name}"),
-                None,
-            )?;
+            check_volume_access(c, &who, &format!("{sid}:{name}"))?;
             c.storages()
                 .volume_info(&sid, &node, &name)
                 .map(|i| view::to_json(&i))
@@ -349,14 +342,7 @@ fn content_update(ctx: &Ctx<'_>) -> Result<Reply> {
     let protected = ctx.params.bool("protected")?;
     let who = ctx.who()?.clone();
     ctx.with(|c| {
-        crate::model::guest_perm::check_volume_access(
-            &c.access,
-            &c.storage,
-            &who,
-            None,
-            &format!("{sid}:{name}"),
-            None,
-        )?;
+        check_volume_access(c, &who, &format!("{sid}:{name}"))?;
         c.storages_mut()
             .update_volume_attrs(&sid, &node, &name, notes, protected)
     })?;

@@ -188,12 +188,7 @@ impl BackupOps<'_> {
 
     /// The permission checks, over the same areas.
     pub(in crate::model) fn perms(&self) -> crate::model::guest_perm::Perms<'_> {
-        crate::model::guest_perm::Perms {
-            access: self.access,
-            storage: self.storage,
-            sdn: self.sdn,
-            guests: self.guests,
-        }
+        crate::model::guest_perm::Perms::of(self.access, self.storage, self.sdn, self.guests)
     }
 
     /// Removes a volume with its attributes, and a backup archive's

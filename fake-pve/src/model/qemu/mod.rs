@@ -141,12 +141,7 @@ pub struct VmOps<'a> {
 impl VmOps<'_> {
     /// The permission checks, over the same areas.
     pub(in crate::model) fn perms(&self) -> crate::model::guest_perm::Perms<'_> {
-        crate::model::guest_perm::Perms {
-            access: self.access,
-            storage: self.storage,
-            sdn: self.sdn,
-            guests: self.guests,
-        }
+        crate::model::guest_perm::Perms::of(self.access, self.storage, self.sdn, self.guests)
     }
 }
 
