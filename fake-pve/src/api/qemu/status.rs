@@ -19,9 +19,10 @@ pub fn vm_status(r: &VmStatusReader<'_>, vm: &Vm, now_ms: i64, full: bool, curre
     Value::Object(s)
 }
 
-/// [`vm_status`] as JSON text, written without building the
-/// value (`status/current`, the calls polled hardest).
-pub fn vm_status_json(
+/// [`vm_status`] as JSON text, as [`write_vm_status`] writes it (the
+/// tests compare the two).
+#[cfg(test)]
+pub(crate) fn vm_status_json(
     r: &VmStatusReader<'_>,
     vm: &Vm,
     now_ms: i64,
@@ -33,7 +34,8 @@ pub fn vm_status_json(
     out
 }
 
-/// [`vm_status_json`], written after what `out` holds.
+/// [`vm_status`] as JSON text, written after what `out` holds without
+/// building the value (`status/current`, the calls polled hardest).
 pub fn write_vm_status(
     r: &VmStatusReader<'_>,
     vm: &Vm,
