@@ -137,7 +137,11 @@ fn guest_index(_ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /cluster/firewall/macros`.
 fn list_macros(_ctx: &Ctx<'_>) -> Result<Reply> {
-    Ok(Value::Array(Firewall::macros()).into())
+    Ok(Firewall::macros()
+        .iter()
+        .map(|m| json!({ "macro": m.name, "descr": m.descr }))
+        .collect::<Value>()
+        .into())
 }
 
 /// `GET .../firewall/log`: the log is empty, so PVE's `dump_logfile`
@@ -157,7 +161,15 @@ fn read_log<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
 fn refs<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
     let l = level::<K>(ctx, false)?;
     let kind = ctx.params.str("type");
-    Ok(Value::Array(ctx.with(|c| c.firewall().refs(&l, kind.as_deref()))).into())
+    Ok(ctx
+        .with(|c| {
+            c.firewall()
+                .refs(&l, kind.as_deref())
+                .iter()
+                .map(fw_ref)
+                .collect::<Value>()
+        })
+        .into())
 }
 
 // ---- options --------------------------------------------------------------
@@ -469,4 +481,13 @@ fn remove_ip<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
             .remove_ip(&l, &name, &cidr, digest.as_deref())
     })?;
     Ok(Value::Null.into())
+}
+
+/// A row of `GET .../refs`.
+fn fw_ref(r: &crate::model::firewall::FwRef<'_>) -> Value {
+    let mut e = json!({ "type": r.kind, "name": r.name, "ref": r.reference, "scope": r.scope });
+    if let Some(c) = r.comment {
+        e["comment"] = json!(c);
+    }
+    e
 }

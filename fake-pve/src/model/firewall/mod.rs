@@ -63,6 +63,22 @@ impl Alias {
     }
 }
 
+/// What a rule may refer to (`GET .../refs`): an IP set (`+name`) or an
+/// alias, with the scope it comes from (`dc` or `guest`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FwRef<'a> {
+    /// `ipset` or `alias`.
+    pub kind: &'static str,
+    /// Its name.
+    pub name: &'a str,
+    /// How a rule writes it.
+    pub reference: String,
+    /// `dc` or `guest`.
+    pub scope: &'static str,
+    /// Its comment.
+    pub comment: Option<&'a str>,
+}
+
 /// An entry of an IP set.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IpEntry {
@@ -684,27 +700,35 @@ impl Firewall {
 
     // ---- references, macros, guests ------------------------------------
 
-    fn collect_refs(conf: Option<&FwConf>, kind: Option<&str>, scope: &str) -> Vec<Value> {
+    fn collect_refs<'a>(
+        conf: Option<&'a FwConf>,
+        kind: Option<&str>,
+        scope: &'static str,
+    ) -> Vec<FwRef<'a>> {
         let mut out = Vec::new();
         let Some(conf) = conf else {
             return out;
         };
         if kind.is_none_or(|k| k == "ipset") {
             for (name, s) in &conf.ipsets {
-                let mut e = json!({ "type": "ipset", "name": name, "ref": format!("+{name}"), "scope": scope });
-                if let Some(c) = &s.comment {
-                    e["comment"] = json!(c);
-                }
-                out.push(e);
+                out.push(FwRef {
+                    kind: "ipset",
+                    name,
+                    reference: format!("+{name}"),
+                    scope,
+                    comment: s.comment.as_deref(),
+                });
             }
         }
         if kind.is_none_or(|k| k == "alias") {
             for (name, a) in &conf.aliases {
-                let mut e = json!({ "type": "alias", "name": name, "ref": name, "scope": scope });
-                if let Some(c) = &a.comment {
-                    e["comment"] = json!(c);
-                }
-                out.push(e);
+                out.push(FwRef {
+                    kind: "alias",
+                    name,
+                    reference: name.clone(),
+                    scope,
+                    comment: a.comment.as_deref(),
+                });
             }
         }
         out
@@ -713,7 +737,7 @@ impl Firewall {
     /// `GET .../refs`: the IP sets and aliases a rule of `level` may use
     /// (the cluster's with scope `dc`, a guest's own with `guest`). SDN
     /// IP sets are not emulated.
-    pub fn refs(&self, level: &Level, kind: Option<&str>) -> Vec<Value> {
+    pub fn refs(&self, level: &Level, kind: Option<&str>) -> Vec<FwRef<'_>> {
         let mut out = Self::collect_refs(Some(&self.cluster), kind, "dc");
         if matches!(level, Level::Vm(_) | Level::Ct(_)) {
             out.extend(Self::collect_refs(self.conf(level), kind, "guest"));
@@ -722,11 +746,8 @@ impl Firewall {
     }
 
     /// `GET /cluster/firewall/macros`, sorted by name.
-    pub fn macros() -> Vec<Value> {
+    pub fn macros() -> &'static [macros::Macro] {
         macros::MACROS
-            .iter()
-            .map(|m| json!({ "macro": m.name, "descr": m.descr }))
-            .collect()
     }
 
     /// `remove_vmfw_conf`: a destroyed guest's file goes.

@@ -429,18 +429,11 @@ fn refs_and_guest_files(mut fw: Firewall) {
     fw.create_alias(&Level::Ct(101), "db", "10.0.0.9", None)
         .expect("alias");
     let refs = fw.refs(&Level::Ct(101), None);
-    let names: Vec<(Value, Value)> = refs
+    let names: Vec<(&str, &str)> = refs
         .iter()
-        .map(|r| (r["ref"].clone(), r["scope"].clone()))
+        .map(|r| (r.reference.as_str(), r.scope))
         .collect();
-    assert_eq!(
-        names,
-        [
-            (json!("+mgmt"), json!("dc")),
-            (json!("lan"), json!("dc")),
-            (json!("db"), json!("guest"))
-        ]
-    );
+    assert_eq!(names, [("+mgmt", "dc"), ("lan", "dc"), ("db", "guest")]);
     assert_eq!(fw.refs(&Level::Cluster, Some("alias")).len(), 1);
     fw.clone_guest(101, 102);
     assert!(fw.has_guest(102));
@@ -452,8 +445,8 @@ fn refs_and_guest_files(mut fw: Firewall) {
 fn macros_are_listed_with_descriptions() {
     let m = Firewall::macros();
     assert!(m.len() > 80);
-    let ssh = m.iter().find(|e| e["macro"] == "SSH").expect("SSH");
-    assert_eq!(ssh["descr"], "Secure shell traffic");
+    let ssh = m.iter().find(|e| e.name == "SSH").expect("SSH");
+    assert_eq!(ssh.descr, "Secure shell traffic");
 }
 
 /// A world whose VM 100 has a rule and cluster alias `lan`.
