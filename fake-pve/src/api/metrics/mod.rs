@@ -106,5 +106,5 @@ fn export(ctx: &Ctx<'_>) -> Result<Reply> {
         }
         .metrics_export(&local, &q, now_ms)
     })
-    .map(Reply::from)
+    .map(|m| Reply::from(view::export(&m)))
 }

@@ -41,3 +41,9 @@ pub fn index(m: &Metrics) -> Vec<Value> {
         })
         .collect()
 }
+
+/// `GET /cluster/metrics/export`: `{data: [...]}`, the metrics in their
+/// rounds' order.
+pub fn export(metrics: &[crate::model::metrics::export::Metric]) -> Value {
+    json!({ "data": metrics })
+}

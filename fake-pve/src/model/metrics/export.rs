@@ -13,7 +13,8 @@
 //! figures are the ones `rrddata` reports; counters grow at its rates
 //! from the node's boot (a guest's from its start).
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Number;
 
 use crate::model::guests::Guests;
 use crate::model::nodes::Nodes;
@@ -38,16 +39,60 @@ pub struct ExportQuery {
     pub history: bool,
 }
 
-fn gauge(id: &str, t: i64, metric: &str, value: Value) -> Value {
-    json!({ "metric": metric, "id": id, "value": value, "timestamp": t, "type": "gauge" })
+/// One metric of one round, as the export lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Metric {
+    /// Its name (`cpu_current`, `net_in`...).
+    pub metric: &'static str,
+    /// Whose: `node/<node>`, `qemu/<vmid>`, `lxc/<vmid>`,
+    /// `storage/<node>/<sid>`.
+    pub id: String,
+    /// The figure; null where the round has none.
+    pub value: Option<Number>,
+    /// The round, epoch seconds.
+    pub timestamp: i64,
+    /// `gauge` or `derive` (a counter).
+    #[serde(rename = "type")]
+    pub kind: &'static str,
 }
 
-fn derive(id: &str, t: i64, metric: &str, value: Value) -> Value {
-    json!({ "metric": metric, "id": id, "value": value, "timestamp": t, "type": "derive" })
+fn gauge(id: &str, t: i64, metric: &'static str, value: Option<Number>) -> Metric {
+    Metric {
+        metric,
+        id: id.to_string(),
+        value,
+        timestamp: t,
+        kind: "gauge",
+    }
 }
 
-fn num(p: &Value, k: &str) -> f64 {
-    p[k].as_f64().unwrap_or(0.0)
+fn derive(id: &str, t: i64, metric: &'static str, value: i64) -> Metric {
+    Metric {
+        metric,
+        id: id.to_string(),
+        value: Some(value.into()),
+        timestamp: t,
+        kind: "derive",
+    }
+}
+
+/// A float figure (none for what is not a number).
+fn float(x: f64) -> Option<Number> {
+    Number::from_f64(x)
+}
+
+/// An integer figure.
+fn int(x: impl Into<Number>) -> Option<Number> {
+    Some(x.into())
+}
+
+/// A guest's round as the export reads it.
+struct GuestRound {
+    id: String,
+    load: Option<crate::model::guest::rrd::Load>,
+    sizes: Option<crate::model::guest::rrd::Sizes>,
+    started: Option<i64>,
+    running: bool,
 }
 
 /// What `export` reads: the nodes, their guests and their storages, as
@@ -69,7 +114,7 @@ impl Export<'_> {
     ///
     /// # Errors
     /// `Requested node-list contains unknown nodes - a, b`.
-    pub fn metrics_export(&self, local: &str, q: &ExportQuery, now_ms: i64) -> Result<Value> {
+    pub fn metrics_export(&self, local: &str, q: &ExportQuery, now_ms: i64) -> Result<Vec<Metric>> {
         let now = now_ms.div_euclid(1000);
         let generations = match (q.history, q.start_time) {
             (false, _) => 0,
@@ -110,13 +155,13 @@ impl Export<'_> {
                 metrics.extend(self.local_metrics(&name, generations, now_ms, q.start_time));
             }
         }
-        metrics.sort_by_key(|m| m["timestamp"].as_i64().unwrap_or_default());
-        Ok(json!({ "data": metrics }))
+        metrics.sort_by_key(|m| m.timestamp);
+        Ok(metrics)
     }
 
     /// One node's rounds, newest first, `1 + old` of them at most, those
     /// after `start` only.
-    fn local_metrics(&self, node: &str, old: i64, now_ms: i64, start: Option<i64>) -> Vec<Value> {
+    fn local_metrics(&self, node: &str, old: i64, now_ms: i64, start: Option<i64>) -> Vec<Metric> {
         let Some(n) = self.nodes.iter().find(|n| n.name == node) else {
             return Vec::new();
         };
@@ -134,11 +179,8 @@ impl Export<'_> {
         ) else {
             return Vec::new();
         };
-        let np = node_points
-            .last()
-            .and_then(|p| serde_json::to_value(p).ok())
-            .unwrap_or_default();
-        let vms: Vec<(String, Value, Option<i64>, bool)> = self
+        let np = node_points.last().and_then(|p| p.figures.clone());
+        let vms: Vec<GuestRound> = self
             .guests
             .values()
             .filter(|v| v.node == node)
@@ -151,14 +193,20 @@ impl Export<'_> {
                     "hour",
                     now_ms,
                 );
-                let p = serde_json::to_value(pts.last()?).ok()?;
+                let p = pts.last()?.clone();
                 let started = v
                     .started_ms
                     .map_or(Some(n.boot_time), |s| Some(s.div_euclid(1000)));
-                Some((format!("qemu/{}", v.vmid), p, started, v.running()))
+                Some(GuestRound {
+                    id: format!("qemu/{}", v.vmid),
+                    load: p.load,
+                    sizes: p.sizes,
+                    started,
+                    running: v.running(),
+                })
             })
             .collect();
-        let cts: Vec<(String, Value, Option<i64>, bool)> = self
+        let cts: Vec<GuestRound> = self
             .guests
             .cts_on(node)
             .filter_map(|c| {
@@ -169,11 +217,17 @@ impl Export<'_> {
                     "hour",
                     now_ms,
                 );
-                let p = serde_json::to_value(pts.last()?).ok()?;
+                let p = pts.last()?.clone();
                 let started = c
                     .started_ms()
                     .map_or(Some(n.boot_time), |s| Some(s.div_euclid(1000)));
-                Some((format!("lxc/{}", c.vmid()), p, started, c.running()))
+                Some(GuestRound {
+                    id: format!("lxc/{}", c.vmid()),
+                    load: p.load,
+                    sizes: p.sizes,
+                    started,
+                    running: c.running(),
+                })
             })
             .collect();
         let storages: Vec<(String, crate::model::storage::cfg::StorageStatus)> = self
@@ -197,57 +251,64 @@ impl Export<'_> {
             }
             let id = format!("node/{node}");
             let up = t - n.boot_time;
-            out.push(gauge(&id, t, "uptime", json!(up)));
-            out.push(derive(
-                &id,
-                t,
-                "net_in",
-                json!((num(&np, "netin") as i64) * up),
-            ));
-            out.push(derive(
-                &id,
-                t,
-                "net_out",
-                json!((num(&np, "netout") as i64) * up),
-            ));
+            out.push(gauge(&id, t, "uptime", int(up)));
+            let f = np.as_ref();
+            let counter = |x: Option<usize>| i64::try_from(x.unwrap_or(0)).unwrap_or(i64::MAX);
+            out.push(derive(&id, t, "net_in", counter(f.map(|f| f.netin)) * up));
+            out.push(derive(&id, t, "net_out", counter(f.map(|f| f.netout)) * up));
             for m in ["cpu_avg1", "cpu_avg5", "cpu_avg15"] {
-                out.push(gauge(&id, t, m, np["loadavg"].clone()));
+                out.push(gauge(&id, t, m, f.and_then(|f| float(f.loadavg))));
             }
-            out.push(gauge(&id, t, "cpu_max", np["maxcpu"].clone()));
-            out.push(gauge(&id, t, "cpu_current", np["cpu"].clone()));
-            out.push(gauge(&id, t, "cpu_iowait", np["iowait"].clone()));
-            out.push(gauge(&id, t, "mem_total", np["memtotal"].clone()));
-            out.push(gauge(&id, t, "mem_used", np["memused"].clone()));
-            out.push(gauge(&id, t, "swap_total", np["swaptotal"].clone()));
-            out.push(gauge(&id, t, "swap_used", np["swapused"].clone()));
-            out.push(gauge(&id, t, "disk_total", np["roottotal"].clone()));
-            out.push(gauge(&id, t, "disk_used", np["rootused"].clone()));
-            for (gid, p, started, running) in vms.iter().chain(cts.iter()) {
-                let since = started.filter(|s| *running && *s <= t);
+            out.push(gauge(&id, t, "cpu_max", f.and_then(|f| int(f.maxcpu))));
+            out.push(gauge(&id, t, "cpu_current", f.and_then(|f| float(f.cpu))));
+            out.push(gauge(&id, t, "cpu_iowait", f.and_then(|f| float(f.iowait))));
+            out.push(gauge(&id, t, "mem_total", f.and_then(|f| int(f.memtotal))));
+            out.push(gauge(&id, t, "mem_used", f.and_then(|f| int(f.memused))));
+            out.push(gauge(
+                &id,
+                t,
+                "swap_total",
+                f.and_then(|f| int(f.swaptotal)),
+            ));
+            out.push(gauge(&id, t, "swap_used", f.and_then(|f| int(f.swapused))));
+            out.push(gauge(
+                &id,
+                t,
+                "disk_total",
+                f.and_then(|f| int(f.roottotal)),
+            ));
+            out.push(gauge(&id, t, "disk_used", f.and_then(|f| int(f.rootused))));
+            for g in vms.iter().chain(cts.iter()) {
+                let gid = g.id.as_str();
+                let since = g.started.filter(|s| g.running && *s <= t);
                 if let Some(s) = since {
                     let secs = t - s;
-                    out.push(gauge(gid, t, "cpu_current", p["cpu"].clone()));
-                    out.push(gauge(gid, t, "mem_used", p["mem"].clone()));
-                    for (m, k) in [
-                        ("disk_read", "diskread"),
-                        ("disk_write", "diskwrite"),
-                        ("net_in", "netin"),
-                        ("net_out", "netout"),
+                    let l = g.load.as_ref();
+                    out.push(gauge(gid, t, "cpu_current", l.and_then(|l| float(l.cpu))));
+                    out.push(gauge(gid, t, "mem_used", l.and_then(|l| int(l.mem))));
+                    let rate = |x: Option<u64>| i64::try_from(x.unwrap_or(0)).unwrap_or(i64::MAX);
+                    for (m, x) in [
+                        ("disk_read", l.map(|l| l.diskread)),
+                        ("disk_write", l.map(|l| l.diskwrite)),
+                        ("net_in", l.map(|l| l.netin)),
+                        ("net_out", l.map(|l| l.netout)),
                     ] {
-                        out.push(derive(gid, t, m, json!((num(p, k) as i64) * secs)));
+                        out.push(derive(gid, t, m, rate(x) * secs));
                     }
                     if gid.starts_with("lxc/") {
-                        out.push(gauge(gid, t, "disk_used", p["disk"].clone()));
+                        let disk = g.sizes.as_ref().and_then(|z| int(z.disk));
+                        out.push(gauge(gid, t, "disk_used", disk));
                     }
                 }
-                out.push(gauge(gid, t, "uptime", json!(since.map_or(0, |s| t - s))));
-                out.push(gauge(gid, t, "cpu_max", p["maxcpu"].clone()));
-                out.push(gauge(gid, t, "mem_total", p["maxmem"].clone()));
-                out.push(gauge(gid, t, "disk_total", p["maxdisk"].clone()));
+                out.push(gauge(gid, t, "uptime", int(since.map_or(0, |s| t - s))));
+                let z = g.sizes.as_ref();
+                out.push(gauge(gid, t, "cpu_max", z.map(|z| z.maxcpu.clone())));
+                out.push(gauge(gid, t, "mem_total", z.and_then(|z| int(z.maxmem))));
+                out.push(gauge(gid, t, "disk_total", z.and_then(|z| int(z.maxdisk))));
             }
             for (sid, st) in &storages {
-                out.push(gauge(sid, t, "disk_total", json!(st.total)));
-                out.push(gauge(sid, t, "disk_used", json!(st.used)));
+                out.push(gauge(sid, t, "disk_total", int(st.total)));
+                out.push(gauge(sid, t, "disk_used", int(st.used)));
             }
         }
         out

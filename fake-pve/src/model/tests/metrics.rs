@@ -151,9 +151,11 @@ mod export {
     use crate::model::tests::{CLUSTER, LAB, T0, World};
 
     fn export(w: &World, local: &str, q: &ExportQuery) -> Vec<Value> {
-        super::sources(&w.c)
-            .metrics_export(local, q, T0 * 1000)
-            .expect("export")["data"]
+        crate::api::metrics::view::export(
+            &super::sources(&w.c)
+                .metrics_export(local, q, T0 * 1000)
+                .expect("export"),
+        )["data"]
             .as_array()
             .expect("list")
             .clone()
