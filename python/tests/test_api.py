@@ -6,15 +6,22 @@ import subprocess
 import urllib.error
 import urllib.request
 
+import sysconfig
+
 import pytest
 
+import fake_pve
 from fake_pve import ControlError, FakePve, FakePveError, StartError, find_binary
 
 
 def test_the_binary_is_on_the_path_of_the_environment():
     binary = find_binary()
+    if "FAKE_PVE_BIN" not in os.environ:
+        # the wheel's, beside this interpreter
+        assert os.path.dirname(binary) == sysconfig.get_path("scripts")
     out = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True)
-    assert out.stdout.startswith("fake-pve ")
+    # the package's version is the crate's
+    assert out.stdout.strip() == f"fake-pve {fake_pve.__version__}"
 
 
 def test_start_stop_and_a_verified_connection(scenarios):
