@@ -51,8 +51,8 @@ pub enum Resource {
     MachineSnapshot(Object<MachineSnapshotSpec>),
     /// A template machines are cloned from.
     MachineImage(Object<MachineImageSpec>),
-    /// Credentials, as Kubernetes' `v1/Secret` (`stringData` or base64
-    /// `data` is not decoded: use `stringData`).
+    /// Credentials, as Kubernetes' `v1/Secret` (`data` in base64 and
+    /// `stringData` in clear, the latter winning).
     Secret(SecretObject),
 }
 
@@ -164,9 +164,11 @@ pub struct Object<S> {
     pub spec: S,
 }
 
-/// A `v1/Secret` holding credentials.
+/// A `v1/Secret` holding credentials, its keys in clear: `data`
+/// (base64, as `kubectl create secret` writes it) decoded, `stringData`
+/// over it, as Kubernetes merges them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", try_from = "SecretDocument")]
 pub struct SecretObject {
     /// `v1`.
     pub api_version: String,
@@ -175,6 +177,78 @@ pub struct SecretObject {
     /// Key to value, in clear.
     #[serde(default)]
     pub string_data: BTreeMap<String, String>,
+}
+
+/// A `v1/Secret` as a manifest writes it; any other key is refused.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct SecretDocument {
+    api_version: String,
+    /// `Secret` when the document is read on its own (inside a
+    /// [`Resource`] the kind is its tag).
+    #[serde(default)]
+    kind: Option<String>,
+    metadata: Metadata,
+    /// Base64 values.
+    #[serde(default)]
+    data: BTreeMap<String, String>,
+    /// Values in clear; a key here wins over the same key in `data`.
+    #[serde(default)]
+    string_data: BTreeMap<String, String>,
+    /// `Opaque`, `kubernetes.io/basic-auth`...: not read.
+    #[serde(default, rename = "type")]
+    _kind: Option<String>,
+    /// Not read.
+    #[serde(default)]
+    _immutable: Option<bool>,
+}
+
+/// Why a Secret document is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecretDataError {
+    /// A `data` value that is not base64 of UTF-8 text.
+    #[error("Secret '{secret}': data.{key} is {problem}")]
+    Data {
+        /// The Secret.
+        secret: String,
+        /// The key.
+        key: String,
+        /// `not valid base64` or `not UTF-8 text once decoded`.
+        problem: &'static str,
+    },
+    /// A document of another kind read as a Secret.
+    #[error("expected kind `Secret`, found `{0}`")]
+    Kind(String),
+}
+
+impl TryFrom<SecretDocument> for SecretObject {
+    type Error = SecretDataError;
+
+    fn try_from(d: SecretDocument) -> Result<Self, Self::Error> {
+        use base64::Engine as _;
+        if let Some(kind) = d.kind.filter(|k| k != "Secret") {
+            return Err(SecretDataError::Kind(kind));
+        }
+        let mut string_data = BTreeMap::new();
+        for (key, value) in d.data {
+            let fail = |problem| SecretDataError::Data {
+                secret: d.metadata.name.clone(),
+                key: key.clone(),
+                problem,
+            };
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(value.trim())
+                .map_err(|_| fail("not valid base64"))?;
+            let text = String::from_utf8(bytes).map_err(|_| fail("not UTF-8 text once decoded"))?;
+            string_data.insert(key, text);
+        }
+        string_data.extend(d.string_data);
+        Ok(Self {
+            api_version: d.api_version,
+            metadata: d.metadata,
+            string_data,
+        })
+    }
 }
 
 /// RFC 3339 (UTC, seconds) of a Unix time.

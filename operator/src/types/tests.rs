@@ -92,3 +92,53 @@ fn token_ids_are_completed_with_the_user() {
     };
     assert_eq!(c.full_token_id().as_deref(), Some("a@pve!b"));
 }
+
+/// Issue #44: a Secret written with `data:` (base64, as `kubectl create
+/// secret` writes it) was read as empty.
+#[test]
+fn a_secret_reads_data_and_string_data_as_kubernetes_merges_them() {
+    let y = r"
+apiVersion: v1
+kind: Secret
+type: Opaque
+immutable: true
+metadata: { name: pve-creds }
+data:
+  password: c2VjcmV0
+  username: cm9vdEBwYW0=
+stringData:
+  username: admin@pve
+";
+    let Resource::Secret(s) = serde_yaml::from_str::<Resource>(y).expect("parses") else {
+        panic!("not a secret")
+    };
+    assert_eq!(s.string_data["password"], "secret");
+    assert_eq!(s.string_data["username"], "admin@pve", "stringData wins");
+    // Read on its own (a Secret the controller fetched), with its kind.
+    let alone: SecretObject = serde_yaml::from_str(y).expect("parses alone");
+    assert_eq!(alone, s);
+    let e = serde_yaml::from_str::<SecretObject>(
+        "apiVersion: v1\nkind: Machine\nmetadata: { name: c }\n",
+    )
+    .expect_err("refused")
+    .to_string();
+    assert!(e.contains("expected kind `Secret`, found `Machine`"), "{e}");
+}
+
+#[rstest::rstest]
+#[case(
+    "data: { password: '!!not base64' }",
+    "Secret 'c': data.password is not valid base64"
+)]
+#[case(
+    "data: { password: '/w==' }",
+    "Secret 'c': data.password is not UTF-8 text once decoded"
+)]
+#[case("strngData: { password: x }", "unknown field `strngData`")]
+fn a_bad_secret_is_refused_by_name(#[case] body: &str, #[case] want: &str) {
+    let y = format!("apiVersion: v1\nkind: Secret\nmetadata: {{ name: c }}\n{body}\n");
+    let e = serde_yaml::from_str::<Resource>(&y)
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains(want), "{e}");
+}
