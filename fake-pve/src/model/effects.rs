@@ -129,14 +129,7 @@ impl Cluster {
             }
             QemuOp::Reset { skiplock } => {
                 let vm = self.guests.vm_mut(&node, vmid).map_err(fail)?;
-                if !skiplock {
-                    vm.check_lock().map_err(fail)?;
-                }
-                if !vm.running() {
-                    return Err((vec![], format!("VM {vmid} not running")));
-                }
-                vm.qmpstatus = None;
-                Ok(vec![])
+                run_again(vm, skiplock)
             }
             QemuOp::Suspend { skiplock, todisk } => {
                 self.vm_ops()
@@ -147,14 +140,7 @@ impl Cluster {
                 if vm.lock() == Some("suspended") {
                     return self.vm_ops().power_on(vmid, true, end_ms);
                 }
-                if !skiplock {
-                    vm.check_lock().map_err(fail)?;
-                }
-                if !vm.running() {
-                    return Err((vec![], format!("VM {vmid} not running")));
-                }
-                vm.qmpstatus = None;
-                Ok(vec![])
+                run_again(vm, skiplock)
             }
             QemuOp::Destroy {
                 skiplock,
@@ -410,4 +396,17 @@ impl Cluster {
             }
         }
     }
+}
+
+/// A reset or a resume of a running VM: the lock (unless skipped), then
+/// QEMU runs the guest again.
+fn run_again(vm: &mut super::qemu::Vm, skiplock: bool) -> EffectResult {
+    if !skiplock {
+        vm.check_lock().map_err(|e| (vec![], e.to_string()))?;
+    }
+    if !vm.running() {
+        return Err((vec![], format!("VM {} not running", vm.vmid())));
+    }
+    vm.qmpstatus = None;
+    Ok(vec![])
 }
