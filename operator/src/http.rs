@@ -16,27 +16,53 @@ use tokio::net::TcpListener;
 
 use crate::metrics::Metrics;
 
-/// Liveness and readiness, as the main loop reports them.
-#[derive(Debug, Default)]
+/// Liveness and readiness, as the main loop reports them. Live means the
+/// loop is alive: it beats at each pass and, while a pass waits on PVE,
+/// every quarter of the staleness window, so a long pass is not taken for
+/// a hung one.
+#[derive(Debug)]
 pub struct Health {
     ready: AtomicBool,
+    /// The last beat, epoch milliseconds; 0 before the first.
     heartbeat: AtomicI64,
+    /// Milliseconds after which a silent main loop counts as dead.
+    stale_after_ms: i64,
 }
 
 /// Seconds after which a silent main loop counts as dead.
 const STALE_AFTER: i64 = 300;
 
-fn now() -> i64 {
+fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or(0)
 }
 
+impl Default for Health {
+    fn default() -> Self {
+        Self::with_stale_after(std::time::Duration::from_secs(STALE_AFTER.unsigned_abs()))
+    }
+}
+
 impl Health {
+    /// A main loop that counts as dead after `stale_after` without a beat.
+    pub fn with_stale_after(stale_after: std::time::Duration) -> Self {
+        Self {
+            ready: AtomicBool::new(false),
+            heartbeat: AtomicI64::new(0),
+            stale_after_ms: i64::try_from(stale_after.as_millis()).unwrap_or(i64::MAX),
+        }
+    }
+
+    /// How often a loop that is busy beats: a quarter of the window.
+    pub fn beat_every(&self) -> std::time::Duration {
+        std::time::Duration::from_millis((self.stale_after_ms / 4).max(1).unsigned_abs())
+    }
+
     /// The main loop is alive.
     pub fn beat(&self) {
-        self.heartbeat.store(now(), Ordering::Relaxed);
+        self.heartbeat.store(now_ms(), Ordering::Relaxed);
     }
 
     /// Manifests are loaded and a first pass ran.
@@ -47,7 +73,7 @@ impl Health {
     /// Whether the main loop beat recently.
     pub fn is_live(&self) -> bool {
         let hb = self.heartbeat.load(Ordering::Relaxed);
-        hb == 0 || now() - hb < STALE_AFTER
+        hb == 0 || now_ms() - hb < self.stale_after_ms
     }
 
     /// Whether it is ready.

@@ -550,6 +550,7 @@ impl Standalone {
     /// with `force`), write the status files. Returns how many objects
     /// were reconciled.
     pub async fn pass(&mut self, force: bool) -> usize {
+        self.health.beat();
         self.scan();
         let now = Instant::now();
         let due = |t: &Tracked| force || t.due <= now;
@@ -589,7 +590,19 @@ impl Standalone {
                     (k, r)
                 });
             }
-            while let Some(j) = set.join_next().await {
+            // The loop is alive while it waits on PVE: it beats.
+            let mut beat = tokio::time::interval(self.health.beat_every());
+            loop {
+                let j = tokio::select! {
+                    j = set.join_next() => j,
+                    _ = beat.tick() => {
+                        self.health.beat();
+                        continue;
+                    }
+                };
+                let Some(j) = j else {
+                    break;
+                };
                 let Ok((k, (status, finalized, error, wait))) = j else {
                     continue;
                 };

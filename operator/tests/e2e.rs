@@ -1722,3 +1722,61 @@ async fn the_pve_variables_give_a_cluster() {
     // without PVE_ENDPOINT there is none
     assert!(pve_operator::controller::EnvCluster::from_env("x", []).is_none());
 }
+
+/// Issue #44: `/healthz` answered 500 while a long pass ran (the loop beat
+/// only when a pass ended). A PVE that accepts connections and never
+/// answers keeps the pass waiting well beyond the staleness window; the
+/// loop must still count as alive.
+#[tokio::test]
+async fn the_loop_stays_live_while_a_pass_waits_on_pve() {
+    // Accepts connections and holds them without a byte in reply.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let held = tokio::spawn(async move {
+        let mut conns = Vec::new();
+        while let Ok((c, _)) = silent.accept().await {
+            conns.push(c);
+        }
+    });
+    let dir = TempDir::new("health");
+    std::fs::write(
+        dir.join("lab.yaml"),
+        format!(
+            "apiVersion: pve.fake-pve.io/v1alpha1
+kind: ProxmoxCluster
+metadata: {{ name: lab }}
+spec:
+  endpoint: https://127.0.0.1:{port}
+  insecureSkipTLSVerify: true
+  credentials: {{ tokenID: '{TOKEN}', tokenSecret: {{ value: {SECRET} }} }}
+"
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("web.yaml"), machine("web", "")).unwrap();
+    // Each request waits 4 s for an answer that does not come.
+    let slow = pve_operator::Operator::new(Some(std::sync::Arc::new(|b| {
+        b.retry(pve_client::RetryPolicy::none())
+            .timeout(Duration::from_secs(4))
+    })));
+    let mut sa = Standalone::new(options(&dir), std::sync::Arc::new(slow));
+    sa.health = std::sync::Arc::new(pve_operator::http::Health::with_stale_after(
+        Duration::from_millis(600),
+    ));
+    // As after an earlier pass: the loop beat, then the next pass starts.
+    sa.health.beat();
+    let health = sa.health.clone();
+    let probe = async move {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        health.is_live()
+    };
+    let started = std::time::Instant::now();
+    let (_, live) = tokio::join!(sa.pass(true), probe);
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "the pass waited on the silent PVE ({:?})",
+        started.elapsed()
+    );
+    assert!(live, "the loop beat while the pass waited");
+    held.abort();
+}
