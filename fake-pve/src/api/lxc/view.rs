@@ -123,14 +123,7 @@ pub fn status(s: &CtStatus<'_>) -> Value {
         v["pid"] = json!(pid);
     }
     if s.pressure {
-        for k in [
-            "pressurecpusome",
-            "pressurecpufull",
-            "pressureiosome",
-            "pressureiofull",
-            "pressurememorysome",
-            "pressurememoryfull",
-        ] {
+        for k in crate::model::guest::rrd::PRESSURE_KEYS {
             v[k] = json!(0);
         }
     }

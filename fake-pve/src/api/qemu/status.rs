@@ -125,14 +125,7 @@ fn vm_status_members(
         // The guest's cgroup pressure (PVE 9's `vmstatus`, also in the
         // listing): `avg10 * 1`, numbers.
         if v9 {
-            for name in [
-                "pressurecpusome",
-                "pressurecpufull",
-                "pressureiosome",
-                "pressureiofull",
-                "pressurememorysome",
-                "pressurememoryfull",
-            ] {
+            for name in crate::model::guest::rrd::PRESSURE_KEYS {
                 s.member(name, &0);
             }
         }

@@ -64,6 +64,17 @@ pub struct Load {
     pub pressure: Option<Pressure>,
 }
 
+/// The members of [`Pressure`] in PVE's order: what `vmstatus` adds
+/// for a running guest on 9.x (each `avg10 * 1`).
+pub const PRESSURE_KEYS: [&str; 6] = [
+    "pressurecpusome",
+    "pressurecpufull",
+    "pressureiosome",
+    "pressureiofull",
+    "pressurememorysome",
+    "pressurememoryfull",
+];
+
 /// The pressure stall figures of a step (PVE 9's files have them).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[allow(clippy::struct_field_names)]

@@ -169,6 +169,18 @@ impl World {
     }
 
     /// The current config value of a VM's key.
+    /// VM `vmid`'s status as the API answers it now (`full`: `?full=1`,
+    /// `current`: `status/current`).
+    pub fn vm_status(&self, vmid: u32, full: bool, current: bool) -> serde_json::Value {
+        crate::api::qemu::status::vm_status(
+            &self.c.vm_status_reader(),
+            &self.c.guests[&vmid],
+            self.now_ms,
+            full,
+            current,
+        )
+    }
+
     pub fn conf(&self, vmid: u32, key: &str) -> Option<String> {
         self.c
             .guests

@@ -116,13 +116,7 @@ fn pause_and_resume(mut lab: World) {
     };
     assert_eq!(lab.qm("qmpause", 101, pause), "OK");
     assert!(lab.c.guests[&101].paused());
-    let st = crate::api::qemu::status::vm_status(
-        &lab.c.vm_status_reader(),
-        &lab.c.guests[&101],
-        lab.now_ms,
-        true,
-        false,
-    );
+    let st = lab.vm_status(101, true, false);
     assert_eq!(
         (st["status"].clone(), st["qmpstatus"].clone()),
         (json!("running"), json!("paused"))

@@ -56,13 +56,7 @@ fn status_of_a_running_vm(lab: World) {
 
 #[rstest]
 fn status_of_a_stopped_template(lab: World) {
-    let st = crate::api::qemu::status::vm_status(
-        &lab.c.vm_status_reader(),
-        &lab.c.guests[&900],
-        lab.now_ms,
-        false,
-        false,
-    );
+    let st = lab.vm_status(900, false, false);
     assert_eq!(st["status"], json!("stopped"));
     assert_eq!(st["template"], json!(1));
     assert_eq!(st["uptime"], json!(0));
@@ -116,13 +110,7 @@ fn a_vm_missing_on_the_node_is_a_500(lab: World) {
 
 #[rstest]
 fn a_stopped_vm_in_full_status(lab: World) {
-    let st = crate::api::qemu::status::vm_status(
-        &lab.c.vm_status_reader(),
-        &lab.c.guests[&100],
-        lab.now_ms,
-        true,
-        true,
-    );
+    let st = lab.vm_status(100, true, true);
     assert_eq!(st["qmpstatus"], json!("stopped"));
     for absent in [
         "diskread",
@@ -139,13 +127,7 @@ fn a_stopped_vm_in_full_status(lab: World) {
 
 #[rstest]
 fn status_without_full_has_no_run_details(lab: World) {
-    let st = crate::api::qemu::status::vm_status(
-        &lab.c.vm_status_reader(),
-        &lab.c.guests[&101],
-        lab.now_ms,
-        false,
-        false,
-    );
+    let st = lab.vm_status(101, false, false);
     for absent in [
         "qmpstatus",
         "nics",
@@ -169,13 +151,7 @@ fn a_hibernated_vm_shows_stopped_with_lock_suspended(mut lab: World) {
             todisk: Some("local-lvm".into()),
         },
     );
-    let st = crate::api::qemu::status::vm_status(
-        &lab.c.vm_status_reader(),
-        &lab.c.guests[&101],
-        lab.now_ms,
-        true,
-        true,
-    );
+    let st = lab.vm_status(101, true, true);
     assert_eq!(st["status"], json!("stopped"));
     assert_eq!(st["qmpstatus"], json!("stopped"));
     assert_eq!(st["lock"], json!("suspended"));
@@ -192,13 +168,7 @@ fn status_fields_that_follow_the_config(mut lab: World) {
         conf.insert("tags".into(), "a;b".into());
         conf.insert("vga".into(), "std".into());
     }
-    let st = crate::api::qemu::status::vm_status(
-        &lab.c.vm_status_reader(),
-        &lab.c.guests[&100],
-        lab.now_ms,
-        false,
-        true,
-    );
+    let st = lab.vm_status(100, false, true);
     assert_eq!(st["cpus"], json!(16), "capped at the host's 16 CPUs");
     assert_eq!(st["balloon_min"], json!(1024u64 << 20));
     assert_eq!(st["shares"], json!(1000));
@@ -212,13 +182,7 @@ fn status_fields_that_follow_the_config(mut lab: World) {
         .expect("vm")
         .config
         .insert("vga".into(), "qxl,clipboard=vnc".into());
-    let st = crate::api::qemu::status::vm_status(
-        &lab.c.vm_status_reader(),
-        &lab.c.guests[&100],
-        lab.now_ms,
-        false,
-        true,
-    );
+    let st = lab.vm_status(100, false, true);
     assert_eq!(st["spice"], json!(1));
     assert_eq!(st["clipboard"], json!("vnc"));
 }
@@ -229,13 +193,7 @@ fn vcpus_win_over_sockets_and_cores(mut lab: World) {
         let conf = &mut lab.c.guests.get_mut(&100).expect("vm").config;
         conf.insert("vcpus".into(), "3".into());
     }
-    let st = crate::api::qemu::status::vm_status(
-        &lab.c.vm_status_reader(),
-        &lab.c.guests[&100],
-        lab.now_ms,
-        false,
-        false,
-    );
+    let st = lab.vm_status(100, false, false);
     assert_eq!(st["cpus"], json!(3));
 }
 
@@ -253,20 +211,8 @@ const PRESSURES: [&str; 6] = [
 #[case(PveVersion::V8_4, false)]
 fn the_listing_has_a_running_vms_pressure_on_pve_9(#[case] version: PveVersion, #[case] has: bool) {
     let lab = World::from_yaml_v(super::super::LAB, version);
-    let running = crate::api::qemu::status::vm_status(
-        &lab.c.vm_status_reader(),
-        &lab.c.guests[&101],
-        lab.now_ms,
-        false,
-        false,
-    );
-    let stopped = crate::api::qemu::status::vm_status(
-        &lab.c.vm_status_reader(),
-        &lab.c.guests[&100],
-        lab.now_ms,
-        false,
-        false,
-    );
+    let running = lab.vm_status(101, false, false);
+    let stopped = lab.vm_status(100, false, false);
     for k in PRESSURES {
         assert_eq!(running.get(k).is_some(), has, "{k} in {running}");
         assert!(running.get(k).is_none_or(serde_json::Value::is_number));
@@ -276,22 +222,10 @@ fn the_listing_has_a_running_vms_pressure_on_pve_9(#[case] version: PveVersion, 
 
 #[rstest]
 fn a_stopped_vm_uses_the_integer_zero_of_cpu(lab: World) {
-    let stopped = crate::api::qemu::status::vm_status(
-        &lab.c.vm_status_reader(),
-        &lab.c.guests[&100],
-        lab.now_ms,
-        true,
-        true,
-    );
+    let stopped = lab.vm_status(100, true, true);
     assert!(stopped["cpu"].is_u64(), "{}", stopped["cpu"]);
     assert_eq!(stopped["cpu"], json!(0));
-    let running = crate::api::qemu::status::vm_status(
-        &lab.c.vm_status_reader(),
-        &lab.c.guests[&101],
-        lab.now_ms,
-        false,
-        false,
-    );
+    let running = lab.vm_status(101, false, false);
     assert!(running["cpu"].is_f64());
 }
 
@@ -337,13 +271,7 @@ const BLOCK_DEVICE_STATS: [&str; 33] = [
 #[case(PveVersion::V8_4)]
 fn blockstat_has_every_counter_of_qemu(#[case] version: PveVersion) {
     let lab = World::from_yaml_v(super::super::LAB, version);
-    let st = crate::api::qemu::status::vm_status(
-        &lab.c.vm_status_reader(),
-        &lab.c.guests[&101],
-        lab.now_ms,
-        true,
-        true,
-    );
+    let st = lab.vm_status(101, true, true);
     let disk = st["blockstat"]["scsi0"]
         .as_object()
         .expect("scsi0's counters");
@@ -466,13 +394,7 @@ fn spice_follows_the_display_however_it_is_written(
         Some(vga),
         "stored as given"
     );
-    let st = crate::api::qemu::status::vm_status(
-        &lab.c.vm_status_reader(),
-        &lab.c.guests[&100],
-        lab.now_ms,
-        true,
-        true,
-    );
+    let st = lab.vm_status(100, true, true);
     assert_eq!(st.get("spice").is_some(), spice, "{vga}: {st}");
 }
 
