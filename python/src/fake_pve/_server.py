@@ -123,6 +123,19 @@ def find_binary(binary: Optional[PathLike] = None) -> str:
     )
 
 
+def _scenario_path(scenario: Any) -> Path:
+    """The file of a scenario given as a path; refuses what is neither a
+    path nor a mapping."""
+    if isinstance(scenario, (str, os.PathLike)):
+        path = Path(scenario)
+        if not path.is_file():
+            raise FileNotFoundError(f"scenario {scenario}: no such file")
+        return path
+    raise TypeError(
+        f"scenario must be a path or a mapping (a parsed scenario), not {type(scenario).__name__}"
+    )
+
+
 def _scenario_file(scenario: Any, tmp: Path) -> Optional[Path]:
     """The ``--seed`` file for a scenario given as a path or a mapping."""
     if scenario is None:
@@ -132,28 +145,14 @@ def _scenario_file(scenario: Any, tmp: Path) -> Optional[Path]:
         # JSON is YAML: fake-pve reads it as a scenario file.
         path.write_text(json.dumps(scenario))
         return path
-    if isinstance(scenario, (str, os.PathLike)):
-        path = Path(scenario)
-        if not path.is_file():
-            raise FileNotFoundError(f"scenario {scenario}: no such file")
-        return path.resolve()
-    raise TypeError(
-        f"scenario must be a path or a mapping (a parsed scenario), not {type(scenario).__name__}"
-    )
+    return _scenario_path(scenario).resolve()
 
 
 def scenario_body(scenario: Any) -> bytes:
     """A scenario (path or mapping) as the body of ``POST /_fake/seed``."""
     if isinstance(scenario, Mapping):
         return json.dumps(scenario).encode()
-    if isinstance(scenario, (str, os.PathLike)):
-        path = Path(scenario)
-        if not path.is_file():
-            raise FileNotFoundError(f"scenario {scenario}: no such file")
-        return path.read_bytes()
-    raise TypeError(
-        f"scenario must be a path or a mapping (a parsed scenario), not {type(scenario).__name__}"
-    )
+    return _scenario_path(scenario).read_bytes()
 
 
 def _check_name(name: str) -> str:
