@@ -58,7 +58,9 @@ fn access(ctx: &Ctx<'_>, privs: &[&str]) -> Result<Level> {
 fn get_options(ctx: &Ctx<'_>) -> Result<Reply> {
     let l = access(ctx, &OPTIONS_AUDIT)?;
     let now = ctx.now();
-    Ok(ctx.with(|c| c.firewall().options(&l, now)).into())
+    Ok(ctx
+        .with(|c| crate::api::firewall::view::options(&c.firewall().options(&l, now)))
+        .into())
 }
 
 /// `PUT .../firewall/options`: `enable`, `policy_forward`,

@@ -1,33 +1,26 @@
 //! A file's aliases (`[ALIASES]`): named addresses and networks a rule
 //! or IP set may use.
 
-use serde_json::Value;
-
-use super::{Alias, Firewall, Level, check_digest, strip_host_len, trimmed, with_digest};
+use super::{Alias, Digested, Firewall, Level, check_digest, digested, strip_host_len, trimmed};
 use crate::model::{Error, Result};
 
 impl Firewall {
-    fn alias_list(&self, level: &Level) -> (Vec<Value>, String) {
+    /// `GET .../aliases`.
+    pub fn aliases(&self, level: &Level) -> Digested<&Alias> {
         let list = self
             .conf(level)
-            .map(|c| c.aliases.values().map(Alias::view).collect())
+            .map(|c| c.aliases.values().collect())
             .unwrap_or_default();
-        with_digest(list)
-    }
-
-    /// `GET .../aliases`.
-    pub fn aliases(&self, level: &Level) -> Vec<Value> {
-        self.alias_list(level).0
+        digested(list, |a, d| a.digest_into(d))
     }
 
     /// `GET .../aliases/{name}`.
     ///
     /// # Errors
     /// `name`: `no such alias`.
-    pub fn alias(&self, level: &Level, name: &str) -> Result<Value> {
+    pub fn alias(&self, level: &Level, name: &str) -> Result<&Alias> {
         self.conf(level)
             .and_then(|c| c.aliases.get(&name.to_ascii_lowercase()))
-            .map(|a| Value::Object(a.view()))
             .ok_or_else(|| Error::invalid("name", "no such alias"))
     }
 
@@ -76,7 +69,7 @@ impl Firewall {
         rename: Option<&str>,
         digest: Option<&str>,
     ) -> Result<()> {
-        check_digest(digest, &self.alias_list(level).1)?;
+        check_digest(digest, &self.aliases(level).digest)?;
         let key = name.to_ascii_lowercase();
         if !self
             .conf(level)
@@ -118,7 +111,7 @@ impl Firewall {
     /// # Errors
     /// A changed `digest`.
     pub fn delete_alias(&mut self, level: &Level, name: &str, digest: Option<&str>) -> Result<()> {
-        check_digest(digest, &self.alias_list(level).1)?;
+        check_digest(digest, &self.aliases(level).digest)?;
         self.conf_mut(level)
             .aliases
             .remove(&name.to_ascii_lowercase());

@@ -2,32 +2,22 @@
 //! listed, created, renamed (the rules that use them following) and
 //! deleted.
 
-use serde_json::{Map, Value, json};
-
-use super::{Firewall, Rule, check_digest, trimmed, with_digest};
+use super::{Digested, Firewall, Rule, Section, check_digest, sections, trimmed};
 use crate::model::{Error, Result};
 
 impl Firewall {
-    fn group_list(&self) -> (Vec<Value>, String) {
+    /// `GET /cluster/firewall/groups`.
+    pub fn groups(&self) -> Digested<Section<'_>> {
         let list = self
             .cluster
             .groups
             .iter()
-            .map(|(name, g)| {
-                let mut m = Map::new();
-                if let Some(c) = &g.comment {
-                    m.insert("comment".into(), json!(c));
-                }
-                m.insert("group".into(), json!(name));
-                m
+            .map(|(name, g)| Section {
+                name,
+                comment: g.comment.as_deref(),
             })
             .collect();
-        with_digest(list)
-    }
-
-    /// `GET /cluster/firewall/groups`.
-    pub fn groups(&self) -> Vec<Value> {
-        self.group_list().0
+        sections("group", list)
     }
 
     /// `POST /cluster/firewall/groups`: a new group, or (with `rename`)
@@ -58,7 +48,7 @@ impl Firewall {
             }
             return Ok(());
         };
-        check_digest(digest, &self.group_list().1)?;
+        check_digest(digest, &self.groups().digest)?;
         if !self.cluster.groups.contains_key(old) {
             return Err(Error::invalid(
                 "group",

@@ -1,38 +1,28 @@
 //! A file's IP sets (`[IPSET <name>]`): listed, created, renamed and
 //! deleted, and their entries (addresses, networks, aliases).
 
-use serde_json::{Map, Value, json};
-
 use super::{
-    Firewall, IpEntry, IpSet, Level, check_digest, clean_cidr, rules, strip_host_len, trimmed,
-    with_digest,
+    Digested, Firewall, IpEntry, IpRead, IpSet, Level, Section, check_digest, clean_cidr, digested,
+    rules, sections, strip_host_len, trimmed,
 };
 use crate::model::{Error, Result};
 
 impl Firewall {
-    fn ipset_list(&self, level: &Level) -> (Vec<Value>, String) {
+    /// `GET .../ipset`.
+    pub fn ipsets(&self, level: &Level) -> Digested<Section<'_>> {
         let list = self
             .conf(level)
             .map(|c| {
                 c.ipsets
                     .iter()
-                    .map(|(name, s)| {
-                        let mut m = Map::new();
-                        if let Some(c) = &s.comment {
-                            m.insert("comment".into(), json!(c));
-                        }
-                        m.insert("name".into(), json!(name));
-                        m
+                    .map(|(name, s)| Section {
+                        name,
+                        comment: s.comment.as_deref(),
                     })
                     .collect()
             })
             .unwrap_or_default();
-        with_digest(list)
-    }
-
-    /// `GET .../ipset`.
-    pub fn ipsets(&self, level: &Level) -> Vec<Value> {
-        self.ipset_list(level).0
+        sections("name", list)
     }
 
     /// `POST .../ipset`: a new, empty IP set, or (with `rename`) one
@@ -52,7 +42,7 @@ impl Firewall {
         let key = name.to_ascii_lowercase();
         let has = |fw: &Self, n: &str| fw.conf(level).is_some_and(|c| c.ipsets.contains_key(n));
         if let Some(old) = rename.filter(|r| !r.is_empty()) {
-            check_digest(digest, &self.ipset_list(level).1)?;
+            check_digest(digest, &self.ipsets(level).digest)?;
             if !has(self, old) {
                 return Err(Error::invalid(
                     "name",
@@ -116,40 +106,31 @@ impl Firewall {
         found
     }
 
-    fn ipset_entries(&self, level: &Level, name: &str) -> Result<(Vec<Value>, String)> {
-        let set = self.ipset_ref(level, name)?;
-        let mut list = Vec::new();
-        let mut errs = Vec::new();
-        for (cidr, e) in &set.entries {
-            let mut m = Map::new();
-            m.insert("cidr".into(), json!(cidr));
-            if let Some(c) = &e.comment {
-                m.insert("comment".into(), json!(c));
-            }
-            if e.nomatch {
-                m.insert("nomatch".into(), json!(1));
-            }
-            list.push(m);
-            let err = rules::alias_ref(cidr)
-                .filter(|(scope, a)| !self.resolves(level, scope, a))
-                .map(|(_, a)| format!("no such alias '{a}'"));
-            errs.push(err);
-        }
-        let (mut out, digest) = with_digest(list);
-        for (v, e) in out.iter_mut().zip(errs) {
-            if let Some(e) = e {
-                v["errors"] = json!({ "cidr": e });
-            }
-        }
-        Ok((out, digest))
-    }
-
-    /// `GET .../ipset/{name}`: the entries, sorted.
+    /// `GET .../ipset/{name}`: the entries, sorted, each with the error
+    /// of an alias that does not resolve (left out of the digest).
     ///
     /// # Errors
     /// `no such IPSet 'x'`.
-    pub fn ipset(&self, level: &Level, name: &str) -> Result<Vec<Value>> {
-        Ok(self.ipset_entries(level, name)?.0)
+    pub fn ipset(&self, level: &Level, name: &str) -> Result<Digested<IpRead<'_>>> {
+        let set = self.ipset_ref(level, name)?;
+        let list = set
+            .entries
+            .iter()
+            .map(|(cidr, entry)| IpRead {
+                cidr,
+                entry,
+                error: rules::alias_ref(cidr)
+                    .filter(|(scope, a)| !self.resolves(level, scope, a))
+                    .map(|(_, a)| format!("no such alias '{a}'")),
+            })
+            .collect();
+        Ok(digested(list, |e, d| {
+            d.field("cidr", e.cidr);
+            d.opt("comment", e.entry.comment.as_deref());
+            if e.entry.nomatch {
+                d.field("nomatch", 1);
+            }
+        }))
     }
 
     /// `DELETE .../ipset/{name}`: only an empty set unless `force`.
@@ -214,15 +195,16 @@ impl Firewall {
         Ok(())
     }
 
-    /// `GET .../ipset/{name}/{cidr}`.
+    /// `GET .../ipset/{name}/{cidr}`: the entry and its set's digest.
     ///
     /// # Errors
     /// `no such IPSet 'x'`; `cidr`: `no such IP/Network`.
-    pub fn ip(&self, level: &Level, name: &str, cidr: &str) -> Result<Value> {
-        self.ipset_entries(level, name)?
-            .0
+    pub fn ip(&self, level: &Level, name: &str, cidr: &str) -> Result<(IpRead<'_>, String)> {
+        let Digested { items, digest } = self.ipset(level, name)?;
+        items
             .into_iter()
-            .find(|e| e["cidr"] == cidr)
+            .find(|e| e.cidr == cidr)
+            .map(|e| (e, digest))
             .ok_or_else(|| Error::invalid("cidr", "no such IP/Network"))
     }
 
@@ -241,8 +223,7 @@ impl Firewall {
         comment: Option<&str>,
         digest: Option<&str>,
     ) -> Result<()> {
-        let (_, d) = self.ipset_entries(level, name)?;
-        check_digest(digest, &d)?;
+        check_digest(digest, &self.ipset(level, name)?.digest)?;
         let conf = self.conf_mut(level);
         let entry = conf
             .ipsets
@@ -266,8 +247,7 @@ impl Firewall {
         cidr: &str,
         digest: Option<&str>,
     ) -> Result<()> {
-        let (_, d) = self.ipset_entries(level, name)?;
-        check_digest(digest, &d)?;
+        check_digest(digest, &self.ipset(level, name)?.digest)?;
         if let Some(s) = self.conf_mut(level).ipsets.get_mut(name) {
             s.entries.remove(cidr);
         }

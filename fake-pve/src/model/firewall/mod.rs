@@ -26,7 +26,6 @@ pub mod rules;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
 
 use super::{Error, Result};
 pub use rules::{Names, Rule, RuleEnv};
@@ -51,16 +50,99 @@ impl Alias {
         if self.cidr.contains(':') { 6 } else { 4 }
     }
 
-    fn view(&self) -> Map<String, Value> {
-        let mut m = Map::new();
-        m.insert("cidr".into(), json!(self.cidr));
-        if let Some(c) = &self.comment {
-            m.insert("comment".into(), json!(c));
-        }
-        m.insert("ipversion".into(), json!(self.ipversion()));
-        m.insert("name".into(), json!(self.name));
-        m
+    fn digest_into(&self, d: &mut DigestText) {
+        d.field("cidr", &self.cidr);
+        d.opt("comment", self.comment.as_deref());
+        d.field("ipversion", self.ipversion());
+        d.field("name", &self.name);
     }
+}
+
+/// A value as a firewall file keeps it: a number (a flag is 0 or 1) or
+/// text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FwValue {
+    /// A number or a flag.
+    Int(i64),
+    /// Text.
+    Text(String),
+}
+
+impl FwValue {
+    /// The number, if it is one.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Self::Int(n) => Some(*n),
+            Self::Text(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for FwValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Int(n) => write!(f, "{n}"),
+            Self::Text(t) => f.write_str(t),
+        }
+    }
+}
+
+/// A list as PVE hands it out (`copy_list_with_digest`): its entries,
+/// and the digest of them all, which each entry carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Digested<T> {
+    /// The entries, in order.
+    pub items: Vec<T>,
+    /// The list's digest.
+    pub digest: String,
+}
+
+/// The options of a file (`GET .../options`) and their digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FwOptions {
+    /// The options set, by name.
+    pub values: BTreeMap<String, FwValue>,
+    /// Their digest.
+    pub digest: String,
+}
+
+/// A rule as PVE reads it: its properties (`enable` a number, the
+/// `ipversion` worked out) and the errors found in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadRule {
+    /// The properties, in the order they are listed.
+    pub fields: Vec<(String, FwValue)>,
+    /// Its errors by property (the first of each).
+    pub errors: BTreeMap<String, String>,
+}
+
+impl ReadRule {
+    /// A property's value.
+    pub fn get(&self, key: &str) -> Option<&FwValue> {
+        self.fields.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+/// A section of a file as listed: an IP set or a security group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Section<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// Its comment.
+    pub comment: Option<&'a str>,
+}
+
+/// An entry of an IP set as read, with the error found in it (an alias
+/// that does not resolve).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IpRead<'a> {
+    /// The address, network or alias.
+    pub cidr: &'a str,
+    /// The entry.
+    pub entry: &'a IpEntry,
+    /// `cidr`'s error.
+    pub error: Option<String>,
 }
 
 /// What a rule may refer to (`GET .../refs`): an IP set (`+name`) or an
@@ -116,7 +198,7 @@ pub struct Group {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FwConf {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    options: BTreeMap<String, Value>,
+    options: BTreeMap<String, FwValue>,
     /// By lower-case name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     aliases: BTreeMap<String, Alias>,
@@ -200,42 +282,45 @@ pub struct RuleUpdate {
     pub digest: Option<String>,
 }
 
-/// Perl's `Digest::SHA` of `k:v\n` lines, as `copy_list_with_digest` and
-/// `copy_opject_with_digest` compute it (objects and nulls left out).
-fn feed(lines: &mut String, m: &Map<String, Value>) {
-    for (k, v) in m {
-        let text = match v {
-            Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
-            Value::Bool(b) => u8::from(*b).to_string(),
-            _ => continue,
-        };
-        lines.push_str(k);
-        lines.push(':');
-        lines.push_str(&text);
-        lines.push('\n');
+/// The text Perl's `Digest::SHA` hashes in `copy_list_with_digest` and
+/// `copy_opject_with_digest`: a `key:value` line per field (objects and
+/// missing values left out).
+#[derive(Default)]
+struct DigestText(String);
+
+impl DigestText {
+    fn field(&mut self, key: &str, value: impl std::fmt::Display) {
+        use std::fmt::Write as _;
+        let _ = writeln!(self.0, "{key}:{value}");
+    }
+
+    fn opt(&mut self, key: &str, value: Option<impl std::fmt::Display>) {
+        if let Some(v) = value {
+            self.field(key, v);
+        }
+    }
+
+    fn finish(&self) -> String {
+        super::qemu::sha1_hex(self.0.as_bytes())
     }
 }
 
-fn sha1(text: &str) -> String {
-    super::qemu::sha1_hex(text.as_bytes())
+/// `copy_list_with_digest`: the entries and their digest.
+fn digested<T>(items: Vec<T>, feed: impl Fn(&T, &mut DigestText)) -> Digested<T> {
+    let mut text = DigestText::default();
+    for item in &items {
+        feed(item, &mut text);
+    }
+    let digest = text.finish();
+    Digested { items, digest }
 }
 
-/// `copy_list_with_digest`: the entries, each with the list's digest.
-fn with_digest(list: Vec<Map<String, Value>>) -> (Vec<Value>, String) {
-    let mut text = String::new();
-    for m in &list {
-        feed(&mut text, m);
-    }
-    let digest = sha1(&text);
-    let out = list
-        .into_iter()
-        .map(|mut m| {
-            m.insert("digest".into(), json!(digest));
-            Value::Object(m)
-        })
-        .collect();
-    (out, digest)
+/// The digest of a section list (`comment`, then the name under `key`).
+fn sections<'a>(key: &'static str, items: Vec<Section<'a>>) -> Digested<Section<'a>> {
+    digested(items, |s, d| {
+        d.opt("comment", s.comment);
+        d.field(key, s.name);
+    })
 }
 
 fn check_digest(digest: Option<&str>, current: &str) -> Result<()> {
@@ -399,28 +484,32 @@ impl Firewall {
 
     // ---- options -------------------------------------------------------
 
-    fn options_map(&self, level: &Level, now: i64) -> Map<String, Value> {
-        let mut m: Map<String, Value> = self
+    fn options_map(&self, level: &Level, now: i64) -> BTreeMap<String, FwValue> {
+        let mut m = self
             .conf(level)
-            .map(|c| c.options.clone().into_iter().collect())
+            .map(|c| c.options.clone())
             .unwrap_or_default();
         if *level == Level::Cluster
-            && let Some(e) = m.get("enable").and_then(Value::as_i64)
+            && let Some(e) = m.get("enable").and_then(FwValue::as_int)
             && e > 1
             && now - e > 60
         {
-            m.insert("enable".into(), json!(0));
+            m.insert("enable".into(), FwValue::Int(0));
         }
         m
     }
 
     /// `GET .../firewall/options`: the options set, with their digest.
-    pub fn options(&self, level: &Level, now: i64) -> Value {
-        let mut m = self.options_map(level, now);
-        let mut text = String::new();
-        feed(&mut text, &m);
-        m.insert("digest".into(), json!(sha1(&text)));
-        Value::Object(m)
+    pub fn options(&self, level: &Level, now: i64) -> FwOptions {
+        let values = self.options_map(level, now);
+        let mut text = DigestText::default();
+        for (k, v) in &values {
+            text.field(k, v);
+        }
+        FwOptions {
+            digest: text.finish(),
+            values,
+        }
     }
 
     /// `PUT .../firewall/options`: `delete` first, then the values given
@@ -437,9 +526,8 @@ impl Firewall {
         digest: Option<&str>,
         now: i64,
     ) -> Result<()> {
-        let current = self.options(level, now);
-        check_digest(digest, current["digest"].as_str().unwrap_or_default())?;
-        let mut opts: BTreeMap<String, Value> = self.options_map(level, now).into_iter().collect();
+        check_digest(digest, &self.options(level, now).digest)?;
+        let mut opts = self.options_map(level, now);
         for d in delete {
             if option_kind(level, d).is_none() {
                 return Err(Error::invalid("delete", format!("no such option '{d}'")));
@@ -451,22 +539,22 @@ impl Firewall {
                 continue;
             };
             let value = match kind {
-                OptKind::Bool => json!(u8::from(parse_bool(v).unwrap_or(false))),
+                OptKind::Bool => FwValue::Int(i64::from(parse_bool(v).unwrap_or(false))),
                 OptKind::Int => {
                     let mut n: i64 = v.parse().unwrap_or(0);
                     if *level == Level::Cluster && k == "enable" && n > 1 {
                         n = now;
                     }
-                    json!(n)
+                    FwValue::Int(n)
                 }
-                OptKind::Text => json!(v),
+                OptKind::Text => FwValue::Text(v.clone()),
                 OptKind::Lower => {
                     if v.is_empty() {
                         // `nf_conntrack_helpers: ` does not read back.
                         opts.remove(k);
                         continue;
                     }
-                    json!(v.to_ascii_lowercase())
+                    FwValue::Text(v.to_ascii_lowercase())
                 }
             };
             opts.insert(k.clone(), value);
@@ -539,76 +627,60 @@ impl Firewall {
     }
 
     /// The rules as PVE reads them: each with `ipversion` and `errors`
-    /// worked out; a rule its parser would die on is skipped.
-    fn read_rules(&self, set: &RuleSet) -> Result<(Vec<Map<String, Value>>, String)> {
+    /// worked out (the digest leaves the errors out); a rule its parser
+    /// would die on is skipped.
+    ///
+    /// # Errors
+    /// `no such security group 'x'`.
+    pub fn rules(&self, set: &RuleSet) -> Result<Digested<ReadRule>> {
         let env = Self::env(set);
         let (c, l) = self.names_for(set, true);
         let mut list = Vec::new();
-        let mut errors = Vec::new();
         for mut r in self.stored_rules(set)? {
             let Ok(v) = rules::verify(&mut r, env, c, l, false) else {
                 continue;
             };
-            let mut m: Map<String, Value> = r
+            let mut fields: Vec<(String, FwValue)> = r
                 .into_iter()
                 .map(|(k, v)| {
                     let v = if k == "enable" {
-                        json!(v.parse::<i64>().unwrap_or(1))
+                        FwValue::Int(v.parse::<i64>().unwrap_or(1))
                     } else {
-                        json!(v)
+                        FwValue::Text(v)
                     };
                     (k, v)
                 })
                 .collect();
             if let Some(ipv) = v.ipversion {
-                m.insert("ipversion".into(), json!(ipv));
+                fields.push(("ipversion".into(), FwValue::Int(i64::from(ipv))));
             }
-            list.push(m);
-            errors.push(v.errors);
+            list.push(ReadRule {
+                fields,
+                errors: v.errors,
+            });
         }
-        let mut text = String::new();
-        for m in &list {
-            feed(&mut text, m);
-        }
-        let digest = sha1(&text);
-        for (m, e) in list.iter_mut().zip(errors) {
-            if !e.is_empty() {
-                m.insert("errors".into(), json!(e));
+        Ok(digested(list, |r, d| {
+            for (k, v) in &r.fields {
+                d.field(k, v);
             }
-        }
-        Ok((list, digest))
+        }))
     }
 
-    /// `GET .../rules`: the rules with `pos` and the list's digest.
-    ///
-    /// # Errors
-    /// `no such security group 'x'`.
-    pub fn rules(&self, set: &RuleSet) -> Result<Vec<Value>> {
-        let (list, digest) = self.read_rules(set)?;
-        Ok(list
-            .into_iter()
-            .enumerate()
-            .map(|(i, mut m)| {
-                m.insert("digest".into(), json!(digest));
-                m.insert("pos".into(), json!(i));
-                Value::Object(m)
-            })
-            .collect())
-    }
-
-    /// `GET .../rules/{pos}`.
+    /// `GET .../rules/{pos}`: the rule and the list's digest.
     ///
     /// # Errors
     /// `no rule at position N`, `no such security group 'x'`.
-    pub fn rule(&self, set: &RuleSet, pos: usize) -> Result<Value> {
-        self.rules(set)?
+    pub fn rule(&self, set: &RuleSet, pos: usize) -> Result<(ReadRule, String)> {
+        let Digested { items, digest } = self.rules(set)?;
+        items
             .into_iter()
             .nth(pos)
+            .map(|r| (r, digest))
             .ok_or_else(|| Error::not_found(format!("no rule at position {pos}")))
     }
 
     fn rules_digest(&self, set: &RuleSet) -> Result<String> {
-        Ok(self.read_rules(set)?.1)
+        Ok(self.rules(set)?.digest)
     }
 
     fn save_rules(&mut self, set: &RuleSet, list: Vec<Rule>) {

@@ -8,6 +8,8 @@ use rstest::{fixture, rstest};
 use serde_json::{Value, json};
 
 use super::{LAB, T0, World, qm_worker, refused};
+use crate::api::firewall::view;
+use crate::model::Result;
 use crate::model::firewall::{Firewall, Level, RuleSet, RuleUpdate};
 use crate::model::qemu::QemuOp;
 
@@ -15,6 +17,59 @@ fn props(list: &[(&str, &str)]) -> BTreeMap<String, String> {
     list.iter()
         .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
         .collect()
+}
+
+/// The answers as the API writes them from the model's lists, for
+/// checks on their members.
+trait Answers {
+    fn rules_a(&self, set: &RuleSet) -> Result<Vec<Value>>;
+    fn rule_a(&self, set: &RuleSet, pos: usize) -> Result<Value>;
+    fn groups_a(&self) -> Vec<Value>;
+    fn aliases_a(&self, l: &Level) -> Vec<Value>;
+    fn alias_a(&self, l: &Level, name: &str) -> Result<Value>;
+    fn ipsets_a(&self, l: &Level) -> Vec<Value>;
+    fn ipset_a(&self, l: &Level, name: &str) -> Result<Vec<Value>>;
+    fn ip_a(&self, l: &Level, name: &str, cidr: &str) -> Result<Value>;
+    fn options_a(&self, l: &Level, now: i64) -> Value;
+}
+
+fn array(v: Value) -> Vec<Value> {
+    match v {
+        Value::Array(a) => a,
+        other => panic!("not a list: {other}"),
+    }
+}
+
+impl Answers for Firewall {
+    fn rules_a(&self, set: &RuleSet) -> Result<Vec<Value>> {
+        Ok(array(view::rules(&self.rules(set)?)))
+    }
+    fn rule_a(&self, set: &RuleSet, pos: usize) -> Result<Value> {
+        let (r, digest) = self.rule(set, pos)?;
+        Ok(view::rule(&r, &digest, pos))
+    }
+    fn groups_a(&self) -> Vec<Value> {
+        array(view::sections(&self.groups(), "group"))
+    }
+    fn aliases_a(&self, l: &Level) -> Vec<Value> {
+        array(view::aliases(&self.aliases(l)))
+    }
+    fn alias_a(&self, l: &Level, name: &str) -> Result<Value> {
+        Ok(Value::Object(view::alias(self.alias(l, name)?)))
+    }
+    fn ipsets_a(&self, l: &Level) -> Vec<Value> {
+        array(view::sections(&self.ipsets(l), "name"))
+    }
+    fn ipset_a(&self, l: &Level, name: &str) -> Result<Vec<Value>> {
+        Ok(array(view::ips(&self.ipset(l, name)?)))
+    }
+    fn ip_a(&self, l: &Level, name: &str, cidr: &str) -> Result<Value> {
+        let (e, digest) = self.ip(l, name, cidr)?;
+        Ok(view::ip(&e, &digest))
+    }
+    fn options_a(&self, l: &Level, now: i64) -> Value {
+        view::options(&self.options(l, now))
+    }
 }
 
 const CLUSTER: RuleSet = RuleSet::Level(Level::Cluster);
@@ -44,7 +99,7 @@ fn fw() -> Firewall {
 }
 
 fn field(f: &Firewall, set: &RuleSet, key: &str) -> Vec<Value> {
-    f.rules(set)
+    f.rules_a(set)
         .expect("rules")
         .iter()
         .map(|r| r.get(key).cloned().unwrap_or(Value::Null))
@@ -53,7 +108,7 @@ fn field(f: &Firewall, set: &RuleSet, key: &str) -> Vec<Value> {
 
 #[rstest]
 fn a_new_rule_goes_on_top_and_positions_follow(fw: Firewall) {
-    let rules = fw.rules(&CLUSTER).expect("rules");
+    let rules = fw.rules_a(&CLUSTER).expect("rules");
     assert_eq!(
         field(&fw, &CLUSTER, "dport"),
         [json!("22"), json!("80"), Value::Null]
@@ -69,7 +124,7 @@ fn a_rule_is_disabled_unless_enable_is_given() {
     let mut f = Firewall::default();
     f.create_rule(&CLUSTER, &props(&[("type", "out"), ("action", "ACCEPT")]))
         .expect("rule");
-    let r = f.rule(&CLUSTER, 0).expect("rule");
+    let r = f.rule_a(&CLUSTER, 0).expect("rule");
     assert_eq!(r["enable"], json!(0));
     assert_eq!(r["type"], "out");
 }
@@ -105,7 +160,7 @@ fn update_changes_and_deletes_properties(mut fw: Firewall) {
         ..RuleUpdate::default()
     };
     fw.update_rule(&CLUSTER, 1, &up).expect("update");
-    let r = fw.rule(&CLUSTER, 1).expect("rule");
+    let r = fw.rule_a(&CLUSTER, 1).expect("rule");
     assert_eq!(r["dport"], "8080");
     assert_eq!(r["comment"], "web");
     // a rule without `enable` is written enabled
@@ -140,14 +195,14 @@ fn delete_renumbers_and_a_bad_position_is_refused(mut fw: Firewall) {
         (500, "no rule at position 2".into())
     );
     assert_eq!(
-        refused(fw.rule(&CLUSTER, 5)),
+        refused(fw.rule_a(&CLUSTER, 5)),
         (500, "no rule at position 5".into())
     );
 }
 
 #[rstest]
 fn a_stale_digest_is_refused(mut fw: Firewall) {
-    let old = fw.rules(&CLUSTER).expect("rules")[0]["digest"]
+    let old = fw.rules_a(&CLUSTER).expect("rules")[0]["digest"]
         .as_str()
         .expect("digest")
         .to_string();
@@ -184,7 +239,7 @@ fn bad_rules_are_refused_in_pves_words(
         refused(fw.create_rule(&CLUSTER, &props(p))),
         (400, msg.to_string())
     );
-    assert_eq!(fw.rules(&CLUSTER).expect("rules").len(), 3);
+    assert_eq!(fw.rules_a(&CLUSTER).expect("rules").len(), 3);
 }
 
 #[rstest]
@@ -211,7 +266,7 @@ fn macros_take_pves_spelling_and_addresses_give_the_ip_version(mut fw: Firewall)
         ("iface", "net0"),
     ]);
     fw.create_rule(&vm(), &p).expect("rule");
-    let r = fw.rule(&vm(), 0).expect("rule");
+    let r = fw.rule_a(&vm(), 0).expect("rule");
     assert_eq!(r["macro"], "SSH");
     assert_eq!(r["ipversion"], json!(4));
     assert_eq!(r["source"], "lan");
@@ -223,7 +278,7 @@ fn a_rule_whose_alias_went_away_shows_an_error(mut fw: Firewall) {
     fw.create_rule(&CLUSTER, &p).expect("rule");
     fw.delete_alias(&Level::Cluster, "lan", None)
         .expect("PVE does not refuse an alias in use");
-    let r = fw.rule(&CLUSTER, 0).expect("rule");
+    let r = fw.rule_a(&CLUSTER, 0).expect("rule");
     assert_eq!(r["errors"], json!({ "source": "no such alias 'lan'" }));
 }
 
@@ -231,7 +286,7 @@ fn a_rule_whose_alias_went_away_shows_an_error(mut fw: Firewall) {
 fn groups_are_lower_case_and_refused_twice(mut fw: Firewall) {
     fw.create_group("Web", Some("web servers"), None, None)
         .expect("group");
-    let g = fw.groups();
+    let g = fw.groups_a();
     assert_eq!(g[0]["group"], "web");
     assert_eq!(g[0]["comment"], "web servers");
     assert_eq!(
@@ -239,7 +294,7 @@ fn groups_are_lower_case_and_refused_twice(mut fw: Firewall) {
         (400, "group: Security group 'web' already exists".into())
     );
     assert_eq!(
-        refused(fw.rules(&RuleSet::Group("Web".into()))),
+        refused(fw.rules_a(&RuleSet::Group("Web".into()))),
         (500, "no such security group 'Web'".into())
     );
 }
@@ -274,7 +329,7 @@ fn group_rules_and_group_references(mut fw: Firewall) {
         .expect("rename");
     assert_eq!(field(&fw, &vm(), "action"), [json!("www")]);
     assert_eq!(
-        fw.rules(&RuleSet::Group("www".into()))
+        fw.rules_a(&RuleSet::Group("www".into()))
             .expect("rules")
             .len(),
         1
@@ -282,14 +337,14 @@ fn group_rules_and_group_references(mut fw: Firewall) {
     fw.delete_rule(&RuleSet::Group("www".into()), 0, None)
         .expect("empty it");
     fw.delete_group("www").expect("delete empty group");
-    assert!(fw.groups().is_empty());
+    assert!(fw.groups_a().is_empty());
 }
 
 #[rstest]
 fn aliases_keep_their_case_and_drop_host_lengths(mut fw: Firewall) {
     fw.create_alias(&Level::Vm(100), "Gateway", "10.0.0.1/32", None)
         .expect("alias");
-    let a = fw.alias(&Level::Vm(100), "gateway").expect("alias");
+    let a = fw.alias_a(&Level::Vm(100), "gateway").expect("alias");
     assert_eq!(a["name"], "Gateway");
     assert_eq!(a["cidr"], "10.0.0.1");
     assert_eq!(
@@ -305,9 +360,9 @@ fn aliases_keep_their_case_and_drop_host_lengths(mut fw: Firewall) {
         None,
     )
     .expect("rename");
-    assert_eq!(fw.aliases(&Level::Vm(100))[0]["name"], "gw");
+    assert_eq!(fw.aliases_a(&Level::Vm(100))[0]["name"], "gw");
     assert_eq!(
-        refused(fw.alias(&Level::Vm(100), "gateway")),
+        refused(fw.alias_a(&Level::Vm(100), "gateway")),
         (400, "name: no such alias".into())
     );
 }
@@ -321,7 +376,7 @@ fn ipset_entries_are_cleaned_sorted_and_unique(mut fw: Firewall) {
         .expect("host");
     fw.add_ip(&l, "mgmt", "lan", false, None).expect("alias");
     let cidrs: Vec<Value> = fw
-        .ipset(&l, "mgmt")
+        .ipset_a(&l, "mgmt")
         .expect("set")
         .iter()
         .map(|e| e["cidr"].clone())
@@ -331,7 +386,7 @@ fn ipset_entries_are_cleaned_sorted_and_unique(mut fw: Firewall) {
         [json!("10.0.0.0/8"), json!("10.0.0.5"), json!("lan")]
     );
     assert_eq!(
-        fw.ip(&l, "mgmt", "10.0.0.5").expect("ip")["nomatch"],
+        fw.ip_a(&l, "mgmt", "10.0.0.5").expect("ip")["nomatch"],
         json!(1)
     );
     assert_eq!(
@@ -355,7 +410,7 @@ fn ipset_entries_are_cleaned_sorted_and_unique(mut fw: Firewall) {
     );
     fw.delete_ipset(&l, "mgmt", true).expect("force");
     assert_eq!(
-        refused(fw.ipset(&l, "mgmt")),
+        refused(fw.ipset_a(&l, "mgmt")),
         (500, "no such IPSet 'mgmt'".into())
     );
 }
@@ -369,7 +424,7 @@ fn ipsets_rename_and_refuse_duplicates(mut fw: Firewall) {
     );
     fw.create_ipset(&l, "admins", Some("ops"), Some("mgmt"), None)
         .expect("rename");
-    let list = fw.ipsets(&l);
+    let list = fw.ipsets_a(&l);
     assert_eq!(list.len(), 1);
     assert_eq!(list[0]["name"], "admins");
     assert_eq!(list[0]["comment"], "ops");
@@ -383,7 +438,7 @@ fn ipsets_rename_and_refuse_duplicates(mut fw: Firewall) {
 fn options_keep_what_was_set_with_a_digest() {
     let mut f = Firewall::default();
     let l = Level::Vm(100);
-    let empty = f.options(&l, T0);
+    let empty = f.options_a(&l, T0);
     assert_eq!(
         empty,
         json!({ "digest": "da39a3ee5e6b4b0d3255bfef95601890afd80709" })
@@ -396,7 +451,7 @@ fn options_keep_what_was_set_with_a_digest() {
         T0,
     )
     .expect("set");
-    let o = f.options(&l, T0);
+    let o = f.options_a(&l, T0);
     assert_eq!(o["enable"], json!(1));
     assert_eq!(o["policy_in"], "DROP");
     assert_eq!(
@@ -420,8 +475,8 @@ fn a_cluster_enable_above_one_lapses_after_a_minute() {
     let mut f = Firewall::default();
     f.set_options(&Level::Cluster, &props(&[("enable", "2")]), &[], None, T0)
         .expect("set");
-    assert_eq!(f.options(&Level::Cluster, T0 + 10)["enable"], json!(T0));
-    assert_eq!(f.options(&Level::Cluster, T0 + 61)["enable"], json!(0));
+    assert_eq!(f.options_a(&Level::Cluster, T0 + 10)["enable"], json!(T0));
+    assert_eq!(f.options_a(&Level::Cluster, T0 + 61)["enable"], json!(0));
 }
 
 #[rstest]
@@ -474,8 +529,8 @@ fn a_saved_world_keeps_the_firewall(lab: World) {
     let back: crate::model::Cluster = serde_json::from_value(doc).expect("loaded");
     assert_eq!(back.firewall(), lab.c.firewall());
     assert_eq!(
-        back.firewall().rules(&vm()).expect("rules"),
-        lab.c.firewall().rules(&vm()).expect("rules")
+        back.firewall().rules_a(&vm()).expect("rules"),
+        lab.c.firewall().rules_a(&vm()).expect("rules")
     );
 }
 
@@ -488,9 +543,9 @@ fn destroying_a_guest_removes_its_firewall_file(mut lab: World) {
     };
     lab.run("pve", qm_worker("qmdestroy", 100, op));
     assert!(!lab.c.firewall().has_guest(100));
-    assert!(lab.c.firewall().rules(&vm()).expect("rules").is_empty());
+    assert!(lab.c.firewall().rules_a(&vm()).expect("rules").is_empty());
     // the cluster's own file stays
-    assert_eq!(lab.c.firewall().aliases(&Level::Cluster).len(), 1);
+    assert_eq!(lab.c.firewall().aliases_a(&Level::Cluster).len(), 1);
 }
 
 // ---- SDN VNet firewalls ------------------------------------------------------
@@ -514,7 +569,7 @@ fn vnet_rules_are_forward_or_group_rules(
         refused(fw.create_rule(&vnet(), &props(p))),
         (400, msg.to_string())
     );
-    assert!(fw.rules(&vnet()).expect("rules").is_empty());
+    assert!(fw.rules_a(&vnet()).expect("rules").is_empty());
 }
 
 #[rstest]
@@ -535,13 +590,13 @@ fn vnet_rules_see_the_cluster_aliases_and_keep_their_positions(mut fw: Firewall)
         &props(&[("type", "group"), ("action", "web"), ("enable", "1")]),
     )
     .expect("group rule");
-    let rules = fw.rules(&set).expect("rules");
+    let rules = fw.rules_a(&set).expect("rules");
     assert_eq!(field(&fw, &set, "type"), [json!("group"), json!("forward")]);
     assert_eq!(rules[1]["macro"], "SSH");
     assert_eq!(rules[1]["ipversion"], 4);
     assert_eq!(rules[1]["enable"], 0);
     // The cluster's own rules are another list.
-    assert_eq!(fw.rules(&CLUSTER).expect("rules").len(), 3);
+    assert_eq!(fw.rules_a(&CLUSTER).expect("rules").len(), 3);
     let digest = rules[0]["digest"].as_str().expect("digest").to_string();
     fw.delete_rule(&set, 0, Some(&digest)).expect("delete");
     assert_eq!(
@@ -551,7 +606,7 @@ fn vnet_rules_see_the_cluster_aliases_and_keep_their_positions(mut fw: Firewall)
             "detected modified configuration - file changed by other user? Try again.".into()
         )
     );
-    assert_eq!(refused(fw.rule(&set, 1)).1, "no rule at position 1");
+    assert_eq!(refused(fw.rule_a(&set, 1)).1, "no rule at position 1");
 }
 
 #[rstest]
@@ -570,11 +625,11 @@ fn vnet_options_are_enable_and_the_forward_policy() {
         T0,
     )
     .expect("options");
-    let o = fw.options(&l, T0);
+    let o = fw.options_a(&l, T0);
     assert_eq!(o["enable"], 1);
     assert_eq!(o["policy_forward"], "DROP");
     assert_eq!(
-        fw.options(&Level::Vnet("other".into()), T0).get("enable"),
+        fw.options_a(&Level::Vnet("other".into()), T0).get("enable"),
         None
     );
     assert_eq!(

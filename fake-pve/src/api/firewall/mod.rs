@@ -13,6 +13,8 @@ use serde_json::{Value, json};
 use super::params::value_text;
 use super::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::Result;
+
+pub(crate) mod view;
 use crate::model::firewall::rules::RULE_PROPERTIES;
 use crate::model::firewall::{Firewall, Level, RuleSet, RuleUpdate};
 use crate::spec::formats::split_list;
@@ -177,7 +179,9 @@ fn refs<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
 fn read_options<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
     let l = level::<K>(ctx, K != CLUSTER)?;
     let now = ctx.now();
-    Ok(ctx.with(|c| c.firewall().options(&l, now)).into())
+    Ok(ctx
+        .with(|c| view::options(&c.firewall().options(&l, now)))
+        .into())
 }
 
 fn set_options<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
@@ -232,12 +236,19 @@ fn rule_update(ctx: &Ctx<'_>) -> Result<RuleUpdate> {
 }
 
 pub(crate) fn do_list(ctx: &Ctx<'_>, set: &RuleSet) -> Result<Reply> {
-    Ok(Value::Array(ctx.with(|c| c.firewall().rules(set))?).into())
+    Ok(ctx
+        .with(|c| c.firewall().rules(set).map(|l| view::rules(&l)))?
+        .into())
 }
 
 pub(crate) fn do_read(ctx: &Ctx<'_>, set: &RuleSet) -> Result<Reply> {
     let p = pos(ctx)?;
-    Ok(ctx.with(|c| c.firewall().rule(set, p))?.into())
+    Ok(ctx
+        .with(|c| {
+            let (r, digest) = c.firewall().rule(set, p)?;
+            Ok::<_, crate::model::Error>(view::rule(&r, &digest, p))
+        })?
+        .into())
 }
 
 pub(crate) fn do_create(ctx: &Ctx<'_>, set: &RuleSet) -> Result<Reply> {
@@ -292,7 +303,9 @@ fn group_set(ctx: &Ctx<'_>) -> Result<RuleSet> {
 
 /// `GET /cluster/firewall/groups`.
 fn list_groups(ctx: &Ctx<'_>) -> Result<Reply> {
-    Ok(Value::Array(ctx.with(|c| c.firewall().groups())).into())
+    Ok(ctx
+        .with(|c| view::sections(&c.firewall().groups(), "group"))
+        .into())
 }
 
 /// `POST /cluster/firewall/groups`.
@@ -343,13 +356,21 @@ fn group_delete_rule(ctx: &Ctx<'_>) -> Result<Reply> {
 
 fn list_aliases<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
     let l = level::<K>(ctx, false)?;
-    Ok(Value::Array(ctx.with(|c| c.firewall().aliases(&l))).into())
+    Ok(ctx
+        .with(|c| view::aliases(&c.firewall().aliases(&l)))
+        .into())
 }
 
 fn read_alias<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
     let l = level::<K>(ctx, false)?;
     let name = ctx.param("name")?;
-    Ok(ctx.with(|c| c.firewall().alias(&l, &name))?.into())
+    Ok(ctx
+        .with(|c| {
+            c.firewall()
+                .alias(&l, &name)
+                .map(|a| Value::Object(view::alias(a)))
+        })?
+        .into())
 }
 
 fn create_alias<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
@@ -396,7 +417,9 @@ fn remove_alias<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
 
 fn ipset_index<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
     let l = level::<K>(ctx, false)?;
-    Ok(Value::Array(ctx.with(|c| c.firewall().ipsets(&l))).into())
+    Ok(ctx
+        .with(|c| view::sections(&c.firewall().ipsets(&l), "name"))
+        .into())
 }
 
 fn create_ipset<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
@@ -420,7 +443,9 @@ fn create_ipset<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
 fn get_ipset<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
     let l = level::<K>(ctx, false)?;
     let name = ctx.param("name")?;
-    Ok(Value::Array(ctx.with(|c| c.firewall().ipset(&l, &name))?).into())
+    Ok(ctx
+        .with(|c| c.firewall().ipset(&l, &name).map(|l| view::ips(&l)))?
+        .into())
 }
 
 fn delete_ipset<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
@@ -448,7 +473,13 @@ fn read_ip<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
     let l = level::<K>(ctx, false)?;
     let name = ctx.param("name")?;
     let cidr = ctx.param("cidr")?;
-    Ok(ctx.with(|c| c.firewall().ip(&l, &name, &cidr))?.into())
+    Ok(ctx
+        .with(|c| {
+            c.firewall()
+                .ip(&l, &name, &cidr)
+                .map(|(e, d)| view::ip(&e, &d))
+        })?
+        .into())
 }
 
 fn update_ip<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
