@@ -10,6 +10,7 @@ pub mod backup;
 pub mod chunked;
 pub mod cluster;
 pub mod clusterlog;
+pub mod conf_value;
 pub mod context;
 pub mod corosync;
 pub mod datacenter;

@@ -4,12 +4,12 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::model::firewall::{Alias, Digested, FwOptions, FwValue, IpRead, ReadRule, Section};
+use crate::model::firewall::{Alias, ConfValue, Digested, FwOptions, IpRead, ReadRule, Section};
 
-fn value(v: &FwValue) -> Value {
+fn value(v: &ConfValue) -> Value {
     match v {
-        FwValue::Int(n) => json!(n),
-        FwValue::Text(t) => json!(t),
+        ConfValue::Int(n) => json!(n),
+        ConfValue::Text(t) => json!(t),
     }
 }
 

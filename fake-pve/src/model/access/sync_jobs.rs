@@ -10,6 +10,7 @@
 use super::realms::SyncOptions;
 use super::*;
 use crate::model::backup::schedule::CalendarEvent;
+use crate::model::conf_value::ConfValue;
 
 /// The options a job keeps (`enabled`, `schedule`, `comment`, `scope`,
 /// `realm`, `remove-vanished`, `enable-new`), with whether each is
@@ -27,7 +28,7 @@ const OPTIONS: &[(&str, bool, bool)] = &[
 /// One realm sync job.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SyncJob {
-    options: BTreeMap<String, Value>,
+    options: BTreeMap<String, ConfValue>,
     /// The last run's start (or the job's creation), epoch seconds.
     last_run: i64,
     /// Whether the job has run yet (its state file has a UPID).
@@ -38,7 +39,7 @@ pub struct SyncJob {
 impl SyncJob {
     /// The options as `jobs.cfg` keeps them, each typed as the schema
     /// types it.
-    pub fn options(&self) -> &BTreeMap<String, Value> {
+    pub fn options(&self) -> &BTreeMap<String, ConfValue> {
         &self.options
     }
 
@@ -57,14 +58,13 @@ impl SyncJob {
     }
 
     fn text(&self, k: &str) -> Option<String> {
-        self.options.get(k).map(|v| match v {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
+        self.options.get(k).map(ConfValue::text)
     }
 
     fn enabled(&self) -> bool {
-        self.options.get("enabled").is_none_or(|v| v != &json!(0))
+        self.options
+            .get("enabled")
+            .is_none_or(|v| v != &ConfValue::Int(0))
     }
 
     /// The sync this job runs.
@@ -77,16 +77,16 @@ impl SyncJob {
             enable_new: self
                 .options
                 .get("enable-new")
-                .is_none_or(|v| v != &json!(0)),
+                .is_none_or(|v| v != &ConfValue::Int(0)),
         }
     }
 }
 
-fn typed(k: &str, v: &str) -> Value {
+fn typed(k: &str, v: &str) -> ConfValue {
     if matches!(k, "enabled" | "enable-new") {
-        return json!(i64::from(matches!(v, "1" | "true" | "yes" | "on")));
+        return ConfValue::Int(i64::from(matches!(v, "1" | "true" | "yes" | "on")));
     }
-    json!(v)
+    v.into()
 }
 
 /// A param exception raised inside `cfs_lock_file` and died with again
@@ -367,7 +367,7 @@ mod tests {
             .expect("update");
         assert_eq!(
             a.sync_job("j").expect("read").options()["enabled"],
-            json!(0)
+            ConfValue::Int(0)
         );
         assert!(a.due_sync_jobs(100_000).is_empty());
         a.delete_sync_job("j").expect("delete");

@@ -27,6 +27,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::conf_value::ConfValue;
 use super::{Error, Result};
 pub use rules::{Names, Rule, RuleEnv};
 
@@ -58,36 +59,6 @@ impl Alias {
     }
 }
 
-/// A value as a firewall file keeps it: a number (a flag is 0 or 1) or
-/// text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum FwValue {
-    /// A number or a flag.
-    Int(i64),
-    /// Text.
-    Text(String),
-}
-
-impl FwValue {
-    /// The number, if it is one.
-    pub fn as_int(&self) -> Option<i64> {
-        match self {
-            Self::Int(n) => Some(*n),
-            Self::Text(_) => None,
-        }
-    }
-}
-
-impl std::fmt::Display for FwValue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Int(n) => write!(f, "{n}"),
-            Self::Text(t) => f.write_str(t),
-        }
-    }
-}
-
 /// A list as PVE hands it out (`copy_list_with_digest`): its entries,
 /// and the digest of them all, which each entry carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,7 +73,7 @@ pub struct Digested<T> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FwOptions {
     /// The options set, by name.
-    pub values: BTreeMap<String, FwValue>,
+    pub values: BTreeMap<String, ConfValue>,
     /// Their digest.
     pub digest: String,
 }
@@ -112,14 +83,14 @@ pub struct FwOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadRule {
     /// The properties, in the order they are listed.
-    pub fields: Vec<(String, FwValue)>,
+    pub fields: Vec<(String, ConfValue)>,
     /// Its errors by property (the first of each).
     pub errors: BTreeMap<String, String>,
 }
 
 impl ReadRule {
     /// A property's value.
-    pub fn get(&self, key: &str) -> Option<&FwValue> {
+    pub fn get(&self, key: &str) -> Option<&ConfValue> {
         self.fields.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 }
@@ -198,7 +169,7 @@ pub struct Group {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FwConf {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    options: BTreeMap<String, FwValue>,
+    options: BTreeMap<String, ConfValue>,
     /// By lower-case name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     aliases: BTreeMap<String, Alias>,
@@ -484,17 +455,17 @@ impl Firewall {
 
     // ---- options -------------------------------------------------------
 
-    fn options_map(&self, level: &Level, now: i64) -> BTreeMap<String, FwValue> {
+    fn options_map(&self, level: &Level, now: i64) -> BTreeMap<String, ConfValue> {
         let mut m = self
             .conf(level)
             .map(|c| c.options.clone())
             .unwrap_or_default();
         if *level == Level::Cluster
-            && let Some(e) = m.get("enable").and_then(FwValue::as_int)
+            && let Some(e) = m.get("enable").and_then(ConfValue::as_int)
             && e > 1
             && now - e > 60
         {
-            m.insert("enable".into(), FwValue::Int(0));
+            m.insert("enable".into(), ConfValue::Int(0));
         }
         m
     }
@@ -539,22 +510,22 @@ impl Firewall {
                 continue;
             };
             let value = match kind {
-                OptKind::Bool => FwValue::Int(i64::from(parse_bool(v).unwrap_or(false))),
+                OptKind::Bool => ConfValue::Int(i64::from(parse_bool(v).unwrap_or(false))),
                 OptKind::Int => {
                     let mut n: i64 = v.parse().unwrap_or(0);
                     if *level == Level::Cluster && k == "enable" && n > 1 {
                         n = now;
                     }
-                    FwValue::Int(n)
+                    ConfValue::Int(n)
                 }
-                OptKind::Text => FwValue::Text(v.clone()),
+                OptKind::Text => ConfValue::Text(v.clone()),
                 OptKind::Lower => {
                     if v.is_empty() {
                         // `nf_conntrack_helpers: ` does not read back.
                         opts.remove(k);
                         continue;
                     }
-                    FwValue::Text(v.to_ascii_lowercase())
+                    ConfValue::Text(v.to_ascii_lowercase())
                 }
             };
             opts.insert(k.clone(), value);
@@ -640,19 +611,19 @@ impl Firewall {
             let Ok(v) = rules::verify(&mut r, env, c, l, false) else {
                 continue;
             };
-            let mut fields: Vec<(String, FwValue)> = r
+            let mut fields: Vec<(String, ConfValue)> = r
                 .into_iter()
                 .map(|(k, v)| {
                     let v = if k == "enable" {
-                        FwValue::Int(v.parse::<i64>().unwrap_or(1))
+                        ConfValue::Int(v.parse::<i64>().unwrap_or(1))
                     } else {
-                        FwValue::Text(v)
+                        ConfValue::Text(v)
                     };
                     (k, v)
                 })
                 .collect();
             if let Some(ipv) = v.ipversion {
-                fields.push(("ipversion".into(), FwValue::Int(i64::from(ipv))));
+                fields.push(("ipversion".into(), ConfValue::Int(i64::from(ipv))));
             }
             list.push(ReadRule {
                 fields,

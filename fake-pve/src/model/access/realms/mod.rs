@@ -14,6 +14,7 @@ mod sync;
 
 use super::shadow::Given;
 use super::*;
+use crate::model::conf_value::ConfValue;
 use crate::model::qemu::sha1_hex;
 use sync::map_sync_defaults;
 pub use sync::{SyncOptions, SyncParams};
@@ -174,7 +175,7 @@ const NUMERIC: &[&str] = &[
 ];
 
 /// A value as `domains.cfg` keeps it: booleans as 0/1, `port` a number.
-fn typed(key: &str, value: &str) -> Value {
+fn typed(key: &str, value: &str) -> ConfValue {
     if NUMERIC.contains(&key) {
         let n = match value.to_ascii_lowercase().as_str() {
             "1" | "true" | "yes" | "on" => Some(1),
@@ -182,10 +183,10 @@ fn typed(key: &str, value: &str) -> Value {
             other => other.parse::<i64>().ok(),
         };
         if let Some(n) = n {
-            return json!(n);
+            return ConfValue::Int(n);
         }
     }
-    json!(value)
+    value.into()
 }
 
 /// A user entry of an LDAP or AD directory.
@@ -240,7 +241,7 @@ pub struct Realm {
     kind: RealmType,
     /// The options as `domains.cfg` keeps them (without `type`).
     #[serde(default)]
-    options: BTreeMap<String, Value>,
+    options: BTreeMap<String, ConfValue>,
     /// The bind password (`/etc/pve/priv/realm/<realm>.pw`), never shown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     bind_password: Option<String>,
@@ -252,13 +253,13 @@ pub struct Realm {
 impl Realm {
     /// The options as `domains.cfg` keeps them (without `type`), each
     /// typed as the schema types it.
-    pub fn options(&self) -> &BTreeMap<String, Value> {
+    pub fn options(&self) -> &BTreeMap<String, ConfValue> {
         &self.options
     }
 
     /// Whether this is the default realm of the login form.
     pub fn is_default(&self) -> bool {
-        self.options.get("default") == Some(&json!(1))
+        self.options.get("default") == Some(&ConfValue::Int(1))
     }
 
     /// The comment, if not empty.
@@ -272,7 +273,7 @@ impl Realm {
             _ => "Proxmox VE authentication server",
         };
         let mut options = BTreeMap::new();
-        options.insert("comment".to_string(), json!(comment));
+        options.insert("comment".to_string(), comment.into());
         Self {
             kind,
             options,
@@ -295,10 +296,7 @@ impl Realm {
     }
 
     fn text(&self, key: &str) -> Option<String> {
-        self.options.get(key).map(|v| match v {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
+        self.options.get(key).map(ConfValue::text)
     }
 }
 
@@ -345,10 +343,6 @@ impl Realms {
         for (id, r) in &self.realms {
             out.push_str(&format!("{}: {id}\n", r.kind.as_str()));
             for (k, v) in &r.options {
-                let v = match v {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
                 out.push_str(&format!("\t{k} {v}\n"));
             }
             out.push('\n');
@@ -435,7 +429,7 @@ impl Realms {
         if check_connection == Some(true) {
             realm.connect(id).map_err(|e| failed(e.to_string()))?;
         }
-        if realm.options.contains_key("default") && realm.options["default"] == json!(1) {
+        if realm.options.contains_key("default") && realm.options["default"] == ConfValue::Int(1) {
             self.clear_default();
         }
         self.realms.insert(id.to_string(), realm);
@@ -487,7 +481,7 @@ impl Realms {
         if kind.is_directory() {
             map_sync_defaults(&mut stored);
         }
-        let makes_default = stored.get("default") == Some(&json!(1));
+        let makes_default = stored.get("default") == Some(&ConfValue::Int(1));
         let mut realm = self.realms[id].clone();
         for k in delete {
             realm.options.remove(k);
@@ -642,7 +636,7 @@ fn check_config(
     kind: RealmType,
     options: BTreeMap<String, String>,
     create: bool,
-) -> std::result::Result<BTreeMap<String, Value>, RealmConfigError> {
+) -> std::result::Result<BTreeMap<String, ConfValue>, RealmConfigError> {
     let mut stored = BTreeMap::new();
     for (k, v) in &options {
         if k == "type" {

@@ -7,8 +7,11 @@ use super::*;
 
 /// `$map_sync_default_options`: the deprecated `full` and `purge` of
 /// `sync-defaults-options` become `remove-vanished`.
-pub(super) fn map_sync_defaults(options: &mut BTreeMap<String, Value>) {
-    let Some(text) = options.get("sync-defaults-options").and_then(Value::as_str) else {
+pub(super) fn map_sync_defaults(options: &mut BTreeMap<String, ConfValue>) {
+    let Some(text) = options
+        .get("sync-defaults-options")
+        .and_then(ConfValue::as_str)
+    else {
         return;
     };
     let mut map = parse_property_string(text);
@@ -26,7 +29,7 @@ pub(super) fn map_sync_defaults(options: &mut BTreeMap<String, Value>) {
     map.remove("full");
     map.remove("purge");
     let text: Vec<String> = map.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    options.insert("sync-defaults-options".into(), json!(text.join(",")));
+    options.insert("sync-defaults-options".into(), text.join(",").into());
 }
 
 /// The options of one sync, after `$parse_sync_opts`.

@@ -47,7 +47,7 @@ fn default_moves_and_builtins_come_back() {
         .expect("create");
     assert_eq!(
         r.existing("corp").expect("read").options()["default"],
-        json!(1)
+        ConfValue::Int(1)
     );
     r.update("pve", opts(&[("default", "1")]), &[], None, None, None)
         .expect("update");
@@ -143,7 +143,7 @@ fn deprecated_sync_defaults_are_mapped() {
     r.create("corp", "ldap", o, None, None).expect("create");
     assert_eq!(
         r.existing("corp").expect("read").options()["sync-defaults-options"],
-        json!("remove-vanished=entry;properties;acl,scope=users")
+        ConfValue::from("remove-vanished=entry;properties;acl,scope=users")
     );
 }
 
