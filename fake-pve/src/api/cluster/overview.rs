@@ -64,6 +64,7 @@ pub fn overview(c: &Cluster, now_ms: i64, limits: Limits) -> Value {
                 None => crate::model::network::NodeNetwork::fresh(&n.ip, &n.bridges, now)
                     .overview(c.version.is_v9()),
             };
+            let ifaces = crate::api::network::view::ifaces(&ifaces);
             json!({ "node": n.name, "interfaces": ifaces, "changes": changes })
         })
         .collect();

@@ -26,11 +26,11 @@ pub(super) fn settings(params: &BTreeMap<String, Value>) -> IfaceConf {
         };
         if FLAGS.contains(&k.as_str()) {
             if t == "1" || t == "true" {
-                out.insert(k.clone(), json!(1));
+                out.insert(k.clone(), IfaceValue::Int(1));
             }
             continue;
         }
-        out.insert(k.clone(), Value::String(t));
+        out.insert(k.clone(), IfaceValue::Text(t));
     }
     out
 }
@@ -57,7 +57,7 @@ pub(super) fn map_cidr(p: &mut IfaceConf) -> Result<()> {
             let (a, m) = c.rsplit_once('/').unwrap_or((c.as_str(), ""));
             p.insert(addr.into(), s(a));
             p.insert(mask.into(), s(m));
-            p.remove(cidr);
+            p.swap_remove(cidr);
         }
     }
     Ok(())
@@ -75,8 +75,8 @@ pub(super) fn mask_bits(mask: &str) -> Option<u32> {
 
 /// Derives `cidr`/`netmask` as the reader does.
 pub(super) fn derive_cidr(c: &mut IfaceConf) {
-    c.remove("cidr");
-    c.remove("cidr6");
+    c.swap_remove("cidr");
+    c.swap_remove("cidr6");
     if let Some(addr) = text(c, "address") {
         match text(c, "netmask").and_then(|m| mask_bits(&m)) {
             Some(bits) => {
@@ -291,7 +291,7 @@ pub(super) fn no_iface() -> Error {
 
 /// `bridge_vids` must not be empty and is kept space separated.
 pub(super) fn normalize_vids(p: &mut IfaceConf) -> Result<()> {
-    if let Some(Value::String(v)) = p.get("bridge_vids").cloned() {
+    if let Some(IfaceValue::Text(v)) = p.get("bridge_vids").cloned() {
         let l = split_list(&v);
         if l.is_empty() {
             return Err(Error::invalid("bridge_vids", "VLAN list items are empty"));

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::nodes::Nodes;
 use super::{Error, Result};
@@ -23,8 +23,73 @@ use checks::{
     no_iface, normalize_vids, settings,
 };
 
-/// One interface: PVE's keys (`type`, `method`, `bridge_ports`, ...).
-pub type IfaceConf = Map<String, Value>;
+/// One interface: PVE's keys (`type`, `method`, `bridge_ports`, ...) in
+/// the order they were set. A removed key's place is taken by the last
+/// one (`swap_remove`).
+pub type IfaceConf = indexmap::IndexMap<String, IfaceValue>;
+
+/// A setting of an interface as PVE reads it back from the file: text,
+/// a number (`priority`, a flag's 1) or a list (`families`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum IfaceValue {
+    /// A number or a flag.
+    Int(i64),
+    /// Text.
+    Text(String),
+    /// A list (`families`).
+    List(Vec<String>),
+}
+
+impl IfaceValue {
+    /// The number, if it is one.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Self::Int(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// The text, if it is text.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Self::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// Whether an interface exists on the node (`exists`): a physical NIC
+/// or a VLAN on one does; a VLAN on a bridge is `null` (unknown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exists {
+    /// `1`.
+    Yes,
+    /// `null`.
+    Unknown,
+}
+
+/// An interface as GET shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IfaceItem {
+    /// Its name (`iface`).
+    pub name: String,
+    /// Its settings.
+    pub conf: IfaceConf,
+    /// `exists`, when known.
+    pub exists: Option<Exists>,
+    /// On PVE 9, a physical NIC's alternative name (`altnames`).
+    pub altname: Option<String>,
+    /// Whether it is up (`active`).
+    pub active: bool,
+}
+
+impl IfaceItem {
+    /// Its `type`.
+    pub fn kind(&self) -> &str {
+        kind(&self.conf)
+    }
+}
 
 /// The network configuration of every node, made for a node on first
 /// use (from its bridges) and kept by node name.
@@ -72,20 +137,26 @@ pub struct NodeNetwork {
     pub pending_mtime: i64,
 }
 
-fn s(v: &str) -> Value {
-    Value::String(v.to_string())
+fn s(v: &str) -> IfaceValue {
+    IfaceValue::Text(v.to_string())
+}
+
+fn inet() -> IfaceValue {
+    IfaceValue::List(vec!["inet".into()])
 }
 
 fn text(c: &IfaceConf, k: &str) -> Option<String> {
     match c.get(k)? {
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
+        IfaceValue::Text(s) if !s.is_empty() => Some(s.clone()),
+        IfaceValue::Int(n) => Some(n.to_string()),
         _ => None,
     }
 }
 
 fn kind(c: &IfaceConf) -> &str {
-    c.get("type").and_then(Value::as_str).unwrap_or("unknown")
+    c.get("type")
+        .and_then(IfaceValue::as_str)
+        .unwrap_or("unknown")
 }
 
 fn is_bridge(c: &IfaceConf) -> bool {
@@ -125,8 +196,8 @@ impl NodeNetwork {
             c.insert("type".into(), s("eth"));
             c.insert("method".into(), s("manual"));
             c.insert("method6".into(), s("manual"));
-            c.insert("families".into(), json!(["inet"]));
-            c.insert("priority".into(), json!(prio));
+            c.insert("families".into(), inet());
+            c.insert("priority".into(), IfaceValue::Int(prio));
             prio += 1;
             current.insert(nic.to_string(), c);
         }
@@ -137,10 +208,10 @@ impl NodeNetwork {
         for (i, b) in bridges.iter().enumerate() {
             let mut c = IfaceConf::new();
             c.insert("type".into(), s("bridge"));
-            c.insert("autostart".into(), json!(1));
-            c.insert("families".into(), json!(["inet"]));
+            c.insert("autostart".into(), IfaceValue::Int(1));
+            c.insert("families".into(), inet());
             c.insert("method6".into(), s("manual"));
-            c.insert("priority".into(), json!(prio));
+            c.insert("priority".into(), IfaceValue::Int(prio));
             prio += 1;
             if i == 0 {
                 c.insert("method".into(), s("static"));
@@ -176,7 +247,7 @@ impl NodeNetwork {
     fn brought_up(&self, conf: &BTreeMap<String, IfaceConf>) -> BTreeSet<String> {
         let mut up: BTreeSet<String> = conf
             .iter()
-            .filter(|(_, c)| c.get("autostart").and_then(Value::as_i64) == Some(1))
+            .filter(|(_, c)| c.get("autostart").and_then(IfaceValue::as_int) == Some(1))
             .map(|(k, _)| k.clone())
             .collect();
         for name in up.clone() {
@@ -205,41 +276,44 @@ impl NodeNetwork {
     /// An interface as GET shows it (with `exists` and `active`, and on
     /// PVE 9 a physical NIC's `altnames`), or a physical NIC that the
     /// file does not mention.
-    fn view(&self, name: &str, v9: bool) -> Option<Value> {
+    fn view(&self, name: &str, v9: bool) -> Option<IfaceItem> {
         let conf = self.visible();
-        let mut c = match conf.get(name) {
+        let c = match conf.get(name) {
             Some(c) => c.clone(),
             None if self.physical.contains(name) => {
                 let mut c = IfaceConf::new();
                 c.insert("type".into(), s("eth"));
                 c.insert("method".into(), s("manual"));
                 c.insert("method6".into(), s("manual"));
-                c.insert("families".into(), json!(["inet"]));
+                c.insert("families".into(), inet());
                 c
             }
             None => return None,
         };
+        let mut item = IfaceItem {
+            name: name.to_string(),
+            exists: None,
+            altname: None,
+            active: self.up.contains(name),
+            conf: c,
+        };
         if self.physical.contains(name) {
-            c.insert("exists".into(), json!(1));
-            if v9 && let Some(alt) = self.altname(name) {
-                c.insert("altnames".into(), json!([alt]));
+            item.exists = Some(Exists::Yes);
+            if v9 {
+                item.altname = self.altname(name);
             }
         }
-        if matches!(kind(&c), "vlan" | "alias") {
-            let parent = text(&c, "vlan-raw-device")
+        if matches!(item.kind(), "vlan" | "alias") {
+            let parent = text(&item.conf, "vlan-raw-device")
                 .or_else(|| name.split(['.', ':']).next().map(str::to_string))
                 .unwrap_or_default();
             if self.physical.contains(&parent) {
-                c.insert("exists".into(), json!(1));
+                item.exists = Some(Exists::Yes);
             } else if conf.get(&parent).is_some_and(is_bridge) {
-                c.insert("exists".into(), Value::Null);
+                item.exists = Some(Exists::Unknown);
             }
         }
-        if self.up.contains(name) {
-            c.insert("active".into(), json!(1));
-        }
-        c.insert("iface".into(), s(name));
-        Some(Value::Object(c))
+        Some(item)
     }
 
     /// The alternative name udev gives a physical NIC besides its
@@ -257,7 +331,7 @@ impl NodeNetwork {
 
     /// The interfaces GET lists and the pending changes (the diff), for
     /// the dashboard.
-    pub fn overview(&self, v9: bool) -> (Vec<Value>, Option<String>) {
+    pub fn overview(&self, v9: bool) -> (Vec<IfaceItem>, Option<String>) {
         let ifaces = self
             .names()
             .iter()
@@ -307,13 +381,13 @@ impl NodeNetwork {
             let p = conf
                 .get(*n)
                 .and_then(|c| c.get("priority"))
-                .and_then(Value::as_i64)
+                .and_then(IfaceValue::as_int)
                 .unwrap_or(50_000);
             (type_prio(n) + p, (*n).clone())
         });
         for name in names {
             let Some(c) = conf.get(name) else { continue };
-            if c.get("autostart").and_then(Value::as_i64) == Some(1) {
+            if c.get("autostart").and_then(IfaceValue::as_int) == Some(1) {
                 out.push_str(&format!("auto {name}\n"));
             }
             let method = text(c, "method").unwrap_or_else(|| "manual".into());
@@ -345,15 +419,15 @@ impl NodeNetwork {
             }
             for (k, file) in keys {
                 let v = match c.get(k) {
-                    Some(Value::String(v)) if !v.is_empty() => v.clone(),
-                    Some(Value::Number(n)) if k == "bridge_vlan_aware" => {
-                        if n.as_i64() == Some(1) {
+                    Some(IfaceValue::Text(v)) if !v.is_empty() => v.clone(),
+                    Some(IfaceValue::Int(n)) if k == "bridge_vlan_aware" => {
+                        if *n == 1 {
                             "yes".into()
                         } else {
                             continue;
                         }
                     }
-                    Some(Value::Number(n)) => n.to_string(),
+                    Some(IfaceValue::Int(n)) => n.to_string(),
                     _ => continue,
                 };
                 out.push_str(&format!("\t{file} {v}\n"));
@@ -495,14 +569,14 @@ impl NodeNetwork {
         filter: Option<&str>,
         can_see: impl Fn(&str) -> bool,
         v9: bool,
-    ) -> (Vec<Value>, Option<String>) {
+    ) -> (Vec<IfaceItem>, Option<String>) {
         let net = self;
         let mut items = Vec::new();
         for name in net.names() {
             let Some(item) = net.view(&name, v9) else {
                 continue;
             };
-            let t = item["type"].as_str().unwrap_or_default();
+            let t = item.kind();
             let bridge = t == "bridge" || t == "OVSBridge";
             let keep = match filter {
                 None | Some("include_sdn") => true,
@@ -520,16 +594,11 @@ impl NodeNetwork {
     ///
     /// # Errors
     /// 400 `interface does not exist`.
-    pub fn iface(&self, iface: &str, v9: bool) -> Result<Value> {
-        let net = self;
-        if !net.visible().contains_key(iface) {
+    pub fn iface(&self, iface: &str, v9: bool) -> Result<IfaceItem> {
+        if !self.visible().contains_key(iface) {
             return Err(no_iface());
         }
-        let mut v = net.view(iface, v9).ok_or_else(no_iface)?;
-        if let Some(o) = v.as_object_mut() {
-            o.remove("iface");
-        }
-        Ok(v)
+        self.view(iface, v9).ok_or_else(no_iface)
     }
 
     /// Writes a new pending configuration after the writer's checks.
@@ -577,7 +646,10 @@ impl NodeNetwork {
         if families.is_empty() {
             families.push("inet");
         }
-        p.insert("families".into(), json!(families));
+        p.insert(
+            "families".into(),
+            IfaceValue::List(families.into_iter().map(str::to_string).collect()),
+        );
         set_methods(&mut p);
         if kind(&p).starts_with("OVS") {
             return Err(Error::failed(
@@ -594,8 +666,8 @@ impl NodeNetwork {
                 })
                 .unwrap_or_default();
             p.insert("bridge_ports".into(), s(&ports));
-            p.entry("bridge_stp").or_insert_with(|| s("off"));
-            p.entry("bridge_fd").or_insert_with(|| json!(0));
+            p.entry("bridge_stp".into()).or_insert_with(|| s("off"));
+            p.entry("bridge_fd".into()).or_insert(IfaceValue::Int(0));
         }
         if let Some(c) = text(&p, "comments") {
             p.insert(
@@ -605,11 +677,11 @@ impl NodeNetwork {
         }
         let prio = conf
             .values()
-            .filter_map(|c| c.get("priority").and_then(Value::as_i64))
+            .filter_map(|c| c.get("priority").and_then(IfaceValue::as_int))
             .max()
             .unwrap_or(1)
             + 1;
-        p.insert("priority".into(), json!(prio));
+        p.insert("priority".into(), IfaceValue::Int(prio));
         derive_cidr(&mut p);
         conf.insert(iface.to_string(), p);
         self.write(conf, now)
@@ -632,15 +704,15 @@ impl NodeNetwork {
         };
         let mut p = settings(params);
         for k in delete {
-            cur.remove(k);
+            cur.swap_remove(k);
             match k.as_str() {
                 "cidr" => {
-                    cur.remove("address");
-                    cur.remove("netmask");
+                    cur.swap_remove("address");
+                    cur.swap_remove("netmask");
                 }
                 "cidr6" => {
-                    cur.remove("address6");
-                    cur.remove("netmask6");
+                    cur.swap_remove("address6");
+                    cur.swap_remove("netmask6");
                 }
                 _ => {}
             }
@@ -664,7 +736,10 @@ impl NodeNetwork {
         if families.is_empty() {
             families.push("inet");
         }
-        p.insert("families".into(), json!(families));
+        p.insert(
+            "families".into(),
+            IfaceValue::List(families.into_iter().map(str::to_string).collect()),
+        );
         set_methods(&mut p);
         normalize_vids(&mut p)?;
         if let Some(ports) = text(&p, "bridge_ports") {

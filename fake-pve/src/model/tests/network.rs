@@ -24,13 +24,16 @@ fn list(
     now: i64,
 ) -> (Vec<Value>, Option<String>) {
     let v9 = w.c.version.is_v9();
-    net(w, node, now).list(filter, can_see, v9)
+    let (items, changes) = net(w, node, now).list(filter, can_see, v9);
+    (crate::api::network::view::ifaces(&items), changes)
 }
 
 /// `GET /nodes/{node}/network/{iface}`.
 fn iface(w: &mut World, node: &str, iface: &str, now: i64) -> Result<Value> {
     let v9 = w.c.version.is_v9();
-    net(w, node, now).iface(iface, v9)
+    net(w, node, now)
+        .iface(iface, v9)
+        .map(|i| crate::api::network::view::iface(&i, false))
 }
 
 /// `POST /nodes/{node}/network`.

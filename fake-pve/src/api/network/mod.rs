@@ -7,6 +7,8 @@ use super::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::network::{self, split_list};
 use crate::model::{Result, Worker};
 
+pub(crate) mod view;
+
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
     vec![
@@ -39,7 +41,7 @@ fn network_index(ctx: &Ctx<'_>) -> Result<Reply> {
         let access = c.access().clone();
         let root = who.to_string() == "root@pam";
         let v9 = c.version.is_v9();
-        let (mut items, changes) = c.network.node_mut(&c.nodes, &node, now).list(
+        let (listed, changes) = c.network.node_mut(&c.nodes, &node, now).list(
             filter.as_deref(),
             |br| {
                 let path = format!("/sdn/zones/localnetwork/{br}");
@@ -48,6 +50,7 @@ fn network_index(ctx: &Ctx<'_>) -> Result<Reply> {
             },
             v9,
         );
+        let mut items = view::ifaces(&listed);
         // Applied VNets (`get_local_vnets`) with `any_bridge`,
         // `include_sdn` and `vnet`.
         if matches!(
@@ -94,7 +97,10 @@ fn network_config(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(ctx
         .with(|c| {
             let v9 = c.version.is_v9();
-            c.network.node_mut(&c.nodes, &node, now).iface(&iface, v9)
+            c.network
+                .node_mut(&c.nodes, &node, now)
+                .iface(&iface, v9)
+                .map(|i| view::iface(&i, false))
         })?
         .into())
 }
