@@ -77,6 +77,28 @@ pub struct Process {
     pub err: String,
 }
 
+/// A finished process as `exec-status` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecStatus {
+    /// Exit code.
+    pub exitcode: i32,
+    /// Its standard output, decoded.
+    pub out: String,
+    /// Its standard error, decoded.
+    pub err: String,
+}
+
+/// What `file-read` read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChunk {
+    /// The bytes, as text (`decode`) or base64.
+    pub content: String,
+    /// How many bytes.
+    pub bytes_read: usize,
+    /// Whether the file goes on after them.
+    pub truncated: bool,
+}
+
 /// The commands `info` lists (qemu-ga 7.2 on Linux).
 const QGA_COMMANDS: &[&str] = &[
     "guest-exec",
@@ -607,7 +629,7 @@ impl Guests {
     }
 
     /// `exec`: runs the command in the guest's tiny shell and answers
-    /// `{pid}`.
+    /// its pid.
     ///
     /// # Errors
     /// `command or input-data (or both) required`; the agent checks.
@@ -618,7 +640,7 @@ impl Guests {
         command: &[String],
         input: Option<&str>,
         now_ms: i64,
-    ) -> Result<Value> {
+    ) -> Result<u32> {
         if command.is_empty() && input.is_none() {
             return Err(Error::failed("command or input-data (or both) required"));
         }
@@ -633,7 +655,7 @@ impl Guests {
         let p = run(guest, &vm, command, input.unwrap_or_default());
         let pid = 1000 + u32::try_from(guest.processes.len()).unwrap_or(0) * 7 + vmid % 7;
         guest.processes.insert(pid, p);
-        Ok(json!({ "pid": pid }))
+        Ok(pid)
     }
 
     /// A guest agent command (see the inner function); reads leave no
@@ -664,7 +686,7 @@ impl Guests {
         vmid: u32,
         pid: u32,
         now_ms: i64,
-    ) -> Result<Value> {
+    ) -> Result<ExecStatus> {
         self.leaving_no_trace(vmid, |c| c.agent_exec_status_inner(node, vmid, pid, now_ms))
     }
 
@@ -682,13 +704,13 @@ impl Guests {
         offset: usize,
         decode: bool,
         now_ms: i64,
-    ) -> Result<Value> {
+    ) -> Result<FileChunk> {
         self.leaving_no_trace(vmid, |c| {
             c.agent_file_read_inner(node, vmid, file, count, offset, decode, now_ms)
         })
     }
 
-    /// `exec-status`: PVE's form (booleans as 1/0, data decoded).
+    /// `exec-status`: the process, its data decoded.
     ///
     /// # Errors
     /// `Agent error: Invalid parameter 'pid'`; the agent checks.
@@ -698,19 +720,16 @@ impl Guests {
         vmid: u32,
         pid: u32,
         now_ms: i64,
-    ) -> Result<Value> {
+    ) -> Result<ExecStatus> {
         self.agent_available(node, vmid, now_ms)?;
         let Some(p) = self.agent_mut(vmid).processes.get(&pid) else {
             return Err(agent_error("Invalid parameter 'pid'"));
         };
-        let mut out = json!({ "exited": 1, "exitcode": p.exitcode });
-        if !p.out.is_empty() {
-            out["out-data"] = json!(p.out);
-        }
-        if !p.err.is_empty() {
-            out["err-data"] = json!(p.err);
-        }
-        Ok(out)
+        Ok(ExecStatus {
+            exitcode: p.exitcode,
+            out: p.out.clone(),
+            err: p.err.clone(),
+        })
     }
 
     /// `file-read`: up to `count` bytes from `offset`.
@@ -727,7 +746,7 @@ impl Guests {
         offset: usize,
         decode: bool,
         now_ms: i64,
-    ) -> Result<Value> {
+    ) -> Result<FileChunk> {
         self.agent_available(node, vmid, now_ms)?;
         let guest = self.agent_mut(vmid);
         if guest.frozen {
@@ -747,15 +766,15 @@ impl Guests {
         let chunk = &bytes[start..end];
         let eof = end >= bytes.len();
         let content = if decode {
-            json!(String::from_utf8_lossy(chunk))
+            String::from_utf8_lossy(chunk).into_owned()
         } else {
-            json!(base64::engine::general_purpose::STANDARD.encode(chunk))
+            base64::engine::general_purpose::STANDARD.encode(chunk)
         };
-        let mut out = json!({ "content": content, "bytes-read": chunk.len() });
-        if !eof {
-            out["truncated"] = json!(1);
-        }
-        Ok(out)
+        Ok(FileChunk {
+            content,
+            bytes_read: chunk.len(),
+            truncated: !eof,
+        })
     }
 
     /// `file-write`: `content` (base64 already when `encode=0`).

@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-mod view;
+pub(crate) mod view;
 
 use super::{Ctx, Reply, Route, delete, get, post, put};
 use crate::api::guest::view::snapshot_list as snapshot_view;
@@ -804,7 +804,10 @@ fn vm_feature(ctx: &Ctx<'_>) -> Result<Reply> {
 fn ip(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let vmid = ctx.vmid()?;
-    Ok(ctx.with(|c| c.guests.ct_interfaces(&node, vmid))?.into())
+    Ok(ctx
+        .with(|c| c.guests.ct_interfaces(&node, vmid))
+        .map(|r| view::interfaces(r.as_ref()))?
+        .into())
 }
 
 /// `GET .../rrddata`.

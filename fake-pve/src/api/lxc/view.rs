@@ -142,6 +142,52 @@ pub fn status(s: &CtStatus<'_>) -> Value {
     v
 }
 
+/// `GET .../interfaces`: what the container reports, each interface
+/// as `get_interfaces` shapes it; `null` when it is stopped.
+pub(crate) fn interfaces(reported: Option<&Value>) -> Value {
+    match reported {
+        None => Value::Null,
+        Some(list) => list
+            .as_array()
+            .map(|a| a.iter().map(lxc_shape).collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into(),
+    }
+}
+
+/// An interface in the guest agent's shape as `get_interfaces` answers
+/// it: `hwaddr` beside `hardware-address`, the first address of each
+/// family as `inet`/`inet6`, families named as `ip` names them.
+fn lxc_shape(iface: &Value) -> Value {
+    let mut out = json!({
+        "name": iface["name"],
+        "hardware-address": iface["hardware-address"],
+        "hwaddr": iface["hardware-address"],
+    });
+    let mut list = Vec::new();
+    for ip in iface["ip-addresses"].as_array().into_iter().flatten() {
+        let family = match ip["ip-address-type"].as_str() {
+            Some("ipv4" | "inet") => "inet",
+            _ => "inet6",
+        };
+        let addr = format!(
+            "{}/{}",
+            ip["ip-address"].as_str().unwrap_or_default(),
+            ip["prefix"]
+        );
+        if out.get(family).is_none() {
+            out[family] = json!(addr);
+        }
+        list.push(json!({
+            "ip-address-type": family,
+            "ip-address": ip["ip-address"],
+            "prefix": ip["prefix"],
+        }));
+    }
+    out["ip-addresses"] = Value::Array(list);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use rstest::rstest;

@@ -170,60 +170,22 @@ pub(crate) fn adopt_seed_cts(guests: &mut Guests, storage: &mut Storages, now: i
 
 impl Guests {
     /// `GET .../interfaces`: the addresses inside a running container
-    /// (`ip --json a` in its network namespace); `null` when it is
-    /// stopped. Set through `/_fake/guests/{vmid}` (`interfaces`, in the
-    /// guest agent's shape), otherwise made from the config: `lo`, then
-    /// each `netN` with its static address or a DHCP-style one, and the
-    /// link-local IPv6 address of its MAC.
+    /// (what `ip --json a` reports in its network namespace, in the guest
+    /// agent's JSON shape); none when it is stopped. Set through
+    /// `/_fake/guests/{vmid}` (`interfaces`), otherwise made from the
+    /// config: `lo`, then each `netN` with its static address or a
+    /// DHCP-style one, and the link-local IPv6 address of its MAC.
     ///
     /// # Errors
     /// A missing container.
-    pub fn ct_interfaces(&self, node: &str, vmid: u32) -> crate::model::Result<Value> {
+    pub fn ct_interfaces(&self, node: &str, vmid: u32) -> crate::model::Result<Option<Value>> {
         let ct = self.ct(node, vmid)?;
         if !ct.running() {
-            return Ok(Value::Null);
+            return Ok(None);
         }
         let given = self.agent(vmid).and_then(|a| a.interfaces.clone());
-        let list = given.unwrap_or_else(|| default_interfaces(ct));
-        let items = list
-            .as_array()
-            .map(|a| a.iter().map(lxc_shape).collect::<Vec<_>>())
-            .unwrap_or_default();
-        Ok(Value::Array(items))
+        Ok(Some(given.unwrap_or_else(|| default_interfaces(ct))))
     }
-}
-
-/// An interface in the guest agent's shape as `get_interfaces` answers
-/// it: `hwaddr` beside `hardware-address`, the first address of each
-/// family as `inet`/`inet6`, families named as `ip` names them.
-fn lxc_shape(iface: &Value) -> Value {
-    let mut out = json!({
-        "name": iface["name"],
-        "hardware-address": iface["hardware-address"],
-        "hwaddr": iface["hardware-address"],
-    });
-    let mut list = Vec::new();
-    for ip in iface["ip-addresses"].as_array().into_iter().flatten() {
-        let family = match ip["ip-address-type"].as_str() {
-            Some("ipv4" | "inet") => "inet",
-            _ => "inet6",
-        };
-        let addr = format!(
-            "{}/{}",
-            ip["ip-address"].as_str().unwrap_or_default(),
-            ip["prefix"]
-        );
-        if out.get(family).is_none() {
-            out[family] = json!(addr);
-        }
-        list.push(json!({
-            "ip-address-type": family,
-            "ip-address": ip["ip-address"],
-            "prefix": ip["prefix"],
-        }));
-    }
-    out["ip-addresses"] = Value::Array(list);
-    out
 }
 
 fn default_interfaces(ct: &Ct) -> Value {

@@ -7,7 +7,7 @@ use rstest::{fixture, rstest};
 use serde_json::{Value, json};
 
 use super::{LAB, World, refused};
-use crate::model::agent::DEFAULT_BOOT_DELAY_MS;
+use crate::model::agent::{DEFAULT_BOOT_DELAY_MS, ExecStatus};
 use crate::model::qemu::QemuOp;
 
 /// The lab, an hour after the seeded VMs started: 101 runs with the agent.
@@ -192,28 +192,27 @@ fn exec_and_its_status(mut up: World) {
     let pid =
         up.c.guests
             .agent_exec("pve", 101, &argv(&["echo", "hi", "there"]), None, now)
-            .expect("ok")["pid"]
-            .as_u64()
-            .and_then(|p| u32::try_from(p).ok())
-            .expect("pid");
+            .expect("ok");
     assert_eq!(
         up.c.guests
             .agent_exec_status("pve", 101, pid, now)
             .expect("ok"),
-        json!({"exited": 1, "exitcode": 0, "out-data": "hi there\n"})
+        ExecStatus {
+            exitcode: 0,
+            out: "hi there\n".into(),
+            err: String::new()
+        }
     );
     let pid =
         up.c.guests
             .agent_exec("pve", 101, &argv(&["false"]), None, now)
-            .expect("ok")["pid"]
-            .as_u64()
-            .and_then(|p| u32::try_from(p).ok())
-            .expect("pid");
+            .expect("ok");
     assert_eq!(
         up.c.guests
             .agent_exec_status("pve", 101, pid, now)
-            .expect("ok")["exitcode"],
-        json!(1)
+            .expect("ok")
+            .exitcode,
+        1
     );
     assert_eq!(
         refused(up.c.guests.agent_exec_status("pve", 101, 4242, now)),
@@ -235,20 +234,23 @@ fn files_written_can_be_read_back(mut up: World) {
         up.c.guests
             .agent_file_read("pve", 101, "/etc/motd", None, 0, true, now)
             .expect("read");
-    assert_eq!(r, json!({"content": "hello world", "bytes-read": 11}));
+    assert_eq!(
+        (r.content.as_str(), r.bytes_read, r.truncated),
+        ("hello world", 11, false)
+    );
     let part =
         up.c.guests
             .agent_file_read("pve", 101, "/etc/motd", Some(5), 0, true, now)
             .expect("read");
     assert_eq!(
-        part,
-        json!({"content": "hello", "bytes-read": 5, "truncated": 1})
+        (part.content.as_str(), part.bytes_read, part.truncated),
+        ("hello", 5, true)
     );
     let b64 =
         up.c.guests
             .agent_file_read("pve", 101, "/etc/motd", None, 6, false, now)
             .expect("read");
-    assert_eq!(b64["content"], json!("d29ybGQ="));
+    assert_eq!(b64.content, "d29ybGQ=");
 }
 
 #[rstest]

@@ -726,14 +726,27 @@ fn helpers() {
 fn interfaces_come_from_the_config_or_the_control_api() {
     let mut w = ct_world();
     assert_eq!(
-        w.c.guests.ct_interfaces("pve", 200).expect("stopped"),
+        crate::api::lxc::view::interfaces(
+            w.c.guests
+                .ct_interfaces("pve", 200)
+                .expect("stopped")
+                .as_ref()
+        ),
         serde_json::Value::Null
     );
     go(&mut w, |c| {
         c.guests
             .ct_power("pve", 200, PowerCall::Start { skiplock: false })
     });
-    let made = w.c.guests.ct_interfaces("pve", 200).expect("running");
+    let shown = |w: &World| {
+        crate::api::lxc::view::interfaces(
+            w.c.guests
+                .ct_interfaces("pve", 200)
+                .expect("running")
+                .as_ref(),
+        )
+    };
+    let made = shown(&w);
     assert_eq!(made[1]["name"], json!("eth0"));
     assert_eq!(made[1]["inet"], json!("10.0.0.202/24"));
     assert_eq!(made[1]["hwaddr"], made[1]["hardware-address"]);
@@ -742,7 +755,7 @@ fn interfaces_come_from_the_config_or_the_control_api() {
         "hardware-address": "bc:24:11:00:00:09",
         "ip-addresses": [{ "ip-address": "192.0.2.7", "ip-address-type": "ipv4", "prefix": 24 }],
     }]));
-    let set = w.c.guests.ct_interfaces("pve", 200).expect("running");
+    let set = shown(&w);
     assert_eq!(set[0]["inet"], json!("192.0.2.7/24"));
     assert_eq!(set[0]["ip-addresses"][0]["ip-address-type"], json!("inet"));
     // Destroying the container forgets what was set for it.

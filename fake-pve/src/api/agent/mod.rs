@@ -4,6 +4,8 @@
 //! Generic commands answer `{"result": ...}`; `exec`, `exec-status`,
 //! `file-read` and `file-write` answer unwrapped, as PVE does.
 
+pub(crate) mod view;
+
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
@@ -158,7 +160,7 @@ fn exec(ctx: &Ctx<'_>) -> Result<Reply> {
         c.guests
             .agent_exec(&node, vmid, &command, input.as_deref(), now_ms)
     })?;
-    Ok(res.into())
+    Ok(view::exec(res).into())
 }
 
 /// `exec-status`.
@@ -171,7 +173,8 @@ fn exec_status(ctx: &Ctx<'_>) -> Result<Reply> {
         .unwrap_or(u32::MAX);
     let now_ms = ctx.now_ms();
     Ok(ctx
-        .with(|c| c.guests.agent_exec_status(&node, vmid, pid, now_ms))?
+        .with(|c| c.guests.agent_exec_status(&node, vmid, pid, now_ms))
+        .map(|s| view::exec_status(&s))?
         .into())
 }
 
@@ -194,7 +197,8 @@ fn file_read(ctx: &Ctx<'_>) -> Result<Reply> {
         .with(|c| {
             c.guests
                 .agent_file_read(&node, vmid, &file, count, offset, decode, now_ms)
-        })?
+        })
+        .map(|c| view::file_read(&c))?
         .into())
 }
 
