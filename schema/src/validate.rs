@@ -48,16 +48,35 @@ pub fn validate(ep: &Endpoint, params: &BTreeMap<String, Value>) -> Result<(), E
 }
 
 /// PVE's `$normalize_legacy_param_formats` (pve-common
-/// `RESTHandler.pm`), its half that matters for a form: a single value
-/// of an `array` parameter becomes a list of one, since
-/// `www-form-urlencoded` cannot say "a list of one".
+/// `RESTHandler.pm`), as its handler runs it before validation: a list
+/// given for a string parameter of a `-list` format (a form's repeated
+/// key, `content=images&content=rootdir`) becomes its items joined by
+/// commas, and a single value of an `array` parameter a list of one,
+/// since `www-form-urlencoded` cannot say "a list of one". A value Perl
+/// takes for false (`""`, `"0"`, 0, `false`) is left as it is.
 pub fn normalize(ep: &Endpoint, params: &mut BTreeMap<String, Value>) {
     for (key, v) in params.iter_mut() {
-        let Some(prop) = ep.parameters.properties.get(key) else {
+        let Some(prop) = lookup(&ep.parameters.properties, key) else {
             continue;
         };
-        if prop.kind.as_deref() == Some("array") && !v.is_array() && !v.is_object() {
-            *v = Value::Array(vec![v.take()]);
+        let kind = prop.kind.as_deref();
+        match v {
+            Value::Array(items)
+                if kind == Some("string")
+                    && matches!(&prop.format, Some(Format::Named(f)) if f.ends_with("-list")) =>
+            {
+                let joined: Vec<String> = items
+                    .iter()
+                    .map(|i| scalar_text(i).map_or_else(|| i.to_string(), Cow::into_owned))
+                    .collect();
+                *v = Value::String(joined.join(","));
+            }
+            Value::Array(_) | Value::Object(_) | Value::Null => {}
+            Value::String(s) if s.is_empty() || s == "0" => {}
+            Value::Bool(false) => {}
+            Value::Number(n) if n.as_f64() == Some(0.0) => {}
+            scalar if kind == Some("array") => *scalar = Value::Array(vec![scalar.take()]),
+            _ => {}
         }
     }
 }
@@ -716,5 +735,51 @@ mod tests {
         normalize(ep, &mut map);
         assert_eq!(map["interfaces"], json!(["name=ens19"]));
         assert!(validate(ep, &map).is_ok());
+    }
+
+    /// A list given for a string of a `-list` format (a form's repeated
+    /// key, as proxmoxer sends `content` and `vms`) is its items joined
+    /// by commas.
+    #[rstest]
+    #[case("POST", "/storage", json!({"storage": "n1", "type": "nfs", "content": ["images", "rootdir"]}), "content", json!("images,rootdir"))]
+    #[case("PUT", "/pools", json!({"poolid": "p", "vms": ["101", 102]}), "vms", json!("101,102"))]
+    // A string without a list format stays a list, and is refused.
+    #[case("PUT", "/pools", json!({"poolid": "p", "comment": ["a", "b"]}), "comment", json!(["a", "b"]))]
+    // A value Perl takes for false is not made a list.
+    #[case("POST", "/cluster/sdn/fabrics/node/{fabric_id}", json!({"fabric_id": "f1", "interfaces": "0"}), "interfaces", json!("0"))]
+    fn a_list_for_a_list_format_is_joined(
+        #[case] method: &str,
+        #[case] path: &str,
+        #[case] given: Value,
+        #[case] key: &str,
+        #[case] want: Value,
+    ) {
+        let ep = spec(Release::V9_1)
+            .endpoint(method, path)
+            .expect("endpoint");
+        let mut map: BTreeMap<String, Value> = serde_json::from_value(given).expect("object");
+        normalize(ep, &mut map);
+        assert_eq!(map[key], want);
+    }
+
+    #[test]
+    fn a_joined_list_validates_and_a_list_for_a_plain_string_does_not() {
+        let ep = spec(Release::V9_1)
+            .endpoint("PUT", "/pools")
+            .expect("endpoint");
+        let mut map: BTreeMap<String, Value> =
+            serde_json::from_value(json!({"poolid": "p", "vms": ["101", "102"]})).expect("object");
+        normalize(ep, &mut map);
+        assert!(validate(ep, &map).is_ok());
+        let mut map: BTreeMap<String, Value> =
+            serde_json::from_value(json!({"poolid": "p", "comment": ["a", "b"]})).expect("object");
+        normalize(ep, &mut map);
+        assert_eq!(
+            validate(ep, &map)
+                .expect_err("refused")
+                .get("comment")
+                .map(String::as_str),
+            Some("type check ('string') failed - got ARRAY")
+        );
     }
 }

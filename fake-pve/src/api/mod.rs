@@ -16,6 +16,7 @@ pub mod clusterlog;
 mod envelope;
 mod fallback;
 pub mod firewall;
+pub(crate) mod form;
 pub mod guest;
 pub mod ha;
 pub mod lxc;
@@ -555,13 +556,14 @@ pub(crate) async fn delay(state: &State) {
     }
 }
 
-/// Reads a POST/PUT body: JSON, or a form (also without Content-Type).
+/// Reads a POST/PUT body: JSON, or a form (also without Content-Type),
+/// each key's value `None` where it is undefined (a JSON `null`, a form
+/// key without a value).
 pub(crate) fn body_params(
     req: &Request,
-) -> std::result::Result<BTreeMap<String, Value>, (u16, String)> {
-    let mut map = BTreeMap::new();
+) -> std::result::Result<BTreeMap<String, Option<Value>>, (u16, String)> {
     if req.body.is_empty() {
-        return Ok(map);
+        return Ok(BTreeMap::new());
     }
     let ctype = req
         .headers
@@ -575,35 +577,26 @@ pub(crate) fn body_params(
         .to_ascii_lowercase();
     if ctype == "application/json" {
         match serde_json::from_slice::<Value>(&req.body) {
-            Ok(Value::Object(o)) => map.extend(o.into_iter().filter(|(_, v)| !v.is_null())),
-            Ok(_) => {
-                return Err((
-                    500,
-                    "malformed JSON string, neither array, object, number, string or atom".into(),
-                ));
-            }
-            Err(e) => return Err((500, format!("malformed JSON string: {e}"))),
+            Ok(Value::Object(o)) => Ok(o
+                .into_iter()
+                .map(|(k, v)| (k, (!v.is_null()).then_some(v)))
+                .collect()),
+            Ok(_) => Err((
+                500,
+                "malformed JSON string, neither array, object, number, string or atom".into(),
+            )),
+            Err(e) => Err((500, format!("malformed JSON string: {e}"))),
         }
     } else if ctype.is_empty() || ctype == "application/x-www-form-urlencoded" {
-        for (k, v) in form_urlencoded::parse(&req.body) {
-            // A repeated key is a list (`command=ls&command=-l`), as
-            // clients send array parameters.
-            let v = Value::String(v.into_owned());
-            match map.get_mut(k.as_ref()) {
-                Some(Value::Array(list)) => list.push(v),
-                Some(first) => *first = Value::Array(vec![first.take(), v]),
-                None => {
-                    map.insert(k.into_owned(), v);
-                }
-            }
-        }
+        // A repeated key is a list (`command=ls&command=-l`), as
+        // clients send array parameters.
+        Ok(form::decode(&req.body))
     } else {
-        return Err((
+        Err((
             506,
             format!("upload 'Content-Type '{ctype}' not implemented"),
-        ));
+        ))
     }
-    Ok(map)
 }
 
 #[cfg(test)]

@@ -150,13 +150,13 @@ fn parse(req: &Request) -> Parsed {
     let decoded = super::percent_decoded(&req.path);
     let split = split_api2(&decoded);
     let path = relative(split);
-    let params = body(req, &path, split).map(|mut map| {
-        if let Some(q) = &req.query {
-            for (k, v) in form_urlencoded::parse(q.as_bytes()) {
-                map.insert(k.into_owned(), Value::String(v.into_owned()));
-            }
-        }
-        map
+    let params = body(req, &path, split).map(|map| {
+        let query = req
+            .query
+            .as_deref()
+            .map(|q| super::form::decode(q.as_bytes()))
+            .unwrap_or_default();
+        super::form::merge(map, query)
     });
     Parsed {
         method: req.method.as_str().to_owned(),
@@ -376,7 +376,7 @@ fn body(
     req: &Request,
     rel: &str,
     split: Option<(&str, &str)>,
-) -> std::result::Result<BTreeMap<String, Value>, (u16, String)> {
+) -> std::result::Result<BTreeMap<String, Option<Value>>, (u16, String)> {
     match split {
         None => return Err((501, "no such uri".into())),
         Some(("json" | "extjs", _)) => {}

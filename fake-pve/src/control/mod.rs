@@ -432,10 +432,14 @@ fn openapi(version: crate::model::PveVersion) -> &'static Value {
 }
 
 fn params(req: &Request) -> Result<Params> {
-    let mut map = api::body_params(req).map_err(|(code, msg)| match code {
+    let body = api::body_params(req).map_err(|(code, msg)| match code {
         500 => Error::Failed(msg),
         _ => Error::NotImplemented(msg),
     })?;
+    let mut map: std::collections::BTreeMap<String, Value> = body
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+        .collect();
     if let Some(q) = &req.query {
         for (k, v) in form_urlencoded::parse(q.as_bytes()) {
             map.insert(k.into_owned(), Value::String(v.into_owned()));

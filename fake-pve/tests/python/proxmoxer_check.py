@@ -603,6 +603,28 @@ def check_firewall(prox, auth, node, storage):
     ok(auth, "firewall objects removed")
 
 
+def check_lists(prox, auth, backup_storage):
+    """A list as proxmoxer sends it: the key repeated (content=iso&content=vztmpl)."""
+    sid = f"proxmoxer-lists-{auth}"
+    prox.storage.post(storage=sid, type="dir", path=f"/var/tmp/{sid}", content=["iso", "vztmpl"], disable=1)
+    conf = prox.storage(sid).get()
+    expect(conf.get("content") == "iso,vztmpl", f"storage content from a list: {conf!r}")
+    pool = f"proxmoxer-lists-{auth}"
+    prox.pools.post(poolid=pool)
+    prox.pools.put(poolid=pool, storage=[sid, backup_storage])
+    members = {m.get("storage") for m in prox.pools.get(poolid=pool)[0]["members"]}
+    expect(members == {sid, backup_storage}, f"pool members from a list: {members!r}")
+    try:
+        prox.pools.put(poolid=pool, comment=["one", "two"])
+    except ResourceException as e:
+        expect(e.status_code == 400 and "got ARRAY" in str(e), f"a list for a plain string: {e!r}")
+    else:
+        raise CheckFailed("a list for a plain string: expected a refusal")
+    prox.pools.put(poolid=pool, storage=[sid, backup_storage], delete=1)
+    prox.pools.delete(poolid=pool)
+    prox.storage(sid).delete()
+    ok(auth, f"lists as repeated keys: {sid} content iso,vztmpl; {pool} took two storages")
+
 def main():
     host = env("PVE_HOST")
     port = int(env("PVE_PORT"))
@@ -628,6 +650,7 @@ def main():
     check_ct_backup_restore(prox, "password", node, storage, bridge, backup_storage)
     check_sdn(prox, "password", node, storage)
     check_firewall(prox, "password", node, storage)
+    check_lists(prox, "password", backup_storage)
 
     prox = ProxmoxAPI(host, port=port, user=user, token_name=token_name, token_value=token_value, verify_ssl=False)
     check_api(prox, "token")

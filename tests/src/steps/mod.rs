@@ -131,6 +131,17 @@ async fn call_with_header(w: &mut PveWorld, step: &Step, m: String, path: String
     w.call_raw(method(&m), &path, &headers, params).await;
 }
 
+/// A form sent as it is, a key given twice sent twice (as proxmoxer,
+/// Ansible's modules and `requests` send a list), with the
+/// administrator's credentials.
+#[when(expr = "I send the form {word} {string} with:")]
+async fn send_form(w: &mut PveWorld, step: &Step, m: String, path: String) {
+    let params = table_params(w, step);
+    let path = w.expand(&path);
+    let headers = w.admin_headers().await;
+    w.call_raw(method(&m), &path, &headers, params).await;
+}
+
 /// pveproxy reads at most 64 lines after the request line; a request
 /// with more is not answered. `n` headers of no meaning are added to the
 /// client's own.
