@@ -117,3 +117,33 @@ Feature: Storage configuration and capacity
     Then every item has "formats"
     When I list the storages of node "{node}"
     Then the item with "storage" = "{storage}" has no "formats"
+
+  # A plugin's check on create: a network file system is mounted under
+  # /mnt/pve when no path is given; a directory's path must be plain and
+  # is made canonical. Disabled, so a real cluster mounts nothing.
+  @serial
+  Scenario: What the plugins set and refuse on create
+    When I define storage "{storage:nfs}" with:
+      | type    | nfs       |
+      | server  | 127.0.0.1 |
+      | export  | /export   |
+      | disable | 1         |
+    Then the call succeeds
+    When I read storage "{storage:nfs}"
+    Then the answer has "path" = "/mnt/pve/{storage:nfs}"
+    When I remove storage "{storage:nfs}"
+    Then the call succeeds
+    When I define storage "{storage:dir}" with:
+      | type    | dir                        |
+      | path    | /var//tmp/./{prefix}-dir/ |
+      | disable | 1                          |
+    Then the call succeeds
+    When I read storage "{storage:dir}"
+    Then the answer has "path" = "/var/tmp/{prefix}-dir"
+    When I remove storage "{storage:dir}"
+    Then the call succeeds
+    When I define storage "{storage:dir}" with:
+      | type    | dir           |
+      | path    | /var/{prefix} dir |
+      | disable | 1                 |
+    Then PVE answers 500 "illegal path for directory storage: /var/{prefix} dir"

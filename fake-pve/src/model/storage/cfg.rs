@@ -32,6 +32,98 @@ fn required_options(kind: &str) -> &'static [&'static str] {
     }
 }
 
+/// A plugin's `check_config` on create: the defaults a plugin sets before
+/// SectionConfig's check (`path` under `/mnt/pve` for a network file
+/// system), that check (`missing value for required option`), and what
+/// the directory plugins make of a path (`illegal path for directory
+/// storage`, then `File::Spec->canonpath`).
+///
+/// # Errors
+/// PVE's messages, unprefixed: the call dies before it takes the lock.
+fn check_config(
+    sid: &str,
+    kind: &str,
+    given: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>> {
+    let mut p = given.clone();
+    if matches!(kind, "nfs" | "cifs" | "cephfs" | "glusterfs")
+        && p.get("path").is_none_or(|v| v.is_empty() || v == "0")
+    {
+        p.insert("path".into(), format!("/mnt/pve/{sid}"));
+    }
+    if let Some(k) = required_options(kind).iter().find(|k| !p.contains_key(**k)) {
+        return Err(Error::failed(format!(
+            "missing value for required option '{k}'"
+        )));
+    }
+    if matches!(kind, "dir" | "btrfs")
+        && let Some(path) = p.get_mut("path")
+    {
+        let legal = path.starts_with('/')
+            && path.len() > 1
+            && path
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-/_.@".contains(&b));
+        if !legal {
+            return Err(Error::failed(format!(
+                "illegal path for directory storage: {path}"
+            )));
+        }
+        *path = canonpath(path);
+    }
+    Ok(p)
+}
+
+/// `File::Spec::Unix->canonpath`: slashes collapsed, `.` parts and a
+/// trailing slash dropped, `..` right after the root dropped (no other
+/// `..` is resolved).
+fn canonpath(path: &str) -> String {
+    let mut parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    if path.starts_with('/') {
+        while parts.first() == Some(&"..") {
+            parts.remove(0);
+        }
+        format!("/{}", parts.join("/"))
+    } else {
+        parts.join("/")
+    }
+}
+
+/// A plugin's `on_add_hook`, under the lock once the ID is known to be
+/// free: ESXi needs its password, ZFS over iSCSI works out
+/// `zfs-base-path` from its provider.
+///
+/// # Errors
+/// `create storage failed: missing password`, an unknown iSCSI provider.
+fn on_add_hook(s: &mut Storage, p: &BTreeMap<String, String>) -> Result<()> {
+    match s.kind.as_str() {
+        "esxi" if !p.contains_key("password") => {
+            Err(Error::failed("create storage failed: missing password"))
+        }
+        "zfs" if !s.options.contains_key("zfs-base-path") => {
+            // comstar's base, istgt's; iet and LIO ask the portal over
+            // ssh, which no emulated host answers, and fall back to
+            // /dev/zvol as PVE does when the command fails.
+            let base = match p.get("iscsiprovider").map(String::as_str) {
+                Some("comstar") => "/dev/zvol/rdsk",
+                Some("istgt" | "iet" | "LIO") => "/dev/zvol",
+                other => {
+                    return Err(Error::failed(format!(
+                        "create storage failed: {}: unknown iscsi provider. Available [comstar, istgt, iet, LIO] at /usr/share/perl5/PVE/Storage/ZFSPlugin.pm line 35.",
+                        other.unwrap_or_default()
+                    )));
+                }
+            };
+            s.options.insert("zfs-base-path".into(), base.into());
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Whether a plugin is always shared (network storages), whatever
 /// `shared` says.
 pub fn always_shared(kind: &str) -> bool {
@@ -183,14 +275,7 @@ impl super::Storages {
     pub fn create(&mut self, p: &BTreeMap<String, String>) -> Result<StorageRef> {
         let sid = p.get("storage").cloned().unwrap_or_default();
         let kind = p.get("type").cloned().unwrap_or_default();
-        if let Some(k) = required_options(&kind)
-            .iter()
-            .find(|k| !p.contains_key(**k))
-        {
-            return Err(Error::failed(format!(
-                "missing value for required option '{k}'"
-            )));
-        }
+        let p = &check_config(&sid, &kind, p)?;
         let mut s = Storage {
             storage: sid.clone(),
             kind: kind.clone(),
@@ -203,11 +288,13 @@ impl super::Storages {
             options: BTreeMap::new(),
         };
         apply_options(&mut s, p, &[]);
-        if !self.add(s) {
+        if self.find(&sid).is_some() {
             return Err(Error::exists(format!(
                 "create storage failed: storage ID '{sid}' already defined"
             )));
         }
+        on_add_hook(&mut s, p)?;
+        let _ = self.add(s);
         Ok(StorageRef { storage: sid, kind })
     }
 

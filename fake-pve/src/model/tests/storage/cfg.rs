@@ -11,6 +11,12 @@ use super::*;
 #[case(&[("storage", "s1"), ("type", "lvmthin"), ("vgname", "pve")], "missing value for required option 'thinpool'")]
 #[case(&[("storage", "s1"), ("type", "zfspool")], "missing value for required option 'pool'")]
 #[case(&[("storage", "local"), ("type", "dir"), ("path", "/x")], "create storage failed: storage ID 'local' already defined")]
+#[case(&[("storage", "s1"), ("type", "dir"), ("path", "/srv/a:b")], "illegal path for directory storage: /srv/a:b")]
+#[case(&[("storage", "s1"), ("type", "btrfs"), ("path", "/srv/my disk")], "illegal path for directory storage: /srv/my disk")]
+#[case(&[("storage", "s1"), ("type", "esxi"), ("server", "192.0.2.9"), ("username", "root")], "create storage failed: missing password")]
+#[case(&[("storage", "s1"), ("type", "zfs"), ("blocksize", "4k"), ("iscsiprovider", "tgt"), ("pool", "tank"),
+    ("portal", "192.0.2.7"), ("target", "iqn.2003-01.org.example:t")],
+    "create storage failed: tgt: unknown iscsi provider. Available [comstar, istgt, iet, LIO] at /usr/share/perl5/PVE/Storage/ZFSPlugin.pm line 35.")]
 fn storage_create_refusals(mut fresh: World, #[case] p: &[(&str, &str)], #[case] msg: &str) {
     let before = fresh.c.storage.cfg().len();
     assert_eq!(
@@ -18,6 +24,34 @@ fn storage_create_refusals(mut fresh: World, #[case] p: &[(&str, &str)], #[case]
         (500, msg.to_string())
     );
     assert_eq!(fresh.c.storage.cfg().len(), before);
+}
+
+/// What a plugin sets on create: a network file system's mount point,
+/// a directory's path made canonical, ZFS over iSCSI's base path.
+#[rstest]
+#[case(&[("type", "nfs"), ("server", "192.0.2.5"), ("export", "/e")], "path", "/mnt/pve/s1")]
+#[case(&[("type", "cifs"), ("server", "192.0.2.5"), ("share", "data")], "path", "/mnt/pve/s1")]
+#[case(&[("type", "cephfs")], "path", "/mnt/pve/s1")]
+#[case(&[("type", "nfs"), ("server", "192.0.2.5"), ("export", "/e"), ("path", "/srv/n")], "path", "/srv/n")]
+#[case(&[("type", "dir"), ("path", "/var//tmp/./x/")], "path", "/var/tmp/x")]
+#[case(&[("type", "dir"), ("path", "/../srv/a/../b")], "path", "/srv/a/../b")]
+#[case(&[("type", "zfs"), ("blocksize", "4k"), ("iscsiprovider", "comstar"), ("pool", "tank"),
+    ("portal", "192.0.2.7"), ("target", "iqn.2003-01.org.example:t")], "zfs-base-path", "/dev/zvol/rdsk")]
+#[case(&[("type", "zfs"), ("blocksize", "4k"), ("iscsiprovider", "LIO"), ("pool", "tank"),
+    ("portal", "192.0.2.7"), ("target", "iqn.2003-01.org.example:t")], "zfs-base-path", "/dev/zvol")]
+#[case(&[("type", "esxi"), ("server", "192.0.2.9"), ("username", "root"), ("password", "pw")], "username", "root")]
+fn storage_create_sets_what_the_plugin_sets(
+    mut fresh: World,
+    #[case] p: &[(&str, &str)],
+    #[case] key: &str,
+    #[case] want: &str,
+) {
+    let mut p = map(p);
+    p.insert("storage".into(), "s1".into());
+    fresh.c.storage.create(&p).expect("created");
+    let s = fresh.c.storage.existing("s1").expect("exists");
+    let view = crate::api::storage::view::storage_config(fresh.c.storages(), s);
+    assert_eq!(view[key], json!(want), "{view}");
 }
 
 #[rstest]
