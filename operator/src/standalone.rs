@@ -135,6 +135,9 @@ pub struct Loaded {
     /// The files that could not be read whole, each with its errors: the
     /// objects they held before are kept as they were, not removed.
     pub errors: Vec<(PathBuf, Error)>,
+    /// The objects more than one document declares (also in `errors`,
+    /// once per file): none of those documents is in `found`.
+    pub duplicates: Vec<crate::dialects::Duplicate>,
 }
 
 /// `Kind/name` of a document that did not parse, when it says so.
@@ -171,6 +174,7 @@ pub fn load_dir_with(dir: &Path, ctx: &Context) -> Result<Loaded> {
         .collect();
     files.sort();
     let mut out = Loaded::default();
+    let mut found: Vec<(Resource, PathBuf, String)> = Vec::new();
     let mut foreign = Vec::new();
     for f in files {
         let bad = |message: String| Error::Manifest {
@@ -229,14 +233,19 @@ pub fn load_dir_with(dir: &Path, ctx: &Context) -> Result<Loaded> {
                         out.errors.push((f.clone(), bad(m)));
                         continue;
                     }
-                    out.found.push((r, f.clone()));
+                    found.push((r, f.clone(), what));
                 }
                 Err(e) => out.errors.push((f.clone(), bad(format!("{what}: {e}")))),
             }
         }
     }
+    // A name declared twice is nobody's: neither document is followed
+    // (nor the translations that would lean on a doubled Secret or
+    // cluster), and each says so.
+    let mut refused = BTreeMap::new();
+    let mut found = crate::dialects::refuse_duplicates(found, &mut refused);
     let mut ctx = ctx.clone();
-    for (r, _) in &out.found {
+    for (r, ..) in &found {
         match r {
             Resource::ProxmoxCluster(c) => ctx.clusters.push(c.metadata.name.clone()),
             Resource::Secret(s) => {
@@ -246,7 +255,7 @@ pub fn load_dir_with(dir: &Path, ctx: &Context) -> Result<Loaded> {
         }
     }
     // Machines that name no cluster go to the default one.
-    for (r, _) in &mut out.found {
+    for (r, ..) in &mut found {
         if let Resource::Machine(m) = r
             && m.spec.cluster.is_empty()
             && let Ok(c) = ctx.default_cluster()
@@ -256,10 +265,27 @@ pub fn load_dir_with(dir: &Path, ctx: &Context) -> Result<Loaded> {
     }
     if !foreign.is_empty() {
         let t = crate::dialects::translate(&foreign, &ctx);
-        out.found.extend(t.found);
+        found.extend(t.found);
         out.errors.extend(t.errors);
-        out.found.sort_by(|a, b| a.1.cmp(&b.1));
+        found = crate::dialects::refuse_duplicates(found, &mut refused);
     }
+    for (key, docs) in refused {
+        let dup = crate::dialects::Duplicate { key, docs };
+        let message = dup.message();
+        let files: BTreeSet<&PathBuf> = dup.docs.iter().map(|(f, _)| f).collect();
+        for f in files {
+            out.errors.push((
+                f.clone(),
+                Error::Manifest {
+                    path: f.display().to_string(),
+                    message: message.clone(),
+                },
+            ));
+        }
+        out.duplicates.push(dup);
+    }
+    out.found = found.into_iter().map(|(r, f, _)| (r, f)).collect();
+    out.found.sort_by(|a, b| a.1.cmp(&b.1));
     Ok(out)
 }
 
@@ -304,6 +330,10 @@ pub struct Standalone {
     started: bool,
     written: BTreeMap<PathBuf, String>,
     retries: Retries,
+    /// Objects that several documents declare and that are not tracked
+    /// (nothing was made for them): the file their report goes to, and
+    /// the report.
+    duplicates: BTreeMap<Key, (PathBuf, String)>,
 }
 
 impl std::fmt::Debug for Standalone {
@@ -330,6 +360,7 @@ impl Standalone {
             started: false,
             written: BTreeMap::new(),
             retries: Retries::new(opts_backoff),
+            duplicates: BTreeMap::new(),
         }
     }
 
@@ -360,15 +391,17 @@ impl Standalone {
             .is_some_and(|t| !t.finalized)
     }
 
-    /// Why an object's manifest cannot be followed (unreadable, missing),
-    /// if it cannot.
+    /// Why an object's manifest cannot be followed (unreadable, missing,
+    /// its name declared by several documents), if it cannot.
     pub fn problem(&self, kind: &str, name: &str) -> Option<&str> {
+        let key = Key {
+            kind: kind.into(),
+            name: name.into(),
+        };
         self.objects
-            .get(&Key {
-                kind: kind.into(),
-                name: name.into(),
-            })
+            .get(&key)
             .and_then(|t| t.problem.as_deref())
+            .or_else(|| self.duplicates.get(&key).map(|(_, m)| m.as_str()))
     }
 
     fn scan(&mut self) {
@@ -410,12 +443,25 @@ impl Standalone {
             unreadable.entry(f).or_default().push(e.to_string());
         }
         let mut seen = BTreeSet::new();
+        // A name two documents declare: what exists is left as it is
+        // (not updated, not deleted, nothing made) and both are reported.
+        self.duplicates.clear();
+        for d in &loaded.duplicates {
+            seen.insert(d.key.clone());
+            let message = d.message();
+            match self.objects.get_mut(&d.key) {
+                Some(t) => t.problem = Some(message),
+                None => {
+                    if let Some((file, _)) = d.docs.first() {
+                        self.duplicates
+                            .insert(d.key.clone(), (file.clone(), message));
+                    }
+                }
+            }
+        }
         for (r, file) in loaded.found {
             let key = r.key();
-            if !seen.insert(key.clone()) {
-                warn!(object = %key, file = %file.display(), "duplicate object ignored");
-                continue;
-            }
+            seen.insert(key.clone());
             match self.objects.get_mut(&key) {
                 Some(t) => {
                     let deleting = has_finalizer(&r) && r.deletion_requested();
@@ -654,6 +700,24 @@ impl Standalone {
                     finalizer: has_finalizer(&t.res).then(|| t.res.clone()),
                 });
         }
+        // Names several documents declare, for which nothing was made.
+        let now = crate::types::now_rfc3339();
+        for (k, (file, message)) in &self.duplicates {
+            if k.kind == "Secret" {
+                continue;
+            }
+            let mut status = Value::Null;
+            report_problem_of(&k.kind, &mut status, message, &now);
+            files
+                .entry(status_path(file))
+                .or_default()
+                .push(StatusEntry {
+                    kind: k.kind.clone(),
+                    name: k.name.clone(),
+                    status,
+                    finalizer: None,
+                });
+        }
         // Status files of manifests whose objects are all gone.
         let stale: Vec<PathBuf> = self
             .written
@@ -744,8 +808,13 @@ async fn reconcile_one(op: &Operator, world: &World, t: &Tracked) -> One {
 /// Machine (reason `ManifestError`, the rest kept), the `message` of the
 /// others.
 fn report_problem(res: &Resource, status: &mut Value, problem: &str, now: &str) {
-    match res {
-        Resource::Machine(_) => {
+    report_problem_of(res.kind(), status, problem, now);
+}
+
+/// [`report_problem`] by kind.
+fn report_problem_of(kind: &str, status: &mut Value, problem: &str, now: &str) {
+    match kind {
+        "Machine" => {
             let mut st: MachineStatus = serde_json::from_value(status.clone()).unwrap_or_default();
             crate::types::set_condition(
                 &mut st.conditions,
@@ -754,7 +823,7 @@ fn report_problem(res: &Resource, status: &mut Value, problem: &str, now: &str) 
             );
             *status = js(&st);
         }
-        Resource::Secret(_) => {}
+        "Secret" => {}
         _ => {
             if !status.is_object() {
                 *status = Value::Object(serde_json::Map::new());

@@ -666,6 +666,58 @@ spec:
     assert_ne!(n1, n2, "anti-affinity on vm.type In [database]");
 }
 
+/// The seed's `VMClone web-clone` runs; a native `Machine web-clone`
+/// beside it (in a file read first) takes nothing over: the clone keeps
+/// its CPU, memory and power, both documents are refused and named, and
+/// `check` fails.
+#[tokio::test]
+async fn a_native_machine_beside_a_vmclone_of_its_name_takes_nothing_over() {
+    let (pve, mut e) = virtrigaud().await;
+    e.copy("virtrigaud/provider-proxmox-prod.yaml");
+    e.copy("virtrigaud/pve-credentials-token.yaml");
+    e.copy("virtrigaud/vmclone-web-clone.yaml");
+    let st = e.running("web-clone").await;
+    let (node, vmid) = (st.node.clone().unwrap(), st.vmid.unwrap());
+    let before = e.config(&pve, &node, vmid).await;
+    e.write(
+        "a-web-clone.yaml",
+        "apiVersion: pve.fake-pve.io/v1alpha1
+kind: Machine
+metadata: { name: web-clone }
+spec:
+  cluster: proxmox-prod
+  cpu: { cores: 3 }
+  memory: 1Gi
+  powerState: Off
+",
+    );
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    let after = e.config(&pve, &node, vmid).await;
+    assert_eq!(
+        (&after["cores"], &after["memory"]),
+        (&before["cores"], &before["memory"])
+    );
+    let cur = e
+        .get(&pve, &format!("/nodes/{node}/qemu/{vmid}/status/current"))
+        .await;
+    assert_eq!(cur["status"], "running");
+    let (_, reason, msg) = cond(&e.status("web-clone"), "Ready");
+    assert_eq!(reason, "ManifestError");
+    assert!(
+        msg.contains("a-web-clone.yaml document 1 (Machine/web-clone)")
+            && msg.contains("virtrigaud-vmclone-web-clone.yaml document 1 (VMClone/web-clone)"),
+        "{msg}"
+    );
+    let (found, errors) = pve_operator::standalone::check_dir(&e.dir).unwrap();
+    assert!(
+        !found.iter().any(|r| r.name() == "web-clone"),
+        "neither is applied"
+    );
+    assert_eq!(errors.len(), 2, "{errors:?}");
+}
+
 #[tokio::test]
 async fn virtrigaud_linked_clone_of_an_ordinary_vm_is_refused_clearly() {
     let (_pve, mut e) = virtrigaud().await;

@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value, json};
 
 use crate::error::Error;
-use crate::types::{API_VERSION, Resource, SecretObject};
+use crate::types::{API_VERSION, Key, Resource, SecretObject};
 
 mod crossplane;
 mod error;
@@ -36,7 +36,8 @@ mod vitistack;
 pub use crossplane::site_cluster;
 pub use error::TranslateError;
 pub use kubernetes::{
-    FOREIGN_KINDS, ForeignKind, STATUS_KINDS, foreign_status, kubernetes_objects,
+    FOREIGN_KINDS, ForeignKind, KubeTranslation, Refused, STATUS_KINDS, foreign_status,
+    kubernetes_objects, kubernetes_translation,
 };
 
 use crossplane::{provider_config, proxmox_vm};
@@ -133,10 +134,63 @@ impl Context {
 /// The translation of a directory's foreign documents.
 #[derive(Debug, Default)]
 pub struct Translated {
-    /// The native objects, with the file of the document they come from.
-    pub found: Vec<(Resource, PathBuf)>,
+    /// The native objects, each with the file of the document it comes
+    /// from and that document (`document N (Kind/name)`).
+    pub found: Vec<(Resource, PathBuf, String)>,
     /// Documents that cannot be translated.
     pub errors: Vec<(PathBuf, Error)>,
+}
+
+/// An object that more than one document declares (the same kind and
+/// name once translated: a native `Machine web` and VirtRigaud's
+/// `VMClone web` both declare `Machine/web`). None of them is applied:
+/// which one was meant is the user's to say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Duplicate {
+    /// The object they all declare.
+    pub key: Key,
+    /// Each document, with its file (`document N (Kind/name)`).
+    pub docs: Vec<(PathBuf, String)>,
+}
+
+impl Duplicate {
+    /// The report: the object and every document that declares it.
+    pub fn message(&self) -> String {
+        let docs: Vec<String> = self
+            .docs
+            .iter()
+            .map(|(f, what)| format!("{} {what}", f.display()))
+            .collect();
+        format!(
+            "{} is declared by {} documents ({}): none of them is applied, and what exists is left as it is, until only one declares it (rename or remove the others)",
+            self.key,
+            self.docs.len(),
+            docs.join(", ")
+        )
+    }
+}
+
+/// Takes out of `found` every object declared more than once, or whose
+/// key is in `refused` already (declared twice by documents taken out
+/// before), and adds its documents to `refused`.
+pub fn refuse_duplicates(
+    found: Vec<(Resource, PathBuf, String)>,
+    refused: &mut BTreeMap<Key, Vec<(PathBuf, String)>>,
+) -> Vec<(Resource, PathBuf, String)> {
+    let mut count: BTreeMap<Key, usize> = BTreeMap::new();
+    for (r, ..) in &found {
+        *count.entry(r.key()).or_default() += 1;
+    }
+    let mut keep = Vec::with_capacity(found.len());
+    for (r, file, what) in found {
+        let key = r.key();
+        if count.get(&key).is_some_and(|n| *n > 1) || refused.contains_key(&key) {
+            refused.entry(key).or_default().push((file, what));
+        } else {
+            keep.push((r, file, what));
+        }
+    }
+    keep
 }
 
 type R<T> = std::result::Result<T, TranslateError>;
@@ -211,11 +265,26 @@ fn native(kind: &str, v: &Value, spec: Value) -> R<Resource> {
 }
 
 /// Translates every foreign document of a directory.
+///
+/// A name that two documents of one kind give (two `VMClass small`) is
+/// refused in both, and is not followed from the documents that refer
+/// to it (which of the two was meant is unknown); two documents that
+/// make the same native object are refused by [`refuse_duplicates`].
 pub fn translate(docs: &[Doc], ctx: &Context) -> Translated {
     let mut out = Translated::default();
+    let mut same: BTreeMap<(&str, &str, &str), Vec<&Doc>> = BTreeMap::new();
+    for d in docs {
+        same.entry((api(&d.value), kind(&d.value), name(&d.value)))
+            .or_default()
+            .push(d);
+    }
+    let twice = |d: &Doc| {
+        same.get(&(api(&d.value), kind(&d.value), name(&d.value)))
+            .is_some_and(|l| l.len() > 1)
+    };
     let by = |api_version: &str, k: &str| -> BTreeMap<String, &Doc> {
         docs.iter()
-            .filter(|d| api(&d.value) == api_version && kind(&d.value) == k)
+            .filter(|d| api(&d.value) == api_version && kind(&d.value) == k && !twice(d))
             .map(|d| (name(&d.value).to_string(), d))
             .collect()
     };
@@ -235,6 +304,30 @@ pub fn translate(docs: &[Doc], ctx: &Context) -> Translated {
     let configs = by(CROSSPLANE, "ProviderConfig");
     for d in docs {
         let v = &d.value;
+        // The kinds that make no object of their own are reported here;
+        // the others by the objects they make.
+        if twice(d) && matches!(kind(v), "VMClass" | "VMImage" | "VMPlacementPolicy") {
+            let dup = Duplicate {
+                key: Key {
+                    kind: kind(v).into(),
+                    name: name(v).into(),
+                },
+                docs: same
+                    .get(&(api(v), kind(v), name(v)))
+                    .into_iter()
+                    .flatten()
+                    .map(|d| (d.file.clone(), d.what.clone()))
+                    .collect(),
+            };
+            out.errors.push((
+                d.file.clone(),
+                Error::Manifest {
+                    path: d.file.display().to_string(),
+                    message: dup.message(),
+                },
+            ));
+            continue;
+        }
         let r: R<Vec<Resource>> = match (api(v), kind(v)) {
             (VITISTACK, k) => vitistack(k, v, ctx).map(|r| vec![r]),
             (VIRTRIGAUD, "Provider") => vr.provider(v).map(|r| vec![r]),
@@ -252,9 +345,10 @@ pub fn translate(docs: &[Doc], ctx: &Context) -> Translated {
             }),
         };
         match r {
-            Ok(list) => out
-                .found
-                .extend(list.into_iter().map(|r| (r, d.file.clone()))),
+            Ok(list) => out.found.extend(
+                list.into_iter()
+                    .map(|r| (r, d.file.clone(), d.what.clone())),
+            ),
             Err(m) => out.errors.push((
                 d.file.clone(),
                 Error::Manifest {
