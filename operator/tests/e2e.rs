@@ -584,6 +584,23 @@ async fn orphan_policy_and_protection_keep_the_vm() {
     assert!(e.owned("prot").await.is_empty());
 }
 
+/// The delete annotation and `protection: false` in one edit: the
+/// protection the Machine asked for until then is lifted and the VM
+/// deleted, without a second edit; with `protection: true` it stays.
+#[tokio::test]
+async fn delete_and_protection_false_in_one_edit_deletes() {
+    let mut e = env().await;
+    e.write("prot.yaml", &machine("prot", "protection: true\n"));
+    let vmid = e.running("prot").await.vmid.unwrap();
+    assert_eq!(e.config(vmid).await["protection"], 1);
+    e.write(
+        "prot.yaml",
+        &deleted(&machine("prot", "protection: false\n")),
+    );
+    e.converge(3, |e| !e.sa.tracks("Machine", "prot")).await;
+    assert!(e.owned("prot").await.is_empty());
+}
+
 #[tokio::test]
 async fn validation_failures_create_nothing() {
     let mut e = env().await;

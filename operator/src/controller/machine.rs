@@ -158,7 +158,8 @@ impl Operator {
                 add_placed(&mut o, placed, world, &m.spec.cluster, &m.metadata.name);
             }
             if deleting {
-                let dp = plan::plan_delete(m.spec.deletion_policy, o.vm.as_ref());
+                let dp =
+                    plan::plan_delete(m.spec.deletion_policy, m.spec.protection, o.vm.as_ref());
                 if dp.done {
                     if let Some(vm) = &o.vm {
                         info!(vmid = vm.vmid, "orphaning VM: deletionPolicy is Orphan");

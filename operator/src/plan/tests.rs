@@ -696,15 +696,28 @@ fn deletion_respects_policy_and_protection() {
         running: true,
         ..ObservedVm::default()
     };
-    let p = plan_delete(DeletionPolicy::Delete, Some(&vm));
+    let p = plan_delete(DeletionPolicy::Delete, false, Some(&vm));
     assert_eq!(p.steps.len(), 2);
     assert!(matches!(p.steps[1], Step::Destroy { vmid: 10000, .. }));
-    assert!(plan_delete(DeletionPolicy::Orphan, Some(&vm)).done);
-    assert!(plan_delete(DeletionPolicy::Delete, None).done);
+    assert!(plan_delete(DeletionPolicy::Orphan, false, Some(&vm)).done);
+    assert!(plan_delete(DeletionPolicy::Delete, false, None).done);
     let mut protected = vm.clone();
     protected.config.insert("protection".into(), "1".into());
-    let p = plan_delete(DeletionPolicy::Delete, Some(&protected));
+    // the Machine asks for protection: blocked
+    let p = plan_delete(DeletionPolicy::Delete, true, Some(&protected));
     assert!(p.steps.is_empty() && !p.done && p.blocked.is_some());
+    // it does not (protection: false in the deleting edit): lifted first,
+    // nothing destroyed in this step
+    let p = plan_delete(DeletionPolicy::Delete, false, Some(&protected));
+    assert_eq!(p.blocked, None);
+    assert!(
+        matches!(&p.steps[..], [Step::Configure { vmid: 10000, set, delete, .. }]
+            if set.is_empty() && delete == &["protection".to_string()]),
+        "{:?}",
+        p.steps
+    );
+    // an Orphan keeps the VM, protected or not
+    assert!(plan_delete(DeletionPolicy::Orphan, true, Some(&protected)).done);
 }
 
 #[test]
