@@ -4,8 +4,11 @@
 //! user's file. A Machine or MachineSnapshot is deleted only when its
 //! manifest asks for it (the annotation `pve.fake-pve.io/delete: "true"`),
 //! through its finalizer, recorded in the status file so that a restarted
-//! operator still finishes the deletion. A document that vanishes or
-//! cannot be read, or a directory that cannot be listed, deletes nothing:
+//! operator still finishes the deletion; so is one made from a VirtRigaud
+//! or Crossplane document whose provider opts into it
+//! (`deleteOnRemoval: true`) when that document stays removed. A document
+//! that vanishes otherwise or cannot be read, or a directory that cannot
+//! be listed, deletes nothing:
 //! the objects are left as they are and the problem is reported in their
 //! status.
 
@@ -44,6 +47,12 @@ pub struct Options {
     /// How the other systems' documents are read (default cluster,
     /// environment, network names).
     pub dialects: Context,
+    /// How long the document of an object whose provider says
+    /// `deleteOnRemoval: true` must stay missing (seen missing at two
+    /// reads at least this far apart) before its deletion starts: an
+    /// editor that saves by moving the file away and writing it again
+    /// deletes nothing.
+    pub removal_grace: Duration,
 }
 
 impl Options {
@@ -56,6 +65,7 @@ impl Options {
             poll: Duration::from_secs(1),
             backoff: Backoff::default(),
             dialects: Context::default(),
+            removal_grace: Duration::from_secs(10),
         }
     }
 }
@@ -91,6 +101,8 @@ struct Tracked {
     /// Why its manifest cannot be followed (unreadable, vanished): the
     /// object is left as it is in PVE and the problem reported.
     problem: Option<String>,
+    /// When its document was first seen missing (while it stays so).
+    missing_since: Option<Instant>,
     due: Instant,
 }
 
@@ -103,6 +115,7 @@ impl Tracked {
             status,
             finalized: false,
             problem: None,
+            missing_since: None,
             due: now,
         }
     }
@@ -229,6 +242,18 @@ pub fn load_dir_with(dir: &Path, ctx: &Context) -> Result<Loaded> {
                             "{what}: apiVersion {} of {} should be {want}",
                             r.api_version(),
                             r.kind()
+                        );
+                        out.errors.push((f.clone(), bad(m)));
+                        continue;
+                    }
+                    if r.metadata()
+                        .annotations
+                        .contains_key(crate::types::REMOVAL_DELETES_ANNOTATION)
+                    {
+                        let m = format!(
+                            "{what}: the annotation {} is the operator's own (from a VirtRigaud Provider's or a Crossplane ProviderConfig's deleteOnRemoval): remove it (the annotation {}: \"true\" deletes)",
+                            crate::types::REMOVAL_DELETES_ANNOTATION,
+                            crate::types::DELETE_ANNOTATION
                         );
                         out.errors.push((f.clone(), bad(m)));
                         continue;
@@ -477,6 +502,7 @@ impl Standalone {
                         self.retries.succeeded(&key.to_string());
                     }
                     t.file = file;
+                    t.missing_since = None;
                 }
                 None => {
                     self.objects
@@ -490,8 +516,11 @@ impl Standalone {
             .filter(|k| !seen.contains(*k))
             .cloned()
             .collect();
+        let instant = Instant::now();
+        let grace = self.opts.removal_grace;
         for k in gone {
             let referenced = self.referenced(&k);
+            let removal = self.removal_deletes(&k, &seen);
             let Some(t) = self.objects.get_mut(&k) else {
                 continue;
             };
@@ -504,9 +533,33 @@ impl Standalone {
             } else if has_finalizer(&t.res) && !t.finalized && t.deleting {
                 // Its deletion was asked for: it goes on without the
                 // document (as after a restart).
+            } else if let (Some(cluster), false) = (&removal, t.finalized) {
+                // Its provider says that removing it deletes it: once it
+                // stays missing.
+                match t.missing_since {
+                    Some(since) if instant.duration_since(since) >= grace => {
+                        info!(object = %k, cluster = cluster.as_str(), "document removed and its cluster says deleteOnRemoval: deleting");
+                        t.deleting = true;
+                        t.problem = None;
+                        t.due = instant;
+                        t.missing_since = None;
+                    }
+                    _ => {
+                        if t.missing_since.is_none() {
+                            t.missing_since = Some(instant);
+                            warn!(object = %k, file = %t.file.display(), "manifest missing: deleted if still missing in {}s (deleteOnRemoval)", grace.as_secs());
+                        }
+                        t.problem = Some(format!(
+                            "{k} is no longer in {}: deleted if it is still missing {}s after it was first missed (deleteOnRemoval of ProxmoxCluster {cluster})",
+                            t.file.display(),
+                            grace.as_secs()
+                        ));
+                    }
+                }
             } else if has_finalizer(&t.res) && !t.finalized {
-                // Only the delete annotation deletes; a vanished
-                // document is an error to report.
+                // Only the delete annotation deletes (or a removal its
+                // provider opted into); a vanished document is an error
+                // to report.
                 if t.problem.is_none() {
                     warn!(object = %k, file = %t.file.display(), "manifest missing: left as it is; set the annotation pve.fake-pve.io/delete: \"true\" to delete");
                 }
@@ -528,6 +581,40 @@ impl Standalone {
                 report_problem(&t.res, &mut t.status, p, &now);
             }
         }
+    }
+
+    /// The cluster that makes the removal of `k`'s document a deletion:
+    /// `k` is a Machine or MachineSnapshot made from a document whose
+    /// provider said `deleteOnRemoval: true`, and its cluster is declared
+    /// in this read of the directory (`seen`), readable, and still says
+    /// so. Anything else (the provider's document gone, unreadable, or
+    /// changed) keeps the object.
+    fn removal_deletes(&self, k: &Key, seen: &BTreeSet<Key>) -> Option<String> {
+        let t = self.objects.get(k)?;
+        if !has_finalizer(&t.res) || !t.res.removal_deletes() || t.deleting {
+            return None;
+        }
+        let cluster = match &t.res {
+            Resource::Machine(m) => m.spec.cluster.clone(),
+            Resource::MachineSnapshot(s) => {
+                let m = self.objects.get(&Key {
+                    kind: "Machine".into(),
+                    name: s.spec.machine.clone(),
+                })?;
+                match &m.res {
+                    Resource::Machine(m) => m.spec.cluster.clone(),
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        let ck = Key {
+            kind: "ProxmoxCluster".into(),
+            name: cluster.clone(),
+        };
+        let c = self.objects.get(&ck)?;
+        (seen.contains(&ck) && c.problem.is_none() && !c.deleting && c.res.removal_deletes())
+            .then_some(cluster)
     }
 
     /// Whether a deleting object still needs `k` (a cluster or secret).

@@ -666,6 +666,164 @@ spec:
     assert_ne!(n1, n2, "anti-affinity on vm.type In [database]");
 }
 
+impl Env {
+    /// The VMIDs PVE has.
+    async fn vmids(&self, pve: &Running) -> Vec<u64> {
+        self.get(pve, "/cluster/resources?type=vm")
+            .await
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["vmid"].as_u64())
+            .collect()
+    }
+}
+
+/// The seed's Provider with `deleteOnRemoval: true`.
+fn provider_deleting_on_removal() -> String {
+    seed("virtrigaud/provider-proxmox-prod.yaml").replace(
+        "  type: proxmox\n",
+        "  type: proxmox\n  deleteOnRemoval: true\n",
+    )
+}
+
+/// Without `deleteOnRemoval` (the seeds as written), a removed
+/// VirtualMachine's VM stays and is reported, as a native Machine's.
+#[tokio::test]
+async fn virtrigaud_removal_without_the_opt_in_deletes_nothing() {
+    let (pve, mut e) = virtrigaud().await;
+    e.sa.opts.removal_grace = Duration::ZERO;
+    e.copy("virtrigaud/provider-proxmox-prod.yaml");
+    e.copy("virtrigaud/pve-credentials-token.yaml");
+    e.copy("virtrigaud/vmclass-small.yaml");
+    e.copy("virtrigaud/vmimage-ubuntu-22.yaml");
+    e.copy("virtrigaud/virtualmachine-web-server.yaml");
+    let vmid = e.running("web-server").await.vmid.unwrap();
+    std::fs::remove_file(e.dir.join("virtrigaud-virtualmachine-web-server.yaml")).unwrap();
+    for _ in 0..4 {
+        e.sa.pass(true).await;
+    }
+    assert!(e.vmids(&pve).await.contains(&u64::from(vmid)));
+    let (_, reason, msg) = cond(&e.status("web-server"), "Ready");
+    assert_eq!(reason, "ManifestError");
+    assert!(msg.contains("pve.fake-pve.io/delete"), "{msg}");
+}
+
+/// With the Provider's `deleteOnRemoval: true`, removing a
+/// VirtualMachine's document deletes its VM once it stays missing (two
+/// reads); an unreadable document, or one removed with its Provider,
+/// deletes nothing.
+#[tokio::test]
+async fn virtrigaud_removal_deletes_with_the_providers_opt_in_only() {
+    let (pve, mut e) = virtrigaud().await;
+    e.sa.opts.removal_grace = Duration::ZERO;
+    e.write("provider.yaml", &provider_deleting_on_removal());
+    e.copy("virtrigaud/pve-credentials-token.yaml");
+    e.copy("virtrigaud/vmclass-small.yaml");
+    e.copy("virtrigaud/vmimage-ubuntu-22.yaml");
+    let vm = seed("virtrigaud/virtualmachine-web-server.yaml");
+    e.write("vm.yaml", &vm);
+    let vmid = u64::from(e.running("web-server").await.vmid.unwrap());
+    // unreadable: kept
+    e.write("vm.yaml", &vm.replacen("spec:", "spec: [", 1));
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    assert!(
+        e.vmids(&pve).await.contains(&vmid),
+        "unreadable is no removal"
+    );
+    assert_eq!(cond(&e.status("web-server"), "Ready").1, "ManifestError");
+    // removed with its Provider: kept
+    std::fs::remove_file(e.dir.join("vm.yaml")).unwrap();
+    std::fs::remove_file(e.dir.join("provider.yaml")).unwrap();
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    assert!(e.vmids(&pve).await.contains(&vmid), "no provider says so");
+    assert!(e.sa.tracks("Machine", "web-server"));
+    // the Provider back, saying so: the first read reports, the next
+    // deletes
+    e.write("provider.yaml", &provider_deleting_on_removal());
+    e.sa.pass(true).await;
+    assert!(e.vmids(&pve).await.contains(&vmid));
+    let msg =
+        e.sa.problem("Machine", "web-server")
+            .unwrap_or_default()
+            .to_string();
+    assert!(msg.contains("deleteOnRemoval"), "{msg}");
+    // not before the grace has passed
+    e.sa.opts.removal_grace = Duration::from_secs(3600);
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    assert!(e.vmids(&pve).await.contains(&vmid), "within the grace");
+    e.sa.opts.removal_grace = Duration::ZERO;
+    e.converge(4, |e| !e.sa.tracks("Machine", "web-server"))
+        .await;
+    assert!(!e.vmids(&pve).await.contains(&vmid), "deleted");
+    // a native document cannot carry the operator's mark
+    e.write(
+        "native.yaml",
+        "apiVersion: pve.fake-pve.io/v1alpha1
+kind: Machine
+metadata:
+  name: n
+  annotations: { pve.fake-pve.io/delete-on-removal: 'true' }
+spec: { cluster: proxmox-prod }
+",
+    );
+    let (_, errors) = pve_operator::standalone::check_dir(&e.dir).unwrap();
+    assert!(
+        errors
+            .iter()
+            .any(|m| m.to_string().contains("is the operator's own")),
+        "{errors:?}"
+    );
+}
+
+/// `deleteOnRemoval` of a Crossplane ProviderConfig marks its sites'
+/// clusters and their ProxmoxVMs; anything but true or false is refused.
+#[test]
+fn crossplane_delete_on_removal_marks_its_sites_and_vms() {
+    let dir = temp("removal");
+    let config = seed("crossplane/provider-config.yaml");
+    std::fs::write(dir.join("secret.yaml"), CROSSPLANE_SECRET).unwrap();
+    std::fs::write(dir.join("vm.yaml"), seed("crossplane/web-server-01.yaml")).unwrap();
+    let marked = |dir: &Path| -> BTreeMap<String, bool> {
+        let l = pve_operator::standalone::load_dir(dir).unwrap();
+        assert!(l.errors.is_empty(), "{:?}", l.errors);
+        l.found
+            .iter()
+            .filter(|(r, _)| r.kind() != "Secret")
+            .map(|(r, _)| (format!("{}/{}", r.kind(), r.name()), r.removal_deletes()))
+            .collect()
+    };
+    std::fs::write(dir.join("config.yaml"), &config).unwrap();
+    let off = marked(&dir);
+    assert_eq!(off.len(), 3, "{off:?}");
+    assert!(off.values().all(|m| !m), "not by default: {off:?}");
+    std::fs::write(
+        dir.join("config.yaml"),
+        config.replace("spec:\n", "spec:\n  deleteOnRemoval: true\n"),
+    )
+    .unwrap();
+    let on = marked(&dir);
+    assert!(on.values().all(|m| *m), "{on:?}");
+    std::fs::write(
+        dir.join("config.yaml"),
+        config.replace("spec:\n", "spec:\n  deleteOnRemoval: yes please\n"),
+    )
+    .unwrap();
+    let (_, errors) = pve_operator::standalone::check_dir(&dir).unwrap();
+    assert!(
+        errors.iter().any(|e| e
+            .to_string()
+            .contains("spec.deleteOnRemoval: expected true or false")),
+        "{errors:?}"
+    );
+}
+
 /// The seed's `VMClone web-clone` runs; a native `Machine web-clone`
 /// beside it (in a file read first) takes nothing over: the clone keeps
 /// its CPU, memory and power, both documents are refused and named, and

@@ -264,6 +264,89 @@ fn native(kind: &str, v: &Value, spec: Value) -> R<Resource> {
     Ok(serde_json::from_value::<Resource>(doc)?)
 }
 
+/// A Provider's or ProviderConfig's `spec.deleteOnRemoval`: whether
+/// removing the document of one of its machines (or snapshots) deletes
+/// it in standalone mode. Off unless `true`.
+fn delete_on_removal(spec: &Value) -> R<bool> {
+    match spec.get("deleteOnRemoval") {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(TranslateError::invalid(
+            "spec.deleteOnRemoval",
+            "expected true or false",
+        )),
+    }
+}
+
+/// The clusters whose Provider (VirtRigaud) or ProviderConfig (Crossplane)
+/// says `deleteOnRemoval: true`.
+fn removal_deletes_clusters(docs: &[Doc]) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for d in docs {
+        let v = &d.value;
+        let spec = v.get("spec").unwrap_or(&Value::Null);
+        if !delete_on_removal(spec).unwrap_or(false) {
+            continue;
+        }
+        match (api(v), kind(v)) {
+            (VIRTRIGAUD, "Provider") => {
+                out.insert(name(v).to_string());
+            }
+            (CROSSPLANE, "ProviderConfig") => {
+                for site in spec
+                    .get("sites")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(sname) = s(site, "name") {
+                        out.insert(site_cluster(name(v), sname));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Sets [`crate::types::REMOVAL_DELETES_ANNOTATION`] on the objects of a
+/// translation that a `deleteOnRemoval: true` covers (`eligible`: made
+/// from VirtRigaud's or the Crossplane provider's documents), and takes
+/// it off every other (a document's own annotations are copied).
+fn mark_removal_deletes(
+    found: &mut [(Resource, PathBuf, String)],
+    eligible: &[bool],
+    docs: &[Doc],
+) {
+    use crate::types::REMOVAL_DELETES_ANNOTATION;
+    let clusters = removal_deletes_clusters(docs);
+    let machine_cluster: BTreeMap<String, String> = found
+        .iter()
+        .filter_map(|(r, ..)| match r {
+            Resource::Machine(m) => Some((m.metadata.name.clone(), m.spec.cluster.clone())),
+            _ => None,
+        })
+        .collect();
+    for ((r, ..), eligible) in found.iter_mut().zip(eligible) {
+        let on = *eligible
+            && match &*r {
+                Resource::ProxmoxCluster(c) => clusters.contains(&c.metadata.name),
+                Resource::Machine(m) => clusters.contains(&m.spec.cluster),
+                Resource::MachineSnapshot(sn) => machine_cluster
+                    .get(&sn.spec.machine)
+                    .is_some_and(|c| clusters.contains(c)),
+                _ => false,
+            };
+        let a = &mut r.metadata_mut().annotations;
+        if on {
+            a.insert(REMOVAL_DELETES_ANNOTATION.into(), "true".into());
+        } else {
+            a.remove(REMOVAL_DELETES_ANNOTATION);
+        }
+    }
+}
+
 /// Translates every foreign document of a directory.
 ///
 /// A name that two documents of one kind give (two `VMClass small`) is
@@ -302,6 +385,7 @@ pub fn translate(docs: &[Doc], ctx: &Context) -> Translated {
         ctx,
     };
     let configs = by(CROSSPLANE, "ProviderConfig");
+    let mut eligible = Vec::new();
     for d in docs {
         let v = &d.value;
         // The kinds that make no object of their own are reported here;
@@ -345,10 +429,12 @@ pub fn translate(docs: &[Doc], ctx: &Context) -> Translated {
             }),
         };
         match r {
-            Ok(list) => out.found.extend(
-                list.into_iter()
-                    .map(|r| (r, d.file.clone(), d.what.clone())),
-            ),
+            Ok(list) => {
+                for r in list {
+                    eligible.push(matches!(api(v), VIRTRIGAUD | CROSSPLANE));
+                    out.found.push((r, d.file.clone(), d.what.clone()));
+                }
+            }
             Err(m) => out.errors.push((
                 d.file.clone(),
                 Error::Manifest {
@@ -358,6 +444,7 @@ pub fn translate(docs: &[Doc], ctx: &Context) -> Translated {
             )),
         }
     }
+    mark_removal_deletes(&mut out.found, &eligible, docs);
     out
 }
 
