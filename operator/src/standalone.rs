@@ -359,6 +359,10 @@ pub struct Standalone {
     /// (nothing was made for them): the file their report goes to, and
     /// the report.
     duplicates: BTreeMap<Key, (PathBuf, String)>,
+    /// Why the directory cannot be read, while it cannot (said once).
+    dir_error: Option<String>,
+    /// The errors of the files last read (each said once, when new).
+    file_errors: BTreeSet<String>,
 }
 
 impl std::fmt::Debug for Standalone {
@@ -386,6 +390,8 @@ impl Standalone {
             written: BTreeMap::new(),
             retries: Retries::new(opts_backoff),
             duplicates: BTreeMap::new(),
+            dir_error: None,
+            file_errors: BTreeSet::new(),
         }
     }
 
@@ -452,8 +458,12 @@ impl Standalone {
             Ok(l) => l,
             Err(e) => {
                 // Nothing is known: nothing is taken as removed.
-                warn!(error = %e, "manifest directory unreadable: every object is left as it is");
                 let msg = e.to_string();
+                if self.dir_error.as_deref() != Some(msg.as_str()) {
+                    warn!(error = %e, "manifest directory unreadable: every object is left as it is");
+                    self.dir_error = Some(msg.clone());
+                }
+                self.health.set_ready(false);
                 let now = crate::types::now_rfc3339();
                 for t in self.objects.values_mut() {
                     report_problem(&t.res, &mut t.status, &msg, &now);
@@ -462,11 +472,21 @@ impl Standalone {
                 return;
             }
         };
-        let mut unreadable: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
-        for (f, e) in loaded.errors {
-            warn!(error = %e, "manifest unreadable: its objects are left as they are");
-            unreadable.entry(f).or_default().push(e.to_string());
+        if let Some(e) = self.dir_error.take() {
+            info!(was = e.as_str(), "manifest directory readable again");
         }
+        // Each error is said when it appears, not at every read.
+        let mut unreadable: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
+        let mut errors = BTreeSet::new();
+        for (f, e) in loaded.errors {
+            let text = e.to_string();
+            if !self.file_errors.contains(&text) {
+                warn!(error = %e, "manifest error: its objects are left as they are");
+            }
+            errors.insert(text.clone());
+            unreadable.entry(f).or_default().push(text);
+        }
+        self.file_errors = errors;
         let mut seen = BTreeSet::new();
         // A name two documents declare: what exists is left as it is
         // (not updated, not deleted, nothing made) and both are reported.
@@ -753,7 +773,8 @@ impl Standalone {
         self.update_metrics();
         self.write_statuses();
         self.health.beat();
-        self.health.set_ready(true);
+        // Not ready while the manifests cannot be read.
+        self.health.set_ready(self.dir_error.is_none());
         count
     }
 
