@@ -996,15 +996,23 @@ pub fn status_table_with(dir: &Path, ctx: &Context) -> String {
             continue;
         }
         let st: MachineStatus = serde_json::from_value(e.status).unwrap_or_default();
-        // Why it is not ready, else what else is wrong (a change that
-        // waits for a power cycle, a refused shrink).
-        let msg = st
-            .conditions
+        // Every condition that is not met, why it is not ready first
+        // (then a change that waits for a power cycle, a refused shrink,
+        // cloud-init that PVE cannot express, ...).
+        let mut unmet: Vec<&crate::types::Condition> =
+            st.conditions.iter().filter(|c| !c.is_true()).collect();
+        unmet.sort_by_key(|c| c.kind != "Ready");
+        let msg = unmet
             .iter()
-            .find(|c| c.kind == "Ready" && !c.is_true())
-            .or_else(|| st.conditions.iter().find(|c| !c.is_true()))
-            .map(|c| format!("{}: {}", c.reason, c.message))
-            .unwrap_or_default();
+            .map(|c| {
+                if c.message.is_empty() {
+                    format!("{} {}", c.kind, c.reason)
+                } else {
+                    format!("{} {}: {}", c.kind, c.reason, c.message)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
         let phase = st.phase.as_str().to_string();
         rows.push([
             e.name,

@@ -1880,3 +1880,35 @@ async fn a_name_declared_twice_changes_nothing_and_is_reported() {
     assert_eq!(e.owned("web").await, vec![vmid]);
     assert_eq!(e.config(vmid).await["cores"], 2);
 }
+
+/// The `status` table shows every condition that is not met, Ready's
+/// first, not only one.
+#[test]
+fn the_status_table_shows_every_unmet_condition() {
+    let dir = TempDir::new("table");
+    std::fs::write(
+        dir.join("web.status.yaml"),
+        "- kind: Machine
+  name: web
+  status:
+    phase: Running
+    vmid: 10000
+    node: pve
+    conditions:
+      - { type: ResourcesAllocated, status: 'False', reason: PowerCycleRequired, message: 'memory 2048 -> 1024 waits for a power cycle' }
+      - { type: VMCreated, status: 'True', reason: CreationSucceeded, message: '' }
+      - { type: CloudInitConfigured, status: 'False', reason: UserDataNotExpressible, message: 'packages' }
+      - { type: Ready, status: 'False', reason: DiskSizeMismatch, message: 'scsi0' }
+",
+    )
+    .unwrap();
+    let table = pve_operator::standalone::status_table(&dir);
+    let row = table.lines().find(|l| l.starts_with("web ")).unwrap();
+    assert!(
+        row.ends_with(
+            "Ready DiskSizeMismatch: scsi0; ResourcesAllocated PowerCycleRequired: memory 2048 -> 1024 waits for a power cycle; CloudInitConfigured UserDataNotExpressible: packages"
+        ),
+        "{table}"
+    );
+    assert!(!row.contains("CreationSucceeded"), "{table}");
+}
