@@ -318,6 +318,47 @@ vms:
     );
 }
 
+/// A ProxmoxVM's `name: "my vm"` is `my-vm` in PVE, and its status says
+/// so (until the name is one PVE takes as given).
+#[tokio::test]
+async fn crossplane_a_rewritten_vm_name_is_reported() {
+    let (site_a, ca) = fake(&format!(
+        "nodes: [{{ name: pve1 }}]
+users:{ROOT_TOKEN}
+vms:
+  - {{ vmid: 9000, node: pve1, name: ubuntu-22.04-cloud, config: {{ template: 1, scsi0: 'local-lvm:base-9000-disk-0,size=8G', cores: 1, memory: 1024, net0: 'virtio=BC:24:11:00:00:01,bridge=vmbr0' }} }}
+"
+    ))
+    .await;
+    let mut e = env(&[("ml110-01.sankofa.nexus", &site_a)], &ca, &[]);
+    e.copy("crossplane/provider-config.yaml");
+    e.write("secret.yaml", CROSSPLANE_SECRET);
+    let vm = seed("crossplane/web-server-01.yaml");
+    e.write(
+        "vm.yaml",
+        &vm.replace("    name: web-server-01", "    name: \"my vm\""),
+    );
+    let st = e.running("web-server-01").await;
+    let c = e.config(&site_a, "pve1", st.vmid.unwrap()).await;
+    assert_eq!(c["name"], "my-vm");
+    let (ok, reason, msg) = cond(&st, "NameAccepted");
+    assert_eq!((ok.as_str(), reason.as_str()), ("False", "NameRewritten"));
+    assert!(msg.contains("'my-vm'") && msg.contains("'my vm'"), "{msg}");
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(table.contains("NameRewritten"), "{table}");
+    // a name PVE takes as given: nothing to say
+    e.write(
+        "vm.yaml",
+        &vm.replace("    name: web-server-01", "    name: my-vm"),
+    );
+    e.converge(3, |e| {
+        cond(&e.status("web-server-01"), "NameAccepted")
+            .1
+            .is_empty()
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn crossplane_sites_are_clusters_and_a_vmid_image_clones_that_template() {
     let scenario = |node: &str| {

@@ -289,4 +289,8 @@ pub(super) fn apply(status: &mut MachineStatus, p: &plan::Plan, now: &str) {
     for c in &p.conditions {
         set_condition(&mut status.conditions, c.clone(), now);
     }
+    // A name that is PVE's as given says nothing (any more).
+    if !p.conditions.iter().any(|c| c.kind == plan::NAME_CONDITION) {
+        status.conditions.retain(|c| c.kind != plan::NAME_CONDITION);
+    }
 }

@@ -97,8 +97,20 @@ fn with_cache(volume: &str, cache: &str) -> String {
     parts.join(",")
 }
 
+/// The condition that reports a VM name rewritten for PVE (`False`,
+/// reason `NameRewritten`); absent while the name is PVE's as given.
+pub const NAME_CONDITION: &str = "NameAccepted";
+
 /// Plans a Machine that exists (or should).
 pub fn plan_machine(d: &Desired, o: &Observed) -> Plan {
+    let mut p = plan_machine_steps(d, o);
+    if let Some(m) = d.name_rewritten() {
+        p.cond(NAME_CONDITION, false, "NameRewritten", m);
+    }
+    p
+}
+
+fn plan_machine_steps(d: &Desired, o: &Observed) -> Plan {
     let mut p = Plan::default();
     if !d.errors.is_empty() {
         let msg = d

@@ -768,3 +768,40 @@ fn ownership_marks_are_exact() {
     ));
     assert!(!has_mark(None, "lab", "web"));
 }
+
+#[test]
+fn a_rewritten_vm_name_is_reported() {
+    let renamed = machine(&format!("{BASIC}name: my vm_1\n"));
+    assert_eq!(renamed.vm_name, "my-vm-1");
+    let p = plan_machine(&renamed, &observed());
+    let c = p
+        .conditions
+        .iter()
+        .find(|c| c.kind == NAME_CONDITION)
+        .expect("reported");
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_str()),
+        ("False", "NameRewritten")
+    );
+    assert!(
+        c.message.contains("'my-vm-1'") && c.message.contains("'my vm_1'"),
+        "{}",
+        c.message
+    );
+    // refused specs say it too
+    let invalid = machine(&format!("{}name: my vm\n", BASIC.replace("2Gi", "1Mi")));
+    assert!(!invalid.errors.is_empty());
+    assert!(
+        plan_machine(&invalid, &observed())
+            .conditions
+            .iter()
+            .any(|c| c.kind == NAME_CONDITION)
+    );
+    let kept = machine(BASIC);
+    assert!(
+        !plan_machine(&kept, &observed())
+            .conditions
+            .iter()
+            .any(|c| c.kind == NAME_CONDITION)
+    );
+}
