@@ -913,6 +913,24 @@ spec: { machine: s }
     );
     assert_eq!(resizes(&e), 1, "no resize to the size the volume has");
     assert_eq!(e.status("s").phase, Phase::Running);
+    // the configuration's 4G and the volume's 6G disagree: reported, not
+    // Ready
+    let (ok, reason, msg) = cond(&e.status("s"), "Ready");
+    assert_eq!(
+        (ok.as_str(), reason.as_str()),
+        ("False", "DiskSizeMismatch"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("scsi0") && msg.contains("says 4G") && msg.contains("is 6G"),
+        "{msg}"
+    );
+    assert_eq!(
+        cond(&e.status("s"), "ResourcesAllocated").1,
+        "DiskSizeMismatch"
+    );
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(table.contains("DiskSizeMismatch"), "{table}");
 }
 
 #[tokio::test]

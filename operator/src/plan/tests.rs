@@ -805,3 +805,38 @@ fn a_rewritten_vm_name_is_reported() {
             .any(|c| c.kind == NAME_CONDITION)
     );
 }
+
+#[test]
+fn a_disk_whose_configuration_and_volume_disagree_is_not_ready() {
+    let d = machine(&BASIC.replace("20G", "30G"));
+    let mut vm = created(&d, true);
+    // after a rollback: the configuration's older 20G, the volume's 30G
+    vm.config
+        .insert("scsi0".into(), "local-lvm:vm-10000-disk-0,size=20G".into());
+    vm.volume_sizes.insert("scsi0".into(), 30 * GIB);
+    let mut o = observed();
+    o.vm = Some(vm.clone());
+    let p = plan_machine(&d, &o);
+    assert!(
+        !p.steps.iter().any(|s| matches!(s, Step::Resize { .. })),
+        "{:?}",
+        p.steps
+    );
+    let ready = p.conditions.iter().find(|c| c.kind == "Ready").unwrap();
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("False", "DiskSizeMismatch")
+    );
+    assert!(
+        ready.message.contains("says 20G") && ready.message.contains("is 30G"),
+        "{}",
+        ready.message
+    );
+    // agreeing: ready
+    vm.config
+        .insert("scsi0".into(), "local-lvm:vm-10000-disk-0,size=30G".into());
+    o.vm = Some(vm);
+    let p = plan_machine(&d, &o);
+    let ready = p.conditions.iter().find(|c| c.kind == "Ready").unwrap();
+    assert!(ready.is_true(), "{ready:?}");
+}
