@@ -53,7 +53,8 @@ enum Cmd {
     },
     /// Print the machines of a manifest directory: phase, node, VMID, IPs.
     Status {
-        /// The directory of YAML manifests.
+        /// The directory of YAML manifests (as `run`'s `--manifests`).
+        #[arg(env = "PVE_OPERATOR_MANIFESTS")]
         dir: PathBuf,
     },
     /// Print the CustomResourceDefinitions (`pve-operator crd | kubectl apply -f -`).
@@ -65,7 +66,8 @@ enum Cmd {
     },
     /// Read and validate a manifest directory without contacting PVE.
     Check {
-        /// The directory of YAML manifests.
+        /// The directory of YAML manifests (as `run`'s `--manifests`).
+        #[arg(env = "PVE_OPERATOR_MANIFESTS")]
         dir: PathBuf,
     },
 }
@@ -144,6 +146,16 @@ async fn main() -> std::process::ExitCode {
                 let mut bad = false;
                 for e in &errors {
                     println!("{e}");
+                }
+                // The clusters `run` would find: declared, or the one
+                // the PVE_* variables give.
+                let env = env_cluster();
+                for m in pve_operator::standalone::unknown_clusters(
+                    &list,
+                    env.as_ref().map(|e| e.name.as_str()),
+                ) {
+                    bad = true;
+                    println!("{m}");
                 }
                 for r in &list {
                     let errors = match r {

@@ -1058,6 +1058,41 @@ pub fn status_table_with(dir: &Path, ctx: &Context) -> String {
     out
 }
 
+/// The Machines and MachineImages of `found` whose cluster `run` would
+/// not find: neither declared among `found` nor the cluster the
+/// operator's `PVE_*` variables give (`env_cluster`, named
+/// `PVE_CLUSTER_NAME`), each with why, as `check` reports them.
+pub fn unknown_clusters(found: &[Resource], env_cluster: Option<&str>) -> Vec<String> {
+    let declared: BTreeSet<&str> = found
+        .iter()
+        .filter_map(|r| match r {
+            Resource::ProxmoxCluster(c) => Some(c.metadata.name.as_str()),
+            _ => None,
+        })
+        .chain(env_cluster)
+        .collect();
+    let mut out = Vec::new();
+    for r in found {
+        let cluster = match r {
+            Resource::Machine(m) => m.spec.cluster.as_str(),
+            Resource::MachineImage(i) => i.spec.cluster.as_str(),
+            _ => continue,
+        };
+        if cluster.is_empty() || declared.contains(cluster) {
+            continue;
+        }
+        let env = match env_cluster {
+            Some(e) => format!("the PVE_* variables give '{e}'"),
+            None => "no PVE_ENDPOINT gives one".to_string(),
+        };
+        out.push(format!(
+            "{}: spec.cluster: ProxmoxCluster '{cluster}' is not declared, and {env} (PVE_CLUSTER_NAME)",
+            r.key()
+        ));
+    }
+    out
+}
+
 /// Loads a directory once, for `pve-operator check`: every resource read
 /// and every error (all of them, not the first).
 ///
