@@ -546,10 +546,12 @@ impl Standalone {
             };
             if let Some(errors) = unreadable.get(&t.file) {
                 // Its file is there but unreadable: keep the object.
-                if t.problem.is_none() {
+                let p = errors.join("; ");
+                if t.problem.as_ref() != Some(&p) {
                     warn!(object = %k, "manifest unreadable: left as it is");
                 }
-                t.problem = Some(errors.join("; "));
+                t.problem = Some(p);
+                t.missing_since = None;
             } else if has_finalizer(&t.res) && !t.finalized && t.deleting {
                 // Its deletion was asked for: it goes on without the
                 // document (as after a restart).
@@ -580,14 +582,17 @@ impl Standalone {
                 // Only the delete annotation deletes (or a removal its
                 // provider opted into); a vanished document is an error
                 // to report.
-                if t.problem.is_none() {
-                    warn!(object = %k, file = %t.file.display(), "manifest missing: left as it is; set the annotation pve.fake-pve.io/delete: \"true\" to delete");
-                }
-                t.problem = Some(format!(
+                let p = format!(
                     "{k} is no longer in {}: left as it is (to delete it, set the annotation {}: \"true\")",
                     t.file.display(),
                     crate::types::DELETE_ANNOTATION
-                ));
+                );
+                if t.problem.as_ref() != Some(&p) {
+                    warn!(object = %k, file = %t.file.display(), "manifest missing: left as it is; set the annotation pve.fake-pve.io/delete: \"true\" to delete");
+                }
+                t.problem = Some(p);
+                // A removal counts only while its provider says so.
+                t.missing_since = None;
             } else if referenced {
                 // Clusters and secrets stay while deletions need them.
                 t.deleting = true;

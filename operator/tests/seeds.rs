@@ -799,7 +799,23 @@ async fn virtrigaud_removal_deletes_with_the_providers_opt_in_only() {
         e.sa.pass(true).await;
     }
     assert!(e.vmids(&pve).await.contains(&vmid), "within the grace");
+    // the opt-in withdrawn, then given again: the wait starts over
+    e.copy("virtrigaud/provider-proxmox-prod.yaml");
+    std::fs::remove_file(e.dir.join("provider.yaml")).unwrap();
+    e.sa.pass(true).await;
+    let msg =
+        e.sa.problem("Machine", "web-server")
+            .unwrap_or_default()
+            .to_string();
+    assert!(msg.contains("pve.fake-pve.io/delete"), "{msg}");
+    std::fs::remove_file(e.dir.join("virtrigaud-provider-proxmox-prod.yaml")).unwrap();
+    e.write("provider.yaml", &provider_deleting_on_removal());
     e.sa.opts.removal_grace = Duration::ZERO;
+    e.sa.pass(true).await;
+    assert!(
+        e.vmids(&pve).await.contains(&vmid),
+        "seen missing once since"
+    );
     e.converge(4, |e| !e.sa.tracks("Machine", "web-server"))
         .await;
     assert!(!e.vmids(&pve).await.contains(&vmid), "deleted");
