@@ -468,3 +468,63 @@ async fn an_object_named_as_a_machine_it_does_not_own_takes_nothing_over() {
         }
     }
 }
+
+/// Two objects of one namespace that make the same Machine (a
+/// VirtualMachine and a VMClone both named web) are both refused with
+/// NameConflict, naming each other; the rest is applied.
+#[test]
+fn two_objects_making_one_machine_are_both_refused() {
+    let secret: SecretObject = serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "metadata": { "name": "pve-credentials" },
+        "stringData": { "token_id": "virtrigaud@pve!vrtg-token", "token_secret": "x" },
+    }))
+    .unwrap();
+    let mut ctx = pve_operator::dialects::Context::default();
+    ctx.secrets.insert("pve-credentials".into(), secret);
+    let objects = vec![
+        obj(
+            "Provider",
+            "proxmox-prod",
+            "u-1",
+            json!({ "type": "proxmox", "endpoint": "https://pve.example.com:8006", "credentialSecretRef": { "name": "pve-credentials" } }),
+        ),
+        obj(
+            "VMClass",
+            "small",
+            "u-2",
+            json!({ "cpus": 2, "memory": "4Gi" }),
+        ),
+        obj(
+            "VirtualMachine",
+            "web",
+            "u-3",
+            json!({ "providerRef": { "name": "proxmox-prod" }, "classRef": { "name": "small" } }),
+        ),
+        obj(
+            "VMClone",
+            "web",
+            "u-4",
+            json!({ "sourceVMRef": { "name": "template-vm" }, "providerRef": { "name": "proxmox-prod" } }),
+        ),
+    ];
+    let t = pve_operator::dialects::kubernetes_translation(&objects, "default", &ctx);
+    let kinds: Vec<&str> = t
+        .native
+        .iter()
+        .map(|(_, v)| v["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["ProxmoxCluster"], "{:?}", t.native);
+    let mut refused: Vec<(usize, &str)> = t.refused.iter().map(|r| (r.object, r.reason)).collect();
+    refused.sort_unstable();
+    assert_eq!(refused, [(2, "NameConflict"), (3, "NameConflict")]);
+    for r in &t.refused {
+        assert!(
+            r.message.contains("Machine/web is made from 2 objects")
+                && r.message.contains("default/VirtualMachine/web")
+                && r.message.contains("default/VMClone/web"),
+            "{}",
+            r.message
+        );
+    }
+}

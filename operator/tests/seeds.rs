@@ -1431,3 +1431,43 @@ fn virtrigaud_static_ip_user_data_is_refused_by_name() {
     assert_eq!(c.reason, "UserDataNotExpressible");
     assert!(c.message.contains("write_files"), "{}", c.message);
 }
+
+/// Two VMClass documents of one name: both refused, and the
+/// VirtualMachine that names the class is not made from either.
+#[test]
+fn a_class_declared_twice_is_used_by_nobody() {
+    let dir = temp("class-twice");
+    let write = |f: &str, t: &str| std::fs::write(dir.join(f), t).unwrap();
+    write(
+        "provider.yaml",
+        &seed("virtrigaud/provider-proxmox-prod.yaml"),
+    );
+    write(
+        "secret.yaml",
+        &seed("virtrigaud/pve-credentials-token.yaml"),
+    );
+    write("small.yaml", &seed("virtrigaud/vmclass-small.yaml"));
+    write(
+        "small-2.yaml",
+        &seed("virtrigaud/vmclass-small.yaml").replace("cpus: 2", "cpus: 8"),
+    );
+    write("image.yaml", &seed("virtrigaud/vmimage-ubuntu-22.yaml"));
+    write(
+        "vm.yaml",
+        &seed("virtrigaud/virtualmachine-web-server.yaml"),
+    );
+    let (found, errors) = pve_operator::standalone::check_dir(&dir).unwrap();
+    let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert!(!found.iter().any(|r| r.kind() == "Machine"), "{found:?}");
+    let twice: Vec<&String> = errors
+        .iter()
+        .filter(|e| e.contains("VMClass/small is declared by 2 documents"))
+        .collect();
+    assert_eq!(twice.len(), 2, "one per file: {errors:?}");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("VMClass 'small'") && e.contains("not found")),
+        "{errors:?}"
+    );
+}
