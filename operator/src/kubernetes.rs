@@ -79,6 +79,7 @@ pub struct Stores {
     machines: Store<Machine>,
     images: Store<MachineImage>,
     secrets: Store<Secret>,
+    snapshots: Option<Store<MachineSnapshot>>,
 }
 
 impl Stores {
@@ -96,8 +97,36 @@ impl Stores {
             machines,
             images,
             secrets,
+            snapshots: None,
         }
     }
+
+    /// With the MachineSnapshots too (their names and owners, so that
+    /// another system's snapshot is not applied over one of them).
+    #[must_use]
+    pub fn with_snapshots(mut self, snapshots: Store<MachineSnapshot>) -> Self {
+        self.snapshots = Some(snapshots);
+        self
+    }
+}
+
+/// The uid of the object that controls `meta`'s object, if any.
+fn controller_uid(meta: &ObjectMeta) -> Option<String> {
+    meta.owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+        .map(|o| o.uid.clone())
+}
+
+fn owned<K: Resource<DynamicType = ()>>(w: &mut World, k: &K) {
+    w.owners.insert(
+        crate::types::Key {
+            kind: K::kind(&()).into_owned(),
+            name: k.name_any(),
+        },
+        controller_uid(k.meta()),
+    );
 }
 
 fn in_ns<K: Resource>(k: &K, ns: &str) -> bool {
@@ -134,6 +163,23 @@ impl WorldSource for Stores {
         }
         for s in self.secrets.state().iter().filter(|s| in_ns(&***s, ns)) {
             w.secrets.insert(s.name_any(), secret(s));
+        }
+        for c in self.clusters.state().iter().filter(|c| in_ns(&***c, ns)) {
+            owned(&mut w, &**c);
+        }
+        for n in self.nodes.state().iter().filter(|n| in_ns(&***n, ns)) {
+            owned(&mut w, &**n);
+        }
+        for m in self.machines.state().iter().filter(|m| in_ns(&***m, ns)) {
+            owned(&mut w, &**m);
+        }
+        for i in self.images.state().iter().filter(|i| in_ns(&***i, ns)) {
+            owned(&mut w, &**i);
+        }
+        for s in self.snapshots.iter().flat_map(Store::state) {
+            if in_ns(&*s, ns) {
+                owned(&mut w, &*s);
+            }
         }
         w
     }
@@ -616,7 +662,8 @@ pub async fn run(
         store(&client),
         store(&client),
         store(&client),
-    );
+    )
+    .with_snapshots(store(&client));
     let reporter = Reporter {
         controller: MANAGER.into(),
         instance: Some(o.identity.clone()),
@@ -659,7 +706,10 @@ pub async fn run(
 /// ([`crate::dialects::kubernetes_objects`]), owned by them: the
 /// controllers above then do the work, and deleting such an object
 /// deletes what was made from it (a Machine through its finalizer). An
-/// object that cannot be translated is logged and changes nothing.
+/// object that cannot be translated is logged and changes nothing; one
+/// whose name is taken (by an object of the operator's own kinds it does
+/// not control, or by another such object making the same one) is not
+/// applied, takes nothing over, and is told so ([`NAME_CONFLICT`]).
 ///
 /// # Errors
 /// The API server refusing a list or an apply.
@@ -699,19 +749,65 @@ pub async fn sync_dialects(
         }
     }
     let mut applied = 0;
+    let recorder = Recorder::new(
+        client.clone(),
+        Reporter {
+            controller: MANAGER.into(),
+            instance: None,
+        },
+    );
     for (ns, objects) in by_ns {
         let w = worlds.world(&ns);
-        // What the Machines made from them show, on the objects themselves
-        // (`kubectl get virtualmachine` shows the phase and addresses).
-        foreign_statuses(client, &ns, &objects, &w).await?;
         let mut ctx = settings.clone();
         ctx.clusters = w.clusters.keys().cloned().collect();
         ctx.secrets = w.secrets.clone();
-        let (native, errors) = crate::dialects::kubernetes_objects(&objects, &ns, &ctx);
-        for e in errors {
-            warn!(namespace = %ns, "not applied: {e}");
+        let t = crate::dialects::kubernetes_translation(&objects, &ns, &ctx);
+        // Objects whose name is taken: by another of these objects, or by
+        // an object of the operator's own kinds that they do not control
+        // (made by hand, or from another object). Nothing is applied for
+        // them, nothing is taken over; they say so.
+        let mut conflicts: BTreeMap<usize, String> = BTreeMap::new();
+        for r in &t.refused {
+            if r.reason == "NameConflict" {
+                conflicts.insert(r.object, r.message.clone());
+            } else {
+                warn!(namespace = %ns, "not applied: {}", r.message);
+            }
         }
-        for v in native {
+        let mut native = Vec::new();
+        for (i, v) in t.native {
+            let key = crate::types::Key {
+                kind: v["kind"].as_str().unwrap_or_default().into(),
+                name: v["metadata"]["name"].as_str().unwrap_or_default().into(),
+            };
+            let uid = objects[i]["metadata"]["uid"].as_str();
+            match w.owners.get(&key) {
+                Some(owner) if owner.as_deref() != uid => {
+                    let from = format!(
+                        "{}/{}",
+                        objects[i]["kind"].as_str().unwrap_or_default(),
+                        key.name
+                    );
+                    conflicts.insert(
+                        i,
+                        format!(
+                            "{key} already exists in namespace {ns} and is not made from {from}: {from} is not applied and takes nothing over (rename it, or remove {key})"
+                        ),
+                    );
+                }
+                _ => native.push((i, v)),
+            }
+        }
+        for (i, message) in &conflicts {
+            if let Some(o) = objects.get(*i) {
+                warn!(namespace = %ns, "not applied: {message}");
+                name_conflict(client, &recorder, &ns, o, message).await?;
+            }
+        }
+        // What the Machines made from them show, on the objects themselves
+        // (`kubectl get virtualmachine` shows the phase and addresses).
+        foreign_statuses(client, &ns, &objects, &w, &conflicts).await?;
+        for (_, v) in native {
             let name = v["metadata"]["name"]
                 .as_str()
                 .unwrap_or_default()
@@ -747,6 +843,105 @@ pub async fn sync_dialects(
     Ok(applied)
 }
 
+/// The reason of the condition and Event of an object of another system
+/// whose name is taken.
+pub const NAME_CONFLICT: &str = "NameConflict";
+
+/// Tells an object of another system that its name is taken: a
+/// `Ready=False` condition (reason [`NAME_CONFLICT`]) in its status, for
+/// the kinds whose status the operator writes ([`STATUS_KINDS`]), and a
+/// Warning Event on it; both only when its status does not say so
+/// already (for the other kinds: once per run of the operator), so that
+/// a conflict is told once, not at every sync.
+///
+/// [`STATUS_KINDS`]: crate::dialects::STATUS_KINDS
+async fn name_conflict(
+    client: &Client,
+    recorder: &Recorder,
+    ns: &str,
+    o: &serde_json::Value,
+    message: &str,
+) -> Result<(), kube::Error> {
+    use kube::core::{ApiResource, DynamicObject};
+    let (api_version, kind) = (
+        o["apiVersion"].as_str().unwrap_or_default(),
+        o["kind"].as_str().unwrap_or_default(),
+    );
+    let name = o["metadata"]["name"].as_str().unwrap_or_default();
+    let status_kind = crate::dialects::STATUS_KINDS
+        .iter()
+        .find(|(a, k, ..)| *a == api_version && *k == kind);
+    let told = if status_kind.is_some() {
+        o["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["reason"] == NAME_CONFLICT && c["message"] == message)
+    } else {
+        // Kinds whose status the operator does not write: told once per
+        // run of the operator.
+        static TOLD: std::sync::OnceLock<std::sync::Mutex<std::collections::BTreeSet<String>>> =
+            std::sync::OnceLock::new();
+        let uid = o["metadata"]["uid"].as_str().unwrap_or_default();
+        let mut told = TOLD
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        !told.insert(format!("{uid}\n{message}"))
+    };
+    if told {
+        return Ok(());
+    }
+    if let Some(&(_, _, group, status_of)) = status_kind {
+        let mut st = MachineStatus {
+            phase: crate::types::Phase::Error,
+            ..MachineStatus::default()
+        };
+        crate::types::set_condition(
+            &mut st.conditions,
+            crate::types::Condition::new("Ready", false, NAME_CONFLICT, message),
+            &crate::types::now_rfc3339(),
+        );
+        if let Some(status) = crate::dialects::foreign_status(api_version, kind, &st) {
+            let ar = ApiResource {
+                group: group.into(),
+                version: api_version.rsplit('/').next().unwrap_or_default().into(),
+                api_version: api_version.into(),
+                kind: kind.into(),
+                plural: status_of.trim_end_matches("/status").into(),
+            };
+            let doc =
+                serde_json::json!({ "apiVersion": api_version, "kind": kind, "status": status });
+            Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar)
+                .patch_status(
+                    name,
+                    &PatchParams::apply(MANAGER).force(),
+                    &Patch::Apply(&doc),
+                )
+                .await?;
+        }
+    }
+    let reference = k8s_openapi::api::core::v1::ObjectReference {
+        api_version: Some(api_version.into()),
+        kind: Some(kind.into()),
+        name: Some(name.into()),
+        namespace: Some(ns.into()),
+        uid: o["metadata"]["uid"].as_str().map(str::to_string),
+        ..Default::default()
+    };
+    let ev = KubeEvent {
+        type_: EventType::Warning,
+        reason: NAME_CONFLICT.into(),
+        note: Some(message.into()),
+        action: "Reconcile".into(),
+        secondary: None,
+    };
+    if let Err(e) = recorder.publish(&ev, &reference).await {
+        warn!("cannot record an event: {e}");
+    }
+    Ok(())
+}
+
 /// Writes on each object of another system that became a Machine the
 /// status of that Machine ([`crate::dialects::foreign_status`]), by
 /// server-side apply on its status subresource, when it differs from what
@@ -756,9 +951,14 @@ async fn foreign_statuses(
     ns: &str,
     objects: &[serde_json::Value],
     w: &World,
+    conflicts: &BTreeMap<usize, String>,
 ) -> Result<(), kube::Error> {
     use kube::core::{ApiResource, DynamicObject};
-    for o in objects {
+    for (i, o) in objects.iter().enumerate() {
+        // Its name is another's: that Machine's status is not its own.
+        if conflicts.contains_key(&i) {
+            continue;
+        }
         let (api_version, kind) = (
             o["apiVersion"].as_str().unwrap_or_default(),
             o["kind"].as_str().unwrap_or_default(),

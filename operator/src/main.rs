@@ -50,10 +50,16 @@ enum Cmd {
         /// How often the directory is looked at, milliseconds.
         #[arg(long, env = "PVE_OPERATOR_POLL_MS", default_value_t = 1000)]
         poll_ms: u64,
+        /// How long a document whose provider says `deleteOnRemoval:
+        /// true` must stay removed before its deletion starts (seconds, or
+        /// with an `s`/`m` suffix).
+        #[arg(long, env = "PVE_OPERATOR_REMOVAL_GRACE", default_value = "10s")]
+        removal_grace: String,
     },
     /// Print the machines of a manifest directory: phase, node, VMID, IPs.
     Status {
-        /// The directory of YAML manifests.
+        /// The directory of YAML manifests (as `run`'s `--manifests`).
+        #[arg(env = "PVE_OPERATOR_MANIFESTS")]
         dir: PathBuf,
     },
     /// Print the CustomResourceDefinitions (`pve-operator crd | kubectl apply -f -`).
@@ -65,7 +71,8 @@ enum Cmd {
     },
     /// Read and validate a manifest directory without contacting PVE.
     Check {
-        /// The directory of YAML manifests.
+        /// The directory of YAML manifests (as `run`'s `--manifests`).
+        #[arg(env = "PVE_OPERATOR_MANIFESTS")]
         dir: PathBuf,
     },
 }
@@ -145,6 +152,16 @@ async fn main() -> std::process::ExitCode {
                 for e in &errors {
                     println!("{e}");
                 }
+                // The clusters `run` would find: declared, or the one
+                // the PVE_* variables give.
+                let env = env_cluster();
+                for m in pve_operator::standalone::unknown_clusters(
+                    &list,
+                    env.as_ref().map(|e| e.name.as_str()),
+                ) {
+                    bad = true;
+                    println!("{m}");
+                }
                 for r in &list {
                     let errors = match r {
                         pve_operator::types::Resource::Machine(m) => {
@@ -190,11 +207,19 @@ async fn main() -> std::process::ExitCode {
             metrics_bind_address,
             health_probe_bind_address,
             poll_ms,
+            removal_grace,
         } => {
             let resync = match duration(&reconcile_interval) {
                 Ok(d) => d,
                 Err(e) => {
                     eprintln!("pve-operator: RECONCILE_INTERVAL: {e}");
+                    return std::process::ExitCode::from(2);
+                }
+            };
+            let removal_grace = match duration(&removal_grace) {
+                Ok(d) => d,
+                Err(e) => {
+                    eprintln!("pve-operator: PVE_OPERATOR_REMOVAL_GRACE: {e}");
                     return std::process::ExitCode::from(2);
                 }
             };
@@ -219,6 +244,7 @@ async fn main() -> std::process::ExitCode {
             opts.resync = resync;
             opts.max_concurrent = max_concurrent_reconciles.max(1);
             opts.poll = Duration::from_millis(poll_ms.max(50));
+            opts.removal_grace = removal_grace;
             opts.dialects = dialects();
             let op = Arc::new(Operator::new(None).with_env_cluster(env_cluster()));
             let mut sa = Standalone::new(opts, op.clone());

@@ -33,9 +33,21 @@ pub struct Metrics {
     inner: Mutex<Inner>,
 }
 
-/// A path with its variable parts named: `/nodes/{node}/qemu/{vmid}/config`.
-pub fn endpoint_template(path: &str) -> String {
-    let segs: Vec<&str> = path.split('?').next().unwrap_or("").split('/').collect();
+/// The route a request took, as PVE's API schema names it
+/// (`/nodes/{node}/qemu/{vmid}/config`,
+/// `/nodes/{node}/storage/{storage}/content/{volume}`), so that the
+/// metrics keep one series per route, not one per VM or volume. A path
+/// the schema does not know has the parts after the usual collection
+/// names (`nodes`, `qemu`, `storage`, ...) named.
+pub fn endpoint_template(method: &str, path: &str) -> String {
+    let path = path.split('?').next().unwrap_or("");
+    let segs = pve_client::schema::segments(path);
+    for release in [pve_schema::Release::V9_1, pve_schema::Release::V8_4] {
+        if let Some(f) = pve_schema::spec(release).find(method, &segs) {
+            return f.endpoint.path.clone();
+        }
+    }
+    let segs: Vec<&str> = path.split('/').collect();
     let mut out = Vec::with_capacity(segs.len());
     for (i, s) in segs.iter().enumerate() {
         let prev = if i > 0 { segs[i - 1] } else { "" };
@@ -68,7 +80,11 @@ impl Metrics {
     pub fn api_request(&self, method: &str, path: &str, status: &str) {
         *lock(&self.inner)
             .requests
-            .entry((method.into(), endpoint_template(path), status.into()))
+            .entry((
+                method.into(),
+                endpoint_template(method, path),
+                status.into(),
+            ))
             .or_default() += 1;
     }
 
@@ -225,16 +241,61 @@ mod tests {
     #[test]
     fn endpoints_are_templated() {
         assert_eq!(
-            endpoint_template("/nodes/pve/qemu/10000/snapshot/pre/rollback"),
+            endpoint_template("POST", "/nodes/pve/qemu/10000/snapshot/pre/rollback"),
             "/nodes/{node}/qemu/{vmid}/snapshot/{snapname}/rollback"
         );
         assert_eq!(
-            endpoint_template("/cluster/resources"),
+            endpoint_template("GET", "/cluster/resources?type=vm"),
             "/cluster/resources"
         );
         assert_eq!(
-            endpoint_template("/nodes/pve/storage/local/download-url"),
+            endpoint_template("POST", "/nodes/pve/storage/local/download-url"),
             "/nodes/{node}/storage/{storage}/download-url"
+        );
+        // volume ids (percent-encoded, as the client sends them) and task
+        // ids are the route's parameters
+        assert_eq!(
+            endpoint_template(
+                "GET",
+                "/nodes/pve/storage/local-lvm/content/local-lvm%3Avm-10000-disk-0"
+            ),
+            "/nodes/{node}/storage/{storage}/content/{volume}"
+        );
+        assert_eq!(
+            endpoint_template(
+                "GET",
+                "/nodes/pve/tasks/UPID%3Apve%3A0000A1B2%3A0001C3D4%3A6720F000%3Aqmstart%3A100%3Aroot%40pam%3A/status"
+            ),
+            "/nodes/{node}/tasks/{upid}/status"
+        );
+        // not in the schema: the usual collections still named
+        assert_eq!(
+            endpoint_template("GET", "/nodes/pve/qemu/100/not-a-route"),
+            "/nodes/{node}/qemu/{vmid}/not-a-route"
+        );
+    }
+
+    #[test]
+    fn one_series_per_route_not_per_volume() {
+        let m = Metrics::default();
+        for v in ["local-lvm%3Avm-10000-disk-0", "local-lvm%3Avm-10001-disk-0"] {
+            m.api_request(
+                "GET",
+                &format!("/nodes/pve/storage/local-lvm/content/{v}"),
+                "200",
+            );
+        }
+        let t = m.render();
+        let series: Vec<&str> = t
+            .lines()
+            .filter(|l| l.starts_with("proxmox_operator_api_requests_total{"))
+            .collect();
+        assert_eq!(
+            series,
+            [
+                "proxmox_operator_api_requests_total{method=\"GET\",endpoint=\"/nodes/{node}/storage/{storage}/content/{volume}\",status=\"200\"} 2"
+            ],
+            "{t}"
         );
     }
 

@@ -4,8 +4,11 @@
 //! user's file. A Machine or MachineSnapshot is deleted only when its
 //! manifest asks for it (the annotation `pve.fake-pve.io/delete: "true"`),
 //! through its finalizer, recorded in the status file so that a restarted
-//! operator still finishes the deletion. A document that vanishes or
-//! cannot be read, or a directory that cannot be listed, deletes nothing:
+//! operator still finishes the deletion; so is one made from a VirtRigaud
+//! or Crossplane document whose provider opts into it
+//! (`deleteOnRemoval: true`) when that document stays removed. A document
+//! that vanishes otherwise or cannot be read, or a directory that cannot
+//! be listed, deletes nothing:
 //! the objects are left as they are and the problem is reported in their
 //! status.
 
@@ -44,6 +47,12 @@ pub struct Options {
     /// How the other systems' documents are read (default cluster,
     /// environment, network names).
     pub dialects: Context,
+    /// How long the document of an object whose provider says
+    /// `deleteOnRemoval: true` must stay missing (seen missing at two
+    /// reads at least this far apart) before its deletion starts: an
+    /// editor that saves by moving the file away and writing it again
+    /// deletes nothing.
+    pub removal_grace: Duration,
 }
 
 impl Options {
@@ -56,6 +65,7 @@ impl Options {
             poll: Duration::from_secs(1),
             backoff: Backoff::default(),
             dialects: Context::default(),
+            removal_grace: Duration::from_secs(10),
         }
     }
 }
@@ -91,6 +101,8 @@ struct Tracked {
     /// Why its manifest cannot be followed (unreadable, vanished): the
     /// object is left as it is in PVE and the problem reported.
     problem: Option<String>,
+    /// When its document was first seen missing (while it stays so).
+    missing_since: Option<Instant>,
     due: Instant,
 }
 
@@ -103,6 +115,7 @@ impl Tracked {
             status,
             finalized: false,
             problem: None,
+            missing_since: None,
             due: now,
         }
     }
@@ -135,6 +148,9 @@ pub struct Loaded {
     /// The files that could not be read whole, each with its errors: the
     /// objects they held before are kept as they were, not removed.
     pub errors: Vec<(PathBuf, Error)>,
+    /// The objects more than one document declares (also in `errors`,
+    /// once per file): none of those documents is in `found`.
+    pub duplicates: Vec<crate::dialects::Duplicate>,
 }
 
 /// `Kind/name` of a document that did not parse, when it says so.
@@ -171,6 +187,7 @@ pub fn load_dir_with(dir: &Path, ctx: &Context) -> Result<Loaded> {
         .collect();
     files.sort();
     let mut out = Loaded::default();
+    let mut found: Vec<(Resource, PathBuf, String)> = Vec::new();
     let mut foreign = Vec::new();
     for f in files {
         let bad = |message: String| Error::Manifest {
@@ -229,14 +246,31 @@ pub fn load_dir_with(dir: &Path, ctx: &Context) -> Result<Loaded> {
                         out.errors.push((f.clone(), bad(m)));
                         continue;
                     }
-                    out.found.push((r, f.clone()));
+                    if r.metadata()
+                        .annotations
+                        .contains_key(crate::types::REMOVAL_DELETES_ANNOTATION)
+                    {
+                        let m = format!(
+                            "{what}: the annotation {} is the operator's own (from a VirtRigaud Provider's or a Crossplane ProviderConfig's deleteOnRemoval): remove it (the annotation {}: \"true\" deletes)",
+                            crate::types::REMOVAL_DELETES_ANNOTATION,
+                            crate::types::DELETE_ANNOTATION
+                        );
+                        out.errors.push((f.clone(), bad(m)));
+                        continue;
+                    }
+                    found.push((r, f.clone(), what));
                 }
                 Err(e) => out.errors.push((f.clone(), bad(format!("{what}: {e}")))),
             }
         }
     }
+    // A name declared twice is nobody's: neither document is followed
+    // (nor the translations that would lean on a doubled Secret or
+    // cluster), and each says so.
+    let mut refused = BTreeMap::new();
+    let mut found = crate::dialects::refuse_duplicates(found, &mut refused);
     let mut ctx = ctx.clone();
-    for (r, _) in &out.found {
+    for (r, ..) in &found {
         match r {
             Resource::ProxmoxCluster(c) => ctx.clusters.push(c.metadata.name.clone()),
             Resource::Secret(s) => {
@@ -246,7 +280,7 @@ pub fn load_dir_with(dir: &Path, ctx: &Context) -> Result<Loaded> {
         }
     }
     // Machines that name no cluster go to the default one.
-    for (r, _) in &mut out.found {
+    for (r, ..) in &mut found {
         if let Resource::Machine(m) = r
             && m.spec.cluster.is_empty()
             && let Ok(c) = ctx.default_cluster()
@@ -256,10 +290,27 @@ pub fn load_dir_with(dir: &Path, ctx: &Context) -> Result<Loaded> {
     }
     if !foreign.is_empty() {
         let t = crate::dialects::translate(&foreign, &ctx);
-        out.found.extend(t.found);
+        found.extend(t.found);
         out.errors.extend(t.errors);
-        out.found.sort_by(|a, b| a.1.cmp(&b.1));
+        found = crate::dialects::refuse_duplicates(found, &mut refused);
     }
+    for (key, docs) in refused {
+        let dup = crate::dialects::Duplicate { key, docs };
+        let message = dup.message();
+        let files: BTreeSet<&PathBuf> = dup.docs.iter().map(|(f, _)| f).collect();
+        for f in files {
+            out.errors.push((
+                f.clone(),
+                Error::Manifest {
+                    path: f.display().to_string(),
+                    message: message.clone(),
+                },
+            ));
+        }
+        out.duplicates.push(dup);
+    }
+    out.found = found.into_iter().map(|(r, f, _)| (r, f)).collect();
+    out.found.sort_by(|a, b| a.1.cmp(&b.1));
     Ok(out)
 }
 
@@ -304,6 +355,14 @@ pub struct Standalone {
     started: bool,
     written: BTreeMap<PathBuf, String>,
     retries: Retries,
+    /// Objects that several documents declare and that are not tracked
+    /// (nothing was made for them): the file their report goes to, and
+    /// the report.
+    duplicates: BTreeMap<Key, (PathBuf, String)>,
+    /// Why the directory cannot be read, while it cannot (said once).
+    dir_error: Option<String>,
+    /// The errors of the files last read (each said once, when new).
+    file_errors: BTreeSet<String>,
 }
 
 impl std::fmt::Debug for Standalone {
@@ -330,6 +389,9 @@ impl Standalone {
             started: false,
             written: BTreeMap::new(),
             retries: Retries::new(opts_backoff),
+            duplicates: BTreeMap::new(),
+            dir_error: None,
+            file_errors: BTreeSet::new(),
         }
     }
 
@@ -360,15 +422,17 @@ impl Standalone {
             .is_some_and(|t| !t.finalized)
     }
 
-    /// Why an object's manifest cannot be followed (unreadable, missing),
-    /// if it cannot.
+    /// Why an object's manifest cannot be followed (unreadable, missing,
+    /// its name declared by several documents), if it cannot.
     pub fn problem(&self, kind: &str, name: &str) -> Option<&str> {
+        let key = Key {
+            kind: kind.into(),
+            name: name.into(),
+        };
         self.objects
-            .get(&Key {
-                kind: kind.into(),
-                name: name.into(),
-            })
+            .get(&key)
             .and_then(|t| t.problem.as_deref())
+            .or_else(|| self.duplicates.get(&key).map(|(_, m)| m.as_str()))
     }
 
     fn scan(&mut self) {
@@ -394,8 +458,12 @@ impl Standalone {
             Ok(l) => l,
             Err(e) => {
                 // Nothing is known: nothing is taken as removed.
-                warn!(error = %e, "manifest directory unreadable: every object is left as it is");
                 let msg = e.to_string();
+                if self.dir_error.as_deref() != Some(msg.as_str()) {
+                    warn!(error = %e, "manifest directory unreadable: every object is left as it is");
+                    self.dir_error = Some(msg.clone());
+                }
+                self.health.set_ready(false);
                 let now = crate::types::now_rfc3339();
                 for t in self.objects.values_mut() {
                     report_problem(&t.res, &mut t.status, &msg, &now);
@@ -404,18 +472,41 @@ impl Standalone {
                 return;
             }
         };
-        let mut unreadable: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
-        for (f, e) in loaded.errors {
-            warn!(error = %e, "manifest unreadable: its objects are left as they are");
-            unreadable.entry(f).or_default().push(e.to_string());
+        if let Some(e) = self.dir_error.take() {
+            info!(was = e.as_str(), "manifest directory readable again");
         }
+        // Each error is said when it appears, not at every read.
+        let mut unreadable: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
+        let mut errors = BTreeSet::new();
+        for (f, e) in loaded.errors {
+            let text = e.to_string();
+            if !self.file_errors.contains(&text) {
+                warn!(error = %e, "manifest error: its objects are left as they are");
+            }
+            errors.insert(text.clone());
+            unreadable.entry(f).or_default().push(text);
+        }
+        self.file_errors = errors;
         let mut seen = BTreeSet::new();
+        // A name two documents declare: what exists is left as it is
+        // (not updated, not deleted, nothing made) and both are reported.
+        self.duplicates.clear();
+        for d in &loaded.duplicates {
+            seen.insert(d.key.clone());
+            let message = d.message();
+            match self.objects.get_mut(&d.key) {
+                Some(t) => t.problem = Some(message),
+                None => {
+                    if let Some((file, _)) = d.docs.first() {
+                        self.duplicates
+                            .insert(d.key.clone(), (file.clone(), message));
+                    }
+                }
+            }
+        }
         for (r, file) in loaded.found {
             let key = r.key();
-            if !seen.insert(key.clone()) {
-                warn!(object = %key, file = %file.display(), "duplicate object ignored");
-                continue;
-            }
+            seen.insert(key.clone());
             match self.objects.get_mut(&key) {
                 Some(t) => {
                     let deleting = has_finalizer(&r) && r.deletion_requested();
@@ -431,6 +522,7 @@ impl Standalone {
                         self.retries.succeeded(&key.to_string());
                     }
                     t.file = file;
+                    t.missing_since = None;
                 }
                 None => {
                     self.objects
@@ -444,31 +536,63 @@ impl Standalone {
             .filter(|k| !seen.contains(*k))
             .cloned()
             .collect();
+        let instant = Instant::now();
+        let grace = self.opts.removal_grace;
         for k in gone {
             let referenced = self.referenced(&k);
+            let removal = self.removal_deletes(&k, &seen);
             let Some(t) = self.objects.get_mut(&k) else {
                 continue;
             };
             if let Some(errors) = unreadable.get(&t.file) {
                 // Its file is there but unreadable: keep the object.
-                if t.problem.is_none() {
+                let p = errors.join("; ");
+                if t.problem.as_ref() != Some(&p) {
                     warn!(object = %k, "manifest unreadable: left as it is");
                 }
-                t.problem = Some(errors.join("; "));
+                t.problem = Some(p);
+                t.missing_since = None;
             } else if has_finalizer(&t.res) && !t.finalized && t.deleting {
                 // Its deletion was asked for: it goes on without the
                 // document (as after a restart).
-            } else if has_finalizer(&t.res) && !t.finalized {
-                // Only the delete annotation deletes; a vanished
-                // document is an error to report.
-                if t.problem.is_none() {
-                    warn!(object = %k, file = %t.file.display(), "manifest missing: left as it is; set the annotation pve.fake-pve.io/delete: \"true\" to delete");
+            } else if let (Some(cluster), false) = (&removal, t.finalized) {
+                // Its provider says that removing it deletes it: once it
+                // stays missing.
+                match t.missing_since {
+                    Some(since) if instant.duration_since(since) >= grace => {
+                        info!(object = %k, cluster = cluster.as_str(), "document removed and its cluster says deleteOnRemoval: deleting");
+                        t.deleting = true;
+                        t.problem = None;
+                        t.due = instant;
+                        t.missing_since = None;
+                    }
+                    _ => {
+                        if t.missing_since.is_none() {
+                            t.missing_since = Some(instant);
+                            warn!(object = %k, file = %t.file.display(), "manifest missing: deleted if still missing in {}s (deleteOnRemoval)", grace.as_secs());
+                        }
+                        t.problem = Some(format!(
+                            "{k} is no longer in {}: deleted if it is still missing {}s after it was first missed (deleteOnRemoval of ProxmoxCluster {cluster})",
+                            t.file.display(),
+                            grace.as_secs()
+                        ));
+                    }
                 }
-                t.problem = Some(format!(
+            } else if has_finalizer(&t.res) && !t.finalized {
+                // Only the delete annotation deletes (or a removal its
+                // provider opted into); a vanished document is an error
+                // to report.
+                let p = format!(
                     "{k} is no longer in {}: left as it is (to delete it, set the annotation {}: \"true\")",
                     t.file.display(),
                     crate::types::DELETE_ANNOTATION
-                ));
+                );
+                if t.problem.as_ref() != Some(&p) {
+                    warn!(object = %k, file = %t.file.display(), "manifest missing: left as it is; set the annotation pve.fake-pve.io/delete: \"true\" to delete");
+                }
+                t.problem = Some(p);
+                // A removal counts only while its provider says so.
+                t.missing_since = None;
             } else if referenced {
                 // Clusters and secrets stay while deletions need them.
                 t.deleting = true;
@@ -482,6 +606,40 @@ impl Standalone {
                 report_problem(&t.res, &mut t.status, p, &now);
             }
         }
+    }
+
+    /// The cluster that makes the removal of `k`'s document a deletion:
+    /// `k` is a Machine or MachineSnapshot made from a document whose
+    /// provider said `deleteOnRemoval: true`, and its cluster is declared
+    /// in this read of the directory (`seen`), readable, and still says
+    /// so. Anything else (the provider's document gone, unreadable, or
+    /// changed) keeps the object.
+    fn removal_deletes(&self, k: &Key, seen: &BTreeSet<Key>) -> Option<String> {
+        let t = self.objects.get(k)?;
+        if !has_finalizer(&t.res) || !t.res.removal_deletes() || t.deleting {
+            return None;
+        }
+        let cluster = match &t.res {
+            Resource::Machine(m) => m.spec.cluster.clone(),
+            Resource::MachineSnapshot(s) => {
+                let m = self.objects.get(&Key {
+                    kind: "Machine".into(),
+                    name: s.spec.machine.clone(),
+                })?;
+                match &m.res {
+                    Resource::Machine(m) => m.spec.cluster.clone(),
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        let ck = Key {
+            kind: "ProxmoxCluster".into(),
+            name: cluster.clone(),
+        };
+        let c = self.objects.get(&ck)?;
+        (seen.contains(&ck) && c.problem.is_none() && !c.deleting && c.res.removal_deletes())
+            .then_some(cluster)
     }
 
     /// Whether a deleting object still needs `k` (a cluster or secret).
@@ -620,7 +778,8 @@ impl Standalone {
         self.update_metrics();
         self.write_statuses();
         self.health.beat();
-        self.health.set_ready(true);
+        // Not ready while the manifests cannot be read.
+        self.health.set_ready(self.dir_error.is_none());
         count
     }
 
@@ -652,6 +811,24 @@ impl Standalone {
                     name: k.name.clone(),
                     status: t.status.clone(),
                     finalizer: has_finalizer(&t.res).then(|| t.res.clone()),
+                });
+        }
+        // Names several documents declare, for which nothing was made.
+        let now = crate::types::now_rfc3339();
+        for (k, (file, message)) in &self.duplicates {
+            if k.kind == "Secret" {
+                continue;
+            }
+            let mut status = Value::Null;
+            report_problem_of(&k.kind, &mut status, message, &now);
+            files
+                .entry(status_path(file))
+                .or_default()
+                .push(StatusEntry {
+                    kind: k.kind.clone(),
+                    name: k.name.clone(),
+                    status,
+                    finalizer: None,
                 });
         }
         // Status files of manifests whose objects are all gone.
@@ -744,8 +921,13 @@ async fn reconcile_one(op: &Operator, world: &World, t: &Tracked) -> One {
 /// Machine (reason `ManifestError`, the rest kept), the `message` of the
 /// others.
 fn report_problem(res: &Resource, status: &mut Value, problem: &str, now: &str) {
-    match res {
-        Resource::Machine(_) => {
+    report_problem_of(res.kind(), status, problem, now);
+}
+
+/// [`report_problem`] by kind.
+fn report_problem_of(kind: &str, status: &mut Value, problem: &str, now: &str) {
+    match kind {
+        "Machine" => {
             let mut st: MachineStatus = serde_json::from_value(status.clone()).unwrap_or_default();
             crate::types::set_condition(
                 &mut st.conditions,
@@ -754,7 +936,7 @@ fn report_problem(res: &Resource, status: &mut Value, problem: &str, now: &str) 
             );
             *status = js(&st);
         }
-        Resource::Secret(_) => {}
+        "Secret" => {}
         _ => {
             if !status.is_object() {
                 *status = Value::Object(serde_json::Map::new());
@@ -819,15 +1001,23 @@ pub fn status_table_with(dir: &Path, ctx: &Context) -> String {
             continue;
         }
         let st: MachineStatus = serde_json::from_value(e.status).unwrap_or_default();
-        // Why it is not ready, else what else is wrong (a change that
-        // waits for a power cycle, a refused shrink).
-        let msg = st
-            .conditions
+        // Every condition that is not met, why it is not ready first
+        // (then a change that waits for a power cycle, a refused shrink,
+        // cloud-init that PVE cannot express, ...).
+        let mut unmet: Vec<&crate::types::Condition> =
+            st.conditions.iter().filter(|c| !c.is_true()).collect();
+        unmet.sort_by_key(|c| c.kind != "Ready");
+        let msg = unmet
             .iter()
-            .find(|c| c.kind == "Ready" && !c.is_true())
-            .or_else(|| st.conditions.iter().find(|c| !c.is_true()))
-            .map(|c| format!("{}: {}", c.reason, c.message))
-            .unwrap_or_default();
+            .map(|c| {
+                if c.message.is_empty() {
+                    format!("{} {}", c.kind, c.reason)
+                } else {
+                    format!("{} {}: {}", c.kind, c.reason, c.message)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
         let phase = st.phase.as_str().to_string();
         rows.push([
             e.name,
@@ -869,6 +1059,41 @@ pub fn status_table_with(dir: &Path, ctx: &Context) -> String {
             }
         }
         Err(e) => out.push_str(&format!("error: {e}\n")),
+    }
+    out
+}
+
+/// The Machines and MachineImages of `found` whose cluster `run` would
+/// not find: neither declared among `found` nor the cluster the
+/// operator's `PVE_*` variables give (`env_cluster`, named
+/// `PVE_CLUSTER_NAME`), each with why, as `check` reports them.
+pub fn unknown_clusters(found: &[Resource], env_cluster: Option<&str>) -> Vec<String> {
+    let declared: BTreeSet<&str> = found
+        .iter()
+        .filter_map(|r| match r {
+            Resource::ProxmoxCluster(c) => Some(c.metadata.name.as_str()),
+            _ => None,
+        })
+        .chain(env_cluster)
+        .collect();
+    let mut out = Vec::new();
+    for r in found {
+        let cluster = match r {
+            Resource::Machine(m) => m.spec.cluster.as_str(),
+            Resource::MachineImage(i) => i.spec.cluster.as_str(),
+            _ => continue,
+        };
+        if cluster.is_empty() || declared.contains(cluster) {
+            continue;
+        }
+        let env = match env_cluster {
+            Some(e) => format!("the PVE_* variables give '{e}'"),
+            None => "no PVE_ENDPOINT gives one".to_string(),
+        };
+        out.push(format!(
+            "{}: spec.cluster: ProxmoxCluster '{cluster}' is not declared, and {env} (PVE_CLUSTER_NAME)",
+            r.key()
+        ));
     }
     out
 }

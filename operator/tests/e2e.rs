@@ -584,6 +584,23 @@ async fn orphan_policy_and_protection_keep_the_vm() {
     assert!(e.owned("prot").await.is_empty());
 }
 
+/// The delete annotation and `protection: false` in one edit: the
+/// protection the Machine asked for until then is lifted and the VM
+/// deleted, without a second edit; with `protection: true` it stays.
+#[tokio::test]
+async fn delete_and_protection_false_in_one_edit_deletes() {
+    let mut e = env().await;
+    e.write("prot.yaml", &machine("prot", "protection: true\n"));
+    let vmid = e.running("prot").await.vmid.unwrap();
+    assert_eq!(e.config(vmid).await["protection"], 1);
+    e.write(
+        "prot.yaml",
+        &deleted(&machine("prot", "protection: false\n")),
+    );
+    e.converge(3, |e| !e.sa.tracks("Machine", "prot")).await;
+    assert!(e.owned("prot").await.is_empty());
+}
+
 #[tokio::test]
 async fn validation_failures_create_nothing() {
     let mut e = env().await;
@@ -896,6 +913,24 @@ spec: { machine: s }
     );
     assert_eq!(resizes(&e), 1, "no resize to the size the volume has");
     assert_eq!(e.status("s").phase, Phase::Running);
+    // the configuration's 4G and the volume's 6G disagree: reported, not
+    // Ready
+    let (ok, reason, msg) = cond(&e.status("s"), "Ready");
+    assert_eq!(
+        (ok.as_str(), reason.as_str()),
+        ("False", "DiskSizeMismatch"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("scsi0") && msg.contains("says 4G") && msg.contains("is 6G"),
+        "{msg}"
+    );
+    assert_eq!(
+        cond(&e.status("s"), "ResourcesAllocated").1,
+        "DiskSizeMismatch"
+    );
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(table.contains("DiskSizeMismatch"), "{table}");
 }
 
 #[tokio::test]
@@ -1779,4 +1814,119 @@ spec:
     );
     assert!(live, "the loop beat while the pass waited");
     held.abort();
+}
+
+/// Two documents that declare the same Machine: neither is applied (the
+/// running VM keeps its CPU, memory and power), both files are named in
+/// the report, `check` lists the conflict, and removing one document
+/// makes the other followed again. A name two new documents declare
+/// makes no VM.
+#[tokio::test]
+async fn a_name_declared_twice_changes_nothing_and_is_reported() {
+    let mut e = env().await;
+    e.write("web.yaml", &machine("web", ""));
+    let vmid = e.running("web").await.vmid.unwrap();
+    // sorts before web.yaml: read first
+    e.write(
+        "a-web.yaml",
+        &machine("web", "powerState: Off\n")
+            .replace("cores: 2", "cores: 3")
+            .replace("512Mi", "1Gi"),
+    );
+    e.write("fresh-1.yaml", &machine("fresh", ""));
+    e.write("fresh-2.yaml", &machine("fresh", ""));
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    let c = e.config(vmid).await;
+    assert_eq!(
+        (c["cores"].clone(), c["memory"].clone()),
+        (2.into(), "512".into()),
+        "{c}"
+    );
+    let st = e
+        .get(&format!("/nodes/pve/qemu/{vmid}/status/current"))
+        .await;
+    assert_eq!(st["status"], "running");
+    assert_eq!(e.owned("web").await, vec![vmid]);
+    assert!(e.owned("fresh").await.is_empty(), "nothing made for fresh");
+    let problem =
+        e.sa.problem("Machine", "web")
+            .unwrap_or_default()
+            .to_string();
+    assert!(
+        problem.contains("Machine/web is declared by 2 documents")
+            && problem.contains("a-web.yaml")
+            && problem.contains("/web.yaml"),
+        "{problem}"
+    );
+    let (ok, reason, msg) = cond(&e.status("web"), "Ready");
+    assert_eq!((ok.as_str(), reason.as_str()), ("False", "ManifestError"));
+    assert_eq!(msg, problem);
+    assert_eq!(e.status("web").vmid, Some(vmid));
+    let fresh =
+        e.sa.problem("Machine", "fresh")
+            .unwrap_or_default()
+            .to_string();
+    assert!(
+        fresh.contains("fresh-1.yaml") && fresh.contains("fresh-2.yaml"),
+        "{fresh}"
+    );
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("fresh ") && l.contains("ManifestError")),
+        "{table}"
+    );
+    let (found, errors) = pve_operator::standalone::check_dir(&e.dir).unwrap();
+    let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(errors.len(), 4, "each file of each conflict: {errors:?}");
+    assert!(
+        errors
+            .iter()
+            .filter(|m| m.contains("Machine/web is declared by 2 documents"))
+            .all(|m| m.contains("a-web.yaml") && m.contains("/web.yaml")),
+        "{errors:?}"
+    );
+    assert_eq!(found.len(), 2, "the cluster and its secret: {found:?}");
+    // one document left: followed again
+    e.remove("a-web.yaml");
+    e.converge(3, |e| cond(&e.status("web"), "Ready").0 == "True")
+        .await;
+    assert!(e.sa.problem("Machine", "web").is_none());
+    assert_eq!(e.owned("web").await, vec![vmid]);
+    assert_eq!(e.config(vmid).await["cores"], 2);
+}
+
+/// The `status` table shows every condition that is not met, Ready's
+/// first, not only one.
+#[test]
+fn the_status_table_shows_every_unmet_condition() {
+    let dir = TempDir::new("table");
+    std::fs::write(
+        dir.join("web.status.yaml"),
+        "- kind: Machine
+  name: web
+  status:
+    phase: Running
+    vmid: 10000
+    node: pve
+    conditions:
+      - { type: ResourcesAllocated, status: 'False', reason: PowerCycleRequired, message: 'memory 2048 -> 1024 waits for a power cycle' }
+      - { type: VMCreated, status: 'True', reason: CreationSucceeded, message: '' }
+      - { type: CloudInitConfigured, status: 'False', reason: UserDataNotExpressible, message: 'packages' }
+      - { type: Ready, status: 'False', reason: DiskSizeMismatch, message: 'scsi0' }
+",
+    )
+    .unwrap();
+    let table = pve_operator::standalone::status_table(&dir);
+    let row = table.lines().find(|l| l.starts_with("web ")).unwrap();
+    assert!(
+        row.ends_with(
+            "Ready DiskSizeMismatch: scsi0; ResourcesAllocated PowerCycleRequired: memory 2048 -> 1024 waits for a power cycle; CloudInitConfigured UserDataNotExpressible: packages"
+        ),
+        "{table}"
+    );
+    assert!(!row.contains("CreationSucceeded"), "{table}");
 }

@@ -341,3 +341,190 @@ fn a_machine_without_a_cluster_goes_to_the_default_or_the_only_one() {
     );
     assert_eq!(default_cluster(Some(" ".into()), &w), None);
 }
+
+/// A VirtualMachine named as a Machine made by hand (no owner) takes
+/// nothing over: the Machine is not applied, the VirtualMachine's status
+/// says why (`NameConflict`) and a Warning Event is recorded, once: when
+/// its status says so already, neither is sent again. A Machine the
+/// VirtualMachine controls is applied as before.
+#[tokio::test]
+async fn an_object_named_as_a_machine_it_does_not_own_takes_nothing_over() {
+    let secret: SecretObject = serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "metadata": { "name": "pve-credentials" },
+        "stringData": { "token_id": "virtrigaud@pve!vrtg-token", "token_secret": "x" },
+    }))
+    .unwrap();
+    let key = pve_operator::types::Key {
+        kind: "Machine".into(),
+        name: "web-server".into(),
+    };
+    let mut told = Value::Null;
+    for (owner, shown) in [(None, false), (None, true), (Some("u-3"), false)] {
+        let mut w = World::default();
+        w.secrets.insert("pve-credentials".into(), secret.clone());
+        w.owners.insert(key.clone(), owner.map(str::to_string));
+        let (svc, mut handle) = pair::<Request<Body>, Response<Body>>();
+        let client = kube::Client::new(svc, "default");
+        let world = pve_operator::kubernetes::FixedWorld(w);
+        let task = tokio::spawn(async move {
+            pve_operator::kubernetes::sync_dialects(
+                &client,
+                &world,
+                &pve_operator::dialects::Context::default(),
+            )
+            .await
+        });
+        for k in pve_operator::dialects::FOREIGN_KINDS {
+            let mut vm = obj(
+                "VirtualMachine",
+                "web-server",
+                "u-3",
+                json!({ "providerRef": { "name": "proxmox-prod" }, "classRef": { "name": "small" } }),
+            );
+            if shown {
+                vm["status"] = told.clone();
+            }
+            let items = match k.kind {
+                "VirtualMachine" => vec![vm],
+                "Provider" => vec![obj(
+                    "Provider",
+                    "proxmox-prod",
+                    "u-1",
+                    json!({ "type": "proxmox", "endpoint": "https://pve.example.com:8006", "credentialSecretRef": { "name": "pve-credentials" } }),
+                )],
+                "VMClass" => vec![obj(
+                    "VMClass",
+                    "small",
+                    "u-2",
+                    json!({ "cpus": 2, "memory": "4Gi" }),
+                )],
+                _ => vec![],
+            };
+            answer(
+                &mut handle,
+                200,
+                json!({
+                    "apiVersion": format!("{}/{}", k.group, k.version),
+                    "kind": format!("{}List", k.kind),
+                    "metadata": { "resourceVersion": "1" },
+                    "items": items,
+                }),
+            )
+            .await;
+        }
+        if owner.is_none() && !shown {
+            let patch = answer(&mut handle, 200, Value::Null).await;
+            assert_eq!(
+                patch.uri,
+                "/apis/infra.virtrigaud.io/v1beta1/namespaces/default/virtualmachines/web-server/status?&force=true&fieldManager=pve-operator"
+            );
+            let c = &patch.body["status"]["conditions"][0];
+            assert_eq!(c["reason"], "NameConflict", "{}", patch.body);
+            assert_eq!(c["status"], "False");
+            let msg = c["message"].as_str().unwrap();
+            assert!(
+                msg.contains("Machine/web-server already exists")
+                    && msg.contains("VirtualMachine/web-server"),
+                "{msg}"
+            );
+            told = patch.body["status"].clone();
+            let ev = answer(&mut handle, 200, Value::Null).await;
+            assert_eq!(ev.method, Method::POST);
+            assert!(ev.uri.contains("/events"), "{}", ev.uri);
+            assert_eq!(ev.body["type"], "Warning");
+            assert_eq!(ev.body["reason"], "NameConflict");
+            assert_eq!(ev.body["regarding"]["kind"], "VirtualMachine");
+            assert_eq!(ev.body["note"], msg);
+        }
+        let mut applied = Vec::new();
+        loop {
+            let next = answer(&mut handle, 200, Value::Null).await;
+            if next.method == Method::OPTIONS {
+                break;
+            }
+            applied.push(next.uri);
+        }
+        let n = task.await.unwrap().unwrap();
+        let machine = applied.iter().any(|u| u.contains("/machines/web-server?"));
+        assert!(
+            applied
+                .iter()
+                .all(|u| !u.contains("/status") && !u.contains("/events")),
+            "told once: {applied:?}"
+        );
+        assert!(
+            applied
+                .iter()
+                .any(|u| u.contains("/proxmoxclusters/proxmox-prod?")),
+            "{applied:?}"
+        );
+        if owner.is_some() {
+            assert!(machine, "its own Machine is applied: {applied:?}");
+            assert_eq!(n, 2);
+        } else {
+            assert!(!machine, "not taken over: {applied:?}");
+            assert_eq!(n, 1);
+        }
+    }
+}
+
+/// Two objects of one namespace that make the same Machine (a
+/// VirtualMachine and a VMClone both named web) are both refused with
+/// NameConflict, naming each other; the rest is applied.
+#[test]
+fn two_objects_making_one_machine_are_both_refused() {
+    let secret: SecretObject = serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "metadata": { "name": "pve-credentials" },
+        "stringData": { "token_id": "virtrigaud@pve!vrtg-token", "token_secret": "x" },
+    }))
+    .unwrap();
+    let mut ctx = pve_operator::dialects::Context::default();
+    ctx.secrets.insert("pve-credentials".into(), secret);
+    let objects = vec![
+        obj(
+            "Provider",
+            "proxmox-prod",
+            "u-1",
+            json!({ "type": "proxmox", "endpoint": "https://pve.example.com:8006", "credentialSecretRef": { "name": "pve-credentials" } }),
+        ),
+        obj(
+            "VMClass",
+            "small",
+            "u-2",
+            json!({ "cpus": 2, "memory": "4Gi" }),
+        ),
+        obj(
+            "VirtualMachine",
+            "web",
+            "u-3",
+            json!({ "providerRef": { "name": "proxmox-prod" }, "classRef": { "name": "small" } }),
+        ),
+        obj(
+            "VMClone",
+            "web",
+            "u-4",
+            json!({ "sourceVMRef": { "name": "template-vm" }, "providerRef": { "name": "proxmox-prod" } }),
+        ),
+    ];
+    let t = pve_operator::dialects::kubernetes_translation(&objects, "default", &ctx);
+    let kinds: Vec<&str> = t
+        .native
+        .iter()
+        .map(|(_, v)| v["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["ProxmoxCluster"], "{:?}", t.native);
+    let mut refused: Vec<(usize, &str)> = t.refused.iter().map(|r| (r.object, r.reason)).collect();
+    refused.sort_unstable();
+    assert_eq!(refused, [(2, "NameConflict"), (3, "NameConflict")]);
+    for r in &t.refused {
+        assert!(
+            r.message.contains("Machine/web is made from 2 objects")
+                && r.message.contains("default/VirtualMachine/web")
+                && r.message.contains("default/VMClone/web"),
+            "{}",
+            r.message
+        );
+    }
+}

@@ -460,14 +460,37 @@ fn the_stores_give_each_namespace_its_own_world() {
         "data": {"secret": "czNjcmV0"},
     }))
     .unwrap();
+    // a snapshot made from a VMSnapshot: controlled by it
+    let snap: pve_operator::types::MachineSnapshot = serde_json::from_value(json!({
+        "apiVersion": "pve.fake-pve.io/v1alpha1", "kind": "MachineSnapshot",
+        "metadata": {"name": "before", "namespace": "default", "ownerReferences": [{
+            "apiVersion": "infra.virtrigaud.io/v1beta1", "kind": "VMSnapshot",
+            "name": "before", "uid": "u-9", "controller": true,
+        }]},
+        "spec": {"machine": "web"},
+    }))
+    .unwrap();
     let stores = Stores::new(
         filled(vec![cluster("default"), cluster("other")]),
         filled::<ProxmoxNode>(vec![]),
         filled(vec![m]),
         filled::<MachineImage>(vec![]),
         filled(vec![secret]),
-    );
+    )
+    .with_snapshots(filled(vec![snap]));
     let w = stores.world("default");
+    // what another system's object may be applied onto
+    let key = |kind: &str, name: &str| pve_operator::types::Key {
+        kind: kind.into(),
+        name: name.into(),
+    };
+    assert_eq!(w.owners.get(&key("Machine", "web")), Some(&None));
+    assert_eq!(w.owners.get(&key("ProxmoxCluster", "lab")), Some(&None));
+    assert_eq!(
+        w.owners.get(&key("MachineSnapshot", "before")),
+        Some(&Some("u-9".to_string()))
+    );
+    assert_eq!(w.owners.len(), 3, "{:?}", w.owners);
     assert_eq!(
         w.clusters["lab"].spec.endpoint,
         "https://default.example:8006"

@@ -318,6 +318,47 @@ vms:
     );
 }
 
+/// A ProxmoxVM's `name: "my vm"` is `my-vm` in PVE, and its status says
+/// so (until the name is one PVE takes as given).
+#[tokio::test]
+async fn crossplane_a_rewritten_vm_name_is_reported() {
+    let (site_a, ca) = fake(&format!(
+        "nodes: [{{ name: pve1 }}]
+users:{ROOT_TOKEN}
+vms:
+  - {{ vmid: 9000, node: pve1, name: ubuntu-22.04-cloud, config: {{ template: 1, scsi0: 'local-lvm:base-9000-disk-0,size=8G', cores: 1, memory: 1024, net0: 'virtio=BC:24:11:00:00:01,bridge=vmbr0' }} }}
+"
+    ))
+    .await;
+    let mut e = env(&[("ml110-01.sankofa.nexus", &site_a)], &ca, &[]);
+    e.copy("crossplane/provider-config.yaml");
+    e.write("secret.yaml", CROSSPLANE_SECRET);
+    let vm = seed("crossplane/web-server-01.yaml");
+    e.write(
+        "vm.yaml",
+        &vm.replace("    name: web-server-01", "    name: \"my vm\""),
+    );
+    let st = e.running("web-server-01").await;
+    let c = e.config(&site_a, "pve1", st.vmid.unwrap()).await;
+    assert_eq!(c["name"], "my-vm");
+    let (ok, reason, msg) = cond(&st, "NameAccepted");
+    assert_eq!((ok.as_str(), reason.as_str()), ("False", "NameRewritten"));
+    assert!(msg.contains("'my-vm'") && msg.contains("'my vm'"), "{msg}");
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert!(table.contains("NameRewritten"), "{table}");
+    // a name PVE takes as given: nothing to say
+    e.write(
+        "vm.yaml",
+        &vm.replace("    name: web-server-01", "    name: my-vm"),
+    );
+    e.converge(3, |e| {
+        cond(&e.status("web-server-01"), "NameAccepted")
+            .1
+            .is_empty()
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn crossplane_sites_are_clusters_and_a_vmid_image_clones_that_template() {
     let scenario = |node: &str| {
@@ -664,6 +705,232 @@ spec:
         "nodeSelector: {n1} {n2}"
     );
     assert_ne!(n1, n2, "anti-affinity on vm.type In [database]");
+}
+
+impl Env {
+    /// The VMIDs PVE has.
+    async fn vmids(&self, pve: &Running) -> Vec<u64> {
+        self.get(pve, "/cluster/resources?type=vm")
+            .await
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["vmid"].as_u64())
+            .collect()
+    }
+}
+
+/// The seed's Provider with `deleteOnRemoval: true`.
+fn provider_deleting_on_removal() -> String {
+    seed("virtrigaud/provider-proxmox-prod.yaml").replace(
+        "  type: proxmox\n",
+        "  type: proxmox\n  deleteOnRemoval: true\n",
+    )
+}
+
+/// Without `deleteOnRemoval` (the seeds as written), a removed
+/// VirtualMachine's VM stays and is reported, as a native Machine's.
+#[tokio::test]
+async fn virtrigaud_removal_without_the_opt_in_deletes_nothing() {
+    let (pve, mut e) = virtrigaud().await;
+    e.sa.opts.removal_grace = Duration::ZERO;
+    e.copy("virtrigaud/provider-proxmox-prod.yaml");
+    e.copy("virtrigaud/pve-credentials-token.yaml");
+    e.copy("virtrigaud/vmclass-small.yaml");
+    e.copy("virtrigaud/vmimage-ubuntu-22.yaml");
+    e.copy("virtrigaud/virtualmachine-web-server.yaml");
+    let vmid = e.running("web-server").await.vmid.unwrap();
+    std::fs::remove_file(e.dir.join("virtrigaud-virtualmachine-web-server.yaml")).unwrap();
+    for _ in 0..4 {
+        e.sa.pass(true).await;
+    }
+    assert!(e.vmids(&pve).await.contains(&u64::from(vmid)));
+    let (_, reason, msg) = cond(&e.status("web-server"), "Ready");
+    assert_eq!(reason, "ManifestError");
+    assert!(msg.contains("pve.fake-pve.io/delete"), "{msg}");
+}
+
+/// With the Provider's `deleteOnRemoval: true`, removing a
+/// VirtualMachine's document deletes its VM once it stays missing (two
+/// reads); an unreadable document, or one removed with its Provider,
+/// deletes nothing.
+#[tokio::test]
+async fn virtrigaud_removal_deletes_with_the_providers_opt_in_only() {
+    let (pve, mut e) = virtrigaud().await;
+    e.sa.opts.removal_grace = Duration::ZERO;
+    e.write("provider.yaml", &provider_deleting_on_removal());
+    e.copy("virtrigaud/pve-credentials-token.yaml");
+    e.copy("virtrigaud/vmclass-small.yaml");
+    e.copy("virtrigaud/vmimage-ubuntu-22.yaml");
+    let vm = seed("virtrigaud/virtualmachine-web-server.yaml");
+    e.write("vm.yaml", &vm);
+    let vmid = u64::from(e.running("web-server").await.vmid.unwrap());
+    // unreadable: kept
+    e.write("vm.yaml", &vm.replacen("spec:", "spec: [", 1));
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    assert!(
+        e.vmids(&pve).await.contains(&vmid),
+        "unreadable is no removal"
+    );
+    assert_eq!(cond(&e.status("web-server"), "Ready").1, "ManifestError");
+    // removed with its Provider: kept
+    std::fs::remove_file(e.dir.join("vm.yaml")).unwrap();
+    std::fs::remove_file(e.dir.join("provider.yaml")).unwrap();
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    assert!(e.vmids(&pve).await.contains(&vmid), "no provider says so");
+    assert!(e.sa.tracks("Machine", "web-server"));
+    // the Provider back, saying so: the first read reports, the next
+    // deletes
+    e.write("provider.yaml", &provider_deleting_on_removal());
+    e.sa.pass(true).await;
+    assert!(e.vmids(&pve).await.contains(&vmid));
+    let msg =
+        e.sa.problem("Machine", "web-server")
+            .unwrap_or_default()
+            .to_string();
+    assert!(msg.contains("deleteOnRemoval"), "{msg}");
+    // not before the grace has passed
+    e.sa.opts.removal_grace = Duration::from_secs(3600);
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    assert!(e.vmids(&pve).await.contains(&vmid), "within the grace");
+    // the opt-in withdrawn, then given again: the wait starts over
+    e.copy("virtrigaud/provider-proxmox-prod.yaml");
+    std::fs::remove_file(e.dir.join("provider.yaml")).unwrap();
+    e.sa.pass(true).await;
+    let msg =
+        e.sa.problem("Machine", "web-server")
+            .unwrap_or_default()
+            .to_string();
+    assert!(msg.contains("pve.fake-pve.io/delete"), "{msg}");
+    std::fs::remove_file(e.dir.join("virtrigaud-provider-proxmox-prod.yaml")).unwrap();
+    e.write("provider.yaml", &provider_deleting_on_removal());
+    e.sa.opts.removal_grace = Duration::ZERO;
+    e.sa.pass(true).await;
+    assert!(
+        e.vmids(&pve).await.contains(&vmid),
+        "seen missing once since"
+    );
+    e.converge(4, |e| !e.sa.tracks("Machine", "web-server"))
+        .await;
+    assert!(!e.vmids(&pve).await.contains(&vmid), "deleted");
+    // a native document cannot carry the operator's mark
+    e.write(
+        "native.yaml",
+        "apiVersion: pve.fake-pve.io/v1alpha1
+kind: Machine
+metadata:
+  name: n
+  annotations: { pve.fake-pve.io/delete-on-removal: 'true' }
+spec: { cluster: proxmox-prod }
+",
+    );
+    let (_, errors) = pve_operator::standalone::check_dir(&e.dir).unwrap();
+    assert!(
+        errors
+            .iter()
+            .any(|m| m.to_string().contains("is the operator's own")),
+        "{errors:?}"
+    );
+}
+
+/// `deleteOnRemoval` of a Crossplane ProviderConfig marks its sites'
+/// clusters and their ProxmoxVMs; anything but true or false is refused.
+#[test]
+fn crossplane_delete_on_removal_marks_its_sites_and_vms() {
+    let dir = temp("removal");
+    let config = seed("crossplane/provider-config.yaml");
+    std::fs::write(dir.join("secret.yaml"), CROSSPLANE_SECRET).unwrap();
+    std::fs::write(dir.join("vm.yaml"), seed("crossplane/web-server-01.yaml")).unwrap();
+    let marked = |dir: &Path| -> BTreeMap<String, bool> {
+        let l = pve_operator::standalone::load_dir(dir).unwrap();
+        assert!(l.errors.is_empty(), "{:?}", l.errors);
+        l.found
+            .iter()
+            .filter(|(r, _)| r.kind() != "Secret")
+            .map(|(r, _)| (format!("{}/{}", r.kind(), r.name()), r.removal_deletes()))
+            .collect()
+    };
+    std::fs::write(dir.join("config.yaml"), &config).unwrap();
+    let off = marked(&dir);
+    assert_eq!(off.len(), 3, "{off:?}");
+    assert!(off.values().all(|m| !m), "not by default: {off:?}");
+    std::fs::write(
+        dir.join("config.yaml"),
+        config.replace("spec:\n", "spec:\n  deleteOnRemoval: true\n"),
+    )
+    .unwrap();
+    let on = marked(&dir);
+    assert!(on.values().all(|m| *m), "{on:?}");
+    std::fs::write(
+        dir.join("config.yaml"),
+        config.replace("spec:\n", "spec:\n  deleteOnRemoval: yes please\n"),
+    )
+    .unwrap();
+    let (_, errors) = pve_operator::standalone::check_dir(&dir).unwrap();
+    assert!(
+        errors.iter().any(|e| e
+            .to_string()
+            .contains("spec.deleteOnRemoval: expected true or false")),
+        "{errors:?}"
+    );
+}
+
+/// The seed's `VMClone web-clone` runs; a native `Machine web-clone`
+/// beside it (in a file read first) takes nothing over: the clone keeps
+/// its CPU, memory and power, both documents are refused and named, and
+/// `check` fails.
+#[tokio::test]
+async fn a_native_machine_beside_a_vmclone_of_its_name_takes_nothing_over() {
+    let (pve, mut e) = virtrigaud().await;
+    e.copy("virtrigaud/provider-proxmox-prod.yaml");
+    e.copy("virtrigaud/pve-credentials-token.yaml");
+    e.copy("virtrigaud/vmclone-web-clone.yaml");
+    let st = e.running("web-clone").await;
+    let (node, vmid) = (st.node.clone().unwrap(), st.vmid.unwrap());
+    let before = e.config(&pve, &node, vmid).await;
+    e.write(
+        "a-web-clone.yaml",
+        "apiVersion: pve.fake-pve.io/v1alpha1
+kind: Machine
+metadata: { name: web-clone }
+spec:
+  cluster: proxmox-prod
+  cpu: { cores: 3 }
+  memory: 1Gi
+  powerState: Off
+",
+    );
+    for _ in 0..3 {
+        e.sa.pass(true).await;
+    }
+    let after = e.config(&pve, &node, vmid).await;
+    assert_eq!(
+        (&after["cores"], &after["memory"]),
+        (&before["cores"], &before["memory"])
+    );
+    let cur = e
+        .get(&pve, &format!("/nodes/{node}/qemu/{vmid}/status/current"))
+        .await;
+    assert_eq!(cur["status"], "running");
+    let (_, reason, msg) = cond(&e.status("web-clone"), "Ready");
+    assert_eq!(reason, "ManifestError");
+    assert!(
+        msg.contains("a-web-clone.yaml document 1 (Machine/web-clone)")
+            && msg.contains("virtrigaud-vmclone-web-clone.yaml document 1 (VMClone/web-clone)"),
+        "{msg}"
+    );
+    let (found, errors) = pve_operator::standalone::check_dir(&e.dir).unwrap();
+    assert!(
+        !found.iter().any(|r| r.name() == "web-clone"),
+        "neither is applied"
+    );
+    assert_eq!(errors.len(), 2, "{errors:?}");
 }
 
 #[tokio::test]
@@ -1163,4 +1430,44 @@ fn virtrigaud_static_ip_user_data_is_refused_by_name() {
         .unwrap();
     assert_eq!(c.reason, "UserDataNotExpressible");
     assert!(c.message.contains("write_files"), "{}", c.message);
+}
+
+/// Two VMClass documents of one name: both refused, and the
+/// VirtualMachine that names the class is not made from either.
+#[test]
+fn a_class_declared_twice_is_used_by_nobody() {
+    let dir = temp("class-twice");
+    let write = |f: &str, t: &str| std::fs::write(dir.join(f), t).unwrap();
+    write(
+        "provider.yaml",
+        &seed("virtrigaud/provider-proxmox-prod.yaml"),
+    );
+    write(
+        "secret.yaml",
+        &seed("virtrigaud/pve-credentials-token.yaml"),
+    );
+    write("small.yaml", &seed("virtrigaud/vmclass-small.yaml"));
+    write(
+        "small-2.yaml",
+        &seed("virtrigaud/vmclass-small.yaml").replace("cpus: 2", "cpus: 8"),
+    );
+    write("image.yaml", &seed("virtrigaud/vmimage-ubuntu-22.yaml"));
+    write(
+        "vm.yaml",
+        &seed("virtrigaud/virtualmachine-web-server.yaml"),
+    );
+    let (found, errors) = pve_operator::standalone::check_dir(&dir).unwrap();
+    let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert!(!found.iter().any(|r| r.kind() == "Machine"), "{found:?}");
+    let twice: Vec<&String> = errors
+        .iter()
+        .filter(|e| e.contains("VMClass/small is declared by 2 documents"))
+        .collect();
+    assert_eq!(twice.len(), 2, "one per file: {errors:?}");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("VMClass 'small'") && e.contains("not found")),
+        "{errors:?}"
+    );
 }

@@ -158,7 +158,8 @@ impl Operator {
                 add_placed(&mut o, placed, world, &m.spec.cluster, &m.metadata.name);
             }
             if deleting {
-                let dp = plan::plan_delete(m.spec.deletion_policy, o.vm.as_ref());
+                let dp =
+                    plan::plan_delete(m.spec.deletion_policy, m.spec.protection, o.vm.as_ref());
                 if dp.done {
                     if let Some(vm) = &o.vm {
                         info!(vmid = vm.vmid, "orphaning VM: deletionPolicy is Orphan");
@@ -287,5 +288,9 @@ pub(super) fn apply(status: &mut MachineStatus, p: &plan::Plan, now: &str) {
     }
     for c in &p.conditions {
         set_condition(&mut status.conditions, c.clone(), now);
+    }
+    // A name that is PVE's as given says nothing (any more).
+    if !p.conditions.iter().any(|c| c.kind == plan::NAME_CONDITION) {
+        status.conditions.retain(|c| c.kind != plan::NAME_CONDITION);
     }
 }

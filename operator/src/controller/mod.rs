@@ -43,6 +43,12 @@ pub struct World {
     pub images: BTreeMap<String, (Object<MachineImageSpec>, MachineImageStatus)>,
     /// The directory `file:` references are relative to.
     pub dir: PathBuf,
+    /// On Kubernetes, the operator's own objects of the namespace by kind
+    /// and name, each with the uid of the object that controls it (its
+    /// controller owner reference), if any: another system's object is
+    /// applied only where no object of its name exists or onto the one
+    /// it controls, never over another.
+    pub owners: BTreeMap<crate::types::Key, Option<String>>,
 }
 
 /// Adjusts every client the operator builds (tests shorten polls).

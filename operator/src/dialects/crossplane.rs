@@ -89,7 +89,8 @@ fn crossplane_credentials(spec: &Value, ctx: &Context) -> R<Value> {
 pub(super) fn provider_config(v: &Value, ctx: &Context) -> R<Vec<Resource>> {
     known(v, "", &["apiVersion", "kind", "metadata", "spec"])?;
     let spec = v.get("spec").unwrap_or(&Value::Null);
-    known(spec, "spec", &["credentials", "sites"])?;
+    known(spec, "spec", &["credentials", "sites", "deleteOnRemoval"])?;
+    super::delete_on_removal(spec)?;
     let creds = crossplane_credentials(spec, ctx)?;
     let config = name(v);
     let mut out = Vec::new();

@@ -170,6 +170,45 @@ pub fn kubernetes_objects(
     namespace: &str,
     ctx: &Context,
 ) -> (Vec<Value>, Vec<String>) {
+    let t = kubernetes_translation(objects, namespace, ctx);
+    (
+        t.native.into_iter().map(|(_, v)| v).collect(),
+        t.refused.into_iter().map(|r| r.message).collect(),
+    )
+}
+
+/// What one namespace's objects of the other systems become
+/// ([`kubernetes_translation`]).
+#[derive(Debug, Default)]
+pub struct KubeTranslation {
+    /// The operator's own objects, each with the index (in the objects
+    /// given) of the object it comes from.
+    pub native: Vec<(usize, Value)>,
+    /// The objects that are not applied, and why.
+    pub refused: Vec<Refused>,
+}
+
+/// An object of another system that is not applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// Its index in the objects given.
+    pub object: usize,
+    /// `NameConflict` (another object declares the same name),
+    /// `TranslationFailed` (it cannot be read).
+    pub reason: &'static str,
+    /// Why.
+    pub message: String,
+}
+
+/// As [`kubernetes_objects`], saying which object each result is about.
+/// Two objects that would make the same native object (VirtRigaud's
+/// `VirtualMachine web` and Crossplane's `ProxmoxVM web` make
+/// `Machine/web`) are both refused (`NameConflict`): neither is applied.
+pub fn kubernetes_translation(
+    objects: &[Value],
+    namespace: &str,
+    ctx: &Context,
+) -> KubeTranslation {
     let docs: Vec<Doc> = objects
         .iter()
         .enumerate()
@@ -187,14 +226,33 @@ pub fn kubernetes_objects(
             }
         })
         .collect();
+    let index = |file: &std::path::Path| file.to_str().and_then(|s| s.parse::<usize>().ok());
     let t = translate(&docs, ctx);
-    let mut out = Vec::new();
-    for (r, file) in t.found {
-        let Some(owner) = file
-            .to_str()
-            .and_then(|s| s.parse::<usize>().ok())
-            .and_then(|i| objects.get(i))
-        else {
+    let mut refused_keys = std::collections::BTreeMap::new();
+    let found = super::refuse_duplicates(t.found, &mut refused_keys);
+    let mut out = KubeTranslation::default();
+    for (key, docs) in refused_keys {
+        let whats: Vec<&str> = docs.iter().map(|(_, w)| w.as_str()).collect();
+        for (file, _) in &docs {
+            let Some(i) = index(file) else {
+                continue;
+            };
+            out.refused.push(Refused {
+                object: i,
+                reason: "NameConflict",
+                message: format!(
+                    "{key} is made from {} objects ({}): none of them is applied, and what exists is left as it is, until only one declares it (rename or remove the others)",
+                    docs.len(),
+                    whats.join(", ")
+                ),
+            });
+        }
+    }
+    for (r, file, _) in found {
+        let Some(i) = index(&file) else {
+            continue;
+        };
+        let Some(owner) = objects.get(i) else {
             continue;
         };
         let Ok(mut v) = serde_json::to_value(&r) else {
@@ -211,15 +269,18 @@ pub fn kubernetes_objects(
                 "blockOwnerDeletion": true,
             }]);
         }
-        out.push(v);
+        out.native.push((i, v));
     }
-    let errors = t
-        .errors
-        .into_iter()
-        .map(|(_, e)| match e {
+    for (file, e) in t.errors {
+        let message = match e {
             Error::Manifest { message, .. } => message,
             other => other.to_string(),
-        })
-        .collect();
-    (out, errors)
+        };
+        out.refused.push(Refused {
+            object: index(&file).unwrap_or(usize::MAX),
+            reason: "TranslationFailed",
+            message,
+        });
+    }
+    out
 }

@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value, json};
 
 use crate::error::Error;
-use crate::types::{API_VERSION, Resource, SecretObject};
+use crate::types::{API_VERSION, Key, Resource, SecretObject};
 
 mod crossplane;
 mod error;
@@ -36,7 +36,8 @@ mod vitistack;
 pub use crossplane::site_cluster;
 pub use error::TranslateError;
 pub use kubernetes::{
-    FOREIGN_KINDS, ForeignKind, STATUS_KINDS, foreign_status, kubernetes_objects,
+    FOREIGN_KINDS, ForeignKind, KubeTranslation, Refused, STATUS_KINDS, foreign_status,
+    kubernetes_objects, kubernetes_translation,
 };
 
 use crossplane::{provider_config, proxmox_vm};
@@ -133,10 +134,63 @@ impl Context {
 /// The translation of a directory's foreign documents.
 #[derive(Debug, Default)]
 pub struct Translated {
-    /// The native objects, with the file of the document they come from.
-    pub found: Vec<(Resource, PathBuf)>,
+    /// The native objects, each with the file of the document it comes
+    /// from and that document (`document N (Kind/name)`).
+    pub found: Vec<(Resource, PathBuf, String)>,
     /// Documents that cannot be translated.
     pub errors: Vec<(PathBuf, Error)>,
+}
+
+/// An object that more than one document declares (the same kind and
+/// name once translated: a native `Machine web` and VirtRigaud's
+/// `VMClone web` both declare `Machine/web`). None of them is applied:
+/// which one was meant is the user's to say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Duplicate {
+    /// The object they all declare.
+    pub key: Key,
+    /// Each document, with its file (`document N (Kind/name)`).
+    pub docs: Vec<(PathBuf, String)>,
+}
+
+impl Duplicate {
+    /// The report: the object and every document that declares it.
+    pub fn message(&self) -> String {
+        let docs: Vec<String> = self
+            .docs
+            .iter()
+            .map(|(f, what)| format!("{} {what}", f.display()))
+            .collect();
+        format!(
+            "{} is declared by {} documents ({}): none of them is applied, and what exists is left as it is, until only one declares it (rename or remove the others)",
+            self.key,
+            self.docs.len(),
+            docs.join(", ")
+        )
+    }
+}
+
+/// Takes out of `found` every object declared more than once, or whose
+/// key is in `refused` already (declared twice by documents taken out
+/// before), and adds its documents to `refused`.
+pub fn refuse_duplicates(
+    found: Vec<(Resource, PathBuf, String)>,
+    refused: &mut BTreeMap<Key, Vec<(PathBuf, String)>>,
+) -> Vec<(Resource, PathBuf, String)> {
+    let mut count: BTreeMap<Key, usize> = BTreeMap::new();
+    for (r, ..) in &found {
+        *count.entry(r.key()).or_default() += 1;
+    }
+    let mut keep = Vec::with_capacity(found.len());
+    for (r, file, what) in found {
+        let key = r.key();
+        if count.get(&key).is_some_and(|n| *n > 1) || refused.contains_key(&key) {
+            refused.entry(key).or_default().push((file, what));
+        } else {
+            keep.push((r, file, what));
+        }
+    }
+    keep
 }
 
 type R<T> = std::result::Result<T, TranslateError>;
@@ -210,12 +264,110 @@ fn native(kind: &str, v: &Value, spec: Value) -> R<Resource> {
     Ok(serde_json::from_value::<Resource>(doc)?)
 }
 
+/// A Provider's or ProviderConfig's `spec.deleteOnRemoval`: whether
+/// removing the document of one of its machines (or snapshots) deletes
+/// it in standalone mode. Off unless `true`.
+fn delete_on_removal(spec: &Value) -> R<bool> {
+    match spec.get("deleteOnRemoval") {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(TranslateError::invalid(
+            "spec.deleteOnRemoval",
+            "expected true or false",
+        )),
+    }
+}
+
+/// The clusters whose Provider (VirtRigaud) or ProviderConfig (Crossplane)
+/// says `deleteOnRemoval: true`.
+fn removal_deletes_clusters(docs: &[Doc]) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for d in docs {
+        let v = &d.value;
+        let spec = v.get("spec").unwrap_or(&Value::Null);
+        if !delete_on_removal(spec).unwrap_or(false) {
+            continue;
+        }
+        match (api(v), kind(v)) {
+            (VIRTRIGAUD, "Provider") => {
+                out.insert(name(v).to_string());
+            }
+            (CROSSPLANE, "ProviderConfig") => {
+                for site in spec
+                    .get("sites")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(sname) = s(site, "name") {
+                        out.insert(site_cluster(name(v), sname));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Sets [`crate::types::REMOVAL_DELETES_ANNOTATION`] on the objects of a
+/// translation that a `deleteOnRemoval: true` covers (`eligible`: made
+/// from VirtRigaud's or the Crossplane provider's documents), and takes
+/// it off every other (a document's own annotations are copied).
+fn mark_removal_deletes(
+    found: &mut [(Resource, PathBuf, String)],
+    eligible: &[bool],
+    docs: &[Doc],
+) {
+    use crate::types::REMOVAL_DELETES_ANNOTATION;
+    let clusters = removal_deletes_clusters(docs);
+    let machine_cluster: BTreeMap<String, String> = found
+        .iter()
+        .filter_map(|(r, ..)| match r {
+            Resource::Machine(m) => Some((m.metadata.name.clone(), m.spec.cluster.clone())),
+            _ => None,
+        })
+        .collect();
+    for ((r, ..), eligible) in found.iter_mut().zip(eligible) {
+        let on = *eligible
+            && match &*r {
+                Resource::ProxmoxCluster(c) => clusters.contains(&c.metadata.name),
+                Resource::Machine(m) => clusters.contains(&m.spec.cluster),
+                Resource::MachineSnapshot(sn) => machine_cluster
+                    .get(&sn.spec.machine)
+                    .is_some_and(|c| clusters.contains(c)),
+                _ => false,
+            };
+        let a = &mut r.metadata_mut().annotations;
+        if on {
+            a.insert(REMOVAL_DELETES_ANNOTATION.into(), "true".into());
+        } else {
+            a.remove(REMOVAL_DELETES_ANNOTATION);
+        }
+    }
+}
+
 /// Translates every foreign document of a directory.
+///
+/// A name that two documents of one kind give (two `VMClass small`) is
+/// refused in both, and is not followed from the documents that refer
+/// to it (which of the two was meant is unknown); two documents that
+/// make the same native object are refused by [`refuse_duplicates`].
 pub fn translate(docs: &[Doc], ctx: &Context) -> Translated {
     let mut out = Translated::default();
+    let mut same: BTreeMap<(&str, &str, &str), Vec<&Doc>> = BTreeMap::new();
+    for d in docs {
+        same.entry((api(&d.value), kind(&d.value), name(&d.value)))
+            .or_default()
+            .push(d);
+    }
+    let twice = |d: &Doc| {
+        same.get(&(api(&d.value), kind(&d.value), name(&d.value)))
+            .is_some_and(|l| l.len() > 1)
+    };
     let by = |api_version: &str, k: &str| -> BTreeMap<String, &Doc> {
         docs.iter()
-            .filter(|d| api(&d.value) == api_version && kind(&d.value) == k)
+            .filter(|d| api(&d.value) == api_version && kind(&d.value) == k && !twice(d))
             .map(|d| (name(&d.value).to_string(), d))
             .collect()
     };
@@ -233,8 +385,33 @@ pub fn translate(docs: &[Doc], ctx: &Context) -> Translated {
         ctx,
     };
     let configs = by(CROSSPLANE, "ProviderConfig");
+    let mut eligible = Vec::new();
     for d in docs {
         let v = &d.value;
+        // The kinds that make no object of their own are reported here;
+        // the others by the objects they make.
+        if twice(d) && matches!(kind(v), "VMClass" | "VMImage" | "VMPlacementPolicy") {
+            let dup = Duplicate {
+                key: Key {
+                    kind: kind(v).into(),
+                    name: name(v).into(),
+                },
+                docs: same
+                    .get(&(api(v), kind(v), name(v)))
+                    .into_iter()
+                    .flatten()
+                    .map(|d| (d.file.clone(), d.what.clone()))
+                    .collect(),
+            };
+            out.errors.push((
+                d.file.clone(),
+                Error::Manifest {
+                    path: d.file.display().to_string(),
+                    message: dup.message(),
+                },
+            ));
+            continue;
+        }
         let r: R<Vec<Resource>> = match (api(v), kind(v)) {
             (VITISTACK, k) => vitistack(k, v, ctx).map(|r| vec![r]),
             (VIRTRIGAUD, "Provider") => vr.provider(v).map(|r| vec![r]),
@@ -252,9 +429,12 @@ pub fn translate(docs: &[Doc], ctx: &Context) -> Translated {
             }),
         };
         match r {
-            Ok(list) => out
-                .found
-                .extend(list.into_iter().map(|r| (r, d.file.clone()))),
+            Ok(list) => {
+                for r in list {
+                    eligible.push(matches!(api(v), VIRTRIGAUD | CROSSPLANE));
+                    out.found.push((r, d.file.clone(), d.what.clone()));
+                }
+            }
             Err(m) => out.errors.push((
                 d.file.clone(),
                 Error::Manifest {
@@ -264,6 +444,7 @@ pub fn translate(docs: &[Doc], ctx: &Context) -> Translated {
             )),
         }
     }
+    mark_removal_deletes(&mut out.found, &eligible, docs);
     out
 }
 

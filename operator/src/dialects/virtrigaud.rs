@@ -138,8 +138,15 @@ impl VirtRigaud<'_> {
         known(
             spec,
             "spec",
-            &["type", "endpoint", "credentialSecretRef", "runtime"],
+            &[
+                "type",
+                "endpoint",
+                "credentialSecretRef",
+                "runtime",
+                "deleteOnRemoval",
+            ],
         )?;
+        super::delete_on_removal(spec)?;
         match s(spec, "type") {
             Some("proxmox") => {}
             Some(t) => {

@@ -14,8 +14,15 @@ pub struct DeletePlan {
     pub blocked: Option<String>,
 }
 
-/// Plans the deletion of a Machine's VM.
-pub fn plan_delete(policy: DeletionPolicy, vm: Option<&ObservedVm>) -> DeletePlan {
+/// Plans the deletion of a Machine's VM. `protection` is the Machine's
+/// own: PVE's protection blocks the deletion while the Machine asks for
+/// it; one it does not ask for (`protection: false`, set in the same edit
+/// as the deletion) is lifted first, as any reconcile would lift it.
+pub fn plan_delete(
+    policy: DeletionPolicy,
+    protection: bool,
+    vm: Option<&ObservedVm>,
+) -> DeletePlan {
     let Some(vm) = vm else {
         return DeletePlan {
             done: true,
@@ -28,10 +35,10 @@ pub fn plan_delete(policy: DeletionPolicy, vm: Option<&ObservedVm>) -> DeletePla
             ..DeletePlan::default()
         };
     }
-    if vm.flag("protection") {
+    if vm.flag("protection") && protection {
         return DeletePlan {
             blocked: Some(format!(
-                "VM {} has protection enabled: not deleting it (turn protection off in PVE, or use deletionPolicy: Orphan)",
+                "VM {} has protection enabled and the Machine asks for it: not deleting it (set protection: false, or use deletionPolicy: Orphan)",
                 vm.vmid
             )),
             ..DeletePlan::default()
@@ -39,6 +46,17 @@ pub fn plan_delete(policy: DeletionPolicy, vm: Option<&ObservedVm>) -> DeletePla
     }
     if vm.lock.is_some() {
         return DeletePlan::default();
+    }
+    if vm.flag("protection") {
+        return DeletePlan {
+            steps: vec![Step::Configure {
+                node: vm.node.clone(),
+                vmid: vm.vmid,
+                set: Vec::new(),
+                delete: vec!["protection".into()],
+            }],
+            ..DeletePlan::default()
+        };
     }
     let mut steps = Vec::new();
     if vm.running {

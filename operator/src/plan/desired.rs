@@ -20,6 +20,9 @@ pub struct Desired {
     pub spec: MachineSpec,
     /// The VM name PVE stores.
     pub vm_name: String,
+    /// The name the Machine gives (`spec.name`, else `metadata.name`),
+    /// which [`Desired::vm_name`] may have rewritten.
+    pub given_name: String,
     /// Memory in MiB (0 when invalid).
     pub memory_mib: u64,
     /// `(scsi0, bytes, spec)` per disk.
@@ -63,11 +66,23 @@ impl Desired {
             spec: spec.clone(),
             user_data,
             vm_name,
+            given_name: name,
             memory_mib,
             disks,
             errors,
             deleting: false,
         }
+    }
+
+    /// Why the VM's name in PVE is not the name given, when it is not
+    /// (PVE's VM names are DNS names: `name: "my vm"` is `my-vm`).
+    pub fn name_rewritten(&self) -> Option<String> {
+        (self.vm_name != self.given_name).then(|| {
+            format!(
+                "the VM is named '{}' in PVE: '{}' has characters a PVE VM name cannot hold (a space or '_' becomes '-')",
+                self.vm_name, self.given_name
+            )
+        })
     }
 
     /// The tenant: the spec's, else the `tenant-id` or

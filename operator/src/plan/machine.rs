@@ -97,8 +97,20 @@ fn with_cache(volume: &str, cache: &str) -> String {
     parts.join(",")
 }
 
+/// The condition that reports a VM name rewritten for PVE (`False`,
+/// reason `NameRewritten`); absent while the name is PVE's as given.
+pub const NAME_CONDITION: &str = "NameAccepted";
+
 /// Plans a Machine that exists (or should).
 pub fn plan_machine(d: &Desired, o: &Observed) -> Plan {
+    let mut p = plan_machine_steps(d, o);
+    if let Some(m) = d.name_rewritten() {
+        p.cond(NAME_CONDITION, false, "NameRewritten", m);
+    }
+    p
+}
+
+fn plan_machine_steps(d: &Desired, o: &Observed) -> Plan {
     let mut p = Plan::default();
     if !d.errors.is_empty() {
         let msg = d
@@ -426,6 +438,9 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
         }
     }
     let mut resizes = Vec::new();
+    // Disks whose configuration and volume disagree on the size (a
+    // rollback restores the configuration's older size, not the volume's).
+    let mut mismatched = Vec::new();
     for (key, bytes, spec) in &d.disks {
         match vm.config.get(key) {
             None => set.push((key.clone(), Desired::new_disk(*bytes, spec))),
@@ -433,12 +448,23 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
                 let Ok(disk) = Disk::parse_as(key, cur) else {
                     continue;
                 };
-                let have = disk
+                let recorded = disk
                     .size
                     .as_deref()
                     .and_then(crate::validate::parse_size_text)
-                    .unwrap_or(0)
-                    .max(vm.volume_sizes.get(key).copied().unwrap_or(0));
+                    .unwrap_or(0);
+                let volume = vm.volume_sizes.get(key).copied();
+                if let Some(v) = volume
+                    && v != recorded
+                {
+                    mismatched.push(format!(
+                        "{key}: PVE's configuration says {}, its volume {} is {} (after a rollback the configuration keeps the snapshot's size; `qm disk rescan --vmid {vmid}` on node {node} records the volume's)",
+                        size_text(recorded),
+                        disk.file,
+                        size_text(v)
+                    ));
+                }
+                let have = recorded.max(volume.unwrap_or(0));
                 if *bytes > have {
                     resizes.push(Step::Resize {
                         node: node.clone(),
@@ -513,6 +539,13 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
             "DiskShrinkRefused",
             refused.join("; "),
         );
+    } else if !mismatched.is_empty() {
+        p.cond(
+            "ResourcesAllocated",
+            false,
+            "DiskSizeMismatch",
+            mismatched.join("; "),
+        );
     } else if !power_cycle.is_empty() {
         p.cond(
             "ResourcesAllocated",
@@ -551,7 +584,10 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
         Phase::Stopped
     };
     if p.steps.is_empty() {
-        if refused.is_empty() && power_cycle.is_empty() {
+        if !mismatched.is_empty() {
+            // Not what the Machine asks for until PVE records the size.
+            p.cond("Ready", false, "DiskSizeMismatch", mismatched.join("; "));
+        } else if refused.is_empty() && power_cycle.is_empty() {
             p.cond(
                 "Ready",
                 true,

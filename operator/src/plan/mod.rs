@@ -37,7 +37,7 @@ mod step;
 pub use agent::agent_ips;
 pub use delete::{DeletePlan, plan_delete};
 pub use desired::{Desired, console};
-pub use machine::plan_machine;
+pub use machine::{NAME_CONDITION, plan_machine};
 pub use observed::{NodeInfo, Observed, ObservedVm, Peer, SourceState, thick_refusal};
 pub use placement::{PlacementError, assign_vmid, select_node};
 pub use snapshot::plan_snapshot;

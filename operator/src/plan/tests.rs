@@ -696,15 +696,28 @@ fn deletion_respects_policy_and_protection() {
         running: true,
         ..ObservedVm::default()
     };
-    let p = plan_delete(DeletionPolicy::Delete, Some(&vm));
+    let p = plan_delete(DeletionPolicy::Delete, false, Some(&vm));
     assert_eq!(p.steps.len(), 2);
     assert!(matches!(p.steps[1], Step::Destroy { vmid: 10000, .. }));
-    assert!(plan_delete(DeletionPolicy::Orphan, Some(&vm)).done);
-    assert!(plan_delete(DeletionPolicy::Delete, None).done);
+    assert!(plan_delete(DeletionPolicy::Orphan, false, Some(&vm)).done);
+    assert!(plan_delete(DeletionPolicy::Delete, false, None).done);
     let mut protected = vm.clone();
     protected.config.insert("protection".into(), "1".into());
-    let p = plan_delete(DeletionPolicy::Delete, Some(&protected));
+    // the Machine asks for protection: blocked
+    let p = plan_delete(DeletionPolicy::Delete, true, Some(&protected));
     assert!(p.steps.is_empty() && !p.done && p.blocked.is_some());
+    // it does not (protection: false in the deleting edit): lifted first,
+    // nothing destroyed in this step
+    let p = plan_delete(DeletionPolicy::Delete, false, Some(&protected));
+    assert_eq!(p.blocked, None);
+    assert!(
+        matches!(&p.steps[..], [Step::Configure { vmid: 10000, set, delete, .. }]
+            if set.is_empty() && delete == &["protection".to_string()]),
+        "{:?}",
+        p.steps
+    );
+    // an Orphan keeps the VM, protected or not
+    assert!(plan_delete(DeletionPolicy::Orphan, true, Some(&protected)).done);
 }
 
 #[test]
@@ -754,4 +767,76 @@ fn ownership_marks_are_exact() {
         "web"
     ));
     assert!(!has_mark(None, "lab", "web"));
+}
+
+#[test]
+fn a_rewritten_vm_name_is_reported() {
+    let renamed = machine(&format!("{BASIC}name: my vm_1\n"));
+    assert_eq!(renamed.vm_name, "my-vm-1");
+    let p = plan_machine(&renamed, &observed());
+    let c = p
+        .conditions
+        .iter()
+        .find(|c| c.kind == NAME_CONDITION)
+        .expect("reported");
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_str()),
+        ("False", "NameRewritten")
+    );
+    assert!(
+        c.message.contains("'my-vm-1'") && c.message.contains("'my vm_1'"),
+        "{}",
+        c.message
+    );
+    // refused specs say it too
+    let invalid = machine(&format!("{}name: my vm\n", BASIC.replace("2Gi", "1Mi")));
+    assert!(!invalid.errors.is_empty());
+    assert!(
+        plan_machine(&invalid, &observed())
+            .conditions
+            .iter()
+            .any(|c| c.kind == NAME_CONDITION)
+    );
+    let kept = machine(BASIC);
+    assert!(
+        !plan_machine(&kept, &observed())
+            .conditions
+            .iter()
+            .any(|c| c.kind == NAME_CONDITION)
+    );
+}
+
+#[test]
+fn a_disk_whose_configuration_and_volume_disagree_is_not_ready() {
+    let d = machine(&BASIC.replace("20G", "30G"));
+    let mut vm = created(&d, true);
+    // after a rollback: the configuration's older 20G, the volume's 30G
+    vm.config
+        .insert("scsi0".into(), "local-lvm:vm-10000-disk-0,size=20G".into());
+    vm.volume_sizes.insert("scsi0".into(), 30 * GIB);
+    let mut o = observed();
+    o.vm = Some(vm.clone());
+    let p = plan_machine(&d, &o);
+    assert!(
+        !p.steps.iter().any(|s| matches!(s, Step::Resize { .. })),
+        "{:?}",
+        p.steps
+    );
+    let ready = p.conditions.iter().find(|c| c.kind == "Ready").unwrap();
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("False", "DiskSizeMismatch")
+    );
+    assert!(
+        ready.message.contains("says 20G") && ready.message.contains("is 30G"),
+        "{}",
+        ready.message
+    );
+    // agreeing: ready
+    vm.config
+        .insert("scsi0".into(), "local-lvm:vm-10000-disk-0,size=30G".into());
+    o.vm = Some(vm);
+    let p = plan_machine(&d, &o);
+    let ready = p.conditions.iter().find(|c| c.kind == "Ready").unwrap();
+    assert!(ready.is_true(), "{ready:?}");
 }

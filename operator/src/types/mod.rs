@@ -35,6 +35,15 @@ pub const API_VERSION: &str = "pve.fake-pve.io/v1alpha1";
 /// vanishes or cannot be read keeps its VM and is reported.
 pub const DELETE_ANNOTATION: &str = "pve.fake-pve.io/delete";
 
+/// Set by the translation of VirtRigaud's and the Crossplane provider's
+/// documents (never written by hand: a native document carrying it is
+/// refused) on the objects of a Provider or ProviderConfig that says
+/// `deleteOnRemoval: true`, and on their Machines and MachineSnapshots:
+/// in standalone mode, removing such a Machine's or MachineSnapshot's
+/// document deletes it, as the delete annotation would, while its
+/// cluster is still declared with it.
+pub const REMOVAL_DELETES_ANNOTATION: &str = "pve.fake-pve.io/delete-on-removal";
+
 /// Any document of a manifest directory.
 // A directory holds a few documents: a Machine is not boxed.
 #[allow(clippy::large_enum_variant)]
@@ -99,6 +108,27 @@ impl Resource {
             Self::MachineImage(o) => &o.metadata,
             Self::Secret(o) => &o.metadata,
         }
+    }
+
+    /// `metadata`, to change.
+    pub fn metadata_mut(&mut self) -> &mut Metadata {
+        match self {
+            Self::ProxmoxCluster(o) => &mut o.metadata,
+            Self::ProxmoxNode(o) => &mut o.metadata,
+            Self::Machine(o) => &mut o.metadata,
+            Self::MachineSnapshot(o) => &mut o.metadata,
+            Self::MachineImage(o) => &mut o.metadata,
+            Self::Secret(o) => &mut o.metadata,
+        }
+    }
+
+    /// Whether the object was made from a document whose provider says
+    /// that removing the document deletes it ([`REMOVAL_DELETES_ANNOTATION`]).
+    pub fn removal_deletes(&self) -> bool {
+        self.metadata()
+            .annotations
+            .get(REMOVAL_DELETES_ANNOTATION)
+            .is_some_and(|v| v == "true")
     }
 
     /// Whether the manifest asks for the object's deletion (standalone:
