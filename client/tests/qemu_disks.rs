@@ -276,7 +276,18 @@ async fn features_and_keys() {
         q.vm_sendkey(NODE, 101, "ctrl-alt-delete", false)
             .await
             .expect("running VM");
-        assert_checked(&checked.names(), &["GET vm_feature", "PUT vm_sendkey"]);
+        assert_eq!(
+            q.monitor(NODE, 101, "info status").await.expect("monitor"),
+            "VM status: running\r\n"
+        );
+        assert_eq!(
+            q.monitor(NODE, 200, "info status").await.expect("monitor"),
+            "ERROR: VM 200 not running\n"
+        );
+        assert_checked(
+            &checked.names(),
+            &["GET vm_feature", "POST monitor", "PUT vm_sendkey"],
+        );
     }
 }
 

@@ -267,7 +267,8 @@ fn parameters_rejected(w: &mut PveWorld, step: &Step) {
 
 #[then(expr = "the answer is {string}")]
 fn answer_is(w: &mut PveWorld, want: String) {
-    let want = w.expand(&want);
+    // `\r` and `\n` stand for the line ends of a text answer.
+    let want = w.expand(&want).replace("\\r", "\r").replace("\\n", "\n");
     let o = w.last();
     assert!(o.ok(), "{o:?}");
     assert_eq!(o.data, Value::String(want), "{}", o.request);

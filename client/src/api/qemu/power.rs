@@ -273,6 +273,20 @@ impl Qemu<'_> {
         Ok(())
     }
 
+    /// `POST .../monitor` (`monitor`): a command line for the VM's QEMU
+    /// monitor, answered with its output (lines end in `\r\n`), or
+    /// `ERROR: VM 100 not running` as text.
+    ///
+    /// # Errors
+    /// `root-only command 'x'`, a missing `Sys.Modify` on `/` for a
+    /// command that changes the VM.
+    pub async fn monitor(&self, node: &str, vmid: u32, command: &str) -> Result<String> {
+        let params = Params::new().set("command", command);
+        self.client
+            .call(Method::POST, &vm_path(node, vmid, "/monitor"), &params)
+            .await
+    }
+
     and_wait! {
         /// [`Qemu::vm_start`], then waits for the task.
         vm_start_and_wait => vm_start(node: &str, vmid: u32, opts: &StartOptions);

@@ -11,6 +11,7 @@
 
 mod config;
 mod disk;
+mod monitor;
 mod power;
 mod snapshot;
 pub mod status;
@@ -68,6 +69,7 @@ pub fn routes() -> Vec<Route> {
         ),
         post("/nodes/{node}/qemu/{vmid}/clone", clone_vm),
         post("/nodes/{node}/qemu/{vmid}/template", template),
+        post("/nodes/{node}/qemu/{vmid}/monitor", monitor::monitor),
         get("/nodes/{node}/qemu/{vmid}/snapshot", snapshot_list),
         post("/nodes/{node}/qemu/{vmid}/snapshot", snapshot),
         get(

@@ -26,6 +26,7 @@ mod create;
 mod destroy;
 mod feature;
 mod migrate;
+pub mod monitor;
 mod move_disk;
 pub mod perm;
 mod power;

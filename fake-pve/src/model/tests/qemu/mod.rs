@@ -17,6 +17,7 @@ mod cloudinit;
 mod config;
 mod create;
 mod disks;
+mod monitor;
 mod power;
 mod snapshot;
 mod status;

@@ -1,0 +1,273 @@
+//! The QEMU monitor (HMP) of a running VM, as `POST .../monitor` hands a
+//! command line to it (qemu-server `API2/Qemu.pm` `monitor`,
+//! `QemuServer/Monitor.pm` `hmp_cmd`; QEMU's `hmp-commands.hx` and
+//! `hmp-commands-info.hx`). QEMU writes every line ending as `\r\n`.
+//!
+//! Emulated: `info status`, `info cpus`, `info balloon`, `stop`, `cont`
+//! (and `c`), `system_reset`, `sendkey`. A command QEMU does not know
+//! answers QEMU's `unknown command`; a command QEMU knows that is not
+//! emulated is refused as not emulated, never answered with a made-up
+//! output.
+
+use super::QmpStatus;
+use crate::model::guests::Guests;
+use crate::model::{Error, Result};
+
+/// QEMU's key names (`QKeyCode`) that `sendkey` takes, joined by `-`.
+const KEYS: &[&str] = &[
+    "unmapped",
+    "shift",
+    "shift_r",
+    "alt",
+    "alt_r",
+    "ctrl",
+    "ctrl_r",
+    "menu",
+    "esc",
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    "6",
+    "7",
+    "8",
+    "9",
+    "0",
+    "minus",
+    "equal",
+    "backspace",
+    "tab",
+    "q",
+    "w",
+    "e",
+    "r",
+    "t",
+    "y",
+    "u",
+    "i",
+    "o",
+    "p",
+    "bracket_left",
+    "bracket_right",
+    "ret",
+    "a",
+    "s",
+    "d",
+    "f",
+    "g",
+    "h",
+    "j",
+    "k",
+    "l",
+    "semicolon",
+    "apostrophe",
+    "grave_accent",
+    "backslash",
+    "z",
+    "x",
+    "c",
+    "v",
+    "b",
+    "n",
+    "m",
+    "comma",
+    "dot",
+    "slash",
+    "asterisk",
+    "spc",
+    "caps_lock",
+    "f1",
+    "f2",
+    "f3",
+    "f4",
+    "f5",
+    "f6",
+    "f7",
+    "f8",
+    "f9",
+    "f10",
+    "num_lock",
+    "scroll_lock",
+    "kp_divide",
+    "kp_multiply",
+    "kp_subtract",
+    "kp_add",
+    "kp_enter",
+    "kp_decimal",
+    "sysrq",
+    "kp_0",
+    "kp_1",
+    "kp_2",
+    "kp_3",
+    "kp_4",
+    "kp_5",
+    "kp_6",
+    "kp_7",
+    "kp_8",
+    "kp_9",
+    "less",
+    "f11",
+    "f12",
+    "print",
+    "home",
+    "pgup",
+    "pgdn",
+    "end",
+    "left",
+    "up",
+    "down",
+    "right",
+    "insert",
+    "delete",
+    "stop",
+    "again",
+    "props",
+    "undo",
+    "front",
+    "copy",
+    "open",
+    "paste",
+    "find",
+    "cut",
+    "lf",
+    "help",
+    "meta_l",
+    "meta_r",
+    "compose",
+    "pause",
+    "ro",
+    "hiragana",
+    "henkan",
+    "yen",
+    "muhenkan",
+    "katakanahiragana",
+    "kp_comma",
+    "kp_equals",
+    "power",
+    "sleep",
+    "wake",
+    "audionext",
+    "audioprev",
+    "audiostop",
+    "audioplay",
+    "audiomute",
+    "volumeup",
+    "volumedown",
+    "mediaselect",
+    "mail",
+    "calculator",
+    "computer",
+    "ac_home",
+    "ac_back",
+    "ac_forward",
+    "ac_refresh",
+    "ac_bookmarks",
+    "lang1",
+    "lang2",
+    "f13",
+    "f14",
+    "f15",
+    "f16",
+    "f17",
+    "f18",
+    "f19",
+    "f20",
+    "f21",
+    "f22",
+    "f23",
+    "f24",
+];
+
+/// QEMU's output: each `\n` written as `\r\n`.
+fn out(text: &str) -> String {
+    text.replace('\n', "\r\n")
+}
+
+/// The first key name of `keys` QEMU does not take (`0x..` codes are
+/// taken as they are).
+fn bad_key(keys: &str) -> Option<&str> {
+    keys.split('-').find(|k| {
+        let hex = k
+            .strip_prefix("0x")
+            .is_some_and(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit()));
+        !hex && !KEYS.contains(k)
+    })
+}
+
+/// Why a command is not answered: QEMU knows it, fake-pve does not
+/// emulate it.
+fn not_emulated(command: &str) -> Error {
+    Error::NotImplemented(format!(
+        "monitor command '{command}' is not emulated by fake-pve"
+    ))
+}
+
+impl Guests {
+    /// `hmp_cmd`: runs a command line on the monitor of VM `vmid`:
+    /// QEMU's output, or `ERROR: ...` as the call answers a failure
+    /// (`VM <vmid> not running`). `known` says whether QEMU has a command
+    /// of that name.
+    ///
+    /// # Errors
+    /// A missing VM; a command QEMU knows that is not emulated.
+    pub fn monitor(
+        &mut self,
+        node: &str,
+        vmid: u32,
+        command: &str,
+        known: impl Fn(&str) -> bool,
+    ) -> Result<String> {
+        let vm = self.vm_mut(node, vmid)?;
+        if !vm.running() {
+            return Ok(format!("ERROR: VM {vmid} not running\n"));
+        }
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let name = words.first().copied().unwrap_or_default();
+        Ok(match (name, words.get(1).copied()) {
+            // An empty line does nothing.
+            ("", _) => String::new(),
+            ("info", Some("status")) => {
+                let state = if vm.qmpstatus == Some(QmpStatus::Paused) {
+                    "paused"
+                } else {
+                    "running"
+                };
+                out(&format!("VM status: {state}\n"))
+            }
+            ("info", Some("cpus")) => {
+                let pid = 10_000 + u64::from(vmid);
+                let lines: String = (0..vm.maxcpu())
+                    .map(|i| {
+                        let active = if i == 0 { '*' } else { ' ' };
+                        format!("{active} CPU #{i}: thread_id={}\n", pid + 2 + i)
+                    })
+                    .collect();
+                out(&lines)
+            }
+            ("info", Some("balloon")) => {
+                if vm.config.get("balloon").is_some_and(|b| b == "0") {
+                    out("Error: No balloon device has been activated\n")
+                } else {
+                    out(&format!("balloon: actual={}\n", vm.maxmem() >> 20))
+                }
+            }
+            ("info", _) => return Err(not_emulated(command.trim())),
+            ("stop", None) => {
+                vm.qmpstatus = Some(QmpStatus::Paused);
+                String::new()
+            }
+            ("cont" | "c", None) => {
+                vm.qmpstatus = None;
+                String::new()
+            }
+            ("system_reset", None) => String::new(),
+            ("sendkey", Some(keys)) => match bad_key(keys) {
+                Some(k) => out(&format!("invalid parameter: {k}\n")),
+                None => String::new(),
+            },
+            _ if !known(name) => out(&format!("unknown command: '{name}'\n")),
+            _ => return Err(not_emulated(command.trim())),
+        })
+    }
+}
