@@ -120,7 +120,7 @@ async fn capabilities_packages_and_scans_of_the_release() {
     assert_eq!(pve.hardware().usbscan(NODE).await.expect("usb").len(), 2);
     let versions = pve.apt().versions(NODE).await.expect("versions");
     assert_eq!(versions[1]["Package"], "pve-manager");
-    assert_eq!(versions[1]["Version"], "9.1.5");
+    assert_eq!(versions[1]["Version"], "9.2.11");
     assert!(
         pve.apt()
             .list_updates(NODE)
