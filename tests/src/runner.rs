@@ -4,11 +4,12 @@
 //! and counts.
 //!
 //! Tags: `@fake-only` scenarios need fake-pve's `/_fake` controls and
-//! never run against a real cluster; `@pve8`, `@pve9` (any 9.x),
-//! `@pve9.1` and `@pve9.2` say which releases a scenario is about
-//! (fake-pve impersonates the run's release when the tags allow it, else
-//! the newest they name; a real cluster of another release leaves the
-//! scenario out); `@destructive` scenarios
+//! never run against a real cluster; `@pve8`, `@pve9` (any 9.x) and the
+//! exact `@pve8.4`, `@pve9.1`, `@pve9.2` (which narrow a feature's line)
+//! say which releases a scenario is about (fake-pve impersonates the
+//! run's release when the tags allow it, else the newest they name; a
+//! real cluster of another release leaves the scenario out);
+//! `@destructive` scenarios
 //! run against a real cluster only with `--destructive`; `@slow` ones are
 //! left out with `--skip-slow`; `@load` ones (full load runs, minutes
 //! long) run only when `--tags` selects scenarios. Skipped and undefined

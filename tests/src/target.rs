@@ -146,24 +146,30 @@ pub fn release_name(r: Release) -> &'static str {
     pve_client::schema::release_name(r)
 }
 
-/// The releases a scenario's tags say it is about: `@pve8` (8.4), `@pve9`
-/// (every 9.x), `@pve9.1`, `@pve9.2`; every release when it has none of
-/// them.
+/// The releases a scenario's tags (its feature's included) say it is
+/// about: the exact ones (`@pve8.4`, `@pve9.1`, `@pve9.2`) when it has
+/// any, which narrow a feature's wider tag; else the lines (`@pve8`,
+/// `@pve9`: every 9.x); else every release.
 pub fn tagged_releases(tags: &[String]) -> Vec<Release> {
     let has = |t: &str| tags.iter().any(|x| x == t);
-    let named: Vec<Release> = RELEASES
+    let exact: Vec<Release> = RELEASES
+        .into_iter()
+        .filter(|r| has(&format!("pve{}", release_name(*r))))
+        .collect();
+    if !exact.is_empty() {
+        return exact;
+    }
+    let lines: Vec<Release> = RELEASES
         .into_iter()
         .filter(|r| {
-            let name = release_name(*r);
-            has(&format!("pve{name}"))
-                || (*r == Release::V8_4 && has("pve8"))
-                || (name.starts_with("9.") && has("pve9"))
+            let major = release_name(*r).split('.').next().unwrap_or_default();
+            has(&format!("pve{major}"))
         })
         .collect();
-    if named.is_empty() {
+    if lines.is_empty() {
         RELEASES.to_vec()
     } else {
-        named
+        lines
     }
 }
 
@@ -354,6 +360,19 @@ mod tests {
             [Release::V9_1, Release::V9_2]
         );
         assert_eq!(tagged_releases(&[]), RELEASES);
+        // An exact tag narrows its feature's line.
+        assert_eq!(
+            tagged_releases(&tags(&["sdn", "pve9", "pve9.1"])),
+            [Release::V9_1]
+        );
+        assert_eq!(
+            tagged_releases(&tags(&["pve8.4", "pve9.1"])),
+            [Release::V8_4, Release::V9_1]
+        );
+        assert_eq!(
+            fake_release_for(&tags(&["pve9", "pve9.2"]), Release::V9_1),
+            Release::V9_2
+        );
     }
 
     #[test]
