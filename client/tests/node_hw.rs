@@ -108,7 +108,7 @@ async fn capabilities_packages_and_scans_of_the_release() {
     let cpus = pve.hardware().cpu_models(NODE).await.expect("cpu");
     assert!(cpus.iter().any(|c| c["name"] == "x86-64-v2-AES"));
     let machines = pve.hardware().types(NODE).await.expect("machines");
-    assert_eq!(machines[0]["id"], "pc-q35-10.1");
+    assert_eq!(machines[0]["id"], "pc-q35-11.0+pve2");
     let pci = pve.hardware().pci_scan(NODE, None).await.expect("pci");
     assert!(pci.iter().all(|d| d["class"] != "0x060000"));
     let mdev = pve
