@@ -321,7 +321,11 @@ type Pkg = (
 );
 
 /// The packages `apt/versions` lists, in its order: `proxmox-ve`,
-/// `pve-manager`, the kernels, then the rest by name.
+/// `pve-manager`, the kernels, then the rest by name. 9.2's are those of
+/// pve-manager 9.2.11's release (August 2026): each package's newest
+/// version from its changelog by then, and at least the version
+/// pve-manager's and qemu-server's `debian/control` require; a package
+/// no 9.2 source names keeps its 9.1 version.
 const PACKAGES: &[Pkg] = &[
     (
         "proxmox-ve",
