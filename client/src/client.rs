@@ -99,9 +99,9 @@ impl Client {
 
     /// The PVE release whose schema describes the server: the one its
     /// `/version` reported ([`Client::connect`] and [`Client::version`]
-    /// read it), else 9.1. See [`crate::schema::release_for`].
+    /// read it), else 9.2. See [`crate::schema::release_for`].
     pub fn release(&self) -> Release {
-        self.known_release().unwrap_or(Release::V9_1)
+        self.known_release().unwrap_or(Release::V9_2)
     }
 
     /// The release the server reported, if the client has asked yet.

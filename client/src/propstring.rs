@@ -636,8 +636,8 @@ mod tests {
     use rstest::rstest;
 
     #[test]
-    fn the_formats_exist_in_both_releases() {
-        for release in [Release::V8_4, Release::V9_1] {
+    fn the_formats_exist_in_every_release() {
+        for release in [Release::V8_4, Release::V9_1, Release::V9_2] {
             for param in [
                 "net0",
                 "net31",

@@ -11,25 +11,24 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
-/// The schema release for a `/version` release (`8.4`, `9.1`, ...): the
-/// embedded 8.4 schema for any 8.x, otherwise 9.1 (the newest embedded
-/// one).
+/// The schema release for a `/version` release (`8.4`, `9.1`, `9.2.11`,
+/// ...): the embedded 8.4 schema for any 8.x, 9.1 for 9.0 and 9.1,
+/// otherwise 9.2 (the newest embedded one).
 pub fn release_for(release: &str) -> Release {
-    match release
-        .split('.')
-        .next()
-        .and_then(|m| m.parse::<u32>().ok())
-    {
-        Some(8) => Release::V8_4,
-        _ => Release::V9_1,
+    let mut parts = release.trim().split('.').map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(8), _) => Release::V8_4,
+        (Some(9), Some(0 | 1)) => Release::V9_1,
+        _ => Release::V9_2,
     }
 }
 
-/// The schema's name of a release (`8.4`, `9.1`).
+/// The schema's name of a release (`8.4`, `9.1`, `9.2`).
 pub fn release_name(release: Release) -> &'static str {
     match release {
         Release::V8_4 => "8.4",
-        _ => "9.1",
+        Release::V9_1 => "9.1",
+        Release::V9_2 => "9.2",
     }
 }
 
@@ -353,8 +352,12 @@ mod tests {
     #[case("8.1", Release::V8_4)]
     #[case("9.1", Release::V9_1)]
     #[case("9.0", Release::V9_1)]
-    #[case("10.0", Release::V9_1)]
-    #[case("", Release::V9_1)]
+    #[case("9.1.5", Release::V9_1)]
+    #[case("9.2", Release::V9_2)]
+    #[case("9.2.11", Release::V9_2)]
+    #[case("9.3", Release::V9_2)]
+    #[case("10.0", Release::V9_2)]
+    #[case("", Release::V9_2)]
     fn releases(#[case] text: &str, #[case] want: Release) {
         assert_eq!(release_for(text), want);
     }
@@ -380,6 +383,25 @@ mod tests {
         )
         .expect("known path");
         assert!(!old.contains("max-workers"), "{old}");
+    }
+
+    /// A path 9.2 added has usage in 9.2's schema and none in 9.1's.
+    #[test]
+    fn usage_follows_the_release() {
+        let path = "/cluster/qemu/custom-cpu-models";
+        let u = usage(pve_schema::spec(Release::V9_2), path, false).expect("a 9.2 path");
+        assert!(
+            u.contains("USAGE: pve get /cluster/qemu/custom-cpu-models\n"),
+            "{u}"
+        );
+        let e = usage(pve_schema::spec(Release::V9_1), path, false).expect_err("not in 9.1");
+        assert_eq!(
+            e.message(),
+            "no such resource '/cluster/qemu/custom-cpu-models'"
+        );
+        for r in [Release::V8_4, Release::V9_1, Release::V9_2] {
+            assert_eq!(release_for(release_name(r)), r);
+        }
     }
 
     #[test]

@@ -18,8 +18,8 @@ async fn version_in_both_modes() {
         let run = start().await;
         let pve = client(&run, mode);
         let v = pve.version().await.expect("version");
-        assert_eq!(v.release, "9.1", "{mode:?}");
-        assert!(v.version.starts_with("9.1."), "{mode:?}: {v:?}");
+        assert_eq!(v.release, "9.2", "{mode:?}");
+        assert!(v.version.starts_with("9.2."), "{mode:?}: {v:?}");
         assert!(v.repoid.len() >= 8, "{v:?}");
         assert_eq!(
             pve.nodes().node_version("pve").await.expect("node version"),
@@ -38,7 +38,7 @@ async fn version_of_an_8_4_server() {
     let pve = client(&run, Mode::Token);
     // Until the client has asked, it assumes the newest schema.
     assert_eq!(pve.known_release(), None);
-    assert_eq!(pve.release(), pve_client::pve_schema::Release::V9_1);
+    assert_eq!(pve.release(), pve_client::pve_schema::Release::V9_2);
     let v = pve.version().await.expect("version");
     assert_eq!(v.release, "8.4");
     assert_eq!(pve.release(), pve_client::pve_schema::Release::V8_4);
@@ -215,7 +215,7 @@ async fn nodes_list_status_and_selection() {
         assert!(
             st.pveversion
                 .as_deref()
-                .is_some_and(|v| v.starts_with("pve-manager/9.1"))
+                .is_some_and(|v| v.starts_with("pve-manager/9.2"))
         );
 
         assert_eq!(pve.nodes().select_node().await.expect("a node"), "pve");
@@ -610,7 +610,7 @@ async fn access_domains_tickets_and_tokens() {
                 .expect("config"),
         )
         .expect("client");
-        assert_eq!(with_token.version().await.expect("version").release, "9.1");
+        assert_eq!(with_token.version().await.expect("version").release, "9.2");
 
         let listed = access.token_index("root@pam").await.expect("index");
         assert!(

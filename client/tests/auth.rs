@@ -16,7 +16,7 @@ async fn connect_checks_the_credentials() {
         let pve = Client::connect(config(&run, mode).build().expect("config"))
             .await
             .expect("connects");
-        assert_eq!(pve.version().await.expect("version").release, "9.1");
+        assert_eq!(pve.version().await.expect("version").release, "9.2");
     }
     let run = start().await;
     let e = Client::connect(
@@ -207,7 +207,7 @@ async fn raw_calls_in_both_modes() {
         let run = start().await;
         let pve = client(&run, mode);
         let v = pve.get("/version", &Params::new()).await.expect("get");
-        assert_eq!(v["release"], "9.1");
+        assert_eq!(v["release"], "9.2");
         let id = pve
             .get("cluster/nextid", &Params::new().set("vmid", 300))
             .await

@@ -64,7 +64,7 @@ async fn get_in_every_output_format() {
     let run = start().await;
     for env in [password_env(&run), token_env(&run)] {
         let v = json(&pve(env.clone(), &["get", "/version", "--output-format", "json"]).await);
-        assert_eq!(v["release"], "9.1");
+        assert_eq!(v["release"], "9.2");
         let pretty = stdout(
             &pve(
                 env.clone(),
@@ -72,7 +72,7 @@ async fn get_in_every_output_format() {
             )
             .await,
         );
-        assert!(pretty.contains("\n  \"release\": \"9.1\""), "{pretty}");
+        assert!(pretty.contains("\n  \"release\": \"9.2\""), "{pretty}");
         let text = stdout(&pve(env.clone(), &["get", "/nodes"]).await);
         let mut lines = text.lines();
         assert!(
@@ -309,7 +309,7 @@ async fn usage_follows_the_servers_release() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn usage_without_a_server_and_verbose() {
-    // No PVE_ENDPOINT: the 9.1 schema.
+    // No PVE_ENDPOINT: the 9.2 schema.
     let acl = stdout(&pve(vec![], &["usage", "/access/acl", "--verbose"]).await);
     assert!(acl.starts_with("USAGE: pve get /access/acl\n"), "{acl}");
     assert!(

@@ -66,7 +66,7 @@ async fn server_errors_are_retried_until_they_stop() {
         let pve = client(&run, mode);
         let id = fault(&run, json!({"method": "GET", "path": "/version", "status": 503, "message": "injected", "count": 2})).await;
         let v = pve.version().await.expect("the third attempt succeeds");
-        assert_eq!(v.release, "9.1");
+        assert_eq!(v.release, "9.2");
         assert_eq!(hits(&run, id).await, 2, "{mode:?}");
     }
 }
@@ -105,7 +105,7 @@ async fn dropped_connections_are_retried_for_reads() {
         json!({"method": "GET", "path": "/version", "drop": true, "count": 1}),
     )
     .await;
-    assert_eq!(pve.version().await.expect("retried").release, "9.1");
+    assert_eq!(pve.version().await.expect("retried").release, "9.2");
     assert_eq!(hits(&run, id).await, 1);
 }
 

@@ -108,7 +108,7 @@ async fn capabilities_packages_and_scans_of_the_release() {
     let cpus = pve.hardware().cpu_models(NODE).await.expect("cpu");
     assert!(cpus.iter().any(|c| c["name"] == "x86-64-v2-AES"));
     let machines = pve.hardware().types(NODE).await.expect("machines");
-    assert_eq!(machines[0]["id"], "pc-q35-10.1");
+    assert_eq!(machines[0]["id"], "pc-q35-11.0+pve2");
     let pci = pve.hardware().pci_scan(NODE, None).await.expect("pci");
     assert!(pci.iter().all(|d| d["class"] != "0x060000"));
     let mdev = pve
@@ -120,7 +120,7 @@ async fn capabilities_packages_and_scans_of_the_release() {
     assert_eq!(pve.hardware().usbscan(NODE).await.expect("usb").len(), 2);
     let versions = pve.apt().versions(NODE).await.expect("versions");
     assert_eq!(versions[1]["Package"], "pve-manager");
-    assert_eq!(versions[1]["Version"], "9.1.5");
+    assert_eq!(versions[1]["Version"], "9.2.11");
     assert!(
         pve.apt()
             .list_updates(NODE)

@@ -35,7 +35,7 @@ async fn ca_bundle_as_text_or_file() {
         let pve = Client::connect(cfg)
             .await
             .expect("verified against the bundle");
-        assert_eq!(pve.version().await.expect("version").release, "9.1");
+        assert_eq!(pve.version().await.expect("version").release, "9.2");
     }
     let path = std::env::temp_dir().join(format!("pve-client-ca-{}-{T0}.pem", std::process::id()));
     std::fs::write(&path, &pem).expect("write bundle");
@@ -128,7 +128,7 @@ async fn plain_http() {
     )
     .await
     .expect("http");
-    assert_eq!(pve.version().await.expect("version").release, "9.1");
+    assert_eq!(pve.version().await.expect("version").release, "9.2");
 }
 
 #[tokio::test]

@@ -70,7 +70,7 @@ fn area(path: &str) -> String {
 pub fn summary() -> String {
     let router = Router::default();
     let mut out = String::new();
-    for version in [PveVersion::V9_1, PveVersion::V8_4] {
+    for version in PveVersion::ALL.into_iter().rev() {
         let s = spec(version);
         let count = |l: Level| {
             s.endpoints
@@ -108,7 +108,7 @@ says and validates parameters as PVE does. Levels:\n\n\
 - **handler's checks only**: the checks PVE's handler makes itself (permissions on the guests or volumes it names) are made, then the call is answered with 501 `Method '... ' is not emulated by fake-pve`.\n\
 - **validation only**: the call is checked, then answered with 501 `Method '... ' is not emulated by fake-pve`.\n",
     );
-    for version in [PveVersion::V9_1, PveVersion::V8_4] {
+    for version in PveVersion::ALL.into_iter().rev() {
         let s = spec(version);
         let mut counts: BTreeMap<Level, usize> = BTreeMap::new();
         for e in &s.endpoints {

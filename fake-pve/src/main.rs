@@ -36,8 +36,8 @@ struct Args {
     /// Scenario file (YAML) describing the cluster; a fresh single node otherwise.
     #[arg(long, env = "FAKE_PVE_SEED")]
     seed: Option<PathBuf>,
-    /// PVE release to impersonate: 8.4 or 9.1.
-    #[arg(long, env = "FAKE_PVE_PVE_VERSION", default_value = "9.1", value_parser = parse_version)]
+    /// PVE release to impersonate: 8.4, 9.1 or 9.2.
+    #[arg(long, env = "FAKE_PVE_PVE_VERSION", default_value = "9.2", value_parser = parse_version)]
     pve_version: PveVersion,
     /// Seconds to wait before answering a failed authentication (PVE: 3).
     #[arg(long, env = "FAKE_PVE_AUTH_FAILURE_DELAY", default_value = "3")]
@@ -88,7 +88,7 @@ struct Args {
 #[derive(Debug, thiserror::Error)]
 enum StartError {
     /// `--pve-version` names no release fake-pve impersonates.
-    #[error("unsupported PVE version '{0}' (use 8.4 or 9.1)")]
+    #[error("unsupported PVE version '{0}' (use 8.4, 9.1 or 9.2)")]
     Version(String),
     /// `--profile` is no built-in profile and no readable file.
     #[error("--profile {0}: not instant, documented or a readable file: {1}")]

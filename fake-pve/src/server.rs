@@ -51,7 +51,7 @@ pub struct FakePve;
 
 impl FakePve {
     /// A builder with PVE's defaults: `127.0.0.1:8006`, TLS, root@pam
-    /// with password `password`, PVE 9.1, a 3 s failed-auth delay, the
+    /// with password `password`, PVE 9.2, a 3 s failed-auth delay, the
     /// built-in single-node scenario, the system clock and instant tasks.
     pub fn builder() -> Builder {
         Builder::default()

@@ -211,7 +211,7 @@ async fn tickets_travel_as_cookie_or_header_and_expire() {
         Auth::Header("Authorization", format!("PVEAuthCookie={ticket}")),
     ] {
         let r = pve.get("/version", &auth).await;
-        assert_eq!(r.data()["release"], "9.1", "{auth:?}");
+        assert_eq!(r.data()["release"], "9.2", "{auth:?}");
     }
     // Valid for two hours by the emulated clock.
     let auth = Auth::Ticket {

@@ -235,7 +235,7 @@ fn vm_user_privs(v: PveVersion) -> BTreeSet<&'static str> {
     ]
     .into_iter()
     .collect();
-    if v == PveVersion::V9_1 {
+    if v.is_v9() {
         p.extend([
             "VM.GuestAgent.Audit",
             "VM.GuestAgent.FileRead",
@@ -583,6 +583,11 @@ async fn world(version: PveVersion) -> World {
         ("monid", "pve"),
         ("osdid", "0"),
         ("pci-id-or-mapping", "0000:00:1f.0"),
+        ("cputype", "custom-mx"),
+        ("url_seq", "10"),
+        ("route-map-id", "rmx"),
+        ("order", "10"),
+        ("code", "OSD_DOWN"),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -677,6 +682,11 @@ const NOT_EMULATED: &[(&str, &str)] = &[
     ("GET", "/cluster/acme/tos"),
     ("GET", "/cluster/acme/account"),
     ("GET", "/cluster/jobs/schedule-analyze"),
+    // 9.2's custom CPU models, prefix lists and route maps.
+    ("GET", "/cluster/qemu/custom-cpu-models"),
+    ("GET", "/cluster/sdn/prefix-lists"),
+    ("GET", "/cluster/sdn/route-maps"),
+    ("GET", "/cluster/sdn/route-maps/entries"),
 ];
 
 /// Walks every route of one release; answers the mismatches and the
@@ -774,7 +784,7 @@ async fn walk(version: PveVersion) -> (Vec<String>, Vec<String>) {
         }
     }
     for r in ROWS {
-        let in_some = [PveVersion::V8_4, PveVersion::V9_1].iter().any(|v| {
+        let in_some = PveVersion::ALL.iter().any(|v| {
             fake_pve::spec::spec(*v)
                 .endpoint(r.method, r.path)
                 .is_some()
@@ -792,7 +802,7 @@ async fn walk(version: PveVersion) -> (Vec<String>, Vec<String>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_route_of_every_release() {
     let mut problems = Vec::new();
-    for v in [PveVersion::V8_4, PveVersion::V9_1] {
+    for v in PveVersion::ALL {
         let (wrong, skipped) = walk(v).await;
         for s in skipped {
             eprintln!("accepted: {s}");
@@ -1041,6 +1051,38 @@ const ROWS: &[Row] = &[
         "",
         |_| empty("dns"),
         |_| empty("dns"),
+    ),
+    // 9.2: the custom CPU models (qemu-server API2/Qemu/CPU.pm) and the
+    // SDN prefix lists and route maps list what the caller may see:
+    // nothing here.
+    r("GET", "/cluster/qemu", "", ok, ok),
+    r(
+        "GET",
+        "/cluster/qemu/custom-cpu-models",
+        "",
+        |_| empty("cputype"),
+        |_| empty("cputype"),
+    ),
+    r(
+        "GET",
+        "/cluster/sdn/prefix-lists",
+        "",
+        |_| empty("id"),
+        |_| empty("id"),
+    ),
+    r(
+        "GET",
+        "/cluster/sdn/route-maps",
+        "",
+        |_| empty("id"),
+        |_| empty("id"),
+    ),
+    r(
+        "GET",
+        "/cluster/sdn/route-maps/entries",
+        "",
+        |_| empty("route-map-id"),
+        |_| empty("route-map-id"),
     ),
     r("GET", "/cluster/sdn/fabrics/all", "", ok, ok),
     r(

@@ -118,11 +118,11 @@ async fn node_status_and_version() {
         "9.x reports available memory"
     );
     assert_eq!(st["cpuinfo"]["cpus"], 8);
-    assert_eq!(st["pveversion"], "pve-manager/9.1.5/80cf92a64bef6889");
+    assert_eq!(st["pveversion"], "pve-manager/9.2.11/f6997e698c7933ea");
     let v = pve.get("/nodes/localhost/version", &root).await.data();
     assert_eq!(
         v,
-        json!({"version": "9.1.5", "release": "9.1", "repoid": "80cf92a64bef6889"})
+        json!({"version": "9.2.11", "release": "9.2", "repoid": "f6997e698c7933ea"})
     );
     let idx = pve.get("/nodes/pve", &root).await.data();
     assert!(

@@ -111,7 +111,7 @@ async fn create_stores_the_canonical_config() {
     assert!(is_mac(mac), "{net}");
     assert_eq!(
         c["meta"],
-        format!("creation-qemu=10.1.2,ctime={}", common::T0).as_str()
+        format!("creation-qemu=11.0.2,ctime={}", common::T0).as_str()
     );
     assert!(c["smbios1"].as_str().expect("smbios1").starts_with("uuid="));
     assert_eq!(c["vmgenid"].as_str().expect("vmgenid").len(), 36);
@@ -540,7 +540,7 @@ async fn power_tasks_and_refusals() {
     assert_eq!(st["qmpstatus"], "running");
     assert_eq!(st["uptime"], 42);
     assert!(st["pid"].is_u64());
-    assert_eq!(st["running-qemu"], "10.1.2");
+    assert_eq!(st["running-qemu"], "11.0.2");
     assert!(st["nics"]["tap100i0"].is_object(), "{st}");
     assert!(st["blockstat"]["scsi0"].is_object(), "{st}");
     let (exit, _) = task(&pve, &root, &power(&pve, &root, 100, "start", "").await).await;

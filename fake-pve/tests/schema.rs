@@ -34,7 +34,7 @@ fn method(m: &str) -> Method {
 
 #[tokio::test]
 async fn every_endpoint_is_routed_and_authenticated() {
-    for version in [PveVersion::V8_4, PveVersion::V9_1] {
+    for version in PveVersion::ALL {
         let pve = start_with(builder().pve_version(version)).await;
         let s = spec(version);
         let mut checked = 0;
@@ -63,13 +63,18 @@ async fn every_endpoint_is_routed_and_authenticated() {
             }
             checked += 1;
         }
-        assert_eq!(checked, if version.is_v9() { 649 } else { 605 });
+        let endpoints = match version {
+            PveVersion::V8_4 => 605,
+            PveVersion::V9_1 => 649,
+            PveVersion::V9_2 => 680,
+        };
+        assert_eq!(checked, endpoints);
     }
 }
 
 #[tokio::test]
 async fn every_endpoint_refuses_an_unknown_parameter() {
-    for version in [PveVersion::V8_4, PveVersion::V9_1] {
+    for version in PveVersion::ALL {
         let pve = start_with(builder().pve_version(version)).await;
         let root = pve.root().await;
         for e in &spec(version).endpoints {
@@ -207,7 +212,7 @@ async fn openapi_document() {
     let doc = r.json();
     assert_eq!(doc["openapi"], "3.0.3");
     let paths = doc["paths"].as_object().expect("paths");
-    assert_eq!(paths.len(), 431);
+    assert_eq!(paths.len(), 449);
     let create = &paths["/nodes/{node}/qemu"]["post"];
     assert_eq!(create["operationId"], "create_vm_post");
     let props = &create["requestBody"]["content"]["application/x-www-form-urlencoded"]["schema"]["properties"];

@@ -2038,12 +2038,13 @@ impl World {
 }
 
 /// The releases fake-pve impersonates.
-const PVE_RELEASES: [PveVersion; 2] = [PveVersion::V8_4, PveVersion::V9_1];
+const PVE_RELEASES: [PveVersion; 3] = PveVersion::ALL;
 
 fn release(v: PveVersion) -> &'static str {
     match v {
         PveVersion::V8_4 => "pve8.4",
         PveVersion::V9_1 => "pve9.1",
+        PveVersion::V9_2 => "pve9.2",
     }
 }
 
@@ -2116,6 +2117,11 @@ fn snapshots(version: PveVersion) {
         }
     });
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+#[test]
+fn the_answers_of_pve_9_2() {
+    snapshots(PveVersion::V9_2);
 }
 
 #[test]
@@ -2196,7 +2202,7 @@ impl World {
     /// 9.x SDN fabrics, applied with the rest: an OpenFabric fabric
     /// (dual stack) with two nodes, an OSPF fabric with one of them.
     fn sdn_fabrics(&self) {
-        if self.state.settings().version != PveVersion::V9_1 {
+        if !self.state.settings().version.is_v9() {
             return;
         }
         let post = Method::POST;
@@ -2233,7 +2239,7 @@ impl World {
 
     /// Fabric changes left pending after the apply.
     fn sdn_fabrics_changed(&self) {
-        if self.state.settings().version != PveVersion::V9_1 {
+        if !self.state.settings().version.is_v9() {
             return;
         }
         self.call(
@@ -2411,6 +2417,11 @@ fn node_services_after_changes(version: PveVersion) {
 }
 
 #[test]
+fn node_services_after_changes_9_2() {
+    node_services_after_changes(PveVersion::V9_2);
+}
+
+#[test]
 fn node_services_after_changes_9_1() {
     node_services_after_changes(PveVersion::V9_1);
 }
@@ -2469,6 +2480,11 @@ fn sdn_ipam_of_a_guest(version: PveVersion) {
 }
 
 #[test]
+fn sdn_ipam_of_a_guest_9_2() {
+    sdn_ipam_of_a_guest(PveVersion::V9_2);
+}
+
+#[test]
 fn sdn_ipam_of_a_guest_9_1() {
     sdn_ipam_of_a_guest(PveVersion::V9_1);
 }
@@ -2484,7 +2500,7 @@ fn sdn_ipam_of_a_guest_8_4() {
 fn apt_repositories_after_changes(version: PveVersion) {
     let world = World::new(version);
     let (post, put) = (Method::POST, Method::PUT);
-    let enterprise = if version == PveVersion::V9_1 {
+    let enterprise = if version.is_v9() {
         "%2Fetc%2Fapt%2Fsources.list.d%2Fpve-enterprise.sources"
     } else {
         "%2Fetc%2Fapt%2Fsources.list.d%2Fpve-enterprise.list"
@@ -2564,6 +2580,11 @@ fn apt_repositories_after_changes(version: PveVersion) {
 }
 
 #[test]
+fn apt_repositories_after_changes_9_2() {
+    apt_repositories_after_changes(PveVersion::V9_2);
+}
+
+#[test]
 fn apt_repositories_after_changes_9_1() {
     apt_repositories_after_changes(PveVersion::V9_1);
 }
@@ -2598,6 +2619,11 @@ fn cluster_resources_without_node_audit(version: PveVersion) {
         assert!(rows.iter().all(|r| r.get("maxmem").is_none()), "{body}");
         insta::assert_json_snapshot!("cluster_resources_nodes_without_sys_audit", body);
     });
+}
+
+#[test]
+fn cluster_resources_without_node_audit_9_2() {
+    cluster_resources_without_node_audit(PveVersion::V9_2);
 }
 
 #[test]

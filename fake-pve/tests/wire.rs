@@ -22,7 +22,7 @@ async fn envelope_and_headers() {
     let j = r.json();
     assert_eq!(
         j,
-        json!({"data": {"version": "9.1.5", "release": "9.1", "repoid": "80cf92a64bef6889"}})
+        json!({"data": {"version": "9.2.11", "release": "9.2", "repoid": "f6997e698c7933ea"}})
     );
     // Trailing and doubled slashes are ignored.
     assert_eq!(pve.get("/version/", &root).await.status, 200);
@@ -46,7 +46,7 @@ async fn extjs_wraps_with_success() {
         .await;
     let j = r.json();
     assert_eq!(j["success"], 1);
-    assert_eq!(j["data"]["release"], "9.1");
+    assert_eq!(j["data"]["release"], "9.2");
     let r = pve
         .send(
             Method::GET,

@@ -81,7 +81,7 @@ async fn a_state_document_round_trips_into_another_fake_pve() {
     let doc = state(&a, &root).await;
     assert_eq!(doc["format"], "fake-pve-state");
     assert_eq!(doc["version"], 1);
-    assert_eq!(doc["pve"], "9.1");
+    assert_eq!(doc["pve"], "9.2");
     assert!(doc["cluster"]["vms"]["101"].is_object(), "{doc}");
     let text = doc.to_string();
 
@@ -167,7 +167,7 @@ async fn bad_state_documents_leave_the_world_as_it_was() {
     let doc8 = state(&old, &oroot).await;
     put(doc8.to_string()).await.assert_param_error(
         "state",
-        "the state is of PVE 8.4, but this fake-pve impersonates PVE 9.1",
+        "the state is of PVE 8.4, but this fake-pve impersonates PVE 9.2",
     );
     let e = Scenario::parse(&doc8.to_string(), "old.json").expect("parses");
     let err = common::builder()
@@ -177,7 +177,7 @@ async fn bad_state_documents_leave_the_world_as_it_was() {
         .expect_err("another release");
     assert!(
         err.to_string()
-            .contains("the state is of PVE 8.4, but this fake-pve impersonates PVE 9.1"),
+            .contains("the state is of PVE 8.4, but this fake-pve impersonates PVE 9.2"),
         "{err}"
     );
     assert_eq!(state(&pve, &root).await, before);

@@ -18,7 +18,7 @@ Feature: Ticket renewal and expiry
     When "alice" asks for a ticket for "bob" with the own ticket
     Then PVE answers 401 "authentication failure"
 
-  @fake-only
+  @fake-only @pve9
   Scenario: A ticket expires after two hours; a renewed one lives on
     Given 3600 seconds have passed
     When "alice" renews the ticket

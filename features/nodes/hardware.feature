@@ -32,7 +32,20 @@ Feature: A node's hardware, QEMU capabilities and packages
     And the answer lists "Package" = "qemu-server"
     And the answer lists "Package" = "pve-qemu-kvm"
 
-  @fake-only @pve9
+  @pve9.2
+  Scenario: 9.2's QEMU 11.0 machine types
+    When I call GET "/nodes/{node}/capabilities/qemu/machines"
+    Then the item with "id" = "pc-q35-11.0+pve2" has "version" = "11.0+pve2"
+    And the item with "id" = "pc-i440fx-11.0+pve1" has "changes" = "Use host_tunnel=off by default for VirtIO NICs."
+
+  @fake-only @pve9.2
+  Scenario: 9.2's versions
+    When I call GET "/nodes/{node}/apt/versions"
+    Then the item with "Package" = "pve-manager" has "Version" = "9.2.11"
+    And the item with "Package" = "proxmox-ve" has "RunningKernel" = "7.0.14-12-pve"
+    And the item with "Package" = "pve-qemu-kvm" has "Version" = "11.0.2-1"
+
+  @fake-only @pve9.1
   Scenario: 9.1's versions
     When I call GET "/nodes/{node}/apt/versions"
     Then the item with "Package" = "pve-manager" has "Version" = "9.1.5"

@@ -67,12 +67,20 @@ Feature: SDN fabrics
       | area      | 198.18.62.1    |
       | ip_prefix | 198.18.65.0/24 |
     Then PVE answers 500 with a message matching "adding fabric failed: duplicate OSPF area.*"
-    When I create SDN fabric "{fabric:d}" with protocol "wireguard"
-      | ip_prefix | 198.18.65.0/24 |
-    Then parameter "protocol" is rejected with "value 'wireguard' does not have a value in the enumeration 'openfabric, ospf'"
     When I call PUT "/cluster/sdn/fabrics/fabric/{fabric:a}"
       | protocol | ospf |
     Then PVE answers 500 with a message matching "updating fabric failed: node has a different protocol than the referenced fabric.*"
+
+  @pve9.1
+  Scenario: 9.1 knows no WireGuard fabric
+    When I create SDN fabric "{fabric:d}" with protocol "wireguard"
+      | ip_prefix | 198.18.65.0/24 |
+    Then parameter "protocol" is rejected with "value 'wireguard' does not have a value in the enumeration 'openfabric, ospf'"
+
+  @fake-only @pve9.2
+  Scenario: 9.2's WireGuard fabrics pass validation and are not emulated yet
+    When I create SDN fabric "{fabric:d}" with protocol "wireguard"
+    Then PVE answers 501 with a message matching ".*WireGuard fabrics are not emulated by fake-pve.*"
 
   Scenario: A node's router IP lies in its fabric's prefix
     Given SDN fabric "{fabric:a}" with protocol "openfabric" exists

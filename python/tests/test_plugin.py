@@ -61,7 +61,7 @@ def test_it(fake_pve):
 ''')
     result = pytester.runpytest("--fake-pve-version", "7.0")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*unsupported PVE version '7.0' (use 8.4 or 9.1)*"])
+    result.stdout.fnmatch_lines(["*unsupported PVE version '7.0' (use 8.4, 9.1 or 9.2)*"])
 
 
 def test_a_missing_ini_scenario_is_a_clear_error(pytester):

@@ -16,7 +16,7 @@ const PROSE: &[&str] = &[
 ];
 
 /// The releases whose schema is in `../shared/pve-schema/`.
-pub const RELEASES: &[&str] = &["8.4", "9.1"];
+pub const RELEASES: &[&str] = &["8.4", "9.1", "9.2"];
 
 /// How many instances an indexed property (`net[n]`) has, from PVE's
 /// sources (qemu-server, pve-container, pve-cluster, pve-manager).

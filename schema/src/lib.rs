@@ -43,12 +43,14 @@ pub enum Release {
     V8_4,
     /// PVE 9.1.
     V9_1,
+    /// PVE 9.2.
+    V9_2,
 }
 
 /// The spec of one release.
 #[derive(Debug, Deserialize)]
 pub struct Spec {
-    /// `8.4` or `9.1`.
+    /// `8.4`, `9.1` or `9.2`.
     pub release: String,
     /// Every endpoint, sorted by path and method.
     pub endpoints: Vec<Endpoint>,
@@ -300,6 +302,7 @@ pub fn perl_to_rust(p: &str) -> String {
 
 const SPEC_8_4: &str = include_str!("../spec/pve-8.4.json");
 const SPEC_9_1: &str = include_str!("../spec/pve-9.1.json");
+const SPEC_9_2: &str = include_str!("../spec/pve-9.2.json");
 
 /// Gives named property-string formats their keys: those PVE registers
 /// by name get the exact definition of [`registered`] (with the validator
@@ -389,6 +392,36 @@ fn errata_8_4(spec: &mut Spec) {
     }
 }
 
+/// Where the 9.2 schema's `returns` contradict what the release's own
+/// code answers. `GET /cluster/options` declares the datacenter options
+/// with the schema `PUT` takes them in, a property string as a string;
+/// the handler answers `datacenter.cfg` as parsed, each property string
+/// (`tag-style`, `crs`, `location`, ...) an object of its keys.
+fn errata_9_2(spec: &mut Spec) {
+    for e in &mut spec.endpoints {
+        if e.method != "GET" || e.path != "/cluster/options" {
+            continue;
+        }
+        let Some(props) = e
+            .returns
+            .get_mut("properties")
+            .and_then(Value::as_object_mut)
+        else {
+            continue;
+        };
+        for p in props.values_mut() {
+            let parsed = match p.get("format") {
+                Some(Value::Object(_)) => true,
+                Some(Value::String(f)) => registered::NAMES.contains(&f.as_str()),
+                _ => false,
+            };
+            if parsed && let Some(o) = p.as_object_mut() {
+                o.insert("type".into(), serde_json::json!(["string", "object"]));
+            }
+        }
+    }
+}
+
 /// Where both schemas' `returns` contradict what PVE's code answers.
 /// pve-storage's `get_disks` sets a disk's or partition's `mounted` only
 /// when it is mounted ("only set mounted property for mounted devices",
@@ -410,6 +443,7 @@ fn errata(spec: &mut Spec) {
 pub fn spec(release: Release) -> &'static Spec {
     static V8: OnceLock<Spec> = OnceLock::new();
     static V9: OnceLock<Spec> = OnceLock::new();
+    static V9_2: OnceLock<Spec> = OnceLock::new();
     match release {
         Release::V8_4 => V8.get_or_init(|| {
             let mut spec = load(SPEC_8_4);
@@ -419,6 +453,12 @@ pub fn spec(release: Release) -> &'static Spec {
         }),
         Release::V9_1 => V9.get_or_init(|| {
             let mut spec = load(SPEC_9_1);
+            errata(&mut spec);
+            spec
+        }),
+        Release::V9_2 => V9_2.get_or_init(|| {
+            let mut spec = load(SPEC_9_2);
+            errata_9_2(&mut spec);
             errata(&mut spec);
             spec
         }),
@@ -512,17 +552,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn both_releases_load_with_their_endpoint_counts() {
+    fn every_release_loads_with_its_endpoint_count() {
         assert_eq!(spec(Release::V8_4).endpoints.len(), 605);
         assert_eq!(spec(Release::V9_1).endpoints.len(), 649);
         assert_eq!(spec(Release::V9_1).release, "9.1");
+        assert_eq!(spec(Release::V9_2).endpoints.len(), 680);
+        assert_eq!(spec(Release::V9_2).release, "9.2");
     }
 
     /// A list of unmounted disks, as a real node sends it, fits; a
     /// `mounted` of the wrong type still does not.
     #[test]
     fn disks_may_come_without_mounted() {
-        for release in [Release::V8_4, Release::V9_1] {
+        for release in [Release::V8_4, Release::V9_1, Release::V9_2] {
             let e = spec(release)
                 .endpoint("GET", "/nodes/{node}/disks/list")
                 .expect("disks/list");
@@ -537,6 +579,25 @@ mod tests {
             }]);
             assert_eq!(returns::check(&e.returns, &wrong).len(), 1);
         }
+    }
+
+    /// 9.2's datacenter options come back parsed, as 9.1's do: a property
+    /// string is an object of its keys, a plain option still a string.
+    #[test]
+    fn datacenter_options_may_be_parsed_property_strings() {
+        let e = spec(Release::V9_2)
+            .endpoint("GET", "/cluster/options")
+            .expect("get_options");
+        let parsed = serde_json::json!({
+            "tag-style": {"shape": "dense", "ordering": "config"},
+            "location": {"latitude": 48.2, "longitude": 16.37},
+            "keyboard": "de",
+            "allowed-tags": [],
+        });
+        let problems = returns::check(&e.returns, &parsed);
+        assert!(problems.is_empty(), "{problems:?}");
+        let wrong = serde_json::json!({"keyboard": {"layout": "de"}, "allowed-tags": []});
+        assert_eq!(returns::check(&e.returns, &wrong).len(), 1);
     }
 
     #[test]
@@ -569,7 +630,7 @@ mod tests {
     /// path, both by its template and as a request's path reaches it.
     #[rstest::rstest]
     fn every_endpoint_is_found_by_its_method_and_path(
-        #[values(Release::V8_4, Release::V9_1)] release: Release,
+        #[values(Release::V8_4, Release::V9_1, Release::V9_2)] release: Release,
     ) {
         let s = spec(release);
         for e in &s.endpoints {
@@ -607,7 +668,7 @@ mod tests {
     #[test]
     fn every_named_format_is_validated_or_accepted_on_purpose() {
         let mut names = std::collections::BTreeSet::new();
-        for text in [SPEC_8_4, SPEC_9_1] {
+        for text in [SPEC_8_4, SPEC_9_1, SPEC_9_2] {
             let v: Value = serde_json::from_str(text).expect("json");
             for e in v["endpoints"].as_array().expect("endpoints") {
                 named_formats(&e["parameters"], &mut names);

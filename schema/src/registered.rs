@@ -25,6 +25,7 @@
 //! - `pve-qm-rng`: qemu-server `src/PVE/QemuServer/RNG.pm:51`
 //! - `pve-sdn-dhcp-range`: pve-network
 //!   `src/PVE/Network/SDN/SubnetPlugin.pm:85`
+//! - `pve-node-location` (9.2): pve-common `src/PVE/JSONSchema.pm:322`
 //! - `pve-tfa-config`, `realm-sync-options`: pve-access-control
 //!   `src/PVE/Auth/Plugin.pm:203`, `:117`
 
@@ -161,6 +162,7 @@ pub const NAMES: &[&str] = &[
     "pve-qm-ipconfig",
     "pve-qm-rng",
     "pve-sdn-dhcp-range",
+    "pve-node-location",
     "pve-tfa-config",
     "realm-sync-options",
 ];
@@ -259,6 +261,11 @@ fn definition(name: &str) -> Option<serde_json::Value> {
         "pve-sdn-dhcp-range" => json!({
             "start-address": {"type": "ip"},
             "end-address": {"type": "ip"},
+        }),
+        "pve-node-location" => json!({
+            "name": {"type": "string", "optional": 1, "maxLength": 128},
+            "latitude": {"type": "number", "minimum": -90, "maximum": 90},
+            "longitude": {"type": "number", "minimum": -180, "maximum": 180},
         }),
         "pve-tfa-config" => json!({
             "type": {"type": "string", "enum": ["yubico", "oath"]},

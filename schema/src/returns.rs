@@ -53,10 +53,9 @@ pub fn json_schema(schema: &Value) -> Value {
                 if let Some(props) = schema.get("properties").and_then(Value::as_object) {
                     let required: Vec<&String> = props
                         .iter()
-                        .filter(|(_, p)| {
-                            !p.get("optional")
-                                .is_some_and(|o| o.as_i64() == Some(1) || o.as_bool() == Some(true))
-                        })
+                        // A `oneOf` chosen by a `type-property` may be
+                        // absent for some types: not required here.
+                        .filter(|(_, p)| !is_optional(p) && p.get("type-property").is_none())
                         .map(|(name, _)| name)
                         .collect();
                     let converted: serde_json::Map<String, Value> = props
@@ -95,6 +94,36 @@ pub fn json_schema(schema: &Value) -> Value {
         1 => alternatives.remove(0),
         _ => json!({ "anyOf": alternatives }),
     }
+}
+
+fn is_optional(schema: &Value) -> bool {
+    schema
+        .get("optional")
+        .is_some_and(|o| o.as_i64() == Some(1) || o.as_bool() == Some(true))
+}
+
+/// Whether a `oneOf` property chosen by a `type-property` may be absent
+/// from `obj`, as PVE's JSONSchema decides it: when `obj` has no type, or
+/// no variant is of its type, it may; otherwise the variant of its type
+/// says.
+fn optional_for_type(schema: &Value, obj: &serde_json::Map<String, Value>) -> bool {
+    let (Some(variants), Some(tp)) = (
+        schema.get("oneOf").and_then(Value::as_array),
+        schema.get("type-property").and_then(Value::as_str),
+    ) else {
+        return false;
+    };
+    let Some(instance) = obj.get(tp).and_then(Value::as_str) else {
+        return true;
+    };
+    variants
+        .iter()
+        .find(|v| {
+            v.get("instance-types")
+                .and_then(Value::as_array)
+                .is_some_and(|t| t.iter().any(|t| t.as_str() == Some(instance)))
+        })
+        .is_none_or(is_optional)
 }
 
 fn walk(schema: &Value, v: &Value, path: &str, out: &mut Vec<String>) {
@@ -137,9 +166,7 @@ fn walk(schema: &Value, v: &Value, path: &str, out: &mut Vec<String>) {
         v.as_object(),
     ) {
         for (name, sub) in props {
-            let optional = sub
-                .get("optional")
-                .is_some_and(|o| o.as_i64() == Some(1) || o.as_bool() == Some(true));
+            let optional = is_optional(sub) || optional_for_type(sub, obj);
             match obj.get(name) {
                 Some(x) => walk(sub, x, &format!("{path}.{name}"), out),
                 None if !optional => out.push(format!("{path}.{name}: missing")),
@@ -158,6 +185,42 @@ fn walk(schema: &Value, v: &Value, path: &str, out: &mut Vec<String>) {
 mod tests {
     use super::*;
     use rstest::rstest;
+
+    /// A `oneOf` property of some types only (9.2's fabrics'
+    /// `redistribute`) may be absent from an object of another type, and
+    /// from one of its types where that variant is optional.
+    #[test]
+    fn a_property_of_other_types_may_be_absent() {
+        let variant = |types: &[&str], optional: bool| {
+            let mut v = json!({"type": "array", "instance-types": types});
+            if optional {
+                v["optional"] = json!(1);
+            }
+            v
+        };
+        let schema = |optional: bool| {
+            json!({"type": "object", "properties": {
+                "protocol": {"type": "string", "optional": 1},
+                "redistribute": {"type": "array", "type-property": "protocol",
+                    "oneOf": [variant(&["ospf"], optional), variant(&["bgp"], true)]},
+            }})
+        };
+        assert!(check(&schema(true), &json!({"protocol": "openfabric"})).is_empty());
+        assert!(check(&schema(true), &json!({"protocol": "ospf"})).is_empty());
+        assert!(check(&schema(false), &json!({"protocol": "openfabric"})).is_empty());
+        assert!(check(&schema(false), &json!({})).is_empty());
+        assert_eq!(
+            check(&schema(false), &json!({"protocol": "ospf"})),
+            ["data.redistribute: missing"]
+        );
+        assert_eq!(
+            check(
+                &schema(true),
+                &json!({"protocol": "ospf", "redistribute": 1})
+            ),
+            ["data.redistribute: expected array, got 1"]
+        );
+    }
 
     #[test]
     fn loose_like_perl_strict_on_shape() {

@@ -4,9 +4,12 @@
 //! and counts.
 //!
 //! Tags: `@fake-only` scenarios need fake-pve's `/_fake` controls and
-//! never run against a real cluster; `@pve8` / `@pve9` say which release
-//! a scenario is about (fake-pve impersonates that release for it; a real
-//! cluster of the other release leaves it out); `@destructive` scenarios
+//! never run against a real cluster; `@pve8`, `@pve9` (any 9.x) and the
+//! exact `@pve8.4`, `@pve9.1`, `@pve9.2` (which narrow a feature's line)
+//! say which releases a scenario is about (fake-pve impersonates the
+//! run's release when the tags allow it, else the newest they name; a
+//! real cluster of another release leaves the scenario out);
+//! `@destructive` scenarios
 //! run against a real cluster only with `--destructive`; `@slow` ones are
 //! left out with `--skip-slow`; `@load` ones (full load runs, minutes
 //! long) run only when `--tags` selects scenarios. Skipped and undefined
@@ -36,7 +39,7 @@ pub enum OptionsError {
     #[error("{0} needs a value")]
     MissingValue(String),
     /// `--pve-version` names no release the features know.
-    #[error("--pve-version: 8.4 or 9.1, not '{0}'")]
+    #[error("--pve-version: 8.4, 9.1 or 9.2, not '{0}'")]
     UnknownRelease(String),
 }
 
@@ -80,12 +83,12 @@ pub struct Options {
 
 impl Options {
     /// The defaults for a features directory: target by environment,
-    /// PVE 9.1 on fake-pve, no JUnit report.
+    /// PVE 9.2 on fake-pve, no JUnit report.
     pub fn new(features: impl Into<PathBuf>) -> Self {
         Self {
             features: features.into(),
             target: None,
-            fake_release: Release::V9_1,
+            fake_release: Release::V9_2,
             junit: None,
             destructive: false,
             skip_slow: false,
@@ -96,7 +99,7 @@ impl Options {
     /// Reads the runner's own flags from `args` (the rest goes to
     /// cucumber), over the `CONFORMANCE_*` environment: `--target
     /// fake|real` (`CONFORMANCE_TARGET`), `--junit FILE`
-    /// (`CONFORMANCE_JUNIT`), `--pve-version 8.4|9.1`
+    /// (`CONFORMANCE_JUNIT`), `--pve-version 8.4|9.1|9.2`
     /// (`CONFORMANCE_PVE_VERSION`), `--destructive`
     /// (`PVE_TEST_DESTRUCTIVE=1`), `--skip-slow`. Flags cargo's test
     /// harness would take (`--nocapture`, `--test-threads`, a test name)
@@ -144,7 +147,8 @@ impl Options {
         if let Some(r) = release {
             o.fake_release = match r.as_str() {
                 "8" | "8.4" => Release::V8_4,
-                "9" | "9.1" => Release::V9_1,
+                "9.1" => Release::V9_1,
+                "9" | "9.2" => Release::V9_2,
                 other => return Err(OptionsError::UnknownRelease(other.to_string())),
             };
         }
@@ -243,10 +247,7 @@ pub fn wanted(target: &Target, opts: &Options, tags: &[String]) -> bool {
             if has("fake-only") || (has("destructive") && !opts.destructive) {
                 return false;
             }
-            match real.release {
-                Release::V8_4 => !has("pve9") || has("pve8"),
-                Release::V9_1 => !has("pve8") || has("pve9"),
-            }
+            crate::target::tagged_releases(tags).contains(&real.release)
         }
     }
 }
@@ -548,7 +549,31 @@ mod tests {
         assert!(wanted(&real, &opts, &tags(&["auth"])));
         assert!(!wanted(&real, &opts, &tags(&["fake-only"])));
         assert!(!wanted(&real, &opts, &tags(&["pve9"])));
+        assert!(!wanted(&real, &opts, &tags(&["pve9.2"])));
         assert!(wanted(&real, &opts, &tags(&["pve8"])));
+        assert!(wanted(&real, &opts, &tags(&["pve8", "pve9"])));
+        let real_9_1 = Target {
+            kind: Kind::Real(Box::new(crate::target::Real {
+                admin: pve_client::Config::builder()
+                    .endpoint("https://pve.invalid:8006")
+                    .token("ci@pve!t", "s")
+                    .build()
+                    .expect("config"),
+                env: Vec::new(),
+                trust: crate::raw::Trust::WebPki,
+                release: Release::V9_1,
+                version: "9.1.5".into(),
+            })),
+            vmids: 90_000..=90_999,
+            node: "pve".into(),
+            storage: "local-lvm".into(),
+            bridge: "vmbr0".into(),
+            prefix: "cnf000000".into(),
+        };
+        assert!(wanted(&real_9_1, &opts, &tags(&["pve9"])));
+        assert!(wanted(&real_9_1, &opts, &tags(&["pve9.1"])));
+        assert!(!wanted(&real_9_1, &opts, &tags(&["pve9.2"])));
+        assert!(!wanted(&real_9_1, &opts, &tags(&["pve8"])));
         assert!(!wanted(&real, &opts, &tags(&["destructive"])));
         let mut all = opts.clone();
         all.destructive = true;

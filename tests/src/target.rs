@@ -131,21 +131,56 @@ pub fn parse_range(s: &str) -> Result<RangeInclusive<u32>, RangeError> {
     Ok(a..=b)
 }
 
+/// Every release the features know, oldest first.
+pub const RELEASES: [Release; 3] = [Release::V8_4, Release::V9_1, Release::V9_2];
+
 /// The release a version string belongs to, as far as the features
-/// distinguish them.
+/// distinguish them: any 8.x is 8.4, 9.0 and 9.1 are 9.1, anything newer
+/// is 9.2.
 pub fn release_of(version: &str) -> Release {
-    if version.starts_with('8') {
-        Release::V8_4
+    pve_client::schema::release_for(version)
+}
+
+/// `8.4`, `9.1` or `9.2`.
+pub fn release_name(r: Release) -> &'static str {
+    pve_client::schema::release_name(r)
+}
+
+/// The releases a scenario's tags (its feature's included) say it is
+/// about: the exact ones (`@pve8.4`, `@pve9.1`, `@pve9.2`) when it has
+/// any, which narrow a feature's wider tag; else the lines (`@pve8`,
+/// `@pve9`: every 9.x); else every release.
+pub fn tagged_releases(tags: &[String]) -> Vec<Release> {
+    let has = |t: &str| tags.iter().any(|x| x == t);
+    let exact: Vec<Release> = RELEASES
+        .into_iter()
+        .filter(|r| has(&format!("pve{}", release_name(*r))))
+        .collect();
+    if !exact.is_empty() {
+        return exact;
+    }
+    let lines: Vec<Release> = RELEASES
+        .into_iter()
+        .filter(|r| {
+            let major = release_name(*r).split('.').next().unwrap_or_default();
+            has(&format!("pve{major}"))
+        })
+        .collect();
+    if lines.is_empty() {
+        RELEASES.to_vec()
     } else {
-        Release::V9_1
+        lines
     }
 }
 
-/// `8.4` or `9.1`.
-pub fn release_name(r: Release) -> &'static str {
-    match r {
-        Release::V8_4 => "8.4",
-        Release::V9_1 => "9.1",
+/// The release fake-pve impersonates for a scenario: the run's, when the
+/// scenario's tags allow it, else the newest release they name.
+pub fn fake_release_for(tags: &[String], run: Release) -> Release {
+    let allowed = tagged_releases(tags);
+    if allowed.contains(&run) {
+        run
+    } else {
+        allowed.last().copied().unwrap_or(run)
     }
 }
 
@@ -290,9 +325,64 @@ mod tests {
     }
 
     #[test]
+    fn tags_pick_the_fake_release() {
+        let tags = |t: &[&str]| t.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            fake_release_for(&tags(&["vm"]), Release::V9_1),
+            Release::V9_1
+        );
+        assert_eq!(
+            fake_release_for(&tags(&["pve8"]), Release::V9_2),
+            Release::V8_4
+        );
+        assert_eq!(
+            fake_release_for(&tags(&["pve9"]), Release::V9_1),
+            Release::V9_1
+        );
+        assert_eq!(
+            fake_release_for(&tags(&["pve9"]), Release::V8_4),
+            Release::V9_2
+        );
+        assert_eq!(
+            fake_release_for(&tags(&["pve9.1"]), Release::V9_2),
+            Release::V9_1
+        );
+        assert_eq!(
+            fake_release_for(&tags(&["pve9.2"]), Release::V9_1),
+            Release::V9_2
+        );
+        assert_eq!(
+            fake_release_for(&tags(&["pve8", "pve9"]), Release::V9_1),
+            Release::V9_1
+        );
+        assert_eq!(
+            tagged_releases(&tags(&["pve9"])),
+            [Release::V9_1, Release::V9_2]
+        );
+        assert_eq!(tagged_releases(&[]), RELEASES);
+        // An exact tag narrows its feature's line.
+        assert_eq!(
+            tagged_releases(&tags(&["sdn", "pve9", "pve9.1"])),
+            [Release::V9_1]
+        );
+        assert_eq!(
+            tagged_releases(&tags(&["pve8.4", "pve9.1"])),
+            [Release::V8_4, Release::V9_1]
+        );
+        assert_eq!(
+            fake_release_for(&tags(&["pve9", "pve9.2"]), Release::V9_1),
+            Release::V9_2
+        );
+    }
+
+    #[test]
     fn releases() {
         assert_eq!(release_of("8.4.14"), Release::V8_4);
         assert_eq!(release_of("9.1.5"), Release::V9_1);
+        assert_eq!(release_of("9.2.11"), Release::V9_2);
+        for r in RELEASES {
+            assert_eq!(release_of(release_name(r)), r);
+        }
         assert!(fresh_prefix().starts_with("cnf"));
         assert_eq!(fresh_prefix().len(), 9);
     }

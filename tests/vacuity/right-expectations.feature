@@ -5,4 +5,4 @@ Feature: Right expectations pass
     When "root@pam" logs in with password "wrong"
     Then PVE answers 401 "authentication failure"
     When I read the version
-    Then the answer has "release" = "9.1"
+    Then the answer has "release" = "9.2"

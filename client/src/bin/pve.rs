@@ -88,9 +88,9 @@ struct UsageArgs {
     /// Also show permissions and format details.
     #[arg(long, short)]
     verbose: bool,
-    /// The schema release (8.4 or 9.1); by default the server's, when
-    /// PVE_ENDPOINT is set and answers, else 9.1.
-    #[arg(long, value_parser = ["8.4", "9.1"])]
+    /// The schema release (8.4, 9.1 or 9.2); by default the server's,
+    /// when PVE_ENDPOINT is set and answers, else 9.2.
+    #[arg(long, value_parser = ["8.4", "9.1", "9.2"])]
     release: Option<String>,
 }
 
@@ -286,18 +286,18 @@ fn render(format: Format, v: &Value) -> String {
 }
 
 /// `pve usage`: the schema of the release asked for, or the server's
-/// when it can be asked, else 9.1.
+/// when it can be asked, else 9.2.
 async fn usage(args: &UsageArgs, client: Option<&Client>) -> pve_client::Result<String> {
     let release = match (&args.release, client) {
         (Some(r), _) => schema::release_for(r),
         (None, Some(c)) => match c.version().await {
             Ok(_) => c.release(),
             Err(e) => {
-                eprintln!("pve: cannot read the server's release ({e}); using 9.1");
-                Release::V9_1
+                eprintln!("pve: cannot read the server's release ({e}); using 9.2");
+                Release::V9_2
             }
         },
-        (None, None) => Release::V9_1,
+        (None, None) => Release::V9_2,
     };
     schema::usage(
         pve_client::pve_schema::spec(release),
@@ -398,7 +398,7 @@ fn main() -> ExitCode {
     };
     let client = match config(&cli).and_then(Client::new) {
         Ok(c) => c,
-        // `usage` works without a server: from the 9.1 schema, or the
+        // `usage` works without a server: from the 9.2 schema, or the
         // release asked for.
         Err(_) if matches!(cli.command, Command::Usage(_)) => {
             let Command::Usage(u) = &cli.command else {

@@ -116,14 +116,14 @@ impl Checked {
 }
 
 /// An observer that checks an answer against the schema's `returns` of
-/// the server's release (9.1 until a `/version` answer says otherwise),
+/// the server's release (9.2 until a `/version` answer says otherwise),
 /// panicking (failing the test) on a mismatch, and records the calls it
 /// checked.
 pub fn shape_observer(
     checked: &Checked,
 ) -> impl Fn(&Method, &str, &Answer) + Send + Sync + 'static {
     let log = checked.clone();
-    let release = Arc::new(Mutex::new(Release::V9_1));
+    let release = Arc::new(Mutex::new(Release::V9_2));
     move |method: &Method, path: &str, answer: &Answer| {
         if path == "/version"
             && let Some(r) = answer.data.get("release").and_then(|r| r.as_str())

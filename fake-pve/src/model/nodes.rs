@@ -77,11 +77,7 @@ impl Node {
 /// The running kernel's build (`uname -v`) of a release's nodes; its
 /// release (`uname -r`) is [`super::node_hw::catalog::kernel_release`].
 pub fn kernel_build(version: PveVersion) -> &'static str {
-    if version.is_v9() {
-        "#1 SMP PREEMPT_DYNAMIC PMX 6.17.2-1 (2025-10-21T11:55Z)"
-    } else {
-        "#1 SMP PREEMPT_DYNAMIC PMX 6.8.12-15 (2025-09-12T11:02Z)"
-    }
+    super::node_hw::catalog::kernel_build(version)
 }
 
 /// The cluster's members: its name (none for a standalone node), the

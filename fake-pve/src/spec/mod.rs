@@ -14,6 +14,7 @@ impl From<PveVersion> for Release {
         match v {
             PveVersion::V8_4 => Release::V8_4,
             PveVersion::V9_1 => Release::V9_1,
+            PveVersion::V9_2 => Release::V9_2,
         }
     }
 }

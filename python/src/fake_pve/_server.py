@@ -172,7 +172,7 @@ class FakePve:
             pve.checkpoint("clean"); ...; pve.restore("clean")
 
     ``scenario`` is a scenario file (YAML or JSON) or a mapping; by default
-    a fresh single node. ``pve_version`` is ``"8.4"`` or ``"9.1"`` (the
+    a fresh single node. ``pve_version`` is ``"8.4"``, ``"9.1"`` or ``"9.2"`` (the
     binary's default). ``latency`` is a profile name (``"instant"``,
     ``"documented"``) or a profile file. ``binary`` overrides
     :func:`find_binary`. ``extra_args`` are passed on to the binary.

@@ -38,7 +38,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="fake_pve_version",
         metavar="VERSION",
         default=None,
-        help="PVE release the fake_pve fixture impersonates: 8.4 or 9.1 (default: ini "
+        help="PVE release the fake_pve fixture impersonates: 8.4, 9.1 or 9.2 (default: ini "
         "fake_pve_version, else fake-pve's own default)",
     )
     group.addoption(
@@ -55,7 +55,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "a fresh single node when unset",
         default="",
     )
-    parser.addini("fake_pve_version", "PVE release of the fake_pve fixture: 8.4 or 9.1", default="")
+    parser.addini("fake_pve_version", "PVE release of the fake_pve fixture: 8.4, 9.1 or 9.2", default="")
     parser.addini("fake_pve_latency", "latency profile of the fake_pve fixture", default="")
 
 

@@ -52,6 +52,35 @@ pub(super) fn verify_volume_id_or_absolute_path(v: &str) -> Check {
     }
 }
 
+/// pve-storage's ZFS `blocksize` (9.2): a positive number without
+/// leading zeros, `k` or `m` (either case) multiplying it, that comes to
+/// a power of two from 512 B to 16 MiB. Empty passes.
+pub(super) fn verify_zfs_blocksize(v: &str) -> Check {
+    if v.is_empty() {
+        return Ok(());
+    }
+    let Some(c) = re(r"(?i:([1-9][0-9]*)([km])?)").captures(v) else {
+        return Err(FormatError::Invalid(format!(
+            "invalid ZFS blocksize format '{v}'. Use a positive number \
+             (no leading zeros) with an optional 'k' or 'm' suffix.\n"
+        )));
+    };
+    let unit: u128 = match c.get(2).map(|u| u.as_str().to_ascii_lowercase()) {
+        Some(u) if u == "k" => 1024,
+        Some(u) if u == "m" => 1024 * 1024,
+        _ => 1,
+    };
+    // A number too long for any integer is far above 16 MiB.
+    let bytes = c[1].parse::<u128>().ok().and_then(|n| n.checked_mul(unit));
+    match bytes {
+        Some(n) if (512..=16 * 1024 * 1024).contains(&n) && n.is_power_of_two() => Ok(()),
+        _ => Err(FormatError::Invalid(format!(
+            "value '{v}' is not a valid ZFS blocksize. Must be a power of 2 \
+             between 512B and 16MiB (e.g., 4k, 8k, 16k, 64k, 1m).\n"
+        ))),
+    }
+}
+
 pub(super) fn verify_dir_override(v: &str) -> Check {
     if let Some(c) = re(r"([a-z]+)=([^.]*(?:\.?[^.]+)+)").captures(v) {
         verify_content(&c[1])?;

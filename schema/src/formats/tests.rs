@@ -316,6 +316,51 @@ fn each_named_format_is_found_by_its_name() {
     "movies=x",
     Some("invalid content type 'movies'\n")
 )]
+#[case("pve-storage-zfs-blocksize", "8k", None)]
+#[case("pve-storage-zfs-blocksize", "16M", None)]
+#[case("pve-storage-zfs-blocksize", "512", None)]
+#[case("pve-storage-zfs-blocksize", "", None)]
+#[case(
+    "pve-storage-zfs-blocksize",
+    "256",
+    Some(
+        "value '256' is not a valid ZFS blocksize. Must be a power of 2 between 512B and 16MiB (e.g., 4k, 8k, 16k, 64k, 1m).\n"
+    )
+)]
+#[case(
+    "pve-storage-zfs-blocksize",
+    "32m",
+    Some(
+        "value '32m' is not a valid ZFS blocksize. Must be a power of 2 between 512B and 16MiB (e.g., 4k, 8k, 16k, 64k, 1m).\n"
+    )
+)]
+#[case(
+    "pve-storage-zfs-blocksize",
+    "12k",
+    Some(
+        "value '12k' is not a valid ZFS blocksize. Must be a power of 2 between 512B and 16MiB (e.g., 4k, 8k, 16k, 64k, 1m).\n"
+    )
+)]
+#[case(
+    "pve-storage-zfs-blocksize",
+    "99999999999999999999999999999999999999999k",
+    Some(
+        "value '99999999999999999999999999999999999999999k' is not a valid ZFS blocksize. Must be a power of 2 between 512B and 16MiB (e.g., 4k, 8k, 16k, 64k, 1m).\n"
+    )
+)]
+#[case(
+    "pve-storage-zfs-blocksize",
+    "08k",
+    Some(
+        "invalid ZFS blocksize format '08k'. Use a positive number (no leading zeros) with an optional 'k' or 'm' suffix.\n"
+    )
+)]
+#[case("pve-node-location", "latitude=48.2,longitude=16.37,name=Vienna", None)]
+#[case(
+    "pve-node-location",
+    "latitude=91,longitude=0",
+    Some("format error\nlatitude: value must have a maximum value of 90\n")
+)]
 #[case("pve-cpuset", "0-3,8", None)]
 #[case("pve-cpuset", "3-1", Some("unable to parse cpuset option\n"))]
 #[case("pve-qm-bootdev-list", "scsi0;net0;hostpci15", None)]

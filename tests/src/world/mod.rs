@@ -134,16 +134,11 @@ impl PveWorld {
         }
         match &target.kind {
             Kind::Fake { release } => {
-                let release = if has("pve8") && !has("pve9") {
-                    Release::V8_4
-                } else if has("pve9") && !has("pve8") {
-                    Release::V9_1
-                } else {
-                    *release
-                };
+                let release = crate::target::fake_release_for(tags, *release);
                 let version = match release {
                     Release::V8_4 => fake_pve::PveVersion::V8_4,
                     Release::V9_1 => fake_pve::PveVersion::V9_1,
+                    Release::V9_2 => fake_pve::PveVersion::V9_2,
                 };
                 let fake = fake_pve::FakePve::builder()
                     .listen(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
@@ -204,7 +199,7 @@ impl PveWorld {
 
     /// The release that answers.
     pub fn release(&self) -> Release {
-        self.release.unwrap_or(Release::V9_1)
+        self.release.unwrap_or(Release::V9_2)
     }
 
     /// The in-process fake-pve, for `@fake-only` steps.

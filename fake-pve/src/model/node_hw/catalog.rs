@@ -189,11 +189,11 @@ pub struct Machine {
 }
 
 /// The QEMU machine versions of the release's pve-qemu-kvm (9.2 on 8.4,
-/// 10.1 on 9.1), newest first, back to 2.4.
+/// 10.1 on 9.1, 11.0 on 9.2), newest first, back to 2.4.
 const QEMU_VERSIONS: &[&str] = &[
-    "10.1", "10.0", "9.2", "9.1", "9.0", "8.2", "8.1", "8.0", "7.2", "7.1", "7.0", "6.2", "6.1",
-    "6.0", "5.2", "5.1", "5.0", "4.2", "4.1", "4.0", "3.1", "3.0", "2.12", "2.11", "2.10", "2.9",
-    "2.8", "2.7", "2.6", "2.5", "2.4",
+    "11.0", "10.1", "10.0", "9.2", "9.1", "9.0", "8.2", "8.1", "8.0", "7.2", "7.1", "7.0", "6.2",
+    "6.1", "6.0", "5.2", "5.1", "5.0", "4.2", "4.1", "4.0", "3.1", "3.0", "2.12", "2.11", "2.10",
+    "2.9", "2.8", "2.7", "2.6", "2.5", "2.4",
 ];
 
 /// qemu-server's `$PVE_MACHINE_VERSION`: the `+pveN` revisions of a
@@ -209,6 +209,13 @@ fn pve_revisions(version: PveVersion, qemu: &str) -> &'static [(&'static str, &'
             "+pve1",
             "Set host_mtu vNIC option even with default value for migration compat.",
         )],
+        "11.0" if version == PveVersion::V9_2 => &[
+            ("+pve1", "Use host_tunnel=off by default for VirtIO NICs."),
+            (
+                "+pve2",
+                "Enable hv_emcs for Windows 11/2022/2025 to mitigate issues with VBS.",
+            ),
+        ],
         _ => &[],
     }
 }
@@ -217,7 +224,11 @@ fn pve_revisions(version: PveVersion, qemu: &str) -> &'static [(&'static str, &'
 /// `pc-q35-X` and `pc-i440fx-X` of the release's QEMU with the `+pveN`
 /// revisions, sorted newest first as `machine_version_cmp` sorts them.
 pub fn machines(version: PveVersion) -> Vec<Machine> {
-    let newest = if version.is_v9() { "10.1" } else { "9.2" };
+    let newest = match version {
+        PveVersion::V8_4 => "9.2",
+        PveVersion::V9_1 => "10.1",
+        PveVersion::V9_2 => "11.0",
+    };
     let start = QEMU_VERSIONS.iter().position(|v| *v == newest).unwrap_or(0);
     let mut out = Vec::new();
     for qemu in &QEMU_VERSIONS[start..] {
@@ -297,9 +308,10 @@ pub fn cpu_flags(arch: &str) -> &'static [(&'static str, &'static str)] {
     ]
 }
 
-/// One installed package: name, version on 8.4, version on 9.1, origin,
-/// section and short description.
+/// One installed package: name, version on 8.4, on 9.1 and on 9.2,
+/// origin, section and short description.
 type Pkg = (
+    &'static str,
     &'static str,
     &'static str,
     &'static str,
@@ -309,12 +321,17 @@ type Pkg = (
 );
 
 /// The packages `apt/versions` lists, in its order: `proxmox-ve`,
-/// `pve-manager`, the kernels, then the rest by name.
+/// `pve-manager`, the kernels, then the rest by name. 9.2's are those of
+/// pve-manager 9.2.11's release (August 2026): each package's newest
+/// version from its changelog by then, and at least the version
+/// pve-manager's and qemu-server's `debian/control` require; a package
+/// no 9.2 source names keeps its 9.1 version.
 const PACKAGES: &[Pkg] = &[
     (
         "proxmox-ve",
         "8.4.0",
         "9.1.0",
+        "9.2.0",
         "Proxmox",
         "admin",
         "Proxmox Virtual Environment",
@@ -323,6 +340,7 @@ const PACKAGES: &[Pkg] = &[
         "pve-manager",
         "8.4.14",
         "9.1.5",
+        "9.2.11",
         "Proxmox",
         "admin",
         "Proxmox Virtual Environment Management Tools",
@@ -331,6 +349,7 @@ const PACKAGES: &[Pkg] = &[
         "KERNEL-SIGNED",
         "6.8.12-15",
         "6.17.2-1",
+        "7.0.14-12",
         "Proxmox",
         "kernel",
         "Proxmox Kernel Image (signed)",
@@ -339,6 +358,7 @@ const PACKAGES: &[Pkg] = &[
         "KERNEL-META",
         "6.8.12-15",
         "6.17.2-1",
+        "7.0.14-12",
         "Proxmox",
         "kernel",
         "Latest Proxmox Kernel Image",
@@ -346,6 +366,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "amd64-microcode",
         "3.20250311.1~deb12u1",
+        "3.20250311.1",
         "3.20250311.1",
         "Debian",
         "non-free-firmware/admin",
@@ -355,6 +376,7 @@ const PACKAGES: &[Pkg] = &[
         "ceph-fuse",
         "18.2.7-pve1",
         "19.2.3-pve2",
+        "19.2.3-pve2",
         "Proxmox",
         "admin",
         "FUSE-based client for the Ceph distributed file system",
@@ -362,6 +384,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "corosync",
         "3.1.9-pve1",
+        "3.1.9-pve2",
         "3.1.9-pve2",
         "Proxmox",
         "admin",
@@ -371,6 +394,7 @@ const PACKAGES: &[Pkg] = &[
         "criu",
         "3.17.1-2+deb12u2",
         "4.1.1-1",
+        "4.1.1-1",
         "Debian",
         "admin",
         "checkpoint and restore in userspace",
@@ -378,6 +402,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "frr-pythontools",
         "10.2.3-1+pve1",
+        "10.3.1-1+pve4",
         "10.3.1-1+pve4",
         "Proxmox",
         "net",
@@ -387,6 +412,7 @@ const PACKAGES: &[Pkg] = &[
         "ifupdown2",
         "3.2.0-1+pmx11",
         "3.3.0-1+pmx11",
+        "3.3.0-1+pmx11",
         "Proxmox",
         "admin",
         "Network Interface Management tool similar to ifupdown",
@@ -395,12 +421,14 @@ const PACKAGES: &[Pkg] = &[
         "intel-microcode",
         "3.20250512.1~deb12u1",
         "3.20250512.1",
+        "3.20250512.1",
         "Debian",
         "non-free-firmware/admin",
         "Processor microcode firmware for Intel CPUs",
     ),
     (
         "ksm-control-daemon",
+        "1.5-1",
         "1.5-1",
         "1.5-1",
         "Proxmox",
@@ -411,12 +439,14 @@ const PACKAGES: &[Pkg] = &[
         "libjs-extjs",
         "7.0.0-5",
         "7.0.0-5",
+        "7.0.0-5",
         "Proxmox",
         "web",
         "cross-browser JavaScript library",
     ),
     (
         "libknet1",
+        "1.30-pve2",
         "1.30-pve2",
         "1.30-pve2",
         "Proxmox",
@@ -427,6 +457,7 @@ const PACKAGES: &[Pkg] = &[
         "libproxmox-acme-perl",
         "1.6.0",
         "1.7.0",
+        "1.7.0",
         "Proxmox",
         "perl",
         "ACME client library for perl",
@@ -434,6 +465,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "libproxmox-backup-qemu0",
         "1.5.2",
+        "2.0.1",
         "2.0.1",
         "Proxmox",
         "admin",
@@ -443,6 +475,7 @@ const PACKAGES: &[Pkg] = &[
         "libproxmox-rs-perl",
         "0.3.5",
         "0.4.1",
+        "0.4.1",
         "Proxmox",
         "perl",
         "PVE/PMG common perl parts for Rust perlmod bindings",
@@ -451,6 +484,7 @@ const PACKAGES: &[Pkg] = &[
         "libpve-access-control",
         "8.2.2",
         "9.0.4",
+        "9.1.1",
         "Proxmox",
         "perl",
         "Proxmox VE access control library",
@@ -458,6 +492,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "libpve-apiclient-perl",
         "3.3.2",
+        "3.4.2",
         "3.4.2",
         "Proxmox",
         "perl",
@@ -467,6 +502,7 @@ const PACKAGES: &[Pkg] = &[
         "libpve-cluster-api-perl",
         "8.1.2",
         "9.0.7",
+        "9.1.6",
         "Proxmox",
         "perl",
         "Proxmox Virtual Environment cluster Perl API modules.",
@@ -475,6 +511,7 @@ const PACKAGES: &[Pkg] = &[
         "libpve-cluster-perl",
         "8.1.2",
         "9.0.7",
+        "9.1.6",
         "Proxmox",
         "perl",
         "Proxmox Virtual Environment cluster Perl modules.",
@@ -483,6 +520,7 @@ const PACKAGES: &[Pkg] = &[
         "libpve-common-perl",
         "8.3.4",
         "9.0.13",
+        "9.2.1",
         "Proxmox",
         "perl",
         "Proxmox VE base library",
@@ -490,6 +528,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "libpve-guest-common-perl",
         "5.2.2",
+        "6.0.2",
         "6.0.2",
         "Proxmox",
         "perl",
@@ -499,6 +538,7 @@ const PACKAGES: &[Pkg] = &[
         "libpve-http-server-perl",
         "5.2.2",
         "6.0.5",
+        "6.0.5",
         "Proxmox",
         "perl",
         "Proxmox Asynchrounous HTTP Server Implementation",
@@ -507,6 +547,7 @@ const PACKAGES: &[Pkg] = &[
         "libpve-network-perl",
         "0.11.2",
         "1.2.3",
+        "1.6.5",
         "Proxmox",
         "perl",
         "Proxmox VE's SDN (Software Defined Network) stack",
@@ -515,6 +556,7 @@ const PACKAGES: &[Pkg] = &[
         "libpve-notify-perl",
         "8.1.2",
         "9.0.7",
+        "9.1.6",
         "Proxmox",
         "perl",
         "Notify helper module.",
@@ -523,6 +565,7 @@ const PACKAGES: &[Pkg] = &[
         "libpve-rs-perl",
         "0.9.4",
         "0.11.3",
+        "0.15.3",
         "Proxmox",
         "perl",
         "PVE parts which have been ported to Rust - Rust source code",
@@ -531,6 +574,7 @@ const PACKAGES: &[Pkg] = &[
         "libpve-storage-perl",
         "8.3.7",
         "9.1.0",
+        "9.1.7",
         "Proxmox",
         "perl",
         "Proxmox VE storage management library",
@@ -538,6 +582,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "libspice-server1",
         "0.15.1-1",
+        "0.15.2-1+b1",
         "0.15.2-1+b1",
         "Debian",
         "libs",
@@ -547,6 +592,7 @@ const PACKAGES: &[Pkg] = &[
         "lvm2",
         "2.03.16-2",
         "2.03.31-2+pmx1",
+        "2.03.31-2+pmx1",
         "Debian",
         "admin",
         "Linux Logical Volume Manager",
@@ -554,6 +600,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "lxc-pve",
         "6.0.0-1",
+        "6.0.5-3",
         "6.0.5-3",
         "Proxmox",
         "admin",
@@ -563,6 +610,7 @@ const PACKAGES: &[Pkg] = &[
         "lxcfs",
         "6.0.0-pve2",
         "6.0.4-pve1",
+        "6.0.4-pve1",
         "Proxmox",
         "admin",
         "LXC userspace filesystem",
@@ -571,6 +619,7 @@ const PACKAGES: &[Pkg] = &[
         "novnc-pve",
         "1.6.0-2",
         "1.6.0-3",
+        "1.6.0-4",
         "Proxmox",
         "web",
         "HTML5 VNC client",
@@ -578,6 +627,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "proxmox-backup-client",
         "3.4.7-1",
+        "4.0.20-1",
         "4.0.20-1",
         "Proxmox",
         "admin",
@@ -587,6 +637,7 @@ const PACKAGES: &[Pkg] = &[
         "proxmox-backup-file-restore",
         "3.4.7-1",
         "4.0.20-1",
+        "4.0.20-1",
         "Proxmox",
         "admin",
         "Proxmox Backup single file restore tools for pxar and block device backups",
@@ -594,6 +645,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "proxmox-backup-restore-image",
         "0.7.0",
+        "1.0.0",
         "1.0.0",
         "Proxmox",
         "admin",
@@ -603,6 +655,7 @@ const PACKAGES: &[Pkg] = &[
         "proxmox-firewall",
         "0.7.1",
         "1.2.1",
+        "1.2.1",
         "Proxmox",
         "admin",
         "Proxmox's nftables-based firewall written in rust",
@@ -610,6 +663,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "proxmox-kernel-helper",
         "8.1.4",
+        "9.0.4",
         "9.0.4",
         "Proxmox",
         "admin",
@@ -619,6 +673,7 @@ const PACKAGES: &[Pkg] = &[
         "proxmox-mail-forward",
         "0.3.3",
         "1.0.2",
+        "1.0.2",
         "Proxmox",
         "admin",
         "Proxmox mail forward helper",
@@ -627,6 +682,7 @@ const PACKAGES: &[Pkg] = &[
         "proxmox-mini-journalreader",
         "1.5",
         "1.6",
+        "1.7",
         "Proxmox",
         "admin",
         "Minimal systemd Journal Reader",
@@ -634,6 +690,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "proxmox-offline-mirror-helper",
         "0.6.8",
+        "0.7.3",
         "0.7.3",
         "Proxmox",
         "admin",
@@ -643,6 +700,7 @@ const PACKAGES: &[Pkg] = &[
         "proxmox-widget-toolkit",
         "4.3.13",
         "5.1.2",
+        "5.2.6",
         "Proxmox",
         "web",
         "Core Widgets and ExtJS Helper Classes for Proxmox Web UIs",
@@ -651,6 +709,7 @@ const PACKAGES: &[Pkg] = &[
         "pve-cluster",
         "8.1.2",
         "9.0.7",
+        "9.1.6",
         "Proxmox",
         "admin",
         "\"pmxcfs\" distributed cluster filesystem for Proxmox Virtual Environment.",
@@ -659,6 +718,7 @@ const PACKAGES: &[Pkg] = &[
         "pve-container",
         "5.3.3",
         "6.0.18",
+        "6.1.10",
         "Proxmox",
         "perl",
         "Proxmox VE Container management tool",
@@ -667,6 +727,7 @@ const PACKAGES: &[Pkg] = &[
         "pve-docs",
         "8.4.1",
         "9.1.1",
+        "9.1.5",
         "Proxmox",
         "doc",
         "Proxmox VE Documentation",
@@ -674,6 +735,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "pve-edk2-firmware",
         "4.2025.02-4~bpo12+1",
+        "4.2025.05-2",
         "4.2025.05-2",
         "Proxmox",
         "misc",
@@ -683,6 +745,7 @@ const PACKAGES: &[Pkg] = &[
         "pve-esxi-import-tools",
         "0.7.4",
         "1.0.1",
+        "1.0.1",
         "Proxmox",
         "admin",
         "Tools to allow importing VMs from ESXi hosts",
@@ -690,6 +753,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "pve-firewall",
         "5.1.2",
+        "6.0.4",
         "6.0.4",
         "Proxmox",
         "admin",
@@ -699,6 +763,7 @@ const PACKAGES: &[Pkg] = &[
         "pve-firmware",
         "3.16-3",
         "3.17-2",
+        "3.17-2",
         "Proxmox",
         "misc",
         "Binary firmware code for the pve-kernel",
@@ -707,6 +772,7 @@ const PACKAGES: &[Pkg] = &[
         "pve-ha-manager",
         "4.0.7",
         "5.0.8",
+        "5.2.5",
         "Proxmox",
         "perl",
         "Proxmox VE HA Manager",
@@ -714,6 +780,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "pve-i18n",
         "3.4.5",
+        "3.6.2",
         "3.6.2",
         "Proxmox",
         "perl",
@@ -723,6 +790,7 @@ const PACKAGES: &[Pkg] = &[
         "pve-qemu-kvm",
         "9.2.0-7",
         "10.1.2-4",
+        "11.0.2-1",
         "Proxmox",
         "admin",
         "Full virtualization on x86 hardware",
@@ -730,6 +798,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "pve-xtermjs",
         "5.5.0-2",
+        "5.5.0-3",
         "5.5.0-3",
         "Proxmox",
         "admin",
@@ -739,6 +808,7 @@ const PACKAGES: &[Pkg] = &[
         "qemu-server",
         "8.4.4",
         "9.1.4",
+        "9.2.5",
         "Proxmox",
         "admin",
         "Qemu Server Tools",
@@ -746,6 +816,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "smartmontools",
         "7.3-pve1",
+        "7.4-pve1",
         "7.4-pve1",
         "Proxmox",
         "utils",
@@ -755,6 +826,7 @@ const PACKAGES: &[Pkg] = &[
         "spiceterm",
         "3.3.1",
         "3.4.1",
+        "3.4.1",
         "Proxmox",
         "admin",
         "SPICE Terminal Emulator",
@@ -762,6 +834,7 @@ const PACKAGES: &[Pkg] = &[
     (
         "swtpm",
         "0.8.0+pve1",
+        "0.8.0+pve3",
         "0.8.0+pve3",
         "Proxmox",
         "misc",
@@ -771,6 +844,7 @@ const PACKAGES: &[Pkg] = &[
         "vncterm",
         "1.8.1",
         "1.9.1",
+        "1.9.2",
         "Proxmox",
         "admin",
         "VNC Terminal Emulator",
@@ -779,30 +853,61 @@ const PACKAGES: &[Pkg] = &[
         "zfsutils-linux",
         "2.2.8-pve1",
         "2.3.4-pve1",
+        "2.4.3-pve1",
         "Proxmox",
         "contrib/admin",
         "command-line tools to manage OpenZFS filesystems",
     ),
 ];
 
+/// The running kernel of a release's nodes: its release (`uname -r`),
+/// its series (the `proxmox-kernel-<series>` meta package) and its build
+/// (`uname -v`).
+struct Kernel {
+    release: &'static str,
+    series: &'static str,
+    build: &'static str,
+}
+
+fn kernel(version: PveVersion) -> Kernel {
+    match version {
+        PveVersion::V8_4 => Kernel {
+            release: "6.8.12-15-pve",
+            series: "6.8",
+            build: "#1 SMP PREEMPT_DYNAMIC PMX 6.8.12-15 (2025-09-12T11:02Z)",
+        },
+        PveVersion::V9_1 => Kernel {
+            release: "6.17.2-1-pve",
+            series: "6.17",
+            build: "#1 SMP PREEMPT_DYNAMIC PMX 6.17.2-1 (2025-10-21T11:55Z)",
+        },
+        PveVersion::V9_2 => Kernel {
+            release: "7.0.14-12-pve",
+            series: "7.0",
+            build: "#1 SMP PREEMPT_DYNAMIC PMX 7.0.14-12 (2026-08-12T14:56Z)",
+        },
+    }
+}
+
 /// The running kernel's release (`uname -r`), as `/nodes/{node}/status`
 /// reports it.
 pub fn kernel_release(version: PveVersion) -> &'static str {
-    if version.is_v9() {
-        "6.17.2-1-pve"
-    } else {
-        "6.8.12-15-pve"
-    }
+    kernel(version).release
+}
+
+/// The running kernel's build (`uname -v`).
+pub fn kernel_build(version: PveVersion) -> &'static str {
+    kernel(version).build
 }
 
 /// A package's name as the release installs it (the kernel's names
 /// carry its version).
 fn package_name(version: PveVersion, name: &str) -> String {
-    let (abi, series) = if version.is_v9() {
-        ("6.17.2-1-pve", "6.17")
-    } else {
-        ("6.8.12-15-pve", "6.8")
-    };
+    let Kernel {
+        release: abi,
+        series,
+        ..
+    } = kernel(version);
     match name {
         "KERNEL-SIGNED" => format!("proxmox-kernel-{abi}-signed"),
         "KERNEL-META" => format!("proxmox-kernel-{series}"),
@@ -823,10 +928,14 @@ pub fn installed(
 )> {
     PACKAGES
         .iter()
-        .map(|(name, v8, v9, origin, section, title)| {
+        .map(|(name, v8_4, v9_1, v9_2, origin, section, title)| {
             (
                 package_name(version, name),
-                if version.is_v9() { *v9 } else { *v8 },
+                match version {
+                    PveVersion::V8_4 => *v8_4,
+                    PveVersion::V9_1 => *v9_1,
+                    PveVersion::V9_2 => *v9_2,
+                },
                 *origin,
                 *section,
                 *title,

@@ -276,6 +276,7 @@ fn pci_scan_filters_classes_and_names_devices() {
 #[rstest]
 #[case(PveVersion::V8_4, "pc-q35-9.2+pve1", 76 + 4)]
 #[case(PveVersion::V9_1, "pc-q35-10.1", 90 + 4)]
+#[case(PveVersion::V9_2, "pc-q35-11.0+pve2", 90 + 4)]
 fn capabilities_follow_the_release(
     #[case] v: PveVersion,
     #[case] first: &str,
@@ -303,6 +304,7 @@ fn capabilities_follow_the_release(
 #[rstest]
 #[case(PveVersion::V8_4, "8.4.14/b502d23c55afcba1", "6.8.12-15-pve")]
 #[case(PveVersion::V9_1, "9.1.5/80cf92a64bef6889", "6.17.2-1-pve")]
+#[case(PveVersion::V9_2, "9.2.11/f6997e698c7933ea", "7.0.14-12-pve")]
 fn versions_name_the_running_manager_and_kernel(
     #[case] v: PveVersion,
     #[case] manager: &str,
@@ -315,6 +317,66 @@ fn versions_name_the_running_manager_and_kernel(
     assert_eq!(
         list[2]["Package"],
         format!("proxmox-kernel-{kernel}-signed")
+    );
+}
+
+/// 9.2 ships QEMU 11.0: its two `+pveN` revisions come first, and the
+/// machine versions of 9.1 follow unchanged; the packages are 9.2's.
+#[test]
+fn release_9_2_has_qemu_11_and_its_packages() {
+    let ids: Vec<String> = catalog::machines(PveVersion::V9_2)
+        .iter()
+        .map(|m| {
+            crate::api::node_hw::view::machine(m)["id"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        ids[..6],
+        [
+            "pc-q35-11.0+pve2",
+            "pc-i440fx-11.0+pve2",
+            "pc-q35-11.0+pve1",
+            "pc-i440fx-11.0+pve1",
+            "pc-q35-11.0",
+            "pc-i440fx-11.0",
+        ]
+    );
+    let older: Vec<String> = catalog::machines(PveVersion::V9_1)
+        .iter()
+        .map(|m| {
+            crate::api::node_hw::view::machine(m)["id"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(ids[6..], older[..]);
+    assert!(
+        !older.iter().any(|id| id.contains("11.0")),
+        "9.1 has no QEMU 11.0"
+    );
+    assert_eq!(
+        catalog::is_installed(PveVersion::V9_2, "pve-qemu-kvm"),
+        Some("11.0.2-1")
+    );
+    assert_eq!(
+        catalog::is_installed(PveVersion::V9_2, "qemu-server"),
+        Some("9.2.5")
+    );
+    assert_eq!(
+        catalog::is_installed(PveVersion::V9_2, "proxmox-kernel-7.0"),
+        Some("7.0.14-12")
+    );
+    assert_eq!(
+        catalog::is_installed(PveVersion::V9_2, "proxmox-kernel-6.17"),
+        None
+    );
+    assert_eq!(
+        catalog::is_installed(PveVersion::V9_1, "qemu-server"),
+        Some("9.1.4")
     );
 }
 

@@ -226,11 +226,7 @@ impl NodeServices {
         let n = member(nodes, node)?;
         let sys = self.get(seed);
         let boot = n.boot_time;
-        let kernel = if version.is_v9() {
-            "6.17.2-1-pve"
-        } else {
-            "6.8.12-15-pve"
-        };
+        let kernel = crate::model::node_hw::catalog::kernel_release(version);
         let mut lines = vec![LogLine::new(
             boot,
             "kernel",

@@ -256,11 +256,7 @@ pub fn node_report(
             name = n.name,
             tz = sys.timezone(),
             rel = v.release(),
-            kernel = if v.is_v9() {
-                "6.17.2-1-pve"
-            } else {
-                "6.8.12-15-pve"
-            },
+            kernel = crate::model::node_hw::catalog::kernel_release(v),
             ver = v.version(),
             repoid = v.repoid(),
             hosts = sys.hosts(),

@@ -328,7 +328,7 @@ impl VmOps<'_> {
             conf.insert("vmgenid".into(), ids.vmgenid);
         }
         if !conf.contains_key("machine") && is_windows(conf.get("ostype")) {
-            let m = format!("pc-i440fx-{}+pve0", machine_version(version));
+            let m = format!("pc-i440fx-{}", machine_version(version));
             log.push(format!(
                 "pinning machine type to '{m}' for Windows guest OS"
             ));

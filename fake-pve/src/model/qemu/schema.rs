@@ -300,13 +300,18 @@ pub fn qemu_version(version: PveVersion) -> &'static str {
     match version {
         PveVersion::V8_4 => "9.2.0",
         PveVersion::V9_1 => "10.1.2",
+        PveVersion::V9_2 => "11.0.2",
     }
 }
 
+/// The machine version a release's QEMU runs an unpinned VM at, with its
+/// `+pveN` revision: the newest of qemu-server's `$PVE_MACHINE_VERSION`
+/// for the QEMU it ships (11.0 has two revisions on 9.2).
 pub(super) fn machine_version(version: PveVersion) -> &'static str {
     match version {
-        PveVersion::V8_4 => "9.2",
-        PveVersion::V9_1 => "10.1",
+        PveVersion::V8_4 => "9.2+pve0",
+        PveVersion::V9_1 => "10.1+pve0",
+        PveVersion::V9_2 => "11.0+pve2",
     }
 }
 
@@ -339,6 +344,8 @@ pub(crate) fn running_machine(
         (PveVersion::V8_4, true) => "pc-q35-9.2+pve0",
         (PveVersion::V9_1, false) => "pc-i440fx-10.1+pve0",
         (PveVersion::V9_1, true) => "pc-q35-10.1+pve0",
+        (PveVersion::V9_2, false) => "pc-i440fx-11.0+pve2",
+        (PveVersion::V9_2, true) => "pc-q35-11.0+pve2",
     }
     .into()
 }
@@ -354,7 +361,7 @@ mod tests {
 
     #[rstest]
     fn the_running_machine_is_the_type_at_the_release_s_version(
-        #[values(PveVersion::V8_4, PveVersion::V9_1)] version: PveVersion,
+        #[values(PveVersion::V8_4, PveVersion::V9_1, PveVersion::V9_2)] version: PveVersion,
         #[values(None, Some("q35"), Some("type=q35,viommu=intel"), Some("pc"))] machine: Option<
             &str,
         >,
@@ -370,7 +377,7 @@ mod tests {
         };
         assert_eq!(
             running_machine(version, &conf),
-            format!("pc-{kind}-{}+pve0", machine_version(version))
+            format!("pc-{kind}-{}", machine_version(version))
         );
     }
 

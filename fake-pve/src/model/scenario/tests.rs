@@ -200,7 +200,7 @@ fn default_is_a_fresh_install() {
 #[case(
     "roles:\n  - roleid: Ops\n    privs: [VM.Audit, VM.Monitor]\n",
     Some(3),
-    "role 'Ops': invalid privilege 'VM.Monitor' in PVE 9.1"
+    "role 'Ops': invalid privilege 'VM.Monitor' in PVE 9.2"
 )]
 #[case("roles:\n  - roleid: PVEVMUser\n", Some(2), "is built in")]
 #[case("roles:\n  - roleid: pveOps\n", Some(2), "'PVE' namespace")]

@@ -143,10 +143,11 @@ fn refusals_name_file_and_line(
 
 #[rstest]
 fn privileges_depend_on_the_release() {
-    // VM.Monitor exists on 8.4 only; the parse check builds for 9.1.
+    // VM.Monitor exists on 8.4 only; the parse check builds for the
+    // default release, 9.2.
     let text = "roles:\n  - roleid: Mon\n    privs: [VM.Monitor]\n";
-    let e = Scenario::parse(text, "s.yaml").expect_err("refused on 9.1");
-    assert!(e.reason.contains("in PVE 9.1"), "{e}");
+    let e = Scenario::parse(text, "s.yaml").expect_err("refused on 9.2");
+    assert!(e.reason.contains("in PVE 9.2"), "{e}");
 }
 
 #[rstest]

@@ -125,6 +125,23 @@ fn fabric_refusals(mut lab: World, #[case] pairs: &[(&str, &str)], #[case] msg: 
     assert_eq!(refused(lab.c.sdn.add_fabric(&p(pairs))), (500, msg.into()));
 }
 
+/// 9.2's schema lets a WireGuard fabric through; the model says plainly
+/// that it does not emulate one, and keeps nothing of it.
+#[rstest]
+fn a_wireguard_fabric_is_not_emulated(mut lab: World) {
+    let (status, msg) = refused(
+        lab.c
+            .sdn
+            .add_fabric(&p(&[("id", "wg1"), ("protocol", "wireguard")])),
+    );
+    assert_eq!(status, 501);
+    assert!(
+        msg.contains("WireGuard fabrics are not emulated by fake-pve"),
+        "{msg}"
+    );
+    assert!(lab.c.sdn.get_fabric("wg1").is_err());
+}
+
 #[rstest]
 fn one_ospf_fabric_per_area(mut lab: World) {
     let ospf = |id: &str, area: &str, prefix: &str| {
