@@ -12,7 +12,7 @@ pub fn status_path(manifest: &Path) -> PathBuf {
     manifest.with_file_name(format!("{stem}.status.yaml"))
 }
 
-pub(super) fn is_manifest(p: &Path) -> bool {
+fn is_manifest(p: &Path) -> bool {
     let name = p
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
@@ -36,7 +36,7 @@ pub struct Loaded {
 }
 
 /// `Kind/name` of a document that did not parse, when it says so.
-pub(super) fn doc_identity(v: &serde_yaml::Value) -> Option<String> {
+fn doc_identity(v: &serde_yaml::Value) -> Option<String> {
     let kind = v.get("kind")?.as_str()?;
     let name = v.get("metadata")?.get("name")?.as_str()?;
     Some(format!("{kind}/{name}"))

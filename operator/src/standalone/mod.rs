@@ -35,9 +35,9 @@ mod files;
 mod report;
 
 pub use files::{Loaded, load_dir, load_dir_with, read_statuses, status_path};
-use files::{doc_identity, is_manifest, manifest_of};
-pub use report::{check_dir, check_dir_with, status_table, status_table_with, unknown_clusters};
+use files::manifest_of;
 use report::js;
+pub use report::{check_dir, check_dir_with, status_table, status_table_with, unknown_clusters};
 
 /// Settings of the standalone loop.
 #[derive(Debug, Clone)]
