@@ -34,8 +34,8 @@ use crate::types::{
 mod files;
 mod report;
 
-pub use files::{Loaded, load_dir, load_dir_with, read_statuses, status_path};
 use files::manifest_of;
+pub use files::{Loaded, load_dir, load_dir_with, read_statuses, status_path};
 use report::js;
 pub use report::{check_dir, check_dir_with, status_table, status_table_with, unknown_clusters};
 
