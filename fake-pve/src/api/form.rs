@@ -2,8 +2,8 @@
 //! read as pve-http-server's `decode_urlencoded` reads it: pairs split on
 //! `&` and `;`, a key from the value at the first `=` and the value up to
 //! the next one, `+` a space, `%XX` a byte; a key given twice is a list of
-//! its values, and a key without a value (`k` or `k=`) is undefined,
-//! dropping what it had before.
+//! its values, and a key without `=` is undefined, dropping what it had
+//! before (`k=` is the empty value).
 
 use std::collections::BTreeMap;
 
@@ -33,18 +33,12 @@ fn unescape(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Perl's `split(/=/, $kv)` kept to its first two fields: trailing
-/// empty fields are dropped, so `k=` and `k` have no value and `k=a=b`
-/// has `a`.
+/// Perl's `my ($k, $v) = split(/=/, $kv)`: assigned to two variables,
+/// the split stops after three fields, so `k=a=b` has the value `a`,
+/// `k=` the empty value and `k` none.
 fn key_value(pair: &str) -> (&str, Option<&str>) {
-    let mut fields: Vec<&str> = pair.split('=').collect();
-    while fields.last().is_some_and(|f| f.is_empty()) {
-        fields.pop();
-    }
-    (
-        fields.first().copied().unwrap_or(""),
-        fields.get(1).copied(),
-    )
+    let mut fields = pair.splitn(3, '=');
+    (fields.next().unwrap_or(""), fields.next())
 }
 
 /// The pairs of a form in order, each value `None` where the key has
@@ -109,9 +103,11 @@ mod tests {
     #[case("a=1;b=2", json!({"a": "1", "b": "2"}))]
     // The value stops at the next `=`.
     #[case("description=x=y", json!({"description": "x"}))]
-    // A key without a value is not given, and drops what it had.
-    #[case("a=1&a&b=&c=3", json!({"c": "3"}))]
-    #[case("a=1&a=", json!({}))]
+    // A key without `=` is not given, and drops what it had; `k=` is
+    // the empty value (the web UI's `pci-class-blacklist=`).
+    #[case("a=1&a&b=&c=3", json!({"b": "", "c": "3"}))]
+    #[case("a=1&a=", json!({"a": ["1", ""]}))]
+    #[case("pci-class-blacklist=", json!({"pci-class-blacklist": ""}))]
     // A broken escape stays as it is; bytes that are not UTF-8 are
     // replaced.
     #[case("a=100%25&b=%zz&c=%ff", json!({"a": "100%", "b": "%zz", "c": "\u{FFFD}"}))]

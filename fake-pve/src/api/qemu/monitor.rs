@@ -215,7 +215,7 @@ pub(super) fn monitor(ctx: &Ctx<'_>) -> Result<Reply> {
         Need::SysModify => ctx.with(|c| c.access().check_perm(&who, "/", &["Sys.Modify"]))?,
         _ => {}
     }
-    let text = ctx.with(|c| c.guests.monitor(&node, vmid, &command, known))?;
+    let text = ctx.with(|c| c.guests.monitor(&node, vmid, &command, version, known))?;
     Ok(json!(text).into())
 }
 

@@ -3,15 +3,18 @@
 //! `QemuServer/Monitor.pm` `hmp_cmd`; QEMU's `hmp-commands.hx` and
 //! `hmp-commands-info.hx`). QEMU writes every line ending as `\r\n`.
 //!
-//! Emulated: `info status`, `info cpus`, `info balloon`, `stop`, `cont`
+//! Emulated: `info status`, `info version`, `info cpus`, `info balloon`,
+//! `stop`, `cont`
 //! (and `c`), `system_reset`, `sendkey`. A command QEMU does not know
 //! answers QEMU's `unknown command`; a command QEMU knows that is not
 //! emulated is refused as not emulated, never answered with a made-up
 //! output.
 
 use super::QmpStatus;
+use super::schema::qemu_version;
 use crate::model::guests::Guests;
-use crate::model::{Error, Result};
+use crate::model::node_hw::catalog;
+use crate::model::{Error, PveVersion, Result};
 
 /// QEMU's key names (`QKeyCode`) that `sendkey` takes, joined by `-`.
 const KEYS: &[&str] = &[
@@ -216,6 +219,7 @@ impl Guests {
         node: &str,
         vmid: u32,
         command: &str,
+        version: PveVersion,
         known: impl Fn(&str) -> bool,
     ) -> Result<String> {
         let vm = self.vm_mut(node, vmid)?;
@@ -235,6 +239,13 @@ impl Guests {
                 };
                 out(&format!("VM status: {state}\n"))
             }
+            // QEMU's version, then the package pve-qemu-kvm builds it
+            // as (`--with-pkgversion`), without a space between.
+            ("info", Some("version")) => out(&format!(
+                "{}pve-qemu-kvm_{}\n",
+                qemu_version(version),
+                catalog::is_installed(version, "pve-qemu-kvm").unwrap_or_default()
+            )),
             ("info", Some("cpus")) => {
                 let pid = 10_000 + u64::from(vmid);
                 let lines: String = (0..vm.maxcpu())

@@ -11,7 +11,8 @@ fn known(name: &str) -> bool {
 }
 
 fn hmp(w: &mut World, vmid: u32, command: &str) -> crate::model::Result<String> {
-    w.c.guests.monitor("pve", vmid, command, known)
+    let version = w.c.version;
+    w.c.guests.monitor("pve", vmid, command, version, known)
 }
 
 #[rstest]
@@ -48,6 +49,7 @@ fn stop_and_cont_pause_and_resume_the_guest(mut lab: World) {
 #[rstest]
 #[case("info cpus", "* CPU #0: thread_id=10103\r\n")]
 #[case("info balloon", "balloon: actual=4096\r\n")]
+#[case("info version", "10.1.2pve-qemu-kvm_10.1.2-4\r\n")]
 #[case("sendkey ctrl-alt-delete", "")]
 #[case("sendkey ctrl-0x1c", "")]
 #[case("sendkey ctrl-nokey", "invalid parameter: nokey\r\n")]
