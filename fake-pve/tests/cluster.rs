@@ -299,7 +299,8 @@ async fn datacenter_tag_style_decides_how_vm_tags_are_written() {
         fresh,
         json!({"description": "", "mac_prefix": "BC:24:11", "allowed-tags": []})
     );
-    let tags = "web,Prod;db%20prod";
+    // `;` escaped: pveproxy splits a form's pairs on `;` as on `&`.
+    let tags = "web,Prod%3Bdb%20prod";
     pve.put(
         "/nodes/pve1/qemu/100/config",
         &root,

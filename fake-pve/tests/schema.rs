@@ -184,7 +184,7 @@ async fn honest_answers_without_behaviour() {
         "action",
         "value 'explode' does not have a value in the enumeration 'stop, destroy'",
     );
-    pve.post("/nodes/pve/qemu", &root, "vmid=100&net0=virtio,bridge=vm%20br")
+    pve.post("/nodes/pve/qemu", &root, "vmid=100&net0=virtio,bridge%3Dvm%20br")
         .await
         .assert_param_error("net0", "invalid format - format error\nnet0.bridge: invalid format - invalid bridge ID 'vm br'\n\n");
     // Permissions come from the schema too.
