@@ -77,6 +77,49 @@ fn obj(kind: &str, name: &str, uid: &str, spec: Value) -> Value {
     })
 }
 
+/// The seed's VirtRigaud world as a list of `kind` answers it: Provider
+/// `proxmox-prod`, VMClass `small`, and VirtualMachine `web-server` (with
+/// `status` when given); other kinds are empty.
+fn seed_items(kind: &str, status: Option<&Value>) -> Vec<Value> {
+    match kind {
+        "Provider" => vec![obj(
+            "Provider",
+            "proxmox-prod",
+            "u-1",
+            json!({ "type": "proxmox", "endpoint": "https://pve.example.com:8006", "credentialSecretRef": { "name": "pve-credentials" } }),
+        )],
+        "VMClass" => vec![obj(
+            "VMClass",
+            "small",
+            "u-2",
+            json!({ "cpus": 2, "memory": "4Gi" }),
+        )],
+        "VirtualMachine" => {
+            let mut vm = obj(
+                "VirtualMachine",
+                "web-server",
+                "u-3",
+                json!({ "providerRef": { "name": "proxmox-prod" }, "classRef": { "name": "small" } }),
+            );
+            if let Some(st) = status {
+                vm["status"] = st.clone();
+            }
+            vec![vm]
+        }
+        _ => vec![],
+    }
+}
+
+/// The list answer of a foreign kind.
+fn list_of(k: &pve_operator::dialects::ForeignKind, items: Vec<Value>) -> Value {
+    json!({
+        "apiVersion": format!("{}/{}", k.group, k.version),
+        "kind": format!("{}List", k.kind),
+        "metadata": { "resourceVersion": "1" },
+        "items": items,
+    })
+}
+
 #[tokio::test]
 async fn the_seeds_objects_are_applied_as_owned_native_objects() {
     let (svc, mut handle) = pair::<Request<Body>, Response<Body>>();
@@ -98,39 +141,9 @@ async fn the_seeds_objects_are_applied_as_owned_native_objects() {
         .await
     });
     for k in pve_operator::dialects::FOREIGN_KINDS {
-        let items = match k.kind {
-            "Provider" => vec![obj(
-                "Provider",
-                "proxmox-prod",
-                "u-1",
-                json!({ "type": "proxmox", "endpoint": "https://pve.example.com:8006", "credentialSecretRef": { "name": "pve-credentials" } }),
-            )],
-            "VMClass" => vec![obj(
-                "VMClass",
-                "small",
-                "u-2",
-                json!({ "cpus": 2, "memory": "4Gi" }),
-            )],
-            "VirtualMachine" => vec![obj(
-                "VirtualMachine",
-                "web-server",
-                "u-3",
-                json!({ "providerRef": { "name": "proxmox-prod" }, "classRef": { "name": "small" } }),
-            )],
-            _ => vec![],
-        };
+        let items = seed_items(k.kind, None);
         let seen = if k.group == "infra.virtrigaud.io" {
-            answer(
-                &mut handle,
-                200,
-                json!({
-                    "apiVersion": format!("{}/{}", k.group, k.version),
-                    "kind": format!("{}List", k.kind),
-                    "metadata": { "resourceVersion": "1" },
-                    "items": items,
-                }),
-            )
-            .await
+            answer(&mut handle, 200, list_of(k, items)).await
         } else {
             answer(
                 &mut handle,
@@ -225,42 +238,8 @@ async fn an_object_of_another_system_shows_the_status_of_its_machine() {
             .await
         });
         for k in pve_operator::dialects::FOREIGN_KINDS {
-            let mut vm = obj(
-                "VirtualMachine",
-                "web-server",
-                "u-3",
-                json!({ "providerRef": { "name": "proxmox-prod" }, "classRef": { "name": "small" } }),
-            );
-            if !shown.is_null() {
-                vm["status"] = shown.clone();
-            }
-            let items = match k.kind {
-                "VirtualMachine" => vec![vm],
-                "Provider" => vec![obj(
-                    "Provider",
-                    "proxmox-prod",
-                    "u-1",
-                    json!({ "type": "proxmox", "endpoint": "https://pve.example.com:8006", "credentialSecretRef": { "name": "pve-credentials" } }),
-                )],
-                "VMClass" => vec![obj(
-                    "VMClass",
-                    "small",
-                    "u-2",
-                    json!({ "cpus": 2, "memory": "4Gi" }),
-                )],
-                _ => vec![],
-            };
-            answer(
-                &mut handle,
-                200,
-                json!({
-                    "apiVersion": format!("{}/{}", k.group, k.version),
-                    "kind": format!("{}List", k.kind),
-                    "metadata": { "resourceVersion": "1" },
-                    "items": items,
-                }),
-            )
-            .await;
+            let status = (!shown.is_null()).then_some(&shown);
+            answer(&mut handle, 200, list_of(k, seed_items(k.kind, status))).await;
         }
         if shown.is_null() {
             let patch = answer(&mut handle, 200, Value::Null).await;
@@ -376,42 +355,8 @@ async fn an_object_named_as_a_machine_it_does_not_own_takes_nothing_over() {
             .await
         });
         for k in pve_operator::dialects::FOREIGN_KINDS {
-            let mut vm = obj(
-                "VirtualMachine",
-                "web-server",
-                "u-3",
-                json!({ "providerRef": { "name": "proxmox-prod" }, "classRef": { "name": "small" } }),
-            );
-            if shown {
-                vm["status"] = told.clone();
-            }
-            let items = match k.kind {
-                "VirtualMachine" => vec![vm],
-                "Provider" => vec![obj(
-                    "Provider",
-                    "proxmox-prod",
-                    "u-1",
-                    json!({ "type": "proxmox", "endpoint": "https://pve.example.com:8006", "credentialSecretRef": { "name": "pve-credentials" } }),
-                )],
-                "VMClass" => vec![obj(
-                    "VMClass",
-                    "small",
-                    "u-2",
-                    json!({ "cpus": 2, "memory": "4Gi" }),
-                )],
-                _ => vec![],
-            };
-            answer(
-                &mut handle,
-                200,
-                json!({
-                    "apiVersion": format!("{}/{}", k.group, k.version),
-                    "kind": format!("{}List", k.kind),
-                    "metadata": { "resourceVersion": "1" },
-                    "items": items,
-                }),
-            )
-            .await;
+            let status = shown.then_some(&told);
+            answer(&mut handle, 200, list_of(k, seed_items(k.kind, status))).await;
         }
         if owner.is_none() && !shown {
             let patch = answer(&mut handle, 200, Value::Null).await;
