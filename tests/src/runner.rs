@@ -517,6 +517,21 @@ mod tests {
         assert!(Options::from_args("f".into(), &args(&["bin", "--junit"])).is_err());
     }
 
+    /// A real cluster of `release` reached with a token.
+    fn real_kind(release: Release, version: &str) -> Kind {
+        Kind::Real(Box::new(crate::target::Real {
+            admin: pve_client::Config::builder()
+                .endpoint("https://pve.invalid:8006")
+                .token("ci@pve!t", "s")
+                .build()
+                .expect("config"),
+            env: Vec::new(),
+            trust: crate::raw::Trust::WebPki,
+            release,
+            version: version.into(),
+        }))
+    }
+
     #[test]
     fn tags_decide_where_scenarios_run() {
         let fake = Target {
@@ -533,17 +548,7 @@ mod tests {
         let tags = |t: &[&str]| args(t);
         assert!(wanted(&fake, &opts, &tags(&["fake-only", "pve8"])));
         let real = Target {
-            kind: Kind::Real(Box::new(crate::target::Real {
-                admin: pve_client::Config::builder()
-                    .endpoint("https://pve.invalid:8006")
-                    .token("ci@pve!t", "s")
-                    .build()
-                    .expect("config"),
-                env: Vec::new(),
-                trust: crate::raw::Trust::WebPki,
-                release: Release::V8_4,
-                version: "8.4.14".into(),
-            })),
+            kind: real_kind(Release::V8_4, "8.4.14"),
             ..fake
         };
         assert!(wanted(&real, &opts, &tags(&["auth"])));
@@ -553,22 +558,8 @@ mod tests {
         assert!(wanted(&real, &opts, &tags(&["pve8"])));
         assert!(wanted(&real, &opts, &tags(&["pve8", "pve9"])));
         let real_9_1 = Target {
-            kind: Kind::Real(Box::new(crate::target::Real {
-                admin: pve_client::Config::builder()
-                    .endpoint("https://pve.invalid:8006")
-                    .token("ci@pve!t", "s")
-                    .build()
-                    .expect("config"),
-                env: Vec::new(),
-                trust: crate::raw::Trust::WebPki,
-                release: Release::V9_1,
-                version: "9.1.5".into(),
-            })),
-            vmids: 90_000..=90_999,
-            node: "pve".into(),
-            storage: "local-lvm".into(),
-            bridge: "vmbr0".into(),
-            prefix: "cnf000000".into(),
+            kind: real_kind(Release::V9_1, "9.1.5"),
+            ..real.clone()
         };
         assert!(wanted(&real_9_1, &opts, &tags(&["pve9"])));
         assert!(wanted(&real_9_1, &opts, &tags(&["pve9.1"])));
