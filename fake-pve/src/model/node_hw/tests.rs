@@ -320,11 +320,9 @@ fn versions_name_the_running_manager_and_kernel(
     );
 }
 
-/// 9.2 ships QEMU 11.0: its two `+pveN` revisions come first, and the
-/// machine versions of 9.1 follow unchanged; the packages are 9.2's.
-#[test]
-fn release_9_2_has_qemu_11_and_its_packages() {
-    let ids: Vec<String> = catalog::machines(PveVersion::V9_2)
+/// The ids `GET .../capabilities/qemu/machines` lists on `version`.
+fn machine_ids(version: PveVersion) -> Vec<String> {
+    catalog::machines(version)
         .iter()
         .map(|m| {
             crate::api::node_hw::view::machine(m)["id"]
@@ -332,7 +330,14 @@ fn release_9_2_has_qemu_11_and_its_packages() {
                 .unwrap_or("")
                 .to_string()
         })
-        .collect();
+        .collect()
+}
+
+/// 9.2 ships QEMU 11.0: its two `+pveN` revisions come first, and the
+/// machine versions of 9.1 follow unchanged; the packages are 9.2's.
+#[test]
+fn release_9_2_has_qemu_11_and_its_packages() {
+    let ids = machine_ids(PveVersion::V9_2);
     assert_eq!(
         ids[..6],
         [
@@ -344,15 +349,7 @@ fn release_9_2_has_qemu_11_and_its_packages() {
             "pc-i440fx-11.0",
         ]
     );
-    let older: Vec<String> = catalog::machines(PveVersion::V9_1)
-        .iter()
-        .map(|m| {
-            crate::api::node_hw::view::machine(m)["id"]
-                .as_str()
-                .unwrap_or("")
-                .to_string()
-        })
-        .collect();
+    let older = machine_ids(PveVersion::V9_1);
     assert_eq!(ids[6..], older[..]);
     assert!(
         !older.iter().any(|id| id.contains("11.0")),
