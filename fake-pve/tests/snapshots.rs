@@ -119,6 +119,9 @@ vms:
     # created half an hour before the clock's start: its rrddata has no
     # values for the points before
     config: { cores: 2, memory: 2048, template: 1, scsi0: 'local-lvm:base-9000-disk-0,size=8G', meta: 'creation-qemu=9.2.0,ctime=1789998200' }
+cpu_models:
+  custom-fast: { reported-model: Skylake-Server, flags: +aes;+avx2, hidden: false }
+  quiet: { reported-model: EPYC-Genoa, hv-vendor-id: AuthenticAMD, phys-bits: host, level: 30 }
 guests:
   100:
     hostname: gateway
@@ -169,6 +172,23 @@ const fn case_of(
 const CASES: &[Case] = &[
     case("get_root", "/", "/"),
     case("get_version", "/version", "/version"),
+    // cluster: QEMU (9.2)
+    case("get_cluster_qemu", "/cluster/qemu", "/cluster/qemu"),
+    case(
+        "get_cluster_qemu_cpu_flags",
+        "/cluster/qemu/cpu-flags",
+        "/cluster/qemu/cpu-flags",
+    ),
+    case(
+        "get_cluster_qemu_custom_cpu_models",
+        "/cluster/qemu/custom-cpu-models",
+        "/cluster/qemu/custom-cpu-models",
+    ),
+    case(
+        "get_cluster_qemu_custom_cpu_models_cputype",
+        "/cluster/qemu/custom-cpu-models/{cputype}",
+        "/cluster/qemu/custom-cpu-models/custom-quiet",
+    ),
     // access
     case("get_access_domains", "/access/domains", "/access/domains"),
     case("get_access_ticket", "/access/ticket", "/access/ticket"),

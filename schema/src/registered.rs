@@ -124,6 +124,36 @@ pub const CPU_MODELS: &[&str] = &[
     "max",
 ];
 
+/// What a `pve-vm-cpu-conf` check reads from the world around it:
+/// qemu-server takes the models from the node's QEMU and from
+/// `cpu-models.conf`, which a schema alone does not know.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CpuContext {
+    /// The default and built-in models of the release (both
+    /// architectures).
+    pub models: Vec<String>,
+    /// The custom models (`cpu-models.conf`'s ids, without `custom-`).
+    pub custom: Vec<String>,
+    /// qemu-server of PVE 9.2: the `level` key, and the VM-specific flags
+    /// listed sorted in a refusal.
+    pub qemu_server_9_2: bool,
+}
+
+std::thread_local! {
+    static CPU_CONTEXT: std::cell::RefCell<Option<CpuContext>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` (a validation) with the CPU models of `context` in force;
+/// without one, the models are [`CPU_MODELS`], no custom model exists
+/// and qemu-server is 9.1's.
+pub fn with_cpu_context<R>(context: CpuContext, f: impl FnOnce() -> R) -> R {
+    let before = CPU_CONTEXT.with(|c| c.replace(Some(context)));
+    let out = f();
+    CPU_CONTEXT.with(|c| *c.borrow_mut() = before);
+    out
+}
+
 /// qemu-server's `$builtin_models`.
 const BUILTIN_CPU_MODELS: &[&str] = &["x86-64-v2", "x86-64-v2-AES", "x86-64-v3", "x86-64-v4"];
 
@@ -217,6 +247,8 @@ fn definition(name: &str) -> Option<serde_json::Value> {
                       "pattern": r"([+-])([a-zA-Z0-9\-_\.]+)(;([+-])([a-zA-Z0-9\-_\.]+))*"},
             "guest-phys-bits": {"type": "integer", "minimum": 32, "maximum": 64, "optional": 1},
             "phys-bits": {"type": "string", "format": "pve-phys-bits", "optional": 1},
+            // 9.2 (qemu-server 9.2.4); refused before by the validator.
+            "level": {"type": "integer", "minimum": 0, "maximum": 4_294_967_295_u64, "optional": 1},
         }),
         "pve-qm-boot" => json!({
             "legacy": {"optional": 1, "default_key": 1, "type": "string", "pattern": "[acdn]{1,4}", "default": "cdn"},
@@ -344,29 +376,54 @@ fn validate_vm_cpu_conf(p: &Parsed) -> Check {
     let Some(cputype) = cputype else {
         return Err(FormatError::Invalid("CPU is missing cputype\n".into()));
     };
-    if let Some(name) = cputype.strip_prefix("custom-") {
-        // fake-pve has no custom CPU models (`cpu-models.conf` is empty).
-        return Err(FormatError::Invalid(format!(
-            "Custom cputype '{name}' not found\n"
-        )));
-    }
-    if !CPU_MODELS.contains(&cputype.as_str()) && !BUILTIN_CPU_MODELS.contains(&cputype.as_str()) {
-        return Err(FormatError::Invalid(format!(
-            "Built-in cputype '{cputype}' is not defined (missing 'custom-' prefix?)\n"
-        )));
-    }
-    if let Some(flags) = p.get("flags").filter(|f| truthy(Some(f))) {
-        let ok = flags.split(';').all(|f| {
-            f.strip_prefix(['+', '-'])
-                .is_some_and(|name| VM_CPU_FLAGS.contains(&name))
-        });
-        if !ok {
-            return Err(FormatError::Invalid(format!(
-                "VM-specific CPU flags must be a subset of: {}\n",
-                VM_CPU_FLAGS.join(", ")
-            )));
+    CPU_CONTEXT.with(|c| {
+        let c = c.borrow();
+        if let Some(name) = cputype.strip_prefix("custom-") {
+            // `get_custom_model` dies on a model cpu-models.conf lacks.
+            if !c
+                .as_ref()
+                .is_some_and(|c| c.custom.iter().any(|m| m == name))
+            {
+                return Err(FormatError::Invalid(format!(
+                    "Custom cputype '{name}' not found\n"
+                )));
+            }
+        } else {
+            let known = match c.as_ref() {
+                Some(c) => c.models.iter().any(|m| m == cputype),
+                None => CPU_MODELS.contains(&cputype.as_str()),
+            };
+            if !known && !BUILTIN_CPU_MODELS.contains(&cputype.as_str()) {
+                return Err(FormatError::Invalid(format!(
+                    "Built-in cputype '{cputype}' is not defined (missing 'custom-' prefix?)\n"
+                )));
+            }
         }
-    }
+        let newer = c.as_ref().is_some_and(|c| c.qemu_server_9_2);
+        if !newer && p.contains_key("level") {
+            return Err(FormatError::Invalid(
+                "invalid key in comma-separated list property: level\n".into(),
+            ));
+        }
+        if let Some(flags) = p.get("flags").filter(|f| truthy(Some(f))) {
+            let ok = flags.split(';').all(|f| {
+                f.strip_prefix(['+', '-'])
+                    .is_some_and(|name| VM_CPU_FLAGS.contains(&name))
+            });
+            if !ok {
+                // qemu-server lists them sorted since 9.1.5.
+                let mut names = VM_CPU_FLAGS.to_vec();
+                if newer {
+                    names.sort_unstable();
+                }
+                return Err(FormatError::Invalid(format!(
+                    "VM-specific CPU flags must be a subset of: {}\n",
+                    names.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    })?;
     if p.contains_key("reported-model") {
         return Err(FormatError::Invalid(
             "Property 'reported-model' not allowed in VM-specific CPU config.\n".into(),

@@ -593,6 +593,68 @@ mod tests {
         assert_eq!(e.get(key).map(String::as_str), Some(msg), "{e:?}");
     }
 
+    /// The models and the qemu-server a `cpu` is checked against, as
+    /// fake-pve hands them over for a 9.2 world with one custom model.
+    fn nine_two() -> crate::registered::CpuContext {
+        crate::registered::CpuContext {
+            models: vec!["host".into(), "EPYC-Turin".into()],
+            custom: vec!["fast".into()],
+            qemu_server_9_2: true,
+        }
+    }
+
+    #[rstest]
+    #[case("custom-fast,flags=+aes", None)]
+    #[case("EPYC-Turin,level=30", None)]
+    #[case(
+        "custom-slow",
+        Some("invalid format - Custom cputype 'slow' not found\n")
+    )]
+    #[case(
+        "Skylake-Server",
+        Some(
+            "invalid format - Built-in cputype 'Skylake-Server' is not defined (missing 'custom-' prefix?)\n"
+        )
+    )]
+    #[case(
+        "host,flags=+avx2",
+        Some(
+            "invalid format - VM-specific CPU flags must be a subset of: aes, amd-no-ssb, amd-ssbd, hv-evmcs, hv-tlbflush, ibpb, md-clear, nested-virt, pcid, pdpe1gb, spec-ctrl, ssbd, virt-ssbd\n"
+        )
+    )]
+    fn the_cpu_is_checked_against_the_world_s_models(
+        #[case] cpu: &str,
+        #[case] refusal: Option<&str>,
+    ) {
+        let params = json!({"node": "pve", "vmid": 100, "cpu": cpu});
+        let got = crate::registered::with_cpu_context(nine_two(), || {
+            run(Release::V9_1, "POST", "/nodes/{node}/qemu", params)
+        });
+        match refusal {
+            None => got.expect("valid"),
+            Some(msg) => {
+                let e = got.expect_err("refused");
+                assert_eq!(e.get("cpu").map(String::as_str), Some(msg), "{e:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn level_is_a_key_of_9_2_only() {
+        let e = err(json!({"node": "pve", "vmid": 100, "cpu": "host,level=30"}));
+        assert_eq!(
+            e.get("cpu").map(String::as_str),
+            Some("invalid format - invalid key in comma-separated list property: level\n")
+        );
+        // The context goes when the validation ends.
+        let params = json!({"node": "pve", "vmid": 100, "cpu": "custom-fast"});
+        crate::registered::with_cpu_context(nine_two(), || {
+            run(Release::V9_1, "POST", "/nodes/{node}/qemu", params.clone())
+        })
+        .expect("valid");
+        assert!(run(Release::V9_1, "POST", "/nodes/{node}/qemu", params).is_err());
+    }
+
     #[rstest]
     #[case("POST", "/cluster/firewall/rules", json!({"action": "ACCEPT", "type": "in", "dport": "90:80"}), "dport", "invalid format - backwards range '90:80' not allowed, did you mean '80:90'?\n")]
     #[case("POST", "/cluster/backup", json!({"schedule": "every day", "all": 1}), "schedule", "invalid format - invalid calendar event 'every day' - unable to parse calendar event\n")]

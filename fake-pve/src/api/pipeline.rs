@@ -492,7 +492,21 @@ fn dispatch(
                 // 7. Validation (a single value of a list parameter is a
                 // list of one first, as PVE's handler makes it).
                 crate::spec::validate::normalize(endpoint, &mut map);
-                crate::spec::validate::validate(endpoint, &map).map_err(Error::Invalid)?;
+                if map.contains_key("cpu") {
+                    // A VM's `cpu` names a model of the release's QEMU or
+                    // of cpu-models.conf.
+                    let context = crate::spec::registered::CpuContext {
+                        models: crate::model::node_hw::catalog::all_cpu_model_names(version),
+                        custom: cluster.cpu_models().names(),
+                        qemu_server_9_2: version == crate::model::PveVersion::V9_2,
+                    };
+                    crate::spec::registered::with_cpu_context(context, || {
+                        crate::spec::validate::validate(endpoint, &map)
+                    })
+                } else {
+                    crate::spec::validate::validate(endpoint, &map)
+                }
+                .map_err(Error::Invalid)?;
                 let map = std::sync::Arc::new(map);
                 if cacheable {
                     ROUTES.with(|r| r.borrow_mut().put(version, &method, rel, endpoint, &map));

@@ -109,6 +109,8 @@ pub struct Cluster {
     /// Each node's own files (config, DNS, hosts, time zone), services,
     /// subscription and journal.
     pub(crate) node_services: super::node_services::NodeServices,
+    /// `virtual-guest/cpu-models.conf`: the custom CPU models.
+    pub(crate) cpu_models: super::qemu::cpu_models::CpuModels,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -188,6 +190,12 @@ pub struct ClusterDoc {
         skip_serializing_if = "super::node_services::NodeServices::is_empty"
     )]
     pub node_services: super::node_services::NodeServices,
+    /// The custom CPU models.
+    #[serde(
+        default,
+        skip_serializing_if = "super::qemu::cpu_models::CpuModels::is_empty"
+    )]
+    pub cpu_models: super::qemu::cpu_models::CpuModels,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -228,6 +236,8 @@ struct ClusterDocRef<'a> {
     corosync: &'a super::corosync::Corosync,
     #[serde(skip_serializing_if = "super::node_services::NodeServices::is_empty")]
     node_services: &'a super::node_services::NodeServices,
+    #[serde(skip_serializing_if = "super::qemu::cpu_models::CpuModels::is_empty")]
+    cpu_models: &'a super::qemu::cpu_models::CpuModels,
 }
 
 impl Serialize for Cluster {
@@ -259,6 +269,7 @@ impl Serialize for Cluster {
             metrics: &self.metrics,
             corosync: &self.corosync,
             node_services: &self.node_services,
+            cpu_models: &self.cpu_models,
         }
         .serialize(s)
     }
@@ -294,6 +305,7 @@ impl From<ClusterDoc> for Cluster {
             clusterlog: Default::default(),
             corosync: d.corosync,
             node_services: d.node_services,
+            cpu_models: d.cpu_models,
         }
     }
 }
@@ -372,6 +384,16 @@ impl Cluster {
     /// The storages and their volumes, to change.
     pub fn storages_mut(&mut self) -> &mut Storages {
         &mut self.storage
+    }
+
+    /// The custom CPU models (`cpu-models.conf`).
+    pub fn cpu_models(&self) -> &super::qemu::cpu_models::CpuModels {
+        &self.cpu_models
+    }
+
+    /// The custom CPU models, to change.
+    pub fn cpu_models_mut(&mut self) -> &mut super::qemu::cpu_models::CpuModels {
+        &mut self.cpu_models
     }
 
     /// Every node's hardware.
@@ -483,7 +505,13 @@ impl Cluster {
 
     /// The areas a guest's permission checks read.
     pub fn perms(&self) -> super::guest_perm::Perms<'_> {
-        super::guest_perm::Perms::of(&self.access, &self.storage, &self.sdn, &self.guests)
+        super::guest_perm::Perms::of(
+            &self.access,
+            &self.storage,
+            &self.sdn,
+            &self.guests,
+            self.version,
+        )
     }
 
     /// The areas a snapshot step reads and changes.

@@ -33,16 +33,25 @@ pub struct Perms<'a> {
     pub(in crate::model) sdn: &'a Sdn,
     /// The guests.
     pub(in crate::model) guests: &'a Guests,
+    /// The release: some checks changed with it.
+    pub(in crate::model) version: super::PveVersion,
 }
 
 impl<'a> Perms<'a> {
-    /// The checks over these areas.
-    pub fn of(access: &'a Access, storage: &'a Storages, sdn: &'a Sdn, guests: &'a Guests) -> Self {
+    /// The checks over these areas, as the release makes them.
+    pub fn of(
+        access: &'a Access,
+        storage: &'a Storages,
+        sdn: &'a Sdn,
+        guests: &'a Guests,
+        version: super::PveVersion,
+    ) -> Self {
         Self {
             access,
             storage,
             sdn,
             guests,
+            version,
         }
     }
 }

@@ -11,7 +11,7 @@ use super::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::node_hw::catalog;
 use crate::model::node_hw::cluster::check_disk_storage;
 use crate::model::node_hw::disks::DiskOp;
-use crate::model::{Error, Result};
+use crate::model::{Error, PveVersion, Result};
 
 /// The routes of this area.
 pub fn routes() -> Vec<Route> {
@@ -389,24 +389,45 @@ fn directory_delete(ctx: &Ctx<'_>) -> Result<Reply> {
     )
 }
 
-/// `GET /nodes/{node}/capabilities/qemu/cpu`.
+/// `GET /nodes/{node}/capabilities/qemu/cpu`: the release's models, then
+/// the custom ones the user may see.
 fn cpu_index(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.node()?;
     let arch = ctx.params.str("arch").unwrap_or_else(|| "x86_64".into());
     let v = ctx.state.settings().version;
-    Ok(Value::Array(
-        catalog::cpu_models(v, &arch)
-            .iter()
-            .map(view::cpu_model)
-            .collect(),
-    )
-    .into())
+    let mut out: Vec<Value> = catalog::cpu_models(v, &arch)
+        .iter()
+        .map(view::cpu_model)
+        .collect();
+    out.extend(crate::api::qemu::cpu_models::custom_in_cpu_index(
+        ctx, &arch,
+    )?);
+    Ok(Value::Array(out).into())
 }
 
-/// `GET /nodes/{node}/capabilities/qemu/cpu-flags` (9.x).
+/// `GET /nodes/{node}/capabilities/qemu/cpu-flags` (9.x): the flags a
+/// VM's `cpu` may set; on 9.2 with the nodes that support each under the
+/// `accel` asked for.
 fn cpu_flags_index(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.node()?;
     let arch = ctx.params.str("arch").unwrap_or_else(|| "x86_64".into());
+    if ctx.state.settings().version == PveVersion::V9_2 {
+        let accel = ctx.params.str("accel").unwrap_or_else(|| "kvm".into());
+        let nodes = ctx.with(|c| {
+            c.nodes()
+                .members()
+                .iter()
+                .map(|n| n.name.clone())
+                .collect::<Vec<_>>()
+        });
+        return Ok(Value::Array(
+            catalog::available_cpu_flags(&arch, &accel, true, &nodes)
+                .iter()
+                .map(crate::api::qemu::view::cpu_flag)
+                .collect(),
+        )
+        .into());
+    }
     Ok(Value::Array(
         catalog::cpu_flags(&arch)
             .iter()

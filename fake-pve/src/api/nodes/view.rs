@@ -9,9 +9,6 @@ use crate::model::PveVersion;
 use crate::model::node_hw::catalog::kernel_release;
 use crate::model::nodes::{Node, NodeStatus, Nodes, kernel_build};
 
-/// The CPU flags every emulated node reports.
-const CPU_FLAGS: &str = "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ht syscall nx pdpe1gb rdtscp lm constant_tsc rep_good nopl cpuid pni pclmulqdq vmx ssse3 fma cx16 pcid sse4_1 sse4_2 x2apic movbe popcnt aes xsave avx f16c rdrand hypervisor lahf_lm abm avx2 bmi1 bmi2";
-
 /// `GET /nodes/{node}/status`, given the memory and the number of the
 /// running guests on the node.
 pub fn node_status(
@@ -44,7 +41,7 @@ pub fn node_status(
         "cpus": n.cpus,
         "sockets": n.sockets,
         "cores": cores,
-        "flags": CPU_FLAGS,
+        "flags": crate::model::node_hw::catalog::HOST_CPU_FLAGS,
         "hvm": "1",
     });
     json!({

@@ -10,6 +10,7 @@
 //! resize and disk moves.
 
 mod config;
+pub mod cpu_models;
 mod disk;
 mod monitor;
 mod power;
@@ -86,6 +87,9 @@ pub fn routes() -> Vec<Route> {
         ),
         delete("/nodes/{node}/qemu/{vmid}/snapshot/{snapname}", delsnapshot),
     ]
+    .into_iter()
+    .chain(cpu_models::routes())
+    .collect()
 }
 
 /// `raise_param_exc({ <param> => "Only root may use this option." })`.

@@ -7,6 +7,8 @@ use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
 use crate::model::PveVersion;
+use crate::model::node_hw::catalog::AvailableFlag;
+use crate::model::qemu::cpu_models::{CpuModel, Setting};
 use crate::model::qemu::{
     CloudinitItem, ConfigView, FeatureAnswer, MigratePrecondition, PendingRow, PendingView,
     config_prop,
@@ -165,6 +167,38 @@ pub fn cloudinit_pending(items: &[CloudinitItem<'_>]) -> Value {
 /// `GET .../feature`: `{hasFeature, nodes}`.
 pub fn feature(f: &FeatureAnswer) -> Value {
     json!({ "hasFeature": u8::from(f.has), "nodes": f.nodes })
+}
+
+/// A setting as the answers type it.
+pub fn cpu_setting(v: Setting) -> Value {
+    match v {
+        Setting::Text(t) => Value::String(t),
+        Setting::Number(n) => Value::from(n),
+        Setting::Flag(b) => Value::from(u8::from(b)),
+    }
+}
+
+/// A custom CPU model of `GET /cluster/qemu/custom-cpu-models`: the section as read (every set property, with
+/// `cputype`), and the file's digest.
+pub fn custom_cpu_model(name: &str, m: &CpuModel, digest: &str) -> Value {
+    let mut out = Map::new();
+    out.insert("cputype".into(), Value::String(format!("custom-{name}")));
+    for (k, v) in m.settings() {
+        out.insert(k.into(), cpu_setting(v));
+    }
+    out.insert("digest".into(), Value::String(digest.to_string()));
+    Value::Object(out)
+}
+
+/// A flag of the cluster's or a node's (9.2) `cpu-flags`.
+pub fn cpu_flag(f: &AvailableFlag) -> Value {
+    let mut out = Map::new();
+    out.insert("name".into(), Value::String(f.name.to_string()));
+    if let Some(d) = f.description {
+        out.insert("description".into(), Value::String(d.to_string()));
+    }
+    out.insert("supported-on".into(), json!(f.supported_on));
+    Value::Object(out)
 }
 
 #[cfg(test)]

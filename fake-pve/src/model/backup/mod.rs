@@ -188,7 +188,13 @@ impl BackupOps<'_> {
 
     /// The permission checks, over the same areas.
     pub(in crate::model) fn perms(&self) -> crate::model::guest_perm::Perms<'_> {
-        crate::model::guest_perm::Perms::of(self.access, self.storage, self.sdn, self.guests)
+        crate::model::guest_perm::Perms::of(
+            self.access,
+            self.storage,
+            self.sdn,
+            self.guests,
+            self.version,
+        )
     }
 
     /// Removes a volume with its attributes, and a backup archive's

@@ -20,6 +20,7 @@
 pub mod catalog;
 pub mod certs;
 pub mod cluster;
+pub mod cpus;
 mod devices;
 pub mod disks;
 mod scan;

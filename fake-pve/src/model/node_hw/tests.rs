@@ -276,7 +276,7 @@ fn pci_scan_filters_classes_and_names_devices() {
 #[rstest]
 #[case(PveVersion::V8_4, "pc-q35-9.2+pve1", 76 + 4)]
 #[case(PveVersion::V9_1, "pc-q35-10.1", 90 + 4)]
-#[case(PveVersion::V9_2, "pc-q35-11.0+pve2", 90 + 4)]
+#[case(PveVersion::V9_2, "pc-q35-11.0+pve2", 90 + 9 + 4)]
 fn capabilities_follow_the_release(
     #[case] v: PveVersion,
     #[case] first: &str,

@@ -22,6 +22,7 @@ use crate::spec::{Format, Prop, propstring};
 mod clone;
 mod cloudinit;
 mod config;
+pub mod cpu_models;
 mod create;
 mod destroy;
 mod feature;
@@ -142,7 +143,13 @@ pub struct VmOps<'a> {
 impl VmOps<'_> {
     /// The permission checks, over the same areas.
     pub(in crate::model) fn perms(&self) -> crate::model::guest_perm::Perms<'_> {
-        crate::model::guest_perm::Perms::of(self.access, self.storage, self.sdn, self.guests)
+        crate::model::guest_perm::Perms::of(
+            self.access,
+            self.storage,
+            self.sdn,
+            self.guests,
+            self.version,
+        )
     }
 }
 

@@ -478,8 +478,8 @@ impl Perms<'_> {
     }
 
     /// `check_cpu_model_access`: a custom CPU model (`custom-<name>`)
-    /// needs Mapping.Use on `/mapping/cpu/<name>`, unless an update
-    /// keeps the model the VM has.
+    /// needs Mapping.Use on `/mapping/cpu/<name>` (9.2; Sys.Audit on
+    /// `/nodes` before), unless an update keeps the model the VM has.
     ///
     /// # Errors
     /// 403 `Permission check failed (/mapping/cpu/<name>, Mapping.Use)`.
@@ -503,8 +503,14 @@ impl Perms<'_> {
             }
         }
         if let Some(name) = cputype.strip_prefix("custom-") {
-            self.access
-                .check_perm(who, &format!("/mapping/cpu/{name}"), &["Mapping.Use"])?;
+            if self.version == crate::model::PveVersion::V9_2 {
+                self.access
+                    .check_perm(who, &format!("/mapping/cpu/{name}"), &["Mapping.Use"])?;
+            } else {
+                // Before 9.2 (qemu-server 9.2.4): whoever may read
+                // cpu-models.conf may use its models.
+                self.access.check_perm(who, "/nodes", &["Sys.Audit"])?;
+            }
         }
         Ok(())
     }

@@ -233,7 +233,14 @@ impl Scenario {
             metrics: Default::default(),
             corosync: Default::default(),
             node_services: Default::default(),
+            cpu_models: Default::default(),
         });
+        for (name, model) in &self.cpu_models {
+            cluster
+                .cpu_models
+                .declare(name, model.clone())
+                .map_err(|e| self.err(name, format!("cpu_models: {e}")))?;
+        }
         for n in &self.nodes {
             cluster
                 .hardware

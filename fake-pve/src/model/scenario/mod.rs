@@ -93,6 +93,11 @@ pub struct Scenario {
     /// `model::storage::content`).
     #[serde(default)]
     pub downloads: Vec<super::storage::content::KnownUrl>,
+    /// Custom CPU models (`cpu-models.conf`) by name, with or without
+    /// `custom-`: `reported-model`, `flags`, `hidden`, `hv-vendor-id`,
+    /// `phys-bits`, `guest-phys-bits`, `level`.
+    #[serde(default)]
+    pub cpu_models: BTreeMap<String, super::qemu::cpu_models::CpuModel>,
     /// Where the text came from, for messages.
     #[serde(skip)]
     pub source: String,

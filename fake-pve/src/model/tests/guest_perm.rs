@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use rstest::{fixture, rstest};
 
+use crate::model::PveVersion;
+
 use super::{World, map, refused, root, user};
 use crate::model::guest_perm::check_volume_access;
 use crate::model::qemu::perm::{CreatePerm, OptionPriv, option_priv};
@@ -144,7 +146,7 @@ fn vm_allocate_on_the_pool_will_do(w: World) {
 #[case::usb_mapping(&[("usb0", "mapping=stick")], "/mapping/usb/stick, Mapping.Use")]
 #[case::pci_mapping(&[("hostpci0", "mapping=gpu")], "/mapping/pci/gpu, Mapping.Use")]
 #[case::hwrng(&[("rng0", "source=/dev/hwrng")], "/mapping/hwrng, Mapping.Use")]
-#[case::custom_cpu(&[("cpu", "custom-fast")], "/mapping/cpu/fast, Mapping.Use")]
+#[case::custom_cpu(&[("cpu", "custom-fast")], "/nodes, Sys.Audit")]
 fn each_resource_needs_its_privilege(w: World, #[case] conf: &[(&str, &str)], #[case] what: &str) {
     // ann may do anything to VM 4242, nothing on storages, bridges or
     // mappings.
@@ -153,6 +155,26 @@ fn each_resource_needs_its_privilege(w: World, #[case] conf: &[(&str, &str)], #[
         denied(what)
     );
     assert!(create(&w, "root@pam", 4242, &map(conf), None, None).is_ok());
+}
+
+#[rstest]
+#[case(PveVersion::V8_4, "/nodes, Sys.Audit")]
+#[case(PveVersion::V9_1, "/nodes, Sys.Audit")]
+#[case(PveVersion::V9_2, "/mapping/cpu/fast, Mapping.Use")]
+fn a_custom_cpu_model_needs_what_the_release_asks(#[case] v: PveVersion, #[case] what: &str) {
+    let mut w = World::from_yaml_v(PERMS, v);
+    let conf = map(&[("cpu", "custom-fast")]);
+    assert_eq!(
+        refused(create(&w, "ann@pve", 4242, &conf, None, None)),
+        denied(what)
+    );
+    // Mapping.Use on the one model lets a 9.2 user through.
+    if v == PveVersion::V9_2 {
+        grant(&mut w, "/mapping/cpu/fast", "PVEMappingUser", "ann@pve");
+    } else {
+        grant(&mut w, "/nodes", "PVEAuditor", "ann@pve");
+    }
+    assert!(create(&w, "ann@pve", 4242, &conf, None, None).is_ok());
 }
 
 #[rstest]
