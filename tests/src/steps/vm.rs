@@ -286,3 +286,19 @@ fn log_contains(w: &mut PveWorld, line: String) {
         .is_some_and(|a| a.iter().any(|l| text(&l["t"]) == line));
     assert!(found, "{}: no line {line:?} in {}", o.request, o.data);
 }
+
+// ---- custom CPU models (9.2) ----------------------------------------
+
+#[when(expr = "I create custom CPU model {string} with:")]
+#[given(expr = "custom CPU model {string} was created with:")]
+async fn create_cpu_model(w: &mut PveWorld, step: &Step, name: String) {
+    let name = w.expand(&name);
+    let bare = name.strip_prefix("custom-").unwrap_or(&name).to_string();
+    w.made(Made::CpuModel(bare));
+    let mut params = Params::new().set("cputype", name.as_str());
+    for (k, v) in table_params(w, step).pairs() {
+        params.push(k.clone(), v.clone());
+    }
+    w.call(Method::POST, "/cluster/qemu/custom-cpu-models", params)
+        .await;
+}

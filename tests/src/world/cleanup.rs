@@ -66,6 +66,8 @@ pub enum Made {
     HaGroup(String),
     /// An HA rule (9.x).
     HaRule(String),
+    /// A custom CPU model (9.2), by its name without `custom-`.
+    CpuModel(String),
 }
 
 impl PveWorld {
@@ -210,6 +212,11 @@ impl PveWorld {
                 Made::HaRule(id) => (
                     Method::DELETE,
                     format!("/cluster/ha/rules/{}", seg(id)),
+                    Params::new(),
+                ),
+                Made::CpuModel(id) => (
+                    Method::DELETE,
+                    format!("/cluster/qemu/custom-cpu-models/{}", seg(id)),
                     Params::new(),
                 ),
                 Made::User(u) => (

@@ -221,6 +221,22 @@ impl PveWorld {
                 refuse("a metric server this scenario did not make");
             }
             ["cluster", "metrics", "server", _] => {}
+            // Custom CPU models (9.2), named with or without `custom-`.
+            ["cluster", "qemu", "custom-cpu-models"] => {
+                let named = params
+                    .pairs()
+                    .iter()
+                    .any(|(k, v)| k == "cputype" && mine(v.strip_prefix("custom-").unwrap_or(v)));
+                if !named {
+                    refuse("a custom CPU model without a name of this scenario");
+                }
+            }
+            ["cluster", "qemu", "custom-cpu-models", id]
+                if !mine(id.strip_prefix("custom-").unwrap_or(id)) =>
+            {
+                refuse("a custom CPU model this scenario did not make");
+            }
+            ["cluster", "qemu", "custom-cpu-models", _] => {}
             ["storage"] => {
                 if !params
                     .pairs()
