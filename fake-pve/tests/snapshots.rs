@@ -1145,6 +1145,11 @@ const CASES: &[Case] = &[
         "/nodes/pve1/storage?content=iso",
     ),
     case(
+        "get_nodes_node_storage_storage_identity",
+        "/nodes/{node}/storage/{storage}/identity",
+        "/nodes/pve1/storage/backups/identity",
+    ),
+    case(
         "get_nodes_node_storage_storage_status",
         "/nodes/{node}/storage/{storage}/status",
         "/nodes/pve1/storage/local-lvm/status",

@@ -147,3 +147,33 @@ Feature: Storage configuration and capacity
       | path    | /var/{prefix} dir |
       | disable | 1                 |
     Then PVE answers 500 "illegal path for directory storage: /var/{prefix} dir"
+
+  @pve9.2
+  Scenario: Only a backup server storage has an identity
+    When I call GET "/nodes/{node}/storage/{storage}/identity"
+    Then PVE answers 500 "get_identity not implemented for this plugin at /usr/share/perl5/PVE/Storage/Plugin.pm line 2681."
+
+  @pve9.2 @fake-only
+  Scenario: Two storages on one backup server share its identity
+    When I define storage "{storage:pbs1}" with:
+      | type      | pbs                |
+      | server    | backup.example.com |
+      | datastore | main               |
+      | username  | root@pam           |
+      | password  | secret             |
+      | content   | backup             |
+    Then the call succeeds
+    When I define storage "{storage:pbs2}" with:
+      | type      | pbs                |
+      | server    | backup.example.com |
+      | datastore | archive            |
+      | username  | root@pam           |
+      | password  | secret             |
+      | content   | backup             |
+    Then the call succeeds
+    When I call GET "/nodes/{node}/storage/{storage:pbs1}/identity"
+    Then the answer has "type" = "pbs"
+    And the answer has "id" matching "^[0-9a-f]{64}$"
+    When I remember the answer's "id" as "first"
+    When I call GET "/nodes/{node}/storage/{storage:pbs2}/identity"
+    Then the answer has "id" = "{var:first}"

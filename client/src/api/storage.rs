@@ -229,6 +229,17 @@ fn join(v: &[String]) -> Option<String> {
 }
 
 /// A storage's state on a node (`GET /nodes/{node}/storage`, `GET
+/// What `GET /nodes/{node}/storage/{storage}/identity` (9.2) answers.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct StorageIdentity {
+    /// The storage type (`pbs`).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The plugin's id of the storage instance (a Proxmox Backup Server's
+    /// `pbs-instance-id`).
+    pub id: String,
+}
+
 /// .../storage/{storage}/status`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StorageStatus {
@@ -368,6 +379,17 @@ impl Storage<'_> {
             s.storage = storage.to_string();
         }
         Ok(s)
+    }
+
+    /// `GET /nodes/{node}/storage/{storage}/identity` (`identity`, 9.2).
+    ///
+    /// # Errors
+    /// `get_identity not implemented for this plugin ...` for a storage
+    /// type without one (every type but `pbs`); `storage 'x' is
+    /// disabled`.
+    pub async fn identity(&self, node: &str, storage: &str) -> Result<StorageIdentity> {
+        let path = format!("/nodes/{}/storage/{}/identity", seg(node), seg(storage));
+        self.client.call(Method::GET, &path, &Params::new()).await
     }
 
     /// `GET /nodes/{node}/storage/{storage}/rrddata` (`rrddata`): the

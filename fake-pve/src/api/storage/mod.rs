@@ -23,6 +23,7 @@ pub fn routes() -> Vec<Route> {
         delete("/storage/{storage}", delete_storage),
         get("/nodes/{node}/storage", node_storage_index),
         get("/nodes/{node}/storage/{storage}/status", read_status),
+        get("/nodes/{node}/storage/{storage}/identity", identity),
         get("/nodes/{node}/storage/{storage}/rrddata", rrddata),
         get("/nodes/{node}/storage/{storage}/rrd", rrd),
         get("/nodes/{node}/storage/{storage}/content", content_index),
@@ -208,6 +209,14 @@ fn read_status(ctx: &Ctx<'_>) -> Result<Reply> {
             .map(|st| Reply::from(view::status(&st)))
             .ok_or_else(|| Error::invalid("storage", "No such storage."))
     })
+}
+
+/// `GET /nodes/{node}/storage/{storage}/identity` (9.2).
+fn identity(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.node()?;
+    let sid = ctx.param("storage")?;
+    let (kind, id) = ctx.with(|c| c.storages().identity(&sid, &node))?;
+    Ok(view::identity(&kind, &id).into())
 }
 
 /// `GET /nodes/{node}/storage/{storage}/rrddata`.

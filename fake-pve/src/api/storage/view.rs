@@ -91,3 +91,8 @@ pub fn storage_ref(r: &StorageRef) -> Value {
 pub fn rrddata(points: &[StoragePoint]) -> Value {
     to_json(&points)
 }
+
+/// `GET /nodes/{node}/storage/{storage}/identity`.
+pub fn identity(kind: &str, id: &str) -> Value {
+    json!({ "type": kind, "id": id })
+}
