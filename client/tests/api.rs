@@ -648,6 +648,25 @@ async fn access_domains_tickets_and_tokens() {
             .expect("delete comment");
         assert_eq!(cleared.comment, None);
 
+        // A new secret (9.2): the old one stops working at once.
+        let rotated = access
+            .regenerate_token("root@pam", "deploy", &TokenOptions::default())
+            .await
+            .expect("regenerate");
+        assert_eq!(rotated.full_tokenid, "root@pam!deploy");
+        assert_ne!(rotated.value.expose(), made.value.expose());
+        assert_eq!(rotated.info.privsep, Some(false));
+        let e = with_token.version().await.expect_err("old secret");
+        assert_eq!(e.category(), Category::Authentication, "{mode:?}: {e}");
+        let with_token = pve_client::Client::new(
+            common::base(&run)
+                .token(&rotated.full_tokenid, rotated.value.clone())
+                .build()
+                .expect("config"),
+        )
+        .expect("client");
+        assert_eq!(with_token.version().await.expect("version").release, "9.2");
+
         access
             .remove_token("root@pam", "deploy")
             .await

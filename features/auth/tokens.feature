@@ -60,6 +60,28 @@ Feature: API tokens
     Then the answer has "privsep" = "1"
     And the answer has "expire" = "1900000000"
 
+  @pve9.2
+  Scenario: A regenerated secret replaces the old one at once
+    Given "alice" has an API token "alice!ci"
+      | privsep | 0         |
+      | comment | CI runner |
+    When I regenerate the API token "alice!ci"
+    Then the answer has "full-tokenid" = "{token:alice!ci}"
+    And the new token's secret is a UUID
+    And the answer has "comment" = "CI runner"
+    And the answer has "privsep" = "0"
+    When I use the API token "alice!ci"
+    And I list the nodes
+    Then the answer lists "node" = "{node}"
+    When I use the API token "alice!ci (old secret)"
+    And I list the nodes
+    Then PVE answers 401 "Authentication failed!"
+    When I act as the administrator
+    And I update the API token "alice!ci" with:
+      | comment | still CI |
+    Then the answer has "comment" = "still CI"
+    And the answer has no "value"
+
   @pve9
   Scenario: A removed token no longer authenticates
     Given "alice" has an API token "alice!ci"

@@ -106,6 +106,20 @@ pub struct GeneratedToken {
     pub value: Secret,
 }
 
+/// A token's new secret (`update_token_info` with `regenerate`, 9.2):
+/// shown this once.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RegeneratedToken {
+    /// `USER@REALM!TOKENID`.
+    #[serde(rename = "full-tokenid")]
+    pub full_tokenid: String,
+    /// The new secret; the old one no longer authenticates.
+    pub value: Secret,
+    /// The token's settings.
+    #[serde(flatten)]
+    pub info: TokenInfo,
+}
+
 /// Settings for [`Access::generate_token`] and
 /// [`Access::update_token_info`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -211,6 +225,25 @@ impl Access<'_> {
     ) -> Result<TokenInfo> {
         self.client
             .call(Method::PUT, &token_path(userid, tokenid), &opts.params())
+            .await
+    }
+
+    /// `PUT /access/users/{userid}/token/{tokenid}` (`update_token_info`)
+    /// with `regenerate` (9.2): a new secret for the token, with `opts`
+    /// set as [`Access::update_token_info`] sets them.
+    ///
+    /// # Errors
+    /// As [`Access::read_token`]; before 9.2 `regenerate` is refused as a
+    /// parameter the schema does not have.
+    pub async fn regenerate_token(
+        &self,
+        userid: &str,
+        tokenid: &str,
+        opts: &TokenOptions,
+    ) -> Result<RegeneratedToken> {
+        let params = opts.params().set("regenerate", true);
+        self.client
+            .call(Method::PUT, &token_path(userid, tokenid), &params)
             .await
     }
 

@@ -228,6 +228,27 @@ async fn update_token_info(w: &mut PveWorld, step: &Step, token: String) {
     w.call(Method::PUT, &path, params).await;
 }
 
+/// `PUT .../token/{tokenid}` with `regenerate` (9.2): the token's session
+/// takes the new secret; the old one stays as the actor
+/// `<token> (old secret)`.
+#[when(expr = "I regenerate the API token {string}")]
+async fn regenerate_token(w: &mut PveWorld, token: String) {
+    let (path, ..) = token_path(w, &token);
+    let full = w.tokenid(&w.expand(&token));
+    let old = w.secrets.get(&full).cloned();
+    w.call(Method::PUT, &path, Params::new().set("regenerate", 1))
+        .await;
+    let o = w.last().clone();
+    if o.ok() {
+        let secret = o.data["value"].as_str().unwrap_or_default().to_string();
+        if let Some(old) = old {
+            w.add_token_session(&format!("{token} (old secret)"), &full, &old);
+        }
+        w.secrets.insert(full.clone(), secret.clone());
+        w.add_token_session(&token, &full, &secret);
+    }
+}
+
 #[when(expr = "I remove the API token {string}")]
 async fn remove_token(w: &mut PveWorld, token: String) {
     let (path, user, id) = token_path(w, &token);

@@ -101,6 +101,8 @@ pub(super) fn update_token_info(ctx: &Ctx<'_>) -> Result<Reply> {
     let privsep = p.bool("privsep")?;
     let expire = p.int("expire", Some(0), None)?;
     let mut comment = p.str("comment");
+    // 9.2: a new secret, answered once.
+    let regenerate = p.bool("regenerate")?.unwrap_or(false);
     let mut drop_comment = false;
     if let Some(list) = p.str("delete") {
         if !version.is_v9() {
@@ -128,7 +130,15 @@ pub(super) fn update_token_info(ctx: &Ctx<'_>) -> Result<Reply> {
         if drop_comment {
             token = c.access_mut().clear_token_comment(&userid, &tokenid)?;
         }
-        Ok(super::view::token_info(&token).into())
+        let mut info = super::view::token_info(&token);
+        if regenerate {
+            let secret = c
+                .access_mut()
+                .regenerate_token(&userid, &tokenid, &mut ctx.rq())?;
+            info["value"] = json!(secret);
+            info["full-tokenid"] = json!(format!("{userid}!{tokenid}"));
+        }
+        Ok(info.into())
     })
 }
 

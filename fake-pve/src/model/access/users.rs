@@ -199,6 +199,27 @@ impl Access {
         Ok(token.clone())
     }
 
+    /// Draws a new secret for a token (9.2's `regenerate`): the old one
+    /// stops working at once. Answers the new secret, which is not kept.
+    ///
+    /// # Errors
+    /// 500 when the user or token is unknown.
+    pub fn regenerate_token(
+        &mut self,
+        userid: &str,
+        tokenid: &str,
+        rq: &mut crate::model::Context,
+    ) -> Result<String> {
+        let token = self
+            .user_mut(userid)?
+            .tokens
+            .get_mut(tokenid)
+            .ok_or_else(|| no_such_token(userid, tokenid))?;
+        let secret = rq.secret_uuid();
+        token.secret = super::shadow::token_digest(&secret);
+        Ok(secret)
+    }
+
     /// Removes a token's comment.
     ///
     /// # Errors
