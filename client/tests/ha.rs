@@ -19,7 +19,8 @@ async fn a_vm_under_ha_starts_through_the_manager() {
         "100",
         &HaResourceConfig::default()
             .state("stopped")
-            .comment("gateway"),
+            .comment("gateway")
+            .auto_rebalance(false),
     )
     .await
     .expect("create");
@@ -36,6 +37,7 @@ async fn a_vm_under_ha_starts_through_the_manager() {
     assert_eq!(r.kind, "vm");
     assert_eq!(r.state.as_deref(), Some("stopped"));
     assert_eq!(r.comment.as_deref(), Some("gateway"));
+    assert_eq!(r.auto_rebalance, Some(false));
     assert_eq!(r.digest.len(), 40);
 
     // `status/start` of an HA VM is an `hastart` task.

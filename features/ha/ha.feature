@@ -162,3 +162,29 @@ Feature: High availability
     Then the call succeeds
     When I call GET "/cluster/ha/rules/{prefix}-home"
     Then PVE answers 500 "no such ha rule '{prefix}-home'"
+
+  @pve9.2
+  Scenario: A resource kept out of automatic rebalancing (9.2)
+    Given VM "{vm1}" was created with:
+      | memory | 128 |
+    And VM "{vm2}" was created with:
+      | memory | 128 |
+    When I make "{vm1}" an HA resource with:
+      | state          | stopped |
+      | auto-rebalance | 0       |
+    Then the call succeeds
+    When I make "{vm2}" an HA resource with:
+      | state | stopped |
+    Then the call succeeds
+    When I call GET "/cluster/ha/resources/vm:{vm1}"
+    Then the answer has "auto-rebalance" = "0"
+    When I call GET "/cluster/ha/resources/vm:{vm2}"
+    Then the answer has no "auto-rebalance"
+    When I call GET "/cluster/ha/status/current"
+    Then the item with "sid" = "vm:{vm1}" has "auto-rebalance" = "0"
+    And the item with "sid" = "vm:{vm2}" has "auto-rebalance" = "1"
+    When I call PUT "/cluster/ha/resources/vm:{vm1}"
+      | delete | auto-rebalance |
+    Then the call succeeds
+    When I call GET "/cluster/ha/resources/vm:{vm1}"
+    Then the answer has no "auto-rebalance"

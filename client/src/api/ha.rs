@@ -53,6 +53,13 @@ pub struct HaResource {
     /// \[9.x\] automatic failback.
     #[serde(default, deserialize_with = "de::opt_bool01")]
     pub failback: Option<bool>,
+    /// \[9.2\] whether automatic rebalancing may move it.
+    #[serde(
+        default,
+        rename = "auto-rebalance",
+        deserialize_with = "de::opt_bool01"
+    )]
+    pub auto_rebalance: Option<bool>,
     /// Restarts on the same node before a relocation.
     #[serde(default, deserialize_with = "de::opt_u64")]
     pub max_restart: Option<u64>,
@@ -79,6 +86,8 @@ pub struct HaResourceConfig {
     pub group: Option<String>,
     /// \[9.x\] `failback`.
     pub failback: Option<bool>,
+    /// \[9.2\] `auto-rebalance`.
+    pub auto_rebalance: Option<bool>,
     /// `max_restart`.
     pub max_restart: Option<u64>,
     /// `max_relocate`.
@@ -113,6 +122,13 @@ impl HaResourceConfig {
         self
     }
 
+    /// Lets automatic rebalancing move it, or not (9.2).
+    #[must_use]
+    pub fn auto_rebalance(mut self, yes: bool) -> Self {
+        self.auto_rebalance = Some(yes);
+        self
+    }
+
     /// Sets the restart and relocate counts.
     #[must_use]
     pub fn tries(mut self, max_restart: u64, max_relocate: u64) -> Self {
@@ -140,6 +156,7 @@ impl HaResourceConfig {
             .opt("state", self.state.as_deref())
             .opt("group", self.group.as_deref())
             .opt("failback", self.failback)
+            .opt("auto-rebalance", self.auto_rebalance)
             .opt("max_restart", self.max_restart)
             .opt("max_relocate", self.max_relocate)
             .opt("comment", self.comment.as_deref())

@@ -61,6 +61,7 @@ fn resource_update(ctx: &Ctx<'_>) -> Result<ResourceUpdate> {
         state: ctx.params.str("state"),
         group: ctx.params.str("group"),
         failback: ctx.params.bool("failback")?,
+        auto_rebalance: ctx.params.bool("auto-rebalance")?,
         max_restart: count(ctx, "max_restart")?,
         max_relocate: count(ctx, "max_relocate")?,
         comment: ctx.params.str("comment"),

@@ -34,6 +34,9 @@ pub fn resource(e: &ResourceEntry<'_>) -> Value {
         ("type", json!(r.kind())),
         ("digest", json!(e.digest)),
     ]);
+    if let Some(a) = r.configured_auto_rebalance() {
+        v.insert("auto-rebalance".into(), json!(u8::from(a)));
+    }
     if let Some(c) = r.comment() {
         v.insert("comment".into(), json!(c));
     }
@@ -267,6 +270,9 @@ fn service_line(s: &ServiceLine<'_>) -> Value {
         d.insert("max_relocate".into(), json!(r.max_relocate()));
         if let Some(f) = s.failback {
             d.insert("failback".into(), json!(u8::from(f)));
+        }
+        if let Some(a) = s.auto_rebalance {
+            d.insert("auto-rebalance".into(), json!(u8::from(a)));
         }
         if let Some(c) = r.comment() {
             d.insert("comment".into(), json!(c));

@@ -48,6 +48,13 @@ pub struct Resource {
     group: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     failback: Option<bool>,
+    /// 9.2: may the CRS move it when it rebalances the cluster.
+    #[serde(
+        default,
+        rename = "auto-rebalance",
+        skip_serializing_if = "Option::is_none"
+    )]
+    auto_rebalance: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     max_restart: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -101,6 +108,11 @@ impl Resource {
         self.failback
     }
 
+    /// `auto-rebalance` as configured (9.2; `None`: on).
+    pub fn configured_auto_rebalance(&self) -> Option<bool> {
+        self.auto_rebalance
+    }
+
     /// `max_restart` as configured.
     pub fn configured_max_restart(&self) -> Option<u64> {
         self.max_restart
@@ -114,6 +126,9 @@ impl Resource {
     fn section_text(&self, sid: &str, out: &mut String) {
         let name = sid.split_once(':').map_or(sid, |(_, n)| n);
         out.push_str(&format!("{}: {name}\n", self.kind));
+        if let Some(a) = self.auto_rebalance {
+            option_line(out, "auto-rebalance", u8::from(a));
+        }
         if let Some(c) = &self.comment {
             option_line(out, "comment", c);
         }
@@ -205,6 +220,8 @@ pub struct ResourceUpdate {
     pub group: Option<String>,
     /// `failback` (9.x).
     pub failback: Option<bool>,
+    /// `auto-rebalance` (9.2).
+    pub auto_rebalance: Option<bool>,
     /// `max_restart`.
     pub max_restart: Option<u64>,
     /// `max_relocate`.

@@ -7,7 +7,17 @@ use crate::model::{Error, PveVersion, Result};
 
 /// The options of a resource type that `delete` may name.
 fn resource_options(version: PveVersion) -> &'static [&'static str] {
-    if version.is_v9() {
+    if version == PveVersion::V9_2 {
+        &[
+            "state",
+            "group",
+            "comment",
+            "failback",
+            "auto-rebalance",
+            "max_restart",
+            "max_relocate",
+        ]
+    } else if version.is_v9() {
         &[
             "state",
             "group",
@@ -184,6 +194,7 @@ impl Ha {
             state: up.state.clone(),
             group: up.group.clone(),
             failback: up.failback,
+            auto_rebalance: up.auto_rebalance,
             max_restart: up.max_restart,
             max_relocate: up.max_relocate,
             comment: up.comment.clone(),
@@ -244,6 +255,9 @@ impl Ha {
         if let Some(f) = up.failback {
             next.failback = Some(f);
         }
+        if let Some(a) = up.auto_rebalance {
+            next.auto_rebalance = Some(a);
+        }
         if let Some(n) = up.max_restart {
             next.max_restart = Some(n);
         }
@@ -262,6 +276,7 @@ impl Ha {
                 "group" => next.group = None,
                 "comment" => next.comment = None,
                 "failback" => next.failback = None,
+                "auto-rebalance" => next.auto_rebalance = None,
                 "max_restart" => next.max_restart = None,
                 _ => next.max_relocate = None,
             }

@@ -84,6 +84,9 @@ pub struct ServiceLine<'a> {
     pub config: Option<&'a Resource>,
     /// 9.x, configured: the failback in force (on by default).
     pub failback: Option<bool>,
+    /// 9.2, configured: whether the CRS may move it when it rebalances
+    /// (on by default).
+    pub auto_rebalance: Option<bool>,
 }
 
 /// What `GET /cluster/ha/status/manager_status` shows.
@@ -212,6 +215,9 @@ impl Ha {
                 failback: sc
                     .filter(|_| version.is_v9())
                     .map(|r| r.failback.unwrap_or(true)),
+                auto_rebalance: sc
+                    .filter(|_| version == PveVersion::V9_2)
+                    .map(|r| r.auto_rebalance.unwrap_or(true)),
             }));
         };
         if let Some(m) = m {
