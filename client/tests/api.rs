@@ -149,6 +149,39 @@ async fn datacenter_tag_style() {
         pve.cluster().set_tag_style(None).await.expect("removed");
         let opts = pve.cluster().get_options().await.expect("options");
         assert_eq!(opts.tag_style, None);
+
+        // Every option, read back parsed; next-id bounds /cluster/nextid.
+        let first_free = pve.cluster().nextid(None).await.expect("nextid");
+        pve.cluster()
+            .set_options(&[("keyboard", "de"), ("next-id", "lower=4242")], &[])
+            .await
+            .expect("set");
+        let opts = pve.cluster().get_options().await.expect("options");
+        assert_eq!(opts.extra.get("keyboard"), Some(&serde_json::json!("de")));
+        assert_eq!(
+            opts.extra.get("next-id"),
+            Some(&serde_json::json!({"lower": "4242"}))
+        );
+        assert_eq!(pve.cluster().nextid(None).await.expect("nextid"), 4242);
+        let crossed = pve
+            .cluster()
+            .set_options(&[("next-id", "lower=900,upper=800")], &[])
+            .await
+            .expect_err("crossed bounds");
+        assert!(
+            crossed
+                .to_string()
+                .contains("lower (900) <= upper (800) boundary rule broken"),
+            "{crossed}"
+        );
+        pve.cluster()
+            .set_options(&[], &["keyboard", "next-id"])
+            .await
+            .expect("deleted");
+        assert_eq!(
+            pve.cluster().nextid(None).await.expect("nextid"),
+            first_free
+        );
     }
 }
 

@@ -182,7 +182,14 @@ fn views(c: &mut Criterion) {
         },
     );
     c.bench_function("cluster/nextid with 100000 guests", |b| {
-        b.iter(|| black_box(cluster.guests().nextid(None).map(|s| s.len())))
+        b.iter(|| {
+            black_box(
+                cluster
+                    .guests()
+                    .nextid(None, fake_pve::model::datacenter::NEXT_ID_DEFAULT)
+                    .map(|s| s.len()),
+            )
+        })
     });
     // The whole request: routing, authentication, the permission check,
     // the handler and the envelope, through the app without a socket.

@@ -272,4 +272,25 @@ impl Cluster<'_> {
             .await?;
         Ok(())
     }
+
+    /// `PUT /cluster/options` (`set_options`): each option as the string
+    /// PVE writes (`("migration", "type=insecure")`, `("next-id",
+    /// "lower=5000")`), then the options in `delete` removed.
+    ///
+    /// # Errors
+    /// [`Error::Permission`] without Sys.Modify on `/`;
+    /// [`Error::Validation`] for a malformed value; `lower (x) <= upper
+    /// (y) boundary rule broken` for crossed `next-id` bounds.
+    pub async fn set_options(&self, options: &[(&str, &str)], delete: &[&str]) -> Result<()> {
+        let mut params =
+            Params::new().opt("delete", (!delete.is_empty()).then(|| delete.join(",")));
+        for (k, v) in options {
+            params.push(*k, *v);
+        }
+        let _: Value = self
+            .client
+            .call(Method::PUT, "/cluster/options", &params)
+            .await?;
+        Ok(())
+    }
 }

@@ -479,6 +479,8 @@ fn dispatch(
         }
     };
     let name = Some(endpoint.name.as_str());
+    let mut rq = rq;
+    rq.set_mac_prefix(cluster.datacenter().mac_prefix());
     let result = (|| {
         // 6. Permissions.
         let given = match &map {

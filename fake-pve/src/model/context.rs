@@ -53,6 +53,9 @@ pub struct Context {
     /// The parameters a replayed request carries in the form the journal
     /// keeps in place of a password (see `access::shadow::Given`).
     sealed: Vec<String>,
+    /// datacenter.cfg's `mac_prefix`, as the request found it (PVE's OUI
+    /// when none is set).
+    mac_prefix: Option<String>,
 }
 
 /// SplitMix64's output function: a well-mixed draw from a counter.
@@ -74,7 +77,39 @@ impl Context {
             key: None,
             secrets: 0,
             sealed: Vec::new(),
+            mac_prefix: None,
         }
+    }
+
+    /// Generated MAC addresses start with `prefix` (datacenter.cfg's
+    /// `mac_prefix`).
+    pub fn set_mac_prefix(&mut self, prefix: &str) {
+        self.mac_prefix = Some(prefix.to_string());
+    }
+
+    /// A MAC address as `random_ether_addr` makes it: six random bytes,
+    /// the first a locally administered unicast one, then the prefix
+    /// (upper-cased) over its first characters.
+    pub fn random_mac(&mut self) -> String {
+        let b = self.next_u64().to_le_bytes();
+        // The last three bytes are the draw's first (what follows the
+        // usual three-byte prefix).
+        let addr = format!(
+            "{:02X}:{:02X}:{:02X}:{:02X}:{:02X}:{:02X}",
+            (b[3] & 0xfe) | 2,
+            b[4],
+            b[5],
+            b[0],
+            b[1],
+            b[2]
+        );
+        let prefix = self
+            .mac_prefix
+            .as_deref()
+            .unwrap_or("BC:24:11")
+            .to_uppercase();
+        let rest = addr.get(prefix.len()..).unwrap_or_default();
+        format!("{prefix}{rest}")
     }
 
     /// Secrets drawn with `key` and the seed (see [`Context::secret_uuid`]).

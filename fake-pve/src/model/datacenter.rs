@@ -1,14 +1,18 @@
 //! `datacenter.cfg` (pve-cluster `DataCenterConfig.pm`, pve-manager
-//! `API2/Cluster.pm` `get_options`/`set_options`), as far as fake-pve
-//! holds it: the `tag-style` option, which decides how a guest's `tags`
-//! are written (pve-guest-common `GuestHelpers::get_unique_tags`).
+//! `API2/Cluster.pm` `get_options`/`set_options`): every option of the
+//! release's schema, kept as the file keeps it (the string that was
+//! given, with the rewrites `write_datacenter_config` makes), and
+//! answered as `parse_datacenter_config` reads it back: the property
+//! strings it parses as objects (booleans as 0/1), `registered-tags` and
+//! `user-allow-list` as lists, `description` from the file's comment
+//! lines, the default `mac_prefix`.
 //!
-//! The option is kept as the file keeps it, the string that was given;
-//! `GET /cluster/options` answers it parsed (`parse_property_string`
-//! with the option's format), next to what `parse_datacenter_config`
-//! always fills in (`description` from the file's comment lines, the
-//! default `mac_prefix`). Other datacenter options are not held: setting
-//! one is refused as not emulated rather than silently dropped.
+//! The options that change behaviour elsewhere are read from here:
+//! `tag-style` (how a guest's `tags` are written, pve-guest-common
+//! `GuestHelpers::get_unique_tags`), `next-id` (`/cluster/nextid`),
+//! `mac_prefix` (generated MAC addresses), `registered-tags` and
+//! `user-tag-access` (who may set which tag, kept by
+//! [`super::access::tags`]).
 
 use std::collections::BTreeMap;
 
@@ -21,8 +25,26 @@ use crate::PveVersion;
 use crate::spec::Format;
 use pve_schema::propstring;
 
-/// The options fake-pve holds.
-const HELD: &[&str] = &["tag-style"];
+/// The options `parse_datacenter_config` turns into objects.
+const PARSED: &[&str] = &[
+    "crs",
+    "migration",
+    "replication",
+    "next-id",
+    "ha",
+    "notify",
+    "u2f",
+    "webauthn",
+    "tag-style",
+    "user-tag-access",
+];
+
+/// `next-id`'s defaults (`/cluster/nextid` searches `[lower, upper)`).
+pub const NEXT_ID_LOWER: u32 = 100;
+/// See [`NEXT_ID_LOWER`].
+pub const NEXT_ID_UPPER: u32 = 1_000_000;
+/// Both defaults.
+pub const NEXT_ID_DEFAULT: (u32, u32) = (NEXT_ID_LOWER, NEXT_ID_UPPER);
 
 /// `$PROXMOX_OUI`, which `parse_datacenter_config` answers as
 /// `mac_prefix` when the file sets none.
@@ -78,38 +100,49 @@ impl TagStyle {
     }
 }
 
-/// The format of `tag-style` in the release's schema.
-fn tag_style_format(version: PveVersion) -> Option<&'static BTreeMap<String, pve_schema::Prop>> {
-    let props = &crate::spec::spec(version)
+/// An option's definition in the release's schema.
+fn option_prop(version: PveVersion, key: &str) -> Option<&'static pve_schema::Prop> {
+    crate::spec::spec(version)
         .endpoint("PUT", "/cluster/options")?
         .parameters
-        .properties;
-    match &props.get("tag-style")?.format {
+        .properties
+        .get(key)
+}
+
+/// The property-string format of an option in the release's schema.
+fn option_format(
+    version: PveVersion,
+    key: &str,
+) -> Option<&'static BTreeMap<String, pve_schema::Prop>> {
+    match &option_prop(version, key)?.format {
         Some(Format::Object(f)) => Some(f),
         _ => None,
     }
 }
 
-/// A value of a parsed property string: a boolean (answered 0/1) or
-/// text.
+/// A value of a parsed property string: a boolean (answered 0/1), a list
+/// (`user-allow-list`) or text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Prop {
     /// A boolean property.
     Flag(bool),
+    /// A list split on `;`.
+    List(Vec<String>),
     /// Any other property, as written.
     Text(String),
 }
 
-/// A parsed `tag-style` as `parse_property_string` answers it, by key.
+/// A parsed property string as `parse_property_string` answers it, by
+/// key.
 pub type TagStyleProps = BTreeMap<String, Prop>;
 
-/// A parsed `tag-style`: booleans as flags, the rest as text.
-fn parse_tag_style(version: PveVersion, value: &str) -> Result<TagStyleProps> {
-    let Some(format) = tag_style_format(version) else {
+/// A parsed property-string option: booleans as flags, the rest as text.
+fn parse_option(version: PveVersion, key: &str, value: &str) -> Result<TagStyleProps> {
+    let Some(format) = option_format(version, key) else {
         return Ok(TagStyleProps::new());
     };
     let parsed = propstring::parse(format, value)
-        .map_err(|e| Error::invalid("tag-style", e.to_string().trim_end().to_string()))?;
+        .map_err(|e| Error::invalid(key, e.to_string().trim_end().to_string()))?;
     Ok(parsed
         .into_iter()
         .map(|(k, v)| {
@@ -118,6 +151,9 @@ fn parse_tag_style(version: PveVersion, value: &str) -> Result<TagStyleProps> {
                 .is_some_and(|p| p.kind.as_deref() == Some("boolean"));
             let v = match propstring::parse_boolean(&v) {
                 Some(b) if is_bool => Prop::Flag(b),
+                _ if key == "user-tag-access" && k == "user-allow-list" => {
+                    Prop::List(v.split(';').map(str::to_string).collect())
+                }
                 _ => Prop::Text(v),
             };
             (k, v)
@@ -125,16 +161,22 @@ fn parse_tag_style(version: PveVersion, value: &str) -> Result<TagStyleProps> {
         .collect())
 }
 
-/// What `GET /cluster/options` answers of datacenter.cfg (without
-/// `allowed-tags`).
+/// An option as `GET /cluster/options` answers it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Options {
-    /// `mac_prefix` (`$PROXMOX_OUI`), answered with an empty
-    /// `description` before it, with `Sys.Audit` on `/` only.
-    pub mac_prefix: Option<&'static str>,
-    /// `tag-style`, parsed, when set.
-    pub tag_style: Option<TagStyleProps>,
+pub enum OptionValue {
+    /// A property string, parsed.
+    Parsed(TagStyleProps),
+    /// `registered-tags`, split on `;`.
+    List(Vec<String>),
+    /// A boolean (`migration_unsecure`), as 0/1.
+    Flag(bool),
+    /// Any other option, as written.
+    Text(String),
 }
+
+/// What `GET /cluster/options` answers of datacenter.cfg (without
+/// `allowed-tags`), by option.
+pub type Options = BTreeMap<String, OptionValue>;
 
 impl Datacenter {
     /// Whether no option is set (a fresh cluster).
@@ -142,12 +184,22 @@ impl Datacenter {
         self.options.is_empty()
     }
 
-    /// `PUT /cluster/options`: each given option is written as given,
-    /// then the ones in `delete` are removed (`set_options`).
+    /// An option as written, if set.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.options.get(key).map(String::as_str)
+    }
+
+    /// `PUT /cluster/options` (`set_options`): each given option is set as
+    /// given, the ones in `delete` are removed, and the file is written
+    /// as `write_datacenter_config` writes it: `migration_unsecure`
+    /// becomes `migration`'s `type` when no `migration` is set, `applet`
+    /// is `html5`, the default `mac_prefix` and an empty `crs` are left
+    /// out, the lists kept from before are sorted, and `next-id` must
+    /// keep its lower bound under its upper one.
     ///
     /// # Errors
-    /// A `tag-style` that is no valid property string (400); an option
-    /// fake-pve does not hold (501); nothing is changed then.
+    /// A property string that does not parse (400); `lower (x) <= upper
+    /// (y) boundary rule broken`; nothing is changed then.
     pub fn set(
         &mut self,
         version: PveVersion,
@@ -155,33 +207,110 @@ impl Datacenter {
         delete: &[String],
     ) -> Result<()> {
         for (k, v) in set {
-            if !HELD.contains(&k.as_str()) {
-                return Err(Error::NotImplemented(format!(
-                    "datacenter option '{k}' is not emulated by fake-pve (only {})",
-                    HELD.join(", ")
-                )));
+            if option_format(version, k).is_some() {
+                parse_option(version, k, v)?;
             }
-            parse_tag_style(version, v)?;
+        }
+        let mut next = self.options.clone();
+        // What was read from the file is written again as
+        // `print_property_string` prints it: its lists sorted.
+        for (k, v) in &mut next {
+            if set.contains_key(k) {
+                continue;
+            }
+            if k == "registered-tags" {
+                let mut tags: Vec<&str> = v.split(';').collect();
+                tags.sort_unstable();
+                *v = tags.join(";");
+            }
         }
         for (k, v) in set {
-            self.options.insert(k.clone(), v.clone());
+            next.insert(k.clone(), v.clone());
         }
         for k in delete {
-            self.options.remove(k);
+            next.remove(k);
         }
+        if let Some(u) = next.remove("migration_unsecure") {
+            if next.contains_key("migration") {
+                next.insert("migration_unsecure".into(), u);
+            } else {
+                let secure = propstring::parse_boolean(&u) != Some(true);
+                let kind = if secure { "secure" } else { "insecure" };
+                next.insert("migration".into(), format!("type={kind}"));
+            }
+        }
+        if next.get("console").is_some_and(|c| c == "applet") {
+            next.insert("console".into(), "html5".into());
+        }
+        if next
+            .get("mac_prefix")
+            .is_some_and(|m| m.eq_ignore_ascii_case(PROXMOX_OUI))
+        {
+            next.remove("mac_prefix");
+        }
+        if next.get("crs").is_some_and(String::is_empty) {
+            next.remove("crs");
+        }
+        let probe = Self {
+            options: next.clone(),
+        };
+        let (lower, upper) = probe.next_id_bounds(version);
+        if lower > upper {
+            return Err(Error::failed(format!(
+                "lower ({lower}) <= upper ({upper}) boundary rule broken"
+            )));
+        }
+        self.options = next;
         Ok(())
     }
 
     /// `GET /cluster/options` without `allowed-tags`: every option with
     /// `Sys.Audit` on `/`, else only `console` and `tag-style`.
     pub fn options(&self, version: PveVersion, audit: bool) -> Options {
-        Options {
-            mac_prefix: audit.then_some(PROXMOX_OUI),
-            tag_style: self
-                .options
-                .get("tag-style")
-                .map(|style| parse_tag_style(version, style).unwrap_or_default()),
+        let mut out = Options::new();
+        for (k, v) in &self.options {
+            if !audit && k != "console" && k != "tag-style" {
+                continue;
+            }
+            let value = if k == "description" {
+                continue;
+            } else if PARSED.contains(&k.as_str()) {
+                OptionValue::Parsed(parse_option(version, k, v).unwrap_or_default())
+            } else if k == "registered-tags" {
+                OptionValue::List(v.split(';').map(str::to_string).collect())
+            } else if option_prop(version, k).is_some_and(|p| p.kind.as_deref() == Some("boolean"))
+            {
+                OptionValue::Flag(propstring::parse_boolean(v).unwrap_or(false))
+            } else {
+                OptionValue::Text(v.clone())
+            };
+            out.insert(k.clone(), value);
         }
+        if audit {
+            // The description is the file's comment lines, each ending
+            // in a newline.
+            let description: String = self
+                .options
+                .get("description")
+                .map(|d| d.lines().map(|l| format!("{l}\n")).collect())
+                .unwrap_or_default();
+            out.insert("description".into(), OptionValue::Text(description));
+            out.entry("mac_prefix".into())
+                .or_insert_with(|| OptionValue::Text(PROXMOX_OUI.into()));
+            // `migration_unsecure` next to no `migration` reads as its type.
+            if let Some(OptionValue::Flag(u)) = out.get("migration_unsecure").cloned()
+                && !matches!(out.get("migration"), Some(OptionValue::Parsed(p)) if p.contains_key("type"))
+            {
+                let kind = if u { "insecure" } else { "secure" };
+                let entry = out
+                    .entry("migration".into())
+                    .or_insert_with(|| OptionValue::Parsed(TagStyleProps::new()));
+                if let OptionValue::Parsed(p) = entry {
+                    p.insert("type".into(), Prop::Text(kind.into()));
+                }
+            }
+        }
+        out
     }
 
     /// The tag style in force.
@@ -189,13 +318,74 @@ impl Datacenter {
         let Some(parsed) = self
             .options
             .get("tag-style")
-            .and_then(|s| parse_tag_style(version, s).ok())
+            .and_then(|s| parse_option(version, "tag-style", s).ok())
         else {
             return TagStyle::default();
         };
         TagStyle {
             case_sensitive: parsed.get("case-sensitive") == Some(&Prop::Flag(true)),
             config_order: parsed.get("ordering") == Some(&Prop::Text("config".into())),
+        }
+    }
+
+    /// `next-id`'s `lower` and `upper` (100 and 1000000 unless set).
+    pub fn next_id_bounds(&self, version: PveVersion) -> (u32, u32) {
+        let parsed = self
+            .options
+            .get("next-id")
+            .and_then(|s| parse_option(version, "next-id", s).ok())
+            .unwrap_or_default();
+        let bound = |key: &str, default: u32| match parsed.get(key) {
+            Some(Prop::Text(t)) => t.parse().unwrap_or(default),
+            _ => default,
+        };
+        let (lower, upper) = NEXT_ID_DEFAULT;
+        (bound("lower", lower), bound("upper", upper))
+    }
+
+    /// The prefix of generated MAC addresses (`mac_prefix`, PVE's OUI
+    /// unless set).
+    pub fn mac_prefix(&self) -> &str {
+        self.options
+            .get("mac_prefix")
+            .map_or(PROXMOX_OUI, String::as_str)
+    }
+
+    /// The tag rules `registered-tags` and `user-tag-access` set.
+    pub fn tag_access(&self, version: PveVersion) -> super::access::tags::TagAccess {
+        let mut rules = super::access::tags::TagAccess::default();
+        if let Some(r) = self.options.get("registered-tags") {
+            rules.registered = r
+                .split(';')
+                .filter(|t| !t.is_empty())
+                .map(str::to_string)
+                .collect();
+        }
+        if let Some(u) = self.options.get("user-tag-access") {
+            let parsed = parse_option(version, "user-tag-access", u).unwrap_or_default();
+            if let Some(Prop::Text(a)) = parsed.get("user-allow") {
+                rules.user_allow.clone_from(a);
+            }
+            if let Some(Prop::List(l)) = parsed.get("user-allow-list") {
+                rules.allow_list.clone_from(l);
+            }
+        }
+        rules
+    }
+
+    /// A scenario's `registered-tags` and `user-tag-access`, written into
+    /// the file as PVE would write them.
+    pub fn declare_tag_access(&mut self, rules: &super::access::tags::TagAccess) {
+        if !rules.registered.is_empty() {
+            self.options
+                .insert("registered-tags".into(), rules.registered.join(";"));
+        }
+        if rules.user_allow != "free" || !rules.allow_list.is_empty() {
+            let mut v = format!("user-allow={}", rules.user_allow);
+            if !rules.allow_list.is_empty() {
+                v.push_str(&format!(",user-allow-list={}", rules.allow_list.join(";")));
+            }
+            self.options.insert("user-tag-access".into(), v);
         }
     }
 }

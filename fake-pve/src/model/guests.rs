@@ -283,11 +283,12 @@ impl Guests {
         ct
     }
 
-    /// `GET /cluster/nextid`: the lowest free VMID, or a check of `vmid`.
+    /// `GET /cluster/nextid`: the lowest free VMID in `[lower, upper)`
+    /// (datacenter.cfg's `next-id`), or a check of `vmid`.
     ///
     /// # Errors
     /// 400 `VM N already exists` on `vmid`; 500 when no id is free.
-    pub fn nextid(&self, vmid: Option<u32>) -> super::Result<String> {
+    pub fn nextid(&self, vmid: Option<u32>, (lower, upper): (u32, u32)) -> super::Result<String> {
         if let Some(id) = vmid {
             if self.contains_key(&id) {
                 return Err(super::Error::invalid(
@@ -297,12 +298,19 @@ impl Guests {
             }
             return Ok(id.to_string());
         }
-        // Every VMID below `free_from` is taken.
-        (self.free_from.max(super::cluster::NEXTID_LOWER)..super::cluster::NEXTID_UPPER)
+        // Every VMID from the default lower bound to `free_from` is taken.
+        let from = if lower >= super::cluster::NEXTID_LOWER {
+            lower.max(self.free_from)
+        } else {
+            lower
+        };
+        (from..upper)
             .find(|id| !self.contains_key(id))
             .map(|id| id.to_string())
             .ok_or_else(|| {
-                super::Error::failed("unable to get any free VMID in range [100, 999999]")
+                super::Error::failed(format!(
+                    "unable to get any free VMID in range [{lower}, {upper}]"
+                ))
             })
     }
 
@@ -496,7 +504,11 @@ mod tests {
         for id in removed {
             apply(&mut g, *id, false);
         }
-        assert_eq!(g.nextid(None).expect("in the test"), want);
+        assert_eq!(
+            g.nextid(None, crate::model::datacenter::NEXT_ID_DEFAULT)
+                .expect("in the test"),
+            want
+        );
         assert_eq!(lowest_free(&g), want);
     }
 
@@ -505,13 +517,29 @@ mod tests {
         let vms: BTreeMap<u32, Vm> = (100..200).map(|id| (id, vm(id))).collect();
         let cts = BTreeMap::from([(200, ct(200)), (202, ct(202))]);
         let g = Guests::with_containers(vms, cts, BTreeMap::new());
-        assert_eq!(g.nextid(None).expect("in the test"), "201");
+        assert_eq!(
+            g.nextid(None, crate::model::datacenter::NEXT_ID_DEFAULT)
+                .expect("in the test"),
+            "201"
+        );
         let mut g = Guests::new((100..150).map(|id| (id, vm(id))).collect(), BTreeMap::new());
-        assert_eq!(g.nextid(None).expect("in the test"), "150");
+        assert_eq!(
+            g.nextid(None, crate::model::datacenter::NEXT_ID_DEFAULT)
+                .expect("in the test"),
+            "150"
+        );
         g.remove(&120);
-        assert_eq!(g.nextid(None).expect("in the test"), "120");
+        assert_eq!(
+            g.nextid(None, crate::model::datacenter::NEXT_ID_DEFAULT)
+                .expect("in the test"),
+            "120"
+        );
         // Taken again, the next free one is above the others.
         g.insert(120, vm(120));
-        assert_eq!(g.nextid(None).expect("in the test"), "150");
+        assert_eq!(
+            g.nextid(None, crate::model::datacenter::NEXT_ID_DEFAULT)
+                .expect("in the test"),
+            "150"
+        );
     }
 }

@@ -173,6 +173,10 @@ impl PveWorld {
                     }
                 }
             }
+            ["cluster", "options"] if !self.destructive => {
+                refuse("the datacenter options (tag the scenario @destructive)");
+            }
+            ["cluster", "options"] => {}
             ["cluster", "firewall", ..] if !self.destructive => {
                 refuse("the cluster's firewall options and rules (tag the scenario @destructive)");
             }

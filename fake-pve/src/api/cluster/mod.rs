@@ -75,7 +75,12 @@ fn nextid(ctx: &Ctx<'_>) -> Result<Reply> {
         .params
         .int("vmid", None, None)?
         .and_then(|n| u32::try_from(n).ok());
-    Ok(json!(ctx.with(|c| c.guests().nextid(vmid))?).into())
+    let version = ctx.state.settings().version;
+    Ok(json!(ctx.with(|c| {
+        let bounds = c.datacenter().next_id_bounds(version);
+        c.guests().nextid(vmid, bounds)
+    })?)
+    .into())
 }
 
 /// `GET /cluster/options`: datacenter.cfg's options for the caller, with
@@ -93,8 +98,8 @@ fn get_options(ctx: &Ctx<'_>) -> Result<Reply> {
 }
 
 /// `PUT /cluster/options`: the given options are written as given, those
-/// in `delete` removed. The schema has checked `Sys.Modify` on `/` and
-/// each option's format.
+/// in `delete` removed (see [`datacenter::Datacenter::set`]). The schema
+/// has checked `Sys.Modify` on `/` and each option's format.
 fn set_options(ctx: &Ctx<'_>) -> Result<Reply> {
     let set: BTreeMap<String, String> = ctx
         .params
@@ -108,6 +113,12 @@ fn set_options(ctx: &Ctx<'_>) -> Result<Reply> {
         .map(|d| split_list(&d).into_iter().map(str::to_string).collect())
         .unwrap_or_default();
     let version = ctx.state.settings().version;
-    ctx.with(|c| c.datacenter_mut().set(version, &set, &delete))?;
+    ctx.with(|c| {
+        c.datacenter_mut().set(version, &set, &delete)?;
+        // The tag rules are the file's.
+        let rules = c.datacenter().tag_access(version);
+        c.access_mut().set_tag_access(rules);
+        Ok::<_, crate::model::Error>(())
+    })?;
     Ok(Value::Null.into())
 }

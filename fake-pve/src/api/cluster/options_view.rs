@@ -1,10 +1,9 @@
 //! The answer of `GET /cluster/options` as `API2/Cluster.pm` writes it:
-//! datacenter.cfg's options turned into JSON, booleans of a property
-//! string as 0/1.
+//! datacenter.cfg's options turned into JSON, booleans as 0/1.
 
 use serde_json::{Map, Value, json};
 
-use crate::model::datacenter::{Options, Prop, TagStyleProps};
+use crate::model::datacenter::{OptionValue, Options, Prop, TagStyleProps};
 
 /// A parsed property string as `parse_property_string` answers it.
 fn props(p: &TagStyleProps) -> Value {
@@ -12,6 +11,7 @@ fn props(p: &TagStyleProps) -> Value {
         .map(|(k, v)| {
             let v = match v {
                 Prop::Flag(b) => json!(u8::from(*b)),
+                Prop::List(l) => json!(l),
                 Prop::Text(t) => json!(t),
             };
             (k.clone(), v)
@@ -22,15 +22,18 @@ fn props(p: &TagStyleProps) -> Value {
 
 /// datacenter.cfg's options (without `allowed-tags`).
 pub fn options(o: &Options) -> Value {
-    let mut out = Map::new();
-    if let Some(prefix) = o.mac_prefix {
-        out.insert("description".into(), json!(""));
-        out.insert("mac_prefix".into(), json!(prefix));
-    }
-    if let Some(style) = &o.tag_style {
-        out.insert("tag-style".into(), props(style));
-    }
-    Value::Object(out)
+    o.iter()
+        .map(|(k, v)| {
+            let v = match v {
+                OptionValue::Parsed(p) => props(p),
+                OptionValue::List(l) => json!(l),
+                OptionValue::Flag(b) => json!(u8::from(*b)),
+                OptionValue::Text(t) => json!(t),
+            };
+            (k.clone(), v)
+        })
+        .collect::<Map<String, Value>>()
+        .into()
 }
 
 /// `GET /cluster/options`: the options, then `allowed-tags`.

@@ -161,8 +161,7 @@ fn object_format(version: PveVersion, key: &str) -> Option<&'static BTreeMap<Str
 
 /// A random MAC address with PVE's `BC:24:11` prefix.
 pub fn random_mac(rq: &mut Context) -> String {
-    let b = rq.next_u64().to_le_bytes();
-    format!("BC:24:11:{:02X}:{:02X}:{:02X}", b[0], b[1], b[2])
+    rq.random_mac()
 }
 
 /// The canonical text of a config value as PVE writes it: booleans as

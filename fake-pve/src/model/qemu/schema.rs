@@ -155,8 +155,7 @@ pub(super) fn cloudinit_storage(file: &str) -> Option<Option<&str>> {
 }
 
 pub(super) fn random_mac(rq: &mut Context) -> String {
-    let b = rq.next_u64().to_le_bytes();
-    format!("BC:24:11:{:02X}:{:02X}:{:02X}", b[0], b[1], b[2])
+    rq.random_mac()
 }
 
 pub(super) fn uuid(rq: &mut Context) -> String {

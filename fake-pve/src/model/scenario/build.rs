@@ -235,6 +235,9 @@ impl Scenario {
             node_services: Default::default(),
             cpu_models: Default::default(),
         });
+        // datacenter.cfg holds the tag rules the access model enforces.
+        let rules = cluster.access.tag_access().clone();
+        cluster.datacenter.declare_tag_access(&rules);
         for (name, model) in &self.cpu_models {
             cluster
                 .cpu_models

@@ -92,7 +92,7 @@ fn options_answer_the_tag_style_parsed(#[case] version: PveVersion) {
 }
 
 #[rstest]
-fn a_bad_tag_style_or_an_option_not_held_is_refused() {
+fn a_bad_property_string_or_broken_next_id_bounds_change_nothing() {
     let mut dc = Datacenter::default();
     let (status, msg) = refused(dc.set(
         PveVersion::V9_1,
@@ -102,11 +102,88 @@ fn a_bad_tag_style_or_an_option_not_held_is_refused() {
     assert_eq!(status, 400, "{msg}");
     let (status, msg) = refused(dc.set(
         PveVersion::V9_1,
-        &map(&[("tag-style", "shape=full"), ("keyboard", "de")]),
+        &map(&[("keyboard", "de"), ("next-id", "lower=5000,upper=4000")]),
         &[],
     ));
-    assert_eq!(status, 501, "{msg}");
+    assert_eq!(
+        (status, msg.as_str()),
+        (500, "lower (5000) <= upper (4000) boundary rule broken")
+    );
     assert!(dc.is_empty(), "nothing changed");
+}
+
+#[rstest]
+#[case(PveVersion::V8_4)]
+#[case(PveVersion::V9_2)]
+fn every_option_is_kept_and_read_back_as_pve_parses_it(#[case] v: PveVersion) {
+    let mut dc = Datacenter::default();
+    dc.set(
+        v,
+        &map(&[
+            ("keyboard", "de"),
+            ("max_workers", "8"),
+            ("migration", "type=insecure,network=10.1.0.0/16"),
+            ("next-id", "lower=5000"),
+            ("registered-tags", "prod;backup"),
+            ("user-tag-access", "user-allow=list,user-allow-list=web;db"),
+            ("console", "applet"),
+            ("mac_prefix", "bc:24:11"),
+            ("description", "lab\nsecond line"),
+            ("bwlimit", "migration=1000"),
+        ]),
+        &[],
+    )
+    .expect("accepted");
+    let got = crate::api::cluster::options_view::options(&dc.options(v, true));
+    assert_eq!(
+        got,
+        json!({
+            "bwlimit": "migration=1000",
+            "console": "html5",
+            "description": "lab\nsecond line\n",
+            "keyboard": "de",
+            "mac_prefix": "BC:24:11",
+            "max_workers": "8",
+            "migration": {"type": "insecure", "network": "10.1.0.0/16"},
+            "next-id": {"lower": "5000"},
+            "registered-tags": ["prod", "backup"],
+            "user-tag-access": {"user-allow": "list", "user-allow-list": ["web", "db"]},
+        })
+    );
+    // The default prefix is not written; the bounds and the tag rules
+    // take effect.
+    assert_eq!(dc.get("mac_prefix"), None);
+    assert_eq!(dc.next_id_bounds(v), (5000, 1_000_000));
+    let rules = dc.tag_access(v);
+    assert_eq!(rules.registered, vec!["prod", "backup"]);
+    assert_eq!(rules.user_allow, "list");
+    // Rewritten by another change, the registered tags come back sorted.
+    dc.set(v, &map(&[("language", "en")]), &["keyboard".into()])
+        .expect("accepted");
+    let got = crate::api::cluster::options_view::options(&dc.options(v, true));
+    assert_eq!(got["registered-tags"], json!(["backup", "prod"]));
+    assert!(got.get("keyboard").is_none());
+    // Without Sys.Audit: console and tag-style only.
+    assert_eq!(
+        crate::api::cluster::options_view::options(&dc.options(v, false)),
+        json!({"console": "html5"})
+    );
+}
+
+#[rstest]
+fn migration_unsecure_becomes_the_migration_type() {
+    let v = PveVersion::V9_1;
+    let mut dc = Datacenter::default();
+    dc.set(v, &map(&[("migration_unsecure", "1")]), &[])
+        .expect("accepted");
+    assert_eq!(dc.get("migration"), Some("type=insecure"));
+    assert_eq!(dc.get("migration_unsecure"), None);
+    // Next to a migration setting it stays, and `migration` wins.
+    dc.set(v, &map(&[("migration_unsecure", "0")]), &[])
+        .expect("accepted");
+    let got = crate::api::cluster::options_view::options(&dc.options(v, true));
+    assert_eq!(got["migration"], json!({"type": "insecure"}));
+    assert_eq!(got["migration_unsecure"], json!(0));
 }
 
 fn set_tags(lab: &mut World, tags: &str) -> Option<String> {

@@ -214,10 +214,19 @@ fn one_vmid_space_for_vms_and_containers() {
         "unable to create VM 200 - CT 200 already exists on node 'pve'"
     );
     assert_eq!(
-        refused(w.c.guests().nextid(Some(200))).1,
+        refused(
+            w.c.guests()
+                .nextid(Some(200), crate::model::datacenter::NEXT_ID_DEFAULT)
+        )
+        .1,
         "vmid: VM 200 already exists"
     );
-    assert_eq!(w.c.guests().nextid(None).expect("free"), "102");
+    assert_eq!(
+        w.c.guests()
+            .nextid(None, crate::model::datacenter::NEXT_ID_DEFAULT)
+            .expect("free"),
+        "102"
+    );
 }
 
 #[rstest]

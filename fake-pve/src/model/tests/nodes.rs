@@ -209,12 +209,32 @@ fn storage_resources_per_node(cluster: World) {
 #[case(Some(101), Err("vmid: VM 101 already exists"))]
 fn nextid(lab: World, #[case] vmid: Option<u32>, #[case] want: Result<&str, &str>) {
     match want {
-        Ok(id) => assert_eq!(lab.c.guests.nextid(vmid).expect("id"), id),
-        Err(msg) => assert_eq!(refused(lab.c.guests.nextid(vmid)), (400, msg.to_string())),
+        Ok(id) => assert_eq!(
+            lab.c
+                .guests
+                .nextid(vmid, crate::model::datacenter::NEXT_ID_DEFAULT)
+                .expect("id"),
+            id
+        ),
+        Err(msg) => assert_eq!(
+            refused(
+                lab.c
+                    .guests
+                    .nextid(vmid, crate::model::datacenter::NEXT_ID_DEFAULT)
+            ),
+            (400, msg.to_string())
+        ),
     }
 }
 
 #[rstest]
 fn nextid_starts_at_100(fresh: World) {
-    assert_eq!(fresh.c.guests.nextid(None).expect("id"), "100");
+    assert_eq!(
+        fresh
+            .c
+            .guests
+            .nextid(None, crate::model::datacenter::NEXT_ID_DEFAULT)
+            .expect("id"),
+        "100"
+    );
 }
