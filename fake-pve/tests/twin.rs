@@ -1,0 +1,167 @@
+//! The twin round trip: a fake-pve started from a rich world (tests/twin/
+//! rich.yaml) is captured (`fake-pve scenario capture`'s code), a twin is
+//! started from the capture and `compare`'s code finds no difference; a
+//! twin that lost something is found out.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fake_pve::twin::compare::{CompareReport, compare_client, compare_readers};
+use fake_pve::twin::{Reader, capture};
+use fake_pve::{FakePve, PveVersion, Running, Scenario, Tls};
+use pve_client::{Client, Config};
+
+const RICH: &str = include_str!("twin/rich.yaml");
+
+async fn start(yaml: &str, v: PveVersion) -> Running {
+    let s = Scenario::parse(yaml, "rich.yaml").expect("scenario");
+    FakePve::builder()
+        .listen("127.0.0.1:0".parse().expect("address"))
+        .tls(Tls::Off)
+        .root_password("secret")
+        .pve_version(v)
+        .auth_failure_delay(Duration::ZERO)
+        .scenario(s)
+        .start()
+        .await
+        .expect("start")
+}
+
+fn client(pve: &Running) -> Client {
+    Config::builder()
+        .endpoint(pve.url())
+        .password("root@pam", "secret")
+        .build()
+        .and_then(Client::new)
+        .expect("client")
+}
+
+fn assert_faithful(report: &CompareReport) {
+    assert!(report.faithful(), "{}", report.to_text());
+    assert_eq!(report.summary.unread, 0, "{}", report.to_text());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_twin_of_a_rich_world_answers_as_it_does() {
+    for v in [PveVersion::V9_2, PveVersion::V9_1, PveVersion::V8_4] {
+        let a = start(RICH, v).await;
+        let report = compare_client(client(&a), &a.url(), None)
+            .await
+            .expect("compare");
+        assert_faithful(&report);
+        assert_eq!(report.release, v.release());
+        // Every area was read.
+        for path in [
+            "/cluster/status",
+            "/nodes/pve2/network",
+            "/storage",
+            "/nodes/pve1/qemu/100/pending",
+            "/nodes/pve1/qemu/100/snapshot",
+            "/nodes/pve1/lxc/200/snapshot",
+            "/pools/prod",
+            "/access/acl",
+            "/cluster/firewall/rules",
+            "/nodes/pve1/qemu/100/firewall/aliases",
+            "/cluster/sdn/vnets",
+            "/cluster/ha/resources",
+            "/cluster/backup",
+            "/cluster/replication",
+            "/cluster/options",
+        ] {
+            assert!(
+                report.calls.iter().any(|c| c.path == path),
+                "{path} not compared (release {})",
+                v.release()
+            );
+        }
+        a.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_capture_keeps_each_area() {
+    let a = start(RICH, PveVersion::V9_2).await;
+    let cap = capture(Arc::new(Reader::new(client(&a))), &a.url())
+        .await
+        .expect("capture");
+    let s = &cap.scenario;
+    assert_eq!(s["cluster"], "lab");
+    assert_eq!(s["nodes"].as_array().map(Vec::len), Some(3));
+    assert_eq!(s["vms"].as_array().map(Vec::len), Some(3));
+    assert_eq!(s["containers"].as_array().map(Vec::len), Some(2));
+    let web = &s["vms"][0];
+    assert_eq!(web["pending"]["memory"], "8192");
+    assert_eq!(web["pending_delete"][0], "tags");
+    assert_eq!(web["snapshots"]["daily"]["parent"], "clean");
+    assert_eq!(web["config"]["parent"], "daily");
+    assert_eq!(
+        s["containers"][0]["snapshots"]["base"]["description"],
+        "fresh"
+    );
+    let setup = serde_json::to_string(&s["setup"]).expect("json");
+    for needle in [
+        "/cluster/sdn/zones",
+        "webgrp",
+        "vm:101",
+        "nightly",
+        "101-0",
+        "bond0.30",
+    ] {
+        assert!(setup.contains(needle), "{needle} not in setup: {setup}");
+    }
+    // No secret is read: the capture has no password and no token secret.
+    let text = cap.to_yaml(&a.url());
+    assert!(!text.contains("secret12"), "{text}");
+    assert!(!text.contains("password:"), "{text}");
+    a.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_twin_that_lost_something_is_found_out() {
+    let a = start(RICH, PveVersion::V9_2).await;
+    let cap = capture(Arc::new(Reader::new(client(&a))), &a.url())
+        .await
+        .expect("capture");
+    // The twin of a capture that dropped VM 100's pending change and the
+    // cluster's firewall aliases.
+    let mut scenario = cap.scenario.clone();
+    scenario["vms"][0]
+        .as_object_mut()
+        .expect("vm")
+        .remove("pending");
+    scenario["setup"]
+        .as_array_mut()
+        .expect("setup")
+        .retain(|c| c["path"] != "/cluster/firewall/aliases");
+    let yaml = serde_yaml::to_string(&scenario).expect("yaml");
+    let b = start(&yaml, PveVersion::V9_2).await;
+    let calls = compare_readers(
+        &Reader::new(client(&a)),
+        &Reader::new(client(&b)),
+        cap.paths.clone(),
+    )
+    .await;
+    let report = CompareReport::new(&a.url(), PveVersion::V9_2, cap.calls, calls);
+    assert!(!report.faithful());
+    let differing: Vec<&str> = report
+        .calls
+        .iter()
+        .filter(|c| c.outcome == "differs")
+        .map(|c| c.path.as_str())
+        .collect();
+    assert!(
+        differing.contains(&"/nodes/pve1/qemu/100/pending"),
+        "{differing:?}"
+    );
+    assert!(
+        differing.contains(&"/cluster/firewall/aliases"),
+        "{differing:?}"
+    );
+    let text = report.to_text();
+    assert!(
+        text.contains("DIFFERS GET /cluster/firewall/aliases"),
+        "{text}"
+    );
+    a.shutdown().await;
+    b.shutdown().await;
+}
