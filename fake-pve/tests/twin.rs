@@ -165,3 +165,112 @@ async fn a_twin_that_lost_something_is_found_out() {
     a.shutdown().await;
     b.shutdown().await;
 }
+
+const BIN: &str = env!("CARGO_BIN_EXE_fake-pve");
+
+/// Runs the binary with `args` (off the runtime's threads, which serve
+/// the in-process fake-pve it reads): its exit status, output and error.
+async fn run(args: Vec<String>) -> (Option<i32>, String, String) {
+    tokio::task::spawn_blocking(move || {
+        let out = std::process::Command::new(BIN)
+            .args(&args)
+            .env("RUST_LOG", "warn")
+            .output()
+            .expect("run fake-pve");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    })
+    .await
+    .expect("join")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_commands_capture_and_compare() {
+    let a = start(RICH, PveVersion::V9_1).await;
+    let dir = tempfile::tempdir().expect("dir");
+    let pw = dir.path().join("pw");
+    std::fs::write(&pw, "secret\n").expect("password file");
+    let out = dir.path().join("twin.yaml");
+    let login = |cmd: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = cmd.iter().map(ToString::to_string).collect();
+        v.extend(
+            [
+                "--from",
+                &a.url(),
+                "--username",
+                "root@pam",
+                "--password-file",
+                pw.to_str().expect("path"),
+            ]
+            .map(String::from),
+        );
+        v
+    };
+    let mut args = login(&["scenario", "capture"]);
+    args.extend(["--output".into(), out.display().to_string()]);
+    let (code, _, err) = run(args).await;
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("captured PVE 9.1"), "{err}");
+    let text = std::fs::read_to_string(&out).expect("capture written");
+    let s = Scenario::parse(&text, "twin.yaml").expect("the capture is a scenario");
+    assert_eq!(s.vms.len(), 3);
+    let json = dir.path().join("report.json");
+    let mut args = login(&["compare"]);
+    args.extend(["--json".into(), json.display().to_string()]);
+    let (code, stdout, err) = run(args).await;
+    assert_eq!(code, Some(0), "{stdout}{err}");
+    assert!(stdout.contains("0 differ"), "{stdout}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("report")).expect("json");
+    assert_eq!(report["summary"]["differ"], 0);
+    assert_eq!(report["release"], "9.1");
+    a.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_that_is_no_pve_is_refused() {
+    // Answers every request with a page that is no PVE answer.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        while let Ok((mut s, _)) = listener.accept().await {
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf).await;
+            let body = "<html>hello</html>";
+            let _ = s
+                .write_all(
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .as_bytes(),
+                )
+                .await;
+        }
+    });
+    for cmd in [&["scenario", "capture", "-o", "-"][..], &["compare"][..]] {
+        let mut args: Vec<String> = cmd.iter().map(ToString::to_string).collect();
+        args.extend(["--from", &url, "--token", "a@pve!t=x"].map(String::from));
+        let (code, _, err) = run(args).await;
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains(&format!("{url} does not answer as a Proxmox VE API")),
+            "{err}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn help_says_only_gets_are_sent() {
+    let (code, out, _) = run(vec!["scenario".into(), "capture".into(), "--help".into()]).await;
+    assert_eq!(code, Some(0));
+    assert!(out.contains("GETs only"), "{out}");
+    let (_, out, _) = run(vec!["compare".into(), "--help".into()]).await;
+    assert!(out.contains("Only GETs are sent"), "{out}");
+}

@@ -144,6 +144,9 @@ async fn node(
     if let Some(ip) = field(entry, "ip") {
         n.insert("ip".into(), json!(ip));
     }
+    if let Some(fp) = row.and_then(|r| field(r, "ssl_fingerprint")) {
+        n.insert("fingerprint".into(), json!(fp));
+    }
     if let Some(level) = row.and_then(|r| field(r, "level")) {
         n.insert("level".into(), json!(level));
     }

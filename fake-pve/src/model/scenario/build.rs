@@ -96,6 +96,11 @@ impl Scenario {
                     return Err(self.err(b, format!("invalid bridge name '{b}'")));
                 }
             }
+            if let Some(fp) = &n.fingerprint
+                && !valid_fingerprint(fp)
+            {
+                return Err(self.err(fp, format!("node '{}': invalid fingerprint '{fp}'", n.name)));
+            }
             let cpus = n.cpus.unwrap_or(8);
             if cpus == 0 {
                 return Err(self.err(&n.name, format!("node '{}' needs at least one cpu", n.name)));
@@ -117,7 +122,10 @@ impl Scenario {
                 swap: 8 * GIB,
                 level: n.level.clone().unwrap_or_default(),
                 boot_time: now - 3 * 86_400 - 4_242 * i64::from(idx),
-                ssl_fingerprint: fake_fingerprint(&n.name),
+                ssl_fingerprint: n
+                    .fingerprint
+                    .clone()
+                    .unwrap_or_else(|| fake_fingerprint(&n.name)),
                 bridges,
             });
         }
@@ -559,4 +567,13 @@ fn fake_fingerprint(name: &str) -> String {
         .map(|b| format!("{b:02X}"))
         .collect::<Vec<_>>()
         .join(":")
+}
+
+/// A SHA-256 fingerprint as PVE shows it: 32 hex pairs joined by `:`.
+fn valid_fingerprint(fp: &str) -> bool {
+    let pairs: Vec<&str> = fp.split(':').collect();
+    pairs.len() == 32
+        && pairs
+            .iter()
+            .all(|p| p.len() == 2 && p.chars().all(|c| c.is_ascii_hexdigit()))
 }

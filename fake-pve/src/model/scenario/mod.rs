@@ -246,6 +246,11 @@ pub struct NodeSpec {
     /// The subscription (default: none, or an active one of `level`).
     #[serde(default)]
     pub subscription: Option<SubscriptionSpec>,
+    /// The SHA-256 fingerprint of its certificate as `/nodes` shows it
+    /// (default: one made from its name; the node fake-pve answers as
+    /// shows its own certificate's when it serves HTTPS).
+    #[serde(default)]
+    pub fingerprint: Option<String>,
 }
 
 impl NodeSpec {

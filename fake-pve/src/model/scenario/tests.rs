@@ -350,3 +350,25 @@ fn setup_calls(#[case] call: &str, #[case] err: Option<&str>) {
         (r, _) => panic!("{call}: {r:?}"),
     }
 }
+
+/// A node's certificate fingerprint, as a capture copies it.
+#[rstest]
+#[case("AB:CD", false)]
+#[case(
+    "zz:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00",
+    false
+)]
+fn node_fingerprints(#[case] fp: &str, #[case] ok: bool) {
+    let yaml = format!("nodes: [{{name: a, fingerprint: '{fp}'}}]\n");
+    assert_eq!(Scenario::parse(&yaml, "t").is_ok(), ok);
+    let good = ["0A"; 32].join(":");
+    let yaml = format!("nodes: [{{name: a, fingerprint: '{good}'}}]\n");
+    let c = Scenario::parse(&yaml, "t")
+        .expect("valid")
+        .build(PveVersion::V9_2, "pw", 0)
+        .expect("builds");
+    assert_eq!(
+        c.nodes().get("a").map(|n| n.ssl_fingerprint.clone()),
+        Some(good)
+    );
+}
