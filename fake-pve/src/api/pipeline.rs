@@ -440,7 +440,13 @@ pub fn run_setup(state: &State, router: &Router) -> std::result::Result<(), Stri
             core(state, &mut cluster, router, parsed, root.clone(), rq)
         };
         let failed = match step {
-            Step::Dispatched(_, _, Err(e), _) => Some(e.to_string()),
+            Step::Dispatched(_, _, Err(e), _) => {
+                let mut msg = e.to_string().trim_end().to_string();
+                for (k, v) in e.errors().into_iter().flatten() {
+                    msg.push_str(&format!(" {k}: {}", v.trim_end()));
+                }
+                Some(msg)
+            }
             Step::Dispatched(..) => None,
             Step::Answer(r) => Some(format!("status {}", r.status())),
             Step::Fault(..) => Some("a fault rule answered".into()),

@@ -112,8 +112,27 @@ pub async fn capture(reader: Arc<Reader>, url: &str) -> Result<Capture, TwinErro
     s.insert("containers".into(), Value::Array(cts));
     s.insert("pools".into(), pools(&reader).await?);
     access(&reader, &mut s, &mut setup).await?;
-    cluster_setup(&reader, release, &mut setup).await?;
+    // The cluster's firewall before the guests' (whose rules may name
+    // its groups, aliases and IP sets); 8.4's HA groups before the
+    // resources in them, 9.x's rules after the resources they name.
+    cluster_setup(&reader, &mut setup).await?;
+    let mut late = Vec::new();
+    ha_setup(
+        &reader,
+        release,
+        if release == PveVersion::V8_4 {
+            &mut setup
+        } else {
+            &mut late
+        },
+    )
+    .await?;
     setup.extend(guest_setup);
+    setup.extend(late);
+    jobs_setup(&reader, &mut setup).await?;
+    for c in &mut setup {
+        schema_params(release, c);
+    }
     s.insert("setup".into(), Value::Array(setup));
     Ok(Capture {
         release,
@@ -190,7 +209,30 @@ async fn node(
         for i in list {
             let iface = field(i, "iface").unwrap_or_default();
             match i["type"].as_str() {
-                Some("bridge") => bridges.push(json!(iface)),
+                Some("bridge") => {
+                    // Its settings over the twin's defaults.
+                    let p = params(
+                        i,
+                        &[
+                            "iface", "active", "exists", "priority", "families", "method",
+                            "method6", "options", "options6",
+                        ],
+                    );
+                    let mut p = p;
+                    for (cidr, covered) in [
+                        ("cidr", ["address", "netmask"]),
+                        ("cidr6", ["address6", "netmask6"]),
+                    ] {
+                        if p.contains_key(cidr) {
+                            for k in covered {
+                                p.remove(k);
+                            }
+                        }
+                    }
+                    setup.push(call("PUT", &format!("{base}/network/{iface}"), p));
+                    bridges.push(json!(iface));
+                    made = true;
+                }
                 Some("eth" | "alias" | "unknown") | None => {}
                 Some(_) => {
                     let p = params(
@@ -233,7 +275,10 @@ async fn storages(reader: &Reader, nodes: &[(u64, String, Value)]) -> Result<Val
         return Ok(Value::Array(Vec::new()));
     };
     let mut figures: Map<String, Value> = Map::new();
-    for (_, name, _) in nodes {
+    for (_, name, entry) in nodes {
+        if !entry.get("online").is_none_or(|o| truthy(Some(o))) {
+            continue;
+        }
         if let Some(list) = reader.get(&format!("/nodes/{name}/storage")).await? {
             for st in items(Some(&list)) {
                 if let Some(id) = field(st, "storage")
@@ -588,12 +633,8 @@ async fn access(
     Ok(())
 }
 
-/// The cluster's firewall, SDN, HA rules, jobs and options as calls.
-async fn cluster_setup(
-    reader: &Reader,
-    release: PveVersion,
-    setup: &mut Vec<Value>,
-) -> Result<(), TwinError> {
+/// The cluster's firewall and SDN as calls.
+async fn cluster_setup(reader: &Reader, setup: &mut Vec<Value>) -> Result<(), TwinError> {
     for g in items(reader.get("/cluster/firewall/groups").await?.as_ref()) {
         let Some(name) = field(g, "group") else {
             continue;
@@ -639,16 +680,36 @@ async fn cluster_setup(
     if sdn {
         setup.push(call("PUT", "/cluster/sdn", Default::default()));
     }
+    Ok(())
+}
+
+/// HA groups (8.4) or rules (9.x) as calls.
+async fn ha_setup(
+    reader: &Reader,
+    release: PveVersion,
+    setup: &mut Vec<Value>,
+) -> Result<(), TwinError> {
     let ha = if release == PveVersion::V8_4 {
         ("/cluster/ha/groups", "group")
     } else {
         ("/cluster/ha/rules", "rule")
     };
+    // A group's `type` is only shown; a rule's is its kind.
+    let shown: &[&str] = if ha.1 == "group" {
+        &["type", "digest"]
+    } else {
+        &["errors"]
+    };
     for g in items(reader.get(ha.0).await?.as_ref()) {
         if field(g, ha.1).is_some() {
-            setup.push(call("POST", ha.0, params(g, &["type-info", "errors"])));
+            setup.push(call("POST", ha.0, params(g, shown)));
         }
     }
+    Ok(())
+}
+
+/// Backup and replication jobs and the datacenter options as calls.
+async fn jobs_setup(reader: &Reader, setup: &mut Vec<Value>) -> Result<(), TwinError> {
     for j in items(reader.get("/cluster/backup").await?.as_ref()) {
         setup.push(call(
             "POST",
@@ -670,4 +731,72 @@ async fn cluster_setup(
         }
     }
     Ok(())
+}
+
+/// Leaves out of a call the parameters its method does not take in the
+/// release's schema (what a read only shows: a rule's `order`, a
+/// bridge's `bridge_fd` on 9.x), and those its path names already.
+fn schema_params(release: PveVersion, call: &mut Value) {
+    let (Some(method), Some(path)) = (call["method"].as_str(), call["path"].as_str()) else {
+        return;
+    };
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let Some(found) = crate::spec::spec(release).find(method, &segs) else {
+        return;
+    };
+    let props = &found.endpoint.parameters.properties;
+    let open = matches!(
+        found.endpoint.parameters.additional,
+        None | Some(Value::Bool(true))
+    );
+    let in_path: Vec<String> = found.params.iter().map(|(k, _)| k.clone()).collect();
+    if let Some(Value::Object(p)) = call.get_mut("params") {
+        p.retain(|k, _| {
+            !in_path.contains(k)
+                && (open
+                    || props.contains_key(k)
+                    || props.keys().any(|name| {
+                        name.strip_suffix("[n]").is_some_and(|stem| {
+                            k.strip_prefix(stem).is_some_and(|n| {
+                                !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+                            })
+                        })
+                    }))
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_a_method_does_not_take_are_left_out() {
+        let mut c = call(
+            "POST",
+            "/cluster/ha/rules",
+            [
+                ("rule".to_string(), json!("home")),
+                ("type".to_string(), json!("node-affinity")),
+                ("order".to_string(), json!("1")),
+            ]
+            .into(),
+        );
+        schema_params(PveVersion::V9_2, &mut c);
+        let keys: Vec<&String> = c["params"].as_object().expect("params").keys().collect();
+        assert_eq!(keys, ["rule", "type"]);
+        let mut c = call(
+            "PUT",
+            "/nodes/pve/network/vmbr0",
+            [
+                ("iface".to_string(), json!("vmbr0")),
+                ("type".to_string(), json!("bridge")),
+                ("link-down".to_string(), json!("1")),
+            ]
+            .into(),
+        );
+        schema_params(PveVersion::V9_2, &mut c);
+        let keys: Vec<&String> = c["params"].as_object().expect("params").keys().collect();
+        assert_eq!(keys, ["link-down", "type"]);
+    }
 }

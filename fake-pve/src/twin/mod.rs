@@ -284,11 +284,15 @@ impl Reader {
     }
 }
 
-/// Errors that mean "not readable here", not "broken".
+/// Errors that mean "not readable here", not "broken": PVE's refusals,
+/// and its 595 for a node it cannot reach.
 fn skippable(e: &pve_client::Error) -> bool {
     matches!(
         e,
-        pve_client::Error::Permission { .. }
+        pve_client::Error::Network {
+            status: Some(_),
+            ..
+        } | pve_client::Error::Permission { .. }
             | pve_client::Error::NotFound { .. }
             | pve_client::Error::Validation { .. }
             | pve_client::Error::Server { .. }
