@@ -782,7 +782,8 @@ mod tests {
             ]
             .into(),
         );
-        schema_params(PveVersion::V9_2, &mut c);
+        // 9.1's schema lists the parameters (9.2's leaves them open).
+        schema_params(PveVersion::V9_1, &mut c);
         let keys: Vec<&String> = c["params"].as_object().expect("params").keys().collect();
         assert_eq!(keys, ["rule", "type"]);
         let mut c = call(
@@ -791,12 +792,13 @@ mod tests {
             [
                 ("iface".to_string(), json!("vmbr0")),
                 ("type".to_string(), json!("bridge")),
-                ("link-down".to_string(), json!("1")),
+                ("comments".to_string(), json!("uplink")),
+                ("bridge_fd".to_string(), json!("0")),
             ]
             .into(),
         );
-        schema_params(PveVersion::V9_2, &mut c);
+        schema_params(PveVersion::V9_1, &mut c);
         let keys: Vec<&String> = c["params"].as_object().expect("params").keys().collect();
-        assert_eq!(keys, ["link-down", "type"]);
+        assert_eq!(keys, ["comments", "type"]);
     }
 }
