@@ -274,3 +274,37 @@ async fn help_says_only_gets_are_sent() {
     let (_, out, _) = run(vec!["compare".into(), "--help".into()]).await;
     assert!(out.contains("Only GETs are sent"), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_offline_node_is_reported_not_fatal() {
+    let yaml = "cluster: lab
+nodes:
+  - { name: pve1 }
+  - { name: pve2, status: offline }
+vms:
+  - { vmid: 100, node: pve1, name: up, config: { memory: 1024 } }
+  - { vmid: 101, node: pve2, name: down, config: { memory: 2048, cores: 2 } }
+";
+    let a = start(yaml, PveVersion::V9_2).await;
+    let cap = capture(Arc::new(Reader::new(client(&a))), &a.url())
+        .await
+        .expect("an offline node does not stop the capture");
+    assert!(
+        cap.unread
+            .iter()
+            .any(|u| u.path.starts_with("/nodes/pve2/qemu/101/config")),
+        "{:?}",
+        cap.unread
+    );
+    assert_eq!(cap.scenario["nodes"][1]["status"], "offline");
+    // What the cluster's list says of the guest it could not read.
+    let down = &cap.scenario["vms"][1];
+    assert_eq!(down["config"]["name"], "down");
+    assert_eq!(down["config"]["memory"], "2048");
+    assert!(
+        cap.to_yaml(&a.url())
+            .contains("# not read: /nodes/pve2/qemu/101/config")
+    );
+    Scenario::parse(&cap.to_yaml(&a.url()), "twin.yaml").expect("the capture is a scenario");
+    a.shutdown().await;
+}

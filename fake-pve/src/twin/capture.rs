@@ -368,7 +368,13 @@ async fn guest(
     let base = format!("/nodes/{node}/{kind}/{vmid}");
     // The config as it is, not with its pending changes applied.
     let Some(config) = reader.get(&format!("{base}/config?current=1")).await? else {
-        return Ok(None);
+        // Its node does not answer (offline) or the credentials may not
+        // read it: what the cluster's list says of it.
+        return Ok(Some((
+            kind.clone(),
+            from_row(vmid, &node, &kind, row),
+            Vec::new(),
+        )));
     };
     let mut spec = Map::new();
     spec.insert("vmid".into(), json!(vmid));
@@ -434,6 +440,29 @@ async fn guest(
     let mut setup = Vec::new();
     firewall(reader, &format!("{base}/firewall"), true, &mut setup).await?;
     Ok(Some((kind, Value::Object(spec), setup)))
+}
+
+/// A guest whose config could not be read, as `/cluster/resources`
+/// shows it: its name, tags, template flag, CPUs and memory.
+fn from_row(vmid: u64, node: &str, kind: &str, row: &Value) -> Value {
+    let mut conf = Map::new();
+    if let Some(name) = field(row, "name") {
+        let key = if kind == "lxc" { "hostname" } else { "name" };
+        conf.insert(key.into(), json!(name));
+    }
+    if let Some(tags) = field(row, "tags") {
+        conf.insert("tags".into(), json!(tags));
+    }
+    if truthy(row.get("template")) {
+        conf.insert("template".into(), json!("1"));
+    }
+    if let Some(c) = row["maxcpu"].as_u64().filter(|c| *c > 0) {
+        conf.insert("cores".into(), json!(c.to_string()));
+    }
+    if let Some(m) = row["maxmem"].as_u64().filter(|m| *m > 0) {
+        conf.insert("memory".into(), json!((m >> 20).to_string()));
+    }
+    json!({"vmid": vmid, "node": node, "status": "stopped", "config": conf})
 }
 
 /// A firewall level's options and rules (and, for the cluster and
