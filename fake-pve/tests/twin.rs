@@ -230,9 +230,9 @@ async fn the_commands_capture_and_compare() {
     a.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_endpoint_that_is_no_pve_is_refused() {
-    // Answers every request with a page that is no PVE answer.
+/// A server on loopback that answers every request with `body` (of
+/// `content_type`): its URL.
+async fn stub(content_type: &'static str, body: &'static str) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -242,25 +242,51 @@ async fn an_endpoint_that_is_no_pve_is_refused() {
         while let Ok((mut s, _)) = listener.accept().await {
             let mut buf = [0u8; 4096];
             let _ = s.read(&mut buf).await;
-            let body = "<html>hello</html>";
-            let _ = s
-                .write_all(
-                    format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                        body.len()
-                    )
-                    .as_bytes(),
-                )
-                .await;
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = s.write_all((head + body).as_bytes()).await;
         }
     });
+    url
+}
+
+/// Runs both commands against `url`: their exit statuses and errors.
+async fn refusals(url: &str) -> Vec<(Option<i32>, String)> {
+    let mut out = Vec::new();
     for cmd in [&["scenario", "capture", "-o", "-"][..], &["compare"][..]] {
         let mut args: Vec<String> = cmd.iter().map(ToString::to_string).collect();
-        args.extend(["--from", &url, "--token", "a@pve!t=x"].map(String::from));
+        args.extend(["--from", url, "--token", "a@pve!t=x"].map(String::from));
         let (code, _, err) = run(args).await;
+        out.push((code, err));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_that_is_no_pve_is_refused() {
+    let url = stub("text/html", "<html>hello</html>").await;
+    for (code, err) in refusals(&url).await {
         assert_eq!(code, Some(2), "{err}");
         assert!(
             err.contains(&format!("{url} does not answer as a Proxmox VE API")),
+            "{err}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_fake_pve_does_not_emulate_is_refused() {
+    let url = stub(
+        "application/json",
+        r#"{"data":{"version":"7.4-3","release":"7.4","repoid":"9002ab8a"}}"#,
+    )
+    .await;
+    for (code, err) in refusals(&url).await {
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains("PVE 7.4-3 is not a release fake-pve emulates (8.4, 9.1 or 9.2)"),
             "{err}"
         );
     }
