@@ -117,6 +117,10 @@ pub(crate) mod state;
 pub mod tls;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod tls;
+/// A twin of a running PVE: `fake-pve scenario capture` and `fake-pve
+/// compare` (the `cli` feature).
+#[cfg(feature = "cli")]
+pub mod twin;
 mod version;
 
 pub use access_log::AccessLog;

@@ -16,8 +16,16 @@ static ALLOC: fake_pve_alloc::Allocator = fake_pve_alloc::Allocator;
 
 /// A Proxmox VE API emulator.
 #[derive(Debug, Parser)]
-#[command(name = "fake-pve", version, about)]
+#[command(
+    name = "fake-pve",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
 struct Args {
+    /// A subcommand; without one, fake-pve serves.
+    #[command(subcommand)]
+    cmd: Option<fake_pve::twin::cli::Cmd>,
     /// Address to listen on.
     #[arg(long, env = "FAKE_PVE_LISTEN", default_value = "127.0.0.1:8006")]
     listen: SocketAddr,
@@ -169,13 +177,24 @@ fn main() -> std::process::ExitCode {
 }
 
 async fn serve() -> std::process::ExitCode {
+    let mut args = Args::parse();
+    if let Some(cmd) = args.cmd.take() {
+        // Warnings go to the standard error: a scenario may go to the output.
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter(
+                tracing_subscriber::EnvFilter::try_from_default_env()
+                    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+            )
+            .init();
+        return fake_pve::twin::cli::run(cmd).await;
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .init();
-    let args = Args::parse();
     // Each connection is a file descriptor: allow as many as the system
     // lets this process have (many clients may keep connections open).
     let _ = rlimit::increase_nofile_limit(u64::MAX);

@@ -296,14 +296,25 @@ impl Builder {
         let clock = self.clock.unwrap_or_else(Clock::system);
         let router = Router::default();
         let state = match loaded {
-            None => State::with_keys(
-                scenario,
-                settings,
-                clock,
-                self.latency,
-                fresh_keys(self.random_seed),
-            )
-            .map_err(Error::Scenario)?,
+            None => {
+                let source = scenario.source.clone();
+                let state = State::with_keys(
+                    scenario,
+                    settings,
+                    clock,
+                    self.latency,
+                    fresh_keys(self.random_seed),
+                )
+                .map_err(Error::Scenario)?;
+                crate::api::run_setup(&state, &router).map_err(|reason| {
+                    Error::Scenario(crate::model::scenario::ScenarioError {
+                        file: source,
+                        line: None,
+                        reason,
+                    })
+                })?;
+                state
+            }
             Some(loaded) => {
                 let keys = Keys::from_text(&loaded.keys).ok_or_else(|| {
                     crate::persist::StoreError::Corrupt {
@@ -318,6 +329,15 @@ impl Builder {
                 if let Some(snap) = loaded.snapshot {
                     last_ms = Some(snap.clock.now_ms);
                     state.restore_snapshot(snap).map_err(Error::Restore)?;
+                } else {
+                    // A fresh directory: the seed's setup, before the journal.
+                    crate::api::run_setup(&state, &router).map_err(|reason| {
+                        Error::Scenario(crate::model::scenario::ScenarioError {
+                            file: String::new(),
+                            line: None,
+                            reason,
+                        })
+                    })?;
                 }
                 let replayed = loaded.records.len();
                 for rec in &loaded.records {

@@ -156,7 +156,7 @@ async fn control_api_seed_reset_state_health() {
             Some(("application/yaml", "nodes: [{name: a, ram: 1}]".into())),
         )
         .await;
-    r.assert_param_error("scenario", "<request body>:1: nodes[0]: unknown field `ram`, expected one of `name`, `cpus`, `sockets`, `memory`, `disk`, `status`, `ip`, `level`, `bridges`, `storages`, `disks`, `pci`, `usb`, `updates`, `scan`, `dns`, `hosts`, `timezone`, `services`, `subscription`");
+    r.assert_param_error("scenario", "<request body>:1: nodes[0]: unknown field `ram`, expected one of `name`, `cpus`, `sockets`, `memory`, `disk`, `status`, `ip`, `level`, `bridges`, `storages`, `disks`, `pci`, `usb`, `updates`, `scan`, `dns`, `hosts`, `timezone`, `services`, `subscription`, `fingerprint`");
     assert_eq!(
         pve.get("/nodes", &root)
             .await
@@ -209,4 +209,48 @@ async fn control_api_is_for_root_only() {
         .send(reqwest::Method::GET, "/_fake/nothing", &root, None)
         .await;
     assert_eq!(r.status, 501);
+}
+
+/// A scenario's `setup` calls run once the world is built, and again
+/// after a reset; a failing one stops the start unless it `may_fail`.
+#[tokio::test]
+async fn setup_calls_run_at_start_and_after_a_reset() {
+    let yaml = "nodes: [{name: pve}]
+setup:
+  - { method: POST, path: /cluster/firewall/aliases, params: { name: office, cidr: 198.51.100.0/24 } }
+  - { method: PUT, path: /cluster/options, params: { keyboard: de }, may_fail: true }
+";
+    let pve = start_with(builder().scenario(Scenario::parse(yaml, "t.yaml").expect("valid"))).await;
+    let root = pve.root().await;
+    let names = |v: serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .expect("list")
+            .iter()
+            .map(|a| a["name"].as_str().expect("name").to_string())
+            .collect()
+    };
+    let aliases = pve.get("/cluster/firewall/aliases", &root).await.data();
+    assert_eq!(names(aliases), ["office"]);
+    let r = pve.delete("/cluster/firewall/aliases/office", &root).await;
+    assert_eq!(r.status, 200);
+    assert!(names(pve.get("/cluster/firewall/aliases", &root).await.data()).is_empty());
+    let r = common::control(&pve, &root, reqwest::Method::POST, "/_fake/reset", None).await;
+    assert_eq!(r.status, 200);
+    let root = pve.root().await;
+    let aliases = pve.get("/cluster/firewall/aliases", &root).await.data();
+    assert_eq!(names(aliases), ["office"]);
+
+    let bad = "nodes: [{name: pve}]\nsetup:\n  - { method: PUT, path: /cluster/options, params: { keyboard: de } }\n";
+    let Err(e) = builder()
+        .scenario(Scenario::parse(bad, "bad.yaml").expect("reads"))
+        .start()
+        .await
+    else {
+        panic!("a failing setup call must stop the start");
+    };
+    assert!(
+        e.to_string()
+            .contains("setup: PUT /cluster/options: datacenter option 'keyboard'"),
+        "{e}"
+    );
 }

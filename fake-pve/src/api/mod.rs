@@ -55,7 +55,7 @@ pub use fallback::{Fallback, fallback_kind};
 pub use params::Params;
 #[cfg(feature = "internals")]
 pub use pipeline::handle;
-pub use pipeline::{answer, refuse_unauthenticated, replay};
+pub use pipeline::{answer, refuse_unauthenticated, replay, run_setup};
 
 /// What a handler answers: the `data` member, and `total` where PVE sets it.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -417,6 +417,54 @@ pub fn replay(state: &State, router: &Router, rec: &crate::persist::Record) {
     let _ = core(state, &mut cluster, router, parsed, who, rq);
 }
 
+/// Runs the seed scenario's `setup` calls as root@pam, in order, on the
+/// world just built from it (at start, and again after a reset).
+///
+/// # Errors
+/// The first call that fails: its method, path and PVE's message.
+pub fn run_setup(state: &State, router: &Router) -> std::result::Result<(), String> {
+    let calls = state.setup_calls();
+    let root = AuthId::parse("root@pam");
+    for c in calls {
+        let parsed = crate::persist::ApiCall {
+            method: c.method.clone(),
+            format: Some("json".into()),
+            path: c.path.clone(),
+            params: Ok(c.params.clone()),
+            upload: None,
+        };
+        let now_ms = state.clock().now_millis();
+        let rq = state.request_context_at(now_ms);
+        let step = {
+            let mut cluster = state.lock_at(now_ms);
+            core(state, &mut cluster, router, parsed, root.clone(), rq)
+        };
+        let failed = match step {
+            Step::Dispatched(_, _, Err(e), _) => {
+                let mut msg = e.to_string().trim_end().to_string();
+                for (k, v) in e.errors().into_iter().flatten() {
+                    msg.push_str(&format!(" {k}: {}", v.trim_end()));
+                }
+                Some(msg)
+            }
+            Step::Dispatched(..) => None,
+            Step::Answer(r) => Some(format!("status {}", r.status())),
+            Step::Fault(..) => Some("a fault rule answered".into()),
+        };
+        if let Some(msg) = failed {
+            let msg = format!("setup: {} {}: {}", c.method, c.path, msg.trim_end());
+            if !c.may_fail {
+                return Err(msg);
+            }
+            tracing::warn!("{msg}");
+        }
+    }
+    if !state.setup_calls().is_empty() {
+        state.changed();
+    }
+    Ok(())
+}
+
 /// What a request brings to its handler: the method, who asks, the
 /// parameters, an upload's file and the request's context.
 struct Call {

@@ -318,6 +318,7 @@ fn get_health(state: &State, rq: &Context, _: &Request, _: &[&str]) -> Result<Re
 
 fn reset(state: &State, rq: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
     state.reset(rq.now());
+    crate::api::run_setup(state, &crate::api::Router::default()).map_err(Error::failed)?;
     Ok(Value::Null.into())
 }
 
@@ -571,9 +572,13 @@ impl Document {
 /// Makes `doc` the world (a scenario becomes what `reset` returns to).
 fn take_up(state: &State, rq: &Context, doc: Document) -> Result<Reply> {
     match doc {
-        Document::Scenario(scenario) => state
-            .load(*scenario, rq.now())
-            .map_err(|e| Error::invalid("scenario", e.to_string()))?,
+        Document::Scenario(scenario) => {
+            state
+                .load(*scenario, rq.now())
+                .map_err(|e| Error::invalid("scenario", e.to_string()))?;
+            crate::api::run_setup(state, &crate::api::Router::default())
+                .map_err(|e| Error::invalid("scenario", e))?;
+        }
         Document::State(doc) => state
             .import(*doc)
             .map_err(|e| Error::invalid("state", e.to_string()))?,

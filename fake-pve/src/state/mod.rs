@@ -460,6 +460,17 @@ impl State {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// The seed scenario's `setup` calls (run by the API layer once the
+    /// world is built: `api::run_setup`).
+    pub fn setup_calls(&self) -> Vec<crate::model::scenario::SetupCall> {
+        self.inner
+            .seed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .setup
+            .clone()
+    }
+
     /// Goes back to the seed scenario, built at `now` (epoch seconds).
     pub fn reset(&self, now: i64) {
         let seed = self

@@ -71,6 +71,10 @@ impl Scenario {
         vm_specs: Vec<VmSpec>,
         ct_specs: Vec<CtSpec>,
     ) -> Result<Cluster, ScenarioError> {
+        for call in &self.setup {
+            call.check()
+                .map_err(|reason| self.err(&call.path, reason))?;
+        }
         let mut nodes = Vec::new();
         let mut seen = BTreeSet::new();
         let clustered = self.cluster.is_some() || self.nodes.len() > 1;
@@ -91,6 +95,11 @@ impl Scenario {
                 if !valid_bridge(b) {
                     return Err(self.err(b, format!("invalid bridge name '{b}'")));
                 }
+            }
+            if let Some(fp) = &n.fingerprint
+                && !valid_fingerprint(fp)
+            {
+                return Err(self.err(fp, format!("node '{}': invalid fingerprint '{fp}'", n.name)));
             }
             let cpus = n.cpus.unwrap_or(8);
             if cpus == 0 {
@@ -113,7 +122,10 @@ impl Scenario {
                 swap: 8 * GIB,
                 level: n.level.clone().unwrap_or_default(),
                 boot_time: now - 3 * 86_400 - 4_242 * i64::from(idx),
-                ssl_fingerprint: fake_fingerprint(&n.name),
+                ssl_fingerprint: n
+                    .fingerprint
+                    .clone()
+                    .unwrap_or_else(|| fake_fingerprint(&n.name)),
                 bridges,
             });
         }
@@ -143,36 +155,13 @@ impl Scenario {
                 config.insert("name".into(), name);
             }
             let mut vm = Vm::new(v.vmid, &node, status, config);
-            for (name, section) in &v.snapshots {
-                let valid = name.len() >= 2
-                    && name.len() <= 40
-                    && name.starts_with(|c: char| c.is_ascii_alphabetic())
-                    && name
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-                if !valid || name == "current" || name.eq_ignore_ascii_case("pending") {
-                    return Err(self.err(
-                        name,
-                        format!("VM {}: invalid snapshot name '{name}'", v.vmid),
-                    ));
-                }
-                let section: BTreeMap<String, String> = section
-                    .iter()
-                    .map(|(k, val)| (k.clone(), yaml_scalar(val)))
-                    .collect();
-                vm.snapshots.insert(name.clone(), section);
-            }
-            let parents = vm
-                .snapshots
-                .values()
-                .filter_map(|s| s.get("parent"))
-                .chain(vm.config.get("parent"));
-            for p in parents {
-                if !vm.snapshots.contains_key(p) {
-                    return Err(
-                        self.err(p, format!("VM {}: parent '{p}' is not a snapshot", v.vmid))
-                    );
-                }
+            vm.snapshots = self.snapshots_of("VM", v.vmid, &v.snapshots, &vm.config)?;
+            vm.pending = v.pending;
+            for k in v.pending_delete {
+                match k.strip_prefix('!') {
+                    Some(k) => vm.kind.pending_delete.insert(k.to_string(), true),
+                    None => vm.kind.pending_delete.insert(k, false),
+                };
             }
             if vms.insert(v.vmid, vm).is_some() {
                 return Err(self.dup_err(&v.vmid.to_string(), format!("duplicate vmid {}", v.vmid)));
@@ -198,7 +187,10 @@ impl Scenario {
             if let Some(h) = c.hostname {
                 config.insert("hostname".into(), h);
             }
-            let ct = crate::model::lxc::Ct::seeded(c.vmid, &node, status, config);
+            let mut ct = crate::model::lxc::Ct::seeded(c.vmid, &node, status, config);
+            ct.snapshots = self.snapshots_of("CT", c.vmid, &c.snapshots, &ct.config)?;
+            ct.pending = c.pending;
+            ct.kind.pending_delete = c.pending_delete;
             if vms.contains_key(&c.vmid) || cts.insert(c.vmid, ct).is_some() {
                 return Err(self.dup_err(&c.vmid.to_string(), format!("duplicate vmid {}", c.vmid)));
             }
@@ -263,6 +255,47 @@ impl Scenario {
         crate::model::lxc::status::adopt_seed_cts(&mut cluster.guests, &mut cluster.storage, now);
         self.build_node_services(&mut cluster, now)?;
         Ok(cluster)
+    }
+
+    /// A guest's snapshot sections, checked: valid names, and every
+    /// `parent` (of a snapshot or of the current config) one of them.
+    fn snapshots_of(
+        &self,
+        kind: &str,
+        vmid: u32,
+        specs: &BTreeMap<String, BTreeMap<String, serde_yaml::Value>>,
+        config: &BTreeMap<String, String>,
+    ) -> Result<BTreeMap<String, BTreeMap<String, String>>, ScenarioError> {
+        let mut out = BTreeMap::new();
+        for (name, section) in specs {
+            let valid = name.len() >= 2
+                && name.len() <= 40
+                && name.starts_with(|c: char| c.is_ascii_alphabetic())
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid || name == "current" || name.eq_ignore_ascii_case("pending") {
+                return Err(self.err(
+                    name,
+                    format!("{kind} {vmid}: invalid snapshot name '{name}'"),
+                ));
+            }
+            let section: BTreeMap<String, String> = section
+                .iter()
+                .map(|(k, val)| (k.clone(), yaml_scalar(val)))
+                .collect();
+            out.insert(name.clone(), section);
+        }
+        let parents = out
+            .values()
+            .filter_map(|s| s.get("parent"))
+            .chain(config.get("parent"));
+        for p in parents {
+            if !out.contains_key(p) {
+                return Err(self.err(p, format!("{kind} {vmid}: parent '{p}' is not a snapshot")));
+            }
+        }
+        Ok(out)
     }
 
     /// The nodes' own files, services and subscriptions.
@@ -544,4 +577,13 @@ fn fake_fingerprint(name: &str) -> String {
         .map(|b| format!("{b:02X}"))
         .collect::<Vec<_>>()
         .join(":")
+}
+
+/// A SHA-256 fingerprint as PVE shows it: 32 hex pairs joined by `:`.
+fn valid_fingerprint(fp: &str) -> bool {
+    let pairs: Vec<&str> = fp.split(':').collect();
+    pairs.len() == 32
+        && pairs
+            .iter()
+            .all(|p| p.len() == 2 && p.chars().all(|c| c.is_ascii_hexdigit()))
 }

@@ -98,6 +98,13 @@ pub struct Scenario {
     /// `phys-bits`, `guest-phys-bits`, `level`.
     #[serde(default)]
     pub cpu_models: BTreeMap<String, super::qemu::cpu_models::CpuModel>,
+    /// API calls run as root@pam once the world is built, in order (and
+    /// again on a reset): what the fields above do not describe yet
+    /// (firewall, SDN, HA, jobs, network interfaces, datacenter options),
+    /// as `fake-pve scenario capture` writes it. A call that fails stops
+    /// the start.
+    #[serde(default)]
+    pub setup: Vec<SetupCall>,
     /// Where the text came from, for messages.
     #[serde(skip)]
     pub source: String,
@@ -118,6 +125,41 @@ pub struct Scenario {
     /// cluster is this, as it was.
     #[serde(skip)]
     pub world: Option<Box<Cluster>>,
+}
+
+/// One API call of a scenario's `setup`.
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetupCall {
+    /// `POST`, `PUT` or `DELETE`.
+    pub method: String,
+    /// The path below `/api2/json` (`/cluster/firewall/rules`).
+    pub path: String,
+    /// The parameters, as a client sends them.
+    #[serde(default)]
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// Whether the start goes on when the call fails (with a warning):
+    /// a capture's calls, which may set what fake-pve does not emulate
+    /// (`fake-pve compare` then shows what is missing).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub may_fail: bool,
+}
+
+impl SetupCall {
+    /// Whether the call is one `setup` may hold: a write of a path below
+    /// the API root.
+    pub fn check(&self) -> Result<(), String> {
+        if !matches!(self.method.as_str(), "POST" | "PUT" | "DELETE") {
+            return Err(format!(
+                "setup: method '{}' is not POST, PUT or DELETE",
+                self.method
+            ));
+        }
+        if !self.path.starts_with('/') || self.path.contains("..") {
+            return Err(format!("setup: invalid path '{}'", self.path));
+        }
+        Ok(())
+    }
 }
 
 /// The `datacenter.cfg` options of a scenario.
@@ -209,6 +251,11 @@ pub struct NodeSpec {
     /// The subscription (default: none, or an active one of `level`).
     #[serde(default)]
     pub subscription: Option<SubscriptionSpec>,
+    /// The SHA-256 fingerprint of its certificate as `/nodes` shows it
+    /// (default: one made from its name; the node fake-pve answers as
+    /// shows its own certificate's when it serves HTTPS).
+    #[serde(default)]
+    pub fingerprint: Option<String>,
 }
 
 impl NodeSpec {
@@ -454,6 +501,12 @@ pub struct VmSpec {
     /// config's `parent` names the newest one.
     #[serde(default)]
     pub snapshots: BTreeMap<String, BTreeMap<String, serde_yaml::Value>>,
+    /// Pending values (the config file's `[PENDING]` section).
+    #[serde(default, deserialize_with = "scalar_texts")]
+    pub pending: BTreeMap<String, String>,
+    /// Pending deletions (`!key`: forced).
+    #[serde(default)]
+    pub pending_delete: Vec<String>,
 }
 
 /// A pre-existing container.
@@ -475,6 +528,15 @@ pub struct CtSpec {
     /// the volumes named are made on their storages.
     #[serde(default, deserialize_with = "scalar_texts")]
     pub config: BTreeMap<String, String>,
+    /// Snapshot sections by name, as a VM's.
+    #[serde(default)]
+    pub snapshots: BTreeMap<String, BTreeMap<String, serde_yaml::Value>>,
+    /// Pending values (the config file's `[pve:pending]` section).
+    #[serde(default, deserialize_with = "scalar_texts")]
+    pub pending: BTreeMap<String, String>,
+    /// Pending deletions.
+    #[serde(default)]
+    pub pending_delete: Vec<String>,
 }
 
 fn yes() -> bool {

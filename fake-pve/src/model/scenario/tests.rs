@@ -114,6 +114,8 @@ fn a_scenario_made_in_code_keeps_its_guests() {
         status: None,
         config: BTreeMap::from([("cores".into(), "4".into())]),
         snapshots: BTreeMap::new(),
+        pending: BTreeMap::new(),
+        pending_delete: Vec::new(),
     });
     let (c, seed) = s
         .build_seed(PveVersion::V9_1, "pw", 1_700_000_000)
@@ -269,4 +271,104 @@ fn node_storages_merge_by_id() {
     );
     assert_eq!(fast.options.get("pool").map(String::as_str), Some("rpool"));
     assert_eq!(c.nodes.members()[1].nodeid, 2);
+}
+
+/// Pending changes and snapshots of both guest kinds, as a capture
+/// writes them.
+#[test]
+fn guests_keep_pending_changes_and_snapshots() {
+    let yaml = "nodes: [{name: a}]
+vms:
+  - vmid: 100
+    config: {memory: 1024, tags: x, cores: 1, parent: s1}
+    snapshots: {s1: {snaptime: 1700000000, memory: 512}}
+    pending: {memory: 2048}
+    pending_delete: [tags, '!cores']
+containers:
+  - vmid: 200
+    config: {memory: 256, parent: base}
+    snapshots: {base: {snaptime: 1700000000, description: fresh}}
+    pending: {memory: 512}
+    pending_delete: [swap]
+";
+    let c = Scenario::parse(yaml, "t")
+        .expect("valid")
+        .build(PveVersion::V9_2, "pw", 1_700_000_000)
+        .expect("builds");
+    let vm = c.guests.vm("a", 100).expect("vm");
+    assert_eq!(vm.pending.get("memory").map(String::as_str), Some("2048"));
+    assert_eq!(vm.kind.pending_delete.get("tags"), Some(&false));
+    assert_eq!(vm.kind.pending_delete.get("cores"), Some(&true));
+    assert_eq!(vm.snapshots["s1"]["memory"], "512");
+    let ct = c.guests.ct("a", 200).expect("ct");
+    assert_eq!(ct.pending.get("memory").map(String::as_str), Some("512"));
+    assert_eq!(ct.kind.pending_delete, ["swap"]);
+    assert_eq!(ct.snapshots["base"]["description"], "fresh");
+}
+
+/// A container's snapshot tree is checked as a VM's.
+#[rstest]
+#[case(
+    "{base: {snaptime: 1}}",
+    "parent: nope",
+    "CT 200: parent 'nope' is not a snapshot"
+)]
+#[case(
+    "{'1bad': {snaptime: 1}}",
+    "memory: 1",
+    "CT 200: invalid snapshot name '1bad'"
+)]
+fn container_snapshots_are_checked(#[case] snaps: &str, #[case] conf: &str, #[case] msg: &str) {
+    let yaml = format!(
+        "nodes: [{{name: a}}]\ncontainers:\n  - {{vmid: 200, config: {{{conf}}}, snapshots: {snaps}}}\n"
+    );
+    let e = Scenario::parse(&yaml, "t").expect_err("refused");
+    assert_eq!(e.reason, msg);
+}
+
+/// `setup` holds writes of API paths, read with their parameters.
+#[rstest]
+#[case(
+    "{method: POST, path: /cluster/firewall/rules, params: {type: in, action: ACCEPT}}",
+    None
+)]
+#[case("{method: PUT, path: /cluster/sdn, may_fail: true}", None)]
+#[case(
+    "{method: GET, path: /version}",
+    Some("setup: method 'GET' is not POST, PUT or DELETE")
+)]
+#[case(
+    "{method: POST, path: cluster/backup}",
+    Some("setup: invalid path 'cluster/backup'")
+)]
+#[case("{method: POST, path: /a/../b}", Some("setup: invalid path '/a/../b'"))]
+fn setup_calls(#[case] call: &str, #[case] err: Option<&str>) {
+    let yaml = format!("nodes: [{{name: a}}]\nsetup:\n  - {call}\n");
+    match (Scenario::parse(&yaml, "t"), err) {
+        (Ok(s), None) => assert_eq!(s.setup.len(), 1),
+        (Err(e), Some(msg)) => assert_eq!(e.reason, msg),
+        (r, _) => panic!("{call}: {r:?}"),
+    }
+}
+
+/// A node's certificate fingerprint, as a capture copies it.
+#[rstest]
+#[case("AB:CD", false)]
+#[case(
+    "zz:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00",
+    false
+)]
+fn node_fingerprints(#[case] fp: &str, #[case] ok: bool) {
+    let yaml = format!("nodes: [{{name: a, fingerprint: '{fp}'}}]\n");
+    assert_eq!(Scenario::parse(&yaml, "t").is_ok(), ok);
+    let good = ["0A"; 32].join(":");
+    let yaml = format!("nodes: [{{name: a, fingerprint: '{good}'}}]\n");
+    let c = Scenario::parse(&yaml, "t")
+        .expect("valid")
+        .build(PveVersion::V9_2, "pw", 0)
+        .expect("builds");
+    assert_eq!(
+        c.nodes().get("a").map(|n| n.ssl_fingerprint.clone()),
+        Some(good)
+    );
 }
