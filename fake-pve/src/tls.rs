@@ -1,5 +1,6 @@
-//! TLS as pveproxy offers it: HTTP/1.1 only in ALPN, a self-signed
-//! certificate made at start unless PEM files are given.
+//! TLS as pveproxy offers it: HTTP/1.1 only in ALPN, the node's
+//! `pve-ssl.pem` with the cluster CA that signed it ([`crate::pki`])
+//! unless PEM files are given.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -18,6 +19,9 @@ pub struct Identity {
     pub key: PrivateKeyDer<'static>,
     /// The leaf certificate's PEM text.
     pub cert_pem: String,
+    /// The PEM text a client verifies the server against: the CA's for a
+    /// node certificate, else the certificate file's.
+    pub trust_pem: String,
 }
 
 impl Identity {
@@ -38,7 +42,26 @@ impl Identity {
         Ok(Self {
             chain: vec![ck.cert.der().clone()],
             key: PrivateKeyDer::Pkcs8(ck.signing_key.serialize_der().into()),
+            trust_pem: cert_pem.clone(),
             cert_pem,
+        })
+    }
+
+    /// A node's certificate (`pve-ssl.pem`) served with the CA that
+    /// signed it, as pveproxy serves it.
+    ///
+    /// # Errors
+    /// When either is not a PEM certificate, or the key is not a key.
+    pub fn issued(node: &crate::pki::Issued, ca: &crate::pki::Issued) -> Result<Self, Error> {
+        let der = |pem: &str| {
+            CertificateDer::from_pem_slice(pem.as_bytes()).map_err(|e| Error::Tls(e.to_string()))
+        };
+        Ok(Self {
+            chain: vec![der(&node.cert)?, der(&ca.cert)?],
+            key: PrivateKeyDer::from_pem_slice(node.key.as_bytes())
+                .map_err(|e| Error::Tls(e.to_string()))?,
+            cert_pem: node.cert.clone(),
+            trust_pem: ca.cert.clone(),
         })
     }
 
@@ -87,6 +110,7 @@ impl Identity {
         Ok(Self {
             chain,
             key,
+            trust_pem: cert_pem.clone(),
             cert_pem,
         })
     }

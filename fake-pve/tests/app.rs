@@ -167,7 +167,8 @@ fn seeded(seed: u64) -> State {
         root_password: "password".into(),
         auth_failure_delay: Duration::ZERO,
         fingerprint: None,
-        cert_pem: None,
+        proxy_pem: None,
+        pki: Default::default(),
         random_seed: seed,
     };
     State::new(

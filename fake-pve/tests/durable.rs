@@ -124,14 +124,22 @@ async fn change_everything(pve: &Pve, root: &Auth) {
 /// moment would leave.
 fn crash_copy(from: &Path, name: &str) -> PathBuf {
     let to = temp_dir(name);
-    std::fs::create_dir_all(&to).expect("mkdir");
+    copy_tree(from, &to);
+    to
+}
+
+/// Copies the files and directories (`pki/`) of `from` into `to`, all
+/// but the lock.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
     for e in std::fs::read_dir(from).expect("read dir").flatten() {
         let n = e.file_name();
-        if n != "lock" {
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &to.join(&n));
+        } else if n != "lock" {
             std::fs::copy(e.path(), to.join(&n)).expect("copy");
         }
     }
-    to
 }
 
 /// fake-pve on `dir` whose `qmstart` tasks take `ms` (emulated).

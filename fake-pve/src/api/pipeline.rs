@@ -692,7 +692,8 @@ mod tests {
             root_password: "password".into(),
             auth_failure_delay: Duration::ZERO,
             fingerprint: None,
-            cert_pem: None,
+            proxy_pem: None,
+            pki: Default::default(),
             random_seed: 1,
         };
         State::new(

@@ -765,28 +765,56 @@ fn zfsscan(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(Value::Array(ctx.with(|c| view::scan_zfs(&c.hardware().node(&node)))).into())
 }
 
-/// `GET /nodes/{node}/certificates/info`: the certificate fake-pve
-/// serves as the node's `pve-ssl.pem` (the local node only: the other
-/// members' are not made; none on plain HTTP) and an uploaded
-/// `pveproxy-ssl.pem`. There is no cluster CA (`pve-root-ca.pem`).
+/// `GET /nodes/{node}/certificates/info`: the cluster CA
+/// (`pve-root-ca.pem`), the node's own certificate (`pve-ssl.pem`, made
+/// when first asked for) and its custom one (`pveproxy-ssl.pem`: an
+/// uploaded certificate, or on the local node the one fake-pve serves
+/// when given `--cert`), in PVE's order.
 fn certificates_info(ctx: &Ctx<'_>) -> Result<Reply> {
+    use crate::model::node_hw::certs::certificate_info;
     let node = ctx.node()?;
-    let (local, custom) = ctx.with(|c| {
+    let (local, ip, domain, custom) = ctx.with(|c| {
+        let ip = c
+            .nodes()
+            .get(&node)
+            .map(|n| n.ip.clone())
+            .unwrap_or_default();
+        let domain = c
+            .node_services
+            .sys(&c.nodes, c.version, &node)
+            .ok()
+            .and_then(|s| s.search().map(str::to_string));
         (
             c.nodes().local() == node,
+            ip,
+            domain,
             c.hardware().node(&node).custom_cert().cloned(),
         )
     });
-    let mut out = Vec::new();
-    if local && let Some(pem) = &ctx.state.settings().cert_pem {
-        out.push(view::certificate(
-            &crate::model::node_hw::certs::certificate_info(pem, "pve-ssl.pem")?,
-        ));
-    }
-    if let Some(c) = custom {
-        out.push(view::certificate(
-            &crate::model::node_hw::certs::certificate_info(&c.pem, "pveproxy-ssl.pem")?,
-        ));
+    let settings = ctx.state.settings();
+    let now = ctx.state.clock().now();
+    let names = crate::pki::NodeNames {
+        name: &node,
+        ip: &ip,
+        domain: domain.as_deref(),
+    };
+    let unable = |e: String| Error::failed(e);
+    let own = settings.pki.node(&names, now).map_err(unable)?;
+    let ca = settings.pki.ca(now).map_err(unable)?;
+    let mut out = vec![
+        view::certificate(&certificate_info(&ca.cert, crate::pki::CA_FILE)?),
+        view::certificate(&certificate_info(&own.cert, crate::pki::NODE_FILE)?),
+    ];
+    let proxy = match custom {
+        Some(c) => Some(c.pem),
+        None if local => settings.proxy_pem.clone(),
+        None => None,
+    };
+    if let Some(pem) = proxy {
+        out.push(view::certificate(&certificate_info(
+            &pem,
+            "pveproxy-ssl.pem",
+        )?));
     }
     Ok(Value::Array(out).into())
 }
