@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
@@ -156,8 +156,18 @@ impl Pki {
         if node.name.is_empty() || node.name.contains(['/', '\\']) || node.name.starts_with('.') {
             return Err(format!("invalid node name '{}'", node.name));
         }
-        let ca = self.ca_locked(&mut inner, now)?;
         let slot = inner.nodes.len();
+        let ca = if inner.ca.is_some() {
+            self.ca_locked(&mut inner, now)?
+        } else {
+            // The node's key is made while the CA's is.
+            std::thread::scope(|s| {
+                let key = s.spawn(|| rsa_key(2048, slot));
+                let ca = self.ca_locked(&mut inner, now);
+                let _ = key.join();
+                ca
+            })?
+        };
         let serial = slot as u64 + 1;
         let cert = make_node_cert(&ca, node, now, serial, slot)?;
         if let Some(dir) = &self.dir {
@@ -183,23 +193,27 @@ fn keep(dir: &Path, cert: &str, key: &str, issued: &Issued) -> Result<(), String
 /// An RSA key of `bits` bits, PEM: the process's `slot`th of that size,
 /// made on first use.
 fn rsa_key(bits: usize, slot: usize) -> Result<String, String> {
-    static POOL: Mutex<BTreeMap<(usize, usize), String>> = Mutex::new(BTreeMap::new());
-    // Held while a key is made, so that servers starting together wait
-    // for one key rather than each make their own.
-    let mut pool = POOL.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(k) = pool.get(&(bits, slot)) {
-        return Ok(k.clone());
-    }
-    let size = if bits >= 4096 {
-        RsaKeySize::_4096
-    } else {
-        RsaKeySize::_2048
-    };
-    let key = KeyPair::generate_rsa_for(&PKCS_RSA_SHA256, size)
-        .map_err(|e| format!("unable to generate RSA key: {e}"))?
-        .serialize_pem();
-    pool.insert((bits, slot), key.clone());
-    Ok(key)
+    type Slot = Arc<OnceLock<Result<String, String>>>;
+    static POOL: Mutex<BTreeMap<(usize, usize), Slot>> = Mutex::new(BTreeMap::new());
+    let cell = Arc::clone(
+        POOL.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry((bits, slot))
+            .or_default(),
+    );
+    // Servers starting together wait for one key rather than each make
+    // their own; keys of other slots are made meanwhile.
+    cell.get_or_init(|| {
+        let size = if bits >= 4096 {
+            RsaKeySize::_4096
+        } else {
+            RsaKeySize::_2048
+        };
+        KeyPair::generate_rsa_for(&PKCS_RSA_SHA256, size)
+            .map(|k| k.serialize_pem())
+            .map_err(|e| format!("unable to generate RSA key: {e}"))
+    })
+    .clone()
 }
 
 /// The time `days` days after yesterday, as the certificates are dated
