@@ -186,9 +186,12 @@ async fn every_kind_of_state_survives_a_clean_restart() {
     change_everything(&pve, &root).await;
     let before = state(&pve, &root).await;
     let fingerprint = pve.run.fingerprint().map(str::to_string);
+    let ca = pve.run.cert_pem().map(str::to_string);
     pve.run.shutdown().await;
 
     let pve = start_in(&dir).await;
+    // So is the cluster CA, which clients trust.
+    assert_eq!(pve.run.cert_pem().map(str::to_string), ca);
     // The ticket of the first run is still valid: the keys are kept.
     assert_eq!(state(&pve, &root).await, before);
     assert_eq!(pve.run.fingerprint().map(str::to_string), fingerprint);
