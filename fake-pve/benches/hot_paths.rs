@@ -51,6 +51,7 @@ fn big_state(n: u32) -> fake_pve::state::State {
         fingerprint: None,
         proxy_pem: None,
         pki: Default::default(),
+        served: None,
         random_seed: 1,
     };
     fake_pve::state::State::new(

@@ -294,10 +294,13 @@ impl Builder {
             Tls::Off => None,
         };
         let fingerprint = identity.as_ref().map(Identity::fingerprint);
-        let acceptor = match &identity {
-            Some(id) => Some(tokio_rustls::TlsAcceptor::from(id.server_config()?)),
+        let served = match &identity {
+            Some(id) => Some(id.served()?),
             None => None,
         };
+        let acceptor = served
+            .as_ref()
+            .map(|s| tokio_rustls::TlsAcceptor::from(crate::tls::served_config(Arc::clone(s))));
         let settings = Settings {
             version: self.version,
             root_password: self.root_password,
@@ -308,6 +311,7 @@ impl Builder {
                 _ => None,
             },
             pki,
+            served,
             random_seed: self.random_seed.unwrap_or_else(rand::random),
         };
         let router = Router::default();
@@ -376,6 +380,25 @@ impl Builder {
                 state
             }
         };
+        let mut fingerprint = fingerprint;
+        if let Some(served) = &state.settings().served {
+            // The local node's custom certificate, kept with the world, is
+            // served as pveproxy serves its pveproxy-ssl.pem at start.
+            let custom = state.with(|c| {
+                let local = c.nodes().local().to_string();
+                c.hardware().node(&local).custom_cert().cloned()
+            });
+            if let Some(c) = custom {
+                match served.serve_pem(&c.pem, &c.key) {
+                    Ok(()) => {
+                        let fp = served.fingerprint();
+                        state.with(|c| c.nodes_mut().set_local_fingerprint(&fp));
+                        fingerprint = Some(fp);
+                    }
+                    Err(e) => tracing::warn!(error = %e, "the custom certificate cannot be served"),
+                }
+            }
+        }
         let listener = TcpListener::bind(self.listen)
             .await
             .map_err(|e| Error::Bind(self.listen, e))?;

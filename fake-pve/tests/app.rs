@@ -169,6 +169,7 @@ fn seeded(seed: u64) -> State {
         fingerprint: None,
         proxy_pem: None,
         pki: Default::default(),
+        served: None,
         random_seed: seed,
     };
     State::new(

@@ -1531,6 +1531,7 @@ impl World {
             ),
             proxy_pem: None,
             pki: Default::default(),
+            served: None,
             random_seed: 0x5eed_f00d,
         };
         // Tasks end at once, but for startall and qmclone, which stay

@@ -377,3 +377,47 @@ fn base64_lines(bytes: &[u8]) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+#[tokio::test]
+async fn an_uploaded_certificate_is_served_once_pveproxy_would_restart_and_removed_goes_back() {
+    let pve = start().await;
+    let root = pve.root().await;
+    let ca = pve.run.cert_pem().expect("the CA").to_string();
+    let id = fake_pve::Identity::self_signed(&[]).expect("a certificate");
+    let key = format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        base64_lines(rustls::pki_types::PrivateKeyDer::secret_der(&id.key))
+    );
+    let form = |restart: u8| {
+        format!(
+            "certificates={}&key={}&force=1&restart={restart}",
+            common::enc(&id.cert_pem),
+            common::enc(&key)
+        )
+    };
+    // Without restart, pveproxy goes on serving its certificate.
+    let r = pve
+        .post("/nodes/pve/certificates/custom", &root, &form(0))
+        .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    presented(&pve, &ca)
+        .await
+        .expect("still the node certificate");
+    let r = pve
+        .post("/nodes/pve/certificates/custom", &root, &form(1))
+        .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let chain = presented(&pve, &id.cert_pem)
+        .await
+        .expect("the uploaded certificate is served");
+    assert_eq!(chain, vec![der(&id.cert_pem)]);
+    assert!(presented(&pve, &ca).await.is_err());
+    let r = pve
+        .delete("/nodes/pve/certificates/custom?restart=1", &root)
+        .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let chain = presented(&pve, &ca)
+        .await
+        .expect("the node certificate again");
+    assert_eq!(chain[1], der(&ca));
+}

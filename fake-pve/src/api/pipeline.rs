@@ -694,6 +694,7 @@ mod tests {
             fingerprint: None,
             proxy_pem: None,
             pki: Default::default(),
+            served: None,
             random_seed: 1,
         };
         State::new(

@@ -42,6 +42,9 @@ pub struct Settings {
     /// The cluster CA and the nodes' certificates (`pve-root-ca.pem`,
     /// `pve-ssl.pem`), made when first needed.
     pub pki: Arc<crate::pki::Pki>,
+    /// What the TLS listener serves (none on plain HTTP), which a custom
+    /// certificate's upload or removal with `restart` changes.
+    pub served: Option<Arc<crate::tls::Served>>,
     /// Seed of every random draw (fault probabilities, generated MAC
     /// addresses, UUIDs), for repeatable runs. Token secrets are drawn
     /// from it and the signing keys' secret key (see

@@ -820,15 +820,16 @@ fn certificates_info(ctx: &Ctx<'_>) -> Result<Reply> {
 }
 
 /// `POST /nodes/{node}/certificates/custom`: kept as the node's
-/// `pveproxy-ssl.pem` (fake-pve goes on serving its own certificate;
-/// `restart` restarts nothing).
+/// `pveproxy-ssl.pem`; with `restart` on the local node, served from then
+/// on (pveproxy restarted), else from fake-pve's next start.
 fn upload_custom_cert(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let certificates = ctx.param("certificates")?;
     let key = ctx.params.str("key");
     let force = flag(ctx, "force")?;
-    flag(ctx, "restart")?;
-    let info = ctx.with(|c| {
+    let restart = flag(ctx, "restart")?;
+    let (info, cert, local) = ctx.with(|c| {
+        let local = c.nodes().local() == node;
         let hw = c.hardware_mut().node_mut(&node);
         let (cert, info) = crate::model::node_hw::certs::upload(
             hw.custom_cert(),
@@ -836,16 +837,34 @@ fn upload_custom_cert(ctx: &Ctx<'_>) -> Result<Reply> {
             key.as_deref(),
             force,
         )?;
-        hw.set_custom_cert(Some(cert));
-        Ok::<_, Error>(info)
+        hw.set_custom_cert(Some(cert.clone()));
+        Ok::<_, Error>((info, cert, local))
     })?;
+    if restart
+        && local
+        && let Some(served) = &ctx.state.settings().served
+    {
+        served
+            .serve_pem(&cert.pem, &cert.key)
+            .map_err(|e| Error::failed(format!("Setting certificate files failed - {e}")))?;
+    }
     Ok(view::certificate(&info).into())
 }
 
-/// `DELETE /nodes/{node}/certificates/custom`.
+/// `DELETE /nodes/{node}/certificates/custom`: with `restart` on the
+/// local node, the certificate it started with is served again.
 fn remove_custom_cert(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
-    flag(ctx, "restart")?;
-    ctx.with(|c| c.hardware_mut().node_mut(&node).set_custom_cert(None));
+    let restart = flag(ctx, "restart")?;
+    let local = ctx.with(|c| {
+        c.hardware_mut().node_mut(&node).set_custom_cert(None);
+        c.nodes().local() == node
+    });
+    if restart
+        && local
+        && let Some(served) = &ctx.state.settings().served
+    {
+        served.serve_first();
+    }
     Ok(Value::Null.into())
 }
