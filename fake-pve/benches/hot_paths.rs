@@ -49,7 +49,9 @@ fn big_state(n: u32) -> fake_pve::state::State {
         root_password: "pw".into(),
         auth_failure_delay: Duration::ZERO,
         fingerprint: None,
-        cert_pem: None,
+        proxy_pem: None,
+        pki: Default::default(),
+        served: None,
         random_seed: 1,
     };
     fake_pve::state::State::new(

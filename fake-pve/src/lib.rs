@@ -102,6 +102,10 @@ pub mod persist;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod persist;
 #[cfg(feature = "internals")]
+pub mod pki;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod pki;
+#[cfg(feature = "internals")]
 pub mod server;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod server;
@@ -129,6 +133,7 @@ pub use clock::Clock;
 pub use latency::{Dist, LatencyError};
 pub use model::scenario::{Scenario, ScenarioError};
 pub use persist::{Fsync, StoreError};
+pub use pki::Pki;
 pub use server::{Builder, FakePve, Running, Tls};
 pub use state::{Latency, Settings, State, StateError};
 pub use tls::Identity;

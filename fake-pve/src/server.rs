@@ -263,37 +263,57 @@ impl Builder {
     /// scenario is invalid.
     pub async fn start(self) -> Result<Running, Error> {
         let scenario = self.scenario.unwrap_or_else(Scenario::default_single_node);
-        let names: Vec<String> = scenario.nodes.iter().map(|n| n.name.clone()).collect();
         let loaded = match &self.data_dir {
             Some(dir) => Some(crate::persist::Store::open(dir, self.fsync, || {
                 fresh_keys(self.random_seed).to_text()
             })?),
             None => None,
         };
+        let clock = self.clock.unwrap_or_else(Clock::system);
+        // The cluster CA and node certificates are kept with the world, so
+        // that pinned fingerprints and trusted CAs stay valid across
+        // restarts.
+        let pki = Arc::new(match &self.data_dir {
+            Some(dir) => crate::pki::Pki::kept_in(&dir.join("pki")).map_err(Error::Tls)?,
+            None => crate::pki::Pki::in_memory(),
+        });
         let identity = match &self.tls {
-            Tls::SelfSigned => match &self.data_dir {
-                // The certificate is kept with the world, so that pinned
-                // fingerprints stay valid across restarts.
-                Some(dir) => Some(crate::tls::Identity::kept_in(dir, &names)?),
-                None => Some(Identity::self_signed(&names)?),
-            },
+            Tls::SelfSigned => {
+                let (name, ip, domain) = local_node(&scenario);
+                let names = crate::pki::NodeNames {
+                    name: &name,
+                    ip: &ip,
+                    domain: domain.as_deref(),
+                };
+                let now = clock.now();
+                let node = pki.node(&names, now).map_err(Error::Tls)?;
+                let ca = pki.ca(now).map_err(Error::Tls)?;
+                Some(Identity::issued(&node, &ca)?)
+            }
             Tls::Pem { cert, key } => Some(Identity::from_pem_files(cert, key)?),
             Tls::Off => None,
         };
         let fingerprint = identity.as_ref().map(Identity::fingerprint);
-        let acceptor = match &identity {
-            Some(id) => Some(tokio_rustls::TlsAcceptor::from(id.server_config()?)),
+        let served = match &identity {
+            Some(id) => Some(id.served()?),
             None => None,
         };
+        let acceptor = served
+            .as_ref()
+            .map(|s| tokio_rustls::TlsAcceptor::from(crate::tls::served_config(Arc::clone(s))));
         let settings = Settings {
             version: self.version,
             root_password: self.root_password,
             auth_failure_delay: self.auth_failure_delay,
             fingerprint: fingerprint.clone(),
-            cert_pem: identity.as_ref().map(|i| i.cert_pem.clone()),
+            proxy_pem: match &self.tls {
+                Tls::Pem { .. } => identity.as_ref().map(|i| i.cert_pem.clone()),
+                _ => None,
+            },
+            pki,
+            served,
             random_seed: self.random_seed.unwrap_or_else(rand::random),
         };
-        let clock = self.clock.unwrap_or_else(Clock::system);
         let router = Router::default();
         let state = match loaded {
             None => {
@@ -380,6 +400,25 @@ impl Builder {
                 state
             }
         };
+        let mut fingerprint = fingerprint;
+        if let Some(served) = &state.settings().served {
+            // The local node's custom certificate, kept with the world, is
+            // served as pveproxy serves its pveproxy-ssl.pem at start.
+            let custom = state.with(|c| {
+                let local = c.nodes().local().to_string();
+                c.hardware().node(&local).custom_cert().cloned()
+            });
+            if let Some(c) = custom {
+                match served.serve_pem(&c.pem, &c.key) {
+                    Ok(()) => {
+                        let fp = served.fingerprint();
+                        state.with(|c| c.nodes_mut().set_local_fingerprint(&fp));
+                        fingerprint = Some(fp);
+                    }
+                    Err(e) => tracing::warn!(error = %e, "the custom certificate cannot be served"),
+                }
+            }
+        }
         let listener = TcpListener::bind(self.listen)
             .await
             .map_err(|e| Error::Bind(self.listen, e))?;
@@ -427,13 +466,38 @@ impl Builder {
             addr,
             tls: identity.is_some(),
             fingerprint,
-            cert_pem: identity.map(|i| i.cert_pem),
+            cert_pem: identity.map(|i| i.trust_pem),
             state,
             stop: stop_tx,
             task: Some(task),
             access_log: self.access_log,
         })
     }
+}
+
+/// The local node of `scenario`: its name, address and DNS domain, which
+/// its certificate names.
+fn local_node(scenario: &Scenario) -> (String, String, Option<String>) {
+    if let Some(w) = &scenario.world {
+        let local = w.nodes().local().to_string();
+        let ip = w
+            .nodes()
+            .get(&local)
+            .map(|n| n.ip.clone())
+            .unwrap_or_default();
+        let domain = w
+            .node_services
+            .sys(w.nodes(), w.version, &local)
+            .ok()
+            .and_then(|s| s.search().map(str::to_string));
+        return (local, ip, domain);
+    }
+    let (name, ip) = scenario.nodes.first().map_or_else(
+        || ("pve".to_string(), None),
+        |n| (n.name.clone(), n.ip.clone()),
+    );
+    let domain = Some(crate::model::node_services::DOMAIN.to_string());
+    (name, ip.unwrap_or_else(|| "192.0.2.10".into()), domain)
 }
 
 /// The signing keys of a new server: from the operating system's random
@@ -478,7 +542,10 @@ impl Running {
         self.fingerprint.as_deref()
     }
 
-    /// The certificate in PEM, when serving TLS (for clients that pin it).
+    /// The certificate to verify the server against, in PEM, when
+    /// serving TLS: the cluster CA (`pve-root-ca.pem`) that signed the
+    /// served node certificate, or the certificate given as PEM files
+    /// ([`Tls::Pem`]).
     pub fn cert_pem(&self) -> Option<&str> {
         self.cert_pem.as_deref()
     }

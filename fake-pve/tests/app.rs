@@ -167,7 +167,9 @@ fn seeded(seed: u64) -> State {
         root_password: "password".into(),
         auth_failure_delay: Duration::ZERO,
         fingerprint: None,
-        cert_pem: None,
+        proxy_pem: None,
+        pki: Default::default(),
+        served: None,
         random_seed: seed,
     };
     State::new(

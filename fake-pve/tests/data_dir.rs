@@ -89,6 +89,22 @@ fn contents(dir: &Path) -> String {
     text
 }
 
+/// Copies the certificates the data directory `from` keeps (`pki/`) into
+/// `to`.
+fn copy_pki(from: &Path, to: &Path) {
+    let (from, to) = (from.join("pki"), to.join("pki"));
+    for file in [
+        "pve-root-ca.pem",
+        "pve-root-ca.key",
+        "nodes/pve/pve-ssl.pem",
+        "nodes/pve/pve-ssl.key",
+    ] {
+        let dest = to.join(file);
+        std::fs::create_dir_all(dest.parent().expect("a directory")).expect("mkdir");
+        std::fs::copy(from.join(file), dest).expect("copy");
+    }
+}
+
 fn token(id: &str, secret: &str) -> Auth {
     Auth::Token(format!("PVEAPIToken={id}={secret}"))
 }
@@ -116,8 +132,10 @@ async fn the_directory_and_its_files_are_the_owners_alone_whatever_was_there() {
     assert_eq!(r.status, 200, "{r:?}");
     for name in [
         "keys",
-        "key.pem",
-        "cert.pem",
+        "pki/pve-root-ca.pem",
+        "pki/pve-root-ca.key",
+        "pki/nodes/pve/pve-ssl.pem",
+        "pki/nodes/pve/pve-ssl.key",
         "journal.log",
         "alive",
         "lock",
@@ -324,9 +342,10 @@ async fn a_journal_with_sealed_passwords_replays_the_same_world() {
     }
     // A crash now: the copy has no snapshot, only the journal.
     let copy = temp_dir("replay-copy");
-    for name in ["keys", "journal.log", "cert.pem", "key.pem"] {
+    for name in ["keys", "journal.log"] {
         std::fs::copy(dir.join(name), copy.join(name)).expect("copy");
     }
+    copy_pki(&dir, &copy);
     pve.run.shutdown().await;
     let again = start_in(&copy).await;
     let root = again.login_as("root@pam", ROOT_PW).await;
@@ -470,15 +489,10 @@ async fn a_state_document_or_seed_with_clear_passwords_is_journaled_hashed() {
         assert!(!text.contains(clear), "{clear} in the journal");
     }
     let copy = temp_dir("documents-copy");
-    for name in [
-        "keys",
-        "journal.log",
-        "snapshot.json",
-        "cert.pem",
-        "key.pem",
-    ] {
+    for name in ["keys", "journal.log", "snapshot.json"] {
         std::fs::copy(dir.join(name), copy.join(name)).expect("copy");
     }
+    copy_pki(&dir, &copy);
     pve.run.shutdown().await;
     let snap = std::fs::read_to_string(dir.join("snapshot.json")).expect("snapshot");
     assert!(

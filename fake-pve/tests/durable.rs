@@ -124,14 +124,22 @@ async fn change_everything(pve: &Pve, root: &Auth) {
 /// moment would leave.
 fn crash_copy(from: &Path, name: &str) -> PathBuf {
     let to = temp_dir(name);
-    std::fs::create_dir_all(&to).expect("mkdir");
+    copy_tree(from, &to);
+    to
+}
+
+/// Copies the files and directories (`pki/`) of `from` into `to`, all
+/// but the lock.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
     for e in std::fs::read_dir(from).expect("read dir").flatten() {
         let n = e.file_name();
-        if n != "lock" {
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &to.join(&n));
+        } else if n != "lock" {
             std::fs::copy(e.path(), to.join(&n)).expect("copy");
         }
     }
-    to
 }
 
 /// fake-pve on `dir` whose `qmstart` tasks take `ms` (emulated).
@@ -178,9 +186,12 @@ async fn every_kind_of_state_survives_a_clean_restart() {
     change_everything(&pve, &root).await;
     let before = state(&pve, &root).await;
     let fingerprint = pve.run.fingerprint().map(str::to_string);
+    let ca = pve.run.cert_pem().map(str::to_string);
     pve.run.shutdown().await;
 
     let pve = start_in(&dir).await;
+    // So is the cluster CA, which clients trust.
+    assert_eq!(pve.run.cert_pem().map(str::to_string), ca);
     // The ticket of the first run is still valid: the keys are kept.
     assert_eq!(state(&pve, &root).await, before);
     assert_eq!(pve.run.fingerprint().map(str::to_string), fingerprint);

@@ -3,6 +3,7 @@
 mod common;
 
 use common::{Auth, start, start_http};
+
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -267,4 +268,156 @@ async fn tls_offers_http11_and_the_printed_fingerprint() {
         .await
         .expect("request");
     assert_eq!(r.version(), reqwest::Version::HTTP_11);
+}
+
+/// The certificates the server presents to a client that trusts only
+/// `trusted` (PEM) and connects as `localhost`: the handshake fails when
+/// they do not lead to it.
+async fn presented(pve: &common::Pve, trusted: &str) -> Result<Vec<Vec<u8>>, String> {
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from_pem_slice(trusted.as_bytes()).expect("PEM"))
+        .expect("a root");
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(pve.run.addr())
+        .await
+        .expect("connect");
+    let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
+    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
+        .connect(name, tcp)
+        .await
+        .map_err(|e| e.to_string())?;
+    let chain = tls.get_ref().1.peer_certificates().expect("certificates");
+    Ok(chain.iter().map(|c| c.as_ref().to_vec()).collect())
+}
+
+/// The DER of a PEM certificate.
+fn der(pem: &str) -> Vec<u8> {
+    let (_, p) = x509_parser::pem::parse_x509_pem(pem.as_bytes()).expect("PEM");
+    p.contents
+}
+
+#[tokio::test]
+async fn tls_serves_the_node_certificate_with_the_cluster_ca_that_signed_it() {
+    let pve = start().await;
+    let root = pve.root().await;
+    let info = pve.get("/nodes/pve/certificates/info", &root).await.data();
+    let (ca, own) = (&info[0], &info[1]);
+    assert_eq!(
+        (ca["filename"].as_str(), own["filename"].as_str()),
+        (Some("pve-root-ca.pem"), Some("pve-ssl.pem"))
+    );
+    assert_eq!(own["issuer"], ca["subject"]);
+    assert_eq!(own["fingerprint"].as_str(), pve.run.fingerprint());
+    // The CA is what a client trusts; the node certificate is served
+    // first, the CA after it, as pveproxy serves them.
+    assert_eq!(ca["pem"].as_str(), pve.run.cert_pem());
+    let chain = presented(&pve, ca["pem"].as_str().expect("PEM"))
+        .await
+        .expect("the CA verifies the served certificate");
+    assert_eq!(
+        chain,
+        vec![
+            der(own["pem"].as_str().expect("PEM")),
+            der(ca["pem"].as_str().expect("PEM"))
+        ]
+    );
+    // Another world has another CA, which does not verify this one.
+    let other = start().await;
+    assert_ne!(other.run.cert_pem(), pve.run.cert_pem());
+    let refused = presented(&pve, other.run.cert_pem().expect("PEM")).await;
+    assert!(refused.is_err(), "{refused:?}");
+}
+
+#[tokio::test]
+async fn a_certificate_given_as_files_is_served_and_listed_as_pveproxy_ssl() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let id = fake_pve::Identity::self_signed(&["pve".to_string()]).expect("a certificate");
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert, &id.cert_pem).expect("cert");
+    let key_der = rustls::pki_types::PrivateKeyDer::secret_der(&id.key);
+    let key_pem = format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        base64_lines(key_der)
+    );
+    std::fs::write(&key, key_pem).expect("key");
+    let pve = common::start_with(common::builder().tls(fake_pve::Tls::Pem { cert, key })).await;
+    let root = pve.root().await;
+    let info = pve.get("/nodes/pve/certificates/info", &root).await.data();
+    let names: Vec<&str> = info
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|c| c["filename"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["pve-root-ca.pem", "pve-ssl.pem", "pveproxy-ssl.pem"]
+    );
+    assert_eq!(info[2]["fingerprint"].as_str(), pve.run.fingerprint());
+    assert_eq!(pve.run.cert_pem(), Some(id.cert_pem.as_str()));
+    presented(&pve, &id.cert_pem)
+        .await
+        .expect("the given certificate is served");
+}
+
+/// Base64 of `bytes` in lines of 64 characters.
+fn base64_lines(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
+    b64.as_bytes()
+        .chunks(64)
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn an_uploaded_certificate_is_served_once_pveproxy_would_restart_and_removed_goes_back() {
+    let pve = start().await;
+    let root = pve.root().await;
+    let ca = pve.run.cert_pem().expect("the CA").to_string();
+    let id = fake_pve::Identity::self_signed(&[]).expect("a certificate");
+    let key = format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        base64_lines(rustls::pki_types::PrivateKeyDer::secret_der(&id.key))
+    );
+    let form = |restart: u8| {
+        format!(
+            "certificates={}&key={}&force=1&restart={restart}",
+            common::enc(&id.cert_pem),
+            common::enc(&key)
+        )
+    };
+    // Without restart, pveproxy goes on serving its certificate.
+    let r = pve
+        .post("/nodes/pve/certificates/custom", &root, &form(0))
+        .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    presented(&pve, &ca)
+        .await
+        .expect("still the node certificate");
+    let r = pve
+        .post("/nodes/pve/certificates/custom", &root, &form(1))
+        .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let chain = presented(&pve, &id.cert_pem)
+        .await
+        .expect("the uploaded certificate is served");
+    assert_eq!(chain, vec![der(&id.cert_pem)]);
+    assert!(presented(&pve, &ca).await.is_err());
+    let r = pve
+        .delete("/nodes/pve/certificates/custom?restart=1", &root)
+        .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let chain = presented(&pve, &ca)
+        .await
+        .expect("the node certificate again");
+    assert_eq!(chain[1], der(&ca));
 }

@@ -756,7 +756,9 @@ mod tests {
             root_password: "password".into(),
             auth_failure_delay: Duration::ZERO,
             fingerprint: None,
-            cert_pem: None,
+            proxy_pem: None,
+            pki: Default::default(),
+            served: None,
             random_seed: 1,
         };
         State::new(

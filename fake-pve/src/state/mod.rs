@@ -35,9 +35,16 @@ pub struct Settings {
     /// The served certificate's fingerprint, reported as the local node's
     /// `ssl_fingerprint` (plain HTTP: a made-up one).
     pub fingerprint: Option<String>,
-    /// The served certificate's PEM text (`certificates/info`); none on
-    /// plain HTTP.
-    pub cert_pem: Option<String>,
+    /// The certificate served instead of the local node's `pve-ssl.pem`
+    /// (`--cert`), which `certificates/info` lists as its
+    /// `pveproxy-ssl.pem`, as pveproxy serves a custom certificate.
+    pub proxy_pem: Option<String>,
+    /// The cluster CA and the nodes' certificates (`pve-root-ca.pem`,
+    /// `pve-ssl.pem`), made when first needed.
+    pub pki: Arc<crate::pki::Pki>,
+    /// What the TLS listener serves (none on plain HTTP), which a custom
+    /// certificate's upload or removal with `restart` changes.
+    pub served: Option<Arc<crate::tls::Served>>,
     /// Seed of every random draw (fault probabilities, generated MAC
     /// addresses, UUIDs), for repeatable runs. Token secrets are drawn
     /// from it and the signing keys' secret key (see

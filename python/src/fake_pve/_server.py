@@ -306,10 +306,12 @@ class FakePve:
             self.fingerprint = fp.group(1)
             self._pin_certificate(deadline)
         self._wait_ready(deadline)
+        if self.scheme == "https":
+            self._trust_cluster_ca()
 
     def _pin_certificate(self, deadline: float) -> None:
-        """Fetches the server's self-signed certificate and keeps it in a
-        PEM file once its SHA-256 is the one the process printed."""
+        """Fetches the server's certificate and keeps it in a PEM file once
+        its SHA-256 is the one the process printed."""
         assert self._tmp is not None and self.port is not None
         while True:
             try:
@@ -329,6 +331,26 @@ class FakePve:
         path = self._tmp / "ca.pem"
         path.write_text(pem)
         self.ca_cert = str(path)
+        self._context = ssl.create_default_context(cafile=self.ca_cert)
+        # The node certificate is signed by the cluster CA, not by itself:
+        # until the CA is read, the pinned certificate is trusted alone.
+        self._context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
+
+    def _trust_cluster_ca(self) -> None:
+        """Adds the cluster CA (``pve-root-ca.pem``), read over the pinned
+        connection, to the ``ca_cert`` file: what a PVE user downloads to
+        verify the nodes' certificates. A server given its own
+        certificate (``--cert``) is verified against that certificate."""
+        assert self._tmp is not None and self.ca_cert is not None
+        nodes = self.api("GET", "/nodes")
+        if not nodes:
+            return
+        infos = self.api("GET", f"/nodes/{nodes[0]['node']}/certificates/info")
+        ca = [i["pem"] for i in infos if i.get("filename") == "pve-root-ca.pem"]
+        if not ca:
+            return
+        path = Path(self.ca_cert)
+        path.write_text(path.read_text() + ca[0])
         self._context = ssl.create_default_context(cafile=self.ca_cert)
 
     def _wait_ready(self, deadline: float) -> None:

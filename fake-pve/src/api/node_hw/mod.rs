@@ -786,42 +786,71 @@ fn zfsscan(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(Value::Array(ctx.with(|c| view::scan_zfs(&c.hardware().node(&node)))).into())
 }
 
-/// `GET /nodes/{node}/certificates/info`: the certificate fake-pve
-/// serves as the node's `pve-ssl.pem` (the local node only: the other
-/// members' are not made; none on plain HTTP) and an uploaded
-/// `pveproxy-ssl.pem`. There is no cluster CA (`pve-root-ca.pem`).
+/// `GET /nodes/{node}/certificates/info`: the cluster CA
+/// (`pve-root-ca.pem`), the node's own certificate (`pve-ssl.pem`, made
+/// when first asked for) and its custom one (`pveproxy-ssl.pem`: an
+/// uploaded certificate, or on the local node the one fake-pve serves
+/// when given `--cert`), in PVE's order.
 fn certificates_info(ctx: &Ctx<'_>) -> Result<Reply> {
+    use crate::model::node_hw::certs::certificate_info;
     let node = ctx.node()?;
-    let (local, custom) = ctx.with(|c| {
+    let (local, ip, domain, custom) = ctx.with(|c| {
+        let ip = c
+            .nodes()
+            .get(&node)
+            .map(|n| n.ip.clone())
+            .unwrap_or_default();
+        let domain = c
+            .node_services
+            .sys(&c.nodes, c.version, &node)
+            .ok()
+            .and_then(|s| s.search().map(str::to_string));
         (
             c.nodes().local() == node,
+            ip,
+            domain,
             c.hardware().node(&node).custom_cert().cloned(),
         )
     });
-    let mut out = Vec::new();
-    if local && let Some(pem) = &ctx.state.settings().cert_pem {
-        out.push(view::certificate(
-            &crate::model::node_hw::certs::certificate_info(pem, "pve-ssl.pem")?,
-        ));
-    }
-    if let Some(c) = custom {
-        out.push(view::certificate(
-            &crate::model::node_hw::certs::certificate_info(&c.pem, "pveproxy-ssl.pem")?,
-        ));
+    let settings = ctx.state.settings();
+    let now = ctx.state.clock().now();
+    let names = crate::pki::NodeNames {
+        name: &node,
+        ip: &ip,
+        domain: domain.as_deref(),
+    };
+    let unable = |e: String| Error::failed(e);
+    let own = settings.pki.node(&names, now).map_err(unable)?;
+    let ca = settings.pki.ca(now).map_err(unable)?;
+    let mut out = vec![
+        view::certificate(&certificate_info(&ca.cert, crate::pki::CA_FILE)?),
+        view::certificate(&certificate_info(&own.cert, crate::pki::NODE_FILE)?),
+    ];
+    let proxy = match custom {
+        Some(c) => Some(c.pem),
+        None if local => settings.proxy_pem.clone(),
+        None => None,
+    };
+    if let Some(pem) = proxy {
+        out.push(view::certificate(&certificate_info(
+            &pem,
+            "pveproxy-ssl.pem",
+        )?));
     }
     Ok(Value::Array(out).into())
 }
 
 /// `POST /nodes/{node}/certificates/custom`: kept as the node's
-/// `pveproxy-ssl.pem` (fake-pve goes on serving its own certificate;
-/// `restart` restarts nothing).
+/// `pveproxy-ssl.pem`; with `restart` on the local node, served from then
+/// on (pveproxy restarted), else from fake-pve's next start.
 fn upload_custom_cert(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let certificates = ctx.param("certificates")?;
     let key = ctx.params.str("key");
     let force = flag(ctx, "force")?;
-    flag(ctx, "restart")?;
-    let info = ctx.with(|c| {
+    let restart = flag(ctx, "restart")?;
+    let (info, cert, local) = ctx.with(|c| {
+        let local = c.nodes().local() == node;
         let hw = c.hardware_mut().node_mut(&node);
         let (cert, info) = crate::model::node_hw::certs::upload(
             hw.custom_cert(),
@@ -829,16 +858,34 @@ fn upload_custom_cert(ctx: &Ctx<'_>) -> Result<Reply> {
             key.as_deref(),
             force,
         )?;
-        hw.set_custom_cert(Some(cert));
-        Ok::<_, Error>(info)
+        hw.set_custom_cert(Some(cert.clone()));
+        Ok::<_, Error>((info, cert, local))
     })?;
+    if restart
+        && local
+        && let Some(served) = &ctx.state.settings().served
+    {
+        served
+            .serve_pem(&cert.pem, &cert.key)
+            .map_err(|e| Error::failed(format!("Setting certificate files failed - {e}")))?;
+    }
     Ok(view::certificate(&info).into())
 }
 
-/// `DELETE /nodes/{node}/certificates/custom`.
+/// `DELETE /nodes/{node}/certificates/custom`: with `restart` on the
+/// local node, the certificate it started with is served again.
 fn remove_custom_cert(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
-    flag(ctx, "restart")?;
-    ctx.with(|c| c.hardware_mut().node_mut(&node).set_custom_cert(None));
+    let restart = flag(ctx, "restart")?;
+    let local = ctx.with(|c| {
+        c.hardware_mut().node_mut(&node).set_custom_cert(None);
+        c.nodes().local() == node
+    });
+    if restart
+        && local
+        && let Some(served) = &ctx.state.settings().served
+    {
+        served.serve_first();
+    }
     Ok(Value::Null.into())
 }
