@@ -216,11 +216,6 @@ impl PrefixLists {
         self.lists.is_empty()
     }
 
-    /// Whether a prefix list of that ID is configured.
-    pub fn contains(&self, id: &str) -> bool {
-        self.lists.contains_key(id)
-    }
-
     /// The file as the section config writes it.
     fn render(&self) -> String {
         let mut out = String::new();
@@ -706,6 +701,29 @@ mod tests {
         assert_eq!(
             pending.items["pl1"].state,
             Some(super::super::State::Changed)
+        );
+    }
+
+    #[test]
+    fn a_saved_world_keeps_lists_and_route_maps_pending_and_running() {
+        let mut s = with_list(&["action=permit,prefix=192.0.2.0/24,le=28"]);
+        s.create_route_map_entry(&params(&[
+            ("route-map-id", "rm1"),
+            ("order", "10"),
+            ("action", "deny"),
+        ]))
+        .expect("route map");
+        s.commit(None, false).expect("applied");
+        s.delete_route_map_entry(&params(&[("route-map-id", "rm1"), ("order", "10")]))
+            .expect("pending delete");
+        let saved = serde_json::to_string(&s).expect("saved");
+        let back: Sdn = serde_json::from_str(&saved).expect("loaded");
+        assert_eq!(back, s);
+        assert_eq!(back.route_map_ids(true), ["rm1"]);
+        assert!(back.route_map_ids(false).is_empty());
+        assert_eq!(
+            back.prefix_list_entry("pl1", "5").expect("entry")["le"],
+            json!(28)
         );
     }
 
