@@ -137,3 +137,21 @@ Feature: SDN prefix lists and route maps
     When I call GET "/cluster/sdn/route-maps/entries/{route-map:a}"
       | running | 1 |
     Then the answer does not list "order" = "5"
+
+  Scenario: The lists show what the caller may audit
+    Given SDN prefix list "{prefix-list:a}" exists
+    And SDN prefix list "{prefix-list:b}" exists
+    And entry 1 of SDN route map "{route-map:a}" with action "permit" exists
+    And a user "alice" with password "wonderland"
+    And "alice" has the role "PVESDNAdmin" on "/sdn/prefix-lists/{prefix-list:a}"
+    And "alice" logs in with password "wonderland"
+    When I act as "alice"
+    And I call GET "/cluster/sdn/prefix-lists"
+    Then the answer lists "id" = "{prefix-list:a}"
+    And the answer does not list "id" = "{prefix-list:b}"
+    When I call GET "/cluster/sdn/prefix-lists/{prefix-list:b}"
+    Then PVE answers 403 "Permission check failed (/sdn/prefix-lists/{prefix-list:b}, SDN.Audit)"
+    When I call GET "/cluster/sdn/route-maps"
+    Then the answer does not list "id" = "{route-map:a}"
+    When I call GET "/cluster/sdn/route-maps/entries/{route-map:a}"
+    Then PVE answers 403 "Permission check failed (/sdn/route-maps/{route-map:a}, SDN.Audit|SDN.Allocate)"
