@@ -18,6 +18,7 @@
 //! ```
 
 pub mod fabrics;
+pub mod routing;
 
 use reqwest::Method;
 use serde::de::DeserializeOwned;

@@ -35,6 +35,7 @@ mod recycle;
 pub mod replication;
 pub mod sdn;
 pub mod sdn_fabrics;
+pub mod sdn_routing;
 pub mod storage;
 pub mod tasks;
 pub mod upload;
@@ -331,6 +332,7 @@ impl Default for Router {
         routes.extend(backup::routes());
         routes.extend(sdn::routes());
         routes.extend(sdn_fabrics::routes());
+        routes.extend(sdn_routing::routes());
         // SDN: the VNet firewall and a node's SDN views.
         routes.extend(sdn::vnet_firewall::routes());
         routes.extend(sdn::node_status::routes());

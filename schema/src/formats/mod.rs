@@ -488,6 +488,10 @@ fn table() -> &'static [(&'static str, Kind)] {
             ),
         ),
         ("pve-sdn-subnet-id", Fn(verify_sdn_subnet_id)),
+        // pve-network 9.2: SDN/PrefixLists.pm, SDN/RouteMaps.pm
+        ("pve-sdn-prefix-list-id", Fn(verify_sdn_prefix_list_id)),
+        ("pve-sdn-route-map-id", Fn(verify_sdn_route_map_id)),
+        ("FullRangeCIDR", Fn(verify_full_range_cidr)),
         (
             "pve-sdn-isis-net",
             Re(
@@ -608,20 +612,8 @@ pub const ACCEPTED_AS_IS: &[(&str, &str)] = &[
         "9.2's firewall comments: the schema names the format without its rules; a comment stays free text as in 9.1",
     ),
     (
-        "FullRangeCIDR",
-        "9.2's WireGuard fabrics' allowed IPs: checked by pve-network's Rust fabric code, not reproduced yet",
-    ),
-    (
         "pve-sdn-fabric-wireguard-interface",
         "9.2's WireGuard fabric interfaces: checked by pve-network's Rust fabric code, not reproduced yet",
-    ),
-    (
-        "pve-sdn-prefix-list-id",
-        "9.2's SDN prefix lists: their ids are checked with the prefix lists themselves, not emulated yet",
-    ),
-    (
-        "pve-sdn-route-map-id",
-        "9.2's SDN route maps: their ids are checked with the route maps themselves, not emulated yet",
     ),
 ];
 

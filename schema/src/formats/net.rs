@@ -170,3 +170,57 @@ pub(super) fn verify_ip_or_cidr(v: &str) -> Check {
         .map(|_| ())
         .map_err(|e| FormatError::Invalid(format!("{e}\n")))
 }
+
+/// A prefix list's ID (pve-network 9.2, `pve-sdn-prefix-list-id`): the
+/// lists the SDN stack generates itself are reserved.
+pub(super) fn verify_sdn_prefix_list_id(v: &str) -> Check {
+    if matches!(v, "only_default" | "only_default_v6" | "loopbacks_ips") {
+        return Err(FormatError::Invalid(format!(
+            "prefix list ID '{v}' is currently reserved and cannot be used\n"
+        )));
+    }
+    if !re(SDN_ROUTING_ID).is_match(v) {
+        return Err(FormatError::Invalid(format!(
+            "prefix list ID '{v}' contains illegal characters\n"
+        )));
+    }
+    Ok(())
+}
+
+/// A route map's ID (pve-network 9.2, `pve-sdn-route-map-id`): the maps
+/// the SDN stack generates (`pve_*` and a few more) are reserved.
+pub(super) fn verify_sdn_route_map_id(v: &str) -> Check {
+    if v.starts_with("pve_") || matches!(v, "MAP_VTEP_IN" | "MAP_VTEP_OUT" | "correct_src") {
+        return Err(FormatError::Invalid(format!(
+            "route map ID '{v}' is currently reserved and cannot be used\n"
+        )));
+    }
+    if !re(SDN_ROUTING_ID).is_match(v) {
+        return Err(FormatError::Invalid(format!(
+            "route map ID '{v}' contains illegal characters\n"
+        )));
+    }
+    Ok(())
+}
+
+/// The IDs of prefix lists and route maps: a letter or digit, then up to
+/// 31 letters, digits, `-` or `_`, ending in a letter or digit.
+const SDN_ROUTING_ID: &str = r"[a-zA-Z0-9][a-zA-Z0-9\-_]{0,30}[a-zA-Z0-9]?";
+
+/// `FullRangeCIDR` (pve-network 9.2): an IPv4 or IPv6 address with a
+/// prefix length of its family, host bits allowed.
+pub(super) fn verify_full_range_cidr(v: &str) -> Check {
+    let good = v.split_once('/').is_some_and(|(addr, len)| {
+        let max = if addr.parse::<std::net::Ipv4Addr>().is_ok() && !addr.contains(':') {
+            32
+        } else if addr.parse::<std::net::Ipv6Addr>().is_ok() {
+            128
+        } else {
+            return false;
+        };
+        !len.is_empty()
+            && len.bytes().all(|c| c.is_ascii_digit())
+            && len.parse::<u32>().is_ok_and(|l| l <= max)
+    });
+    ok(good, "value does not look like a valid CIDR network\n")
+}

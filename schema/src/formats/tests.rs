@@ -436,6 +436,40 @@ fn each_named_format_is_found_by_its_name() {
     "fabric-long",
     Some("Fabric ID 'fabric-long' contains illegal characters\n")
 )]
+#[case("pve-sdn-prefix-list-id", "pl_in-1", None)]
+#[case(
+    "pve-sdn-prefix-list-id",
+    "only_default",
+    Some("prefix list ID 'only_default' is currently reserved and cannot be used\n")
+)]
+#[case(
+    "pve-sdn-prefix-list-id",
+    "pl.1",
+    Some("prefix list ID 'pl.1' contains illegal characters\n")
+)]
+#[case("pve-sdn-route-map-id", "rm_out", None)]
+#[case(
+    "pve-sdn-route-map-id",
+    "pve_in",
+    Some("route map ID 'pve_in' is currently reserved and cannot be used\n")
+)]
+#[case(
+    "pve-sdn-route-map-id",
+    "-rm",
+    Some("route map ID '-rm' contains illegal characters\n")
+)]
+#[case("FullRangeCIDR", "192.0.2.7/24", None)]
+#[case(
+    "FullRangeCIDR",
+    "2001:db8::/129",
+    Some("value does not look like a valid CIDR network\n")
+)]
+#[case(
+    "FullRangeCIDR",
+    "192.0.2.0",
+    Some("value does not look like a valid CIDR network\n")
+)]
+#[case("FullRangeCIDR", "fd00::1/64", None)]
 #[case("pve-sdn-subnet-id", "zone1-10.0.0.0-24", None)]
 #[case(
     "pve-sdn-subnet-id",

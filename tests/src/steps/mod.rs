@@ -32,6 +32,7 @@ pub mod resize;
 pub mod rrd;
 pub mod sdn;
 pub mod sdn_fabrics;
+pub mod sdn_routing;
 pub mod services;
 pub mod snapshot;
 pub mod storage;

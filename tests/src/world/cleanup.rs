@@ -54,6 +54,10 @@ pub enum Made {
     SdnSubnet(String, String),
     /// An SDN fabric (9.x; removed with its nodes).
     SdnFabric(String),
+    /// An SDN prefix list (9.2).
+    SdnPrefixList(String),
+    /// An SDN route map entry (9.2): route map, order.
+    SdnRouteMapEntry(String, u16),
     /// A firewall security group (emptied, then removed).
     FwGroup(String),
     /// A cluster firewall alias.
@@ -183,6 +187,16 @@ impl PveWorld {
                     format!("/cluster/sdn/fabrics/fabric/{}", seg(id)),
                     Params::new(),
                 ),
+                Made::SdnPrefixList(id) => (
+                    Method::DELETE,
+                    format!("/cluster/sdn/prefix-lists/{}", seg(id)),
+                    Params::new(),
+                ),
+                Made::SdnRouteMapEntry(rm, order) => (
+                    Method::DELETE,
+                    format!("/cluster/sdn/route-maps/entries/{}/entry/{order}", seg(rm)),
+                    Params::new(),
+                ),
                 Made::FwGroup(g) => {
                     if let Err(e) = remove_fw_group(&admin, g).await {
                         problems.push(format!("cleaning up security group {g}: {e}"));
@@ -287,6 +301,7 @@ fn gone(msg: &str) -> bool {
         || msg.contains("no such")
         || msg.contains("not found")
         || msg.contains("not ha managed")
+        || msg.contains("could not find")
         || msg.contains("have been migrated to rules")
 }
 

@@ -262,8 +262,9 @@ impl PveWorld {
     }
 
     /// The SDN part of [`Self::guard_request`]: a scenario writes only
-    /// the zones, VNets (and their subnets and IPs), controllers and
-    /// fabrics (and their nodes) whose IDs carry its tag; applying, locking and rolling back reach every
+    /// the zones, VNets (and their subnets and IPs), controllers,
+    /// fabrics (and their nodes), prefix lists and route maps whose IDs
+    /// carry its tag; applying, locking and rolling back reach every
     /// pending change of the cluster, so only `@destructive` scenarios may.
     fn guard_sdn(&self, rest: &[&str], params: &Params) -> Option<&'static str> {
         let param = |name: &str| {
@@ -292,6 +293,16 @@ impl PveWorld {
                 .then_some("a fabric without this scenario's SDN tag"),
             ["fabrics", "fabric" | "node", id, ..] => {
                 (!mine(id)).then_some("a fabric this scenario did not make")
+            }
+            ["prefix-lists"] => (!param("id").is_some_and(|p| mine(&p)))
+                .then_some("a prefix list without this scenario's SDN tag"),
+            ["prefix-lists", id, ..] => {
+                (!mine(id)).then_some("a prefix list this scenario did not make")
+            }
+            ["route-maps", "entries"] => (!param("route-map-id").is_some_and(|r| mine(&r)))
+                .then_some("a route map without this scenario's SDN tag"),
+            ["route-maps", "entries", id, ..] => {
+                (!mine(id)).then_some("a route map this scenario did not make")
             }
             _ => Some("SDN configuration outside this scenario's zones, VNets and controllers"),
         }
@@ -384,6 +395,49 @@ mod tests {
         ));
         assert!(!refused(&world(true), Method::PUT, "/cluster/sdn", &[]));
         assert!(!refused(&w, Method::GET, "/cluster/sdn/zones/other", &[]));
+    }
+
+    #[test]
+    fn a_scenario_writes_only_its_own_prefix_lists_and_route_maps() {
+        let w = world(false);
+        let list = w.sdnid('p', "in");
+        let map = w.sdnid('r', "out");
+        let lists = "/cluster/sdn/prefix-lists";
+        assert!(!refused(&w, Method::POST, lists, &[("id", &list)]));
+        assert!(refused(&w, Method::POST, lists, &[("id", "other")]));
+        assert!(!refused(
+            &w,
+            Method::PUT,
+            &format!("{lists}/{list}/entries/5"),
+            &[]
+        ));
+        assert!(refused(&w, Method::DELETE, &format!("{lists}/other"), &[]));
+        let entries = "/cluster/sdn/route-maps/entries";
+        assert!(!refused(
+            &w,
+            Method::POST,
+            entries,
+            &[("route-map-id", &map)]
+        ));
+        assert!(refused(
+            &w,
+            Method::POST,
+            entries,
+            &[("route-map-id", "rm")]
+        ));
+        assert!(!refused(
+            &w,
+            Method::DELETE,
+            &format!("{entries}/{map}/entry/10"),
+            &[]
+        ));
+        assert!(refused(
+            &w,
+            Method::PUT,
+            &format!("{entries}/rm/entry/10"),
+            &[]
+        ));
+        assert!(!refused(&w, Method::GET, &format!("{entries}/rm"), &[]));
     }
 
     #[test]

@@ -73,7 +73,8 @@ impl PveWorld {
     }
 
     /// The SDN ID for a name in a feature: `kind` (`z` for zones, `v`
-    /// for VNets, `c` for controllers, `f` for fabrics), the scenario's [`Self::sdn_tag`],
+    /// for VNets, `c` for controllers, `f` for fabrics, `p` for prefix
+    /// lists, `r` for route maps), the scenario's [`Self::sdn_tag`],
     /// then at most three letters or digits of the name.
     pub fn sdnid(&self, kind: char, name: &str) -> String {
         let tail: String = name
@@ -147,6 +148,8 @@ impl PveWorld {
                 "vnet" => self.sdnid('v', name),
                 "controller" => self.sdnid('c', name),
                 "fabric" => self.sdnid('f', name),
+                "prefix-list" => self.sdnid('p', name),
+                "route-map" => self.sdnid('r', name),
                 "var" => self
                     .vars
                     .get(name)

@@ -161,6 +161,27 @@ pub fn local_vnet(v: &LocalVnet) -> Value {
     item
 }
 
+/// A prefix list of `GET /cluster/sdn/prefix-lists`: with `verbose` its
+/// members (`type`, `id`, `entries`) and the digest, else its `id` and,
+/// in the pending view, its `state`.
+pub fn prefix_list(id: &str, e: &Entry, verbose: bool, digest: Option<&str>) -> Value {
+    if verbose {
+        return fabric_record(e, digest);
+    }
+    let mut m = Map::new();
+    m.insert("id".into(), json!(id));
+    if let Some(s) = e.state {
+        m.insert("state".into(), json!(state(s)));
+    }
+    Value::Object(m)
+}
+
+/// A record the model made (a prefix list, its entry, a route map
+/// entry), as an object.
+pub fn object(o: crate::model::sdn::Obj) -> Value {
+    Value::Object(o.into_iter().collect())
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};

@@ -83,6 +83,9 @@ struct Fabric {
     /// The OSPF area as written (a number or dotted quad).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     area: Option<String>,
+    /// The prefix list that filters the routes installed (9.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    route_filter: Option<String>,
     #[serde(default)]
     nodes: BTreeMap<String, Node>,
 }
@@ -111,6 +114,8 @@ struct FabricApi<'a> {
     csnp_interval: Option<u16>,
     #[serde(skip_serializing_if = "Option::is_none")]
     area: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    route_filter: Option<&'a str>,
 }
 
 /// A node as `api::Node` serializes it.
@@ -175,6 +180,7 @@ impl Fabric {
             hello_interval: self.hello_interval.filter(|_| openfabric),
             csnp_interval: self.csnp_interval.filter(|_| openfabric),
             area: (!openfabric).then(|| self.area.as_deref().unwrap_or_default()),
+            route_filter: self.route_filter.as_deref(),
         }
     }
 
@@ -200,7 +206,7 @@ impl Fabric {
 }
 
 /// `assert_if_modified`.
-fn check_digest(current: &str, p: &Params) -> Result<()> {
+pub(super) fn check_digest(current: &str, p: &Params) -> Result<()> {
     match p.get("digest").map(text) {
         Some(d) if !d.is_empty() && d != current => Err(Error::conflict(
             "detected modified configuration - file changed by other user? Try again.",
@@ -209,12 +215,12 @@ fn check_digest(current: &str, p: &Params) -> Result<()> {
     }
 }
 
-fn opt(p: &Params, k: &str) -> Option<String> {
+pub(super) fn opt(p: &Params, k: &str) -> Option<String> {
     p.get(k).map(text).filter(|v| !v.is_empty())
 }
 
 /// The values of a list parameter (a single value is a list of one).
-fn list(p: &Params, k: &str) -> Vec<String> {
+pub(super) fn list(p: &Params, k: &str) -> Vec<String> {
     match p.get(k) {
         Some(Value::Array(a)) => a.iter().map(text).collect(),
         Some(v) => vec![text(v)],
@@ -370,6 +376,15 @@ impl Fabrics {
 
     fn get_mut(&mut self, id: &str) -> Result<&mut Fabric> {
         self.fabrics.get_mut(id).ok_or_else(|| no_fabric(id))
+    }
+
+    /// The fabric whose `route_filter` is the prefix list `id`
+    /// (`PrefixLists::check_references`).
+    pub fn route_filter_user(&self, id: &str) -> Option<&str> {
+        self.fabrics
+            .iter()
+            .find(|(_, f)| f.route_filter.as_deref() == Some(id))
+            .map(|(fid, _)| fid.as_str())
     }
 
     /// `list_fabrics`: the fabrics by ID.
@@ -713,6 +728,7 @@ impl Sdn {
                     )?),
                     Protocol::Openfabric => None,
                 },
+                route_filter: opt(p, "route_filter"),
                 nodes: BTreeMap::new(),
             };
             if c.fabrics.contains_key(&id) {
@@ -775,10 +791,14 @@ impl Sdn {
             if new_area.is_some() {
                 f.area = new_area;
             }
+            if let Some(r) = opt(p, "route_filter") {
+                f.route_filter = Some(r);
+            }
             for d in delete {
                 match d.as_str() {
                     "hello_interval" => f.hello_interval = None,
                     "csnp_interval" => f.csnp_interval = None,
+                    "route_filter" => f.route_filter = None,
                     other => {
                         return Err(Error::failed(format!(
                             "unknown variant `{other}`, expected `hello_interval` or `csnp_interval`"

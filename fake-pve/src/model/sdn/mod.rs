@@ -5,7 +5,9 @@
 //! `sdn/.running-config` that `PUT /cluster/sdn` makes equal to the
 //! pending one, the PVE IPAM's database (`sdn/pve-ipam-state.json`) and,
 //! on 9.x, the global configuration lock (`sdn/.lock`) and the fabrics
-//! (`sdn/fabrics.cfg`, [`fabrics`]).
+//! (`sdn/fabrics.cfg`, [`fabrics`]), and on 9.2 the prefix lists and
+//! route maps (`sdn/prefix-lists.cfg`, `sdn/route-maps.cfg`,
+//! [`prefix_lists`], [`route_maps`]).
 //!
 //! Nothing here generates `/etc/network/interfaces.d/sdn`, FRR or dnsmasq
 //! configuration: applied VNets become bridges guests may use
@@ -16,6 +18,8 @@ pub mod config;
 pub mod fabrics;
 pub mod ipam;
 pub mod net;
+pub mod prefix_lists;
+pub mod route_maps;
 pub mod rules;
 pub mod status;
 
@@ -181,6 +185,12 @@ pub struct Running {
     /// The fabrics as last applied (9.x).
     #[serde(default, skip_serializing_if = "fabrics::Fabrics::is_empty")]
     fabrics: fabrics::Fabrics,
+    /// The prefix lists as last applied (9.2).
+    #[serde(default, skip_serializing_if = "prefix_lists::PrefixLists::is_empty")]
+    prefix_lists: prefix_lists::PrefixLists,
+    /// The route maps as last applied (9.2).
+    #[serde(default, skip_serializing_if = "route_maps::RouteMaps::is_empty")]
+    route_maps: route_maps::RouteMaps,
 }
 
 /// The IPAM database of the `pve` plugin: zone, subnet CIDR, address,
@@ -211,6 +221,12 @@ pub struct Sdn {
     /// `sdn/fabrics.cfg` (9.x).
     #[serde(default, skip_serializing_if = "fabrics::Fabrics::is_empty")]
     fabrics: fabrics::Fabrics,
+    /// `sdn/prefix-lists.cfg` (9.2).
+    #[serde(default, skip_serializing_if = "prefix_lists::PrefixLists::is_empty")]
+    prefix_lists: prefix_lists::PrefixLists,
+    /// `sdn/route-maps.cfg` (9.2).
+    #[serde(default, skip_serializing_if = "route_maps::RouteMaps::is_empty")]
+    route_maps: route_maps::RouteMaps,
 }
 
 /// A value as PVE compares and prints it in text form.
@@ -471,6 +487,8 @@ impl Sdn {
             subnets: self.subnets.clone(),
             controllers: self.controllers.clone(),
             fabrics: self.fabrics.clone(),
+            prefix_lists: self.prefix_lists.clone(),
+            route_maps: self.route_maps.clone(),
         });
         if token.is_some() && release_lock {
             self.lock = None;
@@ -525,6 +543,8 @@ impl Sdn {
         self.subnets = r.subnets;
         self.controllers = r.controllers;
         self.fabrics = r.fabrics;
+        self.prefix_lists = r.prefix_lists;
+        self.route_maps = r.route_maps;
         if token.is_some() && release_lock {
             self.lock = None;
         }
