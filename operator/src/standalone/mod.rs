@@ -32,6 +32,7 @@ use crate::types::{
 };
 
 mod files;
+mod queue;
 mod report;
 
 use files::manifest_of;
@@ -112,6 +113,14 @@ struct Tracked {
     /// When its document was first seen missing (while it stays so).
     missing_since: Option<Instant>,
     due: Instant,
+    /// A worker of the queue reconciles it now ([`Standalone::run`]).
+    running: bool,
+    /// Counts the changes of its document: a reconcile that started
+    /// before one is followed by another at once.
+    generation: u64,
+    /// Its document changed since its last reconcile started: it goes
+    /// ahead of the backlog.
+    edited: bool,
 }
 
 impl Tracked {
@@ -125,6 +134,9 @@ impl Tracked {
             problem: None,
             missing_since: None,
             due: now,
+            running: false,
+            generation: 0,
+            edited: false,
         }
     }
 }
@@ -304,6 +316,8 @@ impl Standalone {
                         t.res = r;
                         t.problem = None;
                         t.due = now;
+                        t.generation += 1;
+                        t.edited = true;
                         // A new spec starts its backoff over.
                         self.retries.succeeded(&key.to_string());
                     }
@@ -562,7 +576,7 @@ impl Standalone {
             }
         }
         self.update_metrics();
-        self.write_statuses();
+        self.write_statuses(None);
         self.health.beat();
         // Not ready while the manifests cannot be read.
         self.health.set_ready(self.dir_error.is_none());
@@ -583,19 +597,27 @@ impl Standalone {
         self.operator.metrics.set_machines(counts);
     }
 
-    fn write_statuses(&mut self) {
+    /// Writes the status files that changed: all of them (and removes
+    /// those of manifests whose objects are all gone), or with `only`
+    /// the ones of those manifests.
+    fn write_statuses(&mut self, only: Option<&BTreeSet<PathBuf>>) {
         let mut files: BTreeMap<PathBuf, Vec<StatusEntry>> = BTreeMap::new();
         for (k, t) in &self.objects {
             if matches!(t.res, Resource::Secret(_)) || (t.deleting && !has_finalizer(&t.res)) {
                 continue;
             }
+            let status = if t.status.is_null() && k.kind == "Machine" {
+                queued_status()
+            } else {
+                t.status.clone()
+            };
             files
                 .entry(status_path(&t.file))
                 .or_default()
                 .push(StatusEntry {
                     kind: k.kind.clone(),
                     name: k.name.clone(),
-                    status: t.status.clone(),
+                    status,
                     finalizer: has_finalizer(&t.res).then(|| t.res.clone()),
                 });
         }
@@ -617,19 +639,25 @@ impl Standalone {
                     finalizer: None,
                 });
         }
+        if let Some(only) = only {
+            files.retain(|p, _| only.contains(p));
+        }
         // Status files of manifests whose objects are all gone.
-        let stale: Vec<PathBuf> = self
-            .written
-            .keys()
-            .filter(|p| !files.contains_key(*p))
-            .cloned()
-            .chain(
-                read_statuses(&self.opts.dir)
-                    .into_iter()
-                    .map(|(_, f)| f)
-                    .filter(|f| !files.contains_key(f)),
-            )
-            .collect();
+        let stale: Vec<PathBuf> = if only.is_some() {
+            Vec::new()
+        } else {
+            self.written
+                .keys()
+                .filter(|p| !files.contains_key(*p))
+                .cloned()
+                .chain(
+                    read_statuses(&self.opts.dir)
+                        .into_iter()
+                        .map(|(_, f)| f)
+                        .filter(|f| !files.contains_key(f)),
+                )
+                .collect()
+        };
         for p in stale {
             let _ = std::fs::remove_file(&p);
             self.written.remove(&p);
@@ -652,18 +680,6 @@ impl Standalone {
                     self.written.insert(p, text);
                 }
                 Err(e) => warn!(file = %p.display(), error = %e, "cannot write status"),
-            }
-        }
-    }
-
-    /// Runs until `stop` resolves: passes every `poll`.
-    pub async fn run(&mut self, stop: impl std::future::Future<Output = ()>) {
-        tokio::pin!(stop);
-        loop {
-            self.pass(false).await;
-            tokio::select! {
-                () = &mut stop => break,
-                () = tokio::time::sleep(self.opts.poll) => {}
             }
         }
     }
@@ -701,6 +717,18 @@ async fn reconcile_one(op: &Operator, world: &World, t: &Tracked) -> One {
         }
         Resource::Secret(_) => (Value::Null, false, None, false),
     }
+}
+
+/// The status of a Machine not reconciled yet.
+fn queued_status() -> Value {
+    let mut st = MachineStatus::default();
+    st.conditions.push(crate::types::Condition::new(
+        "Ready",
+        false,
+        "Queued",
+        "waiting for its first reconcile",
+    ));
+    js(&st)
 }
 
 /// Writes a manifest problem into a status: the Ready condition of a
