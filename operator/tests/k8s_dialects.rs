@@ -277,7 +277,7 @@ async fn an_object_of_another_system_shows_the_status_of_its_machine() {
 
 #[rstest::rstest]
 #[case::vitistack("vitistack.io/v1alpha1", "Machine", json!({ "phase": "Stopped", "vmid": 101, "node": "pve", "ipAddresses": ["10.0.0.5"], "conditions": [] }))]
-#[case::virtrigaud_clone("infra.virtrigaud.io/v1beta1", "VMClone", json!({ "phase": "Stopped", "vmid": 101, "node": "pve", "ipAddresses": ["10.0.0.5"], "conditions": [] }))]
+#[case::virtrigaud_clone("infra.virtrigaud.io/v1beta1", "VMClone", json!({ "phase": "Stopped", "powerState": "Off", "vmid": 101, "node": "pve", "ipAddresses": ["10.0.0.5"], "ips": ["10.0.0.5"], "conditions": [] }))]
 #[case::crossplane("proxmox.sankofa.nexus/v1alpha1", "ProxmoxVM", json!({ "vmId": 101, "state": "stopped", "ipAddress": "10.0.0.5", "conditions": [] }))]
 fn each_system_s_status_has_the_fields_its_documentation_names(
     #[case] api_version: &str,

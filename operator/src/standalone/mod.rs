@@ -83,6 +83,11 @@ impl Options {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusEntry {
+    /// The API version of another system's object (Crossplane's,
+    /// VirtRigaud's, vitistack's), whose status follows its Machine's in
+    /// its own shape; none for the operator's own kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
     /// Kind.
     pub kind: String,
     /// Name.
@@ -112,6 +117,9 @@ struct Tracked {
     problem: Option<String>,
     /// When its document was first seen missing (while it stays so).
     missing_since: Option<Instant>,
+    /// The other system's object it was made from, whose status is
+    /// written in that system's shape too.
+    origin: Option<crate::dialects::Origin>,
     due: Instant,
     /// A worker of the queue reconciles it now ([`Standalone::run`]).
     running: bool,
@@ -133,6 +141,7 @@ impl Tracked {
             finalized: false,
             problem: None,
             missing_since: None,
+            origin: None,
             due: now,
             running: false,
             generation: 0,
@@ -302,9 +311,11 @@ impl Standalone {
                 }
             }
         }
+        let mut origins = loaded.origins;
         for (r, file) in loaded.found {
             let key = r.key();
             seen.insert(key.clone());
+            let origin = origins.remove(&key);
             match self.objects.get_mut(&key) {
                 Some(t) => {
                     let deleting = has_finalizer(&r) && r.deletion_requested();
@@ -323,10 +334,12 @@ impl Standalone {
                     }
                     t.file = file;
                     t.missing_since = None;
+                    t.origin = origin;
                 }
                 None => {
-                    self.objects
-                        .insert(key, Tracked::new(r, file, Value::Null, now));
+                    let mut t = Tracked::new(r, file, Value::Null, now);
+                    t.origin = origin;
+                    self.objects.insert(key, t);
                 }
             }
         }
@@ -611,15 +624,27 @@ impl Standalone {
             } else {
                 t.status.clone()
             };
-            files
-                .entry(status_path(&t.file))
-                .or_default()
-                .push(StatusEntry {
-                    kind: k.kind.clone(),
-                    name: k.name.clone(),
-                    status,
-                    finalizer: has_finalizer(&t.res).then(|| t.res.clone()),
-                });
+            // The other system's object it comes from, in its shape,
+            // after it.
+            let theirs = t.origin.as_ref().and_then(|o| {
+                let st = serde_json::from_value::<MachineStatus>(status.clone()).ok()?;
+                Some(StatusEntry {
+                    api_version: Some(o.api_version.clone()),
+                    kind: o.kind.clone(),
+                    name: o.name.clone(),
+                    status: crate::dialects::foreign_status(&o.api_version, &o.kind, &st)?,
+                    finalizer: None,
+                })
+            });
+            let entries = files.entry(status_path(&t.file)).or_default();
+            entries.push(StatusEntry {
+                api_version: None,
+                kind: k.kind.clone(),
+                name: k.name.clone(),
+                status,
+                finalizer: has_finalizer(&t.res).then(|| t.res.clone()),
+            });
+            entries.extend(theirs);
         }
         // Names several documents declare, for which nothing was made.
         let now = crate::types::now_rfc3339();
@@ -633,6 +658,7 @@ impl Standalone {
                 .entry(status_path(file))
                 .or_default()
                 .push(StatusEntry {
+                    api_version: None,
                     kind: k.kind.clone(),
                     name: k.name.clone(),
                     status,
