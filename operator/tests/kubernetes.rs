@@ -634,3 +634,50 @@ fn requeue_of(a: &kube::runtime::controller::Action) -> Duration {
         other => panic!("unit {other} in {d}"),
     })
 }
+
+/// A Secret's change concerns the clusters that name it and their
+/// Machines (the controllers watch Secrets and reconcile those at once),
+/// not the others.
+#[tokio::test]
+async fn a_secret_concerns_the_clusters_naming_it_and_their_machines() {
+    let pve = fake().await;
+    let mut w = world(&pve);
+    let other: Object<ProxmoxClusterSpec> = serde_json::from_value(json!({
+        "apiVersion": "pve.fake-pve.io/v1alpha1",
+        "metadata": { "name": "other" },
+        "spec": {
+            "endpoint": "https://pve.example.com:8006",
+            "credentials": {
+                "tokenID": TOKEN,
+                "tokenSecret": { "secretRef": { "name": "other-token", "key": "secret" } },
+            },
+        },
+    }))
+    .unwrap();
+    w.clusters.insert("other".into(), other);
+    for (name, cluster) in [("web", "lab"), ("db", "other")] {
+        let m: Object<pve_operator::types::MachineSpec> = serde_json::from_value(json!({
+            "apiVersion": "pve.fake-pve.io/v1alpha1",
+            "metadata": { "name": name },
+            "spec": { "cluster": cluster },
+        }))
+        .unwrap();
+        w.machines.insert(name.into(), (m, Default::default()));
+    }
+    let names = |s: &str| pve_operator::kubernetes::secret_dependents(&w, s);
+    assert_eq!(
+        names("pve-token"),
+        [
+            ("ProxmoxCluster", "lab".to_string()),
+            ("Machine", "web".to_string())
+        ]
+    );
+    assert_eq!(
+        names("other-token"),
+        [
+            ("ProxmoxCluster", "other".to_string()),
+            ("Machine", "db".to_string())
+        ]
+    );
+    assert!(names("unrelated").is_empty());
+}

@@ -19,7 +19,7 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
 use kube::runtime::finalizer::{Event as Finalize, finalizer};
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
@@ -755,20 +755,111 @@ pub async fn run(
             }
         });
     }
+    fn of<K>(client: &Client) -> Controller<K>
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + std::fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        Controller::new(Api::<K>::all(client.clone()), watcher::Config::default())
+    }
+    // A Secret's change reconciles at once the clusters that name it and
+    // their Machines and MachineImages (credentials, CA).
+    let secrets = || Api::<Secret>::all(client.clone());
+    let dependents = |worlds: Arc<dyn WorldSource>| {
+        move |s: Secret| {
+            let ns = s.namespace().unwrap_or_else(|| "default".into());
+            secret_dependents(&worlds.world(&ns), &s.name_any())
+                .into_iter()
+                .map(move |(kind, name)| (kind, name, ns.clone()))
+        }
+    };
+    let machines = of::<Machine>(&client).watches(secrets(), watcher::Config::default(), {
+        let d = dependents(ctx.worlds.clone());
+        move |s| {
+            d(s).filter(|(k, ..)| *k == "Machine")
+                .map(|(_, n, ns)| ObjectRef::new(&n).within(&ns))
+                .collect::<Vec<_>>()
+        }
+    });
+    let images = of::<MachineImage>(&client).watches(secrets(), watcher::Config::default(), {
+        let d = dependents(ctx.worlds.clone());
+        move |s| {
+            d(s).filter(|(k, ..)| *k == "MachineImage")
+                .map(|(_, n, ns)| ObjectRef::new(&n).within(&ns))
+                .collect::<Vec<_>>()
+        }
+    });
+    let clusters = of::<ProxmoxCluster>(&client).watches(secrets(), watcher::Config::default(), {
+        let d = dependents(ctx.worlds.clone());
+        move |s| {
+            d(s).filter(|(k, ..)| *k == "ProxmoxCluster")
+                .map(|(_, n, ns)| ObjectRef::new(&n).within(&ns))
+                .collect::<Vec<_>>()
+        }
+    });
     tokio::join!(
-        control(&client, &cfg, "machine", reconcile_machine, &ctx),
-        control(&client, &cfg, "snapshot", reconcile_snapshot, &ctx),
-        control(&client, &cfg, "image", reconcile_image, &ctx),
-        control(&client, &cfg, "cluster", reconcile_cluster, &ctx),
-        control(&client, &cfg, "node", reconcile_node, &ctx),
+        control(machines, &cfg, "machine", reconcile_machine, &ctx),
+        control(of(&client), &cfg, "snapshot", reconcile_snapshot, &ctx),
+        control(images, &cfg, "image", reconcile_image, &ctx),
+        control(clusters, &cfg, "cluster", reconcile_cluster, &ctx),
+        control(of(&client), &cfg, "node", reconcile_node, &ctx),
     );
     Ok(())
+}
+
+/// The objects of a namespace's `world` a change of its Secret `secret`
+/// concerns (`(kind, name)`): the ProxmoxClusters that name it anywhere
+/// in their spec (`secretRef`s of credentials, CA, client certificate),
+/// and the Machines and MachineImages on those clusters.
+pub fn secret_dependents(world: &World, secret: &str) -> Vec<(&'static str, String)> {
+    fn names(v: &serde_json::Value, secret: &str) -> bool {
+        match v {
+            serde_json::Value::Object(o) => {
+                o.get("secretRef")
+                    .and_then(|r| r.get("name"))
+                    .is_some_and(|n| n == secret)
+                    || o.values().any(|x| names(x, secret))
+            }
+            serde_json::Value::Array(a) => a.iter().any(|x| names(x, secret)),
+            _ => false,
+        }
+    }
+    let clusters: Vec<&String> = world
+        .clusters
+        .iter()
+        .filter(|(_, c)| serde_json::to_value(&c.spec).is_ok_and(|v| names(&v, secret)))
+        .map(|(n, _)| n)
+        .collect();
+    let mut out: Vec<(&'static str, String)> = clusters
+        .iter()
+        .map(|n| ("ProxmoxCluster", (*n).clone()))
+        .collect();
+    out.extend(
+        world
+            .machines
+            .iter()
+            .filter(|(_, (m, _))| clusters.contains(&&m.spec.cluster))
+            .map(|(n, _)| ("Machine", n.clone())),
+    );
+    out.extend(
+        world
+            .images
+            .iter()
+            .filter(|(_, (i, _))| clusters.contains(&&i.spec.cluster))
+            .map(|(n, _)| ("MachineImage", n.clone())),
+    );
+    out
 }
 
 /// A controller of kind `K` running `reconcile` until its watch ends,
 /// logging failed reconciles.
 async fn control<K, F, Fut>(
-    client: &Client,
+    controller: Controller<K>,
     cfg: &kube::runtime::controller::Config,
     what: &'static str,
     reconcile: F,
@@ -797,7 +888,7 @@ async fn control<K, F, Fut>(
             r
         }
     };
-    Controller::new(Api::<K>::all(client.clone()), watcher::Config::default())
+    controller
         .with_config(cfg.clone())
         .run(run, error_policy, ctx.clone())
         .for_each(|r| {
