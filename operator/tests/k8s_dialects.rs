@@ -27,6 +27,15 @@ async fn answer(
     code: u16,
     answer: Value,
 ) -> Seen {
+    answer_by(handle, |_| code, answer).await
+}
+
+/// As [`answer`], with the status code chosen by the request's URI.
+async fn answer_by(
+    handle: &mut Handle<Request<Body>, Response<Body>>,
+    code: impl Fn(&str) -> u16,
+    answer: Value,
+) -> Seen {
     let Some((req, send)) = tokio::time::timeout(Duration::from_secs(10), handle.next_request())
         .await
         .expect("a request in time")
@@ -48,8 +57,12 @@ async fn answer(
         .to_string();
     let bytes = req.into_body().collect_bytes().await.unwrap();
     let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    // `null`: answer with what was sent (an apply's result)
-    let answer = if answer.is_null() {
+    let code = code(&uri);
+    // `null`: answer with what was sent (an apply's result); an error:
+    // a Status
+    let answer = if code >= 400 {
+        json!({ "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": "refused by the test", "reason": "InternalError", "code": code })
+    } else if answer.is_null() {
         body.clone()
     } else {
         answer
@@ -277,7 +290,7 @@ async fn an_object_of_another_system_shows_the_status_of_its_machine() {
 
 #[rstest::rstest]
 #[case::vitistack("vitistack.io/v1alpha1", "Machine", json!({ "phase": "Stopped", "vmid": 101, "node": "pve", "ipAddresses": ["10.0.0.5"], "conditions": [] }))]
-#[case::virtrigaud_clone("infra.virtrigaud.io/v1beta1", "VMClone", json!({ "phase": "Stopped", "vmid": 101, "node": "pve", "ipAddresses": ["10.0.0.5"], "conditions": [] }))]
+#[case::virtrigaud_clone("infra.virtrigaud.io/v1beta1", "VMClone", json!({ "phase": "Stopped", "powerState": "Off", "vmid": 101, "node": "pve", "ipAddresses": ["10.0.0.5"], "ips": ["10.0.0.5"], "conditions": [] }))]
 #[case::crossplane("proxmox.sankofa.nexus/v1alpha1", "ProxmoxVM", json!({ "vmId": 101, "state": "stopped", "ipAddress": "10.0.0.5", "conditions": [] }))]
 fn each_system_s_status_has_the_fields_its_documentation_names(
     #[case] api_version: &str,
@@ -472,4 +485,116 @@ fn two_objects_making_one_machine_are_both_refused() {
             r.message
         );
     }
+}
+
+fn seed_world() -> World {
+    let secret: SecretObject = serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "metadata": { "name": "pve-credentials" },
+        "stringData": { "token_id": "virtrigaud@pve!vrtg-token", "token_secret": "x" },
+    }))
+    .unwrap();
+    let mut w = World::default();
+    w.secrets.insert("pve-credentials".into(), secret);
+    w
+}
+
+/// Runs `sync_dialects` over the seed's VirtRigaud objects (`edit`
+/// changes the VirtualMachine), answering each request after the lists
+/// with the status code `code(uri)`: those requests, and the result.
+async fn sync_seed(
+    edit: impl Fn(&mut Value),
+    code: impl Fn(&str) -> u16,
+) -> (Vec<Seen>, Result<usize, kube::Error>) {
+    let (svc, mut handle) = pair::<Request<Body>, Response<Body>>();
+    let client = kube::Client::new(svc, "default");
+    let world = pve_operator::kubernetes::FixedWorld(seed_world());
+    let task = tokio::spawn(async move {
+        pve_operator::kubernetes::sync_dialects(
+            &client,
+            &world,
+            &pve_operator::dialects::Context::default(),
+        )
+        .await
+    });
+    for k in pve_operator::dialects::FOREIGN_KINDS {
+        let mut items = seed_items(k.kind, None);
+        for i in items.iter_mut().filter(|i| i["kind"] == "VirtualMachine") {
+            edit(i);
+        }
+        answer(&mut handle, 200, list_of(k, items)).await;
+    }
+    let mut seen = Vec::new();
+    loop {
+        let next = answer_by(&mut handle, &code, Value::Null).await;
+        if next.method == Method::OPTIONS {
+            break;
+        }
+        seen.push(next);
+    }
+    (seen, task.await.unwrap())
+}
+
+/// A VirtualMachine that cannot be translated is told so: a `Ready=False`
+/// condition (reason `TranslationFailed`, the message naming the field)
+/// in its status and a Warning Event; the rest is applied.
+#[tokio::test]
+async fn an_object_that_cannot_be_translated_gets_a_condition_and_an_event() {
+    let (seen, r) = sync_seed(|vm| vm["spec"]["powerState"] = json!("Sideways"), |_| 200).await;
+    assert_eq!(r.unwrap(), 1, "the cluster only: {seen:?}");
+    let status = seen
+        .iter()
+        .find(|s| s.uri.contains("/virtualmachines/web-server/status?"))
+        .unwrap_or_else(|| panic!("no status: {seen:?}"));
+    let c = &status.body["status"]["conditions"][0];
+    assert_eq!(
+        (&c["type"], &c["status"]),
+        (&json!("Ready"), &json!("False"))
+    );
+    assert_eq!(c["reason"], "TranslationFailed", "{}", status.body);
+    assert!(c["message"].as_str().unwrap().contains("powerState"), "{c}");
+    let ev = seen
+        .iter()
+        .find(|s| s.uri.contains("/events"))
+        .unwrap_or_else(|| panic!("no event: {seen:?}"));
+    assert_eq!(ev.body["type"], "Warning");
+    assert_eq!(ev.body["reason"], "TranslationFailed");
+    assert_eq!(ev.body["regarding"]["kind"], "VirtualMachine");
+    assert!(
+        !seen.iter().any(|s| s.uri.contains("/machines/web-server?")),
+        "not applied: {seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|s| s.uri.contains("/proxmoxclusters/proxmox-prod?")),
+        "{seen:?}"
+    );
+}
+
+/// One apply the API server refuses does not keep the others from being
+/// sent; the error is returned after them.
+#[tokio::test]
+async fn one_failed_apply_does_not_abort_the_others() {
+    let (seen, r) = sync_seed(
+        |_| {},
+        |uri| {
+            if uri.contains("/proxmoxclusters/") {
+                500
+            } else {
+                200
+            }
+        },
+    )
+    .await;
+    let uris: Vec<&str> = seen.iter().map(|s| s.uri.as_str()).collect();
+    assert!(
+        uris.iter()
+            .any(|u| u.contains("/proxmoxclusters/proxmox-prod?")),
+        "{uris:?}"
+    );
+    assert!(
+        uris.iter().any(|u| u.contains("/machines/web-server?")),
+        "the Machine is applied after the cluster's failure: {uris:?}"
+    );
+    assert!(r.is_err(), "the failure is returned: {r:?}");
 }

@@ -86,6 +86,13 @@ fn machine(finalizer: bool, deleting: bool, status: Value) -> Machine {
 }
 
 fn ctx(pve_world: World) -> (Arc<Ctx>, Handle<Request<Body>, Response<Body>>) {
+    ctx_leading(pve_world, pve_operator::kubernetes::Leadership::always())
+}
+
+fn ctx_leading(
+    pve_world: World,
+    leadership: pve_operator::kubernetes::Leadership,
+) -> (Arc<Ctx>, Handle<Request<Body>, Response<Body>>) {
     let (svc, handle) = pair::<Request<Body>, Response<Body>>();
     let client = kube::Client::new(svc, "default");
     let operator = operator();
@@ -103,6 +110,7 @@ fn ctx(pve_world: World) -> (Arc<Ctx>, Handle<Request<Body>, Response<Body>>) {
         recorder,
         interval: Duration::from_secs(30),
         retries: Default::default(),
+        leadership: Arc::new(leadership),
     });
     (ctx, handle)
 }
@@ -155,6 +163,62 @@ async fn a_new_machine_first_gets_the_finalizer() {
     task.await.unwrap().unwrap();
     // Nothing was made in PVE yet.
     assert_eq!(pve_vms(&pve).await, json!([]));
+}
+
+/// A replica whose Lease was lost (or never held, or not renewed in
+/// time) reconciles nothing: no request to the API server, nothing made
+/// in PVE; once it holds the Lease again, it reconciles.
+#[tokio::test]
+async fn a_replica_without_the_lease_reconciles_nothing_until_it_holds_it_again() {
+    use pve_operator::kubernetes::Leadership;
+    let lease = Duration::from_secs(15);
+    let taken = std::time::Instant::now();
+    for (what, leadership) in [
+        ("never held", Leadership::new(lease)),
+        ("lost", {
+            let l = Leadership::new(lease);
+            l.held(taken);
+            l.lost();
+            l
+        }),
+        ("not renewed in time", {
+            let l = Leadership::new(lease);
+            l.held(taken - Duration::from_secs(11));
+            l
+        }),
+    ] {
+        let pve = fake().await;
+        let (ctx, mut handle) = ctx_leading(world(&pve), leadership);
+        let m = Arc::new(machine(true, false, Value::Null));
+        let action = tokio::time::timeout(
+            Duration::from_secs(5),
+            pve_operator::kubernetes::reconcile_machine(m.clone(), ctx.clone()),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{what}: the reconcile waited on the API server"))
+        .unwrap();
+        assert!(
+            format!("{action:?}").contains("requeue_after: Some"),
+            "{what}: {action:?}"
+        );
+        assert!(
+            tokio::time::timeout(Duration::from_millis(100), handle.next_request())
+                .await
+                .is_err(),
+            "{what}: a request was sent"
+        );
+        assert_eq!(pve_vms(&pve).await, json!([]), "{what}");
+        // Held again: the reconcile runs (its first request arrives).
+        ctx.leadership.held(std::time::Instant::now());
+        let task = tokio::spawn(pve_operator::kubernetes::reconcile_machine(m, ctx));
+        assert!(
+            tokio::time::timeout(Duration::from_secs(10), handle.next_request())
+                .await
+                .is_ok_and(|r| r.is_some()),
+            "{what}: held again, nothing was reconciled"
+        );
+        task.abort();
+    }
 }
 
 async fn pve_vms(pve: &Running) -> Value {
@@ -569,4 +633,51 @@ fn requeue_of(a: &kube::runtime::controller::Action) -> Duration {
         "ns" => n / 1e9,
         other => panic!("unit {other} in {d}"),
     })
+}
+
+/// A Secret's change concerns the clusters that name it and their
+/// Machines (the controllers watch Secrets and reconcile those at once),
+/// not the others.
+#[tokio::test]
+async fn a_secret_concerns_the_clusters_naming_it_and_their_machines() {
+    let pve = fake().await;
+    let mut w = world(&pve);
+    let other: Object<ProxmoxClusterSpec> = serde_json::from_value(json!({
+        "apiVersion": "pve.fake-pve.io/v1alpha1",
+        "metadata": { "name": "other" },
+        "spec": {
+            "endpoint": "https://pve.example.com:8006",
+            "credentials": {
+                "tokenID": TOKEN,
+                "tokenSecret": { "secretRef": { "name": "other-token", "key": "secret" } },
+            },
+        },
+    }))
+    .unwrap();
+    w.clusters.insert("other".into(), other);
+    for (name, cluster) in [("web", "lab"), ("db", "other")] {
+        let m: Object<pve_operator::types::MachineSpec> = serde_json::from_value(json!({
+            "apiVersion": "pve.fake-pve.io/v1alpha1",
+            "metadata": { "name": name },
+            "spec": { "cluster": cluster },
+        }))
+        .unwrap();
+        w.machines.insert(name.into(), (m, Default::default()));
+    }
+    let names = |s: &str| pve_operator::kubernetes::secret_dependents(&w, s);
+    assert_eq!(
+        names("pve-token"),
+        [
+            ("ProxmoxCluster", "lab".to_string()),
+            ("Machine", "web".to_string())
+        ]
+    );
+    assert_eq!(
+        names("other-token"),
+        [
+            ("ProxmoxCluster", "other".to_string()),
+            ("Machine", "db".to_string())
+        ]
+    );
+    assert!(names("unrelated").is_empty());
 }

@@ -161,6 +161,23 @@ impl Env {
         self.sa.machine_status(name).unwrap_or_default()
     }
 
+    /// The status the status file gives the other system's object
+    /// `kind`/`name` (`apiVersion` and its own shape), after its Machine's.
+    fn theirs(&self, api_version: &str, kind: &str, name: &str) -> Value {
+        let entries = pve_operator::standalone::read_statuses(&self.dir);
+        let at = |k: &str, api: Option<&str>| {
+            entries
+                .iter()
+                .position(|(e, _)| e.kind == k && e.name == name && e.api_version.as_deref() == api)
+        };
+        let mine = at("Machine", None).expect("the Machine's status");
+        let i = at(kind, Some(api_version))
+            .unwrap_or_else(|| panic!("no {api_version} {kind} {name} in {:?}", entries));
+        assert_eq!(entries[i].1, entries[mine].1, "in the same status file");
+        assert!(i > mine, "after the Machine's");
+        entries[i].0.status.clone()
+    }
+
     async fn converge(&mut self, max: usize, done: impl Fn(&Self) -> bool) {
         for _ in 0..max {
             self.sa.pass(true).await;
@@ -316,6 +333,27 @@ vms:
             .await["status"],
         "running"
     );
+    // The ProxmoxVM's status in the provider's shape, beside the
+    // Machine's: vmId, state, ipAddress, conditions.
+    let theirs = e.theirs(
+        "proxmox.sankofa.nexus/v1alpha1",
+        "ProxmoxVM",
+        "web-server-01",
+    );
+    assert_eq!(theirs["vmId"], vmid, "{theirs}");
+    assert_eq!(theirs["state"], "running", "{theirs}");
+    assert!(theirs.get("phase").is_none(), "{theirs}");
+    assert!(
+        theirs["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True"),
+        "{theirs}"
+    );
+    // The table shows the machine once.
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert_eq!(table.matches("web-server-01").count(), 1, "{table}");
 }
 
 /// A ProxmoxVM's `name: "my vm"` is `my-vm` in PVE, and its status says
@@ -515,6 +553,23 @@ async fn virtrigaud_virtual_machine_class_image_snapshot_and_reconfigure() {
     assert!(msg.contains("packages"), "{msg}");
     let table = pve_operator::standalone::status_table(&e.dir);
     assert!(table.contains("UserDataNotExpressible"), "{table}");
+    // The VirtualMachine's status in VirtRigaud's shape, beside the
+    // Machine's: phase, powerState, addresses, consoleURL, vmid.
+    let theirs = e.theirs(
+        "infra.virtrigaud.io/v1beta1",
+        "VirtualMachine",
+        "web-server",
+    );
+    assert_eq!(theirs["phase"], "Running", "{theirs}");
+    assert_eq!(theirs["powerState"], "On", "{theirs}");
+    assert_eq!(theirs["vmid"], vmid, "{theirs}");
+    assert_eq!(theirs["ips"], theirs["ipAddresses"], "{theirs}");
+    assert!(
+        theirs["consoleURL"]
+            .as_str()
+            .is_some_and(|u| u.contains(&format!("vmid={vmid}")) || u.contains(&vmid.to_string())),
+        "{theirs}"
+    );
 
     // Reconfiguration: classRef small -> large (the seed's VMClass large),
     // hot-plugged into the running VM
@@ -1182,6 +1237,17 @@ vms:
     let st = e.running("test-vm").await;
     assert_eq!(st.vmid, Some(1000));
     assert_eq!(st.node.as_deref(), Some("pve-node1"));
+    // vitistack's Machine shows the reference's status fields, and the
+    // table still shows the machine once.
+    let theirs = e.theirs("vitistack.io/v1alpha1", "Machine", "test-vm");
+    assert_eq!(theirs["phase"], "Running", "{theirs}");
+    assert_eq!(
+        (&theirs["vmid"], &theirs["node"]),
+        (&1000.into(), &"pve-node1".into())
+    );
+    assert!(theirs["lastUpdated"].is_string(), "{theirs}");
+    let table = pve_operator::standalone::status_table(&e.dir);
+    assert_eq!(table.matches("test-vm").count(), 1, "{table}");
     let c = e.config(&pve, "pve-node1", 1000).await;
     assert_eq!(c["name"], "test-vm");
     assert_eq!((c["cores"].as_str(), c["sockets"].as_str()), ("2", "1"));

@@ -112,7 +112,8 @@ pub const STATUS_KINDS: &[(&str, &str, &str, &str)] = &[
 /// Machine (`phase`, `conditions`, `vmid`, `node`, `ipAddresses`,
 /// `lastUpdated`), VirtRigaud's VirtualMachine and VMClone (`phase`,
 /// `ipAddresses`, `conditions`, and `vmid`, `node` and `consoleURL`
-/// for Describe), the Crossplane provider's ProxmoxVM (`vmId`, `state` as
+/// for Describe; `powerState` `On`, `Off` or `Suspended` and the
+/// addresses as `ips` too, as its API's status names them), the Crossplane provider's ProxmoxVM (`vmId`, `state` as
 /// PVE names it, `ipAddress`, `conditions`). `None` for other kinds.
 pub fn foreign_status(
     api_version: &str,
@@ -132,7 +133,14 @@ pub fn foreign_status(
         }),
         (VIRTRIGAUD, "VirtualMachine" | "VMClone") => json!({
             "phase": status.phase.as_str(),
+            "powerState": match status.phase {
+                Phase::Running => Some("On"),
+                Phase::Stopped => Some("Off"),
+                Phase::Suspended => Some("Suspended"),
+                Phase::Pending | Phase::Creating | Phase::Error => None,
+            },
             "ipAddresses": status.ip_addresses,
+            "ips": status.ip_addresses,
             "conditions": conditions,
             "vmid": status.vmid,
             "node": status.node,

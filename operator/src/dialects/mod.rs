@@ -139,6 +139,22 @@ pub struct Translated {
     pub found: Vec<(Resource, PathBuf, String)>,
     /// Documents that cannot be translated.
     pub errors: Vec<(PathBuf, Error)>,
+    /// The objects of [`STATUS_KINDS`] the Machines among `found` come
+    /// from, by the Machine: their statuses are written in their own
+    /// shape too ([`foreign_status`]).
+    pub origins: BTreeMap<Key, Origin>,
+}
+
+/// The object of another system a native object was made from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Origin {
+    /// `infra.virtrigaud.io/v1beta1`.
+    pub api_version: String,
+    /// `VirtualMachine`.
+    pub kind: String,
+    /// Its name.
+    pub name: String,
 }
 
 /// An object that more than one document declares (the same kind and
@@ -432,6 +448,20 @@ pub fn translate(docs: &[Doc], ctx: &Context) -> Translated {
             Ok(list) => {
                 for r in list {
                     eligible.push(matches!(api(v), VIRTRIGAUD | CROSSPLANE));
+                    if matches!(r, Resource::Machine(_))
+                        && STATUS_KINDS
+                            .iter()
+                            .any(|(a, k, ..)| *a == api(v) && *k == kind(v))
+                    {
+                        out.origins.insert(
+                            r.key(),
+                            Origin {
+                                api_version: api(v).into(),
+                                kind: kind(v).into(),
+                                name: name(v).into(),
+                            },
+                        );
+                    }
                     out.found.push((r, d.file.clone(), d.what.clone()));
                 }
             }

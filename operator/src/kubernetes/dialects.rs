@@ -10,13 +10,17 @@ use super::*;
 /// ([`crate::dialects::kubernetes_objects`]), owned by them: the
 /// controllers above then do the work, and deleting such an object
 /// deletes what was made from it (a Machine through its finalizer). An
-/// object that cannot be translated is logged and changes nothing; one
-/// whose name is taken (by an object of the operator's own kinds it does
-/// not control, or by another such object making the same one) is not
-/// applied, takes nothing over, and is told so ([`NAME_CONFLICT`]).
+/// object that cannot be translated changes nothing and is told so
+/// (`TranslationFailed`); one whose name is taken (by an object of the
+/// operator's own kinds it does not control, or by another such object
+/// making the same one) is not applied, takes nothing over, and is told
+/// so ([`NAME_CONFLICT`]): a condition in its status and a Warning Event
+/// ([`refused`]).
 ///
 /// # Errors
-/// The API server refusing a list or an apply.
+/// The API server refusing a list; or, after every other object was
+/// told, shown and applied, the first apply (or status, or Event) it
+/// refused: one failure does not keep the others from being sent.
 pub async fn sync_dialects(
     client: &Client,
     worlds: &dyn WorldSource,
@@ -53,6 +57,7 @@ pub async fn sync_dialects(
         }
     }
     let mut applied = 0;
+    let mut first_error: Option<kube::Error> = None;
     let recorder = Recorder::new(
         client.clone(),
         Reporter {
@@ -70,13 +75,9 @@ pub async fn sync_dialects(
         // an object of the operator's own kinds that they do not control
         // (made by hand, or from another object). Nothing is applied for
         // them, nothing is taken over; they say so.
-        let mut conflicts: BTreeMap<usize, String> = BTreeMap::new();
+        let mut conflicts: BTreeMap<usize, (&'static str, String)> = BTreeMap::new();
         for r in &t.refused {
-            if r.reason == "NameConflict" {
-                conflicts.insert(r.object, r.message.clone());
-            } else {
-                warn!(namespace = %ns, "not applied: {}", r.message);
-            }
+            conflicts.insert(r.object, (r.reason, r.message.clone()));
         }
         let mut native = Vec::new();
         for (i, v) in t.native {
@@ -94,23 +95,38 @@ pub async fn sync_dialects(
                     );
                     conflicts.insert(
                         i,
-                        format!(
-                            "{key} already exists in namespace {ns} and is not made from {from}: {from} is not applied and takes nothing over (rename it, or remove {key})"
+                        (
+                            NAME_CONFLICT,
+                            format!(
+                                "{key} already exists in namespace {ns} and is not made from {from}: {from} is not applied and takes nothing over (rename it, or remove {key})"
+                            ),
                         ),
                     );
                 }
                 _ => native.push((i, v)),
             }
         }
-        for (i, message) in &conflicts {
+        // One failure is logged and does not keep the others from being
+        // told, shown or applied; the first is returned after them.
+        let mut keep = |r: Result<(), kube::Error>, what: &str| {
+            if let Err(e) = r {
+                warn!(namespace = %ns, "{what}: {e}");
+                first_error.get_or_insert(e);
+            }
+        };
+        for (i, (reason, message)) in &conflicts {
             if let Some(o) = objects.get(*i) {
                 warn!(namespace = %ns, "not applied: {message}");
-                name_conflict(client, &recorder, &ns, o, message).await?;
+                keep(
+                    refused(client, &recorder, &ns, o, reason, message).await,
+                    "telling an object it is not applied",
+                );
             }
         }
         // What the Machines made from them show, on the objects themselves
         // (`kubectl get virtualmachine` shows the phase and addresses).
-        foreign_statuses(client, &ns, &objects, &w, &conflicts).await?;
+        let shown = foreign_statuses(client, &ns, &objects, &w, &conflicts).await;
+        keep(shown, "showing a status");
         for (_, v) in native {
             let name = v["metadata"]["name"]
                 .as_str()
@@ -118,52 +134,59 @@ pub async fn sync_dialects(
                 .to_string();
             let pp = PatchParams::apply(MANAGER).force();
             let patch = Patch::Apply(&v);
-            match v["kind"].as_str() {
-                Some("Machine") => {
-                    Api::<Machine>::namespaced(client.clone(), &ns)
-                        .patch(&name, &pp, &patch)
-                        .await?;
-                }
-                Some("ProxmoxCluster") => {
-                    Api::<ProxmoxCluster>::namespaced(client.clone(), &ns)
-                        .patch(&name, &pp, &patch)
-                        .await?;
-                }
-                Some("ProxmoxNode") => {
-                    Api::<ProxmoxNode>::namespaced(client.clone(), &ns)
-                        .patch(&name, &pp, &patch)
-                        .await?;
-                }
-                Some("MachineSnapshot") => {
-                    Api::<MachineSnapshot>::namespaced(client.clone(), &ns)
-                        .patch(&name, &pp, &patch)
-                        .await?;
-                }
+            let kind = v["kind"].as_str().unwrap_or_default().to_string();
+            let r = match kind.as_str() {
+                "Machine" => Api::<Machine>::namespaced(client.clone(), &ns)
+                    .patch(&name, &pp, &patch)
+                    .await
+                    .map(drop),
+                "ProxmoxCluster" => Api::<ProxmoxCluster>::namespaced(client.clone(), &ns)
+                    .patch(&name, &pp, &patch)
+                    .await
+                    .map(drop),
+                "ProxmoxNode" => Api::<ProxmoxNode>::namespaced(client.clone(), &ns)
+                    .patch(&name, &pp, &patch)
+                    .await
+                    .map(drop),
+                "MachineSnapshot" => Api::<MachineSnapshot>::namespaced(client.clone(), &ns)
+                    .patch(&name, &pp, &patch)
+                    .await
+                    .map(drop),
                 _ => continue,
+            };
+            if r.is_err() {
+                keep(r, &format!("applying {kind}/{name}"));
+                continue;
             }
             applied += 1;
         }
     }
-    Ok(applied)
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(applied),
+    }
 }
 
 /// The reason of the condition and Event of an object of another system
 /// whose name is taken.
 pub const NAME_CONFLICT: &str = "NameConflict";
 
-/// Tells an object of another system that its name is taken: a
-/// `Ready=False` condition (reason [`NAME_CONFLICT`]) in its status, for
+/// Tells an object of another system that it is not applied (`reason`:
+/// its name is taken, [`NAME_CONFLICT`], or it cannot be translated,
+/// `TranslationFailed`): a `Ready=False` condition with `reason` in its
+/// status, for
 /// the kinds whose status the operator writes ([`STATUS_KINDS`]), and a
 /// Warning Event on it; both only when its status does not say so
 /// already (for the other kinds: once per run of the operator), so that
-/// a conflict is told once, not at every sync.
+/// a refusal is told once, not at every sync.
 ///
 /// [`STATUS_KINDS`]: crate::dialects::STATUS_KINDS
-pub(super) async fn name_conflict(
+pub(super) async fn refused(
     client: &Client,
     recorder: &Recorder,
     ns: &str,
     o: &serde_json::Value,
+    reason: &str,
     message: &str,
 ) -> Result<(), kube::Error> {
     use kube::core::{ApiResource, DynamicObject};
@@ -180,7 +203,7 @@ pub(super) async fn name_conflict(
             .as_array()
             .into_iter()
             .flatten()
-            .any(|c| c["reason"] == NAME_CONFLICT && c["message"] == message)
+            .any(|c| c["reason"] == reason && c["message"] == message)
     } else {
         // Kinds whose status the operator does not write: told once per
         // run of the operator.
@@ -203,7 +226,7 @@ pub(super) async fn name_conflict(
         };
         crate::types::set_condition(
             &mut st.conditions,
-            crate::types::Condition::new("Ready", false, NAME_CONFLICT, message),
+            crate::types::Condition::new("Ready", false, reason, message),
             &crate::types::now_rfc3339(),
         );
         if let Some(status) = crate::dialects::foreign_status(api_version, kind, &st) {
@@ -235,7 +258,7 @@ pub(super) async fn name_conflict(
     };
     let ev = KubeEvent {
         type_: EventType::Warning,
-        reason: NAME_CONFLICT.into(),
+        reason: reason.into(),
         note: Some(message.into()),
         action: "Reconcile".into(),
         secondary: None,
@@ -255,7 +278,7 @@ pub(super) async fn foreign_statuses(
     ns: &str,
     objects: &[serde_json::Value],
     w: &World,
-    conflicts: &BTreeMap<usize, String>,
+    conflicts: &BTreeMap<usize, (&'static str, String)>,
 ) -> Result<(), kube::Error> {
     use kube::core::{ApiResource, DynamicObject};
     for (i, o) in objects.iter().enumerate() {

@@ -19,7 +19,7 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
 use kube::runtime::finalizer::{Event as Finalize, finalizer};
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
@@ -33,8 +33,10 @@ use crate::types::{
 };
 
 mod dialects;
+mod lead;
 
 pub use dialects::sync_dialects;
+pub use lead::Leadership;
 
 /// The finalizer the operator puts on Machines and MachineSnapshots.
 pub const FINALIZER: &str = "pve.fake-pve.io/finalizer";
@@ -237,6 +239,15 @@ pub struct Ctx {
     pub interval: Duration,
     /// Attempts per object and the backoff (the standalone loop's policy).
     pub retries: crate::error::Retries,
+    /// Whether this replica leads: nothing is reconciled while it does
+    /// not.
+    pub leadership: Arc<Leadership>,
+}
+
+/// A reconcile of a replica that does not lead (any more): nothing is
+/// done, the object is looked at again soon.
+fn follower(ctx: &Ctx) -> Option<Action> {
+    (!ctx.leadership.leads()).then(|| Action::requeue(Duration::from_secs(2)))
 }
 
 /// Writes `status` by server-side apply on the status subresource.
@@ -295,6 +306,9 @@ fn ns_of<K: Resource>(k: &K) -> String {
 /// The API server's, the core's (retried with backoff), or a deletion
 /// still going on.
 pub async fn reconcile_machine(m: Arc<Machine>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    if let Some(a) = follower(&ctx) {
+        return Ok(a);
+    }
     let api: Api<Machine> = Api::namespaced(ctx.client.clone(), &ns_of(&*m));
     finalizer(&api, FINALIZER, m, |ev| async {
         match ev {
@@ -392,6 +406,9 @@ async fn machine(
 /// # Errors
 /// As [`reconcile_machine`].
 pub async fn reconcile_snapshot(s: Arc<MachineSnapshot>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    if let Some(a) = follower(&ctx) {
+        return Ok(a);
+    }
     let api: Api<MachineSnapshot> = Api::namespaced(ctx.client.clone(), &ns_of(&*s));
     finalizer(&api, FINALIZER, s, |ev| async {
         let (s, deleting) = match ev {
@@ -424,6 +441,9 @@ pub async fn reconcile_snapshot(s: Arc<MachineSnapshot>, ctx: Arc<Ctx>) -> Resul
 /// # Errors
 /// As [`reconcile_machine`].
 pub async fn reconcile_image(i: Arc<MachineImage>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    if let Some(a) = follower(&ctx) {
+        return Ok(a);
+    }
     let api: Api<MachineImage> = Api::namespaced(ctx.client.clone(), &ns_of(&*i));
     let world = ctx.worlds.world(&ns_of(&*i));
     let old = i.status.clone().unwrap_or_default();
@@ -442,6 +462,9 @@ pub async fn reconcile_image(i: Arc<MachineImage>, ctx: Arc<Ctx>) -> Result<Acti
 /// # Errors
 /// The API server's.
 pub async fn reconcile_cluster(c: Arc<ProxmoxCluster>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    if let Some(a) = follower(&ctx) {
+        return Ok(a);
+    }
     let api: Api<ProxmoxCluster> = Api::namespaced(ctx.client.clone(), &ns_of(&*c));
     let world = ctx.worlds.world(&ns_of(&*c));
     let st = ctx.operator.reconcile_cluster(&world, &c.name_any()).await;
@@ -454,6 +477,9 @@ pub async fn reconcile_cluster(c: Arc<ProxmoxCluster>, ctx: Arc<Ctx>) -> Result<
 /// # Errors
 /// The API server's.
 pub async fn reconcile_node(n: Arc<ProxmoxNode>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    if let Some(a) = follower(&ctx) {
+        return Ok(a);
+    }
     let api: Api<ProxmoxNode> = Api::namespaced(ctx.client.clone(), &ns_of(&*n));
     let world = ctx.worlds.world(&ns_of(&*n));
     let obj = object(&n.metadata, n.spec.clone());
@@ -599,8 +625,9 @@ fn jiff_now() -> k8s_openapi::jiff::Timestamp {
 }
 
 /// Runs the controllers until the process ends: waits to lead, keeps the
-/// Lease (exiting when it is lost, so that another replica takes over),
-/// and reconciles every kind.
+/// Lease, and reconciles every kind while it holds it ([`Leadership`]: a
+/// Lease lost or not renewed in time stops the reconciles until it is
+/// held again).
 ///
 /// # Errors
 /// No Kubernetes configuration, or the API server unreachable at start.
@@ -611,10 +638,15 @@ pub async fn run(
 ) -> Result<(), kube::Error> {
     let client = Client::try_default().await?;
     info!(identity = %o.identity, lease = %o.lease_name, "waiting to lead");
+    let leadership = Arc::new(Leadership::new(o.lease_duration));
     loop {
         health.beat();
+        let asked = std::time::Instant::now();
         match try_lead(&client, &o).await {
-            Ok(true) => break,
+            Ok(true) => {
+                leadership.held(asked);
+                break;
+            }
             Ok(false) => {}
             Err(e) => warn!("leader election: {e}"),
         }
@@ -622,18 +654,42 @@ pub async fn run(
     }
     info!(identity = %o.identity, "leading");
     {
-        let (client, o, health) = (client.clone(), o.clone(), health.clone());
+        // Renews the Lease; a lost one (or one not renewed in time)
+        // stops the reconciles until it is held again.
+        let (client, o, health, leadership) = (
+            client.clone(),
+            o.clone(),
+            health.clone(),
+            leadership.clone(),
+        );
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(o.lease_duration / 3).await;
                 health.beat();
+                let (asked, was) = (std::time::Instant::now(), leadership.leads());
                 match try_lead(&client, &o).await {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        warn!("lost the Lease to another replica; exiting");
-                        std::process::exit(1);
+                    Ok(true) => {
+                        leadership.held(asked);
+                        if !was {
+                            info!(identity = %o.identity, "leading again");
+                        }
                     }
-                    Err(e) => warn!("renewing the Lease: {e}"),
+                    Ok(false) => {
+                        leadership.lost();
+                        if was {
+                            warn!(
+                                "lost the Lease to another replica: reconciling stops until it is held again"
+                            );
+                        }
+                    }
+                    Err(e) => {
+                        warn!("renewing the Lease: {e}");
+                        if was && !leadership.leads() {
+                            warn!(
+                                "the Lease was not renewed in time: reconciling stops until it is held again"
+                            );
+                        }
+                    }
                 }
             }
         });
@@ -679,6 +735,7 @@ pub async fn run(
         recorder: Recorder::new(client.clone(), reporter),
         interval: o.interval,
         retries: crate::error::Retries::default(),
+        leadership: leadership.clone(),
     });
     let cfg = kube::runtime::controller::Config::default().concurrency(o.max_concurrent);
     health.set_ready(true);
@@ -687,6 +744,10 @@ pub async fn run(
         let settings = crate::dialects::Context::from_env(std::env::vars());
         tokio::spawn(async move {
             loop {
+                if !leadership.leads() {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
                 if let Err(e) = sync_dialects(&client, worlds.as_ref(), &settings).await {
                     warn!("the other systems' objects: {e}");
                 }
@@ -694,20 +755,111 @@ pub async fn run(
             }
         });
     }
+    fn of<K>(client: &Client) -> Controller<K>
+    where
+        K: Resource<DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + std::fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        Controller::new(Api::<K>::all(client.clone()), watcher::Config::default())
+    }
+    // A Secret's change reconciles at once the clusters that name it and
+    // their Machines and MachineImages (credentials, CA).
+    let secrets = || Api::<Secret>::all(client.clone());
+    let dependents = |worlds: Arc<dyn WorldSource>| {
+        move |s: Secret| {
+            let ns = s.namespace().unwrap_or_else(|| "default".into());
+            secret_dependents(&worlds.world(&ns), &s.name_any())
+                .into_iter()
+                .map(move |(kind, name)| (kind, name, ns.clone()))
+        }
+    };
+    let machines = of::<Machine>(&client).watches(secrets(), watcher::Config::default(), {
+        let d = dependents(ctx.worlds.clone());
+        move |s| {
+            d(s).filter(|(k, ..)| *k == "Machine")
+                .map(|(_, n, ns)| ObjectRef::new(&n).within(&ns))
+                .collect::<Vec<_>>()
+        }
+    });
+    let images = of::<MachineImage>(&client).watches(secrets(), watcher::Config::default(), {
+        let d = dependents(ctx.worlds.clone());
+        move |s| {
+            d(s).filter(|(k, ..)| *k == "MachineImage")
+                .map(|(_, n, ns)| ObjectRef::new(&n).within(&ns))
+                .collect::<Vec<_>>()
+        }
+    });
+    let clusters = of::<ProxmoxCluster>(&client).watches(secrets(), watcher::Config::default(), {
+        let d = dependents(ctx.worlds.clone());
+        move |s| {
+            d(s).filter(|(k, ..)| *k == "ProxmoxCluster")
+                .map(|(_, n, ns)| ObjectRef::new(&n).within(&ns))
+                .collect::<Vec<_>>()
+        }
+    });
     tokio::join!(
-        control(&client, &cfg, "machine", reconcile_machine, &ctx),
-        control(&client, &cfg, "snapshot", reconcile_snapshot, &ctx),
-        control(&client, &cfg, "image", reconcile_image, &ctx),
-        control(&client, &cfg, "cluster", reconcile_cluster, &ctx),
-        control(&client, &cfg, "node", reconcile_node, &ctx),
+        control(machines, &cfg, "machine", reconcile_machine, &ctx),
+        control(of(&client), &cfg, "snapshot", reconcile_snapshot, &ctx),
+        control(images, &cfg, "image", reconcile_image, &ctx),
+        control(clusters, &cfg, "cluster", reconcile_cluster, &ctx),
+        control(of(&client), &cfg, "node", reconcile_node, &ctx),
     );
     Ok(())
+}
+
+/// The objects of a namespace's `world` a change of its Secret `secret`
+/// concerns (`(kind, name)`): the ProxmoxClusters that name it anywhere
+/// in their spec (`secretRef`s of credentials, CA, client certificate),
+/// and the Machines and MachineImages on those clusters.
+pub fn secret_dependents(world: &World, secret: &str) -> Vec<(&'static str, String)> {
+    fn names(v: &serde_json::Value, secret: &str) -> bool {
+        match v {
+            serde_json::Value::Object(o) => {
+                o.get("secretRef")
+                    .and_then(|r| r.get("name"))
+                    .is_some_and(|n| n == secret)
+                    || o.values().any(|x| names(x, secret))
+            }
+            serde_json::Value::Array(a) => a.iter().any(|x| names(x, secret)),
+            _ => false,
+        }
+    }
+    let clusters: Vec<&String> = world
+        .clusters
+        .iter()
+        .filter(|(_, c)| serde_json::to_value(&c.spec).is_ok_and(|v| names(&v, secret)))
+        .map(|(n, _)| n)
+        .collect();
+    let mut out: Vec<(&'static str, String)> = clusters
+        .iter()
+        .map(|n| ("ProxmoxCluster", (*n).clone()))
+        .collect();
+    out.extend(
+        world
+            .machines
+            .iter()
+            .filter(|(_, (m, _))| clusters.contains(&&m.spec.cluster))
+            .map(|(n, _)| ("Machine", n.clone())),
+    );
+    out.extend(
+        world
+            .images
+            .iter()
+            .filter(|(_, (i, _))| clusters.contains(&&i.spec.cluster))
+            .map(|(n, _)| ("MachineImage", n.clone())),
+    );
+    out
 }
 
 /// A controller of kind `K` running `reconcile` until its watch ends,
 /// logging failed reconciles.
 async fn control<K, F, Fut>(
-    client: &Client,
+    controller: Controller<K>,
     cfg: &kube::runtime::controller::Config,
     what: &'static str,
     reconcile: F,
@@ -736,7 +888,7 @@ async fn control<K, F, Fut>(
             r
         }
     };
-    Controller::new(Api::<K>::all(client.clone()), watcher::Config::default())
+    controller
         .with_config(cfg.clone())
         .run(run, error_policy, ctx.clone())
         .for_each(|r| {

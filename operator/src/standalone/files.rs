@@ -33,6 +33,9 @@ pub struct Loaded {
     /// The objects more than one document declares (also in `errors`,
     /// once per file): none of those documents is in `found`.
     pub duplicates: Vec<crate::dialects::Duplicate>,
+    /// The other systems' objects the Machines of `found` were made
+    /// from, where their statuses have a shape of their own.
+    pub origins: BTreeMap<Key, crate::dialects::Origin>,
 }
 
 /// `Kind/name` of a document that did not parse, when it says so.
@@ -172,6 +175,7 @@ pub fn load_dir_with(dir: &Path, ctx: &Context) -> Result<Loaded> {
     }
     if !foreign.is_empty() {
         let t = crate::dialects::translate(&foreign, &ctx);
+        out.origins = t.origins;
         found.extend(t.found);
         out.errors.extend(t.errors);
         found = crate::dialects::refuse_duplicates(found, &mut refused);
@@ -191,6 +195,8 @@ pub fn load_dir_with(dir: &Path, ctx: &Context) -> Result<Loaded> {
         }
         out.duplicates.push(dup);
     }
+    out.origins
+        .retain(|k, _| found.iter().any(|(r, ..)| r.key() == *k));
     out.found = found.into_iter().map(|(r, f, _)| (r, f)).collect();
     out.found.sort_by(|a, b| a.1.cmp(&b.1));
     Ok(out)

@@ -32,6 +32,7 @@ use crate::types::{
 };
 
 mod files;
+mod queue;
 mod report;
 
 use files::manifest_of;
@@ -82,6 +83,11 @@ impl Options {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusEntry {
+    /// The API version of another system's object (Crossplane's,
+    /// VirtRigaud's, vitistack's), whose status follows its Machine's in
+    /// its own shape; none for the operator's own kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
     /// Kind.
     pub kind: String,
     /// Name.
@@ -111,7 +117,18 @@ struct Tracked {
     problem: Option<String>,
     /// When its document was first seen missing (while it stays so).
     missing_since: Option<Instant>,
+    /// The other system's object it was made from, whose status is
+    /// written in that system's shape too.
+    origin: Option<crate::dialects::Origin>,
     due: Instant,
+    /// A worker of the queue reconciles it now ([`Standalone::run`]).
+    running: bool,
+    /// Counts the changes of its document: a reconcile that started
+    /// before one is followed by another at once.
+    generation: u64,
+    /// Its document changed since its last reconcile started: it goes
+    /// ahead of the backlog.
+    edited: bool,
 }
 
 impl Tracked {
@@ -124,7 +141,11 @@ impl Tracked {
             finalized: false,
             problem: None,
             missing_since: None,
+            origin: None,
             due: now,
+            running: false,
+            generation: 0,
+            edited: false,
         }
     }
 }
@@ -290,9 +311,11 @@ impl Standalone {
                 }
             }
         }
+        let mut origins = loaded.origins;
         for (r, file) in loaded.found {
             let key = r.key();
             seen.insert(key.clone());
+            let origin = origins.remove(&key);
             match self.objects.get_mut(&key) {
                 Some(t) => {
                     let deleting = has_finalizer(&r) && r.deletion_requested();
@@ -304,15 +327,19 @@ impl Standalone {
                         t.res = r;
                         t.problem = None;
                         t.due = now;
+                        t.generation += 1;
+                        t.edited = true;
                         // A new spec starts its backoff over.
                         self.retries.succeeded(&key.to_string());
                     }
                     t.file = file;
                     t.missing_since = None;
+                    t.origin = origin;
                 }
                 None => {
-                    self.objects
-                        .insert(key, Tracked::new(r, file, Value::Null, now));
+                    let mut t = Tracked::new(r, file, Value::Null, now);
+                    t.origin = origin;
+                    self.objects.insert(key, t);
                 }
             }
         }
@@ -562,7 +589,7 @@ impl Standalone {
             }
         }
         self.update_metrics();
-        self.write_statuses();
+        self.write_statuses(None);
         self.health.beat();
         // Not ready while the manifests cannot be read.
         self.health.set_ready(self.dir_error.is_none());
@@ -583,21 +610,41 @@ impl Standalone {
         self.operator.metrics.set_machines(counts);
     }
 
-    fn write_statuses(&mut self) {
+    /// Writes the status files that changed: all of them (and removes
+    /// those of manifests whose objects are all gone), or with `only`
+    /// the ones of those manifests.
+    fn write_statuses(&mut self, only: Option<&BTreeSet<PathBuf>>) {
         let mut files: BTreeMap<PathBuf, Vec<StatusEntry>> = BTreeMap::new();
         for (k, t) in &self.objects {
             if matches!(t.res, Resource::Secret(_)) || (t.deleting && !has_finalizer(&t.res)) {
                 continue;
             }
-            files
-                .entry(status_path(&t.file))
-                .or_default()
-                .push(StatusEntry {
-                    kind: k.kind.clone(),
-                    name: k.name.clone(),
-                    status: t.status.clone(),
-                    finalizer: has_finalizer(&t.res).then(|| t.res.clone()),
-                });
+            let status = if t.status.is_null() && k.kind == "Machine" {
+                queued_status()
+            } else {
+                t.status.clone()
+            };
+            // The other system's object it comes from, in its shape,
+            // after it.
+            let theirs = t.origin.as_ref().and_then(|o| {
+                let st = serde_json::from_value::<MachineStatus>(status.clone()).ok()?;
+                Some(StatusEntry {
+                    api_version: Some(o.api_version.clone()),
+                    kind: o.kind.clone(),
+                    name: o.name.clone(),
+                    status: crate::dialects::foreign_status(&o.api_version, &o.kind, &st)?,
+                    finalizer: None,
+                })
+            });
+            let entries = files.entry(status_path(&t.file)).or_default();
+            entries.push(StatusEntry {
+                api_version: None,
+                kind: k.kind.clone(),
+                name: k.name.clone(),
+                status,
+                finalizer: has_finalizer(&t.res).then(|| t.res.clone()),
+            });
+            entries.extend(theirs);
         }
         // Names several documents declare, for which nothing was made.
         let now = crate::types::now_rfc3339();
@@ -611,25 +658,32 @@ impl Standalone {
                 .entry(status_path(file))
                 .or_default()
                 .push(StatusEntry {
+                    api_version: None,
                     kind: k.kind.clone(),
                     name: k.name.clone(),
                     status,
                     finalizer: None,
                 });
         }
+        if let Some(only) = only {
+            files.retain(|p, _| only.contains(p));
+        }
         // Status files of manifests whose objects are all gone.
-        let stale: Vec<PathBuf> = self
-            .written
-            .keys()
-            .filter(|p| !files.contains_key(*p))
-            .cloned()
-            .chain(
-                read_statuses(&self.opts.dir)
-                    .into_iter()
-                    .map(|(_, f)| f)
-                    .filter(|f| !files.contains_key(f)),
-            )
-            .collect();
+        let stale: Vec<PathBuf> = if only.is_some() {
+            Vec::new()
+        } else {
+            self.written
+                .keys()
+                .filter(|p| !files.contains_key(*p))
+                .cloned()
+                .chain(
+                    read_statuses(&self.opts.dir)
+                        .into_iter()
+                        .map(|(_, f)| f)
+                        .filter(|f| !files.contains_key(f)),
+                )
+                .collect()
+        };
         for p in stale {
             let _ = std::fs::remove_file(&p);
             self.written.remove(&p);
@@ -652,18 +706,6 @@ impl Standalone {
                     self.written.insert(p, text);
                 }
                 Err(e) => warn!(file = %p.display(), error = %e, "cannot write status"),
-            }
-        }
-    }
-
-    /// Runs until `stop` resolves: passes every `poll`.
-    pub async fn run(&mut self, stop: impl std::future::Future<Output = ()>) {
-        tokio::pin!(stop);
-        loop {
-            self.pass(false).await;
-            tokio::select! {
-                () = &mut stop => break,
-                () = tokio::time::sleep(self.opts.poll) => {}
             }
         }
     }
@@ -701,6 +743,18 @@ async fn reconcile_one(op: &Operator, world: &World, t: &Tracked) -> One {
         }
         Resource::Secret(_) => (Value::Null, false, None, false),
     }
+}
+
+/// The status of a Machine not reconciled yet.
+fn queued_status() -> Value {
+    let mut st = MachineStatus::default();
+    st.conditions.push(crate::types::Condition::new(
+        "Ready",
+        false,
+        "Queued",
+        "waiting for its first reconcile",
+    ));
+    js(&st)
 }
 
 /// Writes a manifest problem into a status: the Ready condition of a

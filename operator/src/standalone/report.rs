@@ -23,7 +23,8 @@ pub fn status_table_with(dir: &Path, ctx: &Context) -> String {
         "MESSAGE".into(),
     ]];
     for (e, _) in read_statuses(dir) {
-        if e.kind != "Machine" {
+        // The other systems' objects show the same Machine's status.
+        if e.kind != "Machine" || e.api_version.is_some() {
             continue;
         }
         let st: MachineStatus = serde_json::from_value(e.status).unwrap_or_default();
