@@ -36,6 +36,22 @@ impl Params {
         self.map.keys().map(String::as_str)
     }
 
+    /// Every parameter, as a map of its own.
+    pub fn to_map(&self) -> BTreeMap<String, Value> {
+        (*self.map).clone()
+    }
+
+    /// Which SDN configuration a read asks for (`running`, `pending`).
+    ///
+    /// # Errors
+    /// 400 when either is not a boolean.
+    pub fn sdn_view(&self) -> Result<crate::model::sdn::View> {
+        Ok(crate::model::sdn::View::of(
+            self.bool("running")?.unwrap_or(false),
+            self.bool("pending")?.unwrap_or(false),
+        ))
+    }
+
     /// The value as text (numbers and booleans as PVE prints them).
     pub fn str(&self, name: &str) -> Option<String> {
         self.map.get(name).map(value_text)

@@ -4,13 +4,11 @@
 //! `Fabrics/FabricNode.pm`). 8.4 has none of these paths: its schema
 //! does not route them.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Value, json};
 
 use super::sdn::view;
 use super::{Ctx, Reply, Route, delete, get, post, put};
-use crate::model::sdn::{Listing, View};
+use crate::model::sdn::Listing;
 use crate::model::{Cluster, Result};
 
 /// The routes of this area.
@@ -40,21 +38,6 @@ pub fn routes() -> Vec<Route> {
 
 const FABRIC_PRIVS: [&str; 2] = ["SDN.Audit", "SDN.Allocate"];
 const NODE_PRIVS: [&str; 2] = ["Sys.Audit", "Sys.Modify"];
-
-/// The request's parameters as a map.
-fn params(ctx: &Ctx<'_>) -> BTreeMap<String, Value> {
-    ctx.params
-        .names()
-        .filter_map(|k| Some((k.to_string(), ctx.params.get(k)?.clone())))
-        .collect()
-}
-
-fn view(ctx: &Ctx<'_>) -> Result<View> {
-    Ok(View::of(
-        ctx.params.bool("running")?.unwrap_or(false),
-        ctx.params.bool("pending")?.unwrap_or(false),
-    ))
-}
 
 fn may(ctx: &Ctx<'_>, c: &Cluster, path: &str, privs: &[&str]) -> bool {
     ctx.who().is_ok_and(|w| c.access().has_any(w, path, privs))
@@ -103,7 +86,7 @@ fn index(_ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /cluster/sdn/fabrics/all`: `{fabrics, nodes}`.
 fn list_all(ctx: &Ctx<'_>) -> Result<Reply> {
-    let v = view(ctx)?;
+    let v = ctx.params.sdn_view()?;
     let out = ctx.with(|c| {
         let (fabrics, nodes) = c.sdn().fabrics_all(v)?;
         Ok::<_, crate::model::Error>(json!({
@@ -116,7 +99,7 @@ fn list_all(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /cluster/sdn/fabrics/fabric`.
 fn fabric_index(ctx: &Ctx<'_>) -> Result<Reply> {
-    let v = view(ctx)?;
+    let v = ctx.params.sdn_view()?;
     let items = ctx.with(|c| {
         let l = c.sdn().fabrics_index(v)?;
         Ok::<_, crate::model::Error>(visible_fabrics(ctx, c, &l))
@@ -131,13 +114,13 @@ fn get_fabric(ctx: &Ctx<'_>) -> Result<Reply> {
 }
 
 fn add_fabric(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().add_fabric(&p))?;
     Ok(Value::Null.into())
 }
 
 fn update_fabric(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().update_fabric(&p))?;
     Ok(Value::Null.into())
 }
@@ -145,7 +128,7 @@ fn update_fabric(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `DELETE .../fabric/{id}`: the caller needs `Sys.Modify` on each of
 /// the fabric's nodes.
 fn delete_fabric(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     let id = ctx.param("id")?;
     ctx.with(|c| {
         let allowed: Vec<String> = c
@@ -162,7 +145,7 @@ fn delete_fabric(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /cluster/sdn/fabrics/node`.
 fn list_nodes(ctx: &Ctx<'_>) -> Result<Reply> {
-    let v = view(ctx)?;
+    let v = ctx.params.sdn_view()?;
     let items = ctx.with(|c| {
         let l = c.sdn().fabric_nodes_index(v)?;
         Ok::<_, crate::model::Error>(visible_nodes(ctx, c, &l))
@@ -174,7 +157,7 @@ fn list_nodes(ctx: &Ctx<'_>) -> Result<Reply> {
 /// may audit (the fabric is checked by the schema).
 fn list_nodes_fabric(ctx: &Ctx<'_>) -> Result<Reply> {
     let fabric = ctx.param("fabric_id")?;
-    let v = view(ctx)?;
+    let v = ctx.params.sdn_view()?;
     let items = ctx.with(|c| {
         let l = c.sdn().fabric_node_list(&fabric, v)?;
         Ok::<_, crate::model::Error>(
@@ -196,19 +179,19 @@ fn get_node(ctx: &Ctx<'_>) -> Result<Reply> {
 }
 
 fn add_node(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().add_fabric_node(&p))?;
     Ok(Value::Null.into())
 }
 
 fn update_node(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().update_fabric_node(&p))?;
     Ok(Value::Null.into())
 }
 
 fn delete_node(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().delete_fabric_node(&p))?;
     Ok(Value::Null.into())
 }

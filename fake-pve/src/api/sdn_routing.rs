@@ -5,13 +5,11 @@
 //! them. Permissions come from the schema; the lists show what the caller
 //! may audit or allocate.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Value, json};
 
 use super::sdn::view;
 use super::{Ctx, Reply, Route, delete, get, post, put};
-use crate::model::sdn::{Listing, View};
+use crate::model::sdn::Listing;
 use crate::model::{Cluster, Result};
 
 /// The routes of this area.
@@ -47,21 +45,6 @@ pub fn routes() -> Vec<Route> {
 
 const PRIVS: [&str; 2] = ["SDN.Audit", "SDN.Allocate"];
 
-/// The request's parameters as a map.
-fn params(ctx: &Ctx<'_>) -> BTreeMap<String, Value> {
-    ctx.params
-        .names()
-        .filter_map(|k| Some((k.to_string(), ctx.params.get(k)?.clone())))
-        .collect()
-}
-
-fn view(ctx: &Ctx<'_>) -> Result<View> {
-    Ok(View::of(
-        ctx.params.bool("running")?.unwrap_or(false),
-        ctx.params.bool("pending")?.unwrap_or(false),
-    ))
-}
-
 fn may(ctx: &Ctx<'_>, c: &Cluster, path: &str) -> bool {
     ctx.who().is_ok_and(|w| c.access().has_any(w, path, &PRIVS))
 }
@@ -76,7 +59,7 @@ fn route_map_of(e: &crate::model::sdn::Entry) -> String {
 /// `verbose` their members and the digest, else their ID (and `state`
 /// in the pending view).
 fn list_prefix_lists(ctx: &Ctx<'_>) -> Result<Reply> {
-    let v = view(ctx)?;
+    let v = ctx.params.sdn_view()?;
     let verbose = ctx.params.bool("verbose")?.unwrap_or(false);
     let items = ctx.with(|c| {
         let l = c.sdn().prefix_lists_index(v);
@@ -98,19 +81,19 @@ fn get_prefix_list(ctx: &Ctx<'_>) -> Result<Reply> {
 }
 
 fn create_prefix_list(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().create_prefix_list(&p))?;
     Ok(Value::Null.into())
 }
 
 fn update_prefix_list(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().update_prefix_list(&p))?;
     Ok(Value::Null.into())
 }
 
 fn delete_prefix_list(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().delete_prefix_list(&p))?;
     Ok(Value::Null.into())
 }
@@ -129,19 +112,19 @@ fn get_prefix_list_entry(ctx: &Ctx<'_>) -> Result<Reply> {
 }
 
 fn create_prefix_list_entry(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().create_prefix_list_entry(&p))?;
     Ok(Value::Null.into())
 }
 
 fn update_prefix_list_entry(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().update_prefix_list_entry(&p))?;
     Ok(Value::Null.into())
 }
 
 fn delete_prefix_list_entry(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().delete_prefix_list_entry(&p))?;
     Ok(Value::Null.into())
 }
@@ -174,7 +157,7 @@ fn entries(l: &Listing, keep: impl Fn(&str) -> bool) -> Vec<Value> {
 /// `GET /cluster/sdn/route-maps/entries`: the entries of the route maps
 /// the caller may see.
 fn list_route_map_entries(ctx: &Ctx<'_>) -> Result<Reply> {
-    let v = view(ctx)?;
+    let v = ctx.params.sdn_view()?;
     let items = ctx.with(|c| {
         let l = c.sdn().route_map_entries(None, v);
         Ok::<_, crate::model::Error>(entries(&l, |rm| {
@@ -188,7 +171,7 @@ fn list_route_map_entries(ctx: &Ctx<'_>) -> Result<Reply> {
 /// map's entries (none for an unknown one).
 fn list_route_map_entries_for_route_map(ctx: &Ctx<'_>) -> Result<Reply> {
     let rm = ctx.param("route-map-id")?;
-    let v = view(ctx)?;
+    let v = ctx.params.sdn_view()?;
     let l = ctx.with(|c| c.sdn().route_map_entries(Some(&rm), v));
     Ok(Value::Array(entries(&l, |_| true)).into())
 }
@@ -211,19 +194,19 @@ fn get_route_map_entry(ctx: &Ctx<'_>) -> Result<Reply> {
 }
 
 fn create_route_map_entry(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().create_route_map_entry(&p))?;
     Ok(Value::Null.into())
 }
 
 fn update_route_map_entry(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().update_route_map_entry(&p))?;
     Ok(Value::Null.into())
 }
 
 fn delete_route_map_entry(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().delete_route_map_entry(&p))?;
     Ok(Value::Null.into())
 }

@@ -770,38 +770,21 @@ pub async fn run(
     // A Secret's change reconciles at once the clusters that name it and
     // their Machines and MachineImages (credentials, CA).
     let secrets = || Api::<Secret>::all(client.clone());
-    let dependents = |worlds: Arc<dyn WorldSource>| {
-        move |s: Secret| {
-            let ns = s.namespace().unwrap_or_else(|| "default".into());
-            secret_dependents(&worlds.world(&ns), &s.name_any())
-                .into_iter()
-                .map(move |(kind, name)| (kind, name, ns.clone()))
-        }
-    };
-    let machines = of::<Machine>(&client).watches(secrets(), watcher::Config::default(), {
-        let d = dependents(ctx.worlds.clone());
-        move |s| {
-            d(s).filter(|(k, ..)| *k == "Machine")
-                .map(|(_, n, ns)| ObjectRef::new(&n).within(&ns))
-                .collect::<Vec<_>>()
-        }
-    });
-    let images = of::<MachineImage>(&client).watches(secrets(), watcher::Config::default(), {
-        let d = dependents(ctx.worlds.clone());
-        move |s| {
-            d(s).filter(|(k, ..)| *k == "MachineImage")
-                .map(|(_, n, ns)| ObjectRef::new(&n).within(&ns))
-                .collect::<Vec<_>>()
-        }
-    });
-    let clusters = of::<ProxmoxCluster>(&client).watches(secrets(), watcher::Config::default(), {
-        let d = dependents(ctx.worlds.clone());
-        move |s| {
-            d(s).filter(|(k, ..)| *k == "ProxmoxCluster")
-                .map(|(_, n, ns)| ObjectRef::new(&n).within(&ns))
-                .collect::<Vec<_>>()
-        }
-    });
+    let machines = of::<Machine>(&client).watches(
+        secrets(),
+        watcher::Config::default(),
+        secret_refs(ctx.worlds.clone(), "Machine"),
+    );
+    let images = of::<MachineImage>(&client).watches(
+        secrets(),
+        watcher::Config::default(),
+        secret_refs(ctx.worlds.clone(), "MachineImage"),
+    );
+    let clusters = of::<ProxmoxCluster>(&client).watches(
+        secrets(),
+        watcher::Config::default(),
+        secret_refs(ctx.worlds.clone(), "ProxmoxCluster"),
+    );
     tokio::join!(
         control(machines, &cfg, "machine", reconcile_machine, &ctx),
         control(of(&client), &cfg, "snapshot", reconcile_snapshot, &ctx),
@@ -898,4 +881,23 @@ async fn control<K, F, Fut>(
             futures::future::ready(())
         })
         .await;
+}
+
+/// The objects of `kind` a Secret's change reconciles: those
+/// [`secret_dependents`] finds in the Secret's namespace.
+fn secret_refs<K>(
+    worlds: Arc<dyn WorldSource>,
+    kind: &'static str,
+) -> impl Fn(Secret) -> Vec<ObjectRef<K>> + Send + Sync + 'static
+where
+    K: Resource<DynamicType = ()> + 'static,
+{
+    move |s: Secret| {
+        let ns = s.namespace().unwrap_or_else(|| "default".into());
+        secret_dependents(&worlds.world(&ns), &s.name_any())
+            .into_iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, n)| ObjectRef::new(&n).within(&ns))
+            .collect()
+    }
 }

@@ -22,14 +22,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-/// The request's parameters as a map.
-fn params(ctx: &Ctx<'_>) -> std::collections::BTreeMap<String, Value> {
-    ctx.params
-        .names()
-        .filter_map(|k| Some((k.to_string(), ctx.params.get(k)?.clone())))
-        .collect()
-}
-
 /// `GET /nodes/{node}/network`: bridges need SDN.Audit or SDN.Use on
 /// `/sdn/zones/localnetwork/<bridge>` unless the caller is root@pam.
 fn network_index(ctx: &Ctx<'_>) -> Result<Reply> {
@@ -79,7 +71,7 @@ fn network_index(ctx: &Ctx<'_>) -> Result<Reply> {
 fn create_network(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let iface = ctx.param("iface")?;
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     let now = ctx.now();
     ctx.with(|c| {
         c.network
@@ -114,7 +106,7 @@ fn update_network(ctx: &Ctx<'_>) -> Result<Reply> {
         .str("delete")
         .map(|d| split_list(&d))
         .unwrap_or_default();
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     let now = ctx.now();
     ctx.with(|c| {
         c.network

@@ -413,13 +413,7 @@ fn cpu_flags_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let arch = ctx.params.str("arch").unwrap_or_else(|| "x86_64".into());
     if ctx.state.settings().version == PveVersion::V9_2 {
         let accel = ctx.params.str("accel").unwrap_or_else(|| "kvm".into());
-        let nodes = ctx.with(|c| {
-            c.nodes()
-                .members()
-                .iter()
-                .map(|n| n.name.clone())
-                .collect::<Vec<_>>()
-        });
+        let nodes = crate::api::qemu::cpu_models::member_names(ctx);
         return Ok(Value::Array(
             catalog::available_cpu_flags(&arch, &accel, true, &nodes)
                 .iter()

@@ -162,13 +162,7 @@ pub fn custom_in_cpu_index(ctx: &Ctx<'_>, arch: &str) -> Result<Vec<Value>> {
 fn cluster_cpu_flags(ctx: &Ctx<'_>) -> Result<Reply> {
     let arch = ctx.params.str("arch").unwrap_or_else(|| "x86_64".into());
     let accel = ctx.params.str("accel").unwrap_or_else(|| "kvm".into());
-    let nodes = ctx.with(|c| {
-        c.nodes()
-            .members()
-            .iter()
-            .map(|n| n.name.clone())
-            .collect::<Vec<_>>()
-    });
+    let nodes = member_names(ctx);
     Ok(Value::Array(
         catalog::available_cpu_flags(&arch, &accel, false, &nodes)
             .iter()
@@ -176,4 +170,9 @@ fn cluster_cpu_flags(ctx: &Ctx<'_>) -> Result<Reply> {
             .collect(),
     )
     .into())
+}
+
+/// The cluster's members by name, whose CPUs `supported-on` lists.
+pub fn member_names(ctx: &Ctx<'_>) -> Vec<String> {
+    ctx.with(|c| c.nodes().members().iter().map(|n| n.name.clone()).collect())
 }

@@ -10,8 +10,6 @@ pub mod node_status;
 pub mod view;
 pub mod vnet_firewall;
 
-use std::collections::BTreeMap;
-
 use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, delete, get, post, put};
@@ -62,21 +60,6 @@ pub fn routes() -> Vec<Route> {
         put("/cluster/sdn/dns/{dns}", update_dns),
         delete("/cluster/sdn/dns/{dns}", delete_dns),
     ]
-}
-
-/// The request's parameters as a map.
-fn params(ctx: &Ctx<'_>) -> BTreeMap<String, Value> {
-    ctx.params
-        .names()
-        .filter_map(|k| Some((k.to_string(), ctx.params.get(k)?.clone())))
-        .collect()
-}
-
-fn view(ctx: &Ctx<'_>) -> Result<View> {
-    Ok(View::of(
-        ctx.params.bool("running")?.unwrap_or(false),
-        ctx.params.bool("pending")?.unwrap_or(false),
-    ))
 }
 
 /// `check_any` on `path`, refusing with PVE's permission message.
@@ -173,7 +156,7 @@ fn rollback(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /cluster/sdn/zones`: the zones the caller may audit.
 fn zones_index(ctx: &Ctx<'_>) -> Result<Reply> {
-    let v = view(ctx)?;
+    let v = ctx.params.sdn_view()?;
     let kind = ctx.params.str("type");
     let items = ctx.with(|c| {
         listed(c, File::Zones, v, |id, e| {
@@ -192,14 +175,14 @@ fn read(ctx: &Ctx<'_>, f: File) -> Result<Reply> {
     let v = if matches!(f, File::Ipams | File::Dns) {
         View::Current
     } else {
-        view(ctx)?
+        ctx.params.sdn_view()?
     };
     let s = ctx.with(|c| c.sdn().read(f, &id, v))?;
     Ok(view::section(f, &id, &s.entry, s.digest.as_deref()).into())
 }
 
 fn create_zone(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| {
         let v = c.version();
         c.sdn_mut().create_zone(v, &p, &mut ctx.rq())
@@ -208,7 +191,7 @@ fn create_zone(ctx: &Ctx<'_>) -> Result<Reply> {
 }
 
 fn update_zone(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| {
         let v = c.version();
         c.sdn_mut().update_zone(v, &p, &mut ctx.rq())
@@ -217,7 +200,7 @@ fn update_zone(ctx: &Ctx<'_>) -> Result<Reply> {
 }
 
 fn delete_zone(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().delete_zone(&p))?;
     Ok(Value::Null.into())
 }
@@ -227,7 +210,7 @@ fn delete_zone(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /cluster/sdn/vnets`: the VNets the caller may audit on
 /// `/sdn/zones/<zone>/<vnet>`.
 fn vnets_index(ctx: &Ctx<'_>) -> Result<Reply> {
-    let v = view(ctx)?;
+    let v = ctx.params.sdn_view()?;
     let items = ctx.with(|c| {
         listed(c, File::Vnets, v, |id, e| {
             let zone = e.text_or_pending("zone").unwrap_or_default();
@@ -239,7 +222,7 @@ fn vnets_index(ctx: &Ctx<'_>) -> Result<Reply> {
 
 fn read_vnet(ctx: &Ctx<'_>) -> Result<Reply> {
     let id = ctx.param("vnet")?;
-    let v = view(ctx)?;
+    let v = ctx.params.sdn_view()?;
     let s = ctx.with(|c| {
         check_vnet_access(ctx, c, &id, &AUDIT)?;
         c.sdn().read(File::Vnets, &id, v)
@@ -248,14 +231,14 @@ fn read_vnet(ctx: &Ctx<'_>) -> Result<Reply> {
 }
 
 fn create_vnet(ctx: &Ctx<'_>) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().create_vnet(&p))?;
     Ok(Value::Null.into())
 }
 
 fn update_vnet(ctx: &Ctx<'_>) -> Result<Reply> {
     let id = ctx.param("vnet")?;
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| {
         check_vnet_access(ctx, c, &id, &["SDN.Allocate"])?;
         c.sdn_mut().update_vnet(&p)
@@ -265,7 +248,7 @@ fn update_vnet(ctx: &Ctx<'_>) -> Result<Reply> {
 
 fn delete_vnet(ctx: &Ctx<'_>) -> Result<Reply> {
     let id = ctx.param("vnet")?;
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| {
         check_vnet_access(ctx, c, &id, &["SDN.Allocate"])?;
         c.sdn_mut().delete_vnet(&p)
@@ -278,7 +261,7 @@ fn delete_vnet(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /cluster/sdn/vnets/{vnet}/subnets`: the VNet's subnets.
 fn subnets_index(ctx: &Ctx<'_>) -> Result<Reply> {
     let vnet = ctx.param("vnet")?;
-    let v = view(ctx)?;
+    let v = ctx.params.sdn_view()?;
     let items = ctx.with(|c| {
         check_vnet_access(ctx, c, &vnet, &AUDIT)?;
         Ok::<_, Error>(listed(c, File::Subnets, v, |_, e| {
@@ -291,7 +274,7 @@ fn subnets_index(ctx: &Ctx<'_>) -> Result<Reply> {
 fn read_subnet(ctx: &Ctx<'_>) -> Result<Reply> {
     let vnet = ctx.param("vnet")?;
     let id = ctx.param("subnet")?;
-    let v = view(ctx)?;
+    let v = ctx.params.sdn_view()?;
     let s = ctx.with(|c| {
         check_vnet_access(ctx, c, &vnet, &AUDIT)?;
         c.sdn().read(File::Subnets, &id, v)
@@ -307,7 +290,7 @@ fn subnet_call(
     f: fn(&mut Sdn, &crate::model::sdn::config::Params) -> Result<()>,
 ) -> Result<Reply> {
     let vnet = ctx.param("vnet")?;
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| {
         check_vnet_access(ctx, c, &vnet, &["SDN.Allocate"])?;
         f(c.sdn_mut(), &p)
@@ -362,7 +345,7 @@ fn plugin_index(ctx: &Ctx<'_>, f: File, area: &str) -> Result<Reply> {
     let v = if matches!(f, File::Ipams | File::Dns) {
         View::Current
     } else {
-        view(ctx)?
+        ctx.params.sdn_view()?
     };
     let kind = ctx.params.str("type");
     let items = ctx.with(|c| {
@@ -374,7 +357,7 @@ fn plugin_index(ctx: &Ctx<'_>, f: File, area: &str) -> Result<Reply> {
 }
 
 fn plugin_create(ctx: &Ctx<'_>, f: File) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| {
         let v = c.version();
         c.sdn_mut().create_plugin(v, f, &p)
@@ -383,7 +366,7 @@ fn plugin_create(ctx: &Ctx<'_>, f: File) -> Result<Reply> {
 }
 
 fn plugin_update(ctx: &Ctx<'_>, f: File) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| {
         let v = c.version();
         c.sdn_mut().update_plugin(v, f, &p)
@@ -392,7 +375,7 @@ fn plugin_update(ctx: &Ctx<'_>, f: File) -> Result<Reply> {
 }
 
 fn plugin_delete(ctx: &Ctx<'_>, f: File) -> Result<Reply> {
-    let p = params(ctx);
+    let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().delete_plugin(f, &p))?;
     Ok(Value::Null.into())
 }
