@@ -240,7 +240,7 @@ setup:
     let aliases = pve.get("/cluster/firewall/aliases", &root).await.data();
     assert_eq!(names(aliases), ["office"]);
 
-    let bad = "nodes: [{name: pve}]\nsetup:\n  - { method: PUT, path: /cluster/options, params: { keyboard: de } }\n";
+    let bad = "nodes: [{name: pve}]\nsetup:\n  - { method: PUT, path: /cluster/options, params: { next-id: 'lower=900,upper=800' } }\n";
     let Err(e) = builder()
         .scenario(Scenario::parse(bad, "bad.yaml").expect("reads"))
         .start()
@@ -249,8 +249,9 @@ setup:
         panic!("a failing setup call must stop the start");
     };
     assert!(
-        e.to_string()
-            .contains("setup: PUT /cluster/options: datacenter option 'keyboard'"),
+        e.to_string().contains(
+            "setup: PUT /cluster/options: lower (900) <= upper (800) boundary rule broken"
+        ),
         "{e}"
     );
 }
