@@ -528,7 +528,9 @@ fn dispatch(
     };
     let name = Some(endpoint.name.as_str());
     let mut rq = rq;
-    rq.set_mac_prefix(cluster.datacenter().mac_prefix());
+    if let Some(prefix) = cluster.datacenter().get("mac_prefix") {
+        rq.set_mac_prefix(prefix);
+    }
     let result = (|| {
         // 6. Permissions.
         let given = match &map {

@@ -106,7 +106,7 @@ impl Context {
         let prefix = self
             .mac_prefix
             .as_deref()
-            .unwrap_or("BC:24:11")
+            .unwrap_or(super::datacenter::PROXMOX_OUI)
             .to_uppercase();
         let rest = addr.get(prefix.len()..).unwrap_or_default();
         format!("{prefix}{rest}")

@@ -48,7 +48,7 @@ pub const NEXT_ID_DEFAULT: (u32, u32) = (NEXT_ID_LOWER, NEXT_ID_UPPER);
 
 /// `$PROXMOX_OUI`, which `parse_datacenter_config` answers as
 /// `mac_prefix` when the file sets none.
-const PROXMOX_OUI: &str = "BC:24:11";
+pub(crate) const PROXMOX_OUI: &str = "BC:24:11";
 
 /// The datacenter options that were set, as written to `datacenter.cfg`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -161,6 +161,20 @@ fn parse_option(version: PveVersion, key: &str, value: &str) -> Result<TagStyleP
         .collect())
 }
 
+/// `next-id`'s `lower` and `upper` in `options` (the defaults unless set).
+fn next_id_bounds(options: &BTreeMap<String, String>, version: PveVersion) -> (u32, u32) {
+    let parsed = options
+        .get("next-id")
+        .and_then(|s| parse_option(version, "next-id", s).ok())
+        .unwrap_or_default();
+    let bound = |key: &str, default: u32| match parsed.get(key) {
+        Some(Prop::Text(t)) => t.parse().unwrap_or(default),
+        _ => default,
+    };
+    let (lower, upper) = NEXT_ID_DEFAULT;
+    (bound("lower", lower), bound("upper", upper))
+}
+
 /// An option as `GET /cluster/options` answers it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OptionValue {
@@ -251,10 +265,7 @@ impl Datacenter {
         if next.get("crs").is_some_and(String::is_empty) {
             next.remove("crs");
         }
-        let probe = Self {
-            options: next.clone(),
-        };
-        let (lower, upper) = probe.next_id_bounds(version);
+        let (lower, upper) = next_id_bounds(&next, version);
         if lower > upper {
             return Err(Error::failed(format!(
                 "lower ({lower}) <= upper ({upper}) boundary rule broken"
@@ -330,25 +341,7 @@ impl Datacenter {
 
     /// `next-id`'s `lower` and `upper` (100 and 1000000 unless set).
     pub fn next_id_bounds(&self, version: PveVersion) -> (u32, u32) {
-        let parsed = self
-            .options
-            .get("next-id")
-            .and_then(|s| parse_option(version, "next-id", s).ok())
-            .unwrap_or_default();
-        let bound = |key: &str, default: u32| match parsed.get(key) {
-            Some(Prop::Text(t)) => t.parse().unwrap_or(default),
-            _ => default,
-        };
-        let (lower, upper) = NEXT_ID_DEFAULT;
-        (bound("lower", lower), bound("upper", upper))
-    }
-
-    /// The prefix of generated MAC addresses (`mac_prefix`, PVE's OUI
-    /// unless set).
-    pub fn mac_prefix(&self) -> &str {
-        self.options
-            .get("mac_prefix")
-            .map_or(PROXMOX_OUI, String::as_str)
+        next_id_bounds(&self.options, version)
     }
 
     /// The tag rules `registered-tags` and `user-tag-access` set.

@@ -90,11 +90,6 @@ fn with_file(value: &str, file: &str) -> String {
     }
 }
 
-fn random_mac(rq: &mut Context) -> String {
-    let b = rq.next_u64().to_le_bytes();
-    format!("BC:24:11:{:02X}:{:02X}:{:02X}", b[0], b[1], b[2])
-}
-
 impl BackupOps<'_> {
     /// The synchronous part of a restore: the archive must exist, an
     /// existing VMID needs `force` and no lock; the config is then locked
@@ -404,7 +399,7 @@ impl BackupOps<'_> {
                 .collect();
             for k in nets {
                 let v = config[&k].clone();
-                let mac = random_mac(&mut rq);
+                let mac = rq.random_mac();
                 let parts: Vec<String> = v
                     .split(',')
                     .map(|p| match p.split_once('=') {

@@ -159,11 +159,6 @@ fn object_format(version: PveVersion, key: &str) -> Option<&'static BTreeMap<Str
     }
 }
 
-/// A random MAC address with PVE's `BC:24:11` prefix.
-pub fn random_mac(rq: &mut Context) -> String {
-    rq.random_mac()
-}
-
 /// The canonical text of a config value as PVE writes it: booleans as
 /// `1`/`0`, tags sorted and unique, DNS lists space-separated, property
 /// strings printed in PVE's order; a network device gets `type=veth` and,
@@ -217,7 +212,7 @@ pub fn canonical(
         if let Some(rq) = rq
             && !parsed.contains_key("hwaddr")
         {
-            parsed.insert("hwaddr".into(), random_mac(rq));
+            parsed.insert("hwaddr".into(), rq.random_mac());
         }
     }
     Ok(propstring::print(format, &parsed))

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::VmOps;
 use super::{
     EffectResult, Error, QemuOp, Result, TaskEffect, Vm, Worker, drive_file, drive_is_cdrom,
-    drive_order, drive_with, is_disk, is_drive_key, lock_timeout, random_mac, uuid,
+    drive_order, drive_with, is_disk, is_drive_key, lock_timeout, uuid,
 };
 use crate::model::AuthId;
 use crate::model::Context;
@@ -236,7 +236,7 @@ impl VmOps<'_> {
                 ));
             }
             if opt.starts_with("net") && opt[3..].parse::<u32>().is_ok() {
-                let mac = random_mac(rq);
+                let mac = rq.random_mac();
                 conf.insert(
                     opt.clone(),
                     drive_with(version, opt, value, &[("macaddr", &mac)], &[]),

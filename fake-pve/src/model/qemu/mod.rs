@@ -51,7 +51,7 @@ pub use schema::{
 };
 use schema::{
     cloudinit_storage, drive_is_cdrom, drive_order, drive_with, is_cloudinit_option, is_disk,
-    is_windows, machine_version, new_disk, qemu_clone_bytes, random_mac, uuid,
+    is_windows, machine_version, new_disk, qemu_clone_bytes, uuid,
 };
 pub(crate) use schema::{default_key, running_machine};
 pub use {

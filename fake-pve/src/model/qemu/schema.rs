@@ -154,10 +154,6 @@ pub(super) fn cloudinit_storage(file: &str) -> Option<Option<&str>> {
     }
 }
 
-pub(super) fn random_mac(rq: &mut Context) -> String {
-    rq.random_mac()
-}
-
 pub(super) fn uuid(rq: &mut Context) -> String {
     rq.uuid_v4()
 }
@@ -250,7 +246,7 @@ fn canonical_inner(
         if let Some(rq) = rq
             && !parsed.contains_key("macaddr")
         {
-            parsed.insert("macaddr".into(), random_mac(rq));
+            parsed.insert("macaddr".into(), rq.random_mac());
         }
         return Ok(propstring::print(format, &parsed));
     }

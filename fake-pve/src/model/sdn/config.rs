@@ -228,7 +228,7 @@ impl Sdn {
                     )));
                 }
                 if !zone.contains_key("mac") {
-                    let mac = crate::model::lxc::schema::random_mac(rq);
+                    let mac = rq.random_mac();
                     if let Some(z) = zones.get_mut(id) {
                         z.insert("mac".into(), Value::from(mac));
                     }
