@@ -106,7 +106,10 @@ says and validates parameters as PVE does. Levels:\n\n\
 - **index (from the schema)**: a directory listing, answered with the children the schema names.\n\
 - **empty list (fresh install)**: a collection that is empty on a fresh install and that fake-pve cannot fill yet.\n\
 - **handler's checks only**: the checks PVE's handler makes itself (permissions on the guests or volumes it names) are made, then the call is answered with 501 `Method '... ' is not emulated by fake-pve`.\n\
-- **validation only**: the call is checked, then answered with 501 `Method '... ' is not emulated by fake-pve`.\n",
+- **validation only**: the call is checked, then answered with 501 `Method '... ' is not emulated by fake-pve`.\n\n\
+Limits of what behaviour means:\n\n\
+- **SPICE**: `spiceproxy` and `spiceshell` answer the remote-viewer settings PVE gives (in the `json` and `spiceconfig` formats), with their ticket, port and `spiceterm` task; the SPICE protocol itself is not spoken: a SPICE client that connects gets no display.\n\
+- **VNC and terminal proxies**: `vncproxy`, `termproxy` and `vncshell` answer as PVE does and hold their port for their task, and `vncwebsocket` checks the ticket as PVE does; the websocket upgrade itself (the RFB and termproxy protocols behind it) is not served yet, so each proxy's task ends as an unused one does (`connection timed out`, termproxy's exit code 1).\n",
     );
     for version in PveVersion::ALL.into_iter().rev() {
         let s = spec(version);

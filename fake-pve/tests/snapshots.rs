@@ -645,6 +645,21 @@ const CASES: &[Case] = &[
         "/nodes/pve1/qemu/100/agent/network-get-interfaces",
     ),
     case(
+        "get_nodes_node_qemu_vmid_vncwebsocket",
+        "/nodes/{node}/qemu/{vmid}/vncwebsocket",
+        "/nodes/pve1/qemu/100/vncwebsocket?port=5901&vncticket={vnc_vm}",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_vncwebsocket",
+        "/nodes/{node}/lxc/{vmid}/vncwebsocket",
+        "/nodes/pve1/lxc/200/vncwebsocket?port=5902&vncticket={vnc_ct}",
+    ),
+    case(
+        "get_nodes_node_vncwebsocket",
+        "/nodes/{node}/vncwebsocket",
+        "/nodes/pve2/vncwebsocket?port=5900&vncticket={vnc_node}",
+    ),
+    case(
         "get_nodes_node_qemu_vmid_agent_exec_status",
         "/nodes/{node}/qemu/{vmid}/agent/exec-status",
         "/nodes/pve1/qemu/100/agent/exec-status?pid={pid}",
@@ -2017,7 +2032,19 @@ impl World {
         self.services();
         self.sdn_firewall();
         let tfa = self.realms_and_tfa();
+        // VNC tickets as the proxy calls make them (signed with the
+        // server's key, good for 40 seconds: the GETs follow at once).
+        let vnc = |path: &str, port: u16| {
+            enc(&self.state.keys().short_ticket(
+                "PVEVNC",
+                &format!("root@pam:{path}:{port}"),
+                self.state.clock().now(),
+            ))
+        };
         vec![
+            ("{vnc_vm}", vnc("/vms/100", 5901)),
+            ("{vnc_ct}", vnc("/vms/200", 5902)),
+            ("{vnc_node}", vnc("/nodes/pve2", 5900)),
             ("{tfa}", tfa),
             ("{create}", create),
             ("{failed}", failed),

@@ -9,6 +9,7 @@ pub mod backup;
 pub mod cluster;
 pub mod clusterconfig;
 pub mod clusterlog;
+pub mod console;
 pub mod cpu_models;
 pub mod firewall;
 pub mod ha;

@@ -15,6 +15,8 @@ use crate::model::{Error, ErrorKind};
 
 /// The content type of every JSON answer, byte for byte as PVE sends it.
 pub const JSON_CONTENT_TYPE: &str = "application/json;charset=UTF-8";
+/// The content type of the `spiceconfig` format.
+pub const SPICE_CONTENT_TYPE: &str = "application/x-virt-viewer;charset=UTF-8";
 
 /// An answer with PVE's headers (and `content_type`, if any) around
 /// `body`. The names and values are typed already and the headers are
@@ -123,6 +125,10 @@ pub fn raw_json(body: &Value) -> Response<Full<Bytes>> {
 
 /// The success answer.
 pub fn success(format: Format, reply: Reply) -> Response<Full<Bytes>> {
+    if format == Format::SpiceConfig {
+        let text = super::console::view::spiceconfig(&reply.data).unwrap_or_default();
+        return answer(200, "", Some(SPICE_CONTENT_TYPE), Bytes::from(text));
+    }
     // The envelope is written around the data (`{"data":...,"total":n,
     // <attribs>,"success":1}`) instead of moving it into a new value.
     // Writing a `Value` into a `Vec` cannot fail.
@@ -196,6 +202,10 @@ pub fn failure_status(
     } else {
         format!("{msg}\n")
     };
+    if format == Format::SpiceConfig {
+        // No data, no file: the status line says why.
+        return answer(code, msg.trim_end(), Some(SPICE_CONTENT_TYPE), Bytes::new());
+    }
     let mut body = json!({ "data": null, "message": msg });
     if let Some(errs) = errors {
         body["errors"] = json!(errs);

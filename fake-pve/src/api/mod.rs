@@ -13,6 +13,7 @@ pub mod backup;
 pub mod cluster;
 pub mod clusterconfig;
 pub mod clusterlog;
+pub mod console;
 mod envelope;
 mod fallback;
 pub mod firewall;
@@ -344,6 +345,7 @@ impl Default for Router {
         routes.extend(replication::routes());
         routes.extend(metrics::routes());
         routes.extend(clusterlog::routes());
+        routes.extend(console::routes());
         routes.extend(clusterconfig::routes());
         // A node's own settings, services, subscription and logs.
         routes.extend(node_services::routes());
@@ -396,6 +398,9 @@ pub enum Format {
     Json,
     /// `/api2/extjs`: the ExtJS form with `success`.
     Extjs,
+    /// `/api2/spiceconfig`: a remote-viewer file (`[virt-viewer]` and a
+    /// `key=value` line per setting of the data).
+    SpiceConfig,
 }
 
 /// The calls PVE answers without authentication (pve-manager

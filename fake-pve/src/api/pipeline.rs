@@ -316,10 +316,10 @@ fn core(
     who: Option<AuthId>,
     rq: Context,
 ) -> Step {
-    let format = if parsed.format.as_deref() == Some("extjs") {
-        Format::Extjs
-    } else {
-        Format::Json
+    let format = match parsed.format.as_deref() {
+        Some("extjs") => Format::Extjs,
+        Some("spiceconfig") => Format::SpiceConfig,
+        _ => Format::Json,
     };
     let method = Method::from_bytes(parsed.method.as_bytes()).unwrap_or(Method::GET);
     // 3. Fault rules.
@@ -379,7 +379,7 @@ fn body(
 ) -> std::result::Result<BTreeMap<String, Option<Value>>, (u16, String)> {
     match split {
         None => return Err((501, "no such uri".into())),
-        Some(("json" | "extjs", _)) => {}
+        Some(("json" | "extjs" | "spiceconfig", _)) => {}
         Some((other, _)) => {
             return Err((501, format!("no formatter for uri {rel}, {other}")));
         }

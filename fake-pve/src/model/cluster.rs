@@ -104,6 +104,9 @@ pub struct Cluster {
     /// The cluster log's own entries (logins); not part of a saved
     /// world.
     pub(crate) clusterlog: super::clusterlog::ClusterLog,
+    /// The console proxies waiting for their connection; not part of a
+    /// saved world (their tasks end with the process).
+    pub(crate) consoles: super::console::Consoles,
     /// What `POST /cluster/config` wrote into `corosync.conf`.
     pub(crate) corosync: super::corosync::Corosync,
     /// Each node's own files (config, DNS, hosts, time zone), services,
@@ -303,6 +306,7 @@ impl From<ClusterDoc> for Cluster {
             // pmxcfs keeps its log in memory: a saved world starts
             // without the logins (the journal does not replay them).
             clusterlog: Default::default(),
+            consoles: Default::default(),
             corosync: d.corosync,
             node_services: d.node_services,
             cpu_models: d.cpu_models,

@@ -11,6 +11,7 @@ pub mod chunked;
 pub mod cluster;
 pub mod clusterlog;
 pub mod conf_value;
+pub mod console;
 pub mod context;
 pub mod corosync;
 pub mod datacenter;

@@ -63,6 +63,17 @@ fn task_path(upid: &Upid, tail: &str) -> String {
     )
 }
 
+#[when("I remember the answer's task")]
+fn remember_answer_task(w: &mut PveWorld) {
+    let o = w.last();
+    assert!(o.ok(), "{o:?}");
+    let u = o.data["upid"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}: no upid in {}", o.request, o.data));
+    let upid: Upid = u.parse().unwrap_or_else(|e| panic!("{u}: {e}"));
+    w.upids.push(upid);
+}
+
 #[when("I read the task status")]
 async fn read_task_status(w: &mut PveWorld) {
     let path = task_path(w.last_upid(), "/status");

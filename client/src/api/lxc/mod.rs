@@ -58,6 +58,7 @@ macro_rules! and_wait {
 mod appliance;
 mod clone;
 mod config;
+mod console;
 mod migrate;
 mod power;
 mod snapshot;

@@ -52,6 +52,7 @@ macro_rules! and_wait {
 mod clone;
 mod cloudinit;
 mod config;
+mod console;
 mod disk;
 mod migrate;
 mod power;

@@ -177,6 +177,56 @@ impl Keys {
         Some((userid.to_string(), time))
     }
 
+    /// A short-lived ticket (pve-access-control's VNC and tunnel tickets):
+    /// `<prefix>:<8 hex digits of its time>::<signature>`, signed with
+    /// `secret_data` (`<user>:<path>[:<port>]`) as additional data, so that
+    /// it names neither the user nor the path it is good for.
+    pub fn short_ticket(&self, prefix: &str, secret_data: &str, time: i64) -> String {
+        let plain = format!("{prefix}:{time:08X}");
+        let sig = STANDARD.encode(Self::mac(&self.ticket, &format!("{plain}:{secret_data}")));
+        format!("{plain}::{sig}")
+    }
+
+    /// Whether `ticket` is a [`Keys::short_ticket`] of `prefix` signed for
+    /// `secret_data` and of an age between -20 and 40 seconds at `now`,
+    /// both excluded (`verify_rsa_ticket` with PVE's short-lived bounds).
+    pub fn verify_short_ticket(
+        &self,
+        prefix: &str,
+        ticket: &str,
+        secret_data: &str,
+        now: i64,
+    ) -> bool {
+        let Some((plain, sig)) = ticket.split_once("::") else {
+            return false;
+        };
+        let Some(stamp) = plain.strip_prefix(prefix).and_then(|r| r.strip_prefix(':')) else {
+            return false;
+        };
+        if stamp.len() != 8
+            || !stamp
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
+        {
+            return false;
+        }
+        let Ok(time) = i64::from_str_radix(stamp, 16) else {
+            return false;
+        };
+        let want = STANDARD.encode(Self::mac(&self.ticket, &format!("{plain}:{secret_data}")));
+        let age = now - time;
+        constant_eq(want.as_bytes(), sig.as_bytes()) && age > -20 && age < 40
+    }
+
+    /// The signature of a SPICE proxy ticket's plain part
+    /// (`pvespiceproxy:<time>:<vmid>:<node>[:<port>]`): 40 lower-case hex
+    /// digits, made with the CSRF key as PVE makes it with its CSRF
+    /// secret.
+    pub fn spice_signature(&self, plain: &str) -> String {
+        let mac = Self::mac(&self.csrf, plain);
+        hex::encode(&mac[..20])
+    }
+
     /// The CSRF prevention token for `userid` made at `time`.
     pub fn csrf(&self, userid: &str, time: i64) -> String {
         let stamp = format!("{time:08X}");
@@ -284,6 +334,39 @@ mod tests {
         assert!(Keys::random().verify_ticket(&t, 1_000_000).is_none());
         let forged = t.replace("root@pam", "root@pve");
         assert!(k.verify_ticket(&forged, 1_000_000).is_none());
+    }
+
+    #[rstest::rstest]
+    #[case(0, true)]
+    #[case(39, true)]
+    #[case(40, false)]
+    #[case(-19, true)]
+    #[case(-20, false)]
+    fn short_tickets_live_under_forty_seconds(#[case] age: i64, #[case] valid: bool) {
+        let k = Keys::random();
+        let t = k.short_ticket("PVEVNC", "root@pam:/vms/100:5900", 1_000_000);
+        assert!(t.starts_with("PVEVNC:000F4240::"), "{t}");
+        assert_eq!(
+            k.verify_short_ticket("PVEVNC", &t, "root@pam:/vms/100:5900", 1_000_000 + age),
+            valid
+        );
+    }
+
+    #[rstest::rstest]
+    #[case("PVEVNC", "alice@pve:/vms/100:5900")]
+    #[case("PVEVNC", "root@pam:/vms/101:5900")]
+    #[case("PVEVNC", "root@pam:/vms/100:5901")]
+    #[case("PVETUNNEL", "root@pam:/vms/100:5900")]
+    fn short_tickets_hold_for_their_user_path_and_port(#[case] prefix: &str, #[case] data: &str) {
+        let k = Keys::random();
+        let t = k.short_ticket("PVEVNC", "root@pam:/vms/100:5900", 1_000_000);
+        assert!(!k.verify_short_ticket(prefix, &t, data, 1_000_000));
+        assert!(!Keys::random().verify_short_ticket(
+            "PVEVNC",
+            &t,
+            "root@pam:/vms/100:5900",
+            1_000_000
+        ));
     }
 
     #[test]
