@@ -235,6 +235,16 @@ impl Ceph {
         self.created_ms.get_or_insert(ms);
         if !self.mons.is_empty() {
             self.db_set("mon", "auth_allow_insecure_global_id_reclaim", "false");
+            if let Some(conf) = self.conf.as_mut() {
+                conf.set(
+                    "client.crash",
+                    "keyring",
+                    "/etc/pve/ceph/$cluster.$name.keyring",
+                );
+            }
+            if self.log.is_empty() {
+                self.log_leader(ms);
+            }
         }
     }
 
@@ -416,7 +426,15 @@ impl Ceph {
                         conf.set("global", "mon_host", kept.join(" "));
                     }
                 }
-                self.log_line(ms, "mon", "INF", format!("mon.{id} removed from monmap"));
+                self.log_line(
+                    ms,
+                    &format!(
+                        "mon.{}",
+                        self.quorum_names().first().cloned().unwrap_or_default()
+                    ),
+                    "INF",
+                    format!("mon.{id} removed from monmap"),
+                );
                 Ok(())
             }
             CephOp::CreateMgr { id } => self.create_mgr(node, id, out),
@@ -523,15 +541,7 @@ impl Ceph {
         self.declare(DaemonKind::Mon, id, node, addr, true)
             .map_err(Error::failed)?;
         self.link(node);
-        self.log_line(
-            ms,
-            &format!("mon.{id}"),
-            "INF",
-            format!(
-                "mon.{id} is new leader, mons {} in quorum",
-                self.quorum_names().join(",")
-            ),
-        );
+        self.log_leader(ms);
         if first {
             self.created_ms.get_or_insert(ms);
             out.push(
@@ -568,6 +578,21 @@ impl Ceph {
         self.declare(DaemonKind::Mgr, id, node, "", true)
             .map_err(Error::failed)?;
         Ok(())
+    }
+
+    /// Logs the quorum's leader (the first in quorum) as the monitors do
+    /// after an election.
+    pub fn log_leader(&mut self, ms: i64) {
+        let names = self.quorum_names();
+        let ranks: Vec<String> = self.quorum().iter().map(ToString::to_string).collect();
+        if let Some(leader) = names.first() {
+            let text = format!(
+                "mon.{leader} is new leader, mons {} in quorum (ranks {})",
+                names.join(","),
+                ranks.join(",")
+            );
+            self.log_line(ms, &format!("mon.{leader}"), "INF", text);
+        }
     }
 
     /// The names of the monitors in quorum.
