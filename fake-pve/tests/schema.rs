@@ -145,15 +145,19 @@ async fn releases_differ_where_the_schemas_do() {
 async fn honest_answers_without_behaviour() {
     let pve = start_with(builder()).await;
     let root = pve.root().await;
+    pve.get("/cluster/jobs/schedule-analyze?schedule=daily", &root)
+        .await
+        .assert_error(
+            501,
+            "Method 'GET /api2/json/cluster/jobs/schedule-analyze' is not emulated by fake-pve",
+        );
+    // A call whose handler's checks are made first: a node without Ceph.
     pve.get(
         "/nodes/pve/ceph/cmd-safety?service=osd&id=0&action=stop",
         &root,
     )
     .await
-    .assert_error(
-        501,
-        "Method 'GET /api2/json/nodes/pve/ceph/cmd-safety' is not emulated by fake-pve",
-    );
+    .assert_error(500, "binary not installed: /usr/bin/ceph-mon\n");
     // Directory indexes come from the schema's tree.
     let cluster = pve.get("/cluster", &root).await.data();
     assert!(

@@ -119,6 +119,14 @@ vms:
     # created half an hour before the clock's start: its rrddata has no
     # values for the points before
     config: { cores: 2, memory: 2048, template: 1, scsi0: 'local-lvm:base-9000-disk-0,size=8G', meta: 'creation-qemu=9.2.0,ctime=1789998200' }
+ceph:
+  release: squid
+  nodes: [pve1, pve2]
+  network: 192.0.2.0/24
+  mons: [pve1, pve2]
+  mgrs: [pve1, pve2]
+  mdss: [pve1]
+  flags: [noout]
 cpu_models:
   custom-fast: { reported-model: Skylake-Server, flags: +aes;+avx2, hidden: false }
   quiet: { reported-model: EPYC-Genoa, hv-vendor-id: AuthenticAMD, phys-bits: host, level: 30 }
@@ -188,6 +196,95 @@ const CASES: &[Case] = &[
         "get_cluster_qemu_custom_cpu_models_cputype",
         "/cluster/qemu/custom-cpu-models/{cputype}",
         "/cluster/qemu/custom-cpu-models/custom-quiet",
+    ),
+    // Ceph
+    case(
+        "get_cluster_ceph_status",
+        "/cluster/ceph/status",
+        "/cluster/ceph/status",
+    ),
+    // Before 9.2 the schema describes this answer wrongly (members
+    // named `{id}` and `{node}`; the monitors' `host`, `service` and
+    // `direxists` with swapped types): 9.2 corrected it.
+    case_of(
+        PveVersion::V9_2,
+        "get_cluster_ceph_metadata",
+        "/cluster/ceph/metadata",
+        "/cluster/ceph/metadata",
+    ),
+    case(
+        "get_cluster_ceph_flags",
+        "/cluster/ceph/flags",
+        "/cluster/ceph/flags",
+    ),
+    case(
+        "get_cluster_ceph_flags_flag",
+        "/cluster/ceph/flags/{flag}",
+        "/cluster/ceph/flags/noout",
+    ),
+    case(
+        "get_cluster_ceph_health_mute",
+        "/cluster/ceph/health-mute",
+        "/cluster/ceph/health-mute",
+    ),
+    case(
+        "get_nodes_node_ceph_releases",
+        "/nodes/{node}/ceph/releases",
+        "/nodes/pve1/ceph/releases",
+    ),
+    case(
+        "get_nodes_node_ceph_status",
+        "/nodes/{node}/ceph/status",
+        "/nodes/pve1/ceph/status",
+    ),
+    case(
+        "get_nodes_node_ceph_crush",
+        "/nodes/{node}/ceph/crush",
+        "/nodes/pve1/ceph/crush",
+    ),
+    case(
+        "get_nodes_node_ceph_log",
+        "/nodes/{node}/ceph/log",
+        "/nodes/pve1/ceph/log",
+    ),
+    case(
+        "get_nodes_node_ceph_rules",
+        "/nodes/{node}/ceph/rules",
+        "/nodes/pve1/ceph/rules",
+    ),
+    case(
+        "get_nodes_node_ceph_cfg_raw",
+        "/nodes/{node}/ceph/cfg/raw",
+        "/nodes/pve1/ceph/cfg/raw",
+    ),
+    case(
+        "get_nodes_node_ceph_cfg_db",
+        "/nodes/{node}/ceph/cfg/db",
+        "/nodes/pve1/ceph/cfg/db",
+    ),
+    case(
+        "get_nodes_node_ceph_cfg_value",
+        "/nodes/{node}/ceph/cfg/value",
+        "/nodes/pve1/ceph/cfg/value?config-keys=global:public_network;mon:auth_allow_insecure_global_id_reclaim;global:osd-pool-default-size",
+    ),
+    // Before 9.2 the schema describes this answer wrongly (members
+    // named `{id}` and `{node}`; the monitors' `host`, `service` and
+    // `direxists` with swapped types): 9.2 corrected it.
+    case_of(
+        PveVersion::V9_2,
+        "get_nodes_node_ceph_mon",
+        "/nodes/{node}/ceph/mon",
+        "/nodes/pve1/ceph/mon",
+    ),
+    case(
+        "get_nodes_node_ceph_mgr",
+        "/nodes/{node}/ceph/mgr",
+        "/nodes/pve1/ceph/mgr",
+    ),
+    case(
+        "get_nodes_node_ceph_mds",
+        "/nodes/{node}/ceph/mds",
+        "/nodes/pve1/ceph/mds",
     ),
     // access
     case("get_access_domains", "/access/domains", "/access/domains"),

@@ -10,6 +10,7 @@ pub mod access;
 pub mod agent;
 pub mod auth;
 pub mod backup;
+pub mod ceph;
 pub mod cluster;
 pub mod clusterconfig;
 pub mod clusterlog;
@@ -349,6 +350,8 @@ impl Default for Router {
         routes.extend(clusterconfig::routes());
         // A node's own settings, services, subscription and logs.
         routes.extend(node_services::routes());
+        // Ceph: the checks of every call, daemons, status, flags.
+        routes.extend(ceph::routes());
         Self::new(routes)
     }
 }

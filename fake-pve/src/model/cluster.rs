@@ -114,6 +114,8 @@ pub struct Cluster {
     pub(crate) node_services: super::node_services::NodeServices,
     /// `virtual-guest/cpu-models.conf`: the custom CPU models.
     pub(crate) cpu_models: super::qemu::cpu_models::CpuModels,
+    /// Ceph: packages, `ceph.conf`, daemons, flags.
+    pub(crate) ceph: super::ceph::Ceph,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -199,6 +201,9 @@ pub struct ClusterDoc {
         skip_serializing_if = "super::qemu::cpu_models::CpuModels::is_empty"
     )]
     pub cpu_models: super::qemu::cpu_models::CpuModels,
+    /// Ceph.
+    #[serde(default, skip_serializing_if = "super::ceph::Ceph::is_empty")]
+    pub ceph: super::ceph::Ceph,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -241,6 +246,8 @@ struct ClusterDocRef<'a> {
     node_services: &'a super::node_services::NodeServices,
     #[serde(skip_serializing_if = "super::qemu::cpu_models::CpuModels::is_empty")]
     cpu_models: &'a super::qemu::cpu_models::CpuModels,
+    #[serde(skip_serializing_if = "super::ceph::Ceph::is_empty")]
+    ceph: &'a super::ceph::Ceph,
 }
 
 impl Serialize for Cluster {
@@ -273,6 +280,7 @@ impl Serialize for Cluster {
             corosync: &self.corosync,
             node_services: &self.node_services,
             cpu_models: &self.cpu_models,
+            ceph: &self.ceph,
         }
         .serialize(s)
     }
@@ -310,6 +318,7 @@ impl From<ClusterDoc> for Cluster {
             corosync: d.corosync,
             node_services: d.node_services,
             cpu_models: d.cpu_models,
+            ceph: d.ceph,
         }
     }
 }
@@ -393,6 +402,16 @@ impl Cluster {
     /// The custom CPU models (`cpu-models.conf`).
     pub fn cpu_models(&self) -> &super::qemu::cpu_models::CpuModels {
         &self.cpu_models
+    }
+
+    /// Ceph.
+    pub fn ceph(&self) -> &super::ceph::Ceph {
+        &self.ceph
+    }
+
+    /// Ceph, to change it.
+    pub fn ceph_mut(&mut self) -> &mut super::ceph::Ceph {
+        &mut self.ceph
     }
 
     /// The custom CPU models, to change.
@@ -770,6 +789,7 @@ impl Cluster {
                 options,
                 dry_run,
             } => self.access.run_realm_sync(&realm, &options, dry_run),
+            TaskEffect::Ceph { node, op } => self.ceph.apply(&node, &op, end_ms),
         }
     }
 

@@ -164,6 +164,14 @@ pub enum TaskEffect {
         /// Log only, write nothing.
         dry_run: bool,
     },
+    /// What a Ceph task does (monitors, managers, metadata servers,
+    /// services, flags).
+    Ceph {
+        /// The node it runs on.
+        node: String,
+        /// The operation.
+        op: super::ceph::daemons::CephOp,
+    },
     /// Adds or removes a storage volume (upload, download, copy, delete):
     /// on PVE the file appears or goes when the worker gets there.
     Volume {

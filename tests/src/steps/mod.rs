@@ -12,6 +12,7 @@ pub mod access;
 pub mod agent;
 pub mod auth;
 pub mod backup;
+pub mod ceph;
 pub mod clone;
 pub mod cloudinit;
 pub mod cluster;

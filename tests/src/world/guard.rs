@@ -87,6 +87,9 @@ impl PveWorld {
                     refuse("another user's password");
                 }
             }
+            ["nodes", _, "ceph", ..] | ["cluster", "ceph", ..] => {
+                refuse("Ceph is the cluster's storage: its writes are for fake-pve only");
+            }
             ["nodes", node, rest @ ..] => {
                 if *node != self.target().node {
                     refuse("not the test node");

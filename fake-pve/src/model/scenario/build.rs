@@ -226,6 +226,7 @@ impl Scenario {
             corosync: Default::default(),
             node_services: Default::default(),
             cpu_models: Default::default(),
+            ceph: Default::default(),
         });
         // datacenter.cfg holds the tag rules the access model enforces.
         let rules = cluster.access.tag_access().clone();
@@ -254,6 +255,7 @@ impl Scenario {
         crate::model::qemu::adopt_seed_vms(&mut cluster.guests, &mut cluster.storage, now);
         crate::model::lxc::status::adopt_seed_cts(&mut cluster.guests, &mut cluster.storage, now);
         self.build_node_services(&mut cluster, now)?;
+        self.build_ceph(&mut cluster, now, 0x63_65_70_68)?;
         Ok(cluster)
     }
 

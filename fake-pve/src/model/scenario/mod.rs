@@ -40,6 +40,7 @@ use super::size::parse_size;
 
 mod access;
 mod build;
+pub mod ceph;
 pub mod nesting;
 
 /// A parsed scenario file.
@@ -98,6 +99,10 @@ pub struct Scenario {
     /// `phys-bits`, `guest-phys-bits`, `level`.
     #[serde(default)]
     pub cpu_models: BTreeMap<String, super::qemu::cpu_models::CpuModel>,
+    /// Ceph: the release installed, initialisation, daemons, flags (see
+    /// `scenario::ceph`).
+    #[serde(default)]
+    pub ceph: Option<ceph::CephSpec>,
     /// API calls run as root@pam once the world is built, in order (and
     /// again on a reset): what the fields above do not describe yet
     /// (firewall, SDN, HA, jobs, network interfaces, datacenter options),

@@ -372,3 +372,45 @@ fn node_fingerprints(#[case] fp: &str, #[case] ok: bool) {
         Some(good)
     );
 }
+
+/// A scenario declares Ceph installed, initialised, with daemons and
+/// flags; a bad release or flag names itself.
+#[rstest]
+#[case("ceph: {release: squid}\n", Ok((false, 0, 0)))]
+#[case(
+    "ceph: {release: reef, network: 127.0.0.0/8, mons: [a, {id: m2, node: b, running: false}], mgrs: [a], flags: [noout]}\n",
+    Ok((true, 2, 1))
+)]
+#[case("ceph: {release: pacific}\n", Err("unknown release 'pacific'"))]
+#[case(
+    "ceph: {release: squid, flags: [nosuch]}\n",
+    Err("unknown flag 'nosuch'")
+)]
+#[case("ceph: {release: squid, mons: [zz]}\n", Err("unknown node 'zz'"))]
+fn scenarios_declare_ceph(
+    #[case] ceph: &str,
+    #[case] want: std::result::Result<(bool, usize, usize), &str>,
+) {
+    let text = format!("cluster: c\nnodes:\n  - {{name: a}}\n  - {{name: b}}\n{ceph}");
+    let built =
+        Scenario::parse(&text, "t").and_then(|s| s.build(PveVersion::V9_2, "pw", 1_700_000_000));
+    match (built, want) {
+        (Ok(c), Ok((inited, mons, mgrs))) => {
+            let ceph = c.ceph();
+            assert!(
+                ceph.check_installed("b", crate::model::ceph::Binary::Ceph)
+                    .is_ok()
+            );
+            assert_eq!(ceph.check_inited("a").is_ok(), inited);
+            assert_eq!((ceph.mons().len(), ceph.mgrs().len()), (mons, mgrs));
+            if inited {
+                assert!(ceph.flag("noout"));
+                // One of two monitors runs: no quorum.
+                assert!(ceph.quorum_names().is_empty());
+                assert_eq!(ceph.mons()[1].id, "m2");
+            }
+        }
+        (Err(e), Err(msg)) => assert!(e.to_string().contains(msg), "{e}"),
+        (got, want) => panic!("{:?} vs {want:?}", got.map(|_| ())),
+    }
+}
