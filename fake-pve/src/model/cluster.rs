@@ -111,6 +111,12 @@ pub struct Cluster {
     pub(crate) node_services: super::node_services::NodeServices,
     /// `virtual-guest/cpu-models.conf`: the custom CPU models.
     pub(crate) cpu_models: super::qemu::cpu_models::CpuModels,
+    /// ACME accounts and challenge plugins (`/etc/pve/priv/acme/`).
+    pub(crate) acme: super::acme::Acme,
+    /// The certificate the local node's pveproxy serves from its next
+    /// restart, set when a task restarted it (`Some(None)`: its own
+    /// again); taken by the listener. Not part of a saved world.
+    pub(crate) pveproxy_restart: Option<Option<super::node_hw::CustomCert>>,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -196,6 +202,9 @@ pub struct ClusterDoc {
         skip_serializing_if = "super::qemu::cpu_models::CpuModels::is_empty"
     )]
     pub cpu_models: super::qemu::cpu_models::CpuModels,
+    /// ACME accounts and challenge plugins.
+    #[serde(default, skip_serializing_if = "super::acme::Acme::is_empty")]
+    pub acme: super::acme::Acme,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -238,6 +247,8 @@ struct ClusterDocRef<'a> {
     node_services: &'a super::node_services::NodeServices,
     #[serde(skip_serializing_if = "super::qemu::cpu_models::CpuModels::is_empty")]
     cpu_models: &'a super::qemu::cpu_models::CpuModels,
+    #[serde(skip_serializing_if = "super::acme::Acme::is_empty")]
+    acme: &'a super::acme::Acme,
 }
 
 impl Serialize for Cluster {
@@ -270,6 +281,7 @@ impl Serialize for Cluster {
             corosync: &self.corosync,
             node_services: &self.node_services,
             cpu_models: &self.cpu_models,
+            acme: &self.acme,
         }
         .serialize(s)
     }
@@ -306,6 +318,8 @@ impl From<ClusterDoc> for Cluster {
             corosync: d.corosync,
             node_services: d.node_services,
             cpu_models: d.cpu_models,
+            acme: d.acme,
+            pveproxy_restart: None,
         }
     }
 }
@@ -394,6 +408,22 @@ impl Cluster {
     /// The custom CPU models, to change.
     pub fn cpu_models_mut(&mut self) -> &mut super::qemu::cpu_models::CpuModels {
         &mut self.cpu_models
+    }
+
+    /// ACME accounts and challenge plugins.
+    pub fn acme(&self) -> &super::acme::Acme {
+        &self.acme
+    }
+
+    /// ACME accounts and challenge plugins, to change.
+    pub fn acme_mut(&mut self) -> &mut super::acme::Acme {
+        &mut self.acme
+    }
+
+    /// The certificate pveproxy serves since a task restarted it, once
+    /// (`Some(None)`: the node's own).
+    pub fn take_pveproxy_restart(&mut self) -> Option<Option<super::node_hw::CustomCert>> {
+        self.pveproxy_restart.take()
     }
 
     /// Every node's hardware.
@@ -766,6 +796,17 @@ impl Cluster {
                 options,
                 dry_run,
             } => self.access.run_realm_sync(&realm, &options, dry_run),
+            TaskEffect::Acme(op) => {
+                self.acme.apply(op);
+                Ok(Vec::new())
+            }
+            TaskEffect::NodeCert { node, cert } => {
+                self.hardware.node_mut(&node).set_custom_cert(cert.clone());
+                if node == self.nodes.local() {
+                    self.pveproxy_restart = Some(cert);
+                }
+                Ok(Vec::new())
+            }
         }
     }
 
