@@ -165,6 +165,7 @@ pub fn issue(staging: bool, domains: &[String], now: i64) -> Result<Issued, Stri
 ///
 /// # Errors
 /// When the hierarchy cannot be made.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub fn intermediate(staging: bool, now: i64) -> Result<String, String> {
     hierarchy(staging, now).map(|h| h.intermediate.cert.clone())
 }

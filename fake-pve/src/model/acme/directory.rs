@@ -52,14 +52,6 @@ impl Ca {
         self == Ca::Staging
     }
 
-    /// The directory's URL.
-    pub fn url(self) -> &'static str {
-        match self {
-            Ca::Production => LE_V2,
-            Ca::Staging => LE_STAGING,
-        }
-    }
-
     fn base(self) -> &'static str {
         match self {
             Ca::Production => "https://acme-v02.api.letsencrypt.org",
