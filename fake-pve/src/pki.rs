@@ -192,7 +192,7 @@ fn keep(dir: &Path, cert: &str, key: &str, issued: &Issued) -> Result<(), String
 
 /// An RSA key of `bits` bits, PEM: the process's `slot`th of that size,
 /// made on first use.
-fn rsa_key(bits: usize, slot: usize) -> Result<String, String> {
+pub(crate) fn rsa_key(bits: usize, slot: usize) -> Result<String, String> {
     type Slot = Arc<OnceLock<Result<String, String>>>;
     static POOL: Mutex<BTreeMap<(usize, usize), Slot>> = Mutex::new(BTreeMap::new());
     let cell = Arc::clone(
@@ -313,6 +313,8 @@ fn make_node_cert(
         key: key.serialize_pem(),
     })
 }
+
+pub mod acme_ca;
 
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,7 @@
 //! conformance step of a call.
 
 pub mod access;
+pub mod acme;
 pub mod agent;
 pub mod backup;
 pub mod cluster;

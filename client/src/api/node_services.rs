@@ -195,6 +195,9 @@ pub struct NodeOptions {
     pub startall_onboot_delay: Option<u64>,
     /// `acme` property string.
     pub acme: Option<String>,
+    /// `acmedomain0` to `acmedomain5` property strings
+    /// (`domain=..,plugin=..[,alias=..]`), by index.
+    pub acmedomains: Vec<(u8, String)>,
     /// Options to remove.
     pub delete: Vec<String>,
     /// The digest the file must still have.
@@ -350,13 +353,16 @@ impl NodeServices<'_> {
     /// A stale digest; an ACME domain named twice.
     pub async fn set_options(&self, node: &str, opts: &NodeOptions) -> Result<()> {
         let delete = (!opts.delete.is_empty()).then(|| opts.delete.join(","));
-        let params = Params::new()
+        let mut params = Params::new()
             .opt("description", opts.description.as_deref())
             .opt("wakeonlan", opts.wakeonlan.as_deref())
             .opt("startall-onboot-delay", opts.startall_onboot_delay)
             .opt("acme", opts.acme.as_deref())
             .opt("delete", delete)
             .opt("digest", opts.digest.as_deref());
+        for (i, d) in &opts.acmedomains {
+            params.push(format!("acmedomain{i}"), d.as_str());
+        }
         self.client
             .call(Method::PUT, &node_path(node, "config"), &params)
             .await

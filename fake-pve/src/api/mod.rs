@@ -7,6 +7,7 @@
 //! answer with the `data` member.
 
 pub mod access;
+pub mod acme;
 pub mod agent;
 pub mod auth;
 pub mod backup;
@@ -342,6 +343,7 @@ impl Default for Router {
         routes.extend(ha::routes());
         // A node's disks, hardware, capabilities, packages, scans.
         routes.extend(node_hw::routes());
+        routes.extend(acme::routes());
         // Cluster services: replication, metric servers, tasks and log.
         routes.extend(replication::routes());
         routes.extend(metrics::routes());

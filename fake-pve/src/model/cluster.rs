@@ -116,6 +116,12 @@ pub struct Cluster {
     pub(crate) cpu_models: super::qemu::cpu_models::CpuModels,
     /// Ceph: packages, `ceph.conf`, daemons, flags.
     pub(crate) ceph: super::ceph::Ceph,
+    /// ACME accounts and challenge plugins (`/etc/pve/priv/acme/`).
+    pub(crate) acme: super::acme::Acme,
+    /// The certificate the local node's pveproxy serves from its next
+    /// restart, set when a task restarted it (`Some(None)`: its own
+    /// again); taken by the listener. Not part of a saved world.
+    pub(crate) pveproxy_restart: Option<Option<super::node_hw::CustomCert>>,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -204,6 +210,9 @@ pub struct ClusterDoc {
     /// Ceph.
     #[serde(default, skip_serializing_if = "super::ceph::Ceph::is_empty")]
     pub ceph: super::ceph::Ceph,
+    /// ACME accounts and challenge plugins.
+    #[serde(default, skip_serializing_if = "super::acme::Acme::is_empty")]
+    pub acme: super::acme::Acme,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -248,6 +257,8 @@ struct ClusterDocRef<'a> {
     cpu_models: &'a super::qemu::cpu_models::CpuModels,
     #[serde(skip_serializing_if = "super::ceph::Ceph::is_empty")]
     ceph: &'a super::ceph::Ceph,
+    #[serde(skip_serializing_if = "super::acme::Acme::is_empty")]
+    acme: &'a super::acme::Acme,
 }
 
 impl Serialize for Cluster {
@@ -281,6 +292,7 @@ impl Serialize for Cluster {
             node_services: &self.node_services,
             cpu_models: &self.cpu_models,
             ceph: &self.ceph,
+            acme: &self.acme,
         }
         .serialize(s)
     }
@@ -319,6 +331,8 @@ impl From<ClusterDoc> for Cluster {
             node_services: d.node_services,
             cpu_models: d.cpu_models,
             ceph: d.ceph,
+            acme: d.acme,
+            pveproxy_restart: None,
         }
     }
 }
@@ -417,6 +431,22 @@ impl Cluster {
     /// The custom CPU models, to change.
     pub fn cpu_models_mut(&mut self) -> &mut super::qemu::cpu_models::CpuModels {
         &mut self.cpu_models
+    }
+
+    /// ACME accounts and challenge plugins.
+    pub fn acme(&self) -> &super::acme::Acme {
+        &self.acme
+    }
+
+    /// ACME accounts and challenge plugins, to change.
+    pub fn acme_mut(&mut self) -> &mut super::acme::Acme {
+        &mut self.acme
+    }
+
+    /// The certificate pveproxy serves since a task restarted it, once
+    /// (`Some(None)`: the node's own).
+    pub fn take_pveproxy_restart(&mut self) -> Option<Option<super::node_hw::CustomCert>> {
+        self.pveproxy_restart.take()
     }
 
     /// Every node's hardware.
@@ -790,6 +820,17 @@ impl Cluster {
                 dry_run,
             } => self.access.run_realm_sync(&realm, &options, dry_run),
             TaskEffect::Ceph { node, op } => self.ceph.apply(&node, &op, end_ms),
+            TaskEffect::Acme(op) => {
+                self.acme.apply(op);
+                Ok(Vec::new())
+            }
+            TaskEffect::NodeCert { node, cert } => {
+                self.hardware.node_mut(&node).set_custom_cert(cert.clone());
+                if node == self.nodes.local() {
+                    self.pveproxy_restart = Some(cert);
+                }
+                Ok(Vec::new())
+            }
         }
     }
 

@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod acl;
+pub mod acme;
 pub mod agent;
 pub mod backup;
 pub mod ceph;
@@ -110,6 +111,10 @@ pub enum Error {
     /// HTTP_NOT_FOUND)`, as a missing second factor entry).
     #[error("{0}")]
     HttpNotFound(String),
+    /// A refusal PVE raises with HTTP 400 but no parameter errors
+    /// (`raise(..., 400)`, as a node's missing ACME domain list).
+    #[error("{0}")]
+    BadRequest(String),
 }
 
 /// The kinds of [`Error`], without their messages.
@@ -139,6 +144,8 @@ pub enum ErrorKind {
     FailedDependency,
     /// [`Error::HttpNotFound`].
     HttpNotFound,
+    /// [`Error::BadRequest`].
+    BadRequest,
 }
 
 impl Error {
@@ -198,6 +205,7 @@ impl Error {
             Error::NotImplemented(_) => ErrorKind::NotImplemented,
             Error::FailedDependency(_) => ErrorKind::FailedDependency,
             Error::HttpNotFound(_) => ErrorKind::HttpNotFound,
+            Error::BadRequest(_) => ErrorKind::BadRequest,
         }
     }
 
@@ -216,7 +224,8 @@ impl Error {
             | Error::Unreachable(m)
             | Error::NotImplemented(m)
             | Error::FailedDependency(m)
-            | Error::HttpNotFound(m) => m,
+            | Error::HttpNotFound(m)
+            | Error::BadRequest(m) => m,
         }
     }
 
@@ -246,6 +255,7 @@ impl Error {
             Error::NotImplemented(m) => Error::NotImplemented(f(&m)),
             Error::FailedDependency(m) => Error::FailedDependency(f(&m)),
             Error::HttpNotFound(m) => Error::HttpNotFound(f(&m)),
+            Error::BadRequest(m) => Error::BadRequest(f(&m)),
         }
     }
 }

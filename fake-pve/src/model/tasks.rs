@@ -180,6 +180,16 @@ pub enum TaskEffect {
         /// What happens to the volume.
         change: VolumeChange,
     },
+    /// What an ACME account task does (register, update, deactivate).
+    Acme(super::acme::AcmeOp),
+    /// A node's `pveproxy-ssl.pem` set (`Some`) or removed (`None`) by an
+    /// ACME order or revocation, pveproxy restarted.
+    NodeCert {
+        /// The node.
+        node: String,
+        /// The certificate and key.
+        cert: Option<super::node_hw::CustomCert>,
+    },
 }
 
 /// A change to one storage volume made by a task.

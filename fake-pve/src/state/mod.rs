@@ -316,7 +316,32 @@ impl State {
     pub(crate) fn lock_at(&self, now_ms: i64) -> ModelGuard<'_> {
         let mut c = self.lock();
         c.advance(now_ms);
+        self.restart_pveproxy(&mut c);
         c
+    }
+
+    /// Serves the certificate a task that ended restarted pveproxy with
+    /// (an ACME order or revocation on the local node), as pveproxy
+    /// serves its `pveproxy-ssl.pem` after a restart, and reports its
+    /// fingerprint as the local node's.
+    fn restart_pveproxy(&self, c: &mut Cluster) {
+        let Some(cert) = c.take_pveproxy_restart() else {
+            return;
+        };
+        let Some(served) = &self.settings().served else {
+            return;
+        };
+        match cert {
+            Some(cert) => {
+                if let Err(e) = served.serve_pem(&cert.pem, &cert.key) {
+                    tracing::warn!(error = %e, "the new certificate cannot be served");
+                    return;
+                }
+            }
+            None => served.serve_first(),
+        }
+        let fp = served.fingerprint();
+        c.nodes_mut().set_local_fingerprint(&fp);
     }
 
     /// [`State::lock_at`] if the model is free now.
@@ -330,6 +355,7 @@ impl State {
         LOCKS.with(|n| n.set(n.get() + 1));
         let mut c = ModelGuard::new(guard, &self.inner);
         c.advance(now_ms);
+        self.restart_pveproxy(&mut c);
         Some(c)
     }
 

@@ -9,6 +9,7 @@
 //! see [`crate::world::PveWorld::expand`]).
 
 pub mod access;
+pub mod acme;
 pub mod agent;
 pub mod auth;
 pub mod backup;

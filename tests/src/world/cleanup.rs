@@ -72,6 +72,10 @@ pub enum Made {
     HaRule(String),
     /// A custom CPU model (9.2), by its name without `custom-`.
     CpuModel(String),
+    /// An ACME challenge plugin.
+    AcmePlugin(String),
+    /// An ACME account (deactivated after the scenario).
+    AcmeAccount(String),
 }
 
 impl PveWorld {
@@ -231,6 +235,18 @@ impl PveWorld {
                 Made::CpuModel(id) => (
                     Method::DELETE,
                     format!("/cluster/qemu/custom-cpu-models/{}", seg(id)),
+                    Params::new(),
+                ),
+                Made::AcmePlugin(id) => (
+                    Method::DELETE,
+                    format!("/cluster/acme/plugins/{}", seg(id)),
+                    Params::new(),
+                ),
+                // Deactivation is a task; its file is renamed out of the
+                // list.
+                Made::AcmeAccount(name) => (
+                    Method::DELETE,
+                    format!("/cluster/acme/account/{}", seg(name)),
                     Params::new(),
                 ),
                 Made::User(u) => (

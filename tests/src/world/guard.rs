@@ -97,6 +97,9 @@ impl PveWorld {
                 if matches!(rest, ["firewall", ..]) && !self.destructive {
                     refuse("the node's firewall (tag the scenario @destructive)");
                 }
+                if matches!(rest, ["certificates", ..]) && !self.destructive {
+                    refuse("the node's certificate (tag the scenario @destructive)");
+                }
                 if matches!(rest, ["startall" | "stopall"])
                     && !params.pairs().iter().any(|(k, _)| k == "vms")
                 {
@@ -226,6 +229,20 @@ impl PveWorld {
                     None => refuse("a replication job that is not one of this scenario's guests"),
                 }
             }
+            // ACME plugins and accounts with the scenario's prefix.
+            ["cluster", "acme", "plugins" | "account"] => {
+                let named = params
+                    .pairs()
+                    .iter()
+                    .any(|(k, v)| matches!(k.as_str(), "id" | "name") && mine(v));
+                if !named {
+                    refuse("an ACME plugin or account without a name of this scenario");
+                }
+            }
+            ["cluster", "acme", "plugins" | "account", id] if !mine(id) => {
+                refuse("an ACME plugin or account this scenario did not make");
+            }
+            ["cluster", "acme", ..] => {}
             ["cluster", "metrics", "server", id] if !mine(id) => {
                 refuse("a metric server this scenario did not make");
             }

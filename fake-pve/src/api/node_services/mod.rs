@@ -110,7 +110,10 @@ fn set_options(ctx: &Ctx<'_>) -> Result<Reply> {
         })
         .unwrap_or_default();
     let digest = ctx.params.str("digest");
-    ctx.with(|c| sys_mut(c, &node)?.set_config(&set, &delete, digest.as_deref()))?;
+    ctx.with(|c| {
+        let plugins = c.acme().plugins().load().into_keys().collect();
+        sys_mut(c, &node)?.set_config(&set, &delete, digest.as_deref(), &plugins)
+    })?;
     Ok(Value::Null.into())
 }
 

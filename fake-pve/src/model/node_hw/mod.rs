@@ -366,7 +366,7 @@ pub struct Update {
 }
 
 /// A custom certificate uploaded to the node (`pveproxy-ssl.pem`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CustomCert {
     /// The chain as uploaded (`pveproxy-ssl.pem`).
     pub pem: String,

@@ -139,7 +139,12 @@ impl NodeConfig {
     /// # Errors
     /// A value with a newline; an ACME domain named twice or with a DNS
     /// plugin that does not exist.
-    pub fn update(&mut self, set: &BTreeMap<String, String>, delete: &[String]) -> Result<()> {
+    pub fn update(
+        &mut self,
+        set: &BTreeMap<String, String>,
+        delete: &[String],
+        plugins: &std::collections::BTreeSet<String>,
+    ) -> Result<()> {
         let mut conf = parse_node_config(&self.raw);
         for (k, v) in set {
             conf.insert(k.clone(), v.clone());
@@ -147,16 +152,19 @@ impl NodeConfig {
         for k in delete {
             conf.remove(k);
         }
-        verify_acme(&conf)?;
+        verify_acme(&conf, plugins)?;
         self.raw = write_node_config(&conf)?;
         Ok(())
     }
 }
 
 /// `get_acme_conf`'s checks: a domain appears once among `acme`'s
-/// `domains` and the `acmedomainN` entries; a DNS plugin must exist (none
-/// does here).
-fn verify_acme(conf: &BTreeMap<String, String>) -> Result<()> {
+/// `domains` and the `acmedomainN` entries; a plugin other than
+/// `standalone` must be one of `plugins` (`plugins.cfg`'s ids).
+fn verify_acme(
+    conf: &BTreeMap<String, String>,
+    plugins: &std::collections::BTreeSet<String>,
+) -> Result<()> {
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     if let Some(acme) = conf.get("acme") {
         for d in prop(acme, "domains", false)
@@ -182,7 +190,7 @@ fn verify_acme(conf: &BTreeMap<String, String>) -> Result<()> {
             )));
         }
         let plugin = prop(rec, "plugin", false).unwrap_or_else(|| "standalone".into());
-        if plugin != "standalone" {
+        if plugin != "standalone" && !plugins.contains(&plugin) {
             return Err(Error::failed(format!(
                 "plugin '{plugin}' for domain '{domain}' not found!"
             )));

@@ -110,12 +110,14 @@ impl NodeSys {
     /// after checking `digest` against the file's.
     ///
     /// # Errors
-    /// A changed digest, a value with a newline, an ACME domain named twice.
+    /// A changed digest, a value with a newline, an ACME domain named
+    /// twice or with a plugin not among `plugins`.
     pub fn set_config(
         &mut self,
         set: &BTreeMap<String, String>,
         delete: &[String],
         digest: Option<&str>,
+        plugins: &std::collections::BTreeSet<String>,
     ) -> Result<()> {
         let mut conf = self.config.clone().unwrap_or_default();
         if let Some(d) = digest.filter(|d| !d.is_empty())
@@ -124,7 +126,7 @@ impl NodeSys {
         {
             return Err(Error::conflict(MODIFIED));
         }
-        conf.update(set, delete)?;
+        conf.update(set, delete, plugins)?;
         self.config = Some(conf);
         Ok(())
     }

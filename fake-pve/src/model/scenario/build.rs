@@ -227,6 +227,7 @@ impl Scenario {
             node_services: Default::default(),
             cpu_models: Default::default(),
             ceph: Default::default(),
+            acme: Default::default(),
         });
         // datacenter.cfg holds the tag rules the access model enforces.
         let rules = cluster.access.tag_access().clone();

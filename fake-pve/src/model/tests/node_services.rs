@@ -104,7 +104,8 @@ fn the_node_config_reads_back_as_pve_writes_it(mut fresh: World) {
         ("wakeonlan", "mac=BC:24:11:00:00:01"),
     ]);
     let sys = sys_mut(&mut fresh.c, "pve");
-    sys.set_config(&set, &[], None).expect("set");
+    sys.set_config(&set, &[], None, &Default::default())
+        .expect("set");
     let v = view::config(sys, None);
     assert_eq!(v["description"], "rack 4\nslot 2\n");
     assert_eq!(v["startall-onboot-delay"], "10");
@@ -118,11 +119,21 @@ fn the_node_config_reads_back_as_pve_writes_it(mut fresh: World) {
     // A stale digest is refused; the right one passes; delete removes.
     let none = super::map(&[]);
     assert_eq!(
-        refused(sys.set_config(&none, &["wakeonlan".into()], Some("0123"))),
+        refused(sys.set_config(
+            &none,
+            &["wakeonlan".into()],
+            Some("0123"),
+            &Default::default()
+        )),
         (500, crate::model::node_services::MODIFIED.into())
     );
-    sys.set_config(&none, &["wakeonlan".into()], Some(&digest))
-        .expect("delete");
+    sys.set_config(
+        &none,
+        &["wakeonlan".into()],
+        Some(&digest),
+        &Default::default(),
+    )
+    .expect("delete");
     assert!(view::config(sys, None).get("wakeonlan").is_none());
 }
 
@@ -143,7 +154,7 @@ fn the_node_config_reads_back_as_pve_writes_it(mut fresh: World) {
 fn node_config_refusals(mut fresh: World, #[case] set: &[(&str, &str)], #[case] msg: &str) {
     let sys = sys_mut(&mut fresh.c, "pve");
     assert_eq!(
-        refused(sys.set_config(&super::map(set), &[], None)),
+        refused(sys.set_config(&super::map(set), &[], None, &Default::default())),
         (500, msg.into())
     );
 }
