@@ -29,6 +29,7 @@ pub mod node_services;
 pub mod nodes;
 pub mod overview;
 pub mod pools;
+pub mod power;
 pub mod qemu;
 pub mod replication;
 pub mod resources;

@@ -7,7 +7,8 @@
 use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, get, post};
-use crate::model::{Result, TaskEffect, Worker};
+use crate::model::Result;
+use crate::model::power::PowerCommand;
 
 pub mod view;
 
@@ -18,6 +19,7 @@ pub fn routes() -> Vec<Route> {
         get("/nodes/{node}", node_index),
         get("/nodes/{node}/status", node_status),
         get("/nodes/{node}/version", node_version),
+        post("/nodes/{node}/status", node_cmd),
         post("/nodes/{node}/startall", startall),
         post("/nodes/{node}/stopall", stopall),
         post("/nodes/{node}/suspendall", suspendall).checks_only(),
@@ -277,43 +279,10 @@ fn startall(ctx: &Ctx<'_>) -> Result<Reply> {
     let force = ctx.params.bool("force")?.unwrap_or(false);
     let vms = vm_list(ctx)?;
     check_power(ctx, vms.as_deref())?;
-    let who = ctx.who()?.to_string();
-    let now_ms = ctx.now_ms();
-    let upid = ctx.with(|c| {
-        let ids: Vec<u32> = c
-            .guests()
-            .values()
-            .filter(|v| v.node() == node && !v.running() && !v.template())
-            .filter(|v| match &vms {
-                Some(list) => list.contains(&v.vmid()),
-                None => force || v.config().get("onboot").is_some_and(|o| o == "1"),
-            })
-            .map(|v| v.vmid())
-            .collect();
-        // Containers start in the same run, in VMID order.
-        let mut ids: Vec<(u32, &str)> = ids.into_iter().map(|id| (id, "VM")).collect();
-        ids.extend(
-            c.guests
-                .cts_on(&node)
-                .filter(|ct| !ct.running() && !ct.template())
-                .filter(|ct| match &vms {
-                    Some(list) => list.contains(&ct.vmid()),
-                    None => force || ct.config().get("onboot").is_some_and(|o| o == "1"),
-                })
-                .map(|ct| (ct.vmid(), "CT")),
-        );
-        ids.sort_unstable();
-        let mut worker = Worker::new("startall", "");
-        for (id, kind) in &ids {
-            worker = worker.log(format!("Starting {kind} {id}"));
-        }
-        let ids: Vec<u32> = ids.into_iter().map(|(id, _)| id).collect();
-        let worker = worker.effect(TaskEffect::SetVmStatus {
-            vmids: ids,
-            status: crate::model::qemu::VmStatus::Running,
-        });
-        c.start_task(&node, worker, &who, now_ms, ctx.task_ms("startall"))
-    });
+    let upid = ctx.start_prepared(&node, |c| {
+        let guests = c.startall_guests(&node, vms.as_deref(), force);
+        Ok(crate::model::Cluster::startall_worker(&guests))
+    })?;
     Ok(json!(upid).into())
 }
 
@@ -328,38 +297,22 @@ fn stopall(ctx: &Ctx<'_>) -> Result<Reply> {
         .unwrap_or(180);
     let vms = vm_list(ctx)?;
     check_power(ctx, vms.as_deref())?;
-    let who = ctx.who()?.to_string();
-    let now_ms = ctx.now_ms();
-    let upid = ctx.with(|c| {
-        let ids: Vec<u32> = c
-            .guests()
-            .values()
-            .filter(|v| v.node() == node && v.running())
-            .filter(|v| vms.as_ref().is_none_or(|list| list.contains(&v.vmid())))
-            .map(|v| v.vmid())
-            .collect();
-        let mut ids: Vec<(u32, &str)> = ids.into_iter().map(|id| (id, "VM")).collect();
-        ids.extend(
-            c.guests
-                .cts_on(&node)
-                .filter(|ct| ct.running())
-                .filter(|ct| vms.as_ref().is_none_or(|list| list.contains(&ct.vmid())))
-                .map(|ct| (ct.vmid(), "CT")),
-        );
-        ids.sort_unstable();
-        ids.reverse();
-        let mut worker = Worker::new("stopall", "");
-        for (id, kind) in &ids {
-            worker = worker.log(format!(
-                "Stopping {kind} {id} (timeout = {timeout} seconds)"
-            ));
-        }
-        let ids: Vec<u32> = ids.into_iter().map(|(id, _)| id).collect();
-        let worker = worker.effect(TaskEffect::SetVmStatus {
-            vmids: ids,
-            status: crate::model::qemu::VmStatus::Stopped,
-        });
-        c.start_task(&node, worker, &who, now_ms, ctx.task_ms("stopall"))
-    });
+    let upid = ctx.start_prepared(&node, |c| {
+        let guests = c.stopall_guests(&node, vms.as_deref());
+        Ok(crate::model::Cluster::stopall_worker(&guests, timeout))
+    })?;
     Ok(json!(upid).into())
+}
+
+/// `POST /nodes/{node}/status` (`node_cmd`): reboots or shuts the node
+/// down. Its guests stop, then it goes offline; a reboot comes back by
+/// itself. Answers `null` at once, as PVE does before the node goes.
+fn node_cmd(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.node()?;
+    let command = ctx.param("command")?;
+    let cmd = PowerCommand::parse(&command)
+        .ok_or_else(|| crate::model::Error::invalid("command", "value is not in enum"))?;
+    let now_ms = ctx.now_ms();
+    ctx.with(|c| c.node_power(&node, cmd, now_ms))?;
+    Ok(Value::Null.into())
 }
