@@ -345,3 +345,115 @@ async fn datacenter_tag_style_decides_how_vm_tags_are_written() {
             "invalid format - format error\ntag-style.shape: value 'round' does not have a value in the enumeration 'full, circle, dense, none'\n",
         );
 }
+
+/// The status `node` has in `/nodes`.
+async fn node_state(pve: &common::Pve, auth: &common::Auth, node: &str) -> String {
+    let nodes = pve.get("/nodes", auth).await.data();
+    nodes
+        .as_array()
+        .and_then(|a| a.iter().find(|n| n["node"] == node))
+        .and_then(|n| n["status"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_rebooted_node_goes_offline_and_comes_back() {
+    let pve = start_scenario(LAB).await;
+    let root = pve.root().await;
+    // The command is checked against the schema's enum.
+    pve.post("/nodes/pve1/status", &root, "command=halt")
+        .await
+        .assert_param_error(
+            "command",
+            "value 'halt' does not have a value in the enumeration 'reboot, shutdown'",
+        );
+    let r = pve
+        .post("/nodes/pve1/status", &root, "command=reboot")
+        .await;
+    assert_eq!(r.data(), serde_json::Value::Null);
+    assert_eq!(node_state(&pve, &root, "pve1").await, "offline");
+    // Its guests stopped; calls proxied to it fail as for any offline node.
+    pve.get("/nodes/pve1/qemu", &root)
+        .await
+        .assert_error(595, "No route to host\n");
+    let res = pve.get("/cluster/resources?type=node", &root).await.data();
+    let row = res
+        .as_array()
+        .and_then(|a| a.iter().find(|n| n["node"] == "pve1"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(row["status"], "offline", "{res}");
+    pve.run.clock().advance(60);
+    assert_eq!(node_state(&pve, &root, "pve1").await, "online");
+    let vm = pve
+        .get("/nodes/pve1/qemu/100/status/current", &root)
+        .await
+        .data();
+    assert_eq!(vm["status"], "stopped", "not onboot: stays off");
+}
+
+#[tokio::test]
+async fn a_shut_down_node_wakes_on_lan() {
+    let pve = start_scenario(LAB).await;
+    let root = pve.root().await;
+    pve.put(
+        "/nodes/pve2/config",
+        &root,
+        "wakeonlan=mac%3DBC%3A24%3A11%3AAA%3ABB%3ACC",
+    )
+    .await
+    .data();
+    pve.post("/nodes/pve2/status", &root, "command=shutdown")
+        .await
+        .data();
+    pve.run.clock().advance(600);
+    assert_eq!(node_state(&pve, &root, "pve2").await, "offline");
+    let mac = pve.post("/nodes/pve2/wakeonlan", &root, "").await.data();
+    assert_eq!(mac, "BC:24:11:AA:BB:CC");
+    pve.run.clock().advance(60);
+    assert_eq!(node_state(&pve, &root, "pve2").await, "online");
+}
+
+#[tokio::test]
+async fn execute_answers_each_command() {
+    let pve = start_scenario(LAB).await;
+    let root = pve.root().await;
+    let commands = json!([
+        { "method": "GET", "path": "/version" },
+        { "method": "GET", "path": "qemu/100/config" },
+        { "method": "POST", "path": "qemu/100/config", "args": { "name": "renamed" } },
+        { "method": "GET", "path": "nothing/here" },
+        { "method": "PUT", "path": "qemu/100/config", "args": { "cores": "many" } },
+        { "method": "GET", "path": "qemu/100/config", "args": { "vmid": "101" } },
+    ]);
+    let r = pve
+        .post(
+            "/nodes/pve1/execute",
+            &root,
+            &format!("commands={}", common::enc(&commands.to_string())),
+        )
+        .await
+        .data();
+    let items = r.as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), 6, "{r}");
+    assert_eq!(items[0]["status"], 200);
+    assert_eq!(
+        items[0]["data"]["release"].as_str().map(str::len).is_some(),
+        true
+    );
+    assert_eq!(items[1]["data"]["memory"], "2048", "{r}");
+    assert_eq!(items[2]["status"], 200, "{r}");
+    assert_eq!(items[3]["status"], 500);
+    assert_eq!(
+        items[3]["message"],
+        "no handler for 'nodes/pve1/nothing/here'\n"
+    );
+    assert_eq!(items[4]["status"], 400);
+    assert_eq!(items[4]["message"], "Parameter verification failed.\n");
+    assert!(items[4]["errors"]["cores"].is_string(), "{r}");
+    assert_eq!(items[5]["errors"]["vmid"], "duplicate parameter", "{r}");
+    // The commands changed the world as their own requests would.
+    let conf = pve.get("/nodes/pve1/qemu/100/config", &root).await.data();
+    assert_eq!(conf["name"], "renamed");
+}

@@ -339,7 +339,7 @@ fn core(
         upload: parsed.upload,
         rq,
     };
-    let (name, result) = dispatch(state, cluster, router, &parsed.path, call);
+    let (name, result) = dispatch(state, cluster, router, &parsed.path, call, &mut None);
     Step::Dispatched(format, name, result, delay_ms)
 }
 
@@ -476,13 +476,15 @@ struct Call {
 }
 
 /// Stages 5 to 8; also names the PVE method the request reached, for the
-/// latency profile.
+/// latency profile. The request's context comes back in `back` when its
+/// handler ran (with the draws it made).
 fn dispatch(
     state: &State,
     cluster: &mut Cluster,
     router: &Router,
     rel: &str,
     call: Call,
+    back: &mut Option<Context>,
 ) -> (Option<&'static str>, Result<Reply>) {
     let Call {
         method,
@@ -575,12 +577,66 @@ fn dispatch(
             rq: std::cell::RefCell::new(rq),
             cluster: std::cell::RefCell::new(cluster),
         };
-        match router.handler(&method, &endpoint.path) {
+        let out = match router.handler(&method, &endpoint.path) {
             Some(handler) => handler(&ctx),
             None => fallback(endpoint, &format!("/api2/json{rel}")),
-        }
+        };
+        *back = Some(ctx.rq.into_inner());
+        out
     })();
     (name, result)
+}
+
+/// One command of `POST /nodes/{node}/execute` (`Nodes.pm`), run within
+/// the caller's request as PVE's handler runs it: the path below
+/// `/nodes/{node}/` is routed by the schema (`no handler for ...` when
+/// none has it), an argument may not repeat a parameter of the path, then
+/// the permission check, validation and the handler, as for a request of
+/// its own (the handler runs here, not proxied).
+///
+/// # Errors
+/// What the command's own request would answer.
+pub(crate) fn execute_one(
+    ctx: &Ctx<'_>,
+    node: &str,
+    method: &str,
+    path: &str,
+    args: BTreeMap<String, Value>,
+) -> Result<Reply> {
+    static ROUTER: std::sync::LazyLock<Router> = std::sync::LazyLock::new(Router::default);
+    let full = format!("nodes/{node}/{path}");
+    let no_handler = || Error::failed(format!("no handler for '{full}'"));
+    let method = Method::from_bytes(method.as_bytes()).map_err(|_| no_handler())?;
+    let rel = format!(
+        "/{}",
+        full.split('/')
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("/")
+    );
+    let segs = path_segments(&rel);
+    let spec = crate::spec::spec(ctx.state.settings().version);
+    let found = spec.find(method.as_str(), &segs).ok_or_else(no_handler)?;
+    if let Some(p) = args
+        .keys()
+        .find(|k| found.params.iter().any(|(n, _)| n == *k))
+    {
+        return Err(Error::invalid(p.clone(), "duplicate parameter"));
+    }
+    let call = Call {
+        method,
+        who: ctx.who.clone(),
+        map: args,
+        upload: None,
+        rq: ctx.rq.borrow().clone(),
+    };
+    let mut back = None;
+    let mut cluster = ctx.cluster.borrow_mut();
+    let (_, result) = dispatch(ctx.state, &mut cluster, &ROUTER, &rel, call, &mut back);
+    if let Some(rq) = back {
+        *ctx.rq.borrow_mut() = rq;
+    }
+    result
 }
 
 thread_local! {

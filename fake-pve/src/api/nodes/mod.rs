@@ -10,6 +10,7 @@ use super::{Ctx, Reply, Route, get, post};
 use crate::model::Result;
 use crate::model::power::PowerCommand;
 
+mod execute;
 pub mod view;
 
 /// The routes of this area.
@@ -20,6 +21,7 @@ pub fn routes() -> Vec<Route> {
         get("/nodes/{node}/status", node_status),
         get("/nodes/{node}/version", node_version),
         post("/nodes/{node}/status", node_cmd),
+        post("/nodes/{node}/execute", execute::execute),
         post("/nodes/{node}/startall", startall),
         post("/nodes/{node}/stopall", stopall),
         post("/nodes/{node}/suspendall", suspendall).checks_only(),
