@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{start, start_scenario, start_version};
+use common::{builder, start, start_scenario, start_version, start_with, task, upid};
 use fake_pve::PveVersion;
 use serde_json::json;
 
@@ -438,10 +438,7 @@ async fn execute_answers_each_command() {
     let items = r.as_array().cloned().unwrap_or_default();
     assert_eq!(items.len(), 6, "{r}");
     assert_eq!(items[0]["status"], 200);
-    assert_eq!(
-        items[0]["data"]["release"].as_str().map(str::len).is_some(),
-        true
-    );
+    assert!(items[0]["data"]["release"].is_string(), "{r}");
     assert_eq!(items[1]["data"]["memory"], "2048", "{r}");
     assert_eq!(items[2]["status"], 200, "{r}");
     assert_eq!(items[3]["status"], 500);
@@ -456,4 +453,138 @@ async fn execute_answers_each_command() {
     // The commands changed the world as their own requests would.
     let conf = pve.get("/nodes/pve1/qemu/100/config", &root).await.data();
     assert_eq!(conf["name"], "renamed");
+}
+
+/// [`LAB`] with starts that take five seconds.
+async fn slow_starts() -> common::Pve {
+    let mut latency = fake_pve::Latency::instant();
+    latency.set_task_ms("qmstart", 5_000);
+    let scenario =
+        fake_pve::Scenario::parse(&format!("{LAB}  - {{ vmid: 102, node: pve2 }}\n"), "t.yaml")
+            .expect("scenario");
+    start_with(builder().latency(latency).scenario(scenario)).await
+}
+
+#[tokio::test]
+async fn bulk_start_runs_as_many_tasks_at_once_as_max_workers() {
+    let pve = slow_starts().await;
+    let root = pve.root().await;
+    // Two starts, one at a time: ten seconds.
+    let r = pve
+        .post(
+            "/cluster/bulk-action/guest/start",
+            &root,
+            "vms=101&vms=102&max-workers=1",
+        )
+        .await;
+    let id = upid(&r);
+    assert!(id.contains(":bulk-start::root@pam:"), "{id}");
+    pve.run.clock().advance(9);
+    assert_eq!(pve.task_status(&id, &root).await["status"], "running");
+    pve.run.clock().advance(1);
+    let (exit, log) = task(&pve, &root, &r).await;
+    assert_eq!(exit, "OK", "{log:?}");
+    assert_eq!(
+        log[..3],
+        [
+            "Starting guests: 101, 102",
+            "Starting VM 101",
+            "Starting VM 102"
+        ],
+        "{log:?}"
+    );
+    let vm = pve
+        .get("/nodes/pve2/qemu/102/status/current", &root)
+        .await
+        .data();
+    assert_eq!(vm["status"], "running");
+    // Already running: skipped with a warning.
+    let again = pve
+        .post("/cluster/bulk-action/guest/start", &root, "vms=101")
+        .await;
+    let (exit, log) = task(&pve, &root, &again).await;
+    assert_eq!(exit, "WARNINGS: 1", "{log:?}");
+    assert!(
+        log.contains(&"WARN: Skipping VM 101, already running.".to_string()),
+        "{log:?}"
+    );
+}
+
+#[tokio::test]
+async fn datacenter_max_workers_is_the_bulk_default() {
+    let pve = slow_starts().await;
+    let root = pve.root().await;
+    pve.put("/cluster/options", &root, "max_workers=2")
+        .await
+        .data();
+    let r = pve
+        .post("/cluster/bulk-action/guest/start", &root, "vms=101&vms=102")
+        .await;
+    let id = upid(&r);
+    pve.run.clock().advance(5);
+    assert_eq!(pve.task_status(&id, &root).await["status"], "stopped");
+}
+
+#[tokio::test]
+async fn migrateall_needs_max_workers_and_moves_the_guests() {
+    let pve = start_scenario(LAB).await;
+    let root = pve.root().await;
+    pve.post("/nodes/pve2/migrateall", &root, "target=pve1")
+        .await
+        .assert_error(
+            500,
+            "either 'max-workers' parameter or max_workers in datacenter.cfg must be set!\n",
+        );
+    pve.post("/nodes/pve2/migrateall", &root, "target=pve2&maxworkers=1")
+        .await
+        .assert_param_error("target", "target is local node.");
+    let r = pve
+        .post("/nodes/pve2/migrateall", &root, "target=pve1&maxworkers=2")
+        .await;
+    let (exit, log) = task(&pve, &root, &r).await;
+    assert_eq!(exit, "OK", "{log:?}");
+    assert!(log.contains(&"Migrating VM 1000".to_string()), "{log:?}");
+    assert!(
+        log.contains(&"All jobs finished, used 2 workers in total.".to_string()),
+        "{log:?}"
+    );
+    let vms = pve.get("/nodes/pve1/qemu", &root).await.data();
+    let ids: Vec<u64> = vms
+        .as_array()
+        .map(|a| a.iter().filter_map(|v| v["vmid"].as_u64()).collect())
+        .unwrap_or_default();
+    assert!(ids.contains(&101) && ids.contains(&1000), "{vms}");
+}
+
+#[tokio::test]
+async fn suspendall_and_bulk_shutdown_take_the_running_vms() {
+    let pve = start_scenario(LAB).await;
+    let root = pve.root().await;
+    let r = pve.post("/nodes/pve1/suspendall", &root, "").await;
+    let (exit, log) = task(&pve, &root, &r).await;
+    assert_eq!(exit, "OK", "{log:?}");
+    assert!(log.contains(&"Suspending VM 100".to_string()), "{log:?}");
+    let vm = pve
+        .get("/nodes/pve1/qemu/100/status/current", &root)
+        .await
+        .data();
+    assert_eq!(vm["status"], "stopped", "suspended to disk: {vm}");
+    let r = pve
+        .post(
+            "/cluster/bulk-action/guest/shutdown",
+            &root,
+            "vms=100&vms=101",
+        )
+        .await;
+    let (exit, log) = task(&pve, &root, &r).await;
+    assert_eq!(exit, "WARNINGS: 2", "{log:?}");
+    assert_eq!(
+        log[..3],
+        [
+            "Shutting down guests: 100, 101",
+            "WARN: Skipping VM 100, not running.",
+            "WARN: Skipping VM 101, not running.",
+        ],
+        "{log:?}"
+    );
 }

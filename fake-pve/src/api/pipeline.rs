@@ -467,18 +467,18 @@ pub fn run_setup(state: &State, router: &Router) -> std::result::Result<(), Stri
 
 /// What a request brings to its handler: the method, who asks, the
 /// parameters, an upload's file and the request's context.
-struct Call {
-    method: Method,
-    who: Option<AuthId>,
-    map: BTreeMap<String, Value>,
-    upload: Option<upload::UploadInfo>,
-    rq: Context,
+pub(crate) struct Call {
+    pub(crate) method: Method,
+    pub(crate) who: Option<AuthId>,
+    pub(crate) map: BTreeMap<String, Value>,
+    pub(crate) upload: Option<upload::UploadInfo>,
+    pub(crate) rq: Context,
 }
 
 /// Stages 5 to 8; also names the PVE method the request reached, for the
 /// latency profile. The request's context comes back in `back` when its
 /// handler ran (with the draws it made).
-fn dispatch(
+pub(crate) fn dispatch(
     state: &State,
     cluster: &mut Cluster,
     router: &Router,
@@ -587,58 +587,6 @@ fn dispatch(
     (name, result)
 }
 
-/// One command of `POST /nodes/{node}/execute` (`Nodes.pm`), run within
-/// the caller's request as PVE's handler runs it: the path below
-/// `/nodes/{node}/` is routed by the schema (`no handler for ...` when
-/// none has it), an argument may not repeat a parameter of the path, then
-/// the permission check, validation and the handler, as for a request of
-/// its own (the handler runs here, not proxied).
-///
-/// # Errors
-/// What the command's own request would answer.
-pub(crate) fn execute_one(
-    ctx: &Ctx<'_>,
-    node: &str,
-    method: &str,
-    path: &str,
-    args: BTreeMap<String, Value>,
-) -> Result<Reply> {
-    static ROUTER: std::sync::LazyLock<Router> = std::sync::LazyLock::new(Router::default);
-    let full = format!("nodes/{node}/{path}");
-    let no_handler = || Error::failed(format!("no handler for '{full}'"));
-    let method = Method::from_bytes(method.as_bytes()).map_err(|_| no_handler())?;
-    let rel = format!(
-        "/{}",
-        full.split('/')
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("/")
-    );
-    let segs = path_segments(&rel);
-    let spec = crate::spec::spec(ctx.state.settings().version);
-    let found = spec.find(method.as_str(), &segs).ok_or_else(no_handler)?;
-    if let Some(p) = args
-        .keys()
-        .find(|k| found.params.iter().any(|(n, _)| n == *k))
-    {
-        return Err(Error::invalid(p.clone(), "duplicate parameter"));
-    }
-    let call = Call {
-        method,
-        who: ctx.who.clone(),
-        map: args,
-        upload: None,
-        rq: ctx.rq.borrow().clone(),
-    };
-    let mut back = None;
-    let mut cluster = ctx.cluster.borrow_mut();
-    let (_, result) = dispatch(ctx.state, &mut cluster, &ROUTER, &rel, call, &mut back);
-    if let Some(rq) = back {
-        *ctx.rq.borrow_mut() = rq;
-    }
-    result
-}
-
 thread_local! {
     /// Each worker's [`RouteCache`].
     static ROUTES: std::cell::RefCell<RouteCache> = std::cell::RefCell::new(RouteCache::default());
@@ -713,7 +661,7 @@ impl RouteCache {
 /// pve-storage `API2/Storage/Status.pm`); so is the rest after a
 /// firewall IP set's name, a network (`10.0.0.0/8`) (pve-firewall
 /// `API2/Firewall/IPSet.pm`).
-fn path_segments(rel: &str) -> Vec<Cow<'_, str>> {
+pub(crate) fn path_segments(rel: &str) -> Vec<Cow<'_, str>> {
     let mut segs: Vec<Cow<'_, str>> = rel
         .split('/')
         .filter(|s| !s.is_empty())

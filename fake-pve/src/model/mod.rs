@@ -7,6 +7,7 @@ pub mod access;
 pub mod acl;
 pub mod agent;
 pub mod backup;
+pub mod bulk;
 pub mod chunked;
 pub mod cluster;
 pub mod clusterlog;

@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::super::{Ctx, RawData, Reply, status_of};
-use crate::model::Result;
+use super::super::{Ctx, RawData, Reply, pipeline, status_of};
+use crate::model::{Error, Result};
+use http::Method;
 
 /// One command of the batch, as the schema's format has checked it.
 fn command(item: &Value) -> (String, String, BTreeMap<String, Value>) {
@@ -33,6 +34,75 @@ fn data(reply: Reply) -> Value {
     }
 }
 
+/// One command of `POST /nodes/{node}/execute` (`Nodes.pm`), run within
+/// the caller's request as PVE's handler runs it: the path below
+/// `/nodes/{node}/` is routed by the schema (`no handler for ...` when
+/// none has it), an argument may not repeat a parameter of the path, then
+/// the permission check, validation and the handler, as for a request of
+/// its own (the handler runs here, not proxied).
+///
+/// # Errors
+/// What the command's own request would answer.
+fn execute_one(
+    ctx: &Ctx<'_>,
+    node: &str,
+    method: &str,
+    path: &str,
+    args: BTreeMap<String, Value>,
+) -> Result<Reply> {
+    let full = format!("nodes/{node}/{path}");
+    let no_handler = || Error::failed(format!("no handler for '{full}'"));
+    let method = Method::from_bytes(method.as_bytes()).map_err(|_| no_handler())?;
+    let rel = format!(
+        "/{}",
+        full.split('/')
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("/")
+    );
+    let segs = pipeline::path_segments(&rel);
+    let spec = crate::spec::spec(ctx.state.settings().version);
+    let found = spec.find(method.as_str(), &segs).ok_or_else(no_handler)?;
+    if let Some(p) = args
+        .keys()
+        .find(|k| found.params.iter().any(|(n, _)| n == *k))
+    {
+        return Err(Error::invalid(p.clone(), "duplicate parameter"));
+    }
+    call_as_caller(ctx, method, &rel, args)
+}
+
+/// A call a handler makes on the caller's behalf (the API calls of a
+/// bulk action's worker, an `execute` command): stages 5 to 8 for
+/// `method rel` with `args`, as the caller, within the caller's request
+/// (its instant; its random draws go on from where the caller's are).
+///
+/// # Errors
+/// What the call's own request would answer.
+pub(super) fn call_as_caller(
+    ctx: &Ctx<'_>,
+    method: Method,
+    rel: &str,
+    args: BTreeMap<String, Value>,
+) -> Result<Reply> {
+    static ROUTER: std::sync::LazyLock<crate::api::Router> =
+        std::sync::LazyLock::new(crate::api::Router::default);
+    let call = pipeline::Call {
+        method,
+        who: ctx.who.clone(),
+        map: args,
+        upload: None,
+        rq: ctx.rq.borrow().clone(),
+    };
+    let mut back = None;
+    let mut cluster = ctx.cluster.borrow_mut();
+    let (_, result) = pipeline::dispatch(ctx.state, &mut cluster, &ROUTER, rel, call, &mut back);
+    if let Some(rq) = back {
+        *ctx.rq.borrow_mut() = rq;
+    }
+    result
+}
+
 /// `POST /nodes/{node}/execute`.
 pub(super) fn execute(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
@@ -42,7 +112,7 @@ pub(super) fn execute(ctx: &Ctx<'_>) -> Result<Reply> {
         .iter()
         .map(|item| {
             let (method, path, args) = command(item);
-            match crate::api::pipeline::execute_one(ctx, &node, &method, &path, args) {
+            match execute_one(ctx, &node, &method, &path, args) {
                 Ok(reply) => json!({ "status": 200, "data": data(reply) }),
                 Err(e) => {
                     let msg = e.message();

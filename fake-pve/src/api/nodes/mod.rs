@@ -1,8 +1,7 @@
 //! `/nodes`: the members, their status and version, and the node-wide
-//! power calls (pve-manager `API2/Nodes.pm`); the permission checks of
-//! the calls on many guests not emulated otherwise (`suspendall`,
-//! `migrateall`, the cluster's bulk actions), made as PVE's handlers
-//! make them before the 501.
+//! power calls (pve-manager `API2/Nodes.pm`): reboot and shutdown,
+//! `startall`/`stopall`, `execute`; the calls on many guests are in
+//! `bulk`.
 
 use serde_json::{Value, json};
 
@@ -10,6 +9,7 @@ use super::{Ctx, Reply, Route, get, post};
 use crate::model::Result;
 use crate::model::power::PowerCommand;
 
+mod bulk;
 mod execute;
 pub mod view;
 
@@ -24,12 +24,12 @@ pub fn routes() -> Vec<Route> {
         post("/nodes/{node}/execute", execute::execute),
         post("/nodes/{node}/startall", startall),
         post("/nodes/{node}/stopall", stopall),
-        post("/nodes/{node}/suspendall", suspendall).checks_only(),
-        post("/nodes/{node}/migrateall", migrateall).checks_only(),
-        post("/cluster/bulk-action/guest/start", bulk_start).checks_only(),
-        post("/cluster/bulk-action/guest/shutdown", bulk_shutdown).checks_only(),
-        post("/cluster/bulk-action/guest/suspend", bulk_suspend).checks_only(),
-        post("/cluster/bulk-action/guest/migrate", bulk_migrate).checks_only(),
+        post("/nodes/{node}/suspendall", bulk::suspendall),
+        post("/nodes/{node}/migrateall", bulk::migrateall),
+        post("/cluster/bulk-action/guest/start", bulk::bulk_start),
+        post("/cluster/bulk-action/guest/shutdown", bulk::bulk_shutdown),
+        post("/cluster/bulk-action/guest/suspend", bulk::bulk_suspend),
+        post("/cluster/bulk-action/guest/migrate", bulk::bulk_migrate),
     ]
 }
 
@@ -165,112 +165,6 @@ fn check_power(ctx: &Ctx<'_>, vms: Option<&[u32]>) -> Result<()> {
         c.access()
             .check_node_guests(who, vms, &["VM.PowerMgmt"], "VM.PowerMgmt")
     })
-}
-
-/// The guests of a bulk action's `vms` (an array; a list in one text
-/// is read too).
-fn bulk_vms(ctx: &Ctx<'_>) -> Vec<u32> {
-    let texts: Vec<String> = match ctx.params.get("vms") {
-        Some(serde_json::Value::Array(items)) => {
-            items.iter().map(crate::api::params::value_text).collect()
-        }
-        Some(v) => vec![crate::api::params::value_text(v)],
-        None => Vec::new(),
-    };
-    texts
-        .iter()
-        .flat_map(|t| crate::spec::formats::split_list(t))
-        .filter_map(|s| s.parse().ok())
-        .collect()
-}
-
-/// The answer of a call whose permissions passed but whose work is not
-/// emulated.
-fn not_emulated(path: &str) -> crate::model::Error {
-    crate::model::Error::NotImplemented(format!(
-        "Method 'POST /api2/json{path}' is not emulated by fake-pve"
-    ))
-}
-
-/// `POST /nodes/{node}/suspendall`: VM.PowerMgmt and VM.Config.Disk on
-/// `/`, or VM.PowerMgmt on each listed guest; then 501.
-fn suspendall(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = ctx.param("node")?;
-    let vms = vm_list(ctx)?.unwrap_or_default();
-    let who = ctx.who()?;
-    ctx.with(|c| {
-        c.access().check_node_guests(
-            who,
-            &vms,
-            &["VM.PowerMgmt", "VM.Config.Disk"],
-            "VM.PowerMgmt",
-        )
-    })?;
-    Err(not_emulated(&format!("/nodes/{node}/suspendall")))
-}
-
-/// `POST /nodes/{node}/migrateall`: VM.Migrate on `/` or on each listed
-/// guest; then 501.
-fn migrateall(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = ctx.param("node")?;
-    let vms = vm_list(ctx)?.unwrap_or_default();
-    let who = ctx.who()?;
-    ctx.with(|c| {
-        c.access()
-            .check_node_guests(who, &vms, &["VM.Migrate"], "VM.Migrate")
-    })?;
-    Err(not_emulated(&format!("/nodes/{node}/migrateall")))
-}
-
-/// A bulk action's check (`check_guest_permissions`), then 501.
-fn bulk(ctx: &Ctx<'_>, action: &str, privs: &[&str]) -> Result<Reply> {
-    let vms = bulk_vms(ctx);
-    let who = ctx.who()?;
-    ctx.with(|c| c.access().check_bulk_guests(who, &vms, privs))?;
-    Err(not_emulated(&format!(
-        "/cluster/bulk-action/guest/{action}"
-    )))
-}
-
-/// `POST /cluster/bulk-action/guest/start` (9.x).
-fn bulk_start(ctx: &Ctx<'_>) -> Result<Reply> {
-    bulk(ctx, "start", &["VM.PowerMgmt"])
-}
-
-/// `POST /cluster/bulk-action/guest/shutdown` (9.x).
-fn bulk_shutdown(ctx: &Ctx<'_>) -> Result<Reply> {
-    bulk(ctx, "shutdown", &["VM.PowerMgmt"])
-}
-
-/// `POST /cluster/bulk-action/guest/suspend` (9.x): VM.PowerMgmt on each
-/// guest (or `/`); suspending `to-disk` also VM.Config.Disk there and
-/// Datastore.AllocateSpace on a `statestorage`.
-fn bulk_suspend(ctx: &Ctx<'_>) -> Result<Reply> {
-    let vms = bulk_vms(ctx);
-    let to_disk = ctx.params.bool("to-disk")?.unwrap_or(false);
-    let state = ctx.params.str("statestorage");
-    let who = ctx.who()?;
-    ctx.with(|c| {
-        let access = c.access();
-        access.check_bulk_guests(who, &vms, &["VM.PowerMgmt"])?;
-        if to_disk {
-            access.check_bulk_guests(who, &vms, &["VM.Config.Disk"])?;
-            if let Some(sid) = &state {
-                access.check_perm(
-                    who,
-                    &format!("/storage/{sid}"),
-                    &["Datastore.AllocateSpace"],
-                )?;
-            }
-        }
-        Ok::<(), crate::model::Error>(())
-    })?;
-    Err(not_emulated("/cluster/bulk-action/guest/suspend"))
-}
-
-/// `POST /cluster/bulk-action/guest/migrate` (9.x).
-fn bulk_migrate(ctx: &Ctx<'_>) -> Result<Reply> {
-    bulk(ctx, "migrate", &["VM.Migrate"])
 }
 
 /// `POST /nodes/{node}/startall`: starts the guests marked `onboot` (or
