@@ -19,7 +19,8 @@ Feature: Node power
   Scenario: The command is one of reboot and shutdown
     When I call POST "/nodes/{node}/status"
       | command | halt |
-    Then parameter "command" is rejected with "value 'halt' does not have a value in the enumeration 'reboot, shutdown'"
+    Then parameter "command" is rejected with "value 'halt' does not have a value in the enumeration 'reboot, shutdown'" for root@pam
+    And PVE answers 403 "Permission check failed (/nodes/{node}, Sys.PowerMgmt)" to anyone else
 
   @fake-only
   Scenario: A rebooted node goes offline, stops its guests and comes back by itself
