@@ -725,3 +725,62 @@ async fn access_domains_tickets_and_tokens() {
         );
     }
 }
+
+#[tokio::test]
+async fn node_power_execute_and_bulk_actions() {
+    use pve_client::api::node_power::{BulkOptions, Command, PowerCommand};
+    let run = start().await;
+    let pve = client(&run, Mode::Password);
+    // execute: one answer per command, failures included.
+    let answers = pve
+        .nodes()
+        .execute(
+            "pve",
+            &[
+                Command {
+                    path: "version".into(),
+                    method: "GET".into(),
+                    args: Default::default(),
+                },
+                Command {
+                    path: "nothing".into(),
+                    method: "GET".into(),
+                    args: Default::default(),
+                },
+            ],
+        )
+        .await
+        .expect("execute");
+    assert_eq!(answers.len(), 2);
+    assert_eq!(answers[0].status, 200);
+    assert!(
+        answers[0]
+            .data
+            .as_ref()
+            .is_some_and(|d| d["release"] == "9.2")
+    );
+    assert_eq!(answers[1].status, 500);
+    assert_eq!(
+        answers[1].message.as_deref(),
+        Some("no handler for 'nodes/pve/nothing'\n")
+    );
+    // A bulk start of VM 100.
+    let upid = pve
+        .bulk_guests()
+        .start(&BulkOptions {
+            vms: vec![100],
+            ..BulkOptions::default()
+        })
+        .await
+        .expect("bulk start");
+    assert_eq!(upid.kind(), "bulk-start");
+    let done = pve.tasks().wait(&upid).await.expect("task ends");
+    assert_eq!(done.exitstatus.as_deref(), Some("OK"));
+    // The node reboots: offline, then back.
+    pve.nodes()
+        .node_cmd("pve", PowerCommand::Reboot)
+        .await
+        .expect("reboot");
+    let nodes = pve.nodes().list_nodes().await.expect("nodes");
+    assert_eq!(nodes[0].status, "offline");
+}

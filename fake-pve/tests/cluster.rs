@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{start, start_scenario, start_version};
+use common::{builder, start, start_scenario, start_version, start_with, task, upid};
 use fake_pve::PveVersion;
 use serde_json::json;
 
@@ -344,4 +344,247 @@ async fn datacenter_tag_style_decides_how_vm_tags_are_written() {
             "tag-style",
             "invalid format - format error\ntag-style.shape: value 'round' does not have a value in the enumeration 'full, circle, dense, none'\n",
         );
+}
+
+/// The status `node` has in `/nodes`.
+async fn node_state(pve: &common::Pve, auth: &common::Auth, node: &str) -> String {
+    let nodes = pve.get("/nodes", auth).await.data();
+    nodes
+        .as_array()
+        .and_then(|a| a.iter().find(|n| n["node"] == node))
+        .and_then(|n| n["status"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_rebooted_node_goes_offline_and_comes_back() {
+    let pve = start_scenario(LAB).await;
+    let root = pve.root().await;
+    // The command is checked against the schema's enum.
+    pve.post("/nodes/pve1/status", &root, "command=halt")
+        .await
+        .assert_param_error(
+            "command",
+            "value 'halt' does not have a value in the enumeration 'reboot, shutdown'",
+        );
+    let r = pve
+        .post("/nodes/pve1/status", &root, "command=reboot")
+        .await;
+    assert_eq!(r.data(), serde_json::Value::Null);
+    assert_eq!(node_state(&pve, &root, "pve1").await, "offline");
+    // Its guests stopped; calls proxied to it fail as for any offline node.
+    pve.get("/nodes/pve1/qemu", &root)
+        .await
+        .assert_error(595, "No route to host\n");
+    let res = pve.get("/cluster/resources?type=node", &root).await.data();
+    let row = res
+        .as_array()
+        .and_then(|a| a.iter().find(|n| n["node"] == "pve1"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(row["status"], "offline", "{res}");
+    pve.run.clock().advance(60);
+    assert_eq!(node_state(&pve, &root, "pve1").await, "online");
+    let vm = pve
+        .get("/nodes/pve1/qemu/100/status/current", &root)
+        .await
+        .data();
+    assert_eq!(vm["status"], "stopped", "not onboot: stays off");
+}
+
+#[tokio::test]
+async fn a_shut_down_node_wakes_on_lan() {
+    let pve = start_scenario(LAB).await;
+    let root = pve.root().await;
+    pve.put(
+        "/nodes/pve2/config",
+        &root,
+        "wakeonlan=mac%3DBC%3A24%3A11%3AAA%3ABB%3ACC",
+    )
+    .await
+    .data();
+    pve.post("/nodes/pve2/status", &root, "command=shutdown")
+        .await
+        .data();
+    pve.run.clock().advance(600);
+    assert_eq!(node_state(&pve, &root, "pve2").await, "offline");
+    let mac = pve.post("/nodes/pve2/wakeonlan", &root, "").await.data();
+    assert_eq!(mac, "BC:24:11:AA:BB:CC");
+    pve.run.clock().advance(60);
+    assert_eq!(node_state(&pve, &root, "pve2").await, "online");
+}
+
+#[tokio::test]
+async fn execute_answers_each_command() {
+    let pve = start_scenario(LAB).await;
+    let root = pve.root().await;
+    let commands = json!([
+        { "method": "GET", "path": "/version" },
+        { "method": "GET", "path": "qemu/100/config" },
+        { "method": "POST", "path": "qemu/100/config", "args": { "name": "renamed" } },
+        { "method": "GET", "path": "nothing/here" },
+        { "method": "PUT", "path": "qemu/100/config", "args": { "cores": "many" } },
+        { "method": "GET", "path": "qemu/100/config", "args": { "vmid": "101" } },
+    ]);
+    let r = pve
+        .post(
+            "/nodes/pve1/execute",
+            &root,
+            &format!("commands={}", common::enc(&commands.to_string())),
+        )
+        .await
+        .data();
+    let items = r.as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), 6, "{r}");
+    assert_eq!(items[0]["status"], 200);
+    assert!(items[0]["data"]["release"].is_string(), "{r}");
+    assert_eq!(items[1]["data"]["memory"], "2048", "{r}");
+    assert_eq!(items[2]["status"], 200, "{r}");
+    assert_eq!(items[3]["status"], 500);
+    assert_eq!(
+        items[3]["message"],
+        "no handler for 'nodes/pve1/nothing/here'\n"
+    );
+    assert_eq!(items[4]["status"], 400);
+    assert_eq!(items[4]["message"], "Parameter verification failed.\n");
+    assert!(items[4]["errors"]["cores"].is_string(), "{r}");
+    assert_eq!(items[5]["errors"]["vmid"], "duplicate parameter", "{r}");
+    // The commands changed the world as their own requests would.
+    let conf = pve.get("/nodes/pve1/qemu/100/config", &root).await.data();
+    assert_eq!(conf["name"], "renamed");
+}
+
+/// [`LAB`] with starts that take five seconds.
+async fn slow_starts() -> common::Pve {
+    let mut latency = fake_pve::Latency::instant();
+    latency.set_task_ms("qmstart", 5_000);
+    let scenario =
+        fake_pve::Scenario::parse(&format!("{LAB}  - {{ vmid: 102, node: pve2 }}\n"), "t.yaml")
+            .expect("scenario");
+    start_with(builder().latency(latency).scenario(scenario)).await
+}
+
+#[tokio::test]
+async fn bulk_start_runs_as_many_tasks_at_once_as_max_workers() {
+    let pve = slow_starts().await;
+    let root = pve.root().await;
+    // Two starts, one at a time: ten seconds.
+    let r = pve
+        .post(
+            "/cluster/bulk-action/guest/start",
+            &root,
+            "vms=101&vms=102&max-workers=1",
+        )
+        .await;
+    let id = upid(&r);
+    assert!(id.contains(":bulk-start::root@pam:"), "{id}");
+    pve.run.clock().advance(9);
+    assert_eq!(pve.task_status(&id, &root).await["status"], "running");
+    pve.run.clock().advance(1);
+    let (exit, log) = task(&pve, &root, &r).await;
+    assert_eq!(exit, "OK", "{log:?}");
+    assert_eq!(
+        log[..3],
+        [
+            "Starting guests: 101, 102",
+            "Starting VM 101",
+            "Starting VM 102"
+        ],
+        "{log:?}"
+    );
+    let vm = pve
+        .get("/nodes/pve2/qemu/102/status/current", &root)
+        .await
+        .data();
+    assert_eq!(vm["status"], "running");
+    // Already running: skipped with a warning.
+    let again = pve
+        .post("/cluster/bulk-action/guest/start", &root, "vms=101")
+        .await;
+    let (exit, log) = task(&pve, &root, &again).await;
+    assert_eq!(exit, "WARNINGS: 1", "{log:?}");
+    assert!(
+        log.contains(&"WARN: Skipping VM 101, already running.".to_string()),
+        "{log:?}"
+    );
+}
+
+#[tokio::test]
+async fn datacenter_max_workers_is_the_bulk_default() {
+    let pve = slow_starts().await;
+    let root = pve.root().await;
+    pve.put("/cluster/options", &root, "max_workers=2")
+        .await
+        .data();
+    let r = pve
+        .post("/cluster/bulk-action/guest/start", &root, "vms=101&vms=102")
+        .await;
+    let id = upid(&r);
+    pve.run.clock().advance(5);
+    assert_eq!(pve.task_status(&id, &root).await["status"], "stopped");
+}
+
+#[tokio::test]
+async fn migrateall_needs_max_workers_and_moves_the_guests() {
+    let pve = start_scenario(LAB).await;
+    let root = pve.root().await;
+    pve.post("/nodes/pve2/migrateall", &root, "target=pve1")
+        .await
+        .assert_error(
+            500,
+            "either 'max-workers' parameter or max_workers in datacenter.cfg must be set!\n",
+        );
+    pve.post("/nodes/pve2/migrateall", &root, "target=pve2&maxworkers=1")
+        .await
+        .assert_param_error("target", "target is local node.");
+    let r = pve
+        .post("/nodes/pve2/migrateall", &root, "target=pve1&maxworkers=2")
+        .await;
+    let (exit, log) = task(&pve, &root, &r).await;
+    assert_eq!(exit, "OK", "{log:?}");
+    assert!(log.contains(&"Migrating VM 1000".to_string()), "{log:?}");
+    assert!(
+        log.contains(&"All jobs finished, used 2 workers in total.".to_string()),
+        "{log:?}"
+    );
+    let vms = pve.get("/nodes/pve1/qemu", &root).await.data();
+    let ids: Vec<u64> = vms
+        .as_array()
+        .map(|a| a.iter().filter_map(|v| v["vmid"].as_u64()).collect())
+        .unwrap_or_default();
+    assert!(ids.contains(&101) && ids.contains(&1000), "{vms}");
+}
+
+#[tokio::test]
+async fn suspendall_and_bulk_shutdown_take_the_running_vms() {
+    let pve = start_scenario(LAB).await;
+    let root = pve.root().await;
+    let r = pve.post("/nodes/pve1/suspendall", &root, "").await;
+    let (exit, log) = task(&pve, &root, &r).await;
+    assert_eq!(exit, "OK", "{log:?}");
+    assert!(log.contains(&"Suspending VM 100".to_string()), "{log:?}");
+    let vm = pve
+        .get("/nodes/pve1/qemu/100/status/current", &root)
+        .await
+        .data();
+    assert_eq!(vm["status"], "stopped", "suspended to disk: {vm}");
+    let r = pve
+        .post(
+            "/cluster/bulk-action/guest/shutdown",
+            &root,
+            "vms=100&vms=101",
+        )
+        .await;
+    let (exit, log) = task(&pve, &root, &r).await;
+    assert_eq!(exit, "WARNINGS: 2", "{log:?}");
+    assert_eq!(
+        log[..3],
+        [
+            "Shutting down guests: 100, 101",
+            "WARN: Skipping VM 100, not running.",
+            "WARN: Skipping VM 101, not running.",
+        ],
+        "{log:?}"
+    );
 }

@@ -52,6 +52,7 @@ const CALLS: &[(&str, &str, Option<&str>)] = &[
     ("GET", "/_fake/faults", None),
     ("GET", "/_fake/latency", None),
     ("GET", "/_fake/openapi.json", None),
+    ("POST", "/_fake/nodes/pve/boot", None),
 ];
 
 async fn call(pve: &Pve, auth: &Auth, method: &str, path: &str, body: Option<&str>) -> u16 {

@@ -95,6 +95,10 @@ async fn change_everything(pve: &Pve, root: &Auth) {
     ] {
         let _ = pve.get(path, root).await;
     }
+    // The node reboots: offline, back a minute later (the clock moves
+    // five seconds below).
+    let r = pve.post("/nodes/pve/status", root, "command=reboot").await;
+    assert_eq!(r.status, 200, "{r:?}");
     for (method, path, body) in [
         (
             Method::PUT,

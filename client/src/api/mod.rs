@@ -18,6 +18,7 @@ pub mod lxc;
 pub mod metrics;
 pub mod network;
 pub mod node_hw;
+pub mod node_power;
 pub mod node_services;
 pub mod nodes;
 pub mod pools;

@@ -26,6 +26,13 @@ impl Client {
     }
 }
 
+impl<'a> Nodes<'a> {
+    /// The client the calls go through.
+    pub(crate) fn client(&self) -> &'a Client {
+        self.client
+    }
+}
+
 /// One entry of `GET /nodes`. The figures are left out for callers
 /// without Sys.Audit on the node, and for offline nodes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

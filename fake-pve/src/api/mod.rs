@@ -31,7 +31,7 @@ pub mod node_services;
 pub mod nodes;
 pub mod params;
 mod perm;
-mod pipeline;
+pub(crate) mod pipeline;
 pub mod pools;
 pub mod qemu;
 mod recycle;

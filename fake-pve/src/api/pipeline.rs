@@ -339,7 +339,7 @@ fn core(
         upload: parsed.upload,
         rq,
     };
-    let (name, result) = dispatch(state, cluster, router, &parsed.path, call);
+    let (name, result) = dispatch(state, cluster, router, &parsed.path, call, &mut None);
     Step::Dispatched(format, name, result, delay_ms)
 }
 
@@ -467,22 +467,24 @@ pub fn run_setup(state: &State, router: &Router) -> std::result::Result<(), Stri
 
 /// What a request brings to its handler: the method, who asks, the
 /// parameters, an upload's file and the request's context.
-struct Call {
-    method: Method,
-    who: Option<AuthId>,
-    map: BTreeMap<String, Value>,
-    upload: Option<upload::UploadInfo>,
-    rq: Context,
+pub(crate) struct Call {
+    pub(crate) method: Method,
+    pub(crate) who: Option<AuthId>,
+    pub(crate) map: BTreeMap<String, Value>,
+    pub(crate) upload: Option<upload::UploadInfo>,
+    pub(crate) rq: Context,
 }
 
 /// Stages 5 to 8; also names the PVE method the request reached, for the
-/// latency profile.
-fn dispatch(
+/// latency profile. The request's context comes back in `back` when its
+/// handler ran (with the draws it made).
+pub(crate) fn dispatch(
     state: &State,
     cluster: &mut Cluster,
     router: &Router,
     rel: &str,
     call: Call,
+    back: &mut Option<Context>,
 ) -> (Option<&'static str>, Result<Reply>) {
     let Call {
         method,
@@ -575,10 +577,12 @@ fn dispatch(
             rq: std::cell::RefCell::new(rq),
             cluster: std::cell::RefCell::new(cluster),
         };
-        match router.handler(&method, &endpoint.path) {
+        let out = match router.handler(&method, &endpoint.path) {
             Some(handler) => handler(&ctx),
             None => fallback(endpoint, &format!("/api2/json{rel}")),
-        }
+        };
+        *back = Some(ctx.rq.into_inner());
+        out
     })();
     (name, result)
 }
@@ -657,7 +661,7 @@ impl RouteCache {
 /// pve-storage `API2/Storage/Status.pm`); so is the rest after a
 /// firewall IP set's name, a network (`10.0.0.0/8`) (pve-firewall
 /// `API2/Firewall/IPSet.pm`).
-fn path_segments(rel: &str) -> Vec<Cow<'_, str>> {
+pub(crate) fn path_segments(rel: &str) -> Vec<Cow<'_, str>> {
     let mut segs: Vec<Cow<'_, str>> = rel
         .split('/')
         .filter(|s| !s.is_empty())

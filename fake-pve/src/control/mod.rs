@@ -51,6 +51,7 @@ const CALLS: &[(Method, &str, Call)] = &[
     (Method::PUT,    "/downloads",                   put_downloads),
     (Method::GET,    "/guests/{vmid}",               get_guest),
     (Method::PUT,    "/guests/{vmid}",               put_guest),
+    (Method::POST,   "/nodes/{node}/boot",           boot_node),
 ];
 
 /// The control API as an axum router for paths below `/_fake` (nest it
@@ -617,5 +618,17 @@ fn put_guest(state: &State, rq: &Context, req: &Request, at: &[&str]) -> Result<
             .map_err(|e| Error::invalid("guest", e.to_string()))?;
         *guest = new;
         Ok(serde_json::to_value(&*guest).unwrap_or(Value::Null).into())
+    })
+}
+
+/// `POST /_fake/nodes/{node}/boot`: a node that is down (shut down, or
+/// rebooting) is online at once and starts its `onboot` guests; an
+/// online node stays as it is. Answers the node's status.
+fn boot_node(state: &State, rq: &Context, _: &Request, at: &[&str]) -> Result<Reply> {
+    let node = at.first().copied().unwrap_or_default();
+    state.at(rq.now_ms(), |c| {
+        c.power_on(node, rq.now_ms())?;
+        c.advance(rq.now_ms());
+        Ok(json!({ "node": node, "status": "online" }).into())
     })
 }

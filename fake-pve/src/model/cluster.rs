@@ -726,6 +726,7 @@ impl Cluster {
 
     /// Ends every task due by `now_ms` (see [`Cluster::advance`]).
     fn advance_tasks(&mut self, now_ms: i64) {
+        self.run_due_boots(now_ms);
         self.run_due_jobs(now_ms);
         self.replication_ops().run_replication(now_ms);
         // pvescheduler's realm syncs: root@pam's tasks on the local node.

@@ -46,6 +46,11 @@ pub struct Node {
     pub ssl_fingerprint: String,
     /// Linux bridges on the node (`vmbr0`).
     pub bridges: Vec<String>,
+    /// While the node is down: when it is back online (epoch
+    /// milliseconds), after a reboot or a wake-on-LAN; none while it is
+    /// up or shut down for good.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub back_at_ms: Option<i64>,
 }
 
 /// Memory the host itself uses, before any guest.

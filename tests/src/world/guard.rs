@@ -100,10 +100,25 @@ impl PveWorld {
                 if matches!(rest, ["certificates", ..]) && !self.destructive {
                     refuse("the node's certificate (tag the scenario @destructive)");
                 }
-                if matches!(rest, ["startall" | "stopall"])
-                    && !params.pairs().iter().any(|(k, _)| k == "vms")
-                {
+                let all_guests = !params.pairs().iter().any(|(k, _)| k == "vms");
+                if matches!(rest, ["startall" | "stopall"]) && all_guests {
                     refuse("startall/stopall without `vms` would reach every guest of the node");
+                }
+                // The administrator would reach every guest; a user the
+                // scenario made has only the grants it was given.
+                if matches!(rest, ["suspendall" | "migrateall"])
+                    && all_guests
+                    && self.actor() == super::ADMIN
+                {
+                    refuse(
+                        "suspendall/migrateall without `vms` would reach every guest of the node",
+                    );
+                }
+                if matches!(rest, ["status"]) && !self.destructive {
+                    refuse("rebooting or shutting down the node (tag the scenario @destructive)");
+                }
+                if matches!(rest, ["execute"]) {
+                    refuse("a batch of calls the guard cannot see into");
                 }
                 if matches!(rest, ["vzdump"]) {
                     let p = |name: &str| params.pairs().iter().find(|(k, _)| k == name);
@@ -179,6 +194,13 @@ impl PveWorld {
                     if !mine(v) {
                         refuse("a firewall object this scenario does not name as its own");
                     }
+                }
+            }
+            // Bulk actions only on the scenario's own guests (each
+            // checked above).
+            ["cluster", "bulk-action", "guest", _] => {
+                if !params.pairs().iter().any(|(k, _)| k == "vms") && self.actor() == super::ADMIN {
+                    refuse("a bulk action without `vms` would reach every guest of the cluster");
                 }
             }
             ["cluster", "options"] if !self.destructive => {
@@ -359,6 +381,17 @@ mod tests {
             w.guard_request(&method, path, &p);
         }))
         .is_err()
+    }
+
+    #[test]
+    fn a_bulk_action_on_every_guest_is_refused_to_the_administrator() {
+        let mut w = world(false);
+        w.actor = super::super::ADMIN.into();
+        let path = "/cluster/bulk-action/guest/shutdown";
+        assert!(refused(&w, Method::POST, path, &[]));
+        // A user the scenario made reaches only what it was granted.
+        w.actor = "bob".into();
+        assert!(!refused(&w, Method::POST, path, &[]));
     }
 
     #[test]

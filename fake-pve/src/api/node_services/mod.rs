@@ -177,9 +177,11 @@ fn set_timezone(ctx: &Ctx<'_>) -> Result<Reply> {
 }
 
 /// `POST /nodes/{node}/wakeonlan`: answers the MAC the magic packet is
-/// made of (nothing is sent). Not proxied: the target is usually down.
+/// made of; a node that is shut down boots (see `model::power`). Not
+/// proxied: the target is usually down.
 fn wakeonlan(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.param("node")?;
+    let now_ms = ctx.now_ms();
     ctx.with(|c| {
         let local = c.nodes().local().to_string();
         if node == "localhost" || node == local {
@@ -193,6 +195,8 @@ fn wakeonlan(ctx: &Ctx<'_>) -> Result<Reply> {
         let mac = sys(c, &node)?.wakeonlan_mac().ok_or_else(|| {
             Error::failed(format!("No wake on LAN MAC address defined for '{node}'!"))
         })?;
+        // The magic packet wakes a node that is shut down.
+        c.wake_node(&node, now_ms)?;
         Ok(json!(mac).into())
     })
 }

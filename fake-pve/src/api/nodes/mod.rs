@@ -1,14 +1,16 @@
 //! `/nodes`: the members, their status and version, and the node-wide
-//! power calls (pve-manager `API2/Nodes.pm`); the permission checks of
-//! the calls on many guests not emulated otherwise (`suspendall`,
-//! `migrateall`, the cluster's bulk actions), made as PVE's handlers
-//! make them before the 501.
+//! power calls (pve-manager `API2/Nodes.pm`): reboot and shutdown,
+//! `startall`/`stopall`, `execute`; the calls on many guests are in
+//! `bulk`.
 
 use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, get, post};
-use crate::model::{Result, TaskEffect, Worker};
+use crate::model::Result;
+use crate::model::power::PowerCommand;
 
+mod bulk;
+mod execute;
 pub mod view;
 
 /// The routes of this area.
@@ -18,14 +20,16 @@ pub fn routes() -> Vec<Route> {
         get("/nodes/{node}", node_index),
         get("/nodes/{node}/status", node_status),
         get("/nodes/{node}/version", node_version),
+        post("/nodes/{node}/status", node_cmd),
+        post("/nodes/{node}/execute", execute::execute),
         post("/nodes/{node}/startall", startall),
         post("/nodes/{node}/stopall", stopall),
-        post("/nodes/{node}/suspendall", suspendall).checks_only(),
-        post("/nodes/{node}/migrateall", migrateall).checks_only(),
-        post("/cluster/bulk-action/guest/start", bulk_start).checks_only(),
-        post("/cluster/bulk-action/guest/shutdown", bulk_shutdown).checks_only(),
-        post("/cluster/bulk-action/guest/suspend", bulk_suspend).checks_only(),
-        post("/cluster/bulk-action/guest/migrate", bulk_migrate).checks_only(),
+        post("/nodes/{node}/suspendall", bulk::suspendall),
+        post("/nodes/{node}/migrateall", bulk::migrateall),
+        post("/cluster/bulk-action/guest/start", bulk::bulk_start),
+        post("/cluster/bulk-action/guest/shutdown", bulk::bulk_shutdown),
+        post("/cluster/bulk-action/guest/suspend", bulk::bulk_suspend),
+        post("/cluster/bulk-action/guest/migrate", bulk::bulk_migrate),
     ]
 }
 
@@ -163,112 +167,6 @@ fn check_power(ctx: &Ctx<'_>, vms: Option<&[u32]>) -> Result<()> {
     })
 }
 
-/// The guests of a bulk action's `vms` (an array; a list in one text
-/// is read too).
-fn bulk_vms(ctx: &Ctx<'_>) -> Vec<u32> {
-    let texts: Vec<String> = match ctx.params.get("vms") {
-        Some(serde_json::Value::Array(items)) => {
-            items.iter().map(crate::api::params::value_text).collect()
-        }
-        Some(v) => vec![crate::api::params::value_text(v)],
-        None => Vec::new(),
-    };
-    texts
-        .iter()
-        .flat_map(|t| crate::spec::formats::split_list(t))
-        .filter_map(|s| s.parse().ok())
-        .collect()
-}
-
-/// The answer of a call whose permissions passed but whose work is not
-/// emulated.
-fn not_emulated(path: &str) -> crate::model::Error {
-    crate::model::Error::NotImplemented(format!(
-        "Method 'POST /api2/json{path}' is not emulated by fake-pve"
-    ))
-}
-
-/// `POST /nodes/{node}/suspendall`: VM.PowerMgmt and VM.Config.Disk on
-/// `/`, or VM.PowerMgmt on each listed guest; then 501.
-fn suspendall(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = ctx.param("node")?;
-    let vms = vm_list(ctx)?.unwrap_or_default();
-    let who = ctx.who()?;
-    ctx.with(|c| {
-        c.access().check_node_guests(
-            who,
-            &vms,
-            &["VM.PowerMgmt", "VM.Config.Disk"],
-            "VM.PowerMgmt",
-        )
-    })?;
-    Err(not_emulated(&format!("/nodes/{node}/suspendall")))
-}
-
-/// `POST /nodes/{node}/migrateall`: VM.Migrate on `/` or on each listed
-/// guest; then 501.
-fn migrateall(ctx: &Ctx<'_>) -> Result<Reply> {
-    let node = ctx.param("node")?;
-    let vms = vm_list(ctx)?.unwrap_or_default();
-    let who = ctx.who()?;
-    ctx.with(|c| {
-        c.access()
-            .check_node_guests(who, &vms, &["VM.Migrate"], "VM.Migrate")
-    })?;
-    Err(not_emulated(&format!("/nodes/{node}/migrateall")))
-}
-
-/// A bulk action's check (`check_guest_permissions`), then 501.
-fn bulk(ctx: &Ctx<'_>, action: &str, privs: &[&str]) -> Result<Reply> {
-    let vms = bulk_vms(ctx);
-    let who = ctx.who()?;
-    ctx.with(|c| c.access().check_bulk_guests(who, &vms, privs))?;
-    Err(not_emulated(&format!(
-        "/cluster/bulk-action/guest/{action}"
-    )))
-}
-
-/// `POST /cluster/bulk-action/guest/start` (9.x).
-fn bulk_start(ctx: &Ctx<'_>) -> Result<Reply> {
-    bulk(ctx, "start", &["VM.PowerMgmt"])
-}
-
-/// `POST /cluster/bulk-action/guest/shutdown` (9.x).
-fn bulk_shutdown(ctx: &Ctx<'_>) -> Result<Reply> {
-    bulk(ctx, "shutdown", &["VM.PowerMgmt"])
-}
-
-/// `POST /cluster/bulk-action/guest/suspend` (9.x): VM.PowerMgmt on each
-/// guest (or `/`); suspending `to-disk` also VM.Config.Disk there and
-/// Datastore.AllocateSpace on a `statestorage`.
-fn bulk_suspend(ctx: &Ctx<'_>) -> Result<Reply> {
-    let vms = bulk_vms(ctx);
-    let to_disk = ctx.params.bool("to-disk")?.unwrap_or(false);
-    let state = ctx.params.str("statestorage");
-    let who = ctx.who()?;
-    ctx.with(|c| {
-        let access = c.access();
-        access.check_bulk_guests(who, &vms, &["VM.PowerMgmt"])?;
-        if to_disk {
-            access.check_bulk_guests(who, &vms, &["VM.Config.Disk"])?;
-            if let Some(sid) = &state {
-                access.check_perm(
-                    who,
-                    &format!("/storage/{sid}"),
-                    &["Datastore.AllocateSpace"],
-                )?;
-            }
-        }
-        Ok::<(), crate::model::Error>(())
-    })?;
-    Err(not_emulated("/cluster/bulk-action/guest/suspend"))
-}
-
-/// `POST /cluster/bulk-action/guest/migrate` (9.x).
-fn bulk_migrate(ctx: &Ctx<'_>) -> Result<Reply> {
-    bulk(ctx, "migrate", &["VM.Migrate"])
-}
-
 /// `POST /nodes/{node}/startall`: starts the guests marked `onboot` (or
 /// all with `force`, or those listed in `vms`), skipping templates and
 /// guests already running.
@@ -277,43 +175,10 @@ fn startall(ctx: &Ctx<'_>) -> Result<Reply> {
     let force = ctx.params.bool("force")?.unwrap_or(false);
     let vms = vm_list(ctx)?;
     check_power(ctx, vms.as_deref())?;
-    let who = ctx.who()?.to_string();
-    let now_ms = ctx.now_ms();
-    let upid = ctx.with(|c| {
-        let ids: Vec<u32> = c
-            .guests()
-            .values()
-            .filter(|v| v.node() == node && !v.running() && !v.template())
-            .filter(|v| match &vms {
-                Some(list) => list.contains(&v.vmid()),
-                None => force || v.config().get("onboot").is_some_and(|o| o == "1"),
-            })
-            .map(|v| v.vmid())
-            .collect();
-        // Containers start in the same run, in VMID order.
-        let mut ids: Vec<(u32, &str)> = ids.into_iter().map(|id| (id, "VM")).collect();
-        ids.extend(
-            c.guests
-                .cts_on(&node)
-                .filter(|ct| !ct.running() && !ct.template())
-                .filter(|ct| match &vms {
-                    Some(list) => list.contains(&ct.vmid()),
-                    None => force || ct.config().get("onboot").is_some_and(|o| o == "1"),
-                })
-                .map(|ct| (ct.vmid(), "CT")),
-        );
-        ids.sort_unstable();
-        let mut worker = Worker::new("startall", "");
-        for (id, kind) in &ids {
-            worker = worker.log(format!("Starting {kind} {id}"));
-        }
-        let ids: Vec<u32> = ids.into_iter().map(|(id, _)| id).collect();
-        let worker = worker.effect(TaskEffect::SetVmStatus {
-            vmids: ids,
-            status: crate::model::qemu::VmStatus::Running,
-        });
-        c.start_task(&node, worker, &who, now_ms, ctx.task_ms("startall"))
-    });
+    let upid = ctx.start_prepared(&node, |c| {
+        let guests = c.startall_guests(&node, vms.as_deref(), force);
+        Ok(crate::model::Cluster::startall_worker(&guests))
+    })?;
     Ok(json!(upid).into())
 }
 
@@ -328,38 +193,22 @@ fn stopall(ctx: &Ctx<'_>) -> Result<Reply> {
         .unwrap_or(180);
     let vms = vm_list(ctx)?;
     check_power(ctx, vms.as_deref())?;
-    let who = ctx.who()?.to_string();
-    let now_ms = ctx.now_ms();
-    let upid = ctx.with(|c| {
-        let ids: Vec<u32> = c
-            .guests()
-            .values()
-            .filter(|v| v.node() == node && v.running())
-            .filter(|v| vms.as_ref().is_none_or(|list| list.contains(&v.vmid())))
-            .map(|v| v.vmid())
-            .collect();
-        let mut ids: Vec<(u32, &str)> = ids.into_iter().map(|id| (id, "VM")).collect();
-        ids.extend(
-            c.guests
-                .cts_on(&node)
-                .filter(|ct| ct.running())
-                .filter(|ct| vms.as_ref().is_none_or(|list| list.contains(&ct.vmid())))
-                .map(|ct| (ct.vmid(), "CT")),
-        );
-        ids.sort_unstable();
-        ids.reverse();
-        let mut worker = Worker::new("stopall", "");
-        for (id, kind) in &ids {
-            worker = worker.log(format!(
-                "Stopping {kind} {id} (timeout = {timeout} seconds)"
-            ));
-        }
-        let ids: Vec<u32> = ids.into_iter().map(|(id, _)| id).collect();
-        let worker = worker.effect(TaskEffect::SetVmStatus {
-            vmids: ids,
-            status: crate::model::qemu::VmStatus::Stopped,
-        });
-        c.start_task(&node, worker, &who, now_ms, ctx.task_ms("stopall"))
-    });
+    let upid = ctx.start_prepared(&node, |c| {
+        let guests = c.stopall_guests(&node, vms.as_deref());
+        Ok(crate::model::Cluster::stopall_worker(&guests, timeout))
+    })?;
     Ok(json!(upid).into())
+}
+
+/// `POST /nodes/{node}/status` (`node_cmd`): reboots or shuts the node
+/// down. Its guests stop, then it goes offline; a reboot comes back by
+/// itself. Answers `null` at once, as PVE does before the node goes.
+fn node_cmd(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.node()?;
+    let command = ctx.param("command")?;
+    let cmd = PowerCommand::parse(&command)
+        .ok_or_else(|| crate::model::Error::invalid("command", "value is not in enum"))?;
+    let now_ms = ctx.now_ms();
+    ctx.with(|c| c.node_power(&node, cmd, now_ms))?;
+    Ok(Value::Null.into())
 }

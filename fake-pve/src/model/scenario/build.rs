@@ -127,6 +127,7 @@ impl Scenario {
                     .clone()
                     .unwrap_or_else(|| fake_fingerprint(&n.name)),
                 bridges,
+                back_at_ms: None,
             });
         }
         let storages = self.build_storages(&nodes)?;

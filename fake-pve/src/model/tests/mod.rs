@@ -28,6 +28,7 @@ mod node_services;
 mod nodes;
 mod overview;
 mod pools;
+mod power;
 mod qemu;
 mod replication;
 mod scenario;
