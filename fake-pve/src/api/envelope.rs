@@ -161,7 +161,7 @@ pub fn success(format: Format, reply: Reply) -> Response<Full<Bytes>> {
 /// own (a missing second factor's 404, `join_info`'s 424).
 pub fn status_of(e: &Error) -> u16 {
     match e.kind() {
-        ErrorKind::Invalid => 400,
+        ErrorKind::Invalid | ErrorKind::BadRequest => 400,
         ErrorKind::Unauthorized => 401,
         ErrorKind::Forbidden => 403,
         ErrorKind::NotImplemented => 501,

@@ -26,6 +26,7 @@ pub mod network;
 pub mod node_hw;
 pub mod node_services;
 pub mod nodes;
+pub mod notify;
 pub mod params;
 mod perm;
 mod pipeline;
@@ -343,6 +344,7 @@ impl Default for Router {
         // Cluster services: replication, metric servers, tasks and log.
         routes.extend(replication::routes());
         routes.extend(metrics::routes());
+        routes.extend(notify::routes());
         routes.extend(clusterlog::routes());
         routes.extend(clusterconfig::routes());
         // A node's own settings, services, subscription and logs.

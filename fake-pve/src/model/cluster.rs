@@ -111,6 +111,8 @@ pub struct Cluster {
     pub(crate) node_services: super::node_services::NodeServices,
     /// `virtual-guest/cpu-models.conf`: the custom CPU models.
     pub(crate) cpu_models: super::qemu::cpu_models::CpuModels,
+    /// `notifications.cfg`: targets and matchers, and the outbox.
+    pub(crate) notifications: super::notify::Notifications,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -196,6 +198,12 @@ pub struct ClusterDoc {
         skip_serializing_if = "super::qemu::cpu_models::CpuModels::is_empty"
     )]
     pub cpu_models: super::qemu::cpu_models::CpuModels,
+    /// The notification targets and matchers (not the outbox).
+    #[serde(
+        default,
+        skip_serializing_if = "super::notify::Notifications::is_empty"
+    )]
+    pub notifications: super::notify::Notifications,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -238,6 +246,8 @@ struct ClusterDocRef<'a> {
     node_services: &'a super::node_services::NodeServices,
     #[serde(skip_serializing_if = "super::qemu::cpu_models::CpuModels::is_empty")]
     cpu_models: &'a super::qemu::cpu_models::CpuModels,
+    #[serde(skip_serializing_if = "super::notify::Notifications::is_empty")]
+    notifications: &'a super::notify::Notifications,
 }
 
 impl Serialize for Cluster {
@@ -270,6 +280,7 @@ impl Serialize for Cluster {
             corosync: &self.corosync,
             node_services: &self.node_services,
             cpu_models: &self.cpu_models,
+            notifications: &self.notifications,
         }
         .serialize(s)
     }
@@ -306,6 +317,7 @@ impl From<ClusterDoc> for Cluster {
             corosync: d.corosync,
             node_services: d.node_services,
             cpu_models: d.cpu_models,
+            notifications: d.notifications,
         }
     }
 }
@@ -394,6 +406,16 @@ impl Cluster {
     /// The custom CPU models, to change.
     pub fn cpu_models_mut(&mut self) -> &mut super::qemu::cpu_models::CpuModels {
         &mut self.cpu_models
+    }
+
+    /// The notification targets and matchers, and the outbox.
+    pub fn notifications(&self) -> &super::notify::Notifications {
+        &self.notifications
+    }
+
+    /// The notification targets and matchers, to change.
+    pub fn notifications_mut(&mut self) -> &mut super::notify::Notifications {
+        &mut self.notifications
     }
 
     /// Every node's hardware.
@@ -674,7 +696,9 @@ impl Cluster {
     /// Ends every task due by `now_ms` (see [`Cluster::advance`]).
     fn advance_tasks(&mut self, now_ms: i64) {
         self.run_due_jobs(now_ms);
-        self.replication_ops().run_replication(now_ms);
+        for failure in self.replication_ops().run_replication(now_ms) {
+            self.notify_replication(&failure);
+        }
         // pvescheduler's realm syncs: root@pam's tasks on the local node.
         for (worker, at_ms) in self.access.due_realm_syncs(now_ms) {
             let node = self.nodes.local().to_string();
@@ -685,8 +709,19 @@ impl Cluster {
                 break;
             };
             let succeeds = task.worker.as_ref().is_none_or(|w| w.outcome.is_ok());
+            let fault = task
+                .worker
+                .as_ref()
+                .and_then(|w| w.outcome.as_ref().err().map(|f| f.0.clone()));
             // What the task does happens once: it is taken, not copied.
             let effect = self.tasks.take_effect(i);
+            // A backup notifies at its end (`VZDump::send_notification`).
+            let backup = match &effect {
+                TaskEffect::Backup(super::backup::BackupOp::Dump(job)) => {
+                    Some((job.node.clone(), job.notice.clone()))
+                }
+                _ => None,
+            };
             let outcome = if succeeds {
                 self.apply(effect, until_ms)
             } else {
@@ -694,6 +729,13 @@ impl Cluster {
                 Ok(Vec::new())
             };
             let end = until_ms.div_euclid(1000);
+            if let Some((node, notice)) = backup {
+                let (lines, error) = match &outcome {
+                    Ok(lines) => (lines.as_slice(), fault.as_deref()),
+                    Err((lines, e)) => (lines.as_slice(), Some(e.as_str())),
+                };
+                self.notify_backup(&node, &notice, error, lines, end);
+            }
             match outcome {
                 Ok(lines) => self.tasks.finish(i, end, lines, None),
                 Err((lines, e)) => self.tasks.finish(i, end, lines, Some(e)),

@@ -27,6 +27,7 @@ pub mod network;
 pub mod node_hw;
 pub mod node_services;
 pub mod nodes;
+pub mod notify;
 pub mod overview;
 pub mod pools;
 pub mod qemu;
@@ -108,6 +109,10 @@ pub enum Error {
     /// HTTP_NOT_FOUND)`, as a missing second factor entry).
     #[error("{0}")]
     HttpNotFound(String),
+    /// A refusal PVE raises with HTTP 400 but without parameter errors
+    /// (the notification system's `BAD_REQUEST`s).
+    #[error("{0}")]
+    BadRequest(String),
 }
 
 /// The kinds of [`Error`], without their messages.
@@ -137,6 +142,8 @@ pub enum ErrorKind {
     FailedDependency,
     /// [`Error::HttpNotFound`].
     HttpNotFound,
+    /// [`Error::BadRequest`].
+    BadRequest,
 }
 
 impl Error {
@@ -196,6 +203,7 @@ impl Error {
             Error::NotImplemented(_) => ErrorKind::NotImplemented,
             Error::FailedDependency(_) => ErrorKind::FailedDependency,
             Error::HttpNotFound(_) => ErrorKind::HttpNotFound,
+            Error::BadRequest(_) => ErrorKind::BadRequest,
         }
     }
 
@@ -214,7 +222,8 @@ impl Error {
             | Error::Unreachable(m)
             | Error::NotImplemented(m)
             | Error::FailedDependency(m)
-            | Error::HttpNotFound(m) => m,
+            | Error::HttpNotFound(m)
+            | Error::BadRequest(m) => m,
         }
     }
 
@@ -244,6 +253,7 @@ impl Error {
             Error::NotImplemented(m) => Error::NotImplemented(f(&m)),
             Error::FailedDependency(m) => Error::FailedDependency(f(&m)),
             Error::HttpNotFound(m) => Error::HttpNotFound(f(&m)),
+            Error::BadRequest(m) => Error::BadRequest(f(&m)),
         }
     }
 }

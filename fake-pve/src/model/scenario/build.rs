@@ -226,6 +226,7 @@ impl Scenario {
             corosync: Default::default(),
             node_services: Default::default(),
             cpu_models: Default::default(),
+            notifications: Default::default(),
         });
         // datacenter.cfg holds the tag rules the access model enforces.
         let rules = cluster.access.tag_access().clone();
