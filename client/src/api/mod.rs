@@ -18,6 +18,7 @@ pub mod network;
 pub mod node_hw;
 pub mod node_services;
 pub mod nodes;
+pub mod notifications;
 pub mod pools;
 pub mod qemu;
 pub mod realms;
