@@ -27,6 +27,7 @@ pub mod move_disk;
 pub mod network;
 pub mod node_hw;
 pub mod nodes;
+pub mod notify;
 pub mod realms;
 pub mod resize;
 pub mod rrd;
