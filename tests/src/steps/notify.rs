@@ -26,10 +26,7 @@ fn receivers() -> &'static Mutex<HashMap<String, Received>> {
 async fn read_request(sock: &mut tokio::net::TcpStream) -> String {
     let mut got = Vec::new();
     let mut buf = [0u8; 4096];
-    loop {
-        let Ok(n) = sock.read(&mut buf).await else {
-            break;
-        };
+    while let Ok(n) = sock.read(&mut buf).await {
         if n == 0 {
             break;
         }
@@ -120,8 +117,7 @@ async fn receiver_header(w: &mut PveWorld, name: String, value: String) {
     let head = r.split("\r\n\r\n").next().unwrap_or_default();
     let want = format!("{}: {}", name.to_ascii_lowercase(), w.expand(&value));
     assert!(
-        head.lines()
-            .any(|l| l.to_ascii_lowercase() == want.to_ascii_lowercase()),
+        head.lines().any(|l| l.eq_ignore_ascii_case(&want)),
         "no header {want} in\n{head}"
     );
 }

@@ -28,7 +28,7 @@ pub mod render;
 #[cfg(test)]
 mod tests;
 
-pub use outbox::{Delivery, Notification, Outbox, Send, Severity};
+pub use outbox::{Notification, Outbox, Send, Severity};
 
 /// The message of a digest that no longer matches.
 const MODIFIED: &str = "detected modified configuration - file changed by other user? Try again.";
