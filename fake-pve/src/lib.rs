@@ -89,6 +89,7 @@ pub mod coverage;
 pub mod dashboard;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod dashboard;
+mod deliver;
 #[cfg(feature = "internals")]
 pub mod latency;
 #[cfg(not(feature = "internals"))]

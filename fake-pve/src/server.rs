@@ -445,6 +445,7 @@ impl Builder {
                 }
             });
         }
+        tokio::spawn(crate::deliver::run(state.clone(), stop_rx.clone()));
         let conns = Connections {
             wire: Arc::new(crate::app::wire(
                 state.clone(),

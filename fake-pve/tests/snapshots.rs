@@ -286,6 +286,72 @@ const CASES: &[Case] = &[
         "/nodes/{node}/ceph/mds",
         "/nodes/pve1/ceph/mds",
     ),
+    // cluster: notifications
+    case(
+        "get_cluster_notifications_matcher_fields",
+        "/cluster/notifications/matcher-fields",
+        "/cluster/notifications/matcher-fields",
+    ),
+    case(
+        "get_cluster_notifications_matcher_field_values",
+        "/cluster/notifications/matcher-field-values",
+        "/cluster/notifications/matcher-field-values",
+    ),
+    case(
+        "get_cluster_notifications_targets",
+        "/cluster/notifications/targets",
+        "/cluster/notifications/targets",
+    ),
+    case(
+        "get_cluster_notifications_matchers",
+        "/cluster/notifications/matchers",
+        "/cluster/notifications/matchers",
+    ),
+    case(
+        "get_cluster_notifications_matchers_name",
+        "/cluster/notifications/matchers/{name}",
+        "/cluster/notifications/matchers/backup-failures",
+    ),
+    case(
+        "get_cluster_notifications_endpoints_gotify",
+        "/cluster/notifications/endpoints/gotify",
+        "/cluster/notifications/endpoints/gotify",
+    ),
+    case(
+        "get_cluster_notifications_endpoints_gotify_name",
+        "/cluster/notifications/endpoints/gotify/{name}",
+        "/cluster/notifications/endpoints/gotify/phone",
+    ),
+    case(
+        "get_cluster_notifications_endpoints_sendmail",
+        "/cluster/notifications/endpoints/sendmail",
+        "/cluster/notifications/endpoints/sendmail",
+    ),
+    case(
+        "get_cluster_notifications_endpoints_sendmail_name",
+        "/cluster/notifications/endpoints/sendmail/{name}",
+        "/cluster/notifications/endpoints/sendmail/mail-to-root",
+    ),
+    case(
+        "get_cluster_notifications_endpoints_smtp",
+        "/cluster/notifications/endpoints/smtp",
+        "/cluster/notifications/endpoints/smtp",
+    ),
+    case(
+        "get_cluster_notifications_endpoints_smtp_name",
+        "/cluster/notifications/endpoints/smtp/{name}",
+        "/cluster/notifications/endpoints/smtp/relay",
+    ),
+    case(
+        "get_cluster_notifications_endpoints_webhook",
+        "/cluster/notifications/endpoints/webhook",
+        "/cluster/notifications/endpoints/webhook",
+    ),
+    case(
+        "get_cluster_notifications_endpoints_webhook_name",
+        "/cluster/notifications/endpoints/webhook/{name}",
+        "/cluster/notifications/endpoints/webhook/chat",
+    ),
     // access
     case("get_access_domains", "/access/domains", "/access/domains"),
     case("get_access_ticket", "/access/ticket", "/access/ticket"),
@@ -2179,6 +2245,31 @@ impl World {
                 self.state.clock().now(),
             ))
         };
+        // Notification targets of every kind and a matcher.
+        self.call(
+            post.clone(),
+            "/cluster/notifications/endpoints/gotify",
+            "name=phone&server=http%3A%2F%2F127.0.0.1%3A8008&token=secret-token&comment=on%20call",
+        );
+        self.call(
+            post.clone(),
+            "/cluster/notifications/endpoints/smtp",
+            "name=relay&server=mail.example.com&mode=starttls&username=pve&password=hunter22\
+             &mailto=ops%40example.com&from-address=pve%40example.com",
+        );
+        self.call(
+            post.clone(),
+            "/cluster/notifications/endpoints/webhook",
+            "name=chat&url=http%3A%2F%2F127.0.0.1%3A9000%2Fhook&method=post\
+             &header=name%3DContent-Type%2Cvalue%3DYXBwbGljYXRpb24vanNvbg%3D%3D\
+             &body=eyJ0ZXh0IjogInt7IHRpdGxlIH19In0%3D&secret=name%3Dtoken%2Cvalue%3DczNjcjN0",
+        );
+        self.call(
+            post.clone(),
+            "/cluster/notifications/matchers",
+            "name=backup-failures&match-field=exact%3Atype%3Dvzdump&match-severity=error\
+             &target=chat&target=phone&mode=all&comment=failed%20backups",
+        );
         self.acme();
         vec![
             ("{vnc_vm}", vnc("/vms/100", 5901)),

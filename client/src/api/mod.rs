@@ -21,6 +21,7 @@ pub mod node_hw;
 pub mod node_power;
 pub mod node_services;
 pub mod nodes;
+pub mod notifications;
 pub mod pools;
 pub mod qemu;
 pub mod realms;

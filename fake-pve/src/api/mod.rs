@@ -29,6 +29,7 @@ pub mod network;
 pub mod node_hw;
 pub mod node_services;
 pub mod nodes;
+pub mod notify;
 pub mod params;
 mod perm;
 pub(crate) mod pipeline;
@@ -347,6 +348,7 @@ impl Default for Router {
         // Cluster services: replication, metric servers, tasks and log.
         routes.extend(replication::routes());
         routes.extend(metrics::routes());
+        routes.extend(notify::routes());
         routes.extend(clusterlog::routes());
         routes.extend(console::routes());
         routes.extend(clusterconfig::routes());

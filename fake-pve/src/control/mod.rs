@@ -52,6 +52,8 @@ const CALLS: &[(Method, &str, Call)] = &[
     (Method::GET,    "/guests/{vmid}",               get_guest),
     (Method::PUT,    "/guests/{vmid}",               put_guest),
     (Method::POST,   "/nodes/{node}/boot",           boot_node),
+    (Method::GET,    "/notifications/outbox",        get_outbox),
+    (Method::DELETE, "/notifications/outbox",        clear_outbox),
 ];
 
 /// The control API as an axum router for paths below `/_fake` (nest it
@@ -410,6 +412,22 @@ fn put_latency(state: &State, _: &Context, req: &Request, _: &[&str]) -> Result<
 
 fn list_downloads(state: &State, rq: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
     Ok(json!(state.at(rq.now_ms(), |c| c.storages().volumes().downloads.clone())).into())
+}
+
+/// What the notification system sent, oldest first (the tasks due by
+/// now end first, so a backup that has ended has notified).
+fn get_outbox(state: &State, rq: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
+    Ok(state
+        .at(rq.now_ms(), |c| {
+            crate::api::notify::outbox(c.notifications())
+        })
+        .into())
+}
+
+fn clear_outbox(state: &State, rq: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
+    state.at(rq.now_ms(), |c| c.notifications_mut().outbox_mut().clear());
+    state.changed();
+    Ok(Value::Null.into())
 }
 
 fn get_guest(state: &State, rq: &Context, _: &Request, at: &[&str]) -> Result<Reply> {

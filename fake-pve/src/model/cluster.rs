@@ -122,6 +122,8 @@ pub struct Cluster {
     /// restart, set when a task restarted it (`Some(None)`: its own
     /// again); taken by the listener. Not part of a saved world.
     pub(crate) pveproxy_restart: Option<Option<super::node_hw::CustomCert>>,
+    /// `notifications.cfg`: targets and matchers, and the outbox.
+    pub(crate) notifications: super::notify::Notifications,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -213,6 +215,12 @@ pub struct ClusterDoc {
     /// ACME accounts and challenge plugins.
     #[serde(default, skip_serializing_if = "super::acme::Acme::is_empty")]
     pub acme: super::acme::Acme,
+    /// The notification targets and matchers (not the outbox).
+    #[serde(
+        default,
+        skip_serializing_if = "super::notify::Notifications::is_empty"
+    )]
+    pub notifications: super::notify::Notifications,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -259,6 +267,8 @@ struct ClusterDocRef<'a> {
     ceph: &'a super::ceph::Ceph,
     #[serde(skip_serializing_if = "super::acme::Acme::is_empty")]
     acme: &'a super::acme::Acme,
+    #[serde(skip_serializing_if = "super::notify::Notifications::is_empty")]
+    notifications: &'a super::notify::Notifications,
 }
 
 impl Serialize for Cluster {
@@ -293,6 +303,7 @@ impl Serialize for Cluster {
             cpu_models: &self.cpu_models,
             ceph: &self.ceph,
             acme: &self.acme,
+            notifications: &self.notifications,
         }
         .serialize(s)
     }
@@ -333,6 +344,7 @@ impl From<ClusterDoc> for Cluster {
             ceph: d.ceph,
             acme: d.acme,
             pveproxy_restart: None,
+            notifications: d.notifications,
         }
     }
 }
@@ -447,6 +459,16 @@ impl Cluster {
     /// (`Some(None)`: the node's own).
     pub fn take_pveproxy_restart(&mut self) -> Option<Option<super::node_hw::CustomCert>> {
         self.pveproxy_restart.take()
+    }
+
+    /// The notification targets and matchers, and the outbox.
+    pub fn notifications(&self) -> &super::notify::Notifications {
+        &self.notifications
+    }
+
+    /// The notification targets and matchers, to change.
+    pub fn notifications_mut(&mut self) -> &mut super::notify::Notifications {
+        &mut self.notifications
     }
 
     /// Every node's hardware.
@@ -728,7 +750,9 @@ impl Cluster {
     fn advance_tasks(&mut self, now_ms: i64) {
         self.run_due_boots(now_ms);
         self.run_due_jobs(now_ms);
-        self.replication_ops().run_replication(now_ms);
+        for failure in self.replication_ops().run_replication(now_ms) {
+            self.notify_replication(&failure);
+        }
         // pvescheduler's realm syncs: root@pam's tasks on the local node.
         for (worker, at_ms) in self.access.due_realm_syncs(now_ms) {
             let node = self.nodes.local().to_string();
@@ -739,8 +763,19 @@ impl Cluster {
                 break;
             };
             let succeeds = task.worker.as_ref().is_none_or(|w| w.outcome.is_ok());
+            let fault = task
+                .worker
+                .as_ref()
+                .and_then(|w| w.outcome.as_ref().err().map(|f| f.0.clone()));
             // What the task does happens once: it is taken, not copied.
             let effect = self.tasks.take_effect(i);
+            // A backup notifies at its end (`VZDump::send_notification`).
+            let backup = match &effect {
+                TaskEffect::Backup(super::backup::BackupOp::Dump(job)) => {
+                    Some((job.node.clone(), job.notice.clone()))
+                }
+                _ => None,
+            };
             let outcome = if succeeds {
                 self.apply(effect, until_ms)
             } else {
@@ -748,6 +783,13 @@ impl Cluster {
                 Ok(Vec::new())
             };
             let end = until_ms.div_euclid(1000);
+            if let Some((node, notice)) = backup {
+                let (lines, error) = match &outcome {
+                    Ok(lines) => (lines.as_slice(), fault.as_deref()),
+                    Err((lines, e)) => (lines.as_slice(), Some(e.as_str())),
+                };
+                self.notify_backup(&node, &notice, error, lines, end);
+            }
             match outcome {
                 Ok(lines) => self.tasks.finish(i, end, lines, None),
                 Err((lines, e)) => self.tasks.finish(i, end, lines, Some(e)),

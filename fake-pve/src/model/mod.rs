@@ -31,6 +31,7 @@ pub mod network;
 pub mod node_hw;
 pub mod node_services;
 pub mod nodes;
+pub mod notify;
 pub mod overview;
 pub mod pools;
 pub mod power;
@@ -114,7 +115,8 @@ pub enum Error {
     #[error("{0}")]
     HttpNotFound(String),
     /// A refusal PVE raises with HTTP 400 but no parameter errors
-    /// (`raise(..., 400)`, as a node's missing ACME domain list).
+    /// (`raise(..., 400)`: a node's missing ACME domain list, the
+    /// notification system's `BAD_REQUEST`s).
     #[error("{0}")]
     BadRequest(String),
 }

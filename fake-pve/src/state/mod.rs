@@ -172,7 +172,15 @@ struct Shared {
     seeds: crate::model::context::Seeds,
     store: std::sync::OnceLock<Arc<crate::persist::Store>>,
     hub: hub::Hub,
+    /// The notification requests for the dispatcher
+    /// ([`crate::deliver`]), and how it is told of new ones.
+    outgoing: Mutex<Vec<crate::model::notify::Send>>,
+    outgoing_ready: tokio::sync::Notify,
 }
+
+/// The most notification requests waiting for the dispatcher; more are
+/// dropped (a server without one, as in the unit tests).
+const OUTGOING_MAX: usize = 1000;
 
 /// A handle to the state of one fake-pve server.
 #[derive(Clone)]
@@ -201,6 +209,26 @@ impl<'a> ModelGuard<'a> {
             guard,
             _release: Release(shared),
         }
+    }
+}
+
+impl Drop for ModelGuard<'_> {
+    /// Hands the notification requests the model queued to the
+    /// dispatcher, which sends them once the model is released.
+    fn drop(&mut self) {
+        let sends = self.guard.notifications_mut().outbox_mut().take_pending();
+        if sends.is_empty() {
+            return;
+        }
+        let shared = self._release.0;
+        let mut queue = shared
+            .outgoing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let room = OUTGOING_MAX.saturating_sub(queue.len());
+        queue.extend(sends.into_iter().take(room));
+        drop(queue);
+        shared.outgoing_ready.notify_one();
     }
 }
 
@@ -291,6 +319,8 @@ impl State {
                 seeds,
                 store: std::sync::OnceLock::new(),
                 hub: hub::Hub::default(),
+                outgoing: Mutex::default(),
+                outgoing_ready: tokio::sync::Notify::new(),
             }),
         })
     }
@@ -450,6 +480,32 @@ impl State {
     /// while none is connected).
     pub fn changed(&self) {
         self.inner.hub.changed();
+    }
+
+    /// The notification requests queued for sending, taken.
+    pub(crate) fn take_outgoing(&self) -> Vec<crate::model::notify::Send> {
+        std::mem::take(
+            &mut *self
+                .inner
+                .outgoing
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Waits until notification requests are queued.
+    pub(crate) async fn outgoing_ready(&self) {
+        self.inner.outgoing_ready.notified().await;
+    }
+
+    /// Records how a notification request went (without ending the
+    /// tasks that are due: no request's instant).
+    pub(crate) fn settle_delivery(&self, id: u64, ok: bool, detail: String) {
+        self.lock()
+            .notifications_mut()
+            .outbox_mut()
+            .settle(id, ok, detail);
+        self.changed();
     }
 
     /// The signing keys.

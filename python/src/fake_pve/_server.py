@@ -612,6 +612,16 @@ class FakePve:
             raise ValueError("give at least one member to set")
         return self._json("PUT", f"/_fake/guests/{int(vmid)}", members)
 
+    def outbox(self) -> list:
+        """What the notification system sent, oldest first: one delivery per
+        target (``target``, ``type``, ``notification``, ``status``, ``detail``,
+        ``request`` or ``mail``)."""
+        return self.call("GET", "/_fake/notifications/outbox")
+
+    def clear_outbox(self) -> None:
+        """Forgets every delivery of the outbox."""
+        self.call("DELETE", "/_fake/notifications/outbox")
+
     # ----- PVE helpers ----------------------------------------------------
 
     def create_token(

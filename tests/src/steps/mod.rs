@@ -30,6 +30,7 @@ pub mod network;
 pub mod node_hw;
 pub mod nodes;
 pub mod power;
+pub mod notify;
 pub mod realms;
 pub mod resize;
 pub mod rrd;

@@ -265,6 +265,27 @@ impl PveWorld {
                 refuse("an ACME plugin or account this scenario did not make");
             }
             ["cluster", "acme", ..] => {}
+            // Notification targets and matchers with the scenario's
+            // prefix; a test only of its own targets (a real cluster's
+            // targets reach real people).
+            ["cluster", "notifications", "endpoints" | "matchers", ..] => {
+                let id = match segs.as_slice() {
+                    ["cluster", "notifications", "endpoints", _, id] => Some((*id).to_string()),
+                    ["cluster", "notifications", "matchers", id] => Some((*id).to_string()),
+                    _ => params
+                        .pairs()
+                        .iter()
+                        .find(|(k, _)| k == "name")
+                        .map(|(_, v)| v.clone()),
+                };
+                if !id.as_deref().is_some_and(mine) {
+                    refuse("a notification target or matcher this scenario did not make");
+                }
+            }
+            ["cluster", "notifications", "targets", id, "test"] if !mine(id) => {
+                refuse("a test of a notification target this scenario did not make");
+            }
+            ["cluster", "notifications", "targets", _, "test"] => {}
             ["cluster", "metrics", "server", id] if !mine(id) => {
                 refuse("a metric server this scenario did not make");
             }

@@ -137,6 +137,21 @@ fn vzdump(ctx: &Ctx<'_>) -> Result<Reply> {
         remove: ctx.params.bool("remove")?.unwrap_or(true),
         cmdline,
         denied: Vec::new(),
+        notice: crate::model::notify::events::BackupNotice {
+            job_id: ctx.params.str("job-id"),
+            mailto: ctx
+                .params
+                .str("mailto")
+                .map(|m| {
+                    crate::spec::formats::split_list(&m)
+                        .into_iter()
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            policy: ctx.params.str("mailnotification"),
+            mode: ctx.params.str("notification-mode"),
+        },
     };
     let now_ms = ctx.now_ms();
     let ms = ctx.task_ms("vzdump");

@@ -520,8 +520,29 @@ fn list_updates(ctx: &Ctx<'_>) -> Result<Reply> {
 fn update_database(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let quiet = flag(ctx, "quiet")?;
-    flag(ctx, "notify")?;
+    let notify = flag(ctx, "notify")?;
     let v = ctx.state.settings().version;
+    if notify {
+        // `pveupdate`'s daily run: the updates not notified before.
+        let installed = catalog::installed(v);
+        let now = ctx.now();
+        ctx.with(|c| {
+            let packages: Vec<(String, String, String)> = c
+                .hardware()
+                .node(&node)
+                .updates()
+                .iter()
+                .map(|u| {
+                    let old = installed
+                        .iter()
+                        .find(|(n, ..)| *n == u.package)
+                        .map_or("", |(_, ver, ..)| *ver);
+                    (u.package.clone(), old.to_string(), u.version.clone())
+                })
+                .collect();
+            c.notify_updates(&node, &packages, now);
+        });
+    }
     let mut worker = crate::model::tasks::Worker::new("aptupdate", "");
     if !quiet {
         let (suite, enterprise) = if v.is_v9() {

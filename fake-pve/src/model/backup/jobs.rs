@@ -94,6 +94,11 @@ impl Job {
             .is_none_or(|v| *v != JobOption::Number(0))
     }
 
+    /// The job's `comment`.
+    pub fn comment(&self) -> Option<String> {
+        self.text("comment")
+    }
+
     /// The options, by name.
     pub fn options(&self) -> &BTreeMap<String, JobOption> {
         &self.options
@@ -288,6 +293,20 @@ impl Job {
                 .is_none_or(|v| *v != JobOption::Number(0)),
             cmdline: job_cmdline(id, self),
             denied: Vec::new(),
+            notice: crate::model::notify::events::BackupNotice {
+                job_id: Some(id.to_string()),
+                mailto: self
+                    .text("mailto")
+                    .map(|m| {
+                        crate::spec::formats::split_list(&m)
+                            .into_iter()
+                            .map(str::to_string)
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                policy: self.text("mailnotification"),
+                mode: self.text("notification-mode"),
+            },
         }
     }
 }

@@ -384,10 +384,14 @@ impl ReplicationOps<'_> {
     /// Runs pvescheduler's replication rounds due by `now_ms`: at each
     /// minute at which a job of a guest on an online node is due, every
     /// due job once, in `get_next_job`'s order.
-    pub(crate) fn run_replication(&mut self, now_ms: i64) {
+    pub(crate) fn run_replication(
+        &mut self,
+        now_ms: i64,
+    ) -> Vec<crate::model::notify::events::ReplicationFailure> {
+        let mut failures = Vec::new();
         let now = now_ms.div_euclid(1000);
         if self.replication.jobs().is_empty() {
-            return;
+            return failures;
         }
         if self.replication.tick() == 0 {
             self.replication.set_tick(now - now.rem_euclid(60) - 60);
@@ -416,7 +420,7 @@ impl ReplicationOps<'_> {
                 // Every round up to now has run, with nothing due.
                 self.replication
                     .set_tick(self.replication.tick().max(minute));
-                return;
+                return failures;
             };
             self.replication.set_tick(t);
             let mut runs: Vec<(String, Job, i64, i64)> = due
@@ -430,17 +434,20 @@ impl ReplicationOps<'_> {
                     .then(a.0.cmp(&b.0))
             });
             for (id, job, ..) in runs {
-                self.replicate_job(&id, &job, t);
+                failures.extend(self.replicate_job(&id, &job, t));
             }
         }
     }
 
     /// One run of a job at `t` (`run_replication_nolock`): the state's
     /// start, the log, the outcome.
-    fn replicate_job(&mut self, id: &str, job: &Job, t: i64) {
-        let Some(g) = self.reader().replication_guest(job.guest()) else {
-            return;
-        };
+    fn replicate_job(
+        &mut self,
+        id: &str,
+        job: &Job,
+        t: i64,
+    ) -> Option<crate::model::notify::events::ReplicationFailure> {
+        let g = self.reader().replication_guest(job.guest())?;
         let mut st = self.replication.state(job);
         st.last_try = t;
         st.last_iteration = t;
@@ -468,7 +475,18 @@ impl ReplicationOps<'_> {
             Err(e) => {
                 st.fail_count += 1;
                 st.error = Some(e.message().trim_end().to_string());
+                let failure = crate::model::notify::events::ReplicationFailure {
+                    id: id.to_string(),
+                    target: job.target().to_string(),
+                    schedule: job.schedule().to_string(),
+                    fail_count: u32::try_from(st.fail_count).unwrap_or(u32::MAX),
+                    last_sync: st.last_sync,
+                    error: e.message().trim_end().to_string(),
+                    node: g.node.clone(),
+                    at: t,
+                };
                 self.replication.write_state(job, Some(st));
+                return Some(failure);
             }
             Ok(_) if job.remove_job().is_some() => {
                 self.replication.write_state(job, None);
@@ -480,6 +498,7 @@ impl ReplicationOps<'_> {
                 self.replication.write_state(job, Some(st));
             }
         }
+        None
     }
 
     /// `replicate`: answers how long it took, in seconds.

@@ -229,6 +229,7 @@ impl Scenario {
             cpu_models: Default::default(),
             ceph: Default::default(),
             acme: Default::default(),
+            notifications: Default::default(),
         });
         // datacenter.cfg holds the tag rules the access model enforces.
         let rules = cluster.access.tag_access().clone();

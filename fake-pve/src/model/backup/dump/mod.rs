@@ -59,6 +59,8 @@ pub struct VzdumpRequest {
     /// Guests the caller lacks `VM.Backup` on: skipped with `all`, else
     /// the task fails on the first (`exec_backup`'s check).
     pub denied: Vec<u32>,
+    /// How the task notifies at its end.
+    pub notice: crate::model::notify::events::BackupNotice,
 }
 
 /// A `vzdump` task's plan.
@@ -90,6 +92,9 @@ pub struct DumpJob {
     pub locked: Vec<u32>,
     /// The id of the QEMU backup job, drawn by the request.
     pub uuid: String,
+    /// How the task notifies at its end.
+    #[serde(default)]
+    pub notice: crate::model::notify::events::BackupNotice,
 }
 
 /// A backup volume written, for [`BackupOps::store_backup`].
@@ -345,6 +350,7 @@ impl BackupOps<'_> {
             failures,
             locked,
             uuid: rq.uuid_v4(),
+            notice: req.notice,
         };
         worker = worker.effect(TaskEffect::Backup(BackupOp::Dump(Box::new(job))));
         Ok(Some(worker))
