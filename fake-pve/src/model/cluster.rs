@@ -111,6 +111,8 @@ pub struct Cluster {
     pub(crate) node_services: super::node_services::NodeServices,
     /// `virtual-guest/cpu-models.conf`: the custom CPU models.
     pub(crate) cpu_models: super::qemu::cpu_models::CpuModels,
+    /// `mapping/{pci,usb,dir}.cfg`: the resource mappings.
+    pub(crate) mappings: super::mapping::Mappings,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -196,6 +198,9 @@ pub struct ClusterDoc {
         skip_serializing_if = "super::qemu::cpu_models::CpuModels::is_empty"
     )]
     pub cpu_models: super::qemu::cpu_models::CpuModels,
+    /// The resource mappings.
+    #[serde(default, skip_serializing_if = "super::mapping::Mappings::is_empty")]
+    pub mappings: super::mapping::Mappings,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -238,6 +243,8 @@ struct ClusterDocRef<'a> {
     node_services: &'a super::node_services::NodeServices,
     #[serde(skip_serializing_if = "super::qemu::cpu_models::CpuModels::is_empty")]
     cpu_models: &'a super::qemu::cpu_models::CpuModels,
+    #[serde(skip_serializing_if = "super::mapping::Mappings::is_empty")]
+    mappings: &'a super::mapping::Mappings,
 }
 
 impl Serialize for Cluster {
@@ -270,6 +277,7 @@ impl Serialize for Cluster {
             corosync: &self.corosync,
             node_services: &self.node_services,
             cpu_models: &self.cpu_models,
+            mappings: &self.mappings,
         }
         .serialize(s)
     }
@@ -306,8 +314,23 @@ impl From<ClusterDoc> for Cluster {
             corosync: d.corosync,
             node_services: d.node_services,
             cpu_models: d.cpu_models,
+            mappings: d.mappings,
         }
     }
+}
+
+/// A node's directories: the system's, its mount units', the paths of
+/// the storages active on it.
+pub(crate) fn node_fs(
+    hardware: &super::node_hw::Hardware,
+    storages: &[Storage],
+    node: &str,
+) -> super::mapping::check::NodeFs {
+    let paths = storages
+        .iter()
+        .filter(|s| s.active_on(node))
+        .filter_map(|s| s.options.get("path").cloned());
+    super::mapping::check::NodeFs::of(&hardware.node(node), paths)
 }
 
 impl Cluster {
@@ -396,6 +419,23 @@ impl Cluster {
         &mut self.cpu_models
     }
 
+    /// The resource mappings.
+    pub fn mappings(&self) -> &super::mapping::Mappings {
+        &self.mappings
+    }
+
+    /// The resource mappings, to change them.
+    pub fn mappings_mut(&mut self) -> &mut super::mapping::Mappings {
+        &mut self.mappings
+    }
+
+    /// What a node's mapped devices and directories are checked
+    /// against: its devices, and its directories (the system's, its
+    /// mount units', its storages' paths).
+    pub fn node_fs(&self, node: &str) -> super::mapping::check::NodeFs {
+        node_fs(&self.hardware, self.storage.cfg(), node)
+    }
+
     /// Every node's hardware.
     pub fn hardware(&self) -> &super::node_hw::Hardware {
         &self.hardware
@@ -422,6 +462,8 @@ impl Cluster {
             firewall: &mut self.firewall,
             nodes: &self.nodes,
             datacenter: &self.datacenter,
+            mappings: &self.mappings,
+            hardware: &self.hardware,
             version: self.version,
         }
     }
