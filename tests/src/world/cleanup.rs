@@ -72,6 +72,8 @@ pub enum Made {
     HaRule(String),
     /// A custom CPU model (9.2), by its name without `custom-`.
     CpuModel(String),
+    /// A resource mapping: kind (`pci`, `usb`, `dir`), id.
+    Mapping(String, String),
 }
 
 impl PveWorld {
@@ -231,6 +233,11 @@ impl PveWorld {
                 Made::CpuModel(id) => (
                     Method::DELETE,
                     format!("/cluster/qemu/custom-cpu-models/{}", seg(id)),
+                    Params::new(),
+                ),
+                Made::Mapping(kind, id) => (
+                    Method::DELETE,
+                    format!("/cluster/mapping/{}/{}", seg(kind), seg(id)),
                     Params::new(),
                 ),
                 Made::User(u) => (
