@@ -113,6 +113,10 @@ Feature: Resource mappings
       | check-node | pve2 |
     Then the answer has "0/errors/0/severity" = "warning"
     And the answer has "0/errors/0/message" = "No mapping for node pve2."
+    When I call GET "/nodes/{node}/hardware/pci/gpu/mdev"
+    Then the answer has "0/type" = "nvidia-222"
+    When I call GET "/nodes/pve2/hardware/pci/stick/mdev"
+    Then the answer is a list of 0 items
     When I call GET "/cluster/mapping/usb"
       | check-node | nosuchnode |
     Then PVE answers 500 "hostname lookup 'nosuchnode' failed - failed to get address info for: nosuchnode: Name or service not known"
