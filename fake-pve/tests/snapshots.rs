@@ -130,6 +130,18 @@ ceph:
 cpu_models:
   custom-fast: { reported-model: Skylake-Server, flags: +aes;+avx2, hidden: false }
   quiet: { reported-model: EPYC-Genoa, hv-vendor-id: AuthenticAMD, phys-bits: host, level: 30 }
+mappings:
+  pci:
+    gpu:
+      description: the T4s
+      mdev: true
+      map:
+        - node=pve1,path=0000:65:00.0,id=10de:1eb8,iommugroup=30,subsystem-id=10de:12a2
+        - node=pve2,path=0000:65:00.0,id=10de:1eb9,iommugroup=30,subsystem-id=10de:12a2
+  usb:
+    stick: { map: ['node=pve1,id=0781:5583,path=2-1'] }
+  dir:
+    share: { description: ISO share, map: ['node=pve1,path=/srv', 'node=pve2,path=/nowhere'] }
 guests:
   100:
     hostname: gateway
@@ -351,6 +363,42 @@ const CASES: &[Case] = &[
         "get_cluster_notifications_endpoints_webhook_name",
         "/cluster/notifications/endpoints/webhook/{name}",
         "/cluster/notifications/endpoints/webhook/chat",
+    ),
+    // resource mappings
+    case(
+        "get_cluster_mapping_pci",
+        "/cluster/mapping/pci",
+        "/cluster/mapping/pci",
+    ),
+    case(
+        "get_cluster_mapping_pci_check_node",
+        "/cluster/mapping/pci",
+        "/cluster/mapping/pci?check-node=pve2",
+    ),
+    case(
+        "get_cluster_mapping_pci_id",
+        "/cluster/mapping/pci/{id}",
+        "/cluster/mapping/pci/gpu",
+    ),
+    case(
+        "get_cluster_mapping_usb_check_node",
+        "/cluster/mapping/usb",
+        "/cluster/mapping/usb?check-node=pve2",
+    ),
+    case(
+        "get_cluster_mapping_usb_id",
+        "/cluster/mapping/usb/{id}",
+        "/cluster/mapping/usb/stick",
+    ),
+    case(
+        "get_cluster_mapping_dir_check_node",
+        "/cluster/mapping/dir",
+        "/cluster/mapping/dir?check-node=pve2",
+    ),
+    case(
+        "get_cluster_mapping_dir_id",
+        "/cluster/mapping/dir/{id}",
+        "/cluster/mapping/dir/share",
     ),
     // access
     case("get_access_domains", "/access/domains", "/access/domains"),

@@ -426,9 +426,18 @@ fn errata_9_2(spec: &mut Spec) {
 /// pve-storage's `get_disks` sets a disk's or partition's `mounted` only
 /// when it is mounted ("only set mounted property for mounted devices",
 /// 2022): a real node's list of unmounted disks has none, though the
-/// schema of `disks/list` declares it required.
+/// schema of `disks/list` declares it required. pve-manager's USB
+/// mapping list declares a required `error` list, but its handler writes
+/// `errors`, and only with `check-node`.
 fn errata(spec: &mut Spec) {
     for e in &mut spec.endpoints {
+        if e.method == "GET"
+            && e.path == "/cluster/mapping/usb"
+            && let Some(p) = e.returns.pointer_mut("/items/properties/error")
+            && let Some(o) = p.as_object_mut()
+        {
+            o.insert("optional".into(), serde_json::json!(1));
+        }
         if e.method == "GET"
             && e.path == "/nodes/{node}/disks/list"
             && let Some(p) = e.returns.pointer_mut("/items/properties/mounted")

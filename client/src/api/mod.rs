@@ -15,6 +15,7 @@ pub mod cpu_models;
 pub mod firewall;
 pub mod ha;
 pub mod lxc;
+pub mod mapping;
 pub mod metrics;
 pub mod network;
 pub mod node_hw;

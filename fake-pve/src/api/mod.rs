@@ -23,6 +23,7 @@ pub(crate) mod form;
 pub mod guest;
 pub mod ha;
 pub mod lxc;
+pub mod mapping;
 pub(crate) mod members;
 pub mod metrics;
 pub mod network;
@@ -329,6 +330,7 @@ impl Default for Router {
         routes.extend(tasks::routes());
         routes.extend(qemu::routes());
         routes.extend(lxc::routes());
+        routes.extend(mapping::routes());
         routes.extend(network::routes());
         routes.extend(agent::routes());
         routes.extend(storage::routes());

@@ -124,6 +124,8 @@ pub struct Cluster {
     pub(crate) pveproxy_restart: Option<Option<super::node_hw::CustomCert>>,
     /// `notifications.cfg`: targets and matchers, and the outbox.
     pub(crate) notifications: super::notify::Notifications,
+    /// `mapping/{pci,usb,dir}.cfg`: the resource mappings.
+    pub(crate) mappings: super::mapping::Mappings,
 }
 
 /// A [`Cluster`] as a saved world keeps it: every area's state as plain
@@ -221,6 +223,9 @@ pub struct ClusterDoc {
         skip_serializing_if = "super::notify::Notifications::is_empty"
     )]
     pub notifications: super::notify::Notifications,
+    /// The resource mappings.
+    #[serde(default, skip_serializing_if = "super::mapping::Mappings::is_empty")]
+    pub mappings: super::mapping::Mappings,
 }
 
 /// [`ClusterDoc`] by reference, so that saving a world copies nothing.
@@ -269,6 +274,8 @@ struct ClusterDocRef<'a> {
     acme: &'a super::acme::Acme,
     #[serde(skip_serializing_if = "super::notify::Notifications::is_empty")]
     notifications: &'a super::notify::Notifications,
+    #[serde(skip_serializing_if = "super::mapping::Mappings::is_empty")]
+    mappings: &'a super::mapping::Mappings,
 }
 
 impl Serialize for Cluster {
@@ -304,6 +311,7 @@ impl Serialize for Cluster {
             ceph: &self.ceph,
             acme: &self.acme,
             notifications: &self.notifications,
+            mappings: &self.mappings,
         }
         .serialize(s)
     }
@@ -345,8 +353,23 @@ impl From<ClusterDoc> for Cluster {
             acme: d.acme,
             pveproxy_restart: None,
             notifications: d.notifications,
+            mappings: d.mappings,
         }
     }
+}
+
+/// A node's directories: the system's, its mount units', the paths of
+/// the storages active on it.
+pub(crate) fn node_fs(
+    hardware: &super::node_hw::Hardware,
+    storages: &[Storage],
+    node: &str,
+) -> super::mapping::check::NodeFs {
+    let paths = storages
+        .iter()
+        .filter(|s| s.active_on(node))
+        .filter_map(|s| s.options.get("path").cloned());
+    super::mapping::check::NodeFs::of(&hardware.node(node), paths)
 }
 
 impl Cluster {
@@ -471,6 +494,23 @@ impl Cluster {
         &mut self.notifications
     }
 
+    /// The resource mappings.
+    pub fn mappings(&self) -> &super::mapping::Mappings {
+        &self.mappings
+    }
+
+    /// The resource mappings, to change them.
+    pub fn mappings_mut(&mut self) -> &mut super::mapping::Mappings {
+        &mut self.mappings
+    }
+
+    /// What a node's mapped devices and directories are checked
+    /// against: its devices, and its directories (the system's, its
+    /// mount units', its storages' paths).
+    pub fn node_fs(&self, node: &str) -> super::mapping::check::NodeFs {
+        node_fs(&self.hardware, self.storage.cfg(), node)
+    }
+
     /// Every node's hardware.
     pub fn hardware(&self) -> &super::node_hw::Hardware {
         &self.hardware
@@ -497,6 +537,8 @@ impl Cluster {
             firewall: &mut self.firewall,
             nodes: &self.nodes,
             datacenter: &self.datacenter,
+            mappings: &self.mappings,
+            hardware: &self.hardware,
             version: self.version,
         }
     }

@@ -26,6 +26,7 @@ pub mod guest_perm;
 pub mod guests;
 pub mod ha;
 pub mod lxc;
+pub mod mapping;
 pub mod metrics;
 pub mod network;
 pub mod node_hw;

@@ -24,6 +24,7 @@ pub mod firewall;
 pub mod ha;
 pub mod load;
 pub mod lxc;
+pub mod mapping;
 pub mod migrate;
 pub mod move_disk;
 pub mod network;

@@ -76,6 +76,8 @@ pub enum Made {
     AcmePlugin(String),
     /// An ACME account (deactivated after the scenario).
     AcmeAccount(String),
+    /// A resource mapping: kind (`pci`, `usb`, `dir`), id.
+    Mapping(String, String),
 }
 
 impl PveWorld {
@@ -247,6 +249,11 @@ impl PveWorld {
                 Made::AcmeAccount(name) => (
                     Method::DELETE,
                     format!("/cluster/acme/account/{}", seg(name)),
+                    Params::new(),
+                ),
+                Made::Mapping(kind, id) => (
+                    Method::DELETE,
+                    format!("/cluster/mapping/{}/{}", seg(kind), seg(id)),
                     Params::new(),
                 ),
                 Made::User(u) => (

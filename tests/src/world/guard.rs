@@ -290,6 +290,16 @@ impl PveWorld {
                 refuse("a metric server this scenario did not make");
             }
             ["cluster", "metrics", "server", _] => {}
+            // Resource mappings with the scenario's prefix.
+            ["cluster", "mapping", "pci" | "usb" | "dir"] => {
+                if !params.pairs().iter().any(|(k, v)| k == "id" && mine(v)) {
+                    refuse("a resource mapping without an id of this scenario");
+                }
+            }
+            ["cluster", "mapping", _, id] if !mine(id) => {
+                refuse("a resource mapping this scenario did not make");
+            }
+            ["cluster", "mapping", _, _] => {}
             // Custom CPU models (9.2), named with or without `custom-`.
             ["cluster", "qemu", "custom-cpu-models"] => {
                 let named = params

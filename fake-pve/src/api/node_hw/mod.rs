@@ -470,8 +470,29 @@ fn mdevscan(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let id = ctx.param("pci-id-or-mapping")?;
     if !crate::model::node_hw::valid_pci_id(&id) {
-        // A resource mapping: fake-pve has none, so no device is found.
-        return Ok(json!([]).into());
+        // A PCI mapping: the types of its single-device entries on this
+        // node, each type once (the first device's), by type.
+        return Ok(Value::Array(ctx.with(|c| {
+            let hw = c.hardware().node(&node);
+            let mut types: std::collections::BTreeMap<String, Value> =
+                std::collections::BTreeMap::new();
+            let entries = c
+                .mappings()
+                .find(crate::model::mapping::Kind::Pci, &id)
+                .map(|m| m.on_node(&node))
+                .unwrap_or_default();
+            for e in entries {
+                let Some(path) = e.path.filter(|p| !p.contains(';')) else {
+                    continue;
+                };
+                for t in view::mdev_types(&hw, &path) {
+                    let kind = t["type"].as_str().unwrap_or_default().to_string();
+                    types.entry(kind).or_insert(t);
+                }
+            }
+            types.into_values().collect()
+        }))
+        .into());
     }
     Ok(Value::Array(ctx.with(|c| view::mdev_types(&c.hardware().node(&node), &id))).into())
 }

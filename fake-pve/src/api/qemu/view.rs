@@ -32,12 +32,15 @@ pub fn migrate_precondition(p: &MigratePrecondition) -> Value {
     let not_allowed: Map<String, Value> = p
         .not_allowed_nodes
         .iter()
-        .map(|(node, lacks)| {
-            let why = match lacks {
-                Some(list) => json!({ "unavailable_storages": list }),
-                None => json!({}),
-            };
-            (node.clone(), why)
+        .map(|n| {
+            let mut why = json!({});
+            if let Some(list) = &n.unavailable_storages {
+                why["unavailable_storages"] = json!(list);
+            }
+            if !n.unavailable_resources.is_empty() {
+                why["unavailable-resources"] = json!(n.unavailable_resources);
+            }
+            (n.node.clone(), why)
         })
         .collect();
     let local_disks: Vec<Value> = p
@@ -79,8 +82,18 @@ pub fn migrate_precondition(p: &MigratePrecondition) -> Value {
         "not_allowed_nodes": not_allowed,
         "local_disks": local_disks,
         "local_resources": p.local_resources,
-        "mapped-resources": [],
-        "mapped-resource-info": {},
+        "mapped-resources": p.mapped.iter().map(|m| m.key.as_str()).collect::<Vec<_>>(),
+        "mapped-resource-info": p
+            .mapped
+            .iter()
+            .map(|m| {
+                let mut info = json!({ "name": m.name });
+                if m.live_migration {
+                    info["live-migration"] = json!(1);
+                }
+                (m.key.clone(), info)
+            })
+            .collect::<Map<String, Value>>(),
     });
     if p.dbus_vmstate {
         res["has-dbus-vmstate"] = json!(1);

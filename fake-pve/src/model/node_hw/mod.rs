@@ -435,6 +435,11 @@ impl NodeHw {
         &self.mounts
     }
 
+    /// The PCI devices, every class.
+    pub fn pci(&self) -> &[PciDevice] {
+        &self.pci
+    }
+
     /// The USB devices.
     pub fn usb(&self) -> &[UsbDevice] {
         &self.usb

@@ -111,8 +111,7 @@ impl NodeHw {
     }
 
     /// `GET /nodes/{node}/hardware/pci/{id}/mdev`: a device's mediated
-    /// device types by type (none for a device without); a mapping name
-    /// finds no device (fake-pve has no resource mappings).
+    /// device types by type (none for a device without).
     pub fn mdev_types(&self, id: &str) -> Vec<&MdevType> {
         let id = if id.len() == 7 {
             format!("0000:{id}")

@@ -164,14 +164,27 @@ pub struct MigratePrecondition {
     pub running: bool,
     /// The nodes it may go to.
     pub allowed_nodes: Vec<String>,
-    /// Every other node, with the storages it lacks (none: empty).
-    pub not_allowed_nodes: Vec<(String, Option<Vec<String>>)>,
+    /// Every other node, with what it lacks (nothing: empty).
+    pub not_allowed_nodes: Vec<NotAllowed>,
     /// Its volumes on local storages.
     pub local_disks: Vec<LocalDisk>,
     /// The config keys that tie it to this node's hardware.
     pub local_resources: Vec<String>,
+    /// Its mapped devices and directories.
+    pub mapped: Vec<crate::model::mapping::check::MappedResource>,
     /// Whether the answer says `has-dbus-vmstate` (9.x).
     pub dbus_vmstate: bool,
+}
+
+/// A node a VM may not migrate to, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotAllowed {
+    /// The node.
+    pub node: String,
+    /// The storages of its disks the node lacks.
+    pub unavailable_storages: Option<Vec<String>>,
+    /// The keys of its mapped devices without an entry for the node.
+    pub unavailable_resources: Vec<String>,
 }
 
 /// `foreach_volid`: every volume of the config, its pending section and
@@ -385,10 +398,50 @@ impl VmOps<'_> {
             .find(|n| n.name == job.target)
             .map(|n| n.ip.clone())
             .unwrap_or_default();
-        let mut log: Lines = vec![format!(
+        let (conf, conf_running) = match self.guests.get(&vmid) {
+            Some(vm) => (vm.config.clone(), vm.running()),
+            None => (BTreeMap::new(), false),
+        };
+        // prepare: the mapped devices must have an entry on the target,
+        // and a live migration needs live-migratable ones.
+        let node_names: Vec<String> = self.nodes.iter().map(|n| n.name.clone()).collect();
+        let (mapped, missing) = self.mappings.mapped_resources(&conf, &node_names);
+        let mut prepared: Lines = Vec::new();
+        if !mapped.is_empty() {
+            let lacking = missing.get(&job.target).cloned().unwrap_or_default();
+            let not_live: Vec<String> = mapped
+                .iter()
+                .filter(|m| !m.live_migration)
+                .map(|m| format!("{}:{}", m.key, m.name))
+                .collect();
+            let refusal = if !lacking.is_empty() {
+                Some(format!(
+                    "can't migrate to '{}': missing mapped devices {}",
+                    job.target,
+                    lacking.join(", ")
+                ))
+            } else if conf_running && !not_live.is_empty() {
+                Some(format!(
+                    "can't live migrate running VM which uses following mapped devices: {}",
+                    not_live.join(", ")
+                ))
+            } else {
+                None
+            };
+            if let Some(msg) = refusal {
+                let log = vec![format!(
+                    "{t1} ERROR: migration aborted (duration {duration}): {msg}"
+                )];
+                self.abort_migrate(vmid);
+                return Err((log, "migration aborted".into()));
+            }
+            prepared.push(format!("{t0} migrating VM which uses mapped local devices"));
+        }
+        let mut log: Lines = prepared;
+        log.push(format!(
             "{t0} starting migration of VM {vmid} to node '{}' ({ip})",
             job.target
-        )];
+        ));
         let Some(vm) = self.guests.get(&vmid) else {
             return Err((log, "migration aborted".into()));
         };
@@ -579,14 +632,22 @@ impl VmOps<'_> {
         let vm = self.guests.vm(node, vmid)?;
         vm.check_lock()?;
         let running = vm.running();
-        // check_local_resources
+        // check_local_resources: a mapped PCI device blocks only a live
+        // migration of a device that cannot be live-migrated.
+        let node_names: Vec<String> = self.nodes.iter().map(|n| n.name.clone()).collect();
+        let (mapped, missing) = self.mappings.mapped_resources(&vm.config, &node_names);
         let mut local_resources: Vec<String> = Vec::new();
         for (k, v) in &vm.config {
             let host_spice = v
                 .split(',')
                 .any(|p| p.eq_ignore_ascii_case("host=spice") || p.eq_ignore_ascii_case("spice"));
+            let unblocked_pci = k.starts_with("hostpci")
+                && mapped
+                    .iter()
+                    .any(|m| m.key == *k && (m.live_migration || !running));
             if (k.starts_with("usb") && !host_spice)
-                || k.starts_with("hostpci")
+                || (k.starts_with("hostpci") && !unblocked_pci)
+                || k.starts_with("virtiofs")
                 || k == "ivshmem"
                 || ((k.starts_with("serial") || k.starts_with("parallel"))
                     && v.starts_with("/dev/"))
@@ -625,10 +686,15 @@ impl VmOps<'_> {
                 continue;
             }
             let lacks = unavailable.get(&n.name).cloned();
-            if lacks.is_none() {
+            let unmapped = missing.get(&n.name).cloned().unwrap_or_default();
+            if lacks.is_none() && unmapped.is_empty() {
                 allowed.push(n.name.clone());
             }
-            not_allowed.push((n.name.clone(), lacks));
+            not_allowed.push(NotAllowed {
+                node: n.name.clone(),
+                unavailable_storages: lacks,
+                unavailable_resources: unmapped,
+            });
         }
         let local_disks = volumes(vm)
             .into_iter()
@@ -648,6 +714,7 @@ impl VmOps<'_> {
             not_allowed_nodes: not_allowed,
             local_disks,
             local_resources,
+            mapped,
             dbus_vmstate: self.version.is_v9(),
         })
     }

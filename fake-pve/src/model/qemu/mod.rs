@@ -134,6 +134,10 @@ pub struct VmOps<'a> {
     pub(in crate::model) nodes: &'a crate::model::nodes::Nodes,
     /// `datacenter.cfg`.
     pub(in crate::model) datacenter: &'a crate::model::datacenter::Datacenter,
+    /// The resource mappings a VM's devices name.
+    pub(in crate::model) mappings: &'a crate::model::mapping::Mappings,
+    /// The nodes' devices the mappings are checked against.
+    pub(in crate::model) hardware: &'a crate::model::node_hw::Hardware,
     /// The release.
     pub(in crate::model) version: PveVersion,
     /// The pid the next worker gets (a clone's temporary file name).

@@ -37,6 +37,17 @@ impl VmOps<'_> {
                 return Err((vec![], format!("bridge '{b}' does not exist")));
             }
         }
+        // parse_hostpci, parse_usb_device, assert_virtiofs_config.
+        let fs = crate::model::cluster::node_fs(self.hardware, self.storage.cfg(), &node);
+        let hw = self.hardware.node(&node);
+        let host = crate::model::mapping::check::Host {
+            node: &node,
+            hw: &hw,
+            fs: &fs,
+        };
+        self.mappings
+            .assert_startable(&effective, host)
+            .map_err(|e| (vec![], e))?;
         let nics: Vec<(String, String)> = effective
             .iter()
             .filter(|(k, _)| k.starts_with("net") && config_prop(self.version, k).is_some())

@@ -230,6 +230,7 @@ impl Scenario {
             ceph: Default::default(),
             acme: Default::default(),
             notifications: Default::default(),
+            mappings: Default::default(),
         });
         // datacenter.cfg holds the tag rules the access model enforces.
         let rules = cluster.access.tag_access().clone();
@@ -239,6 +240,14 @@ impl Scenario {
                 .cpu_models
                 .declare(name, model.clone())
                 .map_err(|e| self.err(name, format!("cpu_models: {e}")))?;
+        }
+        for (kind, ids) in &self.mappings {
+            for (id, m) in ids {
+                cluster
+                    .mappings
+                    .declare(*kind, id, m.clone())
+                    .map_err(|e| self.err(id, format!("mappings: {e}")))?;
+            }
         }
         for n in &self.nodes {
             cluster

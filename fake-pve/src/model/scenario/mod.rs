@@ -103,6 +103,12 @@ pub struct Scenario {
     /// `scenario::ceph`).
     #[serde(default)]
     pub ceph: Option<ceph::CephSpec>,
+    /// Resource mappings (`mapping/{pci,usb,dir}.cfg`) by kind and id:
+    /// `description`, `mdev`, `live-migration-capable` (PCI) and `map`,
+    /// the per-node property strings (`node=pve1,path=0000:65:00.0,
+    /// id=10de:1eb8,iommugroup=30,subsystem-id=10de:12a2`).
+    #[serde(default)]
+    pub mappings: BTreeMap<super::mapping::Kind, BTreeMap<String, super::mapping::Mapping>>,
     /// API calls run as root@pam once the world is built, in order (and
     /// again on a reset): what the fields above do not describe yet
     /// (firewall, SDN, HA, jobs, network interfaces, datacenter options),
