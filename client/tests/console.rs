@@ -97,13 +97,23 @@ async fn proxies_answer_tickets_that_the_ticket_check_accepts() {
             .await
             .expect("ct spice");
         assert_eq!(ct.title, "CT 200");
-        let node = pve
+        let shell = pve
             .console()
             .spiceshell(NODE, Some("192.0.2.1"), &ShellOptions::default())
-            .await
-            .expect("spiceshell");
-        assert_eq!(node.proxy, "http://192.0.2.1:3128");
-        assert_ne!(ct.tls_port, node.tls_port, "each spiceterm has its port");
+            .await;
+        if mode == common::Mode::Token {
+            // A token's ID is no user name to the node's SPICE shell.
+            let e = shell.expect_err("a token");
+            assert!(
+                e.to_string()
+                    .contains("does not look like a valid user name"),
+                "{e}"
+            );
+        } else {
+            let node = shell.expect("spiceshell");
+            assert_eq!(node.proxy, "http://192.0.2.1:3128");
+            assert_ne!(ct.tls_port, node.tls_port, "each spiceterm has its port");
+        }
         assert!(
             checked
                 .names()

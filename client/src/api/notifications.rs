@@ -64,7 +64,27 @@ fn params(options: &[(&str, &str)]) -> Params {
     p
 }
 
+/// The path of an endpoint kind's list, or of one endpoint.
+fn endpoint_path(kind: &str, name: Option<&str>) -> String {
+    match name {
+        Some(n) => format!("/cluster/notifications/endpoints/{kind}/{}", seg(n)),
+        None => format!("/cluster/notifications/endpoints/{kind}"),
+    }
+}
+
 impl Notifications<'_> {
+    /// `POST` of an endpoint of `kind` named `name`.
+    async fn create_endpoint(
+        &self,
+        kind: &str,
+        name: &str,
+        options: &[(&str, &str)],
+    ) -> Result<()> {
+        let mut p = params(options);
+        p.push("name", name);
+        self.send(Method::POST, &endpoint_path(kind, None), p).await
+    }
+
     async fn list(&self, path: &str) -> Result<Vec<Map<String, Value>>> {
         self.client.call(Method::GET, path, &Params::new()).await
     }
@@ -173,7 +193,7 @@ impl Notifications<'_> {
     /// # Errors
     /// 403 without `Mapping.*` on `/mapping/notifications`.
     pub async fn get_gotify_endpoints(&self) -> Result<Vec<Map<String, Value>>> {
-        self.list("/cluster/notifications/endpoints/gotify").await
+        self.list(&endpoint_path("gotify", None)).await
     }
 
     /// `GET /cluster/notifications/endpoints/gotify/{name}` (`get_gotify_endpoint`), with the `digest`.
@@ -181,11 +201,7 @@ impl Notifications<'_> {
     /// # Errors
     /// `endpoint 'x' not found`.
     pub async fn get_gotify_endpoint(&self, name: &str) -> Result<Map<String, Value>> {
-        self.one(&format!(
-            "/cluster/notifications/endpoints/gotify/{}",
-            seg(name)
-        ))
-        .await
+        self.one(&endpoint_path("gotify", Some(name))).await
     }
 
     /// `POST /cluster/notifications/endpoints/gotify` (`create_gotify_endpoint`): a Gotify target.
@@ -193,10 +209,7 @@ impl Notifications<'_> {
     /// # Errors
     /// `Cannot create 'x', an entity with the same name already exists`.
     pub async fn create_gotify_endpoint(&self, name: &str, options: &[(&str, &str)]) -> Result<()> {
-        let mut p = params(options);
-        p.push("name", name);
-        self.send(Method::POST, "/cluster/notifications/endpoints/gotify", p)
-            .await
+        self.create_endpoint("gotify", name, options).await
     }
 
     /// `PUT /cluster/notifications/endpoints/gotify/{name}` (`update_gotify_endpoint`); `delete` and
@@ -205,8 +218,12 @@ impl Notifications<'_> {
     /// # Errors
     /// `endpoint 'x' not found`, a stale digest.
     pub async fn update_gotify_endpoint(&self, name: &str, options: &[(&str, &str)]) -> Result<()> {
-        let path = format!("/cluster/notifications/endpoints/gotify/{}", seg(name));
-        self.send(Method::PUT, &path, params(options)).await
+        self.send(
+            Method::PUT,
+            &endpoint_path("gotify", Some(name)),
+            params(options),
+        )
+        .await
     }
 
     /// `DELETE /cluster/notifications/endpoints/gotify/{name}` (`delete_gotify_endpoint`); a built-in is
@@ -215,8 +232,12 @@ impl Notifications<'_> {
     /// # Errors
     /// `endpoint 'x' not found`, `cannot delete 'x', referenced by: m`.
     pub async fn delete_gotify_endpoint(&self, name: &str) -> Result<()> {
-        let path = format!("/cluster/notifications/endpoints/gotify/{}", seg(name));
-        self.send(Method::DELETE, &path, Params::new()).await
+        self.send(
+            Method::DELETE,
+            &endpoint_path("gotify", Some(name)),
+            Params::new(),
+        )
+        .await
     }
 
     /// `GET /cluster/notifications/endpoints/sendmail` (`get_sendmail_endpoints`).
@@ -224,7 +245,7 @@ impl Notifications<'_> {
     /// # Errors
     /// 403 without `Mapping.*` on `/mapping/notifications`.
     pub async fn get_sendmail_endpoints(&self) -> Result<Vec<Map<String, Value>>> {
-        self.list("/cluster/notifications/endpoints/sendmail").await
+        self.list(&endpoint_path("sendmail", None)).await
     }
 
     /// `GET /cluster/notifications/endpoints/sendmail/{name}` (`get_sendmail_endpoint`), with the `digest`.
@@ -232,11 +253,7 @@ impl Notifications<'_> {
     /// # Errors
     /// `endpoint 'x' not found`.
     pub async fn get_sendmail_endpoint(&self, name: &str) -> Result<Map<String, Value>> {
-        self.one(&format!(
-            "/cluster/notifications/endpoints/sendmail/{}",
-            seg(name)
-        ))
-        .await
+        self.one(&endpoint_path("sendmail", Some(name))).await
     }
 
     /// `POST /cluster/notifications/endpoints/sendmail` (`create_sendmail_endpoint`): a sendmail target.
@@ -248,10 +265,7 @@ impl Notifications<'_> {
         name: &str,
         options: &[(&str, &str)],
     ) -> Result<()> {
-        let mut p = params(options);
-        p.push("name", name);
-        self.send(Method::POST, "/cluster/notifications/endpoints/sendmail", p)
-            .await
+        self.create_endpoint("sendmail", name, options).await
     }
 
     /// `PUT /cluster/notifications/endpoints/sendmail/{name}` (`update_sendmail_endpoint`); `delete` and
@@ -264,8 +278,12 @@ impl Notifications<'_> {
         name: &str,
         options: &[(&str, &str)],
     ) -> Result<()> {
-        let path = format!("/cluster/notifications/endpoints/sendmail/{}", seg(name));
-        self.send(Method::PUT, &path, params(options)).await
+        self.send(
+            Method::PUT,
+            &endpoint_path("sendmail", Some(name)),
+            params(options),
+        )
+        .await
     }
 
     /// `DELETE /cluster/notifications/endpoints/sendmail/{name}` (`delete_sendmail_endpoint`); a built-in is
@@ -274,8 +292,12 @@ impl Notifications<'_> {
     /// # Errors
     /// `endpoint 'x' not found`, `cannot delete 'x', referenced by: m`.
     pub async fn delete_sendmail_endpoint(&self, name: &str) -> Result<()> {
-        let path = format!("/cluster/notifications/endpoints/sendmail/{}", seg(name));
-        self.send(Method::DELETE, &path, Params::new()).await
+        self.send(
+            Method::DELETE,
+            &endpoint_path("sendmail", Some(name)),
+            Params::new(),
+        )
+        .await
     }
 
     /// `GET /cluster/notifications/endpoints/smtp` (`get_smtp_endpoints`).
@@ -283,7 +305,7 @@ impl Notifications<'_> {
     /// # Errors
     /// 403 without `Mapping.*` on `/mapping/notifications`.
     pub async fn get_smtp_endpoints(&self) -> Result<Vec<Map<String, Value>>> {
-        self.list("/cluster/notifications/endpoints/smtp").await
+        self.list(&endpoint_path("smtp", None)).await
     }
 
     /// `GET /cluster/notifications/endpoints/smtp/{name}` (`get_smtp_endpoint`), with the `digest`.
@@ -291,11 +313,7 @@ impl Notifications<'_> {
     /// # Errors
     /// `endpoint 'x' not found`.
     pub async fn get_smtp_endpoint(&self, name: &str) -> Result<Map<String, Value>> {
-        self.one(&format!(
-            "/cluster/notifications/endpoints/smtp/{}",
-            seg(name)
-        ))
-        .await
+        self.one(&endpoint_path("smtp", Some(name))).await
     }
 
     /// `POST /cluster/notifications/endpoints/smtp` (`create_smtp_endpoint`): a SMTP target.
@@ -303,10 +321,7 @@ impl Notifications<'_> {
     /// # Errors
     /// `Cannot create 'x', an entity with the same name already exists`.
     pub async fn create_smtp_endpoint(&self, name: &str, options: &[(&str, &str)]) -> Result<()> {
-        let mut p = params(options);
-        p.push("name", name);
-        self.send(Method::POST, "/cluster/notifications/endpoints/smtp", p)
-            .await
+        self.create_endpoint("smtp", name, options).await
     }
 
     /// `PUT /cluster/notifications/endpoints/smtp/{name}` (`update_smtp_endpoint`); `delete` and
@@ -315,8 +330,12 @@ impl Notifications<'_> {
     /// # Errors
     /// `endpoint 'x' not found`, a stale digest.
     pub async fn update_smtp_endpoint(&self, name: &str, options: &[(&str, &str)]) -> Result<()> {
-        let path = format!("/cluster/notifications/endpoints/smtp/{}", seg(name));
-        self.send(Method::PUT, &path, params(options)).await
+        self.send(
+            Method::PUT,
+            &endpoint_path("smtp", Some(name)),
+            params(options),
+        )
+        .await
     }
 
     /// `DELETE /cluster/notifications/endpoints/smtp/{name}` (`delete_smtp_endpoint`); a built-in is
@@ -325,8 +344,12 @@ impl Notifications<'_> {
     /// # Errors
     /// `endpoint 'x' not found`, `cannot delete 'x', referenced by: m`.
     pub async fn delete_smtp_endpoint(&self, name: &str) -> Result<()> {
-        let path = format!("/cluster/notifications/endpoints/smtp/{}", seg(name));
-        self.send(Method::DELETE, &path, Params::new()).await
+        self.send(
+            Method::DELETE,
+            &endpoint_path("smtp", Some(name)),
+            Params::new(),
+        )
+        .await
     }
 
     /// `GET /cluster/notifications/endpoints/webhook` (`get_webhook_endpoints`).
@@ -334,7 +357,7 @@ impl Notifications<'_> {
     /// # Errors
     /// 403 without `Mapping.*` on `/mapping/notifications`.
     pub async fn get_webhook_endpoints(&self) -> Result<Vec<Map<String, Value>>> {
-        self.list("/cluster/notifications/endpoints/webhook").await
+        self.list(&endpoint_path("webhook", None)).await
     }
 
     /// `GET /cluster/notifications/endpoints/webhook/{name}` (`get_webhook_endpoint`), with the `digest`.
@@ -342,11 +365,7 @@ impl Notifications<'_> {
     /// # Errors
     /// `endpoint 'x' not found`.
     pub async fn get_webhook_endpoint(&self, name: &str) -> Result<Map<String, Value>> {
-        self.one(&format!(
-            "/cluster/notifications/endpoints/webhook/{}",
-            seg(name)
-        ))
-        .await
+        self.one(&endpoint_path("webhook", Some(name))).await
     }
 
     /// `POST /cluster/notifications/endpoints/webhook` (`create_webhook_endpoint`): a webhook target.
@@ -358,10 +377,7 @@ impl Notifications<'_> {
         name: &str,
         options: &[(&str, &str)],
     ) -> Result<()> {
-        let mut p = params(options);
-        p.push("name", name);
-        self.send(Method::POST, "/cluster/notifications/endpoints/webhook", p)
-            .await
+        self.create_endpoint("webhook", name, options).await
     }
 
     /// `PUT /cluster/notifications/endpoints/webhook/{name}` (`update_webhook_endpoint`); `delete` and
@@ -374,8 +390,12 @@ impl Notifications<'_> {
         name: &str,
         options: &[(&str, &str)],
     ) -> Result<()> {
-        let path = format!("/cluster/notifications/endpoints/webhook/{}", seg(name));
-        self.send(Method::PUT, &path, params(options)).await
+        self.send(
+            Method::PUT,
+            &endpoint_path("webhook", Some(name)),
+            params(options),
+        )
+        .await
     }
 
     /// `DELETE /cluster/notifications/endpoints/webhook/{name}` (`delete_webhook_endpoint`); a built-in is
@@ -384,7 +404,11 @@ impl Notifications<'_> {
     /// # Errors
     /// `endpoint 'x' not found`, `cannot delete 'x', referenced by: m`.
     pub async fn delete_webhook_endpoint(&self, name: &str) -> Result<()> {
-        let path = format!("/cluster/notifications/endpoints/webhook/{}", seg(name));
-        self.send(Method::DELETE, &path, Params::new()).await
+        self.send(
+            Method::DELETE,
+            &endpoint_path("webhook", Some(name)),
+            Params::new(),
+        )
+        .await
     }
 }

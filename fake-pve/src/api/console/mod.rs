@@ -106,6 +106,28 @@ struct Opening<'a> {
     password: bool,
 }
 
+impl<'a> Opening<'a> {
+    /// A `termproxy` running `terminal` for a holder of `perm` on
+    /// `authpath`: no CA and no VNC password in its answer.
+    fn termproxy(
+        kind: &'a str,
+        id: String,
+        authpath: String,
+        perm: &'a str,
+        terminal: Vec<String>,
+    ) -> Self {
+        Opening {
+            kind,
+            id,
+            program: Program::Termproxy,
+            authpath,
+            terminal: (perm, terminal),
+            cert: false,
+            password: false,
+        }
+    }
+}
+
 /// Opens a proxy on the local node: a port, a ticket, the worker that
 /// waits for its connection; the answer PVE gives.
 fn open(ctx: &Ctx<'_>, o: Opening<'_>) -> Result<Reply> {
@@ -233,15 +255,13 @@ fn qemu_termproxy(ctx: &Ctx<'_>) -> Result<Reply> {
     }
     open(
         ctx,
-        Opening {
-            kind: "vncproxy",
-            id: vmid.to_string(),
-            program: Program::Termproxy,
-            authpath: format!("/vms/{vmid}"),
-            terminal: ("VM.Console", terminal),
-            cert: false,
-            password: false,
-        },
+        Opening::termproxy(
+            "vncproxy",
+            vmid.to_string(),
+            format!("/vms/{vmid}"),
+            "VM.Console",
+            terminal,
+        ),
     )
 }
 
@@ -287,15 +307,13 @@ fn lxc_termproxy(ctx: &Ctx<'_>) -> Result<Reply> {
     ];
     open(
         ctx,
-        Opening {
-            kind: "vncproxy",
-            id: vmid.to_string(),
-            program: Program::Termproxy,
-            authpath: format!("/vms/{vmid}"),
-            terminal: ("VM.Console", terminal.to_vec()),
-            cert: false,
-            password: false,
-        },
+        Opening::termproxy(
+            "vncproxy",
+            vmid.to_string(),
+            format!("/vms/{vmid}"),
+            "VM.Console",
+            terminal.to_vec(),
+        ),
     )
 }
 
@@ -395,15 +413,13 @@ fn node_termproxy(ctx: &Ctx<'_>) -> Result<Reply> {
     }
     open(
         ctx,
-        Opening {
-            kind: "vncshell",
-            id: String::new(),
-            program: Program::Termproxy,
-            authpath: format!("/nodes/{node}"),
-            terminal: ("Sys.Console", terminal),
-            cert: false,
-            password: false,
-        },
+        Opening::termproxy(
+            "vncshell",
+            String::new(),
+            format!("/nodes/{node}"),
+            "Sys.Console",
+            terminal,
+        ),
     )
 }
 
