@@ -22,7 +22,19 @@ Feature: Console proxies
       | port      | {var:port}   |
       | vncticket | {var:ticket} |
     Then the answer has "port" = "{var:port}"
-    When I call POST "/access/vncticket" without credentials
+    When I call GET "/nodes/{node}/qemu/{vm1}/vncwebsocket"
+      | port      | 5999         |
+      | vncticket | {var:ticket} |
+    Then PVE answers 401 "permission denied - invalid PVEVNC ticket"
+
+  @pve9
+  Scenario: A proxy asks /access/vncticket whether a ticket holds
+    Given VM "{vm1}" was created
+    When I call POST "/nodes/{node}/qemu/{vm1}/vncproxy"
+      | websocket | 1 |
+    And I remember the answer's "ticket" as "ticket"
+    And I remember the answer's "port" as "port"
+    And I call POST "/access/vncticket" without credentials
       | authid    | {me}         |
       | vncticket | {var:ticket} |
       | path      | /vms/{vm1}   |
@@ -36,10 +48,6 @@ Feature: Console proxies
       | privs     | VM.Console   |
       | port      | {var:port}   |
     Then PVE answers 401 "authentication failure"
-    When I call GET "/nodes/{node}/qemu/{vm1}/vncwebsocket"
-      | port      | 5999         |
-      | vncticket | {var:ticket} |
-    Then PVE answers 401 "permission denied - invalid PVEVNC ticket"
 
   Scenario: A container's terminal gives no password and no CA
     Given the OS template is available
