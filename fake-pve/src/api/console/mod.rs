@@ -176,12 +176,7 @@ fn open(ctx: &Ctx<'_>, o: Opening<'_>) -> Result<Reply> {
 
 /// The cluster CA (`/etc/pve/pve-root-ca.pem`).
 fn ca_pem(ctx: &Ctx<'_>) -> Result<String> {
-    ctx.state
-        .settings()
-        .pki
-        .ca(ctx.state.clock().now())
-        .map(|i| i.cert)
-        .map_err(Error::failed)
+    Ok(crate::api::node_hw::cluster_ca(ctx)?.cert)
 }
 
 /// A flag parameter.
@@ -482,34 +477,10 @@ fn verify_vnc_ticket(ctx: &Ctx<'_>) -> Result<Reply> {
 /// What a SPICE call names: the node it answers on, its FQDN (the
 /// default proxy), the subject of its certificate and the CA.
 fn spice_host(ctx: &Ctx<'_>, node: &str) -> Result<view::SpiceHost> {
-    let (ip, domain) = ctx.with(|c| {
-        let ip = c
-            .nodes()
-            .get(node)
-            .map(|n| n.ip.clone())
-            .unwrap_or_default();
-        let domain = c
-            .node_services
-            .sys(&c.nodes, c.version, node)
-            .ok()
-            .and_then(|s| s.search().map(str::to_string));
-        (ip, domain)
-    });
-    let names = crate::pki::NodeNames {
-        name: node,
-        ip: &ip,
-        domain: domain.as_deref(),
-    };
-    let now = ctx.state.clock().now();
-    let own = ctx
-        .state
-        .settings()
-        .pki
-        .node(&names, now)
-        .map_err(Error::failed)?;
+    let (own, fqdn) = crate::api::node_hw::node_certificate(ctx, node)?;
     let info = crate::model::node_hw::certs::certificate_info(&own.cert, crate::pki::NODE_FILE)?;
     Ok(view::SpiceHost {
-        fqdn: names.fqdn(),
+        fqdn,
         subject: info.subject,
         ca: ca_pem(ctx)?,
     })

@@ -822,6 +822,51 @@ fn zfsscan(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(Value::Array(ctx.with(|c| view::scan_zfs(&c.hardware().node(&node)))).into())
 }
 
+/// The node's own certificate (`pve-ssl.pem`, made when first asked
+/// for, naming its address and FQDN) and that FQDN.
+///
+/// # Errors
+/// When the certificate cannot be made.
+pub(crate) fn node_certificate(ctx: &Ctx<'_>, node: &str) -> Result<(crate::pki::Issued, String)> {
+    let (ip, domain) = ctx.with(|c| {
+        let ip = c
+            .nodes()
+            .get(node)
+            .map(|n| n.ip.clone())
+            .unwrap_or_default();
+        let domain = c
+            .node_services
+            .sys(&c.nodes, c.version, node)
+            .ok()
+            .and_then(|s| s.search().map(str::to_string));
+        (ip, domain)
+    });
+    let names = crate::pki::NodeNames {
+        name: node,
+        ip: &ip,
+        domain: domain.as_deref(),
+    };
+    let cert = ctx
+        .state
+        .settings()
+        .pki
+        .node(&names, ctx.state.clock().now())
+        .map_err(Error::failed)?;
+    Ok((cert, names.fqdn()))
+}
+
+/// The cluster CA (`pve-root-ca.pem`).
+///
+/// # Errors
+/// When it cannot be made.
+pub(crate) fn cluster_ca(ctx: &Ctx<'_>) -> Result<crate::pki::Issued> {
+    ctx.state
+        .settings()
+        .pki
+        .ca(ctx.state.clock().now())
+        .map_err(Error::failed)
+}
+
 /// `GET /nodes/{node}/certificates/info`: the cluster CA
 /// (`pve-root-ca.pem`), the node's own certificate (`pve-ssl.pem`, made
 /// when first asked for) and its custom one (`pveproxy-ssl.pem`: an
@@ -830,34 +875,15 @@ fn zfsscan(ctx: &Ctx<'_>) -> Result<Reply> {
 fn certificates_info(ctx: &Ctx<'_>) -> Result<Reply> {
     use crate::model::node_hw::certs::certificate_info;
     let node = ctx.node()?;
-    let (local, ip, domain, custom) = ctx.with(|c| {
-        let ip = c
-            .nodes()
-            .get(&node)
-            .map(|n| n.ip.clone())
-            .unwrap_or_default();
-        let domain = c
-            .node_services
-            .sys(&c.nodes, c.version, &node)
-            .ok()
-            .and_then(|s| s.search().map(str::to_string));
+    let (local, custom) = ctx.with(|c| {
         (
             c.nodes().local() == node,
-            ip,
-            domain,
             c.hardware().node(&node).custom_cert().cloned(),
         )
     });
     let settings = ctx.state.settings();
-    let now = ctx.state.clock().now();
-    let names = crate::pki::NodeNames {
-        name: &node,
-        ip: &ip,
-        domain: domain.as_deref(),
-    };
-    let unable = |e: String| Error::failed(e);
-    let own = settings.pki.node(&names, now).map_err(unable)?;
-    let ca = settings.pki.ca(now).map_err(unable)?;
+    let (own, _) = node_certificate(ctx, &node)?;
+    let ca = cluster_ca(ctx)?;
     let mut out = vec![
         view::certificate(&certificate_info(&ca.cert, crate::pki::CA_FILE)?),
         view::certificate(&certificate_info(&own.cert, crate::pki::NODE_FILE)?),
