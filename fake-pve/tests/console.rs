@@ -86,7 +86,10 @@ async fn a_vm_console_answers_a_ticket_for_its_port_and_times_out_unused() {
 
     // The ticket holds for alice, /vms/100 and its port only, with or
     // without the password in front.
-    let bare = ticket.split_once(':').expect("present").1;
+    // The password may hold a `:` itself: it is the first eight characters.
+    let bare = ticket
+        .strip_prefix(&format!("{pw}:"))
+        .expect("the password in front");
     for (t, port, path, privs, want) in [
         (ticket, "5900", "/vms/100", "VM.Console", 200),
         (bare, "5900", "/vms/100", "VM.Console", 200),
