@@ -127,6 +127,39 @@ impl Wire {
         resp
     }
 
+    /// The world it serves.
+    pub(crate) fn state(&self) -> &State {
+        &self.app.state
+    }
+
+    /// `GET /api2/json<path>` with the ticket `cookie`, answered by the
+    /// API without pveproxy's side (no request log): what `pvesh` on a
+    /// node's shell asks. None for a path that is no URI.
+    pub(crate) async fn local_get(
+        &self,
+        path: &str,
+        cookie: &str,
+    ) -> Option<http::Response<Full<Bytes>>> {
+        let (path, query) = match path.split_once('?') {
+            Some((p, q)) => (p, Some(q.to_string())),
+            None => (path, None),
+        };
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            http::header::COOKIE,
+            http::HeaderValue::from_str(&format!("PVEAuthCookie={cookie}")).ok()?,
+        );
+        let req = api::Request {
+            method: Method::GET,
+            path: format!("/api2/json{path}"),
+            query,
+            headers,
+            body: Bytes::new(),
+            upload: None,
+        };
+        Some(api::answer(&self.app.state, &self.app.router, req).await.0)
+    }
+
     /// Anything but the API: the control API (its credentials and
     /// permission checked before its body is read), the dashboard and
     /// `no such file`, through the router.

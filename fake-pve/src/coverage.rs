@@ -109,7 +109,7 @@ says and validates parameters as PVE does. Levels:\n\n\
 - **validation only**: the call is checked, then answered with 501 `Method '... ' is not emulated by fake-pve`.\n\n\
 Limits of what behaviour means:\n\n\
 - **SPICE**: `spiceproxy` and `spiceshell` answer the remote-viewer settings PVE gives (in the `json` and `spiceconfig` formats), with their ticket, port and `spiceterm` task; the SPICE protocol itself is not spoken: a SPICE client that connects gets no display.\n\
-- **VNC and terminal proxies**: `vncproxy`, `termproxy` and `vncshell` answer as PVE does and hold their port for their task, and `vncwebsocket` checks the ticket as PVE does; the websocket upgrade itself (the RFB and termproxy protocols behind it) is not served yet, so each proxy's task ends as an unused one does (`connection timed out`, termproxy's exit code 1).\n",
+- **VNC and terminal consoles**: `vncwebsocket` upgrades to a websocket as pveproxy does; behind it an RFB server (VNC authentication by the proxy's password) draws the console as text, and the termproxy protocol leads to a small shell that answers a few commands from the API (see the book's consoles chapter). A VNC console opened without `websocket=1` expects a TLS VNC client (VeNCrypt), which is not spoken: its websocket closes.\n",
     );
     for version in PveVersion::ALL.into_iter().rev() {
         let s = spec(version);

@@ -78,6 +78,10 @@ pub mod clock;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod clock;
 #[cfg(feature = "internals")]
+pub mod console;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod console;
+#[cfg(feature = "internals")]
 pub mod control;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod control;

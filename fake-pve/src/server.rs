@@ -779,7 +779,8 @@ impl Connections {
         // (`ConnectionWire::idle`), by one timer a connection, not by
         // hyper's, set for each request.
         http.keep_alive(keep_alive).writev(false);
-        let conn = http.serve_connection(TokioIo::new(io), svc);
+        // A console's `vncwebsocket` takes the connection over.
+        let conn = http.serve_connection(TokioIo::new(io), svc).with_upgrades();
         tokio::pin!(conn);
         let result = tokio::select! {
             biased;
@@ -876,12 +877,16 @@ impl Drop for Answering<'_> {
 /// One request through the wire; an answer marked
 /// [`api::DropConnection`] (an injected `drop` fault) becomes an error,
 /// on which hyper closes the connection without answering.
+///
+/// A websocket upgrade of a `...websocket` call is answered after the
+/// API's answer, as pveproxy answers it ([`crate::console::Upgrade`]).
 async fn answer(
     wire: Arc<ConnectionWire>,
-    req: http::Request<Incoming>,
+    mut req: http::Request<Incoming>,
     peer: SocketAddr,
 ) -> Result<axum::response::Response, api::DropConnection> {
     let answering = Answering::start(&wire);
+    let upgrade = crate::console::Upgrade::take(&mut req);
     let resp = wire
         .wire
         .answer(req.map(axum::body::Body::new), Some(peer))
@@ -890,5 +895,11 @@ async fn answer(
     if api::DropConnection::marks(&resp) {
         return Err(api::DropConnection);
     }
-    Ok(resp)
+    match upgrade {
+        Some(u) => u
+            .answer(resp, wire.wire.clone())
+            .await
+            .ok_or(api::DropConnection),
+        None => Ok(resp),
+    }
 }

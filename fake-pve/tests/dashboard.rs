@@ -721,6 +721,36 @@ async fn the_dashboard_in_a_browser() {
         .await;
     assert_eq!(colour, "rgb(179, 38, 30)");
 
+    // The node's shell, opened from the page: a terminal through
+    // termproxy and its websocket, typed into.
+    browser.click("#nodes button.open-console").await;
+    browser
+        .wait(
+            "the shell's prompt",
+            15,
+            "return document.getElementById('console-state').textContent === 'Connected' \
+               && document.getElementById('console-screen').textContent.includes('root@pve:~# ');",
+            json!([]),
+        )
+        .await;
+    let screen = browser.find("#console-screen").await;
+    browser
+        .cmd(
+            reqwest::Method::POST,
+            &format!("/element/{screen}/value"),
+            Some(json!({ "text": "qm list\u{E007}" })),
+        )
+        .await;
+    browser
+        .wait(
+            "qm list's table in the terminal",
+            15,
+            "const t = document.getElementById('console-screen').textContent; \
+             return t.includes('VMID NAME') && /4242 dash-test +running/.test(t);",
+            json!([]),
+        )
+        .await;
+
     // Some more world for the picture: a checkpoint, a pending change.
     pve.send(
         reqwest::Method::POST,

@@ -28,6 +28,21 @@ Feature: The QEMU monitor
       | command | sendkey ctrl-alt-nokey |
     Then the answer is "invalid parameter: nokey\r\n"
 
+  Scenario: The VM's disks and network cards
+    Given VM "{vm1}" was created with:
+      | scsi0 | {storage}:1                          |
+      | net0  | virtio=BC:24:11:12:34:56,bridge=vmbr0 |
+    And VM "{vm1}" is running
+    When I call POST "/nodes/{node}/qemu/{vm1}/monitor"
+      | command | info network |
+    Then the answer contains "net0: index=0,type=nic,model=virtio-net-pci,macaddr=bc:24:11:12:34:56"
+    And the answer contains "net0: index=0,type=tap,ifname=tap{vm1}i0,"
+    When I call POST "/nodes/{node}/qemu/{vm1}/monitor"
+      | command | info block |
+    Then the answer contains "drive-scsi0"
+    And the answer contains "vm-{vm1}-disk-0"
+    And the answer contains "Attached to:      scsi0"
+
   Scenario: A stopped VM's monitor does not answer
     Given VM "{vm1}" was created
     When I call POST "/nodes/{node}/qemu/{vm1}/monitor"

@@ -729,6 +729,24 @@ impl Cluster {
         upid
     }
 
+    /// Gives the running task `upid` a new plan: `worker` at `until_ms`
+    /// (a console's task held while its connection lasts, then ended
+    /// when it closes). The tasks due by `now_ms` then end.
+    ///
+    /// # Errors
+    /// As [`Tasks::get`].
+    pub fn replan_task(
+        &mut self,
+        upid: &str,
+        until_ms: i64,
+        worker: Worker,
+        now_ms: i64,
+    ) -> super::Result<()> {
+        self.tasks.replan(upid, until_ms, worker)?;
+        self.advance(now_ms);
+        Ok(())
+    }
+
     /// Ends every task whose time has come, in the order they end, and
     /// applies what they do.
     pub fn advance(&mut self, now_ms: i64) {

@@ -51,6 +51,36 @@ impl Program {
     }
 }
 
+/// What a console shows: the program at the end of a proxy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Behind {
+    /// A VM's display (`qm vncproxy`).
+    VmDisplay {
+        /// The VM.
+        vmid: u32,
+    },
+    /// A VM's serial port (`qm terminal`).
+    VmSerial {
+        /// The VM.
+        vmid: u32,
+        /// The serial port asked (`serialN`), else the first configured.
+        iface: Option<String>,
+    },
+    /// A container's console (`lxc-console` under `dtach`).
+    CtConsole {
+        /// The container.
+        vmid: u32,
+    },
+    /// A node's shell: `login -f root` (`root`), or `/bin/login` asking
+    /// who logs in.
+    NodeShell {
+        /// The node.
+        node: String,
+        /// Whether root is logged in already.
+        root: bool,
+    },
+}
+
 /// One proxy waiting on its port.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Session {
@@ -68,6 +98,15 @@ pub struct Session {
     pub upid: String,
     /// When it gives up waiting, epoch milliseconds.
     pub until_ms: i64,
+    /// What it shows.
+    pub behind: Behind,
+    /// The password of the VNC protocol (`websocket`, or a VM's display),
+    /// none when its ticket is all it asks.
+    pub password: Option<String>,
+    /// Whether its one connection was made.
+    pub connected: bool,
+    /// The command line of a `termproxy` (what its task's error names).
+    pub command: String,
 }
 
 /// The proxies of the cluster and the ports they hold.
@@ -113,6 +152,25 @@ impl Consoles {
         let timeout = i64::try_from(session.program.timeout_ms()).unwrap_or(i64::MAX);
         session.until_ms = now_ms.saturating_add(timeout);
         self.sessions.push(session);
+    }
+
+    /// Takes the one connection the proxy on `port` of `node` allows at
+    /// `now_ms`: the proxy, now held until [`Consoles::close`]. None when
+    /// nothing listens there (no proxy, gone, or connected already).
+    pub fn connect(&mut self, node: &str, port: u16, now_ms: i64) -> Option<Session> {
+        self.forget(now_ms);
+        let s = self
+            .sessions
+            .iter_mut()
+            .find(|s| s.node == node && s.port == port && !s.connected)?;
+        s.connected = true;
+        s.until_ms = i64::MAX;
+        Some(s.clone())
+    }
+
+    /// Ends the connected proxy of task `upid`: its port is free.
+    pub fn close(&mut self, upid: &str) {
+        self.sessions.retain(|s| s.upid != upid);
     }
 
     /// The proxy listening on `port` of `node` at `now_ms`.
@@ -186,6 +244,13 @@ mod tests {
             user: "root@pam".into(),
             upid: "UPID:x".into(),
             until_ms: 0,
+            behind: Behind::NodeShell {
+                node: node.into(),
+                root: true,
+            },
+            password: None,
+            connected: false,
+            command: String::new(),
         }
     }
 
@@ -207,6 +272,39 @@ mod tests {
             c.next_port("pve", VNC_PORTS, 20_000).expect("present"),
             5900
         );
+    }
+
+    #[test]
+    fn a_proxy_takes_one_connection_and_holds_its_port_until_it_closes() {
+        let mut c = Consoles::default();
+        let mut s = session("pve", 5900);
+        s.upid = "UPID:a".into();
+        c.open(s, 0);
+        assert!(
+            c.connect("pve", 5901, 1_000).is_none(),
+            "nothing listens there"
+        );
+        let got = c.connect("pve", 5900, 1_000).expect("listening");
+        assert!(got.connected);
+        assert!(
+            c.connect("pve", 5900, 2_000).is_none(),
+            "one connection only"
+        );
+        // Past its wait, the connected proxy still holds its port.
+        assert_eq!(
+            c.next_port("pve", VNC_PORTS, 60_000).expect("present"),
+            5901
+        );
+        c.close("UPID:a");
+        assert_eq!(
+            c.next_port("pve", VNC_PORTS, 70_000).expect("present"),
+            5900
+        );
+        // A proxy nobody connected to within its wait is gone.
+        let mut late = session("pve", 5902);
+        late.upid = "UPID:b".into();
+        c.open(late, 100_000);
+        assert!(c.connect("pve", 5902, 110_000).is_none());
     }
 
     #[test]

@@ -695,6 +695,32 @@ impl Tasks {
         n
     }
 
+    /// Gives a running task a new plan: what it does when it ends and
+    /// when that is (`until_ms`, epoch milliseconds); its log so far
+    /// stays, the worker's start lines are added to it. A task that has
+    /// ended is left as it is.
+    ///
+    /// # Errors
+    /// As [`Tasks::get`].
+    pub fn replan(
+        &mut self,
+        upid: &str,
+        until_ms: i64,
+        mut worker: Worker,
+    ) -> Result<(), super::Error> {
+        let i = self.find(upid)?;
+        let TaskState::Running { until_ms: before } = self.tasks[i].state else {
+            return Ok(());
+        };
+        self.running.remove(&(before, i));
+        let task = &mut self.tasks[i];
+        task.log.append(&mut worker.start_lines);
+        task.state = TaskState::Running { until_ms };
+        task.worker = Some(Box::new(worker));
+        self.running.insert((until_ms, i));
+        Ok(())
+    }
+
     /// Finds a task by its UPID text.
     ///
     /// # Errors

@@ -14,7 +14,7 @@
 use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, get, post};
-use crate::model::console::{self, Program, Session};
+use crate::model::console::{self, Behind, Program, Session};
 use crate::model::{Error, Result};
 
 pub mod view;
@@ -104,6 +104,8 @@ struct Opening<'a> {
     cert: bool,
     /// Whether a VNC password is drawn and put in front of the ticket.
     password: bool,
+    /// What the console shows.
+    behind: Behind,
 }
 
 impl<'a> Opening<'a> {
@@ -115,6 +117,7 @@ impl<'a> Opening<'a> {
         authpath: String,
         perm: &'a str,
         terminal: Vec<String>,
+        behind: Behind,
     ) -> Self {
         Opening {
             kind,
@@ -124,6 +127,7 @@ impl<'a> Opening<'a> {
             terminal: (perm, terminal),
             cert: false,
             password: false,
+            behind,
         }
     }
 }
@@ -157,6 +161,10 @@ fn open(ctx: &Ctx<'_>, o: Opening<'_>) -> Result<Reply> {
                 user: user.clone(),
                 upid: upid.clone(),
                 until_ms: 0,
+                behind: o.behind.clone(),
+                password: password.clone(),
+                connected: false,
+                command: command.clone(),
             },
             now_ms,
         );
@@ -223,6 +231,14 @@ fn qemu_vncproxy(ctx: &Ctx<'_>) -> Result<Reply> {
             terminal: ("VM.Console", Vec::new()),
             cert: true,
             password: generate || serial.is_none() || websocket,
+            behind: if serial.is_some() {
+                Behind::VmSerial {
+                    vmid,
+                    iface: serial.clone(),
+                }
+            } else {
+                Behind::VmDisplay { vmid }
+            },
         },
     )
 }
@@ -245,8 +261,9 @@ fn qemu_termproxy(ctx: &Ctx<'_>) -> Result<Reply> {
         "-escape".into(),
         "0".into(),
     ];
-    if let Some(iface) = given.or(display) {
-        terminal.extend(["-iface".to_string(), iface]);
+    let iface = given.or(display);
+    if let Some(iface) = &iface {
+        terminal.extend(["-iface".to_string(), iface.clone()]);
     }
     open(
         ctx,
@@ -256,6 +273,7 @@ fn qemu_termproxy(ctx: &Ctx<'_>) -> Result<Reply> {
             format!("/vms/{vmid}"),
             "VM.Console",
             terminal,
+            Behind::VmSerial { vmid, iface },
         ),
     )
 }
@@ -277,6 +295,7 @@ fn lxc_vncproxy(ctx: &Ctx<'_>) -> Result<Reply> {
             terminal: ("VM.Console", Vec::new()),
             cert: true,
             password: websocket,
+            behind: Behind::CtConsole { vmid },
         },
     )
 }
@@ -308,6 +327,7 @@ fn lxc_termproxy(ctx: &Ctx<'_>) -> Result<Reply> {
             format!("/vms/{vmid}"),
             "VM.Console",
             terminal.to_vec(),
+            Behind::CtConsole { vmid },
         ),
     )
 }
@@ -371,6 +391,10 @@ fn vncshell(ctx: &Ctx<'_>) -> Result<Reply> {
             terminal: ("Sys.Console", Vec::new()),
             cert: true,
             password: websocket,
+            behind: Behind::NodeShell {
+                root: user == "root@pam",
+                node,
+            },
         },
     )
 }
@@ -414,6 +438,10 @@ fn node_termproxy(ctx: &Ctx<'_>) -> Result<Reply> {
             format!("/nodes/{node}"),
             "Sys.Console",
             terminal,
+            Behind::NodeShell {
+                root: user == "root@pam",
+                node,
+            },
         ),
     )
 }
@@ -541,6 +569,17 @@ fn spiceterm(ctx: &Ctx<'_>, node: &str, vmid: u32, title: &str, authpath: String
                 user: user.clone(),
                 upid,
                 until_ms: 0,
+                behind: if vmid == 0 {
+                    Behind::NodeShell {
+                        node: node.to_string(),
+                        root: user == "root@pam",
+                    }
+                } else {
+                    Behind::CtConsole { vmid }
+                },
+                password: None,
+                connected: false,
+                command: String::new(),
             },
             now_ms,
         );

@@ -215,7 +215,29 @@ pub(super) fn monitor(ctx: &Ctx<'_>) -> Result<Reply> {
         Need::SysModify => ctx.with(|c| c.access().check_perm(&who, "/", &["Sys.Modify"]))?,
         _ => {}
     }
-    let text = ctx.with(|c| c.guests.monitor(&node, vmid, &command, version, known))?;
+    let text = ctx.with(|c| {
+        // The files of the VM's volumes, for `info block`.
+        let paths: std::collections::BTreeMap<String, String> = c
+            .guests
+            .vm(&node, vmid)
+            .map(|vm| {
+                vm.config()
+                    .values()
+                    .filter_map(|v| {
+                        let volid = v.split(',').next()?;
+                        let (sid, name) = crate::model::storage::parse_volid(volid)?;
+                        let s = c.storages().find(sid)?;
+                        Some((
+                            volid.to_string(),
+                            crate::model::storage::content::volume_path(s, name),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        c.guests
+            .monitor(&node, vmid, &command, version, known, &paths)
+    })?;
     Ok(json!(text).into())
 }
 

@@ -322,7 +322,10 @@
         ? meter(n.mem || 0, n.maxmem, `Memory of ${n.node}`) : '–',
         el('span', { class: 'muted', text: ` ${bytes(n.mem)} of ${bytes(n.maxmem)}` })),
       el('td', { class: 'num', text: n.guests }),
-      el('td', { text: n.uptime ? duration(n.uptime) : '–' }))), 'No nodes', 6);
+      el('td', { text: n.uptime ? duration(n.uptime) : '–' }),
+      el('td', {}, n.status === 'online'
+        ? el('button', { type: 'button', class: 'open-console', 'data-console': n.node, text: 'Shell' })
+        : ''))), 'No nodes', 7);
   }
 
   function renderGuests(v) {
@@ -341,8 +344,11 @@
         el('td', {}, tags.map((t) => el('span', { class: 'tag', text: t }))),
         el('td', { text: g.lock || '' }),
         el('td', { class: 'pending', text: pending.join(', ') }),
-        el('td', { class: 'ips', text: (g.ips || []).join(', ') }));
-    }), 'No guests', 9);
+        el('td', { class: 'ips', text: (g.ips || []).join(', ') }),
+        el('td', {}, g.status === 'running' && !g.template
+          ? el('button', { type: 'button', class: 'open-console', 'data-console': `${g.node}/${g.type}/${g.vmid}`, text: 'Console' })
+          : ''));
+    }), 'No guests', 10);
   }
 
   function renderStorages(v) {
@@ -523,10 +529,127 @@
       el('td', { class: 'num', text: r.ms.toFixed(1) }))), 'No requests yet', 4);
   }
 
+  // ---- consoles ---------------------------------------------------------
+  // A guest's console or a node's shell, as PVE's xterm.js opens it: the
+  // `termproxy` call, then its `vncwebsocket` (the `binary` subprotocol),
+  // the line `USER:TICKET`, `OK`, and `0:LEN:DATA` for each key. What
+  // the terminal prints is shown as text.
+
+  const T = { ws: null, lines: [''], x: 0, y: 0, esc: '' };
+  const ROWS = 30;
+
+  function termWrite(text) {
+    for (const ch of text) {
+      if (T.esc) {
+        T.esc += ch;
+        if (T.esc === '\x1b[2J') { T.lines = ['']; T.x = 0; T.y = 0; }
+        if (T.esc.length > 1 && (T.esc === '\x1b[' ? false : /[@-~]/.test(ch))) T.esc = '';
+        continue;
+      }
+      if (ch === '\x1b') { T.esc = ch; continue; }
+      if (ch === '\r') { T.x = 0; continue; }
+      if (ch === '\n') {
+        T.y += 1;
+        if (T.y >= T.lines.length) T.lines.push('');
+        continue;
+      }
+      if (ch === '\b') { T.x = Math.max(0, T.x - 1); continue; }
+      if (ch < ' ') continue;
+      const line = T.lines[T.y].padEnd(T.x, ' ');
+      T.lines[T.y] = line.slice(0, T.x) + ch + line.slice(T.x + 1);
+      T.x += 1;
+    }
+    if (T.lines.length > 500) {
+      const drop = T.lines.length - 500;
+      T.lines.splice(0, drop);
+      T.y -= drop;
+    }
+    const screen = $('console-screen');
+    screen.textContent = T.lines.join('\n');
+    screen.scrollTop = screen.scrollHeight;
+  }
+
+  function termSend(data) {
+    if (!T.ws || T.ws.readyState !== WebSocket.OPEN) return;
+    const bytes = new TextEncoder().encode(data);
+    T.ws.send(`0:${bytes.length}:${data}`);
+  }
+
+  function termKey(ev) {
+    const keys = {
+      Enter: '\r', Backspace: '\x7f', Tab: '\t', Escape: '\x1b', Delete: '\x1b[3~',
+      ArrowUp: '\x1b[A', ArrowDown: '\x1b[B', ArrowRight: '\x1b[C', ArrowLeft: '\x1b[D',
+    };
+    let data = keys[ev.key];
+    if (!data && ev.key.length === 1) {
+      data = ev.ctrlKey && /[a-z]/i.test(ev.key)
+        ? String.fromCharCode(ev.key.toUpperCase().charCodeAt(0) - 64) : ev.key;
+    }
+    if (!data) return;
+    ev.preventDefault();
+    termSend(data);
+  }
+
+  function closeConsole() {
+    if (T.ws) { const ws = T.ws; T.ws = null; ws.close(); }
+    $('console').hidden = true;
+  }
+
+  // `what` is `node` or `node/type/vmid`.
+  async function openConsole(what) {
+    closeConsole();
+    const [node, type, vmid] = what.split('/');
+    const base = type ? `/api2/json/nodes/${node}/${type}/${vmid}` : `/api2/json/nodes/${node}`;
+    $('console-title').textContent = type ? `Console of ${type === 'qemu' ? 'VM' : 'CT'} ${vmid} on ${node}` : `Shell on ${node}`;
+    T.lines = ['']; T.x = 0; T.y = 0; T.esc = '';
+    $('console-screen').textContent = '';
+    $('console-state').textContent = 'Connecting…';
+    $('console').hidden = false;
+    let d;
+    try {
+      d = await call('POST', `${base}/termproxy`, {});
+    } catch (e) {
+      $('console-state').textContent = `Refused: ${e.message}`;
+      return;
+    }
+    const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+    const url = `${scheme}://${location.host}${base}/vncwebsocket?port=${d.port}&vncticket=${encodeURIComponent(d.ticket)}`;
+    const ws = new WebSocket(url, 'binary');
+    ws.binaryType = 'arraybuffer';
+    T.ws = ws;
+    let authed = false;
+    const decoder = new TextDecoder();
+    ws.addEventListener('open', () => ws.send(`${S.user}:${d.ticket}\n`));
+    ws.addEventListener('message', (ev) => {
+      if (T.ws !== ws) return;
+      let text = typeof ev.data === 'string' ? ev.data : decoder.decode(ev.data, { stream: true });
+      if (!authed) {
+        if (!text.startsWith('OK')) { $('console-state').textContent = 'Refused'; ws.close(); return; }
+        authed = true;
+        text = text.slice(2);
+        $('console-state').textContent = 'Connected';
+        ws.send(`1:80:${ROWS}:`);
+        $('console-screen').focus();
+      }
+      termWrite(text);
+    });
+    ws.addEventListener('close', () => {
+      if (T.ws !== ws) return;
+      T.ws = null;
+      $('console-state').textContent = 'Disconnected';
+    });
+  }
+
   // ---- controls ---------------------------------------------------------
 
   function bind() {
     $('login-form').addEventListener('submit', login);
+    document.addEventListener('click', (ev) => {
+      const b = ev.target.closest('button.open-console');
+      if (b) openConsole(b.dataset.console);
+    });
+    $('console-close').addEventListener('click', closeConsole);
+    $('console-screen').addEventListener('keydown', termKey);
     $('logout').addEventListener('click', logout);
     $('own-requests').addEventListener('change', renderRequests);
 

@@ -4,7 +4,7 @@
 //! `hmp-commands-info.hx`). QEMU writes every line ending as `\r\n`.
 //!
 //! Emulated: `info status`, `info version`, `info cpus`, `info balloon`,
-//! `stop`, `cont`
+//! `info block`, `info network`, `stop`, `cont`
 //! (and `c`), `system_reset`, `sendkey`. A command QEMU does not know
 //! answers QEMU's `unknown command`; a command QEMU knows that is not
 //! emulated is refused as not emulated, never answered with a made-up
@@ -206,6 +206,150 @@ fn not_emulated(command: &str) -> Error {
     ))
 }
 
+/// The drives QEMU has, in the order qemu-server adds them.
+fn drive_keys(conf: &std::collections::BTreeMap<String, String>) -> Vec<&String> {
+    let rank = |k: &str| {
+        ["efidisk", "tpmstate", "ide", "sata", "scsi", "virtio"]
+            .iter()
+            .position(|p| k.starts_with(p))
+            .unwrap_or(9)
+    };
+    let mut keys: Vec<&String> = conf
+        .keys()
+        .filter(|k| super::schema::is_drive_key(k) && !k.starts_with("unused"))
+        .collect();
+    keys.sort_by_key(|k| {
+        let n: u32 = k
+            .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+            .parse()
+            .unwrap_or(0);
+        (rank(k), n)
+    });
+    keys
+}
+
+/// A drive option of a drive's value.
+fn drive_opt<'a>(value: &'a str, key: &str) -> Option<&'a str> {
+    value
+        .split(',')
+        .skip(1)
+        .find_map(|p| p.strip_prefix(key)?.strip_prefix('='))
+}
+
+/// `info block`: each drive, its file and format, the device it is
+/// attached to, a CD drive's tray, the cache mode and zero detection
+/// (qemu-server's defaults: `cache=none` is writeback with O_DIRECT,
+/// `detect-zeroes` on, or `unmap` with `discard=on`).
+fn info_block(
+    conf: &std::collections::BTreeMap<String, String>,
+    paths: &std::collections::BTreeMap<String, String>,
+) -> String {
+    let mut blocks = Vec::new();
+    for (i, key) in drive_keys(conf).into_iter().enumerate() {
+        let value = &conf[key];
+        let volume = value.split(',').next().unwrap_or_default();
+        let cdrom = drive_opt(value, "media") == Some("cdrom");
+        let mut b = format!("drive-{key}");
+        let file = match volume {
+            "none" | "cdrom" | "" => None,
+            v => Some(paths.get(v).cloned().unwrap_or_else(|| v.to_string())),
+        };
+        match &file {
+            Some(f) => {
+                let format = drive_opt(value, "format").map_or_else(
+                    || {
+                        f.rsplit_once('.')
+                            .map(|(_, e)| e)
+                            .filter(|e| ["qcow2", "vmdk", "raw"].contains(e))
+                            .unwrap_or("raw")
+                            .to_string()
+                    },
+                    str::to_string,
+                );
+                let ro = if cdrom { ", read-only" } else { "" };
+                b.push_str(&format!(" (#block{}): {f} ({format}{ro})\n", 100 + i * 58));
+            }
+            None => b.push_str(": [not inserted]\n"),
+        }
+        b.push_str(&format!("    Attached to:      {key}\n"));
+        if cdrom {
+            b.push_str("    Removable device: not locked, tray closed\n");
+        }
+        if file.is_some() {
+            let cache = match drive_opt(value, "cache") {
+                Some("writethrough") => "writethrough",
+                Some("directsync") => "writethrough, direct",
+                Some("writeback") => "writeback",
+                Some("unsafe") => "writeback, ignore flushes",
+                _ => "writeback, direct",
+            };
+            b.push_str(&format!("    Cache mode:       {cache}\n"));
+            if !cdrom {
+                let zeroes = match (
+                    drive_opt(value, "detect_zeroes"),
+                    drive_opt(value, "discard"),
+                ) {
+                    (Some("0"), _) => None,
+                    (_, Some("on")) => Some("unmap"),
+                    _ => Some("on"),
+                };
+                if let Some(z) = zeroes {
+                    b.push_str(&format!("    Detect zeroes:    {z}\n"));
+                }
+            }
+        }
+        blocks.push(b);
+    }
+    blocks.join("\n")
+}
+
+/// `info network`: each NIC (`netN`: its model and MAC), then the tap
+/// device behind it (`tap<vmid>i<N>` with qemu-server's bridge scripts).
+fn info_network(
+    vmid: u32,
+    conf: &std::collections::BTreeMap<String, String>,
+    version: PveVersion,
+) -> String {
+    let scripts = if version.is_v9() {
+        "/usr/libexec/qemu-server"
+    } else {
+        "/var/lib/qemu-server"
+    };
+    let mut nets: Vec<(u32, &String)> = conf
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix("net")?.parse().ok()?, v)))
+        .collect();
+    nets.sort_by_key(|(n, _)| *n);
+    let mut out = String::new();
+    for (n, value) in nets {
+        let mut model = "virtio";
+        let mut mac = String::new();
+        for p in value.split(',') {
+            if let Some((k, v)) = p.split_once('=') {
+                match k {
+                    "virtio" | "e1000" | "e1000e" | "rtl8139" | "vmxnet3" | "ne2k_pci"
+                    | "pcnet" | "i82551" | "i82557b" | "i82559er" | "ne2k_isa" => {
+                        model = k;
+                        mac = v.to_lowercase();
+                    }
+                    "model" => model = v,
+                    "macaddr" => mac = v.to_lowercase(),
+                    _ => {}
+                }
+            }
+        }
+        let device = match model {
+            "virtio" => "virtio-net-pci",
+            "e1000" => "e1000",
+            other => other,
+        };
+        out.push_str(&format!(
+            "net{n}: index=0,type=nic,model={device},macaddr={mac}\n \\ net{n}: index=0,type=tap,ifname=tap{vmid}i{n},script={scripts}/pve-bridge,downscript={scripts}/pve-bridgedown\n"
+        ));
+    }
+    out
+}
+
 impl Guests {
     /// `hmp_cmd`: runs a command line on the monitor of VM `vmid`:
     /// QEMU's output, or `ERROR: ...` as the call answers a failure
@@ -214,6 +358,9 @@ impl Guests {
     ///
     /// # Errors
     /// A missing VM; a command QEMU knows that is not emulated.
+    ///
+    /// `paths` are the files of the VM's volumes (volume ID to path), as
+    /// `info block` names them.
     pub fn monitor(
         &mut self,
         node: &str,
@@ -221,6 +368,7 @@ impl Guests {
         command: &str,
         version: PveVersion,
         known: impl Fn(&str) -> bool,
+        paths: &std::collections::BTreeMap<String, String>,
     ) -> Result<String> {
         let vm = self.vm_mut(node, vmid)?;
         if !vm.running() {
@@ -263,6 +411,8 @@ impl Guests {
                     out(&format!("balloon: actual={}\n", vm.maxmem() >> 20))
                 }
             }
+            ("info", Some("block")) => out(&info_block(&vm.config, paths)),
+            ("info", Some("network")) => out(&info_network(vmid, &vm.config, version)),
             ("info", _) => return Err(not_emulated(command.trim())),
             ("stop", None) => {
                 vm.qmpstatus = Some(QmpStatus::Paused);
