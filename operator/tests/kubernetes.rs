@@ -637,7 +637,8 @@ fn requeue_of(a: &kube::runtime::controller::Action) -> Duration {
 
 /// A Secret's change concerns the clusters that name it and their
 /// Machines (the controllers watch Secrets and reconcile those at once),
-/// not the others.
+/// not the others; a Machine that names no cluster is on the default
+/// one (`PROXMOX_DEFAULT_CLUSTER`, else the only cluster).
 #[tokio::test]
 async fn a_secret_concerns_the_clusters_naming_it_and_their_machines() {
     let pve = fake().await;
@@ -655,7 +656,7 @@ async fn a_secret_concerns_the_clusters_naming_it_and_their_machines() {
     }))
     .unwrap();
     w.clusters.insert("other".into(), other);
-    for (name, cluster) in [("web", "lab"), ("db", "other")] {
+    for (name, cluster) in [("web", "lab"), ("db", "other"), ("app", "")] {
         let m: Object<pve_operator::types::MachineSpec> = serde_json::from_value(json!({
             "apiVersion": "pve.fake-pve.io/v1alpha1",
             "metadata": { "name": name },
@@ -664,7 +665,8 @@ async fn a_secret_concerns_the_clusters_naming_it_and_their_machines() {
         .unwrap();
         w.machines.insert(name.into(), (m, Default::default()));
     }
-    let names = |s: &str| pve_operator::kubernetes::secret_dependents(&w, s);
+    let names = |s: &str| pve_operator::kubernetes::secret_dependents(&w, s, None);
+    // Two clusters and no default: `app` is on none of them.
     assert_eq!(
         names("pve-token"),
         [
@@ -680,4 +682,24 @@ async fn a_secret_concerns_the_clusters_naming_it_and_their_machines() {
         ]
     );
     assert!(names("unrelated").is_empty());
+    // With PROXMOX_DEFAULT_CLUSTER=lab, `app` is on lab.
+    assert_eq!(
+        pve_operator::kubernetes::secret_dependents(&w, "pve-token", Some("lab".into())),
+        [
+            ("ProxmoxCluster", "lab".to_string()),
+            ("Machine", "app".to_string()),
+            ("Machine", "web".to_string())
+        ]
+    );
+    // The only cluster is the default one.
+    w.clusters.remove("other");
+    w.machines.remove("db");
+    assert_eq!(
+        pve_operator::kubernetes::secret_dependents(&w, "pve-token", None),
+        [
+            ("ProxmoxCluster", "lab".to_string()),
+            ("Machine", "app".to_string()),
+            ("Machine", "web".to_string())
+        ]
+    );
 }
