@@ -355,10 +355,26 @@ async fn machine(
     {
         obj.spec.cluster = c;
     }
-    let out = ctx
+    // The status after each step that changed PVE is written while the
+    // reconcile goes on (a failed write is made good by the last one).
+    let (tx, mut told) = tokio::sync::mpsc::unbounded_channel::<MachineStatus>();
+    let tell = move |st: &MachineStatus| {
+        let _ = tx.send(st.clone());
+    };
+    let reconcile = ctx
         .operator
-        .reconcile_machine(&world, &obj, &old, deleting)
-        .await;
+        .reconcile_machine_with_progress(&world, &obj, &old, deleting, &tell);
+    tokio::pin!(reconcile);
+    let out = loop {
+        tokio::select! {
+            out = &mut reconcile => break out,
+            Some(st) = told.recv() => {
+                if let Err(e) = apply_status(api, m, &st).await {
+                    warn!("writing a machine's progress: {e}");
+                }
+            }
+        }
+    };
     if !(deleting && out.finalized) {
         apply_status(api, m, &out.status).await?;
     }
