@@ -87,9 +87,10 @@ pub fn requests() -> Vec<ApiRequest> {
     for k in crate::dialects::FOREIGN_KINDS {
         out.push(req(k.group, k.plural, "list"));
     }
-    // Those that became Machines show the Machine's status.
-    for (_, _, group, status) in crate::dialects::STATUS_KINDS {
-        out.push(req(group, status, "patch"));
+    // Their statuses: the Machine's for those that became Machines, and
+    // for each why it is not applied, when it is not.
+    for k in crate::dialects::FOREIGN_KINDS {
+        out.push(req(k.group, k.status, "patch"));
     }
     for k in [
         "proxmoxclusters",

@@ -598,3 +598,177 @@ async fn one_failed_apply_does_not_abort_the_others() {
     );
     assert!(r.is_err(), "the failure is returned: {r:?}");
 }
+
+/// Runs `sync_dialects` over `items` (any kinds) in world `w`: the
+/// requests after the lists (each answered with what was sent), and the
+/// result.
+async fn sync_items(w: World, items: &[Value]) -> (Vec<Seen>, Result<usize, kube::Error>) {
+    let (svc, mut handle) = pair::<Request<Body>, Response<Body>>();
+    let client = kube::Client::new(svc, "default");
+    let world = pve_operator::kubernetes::FixedWorld(w);
+    let task = tokio::spawn(async move {
+        pve_operator::kubernetes::sync_dialects(
+            &client,
+            &world,
+            &pve_operator::dialects::Context::default(),
+        )
+        .await
+    });
+    for k in pve_operator::dialects::FOREIGN_KINDS {
+        let of_kind = items
+            .iter()
+            .filter(|i| i["kind"] == k.kind && i["apiVersion"] == k.api_version())
+            .cloned()
+            .collect();
+        answer(&mut handle, 200, list_of(k, of_kind)).await;
+    }
+    let mut seen = Vec::new();
+    loop {
+        let next = answer(&mut handle, 200, Value::Null).await;
+        if next.method == Method::OPTIONS {
+            break;
+        }
+        seen.push(next);
+    }
+    (seen, task.await.unwrap())
+}
+
+/// Objects that do not become Machines, named as objects of the
+/// operator's own kinds they do not control (a VirtRigaud Provider as a
+/// ProxmoxCluster, a VMSnapshot as a MachineSnapshot, a Crossplane
+/// ProviderConfig as one of its sites' clusters), are refused as
+/// Machines are: nothing of theirs is applied (none of the
+/// ProviderConfig's clusters), their status says why (`NameConflict`)
+/// and a Warning Event is recorded, once. Once the names are theirs,
+/// they are applied and their status says so.
+#[tokio::test]
+async fn providers_provider_configs_and_snapshots_are_refused_as_machines_are() {
+    let mut w = seed_world();
+    let creds: SecretObject = serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "metadata": { "name": "proxmox-credentials" },
+        "stringData": { "credentials.json": "{\"tokenID\": \"root@pam!automation\", \"tokenSecret\": \"x\"}" },
+    }))
+    .unwrap();
+    w.secrets.insert("proxmox-credentials".into(), creds);
+    let key = |kind: &str, name: &str| pve_operator::types::Key {
+        kind: kind.into(),
+        name: name.into(),
+    };
+    let taken = [
+        (key("ProxmoxCluster", "proxmox-prod"), "u-1"),
+        (key("MachineSnapshot", "before-upgrade"), "u-5"),
+        (
+            key("ProxmoxCluster", "proxmox-provider-config.eu-west-1"),
+            "u-6",
+        ),
+    ];
+    let mut items = vec![
+        obj(
+            "Provider",
+            "proxmox-prod",
+            "u-1",
+            json!({ "type": "proxmox", "endpoint": "https://pve.example.com:8006", "credentialSecretRef": { "name": "pve-credentials" } }),
+        ),
+        obj(
+            "VMSnapshot",
+            "before-upgrade",
+            "u-5",
+            json!({ "vmRef": { "name": "web-server" }, "description": "Snapshot before system upgrade" }),
+        ),
+        json!({
+            "apiVersion": "proxmox.sankofa.nexus/v1alpha1",
+            "kind": "ProviderConfig",
+            "metadata": { "name": "proxmox-provider-config", "namespace": "default", "uid": "u-6", "resourceVersion": "1" },
+            "spec": {
+                "credentials": { "source": "Secret", "secretRef": { "name": "proxmox-credentials", "namespace": "crossplane-system", "key": "credentials.json" } },
+                "sites": [
+                    { "name": "us-sfvalley", "endpoint": "https://ml110-01.sankofa.nexus:8006", "node": "ML110-01" },
+                    { "name": "eu-west-1", "endpoint": "https://r630-01.sankofa.nexus:8006", "node": "R630-01" },
+                ],
+            },
+        }),
+    ];
+    let targets = [
+        (
+            "providers/proxmox-prod",
+            "Provider",
+            "ProxmoxCluster/proxmox-prod",
+        ),
+        (
+            "vmsnapshots/before-upgrade",
+            "VMSnapshot",
+            "MachineSnapshot/before-upgrade",
+        ),
+        (
+            "providerconfigs/proxmox-provider-config",
+            "ProviderConfig",
+            "ProxmoxCluster/proxmox-provider-config.eu-west-1",
+        ),
+    ];
+
+    // Taken by objects they do not control (made by hand).
+    for (k, _) in &taken {
+        w.owners.insert(k.clone(), None);
+    }
+    let (seen, r) = sync_items(w.clone(), &items).await;
+    assert_eq!(r.unwrap(), 0, "nothing applied: {seen:?}");
+    for (path, kind, native) in targets {
+        let status = seen
+            .iter()
+            .find(|s| s.uri.contains(&format!("/{path}/status?")))
+            .unwrap_or_else(|| panic!("no status for {kind}: {seen:?}"));
+        let c = &status.body["status"]["conditions"][0];
+        assert_eq!(
+            (&c["type"], &c["status"], &c["reason"]),
+            (&json!("Ready"), &json!("False"), &json!("NameConflict")),
+            "{}",
+            status.body
+        );
+        let msg = c["message"].as_str().unwrap();
+        assert!(msg.contains(&format!("{native} already exists")), "{msg}");
+        let ev = seen
+            .iter()
+            .find(|s| s.uri.contains("/events") && s.body["regarding"]["kind"] == kind)
+            .unwrap_or_else(|| panic!("no event for {kind}: {seen:?}"));
+        assert_eq!(ev.body["type"], "Warning");
+        assert_eq!(ev.body["reason"], "NameConflict");
+        assert_eq!(ev.body["note"], msg);
+        // Told in its status: the next sync tells nothing again.
+        let i = items.iter().position(|i| i["kind"] == kind).unwrap();
+        items[i]["status"] = status.body["status"].clone();
+    }
+    assert!(
+        !seen
+            .iter()
+            .any(|s| s.uri.contains("/proxmoxclusters/") || s.uri.contains("/machinesnapshots/")),
+        "something was applied: {seen:?}"
+    );
+    let (again, _) = sync_items(w.clone(), &items).await;
+    assert!(again.is_empty(), "told again: {again:?}");
+
+    // The names are theirs now: applied, and their statuses say so.
+    for (k, uid) in &taken {
+        w.owners.insert(k.clone(), Some((*uid).to_string()));
+    }
+    let (seen, r) = sync_items(w, &items).await;
+    assert_eq!(r.unwrap(), 4, "{seen:?}");
+    for (path, kind, native) in targets {
+        let status = seen
+            .iter()
+            .find(|s| s.uri.contains(&format!("/{path}/status?")))
+            .unwrap_or_else(|| panic!("no status for {kind}: {seen:?}"));
+        let c = &status.body["status"]["conditions"][0];
+        assert_eq!(
+            (&c["status"], &c["reason"]),
+            (&json!("True"), &json!("Applied")),
+            "{}",
+            status.body
+        );
+        assert!(
+            c["message"].as_str().unwrap().contains(native),
+            "{}",
+            status.body
+        );
+    }
+}

@@ -239,6 +239,55 @@ async fn pve_vms(pve: &Running) -> Value {
         .clone()
 }
 
+/// Answers the status writes of a reconcile (with the machine) until the
+/// first other request, which is answered with `then` and returned after
+/// them.
+async fn statuses_then(
+    handle: &mut Handle<Request<Body>, Response<Body>>,
+    then: Value,
+) -> (Vec<Seen>, Seen) {
+    let mut statuses = Vec::new();
+    loop {
+        let (req, send) = tokio::time::timeout(Duration::from_secs(10), handle.next_request())
+            .await
+            .expect("a request in time")
+            .expect("a request");
+        let is_status = req.uri().path().ends_with("/status");
+        let answer = if is_status {
+            serde_json::to_value(machine(true, false, Value::Null)).unwrap()
+        } else {
+            then.clone()
+        };
+        let seen = Seen {
+            method: req.method().clone(),
+            uri: req.uri().to_string(),
+            content_type: req
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string(),
+            body: {
+                let bytes = req.into_body().collect_bytes().await.unwrap();
+                serde_json::from_slice(&bytes).unwrap_or(Value::Null)
+            },
+        };
+        send.send_response(
+            Response::builder()
+                .status(200)
+                .body(Body::from(serde_json::to_vec(&answer).unwrap()))
+                .unwrap(),
+        );
+        if is_status {
+            statuses.push(seen);
+        } else {
+            return (statuses, seen);
+        }
+    }
+}
+
+/// A new machine is created and started: its status is written after
+/// each step (the VMID once made, the step done), then as it ends.
 #[tokio::test]
 async fn a_machine_with_its_finalizer_is_created_and_its_status_applied() {
     let pve = fake().await;
@@ -246,26 +295,48 @@ async fn a_machine_with_its_finalizer_is_created_and_its_status_applied() {
     let m = Arc::new(machine(true, false, Value::Null));
     let task = tokio::spawn(reconcile_machine(m, ctx));
 
-    // The status, by server-side apply on the status subresource.
-    let status = expect(
-        &mut handle,
-        serde_json::to_value(machine(true, false, Value::Null)).unwrap(),
-    )
-    .await;
-    assert_eq!(status.method, Method::PATCH);
-    assert_eq!(
-        status.uri,
-        format!("{BASE}/web/status?&force=true&fieldManager=pve-operator")
-    );
-    assert_eq!(status.content_type, "application/apply-patch+yaml");
-    assert_eq!(status.body["apiVersion"], "pve.fake-pve.io/v1alpha1");
-    assert_eq!(status.body["kind"], "Machine");
+    // The statuses, by server-side apply on the status subresource; an
+    // Event after them says the VM was made, in the seed's words.
+    let (statuses, ev) = statuses_then(&mut handle, event_answer()).await;
+    let [created, started, status] = &statuses[..] else {
+        panic!("create, start, the end: {statuses:?}")
+    };
+    for st in &statuses {
+        assert_eq!(st.method, Method::PATCH);
+        assert_eq!(
+            st.uri,
+            format!("{BASE}/web/status?&force=true&fieldManager=pve-operator")
+        );
+        assert_eq!(st.content_type, "application/apply-patch+yaml");
+        assert_eq!(st.body["apiVersion"], "pve.fake-pve.io/v1alpha1");
+        assert_eq!(st.body["kind"], "Machine");
+    }
     assert_eq!(status.body["status"]["phase"], "Running");
     let vmid = status.body["status"]["vmid"].as_u64().unwrap();
     assert_eq!(status.body["status"]["node"], "pve");
+    let ready = |s: &Seen| {
+        s.body["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == "Ready")
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(created.body["status"]["vmid"], vmid, "{}", created.body);
+    assert_eq!(created.body["status"]["phase"], "Creating");
+    assert_eq!(
+        ready(created)["message"],
+        format!("step 1: create of VM {vmid} done, reconciling goes on")
+    );
+    assert_eq!(ready(created)["status"], "False");
+    assert_eq!(
+        ready(started)["message"],
+        format!("step 2: start of VM {vmid} done, reconciling goes on")
+    );
+    assert_eq!(ready(status)["status"], "True");
 
-    // An Event says so, in the seed's words.
-    let ev = expect(&mut handle, event_answer()).await;
+    assert_eq!(ev.method, Method::POST);
     assert_eq!(ev.method, Method::POST);
     assert_eq!(ev.uri, "/apis/events.k8s.io/v1/namespaces/default/events?");
     assert_eq!(ev.body["reason"], "Created");
@@ -302,21 +373,19 @@ async fn deleting_a_machine_destroys_its_vm_then_drops_the_finalizer() {
         Arc::new(machine(true, false, Value::Null)),
         ctx1,
     ));
-    let status = expect(
-        &mut handle1,
-        serde_json::to_value(machine(true, false, Value::Null)).unwrap(),
-    )
-    .await;
-    let _ = expect(&mut handle1, event_answer()).await;
+    let (statuses, _) = statuses_then(&mut handle1, event_answer()).await;
+    let status = statuses.last().unwrap();
     task.await.unwrap().unwrap();
     assert_eq!(pve_vms(&pve).await.as_array().unwrap().len(), 1);
 
-    // Then delete the object: the VM goes, an Event says so, and the
-    // finalizer is removed (no status is written for a deleted object).
+    // Then delete the object: the VM is stopped and destroyed (the status
+    // written after each step), an Event says so, and the finalizer is
+    // removed (no status is written for a deleted object).
     let (ctx2, mut handle2) = ctx(world(&pve));
     let gone = machine(true, true, status.body["status"].clone());
     let task = tokio::spawn(reconcile_machine(Arc::new(gone), ctx2));
-    let ev = expect(&mut handle2, event_answer()).await;
+    let (steps, ev) = statuses_then(&mut handle2, event_answer()).await;
+    assert_eq!(steps.len(), 2, "stop, destroy: {steps:?}");
     assert_eq!(ev.method, Method::POST);
     assert_eq!(ev.body["reason"], "Deleted");
     let fin = expect(
@@ -637,7 +706,8 @@ fn requeue_of(a: &kube::runtime::controller::Action) -> Duration {
 
 /// A Secret's change concerns the clusters that name it and their
 /// Machines (the controllers watch Secrets and reconcile those at once),
-/// not the others.
+/// not the others; a Machine that names no cluster is on the default
+/// one (`PROXMOX_DEFAULT_CLUSTER`, else the only cluster).
 #[tokio::test]
 async fn a_secret_concerns_the_clusters_naming_it_and_their_machines() {
     let pve = fake().await;
@@ -655,7 +725,7 @@ async fn a_secret_concerns_the_clusters_naming_it_and_their_machines() {
     }))
     .unwrap();
     w.clusters.insert("other".into(), other);
-    for (name, cluster) in [("web", "lab"), ("db", "other")] {
+    for (name, cluster) in [("web", "lab"), ("db", "other"), ("app", "")] {
         let m: Object<pve_operator::types::MachineSpec> = serde_json::from_value(json!({
             "apiVersion": "pve.fake-pve.io/v1alpha1",
             "metadata": { "name": name },
@@ -664,7 +734,8 @@ async fn a_secret_concerns_the_clusters_naming_it_and_their_machines() {
         .unwrap();
         w.machines.insert(name.into(), (m, Default::default()));
     }
-    let names = |s: &str| pve_operator::kubernetes::secret_dependents(&w, s);
+    let names = |s: &str| pve_operator::kubernetes::secret_dependents(&w, s, None);
+    // Two clusters and no default: `app` is on none of them.
     assert_eq!(
         names("pve-token"),
         [
@@ -680,4 +751,24 @@ async fn a_secret_concerns_the_clusters_naming_it_and_their_machines() {
         ]
     );
     assert!(names("unrelated").is_empty());
+    // With PROXMOX_DEFAULT_CLUSTER=lab, `app` is on lab.
+    assert_eq!(
+        pve_operator::kubernetes::secret_dependents(&w, "pve-token", Some("lab".into())),
+        [
+            ("ProxmoxCluster", "lab".to_string()),
+            ("Machine", "app".to_string()),
+            ("Machine", "web".to_string())
+        ]
+    );
+    // The only cluster is the default one.
+    w.clusters.remove("other");
+    w.machines.remove("db");
+    assert_eq!(
+        pve_operator::kubernetes::secret_dependents(&w, "pve-token", None),
+        [
+            ("ProxmoxCluster", "lab".to_string()),
+            ("Machine", "app".to_string()),
+            ("Machine", "web".to_string())
+        ]
+    );
 }

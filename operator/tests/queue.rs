@@ -27,9 +27,14 @@ users:
 ";
 
 async fn slow_pve() -> Running {
+    pve_taking(40).await
+}
+
+/// A fake-pve whose every task (create, start, config) takes `ms` of
+/// real time.
+async fn pve_taking(ms: u64) -> Running {
     let mut latency = Latency::instant();
-    // Every task (create, start, config) takes a little real time.
-    latency.default_ms = 40;
+    latency.default_ms = ms;
     FakePve::builder()
         .listen("127.0.0.1:0".parse().unwrap())
         .auth_failure_delay(Duration::ZERO)
@@ -232,4 +237,58 @@ async fn each_machine_is_reconciled_on_its_own_and_edits_go_ahead_of_the_backlog
     names.dedup();
     assert_eq!(names.len(), made, "a machine was made twice");
     assert!(made >= running(&statuses(&dir)));
+}
+
+/// A machine's reconcile of several steps (create, start) writes its
+/// status file after each: the VMID and the step done appear while the
+/// VM is still being made, before the reconcile ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_machine_s_status_is_written_after_each_step() {
+    let pve = pve_taking(400).await;
+    let dir = TempDir::new("steps");
+    write_cluster(&dir, &pve);
+    std::fs::write(dir.join("web.yaml"), machine("web", 1)).unwrap();
+    let mut opts = Options::new(&*dir);
+    opts.poll = Duration::from_millis(50);
+    let mut sa = Standalone::new(opts, operator());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let runner = tokio::spawn(async move {
+        sa.run(async {
+            let _ = stopped.await;
+        })
+        .await;
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen: Vec<(Phase, Option<u32>, String)> = Vec::new();
+    loop {
+        assert!(Instant::now() < deadline, "not running in time: {seen:?}");
+        if let Some((_, st)) = statuses(&dir).into_iter().find(|(n, _)| n == "web") {
+            let ready = st
+                .conditions
+                .iter()
+                .find(|c| c.kind == "Ready")
+                .map(|c| c.message.clone())
+                .unwrap_or_default();
+            let now = (st.phase, st.vmid, ready);
+            if seen.last() != Some(&now) {
+                seen.push(now);
+            }
+            if st.phase == Phase::Running {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let _ = stop.send(());
+    tokio::time::timeout(Duration::from_secs(10), runner)
+        .await
+        .unwrap()
+        .unwrap();
+    let vmid = seen.last().and_then(|s| s.1).expect("a VMID");
+    assert!(
+        seen.iter().any(|(phase, v, msg)| *phase != Phase::Running
+            && *v == Some(vmid)
+            && msg == &format!("step 1: create of VM {vmid} done, reconciling goes on")),
+        "the VM made was not shown before the reconcile ended: {seen:?}"
+    );
 }

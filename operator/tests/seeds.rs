@@ -527,8 +527,14 @@ async fn virtrigaud_virtual_machine_class_image_snapshot_and_reconfigure() {
     let (node, vmid) = (st.node.clone().unwrap(), st.vmid.unwrap());
     assert_eq!(node, "pve-node-1", "clones stay beside their template");
     let c = e.config(&pve, &node, vmid).await;
-    // VMClass small: 2 CPUs, 4Gi, q35, UEFI (with its EFI disk)
-    assert_eq!(c["cores"], "2");
+    // VMClass small: 2 CPUs, 4Gi, q35, UEFI (with its EFI disk); the 2
+    // are vCPUs plugged into as many cores as the node has CPUs (8), room
+    // for VirtRigaud's online CPU changes
+    assert_eq!(
+        (c["cores"].as_str(), c["vcpus"].as_str()),
+        ("8", "2"),
+        "{c:?}"
+    );
     assert_eq!(c["memory"], "4096");
     assert_eq!(c["machine"], "q35");
     assert_eq!(c["bios"], "ovmf");
@@ -584,15 +590,37 @@ async fn virtrigaud_virtual_machine_class_image_snapshot_and_reconfigure() {
         "virtrigaud-virtualmachine-web-server.yaml",
         &seed("virtrigaud/virtualmachine-web-server.yaml").replace("name: small", "name: large"),
     );
-    e.converge(6, |e| cond(&e.status("web-server"), "Ready").0 == "True")
-        .await;
+    e.converge(6, |e| {
+        let st = e.status("web-server");
+        cond(&st, "Ready").0 == "True" && cond(&st, "ResourcesAllocated").1 == "AllocationSucceeded"
+    })
+    .await;
     let c = e.config(&pve, &node, vmid).await;
-    assert_eq!((c["cores"].as_str(), c["memory"].as_str()), ("8", "16384"));
     assert_eq!(
-        e.get(&pve, &format!("/nodes/{node}/qemu/{vmid}/status/current"))
-            .await["status"],
-        "running"
+        (
+            c["cores"].as_str(),
+            c["vcpus"].as_str(),
+            c["memory"].as_str()
+        ),
+        ("8", "8", "16384")
     );
+    // Applied to the running VM, nothing left for a power cycle.
+    let pending = e
+        .get(&pve, &format!("/nodes/{node}/qemu/{vmid}/pending"))
+        .await;
+    assert!(
+        pending
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i.get("pending").is_none() && i.get("delete").is_none()),
+        "{pending}"
+    );
+    let current = e
+        .get(&pve, &format!("/nodes/{node}/qemu/{vmid}/status/current"))
+        .await;
+    assert_eq!(current["status"], "running");
+    assert_eq!(current["cpus"], 8, "{current}");
 
     // VMSnapshot with memory
     e.copy("virtrigaud/vmsnapshot-before-upgrade-memory.yaml");
@@ -653,7 +681,7 @@ async fn virtrigaud_multi_nic_vm_with_password_credentials() {
     let c = e
         .config(&pve, st.node.as_deref().unwrap(), st.vmid.unwrap())
         .await;
-    assert_eq!((c["cores"].as_str(), c["memory"].as_str()), ("4", "8192"));
+    assert_eq!((c["vcpus"].as_str(), c["memory"].as_str()), ("4", "8192"));
     assert!(
         c["net0"].contains("bridge=vmbr0") && !c["net0"].contains("tag="),
         "{c:?}"
@@ -745,7 +773,7 @@ spec:
             .await
             .contains(&ws_vmid)
     );
-    assert_eq!(c["cores"], "2", "the source VirtualMachine's class");
+    assert_eq!(c["vcpus"], "2", "the source VirtualMachine's class");
     assert_ne!(copy.vmid, ws.vmid);
     e.converge(6, |e| {
         e.status("db-1").phase == Phase::Stopped && e.status("db-2").phase == Phase::Stopped
@@ -1057,7 +1085,7 @@ spec:
         .config(&pve, st.node.as_deref().unwrap(), st.vmid.unwrap())
         .await;
     assert!(c["scsi0"].starts_with("ssd-storage:"), "{c:?}");
-    assert_eq!((c["cores"].as_str(), c["memory"].as_str()), ("4", "8192"));
+    assert_eq!((c["vcpus"].as_str(), c["memory"].as_str()), ("4", "8192"));
     let thin = e.status("thin");
     assert_eq!(thin.vmid, None, "no VM is made");
     let (s, reason, msg) = cond(&thin, "ResourcesAllocated");
@@ -1205,6 +1233,7 @@ spec:
     );
     assert_eq!(a.spec.disks[0].storage, "nvme-storage", "storage.class");
     assert_eq!(a.spec.cpu.cores, 8);
+    assert!(a.spec.cpu.cores_from_node, "cpus are hot-pluggable vCPUs");
 }
 
 // ---------------------------------------------------------------------

@@ -38,8 +38,25 @@ impl Operator {
         old: &MachineStatus,
         deleting: bool,
     ) -> MachineOutcome {
+        self.reconcile_machine_with_progress(world, m, old, deleting, &|_| {})
+            .await
+    }
+
+    /// As [`Operator::reconcile_machine`], handing `progress` the status
+    /// as it stands each time a step that changed PVE ended (its VMID once
+    /// made, the step in its `Ready` condition), while the reconcile goes
+    /// on: the caller writes it, so that a reconcile of several steps
+    /// shows where it is.
+    pub async fn reconcile_machine_with_progress(
+        &self,
+        world: &World,
+        m: &Object<MachineSpec>,
+        old: &MachineStatus,
+        deleting: bool,
+        progress: &(dyn Fn(&MachineStatus) + Send + Sync),
+    ) -> MachineOutcome {
         let span = tracing::info_span!("reconcile", machine = m.metadata.name.as_str());
-        self.reconcile_machine_in_span(world, m, old, deleting)
+        self.reconcile_machine_in_span(world, m, old, deleting, progress)
             .instrument(span)
             .await
     }
@@ -50,10 +67,13 @@ impl Operator {
         m: &Object<MachineSpec>,
         old: &MachineStatus,
         deleting: bool,
+        progress: &(dyn Fn(&MachineStatus) + Send + Sync),
     ) -> MachineOutcome {
         let start = Instant::now();
         let mut status = old.clone();
-        let out = self.machine_inner(world, m, &mut status, deleting).await;
+        let out = self
+            .machine_inner(world, m, &mut status, deleting, progress)
+            .await;
         let now = now_rfc3339();
         status.last_updated = Some(now.clone());
         let outcome = match out {
@@ -109,7 +129,35 @@ impl Operator {
         m: &Object<MachineSpec>,
         status: &mut MachineStatus,
         deleting: bool,
+        progress: &(dyn Fn(&MachineStatus) + Send + Sync),
     ) -> Result<(bool, bool)> {
+        let mut steps = 0;
+        // A step that changed PVE ended: the status so far goes out.
+        let mut stepped = |status: &mut MachineStatus, step: &Step, vmid: Option<u32>| {
+            steps += 1;
+            let now = now_rfc3339();
+            let reason = status
+                .conditions
+                .iter()
+                .find(|c| c.kind == "Ready" && c.status == "False")
+                .map_or_else(|| "Reconciling".to_string(), |c| c.reason.clone());
+            let vm = vmid.map_or_else(|| "the VM".to_string(), |v| format!("VM {v}"));
+            set_condition(
+                &mut status.conditions,
+                Condition::new(
+                    "Ready",
+                    false,
+                    &reason,
+                    format!(
+                        "step {steps}: {} of {vm} done, reconciling goes on",
+                        step.name()
+                    ),
+                ),
+                &now,
+            );
+            status.last_updated = Some(now);
+            progress(status);
+        };
         let d = Desired::from_machine(m);
         let now = now_rfc3339();
         if !d.errors.is_empty() && !deleting {
@@ -175,7 +223,10 @@ impl Operator {
                     return Ok((false, false));
                 }
                 match dp.steps.first() {
-                    Some(s) => self.execute(&pve, s).await?,
+                    Some(s) => {
+                        self.execute(&pve, s).await?;
+                        stepped(status, s, o.vm.as_ref().map(|v| v.vmid));
+                    }
                     None => return Ok((false, true)),
                 }
                 continue;
@@ -257,6 +308,7 @@ impl Operator {
                             status.node = p.node.clone();
                             // A new VM needs no reboot.
                             status.last_reboot = m.spec.reboot_request.clone();
+                            stepped(status, step, Some(*vmid));
                         }
                     }
                 }
@@ -266,6 +318,7 @@ impl Operator {
                     if let Step::Reboot { .. } | Step::Start { .. } = s {
                         status.last_reboot = m.spec.reboot_request.clone();
                     }
+                    stepped(status, s, p.vmid);
                     done.push(s.clone());
                 }
             }

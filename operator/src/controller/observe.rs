@@ -34,7 +34,11 @@ impl Operator {
                 continue;
             };
             let vmid = vmid as u32;
-            let (config, pending) = match pve.vm_state(&node, vmid).await {
+            let super::pve::VmState {
+                config,
+                pending,
+                in_force,
+            } = match pve.vm_state(&node, vmid).await {
                 Ok(c) => c,
                 Err(e) if e.error_type() == crate::error::ErrorType::NotFound => continue,
                 Err(e) => return Err(e),
@@ -69,6 +73,7 @@ impl Operator {
                 paused,
                 config,
                 pending,
+                in_force,
                 lock,
                 ip_addresses: Vec::new(),
                 volume_sizes: BTreeMap::new(),

@@ -11,6 +11,17 @@ use super::REQUIRED_PRIVILEGES;
 use crate::error::Result;
 use crate::plan;
 
+/// A VM's config as `GET .../pending` lists it.
+#[derive(Debug, Default)]
+pub(super) struct VmState {
+    /// As `GET .../config` shows it.
+    pub(super) config: BTreeMap<String, String>,
+    /// The pending changes.
+    pub(super) pending: BTreeMap<String, String>,
+    /// The values in force of the keys with a pending change.
+    pub(super) in_force: BTreeMap<String, String>,
+}
+
 /// A connected client. Every request goes through pve-client's typed
 /// calls, named after PVE's methods; the client's observers count them in
 /// the metrics (see [`Operator::connect`](super::Operator::connect)).
@@ -37,32 +48,34 @@ impl Pve {
     }
 
     /// `GET .../pending` (`vm_pending`): the config as `GET .../config`
-    /// shows it (pending values applied, pending deletions gone) and the
-    /// pending changes (`key -> value`, `key -> ""` for a deletion).
-    pub(super) async fn vm_state(
-        &self,
-        node: &str,
-        vmid: u32,
-    ) -> Result<(BTreeMap<String, String>, BTreeMap<String, String>)> {
+    /// shows it (pending values applied, pending deletions gone), the
+    /// pending changes (`key -> value`, `key -> ""` for a deletion) and
+    /// the values they replace.
+    pub(super) async fn vm_state(&self, node: &str, vmid: u32) -> Result<VmState> {
         let items = self.client.qemu().vm_pending(node, vmid).await?;
-        let mut config = BTreeMap::new();
-        let mut pending = BTreeMap::new();
+        let mut st = VmState::default();
         for i in items {
             if i.key == "digest" {
                 continue;
             }
-            if i.delete.is_some_and(|d| d > 0) {
-                pending.insert(i.key.clone(), String::new());
+            let pending_delete = i.delete.is_some_and(|d| d > 0);
+            if (pending_delete || i.pending.is_some())
+                && let Some(v) = &i.value
+            {
+                st.in_force.insert(i.key.clone(), text(v));
+            }
+            if pending_delete {
+                st.pending.insert(i.key.clone(), String::new());
                 continue;
             }
             if let Some(p) = &i.pending {
-                pending.insert(i.key.clone(), text(p));
-                config.insert(i.key.clone(), text(p));
+                st.pending.insert(i.key.clone(), text(p));
+                st.config.insert(i.key.clone(), text(p));
             } else if let Some(v) = &i.value {
-                config.insert(i.key.clone(), text(v));
+                st.config.insert(i.key.clone(), text(v));
             }
         }
-        Ok((config, pending))
+        Ok(st)
     }
 
     /// `GET .../status/current` (`vm_status`): whether it is paused.

@@ -19,6 +19,24 @@ pub struct ForeignKind {
     pub kind: &'static str,
     /// `virtualmachines`.
     pub plural: &'static str,
+    /// Its status subresource (`virtualmachines/status`): where the
+    /// operator says that an object is not applied, or shows the status
+    /// of the Machine made from it.
+    pub status: &'static str,
+}
+
+impl ForeignKind {
+    /// `infra.virtrigaud.io/v1beta1`.
+    pub fn api_version(&self) -> String {
+        format!("{}/{}", self.group, self.version)
+    }
+
+    /// The kind of `api_version` named `kind`, if it is one.
+    pub fn of(api_version: &str, kind: &str) -> Option<&'static Self> {
+        FOREIGN_KINDS
+            .iter()
+            .find(|k| k.kind == kind && k.api_version() == api_version)
+    }
 }
 
 const fn fk(
@@ -26,12 +44,14 @@ const fn fk(
     version: &'static str,
     kind: &'static str,
     plural: &'static str,
+    status: &'static str,
 ) -> ForeignKind {
     ForeignKind {
         group,
         version,
         kind,
         plural,
+        status,
     }
 }
 
@@ -39,47 +59,89 @@ const fn fk(
 /// declare them (namespaced, schemas open: the operator checks the
 /// fields, as in standalone mode).
 pub const FOREIGN_KINDS: &[ForeignKind] = &[
-    fk("vitistack.io", "v1alpha1", "Machine", "machines"),
+    fk(
+        "vitistack.io",
+        "v1alpha1",
+        "Machine",
+        "machines",
+        "machines/status",
+    ),
     fk(
         "vitistack.io",
         "v1alpha1",
         "ProxmoxCluster",
         "proxmoxclusters",
+        "proxmoxclusters/status",
     ),
-    fk("vitistack.io", "v1alpha1", "ProxmoxNode", "proxmoxnodes"),
-    fk("infra.virtrigaud.io", "v1beta1", "Provider", "providers"),
+    fk(
+        "vitistack.io",
+        "v1alpha1",
+        "ProxmoxNode",
+        "proxmoxnodes",
+        "proxmoxnodes/status",
+    ),
+    fk(
+        "infra.virtrigaud.io",
+        "v1beta1",
+        "Provider",
+        "providers",
+        "providers/status",
+    ),
     fk(
         "infra.virtrigaud.io",
         "v1beta1",
         "VirtualMachine",
         "virtualmachines",
+        "virtualmachines/status",
     ),
-    fk("infra.virtrigaud.io", "v1beta1", "VMClass", "vmclasses"),
-    fk("infra.virtrigaud.io", "v1beta1", "VMImage", "vmimages"),
-    fk("infra.virtrigaud.io", "v1beta1", "VMClone", "vmclones"),
+    fk(
+        "infra.virtrigaud.io",
+        "v1beta1",
+        "VMClass",
+        "vmclasses",
+        "vmclasses/status",
+    ),
+    fk(
+        "infra.virtrigaud.io",
+        "v1beta1",
+        "VMImage",
+        "vmimages",
+        "vmimages/status",
+    ),
+    fk(
+        "infra.virtrigaud.io",
+        "v1beta1",
+        "VMClone",
+        "vmclones",
+        "vmclones/status",
+    ),
     fk(
         "infra.virtrigaud.io",
         "v1beta1",
         "VMSnapshot",
         "vmsnapshots",
+        "vmsnapshots/status",
     ),
     fk(
         "infra.virtrigaud.io",
         "v1beta1",
         "VMPlacementPolicy",
         "vmplacementpolicies",
+        "vmplacementpolicies/status",
     ),
     fk(
         "proxmox.sankofa.nexus",
         "v1alpha1",
         "ProviderConfig",
         "providerconfigs",
+        "providerconfigs/status",
     ),
     fk(
         "proxmox.sankofa.nexus",
         "v1alpha1",
         "ProxmoxVM",
         "proxmoxvms",
+        "proxmoxvms/status",
     ),
 ];
 

@@ -298,7 +298,9 @@ impl VirtRigaud<'_> {
         let mut storage = None;
         let mut provisioning = None;
         if let Some(c) = class.get("cpus") {
-            m.insert("cpu".into(), json!({ "cores": c }));
+            // VirtRigaud hot-plugs vCPUs: the VM has room for them (as
+            // many cores as its node's CPUs), `cpus` of them plugged.
+            m.insert("cpu".into(), json!({ "cores": c, "coresFromNode": true }));
         }
         if let Some(mem) = text(class, "memory") {
             m.insert("memory".into(), json!(mem));

@@ -79,33 +79,39 @@ pub async fn sync_dialects(
         for r in &t.refused {
             conflicts.insert(r.object, (r.reason, r.message.clone()));
         }
-        let mut native = Vec::new();
-        for (i, v) in t.native {
+        for (i, v) in &t.native {
             let key = crate::types::Key {
                 kind: v["kind"].as_str().unwrap_or_default().into(),
                 name: v["metadata"]["name"].as_str().unwrap_or_default().into(),
             };
-            let uid = objects[i]["metadata"]["uid"].as_str();
-            match w.owners.get(&key) {
-                Some(owner) if owner.as_deref() != uid => {
-                    let from = format!(
-                        "{}/{}",
-                        objects[i]["kind"].as_str().unwrap_or_default(),
-                        key.name
-                    );
-                    conflicts.insert(
-                        i,
-                        (
-                            NAME_CONFLICT,
-                            format!(
-                                "{key} already exists in namespace {ns} and is not made from {from}: {from} is not applied and takes nothing over (rename it, or remove {key})"
-                            ),
+            let uid = objects[*i]["metadata"]["uid"].as_str();
+            if let Some(owner) = w.owners.get(&key)
+                && owner.as_deref() != uid
+                && !conflicts.contains_key(i)
+            {
+                let from = format!(
+                    "{}/{}",
+                    objects[*i]["kind"].as_str().unwrap_or_default(),
+                    objects[*i]["metadata"]["name"].as_str().unwrap_or_default()
+                );
+                conflicts.insert(
+                    *i,
+                    (
+                        NAME_CONFLICT,
+                        format!(
+                            "{key} already exists in namespace {ns} and is not made from {from}: {from} is not applied and takes nothing over (rename it, or remove {key})"
                         ),
-                    );
-                }
-                _ => native.push((i, v)),
+                    ),
+                );
             }
         }
+        // An object refused is not applied at all (a ProviderConfig none
+        // of its sites' clusters when one of them is taken).
+        let native: Vec<(usize, serde_json::Value)> = t
+            .native
+            .into_iter()
+            .filter(|(i, _)| !conflicts.contains_key(i))
+            .collect();
         // One failure is logged and does not keep the others from being
         // told, shown or applied; the first is returned after them.
         let mut keep = |r: Result<(), kube::Error>, what: &str| {
@@ -127,7 +133,9 @@ pub async fn sync_dialects(
         // (`kubectl get virtualmachine` shows the phase and addresses).
         let shown = foreign_statuses(client, &ns, &objects, &w, &conflicts).await;
         keep(shown, "showing a status");
-        for (_, v) in native {
+        let mut failed = std::collections::BTreeSet::new();
+        let mut made: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        for (i, v) in native {
             let name = v["metadata"]["name"]
                 .as_str()
                 .unwrap_or_default()
@@ -156,9 +164,24 @@ pub async fn sync_dialects(
             };
             if r.is_err() {
                 keep(r, &format!("applying {kind}/{name}"));
+                failed.insert(i);
                 continue;
             }
+            made.entry(i).or_default().push(format!("{kind}/{name}"));
             applied += 1;
+        }
+        // Objects told before that they were not applied, and applied
+        // now: their status says so.
+        for (i, made) in made {
+            if failed.contains(&i) {
+                continue;
+            }
+            if let Some(o) = objects.get(i) {
+                keep(
+                    applied_again(client, &ns, o, &made).await,
+                    "showing an object is applied",
+                );
+            }
         }
     }
     match first_error {
@@ -171,14 +194,18 @@ pub async fn sync_dialects(
 /// whose name is taken.
 pub const NAME_CONFLICT: &str = "NameConflict";
 
+/// The reason of the condition and Event of an object of another system
+/// that cannot be translated.
+pub const TRANSLATION_FAILED: &str = "TranslationFailed";
+
 /// Tells an object of another system that it is not applied (`reason`:
 /// its name is taken, [`NAME_CONFLICT`], or it cannot be translated,
 /// `TranslationFailed`): a `Ready=False` condition with `reason` in its
-/// status, for
-/// the kinds whose status the operator writes ([`STATUS_KINDS`]), and a
-/// Warning Event on it; both only when its status does not say so
-/// already (for the other kinds: once per run of the operator), so that
-/// a refusal is told once, not at every sync.
+/// status (in its system's shape for the kinds that become Machines,
+/// [`STATUS_KINDS`]; `conditions` for the others: a Provider, a
+/// ProviderConfig, a VMSnapshot...) and a Warning Event on it; both only
+/// when its status does not say so already, so that a refusal is told
+/// once, not at every sync.
 ///
 /// [`STATUS_KINDS`]: crate::dialects::STATUS_KINDS
 pub(super) async fn refused(
@@ -189,65 +216,31 @@ pub(super) async fn refused(
     reason: &str,
     message: &str,
 ) -> Result<(), kube::Error> {
-    use kube::core::{ApiResource, DynamicObject};
     let (api_version, kind) = (
         o["apiVersion"].as_str().unwrap_or_default(),
         o["kind"].as_str().unwrap_or_default(),
     );
     let name = o["metadata"]["name"].as_str().unwrap_or_default();
-    let status_kind = crate::dialects::STATUS_KINDS
-        .iter()
-        .find(|(a, k, ..)| *a == api_version && *k == kind);
-    let told = if status_kind.is_some() {
-        o["status"]["conditions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|c| c["reason"] == reason && c["message"] == message)
-    } else {
-        // Kinds whose status the operator does not write: told once per
-        // run of the operator.
-        static TOLD: std::sync::OnceLock<std::sync::Mutex<std::collections::BTreeSet<String>>> =
-            std::sync::OnceLock::new();
-        let uid = o["metadata"]["uid"].as_str().unwrap_or_default();
-        let mut told = TOLD
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        !told.insert(format!("{uid}\n{message}"))
-    };
+    let told = o["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["reason"] == reason && c["message"] == message);
     if told {
         return Ok(());
     }
-    if let Some(&(_, _, group, status_of)) = status_kind {
-        let mut st = MachineStatus {
-            phase: crate::types::Phase::Error,
-            ..MachineStatus::default()
-        };
-        crate::types::set_condition(
-            &mut st.conditions,
-            crate::types::Condition::new("Ready", false, reason, message),
-            &crate::types::now_rfc3339(),
-        );
-        if let Some(status) = crate::dialects::foreign_status(api_version, kind, &st) {
-            let ar = ApiResource {
-                group: group.into(),
-                version: api_version.rsplit('/').next().unwrap_or_default().into(),
-                api_version: api_version.into(),
-                kind: kind.into(),
-                plural: status_of.trim_end_matches("/status").into(),
-            };
-            let doc =
-                serde_json::json!({ "apiVersion": api_version, "kind": kind, "status": status });
-            Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar)
-                .patch_status(
-                    name,
-                    &PatchParams::apply(MANAGER).force(),
-                    &Patch::Apply(&doc),
-                )
-                .await?;
-        }
-    }
+    let mut st = MachineStatus {
+        phase: crate::types::Phase::Error,
+        ..MachineStatus::default()
+    };
+    crate::types::set_condition(
+        &mut st.conditions,
+        crate::types::Condition::new("Ready", false, reason, message),
+        &crate::types::now_rfc3339(),
+    );
+    let status = crate::dialects::foreign_status(api_version, kind, &st)
+        .unwrap_or_else(|| serde_json::json!({ "conditions": st.conditions }));
+    write_foreign_status(client, ns, api_version, kind, name, &status).await?;
     let reference = k8s_openapi::api::core::v1::ObjectReference {
         api_version: Some(api_version.into()),
         kind: Some(kind.into()),
@@ -269,6 +262,93 @@ pub(super) async fn refused(
     Ok(())
 }
 
+/// Server-side applies `status` on the status subresource of an object
+/// of another system (nothing for a kind that is not one).
+async fn write_foreign_status(
+    client: &Client,
+    ns: &str,
+    api_version: &str,
+    kind: &str,
+    name: &str,
+    status: &serde_json::Value,
+) -> Result<(), kube::Error> {
+    use kube::core::{ApiResource, DynamicObject};
+    let Some(k) = crate::dialects::ForeignKind::of(api_version, kind) else {
+        return Ok(());
+    };
+    let ar = ApiResource {
+        group: k.group.into(),
+        version: k.version.into(),
+        api_version: api_version.into(),
+        kind: kind.into(),
+        plural: k.plural.into(),
+    };
+    let doc = serde_json::json!({ "apiVersion": api_version, "kind": kind, "status": status });
+    Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar)
+        .patch_status(
+            name,
+            &PatchParams::apply(MANAGER).force(),
+            &Patch::Apply(&doc),
+        )
+        .await?;
+    Ok(())
+}
+
+/// An object that does not become a Machine, applied (as `made`) after
+/// its status said it was not: its status says it is (`Ready=True`,
+/// reason `Applied`). Objects that become Machines show the Machine's
+/// status instead ([`foreign_statuses`]).
+async fn applied_again(
+    client: &Client,
+    ns: &str,
+    o: &serde_json::Value,
+    made: &[String],
+) -> Result<(), kube::Error> {
+    let (api_version, kind) = (
+        o["apiVersion"].as_str().unwrap_or_default(),
+        o["kind"].as_str().unwrap_or_default(),
+    );
+    if crate::dialects::STATUS_KINDS
+        .iter()
+        .any(|(a, k, ..)| *a == api_version && *k == kind)
+    {
+        return Ok(());
+    }
+    let was_refused = o["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| {
+            c["type"] == "Ready"
+                && c["status"] == "False"
+                && (c["reason"] == NAME_CONFLICT || c["reason"] == TRANSLATION_FAILED)
+        });
+    if !was_refused {
+        return Ok(());
+    }
+    let mut conditions = Vec::new();
+    crate::types::set_condition(
+        &mut conditions,
+        crate::types::Condition::new(
+            "Ready",
+            true,
+            "Applied",
+            format!("applied as {}", made.join(", ")),
+        ),
+        &crate::types::now_rfc3339(),
+    );
+    let name = o["metadata"]["name"].as_str().unwrap_or_default();
+    write_foreign_status(
+        client,
+        ns,
+        api_version,
+        kind,
+        name,
+        &serde_json::json!({ "conditions": conditions }),
+    )
+    .await
+}
+
 /// Writes on each object of another system that became a Machine the
 /// status of that Machine ([`crate::dialects::foreign_status`]), by
 /// server-side apply on its status subresource, when it differs from what
@@ -280,7 +360,6 @@ pub(super) async fn foreign_statuses(
     w: &World,
     conflicts: &BTreeMap<usize, (&'static str, String)>,
 ) -> Result<(), kube::Error> {
-    use kube::core::{ApiResource, DynamicObject};
     for (i, o) in objects.iter().enumerate() {
         // Its name is another's: that Machine's status is not its own.
         if conflicts.contains_key(&i) {
@@ -290,12 +369,6 @@ pub(super) async fn foreign_statuses(
             o["apiVersion"].as_str().unwrap_or_default(),
             o["kind"].as_str().unwrap_or_default(),
         );
-        let Some(&(_, _, group, status_of)) = crate::dialects::STATUS_KINDS
-            .iter()
-            .find(|(a, k, ..)| *a == api_version && *k == kind)
-        else {
-            continue;
-        };
         let name = o["metadata"]["name"].as_str().unwrap_or_default();
         let Some((_, st)) = w.machines.get(name) else {
             continue;
@@ -309,21 +382,7 @@ pub(super) async fn foreign_statuses(
         if o.get("status") == Some(&status) {
             continue;
         }
-        let ar = ApiResource {
-            group: group.into(),
-            version: api_version.rsplit('/').next().unwrap_or_default().into(),
-            api_version: api_version.into(),
-            kind: kind.into(),
-            plural: status_of.trim_end_matches("/status").into(),
-        };
-        let doc = serde_json::json!({ "apiVersion": api_version, "kind": kind, "status": status });
-        Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar)
-            .patch_status(
-                name,
-                &PatchParams::apply(MANAGER).force(),
-                &Patch::Apply(&doc),
-            )
-            .await?;
+        write_foreign_status(client, ns, api_version, kind, name, &status).await?;
     }
     Ok(())
 }

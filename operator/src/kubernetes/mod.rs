@@ -355,10 +355,26 @@ async fn machine(
     {
         obj.spec.cluster = c;
     }
-    let out = ctx
+    // The status after each step that changed PVE is written while the
+    // reconcile goes on (a failed write is made good by the last one).
+    let (tx, mut told) = tokio::sync::mpsc::unbounded_channel::<MachineStatus>();
+    let tell = move |st: &MachineStatus| {
+        let _ = tx.send(st.clone());
+    };
+    let reconcile = ctx
         .operator
-        .reconcile_machine(&world, &obj, &old, deleting)
-        .await;
+        .reconcile_machine_with_progress(&world, &obj, &old, deleting, &tell);
+    tokio::pin!(reconcile);
+    let out = loop {
+        tokio::select! {
+            out = &mut reconcile => break out,
+            Some(st) = told.recv() => {
+                if let Err(e) = apply_status(api, m, &st).await {
+                    warn!("writing a machine's progress: {e}");
+                }
+            }
+        }
+    };
     if !(deleting && out.finalized) {
         apply_status(api, m, &out.status).await?;
     }
@@ -798,8 +814,14 @@ pub async fn run(
 /// The objects of a namespace's `world` a change of its Secret `secret`
 /// concerns (`(kind, name)`): the ProxmoxClusters that name it anywhere
 /// in their spec (`secretRef`s of credentials, CA, client certificate),
-/// and the Machines and MachineImages on those clusters.
-pub fn secret_dependents(world: &World, secret: &str) -> Vec<(&'static str, String)> {
+/// and the Machines and MachineImages on those clusters, a Machine that
+/// names no cluster being on the one [`default_cluster`] gives it
+/// (`default`: the operator's `PROXMOX_DEFAULT_CLUSTER`).
+pub fn secret_dependents(
+    world: &World,
+    secret: &str,
+    default: Option<String>,
+) -> Vec<(&'static str, String)> {
     fn names(v: &serde_json::Value, secret: &str) -> bool {
         match v {
             serde_json::Value::Object(o) => {
@@ -822,11 +844,19 @@ pub fn secret_dependents(world: &World, secret: &str) -> Vec<(&'static str, Stri
         .iter()
         .map(|n| ("ProxmoxCluster", (*n).clone()))
         .collect();
+    let default = default_cluster(default, world);
     out.extend(
         world
             .machines
             .iter()
-            .filter(|(_, (m, _))| clusters.contains(&&m.spec.cluster))
+            .filter(|(_, (m, _))| {
+                let cluster = if m.spec.cluster.is_empty() {
+                    default.as_ref()
+                } else {
+                    Some(&m.spec.cluster)
+                };
+                cluster.is_some_and(|c| clusters.contains(&c))
+            })
             .map(|(n, _)| ("Machine", n.clone())),
     );
     out.extend(
@@ -894,7 +924,8 @@ where
 {
     move |s: Secret| {
         let ns = s.namespace().unwrap_or_else(|| "default".into());
-        secret_dependents(&worlds.world(&ns), &s.name_any())
+        let default = std::env::var("PROXMOX_DEFAULT_CLUSTER").ok();
+        secret_dependents(&worlds.world(&ns), &s.name_any(), default)
             .into_iter()
             .filter(|(k, _)| *k == kind)
             .map(|(_, n)| ObjectRef::new(&n).within(&ns))

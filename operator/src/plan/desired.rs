@@ -168,7 +168,7 @@ impl Desired {
         if !self.keeps_hardware() {
             c.insert("cores".into(), s.cpu.cores.to_string());
             c.insert("sockets".into(), s.cpu.sockets.to_string());
-            if let Some(v) = s.cpu.vcpus {
+            if let Some(v) = self.vcpus() {
                 c.insert("vcpus".into(), v.to_string());
             }
             c.insert("memory".into(), self.memory_mib.to_string());
@@ -239,6 +239,44 @@ impl Desired {
             }
         }
         c
+    }
+
+    /// PVE's `vcpus`: the spec's, or with `coresFromNode` the cores ×
+    /// sockets asked for.
+    fn vcpus(&self) -> Option<u32> {
+        let cpu = &self.spec.cpu;
+        cpu.vcpus.or_else(|| {
+            cpu.cores_from_node
+                .then(|| cpu.cores.saturating_mul(cpu.sockets))
+        })
+    }
+
+    /// With `coresFromNode`, PVE's `cores`: those of the VM (`observed`,
+    /// its config) when they allow the vCPUs with the spec's sockets, else
+    /// as many as the node (`node_cpus`, when known) has CPUs per socket,
+    /// at least the spec's. `None` without `coresFromNode` (the spec's
+    /// cores are PVE's) or for a VM that keeps its template's hardware.
+    pub fn hotplug_cores(
+        &self,
+        node_cpus: Option<u64>,
+        observed: &BTreeMap<String, String>,
+    ) -> Option<u32> {
+        let cpu = &self.spec.cpu;
+        if !cpu.cores_from_node || self.keeps_hardware() {
+            return None;
+        }
+        let want = self.vcpus().unwrap_or(cpu.cores);
+        let num = |k: &str| observed.get(k).and_then(|v| v.parse::<u32>().ok());
+        if let Some(have) = num("cores")
+            && num("sockets").unwrap_or(1) == cpu.sockets
+            && have.saturating_mul(cpu.sockets) >= want
+        {
+            return Some(have);
+        }
+        let per_socket = node_cpus.map_or(0, |n| {
+            u32::try_from(n / u64::from(cpu.sockets.max(1))).unwrap_or(u32::MAX)
+        });
+        Some(per_socket.clamp(cpu.cores, 128.max(cpu.cores)))
     }
 
     /// Whether the VM keeps its template's CPU, memory and NICs

@@ -1,7 +1,7 @@
 //! [`plan_machine`]: creating a VM, and bringing an existing one to its
 //! spec (drift, resizing, power, reboots).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use pve_client::propstring::{Disk, NetworkDevice};
 
@@ -100,6 +100,14 @@ fn with_cache(volume: &str, cache: &str) -> String {
 /// The condition that reports a VM name rewritten for PVE (`False`,
 /// reason `NameRewritten`); absent while the name is PVE's as given.
 pub const NAME_CONDITION: &str = "NameAccepted";
+
+/// The CPUs of `node`, when observed.
+fn node_cpus(o: &Observed, node: &str) -> Option<u64> {
+    o.nodes
+        .iter()
+        .find(|n| n.name == node && n.maxcpu > 0)
+        .map(|n| n.maxcpu)
+}
 
 /// Plans a Machine that exists (or should).
 pub fn plan_machine(d: &Desired, o: &Observed) -> Plan {
@@ -322,16 +330,23 @@ fn plan_create(d: &Desired, o: &Observed, mut p: Plan) -> Plan {
                 storage: if src.linked { None } else { src.storage },
             }
         }
-        None => Step::Create {
-            node,
-            vmid,
-            auto,
-            params: d
-                .create_params(&o.cluster, vmid)
-                .into_iter()
-                .filter(|(k, _)| k != "vmid")
-                .collect(),
-        },
+        None => {
+            let cores = d.hotplug_cores(node_cpus(o, &node), &BTreeMap::new());
+            Step::Create {
+                params: d
+                    .create_params(&o.cluster, vmid)
+                    .into_iter()
+                    .filter(|(k, _)| k != "vmid")
+                    .map(|(k, v)| match (k.as_str(), cores) {
+                        ("cores", Some(c)) => (k, c.to_string()),
+                        _ => (k, v),
+                    })
+                    .collect(),
+                node,
+                vmid,
+                auto,
+            }
+        }
     };
     p.steps.push(step);
     p
@@ -393,7 +408,10 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
         && d.spec.reboot_request != o.last_reboot;
 
     // Config drift, hot-plug rules.
-    let desired = d.config(&o.cluster, &vm.config);
+    let mut desired = d.config(&o.cluster, &vm.config);
+    if let Some(c) = d.hotplug_cores(node_cpus(o, &vm.node), &vm.config) {
+        desired.insert("cores".into(), c.to_string());
+    }
     let mut set = Vec::new();
     let mut delete = Vec::new();
     let mut power_cycle = Vec::new();
@@ -407,6 +425,18 @@ fn plan_update(d: &Desired, o: &Observed, vm: &ObservedVm, mut p: Plan) -> Plan 
         if running && vm.pending.get(k).is_some_and(|pv| same(k, pv, v)) {
             power_cycle.push(k.clone());
             continue;
+        }
+        // More vCPUs than the cores and sockets the VM runs with cannot
+        // be plugged (PVE answers a hotplug problem): they wait for the
+        // start that applies the new cores (sent now, pending till then).
+        if k == "vcpus" && running {
+            let most = vm.max_vcpus();
+            if v.parse::<u32>().is_ok_and(|n| n > most) {
+                power_cycle.push(format!(
+                    "vcpus {v} (the VM runs with {most} cores x sockets)"
+                ));
+                continue;
+            }
         }
         if k == "memory" && running && !rebooting {
             let cur: u64 = current.and_then(|c| c.parse().ok()).unwrap_or(0);

@@ -69,6 +69,10 @@ pub struct ObservedVm {
     pub config: BTreeMap<String, String>,
     /// Pending values (`key -> value`) and pending deletions (`key -> ""`).
     pub pending: BTreeMap<String, String>,
+    /// For the keys that have a pending value or deletion, the value in
+    /// force until it is applied (a running VM's `cores` until its next
+    /// start).
+    pub in_force: BTreeMap<String, String>,
     /// Its lock (`create`, `clone`, `backup`...).
     pub lock: Option<String>,
     /// Guest-agent addresses.
@@ -81,6 +85,19 @@ pub struct ObservedVm {
 }
 
 impl ObservedVm {
+    /// The most vCPUs the VM can have plugged as it runs: the sockets ×
+    /// cores in force (QEMU's `maxcpus`), not the pending ones.
+    pub fn max_vcpus(&self) -> u32 {
+        let get = |k: &str| {
+            self.in_force
+                .get(k)
+                .or_else(|| self.config.get(k))
+                .and_then(|v| v.parse::<u32>().ok())
+                .unwrap_or(1)
+        };
+        get("sockets").saturating_mul(get("cores"))
+    }
+
     pub(super) fn flag(&self, key: &str) -> bool {
         self.config.get(key).is_some_and(|v| {
             v.split(',')

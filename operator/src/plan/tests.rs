@@ -508,6 +508,99 @@ fn vcpus_are_set_online_and_removed_when_unset() {
     );
 }
 
+/// More vCPUs than a running VM's cores allow are not sent (PVE would
+/// answer a hotplug problem): the new cores wait for a power cycle, and
+/// the vCPUs with them.
+#[test]
+fn vcpus_beyond_the_running_cores_wait_for_a_power_cycle() {
+    let d = machine(&BASIC.replace("cores: 2", "cores: 8, vcpus: 8"));
+    let mut o = observed();
+    o.vm = Some(created(&machine(BASIC), true));
+    let p = plan_machine(&d, &o);
+    let Some(Step::Configure { set, .. }) = p.steps.first() else {
+        panic!("{p:?}")
+    };
+    let set: BTreeMap<_, _> = set.iter().cloned().collect();
+    assert_eq!(set.get("cores").map(String::as_str), Some("8"));
+    assert!(!set.contains_key("vcpus"), "{set:?}");
+    // Once cores 8 are pending (2 in force): still not sent.
+    let mut vm = created(&machine(BASIC), true);
+    vm.config.insert("cores".into(), "8".into());
+    vm.pending.insert("cores".into(), "8".into());
+    vm.in_force.insert("cores".into(), "2".into());
+    o.vm = Some(vm);
+    let p = plan_machine(&d, &o);
+    assert!(p.steps.is_empty(), "{p:?}");
+    let c = p
+        .conditions
+        .iter()
+        .find(|c| c.kind == "ResourcesAllocated")
+        .expect("cond");
+    assert_eq!(c.reason, "PowerCycleRequired");
+    assert!(
+        c.message
+            .contains("vcpus 8 (the VM runs with 2 cores x sockets)"),
+        "{}",
+        c.message
+    );
+    // Stopped, both are sent.
+    o.vm = Some(created(&machine(BASIC), false));
+    let p = plan_machine(&d, &o);
+    assert!(
+        matches!(&p.steps[0], Step::Configure { set, .. } if set.iter().any(|(k, v)| k == "vcpus" && v == "8")),
+        "{p:?}"
+    );
+}
+
+/// `coresFromNode`: a new VM gets as many cores as its node has CPUs,
+/// `cores` of them plugged; a larger count is then hot-plugged into the
+/// running VM, its cores kept; a VM with too few cores gets the node's.
+#[test]
+fn cores_from_node_leave_room_to_hot_plug_vcpus() {
+    let small = machine(&BASIC.replace("cores: 2", "cores: 2, coresFromNode: true"));
+    let p = plan_machine(&small, &observed());
+    let Some(Step::Create { params, .. }) = p.steps.first() else {
+        panic!("{p:?}")
+    };
+    let params: BTreeMap<_, _> = params.iter().cloned().collect();
+    assert_eq!(
+        (params["cores"].as_str(), params["vcpus"].as_str()),
+        ("8", "2")
+    );
+    let mut vm = created(&small, true);
+    vm.config.insert("cores".into(), "8".into());
+    let large = machine(&BASIC.replace("cores: 2", "cores: 8, coresFromNode: true"));
+    let mut o = observed();
+    o.vm = Some(vm.clone());
+    let p = plan_machine(&large, &o);
+    assert!(
+        matches!(&p.steps[..], [Step::Configure { set, delete, .. }] if set == &vec![("vcpus".to_string(), "8".to_string())] && delete.is_empty()),
+        "{p:?}"
+    );
+    // Nothing changes a VM that has room already.
+    vm.config.insert("vcpus".into(), "8".into());
+    o.vm = Some(vm.clone());
+    let p = plan_machine(&large, &o);
+    assert!(p.steps.is_empty(), "{p:?}");
+    let c = p
+        .conditions
+        .iter()
+        .find(|c| c.kind == "ResourcesAllocated")
+        .expect("cond");
+    assert_eq!(c.reason, "AllocationSucceeded");
+    // A VM made with too few cores gets the node's.
+    vm.config.insert("cores".into(), "2".into());
+    vm.config.insert("vcpus".into(), "2".into());
+    vm.running = false;
+    o.vm = Some(vm);
+    let p = plan_machine(&large, &o);
+    let Some(Step::Configure { set, .. }) = p.steps.first() else {
+        panic!("{p:?}")
+    };
+    let set: BTreeMap<_, _> = set.iter().cloned().collect();
+    assert_eq!((set["cores"].as_str(), set["vcpus"].as_str()), ("8", "8"));
+}
+
 #[test]
 fn a_reboot_is_asked_once_per_value_after_the_changes() {
     let d = machine(&format!("{BASIC}rebootRequest: '1'\n").replace("cores: 2", "cores: 4"));

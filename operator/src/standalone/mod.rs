@@ -129,6 +129,9 @@ struct Tracked {
     /// Its document changed since its last reconcile started: it goes
     /// ahead of the backlog.
     edited: bool,
+    /// Counts its reconciles: what one tells while it runs is not taken
+    /// once it has ended.
+    runs: u64,
 }
 
 impl Tracked {
@@ -146,6 +149,7 @@ impl Tracked {
             running: false,
             generation: 0,
             edited: false,
+            runs: 0,
         }
     }
 }
@@ -557,7 +561,7 @@ impl Standalone {
                 count += 1;
                 set.spawn(async move {
                     let _permit = sem.acquire_owned().await;
-                    let r = reconcile_one(&op, &world, &t).await;
+                    let r = reconcile_one(&op, &world, &t, &|_| {}).await;
                     (k, r)
                 });
             }
@@ -713,7 +717,14 @@ impl Standalone {
 
 type One = (Value, bool, Option<Error>, bool);
 
-async fn reconcile_one(op: &Operator, world: &World, t: &Tracked) -> One {
+/// One reconcile of `t`; a Machine's status goes to `progress` after
+/// each step that changed PVE.
+async fn reconcile_one(
+    op: &Operator,
+    world: &World,
+    t: &Tracked,
+    progress: &(dyn Fn(&MachineStatus) + Send + Sync),
+) -> One {
     match &t.res {
         Resource::ProxmoxCluster(c) => {
             let st: ProxmoxClusterStatus = op.reconcile_cluster(world, &c.metadata.name).await;
@@ -725,7 +736,9 @@ async fn reconcile_one(op: &Operator, world: &World, t: &Tracked) -> One {
         }
         Resource::Machine(m) => {
             let old: MachineStatus = serde_json::from_value(t.status.clone()).unwrap_or_default();
-            let o = op.reconcile_machine(world, m, &old, t.deleting).await;
+            let o = op
+                .reconcile_machine_with_progress(world, m, &old, t.deleting, progress)
+                .await;
             (js(&o.status), o.finalized, o.error, o.wait)
         }
         Resource::MachineSnapshot(s) => {

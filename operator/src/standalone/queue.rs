@@ -31,6 +31,11 @@ fn rank(kind: &str) -> usize {
 /// it reconciled, and what the reconcile ended with.
 type Done = (Key, u64, One);
 
+/// What a worker tells while it runs: the object, which of its
+/// reconciles ([`Tracked::runs`]), and its status after a step that
+/// changed PVE.
+type Progress = (Key, u64, Value);
+
 impl Standalone {
     /// Whether `t` is to be reconciled (when due).
     fn wants_work(t: &Tracked) -> bool {
@@ -39,7 +44,12 @@ impl Standalone {
 
     /// Starts workers for the due objects while there is room: edited
     /// ones first, then by kind ([`ORDER`]) and by when they fell due.
-    fn dispatch(&mut self, set: &mut JoinSet<Done>, ids: &mut HashMap<tokio::task::Id, Key>) {
+    fn dispatch(
+        &mut self,
+        set: &mut JoinSet<Done>,
+        ids: &mut HashMap<tokio::task::Id, Key>,
+        progress: &tokio::sync::mpsc::UnboundedSender<Progress>,
+    ) {
         let room = self.opts.max_concurrent.max(1).saturating_sub(set.len());
         if room == 0 {
             return;
@@ -63,11 +73,18 @@ impl Standalone {
             };
             t.running = true;
             t.edited = false;
+            t.runs += 1;
+            let run = t.runs;
             let (snapshot, generation) = (t.clone(), t.generation);
             let (op, world) = (self.operator.clone(), world.clone());
             let key = k.clone();
+            let tx = progress.clone();
             let task = set.spawn(async move {
-                let r = reconcile_one(&op, &world, &snapshot).await;
+                let tell = |st: &crate::types::MachineStatus| {
+                    // The loop is gone only when it stops.
+                    let _ = tx.send((key.clone(), run, js(st)));
+                };
+                let r = reconcile_one(&op, &world, &snapshot, &tell).await;
                 (key, generation, r)
             });
             ids.insert(task.id(), k);
@@ -112,6 +129,25 @@ impl Standalone {
         self.write_statuses(Some(&BTreeSet::from([file])));
     }
 
+    /// A worker's status after a step: kept and its file written while
+    /// the reconcile goes on.
+    fn progress(&mut self, (k, run, status): Progress) {
+        let Some(t) = self.objects.get_mut(&k) else {
+            return;
+        };
+        // Told by a reconcile that has ended since: its result is newer.
+        if !t.running || t.runs != run {
+            return;
+        }
+        t.status = status;
+        if let Some(p) = &t.problem {
+            report_problem(&t.res, &mut t.status, p, &crate::types::now_rfc3339());
+        }
+        let file = status_path(&t.file);
+        self.update_metrics();
+        self.write_statuses(Some(&BTreeSet::from([file])));
+    }
+
     /// One read of the directory, with its statuses and metrics.
     fn poll_dir(&mut self) {
         self.health.beat();
@@ -134,15 +170,17 @@ impl Standalone {
         beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut set: JoinSet<Done> = JoinSet::new();
         let mut ids = HashMap::new();
+        let (progress, mut told) = tokio::sync::mpsc::unbounded_channel::<Progress>();
         // The first read comes before any work.
         poll.tick().await;
         self.poll_dir();
         loop {
-            self.dispatch(&mut set, &mut ids);
+            self.dispatch(&mut set, &mut ids, &progress);
             let wake = tokio::time::Instant::from_std(self.next_due());
             tokio::select! {
                 () = &mut stop => break,
                 _ = poll.tick() => self.poll_dir(),
+                Some(p) = told.recv() => self.progress(p),
                 Some(j) = set.join_next_with_id(), if !set.is_empty() => match j {
                     Ok((id, done)) => {
                         ids.remove(&id);

@@ -267,6 +267,14 @@ pub struct Cpu {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 512))]
     pub vcpus: Option<u32>,
+    /// Room to hot-plug vCPUs: the VM gets as many cores (per socket) as
+    /// its node has CPUs (at least `cores`), of which `cores` × `sockets`
+    /// are plugged (PVE's `vcpus`; fewer when `vcpus` says so), so that a
+    /// later change of `cores` applies to the running VM, up to the
+    /// node's CPUs. A VM whose cores already allow the vCPUs keeps them.
+    /// VirtRigaud's VMClass `cpus` are read so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cores_from_node: bool,
 }
 
 fn one() -> u32 {
@@ -280,6 +288,7 @@ impl Default for Cpu {
             sockets: 1,
             threads: 1,
             vcpus: None,
+            cores_from_node: false,
         }
     }
 }

@@ -316,6 +316,14 @@ impl VmOps<'_> {
                 "vcpus" => features.contains("cpu"),
                 "memory" => features.contains("memory"),
                 "tablet" => features.contains("usb"),
+                // Changed live unless CPU or memory hotplug is (or is to
+                // be) on.
+                "hotplug" => {
+                    let cpu_or_memory = |v: Option<&String>| {
+                        v.is_some_and(|v| v.contains("cpu") || v.contains("memory"))
+                    };
+                    !cpu_or_memory(old) && !cpu_or_memory(new)
+                }
                 "agent" => false,
                 _ => false,
             }
@@ -328,6 +336,16 @@ impl VmOps<'_> {
         for (k, v) in pending {
             let old = vm.config.get(&k);
             if !live_ok(&k, old, Some(&v)) {
+                continue;
+            }
+            // `qemu_cpu_hotplug`: no more vCPUs than the sockets and
+            // cores the VM runs with (a pending change of those waits
+            // for the next start).
+            if k == "vcpus" && v.parse::<u64>().is_ok_and(|n| n > vm.max_vcpus()) {
+                errors.insert(
+                    k.clone(),
+                    "hotplug problem - you can't add more vcpus than maxcpus".to_string(),
+                );
                 continue;
             }
             if k.starts_with("net")

@@ -332,16 +332,22 @@ impl Vm {
 
     /// Configured vCPUs: sockets × cores (defaults 1), or `vcpus`.
     pub fn maxcpu(&self) -> u64 {
+        self.config
+            .get("vcpus")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| self.max_vcpus())
+    }
+
+    /// The most vCPUs the current config allows: sockets × cores
+    /// (defaults 1), QEMU's `maxcpus`.
+    pub fn max_vcpus(&self) -> u64 {
         let get = |k: &str| {
             self.config
                 .get(k)
                 .and_then(|v| v.parse::<u64>().ok())
                 .unwrap_or(1)
         };
-        self.config
-            .get("vcpus")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| get("sockets") * get("cores"))
+        get("sockets") * get("cores")
     }
 
     /// The hotplug features in force (`network,disk,usb` by default).

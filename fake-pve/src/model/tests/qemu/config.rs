@@ -525,6 +525,88 @@ fn memory_hotplug_when_enabled(mut lab: World) {
     assert_eq!(lab.conf(101, "memory").as_deref(), Some("8192"));
 }
 
+/// With `cpu` hotplug a running VM takes a `vcpus` change at once, up
+/// to the sockets × cores it runs with (`qemu_cpu_hotplug`); more is a
+/// hotplug problem, left pending with a `cores` change that waits for
+/// the next start.
+#[rstest]
+fn vcpus_hotplug_up_to_the_cores_the_vm_runs_with(mut lab: World) {
+    let vm = lab.c.guests.get_mut(&101).expect("vm");
+    vm.config
+        .insert("hotplug".into(), "network,disk,usb,memory,cpu".into());
+    vm.config.insert("cores".into(), "4".into());
+    let now = lab.now_ms / 1000;
+    lab.c
+        .vm_ops()
+        .update_config("pve", 101, &update(&[("vcpus", "2")], &[]), now)
+        .expect("accepted");
+    assert_eq!(lab.conf(101, "vcpus").as_deref(), Some("2"));
+    lab.c
+        .vm_ops()
+        .update_config("pve", 101, &update(&[("vcpus", "4")], &[]), now)
+        .expect("accepted");
+    assert_eq!(lab.conf(101, "vcpus").as_deref(), Some("4"));
+    assert!(lab.c.guests[&101].pending.is_empty());
+    let r = lab.c.vm_ops().update_config(
+        "pve",
+        101,
+        &update(&[("cores", "8"), ("vcpus", "8")], &[]),
+        now,
+    );
+    let (_, e) = r.expect_err("refused");
+    assert_eq!(
+        super::refusal(&e),
+        (
+            400,
+            "vcpus: hotplug problem - you can't add more vcpus than maxcpus".into()
+        )
+    );
+    let vm = &lab.c.guests[&101];
+    assert_eq!(vm.config.get("vcpus").map(String::as_str), Some("4"));
+    assert_eq!(vm.pending.get("vcpus").map(String::as_str), Some("8"));
+    assert_eq!(vm.pending.get("cores").map(String::as_str), Some("8"));
+    // Unplugging all but one is live too.
+    lab.c
+        .vm_ops()
+        .update_config("pve", 101, &update(&[("vcpus", "1")], &[]), now)
+        .expect("accepted");
+    assert_eq!(lab.conf(101, "vcpus").as_deref(), Some("1"));
+}
+
+/// `hotplug` itself changes live unless CPU or memory hotplug is on
+/// before or after.
+#[rstest]
+#[case(None, "network,disk", true)]
+#[case(None, "network,disk,cpu", false)]
+#[case(Some("network,disk,usb,memory"), "network,disk", false)]
+#[case(Some("0"), "1", true)]
+fn the_hotplug_option_on_a_running_vm(
+    mut lab: World,
+    #[case] before: Option<&str>,
+    #[case] after: &str,
+    #[case] live: bool,
+) {
+    if let Some(b) = before {
+        lab.c
+            .guests
+            .get_mut(&101)
+            .expect("vm")
+            .config
+            .insert("hotplug".into(), b.into());
+    }
+    lab.c
+        .vm_ops()
+        .update_config(
+            "pve",
+            101,
+            &update(&[("hotplug", after)], &[]),
+            lab.now_ms / 1000,
+        )
+        .expect("accepted");
+    assert_eq!(lab.conf(101, "hotplug").as_deref() == Some(after), live);
+    assert_eq!(lab.c.guests[&101].pending.contains_key("hotplug"), !live);
+}
+
 #[rstest]
 fn hotplug_off_keeps_even_nics_pending(mut lab: World) {
     lab.c
