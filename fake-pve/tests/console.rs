@@ -295,3 +295,59 @@ async fn spice_settings_come_as_json_and_as_a_viewer_file() {
     assert_eq!((refused.status, refused.text.as_str()), (500, ""));
     assert_eq!(refused.reason, "CT 201 not running");
 }
+
+#[tokio::test]
+async fn on_8_4_a_ticket_names_no_port_and_access_ticket_takes_it_as_termproxy_asks() {
+    let s = fake_pve::Scenario::parse(WORLD, "test.yaml").expect("valid");
+    let pve = common::start_with(
+        common::builder()
+            .scenario(s)
+            .pve_version(fake_pve::PveVersion::V8_4),
+    )
+    .await;
+    let alice = login(&pve, "alice@pve", "alice-password").await;
+    let d = pve
+        .post("/nodes/pve/qemu/100/termproxy", &alice, "")
+        .await
+        .data();
+    let ticket = d["ticket"].as_str().expect("ticket").to_string();
+    // The websocket call checks the user and path only: any port.
+    let r = pve
+        .get(
+            &format!(
+                "/nodes/pve/qemu/100/vncwebsocket?port=5999&vncticket={}",
+                enc(&ticket)
+            ),
+            &alice,
+        )
+        .await;
+    assert_eq!(r.data()["port"], "5999");
+    // termproxy's check: the ticket stands for the password, with the
+    // privilege asked on the path.
+    let form = |user: &str, path: &str, privs: &str| {
+        format!(
+            "username={}&password={}&path={}&privs={privs}",
+            enc(user),
+            enc(&ticket),
+            enc(path)
+        )
+    };
+    let r = pve
+        .post(
+            "/access/ticket",
+            &Auth::None,
+            &form("alice@pve", "/vms/100", "VM.Console"),
+        )
+        .await;
+    assert_eq!(r.data(), serde_json::json!({ "username": "alice@pve" }));
+    for (user, path, privs) in [
+        ("bob@pve", "/vms/100", "VM.Console"),
+        ("alice@pve", "/vms/102", "VM.Console"),
+        ("alice@pve", "/vms/100", "Sys.Modify"),
+    ] {
+        let r = pve
+            .post("/access/ticket", &Auth::None, &form(user, path, privs))
+            .await;
+        assert_eq!(r.status, 401, "{user} {path} {privs}: {r:?}");
+    }
+}

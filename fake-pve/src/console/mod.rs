@@ -492,7 +492,13 @@ async fn termproxy_session<I: AsyncRead + AsyncWrite + Unpin>(
 /// `/access/vncticket`).
 fn ticket_ok(state: &State, s: &Session, user: &str, ticket: &str) -> bool {
     let now = state.clock().now_millis().div_euclid(1000);
-    let secret = format!("{user}:{}:{}", s.authpath, s.port);
+    // PVE 8.4's tickets name no port (its termproxy asks
+    // `/access/ticket` with the ticket as the password).
+    let secret = if state.settings().version.is_v9() {
+        format!("{user}:{}:{}", s.authpath, s.port)
+    } else {
+        format!("{user}:{}", s.authpath)
+    };
     if !state
         .keys()
         .verify_short_ticket("PVEVNC", ticket, &secret, now)

@@ -46,13 +46,19 @@ fn vnc_secret(user: &str, path: &str, port: Option<&str>) -> String {
     }
 }
 
+/// Whether the release binds a VNC ticket to its port (pve-access-control
+/// 9.0.7 on): PVE 8.4's name the user and path only.
+fn port_bound(ctx: &Ctx<'_>) -> bool {
+    ctx.state.settings().version.is_v9()
+}
+
 /// `assemble_vnc_ticket`.
 fn vnc_ticket(ctx: &Ctx<'_>, user: &str, path: &str, port: u16) -> String {
-    ctx.state.keys().short_ticket(
-        "PVEVNC",
-        &vnc_secret(user, path, Some(&port.to_string())),
-        ctx.now(),
-    )
+    let port = port.to_string();
+    let port = port_bound(ctx).then_some(port.as_str());
+    ctx.state
+        .keys()
+        .short_ticket("PVEVNC", &vnc_secret(user, path, port), ctx.now())
 }
 
 /// `verify_vnc_ticket`: an old-style ticket with the VNC password in
@@ -60,7 +66,7 @@ fn vnc_ticket(ctx: &Ctx<'_>, user: &str, path: &str, port: u16) -> String {
 ///
 /// # Errors
 /// 401 `permission denied - invalid PVEVNC ticket`.
-fn check_vnc_ticket(
+pub(crate) fn check_vnc_ticket(
     ctx: &Ctx<'_>,
     ticket: &str,
     user: &str,
@@ -455,7 +461,8 @@ fn guest_vncwebsocket(ctx: &Ctx<'_>) -> Result<Reply> {
     let user = ctx.who()?.to_string();
     let ticket = ctx.param("vncticket")?;
     let port = ctx.param("port")?;
-    check_vnc_ticket(ctx, &ticket, &user, &format!("/vms/{vmid}"), Some(&port))?;
+    let bound = port_bound(ctx).then_some(port.as_str());
+    check_vnc_ticket(ctx, &ticket, &user, &format!("/vms/{vmid}"), bound)?;
     ctx.with(|c| {
         if c.guests.ct_by_id(vmid).is_some() {
             c.guests.ct(&node, vmid).map(|_| ())
@@ -473,7 +480,8 @@ fn node_vncwebsocket(ctx: &Ctx<'_>) -> Result<Reply> {
     let user = ctx.who()?.to_string();
     let ticket = ctx.param("vncticket")?;
     let port = ctx.param("port")?;
-    check_vnc_ticket(ctx, &ticket, &user, &format!("/nodes/{node}"), Some(&port))?;
+    let bound = port_bound(ctx).then_some(port.as_str());
+    check_vnc_ticket(ctx, &ticket, &user, &format!("/nodes/{node}"), bound)?;
     Ok(json!({ "port": port }).into())
 }
 
