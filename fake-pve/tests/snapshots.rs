@@ -473,6 +473,11 @@ const CASES: &[Case] = &[
         "/cluster/jobs/realm-sync/{id}",
         "/cluster/jobs/realm-sync/corp-nightly",
     ),
+    case(
+        "get_cluster_jobs_schedule_analyze",
+        "/cluster/jobs/schedule-analyze",
+        "/cluster/jobs/schedule-analyze?schedule=mon..fri%2021:30&iterations=3",
+    ),
     case("get_access_tfa", "/access/tfa", "/access/tfa"),
     case(
         "get_access_tfa_userid",
