@@ -1526,6 +1526,16 @@ const CASES: &[Case] = &[
         "/nodes/{node}/sdn/vnets/{vnet}",
         "/nodes/pve1/sdn/vnets/labnet",
     ),
+    case(
+        "get_nodes_node_sdn_zones_zone_bridges",
+        "/nodes/{node}/sdn/zones/{zone}/bridges",
+        "/nodes/pve1/sdn/zones/lab/bridges",
+    ),
+    case(
+        "get_nodes_node_sdn_zones_zone_bridges_localnetwork",
+        "/nodes/{node}/sdn/zones/{zone}/bridges",
+        "/nodes/pve1/sdn/zones/localnetwork/bridges",
+    ),
     // a node's disks, hardware, capabilities, packages and scans
     case(
         "get_nodes_node_disks_list",

@@ -1,8 +1,8 @@
 //! `/nodes/{node}/sdn`: a node's view of the applied SDN configuration
 //! (pve-network `API2/Network/SDN/Nodes/{Zones,Zone,Vnet}.pm`): the
-//! zones with their status and a zone's VNets. The views that read the
-//! kernel's bridges (`bridges`) or FRR's routing tables (`ip-vrf`,
-//! `mac-vrf`) and the fabrics' views are not handled here.
+//! zones with their status, a zone's VNets and its bridges as the
+//! kernel has them (`bridges`). The views that read FRR's routing tables
+//! (`ip-vrf`, `mac-vrf`) and the fabrics' views are not handled here.
 
 use serde_json::{Value, json};
 
@@ -15,6 +15,7 @@ pub fn routes() -> Vec<Route> {
     vec![
         get("/nodes/{node}/sdn/zones", zones_status),
         get("/nodes/{node}/sdn/zones/{zone}/content", zone_content),
+        get("/nodes/{node}/sdn/zones/{zone}/bridges", bridges),
         get("/nodes/{node}/sdn/vnets/{vnet}", vnet_diridx),
         get("/nodes/{node}/sdn/vnets/{vnet}/mac-vrf", vnet_mac_vrf).checks_only(),
     ]
@@ -46,6 +47,21 @@ fn zone_content(ctx: &Ctx<'_>) -> Result<Reply> {
             .map(|(vnet, v)| view::zone_vnet(vnet, v))
             .collect()
     });
+    Ok(Value::Array(items).into())
+}
+
+/// `GET /nodes/{node}/sdn/zones/{zone}/bridges` (9.x): the zone's
+/// bridges on the node with their ports, those the caller may audit.
+fn bridges(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.node()?;
+    let zone = ctx.param("zone")?;
+    let now = ctx.now();
+    let items = ctx.with(|c| {
+        crate::model::sdn::zone_bridges(c, &node, &zone, now, |z, b| {
+            super::may(ctx, c, &format!("/sdn/zones/{z}/{b}"), &super::AUDIT)
+        })
+        .map(|l| l.iter().map(view::zone_bridge).collect())
+    })?;
     Ok(Value::Array(items).into())
 }
 
