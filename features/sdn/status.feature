@@ -65,3 +65,12 @@ Feature: A node's view of the applied SDN configuration
     And the item with "name" = "{vnet:b}" has no "ports/0/vlans"
     When I call GET "/nodes/{node}/sdn/zones/localnetwork/bridges"
     Then the answer lists "name" = "{bridge}"
+
+  @pve9
+  Scenario: The EVPN views need a running EVPN zone
+    Given SDN zone "{zone:s}" of type "simple" exists
+    And VNet "{vnet:a}" in zone "{zone:s}" exists
+    When I call GET "/nodes/{node}/sdn/zones/{zone:s}/ip-vrf"
+    Then parameter "zone" is rejected with "zone does not exist"
+    When I call GET "/nodes/{node}/sdn/vnets/{vnet:a}/mac-vrf"
+    Then parameter "vnet" is rejected with "vnet does not exist"

@@ -16,6 +16,7 @@ pub fn routes() -> Vec<Route> {
         get("/nodes/{node}/sdn/zones", zones_status),
         get("/nodes/{node}/sdn/zones/{zone}/content", zone_content),
         get("/nodes/{node}/sdn/zones/{zone}/bridges", bridges),
+        get("/nodes/{node}/sdn/zones/{zone}/ip-vrf", ip_vrf).checks_only(),
         get("/nodes/{node}/sdn/vnets/{vnet}", vnet_diridx),
         get("/nodes/{node}/sdn/vnets/{vnet}/mac-vrf", vnet_mac_vrf).checks_only(),
     ]
@@ -74,13 +75,29 @@ fn vnet_diridx(ctx: &Ctx<'_>) -> Result<Reply> {
 }
 
 /// `GET /nodes/{node}/sdn/vnets/{vnet}/mac-vrf` (9.x): SDN.Audit on the
-/// VNet, as PVE checks it before reading FRR's EVPN table, which is not
-/// emulated (501).
+/// VNet, then a running VNet of a running EVPN zone on the node, as PVE
+/// checks them before reading FRR's EVPN table, which is not emulated
+/// (501).
 fn vnet_mac_vrf(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.param("node")?;
     let vnet = ctx.param("vnet")?;
-    ctx.with(|c| check_vnet_access(ctx, c, &vnet, &["SDN.Audit"]))?;
+    ctx.with(|c| {
+        check_vnet_access(ctx, c, &vnet, &["SDN.Audit"])?;
+        c.sdn().check_mac_vrf(&node, &vnet)
+    })?;
     Err(crate::model::Error::NotImplemented(format!(
         "Method 'GET /api2/json/nodes/{node}/sdn/vnets/{vnet}/mac-vrf' is not emulated by fake-pve"
+    )))
+}
+
+/// `GET /nodes/{node}/sdn/zones/{zone}/ip-vrf` (9.x): the zone must be
+/// a running EVPN zone on the node, as PVE checks before it reads the
+/// zone's VRF from FRR, which is not emulated (501).
+fn ip_vrf(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.node()?;
+    let zone = ctx.param("zone")?;
+    ctx.with(|c| c.sdn().check_ip_vrf(&node, &zone))?;
+    Err(crate::model::Error::NotImplemented(format!(
+        "Method 'GET /api2/json/nodes/{node}/sdn/zones/{zone}/ip-vrf' is not emulated by fake-pve"
     )))
 }
