@@ -140,6 +140,14 @@ async fn backup_jobs_run_on_the_emulated_clock() {
     assert_eq!(jobs[0].id, "nightly");
     let next = jobs[0].next_run.expect("next run");
     assert_eq!(next % 86_400, 0, "midnight");
+    let runs = b
+        .schedule_analyze("daily", None, Some(2))
+        .await
+        .expect("schedule-analyze");
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0].timestamp, next, "the job's next run");
+    assert_eq!(runs[1].timestamp, next + 86_400);
+    assert_eq!(runs[0].utc, "Tue Sep 22 00:00:00 2026");
     run.clock().advance(next - common::T0 + 60);
     let not = b.get_guests_not_in_backup().await.expect("not backed up");
     assert!(not.iter().all(|g| g["vmid"] != 101));

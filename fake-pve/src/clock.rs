@@ -227,9 +227,28 @@ pub fn civil(epoch: i64) -> (i64, u32, u32, u32, u32, u32, u32) {
     )
 }
 
+/// Perl's `scalar(gmtime)` (and `scalar(localtime)` of a node in UTC):
+/// `Mon Sep 21 14:13:20 2026`, the day of the month padded with a space.
+pub fn ctime(epoch: i64) -> String {
+    let (y, mo, d, h, mi, s, wd) = civil(epoch);
+    let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let m = months[usize::try_from(mo).unwrap_or(1).saturating_sub(1) % 12];
+    let w = days[usize::try_from(wd).unwrap_or(0) % 7];
+    format!("{w} {m} {d:2} {h:02}:{mi:02}:{s:02} {y}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ctime_as_perl_prints_it() {
+        assert_eq!(ctime(1_790_000_000), "Mon Sep 21 14:13:20 2026");
+        assert_eq!(ctime(0), "Thu Jan  1 00:00:00 1970");
+    }
 
     #[test]
     fn manual_clock_stands_still_until_advanced() {

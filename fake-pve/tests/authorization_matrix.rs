@@ -677,7 +677,6 @@ async fn world(version: PveVersion) -> World {
 /// emulated by fake-pve` after the schema's checks): what PVE answers is
 /// in [`ROWS`] all the same, and the 501 is reported but accepted.
 const NOT_EMULATED: &[(&str, &str)] = &[
-    ("GET", "/cluster/jobs/schedule-analyze"),
     // 9.2's custom CPU models, prefix lists and route maps.
     ("GET", "/cluster/qemu/custom-cpu-models"),
     ("GET", "/cluster/sdn/prefix-lists"),

@@ -145,12 +145,16 @@ async fn releases_differ_where_the_schemas_do() {
 async fn honest_answers_without_behaviour() {
     let pve = start_with(builder()).await;
     let root = pve.root().await;
-    pve.get("/cluster/jobs/schedule-analyze?schedule=daily", &root)
-        .await
-        .assert_error(
-            501,
-            "Method 'GET /api2/json/cluster/jobs/schedule-analyze' is not emulated by fake-pve",
-        );
+    pve.post(
+        "/access/openid/auth-url",
+        &root,
+        "realm=oidc&redirect-url=https%3A%2F%2Fpve%3A8006",
+    )
+    .await
+    .assert_error(
+        501,
+        "Method 'POST /api2/json/access/openid/auth-url' is not emulated by fake-pve",
+    );
     // A call whose handler's checks are made first: a node without Ceph.
     pve.get(
         "/nodes/pve/ceph/cmd-safety?service=osd&id=0&action=stop",

@@ -473,6 +473,11 @@ const CASES: &[Case] = &[
         "/cluster/jobs/realm-sync/{id}",
         "/cluster/jobs/realm-sync/corp-nightly",
     ),
+    case(
+        "get_cluster_jobs_schedule_analyze",
+        "/cluster/jobs/schedule-analyze",
+        "/cluster/jobs/schedule-analyze?schedule=mon..fri%2021:30&iterations=3",
+    ),
     case("get_access_tfa", "/access/tfa", "/access/tfa"),
     case(
         "get_access_tfa_userid",
@@ -1520,6 +1525,16 @@ const CASES: &[Case] = &[
         "get_nodes_node_sdn_vnets_vnet",
         "/nodes/{node}/sdn/vnets/{vnet}",
         "/nodes/pve1/sdn/vnets/labnet",
+    ),
+    case(
+        "get_nodes_node_sdn_zones_zone_bridges",
+        "/nodes/{node}/sdn/zones/{zone}/bridges",
+        "/nodes/pve1/sdn/zones/lab/bridges",
+    ),
+    case(
+        "get_nodes_node_sdn_zones_zone_bridges_localnetwork",
+        "/nodes/{node}/sdn/zones/{zone}/bridges",
+        "/nodes/pve1/sdn/zones/localnetwork/bridges",
     ),
     // a node's disks, hardware, capabilities, packages and scans
     case(

@@ -63,3 +63,23 @@ Feature: Backup jobs
     Then the answer is a list of 1 item
     When I call GET "/cluster/backup-info/not-backed-up"
     Then the answer does not list "vmid" = "{vm1}"
+
+  Scenario: The next runs of a schedule
+    When I call GET "/cluster/jobs/schedule-analyze"
+      | schedule   | *:0/15     |
+      | starttime  | 1790000000 |
+      | iterations | 3          |
+    Then the answer is a list of 3 items
+    And the item with "timestamp" = "1790000100" has "utc" = "Mon Sep 21 14:15:00 2026"
+    And the item with "timestamp" = "1790001900" has "utc" = "Mon Sep 21 14:45:00 2026"
+    When I call GET "/cluster/jobs/schedule-analyze"
+      | schedule  | 2020-01-01 |
+      | starttime | 1790000000 |
+    Then the answer is a list of 0 items
+    When I call GET "/cluster/jobs/schedule-analyze"
+      | schedule   | daily |
+      | iterations | 101   |
+    Then parameter "iterations" is rejected with "value must have a maximum value of 100"
+    When I call GET "/cluster/jobs/schedule-analyze"
+      | schedule | 25:00 |
+    Then parameter "schedule" is rejected with "invalid calendar event '25:00' - unable to parse calendar event"

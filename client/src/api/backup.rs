@@ -134,6 +134,17 @@ pub struct PruneEntry {
     pub vmid: Option<u64>,
 }
 
+/// A run of a schedule (`GET /cluster/jobs/schedule-analyze`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScheduleRun {
+    /// When, epoch seconds.
+    #[serde(deserialize_with = "de::i64_lenient")]
+    pub timestamp: i64,
+    /// The same time in UTC as Perl's `gmtime` prints it
+    /// (`Mon Sep 21 21:30:00 2026`).
+    pub utc: String,
+}
+
 /// A backup job (`GET /cluster/backup`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BackupJob {
@@ -308,6 +319,27 @@ impl Backup<'_> {
                 "/cluster/backup-info/not-backed-up",
                 &Params::new(),
             )
+            .await
+    }
+
+    /// `GET /cluster/jobs/schedule-analyze` (`schedule-analyze`): the
+    /// next `iterations` (10 by default) runs of a calendar event after
+    /// `starttime` (now by default).
+    ///
+    /// # Errors
+    /// 400 for a schedule that does not parse.
+    pub async fn schedule_analyze(
+        &self,
+        schedule: &str,
+        starttime: Option<i64>,
+        iterations: Option<u32>,
+    ) -> Result<Vec<ScheduleRun>> {
+        let params = Params::new()
+            .set("schedule", schedule)
+            .opt("starttime", starttime)
+            .opt("iterations", iterations);
+        self.client
+            .call(Method::GET, "/cluster/jobs/schedule-analyze", &params)
             .await
     }
 }

@@ -585,6 +585,41 @@ pub struct SdnVnetStatus {
     pub statusmsg: Option<String>,
 }
 
+/// A port of a zone's bridge
+/// (`GET /nodes/{node}/sdn/zones/{zone}/bridges`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SdnBridgePort {
+    /// The interface (`tap100i0`, `veth200i0`, `fwpr100p0`, `vxlan_vnet1`).
+    pub name: String,
+    /// The guest whose NIC it is (PVE sends the digits as text).
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub vmid: Option<u64>,
+    /// The guest's NIC (`net0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
+    /// The PVID, on a VLAN-aware bridge.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub primary_vlan: Option<u64>,
+    /// The other VLANs (`10`, `20-30`), on a VLAN-aware bridge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vlans: Option<Vec<String>>,
+}
+
+/// A bridge of a zone on a node
+/// (`GET /nodes/{node}/sdn/zones/{zone}/bridges`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SdnZoneBridge {
+    /// The bridge (the VNet, or for `localnetwork` the node's bridge).
+    pub name: String,
+    /// Whether the kernel's bridge filters VLANs (0 or 1); none where
+    /// the bridge does not exist on the node.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub vlan_filtering: Option<u64>,
+    /// Its member ports.
+    #[serde(default)]
+    pub ports: Vec<SdnBridgePort>,
+}
+
 /// The SDN views of one node; see [`Sdn::node`].
 #[derive(Debug, Clone)]
 pub struct NodeSdn<'a> {
@@ -623,6 +658,17 @@ impl NodeSdn<'_> {
     /// `Permission check failed` without SDN.Audit on `/sdn/zones/<zone>`.
     pub async fn zone_content(&self, zone: &str) -> Result<Vec<SdnVnetStatus>> {
         let path = format!("/nodes/{}/sdn/zones/{}/content", seg(&self.node), seg(zone));
+        self.client.call(Method::GET, &path, &Params::new()).await
+    }
+
+    /// `GET /nodes/{node}/sdn/zones/{zone}/bridges` (`bridges`, 9.x): the
+    /// zone's bridges on the node (`localnetwork`: the node's own) with
+    /// their ports and VLANs.
+    ///
+    /// # Errors
+    /// 400 `zone does not exist` for a zone not applied.
+    pub async fn bridges(&self, zone: &str) -> Result<Vec<SdnZoneBridge>> {
+        let path = format!("/nodes/{}/sdn/zones/{}/bridges", seg(&self.node), seg(zone));
         self.client.call(Method::GET, &path, &Params::new()).await
     }
 }

@@ -287,6 +287,22 @@ impl Qemu<'_> {
             .await
     }
 
+    /// `POST .../dbus-vmstate` (`dbus_vmstate`, 9.x): starts (`start`)
+    /// or stops (`stop`) the dbus-vmstate helper of a VM running on
+    /// `node`, which a migration uses to carry its conntrack state.
+    ///
+    /// # Errors
+    /// `VM 100 not running locally on node 'x'` (parameter `node`);
+    /// `VM.Migrate` missing on the VM.
+    pub async fn dbus_vmstate(&self, node: &str, vmid: u32, action: &str) -> Result<()> {
+        let params = Params::new().set("action", action);
+        let _: Value = self
+            .client
+            .call(Method::POST, &vm_path(node, vmid, "/dbus-vmstate"), &params)
+            .await?;
+        Ok(())
+    }
+
     and_wait! {
         /// [`Qemu::vm_start`], then waits for the task.
         vm_start_and_wait => vm_start(node: &str, vmid: u32, opts: &StartOptions);

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use super::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::backup::VzdumpRequest;
 use crate::model::backup::jobs::shell_quote;
+use crate::model::backup::schedule::CalendarEvent;
 use crate::model::{Error, Result};
 use crate::spec::formats::split_list;
 
@@ -49,6 +50,7 @@ pub fn routes() -> Vec<Route> {
             "/cluster/backup/{id}/included_volumes",
             get_volume_backup_included,
         ),
+        get("/cluster/jobs/schedule-analyze", schedule_analyze),
         get("/cluster/backup-info", backup_info_index),
         get(
             "/cluster/backup-info/not-backed-up",
@@ -296,6 +298,28 @@ fn get_import_metadata(ctx: &Ctx<'_>) -> Result<Reply> {
     Err(Error::NotImplemented(format!(
         "Method 'GET /api2/json/nodes/{node}/storage/{storage}/import-metadata' is not emulated by fake-pve"
     )))
+}
+
+/// `GET /cluster/jobs/schedule-analyze`: the next runs of a calendar
+/// event from `starttime` (now by default).
+fn schedule_analyze(ctx: &Ctx<'_>) -> Result<Reply> {
+    let spec = ctx.params.req_str("schedule")?;
+    let event =
+        CalendarEvent::parse(&spec).map_err(|e| Error::invalid("schedule", e.to_string()))?;
+    let start = ctx
+        .params
+        .int("starttime", None, None)?
+        .unwrap_or_else(|| ctx.now());
+    let iterations = ctx
+        .params
+        .int("iterations", Some(1), Some(100))?
+        .unwrap_or(10);
+    let runs = event.runs(start, usize::try_from(iterations).unwrap_or(10));
+    Ok(runs
+        .into_iter()
+        .map(view::schedule_run)
+        .collect::<Value>()
+        .into())
 }
 
 /// The parameters of both prune calls: node, storage, retention, VMID

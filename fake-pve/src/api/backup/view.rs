@@ -1,4 +1,5 @@
-//! The answers of `/cluster/backup`, `/cluster/backup-info` and the
+//! The answers of `/cluster/backup`, `/cluster/backup-info`,
+//! `/cluster/jobs/schedule-analyze` and the
 //! prune dry run as pve-manager's `API2/Backup.pm`, `API2/BackupInfo.pm`
 //! and pve-storage's `API2/Storage/PruneBackups.pm` write them: the
 //! model's backup data turned into JSON, keys in PVE's order.
@@ -91,4 +92,10 @@ pub fn not_backed_up(g: &NotBackedUp<'_>) -> Value {
         e["name"] = json!(name);
     }
     e
+}
+
+/// A run of `GET /cluster/jobs/schedule-analyze`: the time and Perl's
+/// `scalar(gmtime)` of it.
+pub fn schedule_run(timestamp: i64) -> Value {
+    json!({ "timestamp": timestamp, "utc": crate::clock::ctime(timestamp) })
 }

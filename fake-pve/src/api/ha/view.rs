@@ -9,18 +9,6 @@ use crate::model::ha::{
     Service, ServiceLine, ServiceStatus, StatusLine,
 };
 
-/// `scalar(localtime)` of the emulated node (UTC).
-fn ctime_text(epoch: i64) -> String {
-    let (y, mo, d, h, mi, s, wd) = crate::clock::civil(epoch);
-    let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-    let months = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let m = months[usize::try_from(mo).unwrap_or(1).saturating_sub(1) % 12];
-    let w = days[usize::try_from(wd).unwrap_or(0) % 7];
-    format!("{w} {m} {d:2} {h:02}:{mi:02}:{s:02} {y}")
-}
-
 /// An object of the pairs given, in their order.
 fn object<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, Value> {
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
@@ -180,7 +168,7 @@ fn status_line(line: &StatusLine<'_>) -> Value {
                 "id": "master",
                 "type": "master",
                 "node": node,
-                "status": format!("{node} ({state}, {}){extra}", ctime_text(*timestamp)),
+                "status": format!("{node} ({state}, {}){extra}", crate::clock::ctime(*timestamp)),
                 "timestamp": timestamp,
             })
         }
@@ -229,7 +217,7 @@ fn lrm_line(node: &str, status: Option<&LrmLine>) -> Value {
             "status": format!("{node} (unable to read lrm status)"),
         });
     };
-    let ctime = ctime_text(l.timestamp);
+    let ctime = crate::clock::ctime(l.timestamp);
     let status = match l.watchdog {
         Some(wd) => format!("{node} ({}, {wd}, {ctime})", l.state),
         None => format!("{node} ({}, {ctime})", l.state),

@@ -71,6 +71,7 @@ pub fn routes() -> Vec<Route> {
         post("/nodes/{node}/qemu/{vmid}/clone", clone_vm),
         post("/nodes/{node}/qemu/{vmid}/template", template),
         post("/nodes/{node}/qemu/{vmid}/monitor", monitor::monitor),
+        post("/nodes/{node}/qemu/{vmid}/dbus-vmstate", dbus_vmstate),
         get("/nodes/{node}/qemu/{vmid}/snapshot", snapshot_list),
         post("/nodes/{node}/qemu/{vmid}/snapshot", snapshot),
         get(
@@ -356,6 +357,18 @@ fn vm_feature(ctx: &Ctx<'_>) -> Result<Reply> {
         })
         .map(|f| view::feature(&f))?
         .into())
+}
+
+/// `POST .../dbus-vmstate` (9.x): starts or stops the VM's dbus-vmstate
+/// helper; answers null.
+fn dbus_vmstate(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.node()?;
+    let vmid = ctx.vmid()?;
+    let action =
+        crate::model::qemu::dbus_vmstate::DbusAction::parse(&ctx.params.req_str("action")?)?;
+    let now = ctx.now();
+    ctx.with(|c| crate::model::qemu::dbus_vmstate::dbus_vmstate(c, &node, vmid, action, now))?;
+    Ok(Value::Null.into())
 }
 
 /// `PUT .../sendkey`: the key goes to the VM's monitor; answers null.

@@ -1,8 +1,8 @@
 //! `/nodes/{node}/sdn`: a node's view of the applied SDN configuration
 //! (pve-network `API2/Network/SDN/Nodes/{Zones,Zone,Vnet}.pm`): the
-//! zones with their status and a zone's VNets. The views that read the
-//! kernel's bridges (`bridges`) or FRR's routing tables (`ip-vrf`,
-//! `mac-vrf`) and the fabrics' views are not handled here.
+//! zones with their status, a zone's VNets and its bridges as the
+//! kernel has them (`bridges`). The views that read FRR's routing tables
+//! (`ip-vrf`, `mac-vrf`) and the fabrics' views are not handled here.
 
 use serde_json::{Value, json};
 
@@ -15,6 +15,8 @@ pub fn routes() -> Vec<Route> {
     vec![
         get("/nodes/{node}/sdn/zones", zones_status),
         get("/nodes/{node}/sdn/zones/{zone}/content", zone_content),
+        get("/nodes/{node}/sdn/zones/{zone}/bridges", bridges),
+        get("/nodes/{node}/sdn/zones/{zone}/ip-vrf", ip_vrf).checks_only(),
         get("/nodes/{node}/sdn/vnets/{vnet}", vnet_diridx),
         get("/nodes/{node}/sdn/vnets/{vnet}/mac-vrf", vnet_mac_vrf).checks_only(),
     ]
@@ -49,6 +51,21 @@ fn zone_content(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(Value::Array(items).into())
 }
 
+/// `GET /nodes/{node}/sdn/zones/{zone}/bridges` (9.x): the zone's
+/// bridges on the node with their ports, those the caller may audit.
+fn bridges(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.node()?;
+    let zone = ctx.param("zone")?;
+    let now = ctx.now();
+    let items = ctx.with(|c| {
+        crate::model::sdn::zone_bridges(c, &node, &zone, now, |z, b| {
+            super::may(ctx, c, &format!("/sdn/zones/{z}/{b}"), &super::AUDIT)
+        })
+        .map(|l| l.iter().map(view::zone_bridge).collect())
+    })?;
+    Ok(Value::Array(items).into())
+}
+
 /// `GET /nodes/{node}/sdn/vnets/{vnet}` (9.x `diridx`): SDN.Audit on the
 /// VNet of the configuration as written.
 fn vnet_diridx(ctx: &Ctx<'_>) -> Result<Reply> {
@@ -58,13 +75,29 @@ fn vnet_diridx(ctx: &Ctx<'_>) -> Result<Reply> {
 }
 
 /// `GET /nodes/{node}/sdn/vnets/{vnet}/mac-vrf` (9.x): SDN.Audit on the
-/// VNet, as PVE checks it before reading FRR's EVPN table, which is not
-/// emulated (501).
+/// VNet, then a running VNet of a running EVPN zone on the node, as PVE
+/// checks them before reading FRR's EVPN table, which is not emulated
+/// (501).
 fn vnet_mac_vrf(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.param("node")?;
     let vnet = ctx.param("vnet")?;
-    ctx.with(|c| check_vnet_access(ctx, c, &vnet, &["SDN.Audit"]))?;
+    ctx.with(|c| {
+        check_vnet_access(ctx, c, &vnet, &["SDN.Audit"])?;
+        c.sdn().check_mac_vrf(&node, &vnet)
+    })?;
     Err(crate::model::Error::NotImplemented(format!(
         "Method 'GET /api2/json/nodes/{node}/sdn/vnets/{vnet}/mac-vrf' is not emulated by fake-pve"
+    )))
+}
+
+/// `GET /nodes/{node}/sdn/zones/{zone}/ip-vrf` (9.x): the zone must be
+/// a running EVPN zone on the node, as PVE checks before it reads the
+/// zone's VRF from FRR, which is not emulated (501).
+fn ip_vrf(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.node()?;
+    let zone = ctx.param("zone")?;
+    ctx.with(|c| c.sdn().check_ip_vrf(&node, &zone))?;
+    Err(crate::model::Error::NotImplemented(format!(
+        "Method 'GET /api2/json/nodes/{node}/sdn/zones/{zone}/ip-vrf' is not emulated by fake-pve"
     )))
 }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+use crate::model::sdn::bridges::ZoneBridge;
 use crate::model::sdn::cluster::LocalVnet;
 use crate::model::sdn::ipam::IpamAddress;
 use crate::model::sdn::status::VnetStatus;
@@ -144,6 +145,30 @@ pub fn node_zone(zone: &str, status: &str) -> Value {
 /// is null when there is nothing to say, as PVE's undefined value reads.
 pub fn zone_vnet(vnet: &str, v: &VnetStatus) -> Value {
     json!({ "vnet": vnet, "status": v.status, "statusmsg": v.statusmsg })
+}
+
+/// A bridge of `GET /nodes/{node}/sdn/zones/{zone}/bridges`: the
+/// guest's VMID as the port name's digits (text, as PVE's regex capture
+/// is), `index` as `net<n>`, and on a VLAN-aware bridge the PVID and
+/// VLANs; `vlan_filtering` is null where the bridge does not exist.
+pub fn zone_bridge(b: &ZoneBridge) -> Value {
+    let ports: Vec<Value> = b
+        .ports
+        .iter()
+        .map(|p| {
+            let mut port = json!({ "name": p.name });
+            if let Some((vmid, index)) = &p.guest {
+                port["vmid"] = json!(vmid.to_string());
+                port["index"] = json!(index);
+            }
+            if let Some((pvid, vlans)) = &p.vlans {
+                port["vlans"] = json!(vlans);
+                port["primary_vlan"] = json!(pvid);
+            }
+            port
+        })
+        .collect();
+    json!({ "name": b.name, "vlan_filtering": b.vlan_filtering, "ports": ports })
 }
 
 /// An applied VNet in a node's network listing (`get_local_vnets`).

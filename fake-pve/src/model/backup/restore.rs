@@ -70,18 +70,6 @@ pub struct RestoreJob {
     pub seed: u64,
 }
 
-/// `scalar(localtime)`: `Mon Sep 21 12:00:00 2026`.
-fn ctime_text(epoch: i64) -> String {
-    let (y, mo, d, h, mi, s, wd) = crate::clock::civil(epoch);
-    let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-    let months = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let m = months[usize::try_from(mo).unwrap_or(1).saturating_sub(1) % 12];
-    let w = days[usize::try_from(wd).unwrap_or(0) % 7];
-    format!("{w} {m} {d:2} {h:02}:{mi:02}:{s:02} {y}")
-}
-
 /// The drive with its file replaced.
 fn with_file(value: &str, file: &str) -> String {
     match value.split_once(',') {
@@ -285,7 +273,7 @@ impl BackupOps<'_> {
                 d.key
             ));
         }
-        log.push(format!("CTIME: {}", ctime_text(vol.ctime)));
+        log.push(format!("CTIME: {}", crate::clock::ctime(vol.ctime)));
         let now = end_ms.div_euclid(1000);
         let mut config = archive.config.clone();
         let mut total = 0;
@@ -452,12 +440,6 @@ impl BackupOps<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ctime_as_perl_prints_it() {
-        assert_eq!(ctime_text(1_790_000_000), "Mon Sep 21 14:13:20 2026");
-        assert_eq!(ctime_text(0), "Thu Jan  1 00:00:00 1970");
-    }
 
     #[test]
     fn drive_files_are_replaced() {

@@ -227,6 +227,22 @@ impl CalendarEvent {
         }
         None
     }
+
+    /// `GET /cluster/jobs/schedule-analyze`: the next `iterations` runs
+    /// after `start`, each after the one before; fewer when the event
+    /// stops happening.
+    pub fn runs(&self, start: i64, iterations: usize) -> Vec<i64> {
+        let mut out = Vec::with_capacity(iterations);
+        let mut last = start;
+        while out.len() < iterations {
+            let Some(next) = self.next_after(last) else {
+                break;
+            };
+            out.push(next);
+            last = next;
+        }
+        out
+    }
 }
 
 #[cfg(test)]
@@ -272,6 +288,15 @@ mod tests {
     #[case("02:00 03:00")]
     fn bad_events(#[case] spec: &str) {
         assert!(CalendarEvent::parse(spec).is_err(), "{spec}");
+    }
+
+    #[rstest]
+    #[case("hourly", 3, vec![at(0, 15, 0), at(0, 16, 0), at(0, 17, 0)])]
+    #[case("sat,sun 03:15", 3, vec![at(5, 3, 15), at(6, 3, 15), at(12, 3, 15)])]
+    #[case("2026-09-21 23:59", 5, vec![at(0, 23, 59)])]
+    fn runs_follow_each_other(#[case] spec: &str, #[case] n: usize, #[case] want: Vec<i64>) {
+        let ev = CalendarEvent::parse(spec).expect("parses");
+        assert_eq!(ev.runs(T, n), want, "{spec}");
     }
 
     #[test]

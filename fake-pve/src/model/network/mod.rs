@@ -264,6 +264,27 @@ impl NodeNetwork {
         self.pending.as_ref().unwrap_or(&self.current)
     }
 
+    /// The Linux bridges of the applied configuration as the kernel has
+    /// them: name, `bridge_vlan_aware`, `bridge_vids` (`2-4094` unless
+    /// set) and the ports (`bridge_ports`).
+    pub fn linux_bridges(&self) -> Vec<(String, bool, String, Vec<String>)> {
+        self.current
+            .iter()
+            .filter(|(_, c)| kind(c) == "bridge")
+            .map(|(k, c)| {
+                let aware = text(c, "bridge_vlan_aware").is_some_and(|v| v == "1");
+                let vids = text(c, "bridge_vids").unwrap_or_else(|| "2-4094".into());
+                let ports = text(c, "bridge_ports")
+                    .map(|p| split_list(&p))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|p| p != "none")
+                    .collect();
+                (k.clone(), aware, vids, ports)
+            })
+            .collect()
+    }
+
     /// Names of the bridges of the applied configuration.
     pub fn bridges(&self) -> Vec<String> {
         self.current
@@ -547,6 +568,27 @@ pub fn unified_diff(a: &str, b: &str) -> String {
 }
 
 impl Networks {
+    /// The network configuration of `node` as [`Networks::node_mut`]
+    /// would make it, without keeping it.
+    pub fn node_or_fresh(
+        &self,
+        nodes: &Nodes,
+        node: &str,
+        now: i64,
+    ) -> std::borrow::Cow<'_, NodeNetwork> {
+        match self.get(node) {
+            Some(n) => std::borrow::Cow::Borrowed(n),
+            None => {
+                let (ip, bridges) = nodes
+                    .iter()
+                    .find(|n| n.name == node)
+                    .map(|n| (n.ip.clone(), n.bridges.clone()))
+                    .unwrap_or_default();
+                std::borrow::Cow::Owned(NodeNetwork::fresh(&ip, &bridges, now))
+            }
+        }
+    }
+
     /// The network configuration of `node`, made on first use from the
     /// node's bridges.
     pub fn node_mut(&mut self, nodes: &Nodes, node: &str, now: i64) -> &mut NodeNetwork {

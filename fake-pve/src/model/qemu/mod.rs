@@ -24,6 +24,7 @@ mod cloudinit;
 mod config;
 pub mod cpu_models;
 mod create;
+pub mod dbus_vmstate;
 mod destroy;
 mod feature;
 mod migrate;
@@ -174,6 +175,9 @@ pub struct Qemu {
     /// drive still holds for options changed on the running VM, and
     /// `added` for options it lacks.
     pub(in crate::model) ci_changes: BTreeMap<String, String>,
+    /// The run (its `started_ms`, -1 for none) whose dbus-vmstate helper
+    /// runs ([`dbus_vmstate`]).
+    pub(in crate::model) dbus_vmstate: Option<i64>,
 }
 
 impl Qemu {
@@ -218,6 +222,8 @@ struct VmOut<'a> {
     snapshots: &'a BTreeMap<String, BTreeMap<String, String>>,
     flock: &'a FileLock,
     ci_changes: &'a BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dbus_vmstate: Option<i64>,
 }
 
 /// A VM as a saved world holds it (older worlds lack some fields).
@@ -241,6 +247,8 @@ struct VmIn {
     flock: FileLock,
     #[serde(default)]
     ci_changes: BTreeMap<String, String>,
+    #[serde(default)]
+    dbus_vmstate: Option<i64>,
 }
 
 impl Serialize for Vm {
@@ -257,6 +265,7 @@ impl Serialize for Vm {
             snapshots: &self.snapshots,
             flock: &self.kind.flock,
             ci_changes: &self.kind.ci_changes,
+            dbus_vmstate: self.kind.dbus_vmstate,
         }
         .serialize(s)
     }
@@ -278,6 +287,7 @@ impl<'de> Deserialize<'de> for Vm {
                 qmpstatus: v.qmpstatus,
                 flock: v.flock,
                 ci_changes: v.ci_changes,
+                dbus_vmstate: v.dbus_vmstate,
             },
         })
     }

@@ -22,6 +22,56 @@ pub fn node_bridges(nodes: &Nodes, sdn: &Sdn, node: &str) -> Vec<String> {
     b
 }
 
+/// `GET /nodes/{node}/sdn/zones/{zone}/bridges` over the areas it
+/// reads: the node's applied Linux bridges, the NICs of the guests
+/// running there and the running SDN configuration
+/// ([`Sdn::zone_bridges`]).
+///
+/// # Errors
+/// As [`Sdn::zone_bridges`].
+pub fn zone_bridges(
+    c: &crate::model::cluster::Cluster,
+    node: &str,
+    zone: &str,
+    now: i64,
+    may_audit: impl Fn(&str, &str) -> bool,
+) -> crate::model::Result<Vec<super::bridges::ZoneBridge>> {
+    use super::bridges::{GuestNic, LocalBridge};
+    let local: Vec<LocalBridge> = c
+        .network
+        .node_or_fresh(&c.nodes, node, now)
+        .linux_bridges()
+        .into_iter()
+        .map(|(name, vlan_aware, vids, ports)| LocalBridge {
+            name,
+            vlan_aware,
+            vids,
+            ports,
+        })
+        .collect();
+    let nets = |conf: &std::collections::BTreeMap<String, String>, vmid: u32, container: bool| {
+        conf.iter()
+            .filter_map(|(k, v)| {
+                let index = k.strip_prefix("net")?.parse().ok()?;
+                Some(GuestNic {
+                    vmid,
+                    index,
+                    container,
+                    value: v.clone(),
+                })
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut nics = Vec::new();
+    for vm in c.guests.vms_on(node).filter(|v| v.running()) {
+        nics.extend(nets(vm.config(), vm.vmid(), false));
+    }
+    for ct in c.guests.cts_on(node).filter(|c| c.running()) {
+        nics.extend(nets(ct.config(), ct.vmid(), true));
+    }
+    c.sdn.zone_bridges(node, zone, &local, &nics, may_audit)
+}
+
 /// The rows of the running zones in `/cluster/resources`: on 8.4
 /// `type=sdn` rows (`status` `available`) beside `localnetwork`
 /// (`ok`), sorted by id per node; on 9.x `type=network` rows, first

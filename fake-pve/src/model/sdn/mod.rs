@@ -13,6 +13,7 @@
 //! configuration: applied VNets become bridges guests may use
 //! (see [`Sdn::vnets_on`]).
 
+pub mod bridges;
 pub mod cluster;
 pub mod config;
 pub mod fabrics;
@@ -23,7 +24,7 @@ pub mod route_maps;
 pub mod rules;
 pub mod status;
 
-pub use cluster::{node_bridges, zone_resources};
+pub use cluster::{node_bridges, zone_bridges, zone_resources};
 
 use std::collections::BTreeMap;
 

@@ -85,4 +85,69 @@ impl Sdn {
             .map(|v| v.get("zone").map(text).unwrap_or_default())
             .ok_or_else(|| Error::failed("invalid vnet specified"))
     }
+
+    /// The checks of `GET /nodes/{node}/sdn/zones/{zone}/ip-vrf` (9.x)
+    /// before it reads the zone's VRF from FRR: the zone is a running
+    /// EVPN zone that covers `node`.
+    ///
+    /// # Errors
+    /// 400 on `zone`: `zone does not exist`, `zone is not an EVPN zone`,
+    /// `zone does not exist on node <node>`.
+    pub fn check_ip_vrf(&self, node: &str, zone: &str) -> Result<()> {
+        let z = self
+            .running
+            .as_ref()
+            .and_then(|r| r.zones.get(zone))
+            .ok_or_else(|| Error::invalid("zone", "zone does not exist"))?;
+        if z.get("type").map(text).as_deref() != Some("evpn") {
+            return Err(Error::invalid("zone", "zone is not an EVPN zone"));
+        }
+        if !covers(z, node) {
+            return Err(Error::invalid(
+                "zone",
+                format!("zone does not exist on node {node}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The checks of `GET /nodes/{node}/sdn/vnets/{vnet}/mac-vrf` (9.x)
+    /// after the access check, before it reads the VNet's EVPN routes
+    /// from FRR: the VNet is running, in a running EVPN zone that covers
+    /// `node`.
+    ///
+    /// # Errors
+    /// 400 `vnet: vnet does not exist`; on `zone`: `zone <z> does not
+    /// exist`, `zone <z> is not an EVPN zone.`, `zone <z> of vnet <v>
+    /// does not exist on node <node>`.
+    pub fn check_mac_vrf(&self, node: &str, vnet: &str) -> Result<()> {
+        let running = self.running.as_ref();
+        let v = running
+            .and_then(|r| r.vnets.get(vnet))
+            .ok_or_else(|| Error::invalid("vnet", "vnet does not exist"))?;
+        let zone = v.get("zone").map(text).unwrap_or_default();
+        let z = running
+            .and_then(|r| r.zones.get(&zone))
+            .ok_or_else(|| Error::invalid("zone", format!("zone {zone} does not exist")))?;
+        if z.get("type").map(text).as_deref() != Some("evpn") {
+            return Err(Error::invalid(
+                "zone",
+                format!("zone {zone} is not an EVPN zone."),
+            ));
+        }
+        if !covers(z, node) {
+            return Err(Error::invalid(
+                "zone",
+                format!("zone {zone} of vnet {vnet} does not exist on node {node}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Whether a zone's `nodes` (none: every node) include `node`.
+fn covers(zone: &super::Obj, node: &str) -> bool {
+    zone.get("nodes")
+        .map(text)
+        .is_none_or(|n| n.split([',', '\0']).any(|x| x == node))
 }

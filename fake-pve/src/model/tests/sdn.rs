@@ -698,3 +698,71 @@ fn the_ipam_status_sends_the_vmid_as_each_release_does(
     let answer = crate::api::sdn::view::ipam_address(guest, version.is_v9());
     assert_eq!(answer["vmid"], vmid);
 }
+
+/// The checks `ip-vrf` and `mac-vrf` make before they read FRR: the
+/// running configuration must hold an EVPN zone on the node.
+#[rstest]
+fn evpn_views_need_a_running_evpn_zone_on_the_node(mut lab: World) {
+    let v = lab.c.version();
+    lab.c
+        .sdn
+        .create_plugin(
+            v,
+            File::Controllers,
+            &p(&[
+                ("controller", "ctl"),
+                ("type", "evpn"),
+                ("asn", "65000"),
+                ("peers", "10.0.0.1"),
+            ]),
+        )
+        .expect("controller");
+    zone(
+        &mut lab,
+        &[
+            ("zone", "ev"),
+            ("type", "evpn"),
+            ("controller", "ctl"),
+            ("vrf-vxlan", "10000"),
+            ("nodes", "pve"),
+        ],
+    )
+    .expect("zone");
+    lab.c
+        .sdn
+        .create_vnet(&p(&[("vnet", "evnet"), ("zone", "ev"), ("tag", "20000")]))
+        .expect("vnet");
+    let msg = |r: crate::model::Result<()>, param: &str| {
+        r.expect_err("refused")
+            .errors()
+            .and_then(|e| e.get(param).cloned())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        msg(lab.c.sdn.check_ip_vrf("pve", "ev"), "zone"),
+        "zone does not exist"
+    );
+    assert_eq!(
+        msg(lab.c.sdn.check_mac_vrf("pve", "evnet"), "vnet"),
+        "vnet does not exist"
+    );
+    lab.c.sdn.commit(None, true).expect("apply");
+    assert!(lab.c.sdn.check_ip_vrf("pve", "ev").is_ok());
+    assert!(lab.c.sdn.check_mac_vrf("pve", "evnet").is_ok());
+    assert_eq!(
+        msg(lab.c.sdn.check_ip_vrf("pve", "lab"), "zone"),
+        "zone is not an EVPN zone"
+    );
+    assert_eq!(
+        msg(lab.c.sdn.check_mac_vrf("pve", "labnet"), "zone"),
+        "zone lab is not an EVPN zone."
+    );
+    assert_eq!(
+        msg(lab.c.sdn.check_ip_vrf("pve2", "ev"), "zone"),
+        "zone does not exist on node pve2"
+    );
+    assert_eq!(
+        msg(lab.c.sdn.check_mac_vrf("pve2", "evnet"), "zone"),
+        "zone ev of vnet evnet does not exist on node pve2"
+    );
+}
