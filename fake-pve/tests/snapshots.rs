@@ -127,6 +127,11 @@ ceph:
   mgrs: [pve1, pve2]
   mdss: [pve1]
   flags: [noout]
+  osds:
+    - { node: pve1, disk: /dev/sdc }
+    - { node: pve2, disk: /dev/nvme0n1, up: false, in: false }
+  pools: [vm-pool]
+  filesystems: [cephfs]
 cpu_models:
   custom-fast: { reported-model: Skylake-Server, flags: +aes;+avx2, hidden: false }
   quiet: { reported-model: EPYC-Genoa, hv-vendor-id: AuthenticAMD, phys-bits: host, level: 30 }
@@ -297,6 +302,44 @@ const CASES: &[Case] = &[
         "get_nodes_node_ceph_mds",
         "/nodes/{node}/ceph/mds",
         "/nodes/pve1/ceph/mds",
+    ),
+    case(
+        "get_nodes_node_ceph_pool",
+        "/nodes/{node}/ceph/pool",
+        "/nodes/pve1/ceph/pool",
+    ),
+    case(
+        "get_nodes_node_ceph_pool_name_status",
+        "/nodes/{node}/ceph/pool/{name}/status",
+        "/nodes/pve1/ceph/pool/vm-pool/status?verbose=1",
+    ),
+    case(
+        "get_nodes_node_ceph_osd",
+        "/nodes/{node}/ceph/osd",
+        "/nodes/pve1/ceph/osd",
+    ),
+    // Before 9.2 the schema names a device's disk `devices`; the code
+    // of 8.4 and 9.1 answers `physical_device`, as 9.2's schema says.
+    case_of(
+        PveVersion::V9_2,
+        "get_nodes_node_ceph_osd_osdid_metadata",
+        "/nodes/{node}/ceph/osd/{osdid}/metadata",
+        "/nodes/pve1/ceph/osd/0/metadata",
+    ),
+    case(
+        "get_nodes_node_ceph_osd_osdid_lv_info",
+        "/nodes/{node}/ceph/osd/{osdid}/lv-info",
+        "/nodes/pve1/ceph/osd/0/lv-info",
+    ),
+    case(
+        "get_nodes_node_ceph_fs",
+        "/nodes/{node}/ceph/fs",
+        "/nodes/pve1/ceph/fs",
+    ),
+    case(
+        "get_nodes_node_ceph_cmd_safety",
+        "/nodes/{node}/ceph/cmd-safety",
+        "/nodes/pve1/ceph/cmd-safety?service=osd&id=0&action=stop",
     ),
     // cluster: notifications
     case(

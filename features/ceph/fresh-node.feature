@@ -32,3 +32,16 @@ Feature: Ceph on a node without it
     And the item with "release" = "tentacle" has "is-default" = "1"
     And the item with "release" = "squid" has "available" = "1"
     And the item with "release" = "reef" has "available" = "0"
+
+  Scenario: The OSD, CephFS and safety calls say the same
+    When I call GET "/nodes/{node}/ceph/osd"
+    Then PVE answers 500 "binary not installed: /usr/bin/ceph-mon"
+    When I call GET "/nodes/{node}/ceph/fs"
+    Then PVE answers 500 "binary not installed: /usr/bin/ceph-mon"
+    When I call GET "/nodes/{node}/ceph/pool/rbd/status"
+    Then PVE answers 500 "binary not installed: /usr/bin/ceph-mon"
+    When I call GET "/nodes/{node}/ceph/cmd-safety"
+      | service | osd  |
+      | id      | 0    |
+      | action  | stop |
+    Then PVE answers 500 "binary not installed: /usr/bin/ceph-mon"

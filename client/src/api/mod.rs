@@ -7,6 +7,7 @@ pub mod access;
 pub mod acme;
 pub mod agent;
 pub mod backup;
+pub mod ceph;
 pub mod cluster;
 pub mod clusterconfig;
 pub mod clusterlog;

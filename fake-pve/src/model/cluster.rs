@@ -922,7 +922,13 @@ impl Cluster {
                 options,
                 dry_run,
             } => self.access.run_realm_sync(&realm, &options, dry_run),
-            TaskEffect::Ceph { node, op } => self.ceph.apply(&node, &op, end_ms),
+            TaskEffect::Ceph { node, op } => {
+                let mut around = super::ceph::Around {
+                    storages: &mut self.storage,
+                    hardware: &mut self.hardware,
+                };
+                self.ceph.apply_in(&mut around, &node, &op, end_ms)
+            }
             TaskEffect::Acme(op) => {
                 self.acme.apply(op);
                 Ok(Vec::new())

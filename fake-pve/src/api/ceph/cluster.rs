@@ -163,7 +163,7 @@ pub fn list_health_mutes(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = configured(ctx)?;
     check(ctx, &node, |c, n| c.rados(n))?;
     Ok(ctx.with(|c| {
-        let health = c.ceph().health(0);
+        let health = c.ceph().health(c.ceph().osds().len() as u32);
         c.ceph()
             .mutes()
             .iter()

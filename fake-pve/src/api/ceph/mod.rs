@@ -3,10 +3,11 @@
 //! order (`check_ceph_installed`, `check_ceph_inited`,
 //! `check_ceph_configured`, the RADOS connection), so that a node
 //! without Ceph answers as a real one does everywhere. Monitors,
-//! managers, metadata servers, services, flags, health mutes, the
+//! managers, metadata servers, OSDs, pools, CephFS, services, flags,
+//! health mutes, the safety checks, a node's rolling OSD restart, the
 //! configuration, status, metadata, crush map, rules, log and releases
-//! have behaviour; OSDs, pools, CephFS, `cmd-safety` and the bulk
-//! restarts answer 501 after their checks.
+//! have behaviour; the cluster-wide bulk restart answers 501 after its
+//! checks.
 
 use super::{Ctx, Route, get, post, put};
 use crate::model::Result;
@@ -14,7 +15,10 @@ use crate::model::ceph::Ceph;
 
 pub mod cluster;
 pub mod daemons;
+pub mod fs;
 pub mod node;
+pub mod osds;
+pub mod pools;
 pub mod view;
 
 /// The routes of this area.
@@ -25,12 +29,12 @@ pub fn routes() -> Vec<Route> {
         post("/nodes/{node}/ceph/start", node::start),
         post("/nodes/{node}/ceph/stop", node::stop),
         post("/nodes/{node}/ceph/restart", node::restart),
-        post("/nodes/{node}/ceph/restart-bulk", node::restart_bulk).checks_only(),
+        post("/nodes/{node}/ceph/restart-bulk", node::restart_bulk),
         get("/nodes/{node}/ceph/status", node::status),
         get("/nodes/{node}/ceph/crush", node::crush),
         get("/nodes/{node}/ceph/log", node::log),
         get("/nodes/{node}/ceph/rules", node::rules),
-        get("/nodes/{node}/ceph/cmd-safety", node::cmd_safety).checks_only(),
+        get("/nodes/{node}/ceph/cmd-safety", node::cmd_safety),
         get("/nodes/{node}/ceph/cfg/raw", node::cfg_raw),
         get("/nodes/{node}/ceph/cfg/db", node::cfg_db),
         get("/nodes/{node}/ceph/cfg/value", node::cfg_value),
@@ -48,6 +52,9 @@ pub fn routes() -> Vec<Route> {
         post("/cluster/ceph/restart-bulk", cluster::restart_bulk).checks_only(),
     ];
     r.extend(daemons::routes());
+    r.extend(fs::routes());
+    r.extend(osds::routes());
+    r.extend(pools::routes());
     r
 }
 

@@ -3,10 +3,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{check, inited_and_connected, node_of, not_emulated, view};
+use super::{check, inited_and_connected, node_of, view};
 use crate::api::{Ctx, Reply};
 use crate::model::ceph::InitOptions;
 use crate::model::ceph::daemons::CephOp;
+use crate::model::ceph::restart::BulkRestart;
 use crate::model::{Result, TaskEffect, Worker};
 
 /// Every release pve-manager knows (`get_ceph_release_def`), by code
@@ -106,7 +107,8 @@ pub fn restart(ctx: &Ctx<'_>) -> Result<Reply> {
 }
 
 /// `POST /nodes/{node}/ceph/restart-bulk` (9.2): initialised, a
-/// configuration, a connection; then 501.
+/// configuration; then the task `srvrestart` of `<node>-osd`, the
+/// rolling restart of the node's OSDs.
 pub fn restart_bulk(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_of(ctx)?;
     check(ctx, &node, |c, n| {
@@ -114,12 +116,29 @@ pub fn restart_bulk(ctx: &Ctx<'_>) -> Result<Reply> {
         if c.conf().is_none_or(crate::model::ceph::CephConf::is_empty) {
             return Err(crate::model::Error::failed("no ceph configuration"));
         }
-        c.rados(n)
+        Ok(())
     })?;
-    Err(not_emulated(
-        "POST",
-        &format!("/nodes/{node}/ceph/restart-bulk"),
-    ))
+    let kind = ctx.param("service-type")?;
+    let flag = |name: &str, default: bool| -> Result<bool> {
+        Ok(ctx.params.bool(name)?.unwrap_or(default))
+    };
+    let opts = BulkRestart {
+        set_noout: flag("set-noout", true)?,
+        timeout: ctx
+            .params
+            .int("timeout", Some(30), Some(1800))?
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or(600),
+        dry_run: flag("dry-run", false)?,
+        force: flag("force", false)?,
+        only_outdated: flag("only-outdated", false)?,
+        resume: flag("resume", false)?,
+    };
+    let worker = Worker::new("srvrestart", &format!("{node}-{kind}")).effect(TaskEffect::Ceph {
+        node: node.clone(),
+        op: CephOp::RestartBulk { opts },
+    });
+    Ok(json!(ctx.start_task(&node, worker)?).into())
 }
 
 /// `GET /nodes/{node}/ceph/status`: the cluster's status.
@@ -173,15 +192,35 @@ pub fn rules(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(json!([{ "name": "replicated_rule" }]).into())
 }
 
-/// `GET /nodes/{node}/ceph/cmd-safety`: initialised, a connection;
-/// then 501.
+/// `GET /nodes/{node}/ceph/cmd-safety`: Ceph's answer to the safety
+/// command of the service and action, from the model. On 9.2 `safe` is
+/// a boolean and `status` absent when empty; before, PVE answers the
+/// raw command result with `safe` as `0`/`1` and `status` always.
 pub fn cmd_safety(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_of(ctx)?;
     inited_and_connected(ctx, &node)?;
-    Err(not_emulated(
-        "GET",
-        &format!("/nodes/{node}/ceph/cmd-safety"),
-    ))
+    let service = ctx.param("service")?;
+    let id = ctx.param("id")?;
+    let action = ctx.param("action")?;
+    ctx.with(|c| {
+        let s = c.ceph().cmd_safety(&service, &id, &action)?;
+        let safe = s.code == 0;
+        if c.version() == crate::version::PveVersion::V9_2 {
+            let mut v = json!({ "safe": safe });
+            if !s.status.is_empty() {
+                v["status"] = json!(s.status);
+            }
+            Ok(v.into())
+        } else {
+            Ok(json!({
+                "safe": u8::from(safe),
+                "status": s.status,
+                "return_code": s.code,
+                "status_message": s.status,
+            })
+            .into())
+        }
+    })
 }
 
 /// `GET /nodes/{node}/ceph/cfg/raw`: `/etc/pve/ceph.conf`.

@@ -5,7 +5,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::model::ceph::{Ceph, Daemon, Install, Mon};
+use crate::model::ceph::pools::REPLICATED_RULE;
+use crate::model::ceph::{Ceph, Daemon, Install, Mon, Osd, Pool};
 
 /// A Ceph time stamp (`2026-11-29T09:30:00.000000+0000`).
 pub fn stamp(ms: i64) -> String {
@@ -165,10 +166,18 @@ pub fn status(
     let quorum = ceph.quorum();
     let created = ceph.created_ms().unwrap_or(now * 1000);
     let (_, osd_epoch, _) = ceph.epochs();
-    let standby_mds = ceph.mdss().iter().filter(|m| m.running).count();
+    let active_mds = ceph.active_mds();
+    let standby_mds = ceph.mdss().iter().filter(|m| m.running).count() - active_mds.len();
+    let by_rank: Vec<Value> = active_mds
+        .iter()
+        .map(|(mds, fs)| {
+            let fscid = ceph.filesystems().iter().position(|f| &f.name == fs).unwrap_or(0) + 1;
+            json!({ "filesystem_id": fscid, "rank": 0, "name": mds, "status": "up:active", "gid": gid(mds) })
+        })
+        .collect();
     json!({
         "fsid": ceph.fsid().unwrap_or_default(),
-        "health": health(ceph, 0),
+        "health": health(ceph, ceph.osds().len() as u32),
         "election_epoch": 1 + 2 * ceph.mons().len(),
         "quorum": quorum,
         "quorum_names": ceph.quorum_names(),
@@ -176,17 +185,17 @@ pub fn status(
         "monmap": mon_dump(ceph, release),
         "osdmap": {
             "epoch": osd_epoch,
-            "num_osds": 0,
-            "num_up_osds": 0,
-            "osd_up_since": 0,
-            "num_in_osds": 0,
-            "osd_in_since": 0,
+            "num_osds": ceph.osds().len(),
+            "num_up_osds": ceph.osds().iter().filter(|o| o.up).count(),
+            "osd_up_since": ceph.osds().iter().filter(|o| o.up).map(|o| o.created_ms / 1000).max().unwrap_or(0),
+            "num_in_osds": ceph.osds().iter().filter(|o| o.is_in).count(),
+            "osd_in_since": ceph.osds().iter().filter(|o| o.is_in).map(|o| o.created_ms / 1000).max().unwrap_or(0),
             "num_remapped_pgs": 0,
         },
         "pgmap": {
             "pgs_by_state": [],
-            "num_pgs": 0,
-            "num_pools": 0,
+            "num_pgs": ceph.pools().iter().map(|p| u64::from(p.pg_num)).sum::<u64>(),
+            "num_pools": ceph.pools().len(),
             "num_objects": 0,
             "data_bytes": 0,
             "bytes_used": 0,
@@ -196,7 +205,11 @@ pub fn status(
         "fsmap": {
             "epoch": 1,
             "btime": stamp(created),
-            "by_rank": [],
+            "id": ceph.filesystems().len(),
+            "up": active_mds.len(),
+            "in": active_mds.len(),
+            "max": active_mds.len(),
+            "by_rank": by_rank,
             "up:standby": standby_mds,
         },
         "mgrmap": mgr_dump(ceph, ip_of),
@@ -412,4 +425,325 @@ pub fn log(ceph: &Ceph, start: usize, limit: usize) -> (u64, Value) {
         })
         .collect();
     (ceph.log().len() as u64, Value::Array(lines))
+}
+
+/// The autoscaler's suggestion for an empty pool: its floor or 32,
+/// rounded up to a power of two.
+fn pg_num_final(pool: &Pool) -> u32 {
+    pool.pg_num_min.unwrap_or(0).max(32).next_power_of_two()
+}
+
+/// A pool's line of `osd pool autoscale-status`.
+fn autoscale_status(pool: &Pool) -> Value {
+    let final_pgs = pg_num_final(pool);
+    json!({
+        "pool_id": pool.id,
+        "pool_name": pool.name,
+        "crush_root_id": -1,
+        "pg_autoscale_mode": pool.pg_autoscale_mode,
+        "pg_num_target": pool.pg_num,
+        "logical_used": 0,
+        "target_bytes": pool.target_size_bytes.unwrap_or(0),
+        "raw_used_rate": f64::from(pool.size),
+        "subtree_capacity": 0,
+        "actual_raw_used": 0.0,
+        "raw_used": 0.0,
+        "actual_capacity_ratio": 0.0,
+        "capacity_ratio": 0.0,
+        "target_ratio": pool.target_size_ratio.unwrap_or(0.0),
+        "effective_target_ratio": pool.target_size_ratio.unwrap_or(0.0),
+        "pg_num_ideal": 0,
+        "pg_num_final": final_pgs,
+        "would_adjust": pool.pg_autoscale_mode != "off" && final_pgs != pool.pg_num,
+        "bias": 1.0,
+        "bulk": false,
+    })
+}
+
+/// The enabled applications, as `osd dump` maps them.
+fn applications(pool: &Pool) -> Map<String, Value> {
+    pool.applications
+        .iter()
+        .map(|a| (a.clone(), json!({})))
+        .collect()
+}
+
+/// `GET /nodes/{node}/ceph/pool`: each pool of `osd dump` with its
+/// autoscaler line, crush rule name and usage from `df`.
+pub fn pools(ceph: &Ceph) -> Value {
+    Value::Array(
+        ceph.pools()
+            .iter()
+            .map(|p| {
+                json!({
+                    "pool": p.id,
+                    "pool_name": p.name,
+                    "size": p.size,
+                    "min_size": p.min_size,
+                    "pg_num": p.pg_num,
+                    "crush_rule": 0,
+                    "crush_rule_name": REPLICATED_RULE,
+                    "pg_autoscale_mode": p.pg_autoscale_mode,
+                    "application_metadata": applications(p),
+                    "autoscale_status": autoscale_status(p),
+                    "pg_num_final": pg_num_final(p),
+                    "pg_num_min": p.pg_num_min,
+                    "target_size": p.target_size_bytes,
+                    "target_size_ratio": p.target_size_ratio,
+                    "bytes_used": 0,
+                    "percent_used": 0,
+                    "type": "replicated",
+                })
+            })
+            .collect(),
+    )
+}
+
+/// `GET /nodes/{node}/ceph/pool/{name}/status`: `osd pool get all` as
+/// PVE picks from it; the pool's flags are JSON booleans on 9.2 and
+/// Perl's stringified booleans (`"1"`, `"0"`) before; `verbose` adds
+/// the statistics of `df`, the autoscaler's line and the applications.
+pub fn pool_status(pool: &Pool, verbose: bool, flags_as_bools: bool) -> Value {
+    let flag = |on: bool| {
+        if flags_as_bools {
+            json!(on)
+        } else {
+            json!(if on { "1" } else { "0" })
+        }
+    };
+    let mut v = json!({
+        "id": pool.id,
+        "name": pool.name,
+        "size": pool.size,
+        "min_size": pool.min_size,
+        "pg_num": pool.pg_num,
+        "pg_num_min": pool.pg_num_min,
+        "pgp_num": pool.pg_num,
+        "crush_rule": REPLICATED_RULE,
+        "pg_autoscale_mode": pool.pg_autoscale_mode,
+        "noscrub": flag(false),
+        "nodeep-scrub": flag(false),
+        "nodelete": flag(false),
+        "nopgchange": flag(false),
+        "nosizechange": flag(false),
+        "write_fadvise_dontneed": flag(false),
+        "hashpspool": flag(true),
+        "use_gmt_hitset": flag(true),
+        "fast_read": flag(false),
+        "target_size": pool.target_size_bytes,
+        "target_size_ratio": pool.target_size_ratio,
+    });
+    if verbose && let Value::Object(m) = &mut v {
+        m.insert("autoscale_status".into(), autoscale_status(pool));
+        m.insert(
+            "statistics".into(),
+            json!({
+                "stored": 0,
+                "objects": 0,
+                "kb_used": 0,
+                "bytes_used": 0,
+                "percent_used": 0,
+                "max_avail": 0,
+            }),
+        );
+        m.insert("application_list".into(), json!(pool.applications.clone()));
+    }
+    v
+}
+
+/// The flags of `osd dump` (those set, then those every cluster since
+/// Pacific carries), in Ceph's order.
+pub fn osdmap_flags(ceph: &Ceph) -> String {
+    const ORDER: &[&str] = &[
+        "full",
+        "pauserd",
+        "pausewr",
+        "noup",
+        "nodown",
+        "noout",
+        "noin",
+        "nobackfill",
+        "norebalance",
+        "norecover",
+        "noscrub",
+        "nodeep-scrub",
+        "notieragent",
+    ];
+    let mut out: Vec<&str> = ORDER
+        .iter()
+        .copied()
+        .filter(|f| ceph.flags().contains(*f))
+        .collect();
+    out.extend([
+        "sortbitwise",
+        "recovery_deletes",
+        "purged_snapdirs",
+        "pglog_hardlimit",
+    ]);
+    out.join(",")
+}
+
+/// What an empty OSD's BlueStore uses of its disk, KiB.
+const OSD_KB_USED: u64 = 27_648;
+
+/// An OSD's device-mapper node (`/dev/dm-<n>`).
+fn dm_node(osd: &Osd) -> String {
+    format!("/dev/dm-{}", osd.id)
+}
+
+/// `GET /nodes/{node}/ceph/osd`: `osd df tree` as PVE nests it (the
+/// `default` root, a host bucket per node with OSDs, the OSDs with
+/// their state, usage and metadata), and the OSD map's flags.
+pub fn osd_tree(ceph: &Ceph, install: &dyn Fn(&str) -> Option<Install>) -> Value {
+    let mut hosts: Vec<&str> = ceph.osds().iter().map(|o| o.host.as_str()).collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    let host_nodes: Vec<Value> = hosts
+        .iter()
+        .enumerate()
+        .map(|(i, host)| {
+            let osds: Vec<&Osd> = ceph.osds().iter().filter(|o| o.host == *host).collect();
+            let version = install(host);
+            let children: Vec<Value> = osds
+                .iter()
+                .map(|o| {
+                    let total = o.size / 1024 * 1024;
+                    let used = OSD_KB_USED * 1024;
+                    let mut v = json!({
+                        "id": o.id,
+                        "name": o.name(),
+                        "type": "osd",
+                        "status": if o.up { "up" } else { "down" },
+                        "crush_weight": o.crush_weight(),
+                        "reweight": if o.is_in { 1 } else { 0 },
+                        "device_class": o.class,
+                        "pgs": 0,
+                        "in": u8::from(o.is_in),
+                        "total_space": total,
+                        "bytes_used": used,
+                        "percent_used": (used as f64 * 100.0) / total.max(1) as f64,
+                        "commit_latency_ms": 0,
+                        "apply_latency_ms": 0,
+                        "osdtype": "bluestore",
+                        "blfsdev": dm_node(o),
+                        "dbdev": dm_node(o),
+                        "waldev": null,
+                        "host": host,
+                        "leaf": 1,
+                    });
+                    if let (Some(i), Value::Object(m)) = (&version, &mut v) {
+                        m.insert("ceph_version".into(), json!(i.version_line()));
+                        m.insert("ceph_version_short".into(), json!(i.version));
+                    }
+                    v
+                })
+                .collect();
+            let weight: f64 = osds.iter().map(|o| o.crush_weight()).sum();
+            json!({
+                "id": -2 - i as i64,
+                "name": host,
+                "type": "host",
+                "crush_weight": weight,
+                "reweight": -1,
+                "pgs": 0,
+                "children": children,
+                "leaf": 0,
+                "version": version.map(|i| i.version),
+            })
+        })
+        .collect();
+    let weight: f64 = ceph.osds().iter().map(Osd::crush_weight).sum();
+    let mut root = json!({
+        "id": -1,
+        "name": "default",
+        "type": "root",
+        "crush_weight": weight,
+        "reweight": -1,
+        "pgs": 0,
+        "leaf": 0,
+    });
+    if !host_nodes.is_empty()
+        && let Value::Object(m) = &mut root
+    {
+        m.insert("children".into(), Value::Array(host_nodes));
+    }
+    json!({
+        "root": { "leaf": 0, "children": [root] },
+        "flags": osdmap_flags(ceph),
+    })
+}
+
+/// `GET /nodes/{node}/ceph/osd/{osdid}/metadata`: on 9.2 `pid` only
+/// while the OSD runs, `support_discard` a boolean and `encrypted`;
+/// before, `pid` always (`0` when stopped) and `support_discard` `0`/`1`.
+pub fn osd_details(osd: &Osd, install: Option<&Install>, ip: &str, v92: bool) -> Value {
+    let pid = if osd.up { 2_100 + osd.id } else { 0 };
+    let addr = |port: u32| format!("[v2:{ip}:{port}/{pid},v1:{ip}:{}/{pid}]", port + 1);
+    let mut o = json!({
+        "hostname": osd.host,
+        "id": osd.id,
+        "mem_usage": if osd.up { 687_865_856u64 } else { 0 },
+        "osd_data": format!("/var/lib/ceph/osd/ceph-{}", osd.id),
+        "osd_objectstore": "bluestore",
+        "version": install.map(|i| format!("{} ({})", i.version, i.release.codename())),
+        "front_addr": addr(6802),
+        "back_addr": addr(6804),
+        "hb_front_addr": addr(6808),
+        "hb_back_addr": addr(6806),
+    });
+    let discard = osd.class != "hdd";
+    if let Value::Object(m) = &mut o {
+        if v92 {
+            m.insert("encrypted".into(), json!(u8::from(osd.encrypted)));
+            if pid != 0 {
+                m.insert("pid".into(), json!(pid));
+            }
+        } else {
+            m.insert("pid".into(), json!(pid));
+        }
+    }
+    json!({
+        "osd": o,
+        "devices": [{
+            "dev_node": dm_node(osd),
+            "physical_device": osd.devpath.trim_start_matches("/dev/"),
+            "size": osd.size,
+            "support_discard": if v92 { json!(discard) } else { json!(u8::from(discard)) },
+            "type": if osd.class == "hdd" { "hdd" } else { "ssd" },
+            "device": "block",
+        }],
+    })
+}
+
+/// `GET /nodes/{node}/ceph/osd/{osdid}/lv-info` of the block volume.
+pub fn osd_volume(osd: &Osd) -> Value {
+    let lv = osd.lv();
+    let (y, mo, d, h, mi, s, _) = crate::clock::civil(osd.created_ms.div_euclid(1000));
+    json!({
+        "creation_time": format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} +0000"),
+        "lv_name": lv,
+        "lv_path": format!("/dev/{}/{lv}", osd.vg),
+        "lv_size": osd.size / (4 << 20) * (4 << 20),
+        "lv_uuid": lv_uuid(&osd.uuid),
+        "vg_name": osd.vg,
+    })
+}
+
+/// An LVM uuid (`xxxxxx-xxxx-xxxx-xxxx-xxxx-xxxx-xxxxxx`) made from an
+/// OSD's uuid.
+fn lv_uuid(uuid: &str) -> String {
+    let alnum: String = uuid
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .chain("LVM0abcdefgh".chars())
+        .take(32)
+        .collect();
+    let parts = [6, 4, 4, 4, 4, 4, 6];
+    let mut out = Vec::new();
+    let mut at = 0;
+    for n in parts {
+        out.push(alnum.get(at..at + n).unwrap_or("0000").to_string());
+        at += n;
+    }
+    out.join("-")
 }

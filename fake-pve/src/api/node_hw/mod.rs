@@ -97,8 +97,16 @@ fn disks_list(ctx: &Ctx<'_>) -> Result<Reply> {
     let skipsmart = flag(ctx, "skipsmart")?;
     let parts = flag(ctx, "include-partitions")?;
     let kind = ctx.params.str("type");
-    let list = ctx
-        .with(|c| view::disks_list(&c.hardware().node(&node), kind.as_deref(), skipsmart, parts));
+    let list = ctx.with(|c| {
+        let ceph = c.ceph();
+        view::disks_list_with_osds(
+            &c.hardware().node(&node),
+            kind.as_deref(),
+            skipsmart,
+            parts,
+            &|dev| ceph.osd_on(&node, dev).map(|o| (o.id, o.encrypted)),
+        )
+    });
     Ok(Value::Array(list).into())
 }
 

@@ -74,18 +74,41 @@ fn partition_entry(p: &Partition, disk: &Disk) -> Value {
     v
 }
 
-/// `GET /nodes/{node}/disks/list`.
+/// `GET /nodes/{node}/disks/list` of a node without Ceph OSDs.
+#[cfg(test)]
 pub fn disks_list(
     hw: &NodeHw,
     kind: Option<&str>,
     skipsmart: bool,
     include_partitions: bool,
 ) -> Vec<Value> {
+    disks_list_with_osds(hw, kind, skipsmart, include_partitions, &|_| None)
+}
+
+/// `GET /nodes/{node}/disks/list`: a device holding a Ceph OSD (`osd`
+/// gives its id and whether it is encrypted) names it in `osdid` and
+/// `osdid-list`, with `bluestore` and `osdencrypted`.
+pub fn disks_list_with_osds(
+    hw: &NodeHw,
+    kind: Option<&str>,
+    skipsmart: bool,
+    include_partitions: bool,
+    osd: &dyn Fn(&str) -> Option<(u32, bool)>,
+) -> Vec<Value> {
     hw.disks_list(kind, include_partitions)
         .into_iter()
-        .map(|r| match r {
-            DiskRow::Disk(d) => disk_entry(d, skipsmart, include_partitions),
-            DiskRow::Partition(d, p) => partition_entry(p, d),
+        .map(|r| {
+            let (mut v, devpath) = match r {
+                DiskRow::Disk(d) => (disk_entry(d, skipsmart, include_partitions), &d.devpath),
+                DiskRow::Partition(d, p) => (partition_entry(p, d), &p.devpath),
+            };
+            if let Some((id, encrypted)) = osd(devpath) {
+                v["osdid"] = json!(id);
+                v["osdid-list"] = json!([id]);
+                v["bluestore"] = json!(1);
+                v["osdencrypted"] = json!(u8::from(encrypted));
+            }
+            v
         })
         .collect()
 }

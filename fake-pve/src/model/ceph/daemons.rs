@@ -5,7 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Around;
 use super::{Binary, Ceph};
+use crate::model::node_hw::Hardware;
+use crate::model::storage::Storages;
 use crate::model::{Error, Result};
 
 /// A monitor.
@@ -106,6 +109,34 @@ pub enum CephOp {
     SetFlags {
         /// `(flag, value)`.
         flags: Vec<(String, bool)>,
+    },
+    /// `cephcreateosd`.
+    CreateOsd {
+        /// The OSD as asked.
+        osd: super::NewOsd,
+    },
+    /// `cephdestroyosd`.
+    DestroyOsd {
+        /// The id.
+        id: u32,
+        /// `cleanup`: the volume group and the disk freed.
+        cleanup: bool,
+    },
+    /// `srvrestart` of `<node>-osd`: the rolling restart of a node's
+    /// OSDs.
+    RestartBulk {
+        /// The call's options.
+        opts: super::restart::BulkRestart,
+    },
+    /// `cephfscreate`, `cephdestroyfs`.
+    Fs {
+        /// What the task does.
+        fs: super::FsOp,
+    },
+    /// `cephcreatepool`, `cephsetpool`, `cephdestroypool`.
+    Pool {
+        /// What the task does.
+        pool: super::PoolOp,
     },
 }
 
@@ -398,16 +429,74 @@ impl Ceph {
         op: &CephOp,
         ms: i64,
     ) -> std::result::Result<Vec<String>, (Vec<String>, String)> {
+        let mut storages = Storages::default();
+        let mut hardware = Hardware::default();
+        let mut around = Around {
+            storages: &mut storages,
+            hardware: &mut hardware,
+        };
+        self.apply_in(&mut around, node, op, ms)
+    }
+
+    /// [`Ceph::apply`] with the cluster's `storage.cfg` and disks, which
+    /// the pool, file system and OSD tasks change.
+    ///
+    /// # Errors
+    /// The lines so far and the worker's `die`.
+    pub fn apply_in(
+        &mut self,
+        around: &mut Around<'_>,
+        node: &str,
+        op: &CephOp,
+        ms: i64,
+    ) -> std::result::Result<Vec<String>, (Vec<String>, String)> {
         let mut lines = Vec::new();
-        let r = self.run(node, op, ms, &mut lines);
+        let r = self.run(around, node, op, ms, &mut lines);
         match r {
             Ok(()) => Ok(lines),
             Err(e) => Err((lines, e.to_string())),
         }
     }
 
-    fn run(&mut self, node: &str, op: &CephOp, ms: i64, out: &mut Vec<String>) -> Result<()> {
+    fn run(
+        &mut self,
+        around: &mut Around<'_>,
+        node: &str,
+        op: &CephOp,
+        ms: i64,
+        out: &mut Vec<String>,
+    ) -> Result<()> {
         match op {
+            CephOp::Pool { pool } => self.run_pool(around.storages, node, pool, out),
+            CephOp::Fs { fs } => self.run_fs(around.storages, node, fs, out),
+            CephOp::RestartBulk { opts } => self.run_bulk_restart(node, opts, out),
+            CephOp::CreateOsd { osd } => {
+                self.rados(node)?;
+                let hw = around.hardware.node_mut(node);
+                if hw
+                    .disk(&osd.devpath)
+                    .is_some_and(crate::model::node_hw::Disk::is_used)
+                {
+                    return Err(Error::failed(format!(
+                        "device '{}' is already in use",
+                        osd.devpath
+                    )));
+                }
+                out.push(format!("create OSD on {} (bluestore)", osd.devpath));
+                let vg = format!("ceph-{}", osd.vg_uuid);
+                out.extend(hw.ceph_osd_create(&osd.devpath, &vg)?);
+                self.create_osd(node, osd, ms, out);
+                Ok(())
+            }
+            CephOp::DestroyOsd { id, cleanup } => {
+                self.rados(node)?;
+                let gone = self.destroy_osd(*id, *cleanup, out)?;
+                around
+                    .hardware
+                    .node_mut(&gone.host)
+                    .ceph_osd_zap(&gone.vg, *cleanup);
+                Ok(())
+            }
             CephOp::CreateMon { id, addr } => self.create_mon(node, id, addr, ms, out),
             CephOp::DestroyMon { id } => {
                 self.rados(node)?;
@@ -628,6 +717,9 @@ impl Ceph {
                     d.running = running;
                 }
             }
+        }
+        if kind.is_none_or(|k| k == "osd") {
+            self.run_osds(node, id, running);
         }
     }
 }

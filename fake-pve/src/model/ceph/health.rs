@@ -1,6 +1,6 @@
 //! The health checks the monitors raise from the model (`ceph health
 //! detail`): monitors out of quorum, no active manager, fewer OSDs than
-//! the default pool size, OSD map flags; muted ones stay listed but do
+//! the default pool size, OSDs down, OSD map flags; muted ones stay listed but do
 //! not count.
 
 use std::collections::BTreeMap;
@@ -128,6 +128,22 @@ impl Ceph {
                     summary: format!("OSD count {osds} < osd_pool_default_size {size}"),
                     count: 1,
                     detail: Vec::new(),
+                    muted: false,
+                },
+            );
+        }
+        let down: Vec<&super::Osd> = self.osds.iter().filter(|o| !o.up).collect();
+        if !down.is_empty() {
+            checks.insert(
+                "OSD_DOWN".into(),
+                Check {
+                    severity: Severity::Warn,
+                    summary: format!("{} osds down", down.len()),
+                    count: down.len() as u64,
+                    detail: down
+                        .iter()
+                        .map(|o| format!("{} (root=default,host={}) is down", o.name(), o.host))
+                        .collect(),
                     muted: false,
                 },
             );

@@ -13,7 +13,12 @@
 
 pub mod conf;
 pub mod daemons;
+pub mod fs;
 pub mod health;
+pub mod osds;
+pub mod pools;
+pub mod restart;
+pub mod safety;
 #[cfg(test)]
 mod tests;
 
@@ -24,6 +29,9 @@ use serde::{Deserialize, Serialize};
 use crate::model::{Error, Result};
 pub use conf::CephConf;
 pub use daemons::{Daemon, DaemonKind, Mon};
+pub use fs::{CephFs, FsOp};
+pub use osds::{NewOsd, Osd};
+pub use pools::{Pool, PoolOp};
 
 /// A Ceph release PVE's repositories ship.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -205,6 +213,15 @@ pub struct Ceph {
     /// The metadata servers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     mdss: Vec<Daemon>,
+    /// The pools, by id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pools: Vec<Pool>,
+    /// The OSDs, by id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    osds: Vec<Osd>,
+    /// The file systems, in creation order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    filesystems: Vec<CephFs>,
     /// The OSD map's flags, as Ceph names them (`pauserd`, `noout`).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     flags: BTreeSet<String>,
@@ -540,6 +557,16 @@ impl Ceph {
     pub fn epochs(&self) -> (u32, u32, u32) {
         (self.mon_epoch, self.osd_epoch.max(1), self.mgr_epoch)
     }
+}
+
+/// What a Ceph task changes beside Ceph: `storage.cfg` (a pool's or a
+/// file system's storage) and the nodes' disks (an OSD's).
+#[derive(Debug)]
+pub struct Around<'a> {
+    /// `storage.cfg` and the volumes.
+    pub storages: &'a mut crate::model::storage::Storages,
+    /// The nodes' disks.
+    pub hardware: &'a mut crate::model::node_hw::Hardware,
 }
 
 /// The options of `init`.

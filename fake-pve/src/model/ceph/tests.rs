@@ -254,3 +254,494 @@ fn a_saved_ceph_reads_back() {
     assert!(Ceph::default().is_empty());
     assert_eq!(serde_json::to_string(&Ceph::default()).expect("json"), "{}");
 }
+
+fn pool_op(op: PoolOp) -> CephOp {
+    CephOp::Pool { pool: op }
+}
+
+fn defaults() -> Vec<(String, String)> {
+    [
+        ("pg_num", "128"),
+        ("size", "3"),
+        ("min_size", "2"),
+        ("application", "rbd"),
+        ("pg_autoscale_mode", "warn"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+fn storages_with_rbd(sid: &str, pool: &str) -> crate::model::storage::Storages {
+    let mut s = crate::model::storage::Storages::default();
+    let p: std::collections::BTreeMap<String, String> =
+        [("type", "rbd"), ("storage", sid), ("pool", pool)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+    s.create(&p).expect("storage");
+    s
+}
+
+#[test]
+fn a_pool_is_made_with_pve_s_defaults_and_logs_what_it_applies() {
+    let mut c = with_first_mon();
+    let mut st = crate::model::storage::Storages::default();
+    let mut hw = crate::model::node_hw::Hardware::default();
+    let lines = c
+        .apply_in(
+            &mut Around {
+                storages: &mut st,
+                hardware: &mut hw,
+            },
+            "pve1",
+            &pool_op(PoolOp::Create {
+                name: "vm".into(),
+                settings: defaults(),
+                add_storage: true,
+            }),
+            5,
+        )
+        .expect("created");
+    assert_eq!(
+        lines,
+        [
+            "skipping 'size', did not change",
+            "pool vm: applying application = rbd",
+            "skipping 'min_size', did not change",
+            "pool vm: applying pg_autoscale_mode = warn",
+            "skipping 'pg_num', did not change",
+        ]
+    );
+    let p = c.pool("vm").expect("pool");
+    assert_eq!((p.id, p.size, p.min_size, p.pg_num), (1, 3, 2, 128));
+    assert_eq!(p.applications, ["rbd"]);
+    let s = st.find("vm").expect("rbd storage");
+    assert_eq!(s.kind, "rbd");
+    assert_eq!(s.options.get("pool").map(String::as_str), Some("vm"));
+    let (_, e) = c
+        .apply_in(
+            &mut Around {
+                storages: &mut st,
+                hardware: &mut hw,
+            },
+            "pve1",
+            &pool_op(PoolOp::Create {
+                name: "vm".into(),
+                settings: defaults(),
+                add_storage: true,
+            }),
+            6,
+        )
+        .expect_err("storage exists");
+    assert_eq!(
+        e,
+        "adding PVE storage for ceph pool 'vm' failed: create storage failed: storage ID 'vm' already defined"
+    );
+}
+
+#[rstest]
+#[case(&[("min_size", "4")], "mon_command failed - pool min_size must be between 1 and size, which is set to 3", "min_size")]
+#[case(&[("size", "1")], "mon_command failed - configuring pool size as 1 is disabled by default.", "size")]
+#[case(&[("crush_rule", "fast")], "mon_command failed - crush rule fast does not exist", "crush_rule")]
+#[case(&[("application", "cephfs")], "mon_command failed - Are you SURE? Pool 'vm' already has an enabled application; pass --yes-i-really-mean-it to proceed anyway", "application")]
+#[case(&[("pg_num_min", "256")], "mon_command failed - specified pg_num_min 256 > pg_num 128", "pg_num_min")]
+fn set_pool_prints_ceph_s_refusal_and_fails(
+    #[case] settings: &[(&str, &str)],
+    #[case] printed: &str,
+    #[case] missing: &str,
+) {
+    let mut c = with_first_mon();
+    c.declare_pool("vm", &defaults()).expect("pool");
+    let settings: Vec<(String, String)> = settings
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let (lines, e) = c
+        .apply(
+            "pve1",
+            &pool_op(PoolOp::Set {
+                name: "vm".into(),
+                settings,
+            }),
+            7,
+        )
+        .expect_err("refused");
+    assert!(lines.iter().any(|l| l == printed), "{lines:?}");
+    assert_eq!(e, format!("Could not set: {missing}"));
+}
+
+#[test]
+fn size_resets_min_size_and_goes_first() {
+    let mut c = with_first_mon();
+    c.declare_pool("vm", &defaults()).expect("pool");
+    let settings = vec![
+        ("min_size".to_string(), "1".to_string()),
+        ("size".to_string(), "2".to_string()),
+    ];
+    let lines = c
+        .apply(
+            "pve1",
+            &pool_op(PoolOp::Set {
+                name: "vm".into(),
+                settings,
+            }),
+            8,
+        )
+        .expect("set");
+    assert_eq!(
+        lines,
+        [
+            "pool vm: applying size = 2",
+            "pool vm: applying min_size = 1"
+        ]
+    );
+    let p = c.pool("vm").expect("pool");
+    assert_eq!((p.size, p.min_size), (2, 1));
+    let (_, e) = c
+        .apply(
+            "pve1",
+            &pool_op(PoolOp::Set {
+                name: "nope".into(),
+                settings: Vec::new(),
+            }),
+            9,
+        )
+        .expect_err("unknown");
+    assert_eq!(e, "mon_command failed - unrecognized pool 'nope'");
+}
+
+#[rstest]
+#[case(
+    false,
+    false,
+    Err("ceph pool 'vm' still in use by storage 'ceph-vm'"),
+    true
+)]
+#[case(true, false, Ok(()), true)]
+#[case(true, true, Ok(()), false)]
+fn destroying_a_pool_minds_its_storages(
+    #[case] force: bool,
+    #[case] remove_storages: bool,
+    #[case] want: std::result::Result<(), &str>,
+    #[case] storage_stays: bool,
+) {
+    let mut c = with_first_mon();
+    c.declare_pool("vm", &defaults()).expect("pool");
+    let mut st = storages_with_rbd("ceph-vm", "vm");
+    let s = st.find("ceph-vm").expect("storage").clone();
+    st.volumes_mut().insert(
+        &s,
+        "pve1",
+        crate::model::storage::Volume {
+            storage: "ceph-vm".into(),
+            name: "vm-100-disk-0".into(),
+            size: 1 << 30,
+            format: "raw".into(),
+            vmid: 100,
+            ctime: 0,
+        },
+    );
+    let mut hw = crate::model::node_hw::Hardware::default();
+    let r = c.apply_in(
+        &mut Around {
+            storages: &mut st,
+            hardware: &mut hw,
+        },
+        "pve1",
+        &pool_op(PoolOp::Destroy {
+            name: "vm".into(),
+            force,
+            remove_storages,
+        }),
+        9,
+    );
+    match (r, want) {
+        (Ok(lines), Ok(())) => {
+            assert!(c.pool("vm").is_none());
+            assert_eq!(lines.is_empty(), force);
+        }
+        (Err((lines, e)), Err(msg)) => {
+            assert_eq!(e, msg);
+            assert_eq!(lines, ["checking storage 'ceph-vm' for RBD images.."]);
+            assert!(c.pool("vm").is_some());
+        }
+        (r, w) => panic!("got {r:?}, wanted {w:?}"),
+    }
+    assert_eq!(st.find("ceph-vm").is_some(), storage_stays);
+}
+
+#[test]
+fn pools_read_back_and_deletion_can_be_disabled() {
+    let mut c = with_first_mon();
+    c.declare_pool("vm", &defaults()).expect("pool");
+    let back: Ceph = serde_json::from_str(&serde_json::to_string(&c).expect("json")).expect("back");
+    assert_eq!(back, c);
+    if let Some(conf) = c.conf.as_mut() {
+        conf.set("global", "mon_allow_pool_delete", "false");
+    }
+    assert_eq!(
+        c.destroy_pool("vm").expect_err("refused").to_string(),
+        "mon_command failed - pool deletion is disabled; you must first set the mon_allow_pool_delete config option to true before you can destroy a pool"
+    );
+}
+
+fn new_osd(dev: &str, n: u8) -> NewOsd {
+    NewOsd {
+        devpath: dev.into(),
+        size: 4 << 40,
+        class: "hdd".into(),
+        encrypted: false,
+        uuid: format!("0000000{n}-0000-4000-8000-000000000000"),
+        vg_uuid: format!("0000000{n}-0000-4000-8000-00000000000f"),
+    }
+}
+
+#[test]
+fn an_osd_takes_a_free_disk_and_gives_it_back() {
+    let mut c = with_first_mon();
+    let mut st = crate::model::storage::Storages::default();
+    let mut hw = crate::model::node_hw::Hardware::default();
+    let mut around = Around {
+        storages: &mut st,
+        hardware: &mut hw,
+    };
+    let op = CephOp::CreateOsd {
+        osd: new_osd("/dev/sdb", 1),
+    };
+    let lines = c.apply_in(&mut around, "pve1", &op, 10).expect("osd");
+    assert_eq!(lines[0], "create OSD on /dev/sdb (bluestore)");
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some("--> ceph-volume lvm create successful for: /dev/sdb")
+    );
+    let disk = around.hardware.node("pve1").disk("/dev/sdb").cloned();
+    assert_eq!(disk.and_then(|d| d.usage(false)).as_deref(), Some("LVM"));
+    let (_, e) = c.apply_in(&mut around, "pve1", &op, 11).expect_err("used");
+    assert_eq!(e, "device '/dev/sdb' is already in use");
+    assert_eq!(
+        c.prepare_destroy_osd("pve1", "0", 1008)
+            .expect_err("in")
+            .to_string(),
+        "osd is in use (in == 1)"
+    );
+    assert_eq!(
+        c.prepare_destroy_osd("pve2", "0", 1008)
+            .expect_err("elsewhere")
+            .to_string(),
+        "OSD osd.0 does not belong to node pve2! at /usr/share/perl5/PVE/API2/Ceph/OSD.pm line 1008."
+    );
+    c.set_osd_in("0", false).expect("out");
+    assert_eq!(
+        c.prepare_destroy_osd("pve1", "0", 1008)
+            .expect_err("up")
+            .to_string(),
+        "osd is still running (up == 1)"
+    );
+    c.apply_in(
+        &mut around,
+        "pve1",
+        &CephOp::Service {
+            action: "stop".into(),
+            service: Some("osd.0".into()),
+        },
+        12,
+    )
+    .expect("stopped");
+    assert!(c.health(1).checks.contains_key("OSD_DOWN"));
+    assert_eq!(c.prepare_destroy_osd("pve1", "0", 1008).expect("ok"), 0);
+    c.apply_in(
+        &mut around,
+        "pve1",
+        &CephOp::DestroyOsd {
+            id: 0,
+            cleanup: true,
+        },
+        13,
+    )
+    .expect("destroyed");
+    assert!(c.osds().is_empty());
+    let disk = around.hardware.node("pve1").disk("/dev/sdb").cloned();
+    assert_eq!(disk.and_then(|d| d.usage(false)), None);
+    assert_eq!(
+        c.set_osd_in("0", true).expect_err("gone").to_string(),
+        "no such OSD '0'"
+    );
+}
+
+#[rstest]
+#[case(
+    "osd",
+    "0",
+    "stop",
+    1,
+    false,
+    "unsafe to stop osd(s) at this time (128 PGs are or would become offline)"
+)]
+#[case(
+    "osd",
+    "0",
+    "stop",
+    3,
+    true,
+    "OSD(s) 0 are ok to stop without reducing availability or risking data, provided there are no other concurrent failures or interventions.\n128 PGs are likely to be degraded (but remain available) as a result."
+)]
+#[case("osd", "7", "stop", 3, false, "osd.7 does not exist")]
+#[case(
+    "osd",
+    "0",
+    "destroy",
+    3,
+    false,
+    "OSD(s) 0 have 128 pgs currently mapped to them. "
+)]
+#[case(
+    "mon",
+    "pve1",
+    "stop",
+    3,
+    false,
+    "not enough monitors would be available () after stopping mons [pve1]"
+)]
+#[case("mon", "nope", "destroy", 3, true, "mon.nope does not exist")]
+fn safety_follows_the_model(
+    #[case] service: &str,
+    #[case] id: &str,
+    #[case] action: &str,
+    #[case] osds: u8,
+    #[case] safe: bool,
+    #[case] status: &str,
+) {
+    let mut c = with_first_mon();
+    for n in 0..osds {
+        let dev = format!("/dev/sd{}", char::from(b'b' + n));
+        c.declare_osd("pve1", &new_osd(&dev, n), true, true, 0)
+            .expect("osd");
+    }
+    c.declare_pool("vm", &defaults()).expect("pool");
+    let s = c.cmd_safety(service, id, action).expect("answer");
+    assert_eq!((s.code == 0, s.status.as_str()), (safe, status));
+    assert_eq!(
+        c.cmd_safety("mds", "a", "destroy")
+            .expect_err("unsupported")
+            .to_string(),
+        "Service does not support this action: mds: destroy"
+    );
+}
+
+#[test]
+fn a_file_system_needs_a_standby_and_makes_its_pools() {
+    let mut c = with_first_mon();
+    assert_eq!(
+        c.prepare_create_fs("pve1", "cephfs")
+            .expect_err("no mds")
+            .to_string(),
+        "no running Metadata Server (MDS) found!"
+    );
+    c.apply("pve1", &CephOp::CreateMds { id: "a".into() }, 5)
+        .expect("mds");
+    c.prepare_create_fs("pve1", "cephfs").expect("ok");
+    let mut st = crate::model::storage::Storages::default();
+    let mut hw = crate::model::node_hw::Hardware::default();
+    let mut around = Around {
+        storages: &mut st,
+        hardware: &mut hw,
+    };
+    let op = CephOp::Fs {
+        fs: FsOp::Create {
+            name: "cephfs".into(),
+            pg_num: 128,
+            add_storage: true,
+        },
+    };
+    let lines = c.apply_in(&mut around, "pve1", &op, 6).expect("fs");
+    assert_eq!(lines[0], "creating data pool 'cephfs_data'...");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == "Successfully create CephFS 'cephfs'")
+    );
+    assert_eq!(c.pool("cephfs_metadata").map(|p| p.pg_num), Some(32));
+    assert_eq!(c.active_mds().get("a").map(String::as_str), Some("cephfs"));
+    assert_eq!(
+        around.storages.find("cephfs").map(|s| s.kind.as_str()),
+        Some("cephfs")
+    );
+    assert_eq!(
+        c.prepare_create_fs("pve1", "other")
+            .expect_err("no standby")
+            .to_string(),
+        "no standby Metadata Server (MDS) found!"
+    );
+    let destroy = |remove_storages| CephOp::Fs {
+        fs: FsOp::Destroy {
+            name: "cephfs".into(),
+            remove_storages,
+            remove_pools: true,
+        },
+    };
+    let (_, e) = c
+        .apply_in(&mut around, "pve1", &destroy(true), 7)
+        .expect_err("enabled storage");
+    assert_eq!(
+        e,
+        "storage 'cephfs' is not disabled, make sure to disable and unmount the storage first"
+    );
+    c.apply_in(&mut around, "pve1", &destroy(false), 8)
+        .expect("destroyed");
+    assert!(c.filesystems().is_empty());
+    assert!(c.pools().is_empty());
+}
+
+#[test]
+fn a_rolling_restart_checks_health_then_goes_osd_by_osd() {
+    let mut c = with_first_mon();
+    for n in 0..3u8 {
+        let dev = format!("/dev/sd{}", char::from(b'b' + n));
+        c.declare_osd("pve1", &new_osd(&dev, n), n != 2, true, 0)
+            .expect("osd");
+    }
+    let opts = restart::BulkRestart {
+        set_noout: true,
+        timeout: 600,
+        dry_run: false,
+        force: false,
+        only_outdated: false,
+        resume: false,
+    };
+    let op = |opts: &restart::BulkRestart| CephOp::RestartBulk { opts: opts.clone() };
+    let (_, e) = c.apply("pve1", &op(&opts), 1).expect_err("warn");
+    assert_eq!(
+        e,
+        "Ceph cluster has blocking HEALTH_WARN issues, refusing rolling restart of 'osd' daemons (pass force=1 to override):\n  - OSD_DOWN: 1 osds down"
+    );
+    let dry = restart::BulkRestart {
+        dry_run: true,
+        ..opts.clone()
+    };
+    let lines = c.apply("pve1", &op(&dry), 2).expect("dry run");
+    assert_eq!(
+        lines,
+        [
+            "[DRY-RUN] planned rolling restart order on 'pve1':",
+            "  [1/3] osd.0",
+            "  [2/3] osd.1",
+            "  [3/3] osd.2",
+            "[DRY-RUN] no daemons were restarted",
+        ]
+    );
+    let forced = restart::BulkRestart {
+        force: true,
+        ..opts
+    };
+    let lines = c.apply("pve1", &op(&forced), 3).expect("restarted");
+    assert_eq!(
+        lines[0],
+        "WARNING: proceeding past HEALTH_WARN blockers due to force=1:"
+    );
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some("rolling restart of 'osd' daemons on node 'pve1' finished")
+    );
+    assert!(c.osds().iter().all(|o| o.up));
+}

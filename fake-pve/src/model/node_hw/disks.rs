@@ -889,6 +889,55 @@ impl NodeHw {
     }
 }
 
+impl NodeHw {
+    /// What `cephcreateosd` does to its disk: PVE's `wipe_blockdev`,
+    /// then `ceph-volume lvm create`'s volume group `vg` with the OSD's
+    /// one logical volume on the whole disk. Answers the wipe's lines.
+    ///
+    /// # Errors
+    /// The path is not one of the node's disks.
+    pub fn ceph_osd_create(&mut self, devpath: &str, vg: &str) -> Result<Vec<String>> {
+        let (dev, path) = self.verify_blockdev_path(devpath)?;
+        let lines = self.wipe(dev, &path);
+        let size = match dev {
+            Dev::Disk(i) => self.disks[i].size,
+            Dev::Part(i, j) => self.disks[i].partitions[j].size,
+        };
+        self.mark(dev, Some("LVM"), false, true);
+        self.vgs.push(Vg {
+            name: vg.to_string(),
+            pvs: vec![Pv {
+                name: path,
+                size,
+                free: 0,
+            }],
+            lvcount: 1,
+        });
+        Ok(lines)
+    }
+
+    /// `ceph-volume lvm zap` of an OSD's volume group: with `destroy`,
+    /// the logical volume, the group and the physical volume go and the
+    /// disk is free again; without, they stay.
+    pub fn ceph_osd_zap(&mut self, vg: &str, destroy: bool) {
+        if !destroy {
+            return;
+        }
+        let pvs: Vec<String> = self
+            .vgs
+            .iter()
+            .filter(|v| v.name == vg)
+            .flat_map(|v| v.pvs.iter().map(|p| p.name.clone()))
+            .collect();
+        self.vgs.retain(|v| v.name != vg);
+        for pv in pvs {
+            if let Ok((dev, _)) = self.verify_blockdev_path(&pv) {
+                self.mark(dev, None, false, false);
+            }
+        }
+    }
+}
+
 /// The path of partition `n` of a disk (`/dev/sdb1`, `/dev/nvme0n1p1`).
 pub fn part_path(disk: &str, n: u32) -> String {
     if disk.ends_with(|c: char| c.is_ascii_digit()) {

@@ -264,10 +264,11 @@ impl Scenario {
             }
         }
         cluster.storage.volumes_mut().downloads = self.downloads.clone();
+        // Ceph first: a pool's storage holds seeded guests' disks.
+        self.build_ceph(&mut cluster, now, 0x63_65_70_68)?;
         crate::model::qemu::adopt_seed_vms(&mut cluster.guests, &mut cluster.storage, now);
         crate::model::lxc::status::adopt_seed_cts(&mut cluster.guests, &mut cluster.storage, now);
         self.build_node_services(&mut cluster, now)?;
-        self.build_ceph(&mut cluster, now, 0x63_65_70_68)?;
         Ok(cluster)
     }
 

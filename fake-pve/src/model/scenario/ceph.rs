@@ -10,6 +10,12 @@
 //!   mons: [pve1]            # a node name, or {id, node, running}
 //!   mgrs: [pve1]
 //!   flags: [noout]
+//!   pools:                  # a name, or {name, size, min_size, pg_num,
+//!     - vm                  #   pg_num_min, application, storage}
+//!     - { name: data, size: 2, storage: true }   # storage: an rbd storage
+//!   osds:                   # on a disk of the node's hardware
+//!     - { node: pve1, disk: /dev/sdb }           # class, up, in, encrypted
+//!   filesystems: [cephfs]   # CephFS with its pools, a running MDS each
 //! ```
 
 use serde::Deserialize;
@@ -55,6 +61,119 @@ pub struct CephSpec {
     /// OSD map flags PVE offers (`noout`, `pause`, ...).
     #[serde(default)]
     pub flags: Vec<String>,
+    /// The pools.
+    #[serde(default)]
+    pub pools: Vec<PoolSpec>,
+    /// The OSDs, in id order.
+    #[serde(default)]
+    pub osds: Vec<OsdSpec>,
+    /// The CephFS file systems (with `<name>_data` and `<name>_metadata`
+    /// pools), each served by a running metadata server.
+    #[serde(default)]
+    pub filesystems: Vec<String>,
+}
+
+/// An OSD on a disk of a node's hardware.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OsdSpec {
+    /// The node.
+    pub node: String,
+    /// Its disk (`/dev/sdb`), unused in the node's hardware.
+    pub disk: String,
+    /// The crush device class; the disk's kind when not given.
+    #[serde(default)]
+    pub class: Option<String>,
+    /// Whether its service runs (default: it does).
+    #[serde(default = "yes")]
+    pub up: bool,
+    /// Whether it takes data (default: it does).
+    #[serde(default = "yes", rename = "in")]
+    pub is_in: bool,
+    /// Made with `--dmcrypt`.
+    #[serde(default)]
+    pub encrypted: bool,
+}
+
+/// A pool: its name (PVE's defaults), or its settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum PoolSpec {
+    /// The name.
+    Name(String),
+    /// Name and settings.
+    Full {
+        /// The name.
+        name: String,
+        /// Replicas (3).
+        #[serde(default)]
+        size: Option<u32>,
+        /// Replicas needed for writes (2).
+        #[serde(default)]
+        min_size: Option<u32>,
+        /// Placement groups (128).
+        #[serde(default)]
+        pg_num: Option<u32>,
+        /// The autoscaler's floor.
+        #[serde(default)]
+        pg_num_min: Option<u32>,
+        /// `rbd` (default), `cephfs` or `rgw`.
+        #[serde(default)]
+        application: Option<String>,
+        /// `on`, `off` or `warn` (default).
+        #[serde(default)]
+        pg_autoscale_mode: Option<String>,
+        /// Adds an `rbd` storage named after the pool, as
+        /// `add_storages=1` does.
+        #[serde(default)]
+        storage: bool,
+    },
+}
+
+impl PoolSpec {
+    /// The name, the settings PVE's create applies, and whether a
+    /// storage goes with it.
+    fn parts(&self) -> (String, Vec<(String, String)>, bool) {
+        let (name, size, min_size, pg_num, pg_num_min, app, mode, storage) = match self {
+            Self::Name(n) => (n.clone(), None, None, None, None, None, None, false),
+            Self::Full {
+                name,
+                size,
+                min_size,
+                pg_num,
+                pg_num_min,
+                application,
+                pg_autoscale_mode,
+                storage,
+            } => (
+                name.clone(),
+                *size,
+                *min_size,
+                *pg_num,
+                *pg_num_min,
+                application.clone(),
+                pg_autoscale_mode.clone(),
+                *storage,
+            ),
+        };
+        let mut s = vec![
+            ("size".to_string(), size.unwrap_or(3).to_string()),
+            ("min_size".to_string(), min_size.unwrap_or(2).to_string()),
+            ("pg_num".to_string(), pg_num.unwrap_or(128).to_string()),
+            (
+                "application".to_string(),
+                app.unwrap_or_else(|| "rbd".into()),
+            ),
+            (
+                "pg_autoscale_mode".to_string(),
+                mode.unwrap_or_else(|| "warn".into()),
+            ),
+        ];
+        if let Some(n) = pg_num_min {
+            s.push(("pg_num_min".into(), n.to_string()));
+        }
+        (name, s, storage)
+    }
 }
 
 /// A daemon: the node it runs on (its id is the node's name), or all of
@@ -126,11 +245,24 @@ impl Scenario {
         }
         let daemons = !spec.mons.is_empty() || !spec.mgrs.is_empty() || !spec.mdss.is_empty();
         let inited = spec.initialised.unwrap_or(
-            spec.network.is_some() || spec.fsid.is_some() || daemons || !spec.flags.is_empty(),
+            spec.network.is_some()
+                || spec.fsid.is_some()
+                || daemons
+                || !spec.flags.is_empty()
+                || !spec.pools.is_empty()
+                || !spec.osds.is_empty()
+                || !spec.filesystems.is_empty(),
         );
         if !inited {
-            if daemons || !spec.flags.is_empty() {
-                return Err(err("daemons and flags need an initialised cluster".into()));
+            if daemons
+                || !spec.flags.is_empty()
+                || !spec.pools.is_empty()
+                || !spec.osds.is_empty()
+                || !spec.filesystems.is_empty()
+            {
+                return Err(err(
+                    "daemons, flags, pools and OSDs need an initialised cluster".into(),
+                ));
             }
             return Ok(());
         }
@@ -181,6 +313,90 @@ impl Scenario {
             ceph.set_flag(f, true);
         }
         ceph.declare_created(now * 1000);
+        let mut rq = crate::model::Context::new(now * 1000, seed ^ 0x006f_7364);
+        for o in &spec.osds {
+            if !nodes.contains(&o.node) {
+                return Err(err(format!("node '{}' has no Ceph packages", o.node)));
+            }
+            let hw = cluster.hardware.node_mut(&o.node);
+            let (dev, path) = hw
+                .verify_blockdev_path(&o.disk)
+                .map_err(|e| err(format!("OSD on '{}': {e}", o.disk)))?;
+            let (used, size, kind) = match dev {
+                crate::model::node_hw::disks::Dev::Disk(i) => {
+                    let d = &hw.disks()[i];
+                    (d.is_used(), d.size, d.kind)
+                }
+                crate::model::node_hw::disks::Dev::Part(i, j) => {
+                    let d = &hw.disks()[i];
+                    (
+                        d.partitions[j].usage().is_some(),
+                        d.partitions[j].size,
+                        d.kind,
+                    )
+                }
+            };
+            if used {
+                return Err(err(format!("OSD on '{path}': the device is in use")));
+            }
+            let class = o.class.clone().unwrap_or_else(|| match kind.as_str() {
+                "usb" => "hdd".into(),
+                k => k.into(),
+            });
+            let new = crate::model::ceph::NewOsd {
+                devpath: path.clone(),
+                size,
+                class,
+                encrypted: o.encrypted,
+                uuid: rq.uuid_v4(),
+                vg_uuid: rq.uuid_v4(),
+            };
+            hw.ceph_osd_create(&path, &format!("ceph-{}", new.vg_uuid))
+                .map_err(|e| err(format!("OSD on '{path}': {e}")))?;
+            cluster
+                .ceph
+                .declare_osd(&o.node, &new, o.up, o.is_in, now * 1000)
+                .map_err(err)?;
+        }
+        for p in &spec.pools {
+            let (name, settings, storage) = p.parts();
+            if name.is_empty() || name.contains([':', '/']) || name.contains(char::is_whitespace) {
+                return Err(err(format!("invalid pool name '{name}'")));
+            }
+            cluster
+                .ceph
+                .declare_pool(&name, &settings)
+                .map_err(|e| err(format!("pool '{name}': {e}")))?;
+            if storage {
+                let p: std::collections::BTreeMap<String, String> = [
+                    ("type", "rbd"),
+                    ("pool", name.as_str()),
+                    ("storage", name.as_str()),
+                    ("krbd", "0"),
+                    ("content", "rootdir,images"),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+                cluster
+                    .storage
+                    .create(&p)
+                    .map_err(|e| err(format!("pool '{name}': {e}")))?;
+            }
+        }
+        let running = cluster.ceph.mdss().iter().filter(|m| m.running).count();
+        if spec.filesystems.len() > running {
+            return Err(err(format!(
+                "{} file systems need as many running metadata servers ({running} declared)",
+                spec.filesystems.len()
+            )));
+        }
+        for f in &spec.filesystems {
+            cluster
+                .ceph
+                .declare_fs(f, 128)
+                .map_err(|e| err(format!("file system '{f}': {e}")))?;
+        }
         Ok(())
     }
 }
