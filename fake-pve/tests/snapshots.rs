@@ -2344,12 +2344,18 @@ impl World {
         let tfa = self.realms_and_tfa();
         // VNC tickets as the proxy calls make them (signed with the
         // server's key, good for 40 seconds: the GETs follow at once).
+        // PVE 8.4's name no port.
+        let v9 = self.state.settings().version.is_v9();
         let vnc = |path: &str, port: u16| {
-            enc(&self.state.keys().short_ticket(
-                "PVEVNC",
-                &format!("root@pam:{path}:{port}"),
-                self.state.clock().now(),
-            ))
+            let secret = if v9 {
+                format!("root@pam:{path}:{port}")
+            } else {
+                format!("root@pam:{path}")
+            };
+            enc(&self
+                .state
+                .keys()
+                .short_ticket("PVEVNC", &secret, self.state.clock().now()))
         };
         // Notification targets of every kind and a matcher.
         self.call(
