@@ -103,8 +103,9 @@ pub fn disks_list_with_osds(
                 DiskRow::Partition(d, p) => (partition_entry(p, d), &p.devpath),
             };
             if let Some((id, encrypted)) = osd(devpath) {
-                v["osdid"] = json!(id);
-                v["osdid-list"] = json!([id]);
+                // The ids come from a match of the LV's tags: strings.
+                v["osdid"] = json!(id.to_string());
+                v["osdid-list"] = json!([id.to_string()]);
                 v["bluestore"] = json!(1);
                 v["osdencrypted"] = json!(u8::from(encrypted));
             }
