@@ -102,6 +102,8 @@ pub(crate) mod latency;
 pub mod model;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod model;
+/// The emulated OpenID provider's routes (`/_openid/...`).
+mod openid;
 #[cfg(feature = "internals")]
 pub mod persist;
 #[cfg(not(feature = "internals"))]

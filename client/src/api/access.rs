@@ -167,6 +167,46 @@ impl Access<'_> {
             .await
     }
 
+    /// `POST /access/openid/auth-url` (`auth_url`; `openid_auth_url`
+    /// here): the OpenID provider's authorization URL for a login to the
+    /// `openid` realm `realm`, which sends the browser back to
+    /// `redirect_url` with `code` and `state`. Needs no authentication.
+    ///
+    /// # Errors
+    /// [`crate::Error::Api`] for a realm that does not exist or is not an
+    /// `openid` realm, or whose provider cannot be reached.
+    pub async fn openid_auth_url(&self, realm: &str, redirect_url: &str) -> Result<String> {
+        let params = Params::new()
+            .set("realm", realm)
+            .set("redirect-url", redirect_url);
+        self.client
+            .call(Method::POST, "/access/openid/auth-url", &params)
+            .await
+    }
+
+    /// `POST /access/openid/login` (`login`; `openid_login` here): the
+    /// `code` and `state` the provider sent the browser back with,
+    /// exchanged for a ticket. `redirect_url` is the one given to
+    /// [`Access::openid_auth_url`]. Needs no authentication.
+    ///
+    /// # Errors
+    /// [`crate::Error::Authentication`] for any refusal (PVE does not say
+    /// why).
+    pub async fn openid_login(
+        &self,
+        state: &str,
+        code: &str,
+        redirect_url: &str,
+    ) -> Result<Ticket> {
+        let params = Params::new()
+            .set("state", state)
+            .set("code", code)
+            .set("redirect-url", redirect_url);
+        self.client
+            .call(Method::POST, "/access/openid/login", &params)
+            .await
+    }
+
     /// `GET /access/domains` (`index`; fake-pve's `list_domains`): the
     /// realms one can log in to. Needs no authentication.
     ///

@@ -50,6 +50,20 @@ impl ClusterLog {
     /// A successful login on `node` at `time`, as `create_ticket` logs
     /// it (in root@pam's name).
     pub fn login(&mut self, node: &str, userid: &str, time: i64) {
+        self.daemon_info(node, format!("successful auth for user '{userid}'"), time);
+    }
+
+    /// A successful OpenID login on `node` at `time`, as
+    /// `API2/OpenId.pm`'s `login` logs it (in root@pam's name).
+    pub fn openid_login(&mut self, node: &str, userid: &str, time: i64) {
+        self.daemon_info(
+            node,
+            format!("successful openid auth for user '{userid}'"),
+            time,
+        );
+    }
+
+    fn daemon_info(&mut self, node: &str, msg: String, time: i64) {
         self.entries.push(Entry {
             time,
             pri: INFO,
@@ -57,7 +71,7 @@ impl ClusterLog {
             pid: 1_200,
             node: node.to_string(),
             user: "root@pam".into(),
-            msg: format!("successful auth for user '{userid}'"),
+            msg,
         });
         if self.entries.len() > KEEP {
             let extra = self.entries.len() - KEEP;

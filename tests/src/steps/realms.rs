@@ -2,7 +2,9 @@
 //! `sync`), realm sync jobs (`create_job`, `read_job`, `update_job`,
 //! `delete_job`, `syncjob_index`) and second factors (`add_tfa_entry`,
 //! `list_user_tfa`, `get_tfa_entry`, `update_tfa_entry`, `delete_tfa`,
-//! `list_tfa`, `unlock_tfa`, and a login's `tfa-challenge`).
+//! `list_tfa`, `unlock_tfa`, and a login's `tfa-challenge`), and OpenID
+//! logins (`openid_auth_url`, `openid_login`, with a browser's visit to
+//! fake-pve's emulated provider between them).
 //!
 //! Realm names in features are placeholders (`{realm:corp}`, the
 //! scenario's own id) or, in `@fake-only` scenarios, the names a seeded
@@ -315,4 +317,113 @@ fn login_complete(w: &mut PveWorld) {
     assert!(o.ok(), "{o:?}");
     assert!(o.data.get("NeedTFA").is_none(), "{:?}", o.data);
     assert!(o.data.get("cap").is_some(), "{:?}", o.data);
+}
+
+/// Where the OpenID features' logins send the browser back to.
+const OPENID_REDIRECT: &str = "https://pve.example.com:8006";
+
+/// The parameters of a URL's query, decoded.
+fn query_params(url: &str) -> std::collections::BTreeMap<String, String> {
+    let q = url.split_once('?').map_or("", |(_, q)| q);
+    q.split('&')
+        .filter_map(|p| p.split_once('='))
+        .map(|(k, v)| {
+            let dec = |s: &str| crate::world::percent_decode(&s.replace('+', " "));
+            (dec(k), dec(v))
+        })
+        .collect()
+}
+
+/// `POST /access/openid/auth-url` (`openid_auth_url`) without
+/// credentials; the URL is remembered as `{var:openid-url}`.
+#[when(expr = "I ask for the OpenID authorization URL of realm {string}")]
+async fn openid_auth_url(w: &mut PveWorld, realm: String) {
+    let params = Params::new()
+        .set("realm", w.expand(&realm).as_str())
+        .set("redirect-url", OPENID_REDIRECT);
+    w.call_raw(Method::POST, "/access/openid/auth-url", &[], params)
+        .await;
+    let o = w.last();
+    if o.ok() {
+        let url = o.data.as_str().unwrap_or_default().to_string();
+        w.vars.insert("openid-url".into(), url);
+    }
+}
+
+#[then(expr = "the OpenID authorization URL has {string} = {string}")]
+fn openid_url_has(w: &mut PveWorld, key: String, want: String) {
+    let url = w.expand("{var:openid-url}");
+    let params = query_params(&url);
+    assert_eq!(params.get(&key), Some(&w.expand(&want)), "{url}");
+}
+
+#[then(expr = "the OpenID authorization URL goes to the provider's {string}")]
+fn openid_url_goes_to(w: &mut PveWorld, endpoint: String) {
+    let url = w.expand("{var:openid-url}");
+    let base = url.split('?').next().unwrap_or_default();
+    assert!(base.ends_with(&format!("/_openid/{endpoint}")), "{url}");
+}
+
+/// A browser at fake-pve's emulated provider: the login form of the
+/// remembered authorization URL sent with `user` and `password`. A
+/// redirect back leaves its `code` and `state` as `{var:openid-code}`
+/// and `{var:openid-state}`; the status is `{var:openid-status}`.
+#[when(expr = "{string} signs in at the OpenID provider with password {string}")]
+async fn openid_sign_in(w: &mut PveWorld, user: String, password: String) {
+    let url = w.expand("{var:openid-url}");
+    let at = url
+        .find("/_openid/")
+        .unwrap_or_else(|| panic!("not the emulated provider: {url}"));
+    let fake = w.fake();
+    let http = reqwest::Client::builder()
+        .add_root_certificate(
+            reqwest::Certificate::from_pem(fake.cert_pem().unwrap_or_default().as_bytes())
+                .unwrap_or_else(|e| panic!("{e}")),
+        )
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let form = [
+        ("username", w.expand(&user)),
+        ("password", w.expand(&password)),
+    ];
+    let r = http
+        .post(format!("{}{}", fake.url(), &url[at..]))
+        .form(&form)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("the provider: {e}"));
+    let status = r.status().as_u16();
+    let location = r
+        .headers()
+        .get("location")
+        .and_then(|l| l.to_str().ok())
+        .map(str::to_string);
+    w.vars.insert("openid-status".into(), status.to_string());
+    if let Some(location) = location {
+        assert!(location.starts_with(OPENID_REDIRECT), "{location}");
+        let back = query_params(&location);
+        for k in ["code", "state", "error"] {
+            if let Some(v) = back.get(k) {
+                w.vars.insert(format!("openid-{k}"), v.clone());
+            }
+        }
+    }
+}
+
+#[then(expr = "the OpenID provider answers {int}")]
+fn openid_provider_answers(w: &mut PveWorld, status: u16) {
+    assert_eq!(w.expand("{var:openid-status}"), status.to_string());
+}
+
+/// `POST /access/openid/login` (`openid_login`) without credentials, with
+/// the `code` and `state` the provider sent back.
+#[when("I log in with the OpenID provider's answer")]
+async fn openid_login(w: &mut PveWorld) {
+    let params = Params::new()
+        .set("state", w.expand("{var:openid-state}").as_str())
+        .set("code", w.expand("{var:openid-code}").as_str())
+        .set("redirect-url", OPENID_REDIRECT);
+    w.call_raw(Method::POST, "/access/openid/login", &[], params)
+        .await;
 }

@@ -65,6 +65,8 @@ impl PveWorld {
             ["access", "ticket"] => {}
             // A proxy's ticket check: it changes nothing.
             ["access", "vncticket"] => {}
+            // An OpenID login's two calls: a pending login, a ticket.
+            ["access", "openid", ..] => {}
             ["access", "users" | "groups" | "roles", id, ..] if !mine(id) => {
                 refuse("not made by this scenario");
             }

@@ -19,6 +19,7 @@ use crate::model::{AuthId, Error, Result};
 mod acls;
 mod groups;
 pub(crate) mod journal;
+mod openid;
 mod realms;
 mod roles;
 mod tfa;
@@ -63,6 +64,8 @@ pub fn routes() -> Vec<Route> {
         post("/access/users/{userid}/token/{tokenid}", generate_token),
         put("/access/users/{userid}/token/{tokenid}", update_token_info),
         delete("/access/users/{userid}/token/{tokenid}", remove_token),
+        post("/access/openid/auth-url", openid::auth_url),
+        post("/access/openid/login", openid::login),
     ];
     routes.extend(realm_routes());
     routes.extend(tfa_routes());

@@ -21,6 +21,7 @@ use super::{Error, PveVersion, Result};
 
 mod guest_lists;
 pub mod keys;
+pub mod openid;
 mod privileges;
 pub mod realms;
 mod roles;
@@ -243,6 +244,9 @@ pub struct Access {
     /// Realm sync jobs (the `realm-sync` sections of `jobs.cfg`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(in crate::model) sync_jobs: BTreeMap<String, sync_jobs::SyncJob>,
+    /// OpenID logins between `auth-url` and `login`.
+    #[serde(default, skip_serializing_if = "openid::AuthStates::is_empty")]
+    pub(in crate::model) openid_states: openid::AuthStates,
 }
 
 /// One change of `PUT /access/acl`: every role for every subject.

@@ -228,7 +228,7 @@ fn sha_crypt<D: Digest + Clone>(pw: &[u8], salt: &[u8], rounds: u32) -> Vec<u8> 
 }
 
 /// Compares without stopping at the first difference.
-fn same(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 

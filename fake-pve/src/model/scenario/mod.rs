@@ -399,7 +399,9 @@ pub struct RealmSpec {
     pub password: Option<String>,
     /// What the LDAP or AD server holds: `users` by name (`password`,
     /// `email`, `firstname`, `lastname`, `comment`) and `groups` by name
-    /// with their members' names.
+    /// with their members' names. For an `openid` realm of the emulated
+    /// provider, the accounts the provider authenticates and their
+    /// claims (`groups` in the `groups` claim).
     #[serde(default)]
     pub directory: super::access::realms::Directory,
 }

@@ -144,6 +144,7 @@ impl RealmType {
             ("default", false, false),
             ("comment", false, false),
             ("query-userinfo", false, false),
+            ("audiences", false, false),
         ];
         match self {
             Self::Pam | Self::Pve => BASE,
@@ -285,6 +286,12 @@ impl Realm {
     /// The realm's type.
     pub fn kind(&self) -> RealmType {
         self.kind
+    }
+
+    /// What the server behind the realm holds: an LDAP or AD realm's
+    /// directory, the accounts of an `openid` realm's emulated provider.
+    pub fn directory(&self) -> &Directory {
+        &self.directory
     }
 
     /// The realm's `tfa` option, parsed: its `type` (`oath` or `yubico`)
