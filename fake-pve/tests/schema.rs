@@ -145,16 +145,12 @@ async fn releases_differ_where_the_schemas_do() {
 async fn honest_answers_without_behaviour() {
     let pve = start_with(builder()).await;
     let root = pve.root().await;
-    pve.post(
-        "/access/openid/auth-url",
-        &root,
-        "realm=oidc&redirect-url=https%3A%2F%2Fpve%3A8006",
-    )
-    .await
-    .assert_error(
-        501,
-        "Method 'POST /api2/json/access/openid/auth-url' is not emulated by fake-pve",
-    );
+    pve.delete("/cluster/config/nodes/pve9", &root)
+        .await
+        .assert_error(
+            501,
+            "Method 'DELETE /api2/json/cluster/config/nodes/pve9' is not emulated by fake-pve",
+        );
     // A call whose handler's checks are made first: a node without Ceph.
     pve.get(
         "/nodes/pve/ceph/cmd-safety?service=osd&id=0&action=stop",

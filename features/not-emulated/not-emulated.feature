@@ -6,10 +6,8 @@ Feature: What fake-pve does not emulate
   invents placeholder items.
 
   Scenario: A call without behaviour says it is not emulated
-    When I call POST "/access/openid/auth-url"
-      | realm        | oidc              |
-      | redirect-url | https://pve:8006  |
-    Then PVE answers 501 "Method 'POST /api2/json/access/openid/auth-url' is not emulated by fake-pve"
+    When I call DELETE "/cluster/config/nodes/pve9"
+    Then PVE answers 501 "Method 'DELETE /api2/json/cluster/config/nodes/pve9' is not emulated by fake-pve"
 
   Scenario: It is still validated and permission-checked first
     When I call GET "/nodes/pve/ceph/cmd-safety"
