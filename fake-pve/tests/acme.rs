@@ -4,36 +4,10 @@
 
 mod common;
 
-use common::{ok, start, task};
+use common::{ok, presented, start, task};
 
 const STAGING: &str = "https%3A%2F%2Facme-staging-v02.api.letsencrypt.org%2Fdirectory";
 const TOS: &str = "https%3A%2F%2Fletsencrypt.org%2Fdocuments%2FLE-SA-v1.5-February-24-2025.pdf";
-
-/// The chain the TLS listener presents, verified against `trusted` for
-/// the server name `name`.
-async fn presented(pve: &common::Pve, trusted: &str, name: &str) -> Result<Vec<Vec<u8>>, String> {
-    use rustls::pki_types::pem::PemObject;
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(rustls::pki_types::CertificateDer::from_pem_slice(trusted.as_bytes()).expect("PEM"))
-        .expect("a root");
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("TLS versions")
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let tcp = tokio::net::TcpStream::connect(pve.run.addr())
-        .await
-        .expect("connect");
-    let name = rustls::pki_types::ServerName::try_from(name.to_string()).expect("a name");
-    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
-        .connect(name, tcp)
-        .await
-        .map_err(|e| e.to_string())?;
-    let chain = tls.get_ref().1.peer_certificates().expect("certificates");
-    Ok(chain.iter().map(|c| c.as_ref().to_vec()).collect())
-}
 
 #[tokio::test]
 async fn an_ordered_certificate_is_listed_served_renewed_with_force_and_revoked() {

@@ -56,29 +56,18 @@ fn ticket_of(auth: &Auth) -> String {
 
 /// Connects over TLS (trusting the cluster CA) or plain HTTP.
 async fn connect(pve: &common::Pve) -> Box<dyn Io> {
-    let tcp = tokio::net::TcpStream::connect(pve.run.addr())
-        .await
-        .expect("connect");
-    let Some(ca) = pve.run.cert_pem() else {
-        return Box::new(tcp);
-    };
-    use rustls::pki_types::pem::PemObject;
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(rustls::pki_types::CertificateDer::from_pem_slice(ca.as_bytes()).expect("PEM"))
-        .expect("a root");
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("TLS versions")
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
-    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
-        .connect(name, tcp)
-        .await
-        .expect("TLS");
-    Box::new(tls)
+    match pve.run.cert_pem() {
+        Some(ca) => Box::new(
+            common::tls_connect(pve, ca, "localhost")
+                .await
+                .expect("TLS"),
+        ),
+        None => Box::new(
+            tokio::net::TcpStream::connect(pve.run.addr())
+                .await
+                .expect("connect"),
+        ),
+    }
 }
 
 /// Sends an upgrade of `GET /api2/json<path>` with `headers`.
@@ -304,14 +293,7 @@ async fn vm_console_end_to_end(pve: &common::Pve) {
         .await
         .expect("close");
     assert!(c.frame().await.is_none(), "the server closes too");
-    let mut st = status_of(pve, &upid).await;
-    for _ in 0..50 {
-        if st["status"] == "stopped" {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        st = status_of(pve, &upid).await;
-    }
+    let st = stopped(pve, &upid).await;
     assert_eq!(st["exitstatus"], "OK", "{st}");
 }
 
@@ -378,7 +360,7 @@ async fn a_stopped_vm_closes_its_console_and_its_task_fails_as_pve_s() {
     let mut o = upgrade(&pve, &socket_path("qemu", 101, &d), &ticket_of(&root), &WS).await;
     assert_eq!(o.status, 101);
     assert!(o.client.frame().await.is_none(), "no RFB greeting");
-    let st = status_of(&pve, &upid).await;
+    let st = stopped(&pve, &upid).await;
     assert_eq!(st["exitstatus"], "Failed to run vncproxy.", "{st}");
     let log = common::task_log(&pve, &root, &upid).await;
     assert!(log.iter().any(|l| l == "VM 101 not running"), "{log:?}");
@@ -425,23 +407,51 @@ async fn a_ticket_for_another_port_gets_the_api_s_refusal_not_an_upgrade() {
     assert!(o.head.contains("invalid PVEVNC ticket"), "{}", o.head);
 }
 
-/// Opens a terminal through termproxy: the answer of the proxy call and
-/// the websocket after `OK`.
+/// Opens a terminal through termproxy on `base` (a guest's or a node's
+/// path) for `auth`, and sends the ticket line as `user`: the answer of
+/// the proxy call and the websocket.
 async fn termproxy(
     pve: &common::Pve,
     auth: &Auth,
-    call: &str,
-    socket: &str,
+    base: &str,
+    user: &str,
 ) -> (serde_json::Value, Client) {
-    let d = pve.post(call, auth, "").await.data();
+    let d = pve
+        .post(&format!("{base}/termproxy"), auth, "")
+        .await
+        .data();
+    let ticket = d["ticket"].as_str().expect("ticket");
     let path = format!(
-        "{socket}?port={}&vncticket={}",
+        "{base}/vncwebsocket?port={}&vncticket={}",
         d["port"],
-        enc(d["ticket"].as_str().expect("ticket"))
+        enc(ticket)
     );
-    let o = upgrade(pve, &path, &ticket_of(auth), &WS).await;
+    let mut o = upgrade(pve, &path, &ticket_of(auth), &WS).await;
     assert_eq!(o.status, 101, "{}", o.head);
+    o.client.send(format!("{user}:{ticket}\n").as_bytes()).await;
     (d, o.client)
+}
+
+/// The task's status once it stopped (the connection's end reaches the
+/// model a little after the socket closes).
+async fn stopped(pve: &common::Pve, upid: &str) -> serde_json::Value {
+    let mut st = status_of(pve, upid).await;
+    for _ in 0..50 {
+        if st["status"] == "stopped" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        st = status_of(pve, upid).await;
+    }
+    st
+}
+
+/// Logs in at a login prompt: the user name, then the password.
+async fn log_in(c: &mut Client, prompt: &str, user: &str, password: &str) {
+    read_until(c, prompt).await;
+    type_in(c, &format!("{user}\r")).await;
+    read_until(c, "Password: ").await;
+    type_in(c, &format!("{password}\r")).await;
 }
 
 /// What the terminal printed until it shows `until`.
@@ -466,15 +476,7 @@ async fn type_in(c: &mut Client, text: &str) {
 async fn the_node_shell_answers_from_the_api_through_termproxy() {
     let pve = common::start_scenario(WORLD).await;
     let root = pve.root().await;
-    let (d, mut c) = termproxy(
-        &pve,
-        &root,
-        "/nodes/pve/termproxy",
-        "/nodes/pve/vncwebsocket",
-    )
-    .await;
-    c.send(format!("root@pam:{}\n", d["ticket"].as_str().expect("ticket")).as_bytes())
-        .await;
+    let (d, mut c) = termproxy(&pve, &root, "/nodes/pve", "root@pam").await;
     let hello = read_until(&mut c, "root@pve:~# ").await;
     assert!(hello.starts_with("OK"), "{hello:?}");
     c.send(b"1:120:40:").await;
@@ -537,14 +539,7 @@ async fn the_node_shell_answers_from_the_api_through_termproxy() {
     type_in(&mut c, "exit\r").await;
     read_until(&mut c, "logout").await;
     assert!(c.frame().await.is_none());
-    let mut st = status_of(&pve, &upid).await;
-    for _ in 0..50 {
-        if st["status"] == "stopped" {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        st = status_of(&pve, &upid).await;
-    }
+    let st = stopped(&pve, &upid).await;
     assert_eq!(st["exitstatus"], "OK", "{st}");
 }
 
@@ -552,19 +547,8 @@ async fn the_node_shell_answers_from_the_api_through_termproxy() {
 async fn a_container_console_logs_in_to_a_prompt_named_after_it() {
     let pve = common::start_scenario(WORLD).await;
     let alice = pve.login_as("alice@pve", "alice-password").await;
-    let (d, mut c) = termproxy(
-        &pve,
-        &alice,
-        "/nodes/pve/lxc/200/termproxy",
-        "/nodes/pve/lxc/200/vncwebsocket",
-    )
-    .await;
-    c.send(format!("alice@pve:{}\n", d["ticket"].as_str().expect("ticket")).as_bytes())
-        .await;
-    read_until(&mut c, "box login: ").await;
-    type_in(&mut c, "root\r").await;
-    read_until(&mut c, "Password: ").await;
-    type_in(&mut c, "secret\r").await;
+    let (_, mut c) = termproxy(&pve, &alice, "/nodes/pve/lxc/200", "alice@pve").await;
+    log_in(&mut c, "box login: ", "root", "secret").await;
     let out = read_until(&mut c, "root@box:~# ").await;
     assert!(
         !out.contains("secret"),
@@ -582,19 +566,11 @@ async fn a_container_console_logs_in_to_a_prompt_named_after_it() {
 async fn termproxy_refuses_a_ticket_of_someone_else_and_its_task_fails() {
     let pve = common::start_scenario(WORLD).await;
     let alice = pve.login_as("alice@pve", "alice-password").await;
-    let (d, mut c) = termproxy(
-        &pve,
-        &alice,
-        "/nodes/pve/lxc/200/termproxy",
-        "/nodes/pve/lxc/200/vncwebsocket",
-    )
-    .await;
     // The ticket is alice's: claiming to be someone else fails.
-    c.send(format!("eve@pve:{}\n", d["ticket"].as_str().expect("ticket")).as_bytes())
-        .await;
+    let (d, mut c) = termproxy(&pve, &alice, "/nodes/pve/lxc/200", "eve@pve").await;
     assert!(c.frame().await.is_none(), "no OK");
     let upid = d["upid"].as_str().expect("upid").to_string();
-    let st = status_of(&pve, &upid).await;
+    let st = stopped(&pve, &upid).await;
     let err = st["exitstatus"].as_str().expect("ended");
     assert!(err.starts_with("command '/usr/bin/termproxy "), "{st}");
     assert!(err.ends_with("' failed: exit code 1"), "{st}");
@@ -604,23 +580,9 @@ async fn termproxy_refuses_a_ticket_of_someone_else_and_its_task_fails() {
 async fn a_node_shell_for_another_user_asks_for_a_login() {
     let pve = common::start_scenario(WORLD).await;
     let bob = pve.login_as("bob@pve", "bob-password").await;
-    let (d, mut c) = termproxy(
-        &pve,
-        &bob,
-        "/nodes/pve/termproxy",
-        "/nodes/pve/vncwebsocket",
-    )
-    .await;
-    c.send(format!("bob@pve:{}\n", d["ticket"].as_str().expect("ticket")).as_bytes())
-        .await;
-    read_until(&mut c, "pve login: ").await;
-    type_in(&mut c, "root\r").await;
-    read_until(&mut c, "Password: ").await;
-    type_in(&mut c, "wrong\r").await;
-    read_until(&mut c, "Login incorrect\r\npve login: ").await;
-    type_in(&mut c, "root\r").await;
-    read_until(&mut c, "Password: ").await;
-    type_in(&mut c, "password\r").await;
+    let (_, mut c) = termproxy(&pve, &bob, "/nodes/pve", "bob@pve").await;
+    log_in(&mut c, "pve login: ", "root", "wrong").await;
+    log_in(&mut c, "Login incorrect\r\npve login: ", "root", "password").await;
     let out = read_until(&mut c, "root@pve:~# ").await;
     assert!(out.contains("Linux pve "), "{out:?}");
 }

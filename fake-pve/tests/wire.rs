@@ -271,30 +271,9 @@ async fn tls_offers_http11_and_the_printed_fingerprint() {
 }
 
 /// The certificates the server presents to a client that trusts only
-/// `trusted` (PEM) and connects as `localhost`: the handshake fails when
-/// they do not lead to it.
+/// `trusted` (PEM) and connects as `localhost`.
 async fn presented(pve: &common::Pve, trusted: &str) -> Result<Vec<Vec<u8>>, String> {
-    use rustls::pki_types::pem::PemObject;
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(rustls::pki_types::CertificateDer::from_pem_slice(trusted.as_bytes()).expect("PEM"))
-        .expect("a root");
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("TLS versions")
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let tcp = tokio::net::TcpStream::connect(pve.run.addr())
-        .await
-        .expect("connect");
-    let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
-    let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
-        .connect(name, tcp)
-        .await
-        .map_err(|e| e.to_string())?;
-    let chain = tls.get_ref().1.peer_certificates().expect("certificates");
-    Ok(chain.iter().map(|c| c.as_ref().to_vec()).collect())
+    common::presented(pve, trusted, "localhost").await
 }
 
 /// The DER of a PEM certificate.

@@ -346,8 +346,9 @@ where
         },
         Program::Spiceterm => Outcome::default(),
     };
-    let _ = sock.io.shutdown().await;
+    // The task ends as the program does, before the connection closes.
     end(state, &s, outcome.log, outcome.error);
+    let _ = sock.io.shutdown().await;
 }
 
 /// How a console's program ended: its task's log lines and error.

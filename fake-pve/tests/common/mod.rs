@@ -343,3 +343,39 @@ pub async fn volids(pve: &Pve, auth: &Auth, node: &str, sid: &str) -> Vec<String
         .map(|v| v["volid"].as_str().unwrap_or_default().to_string())
         .collect()
 }
+
+/// A TLS connection to the server that trusts only `trusted` (PEM) and
+/// names the server `name`: the handshake fails when the chain the
+/// server presents does not lead to it.
+pub async fn tls_connect(
+    pve: &Pve,
+    trusted: &str,
+    name: &str,
+) -> Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>, String> {
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from_pem_slice(trusted.as_bytes()).expect("PEM"))
+        .expect("a root");
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(pve.run.addr())
+        .await
+        .expect("connect");
+    let name = rustls::pki_types::ServerName::try_from(name.to_string()).expect("a name");
+    tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
+        .connect(name, tcp)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// The certificates the server presents over [`tls_connect`].
+pub async fn presented(pve: &Pve, trusted: &str, name: &str) -> Result<Vec<Vec<u8>>, String> {
+    let tls = tls_connect(pve, trusted, name).await?;
+    let chain = tls.get_ref().1.peer_certificates().expect("certificates");
+    Ok(chain.iter().map(|c| c.as_ref().to_vec()).collect())
+}
