@@ -378,12 +378,7 @@ impl Ceph {
         if self.pool(name).is_some() {
             return Err(Error::failed(format!("pool '{name}' declared twice")));
         }
-        let pg_num = settings
-            .iter()
-            .find(|(k, _)| k == "pg_num")
-            .and_then(|(_, v)| v.parse().ok())
-            .unwrap_or(128);
-        self.create_pool(name, pg_num);
+        self.create_pool(name, pg_num_of(settings));
         let mut out = Vec::new();
         self.set_pool(name, settings, &mut out)
     }
@@ -403,25 +398,10 @@ impl Ceph {
                 add_storage,
             } => {
                 self.rados(node)?;
-                let pg_num = settings
-                    .iter()
-                    .find(|(k, _)| k == "pg_num")
-                    .and_then(|(_, v)| v.parse().ok())
-                    .unwrap_or(128);
-                self.create_pool(name, pg_num);
+                self.create_pool(name, pg_num_of(settings));
                 self.set_pool(name, settings, out)?;
                 if *add_storage {
-                    let p: BTreeMap<String, String> = [
-                        ("type", "rbd"),
-                        ("pool", name.as_str()),
-                        ("storage", name.as_str()),
-                        ("krbd", "0"),
-                        ("content", "rootdir,images"),
-                    ]
-                    .into_iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect();
-                    storages.create(&p).map_err(|e| {
+                    storages.create(&rbd_storage(name)).map_err(|e| {
                         Error::failed(format!(
                             "adding PVE storage for ceph pool '{name}' failed: {e}"
                         ))
@@ -486,4 +466,28 @@ pub fn storages_of_pool(storages: &Storages, pool: &str) -> Vec<String> {
         .collect();
     ids.sort();
     ids
+}
+
+/// The `pg_num` a new pool starts with: the one asked, else Ceph's 128.
+fn pg_num_of(settings: &[(String, String)]) -> u32 {
+    settings
+        .iter()
+        .find(|(k, _)| k == "pg_num")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(128)
+}
+
+/// The `rbd` storage `add_storages` defines for pool `name` (its ID is
+/// the pool's name).
+pub fn rbd_storage(name: &str) -> BTreeMap<String, String> {
+    [
+        ("type", "rbd"),
+        ("pool", name),
+        ("storage", name),
+        ("krbd", "0"),
+        ("content", "rootdir,images"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
 }

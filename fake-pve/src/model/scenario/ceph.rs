@@ -368,19 +368,9 @@ impl Scenario {
                 .declare_pool(&name, &settings)
                 .map_err(|e| err(format!("pool '{name}': {e}")))?;
             if storage {
-                let p: std::collections::BTreeMap<String, String> = [
-                    ("type", "rbd"),
-                    ("pool", name.as_str()),
-                    ("storage", name.as_str()),
-                    ("krbd", "0"),
-                    ("content", "rootdir,images"),
-                ]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
                 cluster
                     .storage
-                    .create(&p)
+                    .create(&crate::model::ceph::pools::rbd_storage(&name))
                     .map_err(|e| err(format!("pool '{name}': {e}")))?;
             }
         }
