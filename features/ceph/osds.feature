@@ -133,3 +133,40 @@ Feature: Ceph OSDs, CephFS and the safety checks
     And the item with "t" = "rolling restart of 'osd' daemons on node '{node}' finished" has "n"
     When I call GET "/nodes/{node}/ceph/osd"
     Then the answer has "root/children/0/children/0/children/2/status" = "up"
+
+  @pve9.2
+  Scenario: The cluster's daemons of a type restart one after the other
+    Given the cluster is seeded with:
+      """
+      nodes:
+        - { name: {node}, ip: 127.0.0.1 }
+      ceph:
+        release: squid
+        network: 127.0.0.0/8
+        mons: [{node}]
+        mgrs: [{node}]
+        osds:
+          - { node: {node}, disk: /dev/sdb }
+          - { node: {node}, disk: /dev/sdc }
+          - { node: {node}, disk: /dev/nvme0n1 }
+      """
+    When I call POST "/cluster/ceph/restart-bulk"
+      | service-type  | mon |
+      | only-outdated | 1   |
+    Then parameter "only-outdated" is rejected with "only supported with service-type=osd"
+    When I start the Ceph task POST "/cluster/ceph/restart-bulk"
+      | service-type | mgr |
+    Then the task ID names node "{node}", type "srvrestart", ID "cluster-mgr" and user "root@pam"
+    And the task ends with "[1/1] Ceph reports 'mgr.{node}' is not safe to stop: no standby mgr available for failover, would cause mgr outage"
+    When I start the Ceph task POST "/cluster/ceph/restart-bulk"
+      | service-type | mon |
+    Then the task ends with "OK"
+    When I read the task log
+    Then the item with "t" = "[1/1] restarting mon.{node} on {node} (local)" has "n"
+    And the item with "t" = "rolling restart of 'mon' daemons across the cluster finished" has "n"
+    When I start the Ceph task POST "/cluster/ceph/restart-bulk"
+      | service-type | osd |
+    Then the task ends with "OK"
+    When I read the task log
+    Then the item with "t" = "  [1/1] {node} (3 OSDs)" has "n"
+    And the item with "t" = "cluster-wide OSD rolling restart finished" has "n"

@@ -922,6 +922,45 @@ impl Cluster {
                 options,
                 dry_run,
             } => self.access.run_realm_sync(&realm, &options, dry_run),
+            TaskEffect::Ceph {
+                node,
+                op: super::ceph::daemons::CephOp::RestartCluster { kind, opts },
+            } => {
+                // Its sub-tasks run on their nodes as root@pam (the API
+                // client of `create_client`) and end at once.
+                let known: Vec<String> = self.nodes.iter().map(|n| n.name.clone()).collect();
+                let tasks = &mut self.tasks;
+                let nodes = &self.nodes;
+                let mut spawn = |t: super::ceph::restart::SubTask| {
+                    let boot = nodes
+                        .iter()
+                        .find(|n| n.name == t.node)
+                        .map_or(end_ms.div_euclid(1000), |n| n.boot_time);
+                    let mut w = Worker::new(t.kind, &t.id);
+                    for l in t.log {
+                        w = w.log(l);
+                    }
+                    if let Some(e) = t.error {
+                        w = w.fail(e);
+                    }
+                    let at = Spawn {
+                        node: &t.node,
+                        boot,
+                        user: "root@pam",
+                        now_ms: end_ms,
+                        duration_ms: 0,
+                    };
+                    tasks.spawn(at, w)
+                };
+                let mut lines = Vec::new();
+                match self
+                    .ceph
+                    .run_cluster_restart(&kind, &opts, &node, &known, &mut spawn, &mut lines)
+                {
+                    Ok(()) => Ok(lines),
+                    Err(e) => Err((lines, e.to_string())),
+                }
+            }
             TaskEffect::Ceph { node, op } => {
                 let mut around = super::ceph::Around {
                     storages: &mut self.storage,

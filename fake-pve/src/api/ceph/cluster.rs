@@ -3,10 +3,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{check, inited_and_connected, local, not_emulated};
+use super::{check, inited_and_connected, local};
 use crate::api::{Ctx, Reply};
 use crate::model::ceph::daemons::CephOp;
 use crate::model::ceph::health::mon_addrvec;
+use crate::model::ceph::restart::BulkRestart;
 use crate::model::ceph::{Mute, OSD_FLAGS};
 use crate::model::{Result, TaskEffect, Worker};
 
@@ -202,9 +203,36 @@ pub fn update_health_mute(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(Value::Null.into())
 }
 
-/// `POST /cluster/ceph/restart-bulk` (9.2): initialised; then 501.
+/// `POST /cluster/ceph/restart-bulk` (9.2): `only-outdated` only for
+/// OSDs, initialised; then the task `srvrestart` of `cluster-<type>`,
+/// the rolling restart of the type's daemons across the cluster.
 pub fn restart_bulk(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = local(ctx);
+    let kind = ctx.param("service-type")?;
+    let flag = |name: &str| -> Result<bool> { Ok(ctx.params.bool(name)?.unwrap_or(false)) };
+    let only_outdated = flag("only-outdated")?;
+    if only_outdated && kind != "osd" {
+        return Err(crate::model::Error::invalid(
+            "only-outdated",
+            "only supported with service-type=osd",
+        ));
+    }
     check(ctx, &node, |c, n| c.check_inited(n))?;
-    Err(not_emulated("POST", "/cluster/ceph/restart-bulk"))
+    let opts = BulkRestart {
+        set_noout: true,
+        timeout: ctx
+            .params
+            .int("timeout", Some(30), Some(1800))?
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or(600),
+        dry_run: flag("dry-run")?,
+        force: flag("force")?,
+        only_outdated,
+        resume: false,
+    };
+    let worker = Worker::new("srvrestart", &format!("cluster-{kind}")).effect(TaskEffect::Ceph {
+        node: node.clone(),
+        op: CephOp::RestartCluster { kind, opts },
+    });
+    Ok(json!(ctx.start_task(&node, worker)?).into())
 }

@@ -4,10 +4,9 @@
 //! `check_ceph_configured`, the RADOS connection), so that a node
 //! without Ceph answers as a real one does everywhere. Monitors,
 //! managers, metadata servers, OSDs, pools, CephFS, services, flags,
-//! health mutes, the safety checks, a node's rolling OSD restart, the
-//! configuration, status, metadata, crush map, rules, log and releases
-//! have behaviour; the cluster-wide bulk restart answers 501 after its
-//! checks.
+//! health mutes, the safety checks, a node's and the cluster's rolling
+//! restarts, the configuration, status, metadata, crush map, rules, log
+//! and releases have behaviour.
 
 use super::{Ctx, Route, get, post, put};
 use crate::model::Result;
@@ -49,7 +48,7 @@ pub fn routes() -> Vec<Route> {
             "/cluster/ceph/health-mute/{code}",
             cluster::update_health_mute,
         ),
-        post("/cluster/ceph/restart-bulk", cluster::restart_bulk).checks_only(),
+        post("/cluster/ceph/restart-bulk", cluster::restart_bulk),
     ];
     r.extend(daemons::routes());
     r.extend(fs::routes());

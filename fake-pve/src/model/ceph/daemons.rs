@@ -128,6 +128,15 @@ pub enum CephOp {
         /// The call's options.
         opts: super::restart::BulkRestart,
     },
+    /// `srvrestart` of `cluster-<type>`: the cluster-wide rolling restart
+    /// of a type's daemons; it starts sub-tasks on other nodes, so the
+    /// cluster runs it ([`super::Ceph::run_cluster_restart`]).
+    RestartCluster {
+        /// `mon`, `mgr`, `mds` or `osd`.
+        kind: String,
+        /// The call's options.
+        opts: super::restart::BulkRestart,
+    },
     /// `cephfscreate`, `cephdestroyfs`.
     Fs {
         /// What the task does.
@@ -470,6 +479,11 @@ impl Ceph {
             CephOp::Pool { pool } => self.run_pool(around.storages, node, pool, out),
             CephOp::Fs { fs } => self.run_fs(around.storages, node, fs, out),
             CephOp::RestartBulk { opts } => self.run_bulk_restart(node, opts, out),
+            // Without sub-tasks: the cluster runs it with them.
+            CephOp::RestartCluster { kind, opts } => {
+                let known = [node.to_string()];
+                self.run_cluster_restart(kind, opts, node, &known, &mut |_| String::new(), out)
+            }
             CephOp::CreateOsd { osd } => {
                 self.rados(node)?;
                 let hw = around.hardware.node_mut(node);
@@ -694,7 +708,7 @@ impl Ceph {
 
     /// `systemctl <action>` of `ceph.target`, `ceph-<kind>.target` or
     /// `ceph-<kind>@<id>` on `node`.
-    fn service(&mut self, node: &str, action: &str, service: Option<&str>) {
+    pub(super) fn service(&mut self, node: &str, action: &str, service: Option<&str>) {
         let (kind, id) = match service.and_then(|s| {
             let (k, rest) = s.split_once('.').map_or((s, None), |(k, i)| (k, Some(i)));
             matches!(k, "mon" | "mgr" | "mds" | "osd").then_some((k, rest))

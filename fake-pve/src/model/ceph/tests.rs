@@ -745,3 +745,157 @@ fn a_rolling_restart_checks_health_then_goes_osd_by_osd() {
     );
     assert!(c.osds().iter().all(|o| o.up));
 }
+
+/// A cluster-wide restart run with `opts`: its lines (or its error and
+/// lines) and the sub-tasks it started.
+fn cluster_restart(
+    c: &mut Ceph,
+    kind: &str,
+    opts: &restart::BulkRestart,
+) -> (
+    std::result::Result<(), String>,
+    Vec<String>,
+    Vec<restart::SubTask>,
+) {
+    let mut subs = Vec::new();
+    let mut out = Vec::new();
+    let known = ["pve1".to_string(), "pve2".to_string()];
+    let r = c.run_cluster_restart(
+        kind,
+        opts,
+        "pve1",
+        &known,
+        &mut |t| {
+            subs.push(t);
+            format!("UPID:{}", subs.len())
+        },
+        &mut out,
+    );
+    (r.map_err(|e| e.to_string()), out, subs)
+}
+
+fn restart_opts() -> restart::BulkRestart {
+    restart::BulkRestart {
+        set_noout: true,
+        timeout: 600,
+        dry_run: false,
+        force: false,
+        only_outdated: false,
+        resume: false,
+    }
+}
+
+#[test]
+fn a_cluster_restart_of_managers_needs_a_standby_and_restarts_remote_ones_by_sub_task() {
+    let mut c = with_first_mon();
+    // Enough OSDs for a healthy cluster.
+    for n in 0..3u8 {
+        let dev = format!("/dev/sd{}", char::from(b'b' + n));
+        c.declare_osd("pve1", &new_osd(&dev, n), true, true, 0)
+            .expect("osd");
+    }
+    let (r, _, _) = cluster_restart(&mut c, "mgr", &restart_opts());
+    assert_eq!(
+        r.expect_err("no standby"),
+        "[1/1] Ceph reports 'mgr.pve1' is not safe to stop: no standby mgr available for failover, would cause mgr outage"
+    );
+    c.mgrs.push(Daemon {
+        id: "pve2".into(),
+        host: "pve2".into(),
+        running: true,
+    });
+    let (r, lines, subs) = cluster_restart(&mut c, "mgr", &restart_opts());
+    r.expect("restarted");
+    assert_eq!(
+        lines,
+        [
+            "planned rolling restart order:",
+            "  [1/2] pve1: mgr.pve1",
+            "  [2/2] pve2: mgr.pve2",
+            "[1/2] restarting mgr.pve1 on pve1 (local)",
+            "[1/2] waiting up to 600s for mgr.pve1 to come back up",
+            "[1/2] mgr.pve1 is up",
+            "[2/2] restarting mgr.pve2 on pve2 (remote)",
+            "[2/2] sub-task UPID: UPID:1",
+            "[2/2] waiting up to 600s for mgr.pve2 to come back up",
+            "[2/2] mgr.pve2 is up",
+            "rolling restart of 'mgr' daemons across the cluster finished",
+        ]
+    );
+    assert_eq!(subs.len(), 1);
+    assert_eq!(
+        (subs[0].node.as_str(), subs[0].id.as_str()),
+        ("pve2", "mgr.pve2")
+    );
+    // A daemon on a node outside the cluster stops it before anything.
+    c.mgrs.push(Daemon {
+        id: "zz".into(),
+        host: "gone".into(),
+        running: true,
+    });
+    let (r, lines, _) = cluster_restart(&mut c, "mgr", &restart_opts());
+    assert!(r.expect_err("stale").starts_with(
+        "daemon 'mgr.zz' is registered on host 'gone' which is not in the cluster node list"
+    ),);
+    assert!(lines.is_empty());
+    let (r, lines, _) = cluster_restart(&mut c, "mds", &restart_opts());
+    r.expect("nothing to do");
+    assert_eq!(lines, ["no 'mds' daemons found in cluster, nothing to do"]);
+}
+
+#[test]
+fn a_cluster_restart_of_osds_runs_each_node_s_own_restart() {
+    let mut c = with_first_mon();
+    for n in 0..3u8 {
+        let dev = format!("/dev/sd{}", char::from(b'b' + n));
+        c.declare_osd("pve1", &new_osd(&dev, n), n != 2, true, 0)
+            .expect("osd");
+    }
+    let (r, _, subs) = cluster_restart(&mut c, "osd", &restart_opts());
+    assert!(r.expect_err("warn").starts_with(
+        "Ceph cluster has blocking HEALTH_WARN issues, refusing rolling restart of 'osd' daemons"
+    ));
+    assert!(subs.is_empty());
+    let dry = restart::BulkRestart {
+        dry_run: true,
+        ..restart_opts()
+    };
+    let (_, lines, _) = cluster_restart(&mut c, "osd", &dry);
+    assert_eq!(
+        lines,
+        [
+            "[DRY-RUN] planned cluster-wide rolling restart of OSDs (per-node):",
+            "  [1/1] pve1 (3 OSDs)",
+            "[DRY-RUN] no daemons were restarted",
+        ]
+    );
+    let outdated = restart::BulkRestart {
+        only_outdated: true,
+        ..dry
+    };
+    let (_, lines, _) = cluster_restart(&mut c, "osd", &outdated);
+    assert_eq!(lines, ["no outdated OSDs found in cluster, nothing to do"]);
+    let forced = restart::BulkRestart {
+        force: true,
+        ..restart_opts()
+    };
+    let (r, lines, subs) = cluster_restart(&mut c, "osd", &forced);
+    r.expect("restarted");
+    assert_eq!(
+        &lines[lines.len() - 4..],
+        [
+            "[1/1] starting per-node OSD bulk-restart on pve1 (3 OSDs)",
+            "[1/1] sub-task UPID: UPID:1",
+            "[1/1] finished on pve1: rolling restart of 'osd' daemons on node 'pve1' finished",
+            "cluster-wide OSD rolling restart finished",
+        ]
+    );
+    assert_eq!(subs[0].id, "pve1-osd");
+    assert!(subs[0].error.is_none());
+    assert!(
+        subs[0].log.iter().any(|l| l == "[1/3] restarting osd.0"),
+        "{:?}",
+        subs[0].log
+    );
+    assert!(c.osds().iter().all(|o| o.up));
+}
