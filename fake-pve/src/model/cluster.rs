@@ -859,139 +859,6 @@ impl Cluster {
         }
     }
 
-    fn apply(&mut self, effect: TaskEffect, end_ms: i64) -> super::qemu::EffectResult {
-        match effect {
-            TaskEffect::None => Ok(Vec::new()),
-            TaskEffect::SetVmStatus { vmids, status } => {
-                for id in vmids {
-                    if self.guests.ct_by_id(id).is_some() {
-                        // startall/stopall: containers start and stop in
-                        // the same run; one that cannot is skipped.
-                        let op = if status == super::qemu::VmStatus::Running {
-                            super::lxc::LxcOp::Start { skiplock: false }
-                        } else {
-                            super::lxc::LxcOp::Stop { skiplock: false }
-                        };
-                        let _ = self.apply_lxc(id, op, end_ms);
-                    } else if status == super::qemu::VmStatus::Running {
-                        // startall: a guest that cannot start is skipped.
-                        let _ = self.apply_qemu(
-                            id,
-                            super::qemu::QemuOp::Start { skiplock: false },
-                            end_ms,
-                        );
-                    } else if let Some(vm) = self.guests.get_mut(&id) {
-                        vm.status = status;
-                        vm.qmpstatus = None;
-                        vm.started_ms = None;
-                    }
-                }
-                Ok(Vec::new())
-            }
-            TaskEffect::Qemu { vmid, op } => self.apply_qemu(vmid, op, end_ms),
-            TaskEffect::Lxc { vmid, op } => self.apply_lxc(vmid, op, end_ms),
-            TaskEffect::Volume { node, change } => {
-                self.apply_volume_change(&node, change);
-                Ok(Vec::new())
-            }
-            TaskEffect::Backup(op) => self.apply_backup(op, end_ms),
-            TaskEffect::NodeHw { node, op } => super::node_hw::apply_disk_op(
-                &mut self.hardware,
-                &mut self.storage,
-                &self.nodes,
-                &node,
-                &op,
-            ),
-            TaskEffect::Service {
-                node,
-                service,
-                action,
-            } => {
-                self.node_services.apply_service(
-                    &self.nodes,
-                    self.version,
-                    &node,
-                    &service,
-                    action,
-                    end_ms,
-                );
-                Ok(Vec::new())
-            }
-            TaskEffect::RealmSync {
-                realm,
-                options,
-                dry_run,
-            } => self.access.run_realm_sync(&realm, &options, dry_run),
-            TaskEffect::Ceph {
-                node,
-                op: super::ceph::daemons::CephOp::RestartCluster { kind, opts },
-            } => {
-                // Its sub-tasks run on their nodes as root@pam (the API
-                // client of `create_client`) and end at once.
-                let known: Vec<String> = self.nodes.iter().map(|n| n.name.clone()).collect();
-                let tasks = &mut self.tasks;
-                let nodes = &self.nodes;
-                let mut spawn = |t: super::ceph::restart::SubTask| {
-                    let boot = nodes
-                        .iter()
-                        .find(|n| n.name == t.node)
-                        .map_or(end_ms.div_euclid(1000), |n| n.boot_time);
-                    let mut w = Worker::new(t.kind, &t.id);
-                    for l in t.log {
-                        w = w.log(l);
-                    }
-                    if let Some(e) = t.error {
-                        w = w.fail(e);
-                    }
-                    let at = Spawn {
-                        node: &t.node,
-                        boot,
-                        user: "root@pam",
-                        now_ms: end_ms,
-                        duration_ms: 0,
-                    };
-                    tasks.spawn(at, w)
-                };
-                let mut lines = Vec::new();
-                match self
-                    .ceph
-                    .run_cluster_restart(&kind, &opts, &node, &known, &mut spawn, &mut lines)
-                {
-                    Ok(()) => Ok(lines),
-                    Err(e) => Err((lines, e.to_string())),
-                }
-            }
-            TaskEffect::Ceph { node, op } => {
-                let mut around = super::ceph::Around {
-                    storages: &mut self.storage,
-                    hardware: &mut self.hardware,
-                };
-                self.ceph.apply_in(&mut around, &node, &op, end_ms)
-            }
-            TaskEffect::Acme(op) => {
-                self.acme.apply(op);
-                Ok(Vec::new())
-            }
-            TaskEffect::NodeCert { node, cert } => {
-                self.hardware.node_mut(&node).set_custom_cert(cert.clone());
-                if node == self.nodes.local() {
-                    self.pveproxy_restart = Some(cert);
-                }
-                Ok(Vec::new())
-            }
-        }
-    }
-
-    /// Undoes the start of a task that ends without its effect.
-    fn abort(&mut self, effect: &TaskEffect) {
-        match effect {
-            TaskEffect::Qemu { vmid, op } => self.abort_qemu(*vmid, op),
-            TaskEffect::Lxc { vmid, op } => self.abort_lxc(*vmid, op),
-            TaskEffect::Backup(op) => self.abort_backup(op),
-            _ => {}
-        }
-    }
-
     /// Ends every running task as a node crash does (`unexpected status`
     /// at `now`, epoch seconds), without its effect; answers how many.
     pub fn interrupt_running(&mut self, now: i64) -> usize {
@@ -1034,7 +901,7 @@ impl Cluster {
     /// Applies what a finished storage task does (see
     /// [`Storages::apply_volume_change`]); a dropped backup takes its
     /// archive's content along.
-    fn apply_volume_change(&mut self, node: &str, change: super::tasks::VolumeChange) {
+    pub(super) fn apply_volume_change(&mut self, node: &str, change: super::tasks::VolumeChange) {
         match change {
             super::tasks::VolumeChange::Drop { storage, name } => {
                 self.backup_ops().drop_volume(&storage, node, &name);

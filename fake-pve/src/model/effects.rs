@@ -9,9 +9,144 @@ use super::cluster::Cluster;
 use super::context::Context;
 use super::lxc::LxcOp;
 use super::qemu::{CreateJob, EffectResult, QemuOp, config_missing, lock_timeout, power_off};
-use super::tasks::{TaskEffect, Worker};
+use super::tasks::{Spawn, TaskEffect, Worker};
 
 impl Cluster {
+    /// Applies what a task does when it ends at `end_ms`: its log lines,
+    /// or its error with the lines so far.
+    pub(super) fn apply(&mut self, effect: TaskEffect, end_ms: i64) -> EffectResult {
+        match effect {
+            TaskEffect::None => Ok(Vec::new()),
+            TaskEffect::SetVmStatus { vmids, status } => {
+                for id in vmids {
+                    if self.guests.ct_by_id(id).is_some() {
+                        // startall/stopall: containers start and stop in
+                        // the same run; one that cannot is skipped.
+                        let op = if status == super::qemu::VmStatus::Running {
+                            super::lxc::LxcOp::Start { skiplock: false }
+                        } else {
+                            super::lxc::LxcOp::Stop { skiplock: false }
+                        };
+                        let _ = self.apply_lxc(id, op, end_ms);
+                    } else if status == super::qemu::VmStatus::Running {
+                        // startall: a guest that cannot start is skipped.
+                        let _ = self.apply_qemu(
+                            id,
+                            super::qemu::QemuOp::Start { skiplock: false },
+                            end_ms,
+                        );
+                    } else if let Some(vm) = self.guests.get_mut(&id) {
+                        vm.status = status;
+                        vm.qmpstatus = None;
+                        vm.started_ms = None;
+                    }
+                }
+                Ok(Vec::new())
+            }
+            TaskEffect::Qemu { vmid, op } => self.apply_qemu(vmid, op, end_ms),
+            TaskEffect::Lxc { vmid, op } => self.apply_lxc(vmid, op, end_ms),
+            TaskEffect::Volume { node, change } => {
+                self.apply_volume_change(&node, change);
+                Ok(Vec::new())
+            }
+            TaskEffect::Backup(op) => self.apply_backup(op, end_ms),
+            TaskEffect::NodeHw { node, op } => super::node_hw::apply_disk_op(
+                &mut self.hardware,
+                &mut self.storage,
+                &self.nodes,
+                &node,
+                &op,
+            ),
+            TaskEffect::Service {
+                node,
+                service,
+                action,
+            } => {
+                self.node_services.apply_service(
+                    &self.nodes,
+                    self.version,
+                    &node,
+                    &service,
+                    action,
+                    end_ms,
+                );
+                Ok(Vec::new())
+            }
+            TaskEffect::RealmSync {
+                realm,
+                options,
+                dry_run,
+            } => self.access.run_realm_sync(&realm, &options, dry_run),
+            TaskEffect::Ceph {
+                node,
+                op: super::ceph::daemons::CephOp::RestartCluster { kind, opts },
+            } => {
+                // Its sub-tasks run on their nodes as root@pam (the API
+                // client of `create_client`) and end at once.
+                let known: Vec<String> = self.nodes.iter().map(|n| n.name.clone()).collect();
+                let tasks = &mut self.tasks;
+                let nodes = &self.nodes;
+                let mut spawn = |t: super::ceph::restart::SubTask| {
+                    let boot = nodes
+                        .iter()
+                        .find(|n| n.name == t.node)
+                        .map_or(end_ms.div_euclid(1000), |n| n.boot_time);
+                    let mut w = Worker::new(t.kind, &t.id);
+                    for l in t.log {
+                        w = w.log(l);
+                    }
+                    if let Some(e) = t.error {
+                        w = w.fail(e);
+                    }
+                    let at = Spawn {
+                        node: &t.node,
+                        boot,
+                        user: "root@pam",
+                        now_ms: end_ms,
+                        duration_ms: 0,
+                    };
+                    tasks.spawn(at, w)
+                };
+                let mut lines = Vec::new();
+                match self
+                    .ceph
+                    .run_cluster_restart(&kind, &opts, &node, &known, &mut spawn, &mut lines)
+                {
+                    Ok(()) => Ok(lines),
+                    Err(e) => Err((lines, e.to_string())),
+                }
+            }
+            TaskEffect::Ceph { node, op } => {
+                let mut around = super::ceph::Around {
+                    storages: &mut self.storage,
+                    hardware: &mut self.hardware,
+                };
+                self.ceph.apply_in(&mut around, &node, &op, end_ms)
+            }
+            TaskEffect::Acme(op) => {
+                self.acme.apply(op);
+                Ok(Vec::new())
+            }
+            TaskEffect::NodeCert { node, cert } => {
+                self.hardware.node_mut(&node).set_custom_cert(cert.clone());
+                if node == self.nodes.local() {
+                    self.pveproxy_restart = Some(cert);
+                }
+                Ok(Vec::new())
+            }
+        }
+    }
+
+    /// Undoes the start of a task that ends without its effect.
+    pub(super) fn abort(&mut self, effect: &TaskEffect) {
+        match effect {
+            TaskEffect::Qemu { vmid, op } => self.abort_qemu(*vmid, op),
+            TaskEffect::Lxc { vmid, op } => self.abort_lxc(*vmid, op),
+            TaskEffect::Backup(op) => self.abort_backup(op),
+            _ => {}
+        }
+    }
+
     /// Undoes what the start of a VM task did when the task fails without
     /// running its effect (an injected fault, `DELETE .../tasks/{upid}`).
     pub(crate) fn abort_qemu(&mut self, vmid: u32, op: &QemuOp) {
