@@ -1,6 +1,6 @@
 //! The corosync configuration (`/cluster/config`): its node list, totem
-//! section, join information, and making a cluster of a standalone
-//! node.
+//! section, join information, making a cluster of a standalone node and
+//! taking a member out of it.
 //!
 //! ```no_run
 //! # async fn f(client: &pve_client::Client) -> pve_client::error::Result<()> {
@@ -16,6 +16,7 @@
 use reqwest::Method;
 use serde_json::{Map, Value};
 
+use super::seg;
 use super::tasks::Upid;
 use crate::Client;
 use crate::error::Result;
@@ -101,5 +102,21 @@ impl ClusterConfig<'_> {
         self.client
             .call(Method::POST, "/cluster/config", &params)
             .await
+    }
+
+    /// `DELETE /cluster/config/nodes/{node}` (`delnode`, root@pam only):
+    /// the member named `node` (or by its link 0 or link 1 address)
+    /// leaves the node list; its guests' configs stay.
+    ///
+    /// # Errors
+    /// `Cannot delete myself from cluster!`, `cluster not ready - no
+    /// quorum?`, `Node/IP: x is not a known host of the cluster.`.
+    pub async fn delnode(&self, node: &str) -> Result<()> {
+        let path = format!("/cluster/config/nodes/{}", seg(node));
+        let _: Value = self
+            .client
+            .call(Method::DELETE, &path, &Params::new())
+            .await?;
+        Ok(())
     }
 }

@@ -2,7 +2,8 @@
 //! (`PVE/API2/ClusterConfig.pm`, `PVE/Corosync.pm`): the node list, the
 //! totem section and the join information, made from the members; and
 //! `POST /cluster/config` turning a standalone node into a one-node
-//! cluster (`create_conf`).
+//! cluster (`create_conf`); `DELETE /cluster/config/nodes/{node}`
+//! taking a member out of the node list (`delnode`).
 //!
 //! What `create` was given (links, votes, the token coefficient) is
 //! kept here; a scenario's cluster is read as PVE's defaults write it
@@ -276,4 +277,42 @@ pub fn create(
         None
     };
     Ok(())
+}
+
+/// `DELETE /cluster/config/nodes/{node}` on the local node: the member
+/// named `node` (by name or by its link 0 or link 1 address) leaves the
+/// node list; answers its name. Nothing else goes: as on PVE, its
+/// guests' configs stay (`/etc/pve/nodes/<node>` is kept).
+///
+/// # Errors
+/// `Cannot delete myself from cluster!` for the local node; `cluster
+/// not ready - no quorum?` without quorum; `Node/IP: x is not a known
+/// host of the cluster.` for anything else (every name on a standalone
+/// node).
+pub fn delnode(nodes: &mut Nodes, corosync: &mut Corosync, node: &str) -> Result<String> {
+    if node == nodes.local() {
+        return Err(Error::failed("Cannot delete myself from cluster!"));
+    }
+    if !nodes.quorate() {
+        return Err(Error::failed("cluster not ready - no quorum?"));
+    }
+    let found = members(nodes, corosync).into_iter().find(|m| {
+        m.node.name == node
+            || [0, 1]
+                .iter()
+                .any(|i| m.links.get(i).is_some_and(|l| l.address == node))
+    });
+    let Some(name) = found.map(|m| m.node.name.clone()) else {
+        return Err(Error::failed(format!(
+            "Node/IP: {node} is not a known host of the cluster."
+        )));
+    };
+    let first = nodes.iter().next().is_some_and(|n| n.name == name);
+    if first {
+        // The links `create` was given were the removed node's.
+        corosync.links.clear();
+    }
+    corosync.votes.remove(&name);
+    nodes.remove(&name);
+    Ok(name)
 }

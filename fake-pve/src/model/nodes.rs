@@ -196,6 +196,14 @@ impl Nodes {
         }
     }
 
+    /// Takes member `name` out of the node list (`pvecm delnode`);
+    /// answers whether it was one.
+    pub fn remove(&mut self, name: &str) -> bool {
+        let before = self.members.len();
+        self.members.retain(|n| n.name != name);
+        self.members.len() != before
+    }
+
     /// Sets the local node's `ssl_fingerprint` (the served certificate's).
     pub fn set_local_fingerprint(&mut self, fp: &str) {
         let local = self.local.clone();

@@ -1,13 +1,14 @@
 //! `/cluster/config`: the corosync configuration (pve-cluster
 //! `API2/ClusterConfig.pm`). Reading it and creating a cluster on a
-//! standalone node are emulated; joining, adding and removing nodes
-//! need a second host speaking PVE's join protocol and stay 501.
+//! standalone node are emulated, and so is taking a member out of the
+//! node list; joining and adding nodes need a second host speaking PVE's
+//! join protocol and stay 501.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{Ctx, Reply, Route, get, post};
+use super::{Ctx, Reply, Route, delete, get, post};
 use crate::model::corosync::{self, CreateCluster, JOIN_API_VERSION, Link};
 use crate::model::tasks::Worker;
 use crate::model::{Error, Result};
@@ -19,6 +20,7 @@ pub fn routes() -> Vec<Route> {
     vec![
         post("/cluster/config", create),
         get("/cluster/config/nodes", nodes),
+        delete("/cluster/config/nodes/{node}", delnode),
         get("/cluster/config/totem", totem),
         get("/cluster/config/join", join_info),
         get("/cluster/config/qdevice", status),
@@ -36,6 +38,22 @@ fn nodes(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(ctx
         .with(|c| view::nodes(&corosync::members(&c.nodes, &c.corosync)))
         .into())
+}
+
+/// `DELETE /cluster/config/nodes/{node}` (root@pam only, as the schema
+/// has no permissions): the member leaves the node list; PVE logs it in
+/// the cluster log.
+fn delnode(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.param("node")?;
+    let now = ctx.now();
+    ctx.with(|c| {
+        let name = corosync::delnode(&mut c.nodes, &mut c.corosync, &node)?;
+        let local = c.nodes().local().to_string();
+        c.clusterlog
+            .membership(&local, format!("deleting node {name} from cluster"), now);
+        Ok::<_, Error>(())
+    })?;
+    Ok(Value::Null.into())
 }
 
 /// `GET /cluster/config/totem`: `null` on a standalone node.
