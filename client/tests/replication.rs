@@ -173,3 +173,43 @@ async fn metric_servers_tasks_log_and_corosync() {
     assert_eq!(tasks[0].kind, "clustercreate");
     assert!(checked.names().len() > 10);
 }
+
+#[tokio::test]
+async fn a_node_enters_and_leaves_the_node_list() {
+    use pve_client::api::clusterconfig::AddNodeRequest;
+    let (_run, pve) = cluster().await;
+    let cfg = pve.cluster_config();
+    let req = AddNodeRequest {
+        apiversion: Some(1),
+        ..Default::default()
+    };
+    let added = cfg
+        .addnode("pve3", &[(0, "192.0.2.30")], &req)
+        .await
+        .expect("addnode");
+    assert!(
+        added.corosync_conf.contains("ring0_addr: 192.0.2.30"),
+        "{}",
+        added.corosync_conf
+    );
+    assert!(!added.corosync_authkey.is_empty());
+    assert!(added.warnings.is_empty());
+    let e = cfg
+        .addnode("pve3", &[(0, "192.0.2.31")], &req)
+        .await
+        .expect_err("listed");
+    assert!(
+        e.to_string().contains("can't add existing node 'pve3'"),
+        "{e}"
+    );
+    let nodes = cfg.nodes().await.expect("nodes");
+    assert_eq!(nodes.len(), 3);
+    assert_eq!(nodes[2]["nodeid"], "3");
+    cfg.delnode("pve3").await.expect("delnode");
+    assert_eq!(cfg.nodes().await.expect("nodes").len(), 2);
+    let e = cfg.delnode("pve1").await.expect_err("myself");
+    assert!(
+        e.to_string().contains("Cannot delete myself from cluster!"),
+        "{e}"
+    );
+}

@@ -145,11 +145,11 @@ async fn releases_differ_where_the_schemas_do() {
 async fn honest_answers_without_behaviour() {
     let pve = start_with(builder()).await;
     let root = pve.root().await;
-    pve.delete("/cluster/config/nodes/pve9", &root)
+    pve.get("/cluster/sdn/dry-run?node=pve", &root)
         .await
         .assert_error(
             501,
-            "Method 'DELETE /api2/json/cluster/config/nodes/pve9' is not emulated by fake-pve",
+            "Method 'GET /api2/json/cluster/sdn/dry-run' is not emulated by fake-pve",
         );
     // A call whose handler's checks are made first: a node without Ceph.
     pve.get(

@@ -1,6 +1,6 @@
 //! The corosync configuration (`/cluster/config`): its node list, totem
-//! section, join information, and making a cluster of a standalone
-//! node.
+//! section, join information, making a cluster of a standalone node,
+//! putting a member into it and taking one out.
 //!
 //! ```no_run
 //! # async fn f(client: &pve_client::Client) -> pve_client::error::Result<()> {
@@ -14,8 +14,10 @@
 //! ```
 
 use reqwest::Method;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::seg;
 use super::tasks::Upid;
 use crate::Client;
 use crate::error::Result;
@@ -102,4 +104,79 @@ impl ClusterConfig<'_> {
             .call(Method::POST, "/cluster/config", &params)
             .await
     }
+
+    /// `DELETE /cluster/config/nodes/{node}` (`delnode`, root@pam only):
+    /// the member named `node` (or by its link 0 or link 1 address)
+    /// leaves the node list; its guests' configs stay.
+    ///
+    /// # Errors
+    /// `Cannot delete myself from cluster!`, `cluster not ready - no
+    /// quorum?`, `Node/IP: x is not a known host of the cluster.`.
+    pub async fn delnode(&self, node: &str) -> Result<()> {
+        let path = format!("/cluster/config/nodes/{}", seg(node));
+        let _: Value = self
+            .client
+            .call(Method::DELETE, &path, &Params::new())
+            .await?;
+        Ok(())
+    }
+
+    /// `POST /cluster/config/nodes/{node}` (`addnode`, root@pam only):
+    /// `node` enters the node list with `links` as `(n, address)` (or
+    /// the request's `new_node_ip` on a one-link cluster); answers the new
+    /// `corosync.conf` and the cluster's auth key.
+    ///
+    /// # Errors
+    /// `corosync: address 'a' already used on link ringN_addr by node
+    /// 'x'`, `corosync: link N exists in cluster config but wasn't
+    /// specified for new node` (and the reverse), `no links and no
+    /// fallback ip (new_node_ip) given, cannot join cluster`, `can't add
+    /// existing node 'x'`, `cluster not ready - no quorum?`.
+    pub async fn addnode(
+        &self,
+        node: &str,
+        links: &[(u32, &str)],
+        req: &AddNodeRequest,
+    ) -> Result<AddedNode> {
+        let path = format!("/cluster/config/nodes/{}", seg(node));
+        let mut params = Params::new()
+            .opt("new_node_ip", req.new_node_ip.as_deref())
+            .opt("nodeid", req.nodeid)
+            .opt("votes", req.votes)
+            .opt("apiversion", req.apiversion);
+        if req.force {
+            params.push("force", true);
+        }
+        for (n, addr) in links {
+            params.push(format!("link{n}"), *addr);
+        }
+        self.client.call(Method::POST, &path, &params).await
+    }
+}
+
+/// The optional parameters of [`ClusterConfig::addnode`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AddNodeRequest {
+    /// `new_node_ip`: link 0's address when no links are given.
+    pub new_node_ip: Option<String>,
+    /// `nodeid` (the lowest free one unless given).
+    pub nodeid: Option<u64>,
+    /// `votes` (1 unless given).
+    pub votes: Option<u64>,
+    /// `apiversion`: the joining node's join API version.
+    pub apiversion: Option<u64>,
+    /// `force`: overwrite a listed node with the same votes and node id.
+    pub force: bool,
+}
+
+/// The answer of [`ClusterConfig::addnode`].
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct AddedNode {
+    /// The new `corosync.conf`.
+    pub corosync_conf: String,
+    /// `/etc/corosync/authkey`.
+    pub corosync_authkey: String,
+    /// `verify_conf`'s warnings.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }

@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 
 /// syslog's `info`.
 const INFO: u8 = 6;
+/// syslog's `notice`.
+const NOTICE: u8 = 5;
 /// syslog's `err`.
 const ERR: u8 = 3;
 /// The entries kept of the logins (pmxcfs's log is a ring buffer too).
@@ -63,10 +65,20 @@ impl ClusterLog {
         );
     }
 
+    /// A change of the cluster's membership on `node` at `time`, as
+    /// `API2/ClusterConfig.pm` logs it (`notice`, in root@pam's name).
+    pub fn membership(&mut self, node: &str, msg: String, time: i64) {
+        self.push(node, NOTICE, msg, time);
+    }
+
     fn daemon_info(&mut self, node: &str, msg: String, time: i64) {
+        self.push(node, INFO, msg, time);
+    }
+
+    fn push(&mut self, node: &str, pri: u8, msg: String, time: i64) {
         self.entries.push(Entry {
             time,
-            pri: INFO,
+            pri,
             tag: "pvedaemon".into(),
             pid: 1_200,
             node: node.to_string(),

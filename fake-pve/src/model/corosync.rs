@@ -2,7 +2,9 @@
 //! (`PVE/API2/ClusterConfig.pm`, `PVE/Corosync.pm`): the node list, the
 //! totem section and the join information, made from the members; and
 //! `POST /cluster/config` turning a standalone node into a one-node
-//! cluster (`create_conf`).
+//! cluster (`create_conf`); `DELETE /cluster/config/nodes/{node}`
+//! taking a member out of the node list (`delnode`) and putting one in
+//! (`addnode`).
 //!
 //! What `create` was given (links, votes, the token coefficient) is
 //! kept here; a scenario's cluster is read as PVE's defaults write it
@@ -41,12 +43,18 @@ pub struct Corosync {
     /// `token_coefficient`, when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     token_coefficient: Option<u64>,
+    /// The links of the nodes `addnode` added, by node.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    node_links: BTreeMap<String, BTreeMap<u32, Link>>,
 }
 
 impl Corosync {
     /// Whether nothing beyond the defaults is kept.
     pub fn is_empty(&self) -> bool {
-        self.links.is_empty() && self.votes.is_empty() && self.token_coefficient.is_none()
+        self.links.is_empty()
+            && self.votes.is_empty()
+            && self.token_coefficient.is_none()
+            && self.node_links.is_empty()
     }
 }
 
@@ -124,9 +132,12 @@ pub struct JoinInfo<'a> {
     pub config_digest: String,
 }
 
-/// The links of a member: those `create` was given for the node that
-/// made the cluster, else link 0 at the node's address.
+/// The links of a member: those `addnode` was given for it, those
+/// `create` was given for the node that made the cluster, else link 0 at the node's address.
 fn links_of(nodes: &Nodes, corosync: &Corosync, node: &str) -> BTreeMap<u32, Link> {
+    if let Some(links) = corosync.node_links.get(node) {
+        return links.clone();
+    }
     let first = nodes.iter().next().map(|n| n.name.as_str());
     if first == Some(node) && !corosync.links.is_empty() {
         return corosync.links.clone();
@@ -183,8 +194,9 @@ pub fn totem(nodes: &Nodes, corosync: &Corosync, version: &PveVersion) -> Option
     })
 }
 
-/// `corosync.conf` as written (for its digest).
-fn corosync_text(nodes: &Nodes, corosync: &Corosync, version: &PveVersion) -> String {
+/// `corosync.conf` as written (for its digest, and as `addnode`
+/// answers it).
+pub fn corosync_text(nodes: &Nodes, corosync: &Corosync, version: &PveVersion) -> String {
     let mut out = String::from("logging {\n  debug: off\n  to_syslog: yes\n}\n\nnodelist {\n");
     for n in nodes.iter() {
         out.push_str(&format!(
@@ -276,4 +288,218 @@ pub fn create(
         None
     };
     Ok(())
+}
+
+/// `DELETE /cluster/config/nodes/{node}` on the local node: the member
+/// named `node` (by name or by its link 0 or link 1 address) leaves the
+/// node list; answers its name. Nothing else goes: as on PVE, its
+/// guests' configs stay (`/etc/pve/nodes/<node>` is kept).
+///
+/// # Errors
+/// `Cannot delete myself from cluster!` for the local node; `cluster
+/// not ready - no quorum?` without quorum; `Node/IP: x is not a known
+/// host of the cluster.` for anything else (every name on a standalone
+/// node).
+pub fn delnode(nodes: &mut Nodes, corosync: &mut Corosync, node: &str) -> Result<String> {
+    if node == nodes.local() {
+        return Err(Error::failed("Cannot delete myself from cluster!"));
+    }
+    if !nodes.quorate() {
+        return Err(Error::failed("cluster not ready - no quorum?"));
+    }
+    let found = members(nodes, corosync).into_iter().find(|m| {
+        m.node.name == node
+            || [0, 1]
+                .iter()
+                .any(|i| m.links.get(i).is_some_and(|l| l.address == node))
+    });
+    let Some(name) = found.map(|m| m.node.name.clone()) else {
+        return Err(Error::failed(format!(
+            "Node/IP: {node} is not a known host of the cluster."
+        )));
+    };
+    let first = nodes.iter().next().is_some_and(|n| n.name == name);
+    if first {
+        // The links `create` was given were the removed node's.
+        corosync.links.clear();
+    }
+    corosync.votes.remove(&name);
+    corosync.node_links.remove(&name);
+    nodes.remove(&name);
+    Ok(name)
+}
+
+/// The highest link number corosync knows (`MAX_LINK_INDEX`).
+const MAX_LINK: u32 = 7;
+
+/// The parameters of `POST /cluster/config/nodes/{node}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AddNode {
+    /// `node`: the name of the node to add.
+    pub node: String,
+    /// `nodeid` (the lowest free one unless given).
+    pub nodeid: Option<u32>,
+    /// `votes` (1 unless given).
+    pub votes: Option<u64>,
+    /// `linkN` by number.
+    pub links: BTreeMap<u32, Link>,
+    /// `new_node_ip`: link 0's address on a one-link cluster.
+    pub new_node_ip: Option<String>,
+    /// `force`: overwrite the entry of a node already listed.
+    pub force: bool,
+    /// `apiversion`: the joining node's join API version (0 unless given).
+    pub apiversion: Option<i64>,
+}
+
+/// `POST /cluster/config/nodes/{node}` on the local node: `node` enters
+/// the node list (offline until it has joined) with the links given, the
+/// lowest free node id unless one is given and one vote unless told;
+/// answers the warnings of `verify_conf` (none: every address here is an
+/// IP address).
+///
+/// # Errors
+/// PVE's refusals, in its order: `error: unsupported old API version on
+/// joining node (v), ...`; `cluster not ready - no quorum?`; `invalid
+/// corosync.conf` on a standalone node; `corosync: address 'a' already
+/// used on link ringN_addr by node 'x'`; `corosync: link N exists in
+/// cluster config but wasn't specified for new node` and the reverse;
+/// `no links and no fallback ip (new_node_ip) given, cannot join
+/// cluster`; `no links given but multiple links found on other nodes,
+/// ...`; `can't add existing node 'x'` unless `force` with its votes and
+/// node id.
+pub fn addnode(
+    nodes: &mut Nodes,
+    corosync: &mut Corosync,
+    p: &AddNode,
+    now: i64,
+) -> Result<Vec<String>> {
+    let apiversion = p.apiversion.unwrap_or(0);
+    let min = i64::from(JOIN_API_VERSION) - 1;
+    if apiversion < min {
+        return Err(Error::failed(format!(
+            "error: unsupported old API version on joining node ({apiversion}), cluster node has {JOIN_API_VERSION} and supports >= {min}. Please upgrade node before joining"
+        )));
+    }
+    if !nodes.quorate() {
+        return Err(Error::failed("cluster not ready - no quorum?"));
+    }
+    if nodes.cluster_name().is_none() {
+        return Err(Error::failed("invalid corosync.conf"));
+    }
+    let name = p.node.as_str();
+    let listed: Vec<(String, u32, u64, BTreeMap<u32, Link>)> = nodes
+        .iter()
+        .map(|n| {
+            let m = member(nodes, corosync, n);
+            (n.name.clone(), n.nodeid, m.votes, m.links)
+        })
+        .collect();
+    for link in p.links.values() {
+        for (k, _, _, links) in listed.iter().filter(|(k, ..)| k != name) {
+            if let Some(n) = links.iter().find(|(_, l)| l.address == link.address) {
+                return Err(Error::failed(format!(
+                    "corosync: address '{}' already used on link ring{}_addr by node '{k}'",
+                    link.address, n.0
+                )));
+            }
+        }
+    }
+    let cluster_links: Vec<u32> = listed
+        .first()
+        .map(|(.., l)| l.keys().copied().collect())
+        .unwrap_or_default();
+    let mut links = p.links.clone();
+    let mut fallback = p.new_node_ip.clone().filter(|ip| !ip.is_empty());
+    let mut legacy = false;
+    if fallback.is_none() && links.len() == 1 && apiversion == 0 {
+        fallback = links.pop_first().map(|(_, l)| l.address);
+        legacy = true;
+    }
+    if links.is_empty() {
+        let Some(ip) = fallback else {
+            return Err(Error::failed(
+                "no links and no fallback ip (new_node_ip) given, cannot join cluster",
+            ));
+        };
+        match cluster_links.as_slice() {
+            [n] => {
+                links.insert(
+                    *n,
+                    Link {
+                        address: ip,
+                        priority: None,
+                    },
+                );
+            }
+            more if legacy => {
+                return Err(Error::failed(format!(
+                    "cluster has {} links, but only 1 given",
+                    more.len()
+                )));
+            }
+            _ => {
+                return Err(Error::failed(
+                    "no links given but multiple links found on other nodes, fallback only supported on single-link clusters",
+                ));
+            }
+        }
+    } else {
+        for n in 0..=MAX_LINK {
+            match (cluster_links.contains(&n), links.contains_key(&n)) {
+                (true, false) => {
+                    return Err(Error::failed(format!(
+                        "corosync: link {n} exists in cluster config but wasn't specified for new node"
+                    )));
+                }
+                (false, true) => {
+                    return Err(Error::failed(format!(
+                        "corosync: link {n} specified for new node doesn't exist in cluster config"
+                    )));
+                }
+                _ => {}
+            }
+        }
+    }
+    // Links carry no priority in the node list.
+    for l in links.values_mut() {
+        l.priority = None;
+    }
+    let existing = listed.iter().find(|(k, ..)| k == name);
+    let (nodeid, votes) = if let Some((_, id, v, _)) = existing {
+        let nodeid = p.nodeid.unwrap_or(*id);
+        let votes = p.votes.unwrap_or(*v);
+        if !(votes == *v && nodeid == *id && p.force) {
+            return Err(Error::failed(format!("can't add existing node '{name}'")));
+        }
+        (nodeid, votes)
+    } else {
+        let nodeid = p.nodeid.unwrap_or_else(|| {
+            (1..)
+                .find(|id| !listed.iter().any(|(_, n, ..)| n == id))
+                .unwrap_or(1)
+        });
+        (nodeid, p.votes.unwrap_or(1))
+    };
+    if votes == 1 || votes == 0 {
+        corosync.votes.remove(name);
+    } else {
+        corosync.votes.insert(name.to_string(), votes);
+    }
+    let ip = links
+        .values()
+        .next()
+        .map(|l| l.address.clone())
+        .unwrap_or_default();
+    corosync.node_links.insert(name.to_string(), links);
+    if existing.is_none() {
+        nodes.add(Node::joining(name, nodeid, &ip, now));
+    }
+    Ok(Vec::new())
+}
+
+/// The `corosync_authkey` `addnode` answers: a stand-in for
+/// `/etc/corosync/authkey`, the same for every node of a cluster.
+pub fn authkey(nodes: &Nodes) -> String {
+    let name = nodes.cluster_name().map_or("", String::as_str);
+    sha1_hex(format!("corosync authkey {name}").as_bytes())
 }

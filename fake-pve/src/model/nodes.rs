@@ -53,10 +53,41 @@ pub struct Node {
     pub back_at_ms: Option<i64>,
 }
 
+const GIB: u64 = 1 << 30;
+
 /// Memory the host itself uses, before any guest.
 const BASE_MEM_USED: u64 = 1_288_490_188;
 
 impl Node {
+    /// A node added to the node list by `addnode` (`pvecm addnode`):
+    /// offline until it has joined, with a fresh install's hardware.
+    pub fn joining(name: &str, nodeid: u32, ip: &str, now: i64) -> Self {
+        use sha2::{Digest, Sha256};
+        let d = Sha256::digest(format!("fake-pve node {name}").as_bytes());
+        let fp = d
+            .iter()
+            .map(|b| format!("{b:02X}"))
+            .collect::<Vec<_>>()
+            .join(":");
+        Self {
+            name: name.to_string(),
+            nodeid,
+            ip: ip.to_string(),
+            status: NodeStatus::Offline,
+            cpus: 8,
+            sockets: 1,
+            cpu_model: "Intel(R) Xeon(R) Gold 6248R CPU @ 3.00GHz".into(),
+            memory: 32 * GIB,
+            rootfs: 100 * GIB,
+            swap: 8 * GIB,
+            level: String::new(),
+            boot_time: now,
+            ssl_fingerprint: fp,
+            bridges: vec!["vmbr0".into()],
+            back_at_ms: None,
+        }
+    }
+
     /// Seconds since boot at `now`.
     pub fn uptime(&self, now: i64) -> i64 {
         (now - self.boot_time).max(0)
@@ -194,6 +225,19 @@ impl Nodes {
         if let Some(n) = self.get_mut(&local) {
             n.nodeid = nodeid;
         }
+    }
+
+    /// Appends `node` to the node list (`pvecm addnode`).
+    pub fn add(&mut self, node: Node) {
+        self.members.push(node);
+    }
+
+    /// Takes member `name` out of the node list (`pvecm delnode`);
+    /// answers whether it was one.
+    pub fn remove(&mut self, name: &str) -> bool {
+        let before = self.members.len();
+        self.members.retain(|n| n.name != name);
+        self.members.len() != before
     }
 
     /// Sets the local node's `ssl_fingerprint` (the served certificate's).

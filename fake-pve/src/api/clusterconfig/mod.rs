@@ -1,14 +1,15 @@
 //! `/cluster/config`: the corosync configuration (pve-cluster
 //! `API2/ClusterConfig.pm`). Reading it and creating a cluster on a
-//! standalone node are emulated; joining, adding and removing nodes
-//! need a second host speaking PVE's join protocol and stay 501.
+//! standalone node are emulated, and so are putting a member into the
+//! node list and taking one out of it; joining needs a second host
+//! speaking PVE's join protocol and stays 501.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{Ctx, Reply, Route, get, post};
-use crate::model::corosync::{self, CreateCluster, JOIN_API_VERSION, Link};
+use super::{Ctx, Reply, Route, delete, get, post};
+use crate::model::corosync::{self, AddNode, CreateCluster, JOIN_API_VERSION, Link};
 use crate::model::tasks::Worker;
 use crate::model::{Error, Result};
 
@@ -19,6 +20,8 @@ pub fn routes() -> Vec<Route> {
     vec![
         post("/cluster/config", create),
         get("/cluster/config/nodes", nodes),
+        delete("/cluster/config/nodes/{node}", delnode),
+        post("/cluster/config/nodes/{node}", addnode),
         get("/cluster/config/totem", totem),
         get("/cluster/config/join", join_info),
         get("/cluster/config/qdevice", status),
@@ -36,6 +39,52 @@ fn nodes(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(ctx
         .with(|c| view::nodes(&corosync::members(&c.nodes, &c.corosync)))
         .into())
+}
+
+/// `DELETE /cluster/config/nodes/{node}` (root@pam only, as the schema
+/// has no permissions): the member leaves the node list; PVE logs it in
+/// the cluster log.
+fn delnode(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.param("node")?;
+    let now = ctx.now();
+    ctx.with(|c| {
+        let name = corosync::delnode(&mut c.nodes, &mut c.corosync, &node)?;
+        let local = c.nodes().local().to_string();
+        c.clusterlog
+            .membership(&local, format!("deleting node {name} from cluster"), now);
+        Ok::<_, Error>(())
+    })?;
+    Ok(Value::Null.into())
+}
+
+/// `POST /cluster/config/nodes/{node}` (root@pam only, as the schema
+/// has no permissions): the node enters the node list; answers the new
+/// `corosync.conf`, the cluster's auth key and `verify_conf`'s warnings.
+fn addnode(ctx: &Ctx<'_>) -> Result<Reply> {
+    let p = &ctx.params;
+    let req = AddNode {
+        node: ctx.param("node")?,
+        nodeid: p
+            .int("nodeid", Some(1), None)?
+            .and_then(|n| u32::try_from(n).ok()),
+        votes: p
+            .int("votes", Some(0), None)?
+            .and_then(|n| u64::try_from(n).ok()),
+        links: links(ctx)?,
+        new_node_ip: p.str("new_node_ip"),
+        force: p.bool("force")?.unwrap_or(false),
+        apiversion: p.int("apiversion", None, None)?,
+    };
+    let now = ctx.now();
+    let answer = ctx.with(|c| {
+        let warnings = corosync::addnode(&mut c.nodes, &mut c.corosync, &req, now)?;
+        let local = c.nodes().local().to_string();
+        c.clusterlog
+            .membership(&local, format!("adding node {} to cluster", req.node), now);
+        let conf = corosync::corosync_text(&c.nodes, &c.corosync, &c.version);
+        Ok::<_, Error>(view::added(&conf, &corosync::authkey(&c.nodes), &warnings))
+    })?;
+    Ok(answer.into())
 }
 
 /// `GET /cluster/config/totem`: `null` on a standalone node.

@@ -57,3 +57,13 @@ pub fn join_info(j: &JoinInfo<'_>) -> Value {
         "config_digest": j.config_digest,
     })
 }
+
+/// `POST /cluster/config/nodes/{node}`: the new `corosync.conf`, the
+/// auth key and the warnings.
+pub fn added(conf: &str, authkey: &str, warnings: &[String]) -> Value {
+    json!({
+        "corosync_conf": conf,
+        "corosync_authkey": authkey,
+        "warnings": warnings,
+    })
+}

@@ -16,6 +16,7 @@ mod access;
 mod agent;
 mod backup;
 mod clusterlog;
+mod corosync;
 mod datacenter;
 mod faults;
 mod firewall;
