@@ -2,7 +2,7 @@
 Feature: Console proxies
   A console call starts a proxy task on the node that answers it and
   gives a port of 5900-5999 and a PVEVNC ticket good for 40 seconds, for
-  that user, the guest's or node's ACL path and that port alone. The
+  that user, the guest's or node's ACL path and, on 9.x, that port alone. The
   websocket call and POST /access/vncticket (which a proxy asks before
   it lets a client in) check it. A proxy nobody connects to gives up
   after 10 seconds, as the program behind it does.
@@ -22,10 +22,28 @@ Feature: Console proxies
       | port      | {var:port}   |
       | vncticket | {var:ticket} |
     Then the answer has "port" = "{var:port}"
-    When I call GET "/nodes/{node}/qemu/{vm1}/vncwebsocket"
+
+  @pve9
+  Scenario: On 9.x a ticket holds for its port alone
+    Given VM "{vm1}" was created
+    When I call POST "/nodes/{node}/qemu/{vm1}/vncproxy"
+      | websocket | 1 |
+    And I remember the answer's "ticket" as "ticket"
+    And I call GET "/nodes/{node}/qemu/{vm1}/vncwebsocket"
       | port      | 5999         |
       | vncticket | {var:ticket} |
     Then PVE answers 401 "permission denied - invalid PVEVNC ticket"
+
+  @pve8.4
+  Scenario: On 8.4 a ticket names no port
+    Given VM "{vm1}" was created
+    When I call POST "/nodes/{node}/qemu/{vm1}/vncproxy"
+      | websocket | 1 |
+    And I remember the answer's "ticket" as "ticket"
+    And I call GET "/nodes/{node}/qemu/{vm1}/vncwebsocket"
+      | port      | 5999         |
+      | vncticket | {var:ticket} |
+    Then the answer has "port" = "5999"
 
   @pve9
   Scenario: A proxy asks /access/vncticket whether a ticket holds
