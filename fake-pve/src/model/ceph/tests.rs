@@ -693,14 +693,20 @@ fn a_file_system_needs_a_standby_and_makes_its_pools() {
     assert!(c.pools().is_empty());
 }
 
+/// Three OSDs on pve1's `/dev/sdb`..`/dev/sdd`, the first `up` of them
+/// running.
+fn three_osds(c: &mut Ceph, up: u8) {
+    for n in 0..3u8 {
+        let dev = format!("/dev/sd{}", char::from(b'b' + n));
+        c.declare_osd("pve1", &new_osd(&dev, n), n < up, true, 0)
+            .expect("osd");
+    }
+}
+
 #[test]
 fn a_rolling_restart_checks_health_then_goes_osd_by_osd() {
     let mut c = with_first_mon();
-    for n in 0..3u8 {
-        let dev = format!("/dev/sd{}", char::from(b'b' + n));
-        c.declare_osd("pve1", &new_osd(&dev, n), n != 2, true, 0)
-            .expect("osd");
-    }
+    three_osds(&mut c, 2);
     let opts = restart::BulkRestart {
         set_noout: true,
         timeout: 600,
@@ -789,11 +795,7 @@ fn restart_opts() -> restart::BulkRestart {
 fn a_cluster_restart_of_managers_needs_a_standby_and_restarts_remote_ones_by_sub_task() {
     let mut c = with_first_mon();
     // Enough OSDs for a healthy cluster.
-    for n in 0..3u8 {
-        let dev = format!("/dev/sd{}", char::from(b'b' + n));
-        c.declare_osd("pve1", &new_osd(&dev, n), true, true, 0)
-            .expect("osd");
-    }
+    three_osds(&mut c, 3);
     let (r, _, _) = cluster_restart(&mut c, "mgr", &restart_opts());
     assert_eq!(
         r.expect_err("no standby"),
@@ -846,11 +848,7 @@ fn a_cluster_restart_of_managers_needs_a_standby_and_restarts_remote_ones_by_sub
 #[test]
 fn a_cluster_restart_of_osds_runs_each_node_s_own_restart() {
     let mut c = with_first_mon();
-    for n in 0..3u8 {
-        let dev = format!("/dev/sd{}", char::from(b'b' + n));
-        c.declare_osd("pve1", &new_osd(&dev, n), n != 2, true, 0)
-            .expect("osd");
-    }
+    three_osds(&mut c, 2);
     let (r, _, subs) = cluster_restart(&mut c, "osd", &restart_opts());
     assert!(r.expect_err("warn").starts_with(
         "Ceph cluster has blocking HEALTH_WARN issues, refusing rolling restart of 'osd' daemons"
