@@ -495,15 +495,9 @@ fn ticket_ok(state: &State, s: &Session, user: &str, ticket: &str) -> bool {
     let now = state.clock().now_millis().div_euclid(1000);
     // PVE 8.4's tickets name no port (its termproxy asks
     // `/access/ticket` with the ticket as the password).
-    let secret = if state.settings().version.is_v9() {
-        format!("{user}:{}:{}", s.authpath, s.port)
-    } else {
-        format!("{user}:{}", s.authpath)
-    };
-    if !state
-        .keys()
-        .verify_short_ticket("PVEVNC", ticket, &secret, now)
-    {
+    let port = s.port.to_string();
+    let port = state.settings().version.is_v9().then_some(port.as_str());
+    if !crate::api::console::vnc_ticket_holds(state, ticket, user, &s.authpath, port, now) {
         return false;
     }
     let perm = if s.authpath.starts_with("/nodes/") {

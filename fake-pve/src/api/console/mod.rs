@@ -73,22 +73,33 @@ pub(crate) fn check_vnc_ticket(
     path: &str,
     port: Option<&str>,
 ) -> Result<()> {
-    let ticket = match ticket.split_at_checked(9) {
-        Some((pw, rest)) if pw.ends_with(':') && rest.starts_with("PVEVNC:") => rest,
-        _ => ticket,
-    };
-    if ctx.state.keys().verify_short_ticket(
-        "PVEVNC",
-        ticket,
-        &vnc_secret(user, path, port),
-        ctx.now(),
-    ) {
+    if vnc_ticket_holds(ctx.state, ticket, user, path, port, ctx.now()) {
         Ok(())
     } else {
         Err(Error::Unauthorized(
             "permission denied - invalid PVEVNC ticket".into(),
         ))
     }
+}
+
+/// Whether `ticket` is a VNC ticket of `user` for `path` (and `port`,
+/// where the release binds it) at `now`, epoch seconds; an old-style
+/// ticket with the VNC password in front is read without it.
+pub(crate) fn vnc_ticket_holds(
+    state: &crate::state::State,
+    ticket: &str,
+    user: &str,
+    path: &str,
+    port: Option<&str>,
+    now: i64,
+) -> bool {
+    let ticket = match ticket.split_at_checked(9) {
+        Some((pw, rest)) if pw.ends_with(':') && rest.starts_with("PVEVNC:") => rest,
+        _ => ticket,
+    };
+    state
+        .keys()
+        .verify_short_ticket("PVEVNC", ticket, &vnc_secret(user, path, port), now)
 }
 
 /// The node the proxies of a call run on: the one that answers it (the
