@@ -188,3 +188,32 @@ Feature: High availability
     Then the call succeeds
     When I call GET "/cluster/ha/resources/vm:{vm1}"
     Then the answer has no "auto-rebalance"
+
+  @pve9.2
+  Scenario: 9.2 checks a rule's parameters against its type before anything else
+    When I create HA rule "{prefix}-pair" with:
+      | type      | resource-affinity |
+      | resources | vm:{vm1},vm:{vm2} |
+      | affinity  | positive          |
+      | strict    | 1                 |
+    Then parameter "strict" is rejected with "property is not defined in schema and the schema does not allow additional properties"
+    When I create HA rule "{prefix}-pair" with:
+      | type      | resource-affinity |
+      | resources | vm:{vm1},vm:{vm2} |
+    Then parameter "oneOf[resource-affinity].affinity" is rejected with "property is missing and it is not optional"
+    When I create HA rule "{prefix}-pair" with:
+      | type      | bogus    |
+      | resources | vm:{vm1} |
+    Then parameter "type" is rejected with "value 'bogus' does not have a value in the enumeration 'node-affinity, resource-affinity'"
+    When I call PUT "/cluster/ha/rules/{prefix}-pair"
+      | comment | no type |
+    Then parameter "type" is rejected with "property is missing and it is not optional"
+
+  @pve9.1
+  Scenario: 9.1 takes any rule parameter and leaves it to the rule's type
+    When I create HA rule "{prefix}-pair" with:
+      | type      | resource-affinity |
+      | resources | vm:{vm1},vm:{vm2} |
+      | affinity  | positive          |
+      | strict    | 1                 |
+    Then PVE answers 500 "unexpected property 'strict'"

@@ -159,6 +159,11 @@ fn endpoint(
     if let Some(a) = params.get("additionalProperties") {
         parameters.insert("additionalProperties".into(), strip(a));
     }
+    // 9.2's HA rules state their parameters as groups that must all
+    // hold, one of them a `oneOf` picked by a type property.
+    if let Some(groups) = params.get("allOf") {
+        parameters.insert("allOf".into(), strip(groups));
+    }
     e.insert("parameters".into(), Value::Object(parameters));
     e.insert("returns".into(), strip(&m["returns"]));
     if !children.is_empty() && method == "GET" {

@@ -145,6 +145,12 @@ pub struct Parameters {
     /// left out (other parameters allowed) by the 9.x SDN fabrics.
     #[serde(rename = "additionalProperties", default)]
     pub additional: Option<Value>,
+    /// Groups that must all hold (`allOf`, 9.2's HA rules), validated as
+    /// pve-common's `check_all_of` does; [`Parameters::properties`] then
+    /// holds the union of their properties, for everything but
+    /// validation.
+    #[serde(rename = "allOf", default)]
+    pub all_of: Option<Vec<Group>>,
     /// [`Parameters::always_checked`], found once.
     #[serde(skip)]
     always: std::sync::OnceLock<Vec<String>>,
@@ -163,6 +169,78 @@ impl Parameters {
                 .map(|(key, _)| key.clone())
                 .collect()
         })
+    }
+}
+
+/// One group of an `allOf` parameter list: properties of its own, or a
+/// `oneOf` whose variant the type property picks (pve-common's strict
+/// object-like `oneOf`); a variant is a group too, named by its
+/// `instance-type`.
+#[derive(Debug, Default, Deserialize)]
+pub struct Group {
+    /// The group's properties.
+    #[serde(default)]
+    pub properties: BTreeMap<String, Prop>,
+    /// Whether other parameters are allowed (`0` in PVE's groups).
+    #[serde(rename = "additionalProperties", default)]
+    pub additional: Option<Value>,
+    /// The variants, for a `oneOf` group.
+    #[serde(rename = "oneOf", default)]
+    pub one_of: Option<Vec<Group>>,
+    /// The parameter whose value picks the variant (`type`).
+    #[serde(rename = "type-property", default)]
+    pub type_property: Option<String>,
+    /// The schema of that parameter (its enum of types).
+    #[serde(rename = "type-property-schema", default)]
+    pub type_schema: Option<Prop>,
+    /// The type a variant is for.
+    #[serde(rename = "instance-type", default)]
+    pub instance_type: Option<String>,
+    /// Whether a `oneOf` group may be left out altogether.
+    #[serde(default, deserialize_with = "flag")]
+    pub optional: bool,
+}
+
+impl Group {
+    /// Whether the group refuses parameters it does not define.
+    pub fn closed(&self) -> bool {
+        self.additional
+            .as_ref()
+            .is_some_and(|a| a.as_bool() == Some(false) || a.as_i64() == Some(0))
+    }
+}
+
+/// Gives an `allOf` list's groups their formats, and the list's
+/// parameters the union of their properties (the type property first,
+/// then each group's and variant's in order; the first definition of a
+/// name wins).
+fn derive_groups(params: &mut Parameters) {
+    let Some(groups) = params.all_of.as_mut() else {
+        return;
+    };
+    let mut union = BTreeMap::new();
+    for g in groups.iter_mut() {
+        derive_formats(&mut g.properties);
+        if let (Some(tp), Some(ts)) = (&g.type_property, &g.type_schema) {
+            union.entry(tp.clone()).or_insert_with(|| ts.clone());
+        }
+        for (k, p) in &g.properties {
+            union.entry(k.clone()).or_insert_with(|| p.clone());
+        }
+        for v in g.one_of.iter_mut().flatten() {
+            derive_formats(&mut v.properties);
+            for (k, p) in &v.properties {
+                union.entry(k.clone()).or_insert_with(|| {
+                    let mut p = p.clone();
+                    // required by one variant only
+                    p.optional = true;
+                    p
+                });
+            }
+        }
+    }
+    if params.properties.is_empty() {
+        params.properties = union;
     }
 }
 
@@ -347,6 +425,7 @@ fn load(text: &str) -> Spec {
     let mut spec: Spec = serde_json::from_str(text).expect("the embedded spec is valid JSON");
     for e in &mut spec.endpoints {
         derive_formats(&mut e.parameters.properties);
+        derive_groups(&mut e.parameters);
         e.segments = e
             .path
             .split('/')

@@ -7,11 +7,11 @@
 //! properties at once.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::{Endpoint, Format, Prop, formats, propstring};
+use super::{Endpoint, Format, Group, Prop, formats, propstring};
 use crate::formats::FormatError;
 
 /// The refusal of a parameter the schema does not define.
@@ -27,14 +27,19 @@ pub type Errors = BTreeMap<String, String>;
 /// Every parameter error, keyed by parameter.
 pub fn validate(ep: &Endpoint, params: &BTreeMap<String, Value>) -> Result<(), Errors> {
     let mut errors = Errors::new();
-    check_object(
-        None,
-        &ep.parameters.properties,
-        Some(ep.parameters.always_checked()),
-        params,
-        &mut errors,
-    );
-    if ep.parameters.additional.is_none() {
+    if let Some(groups) = &ep.parameters.all_of {
+        check_all_of(groups, params, &mut errors);
+    } else {
+        check_object(
+            None,
+            &ep.parameters.properties,
+            Some(ep.parameters.always_checked()),
+            params,
+            &mut errors,
+            None,
+        );
+    }
+    if ep.parameters.additional.is_none() && ep.parameters.all_of.is_none() {
         // A method that does not set `additionalProperties` (the 9.x SDN
         // fabrics') takes other parameters too: PVE only refuses them
         // when it is set and false.
@@ -132,12 +137,95 @@ fn join<'a>(path: Option<&str>, key: &'a str) -> Cow<'a, str> {
     }
 }
 
+/// `check_all_of`: every group is checked; a parameter is refused as
+/// unknown only when no group defines it (the groups collect what they
+/// do not know, and what all of them left is refused).
+fn check_all_of(groups: &[Group], value: &BTreeMap<String, Value>, errors: &mut Errors) {
+    let mut everywhere: Option<BTreeSet<String>> = None;
+    for g in groups {
+        let mut here = BTreeSet::new();
+        check_group(g, value, errors, &mut here);
+        everywhere = Some(match everywhere {
+            None => here,
+            Some(e) => e.intersection(&here).cloned().collect(),
+        });
+    }
+    for k in everywhere.unwrap_or_default() {
+        add_error(errors, &k, UNKNOWN);
+    }
+}
+
+/// One group of an `allOf`: its own properties, or (`check_one_of`) the
+/// variant its type property picks, whose errors are named
+/// `oneOf[<type>].<key>`. Without a type (or with one its schema
+/// refuses) every other parameter counts as unknown.
+fn check_group(
+    g: &Group,
+    value: &BTreeMap<String, Value>,
+    errors: &mut Errors,
+    unknown: &mut BTreeSet<String>,
+) {
+    let Some(variants) = &g.one_of else {
+        // A group open to other parameters leaves them to the others.
+        let mut ignored = BTreeSet::new();
+        let collect = if g.closed() { unknown } else { &mut ignored };
+        check_object(None, &g.properties, None, value, errors, Some(collect));
+        return;
+    };
+    let (Some(tp), Some(ts)) = (g.type_property.as_deref(), g.type_schema.as_ref()) else {
+        return;
+    };
+    let others = || value.keys().filter(|k| k.as_str() != tp).cloned();
+    let Some(it) = value.get(tp).and_then(scalar_text).map(Cow::into_owned) else {
+        unknown.extend(others());
+        if !g.optional {
+            check_prop(None, ts, tp, errors, None);
+        }
+        return;
+    };
+    let mut type_errors = Errors::new();
+    check_prop(value.get(tp), ts, tp, &mut type_errors, None);
+    if !type_errors.is_empty() {
+        for (k, v) in type_errors {
+            add_error(errors, &k, &v);
+        }
+        unknown.extend(others());
+        return;
+    }
+    match variants
+        .iter()
+        .find(|v| v.instance_type.as_deref() == Some(it.as_str()))
+    {
+        Some(v) => {
+            let path = format!("oneOf[{it}]");
+            let mut here = BTreeSet::new();
+            check_object(
+                Some(&path),
+                &v.properties,
+                None,
+                value,
+                errors,
+                Some(&mut here),
+            );
+            // the enclosing oneOf owns the type property
+            here.remove(tp);
+            if v.closed() {
+                unknown.extend(here);
+            }
+        }
+        None => add_error(errors, "", &format!("'{it}' is not a valid oneOf variant")),
+    }
+}
+
+/// `check_object`; with `collect`, the parameters it does not define are
+/// gathered there instead of refused (an `allOf` group's).
 fn check_object(
     path: Option<&str>,
     props: &BTreeMap<String, Prop>,
     always: Option<&[String]>,
     value: &BTreeMap<String, Value>,
     errors: &mut Errors,
+    mut collect: Option<&mut BTreeSet<String>>,
 ) {
     // Each property of the schema is checked, given or not; but one that
     // may be left out, and whose variants do not depend on another
@@ -179,7 +267,12 @@ fn check_object(
             None => match indexed(props, key) {
                 Some(prop) => (prop, false),
                 None => {
-                    add_error(errors, &join(path, key), UNKNOWN);
+                    match collect.as_deref_mut() {
+                        Some(c) => {
+                            c.insert(key.clone());
+                        }
+                        None => add_error(errors, &join(path, key), UNKNOWN),
+                    }
                     continue;
                 }
             },
@@ -465,6 +558,7 @@ pub fn check_format(format: &Format, value: &str, path: &str) -> Result<(), Form
                 None,
                 &as_values,
                 &mut errors,
+                None,
             );
             if errors.is_empty() {
                 return Ok(());
@@ -843,5 +937,124 @@ mod tests {
                 .map(String::as_str),
             Some("type check ('string') failed - got ARRAY")
         );
+    }
+
+    /// 9.2's HA rules state their parameters as `allOf` groups with a
+    /// `oneOf` picked by `type`: refusals as pve-common's strict oneOf
+    /// names them.
+    #[rstest]
+    #[case::node_affinity(json!({"rule": "ha1", "type": "node-affinity", "resources": "vm:100", "nodes": "pve", "strict": "1"}), &[])]
+    #[case::resource_affinity(json!({"rule": "ha1", "type": "resource-affinity", "resources": "vm:100,vm:101", "affinity": "negative"}), &[])]
+    #[case::strict_not_for_resource_affinity(
+        json!({"rule": "ha1", "type": "resource-affinity", "resources": "vm:100", "affinity": "positive", "strict": "1"}),
+        &[("strict", UNKNOWN)]
+    )]
+    #[case::affinity_required_by_its_variant(
+        json!({"rule": "ha1", "type": "resource-affinity", "resources": "vm:100"}),
+        &[("oneOf[resource-affinity].affinity", "property is missing and it is not optional")]
+    )]
+    #[case::nodes_required_by_its_variant(
+        json!({"rule": "ha1", "type": "node-affinity", "resources": "vm:100"}),
+        &[("oneOf[node-affinity].nodes", "property is missing and it is not optional")]
+    )]
+    #[case::no_type_leaves_the_variant_s_keys_unknown(
+        json!({"rule": "ha1", "resources": "vm:100"}),
+        &[("resources", UNKNOWN), ("type", "property is missing and it is not optional")]
+    )]
+    #[case::unknown_type(
+        json!({"rule": "ha1", "type": "bogus", "resources": "vm:100"}),
+        &[("resources", UNKNOWN), ("type", "value 'bogus' does not have a value in the enumeration 'node-affinity, resource-affinity'")]
+    )]
+    #[case::rule_missing(
+        json!({"type": "node-affinity", "resources": "vm:100", "nodes": "pve"}),
+        &[("rule", "property is missing and it is not optional")]
+    )]
+    #[case::unknown_everywhere(
+        json!({"rule": "ha1", "type": "node-affinity", "resources": "vm:100", "nodes": "pve", "colour": "red"}),
+        &[("colour", UNKNOWN)]
+    )]
+    #[case::variant_checks_formats(
+        json!({"rule": "ha1", "type": "node-affinity", "resources": "vm:100", "nodes": "pve", "strict": "maybe"}),
+        &[("oneOf[node-affinity].strict", "type check ('boolean') failed - got 'maybe'")]
+    )]
+    fn ha_rules_one_of_9_2(#[case] params: Value, #[case] want: &[(&str, &str)]) {
+        let got = run(Release::V9_2, "POST", "/cluster/ha/rules", params)
+            .err()
+            .unwrap_or_default();
+        let want: Errors = want
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    /// 9.1 states the same call as one flat list: `strict` is a parameter
+    /// there whatever the type (the handler refuses it).
+    #[test]
+    fn ha_rules_are_flat_on_9_1() {
+        let r = run(
+            Release::V9_1,
+            "POST",
+            "/cluster/ha/rules",
+            json!({"rule": "ha1", "type": "resource-affinity", "resources": "vm:100",
+                   "affinity": "positive", "strict": "1"}),
+        );
+        assert!(r.is_ok(), "{r:?}");
+    }
+
+    /// An update names the type too, and `delete`/`digest` live in a
+    /// group of their own.
+    #[test]
+    fn ha_rule_update_9_2() {
+        let ok = run(
+            Release::V9_2,
+            "PUT",
+            "/cluster/ha/rules/{rule}",
+            json!({"rule": "ha1", "type": "node-affinity", "delete": "comment", "strict": "0"}),
+        );
+        assert!(ok.is_ok(), "{ok:?}");
+        let e = run(
+            Release::V9_2,
+            "PUT",
+            "/cluster/ha/rules/{rule}",
+            json!({"rule": "ha1", "comment": "x"}),
+        )
+        .expect_err("refused");
+        assert_eq!(
+            e.get("type").map(String::as_str),
+            Some("property is missing and it is not optional")
+        );
+        assert_eq!(e.get("comment").map(String::as_str), Some(UNKNOWN));
+    }
+
+    /// Everything but validation sees the union of the groups' properties.
+    #[test]
+    fn an_all_of_list_shows_the_union_of_its_properties() {
+        let spec = crate::spec(Release::V9_2);
+        let ep = spec
+            .endpoints
+            .iter()
+            .find(|e| e.path == "/cluster/ha/rules" && e.method == "POST")
+            .expect("endpoint");
+        let keys: Vec<&str> = ep
+            .parameters
+            .properties
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "affinity",
+                "comment",
+                "disable",
+                "nodes",
+                "resources",
+                "rule",
+                "strict",
+                "type"
+            ]
+        );
+        assert!(!ep.parameters.properties["type"].optional);
     }
 }
