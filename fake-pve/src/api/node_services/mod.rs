@@ -79,6 +79,8 @@ const CONFIG_OPTIONS: &[&str] = &[
     "acmedomain5",
     "ballooning-target",
     "description",
+    // 9.2: the node's map location (the schema refuses it before)
+    "location",
     "startall-onboot-delay",
     "wakeonlan",
 ];
@@ -397,10 +399,31 @@ fn journal(ctx: &Ctx<'_>) -> Result<Reply> {
             .and_then(|v| i64::try_from(v).ok()),
         startcursor: ctx.params.str("startcursor").filter(|s| !s.is_empty()),
         endcursor: ctx.params.str("endcursor").filter(|s| !s.is_empty()),
+        // 9.2's filters (the schema refuses them before).
+        priority: ctx
+            .params
+            .str("priority")
+            .and_then(|p| JournalQuery::priority_range(&p)),
+        service: ctx.params.str("service"),
+        // a few services log under another unit than their name
+        unit: ctx.params.str("unit").map(|u| match u.as_str() {
+            "postfix" => "postfix@-".to_string(),
+            "sshd" => "ssh".to_string(),
+            _ => u,
+        }),
+        kernel: ctx.params.bool("kernel")?.unwrap_or(false),
     };
+    let structured = ctx.params.bool("structured")?.unwrap_or(false);
+    // only honoured together with `structured`
+    let identifiers = structured && ctx.params.bool("identifiers")?.unwrap_or(false);
+    let units = structured && ctx.params.bool("units")?.unwrap_or(false);
     ctx.with(|c| {
         let zone = sys(c, &node)?.timezone().to_string();
         let lines = c.node_services.journal(&c.nodes, c.version, &node)?;
+        if structured {
+            let picked = logs::pick(&lines, &q);
+            return Ok(view::journal_structured(&picked, &lines, &node, identifiers, units).into());
+        }
         Ok(json!(logs::journal(&lines, &node, &zone, &q)).into())
     })
 }
