@@ -54,3 +54,34 @@ Feature: A node's logs, counters, report and statistics
       | limit | 500 |
     Then a line of the answer contains "starting task UPID:{node}:"
     And a line of the answer contains "end task UPID:{node}:"
+
+  @pve9.2
+  Scenario: 9.2's journal filters and structured records
+    Given VM "{vm1}" was created
+    When I call GET "/nodes/{node}/journal"
+      | structured  | 1         |
+      | service     | pvedaemon |
+      | lastentries | 2         |
+    Then the answer is a list of 2 items
+    And every item has "identifier" = "pvedaemon"
+    And every item has "cursor"
+    And every item has "timestamp"
+    And every item has "message"
+    When I call GET "/nodes/{node}/journal"
+      | structured  | 1         |
+      | unit        | pvedaemon |
+      | priority    | 6         |
+      | lastentries | 1         |
+      | identifiers | 1         |
+      | units       | 1         |
+    Then the answer is a list of 3 items
+    And the answer lists "unit" = "pvedaemon.service"
+    When I call GET "/nodes/{node}/journal"
+      | priority | 8 |
+    Then parameter "priority" is rejected with "value does not match the regex pattern"
+
+  @pve9.1
+  Scenario: 9.1's journal knows no filters
+    When I call GET "/nodes/{node}/journal"
+      | structured | 1 |
+    Then parameter "structured" is rejected with "property is not defined in schema and the schema does not allow additional properties"

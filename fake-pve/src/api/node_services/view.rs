@@ -10,7 +10,7 @@ use crate::model::node_services::apt_repos::{AptRepo, AptSources};
 use crate::model::node_services::services::Unit;
 use crate::model::node_services::stats::NodePoint;
 use crate::model::node_services::subscription::{self, URL};
-use crate::model::node_services::{NetRow, NodeSys, ServiceState, Subscription};
+use crate::model::node_services::{LogLine, NetRow, NodeSys, ServiceState, Subscription};
 
 /// `GET /nodes/{node}/config`: the options with `digest`, or only
 /// `property` (`{}` when the file was never written or has no such key).
@@ -120,6 +120,51 @@ pub fn syslog(lines: Vec<(u64, String)>) -> Value {
         .into_iter()
         .map(|(n, t)| json!({ "n": n, "t": t }))
         .collect()
+}
+
+/// 9.2's `GET /nodes/{node}/journal?structured=1`: one record per entry
+/// (its cursor, time in microseconds, host, identifier, pid, priority,
+/// unit and message), then, when asked, a record of the identifiers and
+/// one of the units the journal holds, for filter completion.
+pub fn journal_structured(
+    picked: &[(String, &LogLine)],
+    all: &[LogLine],
+    host: &str,
+    identifiers: bool,
+    units: bool,
+) -> Value {
+    let mut out: Vec<Value> = picked
+        .iter()
+        .map(|(cursor, l)| {
+            let mut v = json!({
+                "cursor": cursor,
+                "timestamp": l.t * 1_000_000,
+                "hostname": host,
+                "identifier": l.identifier(),
+            });
+            if let Some(pid) = l.pid() {
+                v["pid"] = json!(pid);
+            }
+            v["priority"] = json!(l.priority());
+            if let Some(u) = &l.unit {
+                v["unit"] = json!(format!("{u}.service"));
+            }
+            v["message"] = json!(l.msg);
+            v
+        })
+        .collect();
+    if identifiers {
+        let set: std::collections::BTreeSet<&str> = all.iter().map(LogLine::identifier).collect();
+        out.push(json!({ "identifiers": set }));
+    }
+    if units {
+        let set: std::collections::BTreeSet<String> = all
+            .iter()
+            .filter_map(|l| l.unit.as_ref().map(|u| format!("{u}.service")))
+            .collect();
+        out.push(json!({ "units": set }));
+    }
+    Value::Array(out)
 }
 
 /// `GET /nodes/{node}/netstat`: strings, as `/proc/net/dev` is read.

@@ -40,6 +40,38 @@ impl LogLine {
         }
     }
 
+    /// The syslog identifier without its pid (`pvedaemon`).
+    pub fn identifier(&self) -> &str {
+        self.ident.split_once('[').map_or(&*self.ident, |(i, _)| i)
+    }
+
+    /// The pid in the identifier, if it names one (kernel messages do
+    /// not).
+    pub fn pid(&self) -> Option<u32> {
+        let (_, rest) = self.ident.split_once('[')?;
+        rest.strip_suffix(']')?.parse().ok()
+    }
+
+    /// The syslog priority: the kernel's boot line is a notice (5), what
+    /// the services write here is informational (6).
+    pub fn priority(&self) -> u8 {
+        if self.identifier() == "kernel" { 5 } else { 6 }
+    }
+
+    /// Whether the entry passes the 9.2 filters of a journal query.
+    fn passes(&self, q: &JournalQuery) -> bool {
+        q.priority
+            .is_none_or(|(lo, hi)| (lo..=hi).contains(&self.priority()))
+            && q.service
+                .as_deref()
+                .is_none_or(|g| glob(g.as_bytes(), self.identifier().as_bytes()))
+            && q.unit.as_deref().is_none_or(|u| {
+                let u = u.strip_suffix(".service").unwrap_or(u);
+                self.unit.as_deref() == Some(u)
+            })
+            && (!q.kernel || self.identifier() == "kernel")
+    }
+
     /// The entry as `journalctl -o short` prints it, in `zone`'s time.
     pub fn render(&self, host: &str, zone: &str) -> String {
         const MONTHS: [&str; 12] = [
@@ -131,6 +163,66 @@ pub struct JournalQuery {
     pub startcursor: Option<String>,
     /// Only entries before this cursor.
     pub endcursor: Option<String>,
+    /// 9.2: only priorities in this range (`3` is `0..=3`, `2..4` both
+    /// ends).
+    pub priority: Option<(u8, u8)>,
+    /// 9.2: only identifiers matching this glob (`pve*`).
+    pub service: Option<String>,
+    /// 9.2: only this systemd unit's entries (`.service` implied).
+    pub unit: Option<String>,
+    /// 9.2: only kernel messages.
+    pub kernel: bool,
+}
+
+impl JournalQuery {
+    /// Parses 9.2's `priority` (`N` or `LOW..HIGH`, empty for none); the
+    /// schema's pattern has checked it.
+    pub fn priority_range(text: &str) -> Option<(u8, u8)> {
+        let level = |t: &str| t.parse::<u8>().ok().filter(|n| *n <= 7);
+        match text.split_once("..") {
+            Some((a, b)) => {
+                let (a, b) = (level(a)?, level(b)?);
+                Some((a.min(b), a.max(b)))
+            }
+            None if text.is_empty() => None,
+            None => Some((0, level(text)?)),
+        }
+    }
+}
+
+/// A shell glob (`*`, `?`, `[...]` with `!` or `^` to negate) over the
+/// whole of `text`, as the journal's identifier filter matches.
+fn glob(pat: &[u8], text: &[u8]) -> bool {
+    match pat.split_first() {
+        None => text.is_empty(),
+        Some((b'*', rest)) => (0..=text.len()).any(|i| glob(rest, &text[i..])),
+        Some((b'?', rest)) => !text.is_empty() && glob(rest, &text[1..]),
+        Some((b'[', rest)) => {
+            let Some(end) = rest.iter().skip(1).position(|c| *c == b']').map(|p| p + 1) else {
+                return text.first() == Some(&b'[') && glob(rest, &text[1..]);
+            };
+            let Some((&c, tail)) = text.split_first() else {
+                return false;
+            };
+            let (neg, set) = match rest[..end].split_first() {
+                Some((b'!' | b'^', set)) => (true, set),
+                _ => (false, &rest[..end]),
+            };
+            let mut hit = false;
+            let mut i = 0;
+            while i < set.len() {
+                if i + 2 < set.len() && set[i + 1] == b'-' {
+                    hit |= (set[i]..=set[i + 2]).contains(&c);
+                    i += 3;
+                } else {
+                    hit |= set[i] == c;
+                    i += 1;
+                }
+            }
+            hit != neg && glob(&rest[end + 1..], tail)
+        }
+        Some((c, rest)) => text.first() == Some(c) && glob(rest, &text[1..]),
+    }
 }
 
 /// The cursor of the entry at `index`.
@@ -148,8 +240,9 @@ fn cursor_index(c: &str) -> Option<usize> {
         .and_then(|i| usize::from_str_radix(i, 16).ok())
 }
 
-/// `mini-journalreader -j`: the start cursor, the entries, the end cursor.
-pub fn journal(lines: &[LogLine], host: &str, zone: &str, q: &JournalQuery) -> Vec<String> {
+/// The entries a journal query selects, each with its cursor, oldest
+/// first.
+pub fn pick<'a>(lines: &'a [LogLine], q: &JournalQuery) -> Vec<(String, &'a LogLine)> {
     let after = q.startcursor.as_deref().and_then(cursor_index);
     let before = q.endcursor.as_deref().and_then(cursor_index);
     let mut picked: Vec<(usize, &LogLine)> = lines
@@ -160,6 +253,7 @@ pub fn journal(lines: &[LogLine], host: &str, zone: &str, q: &JournalQuery) -> V
                 && q.until.is_none_or(|u| l.t <= u)
                 && after.is_none_or(|a| *i > a)
                 && before.is_none_or(|b| *i < b)
+                && l.passes(q)
         })
         .collect();
     if let Some(n) = q.lastentries.filter(|n| *n > 0) {
@@ -168,11 +262,20 @@ pub fn journal(lines: &[LogLine], host: &str, zone: &str, q: &JournalQuery) -> V
             picked.drain(..picked.len() - n);
         }
     }
+    picked
+        .into_iter()
+        .map(|(i, l)| (cursor(i, l.t), l))
+        .collect()
+}
+
+/// `mini-journalreader -j`: the start cursor, the entries, the end cursor.
+pub fn journal(lines: &[LogLine], host: &str, zone: &str, q: &JournalQuery) -> Vec<String> {
+    let picked = pick(lines, q);
     let (Some(first), Some(last)) = (picked.first(), picked.last()) else {
         return Vec::new();
     };
-    let mut out = vec![cursor(first.0, first.1.t)];
+    let mut out = vec![first.0.clone()];
     out.extend(picked.iter().map(|(_, l)| l.render(host, zone)));
-    out.push(cursor(last.0, last.1.t));
+    out.push(last.0.clone());
     out
 }

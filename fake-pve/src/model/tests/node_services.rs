@@ -433,6 +433,83 @@ fn the_journal_pages_by_cursor(mut fresh: World) {
 }
 
 #[rstest]
+#[case::single_level("3", Some((0, 3)))]
+#[case::range("2..5", Some((2, 5)))]
+#[case::range_either_way("5..2", Some((2, 5)))]
+#[case::empty_is_no_filter("", None)]
+fn journal_priorities(#[case] text: &str, #[case] want: Option<(u8, u8)>) {
+    assert_eq!(JournalQuery::priority_range(text), want);
+}
+
+/// 9.2's filters: identifier globs, units (with `.service` implied),
+/// the kernel, priorities.
+#[rstest]
+#[case::service_glob(JournalQuery { service: Some("pve*".into()), ..JournalQuery::default() }, "pvedaemon", true)]
+#[case::service_glob_excludes(JournalQuery { service: Some("pve*".into()), ..JournalQuery::default() }, "systemd", false)]
+#[case::service_class(JournalQuery { service: Some("[!p]*".into()), ..JournalQuery::default() }, "pvedaemon", false)]
+#[case::unit(JournalQuery { unit: Some("pvestatd.service".into()), ..JournalQuery::default() }, "systemd", true)]
+#[case::unit_excludes(JournalQuery { unit: Some("pvestatd".into()), ..JournalQuery::default() }, "kernel", false)]
+#[case::kernel(JournalQuery { kernel: true, ..JournalQuery::default() }, "kernel", true)]
+#[case::kernel_only(JournalQuery { kernel: true, ..JournalQuery::default() }, "systemd", false)]
+#[case::notice_and_worse(JournalQuery { priority: Some((0, 5)), ..JournalQuery::default() }, "kernel", true)]
+#[case::info_is_not_a_notice(JournalQuery { priority: Some((0, 5)), ..JournalQuery::default() }, "systemd", false)]
+fn journal_filters(
+    mut fresh: World,
+    #[case] q: JournalQuery,
+    #[case] identifier: &str,
+    #[case] present: bool,
+) {
+    systemctl(&mut fresh, "pve", "pvestatd", ServiceAction::Restart);
+    let lines = journal(&fresh.c, "pve");
+    let picked = logs::pick(&lines, &q);
+    assert!(!lines.is_empty());
+    assert_eq!(
+        picked.iter().any(|(_, l)| l.identifier() == identifier),
+        present,
+        "{picked:#?}"
+    );
+    if let Some(u) = &q.unit {
+        assert!(
+            picked
+                .iter()
+                .all(|(_, l)| l.unit.as_deref() == Some(u.trim_end_matches(".service")))
+        );
+    }
+}
+
+/// `structured` answers records, with the identifiers and units the
+/// journal holds when asked.
+#[rstest]
+fn the_structured_journal(mut fresh: World) {
+    systemctl(&mut fresh, "pve", "pvestatd", ServiceAction::Restart);
+    let lines = journal(&fresh.c, "pve");
+    let q = JournalQuery {
+        lastentries: Some(2),
+        ..JournalQuery::default()
+    };
+    let picked = logs::pick(&lines, &q);
+    let v = view::journal_structured(&picked, &lines, "pve", true, true);
+    let recs = v.as_array().expect("array");
+    assert_eq!(recs.len(), 4, "{v:#}");
+    let last = &recs[1];
+    assert_eq!(last["hostname"], "pve");
+    assert_eq!(last["identifier"], "pvedaemon");
+    assert_eq!(last["priority"], 6);
+    assert_eq!(last["unit"], "pvedaemon.service");
+    assert!(
+        last["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("end task"))
+    );
+    assert!(last["pid"].as_u64().is_some());
+    assert_eq!(last["cursor"], json!(picked[1].0));
+    let ids = recs[2]["identifiers"].as_array().expect("identifiers");
+    assert!(ids.contains(&json!("kernel")) && ids.contains(&json!("systemd")));
+    let units = recs[3]["units"].as_array().expect("units");
+    assert!(units.contains(&json!("pvestatd.service")));
+}
+
+#[rstest]
 fn syslog_times_are_the_nodes_local_time() {
     let at = logs::parse_local("2026-09-21 10:00", "Europe/Vienna").expect("parses");
     assert_eq!(
@@ -660,4 +737,20 @@ fn the_report_has_pvereports_sections(fresh: World) {
     ] {
         assert!(r.contains(s), "{s} missing from {r}");
     }
+    // pveversion lists apt/versions' packages, with the running kernel
+    // and manager.
+    let kernel = crate::model::node_hw::catalog::kernel_release(c.version);
+    assert!(
+        r.contains(&format!(
+            "# pveversion --verbose\nproxmox-ve: {}.0 (running kernel: {kernel})\npve-manager: ",
+            c.version.release()
+        )),
+        "{r}"
+    );
+    assert!(r.contains(&format!(
+        "(running version: {}/{})\n",
+        c.version.version(),
+        c.version.repoid()
+    )));
+    assert!(r.contains("\nqemu-server: "), "{r}");
 }
