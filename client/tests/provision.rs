@@ -120,7 +120,7 @@ async fn discover_download_create_start_wait_for_the_agent_and_clean_up() {
             .iter()
             .find(|i| i.volid == "local:iso/debian-12.iso")
             .expect("downloaded ISO listed");
-        assert_eq!(item.size, 659_554_304);
+        assert_eq!(item.size, Some(659_554_304));
 
         // Create the VM on what was discovered: its disk shows up as a
         // volume of the storage.
@@ -141,7 +141,7 @@ async fn discover_download_create_start_wait_for_the_agent_and_clean_up() {
             .expect("disks");
         assert_eq!(disks.len(), 1, "{disks:?}");
         assert_eq!(disks[0].volid, "local-lvm:vm-300-disk-0");
-        assert_eq!(disks[0].size, 4 * GIB);
+        assert_eq!(disks[0].size, Some(4 * GIB));
 
         // As on PVE, a missing bridge is only noticed at start.
         q.create_vm_and_wait(NODE, &vm(301, "vmbr9"))

@@ -116,7 +116,7 @@ async fn allocate_list_read_update_copy_and_delete() {
             .await
             .expect("list");
         let item = mine.iter().find(|i| i.volid == volid).expect("listed");
-        assert_eq!((item.size, item.format.as_str()), (GIB, "raw"));
+        assert_eq!((item.size, item.format.as_str()), (Some(GIB), "raw"));
         assert_eq!(item.vmid, Some(100));
         assert_eq!(item.content.as_deref(), Some("images"));
         let backups = c
@@ -316,7 +316,7 @@ async fn downloads_and_url_metadata() {
             .iter()
             .find(|i| i.volid == "local:iso/debian-12.iso")
             .expect("downloaded");
-        assert_eq!(iso.size, 658_505_728);
+        assert_eq!(iso.size, Some(658_505_728));
 
         let e = s
             .download_url_and_wait(
@@ -392,7 +392,7 @@ async fn uploads_a_file_as_multipart_in_both_modes() {
             .iter()
             .find(|i| i.volid == "local:iso/hello_world.iso")
             .expect("uploaded, with the name normalised");
-        assert_eq!(iso.size, 6);
+        assert_eq!(iso.size, Some(6));
 
         let e = s
             .upload_and_wait(

@@ -153,3 +153,18 @@ Feature: A storage's content
     Then parameter "filename" is rejected with "wrong file extension"
     When I upload "hello" as iso "a.iso" to storage "{storage}"
     Then PVE answers 500 "can't upload to storage type 'lvmthin'"
+
+  @fake-only @pve9.2
+  Scenario: 9.2 lists an inactive qcow2 image on LVM by its logical volume's size
+    Given I define storage "{storage:thick}" with:
+      | type                     | lvm    |
+      | vgname                   | pve    |
+      | content                  | images |
+      | snapshot-as-volume-chain | 1      |
+    When I allocate "vm-{vm1}-disk-0.qcow2" for VM "{vm1}" on storage "{storage:thick}"
+      | size | 1G |
+    Then the answer is "{storage:thick}:vm-{vm1}-disk-0.qcow2"
+    When I list the content of storage "{storage:thick}"
+    Then the item with "volid" = "{storage:thick}:vm-{vm1}-disk-0.qcow2" has "approximate-size" = "1077936128"
+    And the item with "volid" = "{storage:thick}:vm-{vm1}-disk-0.qcow2" has no "size"
+    And the item with "volid" = "{storage:thick}:vm-{vm1}-disk-0.qcow2" has "format" = "qcow2"

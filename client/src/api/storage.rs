@@ -454,9 +454,19 @@ pub struct ContentItem {
     pub content: Option<String>,
     /// The format (`raw`, `qcow2`, `iso`, `vma.zst`, ...).
     pub format: String,
-    /// Size, bytes.
-    #[serde(deserialize_with = "de::u64_lenient")]
-    pub size: u64,
+    /// Size, bytes. PVE 9.2 leaves it out where only an upper bound is
+    /// known ([`ContentItem::approximate_size`]).
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub size: Option<u64>,
+    /// PVE 9.2: an upper bound of the size, instead of `size` (a qcow2
+    /// image on LVM whose logical volume is not active).
+    #[serde(
+        rename = "approximate-size",
+        default,
+        deserialize_with = "de::opt_u64",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub approximate_size: Option<u64>,
     /// Used, bytes (not every storage reports it).
     #[serde(default, deserialize_with = "de::opt_u64")]
     pub used: Option<u64>,
@@ -904,5 +914,29 @@ impl Storage<'_> {
             .set("url", url)
             .opt("verify-certificates", verify_certificates);
         self.client.call(Method::GET, &path, &params).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ContentItem;
+
+    /// PVE 9.2 may give `approximate-size` instead of `size`.
+    #[test]
+    fn a_content_item_with_only_an_approximate_size() {
+        let item: ContentItem = serde_json::from_value(serde_json::json!({
+            "volid": "lvm:vm-100-disk-0.qcow2", "content": "images", "format": "qcow2",
+            "approximate-size": 1_077_936_128u64, "vmid": 100, "ctime": 1
+        }))
+        .expect("parses");
+        assert_eq!(
+            (item.size, item.approximate_size),
+            (None, Some(1_077_936_128))
+        );
+        let item: ContentItem = serde_json::from_value(serde_json::json!({
+            "volid": "local:iso/a.iso", "format": "iso", "size": "6"
+        }))
+        .expect("parses");
+        assert_eq!((item.size, item.approximate_size), (Some(6), None));
     }
 }

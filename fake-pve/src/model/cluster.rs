@@ -895,7 +895,29 @@ impl Cluster {
         vmid: Option<u32>,
     ) -> Result<Vec<super::storage::content::ContentItem>> {
         let is_ct = |id: u32| self.guests.ct_by_id(id).is_some();
-        self.storage.content_list(sid, node, content, vmid, &is_ct)
+        let mut items = self
+            .storage
+            .content_list(sid, node, content, vmid, &is_ct)?;
+        // 9.2 (pve-storage's LVM `list_images`): a qcow2 volume whose
+        // logical volume is not active shows the volume's size as
+        // `approximate-size`. A guest's volumes are active while it runs.
+        let lvm = self.storage.find(sid).is_some_and(|s| s.kind == "lvm");
+        if self.version == PveVersion::V9_2 && lvm {
+            let running = |id: u32| {
+                self.guests.get(&id).is_some_and(|g| g.running())
+                    || self.guests.ct_by_id(id).is_some_and(|c| c.running())
+            };
+            for item in &mut items {
+                if let super::storage::content::ContentItem::Image(i) = item
+                    && i.format == "qcow2"
+                    && !running(i.vmid)
+                    && let Some(size) = i.size.take()
+                {
+                    i.approximate_size = Some(super::storage::lvm_qcow2_lv_size(size));
+                }
+            }
+        }
+        Ok(items)
     }
 
     /// Applies what a finished storage task does (see

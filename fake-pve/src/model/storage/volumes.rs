@@ -70,6 +70,31 @@ pub enum VolumeKind {
     Subvol,
 }
 
+/// What `qemu-img measure` gives as `fully-allocated` for a qcow2 image
+/// of `virtual_size` bytes (64 KiB clusters, 16-bit refcounts: header,
+/// L1 and L2 tables, refcount table and blocks, data), rounded up to
+/// the 4 MiB extents of the logical volume PVE's LVM plugin creates for
+/// it (`calculate_lvm_size`, `lvcreate`).
+pub fn lvm_qcow2_lv_size(virtual_size: u64) -> u64 {
+    const CLUSTER: u64 = 65_536;
+    const EXTENT: u64 = 4 * 1024 * 1024;
+    let clusters = |bytes: u64| bytes.div_ceil(CLUSTER);
+    let data = clusters(virtual_size);
+    let l2 = clusters(data * 8);
+    let l1 = clusters(l2 * 8);
+    let meta = 1 + l2 + l1;
+    let (mut blocks, mut table) = (0, 0);
+    loop {
+        let total = data + meta + blocks + table;
+        let (b, t) = (clusters(total * 2), clusters(clusters(total * 2) * 8));
+        if (b, t) == (blocks, table) {
+            break;
+        }
+        (blocks, table) = (b, t);
+    }
+    ((data + meta + blocks + table) * CLUSTER).div_ceil(EXTENT) * EXTENT
+}
+
 /// Storage types whose volumes are files under a path.
 pub fn path_based(kind: &str) -> bool {
     matches!(
@@ -213,10 +238,22 @@ impl Storages {
                 })
         } else if *kind == VolumeKind::Subvol {
             "subvol".to_string()
+        } else if s.kind == "lvm" && format == Some("qcow2") && *kind == VolumeKind::Disk {
+            // 9.x: qcow2 images on thick LVM, as volume chains
+            // (`alloc_lvm_image`).
+            if s.options
+                .get("snapshot-as-volume-chain")
+                .is_none_or(|v| v != "1")
+            {
+                return Err(Error::failed(
+                    "snapshot-as-volume-chain option need to be enabled to use qcow2 format",
+                ));
+            }
+            "qcow2".to_string()
         } else {
             "raw".to_string()
         };
-        let ext = if is_path {
+        let ext = if is_path || format == "qcow2" {
             format!(".{format}")
         } else {
             String::new()
@@ -233,7 +270,13 @@ impl Storages {
                         } else {
                             name
                         };
+                        // an LV's number is taken whatever its format
                         self.volumes().get(&s, node, &name).is_some()
+                            || (!is_path
+                                && self
+                                    .volumes()
+                                    .get(&s, node, &format!("{name}.qcow2"))
+                                    .is_some())
                     })
                 };
                 let n = (0..u32::MAX).find(|n| !taken(*n)).unwrap_or(u32::MAX);
@@ -249,7 +292,7 @@ impl Storages {
         let name = if is_path {
             format!("{vmid}/{base}{ext}")
         } else {
-            base.clone()
+            format!("{base}{ext}")
         };
         if self.volumes().get(&s, node, &name).is_some() {
             return Err(Error::exists(format!(
@@ -270,7 +313,13 @@ impl Storages {
                         size / 1024
                     )));
                 }
-                log.push(format!("  Logical volume \"{base}\" created."));
+                log.push(format!("  Logical volume \"{name}\" created."));
+                if format == "qcow2" {
+                    let vg = s.options.get("vgname").map_or("pve", String::as_str);
+                    log.push(format!(
+                        "Formatting '/dev/{vg}/{name}', fmt=qcow2 cluster_size=65536 extended_l2=off preallocation=metadata compression_type=zlib size={size} lazy_refcounts=off refcount_bits=16"
+                    ));
+                }
             }
             "lvmthin" => log.push(format!("  Logical volume \"{base}\" created.")),
             "zfspool" => {
@@ -344,6 +393,7 @@ impl Storages {
         }
         let format = match name.rsplit_once('.') {
             Some((_, ext)) if path_based(&s.kind) => ext.to_string(),
+            Some((_, "qcow2")) if s.kind == "lvm" => "qcow2".to_string(),
             _ => "raw".to_string(),
         };
         volumes.insert(
@@ -384,7 +434,8 @@ impl Storages {
                     volid: v.volid(),
                     content,
                     format: v.format.clone(),
-                    size: v.size,
+                    size: Some(v.size),
+                    approximate_size: None,
                     vmid: v.vmid,
                     ctime: v.ctime,
                     used: path_based(&s.kind).then_some(0),

@@ -125,8 +125,14 @@ pub struct ImageItem {
     pub content: &'static str,
     /// `raw`, `qcow2`, `subvol`...
     pub format: String,
-    /// Bytes.
-    pub size: u64,
+    /// Bytes; none where only an upper bound is known (9.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// 9.2: instead of `size`, the logical volume's size of a qcow2
+    /// volume on LVM that is not active (`list_images` does not activate
+    /// it to read the image's size).
+    #[serde(rename = "approximate-size", skip_serializing_if = "Option::is_none")]
+    pub approximate_size: Option<u64>,
     /// The owner.
     pub vmid: u32,
     /// Creation time, epoch seconds.
@@ -752,7 +758,25 @@ impl Storages {
             }
             volname
         } else {
-            if fmt != "raw" {
+            // 9.x: qcow2 on thick LVM, as a volume chain
+            // (`alloc_lvm_image`, `verify_volname_format`)
+            let lvm_qcow2 = s.kind == "lvm" && fmt == "qcow2";
+            if lvm_qcow2 {
+                if s.options
+                    .get("snapshot-as-volume-chain")
+                    .is_none_or(|v| v != "1")
+                {
+                    return Err(Error::failed(
+                        "snapshot-as-volume-chain option need to be enabled to use qcow2 format",
+                    ));
+                }
+                if !name.ends_with(".qcow2") {
+                    return Err(Error::failed(format!(
+                        "volume name '{name}' does not match requested format 'qcow2' (did you mean '{name}.qcow2'?)"
+                    )));
+                }
+            }
+            if fmt != "raw" && !lvm_qcow2 {
                 return Err(Error::failed(format!(
                     "unsupported format '{fmt}' at /usr/share/perl5/PVE/Storage/{}.pm line 101.",
                     plugin_class(&s.kind).trim_start_matches("PVE::Storage::")

@@ -221,3 +221,92 @@ fn shared_storages_are_seen_by_every_node(mut cluster: World) {
         "local to pve1"
     );
 }
+
+/// `qemu-img measure`'s fully-allocated size, rounded up to LVM's 4 MiB
+/// extents.
+#[rstest]
+#[case::one_gib(1 << 30, (1u64 << 30) + (4 << 20))]
+#[case::thirty_two_gib(32 << 30, 8194 * (4 << 20))]
+fn a_qcow2_logical_volume_s_size(#[case] virtual_size: u64, #[case] lv: u64) {
+    assert_eq!(crate::model::storage::lvm_qcow2_lv_size(virtual_size), lv);
+}
+
+/// 9.2 lists a qcow2 image on thick LVM by its logical volume's size
+/// (`approximate-size`) unless its guest runs; 9.1 by its size.
+#[rstest]
+#[case::v9_2(crate::model::PveVersion::V9_2, true)]
+#[case::v9_1(crate::model::PveVersion::V9_1, false)]
+fn qcow2_on_lvm_is_listed_by_its_approximate_size(
+    #[case] version: crate::model::PveVersion,
+    #[case] approximate: bool,
+) {
+    let mut w = World::from_yaml_v(LAB, version);
+    if let Some(s) = w.c.storage.find_mut("local-lvm") {
+        s.kind = "lvm".into();
+        s.options.remove("thinpool");
+    }
+    let now = w.now();
+    let refused_without_chain = w.c.storage.alloc_volume(
+        "local-lvm",
+        "pve",
+        100,
+        &VolumeKind::Disk,
+        Some("qcow2"),
+        1 << 30,
+        now,
+    );
+    assert_eq!(
+        refused(refused_without_chain),
+        (
+            500,
+            "snapshot-as-volume-chain option need to be enabled to use qcow2 format".into()
+        )
+    );
+    if let Some(s) = w.c.storage.find_mut("local-lvm") {
+        s.options
+            .insert("snapshot-as-volume-chain".into(), "1".into());
+    }
+    for vmid in [100, 101] {
+        let (volid, log) =
+            w.c.storage
+                .alloc_volume(
+                    "local-lvm",
+                    "pve",
+                    vmid,
+                    &VolumeKind::Disk,
+                    Some("qcow2"),
+                    1 << 30,
+                    now,
+                )
+                .expect("allocated");
+        assert_eq!(volid, format!("local-lvm:vm-{vmid}-disk-1.qcow2"));
+        assert!(log[1].starts_with(&format!(
+            "Formatting '/dev/pve/vm-{vmid}-disk-1.qcow2', fmt=qcow2"
+        )));
+    }
+    let items =
+        w.c.content_list("local-lvm", "pve", None, None)
+            .expect("list");
+    let items = crate::model::tests::rows(&items);
+    let row = |volid: &str| {
+        items
+            .iter()
+            .find(|i| i["volid"] == json!(volid))
+            .cloned()
+            .expect("listed")
+    };
+    // VM 100 is stopped, 101 runs.
+    let stopped = row("local-lvm:vm-100-disk-1.qcow2");
+    if approximate {
+        assert_eq!(stopped.get("size"), None);
+        assert_eq!(stopped["approximate-size"], json!((1u64 << 30) + (4 << 20)));
+    } else {
+        assert_eq!(stopped["size"], json!(1u64 << 30));
+        assert_eq!(stopped.get("approximate-size"), None);
+    }
+    let running = row("local-lvm:vm-101-disk-1.qcow2");
+    assert_eq!(running["size"], json!(1u64 << 30));
+    assert_eq!(running["format"], json!("qcow2"));
+    // raw LVs keep their size
+    assert_eq!(row("local-lvm:vm-100-disk-0")["size"], json!(8u64 << 30));
+}
