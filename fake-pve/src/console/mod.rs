@@ -241,6 +241,7 @@ fn shown(state: &State, s: &Session) -> Shown {
                     version.version(),
                     version.repoid()
                 ),
+                pveversion_verbose: crate::model::node_hw::catalog::pveversion_verbose(version),
                 uptime: String::new(),
                 uname: format!(
                     "Linux {node} {kernel} {} x86_64",

@@ -4,7 +4,7 @@
 //! read the API (`qm list`, `pct list`, `pvesh get`) ask for a `GET`,
 //! which the caller answers with [`Terminal::answered`].
 //!
-//! - A node's shell knows `hostname`, `uptime`, `pveversion`, `qm list`,
+//! - A node's shell knows `hostname`, `uptime`, `pveversion [-v]`, `qm list`,
 //!   `pct list`, `pvesh get PATH`, `echo`, `clear`, `exit`.
 //! - A guest's console shows its login prompt; once logged in, its shell
 //!   knows `hostname`, `echo`, `clear` and `exit`.
@@ -56,6 +56,8 @@ pub struct Facts {
     pub host: String,
     /// `pveversion`'s line (a node's shell).
     pub pveversion: String,
+    /// `pveversion --verbose`'s lines (a node's shell).
+    pub pveversion_verbose: String,
     /// `uptime`'s line (a node's shell), without its clock.
     pub uptime: String,
     /// `uname -a`'s line shown on login (a node's shell).
@@ -301,6 +303,12 @@ impl Terminal {
             ["echo", rest @ ..] => text(rest.join(" ")),
             ["clear"] => b"\r\n\x1b[H\x1b[2J".to_vec(),
             ["pveversion"] if node => text(self.facts.pveversion.clone()),
+            ["pveversion", "-v" | "--verbose"] if node => text(
+                self.facts
+                    .pveversion_verbose
+                    .trim_end_matches('\n')
+                    .to_string(),
+            ),
             ["uptime"] if node => text(self.facts.uptime.clone()),
             ["qm", "list"] if node => {
                 return self.get(format!("/nodes/{}/qemu", self.facts.host), Then::QmList);
@@ -539,6 +547,8 @@ mod tests {
         Facts {
             host: "pve".into(),
             pveversion: "pve-manager/9.2.11/abc (running kernel: 6.14)".into(),
+            pveversion_verbose: "proxmox-ve: 9.2.0 (running kernel: 6.14)\npve-manager: 9.2.11\n"
+                .into(),
             uptime: " 12:00:00 up 1 day".into(),
             uname: "Linux pve 6.14".into(),
         }
@@ -559,6 +569,10 @@ mod tests {
     #[case(
         "pveversion\r",
         "\r\npve-manager/9.2.11/abc (running kernel: 6.14)\r\nroot@pve:~# "
+    )]
+    #[case(
+        "pveversion -v\r",
+        "\r\nproxmox-ve: 9.2.0 (running kernel: 6.14)\r\npve-manager: 9.2.11\r\nroot@pve:~# "
     )]
     #[case("echo a  b\r", "\r\na b\r\nroot@pve:~# ")]
     #[case(

@@ -721,6 +721,27 @@ pub fn installed(
         .collect()
 }
 
+/// What `pveversion --verbose` prints: every installed package of
+/// `apt/versions` as `name: version`, the running kernel after
+/// `proxmox-ve` and the running manager after `pve-manager`.
+pub fn pveversion_verbose(version: PveVersion) -> String {
+    let mut out = String::new();
+    for (name, ver, ..) in installed(version) {
+        out.push_str(&format!("{name}: {ver}"));
+        if name == "proxmox-ve" {
+            out.push_str(&format!(" (running kernel: {})", kernel_release(version)));
+        } else if name == "pve-manager" {
+            out.push_str(&format!(
+                " (running version: {}/{})",
+                version.version(),
+                version.repoid()
+            ));
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// Whether `name` is a package the release has installed.
 pub fn is_installed(version: PveVersion, name: &str) -> Option<&'static str> {
     installed(version)

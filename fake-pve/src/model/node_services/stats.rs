@@ -250,15 +250,11 @@ pub fn node_report(
         "general system info",
         format!(
             "# hostname\n{name}\n\n# date\n{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} ({tz})\n\n\
-             # pveversion --verbose\nproxmox-ve: {rel} (running kernel: {kernel})\n\
-             pve-manager: {ver} ({repoid})\n\n# cat /etc/hosts\n{hosts}\n\
+             # pveversion --verbose\n{packages}\n# cat /etc/hosts\n{hosts}\n\
              # uptime\nup {up} seconds\n",
             name = n.name,
             tz = sys.timezone(),
-            rel = v.release(),
-            kernel = crate::model::node_hw::catalog::kernel_release(v),
-            ver = v.version(),
-            repoid = v.repoid(),
+            packages = crate::model::node_hw::catalog::pveversion_verbose(v),
             hosts = sys.hosts(),
             up = n.uptime(now),
         ),
