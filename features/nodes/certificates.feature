@@ -28,6 +28,7 @@ Feature: A node's certificates
   Scenario: A second node of the cluster has its own certificate from the same CA
     Given the cluster is seeded with:
       """
+      cluster: lab
       nodes:
         - { name: {node} }
         - { name: pve2, ip: 10.0.0.2 }
@@ -46,3 +47,10 @@ Feature: A node's certificates
     And the answer has "1/san/4" = "pve2"
     And the answer's "1/fingerprint" differs from "first"
     And the answer has no "2"
+    When I remember the answer's "1/fingerprint" as "second"
+    And I call GET "/nodes"
+    Then the item with "node" = "pve2" has "ssl_fingerprint" = "{var:second}"
+    When I call GET "/cluster/config/join"
+      | node | {node} |
+    Then the answer has "nodelist/1/name" = "pve2"
+    And the answer has "nodelist/1/pve_fp" = "{var:second}"

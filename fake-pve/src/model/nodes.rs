@@ -62,13 +62,7 @@ impl Node {
     /// A node added to the node list by `addnode` (`pvecm addnode`):
     /// offline until it has joined, with a fresh install's hardware.
     pub fn joining(name: &str, nodeid: u32, ip: &str, now: i64) -> Self {
-        use sha2::{Digest, Sha256};
-        let d = Sha256::digest(format!("fake-pve node {name}").as_bytes());
-        let fp = d
-            .iter()
-            .map(|b| format!("{b:02X}"))
-            .collect::<Vec<_>>()
-            .join(":");
+        let fp = super::scenario::fake_fingerprint(name);
         Self {
             name: name.to_string(),
             nodeid,

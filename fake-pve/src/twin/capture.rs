@@ -774,10 +774,13 @@ fn schema_params(release: PveVersion, call: &mut Value) {
         return;
     };
     let props = &found.endpoint.parameters.properties;
-    let open = matches!(
-        found.endpoint.parameters.additional,
-        None | Some(Value::Bool(true))
-    );
+    // 9.2's `allOf` groups refuse what none of them knows: their union
+    // is the list.
+    let open = found.endpoint.parameters.all_of.is_none()
+        && matches!(
+            found.endpoint.parameters.additional,
+            None | Some(Value::Bool(true))
+        );
     let in_path: Vec<String> = found.params.iter().map(|(k, _)| k.clone()).collect();
     if let Some(Value::Object(p)) = call.get_mut("params") {
         p.retain(|k, _| {
@@ -811,9 +814,13 @@ mod tests {
             ]
             .into(),
         );
-        // 9.1's schema lists the parameters (9.2's leaves them open).
+        // 9.1's schema lists the parameters, 9.2's as `allOf` groups.
+        let mut c92 = c.clone();
         schema_params(PveVersion::V9_1, &mut c);
         let keys: Vec<&String> = c["params"].as_object().expect("params").keys().collect();
+        assert_eq!(keys, ["rule", "type"]);
+        schema_params(PveVersion::V9_2, &mut c92);
+        let keys: Vec<&String> = c92["params"].as_object().expect("params").keys().collect();
         assert_eq!(keys, ["rule", "type"]);
         let mut c = call(
             "PUT",

@@ -98,12 +98,18 @@ fn totem(ctx: &Ctx<'_>) -> Result<Reply> {
 /// `GET /cluster/config/join`.
 fn join_info(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.params.str("node");
-    Ok(ctx
-        .with(|c| {
-            corosync::join_info(&c.nodes, &c.corosync, &c.version, node.as_deref())
-                .map(|j| view::join_info(&j))
-        })?
-        .into())
+    let mut info = ctx.with(|c| {
+        corosync::join_info(&c.nodes, &c.corosync, &c.version, node.as_deref())
+            .map(|j| view::join_info(&j))
+    })?;
+    // each member's own certificate's fingerprint (read outside the model)
+    for m in info["nodelist"].as_array_mut().into_iter().flatten() {
+        let (Some(name), Some(fp)) = (m["name"].as_str(), m["pve_fp"].as_str()) else {
+            continue;
+        };
+        m["pve_fp"] = json!(super::node_hw::member_fingerprint(ctx, name, fp));
+    }
+    Ok(info.into())
 }
 
 /// `GET /cluster/config/qdevice`: no QDevice runs here, so `{}` (PVE's

@@ -863,6 +863,29 @@ pub(crate) fn node_certificate(ctx: &Ctx<'_>, node: &str) -> Result<(crate::pki:
     Ok((cert, names.fqdn()))
 }
 
+/// The `ssl_fingerprint` (`pve_fp`) `/nodes` and the join information
+/// show for member `node`: a fingerprint the scenario gave it as it is,
+/// else its `pve-ssl.pem`'s (the local node's is the served
+/// certificate's already).
+pub(crate) fn member_fingerprint(ctx: &Ctx<'_>, node: &str, shown: &str) -> String {
+    if shown != crate::model::scenario::fake_fingerprint(node) {
+        return shown.to_string();
+    }
+    node_certificate(ctx, node)
+        .ok()
+        .and_then(|(cert, _)| {
+            let der = rustls_pemfile_der(&cert.cert)?;
+            Some(crate::model::node_hw::certs::fingerprint(&der))
+        })
+        .unwrap_or_else(|| shown.to_string())
+}
+
+/// The DER of a PEM certificate.
+fn rustls_pemfile_der(pem: &str) -> Option<Vec<u8>> {
+    let (_, p) = x509_parser::pem::parse_x509_pem(pem.as_bytes()).ok()?;
+    Some(p.contents)
+}
+
 /// The cluster CA (`pve-root-ca.pem`).
 ///
 /// # Errors

@@ -105,6 +105,19 @@ fn list_nodes(ctx: &Ctx<'_>) -> Result<Reply> {
             })
             .collect::<Vec<_>>()
     });
+    // each member's own certificate's fingerprint (read outside the model)
+    let items = items
+        .into_iter()
+        .map(|mut item| {
+            if let (Some(name), Some(fp)) =
+                (item["node"].as_str(), item["ssl_fingerprint"].as_str())
+            {
+                let fp = super::node_hw::member_fingerprint(ctx, name, fp);
+                item["ssl_fingerprint"] = json!(fp);
+            }
+            item
+        })
+        .collect();
     Ok(Value::Array(items).into())
 }
 

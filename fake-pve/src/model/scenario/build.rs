@@ -585,7 +585,9 @@ fn valid_bridge(s: &str) -> bool {
     s.len() <= 15 && valid_storage_id(s)
 }
 
-fn fake_fingerprint(name: &str) -> String {
+/// The stand-in fingerprint a node gets until its certificate is read:
+/// the API shows its `pve-ssl.pem`'s instead (`api::node_hw`).
+pub(crate) fn fake_fingerprint(name: &str) -> String {
     use sha2::{Digest, Sha256};
     let d = Sha256::digest(format!("fake-pve node {name}").as_bytes());
     d.iter()

@@ -40,6 +40,7 @@ use super::size::parse_size;
 
 mod access;
 mod build;
+pub(crate) use build::fake_fingerprint;
 pub mod ceph;
 pub mod nesting;
 
