@@ -17,6 +17,7 @@
 pub(crate) mod client;
 pub(crate) mod migrate;
 pub(crate) mod serve;
+pub(crate) mod tunnel;
 
 pub(crate) use migrate::{Request, remote_migrate};
 

@@ -19,6 +19,7 @@
 //! The network between the two (HTTPS with a pinned fingerprint, the
 //! websockets) is the wire's (`crate::remote`).
 
+mod commands;
 mod source;
 mod target;
 

@@ -758,7 +758,7 @@ impl Cluster {
             with_snapshots = true;
         }
         let formats: Vec<String> =
-            super::target::transfer_formats(&s.kind, &vol.format, with_snapshots)
+            super::commands::transfer_formats(&s.kind, &vol.format, with_snapshots)
                 .into_iter()
                 .map(str::to_string)
                 .collect();
