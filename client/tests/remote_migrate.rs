@@ -9,6 +9,10 @@ use pve_client::Error;
 use pve_client::api::remote_migrate::RemoteMigrate;
 
 const SOURCE: &str = r"
+users:
+  - userid: root@pam
+    tokens:
+      - { tokenid: automation, secret: 0f6c2b1e-5d4a-4e39-8b7c-2a1d9e8f7c60, privsep: false }
 vms:
   - { vmid: 100, name: web, config: { scsi0: 'local-lvm:vm-100-disk-0,size=2G', net0: 'virtio=BC:24:11:00:00:01,bridge=vmbr0' } }
 ";
