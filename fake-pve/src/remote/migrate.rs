@@ -464,7 +464,9 @@ impl Migration {
             self.log.info(&l);
         }
         let mut conf = remote.conf;
-        for (ds, old, targetsid, format, opts) in remote.nbd {
+        for d in remote.nbd {
+            let (ds, old, targetsid, format, opts) =
+                (d.key, d.volid, d.storage, d.format, d.options);
             self.log.info(&format!(
                 "Allocating volume for drive '{ds}' on remote storage '{targetsid}'.."
             ));

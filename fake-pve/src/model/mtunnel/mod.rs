@@ -26,8 +26,8 @@ mod target;
 use std::collections::BTreeMap;
 
 pub use source::{
-    LocalVolume, Outgoing, Prepared, RemoteConf, Scan, VolumeExport, duration, finished_line,
-    mapped_lines,
+    LocalVolume, NbdDrive, Outgoing, Prepared, RemoteConf, Scan, VolumeExport, duration,
+    finished_line, mapped_lines,
 };
 pub use target::{Command, Connection, OpenRequest, Reply, Session, Tunnels};
 

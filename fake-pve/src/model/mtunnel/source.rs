@@ -124,10 +124,23 @@ pub struct RemoteConf {
     pub conf: BTreeMap<String, String>,
     /// The NICs whose bridge was mapped: `(nic, from, to)`.
     pub mapped: Vec<(String, String, String)>,
-    /// The drives that move live, to allocate with `disk`: key, volume
-    /// here, target storage, format, the drive's options (no `file`, no
-    /// `format`).
-    pub nbd: Vec<(String, String, String, String, BTreeMap<String, String>)>,
+    /// The drives that move live, to allocate there with `disk`.
+    pub nbd: Vec<NbdDrive>,
+}
+
+/// A drive of a running VM that moves over NBD: allocated there first.
+#[derive(Debug, Clone, Default)]
+pub struct NbdDrive {
+    /// Its config key (`scsi0`).
+    pub key: String,
+    /// Its volume here.
+    pub volid: String,
+    /// The storage it goes to.
+    pub storage: String,
+    /// Its image format.
+    pub format: String,
+    /// The drive's options (no `file`, no `format`; `size` in bytes).
+    pub options: BTreeMap<String, String>,
 }
 
 /// `mapped: net0 from vmbr0 to vmbr1`, in the order PVE's hash walk
@@ -831,13 +844,13 @@ impl Cluster {
             }
             opts.entry("size".into())
                 .or_insert_with(|| vol.size.to_string());
-            nbd.push((
-                ds,
-                vol.volid.clone(),
-                vol.targetsid.clone(),
-                vol.format.clone(),
-                opts,
-            ));
+            nbd.push(NbdDrive {
+                key: ds,
+                volid: vol.volid.clone(),
+                storage: vol.targetsid.clone(),
+                format: vol.format.clone(),
+                options: opts,
+            });
         }
         RemoteConf { conf, mapped, nbd }
     }
