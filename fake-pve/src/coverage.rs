@@ -109,7 +109,8 @@ says and validates parameters as PVE does. Levels:\n\n\
 - **validation only**: the call is checked, then answered with 501 `Method '... ' is not emulated by fake-pve`.\n\n\
 Limits of what behaviour means:\n\n\
 - **SPICE**: `spiceproxy` and `spiceshell` answer the remote-viewer settings PVE gives (in the `json` and `spiceconfig` formats), with their ticket, port and `spiceterm` task; the SPICE protocol itself is not spoken: a SPICE client that connects gets no display.\n\
-- **VNC and terminal consoles**: `vncwebsocket` upgrades to a websocket as pveproxy does; behind it an RFB server (VNC authentication by the proxy's password) draws the console as text, and the termproxy protocol leads to a small shell that answers a few commands from the API (see the book's consoles chapter). A VNC console opened without `websocket=1` expects a TLS VNC client (VeNCrypt), which is not spoken: its websocket closes.\n",
+- **VNC and terminal consoles**: `vncwebsocket` upgrades to a websocket as pveproxy does; behind it an RFB server (VNC authentication by the proxy's password) draws the console as text, and the termproxy protocol leads to a small shell that answers a few commands from the API (see the book's consoles chapter). A VNC console opened without `websocket=1` expects a TLS VNC client (VeNCrypt), which is not spoken: its websocket closes.\n\
+- **Remote migration**: `remote_migrate` moves a guest to another cluster (another fake-pve, or anything speaking PVE's API and tunnel) over HTTPS with a pinned fingerprint and the `mtunnel` websocket tunnel, both sides' tasks logging as PVE's; the volumes' and the memory's data is not carried (a disk stream carries its size), and the guest's firewall file is not sent (see the book's remote migration chapter).\n",
     );
     for version in PveVersion::ALL.into_iter().rev() {
         let s = spec(version);

@@ -113,6 +113,10 @@ pub mod pki;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod pki;
 #[cfg(feature = "internals")]
+pub mod remote;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod remote;
+#[cfg(feature = "internals")]
 pub mod server;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod server;
@@ -133,6 +137,10 @@ pub(crate) mod tls;
 #[cfg(feature = "cli")]
 pub mod twin;
 mod version;
+#[cfg(feature = "internals")]
+pub mod ws;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod ws;
 
 pub use access_log::AccessLog;
 pub use app::app;

@@ -1289,7 +1289,7 @@ const ROWS: &[Row] = &[
     // pve-container API2/LXC.pm vmlist: CTs with VM.Audit; create_vm (checked
     // in the handler, see h3's routes); vmdiridx, Status.pm index, firewall
     // index, Snapshot.pm snapshot_cmd_idx: no check; mtunnelwebsocket: the
-    // tunnel ticket decides.
+    // tunnel ticket decides (`x` is none: 401).
     r(
         "GET",
         "/nodes/{node}/lxc",
@@ -1310,8 +1310,8 @@ const ROWS: &[Row] = &[
         "GET",
         "/nodes/{node}/lxc/{vmid}/mtunnelwebsocket",
         "ticket=x&socket=/run/x.mtunnel",
-        pass,
-        pass,
+        |_| fail(401, "permission denied - invalid PVETUNNEL ticket"),
+        |_| fail(401, "permission denied - invalid PVETUNNEL ticket"),
     ),
     r(
         "GET",
@@ -1362,8 +1362,8 @@ const ROWS: &[Row] = &[
         "GET",
         "/nodes/{node}/qemu/{vmid}/mtunnelwebsocket",
         "ticket=x&socket=/run/x.mtunnel",
-        pass,
-        pass,
+        |_| fail(401, "permission denied - invalid PVETUNNEL ticket"),
+        |_| fail(401, "permission denied - invalid PVETUNNEL ticket"),
     ),
     r(
         "GET",

@@ -919,6 +919,16 @@ const CASES: &[Case] = &[
         "/nodes/pve2/vncwebsocket?port=5900&vncticket={vnc_node}",
     ),
     case(
+        "get_nodes_node_qemu_vmid_mtunnelwebsocket",
+        "/nodes/{node}/qemu/{vmid}/mtunnelwebsocket",
+        "/nodes/localhost/qemu/100/mtunnelwebsocket?socket=%2Frun%2Fqemu-server%2F100.mtunnel&ticket={tunnel_vm}",
+    ),
+    case(
+        "get_nodes_node_lxc_vmid_mtunnelwebsocket",
+        "/nodes/{node}/lxc/{vmid}/mtunnelwebsocket",
+        "/nodes/localhost/lxc/200/mtunnelwebsocket?socket=%2Frun%2Fpve%2Fct-200.mtunnel&ticket={tunnel_ct}",
+    ),
+    case(
         "get_nodes_node_qemu_vmid_agent_exec_status",
         "/nodes/{node}/qemu/{vmid}/agent/exec-status",
         "/nodes/pve1/qemu/100/agent/exec-status?pid={pid}",
@@ -2383,7 +2393,16 @@ impl World {
              &target=chat&target=phone&mode=all&comment=failed%20backups",
         );
         self.acme();
+        let tunnel = |socket: &str| {
+            enc(&self.state.keys().short_ticket(
+                "PVETUNNEL",
+                &format!("root@pam:/socket{socket}"),
+                self.state.clock().now(),
+            ))
+        };
         vec![
+            ("{tunnel_vm}", tunnel("/run/qemu-server/100.mtunnel")),
+            ("{tunnel_ct}", tunnel("/run/pve/ct-200.mtunnel")),
             ("{vnc_vm}", vnc("/vms/100", 5901)),
             ("{vnc_ct}", vnc("/vms/200", 5902)),
             ("{vnc_node}", vnc("/nodes/pve2", 5900)),

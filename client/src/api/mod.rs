@@ -27,6 +27,7 @@ pub mod notifications;
 pub mod pools;
 pub mod qemu;
 pub mod realms;
+pub mod remote_migrate;
 pub mod replication;
 pub mod sdn;
 pub mod storage;

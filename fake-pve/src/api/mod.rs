@@ -26,6 +26,7 @@ pub mod lxc;
 pub mod mapping;
 pub(crate) mod members;
 pub mod metrics;
+pub mod mtunnel;
 pub mod network;
 pub mod node_hw;
 pub mod node_services;
@@ -76,6 +77,62 @@ pub struct Reply {
     /// Other top-level members a handler sets (`set_result_attrib`, e.g.
     /// the `changes` of `GET /nodes/{node}/network`).
     pub attribs: serde_json::Map<String, Value>,
+    /// The answer itself, still to be worked out once the model's lock
+    /// is released (a call that waits for another server first); it
+    /// replaces this reply.
+    pub(crate) deferred: Option<Deferred>,
+}
+
+/// The future a deferred answer comes from ([`Reply::deferred`]).
+type Pending = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Reply>> + Send>>;
+
+/// An answer a handler defers: run once, after the handler returned and
+/// the model's lock is released.
+#[derive(Clone)]
+pub(crate) struct Deferred(std::sync::Arc<std::sync::Mutex<Option<Pending>>>);
+
+impl Deferred {
+    /// The answer (a second run answers nothing but an error).
+    pub(crate) async fn run(self) -> Result<Reply> {
+        let pending = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        match pending {
+            Some(f) => f.await,
+            None => Err(Error::failed("answered already")),
+        }
+    }
+}
+
+impl std::fmt::Debug for Deferred {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Deferred")
+    }
+}
+
+impl PartialEq for Deferred {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Reply {
+    /// A reply worked out by `f` once the handler returned and the
+    /// model's lock is released: a handler that must wait for another
+    /// server (`remote_migrate`'s calls to the target) does it there. A
+    /// journal's replay does not run it.
+    pub(crate) fn deferred(
+        f: impl std::future::Future<Output = Result<Reply>> + Send + 'static,
+    ) -> Self {
+        Self {
+            deferred: Some(Deferred(std::sync::Arc::new(std::sync::Mutex::new(Some(
+                Box::pin(f),
+            ))))),
+            ..Self::default()
+        }
+    }
 }
 
 /// The `data` member's JSON text, written after the envelope's opening
@@ -111,6 +168,7 @@ impl From<Value> for Reply {
             raw: None,
             total: None,
             attribs: serde_json::Map::new(),
+            deferred: None,
         }
     }
 }
@@ -353,6 +411,7 @@ impl Default for Router {
         routes.extend(notify::routes());
         routes.extend(clusterlog::routes());
         routes.extend(console::routes());
+        routes.extend(mtunnel::routes());
         routes.extend(clusterconfig::routes());
         // A node's own settings, services, subscription and logs.
         routes.extend(node_services::routes());

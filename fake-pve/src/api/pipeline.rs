@@ -114,6 +114,18 @@ pub async fn answer(
             }
         }
     };
+    // A handler's deferred answer (one that waits for another server),
+    // now that the model is released.
+    let step = match step {
+        Step::Dispatched(format, name, Ok(mut reply), delay) if reply.deferred.is_some() => {
+            let result = match reply.deferred.take() {
+                Some(d) => Box::pin(d.run()).await,
+                None => Ok(reply),
+            };
+            Step::Dispatched(format, name, result, delay)
+        }
+        other => other,
+    };
     if changes_world(&method, login, &step) {
         state.changed();
     }

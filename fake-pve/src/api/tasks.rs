@@ -69,6 +69,7 @@ fn node_tasks(ctx: &Ctx<'_>) -> Result<Reply> {
         data: Value::Array(items),
         total: Some(total as u64),
         attribs: Default::default(),
+        deferred: None,
     })
 }
 
@@ -121,6 +122,7 @@ fn read_task_log(ctx: &Ctx<'_>) -> Result<Reply> {
             data: json!([{ "n": 1, "t": "no content" }]),
             total: Some(1),
             attribs: Default::default(),
+            deferred: None,
         });
     }
     let take = if limit == 0 { usize::MAX } else { limit };
@@ -136,6 +138,7 @@ fn read_task_log(ctx: &Ctx<'_>) -> Result<Reply> {
         data: Value::Array(items),
         total: Some(log.len() as u64),
         attribs: Default::default(),
+        deferred: None,
     })
 }
 

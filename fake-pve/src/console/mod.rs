@@ -13,12 +13,15 @@
 //! prompt, or the node's shell answering a few commands from the API.
 //! The proxy's task runs while the connection lasts and ends when it
 //! closes.
+//!
+//! The same upgrade of `mtunnelwebsocket` connects to a remote
+//! migration's tunnel instead (`crate::remote::serve`).
 
 pub mod rfb;
 pub mod screen;
 pub mod shell;
 pub mod termproxy;
-pub mod ws;
+pub use crate::ws;
 
 use std::sync::Arc;
 
@@ -98,13 +101,53 @@ impl Upgrade {
         }
         let body = axum::body::to_bytes(resp.into_body(), 1 << 16).await.ok()?;
         let data: Value = serde_json::from_slice(&body).ok()?;
+        let state = wire.state().clone();
+        // A migration tunnel's socket (`mtunnelwebsocket`).
+        if let Some(socket) = data["data"]["socket"].as_str() {
+            let socket = socket.to_string();
+            let conn = crate::remote::serve::connect(&state, &socket)?;
+            let out = self.switching();
+            let on = self.on;
+            tokio::spawn(async move {
+                match on.await {
+                    Ok(upgraded) => {
+                        let io = hyper_util::rt::TokioIo::new(upgraded);
+                        crate::remote::serve::serve(io, state, socket, conn).await;
+                    }
+                    Err(e) => {
+                        tracing::debug!("websocket upgrade failed: {e}");
+                        let now_ms = state.clock().now_millis();
+                        state.at(now_ms, |c| c.mtunnel_closed(&socket, now_ms));
+                    }
+                }
+            });
+            return Some(out);
+        }
         let port = match &data["data"]["port"] {
             Value::String(s) => s.parse::<u16>().ok()?,
             Value::Number(n) => u16::try_from(n.as_u64()?).ok()?,
             _ => return None,
         };
-        let state = wire.state().clone();
         let session = connect(&state, port)?;
+        let out = self.switching();
+        let on = self.on;
+        tokio::spawn(async move {
+            match on.await {
+                Ok(upgraded) => {
+                    let io = hyper_util::rt::TokioIo::new(upgraded);
+                    serve(io, &state, &wire, session).await;
+                }
+                Err(e) => {
+                    tracing::debug!("websocket upgrade failed: {e}");
+                    end(&state, &session, Vec::new(), None);
+                }
+            }
+        });
+        Some(out)
+    }
+
+    /// `101 Switching Protocols`, as pveproxy answers an upgrade.
+    fn switching(&self) -> axum::response::Response {
         let key = self
             .headers
             .get("sec-websocket-key")
@@ -125,20 +168,7 @@ impl Upgrade {
         if let Some(p) = self.headers.get("sec-websocket-protocol") {
             h.insert("sec-websocket-protocol", p.clone());
         }
-        let on = self.on;
-        tokio::spawn(async move {
-            match on.await {
-                Ok(upgraded) => {
-                    let io = hyper_util::rt::TokioIo::new(upgraded);
-                    serve(io, &state, &wire, session).await;
-                }
-                Err(e) => {
-                    tracing::debug!("websocket upgrade failed: {e}");
-                    end(&state, &session, Vec::new(), None);
-                }
-            }
-        });
-        Some(out)
+        out
     }
 }
 

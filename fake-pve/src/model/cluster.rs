@@ -107,6 +107,9 @@ pub struct Cluster {
     /// The console proxies waiting for their connection; not part of a
     /// saved world (their tasks end with the process).
     pub(crate) consoles: super::console::Consoles,
+    /// The remote migrations coming in (`mtunnel` workers); not part of a
+    /// saved world (a tunnel ends with its connection).
+    pub(crate) tunnels: super::mtunnel::Tunnels,
     /// What `POST /cluster/config` wrote into `corosync.conf`.
     pub(crate) corosync: super::corosync::Corosync,
     /// Each node's own files (config, DNS, hosts, time zone), services,
@@ -346,6 +349,7 @@ impl From<ClusterDoc> for Cluster {
             // without the logins (the journal does not replay them).
             clusterlog: Default::default(),
             consoles: Default::default(),
+            tunnels: Default::default(),
             corosync: d.corosync,
             node_services: d.node_services,
             cpu_models: d.cpu_models,
@@ -745,6 +749,12 @@ impl Cluster {
         self.tasks.replan(upid, until_ms, worker)?;
         self.advance(now_ms);
         Ok(())
+    }
+
+    /// Adds lines to the log of a running task (a worker whose log grows
+    /// as it goes, as a migration's); answers whether it still runs.
+    pub fn append_task_log(&mut self, upid: &str, lines: Vec<String>) -> bool {
+        self.tasks.append(upid, lines)
     }
 
     /// Ends every task whose time has come, in the order they end, and

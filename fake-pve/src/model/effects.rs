@@ -127,6 +127,7 @@ impl Cluster {
                 self.acme.apply(op);
                 Ok(Vec::new())
             }
+            TaskEffect::Mtunnel { socket } => self.mtunnel_timeout(&socket),
             TaskEffect::NodeCert { node, cert } => {
                 self.hardware.node_mut(&node).set_custom_cert(cert.clone());
                 if node == self.nodes.local() {

@@ -28,6 +28,7 @@ pub mod ha;
 pub mod lxc;
 pub mod mapping;
 pub mod metrics;
+pub mod mtunnel;
 pub mod network;
 pub mod node_hw;
 pub mod node_services;

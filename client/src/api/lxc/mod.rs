@@ -72,7 +72,7 @@ pub use power::{CtInterface, CtStatus};
 /// The `/nodes/{node}/lxc` area; see [`Client::lxc`].
 #[derive(Debug, Clone, Copy)]
 pub struct Lxc<'a> {
-    client: &'a Client,
+    pub(crate) client: &'a Client,
 }
 
 impl Client {

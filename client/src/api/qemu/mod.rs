@@ -73,7 +73,7 @@ pub use snapshot::{SnapshotListItem, SnapshotOptions};
 /// The `/nodes/{node}/qemu` area; see [`Client::qemu`].
 #[derive(Debug, Clone, Copy)]
 pub struct Qemu<'a> {
-    client: &'a Client,
+    pub(crate) client: &'a Client,
 }
 
 impl Client {

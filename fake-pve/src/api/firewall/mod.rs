@@ -156,6 +156,7 @@ fn read_log<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
         data: json!([{ "n": 1, "t": "no content" }]),
         total: Some(1),
         attribs: serde_json::Map::new(),
+        deferred: None,
     })
 }
 

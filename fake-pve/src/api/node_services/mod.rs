@@ -376,6 +376,7 @@ fn syslog(ctx: &Ctx<'_>) -> Result<Reply> {
         data: view::syslog(lines),
         total: Some(total),
         attribs: serde_json::Map::new(),
+        deferred: None,
     })
 }
 

@@ -210,6 +210,7 @@ fn read_job_log(ctx: &Ctx<'_>) -> Result<Reply> {
         data: Value::Array(items),
         total: Some(total as u64),
         attribs: Default::default(),
+        deferred: None,
     })
 }
 

@@ -71,7 +71,7 @@ impl StorageMap {
     }
 
     /// The target storage of a volume on `sid`.
-    fn target<'a>(&'a self, sid: &'a str) -> &'a str {
+    pub(crate) fn target<'a>(&'a self, sid: &'a str) -> &'a str {
         self.entries
             .get(sid)
             .or(self.default.as_ref())
@@ -189,7 +189,7 @@ pub struct NotAllowed {
 
 /// `foreach_volid`: every volume of the config, its pending section and
 /// its snapshots.
-fn volumes(vm: &super::Vm) -> BTreeMap<String, VolUse> {
+pub(crate) fn volumes(vm: &super::Vm) -> BTreeMap<String, VolUse> {
     let mut out: BTreeMap<String, VolUse> = BTreeMap::new();
     let mut visit = |conf: &BTreeMap<String, String>, snap: Option<&str>, pending: bool| {
         for (k, v) in conf {

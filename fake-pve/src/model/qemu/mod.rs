@@ -42,7 +42,8 @@ pub use status::VmStatusReader;
 pub(crate) use status::{VmFigures, adopt_seed_vms, vm_figures};
 
 pub use clone::CloneRequest;
-pub use migrate::{MigrateJob, MigratePrecondition, MigrateRequest};
+pub(crate) use migrate::volumes as vm_volumes;
+pub use migrate::{MigrateJob, MigratePrecondition, MigrateRequest, StorageMap, VolUse};
 pub use move_disk::{MoveJob, ReassignJob};
 pub use resize::ResizeJob;
 pub(crate) use resize::finish_resize;

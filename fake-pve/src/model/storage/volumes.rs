@@ -294,6 +294,76 @@ impl Storages {
         } else {
             format!("{base}{ext}")
         };
+        self.create_volume(&s, node, vmid, &name, &base, &format, size, now)
+    }
+
+    /// `pvesm import` of a volume into `sid`: named `name` (`vm-101-disk-0`,
+    /// `101/vm-101-disk-0.qcow2` on a path-based storage) unless that is
+    /// taken, when `allow_rename` picks the next free disk name; answers
+    /// its volid and the lines the storage tools print.
+    ///
+    /// # Errors
+    /// As [`Storages::alloc_volume`]; `volume 'x' already exists` when the
+    /// name is taken and no rename is allowed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn import_volume(
+        &mut self,
+        sid: &str,
+        node: &str,
+        vmid: u32,
+        name: &str,
+        format: &str,
+        size: u64,
+        allow_rename: bool,
+        now: i64,
+    ) -> Result<(String, Vec<String>)> {
+        let s = self.usable_storage(sid, node)?.clone();
+        if self.volumes().get(&s, node, name).is_some() {
+            if !allow_rename {
+                return Err(Error::exists(format!(
+                    "volume '{}:{name}' already exists",
+                    s.storage
+                )));
+            }
+            let kind = if name
+                .rsplit('/')
+                .next()
+                .is_some_and(|n| n.starts_with("subvol-"))
+            {
+                VolumeKind::Subvol
+            } else {
+                VolumeKind::Disk
+            };
+            let fmt = path_based(&s.kind).then_some(format);
+            return self.alloc_volume(sid, node, vmid, &kind, fmt, size, now);
+        }
+        let file = name.rsplit('/').next().unwrap_or(name);
+        let base = if path_based(&s.kind) {
+            file.rsplit_once('.').map_or(file, |(b, _)| b)
+        } else {
+            file
+        };
+        self.create_volume(&s, node, vmid, name, base, format, size, now)
+    }
+
+    /// Records a new volume `name` of storage `s` (`base`: its name
+    /// without directory and extension) and answers its volid and the
+    /// lines the storage tools print when they make it.
+    #[allow(clippy::too_many_arguments)]
+    fn create_volume(
+        &mut self,
+        s: &Storage,
+        node: &str,
+        vmid: u32,
+        name: &str,
+        base: &str,
+        format: &str,
+        size: u64,
+        now: i64,
+    ) -> Result<(String, Vec<String>)> {
+        let s = s.clone();
+        let name = name.to_string();
+        let format = format.to_string();
         if self.volumes().get(&s, node, &name).is_some() {
             return Err(Error::exists(format!(
                 "volume '{}:{name}' already exists",

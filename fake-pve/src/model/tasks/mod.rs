@@ -182,6 +182,12 @@ pub enum TaskEffect {
     },
     /// What an ACME account task does (register, update, deactivate).
     Acme(super::acme::AcmeOp),
+    /// A remote migration's tunnel worker (`qmtunnel`, `vzmtunnel`)
+    /// whose wait for its connection ran out: its empty config goes.
+    Mtunnel {
+        /// Its control socket.
+        socket: String,
+    },
     /// A node's `pveproxy-ssl.pem` set (`Some`) or removed (`None`) by an
     /// ACME order or revocation, pveproxy restarted.
     NodeCert {
@@ -719,6 +725,20 @@ impl Tasks {
         task.worker = Some(Box::new(worker));
         self.running.insert((until_ms, i));
         Ok(())
+    }
+
+    /// Adds lines to the log of a running task (a worker whose log grows
+    /// as it goes); answers whether it runs.
+    pub fn append(&mut self, upid: &str, lines: Vec<String>) -> bool {
+        let Ok(i) = self.find(upid) else {
+            return false;
+        };
+        let task = &mut self.tasks[i];
+        if !task.running() {
+            return false;
+        }
+        task.log.extend(lines);
+        true
     }
 
     /// Finds a task by its UPID text.

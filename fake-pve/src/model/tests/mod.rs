@@ -24,6 +24,7 @@ mod guest_perm;
 mod ha;
 mod lxc;
 mod metrics;
+mod mtunnel;
 mod network;
 mod node_services;
 mod nodes;

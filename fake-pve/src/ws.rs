@@ -1,8 +1,11 @@
-//! The websocket side of a console, as pveproxy's `websocket_proxy`
-//! speaks it (pve-http-server `APIServer/AnyEvent.pm`): the upgrade's
-//! accept key, the client's frames read as pveproxy reads them (masked,
-//! unfragmented, without RSV flags, at most 128 KiB), and its own frames
-//! (binary, unmasked; a pong for a ping).
+//! Websocket frames, as pveproxy's `websocket_proxy` speaks them
+//! (pve-http-server `APIServer/AnyEvent.pm`): the upgrade's accept key,
+//! the client's frames read as pveproxy reads them (masked, unfragmented,
+//! without RSV flags, at most 128 KiB), and its own frames (binary,
+//! unmasked; a pong for a ping). The consoles and the migration tunnel's
+//! target side serve them; the client side (masked frames out, the
+//! server's read back) is what a remote migration's source sends, as
+//! `proxmox-websocket-tunnel` does.
 
 use base64::Engine as _;
 use sha1::{Digest, Sha1};
@@ -144,7 +147,6 @@ fn frame(out: &mut Vec<u8>, head: u8, payload: &[u8]) {
 }
 
 /// A client's frame: masked with `mask` (what a browser sends).
-#[cfg(any(test, feature = "internals"))]
 pub fn client_frame(opcode: u8, payload: &[u8], mask: [u8; 4]) -> Vec<u8> {
     let mut out = Vec::with_capacity(payload.len() + 14);
     out.push(0x80 | opcode);
@@ -165,7 +167,6 @@ pub fn client_frame(opcode: u8, payload: &[u8], mask: [u8; 4]) -> Vec<u8> {
 
 /// A server's frame read by a client: its opcode and payload, and how
 /// many bytes it took; none until it is whole.
-#[cfg(any(test, feature = "internals"))]
 pub fn read_server_frame(b: &[u8]) -> Option<(u8, Vec<u8>, usize)> {
     if b.len() < 2 {
         return None;
