@@ -405,3 +405,41 @@ async fn pve_refusals_end_the_task() {
         .await;
     r.assert_param_error("fingerprint", "property is missing and it is not optional");
 }
+
+/// A joining node that keeps its world in a data directory: a restart
+/// finds it a member, the task ended as it did, and no password in the
+/// directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_join_survives_a_restart_from_the_data_directory() {
+    let cluster = start(CLUSTER).await;
+    let dir = tempfile::Builder::new()
+        .prefix("fake-pve-join-")
+        .tempdir()
+        .expect("a temporary directory");
+    let scenario = || Scenario::parse(JOINER, "join.yaml").expect("scenario");
+    let joiner = start_with(builder().scenario(scenario()).data_dir(dir.path())).await;
+    let b = joiner.root().await;
+    let upid = join(&joiner, &b, &form(&cluster, "cluster-pw-in-clear", "")).await;
+    let (exit, _) = ended(&joiner, &b, &upid).await;
+    assert_eq!(exit, "401 authentication failure");
+    let upid = join(&joiner, &b, &form(&cluster, "password", "")).await;
+    let (exit, log) = ended(&joiner, &b, &upid).await;
+    assert_eq!(exit, "OK", "{log:#?}");
+    joiner.run.shutdown().await;
+
+    let again = start_with(builder().scenario(scenario()).data_dir(dir.path())).await;
+    let b = again.root().await;
+    let (exit2, log2) = ended(&again, &b, &upid).await;
+    assert_eq!((exit2, log2), ("OK".to_string(), log));
+    let totem = again.get("/cluster/config/totem", &b).await.data();
+    assert_eq!(totem["cluster_name"], "lab");
+    let users = again.get("/access/users", &b).await.data();
+    assert_eq!(names(&users, "userid"), ["alice@pve", "root@pam"]);
+    for entry in std::fs::read_dir(dir.path()).expect("dir") {
+        let path = entry.expect("entry").path();
+        let bytes = std::fs::read(&path).unwrap_or_default();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains("cluster-pw-in-clear"), "{}", path.display());
+    }
+    again.run.shutdown().await;
+}
