@@ -252,8 +252,8 @@ fn the_shared_configuration_is_read_from_the_answers() {
         ["alice@pve"]
     );
     assert_eq!(s.roles.keys().collect::<Vec<_>>(), ["Watcher"]);
-    assert_eq!(s.acl["/vms"].groups["ops"]["Watcher"], true);
-    assert_eq!(s.acl["/"].tokens["alice@pve!ci"]["PVEAuditor"], false);
+    assert!(s.acl["/vms"].groups["ops"]["Watcher"]);
+    assert!(!s.acl["/"].tokens["alice@pve!ci"]["PVEAuditor"]);
     assert_eq!(s.pools[0].storage, ["nfs"]);
     assert_eq!(s.datacenter["description"], "Lab");
     assert_eq!(s.datacenter["registered-tags"], "prod;web");
