@@ -443,3 +443,36 @@ async fn a_join_survives_a_restart_from_the_data_directory() {
     }
     again.run.shutdown().await;
 }
+
+/// While the cluster takes its time to answer `addnode`, the task runs
+/// with the log so far and the joining node answers other calls (the
+/// worker does not hold the model while it waits).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_grows_while_the_cluster_answers() {
+    let mut latency = fake_pve::latency::Latency::instant();
+    latency
+        .requests
+        .insert("addnode".into(), fake_pve::latency::Dist::Fixed(1500));
+    let s = Scenario::parse(CLUSTER, "join.yaml").expect("scenario");
+    let cluster = start_with(builder().scenario(s).latency(latency)).await;
+    let joiner = start(JOINER).await;
+    let b = joiner.root().await;
+    let upid = join(&joiner, &b, &form(&cluster, "password", "")).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let log = common::task_log(&joiner, &b, &upid).await;
+        if log.last().map(String::as_str) == Some("Request addition of this node") {
+            let st = joiner.task_status(&upid, &b).await;
+            assert_eq!(st["status"], "running", "{st}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "{log:#?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let started = Instant::now();
+    let version = joiner.get("/version", &b).await;
+    assert_eq!(version.status, 200);
+    assert!(started.elapsed() < Duration::from_millis(1000));
+    let (exit, _) = ended(&joiner, &b, &upid).await;
+    assert_eq!(exit, "OK");
+}
