@@ -94,6 +94,7 @@ pub mod dashboard;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod dashboard;
 mod deliver;
+mod join;
 #[cfg(feature = "internals")]
 pub mod latency;
 #[cfg(not(feature = "internals"))]

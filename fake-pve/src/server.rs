@@ -367,6 +367,7 @@ impl Builder {
                     match rec.kind {
                         crate::persist::Kind::Api => crate::api::replay(&state, &router, rec),
                         crate::persist::Kind::Control => crate::control::replay(&state, rec),
+                        crate::persist::Kind::Worker => crate::join::replay(&state, rec),
                     }
                 }
                 // Tasks that ran when the process died end as after a
@@ -446,6 +447,7 @@ impl Builder {
             });
         }
         tokio::spawn(crate::deliver::run(state.clone(), stop_rx.clone()));
+        tokio::spawn(crate::join::run(state.clone(), stop_rx.clone()));
         let conns = Connections {
             wire: Arc::new(crate::app::wire(
                 state.clone(),

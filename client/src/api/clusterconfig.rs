@@ -1,6 +1,7 @@
 //! The corosync configuration (`/cluster/config`): its node list, totem
 //! section, join information, making a cluster of a standalone node,
-//! putting a member into it and taking one out.
+//! putting a member into it and taking one out, and joining a standalone
+//! node to a cluster.
 //!
 //! ```no_run
 //! # async fn f(client: &pve_client::Client) -> pve_client::error::Result<()> {
@@ -19,9 +20,9 @@ use serde_json::{Map, Value};
 
 use super::seg;
 use super::tasks::Upid;
-use crate::Client;
 use crate::error::Result;
 use crate::transport::Params;
+use crate::{Client, Secret};
 
 /// The calls of this module; see [`Client::cluster_config`].
 #[derive(Debug, Clone, Copy)]
@@ -151,6 +152,77 @@ impl ClusterConfig<'_> {
             params.push(format!("link{n}"), *addr);
         }
         self.client.call(Method::POST, &path, &params).await
+    }
+}
+
+impl ClusterConfig<'_> {
+    /// `POST /cluster/config/join` (`join`, root@pam only): this node
+    /// joins the cluster `req.hostname` belongs to (`pvecm add`): a
+    /// `clusterjoin` task that logs in there as root@pam (its
+    /// certificate trusted by `req.fingerprint` alone), asks the
+    /// cluster's `addnode` and finishes locally. Wait for it with
+    /// [`crate::api::tasks::Tasks::wait`].
+    ///
+    /// # Errors
+    /// 403 for anyone but root@pam; 400 for a malformed parameter. The
+    /// join's own refusals end the task: `Check if node may join a
+    /// cluster failed!`, `fingerprint '...' not verified, abort!`, `401
+    /// authentication failure`, `Cluster join aborted!`.
+    pub async fn join(&self, req: &JoinRequest) -> Result<Upid> {
+        let mut params = Params::new()
+            .set("hostname", req.hostname.as_str())
+            .set("fingerprint", req.fingerprint.as_str())
+            .set("password", req.password.expose())
+            .opt("nodeid", req.nodeid)
+            .opt("votes", req.votes)
+            .opt("force", req.force);
+        for (n, addr) in &req.links {
+            params.push(format!("link{n}"), addr.as_str());
+        }
+        self.client
+            .call(Method::POST, "/cluster/config/join", &params)
+            .await
+    }
+}
+
+/// The parameters of [`ClusterConfig::join`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JoinRequest {
+    /// `hostname`: a member of the cluster (its host name or address).
+    pub hostname: String,
+    /// `fingerprint`: the SHA-256 fingerprint of its certificate
+    /// (`AB:CD:...`, as `GET /cluster/config/join` gives its `pve_fp`).
+    pub fingerprint: String,
+    /// `password`: root@pam's password on the cluster.
+    pub password: Secret,
+    /// `nodeid` (the lowest free one unless given).
+    pub nodeid: Option<u64>,
+    /// `votes` (1 unless given).
+    pub votes: Option<u64>,
+    /// `force`: join despite `assert_joinable`'s findings.
+    pub force: Option<bool>,
+    /// `linkN` as `(n, address)` (the node's address on link 0 when
+    /// none is given).
+    pub links: Vec<(u32, String)>,
+}
+
+impl JoinRequest {
+    /// Joins through `hostname`, its certificate's `fingerprint`, as
+    /// root@pam with `password`.
+    pub fn new(
+        hostname: impl Into<String>,
+        fingerprint: impl Into<String>,
+        password: impl Into<Secret>,
+    ) -> Self {
+        Self {
+            hostname: hostname.into(),
+            fingerprint: fingerprint.into(),
+            password: password.into(),
+            nodeid: None,
+            votes: None,
+            force: None,
+            links: Vec::new(),
+        }
     }
 }
 

@@ -52,6 +52,7 @@ const CALLS: &[(Method, &str, Call)] = &[
     (Method::GET,    "/guests/{vmid}",               get_guest),
     (Method::PUT,    "/guests/{vmid}",               put_guest),
     (Method::POST,   "/nodes/{node}/boot",           boot_node),
+    (Method::POST,   "/nodes/{node}/joined",         node_joined),
     (Method::GET,    "/notifications/outbox",        get_outbox),
     (Method::DELETE, "/notifications/outbox",        clear_outbox),
 ];
@@ -636,6 +637,26 @@ fn put_guest(state: &State, rq: &Context, req: &Request, at: &[&str]) -> Result<
             .map_err(|e| Error::invalid("guest", e.to_string()))?;
         *guest = new;
         Ok(serde_json::to_value(&*guest).unwrap_or(Value::Null).into())
+    })
+}
+
+/// `POST /_fake/nodes/{node}/joined`: a member that joined this cluster
+/// through its own fake-pve (`POST /cluster/config/join` there) is up,
+/// as corosync sees it once it has joined: online, with the facts the
+/// JSON document gives (`ssl_fingerprint`, `cpus`, `memory`, `uptime`;
+/// all optional). The joining fake-pve calls it at the end of its join.
+/// Answers the node's status.
+fn node_joined(state: &State, rq: &Context, req: &Request, at: &[&str]) -> Result<Reply> {
+    let node = at.first().copied().unwrap_or_default();
+    let facts: crate::model::join::JoinedFacts = if req.body.iter().all(u8::is_ascii_whitespace) {
+        crate::model::join::JoinedFacts::default()
+    } else {
+        serde_json::from_slice(&req.body)
+            .map_err(|e| Error::invalid("facts", format!("expected a JSON object: {e}")))?
+    };
+    state.at(rq.now_ms(), |c| {
+        crate::model::join::node_joined(c.nodes_mut(), node, &facts, rq.now())?;
+        Ok(json!({ "node": node, "status": "online" }).into())
     })
 }
 

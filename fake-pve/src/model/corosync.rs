@@ -194,11 +194,15 @@ pub fn totem(nodes: &Nodes, corosync: &Corosync, version: &PveVersion) -> Option
     })
 }
 
-/// `corosync.conf` as written (for its digest, and as `addnode`
-/// answers it).
+/// `corosync.conf` as `write_conf` writes it (for its digest, and as
+/// `addnode` answers it): each section's keys sorted, the nodes sorted by
+/// name, the totem's interfaces by link number, a blank line after each
+/// top-level section.
 pub fn corosync_text(nodes: &Nodes, corosync: &Corosync, version: &PveVersion) -> String {
     let mut out = String::from("logging {\n  debug: off\n  to_syslog: yes\n}\n\nnodelist {\n");
-    for n in nodes.iter() {
+    let mut sorted: Vec<&Node> = nodes.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    for n in sorted {
         out.push_str(&format!(
             "  node {{\n    name: {}\n    nodeid: {}\n    quorum_votes: {}\n",
             n.name,
@@ -212,10 +216,242 @@ pub fn corosync_text(nodes: &Nodes, corosync: &Corosync, version: &PveVersion) -
     }
     out.push_str("}\n\nquorum {\n  provider: corosync_votequorum\n}\n\n");
     if let Some(t) = totem(nodes, corosync, version) {
-        let t = serde_json::to_string(&t).unwrap_or_default();
-        out.push_str(&format!("totem {t}\n"));
+        out.push_str(&format!(
+            "totem {{\n  cluster_name: {}\n  config_version: {}\n",
+            t.cluster_name, t.config_version
+        ));
+        for i in t.interface.values() {
+            out.push_str("  interface {\n");
+            if let Some(p) = &i.knet_link_priority {
+                out.push_str(&format!("    knet_link_priority: {p}\n"));
+            }
+            out.push_str(&format!("    linknumber: {}\n  }}\n", i.linknumber));
+        }
+        out.push_str(&format!(
+            "  ip_version: {}\n  link_mode: {}\n  secauth: {}\n",
+            t.ip_version, t.link_mode, t.secauth
+        ));
+        if let Some(c) = &t.token_coefficient {
+            out.push_str(&format!("  token_coefficient: {c}\n"));
+        }
+        out.push_str(&format!("  version: {}\n}}\n\n", t.version));
     }
     out
+}
+
+/// A node of `corosync.conf`'s node list, as `parse_conf` reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfNode {
+    /// `name`.
+    pub name: String,
+    /// `nodeid`.
+    pub nodeid: u32,
+    /// `quorum_votes` (1 when absent).
+    pub votes: u64,
+    /// `ringN_addr` by N.
+    pub links: BTreeMap<u32, String>,
+}
+
+/// What a joining node reads of the `corosync.conf` the cluster answered
+/// (`parse_conf`): the cluster's name, the node list and the totem's
+/// links.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CorosyncConf {
+    /// `totem.cluster_name`.
+    pub cluster_name: String,
+    /// The node list, in the file's order.
+    pub nodes: Vec<ConfNode>,
+    /// The totem's interfaces: link number to `knet_link_priority`.
+    pub interfaces: BTreeMap<u32, Option<u64>>,
+    /// `totem.token_coefficient`, when set.
+    pub token_coefficient: Option<u64>,
+}
+
+/// A section of `corosync.conf`: its `key: value` pairs and its
+/// subsections in order.
+#[derive(Debug, Default)]
+struct Section {
+    values: BTreeMap<String, String>,
+    children: Vec<(String, Section)>,
+}
+
+impl Section {
+    fn child(&self, name: &str) -> Option<&Section> {
+        self.children
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| s)
+    }
+
+    fn children<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Section> + 'a {
+        self.children
+            .iter()
+            .filter(move |(n, _)| n == name)
+            .map(|(_, s)| s)
+    }
+}
+
+/// `parse_conf`: `corosync.conf`'s sections and `key: value` pairs
+/// (comments dropped), then the cluster's name, nodes and links.
+///
+/// # Errors
+/// `parse_conf`'s messages (`missing ':' after key 'x'`, `parse error -
+/// uncexpected '}'`, `parse error - no value for 'x'`) and `invalid
+/// corosync.conf` when it names no cluster or a node without name or id.
+pub fn parse_conf(text: &str) -> Result<CorosyncConf> {
+    let cleaned: String = text
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let tokens: Vec<&str> = cleaned.split_whitespace().collect();
+    let mut stack: Vec<(String, Section)> = vec![(String::new(), Section::default())];
+    let mut i = 0;
+    while i < tokens.len() {
+        let token = tokens[i];
+        if tokens.get(i + 1) == Some(&"{") {
+            stack.push((token.to_string(), Section::default()));
+            i += 2;
+            continue;
+        }
+        if token == "}" {
+            if stack.len() < 2 {
+                return Err(Error::failed("parse error - uncexpected '}'"));
+            }
+            let Some((name, done)) = stack.pop() else {
+                return Err(Error::failed("parse error - uncexpected '}'"));
+            };
+            if let Some((_, parent)) = stack.last_mut() {
+                parent.children.push((name, done));
+            }
+            i += 1;
+            continue;
+        }
+        let Some(key) = token.strip_suffix(':') else {
+            return Err(Error::failed(format!("missing ':' after key '{token}'")));
+        };
+        let Some(value) = tokens.get(i + 1) else {
+            return Err(Error::failed(format!("parse error - no value for '{key}'")));
+        };
+        if let Some((_, s)) = stack.last_mut() {
+            s.values.insert(key.to_string(), (*value).to_string());
+        }
+        i += 2;
+    }
+    let main = match stack.pop() {
+        Some((_, main)) if stack.is_empty() => main,
+        _ => return Err(Error::failed("invalid corosync.conf")),
+    };
+    let invalid = || Error::failed("invalid corosync.conf");
+    let totem = main.child("totem").ok_or_else(invalid)?;
+    let cluster_name = totem
+        .values
+        .get("cluster_name")
+        .ok_or_else(invalid)?
+        .clone();
+    let mut nodes = Vec::new();
+    for n in main
+        .child("nodelist")
+        .into_iter()
+        .flat_map(|l| l.children("node"))
+    {
+        let name = n
+            .values
+            .get("name")
+            .or_else(|| n.values.get("ring0_addr"))
+            .ok_or_else(invalid)?;
+        let nodeid = n
+            .values
+            .get("nodeid")
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(invalid)?;
+        let votes = n
+            .values
+            .get("quorum_votes")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1);
+        let links = n
+            .values
+            .iter()
+            .filter_map(|(k, v)| {
+                let i = k
+                    .strip_prefix("ring")?
+                    .strip_suffix("_addr")?
+                    .parse()
+                    .ok()?;
+                Some((i, v.clone()))
+            })
+            .collect();
+        nodes.push(ConfNode {
+            name: name.clone(),
+            nodeid,
+            votes,
+            links,
+        });
+    }
+    let interfaces = totem
+        .children("interface")
+        .filter_map(|i| {
+            let n = i
+                .values
+                .get("linknumber")
+                .or_else(|| i.values.get("ringnumber"))?
+                .parse()
+                .ok()?;
+            let priority = i
+                .values
+                .get("knet_link_priority")
+                .and_then(|p| p.parse().ok());
+            Some((n, priority))
+        })
+        .collect();
+    Ok(CorosyncConf {
+        cluster_name,
+        nodes,
+        interfaces,
+        token_coefficient: totem
+            .values
+            .get("token_coefficient")
+            .and_then(|c| c.parse().ok()),
+    })
+}
+
+impl Corosync {
+    /// What a node that joined keeps of the cluster's `corosync.conf`:
+    /// the links of `first` (the first member in node list order) with
+    /// the totem's priorities, every other member's links, the votes
+    /// other than 1 and the token coefficient.
+    pub fn from_conf(conf: &CorosyncConf, first: &str) -> Self {
+        let mut out = Self {
+            token_coefficient: conf.token_coefficient,
+            ..Self::default()
+        };
+        for n in &conf.nodes {
+            if n.votes != 1 {
+                out.votes.insert(n.name.clone(), n.votes);
+            }
+            let links: BTreeMap<u32, Link> = n
+                .links
+                .iter()
+                .map(|(i, a)| {
+                    let priority = (n.name == first)
+                        .then(|| conf.interfaces.get(i).copied().flatten())
+                        .flatten();
+                    let link = Link {
+                        address: a.clone(),
+                        priority,
+                    };
+                    (*i, link)
+                })
+                .collect();
+            if n.name == first {
+                out.links = links;
+            } else {
+                out.node_links.insert(n.name.clone(), links);
+            }
+        }
+        out
+    }
 }
 
 /// `GET /cluster/config/nodes`: the members sorted by name, none on a

@@ -25,6 +25,7 @@ pub mod guest;
 pub mod guest_perm;
 pub mod guests;
 pub mod ha;
+pub mod join;
 pub mod lxc;
 pub mod mapping;
 pub mod metrics;

@@ -168,6 +168,17 @@ impl Pools {
         Ok(())
     }
 
+    /// A pool as the cluster a node joined has it (its comment and
+    /// storages), in place of one of that id.
+    pub fn insert_synced(&mut self, poolid: &str, comment: Option<String>, storage: &[String]) {
+        let pool = Pool {
+            comment,
+            vms: BTreeSet::new(),
+            storage: storage.iter().cloned().collect(),
+        };
+        self.pools.insert(poolid.to_string(), pool);
+    }
+
     /// `add_vm_to_pool`: a new guest joins `poolid` (nothing happens when
     /// the pool is gone).
     pub fn add_vm(&mut self, vmid: u32, poolid: &str) {

@@ -80,6 +80,10 @@ pub enum Kind {
     Api,
     /// `/_fake/...`.
     Control,
+    /// What a worker that ran on after its request reached (a cluster
+    /// join): not a request, but journaled as one, its document in
+    /// `body` and the worker's name in `path`.
+    Worker,
 }
 
 /// One journaled request: what replaying it needs, and nothing of the
@@ -177,6 +181,16 @@ pub struct ControlCall {
     pub body: Vec<u8>,
 }
 
+/// What a worker that ran on after its request reached: its name and a
+/// document that says it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkerCall {
+    /// The worker (`clusterjoin`).
+    pub name: String,
+    /// What it reached.
+    pub doc: serde_json::Value,
+}
+
 /// A call to journal: what replaying it needs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Call {
@@ -184,6 +198,8 @@ pub enum Call {
     Api(ApiCall),
     /// `/_fake/...`.
     Control(ControlCall),
+    /// A worker's end.
+    Worker(WorkerCall),
 }
 
 impl Record {
@@ -221,6 +237,11 @@ impl Record {
                 }
                 rec.upload = c.upload;
             }
+            Call::Worker(w) => {
+                rec.kind = Kind::Worker;
+                rec.path = w.name;
+                rec.body = w.doc.to_string();
+            }
             Call::Control(c) => {
                 rec.kind = Kind::Control;
                 rec.method = c.method;
@@ -250,6 +271,17 @@ impl Record {
             path: self.path.clone(),
             params,
             upload: self.upload.clone(),
+        })
+    }
+
+    /// A worker's end: its name and document; `None` for a request.
+    pub fn worker_call(&self) -> Option<WorkerCall> {
+        if self.kind != Kind::Worker {
+            return None;
+        }
+        Some(WorkerCall {
+            name: self.path.clone(),
+            doc: serde_json::from_str(&self.body).ok()?,
         })
     }
 

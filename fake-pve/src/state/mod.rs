@@ -176,6 +176,10 @@ struct Shared {
     /// ([`crate::deliver`]), and how it is told of new ones.
     outgoing: Mutex<Vec<crate::model::notify::Send>>,
     outgoing_ready: tokio::sync::Notify,
+    /// The cluster joins for their worker ([`crate::join`]), and how it
+    /// is told of new ones.
+    joins: Mutex<Vec<crate::model::join::JoinJob>>,
+    joins_ready: tokio::sync::Notify,
 }
 
 /// The most notification requests waiting for the dispatcher; more are
@@ -321,6 +325,8 @@ impl State {
                 hub: hub::Hub::default(),
                 outgoing: Mutex::default(),
                 outgoing_ready: tokio::sync::Notify::new(),
+                joins: Mutex::default(),
+                joins_ready: tokio::sync::Notify::new(),
             }),
         })
     }
@@ -496,6 +502,33 @@ impl State {
     /// Waits until notification requests are queued.
     pub(crate) async fn outgoing_ready(&self) {
         self.inner.outgoing_ready.notified().await;
+    }
+
+    /// Hands a cluster join to its worker, which talks to the cluster
+    /// while the request that asked for it has long been answered.
+    pub(crate) fn queue_join(&self, job: crate::model::join::JoinJob) {
+        self.inner
+            .joins
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(job);
+        self.inner.joins_ready.notify_one();
+    }
+
+    /// The cluster joins queued, taken.
+    pub(crate) fn take_joins(&self) -> Vec<crate::model::join::JoinJob> {
+        std::mem::take(
+            &mut *self
+                .inner
+                .joins
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Waits until a cluster join is queued.
+    pub(crate) async fn joins_ready(&self) {
+        self.inner.joins_ready.notified().await;
     }
 
     /// Records how a notification request went (without ending the

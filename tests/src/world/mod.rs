@@ -86,6 +86,9 @@ pub struct PveWorld {
     vm_block: Option<u32>,
     /// A load run (`features/load/`).
     pub load: crate::steps::load::LoadRun,
+    /// Other in-process fake-pve servers of the scenario (the cluster a
+    /// join goes to), kept running until it ends.
+    peers: Vec<fake_pve::Running>,
 }
 
 impl fmt::Debug for PveWorld {
@@ -292,6 +295,13 @@ impl PveWorld {
             Kind::Real(real) => real.builder().unwrap_or_else(|e| panic!("{e}")),
         };
         b.retry(RetryPolicy::none())
+    }
+
+    /// Keeps `run`, another fake-pve of the scenario, running until the
+    /// scenario ends, and makes `client` (a session on it) `actor`'s.
+    pub fn add_peer(&mut self, actor: &str, run: fake_pve::Running, client: Client) {
+        self.peers.push(run);
+        self.clients.insert(actor.to_string(), client);
     }
 
     /// Adds a session for `actor` that uses a ticket (and CSRF token).

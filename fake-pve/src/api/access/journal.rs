@@ -11,7 +11,9 @@
 //! the model as the request will find it, so that a replay reaches the
 //! same verdict. A value the schema or the handler refuses for its length
 //! is journaled as as many `*`, refused again alike. A login's ticket
-//! (a renewal) and second-factor answer are kept as they came.
+//! (a renewal) and second-factor answer are kept as they came. The
+//! cluster's root password a join (`POST /cluster/config/join`) is given
+//! is journaled as as many `*`: the journal keeps how the join ended.
 
 use std::collections::BTreeMap;
 
@@ -70,6 +72,14 @@ pub(crate) fn seal(
                 Some(5..=64),
                 &mut sealed,
             );
+        }
+        ("POST", ["cluster", "config", "join"]) => {
+            // The cluster's root password: kept as as many `*` (refused
+            // again alike for its length); its replay starts no join.
+            if let Some(pw) = password_text(params, "password") {
+                params.insert("password".into(), masked(&pw));
+                sealed.push("password".into());
+            }
         }
         ("POST", ["access", "ticket"]) => {
             if params.contains_key("tfa-challenge") {

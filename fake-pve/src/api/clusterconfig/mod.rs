@@ -1,8 +1,9 @@
 //! `/cluster/config`: the corosync configuration (pve-cluster
-//! `API2/ClusterConfig.pm`). Reading it and creating a cluster on a
-//! standalone node are emulated, and so are putting a member into the
-//! node list and taking one out of it; joining needs a second host
-//! speaking PVE's join protocol and stays 501.
+//! `API2/ClusterConfig.pm`). Reading it, creating a cluster on a
+//! standalone node, putting a member into the node list and taking one
+//! out of it are emulated, and so is joining the cluster of another
+//! fake-pve (or PVE) over HTTPS: the `clusterjoin` task is held open
+//! here and carried out by the join worker (`crate::join`).
 
 use std::collections::BTreeMap;
 
@@ -10,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::{Ctx, Reply, Route, delete, get, post};
 use crate::model::corosync::{self, AddNode, CreateCluster, JOIN_API_VERSION, Link};
+use crate::model::join::{self, JoinJob, JoinParams};
 use crate::model::tasks::Worker;
 use crate::model::{Error, Result};
 
@@ -24,6 +26,7 @@ pub fn routes() -> Vec<Route> {
         post("/cluster/config/nodes/{node}", addnode),
         get("/cluster/config/totem", totem),
         get("/cluster/config/join", join_info),
+        post("/cluster/config/join", join),
         get("/cluster/config/qdevice", status),
         get("/cluster/config/apiversion", join_api_version),
     ]
@@ -110,6 +113,65 @@ fn join_info(ctx: &Ctx<'_>) -> Result<Reply> {
         m["pve_fp"] = json!(super::node_hw::member_fingerprint(ctx, name, fp));
     }
     Ok(info.into())
+}
+
+/// `POST /cluster/config/join` (root@pam only, as the schema has no
+/// permissions): a `clusterjoin` task, held open while the join worker
+/// talks to the cluster (`crate::join`), which logs what it does and
+/// ends it. A replayed call (its password sealed in the journal) starts
+/// no worker: the journal holds how the join ended.
+fn join(ctx: &Ctx<'_>) -> Result<Reply> {
+    let p = &ctx.params;
+    let params = JoinParams {
+        hostname: ctx.param("hostname")?,
+        fingerprint: ctx.param("fingerprint")?,
+        nodeid: p
+            .int("nodeid", Some(1), None)?
+            .and_then(|n| u32::try_from(n).ok()),
+        votes: p
+            .int("votes", Some(0), None)?
+            .and_then(|n| u64::try_from(n).ok()),
+        force: p.bool("force")?,
+        links: links(ctx)?,
+    };
+    let password = ctx.param("password")?;
+    let replayed = ctx.rq().is_sealed("password");
+    let who = ctx.who()?.to_string();
+    let now_ms = ctx.now_ms();
+    let (upid, job) = ctx.with(|c| {
+        let node = c.nodes().local().to_string();
+        let local_ip = c
+            .nodes()
+            .get(&node)
+            .map(|n| n.ip.clone())
+            .unwrap_or_default();
+        // Held until the worker ends it.
+        let upid = c.start_task(&node, Worker::new(join::TASK, ""), &who, now_ms, u64::MAX);
+        // A fault rule's error ends it at once.
+        let injected = c
+            .tasks
+            .get(&upid)
+            .ok()
+            .and_then(|t| t.worker.as_ref())
+            .and_then(|w| w.outcome.clone().err());
+        if let Some(f) = injected {
+            let w = Worker::new(join::TASK, "").fail(f.0);
+            let _ = c.replan_task(&upid, now_ms, w, now_ms);
+            return (upid, None);
+        }
+        let job = JoinJob {
+            upid: upid.clone(),
+            node,
+            local_ip,
+            params,
+            password,
+        };
+        (upid, Some(job))
+    });
+    if let Some(job) = job.filter(|_| !replayed) {
+        ctx.state.queue_join(job);
+    }
+    Ok(json!(upid).into())
 }
 
 /// `GET /cluster/config/qdevice`: no QDevice runs here, so `{}` (PVE's

@@ -59,6 +59,12 @@ impl Storages {
         true
     }
 
+    /// Replaces `storage.cfg` (a node that joined a cluster takes the
+    /// cluster's); the volumes stay where they are.
+    pub fn replace_cfg(&mut self, cfg: Vec<Storage>) {
+        self.cfg = cfg;
+    }
+
     /// Removes storage `sid` from `storage.cfg` (its volumes stay, as
     /// PVE leaves the data where it was).
     pub fn remove(&mut self, sid: &str) -> Option<Storage> {

@@ -741,6 +741,17 @@ impl Tasks {
         true
     }
 
+    /// Replaces the log of task `upid` (a join's worker writes the whole
+    /// log it reached when it ends).
+    ///
+    /// # Errors
+    /// As [`Tasks::get`].
+    pub fn set_log(&mut self, upid: &str, lines: Vec<String>) -> Result<(), super::Error> {
+        let i = self.find(upid)?;
+        self.tasks[i].log = lines;
+        Ok(())
+    }
+
     /// Finds a task by its UPID text.
     ///
     /// # Errors

@@ -22,6 +22,7 @@ mod faults;
 mod firewall;
 mod guest_perm;
 mod ha;
+mod join;
 mod lxc;
 mod metrics;
 mod mtunnel;
