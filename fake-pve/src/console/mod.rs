@@ -21,7 +21,7 @@ pub mod rfb;
 pub mod screen;
 pub mod shell;
 pub mod termproxy;
-pub use crate::ws;
+use crate::ws;
 
 use std::sync::Arc;
 

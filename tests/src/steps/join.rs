@@ -1,7 +1,8 @@
 //! Joining a cluster (`@fake-only`): a second in-process fake-pve runs
 //! the cluster the scenario's own fake-pve joins. It is the actor "the
 //! cluster"; its address and certificate fingerprint are
-//! `{var:cluster_host}` and `{var:cluster_fingerprint}`.
+//! `{var:cluster_host}` (`{var:cluster_ip}`, `{var:cluster_port}`) and
+//! `{var:cluster_fingerprint}`. Remote migrations use it too.
 
 use std::time::{Duration, Instant};
 
@@ -47,15 +48,22 @@ async fn second_fake(w: &mut PveWorld, step: &Step) {
         .unwrap_or_else(|e| panic!("cannot log in to the second fake-pve: {e}"));
     let host = run.url().trim_start_matches("https://").to_string();
     let fingerprint = run.fingerprint().unwrap_or_default().to_string();
+    if let Some((ip, port)) = host.rsplit_once(':') {
+        // a remote migration's `target-endpoint` names them apart
+        w.vars.insert("cluster_ip".into(), ip.to_string());
+        w.vars.insert("cluster_port".into(), port.to_string());
+    }
     w.vars.insert("cluster_host".into(), host);
     w.vars.insert("cluster_fingerprint".into(), fingerprint);
     w.add_peer("the cluster", run, client);
 }
 
-/// Waits for the task the last call started: a join's worker talks to
-/// the cluster over the network, so its end comes in real time (within
-/// 30 seconds), whatever the emulated clock says.
+/// Waits for the task the last call started: a join's (or a remote
+/// migration's) worker talks to the cluster over the network, so its end
+/// comes in real time (within 30 seconds), whatever the emulated clock
+/// says.
 #[when("the join has ended")]
+#[when("the migration has ended")]
 async fn join_ended(w: &mut PveWorld) {
     let o = w.last();
     assert!(o.ok(), "{o:?}");

@@ -25,10 +25,13 @@ mod target;
 
 use std::collections::BTreeMap;
 
+// Some are named outside the crate only (fake-pve's own tests).
+#[cfg_attr(not(feature = "internals"), allow(unused_imports))]
 pub use source::{
     LocalVolume, NbdDrive, Outgoing, Prepared, RemoteConf, Scan, VolumeExport, duration,
     finished_line, mapped_lines,
 };
+#[cfg_attr(not(feature = "internals"), allow(unused_imports))]
 pub use target::{Command, Connection, OpenRequest, Reply, Session, Tunnels};
 
 use super::access::AuthId;

@@ -43,6 +43,7 @@ pub(crate) use status::{VmFigures, adopt_seed_vms, vm_figures};
 
 pub use clone::CloneRequest;
 pub(crate) use migrate::volumes as vm_volumes;
+#[cfg_attr(not(feature = "internals"), allow(unused_imports))]
 pub use migrate::{MigrateJob, MigratePrecondition, MigrateRequest, StorageMap, VolUse};
 pub use move_disk::{MoveJob, ReassignJob};
 pub use resize::ResizeJob;
