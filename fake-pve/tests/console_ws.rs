@@ -8,7 +8,8 @@
 mod common;
 
 use common::{Auth, enc};
-use fake_pve::console::{rfb, screen::Screen, ws};
+use fake_pve::console::{rfb, screen::Screen};
+use fake_pve::ws;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 const WORLD: &str = r"
