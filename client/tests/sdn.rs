@@ -227,3 +227,89 @@ async fn vnet_firewall_and_node_status() {
         }
     }
 }
+
+/// 9.2's evpn controllers (nodes, peer group, BGP mode, route maps) and
+/// an evpn zone's secondary controllers, typed.
+#[tokio::test]
+async fn evpn_controllers_and_secondary_controllers() {
+    for mode in MODES {
+        let run = start().await;
+        let (pve, _checked) = checked_client(&run, mode);
+        let sdn = pve.sdn();
+        sdn.route_maps()
+            .create_route_map_entry("rmin", 10, "permit", &[])
+            .await
+            .expect("route map");
+        let controllers = sdn.controllers();
+        controllers
+            .create("evpn1", "evpn", &[("asn", "65000"), ("peers", "10.0.0.1")])
+            .await
+            .expect("first evpn controller");
+        let e = controllers
+            .create("evpn2", "evpn", &[("asn", "65000"), ("peers", "10.0.0.2")])
+            .await
+            .expect_err("the same peer group");
+        assert!(
+            e.to_string().contains(
+                "cannot have two controllers with same peer-group-name configured (VTEP)"
+            ),
+            "{e}"
+        );
+        controllers
+            .create(
+                "evpn2",
+                "evpn",
+                &[
+                    ("asn", "65000"),
+                    ("peers", "10.0.0.2"),
+                    ("nodes", "pve"),
+                    ("peer-group-name", "EDGE"),
+                    ("bgp-mode", "external"),
+                    ("route-map-in", "rmin"),
+                ],
+            )
+            .await
+            .expect("second evpn controller");
+        let c = controllers
+            .read("evpn2", SdnView::Current)
+            .await
+            .expect("read");
+        assert_eq!(c.controller, "evpn2");
+        assert_eq!(c.asn, Some(65000));
+        assert_eq!(c.nodes.as_deref(), Some("pve"));
+        assert_eq!(c.peer_group_name.as_deref(), Some("EDGE"));
+        assert_eq!(c.bgp_mode.as_deref(), Some("external"));
+        assert_eq!(c.route_map_in.as_deref(), Some("rmin"));
+        assert!(c.route_map_out.is_none());
+        let pending = controllers.index(SdnView::Pending).await.expect("pending");
+        assert!(pending.iter().all(|c| c.state.as_deref() == Some("new")));
+
+        let zones = sdn.zones();
+        zones
+            .create(
+                "ev",
+                "evpn",
+                &[("controller", "evpn1"), ("vrf-vxlan", "10000")],
+            )
+            .await
+            .expect("zone");
+        zones
+            .set_secondary_controllers("ev", &["evpn2"], None)
+            .await
+            .expect("secondary");
+        let z = zones.read("ev", SdnView::Current).await.expect("zone");
+        assert_eq!(z.secondary_controllers, vec!["evpn2"]);
+        let e = controllers.delete("evpn2").await.expect_err("in use");
+        assert!(
+            e.to_string().contains("controller evpn2 is used by ev"),
+            "{e}"
+        );
+        zones
+            .set_secondary_controllers("ev", &[], None)
+            .await
+            .expect("none");
+        let z = zones.read("ev", SdnView::Current).await.expect("zone");
+        assert!(z.secondary_controllers.is_empty());
+        controllers.delete("evpn2").await.expect("deleted");
+    }
+}

@@ -140,3 +140,93 @@ async fn fabric_and_node_lifecycle() {
         }
     }
 }
+
+/// 9.2's WireGuard fabrics: an external node, an internal node whose
+/// interface PVE keys, its update keeping its role.
+#[tokio::test]
+async fn wireguard_fabric_and_nodes() {
+    use pve_client::api::sdn::fabrics::WireGuardNode;
+
+    for mode in MODES {
+        let run = start().await;
+        let (pve, _checked) = checked_client(&run, mode);
+        let fabrics = pve.sdn().fabrics();
+        fabrics
+            .add_fabric(
+                "wg1",
+                "wireguard",
+                &[
+                    ("ip_prefix", "10.50.0.0/24"),
+                    ("persistent_keepalive", "25"),
+                ],
+            )
+            .await
+            .expect("fabric");
+        let f = fabrics.get_fabric("wg1").await.expect("get");
+        assert_eq!(f.persistent_keepalive, Some(25));
+        let external = WireGuardNode {
+            role: Some("external".into()),
+            ip: Some("10.50.0.9".into()),
+            public_key: Some("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".into()),
+            endpoint: Some("198.51.100.9:51820".into()),
+            allowed_ips: vec!["10.60.0.0/16".into()],
+            ..WireGuardNode::default()
+        };
+        fabrics
+            .add_wireguard_node("wg1", "ext", &external)
+            .await
+            .expect("external node");
+        let internal = WireGuardNode {
+            role: Some("internal".into()),
+            ip: Some("10.50.0.1".into()),
+            endpoint: Some("192.0.2.1".into()),
+            interfaces: vec!["name=wg0,listen_port=51820".into()],
+            peers: vec!["type=external,node=ext,iface=wg0".into()],
+            ..WireGuardNode::default()
+        };
+        fabrics
+            .add_wireguard_node("wg1", "pve", &internal)
+            .await
+            .expect("internal node");
+        let n = fabrics.get_node("wg1", "pve").await.expect("node");
+        assert_eq!(n.role.as_deref(), Some("internal"));
+        assert_eq!(n.peers, vec!["type=external,node=ext,iface=wg0"]);
+        let key = n.interfaces[0]
+            .split(',')
+            .find_map(|p| p.strip_prefix("public_key="))
+            .expect("a key")
+            .to_string();
+        let e = fabrics.get_node("wg1", "ext").await.expect("external");
+        assert_eq!(e.endpoint.as_deref(), Some("198.51.100.9:51820"));
+        assert_eq!(e.allowed_ips, vec!["10.60.0.0/16"]);
+
+        let change_role = WireGuardNode {
+            role: Some("external".into()),
+            ..WireGuardNode::default()
+        };
+        let err = fabrics
+            .update_wireguard_node("wg1", "pve", &change_role, &[], None)
+            .await
+            .expect_err("role kept");
+        assert!(
+            err.to_string()
+                .contains("cannot change role of existing WireGuard node"),
+            "{err}"
+        );
+        let more = WireGuardNode {
+            interfaces: vec![
+                "name=wg0,listen_port=51820".into(),
+                "name=wg1,listen_port=51821".into(),
+            ],
+            ..WireGuardNode::default()
+        };
+        fabrics
+            .update_wireguard_node("wg1", "pve", &more, &[], None)
+            .await
+            .expect("interfaces");
+        let n = fabrics.get_node("wg1", "pve").await.expect("node");
+        assert_eq!(n.interfaces.len(), 2);
+        assert!(n.interfaces[0].contains(&key), "{:?}", n.interfaces);
+        assert!(!n.interfaces[1].contains(&key), "{:?}", n.interfaces);
+    }
+}

@@ -1277,6 +1277,18 @@ const CASES: &[Case] = &[
         "/cluster/sdn/controllers/{controller}",
         "/cluster/sdn/controllers/evpnctl",
     ),
+    case_of(
+        PveVersion::V9_2,
+        "get_cluster_sdn_controllers_pending",
+        "/cluster/sdn/controllers",
+        "/cluster/sdn/controllers?pending=1",
+    ),
+    case_of(
+        PveVersion::V9_2,
+        "get_cluster_sdn_controllers_controller_bgp_mode",
+        "/cluster/sdn/controllers/{controller}",
+        "/cluster/sdn/controllers/evpnsec",
+    ),
     case(
         "get_cluster_sdn_ipams",
         "/cluster/sdn/ipams",
@@ -1352,6 +1364,18 @@ const CASES: &[Case] = &[
         "get_cluster_sdn_fabrics_node_fabric_id_node_id",
         "/cluster/sdn/fabrics/node/{fabric_id}/{node_id}",
         "/cluster/sdn/fabrics/node/of1/pve1",
+    ),
+    case_of(
+        PveVersion::V9_2,
+        "get_cluster_sdn_fabrics_fabric_id_wireguard",
+        "/cluster/sdn/fabrics/fabric/{id}",
+        "/cluster/sdn/fabrics/fabric/wg1",
+    ),
+    case_of(
+        PveVersion::V9_2,
+        "get_cluster_sdn_fabrics_node_fabric_id_wireguard",
+        "/cluster/sdn/fabrics/node/{fabric_id}",
+        "/cluster/sdn/fabrics/node/wg1",
     ),
     // sdn prefix lists and route maps (9.2)
     case(
@@ -2393,6 +2417,7 @@ impl World {
              &target=chat&target=phone&mode=all&comment=failed%20backups",
         );
         self.acme();
+        self.sdn_9_2();
         let tunnel = |socket: &str| {
             enc(&self.state.keys().short_ticket(
                 "PVETUNNEL",
@@ -2470,6 +2495,7 @@ impl World {
             "dns=pdns&type=powerdns&url=https%3A%2F%2Fdns.example.com%2Fapi&key=secret&ttl=3600",
         );
         self.sdn_fabrics();
+        self.sdn_wireguard();
         self.sdn_routing();
         self.state
             .with(|c| c.sdn_mut().commit(None, true))
@@ -2799,6 +2825,61 @@ impl World {
         );
     }
 
+    /// 9.2's WireGuard fabric, applied with the rest: an external node,
+    /// an internal node whose interface peers with it. Made through the
+    /// model, with random draws of its own (the interface's key), so that
+    /// the requests' seeds stay as they were.
+    fn sdn_wireguard(&self) {
+        if self.state.settings().version != PveVersion::V9_2 {
+            return;
+        }
+        let form = |pairs: &[(&str, &str)]| -> std::collections::BTreeMap<String, Value> {
+            let mut m = std::collections::BTreeMap::new();
+            for (k, v) in pairs {
+                m.insert((*k).to_string(), json!(v));
+            }
+            m
+        };
+        let mut rq = fake_pve::model::Context::new(T0 * 1000, 92);
+        self.state
+            .with(|c| {
+                let sdn = c.sdn_mut();
+                sdn.add_fabric(&form(&[
+                    ("id", "wg1"),
+                    ("protocol", "wireguard"),
+                    ("ip_prefix", "10.150.0.0/24"),
+                    ("persistent_keepalive", "25"),
+                ]))?;
+                sdn.add_fabric_node(
+                    &form(&[
+                        ("fabric_id", "wg1"),
+                        ("node_id", "ext1"),
+                        ("protocol", "wireguard"),
+                        ("role", "external"),
+                        ("ip", "10.150.0.9"),
+                        ("public_key", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="),
+                        ("endpoint", "198.51.100.9:51820"),
+                        ("allowed_ips", "10.160.0.0/16"),
+                    ]),
+                    &mut rq,
+                )?;
+                sdn.add_fabric_node(
+                    &form(&[
+                        ("fabric_id", "wg1"),
+                        ("node_id", "pve1"),
+                        ("protocol", "wireguard"),
+                        ("role", "internal"),
+                        ("ip", "10.150.0.1"),
+                        ("endpoint", "192.0.2.11"),
+                        ("interfaces", "name=wg0,listen_port=51820,ip=10.151.0.1/24"),
+                        ("peers", "type=external,node=ext1,iface=wg0"),
+                    ]),
+                    &mut rq,
+                )
+            })
+            .expect("the WireGuard fabric");
+    }
+
     /// Fabric changes left pending after the apply.
     fn sdn_fabrics_changed(&self) {
         if !self.state.settings().version.is_v9() {
@@ -2849,6 +2930,38 @@ impl World {
             Method::PUT,
             "/cluster/sdn/fabrics/fabric/of1",
             "protocol=openfabric&route_filter=plin",
+        );
+    }
+
+    /// 9.2's evpn and bgp controllers, an evpn zone's secondary
+    /// controller and a change of the WireGuard fabric's external node,
+    /// all left pending. Made last, so that the random draws of the
+    /// other answers stay as they were.
+    fn sdn_9_2(&self) {
+        if self.state.settings().version != PveVersion::V9_2 {
+            return;
+        }
+        let post = Method::POST;
+        self.call(
+            post.clone(),
+            "/cluster/sdn/controllers",
+            "controller=evpnsec&type=evpn&asn=65000&peers=10.0.0.3&nodes=pve2%2Cpve1\
+             &peer-group-name=EDGE&bgp-mode=internal&route-map-in=rmout&route-map-out=rmout",
+        );
+        self.call(
+            post.clone(),
+            "/cluster/sdn/controllers",
+            "controller=bgppve1&type=bgp&asn=65000&node=pve1&peers=10.0.0.9&route-map-out=rmout",
+        );
+        self.call(
+            Method::PUT,
+            "/cluster/sdn/zones/evpn1",
+            "secondary-controllers=evpnsec",
+        );
+        self.call(
+            Method::PUT,
+            "/cluster/sdn/fabrics/node/wg1/ext1",
+            "protocol=wireguard&endpoint=wg.example.com%3A51821&allowed_ips=10.161.0.0%2F16",
         );
     }
 

@@ -77,10 +77,65 @@ Feature: SDN fabrics
       | ip_prefix | 198.18.65.0/24 |
     Then parameter "protocol" is rejected with "value 'wireguard' does not have a value in the enumeration 'openfabric, ospf'"
 
-  @fake-only @pve9.2
-  Scenario: 9.2's WireGuard fabrics pass validation and are not emulated yet
-    When I create SDN fabric "{fabric:d}" with protocol "wireguard"
-    Then PVE answers 501 with a message matching ".*WireGuard fabrics are not emulated by fake-pve.*"
+  @pve9.2
+  Scenario: A WireGuard fabric has internal nodes with keyed interfaces and external peers
+    When I create SDN fabric "{fabric:w}" with protocol "wireguard"
+      | ip_prefix            | 198.18.90.0/24 |
+      | persistent_keepalive | 25             |
+    Then the answer is null
+    When I call GET "/cluster/sdn/fabrics/fabric/{fabric:w}"
+    Then the answer has "protocol" = "wireguard"
+    And the answer has "persistent_keepalive" = "25"
+    When I add node "{fabric:w}x" to SDN fabric "{fabric:w}" with protocol "wireguard"
+      | role       | external                                     |
+      | ip         | 198.18.90.9                                  |
+      | public_key | AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8= |
+      | endpoint   | 198.51.100.90:51820                          |
+    Then the answer is null
+    When I add node "{node}" to SDN fabric "{fabric:w}" with protocol "wireguard"
+      | role       | internal                                       |
+      | ip         | 198.18.90.1                                    |
+      | endpoint   | 192.0.2.90                                     |
+      | interfaces | name={fabric:w},listen_port=51890,ip=198.18.91.1/24 |
+      | peers      | type=external,node={fabric:w}x,iface={fabric:w} |
+    Then the answer is null
+    When I call GET "/cluster/sdn/fabrics/node/{fabric:w}/{node}"
+    Then the answer has "role" = "internal"
+    And the answer has "endpoint" = "192.0.2.90"
+    And the answer has "interfaces/0" matching "^name={fabric:w},listen_port=51890,public_key=[A-Za-z0-9+/]{43}=,ip=198.18.91.1/24$"
+    And the answer has "peers/0" = "type=external,node={fabric:w}x,iface={fabric:w}"
+    When I call GET "/cluster/sdn/fabrics/node/{fabric:w}/{fabric:w}x"
+    Then the answer has "role" = "external"
+    And the answer has "public_key" = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+    And the answer has no "interfaces"
+
+  @pve9.2
+  Scenario: WireGuard nodes are checked as PVE checks them
+    Given SDN fabric "{fabric:w}" with protocol "wireguard" exists
+    When I add node "{node}" to SDN fabric "{fabric:w}" with protocol "wireguard"
+      | interfaces | name={fabric:w},listen_port=51891 |
+    Then PVE answers 500 with a message matching "adding node failed: missing field `role`.*"
+    When I add node "{fabric:w}x" to SDN fabric "{fabric:w}" with protocol "wireguard"
+      | role     | external            |
+      | endpoint | 198.51.100.91:51820 |
+    Then PVE answers 500 with a message matching "adding node failed: missing field `public_key`.*"
+    When I add node "{node}" to SDN fabric "{fabric:w}" with protocol "wireguard"
+      | role       | internal                           |
+      | interfaces | name={fabric:w}-too-long,listen_port=1 |
+    Then parameter "interfaces[0]" is rejected with "invalid format - format error\nname: invalid format - WireGuard interface name '{fabric:w}-too-long' contains illegal characters or exceeds the eight character limit"
+    When I add node "{node}" to SDN fabric "{fabric:w}" with protocol "wireguard"
+      | role       | internal                          |
+      | interfaces | name={fabric:w},listen_port=51891 |
+      | peers      | type=external,node=nobody,iface={fabric:w} |
+    Then PVE answers 500 with a message matching "adding node failed: peer configuration references non-existing external node 'nobody'.*"
+    When I add node "{node}" to SDN fabric "{fabric:w}" with protocol "wireguard"
+      | role       | internal                          |
+      | interfaces | name={fabric:w},listen_port=51891 |
+    Then the answer is null
+    When I call PUT "/cluster/sdn/fabrics/node/{fabric:w}/{node}"
+      | protocol | wireguard |
+      | role     | external  |
+    Then PVE answers 500 with a message matching "updating node failed: cannot change role of existing WireGuard node.*"
 
   Scenario: A node's router IP lies in its fabric's prefix
     Given SDN fabric "{fabric:a}" with protocol "openfabric" exists

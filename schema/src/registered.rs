@@ -25,6 +25,9 @@
 //! - `pve-qm-rng`: qemu-server `src/PVE/QemuServer/RNG.pm:51`
 //! - `pve-sdn-dhcp-range`: pve-network
 //!   `src/PVE/Network/SDN/SubnetPlugin.pm:85`
+//! - `pve-sdn-fabric-wireguard-interface` (9.2): pve-network
+//!   `src/PVE/Network/SDN/Fabrics.pm` (a WireGuard fabric node's
+//!   interface)
 //! - `pve-node-location` (9.2): pve-common `src/PVE/JSONSchema.pm:322`
 //! - `pve-tfa-config`, `realm-sync-options`: pve-access-control
 //!   `src/PVE/Auth/Plugin.pm:203`, `:117`
@@ -192,6 +195,7 @@ pub const NAMES: &[&str] = &[
     "pve-qm-ipconfig",
     "pve-qm-rng",
     "pve-sdn-dhcp-range",
+    "pve-sdn-fabric-wireguard-interface",
     "pve-node-location",
     "pve-tfa-config",
     "realm-sync-options",
@@ -293,6 +297,13 @@ fn definition(name: &str) -> Option<serde_json::Value> {
         "pve-sdn-dhcp-range" => json!({
             "start-address": {"type": "ip"},
             "end-address": {"type": "ip"},
+        }),
+        "pve-sdn-fabric-wireguard-interface" => json!({
+            "name": {"type": "string", "format": "pve-sdn-wireguard-iface-name"},
+            "public_key": {"type": "string", "optional": 1},
+            "ip": {"type": "string", "format": "CIDRv4", "optional": 1},
+            "ip6": {"type": "string", "format": "CIDRv6", "optional": 1},
+            "listen_port": {"type": "number", "optional": 1, "minimum": 1, "maximum": 65535},
         }),
         "pve-node-location" => json!({
             "name": {"type": "string", "optional": 1, "maxLength": 128},

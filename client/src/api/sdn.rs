@@ -84,6 +84,13 @@ pub struct SdnZone {
     /// The digest of `zones.cfg`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
+    /// \[9.2, evpn\] further evpn controllers of the zone.
+    #[serde(
+        default,
+        rename = "secondary-controllers",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub secondary_controllers: Vec<String>,
     /// The other options (`bridge`, `ipam`, `mtu`, ...).
     #[serde(flatten)]
     pub options: Map<String, Value>,
@@ -159,12 +166,76 @@ pub struct SdnSubnet {
     pub options: Map<String, Value>,
 }
 
-/// A controller, IPAM or DNS server: its ID under the area's key, its
-/// type and its options.
+/// A controller: its type and, for each type, its options; 9.2 adds an
+/// evpn controller's nodes, peer group and BGP mode, and route maps to
+/// evpn and bgp controllers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SdnController {
+    /// The controller ID.
+    #[serde(default)]
+    pub controller: String,
+    /// `evpn`, `bgp`, `isis`, `faucet`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// \[evpn, bgp\] the local ASN.
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub asn: Option<u64>,
+    /// \[evpn, bgp\] the peers' addresses, comma-separated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peers: Option<String>,
+    /// \[evpn, 9.x\] the fabric it peers over (instead of `peers`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fabric: Option<String>,
+    /// \[bgp, isis\] the node it runs on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// \[evpn, 9.2\] the nodes it runs on (all when unset), as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<String>,
+    /// \[evpn, 9.2\] its BGP peer group (`VTEP` when unset).
+    #[serde(
+        default,
+        rename = "peer-group-name",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub peer_group_name: Option<String>,
+    /// \[evpn, 9.2\] `auto` (when unset), `external` or `internal`.
+    #[serde(default, rename = "bgp-mode", skip_serializing_if = "Option::is_none")]
+    pub bgp_mode: Option<String>,
+    /// \[evpn, bgp, 9.2\] the route map of the routes received.
+    #[serde(
+        default,
+        rename = "route-map-in",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub route_map_in: Option<String>,
+    /// \[evpn, bgp, 9.2\] the route map of the routes sent.
+    #[serde(
+        default,
+        rename = "route-map-out",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub route_map_out: Option<String>,
+    /// \[pending view\] `new`, `changed` or `deleted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// \[pending view\] the values applying would set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Map<String, Value>>,
+    /// The digest of `controllers.cfg`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// The other options (`ebgp`, `ebgp-multihop`, `loopback`,
+    /// `isis-domain`, ...).
+    #[serde(flatten)]
+    pub options: Map<String, Value>,
+}
+
+/// An IPAM or DNS server: its ID under the area's key, its type and its
+/// options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SdnPlugin {
-    /// `evpn`, `bgp`, `isis`, `faucet`; `pve`, `netbox`, `phpipam`;
-    /// `powerdns`.
+    /// `pve`, `netbox`, `phpipam`; `powerdns`.
     #[serde(rename = "type")]
     pub kind: String,
     /// The ID (under `controller`, `ipam` or `dns`) and the options.
@@ -294,7 +365,7 @@ impl<'a> Sdn<'a> {
     }
 
     /// The controllers.
-    pub fn controllers(&self) -> Area<'a, SdnPlugin> {
+    pub fn controllers(&self) -> Area<'a, SdnController> {
         Area::new(self.client, "/cluster/sdn/controllers".into(), "controller")
     }
 
@@ -467,6 +538,32 @@ impl<'a, T: DeserializeOwned> Area<'a, T> {
             .client
             .call(Method::DELETE, &path, &Params::new())
             .await?;
+        Ok(())
+    }
+}
+
+impl Area<'_, SdnZone> {
+    /// `PUT /cluster/sdn/zones/{zone}` of an evpn zone's
+    /// `secondary-controllers` (9.2): the list replaces the zone's;
+    /// none deletes it.
+    ///
+    /// # Errors
+    /// `controller <id> don't exist`, `<id> is not a evpn controller
+    /// type`; a changed digest.
+    pub async fn set_secondary_controllers(
+        &self,
+        zone: &str,
+        controllers: &[&str],
+        digest: Option<&str>,
+    ) -> Result<()> {
+        let path = format!("{}/{}", self.path, seg(zone));
+        let p = if controllers.is_empty() {
+            Params::new().set("delete", "secondary-controllers")
+        } else {
+            Params::new().array("secondary-controllers", controllers)
+        }
+        .opt("digest", digest);
+        let _: Value = self.client.call(Method::PUT, &path, &p).await?;
         Ok(())
     }
 }

@@ -1,8 +1,8 @@
-//! `/cluster/sdn/fabrics` (9.x): OpenFabric and OSPF fabrics and their
-//! nodes, pending until `PUT /cluster/sdn` (pve-network
-//! `API2/Network/SDN/Fabrics.pm`, `Fabrics/Fabric.pm`, `Fabrics/Node.pm`,
-//! `Fabrics/FabricNode.pm`). 8.4 has none of these paths: its schema
-//! does not route them.
+//! `/cluster/sdn/fabrics` (9.x): OpenFabric and OSPF fabrics (and 9.2's
+//! WireGuard fabrics) and their nodes, pending until `PUT /cluster/sdn`
+//! (pve-network `API2/Network/SDN/Fabrics.pm`, `Fabrics/Fabric.pm`,
+//! `Fabrics/Node.pm`, `Fabrics/FabricNode.pm`). 8.4 has none of these
+//! paths: its schema does not route them.
 
 use serde_json::{Value, json};
 
@@ -180,13 +180,13 @@ fn get_node(ctx: &Ctx<'_>) -> Result<Reply> {
 
 fn add_node(ctx: &Ctx<'_>) -> Result<Reply> {
     let p = ctx.params.to_map();
-    ctx.with(|c| c.sdn_mut().add_fabric_node(&p))?;
+    ctx.with(|c| c.sdn_mut().add_fabric_node(&p, &mut ctx.rq()))?;
     Ok(Value::Null.into())
 }
 
 fn update_node(ctx: &Ctx<'_>) -> Result<Reply> {
     let p = ctx.params.to_map();
-    ctx.with(|c| c.sdn_mut().update_fabric_node(&p))?;
+    ctx.with(|c| c.sdn_mut().update_fabric_node(&p, &mut ctx.rq()))?;
     Ok(Value::Null.into())
 }
 

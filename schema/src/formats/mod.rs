@@ -492,6 +492,14 @@ fn table() -> &'static [(&'static str, Kind)] {
         ("pve-sdn-prefix-list-id", Fn(verify_sdn_prefix_list_id)),
         ("pve-sdn-route-map-id", Fn(verify_sdn_route_map_id)),
         ("FullRangeCIDR", Fn(verify_full_range_cidr)),
+        // pve-network 9.2: SDN/Fabrics.pm (a WireGuard interface's name)
+        (
+            "pve-sdn-wireguard-iface-name",
+            Re(
+                r"[a-zA-Z0-9][a-zA-Z0-9-]{0,6}[a-zA-Z0-9]?",
+                "WireGuard interface name '{}' contains illegal characters or exceeds the eight character limit\n",
+            ),
+        ),
         (
             "pve-sdn-isis-net",
             Re(
@@ -606,16 +614,10 @@ pub fn known(format: &str) -> bool {
 /// Named formats the specs use that fake-pve deliberately accepts as they
 /// are, each with the reason. [`known`] is false for them; a test checks
 /// that every format of both specs is either known or listed here.
-pub const ACCEPTED_AS_IS: &[(&str, &str)] = &[
-    (
-        "pve-fw-comment-spec",
-        "9.2's firewall comments: the schema names the format without its rules; a comment stays free text as in 9.1",
-    ),
-    (
-        "pve-sdn-fabric-wireguard-interface",
-        "9.2's WireGuard fabric interfaces: checked by pve-network's Rust fabric code, not reproduced yet",
-    ),
-];
+pub const ACCEPTED_AS_IS: &[(&str, &str)] = &[(
+    "pve-fw-comment-spec",
+    "9.2's firewall comments: the schema names the format without its rules; a comment stays free text as in 9.1",
+)];
 
 /// Checks `value` against a named format. Unknown formats pass.
 ///

@@ -436,6 +436,20 @@ fn each_named_format_is_found_by_its_name() {
     "fabric-long",
     Some("Fabric ID 'fabric-long' contains illegal characters\n")
 )]
+#[case("pve-sdn-wireguard-iface-name", "wg-0", None)]
+#[case(
+    "pve-sdn-wireguard-iface-name",
+    "wireguard0",
+    Some(
+        "WireGuard interface name 'wireguard0' contains illegal characters or exceeds the eight character limit\n"
+    )
+)]
+#[case(
+    "pve-sdn-fabric-wireguard-interface",
+    "name=wg0,listen_port=51820,ip=10.0.0.1/24,ip6=fd00::1/64",
+    None
+)]
+#[case("pve-sdn-fabric-wireguard-interface", "name=wg0", None)]
 #[case("pve-sdn-prefix-list-id", "pl_in-1", None)]
 #[case(
     "pve-sdn-prefix-list-id",

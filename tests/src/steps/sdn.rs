@@ -1,11 +1,14 @@
-//! SDN: zones, VNets and subnets made in the pending configuration
-//! (`/cluster/sdn/zones`, `/cluster/sdn/vnets`, `.../subnets`), and
-//! applying it (`PUT /cluster/sdn`, task `reloadnetworkall`). Reads go
-//! through the generic `I call GET` step.
+//! SDN: zones, VNets, subnets and controllers made in the pending
+//! configuration (`/cluster/sdn/zones`, `/cluster/sdn/vnets`,
+//! `.../subnets`, `/cluster/sdn/controllers`), and applying it
+//! (`PUT /cluster/sdn`, task `reloadnetworkall`). Reads go through the
+//! generic `I call GET` step.
 //!
-//! IDs are short (`{zone:a}`, `{vnet:a}`: a letter, the scenario's SDN
-//! tag, a few letters of the name), and each one made is removed after
-//! the scenario; a scenario that applied applies its removals too.
+//! IDs are short (`{zone:a}`, `{vnet:a}`, `{controller:a}`: a letter,
+//! the scenario's SDN tag, a few letters of the name), and each one made
+//! is removed after the scenario (newest first: a zone before the
+//! controllers it names); a scenario that applied applies its removals
+//! too.
 
 use cucumber::gherkin::Step;
 use cucumber::{given, then, when};
@@ -28,6 +31,22 @@ async fn create_zone(w: &mut PveWorld, step: &Step, zone: String, kind: String) 
     }
     w.made(Made::SdnZone(zone));
     w.call(Method::POST, "/cluster/sdn/zones", params).await;
+}
+
+/// A controller; a `secondary-controllers` or other row may repeat.
+#[when(expr = "I create SDN controller {string} of type {string}")]
+#[given(expr = "SDN controller {string} of type {string} exists")]
+async fn create_controller(w: &mut PveWorld, step: &Step, id: String, kind: String) {
+    let id = w.expand(&id);
+    let mut params = Params::new()
+        .set("controller", id.as_str())
+        .set("type", w.expand(&kind).as_str());
+    for (k, v) in table_params(w, step).pairs() {
+        params.push(k.clone(), v.clone());
+    }
+    w.made(Made::SdnController(id));
+    w.call(Method::POST, "/cluster/sdn/controllers", params)
+        .await;
 }
 
 #[when(expr = "I create VNet {string} in zone {string}")]

@@ -52,6 +52,8 @@ pub enum Made {
     SdnVnet(String),
     /// An SDN subnet: VNet, subnet ID (`<zone>-<cidr>`).
     SdnSubnet(String, String),
+    /// An SDN controller.
+    SdnController(String),
     /// An SDN fabric (9.x; removed with its nodes).
     SdnFabric(String),
     /// An SDN prefix list (9.2).
@@ -186,6 +188,11 @@ impl PveWorld {
                 Made::SdnSubnet(vnet, id) => (
                     Method::DELETE,
                     format!("/cluster/sdn/vnets/{}/subnets/{}", seg(vnet), seg(id)),
+                    Params::new(),
+                ),
+                Made::SdnController(id) => (
+                    Method::DELETE,
+                    format!("/cluster/sdn/controllers/{}", seg(id)),
                     Params::new(),
                 ),
                 Made::SdnFabric(id) => (

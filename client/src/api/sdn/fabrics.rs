@@ -1,6 +1,7 @@
-//! `/cluster/sdn/fabrics` (PVE 9.x): OpenFabric and OSPF fabrics and
-//! their nodes, pending until [`Sdn::reload`] applies them. The calls
-//! carry PVE's method names (`list_all`, `add_fabric`, `get_node`, ...).
+//! `/cluster/sdn/fabrics` (PVE 9.x): OpenFabric and OSPF fabrics, 9.2's
+//! WireGuard fabrics, and their nodes, pending until [`Sdn::reload`]
+//! applies them. The calls carry PVE's method names (`list_all`,
+//! `add_fabric`, `get_node`, ...).
 //!
 //! ```no_run
 //! # async fn f(client: &pve_client::Client) -> pve_client::error::Result<()> {
@@ -24,6 +25,7 @@ use serde_json::{Map, Value};
 use super::{Sdn, SdnView};
 use crate::Client;
 use crate::api::seg;
+use crate::de;
 use crate::error::Result;
 use crate::transport::Params;
 
@@ -49,7 +51,7 @@ pub struct SdnFabric {
     /// The fabric ID.
     #[serde(default)]
     pub id: String,
-    /// `openfabric` or `ospf`.
+    /// `openfabric`, `ospf` or (9.2) `wireguard`.
     #[serde(default)]
     pub protocol: String,
     /// The IPv4 prefix of the nodes' router IPs.
@@ -67,8 +69,12 @@ pub struct SdnFabric {
     /// The digest of `fabrics.cfg` (not in the running view).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
+    /// \[WireGuard\] the keepalive interval in seconds (absent when
+    /// off).
+    #[serde(default, deserialize_with = "de::opt_u64")]
+    pub persistent_keepalive: Option<u64>,
     /// The protocol's options (`hello_interval`, `csnp_interval`,
-    /// `area`).
+    /// `area`, `route_filter`).
     #[serde(flatten)]
     pub options: Map<String, Value>,
 }
@@ -91,9 +97,28 @@ pub struct SdnFabricNode {
     /// Its IPv6 router address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip6: Option<String>,
-    /// Its interfaces as property strings (`name=ens19,ip=10.0.0.1/31`).
+    /// Its interfaces as property strings (`name=ens19,ip=10.0.0.1/31`;
+    /// a WireGuard interface `name=wg0,listen_port=51820,public_key=...`
+    /// with the key of its private key).
     #[serde(default)]
     pub interfaces: Vec<String>,
+    /// \[WireGuard\] `internal` (a node of the cluster) or `external`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// \[WireGuard\] where it is reached: an internal node's host, an
+    /// external node's host and port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// \[WireGuard, external\] its public key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_key: Option<String>,
+    /// \[WireGuard, internal\] its interfaces' peers as property strings
+    /// (`type=external,node=ext,iface=wg0`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub peers: Vec<String>,
+    /// \[WireGuard\] the networks routed via it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_ips: Vec<String>,
     /// \[pending view\] `new`, `changed` or `deleted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
@@ -103,6 +128,58 @@ pub struct SdnFabricNode {
     /// The digest of `fabrics.cfg` (not in the running view).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
+}
+
+/// A node of a WireGuard fabric to add or change (9.2): its role and
+/// what the role has (an internal node's `endpoint` host, interfaces and
+/// peers; an external node's `public_key` and `endpoint` with port),
+/// the router `ip`/`ip6`, the `allowed_ips`. An internal node's
+/// interfaces get their keys from PVE (a `public_key` given in one is
+/// not used).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WireGuardNode {
+    /// `internal` or `external` (an update may leave it out: a node
+    /// keeps its role).
+    pub role: Option<String>,
+    /// The router IPv4 address.
+    pub ip: Option<String>,
+    /// The router IPv6 address.
+    pub ip6: Option<String>,
+    /// Where the node is reached.
+    pub endpoint: Option<String>,
+    /// An external node's public key.
+    pub public_key: Option<String>,
+    /// An internal node's interfaces (`name=wg0,listen_port=51820`).
+    pub interfaces: Vec<String>,
+    /// An internal node's peers.
+    pub peers: Vec<String>,
+    /// The networks routed via the node.
+    pub allowed_ips: Vec<String>,
+}
+
+impl WireGuardNode {
+    /// The node as parameters; `interfaces` always for an update of an
+    /// internal node (PVE replaces them with what is given, none when
+    /// none is).
+    fn params(&self, mut p: Params, update: bool) -> Params {
+        p = p
+            .set("protocol", "wireguard")
+            .opt("role", self.role.as_deref())
+            .opt("ip", self.ip.as_deref())
+            .opt("ip6", self.ip6.as_deref())
+            .opt("endpoint", self.endpoint.as_deref())
+            .opt("public_key", self.public_key.as_deref());
+        if !self.interfaces.is_empty() || (update && self.role.as_deref() != Some("external")) {
+            p = p.array("interfaces", &self.interfaces);
+        }
+        if !self.peers.is_empty() {
+            p = p.array("peers", &self.peers);
+        }
+        if !self.allowed_ips.is_empty() {
+            p = p.array("allowed_ips", &self.allowed_ips);
+        }
+        p
+    }
 }
 
 /// `GET /cluster/sdn/fabrics/all`.
@@ -303,6 +380,49 @@ impl Fabrics<'_> {
         if let Some(i) = interfaces {
             p = p.array("interfaces", i);
         }
+        if !delete.is_empty() {
+            p = p.array("delete", delete);
+        }
+        let _: Value = self.client.call(Method::PUT, &path, &p).await?;
+        Ok(())
+    }
+
+    /// `POST /cluster/sdn/fabrics/node/{fabric_id}` (`add_node`) of a
+    /// WireGuard node (9.2).
+    ///
+    /// # Errors
+    /// `adding node failed: ...` (`missing field `role``, a peer that
+    /// names no interface or node of the fabric, ...).
+    pub async fn add_wireguard_node(
+        &self,
+        fabric: &str,
+        node: &str,
+        spec: &WireGuardNode,
+    ) -> Result<()> {
+        let path = format!("/cluster/sdn/fabrics/node/{}", seg(fabric));
+        let p = spec.params(Params::new().set("node_id", node), false);
+        let _: Value = self.client.call(Method::POST, &path, &p).await?;
+        Ok(())
+    }
+
+    /// `PUT /cluster/sdn/fabrics/node/{fabric_id}/{node_id}`
+    /// (`update_node`) of a WireGuard node (9.2): what `spec` has is
+    /// set (an internal node's interfaces always), `delete` takes
+    /// `endpoint`, `peers`, `allowed_ips`, `interfaces`, `ip`, `ip6`.
+    ///
+    /// # Errors
+    /// `updating node failed: cannot change role of existing WireGuard
+    /// node`, ...
+    pub async fn update_wireguard_node(
+        &self,
+        fabric: &str,
+        node: &str,
+        spec: &WireGuardNode,
+        delete: &[&str],
+        digest: Option<&str>,
+    ) -> Result<()> {
+        let path = format!("/cluster/sdn/fabrics/node/{}/{}", seg(fabric), seg(node));
+        let mut p = spec.params(Params::new(), true).opt("digest", digest);
         if !delete.is_empty() {
             p = p.array("delete", delete);
         }

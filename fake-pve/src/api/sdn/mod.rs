@@ -356,11 +356,18 @@ fn plugin_index(ctx: &Ctx<'_>, f: File, area: &str) -> Result<Reply> {
     Ok(items.into())
 }
 
+/// The cluster's node names (`PVE::Cluster::get_nodelist`), where a
+/// 9.2 evpn controller without `nodes` runs.
+fn node_names(c: &Cluster) -> Vec<String> {
+    c.nodes().iter().map(|n| n.name.clone()).collect()
+}
+
 fn plugin_create(ctx: &Ctx<'_>, f: File) -> Result<Reply> {
     let p = ctx.params.to_map();
     ctx.with(|c| {
         let v = c.version();
-        c.sdn_mut().create_plugin(v, f, &p)
+        let nodes = node_names(c);
+        c.sdn_mut().create_plugin(v, f, &p, &nodes)
     })?;
     Ok(Value::Null.into())
 }
@@ -369,7 +376,8 @@ fn plugin_update(ctx: &Ctx<'_>, f: File) -> Result<Reply> {
     let p = ctx.params.to_map();
     ctx.with(|c| {
         let v = c.version();
-        c.sdn_mut().update_plugin(v, f, &p)
+        let nodes = node_names(c);
+        c.sdn_mut().update_plugin(v, f, &p, &nodes)
     })?;
     Ok(Value::Null.into())
 }

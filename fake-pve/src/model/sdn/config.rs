@@ -86,6 +86,7 @@ impl Sdn {
             &option_params(p, &["type", "zone", "lock-token"]),
             true,
         )?;
+        rules::zone_node_lists(&mut o);
         o.insert("type".into(), Value::from(kind));
         let msg = "create sdn zone object failed";
         self.check_token(token(p).as_deref())
@@ -131,6 +132,7 @@ impl Sdn {
             let old_ipam = s(&zone, "ipam");
             delete_from_config(&mut zone, &opts, &new, &delete_list(p))?;
             zone.extend(new.clone());
+            rules::zone_node_lists(&mut zone);
             if s(&zone, "ipam") != old_ipam
                 && me
                     .subnets
@@ -211,13 +213,24 @@ impl Sdn {
         let zone = zones.get(id).cloned().unwrap_or_default();
         match s(&zone, "type").as_deref() {
             Some("evpn") => {
-                let c = s(&zone, "controller").unwrap_or_default();
-                match self.controllers.get(&c) {
-                    None => return Err(Error::failed(format!("controller {c} don't exist"))),
-                    Some(ctl) if s(ctl, "type").as_deref() != Some("evpn") => {
-                        return Err(Error::failed(format!("{c} is not a evpn controller type")));
+                // The zone's controller, then (9.2) its secondary ones:
+                // each an evpn controller.
+                let primary = s(&zone, "controller").unwrap_or_default();
+                let secondary = zone
+                    .get("secondary-controllers")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().map(text).collect::<Vec<_>>())
+                    .unwrap_or_default();
+                for c in std::iter::once(primary).chain(secondary) {
+                    match self.controllers.get(&c) {
+                        None => return Err(Error::failed(format!("controller {c} don't exist"))),
+                        Some(ctl) if s(ctl, "type").as_deref() != Some("evpn") => {
+                            return Err(Error::failed(format!(
+                                "{c} is not a evpn controller type"
+                            )));
+                        }
+                        Some(_) => {}
                     }
-                    Some(_) => {}
                 }
                 let vrf = zone.get("vrf-vxlan").map(text).unwrap_or_default();
                 if let Some((other, _)) = zones.iter().find(|(zid, z)| {
@@ -636,11 +649,19 @@ impl Sdn {
     // ------------------------------------- controllers, IPAMs, DNS servers
 
     /// `POST` of a controller, IPAM or DNS server (configuration only).
+    /// `nodes` are the cluster's nodes (`PVE::Cluster::get_nodelist`),
+    /// which a 9.2 evpn controller without `nodes` runs on.
     ///
     /// # Errors
     /// Unknown options for the type, required ones missing, an existing
     /// id, the controller plugins' hooks.
-    pub fn create_plugin(&mut self, v: PveVersion, f: File, p: &Params) -> Result<()> {
+    pub fn create_plugin(
+        &mut self,
+        v: PveVersion,
+        f: File,
+        p: &Params,
+        nodes: &[String],
+    ) -> Result<()> {
         let kind = p.get("type").map(text).unwrap_or_default();
         let key = f.id_key();
         let id = p.get(key).map(text).unwrap_or_default();
@@ -648,11 +669,7 @@ impl Sdn {
             .ok_or_else(|| Error::failed(format!("unknown section type '{kind}'")))?;
         let mut o = check_config(&opts, &option_params(p, &["type", key, "lock-token"]), true)?;
         o.insert("type".into(), Value::from(kind));
-        let what = match f {
-            File::Controllers => "controller",
-            File::Ipams => "ipam",
-            _ => "dns",
-        };
+        let what = plugin_what(f);
         let run = |me: &mut Self| -> Result<()> {
             me.check_token(token(p).as_deref())?;
             if me.current(f).contains_key(&id) {
@@ -663,7 +680,7 @@ impl Sdn {
             let mut all = me.file(f).clone();
             all.insert(id.clone(), o);
             if f == File::Controllers {
-                controller_update_hook(v, &id, &all)?;
+                me.controller_update_hook(v, &id, &all, nodes)?;
             }
             *me.section_mut(f) = all;
             Ok(())
@@ -671,18 +688,22 @@ impl Sdn {
         run(self).map_err(|e| wrapped(&format!("create sdn {what} object failed"), e))
     }
 
-    /// `PUT` of a controller, IPAM or DNS server.
+    /// `PUT` of a controller, IPAM or DNS server (`nodes` as for
+    /// [`Sdn::create_plugin`]).
     ///
     /// # Errors
-    /// Unknown id, a changed digest, unknown options, bad deletes.
-    pub fn update_plugin(&mut self, v: PveVersion, f: File, p: &Params) -> Result<()> {
+    /// Unknown id, a changed digest, unknown options, bad deletes, the
+    /// controller plugins' hooks.
+    pub fn update_plugin(
+        &mut self,
+        v: PveVersion,
+        f: File,
+        p: &Params,
+        nodes: &[String],
+    ) -> Result<()> {
         let key = f.id_key();
         let id = p.get(key).map(text).unwrap_or_default();
-        let what = match f {
-            File::Controllers => "controller",
-            File::Ipams => "ipam",
-            _ => "dns",
-        };
+        let what = plugin_what(f);
         let run = |me: &mut Self| -> Result<()> {
             me.check_token(token(p).as_deref())?;
             check_digest(&me.digest(f), p)?;
@@ -703,7 +724,7 @@ impl Sdn {
             let mut all = me.file(f).clone();
             all.insert(id.clone(), o);
             if f == File::Controllers {
-                controller_update_hook(v, &id, &all)?;
+                me.controller_update_hook(v, &id, &all, nodes)?;
             }
             *me.section_mut(f) = all;
             Ok(())
@@ -714,15 +735,12 @@ impl Sdn {
     /// `DELETE` of a controller, IPAM or DNS server.
     ///
     /// # Errors
-    /// Unknown id; a controller a zone uses.
+    /// Unknown id; a controller a zone uses (an evpn controller as a
+    /// 9.2 zone's secondary controller too).
     pub fn delete_plugin(&mut self, f: File, p: &Params) -> Result<()> {
         let key = f.id_key();
         let id = p.get(key).map(text).unwrap_or_default();
-        let what = match f {
-            File::Controllers => "controller",
-            File::Ipams => "ipam",
-            _ => "dns",
-        };
+        let what = plugin_what(f);
         let run = |me: &mut Self| -> Result<()> {
             me.check_token(token(p).as_deref())?;
             let o = me
@@ -731,11 +749,7 @@ impl Sdn {
                 .cloned()
                 .ok_or_else(|| not_exist(f, &id))?;
             if f == File::Controllers
-                && matches!(s(&o, "type").as_deref(), Some("evpn" | "bgp"))
-                && let Some((zone, _)) = me
-                    .zones
-                    .iter()
-                    .find(|(_, z)| s(z, "controller").as_deref() == Some(id.as_str()))
+                && let Some(zone) = me.controller_user(&id, s(&o, "type").as_deref())
             {
                 return Err(Error::failed(format!("controller {id} is used by {zone}")));
             }
@@ -743,6 +757,123 @@ impl Sdn {
             Ok(())
         };
         run(self).map_err(|e| wrapped(&format!("delete sdn {what} object failed"), e))
+    }
+
+    /// The controller plugins' `on_delete_hook`: the zone that uses an
+    /// evpn or bgp controller as its `controller`, or an evpn controller
+    /// among its `secondary-controllers`.
+    fn controller_user(&self, id: &str, kind: Option<&str>) -> Option<String> {
+        if !matches!(kind, Some("evpn" | "bgp")) {
+            return None;
+        }
+        self.zones
+            .iter()
+            .find(|(_, z)| {
+                s(z, "controller").as_deref() == Some(id)
+                    || (kind == Some("evpn")
+                        && z.get("secondary-controllers")
+                            .and_then(Value::as_array)
+                            .is_some_and(|a| a.iter().any(|c| text(c) == id)))
+            })
+            .map(|(zone, _)| zone.clone())
+    }
+
+    /// The controller plugins' `on_update_hook`, over the controllers as
+    /// they would be written (`all`): on 8.4 and 9.1 one evpn controller;
+    /// on 9.x an evpn controller needs exactly one of `peers`/`fabric`;
+    /// on 9.2 (where zones may name several) one unambiguous router ASN
+    /// on every node an evpn controller runs on, a peer group name of its
+    /// own, and the route maps a controller names must exist; one bgp or
+    /// isis controller per node.
+    fn controller_update_hook(
+        &self,
+        v: PveVersion,
+        id: &str,
+        all: &super::Section,
+        nodes: &[String],
+    ) -> Result<()> {
+        let me = all.get(id).cloned().unwrap_or_default();
+        let kind = s(&me, "type").unwrap_or_default();
+        let others = all.iter().filter(|(o, _)| o.as_str() != id);
+        let v9_2 = v == PveVersion::V9_2;
+        match kind.as_str() {
+            "evpn" => {
+                if v9_2 {
+                    let on: Vec<String> = match s(&me, "nodes") {
+                        Some(n) => crate::model::network::split_list(&n),
+                        None => nodes.to_vec(),
+                    };
+                    for node in &on {
+                        default_router_asn(node, all)?;
+                    }
+                    let group = |o: &Obj| s(o, "peer-group-name").unwrap_or_else(|| "VTEP".into());
+                    let mine = group(&me);
+                    if others
+                        .clone()
+                        .any(|(_, o)| s(o, "type").as_deref() == Some("evpn") && group(o) == mine)
+                    {
+                        return Err(Error::failed(format!(
+                            "cannot have two controllers with same peer-group-name configured ({mine})"
+                        )));
+                    }
+                    self.check_route_maps(&me)?;
+                } else if others
+                    .clone()
+                    .any(|(_, o)| s(o, "type").as_deref() == Some("evpn"))
+                {
+                    return Err(Error::failed(
+                        "only 1 global evpn controller can be defined",
+                    ));
+                }
+                if v.is_v9() && s(&me, "peers").is_some() == s(&me, "fabric").is_some() {
+                    return Err(Error::failed(
+                        "must have exactly one of peers / fabric defined",
+                    ));
+                }
+            }
+            "bgp" | "isis" => {
+                let node = s(&me, "node");
+                let same = others
+                    .filter(|(_, o)| {
+                        s(o, "type").as_deref() == Some(kind.as_str()) && s(o, "node") == node
+                    })
+                    .count();
+                if same > 1 {
+                    return Err(Error::failed(if kind == "bgp" {
+                        "only 1 bgp controller can be defined"
+                    } else {
+                        "only 1 bgp or isis controller can be defined"
+                    }));
+                }
+                if kind == "bgp" && v9_2 {
+                    self.check_route_maps(&me)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The route maps a 9.2 controller names must have an entry in the
+    /// configuration as written.
+    fn check_route_maps(&self, controller: &Obj) -> Result<()> {
+        for k in ["route-map-in", "route-map-out"] {
+            if let Some(rm) = s(controller, k)
+                && !self.route_map_exists(&rm)
+            {
+                return Err(Error::failed(format!("route map {rm} does not exist!")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a file's messages call its objects.
+fn plugin_what(f: File) -> &'static str {
+    match f {
+        File::Controllers => "controller",
+        File::Ipams => "ipam",
+        _ => "dns",
     }
 }
 
@@ -755,44 +886,44 @@ fn plugin_options(v: PveVersion, f: File, kind: &str) -> Option<Vec<(&'static st
     }
 }
 
-/// The controller plugins' `on_update_hook`: one evpn controller; one
-/// bgp or isis controller per node; 9.x evpn needs peers or a fabric.
-fn controller_update_hook(v: PveVersion, id: &str, all: &super::Section) -> Result<()> {
-    let me = all.get(id).cloned().unwrap_or_default();
-    let kind = s(&me, "type").unwrap_or_default();
-    let others = all.iter().filter(|(o, _)| o.as_str() != id);
-    match kind.as_str() {
-        "evpn" => {
-            if others
-                .clone()
-                .any(|(_, o)| s(o, "type").as_deref() == Some("evpn"))
-            {
-                return Err(Error::failed(
-                    "only 1 global evpn controller can be defined",
-                ));
-            }
-            if v.is_v9() && s(&me, "peers").is_some() == s(&me, "fabric").is_some() {
-                return Err(Error::failed(
-                    "must have exactly one of peers / fabric defined",
-                ));
-            }
+/// `get_default_router_asn` (9.2), for its refusals: the ASN of the BGP
+/// router on `node` must be unambiguous. The evpn controllers running
+/// there share one ASN, and those not in `external` BGP mode share it
+/// with the node's bgp controller unless that one is eBGP.
+fn default_router_asn(node: &str, all: &super::Section) -> Result<()> {
+    let mut ibgp = all
+        .values()
+        .find(|c| s(c, "type").as_deref() == Some("bgp") && s(c, "node").as_deref() == Some(node))
+        .filter(|b| !truthy(b, "ebgp"))
+        .and_then(|b| s(b, "asn"));
+    let mut evpn: Option<String> = None;
+    for c in all.values() {
+        if s(c, "type").as_deref() != Some("evpn") {
+            continue;
         }
-        "bgp" | "isis" => {
-            let node = s(&me, "node");
-            let same = others
-                .filter(|(_, o)| {
-                    s(o, "type").as_deref() == Some(kind.as_str()) && s(o, "node") == node
-                })
-                .count();
-            if same > 1 {
-                return Err(Error::failed(if kind == "bgp" {
-                    "only 1 bgp controller can be defined"
-                } else {
-                    "only 1 bgp or isis controller can be defined"
-                }));
-            }
+        if let Some(n) = s(c, "nodes")
+            && !crate::model::network::split_list(&n)
+                .iter()
+                .any(|x| x == node)
+        {
+            continue;
         }
-        _ => {}
+        let asn = s(c, "asn").unwrap_or_default();
+        if evpn.as_ref().is_some_and(|e| *e != asn) {
+            return Err(Error::failed(
+                "all EVPN controllers on a node must have the same ASN configured",
+            ));
+        }
+        evpn = Some(asn.clone());
+        if s(c, "bgp-mode").as_deref() == Some("external") {
+            continue;
+        }
+        if ibgp.as_ref().is_some_and(|i| *i != asn) {
+            return Err(Error::failed(
+                "cannot have two different ASNs for iBGP sessions configured",
+            ));
+        }
+        ibgp = Some(asn);
     }
     Ok(())
 }

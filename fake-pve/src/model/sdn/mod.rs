@@ -7,7 +7,8 @@
 //! on 9.x, the global configuration lock (`sdn/.lock`) and the fabrics
 //! (`sdn/fabrics.cfg`, [`fabrics`]), and on 9.2 the prefix lists and
 //! route maps (`sdn/prefix-lists.cfg`, `sdn/route-maps.cfg`,
-//! [`prefix_lists`], [`route_maps`]).
+//! [`prefix_lists`], [`route_maps`]) and the private keys of the
+//! WireGuard fabrics' interfaces (`priv/wg-keys.cfg`, [`wireguard`]).
 //!
 //! Nothing here generates `/etc/network/interfaces.d/sdn`, FRR or dnsmasq
 //! configuration: applied VNets become bridges guests may use
@@ -23,6 +24,7 @@ pub mod prefix_lists;
 pub mod route_maps;
 pub mod rules;
 pub mod status;
+pub mod wireguard;
 
 pub use cluster::{node_bridges, zone_bridges, zone_resources};
 
@@ -228,6 +230,9 @@ pub struct Sdn {
     /// `sdn/route-maps.cfg` (9.2).
     #[serde(default, skip_serializing_if = "route_maps::RouteMaps::is_empty")]
     route_maps: route_maps::RouteMaps,
+    /// `priv/wg-keys.cfg` (9.2): the WireGuard interfaces' private keys.
+    #[serde(default, skip_serializing_if = "wireguard::PrivateKeys::is_empty")]
+    wg_keys: wireguard::PrivateKeys,
 }
 
 /// A value as PVE compares and prints it in text form.
@@ -283,10 +288,17 @@ fn render(section: &Section) -> String {
 }
 
 /// A value as `encode_value` compares it: the lists PVE sorts (a
-/// subnet's `dhcp-range`, a fabric node's `interfaces`) sorted.
+/// subnet's `dhcp-range`, a fabric node's `interfaces`) sorted, and a
+/// 9.2 evpn zone's `secondary-controllers` likewise (by their members,
+/// not their order).
 fn encoded(k: &str, v: &Value) -> String {
     match v {
-        Value::Array(a) if matches!(k, "nodes" | "exitnodes" | "dhcp-range" | "interfaces") => {
+        Value::Array(a)
+            if matches!(
+                k,
+                "nodes" | "exitnodes" | "dhcp-range" | "interfaces" | "secondary-controllers"
+            ) =>
+        {
             let mut items: Vec<String> = a.iter().map(text).collect();
             items.sort();
             items.join(",")
@@ -473,7 +485,9 @@ impl Sdn {
 
     /// `PUT /cluster/sdn` (`commit_config`): the running configuration
     /// becomes the pending one with the next version; with a token and
-    /// `release-lock`, the lock goes.
+    /// `release-lock`, the lock goes. The private keys of WireGuard
+    /// interfaces the applied fabrics no longer have go
+    /// (`cleanup_private_keys`).
     ///
     /// # Errors
     /// `could not commit SDN config: invalid lock token provided!`.
@@ -491,6 +505,7 @@ impl Sdn {
             prefix_lists: self.prefix_lists.clone(),
             route_maps: self.route_maps.clone(),
         });
+        self.wg_keys.cleanup(&self.fabrics.wireguard_interfaces());
         if token.is_some() && release_lock {
             self.lock = None;
         }

@@ -319,6 +319,26 @@ impl RouteMaps {
 }
 
 impl Sdn {
+    /// Whether a route map has an entry in the configuration as written
+    /// (`list_route_map`, which a 9.2 controller's `route-map-in` and
+    /// `route-map-out` are checked with).
+    pub(super) fn route_map_exists(&self, id: &str) -> bool {
+        self.route_maps.entries.values().any(|e| e.route_map == id)
+    }
+
+    /// `RouteMaps::check_references`: the controller whose `route-map-in`
+    /// or `route-map-out` names the route map `id`.
+    fn route_map_user(&self, id: &str) -> Option<String> {
+        self.controllers
+            .iter()
+            .find(|(_, c)| {
+                ["route-map-in", "route-map-out"]
+                    .iter()
+                    .any(|k| c.get(*k).map(super::text).as_deref() == Some(id))
+            })
+            .map(|(cid, _)| cid.clone())
+    }
+
     fn running_route_maps(&self) -> RouteMaps {
         self.running
             .as_ref()
@@ -490,17 +510,28 @@ impl Sdn {
         })
     }
 
-    /// `DELETE /cluster/sdn/route-maps/entries/{route-map-id}/entry/{order}`.
+    /// `DELETE /cluster/sdn/route-maps/entries/{route-map-id}/entry/{order}`:
+    /// the last entry of a route map a controller names stays.
     ///
     /// # Errors
     /// `deleting route map entry failed: could not find route map entry
-    /// with id: <id>_<order>`.
+    /// with id: <id>_<order>`, `... route map <id> still referenced by
+    /// controller <controller>`.
     pub fn delete_route_map_entry(&mut self, p: &Params) -> Result<()> {
+        let route_map = opt(p, "route-map-id").unwrap_or_default();
+        let user = self.route_map_user(&route_map);
         self.route_maps_write("deleting route map entry failed", p, |c| {
-            let id = section_id(&opt(p, "route-map-id").unwrap_or_default(), order_of(p)?);
-            c.entries.remove(&id).map(|_| ()).ok_or_else(|| {
+            let id = section_id(&route_map, order_of(p)?);
+            c.entries.remove(&id).ok_or_else(|| {
                 Error::failed(format!("could not find route map entry with id: {id}"))
-            })
+            })?;
+            let remaining = c.entries.values().any(|e| e.route_map == route_map);
+            match user {
+                Some(controller) if !remaining => Err(Error::failed(format!(
+                    "route map {route_map} still referenced by controller {controller}"
+                ))),
+                _ => Ok(()),
+            }
         })
     }
 }

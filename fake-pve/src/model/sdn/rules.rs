@@ -33,7 +33,7 @@ fn kind(key: &str) -> Kind {
         | "exitnodes-local-routing"
         | "ebgp"
         | "bgp-multipath-as-path-relax" => Kind::Bool,
-        "dhcp-range" => Kind::List,
+        "dhcp-range" | "secondary-controllers" => Kind::List,
         _ => Kind::Str,
     }
 }
@@ -92,7 +92,10 @@ pub fn zone_options(version: PveVersion, kind: &str) -> Option<Vec<Opt>> {
             ("vxlan-port", false),
             ("mtu", false),
             ("mac", false),
-        ],
+        ]
+        .into_iter()
+        .chain((version == PveVersion::V9_2).then_some(("secondary-controllers", false)))
+        .collect(),
         "faucet" => vec![("nodes", false), ("dp-id", true), ("controller", true)],
         _ => return None,
     };
@@ -123,20 +126,44 @@ pub fn subnet_options() -> Vec<Opt> {
     ]
 }
 
-/// The options of a controller type.
+/// The route maps a 9.2 evpn or bgp controller may apply to the routes
+/// it receives and sends.
+const ROUTE_MAPS: [Opt; 2] = [("route-map-in", false), ("route-map-out", false)];
+
+/// The options of a controller type: 9.2 gives evpn controllers the
+/// nodes they run on, their peer group, BGP mode and eBGP hops, and evpn
+/// and bgp controllers route maps.
 pub fn controller_options(version: PveVersion, kind: &str) -> Option<Vec<Opt>> {
+    let v9_2 = version == PveVersion::V9_2;
     Some(match kind {
+        "evpn" if v9_2 => {
+            let mut o = vec![("asn", true), ("peers", false), ("fabric", false)];
+            o.extend(ROUTE_MAPS);
+            o.extend([
+                ("nodes", false),
+                ("peer-group-name", false),
+                ("ebgp-multihop", false),
+                ("bgp-mode", false),
+            ]);
+            o
+        }
         "evpn" if version.is_v9() => vec![("asn", true), ("peers", false), ("fabric", false)],
         "evpn" => vec![("asn", true), ("peers", true)],
-        "bgp" => vec![
-            ("node", true),
-            ("asn", true),
-            ("peers", true),
-            ("bgp-multipath-as-path-relax", false),
-            ("ebgp", false),
-            ("ebgp-multihop", false),
-            ("loopback", false),
-        ],
+        "bgp" => {
+            let mut o = vec![
+                ("node", true),
+                ("asn", true),
+                ("peers", true),
+                ("bgp-multipath-as-path-relax", false),
+                ("ebgp", false),
+                ("ebgp-multihop", false),
+                ("loopback", false),
+            ];
+            if v9_2 {
+                o.extend(ROUTE_MAPS);
+            }
+            o
+        }
         "isis" => vec![
             ("isis-domain", true),
             ("isis-net", true),
@@ -202,16 +229,26 @@ fn stored(key: &str, v: &Value) -> Value {
                     .collect(),
             ),
         },
-        Kind::Str if key == "nodes" || key == "exitnodes" => {
+        Kind::Str => Value::String(text),
+    }
+}
+
+/// A zone's `nodes` and `exitnodes` as the zone plugins' `decode_value`
+/// and `encode_value` write them: the names sorted, each once, joined by
+/// commas. (A 9.2 evpn controller keeps its `nodes` as given: the
+/// controller plugins have no such hooks.)
+pub fn zone_node_lists(zone: &mut Obj) {
+    for key in ["nodes", "exitnodes"] {
+        if let Some(v) = zone.get_mut(key) {
+            let text = super::text(v);
             let mut nodes: Vec<&str> = text
                 .split([',', ';', ' '])
                 .filter(|s| !s.is_empty())
                 .collect();
             nodes.sort_unstable();
             nodes.dedup();
-            Value::String(nodes.join(","))
+            *v = Value::String(nodes.join(","));
         }
-        Kind::Str => Value::String(text),
     }
 }
 

@@ -36,7 +36,9 @@ mod qemu;
 mod replication;
 mod scenario;
 mod sdn;
+mod sdn_controllers;
 mod sdn_fabrics;
+mod sdn_wireguard;
 mod storage;
 mod tasks;
 

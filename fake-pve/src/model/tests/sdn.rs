@@ -129,6 +129,7 @@ fn evpn_zone_needs_an_evpn_controller_and_gets_a_mac() {
                 ("asn", "65000"),
                 ("peers", "10.0.0.1"),
             ]),
+            &[],
         )
         .expect("controller");
     zone(
@@ -715,6 +716,7 @@ fn evpn_views_need_a_running_evpn_zone_on_the_node(mut lab: World) {
                 ("asn", "65000"),
                 ("peers", "10.0.0.1"),
             ]),
+            &[],
         )
         .expect("controller");
     zone(

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use rstest::{fixture, rstest};
 use serde_json::{Value, json};
 
-use super::{LAB, World, refused};
+use super::{LAB, World, refused, rq};
 use crate::model::sdn::{Entry, Listing, State, View};
 
 /// Parameters from pairs (as the wire hands them over: text).
@@ -39,16 +39,19 @@ fn lab() -> World {
         ]))
         .expect("fabric");
     w.c.sdn
-        .add_fabric_node(&with_list(
-            &[
-                ("fabric_id", "of1"),
-                ("node_id", "pve"),
-                ("protocol", "openfabric"),
-                ("ip", "10.100.0.1"),
-            ],
-            "interfaces",
-            &["name=ens19", "hello_multiplier=3,name=ens20"],
-        ))
+        .add_fabric_node(
+            &with_list(
+                &[
+                    ("fabric_id", "of1"),
+                    ("node_id", "pve"),
+                    ("protocol", "openfabric"),
+                    ("ip", "10.100.0.1"),
+                ],
+                "interfaces",
+                &["name=ens19", "hello_multiplier=3,name=ens20"],
+            ),
+            &mut rq(),
+        )
         .expect("node");
     w
 }
@@ -125,21 +128,21 @@ fn fabric_refusals(mut lab: World, #[case] pairs: &[(&str, &str)], #[case] msg: 
     assert_eq!(refused(lab.c.sdn.add_fabric(&p(pairs))), (500, msg.into()));
 }
 
-/// 9.2's schema lets a WireGuard fabric through; the model says plainly
-/// that it does not emulate one, and keeps nothing of it.
+/// 9.2's schema lets a BGP fabric through; the model says plainly that
+/// it does not emulate one, and keeps nothing of it.
 #[rstest]
-fn a_wireguard_fabric_is_not_emulated(mut lab: World) {
+fn a_bgp_fabric_is_not_emulated(mut lab: World) {
     let (status, msg) = refused(
         lab.c
             .sdn
-            .add_fabric(&p(&[("id", "wg1"), ("protocol", "wireguard")])),
+            .add_fabric(&p(&[("id", "bgp1"), ("protocol", "bgp")])),
     );
     assert_eq!(status, 501);
     assert!(
-        msg.contains("WireGuard fabrics are not emulated by fake-pve"),
+        msg.contains("BGP fabrics are not emulated by fake-pve"),
         "{msg}"
     );
-    assert!(lab.c.sdn.get_fabric("wg1").is_err());
+    assert!(lab.c.sdn.get_fabric("bgp1").is_err());
 }
 
 #[rstest]
@@ -190,7 +193,7 @@ fn node_refusals(
     let r = lab
         .c
         .sdn
-        .add_fabric_node(&with_list(&all, "interfaces", ifaces));
+        .add_fabric_node(&with_list(&all, "interfaces", ifaces), &mut rq());
     assert_eq!(refused(r), (500, msg.into()));
 }
 
@@ -217,7 +220,7 @@ fn an_interface_belongs_to_one_fabric(mut lab: World) {
         )
     };
     assert_eq!(
-        refused(lab.c.sdn.add_fabric_node(&node("name=ens19"))),
+        refused(lab.c.sdn.add_fabric_node(&node("name=ens19"), &mut rq())),
         (
             500,
             "adding node failed: interface is already in use by another fabric".into()
@@ -225,7 +228,7 @@ fn an_interface_belongs_to_one_fabric(mut lab: World) {
     );
     lab.c
         .sdn
-        .add_fabric_node(&node("name=ens21"))
+        .add_fabric_node(&node("name=ens21"), &mut rq())
         .expect("another interface");
     // PVE keys the node list by node name: `pve` shows once, from of2.
     let nodes = values(lab.c.sdn.fabric_nodes_index(View::Current).expect("list"));
@@ -239,16 +242,19 @@ fn an_interface_belongs_to_one_fabric(mut lab: World) {
 fn updates_and_deletes_of_a_node(mut lab: World) {
     lab.c
         .sdn
-        .update_fabric_node(&with_list(
-            &[
-                ("fabric_id", "of1"),
-                ("node_id", "pve"),
-                ("protocol", "openfabric"),
-                ("ip", "10.100.0.9"),
-            ],
-            "delete",
-            &["interfaces"],
-        ))
+        .update_fabric_node(
+            &with_list(
+                &[
+                    ("fabric_id", "of1"),
+                    ("node_id", "pve"),
+                    ("protocol", "openfabric"),
+                    ("ip", "10.100.0.9"),
+                ],
+                "delete",
+                &["interfaces"],
+            ),
+            &mut rq(),
+        )
         .expect("update");
     let n = lab
         .c
@@ -259,15 +265,18 @@ fn updates_and_deletes_of_a_node(mut lab: World) {
         .values;
     assert_eq!(n["ip"], "10.100.0.9");
     assert_eq!(n["interfaces"], json!([]));
-    let r = lab.c.sdn.update_fabric_node(&with_list(
-        &[
-            ("fabric_id", "of1"),
-            ("node_id", "pve"),
-            ("protocol", "openfabric"),
-        ],
-        "delete",
-        &["ip"],
-    ));
+    let r = lab.c.sdn.update_fabric_node(
+        &with_list(
+            &[
+                ("fabric_id", "of1"),
+                ("node_id", "pve"),
+                ("protocol", "openfabric"),
+            ],
+            "delete",
+            &["ip"],
+        ),
+        &mut rq(),
+    );
     assert_eq!(
         refused(r),
         (
@@ -276,11 +285,14 @@ fn updates_and_deletes_of_a_node(mut lab: World) {
                 .into()
         )
     );
-    let r = lab.c.sdn.update_fabric_node(&p(&[
-        ("fabric_id", "of1"),
-        ("node_id", "pve9"),
-        ("protocol", "openfabric"),
-    ]));
+    let r = lab.c.sdn.update_fabric_node(
+        &p(&[
+            ("fabric_id", "of1"),
+            ("node_id", "pve9"),
+            ("protocol", "openfabric"),
+        ]),
+        &mut rq(),
+    );
     assert_eq!(
         refused(r),
         (
@@ -402,15 +414,18 @@ fn pending_running_apply_and_rollback(mut lab: World) {
     // Reordered interfaces are no change (`encode_value` sorts them).
     lab.c
         .sdn
-        .update_fabric_node(&with_list(
-            &[
-                ("fabric_id", "of1"),
-                ("node_id", "pve"),
-                ("protocol", "openfabric"),
-            ],
-            "interfaces",
-            &["name=ens20,hello_multiplier=3", "name=ens19"],
-        ))
+        .update_fabric_node(
+            &with_list(
+                &[
+                    ("fabric_id", "of1"),
+                    ("node_id", "pve"),
+                    ("protocol", "openfabric"),
+                ],
+                "interfaces",
+                &["name=ens20,hello_multiplier=3", "name=ens19"],
+            ),
+            &mut rq(),
+        )
         .expect("reorder");
     let nodes = values(
         lab.c

@@ -2,18 +2,29 @@
 //! `API2/Network/SDN/Fabrics*.pm` hand them to the Rust crate
 //! proxmox-ve-config (`sdn/fabric/`): OpenFabric and OSPF fabrics, each
 //! with its nodes (a node of the cluster, its router IP and its
-//! interfaces).
+//! interfaces), and 9.2's WireGuard fabrics, whose nodes are internal
+//! (WireGuard interfaces with generated keys, and their peers) or
+//! external ([`super::wireguard`]).
 //!
 //! The configuration is a tree (fabric, then its nodes) that is checked
 //! as a whole before it is written (`FabricConfig::validate`): prefixes
 //! that overlap across fabrics, one OSPF area per fabric, an interface
 //! of a node in one fabric only, node IPs inside the fabric's prefix and
-//! unique in it, what each protocol requires. Changes are pending until
-//! `PUT /cluster/sdn` applies them, as for zones and VNets.
+//! unique in it, what each protocol requires (a WireGuard interface on a
+//! node once, on a port of its own, and peers that name interfaces and
+//! nodes of the fabric). Changes are pending until `PUT /cluster/sdn`
+//! applies them, as for zones and VNets.
 //!
-//! Nothing is generated from them (no FRR, no `interfaces.d`).
+//! Nothing is generated from them (no FRR, no `interfaces.d`, no
+//! WireGuard configuration).
+//!
+//! The whole-file checks are in [`validate`], the node writes in
+//! [`nodes`].
 
-use std::collections::{BTreeMap, BTreeSet};
+mod nodes;
+mod validate;
+
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
 
 use serde::{Deserialize, Serialize};
@@ -21,6 +32,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::net::Cidr;
+use super::wireguard::{self, Role};
 use super::{Entry, Listing, Obj, Sdn, Section, Shown, View, pending_config, text, wrapped};
 use crate::model::{Error, Result};
 
@@ -35,28 +47,33 @@ pub enum Protocol {
     Openfabric,
     /// OSPFv2 (IPv4 only).
     Ospf,
+    /// WireGuard tunnels between the nodes (9.2).
+    Wireguard,
 }
 
 impl Protocol {
     /// The protocol of a call's `protocol` parameter, refused as serde
-    /// refuses an unknown tag. 9.2's schema adds WireGuard, which is not
-    /// emulated (the 9.1 schema refuses it before the model is asked).
+    /// refuses an unknown tag (the 9.1 schema refuses `wireguard` before
+    /// the model is asked). 9.2's schema adds BGP fabrics too, which are
+    /// not emulated.
     fn of(p: &Params) -> Result<Self> {
         match p.get("protocol").map(text).as_deref() {
             Some("openfabric") => Ok(Protocol::Openfabric),
             Some("ospf") => Ok(Protocol::Ospf),
-            Some("wireguard") => Err(Error::NotImplemented(
-                "WireGuard fabrics are not emulated by fake-pve".into(),
+            Some("wireguard") => Ok(Protocol::Wireguard),
+            Some("bgp") => Err(Error::NotImplemented(
+                "BGP fabrics are not emulated by fake-pve".into(),
             )),
             Some(other) => Err(Error::failed(format!(
-                "unknown variant `{other}`, expected `openfabric` or `ospf`"
+                "unknown variant `{other}`, expected one of `openfabric`, `ospf`, `wireguard`, `bgp`"
             ))),
             None => Err(Error::failed("missing field `protocol`")),
         }
     }
 }
 
-/// A node of a fabric (`NodeSection`): its router IPs and interfaces.
+/// A node of a fabric (`NodeSection`): its router IPs and interfaces;
+/// a WireGuard node's role and what the role has.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 struct Node {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,6 +83,22 @@ struct Node {
     /// Property strings, in the crate's key order.
     #[serde(default)]
     interfaces: Vec<String>,
+    /// A WireGuard node's role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    role: Option<Role>,
+    /// An external WireGuard node's public key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    public_key: Option<String>,
+    /// A WireGuard node's endpoint (an internal node's host, an external
+    /// node's host and port).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    endpoint: Option<String>,
+    /// An internal WireGuard node's peers (property strings).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    peers: Vec<String>,
+    /// The networks routed via a WireGuard node.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    allowed_ips: Vec<String>,
 }
 
 /// A fabric (`FabricSection`) and its nodes by node name.
@@ -86,6 +119,9 @@ struct Fabric {
     /// The prefix list that filters the routes installed (9.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     route_filter: Option<String>,
+    /// A WireGuard fabric's keepalive interval in seconds (0 is off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    persistent_keepalive: Option<u16>,
     #[serde(default)]
     nodes: BTreeMap<String, Node>,
 }
@@ -116,6 +152,59 @@ struct FabricApi<'a> {
     area: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     route_filter: Option<&'a str>,
+    /// Left out when off (`persistent_keepalive_is_off`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    persistent_keepalive: Option<u16>,
+}
+
+/// What a WireGuard node has after its role: an external node's public
+/// key and endpoint, an internal node's endpoint, interfaces and peers
+/// (each left out when empty), the allowed networks of both.
+#[derive(Serialize)]
+struct WireGuardApi<'a> {
+    role: Role,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    public_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    endpoint: Option<&'a str>,
+    #[serde(skip_serializing_if = "no_items")]
+    interfaces: &'a [String],
+    #[serde(skip_serializing_if = "no_items")]
+    peers: &'a [String],
+    #[serde(skip_serializing_if = "no_items")]
+    allowed_ips: &'a [String],
+}
+
+/// What a node has after its IPs: the interfaces of an OpenFabric or
+/// OSPF node (always there), or a WireGuard node's members.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum NodeProps<'a> {
+    Interfaces { interfaces: &'a [String] },
+    WireGuard(WireGuardApi<'a>),
+}
+
+impl<'a> NodeProps<'a> {
+    fn of(protocol: Protocol, n: &'a Node) -> Self {
+        match (protocol, n.role) {
+            (Protocol::Wireguard, Some(role)) => NodeProps::WireGuard(WireGuardApi {
+                role,
+                public_key: n.public_key.as_deref(),
+                endpoint: n.endpoint.as_deref(),
+                interfaces: &n.interfaces,
+                peers: &n.peers,
+                allowed_ips: &n.allowed_ips,
+            }),
+            _ => NodeProps::Interfaces {
+                interfaces: &n.interfaces,
+            },
+        }
+    }
+}
+
+/// `Vec::is_empty` for a borrowed list.
+fn no_items(v: &&[String]) -> bool {
+    v.is_empty()
 }
 
 /// A node as `api::Node` serializes it.
@@ -128,7 +217,8 @@ struct NodeApi<'a> {
     ip: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ip6: Option<&'a str>,
-    interfaces: &'a [String],
+    #[serde(flatten)]
+    props: NodeProps<'a>,
 }
 
 /// A node as the configuration's digest serializes it (`NodeSection`:
@@ -141,7 +231,8 @@ struct NodeSection<'a> {
     ip: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ip6: Option<&'a str>,
-    interfaces: &'a [String],
+    #[serde(flatten)]
+    props: NodeProps<'a>,
 }
 
 /// A fabric's entry as the digest serializes it: its protocol's
@@ -153,6 +244,10 @@ enum FabricEntry<'a> {
         nodes: BTreeMap<&'a str, NodeSection<'a>>,
     },
     Ospf {
+        fabric: FabricApi<'a>,
+        nodes: BTreeMap<&'a str, NodeSection<'a>>,
+    },
+    WireGuard {
         fabric: FabricApi<'a>,
         nodes: BTreeMap<&'a str, NodeSection<'a>>,
     },
@@ -169,9 +264,11 @@ fn record(v: &impl Serialize) -> Obj {
 
 impl Fabric {
     /// The fabric as the API type holds it: an OpenFabric fabric's
-    /// intervals, an OSPF fabric's area.
+    /// intervals, an OSPF fabric's area, a WireGuard fabric's keepalive
+    /// (unless off).
     fn api<'a>(&'a self, id: &'a str) -> FabricApi<'a> {
         let openfabric = self.protocol == Protocol::Openfabric;
+        let wireguard = self.protocol == Protocol::Wireguard;
         FabricApi {
             protocol: self.protocol,
             id,
@@ -179,8 +276,10 @@ impl Fabric {
             ip6_prefix: self.ip6_prefix.as_deref(),
             hello_interval: self.hello_interval.filter(|_| openfabric),
             csnp_interval: self.csnp_interval.filter(|_| openfabric),
-            area: (!openfabric).then(|| self.area.as_deref().unwrap_or_default()),
-            route_filter: self.route_filter.as_deref(),
+            area: (self.protocol == Protocol::Ospf)
+                .then(|| self.area.as_deref().unwrap_or_default()),
+            route_filter: self.route_filter.as_deref().filter(|_| !wireguard),
+            persistent_keepalive: self.persistent_keepalive.filter(|k| wireguard && *k != 0),
         }
     }
 
@@ -192,7 +291,7 @@ impl Fabric {
             node_id: id,
             ip: n.ip.as_deref(),
             ip6: n.ip6.as_deref(),
-            interfaces: &n.interfaces,
+            props: NodeProps::of(self.protocol, n),
         }
     }
 
@@ -270,6 +369,19 @@ fn seconds(p: &Params, k: &str) -> Result<Option<u16>> {
     })
 }
 
+/// `persistent_keepalive` (`PersistentKeepalive`, a `u16`; the schema
+/// allows a number from 0 to 65535).
+fn keepalive(p: &Params) -> Result<Option<u16>> {
+    let Some(v) = opt(p, "persistent_keepalive") else {
+        return Ok(None);
+    };
+    v.parse::<u16>().map(Some).map_err(|_| {
+        Error::failed(format!(
+            "invalid value for 'persistent_keepalive': '{v}' is not an integer between 0 and 65535"
+        ))
+    })
+}
+
 /// An OSPF area: a dotted quad or a 32-bit number, kept as written.
 fn area(v: &str) -> Result<String> {
     if v.parse::<Ipv4Addr>().is_ok() || v.parse::<u32>().is_ok() {
@@ -277,13 +389,6 @@ fn area(v: &str) -> Result<String> {
     } else {
         Err(Error::failed("Area is not a number, nor an ip address"))
     }
-}
-
-/// The area as a 32-bit number (`get_ipv4_representation`).
-fn area_key(v: &str) -> u32 {
-    v.parse::<Ipv4Addr>()
-        .map(u32::from)
-        .unwrap_or_else(|_| v.parse().unwrap_or(0))
 }
 
 /// An interface property string in the crate's key order (`name`,
@@ -322,13 +427,6 @@ fn interface_name(v: &str) -> &str {
         .unwrap_or_default()
 }
 
-/// Whether two networks share an address (one holds the other's first
-/// address).
-fn overlaps(a: Cidr, b: Cidr) -> bool {
-    a.is_v4() == b.is_v4()
-        && (a.contains(b.addr_of(b.network())) || b.contains(a.addr_of(a.network())))
-}
-
 impl Fabrics {
     /// Whether no fabric is configured.
     pub fn is_empty(&self) -> bool {
@@ -352,7 +450,7 @@ impl Fabrics {
                             id: format!("{id}_{nid}"),
                             ip: n.ip.as_deref(),
                             ip6: n.ip6.as_deref(),
-                            interfaces: &n.interfaces,
+                            props: NodeProps::of(f.protocol, n),
                         };
                         (nid.as_str(), section)
                     })
@@ -361,6 +459,7 @@ impl Fabrics {
                 let entry = match f.protocol {
                     Protocol::Openfabric => FabricEntry::Openfabric { fabric, nodes },
                     Protocol::Ospf => FabricEntry::Ospf { fabric, nodes },
+                    Protocol::Wireguard => FabricEntry::WireGuard { fabric, nodes },
                 };
                 (id.as_str(), entry)
             })
@@ -385,6 +484,22 @@ impl Fabrics {
             .iter()
             .find(|(_, f)| f.route_filter.as_deref() == Some(id))
             .map(|(fid, _)| fid.as_str())
+    }
+
+    /// The `(node, interface)` pairs of the internal WireGuard nodes,
+    /// whose private keys an apply keeps.
+    pub fn wireguard_interfaces(&self) -> Vec<(String, String)> {
+        self.fabrics
+            .values()
+            .filter(|f| f.protocol == Protocol::Wireguard)
+            .flat_map(|f| {
+                f.nodes.iter().flat_map(|(nid, n)| {
+                    n.interfaces
+                        .iter()
+                        .map(|i| (nid.clone(), wireguard::Interface::of(i).name))
+                })
+            })
+            .collect()
     }
 
     /// `list_fabrics`: the fabrics by ID.
@@ -434,126 +549,6 @@ impl Fabrics {
     /// The node names of a fabric.
     fn node_names(&self, fabric: &str) -> Result<Vec<String>> {
         Ok(self.get(fabric)?.nodes.keys().cloned().collect())
-    }
-
-    /// `FabricConfig::validate`, run before every write.
-    fn validate(&self) -> Result<()> {
-        let list: Vec<(&String, &Fabric)> = self.fabrics.iter().collect();
-        for (i, (id1, f1)) in list.iter().enumerate() {
-            for (id2, f2) in list.iter().skip(i + 1) {
-                if let (Some(a), Some(b)) = (f1.v4(), f2.v4())
-                    && overlaps(a, b)
-                {
-                    return Err(Error::failed(format!(
-                        "IP prefix {} in fabric '{id2}' overlaps with IPv4 prefix {} in fabric '{id1}'",
-                        cidr_text(b, false),
-                        cidr_text(a, false)
-                    )));
-                }
-                if let (Some(a), Some(b)) = (f1.v6(), f2.v6())
-                    && overlaps(a, b)
-                {
-                    return Err(Error::failed(format!(
-                        "IPv6 prefix {} in fabric '{id2}' overlaps with IPv6 prefix {} in fabric '{id1}'",
-                        cidr_text(b, false),
-                        cidr_text(a, false)
-                    )));
-                }
-            }
-        }
-        let mut areas = BTreeSet::new();
-        let mut interfaces: BTreeSet<(String, String)> = BTreeSet::new();
-        for (id, f) in &self.fabrics {
-            if f.protocol == Protocol::Ospf
-                && !areas.insert(area_key(f.area.as_deref().unwrap_or_default()))
-            {
-                return Err(Error::failed("duplicate OSPF area"));
-            }
-            for (nid, n) in &f.nodes {
-                for iface in &n.interfaces {
-                    if !interfaces.insert((nid.clone(), interface_name(iface).to_string())) {
-                        return Err(Error::failed(
-                            "interface is already in use by another fabric",
-                        ));
-                    }
-                }
-            }
-            validate_fabric(id, f)?;
-        }
-        Ok(())
-    }
-}
-
-/// `FabricEntry::validate`: each node's IPs against the fabric's
-/// prefixes, unique in the fabric, the node's and the fabric's own
-/// checks.
-fn validate_fabric(id: &str, f: &Fabric) -> Result<()> {
-    let mut ips = BTreeSet::new();
-    let mut ip6s = BTreeSet::new();
-    for (nid, n) in &f.nodes {
-        let section = format!("{id}_{nid}");
-        for (prefix, ip) in [(f.v4(), n.ip.as_deref()), (f.v6(), n.ip6.as_deref())] {
-            let ip = ip.and_then(|i| i.parse::<IpAddr>().ok());
-            match (prefix, ip) {
-                (None, Some(ip)) => {
-                    return Err(Error::failed(format!(
-                        "fabric '{id}' does not have an IP prefix configured for the node IP {ip}"
-                    )));
-                }
-                (Some(prefix), None) => {
-                    return Err(Error::failed(format!(
-                        "node '{section}' does not have an IP configured for this fabric prefix {}",
-                        cidr_text(prefix, false)
-                    )));
-                }
-                (Some(prefix), Some(ip)) if !prefix.contains(ip) => {
-                    return Err(Error::failed(format!(
-                        "node IP {ip} is outside the IP prefix {} of the fabric",
-                        cidr_text(prefix, false)
-                    )));
-                }
-                _ => {}
-            }
-        }
-        if n.ip.as_ref().is_some_and(|ip| !ips.insert(ip.clone()))
-            || n.ip6.as_ref().is_some_and(|ip| !ip6s.insert(ip.clone()))
-        {
-            return Err(Error::failed(format!(
-                "fabric {id} contains nodes with duplicated IPs"
-            )));
-        }
-        match f.protocol {
-            Protocol::Openfabric if n.ip.is_none() && n.ip6.is_none() => {
-                return Err(Error::failed(format!(
-                    "node '{section}' does not have an IP configured"
-                )));
-            }
-            Protocol::Ospf if n.ip.is_none() => {
-                return Err(Error::failed(format!(
-                    "node '{section}' does not have an IP configured"
-                )));
-            }
-            Protocol::Ospf if n.ip6.is_some() => {
-                return Err(Error::failed(
-                    "IPv6 is currently not supported for protocol ospf",
-                ));
-            }
-            _ => {}
-        }
-    }
-    match f.protocol {
-        Protocol::Openfabric if f.ip_prefix.is_none() && f.ip6_prefix.is_none() => {
-            Err(Error::failed(format!(
-                "fabric '{id}' does not have an IP prefix configured"
-            )))
-        }
-        Protocol::Ospf if f.ip_prefix.is_none() => Err(Error::failed(format!(
-            "fabric '{id}' does not have an IP prefix configured"
-        ))),
-        Protocol::Ospf if f.ip6_prefix.is_some() => Err(Error::failed(
-            "IPv6 is currently not supported for protocol ospf",
-        )),
-        _ => Ok(()),
     }
 }
 
@@ -726,9 +721,14 @@ impl Sdn {
                     Protocol::Ospf => Some(area(
                         &opt(p, "area").ok_or_else(|| Error::failed("missing field `area`"))?,
                     )?),
-                    Protocol::Openfabric => None,
+                    Protocol::Openfabric | Protocol::Wireguard => None,
                 },
-                route_filter: opt(p, "route_filter"),
+                route_filter: opt(p, "route_filter").filter(|_| protocol != Protocol::Wireguard),
+                persistent_keepalive: if protocol == Protocol::Wireguard {
+                    keepalive(p)?
+                } else {
+                    None
+                },
                 nodes: BTreeMap::new(),
             };
             if c.fabrics.contains_key(&id) {
@@ -744,7 +744,8 @@ impl Sdn {
     /// `PUT /cluster/sdn/fabrics/fabric/{id}` (`update_fabric`):
     /// `protocol` must be the fabric's; the prefixes are taken as
     /// given; `delete` takes `hello_interval`, `csnp_interval` (an OSPF
-    /// fabric has nothing to delete).
+    /// fabric has nothing to delete), a WireGuard fabric's
+    /// `persistent_keepalive`.
     ///
     /// # Errors
     /// `updating fabric failed: ...`.
@@ -771,6 +772,18 @@ impl Sdn {
                     }
                     (None, None, opt(p, "area").map(|a| area(&a)).transpose()?)
                 }
+                Protocol::Wireguard => {
+                    if let Some(d) = delete.iter().find(|d| *d != "persistent_keepalive") {
+                        return Err(Error::failed(format!(
+                            "unknown variant `{d}`, expected `persistent_keepalive`"
+                        )));
+                    }
+                    (None, None, None)
+                }
+            };
+            let keepalive = match protocol {
+                Protocol::Wireguard => keepalive(p)?,
+                _ => None,
             };
             let f = c.get_mut(&id)?;
             if f.protocol != protocol {
@@ -791,14 +804,18 @@ impl Sdn {
             if new_area.is_some() {
                 f.area = new_area;
             }
-            if let Some(r) = opt(p, "route_filter") {
+            if let Some(r) = opt(p, "route_filter").filter(|_| protocol != Protocol::Wireguard) {
                 f.route_filter = Some(r);
+            }
+            if keepalive.is_some() {
+                f.persistent_keepalive = keepalive;
             }
             for d in delete {
                 match d.as_str() {
                     "hello_interval" => f.hello_interval = None,
                     "csnp_interval" => f.csnp_interval = None,
                     "route_filter" => f.route_filter = None,
+                    "persistent_keepalive" => f.persistent_keepalive = None,
                     other => {
                         return Err(Error::failed(format!(
                             "unknown variant `{other}`, expected `hello_interval` or `csnp_interval`"
@@ -855,112 +872,6 @@ impl Sdn {
                 .remove(&id)
                 .map(|_| ())
                 .ok_or_else(|| no_fabric(&id))
-        })
-    }
-
-    /// `POST /cluster/sdn/fabrics/node/{fabric_id}` (`add_node`).
-    ///
-    /// # Errors
-    /// `adding node failed: ...`: an unknown fabric, another protocol, a
-    /// node already in the fabric, what validation refuses.
-    pub fn add_fabric_node(&mut self, p: &Params) -> Result<()> {
-        self.fabrics_write("adding node failed", p, |c| {
-            let fabric = opt(p, "fabric_id").unwrap_or_default();
-            let node = opt(p, "node_id").unwrap_or_default();
-            let protocol = Protocol::of(p)?;
-            let n = Node {
-                ip: opt(p, "ip").map(|v| addr(&v, true)).transpose()?,
-                ip6: opt(p, "ip6").map(|v| addr(&v, false)).transpose()?,
-                interfaces: list(p, "interfaces")
-                    .iter()
-                    .map(|i| interface(protocol, i))
-                    .collect::<Result<_>>()?,
-            };
-            let f = c.get_mut(&fabric)?;
-            if f.protocol != protocol {
-                return Err(mismatch());
-            }
-            if f.nodes.contains_key(&node) {
-                return Err(Error::failed(format!(
-                    "node '{node}' already exists in config for fabric {fabric}"
-                )));
-            }
-            f.nodes.insert(node, n);
-            Ok(())
-        })
-    }
-
-    /// `PUT /cluster/sdn/fabrics/node/{fabric_id}/{node_id}`
-    /// (`update_node`): `interfaces` replaces the list; `delete` takes
-    /// `interfaces`, `ip`, `ip6`.
-    ///
-    /// # Errors
-    /// `updating node failed: ...`.
-    pub fn update_fabric_node(&mut self, p: &Params) -> Result<()> {
-        self.fabrics_write("updating node failed", p, |c| {
-            let fabric = opt(p, "fabric_id").unwrap_or_default();
-            let node = opt(p, "node_id").unwrap_or_default();
-            let protocol = Protocol::of(p)?;
-            let ip = opt(p, "ip").map(|v| addr(&v, true)).transpose()?;
-            let ip6 = opt(p, "ip6").map(|v| addr(&v, false)).transpose()?;
-            let interfaces = p
-                .get("interfaces")
-                .map(|_| {
-                    list(p, "interfaces")
-                        .iter()
-                        .map(|i| interface(protocol, i))
-                        .collect::<Result<Vec<_>>>()
-                })
-                .transpose()?;
-            let delete = list(p, "delete");
-            let f = c.get_mut(&fabric)?;
-            let same = f.protocol == protocol;
-            let n = f
-                .nodes
-                .get_mut(&node)
-                .ok_or_else(|| no_node(&node, &fabric))?;
-            if !same {
-                return Err(mismatch());
-            }
-            if ip.is_some() {
-                n.ip = ip;
-            }
-            if ip6.is_some() {
-                n.ip6 = ip6;
-            }
-            if let Some(i) = interfaces {
-                n.interfaces = i;
-            }
-            for d in delete {
-                match d.as_str() {
-                    "ip" => n.ip = None,
-                    "ip6" => n.ip6 = None,
-                    "interfaces" => n.interfaces.clear(),
-                    other => {
-                        return Err(Error::failed(format!(
-                            "unknown variant `{other}`, expected `ip` or `ip6`"
-                        )));
-                    }
-                }
-            }
-            Ok(())
-        })
-    }
-
-    /// `DELETE /cluster/sdn/fabrics/node/{fabric_id}/{node_id}`
-    /// (`delete_node`).
-    ///
-    /// # Errors
-    /// `deleting node failed: ...`: an unknown fabric or node.
-    pub fn delete_fabric_node(&mut self, p: &Params) -> Result<()> {
-        self.fabrics_write("deleting node failed", p, |c| {
-            let fabric = opt(p, "fabric_id").unwrap_or_default();
-            let node = opt(p, "node_id").unwrap_or_default();
-            c.get_mut(&fabric)?
-                .nodes
-                .remove(&node)
-                .map(|_| ())
-                .ok_or_else(|| no_node(&node, &fabric))
         })
     }
 }
