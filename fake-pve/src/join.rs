@@ -18,19 +18,15 @@
 //! restart finds the join as it ended; a replay never talks to the
 //! cluster again.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::WebPkiSupportedAlgorithms;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{DigitallySignedStruct, SignatureScheme};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
 use crate::model::join::{self, Answers, Finished, JoinJob, JoinedFacts, Membership, SharedConfig};
 use crate::model::tasks::{Upid, Worker};
+use crate::remote::client::Verifier;
 use crate::state::State;
 
 /// How long one request to the cluster may take (LWP's `timeout`).
@@ -374,61 +370,6 @@ fn parse_fingerprint(text: &str) -> Option<[u8; 32]> {
     bytes.try_into().ok()
 }
 
-/// The certificate check of `PVE::APIClient::LWP` given cached
-/// fingerprints: no hostname check, no chain, only the leaf
-/// certificate's SHA-256 fingerprint; the one seen is kept for the
-/// message of a mismatch. The handshake's signatures are still checked.
-#[derive(Debug)]
-struct Pinned {
-    want: [u8; 32],
-    seen: Arc<Mutex<Option<[u8; 32]>>>,
-    algs: WebPkiSupportedAlgorithms,
-}
-
-impl ServerCertVerifier for Pinned {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        let got: [u8; 32] = Sha256::digest(end_entity.as_ref()).into();
-        *self
-            .seen
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(got);
-        if got == self.want {
-            Ok(ServerCertVerified::assertion())
-        } else {
-            Err(rustls::Error::General("fingerprint not verified".into()))
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algs)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algs)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algs.supported_schemes()
-    }
-}
-
 /// Why a request did not reach the cluster, as LWP says it in its
 /// `Can't connect to host:port (...)`.
 fn transport_reason(e: &reqwest::Error) -> String {
@@ -486,8 +427,10 @@ struct Peer {
     origin: String,
     /// `host:port`, for messages.
     hostport: String,
-    want: [u8; 32],
-    seen: Arc<Mutex<Option<[u8; 32]>>>,
+    /// The certificate check: the leaf must have the fingerprint given
+    /// (`PVE::APIClient::LWP` with cached fingerprints), the one refused
+    /// kept for the message.
+    verifier: Arc<Verifier>,
     /// The ticket and CSRF token.
     session: Option<(String, String)>,
 }
@@ -496,18 +439,13 @@ impl Peer {
     fn new(hostname: &str, fingerprint: &str) -> Result<Self, String> {
         let want = parse_fingerprint(fingerprint)
             .ok_or_else(|| format!("invalid fingerprint '{fingerprint}'"))?;
-        let seen = Arc::new(Mutex::new(None));
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let verifier = Arc::new(Pinned {
-            want,
-            seen: seen.clone(),
-            algs: provider.signature_verification_algorithms,
-        });
+        let verifier = Verifier::new(Some(fingerprint_text(&want)), provider.clone())?;
         let mut tls = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| format!("TLS: {e}"))?
             .dangerous()
-            .with_custom_certificate_verifier(verifier)
+            .with_custom_certificate_verifier(verifier.clone())
             .with_no_client_auth();
         tls.alpn_protocols = vec![b"http/1.1".to_vec()];
         let http = reqwest::Client::builder()
@@ -522,8 +460,7 @@ impl Peer {
             http,
             origin: format!("https://{host}:{port}"),
             hostport: format!("{host}:{port}"),
-            want,
-            seen,
+            verifier,
             session: None,
         })
     }
@@ -536,18 +473,8 @@ impl Peer {
     /// refused (`fingerprint '...' not verified, abort!`, as without
     /// `manual_verification`), or LWP's `500 Can't connect to ...`.
     fn transport(&self, e: &reqwest::Error) -> Raised {
-        let seen = *self
-            .seen
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(fp) = seen.filter(|fp| *fp != self.want) {
-            return Raised::new(
-                None,
-                format!(
-                    "fingerprint '{}' not verified, abort!",
-                    fingerprint_text(&fp)
-                ),
-            );
+        if let Some(fp) = self.verifier.refused() {
+            return Raised::new(None, format!("fingerprint '{fp}' not verified, abort!"));
         }
         Raised::new(
             Some(500),

@@ -44,11 +44,43 @@ pub(crate) fn fingerprint(der: &[u8]) -> String {
 /// leaf refused is remembered (`last_unknown`), for the refusal to name
 /// its fingerprint.
 #[derive(Debug)]
-struct Verifier {
+pub(crate) struct Verifier {
     pinned: Option<String>,
     system: Arc<dyn ServerCertVerifier>,
     provider: Arc<rustls::crypto::CryptoProvider>,
     unknown: Mutex<Option<String>>,
+}
+
+impl Verifier {
+    /// The check of `fingerprint` (upper-case) when one is pinned, else
+    /// of the system's CAs and the host name.
+    ///
+    /// # Errors
+    /// When the system's check cannot be made.
+    pub(crate) fn new(
+        fingerprint: Option<String>,
+        provider: Arc<rustls::crypto::CryptoProvider>,
+    ) -> Result<Arc<Self>, String> {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        let system = rustls::client::WebPkiServerVerifier::builder_with_provider(
+            Arc::new(roots),
+            provider.clone(),
+        )
+        .build()
+        .map_err(|e| e.to_string())?;
+        Ok(Arc::new(Self {
+            pinned: fingerprint,
+            system,
+            provider,
+            unknown: Mutex::new(None),
+        }))
+    }
+
+    /// The fingerprint of the certificate refused last, taken.
+    pub(crate) fn refused(&self) -> Option<String> {
+        self.unknown.lock().ok().and_then(|mut u| u.take())
+    }
 }
 
 impl ServerCertVerifier for Verifier {
@@ -128,20 +160,7 @@ impl RemoteApi {
     /// When no TLS client can be made.
     pub(crate) fn new(endpoint: &Endpoint, fingerprint: Option<String>) -> Result<Self, String> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut roots = rustls::RootCertStore::empty();
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        let system = rustls::client::WebPkiServerVerifier::builder_with_provider(
-            Arc::new(roots),
-            provider.clone(),
-        )
-        .build()
-        .map_err(|e| e.to_string())?;
-        let verifier = Arc::new(Verifier {
-            pinned: fingerprint,
-            system,
-            provider: provider.clone(),
-            unknown: Mutex::new(None),
-        });
+        let verifier = Verifier::new(fingerprint, provider.clone())?;
         let mut tls = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| e.to_string())?
@@ -178,7 +197,7 @@ impl RemoteApi {
     /// The refusal of a connection that failed: the fingerprint of a
     /// certificate that did not pass, else LWP's `Can't connect`.
     fn connect_failure(&self, reason: &str) -> String {
-        if let Some(fp) = self.verifier.unknown.lock().ok().and_then(|mut u| u.take()) {
+        if let Some(fp) = self.verifier.refused() {
             return format!("fingerprint '{fp}' not verified, abort!\n");
         }
         format!("500 Can't connect to {} ({reason})\n", self.authority())
