@@ -21,22 +21,12 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::model::mtunnel::Endpoint;
+use crate::model::node_hw::certs::fingerprint;
 use crate::ws;
 
 /// How long an API call may take (`PVE::APIClient::LWP`'s default
 /// timeout).
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-/// The SHA-256 fingerprint of a certificate as OpenSSL prints it:
-/// upper-case hex pairs joined by `:`.
-pub(crate) fn fingerprint(der: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(der)
-        .iter()
-        .map(|b| format!("{b:02X}"))
-        .collect::<Vec<_>>()
-        .join(":")
-}
 
 /// The certificate check of `PVE::APIClient::LWP`: with a fingerprint
 /// pinned, the leaf must have it (nothing else counts); without one, the

@@ -67,12 +67,8 @@ fn addnode(ctx: &Ctx<'_>) -> Result<Reply> {
     let p = &ctx.params;
     let req = AddNode {
         node: ctx.param("node")?,
-        nodeid: p
-            .int("nodeid", Some(1), None)?
-            .and_then(|n| u32::try_from(n).ok()),
-        votes: p
-            .int("votes", Some(0), None)?
-            .and_then(|n| u64::try_from(n).ok()),
+        nodeid: nodeid(ctx)?,
+        votes: votes(ctx)?,
         links: links(ctx)?,
         new_node_ip: p.str("new_node_ip"),
         force: p.bool("force")?.unwrap_or(false),
@@ -125,12 +121,8 @@ fn join(ctx: &Ctx<'_>) -> Result<Reply> {
     let params = JoinParams {
         hostname: ctx.param("hostname")?,
         fingerprint: ctx.param("fingerprint")?,
-        nodeid: p
-            .int("nodeid", Some(1), None)?
-            .and_then(|n| u32::try_from(n).ok()),
-        votes: p
-            .int("votes", Some(0), None)?
-            .and_then(|n| u64::try_from(n).ok()),
+        nodeid: nodeid(ctx)?,
+        votes: votes(ctx)?,
         force: p.bool("force")?,
         links: links(ctx)?,
     };
@@ -178,6 +170,22 @@ fn join(ctx: &Ctx<'_>) -> Result<Reply> {
 /// answer without the qdevice socket).
 fn status(_: &Ctx<'_>) -> Result<Reply> {
     Ok(json!({}).into())
+}
+
+/// `nodeid` (1 or more), as addnode and join take it.
+fn nodeid(ctx: &Ctx<'_>) -> Result<Option<u32>> {
+    Ok(ctx
+        .params
+        .int("nodeid", Some(1), None)?
+        .and_then(|n| u32::try_from(n).ok()))
+}
+
+/// `votes` (0 or more), as addnode and join take it.
+fn votes(ctx: &Ctx<'_>) -> Result<Option<u64>> {
+    Ok(ctx
+        .params
+        .int("votes", Some(0), None)?
+        .and_then(|n| u64::try_from(n).ok()))
 }
 
 /// The `linkN` parameters.

@@ -874,16 +874,9 @@ pub(crate) fn member_fingerprint(ctx: &Ctx<'_>, node: &str, shown: &str) -> Stri
     node_certificate(ctx, node)
         .ok()
         .and_then(|(cert, _)| {
-            let der = rustls_pemfile_der(&cert.cert)?;
-            Some(crate::model::node_hw::certs::fingerprint(&der))
+            crate::model::node_hw::certs::certificate_info(&cert.cert, crate::pki::NODE_FILE).ok()
         })
-        .unwrap_or_else(|| shown.to_string())
-}
-
-/// The DER of a PEM certificate.
-fn rustls_pemfile_der(pem: &str) -> Option<Vec<u8>> {
-    let (_, p) = x509_parser::pem::parse_x509_pem(pem.as_bytes()).ok()?;
-    Some(p.contents)
+        .map_or_else(|| shown.to_string(), |info| info.fingerprint)
 }
 
 /// The cluster CA (`pve-root-ca.pem`).
