@@ -1,7 +1,8 @@
 //! The wire: `/api2/...` (every format) to the schema-driven dispatcher
 //! [`api::handle`]; through an axum [`Router`](axum::Router),
 //! `/_fake/...` to the control API's routes ([`control::routes`]),
-//! `/_openid/...` to the emulated OpenID provider ([`crate::openid`]), `/`
+//! `/_openid/...` to the emulated OpenID provider ([`crate::openid`]),
+//! `/v2/...` to the emulated container registries ([`crate::oci`]), `/`
 //! and `/dashboard/...` to the dashboard ([`crate::dashboard`]), anything
 //! else `no such file`. In front of them all, pveproxy's own side of a
 //! request (tower-http's would not answer PVE's bytes) logs it (and keeps
@@ -86,6 +87,7 @@ pub(crate) fn wire(state: State, body: BodyTimes, access_log: Option<AccessLog>)
             crate::model::access::openid::provider::PATH,
             crate::openid::routes(app.state.clone()),
         )
+        .nest_service("/v2", crate::oci::routes(app.state.clone()))
         .fallback(no_such_file)
         .method_not_allowed_fallback(no_such_file)
         .with_state(app.clone());

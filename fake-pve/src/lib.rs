@@ -103,6 +103,8 @@ pub(crate) mod latency;
 pub mod model;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod model;
+/// The emulated container registries' distribution API (`/v2/...`).
+mod oci;
 /// The emulated OpenID provider's routes (`/_openid/...`).
 mod openid;
 #[cfg(feature = "internals")]

@@ -32,6 +32,7 @@ pub mod node_hw;
 pub mod node_services;
 pub mod nodes;
 pub mod notify;
+pub mod oci;
 pub mod params;
 mod perm;
 pub(crate) mod pipeline;
@@ -392,6 +393,7 @@ impl Default for Router {
         routes.extend(network::routes());
         routes.extend(agent::routes());
         routes.extend(storage::routes());
+        routes.extend(oci::routes());
         routes.extend(pools::routes());
         routes.extend(backup::routes());
         routes.extend(sdn::routes());

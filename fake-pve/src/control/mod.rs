@@ -49,6 +49,8 @@ const CALLS: &[(Method, &str, Call)] = &[
     (Method::PUT,    "/latency",                     put_latency),
     (Method::GET,    "/downloads",                   list_downloads),
     (Method::PUT,    "/downloads",                   put_downloads),
+    (Method::GET,    "/oci-images",                  list_oci_images),
+    (Method::PUT,    "/oci-images",                  put_oci_images),
     (Method::GET,    "/guests/{vmid}",               get_guest),
     (Method::PUT,    "/guests/{vmid}",               put_guest),
     (Method::POST,   "/nodes/{node}/boot",           boot_node),
@@ -528,6 +530,30 @@ fn put_downloads(state: &State, rq: &Context, req: &Request, _: &[&str]) -> Resu
     }
     state.at(rq.now_ms(), |c| {
         c.storages_mut().volumes_mut().downloads.clone_from(&list);
+    });
+    Ok(json!(list).into())
+}
+
+/// `GET /_fake/oci-images`: the images the emulated registries hold.
+fn list_oci_images(state: &State, rq: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
+    Ok(json!(state.at(rq.now_ms(), |c| {
+        c.storages().volumes().oci.images().to_vec()
+    }))
+    .into())
+}
+
+/// `PUT /_fake/oci-images`: replaces the images of the emulated
+/// registries with a JSON list of `{reference, layers, created,
+/// entrypoint, cmd, env, user, working-dir, stop-signal, volumes, ostype,
+/// architecture}`.
+fn put_oci_images(state: &State, rq: &Context, req: &Request, _: &[&str]) -> Result<Reply> {
+    let list: Vec<crate::model::oci::Image> = serde_json::from_slice(&req.body).map_err(|e| {
+        Error::invalid("oci-images", format!("expected a JSON list of images: {e}"))
+    })?;
+    let registry = crate::model::oci::Registry::new(list.clone())
+        .map_err(|e| Error::invalid("oci-images", e))?;
+    state.at(rq.now_ms(), |c| {
+        c.storages_mut().volumes_mut().oci = registry;
     });
     Ok(json!(list).into())
 }

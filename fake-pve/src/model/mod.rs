@@ -35,6 +35,7 @@ pub mod node_hw;
 pub mod node_services;
 pub mod nodes;
 pub mod notify;
+pub mod oci;
 pub mod overview;
 pub mod pools;
 pub mod power;

@@ -158,6 +158,6 @@ pub fn apl_download(
         .log(format!("download of '{url}' to '{dest}' finished"))
         .effect(TaskEffect::Volume {
             node: node.to_string(),
-            change: VolumeChange::Put { volume },
+            change: VolumeChange::Put { volume, oci: None },
         }))
 }

@@ -220,17 +220,25 @@ impl CtOps<'_> {
                     job.ostemplate
                 )));
             };
-            let path = self.template_path(&job.ostemplate);
-            lines.push(format!("extracting archive '{path}'"));
-            let size = tmpl.size.max(1);
-            lines.push(format!(
-                "Total bytes read: {size} ({}MiB, 181MiB/s)",
-                size >> 20
-            ));
-            let arch = detect_arch(&job.ostemplate);
-            lines.push(format!("Detected container architecture: {arch}"));
-            conf.insert("arch".into(), arch.to_string());
-            let detected = detect_ostype(&job.ostemplate);
+            let oci = self.oci_config(&job.ostemplate, node);
+            let detected = if let Some(image) = &oci {
+                lines.push("Detected OCI archive".into());
+                lines.extend(restore_oci_archive(image, &mut conf));
+                image.ostype.clone().unwrap_or_else(|| "unmanaged".into())
+            } else {
+                let path = self.template_path(&job.ostemplate);
+                lines.push(format!("extracting archive '{path}'"));
+                let size = tmpl.size.max(1);
+                lines.push(format!(
+                    "Total bytes read: {size} ({}MiB, 181MiB/s)",
+                    size >> 20
+                ));
+                let arch = detect_arch(&job.ostemplate);
+                lines.push(format!("Detected container architecture: {arch}"));
+                conf.insert("arch".into(), arch.to_string());
+                detect_ostype(&job.ostemplate).to_string()
+            };
+            let detected = detected.as_str();
             if let Some(given) = conf.get("ostype")
                 && given != detected
                 && detected != "unmanaged"
@@ -243,7 +251,7 @@ impl CtOps<'_> {
                 .or_insert_with(|| format!("CT{vmid}"));
             conf.entry("memory".into()).or_insert_with(|| "512".into());
             conf.entry("swap".into()).or_insert_with(|| "512".into());
-            if conf.get("ostype").is_some_and(|o| o != "unmanaged") {
+            if oci.is_none() && conf.get("ostype").is_some_and(|o| o != "unmanaged") {
                 let host = conf.get("hostname").cloned().unwrap_or_default();
                 let mut rq = Context::new(end_ms, job.seed);
                 for key in ["rsa", "ecdsa", "ed25519"] {
@@ -281,6 +289,14 @@ impl CtOps<'_> {
         }
     }
 
+    /// The image config of a template volume that is an OCI archive
+    /// (`archive_is_oci_format`).
+    fn oci_config(&self, volid: &str, node: &str) -> Option<crate::model::oci::ImageConfig> {
+        let (sid, name) = parse_volid(volid)?;
+        let s = self.storage.find(sid)?;
+        self.storage.volume_attrs(s, node, name).oci
+    }
+
     /// The file a template volume is on the node (`.../template/cache/x`).
     pub(in crate::model) fn template_path(&self, volid: &str) -> String {
         let Some((sid, name)) = parse_volid(volid) else {
@@ -294,6 +310,56 @@ impl CtOps<'_> {
         let file = name.strip_prefix("vztmpl/").unwrap_or(name);
         format!("{base}/template/cache/{file}")
     }
+}
+
+/// `restore_oci_archive`: the image's config mapped onto the
+/// container's (init command, console mode, host-managed networks,
+/// environment), with the lines it prints. The image's `User`,
+/// `WorkingDir` and `StopSignal` become raw `lxc.init.*` and
+/// `lxc.signal.halt` keys on PVE, which fake-pve's config does not keep.
+fn restore_oci_archive(
+    image: &crate::model::oci::ImageConfig,
+    conf: &mut BTreeMap<String, String>,
+) -> Vec<String> {
+    let mut lines: Vec<String> = image
+        .volumes
+        .iter()
+        .map(|p| format!("creating base directory for volume at {p}"))
+        .collect();
+    let init = image.init_cmd();
+    if init.first().is_some_and(|c| c != "/sbin/init") {
+        let quoted: Vec<String> = init
+            .iter()
+            .map(|a| crate::model::backup::jobs::shell_quote(a))
+            .collect();
+        conf.insert("entrypoint".into(), quoted.join(" "));
+        conf.insert("cmode".into(), "console".into());
+        let mut nets: Vec<String> = conf
+            .keys()
+            .filter(|k| {
+                k.strip_prefix("net")
+                    .is_some_and(|n| n.parse::<u32>().is_ok())
+            })
+            .cloned()
+            .collect();
+        nets.sort_by_key(|k| k[3..].parse::<u32>().unwrap_or(0));
+        for k in nets {
+            let v = conf[&k].clone();
+            if v.split(',').any(|p| p.starts_with("host-managed=")) {
+                continue;
+            }
+            lines.push(format!(
+                "Auto-Enabling host-managed network for network device {k}."
+            ));
+            conf.insert(k, format!("{v},host-managed=1"));
+        }
+    }
+    if !image.env.is_empty() {
+        conf.insert("env".into(), image.env.join("\0"));
+    }
+    conf.entry("arch".into())
+        .or_insert_with(|| image.arch().to_string());
+    lines
 }
 
 /// A host key fingerprint: 43 characters of unpadded base64.

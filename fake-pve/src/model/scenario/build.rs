@@ -264,6 +264,9 @@ impl Scenario {
             }
         }
         cluster.storage.volumes_mut().downloads = self.downloads.clone();
+        cluster.storage.volumes_mut().oci =
+            crate::model::oci::Registry::new(self.oci_images.clone())
+                .map_err(|reason| self.err("oci_images", format!("oci_images: {reason}")))?;
         // Ceph first: a pool's storage holds seeded guests' disks.
         self.build_ceph(&mut cluster, now, 0x63_65_70_68)?;
         crate::model::qemu::adopt_seed_vms(&mut cluster.guests, &mut cluster.storage, now);

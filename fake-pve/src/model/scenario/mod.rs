@@ -95,6 +95,10 @@ pub struct Scenario {
     /// `model::storage::content`).
     #[serde(default)]
     pub downloads: Vec<super::storage::content::KnownUrl>,
+    /// The images the emulated container registries hold
+    /// (`query-oci-repo-tags`, `oci-registry-pull`; see `model::oci`).
+    #[serde(default)]
+    pub oci_images: Vec<super::oci::Image>,
     /// Custom CPU models (`cpu-models.conf`) by name, with or without
     /// `custom-`: `reported-model`, `flags`, `hidden`, `hv-vendor-id`,
     /// `phys-bits`, `guest-phys-bits`, `level`.

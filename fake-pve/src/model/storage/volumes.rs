@@ -54,6 +54,10 @@ pub struct Volumes {
     /// `query-url-metadata`); kept here as the state of the storage area.
     #[serde(default)]
     pub downloads: Vec<super::content::KnownUrl>,
+    /// The images the emulated container registries hold
+    /// (`query-oci-repo-tags`, `oci-registry-pull`).
+    #[serde(default)]
+    pub oci: crate::model::oci::Registry,
 }
 
 /// What a new volume is for; decides its name.

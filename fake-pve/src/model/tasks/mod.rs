@@ -206,6 +206,9 @@ pub enum VolumeChange {
     Put {
         /// The new volume.
         volume: super::storage::Volume,
+        /// The image config of an OCI archive pulled from a registry.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        oci: Option<super::oci::ImageConfig>,
     },
     /// The volume is removed with its attributes.
     Drop {

@@ -29,6 +29,7 @@ mod mtunnel;
 mod network;
 mod node_services;
 mod nodes;
+mod oci;
 mod overview;
 mod pools;
 mod power;

@@ -50,6 +50,11 @@ pub struct VolumeAttrs {
     /// Whether a `.protected` file exists.
     #[serde(default)]
     pub protected: bool,
+    /// The image config of an OCI archive pulled from a registry (what
+    /// `archive_is_oci_format` finds in the tar and
+    /// `restore_oci_archive` reads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oci: Option<crate::model::oci::ImageConfig>,
 }
 
 /// A URL the emulated network knows.
@@ -693,10 +698,18 @@ impl Storages {
     /// the task ran takes the change with it.
     pub fn apply_volume_change(&mut self, node: &str, change: VolumeChange) {
         match change {
-            VolumeChange::Put { volume } => {
+            VolumeChange::Put { volume, oci } => {
                 let s = self.cfg().iter().find(|s| s.storage == volume.storage);
                 if let Some(s) = s.cloned() {
+                    let name = volume.name.clone();
                     self.put_file_volume(&s, node, volume);
+                    if oci.is_some() {
+                        let attrs = VolumeAttrs {
+                            oci,
+                            ..VolumeAttrs::default()
+                        };
+                        self.set_volume_attrs(&s, node, &name, attrs);
+                    }
                 }
             }
             VolumeChange::Drop { storage, name } => {
@@ -838,7 +851,7 @@ impl Storages {
 pub fn put_effect(node: &str, volume: Volume) -> TaskEffect {
     TaskEffect::Volume {
         node: node.to_string(),
-        change: VolumeChange::Put { volume },
+        change: VolumeChange::Put { volume, oci: None },
     }
 }
 
@@ -873,7 +886,7 @@ pub fn normalize_filename(f: &str) -> String {
 }
 
 /// `encode_text` for a task id: `:`, `%` and control characters escaped.
-fn encode_text(s: &str) -> String {
+pub(crate) fn encode_text(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c == ':' || c == '%' || c.is_control() {
