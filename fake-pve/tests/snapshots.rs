@@ -75,6 +75,9 @@ downloads:
     checksum: 4f2a6c4e1b0b2ad3a3bd1d0fa46c1e1b9ad5b57d83c3bd6aa5ae8c0d6e0a3b1f
     checksum-algorithm: sha256
     mimetype: application/x-iso9660-image
+oci_images:
+  - { reference: "alpine:3.22", cmd: [/bin/sh], ostype: alpine }
+  - { reference: "alpine:3.21", ostype: alpine }
 users:
   - userid: ci@pve
     password: ci-password
@@ -1572,6 +1575,11 @@ const CASES: &[Case] = &[
         "get_nodes_node_query_url_metadata",
         "/nodes/{node}/query-url-metadata",
         "/nodes/pve1/query-url-metadata?url=https://example.com/debian-12.iso",
+    ),
+    case(
+        "get_nodes_node_query_oci_repo_tags",
+        "/nodes/{node}/query-oci-repo-tags",
+        "/nodes/pve1/query-oci-repo-tags?reference=docker.io/library/alpine",
     ), // SDN: a VNet's firewall, a node's view of the applied zones and VNets
     case(
         "get_cluster_sdn_vnets_vnet_firewall_options",

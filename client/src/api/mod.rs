@@ -24,6 +24,7 @@ pub mod node_power;
 pub mod node_services;
 pub mod nodes;
 pub mod notifications;
+pub mod oci;
 pub mod pools;
 pub mod qemu;
 pub mod realms;

@@ -27,7 +27,7 @@ use crate::transport::{ParamValue, Params};
 /// The storage area; see [`Client::storage`].
 #[derive(Debug, Clone, Copy)]
 pub struct Storage<'a> {
-    client: &'a Client,
+    pub(super) client: &'a Client,
 }
 
 impl Client {

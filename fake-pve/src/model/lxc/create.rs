@@ -223,7 +223,7 @@ impl CtOps<'_> {
             let oci = self.oci_config(&job.ostemplate, node);
             let detected = if let Some(image) = &oci {
                 lines.push("Detected OCI archive".into());
-                lines.extend(restore_oci_archive(image, &mut conf));
+                lines.extend(restore_oci_archive(version, image, &mut conf));
                 image.ostype.clone().unwrap_or_else(|| "unmanaged".into())
             } else {
                 let path = self.template_path(&job.ostemplate);
@@ -318,6 +318,7 @@ impl CtOps<'_> {
 /// `WorkingDir` and `StopSignal` become raw `lxc.init.*` and
 /// `lxc.signal.halt` keys on PVE, which fake-pve's config does not keep.
 fn restore_oci_archive(
+    version: crate::model::PveVersion,
     image: &crate::model::oci::ImageConfig,
     conf: &mut BTreeMap<String, String>,
 ) -> Vec<String> {
@@ -351,7 +352,9 @@ fn restore_oci_archive(
             lines.push(format!(
                 "Auto-Enabling host-managed network for network device {k}."
             ));
-            conf.insert(k, format!("{v},host-managed=1"));
+            let with = format!("{v},host-managed=1");
+            let printed = canonical(version, &k, &with, None).unwrap_or(with);
+            conf.insert(k, printed);
         }
     }
     if !image.env.is_empty() {

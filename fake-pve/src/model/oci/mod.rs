@@ -27,9 +27,9 @@ use sha2::{Digest, Sha256};
 use crate::model::{Error, Result};
 
 mod pull;
-mod registry;
+pub mod registry;
 pub use pull::PullRequest;
-pub use registry::{Blob, MANIFEST_TYPE, Registry, config_blob, layers, manifest};
+pub use registry::{MANIFEST_TYPE, Registry, manifest};
 
 /// The host a reference without one names (skopeo's Docker Hub).
 pub const DOCKER_HUB: &str = "docker.io";

@@ -118,7 +118,7 @@ impl Storages {
             node: r.node.clone(),
             change: VolumeChange::Put {
                 volume,
-                oci: Some(config),
+                oci: Some(Box::new(config)),
             },
         };
         let mut w = w;

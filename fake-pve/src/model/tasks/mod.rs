@@ -208,7 +208,7 @@ pub enum VolumeChange {
         volume: super::storage::Volume,
         /// The image config of an OCI archive pulled from a registry.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        oci: Option<super::oci::ImageConfig>,
+        oci: Option<Box<super::oci::ImageConfig>>,
     },
     /// The volume is removed with its attributes.
     Drop {

@@ -127,7 +127,7 @@ fn a_pull_writes_the_archive_when_its_task_ends() {
     assert_eq!(worker.kind, "ociregistrypull");
     assert_eq!(worker.id, "web_1.0.tar");
     let img = &registry(&w).images()[0];
-    let layers = oci::layers(img);
+    let layers = oci::registry::layers(img);
     assert_eq!(
         layers.iter().map(Vec::len).collect::<Vec<_>>(),
         [4096, 2048]
@@ -139,7 +139,10 @@ fn a_pull_writes_the_archive_when_its_task_ends() {
                 .map(|l| format!("Copying blob {}", oci::digest(l))),
         )
         .chain([
-            format!("Copying config {}", oci::digest(&oci::config_blob(img))),
+            format!(
+                "Copying config {}",
+                oci::digest(&oci::registry::config_blob(img))
+            ),
             "Writing manifest to image destination".to_string(),
         ])
         .collect();

@@ -705,7 +705,7 @@ impl Storages {
                     self.put_file_volume(&s, node, volume);
                     if oci.is_some() {
                         let attrs = VolumeAttrs {
-                            oci,
+                            oci: oci.map(|c| *c),
                             ..VolumeAttrs::default()
                         };
                         self.set_volume_attrs(&s, node, &name, attrs);
