@@ -83,3 +83,42 @@ Feature: Migrating VMs between nodes
     Then the task ends with "OK"
     When I read the status of VM "{vm1}"
     Then the answer has "status" = "running"
+
+  @fake-only
+  Scenario: A live migration takes its network, type and speed limit from datacenter.cfg
+    Given the cluster is seeded with:
+      """
+      nodes:
+        - { name: {node} }
+        - { name: pve2, ip: 10.0.0.2 }
+      setup:
+        - { method: PUT, path: /cluster/options, params: { migration: "type=insecure,network=10.0.0.0/24", bwlimit: "migration=102400" } }
+      """
+    And VM "{vm1}" was created with:
+      | memory | 2048 |
+    And VM "{vm1}" is running
+    When I migrate VM "{vm1}" to node "pve2"
+      | online | 1 |
+    Then the task ends with "OK"
+    When I read the task log
+    Then the log has a line containing "use dedicated network address for sending migration traffic (10.0.0.2)"
+    And the log has a line containing "starting online/live migration on tcp:10.0.0.2:60000"
+    And the log has a line containing "migration speed limit: 100.0 MiB/s"
+    And the log has a line containing "migration downtime limit: 100 ms"
+    And the log has a line containing "migration cachesize: 256.0 MiB"
+    When I migrate VM "{vm1}" from node "pve2" to node "{node}"
+      | online            | 1              |
+      | migration_network | 192.168.7.0/24 |
+    Then the task ends with an error matching "command '/usr/bin/ssh -e none -o BatchMode=yes -o HostKeyAlias={node} .* pvecm mtunnel -migration_network 192.168.7.0/24 -get_migration_ip' failed: exit code 255"
+    When I read the task log
+    Then the log has a line containing "could not get migration ip: no IP address configured on local node for network '192.168.7.0/24'"
+    When I migrate VM "{vm1}" from node "pve2" to node "{node}"
+      | online            | 1              |
+      | migration_type    | secure         |
+      | migration_network | 192.0.2.0/24   |
+      | bwlimit           | 51200          |
+    Then the task ends with "OK"
+    When I read the task log
+    Then the log has a line containing "use dedicated network address for sending migration traffic (192.0.2.10)"
+    And the log has a line containing "starting online/live migration on unix:/run/qemu-server/{vm1}.migrate"
+    And the log has a line containing "migration speed limit: 50.0 MiB/s"

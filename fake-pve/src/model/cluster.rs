@@ -540,6 +540,7 @@ impl Cluster {
             sdn: &mut self.sdn,
             firewall: &mut self.firewall,
             nodes: &self.nodes,
+            network: &self.network,
             datacenter: &self.datacenter,
             mappings: &self.mappings,
             hardware: &self.hardware,
@@ -786,6 +787,7 @@ impl Cluster {
                         with_local_disks: false,
                         targetstorage: None,
                         who: super::access::AuthId::User("root@pam".into()),
+                        options: Default::default(),
                         now,
                     })
                 }

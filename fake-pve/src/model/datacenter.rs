@@ -203,6 +203,28 @@ impl Datacenter {
         self.options.get(key).map(String::as_str)
     }
 
+    /// `migration`'s `type` and `network` (its default key is `type`);
+    /// `migration_unsecure` alone reads as the type.
+    pub fn migration(&self) -> (Option<String>, Option<String>) {
+        let Some(m) = self.get("migration") else {
+            let insecure = self
+                .get("migration_unsecure")
+                .and_then(propstring::parse_boolean)
+                .is_some_and(|b| b);
+            return (insecure.then(|| "insecure".to_string()), None);
+        };
+        let (mut kind, mut network) = (None, None);
+        for part in m.split(',') {
+            match part.split_once('=') {
+                Some(("type", v)) => kind = Some(v.to_string()),
+                Some(("network", v)) => network = Some(v.to_string()),
+                Some(_) => {}
+                None => kind = Some(part.to_string()),
+            }
+        }
+        (kind, network)
+    }
+
     /// `PUT /cluster/options` (`set_options`): each given option is set as
     /// given, the ones in `delete` are removed, and the file is written
     /// as `write_datacenter_config` writes it: `migration_unsecure`

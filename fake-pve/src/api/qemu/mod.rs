@@ -314,6 +314,14 @@ fn migrate_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         targetstorage: ctx.params.str("targetstorage"),
         who: ctx.who()?.clone(),
         now: ctx.now(),
+        options: qemu::MigrateOptions {
+            migration_type: ctx.params.str("migration_type"),
+            migration_network: ctx.params.str("migration_network"),
+            bwlimit: ctx
+                .params
+                .int("bwlimit", Some(0), None)?
+                .and_then(|b| u64::try_from(b).ok()),
+        },
     };
     let ha = HaRequest::Migrate {
         target: req.target.clone(),

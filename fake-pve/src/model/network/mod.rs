@@ -259,6 +259,23 @@ impl NodeNetwork {
         up
     }
 
+    /// The addresses (without prefix length) of the applied
+    /// configuration's interfaces, IPv4 then IPv6 each.
+    pub fn addresses(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for c in self.current.values() {
+            for key in ["cidr", "address", "cidr6", "address6"] {
+                if let Some(v) = text(c, key) {
+                    let ip = v.split('/').next().unwrap_or(&v).to_string();
+                    if !out.contains(&ip) {
+                        out.push(ip);
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// The configuration GET shows: the pending one while it exists.
     pub fn visible(&self) -> &BTreeMap<String, IfaceConf> {
         self.pending.as_ref().unwrap_or(&self.current)

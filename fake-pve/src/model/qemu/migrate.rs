@@ -92,6 +92,28 @@ pub struct MigrateJob {
     pub storagemap: Option<StorageMap>,
     /// When the task started, epoch seconds (for the log and duration).
     pub started: i64,
+    /// `migration_type` and `migration_network` as asked (datacenter.cfg
+    /// decides the rest when the task runs).
+    #[serde(default)]
+    pub options: MigrateOptions,
+    /// The bandwidth limit of the RAM's transfer, KiB/s (`get_bwlimit`:
+    /// `bwlimit`, datacenter.cfg's `migration` or `default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bwlimit: Option<u64>,
+}
+
+/// The options of `migrate_vm` that choose the way the data goes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MigrateOptions {
+    /// `secure` or `insecure`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migration_type: Option<String>,
+    /// The CIDR of the network to migrate over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migration_network: Option<String>,
+    /// `bwlimit`, KiB/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bwlimit: Option<u64>,
 }
 
 /// A migration request as the API hands it over.
@@ -113,6 +135,8 @@ pub struct MigrateRequest {
     pub who: AuthId,
     /// Now, epoch seconds.
     pub now: i64,
+    /// `migration_type`, `migration_network`, `bwlimit`.
+    pub options: MigrateOptions,
 }
 
 /// PVE's `strftime("%F %H:%M:%S")` in the node's time zone (UTC here).
@@ -125,6 +149,66 @@ fn stamp(epoch: i64) -> String {
         (s / 60) % 60,
         s % 60
     )
+}
+
+/// What phase 2 logs of a live migration's limits: the speed limit (the
+/// lower of the bandwidth limit and the VM's `migrate_speed`, in MB/s),
+/// the downtime limit (`migrate_downtime`, 0.1 s by default) and the
+/// XBZRLE cache (a tenth of the memory, rounded up to a power of two).
+fn live_limits(conf: &BTreeMap<String, String>, bwlimit: Option<u64>) -> Vec<String> {
+    let mut out = Vec::new();
+    #[allow(clippy::cast_precision_loss)]
+    let bw = bwlimit.filter(|b| *b > 0).map(|b| b as f64);
+    let speed = conf
+        .get("migrate_speed")
+        .and_then(|v| v.parse::<f64>().ok())
+        .map(|mb| mb * 1024.0)
+        .filter(|s| *s > 0.0);
+    let limit = match (bw, speed) {
+        (Some(b), Some(s)) => Some(b.min(s)),
+        (b, s) => b.or(s),
+    };
+    if let Some(kib) = limit {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let bytes = (kib * 1024.0) as u64;
+        out.push(format!(
+            "migration speed limit: {}/s",
+            super::clone::render_bytes1(bytes)
+        ));
+    }
+    let downtime = conf
+        .get("migrate_downtime")
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(0.1);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let mut ms = (downtime * 1000.0) as u64;
+    if ms > 2_000_000 {
+        out.push("capping downtime limit to maximum possible: 2000000 ms".into());
+        ms = 2_000_000;
+    }
+    out.push(format!("migration downtime limit: {ms} ms"));
+    let memory = conf
+        .get("memory")
+        .and_then(|m| {
+            m.split(',').find_map(|p| match p.split_once('=') {
+                Some(("current", v)) => Some(v),
+                Some(_) => None,
+                None => Some(p),
+            })
+        })
+        .and_then(|m| m.parse::<u64>().ok())
+        .unwrap_or(512);
+    let cache = (memory * 1_048_576 / 10).max(1);
+    let cache = if cache < 2 {
+        1
+    } else {
+        cache.next_power_of_two()
+    };
+    out.push(format!(
+        "migration cachesize: {}",
+        super::clone::render_bytes1(cache)
+    ));
+    out
 }
 
 /// How a volume is used, as `foreach_volid` records it.
@@ -349,6 +433,17 @@ impl VmOps<'_> {
                 None
             }
         };
+        let bwlimit = crate::model::mtunnel::bandwidth_limit(
+            self.storage,
+            self.datacenter,
+            self.access,
+            Some(&req.who),
+            "migration",
+            &[],
+            req.options.bwlimit.map(|b| b as f64),
+        )
+        .filter(|b| *b > 0.0)
+        .map(|b| b.round() as u64);
         if let Some(vm) = self.guests.get_mut(&vmid) {
             vm.config.insert("lock".into(), "migrate".into());
         }
@@ -361,9 +456,38 @@ impl VmOps<'_> {
                     with_local_disks: req.with_local_disks,
                     storagemap,
                     started: req.now,
+                    options: req.options,
+                    bwlimit,
                 })),
             }),
         )
+    }
+
+    /// `get_local_migration_ip` on `node`: its one address in `cidr`.
+    ///
+    /// # Errors
+    /// `pvecm`'s message when it has none, or several different ones.
+    fn migration_ip(&self, node: &str, cidr: &str) -> std::result::Result<String, String> {
+        let mut ips: Vec<String> = self
+            .network
+            .get(node)
+            .map(crate::model::network::NodeNetwork::addresses)
+            .unwrap_or_default();
+        if let Some(n) = self.nodes.iter().find(|n| n.name == node)
+            && !ips.contains(&n.ip)
+        {
+            ips.push(n.ip.clone());
+        }
+        ips.retain(|ip| crate::model::ceph::daemons::in_cidr(ip, cidr));
+        match ips.as_slice() {
+            [] => Err(format!(
+                "could not get migration ip: no IP address configured on local node for network '{cidr}'"
+            )),
+            [one] => Ok(one.clone()),
+            _ => Err(format!(
+                "could not get migration ip: multiple, different, IP address configured for network '{cidr}'"
+            )),
+        }
     }
 
     /// Undoes `lock: migrate` when the task fails without its effect.
@@ -398,6 +522,51 @@ impl VmOps<'_> {
             .find(|n| n.name == job.target)
             .map(|n| n.ip.clone())
             .unwrap_or_default();
+        // AbstractMigrate: the type and network asked, else datacenter.cfg's;
+        // with a network, the target's address in it (`pvecm mtunnel
+        // -get_migration_ip` over SSH).
+        let (dc_type, dc_network) = self.datacenter.migration();
+        let migration_type = job
+            .options
+            .migration_type
+            .clone()
+            .or(dc_type)
+            .unwrap_or_else(|| "secure".into());
+        let network = job.options.migration_network.clone().or(dc_network);
+        let ip = match &network {
+            None => ip,
+            Some(cidr) => match self.migration_ip(&job.target, cidr) {
+                Ok(found) => found,
+                Err(msg) => {
+                    self.abort_migrate(vmid);
+                    let ssh = [
+                        "/usr/bin/ssh",
+                        "-e",
+                        "none",
+                        "-o",
+                        "BatchMode=yes",
+                        "-o",
+                        &format!("HostKeyAlias={}", job.target),
+                        "-o",
+                        &format!(
+                            "UserKnownHostsFile=/etc/pve/nodes/{}/ssh_known_hosts",
+                            job.target
+                        ),
+                        "-o",
+                        "GlobalKnownHostsFile=none",
+                        &format!("root@{ip}"),
+                        "pvecm",
+                        "mtunnel",
+                        "-migration_network",
+                        cidr,
+                        "-get_migration_ip",
+                    ]
+                    .map(crate::model::backup::jobs::shell_quote)
+                    .join(" ");
+                    return Err((vec![msg], format!("command '{ssh}' failed: exit code 255")));
+                }
+            },
+        };
         let (conf, conf_running) = match self.guests.get(&vmid) {
             Some(vm) => (vm.config.clone(), vm.running()),
             None => (BTreeMap::new(), false),
@@ -442,6 +611,11 @@ impl VmOps<'_> {
             "{t0} starting migration of VM {vmid} to node '{}' ({ip})",
             job.target
         ));
+        if network.is_some() {
+            log.push(format!(
+                "{t0} use dedicated network address for sending migration traffic ({ip})"
+            ));
+        }
         let Some(vm) = self.guests.get(&vmid) else {
             return Err((log, "migration aborted".into()));
         };
@@ -590,8 +764,24 @@ impl VmOps<'_> {
                 "{t1} starting VM {vmid} on remote node '{}'",
                 job.target
             ));
-            let uri = format!("unix:/run/qemu-server/{vmid}.migrate");
+            log.push(format!("{t1} start remote tunnel"));
+            log.push(format!("{t1} ssh tunnel ver 1"));
+            let uri = if migration_type == "insecure" {
+                let host = if ip.contains(':') {
+                    format!("[{ip}]")
+                } else {
+                    ip.clone()
+                };
+                format!("tcp:{host}:60000")
+            } else {
+                format!("unix:/run/qemu-server/{vmid}.migrate")
+            };
             log.push(format!("{t1} starting online/live migration on {uri}"));
+            log.push(format!("{t1} set migration capabilities"));
+            for line in live_limits(&conf, job.bwlimit) {
+                log.push(format!("{t1} {line}"));
+            }
+            log.push(format!("{t1} set migration parameters"));
             log.push(format!("{t1} start migrate command to {uri}"));
         }
         // phase3_cleanup: update_volume_ids, move_config_to_node.

@@ -44,7 +44,9 @@ pub(crate) use status::{VmFigures, adopt_seed_vms, vm_figures};
 pub use clone::CloneRequest;
 pub(crate) use migrate::volumes as vm_volumes;
 #[cfg_attr(not(feature = "internals"), allow(unused_imports))]
-pub use migrate::{MigrateJob, MigratePrecondition, MigrateRequest, StorageMap, VolUse};
+pub use migrate::{
+    MigrateJob, MigrateOptions, MigratePrecondition, MigrateRequest, StorageMap, VolUse,
+};
 pub use move_disk::{MoveJob, ReassignJob};
 pub use resize::ResizeJob;
 pub(crate) use resize::finish_resize;
@@ -135,6 +137,8 @@ pub struct VmOps<'a> {
     pub(in crate::model) firewall: &'a mut crate::model::firewall::Firewall,
     /// The members.
     pub(in crate::model) nodes: &'a crate::model::nodes::Nodes,
+    /// The nodes' network configuration (their addresses).
+    pub(in crate::model) network: &'a crate::model::network::Networks,
     /// `datacenter.cfg`.
     pub(in crate::model) datacenter: &'a crate::model::datacenter::Datacenter,
     /// The resource mappings a VM's devices name.

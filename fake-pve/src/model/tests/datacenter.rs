@@ -221,3 +221,20 @@ fn a_config_update_writes_tags_in_the_datacenter_style(mut lab: World) {
         serde_json::from_value(serde_json::to_value(&lab.c).expect("saved")).expect("loaded");
     assert_eq!(saved.datacenter(), lab.c.datacenter());
 }
+
+#[rstest]
+#[case(&[], (None, None))]
+#[case(&[("migration", "secure")], (Some("secure"), None))]
+#[case(&[("migration", "type=insecure,network=10.0.0.0/24")], (Some("insecure"), Some("10.0.0.0/24")))]
+#[case(&[("migration", "network=fd00::/64")], (None, Some("fd00::/64")))]
+#[case(&[("migration_unsecure", "1")], (Some("insecure"), None))]
+#[case(&[("migration_unsecure", "0")], (Some("secure"), None))]
+fn migration_reads_type_and_network(
+    #[case] set: &[(&str, &str)],
+    #[case] want: (Option<&str>, Option<&str>),
+) {
+    let mut dc = Datacenter::default();
+    dc.set(PveVersion::V9_2, &map(set), &[]).expect("set");
+    let (kind, network) = dc.migration();
+    assert_eq!((kind.as_deref(), network.as_deref()), want);
+}

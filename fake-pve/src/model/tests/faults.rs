@@ -154,6 +154,7 @@ fn a_task_fault_on_a_migration_releases_the_lock() {
         with_local_disks: false,
         targetstorage: None,
         who: super::root(),
+        options: Default::default(),
         now: super::T0,
     };
     let worker = w.c.vm_ops().migrate_vm(req).expect("accepted");

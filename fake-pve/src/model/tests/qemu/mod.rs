@@ -88,6 +88,7 @@ fn migrate(vmid: u32, target: &str, online: bool) -> MigrateRequest {
         with_local_disks: false,
         targetstorage: None,
         who: root(),
+        options: Default::default(),
         now: super::T0,
     }
 }
