@@ -2,9 +2,11 @@
 //! `API2/Network/SDN/Fabrics*.pm` hand them to the Rust crate
 //! proxmox-ve-config (`sdn/fabric/`): OpenFabric and OSPF fabrics, each
 //! with its nodes (a node of the cluster, its router IP and its
-//! interfaces), and 9.2's WireGuard fabrics, whose nodes are internal
+//! interfaces), 9.2's WireGuard fabrics, whose nodes are internal
 //! (WireGuard interfaces with generated keys, and their peers) or
-//! external ([`super::wireguard`]).
+//! external ([`super::wireguard`]), and 9.2's BGP fabrics (no node can
+//! be added to one through 9.2's API); OSPF and BGP fabrics redistribute
+//! other protocols' routes (9.2).
 //!
 //! The configuration is a tree (fabric, then its nodes) that is checked
 //! as a whole before it is written (`FabricConfig::validate`): prefixes
@@ -16,10 +18,11 @@
 //! applies them, as for zones and VNets.
 //!
 //! Nothing is generated from them (no FRR, no `interfaces.d`, no
-//! WireGuard configuration).
+//! WireGuard configuration); what FRR would report for a node of an
+//! applied fabric is derived in [`status`].
 //!
-//! The whole-file checks are in [`validate`], the node writes in
-//! [`nodes`].
+//! The whole-file checks are in [`validate`], the fabric writes in
+//! [`writes`], the node writes in [`nodes`].
 
 mod nodes;
 mod status;
