@@ -1615,6 +1615,11 @@ const CASES: &[Case] = &[
     ),
     // a node's views of an applied fabric (9.x), as FRR reports them
     case(
+        "get_nodes_node_sdn_fabrics_fabric",
+        "/nodes/{node}/sdn/fabrics/{fabric}",
+        "/nodes/pve1/sdn/fabrics/of1",
+    ),
+    case(
         "get_nodes_node_sdn_fabrics_fabric_interfaces",
         "/nodes/{node}/sdn/fabrics/{fabric}/interfaces",
         "/nodes/pve1/sdn/fabrics/of1/interfaces",

@@ -37,6 +37,7 @@ pub fn routes() -> Vec<Route> {
             "/cluster/sdn/fabrics/node/{fabric_id}/{node_id}",
             delete_node,
         ),
+        get("/nodes/{node}/sdn/fabrics/{fabric}", fabric_diridx),
         get("/nodes/{node}/sdn/fabrics/{fabric}/interfaces", interfaces),
         get("/nodes/{node}/sdn/fabrics/{fabric}/neighbors", neighbors),
         get("/nodes/{node}/sdn/fabrics/{fabric}/routes", fabric_routes),
@@ -212,6 +213,13 @@ fn up_since(c: &Cluster) -> impl Fn(&str) -> Option<i64> + '_ {
             .filter(|n| n.status == NodeStatus::Online)
             .map(|n| n.boot_time)
     }
+}
+
+/// `GET /nodes/{node}/sdn/fabrics/{fabric}` (`diridx`): PVE's handler
+/// lists `neighbors` and `routes` only (not `interfaces`, which the
+/// schema has).
+fn fabric_diridx(_ctx: &Ctx<'_>) -> Result<Reply> {
+    Ok(json!([{ "subdir": "neighbors" }, { "subdir": "routes" }]).into())
 }
 
 /// `GET /nodes/{node}/sdn/fabrics/{fabric}/interfaces` (proxied to the
