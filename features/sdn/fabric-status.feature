@@ -6,6 +6,13 @@ Feature: A node's views of an applied SDN fabric
   daemons up since the apply. Only applied fabrics are known; a node that
   is no member of the fabric has nothing in it.
 
+  Scenario: A fabric's index on a node lists its neighbors and routes
+    When I call GET "/nodes/{node}/sdn/fabrics/{fabric:a}"
+    Then the answer is a list of 2 items
+    And the answer lists "subdir" = "neighbors"
+    And the answer lists "subdir" = "routes"
+    And the answer does not list "subdir" = "interfaces"
+
   @destructive @serial
   Scenario: An applied OpenFabric fabric's interfaces on the node
     Given SDN fabric "{fabric:a}" with protocol "openfabric" exists
