@@ -256,3 +256,28 @@ fn an_ospf_interface_keeps_its_network_type(mut lab: World) {
         json!(["name=ens19,ip=10.9.0.1/24,network_type=broadcast"])
     );
 }
+
+/// A changed redistribution is pending until applied.
+#[rstest]
+fn a_changed_redistribution_is_pending(mut lab: World) {
+    use crate::model::sdn::{State, View};
+    lab.c.sdn.commit(None, true).expect("apply");
+    lab.c
+        .sdn
+        .update_fabric(&with_list(
+            &[("id", "os1"), ("protocol", "ospf")],
+            "redistribute",
+            &["source=static,route-map=rm2"],
+        ))
+        .expect("update");
+    let pending = lab.c.sdn.fabrics_index(View::Pending).expect("pending");
+    let os1 = &pending.items["os1"];
+    assert_eq!(os1.state, Some(State::Changed));
+    let changed = os1.pending.as_ref().expect("pending values");
+    assert_eq!(
+        changed.set["redistribute"],
+        json!(["source=static,route-map=rm2"])
+    );
+    let bg1 = &pending.items["bg1"];
+    assert!(bg1.state.is_none());
+}

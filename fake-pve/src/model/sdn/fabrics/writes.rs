@@ -68,7 +68,7 @@ impl Sdn {
     /// `PUT /cluster/sdn/fabrics/fabric/{id}` (`update_fabric`):
     /// `protocol` must be the fabric's; the prefixes are taken as
     /// given; `redistribute` replaces the list; `delete` takes what
-    /// [`deletable`] says.
+    /// `deletable` says.
     ///
     /// # Errors
     /// `updating fabric failed: ...`.
