@@ -230,3 +230,92 @@ async fn wireguard_fabric_and_nodes() {
         assert!(!n.interfaces[1].contains(&key), "{:?}", n.interfaces);
     }
 }
+
+/// 9.2's BGP fabric with its redistribution, and a node's views of an
+/// applied OpenFabric fabric (the node alone in it: no neighbor, no
+/// route).
+#[tokio::test]
+async fn bgp_fabric_and_node_views() {
+    for mode in MODES {
+        let run = start().await;
+        let (pve, checked) = checked_client(&run, mode);
+        let sdn = pve.sdn();
+        let fabrics = sdn.fabrics();
+        fabrics
+            .add_fabric(
+                "bg1",
+                "bgp",
+                &[
+                    ("ip_prefix", "10.70.0.0/24"),
+                    ("redistribute", "source=connected"),
+                    ("redistribute", "source=static,route-map=rm1"),
+                ],
+            )
+            .await
+            .expect("bgp fabric");
+        let f = fabrics.get_fabric("bg1").await.expect("get");
+        assert_eq!(f.protocol, "bgp");
+        assert_eq!(
+            f.redistribute,
+            vec!["source=connected", "source=static,route-map=rm1"]
+        );
+        let e = fabrics
+            .add_node("bg1", "pve", "bgp", &[("ip", "10.70.0.1")], &["name=ens19"])
+            .await
+            .expect_err("no BGP node");
+        assert!(
+            e.to_string()
+                .contains("adding node failed: missing field `role`"),
+            "{e}"
+        );
+        fabrics
+            .update_fabric("bg1", "bgp", &[], &["redistribute"], None)
+            .await
+            .expect("delete redistribute");
+        assert!(
+            fabrics
+                .get_fabric("bg1")
+                .await
+                .expect("get")
+                .redistribute
+                .is_empty()
+        );
+
+        fabrics
+            .add_fabric("of1", "openfabric", &[("ip_prefix", "10.100.0.0/24")])
+            .await
+            .expect("fabric");
+        fabrics
+            .add_node(
+                "of1",
+                "pve",
+                "openfabric",
+                &[("ip", "10.100.0.1")],
+                &["name=ens19"],
+            )
+            .await
+            .expect("node");
+        let upid = sdn.reload().await.expect("apply");
+        pve.tasks().wait(&upid).await.expect("task");
+        let node = sdn.node("pve");
+        let ifaces = node.interfaces("of1").await.expect("interfaces");
+        let names: Vec<&str> = ifaces.iter().map(|i| i.name.as_str()).collect();
+        assert_eq!(names, vec!["dummy_of1", "ens19"]);
+        assert_eq!(ifaces[1].kind, "Point-To-Point");
+        assert!(node.neighbors("of1").await.expect("neighbors").is_empty());
+        assert!(node.routes("of1").await.expect("routes").is_empty());
+        let e = node.routes("nope").await.expect_err("not applied");
+        assert!(
+            e.to_string()
+                .contains("fabric 'nope' does not exist in configuration"),
+            "{e}"
+        );
+        let names = checked.names();
+        for want in ["GET interfaces", "GET neighbors", "GET routes"] {
+            assert!(
+                names.iter().any(|n| n == want),
+                "{mode:?}: {want} not checked"
+            );
+        }
+    }
+}

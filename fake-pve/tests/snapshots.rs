@@ -1621,6 +1621,32 @@ const CASES: &[Case] = &[
         "/nodes/{node}/sdn/zones/{zone}/bridges",
         "/nodes/pve1/sdn/zones/localnetwork/bridges",
     ),
+    // a node's views of an applied fabric (9.x), as FRR reports them
+    case(
+        "get_nodes_node_sdn_fabrics_fabric",
+        "/nodes/{node}/sdn/fabrics/{fabric}",
+        "/nodes/pve1/sdn/fabrics/of1",
+    ),
+    case(
+        "get_nodes_node_sdn_fabrics_fabric_interfaces",
+        "/nodes/{node}/sdn/fabrics/{fabric}/interfaces",
+        "/nodes/pve1/sdn/fabrics/of1/interfaces",
+    ),
+    case(
+        "get_nodes_node_sdn_fabrics_fabric_interfaces_ospf",
+        "/nodes/{node}/sdn/fabrics/{fabric}/interfaces",
+        "/nodes/pve1/sdn/fabrics/os1/interfaces",
+    ),
+    case(
+        "get_nodes_node_sdn_fabrics_fabric_neighbors",
+        "/nodes/{node}/sdn/fabrics/{fabric}/neighbors",
+        "/nodes/pve1/sdn/fabrics/of1/neighbors",
+    ),
+    case(
+        "get_nodes_node_sdn_fabrics_fabric_routes",
+        "/nodes/{node}/sdn/fabrics/{fabric}/routes",
+        "/nodes/pve1/sdn/fabrics/of1/routes",
+    ),
     // a node's disks, hardware, capabilities, packages and scans
     case(
         "get_nodes_node_disks_list",

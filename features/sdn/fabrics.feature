@@ -214,3 +214,15 @@ Feature: SDN fabrics
       | pending | 1 |
     Then the item with "node_id" = "{node}" has "state" = "changed"
     And the item with "node_id" = "{node}" has "pending/ip" = "198.18.68.2"
+
+  @pve9.1
+  Scenario: 9.1 deletes no prefix and knows no redistribution
+    Given SDN fabric "{fabric:a}" with protocol "openfabric" exists
+      | ip_prefix | 198.18.69.0/24 |
+    When I call PUT "/cluster/sdn/fabrics/fabric/{fabric:a}"
+      | protocol | openfabric |
+      | delete   | ip_prefix  |
+    Then parameter "delete[0]" is rejected with "value 'ip_prefix' does not have a value in the enumeration 'hello_interval, csnp_interval'"
+    When I create SDN fabric "{fabric:b}" with protocol "bgp"
+      | ip_prefix | 198.18.70.0/24 |
+    Then parameter "protocol" is rejected with "value 'bgp' does not have a value in the enumeration 'openfabric, ospf'"

@@ -1,14 +1,18 @@
 //! `/cluster/sdn/fabrics` (9.x): OpenFabric and OSPF fabrics (and 9.2's
 //! WireGuard fabrics) and their nodes, pending until `PUT /cluster/sdn`
 //! (pve-network `API2/Network/SDN/Fabrics.pm`, `Fabrics/Fabric.pm`,
-//! `Fabrics/Node.pm`, `Fabrics/FabricNode.pm`). 8.4 has none of these
-//! paths: its schema does not route them.
+//! `Fabrics/Node.pm`, `Fabrics/FabricNode.pm`), and a node's views of an
+//! applied fabric as FRR reports them (`Nodes/Fabric.pm`: `interfaces`,
+//! `neighbors`, `routes`). 8.4 has none of these paths: its schema does
+//! not route them.
 
 use serde_json::{Value, json};
 
 use super::sdn::view;
 use super::{Ctx, Reply, Route, delete, get, post, put};
+use crate::model::nodes::NodeStatus;
 use crate::model::sdn::Listing;
+use crate::model::sdn::fabrics::{FabricInterface, Neighbor, Route as FabricRoute};
 use crate::model::{Cluster, Result};
 
 /// The routes of this area.
@@ -33,6 +37,10 @@ pub fn routes() -> Vec<Route> {
             "/cluster/sdn/fabrics/node/{fabric_id}/{node_id}",
             delete_node,
         ),
+        get("/nodes/{node}/sdn/fabrics/{fabric}", fabric_diridx),
+        get("/nodes/{node}/sdn/fabrics/{fabric}/interfaces", interfaces),
+        get("/nodes/{node}/sdn/fabrics/{fabric}/neighbors", neighbors),
+        get("/nodes/{node}/sdn/fabrics/{fabric}/routes", fabric_routes),
     ]
 }
 
@@ -194,4 +202,60 @@ fn delete_node(ctx: &Ctx<'_>) -> Result<Reply> {
     let p = ctx.params.to_map();
     ctx.with(|c| c.sdn_mut().delete_fabric_node(&p))?;
     Ok(Value::Null.into())
+}
+
+/// When each online member of the cluster booted (none for an offline
+/// one).
+fn up_since(c: &Cluster) -> impl Fn(&str) -> Option<i64> + '_ {
+    |name| {
+        c.nodes()
+            .get(name)
+            .filter(|n| n.status == NodeStatus::Online)
+            .map(|n| n.boot_time)
+    }
+}
+
+/// `GET /nodes/{node}/sdn/fabrics/{fabric}` (`diridx`): PVE's handler
+/// lists `neighbors` and `routes` only (not `interfaces`, which the
+/// schema has).
+fn fabric_diridx(_ctx: &Ctx<'_>) -> Result<Reply> {
+    Ok(json!([{ "subdir": "neighbors" }, { "subdir": "routes" }]).into())
+}
+
+/// `GET /nodes/{node}/sdn/fabrics/{fabric}/interfaces` (proxied to the
+/// node).
+fn interfaces(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.node()?;
+    let fabric = ctx.param("fabric")?;
+    let items = ctx.with(|c| c.sdn().fabric_interfaces(&node, &fabric, &up_since(c)))?;
+    Ok(Value::Array(items.iter().map(interface_record).collect()).into())
+}
+
+/// `GET /nodes/{node}/sdn/fabrics/{fabric}/neighbors` (proxied).
+fn neighbors(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.node()?;
+    let fabric = ctx.param("fabric")?;
+    let now = ctx.now();
+    let items = ctx.with(|c| c.sdn().fabric_neighbors(&node, &fabric, &up_since(c), now))?;
+    Ok(Value::Array(items.iter().map(neighbor_record).collect()).into())
+}
+
+/// `GET /nodes/{node}/sdn/fabrics/{fabric}/routes` (proxied).
+fn fabric_routes(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.node()?;
+    let fabric = ctx.param("fabric")?;
+    let items = ctx.with(|c| c.sdn().fabric_routes(&node, &fabric, &up_since(c)))?;
+    Ok(Value::Array(items.iter().map(route_record).collect()).into())
+}
+
+fn interface_record(i: &FabricInterface) -> Value {
+    json!({ "name": i.name, "state": i.state, "type": i.kind })
+}
+
+fn neighbor_record(n: &Neighbor) -> Value {
+    json!({ "neighbor": n.neighbor, "status": n.status, "uptime": n.uptime })
+}
+
+fn route_record(r: &FabricRoute) -> Value {
+    json!({ "route": r.route, "via": r.via })
 }

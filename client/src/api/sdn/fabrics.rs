@@ -51,7 +51,7 @@ pub struct SdnFabric {
     /// The fabric ID.
     #[serde(default)]
     pub id: String,
-    /// `openfabric`, `ospf` or (9.2) `wireguard`.
+    /// `openfabric`, `ospf` or (9.2) `wireguard`, `bgp`.
     #[serde(default)]
     pub protocol: String,
     /// The IPv4 prefix of the nodes' router IPs.
@@ -73,6 +73,10 @@ pub struct SdnFabric {
     /// off).
     #[serde(default, deserialize_with = "de::opt_u64")]
     pub persistent_keepalive: Option<u64>,
+    /// \[9.2, OSPF and BGP\] the routes redistributed, as property
+    /// strings (`source=connected,route-map=rm1`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redistribute: Vec<String>,
     /// The protocol's options (`hello_interval`, `csnp_interval`,
     /// `area`, `route_filter`).
     #[serde(flatten)]
@@ -193,10 +197,19 @@ pub struct FabricsAll {
     pub nodes: Vec<SdnFabricNode>,
 }
 
-/// Options as `(name, value)` pairs.
+/// Options as `(name, value)` pairs; `redistribute` (a list, which may
+/// repeat) is sent as an array.
 fn with(mut p: Params, opts: &[(&str, &str)]) -> Params {
+    let mut redistribute = Vec::new();
     for (k, v) in opts {
-        p.push(*k, *v);
+        if *k == "redistribute" {
+            redistribute.push(*v);
+        } else {
+            p.push(*k, *v);
+        }
+    }
+    if !redistribute.is_empty() {
+        p = p.array("redistribute", &redistribute);
     }
     p
 }
@@ -252,7 +265,8 @@ impl Fabrics<'_> {
 
     /// `POST /cluster/sdn/fabrics/fabric` (`add_fabric`) with its
     /// options (`ip_prefix`, `ip6_prefix`, `hello_interval`,
-    /// `csnp_interval`, `area`, `lock-token`).
+    /// `csnp_interval`, `area`, `lock-token`; 9.2: `route_filter`,
+    /// `persistent_keepalive`, `redistribute`, which may repeat).
     ///
     /// # Errors
     /// `adding fabric failed: ...`.
@@ -442,5 +456,84 @@ impl Fabrics<'_> {
             .call(Method::DELETE, &path, &Params::new())
             .await?;
         Ok(())
+    }
+}
+
+// ---- a node's view of an applied fabric (`/nodes/{node}/sdn/fabrics`) ----
+
+/// An interface of a node in a fabric, as FRR reports it
+/// (`GET /nodes/{node}/sdn/fabrics/{fabric}/interfaces`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FabricInterfaceStatus {
+    /// The interface (`dummy_<fabric>` is the fabric's loopback).
+    pub name: String,
+    /// `Up` (OpenFabric) or `up`/`down` (OSPF).
+    pub state: String,
+    /// `Point-To-Point`, `Broadcast`, `Loopback`, ...
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+/// A neighbor of a node in a fabric
+/// (`GET /nodes/{node}/sdn/fabrics/{fabric}/neighbors`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FabricNeighbor {
+    /// The neighbor's host name (OpenFabric) or address (OSPF).
+    pub neighbor: String,
+    /// The adjacency's state (`Up`, `Full/DR`, ...).
+    pub status: String,
+    /// How long it is up, in FRR's format (`8h24m12s`).
+    pub uptime: String,
+}
+
+/// A route a fabric installed on a node
+/// (`GET /nodes/{node}/sdn/fabrics/{fabric}/routes`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FabricRoute {
+    /// The destination.
+    pub route: String,
+    /// The next hops.
+    #[serde(default)]
+    pub via: Vec<String>,
+}
+
+impl super::NodeSdn<'_> {
+    fn fabric_path(&self, fabric: &str, view: &str) -> String {
+        format!(
+            "/nodes/{}/sdn/fabrics/{}/{view}",
+            seg(&self.node),
+            seg(fabric)
+        )
+    }
+
+    /// `GET /nodes/{node}/sdn/fabrics/{fabric}/interfaces` (PVE's
+    /// `interfaces`, 9.x): the node's interfaces in the applied fabric.
+    ///
+    /// # Errors
+    /// `fabric 'x' does not exist in configuration` for a fabric not
+    /// applied.
+    pub async fn interfaces(&self, fabric: &str) -> Result<Vec<FabricInterfaceStatus>> {
+        let path = self.fabric_path(fabric, "interfaces");
+        self.client.call(Method::GET, &path, &Params::new()).await
+    }
+
+    /// `GET /nodes/{node}/sdn/fabrics/{fabric}/neighbors` (`neighbors`):
+    /// the node's neighbors in the applied fabric.
+    ///
+    /// # Errors
+    /// As [`Self::interfaces`].
+    pub async fn neighbors(&self, fabric: &str) -> Result<Vec<FabricNeighbor>> {
+        let path = self.fabric_path(fabric, "neighbors");
+        self.client.call(Method::GET, &path, &Params::new()).await
+    }
+
+    /// `GET /nodes/{node}/sdn/fabrics/{fabric}/routes` (`routes`): the
+    /// routes the applied fabric installed on the node.
+    ///
+    /// # Errors
+    /// As [`Self::interfaces`].
+    pub async fn routes(&self, fabric: &str) -> Result<Vec<FabricRoute>> {
+        let path = self.fabric_path(fabric, "routes");
+        self.client.call(Method::GET, &path, &Params::new()).await
     }
 }

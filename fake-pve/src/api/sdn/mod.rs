@@ -118,7 +118,8 @@ fn reload(ctx: &Ctx<'_>) -> Result<Reply> {
     let now_ms = ctx.now_ms();
     let ms = ctx.task_ms("reloadnetworkall");
     let upid = ctx.with(|c| {
-        c.sdn_mut().commit(token.as_deref(), release)?;
+        c.sdn_mut()
+            .commit_at(token.as_deref(), release, now_ms / 1000)?;
         let local = c.nodes().local().to_string();
         let mut worker = Worker::new("reloadnetworkall", "");
         for n in c.nodes().iter() {

@@ -177,6 +177,10 @@ pub struct Shown {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Running {
     version: u64,
+    /// When it was applied (epoch seconds; 0 when not known): FRR's
+    /// adjacencies of the applied fabrics are up since.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    applied: i64,
     #[serde(default)]
     zones: Section,
     #[serde(default)]
@@ -492,11 +496,21 @@ impl Sdn {
     /// # Errors
     /// `could not commit SDN config: invalid lock token provided!`.
     pub fn commit(&mut self, token: Option<&str>, release_lock: bool) -> Result<u64> {
+        self.commit_at(token, release_lock, 0)
+    }
+
+    /// [`Self::commit`] at `now` (epoch seconds), which the running
+    /// configuration keeps as the time it was applied.
+    ///
+    /// # Errors
+    /// As [`Self::commit`].
+    pub fn commit_at(&mut self, token: Option<&str>, release_lock: bool, now: i64) -> Result<u64> {
         self.check_token(token)
             .map_err(|e| wrapped("could not commit SDN config", e))?;
         let version = self.running.as_ref().map_or(1, |r| r.version + 1);
         self.running = Some(Running {
             version,
+            applied: now,
             zones: self.zones.clone(),
             vnets: self.vnets.clone(),
             subnets: self.subnets.clone(),
@@ -684,4 +698,9 @@ fn uuid_v7(rq: &mut Context) -> String {
         &h[16..20],
         &h[20..32]
     )
+}
+
+/// Whether a number is 0 (left out when serialized).
+fn is_zero(v: &i64) -> bool {
+    *v == 0
 }

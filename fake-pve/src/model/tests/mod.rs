@@ -38,6 +38,8 @@ mod replication;
 mod scenario;
 mod sdn;
 mod sdn_controllers;
+mod sdn_fabric_bgp;
+mod sdn_fabric_status;
 mod sdn_fabrics;
 mod sdn_wireguard;
 mod storage;

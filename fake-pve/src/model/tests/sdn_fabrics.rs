@@ -128,23 +128,6 @@ fn fabric_refusals(mut lab: World, #[case] pairs: &[(&str, &str)], #[case] msg: 
     assert_eq!(refused(lab.c.sdn.add_fabric(&p(pairs))), (500, msg.into()));
 }
 
-/// 9.2's schema lets a BGP fabric through; the model says plainly that
-/// it does not emulate one, and keeps nothing of it.
-#[rstest]
-fn a_bgp_fabric_is_not_emulated(mut lab: World) {
-    let (status, msg) = refused(
-        lab.c
-            .sdn
-            .add_fabric(&p(&[("id", "bgp1"), ("protocol", "bgp")])),
-    );
-    assert_eq!(status, 501);
-    assert!(
-        msg.contains("BGP fabrics are not emulated by fake-pve"),
-        "{msg}"
-    );
-    assert!(lab.c.sdn.get_fabric("bgp1").is_err());
-}
-
 #[rstest]
 fn one_ospf_fabric_per_area(mut lab: World) {
     let ospf = |id: &str, area: &str, prefix: &str| {

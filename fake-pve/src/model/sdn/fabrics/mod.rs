@@ -2,9 +2,11 @@
 //! `API2/Network/SDN/Fabrics*.pm` hand them to the Rust crate
 //! proxmox-ve-config (`sdn/fabric/`): OpenFabric and OSPF fabrics, each
 //! with its nodes (a node of the cluster, its router IP and its
-//! interfaces), and 9.2's WireGuard fabrics, whose nodes are internal
+//! interfaces), 9.2's WireGuard fabrics, whose nodes are internal
 //! (WireGuard interfaces with generated keys, and their peers) or
-//! external ([`super::wireguard`]).
+//! external ([`super::wireguard`]), and 9.2's BGP fabrics (no node can
+//! be added to one through 9.2's API); OSPF and BGP fabrics redistribute
+//! other protocols' routes (9.2).
 //!
 //! The configuration is a tree (fabric, then its nodes) that is checked
 //! as a whole before it is written (`FabricConfig::validate`): prefixes
@@ -16,16 +18,21 @@
 //! applies them, as for zones and VNets.
 //!
 //! Nothing is generated from them (no FRR, no `interfaces.d`, no
-//! WireGuard configuration).
+//! WireGuard configuration); what FRR would report for a node of an
+//! applied fabric is derived in [`status`].
 //!
-//! The whole-file checks are in [`validate`], the node writes in
-//! [`nodes`].
+//! The whole-file checks are in [`validate`], the fabric writes in
+//! [`writes`], the node writes in [`nodes`].
 
 mod nodes;
+mod status;
 mod validate;
+mod writes;
+
+pub use status::{FabricInterface, Neighbor, Route};
 
 use std::collections::BTreeMap;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -49,21 +56,20 @@ pub enum Protocol {
     Ospf,
     /// WireGuard tunnels between the nodes (9.2).
     Wireguard,
+    /// eBGP over the nodes' interfaces (9.2).
+    Bgp,
 }
 
 impl Protocol {
     /// The protocol of a call's `protocol` parameter, refused as serde
-    /// refuses an unknown tag (the 9.1 schema refuses `wireguard` before
-    /// the model is asked). 9.2's schema adds BGP fabrics too, which are
-    /// not emulated.
+    /// refuses an unknown tag (the 9.1 schema refuses `wireguard` and
+    /// `bgp` before the model is asked).
     fn of(p: &Params) -> Result<Self> {
         match p.get("protocol").map(text).as_deref() {
             Some("openfabric") => Ok(Protocol::Openfabric),
             Some("ospf") => Ok(Protocol::Ospf),
             Some("wireguard") => Ok(Protocol::Wireguard),
-            Some("bgp") => Err(Error::NotImplemented(
-                "BGP fabrics are not emulated by fake-pve".into(),
-            )),
+            Some("bgp") => Ok(Protocol::Bgp),
             Some(other) => Err(Error::failed(format!(
                 "unknown variant `{other}`, expected one of `openfabric`, `ospf`, `wireguard`, `bgp`"
             ))),
@@ -122,6 +128,10 @@ struct Fabric {
     /// A WireGuard fabric's keepalive interval in seconds (0 is off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     persistent_keepalive: Option<u16>,
+    /// The routes an OSPF or BGP fabric redistributes (9.2): property
+    /// strings `source=<protocol>[,route-map=<id>]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    redistribute: Vec<String>,
     #[serde(default)]
     nodes: BTreeMap<String, Node>,
 }
@@ -152,6 +162,9 @@ struct FabricApi<'a> {
     area: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     route_filter: Option<&'a str>,
+    /// Left out when empty.
+    #[serde(skip_serializing_if = "no_items")]
+    redistribute: &'a [String],
     /// Left out when off (`persistent_keepalive_is_off`).
     #[serde(skip_serializing_if = "Option::is_none")]
     persistent_keepalive: Option<u16>,
@@ -251,6 +264,10 @@ enum FabricEntry<'a> {
         fabric: FabricApi<'a>,
         nodes: BTreeMap<&'a str, NodeSection<'a>>,
     },
+    Bgp {
+        fabric: FabricApi<'a>,
+        nodes: BTreeMap<&'a str, NodeSection<'a>>,
+    },
 }
 
 /// The members of a serialized value, by name (what PVE's handlers
@@ -265,7 +282,7 @@ fn record(v: &impl Serialize) -> Obj {
 impl Fabric {
     /// The fabric as the API type holds it: an OpenFabric fabric's
     /// intervals, an OSPF fabric's area, a WireGuard fabric's keepalive
-    /// (unless off).
+    /// (unless off), what an OSPF or BGP fabric redistributes.
     fn api<'a>(&'a self, id: &'a str) -> FabricApi<'a> {
         let openfabric = self.protocol == Protocol::Openfabric;
         let wireguard = self.protocol == Protocol::Wireguard;
@@ -280,6 +297,11 @@ impl Fabric {
                 .then(|| self.area.as_deref().unwrap_or_default()),
             route_filter: self.route_filter.as_deref().filter(|_| !wireguard),
             persistent_keepalive: self.persistent_keepalive.filter(|k| wireguard && *k != 0),
+            redistribute: if self.redistributes() {
+                &self.redistribute
+            } else {
+                &[]
+            },
         }
     }
 
@@ -293,6 +315,11 @@ impl Fabric {
             ip6: n.ip6.as_deref(),
             props: NodeProps::of(self.protocol, n),
         }
+    }
+
+    /// Whether the protocol has `redistribute` (OSPF and BGP).
+    fn redistributes(&self) -> bool {
+        matches!(self.protocol, Protocol::Ospf | Protocol::Bgp)
     }
 
     fn v4(&self) -> Option<Cidr> {
@@ -357,43 +384,10 @@ fn addr(v: &str, v4: bool) -> Result<String> {
         .ok_or_else(|| Error::failed(format!("invalid IP address syntax '{v}'")))
 }
 
-/// `hello_interval`, `csnp_interval`: whole seconds (`u16`).
-fn seconds(p: &Params, k: &str) -> Result<Option<u16>> {
-    let Some(v) = opt(p, k) else {
-        return Ok(None);
-    };
-    v.parse::<u16>().map(Some).map_err(|_| {
-        Error::failed(format!(
-            "invalid value for '{k}': '{v}' is not an integer between 1 and 600"
-        ))
-    })
-}
-
-/// `persistent_keepalive` (`PersistentKeepalive`, a `u16`; the schema
-/// allows a number from 0 to 65535).
-fn keepalive(p: &Params) -> Result<Option<u16>> {
-    let Some(v) = opt(p, "persistent_keepalive") else {
-        return Ok(None);
-    };
-    v.parse::<u16>().map(Some).map_err(|_| {
-        Error::failed(format!(
-            "invalid value for 'persistent_keepalive': '{v}' is not an integer between 0 and 65535"
-        ))
-    })
-}
-
-/// An OSPF area: a dotted quad or a 32-bit number, kept as written.
-fn area(v: &str) -> Result<String> {
-    if v.parse::<Ipv4Addr>().is_ok() || v.parse::<u32>().is_ok() {
-        Ok(v.to_string())
-    } else {
-        Err(Error::failed("Area is not a number, nor an ip address"))
-    }
-}
-
 /// An interface property string in the crate's key order (`name`,
-/// `hello_multiplier`, `ip`, `ip6`), its values as the crate prints
-/// them. The schema has checked the keys and formats.
+/// `hello_multiplier`, `ip`, `ip6`, an OSPF interface's 9.2
+/// `network_type`; a BGP interface has its name only), its values as
+/// the crate prints them. The schema has checked the keys and formats.
 fn interface(proto: Protocol, v: &str) -> Result<String> {
     let mut kv: BTreeMap<&str, &str> = BTreeMap::new();
     for part in v.split(',').filter(|s| !s.is_empty()) {
@@ -409,13 +403,20 @@ fn interface(proto: Protocol, v: &str) -> Result<String> {
     {
         out.push(format!("hello_multiplier={m}"));
     }
-    if let Some(ip) = kv.get("ip") {
+    if proto != Protocol::Bgp
+        && let Some(ip) = kv.get("ip")
+    {
         out.push(format!("ip={}", cidr_text(cidr(ip, true)?, false)));
     }
     if proto == Protocol::Openfabric
         && let Some(ip) = kv.get("ip6")
     {
         out.push(format!("ip6={}", cidr_text(cidr(ip, false)?, false)));
+    }
+    if proto == Protocol::Ospf
+        && let Some(t) = kv.get("network_type")
+    {
+        out.push(format!("network_type={t}"));
     }
     Ok(out.join(","))
 }
@@ -460,6 +461,7 @@ impl Fabrics {
                     Protocol::Openfabric => FabricEntry::Openfabric { fabric, nodes },
                     Protocol::Ospf => FabricEntry::Ospf { fabric, nodes },
                     Protocol::Wireguard => FabricEntry::WireGuard { fabric, nodes },
+                    Protocol::Bgp => FabricEntry::Bgp { fabric, nodes },
                 };
                 (id.as_str(), entry)
             })
@@ -688,190 +690,5 @@ impl Sdn {
             Ok(())
         };
         run(self).map_err(|e| wrapped(errmsg, e))
-    }
-
-    /// `POST /cluster/sdn/fabrics/fabric` (`add_fabric`).
-    ///
-    /// # Errors
-    /// `adding fabric failed: ...`: a fabric of that ID, an OSPF fabric
-    /// without `area`, what validation refuses.
-    pub fn add_fabric(&mut self, p: &Params) -> Result<()> {
-        self.fabrics_write("adding fabric failed", p, |c| {
-            let id = opt(p, "id").unwrap_or_default();
-            let protocol = Protocol::of(p)?;
-            let fabric = Fabric {
-                protocol,
-                ip_prefix: opt(p, "ip_prefix")
-                    .map(|v| cidr(&v, true).map(|c| cidr_text(c, true)))
-                    .transpose()?,
-                ip6_prefix: opt(p, "ip6_prefix")
-                    .map(|v| cidr(&v, false).map(|c| cidr_text(c, true)))
-                    .transpose()?,
-                hello_interval: if protocol == Protocol::Openfabric {
-                    seconds(p, "hello_interval")?
-                } else {
-                    None
-                },
-                csnp_interval: if protocol == Protocol::Openfabric {
-                    seconds(p, "csnp_interval")?
-                } else {
-                    None
-                },
-                area: match protocol {
-                    Protocol::Ospf => Some(area(
-                        &opt(p, "area").ok_or_else(|| Error::failed("missing field `area`"))?,
-                    )?),
-                    Protocol::Openfabric | Protocol::Wireguard => None,
-                },
-                route_filter: opt(p, "route_filter").filter(|_| protocol != Protocol::Wireguard),
-                persistent_keepalive: if protocol == Protocol::Wireguard {
-                    keepalive(p)?
-                } else {
-                    None
-                },
-                nodes: BTreeMap::new(),
-            };
-            if c.fabrics.contains_key(&id) {
-                return Err(Error::failed(format!(
-                    "fabric '{id}' already exists in config"
-                )));
-            }
-            c.fabrics.insert(id, fabric);
-            Ok(())
-        })
-    }
-
-    /// `PUT /cluster/sdn/fabrics/fabric/{id}` (`update_fabric`):
-    /// `protocol` must be the fabric's; the prefixes are taken as
-    /// given; `delete` takes `hello_interval`, `csnp_interval` (an OSPF
-    /// fabric has nothing to delete), a WireGuard fabric's
-    /// `persistent_keepalive`.
-    ///
-    /// # Errors
-    /// `updating fabric failed: ...`.
-    pub fn update_fabric(&mut self, p: &Params) -> Result<()> {
-        self.fabrics_write("updating fabric failed", p, |c| {
-            let id = opt(p, "id").unwrap_or_default();
-            let protocol = Protocol::of(p)?;
-            let ip_prefix = opt(p, "ip_prefix")
-                .map(|v| cidr(&v, true).map(|c| cidr_text(c, false)))
-                .transpose()?;
-            let ip6_prefix = opt(p, "ip6_prefix")
-                .map(|v| cidr(&v, false).map(|c| cidr_text(c, false)))
-                .transpose()?;
-            let delete = list(p, "delete");
-            let (hello, csnp, new_area) = match protocol {
-                Protocol::Openfabric => {
-                    (seconds(p, "hello_interval")?, seconds(p, "csnp_interval")?, None)
-                }
-                Protocol::Ospf => {
-                    if !delete.is_empty() {
-                        return Err(Error::failed(
-                            "data did not match any variant of untagged enum FabricDeletableProperties",
-                        ));
-                    }
-                    (None, None, opt(p, "area").map(|a| area(&a)).transpose()?)
-                }
-                Protocol::Wireguard => {
-                    if let Some(d) = delete.iter().find(|d| *d != "persistent_keepalive") {
-                        return Err(Error::failed(format!(
-                            "unknown variant `{d}`, expected `persistent_keepalive`"
-                        )));
-                    }
-                    (None, None, None)
-                }
-            };
-            let keepalive = match protocol {
-                Protocol::Wireguard => keepalive(p)?,
-                _ => None,
-            };
-            let f = c.get_mut(&id)?;
-            if f.protocol != protocol {
-                return Err(mismatch());
-            }
-            if ip_prefix.is_some() {
-                f.ip_prefix = ip_prefix;
-            }
-            if ip6_prefix.is_some() {
-                f.ip6_prefix = ip6_prefix;
-            }
-            if hello.is_some() {
-                f.hello_interval = hello;
-            }
-            if csnp.is_some() {
-                f.csnp_interval = csnp;
-            }
-            if new_area.is_some() {
-                f.area = new_area;
-            }
-            if let Some(r) = opt(p, "route_filter").filter(|_| protocol != Protocol::Wireguard) {
-                f.route_filter = Some(r);
-            }
-            if keepalive.is_some() {
-                f.persistent_keepalive = keepalive;
-            }
-            for d in delete {
-                match d.as_str() {
-                    "hello_interval" => f.hello_interval = None,
-                    "csnp_interval" => f.csnp_interval = None,
-                    "route_filter" => f.route_filter = None,
-                    "persistent_keepalive" => f.persistent_keepalive = None,
-                    other => {
-                        return Err(Error::failed(format!(
-                            "unknown variant `{other}`, expected `hello_interval` or `csnp_interval`"
-                        )));
-                    }
-                }
-            }
-            Ok(())
-        })
-    }
-
-    /// `DELETE /cluster/sdn/fabrics/fabric/{id}` (`delete_fabric`): the
-    /// fabric and its nodes. `may_modify(node)` says whether the caller
-    /// has `Sys.Modify` on `/nodes/<node>`.
-    ///
-    /// # Errors
-    /// `deleting fabric failed: ...`: an unknown fabric, a node the
-    /// caller may not modify, a fabric an EVPN controller or VXLAN zone
-    /// uses.
-    pub fn delete_fabric(&mut self, p: &Params, may_modify: impl Fn(&str) -> bool) -> Result<()> {
-        let id = opt(p, "id").unwrap_or_default();
-        let uses = |me: &Self| -> Result<()> {
-            for node in me.fabrics.node_names(&id)? {
-                if !may_modify(&node) {
-                    return Err(Error::failed(format!(
-                        "permission check failed: missing 'Sys.Modify' on node {node}"
-                    )));
-                }
-            }
-            let uses_fabric = |o: &Obj, kind: &str| {
-                o.get("type").map(text).as_deref() == Some(kind)
-                    && o.get("fabric").map(text).as_deref() == Some(id.as_str())
-            };
-            if let Some((c, _)) = me.controllers.iter().find(|(_, o)| uses_fabric(o, "evpn")) {
-                return Err(Error::failed(format!(
-                    "this fabric is still used in the EVPN controller \"{c}\""
-                )));
-            }
-            if let Some((z, _)) = me.zones.iter().find(|(_, o)| uses_fabric(o, "vxlan")) {
-                return Err(Error::failed(format!(
-                    "this fabric is still used in the VXLAN zone \"{z}\""
-                )));
-            }
-            Ok(())
-        };
-        if let Err(e) = self
-            .check_token(opt(p, "lock-token").as_deref())
-            .and_then(|()| uses(self))
-        {
-            return Err(wrapped("deleting fabric failed", e));
-        }
-        self.fabrics_write("deleting fabric failed", p, |c| {
-            c.fabrics
-                .remove(&id)
-                .map(|_| ())
-                .ok_or_else(|| no_fabric(&id))
-        })
     }
 }

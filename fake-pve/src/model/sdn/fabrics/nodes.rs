@@ -27,6 +27,12 @@ impl Sdn {
             let fabric = opt(p, "fabric_id").unwrap_or_default();
             let node = opt(p, "node_id").unwrap_or_default();
             let protocol = Protocol::of(p)?;
+            if protocol == Protocol::Bgp {
+                // The crate's BGP node is tagged by a `role` (an internal
+                // node has an `asn`), which 9.2's schema of this call
+                // does not have.
+                return Err(Error::failed("missing field `role`"));
+            }
             let n = if protocol == Protocol::Wireguard {
                 let interfaces = if opt(p, "role").as_deref() == Some("internal") {
                     let parsed = list(p, "interfaces")

@@ -233,7 +233,7 @@ fn validate_fabric(id: &str, f: &Fabric) -> Result<()> {
         }
     }
     match f.protocol {
-        Protocol::Openfabric if f.ip_prefix.is_none() && f.ip6_prefix.is_none() => {
+        Protocol::Openfabric | Protocol::Bgp if f.ip_prefix.is_none() && f.ip6_prefix.is_none() => {
             Err(Error::failed(format!(
                 "fabric '{id}' does not have an IP prefix configured"
             )))
