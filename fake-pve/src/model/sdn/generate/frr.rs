@@ -16,7 +16,7 @@ pub const FRR_VERSION: &str = "10.4.1";
 /// A neighbor group of a BGP router.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Group {
-    name: &'static str,
+    name: String,
     remote_as: String,
     bfd: bool,
     ebgp_multihop: Option<u32>,
@@ -287,7 +287,7 @@ fn bgp_controller(f: &mut FrrConfig, c: &Obj, host: &Host) {
     }
     if !peers.is_empty() {
         r.groups.push(Group {
-            name: "BGP",
+            name: "BGP".into(),
             remote_as: if ebgp { "external".into() } else { asn.clone() },
             bfd: true,
             ebgp_multihop: opt(c, "ebgp-multihop")
@@ -370,7 +370,7 @@ fn evpn_controller(f: &mut FrrConfig, c: &Obj, controllers: &Section, host: &Hos
         ..Router::default()
     });
     r.groups.push(Group {
-        name: "VTEP",
+        name: opt(c, "peer-group-name").unwrap_or_else(|| "VTEP".into()),
         remote_as: if p.ebgp {
             "external".into()
         } else {
@@ -657,7 +657,7 @@ fn router(r: &Router, l: &mut Vec<String>) {
         l.push(" bgp bestpath as-path multipath-relax".into());
     }
     for g in &r.groups {
-        let n = g.name;
+        let n = &g.name;
         l.push(format!(" neighbor {n} peer-group"));
         l.push(format!(" neighbor {n} remote-as {}", g.remote_as));
         if g.bfd {

@@ -9,6 +9,7 @@
 //! Generation reads the node's applied network configuration
 //! ([`Host`]): its bridges, addresses, MTUs and default route.
 
+pub mod cluster;
 pub mod frr;
 pub mod interfaces;
 pub mod vrf;
