@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Compiled, Host, list, opt, subnets_of};
+use super::{Compiled, Host, flag, list, opt, subnets_of};
 use crate::model::sdn::{Obj, Section};
 
 /// The FRR version line PVE writes.
@@ -240,7 +240,7 @@ pub fn generate(cfg: &Compiled<'_>, host: &Host) -> FrrConfig {
             .and_then(|c| cfg.controllers.get(&c))
             .is_some_and(|c| opt(c, "type").as_deref() == Some("evpn"));
         if !evpn
-            || !opt(zone, "exitnodes-local-routing").is_some_and(|v| v == "1")
+            || !flag(zone, "exitnodes-local-routing")
             || !list(zone, "exitnodes").contains(&host.node)
         {
             continue;
@@ -264,7 +264,7 @@ fn bgp_controller(f: &mut FrrConfig, c: &Obj, host: &Host) {
         return;
     }
     let peers = list(c, "peers");
-    let ebgp = opt(c, "ebgp").is_some_and(|v| v == "1");
+    let ebgp = flag(c, "ebgp");
     let loopback = opt(c, "loopback");
     let Some(ifaceip) = host.local_ip(&peers, loopback.as_deref()).map(|x| x.0) else {
         return;
@@ -282,7 +282,7 @@ fn bgp_controller(f: &mut FrrConfig, c: &Obj, host: &Host) {
     if loopback.is_some() && ebgp {
         r.disable_ebgp_connected_route_check = true;
     }
-    if opt(c, "bgp-multipath-as-path-relax").is_some_and(|v| v == "1") {
+    if flag(c, "bgp-multipath-as-path-relax") {
         r.bestpath_as_path_multipath_relax = true;
     }
     if !peers.is_empty() {
@@ -418,7 +418,7 @@ fn evpn_zone(f: &mut FrrConfig, id: &str, zone: &Obj, c: &Obj, cfg: &Compiled<'_
     let node = &host.node;
     let gateway = list(zone, "exitnodes").contains(node);
     let primary = opt(zone, "exitnodes-primary");
-    let local_routing = opt(zone, "exitnodes-local-routing").is_some_and(|v| v == "1");
+    let local_routing = flag(zone, "exitnodes-local-routing");
     let mut routes = Vec::new();
     if gateway {
         let mut cidrs: BTreeMap<String, u8> = BTreeMap::new();
@@ -514,7 +514,7 @@ fn evpn_zone(f: &mut FrrConfig, id: &str, zone: &Obj, c: &Obj, cfg: &Compiled<'_
             connected(&mut r.ipv6);
         }
         r.evpn.get_or_insert_with(EvpnAf::default).default_originate = vec!["ipv4", "ipv6"];
-    } else if opt(zone, "advertise-subnets").is_some_and(|v| v == "1") {
+    } else if flag(zone, "advertise-subnets") {
         connected(&mut r.ipv4);
         connected(&mut r.ipv6);
         let e = r.evpn.get_or_insert_with(EvpnAf::default);

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Compiled, Host, list, opt, subnets_of};
+use super::{Compiled, Host, flag, list, opt, subnets_of};
 use crate::model::sdn::Obj;
 
 /// The options of each interface, by name.
@@ -22,7 +22,7 @@ pub fn generate(cfg: &Compiled<'_>, host: &Host) -> String {
         let Some(zone) = cfg.zones.get(&zone_id) else {
             continue;
         };
-        if zone.contains_key("nodes") && !list(zone, "nodes").iter().any(|n| *n == host.node) {
+        if zone.contains_key("nodes") && !list(zone, "nodes").contains(&host.node) {
             continue;
         }
         let controller = opt(zone, "controller").and_then(|c| cfg.controllers.get(&c));
@@ -86,7 +86,7 @@ impl Zone<'_> {
     }
 
     fn vlanaware(&self, l: &mut Vec<String>) {
-        if opt(self.vnet, "vlanaware").is_some_and(|v| v == "1") {
+        if flag(self.vnet, "vlanaware") {
             l.push("bridge-vlan-aware yes".into());
             l.push("bridge-vids 2-4094".into());
         }
@@ -216,7 +216,7 @@ impl Zone<'_> {
         if ovs {
             let mut l = vec!["ovs_type OVSIntPort".into(), format!("ovs_bridge {bridge}")];
             l.extend(self.mtu_line("ovs_mtu"));
-            if opt(self.vnet, "vlanaware").is_some_and(|x| x == "1") {
+            if flag(self.vnet, "vlanaware") {
                 l.push(format!(
                     "ovs_options vlan_mode=dot1q-tunnel other_config:qinq-ethtype=802.1q tag={tag}"
                 ));
@@ -403,8 +403,8 @@ impl Zone<'_> {
         let (ip, iface) = self.host.local_ip(&peers, loopback.as_deref()).unzip();
         let node = &self.host.node;
         let gateway = list(self.zone, "exitnodes").iter().any(|n| n == node);
-        let local_routing = opt(self.zone, "exitnodes-local-routing").is_some_and(|v| v == "1");
-        let suppress = !opt(self.zone, "disable-arp-nd-suppression").is_some_and(|v| v == "1");
+        let local_routing = flag(self.zone, "exitnodes-local-routing");
+        let suppress = !flag(self.zone, "disable-arp-nd-suppression");
         let port = opt(self.zone, "vxlan-port");
         let mtu = self.vxlan_mtu(iface.as_deref());
         let id = self.id;

@@ -210,6 +210,11 @@ pub(crate) fn opt(o: &Obj, k: &str) -> Option<String> {
     o.get(k).map(text).filter(|s| !s.is_empty())
 }
 
+/// A flag option (`1`).
+pub(crate) fn flag(o: &Obj, k: &str) -> bool {
+    opt(o, k).is_some_and(|v| v == "1")
+}
+
 /// A list option (`nodes`, `exitnodes`, `peers`): a JSON list or text
 /// separated by commas, semicolons or white space.
 pub(crate) fn list(o: &Obj, k: &str) -> Vec<String> {
@@ -261,7 +266,7 @@ pub(crate) fn subnets_of(subnets: &Section, vnet: Option<&str>) -> Vec<(SubnetIn
                     network: network.to_string(),
                     mask: mask.parse().ok()?,
                     gateway: opt(s, "gateway"),
-                    snat: opt(s, "snat").is_some_and(|x| x == "1"),
+                    snat: flag(s, "snat"),
                 },
                 v,
             ))
