@@ -170,14 +170,29 @@ struct EvpnPeering {
     peers: Vec<String>,
 }
 
-fn evpn_peering(controller: &Obj, controllers: &Section, host: &Host) -> Option<EvpnPeering> {
-    let peers = list(controller, "peers");
-    if peers.is_empty() {
-        return None;
-    }
-    let loopback = node_loopback(controllers, &host.node);
-    let ifaceip = host.local_ip(&peers, loopback.as_deref()).map(|x| x.0);
-    let router_id = ifaceip.as_deref().and_then(router_id);
+fn evpn_peering(controller: &Obj, cfg: &Compiled<'_>, host: &Host) -> Option<EvpnPeering> {
+    let controllers = cfg.controllers;
+    let (peers, loopback, ifaceip, router_id) = match opt(controller, "fabric") {
+        Some(fabric) => {
+            let (peers, own) = cfg.fabric_peers(&fabric, &host.node)?;
+            (
+                peers,
+                Some(format!("dummy_{fabric}")),
+                Some(own.clone()),
+                Some(own),
+            )
+        }
+        None => {
+            let peers = list(controller, "peers");
+            if peers.is_empty() {
+                return None;
+            }
+            let loopback = node_loopback(controllers, &host.node);
+            let ifaceip = host.local_ip(&peers, loopback.as_deref()).map(|x| x.0);
+            let router_id = ifaceip.as_deref().and_then(router_id);
+            (peers, loopback, ifaceip, router_id)
+        }
+    };
     let mut asn = opt(controller, "asn")?;
     let (mut ebgp, mut autortas) = (false, None);
     if let Some(b) = controller_of(controllers, "bgp", &host.node) {
@@ -217,7 +232,7 @@ pub fn generate(cfg: &Compiled<'_>, host: &Host) -> FrrConfig {
         match opt(c, "type").as_deref() {
             Some("bgp") => bgp_controller(&mut f, c, host),
             Some("isis") => isis_controller(&mut f, c, host),
-            Some("evpn") => evpn_controller(&mut f, c, cfg.controllers, host),
+            Some("evpn") => evpn_controller(&mut f, c, cfg, host),
             _ => {}
         }
     }
@@ -353,8 +368,8 @@ fn isis_controller(f: &mut FrrConfig, c: &Obj, host: &Host) {
 }
 
 /// `EvpnPlugin::generate_frr_config` (controllers with `peers`).
-fn evpn_controller(f: &mut FrrConfig, c: &Obj, controllers: &Section, host: &Host) {
-    let Some(p) = evpn_peering(c, controllers, host) else {
+fn evpn_controller(f: &mut FrrConfig, c: &Obj, cfg: &Compiled<'_>, host: &Host) {
+    let Some(p) = evpn_peering(c, cfg, host) else {
         return;
     };
     let Some(rid) = p.router_id.clone() else {
@@ -408,7 +423,7 @@ fn evpn_controller(f: &mut FrrConfig, c: &Obj, controllers: &Section, host: &Hos
 
 /// `EvpnPlugin::generate_zone_frr_config`.
 fn evpn_zone(f: &mut FrrConfig, id: &str, zone: &Obj, c: &Obj, cfg: &Compiled<'_>, host: &Host) {
-    let Some(p) = evpn_peering(c, cfg.controllers, host) else {
+    let Some(p) = evpn_peering(c, cfg, host) else {
         return;
     };
     let Some(vni) = opt(zone, "vrf-vxlan") else {

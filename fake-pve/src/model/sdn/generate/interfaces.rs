@@ -359,11 +359,20 @@ impl Zone<'_> {
     /// `VxlanPlugin::generate_sdn_config` (zones with `peers`).
     fn vxlan(&self, conf: &mut Conf) -> Result<(), ()> {
         let tag = opt(self.vnet, "tag").ok_or(())?;
-        let peers = list(self.zone, "peers");
-        if peers.is_empty() {
-            return Err(());
-        }
-        let (ip, iface) = self.host.local_ip(&peers, None).unzip();
+        let (peers, ip, iface) = match opt(self.zone, "fabric") {
+            Some(fabric) => {
+                let (peers, own) = self.cfg.fabric_peers(&fabric, &self.host.node).ok_or(())?;
+                (peers, Some(own), None)
+            }
+            None => {
+                let peers = list(self.zone, "peers");
+                if peers.is_empty() {
+                    return Err(());
+                }
+                let (ip, iface) = self.host.local_ip(&peers, None).unzip();
+                (peers, ip, iface)
+            }
+        };
         let mtu = self.vxlan_mtu(iface.as_deref());
         let vx = format!("vxlan_{}", self.vnet_id);
         let mut l = vec![format!("vxlan-id {tag}")];
@@ -395,12 +404,20 @@ impl Zone<'_> {
     fn evpn(&self, controller: Option<&Obj>, conf: &mut Conf) -> Result<(), ()> {
         let tag = opt(self.vnet, "tag").ok_or(())?;
         let controller = controller.ok_or(())?;
-        let peers = list(controller, "peers");
-        if peers.is_empty() {
-            return Err(());
-        }
-        let loopback = super::frr::node_loopback(self.cfg.controllers, &self.host.node);
-        let (ip, iface) = self.host.local_ip(&peers, loopback.as_deref()).unzip();
+        let (ip, iface) = match opt(controller, "fabric") {
+            Some(fabric) => {
+                let (_, own) = self.cfg.fabric_peers(&fabric, &self.host.node).ok_or(())?;
+                (Some(own), None)
+            }
+            None => {
+                let peers = list(controller, "peers");
+                if peers.is_empty() {
+                    return Err(());
+                }
+                let loopback = super::frr::node_loopback(self.cfg.controllers, &self.host.node);
+                self.host.local_ip(&peers, loopback.as_deref()).unzip()
+            }
+        };
         let node = &self.host.node;
         let gateway = list(self.zone, "exitnodes").iter().any(|n| n == node);
         let local_routing = flag(self.zone, "exitnodes-local-routing");

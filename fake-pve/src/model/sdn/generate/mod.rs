@@ -203,6 +203,22 @@ pub struct Compiled<'a> {
     pub controllers: &'a Section,
     /// The running subnets.
     pub running_subnets: &'a Section,
+    /// The running fabrics (zones and controllers on a fabric read its
+    /// nodes' addresses).
+    pub fabrics: Option<&'a super::fabrics::Fabrics>,
+}
+
+impl Compiled<'_> {
+    /// A fabric's nodes' addresses (sorted by node) and `node`'s, for a
+    /// zone or controller on `fabric`; none when the fabric or the
+    /// node's address is missing (PVE warns and skips it).
+    pub fn fabric_peers(&self, fabric: &str, node: &str) -> Option<(Vec<String>, String)> {
+        let nodes = self.fabrics?.fabric_nodes(fabric).ok()?;
+        let ip =
+            |o: &Obj| opt(o, "ip").map(|a| a.split('/').next().unwrap_or_default().to_string());
+        let own = ip(nodes.get(node)?)?;
+        Some((nodes.values().filter_map(ip).collect(), own))
+    }
 }
 
 /// An option's text.
@@ -311,6 +327,7 @@ impl Sdn {
             subnets: &r.subnets,
             controllers: &r.controllers,
             running_subnets: &r.subnets,
+            fabrics: Some(&r.fabrics),
         })
     }
 
@@ -324,6 +341,7 @@ impl Sdn {
             subnets: &self.subnets,
             controllers: &self.controllers,
             running_subnets: self.running.as_ref().map_or(empty, |r| &r.subnets),
+            fabrics: self.running.as_ref().map(|r| &r.fabrics),
         }
     }
 

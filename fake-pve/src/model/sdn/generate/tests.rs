@@ -534,3 +534,79 @@ fn the_ip_vrf_holds_subnets_remote_guests_and_the_default(
     }
     assert_eq!(got, want);
 }
+
+/// An EVPN controller on an OpenFabric fabric `of1` of three nodes,
+/// applied.
+fn on_fabric() -> Sdn {
+    let mut sdn: Sdn = serde_json::from_value(json!({
+        "controllers": {"ctl": {"type": "evpn", "asn": 65000, "fabric": "of1"}},
+        "zones": {"ev": {"type": "evpn", "controller": "ctl", "vrf-vxlan": 10000}},
+        "vnets": {"vn1": {"type": "vnet", "zone": "ev", "tag": 11000}},
+    }))
+    .expect("sdn");
+    let p = |pairs: &[(&str, &str)]| -> BTreeMap<String, Value> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), json!(v)))
+            .collect()
+    };
+    sdn.add_fabric(&p(&[
+        ("id", "of1"),
+        ("protocol", "openfabric"),
+        ("ip_prefix", "127.0.100.0/24"),
+    ]))
+    .expect("fabric");
+    for (node, ip) in [
+        ("pve1", "127.0.100.1"),
+        ("pve2", "127.0.100.2"),
+        ("pve3", "127.0.100.3"),
+    ] {
+        let mut params = p(&[
+            ("fabric_id", "of1"),
+            ("node_id", node),
+            ("protocol", "openfabric"),
+            ("ip", ip),
+        ]);
+        params.insert("interfaces".into(), json!(["name=eno2"]));
+        sdn.add_fabric_node(&params, &mut crate::model::tests::rq())
+            .expect("fabric node");
+    }
+    sdn.commit(None, true).expect("applied");
+    sdn
+}
+
+#[rstest]
+fn a_controller_on_a_fabric_peers_with_the_fabric_s_nodes() {
+    let sdn = on_fabric();
+    let h = host("pve1", "127.0.0.1");
+    let text = frr_of(&sdn, &h);
+    for part in [
+        lines(&[
+            "router bgp 65000",
+            " bgp router-id 127.0.100.1",
+            " no bgp hard-administrative-reset",
+        ]),
+        lines(&[
+            " neighbor VTEP bfd",
+            " neighbor VTEP update-source dummy_of1",
+            " neighbor 127.0.100.2 peer-group VTEP",
+            " neighbor 127.0.100.3 peer-group VTEP",
+        ]),
+    ] {
+        assert!(text.contains(&part), "missing {part:?} in\n{text}");
+    }
+    let ifaces = ifaces_of(&sdn, &h);
+    assert!(
+        ifaces.contains("\tvxlan-id 11000\n\tvxlan-local-tunnelip 127.0.100.1\n"),
+        "{ifaces}"
+    );
+    let nics = vec![GuestNic {
+        node: "pve2".into(),
+        bridge: "vn1".into(),
+        mac: "BC:24:11:AA:00:02".into(),
+        ips: vec!["10.0.1.20".into()],
+    }];
+    let routes = sdn.mac_vrf("vn1", &hosts(), &nics);
+    assert_eq!(routes.len(), 1);
+    assert_eq!(routes[0].nexthop, "127.0.100.2");
+}

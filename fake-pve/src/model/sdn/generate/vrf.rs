@@ -71,6 +71,10 @@ impl Sdn {
         let r = self.running.as_ref()?;
         let z = r.zones.get(zone)?;
         let c = r.controllers.get(&opt(z, "controller")?)?;
+        if let Some(fabric) = opt(c, "fabric") {
+            let cfg = self.running_compiled()?;
+            return cfg.fabric_peers(&fabric, &host.node).map(|x| x.1);
+        }
         let peers = list(c, "peers");
         let lo = super::frr::node_loopback(&r.controllers, &host.node);
         host.local_ip(&peers, lo.as_deref()).map(|x| x.0)
