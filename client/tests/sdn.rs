@@ -313,3 +313,87 @@ async fn evpn_controllers_and_secondary_controllers() {
         controllers.delete("evpn2").await.expect("deleted");
     }
 }
+
+#[tokio::test]
+async fn dry_run_and_the_evpn_tables() {
+    for mode in MODES {
+        let run = start().await;
+        let (pve, checked) = checked_client(&run, mode);
+        let sdn = pve.sdn();
+        sdn.controllers()
+            .create(
+                "evpn1",
+                "evpn",
+                &[("asn", "65000"), ("peers", "10.0.0.1,10.0.0.2")],
+            )
+            .await
+            .expect("controller");
+        sdn.zones()
+            .create(
+                "ev",
+                "evpn",
+                &[("controller", "evpn1"), ("vrf-vxlan", "10000")],
+            )
+            .await
+            .expect("zone");
+        sdn.vnets()
+            .create_vnet("evn", &[("zone", "ev"), ("tag", "20000")])
+            .await
+            .expect("vnet");
+        sdn.subnets("evn")
+            .create("10.20.0.0/24", &[("gateway", "10.20.0.1")], &[])
+            .await
+            .expect("subnet");
+
+        let d = sdn.dry_run("pve").await.expect("dry run");
+        let ifaces = d.interfaces_diff.expect("interfaces diff");
+        assert!(
+            ifaces.starts_with("--- /etc/network/interfaces.d/sdn\t"),
+            "{ifaces}"
+        );
+        assert!(ifaces.contains("\n+auto evn\n+iface evn\n"), "{ifaces}");
+        let frr = d.frr_diff.expect("frr diff");
+        assert!(frr.starts_with("--- /etc/frr/frr.conf\t"), "{frr}");
+        assert!(frr.contains("\n+router bgp 65000\n"), "{frr}");
+        assert!(frr.contains("\n+vrf vrf_ev\n+ vni 10000\n"), "{frr}");
+
+        let upid = sdn.reload().await.expect("apply");
+        pve.tasks().wait(&upid).await.expect("task");
+        let d = sdn.dry_run("pve").await.expect("dry run");
+        assert_eq!((d.frr_diff, d.interfaces_diff), (None, None));
+
+        let routes = sdn.node("pve").ip_vrf("ev").await.expect("ip-vrf");
+        let of = |ip: &str| routes.iter().find(|r| r.ip == ip).cloned();
+        let connected = of("10.20.0.0/24").expect("the subnet");
+        assert_eq!(
+            (
+                connected.protocol.as_str(),
+                connected.metric,
+                connected.nexthops
+            ),
+            ("connected", 0, vec!["evn".to_string()])
+        );
+        let default = of("0.0.0.0/0").expect("the default");
+        assert_eq!(default.protocol, "kernel");
+        assert!(
+            sdn.node("pve")
+                .mac_vrf("evn")
+                .await
+                .expect("mac-vrf")
+                .is_empty()
+        );
+        let e = sdn
+            .node("pve")
+            .ip_vrf("nope")
+            .await
+            .expect_err("not applied");
+        assert!(e.to_string().contains("zone does not exist"), "{e}");
+        let names = checked.names();
+        for want in ["GET dry-run", "GET ip-vrf", "GET mac-vrf"] {
+            assert!(
+                names.iter().any(|n| n == want),
+                "{mode:?}: {want} not checked"
+            );
+        }
+    }
+}

@@ -1647,6 +1647,21 @@ const CASES: &[Case] = &[
         "/nodes/{node}/sdn/fabrics/{fabric}/routes",
         "/nodes/pve1/sdn/fabrics/of1/routes",
     ),
+    case(
+        "get_cluster_sdn_dry_run",
+        "/cluster/sdn/dry-run",
+        "/cluster/sdn/dry-run?node=pve1",
+    ),
+    case(
+        "get_nodes_node_sdn_zones_zone_ip_vrf",
+        "/nodes/{node}/sdn/zones/{zone}/ip-vrf",
+        "/nodes/pve2/sdn/zones/evpn1/ip-vrf",
+    ),
+    case(
+        "get_nodes_node_sdn_vnets_vnet_mac_vrf",
+        "/nodes/{node}/sdn/vnets/{vnet}/mac-vrf",
+        "/nodes/pve1/sdn/vnets/evnet/mac-vrf",
+    ),
     // a node's disks, hardware, capabilities, packages and scans
     case(
         "get_nodes_node_disks_list",
@@ -2531,8 +2546,13 @@ impl World {
         self.sdn_fabrics();
         self.sdn_wireguard();
         self.sdn_routing();
+        let now = self.state.clock().now();
         self.state
-            .with(|c| c.sdn_mut().commit(None, true))
+            .with(|c| {
+                c.sdn_mut().commit(None, true)?;
+                c.sdn_mut().mark_applied(now);
+                Ok::<_, fake_pve::model::Error>(())
+            })
             .expect("the SDN configuration applies");
         self.call(
             post.clone(),

@@ -303,6 +303,19 @@ impl<'a> Sdn<'a> {
             .await
     }
 
+    /// `GET /cluster/sdn/dry-run` (`dry-run`, 9.x): on `node`, the diffs
+    /// of its FRR and interfaces files between the running and the
+    /// pending configuration (none where a file would not change).
+    ///
+    /// # Errors
+    /// As any call (Sys.Audit on `/nodes/<node>`).
+    pub async fn dry_run(&self, node: &str) -> Result<SdnDryRun> {
+        let p = Params::new().set("node", node);
+        self.client
+            .call(Method::GET, "/cluster/sdn/dry-run", &p)
+            .await
+    }
+
     /// `POST /cluster/sdn/lock` (`lock`, 9.x): the global lock's token.
     ///
     /// # Errors
@@ -717,6 +730,44 @@ pub struct SdnZoneBridge {
     pub ports: Vec<SdnBridgePort>,
 }
 
+/// What applying would change on a node (`GET /cluster/sdn/dry-run`):
+/// `diff -u` of each file, none where it would not change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SdnDryRun {
+    /// The diff of `/etc/frr/frr.conf`.
+    #[serde(rename = "frr-diff", default)]
+    pub frr_diff: Option<String>,
+    /// The diff of `/etc/network/interfaces.d/sdn`.
+    #[serde(rename = "interfaces-diff", default)]
+    pub interfaces_diff: Option<String>,
+}
+
+/// A route of an EVPN zone's VRF on a node
+/// (`GET /nodes/{node}/sdn/zones/{zone}/ip-vrf`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SdnVrfRoute {
+    /// The prefix (`10.0.0.0/24`).
+    pub ip: String,
+    /// Where FRR has it from (`connected`, `local`, `kernel`, `bgp`).
+    pub protocol: String,
+    /// Its metric.
+    pub metric: i64,
+    /// Its nexthops: addresses or interfaces.
+    #[serde(default)]
+    pub nexthops: Vec<String>,
+}
+
+/// A MAC/IP entry of an EVPN VNet (`GET /nodes/{node}/sdn/vnets/{vnet}/mac-vrf`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SdnMacVrfEntry {
+    /// The guest's address.
+    pub ip: String,
+    /// The guest NIC's MAC.
+    pub mac: String,
+    /// The VTEP the guest is behind.
+    pub nexthop: String,
+}
+
 /// The SDN views of one node; see [`Sdn::node`].
 #[derive(Debug, Clone)]
 pub struct NodeSdn<'a> {
@@ -766,6 +817,28 @@ impl NodeSdn<'_> {
     /// 400 `zone does not exist` for a zone not applied.
     pub async fn bridges(&self, zone: &str) -> Result<Vec<SdnZoneBridge>> {
         let path = format!("/nodes/{}/sdn/zones/{}/bridges", seg(&self.node), seg(zone));
+        self.client.call(Method::GET, &path, &Params::new()).await
+    }
+
+    /// `GET /nodes/{node}/sdn/zones/{zone}/ip-vrf` (`ip-vrf`, 9.x): the
+    /// routes of an EVPN zone's VRF on the node.
+    ///
+    /// # Errors
+    /// 400 on `zone` for a zone not applied, not EVPN or not on the node.
+    pub async fn ip_vrf(&self, zone: &str) -> Result<Vec<SdnVrfRoute>> {
+        let path = format!("/nodes/{}/sdn/zones/{}/ip-vrf", seg(&self.node), seg(zone));
+        self.client.call(Method::GET, &path, &Params::new()).await
+    }
+
+    /// `GET /nodes/{node}/sdn/vnets/{vnet}/mac-vrf` (`mac-vrf`, 9.x): the
+    /// MAC/IP entries of an EVPN VNet, local and learned from the other
+    /// VTEPs.
+    ///
+    /// # Errors
+    /// 400 on `vnet` or `zone` for a VNet not applied, not EVPN or not on
+    /// the node.
+    pub async fn mac_vrf(&self, vnet: &str) -> Result<Vec<SdnMacVrfEntry>> {
+        let path = format!("/nodes/{}/sdn/vnets/{}/mac-vrf", seg(&self.node), seg(vnet));
         self.client.call(Method::GET, &path, &Params::new()).await
     }
 }

@@ -4,7 +4,9 @@
 //! (pve-network `API2/Network/SDN.pm` and `API2/Network/SDN/*.pm`).
 //! The VNet firewall ([`vnet_firewall`]) and a node's SDN views
 //! ([`node_status`]) are submodules, the answers' JSON is built in
-//! [`view`]; the 9.x fabrics are not handled here.
+//! [`view`]; the 9.x fabrics are not handled here. The 9.x dry run
+//! answers the diffs of the files [`crate::model::sdn::generate`]
+//! renders.
 
 pub mod node_status;
 pub mod view;
@@ -25,6 +27,7 @@ pub fn routes() -> Vec<Route> {
         post("/cluster/sdn/lock", lock),
         delete("/cluster/sdn/lock", release_lock),
         post("/cluster/sdn/rollback", rollback),
+        get("/cluster/sdn/dry-run", dry_run),
         get("/cluster/sdn/zones", zones_index),
         post("/cluster/sdn/zones", create_zone),
         get("/cluster/sdn/zones/{zone}", read_zone),
@@ -128,6 +131,16 @@ fn reload(ctx: &Ctx<'_>) -> Result<Reply> {
         Ok::<_, Error>(c.start_task(&local, worker, &who, now_ms, ms))
     })?;
     Ok(json!(upid).into())
+}
+
+/// `GET /cluster/sdn/dry-run` (9.x): the diffs of the node's
+/// interfaces and FRR files between the running configuration and the
+/// configuration as written.
+fn dry_run(ctx: &Ctx<'_>) -> Result<Reply> {
+    let node = ctx.node()?;
+    let now = ctx.now();
+    let d = ctx.with(|c| crate::model::sdn::generate::cluster::dry_run(c, &node, now));
+    Ok(view::dry_run(&d).into())
 }
 
 /// `POST /cluster/sdn/lock` (9.x).

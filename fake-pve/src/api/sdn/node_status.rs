@@ -1,14 +1,17 @@
 //! `/nodes/{node}/sdn`: a node's view of the applied SDN configuration
 //! (pve-network `API2/Network/SDN/Nodes/{Zones,Zone,Vnet}.pm`): the
 //! zones with their status, a zone's VNets and its bridges as the
-//! kernel has them (`bridges`). The views that read FRR's routing tables
-//! (`ip-vrf`, `mac-vrf`) and the fabrics' views are not handled here.
+//! kernel has them (`bridges`), and the EVPN tables FRR holds (`ip-vrf`,
+//! `mac-vrf`), derived from the model
+//! ([`crate::model::sdn::generate::vrf`]). The fabrics' views are not
+//! handled here.
 
 use serde_json::{Value, json};
 
 use super::{check_vnet_access, view};
 use crate::api::{Ctx, Reply, Route, get};
 use crate::model::Result;
+use crate::model::sdn::generate;
 
 /// The routes of the node's SDN views.
 pub fn routes() -> Vec<Route> {
@@ -16,9 +19,9 @@ pub fn routes() -> Vec<Route> {
         get("/nodes/{node}/sdn/zones", zones_status),
         get("/nodes/{node}/sdn/zones/{zone}/content", zone_content),
         get("/nodes/{node}/sdn/zones/{zone}/bridges", bridges),
-        get("/nodes/{node}/sdn/zones/{zone}/ip-vrf", ip_vrf).checks_only(),
+        get("/nodes/{node}/sdn/zones/{zone}/ip-vrf", ip_vrf),
         get("/nodes/{node}/sdn/vnets/{vnet}", vnet_diridx),
-        get("/nodes/{node}/sdn/vnets/{vnet}/mac-vrf", vnet_mac_vrf).checks_only(),
+        get("/nodes/{node}/sdn/vnets/{vnet}/mac-vrf", vnet_mac_vrf),
     ]
 }
 
@@ -76,28 +79,45 @@ fn vnet_diridx(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/sdn/vnets/{vnet}/mac-vrf` (9.x): SDN.Audit on the
 /// VNet, then a running VNet of a running EVPN zone on the node, as PVE
-/// checks them before reading FRR's EVPN table, which is not emulated
-/// (501).
+/// checks them; then the VNet's type-2 routes FRR holds.
 fn vnet_mac_vrf(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.param("node")?;
     let vnet = ctx.param("vnet")?;
-    ctx.with(|c| {
+    let now = ctx.now();
+    let items = ctx.with(|c| {
         check_vnet_access(ctx, c, &vnet, &["SDN.Audit"])?;
-        c.sdn().check_mac_vrf(&node, &vnet)
+        c.sdn().check_mac_vrf(&node, &vnet)?;
+        let hosts = generate::cluster::hosts(c, now);
+        let nics = generate::cluster::guest_nics(c);
+        Ok::<_, crate::model::Error>(
+            c.sdn()
+                .mac_vrf(&vnet, &hosts, &nics)
+                .iter()
+                .map(view::mac_route)
+                .collect(),
+        )
     })?;
-    Err(crate::model::Error::NotImplemented(format!(
-        "Method 'GET /api2/json/nodes/{node}/sdn/vnets/{vnet}/mac-vrf' is not emulated by fake-pve"
-    )))
+    Ok(Value::Array(items).into())
 }
 
 /// `GET /nodes/{node}/sdn/zones/{zone}/ip-vrf` (9.x): the zone must be
-/// a running EVPN zone on the node, as PVE checks before it reads the
-/// zone's VRF from FRR, which is not emulated (501).
+/// a running EVPN zone on the node, as PVE checks; then the installed
+/// routes of the zone's VRF there.
 fn ip_vrf(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let zone = ctx.param("zone")?;
-    ctx.with(|c| c.sdn().check_ip_vrf(&node, &zone))?;
-    Err(crate::model::Error::NotImplemented(format!(
-        "Method 'GET /api2/json/nodes/{node}/sdn/zones/{zone}/ip-vrf' is not emulated by fake-pve"
-    )))
+    let now = ctx.now();
+    let items = ctx.with(|c| {
+        c.sdn().check_ip_vrf(&node, &zone)?;
+        let hosts = generate::cluster::hosts(c, now);
+        let nics = generate::cluster::guest_nics(c);
+        Ok::<_, crate::model::Error>(
+            c.sdn()
+                .ip_vrf(&node, &zone, &hosts, &nics)
+                .iter()
+                .map(view::vrf_route)
+                .collect(),
+        )
+    })?;
+    Ok(Value::Array(items).into())
 }

@@ -207,6 +207,27 @@ pub fn object(o: crate::model::sdn::Obj) -> Value {
     Value::Object(o.into_iter().collect())
 }
 
+/// `GET /cluster/sdn/dry-run`: both diffs, `null` where a file would
+/// not change.
+pub fn dry_run(d: &crate::model::sdn::generate::DryRun) -> Value {
+    json!({ "frr-diff": d.frr, "interfaces-diff": d.interfaces })
+}
+
+/// An entry of `GET /nodes/{node}/sdn/vnets/{vnet}/mac-vrf`.
+pub fn mac_route(r: &crate::model::sdn::generate::vrf::MacRoute) -> Value {
+    json!({ "ip": r.ip, "mac": r.mac, "nexthop": r.nexthop })
+}
+
+/// An entry of `GET /nodes/{node}/sdn/zones/{zone}/ip-vrf`.
+pub fn vrf_route(r: &crate::model::sdn::generate::vrf::VrfRoute) -> Value {
+    json!({
+        "ip": r.ip,
+        "metric": r.metric,
+        "nexthops": r.nexthops,
+        "protocol": r.protocol,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};

@@ -10,14 +10,16 @@
 //! [`prefix_lists`], [`route_maps`]) and the private keys of the
 //! WireGuard fabrics' interfaces (`priv/wg-keys.cfg`, [`wireguard`]).
 //!
-//! Nothing here generates `/etc/network/interfaces.d/sdn`, FRR or dnsmasq
-//! configuration: applied VNets become bridges guests may use
-//! (see [`Sdn::vnets_on`]).
+//! Applied VNets become bridges guests may use (see [`Sdn::vnets_on`]);
+//! [`generate`] renders the interfaces and FRR files a node gets from a
+//! configuration (for the dry run) and the EVPN tables FRR holds. No
+//! dnsmasq configuration is generated.
 
 pub mod bridges;
 pub mod cluster;
 pub mod config;
 pub mod fabrics;
+pub mod generate;
 pub mod ipam;
 pub mod net;
 pub mod prefix_lists;
@@ -198,6 +200,14 @@ pub struct Running {
     /// The route maps as last applied (9.2).
     #[serde(default, skip_serializing_if = "route_maps::RouteMaps::is_empty")]
     route_maps: route_maps::RouteMaps,
+    /// Whether an apply wrote `/etc/frr/frr.conf` (the previous or the
+    /// new configuration had controllers or fabrics).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    frr_written: bool,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 /// The IPAM database of the `pve` plugin: zone, subnet CIDR, address,
@@ -508,6 +518,12 @@ impl Sdn {
         self.check_token(token)
             .map_err(|e| wrapped("could not commit SDN config", e))?;
         let version = self.running.as_ref().map_or(1, |r| r.version + 1);
+        let has_frr = |c: &Section, f: &fabrics::Fabrics| !c.is_empty() || !f.is_empty();
+        let frr_written = self
+            .running
+            .as_ref()
+            .is_some_and(|r| r.frr_written || has_frr(&r.controllers, &r.fabrics))
+            || has_frr(&self.controllers, &self.fabrics);
         self.running = Some(Running {
             version,
             applied: now,
@@ -518,6 +534,7 @@ impl Sdn {
             fabrics: self.fabrics.clone(),
             prefix_lists: self.prefix_lists.clone(),
             route_maps: self.route_maps.clone(),
+            frr_written,
         });
         self.wg_keys.cleanup(&self.fabrics.wireguard_interfaces());
         if token.is_some() && release_lock {
@@ -579,6 +596,14 @@ impl Sdn {
             self.lock = None;
         }
         Ok(())
+    }
+
+    /// The nodes regenerated their files from the running configuration
+    /// at `now` (the apply's `reloadnetworkall`).
+    pub fn mark_applied(&mut self, now: i64) {
+        if let Some(r) = self.running.as_mut() {
+            r.applied = now;
+        }
     }
 
     /// Whether a global lock is held.
@@ -700,7 +725,3 @@ fn uuid_v7(rq: &mut Context) -> String {
     )
 }
 
-/// Whether a number is 0 (left out when serialized).
-fn is_zero(v: &i64) -> bool {
-    *v == 0
-}
