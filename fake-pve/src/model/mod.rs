@@ -36,6 +36,7 @@ pub mod node_services;
 pub mod nodes;
 pub mod notify;
 pub mod overview;
+pub mod pbs;
 pub mod pools;
 pub mod power;
 pub mod qemu;

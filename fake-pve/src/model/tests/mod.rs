@@ -30,6 +30,7 @@ mod network;
 mod node_services;
 mod nodes;
 mod overview;
+mod pbs;
 mod pools;
 mod power;
 mod qemu;

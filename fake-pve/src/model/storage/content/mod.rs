@@ -96,6 +96,8 @@ pub enum ContentItem {
     Image(ImageItem),
     /// A file of a path-based storage.
     File(FileItem),
+    /// A snapshot on a Proxmox Backup Server.
+    Pbs(crate::model::pbs::content::PbsItem),
 }
 
 impl ContentItem {
@@ -104,6 +106,7 @@ impl ContentItem {
         match self {
             Self::Image(i) => &i.volid,
             Self::File(f) => &f.volid,
+            Self::Pbs(p) => &p.volid,
         }
     }
 
@@ -112,6 +115,7 @@ impl ContentItem {
         match self {
             Self::Image(i) => i.content,
             Self::File(f) => f.content,
+            Self::Pbs(_) => "backup",
         }
     }
 }
