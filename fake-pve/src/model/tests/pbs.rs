@@ -251,3 +251,214 @@ fn notes_and_protection_are_the_snapshot_s(mut pbs: World) {
     let (_, plan) = pbs.c.pbs().plan_delete(&s, &name).expect("plan");
     assert_eq!(plan, Ok(vec![format!("Removed volume 'backup:{name}'")]));
 }
+
+fn snap_name(kind: &str, vmid: u32) -> String {
+    format!("backup/{kind}/{vmid}/{}", crate::model::pbs::rfc3339(T0))
+}
+
+#[rstest]
+fn a_vm_comes_back_from_its_snapshot(mut pbs: World) {
+    dump(&mut pbs, req(100, "backup"));
+    let r = crate::model::backup::RestoreRequest {
+        node: "pve".into(),
+        vmid: 101,
+        archive: format!("backup:{}", snap_name("vm", 100)),
+        storage: Some("local-lvm".into()),
+        ..Default::default()
+    };
+    let mut ctx = Context::new(pbs.now_ms, 5);
+    let worker = pbs
+        .c
+        .backup_ops()
+        .restore_vm(r, &mut ctx)
+        .expect("accepted");
+    let upid = pbs.run_as("pve", worker, "root@pam", 1000);
+    pbs.tick(1000);
+    assert_eq!(pbs.exit(&upid), "OK");
+    let log = pbs.task(&upid).log.clone();
+    let snap = snap_name("vm", 100);
+    let snap = snap.strip_prefix("backup/").unwrap_or_default();
+    assert!(
+        log.contains(&"new volume ID is 'local-lvm:vm-101-disk-0'".to_string()),
+        "{log:#?}"
+    );
+    assert!(log.contains(&format!(
+        "restore proxmox backup image: /usr/bin/pbs-restore --repository root@pam@127.0.0.5:store1 {snap} drive-scsi0.img.fidx /dev/pve/vm-101-disk-0 --verbose --format raw --skip-zero"
+    )), "{log:#?}");
+    assert!(log.contains(&format!("starting to restore snapshot '{snap}'")));
+    assert!(!log.iter().any(|l| l.starts_with("restore vma archive")));
+    assert_eq!(pbs.conf(101, "name").as_deref(), Some("web"));
+    assert_eq!(pbs.conf(101, "memory").as_deref(), Some("2048"));
+    assert!(
+        pbs.conf(101, "scsi0")
+            .is_some_and(|d| d.starts_with("local-lvm:vm-101-disk-0"))
+    );
+}
+
+#[rstest]
+fn a_missing_snapshot_fails_the_restore(mut pbs: World) {
+    let r = crate::model::backup::RestoreRequest {
+        node: "pve".into(),
+        vmid: 101,
+        archive: format!("backup:{}", snap_name("vm", 100)),
+        ..Default::default()
+    };
+    let mut ctx = Context::new(pbs.now_ms, 5);
+    let worker = pbs
+        .c
+        .backup_ops()
+        .restore_vm(r, &mut ctx)
+        .expect("accepted");
+    let upid = pbs.run_as("pve", worker, "root@pam", 1000);
+    pbs.tick(1000);
+    assert!(
+        pbs.exit(&upid).contains("does not exist"),
+        "{}",
+        pbs.exit(&upid)
+    );
+}
+
+#[rstest]
+fn a_container_comes_back_with_its_config(mut pbs: World) {
+    dump(&mut pbs, req(200, "backup"));
+    let r = crate::model::lxc::CtRestoreRequest {
+        vmid: 201,
+        node: "pve".into(),
+        archive: format!("backup:{}", snap_name("ct", 200)),
+        storage: Some("local-lvm".into()),
+        is_root: true,
+        sys_modify: true,
+        ..Default::default()
+    };
+    let mut ctx = Context::new(pbs.now_ms, 5);
+    let worker = pbs.c.ct_ops().restore_ct(r, &mut ctx).expect("accepted");
+    let upid = pbs.run_as("pve", worker, "root@pam", 1000);
+    pbs.tick(1000);
+    assert_eq!(pbs.exit(&upid), "OK");
+    let log = pbs.task(&upid).log.clone();
+    assert!(log.contains(&format!(
+        "recovering backed-up configuration from 'backup:{}'",
+        snap_name("ct", 200)
+    )));
+    assert!(!log.iter().any(|l| l.starts_with("extracting archive")));
+    let ct = pbs.c.guests.ct_by_id(201).expect("restored");
+    assert_eq!(
+        ct.config().get("hostname").map(String::as_str),
+        Some("ct200")
+    );
+    assert_eq!(ct.config().get("memory").map(String::as_str), Some("512"));
+}
+
+fn b64(s: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(s)
+}
+
+#[rstest]
+fn file_restore_walks_a_container_s_pxar(mut pbs: World) {
+    dump(&mut pbs, req(200, "backup"));
+    let who = crate::model::access::AuthId::parse("root@pam").expect("id");
+    let volume = format!("backup:{}", snap_name("ct", 200));
+    let r = pbs.c.backup_reader();
+    let top = r
+        .file_restore_list(&who, "backup", &volume, "/")
+        .expect("list");
+    let names: Vec<(&str, char, bool)> = top
+        .iter()
+        .map(|e| (e.path.as_str(), e.kind, e.leaf))
+        .collect();
+    assert_eq!(names, vec![("/root.pxar.didx", 'd', false)]);
+    let root = r
+        .file_restore_list(&who, "backup", &volume, &b64("/root.pxar.didx"))
+        .expect("root");
+    let etc = root.iter().find(|e| e.text == "etc").expect("etc");
+    assert_eq!(
+        (etc.path.as_str(), etc.kind, etc.leaf),
+        ("root.pxar.didx/etc", 'd', false)
+    );
+    assert!(root.iter().any(|e| e.text == "bin" && e.kind == 'l'));
+    let etc = r
+        .file_restore_list(&who, "backup", &volume, &b64("root.pxar.didx/etc"))
+        .expect("etc");
+    let hostname = etc.iter().find(|e| e.text == "hostname").expect("hostname");
+    assert_eq!(hostname.kind, 'f');
+    assert_eq!(hostname.size, Some(6));
+    assert_eq!(hostname.mtime, Some(T0));
+    let (_, bytes) = r
+        .file_restore_download(
+            &who,
+            "backup",
+            &volume,
+            &b64("root.pxar.didx/etc/hostname"),
+            false,
+        )
+        .expect("download");
+    assert_eq!(bytes, b"ct200\n");
+    let (_, zip) = r
+        .file_restore_download(&who, "backup", &volume, &b64("root.pxar.didx/etc"), false)
+        .expect("zip");
+    assert_eq!(&zip[..4], b"PK\x03\x04");
+    let (_, zst) = r
+        .file_restore_download(&who, "backup", &volume, &b64("root.pxar.didx/etc"), true)
+        .expect("tar.zst");
+    assert_eq!(&zst[..4], &[0x28, 0xb5, 0x2f, 0xfd]);
+    assert_eq!(
+        refused(r.file_restore_list(&who, "backup", &volume, &b64("root.pxar.didx/nope"))),
+        (500, "no such file or directory: 'nope'".into())
+    );
+}
+
+#[rstest]
+fn file_restore_walks_a_vm_s_partitions(mut pbs: World) {
+    dump(&mut pbs, req(100, "backup"));
+    let who = crate::model::access::AuthId::parse("root@pam").expect("id");
+    let volume = format!("backup:{}", snap_name("vm", 100));
+    let r = pbs.c.backup_reader();
+    let top = r
+        .file_restore_list(&who, "backup", &volume, "/")
+        .expect("list");
+    assert_eq!(top.len(), 1);
+    assert_eq!(
+        (top[0].text.as_str(), top[0].kind),
+        ("drive-scsi0.img.fidx", 'v')
+    );
+    assert_eq!(top[0].size, Some(8 << 30));
+    let buckets = r
+        .file_restore_list(&who, "backup", &volume, &b64("/drive-scsi0.img.fidx"))
+        .expect("buckets");
+    assert_eq!(buckets[0].path, "drive-scsi0.img.fidx/part");
+    assert_eq!(buckets[0].kind, 'v');
+    let parts = r
+        .file_restore_list(&who, "backup", &volume, &b64("drive-scsi0.img.fidx/part"))
+        .expect("parts");
+    assert_eq!(parts[0].path, "drive-scsi0.img.fidx/part/1");
+    assert_eq!(parts[0].kind, 'd');
+    let (_, bytes) = r
+        .file_restore_download(
+            &who,
+            "backup",
+            &volume,
+            &b64("drive-scsi0.img.fidx/part/1/etc/hostname"),
+            false,
+        )
+        .expect("download");
+    assert_eq!(bytes, b"web\n");
+}
+
+#[rstest]
+fn file_restore_needs_a_pbs_storage_and_a_reachable_server(mut pbs: World) {
+    dump(&mut pbs, req(100, "local"));
+    let who = crate::model::access::AuthId::parse("root@pam").expect("id");
+    let r = pbs.c.backup_reader();
+    assert_eq!(
+        refused(r.file_restore_list(&who, "local", "backup/vzdump-qemu-100.vma.zst", "/")).1,
+        "storage: Only PBS storages supported for file-restore."
+    );
+    assert_eq!(
+        refused(r.file_restore_list(&who, "nowhere", &snap_name("vm", 100), "/")),
+        (
+            500,
+            "error trying to connect: tcp connect error: Connection refused (os error 111)".into()
+        )
+    );
+}
