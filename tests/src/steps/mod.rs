@@ -32,6 +32,7 @@ pub mod network;
 pub mod node_hw;
 pub mod nodes;
 pub mod notify;
+pub mod pbs;
 pub mod power;
 pub mod realms;
 pub mod resize;
