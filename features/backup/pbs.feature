@@ -1,15 +1,17 @@
-@backup @fake-only
+@backup
 Feature: Backups on a Proxmox Backup Server
   A `pbs` storage reaches the Proxmox Backup Server it names: vzdump
   writes a guest's backup there as a snapshot `vm/<vmid>/<time>` or
   `ct/<vmid>/<time>` of the datastore, the storage's content lists the
   snapshots (`pbs-vm`, `pbs-ct`) with their notes, protection and
   verification, a guest comes back from one, and file-restore lists and
-  downloads single files of a backup. fake-pve is told which server
-  runs (`/_fake/pbs`, a scenario's `pbs:`), so these scenarios need it.
+  downloads single files of a backup. The server is fake-pve's (a
+  scenario's `pbs:`): an in-process fake-pve is told about it, and
+  `ci/conformance-real` starts fake-pve with `ci/conformance-real.yaml`,
+  which declares the same server; the file trees are fake-pve's.
 
   Background:
-    Given fake-pve runs a Proxmox Backup Server:
+    Given a Proxmox Backup Server runs:
       | name       | pbs1      |
       | address    | 127.0.0.5 |
       | datastore  | store1    |

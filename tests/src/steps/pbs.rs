@@ -1,5 +1,5 @@
-//! Proxmox Backup Server storages: a server fake-pve is told about
-//! (`/_fake/pbs`), and file-restore's `list` and `download` of a
+//! Proxmox Backup Server storages: a server the in-process fake-pve is
+//! told about (`/_fake/pbs`), and file-restore's `list` and `download` of a
 //! backup (`filepath` given as a plain path here and sent base64, `/`
 //! as it is).
 
@@ -12,10 +12,13 @@ use serde_json::{Value, json};
 
 use crate::world::PveWorld;
 
-/// fake-pve declares a Proxmox Backup Server (as a scenario's `pbs:`
-/// does): a table of `name`, `address`, `fingerprint`, `datastore`,
-/// `namespaces` (comma-separated) and `verify-new`.
-#[given("fake-pve runs a Proxmox Backup Server:")]
+/// A Proxmox Backup Server runs: the in-process fake-pve is told about
+/// it (`/_fake/pbs`, as a scenario's `pbs:` declares one) from a table
+/// of `name`, `address`, `fingerprint`, `datastore`, `namespaces`
+/// (comma-separated) and `verify-new`; a real target must have it
+/// already (`ci/conformance-real` starts fake-pve with
+/// `ci/conformance-real.yaml`, which declares it).
+#[given("a Proxmox Backup Server runs:")]
 async fn declare_pbs(w: &mut PveWorld, step: &Step) {
     let rows = step
         .table
@@ -52,7 +55,7 @@ async fn declare_pbs(w: &mut PveWorld, step: &Step) {
     if let Some(fp) = get("fingerprint") {
         server["fingerprint"] = json!(w.expand(&fp));
     }
-    w.control(
+    w.control_for_parity(
         Method::POST,
         "/_fake/pbs",
         Some(("application/json", server.to_string())),
