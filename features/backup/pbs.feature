@@ -82,6 +82,31 @@ Feature: Backups on a Proxmox Backup Server
     When I list the backups of VM "{vm1}" on storage "{storage:pbs}"
     Then the answer is a list of 0 items
 
+  Scenario: Pruning a PBS storage prunes the guest's group
+    Given VM "{vm1}" was created
+    And VM "{vm1}" was backed up to storage "{storage:pbs}"
+    When the clock moves on 2 seconds
+    And I back up VM "{vm1}" to storage "{storage:pbs}"
+    Then the task ends with "OK"
+    When I remember the oldest backup of VM "{vm1}" on storage "{storage:pbs}" as "old"
+    And I remember the newest backup of VM "{vm1}" on storage "{storage:pbs}" as "new"
+    And I dry-run a prune of storage "{storage:pbs}"
+      | prune-backups | keep-last=1 |
+      | vmid          | {vm1}       |
+    Then the answer is a list of 2 items
+    And the item with "volid" = "{var:old}" has "mark" = "remove"
+    And the item with "volid" = "{var:new}" has "mark" = "keep"
+    And every item has "type" = "qemu"
+    When I prune storage "{storage:pbs}"
+      | prune-backups | keep-last=1 |
+      | vmid          | {vm1}       |
+    Then the task ID names node "{node}", type "prunebackups", ID "{vm1}@{storage:pbs}" and user "{me}"
+    And the task ends with "OK"
+    When I read the task log
+    Then the log contains "running 'proxmox-backup-client prune' for 'vm/{vm1}'"
+    When I list the backups of VM "{vm1}" on storage "{storage:pbs}"
+    Then the answer is a list of 1 item
+
   Scenario: Single files of a container's backup
     Given the OS template is available
     When I create container "{vm1}" with:

@@ -586,25 +586,6 @@ impl Cluster {
         &self.backups
     }
 
-    /// The Proxmox Backup Servers.
-    pub fn pbs(&self) -> &super::pbs::Pbs {
-        &self.pbs
-    }
-
-    /// The Proxmox Backup Servers, to change (a snapshot's attributes).
-    pub fn pbs_mut(&mut self) -> &mut super::pbs::Pbs {
-        &mut self.pbs
-    }
-
-    /// Storage `sid` if it is a `pbs` storage usable on `node`.
-    ///
-    /// # Errors
-    /// The storage checks (`storage 'x' does not exist`, disabled...).
-    pub fn pbs_storage(&self, sid: &str, node: &str) -> Result<Option<Storage>> {
-        let s = self.storage.usable_storage(sid, node)?;
-        Ok((s.kind == "pbs").then(|| s.clone()))
-    }
-
     /// The areas a backup's steps read and change.
     pub fn backup_ops(&mut self) -> super::backup::BackupOps<'_> {
         super::backup::BackupOps {

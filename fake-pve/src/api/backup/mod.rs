@@ -357,6 +357,11 @@ fn prune_params(ctx: &Ctx<'_>) -> Result<PruneParams> {
 fn dryrun(ctx: &Ctx<'_>) -> Result<Reply> {
     let (node, sid, keep, vmid, kind) = prune_params(ctx)?;
     let items = ctx.with(|c| {
+        if let Some(s) = c.pbs_storage(&sid, &node)? {
+            let k = c.storage.prune_keep(&sid, &node, keep.as_deref())?;
+            let (marks, _) = c.pbs().prune_marks(&s, vmid, kind.as_deref(), &k)?;
+            return Ok(marks.iter().map(view::prune_entry).collect());
+        }
         c.storage
             .prune_dryrun(&sid, &node, keep.as_deref(), vmid, kind.as_deref())
             .map(|l| l.iter().map(view::prune_entry).collect())
@@ -383,9 +388,12 @@ fn prune(ctx: &Ctx<'_>) -> Result<Reply> {
                 .access()
                 .check_perm(&who, &spath, &["Datastore.Allocate"])?,
         }
-        let worker =
-            c.storage
-                .prune_backups(&sid, &node, keep.as_deref(), vmid, kind.as_deref())?;
+        let worker = match c.pbs_storage(&sid, &node)? {
+            Some(s) => c.pbs_prune_worker(&s, &node, keep.as_deref(), vmid, kind.as_deref())?,
+            None => c
+                .storage
+                .prune_backups(&sid, &node, keep.as_deref(), vmid, kind.as_deref())?,
+        };
         Ok::<_, Error>(c.start_task(&node, worker, &who.to_string(), now_ms, ms))
     })?;
     Ok(json!(upid).into())

@@ -134,6 +134,10 @@ pub enum BackupOp {
         storage: String,
         /// The volumes to remove, as the request marked them.
         volids: Vec<String>,
+        /// On a Proxmox Backup Server: the groups pruned (`vm/100`),
+        /// each logged as `proxmox-backup-client prune` runs for it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        groups: Vec<String>,
     },
 }
 

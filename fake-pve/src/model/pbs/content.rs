@@ -177,6 +177,60 @@ impl Pbs {
             .map_err(Error::failed)
     }
 
+    /// `prune_backups` of a `pbs` storage: the snapshots of each group
+    /// (of `vmid` and of `kind`, `qemu` or `lxc`, if given) marked as
+    /// `proxmox-backup-client prune` keeps them (`protected` ones stay),
+    /// and the groups, in listing order.
+    ///
+    /// # Errors
+    /// `failed to get list of all backups to prune - ...`.
+    pub fn prune_marks(
+        &self,
+        s: &Storage,
+        vmid: Option<u32>,
+        kind: Option<&str>,
+        keep: &crate::model::backup::prune::KeepOptions,
+    ) -> Result<(Vec<crate::model::backup::prune::PruneEntry>, Vec<String>)> {
+        use crate::model::backup::prune::{PruneEntry, mark_group};
+        let btype = kind.map(|k| match k {
+            "qemu" => "vm",
+            "lxc" => "ct",
+            other => other,
+        });
+        let list = self.list(s, vmid).map_err(|e| {
+            Error::failed(format!("failed to get list of all backups to prune - {e}"))
+        })?;
+        let mut groups: Vec<String> = Vec::new();
+        for x in list.iter().filter(|x| btype.is_none_or(|t| x.btype == t)) {
+            let g = format!("{}/{}", x.btype, x.id);
+            if !groups.contains(&g) {
+                groups.push(g);
+            }
+        }
+        let mut out = Vec::new();
+        for g in &groups {
+            let mut group: Vec<PruneEntry> = list
+                .iter()
+                .filter(|x| format!("{}/{}", x.btype, x.id) == *g)
+                .map(|x| PruneEntry {
+                    volid: format!("{}:backup/{}", s.storage, x.name()),
+                    ctime: x.time,
+                    kind: if x.btype == "vm" { "qemu" } else { "lxc" }.into(),
+                    vmid: x.id.parse().ok(),
+                    mark: if x.protected {
+                        "protected".into()
+                    } else {
+                        String::new()
+                    },
+                })
+                .collect();
+            mark_group(&mut group, keep);
+            group.sort_by_key(|e| e.ctime);
+            out.extend(group);
+        }
+        Ok((out, groups))
+    }
+
     /// What `DELETE .../content/{volume}`'s `imgdel` task logs or fails
     /// with, and the task's id (`<vmid>@<storage>`).
     ///

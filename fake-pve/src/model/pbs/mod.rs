@@ -17,6 +17,7 @@
 //!   and what its `extract` streams (a file, or a directory as a zip or
 //!   a `tar.zst`).
 
+mod cluster;
 pub mod content;
 pub mod files;
 

@@ -462,3 +462,53 @@ fn file_restore_needs_a_pbs_storage_and_a_reachable_server(mut pbs: World) {
         )
     );
 }
+
+#[rstest]
+fn prunebackups_of_a_pbs_storage_prunes_each_group(mut pbs: World) {
+    for _ in 0..3 {
+        dump(&mut pbs, req(100, "backup"));
+        pbs.now_ms += 3_600_000;
+    }
+    dump(&mut pbs, req(200, "backup"));
+    let s = pbs
+        .c
+        .pbs_storage("backup", "pve")
+        .expect("usable")
+        .expect("pbs");
+    let keep = crate::model::backup::prune::KeepOptions::parse("keep-last=1").expect("keep");
+    let (marks, groups) = pbs
+        .c
+        .pbs()
+        .prune_marks(&s, None, None, &keep)
+        .expect("marks");
+    assert_eq!(groups, vec!["ct/200".to_string(), "vm/100".to_string()]);
+    let m: Vec<(&str, &str)> = marks
+        .iter()
+        .map(|e| (e.kind.as_str(), e.mark.as_str()))
+        .collect();
+    assert_eq!(
+        m,
+        vec![
+            ("lxc", "keep"),
+            ("qemu", "remove"),
+            ("qemu", "remove"),
+            ("qemu", "keep")
+        ]
+    );
+    let worker = pbs
+        .c
+        .pbs_prune_worker(&s, "pve", Some("keep-last=1"), Some(100), Some("qemu"))
+        .expect("worker");
+    let upid = pbs.run_as("pve", worker, "root@pam", 1000);
+    pbs.tick(1000);
+    assert_eq!(pbs.exit(&upid), "OK");
+    assert_eq!(
+        pbs.task(&upid).log,
+        vec![
+            "running 'proxmox-backup-client prune' for 'vm/100'".to_string(),
+            "TASK OK".into()
+        ]
+    );
+    assert_eq!(content(&pbs, "backup", Some(100)).len(), 1);
+    assert_eq!(content(&pbs, "backup", Some(200)).len(), 1);
+}
