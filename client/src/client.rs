@@ -212,6 +212,30 @@ impl Client {
         decode(answer.data, path)
     }
 
+    /// A download: the answer's bytes (an `application/octet-stream`
+    /// answer), or the JSON `data` as text when the server answered JSON.
+    pub(crate) async fn call_download(
+        &self,
+        method: Method,
+        path: &str,
+        params: &Params,
+    ) -> Result<Vec<u8>> {
+        let r = self
+            .inner
+            .transport
+            .call(method.clone(), path, params)
+            .await;
+        let answer = self.failed(&method, path, r)?;
+        self.observe(&method, path, &answer);
+        Ok(match answer.download {
+            Some(bytes) => bytes,
+            None => match answer.data {
+                Value::String(s) => s.into_bytes(),
+                other => other.to_string().into_bytes(),
+            },
+        })
+    }
+
     /// A typed `multipart/form-data` upload.
     pub(crate) async fn call_upload<T: DeserializeOwned>(
         &self,

@@ -252,6 +252,9 @@ pub struct Answer {
     pub total: Option<u64>,
     /// The other top-level members besides `data` and `total`.
     pub extra: serde_json::Map<String, Value>,
+    /// A download's bytes (an `application/octet-stream` answer, such as
+    /// file-restore's `download`): no envelope, no `data`.
+    pub download: Option<Vec<u8>>,
 }
 
 /// A logged-in session.
@@ -644,11 +647,21 @@ impl Transport {
             .map(|r| String::from_utf8_lossy(r.as_bytes()).into_owned())
             .or_else(|| status.canonical_reason().map(str::to_string))
             .unwrap_or_default();
+        let is_download = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .is_some_and(|t| t.as_bytes().starts_with(b"application/octet-stream"));
         let body = resp
             .bytes()
             .await
             .map_err(|e| self.transport_error(&e, url))?;
         if status.is_success() {
+            if is_download {
+                return Ok(Answer {
+                    download: Some(body.to_vec()),
+                    ..Answer::default()
+                });
+            }
             return decode_success(&body).map_err(Failure::from);
         }
         let error = decode_failure(status.as_u16(), &reason, &body);
@@ -768,6 +781,7 @@ fn decode_success(body: &[u8]) -> Result<Answer> {
                 data,
                 total,
                 extra: o,
+                download: None,
             })
         }
         _ => Err(Error::Decode {

@@ -68,6 +68,45 @@ storages:
   - { id: ceph-vm, type: rbd, pool: vm-pool, content: [images, rootdir], size: 20T, used: 3T }
   - { id: nfs-iso, type: nfs, server: 198.51.100.5, export: /export/iso, path: /mnt/pve/nfs-iso, content: [iso, vztmpl], size: 4T, used: 1T }
   - { id: backups, type: pbs, server: backup.example.com, datastore: main, content: [backup], size: 50T }
+pbs:
+  - name: backup.example.com
+    datastores:
+      main:
+        namespaces: [lab]
+        snapshots:
+          - backup-type: ct
+            backup-id: "200"
+            backup-time: 1789988400
+            files:
+              - { filename: catalog.pcat1.didx, size: 57344, crypt-mode: none }
+              - { filename: client.log.blob, size: 2048, crypt-mode: none }
+              - { filename: index.json.blob, size: 540, crypt-mode: none }
+              - { filename: pct.conf.blob, size: 372, crypt-mode: none }
+              - { filename: root.pxar.didx, size: 1073741824, crypt-mode: none }
+            notes: "web-ct nightly\nkept for a week"
+            protected: true
+            verification: { state: ok, upid: "UPID:backup:000002C8:00A3B5C0:000000C8:6A6ED330:verify:main\\x3act-200-6A6ED330:root@pam:" }
+            owner: root@pam
+            archive:
+              guest: lxc
+              vmid: 200
+              config: { hostname: web-ct, memory: "1024", cores: "2", ostype: debian, arch: amd64, rootfs: "local-lvm:vm-200-disk-0,size=8G", net0: "name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:02:00,ip=dhcp,type=veth" }
+              disks: [{ key: rootfs, volid: "local-lvm:vm-200-disk-0", size: 8589934592, format: raw }]
+          - backup-type: vm
+            backup-id: "102"
+            backup-time: 1789988400
+            files:
+              - { filename: client.log.blob, size: 2048, crypt-mode: none }
+              - { filename: drive-scsi0.img.fidx, size: 34359738368, crypt-mode: encrypt }
+              - { filename: index.json.blob, size: 540, crypt-mode: none }
+              - { filename: qemu-server.conf.blob, size: 412, crypt-mode: encrypt }
+            fingerprint: "ab:cd:ef:01:23:45:67:89:ab:cd:ef:01:23:45:67:89:ab:cd:ef:01:23:45:67:89:ab:cd:ef:01:23:45:67:89"
+            owner: root@pam
+            archive:
+              guest: qemu
+              vmid: 102
+              config: { name: web, memory: "2048", scsi0: "local-lvm:vm-102-disk-0,size=32G" }
+              disks: [{ key: scsi0, volid: "local-lvm:vm-102-disk-0", size: 34359738368, format: raw }]
 downloads:
   - { url: https://example.com/gone.iso, fail: "download failed: command 'wget --progress=dot:giga -O /var/lib/vz/template/iso/gone.iso.tmp_dwnl https://example.com/gone.iso' failed: exit code 8" }
   - url: https://example.com/debian-12.iso
@@ -966,6 +1005,31 @@ const CASES: &[Case] = &[
         "get_nodes_node_storage_storage_content_volume_backup_lxc",
         "/nodes/{node}/storage/{storage}/content/{volume}",
         "/nodes/pve1/storage/local/content/{ctbackup}",
+    ),
+    case(
+        "get_nodes_node_storage_storage_content_pbs",
+        "/nodes/{node}/storage/{storage}/content",
+        "/nodes/pve1/storage/backups/content",
+    ),
+    case(
+        "get_nodes_node_storage_storage_content_volume_pbs",
+        "/nodes/{node}/storage/{storage}/content/{volume}",
+        "/nodes/pve1/storage/backups/content/backups:backup/ct/200/2026-09-21T11:00:00Z",
+    ),
+    case(
+        "get_nodes_node_storage_storage_file_restore_list",
+        "/nodes/{node}/storage/{storage}/file-restore/list",
+        "/nodes/pve1/storage/backups/file-restore/list?volume=backups:backup/ct/200/2026-09-21T11:00:00Z&filepath=/",
+    ),
+    case(
+        "get_nodes_node_storage_storage_file_restore_list_dir",
+        "/nodes/{node}/storage/{storage}/file-restore/list",
+        "/nodes/pve1/storage/backups/file-restore/list?volume=backups:backup/ct/200/2026-09-21T11:00:00Z&filepath=cm9vdC5weGFyLmRpZHgvZXRj",
+    ),
+    case(
+        "get_nodes_node_storage_storage_file_restore_list_vm",
+        "/nodes/{node}/storage/{storage}/file-restore/list",
+        "/nodes/pve1/storage/backups/file-restore/list?volume=vm/102/2026-09-21T11:00:00Z&filepath=ZHJpdmUtc2NzaTAuaW1nLmZpZHgvcGFydA%3D%3D",
     ),
     case(
         "get_nodes_node_storage_storage_prunebackups",
@@ -1998,6 +2062,13 @@ const CASES: &[Case] = &[
         "/cluster/metrics/export",
         "/cluster/metrics/export",
     ),
+    // Last: a download starts a `pbs-download` task, which the task
+    // lists and logs above would show.
+    case(
+        "get_nodes_node_storage_storage_file_restore_download",
+        "/nodes/{node}/storage/{storage}/file-restore/download",
+        "/nodes/pve1/storage/backups/file-restore/download?volume=backups:backup/ct/200/2026-09-21T11:00:00Z&filepath=cm9vdC5weGFyLmRpZHgvZXRjL2hvc3Rz",
+    ),
 ];
 
 /// A fake-pve, in-process, with a root@pam ticket.
@@ -2111,11 +2182,19 @@ impl World {
             .rt
             .block_on(async { api::handle(&self.state, &self.router, req).await });
         let status = resp.status().as_u16();
+        let resp_is_download = resp
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .is_some_and(|t| t == "application/octet-stream");
         let body = self
             .rt
             .block_on(resp.into_body().collect())
             .expect("a body")
             .to_bytes();
+        // A download (file-restore) is the file's bytes: kept as text.
+        if resp_is_download {
+            return (status, json!({ "data": String::from_utf8_lossy(&body) }));
+        }
         let json = serde_json::from_slice(&body)
             .unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {body:?}"));
         (status, json)

@@ -1,7 +1,8 @@
 //! Backups: `vzdump` and its defaults, `extractconfig`, pruning
 //! (`prunebackups`), backup jobs (`/cluster/backup`) and the guests no
-//! job covers. A restore is a [`crate::api::qemu::CreateVm`] with an
-//! `archive`.
+//! job covers; single files of a Proxmox Backup Server snapshot
+//! (`file-restore` `list` and `download`). A restore is a
+//! [`crate::api::qemu::CreateVm`] with an `archive`.
 //!
 //! ```no_run
 //! # async fn f(client: &pve_client::Client) -> pve_client::error::Result<()> {
@@ -164,6 +165,37 @@ pub struct BackupJob {
     pub options: Map<String, Value>,
 }
 
+/// An entry of `file-restore/list` (`proxmox-file-restore`'s
+/// `ArchiveEntry`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRestoreEntry {
+    /// The entry's path, base64: give it back to list or download it.
+    pub filepath: String,
+    /// The name to show.
+    pub text: String,
+    /// `d`, `f`, `l`, `h`, `b`, `c`, `p`, `s`, or `v` (an archive or a
+    /// drive's virtual level).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Whether it has no children.
+    #[serde(default, deserialize_with = "de::opt_bool01")]
+    pub leaf: Option<bool>,
+    /// A file's (or an archive's, a partition's) size.
+    #[serde(default)]
+    pub size: Option<u64>,
+    /// A file's modification time.
+    #[serde(default)]
+    pub mtime: Option<i64>,
+}
+
+fn file_restore_path(node: &str, storage: &str, what: &str) -> String {
+    format!(
+        "/nodes/{}/storage/{}/file-restore/{what}",
+        seg(node),
+        seg(storage)
+    )
+}
+
 fn prune_path(node: &str, storage: &str) -> String {
     format!("/nodes/{}/storage/{}/prunebackups", seg(node), seg(storage))
 }
@@ -200,6 +232,60 @@ impl Backup<'_> {
         let path = format!("/nodes/{}/vzdump/extractconfig", seg(node));
         let params = Params::new().set("volume", volume);
         self.client.call(Method::GET, &path, &params).await
+    }
+
+    /// `GET /nodes/{node}/storage/{storage}/file-restore/list` (`list`):
+    /// the entries under `filepath` (`/` for the snapshot's archives,
+    /// else an entry's base64 `filepath`) of a Proxmox Backup Server
+    /// snapshot.
+    ///
+    /// # Errors
+    /// `storage: Only PBS storages supported for file-restore.`, a path
+    /// the snapshot does not have, a server not reached.
+    pub async fn list(
+        &self,
+        node: &str,
+        storage: &str,
+        volume: &str,
+        filepath: &str,
+    ) -> Result<Vec<FileRestoreEntry>> {
+        let params = Params::new()
+            .set("volume", volume)
+            .set("filepath", filepath);
+        self.client
+            .call(
+                Method::GET,
+                &file_restore_path(node, storage, "list"),
+                &params,
+            )
+            .await
+    }
+
+    /// `GET /nodes/{node}/storage/{storage}/file-restore/download`
+    /// (`download`): a file's bytes, a directory as a zip (with `tar`, a
+    /// `tar.zst`).
+    ///
+    /// # Errors
+    /// As [`Backup::list`].
+    pub async fn download(
+        &self,
+        node: &str,
+        storage: &str,
+        volume: &str,
+        filepath: &str,
+        tar: bool,
+    ) -> Result<Vec<u8>> {
+        let params = Params::new()
+            .set("volume", volume)
+            .set("filepath", filepath)
+            .opt("tar", tar.then_some(1));
+        self.client
+            .call_download(
+                Method::GET,
+                &file_restore_path(node, storage, "download"),
+                &params,
+            )
+            .await
     }
 
     /// `GET .../prunebackups` (`dryrun`): what a prune with `keep` (or the

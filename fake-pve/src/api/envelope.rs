@@ -125,6 +125,9 @@ pub fn raw_json(body: &Value) -> Response<Full<Bytes>> {
 
 /// The success answer.
 pub fn success(format: Format, reply: Reply) -> Response<Full<Bytes>> {
+    if let Some(bytes) = reply.download {
+        return answer(200, "", Some("application/octet-stream"), bytes);
+    }
     if format == Format::SpiceConfig {
         let text = super::console::view::spiceconfig(&reply.data).unwrap_or_default();
         return answer(200, "", Some(SPICE_CONTENT_TYPE), Bytes::from(text));

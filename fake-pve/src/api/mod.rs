@@ -82,6 +82,10 @@ pub struct Reply {
     /// is released (a call that waits for another server first); it
     /// replaces this reply.
     pub(crate) deferred: Option<Deferred>,
+    /// A download's bytes (`download_allowed` methods that stream a
+    /// file): sent as they are, `application/octet-stream`, instead of
+    /// the envelope.
+    pub download: Option<bytes::Bytes>,
 }
 
 /// The future a deferred answer comes from ([`Reply::deferred`]).
@@ -170,6 +174,7 @@ impl From<Value> for Reply {
             total: None,
             attribs: serde_json::Map::new(),
             deferred: None,
+            download: None,
         }
     }
 }

@@ -70,6 +70,7 @@ fn node_tasks(ctx: &Ctx<'_>) -> Result<Reply> {
         total: Some(total as u64),
         attribs: Default::default(),
         deferred: None,
+        download: None,
     })
 }
 
@@ -123,6 +124,7 @@ fn read_task_log(ctx: &Ctx<'_>) -> Result<Reply> {
             total: Some(1),
             attribs: Default::default(),
             deferred: None,
+            download: None,
         });
     }
     let take = if limit == 0 { usize::MAX } else { limit };
@@ -139,6 +141,7 @@ fn read_task_log(ctx: &Ctx<'_>) -> Result<Reply> {
         total: Some(log.len() as u64),
         attribs: Default::default(),
         deferred: None,
+        download: None,
     })
 }
 

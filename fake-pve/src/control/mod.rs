@@ -51,6 +51,8 @@ const CALLS: &[(Method, &str, Call)] = &[
     (Method::PUT,    "/downloads",                   put_downloads),
     (Method::GET,    "/oci-images",                  list_oci_images),
     (Method::PUT,    "/oci-images",                  put_oci_images),
+    (Method::GET,    "/pbs",                         list_pbs),
+    (Method::POST,   "/pbs",                         add_pbs),
     (Method::GET,    "/guests/{vmid}",               get_guest),
     (Method::PUT,    "/guests/{vmid}",               put_guest),
     (Method::POST,   "/nodes/{node}/boot",           boot_node),
@@ -511,6 +513,25 @@ fn add_faults(state: &State, _: &Context, req: &Request, _: &[&str]) -> Result<R
             .collect::<Result<Vec<u64>>>()
     });
     Ok(json!(ids.map_err(|e| Error::invalid("rule", e.to_string()))?).into())
+}
+
+/// `GET /_fake/pbs`: the declared Proxmox Backup Servers with their
+/// datastores and snapshots.
+fn list_pbs(state: &State, rq: &Context, _: &Request, _: &[&str]) -> Result<Reply> {
+    Ok(json!(state.at(rq.now_ms(), |c| c.pbs().servers().to_vec())).into())
+}
+
+/// `POST /_fake/pbs`: declares a Proxmox Backup Server, as a scenario's
+/// `pbs:` entry does (JSON `{name, address, port, fingerprint,
+/// datastores: {NAME: {namespaces, verify-new}}}`).
+fn add_pbs(state: &State, rq: &Context, req: &Request, _: &[&str]) -> Result<Reply> {
+    let server: crate::model::pbs::Server = serde_json::from_slice(&req.body)
+        .map_err(|e| Error::invalid("pbs", format!("expected a JSON server: {e}")))?;
+    let name = server.name.clone();
+    state
+        .at(rq.now_ms(), |c| c.pbs_mut().declare(server))
+        .map_err(|e| Error::invalid("pbs", e))?;
+    Ok(json!(name).into())
 }
 
 /// `PUT /_fake/downloads`: replaces the table of known URLs with a JSON

@@ -87,6 +87,8 @@ pub struct Cluster {
     pub(crate) network: Networks,
     /// Backup archives and backup jobs.
     pub(crate) backups: super::backup::Backups,
+    /// The Proxmox Backup Servers storages reach, and their snapshots.
+    pub(crate) pbs: super::pbs::Pbs,
     /// `datacenter.cfg`'s options.
     pub(crate) datacenter: super::datacenter::Datacenter,
     /// SDN configuration (pending and running) and the PVE IPAM.
@@ -171,6 +173,9 @@ pub struct ClusterDoc {
     /// Backup archives and backup jobs.
     #[serde(default, skip_serializing_if = "super::backup::Backups::is_empty")]
     pub backups: super::backup::Backups,
+    /// The Proxmox Backup Servers and their snapshots.
+    #[serde(default, skip_serializing_if = "super::pbs::Pbs::is_empty")]
+    pub pbs: super::pbs::Pbs,
     /// `datacenter.cfg`'s options.
     #[serde(
         default,
@@ -251,6 +256,8 @@ struct ClusterDocRef<'a> {
     cts: &'a BTreeMap<u32, super::lxc::Ct>,
     #[serde(skip_serializing_if = "super::backup::Backups::is_empty")]
     backups: &'a super::backup::Backups,
+    #[serde(skip_serializing_if = "super::pbs::Pbs::is_empty")]
+    pbs: &'a super::pbs::Pbs,
     #[serde(skip_serializing_if = "super::datacenter::Datacenter::is_empty")]
     datacenter: &'a super::datacenter::Datacenter,
     #[serde(skip_serializing_if = "super::sdn::Sdn::is_empty")]
@@ -301,6 +308,7 @@ impl Serialize for Cluster {
             guests,
             cts: self.guests.cts(),
             backups: &self.backups,
+            pbs: &self.pbs,
             datacenter: &self.datacenter,
             sdn: &self.sdn,
             firewall: &self.firewall,
@@ -338,6 +346,7 @@ impl From<ClusterDoc> for Cluster {
             faults: d.faults,
             network: Networks::new(d.network),
             backups: d.backups,
+            pbs: d.pbs,
             datacenter: d.datacenter,
             sdn: d.sdn,
             firewall: d.firewall,
@@ -568,6 +577,7 @@ impl Cluster {
             firewall: &mut self.firewall,
             nodes: &self.nodes,
             backups: &self.backups,
+            pbs: &self.pbs,
             version: self.version,
         }
     }
@@ -583,6 +593,7 @@ impl Cluster {
             guests: &mut self.guests,
             storage: &mut self.storage,
             backups: &mut self.backups,
+            pbs: &mut self.pbs,
             access: &mut self.access,
             sdn: &self.sdn,
             nodes: &self.nodes,
@@ -596,6 +607,7 @@ impl Cluster {
             guests: &self.guests,
             storage: &self.storage,
             backups: &self.backups,
+            pbs: &self.pbs,
             access: &self.access,
         }
     }
@@ -906,6 +918,10 @@ impl Cluster {
         content: Option<&str>,
         vmid: Option<u32>,
     ) -> Result<Vec<super::storage::content::ContentItem>> {
+        if let Some(s) = self.storage.find(sid).filter(|s| s.kind == "pbs") {
+            self.storage.usable_storage(sid, node)?;
+            return self.pbs.content_list(s, content, vmid);
+        }
         let is_ct = |id: u32| self.guests.ct_by_id(id).is_some();
         let mut items = self
             .storage

@@ -491,7 +491,12 @@ impl Cluster {
                 }
                 Ok(lines)
             }
-            BackupOp::Prune { node, volids, .. } => self.backup_ops().finish_prune(&node, &volids),
+            BackupOp::Prune {
+                node,
+                volids,
+                groups,
+                ..
+            } => self.backup_ops().finish_prune(&node, &volids, &groups),
         }
     }
 

@@ -37,6 +37,7 @@ pub mod nodes;
 pub mod notify;
 pub mod oci;
 pub mod overview;
+pub mod pbs;
 pub mod pools;
 pub mod power;
 pub mod qemu;

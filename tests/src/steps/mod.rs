@@ -33,6 +33,7 @@ pub mod node_hw;
 pub mod nodes;
 pub mod notify;
 pub mod oci;
+pub mod pbs;
 pub mod power;
 pub mod realms;
 pub mod resize;

@@ -513,6 +513,34 @@ impl PveWorld {
     /// When the control API refuses.
     pub async fn control(&self, method: Method, path: &str, body: Option<(&str, String)>) -> Value {
         let fake = self.fake();
+        self.control_on(fake, method, path, body).await
+    }
+
+    /// A `/_fake` control call that only gives the in-process fake-pve
+    /// what a real target's fake-pve has from the world it was started
+    /// with (`ci/conformance-real.yaml`, such as a Proxmox Backup Server):
+    /// the scenario needs no `@fake-only`, and against a real target the
+    /// call is not made (`None`).
+    ///
+    /// # Panics
+    /// When the control API refuses.
+    pub async fn control_for_parity(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<(&str, String)>,
+    ) -> Option<Value> {
+        let fake = self.fake.as_ref()?;
+        Some(self.control_on(fake, method, path, body).await)
+    }
+
+    async fn control_on(
+        &self,
+        fake: &fake_pve::Running,
+        method: Method,
+        path: &str,
+        body: Option<(&str, String)>,
+    ) -> Value {
         let (ticket, csrf) = self.root_ticket().await;
         let http = reqwest::Client::builder()
             .add_root_certificate(

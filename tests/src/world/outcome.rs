@@ -36,7 +36,13 @@ impl Outcome {
             Ok(a) => Self {
                 request,
                 status: 200,
-                data: a.data,
+                // A download's bytes are kept as text.
+                data: match a.download {
+                    Some(bytes) => {
+                        serde_json::Value::String(String::from_utf8_lossy(&bytes).into_owned())
+                    }
+                    None => a.data,
+                },
                 total: a.total,
                 ..Self::default()
             },

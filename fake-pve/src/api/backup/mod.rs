@@ -1,9 +1,10 @@
 //! Backups: `vzdump`, its defaults and `extractconfig`, pruning, backup
 //! jobs and the guests no job covers (pve-manager `API2/VZDump.pm`,
 //! `API2/Backup.pm`, `API2/BackupInfo.pm`; pve-storage
-//! `API2/Storage/PruneBackups.pm`); the checks of file-restore and of an
-//! import source's metadata (`FileRestore.pm`, `Status.pm`), whose work
-//! is not emulated.
+//! `API2/Storage/PruneBackups.pm`); file-restore's `list` and
+//! `download` from a Proxmox Backup Server snapshot (`FileRestore.pm`),
+//! and the checks of an import source's metadata (`Status.pm`), whose
+//! work is not emulated.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +14,7 @@ use super::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::backup::VzdumpRequest;
 use crate::model::backup::jobs::shell_quote;
 use crate::model::backup::schedule::CalendarEvent;
+use crate::model::tasks::Worker;
 use crate::model::{Error, Result};
 use crate::spec::formats::split_list;
 
@@ -27,13 +29,11 @@ pub fn routes() -> Vec<Route> {
         get(
             "/nodes/{node}/storage/{storage}/file-restore/list",
             file_restore_list,
-        )
-        .checks_only(),
+        ),
         get(
             "/nodes/{node}/storage/{storage}/file-restore/download",
             file_restore_download,
-        )
-        .checks_only(),
+        ),
         get(
             "/nodes/{node}/storage/{storage}/import-metadata",
             get_import_metadata,
@@ -258,30 +258,41 @@ fn extractconfig(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(json!(text).into())
 }
 
-/// A file-restore call: PVE's checks, then 501 (reading a backup's files
-/// is not emulated).
-fn file_restore(ctx: &Ctx<'_>, what: &str) -> Result<Reply> {
+/// `GET /nodes/{node}/storage/{storage}/file-restore/list`: `filepath`
+/// `/` lists the snapshot's archives, else a base64 path in one.
+fn file_restore_list(ctx: &Ctx<'_>) -> Result<Reply> {
+    ctx.node()?;
+    let storage = ctx.param("storage")?;
+    let volume = ctx.param("volume")?;
+    let filepath = ctx.params.str("filepath").unwrap_or_else(|| "/".into());
+    let who = ctx.who()?.clone();
+    let entries = ctx.with(|c| {
+        c.backup_reader()
+            .file_restore_list(&who, &storage, &volume, &filepath)
+    })?;
+    Ok(view::file_restore_entries(&entries).into())
+}
+
+/// `GET /nodes/{node}/storage/{storage}/file-restore/download`: a
+/// `pbs-download` task, and the file's bytes (a directory as a zip, or
+/// with `tar=1` a `tar.zst`).
+fn file_restore_download(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let storage = ctx.param("storage")?;
     let volume = ctx.param("volume")?;
+    let filepath = ctx.param("filepath")?;
+    let tar = ctx.params.bool("tar")?.unwrap_or(false);
     let who = ctx.who()?.clone();
-    ctx.with(|c| {
+    let (name, bytes) = ctx.with(|c| {
         c.backup_reader()
-            .check_file_restore(&who, &storage, &volume)
+            .file_restore_download(&who, &storage, &volume, &filepath, tar)
     })?;
-    Err(Error::NotImplemented(format!(
-        "Method 'GET /api2/json/nodes/{node}/storage/{storage}/file-restore/{what}' is not emulated by fake-pve"
-    )))
-}
-
-/// `GET /nodes/{node}/storage/{storage}/file-restore/list`.
-fn file_restore_list(ctx: &Ctx<'_>) -> Result<Reply> {
-    file_restore(ctx, "list")
-}
-
-/// `GET /nodes/{node}/storage/{storage}/file-restore/download`.
-fn file_restore_download(ctx: &Ctx<'_>) -> Result<Reply> {
-    file_restore(ctx, "download")
+    let w = Worker::new("pbs-download", "").log(format!("Starting download of file: {name}"));
+    ctx.start_task(&node, w)?;
+    Ok(Reply {
+        download: Some(bytes.into()),
+        ..Reply::default()
+    })
 }
 
 /// `GET /nodes/{node}/storage/{storage}/import-metadata`: access to the
@@ -346,6 +357,11 @@ fn prune_params(ctx: &Ctx<'_>) -> Result<PruneParams> {
 fn dryrun(ctx: &Ctx<'_>) -> Result<Reply> {
     let (node, sid, keep, vmid, kind) = prune_params(ctx)?;
     let items = ctx.with(|c| {
+        if let Some(s) = c.pbs_storage(&sid, &node)? {
+            let k = c.storage.prune_keep(&sid, &node, keep.as_deref())?;
+            let (marks, _) = c.pbs().prune_marks(&s, vmid, kind.as_deref(), &k)?;
+            return Ok(marks.iter().map(view::prune_entry).collect());
+        }
         c.storage
             .prune_dryrun(&sid, &node, keep.as_deref(), vmid, kind.as_deref())
             .map(|l| l.iter().map(view::prune_entry).collect())
@@ -372,9 +388,12 @@ fn prune(ctx: &Ctx<'_>) -> Result<Reply> {
                 .access()
                 .check_perm(&who, &spath, &["Datastore.Allocate"])?,
         }
-        let worker =
-            c.storage
-                .prune_backups(&sid, &node, keep.as_deref(), vmid, kind.as_deref())?;
+        let worker = match c.pbs_storage(&sid, &node)? {
+            Some(s) => c.pbs_prune_worker(&s, &node, keep.as_deref(), vmid, kind.as_deref())?,
+            None => c
+                .storage
+                .prune_backups(&sid, &node, keep.as_deref(), vmid, kind.as_deref())?,
+        };
         Ok::<_, Error>(c.start_task(&node, worker, &who.to_string(), now_ms, ms))
     })?;
     Ok(json!(upid).into())

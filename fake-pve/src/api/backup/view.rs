@@ -99,3 +99,28 @@ pub fn not_backed_up(g: &NotBackedUp<'_>) -> Value {
 pub fn schedule_run(timestamp: i64) -> Value {
     json!({ "timestamp": timestamp, "utc": crate::clock::ctime(timestamp) })
 }
+
+/// The entries of `GET .../file-restore/list`: `filepath` base64, and
+/// `leaf` as PVE turns it into 0 or 1.
+pub fn file_restore_entries(entries: &[crate::model::pbs::files::Entry]) -> Value {
+    use base64::Engine;
+    let rows: Vec<Value> = entries
+        .iter()
+        .map(|e| {
+            let mut v = json!({
+                "filepath": base64::engine::general_purpose::STANDARD.encode(e.path.as_bytes()),
+                "text": e.text,
+                "type": e.kind.to_string(),
+                "leaf": u8::from(e.leaf),
+            });
+            if let Some(s) = e.size {
+                v["size"] = json!(s);
+            }
+            if let Some(m) = e.mtime {
+                v["mtime"] = json!(m);
+            }
+            v
+        })
+        .collect();
+    Value::Array(rows)
+}

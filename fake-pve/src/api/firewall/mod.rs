@@ -157,6 +157,7 @@ fn read_log<const K: u8>(ctx: &Ctx<'_>) -> Result<Reply> {
         total: Some(1),
         attribs: serde_json::Map::new(),
         deferred: None,
+        download: None,
     })
 }
 

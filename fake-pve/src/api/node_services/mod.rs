@@ -377,6 +377,7 @@ fn syslog(ctx: &Ctx<'_>) -> Result<Reply> {
         total: Some(total),
         attribs: serde_json::Map::new(),
         deferred: None,
+        download: None,
     })
 }
 

@@ -211,6 +211,7 @@ fn read_job_log(ctx: &Ctx<'_>) -> Result<Reply> {
         total: Some(total as u64),
         attribs: Default::default(),
         deferred: None,
+        download: None,
     })
 }
 

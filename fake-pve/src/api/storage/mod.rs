@@ -336,6 +336,12 @@ fn content_info(ctx: &Ctx<'_>) -> Result<Reply> {
     Ok(ctx
         .with(|c| {
             check_volume_access(c, &who, &format!("{sid}:{name}"))?;
+            if let Some(s) = c.pbs_storage(&sid, &node)? {
+                let (info, protected) = c.pbs().volume_info(&s, &name)?;
+                let mut v = view::to_json(&info);
+                v["protected"] = json!(protected);
+                return Ok(v);
+            }
             c.storages()
                 .volume_info(&sid, &node, &name)
                 .map(|i| view::to_json(&i))
@@ -352,6 +358,23 @@ fn content_update(ctx: &Ctx<'_>) -> Result<Reply> {
     let who = ctx.who()?.clone();
     ctx.with(|c| {
         check_volume_access(c, &who, &format!("{sid}:{name}"))?;
+        if let Some(s) = c.pbs_storage(&sid, &node)? {
+            let max = match s.options.get("max-protected-backups") {
+                Some(m) => m.parse().unwrap_or(-1),
+                None if c.access().has_priv(
+                    &who,
+                    &format!("/storage/{sid}"),
+                    "Datastore.Allocate",
+                ) =>
+                {
+                    -1
+                }
+                None => 5,
+            };
+            return c
+                .pbs_mut()
+                .update_volume_attrs(&s, &name, notes, protected, max);
+        }
         c.storages_mut()
             .update_volume_attrs(&sid, &node, &name, notes, protected)
     })?;
@@ -366,7 +389,13 @@ fn content_delete(ctx: &Ctx<'_>) -> Result<Reply> {
     let delay = ctx.params.int("delay", Some(1), Some(30))?;
     let who = ctx.who()?.clone();
     let (id, plan) = ctx.with(|c| {
-        let (id, plan) = c.storages().plan_volume_delete(&sid, &node, &name)?;
+        let (id, plan) = match c.pbs_storage(&sid, &node)? {
+            Some(s) => {
+                let (id, plan) = c.pbs().plan_delete(&s, &name)?;
+                (id, plan.map_err(TaskFailure))
+            }
+            None => c.storages().plan_volume_delete(&sid, &node, &name)?,
+        };
         let storage_path = format!("/storage/{sid}");
         let owner = id.split_once('@').map(|(o, _)| o.to_string());
         let backup = storage_content::vtype(&name) == "backup";

@@ -2,8 +2,9 @@
 //! reads an import source's metadata (pve-storage
 //! `API2/Storage/FileRestore.pm` `list`/`download`,
 //! `API2/Storage/Status.pm` `get_import_metadata`): access to the volume
-//! (`check_volume_access`) first, then whether the storage can do it.
-//! Reading a backup's files is not emulated; the checks are.
+//! (`check_volume_access`) first, then whether the storage can do it;
+//! then what `proxmox-file-restore` lists and extracts in the snapshot
+//! (see `model::pbs::files`).
 
 use crate::model::access::AuthId;
 use crate::model::backup::BackupReader;
@@ -53,6 +54,75 @@ impl<'a> BackupReader<'a> {
             ));
         }
         Ok(volid)
+    }
+
+    /// The snapshot a file-restore call reads, with the path it names
+    /// (`filepath`: `/`, or base64).
+    ///
+    /// # Errors
+    /// The checks of [`Self::check_file_restore`]; the server's; a path
+    /// that is not base64.
+    fn file_restore_target(
+        self,
+        who: &AuthId,
+        storage: &str,
+        volume: &str,
+        filepath: &str,
+    ) -> Result<(&'a crate::model::pbs::Snapshot, String)> {
+        let volid = self.check_file_restore(who, storage, volume)?;
+        let s = self.storage.existing(storage)?;
+        let name = parse_volid(&volid).map_or("", |(_, n)| n);
+        crate::model::pbs::parse_volname(name).map_err(Error::failed)?;
+        self.pbs
+            .datastore(s)
+            .map_err(|e| Error::failed(e.client_message()))?;
+        let snap = self.pbs.snapshot(s, name).map_err(Error::failed)?;
+        let path = if filepath == "/" {
+            "/".to_string()
+        } else {
+            use base64::Engine;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(filepath)
+                .map_err(|e| {
+                    Error::failed(format!("Failed base64-decoding path '{filepath}' - {e}"))
+                })?;
+            String::from_utf8_lossy(&bytes).into_owned()
+        };
+        Ok((snap, path))
+    }
+
+    /// `GET .../file-restore/list`: the entries under `filepath` (`/`:
+    /// the snapshot's archives).
+    ///
+    /// # Errors
+    /// Those of the checks and of `proxmox-file-restore list`.
+    pub fn file_restore_list(
+        self,
+        who: &AuthId,
+        storage: &str,
+        volume: &str,
+        filepath: &str,
+    ) -> Result<Vec<crate::model::pbs::files::Entry>> {
+        let (snap, path) = self.file_restore_target(who, storage, volume, filepath)?;
+        crate::model::pbs::files::list(snap, &path).map_err(Error::failed)
+    }
+
+    /// `GET .../file-restore/download`: the file's name and bytes (a
+    /// directory as a zip, or with `tar` a `tar.zst`).
+    ///
+    /// # Errors
+    /// Those of the checks and of `proxmox-file-restore extract`.
+    pub fn file_restore_download(
+        self,
+        who: &AuthId,
+        storage: &str,
+        volume: &str,
+        filepath: &str,
+        tar: bool,
+    ) -> Result<(String, Vec<u8>)> {
+        let (snap, path) = self.file_restore_target(who, storage, volume, filepath)?;
+        let bytes = crate::model::pbs::files::extract(snap, &path, tar).map_err(Error::failed)?;
+        Ok((path, bytes))
     }
 
     /// The check of `get_import_metadata`: access to `<storage>:<volume>`

@@ -134,6 +134,10 @@ pub enum BackupOp {
         storage: String,
         /// The volumes to remove, as the request marked them.
         volids: Vec<String>,
+        /// On a Proxmox Backup Server: the groups pruned (`vm/100`),
+        /// each logged as `proxmox-backup-client prune` runs for it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        groups: Vec<String>,
     },
 }
 
@@ -150,6 +154,8 @@ pub struct BackupOps<'a> {
     pub(in crate::model) storage: &'a mut crate::model::storage::Storages,
     /// Backup archives and jobs.
     pub(in crate::model) backups: &'a mut Backups,
+    /// The Proxmox Backup Servers.
+    pub(in crate::model) pbs: &'a mut crate::model::pbs::Pbs,
     /// Users, ACLs and pools.
     pub(in crate::model) access: &'a mut crate::model::access::Access,
     /// The SDN configuration.
@@ -171,6 +177,8 @@ pub struct BackupReader<'a> {
     pub(in crate::model) storage: &'a crate::model::storage::Storages,
     /// Backup archives and jobs.
     pub(in crate::model) backups: &'a Backups,
+    /// The Proxmox Backup Servers.
+    pub(in crate::model) pbs: &'a crate::model::pbs::Pbs,
     /// Users, ACLs and pools.
     pub(in crate::model) access: &'a crate::model::access::Access,
 }
@@ -182,6 +190,7 @@ impl BackupOps<'_> {
             guests: self.guests,
             storage: self.storage,
             backups: self.backups,
+            pbs: self.pbs,
             access: self.access,
         }
     }
@@ -200,6 +209,10 @@ impl BackupOps<'_> {
     /// Removes a volume with its attributes, and a backup archive's
     /// content with its volume.
     pub fn drop_volume(&mut self, sid: &str, node: &str, name: &str) {
+        if let Some(s) = self.storage.find(sid).filter(|s| s.kind == "pbs").cloned() {
+            let _ = self.pbs.forget(&s, name);
+            return;
+        }
         let shared = self.storage.find(sid).map(|s| s.shared);
         self.storage.drop_volume(sid, node, name);
         if let Some(shared) = shared {

@@ -280,7 +280,7 @@ impl Storages {
     /// # Errors
     /// `storage 'x' does not exist`, `storage 'x' does not support
     /// backups`, `no prune-backups options configured for storage 'x'`.
-    fn prune_keep(&self, sid: &str, node: &str, given: Option<&str>) -> Result<KeepOptions> {
+    pub fn prune_keep(&self, sid: &str, node: &str, given: Option<&str>) -> Result<KeepOptions> {
         let s = self.existing(sid)?;
         if !s.content.iter().any(|c| c == "backup") {
             return Err(Error::failed(format!(
@@ -354,6 +354,7 @@ impl Storages {
                 node: node.to_string(),
                 storage: sid.to_string(),
                 volids,
+                groups: Vec::new(),
             })),
         )
     }
@@ -361,8 +362,23 @@ impl Storages {
 
 impl BackupOps<'_> {
     /// The end of a `prunebackups` task.
-    pub(in crate::model) fn finish_prune(&mut self, node: &str, volids: &[String]) -> EffectResult {
+    pub(in crate::model) fn finish_prune(
+        &mut self,
+        node: &str,
+        volids: &[String],
+        groups: &[String],
+    ) -> EffectResult {
         let mut lines = Vec::new();
+        if !groups.is_empty() {
+            // PBSPlugin: the client prunes each group; nothing per backup.
+            for g in groups {
+                lines.push(format!("running 'proxmox-backup-client prune' for '{g}'"));
+            }
+            for v in volids {
+                self.remove_backup(v, node);
+            }
+            return Ok(lines);
+        }
         for v in volids {
             lines.push(format!("removing backup '{v}'"));
             self.remove_backup(v, node);

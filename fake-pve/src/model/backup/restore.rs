@@ -94,11 +94,8 @@ impl BackupOps<'_> {
         };
         let s = self.storage.existing(sid)?;
         if s.kind == "pbs" {
-            return Err(Error::NotImplemented(
-                "restoring from a Proxmox Backup Server is not emulated by fake-pve".into(),
-            ));
-        }
-        if self.storage.volumes().get(s, &req.node, name).is_none() {
+            crate::model::pbs::parse_volname(name).map_err(Error::failed)?;
+        } else if self.storage.volumes().get(s, &req.node, name).is_none() {
             return Err(missing());
         }
         let emsg = format!("unable to restore VM {vmid} -");
@@ -179,21 +176,30 @@ impl BackupOps<'_> {
         let Some(s) = self.storage.find(sid).cloned() else {
             return fail(self, format!("storage '{sid}' does not exist"));
         };
-        let Some(vol) = self.storage.volumes().get(&s, &node, name).cloned() else {
-            return fail(self, format!("can't find file '{}'", job.archive));
-        };
-        let Some(archive) = self
-            .backups
-            .archive(&archive_key(s.shared, &node, &job.archive))
-            .cloned()
-        else {
-            return fail(
-                self,
-                format!(
-                    "{emsg} the archive '{}' holds no configuration",
-                    job.archive
-                ),
-            );
+        let pbs = s.kind == "pbs";
+        let (ctime, archive) = if pbs {
+            match self.pbs.snapshot(&s, name) {
+                Ok(snap) => (snap.time, snap.archive.clone()),
+                Err(e) => return fail(self, format!("{emsg} {e}")),
+            }
+        } else {
+            let Some(vol) = self.storage.volumes().get(&s, &node, name).cloned() else {
+                return fail(self, format!("can't find file '{}'", job.archive));
+            };
+            let Some(archive) = self
+                .backups
+                .archive(&archive_key(s.shared, &node, &job.archive))
+                .cloned()
+            else {
+                return fail(
+                    self,
+                    format!(
+                        "{emsg} the archive '{}' holds no configuration",
+                        job.archive
+                    ),
+                );
+            };
+            (vol.ctime, archive)
         };
         if archive.guest != "qemu" {
             return fail(
@@ -253,30 +259,35 @@ impl BackupOps<'_> {
         } else {
             None
         };
-        log.push(match decompress {
-            Some(d) => {
-                format!("restore vma archive: {d} {path} | vma extract -v -r {tmp}.fifo - {tmp}")
-            }
-            None => format!("restore vma archive: vma extract -v -r {tmp}.fifo {path} {tmp}"),
-        });
-        let conf_text =
-            Vm::new(vmid, &node, VmStatus::Stopped, archive.config.clone()).config_text();
-        log.push(format!(
-            "CFG: size: {} name: qemu-server.conf",
-            conf_text.len()
-        ));
-        for (i, d) in archive.disks.iter().enumerate() {
+        if !pbs {
+            log.push(match decompress {
+                Some(d) => {
+                    format!(
+                        "restore vma archive: {d} {path} | vma extract -v -r {tmp}.fifo - {tmp}"
+                    )
+                }
+                None => format!("restore vma archive: vma extract -v -r {tmp}.fifo {path} {tmp}"),
+            });
+            let conf_text =
+                Vm::new(vmid, &node, VmStatus::Stopped, archive.config.clone()).config_text();
             log.push(format!(
-                "DEV: dev_id={} size: {} devname: drive-{}",
-                i + 1,
-                d.size,
-                d.key
+                "CFG: size: {} name: qemu-server.conf",
+                conf_text.len()
             ));
+            for (i, d) in archive.disks.iter().enumerate() {
+                log.push(format!(
+                    "DEV: dev_id={} size: {} devname: drive-{}",
+                    i + 1,
+                    d.size,
+                    d.key
+                ));
+            }
+            log.push(format!("CTIME: {}", crate::clock::ctime(ctime)));
         }
-        log.push(format!("CTIME: {}", crate::clock::ctime(vol.ctime)));
         let now = end_ms.div_euclid(1000);
         let mut config = archive.config.clone();
         let mut total = 0;
+        let mut pbs_lines = Vec::new();
         for d in &archive.disks {
             let target = job
                 .storage
@@ -310,24 +321,34 @@ impl BackupOps<'_> {
                         .map(|ts| crate::model::storage::content::volume_path(ts, n))
                 })
                 .unwrap_or_default();
-            log.push(format!(
-                "map 'drive-{}' to '{dev_path}' (write zeros = 0)",
-                d.key
-            ));
+            if pbs {
+                pbs_lines.extend(
+                    self.pbs_restore_lines(&s, name, &d.key, &d.format, &dev_path, d.size, &volid),
+                );
+            } else {
+                log.push(format!(
+                    "map 'drive-{}' to '{dev_path}' (write zeros = 0)",
+                    d.key
+                ));
+            }
             total += d.size;
             if let Some(v) = config.get(&d.key) {
                 let v = with_file(v, &volid);
                 config.insert(d.key.clone(), v);
             }
         }
-        log.push(format!(
-            "progress 100% (read {total} bytes, duration {} sec)",
-            (end_ms.div_euclid(1000) - vol.ctime).clamp(0, 1)
-        ));
-        log.push(format!(
-            "total bytes read {total}, sparse bytes {total} (100%)"
-        ));
-        log.push("space reduction due to 4K zero blocks 100%".into());
+        if pbs {
+            log.extend(pbs_lines);
+        } else {
+            log.push(format!(
+                "progress 100% (read {total} bytes, duration {} sec)",
+                (end_ms.div_euclid(1000) - ctime).clamp(0, 1)
+            ));
+            log.push(format!(
+                "total bytes read {total}, sparse bytes {total} (100%)"
+            ));
+            log.push("space reduction due to 4K zero blocks 100%".into());
+        }
         // Drives not in the archive are left out; cloud-init drives are
         // made anew; CD-ROMs stay.
         let saved: Vec<&str> = archive.disks.iter().map(|d| d.key.as_str()).collect();
@@ -434,6 +455,59 @@ impl BackupOps<'_> {
             log.push("Execute autostart".into());
         }
         Ok(log)
+    }
+}
+
+impl BackupOps<'_> {
+    /// What restoring one drive from a PBS snapshot logs
+    /// (`restore_proxmox_backup_archive` and `pbs-restore --verbose`).
+    #[allow(clippy::too_many_arguments)]
+    fn pbs_restore_lines(
+        &self,
+        s: &crate::model::cluster::Storage,
+        name: &str,
+        key: &str,
+        format: &str,
+        dev_path: &str,
+        size: u64,
+        volid: &str,
+    ) -> Vec<String> {
+        let repo = crate::model::pbs::repository(s);
+        let snap = name.strip_prefix("backup/").unwrap_or(name);
+        let ns = crate::model::pbs::storage_ns(s);
+        let ns_arg = if ns.is_empty() {
+            String::new()
+        } else {
+            format!(" --ns {ns}")
+        };
+        let target_kind = parse_volid(volid)
+            .and_then(|(t, _)| self.storage.find(t))
+            .map(|t| t.kind.clone())
+            .unwrap_or_default();
+        let fmt = if format == "qcow2" { "qcow2" } else { "raw" };
+        let skip = if target_kind == "lvm" {
+            ""
+        } else {
+            " --skip-zero"
+        };
+        let zeroes = size - size / 32;
+        vec![
+            format!(
+                "restore proxmox backup image: /usr/bin/pbs-restore --repository {repo}{ns_arg} {snap} drive-{key}.img.fidx {dev_path} --verbose --format {fmt}{skip}"
+            ),
+            format!("connecting to repository '{repo}'"),
+            format!("open block backend for target '{dev_path}'"),
+            format!("starting to restore snapshot '{snap}'"),
+            "download and verify backup index".into(),
+            format!(
+                "progress 100% (read {size} bytes, zeroes = {}% ({zeroes} bytes), duration 1 sec)",
+                zeroes * 100 / size.max(1)
+            ),
+            format!(
+                "restore image complete (bytes={size}, duration=1.00s, speed={:.2}MB/s)",
+                size as f64 / 1_048_576.0
+            ),
+        ]
     }
 }
 

@@ -310,6 +310,8 @@ pub struct CtOps<'a> {
     pub(in crate::model) nodes: &'a crate::model::nodes::Nodes,
     /// The backup archives.
     pub(in crate::model) backups: &'a crate::model::backup::Backups,
+    /// The Proxmox Backup Servers (a restore from one).
+    pub(in crate::model) pbs: &'a crate::model::pbs::Pbs,
     /// The release.
     pub(in crate::model) version: PveVersion,
 }

@@ -149,11 +149,8 @@ impl CtOps<'_> {
         // check_volume_access with the content type `backup`.
         if let Some((sid, name)) = parse_volid(&req.archive) {
             if self.storage.existing(sid)?.kind == "pbs" {
-                return Err(Error::NotImplemented(
-                    "restoring from a Proxmox Backup Server is not emulated by fake-pve".into(),
-                ));
-            }
-            if !name.starts_with("backup/") {
+                crate::model::pbs::parse_volname(name).map_err(Error::failed)?;
+            } else if !name.starts_with("backup/") {
                 return Err(Error::failed(format!(
                     "unable to use volume {} - content type needs to be 'backup'",
                     req.archive
@@ -391,13 +388,17 @@ impl CtOps<'_> {
                 }
             }
             lines.push(format!("restoring '{}' now..", job.archive));
-            lines.push(format!("extracting archive '{path}'"));
-            let read = (size / 8).div_ceil(10_240) * 10_240 + 10_240;
-            lines.push(format!(
-                "Total bytes read: {read} ({}, {}/s)",
-                crate::model::backup::dump::tar_human(read),
-                crate::model::backup::dump::tar_human(read / 2)
-            ));
+            // A PBS archive is restored by `proxmox-backup-client
+            // restore`, which prints nothing.
+            if !path.is_empty() {
+                lines.push(format!("extracting archive '{path}'"));
+                let read = (size / 8).div_ceil(10_240) * 10_240 + 10_240;
+                lines.push(format!(
+                    "Total bytes read: {read} ({}, {}/s)",
+                    crate::model::backup::dump::tar_human(read),
+                    crate::model::backup::dump::tar_human(read / 2)
+                ));
+            }
             lines.push("merging backed-up and given configuration..".into());
             let mut rq = Context::new(end_ms, job.seed);
             for (k, v) in &orig {
@@ -474,6 +475,19 @@ impl CtOps<'_> {
         let missing = || Error::failed(format!("can't find file '{volid}'"));
         let (sid, name) = parse_volid(volid).ok_or_else(missing)?;
         let s = self.storage.usable_storage(sid, node)?;
+        if s.kind == "pbs" {
+            // `recover_config_from_proxmox_backup`: `pct.conf` of the
+            // snapshot; no path (the archive is not a file).
+            let snap = self.pbs.snapshot(s, name).map_err(Error::failed)?;
+            if snap.btype != "ct" {
+                return Err(Error::failed(format!(
+                    "got unexpected backup format 'pbs-{}'",
+                    snap.btype
+                )));
+            }
+            let size = snap.archive.disks.iter().map(|d| d.size).sum();
+            return Ok((snap.archive.config.clone(), String::new(), size));
+        }
         if self.storage.volumes().get(s, node, name).is_none() {
             return Err(missing());
         }

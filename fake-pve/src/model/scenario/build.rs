@@ -217,6 +217,7 @@ impl Scenario {
             guests: self.guests.clone(),
             cts,
             backups: Default::default(),
+            pbs: Default::default(),
             datacenter: Default::default(),
             sdn: Default::default(),
             firewall: Default::default(),
@@ -248,6 +249,12 @@ impl Scenario {
                     .declare(*kind, id, m.clone())
                     .map_err(|e| self.err(id, format!("mappings: {e}")))?;
             }
+        }
+        for server in &self.pbs {
+            cluster
+                .pbs
+                .declare(server.clone())
+                .map_err(|e| self.err(&server.name, format!("pbs: {e}")))?;
         }
         for n in &self.nodes {
             cluster

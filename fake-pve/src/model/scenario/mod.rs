@@ -114,6 +114,12 @@ pub struct Scenario {
     /// id=10de:1eb8,iommugroup=30,subsystem-id=10de:12a2`).
     #[serde(default)]
     pub mappings: BTreeMap<super::mapping::Kind, BTreeMap<String, super::mapping::Mapping>>,
+    /// Proxmox Backup Servers `pbs` storages reach: `name`, `address`
+    /// (what a storage's `server` says, default the name), `port`,
+    /// `fingerprint` (a storage must pin it) and `datastores` by name,
+    /// each with `namespaces` and `verify-new` (see `model::pbs`).
+    #[serde(default)]
+    pub pbs: Vec<super::pbs::Server>,
     /// API calls run as root@pam once the world is built, in order (and
     /// again on a reset): what the fields above do not describe yet
     /// (firewall, SDN, HA, jobs, network interfaces, datacenter options),

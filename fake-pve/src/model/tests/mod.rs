@@ -31,6 +31,7 @@ mod node_services;
 mod nodes;
 mod oci;
 mod overview;
+mod pbs;
 mod pools;
 mod power;
 mod qemu;

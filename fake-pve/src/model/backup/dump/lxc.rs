@@ -170,44 +170,69 @@ impl BackupOps<'_> {
                 }
             }
         }
-        l.push(format!("INFO: creating vzdump archive '{path}'"));
-        let rate = written / u64::try_from(secs).unwrap_or(1);
-        l.push(format!(
-            "INFO: Total bytes written: {written} ({}, {}/s)",
-            tar_human(written),
-            tar_human(rate)
-        ));
-        let size = if format == "tar" {
-            written
-        } else {
-            written * 2 / 5
-        };
-        l.push(format!("INFO: archive file size: {}", format_size(size)));
         let mut config = conf.clone();
         config.remove("lock");
         config.remove("parent");
-        let archive = Archive {
-            guest: "lxc".into(),
-            vmid,
-            config,
-            disks: disks.clone(),
-        };
         let guestname = conf
             .get("hostname")
             .cloned()
             .unwrap_or_else(|| format!("CT{vmid}"));
-        let stored = Stored {
-            storage: &s,
-            node: &node,
-            vmid,
-            kind: "lxc",
-            name,
-            format,
-            size,
-            at,
-            guestname,
-        };
-        self.store_backup(job, stored, archive, &mut l);
+        if s.kind == "pbs" {
+            let snapdir = if mode == "suspend" {
+                format!("/var/tmp/vzdumptmp{pid}_{vmid}")
+            } else {
+                "/mnt/vzsnap0".to_string()
+            };
+            let d = super::pbs::PbsDump {
+                storage: &s,
+                vmid,
+                btype: "ct",
+                at,
+                secs,
+                archive: Archive {
+                    guest: "lxc".into(),
+                    vmid,
+                    config,
+                    disks: disks.clone(),
+                },
+                guestname,
+            };
+            if let Err(e) = self.pbs_ct_archive(job, &d, &snapdir, &mut l) {
+                return Err((l, e));
+            }
+        } else {
+            l.push(format!("INFO: creating vzdump archive '{path}'"));
+            let rate = written / u64::try_from(secs).unwrap_or(1);
+            l.push(format!(
+                "INFO: Total bytes written: {written} ({}, {}/s)",
+                tar_human(written),
+                tar_human(rate)
+            ));
+            let size = if format == "tar" {
+                written
+            } else {
+                written * 2 / 5
+            };
+            l.push(format!("INFO: archive file size: {}", format_size(size)));
+            let archive = Archive {
+                guest: "lxc".into(),
+                vmid,
+                config,
+                disks: disks.clone(),
+            };
+            let stored = Stored {
+                storage: &s,
+                node: &node,
+                vmid,
+                kind: "lxc",
+                name,
+                format,
+                size,
+                at,
+                guestname,
+            };
+            self.store_backup(job, stored, archive, &mut l);
+        }
         if mode == "snapshot" {
             l.push("INFO: cleanup temporary 'vzdump' snapshot".into());
             for d in &disks {

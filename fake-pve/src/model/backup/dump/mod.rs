@@ -9,6 +9,7 @@
 
 mod lxc;
 mod notes;
+mod pbs;
 mod qemu;
 mod units;
 
@@ -288,7 +289,7 @@ impl BackupOps<'_> {
             Ok(s) if !s.content.iter().any(|c| c == "backup") => Err(format!(
                 "can't use storage '{storage}' for backups - wrong content type"
             )),
-            Ok(s) if !path_based(&s.kind) => {
+            Ok(s) if !path_based(&s.kind) && s.kind != "pbs" => {
                 return Err(Error::NotImplemented(format!(
                     "backups to '{}' storages are not emulated by fake-pve",
                     s.kind

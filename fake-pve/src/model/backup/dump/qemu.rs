@@ -86,16 +86,48 @@ impl BackupOps<'_> {
         let Some(s) = self.storage.find(&job.storage).cloned() else {
             return Err((l, format!("storage '{}' does not exist", job.storage)));
         };
-        let (ext, format) = archive_ext(&job.compress);
-        let file = format!("vzdump-qemu-{vmid}-{}{ext}", name_time(at));
-        let name = format!("backup/{file}");
-        let path = crate::model::storage::content::volume_path(&s, &name);
-        l.push(format!("INFO: creating vzdump archive '{path}'"));
         let agent = vm.config.get("agent").is_some_and(|a| {
             a.split(',')
                 .next()
                 .is_some_and(|v| v == "1" || v == "enabled=1")
         });
+        let guestname = vm
+            .config
+            .get("name")
+            .cloned()
+            .unwrap_or_else(|| format!("VM {vmid}"));
+        if s.kind == "pbs" {
+            let d = super::pbs::PbsDump {
+                storage: &s,
+                vmid,
+                btype: "vm",
+                at,
+                secs: secs.max(1),
+                archive,
+                guestname,
+            };
+            if let Err(e) = self.pbs_vm_archive(job, &d, running, mode, agent, &mut l) {
+                return Err((l, e));
+            }
+            if running && mode == "stop" {
+                l.push("INFO: restarting vm".into());
+            }
+            if running && mode == "suspend" {
+                l.push("INFO: resuming guest".into());
+            }
+            let secs = secs.max(1);
+            l.push(format!(
+                "INFO: Finished Backup of VM {vmid} ({})",
+                hms(secs)
+            ));
+            l.push(format!("INFO: Backup finished at {}", timestamp(at + secs)));
+            return Ok(l);
+        }
+        let (ext, format) = archive_ext(&job.compress);
+        let file = format!("vzdump-qemu-{vmid}-{}{ext}", name_time(at));
+        let name = format!("backup/{file}");
+        let path = crate::model::storage::content::volume_path(&s, &name);
+        l.push(format!("INFO: creating vzdump archive '{path}'"));
         if running && mode == "snapshot" && agent {
             l.push("INFO: issuing guest-agent 'fs-freeze' command".into());
             l.push("INFO: issuing guest-agent 'fs-thaw' command".into());
@@ -137,11 +169,6 @@ impl BackupOps<'_> {
             l.push("INFO: resuming guest".into());
         }
         l.push(format!("INFO: archive file size: {}", format_size(size)));
-        let guestname = vm
-            .config
-            .get("name")
-            .cloned()
-            .unwrap_or_else(|| format!("VM {vmid}"));
         let stored = Stored {
             storage: &s,
             node: &node,

@@ -101,6 +101,8 @@ pub enum ContentItem {
     Image(ImageItem),
     /// A file of a path-based storage.
     File(FileItem),
+    /// A snapshot on a Proxmox Backup Server.
+    Pbs(crate::model::pbs::content::PbsItem),
 }
 
 impl ContentItem {
@@ -109,6 +111,7 @@ impl ContentItem {
         match self {
             Self::Image(i) => &i.volid,
             Self::File(f) => &f.volid,
+            Self::Pbs(p) => &p.volid,
         }
     }
 
@@ -117,6 +120,7 @@ impl ContentItem {
         match self {
             Self::Image(i) => i.content,
             Self::File(f) => f.content,
+            Self::Pbs(_) => "backup",
         }
     }
 }
