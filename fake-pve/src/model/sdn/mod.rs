@@ -724,4 +724,3 @@ fn uuid_v7(rq: &mut Context) -> String {
         &h[20..32]
     )
 }
-

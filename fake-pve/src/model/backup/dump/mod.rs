@@ -466,15 +466,7 @@ impl BackupOps<'_> {
                 .update_volume_attrs(&s.storage, node, &name, None, Some(true));
         }
         if job.remove {
-            let keep = job
-                .prune
-                .clone()
-                .or_else(|| {
-                    s.options
-                        .get("prune-backups")
-                        .and_then(|p| KeepOptions::parse(p).ok())
-                })
-                .unwrap_or_else(KeepOptions::keep_all);
+            let keep = retention(job, s);
             l.push(format!(
                 "INFO: prune older backups with retention: {}",
                 keep.describe()
@@ -524,3 +516,16 @@ pub struct NotBackedUp<'a> {
 
 #[cfg(test)]
 mod tests;
+
+/// The retention a backup with `remove` prunes its group by: the job's
+/// `prune-backups`, else the storage's, else keep all.
+pub(super) fn retention(job: &DumpJob, s: &Storage) -> KeepOptions {
+    job.prune
+        .clone()
+        .or_else(|| {
+            s.options
+                .get("prune-backups")
+                .and_then(|p| KeepOptions::parse(p).ok())
+        })
+        .unwrap_or_else(KeepOptions::keep_all)
+}

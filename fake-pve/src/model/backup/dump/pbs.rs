@@ -11,26 +11,15 @@
 
 use super::super::Archive;
 use super::super::prune::{KeepOptions, PruneEntry, mark_group};
-use super::DumpJob;
-use super::units::render_bytes;
+use super::units::{binary_units, render_bytes};
+use super::{DumpJob, retention};
 use crate::model::backup::BackupOps;
 use crate::model::cluster::Storage;
 use crate::model::pbs::{SnapFile, Snapshot, repository, rfc3339, storage_ns};
 
 /// PBS's `HumanByte` (`403.456 MiB`).
 fn human(bytes: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = bytes as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < units.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.3} {}", units[i])
-    }
+    binary_units(bytes, 3)
 }
 
 /// What a guest's PBS backup is about.
@@ -397,15 +386,7 @@ impl BackupOps<'_> {
             let _ = self.pbs.set_attrs(s, &name, None, Some(true));
         }
         if job.remove {
-            let keep = job
-                .prune
-                .clone()
-                .or_else(|| {
-                    s.options
-                        .get("prune-backups")
-                        .and_then(|p| KeepOptions::parse(p).ok())
-                })
-                .unwrap_or_else(KeepOptions::keep_all);
+            let keep = retention(job, s);
             l.push(format!(
                 "INFO: prune older backups with retention: {}",
                 keep.describe()

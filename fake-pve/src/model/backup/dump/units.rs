@@ -3,6 +3,12 @@
 
 /// `render_bytes($v, 1)`.
 pub(super) fn render_bytes(bytes: u64) -> String {
+    binary_units(bytes, 1)
+}
+
+/// A size in binary units with `precision` decimals (`403.456 MiB` with
+/// 3, as PBS's `HumanByte` prints it); bytes plain.
+pub(super) fn binary_units(bytes: u64, precision: usize) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut v = bytes as f64;
     let mut i = 0;
@@ -13,7 +19,7 @@ pub(super) fn render_bytes(bytes: u64) -> String {
     if i == 0 {
         format!("{bytes} B")
     } else {
-        format!("{v:.1} {}", units[i])
+        format!("{v:.precision$} {}", units[i])
     }
 }
 
