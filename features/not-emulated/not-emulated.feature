@@ -6,9 +6,9 @@ Feature: What fake-pve does not emulate
   invents placeholder items.
 
   Scenario: A call without behaviour says it is not emulated
-    When I call GET "/cluster/sdn/dry-run"
-      | node | pve |
-    Then PVE answers 501 "Method 'GET /api2/json/cluster/sdn/dry-run' is not emulated by fake-pve"
+    When I call GET "/nodes/pve/storage/local/import-metadata"
+      | volume | local:import/appliance.ova |
+    Then PVE answers 501 "Method 'GET /api2/json/nodes/pve/storage/local/import-metadata' is not emulated by fake-pve"
 
   Scenario: It is still validated and permission-checked first
     When I call GET "/nodes/pve/ceph/cmd-safety"
