@@ -1,4 +1,4 @@
-@backup
+@backup @pbs
 Feature: Backups on a Proxmox Backup Server
   A `pbs` storage reaches the Proxmox Backup Server it names: vzdump
   writes a guest's backup there as a snapshot `vm/<vmid>/<time>` or

@@ -103,3 +103,53 @@ Feature: Ceph pools
       | name         | 1vm |
       | add_storages | 1   |
     Then PVE answers 500 "pool name contains characters which are illegal for storage naming"
+
+  Scenario: An erasure-coded pool with its metadata pool, profile and storage
+    When I start the Ceph task POST "/nodes/{node}/ceph/pool"
+      | name           | ec      |
+      | erasure-coding | k=2,m=1 |
+    Then the task ID names node "{node}", type "cephcreatepool", ID "ec" and user "root@pam"
+    And the task ends with "OK"
+    When I read the task log
+    Then the log reads:
+      """
+      created new erasure code profile 'pve_ec_ec'
+      pool ec-data: applying allow_ec_overwrites = true
+      pool ec-data: applying application = rbd
+      pool ec-data: applying pg_autoscale_mode = warn
+      skipping 'pg_num', did not change
+      skipping 'size', did not change
+      pool ec-metadata: applying application = rbd
+      skipping 'min_size', did not change
+      pool ec-metadata: applying pg_autoscale_mode = warn
+      skipping 'pg_num', did not change
+      TASK OK
+      """
+    When I call GET "/nodes/{node}/ceph/pool"
+    Then the item with "pool_name" = "ec-data" has "type" = "erasure"
+    And the item with "pool_name" = "ec-data" has "size" = "3"
+    And the item with "pool_name" = "ec-data" has "crush_rule_name" = "ec-data"
+    And the item with "pool_name" = "ec-metadata" has "type" = "replicated"
+    And the item with "pool_name" = "ec-metadata" has "pg_num" = "32"
+    When I read storage "ec"
+    Then the answer has "pool" = "ec-metadata"
+    And the answer has "data-pool" = "ec-data"
+    When I call GET "/nodes/{node}/ceph/rules"
+    Then the answer lists "name" = "ec-data"
+    When I call POST "/nodes/{node}/ceph/pool"
+      | name           | other                |
+      | erasure-coding | k=2,m=1,profile=nope |
+    Then PVE answers 500 "Erasure code profile 'nope' does not exist."
+    When I start the Ceph task PUT "/nodes/{node}/ceph/pool/ec-data"
+      | size | 4 |
+    Then the task ends with "Could not set: size"
+    When I start the Ceph task DELETE "/nodes/{node}/ceph/pool/ec-data"
+      | force | 1 |
+    Then the task ends with "OK"
+    When I read the task log
+    Then the log reads:
+      """
+      found erasure coded profile 'pve_ec_ec', destroying its CRUSH rule
+      destroying erasure coded profile 'pve_ec_ec'
+      TASK OK
+      """

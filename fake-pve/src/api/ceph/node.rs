@@ -189,7 +189,14 @@ pub fn log(ctx: &Ctx<'_>) -> Result<Reply> {
 pub fn rules(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_of(ctx)?;
     inited_and_connected(ctx, &node)?;
-    Ok(json!([{ "name": "replicated_rule" }]).into())
+    let rules = ctx.with(|c| c.ceph().crush_rules());
+    Ok(serde_json::Value::Array(
+        rules
+            .into_iter()
+            .map(|(_, name)| json!({ "name": name }))
+            .collect(),
+    )
+    .into())
 }
 
 /// `GET /nodes/{node}/ceph/cmd-safety`: Ceph's answer to the safety

@@ -7,6 +7,7 @@ use serde_json::json;
 use super::{check, inited_and_connected, node_of, not_emulated, view};
 use crate::api::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::ceph::PoolOp;
+use crate::model::ceph::erasure::ErasureCoding;
 use crate::model::ceph::daemons::CephOp;
 use crate::model::{Error, Result, TaskEffect, Worker};
 
@@ -87,10 +88,24 @@ fn createpool(ctx: &Ctx<'_>) -> Result<Reply> {
     let name = ctx.param("name")?;
     let mut settings = settings(ctx)?;
     check(ctx, &node, |c, n| c.rados(n))?;
-    if ctx.params.get("erasure-coding").is_some() {
-        return Err(not_emulated("POST", &format!("/nodes/{node}/ceph/pool")));
-    }
-    let add_storage = ctx.params.bool("add_storages")?.unwrap_or(false);
+    let erasure = match ctx.params.str("erasure-coding") {
+        Some(text) => {
+            let ec = ErasureCoding::parse(&text)?;
+            if let Some(p) = &ec.profile
+                && ctx.with(|c| c.ceph().ec_profile(p).is_none())
+            {
+                return Err(Error::failed(format!(
+                    "Erasure code profile '{p}' does not exist."
+                )));
+            }
+            Some(ec)
+        }
+        None => None,
+    };
+    let add_storage = ctx
+        .params
+        .bool("add_storages")?
+        .unwrap_or(erasure.is_some());
     if add_storage {
         let who = ctx.who()?;
         ctx.with(|c| {
@@ -124,6 +139,7 @@ fn createpool(ctx: &Ctx<'_>) -> Result<Reply> {
             name,
             settings,
             add_storage,
+            erasure,
         },
     )
 }
@@ -142,6 +158,7 @@ fn destroypool(ctx: &Ctx<'_>) -> Result<Reply> {
     }
     let name = ctx.param("name")?;
     let force = ctx.params.bool("force")?.unwrap_or(false);
+    let remove_ecprofile = ctx.params.bool("remove_ecprofile")?.unwrap_or(true);
     let id = name.clone();
     task(
         ctx,
@@ -152,6 +169,7 @@ fn destroypool(ctx: &Ctx<'_>) -> Result<Reply> {
             name,
             force,
             remove_storages,
+            remove_ecprofile,
         },
     )
 }

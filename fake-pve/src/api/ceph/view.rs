@@ -481,8 +481,8 @@ pub fn pools(ceph: &Ceph) -> Value {
                     "size": p.size,
                     "min_size": p.min_size,
                     "pg_num": p.pg_num,
-                    "crush_rule": 0,
-                    "crush_rule_name": REPLICATED_RULE,
+                    "crush_rule": p.crush_rule_id(),
+                    "crush_rule_name": p.crush_rule(),
                     "pg_autoscale_mode": p.pg_autoscale_mode,
                     "application_metadata": applications(p),
                     "autoscale_status": autoscale_status(p),
@@ -492,7 +492,7 @@ pub fn pools(ceph: &Ceph) -> Value {
                     "target_size_ratio": p.target_size_ratio,
                     "bytes_used": 0,
                     "percent_used": 0,
-                    "type": "replicated",
+                    "type": if p.ec.is_some() { "erasure" } else { "replicated" },
                 })
             })
             .collect(),
@@ -519,7 +519,7 @@ pub fn pool_status(pool: &Pool, verbose: bool, flags_as_bools: bool) -> Value {
         "pg_num": pool.pg_num,
         "pg_num_min": pool.pg_num_min,
         "pgp_num": pool.pg_num,
-        "crush_rule": REPLICATED_RULE,
+        "crush_rule": pool.crush_rule(),
         "pg_autoscale_mode": pool.pg_autoscale_mode,
         "noscrub": flag(false),
         "nodeep-scrub": flag(false),

@@ -13,6 +13,7 @@
 
 pub mod conf;
 pub mod daemons;
+pub mod erasure;
 pub mod fs;
 pub mod health;
 pub mod osds;
@@ -216,6 +217,9 @@ pub struct Ceph {
     /// The pools, by id.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pools: Vec<Pool>,
+    /// The erasure-code profiles made (`default` is Ceph's own).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    ec_profiles: BTreeMap<String, BTreeMap<String, String>>,
     /// The OSDs, by id.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     osds: Vec<Osd>,

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::Ceph;
+use super::erasure::{EcPool, ErasureCoding, profile_name};
 use crate::model::storage::Storages;
 use crate::model::{Error, Result};
 
@@ -43,10 +44,29 @@ pub struct Pool {
     /// The autoscaler's target ratio.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_size_ratio: Option<f64>,
+    /// What an erasure-coded pool has besides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ec: Option<EcPool>,
+}
+
+impl Pool {
+    /// The name of its CRUSH rule.
+    pub fn crush_rule(&self) -> &str {
+        if self.ec.is_some() {
+            &self.name
+        } else {
+            REPLICATED_RULE
+        }
+    }
+
+    /// The id of its CRUSH rule.
+    pub fn crush_rule_id(&self) -> u32 {
+        self.ec.as_ref().map_or(0, |e| e.rule_id)
+    }
 }
 
 /// A monitor's refusal as `PVE::RADOS` dies with it.
-fn mon_failed(msg: impl std::fmt::Display) -> Error {
+pub(super) fn mon_failed(msg: impl std::fmt::Display) -> Error {
     Error::failed(format!("mon_command failed - {msg}"))
 }
 
@@ -74,6 +94,10 @@ pub enum PoolOp {
         settings: Vec<(String, String)>,
         /// Adds an `rbd` storage named after the pool.
         add_storage: bool,
+        /// An erasure-coded data pool `<name>-data` with a replicated
+        /// `<name>-metadata` beside it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        erasure: Option<ErasureCoding>,
     },
     /// `cephsetpool`.
     Set {
@@ -90,6 +114,9 @@ pub enum PoolOp {
         force: bool,
         /// Removes the storages on it.
         remove_storages: bool,
+        /// Removes an erasure-coded pool's profile too.
+        #[serde(default = "yes")]
+        remove_ecprofile: bool,
     },
 }
 
@@ -148,6 +175,7 @@ impl Ceph {
             applications: Vec::new(),
             target_size_bytes: None,
             target_size_ratio: None,
+            ec: None,
         });
         self.osd_epoch += 1;
     }
@@ -164,7 +192,11 @@ impl Ceph {
         m.insert("min_size", p.min_size.to_string());
         m.insert("pg_num", p.pg_num.to_string());
         m.insert("pgp_num", p.pg_num.to_string());
-        m.insert("crush_rule", REPLICATED_RULE.to_string());
+        m.insert("crush_rule", p.crush_rule().to_string());
+        if let Some(ec) = &p.ec {
+            m.insert("erasure_code_profile", ec.profile.clone());
+            m.insert("allow_ec_overwrites", ec.overwrites.to_string());
+        }
         m.insert("pg_autoscale_mode", p.pg_autoscale_mode.clone());
         if let Some(v) = p.pg_num_min {
             m.insert("pg_num_min", v.to_string());
@@ -196,12 +228,43 @@ impl Ceph {
             })
         };
         let current_size = self.pools[i].size;
+        let rules: Vec<String> = self.crush_rules().into_iter().map(|(_, r)| r).collect();
+        let ec_k = self.pools[i]
+            .ec
+            .as_ref()
+            .and_then(|e| self.ec_profile(&e.profile))
+            .and_then(|p| p.get("k").and_then(|k| k.parse::<i64>().ok()));
         let new_min = match setting {
             "size" => Some(self.default_min_size(u32::try_from(int()?).unwrap_or(0))),
             _ => None,
         };
         let pool = &mut self.pools[i];
         match setting {
+            "size" if pool.ec.is_some() => {
+                return Err(mon_failed("can not change the size of an erasure-coded pool"));
+            }
+            "min_size" if ec_k.is_some() => {
+                let n = int()?;
+                let k = ec_k.unwrap_or(1);
+                if n < k || n > i64::from(current_size) {
+                    return Err(mon_failed(format_args!(
+                        "pool min_size must be between {k} and size, which is set to {current_size}"
+                    )));
+                }
+                pool.min_size = u32::try_from(n).unwrap_or(1);
+            }
+            "allow_ec_overwrites" => {
+                let on = matches!(value, "true" | "1" | "yes");
+                let Some(ec) = pool.ec.as_mut() else {
+                    return Err(mon_failed(
+                        "ec overwrites can only be enabled for an erasure coded pool",
+                    ));
+                };
+                if !on && ec.overwrites {
+                    return Err(mon_failed("ec overwrites cannot be disabled once enabled"));
+                }
+                ec.overwrites = on;
+            }
             "size" => {
                 let n = int()?;
                 if !(1..=10).contains(&n) {
@@ -248,7 +311,7 @@ impl Ceph {
                 pool.pg_autoscale_mode = value.to_string();
             }
             "crush_rule" => {
-                if value != REPLICATED_RULE {
+                if !rules.iter().any(|r| r == value) {
                     return Err(mon_failed(format_args!(
                         "crush rule {value} does not exist"
                     )));
@@ -396,12 +459,28 @@ impl Ceph {
                 name,
                 settings,
                 add_storage,
+                erasure,
             } => {
                 self.rados(node)?;
-                self.create_pool(name, pg_num_of(settings));
-                self.set_pool(name, settings, out)?;
+                let (pool, data) = match erasure {
+                    Some(ec) => (format!("{name}-metadata"), Some(self.ec_data_pool(name, ec, settings, out)?)),
+                    None => (name.clone(), None),
+                };
+                let mut settings = settings.clone();
+                if data.is_some() {
+                    // the metadata pool should be ok with 32 PGs
+                    settings.retain(|(k, _)| k != "pg_num");
+                    settings.push(("pg_num".into(), "32".into()));
+                }
+                self.create_pool(&pool, pg_num_of(&settings));
+                self.set_pool(&pool, &settings, out)?;
                 if *add_storage {
-                    storages.create(&rbd_storage(name)).map_err(|e| {
+                    let mut cfg = rbd_storage(&pool);
+                    cfg.insert("storage".into(), name.clone());
+                    if let Some(d) = data {
+                        cfg.insert("data-pool".into(), d);
+                    }
+                    storages.create(&cfg).map_err(|e| {
                         Error::failed(format!(
                             "adding PVE storage for ceph pool '{name}' failed: {e}"
                         ))
@@ -417,6 +496,7 @@ impl Ceph {
                 name,
                 force,
                 remove_storages,
+                remove_ecprofile,
             } => {
                 let on_pool = storages_of_pool(storages, name);
                 if !force {
@@ -433,8 +513,23 @@ impl Ceph {
                     }
                 }
                 self.rados(node)?;
-                self.existing_pool(name)?;
+                let ec = self.existing_pool(name)?.ec.clone();
                 self.destroy_pool(name)?;
+                if let Some(ec) = ec {
+                    out.push(format!(
+                        "found erasure coded profile '{}', destroying its CRUSH rule",
+                        ec.profile
+                    ));
+                    if *remove_ecprofile {
+                        out.push(format!("destroying erasure coded profile '{}'", ec.profile));
+                        if let Err(e) = self.remove_ec_profile(&ec.profile) {
+                            out.push(format!(
+                                "removing EC profile '{}' failed: {e}",
+                                ec.profile
+                            ));
+                        }
+                    }
+                }
                 if *remove_storages {
                     for sid in &on_pool {
                         let external = storages
@@ -448,6 +543,46 @@ impl Ceph {
                 Ok(())
             }
         }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Ceph {
+    /// The data pool of an erasure-coded create: the profile (made as
+    /// `pve_ec_<name>` unless one is named), then `<name>-data` with the
+    /// call's settings but `size`, `min_size` and `crush_rule`, and
+    /// `allow_ec_overwrites`; answers its name.
+    fn ec_data_pool(
+        &mut self,
+        name: &str,
+        ec: &ErasureCoding,
+        settings: &[(String, String)],
+        out: &mut Vec<String>,
+    ) -> Result<String> {
+        let profile = match &ec.profile {
+            Some(p) => p.clone(),
+            None => {
+                let p = profile_name(name);
+                self.set_ec_profile(&p, ec).map_err(|e| {
+                    Error::failed(format!("could not create erasure code profile '{p}': {e}"))
+                })?;
+                out.push(format!("created new erasure code profile '{p}'"));
+                p
+            }
+        };
+        let mut data: Vec<(String, String)> = settings
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "size" | "min_size" | "crush_rule"))
+            .cloned()
+            .collect();
+        data.push(("allow_ec_overwrites".into(), "true".into()));
+        let pool = format!("{name}-data");
+        self.create_ec_pool(&pool, pg_num_of(&data), &profile)?;
+        self.set_pool(&pool, &data, out)?;
+        Ok(pool)
     }
 }
 

@@ -299,6 +299,7 @@ fn a_pool_is_made_with_pve_s_defaults_and_logs_what_it_applies() {
                 name: "vm".into(),
                 settings: defaults(),
                 add_storage: true,
+                erasure: None,
             }),
             5,
         )
@@ -330,6 +331,7 @@ fn a_pool_is_made_with_pve_s_defaults_and_logs_what_it_applies() {
                 name: "vm".into(),
                 settings: defaults(),
                 add_storage: true,
+                erasure: None,
             }),
             6,
         )
@@ -453,6 +455,7 @@ fn destroying_a_pool_minds_its_storages(
             name: "vm".into(),
             force,
             remove_storages,
+            remove_ecprofile: true,
         }),
         9,
     );
@@ -896,4 +899,145 @@ fn a_cluster_restart_of_osds_runs_each_node_s_own_restart() {
         subs[0].log
     );
     assert!(c.osds().iter().all(|o| o.up));
+}
+
+#[test]
+fn an_erasure_coded_pool_comes_with_its_profile_metadata_pool_and_storage() {
+    let mut c = with_first_mon();
+    let mut st = crate::model::storage::Storages::default();
+    let mut hw = crate::model::node_hw::Hardware::default();
+    let ec = crate::model::ceph::erasure::ErasureCoding::parse("k=2,m=1").expect("parses");
+    let lines = c
+        .apply_in(
+            &mut Around {
+                storages: &mut st,
+                hardware: &mut hw,
+            },
+            "pve1",
+            &pool_op(PoolOp::Create {
+                name: "ec".into(),
+                settings: defaults(),
+                add_storage: true,
+                erasure: Some(ec),
+            }),
+            5,
+        )
+        .expect("created");
+    assert_eq!(
+        lines,
+        [
+            "created new erasure code profile 'pve_ec_ec'",
+            "pool ec-data: applying allow_ec_overwrites = true",
+            "pool ec-data: applying application = rbd",
+            "pool ec-data: applying pg_autoscale_mode = warn",
+            "skipping 'pg_num', did not change",
+            "skipping 'size', did not change",
+            "pool ec-metadata: applying application = rbd",
+            "skipping 'min_size', did not change",
+            "pool ec-metadata: applying pg_autoscale_mode = warn",
+            "skipping 'pg_num', did not change",
+        ]
+    );
+    let data = c.pool("ec-data").expect("data pool");
+    assert_eq!((data.size, data.min_size, data.pg_num), (3, 2, 128));
+    assert_eq!(data.crush_rule(), "ec-data");
+    assert_eq!(data.ec.as_ref().map(|e| e.overwrites), Some(true));
+    let meta = c.pool("ec-metadata").expect("metadata pool");
+    assert_eq!((meta.size, meta.pg_num, meta.crush_rule()), (3, 32, "replicated_rule"));
+    assert_eq!(
+        c.ec_profile("pve_ec_ec").and_then(|p| p.get("crush-failure-domain").cloned()),
+        Some("host".into())
+    );
+    let s = st.find("ec").expect("rbd storage");
+    assert_eq!(s.options.get("pool").map(String::as_str), Some("ec-metadata"));
+    assert_eq!(s.options.get("data-pool").map(String::as_str), Some("ec-data"));
+    let rules: Vec<String> = c.crush_rules().into_iter().map(|(_, r)| r).collect();
+    assert_eq!(rules, ["replicated_rule", "ec-data"]);
+    for (setting, value, msg) in [
+        ("size", "4", "mon_command failed - can not change the size of an erasure-coded pool"),
+        ("min_size", "1", "mon_command failed - pool min_size must be between 2 and size, which is set to 3"),
+        ("allow_ec_overwrites", "false", "mon_command failed - ec overwrites cannot be disabled once enabled"),
+    ] {
+        let e = c.set_pool_setting("ec-data", setting, value).expect_err(setting);
+        assert_eq!(e.to_string(), msg);
+    }
+    let e = c
+        .set_pool_setting("ec-metadata", "allow_ec_overwrites", "true")
+        .expect_err("replicated");
+    assert_eq!(
+        e.to_string(),
+        "mon_command failed - ec overwrites can only be enabled for an erasure coded pool"
+    );
+    c.set_ec_profile("pve_ec_ec", &crate::model::ceph::erasure::ErasureCoding::parse("k=2,m=1").expect("same"))
+        .expect("the same profile again is accepted");
+    let e = c
+        .set_ec_profile("pve_ec_ec", &crate::model::ceph::erasure::ErasureCoding::parse("k=3,m=1").expect("other"))
+        .expect_err("another profile of that name");
+    assert!(e.to_string().starts_with("mon_command failed - will not override erasure code profile pve_ec_ec"), "{e}");
+}
+
+#[rstest]
+#[case("k=2,m=1", Ok((2, 1)))]
+#[case("k=4,m=2,failure-domain=osd,device-class=ssd", Ok((4, 2)))]
+#[case("k=1,m=1", Err("erasure-coding: invalid format - k: value must have a minimum value of 2"))]
+#[case("m=1", Err("erasure-coding: invalid format - property 'k' is missing"))]
+#[case("k=2,m=1,x=3", Err("erasure-coding: invalid format - unexpected property 'x'"))]
+fn erasure_coding_is_read_as_pve_s_format(#[case] text: &str, #[case] want: std::result::Result<(u32, u32), &str>) {
+    let got = crate::model::ceph::erasure::ErasureCoding::parse(text);
+    match (got, want) {
+        (Ok(ec), Ok(kv)) => assert_eq!((ec.k, ec.m), kv),
+        (Err(e), Err(msg)) => {
+            let map = e.errors().expect("parameter error");
+            let text: Vec<String> = map.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            assert_eq!(text.join("\n"), msg);
+        }
+        (got, want) => panic!("got {got:?}, wanted {want:?}"),
+    }
+}
+
+#[test]
+fn destroying_an_erasure_coded_pool_removes_its_profile_unless_told_not_to() {
+    for keep in [false, true] {
+        let mut c = with_first_mon();
+        let mut st = crate::model::storage::Storages::default();
+        let mut hw = crate::model::node_hw::Hardware::default();
+        let mut around = Around {
+            storages: &mut st,
+            hardware: &mut hw,
+        };
+        let ec = crate::model::ceph::erasure::ErasureCoding::parse("k=2,m=1").expect("parses");
+        c.apply_in(
+            &mut around,
+            "pve1",
+            &pool_op(PoolOp::Create {
+                name: "ec".into(),
+                settings: defaults(),
+                add_storage: false,
+                erasure: Some(ec),
+            }),
+            5,
+        )
+        .expect("created");
+        let lines = c
+            .apply_in(
+                &mut around,
+                "pve1",
+                &pool_op(PoolOp::Destroy {
+                    name: "ec-data".into(),
+                    force: true,
+                    remove_storages: false,
+                    remove_ecprofile: !keep,
+                }),
+                6,
+            )
+            .expect("destroyed");
+        let mut want = vec!["found erasure coded profile 'pve_ec_ec', destroying its CRUSH rule".to_string()];
+        if !keep {
+            want.push("destroying erasure coded profile 'pve_ec_ec'".into());
+        }
+        assert_eq!(lines, want);
+        assert!(c.pool("ec-data").is_none());
+        assert_eq!(c.ec_profile("pve_ec_ec").is_some(), keep);
+        assert_eq!(c.crush_rules().len(), 1);
+    }
 }
