@@ -4,11 +4,11 @@
 
 use serde_json::json;
 
-use super::{check, inited_and_connected, node_of, not_emulated, view};
+use super::{check, inited_and_connected, node_of, view};
 use crate::api::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::ceph::PoolOp;
-use crate::model::ceph::erasure::ErasureCoding;
 use crate::model::ceph::daemons::CephOp;
+use crate::model::ceph::erasure::ErasureCoding;
 use crate::model::{Error, Result, TaskEffect, Worker};
 
 /// The routes of the pools.

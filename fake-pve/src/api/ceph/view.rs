@@ -5,7 +5,6 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::model::ceph::pools::REPLICATED_RULE;
 use crate::model::ceph::{Ceph, Daemon, Install, Mon, Osd, Pool};
 
 /// A Ceph time stamp (`2026-11-29T09:30:00.000000+0000`).

@@ -41,7 +41,10 @@ impl ErasureCoding {
         let mut fields: BTreeMap<&str, &str> = BTreeMap::new();
         for part in text.split(',').filter(|p| !p.is_empty()) {
             let Some((k, v)) = part.split_once('=') else {
-                return Err(bad(format!("value without key, but schema does not define a default key")));
+                return Err(bad(
+                    "invalid format - value without key, but schema does not define a default key"
+                        .to_string(),
+                ));
             };
             if !matches!(k, "k" | "m" | "failure-domain" | "device-class" | "profile") {
                 return Err(bad(format!("invalid format - unexpected property '{k}'")));
@@ -52,9 +55,11 @@ impl ErasureCoding {
             let v = fields
                 .get(key)
                 .ok_or_else(|| bad(format!("invalid format - property '{key}' is missing")))?;
-            let n: u32 = v
-                .parse()
-                .map_err(|_| bad(format!("invalid format - {key}: type check ('integer') failed - got '{v}'")))?;
+            let n: u32 = v.parse().map_err(|_| {
+                bad(format!(
+                    "invalid format - {key}: type check ('integer') failed - got '{v}'"
+                ))
+            })?;
             if n < min {
                 return Err(bad(format!(
                     "invalid format - {key}: value must have a minimum value of {min}"
@@ -97,10 +102,15 @@ impl Ceph {
             return Some(p.clone());
         }
         (name == "default").then(|| {
-            [("k", "2"), ("m", "2"), ("plugin", "jerasure"), ("technique", "reed_sol_van")]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
+            [
+                ("k", "2"),
+                ("m", "2"),
+                ("plugin", "jerasure"),
+                ("technique", "reed_sol_van"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
         })
     }
 
@@ -145,10 +155,7 @@ impl Ceph {
             .iter()
             .find(|p| p.ec.as_ref().is_some_and(|e| e.profile == name))
         {
-            return Err(mon_failed(format_args!(
-                "{name}: pool {} uses it",
-                p.name
-            )));
+            return Err(mon_failed(format_args!("{name}: pool {} uses it", p.name)));
         }
         self.ec_profiles.remove(name);
         Ok(())
@@ -165,7 +172,9 @@ impl Ceph {
             return Ok(());
         }
         let p = self.ec_profile(profile).ok_or_else(|| {
-            mon_failed(format_args!("specified erasure code profile {profile} does not exist"))
+            mon_failed(format_args!(
+                "specified erasure code profile {profile} does not exist"
+            ))
         })?;
         let num = |k: &str| p.get(k).and_then(|v| v.parse::<u32>().ok()).unwrap_or(2);
         let (k, m) = (num("k"), num("m"));

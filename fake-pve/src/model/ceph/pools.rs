@@ -241,7 +241,9 @@ impl Ceph {
         let pool = &mut self.pools[i];
         match setting {
             "size" if pool.ec.is_some() => {
-                return Err(mon_failed("can not change the size of an erasure-coded pool"));
+                return Err(mon_failed(
+                    "can not change the size of an erasure-coded pool",
+                ));
             }
             "min_size" if ec_k.is_some() => {
                 let n = int()?;
@@ -463,7 +465,10 @@ impl Ceph {
             } => {
                 self.rados(node)?;
                 let (pool, data) = match erasure {
-                    Some(ec) => (format!("{name}-metadata"), Some(self.ec_data_pool(name, ec, settings, out)?)),
+                    Some(ec) => (
+                        format!("{name}-metadata"),
+                        Some(self.ec_data_pool(name, ec, settings, out)?),
+                    ),
                     None => (name.clone(), None),
                 };
                 let mut settings = settings.clone();
@@ -523,10 +528,7 @@ impl Ceph {
                     if *remove_ecprofile {
                         out.push(format!("destroying erasure coded profile '{}'", ec.profile));
                         if let Err(e) = self.remove_ec_profile(&ec.profile) {
-                            out.push(format!(
-                                "removing EC profile '{}' failed: {e}",
-                                ec.profile
-                            ));
+                            out.push(format!("removing EC profile '{}' failed: {e}", ec.profile));
                         }
                     }
                 }

@@ -943,22 +943,46 @@ fn an_erasure_coded_pool_comes_with_its_profile_metadata_pool_and_storage() {
     assert_eq!(data.crush_rule(), "ec-data");
     assert_eq!(data.ec.as_ref().map(|e| e.overwrites), Some(true));
     let meta = c.pool("ec-metadata").expect("metadata pool");
-    assert_eq!((meta.size, meta.pg_num, meta.crush_rule()), (3, 32, "replicated_rule"));
     assert_eq!(
-        c.ec_profile("pve_ec_ec").and_then(|p| p.get("crush-failure-domain").cloned()),
+        (meta.size, meta.pg_num, meta.crush_rule()),
+        (3, 32, "replicated_rule")
+    );
+    assert_eq!(
+        c.ec_profile("pve_ec_ec")
+            .and_then(|p| p.get("crush-failure-domain").cloned()),
         Some("host".into())
     );
     let s = st.find("ec").expect("rbd storage");
-    assert_eq!(s.options.get("pool").map(String::as_str), Some("ec-metadata"));
-    assert_eq!(s.options.get("data-pool").map(String::as_str), Some("ec-data"));
+    assert_eq!(
+        s.options.get("pool").map(String::as_str),
+        Some("ec-metadata")
+    );
+    assert_eq!(
+        s.options.get("data-pool").map(String::as_str),
+        Some("ec-data")
+    );
     let rules: Vec<String> = c.crush_rules().into_iter().map(|(_, r)| r).collect();
     assert_eq!(rules, ["replicated_rule", "ec-data"]);
     for (setting, value, msg) in [
-        ("size", "4", "mon_command failed - can not change the size of an erasure-coded pool"),
-        ("min_size", "1", "mon_command failed - pool min_size must be between 2 and size, which is set to 3"),
-        ("allow_ec_overwrites", "false", "mon_command failed - ec overwrites cannot be disabled once enabled"),
+        (
+            "size",
+            "4",
+            "mon_command failed - can not change the size of an erasure-coded pool",
+        ),
+        (
+            "min_size",
+            "1",
+            "mon_command failed - pool min_size must be between 2 and size, which is set to 3",
+        ),
+        (
+            "allow_ec_overwrites",
+            "false",
+            "mon_command failed - ec overwrites cannot be disabled once enabled",
+        ),
     ] {
-        let e = c.set_pool_setting("ec-data", setting, value).expect_err(setting);
+        let e = c
+            .set_pool_setting("ec-data", setting, value)
+            .expect_err(setting);
         assert_eq!(e.to_string(), msg);
     }
     let e = c
@@ -968,21 +992,40 @@ fn an_erasure_coded_pool_comes_with_its_profile_metadata_pool_and_storage() {
         e.to_string(),
         "mon_command failed - ec overwrites can only be enabled for an erasure coded pool"
     );
-    c.set_ec_profile("pve_ec_ec", &crate::model::ceph::erasure::ErasureCoding::parse("k=2,m=1").expect("same"))
-        .expect("the same profile again is accepted");
+    c.set_ec_profile(
+        "pve_ec_ec",
+        &crate::model::ceph::erasure::ErasureCoding::parse("k=2,m=1").expect("same"),
+    )
+    .expect("the same profile again is accepted");
     let e = c
-        .set_ec_profile("pve_ec_ec", &crate::model::ceph::erasure::ErasureCoding::parse("k=3,m=1").expect("other"))
+        .set_ec_profile(
+            "pve_ec_ec",
+            &crate::model::ceph::erasure::ErasureCoding::parse("k=3,m=1").expect("other"),
+        )
         .expect_err("another profile of that name");
-    assert!(e.to_string().starts_with("mon_command failed - will not override erasure code profile pve_ec_ec"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("mon_command failed - will not override erasure code profile pve_ec_ec"),
+        "{e}"
+    );
 }
 
 #[rstest]
 #[case("k=2,m=1", Ok((2, 1)))]
 #[case("k=4,m=2,failure-domain=osd,device-class=ssd", Ok((4, 2)))]
-#[case("k=1,m=1", Err("erasure-coding: invalid format - k: value must have a minimum value of 2"))]
+#[case(
+    "k=1,m=1",
+    Err("erasure-coding: invalid format - k: value must have a minimum value of 2")
+)]
 #[case("m=1", Err("erasure-coding: invalid format - property 'k' is missing"))]
-#[case("k=2,m=1,x=3", Err("erasure-coding: invalid format - unexpected property 'x'"))]
-fn erasure_coding_is_read_as_pve_s_format(#[case] text: &str, #[case] want: std::result::Result<(u32, u32), &str>) {
+#[case(
+    "k=2,m=1,x=3",
+    Err("erasure-coding: invalid format - unexpected property 'x'")
+)]
+fn erasure_coding_is_read_as_pve_s_format(
+    #[case] text: &str,
+    #[case] want: std::result::Result<(u32, u32), &str>,
+) {
     let got = crate::model::ceph::erasure::ErasureCoding::parse(text);
     match (got, want) {
         (Ok(ec), Ok(kv)) => assert_eq!((ec.k, ec.m), kv),
@@ -1031,7 +1074,8 @@ fn destroying_an_erasure_coded_pool_removes_its_profile_unless_told_not_to() {
                 6,
             )
             .expect("destroyed");
-        let mut want = vec!["found erasure coded profile 'pve_ec_ec', destroying its CRUSH rule".to_string()];
+        let mut want =
+            vec!["found erasure coded profile 'pve_ec_ec', destroying its CRUSH rule".to_string()];
         if !keep {
             want.push("destroying erasure coded profile 'pve_ec_ec'".into());
         }
