@@ -13,8 +13,8 @@ use pve_client::api::seg;
 use pve_client::{Method, Params};
 use serde_json::{Value, json};
 
-use super::table_params;
 use super::vm::{call_task, remember_upid, vmid};
+use super::{table_objects, table_params};
 use crate::world::{Made, PveWorld};
 
 fn content_path(w: &PveWorld, storage: &str, tail: &str) -> String {
@@ -143,32 +143,11 @@ async fn query_url_metadata(w: &mut PveWorld, url: String) {
 /// `mimetype`, `filename`, `fail`, `insecure`), then one row per URL.
 #[given("the internet serves:")]
 async fn known_urls(w: &mut PveWorld, step: &Step) {
-    let rows = step
-        .table
-        .as_ref()
-        .map(|t| t.rows.clone())
-        .unwrap_or_default();
-    let header = rows.first().cloned().unwrap_or_default();
-    let list: Vec<Value> = rows
-        .iter()
-        .skip(1)
-        .map(|row| {
-            let mut entry = serde_json::Map::new();
-            for (k, v) in header.iter().zip(row) {
-                if v.is_empty() {
-                    continue;
-                }
-                let v = w.expand(v);
-                let value = match k.as_str() {
-                    "size" => json!(v.parse::<u64>().unwrap_or_else(|_| panic!("size {v}"))),
-                    "insecure" => json!(v == "true" || v == "1"),
-                    _ => json!(v),
-                };
-                entry.insert(k.clone(), value);
-            }
-            Value::Object(entry)
-        })
-        .collect();
+    let list = table_objects(w, step, |k, v| match k {
+        "size" => json!(v.parse::<u64>().unwrap_or_else(|_| panic!("size {v}"))),
+        "insecure" => json!(v == "true" || v == "1"),
+        _ => json!(v),
+    });
     w.control(
         Method::PUT,
         "/_fake/downloads",

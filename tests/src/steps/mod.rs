@@ -65,6 +65,34 @@ pub fn method(m: &str) -> Method {
     }
 }
 
+/// A step's table with a header row as JSON objects, one per further
+/// row: each non-empty cell (placeholders expanded) under its column's
+/// name, as `value` makes it of the column and the text.
+pub fn table_objects(
+    w: &PveWorld,
+    step: &Step,
+    value: impl Fn(&str, String) -> Value,
+) -> Vec<Value> {
+    let rows = step
+        .table
+        .as_ref()
+        .map(|t| t.rows.clone())
+        .unwrap_or_default();
+    let header = rows.first().cloned().unwrap_or_default();
+    rows.iter()
+        .skip(1)
+        .map(|row| {
+            let entry: serde_json::Map<String, Value> = header
+                .iter()
+                .zip(row)
+                .filter(|(_, v)| !v.is_empty())
+                .map(|(k, v)| (k.clone(), value(k, w.expand(v))))
+                .collect();
+            Value::Object(entry)
+        })
+        .collect()
+}
+
 /// The two-column table of a step as parameters (placeholders expanded).
 pub fn table_params(w: &PveWorld, step: &Step) -> Params {
     let mut p = Params::new();

@@ -11,8 +11,8 @@ use pve_client::api::seg;
 use pve_client::{Method, Params};
 use serde_json::{Value, json};
 
-use super::table_params;
 use super::vm::{call_task, vmid};
+use super::{table_objects, table_params};
 use crate::world::{Made, PveWorld};
 
 /// What the emulated registries hold (`PUT /_fake/oci-images`): a header
@@ -21,33 +21,12 @@ use crate::world::{Made, PveWorld};
 /// (`["/entry.sh"]`), or as one word for a list of one.
 #[given("the registry holds:")]
 async fn registry_holds(w: &mut PveWorld, step: &Step) {
-    let rows = step
-        .table
-        .as_ref()
-        .map(|t| t.rows.clone())
-        .unwrap_or_default();
-    let header = rows.first().cloned().unwrap_or_default();
-    let list: Vec<Value> = rows
-        .iter()
-        .skip(1)
-        .map(|row| {
-            let mut image = serde_json::Map::new();
-            for (k, v) in header.iter().zip(row) {
-                if v.is_empty() {
-                    continue;
-                }
-                let v = w.expand(v);
-                let value = match k.as_str() {
-                    "entrypoint" | "cmd" | "env" | "volumes" | "layers" => {
-                        serde_json::from_str(&v).unwrap_or_else(|_| json!([v]))
-                    }
-                    _ => json!(v),
-                };
-                image.insert(k.clone(), value);
-            }
-            Value::Object(image)
-        })
-        .collect();
+    let list = table_objects(w, step, |k, v| match k {
+        "entrypoint" | "cmd" | "env" | "volumes" | "layers" => {
+            serde_json::from_str(&v).unwrap_or_else(|_| json!([v]))
+        }
+        _ => json!(v),
+    });
     w.control(
         Method::PUT,
         "/_fake/oci-images",
