@@ -194,6 +194,19 @@ impl Client {
         Ok(self.request(Method::DELETE, path, params).await?.data)
     }
 
+    /// One call through the transport, its failure and its answer shown
+    /// to the observers.
+    async fn answered(&self, method: Method, path: &str, params: &Params) -> Result<Answer> {
+        let r = self
+            .inner
+            .transport
+            .call(method.clone(), path, params)
+            .await;
+        let answer = self.failed(&method, path, r)?;
+        self.observe(&method, path, &answer);
+        Ok(answer)
+    }
+
     /// A typed call: `path` must already be encoded (see
     /// [`crate::api::seg`]).
     pub(crate) async fn call<T: DeserializeOwned>(
@@ -202,13 +215,7 @@ impl Client {
         path: &str,
         params: &Params,
     ) -> Result<T> {
-        let r = self
-            .inner
-            .transport
-            .call(method.clone(), path, params)
-            .await;
-        let answer = self.failed(&method, path, r)?;
-        self.observe(&method, path, &answer);
+        let answer = self.answered(method, path, params).await?;
         decode(answer.data, path)
     }
 
@@ -220,13 +227,7 @@ impl Client {
         path: &str,
         params: &Params,
     ) -> Result<Vec<u8>> {
-        let r = self
-            .inner
-            .transport
-            .call(method.clone(), path, params)
-            .await;
-        let answer = self.failed(&method, path, r)?;
-        self.observe(&method, path, &answer);
+        let answer = self.answered(method, path, params).await?;
         Ok(match answer.download {
             Some(bytes) => bytes,
             None => match answer.data {
@@ -261,13 +262,7 @@ impl Client {
         path: &str,
         params: &Params,
     ) -> Result<(T, Option<u64>)> {
-        let r = self
-            .inner
-            .transport
-            .call(method.clone(), path, params)
-            .await;
-        let answer = self.failed(&method, path, r)?;
-        self.observe(&method, path, &answer);
+        let answer = self.answered(method, path, params).await?;
         Ok((decode(answer.data, path)?, answer.total))
     }
 
@@ -279,13 +274,7 @@ impl Client {
         path: &str,
         params: &Params,
     ) -> Result<(T, serde_json::Map<String, Value>)> {
-        let r = self
-            .inner
-            .transport
-            .call(method.clone(), path, params)
-            .await;
-        let answer = self.failed(&method, path, r)?;
-        self.observe(&method, path, &answer);
+        let answer = self.answered(method, path, params).await?;
         Ok((decode(answer.data, path)?, answer.extra))
     }
 }
