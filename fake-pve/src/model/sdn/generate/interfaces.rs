@@ -244,18 +244,25 @@ impl Zone<'_> {
             l.extend(self.mtu_line("mtu"));
             add_once(conf, &bridgevlan, l);
         }
+        add_once(conf, v, self.vnet_bridge(&uplink, self.mtu_line("mtu")));
+        Ok(())
+    }
+
+    /// The VNet's own bridge over `ports`, as the VLAN, QinQ and VXLAN
+    /// plugins write it: no STP, no forward delay, VLAN-aware when the
+    /// VNet is, its MTU lines and alias.
+    fn vnet_bridge(&self, ports: &str, mtu: Vec<String>) -> Vec<String> {
         let mut l = vec![
-            format!("bridge_ports {uplink}"),
+            format!("bridge_ports {ports}"),
             "bridge_stp off".into(),
             "bridge_fd 0".into(),
         ];
         self.vlanaware(&mut l);
-        l.extend(self.mtu_line("mtu"));
+        l.extend(mtu);
         if let Some(a) = opt(self.vnet, "alias") {
             l.push(format!("alias {a}"));
         }
-        add_once(conf, v, l);
-        Ok(())
+        l
     }
 
     /// `QinQPlugin::generate_sdn_config`.
@@ -329,17 +336,11 @@ impl Zone<'_> {
             "bridge-vids 2-4094".into(),
         ]);
         add_once(conf, &zone_bridge, l);
-        let mut l = vec![
-            format!("bridge_ports {vnet_ports}"),
-            "bridge_stp off".into(),
-            "bridge_fd 0".into(),
-        ];
-        self.vlanaware(&mut l);
-        l.extend(self.mtu_line("mtu"));
-        if let Some(a) = opt(self.vnet, "alias") {
-            l.push(format!("alias {a}"));
-        }
-        add_once(conf, self.vnet_id, l);
+        add_once(
+            conf,
+            self.vnet_id,
+            self.vnet_bridge(&vnet_ports, self.mtu_line("mtu")),
+        );
         Ok(())
     }
 
@@ -386,17 +387,11 @@ impl Zone<'_> {
         }
         l.push(format!("mtu {mtu}"));
         add_once(conf, &vx, l);
-        let mut l = vec![
-            format!("bridge_ports {vx}"),
-            "bridge_stp off".into(),
-            "bridge_fd 0".into(),
-        ];
-        self.vlanaware(&mut l);
-        l.push(format!("mtu {mtu}"));
-        if let Some(a) = opt(self.vnet, "alias") {
-            l.push(format!("alias {a}"));
-        }
-        add_once(conf, self.vnet_id, l);
+        add_once(
+            conf,
+            self.vnet_id,
+            self.vnet_bridge(&vx, vec![format!("mtu {mtu}")]),
+        );
         Ok(())
     }
 
