@@ -344,20 +344,32 @@ impl Storages {
             Err(Error::Invalid(m)) => return Err(Error::Invalid(m)),
             Err(e) => return Ok(Worker::new("prunebackups", &id).fail(e.to_string())),
         };
-        let volids: Vec<String> = mark_backups(self, sid, node, vmid, kind, &keep)
-            .into_iter()
-            .filter(|e| e.mark == "remove")
-            .map(|e| e.volid)
-            .collect();
-        Ok(
-            Worker::new("prunebackups", &id).effect(TaskEffect::Backup(BackupOp::Prune {
-                node: node.to_string(),
-                storage: sid.to_string(),
-                volids,
-                groups: Vec::new(),
-            })),
-        )
+        let marks = mark_backups(self, sid, node, vmid, kind, &keep);
+        Ok(prune_worker(&id, node, sid, marks, Vec::new()))
     }
+}
+
+/// The `prunebackups` task `id` on `node`: it removes the backups of
+/// `sid` that `marks` marks `remove` (and, on a PBS storage, prunes each
+/// of `groups`).
+pub(in crate::model) fn prune_worker(
+    id: &str,
+    node: &str,
+    sid: &str,
+    marks: Vec<PruneEntry>,
+    groups: Vec<String>,
+) -> Worker {
+    let volids = marks
+        .into_iter()
+        .filter(|e| e.mark == "remove")
+        .map(|e| e.volid)
+        .collect();
+    Worker::new("prunebackups", id).effect(TaskEffect::Backup(BackupOp::Prune {
+        node: node.to_string(),
+        storage: sid.to_string(),
+        volids,
+        groups,
+    }))
 }
 
 impl BackupOps<'_> {

@@ -39,8 +39,7 @@ impl Cluster {
         vmid: Option<u32>,
         kind: Option<&str>,
     ) -> Result<crate::model::tasks::Worker> {
-        use crate::model::backup::BackupOp;
-        use crate::model::tasks::{TaskEffect, Worker};
+        use crate::model::tasks::Worker;
         let sid = s.storage.as_str();
         let id = vmid.map_or_else(|| sid.to_string(), |v| format!("{v}@{sid}"));
         let keep = match self.storage.prune_keep(sid, node, given) {
@@ -52,18 +51,8 @@ impl Cluster {
             Ok(m) => m,
             Err(e) => return Ok(Worker::new("prunebackups", &id).fail(e.to_string())),
         };
-        let volids = marks
-            .into_iter()
-            .filter(|e| e.mark == "remove")
-            .map(|e| e.volid)
-            .collect();
-        Ok(
-            Worker::new("prunebackups", &id).effect(TaskEffect::Backup(BackupOp::Prune {
-                node: node.to_string(),
-                storage: sid.to_string(),
-                volids,
-                groups,
-            })),
-        )
+        Ok(crate::model::backup::prune::prune_worker(
+            &id, node, sid, marks, groups,
+        ))
     }
 }
