@@ -132,7 +132,10 @@ impl Registry {
     pub fn manifest_of(&self, host: &str, repository: &str, reference: &str) -> Option<&Image> {
         self.parsed()
             .filter(|(p, _)| p.host == host && p.repository == repository)
-            .find(|(p, i)| p.tag.as_deref() == Some(reference) || digest(&manifest(i)) == reference)
+            .find(|(p, i)| {
+                p.tag.as_deref() == Some(reference)
+                    || (reference.starts_with("sha256:") && digest(&manifest(i)) == reference)
+            })
             .map(|(_, i)| i)
     }
 
@@ -202,15 +205,19 @@ pub fn layers(img: &Image) -> Vec<Vec<u8>> {
 
 /// The bytes of an image's manifest.
 pub fn manifest(img: &Image) -> Vec<u8> {
-    let config = config_blob(img);
-    let layers: Vec<Value> = layers(img)
+    manifest_of_blobs(&config_blob(img), &layers(img))
+}
+
+/// The manifest of a config blob and layers.
+fn manifest_of_blobs(config: &[u8], layers: &[Vec<u8>]) -> Vec<u8> {
+    let layers: Vec<Value> = layers
         .iter()
         .map(|l| json!({ "mediaType": LAYER_TYPE, "digest": digest(l), "size": l.len() }))
         .collect();
     json!({
         "schemaVersion": 2,
         "mediaType": MANIFEST_TYPE,
-        "config": { "mediaType": CONFIG_TYPE, "digest": digest(&config), "size": config.len() },
+        "config": { "mediaType": CONFIG_TYPE, "digest": digest(config), "size": config.len() },
         "layers": layers,
     })
     .to_string()
@@ -224,7 +231,7 @@ pub fn manifest(img: &Image) -> Vec<u8> {
 pub fn copy(img: &Image) -> (Vec<String>, u64, ImageConfig) {
     let config = config_blob(img);
     let layers = layers(img);
-    let manifest = manifest(img);
+    let manifest = manifest_of_blobs(&config, &layers);
     let mut lines = vec!["Getting image source signatures".to_string()];
     for l in &layers {
         lines.push(format!("Copying blob {}", digest(l)));
