@@ -107,3 +107,16 @@ def test_the_callers_fake_pve_settings_do_not_leak(monkeypatch):
     with FakePve() as pve:
         assert pve.url.startswith("https://")
         assert pve.health()["status"] == "ok"
+
+
+def test_the_startup_timeout_comes_from_the_argument_or_the_environment(monkeypatch):
+    monkeypatch.delenv("FAKE_PVE_STARTUP_TIMEOUT", raising=False)
+    assert FakePve().startup_timeout == 30.0
+    monkeypatch.setenv("FAKE_PVE_STARTUP_TIMEOUT", "120")
+    assert FakePve().startup_timeout == 120.0
+    assert FakePve(startup_timeout=5).startup_timeout == 5.0
+    monkeypatch.setenv("FAKE_PVE_STARTUP_TIMEOUT", "soon")
+    with pytest.raises(ValueError, match="FAKE_PVE_STARTUP_TIMEOUT must be a number of seconds, not 'soon'"):
+        FakePve()
+    with pytest.raises(ValueError, match="startup_timeout must be a positive number"):
+        FakePve(startup_timeout=0)

@@ -123,6 +123,23 @@ def find_binary(binary: Optional[PathLike] = None) -> str:
     )
 
 
+def _startup_timeout(given: Optional[float]) -> float:
+    """Seconds to wait for the binary's address: ``given``, else the
+    ``FAKE_PVE_STARTUP_TIMEOUT`` environment variable, else 30."""
+    source, value = "startup_timeout", given
+    if value is None:
+        source, value = "FAKE_PVE_STARTUP_TIMEOUT", os.environ.get("FAKE_PVE_STARTUP_TIMEOUT")
+        if not value:
+            return 30.0
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{source} must be a number of seconds, not {value!r}") from None
+    if not seconds > 0 or seconds == float("inf"):
+        raise ValueError(f"{source} must be a positive number of seconds, not {value!r}")
+    return seconds
+
+
 def _scenario_path(scenario: Any) -> Path:
     """The file of a scenario given as a path; refuses what is neither a
     path nor a mapping."""
@@ -187,7 +204,7 @@ class FakePve:
         root_password: str = "password",
         random_seed: Optional[int] = None,
         binary: Optional[PathLike] = None,
-        startup_timeout: float = 30.0,
+        startup_timeout: Optional[float] = None,
         extra_args: Sequence[str] = (),
     ) -> None:
         if pve_version is not None and not isinstance(pve_version, str):
@@ -213,7 +230,7 @@ class FakePve:
         self.user = ROOT
         self.random_seed = random_seed
         self.binary = find_binary(binary)
-        self.startup_timeout = startup_timeout
+        self.startup_timeout = _startup_timeout(startup_timeout)
         self.extra_args = list(extra_args)
         self.process: Optional[subprocess.Popen] = None
         self.port: Optional[int] = None

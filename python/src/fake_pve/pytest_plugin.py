@@ -160,7 +160,7 @@ def _fake_pve_world(request: pytest.FixtureRequest):
             latency=_latency(config),
         )
         server.start()
-    except FakePveError as e:
+    except (FakePveError, ValueError) as e:
         raise pytest.UsageError(f"fake-pve: {e}") from None
     try:
         server.checkpoint(START)
