@@ -10,7 +10,7 @@ use common::{Mode, checked_client};
 use fake_pve::{Running, Scenario};
 use pve_client::api::backup::Vzdump;
 use pve_client::api::qemu::{ConfigView, CreateVm};
-use pve_client::api::storage::ContentFilter;
+use pve_client::api::storage::{ContentFilter, StorageCreate};
 
 const NODE: &str = "pve";
 
@@ -143,4 +143,80 @@ async fn a_vm_backed_up_to_pbs_is_browsed_downloaded_and_restored() {
             "{call} not checked: {names:?}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_backup_server_storage_has_the_server_s_identity() {
+    let run = start().await;
+    let (pve, checked) = checked_client(&run, Mode::Token);
+    let s = pve.storage();
+    for id in ["pbs-main", "pbs-archive"] {
+        s.create(
+            &StorageCreate::new(id, "pbs")
+                .content(&["backup"])
+                .option("server", "127.0.0.5")
+                .option("datastore", "store1")
+                .option("username", "root@pam")
+                .option("password", "secret"),
+        )
+        .await
+        .expect("create");
+    }
+    let main = s.identity("pve", "pbs-main").await.expect("identity");
+    assert_eq!(main.kind, "pbs");
+    assert_eq!(main.id.len(), 64);
+    let archive = s.identity("pve", "pbs-archive").await.expect("identity");
+    assert_eq!(archive.id, main.id, "one server, one instance id");
+    let err = s.identity("pve", "local").await.expect_err("a dir storage");
+    assert!(
+        err.to_string()
+            .contains("get_identity not implemented for this plugin"),
+        "{err}"
+    );
+    assert!(checked.names().iter().any(|n| n == "GET identity"));
+}
+
+#[tokio::test]
+async fn a_backup_server_storage_is_created_only_when_its_server_answers_and_keeps_its_key() {
+    let run = start().await;
+    let (pve, checked) = checked_client(&run, Mode::Token);
+    let s = pve.storage();
+    let err = s
+        .create(
+            &StorageCreate::new("elsewhere", "pbs")
+                .option("server", "127.0.0.9")
+                .option("datastore", "store1")
+                .option("username", "root@pam"),
+        )
+        .await
+        .expect_err("no server there");
+    assert!(
+        err.to_string().contains(
+            "create storage failed: elsewhere: error fetching datastores - 500 Can't connect to 127.0.0.9:8007 (Connection refused)"
+        ),
+        "{err}"
+    );
+    let made = s
+        .create(
+            &StorageCreate::new("sealed", "pbs")
+                .option("server", "127.0.0.5")
+                .option("datastore", "store1")
+                .option("username", "root@pam")
+                .option("encryption-key", "autogen"),
+        )
+        .await
+        .expect("create");
+    let key = made
+        .config
+        .as_ref()
+        .and_then(|c| c.get("encryption-key"))
+        .and_then(|k| k.as_str())
+        .expect("the generated key");
+    let key: serde_json::Value = serde_json::from_str(key).expect("a key file");
+    let cfg = s.read("sealed").await.expect("read");
+    assert_eq!(cfg.extra["encryption-key"], key["fingerprint"]);
+    let status = s.read_status(NODE, "sealed").await.expect("status");
+    assert_eq!(status.active, Some(true));
+    assert_eq!(status.total, Some(100 << 30));
+    assert!(checked.names().iter().any(|n| n == "POST create"));
 }

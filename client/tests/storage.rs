@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{MODES, Mode, checked_client, start};
+use common::{MODES, checked_client, start};
 use pve_client::Category;
 use pve_client::api::storage::{StorageCreate, StorageFilter, StorageUpdate};
 
@@ -198,35 +198,4 @@ async fn storage_status_per_node() {
             );
         }
     }
-}
-
-#[tokio::test]
-async fn a_backup_server_storage_has_the_server_s_identity() {
-    let run = start().await;
-    let (pve, checked) = checked_client(&run, Mode::Token);
-    let s = pve.storage();
-    for id in ["pbs-main", "pbs-archive"] {
-        s.create(
-            &StorageCreate::new(id, "pbs")
-                .content(&["backup"])
-                .option("server", "backup.example.com")
-                .option("datastore", id)
-                .option("username", "root@pam")
-                .option("password", "secret"),
-        )
-        .await
-        .expect("create");
-    }
-    let main = s.identity("pve", "pbs-main").await.expect("identity");
-    assert_eq!(main.kind, "pbs");
-    assert_eq!(main.id.len(), 64);
-    let archive = s.identity("pve", "pbs-archive").await.expect("identity");
-    assert_eq!(archive.id, main.id, "one server, one instance id");
-    let err = s.identity("pve", "local").await.expect_err("a dir storage");
-    assert!(
-        err.to_string()
-            .contains("get_identity not implemented for this plugin"),
-        "{err}"
-    );
-    assert!(checked.names().iter().any(|n| n == "GET identity"));
 }

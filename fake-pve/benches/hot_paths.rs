@@ -420,6 +420,7 @@ fn vms(c: &mut Criterion) {
                             full: None,
                             target: None,
                             who: None,
+                            bwlimit: None,
                         },
                         &mut fake_pve::model::Context::new(now_ms, next.into()),
                     )

@@ -67,7 +67,7 @@ storages:
   - { id: local-lvm, type: lvmthin, thinpool: data, vgname: pve, content: [images, rootdir], size: 1T, used: 100G }
   - { id: ceph-vm, type: rbd, pool: vm-pool, content: [images, rootdir], size: 20T, used: 3T }
   - { id: nfs-iso, type: nfs, server: 198.51.100.5, export: /export/iso, path: /mnt/pve/nfs-iso, content: [iso, vztmpl], size: 4T, used: 1T }
-  - { id: backups, type: pbs, server: backup.example.com, datastore: main, content: [backup], size: 50T }
+  - { id: backups, type: pbs, server: backup.example.com, datastore: main, content: [backup], size: 50T, encryption-key: "ab:cd:ef:01:23:45:67:89:ab:cd:ef:01:23:45:67:89:ab:cd:ef:01:23:45:67:89:ab:cd:ef:01:23:45:67:89" }
 pbs:
   - name: backup.example.com
     datastores:

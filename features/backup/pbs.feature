@@ -163,14 +163,67 @@ Feature: Backups on a Proxmox Backup Server
       | server    | 127.0.0.9 |
       | datastore | store1    |
       | content   | backup    |
+    Then PVE answers 500 "create storage failed: {storage:gone}: error fetching datastores - 500 Can't connect to 127.0.0.9:8007 (Connection refused)"
+    When I read storage "{storage:gone}"
+    Then PVE answers 500 "storage '{storage:gone}' does not exist"
+    When I define storage "{storage:gone}" with:
+      | type      | pbs       |
+      | server    | 127.0.0.9 |
+      | datastore | store1    |
+      | content   | backup    |
+      | disable   | 1         |
+    Then the call succeeds
+    When I update storage "{storage:gone}" with:
+      | delete | disable |
     And I list the content of storage "{storage:gone}"
     Then PVE answers 500 "{storage:gone}: error fetching datastores - 500 Can't connect to 127.0.0.9:8007 (Connection refused)"
+    When I read the status of storage "{storage:gone}" on node "{node}"
+    Then the answer has "active" = "0"
+    And the answer has "total" = "0"
     When I define storage "{storage:nostore}" with:
       | type      | pbs       |
       | server    | 127.0.0.5 |
       | datastore | nope      |
       | content   | backup    |
-    And I list the content of storage "{storage:nostore}"
-    Then PVE answers 500 "{storage:nostore}: Cannot find datastore 'nope', check permissions and existence!"
+    Then PVE answers 500 "create storage failed: {storage:nostore}: Cannot find datastore 'nope', check permissions and existence!"
     When I list the files of backup "local:backup/vzdump-qemu-{vm1}-2026_01_01-00_00_00.vma.zst" on storage "local" under "/"
     Then parameter "storage" is rejected with "Only PBS storages supported for file-restore."
+
+  Scenario: An encrypted storage's key, and a restore with another key
+    When I define storage "{storage:sealed}" with:
+      | type           | pbs        |
+      | server         | 127.0.0.5  |
+      | datastore      | store1     |
+      | username       | backup@pbs |
+      | content        | backup     |
+      | encryption-key | autogen    |
+    Then the call succeeds
+    And the answer has "config"
+    When I read the status of storage "{storage:sealed}" on node "{node}"
+    Then the answer has "active" = "1"
+    Given VM "{vm1}" was created with:
+      | name   | sealed-{vm1} |
+      | memory | 128          |
+      | scsi0  | {storage}:1  |
+    When I back up VM "{vm1}" to storage "{storage:sealed}"
+    Then the task ends with "OK"
+    When I read the task log
+    Then the log contains "INFO: enabling encryption"
+    When I list the backups of VM "{vm1}" on storage "{storage:sealed}"
+    Then every item has "encrypted"
+    When I remember the newest backup of VM "{vm1}" on storage "{storage:sealed}" as "bk"
+    And I update storage "{storage:sealed}" with:
+      | encryption-key | autogen |
+    Then the answer has "config"
+    When I restore "{var:bk}" as VM "{vm2}"
+      | storage | {storage} |
+    Then the task ends with an error matching "command '/usr/bin/proxmox-backup-client restore --crypt-mode=encrypt .* index.json .*' failed: exit code 255"
+    When I read the task log
+    Then the log has a line matching "Error: wrong key - manifest's key .* does not match provided key .*"
+    When I update storage "{storage:sealed}" with:
+      | delete | encryption-key |
+    And I restore "{var:bk}" as VM "{vm3}"
+      | storage | {storage} |
+    Then the task ends with an error matching "command '/usr/bin/proxmox-backup-client restore --crypt-mode=none .*' failed: exit code 255"
+    When I read the task log
+    Then the log has a line matching "Error: missing key - manifest was created with key .*"

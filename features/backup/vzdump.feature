@@ -102,3 +102,28 @@ Feature: Backups and restore
     When 30 seconds pass
     And I read the config of VM "{vm1}"
     Then the answer has no "lock"
+
+  Scenario: A restore and a running clone at a bandwidth limit
+    Given VM "{vm1}" was created with:
+      | name   | limited-{vm1} |
+      | memory | 128           |
+      | scsi0  | {storage}:1   |
+    When I back up VM "{vm1}" to storage "{storage:dumps}"
+    Then the task ends with "OK"
+    When I remember the newest backup of VM "{vm1}" on storage "{storage:dumps}" as "bk"
+    And I restore "{var:bk}" as VM "{vm2}"
+      | storage | {storage} |
+      | bwlimit | 10240     |
+    Then the task ends with "OK"
+    When I read the task log
+    Then the log contains "applying read rate limit: 10240"
+    And the log has a line matching "restore vma archive: cstream -t 10485760 -- .* \| vma extract -v -r .* - .*"
+    And the log contains "rate limit for storage {storage}: 10240 KiB/s"
+    Given VM "{vm1}" is running
+    When I clone VM "{vm1}" to "{vm3}"
+      | full    | 1     |
+      | bwlimit | 20480 |
+    Then the task ends with "OK"
+    When I read the task log
+    Then the log contains "drive mirror is starting for drive-scsi0 with bandwidth limit: 20480 KiB/s"
+    And the log has a line matching "drive-scsi0: transferred .* of .* \(100.00%\) in .*, ready"

@@ -155,21 +155,27 @@ Feature: Storage configuration and capacity
 
   @pve9.2 @fake-only
   Scenario: Two storages on one backup server share its identity
+    Given a Proxmox Backup Server runs:
+      | name       | pbs-id      |
+      | address    | 127.0.0.6   |
+      | datastore  | main        |
+      | namespaces | archive     |
     When I define storage "{storage:pbs1}" with:
-      | type      | pbs                |
-      | server    | backup.example.com |
-      | datastore | main               |
-      | username  | root@pam           |
-      | password  | secret             |
-      | content   | backup             |
+      | type      | pbs       |
+      | server    | 127.0.0.6 |
+      | datastore | main      |
+      | username  | root@pam  |
+      | password  | secret    |
+      | content   | backup    |
     Then the call succeeds
     When I define storage "{storage:pbs2}" with:
-      | type      | pbs                |
-      | server    | backup.example.com |
-      | datastore | archive            |
-      | username  | root@pam           |
-      | password  | secret             |
-      | content   | backup             |
+      | type      | pbs       |
+      | server    | 127.0.0.6 |
+      | datastore | main      |
+      | namespace | archive   |
+      | username  | root@pam  |
+      | password  | secret    |
+      | content   | backup    |
     Then the call succeeds
     When I call GET "/nodes/{node}/storage/{storage:pbs1}/identity"
     Then the answer has "type" = "pbs"

@@ -597,6 +597,7 @@ impl Cluster {
             access: &mut self.access,
             sdn: &self.sdn,
             nodes: &self.nodes,
+            datacenter: &self.datacenter,
             version: self.version,
         }
     }

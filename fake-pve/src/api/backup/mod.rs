@@ -544,6 +544,10 @@ pub(crate) fn restore_vm(ctx: &Ctx<'_>, node: &str, vmid: u32) -> Result<Reply> 
         start,
         overrides,
         user: Some(who.clone()),
+        bwlimit: ctx
+            .params
+            .int("bwlimit", Some(0), None)?
+            .and_then(|b| u64::try_from(b).ok()),
     };
     let now_ms = ctx.now_ms();
     let ms = ctx.task_ms("qmrestore");

@@ -65,6 +65,11 @@ pub(super) fn move_vm_disk(ctx: &Ctx<'_>) -> Result<Reply> {
         format: ctx.params.str("format"),
         delete: ctx.params.bool("delete")?.unwrap_or(false),
         digest: ctx.params.str("digest"),
+        bwlimit: ctx
+            .params
+            .int("bwlimit", Some(0), None)?
+            .and_then(|b| u64::try_from(b).ok()),
+        who: Some(who.to_string()),
     };
     ctx.with(|c| c.vm_ops().check_move_disk(&node, vmid, &job))?;
     run_task(

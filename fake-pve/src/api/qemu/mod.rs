@@ -260,6 +260,10 @@ fn clone_vm(ctx: &Ctx<'_>) -> Result<Reply> {
         full: ctx.params.bool("full")?,
         target: ctx.params.str("target"),
         who: Some(ctx.who()?.clone()),
+        bwlimit: ctx
+            .params
+            .int("bwlimit", Some(0), None)?
+            .and_then(|b| u64::try_from(b).ok()),
     };
     let who = ctx.who()?.to_string();
     let now_ms = ctx.now_ms();

@@ -113,7 +113,8 @@ fn create_storage(ctx: &Ctx<'_>) -> Result<Reply> {
                 format!("invalid format - value '{n}' does not look like a valid node name\n"),
             ));
         }
-        Ok(view::storage_ref(&c.storages_mut().create(&p)?).into())
+        let written = c.create_storage(&p, &mut ctx.rq())?;
+        Ok(view::written(&written).into())
     })
 }
 
@@ -127,19 +128,15 @@ fn update_storage(ctx: &Ctx<'_>) -> Result<Reply> {
         .unwrap_or_default();
     let p = text_params(ctx);
     Ok(ctx
-        .with(|c| c.storages_mut().update(&sid, &p, &delete))
-        .map(|r| view::storage_ref(&r))?
+        .with(|c| c.update_storage(&sid, &p, &delete, &mut ctx.rq()))
+        .map(|w| view::written(&w))?
         .into())
 }
 
 /// `DELETE /storage/{storage}`.
 fn delete_storage(ctx: &Ctx<'_>) -> Result<Reply> {
     let sid = ctx.param("storage")?;
-    ctx.with(|c| {
-        c.storages_mut().delete(&sid)?;
-        c.access_mut().remove_storage_access(&sid);
-        Ok::<_, crate::model::Error>(())
-    })?;
+    ctx.with(|c| c.delete_storage(&sid))?;
     Ok(Value::Null.into())
 }
 
@@ -163,7 +160,7 @@ fn node_storage_index(ctx: &Ctx<'_>) -> Result<Reply> {
             .filter_map(|s| {
                 Some((
                     s.storage.clone(),
-                    view::status(&c.storages().status(s, &node, content.as_deref())?),
+                    view::status(&c.storage_status(s, &node, content.as_deref())?),
                 ))
             })
             .collect();
@@ -205,7 +202,7 @@ fn read_status(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.with(|c| {
         c.storages()
             .find(&sid)
-            .and_then(|s| c.storages().status(s, &node, None))
+            .and_then(|s| c.storage_status(s, &node, None))
             .map(|st| Reply::from(view::status(&st)))
             .ok_or_else(|| Error::invalid("storage", "No such storage."))
     })

@@ -10,6 +10,7 @@ use crate::model::storage::cfg::{
     StoragePoint, StorageRef, StorageStatus, always_shared, plugin_formats,
 };
 use crate::model::storage::content::ContentItem;
+use crate::model::storage::hooks::Written;
 
 /// Keys whose numeric values `GET /storage` answers as numbers.
 const NUMERIC: &[&str] = &["sparse", "krbd", "saferemove", "tagged_only"];
@@ -85,6 +86,16 @@ pub fn add_format_info(s: &Storage, entry: &mut Value, v9: bool) {
 /// `{storage, type}`, as a create or update answers.
 pub fn storage_ref(r: &StorageRef) -> Value {
     json!({ "storage": r.storage, "type": r.kind })
+}
+
+/// What `POST /storage` and `PUT /storage/{storage}` answer: the
+/// storage, and `config` with the key a `pbs` storage was given or made.
+pub fn written(w: &Written) -> Value {
+    let mut v = storage_ref(&w.storage);
+    if let Some(k) = &w.encryption_key {
+        v["config"] = json!({ "encryption-key": k });
+    }
+    v
 }
 
 /// A storage's `rrddata`.

@@ -77,6 +77,14 @@ impl<'a> BackupReader<'a> {
             .datastore(s)
             .map_err(|e| Error::failed(e.client_message()))?;
         let snap = self.pbs.snapshot(s, name).map_err(Error::failed)?;
+        if let Some(e) = self
+            .pbs
+            .restore_key_error(storage, snap.fingerprint.as_deref())
+        {
+            return Err(Error::failed(format!(
+                "proxmox-file-restore failed: Error: {e}"
+            )));
+        }
         let path = if filepath == "/" {
             "/".to_string()
         } else {

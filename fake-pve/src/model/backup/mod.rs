@@ -162,6 +162,8 @@ pub struct BackupOps<'a> {
     pub(in crate::model) sdn: &'a crate::model::sdn::Sdn,
     /// The members (the cluster's name in a backup's notes).
     pub(in crate::model) nodes: &'a crate::model::nodes::Nodes,
+    /// `datacenter.cfg` (its bandwidth limits).
+    pub(in crate::model) datacenter: &'a crate::model::datacenter::Datacenter,
     /// The release.
     pub(in crate::model) version: crate::model::PveVersion,
 }

@@ -39,6 +39,9 @@ pub struct RestoreRequest {
     /// Who restores (`None`: not checked, as for root@pam): the task
     /// checks the restored config's bridges and mapped devices for them.
     pub user: Option<String>,
+    /// `bwlimit` (KiB/s): overrides the storages' and datacenter.cfg's
+    /// `restore` limits for who may change them.
+    pub bwlimit: Option<u64>,
 }
 
 /// A `qmrestore` task's plan.
@@ -68,6 +71,18 @@ pub struct RestoreJob {
     pub user: Option<String>,
     /// The seed of the new identities (vmgenid, MACs, UUID).
     pub seed: u64,
+    /// `bwlimit` as the call gave it (KiB/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bwlimit: Option<u64>,
+}
+
+/// A limit as Perl prints the number: whole numbers without a fraction.
+fn kib(l: f64) -> String {
+    if l.fract() == 0.0 && l.abs() < 1e15 {
+        format!("{}", l as i64)
+    } else {
+        l.to_string()
+    }
 }
 
 /// The drive with its file replaced.
@@ -131,6 +146,7 @@ impl BackupOps<'_> {
             overrides: req.overrides,
             user: req.user,
             seed: rq.next_u64(),
+            bwlimit: req.bwlimit,
         };
         Ok(Worker::new("qmrestore", &vmid.to_string())
             .effect(TaskEffect::Backup(BackupOp::Restore(Box::new(job)))))
@@ -179,7 +195,20 @@ impl BackupOps<'_> {
         let pbs = s.kind == "pbs";
         let (ctime, archive) = if pbs {
             match self.pbs.snapshot(&s, name) {
-                Ok(snap) => (snap.time, snap.archive.clone()),
+                Ok(snap) => {
+                    // The client checks the manifest's key before it
+                    // fetches `index.json`.
+                    if let Some(e) = self.pbs.restore_key_error(sid, snap.fingerprint.as_deref()) {
+                        let pid = 10_000 + (job.seed % 50_000);
+                        let files = format!("index.json /var/tmp/vzdumptmp{pid}/index.json");
+                        let msg = crate::model::pbs::keys::restore_command_failed(
+                            self.pbs, &s, name, &files,
+                        );
+                        self.remove_create_lock(vmid);
+                        return Err((vec![format!("Error: {e}"), before.clone()], msg));
+                    }
+                    (snap.time, snap.archive.clone())
+                }
                 Err(e) => return fail(self, format!("{emsg} {e}")),
             }
         } else {
@@ -259,14 +288,42 @@ impl BackupOps<'_> {
         } else {
             None
         };
+        // get_bandwidth_limit('restore', ...), as the worker's caller.
+        let who = job.user.as_deref().and_then(AuthId::parse);
+        let limit = |c: &Self, sid: &str| {
+            crate::model::mtunnel::bandwidth_limit(
+                c.storage,
+                c.datacenter,
+                c.access,
+                who.as_ref(),
+                "restore",
+                &[sid.to_string()],
+                job.bwlimit.map(|b| b as f64),
+            )
+            .filter(|l| *l > 0.0)
+        };
         if !pbs {
-            log.push(match decompress {
-                Some(d) => {
-                    format!(
-                        "restore vma archive: {d} {path} | vma extract -v -r {tmp}.fifo - {tmp}"
-                    )
+            // The backup's own storage limits the reading (cstream).
+            let mut source = path.clone();
+            let mut piped = false;
+            if let Some(l) = limit(self, sid) {
+                log.push(format!("applying read rate limit: {}", kib(l)));
+                source = format!("cstream -t {} -- {path} |", kib(l * 1024.0));
+                piped = true;
+            }
+            log.push(match (decompress, piped) {
+                (Some(d), false) => format!(
+                    "restore vma archive: {d} {path} | vma extract -v -r {tmp}.fifo - {tmp}"
+                ),
+                (Some(d), true) => format!(
+                    "restore vma archive: {source} {d} - | vma extract -v -r {tmp}.fifo - {tmp}"
+                ),
+                (None, true) => {
+                    format!("restore vma archive: {source} vma extract -v -r {tmp}.fifo - {tmp}")
                 }
-                None => format!("restore vma archive: vma extract -v -r {tmp}.fifo {path} {tmp}"),
+                (None, false) => {
+                    format!("restore vma archive: vma extract -v -r {tmp}.fifo {path} {tmp}")
+                }
             });
             let conf_text =
                 Vm::new(vmid, &node, VmStatus::Stopped, archive.config.clone()).config_text();
@@ -283,6 +340,22 @@ impl BackupOps<'_> {
                 ));
             }
             log.push(format!("CTIME: {}", crate::clock::ctime(ctime)));
+            // Each target storage's own limit for writing.
+            let mut seen: Vec<String> = Vec::new();
+            for d in &archive.disks {
+                let target = job
+                    .storage
+                    .clone()
+                    .or_else(|| parse_volid(&d.volid).map(|(s, _)| s.to_string()))
+                    .unwrap_or_default();
+                if seen.contains(&target) {
+                    continue;
+                }
+                if let Some(l) = limit(self, &target) {
+                    log.push(format!("rate limit for storage {target}: {} KiB/s", kib(l)));
+                }
+                seen.push(target);
+            }
         }
         let now = end_ms.div_euclid(1000);
         let mut config = archive.config.clone();
@@ -490,10 +563,15 @@ impl BackupOps<'_> {
         } else {
             " --skip-zero"
         };
+        let keyfile = if self.pbs.key(&s.storage).is_some() {
+            format!(" --keyfile /etc/pve/priv/storage/{}.enc", s.storage)
+        } else {
+            String::new()
+        };
         let zeroes = size - size / 32;
         vec![
             format!(
-                "restore proxmox backup image: /usr/bin/pbs-restore --repository {repo}{ns_arg} {snap} drive-{key}.img.fidx {dev_path} --verbose --format {fmt}{skip}"
+                "restore proxmox backup image: /usr/bin/pbs-restore --repository {repo}{ns_arg} {snap} drive-{key}.img.fidx {dev_path} --verbose --format {fmt}{keyfile}{skip}"
             ),
             format!("connecting to repository '{repo}'"),
             format!("open block backend for target '{dev_path}'"),

@@ -279,7 +279,7 @@ impl CtOps<'_> {
                 "recovering backed-up configuration from '{}'",
                 job.archive
             ));
-            let (orig, path, size) = self.recover_ct_config(node, &job.archive)?;
+            let (orig, path, size) = self.recover_ct_config(node, &job.archive, &mut lines)?;
             let mut conf = job.config.clone();
             let unprivileged = job
                 .unprivileged
@@ -471,6 +471,7 @@ impl CtOps<'_> {
         &self,
         node: &str,
         volid: &str,
+        lines: &mut Vec<String>,
     ) -> Result<(BTreeMap<String, String>, String, u64)> {
         let missing = || Error::failed(format!("can't find file '{volid}'"));
         let (sid, name) = parse_volid(volid).ok_or_else(missing)?;
@@ -479,6 +480,17 @@ impl CtOps<'_> {
             // `recover_config_from_proxmox_backup`: `pct.conf` of the
             // snapshot; no path (the archive is not a file).
             let snap = self.pbs.snapshot(s, name).map_err(Error::failed)?;
+            if let Some(e) = self.pbs.restore_key_error(sid, snap.fingerprint.as_deref()) {
+                lines.push(format!("Error: {e}"));
+                return Err(Error::failed(
+                    crate::model::pbs::keys::restore_command_failed(
+                        self.pbs,
+                        s,
+                        name,
+                        "pct.conf -",
+                    ),
+                ));
+            }
             if snap.btype != "ct" {
                 return Err(Error::failed(format!(
                     "got unexpected backup format 'pbs-{}'",

@@ -20,6 +20,7 @@
 mod cluster;
 pub mod content;
 pub mod files;
+pub mod keys;
 
 use std::collections::BTreeMap;
 
@@ -71,6 +72,27 @@ pub struct Datastore {
     /// The backup snapshots, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub snapshots: Vec<Snapshot>,
+    /// The size of the file system it lives on, in bytes (default: the
+    /// size a storage on it declares).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+}
+
+impl Datastore {
+    /// `proxmox-backup-client status`: the datastore's `total` (else
+    /// `declared`) and `used` bytes. Used counts every snapshot's files
+    /// in every namespace once (the chunks two snapshots share are not
+    /// told apart).
+    pub fn usage(&self, declared: u64) -> (u64, u64) {
+        let total = self.total.unwrap_or(declared);
+        let used: u64 = self
+            .snapshots
+            .iter()
+            .flat_map(|s| &s.files)
+            .map(|f| f.size)
+            .sum();
+        (total, used.min(total))
+    }
 }
 
 /// A file of a snapshot (`index.json.blob`, `drive-scsi0.img.fidx`...).
@@ -259,12 +281,16 @@ pub fn repository(s: &Storage) -> String {
 pub struct Pbs {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     servers: Vec<Server>,
+    /// The `pbs` storages' encryption keys (`/etc/pve/priv/storage/<id>.enc`),
+    /// by storage.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    keys: BTreeMap<String, String>,
 }
 
 impl Pbs {
-    /// Whether no server is declared.
+    /// Whether no server is declared and no storage has a key.
     pub fn is_empty(&self) -> bool {
-        self.servers.is_empty()
+        self.servers.is_empty() && self.keys.is_empty()
     }
 
     /// Declares a server (a scenario's `pbs:` entry).

@@ -49,6 +49,8 @@ pub struct CloneRequest {
     pub target: Option<String>,
     /// The caller, for the storage permission checks.
     pub who: Option<AuthId>,
+    /// `bwlimit` (KiB/s).
+    pub bwlimit: Option<u64>,
 }
 
 /// One disk of a clone.
@@ -90,6 +92,12 @@ pub struct CloneJob {
     /// The pool the clone joins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<String>,
+    /// `bwlimit` as the call gave it (KiB/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bwlimit: Option<u64>,
+    /// Who clones (whether they may override the storages' limits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub who: Option<String>,
 }
 
 /// Keys a clone does not copy.
@@ -125,6 +133,51 @@ pub(super) fn render_bytes1(bytes: u64) -> String {
         v /= 1024f64.powi(i32::try_from(i).unwrap_or(0));
     }
     format!("{v:.1} {}", units[i])
+}
+
+/// `PVE::Format::render_duration`: `1h 2m 3s`, `0s`.
+pub(super) fn render_duration(secs: u64) -> String {
+    if secs == 0 {
+        return "0s".into();
+    }
+    let mut rest = secs;
+    let mut parts = Vec::new();
+    for (unit, len) in [
+        ("w", 7 * 86_400),
+        ("d", 86_400),
+        ("h", 3600),
+        ("m", 60),
+        ("s", 1),
+    ] {
+        let v = rest / len;
+        if v > 0 {
+            parts.push(format!("{v}{unit}"));
+            rest -= v * len;
+        }
+    }
+    parts.join(" ")
+}
+
+/// What a drive mirror of `size` bytes logs until it is ready
+/// (`qemu_drive_mirror`, `qemu_drive_mirror_monitor`): its start (with
+/// the bandwidth limit in KiB/s it runs with, if any), and the transfer,
+/// which takes as long as the limit lets it (a second without one).
+pub(super) fn mirror_lines(dev: &str, size: u64, limit: Option<u64>) -> Vec<String> {
+    let total = render_bytes1(size);
+    let (start, secs) = match limit.filter(|l| *l > 0) {
+        Some(l) => (
+            format!("drive mirror is starting for {dev} with bandwidth limit: {l} KiB/s"),
+            size.div_ceil(l * 1024).max(1),
+        ),
+        None => (format!("drive mirror is starting for {dev}"), 1),
+    };
+    vec![
+        start,
+        format!(
+            "{dev}: transferred {total} of {total} (100.00%) in {}, ready",
+            render_duration(secs)
+        ),
+    ]
 }
 
 impl VmOps<'_> {
@@ -359,6 +412,8 @@ impl VmOps<'_> {
                 pending,
                 exclusive: running,
                 pool: req.pool,
+                bwlimit: req.bwlimit,
+                who: req.who.as_ref().map(ToString::to_string),
             })),
         });
         Ok(worker)
@@ -446,11 +501,23 @@ impl VmOps<'_> {
                 log.extend(lines);
                 let total = render_bytes1(size);
                 if job.running && job.snapname.is_none() {
-                    log.push(format!("drive mirror is starting for drive-{}", d.key));
-                    log.push(format!(
-                        "drive-{}: transferred {total} of {total} (100.00%) in 1s, ready",
-                        d.key
-                    ));
+                    // get_bandwidth_limit('clone', [source, target]).
+                    let mut sids = vec![src_sid.to_string()];
+                    if let Some(t) = &job.storage {
+                        sids.push(t.clone());
+                    }
+                    let who = job.who.as_deref().and_then(AuthId::parse);
+                    let limit = crate::model::mtunnel::bandwidth_limit(
+                        self.storage,
+                        self.datacenter,
+                        self.access,
+                        who.as_ref(),
+                        "clone",
+                        &sids,
+                        job.bwlimit.map(|b| b as f64),
+                    )
+                    .map(|l| l.round() as u64);
+                    log.extend(mirror_lines(&format!("drive-{}", d.key), size, limit));
                     log.push("all 'mirror' jobs are ready".into());
                 } else {
                     log.push(format!("transferred 0.0 B of {total} (0.00%)"));

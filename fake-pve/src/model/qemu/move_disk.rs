@@ -32,6 +32,12 @@ pub struct MoveJob {
     pub delete: bool,
     /// The expected config digest.
     pub digest: Option<String>,
+    /// `bwlimit` as the call gave it (KiB/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bwlimit: Option<u64>,
+    /// Who moves (whether they may override the storages' limits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub who: Option<String>,
 }
 
 impl VolumeKeys for Qemu {
@@ -189,10 +195,20 @@ impl VmOps<'_> {
             // No data needs to be copied for the cloud-init drive.
         } else if running && !unused {
             let dev = format!("drive-{}", job.disk);
-            log.push(format!("drive mirror is starting for {dev}"));
-            log.push(format!(
-                "{dev}: transferred {total} of {total} (100.00%) in 1s, ready"
-            ));
+            // get_bandwidth_limit('move', [source, target]).
+            let from = parse_volid(&old).map_or("", |(s, _)| s).to_string();
+            let who = job.who.as_deref().and_then(crate::model::AuthId::parse);
+            let limit = crate::model::mtunnel::bandwidth_limit(
+                self.storage,
+                self.datacenter,
+                self.access,
+                who.as_ref(),
+                "move",
+                &[from, job.storage.clone()],
+                job.bwlimit.map(|b| b as f64),
+            )
+            .map(|l| l.round() as u64);
+            log.extend(super::clone::mirror_lines(&dev, size, limit));
             log.push("all 'mirror' jobs are ready".into());
             log.push(format!("{dev}: Completing block job..."));
             log.push(format!("{dev}: Completed successfully."));

@@ -256,6 +256,17 @@ impl Scenario {
                 .declare(server.clone())
                 .map_err(|e| self.err(&server.name, format!("pbs: {e}")))?;
         }
+        // A `pbs` storage declared with a key's fingerprint has that key.
+        let keyed: Vec<(String, String)> = cluster
+            .storage
+            .cfg()
+            .iter()
+            .filter(|s| s.kind == "pbs")
+            .filter_map(|s| Some((s.storage.clone(), s.options.get("encryption-key")?.clone())))
+            .collect();
+        for (sid, fp) in keyed {
+            cluster.pbs.declare_key(&sid, &fp);
+        }
         for n in &self.nodes {
             cluster
                 .hardware

@@ -273,6 +273,20 @@ impl super::Storages {
     /// # Errors
     /// `storage ID 'x' already defined`; unknown nodes.
     pub fn create(&mut self, p: &BTreeMap<String, String>) -> Result<StorageRef> {
+        self.create_with(p, |_| Ok(()))
+    }
+
+    /// [`Storages::create`], with `hook` run on the new storage once its
+    /// plugin's own `on_add_hook` passed and before it is written (the
+    /// hooks and the activation that reach beyond `storage.cfg`).
+    ///
+    /// # Errors
+    /// Those of [`Storages::create`], and `hook`'s.
+    pub fn create_with(
+        &mut self,
+        p: &BTreeMap<String, String>,
+        hook: impl FnOnce(&mut Storage) -> Result<()>,
+    ) -> Result<StorageRef> {
         let sid = p.get("storage").cloned().unwrap_or_default();
         let kind = p.get("type").cloned().unwrap_or_default();
         let p = &check_config(&sid, &kind, p)?;
@@ -294,6 +308,7 @@ impl super::Storages {
             )));
         }
         on_add_hook(&mut s, p)?;
+        hook(&mut s)?;
         let _ = self.add(s);
         Ok(StorageRef { storage: sid, kind })
     }
@@ -308,6 +323,22 @@ impl super::Storages {
         sid: &str,
         p: &BTreeMap<String, String>,
         delete: &[String],
+    ) -> Result<StorageRef> {
+        self.update_with(sid, p, delete, |_| Ok(()))
+    }
+
+    /// [`Storages::update`], with `hook` run on the storage once the
+    /// checks passed and before the options change (a plugin's
+    /// `on_update_hook`).
+    ///
+    /// # Errors
+    /// Those of [`Storages::update`], and `hook`'s.
+    pub fn update_with(
+        &mut self,
+        sid: &str,
+        p: &BTreeMap<String, String>,
+        delete: &[String],
+        hook: impl FnOnce(&mut Storage) -> Result<()>,
     ) -> Result<StorageRef> {
         if let Some(d) = p.get("digest")
             && *d != self.digest()
@@ -340,6 +371,7 @@ impl super::Storages {
                 "update storage failed: storage '{sid}' does not exist"
             ))
         })?;
+        hook(s)?;
         apply_options(s, p, delete);
         Ok(StorageRef {
             storage: sid.to_string(),

@@ -12,6 +12,7 @@
 
 pub mod cfg;
 pub mod content;
+pub mod hooks;
 pub mod ops;
 mod volumes;
 

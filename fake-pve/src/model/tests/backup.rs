@@ -1176,3 +1176,78 @@ fn a_privileged_backup_needs_sys_modify() {
     );
     assert!(w.c.guests().ct_by_id(350).is_none());
 }
+
+#[rstest]
+fn a_restore_applies_the_storages_and_datacenters_rate_limits(mut lab: World) {
+    dump(&mut lab, req(100));
+    let volid = backups(&lab, None)[0]["volid"]
+        .as_str()
+        .expect("volid")
+        .to_string();
+    // The backup storage limits reading; datacenter.cfg the target.
+    lab.c
+        .storage
+        .find_mut("local")
+        .expect("local")
+        .options
+        .insert("bwlimit".into(), "restore=2048,default=9999".into());
+    let version = lab.c.version;
+    lab.c
+        .datacenter
+        .set(version, &map(&[("bwlimit", "default=4096")]), &[])
+        .expect("datacenter.cfg");
+    let upid = restore(&mut lab, restore_req(130, &volid));
+    assert_eq!(lab.exit(&upid), "OK", "{:#?}", log(&lab, &upid));
+    let lines = log(&lab, &upid);
+    let at = |want: &str| lines.iter().position(|l| l.starts_with(want));
+    let read = at("applying read rate limit: 2048").expect("read limit");
+    let cmd = at("restore vma archive: cstream -t 2097152 -- /var/lib/vz/dump/").expect("cstream");
+    assert!(
+        lines[cmd].contains(" | zstd -q -d -c - | vma extract -v -r "),
+        "{}",
+        lines[cmd]
+    );
+    let ctime = at("CTIME: ").expect("CTIME");
+    let target = at("rate limit for storage local-lvm: 4096 KiB/s").expect("write limit");
+    let alloc = at("new volume ID is").expect("allocation");
+    assert!(
+        read < cmd && cmd < ctime && ctime < target && target < alloc,
+        "{lines:#?}"
+    );
+
+    // A caller's `bwlimit` is held to the limits unless they may change
+    // them (root may: its 1 KiB/s wins everywhere).
+    let mut r = restore_req(131, &volid);
+    r.bwlimit = Some(1);
+    r.user = Some("root@pam".into());
+    let upid = restore(&mut lab, r);
+    let lines = log(&lab, &upid);
+    assert!(
+        lines.contains(&"applying read rate limit: 1".to_string()),
+        "{lines:#?}"
+    );
+    assert!(lines.contains(&"rate limit for storage local-lvm: 1 KiB/s".to_string()));
+
+    // Without limits, none of it.
+    lab.c
+        .storage
+        .find_mut("local")
+        .expect("local")
+        .options
+        .remove("bwlimit");
+    lab.c
+        .datacenter
+        .set(version, &BTreeMap::new(), &["bwlimit".to_string()])
+        .expect("datacenter.cfg");
+    let upid = restore(&mut lab, restore_req(132, &volid));
+    let lines = log(&lab, &upid);
+    assert!(
+        !lines.iter().any(|l| l.contains("rate limit")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("restore vma archive: zstd -q -d -c /var/lib/vz/dump/"))
+    );
+}

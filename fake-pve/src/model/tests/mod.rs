@@ -32,6 +32,7 @@ mod nodes;
 mod oci;
 mod overview;
 mod pbs;
+mod pbs_keys;
 mod pools;
 mod power;
 mod qemu;

@@ -65,8 +65,16 @@ impl BackupOps<'_> {
             "INFO: creating Proxmox Backup Server archive 'vm/{vmid}/{}'",
             rfc3339(d.at)
         ));
-        if s.options.contains_key("encryption-key") {
-            l.push("INFO: enabling encryption".into());
+        // get_and_check_pbs_encryption_config
+        if let Some(e) = self.pbs.missing_key_error(s) {
+            return Err(e);
+        }
+        if self.pbs.key(&s.storage).is_some() {
+            l.push(if s.options.contains_key("master-pubkey") {
+                "INFO: enabling encryption with master key feature".into()
+            } else {
+                "INFO: enabling encryption".into()
+            });
         }
         let stopped = !running || mode == "stop";
         if stopped {
@@ -203,10 +211,15 @@ impl BackupOps<'_> {
             .config
             .get("unprivileged")
             .is_some_and(|v| v == "1");
-        let crypt = if s.options.contains_key("encryption-key") {
-            "--crypt-mode=encrypt --keyfd=14"
-        } else {
-            "--crypt-mode=none"
+        // pbs_open_encryption_key
+        if let Some(e) = self.pbs.missing_key_error(s) {
+            return Err(e);
+        }
+        let crypt = match self.pbs.crypt_args(&s.storage) {
+            c if s.options.contains_key("master-pubkey") && self.pbs.key(&s.storage).is_some() => {
+                format!("{c} --master-pubkey-fd=15")
+            }
+            c => c.to_string(),
         };
         let userns = if unprivileged {
             "lxc-usernsexec -m u:0:100000:65536 -m g:0:100000:65536 -- "
@@ -317,7 +330,12 @@ impl BackupOps<'_> {
         l: &mut Vec<String>,
     ) -> Result<(), String> {
         let s = d.storage;
-        let fingerprint = s.options.get("encryption-key").cloned();
+        let fingerprint = self.pbs.key(&s.storage).map(|_| {
+            self.pbs
+                .key_fingerprint(&s.storage)
+                .or_else(|| s.options.get("encryption-key").cloned())
+                .unwrap_or_default()
+        });
         let mode = if fingerprint.is_some() {
             "encrypt"
         } else {

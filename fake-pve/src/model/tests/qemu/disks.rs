@@ -139,6 +139,61 @@ fn move_disk_with_delete_frees_the_source(mut lab: World) {
     );
 }
 
+#[rstest]
+fn a_running_move_mirrors_at_the_storages_limit(mut lab: World) {
+    assert_eq!(
+        lab.qm("qmstart", 100, QemuOp::Start { skiplock: false }),
+        "OK"
+    );
+    lab.c
+        .storage
+        .find_mut("tank")
+        .expect("tank")
+        .options
+        .insert("bwlimit".into(), "move=102400,default=1".into());
+    let upid = lab.run(
+        "pve",
+        qm_worker(
+            "qmmove",
+            100,
+            QemuOp::MoveDisk(Box::new(mv("scsi0", "tank"))),
+        ),
+    );
+    assert_eq!(lab.exit(&upid), "OK");
+    let log = lab.task(&upid).log.clone();
+    // 8 GiB at 100 MiB/s: 82 s.
+    assert!(
+        log.contains(
+            &"drive mirror is starting for drive-scsi0 with bandwidth limit: 102400 KiB/s"
+                .to_string()
+        ),
+        "{log:#?}"
+    );
+    assert!(
+        log.contains(
+            &"drive-scsi0: transferred 8.0 GiB of 8.0 GiB (100.00%) in 1m 22s, ready".to_string()
+        ),
+        "{log:#?}"
+    );
+    // Root's own limit overrides the storage's.
+    let job = MoveJob {
+        bwlimit: Some(2_097_152),
+        who: Some("root@pam".into()),
+        ..mv("scsi0", "local-lvm")
+    };
+    let upid = lab.run(
+        "pve",
+        qm_worker("qmmove", 100, QemuOp::MoveDisk(Box::new(job))),
+    );
+    let log = lab.task(&upid).log.clone();
+    assert!(
+        log.contains(
+            &"drive-scsi0: transferred 8.0 GiB of 8.0 GiB (100.00%) in 4s, ready".to_string()
+        ),
+        "{log:#?}"
+    );
+}
+
 // ---------------------------------------------------------------------
 // Migrate
 

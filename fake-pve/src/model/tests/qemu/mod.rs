@@ -76,6 +76,8 @@ fn mv(disk: &str, storage: &str) -> MoveJob {
         format: None,
         delete: false,
         digest: None,
+        bwlimit: None,
+        who: None,
     }
 }
 
