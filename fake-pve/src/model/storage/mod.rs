@@ -7,11 +7,14 @@
 //!   naming rules per storage type, capacity and usage;
 //! - [`content`]: ISO images, templates, backups, snippets and imports,
 //!   their attributes, and the content, upload and download calls;
+//! - [`import`]: what an OVA archive or OVF manifest gives a guest to
+//!   import (`import-metadata`);
 //! - [`ops`]: what guest tasks do to volumes (features, base volumes,
 //!   linked clones, resizing, renaming).
 
 pub mod cfg;
 pub mod content;
+pub mod import;
 pub mod ops;
 mod volumes;
 
