@@ -150,7 +150,7 @@ async fn honest_answers_without_behaviour() {
         .await
         .assert_error(
             501,
-            "Method 'GET /nodes/{node}/capabilities/qemu/machines' is not emulated by fake-pve for arch 'aarch64'",
+            "Method 'GET /api2/json/nodes/pve/capabilities/qemu/machines' is not emulated by fake-pve for arch 'aarch64'",
         );
     // A call whose handler's checks are made first: a node without Ceph.
     pve.get(

@@ -9,7 +9,7 @@ Feature: What fake-pve does not emulate
   Scenario: Work that is not emulated for its parameters says so
     When I call GET "/nodes/pve/capabilities/qemu/machines"
       | arch | aarch64 |
-    Then PVE answers 501 "Method 'GET /nodes/{node}/capabilities/qemu/machines' is not emulated by fake-pve for arch 'aarch64'"
+    Then PVE answers 501 "Method 'GET /api2/json/nodes/pve/capabilities/qemu/machines' is not emulated by fake-pve for arch 'aarch64'"
 
   Scenario: It is still validated and permission-checked first
     When I call GET "/nodes/pve/ceph/cmd-safety"
