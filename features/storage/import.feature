@@ -1,4 +1,4 @@
-@storage @import @pve8.4 @pve9
+@storage @import
 Feature: Guests to import from an OVA archive
   A file storage with `import` content holds OVA archives. Their OVF
   manifest tells .../storage/{storage}/import-metadata how to create the

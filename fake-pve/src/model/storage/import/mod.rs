@@ -174,13 +174,20 @@ impl Storages {
     ///
     /// # Errors
     /// `storage 'x' does not exist`, `storage does not support the
-    /// importer API`, `unable to parse directory volume name '...'`,
+    /// importer API`, 501 for an ESXi storage (not emulated), `unable to parse directory volume name '...'`,
     /// `invalid content type '...'`, `invalid format`; a missing archive
     /// or one without a manifest as `tar` fails; the manifest's errors.
     pub fn import_metadata(&self, sid: &str, node: &str, volname: &str) -> Result<ImportMetadata> {
         let s = self
             .find(sid)
             .ok_or_else(|| Error::failed(format!("storage '{sid}' does not exist")))?;
+        if s.kind == "esxi" {
+            // The ESXi plugin reads the host's VM configs through its
+            // API: no host is emulated behind an `esxi` storage.
+            return Err(Error::NotImplemented(format!(
+                "Method 'GET /api2/json/nodes/{node}/storage/{sid}/import-metadata' is not emulated by fake-pve for ESXi storages"
+            )));
+        }
         if !has_file_importer(&s.kind) {
             return Err(Error::failed("storage does not support the importer API"));
         }

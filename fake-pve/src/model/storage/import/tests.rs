@@ -226,7 +226,11 @@ fn storages() -> Storages {
         options: BTreeMap::from([("path".to_string(), "/var/lib/vz".to_string())]),
     };
     let mut s = Storages::new(
-        vec![storage("local", "dir"), storage("lvm", "lvm")],
+        vec![
+            storage("local", "dir"),
+            storage("lvm", "lvm"),
+            storage("esx", "esxi"),
+        ],
         Volumes::default(),
     );
     for (name, ova) in [
@@ -297,6 +301,11 @@ fn an_ova_answers_its_guest() {
 
 #[rstest]
 #[case("lvm", "import/web.ova", "storage does not support the importer API")]
+#[case(
+    "esx",
+    "ha-datacenter/datastore1/web/web.vmx",
+    "Method 'GET /api2/json/nodes/pve/storage/esx/import-metadata' is not emulated by fake-pve for ESXi storages"
+)]
 #[case("gone", "import/web.ova", "storage 'gone' does not exist")]
 #[case("local", "iso/x.iso", "invalid content type 'iso'")]
 #[case("local", "import/disk.qcow2", "invalid format")]
