@@ -145,15 +145,13 @@ async fn releases_differ_where_the_schemas_do() {
 async fn honest_answers_without_behaviour() {
     let pve = start_with(builder()).await;
     let root = pve.root().await;
-    pve.get(
-        "/nodes/pve/storage/local/import-metadata?volume=local:import/appliance.ova",
-        &root,
-    )
-    .await
-    .assert_error(
-        501,
-        "Method 'GET /api2/json/nodes/pve/storage/local/import-metadata' is not emulated by fake-pve",
-    );
+    // Work that is not emulated for some parameters says so.
+    pve.get("/nodes/pve/capabilities/qemu/machines?arch=aarch64", &root)
+        .await
+        .assert_error(
+            501,
+            "Method 'GET /api2/json/nodes/pve/capabilities/qemu/machines' is not emulated by fake-pve for arch 'aarch64'",
+        );
     // A call whose handler's checks are made first: a node without Ceph.
     pve.get(
         "/nodes/pve/ceph/cmd-safety?service=osd&id=0&action=stop",

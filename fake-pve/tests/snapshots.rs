@@ -114,6 +114,27 @@ downloads:
     checksum: 4f2a6c4e1b0b2ad3a3bd1d0fa46c1e1b9ad5b57d83c3bd6aa5ae8c0d6e0a3b1f
     checksum-algorithm: sha256
     mimetype: application/x-iso9660-image
+  - url: https://example.com/appliance.ova
+    size: 1073741824
+    # the manifest of the archive (see `World::ova_appliance`)
+    ovf: |
+      <?xml version="1.0" encoding="UTF-8"?>
+      <Envelope xmlns="http://schemas.dmtf.org/ovf/envelope/1" xmlns:ovf="http://schemas.dmtf.org/ovf/envelope/1" xmlns:rasd="http://schemas.dmtf.org/wbem/wscim/1/cim-schema/2/CIM_ResourceAllocationSettingData" xmlns:vmw="http://www.vmware.com/schema/ovf">
+        <References><File ovf:href="appliance-disk1.vmdk" ovf:id="file1" ovf:size="1073000000"/></References>
+        <DiskSection><Disk ovf:capacity="20" ovf:capacityAllocationUnits="byte * 2^30" ovf:diskId="vmdisk1" ovf:fileRef="file1"/></DiskSection>
+        <VirtualSystem ovf:id="appliance">
+          <Name>Appliance 1</Name>
+          <OperatingSystemSection ovf:id="101"/>
+          <VirtualHardwareSection>
+            <Item><rasd:InstanceID>1</rasd:InstanceID><rasd:ResourceType>3</rasd:ResourceType><rasd:VirtualQuantity>4</rasd:VirtualQuantity></Item>
+            <Item><rasd:InstanceID>2</rasd:InstanceID><rasd:ResourceType>4</rasd:ResourceType><rasd:VirtualQuantity>4096</rasd:VirtualQuantity></Item>
+            <Item><rasd:InstanceID>3</rasd:InstanceID><rasd:ResourceType>6</rasd:ResourceType></Item>
+            <Item><rasd:AddressOnParent>0</rasd:AddressOnParent><rasd:HostResource>ovf:/disk/vmdisk1</rasd:HostResource><rasd:InstanceID>4</rasd:InstanceID><rasd:Parent>3</rasd:Parent><rasd:ResourceType>17</rasd:ResourceType></Item>
+            <Item><rasd:InstanceID>5</rasd:InstanceID><rasd:ResourceSubType>E1000e</rasd:ResourceSubType><rasd:ResourceType>10</rasd:ResourceType></Item>
+            <vmw:Config vmw:key="firmware" vmw:value="efi"/>
+          </VirtualHardwareSection>
+        </VirtualSystem>
+      </Envelope>
 oci_images:
   - { reference: "alpine:3.22", cmd: [/bin/sh], ostype: alpine }
   - { reference: "alpine:3.21", ostype: alpine }
@@ -1030,6 +1051,11 @@ const CASES: &[Case] = &[
         "get_nodes_node_storage_storage_file_restore_list_vm",
         "/nodes/{node}/storage/{storage}/file-restore/list",
         "/nodes/pve1/storage/backups/file-restore/list?volume=vm/102/2026-09-21T11:00:00Z&filepath=ZHJpdmUtc2NzaTAuaW1nLmZpZHgvcGFydA%3D%3D",
+    ),
+    case(
+        "get_nodes_node_storage_storage_import_metadata",
+        "/nodes/{node}/storage/{storage}/import-metadata",
+        "/nodes/pve2/storage/local/import-metadata?volume=import/appliance.ova",
     ),
     case(
         "get_nodes_node_storage_storage_prunebackups",
@@ -2546,6 +2572,7 @@ impl World {
         );
         self.acme();
         self.sdn_9_2();
+        self.ova_appliance();
         let tunnel = |socket: &str| {
             enc(&self.state.keys().short_ticket(
                 "PVETUNNEL",
@@ -2573,6 +2600,43 @@ impl World {
 }
 
 impl World {
+    /// An OVA appliance on `local` of pve2, put in the model as a
+    /// finished download leaves it (no task, an empty file: the task
+    /// lists and the storages' usage stay as they are). Its manifest is
+    /// the one the table of known URLs gives.
+    fn ova_appliance(&self) {
+        use fake_pve::model::storage::import::OvaContent;
+        use fake_pve::model::tasks::VolumeChange;
+        let scenario = Scenario::parse(SCENARIO, "snapshots.yaml").expect("valid scenario");
+        let ovf = scenario
+            .downloads
+            .iter()
+            .find_map(|k| k.ovf.clone())
+            .expect("an OVA among the known URLs");
+        let now = self.state.clock().now();
+        self.state
+            .with(|c| {
+                let volume = fake_pve::model::storage::Volume {
+                    storage: "local".into(),
+                    name: "import/appliance.ova".into(),
+                    size: 0,
+                    format: "ova".into(),
+                    vmid: 0,
+                    ctime: now,
+                };
+                c.storages_mut().apply_volume_change(
+                    "pve2",
+                    VolumeChange::Put {
+                        volume,
+                        oci: None,
+                        ova: Some(Box::new(OvaContent::from_manifest("appliance", &ovf))),
+                    },
+                );
+                Ok::<_, fake_pve::model::Error>(())
+            })
+            .expect("the appliance is stored");
+    }
+
     /// SDN: a simple zone with the PVE IPAM and DHCP, its VNet with a
     /// subnet, an evpn controller and zone, a netbox IPAM and a PowerDNS
     /// server, applied (in the model: no task, so that the task lists stay

@@ -5,10 +5,11 @@ Feature: What fake-pve does not emulate
   PVE would, or says plainly that it does not emulate the call. It never
   invents placeholder items.
 
-  Scenario: A call without behaviour says it is not emulated
-    When I call GET "/nodes/pve/storage/local/import-metadata"
-      | volume | local:import/appliance.ova |
-    Then PVE answers 501 "Method 'GET /api2/json/nodes/pve/storage/local/import-metadata' is not emulated by fake-pve"
+  @pve9
+  Scenario: Work that is not emulated for its parameters says so
+    When I call GET "/nodes/pve/capabilities/qemu/machines"
+      | arch | aarch64 |
+    Then PVE answers 501 "Method 'GET /api2/json/nodes/pve/capabilities/qemu/machines' is not emulated by fake-pve for arch 'aarch64'"
 
   Scenario: It is still validated and permission-checked first
     When I call GET "/nodes/pve/ceph/cmd-safety"

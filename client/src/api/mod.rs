@@ -32,6 +32,7 @@ pub mod remote_migrate;
 pub mod replication;
 pub mod sdn;
 pub mod storage;
+pub mod storage_import;
 pub mod tasks;
 pub mod tfa;
 pub mod version;

@@ -72,3 +72,49 @@ pub(super) fn fallback(e: &crate::spec::Endpoint, full_path: &str) -> Result<Rep
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+    use crate::model::PveVersion;
+    use crate::spec::spec;
+
+    fn endpoint(version: PveVersion, method: &str, path: &str) -> &'static crate::spec::Endpoint {
+        spec(version)
+            .endpoints
+            .iter()
+            .find(|e| e.method == method && e.path == path)
+            .unwrap_or_else(|| panic!("{method} {path} in {version:?}"))
+    }
+
+    /// An endpoint of the schema that no route serves answers by its
+    /// kind: a directory its children, a collection empty on a fresh
+    /// install `[]`, anything else 501 naming the call.
+    #[rstest]
+    #[case("GET", "/cluster/ha", Ok(json!([{"id": "resources"}, {"id": "groups"}, {"id": "rules"}, {"id": "status"}])))]
+    #[case("GET", "/cluster/replication", Ok(json!([])))]
+    #[case(
+        "GET",
+        "/nodes/{node}/storage/{storage}/import-metadata",
+        Err("Method 'GET /api2/json/nodes/pve/x' is not emulated by fake-pve")
+    )]
+    #[case(
+        "POST",
+        "/cluster/replication",
+        Err("Method 'POST /api2/json/nodes/pve/x' is not emulated by fake-pve")
+    )]
+    fn an_endpoint_without_a_handler(
+        #[case] method: &str,
+        #[case] path: &str,
+        #[case] want: std::result::Result<Value, &str>,
+    ) {
+        let e = endpoint(PveVersion::V9_2, method, path);
+        match (fallback(e, "/api2/json/nodes/pve/x"), want) {
+            (Ok(reply), Ok(v)) => assert_eq!(reply.data, v),
+            (Err(Error::NotImplemented(msg)), Err(m)) => assert_eq!(msg, m),
+            (got, want) => panic!("{method} {path}: {got:?} != {want:?}"),
+        }
+    }
+}

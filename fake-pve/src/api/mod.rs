@@ -322,8 +322,10 @@ impl Route {
     /// Marks a route whose handler makes only the checks PVE's handler
     /// makes itself (permissions, the objects it names) and then answers
     /// 501 `not emulated`: the coverage report does not count it as
-    /// behaviour.
+    /// behaviour. No route of the release's schema is marked today; the
+    /// router's own tests use it.
     #[must_use]
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn checks_only(mut self) -> Self {
         self.checks_only = true;
         self

@@ -1,6 +1,6 @@
 //! File uploads (`POST /nodes/{node}/storage/{storage}/upload`): the
 //! multipart body is streamed, its file part counted and hashed but never
-//! kept, as pveproxy spools it to `/var/tmp/pveupload-<hex>` and hands the
+//! kept (only an OVA archive's manifest is read from it), as pveproxy spools it to `/var/tmp/pveupload-<hex>` and hands the
 //! handler the other fields plus `tmpfilename`.
 
 use std::collections::BTreeMap;
@@ -153,6 +153,8 @@ where
     buf.extend_from_slice(b"\r\n");
     let mut fields = BTreeMap::new();
     let mut hashers = Hashers::new();
+    // An OVA's manifest is read as the file streams by.
+    let mut tar = crate::model::storage::import::tar::TarScan::new();
     let mut size: u64 = 0;
     let mut saw_file = false;
     let mut total: u64 = 0;
@@ -221,6 +223,7 @@ where
                 Some(i) => {
                     if *file {
                         hashers.update(&buf[..i]);
+                        tar.feed(&buf[..i]);
                         size += i as u64;
                     } else {
                         value.extend_from_slice(&buf[..i]);
@@ -246,6 +249,7 @@ where
                         let n = buf.len() - keep;
                         if *file {
                             hashers.update(&buf[..n]);
+                            tar.feed(&buf[..n]);
                             size += n as u64;
                         } else {
                             value.extend_from_slice(&buf[..n]);
@@ -292,6 +296,7 @@ where
             ),
             size,
             digests: hashers.finish(),
+            tar: tar.finish(),
         },
     ))
 }

@@ -22,6 +22,7 @@ pub mod fake;
 pub mod feature;
 pub mod firewall;
 pub mod ha;
+pub mod import;
 pub mod join;
 pub mod load;
 pub mod lxc;

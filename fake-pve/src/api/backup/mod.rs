@@ -37,8 +37,7 @@ pub fn routes() -> Vec<Route> {
         get(
             "/nodes/{node}/storage/{storage}/import-metadata",
             get_import_metadata,
-        )
-        .checks_only(),
+        ),
         get("/nodes/{node}/storage/{storage}/prunebackups", dryrun),
         delete("/nodes/{node}/storage/{storage}/prunebackups", prune),
         get("/cluster/backup", index),
@@ -296,19 +295,18 @@ fn file_restore_download(ctx: &Ctx<'_>) -> Result<Reply> {
 }
 
 /// `GET /nodes/{node}/storage/{storage}/import-metadata`: access to the
-/// volume, then 501 (reading an import source is not emulated).
+/// volume, then what its OVA archive or OVF manifest gives a guest.
 fn get_import_metadata(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = ctx.node()?;
     let storage = ctx.param("storage")?;
     let volume = ctx.param("volume")?;
     let who = ctx.who()?.clone();
-    ctx.with(|c| {
+    let m = ctx.with(|c| {
         c.backup_reader()
-            .check_import_metadata(&who, &storage, &volume)
+            .check_import_metadata(&who, &storage, &volume)?;
+        c.storages().import_metadata(&storage, &node, &volume)
     })?;
-    Err(Error::NotImplemented(format!(
-        "Method 'GET /api2/json/nodes/{node}/storage/{storage}/import-metadata' is not emulated by fake-pve"
-    )))
+    Ok(crate::api::storage::view::import_metadata(&m).into())
 }
 
 /// `GET /cluster/jobs/schedule-analyze`: the next runs of a calendar

@@ -441,11 +441,11 @@ fn cpu_flags_index(ctx: &Ctx<'_>) -> Result<Reply> {
 
 /// `GET /nodes/{node}/capabilities/qemu/machines`.
 fn machine_types(ctx: &Ctx<'_>) -> Result<Reply> {
-    ctx.node()?;
+    let node = ctx.node()?;
     if ctx.params.str("arch").is_some_and(|a| a == "aarch64") {
-        return Err(Error::NotImplemented(
-            "Method 'GET /nodes/{node}/capabilities/qemu/machines' is not emulated by fake-pve for arch 'aarch64'".into(),
-        ));
+        return Err(Error::NotImplemented(format!(
+            "Method 'GET /api2/json/nodes/{node}/capabilities/qemu/machines' is not emulated by fake-pve for arch 'aarch64'"
+        )));
     }
     let v = ctx.state.settings().version;
     Ok(Value::Array(catalog::machines(v).iter().map(view::machine).collect()).into())

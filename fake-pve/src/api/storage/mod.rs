@@ -552,6 +552,7 @@ fn upload(ctx: &Ctx<'_>) -> Result<Reply> {
         filename: ctx.param("filename")?,
         tmpfilename,
         size: info.size,
+        ova: info.tar.clone(),
         checksum,
         now: ctx.now(),
     };

@@ -107,3 +107,21 @@ pub fn rrddata(points: &[StoragePoint]) -> Value {
 pub fn identity(kind: &str, id: &str) -> Value {
     json!({ "type": kind, "id": id })
 }
+
+/// `GET .../import-metadata`: `type`, `source`, `create-args`, `disks`,
+/// `warnings`, `net` (a NIC as `{ model }`).
+pub fn import_metadata(m: &crate::model::storage::import::ImportMetadata) -> Value {
+    let net: Map<String, Value> = m
+        .net
+        .iter()
+        .map(|(k, model)| (k.clone(), json!({ "model": model })))
+        .collect();
+    json!({
+        "type": "vm",
+        "source": m.source,
+        "create-args": m.create_args,
+        "disks": to_json(&m.disks),
+        "warnings": to_json(&m.warnings),
+        "net": net,
+    })
+}

@@ -158,6 +158,10 @@ pub fn apl_download(
         .log(format!("download of '{url}' to '{dest}' finished"))
         .effect(TaskEffect::Volume {
             node: node.to_string(),
-            change: VolumeChange::Put { volume, oci: None },
+            change: VolumeChange::Put {
+                volume,
+                oci: None,
+                ova: None,
+            },
         }))
 }

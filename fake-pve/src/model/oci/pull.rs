@@ -119,6 +119,7 @@ impl Storages {
             change: VolumeChange::Put {
                 volume,
                 oci: Some(Box::new(config)),
+                ova: None,
             },
         };
         let mut w = w;

@@ -205,6 +205,7 @@ impl VmOps<'_> {
                             self.storage
                                 .volume(src, node)
                                 .map(|v| v.size)
+                                .or_else(|| self.storage.ova_disk_size(src, node))
                                 .ok_or_else(|| {
                                     Error::failed(format!(
                                         "cannot import from '{src}' - could not get size of {src}"

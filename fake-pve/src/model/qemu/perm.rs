@@ -627,10 +627,10 @@ impl Perms<'_> {
                     format!("{src} has wrong type '{vt}' - needs to be 'images' or 'import'"),
                 ));
             }
+            // `needs_extraction`: a disk inside an OVA archive.
             let archive = vt == "import"
-                && [".ova", ".ovf"]
-                    .iter()
-                    .any(|e| name.to_ascii_lowercase().ends_with(e));
+                && crate::model::storage::import::parse_volname(name)
+                    .is_ok_and(|(_, f)| f.starts_with("ova+"));
             if archive {
                 let work = extraction_storage.unwrap_or(sid);
                 self.access.check_perm(

@@ -7,12 +7,18 @@
 //!   naming rules per storage type, capacity and usage;
 //! - [`content`]: ISO images, templates, backups, snippets and imports,
 //!   their attributes, and the content, upload and download calls;
+//! - [`hooks`]: what creating, changing and deleting a storage does
+//!   beyond `storage.cfg` (a PBS storage's key and activation), and a
+//!   storage's status where another server holds its figures;
+//! - [`import`]: what an OVA archive or OVF manifest gives a guest to
+//!   import (`import-metadata`);
 //! - [`ops`]: what guest tasks do to volumes (features, base volumes,
 //!   linked clones, resizing, renaming).
 
 pub mod cfg;
 pub mod content;
 pub mod hooks;
+pub mod import;
 pub mod ops;
 mod volumes;
 

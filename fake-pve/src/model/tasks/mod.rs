@@ -209,6 +209,9 @@ pub enum VolumeChange {
         /// The image config of an OCI archive pulled from a registry.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         oci: Option<Box<super::oci::ImageConfig>>,
+        /// What an OVA archive holds.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ova: Option<Box<super::storage::import::OvaContent>>,
     },
     /// The volume is removed with its attributes.
     Drop {

@@ -39,6 +39,10 @@ pub struct UploadInfo {
     pub size: u64,
     /// Hex digests by PVE's `checksum-algorithm` names.
     pub digests: std::collections::BTreeMap<String, String>,
+    /// What the file holds if it is a tar archive (an OVA): its
+    /// manifest and members.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tar: Option<crate::model::storage::import::OvaContent>,
 }
 
 /// Attributes of a volume besides its size (`notes`, `protected`).
@@ -55,6 +59,9 @@ pub struct VolumeAttrs {
     /// `restore_oci_archive` reads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oci: Option<crate::model::oci::ImageConfig>,
+    /// What an OVA archive holds (its manifest and members).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ova: Option<crate::model::storage::import::OvaContent>,
 }
 
 /// A URL the emulated network knows.
@@ -89,6 +96,10 @@ pub struct KnownUrl {
     /// The error a download of it ends with (`download failed: ...`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fail: Option<String>,
+    /// For an OVA archive: the text of the OVF manifest inside (the
+    /// archive then holds it and the files it references).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ovf: Option<String>,
 }
 
 /// A row of `GET /nodes/{node}/storage/{storage}/content`: a VM or
@@ -426,6 +437,8 @@ pub struct UploadRequest {
     pub tmpfilename: String,
     /// Bytes of the file.
     pub size: u64,
+    /// What the file holds if it is a tar archive.
+    pub ova: Option<crate::model::storage::import::OvaContent>,
     /// The expected and the actual digest, when a checksum was sent.
     pub checksum: Option<(String, String)>,
     /// Creation time of the volume.
@@ -702,14 +715,15 @@ impl Storages {
     /// the task ran takes the change with it.
     pub fn apply_volume_change(&mut self, node: &str, change: VolumeChange) {
         match change {
-            VolumeChange::Put { volume, oci } => {
+            VolumeChange::Put { volume, oci, ova } => {
                 let s = self.cfg().iter().find(|s| s.storage == volume.storage);
                 if let Some(s) = s.cloned() {
                     let name = volume.name.clone();
                     self.put_file_volume(&s, node, volume);
-                    if oci.is_some() {
+                    if oci.is_some() || ova.is_some() {
                         let attrs = VolumeAttrs {
                             oci: oci.map(|c| *c),
+                            ova: ova.map(|c| *c),
                             ..VolumeAttrs::default()
                         };
                         self.set_volume_attrs(&s, node, &name, attrs);
@@ -853,9 +867,23 @@ impl Storages {
 /// `invalid filename or wrong extension`.
 /// The effect of a task that writes `volume` on `node`.
 pub fn put_effect(node: &str, volume: Volume) -> TaskEffect {
+    put_effect_with(node, volume, None)
+}
+
+/// The effect of a task that writes `volume` on `node`, with what an OVA
+/// archive holds.
+pub fn put_effect_with(
+    node: &str,
+    volume: Volume,
+    ova: Option<crate::model::storage::import::OvaContent>,
+) -> TaskEffect {
     TaskEffect::Volume {
         node: node.to_string(),
-        change: VolumeChange::Put { volume, oci: None },
+        change: VolumeChange::Put {
+            volume,
+            oci: None,
+            ova: ova.map(Box::new),
+        },
     }
 }
 

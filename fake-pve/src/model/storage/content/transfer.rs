@@ -106,6 +106,14 @@ impl Storages {
             w = w.log(format!("decompressing {tmp} to {dcom}"));
         }
         let format = file_format(&r.content, &file).unwrap_or_else(|| "raw".into());
+        let ova = known
+            .as_ref()
+            .and_then(|k| k.ovf.as_deref())
+            .filter(|_| format == "ova")
+            .map(|t| {
+                let stem = file.strip_suffix(".ova").unwrap_or(&file);
+                crate::model::storage::import::OvaContent::from_manifest(stem, t)
+            });
         let volume = Volume {
             storage: s.storage.clone(),
             name: volname,
@@ -116,7 +124,7 @@ impl Storages {
         };
         Ok(
             w.log_end(format!("download of '{}' to '{dest}' finished", r.url))
-                .effect(put_effect(&r.node, volume)),
+                .effect(put_effect_with(&r.node, volume, ova)),
         )
     }
 
@@ -186,8 +194,9 @@ impl Storages {
             vmid: 0,
             ctime: r.now,
         };
+        let ova = r.ova.clone().filter(|_| volume.format == "ova");
         Ok(w.log_end("finished file import successfully")
-            .effect(put_effect(&r.node, volume)))
+            .effect(put_effect_with(&r.node, volume, ova)))
     }
 
     /// `GET /nodes/{node}/query-url-metadata`.

@@ -197,6 +197,7 @@ fn upload(content: &str, filename: &str) -> UploadRequest {
         filename: filename.into(),
         tmpfilename: "/var/tmp/pveupload-0123".into(),
         size: 4096,
+        ova: None,
         checksum: None,
         now: super::T0,
     }
