@@ -590,6 +590,12 @@ fn dm_node(osd: &Osd) -> String {
     format!("/dev/dm-{}", osd.id)
 }
 
+/// The device-mapper node of an OSD's `block.db` (`wal` false) or
+/// `block.wal`: after those of the block volumes.
+fn aux_dm_node(osd: &Osd, wal: bool) -> String {
+    format!("/dev/dm-{}", 100 + 2 * osd.id + u32::from(wal))
+}
+
 /// `GET /nodes/{node}/ceph/osd`: `osd df tree` as PVE nests it (the
 /// `default` root, a host bucket per node with OSDs, the OSDs with
 /// their state, usage and metadata), and the OSD map's flags.
@@ -625,8 +631,8 @@ pub fn osd_tree(ceph: &Ceph, install: &dyn Fn(&str) -> Option<Install>) -> Value
                         "apply_latency_ms": 0,
                         "osdtype": "bluestore",
                         "blfsdev": dm_node(o),
-                        "dbdev": dm_node(o),
-                        "waldev": null,
+                        "dbdev": if o.db.is_some() { aux_dm_node(o, false) } else { dm_node(o) },
+                        "waldev": o.wal.as_ref().map(|_| aux_dm_node(o, true)),
                         "host": host,
                         "leaf": 1,
                     });
@@ -690,7 +696,6 @@ pub fn osd_details(osd: &Osd, install: Option<&Install>, ip: &str, v92: bool) ->
         "hb_front_addr": addr(6808),
         "hb_back_addr": addr(6806),
     });
-    let discard = osd.class != "hdd";
     if let Value::Object(m) = &mut o {
         if v92 {
             m.insert("encrypted".into(), json!(u8::from(osd.encrypted)));
@@ -701,31 +706,58 @@ pub fn osd_details(osd: &Osd, install: Option<&Install>, ip: &str, v92: bool) ->
             m.insert("pid".into(), json!(pid));
         }
     }
-    json!({
-        "osd": o,
-        "devices": [{
-            "dev_node": dm_node(osd),
-            "physical_device": osd.devpath.trim_start_matches("/dev/"),
-            "size": osd.size,
-            "support_discard": if v92 { json!(discard) } else { json!(u8::from(discard)) },
-            "type": if osd.class == "hdd" { "hdd" } else { "ssd" },
-            "device": "block",
-        }],
-    })
+    let discard_of = |class: &str| {
+        let on = class != "hdd";
+        if v92 { json!(on) } else { json!(u8::from(on)) }
+    };
+    let mut devices = vec![json!({
+        "dev_node": dm_node(osd),
+        "physical_device": osd.devpath.trim_start_matches("/dev/"),
+        "size": osd.size,
+        "support_discard": discard_of(&osd.class),
+        "type": if osd.class == "hdd" { "hdd" } else { "ssd" },
+        "device": "block",
+    })];
+    for (kind, lv) in [("db", &osd.db), ("wal", &osd.wal)] {
+        if let Some(l) = lv {
+            devices.push(json!({
+                "dev_node": aux_dm_node(osd, kind == "wal"),
+                "physical_device": l.device.trim_start_matches("/dev/"),
+                "size": l.size,
+                "support_discard": discard_of(&l.class),
+                "type": if l.class == "hdd" { "hdd" } else { "ssd" },
+                "device": kind,
+            }));
+        }
+    }
+    json!({ "osd": o, "devices": devices })
 }
 
-/// `GET /nodes/{node}/ceph/osd/{osdid}/lv-info` of the block volume.
-pub fn osd_volume(osd: &Osd) -> Value {
-    let lv = osd.lv();
+/// `GET /nodes/{node}/ceph/osd/{osdid}/lv-info` of the `block`, `db`
+/// or `wal` volume; `None` where the OSD has none of that type.
+pub fn osd_volume(osd: &Osd, kind: &str) -> Option<Value> {
+    let (vg, lv, size) = match kind {
+        "block" => (osd.vg.clone(), osd.lv(), osd.size / (4 << 20) * (4 << 20)),
+        "db" => osd
+            .db
+            .as_ref()
+            .map(|l| (l.vg.clone(), l.lv.clone(), l.size))?,
+        "wal" => osd
+            .wal
+            .as_ref()
+            .map(|l| (l.vg.clone(), l.lv.clone(), l.size))?,
+        _ => return None,
+    };
     let (y, mo, d, h, mi, s, _) = crate::clock::civil(osd.created_ms.div_euclid(1000));
-    json!({
+    let seed = lv.splitn(3, '-').nth(2).unwrap_or_default().to_string();
+    Some(json!({
         "creation_time": format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} +0000"),
         "lv_name": lv,
-        "lv_path": format!("/dev/{}/{lv}", osd.vg),
-        "lv_size": osd.size / (4 << 20) * (4 << 20),
-        "lv_uuid": lv_uuid(&osd.uuid),
-        "vg_name": osd.vg,
-    })
+        "lv_path": format!("/dev/{vg}/{lv}"),
+        "lv_size": size,
+        "lv_uuid": lv_uuid(&seed),
+        "vg_name": vg,
+    }))
 }
 
 /// An LVM uuid (`xxxxxx-xxxx-xxxx-xxxx-xxxx-xxxx-xxxxxx`) made from an

@@ -16,6 +16,8 @@ pub mod daemons;
 pub mod erasure;
 pub mod fs;
 pub mod health;
+#[cfg(test)]
+mod osd_tests;
 pub mod osds;
 pub mod pools;
 pub mod restart;

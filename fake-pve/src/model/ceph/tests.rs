@@ -497,6 +497,7 @@ fn new_osd(dev: &str, n: u8) -> NewOsd {
         encrypted: false,
         uuid: format!("0000000{n}-0000-4000-8000-000000000000"),
         vg_uuid: format!("0000000{n}-0000-4000-8000-00000000000f"),
+        ..NewOsd::default()
     }
 }
 
