@@ -3,8 +3,11 @@
 //! maps), the daemon lists, `config dump`, the metadata, the crush map's
 //! text and the log lines.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value, json};
 
+use crate::model::ceph::usage::{OSD_OVERHEAD, PoolStats};
 use crate::model::ceph::{Ceph, Daemon, Install, Mon, Osd, Pool};
 
 /// A Ceph time stamp (`2026-11-29T09:30:00.000000+0000`).
@@ -161,7 +164,14 @@ pub fn status(
     release: Option<&Install>,
     now: i64,
     ip_of: &dyn Fn(&str) -> String,
+    stored: &BTreeMap<String, u64>,
 ) -> Value {
+    let raw = ceph.raw_stats(stored);
+    let objects: u64 = ceph
+        .pools()
+        .iter()
+        .map(|p| ceph.pool_stats(p, stored).objects)
+        .sum();
     let quorum = ceph.quorum();
     let created = ceph.created_ms().unwrap_or(now * 1000);
     let (_, osd_epoch, _) = ceph.epochs();
@@ -195,11 +205,11 @@ pub fn status(
             "pgs_by_state": [],
             "num_pgs": ceph.pools().iter().map(|p| u64::from(p.pg_num)).sum::<u64>(),
             "num_pools": ceph.pools().len(),
-            "num_objects": 0,
-            "data_bytes": 0,
-            "bytes_used": 0,
-            "bytes_avail": 0,
-            "bytes_total": 0,
+            "num_objects": objects,
+            "data_bytes": raw.data,
+            "bytes_used": raw.used,
+            "bytes_avail": raw.avail,
+            "bytes_total": raw.total,
         },
         "fsmap": {
             "epoch": 1,
@@ -469,11 +479,12 @@ fn applications(pool: &Pool) -> Map<String, Value> {
 
 /// `GET /nodes/{node}/ceph/pool`: each pool of `osd dump` with its
 /// autoscaler line, crush rule name and usage from `df`.
-pub fn pools(ceph: &Ceph) -> Value {
+pub fn pools(ceph: &Ceph, stored: &BTreeMap<String, u64>) -> Value {
     Value::Array(
         ceph.pools()
             .iter()
             .map(|p| {
+                let st = ceph.pool_stats(p, stored);
                 json!({
                     "pool": p.id,
                     "pool_name": p.name,
@@ -489,8 +500,8 @@ pub fn pools(ceph: &Ceph) -> Value {
                     "pg_num_min": p.pg_num_min,
                     "target_size": p.target_size_bytes,
                     "target_size_ratio": p.target_size_ratio,
-                    "bytes_used": 0,
-                    "percent_used": 0,
+                    "bytes_used": st.bytes_used,
+                    "percent_used": st.percent_used,
                     "type": if p.ec.is_some() { "erasure" } else { "replicated" },
                 })
             })
@@ -502,7 +513,7 @@ pub fn pools(ceph: &Ceph) -> Value {
 /// PVE picks from it; the pool's flags are JSON booleans on 9.2 and
 /// Perl's stringified booleans (`"1"`, `"0"`) before; `verbose` adds
 /// the statistics of `df`, the autoscaler's line and the applications.
-pub fn pool_status(pool: &Pool, verbose: bool, flags_as_bools: bool) -> Value {
+pub fn pool_status(pool: &Pool, verbose: bool, flags_as_bools: bool, st: &PoolStats) -> Value {
     let flag = |on: bool| {
         if flags_as_bools {
             json!(on)
@@ -537,12 +548,12 @@ pub fn pool_status(pool: &Pool, verbose: bool, flags_as_bools: bool) -> Value {
         m.insert(
             "statistics".into(),
             json!({
-                "stored": 0,
-                "objects": 0,
-                "kb_used": 0,
-                "bytes_used": 0,
-                "percent_used": 0,
-                "max_avail": 0,
+                "stored": st.stored,
+                "objects": st.objects,
+                "kb_used": st.kb_used,
+                "bytes_used": st.bytes_used,
+                "percent_used": st.percent_used,
+                "max_avail": st.max_avail,
             }),
         );
         m.insert("application_list".into(), json!(pool.applications.clone()));
@@ -582,9 +593,6 @@ pub fn osdmap_flags(ceph: &Ceph) -> String {
     out.join(",")
 }
 
-/// What an empty OSD's BlueStore uses of its disk, KiB.
-const OSD_KB_USED: u64 = 27_648;
-
 /// An OSD's device-mapper node (`/dev/dm-<n>`).
 fn dm_node(osd: &Osd) -> String {
     format!("/dev/dm-{}", osd.id)
@@ -613,7 +621,7 @@ pub fn osd_tree(ceph: &Ceph, install: &dyn Fn(&str) -> Option<Install>) -> Value
                 .iter()
                 .map(|o| {
                     let total = o.size / 1024 * 1024;
-                    let used = OSD_KB_USED * 1024;
+                    let used = OSD_OVERHEAD;
                     let mut v = json!({
                         "id": o.id,
                         "name": o.name(),

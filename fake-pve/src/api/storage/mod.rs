@@ -161,10 +161,9 @@ fn node_storage_index(ctx: &Ctx<'_>) -> Result<Reply> {
             .cfg()
             .iter()
             .filter_map(|s| {
-                Some((
-                    s.storage.clone(),
-                    view::status(&c.storages().status(s, &node, content.as_deref())?),
-                ))
+                let mut st = c.storages().status(s, &node, content.as_deref())?;
+                crate::model::ceph::usage::rbd_status(c.ceph(), c.storages(), &node, &mut st);
+                Some((s.storage.clone(), view::status(&st)))
             })
             .collect();
         if let Some(sid) = &storage
@@ -206,7 +205,10 @@ fn read_status(ctx: &Ctx<'_>) -> Result<Reply> {
         c.storages()
             .find(&sid)
             .and_then(|s| c.storages().status(s, &node, None))
-            .map(|st| Reply::from(view::status(&st)))
+            .map(|mut st| {
+                crate::model::ceph::usage::rbd_status(c.ceph(), c.storages(), &node, &mut st);
+                Reply::from(view::status(&st))
+            })
             .ok_or_else(|| Error::invalid("storage", "No such storage."))
     })
 }

@@ -24,6 +24,9 @@ pub mod restart;
 pub mod safety;
 #[cfg(test)]
 mod tests;
+pub mod usage;
+#[cfg(test)]
+mod usage_tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 
