@@ -177,7 +177,7 @@ fn createosd(ctx: &Ctx<'_>) -> Result<Reply> {
     let name = devpath.trim_start_matches("/dev/").to_string();
     let worker = Worker::new("cephcreateosd", &name).effect(TaskEffect::Ceph {
         node: node.clone(),
-        op: CephOp::CreateOsd { osd },
+        op: CephOp::CreateOsd { osd: Box::new(osd) },
     });
     Ok(json!(ctx.start_task(&node, worker)?).into())
 }

@@ -113,7 +113,7 @@ pub enum CephOp {
     /// `cephcreateosd`.
     CreateOsd {
         /// The OSD as asked.
-        osd: super::NewOsd,
+        osd: Box<super::NewOsd>,
     },
     /// `cephdestroyosd`.
     DestroyOsd {

@@ -68,7 +68,7 @@ fn run(c: &mut Ceph, hw: &mut Hardware, op: &CephOp) -> Result<Vec<String>, (Vec
 }
 
 fn create(c: &mut Ceph, hw: &mut Hardware, osd: NewOsd) -> Vec<String> {
-    run(c, hw, &CephOp::CreateOsd { osd }).expect("created")
+    run(c, hw, &CephOp::CreateOsd { osd: Box::new(osd) }).expect("created")
 }
 
 #[test]
@@ -201,7 +201,7 @@ fn the_db_size_comes_from_the_config(
     }
     let mut osd = new_osd("/dev/sdb", 1);
     osd.db = lv("/dev/nvme0n1", 1, None);
-    let got = run(&mut c, &mut hw, &CephOp::CreateOsd { osd })
+    let got = run(&mut c, &mut hw, &CephOp::CreateOsd { osd: Box::new(osd) })
         .map(|_| c.osd(0).and_then(|o| o.db.clone()).map_or(0, |d| d.size))
         .map_err(|(_, e)| e);
     assert_eq!(got, want.map_err(str::to_string));
@@ -220,7 +220,8 @@ fn a_db_too_big_fails_the_task(#[case] size: Option<u64>, #[case] msg: &str) {
     let (mut c, mut hw) = (cluster(), Hardware::default());
     let mut osd = new_osd("/dev/sdb", 1);
     osd.db = lv("/dev/nvme0n1", 1, size);
-    let (_, e) = run(&mut c, &mut hw, &CephOp::CreateOsd { osd }).expect_err("too big");
+    let (_, e) =
+        run(&mut c, &mut hw, &CephOp::CreateOsd { osd: Box::new(osd) }).expect_err("too big");
     assert_eq!(e, msg);
     assert!(c.osds().is_empty());
 }
@@ -355,7 +356,8 @@ fn a_batch_refuses_a_partition() {
         .expect("wiped");
     let mut osd = new_osd("/dev/sdb1", 1);
     osd.per_device = Some(2);
-    let (lines, e) = run(&mut c, &mut hw, &CephOp::CreateOsd { osd }).expect_err("partition");
+    let (lines, e) =
+        run(&mut c, &mut hw, &CephOp::CreateOsd { osd: Box::new(osd) }).expect_err("partition");
     assert_eq!(
         e,
         "command 'ceph-volume lvm batch --osds-per-device 2 --yes --no-auto -- /dev/sdb1' failed: exit code 2"

@@ -511,7 +511,7 @@ fn an_osd_takes_a_free_disk_and_gives_it_back() {
         hardware: &mut hw,
     };
     let op = CephOp::CreateOsd {
-        osd: new_osd("/dev/sdb", 1),
+        osd: Box::new(new_osd("/dev/sdb", 1)),
     };
     let lines = c.apply_in(&mut around, "pve1", &op, 10).expect("osd");
     assert_eq!(lines[0], "create OSD on /dev/sdb (bluestore)");
