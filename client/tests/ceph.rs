@@ -177,3 +177,45 @@ async fn osds_come_and_go_and_safety_is_asked() {
         );
     }
 }
+
+/// An OSD with its `block.db` on the NVMe disk: the volume shows in its
+/// metadata and `lv-info`; the same disk twice is refused.
+#[tokio::test]
+async fn an_osd_gets_its_db_on_another_disk() {
+    let run = start().await;
+    let (pve, _checked) = checked_client(&run, Mode::Password);
+    let ceph = pve.ceph(NODE);
+    let twice = pve_client::api::ceph::OsdSpec {
+        db_dev: Some("/dev/sdc".into()),
+        ..Default::default()
+    };
+    let err = ceph
+        .createosd_with("/dev/sdc", &twice)
+        .await
+        .expect_err("twice");
+    assert!(
+        err.to_string()
+            .contains("cannot chose '/dev/sdc' for more than one type."),
+        "{err}"
+    );
+    let spec = pve_client::api::ceph::OsdSpec {
+        db_dev: Some("/dev/nvme0n1".into()),
+        db_dev_size: Some(1.5),
+        ..Default::default()
+    };
+    let upid = ceph
+        .createosd_with("/dev/sdc", &spec)
+        .await
+        .expect("create");
+    pve.tasks().wait(&upid).await.expect("created");
+    let meta = ceph.osddetails(1).await.expect("metadata");
+    assert_eq!(meta["devices"][1]["device"], "db");
+    let db = ceph.osdvolume_of(1, "db").await.expect("db volume");
+    assert_eq!(db["lv_size"], 1_610_612_736u64);
+    let err = ceph.osdvolume_of(1, "wal").await.expect_err("no wal");
+    assert!(
+        err.to_string()
+            .contains("volume type 'wal' not found for OSD 1"),
+        "{err}"
+    );
+}

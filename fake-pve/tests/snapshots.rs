@@ -3585,3 +3585,73 @@ fn cluster_resources_without_node_audit_9_1() {
 fn cluster_resources_without_node_audit_8_4() {
     cluster_resources_without_node_audit(PveVersion::V8_4);
 }
+
+/// A Ceph OSD made with its `block.db` on another disk:
+/// the task's log, the disks as the node lists them, the OSD's metadata,
+/// its volumes and the OSD tree; and the refusals of the checks.
+fn ceph_osd_devices_after_creation(version: PveVersion) {
+    let world = World::new(version);
+    let post = Method::POST;
+    world.advance(60);
+    let with_db = world.task(
+        post.clone(),
+        "/nodes/pve1/ceph/osd",
+        "dev=%2Fdev%2Fsdb&db_dev=%2Fdev%2Fnvme0n1&db_dev_size=16",
+    );
+    world.advance(60);
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_suffix(release(version));
+    settings.set_prepend_module_to_snapshot(true);
+    settings.set_omit_expression(true);
+    settings.bind(|| {
+        let log = format!("/nodes/pve1/tasks/{with_db}/log?limit=100");
+        for (name, path) in [
+            ("ceph_osd_db_task_log", log.as_str()),
+            ("ceph_osd_db_disks", "/nodes/pve1/disks/list"),
+            ("ceph_osd_db_metadata", "/nodes/pve1/ceph/osd/2/metadata"),
+            (
+                "ceph_osd_db_lv_info",
+                "/nodes/pve1/ceph/osd/2/lv-info?type=db",
+            ),
+            ("ceph_osd_db_tree", "/nodes/pve1/ceph/osd"),
+        ] {
+            let (status, body) = world.send(Method::GET, path, "");
+            assert_eq!(status, 200, "GET {path}: {body}");
+            insta::assert_json_snapshot!(name, body);
+        }
+        for (name, method, path, form) in [
+            (
+                "ceph_osd_refuse_per_device_with_db",
+                post.clone(),
+                "/nodes/pve1/ceph/osd",
+                "dev=%2Fdev%2Fsdb&db_dev=%2Fdev%2Fnvme0n1&osds-per-device=2",
+            ),
+            (
+                "ceph_osd_refuse_twice_the_device",
+                post.clone(),
+                "/nodes/pve1/ceph/osd",
+                "dev=%2Fdev%2Fsdc&db_dev=%2Fdev%2Fsdc",
+            ),
+            (
+                "ceph_osd_refuse_dev_in_use",
+                post.clone(),
+                "/nodes/pve1/ceph/osd",
+                "dev=%2Fdev%2Fsdb",
+            ),
+            (
+                "ceph_osd_refuse_no_wal",
+                Method::GET,
+                "/nodes/pve1/ceph/osd/2/lv-info?type=wal",
+                "",
+            ),
+        ] {
+            let (status, body) = world.send(method, path, form);
+            insta::assert_json_snapshot!(name, json!({ "status": status, "body": body }));
+        }
+    });
+}
+
+#[test]
+fn ceph_osd_devices_after_creation_9_2() {
+    ceph_osd_devices_after_creation(PveVersion::V9_2);
+}

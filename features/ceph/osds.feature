@@ -167,3 +167,67 @@ Feature: Ceph OSDs, CephFS and the safety checks
     When I read the task log
     Then the item with "t" = "  [1/1] {node} (3 OSDs)" has "n"
     And the item with "t" = "cluster-wide OSD rolling restart finished" has "n"
+
+  Scenario: An OSD with its DB and WAL on other disks, cleaned up with it
+    When I start the Ceph task POST "/nodes/{node}/ceph/osd"
+      | dev          | /dev/sdb     |
+      | db_dev       | /dev/nvme0n1 |
+      | db_dev_size  | 20           |
+      | wal_dev      | /dev/sdc     |
+    Then the task ends with "OK"
+    When I read the task log
+    Then the item with "t" = "creating block.db on '/dev/nvme0n1'" has "n"
+    And the item with "t" = "creating block.wal on '/dev/sdc'" has "n"
+    When I call GET "/nodes/{node}/disks/list"
+    Then the item with "devpath" = "/dev/nvme0n1" has "used" = "LVM"
+    And the item with "devpath" = "/dev/nvme0n1" has "db" = "1"
+    And the item with "devpath" = "/dev/nvme0n1" has "osdid" = "-1"
+    And the item with "devpath" = "/dev/sdc" has "wal" = "1"
+    And the item with "devpath" = "/dev/sdb" has "osdid" = "0"
+    When I call GET "/nodes/{node}/ceph/osd/0/metadata"
+    Then the answer has "devices/1/device" = "db"
+    And the answer has "devices/1/physical_device" = "nvme0n1"
+    And the answer has "devices/1/size" = "21474836480"
+    And the answer has "devices/2/device" = "wal"
+    When I call GET "/nodes/{node}/ceph/osd/0/lv-info"
+      | type | wal |
+    Then the answer has "lv_size" = "40009465856"
+    When I call POST "/nodes/{node}/ceph/osd/0/out"
+    Then the call succeeds
+    When I start the Ceph task POST "/nodes/{node}/ceph/stop"
+      | service | osd.0 |
+    Then the task ends with "OK"
+    When I start the Ceph task DELETE "/nodes/{node}/ceph/osd/0"
+      | cleanup | 1 |
+    Then the task ends with "OK"
+    When I call GET "/nodes/{node}/disks/list"
+    Then the item with "devpath" = "/dev/nvme0n1" has no "used"
+    And the item with "devpath" = "/dev/sdc" has no "used"
+    And the item with "devpath" = "/dev/sdb" has no "used"
+
+  Scenario: The devices of an OSD are checked before its task
+    When I call POST "/nodes/{node}/ceph/osd"
+      | dev             | /dev/sdb     |
+      | db_dev          | /dev/nvme0n1 |
+      | osds-per-device | 2            |
+    Then parameter "db_dev" is rejected with "cannot use 'osds-per-device' parameter with 'db_dev'"
+    When I call POST "/nodes/{node}/ceph/osd"
+      | dev    | /dev/sdb |
+      | db_dev | /dev/sdb |
+    Then parameter "db_dev" is rejected with "cannot chose '/dev/sdb' for more than one type."
+    When I call POST "/nodes/{node}/ceph/osd"
+      | dev    | /dev/sdb |
+      | db_dev | /dev/sda |
+    Then PVE answers 501 "Method 'POST /api2/json/nodes/{node}/ceph/osd' is not emulated by fake-pve"
+
+  Scenario: Two OSDs share one NVMe disk
+    When I start the Ceph task POST "/nodes/{node}/ceph/osd"
+      | dev             | /dev/nvme0n1 |
+      | osds-per-device | 2            |
+    Then the task ends with "OK"
+    When I read the task log
+    Then the item with "t" = "--> relative data size: 0.5" has "n"
+    When I call GET "/nodes/{node}/disks/list"
+    Then the item with "devpath" = "/dev/nvme0n1" has "bluestore" = "1"
+    When I call GET "/nodes/{node}/ceph/osd"
+    Then the answer has "root/children/0/children/0/children/1/name" = "osd.1"

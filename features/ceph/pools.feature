@@ -153,3 +153,40 @@ Feature: Ceph pools
       destroying erasure coded profile 'pve_ec_ec'
       TASK OK
       """
+
+  Scenario: A pool holds the images of its storage
+    Given the cluster is seeded with:
+      """
+      nodes:
+        - { name: {node}, ip: 127.0.0.1 }
+      ceph:
+        release: squid
+        network: 127.0.0.0/8
+        mons: [{node}]
+        mgrs: [{node}]
+        osds:
+          - { node: {node}, disk: /dev/sdb }
+          - { node: {node}, disk: /dev/sdc }
+          - { node: {node}, disk: /dev/nvme0n1 }
+        pools: [{ name: vm, storage: true }]
+      vms:
+        - { vmid: {vm1}, node: {node}, config: { scsi0: 'vm:vm-{vm1}-disk-0,size=8G' } }
+      """
+    When I call GET "/nodes/{node}/ceph/pool"
+    Then the item with "pool_name" = "vm" has "bytes_used" = "25769803776"
+    When I call GET "/nodes/{node}/ceph/pool/vm/status"
+      | verbose | 1 |
+    Then the answer has "statistics/stored" = "8589934592"
+    And the answer has "statistics/objects" = "2048"
+    When I call GET "/nodes/{node}/storage/vm/status"
+    Then the answer has "used" = "8589934592"
+    When I call POST "/nodes/{node}/storage/vm/content"
+      | vmid     | {vm1}            |
+      | filename | vm-{vm1}-disk-1  |
+      | size     | 4G               |
+    Then the call succeeds
+    When I call GET "/nodes/{node}/storage/vm/status"
+    Then the answer has "used" = "12884901888"
+    When I call GET "/cluster/ceph/status"
+    Then the answer has "pgmap/data_bytes" = "12884901888"
+    And the answer has "pgmap/bytes_total" = "9001778946048"

@@ -104,6 +104,37 @@ impl PoolSpec {
     }
 }
 
+/// The options of `createosd` beyond the disk (unset ones are not sent).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OsdSpec {
+    /// `db_dev`: the device of the `block.db`.
+    pub db_dev: Option<String>,
+    /// `db_dev_size`, GiB.
+    pub db_dev_size: Option<f64>,
+    /// `wal_dev`: the device of the `block.wal`.
+    pub wal_dev: Option<String>,
+    /// `wal_dev_size`, GiB.
+    pub wal_dev_size: Option<f64>,
+    /// `encrypted`.
+    pub encrypted: Option<bool>,
+    /// `crush-device-class`.
+    pub crush_device_class: Option<String>,
+    /// `osds-per-device`.
+    pub osds_per_device: Option<u32>,
+}
+
+impl OsdSpec {
+    fn params(&self, p: Params) -> Params {
+        p.opt("db_dev", self.db_dev.clone())
+            .opt("db_dev_size", self.db_dev_size)
+            .opt("wal_dev", self.wal_dev.clone())
+            .opt("wal_dev_size", self.wal_dev_size)
+            .opt("encrypted", self.encrypted)
+            .opt("crush-device-class", self.crush_device_class.clone())
+            .opt("osds-per-device", self.osds_per_device)
+    }
+}
+
 /// `GET /nodes/{node}/ceph/cmd-safety`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Safety {
@@ -228,6 +259,20 @@ impl Ceph<'_> {
             .await
     }
 
+    /// `POST /nodes/{node}/ceph/osd` (`createosd`) with a `block.db`,
+    /// a `block.wal` or several OSDs on the disk `dev`.
+    ///
+    /// # Errors
+    /// PVE's checks of the devices (`cannot chose '<dev>' for more than
+    /// one type.`, `cannot use 'osds-per-device' parameter with
+    /// 'db_dev'`, a device in use).
+    pub async fn createosd_with(&self, dev: &str, spec: &OsdSpec) -> Result<Upid> {
+        let params = spec.params(Params::new().set("dev", dev));
+        self.client
+            .call(Method::POST, &self.path("osd"), &params)
+            .await
+    }
+
     /// `DELETE /nodes/{node}/ceph/osd/{osdid}` (`destroyosd`, task
     /// `cephdestroyosd`).
     ///
@@ -280,6 +325,17 @@ impl Ceph<'_> {
     pub async fn osdvolume(&self, osdid: u32) -> Result<Value> {
         let path = self.path(&format!("osd/{osdid}/lv-info"));
         self.client.call(Method::GET, &path, &Params::new()).await
+    }
+
+    /// `GET /nodes/{node}/ceph/osd/{osdid}/lv-info` (`osdvolume`) of
+    /// the `block`, `db` or `wal` volume.
+    ///
+    /// # Errors
+    /// `volume type '<type>' not found for OSD <id>`.
+    pub async fn osdvolume_of(&self, osdid: u32, kind: &str) -> Result<Value> {
+        let path = self.path(&format!("osd/{osdid}/lv-info"));
+        let params = Params::new().set("type", kind);
+        self.client.call(Method::GET, &path, &params).await
     }
 
     /// `GET /nodes/{node}/ceph/fs` (`index`).

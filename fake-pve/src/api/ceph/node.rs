@@ -155,7 +155,8 @@ pub(crate) fn cluster_status(ctx: &Ctx<'_>, node: &str) -> Result<Reply> {
         .with(|c| {
             let nodes = c.nodes();
             let ip_of = |n: &str| nodes.get(n).map(|x| x.ip.clone()).unwrap_or_default();
-            view::status(c.ceph(), c.ceph().install_of(node), now, &ip_of)
+            let stored = crate::model::ceph::usage::stored_by_pool(c.ceph(), c.storages(), node);
+            view::status(c.ceph(), c.ceph().install_of(node), now, &ip_of, &stored)
         })
         .into())
 }

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use super::{check, inited_and_connected, node_of, not_emulated, view};
 use crate::api::{Ctx, Reply, Route, delete, get, post};
 use crate::model::ceph::daemons::CephOp;
+use crate::model::ceph::osds::{NewLv, disk_requirements};
 use crate::model::ceph::{Binary, NewOsd};
-use crate::model::node_hw::disks::Dev;
 use crate::model::{Error, Result, TaskEffect, Worker};
 use crate::version::PveVersion;
 
@@ -48,7 +48,11 @@ fn createosd(ctx: &Ctx<'_>) -> Result<Reply> {
         c.check_installed(n, Binary::Osd)?;
         c.check_installed(n, Binary::Volume)
     })?;
-    if ctx.params.int("osds-per-device", Some(1), None)?.is_some() {
+    if ctx
+        .params
+        .int("osds-per-device", Some(1), None)?
+        .is_some_and(|n| n != 0)
+    {
         for t in ["db_dev", "wal_dev"] {
             if ctx.params.str(t).is_some() {
                 return Err(Error::invalid(
@@ -84,58 +88,118 @@ fn createosd(ctx: &Ctx<'_>) -> Result<Reply> {
             )));
         }
     }
-    let dev = ctx.param("dev")?;
-    let (devpath, size, kind) = ctx.with(|c| {
-        let hw = c.hardware().node(&node);
-        let (d, path) = hw.verify_blockdev_path(&dev)?;
-        let (used, size, kind) = match d {
-            Dev::Disk(i) => {
-                let disk = &hw.disks()[i];
-                (disk.is_used(), disk.size, disk.kind)
+    let mut names: Vec<(String, String)> = Vec::new();
+    for t in ["dev", "db_dev", "wal_dev"] {
+        let Some(given) = ctx.params.str(t).filter(|v| !v.is_empty()) else {
+            if t == "dev" {
+                ctx.param("dev")?;
             }
-            Dev::Part(i, j) => {
-                let disk = &hw.disks()[i];
-                let p = &disk.partitions[j];
-                (p.usage().is_some(), p.size, disk.kind)
-            }
+            continue;
         };
-        if used {
-            return Err(Error::failed(format!("device '{path}' is already in use")));
+        let path = ctx.with(|c| {
+            c.hardware()
+                .node(&node)
+                .verify_blockdev_path(&given)
+                .map(|(_, p)| p)
+        })?;
+        if names.iter().any(|(_, p)| *p == path) {
+            return Err(Error::invalid(
+                t,
+                format!("cannot chose '{path}' for more than one type."),
+            ));
         }
-        Ok::<_, Error>((path, size, kind))
-    })?;
-    if ctx.params.str("db_dev").is_some()
-        || ctx.params.str("wal_dev").is_some()
-        || ctx.params.get("osds-per-device").is_some()
-    {
-        return Err(not_emulated("POST", &format!("/nodes/{node}/ceph/osd")));
+        names.push((t.to_string(), path));
     }
-    check(ctx, &node, |c, n| c.rados(n))?;
-    let class = ctx
+    let path_of = |t: &str| names.iter().find(|(n, _)| n == t).map(|(_, p)| p.clone());
+    let devpath = path_of("dev").unwrap_or_default();
+    let (size, kind) = ctx.with(|c| {
+        c.hardware()
+            .node(&node)
+            .osd_device_info(&devpath)
+            .map(|i| (i.size, i.kind))
+            .map_err(|_| Error::failed(format!("unable to get device info for '{devpath}'")))
+    })?;
+    let per_device = ctx
         .params
-        .str("crush-device-class")
-        .unwrap_or_else(|| match kind.as_str() {
-            "usb" => "hdd".to_string(),
-            k => k.to_string(),
-        });
-    let (uuid, vg_uuid) = {
+        .int("osds-per-device", Some(1), None)?
+        .map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+    let class_given = ctx.params.str("crush-device-class");
+    let class = class_given.clone().unwrap_or_else(|| match kind.as_str() {
+        "usb" => "hdd".to_string(),
+        k => k.to_string(),
+    });
+    let mut osd = {
         let mut rq = ctx.rq();
-        (rq.uuid_v4(), rq.uuid_v4())
+        NewOsd {
+            devpath: devpath.clone(),
+            size,
+            class,
+            encrypted: false,
+            uuid: rq.uuid_v4(),
+            vg_uuid: rq.uuid_v4(),
+            ..NewOsd::default()
+        }
     };
-    let osd = NewOsd {
-        devpath: devpath.clone(),
-        size,
-        class,
-        encrypted: ctx.params.bool("encrypted")?.unwrap_or(false),
-        uuid,
-        vg_uuid,
-    };
+    osd.encrypted = ctx.params.bool("encrypted")?.unwrap_or(false);
+    osd.class_given = class_given;
+    osd.per_device = per_device;
+    for (t, slot) in [("db_dev", 0), ("wal_dev", 1)] {
+        let Some(dev) = path_of(t) else { continue };
+        let size = gib_param(ctx, &format!("{t}_size"))?;
+        let mut rq = ctx.rq();
+        let lv = NewLv {
+            dev,
+            size,
+            vg_uuid: rq.uuid_v4(),
+            lv_uuid: rq.uuid_v4(),
+        };
+        if slot == 0 {
+            osd.db = Some(lv);
+        } else {
+            osd.wal = Some(lv);
+        }
+    }
+    if let Some(n) = per_device {
+        let mut rq = ctx.rq();
+        osd.more_uuids = (1..n.min(64)).map(|_| rq.uuid_v4()).collect();
+    }
+    ctx.with(|c| {
+        let hw = c.hardware().node(&node);
+        disk_requirements(&hw, &osd)?;
+        for lv in osd.db.iter().chain(osd.wal.iter()) {
+            if hw.osd_device_info(&lv.dev)?.used.as_deref() == Some("partitions") {
+                return Err(not_emulated("POST", &format!("/nodes/{node}/ceph/osd")));
+            }
+        }
+        Ok::<_, Error>(())
+    })?;
+    check(ctx, &node, |c, n| c.rados(n))?;
     let name = devpath.trim_start_matches("/dev/").to_string();
     let worker = Worker::new("cephcreateosd", &name).effect(TaskEffect::Ceph {
         node: node.clone(),
-        op: CephOp::CreateOsd { osd },
+        op: CephOp::CreateOsd { osd: Box::new(osd) },
     });
     Ok(json!(ctx.start_task(&node, worker)?).into())
+}
+
+/// A size in GiB (`db_dev_size`) as bytes, rounded up as PVE's
+/// `convert_size` does.
+fn gib_param(ctx: &Ctx<'_>, name: &str) -> Result<Option<u64>> {
+    let Some(v) = ctx.params.get(name) else {
+        return Ok(None);
+    };
+    let text = crate::api::params::value_text(v);
+    let n: f64 = text
+        .parse()
+        .ok()
+        .filter(|n: &f64| n.is_finite() && *n >= 0.0)
+        .ok_or_else(|| {
+            Error::invalid(name, format!("type check ('number') failed - got '{text}'"))
+        })?;
+    if n == 0.0 {
+        return Ok(None);
+    }
+    Ok(Some((n * f64::from(1u32 << 30)).ceil() as u64))
 }
 
 /// The line of pve-manager's `OSD.pm` where `destroyosd` dies without a
@@ -233,11 +297,8 @@ fn osdvolume(ctx: &Ctx<'_>) -> Result<Reply> {
                      Maybe it was created before LVM became the default?"
                 ))
             })?;
-        if kind != "block" {
-            return Err(Error::failed(format!(
-                "volume type '{kind}' not found for OSD {id}"
-            )));
-        }
-        Ok(view::osd_volume(osd).into())
+        view::osd_volume(osd, &kind)
+            .map(Into::into)
+            .ok_or_else(|| Error::failed(format!("volume type '{kind}' not found for OSD {id}")))
     })
 }

@@ -9,6 +9,7 @@ use crate::api::{Ctx, Reply, Route, delete, get, post, put};
 use crate::model::ceph::PoolOp;
 use crate::model::ceph::daemons::CephOp;
 use crate::model::ceph::erasure::ErasureCoding;
+use crate::model::ceph::usage::stored_by_pool;
 use crate::model::{Error, Result, TaskEffect, Worker};
 
 /// The routes of the pools.
@@ -61,7 +62,12 @@ fn settings(ctx: &Ctx<'_>) -> Result<Vec<(String, String)>> {
 fn lspools(ctx: &Ctx<'_>) -> Result<Reply> {
     let node = node_of(ctx)?;
     inited_and_connected(ctx, &node)?;
-    Ok(ctx.with(|c| view::pools(c.ceph())).into())
+    Ok(ctx
+        .with(|c| {
+            let stored = stored_by_pool(c.ceph(), c.storages(), &node);
+            view::pools(c.ceph(), &stored)
+        })
+        .into())
 }
 
 /// Whether a storage ID is one PVE accepts (`parse_storage_id`).
@@ -199,6 +205,8 @@ fn getpool(ctx: &Ctx<'_>) -> Result<Reply> {
     ctx.with(|c| {
         let flags_as_bools = c.version() == crate::version::PveVersion::V9_2;
         let pool = c.ceph().existing_pool(&name)?;
-        Ok(view::pool_status(pool, verbose, flags_as_bools).into())
+        let stored = stored_by_pool(c.ceph(), c.storages(), &node);
+        let stats = c.ceph().pool_stats(pool, &stored);
+        Ok(view::pool_status(pool, verbose, flags_as_bools, &stats).into())
     })
 }

@@ -3,8 +3,11 @@
 //! maps), the daemon lists, `config dump`, the metadata, the crush map's
 //! text and the log lines.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value, json};
 
+use crate::model::ceph::usage::{OSD_OVERHEAD, PoolStats};
 use crate::model::ceph::{Ceph, Daemon, Install, Mon, Osd, Pool};
 
 /// A Ceph time stamp (`2026-11-29T09:30:00.000000+0000`).
@@ -161,7 +164,14 @@ pub fn status(
     release: Option<&Install>,
     now: i64,
     ip_of: &dyn Fn(&str) -> String,
+    stored: &BTreeMap<String, u64>,
 ) -> Value {
+    let raw = ceph.raw_stats(stored);
+    let objects: u64 = ceph
+        .pools()
+        .iter()
+        .map(|p| ceph.pool_stats(p, stored).objects)
+        .sum();
     let quorum = ceph.quorum();
     let created = ceph.created_ms().unwrap_or(now * 1000);
     let (_, osd_epoch, _) = ceph.epochs();
@@ -195,11 +205,11 @@ pub fn status(
             "pgs_by_state": [],
             "num_pgs": ceph.pools().iter().map(|p| u64::from(p.pg_num)).sum::<u64>(),
             "num_pools": ceph.pools().len(),
-            "num_objects": 0,
-            "data_bytes": 0,
-            "bytes_used": 0,
-            "bytes_avail": 0,
-            "bytes_total": 0,
+            "num_objects": objects,
+            "data_bytes": raw.data,
+            "bytes_used": raw.used,
+            "bytes_avail": raw.avail,
+            "bytes_total": raw.total,
         },
         "fsmap": {
             "epoch": 1,
@@ -469,11 +479,12 @@ fn applications(pool: &Pool) -> Map<String, Value> {
 
 /// `GET /nodes/{node}/ceph/pool`: each pool of `osd dump` with its
 /// autoscaler line, crush rule name and usage from `df`.
-pub fn pools(ceph: &Ceph) -> Value {
+pub fn pools(ceph: &Ceph, stored: &BTreeMap<String, u64>) -> Value {
     Value::Array(
         ceph.pools()
             .iter()
             .map(|p| {
+                let st = ceph.pool_stats(p, stored);
                 json!({
                     "pool": p.id,
                     "pool_name": p.name,
@@ -489,8 +500,8 @@ pub fn pools(ceph: &Ceph) -> Value {
                     "pg_num_min": p.pg_num_min,
                     "target_size": p.target_size_bytes,
                     "target_size_ratio": p.target_size_ratio,
-                    "bytes_used": 0,
-                    "percent_used": 0,
+                    "bytes_used": st.bytes_used,
+                    "percent_used": st.percent_used,
                     "type": if p.ec.is_some() { "erasure" } else { "replicated" },
                 })
             })
@@ -502,7 +513,7 @@ pub fn pools(ceph: &Ceph) -> Value {
 /// PVE picks from it; the pool's flags are JSON booleans on 9.2 and
 /// Perl's stringified booleans (`"1"`, `"0"`) before; `verbose` adds
 /// the statistics of `df`, the autoscaler's line and the applications.
-pub fn pool_status(pool: &Pool, verbose: bool, flags_as_bools: bool) -> Value {
+pub fn pool_status(pool: &Pool, verbose: bool, flags_as_bools: bool, st: &PoolStats) -> Value {
     let flag = |on: bool| {
         if flags_as_bools {
             json!(on)
@@ -537,12 +548,12 @@ pub fn pool_status(pool: &Pool, verbose: bool, flags_as_bools: bool) -> Value {
         m.insert(
             "statistics".into(),
             json!({
-                "stored": 0,
-                "objects": 0,
-                "kb_used": 0,
-                "bytes_used": 0,
-                "percent_used": 0,
-                "max_avail": 0,
+                "stored": st.stored,
+                "objects": st.objects,
+                "kb_used": st.kb_used,
+                "bytes_used": st.bytes_used,
+                "percent_used": st.percent_used,
+                "max_avail": st.max_avail,
             }),
         );
         m.insert("application_list".into(), json!(pool.applications.clone()));
@@ -582,12 +593,15 @@ pub fn osdmap_flags(ceph: &Ceph) -> String {
     out.join(",")
 }
 
-/// What an empty OSD's BlueStore uses of its disk, KiB.
-const OSD_KB_USED: u64 = 27_648;
-
 /// An OSD's device-mapper node (`/dev/dm-<n>`).
 fn dm_node(osd: &Osd) -> String {
     format!("/dev/dm-{}", osd.id)
+}
+
+/// The device-mapper node of an OSD's `block.db` (`wal` false) or
+/// `block.wal`: after those of the block volumes.
+fn aux_dm_node(osd: &Osd, wal: bool) -> String {
+    format!("/dev/dm-{}", 100 + 2 * osd.id + u32::from(wal))
 }
 
 /// `GET /nodes/{node}/ceph/osd`: `osd df tree` as PVE nests it (the
@@ -607,7 +621,7 @@ pub fn osd_tree(ceph: &Ceph, install: &dyn Fn(&str) -> Option<Install>) -> Value
                 .iter()
                 .map(|o| {
                     let total = o.size / 1024 * 1024;
-                    let used = OSD_KB_USED * 1024;
+                    let used = OSD_OVERHEAD;
                     let mut v = json!({
                         "id": o.id,
                         "name": o.name(),
@@ -625,8 +639,8 @@ pub fn osd_tree(ceph: &Ceph, install: &dyn Fn(&str) -> Option<Install>) -> Value
                         "apply_latency_ms": 0,
                         "osdtype": "bluestore",
                         "blfsdev": dm_node(o),
-                        "dbdev": dm_node(o),
-                        "waldev": null,
+                        "dbdev": if o.db.is_some() { aux_dm_node(o, false) } else { dm_node(o) },
+                        "waldev": o.wal.as_ref().map(|_| aux_dm_node(o, true)),
                         "host": host,
                         "leaf": 1,
                     });
@@ -690,7 +704,6 @@ pub fn osd_details(osd: &Osd, install: Option<&Install>, ip: &str, v92: bool) ->
         "hb_front_addr": addr(6808),
         "hb_back_addr": addr(6806),
     });
-    let discard = osd.class != "hdd";
     if let Value::Object(m) = &mut o {
         if v92 {
             m.insert("encrypted".into(), json!(u8::from(osd.encrypted)));
@@ -701,31 +714,58 @@ pub fn osd_details(osd: &Osd, install: Option<&Install>, ip: &str, v92: bool) ->
             m.insert("pid".into(), json!(pid));
         }
     }
-    json!({
-        "osd": o,
-        "devices": [{
-            "dev_node": dm_node(osd),
-            "physical_device": osd.devpath.trim_start_matches("/dev/"),
-            "size": osd.size,
-            "support_discard": if v92 { json!(discard) } else { json!(u8::from(discard)) },
-            "type": if osd.class == "hdd" { "hdd" } else { "ssd" },
-            "device": "block",
-        }],
-    })
+    let discard_of = |class: &str| {
+        let on = class != "hdd";
+        if v92 { json!(on) } else { json!(u8::from(on)) }
+    };
+    let mut devices = vec![json!({
+        "dev_node": dm_node(osd),
+        "physical_device": osd.devpath.trim_start_matches("/dev/"),
+        "size": osd.size,
+        "support_discard": discard_of(&osd.class),
+        "type": if osd.class == "hdd" { "hdd" } else { "ssd" },
+        "device": "block",
+    })];
+    for (kind, lv) in [("db", &osd.db), ("wal", &osd.wal)] {
+        if let Some(l) = lv {
+            devices.push(json!({
+                "dev_node": aux_dm_node(osd, kind == "wal"),
+                "physical_device": l.device.trim_start_matches("/dev/"),
+                "size": l.size,
+                "support_discard": discard_of(&l.class),
+                "type": if l.class == "hdd" { "hdd" } else { "ssd" },
+                "device": kind,
+            }));
+        }
+    }
+    json!({ "osd": o, "devices": devices })
 }
 
-/// `GET /nodes/{node}/ceph/osd/{osdid}/lv-info` of the block volume.
-pub fn osd_volume(osd: &Osd) -> Value {
-    let lv = osd.lv();
+/// `GET /nodes/{node}/ceph/osd/{osdid}/lv-info` of the `block`, `db`
+/// or `wal` volume; `None` where the OSD has none of that type.
+pub fn osd_volume(osd: &Osd, kind: &str) -> Option<Value> {
+    let (vg, lv, size) = match kind {
+        "block" => (osd.vg.clone(), osd.lv(), osd.size / (4 << 20) * (4 << 20)),
+        "db" => osd
+            .db
+            .as_ref()
+            .map(|l| (l.vg.clone(), l.lv.clone(), l.size))?,
+        "wal" => osd
+            .wal
+            .as_ref()
+            .map(|l| (l.vg.clone(), l.lv.clone(), l.size))?,
+        _ => return None,
+    };
     let (y, mo, d, h, mi, s, _) = crate::clock::civil(osd.created_ms.div_euclid(1000));
-    json!({
+    let seed = lv.splitn(3, '-').nth(2).unwrap_or_default().to_string();
+    Some(json!({
         "creation_time": format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} +0000"),
         "lv_name": lv,
-        "lv_path": format!("/dev/{}/{lv}", osd.vg),
-        "lv_size": osd.size / (4 << 20) * (4 << 20),
-        "lv_uuid": lv_uuid(&osd.uuid),
-        "vg_name": osd.vg,
-    })
+        "lv_path": format!("/dev/{vg}/{lv}"),
+        "lv_size": size,
+        "lv_uuid": lv_uuid(&seed),
+        "vg_name": vg,
+    }))
 }
 
 /// An LVM uuid (`xxxxxx-xxxx-xxxx-xxxx-xxxx-xxxx-xxxxxx`) made from an

@@ -104,7 +104,7 @@ fn disks_list(ctx: &Ctx<'_>) -> Result<Reply> {
             kind.as_deref(),
             skipsmart,
             parts,
-            &|dev| ceph.osd_on(&node, dev).map(|o| (o.id, o.encrypted)),
+            &|dev| ceph.volume_info(&node, dev),
         )
     });
     Ok(Value::Array(list).into())

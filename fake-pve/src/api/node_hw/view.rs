@@ -9,6 +9,7 @@
 use serde_json::{Value, json};
 
 use crate::model::PveVersion;
+use crate::model::ceph::osds::VolumeInfo;
 use crate::model::node_hw::catalog::{self, CpuModel, Machine};
 use crate::model::node_hw::certs::CertInfo;
 use crate::model::node_hw::{Disk, DiskKind, DiskRow, MdevType, NodeHw, Partition};
@@ -85,31 +86,71 @@ pub fn disks_list(
     disks_list_with_osds(hw, kind, skipsmart, include_partitions, &|_| None)
 }
 
-/// `GET /nodes/{node}/disks/list`: a device holding a Ceph OSD (`osd`
-/// gives its id and whether it is encrypted) names it in `osdid` and
-/// `osdid-list`, with `bluestore` and `osdencrypted`.
+/// The Ceph members of a `disks/list` entry a device's own volumes give
+/// (`$collect_ceph_info`): on a partition as `ceph-volume` tags them, on
+/// a disk summed over it and its partitions.
+fn ceph_members(v: &mut Value, infos: &[VolumeInfo], whole_disk: bool) {
+    let ids: Vec<String> = infos
+        .iter()
+        .flat_map(|i| i.osdids.iter().map(u32::to_string))
+        .collect();
+    let last = infos.iter().rev().find(|i| !i.osdids.is_empty());
+    let (db, wal): (u32, u32) = infos
+        .iter()
+        .map(|i| (i.db, i.wal))
+        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    if let Some(info) = last {
+        // The ids come from a match of the LV's tags: strings.
+        let list: Vec<String> = info.osdids.iter().map(u32::to_string).collect();
+        v["osdid"] = json!(list.last());
+        v["osdid-list"] = json!(if whole_disk { list } else { ids });
+        v["bluestore"] = json!(1);
+        if whole_disk {
+            v["osdencrypted"] = json!(u8::from(infos.iter().any(|i| i.encrypted)));
+        } else if info.encrypted {
+            v["encrypted"] = json!(1);
+        }
+    }
+    if db > 0 {
+        v["db"] = json!(db);
+    }
+    if wal > 0 {
+        v["wal"] = json!(wal);
+    }
+}
+
+/// `GET /nodes/{node}/disks/list`: a device holding Ceph volumes (`ceph`
+/// gives what `ceph-volume` knows of it) names its OSDs in `osdid` and
+/// `osdid-list`, with `bluestore` and `osdencrypted`, and counts its
+/// `block.db` and `block.wal` volumes in `db` and `wal`.
 pub fn disks_list_with_osds(
     hw: &NodeHw,
     kind: Option<&str>,
     skipsmart: bool,
     include_partitions: bool,
-    osd: &dyn Fn(&str) -> Option<(u32, bool)>,
+    ceph: &dyn Fn(&str) -> Option<VolumeInfo>,
 ) -> Vec<Value> {
     hw.disks_list(kind, include_partitions)
         .into_iter()
-        .map(|r| {
-            let (mut v, devpath) = match r {
-                DiskRow::Disk(d) => (disk_entry(d, skipsmart, include_partitions), &d.devpath),
-                DiskRow::Partition(d, p) => (partition_entry(p, d), &p.devpath),
-            };
-            if let Some((id, encrypted)) = osd(devpath) {
-                // The ids come from a match of the LV's tags: strings.
-                v["osdid"] = json!(id.to_string());
-                v["osdid-list"] = json!([id.to_string()]);
-                v["bluestore"] = json!(1);
-                v["osdencrypted"] = json!(u8::from(encrypted));
+        .map(|r| match r {
+            DiskRow::Disk(d) => {
+                let mut v = disk_entry(d, skipsmart, include_partitions);
+                let mut infos: Vec<VolumeInfo> = d
+                    .partitions
+                    .iter()
+                    .filter_map(|p| ceph(&p.devpath))
+                    .collect();
+                infos.extend(ceph(&d.devpath));
+                ceph_members(&mut v, &infos, true);
+                v
             }
-            v
+            DiskRow::Partition(d, p) => {
+                let mut v = partition_entry(p, d);
+                if let Some(info) = ceph(&p.devpath) {
+                    ceph_members(&mut v, &[info], false);
+                }
+                v
+            }
         })
         .collect()
 }

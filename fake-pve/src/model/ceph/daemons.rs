@@ -113,7 +113,7 @@ pub enum CephOp {
     /// `cephcreateosd`.
     CreateOsd {
         /// The OSD as asked.
-        osd: super::NewOsd,
+        osd: Box<super::NewOsd>,
     },
     /// `cephdestroyosd`.
     DestroyOsd {
@@ -485,30 +485,14 @@ impl Ceph {
                 self.run_cluster_restart(kind, opts, node, &known, &mut |_| String::new(), out)
             }
             CephOp::CreateOsd { osd } => {
-                self.rados(node)?;
                 let hw = around.hardware.node_mut(node);
-                if hw
-                    .disk(&osd.devpath)
-                    .is_some_and(crate::model::node_hw::Disk::is_used)
-                {
-                    return Err(Error::failed(format!(
-                        "device '{}' is already in use",
-                        osd.devpath
-                    )));
-                }
-                out.push(format!("create OSD on {} (bluestore)", osd.devpath));
-                let vg = format!("ceph-{}", osd.vg_uuid);
-                out.extend(hw.ceph_osd_create(&osd.devpath, &vg)?);
-                self.create_osd(node, osd, ms, out);
-                Ok(())
+                self.run_create_osd(hw, node, osd, ms, out).map(|_| ())
             }
             CephOp::DestroyOsd { id, cleanup } => {
                 self.rados(node)?;
-                let gone = self.destroy_osd(*id, *cleanup, out)?;
-                around
-                    .hardware
-                    .node_mut(&gone.host)
-                    .ceph_osd_zap(&gone.vg, *cleanup);
+                let gone = self.destroy_osd(*id, out)?;
+                let hw = around.hardware.node_mut(&gone.host);
+                super::osds::zap(&gone, *cleanup, hw, out);
                 Ok(())
             }
             CephOp::CreateMon { id, addr } => self.create_mon(node, id, addr, ms, out),

@@ -16,12 +16,17 @@ pub mod daemons;
 pub mod erasure;
 pub mod fs;
 pub mod health;
+#[cfg(test)]
+mod osd_tests;
 pub mod osds;
 pub mod pools;
 pub mod restart;
 pub mod safety;
 #[cfg(test)]
 mod tests;
+pub mod usage;
+#[cfg(test)]
+mod usage_tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 

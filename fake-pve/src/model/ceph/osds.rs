@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Ceph;
+use crate::model::node_hw::NodeHw;
 use crate::model::{Error, Result};
 
 /// An OSD.
@@ -37,6 +38,54 @@ pub struct Osd {
     /// When it was made, epoch milliseconds.
     #[serde(default)]
     pub created_ms: i64,
+    /// Its `block.db` on another device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db: Option<OsdLv>,
+    /// Its `block.wal` on another device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wal: Option<OsdLv>,
+}
+
+/// A `block.db` or `block.wal` logical volume of an OSD.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OsdLv {
+    /// The device its volume group is on (`/dev/sdc`).
+    pub device: String,
+    /// Its volume group (`ceph-<uuid>`).
+    pub vg: String,
+    /// Its name (`osd-db-<uuid>`).
+    pub lv: String,
+    /// Bytes.
+    pub size: u64,
+    /// The device's kind (`hdd`, `ssd`, `nvme`).
+    pub class: String,
+}
+
+/// The `block.db` or `block.wal` a `cephcreateosd` asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewLv {
+    /// The device (`/dev/sdc`).
+    pub dev: String,
+    /// The size given (`db_dev_size`, `wal_dev_size`), bytes.
+    pub size: Option<u64>,
+    /// The uuids drawn for a new volume group and the volume.
+    pub vg_uuid: String,
+    /// The volume's uuid.
+    pub lv_uuid: String,
+}
+
+/// What `ceph-volume lvm list` knows of a device: the OSDs whose block
+/// volume is on it and how many `db` and `wal` volumes it holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VolumeInfo {
+    /// The OSDs with their block there, in the order `lvs` lists them.
+    pub osdids: Vec<u32>,
+    /// Whether one of them is encrypted.
+    pub encrypted: bool,
+    /// `block.db` volumes.
+    pub db: u32,
+    /// `block.wal` volumes.
+    pub wal: u32,
 }
 
 impl Osd {
@@ -58,7 +107,7 @@ impl Osd {
 }
 
 /// A `cephcreateosd` as the call asked it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NewOsd {
     /// The disk.
     pub devpath: String,
@@ -72,6 +121,21 @@ pub struct NewOsd {
     pub uuid: String,
     /// The volume group's uuid.
     pub vg_uuid: String,
+    /// `db_dev` and `db_dev_size`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db: Option<NewLv>,
+    /// `wal_dev` and `wal_dev_size`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wal: Option<NewLv>,
+    /// `osds-per-device` (`ceph-volume lvm batch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_device: Option<u32>,
+    /// The uuids of the OSDs a batch makes beyond the first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_uuids: Vec<String>,
+    /// `crush-device-class` as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class_given: Option<String>,
 }
 
 impl Ceph {
@@ -168,14 +232,25 @@ impl Ceph {
     /// `ceph-volume lvm create` on `node`: the OSD, up and in, and the
     /// lines it prints.
     pub fn create_osd(&mut self, node: &str, new: &NewOsd, ms: i64, out: &mut Vec<String>) -> u32 {
+        self.create_osd_with(node, new, None, None, ms, out)
+    }
+
+    /// `ceph-volume lvm create --block.db ... --block.wal ...`: the OSD
+    /// with the logical volumes PVE made for it.
+    pub fn create_osd_with(
+        &mut self,
+        node: &str,
+        new: &NewOsd,
+        db: Option<OsdLv>,
+        wal: Option<OsdLv>,
+        ms: i64,
+        out: &mut Vec<String>,
+    ) -> u32 {
         let id = self.next_osd_id();
         let vg = format!("ceph-{}", new.vg_uuid);
         let lv = format!("osd-block-{}", new.uuid);
         out.push("Running command: /bin/ceph-authtool --gen-print-key".into());
-        out.push(format!(
-            "Running command: /bin/ceph --cluster ceph --name client.bootstrap-osd --keyring /var/lib/ceph/bootstrap-osd/ceph.keyring -i - osd new {}",
-            new.uuid
-        ));
+        out.push(osd_new_line(&new.uuid));
         out.push(format!(
             "Running command: vgcreate --force --yes {vg} {}",
             new.devpath
@@ -191,20 +266,24 @@ impl Ceph {
             "Running command: lvcreate --yes -l 100%FREE -n {lv} {vg}"
         ));
         out.push(format!(" stdout: Logical volume \"{lv}\" created."));
-        out.push(format!(
-            "Running command: /bin/systemctl enable --runtime ceph-osd@{id}"
-        ));
-        out.push(format!(
-            "Running command: /bin/systemctl start ceph-osd@{id}"
-        ));
-        out.push(format!(
-            "--> ceph-volume lvm activate successful for osd ID: {id}"
-        ));
+        for (kind, aux) in [("db", &db), ("wal", &wal)] {
+            if let Some(a) = aux {
+                out.push(format!(
+                    "Running command: /bin/chown -h ceph:ceph /dev/{}/{}",
+                    a.vg, a.lv
+                ));
+                out.push(format!(
+                    "Running command: /bin/ln -snf /dev/{}/{} /var/lib/ceph/osd/ceph-{id}/block.{kind}",
+                    a.vg, a.lv
+                ));
+            }
+        }
+        activate_lines(id, out);
         out.push(format!(
             "--> ceph-volume lvm create successful for: {}",
             new.devpath
         ));
-        self.osds.push(Osd {
+        self.push_osd(Osd {
             id,
             host: node.to_string(),
             devpath: new.devpath.clone(),
@@ -216,18 +295,107 @@ impl Ceph {
             uuid: new.uuid.clone(),
             vg,
             created_ms: ms,
+            db,
+            wal,
         });
-        self.osds.sort_by_key(|o| o.id);
-        self.osd_epoch += 1;
         id
     }
 
-    /// The work of `cephdestroyosd`: the lines it prints, the OSD gone.
-    /// Answers the OSD that was.
+    /// `ceph-volume lvm batch --osds-per-device <n>`: `n` OSDs of
+    /// `lv_size` bytes each in the volume group of `new.devpath`.
+    pub fn create_osd_batch(
+        &mut self,
+        node: &str,
+        new: &NewOsd,
+        lv_size: u64,
+        ms: i64,
+        out: &mut Vec<String>,
+    ) -> Vec<u32> {
+        let n = new.per_device.unwrap_or(1).max(1);
+        let vg = format!("ceph-{}", new.vg_uuid);
+        out.push("--> passed data devices: 1 physical, 0 LVM".into());
+        out.push(format!("--> relative data size: {}", relative(n)));
+        let uuids = std::iter::once(new.uuid.clone()).chain(new.more_uuids.iter().cloned());
+        let mut ids = Vec::new();
+        for (k, uuid) in uuids.take(n as usize).enumerate() {
+            let id = self.next_osd_id();
+            let lv = format!("osd-block-{uuid}");
+            out.push("Running command: /bin/ceph-authtool --gen-print-key".into());
+            out.push(osd_new_line(&uuid));
+            if k == 0 {
+                out.push(format!(
+                    "Running command: vgcreate --force --yes {vg} {}",
+                    new.devpath
+                ));
+                out.push(format!(
+                    " stdout: Physical volume \"{}\" successfully created.",
+                    new.devpath
+                ));
+                out.push(format!(
+                    " stdout: Volume group \"{vg}\" successfully created"
+                ));
+            }
+            out.push(format!(
+                "Running command: lvcreate --yes -l {} -n {lv} {vg}",
+                lv_size / (4 << 20)
+            ));
+            out.push(format!(" stdout: Logical volume \"{lv}\" created."));
+            activate_lines(id, out);
+            out.push(format!(
+                "--> ceph-volume lvm create successful for: {vg}/{lv}"
+            ));
+            self.push_osd(Osd {
+                id,
+                host: node.to_string(),
+                devpath: new.devpath.clone(),
+                size: lv_size,
+                class: new.class.clone(),
+                up: true,
+                is_in: true,
+                encrypted: new.encrypted,
+                uuid,
+                vg: vg.clone(),
+                created_ms: ms,
+                db: None,
+                wal: None,
+            });
+            ids.push(id);
+        }
+        ids
+    }
+
+    fn push_osd(&mut self, osd: Osd) {
+        self.osds.push(osd);
+        self.osds.sort_by_key(|o| o.id);
+        self.osd_epoch += 1;
+    }
+
+    /// What `ceph-volume lvm list` (through `lvs`' tags) tells
+    /// `get_disks` of `devpath` on `node`.
+    pub fn volume_info(&self, node: &str, devpath: &str) -> Option<VolumeInfo> {
+        let mut info = VolumeInfo::default();
+        let mut blocks: Vec<&Osd> = self
+            .osds
+            .iter()
+            .filter(|o| o.host == node && o.devpath == devpath)
+            .collect();
+        blocks.sort_by_key(|o| o.lv());
+        info.osdids = blocks.iter().map(|o| o.id).collect();
+        info.encrypted = blocks.iter().any(|o| o.encrypted);
+        for o in self.osds.iter().filter(|o| o.host == node) {
+            info.db += u32::from(o.db.as_ref().is_some_and(|l| l.device == devpath));
+            info.wal += u32::from(o.wal.as_ref().is_some_and(|l| l.device == devpath));
+        }
+        (info != VolumeInfo::default()).then_some(info)
+    }
+
+    /// The work of `cephdestroyosd` up to `ceph-volume lvm zap`: the
+    /// lines it prints, the OSD gone. Answers the OSD that was (see
+    /// [`zap`] for its volumes).
     ///
     /// # Errors
     /// The OSD is gone already.
-    pub fn destroy_osd(&mut self, id: u32, cleanup: bool, out: &mut Vec<String>) -> Result<Osd> {
+    pub fn destroy_osd(&mut self, id: u32, out: &mut Vec<String>) -> Result<Osd> {
         let Some(i) = self.osds.iter().position(|o| o.id == id) else {
             return Err(Error::failed(format!("no such OSD '{id}'")));
         };
@@ -240,16 +408,6 @@ impl Ceph {
         out.push(format!(
             "Remove {s} mclock max capacity iops settings from config"
         ));
-        out.push(format!("--> Zapping: /dev/{}/{}", osd.vg, osd.lv()));
-        if cleanup {
-            out.push(format!(
-                "--> Only 1 LV left in VG, will proceed to destroy volume group {}",
-                osd.vg
-            ));
-            out.push(format!("--> Zapping successful for OSD: {id}"));
-        } else {
-            out.push(format!("--> Zapping successful for OSD: {id}"));
-        }
         if let Some(db) = self.db.get_mut(&s) {
             db.remove("osd_mclock_max_capacity_iops_ssd");
             db.remove("osd_mclock_max_capacity_iops_hdd");
@@ -293,5 +451,229 @@ impl Ceph {
             o.is_in = is_in;
         }
         Ok(id)
+    }
+}
+
+/// `ceph osd new <uuid>` as `ceph-volume` runs it.
+fn osd_new_line(uuid: &str) -> String {
+    format!(
+        "Running command: /bin/ceph --cluster ceph --name client.bootstrap-osd --keyring /var/lib/ceph/bootstrap-osd/ceph.keyring -i - osd new {uuid}"
+    )
+}
+
+/// The end of `ceph-volume lvm activate`.
+fn activate_lines(id: u32, out: &mut Vec<String>) {
+    out.push(format!(
+        "Running command: /bin/systemctl enable --runtime ceph-osd@{id}"
+    ));
+    out.push(format!(
+        "Running command: /bin/systemctl start ceph-osd@{id}"
+    ));
+    out.push(format!(
+        "--> ceph-volume lvm activate successful for osd ID: {id}"
+    ));
+}
+
+/// `batch`'s relative data size of `n` OSDs per device, as Python
+/// prints the float.
+fn relative(n: u32) -> String {
+    let f = 1.0 / f64::from(n);
+    let s = format!("{f}");
+    if s.contains('.') { s } else { format!("{s}.0") }
+}
+
+/// `ceph-volume lvm zap --osd-id <id> [--destroy]` of a destroyed OSD's
+/// logical volumes on `hw`: each wiped; with `destroy` each removed, the
+/// last of a volume group taking the group and freeing its device.
+pub fn zap(osd: &Osd, destroy: bool, hw: &mut NodeHw, out: &mut Vec<String>) {
+    let mut lvs = vec![(osd.vg.clone(), osd.lv(), osd.size)];
+    lvs.extend(osd.db.iter().map(|l| (l.vg.clone(), l.lv.clone(), l.size)));
+    lvs.extend(osd.wal.iter().map(|l| (l.vg.clone(), l.lv.clone(), l.size)));
+    for (vg, lv, size) in lvs {
+        out.push(format!("--> Zapping: /dev/{vg}/{lv}"));
+        if !destroy {
+            continue;
+        }
+        let left = hw
+            .vgs()
+            .iter()
+            .find(|v| v.name == vg)
+            .map_or(0, |v| v.lvcount);
+        if left <= 1 {
+            out.push(format!(
+                "--> Only 1 LV left in VG, will proceed to destroy volume group {vg}"
+            ));
+        } else {
+            out.push("--> More than 1 LV left in VG, will proceed to destroy LV only".into());
+            out.push(format!(
+                "--> Removing LV because --destroy was given: /dev/{vg}/{lv}"
+            ));
+        }
+        hw.ceph_lv_zap(&vg, size);
+    }
+    out.push(format!("--> Zapping successful for OSD: {}", osd.id));
+}
+
+/// `$test_disk_requirements` of `cephcreateosd`: the OSD's device
+/// unused; a `block.db`/`block.wal` device unused, with LVM on it, or
+/// GPT-partitioned.
+///
+/// # Errors
+/// PVE's messages.
+pub fn disk_requirements(hw: &NodeHw, new: &NewOsd) -> Result<()> {
+    let info = hw
+        .osd_device_info(&new.devpath)
+        .map_err(|_| Error::failed(format!("unable to get device info for '{}'", new.devpath)))?;
+    if info.used.is_some() {
+        return Err(Error::failed(format!(
+            "device '{}' is already in use",
+            new.devpath
+        )));
+    }
+    for (kind, lv) in [("db_dev", &new.db), ("wal_dev", &new.wal)] {
+        let Some(lv) = lv else { continue };
+        let info = hw.osd_device_info(&lv.dev).map_err(|_| {
+            Error::failed(format!(
+                "unable to get device info for '{}' for type {kind}",
+                lv.dev
+            ))
+        })?;
+        match info.used.as_deref() {
+            None | Some("LVM") => {}
+            Some("partitions") if !info.gpt => {
+                return Err(Error::failed(format!(
+                    "device '{}' is not GPT partitioned",
+                    lv.dev
+                )));
+            }
+            Some("partitions") => {}
+            Some(_) => {
+                return Err(Error::failed(format!(
+                    "device '{}' is already in use and has no LVM on it",
+                    lv.dev
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A size from the config (`bluestore_block_db_size`) as PVE takes it:
+/// digits only.
+fn config_size(v: &str) -> Result<u64> {
+    v.parse::<u64>()
+        .ok()
+        .filter(|_| v.bytes().all(|b| b.is_ascii_digit()))
+        .ok_or_else(|| Error::failed(format!("invalid size '{v}'")))
+}
+
+impl Ceph {
+    /// `get_db_wal_sizes`: `bluestore_block_{db,wal}_size` from the
+    /// config database (`osd`, then `global`), else `ceph.conf` (`[osd]`,
+    /// then `[global]`).
+    pub fn db_wal_size(&self, kind: &str) -> Option<String> {
+        let key = format!("bluestore_block_{kind}_size");
+        let from_db = ["osd", "global"]
+            .iter()
+            .find_map(|who| self.db.get(*who).and_then(|m| m.get(&key)).cloned());
+        from_db.filter(|v| !v.is_empty() && v != "0").or_else(|| {
+            let conf = self.conf.as_ref()?;
+            ["osd", "global"]
+                .iter()
+                .find_map(|s| conf.get(s, &key).map(str::to_string))
+        })
+    }
+
+    /// The worker of `cephcreateosd` on `node`: the requirements checked
+    /// again, the `block.db` and `block.wal` volumes made, the device
+    /// wiped, then `ceph-volume lvm create` (or `lvm batch` for several
+    /// OSDs per device). Answers the OSDs made.
+    ///
+    /// # Errors
+    /// What the worker dies of.
+    pub fn run_create_osd(
+        &mut self,
+        hw: &mut NodeHw,
+        node: &str,
+        new: &NewOsd,
+        ms: i64,
+        out: &mut Vec<String>,
+    ) -> Result<Vec<u32>> {
+        self.rados(node)?;
+        disk_requirements(hw, new)?;
+        out.push(format!("create OSD on {} (bluestore)", new.devpath));
+        let mut made = [None, None];
+        for (k, (kind, lv, share)) in [("db", &new.db, 10), ("wal", &new.wal, 100)]
+            .into_iter()
+            .enumerate()
+        {
+            let Some(lv) = lv else { continue };
+            let size = match lv.size {
+                Some(s) => s,
+                None => match self.db_wal_size(kind) {
+                    Some(v) => config_size(&v)?,
+                    None => new.size / share,
+                },
+            };
+            out.push(format!("creating block.{kind} on '{}'", lv.dev));
+            let info = hw.osd_device_info(&lv.dev)?;
+            if info.used.as_deref() == Some("partitions") {
+                return Err(Error::NotImplemented(format!(
+                    "a block.{kind} partition appended to '{}' is not emulated by fake-pve",
+                    info.devpath
+                )));
+            }
+            let m = hw.ceph_lv_create(
+                &info.devpath,
+                size,
+                &format!("osd-{kind}"),
+                &lv.vg_uuid,
+                &lv.lv_uuid,
+                out,
+            )?;
+            out.push(format!("using '{}/{}' for block.{kind}", m.vg, m.lv));
+            made[k] = Some(OsdLv {
+                device: info.devpath,
+                vg: m.vg,
+                lv: m.lv,
+                size: m.size,
+                class: info.kind.as_str().to_string(),
+            });
+        }
+        let vg = format!("ceph-{}", new.vg_uuid);
+        let partition = hw.osd_device_info(&new.devpath)?.partition;
+        if let Some(n) = new.per_device {
+            out.extend(hw.ceph_osd_create(&new.devpath, &vg)?);
+            if partition {
+                out.push("The operation has completed successfully.".into());
+                let mut cmd = String::from("ceph-volume lvm batch");
+                if let Some(c) = &new.class_given {
+                    cmd.push_str(&format!(" --crush-device-class {c}"));
+                }
+                if new.encrypted {
+                    cmd.push_str(" --dmcrypt");
+                }
+                cmd.push_str(&format!(
+                    " --osds-per-device {n} --yes --no-auto -- {}",
+                    new.devpath
+                ));
+                out.push(format!(
+                    "ceph-volume lvm batch: error: {} is a partition, please pass LVs or raw block devices",
+                    new.devpath
+                ));
+                hw.ceph_lv_zap(&vg, 0);
+                return Err(Error::failed(format!(
+                    "command '{cmd}' failed: exit code 2"
+                )));
+            }
+            let lv_size = hw.ceph_batch_split(&vg, n);
+            return Ok(self.create_osd_batch(node, new, lv_size, ms, out));
+        }
+        out.extend(hw.ceph_osd_create(&new.devpath, &vg)?);
+        if partition {
+            out.push("The operation has completed successfully.".into());
+        }
+        let [db, wal] = made;
+        Ok(vec![self.create_osd_with(node, new, db, wal, ms, out)])
     }
 }

@@ -497,6 +497,7 @@ fn new_osd(dev: &str, n: u8) -> NewOsd {
         encrypted: false,
         uuid: format!("0000000{n}-0000-4000-8000-000000000000"),
         vg_uuid: format!("0000000{n}-0000-4000-8000-00000000000f"),
+        ..NewOsd::default()
     }
 }
 
@@ -510,7 +511,7 @@ fn an_osd_takes_a_free_disk_and_gives_it_back() {
         hardware: &mut hw,
     };
     let op = CephOp::CreateOsd {
-        osd: new_osd("/dev/sdb", 1),
+        osd: Box::new(new_osd("/dev/sdb", 1)),
     };
     let lines = c.apply_in(&mut around, "pve1", &op, 10).expect("osd");
     assert_eq!(lines[0], "create OSD on /dev/sdb (bluestore)");

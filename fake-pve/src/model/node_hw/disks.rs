@@ -915,27 +915,6 @@ impl NodeHw {
         });
         Ok(lines)
     }
-
-    /// `ceph-volume lvm zap` of an OSD's volume group: with `destroy`,
-    /// the logical volume, the group and the physical volume go and the
-    /// disk is free again; without, they stay.
-    pub fn ceph_osd_zap(&mut self, vg: &str, destroy: bool) {
-        if !destroy {
-            return;
-        }
-        let pvs: Vec<String> = self
-            .vgs
-            .iter()
-            .filter(|v| v.name == vg)
-            .flat_map(|v| v.pvs.iter().map(|p| p.name.clone()))
-            .collect();
-        self.vgs.retain(|v| v.name != vg);
-        for pv in pvs {
-            if let Ok((dev, _)) = self.verify_blockdev_path(&pv) {
-                self.mark(dev, None, false, false);
-            }
-        }
-    }
 }
 
 /// The path of partition `n` of a disk (`/dev/sdb1`, `/dev/nvme0n1p1`).

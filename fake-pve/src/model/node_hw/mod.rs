@@ -23,6 +23,7 @@ pub mod cluster;
 pub mod cpus;
 mod devices;
 pub mod disks;
+pub mod osd_lvs;
 mod scan;
 mod seed;
 #[cfg(test)]

@@ -350,6 +350,7 @@ impl Scenario {
                 encrypted: o.encrypted,
                 uuid: rq.uuid_v4(),
                 vg_uuid: rq.uuid_v4(),
+                ..Default::default()
             };
             hw.ceph_osd_create(&path, &format!("ceph-{}", new.vg_uuid))
                 .map_err(|e| err(format!("OSD on '{path}': {e}")))?;

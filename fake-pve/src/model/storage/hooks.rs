@@ -126,9 +126,10 @@ impl Cluster {
     }
 
     /// `storage_info` of storage `s` on `node` (see
-    /// [`crate::model::storage::Storages::status`]); a `pbs` storage
-    /// answers its datastore's `status`, and is not active (all figures
-    /// 0) when its server or datastore does not answer.
+    /// [`crate::model::storage::Storages::status`]); an `rbd` storage
+    /// answers its pool's figures, a `pbs` storage its datastore's
+    /// `status`, and is not active (all figures 0) when its server or
+    /// datastore does not answer.
     pub fn storage_status(
         &self,
         s: &Storage,
@@ -136,6 +137,7 @@ impl Cluster {
         content: Option<&str>,
     ) -> Option<StorageStatus> {
         let mut st = self.storage.status(s, node, content)?;
+        crate::model::ceph::usage::rbd_status(&self.ceph, &self.storage, node, &mut st);
         if s.kind == "pbs" && st.enabled == 1 {
             let (active, total, used) = match self.pbs.datastore(s) {
                 Ok(ds) => {
