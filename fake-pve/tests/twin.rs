@@ -55,6 +55,9 @@ async fn a_twin_of_a_rich_world_answers_as_it_does() {
             "/cluster/status",
             "/nodes/pve2/network",
             "/storage",
+            "/nodes/pve1/storage/local/content",
+            "/nodes/pve2/storage/local/content",
+            "/nodes/pve1/storage/shared/content",
             "/nodes/pve1/qemu/100/pending",
             "/nodes/pve1/qemu/100/snapshot",
             "/nodes/pve1/lxc/200/snapshot",
@@ -98,6 +101,18 @@ async fn the_capture_keeps_each_area() {
         s["containers"][0]["snapshots"]["base"]["description"],
         "fresh"
     );
+    // Files on storages: an ISO, a template, backups with notes and
+    // protection.
+    let vols = serde_json::to_string(&s["volumes"]).expect("json");
+    for needle in [
+        r#""volid":"local:iso/debian-12.6.0-amd64-netinst.iso""#,
+        r#""node":"pve2""#,
+        r#""size":658505728"#,
+        r#""notes":"before the upgrade\nkept for a month""#,
+        r#""protected":true"#,
+    ] {
+        assert!(vols.contains(needle), "{needle} not in volumes: {vols}");
+    }
     let setup = serde_json::to_string(&s["setup"]).expect("json");
     for needle in [
         "/cluster/sdn/zones",
@@ -122,8 +137,9 @@ async fn a_twin_that_lost_something_is_found_out() {
     let cap = capture(Arc::new(Reader::new(client(&a))), &a.url())
         .await
         .expect("capture");
-    // The twin of a capture that dropped VM 100's pending change and the
-    // cluster's firewall aliases.
+    // The twin of a capture that dropped VM 100's pending change, the
+    // cluster's firewall aliases and, from each area read besides, one
+    // thing.
     let mut scenario = cap.scenario.clone();
     scenario["vms"][0]
         .as_object_mut()
@@ -133,6 +149,11 @@ async fn a_twin_that_lost_something_is_found_out() {
         .as_array_mut()
         .expect("setup")
         .retain(|c| c["path"] != "/cluster/firewall/aliases");
+    // Areas beyond the guests: a twin without the captured ISO image.
+    scenario["volumes"]
+        .as_array_mut()
+        .expect("volumes")
+        .retain(|v| !v["volid"].as_str().is_some_and(|i| i.contains(":iso/")));
     let yaml = serde_yaml::to_string(&scenario).expect("yaml");
     let b = start(&yaml, PveVersion::V9_2).await;
     let calls = compare_readers(
@@ -157,6 +178,12 @@ async fn a_twin_that_lost_something_is_found_out() {
         differing.contains(&"/cluster/firewall/aliases"),
         "{differing:?}"
     );
+    for path in ["/nodes/pve1/storage/local/content"] {
+        assert!(
+            differing.contains(&path),
+            "{path} not found out: {differing:?}"
+        );
+    }
     let text = report.to_text();
     assert!(
         text.contains("DIFFERS GET /cluster/firewall/aliases"),

@@ -271,6 +271,7 @@ impl Scenario {
             }
         }
         cluster.storage.volumes_mut().downloads = self.downloads.clone();
+        self.build_volumes(&mut cluster, now)?;
         cluster.storage.volumes_mut().oci =
             crate::model::oci::Registry::new(self.oci_images.clone())
                 .map_err(|reason| self.err("oci_images", format!("oci_images: {reason}")))?;

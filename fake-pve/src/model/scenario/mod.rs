@@ -43,6 +43,8 @@ mod build;
 pub(crate) use build::fake_fingerprint;
 pub mod ceph;
 pub mod nesting;
+mod volumes;
+pub use volumes::VolumeSpec;
 
 /// A parsed scenario file.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -95,6 +97,11 @@ pub struct Scenario {
     /// `model::storage::content`).
     #[serde(default)]
     pub downloads: Vec<super::storage::content::KnownUrl>,
+    /// Files on storages no guest config names: ISO images, templates,
+    /// backups (with notes and protection), snippets (see
+    /// [`VolumeSpec`]).
+    #[serde(default)]
+    pub volumes: Vec<VolumeSpec>,
     /// The images the emulated container registries hold
     /// (`query-oci-repo-tags`, `oci-registry-pull`; see `model::oci`).
     #[serde(default)]
