@@ -54,6 +54,7 @@ async fn a_twin_of_a_rich_world_answers_as_it_does() {
         for path in [
             "/cluster/status",
             "/nodes/pve2/network",
+            "/nodes/pve3/network",
             "/storage",
             "/nodes/pve1/storage/local/content",
             "/nodes/pve2/storage/local/content",
@@ -100,6 +101,10 @@ async fn the_capture_keeps_each_area() {
     assert_eq!(
         s["containers"][0]["snapshots"]["base"]["description"],
         "fresh"
+    );
+    assert_eq!(
+        s["nodes"][2]["nics"],
+        serde_json::json!(["enp1s0f0", "enp1s0f1", "eno1"])
     );
     // Files on storages: an ISO, a template, backups with notes and
     // protection.
@@ -149,7 +154,12 @@ async fn a_twin_that_lost_something_is_found_out() {
         .as_array_mut()
         .expect("setup")
         .retain(|c| c["path"] != "/cluster/firewall/aliases");
-    // Areas beyond the guests: a twin without the captured ISO image.
+    // Areas beyond the guests: a twin without the captured ISO image,
+    // with fake-pve's NICs instead of pve3's.
+    scenario["nodes"][2]
+        .as_object_mut()
+        .expect("node")
+        .remove("nics");
     scenario["volumes"]
         .as_array_mut()
         .expect("volumes")
@@ -178,7 +188,7 @@ async fn a_twin_that_lost_something_is_found_out() {
         differing.contains(&"/cluster/firewall/aliases"),
         "{differing:?}"
     );
-    for path in ["/nodes/pve1/storage/local/content"] {
+    for path in ["/nodes/pve1/storage/local/content", "/nodes/pve3/network"] {
         assert!(
             differing.contains(&path),
             "{path} not found out: {differing:?}"

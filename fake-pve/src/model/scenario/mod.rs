@@ -242,6 +242,10 @@ pub struct NodeSpec {
     /// Subscription level (default none).
     #[serde(default)]
     pub level: Option<String>,
+    /// Physical NICs, in their order (default `[eno1, eno2]`); the
+    /// first is `vmbr0`'s port.
+    #[serde(default)]
+    pub nics: Option<Vec<String>>,
     /// Bridges (default `[vmbr0]`).
     #[serde(default)]
     pub bridges: Option<Vec<String>>,

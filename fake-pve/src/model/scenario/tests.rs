@@ -246,6 +246,11 @@ fn default_is_a_fresh_install() {
     Some(2),
     "only backups can have notes"
 )]
+#[case(
+    "nodes:\n  - { name: pve, nics: [eth0.5] }\n",
+    Some(2),
+    "invalid NIC name 'eth0.5'"
+)]
 fn bad_scenarios(#[case] text: &str, #[case] line: Option<usize>, #[case] reason: &str) {
     let e = Scenario::parse(text, "s.yaml").expect_err("must be refused");
     assert_eq!(e.file, "s.yaml");
@@ -462,4 +467,23 @@ fn file_volumes_build_with_their_attributes() {
     assert_eq!((b.vmid, b.format.as_str()), (100, "vma.zst"));
     let a = c.storage.volume_attrs(&local, "pve", name);
     assert_eq!((a.notes.as_deref(), a.protected), (Some("a\nb"), true));
+}
+
+#[test]
+fn nodes_have_the_nics_they_declare() {
+    let s = Scenario::parse(
+        "nodes:\n  - { name: pve, nics: [enp1s0f0, enp1s0f1] }\n",
+        "s.yaml",
+    )
+    .expect("valid");
+    let mut c = s.build(PveVersion::V9_2, "pw", 0).expect("builds");
+    let nodes = c.nodes.clone();
+    let net = c.network.node_mut(&nodes, "pve", 0);
+    let physical: Vec<&String> = net.physical.iter().collect();
+    assert_eq!(physical, ["enp1s0f0", "enp1s0f1"]);
+    let vmbr0 = &net.current["vmbr0"];
+    assert_eq!(
+        vmbr0.get("bridge_ports").and_then(|v| v.as_str()),
+        Some("enp1s0f0")
+    );
 }

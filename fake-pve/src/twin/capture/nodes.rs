@@ -1,5 +1,7 @@
 //! Nodes (size, network, DNS, time zone, firewall) and storages.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value, json};
 
 use super::super::convert::{call, field, items, params, split_list, texts, truthy};
@@ -63,11 +65,17 @@ pub(super) async fn node(
     }
     // Network: bridges by name; bonds, VLANs and the rest as calls.
     if let Some(ifaces) = reader.get(&format!("{base}/network")).await? {
-        let mut bridges = Vec::new();
+        let (mut bridges, mut nics) = (Vec::new(), Vec::new());
         let mut made = false;
         let mut list: Vec<&Value> = items(Some(&ifaces)).iter().collect();
-        // Bonds before the VLANs on them.
-        list.sort_by_key(|i| (i["type"].as_str() == Some("vlan"), field(i, "iface")));
+        // Bonds before the VLANs on them; NICs in their order.
+        list.sort_by_key(|i| {
+            (
+                i["type"].as_str() == Some("vlan"),
+                i["priority"].as_i64(),
+                field(i, "iface"),
+            )
+        });
         for i in list {
             let iface = field(i, "iface").unwrap_or_default();
             match i["type"].as_str() {
@@ -80,22 +88,29 @@ pub(super) async fn node(
                             "method6", "options", "options6",
                         ],
                     );
-                    let mut p = p;
-                    for (cidr, covered) in [
-                        ("cidr", ["address", "netmask"]),
-                        ("cidr6", ["address6", "netmask6"]),
-                    ] {
-                        if p.contains_key(cidr) {
-                            for k in covered {
-                                p.remove(k);
-                            }
-                        }
-                    }
+                    let p = by_cidr(p);
                     setup.push(call("PUT", &format!("{base}/network/{iface}"), p));
                     bridges.push(json!(iface));
                     made = true;
                 }
-                Some("eth" | "alias" | "unknown") | None => {}
+                Some("eth") => {
+                    // A physical NIC; its settings (an address, an MTU, a
+                    // comment) over the twin's.
+                    nics.push(json!(iface));
+                    let p = params(
+                        i,
+                        &[
+                            "iface", "active", "exists", "priority", "families", "method",
+                            "method6", "options", "options6", "altnames",
+                        ],
+                    );
+                    let p = by_cidr(p);
+                    if p.keys().any(|k| k != "type") {
+                        setup.push(call("PUT", &format!("{base}/network/{iface}"), p));
+                        made = true;
+                    }
+                }
+                Some("alias" | "unknown") | None => {}
                 Some(_) => {
                     let p = params(
                         i,
@@ -110,6 +125,9 @@ pub(super) async fn node(
             }
         }
         n.insert("bridges".into(), Value::Array(bridges));
+        if !nics.is_empty() {
+            n.insert("nics".into(), Value::Array(nics));
+        }
         if made {
             setup.push(call("PUT", &format!("{base}/network"), Default::default()));
         }
@@ -189,4 +207,20 @@ pub(super) async fn storages(
         out.push(Value::Object(m));
     }
     Ok((Value::Array(out), listed))
+}
+
+/// An interface's parameters with its address as `cidr` only (the
+/// `address` and `netmask` it covers left out).
+fn by_cidr(mut p: BTreeMap<String, Value>) -> BTreeMap<String, Value> {
+    for (cidr, covered) in [
+        ("cidr", ["address", "netmask"]),
+        ("cidr6", ["address6", "netmask6"]),
+    ] {
+        if p.contains_key(cidr) {
+            for k in covered {
+                p.remove(k);
+            }
+        }
+    }
+    p
 }
