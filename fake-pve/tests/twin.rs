@@ -64,6 +64,7 @@ async fn a_twin_of_a_rich_world_answers_as_it_does() {
             "/nodes/pve1/lxc/200/snapshot",
             "/pools/prod",
             "/access/acl",
+            "/access/tfa",
             "/cluster/firewall/rules",
             "/nodes/pve1/qemu/100/firewall/aliases",
             "/cluster/sdn/vnets",
@@ -106,6 +107,12 @@ async fn the_capture_keeps_each_area() {
         s["nodes"][2]["nics"],
         serde_json::json!(["enp1s0f0", "enp1s0f1", "eno1"])
     );
+    // Second factors as listed, without secrets.
+    let alice = serde_json::to_string(&s["users"][0]["tfa"]).expect("json");
+    assert!(alice.contains(r#""description":"phone""#), "{alice}");
+    assert!(alice.contains(r#""type":"recovery""#), "{alice}");
+    assert!(!alice.contains("secret"), "{alice}");
+    assert_eq!(s["users"][1]["tfa"][0]["enable"], false);
     // Files on storages: an ISO, a template, backups with notes and
     // protection.
     let vols = serde_json::to_string(&s["volumes"]).expect("json");
@@ -160,6 +167,10 @@ async fn a_twin_that_lost_something_is_found_out() {
         .as_object_mut()
         .expect("node")
         .remove("nics");
+    scenario["users"][0]
+        .as_object_mut()
+        .expect("user")
+        .remove("tfa");
     scenario["volumes"]
         .as_array_mut()
         .expect("volumes")
@@ -188,7 +199,11 @@ async fn a_twin_that_lost_something_is_found_out() {
         differing.contains(&"/cluster/firewall/aliases"),
         "{differing:?}"
     );
-    for path in ["/nodes/pve1/storage/local/content", "/nodes/pve3/network"] {
+    for path in [
+        "/nodes/pve1/storage/local/content",
+        "/nodes/pve3/network",
+        "/access/tfa",
+    ] {
         assert!(
             differing.contains(&path),
             "{path} not found out: {differing:?}"

@@ -39,6 +39,7 @@ use super::nodes::{Node, NodeStatus};
 use super::size::parse_size;
 
 mod access;
+pub use access::TfaSpec;
 mod build;
 pub(crate) use build::fake_fingerprint;
 pub mod ceph;
@@ -400,6 +401,10 @@ pub struct UserSpec {
     /// Groups the user is a member of.
     #[serde(default)]
     pub groups: Vec<String>,
+    /// Second factors, listed as they are but with new secrets: `totp`
+    /// and `recovery` entries.
+    #[serde(default)]
+    pub tfa: Vec<TfaSpec>,
 }
 
 /// A realm of a scenario (`domains.cfg`), as `POST /access/domains`

@@ -251,6 +251,16 @@ fn default_is_a_fresh_install() {
     Some(2),
     "invalid NIC name 'eth0.5'"
 )]
+#[case(
+    "users:\n  - userid: bob@pve\n    tfa: [{ type: webauthn }]\n",
+    Some(2),
+    "user 'bob@pve': tfa type 'webauthn' cannot be recreated (totp or recovery)"
+)]
+#[case(
+    "users:\n  - userid: bob@pve\n    tfa: [{ type: recovery }, { type: recovery }]\n",
+    Some(2),
+    "user already has recovery keys"
+)]
 fn bad_scenarios(#[case] text: &str, #[case] line: Option<usize>, #[case] reason: &str) {
     let e = Scenario::parse(text, "s.yaml").expect_err("must be refused");
     assert_eq!(e.file, "s.yaml");

@@ -167,6 +167,7 @@ pub(super) async fn access(
         m.insert("groups".into(), json!(split_list(u.get("groups"))));
         users.push(Value::Object(m));
     }
+    tfa(reader, &mut users).await?;
     s.insert("users".into(), Value::Array(users));
     let groups: Vec<Value> = items(reader.get("/access/groups").await?.as_ref())
         .iter()
@@ -302,6 +303,58 @@ pub(super) async fn jobs_setup(reader: &Reader, setup: &mut Vec<Value>) -> Resul
     if let Some(o) = reader.get("/cluster/options").await? {
         for (k, v) in params(&o, &["allowed-tags"]) {
             setup.push(call("PUT", "/cluster/options", [(k, v)].into()));
+        }
+    }
+    Ok(())
+}
+
+/// Second factors: each user's TOTP entries and recovery keys as they
+/// are listed (their secrets are not readable: the twin makes new ones).
+/// WebAuthn, U2F and Yubico entries are noted, not recreated.
+async fn tfa(reader: &Reader, users: &mut Vec<Value>) -> Result<(), TwinError> {
+    for u in items(reader.get("/access/tfa").await?.as_ref()) {
+        let Some(userid) = field(u, "userid") else {
+            continue;
+        };
+        let mut entries = Vec::new();
+        for e in items(u.get("entries")) {
+            let kind = field(e, "type").unwrap_or_default();
+            if kind != "totp" && kind != "recovery" {
+                reader.note(
+                    "/access/tfa",
+                    format!(
+                        "{userid}: {kind} entry '{}' not recreated (fake-pve holds TOTP and recovery keys only)",
+                        field(e, "id").unwrap_or_default()
+                    ),
+                );
+                continue;
+            }
+            let mut m = Map::new();
+            m.insert("type".into(), json!(kind));
+            for k in ["id", "description"] {
+                if let Some(v) = field(e, k) {
+                    m.insert(k.into(), json!(v));
+                }
+            }
+            if let Some(c) = e["created"].as_i64() {
+                m.insert("created".into(), json!(c));
+            }
+            if e.get("enable").is_some_and(|v| !truthy(Some(v))) {
+                m.insert("enable".into(), json!(false));
+            }
+            entries.push(Value::Object(m));
+        }
+        if entries.is_empty() {
+            continue;
+        }
+        match users
+            .iter_mut()
+            .find(|x| x["userid"].as_str() == Some(&userid))
+        {
+            Some(x) => {
+                x["tfa"] = Value::Array(entries);
+            }
+            None => users.push(json!({"userid": userid, "tfa": entries})),
         }
     }
     Ok(())
