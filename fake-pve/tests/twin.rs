@@ -68,6 +68,8 @@ async fn a_twin_of_a_rich_world_answers_as_it_does() {
             "/cluster/firewall/rules",
             "/nodes/pve1/qemu/100/firewall/aliases",
             "/cluster/sdn/vnets",
+            "/cluster/sdn/zones?pending=1",
+            "/cluster/sdn/ipams/pve/status",
             "/cluster/ha/resources",
             "/cluster/backup",
             "/cluster/replication",
@@ -133,6 +135,9 @@ async fn the_capture_keeps_each_area() {
         "nightly",
         "101-0",
         "bond0.30",
+        "/cluster/sdn/vnets/green/ips",
+        "BC:24:11:00:00:50",
+        "blue net",
     ] {
         assert!(setup.contains(needle), "{needle} not in setup: {setup}");
     }
@@ -160,7 +165,11 @@ async fn a_twin_that_lost_something_is_found_out() {
     scenario["setup"]
         .as_array_mut()
         .expect("setup")
-        .retain(|c| c["path"] != "/cluster/firewall/aliases");
+        .retain(|c| {
+            c["path"] != "/cluster/firewall/aliases"
+                && c["path"] != "/cluster/sdn/vnets/green/ips"
+                && c["params"]["zone"] != "dev"
+        });
     // Areas beyond the guests: a twin without the captured ISO image,
     // with fake-pve's NICs instead of pve3's.
     scenario["nodes"][2]
@@ -203,6 +212,8 @@ async fn a_twin_that_lost_something_is_found_out() {
         "/nodes/pve1/storage/local/content",
         "/nodes/pve3/network",
         "/access/tfa",
+        "/cluster/sdn/ipams/pve/status",
+        "/cluster/sdn/zones?pending=1",
     ] {
         assert!(
             differing.contains(&path),

@@ -218,44 +218,7 @@ pub(super) async fn cluster_setup(
         rules(reader, &format!("/cluster/firewall/groups/{name}"), setup).await?;
     }
     firewall(reader, "/cluster/firewall", true, setup).await?;
-    // SDN: what is applied, then applied again.
-    let mut sdn = false;
-    for (list, drop) in [
-        ("/cluster/sdn/controllers", &["state", "pending"][..]),
-        ("/cluster/sdn/ipams", &["state", "pending"][..]),
-        ("/cluster/sdn/dns", &["state", "pending"][..]),
-        ("/cluster/sdn/zones", &["state", "pending"][..]),
-        ("/cluster/sdn/vnets", &["state", "pending"][..]),
-    ] {
-        for e in items(reader.get(list).await?.as_ref()) {
-            if list.ends_with("ipams") && field(e, "ipam").as_deref() == Some("pve") {
-                continue;
-            }
-            setup.push(call("POST", list, params(e, drop)));
-            sdn = true;
-            if list.ends_with("vnets")
-                && let Some(vnet) = field(e, "vnet")
-            {
-                let path = format!("/cluster/sdn/vnets/{vnet}/subnets");
-                for sub in items(reader.get(&path).await?.as_ref()) {
-                    let mut p = params(
-                        sub,
-                        &[
-                            "state", "pending", "cidr", "network", "mask", "vnet", "zone", "id",
-                        ],
-                    );
-                    if let Some(cidr) = field(sub, "cidr") {
-                        p.insert("subnet".into(), json!(cidr));
-                    }
-                    setup.push(call("POST", &path, p));
-                }
-            }
-        }
-    }
-    if sdn {
-        setup.push(call("PUT", "/cluster/sdn", Default::default()));
-    }
-    Ok(())
+    super::sdn::sdn(reader, setup).await
 }
 
 /// HA groups (8.4) or rules (9.x) as calls.

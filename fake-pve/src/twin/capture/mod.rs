@@ -21,6 +21,7 @@ use crate::PveVersion;
 mod cluster;
 mod guests;
 mod nodes;
+mod sdn;
 mod volumes;
 
 use cluster::{access, cluster_setup, ha_setup, jobs_setup, pools};
