@@ -22,6 +22,7 @@ mod cluster;
 mod guests;
 mod nodes;
 mod sdn;
+mod services;
 mod volumes;
 
 use cluster::{access, cluster_setup, ha_setup, jobs_setup, pools};
@@ -143,6 +144,7 @@ pub async fn capture(reader: Arc<Reader>, url: &str) -> Result<Capture, TwinErro
     setup.extend(guest_setup);
     setup.extend(late);
     jobs_setup(&reader, &mut setup).await?;
+    services::services(&reader, &mut setup).await?;
     for c in &mut setup {
         schema_params(release, c);
     }
