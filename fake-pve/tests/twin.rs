@@ -55,6 +55,9 @@ async fn a_twin_of_a_rich_world_answers_as_it_does() {
             "/cluster/status",
             "/nodes/pve2/network",
             "/nodes/pve3/network",
+            "/nodes/pve2/hardware/pci",
+            "/nodes/pve2/hardware/pci/0000:65:00.0/mdev",
+            "/nodes/pve2/hardware/usb",
             "/storage",
             "/nodes/pve1/storage/local/content",
             "/nodes/pve2/storage/local/content",
@@ -183,6 +186,10 @@ async fn a_twin_that_lost_something_is_found_out() {
         .as_object_mut()
         .expect("node")
         .remove("nics");
+    scenario["nodes"][1]
+        .as_object_mut()
+        .expect("node")
+        .remove("usb");
     scenario["users"][0]
         .as_object_mut()
         .expect("user")
@@ -222,6 +229,7 @@ async fn a_twin_that_lost_something_is_found_out() {
         "/cluster/sdn/ipams/pve/status",
         "/cluster/sdn/zones?pending=1",
         "/cluster/notifications/matchers",
+        "/nodes/pve2/hardware/usb",
     ] {
         assert!(
             differing.contains(&path),

@@ -20,6 +20,7 @@ use crate::PveVersion;
 
 mod cluster;
 mod guests;
+mod hardware;
 mod nodes;
 mod sdn;
 mod services;

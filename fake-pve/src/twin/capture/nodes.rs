@@ -145,6 +145,7 @@ pub(super) async fn node(
     {
         n.insert("timezone".into(), json!(tz));
     }
+    super::hardware::hardware(reader, &base, &mut n).await?;
     firewall(reader, &format!("{base}/firewall"), false, setup).await?;
     Ok(Value::Object(n))
 }
