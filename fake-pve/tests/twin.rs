@@ -54,19 +54,35 @@ async fn a_twin_of_a_rich_world_answers_as_it_does() {
         for path in [
             "/cluster/status",
             "/nodes/pve2/network",
+            "/nodes/pve3/network",
+            "/nodes/pve2/hardware/pci",
+            "/nodes/pve2/hardware/pci/0000:65:00.0/mdev",
+            "/nodes/pve2/hardware/usb",
             "/storage",
+            "/nodes/pve1/storage/local/content",
+            "/nodes/pve2/storage/local/content",
+            "/nodes/pve1/storage/shared/content",
             "/nodes/pve1/qemu/100/pending",
             "/nodes/pve1/qemu/100/snapshot",
             "/nodes/pve1/lxc/200/snapshot",
             "/pools/prod",
             "/access/acl",
+            "/access/tfa",
             "/cluster/firewall/rules",
             "/nodes/pve1/qemu/100/firewall/aliases",
             "/cluster/sdn/vnets",
+            "/cluster/sdn/zones?pending=1",
+            "/cluster/sdn/ipams/pve/status",
             "/cluster/ha/resources",
             "/cluster/backup",
             "/cluster/replication",
             "/cluster/options",
+            "/cluster/metrics/server",
+            "/cluster/notifications/endpoints/sendmail",
+            "/cluster/notifications/matchers",
+            "/cluster/notifications/targets",
+            "/cluster/acme/account/main",
+            "/cluster/acme/plugins",
         ] {
             assert!(
                 report.calls.iter().any(|c| c.path == path),
@@ -98,6 +114,28 @@ async fn the_capture_keeps_each_area() {
         s["containers"][0]["snapshots"]["base"]["description"],
         "fresh"
     );
+    assert_eq!(
+        s["nodes"][2]["nics"],
+        serde_json::json!(["enp1s0f0", "enp1s0f1", "eno1"])
+    );
+    // Second factors as listed, without secrets.
+    let alice = serde_json::to_string(&s["users"][0]["tfa"]).expect("json");
+    assert!(alice.contains(r#""description":"phone""#), "{alice}");
+    assert!(alice.contains(r#""type":"recovery""#), "{alice}");
+    assert!(!alice.contains("secret"), "{alice}");
+    assert_eq!(s["users"][1]["tfa"][0]["enable"], false);
+    // Files on storages: an ISO, a template, backups with notes and
+    // protection.
+    let vols = serde_json::to_string(&s["volumes"]).expect("json");
+    for needle in [
+        r#""volid":"local:iso/debian-12.6.0-amd64-netinst.iso""#,
+        r#""node":"pve2""#,
+        r#""size":658505728"#,
+        r#""notes":"before the upgrade\nkept for a month""#,
+        r#""protected":true"#,
+    ] {
+        assert!(vols.contains(needle), "{needle} not in volumes: {vols}");
+    }
     let setup = serde_json::to_string(&s["setup"]).expect("json");
     for needle in [
         "/cluster/sdn/zones",
@@ -106,6 +144,9 @@ async fn the_capture_keeps_each_area() {
         "nightly",
         "101-0",
         "bond0.30",
+        "/cluster/sdn/vnets/green/ips",
+        "BC:24:11:00:00:50",
+        "blue net",
     ] {
         assert!(setup.contains(needle), "{needle} not in setup: {setup}");
     }
@@ -122,8 +163,9 @@ async fn a_twin_that_lost_something_is_found_out() {
     let cap = capture(Arc::new(Reader::new(client(&a))), &a.url())
         .await
         .expect("capture");
-    // The twin of a capture that dropped VM 100's pending change and the
-    // cluster's firewall aliases.
+    // The twin of a capture that dropped VM 100's pending change, the
+    // cluster's firewall aliases and, from each area read besides, one
+    // thing.
     let mut scenario = cap.scenario.clone();
     scenario["vms"][0]
         .as_object_mut()
@@ -132,7 +174,30 @@ async fn a_twin_that_lost_something_is_found_out() {
     scenario["setup"]
         .as_array_mut()
         .expect("setup")
-        .retain(|c| c["path"] != "/cluster/firewall/aliases");
+        .retain(|c| {
+            c["path"] != "/cluster/firewall/aliases"
+                && c["path"] != "/cluster/sdn/vnets/green/ips"
+                && c["params"]["zone"] != "dev"
+                && c["path"] != "/cluster/notifications/matchers"
+        });
+    // Areas beyond the guests: a twin without the captured ISO image,
+    // with fake-pve's NICs instead of pve3's.
+    scenario["nodes"][2]
+        .as_object_mut()
+        .expect("node")
+        .remove("nics");
+    scenario["nodes"][1]
+        .as_object_mut()
+        .expect("node")
+        .remove("usb");
+    scenario["users"][0]
+        .as_object_mut()
+        .expect("user")
+        .remove("tfa");
+    scenario["volumes"]
+        .as_array_mut()
+        .expect("volumes")
+        .retain(|v| !v["volid"].as_str().is_some_and(|i| i.contains(":iso/")));
     let yaml = serde_yaml::to_string(&scenario).expect("yaml");
     let b = start(&yaml, PveVersion::V9_2).await;
     let calls = compare_readers(
@@ -157,6 +222,20 @@ async fn a_twin_that_lost_something_is_found_out() {
         differing.contains(&"/cluster/firewall/aliases"),
         "{differing:?}"
     );
+    for path in [
+        "/nodes/pve1/storage/local/content",
+        "/nodes/pve3/network",
+        "/access/tfa",
+        "/cluster/sdn/ipams/pve/status",
+        "/cluster/sdn/zones?pending=1",
+        "/cluster/notifications/matchers",
+        "/nodes/pve2/hardware/usb",
+    ] {
+        assert!(
+            differing.contains(&path),
+            "{path} not found out: {differing:?}"
+        );
+    }
     let text = report.to_text();
     assert!(
         text.contains("DIFFERS GET /cluster/firewall/aliases"),

@@ -46,6 +46,10 @@ pub struct Node {
     pub ssl_fingerprint: String,
     /// Linux bridges on the node (`vmbr0`).
     pub bridges: Vec<String>,
+    /// Physical NICs in their order (`eno1`, `eno2` when none are
+    /// given).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nics: Vec<String>,
     /// While the node is down: when it is back online (epoch
     /// milliseconds), after a reboot or a wake-on-LAN; none while it is
     /// up or shut down for good.
@@ -78,6 +82,7 @@ impl Node {
             boot_time: now,
             ssl_fingerprint: fp,
             bridges: vec!["vmbr0".into()],
+            nics: Vec::new(),
             back_at_ms: None,
         }
     }

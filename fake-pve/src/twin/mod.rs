@@ -239,6 +239,15 @@ impl Reader {
         self.client.get(p, &params).await
     }
 
+    /// Keeps what was read but cannot be recreated, with why, among
+    /// what [`Reader::unread`] lists.
+    pub fn note(&self, path: &str, reason: String) {
+        lock(&self.unread).push(Unread {
+            path: path.to_string(),
+            reason,
+        });
+    }
+
     /// The GETs sent.
     pub fn calls(&self) -> u64 {
         self.calls.load(Ordering::Relaxed)

@@ -61,7 +61,7 @@ pub fn overview(c: &Cluster, now_ms: i64, limits: Limits) -> Value {
                 Some(net) => net.overview(c.version.is_v9()),
                 // Not read yet: a fresh install's, as the first read
                 // makes it.
-                None => crate::model::network::NodeNetwork::fresh(&n.ip, &n.bridges, now)
+                None => crate::model::network::NodeNetwork::fresh(&n.ip, &n.bridges, &n.nics, now)
                     .overview(c.version.is_v9()),
             };
             let ifaces = crate::api::network::view::ifaces(&ifaces);

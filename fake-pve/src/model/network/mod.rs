@@ -186,12 +186,15 @@ pub fn split_list(v: &str) -> Vec<String> {
 }
 
 impl NodeNetwork {
-    /// A fresh install: two NICs, `vmbr0` on `eno1` with the node's
-    /// address, and any further bridges without ports.
-    pub fn fresh(ip: &str, bridges: &[String], now: i64) -> Self {
+    /// A fresh install: its NICs (`eno1` and `eno2` when `nics` is
+    /// empty), `vmbr0` on the first with the node's address, and any
+    /// further bridges without ports.
+    pub fn fresh(ip: &str, bridges: &[String], nics: &[String], now: i64) -> Self {
+        let default = ["eno1".to_string(), "eno2".to_string()];
+        let nics = if nics.is_empty() { &default[..] } else { nics };
         let mut current = BTreeMap::new();
         let mut prio = 2;
-        for nic in ["eno1", "eno2"] {
+        for nic in nics {
             let mut c = IfaceConf::new();
             c.insert("type".into(), s("eth"));
             c.insert("method".into(), s("manual"));
@@ -221,7 +224,7 @@ impl NodeNetwork {
                 if !gw.is_empty() && gw != ip {
                     c.insert("gateway".into(), s(&gw));
                 }
-                c.insert("bridge_ports".into(), s("eno1"));
+                c.insert("bridge_ports".into(), s(&nics[0]));
             } else {
                 c.insert("method".into(), s("manual"));
                 c.insert("bridge_ports".into(), s(""));
@@ -233,7 +236,7 @@ impl NodeNetwork {
         let mut n = Self {
             current,
             pending: None,
-            physical: ["eno1", "eno2"].iter().map(|x| (*x).to_string()).collect(),
+            physical: nics.iter().cloned().collect(),
             up: BTreeSet::new(),
             mtime: now - 86_400,
             pending_mtime: now,
@@ -596,12 +599,12 @@ impl Networks {
         match self.get(node) {
             Some(n) => std::borrow::Cow::Borrowed(n),
             None => {
-                let (ip, bridges) = nodes
+                let (ip, bridges, nics) = nodes
                     .iter()
                     .find(|n| n.name == node)
-                    .map(|n| (n.ip.clone(), n.bridges.clone()))
+                    .map(|n| (n.ip.clone(), n.bridges.clone(), n.nics.clone()))
                     .unwrap_or_default();
-                std::borrow::Cow::Owned(NodeNetwork::fresh(&ip, &bridges, now))
+                std::borrow::Cow::Owned(NodeNetwork::fresh(&ip, &bridges, &nics, now))
             }
         }
     }
@@ -610,12 +613,12 @@ impl Networks {
     /// node's bridges.
     pub fn node_mut(&mut self, nodes: &Nodes, node: &str, now: i64) -> &mut NodeNetwork {
         self.get_or_make(node, || {
-            let (ip, bridges) = nodes
+            let (ip, bridges, nics) = nodes
                 .iter()
                 .find(|n| n.name == node)
-                .map(|n| (n.ip.clone(), n.bridges.clone()))
+                .map(|n| (n.ip.clone(), n.bridges.clone(), n.nics.clone()))
                 .unwrap_or_default();
-            NodeNetwork::fresh(&ip, &bridges, now)
+            NodeNetwork::fresh(&ip, &bridges, &nics, now)
         })
     }
 }

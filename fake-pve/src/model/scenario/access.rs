@@ -70,6 +70,26 @@ impl Scenario {
                 }
             }
             access.users.insert(u.userid.clone(), user);
+            for f in &u.tfa {
+                let mut key = [0u8; 20];
+                key[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+                key[16..].copy_from_slice(&uuid::Uuid::new_v4().as_bytes()[..4]);
+                let id = match (&f.id, f.kind.as_str()) {
+                    (Some(id), _) => id.clone(),
+                    (None, "recovery") => "recovery".into(),
+                    (None, _) => uuid::Uuid::new_v4().to_string(),
+                };
+                let info = crate::model::access::tfa::SeedInfo {
+                    id,
+                    description: f.description.clone().unwrap_or_default(),
+                    created: f.created.unwrap_or(0),
+                    enable: f.enable,
+                };
+                access
+                    .tfa
+                    .seed(&u.userid, &f.kind, info, key)
+                    .map_err(|e| self.err(&u.userid, format!("user '{}': {e}", u.userid)))?;
+            }
         }
         self.build_groups(&mut access)?;
         self.build_roles(&mut access)?;
@@ -306,4 +326,26 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// A second factor of a scenario user (`tfa:`): listed as given, with a
+/// new secret nobody knows (a TOTP key, ten recovery keys).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TfaSpec {
+    /// `totp` or `recovery`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Its id (a TOTP entry's default: a new UUID).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Its description.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// When it was made, epoch seconds.
+    #[serde(default)]
+    pub created: Option<i64>,
+    /// Whether it is enabled (default true).
+    #[serde(default = "yes")]
+    pub enable: bool,
 }

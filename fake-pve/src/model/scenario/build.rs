@@ -96,6 +96,12 @@ impl Scenario {
                     return Err(self.err(b, format!("invalid bridge name '{b}'")));
                 }
             }
+            let nics = n.nics.clone().unwrap_or_default();
+            for nic in &nics {
+                if !valid_nic(nic) || bridges.contains(nic) {
+                    return Err(self.err(nic, format!("invalid NIC name '{nic}'")));
+                }
+            }
             if let Some(fp) = &n.fingerprint
                 && !valid_fingerprint(fp)
             {
@@ -127,6 +133,7 @@ impl Scenario {
                     .clone()
                     .unwrap_or_else(|| fake_fingerprint(&n.name)),
                 bridges,
+                nics,
                 back_at_ms: None,
             });
         }
@@ -282,6 +289,7 @@ impl Scenario {
             }
         }
         cluster.storage.volumes_mut().downloads = self.downloads.clone();
+        self.build_volumes(&mut cluster, now)?;
         cluster.storage.volumes_mut().oci =
             crate::model::oci::Registry::new(self.oci_images.clone())
                 .map_err(|reason| self.err("oci_images", format!("oci_images: {reason}")))?;
@@ -624,4 +632,14 @@ fn valid_fingerprint(fp: &str) -> bool {
         && pairs
             .iter()
             .all(|p| p.len() == 2 && p.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// A physical NIC's name as the kernel may give it: a letter, then
+/// letters, digits, `_` or `-`, at most 15 characters (no VLAN dot).
+fn valid_nic(name: &str) -> bool {
+    name.len() <= 15
+        && name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }

@@ -39,10 +39,13 @@ use super::nodes::{Node, NodeStatus};
 use super::size::parse_size;
 
 mod access;
+pub use access::TfaSpec;
 mod build;
 pub(crate) use build::fake_fingerprint;
 pub mod ceph;
 pub mod nesting;
+mod volumes;
+pub use volumes::VolumeSpec;
 
 /// A parsed scenario file.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -95,6 +98,11 @@ pub struct Scenario {
     /// `model::storage::content`).
     #[serde(default)]
     pub downloads: Vec<super::storage::content::KnownUrl>,
+    /// Files on storages no guest config names: ISO images, templates,
+    /// backups (with notes and protection), snippets (see
+    /// [`VolumeSpec`]).
+    #[serde(default)]
+    pub volumes: Vec<VolumeSpec>,
     /// The images the emulated container registries hold
     /// (`query-oci-repo-tags`, `oci-registry-pull`; see `model::oci`).
     #[serde(default)]
@@ -235,6 +243,10 @@ pub struct NodeSpec {
     /// Subscription level (default none).
     #[serde(default)]
     pub level: Option<String>,
+    /// Physical NICs, in their order (default `[eno1, eno2]`); the
+    /// first is `vmbr0`'s port.
+    #[serde(default)]
+    pub nics: Option<Vec<String>>,
     /// Bridges (default `[vmbr0]`).
     #[serde(default)]
     pub bridges: Option<Vec<String>>,
@@ -389,6 +401,10 @@ pub struct UserSpec {
     /// Groups the user is a member of.
     #[serde(default)]
     pub groups: Vec<String>,
+    /// Second factors, listed as they are but with new secrets: `totp`
+    /// and `recovery` entries.
+    #[serde(default)]
+    pub tfa: Vec<TfaSpec>,
 }
 
 /// A realm of a scenario (`domains.cfg`), as `POST /access/domains`

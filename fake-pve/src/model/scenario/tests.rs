@@ -226,6 +226,41 @@ fn default_is_a_fresh_install() {
     Some(2),
     "either users, groups or tokens is required"
 )]
+#[case(
+    "volumes:\n  - { volid: 'local-lvm:vm-100-disk-0', size: 1G }\n",
+    Some(2),
+    "guest disks come from the guests' configs"
+)]
+#[case(
+    "volumes:\n  - { volid: 'nowhere:iso/a.iso' }\n",
+    Some(2),
+    "volumes: storage 'nowhere' does not exist"
+)]
+#[case(
+    "volumes:\n  - { volid: 'local:iso/a.txt' }\n",
+    Some(2),
+    "'a.txt' has the wrong file extension for iso"
+)]
+#[case(
+    "volumes:\n  - { volid: 'local:iso/a.iso', notes: hello }\n",
+    Some(2),
+    "only backups can have notes"
+)]
+#[case(
+    "nodes:\n  - { name: pve, nics: [eth0.5] }\n",
+    Some(2),
+    "invalid NIC name 'eth0.5'"
+)]
+#[case(
+    "users:\n  - userid: bob@pve\n    tfa: [{ type: webauthn }]\n",
+    Some(2),
+    "user 'bob@pve': tfa type 'webauthn' cannot be recreated (totp or recovery)"
+)]
+#[case(
+    "users:\n  - userid: bob@pve\n    tfa: [{ type: recovery }, { type: recovery }]\n",
+    Some(2),
+    "user already has recovery keys"
+)]
 fn bad_scenarios(#[case] text: &str, #[case] line: Option<usize>, #[case] reason: &str) {
     let e = Scenario::parse(text, "s.yaml").expect_err("must be refused");
     assert_eq!(e.file, "s.yaml");
@@ -413,4 +448,52 @@ fn scenarios_declare_ceph(
         (Err(e), Err(msg)) => assert!(e.to_string().contains(msg), "{e}"),
         (got, want) => panic!("{:?} vs {want:?}", got.map(|_| ())),
     }
+}
+
+#[test]
+fn file_volumes_build_with_their_attributes() {
+    let s = Scenario::parse(
+        "volumes:\n  - { volid: 'local:iso/a.iso', size: 1G, ctime: 1790000000 }\n  - { volid: 'local:backup/vzdump-qemu-100-2026_01_02-03_04_05.vma.zst', notes: \"a\\nb\", protected: true }\n",
+        "s.yaml",
+    )
+    .expect("valid");
+    let c = s.build(PveVersion::V9_2, "pw", 0).expect("builds");
+    let local = c.storage.existing("local").expect("local").clone();
+    let iso = c
+        .storage
+        .volumes()
+        .get(&local, "pve", "iso/a.iso")
+        .expect("iso");
+    assert_eq!(
+        (iso.size, iso.format.as_str(), iso.ctime),
+        (1 << 30, "iso", 1_790_000_000)
+    );
+    let name = "backup/vzdump-qemu-100-2026_01_02-03_04_05.vma.zst";
+    let b = c
+        .storage
+        .volumes()
+        .get(&local, "pve", name)
+        .expect("backup");
+    assert_eq!((b.vmid, b.format.as_str()), (100, "vma.zst"));
+    let a = c.storage.volume_attrs(&local, "pve", name);
+    assert_eq!((a.notes.as_deref(), a.protected), (Some("a\nb"), true));
+}
+
+#[test]
+fn nodes_have_the_nics_they_declare() {
+    let s = Scenario::parse(
+        "nodes:\n  - { name: pve, nics: [enp1s0f0, enp1s0f1] }\n",
+        "s.yaml",
+    )
+    .expect("valid");
+    let mut c = s.build(PveVersion::V9_2, "pw", 0).expect("builds");
+    let nodes = c.nodes.clone();
+    let net = c.network.node_mut(&nodes, "pve", 0);
+    let physical: Vec<&String> = net.physical.iter().collect();
+    assert_eq!(physical, ["enp1s0f0", "enp1s0f1"]);
+    let vmbr0 = &net.current["vmbr0"];
+    assert_eq!(
+        vmbr0.get("bridge_ports").and_then(|v| v.as_str()),
+        Some("enp1s0f0")
+    );
 }
