@@ -76,6 +76,15 @@ pub struct RestoreJob {
     pub bwlimit: Option<u64>,
 }
 
+/// The storage a backed-up disk is restored to: the call's `storage`,
+/// else the one it was on.
+fn target_of(job: &RestoreJob, volid: &str) -> String {
+    job.storage
+        .clone()
+        .or_else(|| parse_volid(volid).map(|(s, _)| s.to_string()))
+        .unwrap_or_default()
+}
+
 /// A limit as Perl prints the number: whole numbers without a fraction.
 fn kib(l: f64) -> String {
     if l.fract() == 0.0 && l.abs() < 1e15 {
@@ -343,11 +352,7 @@ impl BackupOps<'_> {
             // Each target storage's own limit for writing.
             let mut seen: Vec<String> = Vec::new();
             for d in &archive.disks {
-                let target = job
-                    .storage
-                    .clone()
-                    .or_else(|| parse_volid(&d.volid).map(|(s, _)| s.to_string()))
-                    .unwrap_or_default();
+                let target = target_of(&job, &d.volid);
                 if seen.contains(&target) {
                     continue;
                 }
@@ -362,11 +367,7 @@ impl BackupOps<'_> {
         let mut total = 0;
         let mut pbs_lines = Vec::new();
         for d in &archive.disks {
-            let target = job
-                .storage
-                .clone()
-                .or_else(|| parse_volid(&d.volid).map(|(s, _)| s.to_string()))
-                .unwrap_or_default();
+            let target = target_of(&job, &d.volid);
             let fmt = self
                 .storage
                 .find(&target)

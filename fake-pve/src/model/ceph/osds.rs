@@ -251,17 +251,7 @@ impl Ceph {
         let lv = format!("osd-block-{}", new.uuid);
         out.push("Running command: /bin/ceph-authtool --gen-print-key".into());
         out.push(osd_new_line(&new.uuid));
-        out.push(format!(
-            "Running command: vgcreate --force --yes {vg} {}",
-            new.devpath
-        ));
-        out.push(format!(
-            " stdout: Physical volume \"{}\" successfully created.",
-            new.devpath
-        ));
-        out.push(format!(
-            " stdout: Volume group \"{vg}\" successfully created"
-        ));
+        out.extend(vgcreate_lines(&vg, &new.devpath));
         out.push(format!(
             "Running command: lvcreate --yes -l 100%FREE -n {lv} {vg}"
         ));
@@ -323,17 +313,7 @@ impl Ceph {
             out.push("Running command: /bin/ceph-authtool --gen-print-key".into());
             out.push(osd_new_line(&uuid));
             if k == 0 {
-                out.push(format!(
-                    "Running command: vgcreate --force --yes {vg} {}",
-                    new.devpath
-                ));
-                out.push(format!(
-                    " stdout: Physical volume \"{}\" successfully created.",
-                    new.devpath
-                ));
-                out.push(format!(
-                    " stdout: Volume group \"{vg}\" successfully created"
-                ));
+                out.extend(vgcreate_lines(&vg, &new.devpath));
             }
             out.push(format!(
                 "Running command: lvcreate --yes -l {} -n {lv} {vg}",
@@ -676,4 +656,13 @@ impl Ceph {
         let [db, wal] = made;
         Ok(vec![self.create_osd_with(node, new, db, wal, ms, out)])
     }
+}
+
+/// What `ceph-volume` logs making a volume group on a whole device.
+fn vgcreate_lines(vg: &str, dev: &str) -> [String; 3] {
+    [
+        format!("Running command: vgcreate --force --yes {vg} {dev}"),
+        format!(" stdout: Physical volume \"{dev}\" successfully created."),
+        format!(" stdout: Volume group \"{vg}\" successfully created"),
+    ]
 }
