@@ -156,7 +156,7 @@ async fn control_api_seed_reset_state_health() {
             Some(("application/yaml", "nodes: [{name: a, ram: 1}]".into())),
         )
         .await;
-    r.assert_param_error("scenario", "<request body>:1: nodes[0]: unknown field `ram`, expected one of `name`, `cpus`, `sockets`, `memory`, `disk`, `status`, `ip`, `level`, `bridges`, `storages`, `disks`, `pci`, `usb`, `updates`, `scan`, `dns`, `hosts`, `timezone`, `services`, `subscription`, `fingerprint`");
+    r.assert_param_error("scenario", "<request body>:1: nodes[0]: unknown field `ram`, expected one of `name`, `cpus`, `sockets`, `memory`, `disk`, `status`, `ip`, `level`, `nics`, `bridges`, `storages`, `disks`, `pci`, `usb`, `updates`, `scan`, `dns`, `hosts`, `timezone`, `services`, `subscription`, `fingerprint`");
     assert_eq!(
         pve.get("/nodes", &root)
             .await
