@@ -468,8 +468,8 @@ fn zip_archive(entries: &[(String, Option<Vec<u8>>)], mtime: i64) -> Vec<u8> {
     out
 }
 
-/// A ustar archive.
-fn tar_archive(entries: &[(String, Option<Vec<u8>>)], mtime: i64) -> Vec<u8> {
+/// A ustar archive of files (`Some` data) and directories (`None`).
+pub(crate) fn tar_archive(entries: &[(String, Option<Vec<u8>>)], mtime: i64) -> Vec<u8> {
     let mut out = Vec::new();
     for (name, data) in entries {
         let mut h = [0_u8; 512];

@@ -38,29 +38,14 @@ pub(crate) const OVF_TEXT: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 </Envelope>
 "#;
 
-/// A tar archive of the given members (ustar headers).
+/// A tar archive of the given members (the ustar writer of file-restore's
+/// downloads).
 pub(crate) fn tar_of(members: &[(&str, &[u8])]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for (name, data) in members {
-        let mut h = [0u8; 512];
-        h[..name.len()].copy_from_slice(name.as_bytes());
-        h[100..107].copy_from_slice(b"0000644");
-        h[108..115].copy_from_slice(b"0000000");
-        h[116..123].copy_from_slice(b"0000000");
-        h[124..135].copy_from_slice(format!("{:011o}", data.len()).as_bytes());
-        h[136..147].copy_from_slice(b"00000000000");
-        h[156] = b'0';
-        h[257..263].copy_from_slice(b"ustar\0");
-        h[263..265].copy_from_slice(b"00");
-        h[148..156].copy_from_slice(b"        ");
-        let sum: u32 = h.iter().map(|b| u32::from(*b)).sum();
-        h[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
-        out.extend_from_slice(&h);
-        out.extend_from_slice(data);
-        out.resize(out.len().div_ceil(512) * 512, 0);
-    }
-    out.resize(out.len() + 1024, 0);
-    out
+    let entries: Vec<(String, Option<Vec<u8>>)> = members
+        .iter()
+        .map(|(name, data)| ((*name).to_string(), Some(data.to_vec())))
+        .collect();
+    crate::model::pbs::files::tar_archive(&entries, 0)
 }
 
 #[rstest]
